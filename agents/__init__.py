@@ -1,0 +1,1 @@
+"""Agents of the emulator: the scheduler, the kubelets, the controllers."""

@@ -1,0 +1,211 @@
+"""``NodeReporter``: the kubelet's writes about its node: status and Lease.
+
+This module owns *when and how* the node's status and its heartbeat Lease are written;
+*what* the status says comes from ``nodestatus.py``. The node's status has a single
+writer task per kubelet, so the kubelet never conflicts with itself; a write that meets
+a ``Conflict`` (someone else wrote the node) is redone on a fresh ``get``.
+
+==================  =========================================================================
+write               when
+==================  =========================================================================
+node status         at start (``write_status``, before the kubelet is ready); after image
+                    pulls (coalesced: one write for every pull finished meanwhile); every
+                    ``heartbeat_interval`` (refreshes ``lastHeartbeatTime``)
+Lease               ``kube-node-lease/<node>``: created once (owned by the Node), then
+                    ``spec.renewTime`` updated every ``heartbeat_interval``
+==================  =========================================================================
+
+Upstream's kubelet renews the Lease every 10 s (a quarter of its 40 s duration) and
+posts the node status when something changed, checked every 10 s, and at least every
+5 min; here the status is simply posted on every heartbeat, which is more write traffic
+than upstream but keeps ``lastHeartbeatTime`` fresh for the node lifecycle controller.
+``heartbeat_interval == 0`` turns both periodic writes off (large runs).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Final
+
+from msgspec.structs import replace
+
+from agents.kubelet.images import ImageStore
+from agents.kubelet.nodestatus import node_status, system_info
+from agents.kubelet.retry import retry_delay
+from agents.kubelet.settings import KubeletSettings
+from emulator.api.core import Node, NodeSystemInfo
+from emulator.api.errors import AlreadyExists, ApiError, Conflict, NotFound
+from emulator.api.meta import ObjectMeta, OwnerReference
+from emulator.api.scheduling import Lease, LeaseSpec
+from emulator.client.client import Client
+from emulator.runtime.clock import Clock
+
+__all__ = ["LEASE_NAMESPACE", "NodeReporter", "newer"]
+
+LEASE_NAMESPACE: Final = "kube-node-lease"
+
+
+def newer(a: Any, b: Any) -> Any:
+    """Of two versions of one object, the one with the higher resourceVersion."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    rv_a, rv_b = int(a.metadata.resource_version or 0), int(b.metadata.resource_version or 0)
+    return b if rv_b > rv_a else a
+
+
+class NodeReporter:
+    """Writes one node's status and renews its Lease, for the kubelet of that node."""
+
+    def __init__(
+        self,
+        client: Client,
+        clock: Clock,
+        node_name: str,
+        settings: KubeletSettings,
+        images: ImageStore,
+        ids: tuple[str, str, str],
+    ) -> None:
+        self._client = client
+        self._clock = clock
+        self._name = node_name
+        self._settings = settings
+        self._images = images
+        self._ids = ids
+        self.node: Node | None = None
+        """The newest version of the node seen (watch or own write)."""
+        self._info: NodeSystemInfo | None = None
+        self._images_dirty = False
+        self._wake = asyncio.Event()
+        self._lease: Lease | None = None
+        self.status_writes = 0
+        self.lease_writes = 0
+        self.conflicts = 0
+        self.api_errors = 0
+
+    def __repr__(self) -> str:
+        return f"<NodeReporter {self._name} status_writes={self.status_writes} lease_writes={self.lease_writes}>"
+
+    def observe(self, node: Node | None) -> None:
+        """The node as the kubelet's informer sees it (``None``: deleted)."""
+        self.node = None if node is None else newer(self.node, node)
+
+    def images_changed(self) -> None:
+        """An image was pulled: write ``status.images`` soon."""
+        self._images_dirty = True
+        self._wake.set()
+
+    def request(self) -> None:
+        """Write the status soon (a heartbeat)."""
+        self._wake.set()
+
+    async def run_status_loop(self) -> None:
+        """The single writer of the node's status; runs until cancelled."""
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            await self.write_status()
+
+    async def run_heartbeats(self) -> None:
+        """Renew the Lease now and every interval, posting the status on each beat."""
+        interval = self._settings.heartbeat_interval
+        due = self._clock.now()
+        while True:
+            await self.renew_lease()
+            due += interval
+            await self._clock.sleep_until(due)
+            self.request()
+
+    async def _backoff(self, attempt: int) -> None:
+        self.api_errors += 1
+        await self._clock.sleep(retry_delay(attempt))
+
+    async def write_status(self) -> bool:
+        """Post the node's status (conditions, nodeInfo, addresses, images if changed);
+        False if the node no longer exists."""
+        include_images = self._images_dirty
+        self._images_dirty = False
+        node = self.node
+        attempt = 0
+        while True:
+            try:
+                if node is None:
+                    node = await self._client.get("Node", self._name)
+                assert node is not None
+                if self._info is None:
+                    self._info = system_info(node, kubelet_version=self._settings.kubelet_version, ids=self._ids)
+                status = node_status(
+                    node,
+                    now=self._clock.timestamp(),
+                    info=self._info,
+                    images=self._images.report() if include_images else None,
+                )
+                written = await self._client.update_status(replace(node, status=status))
+            except Conflict:
+                self.conflicts += 1
+                node = None
+                continue
+            except NotFound:
+                self._images_dirty |= include_images
+                return False
+            except ApiError:
+                node = None
+                await self._backoff(attempt)
+                attempt += 1
+                continue
+            self.status_writes += 1
+            self.observe(written)
+            return True
+
+    def _new_lease(self) -> Lease:
+        owners = []
+        if self.node is not None and self.node.metadata.uid:
+            owners = [OwnerReference(api_version="v1", kind="Node", name=self._name, uid=self.node.metadata.uid)]
+        return Lease(
+            metadata=ObjectMeta(name=self._name, namespace=LEASE_NAMESPACE, owner_references=owners),
+            spec=LeaseSpec(
+                holder_identity=self._name,
+                lease_duration_seconds=self._settings.lease_duration_seconds,
+                renew_time=self._clock.timestamp(),
+            ),
+        )
+
+    async def renew_lease(self) -> None:
+        """Create the node's Lease, or move its ``renewTime`` to now; retried until done."""
+        attempt = 0
+        while True:
+            try:
+                if await self._renew_once():
+                    self.lease_writes += 1
+                    return
+            except Conflict:
+                self.conflicts += 1
+                self._lease = None
+            except ApiError:  # NotFound here: the namespace is missing
+                self._lease = None
+                await self._backoff(attempt)
+                attempt += 1
+
+    async def _renew_once(self) -> bool:
+        client = self._client
+        lease = self._lease
+        if lease is None:
+            try:
+                self._lease = await client.create(self._new_lease())
+            except AlreadyExists:
+                lease = await client.get("Lease", self._name, LEASE_NAMESPACE)
+            else:
+                return True
+        spec = replace(
+            lease.spec,
+            holder_identity=self._name,
+            lease_duration_seconds=self._settings.lease_duration_seconds,
+            renew_time=self._clock.timestamp(),
+        )
+        try:
+            self._lease = await client.update(replace(lease, spec=spec))
+        except NotFound:  # deleted meanwhile: create it again next round
+            self._lease = None
+            return False
+        return True

@@ -1,0 +1,178 @@
+"""The node status a kubelet reports, its addresses, and image names: pure functions.
+
+This module owns what the emulated kubelet writes into ``Node.status`` (upstream
+``pkg/kubelet/nodestatus/setters.go``): the four kubelet-owned conditions (upstream order
+MemoryPressure, DiskPressure, PIDPressure, Ready, with their reasons and messages, each
+keeping its ``lastTransitionTime`` while its status holds and taking a fresh
+``lastHeartbeatTime`` on every write), ``nodeInfo``, default addresses, and the image list
+(largest first, at most 50, as upstream's ``nodeStatusMaxImages``). Capacity and
+allocatable are the scenario's and are never touched. It does not decide when the status
+is written (``kubelet.py``).
+
+Addresses are fake but deterministic, from the node's *index*: the number its name ends
+with, else 20 bits of SHA-256 of the name. Host IP ``172.16.0.0/12`` + index + 1 (unless the
+node lists an ``InternalIP``); pod CIDR ``spec.podCIDR`` or ``10.<hi>.<lo>.0/24`` with
+index + 1 = hi * 256 + lo (wrapping beyond 65,535 nodes).
+
+Image names are compared normalised as the scheduler's ImageLocality does: a name
+without a tag after its last ``/`` gets ``:latest``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import ipaddress
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Final
+
+from msgspec.structs import replace
+
+from emulator.api.core import ContainerImage, Node, NodeAddress, NodeCondition, NodeStatus, NodeSystemInfo
+
+__all__ = [
+    "MAX_IMAGES",
+    "NODE_CONDITIONS",
+    "host_ip",
+    "image_index",
+    "node_conditions",
+    "node_index",
+    "node_status",
+    "normalize_image",
+    "pod_cidr",
+    "pod_ip_pool",
+    "report_images",
+    "system_info",
+]
+
+MAX_IMAGES: Final = 50
+NODE_CONDITIONS: Final = (
+    ("MemoryPressure", "False", "KubeletHasSufficientMemory", "kubelet has sufficient memory available"),
+    ("DiskPressure", "False", "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
+    ("PIDPressure", "False", "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
+    ("Ready", "True", "KubeletReady", "kubelet is posting ready status"),
+)
+"""(type, status, reason, message) of the conditions a healthy kubelet posts."""
+
+_TRAILING_NUMBER: Final = re.compile(r"(\d+)$")
+
+
+def normalize_image(name: str) -> str:
+    """``nginx`` -> ``nginx:latest``; a tag or digest after the last ``/`` is kept."""
+    return name if name.rfind(":") > name.rfind("/") else name + ":latest"
+
+
+def node_index(name: str) -> int:
+    """The number the node's name ends with, else a stable 20-bit hash of the name."""
+    m = _TRAILING_NUMBER.search(name)
+    if m is not None:
+        return int(m[1])
+    return int.from_bytes(hashlib.sha256(name.encode()).digest()[:3], "big") >> 4
+
+
+def host_ip(node: Node) -> str:
+    """The node's ``InternalIP``, else a fake one in 172.16.0.0/12 from its index."""
+    for addr in node.status.addresses:
+        if addr.type == "InternalIP":
+            return addr.address
+    i = (node_index(node.metadata.name) + 1) % (1 << 20)
+    return f"172.{16 + (i >> 16)}.{(i >> 8) & 255}.{i & 255}"
+
+
+def pod_cidr(node: Node) -> str:
+    """``spec.podCIDR``, else ``10.<hi>.<lo>.0/24`` from the node's index."""
+    if node.spec.pod_cidr:
+        return node.spec.pod_cidr
+    i = (node_index(node.metadata.name) + 1) % (1 << 16)
+    return f"10.{i >> 8}.{i & 255}.0/24"
+
+
+def pod_ip_pool(cidr: str) -> list[str]:
+    """Pod addresses of ``cidr`` in order, skipping the first host (the gateway); at most
+    1,024 of them (far more than a node's pod capacity)."""
+    hosts: Iterable[ipaddress.IPv4Address | ipaddress.IPv6Address] = ipaddress.ip_network(cidr, strict=False).hosts()
+    out: list[str] = []
+    for n, addr in enumerate(hosts):
+        if n == 0:
+            continue
+        out.append(str(addr))
+        if len(out) >= 1024:
+            break
+    return out
+
+
+def node_conditions(old: Sequence[NodeCondition], now: str) -> list[NodeCondition]:
+    """The kubelet's conditions (heartbeat ``now``) in place of the old ones; conditions
+    it does not own (NetworkUnavailable...) are kept where they were."""
+    by_type = {c.type: c for c in old}
+    fresh: dict[str, NodeCondition] = {}
+    for ctype, status, reason, message in NODE_CONDITIONS:
+        prev = by_type.get(ctype)
+        since = now
+        if prev is not None and prev.status == status and prev.last_transition_time:
+            since = prev.last_transition_time
+        fresh[ctype] = NodeCondition(
+            type=ctype,
+            status=status,
+            reason=reason,
+            message=message,
+            last_heartbeat_time=now,
+            last_transition_time=since,
+        )
+    out = [fresh.pop(c.type, c) for c in old]
+    out.extend(fresh.values())
+    return out
+
+
+def system_info(node: Node, *, kubelet_version: str, ids: Sequence[str]) -> NodeSystemInfo:
+    """``status.nodeInfo``: OS and architecture from the node (its old nodeInfo or
+    ``kubernetes.io/arch`` label) when given, else linux/amd64; ``ids`` are machineID,
+    systemUUID and bootID."""
+    old = node.status.node_info or NodeSystemInfo()
+    labels = node.metadata.labels
+    machine_id, system_uuid, boot_id = ids
+    return NodeSystemInfo(
+        machine_id=machine_id,
+        system_uuid=system_uuid,
+        boot_id=boot_id,
+        kernel_version="6.8.0-emulated",
+        os_image="kube-emulator",
+        container_runtime_version="containerd://2.0.0-emulated",
+        kubelet_version=kubelet_version,
+        operating_system=old.operating_system or labels.get("kubernetes.io/os", "linux"),
+        architecture=old.architecture or labels.get("kubernetes.io/arch", "amd64"),
+    )
+
+
+def report_images(entries: Sequence[ContainerImage]) -> list[ContainerImage]:
+    """``status.images``: the largest first (stable), at most ``MAX_IMAGES``."""
+    return sorted(entries, key=lambda e: -e.size_bytes)[:MAX_IMAGES]
+
+
+def node_status(
+    node: Node,
+    *,
+    now: str,
+    info: NodeSystemInfo,
+    images: Sequence[ContainerImage] | None,
+) -> NodeStatus:
+    """The status to write: conditions with heartbeat ``now``, ``info``, default addresses
+    (InternalIP, Hostname) if the node has none, and ``images`` when given."""
+    status = node.status
+    changes: dict[str, object] = {
+        "conditions": node_conditions(status.conditions, now),
+        "node_info": info,
+    }
+    if not status.addresses:
+        changes["addresses"] = [
+            NodeAddress(type="InternalIP", address=host_ip(node)),
+            NodeAddress(type="Hostname", address=node.metadata.name),
+        ]
+    if images is not None:
+        changes["images"] = list(images)
+    return replace(status, **changes)
+
+
+def image_index(entries: Iterable[ContainerImage]) -> Mapping[str, int]:
+    """Normalised image name -> size, over every name of every entry."""
+    return {normalize_image(name): e.size_bytes for e in entries for name in e.names}

@@ -1,0 +1,193 @@
+"""The pod statuses a kubelet writes, as pure functions of the pod and a few facts.
+
+This module owns the *shape* of each status the emulated kubelet reports, following
+upstream ``generateAPIPodStatus`` / ``pkg/kubelet/status``: which conditions the kubelet
+owns, their reasons and messages, container statuses (regular ones sorted by name, init
+ones in spec order) and what is kept from the previous status (``qosClass``,
+``nominatedNodeName``, conditions the kubelet does not own such as ``PodScheduled``).
+It does not decide *when* a status is written (``kubelet.py``).
+
+=========  =========  ==========================  =====================================
+status     phase      containers                  kubelet conditions
+=========  =========  ==========================  =====================================
+pending    Pending    waiting ContainerCreating   PodReadyToStartContainers, Ready,
+                      (PodInitializing with init  ContainersReady False; Initialized
+                      containers)                 True (False with init containers)
+running    Running    running, ready, started;    all True
+                      init: terminated Completed
+succeeded  Succeeded  terminated, exit 0,         Initialized True, Ready and
+                      Completed                   ContainersReady False (PodCompleted),
+                                                  PodReadyToStartContainers False
+rejected   Failed     unchanged                   unchanged ("Pod was rejected: ...")
+=========  =========  ==========================  =====================================
+
+A condition keeps its ``lastTransitionTime`` while its status does not change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Final
+
+from msgspec.structs import replace
+
+from emulator.api.core import (
+    Container,
+    ContainerState,
+    ContainerStateRunning,
+    ContainerStateTerminated,
+    ContainerStateWaiting,
+    ContainerStatus,
+    Pod,
+    PodCondition,
+    PodStatus,
+)
+
+__all__ = [
+    "KUBELET_CONDITIONS",
+    "merge_conditions",
+    "pending_status",
+    "rejected_status",
+    "running_status",
+    "succeeded_status",
+]
+
+READY_TO_START: Final = "PodReadyToStartContainers"
+INITIALIZED: Final = "Initialized"
+READY: Final = "Ready"
+CONTAINERS_READY: Final = "ContainersReady"
+KUBELET_CONDITIONS: Final = (READY_TO_START, INITIALIZED, READY, CONTAINERS_READY)
+"""The pod conditions the kubelet owns, in the order it reports them."""
+
+_COMPLETED: Final = "Completed"
+_POD_COMPLETED: Final = "PodCompleted"
+
+
+def _go_list(names: Sequence[str]) -> str:
+    """A string slice as Go's ``%s`` prints it: ``[a b]``."""
+    return "[" + " ".join(names) + "]"
+
+
+def merge_conditions(old: Sequence[PodCondition], owned: Sequence[PodCondition], now: str) -> list[PodCondition]:
+    """The kubelet's ``owned`` conditions first (a transition time kept while the status
+    holds, else ``now``), then the other conditions of ``old`` in their order."""
+    before = {c.type: c for c in old}
+    out: list[PodCondition] = []
+    for cond in owned:
+        prev = before.get(cond.type)
+        since = now
+        if prev is not None and prev.status == cond.status and prev.last_transition_time:
+            since = prev.last_transition_time
+        out.append(replace(cond, last_transition_time=since))
+    types = {c.type for c in owned}
+    out.extend(c for c in old if c.type not in types)
+    return out
+
+
+def _sidecar(c: Container) -> bool:
+    return c.restart_policy == "Always"
+
+
+def _status(c: Container, state: ContainerState, *, ready: bool, started: bool) -> ContainerStatus:
+    return ContainerStatus(name=c.name, image=c.image, ready=ready, started=started, state=state)
+
+
+def _by_name(statuses: list[ContainerStatus]) -> list[ContainerStatus]:
+    return sorted(statuses, key=lambda s: s.name)
+
+
+def pending_status(pod: Pod, *, host_ip: str, pod_ip: str, start_time: str, now: str) -> PodStatus:
+    """Admitted, containers being created (images pulling): phase Pending."""
+    spec = pod.spec
+    inits = spec.init_containers
+    waiting = ContainerState(waiting=ContainerStateWaiting(reason="PodInitializing" if inits else "ContainerCreating"))
+    unready = _go_list(sorted(c.name for c in spec.containers))
+    owned = [
+        PodCondition(type=READY_TO_START, status="False"),
+        PodCondition(type=INITIALIZED, status="True")
+        if not inits
+        else PodCondition(
+            type=INITIALIZED,
+            status="False",
+            reason="ContainersNotInitialized",
+            message=f"containers with incomplete status: {_go_list([c.name for c in inits])}",
+        ),
+        PodCondition(
+            type=READY,
+            status="False",
+            reason="ContainersNotReady",
+            message=f"containers with unready status: {unready}",
+        ),
+        PodCondition(
+            type=CONTAINERS_READY,
+            status="False",
+            reason="ContainersNotReady",
+            message=f"containers with unready status: {unready}",
+        ),
+    ]
+    return replace(
+        pod.status,
+        phase="Pending",
+        conditions=merge_conditions(pod.status.conditions, owned, now),
+        host_ip=host_ip,
+        pod_ip=pod_ip,
+        start_time=start_time,
+        container_statuses=_by_name([_status(c, waiting, ready=False, started=False) for c in spec.containers]),
+        init_container_statuses=[_status(c, waiting, ready=False, started=False) for c in inits],
+    )
+
+
+def running_status(pod: Pod, *, host_ip: str, pod_ip: str, start_time: str, now: str) -> PodStatus:
+    """Every container started and ready at ``now``: phase Running."""
+    running = ContainerState(running=ContainerStateRunning(started_at=now))
+    done = ContainerState(
+        terminated=ContainerStateTerminated(exit_code=0, reason=_COMPLETED, started_at=now, finished_at=now)
+    )
+    owned = [PodCondition(type=t, status="True") for t in KUBELET_CONDITIONS]
+    inits = [
+        _status(c, running, ready=True, started=True) if _sidecar(c) else _status(c, done, ready=True, started=False)
+        for c in pod.spec.init_containers
+    ]
+    return replace(
+        pod.status,
+        phase="Running",
+        conditions=merge_conditions(pod.status.conditions, owned, now),
+        host_ip=host_ip,
+        pod_ip=pod_ip,
+        start_time=start_time,
+        container_statuses=_by_name([_status(c, running, ready=True, started=True) for c in pod.spec.containers]),
+        init_container_statuses=inits,
+    )
+
+
+def _terminated(cs: ContainerStatus, now: str) -> ContainerStatus:
+    state = cs.state
+    if state.terminated is not None:
+        return cs
+    started_at = state.running.started_at if state.running is not None else None
+    term = ContainerStateTerminated(exit_code=0, reason=_COMPLETED, started_at=started_at, finished_at=now)
+    return replace(cs, ready=False, started=False, state=ContainerState(terminated=term))
+
+
+def succeeded_status(pod: Pod, *, now: str) -> PodStatus:
+    """Every container exited 0 at ``now``: phase Succeeded (IPs and start time kept)."""
+    owned = [
+        PodCondition(type=READY_TO_START, status="False"),
+        PodCondition(type=INITIALIZED, status="True", reason=_POD_COMPLETED),
+        PodCondition(type=READY, status="False", reason=_POD_COMPLETED),
+        PodCondition(type=CONTAINERS_READY, status="False", reason=_POD_COMPLETED),
+    ]
+    status = pod.status
+    return replace(
+        status,
+        phase="Succeeded",
+        conditions=merge_conditions(status.conditions, owned, now),
+        container_statuses=[_terminated(cs, now) for cs in status.container_statuses],
+        init_container_statuses=[_terminated(cs, now) for cs in status.init_container_statuses],
+    )
+
+
+def rejected_status(pod: Pod, reason: str, message: str) -> PodStatus:
+    """Upstream ``rejectPod``: phase Failed, the admission reason, ``"Pod was rejected: "``
+    + message; everything else (QoS class, PodScheduled) as it was."""
+    return replace(pod.status, phase="Failed", reason=reason, message=f"Pod was rejected: {message}")

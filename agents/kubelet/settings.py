@@ -1,0 +1,83 @@
+"""``KubeletSettings``: the knobs of one emulated kubelet, as a typed, frozen value.
+
+This module owns the settings and their validation only; the kubelet (``kubelet.py``)
+reads them. Every delay is either a plain number or a seeded ``Latency`` sampled from
+the kubelet's own random stream, so a run stays a pure function of its seed.
+
+=======================  ==================================================================
+field                    meaning
+=======================  ==================================================================
+image_pull_bandwidth     bytes per second of one node's image pulls; 0 = pulls are instant
+serialize_image_pulls    pull one image at a time per node (upstream
+                         ``serializeImagePulls``, default true); concurrent pulls of one
+                         image are always shared
+container_start          time from "images present" to "containers running" (per pod)
+termination              time to stop a pod's containers on graceful deletion, capped by
+                         the pod's grace period
+heartbeat_interval       seconds between Lease renewals and node status heartbeats;
+                         0 = neither (large runs: no periodic writes at all)
+default_image_size       bytes of an image no node lists and ``image_sizes`` does not name
+image_sizes              image -> bytes, for images no node lists in ``status.images``
+report_pending_status    write the Pending/ContainerCreating status at admission, as the
+                         upstream kubelet does (False saves one write per pod)
+kubelet_version          ``status.nodeInfo.kubeletVersion`` the kubelet reports
+lease_duration_seconds   ``spec.leaseDurationSeconds`` of the node Lease (upstream 40)
+=======================  ==================================================================
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Final
+
+from emulator.client.client import Latency
+
+__all__ = ["DEFAULT_IMAGE_SIZE", "KUBELET_VERSION", "KubeletSettings"]
+
+DEFAULT_IMAGE_SIZE: Final = 100 * 2**20
+"""100 MiB: a typical application image."""
+KUBELET_VERSION: Final = "v1.34.0-emulated"
+
+
+def _check_latency(name: str, lat: Latency) -> None:
+    if not (math.isfinite(lat.mean) and math.isfinite(lat.jitter)) or lat.mean < 0 or lat.jitter < 0:
+        raise ValueError(f"{name} must have a finite, non-negative mean and jitter, got {lat!r}")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class KubeletSettings:
+    """How one kubelet behaves; shared by every kubelet of a run unless overridden."""
+
+    image_pull_bandwidth: int = 0
+    serialize_image_pulls: bool = True
+    container_start: Latency = field(default_factory=Latency)
+    termination: Latency = field(default_factory=Latency)
+    heartbeat_interval: float = 10.0
+    default_image_size: int = DEFAULT_IMAGE_SIZE
+    image_sizes: Mapping[str, int] = field(default_factory=dict)
+    report_pending_status: bool = True
+    kubelet_version: str = KUBELET_VERSION
+    lease_duration_seconds: int = 40
+
+    def __post_init__(self) -> None:
+        if self.image_pull_bandwidth < 0:
+            raise ValueError(f"image_pull_bandwidth must be >= 0 bytes/s, got {self.image_pull_bandwidth}")
+        if not math.isfinite(self.heartbeat_interval) or self.heartbeat_interval < 0:
+            raise ValueError(f"heartbeat_interval must be >= 0 seconds, got {self.heartbeat_interval!r}")
+        if self.default_image_size < 0:
+            raise ValueError(f"default_image_size must be >= 0 bytes, got {self.default_image_size}")
+        for image, size in self.image_sizes.items():
+            if size < 0:
+                raise ValueError(f"image_sizes[{image!r}] must be >= 0 bytes, got {size}")
+        if self.lease_duration_seconds <= 0:
+            raise ValueError(f"lease_duration_seconds must be > 0, got {self.lease_duration_seconds}")
+        _check_latency("container_start", self.container_start)
+        _check_latency("termination", self.termination)
+
+    def pull_seconds(self, size: int) -> float:
+        """Time to pull ``size`` bytes over this node's link (0 when bandwidth is 0)."""
+        if self.image_pull_bandwidth == 0:
+            return 0.0
+        return size / self.image_pull_bandwidth

@@ -1,0 +1,1 @@
+"""The kube-scheduler agent (queue, cache, framework, plugins, cycles)."""

@@ -1,0 +1,425 @@
+"""The scheduler's cache: upstream ``backend/cache/cache.go``.
+
+What this module owns: the scheduler's own picture of which pods use which node, including
+the pods it has *assumed* onto a node before the API server confirmed the binding; the NodeInfo
+of every node (and of "ghost" nodes, see below); the cluster-wide image table; and turning all
+of that into a ``Snapshot`` at the start of each scheduling cycle (``update_snapshot``).
+
+Pod states (key = pod UID, as upstream ``GetPodKey``)::
+
+    state      | event                           | next     | effect on the node's NodeInfo
+    -----------+---------------------------------+----------+--------------------------------------
+    (unknown)  | assume_pod (spec.nodeName set)  | assumed  | pod added (requests, ports, affinity)
+    (unknown)  | add_pod (informer)              | added    | pod added
+    assumed    | finish_binding                  | assumed  | none; starts the TTL clock if ttl > 0
+    assumed    | add_pod (informer confirms)     | added    | assumed copy replaced by the real pod,
+               |                                 |          | moved if it landed on another node
+    assumed    | forget_pod (same node)          | (gone)   | pod removed; totals back to before
+    assumed    | remove_pod                      | (gone)   | pod removed
+    assumed    | TTL expiry (ttl > 0, bound)     | (gone)   | pod removed (cleanup_assumed_pods)
+    added      | update_pod (same node)          | added    | old removed, new added
+    added      | remove_pod                      | (gone)   | pod removed
+    any other  | the calls above                 | same     | raises CacheError (a caller bug)
+
+Assumed pods never expire in v1.30–v1.34 (kube-scheduler passes ttl 0; issue #106361);
+``assumed_ttl`` > 0 restores the old behaviour for experiments.
+
+Nodes: ``add_node`` / ``update_node`` set the Node object and the node's image states;
+``remove_node`` drops the node from the node tree. If pods are still on it (their deletions
+come through another watch and may arrive later) its NodeInfo stays as a *ghost* without a
+Node: counted in ``node_count``, never in a snapshot, dropped with its last pod. A pod added for
+a node the cache has not seen yet creates such a NodeInfo too; ``add_node`` fills it in.
+
+Incremental snapshots: every NodeInfo change bumps its ``generation`` (a global counter) and
+moves it to the end of ``_nodes`` (an ordered dict: upstream's MRU list, most recent last), so
+``update_snapshot`` walks back from the end and stops at the first generation the snapshot has
+already seen. See ``snapshot.py`` for what it rebuilds.
+
+What it does not own: NodeInfo arithmetic (``framework/types.py``), the node order
+(``node_tree.py``), informers (the scheduler agent calls in here from its event handlers).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+from agents.scheduler.framework.types import ImageStateSummary, NodeInfo, PodInfo, Resource, next_generation
+from emulator.api.core import Node, Pod
+from emulator.runtime.clock import Clock
+
+from .node_tree import NodeTree
+from .snapshot import Snapshot, node_image_names
+
+__all__ = ["Cache", "CacheDump", "CacheError", "CacheStatistics", "NodeDump"]
+
+
+class CacheError(Exception):
+    """A call the cache's state machine does not allow: a bug in the caller, or lost events."""
+
+
+@dataclass(frozen=True, slots=True)
+class NodeDump:
+    """One NodeInfo as the cache holds it; amounts as ``pod_requests`` gives them, zeros omitted."""
+
+    name: str
+    has_node: bool
+    """False for a ghost (node deleted while pods remained)."""
+    requested: dict[str, int]
+    non_zero_requested: dict[str, int]
+    pod_uids: tuple[str, ...]
+    """Sorted."""
+    generation: int
+
+
+@dataclass(frozen=True, slots=True)
+class CacheDump:
+    """The whole cache (upstream ``Dump``), for tests and the invariant checker."""
+
+    nodes: dict[str, NodeDump]
+    """By node name, sorted."""
+    assumed_pods: tuple[str, ...]
+    """UIDs, sorted."""
+
+
+@dataclass(frozen=True, slots=True)
+class CacheStatistics:
+    nodes: int
+    """NodeInfos, ghosts included (upstream cache_size{type="nodes"})."""
+    ghost_nodes: int
+    pods: int
+    assumed_pods: int
+    images: int
+
+
+@dataclass(slots=True)
+class _PodState:
+    pod: Pod
+    binding_finished: bool = False
+    deadline: float | None = None
+
+
+@dataclass(slots=True)
+class _ImageState:
+    summary: ImageStateSummary
+    """Shared by the NodeInfos of every node holding the image; ``num_nodes == len(nodes)``."""
+    nodes: dict[str, None] = field(default_factory=dict)
+
+
+def _pod_ref(pod: Pod) -> str:
+    """``<uid>(<namespace>/<name>)``, as upstream's messages print ``key, klog.KObj(pod)``."""
+    meta = pod.metadata
+    return f"{meta.uid}({meta.namespace}/{meta.name})"
+
+
+def _require_node_name(pod: Pod) -> None:
+    if not pod.spec.node_name:
+        raise CacheError(f"pod {_pod_ref(pod)} has no spec.nodeName")
+
+
+def _amounts(r: Resource) -> dict[str, int]:
+    out = {"cpu": r.milli_cpu, "memory": r.memory, "ephemeral-storage": r.ephemeral_storage}
+    out.update(r.scalar_resources)
+    if r.allowed_pod_number:
+        out["pods"] = r.allowed_pod_number
+    return {k: v for k, v in out.items() if v}
+
+
+class Cache:
+    """The scheduler cache. Synchronous; the scheduler agent calls it from one task."""
+
+    def __init__(self, clock: Clock | None = None, *, assumed_ttl: float = 0.0) -> None:
+        if assumed_ttl and clock is None:
+            raise ValueError("an assumed-pod TTL needs a clock")
+        self._clock = clock
+        self.assumed_ttl = assumed_ttl
+        self._pods: dict[str, _PodState] = {}
+        self._assumed: dict[str, None] = {}
+        self._nodes: OrderedDict[str, NodeInfo] = OrderedDict()
+        self._tree = NodeTree()
+        self._images: dict[str, _ImageState] = {}
+
+    # --- pods -------------------------------------------------------------------------------
+
+    def assume_pod(self, pod: Pod) -> None:
+        """Count ``pod`` (``spec.nodeName`` = the chosen node) on its node before it is bound."""
+        key = self._key(pod)
+        if key in self._pods:
+            raise CacheError(f"pod {_pod_ref(pod)} is in the cache, so can't be assumed")
+        _require_node_name(pod)
+        self._add(pod, assumed=True)
+
+    def finish_binding(self, pod: Pod) -> None:
+        """The binding cycle ended (successfully or not); starts the TTL if there is one."""
+        key = self._key(pod)
+        state = self._pods.get(key)
+        if state is None or key not in self._assumed:
+            return
+        state.binding_finished = True
+        state.deadline = self._clock.now() + self.assumed_ttl if self.assumed_ttl and self._clock else None
+
+    def forget_pod(self, pod: Pod) -> None:
+        """Undo ``assume_pod`` (Reserve/Permit/bind failed)."""
+        key = self._key(pod)
+        state = self._pods.get(key)
+        if state is not None and state.pod.spec.node_name != pod.spec.node_name:
+            raise CacheError(
+                f"pod {_pod_ref(pod)} was assumed on {pod.spec.node_name} but assigned to {state.pod.spec.node_name}"
+            )
+        if state is None or key not in self._assumed:
+            raise CacheError(f"pod {_pod_ref(pod)} wasn't assumed so cannot be forgotten")
+        self._remove(state.pod)
+
+    def add_pod(self, pod: Pod) -> None:
+        """The informer saw an assigned pod: confirm it if assumed, else add it."""
+        key = self._key(pod)
+        _require_node_name(pod)
+        state = self._pods.get(key)
+        if state is None:
+            self._add(pod, assumed=False)
+        elif key in self._assumed:
+            # Confirmed: replace the assumed copy with the real pod, on the node it really got.
+            self._remove(state.pod)
+            self._add(pod, assumed=False)
+        else:
+            raise CacheError(f"pod {_pod_ref(pod)} was already in added state")
+
+    def update_pod(self, old: Pod, new: Pod) -> None:
+        key = self._key(old)
+        state = self._pods.get(key)
+        if state is None:
+            raise CacheError(f"pod {_pod_ref(old)} is not added to scheduler cache, so cannot be updated")
+        if key in self._assumed:
+            raise CacheError(f"assumed pod {_pod_ref(old)} should not be updated")
+        if state.pod.spec.node_name != new.spec.node_name:
+            raise CacheError(
+                f"pod {_pod_ref(old)} updated on a different node than previously added to "
+                f"({state.pod.spec.node_name} -> {new.spec.node_name}); scheduler cache is corrupted"
+            )
+        self._remove(state.pod)
+        self._add(new, assumed=False)
+
+    def remove_pod(self, pod: Pod) -> None:
+        key = self._key(pod)
+        state = self._pods.get(key)
+        if state is None:
+            raise CacheError(f"pod {_pod_ref(pod)} is not found in scheduler cache, so cannot be removed from it")
+        # An empty nodeName is the informer's last known state after a missed delete: fine.
+        if pod.spec.node_name and state.pod.spec.node_name != pod.spec.node_name:
+            raise CacheError(
+                f"pod {_pod_ref(pod)} was added to node {state.pod.spec.node_name} but removed from "
+                f"{pod.spec.node_name}; scheduler cache is corrupted"
+            )
+        self._remove(state.pod)
+
+    def is_assumed_pod(self, pod: Pod) -> bool:
+        return self._key(pod) in self._assumed
+
+    def get_pod(self, pod: Pod) -> Pod | None:
+        """The cached copy of the pod with this UID (it may sit on a ghost node), or None."""
+        state = self._pods.get(self._key(pod))
+        return state.pod if state is not None else None
+
+    def cleanup_assumed_pods(self) -> list[Pod]:
+        """Expire assumed pods whose binding finished more than ``assumed_ttl`` ago (ttl > 0 only)."""
+        if not self.assumed_ttl or self._clock is None:
+            return []
+        now = self._clock.now()
+        expired = [
+            state.pod
+            for key in self._assumed
+            if (state := self._pods[key]).binding_finished and state.deadline is not None and now > state.deadline
+        ]
+        for pod in expired:
+            self._remove(pod)
+        return expired
+
+    def _key(self, pod: Pod) -> str:
+        uid = pod.metadata.uid
+        if not uid:
+            raise CacheError(
+                f"cannot get cache key for pod {pod.metadata.namespace}/{pod.metadata.name} with empty UID"
+            )
+        return uid
+
+    def _add(self, pod: Pod, *, assumed: bool) -> None:
+        name = pod.spec.node_name
+        info = self._nodes.get(name)
+        if info is None:
+            info = self._nodes[name] = NodeInfo()
+        info.add_pod(PodInfo(pod))
+        self._nodes.move_to_end(name)
+        key = pod.metadata.uid
+        self._pods[key] = _PodState(pod)
+        if assumed:
+            self._assumed[key] = None
+
+    def _remove(self, pod: Pod) -> None:
+        """Remove the cached ``pod`` from its node; a ghost node goes with its last pod."""
+        name = pod.spec.node_name
+        info = self._nodes.get(name)
+        if info is not None:
+            if not info.remove_pod(pod):
+                raise CacheError(f"no corresponding pod {pod.metadata.name} in pods of node {name}")
+            if not info.pods and info.node is None:
+                del self._nodes[name]
+            else:
+                self._nodes.move_to_end(name)
+        key = pod.metadata.uid
+        del self._pods[key]
+        self._assumed.pop(key, None)
+
+    # --- nodes ------------------------------------------------------------------------------
+
+    def add_node(self, node: Node) -> NodeInfo:
+        """Add (or replace) a node; returns a clone of its NodeInfo."""
+        return self._set_node(node)
+
+    def update_node(self, old: Node, new: Node) -> NodeInfo:
+        """Replace the node object (labels, allocatable, taints, images ...); returns a clone."""
+        return self._set_node(new)
+
+    def remove_node(self, node: Node) -> None:
+        name = node.metadata.name
+        info = self._nodes.get(name)
+        if info is None or info.node is None:
+            raise CacheError(f"node {name} is not found")
+        self._tree.remove_node(info.node)
+        self._remove_image_states(name, info)
+        info.node = None
+        info.generation = next_generation()
+        if info.pods:
+            self._nodes.move_to_end(name)  # a ghost until its pods' deletions arrive
+        else:
+            del self._nodes[name]
+
+    def _set_node(self, node: Node) -> NodeInfo:
+        name = node.metadata.name
+        info = self._nodes.get(name)
+        if info is None:
+            info = self._nodes[name] = NodeInfo()
+        if info.node is None:
+            self._tree.add_node(node)
+        else:
+            self._tree.update_node(info.node, node)
+        self._nodes.move_to_end(name)
+        self._remove_image_states(name, info)
+        self._add_image_states(node, info)
+        info.set_node(node)
+        return self._clone(info)
+
+    def _add_image_states(self, node: Node, info: NodeInfo) -> None:
+        name = node.metadata.name
+        states: dict[str, ImageStateSummary] = {}
+        for image, size in node_image_names(node):
+            state = self._images.get(image)
+            if state is None:
+                state = self._images[image] = _ImageState(ImageStateSummary(size, 0))
+            state.nodes[name] = None
+            state.summary.num_nodes = len(state.nodes)
+            states.setdefault(image, state.summary)
+        info.image_states = states
+
+    def _remove_image_states(self, name: str, info: NodeInfo) -> None:
+        for image in info.image_states:
+            state = self._images.get(image)
+            if state is None:
+                continue
+            state.nodes.pop(name, None)
+            state.summary.num_nodes = len(state.nodes)
+            if not state.nodes:
+                del self._images[image]
+        info.image_states = {}
+
+    @staticmethod
+    def _clone(info: NodeInfo) -> NodeInfo:
+        """A snapshot copy: image counts frozen at this moment (upstream ``ImageStateSummary.Snapshot``)."""
+        clone = info.clone()
+        clone.image_states = {k: ImageStateSummary(s.size, s.num_nodes) for k, s in info.image_states.items()}
+        return clone
+
+    # --- snapshots ----------------------------------------------------------------------------
+
+    def update_snapshot(self, snapshot: Snapshot) -> None:
+        """Bring ``snapshot`` up to date, re-cloning only the NodeInfos changed since it was taken."""
+        seen = snapshot.generation
+        infos = snapshot.node_info_map
+        update_all = False
+        update_affinity = False
+        changed: list[NodeInfo] = []
+        for info in reversed(self._nodes.values()):
+            if info.generation <= seen:
+                break  # everything older was already in the snapshot
+            if info.node is None:
+                continue
+            clone = self._clone(info)
+            name = clone.name
+            existing = infos.get(name)
+            if existing is None:
+                update_all = True
+            elif bool(existing.pods_with_affinity) != bool(clone.pods_with_affinity) or bool(
+                existing.pods_with_required_anti_affinity
+            ) != bool(clone.pods_with_required_anti_affinity):
+                update_affinity = True
+            infos[name] = clone
+            changed.append(clone)
+        if self._nodes:
+            snapshot.generation = next(reversed(self._nodes.values())).generation
+
+        if len(infos) > self._tree.num_nodes:
+            # Nodes deleted since the last snapshot (gone, or ghosts now).
+            for name in [n for n in infos if (i := self._nodes.get(n)) is None or i.node is None]:
+                del infos[name]
+            update_all = True
+
+        if update_all or not snapshot._replace(changed):
+            snapshot._rebuild(self._tree.list())
+        elif update_affinity:
+            snapshot._rebuild_affinity_lists()
+
+        if len(snapshot.node_info_list) != self._tree.num_nodes:
+            snapshot._rebuild(self._tree.list())
+            raise CacheError(
+                f"snapshot state is not consistent, length of NodeInfoList={len(snapshot.node_info_list)} not equal "
+                f"to length of nodes in tree={self._tree.num_nodes}, length of NodeInfoMap={len(infos)}, "
+                f"length of nodes in cache={len(self._nodes)}, trying to recover"
+            )
+
+    # --- observation --------------------------------------------------------------------------
+
+    def node_count(self) -> int:
+        """NodeInfos in the cache, ghosts included (upstream ``NodeCount``)."""
+        return len(self._nodes)
+
+    def pod_count(self) -> int:
+        """Pods on all NodeInfos, assumed and on ghosts included (upstream ``PodCount``)."""
+        return sum(len(info.pods) for info in self._nodes.values())
+
+    def dump(self) -> CacheDump:
+        nodes = {
+            name: NodeDump(
+                name=name,
+                has_node=info.node is not None,
+                requested=_amounts(info.requested),
+                non_zero_requested=_amounts(info.non_zero_requested),
+                pod_uids=tuple(sorted(p.uid for p in info.pods)),
+                generation=info.generation,
+            )
+            for name, info in sorted(self._nodes.items())
+        }
+        return CacheDump(nodes=nodes, assumed_pods=tuple(sorted(self._assumed)))
+
+    def statistics(self) -> CacheStatistics:
+        return CacheStatistics(
+            nodes=len(self._nodes),
+            ghost_nodes=len(self._nodes) - self._tree.num_nodes,
+            pods=len(self._pods),
+            assumed_pods=len(self._assumed),
+            images=len(self._images),
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"<Cache nodes={self._tree.num_nodes} ghosts={len(self._nodes) - self._tree.num_nodes} "
+            f"pods={len(self._pods)} assumed={len(self._assumed)} images={len(self._images)}>"
+        )

@@ -1,0 +1,184 @@
+"""One scheduling cycle's view of the cluster: upstream ``backend/cache/snapshot.go``.
+
+What this module owns: ``Snapshot``, the read-only NodeInfos a cycle filters and scores
+(``node_info_list`` in node-tree order, ``node_info_map`` by name, and the two sub-lists of
+nodes that hold pods with (anti-)affinity terms), plus ``normalized_image_name``.
+
+How a snapshot changes: ``Cache.update_snapshot`` (``cache.py``) re-clones only the NodeInfos
+whose ``generation`` is newer than ``snapshot.generation`` and rebuilds the lists only when nodes
+were added or removed, or a node started or stopped holding pods with (anti-)affinity. Upstream
+overwrites the changed NodeInfo struct in place (so its list pointers stay valid); here the new
+clone *replaces* the old object in the map and, by position, in the lists. The result is the same
+for the cycle, and a NodeInfo handed out by an earlier snapshot never changes under its holder;
+an untouched node keeps the very same object across cycles.
+
+Only nodes with a Node object appear (a "ghost" NodeInfo, whose node was deleted while pods
+remained, never does). ``Snapshot.from_objects(pods, nodes)`` builds one directly (``explain``,
+tests): node-tree order (upstream's ``NewSnapshot`` iterates a Go map, i.e. random order), pods
+on nodes not in ``nodes`` are dropped (upstream keeps them in an unreachable NodeInfo).
+
+Image states: a NodeInfo's ``image_states`` maps the *normalized* name of every image in
+``node.status.images`` to ``ImageStateSummary(size, num_nodes)``, ``num_nodes`` being how many
+nodes hold that image when the NodeInfo was cloned (upstream ``ImageStateSummary.Snapshot``;
+an untouched node keeps its count until it changes, as upstream). Upstream keys by the name the
+runtime reported and normalizes only the pod's image; normalizing both sides is the same for the
+tagged or digested names real runtimes report and lets ImageLocality find ``nginx`` as
+``nginx:latest``.
+
+What it does not own: the cache's book-keeping (``cache.py``), the node order (``node_tree.py``),
+NodeInfo arithmetic (``framework/types.py``).
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Iterable
+
+from agents.scheduler.framework.types import ImageStateSummary, NodeInfo, PodInfo
+from emulator.api.core import Node, Pod
+
+from .node_tree import NodeTree
+
+__all__ = ["Snapshot", "normalized_image_name"]
+
+
+def normalized_image_name(name: str) -> str:
+    """Upstream ImageLocality ``normalizedImageName``: append ":latest" when there is no tag.
+
+    A tag is a ':' after the last '/', so ``localhost:5000/app`` becomes
+    ``localhost:5000/app:latest`` while ``app@sha256:<hex>`` (a digest) is left as it is.
+    """
+    if name.rfind(":") <= name.rfind("/"):
+        return name + ":latest"
+    return name
+
+
+def node_image_names(node: Node) -> list[tuple[str, int]]:
+    """(normalized name, sizeBytes) for every name of every image in ``node.status.images``."""
+    return [(normalized_image_name(raw), image.size_bytes) for image in node.status.images for raw in image.names]
+
+
+class Snapshot:
+    """The NodeInfos of one scheduling cycle (the framework's ``SharedLister``)."""
+
+    __slots__ = (
+        "_affinity_index",
+        "_anti_affinity_index",
+        "_index",
+        "generation",
+        "have_pods_with_affinity_node_info_list",
+        "have_pods_with_required_anti_affinity_node_info_list",
+        "node_info_list",
+        "node_info_map",
+    )
+
+    def __init__(self) -> None:
+        self.node_info_map: dict[str, NodeInfo] = {}
+        self.node_info_list: list[NodeInfo] = []
+        self.have_pods_with_affinity_node_info_list: list[NodeInfo] = []
+        self.have_pods_with_required_anti_affinity_node_info_list: list[NodeInfo] = []
+        self.generation = 0
+        """The newest cache NodeInfo generation this snapshot reflects (0: none yet)."""
+        self._index: dict[str, int] = {}
+        self._affinity_index: dict[str, int] = {}
+        self._anti_affinity_index: dict[str, int] = {}
+
+    @classmethod
+    def from_objects(cls, pods: Iterable[Pod], nodes: Iterable[Node]) -> Snapshot:
+        """A snapshot of exactly these nodes and the pods bound to them (upstream ``NewSnapshot``)."""
+        nodes = list(nodes)
+        tree = NodeTree()
+        infos: dict[str, NodeInfo] = {}
+        for node in nodes:
+            infos[node.metadata.name] = NodeInfo(node)
+            tree.add_node(node)
+        for pod in pods:
+            info = infos.get(pod.spec.node_name) if pod.spec.node_name else None
+            if info is not None:
+                info.add_pod(PodInfo(pod))
+        holders: dict[str, dict[str, None]] = {}
+        for node in nodes:
+            for name, _ in node_image_names(node):
+                holders.setdefault(name, {})[node.metadata.name] = None
+        for node in nodes:
+            infos[node.metadata.name].image_states = {
+                name: ImageStateSummary(size, len(holders[name])) for name, size in node_image_names(node)
+            }
+        snapshot = cls()
+        snapshot.node_info_map = infos
+        snapshot._rebuild(tree.list())
+        return snapshot
+
+    # --- the SharedLister API ---------------------------------------------------------------
+
+    def get(self, node_name: str) -> NodeInfo:
+        """The node's NodeInfo; ``KeyError`` if the snapshot has no such node."""
+        try:
+            return self.node_info_map[node_name]
+        except KeyError:
+            raise KeyError(f'nodeinfo not found for node name "{node_name}"') from None
+
+    def list(self) -> builtins.list[NodeInfo]:  # the name shadows ``list`` below: builtins.list
+        return self.node_info_list
+
+    def num_nodes(self) -> int:
+        return len(self.node_info_list)
+
+    def have_pods_with_affinity_list(self) -> builtins.list[NodeInfo]:
+        return self.have_pods_with_affinity_node_info_list
+
+    def have_pods_with_required_anti_affinity_list(self) -> builtins.list[NodeInfo]:
+        return self.have_pods_with_required_anti_affinity_node_info_list
+
+    def __len__(self) -> int:
+        return len(self.node_info_list)
+
+    def __repr__(self) -> str:
+        return (
+            f"<Snapshot nodes={len(self.node_info_list)} "
+            f"with_affinity={len(self.have_pods_with_affinity_node_info_list)} "
+            f"with_required_anti_affinity={len(self.have_pods_with_required_anti_affinity_node_info_list)} "
+            f"generation={self.generation}>"
+        )
+
+    # --- maintenance, used by Cache.update_snapshot -------------------------------------------
+
+    def _rebuild(self, order: builtins.list[str]) -> None:
+        """Rebuild every list from ``node_info_map`` in ``order`` (names absent from the map skipped)."""
+        infos = self.node_info_map
+        self.node_info_list = [infos[name] for name in order if name in infos]
+        self._index = {info.name: i for i, info in enumerate(self.node_info_list)}
+        self._rebuild_affinity_lists()
+
+    def _rebuild_affinity_lists(self) -> None:
+        listed = self.node_info_list
+        self.have_pods_with_affinity_node_info_list = [i for i in listed if i.pods_with_affinity]
+        self.have_pods_with_required_anti_affinity_node_info_list = [
+            i for i in listed if i.pods_with_required_anti_affinity
+        ]
+        self._affinity_index = {info.name: i for i, info in enumerate(self.have_pods_with_affinity_node_info_list)}
+        self._anti_affinity_index = {
+            info.name: i for i, info in enumerate(self.have_pods_with_required_anti_affinity_node_info_list)
+        }
+
+    def _replace(self, infos: Iterable[NodeInfo]) -> bool:
+        """Put fresh clones where their predecessors were listed; ``False`` if one was not listed.
+
+        The affinity sub-lists are patched too; when a node's membership of one of them changed,
+        the caller rebuilds them (``_rebuild_affinity_lists``) afterwards.
+        """
+        ok = True
+        for info in infos:
+            name = info.name
+            i = self._index.get(name)
+            if i is None:
+                ok = False
+                continue
+            self.node_info_list[i] = info
+            j = self._affinity_index.get(name)
+            if j is not None:
+                self.have_pods_with_affinity_node_info_list[j] = info
+            k = self._anti_affinity_index.get(name)
+            if k is not None:
+                self.have_pods_with_required_anti_affinity_node_info_list[k] = info
+        return ok

@@ -1,0 +1,1 @@
+"""The scheduling framework: Status, CycleState, NodeInfo, plugin interfaces, the profile runtime."""

@@ -1,0 +1,100 @@
+"""Why a pod fits no node: ``Diagnosis`` and ``FitError``, as upstream's ``framework/types.go``.
+
+What this module owns: the record a failed scheduling cycle builds (per-node statuses, the
+plugins that rejected the pod — which drive requeueing through queueing hints — and the
+PreFilter/PostFilter messages), and the exact upstream text of the resulting error:
+
+    "0/<N> nodes are available:" + (" <PreFilter msg>." | " <histogram>.") + (" <PostFilter msg>.")
+
+The histogram counts every reason of every explicitly rejected node, plus the absent-nodes
+status' reasons once per node missing from the map (nodes cut by a PreFilterResult); each
+entry reads "<count> <reason>"; entries are sorted as strings (so "10 x" sorts before "2 y")
+and joined with ", ". With a PreFilter message the histogram is left out (every node carries the
+same PreFilter status). The PostFilter message of DefaultPreemption is itself a FitError text
+ending in ".", so upstream's messages end in ".." — kept verbatim.
+
+It does not own building the diagnosis during the cycle (the scheduling cycle does, with
+``Diagnosis.add_plugin_status``) nor deciding about requeueing (the queue).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Final
+
+from emulator.api.core import Pod
+
+from .interface import NodeToStatus
+from .types import Code, Status
+
+__all__ = ["NO_NODES_AVAILABLE_TO_SCHEDULE", "NO_NODE_AVAILABLE_MSG", "Diagnosis", "FitError"]
+
+NO_NODE_AVAILABLE_MSG: Final = "0/{} nodes are available"
+"""Upstream ``NoNodeAvailableMsg``."""
+NO_NODES_AVAILABLE_TO_SCHEDULE: Final = "no nodes available to schedule pods"
+"""Upstream ``ErrNoNodesAvailable`` (an empty snapshot)."""
+
+
+@dataclass(slots=True)
+class Diagnosis:
+    """What the scheduling cycle learnt while finding no feasible node."""
+
+    node_to_status: NodeToStatus = field(default_factory=NodeToStatus)
+    unschedulable_plugins: set[str] = field(default_factory=set)
+    """Plugins that rejected the pod (Unschedulable / UnschedulableAndUnresolvable)."""
+    pending_plugins: set[str] = field(default_factory=set)
+    """Plugins that returned Pending (requeue without backoff on their events)."""
+    pre_filter_msg: str = ""
+    post_filter_msg: str = ""
+
+    def add_plugin_status(self, status: Status) -> None:
+        """Upstream ``AddPluginStatus``: remember the status' plugin as a rejector."""
+        if not status.plugin:
+            return
+        if status.code is Code.Pending:
+            self.pending_plugins.add(status.plugin)
+        elif status.is_rejected():
+            self.unschedulable_plugins.add(status.plugin)
+
+
+class FitError(Exception):
+    """No node fits the pod; ``str()`` is upstream's ``FitError.Error()``."""
+
+    def __init__(self, pod: Pod, num_all_nodes: int, diagnosis: Diagnosis) -> None:
+        super().__init__(pod, num_all_nodes, diagnosis)
+        self.pod = pod
+        self.num_all_nodes = num_all_nodes
+        self.diagnosis = diagnosis
+
+    def reasons_histogram(self) -> dict[str, int]:
+        """reason → number of nodes rejected with it (absent nodes included), in first-seen order."""
+        counts: dict[str, int] = {}
+        nts = self.diagnosis.node_to_status
+        for _, status in nts.explicit_nodes():
+            for reason in status.reasons:
+                counts[reason] = counts.get(reason, 0) + 1
+        absent = self.num_all_nodes - len(nts)
+        if absent > 0:
+            for reason in nts.absent_nodes_status.reasons:
+                counts[reason] = counts.get(reason, 0) + absent
+        return counts
+
+    def message(self) -> str:
+        msg = NO_NODE_AVAILABLE_MSG.format(self.num_all_nodes) + ":"
+        d = self.diagnosis
+        if d.pre_filter_msg:
+            msg += f" {d.pre_filter_msg}."
+        else:
+            entries = sorted(f"{n} {reason}" for reason, n in self.reasons_histogram().items())
+            if entries:
+                msg += f" {', '.join(entries)}."
+        if d.post_filter_msg:
+            msg += f" {d.post_filter_msg}."
+        return msg
+
+    def __str__(self) -> str:
+        return self.message()
+
+    def __repr__(self) -> str:
+        meta = self.pod.metadata
+        return f"<FitError {meta.namespace}/{meta.name}: {self.message()!r}>"

@@ -1,0 +1,441 @@
+"""The plugin interfaces of the scheduling framework, named as upstream's ``framework/interface.go``.
+
+What this module owns: the contract between plugins and the runtime.
+
+* ``Plugin``: any object with a ``name`` (the upstream ``Name`` constant, e.g. "NodeResourcesFit").
+* One ``runtime_checkable`` Protocol per extension point (``PreEnqueuePlugin``, ``QueueSortPlugin``,
+  ``PreFilterPlugin``, ``FilterPlugin``, ``PostFilterPlugin``, ``PreScorePlugin``, ``ScorePlugin``,
+  ``ReservePlugin``, ``PermitPlugin``, ``PreBindPlugin``, ``BindPlugin``, ``PostBindPlugin``) and
+  ``EnqueueExtensions``. A plugin is a plain class: it does NOT inherit from these Protocols (it may,
+  for documentation); it implements any subset of them by defining the methods.
+* ``PreFilterResult`` / ``PostFilterResult`` / ``NodeToStatus``: the values those points return.
+* ``Handle``: what a plugin factory receives (the profile's ``Framework`` implements it).
+* ``PluginFactory``: ``factory(args, handle) -> Plugin``; a registry maps plugin names to factories.
+
+How the runtime discovers extension points: the profile configuration says which plugin is enabled
+at which extension point; for each such (point, plugin) the runtime checks
+``isinstance(plugin, <Protocol of that point>)`` — i.e. that every method of the Protocol is
+present — and refuses to build the profile otherwise ("plugin X does not extend filter plugin").
+So a Score plugin must define both ``score`` and ``score_extensions`` (return ``None`` when it has
+no NormalizeScore), a PreFilter plugin both ``pre_filter`` and ``pre_filter_extensions``, a Reserve
+plugin both ``reserve`` and ``unreserve``. ``EnqueueExtensions`` is discovered by ``isinstance``
+alone; a plugin without it is registered for every cluster event (the wildcard), as upstream.
+
+Sync vs async: everything runs synchronously in the scheduling cycle except ``pre_bind`` and
+``bind`` (the binding cycle talks to the API server); ``post_bind`` is synchronous and informational.
+
+Statuses: an expected "no" is a ``Status`` (never a raise). Plugins need not set ``Status.plugin``;
+the runtime stamps it. A plugin raising an exception is a bug and propagates.
+
+It does not own: the shared data types (``types.py``), running the plugins (``runtime.py``),
+the waiting-pods map (``waiting_pods.py``), the failure diagnosis (``diagnosis.py``).
+"""
+
+from __future__ import annotations
+
+import enum
+import random
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from emulator.api.core import Pod
+from emulator.runtime.clock import Clock
+
+from .types import ClusterEventWithHint, Code, CycleState, NodeInfo, NodeScore, PodInfo, Status
+from .waiting_pods import WaitingPod
+
+if TYPE_CHECKING:
+    from emulator.client.client import Client
+
+__all__ = [
+    "MAX_TIMEOUT_SECONDS",
+    "BindPlugin",
+    "EnqueueExtensions",
+    "ExtensionPoint",
+    "FilterPlugin",
+    "Handle",
+    "NodePluginScores",
+    "NodeToStatus",
+    "NominatingMode",
+    "PermitPlugin",
+    "Plugin",
+    "PluginFactory",
+    "PluginScore",
+    "PodNominator",
+    "PostBindPlugin",
+    "PostFilterPlugin",
+    "PostFilterResult",
+    "PreBindPlugin",
+    "PreEnqueuePlugin",
+    "PreFilterExtensions",
+    "PreFilterPlugin",
+    "PreFilterResult",
+    "PreScorePlugin",
+    "ProfileSpec",
+    "QueueSortPlugin",
+    "QueuedPod",
+    "ReservePlugin",
+    "ScoreExtensions",
+    "ScorePlugin",
+    "SharedLister",
+]
+
+MAX_TIMEOUT_SECONDS = 15 * 60
+"""Permit timeouts are capped at 15 minutes (upstream ``maxTimeout``)."""
+
+
+# --- the profile the runtime is built from -------------------------------------------------
+
+
+class ExtensionPoint(enum.Enum):
+    """Extension points, valued as their ``KubeSchedulerConfiguration`` ``plugins`` keys."""
+
+    PreEnqueue = "preEnqueue"
+    QueueSort = "queueSort"
+    PreFilter = "preFilter"
+    Filter = "filter"
+    PostFilter = "postFilter"
+    PreScore = "preScore"
+    Score = "score"
+    Reserve = "reserve"
+    Permit = "permit"
+    PreBind = "preBind"
+    Bind = "bind"
+    PostBind = "postBind"
+
+
+@dataclass(frozen=True, slots=True)
+class ProfileSpec:
+    """One profile, already merged with the defaults and with ``multiPoint`` expanded.
+
+    ``plugins[point]`` is the ordered list of ``(plugin name, weight)`` enabled at ``point``;
+    the weight matters only for ``ExtensionPoint.Score`` (0 means 1). ``plugin_args[name]`` is the
+    decoded ``pluginConfig`` args handed to that plugin's factory (absent: ``None``).
+    """
+
+    scheduler_name: str = "default-scheduler"
+    plugins: Mapping[ExtensionPoint, Sequence[tuple[str, int]]] = field(default_factory=dict)
+    plugin_args: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    percentage_of_nodes_to_score: int | None = None
+
+
+# --- what plugins are handed ---------------------------------------------------------------
+
+
+class QueuedPod(Protocol):
+    """What ``QueueSortPlugin.less`` compares (the queue's ``QueuedPodInfo``)."""
+
+    @property
+    def pod(self) -> Pod: ...
+
+    @property
+    def timestamp(self) -> float:
+        """Clock time the pod was added to the queue (or last re-queued)."""
+        ...
+
+
+class SharedLister(Protocol):
+    """The current cycle's snapshot of the cache (``agents/scheduler/cache/snapshot.py``)."""
+
+    @property
+    def node_info_list(self) -> list[NodeInfo]: ...
+
+    @property
+    def node_info_map(self) -> dict[str, NodeInfo]: ...
+
+    @property
+    def have_pods_with_affinity_node_info_list(self) -> list[NodeInfo]: ...
+
+    @property
+    def have_pods_with_required_anti_affinity_node_info_list(self) -> list[NodeInfo]: ...
+
+    def get(self, node_name: str) -> NodeInfo:
+        """The node's NodeInfo; ``KeyError`` if absent from the snapshot."""
+        ...
+
+
+class PodNominator(Protocol):
+    """The queue's nominator, as far as the framework reads it."""
+
+    def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]: ...
+
+
+# --- results -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PreFilterResult:
+    """Nodes a PreFilter plugin restricts the pod to; ``None`` means all nodes."""
+
+    node_names: frozenset[str] | None = None
+
+    def all_nodes(self) -> bool:
+        return self.node_names is None
+
+    def merge(self, other: PreFilterResult | None) -> PreFilterResult:
+        """Upstream ``Merge``: the intersection; ``None``/all-nodes is the identity."""
+        if other is None or other.node_names is None:
+            return self
+        if self.node_names is None:
+            return other
+        return PreFilterResult(self.node_names & other.node_names)
+
+
+@dataclass(frozen=True, slots=True)
+class PluginScore:
+    """One score plugin's verdict on one node, kept whole for ``explain``."""
+
+    name: str
+    raw_score: int
+    """What ``score`` returned."""
+    normalized_score: int
+    """After ``normalize_score`` (equal to ``raw_score`` without ScoreExtensions)."""
+    weight: int
+    score: int
+    """``normalized_score * weight``: what counts in the total (upstream ``PluginScore.Score``)."""
+
+
+@dataclass(slots=True)
+class NodePluginScores:
+    """Upstream ``NodePluginScores``: a node's per-plugin scores and their sum."""
+
+    name: str
+    scores: list[PluginScore] = field(default_factory=list)
+    total_score: int = 0
+
+
+class NominatingMode(enum.Enum):
+    Noop = 0
+    """Keep the pod's current nomination."""
+    Override = 1
+    """Replace it with ``nominated_node_name`` (may be "" to clear)."""
+
+
+@dataclass(frozen=True, slots=True)
+class PostFilterResult:
+    """A PostFilter plugin's outcome: the node the pod is nominated to (preemption)."""
+
+    nominated_node_name: str = ""
+    nominating_mode: NominatingMode = NominatingMode.Override
+
+
+class NodeToStatus:
+    """Upstream ``NodeToStatus`` (v1.31+): explicit per-node statuses plus one for absent nodes.
+
+    Nodes not set explicitly (e.g. excluded by a PreFilterResult, or a whole-cycle PreFilter
+    rejection) have ``absent_nodes_status``, by default ``UnschedulableAndUnresolvable``
+    without reasons. Insertion order is kept (deterministic iteration).
+    """
+
+    __slots__ = ("_absent", "_statuses")
+
+    def __init__(self, statuses: Mapping[str, Status] | None = None, absent: Status | None = None) -> None:
+        self._statuses: dict[str, Status] = dict(statuses or {})
+        self._absent = absent if absent is not None else Status(Code.UnschedulableAndUnresolvable)
+
+    def get(self, node_name: str) -> Status:
+        return self._statuses.get(node_name, self._absent)
+
+    def set(self, node_name: str, status: Status) -> None:
+        self._statuses[node_name] = status
+
+    def __len__(self) -> int:
+        """Number of explicitly set nodes (upstream ``Len``)."""
+        return len(self._statuses)
+
+    @property
+    def absent_nodes_status(self) -> Status:
+        return self._absent
+
+    def set_absent_nodes_status(self, status: Status) -> None:
+        self._absent = status
+
+    def explicit_nodes(self) -> Iterator[tuple[str, Status]]:
+        """(node name, status) in insertion order (upstream ``ForEachExplicitNode``)."""
+        return iter(list(self._statuses.items()))
+
+    def nodes_for_status_code(self, nodes: list[NodeInfo], code: Code) -> list[NodeInfo]:
+        """The nodes among ``nodes`` whose status (explicit or absent) has ``code``."""
+        return [n for n in nodes if self.get(n.name).code == code]
+
+    def __repr__(self) -> str:
+        return f"<NodeToStatus {self._statuses!r} absent={self._absent!r}>"
+
+
+# --- the extension points --------------------------------------------------------------
+
+
+@runtime_checkable
+class Plugin(Protocol):
+    name: str
+    """Upstream's plugin name (the ``Name`` constant)."""
+
+
+@runtime_checkable
+class PreEnqueuePlugin(Plugin, Protocol):
+    def pre_enqueue(self, pod: Pod) -> Status:
+        """Success lets the pod into activeQ; anything else gates it (it waits for an event)."""
+        ...
+
+
+@runtime_checkable
+class QueueSortPlugin(Plugin, Protocol):
+    def less(self, a: QueuedPod, b: QueuedPod) -> bool:
+        """True if ``a`` should be popped before ``b``. Exactly one per profile."""
+        ...
+
+
+@runtime_checkable
+class PreFilterExtensions(Protocol):
+    """Incremental updates of a PreFilter plugin's CycleState for a simulated pod add/remove."""
+
+    def add_pod(
+        self, state: CycleState, pod_to_schedule: Pod, pod_info_to_add: PodInfo, node_info: NodeInfo
+    ) -> Status: ...
+
+    def remove_pod(
+        self, state: CycleState, pod_to_schedule: Pod, pod_info_to_remove: PodInfo, node_info: NodeInfo
+    ) -> Status: ...
+
+
+@runtime_checkable
+class PreFilterPlugin(Plugin, Protocol):
+    def pre_filter(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[PreFilterResult | None, Status]:
+        """Skip: the plugin's Filter (and extensions) are skipped this cycle."""
+        ...
+
+    def pre_filter_extensions(self) -> PreFilterExtensions | None: ...
+
+
+@runtime_checkable
+class FilterPlugin(Plugin, Protocol):
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+        """Success, Unschedulable, UnschedulableAndUnresolvable (or Error)."""
+        ...
+
+
+@runtime_checkable
+class PostFilterPlugin(Plugin, Protocol):
+    def post_filter(
+        self, state: CycleState, pod: Pod, filtered_node_status: NodeToStatus
+    ) -> tuple[PostFilterResult | None, Status]:
+        """Runs only when no node fits. Success with a nominated node ends the PostFilter chain."""
+        ...
+
+
+@runtime_checkable
+class PreScorePlugin(Plugin, Protocol):
+    def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status:
+        """Skip: the plugin's Score is skipped this cycle."""
+        ...
+
+
+@runtime_checkable
+class ScoreExtensions(Protocol):
+    def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> Status:
+        """Rewrite ``scores[i].score`` in place into [MIN_NODE_SCORE, MAX_NODE_SCORE]."""
+        ...
+
+
+@runtime_checkable
+class ScorePlugin(Plugin, Protocol):
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status]: ...
+
+    def score_extensions(self) -> ScoreExtensions | None: ...
+
+
+@runtime_checkable
+class ReservePlugin(Plugin, Protocol):
+    def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status: ...
+
+    def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        """Undo ``reserve``; must be idempotent (may run without a prior reserve)."""
+        ...
+
+
+@runtime_checkable
+class PermitPlugin(Plugin, Protocol):
+    def permit(self, state: CycleState, pod: Pod, node_name: str) -> tuple[Status, float]:
+        """(Success | Wait | rejection, timeout in seconds — used only with Wait, capped at 15 min)."""
+        ...
+
+
+@runtime_checkable
+class PreBindPlugin(Plugin, Protocol):
+    async def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status: ...
+
+
+@runtime_checkable
+class BindPlugin(Plugin, Protocol):
+    async def bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        """Skip: not mine, let the next bind plugin try."""
+        ...
+
+
+@runtime_checkable
+class PostBindPlugin(Plugin, Protocol):
+    def post_bind(self, state: CycleState, pod: Pod, node_name: str) -> None: ...
+
+
+@runtime_checkable
+class EnqueueExtensions(Protocol):
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        """Events that may make a pod this plugin rejected schedulable, with optional hints."""
+        ...
+
+
+# --- the handle and factories ----------------------------------------------------------------
+
+
+class Handle(Protocol):
+    """What a plugin factory receives; the profile's ``runtime.Framework`` implements it.
+
+    Plugins keep the handle and read the snapshot through it during a cycle
+    (``handle.snapshot_shared_lister().get(name)``); they never reach into the cache.
+    """
+
+    @property
+    def scheduler_name(self) -> str: ...
+
+    @property
+    def client(self) -> Client | None:
+        """For API calls (DefaultBinder's Binding); ``None`` in pure unit tests."""
+        ...
+
+    @property
+    def clock(self) -> Clock: ...
+
+    @property
+    def rng(self) -> random.Random: ...
+
+    @property
+    def parallelism(self) -> int: ...
+
+    def snapshot_shared_lister(self) -> SharedLister: ...
+
+    def get_waiting_pod(self, uid: str) -> WaitingPod | None: ...
+
+    def iterate_over_waiting_pods(self, fn: Callable[[WaitingPod], None]) -> None: ...
+
+    def reject_waiting_pod(self, uid: str) -> bool:
+        """Reject a pod waiting at Permit; False if no such waiting pod."""
+        ...
+
+    def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]: ...
+
+    def run_filter_plugins(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status: ...
+
+    def run_filter_plugins_with_nominated_pods(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status: ...
+
+    def run_pre_filter_extension_add_pod(
+        self, state: CycleState, pod_to_schedule: Pod, pod_info_to_add: PodInfo, node_info: NodeInfo
+    ) -> Status: ...
+
+    def run_pre_filter_extension_remove_pod(
+        self, state: CycleState, pod_to_schedule: Pod, pod_info_to_remove: PodInfo, node_info: NodeInfo
+    ) -> Status: ...
+
+
+PluginFactory = Callable[[Mapping[str, Any] | None, Handle], Plugin]
+"""``factory(args, handle) -> plugin``: ``args`` is the decoded pluginConfig entry, or None."""

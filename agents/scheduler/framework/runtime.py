@@ -1,0 +1,457 @@
+"""One profile's framework: its plugins, and running them per extension point (upstream
+``framework/runtime/framework.go``).
+
+What this module owns: ``Framework``, built from a ``ProfileSpec`` and a registry (instantiation
+and validation in ``plugin_set.py``), and its ``run_*`` methods with upstream's semantics and
+messages:
+
+| point        | runs                                   | stops at / result                                     |
+| ------------ | -------------------------------------- | ----------------------------------------------------- |
+| PreEnqueue   | gating plugin first, then in order     | first non-Success → (status, gating plugin)           |
+| PreFilter    | all, in order                          | Skip → skip coupled Filter; UnschedAndUnresolvable or |
+|              |                                        | Error aborts; Unschedulable remembered, go on;        |
+|              |                                        | PreFilterResults intersected, empty → UU               |
+| Filter       | in order, minus skipped                | first non-Success; non-rejections become Error        |
+| PostFilter   | in order                               | Success / UnschedulableAndUnresolvable / Error        |
+| PreScore     | all                                    | Skip → skip coupled Score; other non-Success → Error  |
+| Score        | per node, then NormalizeScore, weights | any error; normalized score outside [0, 100] → Error  |
+| Reserve      | in order; Unreserve in reverse         | first non-Success                                     |
+| Permit       | all                                    | rejection/Error at once; any Wait → waiting pod       |
+| PreBind      | in order (async)                       | first non-Success                                     |
+| Bind         | in order (async)                       | first non-Skip; none / all Skip → Skip                |
+| PostBind     | all                                    | informational                                         |
+
+Plugin statuses are stamped with the plugin's name. The Framework is also the plugins'
+``Handle``. Everything is synchronous except ``wait_on_permit``, ``run_pre_bind_plugins`` and
+``run_bind_plugins``. It does not own the order of the scheduling cycle, node sampling, host
+selection or the failure handling (the scheduler's cycles do), nor the queue or the cache.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from emulator.api.core import Pod
+from emulator.runtime.clock import Clock
+
+from .interface import (
+    MAX_TIMEOUT_SECONDS,
+    BindPlugin,
+    ExtensionPoint,
+    FilterPlugin,
+    NodePluginScores,
+    NodeToStatus,
+    NominatingMode,
+    PermitPlugin,
+    Plugin,
+    PluginFactory,
+    PluginScore,
+    PodNominator,
+    PostBindPlugin,
+    PostFilterPlugin,
+    PostFilterResult,
+    PreBindPlugin,
+    PreEnqueuePlugin,
+    PreFilterPlugin,
+    PreFilterResult,
+    PreScorePlugin,
+    ProfileSpec,
+    QueuedPod,
+    QueueSortPlugin,
+    ReservePlugin,
+    ScorePlugin,
+    SharedLister,
+)
+from .plugin_set import build_plugins, enqueue_events
+from .types import (
+    MAX_NODE_SCORE,
+    MIN_NODE_SCORE,
+    SUCCESS,
+    ClusterEventWithHint,
+    Code,
+    CycleState,
+    NodeInfo,
+    NodeScore,
+    PodInfo,
+    Status,
+)
+from .waiting_pods import WaitingPod, WaitingPodsMap
+
+if TYPE_CHECKING:
+    from emulator.client.client import Client
+
+__all__ = ["Framework"]
+
+
+def _error(msg: str, plugin: str) -> Status:
+    return Status(Code.Error, msg, plugin=plugin)
+
+
+def _pod_priority(pod: Pod) -> int:
+    return pod.spec.priority if pod.spec.priority is not None else 0
+
+
+class Framework:
+    """The plugins of one profile and the runners of its extension points."""
+
+    def __init__(
+        self,
+        spec: ProfileSpec,
+        registry: Mapping[str, PluginFactory],
+        *,
+        clock: Clock,
+        rng: random.Random,
+        client: Client | None = None,
+        snapshot: SharedLister | None = None,
+        nominator: PodNominator | None = None,
+        waiting_pods: WaitingPodsMap | None = None,
+        parallelism: int = 16,
+    ) -> None:
+        """Instantiate the profile's plugins; ``ValueError`` with upstream's message if invalid."""
+        self.scheduler_name: str = spec.scheduler_name
+        self.percentage_of_nodes_to_score: int | None = spec.percentage_of_nodes_to_score
+        self.client = client
+        self.clock = clock
+        self.rng = rng
+        self.parallelism = parallelism
+        self._snapshot = snapshot
+        self._nominator = nominator
+        self.waiting_pods = waiting_pods if waiting_pods is not None else WaitingPodsMap()
+        enabled = build_plugins(spec, registry, self)
+        self._plugins: dict[str, Plugin] = enabled.plugins
+        self._points: dict[ExtensionPoint, list[Any]] = enabled.points
+        self.score_plugin_weight: dict[str, int] = enabled.score_weights
+
+    # --- introspection ----------------------------------------------------------------------
+
+    @property
+    def profile_name(self) -> str:
+        return self.scheduler_name
+
+    def plugin(self, name: str) -> Plugin | None:
+        return self._plugins.get(name)
+
+    def plugins(self) -> dict[str, Plugin]:
+        """Every instantiated plugin by name, in instantiation order."""
+        return dict(self._plugins)
+
+    def list_plugins(self) -> dict[ExtensionPoint, list[str]]:
+        """The enabled plugin names per extension point, in run order (empty points left out)."""
+        return {p: [pl.name for pl in pls] for p, pls in self._points.items() if pls}
+
+    def has_filter_plugins(self) -> bool:
+        return bool(self._points[ExtensionPoint.Filter])
+
+    def has_score_plugins(self) -> bool:
+        return bool(self._points[ExtensionPoint.Score])
+
+    def has_post_filter_plugins(self) -> bool:
+        return bool(self._points[ExtensionPoint.PostFilter])
+
+    def events_to_register(self) -> dict[str, list[ClusterEventWithHint]]:
+        """Per plugin that can reject a pod: its registered events (default: the wildcard)."""
+        return enqueue_events(self._plugins)
+
+    def __repr__(self) -> str:
+        return f"<Framework {self.scheduler_name} plugins={list(self._plugins)}>"
+
+    # --- Handle ---------------------------------------------------------------------------
+
+    def snapshot_shared_lister(self) -> SharedLister:
+        if self._snapshot is None:
+            raise RuntimeError(f"profile {self.scheduler_name}: no snapshot set")
+        return self._snapshot
+
+    def set_snapshot(self, snapshot: SharedLister) -> None:
+        self._snapshot = snapshot
+
+    def set_nominator(self, nominator: PodNominator) -> None:
+        self._nominator = nominator
+
+    def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
+        return self._nominator.nominated_pods_for_node(node_name) if self._nominator is not None else []
+
+    def get_waiting_pod(self, uid: str) -> WaitingPod | None:
+        return self.waiting_pods.get(uid)
+
+    def iterate_over_waiting_pods(self, fn: Callable[[WaitingPod], None]) -> None:
+        self.waiting_pods.iterate(fn)
+
+    def reject_waiting_pod(self, uid: str) -> bool:
+        wp = self.waiting_pods.get(uid)
+        if wp is None:
+            return False
+        wp.reject("", "removed")
+        return True
+
+    # --- queue ------------------------------------------------------------------------------
+
+    def run_pre_enqueue_plugins(self, pod: Pod, gating_plugin: str = "") -> tuple[Status, str]:
+        """(Success, "") if every PreEnqueue plugin admits the pod, else (status, gating plugin)."""
+        plugins: list[PreEnqueuePlugin] = self._points[ExtensionPoint.PreEnqueue]
+        ordered = [p for p in plugins if p.name == gating_plugin] + [p for p in plugins if p.name != gating_plugin]
+        for pl in ordered:
+            s = pl.pre_enqueue(pod)
+            if not s.is_success():
+                return s.with_plugin(pl.name), pl.name
+        return SUCCESS, ""
+
+    def queue_sort_less(self, a: QueuedPod, b: QueuedPod) -> bool:
+        pl: QueueSortPlugin = self._points[ExtensionPoint.QueueSort][0]
+        return pl.less(a, b)
+
+    # --- filtering --------------------------------------------------------------------------
+
+    def run_pre_filter_plugins(
+        self, state: CycleState, pod: Pod, nodes: list[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status, set[str]]:
+        """(merged result, status, plugins whose result restricted the nodes)."""
+        skip: set[str] = set()
+        try:
+            result: PreFilterResult | None = None
+            with_nodes: set[str] = set()
+            returned = SUCCESS
+            pl: PreFilterPlugin
+            for pl in self._points[ExtensionPoint.PreFilter]:
+                r, s = pl.pre_filter(state, pod, nodes)
+                if s.is_skip():
+                    skip.add(pl.name)
+                    continue
+                if not s.is_success():
+                    s = s.with_plugin(pl.name)
+                    if s.code is Code.UnschedulableAndUnresolvable:
+                        return None, s, set()
+                    if s.code is Code.Unschedulable:
+                        returned = s
+                        continue
+                    return None, _error(f'running PreFilter plugin "{pl.name}": {s.message()}', pl.name), set()
+                if r is not None and not r.all_nodes():
+                    with_nodes.add(pl.name)
+                result = r if result is None else result.merge(r)
+                if result is not None and result.node_names is not None and not result.node_names:
+                    names = sorted(with_nodes)
+                    if len(names) == 1:
+                        msg = f"node(s) didn't satisfy plugin {names[0]}"
+                    else:
+                        msg = f"node(s) didn't satisfy plugin(s) [{' '.join(names)}] simultaneously"
+                    return result, Status(Code.UnschedulableAndUnresolvable, msg), with_nodes
+            return result, returned, with_nodes
+        finally:
+            state.skip_filter_plugins = skip
+
+    def run_pre_filter_extension_add_pod(
+        self, state: CycleState, pod_to_schedule: Pod, pod_info_to_add: PodInfo, node_info: NodeInfo
+    ) -> Status:
+        return self._run_extension(state, "AddPod", pod_to_schedule, pod_info_to_add, node_info)
+
+    def run_pre_filter_extension_remove_pod(
+        self, state: CycleState, pod_to_schedule: Pod, pod_info_to_remove: PodInfo, node_info: NodeInfo
+    ) -> Status:
+        return self._run_extension(state, "RemovePod", pod_to_schedule, pod_info_to_remove, node_info)
+
+    def _run_extension(self, state: CycleState, op: str, pod: Pod, pi: PodInfo, node_info: NodeInfo) -> Status:
+        pl: PreFilterPlugin
+        for pl in self._points[ExtensionPoint.PreFilter]:
+            ext = pl.pre_filter_extensions()
+            if ext is None or pl.name in state.skip_filter_plugins:
+                continue
+            s = ext.add_pod(state, pod, pi, node_info) if op == "AddPod" else ext.remove_pod(state, pod, pi, node_info)
+            if not s.is_success():
+                return _error(f'running {op} on PreFilter plugin "{pl.name}": {s.message()}', pl.name)
+        return SUCCESS
+
+    def run_filter_plugins(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+        pl: FilterPlugin
+        for pl in self._points[ExtensionPoint.Filter]:
+            if pl.name in state.skip_filter_plugins:
+                continue
+            s = pl.filter(state, pod, node_info)
+            if not s.is_success():
+                if not s.is_rejected():
+                    return _error(f'running "{pl.name}" filter plugin: {s.message()}', pl.name)
+                return s.with_plugin(pl.name)
+        return SUCCESS
+
+    def run_filter_plugins_with_nominated_pods(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+        """Filters with the ≥-priority pods nominated to the node, then (if any) without them."""
+        priority = _pod_priority(pod)
+        nominated = [
+            pi
+            for pi in self.nominated_pods_for_node(node_info.name)
+            if _pod_priority(pi.pod) >= priority and pi.uid != pod.metadata.uid
+        ]
+        if not nominated:
+            return self.run_filter_plugins(state, pod, node_info)
+        state_with, node_with = state.clone(), node_info.clone()
+        for pi in nominated:
+            node_with.add_pod(pi)
+            s = self.run_pre_filter_extension_add_pod(state_with, pod, pi, node_with)
+            if not s.is_success():
+                return Status(Code.Error, *s.reasons, plugin=s.plugin)
+        status = self.run_filter_plugins(state_with, pod, node_with)
+        if not status.is_success():
+            return status
+        return self.run_filter_plugins(state, pod, node_info)
+
+    def run_post_filter_plugins(
+        self, state: CycleState, pod: Pod, filtered_node_status: NodeToStatus
+    ) -> tuple[PostFilterResult | None, Status]:
+        result: PostFilterResult | None = None
+        reasons: list[str] = []
+        rejector = ""
+        pl: PostFilterPlugin
+        for pl in self._points[ExtensionPoint.PostFilter]:
+            r, s = pl.post_filter(state, pod, filtered_node_status)
+            if s.is_success():
+                return r, s
+            if s.code is Code.UnschedulableAndUnresolvable:
+                return r, s.with_plugin(pl.name)
+            if not s.is_rejected():
+                return None, Status(Code.Error, *s.reasons, plugin=pl.name)
+            if r is not None and r.nominating_mode is not NominatingMode.Noop:
+                result = r
+            reasons.extend(s.reasons)
+            rejector = rejector or pl.name
+        return result, Status(Code.Unschedulable, *reasons, plugin=rejector)
+
+    # --- scoring ----------------------------------------------------------------------------
+
+    def run_pre_score_plugins(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status:
+        skip: set[str] = set()
+        try:
+            pl: PreScorePlugin
+            for pl in self._points[ExtensionPoint.PreScore]:
+                s = pl.pre_score(state, pod, nodes)
+                if s.is_skip():
+                    skip.add(pl.name)
+                elif not s.is_success():
+                    return _error(f'running PreScore plugin "{pl.name}": {s.message()}', pl.name)
+            return SUCCESS
+        finally:
+            state.skip_score_plugins = skip
+
+    def run_score_plugins(
+        self, state: CycleState, pod: Pod, nodes: list[NodeInfo]
+    ) -> tuple[list[NodePluginScores], Status]:
+        """Per node: each plugin's raw, normalized and weighted score, and the total."""
+        plugins: list[ScorePlugin] = [
+            p for p in self._points[ExtensionPoint.Score] if p.name not in state.skip_score_plugins
+        ]
+        lists: dict[str, list[NodeScore]] = {pl.name: [] for pl in plugins}
+        for ni in nodes:
+            for pl in plugins:
+                score, s = pl.score(state, pod, ni)
+                if not s.is_success():
+                    msg = f'running Score plugins: plugin "{pl.name}" failed with: {s.message()}'
+                    return [], _error(msg, pl.name)
+                lists[pl.name].append(NodeScore(ni.name, score))
+        raw = {name: [ns.score for ns in lst] for name, lst in lists.items()}
+        for pl in plugins:
+            ext = pl.score_extensions()
+            if ext is None:
+                continue
+            s = ext.normalize_score(state, pod, lists[pl.name])
+            if not s.is_success():
+                msg = f'running Normalize on Score plugins: plugin "{pl.name}" failed with: {s.message()}'
+                return [], _error(msg, pl.name)
+        out: list[NodePluginScores] = []
+        for i, ni in enumerate(nodes):
+            nps = NodePluginScores(ni.name)
+            for pl in plugins:
+                normalized = lists[pl.name][i].score
+                if not MIN_NODE_SCORE <= normalized <= MAX_NODE_SCORE:
+                    msg = (
+                        f'applying score defaultWeights on Score plugins: plugin "{pl.name}" returns an invalid '
+                        f"score {normalized}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] "
+                        "after normalizing"
+                    )
+                    return [], _error(msg, pl.name)
+                weight = self.score_plugin_weight[pl.name]
+                nps.scores.append(PluginScore(pl.name, raw[pl.name][i], normalized, weight, normalized * weight))
+                nps.total_score += normalized * weight
+            out.append(nps)
+        return out, SUCCESS
+
+    # --- reserve and permit -----------------------------------------------------------------
+
+    def run_reserve_plugins_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        pl: ReservePlugin
+        for pl in self._points[ExtensionPoint.Reserve]:
+            s = pl.reserve(state, pod, node_name)
+            if not s.is_success():
+                if s.is_rejected():
+                    return s.with_plugin(pl.name)
+                return _error(f'running Reserve plugin "{pl.name}": {s.message()}', pl.name)
+        return SUCCESS
+
+    def run_reserve_plugins_unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        """Unreserve of every Reserve plugin, in reverse order."""
+        pl: ReservePlugin
+        for pl in reversed(self._points[ExtensionPoint.Reserve]):
+            pl.unreserve(state, pod, node_name)
+
+    def run_permit_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        """Success, a rejection/Error, or Wait (the pod is then in the waiting-pods map)."""
+        wait: dict[str, float] = {}
+        pl: PermitPlugin
+        for pl in self._points[ExtensionPoint.Permit]:
+            s, timeout = pl.permit(state, pod, node_name)
+            if s.is_success():
+                continue
+            if s.is_rejected():
+                return s.with_plugin(pl.name)
+            if s.is_wait():
+                wait[pl.name] = min(timeout, MAX_TIMEOUT_SECONDS)
+                continue
+            return _error(f'running Permit plugin "{pl.name}": {s.message()}', pl.name)
+        if wait:
+            self.waiting_pods.add(WaitingPod(pod, wait, self.clock))
+            msg = f'one or more plugins asked to wait and no plugin rejected pod "{pod.metadata.name}"'
+            return Status(Code.Wait, msg)
+        return SUCCESS
+
+    async def wait_on_permit(self, pod: Pod) -> Status:
+        """Block until the waiting pod is allowed, rejected or timed out; Success if not waiting."""
+        wp = self.waiting_pods.get(pod.metadata.uid)
+        if wp is None:
+            return SUCCESS
+        try:
+            s = await wp.wait()
+        finally:
+            self.waiting_pods.remove(pod.metadata.uid)
+        if s.is_success() or s.is_rejected():
+            return s
+        return _error(f"waiting on permit for pod: {s.message()}", s.plugin)
+
+    # --- binding ----------------------------------------------------------------------------
+
+    async def run_pre_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        pl: PreBindPlugin
+        for pl in self._points[ExtensionPoint.PreBind]:
+            s = await pl.pre_bind(state, pod, node_name)
+            if not s.is_success():
+                if s.is_rejected():
+                    return s.with_plugin(pl.name)
+                return _error(f'running PreBind plugin "{pl.name}": {s.message()}', pl.name)
+        return SUCCESS
+
+    async def run_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        status = Status(Code.Skip)
+        pl: BindPlugin
+        for pl in self._points[ExtensionPoint.Bind]:
+            status = await pl.bind(state, pod, node_name)
+            if status.is_skip():
+                continue
+            if status.is_success():
+                return status
+            if status.is_rejected():
+                return status.with_plugin(pl.name)
+            return _error(f'running Bind plugin "{pl.name}": {status.message()}', pl.name)
+        return status
+
+    def run_post_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        pl: PostBindPlugin
+        for pl in self._points[ExtensionPoint.PostBind]:
+            pl.post_bind(state, pod, node_name)

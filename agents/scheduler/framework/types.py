@@ -1,0 +1,571 @@
+"""The scheduler framework's shared types, named as upstream's (``framework/types.go``,
+``framework/interface.go``, ``framework/events.go``, ``framework/cycle_state.go``).
+
+* ``Code`` / ``Status``: a plugin's verdict. An expected "no" is a Status, never a raise.
+* ``Resource``, ``PodInfo``, ``NodeInfo``: the cache's per-pod and per-node aggregates
+  (requested and non-zero requested resources, host ports, image states, pods with
+  affinity terms) and their ``generation`` for incremental snapshots.
+* ``CycleState``: per-attempt scratch space shared by a profile's plugins.
+* ``ActionType`` / ``EventResource`` / ``ClusterEvent`` / ``QueueingHint``: what plugins
+  register to be told about, and their verdict on whether a rejected pod may now fit.
+
+Units: CPU in millicores, everything else in base units (ints, never floats).
+"""
+
+from __future__ import annotations
+
+import enum
+import itertools
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from emulator.api.core import Node, Pod, PodAffinityTerm, WeightedPodAffinityTerm
+from emulator.api.resources import pod_requests
+
+__all__ = [
+    "DEFAULT_MEMORY_REQUEST",
+    "DEFAULT_MILLI_CPU_REQUEST",
+    "MAX_NODE_SCORE",
+    "MIN_NODE_SCORE",
+    "ActionType",
+    "ClusterEvent",
+    "ClusterEventWithHint",
+    "Code",
+    "CycleState",
+    "EventResource",
+    "HostPortInfo",
+    "ImageStateSummary",
+    "NodeInfo",
+    "NodeScore",
+    "PodInfo",
+    "QueueingHint",
+    "QueueingHintFn",
+    "Resource",
+    "Status",
+    "next_generation",
+]
+
+MAX_NODE_SCORE: Final = 100
+MIN_NODE_SCORE: Final = 0
+DEFAULT_MILLI_CPU_REQUEST: Final = 100
+"""Non-zero CPU for scoring a container that does not specify one (0.1 core)."""
+DEFAULT_MEMORY_REQUEST: Final = 200 * 1024 * 1024
+"""Non-zero memory for scoring a container that does not specify one (200 MiB)."""
+
+
+# --- Status ---------------------------------------------------------------------------
+
+
+class Code(enum.IntEnum):
+    """Upstream status codes, in upstream's iota order."""
+
+    Success = 0
+    Error = 1
+    Unschedulable = 2
+    UnschedulableAndUnresolvable = 3
+    Wait = 4
+    Skip = 5
+    Pending = 6
+
+
+class Status:
+    """A plugin's result: code, reasons, and the plugin that produced it."""
+
+    __slots__ = ("code", "plugin", "reasons")
+
+    def __init__(self, code: Code = Code.Success, *reasons: str, plugin: str = "") -> None:
+        self.code = code
+        self.reasons: tuple[str, ...] = reasons
+        self.plugin = plugin
+
+    @classmethod
+    def success(cls) -> Status:
+        return SUCCESS
+
+    def is_success(self) -> bool:
+        return self.code is Code.Success
+
+    def is_skip(self) -> bool:
+        return self.code is Code.Skip
+
+    def is_wait(self) -> bool:
+        return self.code is Code.Wait
+
+    def is_rejected(self) -> bool:
+        """Unschedulable, UnschedulableAndUnresolvable or Pending."""
+        return self.code in (Code.Unschedulable, Code.UnschedulableAndUnresolvable, Code.Pending)
+
+    def with_plugin(self, plugin: str) -> Status:
+        if self.plugin == plugin:
+            return self
+        return Status(self.code, *self.reasons, plugin=plugin)
+
+    def message(self) -> str:
+        return ", ".join(self.reasons)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Status):
+            return NotImplemented
+        return self.code == other.code and self.reasons == other.reasons
+
+    def __hash__(self) -> int:
+        return hash((self.code, self.reasons))
+
+    def __repr__(self) -> str:
+        plugin = f" plugin={self.plugin}" if self.plugin else ""
+        reasons = f" {list(self.reasons)!r}" if self.reasons else ""
+        return f"<Status {self.code.name}{reasons}{plugin}>"
+
+
+SUCCESS: Final = Status()
+
+
+@dataclass(slots=True)
+class NodeScore:
+    name: str
+    score: int
+
+
+# --- resources, pods, nodes ----------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class Resource:
+    """Upstream ``framework.Resource``: the standard resources plus scalar ones."""
+
+    milli_cpu: int = 0
+    memory: int = 0
+    ephemeral_storage: int = 0
+    allowed_pod_number: int = 0
+    scalar_resources: dict[str, int] = field(default_factory=dict)
+
+    @classmethod
+    def from_amounts(cls, amounts: dict[str, int]) -> Resource:
+        r = cls()
+        for name, v in amounts.items():
+            r.add(name, v)
+        return r
+
+    def add(self, name: str, v: int) -> None:
+        if name == "cpu":
+            self.milli_cpu += v
+        elif name == "memory":
+            self.memory += v
+        elif name == "ephemeral-storage":
+            self.ephemeral_storage += v
+        elif name == "pods":
+            self.allowed_pod_number += v
+        else:
+            self.scalar_resources[name] = self.scalar_resources.get(name, 0) + v
+
+    def get(self, name: str) -> int:
+        if name == "cpu":
+            return self.milli_cpu
+        if name == "memory":
+            return self.memory
+        if name == "ephemeral-storage":
+            return self.ephemeral_storage
+        if name == "pods":
+            return self.allowed_pod_number
+        return self.scalar_resources.get(name, 0)
+
+    def add_resource(self, other: Resource, sign: int = 1) -> None:
+        self.milli_cpu += sign * other.milli_cpu
+        self.memory += sign * other.memory
+        self.ephemeral_storage += sign * other.ephemeral_storage
+        self.allowed_pod_number += sign * other.allowed_pod_number
+        for name, v in other.scalar_resources.items():
+            self.scalar_resources[name] = self.scalar_resources.get(name, 0) + sign * v
+
+    def clone(self) -> Resource:
+        return Resource(
+            self.milli_cpu, self.memory, self.ephemeral_storage, self.allowed_pod_number, dict(self.scalar_resources)
+        )
+
+
+def _non_zero(pod: Pod) -> tuple[int, int]:
+    """Upstream non-zero requests for scoring: per container, 100m / 200Mi where unset."""
+
+    def container(c: Any) -> tuple[int, int]:
+        req = c.resources.requests
+        cpu = req["cpu"].milli if "cpu" in req else DEFAULT_MILLI_CPU_REQUEST
+        mem = req["memory"].value if "memory" in req else DEFAULT_MEMORY_REQUEST
+        return cpu, mem
+
+    cpu = mem = 0
+    for c in pod.spec.containers:
+        a, b = container(c)
+        cpu += a
+        mem += b
+    init_cpu = init_mem = 0
+    side_cpu = side_mem = 0
+    for c in pod.spec.init_containers:
+        a, b = container(c)
+        if c.restart_policy == "Always":
+            cpu += a
+            mem += b
+            side_cpu += a
+            side_mem += b
+            eff = (side_cpu, side_mem)
+        else:
+            eff = (side_cpu + a, side_mem + b)
+        init_cpu = max(init_cpu, eff[0])
+        init_mem = max(init_mem, eff[1])
+    cpu, mem = max(cpu, init_cpu), max(mem, init_mem)
+    overhead = pod.spec.overhead
+    if overhead:
+        if "cpu" in overhead:
+            cpu += overhead["cpu"].milli
+        if "memory" in overhead:
+            mem += overhead["memory"].value
+    return cpu, mem
+
+
+HostPort = tuple[str, str, int]
+"""(hostIP, protocol, hostPort), hostIP defaulted to 0.0.0.0 and protocol to TCP."""
+
+
+def pod_host_ports(pod: Pod) -> list[HostPort]:
+    out: list[HostPort] = []
+    for c in pod.spec.containers:
+        for p in c.ports:
+            if p.host_port > 0:
+                out.append((p.host_ip or "0.0.0.0", p.protocol or "TCP", p.host_port))
+    return out
+
+
+class PodInfo:
+    """A pod with the derived data the plugins need, computed once."""
+
+    __slots__ = (
+        "non_zero_cpu",
+        "non_zero_memory",
+        "pod",
+        "preferred_affinity_terms",
+        "preferred_anti_affinity_terms",
+        "requests",
+        "required_affinity_terms",
+        "required_anti_affinity_terms",
+        "resource",
+    )
+
+    def __init__(self, pod: Pod) -> None:
+        self.update(pod)
+
+    def update(self, pod: Pod) -> None:
+        self.pod = pod
+        self.requests = pod_requests(pod)
+        self.resource = Resource.from_amounts(self.requests)
+        self.non_zero_cpu, self.non_zero_memory = _non_zero(pod)
+        aff = pod.spec.affinity
+        pa = aff.pod_affinity if aff else None
+        paa = aff.pod_anti_affinity if aff else None
+        self.required_affinity_terms: list[PodAffinityTerm] = (
+            list(pa.required_during_scheduling_ignored_during_execution) if pa else []
+        )
+        self.required_anti_affinity_terms: list[PodAffinityTerm] = (
+            list(paa.required_during_scheduling_ignored_during_execution) if paa else []
+        )
+        self.preferred_affinity_terms: list[WeightedPodAffinityTerm] = (
+            list(pa.preferred_during_scheduling_ignored_during_execution) if pa else []
+        )
+        self.preferred_anti_affinity_terms: list[WeightedPodAffinityTerm] = (
+            list(paa.preferred_during_scheduling_ignored_during_execution) if paa else []
+        )
+
+    @property
+    def uid(self) -> str:
+        return self.pod.metadata.uid
+
+    @property
+    def key(self) -> str:
+        return f"{self.pod.metadata.namespace}/{self.pod.metadata.name}"
+
+    def has_affinity(self) -> bool:
+        return bool(
+            self.required_affinity_terms
+            or self.required_anti_affinity_terms
+            or self.preferred_affinity_terms
+            or self.preferred_anti_affinity_terms
+        )
+
+    def __repr__(self) -> str:
+        return f"<PodInfo {self.key} cpu={self.requests.get('cpu', 0)}m>"
+
+
+class HostPortInfo:
+    """Used host ports of a node: ip → set of (protocol, port)."""
+
+    __slots__ = ("_ports",)
+
+    def __init__(self) -> None:
+        self._ports: dict[str, dict[tuple[str, int], int]] = {}
+
+    def add(self, ip: str, protocol: str, port: int) -> None:
+        bucket = self._ports.setdefault(ip or "0.0.0.0", {})
+        key = (protocol or "TCP", port)
+        bucket[key] = bucket.get(key, 0) + 1
+
+    def remove(self, ip: str, protocol: str, port: int) -> None:
+        ip = ip or "0.0.0.0"
+        bucket = self._ports.get(ip)
+        if not bucket:
+            return
+        key = (protocol or "TCP", port)
+        n = bucket.get(key, 0) - 1
+        if n > 0:
+            bucket[key] = n
+        else:
+            bucket.pop(key, None)
+            if not bucket:
+                del self._ports[ip]
+
+    def check_conflict(self, ip: str, protocol: str, port: int) -> bool:
+        """Upstream ``CheckConflict``: 0.0.0.0 conflicts with the same (protocol, port) on any IP."""
+        ip = ip or "0.0.0.0"
+        key = (protocol or "TCP", port)
+        if ip == "0.0.0.0":
+            return any(key in b for b in self._ports.values())
+        return key in self._ports.get(ip, {}) or key in self._ports.get("0.0.0.0", {})
+
+    def __len__(self) -> int:
+        return sum(sum(b.values()) for b in self._ports.values())
+
+    def clone(self) -> HostPortInfo:
+        c = HostPortInfo()
+        c._ports = {ip: dict(b) for ip, b in self._ports.items()}
+        return c
+
+
+@dataclass(slots=True)
+class ImageStateSummary:
+    size: int
+    num_nodes: int
+
+
+_generation = itertools.count(1)
+
+
+def next_generation() -> int:
+    """Global, monotonically increasing NodeInfo generation (upstream ``nextGeneration``)."""
+    return next(_generation)
+
+
+class NodeInfo:
+    """Aggregated information about one node and the pods on it (assumed ones included)."""
+
+    __slots__ = (
+        "allocatable",
+        "generation",
+        "image_states",
+        "node",
+        "non_zero_requested",
+        "pods",
+        "pods_with_affinity",
+        "pods_with_required_anti_affinity",
+        "requested",
+        "used_ports",
+    )
+
+    def __init__(self, node: Node | None = None) -> None:
+        self.node: Node | None = None
+        self.pods: list[PodInfo] = []
+        self.pods_with_affinity: list[PodInfo] = []
+        self.pods_with_required_anti_affinity: list[PodInfo] = []
+        self.used_ports = HostPortInfo()
+        self.requested = Resource()
+        self.non_zero_requested = Resource()
+        self.allocatable = Resource()
+        self.image_states: dict[str, ImageStateSummary] = {}
+        self.generation = next_generation()
+        if node is not None:
+            self.set_node(node)
+
+    @property
+    def name(self) -> str:
+        return self.node.metadata.name if self.node is not None else ""
+
+    def set_node(self, node: Node) -> None:
+        from emulator.api.resources import node_allocatable
+
+        self.node = node
+        self.allocatable = Resource.from_amounts(node_allocatable(node))
+        self.generation = next_generation()
+
+    def add_pod(self, pi: PodInfo) -> None:
+        self.pods.append(pi)
+        if pi.has_affinity():
+            self.pods_with_affinity.append(pi)
+        if pi.required_anti_affinity_terms:
+            self.pods_with_required_anti_affinity.append(pi)
+        self._update(pi, 1)
+
+    def remove_pod(self, pod: Pod) -> bool:
+        uid = pod.metadata.uid
+        for lst in (self.pods_with_affinity, self.pods_with_required_anti_affinity):
+            for i, p in enumerate(lst):
+                if p.uid == uid:
+                    lst[i] = lst[-1]
+                    lst.pop()
+                    break
+        for i, p in enumerate(self.pods):
+            if p.uid == uid:
+                self.pods[i] = self.pods[-1]
+                self.pods.pop()
+                self._update(p, -1)
+                return True
+        return False
+
+    def _update(self, pi: PodInfo, sign: int) -> None:
+        self.requested.add_resource(pi.resource, sign)
+        self.non_zero_requested.milli_cpu += sign * pi.non_zero_cpu
+        self.non_zero_requested.memory += sign * pi.non_zero_memory
+        for ip, proto, port in pod_host_ports(pi.pod):
+            if sign > 0:
+                self.used_ports.add(ip, proto, port)
+            else:
+                self.used_ports.remove(ip, proto, port)
+        self.generation = next_generation()
+
+    def clone(self) -> NodeInfo:
+        c = NodeInfo.__new__(NodeInfo)
+        c.node = self.node
+        c.pods = list(self.pods)
+        c.pods_with_affinity = list(self.pods_with_affinity)
+        c.pods_with_required_anti_affinity = list(self.pods_with_required_anti_affinity)
+        c.used_ports = self.used_ports.clone()
+        c.requested = self.requested.clone()
+        c.non_zero_requested = self.non_zero_requested.clone()
+        c.allocatable = self.allocatable.clone()
+        c.image_states = dict(self.image_states)
+        c.generation = self.generation
+        return c
+
+    def __repr__(self) -> str:
+        return (
+            f"<NodeInfo {self.name} pods={len(self.pods)} cpu={self.requested.milli_cpu}/"
+            f"{self.allocatable.milli_cpu}m mem={self.requested.memory}/{self.allocatable.memory} gen={self.generation}>"
+        )
+
+
+# --- CycleState ----------------------------------------------------------------------------
+
+
+class CycleState:
+    """Per scheduling attempt key/value store shared by the plugins of a profile."""
+
+    __slots__ = ("_data", "record_plugin_metrics", "skip_filter_plugins", "skip_score_plugins")
+
+    def __init__(self) -> None:
+        self._data: dict[str, Any] = {}
+        self.skip_filter_plugins: set[str] = set()
+        self.skip_score_plugins: set[str] = set()
+        self.record_plugin_metrics = False
+
+    def read(self, key: str) -> Any:
+        """The value written under ``key``; ``KeyError`` if none (upstream ErrNotFound)."""
+        return self._data[key]
+
+    def write(self, key: str, value: Any) -> None:
+        self._data[key] = value
+
+    def delete(self, key: str) -> None:
+        self._data.pop(key, None)
+
+    def clone(self) -> CycleState:
+        c = CycleState()
+        c._data = {k: (v.clone() if hasattr(v, "clone") else v) for k, v in self._data.items()}
+        c.skip_filter_plugins = set(self.skip_filter_plugins)
+        c.skip_score_plugins = set(self.skip_score_plugins)
+        c.record_plugin_metrics = self.record_plugin_metrics
+        return c
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data)
+
+
+# --- cluster events and queueing hints -----------------------------------------------------
+
+
+class ActionType(enum.IntFlag):
+    """Upstream ``ActionType`` bits (framework/events.go)."""
+
+    Add = 1 << 0
+    Delete = 1 << 1
+    UpdateNodeAllocatable = 1 << 2
+    UpdateNodeLabel = 1 << 3
+    UpdateNodeTaint = 1 << 4
+    UpdateNodeCondition = 1 << 5
+    UpdateNodeAnnotation = 1 << 6
+    UpdatePodLabel = 1 << 7
+    UpdatePodScaleDown = 1 << 8
+    UpdatePodToleration = 1 << 9
+    UpdatePodSchedulingGatesEliminated = 1 << 10
+    UpdatePodGeneratedResourceClaim = 1 << 11
+    All = (1 << 12) - 1
+    Update = (
+        UpdateNodeAllocatable
+        | UpdateNodeLabel
+        | UpdateNodeTaint
+        | UpdateNodeCondition
+        | UpdateNodeAnnotation
+        | UpdatePodLabel
+        | UpdatePodScaleDown
+        | UpdatePodToleration
+        | UpdatePodSchedulingGatesEliminated
+        | UpdatePodGeneratedResourceClaim
+    )
+
+
+class EventResource(enum.Enum):
+    Pod = "Pod"
+    AssignedPod = "AssignedPod"
+    UnscheduledPod = "UnscheduledPod"
+    Node = "Node"
+    WildCard = "*"
+
+
+_POD_FAMILY: Final = frozenset({EventResource.Pod, EventResource.AssignedPod, EventResource.UnscheduledPod})
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterEvent:
+    resource: EventResource
+    action: ActionType
+    label: str = ""
+
+    def is_wildcard(self) -> bool:
+        return self.resource is EventResource.WildCard and self.action == ActionType.All
+
+    def match(self, incoming: ClusterEvent) -> bool:
+        """Upstream ``MatchClusterEvents``: does this registered event cover ``incoming``?"""
+        if self.is_wildcard():
+            return True
+        r = self.resource
+        resource_ok = (
+            r is EventResource.WildCard
+            or r is incoming.resource
+            or (r is EventResource.Pod and incoming.resource in _POD_FAMILY)
+        )
+        return resource_ok and bool(self.action & incoming.action) and incoming.action <= self.action
+
+    def __str__(self) -> str:
+        if self.label:
+            return self.label
+        return f"{self.resource.value}{self.action.name or int(self.action)}"
+
+
+class QueueingHint(enum.Enum):
+    QueueSkip = 0
+    Queue = 1
+
+
+QueueingHintFn = Callable[[Pod, Any, Any], QueueingHint]
+"""``hint(pod, old_obj, new_obj) -> QueueingHint``; an exception counts as Queue."""
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterEventWithHint:
+    event: ClusterEvent
+    hint: QueueingHintFn | None = None

@@ -1,0 +1,7 @@
+"""``python -m emulator``: see ``emulator.cli``."""
+
+import sys
+
+from emulator.cli import main
+
+sys.exit(main())

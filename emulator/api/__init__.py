@@ -1,0 +1,39 @@
+"""Kubernetes API objects (msgspec Structs), quantities, selectors, validation.
+
+The lowest layer: depends on msgspec and PyYAML only. See ``core`` (core/v1),
+``scheduling`` (PriorityClass, Lease), ``quantity``, ``resources``, ``selectors``,
+``validation``, ``codec`` (manifests in, builtins out) and ``errors``.
+"""
+
+from emulator.api.codec import KINDS, ApiObject, ManifestError, load_manifest_file, load_manifests
+from emulator.api.core import Binding, Event, Namespace, Node, Pod
+from emulator.api.errors import AlreadyExists, ApiError, Conflict, Gone, InternalError, Invalid, NotFound
+from emulator.api.meta import ObjectMeta, ObjectReference
+from emulator.api.quantity import Quantity, parse_quantity
+from emulator.api.scheduling import Lease, PriorityClass
+
+__all__ = [
+    "KINDS",
+    "AlreadyExists",
+    "ApiError",
+    "ApiObject",
+    "Binding",
+    "Conflict",
+    "Event",
+    "Gone",
+    "InternalError",
+    "Invalid",
+    "Lease",
+    "ManifestError",
+    "Namespace",
+    "Node",
+    "NotFound",
+    "ObjectMeta",
+    "ObjectReference",
+    "Pod",
+    "PriorityClass",
+    "Quantity",
+    "load_manifest_file",
+    "load_manifests",
+    "parse_quantity",
+]

@@ -1,0 +1,115 @@
+"""The API's typed errors, one tree (as httpx's ``_exceptions.py``).
+
+``ApiError`` carries the HTTP code and the Kubernetes ``StatusReason`` upstream's
+apiserver would return. Every rejected write raises one of these and leaves the store
+and its revision untouched. An expected "no" from the scheduler is a ``Status`` value,
+never one of these.
+
+===============  ====  =================  ==========================================
+class            code  reason             raised when
+===============  ====  =================  ==========================================
+NotFound         404   NotFound           get/update/delete/bind of a missing object
+AlreadyExists    409   AlreadyExists      create of a name that exists
+Conflict         409   Conflict           stale resourceVersion; bind of a bound pod
+Gone             410   Expired            watch from a revision older than history
+Invalid          422   Invalid            defaulting/validation failed (``field``)
+InternalError    500   InternalError      injected server faults
+===============  ====  =================  ==========================================
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "AlreadyExists",
+    "ApiError",
+    "Conflict",
+    "Gone",
+    "InternalError",
+    "Invalid",
+    "NotFound",
+    "resource_of",
+]
+
+_RESOURCES = {
+    "Pod": "pods",
+    "Node": "nodes",
+    "Binding": "bindings",
+    "Event": "events",
+    "Namespace": "namespaces",
+    "PriorityClass": "priorityclasses.scheduling.k8s.io",
+    "Lease": "leases.coordination.k8s.io",
+}
+
+
+def resource_of(kind: str) -> str:
+    """The plural resource name upstream uses in messages (``pods``, ``nodes``...)."""
+    return _RESOURCES.get(kind, kind.lower() + "s")
+
+
+class ApiError(Exception):
+    """Base of every error the API server returns."""
+
+    code: int = 500
+    reason: str = "InternalError"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class NotFound(ApiError):
+    code = 404
+    reason = "NotFound"
+
+    @classmethod
+    def of(cls, kind: str, name: str) -> NotFound:
+        return cls(f'{resource_of(kind)} "{name}" not found')
+
+
+class AlreadyExists(ApiError):
+    code = 409
+    reason = "AlreadyExists"
+
+    @classmethod
+    def of(cls, kind: str, name: str) -> AlreadyExists:
+        return cls(f'{resource_of(kind)} "{name}" already exists')
+
+
+class Conflict(ApiError):
+    code = 409
+    reason = "Conflict"
+
+    @classmethod
+    def stale(cls, kind: str, name: str) -> Conflict:
+        return cls(
+            f'Operation cannot be fulfilled on {resource_of(kind)} "{name}": the object has '
+            "been modified; please apply your changes to the latest version and try again"
+        )
+
+
+class Gone(ApiError):
+    code = 410
+    reason = "Expired"
+
+
+class InternalError(ApiError):
+    code = 500
+    reason = "InternalError"
+
+
+class Invalid(ApiError):
+    """A field failed validation; ``field`` is its path (``spec.containers[0].image``)."""
+
+    code = 422
+    reason = "Invalid"
+
+    def __init__(self, message: str, *, field: str = "", kind: str = "", name: str = "") -> None:
+        super().__init__(message)
+        self.field = field
+        self.kind = kind
+        self.name = name
+
+    @classmethod
+    def at(cls, kind: str, name: str, field: str, detail: str) -> Invalid:
+        who = f'{kind} "{name}"' if name else kind
+        return cls(f"{who} is invalid: {field}: {detail}", field=field, kind=kind, name=name)

@@ -1,0 +1,57 @@
+"""Object metadata shared by every kind, and the Struct base class.
+
+Every API object is a frozen msgspec Struct: camelCase on the wire (``rename="camel"``),
+unknown fields ignored (real manifests carry many), defaults omitted when encoding.
+Stored objects are never mutated: writers build a new object with
+``msgspec.structs.replace``. ``gc=False``: object trees have no reference cycles, and a
+full collection over 100k tracked pods costs seconds.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+__all__ = ["K8s", "ListMeta", "ObjectMeta", "ObjectReference", "OwnerReference"]
+
+
+class K8s(msgspec.Struct, kw_only=True, omit_defaults=True, rename="camel", frozen=True, gc=False):
+    """Base of every API struct."""
+
+
+class OwnerReference(K8s, frozen=True):
+    api_version: str = ""
+    kind: str = ""
+    name: str = ""
+    uid: str = ""
+    controller: bool | None = None
+    block_owner_deletion: bool | None = None
+
+
+class ObjectMeta(K8s, frozen=True):
+    name: str = ""
+    generate_name: str = ""
+    namespace: str = ""
+    uid: str = ""
+    resource_version: str = ""
+    generation: int = 0
+    creation_timestamp: str | None = None
+    deletion_timestamp: str | None = None
+    deletion_grace_period_seconds: int | None = None
+    labels: dict[str, str] = {}
+    annotations: dict[str, str] = {}
+    owner_references: list[OwnerReference] = []
+    finalizers: list[str] = []
+
+
+class ListMeta(K8s, frozen=True):
+    resource_version: str = ""
+
+
+class ObjectReference(K8s, frozen=True):
+    api_version: str = ""
+    kind: str = ""
+    namespace: str = ""
+    name: str = ""
+    uid: str = ""
+    resource_version: str = ""
+    field_path: str = ""

@@ -1,0 +1,126 @@
+"""Exact Kubernetes resource quantities (``500m``, ``2Gi``, ``1e3``, ``0.5``).
+
+A ``Quantity`` keeps the text it was written as (so it encodes back unchanged) and its
+value as an integer number of thousandths (``milli``), rounded up like upstream's
+``Quantity.MilliValue``. No float is ever involved: numbers are parsed as exact
+fractions. CPU is used in millicores (``milli``); every other resource in base units
+(``value``, rounded up like ``Quantity.Value``).
+
+Grammar (upstream ``resource.ParseQuantity``): an optionally signed decimal number,
+then one suffix: binary ``Ki Mi Gi Ti Pi Ei``, decimal ``n u m k M G T P E``, or a
+decimal exponent ``e<int>`` / ``E<int>``.
+
+A malformed text does not raise while decoding a manifest: it becomes a Quantity whose
+``error`` is set, and validation (``emulator.api.validation``) reports it with the exact
+field path, which msgspec cannot give for a map value.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from fractions import Fraction
+from typing import Final
+
+__all__ = ["Quantity", "parse_quantity"]
+
+_BINARY: Final = {"Ki": 1 << 10, "Mi": 1 << 20, "Gi": 1 << 30, "Ti": 1 << 40, "Pi": 1 << 50, "Ei": 1 << 60}
+_DECIMAL: Final = {
+    "n": Fraction(1, 10**9),
+    "u": Fraction(1, 10**6),
+    "m": Fraction(1, 1000),
+    "": Fraction(1),
+    "k": Fraction(10**3),
+    "M": Fraction(10**6),
+    "G": Fraction(10**9),
+    "T": Fraction(10**12),
+    "P": Fraction(10**15),
+    "E": Fraction(10**18),
+}
+_RE: Final = re.compile(
+    r"^(?P<num>[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))"
+    r"(?:(?P<exp>[eE][+-]?[0-9]+)|(?P<suffix>Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]?))$"
+)
+EXPECTED: Final = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+
+
+class Quantity:
+    """An exact quantity; compare and hash by value, encode as the original text."""
+
+    __slots__ = ("error", "milli", "text")
+
+    text: str
+    milli: int
+    error: str
+
+    def __init__(self, text: str, milli: int, error: str = "") -> None:
+        self.text = text
+        self.milli = milli
+        self.error = error
+
+    @property
+    def value(self) -> int:
+        """The value in base units, rounded up (upstream ``Quantity.Value``)."""
+        return -((-self.milli) // 1000)
+
+    @classmethod
+    def from_milli(cls, milli: int) -> Quantity:
+        return cls(f"{milli}m" if milli % 1000 else str(milli // 1000), milli)
+
+    @classmethod
+    def from_value(cls, value: int) -> Quantity:
+        return cls(str(value), value * 1000)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Quantity):
+            return self.milli == other.milli and self.error == other.error
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self.milli)
+
+    def __repr__(self) -> str:
+        return f"Quantity({self.text!r})"
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def _exact(value: str | int | float) -> tuple[str, Fraction]:
+    if isinstance(value, bool):
+        raise ValueError(EXPECTED)
+    if isinstance(value, int):
+        return str(value), Fraction(value)
+    if isinstance(value, float):
+        # YAML gives ``cpu: 0.5`` as a float: its shortest repr is the text that was written.
+        if not math.isfinite(value):
+            raise ValueError(EXPECTED)
+        text = repr(value)
+        return text, Fraction(text)
+    if not isinstance(value, str):
+        raise ValueError(EXPECTED)
+    text = value.strip()
+    m = _RE.match(text)
+    if m is None or text in {"", "+", "-", "."}:
+        raise ValueError(EXPECTED)
+    number = Fraction(m["num"])
+    if m["exp"] is not None:
+        return text, number * Fraction(10) ** int(m["exp"][1:])
+    suffix = m["suffix"]
+    if suffix in _BINARY:
+        return text, number * _BINARY[suffix]
+    return text, number * _DECIMAL[suffix]
+
+
+def parse_quantity(value: str | int | float) -> Quantity:
+    """Parse a quantity exactly; raise ``ValueError`` with upstream's wording if malformed."""
+    text, exact = _exact(value)
+    return Quantity(text, math.ceil(exact * 1000))
+
+
+def decode_quantity(value: object) -> Quantity:
+    """The msgspec ``dec_hook`` side: never raises, marks a malformed quantity instead."""
+    try:
+        return parse_quantity(value)  # type: ignore[arg-type]
+    except ValueError as err:
+        return Quantity(str(value), 0, str(err))

@@ -1,0 +1,68 @@
+"""Resource arithmetic shared by the scheduler and the kubelet.
+
+Amounts are plain ints: CPU in millicores, every other resource in base units (bytes,
+count). ``pod_requests`` follows upstream ``k8s.io/component-helpers/resource.PodRequests``:
+the sum of the regular containers, restartable (sidecar) init containers added to it,
+the effective init-container request (each init container plus the sidecars started
+before it) taking the max, then the pod overhead on top.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from emulator.api.core import Node, Pod
+from emulator.api.quantity import Quantity
+
+__all__ = ["CPU", "EPHEMERAL_STORAGE", "MEMORY", "PODS", "amount", "node_allocatable", "pod_requests"]
+
+CPU = "cpu"
+MEMORY = "memory"
+EPHEMERAL_STORAGE = "ephemeral-storage"
+PODS = "pods"
+
+
+def amount(resource: str, q: Quantity) -> int:
+    """The int amount of ``q`` for ``resource``: millicores for cpu, else base units."""
+    return q.milli if resource == CPU else q.value
+
+
+def _add(into: dict[str, int], rl: Mapping[str, Quantity] | Mapping[str, int]) -> None:
+    for name, q in rl.items():
+        into[name] = into.get(name, 0) + (q.milli if isinstance(q, Quantity) else q)
+
+
+def _max(into: dict[str, int], other: Mapping[str, int]) -> None:
+    for name, v in other.items():
+        if v > into.get(name, 0):
+            into[name] = v
+
+
+def pod_requests(pod: Pod) -> dict[str, int]:
+    """Effective requests of a pod (in thousandths until the end, so sums stay exact)."""
+    spec = pod.spec
+    reqs: dict[str, int] = {}
+    for c in spec.containers:
+        _add(reqs, c.resources.requests)
+    if spec.init_containers:
+        sidecars: dict[str, int] = {}
+        init_max: dict[str, int] = {}
+        for c in spec.init_containers:
+            if c.restart_policy == "Always":
+                _add(reqs, c.resources.requests)
+                _add(sidecars, c.resources.requests)
+                effective = dict(sidecars)
+            else:
+                effective = dict(sidecars)
+                _add(effective, c.resources.requests)
+            _max(init_max, effective)
+        _max(reqs, init_max)
+    if spec.overhead:
+        _add(reqs, spec.overhead)
+    return {name: (m if name == CPU else -((-m) // 1000)) for name, m in reqs.items()}
+
+
+def node_allocatable(node: Node) -> dict[str, int]:
+    """A node's allocatable resources as ints (capacity where allocatable is absent)."""
+    src = node.status.allocatable or node.status.capacity
+    return {name: amount(name, q) for name, q in src.items()}

@@ -1,0 +1,167 @@
+"""Validation of API objects, as the apiserver does on create and update.
+
+``validate(obj)`` raises ``Invalid`` naming the first bad field with its path
+(``spec.containers[0].resources.requests.cpu``). It checks what the emulator relies on:
+names, containers, quantities (malformed, negative, request above limit), priorities,
+taints and tolerations, selectors' operators. Defaulting lives in the apiserver.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+
+from emulator.api.core import Container, Node, Pod
+from emulator.api.errors import Invalid
+from emulator.api.meta import ObjectMeta
+from emulator.api.quantity import Quantity
+from emulator.api.scheduling import PriorityClass
+
+__all__ = ["quantity_errors", "validate"]
+
+_DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+_TOLERATION_OPS = ("", "Equal", "Exists")
+_PREEMPTION = (None, "Never", "PreemptLowerPriority")
+
+
+def _resource_lists(obj: object) -> Iterator[tuple[str, Mapping[str, Quantity]]]:
+    if isinstance(obj, Pod):
+        for group, containers in (
+            ("initContainers", obj.spec.init_containers),
+            ("containers", obj.spec.containers),
+        ):
+            for i, c in enumerate(containers):
+                yield f"spec.{group}[{i}].resources.requests", c.resources.requests
+                yield f"spec.{group}[{i}].resources.limits", c.resources.limits
+        yield "spec.overhead", obj.spec.overhead
+    elif isinstance(obj, Node):
+        yield "status.capacity", obj.status.capacity
+        yield "status.allocatable", obj.status.allocatable
+
+
+def quantity_errors(obj: object) -> Iterator[tuple[str, Quantity]]:
+    """Every malformed or negative quantity of ``obj`` with its field path."""
+    for path, rl in _resource_lists(obj):
+        for name, q in rl.items():
+            if q.error or q.milli < 0:
+                yield f"{path}.{name}", q
+
+
+def _meta(kind: str, meta: ObjectMeta, namespaced: bool) -> None:
+    name = meta.name
+    if not name:
+        raise Invalid.at(kind, name, "metadata.name", "Required value: name or generateName is required")
+    pattern = _DNS1123_LABEL if kind in ("Namespace",) else _DNS1123_SUBDOMAIN
+    if len(name) > 253 or not pattern.match(name):
+        raise Invalid.at(
+            kind,
+            name,
+            "metadata.name",
+            f'Invalid value: "{name}": a lowercase RFC 1123 subdomain must consist of lower case '
+            "alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character",
+        )
+    if namespaced and meta.namespace and not _DNS1123_LABEL.match(meta.namespace):
+        raise Invalid.at(kind, name, "metadata.namespace", f'Invalid value: "{meta.namespace}"')
+
+
+def _container(kind: str, name: str, path: str, c: Container) -> None:
+    if not c.name:
+        raise Invalid.at(kind, name, f"{path}.name", "Required value")
+    if not c.image:
+        raise Invalid.at(kind, name, f"{path}.image", "Required value")
+    for res, req in c.resources.requests.items():
+        lim = c.resources.limits.get(res)
+        if lim is not None and req.milli > lim.milli:
+            raise Invalid.at(
+                kind,
+                name,
+                f"{path}.resources.requests",
+                f'Invalid value: "{req.text}": must be less than or equal to {res} limit of {lim.text}',
+            )
+    for j, p in enumerate(c.ports):
+        if not 0 < p.container_port < 65536:
+            raise Invalid.at(
+                kind, name, f"{path}.ports[{j}].containerPort", "Invalid value: must be between 1 and 65535"
+            )
+        if not 0 <= p.host_port < 65536:
+            raise Invalid.at(kind, name, f"{path}.ports[{j}].hostPort", "Invalid value: must be between 1 and 65535")
+        if p.protocol not in ("TCP", "UDP", "SCTP"):
+            raise Invalid.at(kind, name, f"{path}.ports[{j}].protocol", f'Unsupported value: "{p.protocol}"')
+
+
+def _pod(pod: Pod) -> None:
+    kind, name, spec = "Pod", pod.metadata.name, pod.spec
+    if not spec.containers:
+        raise Invalid.at(kind, name, "spec.containers", "Required value")
+    seen: set[str] = set()
+    for group, containers in (("initContainers", spec.init_containers), ("containers", spec.containers)):
+        for i, c in enumerate(containers):
+            _container(kind, name, f"spec.{group}[{i}]", c)
+            if c.name in seen:
+                raise Invalid.at(kind, name, f"spec.{group}[{i}].name", f'Duplicate value: "{c.name}"')
+            seen.add(c.name)
+    for i, t in enumerate(spec.tolerations):
+        if t.operator not in _TOLERATION_OPS:
+            raise Invalid.at(kind, name, f"spec.tolerations[{i}].operator", f'Unsupported value: "{t.operator}"')
+        if t.operator == "Exists" and t.value:
+            raise Invalid.at(
+                kind,
+                name,
+                f"spec.tolerations[{i}].operator",
+                "Invalid value: value must be empty when `operator` is 'Exists'",
+            )
+        if t.effect and t.effect not in _TAINT_EFFECTS:
+            raise Invalid.at(kind, name, f"spec.tolerations[{i}].effect", f'Unsupported value: "{t.effect}"')
+    if spec.preemption_policy not in _PREEMPTION:
+        raise Invalid.at(kind, name, "spec.preemptionPolicy", f'Unsupported value: "{spec.preemption_policy}"')
+    for i, tsc in enumerate(spec.topology_spread_constraints):
+        if tsc.max_skew < 1:
+            raise Invalid.at(
+                kind,
+                name,
+                f"spec.topologySpreadConstraints[{i}].maxSkew",
+                f"Invalid value: {tsc.max_skew}: must be greater than zero",
+            )
+        if tsc.when_unsatisfiable not in ("DoNotSchedule", "ScheduleAnyway"):
+            raise Invalid.at(
+                kind,
+                name,
+                f"spec.topologySpreadConstraints[{i}].whenUnsatisfiable",
+                f'Unsupported value: "{tsc.when_unsatisfiable}"',
+            )
+    if spec.termination_grace_period_seconds is not None and spec.termination_grace_period_seconds < 0:
+        raise Invalid.at(kind, name, "spec.terminationGracePeriodSeconds", "Invalid value: must be >= 0")
+
+
+def _node(node: Node) -> None:
+    for i, t in enumerate(node.spec.taints):
+        if t.effect not in _TAINT_EFFECTS:
+            raise Invalid.at("Node", node.metadata.name, f"spec.taints[{i}].effect", f'Unsupported value: "{t.effect}"')
+        if not t.key:
+            raise Invalid.at("Node", node.metadata.name, f"spec.taints[{i}].key", "Required value")
+
+
+def validate(obj: object) -> None:
+    """Raise ``Invalid`` for the first problem found in ``obj``; return None if it is valid."""
+    kind = str(getattr(obj, "kind", type(obj).__name__))
+    meta: ObjectMeta | None = getattr(obj, "metadata", None)
+    if meta is not None:
+        _meta(kind, meta, namespaced=kind in ("Pod", "Event", "Lease", "Binding"))
+    for path, q in quantity_errors(obj):
+        name = meta.name if meta else ""
+        if q.error:
+            raise Invalid.at(kind, name, path, f'Invalid value: "{q.text}": {q.error}')
+        raise Invalid.at(kind, name, path, f'Invalid value: "{q.text}": must be greater than or equal to 0')
+    if isinstance(obj, Pod):
+        _pod(obj)
+    elif isinstance(obj, Node):
+        _node(obj)
+    elif isinstance(obj, PriorityClass) and obj.value > 1_000_000_000 and not obj.metadata.name.startswith("system-"):
+        raise Invalid.at(
+            kind,
+            obj.metadata.name,
+            "value",
+            "Invalid value: must be no greater than 1000000000 for user priority classes",
+        )

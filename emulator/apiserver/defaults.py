@@ -1,0 +1,137 @@
+"""Defaulting and admission on create, as upstream's apiserver and its default admission
+plugins do it for the fields the emulator uses.
+
+Pods: namespace ``default``, ``generateName``, ``schedulerName: default-scheduler``,
+``restartPolicy: Always``, ``terminationGracePeriodSeconds: 30``, container requests
+defaulted from limits, the ``Priority`` admission plugin (priority and preemptionPolicy
+from the PriorityClass, the globalDefault class, or 0; an unknown class is rejected), the
+``DefaultTolerationSeconds`` plugin (tolerate not-ready/unreachable NoExecute for 300 s),
+``status.phase: Pending`` and the QoS class. Nodes: allocatable defaults to capacity.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, Final
+
+from msgspec.structs import replace
+
+from emulator.api.core import Container, Node, Pod, ResourceRequirements, Toleration
+from emulator.api.errors import Invalid
+from emulator.api.quantity import Quantity
+from emulator.api.scheduling import PriorityClass
+
+__all__ = ["DEFAULT_SCHEDULER", "default_node", "default_pod", "qos_class"]
+
+DEFAULT_SCHEDULER: Final = "default-scheduler"
+_DEFAULT_TOLERATIONS: Final = (
+    Toleration(key="node.kubernetes.io/not-ready", operator="Exists", effect="NoExecute", toleration_seconds=300),
+    Toleration(key="node.kubernetes.io/unreachable", operator="Exists", effect="NoExecute", toleration_seconds=300),
+)
+_COMPUTE: Final = ("cpu", "memory")
+
+
+def _container_defaults(c: Container) -> Container:
+    res = c.resources
+    if res.limits and any(k not in res.requests for k in res.limits):
+        requests = dict(res.limits)
+        requests.update(res.requests)
+        return replace(c, resources=ResourceRequirements(requests=requests, limits=res.limits))
+    return c
+
+
+def qos_class(pod: Pod) -> str:
+    """Upstream ``GetPodQOS``: Guaranteed, Burstable or BestEffort."""
+    requests: dict[str, Quantity] = {}
+    limits: dict[str, Quantity] = {}
+    guaranteed = True
+    for c in [*pod.spec.init_containers, *pod.spec.containers]:
+        for name in _COMPUTE:
+            if name in c.resources.requests and c.resources.requests[name].milli != 0:
+                requests[name] = c.resources.requests[name]
+            if name in c.resources.limits and c.resources.limits[name].milli != 0:
+                limits[name] = c.resources.limits[name]
+        if not all(n in c.resources.limits for n in _COMPUTE):
+            guaranteed = False
+        for name in _COMPUTE:
+            r, lim = c.resources.requests.get(name), c.resources.limits.get(name)
+            if r is not None and lim is not None and r.milli != lim.milli:
+                guaranteed = False
+    if not requests and not limits:
+        return "BestEffort"
+    return "Guaranteed" if guaranteed else "Burstable"
+
+
+def _priority(pod: Pod, classes: Mapping[str, PriorityClass]) -> tuple[int, str | None, str]:
+    name = pod.spec.priority_class_name
+    if name:
+        pc = classes.get(name)
+        if pc is None:
+            raise Invalid.at(
+                "Pod",
+                pod.metadata.name,
+                "spec.priorityClassName",
+                f'Invalid value: "{name}": no PriorityClass with name {name} was found',
+            )
+        return pc.value, pc.preemption_policy, name
+    default = next((pc for pc in classes.values() if pc.global_default), None)
+    if default is not None:
+        return default.value, default.preemption_policy, default.metadata.name
+    return 0, None, ""
+
+
+def default_pod(pod: Pod, *, classes: Mapping[str, PriorityClass], name_suffix: Callable[[], str]) -> Pod:
+    """The pod as the apiserver stores it on create (metadata stamped by the caller)."""
+    meta = pod.metadata
+    if not meta.name and meta.generate_name:
+        meta = replace(meta, name=meta.generate_name + name_suffix())
+    if not meta.namespace:
+        meta = replace(meta, namespace="default")
+    pod = replace(pod, metadata=meta)
+    spec = pod.spec
+    value, policy, class_name = _priority(pod, classes)
+    if spec.priority is not None and spec.priority != value:
+        raise Invalid.at(
+            "Pod",
+            meta.name,
+            "spec.priority",
+            f"Invalid value: {spec.priority}: the integer value of priority ({spec.priority}) must not be "
+            f"provided in pod spec; priority admission controller computed {value} from the given "
+            "PriorityClass name",
+        )
+    changes: dict[str, Any] = {"priority": value}
+    if class_name and not spec.priority_class_name:
+        changes["priority_class_name"] = class_name
+    if spec.preemption_policy is None:
+        changes["preemption_policy"] = policy or "PreemptLowerPriority"
+    if not spec.scheduler_name:
+        changes["scheduler_name"] = DEFAULT_SCHEDULER
+    if not spec.restart_policy:
+        changes["restart_policy"] = "Always"
+    if spec.termination_grace_period_seconds is None:
+        changes["termination_grace_period_seconds"] = 30
+    containers = [_container_defaults(c) for c in spec.containers]
+    if any(a is not b for a, b in zip(containers, spec.containers, strict=True)):
+        changes["containers"] = containers
+    inits = [_container_defaults(c) for c in spec.init_containers]
+    if any(a is not b for a, b in zip(inits, spec.init_containers, strict=True)):
+        changes["init_containers"] = inits
+    tolerations = list(spec.tolerations)
+    for t in _DEFAULT_TOLERATIONS:
+        if not any(x.key == t.key and x.effect in ("", "NoExecute") for x in tolerations):
+            tolerations.append(t)
+    changes["tolerations"] = tolerations
+    pod = replace(pod, spec=replace(spec, **changes))
+    status = pod.status
+    if not status.phase or not status.qos_class:
+        pod = replace(pod, status=replace(status, phase=status.phase or "Pending", qos_class=qos_class(pod)))
+    return pod
+
+
+def default_node(node: Node) -> Node:
+    status = node.status
+    if status.capacity and not status.allocatable:
+        return replace(node, status=replace(status, allocatable=dict(status.capacity)))
+    if status.allocatable and not status.capacity:
+        return replace(node, status=replace(status, capacity=dict(status.allocatable)))
+    return node

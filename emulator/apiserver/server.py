@@ -1,0 +1,420 @@
+"""The etcd-like store and the verbs of the API server.
+
+One global revision: every successful write increments it and stamps the written
+object's ``metadata.resourceVersion`` with it. The store is synchronous and in memory;
+latency and faults belong to the ``Client`` (``emulator.client``). A rejected write raises
+a typed ``ApiError`` before anything is changed: the store and the revision stay as they
+were.
+
+=============  =================================================================
+verb           semantics
+=============  =================================================================
+create         defaulting + validation; AlreadyExists; namespace must exist
+get / list     NotFound; list returns the revision it reflects
+update         optimistic concurrency on resourceVersion (Conflict); keeps status;
+               pod spec fields other than schedulingGates, tolerations and images
+               are immutable (Invalid)
+update_status  optimistic concurrency; changes status only
+delete         pods bound and running: graceful (deletionTimestamp set, object kept
+               until the kubelet confirms with grace 0); unbound, terminal or grace
+               0: removed at once; other kinds: removed at once
+bind           pods/binding: NotFound if gone; Conflict if already assigned or
+               terminating; sets spec.nodeName and PodScheduled=True
+watch          from a revision (replays the history window; older → Gone)
+=============  =================================================================
+
+Every write is also handed to the write listeners (trace, invariant checker, metrics)
+with its verb and the object before and after.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import deque
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final, Literal, TypeVar, cast
+
+import msgspec
+from msgspec.structs import replace
+
+from emulator.api.codec import KINDS
+from emulator.api.core import Binding, Node, Pod, PodCondition
+from emulator.api.errors import AlreadyExists, Conflict, Gone, Invalid, NotFound
+from emulator.api.meta import ObjectMeta
+from emulator.api.scheduling import PriorityClass
+from emulator.api.validation import validate
+from emulator.apiserver.defaults import default_node, default_pod
+from emulator.apiserver.watch import Watcher, WatchHub, transition
+from emulator.runtime.clock import Clock
+from emulator.runtime.rng import new_uid
+
+__all__ = ["CLUSTER_SCOPED", "ApiServer", "ServerSettings", "Verb", "WriteRecord"]
+
+Verb = Literal["create", "update", "updateStatus", "bind", "delete"]
+T = TypeVar("T", bound=msgspec.Struct)
+CLUSTER_SCOPED: Final = frozenset({"Node", "Namespace", "PriorityClass"})
+_KIND_NAMES: Final = frozenset(k for _, k in KINDS)
+_NAME_CHARS: Final = "bcdfghjklmnpqrstvwxz2456789"
+
+
+@dataclass(frozen=True, slots=True)
+class WriteRecord:
+    """One successful write, as the listeners see it."""
+
+    revision: int
+    time: float
+    verb: Verb
+    kind: str
+    old: Any
+    new: Any
+
+    @property
+    def obj(self) -> Any:
+        return self.new if self.new is not None else self.old
+
+
+@dataclass(frozen=True, slots=True)
+class ServerSettings:
+    history_size: int = 100_000
+    """Watch events kept for resuming; a watch from an older revision gets Gone."""
+    watch_buffer: int = 1_000_000
+    """Events a watcher may have undelivered before it is ended (its informer relists)."""
+
+
+def _key(namespace: str, name: str) -> tuple[str, str]:
+    return (namespace, name)
+
+
+class ApiServer:
+    """The store, its revision, its history window and its watch hub."""
+
+    def __init__(self, clock: Clock, rng: random.Random, settings: ServerSettings | None = None) -> None:
+        self.clock = clock
+        self.settings = settings or ServerSettings()
+        self._rng = rng
+        self._revision = 0
+        self._objects: dict[str, dict[tuple[str, str], Any]] = {k: {} for k in sorted(_KIND_NAMES)}
+        self._history: deque[tuple[str, Any, Any, int, float]] = deque(maxlen=self.settings.history_size)
+        self._hub = WatchHub()
+        self._listeners: list[Callable[[WriteRecord], None]] = []
+        self.writes = 0
+
+    # --- introspection ------------------------------------------------------------------
+
+    @property
+    def revision(self) -> int:
+        return self._revision
+
+    def add_write_listener(self, fn: Callable[[WriteRecord], None]) -> None:
+        self._listeners.append(fn)
+
+    def watchers(self) -> list[Watcher]:
+        return self._hub.watchers()
+
+    def __repr__(self) -> str:
+        counts = " ".join(f"{k.lower()}s={len(v)}" for k, v in self._objects.items() if v)
+        return f"<ApiServer rev={self._revision} {counts} watchers={len(self._hub.watchers())}>"
+
+    # --- internals ----------------------------------------------------------------------
+
+    def _table(self, kind: str) -> dict[tuple[str, str], Any]:
+        try:
+            return self._objects[kind]
+        except KeyError:
+            raise NotFound(f'the server could not find the requested resource (kind "{kind}")') from None
+
+    def _commit(self, verb: Verb, kind: str, old: Any, new: Any) -> Any:
+        """Stamp ``new`` with the next revision, store it, publish it. Never raises."""
+        self._revision += 1
+        rev = self._revision
+        table = self._objects[kind]
+        if new is not None:
+            new = replace(new, metadata=replace(new.metadata, resource_version=str(rev)))
+            table[_key(new.metadata.namespace, new.metadata.name)] = new
+        else:
+            del table[_key(old.metadata.namespace, old.metadata.name)]
+        now = self.clock.now()
+        self._history.append((kind, old, new, rev, now))
+        self._hub.publish(kind, old, new, rev, now)
+        self.writes += 1
+        if self._listeners:
+            rec = WriteRecord(rev, now, verb, kind, old, new)
+            for fn in self._listeners:
+                fn(rec)
+        return new if new is not None else old
+
+    def _name_suffix(self) -> str:
+        return "".join(self._rng.choice(_NAME_CHARS) for _ in range(5))
+
+    # --- verbs --------------------------------------------------------------------------
+
+    def create(self, obj_in: T) -> T:
+        obj: Any = obj_in
+        kind: str = obj.kind
+        table = self._table(kind)
+        if kind == "Binding":
+            raise Invalid.at(kind, "", "kind", "Invalid value: use bind() for bindings")
+        meta: ObjectMeta = obj.metadata
+        if kind in CLUSTER_SCOPED:
+            if meta.namespace:
+                meta = replace(meta, namespace="")
+        elif not meta.namespace:
+            meta = replace(meta, namespace="default")
+        if not meta.name and meta.generate_name:
+            meta = replace(meta, name=meta.generate_name + self._name_suffix())
+        obj = replace(obj, metadata=meta)
+        if isinstance(obj, Pod):
+            classes: Mapping[str, PriorityClass] = {k[1]: v for k, v in self._objects["PriorityClass"].items()}
+            obj = default_pod(obj, classes=classes, name_suffix=self._name_suffix)
+        elif isinstance(obj, Node):
+            obj = default_node(obj)
+        validate(obj)
+        meta = obj.metadata
+        if kind not in CLUSTER_SCOPED and _key("", meta.namespace) not in self._objects["Namespace"]:
+            raise NotFound(f'namespaces "{meta.namespace}" not found')
+        if _key(meta.namespace, meta.name) in table:
+            raise AlreadyExists.of(kind, meta.name)
+        if isinstance(obj, PriorityClass) and obj.global_default:
+            other = next((p for p in self._objects["PriorityClass"].values() if p.global_default), None)
+            if other is not None:
+                raise Invalid.at(
+                    kind,
+                    meta.name,
+                    "globalDefault",
+                    f"Forbidden: PriorityClass {other.metadata.name} is already marked as default",
+                )
+        meta = replace(
+            meta,
+            uid=new_uid(self._rng),
+            creation_timestamp=self.clock.timestamp(),
+            deletion_timestamp=None,
+            generation=1 if kind in ("Pod", "Node") else meta.generation,
+        )
+        return cast(T, self._commit("create", kind, None, replace(obj, metadata=meta)))
+
+    def get(self, kind: str, name: str, namespace: str = "") -> Any:
+        if kind not in CLUSTER_SCOPED and not namespace:
+            namespace = "default"
+        try:
+            return self._table(kind)[_key("" if kind in CLUSTER_SCOPED else namespace, name)]
+        except KeyError:
+            raise NotFound.of(kind, name) from None
+
+    def list(
+        self,
+        kind: str,
+        *,
+        namespace: str | None = None,
+        label_match: Callable[[Mapping[str, str]], bool] | None = None,
+        fields: Mapping[str, str] | None = None,
+    ) -> tuple[list[Any], int]:
+        """Matching objects in (namespace, name) order, and the revision they reflect."""
+        probe = Watcher(
+            kind,
+            name="list",
+            namespace=namespace,
+            fields=fields or {},
+            label_match=label_match,
+            maxsize=1,
+            allow_bookmarks=False,
+        )
+        table = self._table(kind)
+        items = [table[k] for k in sorted(table)]
+        if namespace is not None or fields or label_match is not None:
+            items = [o for o in items if probe.matches(o)]
+        return items, self._revision
+
+    def _current(self, obj: Any) -> tuple[str, Any]:
+        kind: str = obj.kind
+        meta: ObjectMeta = obj.metadata
+        current = self.get(kind, meta.name, meta.namespace)
+        if meta.resource_version and meta.resource_version != current.metadata.resource_version:
+            raise Conflict.stale(kind, meta.name)
+        if meta.uid and meta.uid != current.metadata.uid:
+            raise Conflict(
+                f"Precondition failed: UID in precondition: {meta.uid}, UID in object meta: {current.metadata.uid}"
+            )
+        return kind, current
+
+    def update(self, obj_in: T) -> T:
+        """Replace metadata (labels, annotations...) and spec; status is kept as stored."""
+        obj: Any = obj_in
+        kind, current = self._current(obj)
+        meta: ObjectMeta = obj.metadata
+        new_meta = replace(
+            current.metadata,
+            labels=meta.labels,
+            annotations=meta.annotations,
+            owner_references=meta.owner_references,
+            finalizers=meta.finalizers,
+        )
+        if isinstance(obj, Pod):
+            self._check_pod_update(current, obj)
+        candidate = replace(obj, metadata=new_meta)
+        if hasattr(current, "status"):
+            candidate = replace(candidate, status=current.status)
+        validate(candidate)
+        if hasattr(current, "spec") and current.spec != candidate.spec:
+            candidate = replace(candidate, metadata=replace(new_meta, generation=new_meta.generation + 1))
+        return cast(T, self._commit("update", kind, current, candidate))
+
+    @staticmethod
+    def _check_pod_update(current: Pod, pod: Pod) -> None:
+        old, new = current.spec, pod.spec
+        if len(new.scheduling_gates) > len(old.scheduling_gates) or any(
+            g not in old.scheduling_gates for g in new.scheduling_gates
+        ):
+            raise Invalid.at(
+                "Pod",
+                pod.metadata.name,
+                "spec.schedulingGates",
+                "Forbidden: only deletion is allowed, but found new scheduling gate",
+            )
+        if any(t not in new.tolerations for t in old.tolerations):
+            raise Invalid.at(
+                "Pod",
+                pod.metadata.name,
+                "spec.tolerations",
+                "Forbidden: existing toleration can not be modified except its tolerationSeconds",
+            )
+        images = [c.image for c in old.containers]
+        cmp_new = replace(
+            new,
+            scheduling_gates=old.scheduling_gates,
+            tolerations=old.tolerations,
+            containers=[replace(c, image=i) for c, i in zip(new.containers, images, strict=False)],
+        )
+        if len(new.containers) != len(old.containers) or cmp_new != old:
+            raise Invalid.at(
+                "Pod",
+                pod.metadata.name,
+                "spec",
+                "Forbidden: pod updates may not change fields other than `spec.containers[*].image`, "
+                "`spec.tolerations` (only additions to existing tolerations) and `spec.schedulingGates`",
+            )
+
+    def update_status(self, obj_in: T) -> T:
+        obj: Any = obj_in
+        kind, current = self._current(obj)
+        if not hasattr(current, "status"):
+            raise NotFound(f"the server could not find the requested resource ({kind.lower()}s/status)")
+        candidate = replace(current, status=obj.status)
+        validate(candidate)
+        return cast(T, self._commit("updateStatus", kind, current, candidate))
+
+    def delete(
+        self,
+        kind: str,
+        name: str,
+        namespace: str = "",
+        *,
+        grace_period_seconds: int | None = None,
+        uid: str = "",
+    ) -> Any:
+        """Delete; a bound, non-terminal pod is only marked (graceful) unless grace is 0."""
+        current = self.get(kind, name, namespace)
+        if uid and uid != current.metadata.uid:
+            raise Conflict(
+                f"Precondition failed: UID in precondition: {uid}, UID in object meta: {current.metadata.uid}"
+            )
+        if isinstance(current, Pod):
+            grace = (
+                current.spec.termination_grace_period_seconds if grace_period_seconds is None else grace_period_seconds
+            )
+            grace = max(0, grace or 0)
+            unbound = not current.spec.node_name
+            terminal = current.status.phase in ("Succeeded", "Failed")
+            if grace > 0 and not unbound and not terminal:
+                meta = current.metadata
+                if meta.deletion_timestamp is not None and (meta.deletion_grace_period_seconds or 0) <= grace:
+                    return current  # already terminating with a grace at least as short
+                marked = replace(
+                    current,
+                    metadata=replace(
+                        meta,
+                        deletion_timestamp=self.clock.timestamp(self.clock.now() + grace),
+                        deletion_grace_period_seconds=grace,
+                    ),
+                )
+                return self._commit("delete", kind, current, marked)
+        self._commit("delete", kind, current, None)
+        return current
+
+    def bind(self, binding: Binding) -> Pod:
+        """The pods/binding subresource: assign the pod to ``binding.target.name``."""
+        meta = binding.metadata
+        namespace = meta.namespace or "default"
+        pod: Pod = self.get("Pod", meta.name, namespace)
+        if meta.uid and meta.uid != pod.metadata.uid:
+            raise Conflict(
+                f"Precondition failed: UID in precondition: {meta.uid}, UID in object meta: {pod.metadata.uid}"
+            )
+        if not binding.target.name:
+            raise Invalid.at("Binding", meta.name, "target.name", "Required value")
+        if pod.metadata.deletion_timestamp is not None:
+            raise Conflict(
+                f'Operation cannot be fulfilled on pods/binding "{meta.name}": pod {meta.name} is being deleted, cannot be assigned to a host'
+            )
+        if pod.spec.node_name:
+            raise Conflict(
+                f'Operation cannot be fulfilled on pods/binding "{meta.name}": pod {meta.name} is already '
+                f'assigned to node "{pod.spec.node_name}"'
+            )
+        now = self.clock.timestamp()
+        conditions = [c for c in pod.status.conditions if c.type != "PodScheduled"]
+        conditions.append(PodCondition(type="PodScheduled", status="True", last_transition_time=now))
+        annotations = {**pod.metadata.annotations, **meta.annotations} if meta.annotations else pod.metadata.annotations
+        bound = replace(
+            pod,
+            metadata=replace(pod.metadata, annotations=annotations),
+            spec=replace(pod.spec, node_name=binding.target.name),
+            status=replace(pod.status, conditions=conditions),
+        )
+        result: Pod = self._commit("bind", "Pod", pod, bound)
+        return result
+
+    # --- watch --------------------------------------------------------------------------
+
+    def watch(
+        self,
+        kind: str,
+        *,
+        name: str = "watch",
+        namespace: str | None = None,
+        label_match: Callable[[Mapping[str, str]], bool] | None = None,
+        fields: Mapping[str, str] | None = None,
+        resource_version: int | None = None,
+        allow_bookmarks: bool = False,
+        buffer: int | None = None,
+    ) -> Watcher:
+        """Open a watch; with ``resource_version`` the events after it are replayed first."""
+        self._table(kind)
+        w = Watcher(
+            kind,
+            name=name,
+            namespace=namespace,
+            fields=fields or {},
+            label_match=label_match,
+            maxsize=buffer or self.settings.watch_buffer,
+            allow_bookmarks=allow_bookmarks,
+        )
+        if resource_version is not None and resource_version < self._revision:
+            oldest = self._history[0][3] if self._history else self._revision + 1
+            if resource_version < oldest - 1:
+                raise Gone(f"too old resource version: {resource_version} ({oldest - 1})")
+            for k, old, new, rev, t in self._history:
+                if rev > resource_version and k == kind:
+                    ev = transition(w, old, new, rev, t)
+                    if ev is not None:
+                        w.channel.put(ev)
+        self._hub.add(w)
+        return w
+
+    def stop_watch(self, w: Watcher) -> None:
+        self._hub.remove(w)
+        w.channel.close()
+
+    def bookmark(self) -> None:
+        """Send a BOOKMARK with the current revision to watchers that asked for them."""
+        self._hub.bookmark(self._revision, self.clock.now())

@@ -1,0 +1,138 @@
+"""The command line: ``python -m emulator {run,validate} ...``.
+
+Exit status: 0 every expectation met; 1 an expectation failed (or a waitFor timed out,
+or the simulation deadlocked); 2 bad input (one clear message on stderr naming the file,
+the path inside it and what was expected; no traceback; nothing run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import IO
+
+import msgspec
+from rich.console import Console
+
+from emulator.apiserver.server import WriteRecord
+from emulator.runtime.clock import parse_duration
+from emulator.runtime.loop import DeadlockError
+
+__all__ = ["main"]
+
+
+class UsageError(Exception):
+    pass
+
+
+def _duration(text: str) -> float:
+    try:
+        return parse_duration(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m emulator",
+        description="A Kubernetes control plane (API server, kube-scheduler, kubelets) emulated in one process.",
+    )
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    run = sub.add_parser("run", help="run a scenario and report", description="Run a scenario file and report.")
+    run.add_argument("file", type=Path, help="scenario YAML file")
+    run.add_argument("--seed", type=int, default=None, help="override the scenario's seed")
+    run.add_argument("--real-time", action="store_true", help="run on the wall clock (uvloop) instead of virtual time")
+    run.add_argument("--output", choices=("text", "json"), default="text", help="report format on stdout")
+    run.add_argument("--trace", type=Path, default=None, metavar="PATH.jsonl", help="write the event trace here")
+    run.add_argument("--until", type=_duration, default=None, metavar="DURATION", help="stop at this simulated time")
+    val = sub.add_parser("validate", help="check a scenario file", description="Check a scenario file; run nothing.")
+    val.add_argument("file", type=Path, help="scenario YAML file")
+    return p
+
+
+class _Progress:
+    """A live one-line status on a TTY, refreshed at most 4 times a wall second."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.writes = 0
+        self.last = 0.0
+        self.status = console.status("starting", spinner="dots")
+
+    def __call__(self, rec: WriteRecord) -> None:
+        self.writes += 1
+        if self.writes % 256:
+            return
+        now = time.perf_counter()
+        if now - self.last >= 0.25:
+            self.last = now
+            self.status.update(f"t={rec.time:,.1f}s simulated  {self.writes:,} API writes")
+
+
+@contextlib.contextmanager
+def _trace_file(path: Path | None) -> Iterator[IO[bytes] | None]:
+    if path is None:
+        yield None
+        return
+    try:
+        f = path.open("wb")
+    except OSError as err:
+        raise UsageError(f"{path}: cannot write the trace: {err.strerror or err}") from None
+    with f:
+        yield f
+
+
+def _run(args: argparse.Namespace, out: Console) -> int:
+    from emulator.report import print_summary, to_json
+    from emulator.scenario.loader import load_scenario
+    from emulator.scenario.runner import RunOptions, run_scenario
+
+    scenario = load_scenario(args.file)
+    tty = args.output == "text" and sys.stdout.isatty()
+    progress = _Progress(out) if tty else None
+    with _trace_file(args.trace) as trace:
+        options = RunOptions(seed=args.seed, until=args.until, real_time=args.real_time, trace=trace, on_write=progress)
+        ctx = progress.status if progress is not None else contextlib.nullcontext()
+        with ctx:
+            try:
+                result = run_scenario(scenario, options)
+            except DeadlockError as err:
+                print(f"{args.file}: the simulation deadlocked: {err}", file=sys.stderr)
+                return 1
+    if args.output == "json":
+        sys.stdout.write(msgspec.json.encode(to_json(result)).decode() + "\n")
+    else:
+        print_summary(result, out)
+    return 0 if result.passed else 1
+
+
+def _validate(args: argparse.Namespace, out: Console) -> int:
+    from emulator.scenario.loader import load_scenario
+
+    scenario = load_scenario(args.file)
+    out.print(
+        f"{args.file}: valid scenario {scenario.name!r}: {len(scenario.objects)} objects, "
+        f"{sum(g.count for g in scenario.nodes)} nodes, {len(scenario.steps)} steps, "
+        f"{len(scenario.expect)} expectations"
+    )
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from emulator.scenario.loader import ScenarioError
+
+    args = _parser().parse_args(argv)
+    out = Console(highlight=False, soft_wrap=True)
+    try:
+        if args.command == "run":
+            return _run(args, out)
+        return _validate(args, out)
+    except (ScenarioError, UsageError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130

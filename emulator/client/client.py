@@ -1,0 +1,193 @@
+"""``Client``: one agent's handle to the API server.
+
+Every call goes through here, so this is where the network is modelled: a seeded
+latency per call (``Latency(mean, jitter)``, jitter uniform in ±jitter, never below 0)
+and, for watches, a delivery delay added to each event's write time. Fault injection
+hooks in here too (``Client.interceptor``): it sees every call before it reaches the
+server and may delay it or raise an ``ApiError`` instead.
+
+The client holds no cache; informers (``emulator.client.informer``) do.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import msgspec
+
+from emulator.api.core import Binding
+from emulator.api.meta import ObjectMeta, ObjectReference
+from emulator.apiserver.server import ApiServer
+from emulator.apiserver.watch import Watcher, WatchEvent
+from emulator.runtime.clock import Clock
+
+__all__ = ["Client", "Interceptor", "Latency", "WatchStream"]
+
+T = TypeVar("T")
+S = TypeVar("S", bound=msgspec.Struct)
+Interceptor = Callable[[str, str, str], Awaitable[None]]
+"""``await interceptor(agent, verb, kind)`` before each call: may sleep or raise."""
+
+
+@dataclass(frozen=True, slots=True)
+class Latency:
+    mean: float = 0.0
+    jitter: float = 0.0
+
+    def sample(self, rng: random.Random) -> float:
+        if self.jitter <= 0:
+            return self.mean
+        return max(0.0, self.mean + rng.uniform(-self.jitter, self.jitter))
+
+
+@dataclass(slots=True)
+class ClientStats:
+    calls: dict[str, int] = field(default_factory=dict)
+    errors: dict[str, int] = field(default_factory=dict)
+
+
+class Client:
+    """An agent's connection to ``server``, with seeded latency."""
+
+    def __init__(
+        self,
+        server: ApiServer,
+        clock: Clock,
+        rng: random.Random,
+        *,
+        name: str,
+        api_latency: Latency = Latency(),
+        watch_latency: Latency = Latency(),
+    ) -> None:
+        self.server = server
+        self.clock = clock
+        self.name = name
+        self.api_latency = api_latency
+        self.watch_latency = watch_latency
+        self.interceptor: Interceptor | None = None
+        self.stats = ClientStats()
+        self._rng = rng
+
+    def __repr__(self) -> str:
+        return f"<Client {self.name!r} calls={sum(self.stats.calls.values())}>"
+
+    async def _call(self, verb: str, kind: str, fn: Callable[[], T]) -> T:
+        calls = self.stats.calls
+        calls[verb] = calls.get(verb, 0) + 1
+        delay = self.api_latency.sample(self._rng)
+        if delay > 0:
+            await self.clock.sleep(delay)
+        try:
+            if self.interceptor is not None:
+                await self.interceptor(self.name, verb, kind)
+            return fn()
+        except Exception:
+            self.stats.errors[verb] = self.stats.errors.get(verb, 0) + 1
+            raise
+
+    async def create(self, obj: S) -> S:
+        return await self._call("create", getattr(obj, "kind", ""), lambda: self.server.create(obj))
+
+    async def get(self, kind: str, name: str, namespace: str = "") -> Any:
+        return await self._call("get", kind, lambda: self.server.get(kind, name, namespace))
+
+    async def list(
+        self,
+        kind: str,
+        *,
+        namespace: str | None = None,
+        label_match: Callable[[Mapping[str, str]], bool] | None = None,
+        fields: Mapping[str, str] | None = None,
+    ) -> tuple[list[Any], int]:
+        return await self._call(
+            "list", kind, lambda: self.server.list(kind, namespace=namespace, label_match=label_match, fields=fields)
+        )
+
+    async def update(self, obj: S) -> S:
+        return await self._call("update", getattr(obj, "kind", ""), lambda: self.server.update(obj))
+
+    async def update_status(self, obj: S) -> S:
+        return await self._call("updateStatus", getattr(obj, "kind", ""), lambda: self.server.update_status(obj))
+
+    async def delete(
+        self, kind: str, name: str, namespace: str = "", *, grace_period_seconds: int | None = None, uid: str = ""
+    ) -> Any:
+        return await self._call(
+            "delete",
+            kind,
+            lambda: self.server.delete(kind, name, namespace, grace_period_seconds=grace_period_seconds, uid=uid),
+        )
+
+    async def bind(self, namespace: str, name: str, node: str, *, uid: str = "") -> Any:
+        binding = Binding(
+            metadata=ObjectMeta(name=name, namespace=namespace, uid=uid),
+            target=ObjectReference(kind="Node", name=node),
+        )
+        return await self._call("bind", "Pod", lambda: self.server.bind(binding))
+
+    def watch(
+        self,
+        kind: str,
+        *,
+        namespace: str | None = None,
+        label_match: Callable[[Mapping[str, str]], bool] | None = None,
+        fields: Mapping[str, str] | None = None,
+        resource_version: int | None = None,
+        allow_bookmarks: bool = False,
+    ) -> WatchStream:
+        """Open a watch now (raises ``Gone`` for a compacted ``resource_version``)."""
+        w = self.server.watch(
+            kind,
+            name=self.name,
+            namespace=namespace,
+            label_match=label_match,
+            fields=fields,
+            resource_version=resource_version,
+            allow_bookmarks=allow_bookmarks,
+        )
+        return WatchStream(self, w)
+
+
+class WatchStream:
+    """The receiving end of a watch, with the client's delivery delay applied.
+
+    ``await next_batch()`` returns the events whose delivery time has come, in order;
+    it raises ``ChannelClosed`` (or its subclass ``Overflow``) when the server ended
+    the watch. Events are never reordered: a later event is never delivered before an
+    earlier one, whatever the jitter.
+    """
+
+    def __init__(self, client: Client, watcher: Watcher) -> None:
+        self._client = client
+        self.watcher = watcher
+        self._pending: list[tuple[float, WatchEvent]] = []
+        self._last_due = 0.0
+
+    def close(self) -> None:
+        self._client.server.stop_watch(self.watcher)
+
+    async def next_batch(self) -> list[WatchEvent]:
+        client = self._client
+        lat = client.watch_latency
+        delayed = lat.mean > 0 or lat.jitter > 0
+        if not delayed and not self._pending:
+            return await self.watcher.channel.get_batch()
+        if not self._pending:
+            batch = await self.watcher.channel.get_batch()
+            for ev in batch:
+                due = max(self._last_due, ev.time + lat.sample(client._rng))
+                self._last_due = due
+                self._pending.append((due, ev))
+        due0 = self._pending[0][0]
+        if due0 > client.clock.now():
+            await client.clock.sleep_until(due0)
+        now = client.clock.now()
+        i = 0
+        while i < len(self._pending) and self._pending[i][0] <= now:
+            i += 1
+        out = [ev for _, ev in self._pending[:i]]
+        del self._pending[:i]
+        return out

@@ -1,0 +1,187 @@
+"""``Informer``: list, then watch from the listed revision, keep a local store, call
+handlers; relist when the watch ends with Gone or an overflow.
+
+Handlers are plain synchronous callables (``on_add(obj)``, ``on_update(old, new)``,
+``on_delete(obj)``): the agents' pure logic runs inside them, the informer only moves
+data. They are called in the order of the watch events, one batch at a time.
+
+State machine of ``run``:
+
+==========  ==================================  ====================================
+state       on                                  next
+==========  ==================================  ====================================
+listing     list returns (items, revision)      replace store (diff → handlers), watching
+watching    batch of events                     apply each (store + handler), watching
+watching    BOOKMARK                            remember its revision, watching
+watching    watch closed normally (stream cut)  re-watch from last revision, watching
+watching    Overflow / Gone on re-watch         listing (relist)
+==========  ==================================  ====================================
+
+``synced`` is set once the first list has been applied (readiness by handshake: agents
+wait on it instead of sleeping).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from emulator.api.errors import Gone
+from emulator.apiserver.watch import WatchEvent
+from emulator.client.client import Client, WatchStream
+from emulator.runtime.channel import ChannelClosed, Overflow
+
+__all__ = ["Handler", "Informer"]
+
+Key = tuple[str, str]
+Handler = Callable[..., None]
+
+
+def _key(obj: Any) -> Key:
+    return (obj.metadata.namespace, obj.metadata.name)
+
+
+class Informer:
+    """A cached, handler-driven view of one kind (optionally filtered)."""
+
+    def __init__(
+        self,
+        client: Client,
+        kind: str,
+        *,
+        namespace: str | None = None,
+        label_match: Callable[[Mapping[str, str]], bool] | None = None,
+        fields: Mapping[str, str] | None = None,
+    ) -> None:
+        self.client = client
+        self.kind = kind
+        self.namespace = namespace
+        self.label_match = label_match
+        self.fields = dict(fields or {})
+        self.store: dict[Key, Any] = {}
+        self.synced = asyncio.Event()
+        self.revision = 0
+        self.relists = 0
+        self._on_add: list[Callable[[Any], None]] = []
+        self._on_update: list[Callable[[Any, Any], None]] = []
+        self._on_delete: list[Callable[[Any], None]] = []
+        self._stream: WatchStream | None = None
+
+    def __repr__(self) -> str:
+        return (
+            f"<Informer {self.client.name}/{self.kind} objects={len(self.store)} "
+            f"rev={self.revision} relists={self.relists}>"
+        )
+
+    def add_handlers(
+        self,
+        on_add: Callable[[Any], None] | None = None,
+        on_update: Callable[[Any, Any], None] | None = None,
+        on_delete: Callable[[Any], None] | None = None,
+    ) -> None:
+        if on_add:
+            self._on_add.append(on_add)
+        if on_update:
+            self._on_update.append(on_update)
+        if on_delete:
+            self._on_delete.append(on_delete)
+
+    def get(self, name: str, namespace: str = "") -> Any | None:
+        return self.store.get((namespace, name))
+
+    def objects(self) -> list[Any]:
+        """Every object in the local store."""
+        return list(self.store.values())
+
+    # --- applying changes ---------------------------------------------------------------
+
+    def _upsert(self, obj: Any) -> None:
+        key = _key(obj)
+        old = self.store.get(key)
+        self.store[key] = obj
+        if old is None:
+            for fn in self._on_add:
+                fn(obj)
+        else:
+            for fu in self._on_update:
+                fu(old, obj)
+
+    def _deleted(self, obj: Any) -> None:
+        old = self.store.pop(_key(obj), None)
+        if old is not None:
+            for fn in self._on_delete:
+                fn(obj)
+
+    def _apply(self, batch: list[WatchEvent]) -> None:
+        for ev in batch:
+            if ev.type in ("ADDED", "MODIFIED"):
+                self._upsert(ev.object)
+            elif ev.type == "DELETED":
+                self._deleted(ev.object)
+            self.revision = ev.revision
+
+    def _replace(self, items: list[Any], revision: int) -> None:
+        """Upstream ``Replace``: deletes for vanished objects, then adds/updates."""
+        fresh = {_key(o): o for o in items}
+        for key in [k for k in self.store if k not in fresh]:
+            self._deleted(self.store[key])
+        for key, obj in fresh.items():
+            old = self.store.get(key)
+            if old is None or old.metadata.resource_version != obj.metadata.resource_version:
+                self._upsert(obj)
+        self.revision = revision
+
+    # --- the loop -----------------------------------------------------------------------
+
+    async def _list(self) -> None:
+        items, rev = await self.client.list(
+            self.kind, namespace=self.namespace, label_match=self.label_match, fields=self.fields
+        )
+        self._replace(items, rev)
+
+    def _open(self) -> WatchStream:
+        return self.client.watch(
+            self.kind,
+            namespace=self.namespace,
+            label_match=self.label_match,
+            fields=self.fields,
+            resource_version=self.revision,
+            allow_bookmarks=True,
+        )
+
+    async def run(self) -> None:
+        """List and watch until cancelled."""
+        need_list = True
+        try:
+            while True:
+                if need_list:
+                    await self._list()
+                    self.synced.set()
+                    need_list = False
+                try:
+                    self._stream = self._open()
+                except Gone:
+                    self.relists += 1
+                    need_list = True
+                    continue
+                try:
+                    while True:
+                        batch = await self._stream.next_batch()
+                        self._apply(batch)
+                except Overflow:
+                    self.relists += 1
+                    need_list = True
+                except ChannelClosed:
+                    pass  # stream cut: resume from the last revision seen
+                finally:
+                    self._stream.close()
+                    self._stream = None
+        finally:
+            if self._stream is not None:
+                self._stream.close()
+
+    def cut(self) -> None:
+        """Fault injection: end the current watch stream (the informer resumes or relists)."""
+        if self._stream is not None:
+            self._stream.watcher.channel.close()

@@ -1,0 +1,237 @@
+"""The clock every component is given, and the text forms of times and durations.
+
+This module owns the ``Clock`` seam: ``now()`` in seconds since the clock started,
+``sleep``/``sleep_until``, and ``timestamp()``, the Kubernetes RFC 3339 form of a clock time.
+Components never read ``time.time()`` or call bare ``asyncio.sleep``; they are handed a
+``Clock``. ``LoopClock`` is the one implementation: it reads the running event loop's
+``time()``, so the same code runs on the virtual-time loop (simulations and tests, see
+``loop.py``) and on uvloop in real time (benchmarks). ``run()`` starts either.
+
+Timestamps count from a fixed ``EPOCH`` (2026-01-01T00:00:00Z), never from the wall clock,
+so a simulated run prints the same timestamps on every machine and every day. They have
+whole-second precision and truncate, as Kubernetes' ``metav1.Time`` does on the wire.
+
+Durations use Go's ``time.Duration`` syntax (``5ms``, ``1.5s``, ``1h30m``), as in
+Kubernetes and kube-scheduler configuration; plain numbers are seconds.
+
+It does not own how virtual time moves (``loop.py``) or random streams (``rng.py``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import re
+from collections.abc import Callable, Coroutine
+from datetime import UTC, datetime, timedelta, timezone
+from fractions import Fraction
+from typing import Any, Final, Protocol, TypeVar
+
+from .loop import VirtualTimeEventLoop, new_virtual_loop
+
+__all__ = [
+    "EPOCH",
+    "Clock",
+    "LoopClock",
+    "format_duration",
+    "format_timestamp",
+    "parse_duration",
+    "parse_timestamp",
+    "run",
+]
+
+T = TypeVar("T")
+
+EPOCH: Final = datetime(2026, 1, 1, tzinfo=UTC)
+"""Clock time 0 as a calendar time: every timestamp is EPOCH plus clock seconds."""
+
+
+class Clock(Protocol):
+    """Time as the emulator's components see it."""
+
+    virtual: bool
+    """True when time is simulated (it jumps whenever every task waits)."""
+
+    def now(self) -> float:
+        """Seconds since the clock started."""
+        ...
+
+    async def sleep(self, seconds: float) -> None:
+        """Wait ``seconds`` of clock time (zero or less: just let other tasks run)."""
+        ...
+
+    async def sleep_until(self, t: float) -> None:
+        """Wait until ``now() >= t`` (at once, after letting other tasks run, if already so)."""
+        ...
+
+    def timestamp(self, t: float | None = None) -> str:
+        """Clock time ``t`` (default: now) as Kubernetes RFC 3339, e.g. 2026-01-01T00:00:07Z."""
+        ...
+
+
+class LoopClock:
+    """A ``Clock`` reading an event loop's ``time()``, relative to its value at construction."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop | None = None, *, virtual: bool) -> None:
+        self._loop = asyncio.get_running_loop() if loop is None else loop
+        if virtual != isinstance(self._loop, VirtualTimeEventLoop):
+            kind = "virtual" if virtual else "real"
+            raise ValueError(f"LoopClock(virtual={virtual}) needs a {kind}-time loop, got {type(self._loop).__name__}")
+        self.virtual = virtual
+        self._origin = self._loop.time()
+
+    def now(self) -> float:
+        return self._loop.time() - self._origin
+
+    async def sleep(self, seconds: float) -> None:
+        await self._sleep_to(self._loop.time() + seconds)
+
+    async def sleep_until(self, t: float) -> None:
+        await self._sleep_to(self._origin + t)
+
+    def timestamp(self, t: float | None = None) -> str:
+        return format_timestamp(self.now() if t is None else t)
+
+    async def _sleep_to(self, when: float) -> None:
+        """Sleep until loop time ``when``, exactly: the timer is set at ``when`` itself."""
+        loop = self._loop
+        if when <= loop.time():
+            await asyncio.sleep(0)
+            return
+        future: asyncio.Future[None] = loop.create_future()
+        timer = loop.call_at(when, _wake, future)
+        try:
+            await future
+        finally:
+            timer.cancel()
+
+    def __repr__(self) -> str:
+        return f"<LoopClock virtual={self.virtual} now={self.now()!r}>"
+
+
+def _wake(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
+
+
+def run(main: Callable[[], Coroutine[Any, Any, T]], *, virtual: bool = True) -> T:
+    """Run ``main()`` on a fresh loop: virtual time by default, else real time on uvloop.
+
+    Without uvloop installed, real time runs on the stock asyncio loop.
+    """
+    factory = new_virtual_loop if virtual else _real_time_loop_factory()
+    with asyncio.Runner(loop_factory=factory) as runner:
+        return runner.run(main())
+
+
+def _real_time_loop_factory() -> Callable[[], asyncio.AbstractEventLoop]:
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.new_event_loop
+    return uvloop.new_event_loop
+
+
+# --- timestamps --------------------------------------------------------------------------
+
+_RFC3339 = re.compile(r"(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?(?:([Zz])|([+-])(\d{2}):(\d{2}))")
+
+
+def format_timestamp(t: float) -> str:
+    """Clock time ``t`` (seconds since EPOCH) as RFC 3339 in UTC, truncated to whole seconds."""
+    return (EPOCH + timedelta(seconds=math.floor(t))).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_timestamp(s: str) -> float:
+    """The clock time (seconds since EPOCH) of an RFC 3339 timestamp; inverse of ``timestamp``."""
+    match = _RFC3339.fullmatch(s)
+    if match is None:
+        raise ValueError(f"expected an RFC 3339 timestamp like 2026-01-01T00:00:07Z, got {s!r}")
+    year, month, day, hour, minute, second = (int(g) for g in match.group(1, 2, 3, 4, 5, 6))
+    fraction, zulu, sign, off_h, off_m = match.group(7, 8, 9, 10, 11)
+    offset = timedelta(0) if zulu else timedelta(hours=int(off_h), minutes=int(off_m))
+    tz = timezone(-offset if sign == "-" else offset)
+    try:
+        when = datetime(year, month, day, hour, minute, second, tzinfo=tz)
+    except ValueError as e:
+        raise ValueError(f"invalid RFC 3339 timestamp {s!r}: {e}") from None
+    whole = (when - EPOCH) // timedelta(seconds=1)
+    return whole + (float(fraction) if fraction else 0.0)
+
+
+# --- durations ---------------------------------------------------------------------------
+
+_UNITS: Final[dict[str, Fraction]] = {
+    "ns": Fraction(1, 10**9),
+    "us": Fraction(1, 10**6),
+    "µs": Fraction(1, 10**6),  # U+00B5 micro sign, as Go prints it
+    "μs": Fraction(1, 10**6),  # U+03BC greek mu, which Go also accepts
+    "ms": Fraction(1, 10**3),
+    "s": Fraction(1),
+    "m": Fraction(60),
+    "h": Fraction(3600),
+}
+_NUMBER = r"(?:\d+\.?\d*|\.\d+)"
+_PLAIN_NUMBER = re.compile(_NUMBER)
+_COMPONENT = re.compile(rf"({_NUMBER})(ns|us|µs|μs|ms|s|m|h)")
+_NS_PER_S: Final = 10**9
+
+
+def parse_duration(text: str | int | float) -> float:
+    """Seconds in a Go-style duration: "5ms", "1.5s", "1h30m", "250us", "0"; numbers are seconds."""
+    if isinstance(text, str):
+        seconds = _parse_duration_text(text.strip(), text)
+    elif isinstance(text, bool):
+        raise ValueError(f"expected a duration like 5ms, 1.5s, 2m or 1h30m, got {text!r}")
+    else:
+        seconds = float(text)
+    if math.isnan(seconds) or math.isinf(seconds):
+        raise ValueError(f"expected a finite duration, got {text!r}")
+    if seconds < 0:
+        raise ValueError(f"durations cannot be negative, got {text!r}")
+    return seconds
+
+
+def _parse_duration_text(s: str, original: str) -> float:
+    if s.startswith("-"):
+        raise ValueError(f"durations cannot be negative, got {original!r}")
+    if _PLAIN_NUMBER.fullmatch(s):
+        return float(s)
+    total = Fraction(0)
+    pos = 0
+    while pos < len(s) and (match := _COMPONENT.match(s, pos)):
+        total += Fraction(match[1]) * _UNITS[match[2]]
+        pos = match.end()
+    if not s or pos != len(s):
+        raise ValueError(f"expected a duration like 5ms, 1.5s, 2m or 1h30m, got {original!r}")
+    return float(total)
+
+
+def format_duration(seconds: float) -> str:
+    """``seconds`` as Go's ``Duration.String()`` prints it: "1h30m0s", "1.5s", "5ms", "0s"."""
+    if not math.isfinite(seconds):
+        raise ValueError(f"expected a finite number of seconds, got {seconds!r}")
+    ns = round(seconds * _NS_PER_S)
+    sign = "-" if ns < 0 else ""
+    ns = abs(ns)
+    if ns == 0:
+        return "0s"
+    if ns < 10**3:
+        return f"{sign}{ns}ns"
+    if ns < 10**6:
+        return f"{sign}{_decimal(ns, 10**3)}µs"
+    if ns < _NS_PER_S:
+        return f"{sign}{_decimal(ns, 10**6)}ms"
+    hours, ns = divmod(ns, 3600 * _NS_PER_S)
+    minutes, ns = divmod(ns, 60 * _NS_PER_S)
+    head = f"{hours}h{minutes}m" if hours else f"{minutes}m" if minutes else ""
+    return f"{sign}{head}{_decimal(ns, _NS_PER_S)}s"
+
+
+def _decimal(value: int, unit: int) -> str:
+    """``value / unit`` in decimal without trailing zeros (``unit`` is a power of ten)."""
+    whole, frac = divmod(value, unit)
+    if not frac:
+        return str(whole)
+    digits = len(str(unit)) - 1
+    return f"{whole}.{frac:0{digits}d}".rstrip("0")

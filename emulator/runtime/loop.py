@@ -1,0 +1,205 @@
+"""The virtual-time event loop: asyncio with a simulated clock that jumps.
+
+This module owns *how simulated time moves*. ``VirtualTimeEventLoop`` is a stock
+``asyncio.SelectorEventLoop`` whose ``time()`` returns a virtual clock instead of
+``time.monotonic()``. Whenever every task is waiting, the clock jumps straight to the
+earliest pending timer, so an hour of simulated heartbeats costs only the CPU time of the
+callbacks. It does not own the ``Clock`` API that the emulator's components are given
+(``clock.py``), nor any policy about what a simulation does with time.
+
+How the loop decides what to do when nothing is ready to run (asyncio calls the selector's
+``select(timeout)`` exactly when it would block; ``timeout`` is 0 if callbacks are ready, the
+delay to the earliest timer if one is pending, ``None`` if there is none):
+
+| ready | timer | thread job | what happens                                                  |
+| ----- | ----- | ---------- | ------------------------------------------------------------- |
+| yes   | -     | -          | poll real fds without waiting                                 |
+| no    | yes   | no         | poll real fds; if none is ready, clock := earliest deadline   |
+| no    | yes   | yes        | wait up to ``idle_real_wait`` real seconds for the thread,    |
+|       |       |            | then jump as above                                            |
+| no    | no    | yes        | wait for the thread, ``idle_real_wait`` real seconds at a     |
+|       |       |            | time                                                          |
+| no    | no    | no         | wait up to ``idle_real_wait`` real seconds for I/O (another   |
+|       |       |            | thread's ``call_soon_threadsafe``), then ``DeadlockError``    |
+
+("ready": callbacks ready to run; "timer": a timer pending; "thread job": an executor job
+submitted through ``run_in_executor`` is still awaited.)
+
+Waiting for awaited executor jobs (``run_in_executor``, hence ``asyncio.to_thread``) before
+jumping makes a short thread job take zero virtual time, like any other CPU work, and keeps a
+thread job slower than ``idle_real_wait`` from being reported as a deadlock. A job that runs
+longer than ``idle_real_wait`` while timers are pending lets the clock move on without it: its
+result then lands at a virtual time that depends on the machine, so keep threads out of
+simulated code paths.
+
+Timers with equal deadlines fire first in, first out: each timer carries a creation sequence
+number that breaks ties in the timer heap (the stock heap orders ties by heap position, not
+by creation). Together with asyncio's FIFO ready queue this makes a run without threads or
+real I/O reproducible event for event.
+
+Private asyncio internals used, and why (the same in CPython 3.11 to 3.13;
+``test_loop.py`` pins them):
+
+- ``BaseEventLoop._scheduled``, the timer heap: ``call_at`` pushes our tie-breaking timers onto
+  it (as the stock ``call_at`` does), and the idle hook reads its head to know where to jump.
+  ``_run_once`` has already dropped cancelled timers from the head when it calls ``select``.
+- ``TimerHandle._scheduled``: set after the push, as the stock ``call_at`` does, so that
+  ``cancel()`` counts the timer for the loop's periodic heap compaction.
+
+Everything else is public: the selector handed to ``SelectorEventLoop(selector)``, ``time()``,
+``call_at()`` and ``run_in_executor()``. Debug-mode checks of the stock ``call_at`` (calling
+thread, callback type) are not repeated.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import itertools
+import selectors
+from collections.abc import Callable, Sequence
+from concurrent.futures import Executor
+from contextvars import Context
+from typing import Any, TypeVar, TypeVarTuple, Unpack
+
+__all__ = ["DeadlockError", "VirtualTimeEventLoop", "new_virtual_loop"]
+
+_T = TypeVar("_T")
+_Ts = TypeVarTuple("_Ts")
+_Events = list[tuple[selectors.SelectorKey, int]]
+
+#: How many waiting tasks a DeadlockError names.
+_TASKS_SHOWN = 10
+
+
+class DeadlockError(RuntimeError):
+    """No task can run, no timer is pending and no I/O or thread result arrived."""
+
+
+class _FifoTimerHandle(asyncio.TimerHandle):
+    """A timer ordered by (deadline, creation sequence): equal deadlines fire FIFO.
+
+    ``heapq`` only uses ``<``; the other comparisons keep their stock meaning.
+    """
+
+    __slots__ = ("_key",)
+    _scheduled: bool  # TimerHandle's slot (private; see the module docstring)
+
+    def __init__(
+        self,
+        when: float,
+        seq: int,
+        callback: Callable[..., object],
+        args: Sequence[Any],
+        loop: asyncio.AbstractEventLoop,
+        context: Context | None,
+    ) -> None:
+        super().__init__(when, callback, args, loop, context)
+        self._key = (when, seq)
+
+    def __lt__(self, other: asyncio.TimerHandle) -> bool:
+        if isinstance(other, _FifoTimerHandle):
+            return self._key < other._key
+        return self.when() < other.when()
+
+
+class _IdleHookSelector(selectors.DefaultSelector):
+    """The platform selector with the loop's idle policy spliced into ``select``."""
+
+    def __init__(self, on_idle: Callable[[float | None], _Events]) -> None:
+        super().__init__()
+        self._on_idle = on_idle
+
+    def select(self, timeout: float | None = None) -> _Events:
+        events = super().select(0)  # real fds first: thread wake-ups must not wait
+        if events or (timeout is not None and timeout <= 0):
+            return events
+        return self._on_idle(timeout)
+
+    def wait(self, timeout: float) -> _Events:
+        """Block in real time for up to ``timeout`` seconds (the stock ``select``)."""
+        return super().select(timeout)
+
+
+class VirtualTimeEventLoop(asyncio.SelectorEventLoop):
+    """A selector event loop on a virtual clock; see the module docstring for the rules."""
+
+    # BaseEventLoop's timer heap (private; see the module docstring).
+    _scheduled: list[asyncio.TimerHandle]
+
+    def __init__(self, *, start: float = 0.0, idle_real_wait: float = 0.2) -> None:
+        self._now = float(start)
+        self._idle_real_wait = float(idle_real_wait)
+        self._timer_seq = itertools.count()
+        self._executor_jobs = 0
+        self._idle_selector = _IdleHookSelector(self._on_idle)
+        super().__init__(self._idle_selector)
+        if idle_real_wait < 0:
+            self.close()  # a half-built loop would complain when collected
+            raise ValueError(f"idle_real_wait must be >= 0 seconds, got {idle_real_wait!r}")
+
+    @property
+    def idle_real_wait(self) -> float:
+        """Real seconds to wait for I/O or a thread when no task and no timer can proceed."""
+        return self._idle_real_wait
+
+    def time(self) -> float:
+        return self._now
+
+    def call_at(
+        self,
+        when: float,
+        callback: Callable[[Unpack[_Ts]], object],
+        *args: *_Ts,
+        context: Context | None = None,
+    ) -> asyncio.TimerHandle:
+        if self.is_closed():
+            raise RuntimeError("Event loop is closed")
+        timer = _FifoTimerHandle(when, next(self._timer_seq), callback, args, self, context)
+        heapq.heappush(self._scheduled, timer)
+        timer._scheduled = True
+        return timer
+
+    def run_in_executor(
+        self,
+        executor: Executor | None,
+        func: Callable[[Unpack[_Ts]], _T],
+        *args: *_Ts,
+    ) -> asyncio.Future[_T]:
+        future = super().run_in_executor(executor, func, *args)
+        self._executor_jobs += 1
+        future.add_done_callback(self._executor_job_done)
+        return future
+
+    def _executor_job_done(self, _future: asyncio.Future[Any]) -> None:
+        self._executor_jobs -= 1
+
+    def _on_idle(self, timeout: float | None) -> _Events:
+        """Nothing is runnable and no real fd is ready: wait, jump or give up."""
+        if self._executor_jobs or timeout is None:
+            events = self._idle_selector.wait(self._idle_real_wait)
+            if events:
+                return events
+        if timeout is not None:
+            # _run_once saw a live timer at the head of the heap, in the future.
+            self._now = max(self._now, self._scheduled[0].when())
+            return []
+        if self._executor_jobs:
+            return []  # a worker thread still owes us a result: go round again
+        raise DeadlockError(self._deadlock_message())
+
+    def _deadlock_message(self) -> str:
+        names = sorted(task.get_name() for task in asyncio.all_tasks(self))
+        shown = ", ".join(names[:_TASKS_SHOWN])
+        if len(names) > _TASKS_SHOWN:
+            shown += f", ... ({len(names) - _TASKS_SHOWN} more)"
+        return (
+            f"deadlock: every task is waiting, no timer is pending and nothing arrived "
+            f"within {self._idle_real_wait}s of real time, at t={self._now!r}; "
+            f"{len(names)} waiting task(s): {shown or '-'}"
+        )
+
+
+def new_virtual_loop() -> VirtualTimeEventLoop:
+    """A fresh virtual-time loop at t=0; usable as ``asyncio.Runner(loop_factory=...)``."""
+    return VirtualTimeEventLoop()

@@ -1,0 +1,132 @@
+"""Checking a scenario's ``expect`` list (and ``waitFor`` conditions) against the cluster.
+
+Pure functions over the API server's final objects (and the overcommit monitor's
+history). Each expectation gives an ``ExpectationResult(name, passed, detail)``; the
+detail always says what was found, passed or not.
+
+==================  ===============================================================
+condition           a pod counts when
+==================  ===============================================================
+podsScheduled       it has ``spec.nodeName``
+podsRunning         ``status.phase`` is Running
+podsPending         ``status.phase`` is Pending (bound or not)
+podsSucceeded       ``status.phase`` is Succeeded
+podsFailed          ``status.phase`` is Failed
+podsTerminal        Succeeded or Failed
+==================  ===============================================================
+
+``count: all`` means every pod the selector matches (at least one must match);
+a number means exactly that many.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+
+from emulator.api.core import LabelSelector, Pod
+from emulator.api.selectors import format_label_selector, label_selector_matches
+from emulator.scenario.monitor import Overcommit
+from emulator.scenario.schema import Expectation, MaxPodsPerNode, NoOvercommit, PodCount, PodOnNode
+
+__all__ = ["CONDITIONS", "ExpectationResult", "check", "condition_met", "count_pods"]
+
+CONDITIONS: dict[str, Callable[[Pod], bool]] = {
+    "podsScheduled": lambda p: bool(p.spec.node_name),
+    "podsRunning": lambda p: p.status.phase == "Running",
+    "podsPending": lambda p: p.status.phase == "Pending",
+    "podsSucceeded": lambda p: p.status.phase == "Succeeded",
+    "podsFailed": lambda p: p.status.phase == "Failed",
+    "podsTerminal": lambda p: p.status.phase in ("Succeeded", "Failed"),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ExpectationResult:
+    name: str
+    passed: bool
+    detail: str
+
+
+def _selected(pods: Sequence[Pod], selector: LabelSelector) -> list[Pod]:
+    return [p for p in pods if label_selector_matches(selector, p.metadata.labels)]
+
+
+def _sel_text(selector: LabelSelector) -> str:
+    text = format_label_selector(selector)
+    return f" matching {text!r}" if text else ""
+
+
+def count_pods(pods: Sequence[Pod], condition: str, selector: LabelSelector) -> tuple[int, int]:
+    """(pods meeting ``condition``, pods matching ``selector``)."""
+    chosen = _selected(pods, selector)
+    test = CONDITIONS[condition]
+    return sum(1 for p in chosen if test(p)), len(chosen)
+
+
+def condition_met(pods: Sequence[Pod], condition: str, selector: LabelSelector, count: int | str) -> bool:
+    met, total = count_pods(pods, condition, selector)
+    if count == "all":
+        return total > 0 and met == total
+    return met >= int(count)
+
+
+def _pod_count(e: PodCount, pods: Sequence[Pod]) -> ExpectationResult:
+    met, total = count_pods(pods, e.condition, e.selector)
+    want = e.count
+    name = f"{e.condition}: {want}{_sel_text(e.selector)}"
+    if want == "all":
+        ok = total > 0 and met == total
+    else:
+        ok = met == want
+    return ExpectationResult(name, ok, f"{met} of {total} pods{_sel_text(e.selector)}")
+
+
+def _pod_on_node(e: PodOnNode, pods: Sequence[Pod]) -> ExpectationResult:
+    name = f"podOnNode: {e.namespace}/{e.name} on {e.node}"
+    pod = next((p for p in pods if p.metadata.namespace == e.namespace and p.metadata.name == e.name), None)
+    if pod is None:
+        return ExpectationResult(name, False, "pod not found")
+    where = pod.spec.node_name or "<unscheduled>"
+    return ExpectationResult(name, pod.spec.node_name == e.node, f"pod is on {where} ({pod.status.phase})")
+
+
+def _max_per_node(e: MaxPodsPerNode, pods: Sequence[Pod]) -> ExpectationResult:
+    counts: dict[str, int] = {}
+    for p in _selected(pods, e.selector):
+        if p.spec.node_name and p.status.phase not in ("Succeeded", "Failed"):
+            counts[p.spec.node_name] = counts.get(p.spec.node_name, 0) + 1
+    worst = max(sorted(counts.items()), key=lambda kv: kv[1], default=("", 0))
+    name = f"maxPodsPerNode: {e.count}{_sel_text(e.selector)}"
+    detail = f"at most {worst[1]} pods on one node" + (f" ({worst[0]})" if worst[0] else "")
+    return ExpectationResult(name, worst[1] <= e.count, detail)
+
+
+def _no_overcommit(violations: Sequence[Overcommit]) -> ExpectationResult:
+    if not violations:
+        return ExpectationResult("noOvercommit", True, "no node ran pods requesting more than its allocatable")
+    v = violations[0]
+    return ExpectationResult(
+        "noOvercommit",
+        False,
+        f"{len(violations)} violation(s); first at t={v.time:g}s on {v.node}: {v.resource} requested "
+        f"{v.requested} > allocatable {v.allocatable}",
+    )
+
+
+def check(
+    expect: Sequence[Expectation], pods: Sequence[Pod], overcommits: Sequence[Overcommit]
+) -> list[ExpectationResult]:
+    out: list[ExpectationResult] = []
+    for e in expect:
+        match e:
+            case PodCount():
+                out.append(_pod_count(e, pods))
+            case PodOnNode():
+                out.append(_pod_on_node(e, pods))
+            case MaxPodsPerNode():
+                out.append(_max_per_node(e, pods))
+            case NoOvercommit():
+                out.append(_no_overcommit(overcommits))
+    return out

@@ -1,0 +1,550 @@
+"""Scenario files in, a validated ``Scenario`` out, or one ``ScenarioError`` with an exact path.
+
+This module owns reading and checking a scenario: YAML parsing, ``{file: path}``
+references (relative to the scenario file's directory), and every check that can be made
+before the run starts, so that nothing fails half-applied later: types and units, unknown
+and missing fields, label selectors, manifests (decoded and validated by
+``emulator.api.codec``), generated names, node names used twice before the first step,
+step verbs and ``at`` order, ``delete``'s name-or-selector. It does not run anything, nor
+validate the scheduler configuration (kept raw, see ``SchedulerConfig``).
+
+The walk is driven by the Structs in ``schema.py``: field names, required fields,
+defaults and constraints (``msgspec.Meta`` ``ge``/``gt``/``min_length``/``pattern``, and
+``extra={"format": "duration" | "quantity" | "rate"}``) come from there, so the loader and the schema
+cannot drift. Types with their own syntax (selectors, manifests, templates, steps and
+expectations, which are one-key maps in YAML) have their own readers.
+
+Every error is ``<file>: <path>: <detail>``; the path is the YAML path
+(``steps[3].createPods.template.spec.containers[0].resources.requests.cpu``), and
+``<file>`` is the referenced file when the problem is inside one.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import types
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Annotated, Any, Literal, NoReturn, Union, get_args, get_origin
+
+import msgspec
+import yaml
+from msgspec.structs import replace
+
+from emulator.api.codec import KINDS, ApiObject, ManifestError, load_manifests, object_from_dict
+from emulator.api.core import LabelSelector, Node, Pod
+from emulator.api.errors import Invalid
+from emulator.api.meta import ObjectMeta
+from emulator.api.quantity import parse_quantity
+from emulator.api.selectors import parse_label_selector, validate_label_selector
+from emulator.api.validation import validate
+from emulator.apiserver.server import CLUSTER_SCOPED
+from emulator.runtime.clock import format_duration, parse_duration
+from emulator.scenario.schema import (
+    Cordon,
+    Create,
+    CreateNodes,
+    CreatePods,
+    Delete,
+    Expectation,
+    Fault,
+    MaxPodsPerNode,
+    NodeGroup,
+    NoOvercommit,
+    PodCount,
+    PodOnNode,
+    Scenario,
+    SchedulerConfig,
+    Sleep,
+    Step,
+    Uncordon,
+    WaitFor,
+    generated_name,
+)
+
+__all__ = ["ScenarioError", "load_scenario", "load_scenario_text"]
+
+_YamlLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
+_VERBS: dict[str, type[Any]] = {
+    "create": Create,
+    "createPods": CreatePods,
+    "createNodes": CreateNodes,
+    "delete": Delete,
+    "cordon": Cordon,
+    "uncordon": Uncordon,
+    "sleep": Sleep,
+    "waitFor": WaitFor,
+    "fault": Fault,
+}
+_BODY_FIELD = {"create": "objects", "createNodes": "nodes", "sleep": "duration", "fault": "spec"}
+"""Verbs whose YAML body is one field of the Struct rather than a mapping of its fields."""
+_POD_COUNTS: tuple[str, ...] = get_args(next(f.type for f in msgspec.structs.fields(PodCount) if f.name == "condition"))
+_EXPECTATIONS = (*_POD_COUNTS, "podOnNode", "maxPodsPerNode", "noOvercommit")
+_SCHEDULER_API = ("kubescheduler.config.k8s.io/v1", "KubeSchedulerConfiguration")
+_DELETABLE = tuple(dict.fromkeys(k for _, k in KINDS if k != "Binding"))
+_DURATION = "a duration like 5ms, 1.5s, 2m or 1h30m"
+_QUANTITY = "a quantity like 100Mi, 1Gi or 500M"
+_RATE = "a quantity per second like 50Mi or 50Mi/s"
+_UNION = (Union, types.UnionType)
+
+
+class ScenarioError(Exception):
+    """A bad scenario: ``<file>: <path>: <detail>`` (no path when the whole file is at fault)."""
+
+    def __init__(self, file: str, path: str, detail: str) -> None:
+        self.file = file
+        self.path = path
+        self.detail = detail
+        super().__init__(f"{file}: {path}: {detail}" if path else f"{file}: {detail}")
+
+
+def load_scenario(path: str | Path) -> Scenario:
+    """Read and validate the scenario file at ``path``; its references are relative to it."""
+    p = Path(path)
+    return load_scenario_text(_read(p, str(p), ""), source=str(p), base_dir=p.parent)
+
+
+def load_scenario_text(text: str, source: str, base_dir: Path) -> Scenario:
+    """Validate scenario ``text``; ``source`` names it in errors, ``base_dir`` anchors ``file``s."""
+    docs = _yaml_documents(text, source)
+    if len(docs) != 1:
+        raise ScenarioError(source, "", f"expected one YAML document (the scenario), got {len(docs)}")
+    return _Loader(source, Path(base_dir)).scenario(docs[0])
+
+
+# --- helpers -----------------------------------------------------------------------------
+
+
+def _show(value: Any) -> str:
+    """A value as an error message shows it: JSON scalars, or what kind of thing it is."""
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    if value is None or isinstance(value, str | int | float | bool):
+        return json.dumps(value, ensure_ascii=False)
+    return type(value).__name__
+
+
+def _join(path: str, key: Any) -> str:
+    if isinstance(key, int):
+        return f"{path}[{key}]"
+    k = key if isinstance(key, str) and _IDENT.match(key) else f"[{json.dumps(str(key))}]"
+    if not path or k.startswith("["):
+        return path + k
+    return f"{path}.{k}"
+
+
+def _read(file: Path, source: str, path: str) -> str:
+    which = "" if str(file) == source else f": {file}"
+    try:
+        return file.read_text(encoding="utf-8")
+    except OSError as err:
+        raise ScenarioError(source, path, f"cannot read file: {err.strerror or err}{which}") from None
+    except UnicodeDecodeError:
+        raise ScenarioError(source, path, f"cannot read file: not UTF-8 text{which}") from None
+
+
+def _yaml_documents(text: str, source: str) -> list[Any]:
+    try:
+        return [d for d in yaml.load_all(text, Loader=_YamlLoader) if d is not None]
+    except yaml.MarkedYAMLError as err:
+        mark = err.problem_mark or err.context_mark
+        problem = err.problem or err.context or "syntax error"
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        raise ScenarioError(source, "", f"invalid YAML{where}: {problem}") from None
+    except yaml.YAMLError as err:
+        raise ScenarioError(source, "", f"invalid YAML: {' '.join(str(err).split())}") from None
+
+
+def _meta(tp: Any) -> tuple[Any, msgspec.Meta | None]:
+    if get_origin(tp) is Annotated:
+        base, *extras = get_args(tp)
+        return base, next((m for m in extras if isinstance(m, msgspec.Meta)), None)
+    return tp, None
+
+
+def _describe(tp: Any) -> str:
+    """What a value of type ``tp`` looks like, for "expected ..." messages."""
+    base, meta = _meta(tp)
+    extra = (meta.extra if meta is not None else None) or {}
+    if "expected" in extra:
+        return str(extra["expected"])
+    if extra.get("format") == "duration":
+        return _DURATION
+    if extra.get("format") == "quantity":
+        return _QUANTITY
+    if extra.get("format") == "rate":
+        return _RATE
+    if get_origin(base) in _UNION:
+        return " or ".join(_describe(a) for a in get_args(base) if a is not type(None))
+    if get_origin(base) is Literal:
+        options = [json.dumps(a) for a in get_args(base)]
+        return options[0] if len(options) == 1 else ", ".join(options[:-1]) + " or " + options[-1]
+    what = {str: "a string", bool: "true or false", int: "an integer", float: "a number"}.get(base)
+    if what is None:
+        return "a list" if get_origin(base) is list else "a mapping"
+    if meta is not None and meta.ge is not None:
+        what += f" >= {meta.ge}"
+    if meta is not None and meta.gt is not None:
+        what += f" > {meta.gt}"
+    return what
+
+
+# --- the walk ----------------------------------------------------------------------------
+
+
+class _Loader:
+    def __init__(self, file: str, base_dir: Path) -> None:
+        self.file = file
+        self.base_dir = base_dir
+        self.initial_nodes: list[tuple[str, str]] = []
+        """(path, name) of each Node in ``objects`` and ``nodes``."""
+        self.after: dict[type[Any], Callable[[Any, dict[str, Any], str], Any]] = {
+            NodeGroup: self._node_group,
+            CreatePods: self._create_pods,
+            Delete: self._delete,
+        }
+
+    def fail(self, path: str, detail: str) -> NoReturn:
+        raise ScenarioError(self.file, path, detail)
+
+    def scenario(self, doc: Any) -> Scenario:
+        if not isinstance(doc, dict):
+            self.fail("", f"expected a scenario (a mapping with name, nodes, steps, ...), got {_show(doc)}")
+        scenario: Scenario = self.struct(Scenario, doc, "")
+        self._check_node_names()
+        return scenario
+
+    # generic, schema-driven ------------------------------------------------------------
+
+    def mapping(self, value: Any, path: str, allowed: Iterable[str], required: Iterable[str] = ()) -> dict[str, Any]:
+        allowed = list(allowed)
+        if not isinstance(value, dict):
+            self.fail(path, f"expected a mapping with {', '.join(allowed)}, got {_show(value)}")
+        for key in value:
+            if key not in allowed:
+                self.fail(_join(path, str(key)), f"unknown field; expected one of: {', '.join(allowed)}")
+        for key in required:
+            if key not in value:
+                self.fail(_join(path, key), "required field missing")
+        return value
+
+    def struct(self, cls: type[Any], value: Any, path: str, preset: dict[str, Any] | None = None) -> Any:
+        preset = preset or {}
+        fields = [f for f in msgspec.structs.fields(cls) if f.name not in preset]
+        raw = self.mapping(value, path, [f.encode_name for f in fields], [f.encode_name for f in fields if f.required])
+        kwargs = dict(preset)
+        for f in fields:
+            if f.encode_name in raw:
+                kwargs[f.name] = self.value(f.type, raw[f.encode_name], _join(path, f.encode_name))
+        obj = cls(**kwargs)
+        hook = self.after.get(cls)
+        return obj if hook is None else hook(obj, raw, path)
+
+    def value(self, tp: Any, value: Any, path: str) -> Any:
+        base, meta = _meta(tp)
+        fmt = ((meta.extra if meta is not None else None) or {}).get("format")
+        origin = get_origin(base)
+        if fmt == "duration":
+            return self.duration(value, path)
+        if fmt in ("quantity", "rate"):
+            return self.quantity(value, path, rate=fmt == "rate")
+        if base is Any:
+            return value
+        if base is LabelSelector:
+            return self.selector(value, path)
+        if base in (Pod, Node):
+            return self.template(base, value, path)
+        if base is SchedulerConfig:
+            return self.scheduler(value, path)
+        if base == list[ApiObject]:
+            return self.manifests(value, path)
+        if base == list[Step]:
+            return self.steps(value, path)
+        if base == list[Expectation]:
+            return self.expectations(value, path)
+        if isinstance(base, type) and issubclass(base, msgspec.Struct):
+            return self.struct(base, value, path)
+        if origin in _UNION:
+            return self.union(tp, value, path)
+        if origin is Literal:
+            if value not in get_args(base) or not isinstance(value, str):
+                self.fail(path, f"expected {_describe(tp)}, got {_show(value)}")
+            return value
+        if origin is list:
+            if not isinstance(value, list):
+                self.fail(path, f"expected a list, got {_show(value)}")
+            if meta is not None and meta.min_length and len(value) < meta.min_length:
+                self.fail(path, "expected a non-empty list")
+            (item,) = get_args(base)
+            return [self.value(item, v, _join(path, i)) for i, v in enumerate(value)]
+        if origin is dict:
+            if not isinstance(value, dict):
+                self.fail(path, f"expected a mapping, got {_show(value)}")
+            _, item = get_args(base)
+            for k in value:
+                if not isinstance(k, str):
+                    self.fail(_join(path, str(k)), f"keys must be strings, got {_show(k)}")
+            return {k: self.value(item, v, _join(path, k)) for k, v in value.items()}
+        return self.scalar(base, meta, tp, value, path)
+
+    def scalar(self, base: Any, meta: msgspec.Meta | None, tp: Any, value: Any, path: str) -> Any:
+        ok = {
+            str: isinstance(value, str),
+            bool: isinstance(value, bool),
+            int: isinstance(value, int) and not isinstance(value, bool),
+            float: isinstance(value, int | float) and not isinstance(value, bool),
+        }.get(base)
+        if ok is None:
+            raise TypeError(f"the scenario schema uses an unsupported type {tp!r} at {path}")
+        if not ok:
+            self.fail(path, f"expected {_describe(tp)}, got {_show(value)}")
+        if meta is not None and (
+            (meta.ge is not None and value < meta.ge)
+            or (meta.gt is not None and value <= meta.gt)
+            or (meta.pattern is not None and not re.search(meta.pattern, value))
+        ):
+            self.fail(path, f"expected {_describe(tp)}, got {_show(value)}")
+        return float(value) if base is float else value
+
+    def union(self, tp: Any, value: Any, path: str) -> Any:
+        options = [a for a in get_args(_meta(tp)[0]) if a is not type(None)]
+        if value is None and len(options) < len(get_args(_meta(tp)[0])):
+            return None
+        if len(options) == 1:
+            return self.value(options[0], value, path)
+        for option in options:
+            try:
+                return self.value(option, value, path)
+            except ScenarioError:
+                continue
+        return self.fail(path, f"expected {_describe(tp)}, got {_show(value)}")
+
+    # values with their own syntax ------------------------------------------------------
+
+    def duration(self, value: Any, path: str) -> float:
+        if isinstance(value, bool) or not isinstance(value, str | int | float):
+            self.fail(path, f"expected {_DURATION}, got {_show(value)}")
+        try:
+            return parse_duration(value)
+        except ValueError as err:
+            detail = str(err)
+            if detail.endswith(repr(value)):
+                detail = detail[: -len(repr(value))] + _show(value)
+            self.fail(path, detail)
+
+    def quantity(self, value: Any, path: str, *, rate: bool = False) -> int:
+        text = value.removesuffix("/s") if rate and isinstance(value, str) else value
+        try:
+            q = parse_quantity(text)
+        except ValueError:
+            self.fail(path, f"expected {_RATE if rate else _QUANTITY}, got {_show(value)}")
+        if q.milli < 0:
+            self.fail(path, f"expected a quantity >= 0, got {_show(value)}")
+        return q.value
+
+    def selector(self, value: Any, path: str) -> LabelSelector:
+        if not isinstance(value, str):
+            self.fail(path, f'expected a label selector string like "app=web,tier in (a,b)", got {_show(value)}')
+        try:
+            return parse_label_selector(value)
+        except ValueError as err:
+            self.fail(path, f"invalid label selector: {err}")
+
+    def manifest_error(self, err: ManifestError) -> NoReturn:
+        raise ScenarioError(err.source, err.path, err.detail) from None
+
+    def manifests(self, value: Any, path: str) -> list[ApiObject]:
+        if not isinstance(value, list):
+            self.fail(path, f"expected a list of manifests or {{file: path}} entries, got {_show(value)}")
+        out: list[ApiObject] = []
+        for i, entry in enumerate(value):
+            p = _join(path, i)
+            if isinstance(entry, dict) and "file" in entry and not {"apiVersion", "kind"} & entry.keys():
+                file = self.file_ref(entry, p)
+                text = _read(file, self.file, p)
+                try:
+                    objs = load_manifests(text, source=str(file))
+                except ManifestError as err:
+                    if not err.path and err.detail.startswith("not valid YAML"):
+                        _yaml_documents(text, str(file))
+                    self.manifest_error(err)
+            else:
+                try:
+                    objs = [object_from_dict(entry, source=self.file, path=p)]
+                except ManifestError as err:
+                    self.manifest_error(err)
+            if path == "objects":
+                self.initial_nodes.extend((p, o.metadata.name) for o in objs if isinstance(o, Node))
+            out.extend(objs)
+        return out
+
+    def file_ref(self, value: Any, path: str) -> Path:
+        raw = self.mapping(value, path, ["file"], ["file"])
+        name: str = self.value(str, raw["file"], _join(path, "file"))
+        return self.base_dir / name
+
+    def template(self, kind: type[Pod] | type[Node], value: Any, path: str) -> Any:
+        name = kind.__name__
+        if not isinstance(value, dict):
+            self.fail(path, f"expected a {name} manifest (a mapping), got {_show(value)}")
+        doc = {"apiVersion": "v1", "kind": name, **value}
+        if (doc["apiVersion"], doc["kind"]) != ("v1", name):
+            self.fail(path, f'expected a v1 {name} template, got "{doc["apiVersion"]}/{doc["kind"]}"')
+        meta = doc.get("metadata") or {}
+        if isinstance(meta, dict):
+            if meta.get("name"):
+                self.fail(
+                    _join(_join(path, "metadata"), "name"), "must not be set in a template: names come from namePrefix"
+                )
+            doc["metadata"] = {**meta, "name": "template"}
+        try:
+            obj = object_from_dict(doc, source=self.file, path=path)
+        except ManifestError as err:
+            self.manifest_error(err)
+        return replace(obj, metadata=replace(obj.metadata, name=""))
+
+    def scheduler(self, value: Any, path: str) -> SchedulerConfig:
+        if isinstance(value, dict) and "file" in value and not {"apiVersion", "kind"} & value.keys():
+            file = self.file_ref(value, path)
+            docs = _yaml_documents(_read(file, self.file, path), str(file))
+            if len(docs) != 1:
+                raise ScenarioError(str(file), "", f"expected one KubeSchedulerConfiguration document, got {len(docs)}")
+            source, doc, doc_path = str(file), docs[0], ""
+        else:
+            source, doc, doc_path = self.file, value, path
+        if not isinstance(doc, dict):
+            raise ScenarioError(
+                source,
+                doc_path,
+                f"expected a KubeSchedulerConfiguration (a mapping) or {{file: path}}, got {_show(doc)}",
+            )
+        for key, want in zip(("apiVersion", "kind"), _SCHEDULER_API, strict=True):
+            if doc.get(key) != want:
+                raise ScenarioError(source, _join(doc_path, key), f"expected {want}, got {_show(doc.get(key))}")
+        return SchedulerConfig(document=doc, file=source, path=doc_path)
+
+    # steps and expectations -----------------------------------------------------------
+
+    def steps(self, value: Any, path: str) -> list[Step]:
+        if not isinstance(value, list):
+            self.fail(path, f"expected a list of steps, got {_show(value)}")
+        out: list[Step] = []
+        last: tuple[float, str] | None = None
+        for i, raw in enumerate(value):
+            p = _join(path, i)
+            if not isinstance(raw, dict):
+                self.fail(p, f"expected a step (a mapping like {{sleep: 5s}}), got {_show(raw)}")
+            for key in raw:
+                if key != "at" and key not in _VERBS:
+                    self.fail(p, f"unknown step verb {_show(key)}; expected one of: {', '.join(_VERBS)}")
+            verbs = [v for v in _VERBS if v in raw]
+            if len(verbs) != 1:
+                got = f"{len(verbs)}: {', '.join(verbs)}" if verbs else f"none; expected one of: {', '.join(_VERBS)}"
+                self.fail(p, f"a step has exactly one verb, got {got}")
+            at = self.duration(raw["at"], _join(p, "at")) if raw.get("at") is not None else None
+            if at is not None:
+                if last is not None and at < last[0]:
+                    self.fail(
+                        _join(p, "at"),
+                        f"{format_duration(at)} is before {last[1]} ({format_duration(last[0])}); "
+                        "step times must not go backwards",
+                    )
+                last = (at, _join(p, "at"))
+            verb = verbs[0]
+            cls, body_path = _VERBS[verb], _join(p, verb)
+            if verb in _BODY_FIELD:
+                field = next(f for f in msgspec.structs.fields(cls) if f.name == _BODY_FIELD[verb])
+                body = self.value(field.type, raw[verb], body_path)
+                out.append(cls(at=at, **{field.name: body}))
+            else:
+                out.append(self.struct(cls, raw[verb], body_path, {"at": at}))
+        return out
+
+    def expectations(self, value: Any, path: str) -> list[Expectation]:
+        if not isinstance(value, list):
+            self.fail(path, f"expected a list of expectations, got {_show(value)}")
+        out: list[Expectation] = []
+        for i, raw in enumerate(value):
+            p = _join(path, i)
+            if not isinstance(raw, dict) or not raw:
+                self.fail(p, f"expected a one-key mapping like {{podsRunning: {{count: 3}}}}, got {_show(raw)}")
+            if len(raw) != 1:
+                self.fail(p, f"an expectation has exactly one key, got {len(raw)}: {', '.join(map(str, raw))}")
+            ((key, body),) = raw.items()
+            bp = _join(p, key)
+            if key in _POD_COUNTS:
+                out.append(self.struct(PodCount, body, bp, {"condition": key}))
+            elif key == "maxPodsPerNode":
+                out.append(self.struct(MaxPodsPerNode, body, bp))
+            elif key == "podOnNode":
+                m = self.mapping(body, bp, ["pod", "node"], ["pod", "node"])
+                pod: str = self.value(str, m["pod"], _join(bp, "pod"))
+                node: str = self.value(str, m["node"], _join(bp, "node"))
+                ns, sep, name = pod.rpartition("/")
+                if not name or "/" in ns or (sep and not ns):
+                    self.fail(_join(bp, "pod"), f'expected "namespace/name" or "name", got {_show(pod)}')
+                out.append(PodOnNode(name=name, node=node, namespace=ns or "default"))
+            elif key == "noOvercommit":
+                if body is not True:
+                    self.fail(bp, f"expected true, got {_show(body)}")
+                out.append(NoOvercommit())
+            else:
+                self.fail(p, f"unknown expectation {_show(key)}; expected one of: {', '.join(_EXPECTATIONS)}")
+        return out
+
+    # checks after a Struct is built ---------------------------------------------------
+
+    def _check_prefix(self, prefix: str, count: int, path: str) -> None:
+        last = generated_name(prefix, count - 1)
+        try:
+            validate(Node(metadata=ObjectMeta(name=last)))
+        except Invalid as err:
+            reason = re.sub(r'^.*?Invalid value: "[^"]*": ', "", err.message)
+            self.fail(
+                _join(path, "namePrefix"), f"names made from {_show(prefix)} (like {_show(last)}) are invalid: {reason}"
+            )
+
+    def _node_group(self, group: NodeGroup, raw: dict[str, Any], path: str) -> NodeGroup:
+        self._check_prefix(group.name_prefix, group.count, path)
+        for key, values in group.label_values.items():
+            p = _join(_join(path, "labelValues"), key)
+            for j, (k, v) in enumerate([(key, ""), *(("k", v) for v in values)]):
+                try:
+                    validate_label_selector(LabelSelector(match_labels={k: v}), "")
+                except ValueError as err:
+                    what = "label key" if j == 0 else "label value"
+                    reason = str(err).split(": Invalid value: ", 1)[-1]
+                    self.fail(p if j == 0 else _join(p, j - 1), f"invalid {what} {reason}")
+        if path.startswith("nodes["):
+            self.initial_nodes.extend((path, group.name(i)) for i in range(group.count))
+        return group
+
+    def _create_pods(self, step: CreatePods, raw: dict[str, Any], path: str) -> CreatePods:
+        self._check_prefix(step.name_prefix, step.count, path)
+        namespace = step.namespace or step.template.metadata.namespace or "default"
+        return replace(step, namespace=namespace)
+
+    def _delete(self, step: Delete, raw: dict[str, Any], path: str) -> Delete:
+        if step.kind not in _DELETABLE:
+            self.fail(
+                _join(path, "kind"), f"unsupported kind {_show(step.kind)}; expected one of: {', '.join(_DELETABLE)}"
+            )
+        if ("name" in raw) == ("selector" in raw):
+            self.fail(path, "expected either name or selector (exactly one of them)")
+        if step.kind in CLUSTER_SCOPED:
+            if step.namespace:
+                self.fail(_join(path, "namespace"), f"{step.kind} is cluster-scoped: remove namespace")
+            return step
+        return replace(step, namespace=step.namespace or "default")
+
+    def _check_node_names(self) -> None:
+        """No node name twice among the nodes created before the first step."""
+        owner: dict[str, str] = {}
+        for path, name in self.initial_nodes:
+            first = owner.setdefault(name, path)
+            if first != path:
+                self.fail(path, f"node name {_show(name)} is already used by {first}")

@@ -1,0 +1,354 @@
+"""The scenario runner: builds the cluster, plays the timeline, checks expectations.
+
+One run, in order:
+
+1. Clock (virtual unless ``clock: real``), the API server, write listeners (trace, pod
+   activity, overcommit monitor, the caller's progress hook).
+2. Namespaces ``default``, ``kube-system``, ``kube-public``, ``kube-node-lease`` and any
+   namespace the scenario's objects or templates name (created for the user, as a
+   convenience; upstream would refuse a pod in a missing namespace).
+3. ``objects`` (in file order, PriorityClasses and Namespaces first), then ``nodes``.
+4. Agents, each a named task of one task group: a kubelet per node (started when the
+   node is created, stopped when the runner deletes it) and the scheduler instance(s)
+   when the scheduler package is present.
+5. ``steps`` in order (``at`` waits for that simulated time), then the settle rule: the
+   run ends once no Pod was written for ``settle`` seconds, or at ``until``.
+6. Expectations against the final state; the task group is cancelled; a ``RunResult``.
+
+The runner is a client like any other: it creates objects through its own ``Client``
+(with the scenario's API latency), never by reaching into an agent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+from msgspec.structs import replace
+
+from agents.kubelet import Kubelet, KubeletSettings
+from emulator.api.core import Namespace, Node, Pod
+from emulator.api.errors import ApiError
+from emulator.api.meta import ObjectMeta
+from emulator.api.selectors import label_selector_matches
+from emulator.apiserver.server import ApiServer, WriteRecord
+from emulator.client.client import Client, Latency
+from emulator.runtime.clock import LoopClock
+from emulator.runtime.rng import Seeds
+from emulator.scenario.expectations import ExpectationResult, check, condition_met
+from emulator.scenario.monitor import OvercommitMonitor, PodActivity
+from emulator.scenario.schema import (
+    PRECREATED_NAMESPACES,
+    Cordon,
+    Create,
+    CreateNodes,
+    CreatePods,
+    Delete,
+    Fault,
+    NodeGroup,
+    Scenario,
+    Sleep,
+    Step,
+    Uncordon,
+    WaitFor,
+    generated_name,
+)
+from emulator.trace import TraceRecorder
+
+__all__ = ["Cluster", "RunOptions", "RunResult", "run_scenario"]
+
+
+@dataclass(frozen=True, slots=True)
+class RunOptions:
+    seed: int | None = None
+    until: float | None = None
+    real_time: bool = False
+    trace: IO[bytes] | None = None
+    on_write: Callable[[WriteRecord], None] | None = None
+
+
+@dataclass(slots=True)
+class RunResult:
+    scenario: str
+    seed: int
+    clock: str
+    simulated_seconds: float
+    wall_seconds: float
+    pods: dict[str, int]
+    expectations: list[ExpectationResult]
+    events: int
+    trace_hash: str
+    waits_timed_out: list[str] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def passed(self) -> bool:
+        return all(e.passed for e in self.expectations) and not self.waits_timed_out
+
+
+class _Stop(Exception):
+    """Raised inside the task group to end the run."""
+
+
+class Cluster:
+    """The live cluster of one run: server, clock, seeds, agents."""
+
+    def __init__(self, scenario: Scenario, seed: int, clock: LoopClock) -> None:
+        self.scenario = scenario
+        self.clock = clock
+        self.seeds = Seeds(seed)
+        self.server = ApiServer(clock, self.seeds.stream("apiserver"))
+        lat = scenario.latency
+        self.api_latency = Latency(lat.api.mean, lat.api.jitter)
+        self.watch_latency = Latency(lat.watch.mean, lat.watch.jitter)
+        self.client = self.new_client("runner")
+        k = scenario.kubelet
+        self.kubelet_settings = KubeletSettings(
+            image_pull_bandwidth=k.image_pull_bandwidth,
+            container_start=Latency(k.container_start.mean, k.container_start.jitter),
+            termination=Latency(k.termination.mean, k.termination.jitter),
+            heartbeat_interval=k.heartbeat_interval,
+            default_image_size=k.default_image_size,
+            image_sizes=dict(scenario.images),
+        )
+        self.kubelets: dict[str, asyncio.Task[None]] = {}
+        self.agents: list[Any] = []
+        self._tg: asyncio.TaskGroup | None = None
+
+    def new_client(self, name: str) -> Client:
+        return Client(
+            self.server,
+            self.clock,
+            self.seeds.stream(f"client/{name}"),
+            name=name,
+            api_latency=self.api_latency,
+            watch_latency=self.watch_latency,
+        )
+
+    # --- agents -------------------------------------------------------------------------
+
+    def start_kubelet(self, node: str) -> None:
+        assert self._tg is not None
+        if node in self.kubelets:
+            return
+        kubelet = Kubelet(
+            self.new_client(f"kubelet:{node}"),
+            node,
+            self.clock,
+            self.seeds.stream(f"kubelet/{node}"),
+            self.kubelet_settings,
+        )
+        self.kubelets[node] = self._tg.create_task(kubelet.run(), name=f"kubelet:{node}")
+
+    def stop_kubelet(self, node: str) -> None:
+        task = self.kubelets.pop(node, None)
+        if task is not None:
+            task.cancel()
+
+    def start_schedulers(self) -> None:
+        """Start the scheduler instance(s) if the scheduler agent is installed."""
+        assert self._tg is not None
+        if importlib.util.find_spec("agents.scheduler.scheduler") is None:
+            return
+        from agents.scheduler.scheduler import start_schedulers
+
+        self.agents.extend(start_schedulers(self, self._tg))
+
+    # --- creating things ----------------------------------------------------------------
+
+    async def create(self, obj: Any) -> Any:
+        created = await self.client.create(obj)
+        if isinstance(created, Node):
+            self.start_kubelet(created.metadata.name)
+        return created
+
+    async def ensure_namespace(self, name: str) -> None:
+        if ("", name) not in {("", n.metadata.name) for n in self.server.list("Namespace")[0]}:
+            await self.client.create(Namespace(metadata=ObjectMeta(name=name)))
+
+    async def create_nodes(self, group: NodeGroup) -> None:
+        for node in group.nodes():
+            await self.create(node)
+
+    async def create_pods(self, step: CreatePods) -> None:
+        interval = 1.0 / step.rate_per_second if step.rate_per_second else 0.0
+        start = self.clock.now()
+        for i in range(step.count):
+            if interval and i:
+                await self.clock.sleep_until(start + i * interval)
+            meta = step.template.metadata
+            namespace = step.namespace or meta.namespace or "default"
+            pod = replace(
+                step.template,
+                metadata=replace(meta, name=generated_name(step.name_prefix, i), namespace=namespace),
+            )
+            await self.create(pod)
+
+    async def delete(self, step: Delete) -> None:
+        kind = step.kind
+        if step.name:
+            targets = [(step.namespace, step.name)]
+        else:
+            items, _ = self.server.list(kind, namespace=step.namespace or None)
+            targets = [
+                (o.metadata.namespace, o.metadata.name)
+                for o in items
+                if step.selector is not None and label_selector_matches(step.selector, o.metadata.labels)
+            ]
+        for ns, name in targets:
+            try:
+                await self.client.delete(kind, name, ns)
+            except ApiError:
+                continue
+            if kind == "Node":
+                self.stop_kubelet(name)
+
+    async def set_unschedulable(self, node: str, value: bool) -> None:
+        for _ in range(10):
+            current: Node = await self.client.get("Node", node)
+            try:
+                await self.client.update(replace(current, spec=replace(current.spec, unschedulable=value)))
+                return
+            except ApiError:
+                continue
+
+    async def wait_for(self, step: WaitFor, activity: PodActivity) -> bool:
+        deadline = self.clock.now() + step.timeout
+        while True:
+            pods: list[Pod] = self.server.list("Pod")[0]
+            if condition_met(pods, step.condition, step.selector, step.count):
+                return True
+            remaining = deadline - self.clock.now()
+            if remaining <= 0:
+                return False
+            activity.changed.clear()
+            try:
+                async with asyncio.timeout(remaining):
+                    await activity.changed.wait()
+            except TimeoutError:
+                pass
+
+    async def play(self, step: Step, activity: PodActivity, timeouts: list[str]) -> None:
+        if step.at is not None and step.at > self.clock.now():
+            await self.clock.sleep_until(step.at)
+        match step:
+            case Create():
+                for obj in step.objects:
+                    await self.create(obj)
+            case CreatePods():
+                await self.create_pods(step)
+            case CreateNodes():
+                await self.create_nodes(step.nodes)
+            case Delete():
+                await self.delete(step)
+            case Cordon():
+                await self.set_unschedulable(step.node, True)
+            case Uncordon():
+                await self.set_unschedulable(step.node, False)
+            case Sleep():
+                await self.clock.sleep(step.duration)
+            case WaitFor():
+                if not await self.wait_for(step, activity):
+                    timeouts.append(f"waitFor {step.condition} timed out after {step.timeout:g}s")
+            case Fault():
+                pass
+
+
+def _namespaces(scenario: Scenario) -> list[str]:
+    names = set(PRECREATED_NAMESPACES)
+    for obj in scenario.objects:
+        if getattr(obj, "kind", "") == "Namespace":
+            names.discard(obj.metadata.name)
+        elif obj.metadata.namespace:
+            names.add(obj.metadata.namespace)
+    for step in scenario.steps:
+        if isinstance(step, CreatePods):
+            names.add(step.namespace or step.template.metadata.namespace or "default")
+        elif isinstance(step, Create):
+            names.update(o.metadata.namespace for o in step.objects if o.metadata.namespace)
+    return sorted(names)
+
+
+def _pod_phases(server: ApiServer) -> dict[str, int]:
+    pods: list[Pod] = server.list("Pod")[0]
+    counts = {"total": len(pods), "pending": 0, "running": 0, "succeeded": 0, "failed": 0}
+    for p in pods:
+        phase = p.status.phase.lower()
+        if phase in counts:
+            counts[phase] += 1
+    return counts
+
+
+async def _main(scenario: Scenario, seed: int, options: RunOptions, virtual: bool) -> RunResult:
+    wall0 = time.perf_counter()
+    clock = LoopClock(asyncio.get_running_loop(), virtual=virtual)
+    cluster = Cluster(scenario, seed, clock)
+    server = cluster.server
+    tracer = TraceRecorder(options.trace)
+    activity = PodActivity()
+    overcommit = OvercommitMonitor()
+    for listener in (tracer, activity, overcommit, options.on_write):
+        if listener is not None:
+            server.add_write_listener(listener)
+    until = options.until if options.until is not None else scenario.until
+    timeouts: list[str] = []
+
+    async def timeline() -> None:
+        for ns in _namespaces(scenario):
+            await cluster.ensure_namespace(ns)
+        first = sorted(scenario.objects, key=lambda o: 0 if o.kind in ("Namespace", "PriorityClass") else 1)
+        for obj in first:
+            await cluster.create(obj)
+        for group in scenario.nodes:
+            await cluster.create_nodes(group)
+        cluster.start_schedulers()
+        for step in scenario.steps:
+            await cluster.play(step, activity, timeouts)
+        while True:
+            quiet_until = activity.last_write + scenario.settle
+            if clock.now() >= quiet_until:
+                break
+            await clock.sleep_until(quiet_until)
+        raise _Stop
+
+    async def deadline() -> None:
+        if until is not None:
+            await clock.sleep_until(until)
+            raise _Stop
+
+    try:
+        async with asyncio.TaskGroup() as tg:
+            cluster._tg = tg
+            tg.create_task(timeline(), name="runner:timeline")
+            tg.create_task(deadline(), name="runner:until")
+    except* _Stop:
+        pass
+    pods: list[Pod] = server.list("Pod")[0]
+    results = check(scenario.expect, pods, overcommit.violations)
+    return RunResult(
+        scenario=scenario.name,
+        seed=seed,
+        clock="virtual" if virtual else "real",
+        simulated_seconds=round(clock.now(), 6),
+        wall_seconds=time.perf_counter() - wall0,
+        pods=_pod_phases(server),
+        expectations=results,
+        events=server.writes,
+        trace_hash=tracer.hexdigest,
+        waits_timed_out=timeouts,
+        extra={"agents": [a.report() for a in cluster.agents if hasattr(a, "report")]},
+    )
+
+
+def run_scenario(scenario: Scenario, options: RunOptions | None = None) -> RunResult:
+    """Run ``scenario`` to the end on its own event loop and return the result."""
+    from emulator.runtime.clock import run
+
+    options = options or RunOptions()
+    seed = scenario.seed if options.seed is None else options.seed
+    virtual = scenario.clock == "virtual" and not options.real_time
+    return run(lambda: _main(scenario, seed, options, virtual), virtual=virtual)

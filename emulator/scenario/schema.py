@@ -1,0 +1,324 @@
+"""The scenario file's schema: what a user may write, as frozen msgspec Structs.
+
+This module owns the *shape* of a loaded scenario and the pure helpers that expand it
+(generated node and pod names). It does not read files or report errors: ``loader.py``
+walks the YAML against these Structs (field names, required-ness, defaults and
+constraints all come from here) and raises ``ScenarioError`` with the exact path.
+Build a ``Scenario`` with the loader, not ``msgspec.convert``: API objects are an
+untagged union, and the YAML form of steps and expectations is not the Structs' form.
+
+Units once loaded: every duration is a float of seconds, every quantity an int of bytes
+(``imagePullBandwidth``: bytes per second), label selectors are parsed ``LabelSelector``
+values (the empty selector, the default, matches every pod), manifests are API Structs.
+
+Steps and expectations are tagged unions (``tag_field`` ``verb`` / ``expect``), dispatched
+with ``match``. In YAML a step is ``{at?: <duration>, <verb>: <body>}``; loaded, the body's
+fields sit on the step's Struct beside ``at``:
+
+===============  =============================================  =========================
+YAML verb        body                                            Struct
+===============  =============================================  =========================
+``create``       list of manifests / ``{file}`` entries          ``Create(objects)``
+``createPods``   ``{count, namePrefix, template, ...}``          ``CreatePods``
+``createNodes``  a ``nodes`` entry                               ``CreateNodes(nodes)``
+``delete``       ``{kind, name | selector, namespace?}``         ``Delete``
+``cordon``       ``{node}``                                      ``Cordon``
+``uncordon``     ``{node}``                                      ``Uncordon``
+``sleep``        a duration                                      ``Sleep(duration)``
+``waitFor``      ``{condition, selector?, count?, timeout}``     ``WaitFor``
+``fault``        a raw mapping (reserved, not yet interpreted)   ``Fault(spec)``
+===============  =============================================  =========================
+
+Generated names (``NodeGroup`` and ``CreatePods``): object ``i`` (0-based) is named
+``f"{namePrefix}-{i}"``, or ``f"{namePrefix}{i}"`` when the prefix already ends with
+``-``. ``labelValues`` are kept as written and resolved by ``NodeGroup.node(i)``: node
+``i`` gets ``values[i % len(values)]`` for each key (round-robin), on top of the
+template's labels.
+
+Run length: the timeline runs every step in order (a step with ``at`` first waits until
+that simulated time; ``at`` never goes backwards). After the last step the run ends once
+no Pod has been written for ``settle`` seconds (default 30s), or at ``until`` if given,
+whichever comes first.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Final, Literal
+
+import msgspec
+from msgspec.structs import replace
+
+from emulator.api.codec import ApiObject
+from emulator.api.core import LabelSelector, Node, Pod
+
+__all__ = [
+    "PRECREATED_NAMESPACES",
+    "ByteRate",
+    "Bytes",
+    "Cordon",
+    "Count",
+    "Create",
+    "CreateNodes",
+    "CreatePods",
+    "CycleCost",
+    "Delay",
+    "Delete",
+    "Duration",
+    "Expectation",
+    "Fault",
+    "KubeletConfig",
+    "Latency",
+    "MaxPodsPerNode",
+    "NoOvercommit",
+    "NodeGroup",
+    "PodCount",
+    "PodOnNode",
+    "Scenario",
+    "SchedulerConfig",
+    "SchedulerOptions",
+    "Sleep",
+    "Spec",
+    "Step",
+    "StepBase",
+    "Uncordon",
+    "WaitFor",
+    "generated_name",
+]
+
+Duration = Annotated[float, msgspec.Meta(ge=0, extra={"format": "duration"})]
+"""Seconds; written as a Go duration ("5ms", "1.5s", "1h30m") or a number of seconds."""
+Bytes = Annotated[int, msgspec.Meta(ge=0, extra={"format": "quantity"})]
+"""Bytes; written as a Kubernetes quantity ("100Mi", "1G", 5e6)."""
+ByteRate = Annotated[int, msgspec.Meta(ge=0, extra={"format": "rate"})]
+"""Bytes per second; written as a quantity ("50Mi"), optionally with "/s" ("50Mi/s")."""
+PositiveInt = Annotated[int, msgspec.Meta(ge=1)]
+NonNegativeInt = Annotated[int, msgspec.Meta(ge=0)]
+Count = NonNegativeInt | Literal["all"]
+"""A number of pods, or every pod the selector matches."""
+ImportPath = Annotated[
+    str,
+    msgspec.Meta(
+        pattern=r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$",
+        extra={"expected": 'an import path like "package.module:Class"'},
+    ),
+]
+
+PRECREATED_NAMESPACES: Final = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})
+"""Namespaces a new cluster has (the runner also creates every namespace objects refer to)."""
+
+
+class Spec(msgspec.Struct, forbid_unknown_fields=True, rename="camel", kw_only=True, frozen=True):
+    """Base of every scenario Struct."""
+
+
+def generated_name(prefix: str, i: int) -> str:
+    """The name of generated object ``i``: ``prefix-i``, or ``prefix + i`` if it ends with ``-``."""
+    return f"{prefix}{i}" if prefix.endswith("-") else f"{prefix}-{i}"
+
+
+# --- cluster -----------------------------------------------------------------------------
+
+
+class Delay(Spec, frozen=True, kw_only=True):
+    """A random delay: ``mean`` plus uniform noise in ``[-jitter, +jitter]`` (never below 0)."""
+
+    mean: Duration = 0.0
+    jitter: Duration = 0.0
+
+
+class Latency(Spec, frozen=True, kw_only=True):
+    api: Delay = Delay()
+    """Each API request, per direction (the Client adds it)."""
+    watch: Delay = Delay()
+    """Each watch event's delivery."""
+
+
+class KubeletConfig(Spec, frozen=True, kw_only=True):
+    image_pull_bandwidth: ByteRate = 0
+    """Bytes per second per node; 0 pulls instantly."""
+    container_start: Delay = Delay()
+    termination: Delay = Delay()
+    heartbeat_interval: Duration = 10.0
+    """Node status / Lease renewal period; 0 turns heartbeats off."""
+    default_image_size: Bytes = 100 * 2**20
+    """Size of an image not listed in ``Scenario.images``."""
+
+
+class SchedulerConfig(Spec, frozen=True, kw_only=True):
+    """A KubeSchedulerConfiguration document, raw (the scheduler's config module validates it)."""
+
+    document: dict[str, Any]
+    file: str
+    """The file the document was read from, to name in later errors."""
+    path: str = ""
+    """Where the document sits in ``file``: ``scheduler`` when inline, empty for its own file."""
+
+
+class CycleCost(Spec, frozen=True, kw_only=True):
+    """Simulated CPU time of one scheduling cycle: ``fixed + perNode * nodes evaluated``."""
+
+    fixed: Duration = 0.0
+    per_node: Duration = 0.0
+
+
+class SchedulerOptions(Spec, frozen=True, kw_only=True):
+    assume_cache: bool = True
+    queueing_hints: bool = True
+    instances: PositiveInt = 1
+    cycle_cost: CycleCost = CycleCost()
+    plugins: dict[str, ImportPath] = {}
+    """Out-of-tree plugins: plugin name -> ``package.module:Class``."""
+
+
+class NodeGroup(Spec, frozen=True, kw_only=True):
+    """``count`` nodes built from ``template`` (see the module docstring for names and labels)."""
+
+    count: PositiveInt
+    name_prefix: str
+    template: Node
+    """The template with an empty ``metadata.name``."""
+    label_values: dict[str, Annotated[list[str], msgspec.Meta(min_length=1)]] = {}
+
+    def name(self, i: int) -> str:
+        return generated_name(self.name_prefix, i)
+
+    def node(self, i: int) -> Node:
+        """Node ``i`` of the group: its generated name and round-robin label values."""
+        labels = dict(self.template.metadata.labels)
+        for key, values in self.label_values.items():
+            labels[key] = values[i % len(values)]
+        meta = replace(self.template.metadata, name=self.name(i), labels=labels)
+        return replace(self.template, metadata=meta)
+
+    def nodes(self) -> list[Node]:
+        return [self.node(i) for i in range(self.count)]
+
+
+# --- steps -------------------------------------------------------------------------------
+
+
+class StepBase(Spec, tag_field="verb", frozen=True, kw_only=True):
+    at: Duration | None = None
+    """Absolute simulated time to wait for before the step; None: right after the previous."""
+
+
+class Create(StepBase, tag="create", frozen=True, kw_only=True):
+    objects: list[ApiObject]
+
+
+class CreatePods(StepBase, tag="createPods", frozen=True, kw_only=True):
+    count: PositiveInt
+    name_prefix: str
+    template: Pod
+    """The template with an empty ``metadata.name``."""
+    rate_per_second: Annotated[float, msgspec.Meta(gt=0)] | None = None
+    """Create at this rate (the first at once); None: all at once."""
+    namespace: str = ""
+    """Resolved at load: given, else the template's namespace, else ``default``."""
+
+    def name(self, i: int) -> str:
+        return generated_name(self.name_prefix, i)
+
+    def pod(self, i: int) -> Pod:
+        meta = replace(self.template.metadata, name=self.name(i), namespace=self.namespace)
+        return replace(self.template, metadata=meta)
+
+
+class CreateNodes(StepBase, tag="createNodes", frozen=True, kw_only=True):
+    nodes: NodeGroup
+
+
+class Delete(StepBase, tag="delete", frozen=True, kw_only=True):
+    """Delete one object by ``name``, or every object of ``kind`` matching ``selector``."""
+
+    kind: str
+    name: str = ""
+    selector: LabelSelector | None = None
+    namespace: str = ""
+    """Resolved at load: ``default`` for a namespaced kind when not given, empty otherwise."""
+
+
+class Cordon(StepBase, tag="cordon", frozen=True, kw_only=True):
+    node: str
+
+
+class Uncordon(StepBase, tag="uncordon", frozen=True, kw_only=True):
+    node: str
+
+
+class Sleep(StepBase, tag="sleep", frozen=True, kw_only=True):
+    duration: Duration
+
+
+class WaitFor(StepBase, tag="waitFor", frozen=True, kw_only=True):
+    condition: Literal["podsScheduled", "podsRunning", "podsSucceeded", "podsTerminal"]
+    timeout: Duration
+    selector: LabelSelector = LabelSelector()
+    count: Count = "all"
+
+
+class Fault(StepBase, tag="fault", frozen=True, kw_only=True):
+    """Reserved: parsed and kept raw; fault injection is not interpreted yet."""
+
+    spec: dict[str, Any]
+
+
+Step = Create | CreatePods | CreateNodes | Delete | Cordon | Uncordon | Sleep | WaitFor | Fault
+
+
+# --- expectations ------------------------------------------------------------------------
+
+
+class ExpectBase(Spec, tag_field="expect", frozen=True, kw_only=True):
+    pass
+
+
+class PodCount(ExpectBase, tag="podCount", frozen=True, kw_only=True):
+    """``podsRunning: {count, selector?}`` and its siblings; ``condition`` is the YAML key."""
+
+    condition: Literal["podsRunning", "podsScheduled", "podsPending", "podsSucceeded", "podsFailed"]
+    count: Count
+    selector: LabelSelector = LabelSelector()
+
+
+class PodOnNode(ExpectBase, tag="podOnNode", frozen=True, kw_only=True):
+    name: str
+    node: str
+    namespace: str = "default"
+
+
+class MaxPodsPerNode(ExpectBase, tag="maxPodsPerNode", frozen=True, kw_only=True):
+    count: NonNegativeInt
+    selector: LabelSelector = LabelSelector()
+
+
+class NoOvercommit(ExpectBase, tag="noOvercommit", frozen=True, kw_only=True):
+    """No node's pods request more than its allocatable, at any time of the run."""
+
+
+Expectation = PodCount | PodOnNode | MaxPodsPerNode | NoOvercommit
+
+
+# --- the scenario ------------------------------------------------------------------------
+
+
+class Scenario(Spec, frozen=True, kw_only=True):
+    name: str
+    description: str = ""
+    seed: int = 0
+    clock: Literal["virtual", "real"] = "virtual"
+    until: Duration | None = None
+    """Stop the run at this simulated time."""
+    settle: Duration = 30.0
+    """After the last step, end once no Pod has been written for this long."""
+    latency: Latency = Latency()
+    kubelet: KubeletConfig = KubeletConfig()
+    images: dict[str, Bytes] = {}
+    """Image name -> size."""
+    scheduler: SchedulerConfig | None = None
+    scheduler_options: SchedulerOptions = SchedulerOptions()
+    objects: list[ApiObject] = []
+    """Created when the run starts, before ``nodes`` and the first step."""
+    nodes: list[NodeGroup] = []
+    steps: list[Step] = []
+    expect: list[Expectation] = []

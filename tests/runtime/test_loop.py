@@ -1,0 +1,388 @@
+"""VirtualTimeEventLoop: jumping clock, FIFO ties, deadlock detection, threads, determinism."""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Coroutine
+from pathlib import Path
+from typing import Any, TypeVar
+
+import anyio
+import pytest
+
+from emulator.runtime import Channel, DeadlockError, VirtualTimeEventLoop, new_virtual_loop, stream
+
+T = TypeVar("T")
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run_virtual(
+    main: Callable[[], Coroutine[Any, Any, T]],
+    factory: Callable[[], asyncio.AbstractEventLoop] = new_virtual_loop,
+) -> T:
+    with asyncio.Runner(loop_factory=factory) as runner:
+        return runner.run(main())
+
+
+def now() -> float:
+    return asyncio.get_running_loop().time()
+
+
+# --- the clock -----------------------------------------------------------------------------
+
+
+def test_time_starts_at_zero_or_at_start() -> None:
+    for loop, expected in ((VirtualTimeEventLoop(), 0.0), (VirtualTimeEventLoop(start=100.5), 100.5)):
+        try:
+            assert loop.time() == expected
+        finally:
+            loop.close()
+
+
+def test_sleep_an_hour_returns_at_once() -> None:
+    async def main() -> float:
+        await asyncio.sleep(3600)
+        return now()
+
+    started = time.perf_counter()
+    assert run_virtual(main) == 3600.0
+    assert time.perf_counter() - started < 0.5
+
+
+def test_sleep_longer_than_a_day_jumps_straight_to_the_deadline() -> None:
+    # asyncio caps one select() at a day; the clock must still land on the deadline exactly.
+    async def main() -> float:
+        await asyncio.sleep(10 * 86400 + 0.25)
+        return now()
+
+    assert run_virtual(main) == 864000.25
+
+
+def test_an_hour_of_1000_periodic_tasks_takes_well_under_a_second() -> None:
+    period = 60.0
+
+    async def main() -> tuple[int, float]:
+        ticks = 0
+
+        async def tick(i: int) -> None:
+            nonlocal ticks
+            await asyncio.sleep(i * period / 1000)  # spread the phases over one period
+            while now() < 3600:
+                ticks += 1
+                await asyncio.sleep(period)
+
+        async with asyncio.TaskGroup() as tg:
+            for i in range(1000):
+                tg.create_task(tick(i), name=f"tick-{i}")
+        return ticks, now()
+
+    started = time.perf_counter()
+    ticks, end = run_virtual(main)
+    elapsed = time.perf_counter() - started
+    assert ticks == 60 * 1000
+    assert end == pytest.approx(3600 - period / 1000 + period)
+    assert elapsed < 1.0, f"an hour of 1000 periodic tasks took {elapsed:.2f}s of real time"
+
+
+# --- timer order ---------------------------------------------------------------------------
+
+
+def test_tasks_sleeping_to_the_same_deadline_wake_in_creation_order() -> None:
+    async def main() -> list[int]:
+        woke: list[int] = []
+
+        async def sleeper(i: int) -> None:
+            await asyncio.sleep(5)
+            woke.append(i)
+
+        async with asyncio.TaskGroup() as tg:
+            for i in range(100):
+                tg.create_task(sleeper(i))
+        return woke
+
+    assert run_virtual(main) == list(range(100))
+
+
+def test_equal_deadlines_fire_fifo_among_other_deadlines() -> None:
+    deadlines = [3.0, 1.0, 3.0, 2.0, 1.0, 3.0, 2.0, 1.0] * 8
+
+    async def main() -> list[tuple[float, int]]:
+        loop = asyncio.get_running_loop()
+        fired: list[tuple[float, int]] = []
+        done = loop.create_future()
+
+        def fire(i: int) -> None:
+            fired.append((now(), i))
+
+        for i, when in enumerate(deadlines):
+            loop.call_at(when, fire, i)
+        loop.call_at(3.0, done.set_result, None)
+        await done
+        return fired
+
+    assert run_virtual(main) == sorted((when, i) for i, when in enumerate(deadlines))
+
+
+def test_the_stock_timer_heap_does_not_keep_ties_in_order() -> None:
+    # Why the loop needs its own tie-break: stock TimerHandles compare by deadline only.
+    loop = VirtualTimeEventLoop()
+    try:
+        heap: list[asyncio.TimerHandle] = []
+        callbacks = [lambda: None for _ in range(20)]
+        for cb in callbacks:
+            heapq.heappush(heap, asyncio.TimerHandle(5.0, cb, (), loop))
+        popped = [heapq.heappop(heap)._callback for _ in range(20)]  # type: ignore[attr-defined]
+        assert popped != callbacks
+    finally:
+        loop.close()
+
+
+def test_cancelled_timers_neither_fire_nor_move_the_clock() -> None:
+    # 300 timers, 200 of them cancelled (enough for asyncio to compact its heap), among them
+    # the 100 latest: once the live ones have fired, the clock must stay at the last one.
+    fired: list[int] = []
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        handles = [loop.call_later(1 + i, fired.append, i) for i in range(300)]
+        for i, handle in enumerate(handles):
+            if i % 3 or i >= 200:
+                handle.cancel()
+        await loop.create_future()  # nothing completes it
+
+    with pytest.raises(DeadlockError, match=r"at t=199\.0;"):
+        run_virtual(main, lambda: VirtualTimeEventLoop(idle_real_wait=0))
+    assert fired == list(range(0, 200, 3))
+
+
+# --- timeouts ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("start", [pytest.param(0.0, id="t0=0"), pytest.param(0.1, id="t0=0.1")])
+def test_timeout_and_wait_for_fire_at_exact_virtual_deadlines(start: float) -> None:
+    async def main() -> list[float]:
+        seen: list[float] = []
+        await asyncio.sleep(start)
+        t0 = now()
+        with pytest.raises(TimeoutError):
+            async with asyncio.timeout(30):
+                await asyncio.sleep(100)
+        seen.append(now())
+        with pytest.raises(TimeoutError):
+            async with asyncio.timeout_at(t0 + 42.5):
+                await asyncio.Event().wait()
+        seen.append(now())
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(asyncio.get_running_loop().create_future(), 7.25)
+        seen.append(now())
+        assert await asyncio.wait_for(asyncio.sleep(1, result="early"), 5) == "early"
+        seen.append(now())
+        return seen
+
+    t0 = start
+    assert run_virtual(main) == [t0 + 30, t0 + 42.5, t0 + 42.5 + 7.25, t0 + 42.5 + 7.25 + 1]
+
+
+# --- deadlock ------------------------------------------------------------------------------
+
+
+def test_a_task_waiting_on_a_future_nobody_completes_is_a_deadlock() -> None:
+    async def main() -> None:
+        await asyncio.sleep(5)
+        await asyncio.get_running_loop().create_future()
+
+    async def runner() -> None:
+        await asyncio.create_task(main(), name="stuck-waiter")
+
+    started = time.perf_counter()
+    with pytest.raises(DeadlockError, match=r"at t=5\.0; 2 waiting task\(s\): .*stuck-waiter"):
+        run_virtual(runner)
+    waited = time.perf_counter() - started
+    assert 0.2 <= waited < 2.0  # the default idle_real_wait, then the verdict
+
+
+def test_deadlock_wait_is_configurable() -> None:
+    async def main() -> None:
+        await asyncio.Event().wait()
+
+    started = time.perf_counter()
+    with pytest.raises(DeadlockError, match=r"within 0\.01s of real time, at t=0\.0"):
+        run_virtual(main, lambda: VirtualTimeEventLoop(idle_real_wait=0.01))
+    assert time.perf_counter() - started < 0.2
+
+
+def test_idle_real_wait_must_not_be_negative() -> None:
+    with pytest.raises(ValueError, match="idle_real_wait must be >= 0"):
+        VirtualTimeEventLoop(idle_real_wait=-1)
+
+
+def test_call_at_on_a_closed_loop_raises() -> None:
+    loop = VirtualTimeEventLoop()
+    loop.close()
+    with pytest.raises(RuntimeError, match="Event loop is closed"):
+        loop.call_at(1.0, lambda: None)
+
+
+# --- threads -------------------------------------------------------------------------------
+
+
+def test_to_thread_works_and_takes_no_virtual_time() -> None:
+    def work() -> int:
+        time.sleep(0.02)
+        return threading.get_ident()
+
+    async def main() -> tuple[int, float, list[float]]:
+        ticks: list[float] = []
+
+        async def ticker() -> None:  # keeps a timer pending the whole time
+            while True:
+                await asyncio.sleep(1)
+                ticks.append(now())
+
+        async with asyncio.TaskGroup() as tg:
+            task = tg.create_task(ticker())
+            ident = await asyncio.to_thread(work)
+            task.cancel()
+        return ident, now(), ticks
+
+    ident, end, ticks = run_virtual(main)
+    assert ident != threading.get_ident()
+    assert end == 0.0
+    assert ticks == []
+
+
+def test_a_thread_job_slower_than_idle_real_wait_is_not_a_deadlock() -> None:
+    def slow() -> str:
+        time.sleep(0.15)
+        return "done"
+
+    async def main() -> str:
+        return await asyncio.to_thread(slow)
+
+    assert run_virtual(main, lambda: VirtualTimeEventLoop(idle_real_wait=0.02)) == "done"
+
+
+def test_call_soon_threadsafe_from_a_plain_thread_wakes_the_loop() -> None:
+    async def main() -> str:
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[str] = loop.create_future()
+
+        def report() -> None:
+            time.sleep(0.02)
+            loop.call_soon_threadsafe(future.set_result, "from thread")
+
+        thread = threading.Thread(target=report)
+        thread.start()
+        try:
+            return await future
+        finally:
+            thread.join()
+
+    assert run_virtual(main) == "from thread"
+
+
+# --- other libraries and asyncio internals -------------------------------------------------
+
+
+def test_anyio_runs_on_the_virtual_loop() -> None:
+    # anyio ignores unknown backend options, so check the loop really is virtual.
+    async def main() -> tuple[float, bool]:
+        with anyio.move_on_after(10) as scope:
+            await anyio.sleep(3600)
+        return anyio.current_time(), scope.cancelled_caught
+
+    started = time.perf_counter()
+    result = anyio.run(main, backend="asyncio", backend_options={"loop_factory": new_virtual_loop})
+    assert result == (10.0, True)
+    assert time.perf_counter() - started < 0.5
+
+
+def test_the_private_asyncio_internals_the_loop_relies_on_still_exist() -> None:
+    loop = VirtualTimeEventLoop()
+    try:
+        assert loop._scheduled == []
+        assert "_scheduled" in asyncio.TimerHandle.__slots__
+        handle = loop.call_at(5.0, lambda: None)
+        assert loop._scheduled == [handle]
+        assert handle._scheduled is True  # type: ignore[attr-defined]
+        handle.cancel()
+        assert loop._timer_cancelled_count == 1  # type: ignore[attr-defined]
+    finally:
+        loop.close()
+
+
+# --- determinism ---------------------------------------------------------------------------
+
+
+def determinism_workload(seed: int) -> list[str]:
+    """200 tasks sleeping seeded durations with many exact ties, plus channel hand-offs and
+    timeouts; returns the (time, task, step) log."""
+
+    async def main() -> list[str]:
+        log: list[str] = []
+        inbox: Channel[str] = Channel()
+
+        async def worker(i: int) -> None:
+            rng = stream(seed, f"worker-{i}")
+            for step in range(20):
+                pick = rng.choice([0.0, 0.5, 1.0, 1.0, 2.0, 2.0, -1.0])
+                delay = rng.uniform(0, 10) if pick < 0 else pick
+                if step % 5 == 4:
+                    try:
+                        await asyncio.wait_for(asyncio.Event().wait(), delay)
+                    except TimeoutError:
+                        log.append(f"{now()!r} worker-{i} {step} timeout")
+                        continue
+                await asyncio.sleep(delay)
+                log.append(f"{now()!r} worker-{i} {step}")
+                inbox.put(f"worker-{i}/{step}")
+
+        async def consumer() -> None:
+            while True:
+                batch = await inbox.get_batch()
+                log.append(f"{now()!r} consumer {len(batch)} {batch[0]} {batch[-1]}")
+
+        async with asyncio.TaskGroup() as tg:
+            reader = tg.create_task(consumer(), name="consumer")
+            workers = [tg.create_task(worker(i), name=f"worker-{i}") for i in range(200)]
+            await asyncio.gather(*workers)
+            reader.cancel()
+        return log
+
+    return run_virtual(main)
+
+
+def test_two_processes_with_different_hash_seeds_produce_identical_logs() -> None:
+    def in_subprocess(hash_seed: str) -> str:
+        env = {**os.environ, "PYTHONHASHSEED": hash_seed}
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+        done = subprocess.run(
+            [sys.executable, __file__, "1234"],
+            env=env,
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=True,
+        )
+        return done.stdout
+
+    first, second = in_subprocess("1"), in_subprocess("2")
+    here = "\n".join(determinism_workload(1234)) + "\n"
+    assert first == second == here
+    lines = here.splitlines()
+    times = Counter(line.split()[0] for line in lines if "worker" in line.split()[1])
+    assert times.total() == 200 * 20
+    tied = sum(n for n in times.values() if n > 1)
+    assert tied > 1000, "the workload should have many events at exactly the same time"
+
+
+if __name__ == "__main__":
+    print("\n".join(determinism_workload(int(sys.argv[1]))))
