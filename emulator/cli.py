@@ -13,7 +13,7 @@ import sys
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 import msgspec
 from rich.console import Console
@@ -86,12 +86,23 @@ def _trace_file(path: Path | None) -> Iterator[IO[bytes] | None]:
         yield f
 
 
+def _check_scheduler(scenario: Any, path: Path) -> None:
+    """Build the scheduler set-up once before running: a bad configuration is bad input."""
+    from agents.scheduler.setup import SetupError, build_scheduler_setup
+
+    try:
+        build_scheduler_setup(scenario, source=str(path))
+    except SetupError as err:
+        raise UsageError(str(err)) from None
+
+
 def _run(args: argparse.Namespace, out: Console) -> int:
     from emulator.report import print_summary, to_json
     from emulator.scenario.loader import load_scenario
     from emulator.scenario.runner import RunOptions, run_scenario
 
     scenario = load_scenario(args.file)
+    _check_scheduler(scenario, args.file)
     tty = args.output == "text" and sys.stdout.isatty()
     progress = _Progress(out) if tty else None
     with _trace_file(args.trace) as trace:
@@ -114,6 +125,7 @@ def _validate(args: argparse.Namespace, out: Console) -> int:
     from emulator.scenario.loader import load_scenario
 
     scenario = load_scenario(args.file)
+    _check_scheduler(scenario, args.file)
     out.print(
         f"{args.file}: valid scenario {scenario.name!r}: {len(scenario.objects)} objects, "
         f"{sum(g.count for g in scenario.nodes)} nodes, {len(scenario.steps)} steps, "

@@ -53,10 +53,7 @@ def print_summary(result: RunResult, console: Console) -> None:
     for extra in result.extra.get("agents", []):
         sched = extra.get("scheduling")
         if sched:
-            console.print(
-                "scheduling: "
-                + ", ".join(f"{k} {v}" for k, v in sched.items() if not isinstance(v, dict))
-            )
+            console.print("scheduling: " + ", ".join(f"{k} {v}" for k, v in sched.items() if not isinstance(v, dict)))
     for w in result.waits_timed_out:
         console.print(f"[red]✗[/red] {w}")
     if result.expectations:

@@ -56,13 +56,16 @@ def trace_line(rec: WriteRecord) -> dict[str, Any]:
         reason, message = new.status.reason, new.status.message
         changed = old is None or old.status.reason != reason or old.status.message != message
         cond_new, cond_old = _scheduled_condition(new), _scheduled_condition(old)
-        if cond_new is not None and (
-            cond_old is None
-            or (cond_old.status, cond_old.reason, cond_old.message)
-            != (cond_new.status, cond_new.reason, cond_new.message)
+        if (
+            cond_new is not None
+            and (cond_new.reason or cond_new.message)
+            and (
+                cond_old is None
+                or (cond_old.status, cond_old.reason, cond_old.message)
+                != (cond_new.status, cond_new.reason, cond_new.message)
+            )
         ):
-            if cond_new.reason or cond_new.message:
-                reason, message, changed = cond_new.reason, cond_new.message, True
+            reason, message, changed = cond_new.reason, cond_new.message, True
         if changed and (reason or message):
             line["reason"] = reason
             line["message"] = message

@@ -156,7 +156,8 @@ class NodeUsage:
     def add(self, uid: str, pod: Pod) -> None:
         if uid in self._pods:
             raise ValueError(f"pod {uid} is already counted")
-        requests, ports = pod_requests(pod), host_ports(pod)
+        requests = {name: v for name, v in pod_requests(pod).items() if v}
+        ports = host_ports(pod)
         self._pods[uid] = (requests, ports)
         for name, v in requests.items():
             self.requested[name] = self.requested.get(name, 0) + v

@@ -33,6 +33,7 @@ from emulator.api.core import ContainerImage, Node, NodeAddress, NodeCondition, 
 __all__ = [
     "MAX_IMAGES",
     "NODE_CONDITIONS",
+    "PodIPs",
     "host_ip",
     "image_index",
     "node_conditions",
@@ -99,6 +100,39 @@ def pod_ip_pool(cidr: str) -> list[str]:
         if len(out) >= 1024:
             break
     return out
+
+
+class PodIPs:
+    """Pod addresses of one node, handed out round robin as host-local IPAM does (a freed
+    address is not reused at once); ``""`` when the pool is exhausted."""
+
+    __slots__ = ("_cursor", "_pool", "_used")
+
+    def __init__(self, cidr: str = "") -> None:
+        self._pool = pod_ip_pool(cidr) if cidr else []
+        self._used: set[str] = set()
+        self._cursor = 0
+
+    def __len__(self) -> int:
+        return len(self._used)
+
+    def allocate(self) -> str:
+        pool = self._pool
+        for step in range(len(pool)):
+            ip = pool[(self._cursor + step) % len(pool)]
+            if ip not in self._used:
+                self._cursor = (self._cursor + step + 1) % len(pool)
+                self._used.add(ip)
+                return ip
+        return ""
+
+    def claim(self, ip: str) -> None:
+        """Mark ``ip`` as used (a pod adopted with its address)."""
+        if ip:
+            self._used.add(ip)
+
+    def release(self, ip: str) -> None:
+        self._used.discard(ip)
 
 
 def node_conditions(old: Sequence[NodeCondition], now: str) -> list[NodeCondition]:

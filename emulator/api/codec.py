@@ -121,7 +121,7 @@ def object_from_dict(doc: Any, *, source: str, path: str = "") -> ApiObject:
     try:
         validate(obj)
     except Invalid as err:
-        raise ManifestError(source, _join(path, err.field), err.message.split(": ", 2)[-1]) from None
+        raise ManifestError(source, _join(path, err.field), err.detail) from None
     return obj
 
 

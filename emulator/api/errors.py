@@ -103,13 +103,14 @@ class Invalid(ApiError):
     code = 422
     reason = "Invalid"
 
-    def __init__(self, message: str, *, field: str = "", kind: str = "", name: str = "") -> None:
+    def __init__(self, message: str, *, field: str = "", kind: str = "", name: str = "", detail: str = "") -> None:
         super().__init__(message)
         self.field = field
         self.kind = kind
         self.name = name
+        self.detail = detail or message
 
     @classmethod
     def at(cls, kind: str, name: str, field: str, detail: str) -> Invalid:
         who = f'{kind} "{name}"' if name else kind
-        return cls(f"{who} is invalid: {field}: {detail}", field=field, kind=kind, name=name)
+        return cls(f"{who} is invalid: {field}: {detail}", field=field, kind=kind, name=name, detail=detail)

@@ -105,7 +105,10 @@ def _exact(value: str | int | float) -> tuple[str, Fraction]:
         raise ValueError(EXPECTED)
     number = Fraction(m["num"])
     if m["exp"] is not None:
-        return text, number * Fraction(10) ** int(m["exp"][1:])
+        exponent = int(m["exp"][1:])
+        if abs(exponent) > 64:  # far beyond any real quantity; refuse rather than build a huge int
+            raise ValueError(EXPECTED)
+        return text, number * Fraction(10) ** exponent
     suffix = m["suffix"]
     if suffix in _BINARY:
         return text, number * _BINARY[suffix]

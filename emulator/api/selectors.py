@@ -555,10 +555,13 @@ def format_label_selector(selector: LabelSelector) -> str:
     parts = [f"{key}={selector.match_labels[key]}" for key in sorted(selector.match_labels)]
     for req in selector.match_expressions:
         op = req.operator
-        if op == OP_IN:
-            parts.append(f"{req.key} in ({','.join(sorted(set(req.values)))})")
-        elif op == OP_NOT_IN:
-            parts.append(f"{req.key} notin ({','.join(sorted(set(req.values)))})")
+        if op in (OP_IN, OP_NOT_IN):
+            # An empty value is written as a leading comma, the one form the parser reads back.
+            values = sorted(set(req.values))
+            text = ",".join(["", *values[1:]]) if values[0] == "" else ",".join(values)
+            if values == [""]:
+                text = ","
+            parts.append(f"{req.key} {'in' if op == OP_IN else 'notin'} ({text})")
         elif op == OP_EXISTS:
             parts.append(req.key)
         else:

@@ -52,9 +52,19 @@ def quantity_errors(obj: object) -> Iterator[tuple[str, Quantity]]:
 def _meta(kind: str, meta: ObjectMeta, namespaced: bool) -> None:
     name = meta.name
     if not name:
+        if meta.generate_name:
+            return
         raise Invalid.at(kind, name, "metadata.name", "Required value: name or generateName is required")
-    pattern = _DNS1123_LABEL if kind in ("Namespace",) else _DNS1123_SUBDOMAIN
-    if len(name) > 253 or not pattern.match(name):
+    if kind == "Namespace":
+        if len(name) > 63 or not _DNS1123_LABEL.match(name):
+            raise Invalid.at(
+                kind,
+                name,
+                "metadata.name",
+                f'Invalid value: "{name}": a lowercase RFC 1123 label must consist of lower case alphanumeric '
+                "characters or '-', and must start and end with an alphanumeric character",
+            )
+    elif len(name) > 253 or not _DNS1123_SUBDOMAIN.match(name):
         raise Invalid.at(
             kind,
             name,
@@ -111,6 +121,21 @@ def _pod(pod: Pod) -> None:
                 name,
                 f"spec.tolerations[{i}].operator",
                 "Invalid value: value must be empty when `operator` is 'Exists'",
+            )
+        if not t.key and t.operator != "Exists":
+            raise Invalid.at(
+                kind,
+                name,
+                f"spec.tolerations[{i}].operator",
+                f'Invalid value: "{t.operator}": operator must be Exists when `key` is empty, '
+                'which means "match all values and all keys"',
+            )
+        if t.toleration_seconds is not None and t.effect != "NoExecute":
+            raise Invalid.at(
+                kind,
+                name,
+                f"spec.tolerations[{i}].effect",
+                f"Invalid value: \"{t.effect}\": effect must be 'NoExecute' when `tolerationSeconds` is set",
             )
         if t.effect and t.effect not in _TAINT_EFFECTS:
             raise Invalid.at(kind, name, f"spec.tolerations[{i}].effect", f'Unsupported value: "{t.effect}"')

@@ -18,7 +18,6 @@ from msgspec.structs import replace
 
 from emulator.api.core import Container, Node, Pod, ResourceRequirements, Toleration
 from emulator.api.errors import Invalid
-from emulator.api.quantity import Quantity
 from emulator.api.scheduling import PriorityClass
 
 __all__ = ["DEFAULT_SCHEDULER", "default_node", "default_pod", "qos_class"]
@@ -41,24 +40,27 @@ def _container_defaults(c: Container) -> Container:
 
 
 def qos_class(pod: Pod) -> str:
-    """Upstream ``GetPodQOS``: Guaranteed, Burstable or BestEffort."""
-    requests: dict[str, Quantity] = {}
-    limits: dict[str, Quantity] = {}
+    """Upstream ``GetPodQOS``: Guaranteed, Burstable or BestEffort (only positive amounts
+    count; Guaranteed needs cpu and memory limits in every container and summed requests
+    equal to summed limits)."""
+    requests: dict[str, int] = {}
+    limits: dict[str, int] = {}
     guaranteed = True
     for c in [*pod.spec.init_containers, *pod.spec.containers]:
-        for name in _COMPUTE:
-            if name in c.resources.requests and c.resources.requests[name].milli != 0:
-                requests[name] = c.resources.requests[name]
-            if name in c.resources.limits and c.resources.limits[name].milli != 0:
-                limits[name] = c.resources.limits[name]
-        if not all(n in c.resources.limits for n in _COMPUTE):
+        for name, q in c.resources.requests.items():
+            if name in _COMPUTE and q.milli > 0:
+                requests[name] = requests.get(name, 0) + q.milli
+        found = set()
+        for name, q in c.resources.limits.items():
+            if name in _COMPUTE and q.milli > 0:
+                found.add(name)
+                limits[name] = limits.get(name, 0) + q.milli
+        if not all(n in found for n in _COMPUTE):
             guaranteed = False
-        for name in _COMPUTE:
-            r, lim = c.resources.requests.get(name), c.resources.limits.get(name)
-            if r is not None and lim is not None and r.milli != lim.milli:
-                guaranteed = False
     if not requests and not limits:
         return "BestEffort"
+    if guaranteed and any(limits.get(name) != v for name, v in requests.items()):
+        guaranteed = False
     return "Guaranteed" if guaranteed else "Burstable"
 
 
@@ -118,7 +120,7 @@ def default_pod(pod: Pod, *, classes: Mapping[str, PriorityClass], name_suffix: 
         changes["init_containers"] = inits
     tolerations = list(spec.tolerations)
     for t in _DEFAULT_TOLERATIONS:
-        if not any(x.key == t.key and x.effect in ("", "NoExecute") for x in tolerations):
+        if not any(x.key in (t.key, "") and x.effect in ("", "NoExecute") for x in tolerations):
             tolerations.append(t)
     changes["tolerations"] = tolerations
     pod = replace(pod, spec=replace(spec, **changes))

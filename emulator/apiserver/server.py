@@ -40,13 +40,13 @@ from msgspec.structs import replace
 
 from emulator.api.codec import KINDS
 from emulator.api.core import Binding, Node, Pod, PodCondition
-from emulator.api.errors import AlreadyExists, Conflict, Gone, Invalid, NotFound
+from emulator.api.errors import AlreadyExists, Conflict, Gone, Invalid, NotFound, resource_of
 from emulator.api.meta import ObjectMeta
 from emulator.api.scheduling import PriorityClass
 from emulator.api.validation import validate
 from emulator.apiserver.defaults import default_node, default_pod
 from emulator.apiserver.watch import Watcher, WatchHub, transition
-from emulator.runtime.clock import Clock
+from emulator.runtime.clock import Clock, parse_timestamp
 from emulator.runtime.rng import new_uid
 
 __all__ = ["CLUSTER_SCOPED", "ApiServer", "ServerSettings", "Verb", "WriteRecord"]
@@ -134,6 +134,7 @@ class ApiServer:
             table[_key(new.metadata.namespace, new.metadata.name)] = new
         else:
             del table[_key(old.metadata.namespace, old.metadata.name)]
+            old = replace(old, metadata=replace(old.metadata, resource_version=str(rev)))
         now = self.clock.now()
         self._history.append((kind, old, new, rev, now))
         self._hub.publish(kind, old, new, rev, now)
@@ -254,10 +255,28 @@ class ApiServer:
         candidate = replace(obj, metadata=new_meta)
         if hasattr(current, "status"):
             candidate = replace(candidate, status=current.status)
+        if isinstance(current, PriorityClass):
+            self._check_priority_class_update(current, candidate)
         validate(candidate)
+        if candidate == current:
+            return cast(T, current)  # a no-op write: no new revision, no event (as upstream's store)
         if hasattr(current, "spec") and current.spec != candidate.spec:
             candidate = replace(candidate, metadata=replace(new_meta, generation=new_meta.generation + 1))
         return cast(T, self._commit("update", kind, current, candidate))
+
+    def _check_priority_class_update(self, current: PriorityClass, new: PriorityClass) -> None:
+        name = current.metadata.name
+        if new.value != current.value:
+            raise Invalid.at("PriorityClass", name, "value", "Forbidden: may not be changed in an update.")
+        if new.global_default and not current.global_default:
+            other = next((p for p in self._objects["PriorityClass"].values() if p.global_default), None)
+            if other is not None:
+                raise Invalid.at(
+                    "PriorityClass",
+                    name,
+                    "globalDefault",
+                    f"Forbidden: PriorityClass {other.metadata.name} is already marked as default",
+                )
 
     @staticmethod
     def _check_pod_update(current: Pod, pod: Pod) -> None:
@@ -271,21 +290,32 @@ class ApiServer:
                 "spec.schedulingGates",
                 "Forbidden: only deletion is allowed, but found new scheduling gate",
             )
-        if any(t not in new.tolerations for t in old.tolerations):
+
+        def tol_key(t: Any) -> tuple[str, str, str, str]:
+            return (t.key, t.operator, t.value, t.effect)
+
+        new_keys = [tol_key(t) for t in new.tolerations]
+        if any(tol_key(t) not in new_keys for t in old.tolerations):
             raise Invalid.at(
                 "Pod",
                 pod.metadata.name,
                 "spec.tolerations",
                 "Forbidden: existing toleration can not be modified except its tolerationSeconds",
             )
-        images = [c.image for c in old.containers]
         cmp_new = replace(
             new,
             scheduling_gates=old.scheduling_gates,
             tolerations=old.tolerations,
-            containers=[replace(c, image=i) for c, i in zip(new.containers, images, strict=False)],
+            containers=[replace(c, image=o.image) for c, o in zip(new.containers, old.containers, strict=False)],
+            init_containers=[
+                replace(c, image=o.image) for c, o in zip(new.init_containers, old.init_containers, strict=False)
+            ],
         )
-        if len(new.containers) != len(old.containers) or cmp_new != old:
+        if (
+            len(new.containers) != len(old.containers)
+            or len(new.init_containers) != len(old.init_containers)
+            or cmp_new != old
+        ):
             raise Invalid.at(
                 "Pod",
                 pod.metadata.name,
@@ -298,9 +328,11 @@ class ApiServer:
         obj: Any = obj_in
         kind, current = self._current(obj)
         if not hasattr(current, "status"):
-            raise NotFound(f"the server could not find the requested resource ({kind.lower()}s/status)")
+            raise NotFound(f"the server could not find the requested resource ({resource_of(kind)}/status)")
         candidate = replace(current, status=obj.status)
         validate(candidate)
+        if candidate == current:
+            return cast(T, current)
         return cast(T, self._commit("updateStatus", kind, current, candidate))
 
     def delete(
@@ -322,24 +354,35 @@ class ApiServer:
             grace = (
                 current.spec.termination_grace_period_seconds if grace_period_seconds is None else grace_period_seconds
             )
-            grace = max(0, grace or 0)
+            grace = grace or 0
+            if grace < 0:
+                grace = 1  # upstream: a negative grace period means 1 second
             unbound = not current.spec.node_name
             terminal = current.status.phase in ("Succeeded", "Failed")
             if grace > 0 and not unbound and not terminal:
                 meta = current.metadata
                 if meta.deletion_timestamp is not None and (meta.deletion_grace_period_seconds or 0) <= grace:
                     return current  # already terminating with a grace at least as short
+                when, grace = self._deletion_time(meta, grace)
                 marked = replace(
                     current,
-                    metadata=replace(
-                        meta,
-                        deletion_timestamp=self.clock.timestamp(self.clock.now() + grace),
-                        deletion_grace_period_seconds=grace,
-                    ),
+                    metadata=replace(meta, deletion_timestamp=when, deletion_grace_period_seconds=grace),
                 )
                 return self._commit("delete", kind, current, marked)
         self._commit("delete", kind, current, None)
         return current
+
+    def _deletion_time(self, meta: ObjectMeta, grace: int) -> tuple[str, int]:
+        """(deletionTimestamp, deletionGracePeriodSeconds): now + grace; a shorter grace on a
+        terminating object moves the deadline earlier from the original one, never into the
+        past — then the grace becomes 1 s (upstream ``BeforeDelete``)."""
+        now = self.clock.now()
+        if meta.deletion_timestamp is not None and meta.deletion_grace_period_seconds is not None:
+            start = parse_timestamp(meta.deletion_timestamp) - meta.deletion_grace_period_seconds
+            if start + grace < now:
+                return self.clock.timestamp(now), 1
+            return self.clock.timestamp(start + grace), grace
+        return self.clock.timestamp(now + grace), grace
 
     def bind(self, binding: Binding) -> Pod:
         """The pods/binding subresource: assign the pod to ``binding.target.name``."""
@@ -354,7 +397,8 @@ class ApiServer:
             raise Invalid.at("Binding", meta.name, "target.name", "Required value")
         if pod.metadata.deletion_timestamp is not None:
             raise Conflict(
-                f'Operation cannot be fulfilled on pods/binding "{meta.name}": pod {meta.name} is being deleted, cannot be assigned to a host'
+                f'Operation cannot be fulfilled on pods/binding "{meta.name}": pod {meta.name} is being deleted, '
+                "cannot be assigned to a host"
             )
         if pod.spec.node_name:
             raise Conflict(
@@ -408,7 +452,8 @@ class ApiServer:
                     ev = transition(w, old, new, rev, t)
                     if ev is not None:
                         w.channel.put(ev)
-        self._hub.add(w)
+        if not w.channel.closed:
+            self._hub.add(w)
         return w
 
     def stop_watch(self, w: Watcher) -> None:

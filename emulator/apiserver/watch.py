@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final, Literal
 
 import msgspec
+from msgspec.structs import replace
 
 from emulator.runtime.channel import Channel
 
@@ -158,5 +159,7 @@ def transition(w: Watcher, old: Any, new: Any, revision: int, time: float) -> Wa
     if now:
         return WatchEvent("ADDED", new, revision, time)
     if was:
-        return WatchEvent("DELETED", new if new is not None else old, revision, time)
+        # Leaving the view (or removed): the previous content, stamped with this revision.
+        gone = old if new is None else replace(old, metadata=replace(old.metadata, resource_version=str(revision)))
+        return WatchEvent("DELETED", gone, revision, time)
     return None

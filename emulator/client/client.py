@@ -184,9 +184,9 @@ class WatchStream:
         due0 = self._pending[0][0]
         if due0 > client.clock.now():
             await client.clock.sleep_until(due0)
-        now = client.clock.now()
+        ready = max(due0, client.clock.now())
         i = 0
-        while i < len(self._pending) and self._pending[i][0] <= now:
+        while i < len(self._pending) and self._pending[i][0] <= ready:
             i += 1
         out = [ev for _, ev in self._pending[:i]]
         del self._pending[:i]

@@ -87,7 +87,12 @@ class LoopClock:
         await self._sleep_to(self._loop.time() + seconds)
 
     async def sleep_until(self, t: float) -> None:
-        await self._sleep_to(self._origin + t)
+        when = self._origin + t
+        # Float rounding: ``(origin + t) - origin`` can come out just below ``t``; nudge the
+        # deadline up so that ``now() >= t`` really holds on waking (callers rely on it).
+        while when - self._origin < t:
+            when = math.nextafter(when, math.inf)
+        await self._sleep_to(when)
 
     def timestamp(self, t: float | None = None) -> str:
         return format_timestamp(self.now() if t is None else t)

@@ -24,7 +24,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-
 from emulator.api.core import LabelSelector, Pod
 from emulator.api.selectors import format_label_selector, label_selector_matches
 from emulator.scenario.monitor import Overcommit

@@ -16,7 +16,7 @@ from typing import Any
 from emulator.api.resources import node_allocatable, pod_requests
 from emulator.apiserver.server import WriteRecord
 
-__all__ = ["OvercommitMonitor", "Overcommit", "PodActivity"]
+__all__ = ["Overcommit", "OvercommitMonitor", "PodActivity"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -348,6 +348,10 @@ def requirement(draw: st.DrawFn) -> tuple[str, str, list[str]]:
         return f"{key}{sp}{op}{sp}{value}", op, [key, value]
     if op in ("in", "notin"):
         vals = draw(st.lists(values, min_size=1, max_size=3))
+        # Upstream's parser rejects a list that ends in two empty values ("(,,)"); one empty
+        # value is written as a leading comma: "(,)" or "(,b)".
+        if "" in vals:
+            vals = ["", *sorted({v for v in vals if v})]
         return f"{key} {op}{sp}({','.join(vals)})", op, [key, *vals]
     if op == "exists":
         return key, op, [key]

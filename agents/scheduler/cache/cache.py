@@ -21,6 +21,11 @@ Pod states (key = pod UID, as upstream ``GetPodKey``)::
     added      | remove_pod                      | (gone)   | pod removed
     any other  | the calls above                 | same     | raises CacheError (a caller bug)
 
+A rejected call changes nothing. Messages are upstream's (``pod <uid>(<ns>/<name>) wasn't assumed
+so cannot be forgotten`` ...). Where upstream exits the process (a known pod updated or removed
+on another node: "scheduler cache is corrupted") this raises ``CacheError`` too; a pod without
+``spec.nodeName`` is rejected rather than filed under the node "".
+
 Assumed pods never expire in v1.30–v1.34 (kube-scheduler passes ttl 0; issue #106361);
 ``assumed_ttl`` > 0 restores the old behaviour for experiments.
 

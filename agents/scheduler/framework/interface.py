@@ -8,14 +8,18 @@ What this module owns: the contract between plugins and the runtime.
   ``ReservePlugin``, ``PermitPlugin``, ``PreBindPlugin``, ``BindPlugin``, ``PostBindPlugin``) and
   ``EnqueueExtensions``. A plugin is a plain class: it does NOT inherit from these Protocols (it may,
   for documentation); it implements any subset of them by defining the methods.
-* ``PreFilterResult`` / ``PostFilterResult`` / ``NodeToStatus``: the values those points return.
+* ``PreFilterResult`` / ``PostFilterResult`` / ``NodeToStatus`` / ``PluginScore`` /
+  ``NodePluginScores``: the values those points take and return.
+* ``ExtensionPoint`` / ``ProfileSpec``: the profile the runtime is built from (final per-point
+  ``(name, weight)`` lists, ``multiPoint`` already expanded by the configuration loader).
 * ``Handle``: what a plugin factory receives (the profile's ``Framework`` implements it).
 * ``PluginFactory``: ``factory(args, handle) -> Plugin``; a registry maps plugin names to factories.
 
-How the runtime discovers extension points: the profile configuration says which plugin is enabled
-at which extension point; for each such (point, plugin) the runtime checks
+How the runtime discovers extension points (``plugin_set.py``): the profile says which plugin is
+enabled at which extension point; for each such (point, plugin) the runtime checks
 ``isinstance(plugin, <Protocol of that point>)`` — i.e. that every method of the Protocol is
-present — and refuses to build the profile otherwise ("plugin X does not extend filter plugin").
+present — and refuses to build the profile otherwise
+(``ValueError('plugin "X" does not extend FilterPlugin plugin')``).
 So a Score plugin must define both ``score`` and ``score_extensions`` (return ``None`` when it has
 no NormalizeScore), a PreFilter plugin both ``pre_filter`` and ``pre_filter_extensions``, a Reserve
 plugin both ``reserve`` and ``unreserve``. ``EnqueueExtensions`` is discovered by ``isinstance``

@@ -100,9 +100,30 @@ class KeyedHeap(Generic[T]):
 
     def pop(self) -> T | None:
         """Remove and return the least item (``None`` if empty)."""
-        if not self._entries:
+        entries, index = self._entries, self._index
+        if not entries:
             return None
-        return self._remove_at(0)
+        root = entries[0]
+        last = entries.pop()
+        del index[root.key]
+        if last is root:
+            return root.item
+        # Bottom-up (as CPython's heapq): walk the hole down along the lesser children to a leaf,
+        # one comparison per level, then sift the last entry up from there.
+        n = len(entries)
+        pos, child = 0, 1
+        while child < n:
+            right = child + 1
+            if right < n and not self._lt(entries[child], entries[right]):
+                child = right
+            c = entries[child]
+            entries[pos] = c
+            index[c.key] = pos
+            pos, child = child, 2 * child + 1
+        entries[pos] = last
+        index[last.key] = pos
+        self._up(pos)
+        return root.item
 
     # --- internals -----------------------------------------------------------------------
 

@@ -26,7 +26,7 @@ from emulator.api.core import Pod
 
 from ..framework.types import ClusterEvent, PodInfo
 
-__all__ = ["QueuedPodInfo", "backoff_duration", "backoff_count"]
+__all__ = ["QueuedPodInfo", "backoff_count", "backoff_duration"]
 
 _MAX_SHIFT = 1000
 """Doubling more often than this overflows a float; the result is the cap long before."""

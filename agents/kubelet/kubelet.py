@@ -1,0 +1,446 @@
+"""``Kubelet``: one node's agent. Admits the pods bound to its node, pulls their images,
+starts them, runs them to completion, and confirms their graceful deletion.
+
+It talks to nothing but the API server, through its ``Client``: a pod informer filtered
+by ``spec.nodeName`` (the hub routes it by node, so 5,000 kubelets cost nothing per
+event) and a node informer on its own Node. Admission (``admission.py``) is pure; status
+shapes are in ``podstatus.py``, pod writes and their retries in ``podapi.py``; images in
+``images.py``; node status and Lease writes in ``heartbeat.py``. Every delay is a
+``clock`` sleep and every random draw comes from ``rng``; every task lives in the
+kubelet's task group, named ``kubelet:<node>:<role>[:<namespace>/<pod>]``.
+
+A pod's life on this node (one record per pod, keyed by namespace/name, tied to a UID):
+
+===========  ============================================  =================================
+state        on                                            next
+===========  ============================================  =================================
+(new)        seen, not terminal, no deletionTimestamp      queued
+queued       admission worker: rejected                    rejected (status Failed, Event)
+queued       admission worker: admitted                    starting (counted on the node)
+starting     Pending status, images pulled, start delay    running (status Running)
+running      ``emulator.k8s.io/run-duration`` elapsed      succeeded (released; Succeeded)
+any live     deletionTimestamp set                         terminating
+terminating  ``termination`` time (running only; capped    (released; delete grace 0 + UID)
+             by the grace period; a shorter new grace
+             shortens it)
+any          DELETED (or a new UID under the name)         gone (task cancelled, released)
+===========  ============================================  =================================
+
+Admission runs in one worker task, in arrival order (each batch sorted by creation time,
+as upstream's ``HandlePodAdditions``), against the kubelet's own accounting of the pods it
+admitted (``NodeUsage``), never the scheduler's. When node affinity is the only failure,
+the worker re-reads the Node from the API and checks again, as upstream does, so a label
+added just before the binding is not missed because the node watch lags.
+
+A pod already Running when the kubelet starts (a kubelet restart) is re-admitted and,
+if admitted, adopted as it is: no new pull, start or status write, and its run duration
+counts from its containers' ``startedAt``.
+
+Deviations from upstream, kept on purpose: a pod with a run duration succeeds whatever
+its ``restartPolicy`` (the annotation models a finite workload); a container image change
+does not restart the container; a terminating pod is not given a terminal phase before the
+kubelet confirms its deletion; pod IPs come round-robin from the node's pod CIDR.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import random
+from collections import deque
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
+from typing import Any, Final
+
+from agents.kubelet.admission import NODE_AFFINITY, AdmissionResult, NodeUsage, admission_failures
+from agents.kubelet.heartbeat import NodeReporter, newer
+from agents.kubelet.images import ImageStore
+from agents.kubelet.nodestatus import PodIPs, host_ip, pod_cidr
+from agents.kubelet.podapi import PodWriter
+from agents.kubelet.podstatus import pending_status, rejected_status, running_status, succeeded_status
+from agents.kubelet.settings import KubeletSettings
+from emulator.api.core import Node, Pod, PodStatus
+from emulator.client.client import Client
+from emulator.client.informer import Informer
+from emulator.runtime.clock import Clock, parse_duration, parse_timestamp
+
+__all__ = ["INVALID_NODE_INFO", "RUN_DURATION_ANNOTATION", "Kubelet"]
+
+RUN_DURATION_ANNOTATION: Final = "emulator.k8s.io/run-duration"
+INVALID_NODE_INFO: Final = AdmissionResult("InvalidNodeInfo", "Kubelet cannot get node info.")
+_TERMINAL: Final = ("Succeeded", "Failed")
+
+Key = tuple[str, str]
+
+
+class PodState(enum.Enum):
+    """Where a pod is in its life on this node (see the module docstring)."""
+
+    QUEUED = "queued"
+    REJECTED = "rejected"
+    STARTING = "starting"
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    TERMINATING = "terminating"
+    GONE = "gone"
+
+
+@dataclass(eq=False, slots=True)
+class _PodRecord:
+    key: Key
+    uid: str
+    pod: Pod
+    """The newest version seen (watch or own write)."""
+    state: PodState = PodState.QUEUED
+    task: asyncio.Task[None] | None = None
+    start_time: str = ""
+    pod_ip: str = ""
+    start_delay: float = 0.0
+    kill_started: float = 0.0
+    kill_delay: float = 0.0
+    kill_deadline: float = 0.0
+
+    @property
+    def label(self) -> str:
+        return f"{self.key[0]}/{self.key[1]}"
+
+
+def _key(pod: Pod) -> Key:
+    return (pod.metadata.namespace, pod.metadata.name)
+
+
+class Kubelet:
+    """The kubelet of node ``node_name``; ``await run()`` until cancelled."""
+
+    def __init__(
+        self,
+        client: Client,
+        node_name: str,
+        clock: Clock,
+        rng: random.Random,
+        settings: KubeletSettings | None = None,
+    ) -> None:
+        self.client = client
+        self.node_name = node_name
+        self.clock = clock
+        self.settings = settings = settings or KubeletSettings()
+        self.ready = asyncio.Event()
+        """Set once both informers have synced and the node's status has been written."""
+        self._rng = rng
+        self._prefix = f"kubelet:{node_name}"
+        self._tg: asyncio.TaskGroup | None = None
+        self._started = False
+        self._pods: dict[Key, _PodRecord] = {}
+        self._usage = NodeUsage()
+        self._queue: deque[_PodRecord] = deque()
+        self._admit_wake = asyncio.Event()
+        self._node_seen = asyncio.Event()
+        self._host_ip = ""
+        self._pod_ips = PodIPs()
+        ids = (f"{rng.getrandbits(128):032x}", f"{rng.getrandbits(128):032x}", f"{rng.getrandbits(128):032x}")
+        self._images = ImageStore(
+            clock, settings, spawn=self._spawn_quiet, on_pulled=self._images_changed, task_prefix=self._prefix
+        )
+        self._reporter = NodeReporter(client, clock, node_name, settings, self._images, ids)
+        self._counts = dict.fromkeys(("admitted", "rejected", "succeeded", "terminated", "invalid_run_duration"), 0)
+        self._rejections: dict[str, int] = {}
+        self._writer = PodWriter(client, clock, node_name)
+        self._pod_informer = Informer(client, "Pod", fields={"spec.nodeName": node_name})
+        self._pod_informer.add_handlers(self._on_pod_add, self._on_pod_update, self._on_pod_delete)
+        self._node_informer = Informer(client, "Node", fields={"metadata.name": node_name})
+        self._node_informer.add_handlers(self._on_node, lambda _old, new: self._on_node(new), self._on_node_delete)
+
+    def __repr__(self) -> str:
+        state = "ready" if self.ready.is_set() else "starting"
+        return (
+            f"<Kubelet {self.node_name} {state} pods={len(self._pods)} active={self._usage.pods} "
+            f"images={len(self._images)} pulls={self._images.pulls}>"
+        )
+
+    def statistics(self) -> dict[str, Any]:
+        """A snapshot of counters and current state (observability as data)."""
+        states = {s.value: 0 for s in PodState}
+        for rec in self._pods.values():
+            states[rec.state.value] += 1
+        return {
+            "node": self.node_name,
+            "ready": self.ready.is_set(),
+            **self._counts,
+            "rejections": dict(sorted(self._rejections.items())),
+            "active": self._usage.pods,
+            "running": states["running"],
+            "starting": states["starting"],
+            "terminating": states["terminating"],
+            "pulls": self._images.pulls,
+            "pulls_shared": self._images.shared,
+            "pulled_bytes": self._images.pulled_bytes,
+            "images": len(self._images),
+            "pod_status_writes": self._writer.status_writes,
+            "node_status_writes": self._reporter.status_writes,
+            "lease_writes": self._reporter.lease_writes,
+            "conflicts": self._writer.conflicts + self._reporter.conflicts,
+            "api_errors": self._writer.api_errors + self._reporter.api_errors,
+        }
+
+    # --- running ------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Run until cancelled; ``ready`` is set once the kubelet is up. A Kubelet runs
+        once: a restarted kubelet is a new ``Kubelet`` (it adopts the running pods)."""
+        if self._started:
+            raise RuntimeError(f"{self!r} has already run; create a new Kubelet to restart it")
+        self._started = True
+        try:
+            async with asyncio.TaskGroup() as tg:
+                self._tg = tg
+                tg.create_task(self._pod_informer.run(), name=f"{self._prefix}:informer:pods")
+                tg.create_task(self._node_informer.run(), name=f"{self._prefix}:informer:node")
+                await self._pod_informer.synced.wait()
+                await self._node_informer.synced.wait()
+                await self._node_seen.wait()
+                await self._reporter.write_status()
+                tg.create_task(self._reporter.run_status_loop(), name=f"{self._prefix}:node-status")
+                if self.settings.heartbeat_interval > 0:
+                    tg.create_task(self._reporter.run_heartbeats(), name=f"{self._prefix}:heartbeat")
+                tg.create_task(self._admission_loop(), name=f"{self._prefix}:admission")
+                self.ready.set()
+        finally:
+            self._tg = None
+            self.ready.clear()
+
+    def _spawn(self, coro: Coroutine[Any, Any, None], name: str) -> asyncio.Task[None]:
+        if self._tg is None:
+            coro.close()
+            raise RuntimeError(f"{self!r} is not running")
+        return self._tg.create_task(coro, name=name)
+
+    def _spawn_quiet(self, coro: Coroutine[Any, Any, None], name: str) -> None:
+        self._spawn(coro, name)
+
+    def _images_changed(self) -> None:
+        self._reporter.images_changed()
+
+    # --- node informer ------------------------------------------------------------------
+
+    def _on_node(self, node: Node) -> None:
+        self._reporter.observe(node)
+        if not self._node_seen.is_set():
+            self._host_ip = host_ip(node)
+            self._pod_ips = PodIPs(pod_cidr(node))
+            self._images.seed(node.status.images)
+            self._node_seen.set()
+
+    def _on_node_delete(self, _node: Node) -> None:
+        self._reporter.observe(None)
+
+    # --- pod informer -------------------------------------------------------------------
+
+    def _on_pod_add(self, pod: Pod) -> None:
+        self._observe(pod)
+
+    def _on_pod_update(self, _old: Pod, new: Pod) -> None:
+        self._observe(new)  # a new UID under the same name (a relist) is handled there
+
+    def _on_pod_delete(self, pod: Pod) -> None:
+        self._forget(pod)
+
+    def _observe(self, pod: Pod) -> None:
+        key = _key(pod)
+        rec = self._pods.get(key)
+        if rec is not None and rec.uid != pod.metadata.uid:
+            self._forget(rec.pod)
+            rec = None
+        if rec is None:
+            if pod.status.phase in _TERMINAL:
+                return  # finished elsewhere (or before this kubelet started): nothing to run
+            rec = self._pods[key] = _PodRecord(key, pod.metadata.uid, pod)
+            if pod.metadata.deletion_timestamp is not None:
+                self._terminate(rec)
+            else:
+                self._queue.append(rec)
+                self._admit_wake.set()
+            return
+        rec.pod = newer(rec.pod, pod)
+        if pod.metadata.deletion_timestamp is not None:
+            if rec.state is PodState.TERMINATING:
+                self._shorten_grace(rec)
+            elif rec.state is not PodState.GONE:
+                self._terminate(rec)
+        elif pod.status.phase in _TERMINAL and rec.state in (PodState.QUEUED, PodState.STARTING, PodState.RUNNING):
+            self._stop(rec)  # made terminal by someone else: nothing to run any more
+            rec.state = PodState.SUCCEEDED if pod.status.phase == "Succeeded" else PodState.FAILED
+
+    def _forget(self, pod: Pod) -> None:
+        rec = self._pods.get(_key(pod))
+        if rec is None or rec.uid != pod.metadata.uid:
+            return
+        del self._pods[rec.key]
+        self._stop(rec)
+        rec.state = PodState.GONE
+
+    def _stop(self, rec: _PodRecord) -> None:
+        if rec.task is not None:
+            rec.task.cancel()
+            rec.task = None
+        self._release(rec)
+
+    def _release(self, rec: _PodRecord) -> None:
+        self._usage.remove(rec.uid)
+        if rec.pod_ip and rec.pod_ip != self._host_ip:
+            self._pod_ips.release(rec.pod_ip)
+        rec.pod_ip = ""
+
+    # --- admission ----------------------------------------------------------------------
+
+    async def _admission_loop(self) -> None:
+        while True:
+            await self._admit_wake.wait()
+            self._admit_wake.clear()
+            batch = sorted(self._queue, key=lambda r: r.pod.metadata.creation_timestamp or "")
+            self._queue.clear()
+            for rec in batch:
+                await self._admit(rec)
+
+    def _still_queued(self, rec: _PodRecord) -> bool:
+        return rec.state is PodState.QUEUED and self._pods.get(rec.key) is rec
+
+    async def _admit(self, rec: _PodRecord) -> None:
+        if not self._still_queued(rec):
+            return
+        node = self._reporter.node
+        if node is None:
+            self._reject(rec, INVALID_NODE_INFO)
+            return
+        failures = admission_failures(rec.pod, node, self._usage)
+        if failures and all(f.reason == NODE_AFFINITY for f in failures):
+            fresh = await self._writer.get("Node", self.node_name)
+            if not self._still_queued(rec):
+                return
+            if fresh is not None:
+                failures = admission_failures(rec.pod, fresh, self._usage)
+        if failures:
+            self._reject(rec, failures[0])
+        else:
+            self._start(rec)
+
+    def _reject(self, rec: _PodRecord, result: AdmissionResult) -> None:
+        rec.state = PodState.REJECTED
+        self._counts["rejected"] += 1
+        self._rejections[result.reason] = self._rejections.get(result.reason, 0) + 1
+        rec.task = self._spawn(self._write_rejection(rec, result), f"{self._prefix}:reject:{rec.label}")
+
+    async def _write_rejection(self, rec: _PodRecord, result: AdmissionResult) -> None:
+        written = await self._write_pod_status(rec, lambda p: rejected_status(p, result.reason, result.message))
+        if written is not None:
+            await self._writer.record_event(written, "Warning", result.reason, result.message)
+
+    # --- a pod's lifecycle --------------------------------------------------------------
+
+    def _start(self, rec: _PodRecord) -> None:
+        self._usage.add(rec.uid, rec.pod)
+        self._counts["admitted"] += 1
+        status = rec.pod.status
+        if status.phase == "Running" and status.start_time:
+            # Running before this kubelet started (a kubelet restart): its containers
+            # survived, so adopt it as it is and only keep its run-duration clock.
+            rec.state = PodState.RUNNING
+            rec.start_time = status.start_time
+            rec.pod_ip = status.pod_ip
+            if rec.pod_ip and rec.pod_ip != self._host_ip:
+                self._pod_ips.claim(rec.pod_ip)
+            rec.task = self._spawn(self._resume_pod(rec), f"{self._prefix}:pod:{rec.label}")
+            return
+        rec.state = PodState.STARTING
+        rec.start_time = self.clock.timestamp()
+        rec.pod_ip = self._host_ip if rec.pod.spec.host_network else self._pod_ips.allocate()
+        rec.start_delay = self.settings.container_start.sample(self._rng)
+        rec.task = self._spawn(self._run_pod(rec), f"{self._prefix}:pod:{rec.label}")
+
+    def _run_duration(self, pod: Pod) -> float | None:
+        text = pod.metadata.annotations.get(RUN_DURATION_ANNOTATION)
+        if text is None:
+            return None
+        try:
+            return parse_duration(text)
+        except ValueError:
+            self._counts["invalid_run_duration"] += 1
+            return None
+
+    async def _run_pod(self, rec: _PodRecord) -> None:
+        ips = {"host_ip": self._host_ip, "pod_ip": rec.pod_ip, "start_time": rec.start_time}
+        if self.settings.report_pending_status:
+            await self._write_pod_status(rec, lambda p: pending_status(p, now=self.clock.timestamp(), **ips))
+        spec = rec.pod.spec
+        await self._images.ensure([c.image for c in (*spec.init_containers, *spec.containers)])
+        if rec.start_delay > 0:
+            await self.clock.sleep(rec.start_delay)
+        if await self._write_pod_status(rec, lambda p: running_status(p, now=self.clock.timestamp(), **ips)) is None:
+            return
+        rec.state = PodState.RUNNING
+        duration = self._run_duration(rec.pod)
+        if duration is not None:
+            await self.clock.sleep(duration)
+            await self._complete(rec)
+
+    async def _resume_pod(self, rec: _PodRecord) -> None:
+        """An adopted Running pod: complete it ``run-duration`` after its containers
+        started (as far as whole-second timestamps tell)."""
+        duration = self._run_duration(rec.pod)
+        if duration is None:
+            return
+        started = [cs.state.running.started_at for cs in rec.pod.status.container_statuses if cs.state.running]
+        since = min((s for s in started if s), default=rec.start_time)
+        await self.clock.sleep_until(parse_timestamp(since) + duration)
+        await self._complete(rec)
+
+    async def _complete(self, rec: _PodRecord) -> None:
+        rec.state = PodState.SUCCEEDED
+        self._release(rec)
+        if await self._write_pod_status(rec, lambda p: succeeded_status(p, now=self.clock.timestamp())):
+            self._counts["succeeded"] += 1
+
+    async def _write_pod_status(self, rec: _PodRecord, build: Callable[[Pod], PodStatus]) -> Pod | None:
+        written = await self._writer.write_status(rec.pod, rec.uid, build)
+        if written is not None:
+            rec.pod = newer(rec.pod, written)
+        return written
+
+    # --- graceful deletion --------------------------------------------------------------
+
+    def _grace(self, pod: Pod) -> float:
+        grace = pod.metadata.deletion_grace_period_seconds
+        if grace is None:
+            grace = pod.spec.termination_grace_period_seconds
+        return float(30 if grace is None else max(grace, 0))
+
+    def _terminate(self, rec: _PodRecord) -> None:
+        was_running = rec.state is PodState.RUNNING
+        if rec.task is not None:
+            rec.task.cancel()
+        rec.state = PodState.TERMINATING
+        rec.kill_started = self.clock.now()
+        rec.kill_delay = self.settings.termination.sample(self._rng) if was_running else 0.0
+        self._schedule_kill(rec)
+
+    def _kill_deadline(self, rec: _PodRecord) -> float:
+        return rec.kill_started + min(rec.kill_delay, self._grace(rec.pod))
+
+    def _schedule_kill(self, rec: _PodRecord) -> None:
+        rec.kill_deadline = deadline = self._kill_deadline(rec)
+        rec.task = self._spawn(self._kill(rec, deadline), f"{self._prefix}:kill:{rec.label}")
+
+    def _shorten_grace(self, rec: _PodRecord) -> None:
+        """A second delete with a shorter grace period: stop sooner, as upstream does."""
+        task = rec.task
+        if task is None or task.done() or rec.kill_deadline <= self.clock.now():
+            return  # already past the wait: the delete is on its way
+        if self._kill_deadline(rec) < rec.kill_deadline:
+            task.cancel()
+            self._schedule_kill(rec)
+
+    async def _kill(self, rec: _PodRecord, deadline: float) -> None:
+        await self.clock.sleep_until(deadline)
+        self._release(rec)
+        await self._writer.confirm_deletion(rec.key[0], rec.key[1], rec.uid)
+        self._counts["terminated"] += 1

@@ -1,0 +1,769 @@
+"""``kubescheduler.config.k8s.io/v1`` ``KubeSchedulerConfiguration``: decode, default, merge,
+expand, validate (upstream ``pkg/scheduler/apis/config/v1/{defaults,default_plugins}.go``,
+``apis/config/validation``, and the plugin-list half of ``framework/runtime/framework.go``).
+
+What this module owns: turning a configuration document (a dict as the scenario loader hands it,
+or a YAML file) into a ``SchedulerConfig`` whose ``Profile`` s hold, per extension point, the final
+ordered ``(plugin, weight)`` list and each plugin's defaulted args — ready for the runtime
+(``Profile.to_spec()`` gives its ``ProfileSpec``); and the typed plugin args (``*Args``) the
+plugins decode their args with (``decode_args``). Every rejection is a ``ConfigError(path,
+detail)`` naming the field (``profiles[0].plugins.filter.enabled[1].name``) in upstream's
+``field.Error`` wording; the first problem found is raised.
+
+Pipeline per profile, as upstream:
+
+==================  ==============================================================================
+step                rule
+==================  ==============================================================================
+defaults            one profile ``default-scheduler`` if none; ``DEFAULT_PLUGINS`` under multiPoint
+merge (per point)   defaults minus ``disabled`` (``"*"``: all of them); a re-listed default keeps
+                    its position with the custom settings; other custom plugins appended in order
+expand (per point)  plugins listed at the point that are also in multiPoint ("overrides") first,
+                    in listed order; then the multiPoint plugins implementing the point and not
+                    disabled there; then the point's other plugins. ``disabled: "*"``: no multiPoint
+score weights       first of score.enabled, then multiPoint.enabled; 0 or unset → 1
+pluginConfig        in-tree args decoded strictly, defaulted, validated; every plugin enabled
+                    anywhere without a pluginConfig entry gets default args (``ARGS_TYPES``)
+==================  ==============================================================================
+
+Which points a plugin implements comes from its registry class (``extension_points_of``), else
+from ``UPSTREAM_PLUGINS``. Emulator choices (deviations, on purpose): the volume and DRA plugins
+(``SKIPPED_DEFAULT_PLUGINS``) are left out of the default set — the emulator has no volumes or
+resource claims; upstream plugins absent from the registry stay in ``Profile.plugins`` and are
+listed in ``Profile.missing_plugins`` (``to_spec`` drops them) instead of failing; ``extenders``
+must be empty; profiles whose *expanded* queue sort differs are rejected (upstream compares only
+the configured ``queueSort`` sets and silently uses the first profile's).
+
+It does not own plugin discovery and import (``registry.py``) nor building the framework
+(``framework/runtime.py``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any, Final, Self, TypeVar
+
+import msgspec
+
+from agents.scheduler.framework.interface import ExtensionPoint, PluginFactory, ProfileSpec
+from emulator.api.codec import ManifestError, dec_hook, yaml_documents
+from emulator.api.core import NodeAffinity, TopologySpreadConstraint
+
+__all__ = [
+    "API_VERSION",
+    "ARGS_TYPES",
+    "DEFAULT_PLUGINS",
+    "DEFAULT_SCHEDULER_NAME",
+    "KIND",
+    "SKIPPED_DEFAULT_PLUGINS",
+    "UPSTREAM_PLUGINS",
+    "ConfigError",
+    "DefaultPreemptionArgs",
+    "InterPodAffinityArgs",
+    "NodeAffinityArgs",
+    "NodeResourcesBalancedAllocationArgs",
+    "NodeResourcesFitArgs",
+    "PodTopologySpreadArgs",
+    "Profile",
+    "ResourceSpec",
+    "SchedulerConfig",
+    "ScoringStrategy",
+    "UtilizationShapePoint",
+    "decode_args",
+    "default_config",
+    "extension_points_of",
+    "load_config",
+    "load_config_file",
+]
+
+API_VERSION: Final = "kubescheduler.config.k8s.io/v1"
+KIND: Final = "KubeSchedulerConfiguration"
+DEFAULT_SCHEDULER_NAME: Final = "default-scheduler"
+
+_P = ExtensionPoint
+UPSTREAM_PLUGINS: Final[dict[str, frozenset[ExtensionPoint]]] = {
+    "SchedulingGates": frozenset({_P.PreEnqueue}),
+    "PrioritySort": frozenset({_P.QueueSort}),
+    "NodeUnschedulable": frozenset({_P.Filter}),
+    "NodeName": frozenset({_P.Filter}),
+    "TaintToleration": frozenset({_P.Filter, _P.PreScore, _P.Score}),
+    "NodeAffinity": frozenset({_P.PreFilter, _P.Filter, _P.PreScore, _P.Score}),
+    "NodePorts": frozenset({_P.PreFilter, _P.Filter}),
+    "NodeResourcesFit": frozenset({_P.PreFilter, _P.Filter, _P.PreScore, _P.Score}),
+    "VolumeRestrictions": frozenset({_P.PreFilter, _P.Filter}),
+    "NodeVolumeLimits": frozenset({_P.PreFilter, _P.Filter}),
+    "VolumeBinding": frozenset({_P.PreFilter, _P.Filter, _P.Reserve, _P.PreBind, _P.PreScore, _P.Score}),
+    "VolumeZone": frozenset({_P.PreFilter, _P.Filter}),
+    "PodTopologySpread": frozenset({_P.PreFilter, _P.Filter, _P.PreScore, _P.Score}),
+    "InterPodAffinity": frozenset({_P.PreFilter, _P.Filter, _P.PreScore, _P.Score}),
+    "DynamicResources": frozenset({_P.PreEnqueue, _P.PreFilter, _P.Filter, _P.PostFilter, _P.Reserve, _P.PreBind}),
+    "DefaultPreemption": frozenset({_P.PreEnqueue, _P.PostFilter}),
+    "NodeResourcesBalancedAllocation": frozenset({_P.PreScore, _P.Score}),
+    "ImageLocality": frozenset({_P.Score}),
+    "DefaultBinder": frozenset({_P.Bind}),
+}
+"""Every v1.34 in-tree plugin and the extension points it implements."""
+
+INVALID_PLUGINS: Final = ("AzureDiskLimits", "CinderLimits", "EBSLimits", "GCEPDLimits")
+"""Removed plugins upstream rejects in a v1 configuration."""
+
+DEFAULT_PLUGINS: Final[tuple[tuple[str, int | None], ...]] = (
+    ("SchedulingGates", None),
+    ("PrioritySort", None),
+    ("NodeUnschedulable", None),
+    ("NodeName", None),
+    ("TaintToleration", 3),
+    ("NodeAffinity", 2),
+    ("NodePorts", None),
+    ("NodeResourcesFit", 1),
+    ("PodTopologySpread", 2),
+    ("InterPodAffinity", 2),
+    ("DefaultPreemption", None),
+    ("NodeResourcesBalancedAllocation", 1),
+    ("ImageLocality", 1),
+    ("DefaultBinder", None),
+)
+"""v1.34 ``getDefaultPlugins`` (all under multiPoint), minus ``SKIPPED_DEFAULT_PLUGINS``."""
+
+SKIPPED_DEFAULT_PLUGINS: Final = (
+    "VolumeRestrictions",
+    "NodeVolumeLimits",
+    "VolumeBinding",
+    "VolumeZone",
+    "DynamicResources",
+)
+
+_METHODS: Final[dict[ExtensionPoint, tuple[str, ...]]] = {
+    _P.PreEnqueue: ("pre_enqueue",),
+    _P.QueueSort: ("less",),
+    _P.PreFilter: ("pre_filter", "pre_filter_extensions"),
+    _P.Filter: ("filter",),
+    _P.PostFilter: ("post_filter",),
+    _P.PreScore: ("pre_score",),
+    _P.Score: ("score", "score_extensions"),
+    _P.Reserve: ("reserve", "unreserve"),
+    _P.Permit: ("permit",),
+    _P.PreBind: ("pre_bind",),
+    _P.Bind: ("bind",),
+    _P.PostBind: ("post_bind",),
+}
+_TYPE_NAMES: Final = {p: p.name + "Plugin" for p in ExtensionPoint}
+_INT32_MAX: Final = 2**31 - 1
+Int32 = Annotated[int, msgspec.Meta(ge=-(2**31), le=_INT32_MAX)]
+
+
+class ConfigError(ValueError):
+    """A rejected configuration: ``<path>: <detail>`` (``source`` prefixed when given)."""
+
+    def __init__(self, path: str, detail: str, *, source: str = "") -> None:
+        self.path, self.detail, self.source = path, detail, source
+        where = ": ".join(p for p in (source, path) if p)
+        super().__init__(f"{where}: {detail}" if where else detail)
+
+
+def _invalid(value: Any, msg: str) -> str:
+    return f"Invalid value: {_fmt(value)}: {msg}"
+
+
+def _fmt(value: Any) -> str:
+    return msgspec.json.encode(value).decode() if isinstance(value, str | list | dict) else str(value)
+
+
+def _unsupported(value: str, supported: tuple[str, ...]) -> str:
+    return f"Unsupported value: {_fmt(value)}: supported values: " + ", ".join(_fmt(s) for s in supported)
+
+
+def extension_points_of(factory: Any) -> frozenset[ExtensionPoint] | None:
+    """The points a plugin factory's plugins implement: from the class's methods, or from a
+    non-class factory's ``extension_points`` attribute; ``None`` when it cannot be told."""
+    if isinstance(factory, type):
+        return frozenset(p for p, ms in _METHODS.items() if all(callable(getattr(factory, m, None)) for m in ms))
+    declared = getattr(factory, "extension_points", None)
+    if declared is None:
+        return None
+    return frozenset(ExtensionPoint(p) for p in declared)
+
+
+# --- plugin args (upstream ``config/v1/types_pluginargs.go``) ---------------------------------
+
+
+class _Struct(msgspec.Struct, forbid_unknown_fields=True, rename="camel", kw_only=True, frozen=True):
+    pass
+
+
+class _Args(_Struct, frozen=True):
+    def defaulted(self) -> Self:
+        return self
+
+    def validate(self, path: str) -> None:
+        return None
+
+
+class ResourceSpec(_Struct, frozen=True):
+    name: str
+    weight: int = 0
+
+
+class UtilizationShapePoint(_Struct, frozen=True):
+    utilization: Int32
+    score: Int32
+
+
+class _RTCRParam(_Struct, frozen=True):
+    shape: list[UtilizationShapePoint] = []
+
+
+class ScoringStrategy(_Struct, frozen=True):
+    type: str = ""
+    resources: list[ResourceSpec] = []
+    requested_to_capacity_ratio: _RTCRParam | None = None
+
+
+_DEFAULT_RESOURCES: Final = [ResourceSpec(name="cpu", weight=1), ResourceSpec(name="memory", weight=1)]
+STRATEGY_TYPES: Final = ("LeastAllocated", "MostAllocated", "RequestedToCapacityRatio")
+_QNAME = re.compile(
+    r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$"
+)
+_QNAME_ERR: Final = (
+    "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
+    "alphanumeric character, with an optional DNS subdomain prefix and '/'"
+)
+
+
+def _weights_defaulted(resources: list[ResourceSpec]) -> list[ResourceSpec]:
+    if not resources:
+        return list(_DEFAULT_RESOURCES)
+    return [r if r.weight else msgspec.structs.replace(r, weight=1) for r in resources]
+
+
+def _check_shape(shape: list[UtilizationShapePoint], path: str) -> None:
+    if not shape:
+        raise ConfigError(path, "Required value: at least one point must be specified")
+    for i in range(1, len(shape)):
+        if shape[i - 1].utilization >= shape[i].utilization:
+            raise ConfigError(
+                f"{path}[{i}].utilization", _invalid(shape[i].utilization, "values must be sorted in increasing order")
+            )
+    for i, pt in enumerate(shape):
+        if not 0 <= pt.utilization <= 100:
+            raise ConfigError(f"{path}[{i}].utilization", _invalid(pt.utilization, "not in valid range [0, 100]"))
+        if not 0 <= pt.score <= 10:
+            raise ConfigError(f"{path}[{i}].score", _invalid(pt.score, "not in valid range [0, 10]"))
+
+
+class NodeResourcesFitArgs(_Args, frozen=True):
+    ignored_resources: list[str] = []
+    ignored_resource_groups: list[str] = []
+    scoring_strategy: ScoringStrategy | None = None
+
+    def defaulted(self) -> Self:
+        s = self.scoring_strategy or ScoringStrategy(type="LeastAllocated")
+        return msgspec.structs.replace(
+            self, scoring_strategy=msgspec.structs.replace(s, resources=_weights_defaulted(s.resources))
+        )
+
+    def validate(self, path: str) -> None:
+        for i, name in enumerate(self.ignored_resources):
+            if not _QNAME.match(name) or len(name.rsplit("/", 1)[-1]) > 63:
+                raise ConfigError(f"{path}.ignoredResources[{i}]", _invalid(name, _QNAME_ERR))
+        for i, group in enumerate(self.ignored_resource_groups):
+            if "/" in group:
+                raise ConfigError(
+                    f"{path}.ignoredResourceGroups[{i}]", _invalid(group, "resource group name can't contain '/'")
+                )
+            if not _QNAME.match(group) or len(group) > 63:
+                raise ConfigError(f"{path}.ignoredResourceGroups[{i}]", _invalid(group, _QNAME_ERR))
+        s, sp = self.scoring_strategy, f"{path}.scoringStrategy"
+        if s is None:
+            raise ConfigError(sp, "Required value: ScoringStrategy field is required")
+        if s.type not in STRATEGY_TYPES:
+            raise ConfigError(f"{sp}.type", _unsupported(s.type, STRATEGY_TYPES))
+        for i, r in enumerate(s.resources):
+            if not 0 < r.weight <= 100:
+                raise ConfigError(
+                    f"{sp}.resources[{i}].weight",
+                    _invalid(r.weight, f"resource weight of {r.name} not in valid range (0, 100]"),
+                )
+        rp = f"{sp}.requestedToCapacityRatio"
+        if s.type == "RequestedToCapacityRatio":
+            if s.requested_to_capacity_ratio is None:
+                raise ConfigError(rp, "Required value: must be specified when type is RequestedToCapacityRatio")
+            _check_shape(s.requested_to_capacity_ratio.shape, f"{rp}.shape")
+        elif s.requested_to_capacity_ratio is not None:
+            raise ConfigError(rp, "Forbidden: must be nil when type is not RequestedToCapacityRatio")
+
+
+class NodeResourcesBalancedAllocationArgs(_Args, frozen=True):
+    resources: list[ResourceSpec] = []
+
+    def defaulted(self) -> Self:
+        return msgspec.structs.replace(self, resources=_weights_defaulted(self.resources))
+
+    def validate(self, path: str) -> None:
+        seen: list[str] = []
+        for i, r in enumerate(self.resources):
+            if r.name in seen:
+                raise ConfigError(f"{path}.resources[{i}].name", f"Duplicate value: {_fmt(r.name)}")
+            seen.append(r.name)
+            if r.weight != 1:
+                raise ConfigError(f"{path}.resources[{i}].weight", _invalid(r.weight, "must be 1"))
+
+
+class PodTopologySpreadArgs(_Args, frozen=True):
+    default_constraints: list[TopologySpreadConstraint] = []
+    defaulting_type: str = ""
+
+    def defaulted(self) -> Self:
+        return self if self.defaulting_type else msgspec.structs.replace(self, defaulting_type="System")
+
+    def validate(self, path: str) -> None:
+        if self.defaulting_type not in ("System", "List"):
+            raise ConfigError(f"{path}.defaultingType", _unsupported(self.defaulting_type, ("List", "System")))
+        if self.defaulting_type == "System" and self.default_constraints:
+            raise ConfigError(f"{path}.defaultingType", _invalid("System", "when .defaultConstraints are not empty"))
+        for i, c in enumerate(self.default_constraints):
+            p = f"{path}.defaultConstraints[{i}]"
+            if c.max_skew <= 0:
+                raise ConfigError(f"{p}.maxSkew", _invalid(c.max_skew, "not in valid range (0, inf)"))
+            if not c.topology_key:
+                raise ConfigError(f"{p}.topologyKey", "Required value: can not be empty")
+            if c.when_unsatisfiable not in ("DoNotSchedule", "ScheduleAnyway"):
+                raise ConfigError(
+                    f"{p}.whenUnsatisfiable", _unsupported(c.when_unsatisfiable, ("DoNotSchedule", "ScheduleAnyway"))
+                )
+            if c.label_selector is not None:
+                raise ConfigError(
+                    f"{p}.labelSelector",
+                    "Forbidden: constraint must not define a selector, as they deduced for each pod",
+                )
+            for o in self.default_constraints[:i]:
+                if (o.topology_key, o.when_unsatisfiable) == (c.topology_key, c.when_unsatisfiable):
+                    raise ConfigError(p, f"Duplicate value: {_fmt(f'{{{c.topology_key}, {c.when_unsatisfiable}}}')}")
+
+
+class InterPodAffinityArgs(_Args, frozen=True):
+    hard_pod_affinity_weight: Int32 | None = None
+    ignore_preferred_terms_of_existing_pods: bool = False
+
+    def defaulted(self) -> Self:
+        w = 1 if self.hard_pod_affinity_weight is None else self.hard_pod_affinity_weight
+        return msgspec.structs.replace(self, hard_pod_affinity_weight=w)
+
+    def validate(self, path: str) -> None:
+        w = self.hard_pod_affinity_weight or 0
+        if not 0 <= w <= 100:
+            raise ConfigError(f"{path}.hardPodAffinityWeight", _invalid(w, "not in valid range [0, 100]"))
+
+
+class DefaultPreemptionArgs(_Args, frozen=True):
+    min_candidate_nodes_percentage: Int32 | None = None
+    min_candidate_nodes_absolute: Int32 | None = None
+
+    def defaulted(self) -> Self:
+        pct, absolute = self.min_candidate_nodes_percentage, self.min_candidate_nodes_absolute
+        return msgspec.structs.replace(
+            self,
+            min_candidate_nodes_percentage=10 if pct is None else pct,
+            min_candidate_nodes_absolute=100 if absolute is None else absolute,
+        )
+
+    def validate(self, path: str) -> None:
+        pct, absolute = self.min_candidate_nodes_percentage or 0, self.min_candidate_nodes_absolute or 0
+        if not 0 <= pct <= 100:
+            raise ConfigError(f"{path}.minCandidateNodesPercentage", _invalid(pct, "not in valid range [0, 100]"))
+        if absolute < 0:
+            raise ConfigError(f"{path}.minCandidateNodesAbsolute", _invalid(absolute, "not in valid range [0, inf)"))
+        if pct == 0 and absolute == 0:
+            msg = "cannot be zero at the same time as minCandidateNodesAbsolute"
+            raise ConfigError(f"{path}.minCandidateNodesPercentage", _invalid(0, msg))
+
+
+class NodeAffinityArgs(_Args, frozen=True):
+    added_affinity: NodeAffinity | None = None
+
+
+ARGS_TYPES: Final[dict[str, type[_Args]]] = {
+    "NodeResourcesFit": NodeResourcesFitArgs,
+    "NodeResourcesBalancedAllocation": NodeResourcesBalancedAllocationArgs,
+    "PodTopologySpread": PodTopologySpreadArgs,
+    "InterPodAffinity": InterPodAffinityArgs,
+    "DefaultPreemption": DefaultPreemptionArgs,
+    "NodeAffinity": NodeAffinityArgs,
+}
+"""Plugins with a typed args kind (``<name>Args``): decoded strictly and defaulted."""
+
+A = TypeVar("A", bound=_Args)
+_AT = re.compile(r"^(?P<msg>.*?)(?: - at `\$(?P<path>[^`]*)`)?$", re.S)
+_FIELD = re.compile(r"^Object (?P<what>contains unknown|missing required) field `(?P<f>[^`]*)`$")
+
+
+def _join(*parts: str) -> str:
+    out = ""
+    for part in parts:
+        part = part.lstrip(".")
+        if part:
+            out = part if not out else (out + part if part.startswith("[") else f"{out}.{part}")
+    return out
+
+
+def _convert(data: Any, tp: type[Any], path: str) -> Any:
+    try:
+        return msgspec.convert(data, tp, dec_hook=dec_hook)
+    except msgspec.ValidationError as err:
+        m = _AT.match(str(err))
+        assert m is not None
+        msg, where = m["msg"], _join(path, m["path"] or "")
+        f = _FIELD.match(msg)
+        if f is not None:
+            detail = "unknown field" if f["what"] == "contains unknown" else "Required value"
+            raise ConfigError(_join(where, f["f"]), detail) from None
+        raise ConfigError(where, msg[:1].lower() + msg[1:]) from None
+
+
+def decode_args(tp: type[A], raw: Mapping[str, Any] | None, path: str = "args") -> A:
+    """Typed, defaulted and validated plugin args (``None``: all defaults); ``ConfigError`` if bad."""
+    data = dict(raw or {})
+    kind = tp.__name__
+    for key, want in (("apiVersion", API_VERSION), ("kind", kind)):
+        got = data.pop(key, want)
+        if got != want:
+            raise ConfigError(_join(path, key), _invalid(got, f"expected {_fmt(want)}"))
+    args: A = _convert(data, tp, path).defaulted()
+    args.validate(path)
+    return args
+
+
+# --- the configuration document ---------------------------------------------------------------
+
+
+class _Plugin(_Struct, frozen=True):
+    name: str
+    weight: Int32 | None = None
+
+
+class _PluginSet(_Struct, frozen=True):
+    enabled: list[_Plugin] = []
+    disabled: list[_Plugin] = []
+
+
+class _Plugins(_Struct, frozen=True):
+    pre_enqueue: _PluginSet | None = None
+    queue_sort: _PluginSet | None = None
+    pre_filter: _PluginSet | None = None
+    filter: _PluginSet | None = None
+    post_filter: _PluginSet | None = None
+    pre_score: _PluginSet | None = None
+    score: _PluginSet | None = None
+    reserve: _PluginSet | None = None
+    permit: _PluginSet | None = None
+    pre_bind: _PluginSet | None = None
+    bind: _PluginSet | None = None
+    post_bind: _PluginSet | None = None
+    multi_point: _PluginSet | None = None
+
+
+class _PluginConfig(_Struct, frozen=True):
+    name: str
+    args: dict[str, Any] | None = None
+
+
+class _Profile(_Struct, frozen=True):
+    scheduler_name: str | None = None
+    percentage_of_nodes_to_score: Int32 | None = None
+    plugins: _Plugins | None = None
+    plugin_config: list[_PluginConfig] = []
+
+
+class _Document(_Struct, frozen=True):
+    api_version: str
+    kind: str
+    parallelism: Int32 | None = None
+    leader_election: dict[str, Any] | None = None
+    client_connection: dict[str, Any] | None = None
+    enable_profiling: bool | None = None
+    enable_contention_profiling: bool | None = None
+    percentage_of_nodes_to_score: Int32 | None = None
+    pod_initial_backoff_seconds: int | None = None
+    pod_max_backoff_seconds: int | None = None
+    profiles: list[_Profile] = []
+    extenders: list[dict[str, Any]] = []
+    delay_cache_until_active: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Profile:
+    """One profile after defaulting, merging and multiPoint expansion."""
+
+    scheduler_name: str
+    percentage_of_nodes_to_score: int | None
+    plugins: dict[str, list[tuple[str, int]]]
+    """Extension point key (``"filter"``…, every point present) → ``(plugin, weight)`` in run order;
+    the weight is meaningful at ``"score"`` (resolved, ≥ 1 unless configured negative) and 0 elsewhere."""
+    plugin_args: dict[str, Any] = field(default_factory=dict)
+    """Plugin name → its args (defaulted dicts for in-tree kinds, as given for others)."""
+    missing_plugins: tuple[str, ...] = ()
+    """Upstream plugins enabled here that the registry lacks (skipped when building the framework)."""
+
+    def enabled(self, point: str) -> list[str]:
+        return [name for name, _ in self.plugins[point]]
+
+    def to_spec(self) -> ProfileSpec:
+        """The runtime's input, without the missing plugins."""
+        skip = self.missing_plugins
+        return ProfileSpec(
+            scheduler_name=self.scheduler_name,
+            plugins={ExtensionPoint(p): [e for e in lst if e[0] not in skip] for p, lst in self.plugins.items()},
+            plugin_args={n: a for n, a in self.plugin_args.items() if n not in skip and a is not None},
+            percentage_of_nodes_to_score=self.percentage_of_nodes_to_score,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class SchedulerConfig:
+    profiles: list[Profile]
+    parallelism: int = 16
+    percentage_of_nodes_to_score: int = 0
+    """0: adaptive (upstream ``DefaultPercentageOfNodesToScore``)."""
+    pod_initial_backoff_seconds: int = 1
+    pod_max_backoff_seconds: int = 10
+
+    def profile(self, scheduler_name: str) -> Profile | None:
+        return next((p for p in self.profiles if p.scheduler_name == scheduler_name), None)
+
+
+# --- merge and expand ----------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Entry:
+    name: str
+    weight: int | None
+    path: str
+    """Where it was configured (``profiles[0].plugins.score.enabled[1]``); "" for a default."""
+
+
+@dataclass(slots=True)
+class _Set:
+    enabled: list[_Entry] = field(default_factory=list)
+    disabled: list[str] = field(default_factory=list)
+
+
+def _merge(default: _Set, custom: _PluginSet | None, path: str) -> _Set:
+    """Upstream ``mergePluginSet``."""
+    if custom is None:
+        return _Set(list(default.enabled), list(default.disabled))
+    disabled = [p.name for p in custom.disabled] + default.disabled
+    entries = [_Entry(p.name, p.weight, f"{path}.enabled[{i}]") for i, p in enumerate(custom.enabled)]
+    last = {e.name: i for i, e in enumerate(entries)}
+    replaced: set[int] = set()
+    enabled: list[_Entry] = []
+    if "*" not in disabled:
+        for d in default.enabled:
+            if d.name in disabled:
+                continue
+            i = last.get(d.name)
+            if i is not None:
+                replaced.add(i)
+            enabled.append(d if i is None else entries[i])
+    enabled += [e for i, e in enumerate(entries) if i not in replaced]
+    return _Set(enabled, disabled)
+
+
+Caps = Callable[[str], frozenset[ExtensionPoint] | None]
+
+
+def _where(e: _Entry, fallback: str) -> str:
+    return f"{e.path}.name" if e.path else fallback
+
+
+def _expand(point: ExtensionPoint, own: _Set, multi: _Set, caps: Caps, ppath: str) -> list[_Entry]:
+    """One point's plugins in run order (upstream ``updatePluginList`` + ``expandMultiPointPlugins``)."""
+    tname, names = _TYPE_NAMES[point], [e.name for e in own.enabled]
+    for i, e in enumerate(own.enabled):
+        pts = caps(e.name)
+        if pts is not None and point not in pts:
+            raise ConfigError(_where(e, ppath), f'plugin "{e.name}" does not extend {tname} plugin')
+        if e.name in names[:i]:
+            raise ConfigError(_where(e, ppath), f'plugin "{e.name}" already registered as "{tname}"')
+    if "*" in own.disabled:
+        return list(own.enabled)
+    overrides: list[str] = []
+    from_multi: list[_Entry] = []
+    for e in multi.enabled:
+        pts = caps(e.name)
+        if pts is None:
+            msg = f'cannot expand plugin "{e.name}" over extension points: its factory is not a class'
+            raise ConfigError(_where(e, f"{ppath}.multiPoint"), msg)
+        if point not in pts or e.name in own.disabled:
+            continue
+        if e.name in names:
+            overrides.append(e.name)
+        elif any(m.name == e.name for m in from_multi):
+            raise ConfigError(_where(e, f"{ppath}.multiPoint"), f'plugin "{e.name}" already registered as "{tname}"')
+        else:
+            from_multi.append(e)
+    first = [e for e in own.enabled if e.name in overrides]
+    return first + from_multi + [e for e in own.enabled if e.name not in overrides]
+
+
+def _profile(i: int, raw: _Profile, name: str, registry: Mapping[str, PluginFactory]) -> tuple[Profile, _Set]:
+    path = f"profiles[{i}]"
+    pct = raw.percentage_of_nodes_to_score
+    if pct is not None and not 0 <= pct <= 100:
+        raise ConfigError(f"{path}.percentageOfNodesToScore", _invalid(pct, "not in valid range [0-100]"))
+    custom = raw.plugins or _Plugins()
+    multi = _merge(
+        _Set([_Entry(n, w, "") for n, w in DEFAULT_PLUGINS]), custom.multi_point, f"{path}.plugins.multiPoint"
+    )
+    sets = {p: _merge(_Set(), getattr(custom, _snake(p.value)), f"{path}.plugins.{p.value}") for p in ExtensionPoint}
+    for s in (multi, *sets.values()):
+        for e in s.enabled:
+            _check_known(e, registry, f"{path}.plugins")
+
+    def caps(n: str) -> frozenset[ExtensionPoint] | None:
+        pts = extension_points_of(registry[n]) if n in registry else None
+        return pts if pts is not None else UPSTREAM_PLUGINS.get(n)
+
+    plugins: dict[str, list[tuple[str, int]]] = {}
+    for p in ExtensionPoint:
+        lst = _expand(p, sets[p], multi, caps, f"{path}.plugins.{p.value}")
+        if p is _P.Score:
+            weights: dict[str, int] = {}
+            for e in sets[p].enabled + multi.enabled:
+                weights.setdefault(e.name, e.weight or 1)
+            plugins[p.value] = [(e.name, weights[e.name]) for e in lst]
+        else:
+            plugins[p.value] = [(e.name, 0) for e in lst]
+    if (n_sort := len(plugins["queueSort"])) != 1:
+        msg = f'only one queue sort plugin required for profile with scheduler name "{name}", but got {n_sort}'
+        raise ConfigError(f"{path}.plugins.queueSort", msg)
+    if not plugins["bind"]:
+        raise ConfigError(
+            f"{path}.plugins.bind", f'at least one bind plugin is needed for profile with scheduler name "{name}"'
+        )
+    used = [n for s in (multi, *sets.values()) for n in (e.name for e in s.enabled)]
+    args = _plugin_args(raw.plugin_config, used, path)
+    expanded = {n for lst in plugins.values() for n, _ in lst}
+    missing = list(dict.fromkeys(n for n in used if n not in registry and n in expanded))
+    return Profile(name, pct, plugins, args, tuple(missing)), sets[_P.QueueSort]
+
+
+def _snake(key: str) -> str:
+    return re.sub(r"[A-Z]", lambda m: "_" + m[0].lower(), key)
+
+
+def _check_known(e: _Entry, registry: Mapping[str, PluginFactory], fallback: str) -> None:
+    if e.name in INVALID_PLUGINS:
+        msg = f'was invalid in version "{API_VERSION}" (KubeSchedulerConfiguration is version "{API_VERSION}")'
+        raise ConfigError(e.path or fallback, _invalid(e.name, msg))
+    if e.name not in registry and e.name not in UPSTREAM_PLUGINS:
+        msg = f'plugin "{e.name}" does not exist: not an in-tree plugin, nor registered out of tree'
+        raise ConfigError(_where(e, fallback), msg)
+
+
+def _plugin_args(configs: list[_PluginConfig], used: list[str], path: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for j, pc in enumerate(configs):
+        p = f"{path}.pluginConfig[{j}]"
+        if pc.name in out:
+            raise ConfigError(p, f"Duplicate value: {_fmt(pc.name)}")
+        if pc.name in INVALID_PLUGINS:
+            msg = f'was invalid in version "{API_VERSION}" (KubeSchedulerConfiguration is version "{API_VERSION}")'
+            raise ConfigError(p, _invalid(pc.name, msg))
+        tp = ARGS_TYPES.get(pc.name)
+        out[pc.name] = pc.args if tp is None else msgspec.to_builtins(decode_args(tp, pc.args, f"{p}.args"))
+    for name in sorted(set(used)):
+        if name not in out and name in ARGS_TYPES:
+            out[name] = msgspec.to_builtins(decode_args(ARGS_TYPES[name], None))
+    return out
+
+
+def _queue_sort_key(s: _Set) -> tuple[Any, ...]:
+    return tuple((e.name, e.weight) for e in s.enabled), tuple(s.disabled)
+
+
+def load_config(
+    doc: Mapping[str, Any] | None = None, registry: Mapping[str, PluginFactory] | None = None
+) -> SchedulerConfig:
+    """Decode, default and validate a KubeSchedulerConfiguration (``None``: all defaults).
+
+    ``registry`` (default: the in-tree registry) decides which names exist beyond upstream's,
+    which extension points each implements, and which are missing."""
+    if registry is None:
+        from agents.scheduler.registry import in_tree_registry
+
+        registry = in_tree_registry()
+    data = dict(doc) if doc is not None else {"apiVersion": API_VERSION, "kind": KIND}
+    for key, want in (("apiVersion", API_VERSION), ("kind", KIND)):
+        if data.get(key) != want:
+            got = data.get(key)
+            raise ConfigError(key, "Required value" if got is None else _invalid(got, f"expected {_fmt(want)}"))
+    raw: _Document = _convert(data, _Document, "")
+    parallelism = 16 if raw.parallelism is None else raw.parallelism
+    if parallelism <= 0:
+        raise ConfigError("parallelism", _invalid(parallelism, "should be an integer value greater than zero"))
+    raw_profiles = raw.profiles or [_Profile()]
+    profiles: list[Profile] = []
+    sorts: list[tuple[Profile, _Set]] = []
+    for i, rp in enumerate(raw_profiles):
+        name = rp.scheduler_name
+        if name is None and len(raw_profiles) == 1:
+            name = DEFAULT_SCHEDULER_NAME
+        if not name:
+            raise ConfigError(f"profiles[{i}].schedulerName", "Required value")
+        first = next((j for j, p in enumerate(profiles) if p.scheduler_name == name), None)
+        if first is not None:
+            raise ConfigError(
+                f"profiles[{i}].schedulerName", f"Duplicate value: {_fmt(name)} (profiles[{first}].schedulerName)"
+            )
+        prof, queue_sort = _profile(i, rp, name, registry)
+        profiles.append(prof)
+        sorts.append((prof, queue_sort))
+    base, base_set = sorts[0]
+    for i, (prof, qs) in enumerate(sorts[1:], start=1):
+        if _queue_sort_key(qs) != _queue_sort_key(base_set) or prof.plugins["queueSort"] != base.plugins["queueSort"]:
+            raise ConfigError(f"profiles[{i}].plugins.queueSort", "Invalid value: must be the same for all profiles")
+        sort_name = base.plugins["queueSort"][0][0]
+        if prof.plugin_args.get(sort_name) != base.plugin_args.get(sort_name):
+            names = [pc.name for pc in raw_profiles[i].plugin_config]
+            where = f"[{names.index(sort_name)}].args" if sort_name in names else ""
+            msg = "Invalid value: queueSort must be the same for all profiles"
+            raise ConfigError(f"profiles[{i}].pluginConfig{where}", msg)
+    pct = 0 if raw.percentage_of_nodes_to_score is None else raw.percentage_of_nodes_to_score
+    if not 0 <= pct <= 100:
+        raise ConfigError("percentageOfNodesToScore", _invalid(pct, "not in valid range [0-100]"))
+    initial = 1 if raw.pod_initial_backoff_seconds is None else raw.pod_initial_backoff_seconds
+    maximum = 10 if raw.pod_max_backoff_seconds is None else raw.pod_max_backoff_seconds
+    if initial <= 0:
+        raise ConfigError("podInitialBackoffSeconds", _invalid(initial, "must be greater than 0"))
+    if maximum < initial:
+        raise ConfigError(
+            "podMaxBackoffSeconds", _invalid(maximum, "must be greater than or equal to PodInitialBackoffSeconds")
+        )
+    if raw.extenders:
+        raise ConfigError("extenders", "Forbidden: extenders are not supported by the emulator")
+    return SchedulerConfig(profiles, parallelism, pct, initial, maximum)
+
+
+def default_config(registry: Mapping[str, PluginFactory] | None = None) -> SchedulerConfig:
+    return load_config(None, registry)
+
+
+def load_config_file(path: str | Path, registry: Mapping[str, PluginFactory] | None = None) -> SchedulerConfig:
+    """Load a one-document YAML (or JSON) file; errors carry the file name as ``source``."""
+    source = str(path)
+    try:
+        docs = yaml_documents(Path(path).read_text(encoding="utf-8"), source=source)
+    except OSError as err:
+        raise ConfigError("", f"cannot read file: {err.strerror or err}", source=source) from None
+    except ManifestError as err:
+        raise ConfigError("", err.detail, source=source) from None
+    if len(docs) != 1 or not isinstance(docs[0], dict):
+        raise ConfigError("", f"expected one {KIND} document (a mapping), got {len(docs)} document(s)", source=source)
+    try:
+        return load_config(docs[0], registry)
+    except ConfigError as err:
+        raise ConfigError(err.path, err.detail, source=source) from None

@@ -1,0 +1,20 @@
+"""The in-tree scheduler plugins: one module per upstream plugin, named after it.
+
+==============================  =====================  =========================================
+module                          ``NAME``               extension points
+==============================  =====================  =========================================
+``schedulinggates``             SchedulingGates        PreEnqueue
+``queuesort``                   PrioritySort           QueueSort
+``nodeunschedulable``           NodeUnschedulable      Filter
+``nodename``                    NodeName               Filter
+``noderesources_fit``           NodeResourcesFit       PreFilter, Filter, PreScore, Score
+``defaultbinder``               DefaultBinder          Bind
+==============================  =====================  =========================================
+
+Every plugin is a plain class built as ``Class(args, handle)`` (the registry's factory
+signature), with upstream's name as ``NAME`` and as its ``name`` attribute, upstream's reasons,
+and ``events_to_register()`` with upstream's v1.34 events and queueing hints (QueueingHints are
+GA in v1.34, so the QHint-on registrations are the ones reproduced). Plugins never import each
+other; shared arithmetic lives in ``emulator.api.resources`` and ``framework.types``.
+The registry is ``agents.scheduler.registry``.
+"""

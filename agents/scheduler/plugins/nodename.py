@@ -1,0 +1,53 @@
+"""``NodeName`` (upstream ``plugins/nodename/node_name.go``): Filter.
+
+A pod with ``spec.nodeName`` set only fits the node of that name; any other node is rejected
+``UnschedulableAndUnresolvable`` "node(s) didn't match the requested node name". Registered
+events (v1.34, QueueingHints on): Node/Add, without a hint (always Queue).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+from agents.scheduler.framework.interface import Handle
+from agents.scheduler.framework.types import (
+    SUCCESS,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    Code,
+    CycleState,
+    EventResource,
+    NodeInfo,
+    Status,
+)
+from emulator.api.core import Pod
+
+__all__ = ["ERR_REASON", "NAME", "NodeName", "fits"]
+
+NAME: Final = "NodeName"
+ERR_REASON: Final = "node(s) didn't match the requested node name"
+
+
+def fits(pod: Pod, node_info: NodeInfo) -> bool:
+    """Upstream ``nodename.Fits``."""
+    return not pod.spec.node_name or pod.spec.node_name == node_info.name
+
+
+class NodeName:
+    name = NAME
+
+    def __init__(self, args: Mapping[str, Any] | None = None, handle: Handle | None = None) -> None:
+        pass
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+        if not fits(pod, node_info):
+            return Status(Code.UnschedulableAndUnresolvable, ERR_REASON)
+        return SUCCESS
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        return [ClusterEventWithHint(ClusterEvent(EventResource.Node, ActionType.Add))]
+
+    def __repr__(self) -> str:
+        return "<NodeName>"

@@ -1,0 +1,373 @@
+"""``NodeResourcesFit`` (upstream ``plugins/noderesources/{fit,resource_allocation,least_allocated,
+most_allocated,requested_to_capacity_ratio}.go``): PreFilter, Filter, PreScore, Score.
+
+What this module owns: whether a pod's requests fit a node (``fits``, also the kubelet-style
+admission's and preemption's check), and the resource-allocation score with its three strategies.
+
+Filter — every failure is collected, in this order (scalar resources by name, for determinism):
+
+====  ==================================================  ==================================
+step  check                                               reason
+====  ==================================================  ==================================
+1     pods on the node + 1 > allocatable ``pods``         "Too many pods"
+2     the pod requests nothing at all                     (stop: fits)
+3     cpu, memory, ephemeral-storage: request > 0 and     "Insufficient cpu" / "… memory" /
+      request > allocatable − requested                   "… ephemeral-storage"
+4     each scalar resource (extended, hugepages-*, …)     "Insufficient <name>"
+      with request > 0, same comparison; extended ones
+      in ``ignoredResources`` / ``ignoredResourceGroups``
+      (the part before "/") are skipped
+====  ==================================================  ==================================
+
+The status is ``Unschedulable`` with all reasons, or ``UnschedulableAndUnresolvable`` (v1.34, PR
+#131345) when a failing resource's request exceeds the node's allocatable outright (an empty node
+would not fit it either, so preemption cannot help). Real requests are used.
+
+Score — for each configured resource (default cpu and memory, weight 1): allocatable, and the
+node's requested plus the pod's request, where cpu/memory use the *non-zero* requests (100m /
+200Mi for a container that sets none); scalar resources the pod does not request, and resources
+with allocatable 0, are left out. Strategies (``STRATEGIES``, weighted integer means):
+``LeastAllocated`` ``(alloc − req)·100 // alloc`` (0 if over), ``MostAllocated`` ``min(req,
+alloc)·100 // alloc``, ``RequestedToCapacityRatio`` a broken-linear function of ``req·100 // alloc``
+over the configured shape (scores ×10), rounded mean of the resources scoring > 0.
+
+Events (v1.34: QueueingHints GA, in-place pod resize on): Pod Delete|UpdatePodScaleDown — Queue
+when an assigned pod is deleted, or a pod scaled down one of the resources this pod requests
+(or is this pod); Node Add|UpdateNodeAllocatable — Queue when the pod fits the empty node and,
+for an update, the allocatable of a resource it requests (or of pods) grew.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from agents.scheduler.config import NodeResourcesFitArgs, ResourceSpec, ScoringStrategy, decode_args
+from agents.scheduler.framework.interface import Handle
+from agents.scheduler.framework.types import (
+    MAX_NODE_SCORE,
+    SUCCESS,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    Code,
+    CycleState,
+    EventResource,
+    NodeInfo,
+    PodInfo,
+    QueueingHint,
+    Resource,
+    Status,
+)
+from emulator.api.core import Node, Pod
+from emulator.api.resources import node_allocatable, pod_requests
+
+__all__ = [
+    "NAME",
+    "PRE_FILTER_STATE_KEY",
+    "PRE_SCORE_STATE_KEY",
+    "STRATEGIES",
+    "InsufficientResource",
+    "NodeResourcesFit",
+    "fits",
+    "fits_request",
+    "is_extended_resource",
+    "is_scalar_resource",
+]
+
+NAME: Final = "NodeResourcesFit"
+PRE_FILTER_STATE_KEY: Final = "PreFilter" + NAME
+PRE_SCORE_STATE_KEY: Final = "PreScore" + NAME
+_MAX_UTILIZATION: Final = 100
+
+
+@dataclass(frozen=True, slots=True)
+class InsufficientResource:
+    """Why a pod does not fit: upstream's ``InsufficientResource`` (plus ``unresolvable``)."""
+
+    resource_name: str
+    reason: str
+    requested: int
+    used: int
+    capacity: int
+    unresolvable: bool = False
+    """The request exceeds the node's allocatable itself (v1.34)."""
+
+
+def _is_native(name: str) -> bool:
+    return "/" not in name or "kubernetes.io/" in name
+
+
+def is_extended_resource(name: str) -> bool:
+    """``IsExtendedResourceName``: domain-prefixed, outside ``kubernetes.io``, not ``requests.*``."""
+    return not _is_native(name) and not name.startswith("requests.")
+
+
+def is_scalar_resource(name: str) -> bool:
+    """``IsScalarResourceName``: extended, hugepages-*, attachable-volumes-*, ``*kubernetes.io/*``."""
+    return (
+        is_extended_resource(name) or name.startswith(("hugepages-", "attachable-volumes-")) or "kubernetes.io/" in name
+    )
+
+
+def _fits(
+    req: Resource, alloc: Resource, used: Resource, n_pods: int, ignored: frozenset[str], groups: frozenset[str]
+) -> list[InsufficientResource]:
+    out: list[InsufficientResource] = []
+    if n_pods + 1 > alloc.allowed_pod_number:
+        out.append(InsufficientResource("pods", "Too many pods", 1, n_pods, alloc.allowed_pod_number))
+    scalars = sorted(n for n, v in req.scalar_resources.items() if v and is_scalar_resource(n))
+    if not (req.milli_cpu or req.memory or req.ephemeral_storage or scalars):
+        return out
+    for name in ("cpu", "memory", "ephemeral-storage", *scalars):
+        if name in scalars and is_extended_resource(name) and (name in ignored or name.split("/")[0] in groups):
+            continue
+        want, have, taken = req.get(name), alloc.get(name), used.get(name)
+        if want > 0 and want > have - taken:
+            out.append(InsufficientResource(name, f"Insufficient {name}", want, taken, have, want > have))
+    return out
+
+
+def fits_request(
+    req: Resource, node_info: NodeInfo, ignored: frozenset[str] = frozenset(), groups: frozenset[str] = frozenset()
+) -> list[InsufficientResource]:
+    """Upstream ``fitsRequest``: every way ``req`` does not fit ``node_info``, in check order."""
+    return _fits(req, node_info.allocatable, node_info.requested, len(node_info.pods), ignored, groups)
+
+
+def fits(
+    pod_info: PodInfo, node_info: NodeInfo, args: NodeResourcesFitArgs | None = None
+) -> list[InsufficientResource]:
+    """Upstream ``Fits``: the pod's real requests against the node (empty: it fits)."""
+    ignored = frozenset(args.ignored_resources) if args else frozenset()
+    groups = frozenset(args.ignored_resource_groups) if args else frozenset()
+    return fits_request(pod_info.resource, node_info, ignored, groups)
+
+
+def _fits_empty_node(pod: Pod, node: Node) -> bool:
+    """Upstream ``isFit``: does the pod fit ``node`` with nothing on it?"""
+    return not _fits(
+        Resource.from_amounts(pod_requests(pod)),
+        Resource.from_amounts(node_allocatable(node)),
+        Resource(),
+        0,
+        frozenset(),
+        frozenset(),
+    )
+
+
+# --- scoring strategies ---------------------------------------------------------------------
+
+Scorer = Callable[[Sequence[int], Sequence[int]], int]
+"""``scorer(requested, allocatable) -> score``, per configured resource (allocatable 0: skipped)."""
+
+
+def _go_div(a: int, b: int) -> int:
+    """Go's integer division (truncates toward zero)."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b > 0) else -q
+
+
+def _weighted_mean(resources: Sequence[ResourceSpec], per: Callable[[int, int], int]) -> Scorer:
+    def scorer(requested: Sequence[int], allocatable: Sequence[int]) -> int:
+        total = weights = 0
+        for r, req, alloc in zip(resources, requested, allocatable, strict=True):
+            if alloc:
+                total += per(req, alloc) * r.weight
+                weights += r.weight
+        return total // weights if weights else 0
+
+    return scorer
+
+
+def _least_allocated(strategy: ScoringStrategy) -> Scorer:
+    return _weighted_mean(
+        strategy.resources, lambda req, alloc: 0 if req > alloc else (alloc - req) * MAX_NODE_SCORE // alloc
+    )
+
+
+def _most_allocated(strategy: ScoringStrategy) -> Scorer:
+    return _weighted_mean(strategy.resources, lambda req, alloc: min(req, alloc) * MAX_NODE_SCORE // alloc)
+
+
+def _requested_to_capacity_ratio(strategy: ScoringStrategy) -> Scorer:
+    assert strategy.requested_to_capacity_ratio is not None
+    shape = [(p.utilization, p.score * (MAX_NODE_SCORE // 10)) for p in strategy.requested_to_capacity_ratio.shape]
+
+    def raw(p: int) -> int:  # upstream BuildBrokenLinearFunction
+        for i, (u, s) in enumerate(shape):
+            if p <= u:
+                if i == 0:
+                    return s
+                u0, s0 = shape[i - 1]
+                return s0 + _go_div((s - s0) * (p - u0), u - u0)
+        return shape[-1][1]
+
+    resources = strategy.resources
+
+    def scorer(requested: Sequence[int], allocatable: Sequence[int]) -> int:
+        total = weights = 0
+        for r, req, alloc in zip(resources, requested, allocatable, strict=True):
+            if not alloc:
+                continue
+            s = raw(_MAX_UTILIZATION if req > alloc else req * _MAX_UTILIZATION // alloc)
+            if s > 0:
+                total += s * r.weight
+                weights += r.weight
+        return (2 * total + weights) // (2 * weights) if weights else 0  # math.Round of the mean
+
+    return scorer
+
+
+STRATEGIES: Final[dict[str, Callable[[ScoringStrategy], Scorer]]] = {
+    "LeastAllocated": _least_allocated,
+    "MostAllocated": _most_allocated,
+    "RequestedToCapacityRatio": _requested_to_capacity_ratio,
+}
+
+
+def _pod_score_requests(pod_info: PodInfo, resources: Sequence[ResourceSpec]) -> tuple[int, ...]:
+    """Per configured resource: the non-zero request for cpu/memory, the real one otherwise."""
+    special = {"cpu": pod_info.non_zero_cpu, "memory": pod_info.non_zero_memory}
+    return tuple(special.get(r.name, pod_info.requests.get(r.name, 0)) for r in resources)
+
+
+def _alloc_and_requested(node_info: NodeInfo, name: str, pod_request: int) -> tuple[int, int]:
+    """Upstream ``calculateResourceAllocatableRequest``; (0, 0) leaves the resource out."""
+    if pod_request == 0 and is_scalar_resource(name):
+        return 0, 0
+    alloc = node_info.allocatable
+    if name == "cpu":
+        return alloc.milli_cpu, node_info.non_zero_requested.milli_cpu + pod_request
+    if name == "memory":
+        return alloc.memory, node_info.non_zero_requested.memory + pod_request
+    if name == "ephemeral-storage":
+        return alloc.ephemeral_storage, node_info.requested.ephemeral_storage + pod_request
+    if name in alloc.scalar_resources:
+        return alloc.scalar_resources[name], node_info.requested.scalar_resources.get(name, 0) + pod_request
+    return 0, 0
+
+
+# --- the plugin -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _PreFilterState:
+    request: Resource
+
+    def clone(self) -> _PreFilterState:
+        return self
+
+
+@dataclass(frozen=True, slots=True)
+class _PreScoreState:
+    pod_requests: tuple[int, ...]
+
+    def clone(self) -> _PreScoreState:
+        return self
+
+
+class NodeResourcesFit:
+    name = NAME
+
+    def __init__(self, args: Mapping[str, Any] | None = None, handle: Handle | None = None) -> None:
+        self.args = decode_args(NodeResourcesFitArgs, args)
+        assert self.args.scoring_strategy is not None  # defaulted
+        self._ignored = frozenset(self.args.ignored_resources)
+        self._groups = frozenset(self.args.ignored_resource_groups)
+        self.strategy = self.args.scoring_strategy
+        self._scorer = STRATEGIES[self.strategy.type](self.strategy)
+
+    # PreFilter / Filter
+
+    def pre_filter(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[None, Status]:
+        state.write(PRE_FILTER_STATE_KEY, _PreFilterState(Resource.from_amounts(pod_requests(pod))))
+        return None, SUCCESS
+
+    def pre_filter_extensions(self) -> None:
+        return None
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+        try:
+            s: _PreFilterState = state.read(PRE_FILTER_STATE_KEY)
+        except KeyError:
+            return Status(Code.Error, f'error reading "{PRE_FILTER_STATE_KEY}" from cycleState: not found')
+        insufficient = fits_request(s.request, node_info, self._ignored, self._groups)
+        if not insufficient:
+            return SUCCESS
+        unresolvable = any(r.unresolvable for r in insufficient)
+        code = Code.UnschedulableAndUnresolvable if unresolvable else Code.Unschedulable
+        return Status(code, *(r.reason for r in insufficient))
+
+    # PreScore / Score
+
+    def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status:
+        state.write(PRE_SCORE_STATE_KEY, _PreScoreState(_pod_score_requests(PodInfo(pod), self.strategy.resources)))
+        return SUCCESS
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status]:
+        try:
+            requests = state.read(PRE_SCORE_STATE_KEY).pod_requests
+        except KeyError:
+            requests = _pod_score_requests(PodInfo(pod), self.strategy.resources)
+        allocatable: list[int] = []
+        requested: list[int] = []
+        for r, pod_request in zip(self.strategy.resources, requests, strict=True):
+            alloc, req = _alloc_and_requested(node_info, r.name, pod_request)
+            allocatable.append(alloc)
+            requested.append(req if alloc else 0)
+        return self._scorer(requested, allocatable), SUCCESS
+
+    def score_extensions(self) -> None:
+        return None
+
+    # queueing
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        return [
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.Pod, ActionType.Delete | ActionType.UpdatePodScaleDown),
+                self.is_schedulable_after_pod_event,
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.Node, ActionType.Add | ActionType.UpdateNodeAllocatable),
+                self.is_schedulable_after_node_change,
+            ),
+        ]
+
+    @staticmethod
+    def is_schedulable_after_pod_event(pod: Pod, old: Pod | None, new: Pod | None) -> QueueingHint:
+        if new is None:  # deleted: only an assigned pod frees anything
+            return QueueingHint.Queue if old is not None and old.spec.node_name else QueueingHint.QueueSkip
+        if new.metadata.uid == pod.metadata.uid:
+            return QueueingHint.Queue
+        if not new.spec.node_name or old is None:
+            return QueueingHint.QueueSkip
+        before, after = pod_requests(old), pod_requests(new)
+        for name, want in pod_requests(pod).items():
+            relevant = name in ("cpu", "memory", "ephemeral-storage") or is_scalar_resource(name)
+            if want and relevant and before.get(name, 0) > after.get(name, 0):
+                return QueueingHint.Queue
+        return QueueingHint.QueueSkip
+
+    @staticmethod
+    def is_schedulable_after_node_change(pod: Pod, old: Node | None, new: Node | None) -> QueueingHint:
+        if new is None or not _fits_empty_node(pod, new):
+            return QueueingHint.QueueSkip
+        if old is None:
+            return QueueingHint.Queue
+        return QueueingHint.Queue if _requested_allocatable_grew(pod, old, new) else QueueingHint.QueueSkip
+
+    def __repr__(self) -> str:
+        return f"<NodeResourcesFit {self.strategy.type} {[(r.name, r.weight) for r in self.strategy.resources]}>"
+
+
+def _requested_allocatable_grew(pod: Pod, old: Node, new: Node) -> bool:
+    """Upstream ``haveAnyRequestedResourcesIncreased``."""
+    req = Resource.from_amounts(pod_requests(pod))
+    before, after = Resource.from_amounts(node_allocatable(old)), Resource.from_amounts(node_allocatable(new))
+    if after.allowed_pod_number > before.allowed_pod_number:
+        return True
+    names = ["cpu", "memory", "ephemeral-storage", *(n for n, v in req.scalar_resources.items() if v)]
+    return any(req.get(n) > 0 and after.get(n) > before.get(n) for n in names)

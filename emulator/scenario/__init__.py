@@ -1,0 +1,1 @@
+"""Scenario files: schema, loader (path-precise errors), runner, expectations."""

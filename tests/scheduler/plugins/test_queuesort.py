@@ -1,0 +1,49 @@
+"""PrioritySort: higher priority first, then earlier queue timestamp."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from agents.scheduler.framework.interface import QueueSortPlugin
+from agents.scheduler.plugins.queuesort import NAME, PrioritySort, pod_priority
+from emulator.api.codec import convert
+from emulator.api.core import Pod
+
+
+@dataclass(frozen=True)
+class Queued:
+    pod: Pod
+    timestamp: float
+
+
+def queued(priority: int | None, timestamp: float) -> Queued:
+    spec: dict[str, Any] = {"containers": [{"name": "c"}]}
+    if priority is not None:
+        spec["priority"] = priority
+    return Queued(convert({"metadata": {"name": "p"}, "spec": spec}, Pod), timestamp)
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "want"),
+    [
+        pytest.param(queued(10, 5.0), queued(1, 1.0), True, id="higher-priority-first-even-if-later"),
+        pytest.param(queued(1, 1.0), queued(10, 5.0), False, id="lower-priority-after"),
+        pytest.param(queued(3, 1.0), queued(3, 2.0), True, id="same-priority-earlier-first"),
+        pytest.param(queued(3, 2.0), queued(3, 1.0), False, id="same-priority-later-after"),
+        pytest.param(queued(3, 2.0), queued(3, 2.0), False, id="equal-is-not-less"),
+        pytest.param(queued(None, 1.0), queued(0, 2.0), True, id="unset-priority-is-zero"),
+        pytest.param(queued(None, 1.0), queued(-1, 0.0), True, id="negative-priority-after-zero"),
+    ],
+)
+def test_less(a: Queued, b: Queued, want: bool) -> None:
+    assert PrioritySort(None, None).less(a, b) is want
+
+
+def test_plugin_shape() -> None:
+    pl = PrioritySort(None, None)
+    assert pl.name == NAME == "PrioritySort"
+    assert isinstance(pl, QueueSortPlugin)
+    assert pod_priority(queued(None, 0).pod) == 0

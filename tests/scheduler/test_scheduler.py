@@ -1,0 +1,195 @@
+"""The scheduling and binding cycles end to end on the virtual clock (no kubelets)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from agents.scheduler.scheduler import SchedulerOptions, num_feasible_nodes_to_find, select_host
+from emulator.api.errors import Conflict
+from tests.scheduler.world import node, pod, world
+
+
+@pytest.mark.parametrize(
+    ("percentage", "nodes", "expected"),
+    [
+        pytest.param(None, 50, 50, id="fewer-than-100-all"),
+        pytest.param(None, 100, 100, id="100"),
+        pytest.param(None, 500, 230, id="500-adaptive-46pct"),
+        pytest.param(None, 1000, 420, id="1000-adaptive-42pct"),
+        pytest.param(None, 5000, 500, id="5000-adaptive-10pct"),
+        pytest.param(None, 6000, 300, id="6000-adaptive-floor-5pct"),
+        pytest.param(None, 15000, 750, id="15000"),
+        pytest.param(0, 5000, 500, id="zero-is-adaptive"),
+        pytest.param(1, 5000, 100, id="at-least-100"),
+        pytest.param(50, 5000, 2500, id="explicit-50pct"),
+        pytest.param(100, 5000, 5000, id="explicit-100pct"),
+    ],
+)
+def test_num_feasible_nodes_to_find(percentage: int | None, nodes: int, expected: int) -> None:
+    assert num_feasible_nodes_to_find(percentage, nodes) == expected
+
+
+def test_select_host_takes_the_top_score_and_samples_ties_uniformly() -> None:
+    assert select_host([("a", 1), ("b", 7), ("c", 3)], random.Random(0)) == "b"
+    rng = random.Random(1)
+    picks = [select_host([("a", 5), ("b", 9), ("c", 9), ("d", 9)], rng) for _ in range(3000)]
+    counts = {n: picks.count(n) for n in "abcd"}
+    assert counts["a"] == 0
+    for n in "bcd":
+        assert 850 < counts[n] < 1150, counts
+    again = random.Random(1)
+    assert picks == [select_host([("a", 5), ("b", 9), ("c", 9), ("d", 9)], again) for _ in range(3000)]
+
+
+@pytest.mark.asyncio
+async def test_pods_are_bound_spread_by_least_allocated() -> None:
+    async with world() as w:
+        for i in range(3):
+            w.server.create(node(f"n{i}"))
+        for i in range(6):
+            w.server.create(pod(f"p{i}", cpu="1"))
+        await w.until(lambda: all(p.spec.node_name for p in w.pods()))
+        per_node = {f"n{i}": 0 for i in range(3)}
+        for p in w.pods():
+            per_node[p.spec.node_name] += 1
+            cond = next(c for c in p.status.conditions if c.type == "PodScheduled")
+            assert cond.status == "True"
+        assert per_node == {"n0": 2, "n1": 2, "n2": 2}
+        events = [e for e in w.server.list("Event")[0] if e.reason == "Scheduled"]
+        assert len(events) == 6
+        assert events[0].message.startswith("Successfully assigned default/")
+        m = w.scheduler.metrics
+        assert (m.scheduled, m.unschedulable, m.errors) == (6, 0, 0)
+
+
+@pytest.mark.asyncio
+async def test_unschedulable_pod_gets_upstream_message_then_fits_after_node_add() -> None:
+    async with world() as w:
+        w.server.create(node("small-0", cpu="1"))
+        w.server.create(node("small-1", cpu="1"))
+        w.server.create(pod("big", cpu="2"))
+        await w.until(lambda: any(c.type == "PodScheduled" for c in w.pod("big").status.conditions))
+        cond = next(c for c in w.pod("big").status.conditions if c.type == "PodScheduled")
+        assert (cond.status, cond.reason) == ("False", "Unschedulable")
+        assert cond.message == "0/2 nodes are available: 2 Insufficient cpu."
+        failed = [e for e in w.server.list("Event")[0] if e.reason == "FailedScheduling"]
+        assert [e.message for e in failed] == ["0/2 nodes are available: 2 Insufficient cpu."]
+        assert failed[0].type == "Warning"
+        stats = w.scheduler.queue.statistics()
+        assert stats["unschedulable"] == 1
+        added_at = w.clock.now()
+        w.server.create(node("big-0", cpu="4"))
+        bound_at = await w.until(lambda: w.pod("big").spec.node_name == "big-0")
+        # A NodeAdd event moves it at once (it is past its 1 s backoff): no 5-minute wait.
+        assert bound_at - added_at < 1.5
+
+
+@pytest.mark.asyncio
+async def test_failure_message_counts_reasons_sorted_as_strings() -> None:
+    async with world() as w:
+        w.server.create(node("a", cpu="1"))
+        w.server.create(node("b", cpu="4", pods="1"))
+        w.server.create(pod("filler", spec={"nodeName": "b"}, cpu="100m"))
+        w.server.create(node("c", cpu="1", memory="100Mi"))
+        w.server.create(pod("p", cpu="2", memory="1Gi"))
+        await w.until(lambda: any(c.type == "PodScheduled" for c in w.pod("p").status.conditions))
+        cond = next(c for c in w.pod("p").status.conditions if c.type == "PodScheduled")
+        # Upstream sorts the "<count> <reason>" strings themselves, so "2 ..." comes last.
+        assert cond.message == "0/3 nodes are available: 1 Insufficient memory, 1 Too many pods, 2 Insufficient cpu."
+
+
+@pytest.mark.asyncio
+async def test_bind_conflict_is_forgotten_requeued_and_later_bound() -> None:
+    injected: list[str] = []
+
+    async def fail_first_bind(agent: str, verb: str, kind: str) -> None:
+        if verb == "bind" and not injected:
+            injected.append(agent)
+            raise Conflict("injected conflict")
+
+    async with world() as w:
+        w.client.interceptor = fail_first_bind
+        w.server.create(node("n0", cpu="2"))
+        w.server.create(pod("p", cpu="1"))
+        bound_at = await w.until(lambda: bool(w.pod("p").spec.node_name))
+        assert injected == ["scheduler"]
+        assert bound_at >= 1.0, "the retry waits for the pod's backoff"
+        dump = w.scheduler.cache.dump()
+        assert dump.assumed_pods == ()
+        assert dump.nodes["n0"].requested.get("cpu") == 1000
+        assert w.scheduler.metrics.errors == 1
+        assert w.scheduler.metrics.scheduled == 1
+
+
+@pytest.mark.asyncio
+async def test_assumed_pods_count_in_the_next_cycle_before_the_watch_confirms() -> None:
+    # A slow API (bind takes 1 s) means the second pod is scheduled while the first binding
+    # is still in flight; the assume cache must already count the first pod.
+    async with world(api_latency=1.0) as w:
+        w.server.create(node("n0", cpu="1"))
+        w.server.create(node("n1", cpu="1"))
+        w.server.create(pod("a", cpu="1"))
+        w.server.create(pod("b", cpu="1"))
+        await w.until(lambda: all(p.spec.node_name for p in w.pods()))
+        assert {w.pod("a").spec.node_name, w.pod("b").spec.node_name} == {"n0", "n1"}
+
+
+@pytest.mark.asyncio
+async def test_without_assume_two_pods_can_double_book_the_last_room() -> None:
+    async with world(api_latency=1.0, options=SchedulerOptions(assume_cache=False)) as w:
+        w.server.create(node("n0", cpu="1"))
+        w.server.create(node("n1", cpu="1"))
+        w.server.create(pod("a", cpu="1"))
+        w.server.create(pod("b", cpu="1"))
+        await w.until(lambda: all(p.spec.node_name for p in w.pods()))
+        assert w.pod("a").spec.node_name == w.pod("b").spec.node_name
+
+
+@pytest.mark.asyncio
+async def test_multiple_profiles_pick_by_scheduler_name() -> None:
+    config = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "profiles": [
+            {"schedulerName": "default-scheduler"},
+            {
+                "schedulerName": "bin-packer",
+                "pluginConfig": [
+                    {
+                        "name": "NodeResourcesFit",
+                        "args": {"scoringStrategy": {"type": "MostAllocated"}},
+                    }
+                ],
+            },
+        ],
+    }
+    async with world(config=config) as w:
+        w.server.create(node("n0", cpu="4"))
+        w.server.create(node("n1", cpu="4"))
+        w.server.create(pod("seed", cpu="1", spec={"nodeName": "n1"}))
+        w.server.create(pod("spread", cpu="1"))
+        w.server.create(pod("packed", cpu="1", spec={"schedulerName": "bin-packer"}))
+        w.server.create(pod("nobody", cpu="1", spec={"schedulerName": "other-scheduler"}))
+        await w.until(lambda: bool(w.pod("spread").spec.node_name and w.pod("packed").spec.node_name))
+        assert w.pod("spread").spec.node_name == "n0"
+        assert w.pod("packed").spec.node_name == "n1"
+        await w.clock.sleep(30)
+        assert w.pod("nobody").spec.node_name == ""
+        assert w.pod("nobody").status.conditions == []
+
+
+@pytest.mark.asyncio
+async def test_scheduling_gates_hold_the_pod_until_removed() -> None:
+    async with world() as w:
+        w.server.create(node("n0"))
+        w.server.create(pod("gated", spec={"schedulingGates": [{"name": "example.com/wait"}]}))
+        await w.clock.sleep(10)
+        assert w.pod("gated").spec.node_name == ""
+        assert w.scheduler.metrics.attempts == 0
+        current = w.pod("gated")
+        from msgspec.structs import replace
+
+        w.server.update(replace(current, spec=replace(current.spec, scheduling_gates=[])))
+        await w.until(lambda: bool(w.pod("gated").spec.node_name))
