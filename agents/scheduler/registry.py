@@ -35,15 +35,19 @@ from collections.abc import Collection, Mapping
 from importlib.metadata import entry_points
 from typing import Any, Final
 
-from agents.scheduler.config import ConfigError
+from agents.scheduler.args import ConfigError
 from agents.scheduler.framework.interface import PluginFactory
 from agents.scheduler.plugins import (
     defaultbinder,
+    imagelocality,
+    nodeaffinity,
     nodename,
+    nodeports,
     noderesources_fit,
     nodeunschedulable,
     queuesort,
     schedulinggates,
+    tainttoleration,
 )
 
 __all__ = [
@@ -67,7 +71,11 @@ def in_tree_registry() -> dict[str, PluginFactory]:
         queuesort.NAME: queuesort.PrioritySort,
         nodeunschedulable.NAME: nodeunschedulable.NodeUnschedulable,
         nodename.NAME: nodename.NodeName,
+        tainttoleration.NAME: tainttoleration.TaintToleration,
+        nodeaffinity.NAME: nodeaffinity.NodeAffinity,
+        nodeports.NAME: nodeports.NodePorts,
         noderesources_fit.NAME: noderesources_fit.NodeResourcesFit,
+        imagelocality.NAME: imagelocality.ImageLocality,
         defaultbinder.NAME: defaultbinder.DefaultBinder,
     }
 

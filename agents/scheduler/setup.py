@@ -34,18 +34,13 @@ class SchedulerSetup:
 
 
 def _registry(plugins: Mapping[str, str], source: str) -> dict[str, PluginFactory]:
-    from agents.scheduler import registry as reg
+    """In-tree, then ``kube_emulator.plugins`` entry points, then ``schedulerOptions.plugins``."""
+    from agents.scheduler.registry import build_registry
 
-    out = dict(reg.in_tree_registry())
-    discover = getattr(reg, "entry_point_plugins", None)
-    if discover is not None:
-        out.update(discover())
-    if plugins:
-        try:
-            out.update(reg.load_out_of_tree(plugins))
-        except (ValueError, ImportError) as err:
-            raise SetupError(f"{source}: schedulerOptions.plugins: {err}") from None
-    return out
+    try:
+        return build_registry(plugins)
+    except (ConfigError, ImportError) as err:
+        raise SetupError(f"{source}: {err}") from None
 
 
 def build_scheduler_setup(scenario: Any, source: str = "") -> SchedulerSetup:

@@ -55,11 +55,12 @@ from emulator.scenario.schema import (
     Step,
     Uncordon,
     WaitFor,
-    generated_name,
 )
 from emulator.trace import TraceRecorder
 
-__all__ = ["Cluster", "RunOptions", "RunResult", "run_scenario"]
+__all__ = ["BOOKMARK_INTERVAL", "Cluster", "RunOptions", "RunResult", "run_scenario"]
+
+BOOKMARK_INTERVAL = 60.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,13 +181,7 @@ class Cluster:
         for i in range(step.count):
             if interval and i:
                 await self.clock.sleep_until(start + i * interval)
-            meta = step.template.metadata
-            namespace = step.namespace or meta.namespace or "default"
-            pod = replace(
-                step.template,
-                metadata=replace(meta, name=generated_name(step.name_prefix, i), namespace=namespace),
-            )
-            await self.create(pod)
+            await self.create(step.pod(i))
 
     async def delete(self, step: Delete) -> None:
         kind = step.kind
@@ -315,6 +310,12 @@ async def _main(scenario: Scenario, seed: int, options: RunOptions, virtual: boo
             await clock.sleep_until(quiet_until)
         raise _Stop
 
+    async def bookmarks() -> None:
+        """The watch cache's periodic BOOKMARK (upstream: about once a minute)."""
+        while True:
+            await clock.sleep(BOOKMARK_INTERVAL)
+            server.bookmark()
+
     async def deadline() -> None:
         if until is not None:
             await clock.sleep_until(until)
@@ -325,6 +326,7 @@ async def _main(scenario: Scenario, seed: int, options: RunOptions, virtual: boo
             cluster._tg = tg
             tg.create_task(timeline(), name="runner:timeline")
             tg.create_task(deadline(), name="runner:until")
+            tg.create_task(bookmarks(), name="apiserver:bookmarks")
     except* _Stop:
         pass
     pods: list[Pod] = server.list("Pod")[0]

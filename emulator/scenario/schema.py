@@ -103,6 +103,7 @@ ImportPath = Annotated[
     ),
 ]
 
+RUN_DURATION_ANNOTATION: Final = "emulator.k8s.io/run-duration"
 PRECREATED_NAMESPACES: Final = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})
 """Namespaces a new cluster has (the runner also creates every namespace objects refer to)."""
 
@@ -215,12 +216,19 @@ class CreatePods(StepBase, tag="createPods", frozen=True, kw_only=True):
     """Create at this rate (the first at once); None: all at once."""
     namespace: str = ""
     """Resolved at load: given, else the template's namespace, else ``default``."""
+    run_duration: Duration | None = None
+    """Each pod completes (``Succeeded``) after running this long: the runner sets the
+    ``emulator.k8s.io/run-duration`` annotation the kubelet reads."""
 
     def name(self, i: int) -> str:
         return generated_name(self.name_prefix, i)
 
     def pod(self, i: int) -> Pod:
         meta = replace(self.template.metadata, name=self.name(i), namespace=self.namespace)
+        if self.run_duration is not None:
+            meta = replace(
+                meta, annotations={**meta.annotations, RUN_DURATION_ANNOTATION: f"{self.run_duration:g}s"}
+            )
         return replace(self.template, metadata=meta)
 
 

@@ -102,3 +102,37 @@ def test_help_everywhere() -> None:
         out = _emulator(*args)
         assert out.returncode == 0
         assert "usage:" in out.stdout
+
+
+@pytest.mark.parametrize(
+    ("scheduler", "message"),
+    [
+        pytest.param(
+            "scheduler:\n  apiVersion: kubescheduler.config.k8s.io/v1\n  kind: KubeSchedulerConfiguration\n"
+            "  profiles:\n  - schedulerName: default-scheduler\n    plugins:\n      score:\n"
+            "        enabled:\n        - name: NoSuchPlugin\n",
+            "scheduler.profiles[0].plugins.score.enabled[0]",
+            id="unknown-plugin",
+        ),
+        pytest.param(
+            "scheduler:\n  apiVersion: kubescheduler.config.k8s.io/v1\n  kind: KubeSchedulerConfiguration\n"
+            "  percentageOfNodesToScore: 150\n",
+            "scheduler.percentageOfNodesToScore",
+            id="bad-percentage",
+        ),
+        pytest.param(
+            "scheduler:\n  apiVersion: kubescheduler.config.k8s.io/v2\n  kind: KubeSchedulerConfiguration\n",
+            "scheduler.apiVersion",
+            id="bad-api-version",
+        ),
+    ],
+)
+def test_bad_scheduler_configuration_exits_2_with_the_path(tmp_path: Path, scheduler: str, message: str) -> None:
+    text = (ROOT / "scenarios" / "quickstart.yaml").read_text()
+    broken = tmp_path / "s.yaml"
+    broken.write_text(text.replace("latency:", scheduler + "latency:", 1))
+    for command in ("validate", "run"):
+        out = _emulator(command, str(broken))
+        assert out.returncode == 2, (out.stdout, out.stderr)
+        assert "Traceback" not in out.stderr
+        assert out.stderr.startswith(f"error: {broken}: {message}"), out.stderr

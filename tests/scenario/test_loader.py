@@ -459,7 +459,7 @@ BROKEN = [
     pytest.param(
         f"name: x\nsteps:\n  - createPods: {{count: 1, nmaePrefix: p, template: {{spec: {POD}}}}}\n",
         "scenario.yaml: steps[0].createPods.nmaePrefix: unknown field; expected one of: "
-        "count, namePrefix, template, ratePerSecond, namespace",
+        "count, namePrefix, template, ratePerSecond, namespace, runDuration",
         id="create-pods-typo",
     ),
     pytest.param(

@@ -193,3 +193,45 @@ async def test_scheduling_gates_hold_the_pod_until_removed() -> None:
 
         w.server.update(replace(current, spec=replace(current.spec, scheduling_gates=[])))
         await w.until(lambda: bool(w.pod("gated").spec.node_name))
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("hints", [True, False], ids=["queueing-hints", "no-queueing-hints"])
+async def test_node_added_during_the_cycle_is_not_missed(hints: bool) -> None:
+    # Each cycle takes 2 s of simulated time; the node that fits arrives in the middle of the
+    # pod's (failing) cycle, so the cache snapshot the decision is made on does not have it.
+    # With hints the event is replayed when the pod fails; without, moveRequestCycle sends the
+    # pod to backoffQ. Either way it must not wait for the 5-minute leftover flush.
+    options = SchedulerOptions(queueing_hints=hints, cycle_cost_fixed=2.0)
+    async with world(options=options) as w:
+        w.server.create(node("small", cpu="1"))
+        w.server.create(pod("p", cpu="2"))
+        await w.clock.sleep(1.0)  # mid-cycle
+        assert w.scheduler.queue.statistics()["inflight"] == 1
+        w.server.create(node("big", cpu="4"))
+        bound_at = await w.until(lambda: w.pod("p").spec.node_name == "big")
+        assert bound_at < 10.0
+        assert w.scheduler.metrics.unschedulable == 1
+
+
+@pytest.mark.asyncio
+async def test_without_in_flight_protection_the_pod_waits_for_the_leftover_flush() -> None:
+    # The same race with an event that arrives after the pod left the queue but that no
+    # in-flight bookkeeping saw: the pod stays in unschedulablePods until the 5-minute
+    # flush (upstream podMaxInUnschedulablePodsDuration) moves it.
+    async with world(options=SchedulerOptions(cycle_cost_fixed=2.0)) as w:
+        w.server.create(node("small", cpu="1"))
+        w.server.create(pod("p", cpu="2"))
+        await w.until(lambda: w.scheduler.queue.statistics()["unschedulable"] == 1)
+        failed_at = w.clock.now()
+        # A change nobody registered for (an annotation) cannot move the pod.
+        from msgspec.structs import replace
+
+        small = w.server.get("Node", "small")
+        w.server.update(replace(small, metadata=replace(small.metadata, annotations={"x": "y"})))
+        await w.clock.sleep(60)
+        assert w.pod("p").spec.node_name == ""
+        assert w.scheduler.metrics.unschedulable == 1
+        # The leftover flush retries it after 5 minutes in unschedulablePods.
+        await w.until(lambda: w.scheduler.metrics.unschedulable == 2, within=400)
+        assert w.clock.now() - failed_at >= 300

@@ -26,7 +26,8 @@ Reserve           nothing (Success).
 Unreserve         a member failed after Reserve (rejected, timed out, bind failed): reject the
                   group's other waiting members ("rejection in Unreserve"), so the gang is retried
                   as a whole rather than holding nodes.
-events            Pod/Add of a pod of the same group (a new member may complete the gang): Queue.
+events            Pod/Add of a pod of the same group (a new member may complete the gang): Queue;
+                  Node/Add (the gang, rejected as a whole, may fit on a bigger cluster): Queue.
 ================  ==============================================================================
 
 It does not own a gang-aware queue sort, PodGroup objects or a PreFilter quorum check (the
@@ -150,7 +151,9 @@ class Coscheduling:
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [
-            ClusterEventWithHint(ClusterEvent(EventResource.Pod, ActionType.Add), self.is_schedulable_after_pod_add)
+            ClusterEventWithHint(ClusterEvent(EventResource.Pod, ActionType.Add), self.is_schedulable_after_pod_add),
+            # A gang rejected as a whole may fit once the cluster grows: retry it on a new node.
+            ClusterEventWithHint(ClusterEvent(EventResource.Node, ActionType.Add)),
         ]
 
     @staticmethod

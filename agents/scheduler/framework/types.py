@@ -227,8 +227,11 @@ HostPort = tuple[str, str, int]
 
 
 def pod_host_ports(pod: Pod) -> list[HostPort]:
+    """Upstream ``util.GetHostPorts`` (v1.34, PR #132040): the ports with a hostPort of the
+    restartable (sidecar) init containers, then of the regular containers."""
     out: list[HostPort] = []
-    for c in pod.spec.containers:
+    sidecars = [c for c in pod.spec.init_containers if c.restart_policy == "Always"]
+    for c in (*sidecars, *pod.spec.containers):
         for p in c.ports:
             if p.host_port > 0:
                 out.append((p.host_ip or "0.0.0.0", p.protocol or "TCP", p.host_port))
@@ -444,7 +447,8 @@ class NodeInfo:
 
     def __repr__(self) -> str:
         return (
-            f"<NodeInfo {self.name} pods={len(self.pods)} cpu={self.requested.milli_cpu}/"
+            f"<NodeInfo {self.name} pods={len(self.pods)} "
+            f"cpu={self.requested.milli_cpu}/"
             f"{self.allocatable.milli_cpu}m mem={self.requested.memory}/{self.allocatable.memory} gen={self.generation}>"
         )
 

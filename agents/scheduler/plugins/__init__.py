@@ -7,7 +7,11 @@ module                          ``NAME``               extension points
 ``queuesort``                   PrioritySort           QueueSort
 ``nodeunschedulable``           NodeUnschedulable      Filter
 ``nodename``                    NodeName               Filter
+``tainttoleration``             TaintToleration        Filter, PreScore, Score
+``nodeaffinity``                NodeAffinity           PreFilter, Filter, PreScore, Score
+``nodeports``                   NodePorts              PreFilter, Filter
 ``noderesources_fit``           NodeResourcesFit       PreFilter, Filter, PreScore, Score
+``imagelocality``               ImageLocality          Score
 ``defaultbinder``               DefaultBinder          Bind
 ==============================  =====================  =========================================
 
@@ -15,6 +19,7 @@ Every plugin is a plain class built as ``Class(args, handle)`` (the registry's f
 signature), with upstream's name as ``NAME`` and as its ``name`` attribute, upstream's reasons,
 and ``events_to_register()`` with upstream's v1.34 events and queueing hints (QueueingHints are
 GA in v1.34, so the QHint-on registrations are the ones reproduced). Plugins never import each
-other; shared arithmetic lives in ``emulator.api.resources`` and ``framework.types``.
+other; shared arithmetic lives in ``emulator.api.resources``, ``framework.types`` and ``helper``
+(upstream's ``plugins/helper``), typed args in ``agents.scheduler.args``.
 The registry is ``agents.scheduler.registry``.
 """

@@ -43,7 +43,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from agents.scheduler.config import NodeResourcesFitArgs, ResourceSpec, ScoringStrategy, decode_args
+from agents.scheduler.args import NodeResourcesFitArgs, ResourceSpec, ScoringStrategy, decode_args
 from agents.scheduler.framework.interface import Handle
 from agents.scheduler.framework.types import (
     MAX_NODE_SCORE,

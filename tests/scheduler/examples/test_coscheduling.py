@@ -171,8 +171,10 @@ def test_bad_args() -> None:
 
 
 def test_events() -> None:
-    (ev,) = Coscheduling(None, None).events_to_register()  # type: ignore[arg-type]
+    ev, node_add = Coscheduling(None, None).events_to_register()  # type: ignore[arg-type]
     assert ev.event == ClusterEvent(EventResource.Pod, ActionType.Add)
+    assert node_add.event == ClusterEvent(EventResource.Node, ActionType.Add)
+    assert node_add.hint is None  # always Queue
     hint = Coscheduling.is_schedulable_after_pod_add
     assert hint(member("a"), None, member("b")) is QH.Queue
     assert hint(member("a"), None, member("b", group="g2")) is QH.QueueSkip

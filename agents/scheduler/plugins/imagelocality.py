@@ -1,0 +1,105 @@
+"""``ImageLocality`` (upstream ``plugins/imagelocality/image_locality.go``): Score.
+
+What this module owns: preferring nodes that already hold the pod's container images, weighted
+by image size and damped by how widely each image has spread (to avoid piling pods onto the few
+nodes that have it: the "node heating" problem).
+
+For each init and regular container whose image, normalized (``normalized_image_name``:
+``:latest`` appended when no tag follows the last ``/``), is in ``node_info.image_states``::
+
+    scaled = int(size * (num_nodes_with_image / total_nodes))     # float64, as upstream
+    sum    = Σ scaled
+    max_threshold = 1000 MiB × (number of init + regular containers)
+    sum    = clamp(sum, 23 MiB, max_threshold)
+    score  = 100 * (sum - 23 MiB) // (max_threshold - 23 MiB)
+
+``total_nodes`` is the node count of the cycle's snapshot
+(``handle.snapshot_shared_lister().node_info_list``). No NormalizeScore: the score is already in
+[0, 100]. No events: a Score plugin never rejects a pod.
+
+It does not own the image bookkeeping (``ImageStateSummary`` per node, kept by the cache and
+snapshot) nor the name normalization (``agents.scheduler.cache``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+from agents.scheduler.cache import normalized_image_name
+from agents.scheduler.framework.interface import Handle
+from agents.scheduler.framework.types import (
+    MAX_NODE_SCORE,
+    SUCCESS,
+    Code,
+    CycleState,
+    ImageStateSummary,
+    NodeInfo,
+    Status,
+)
+from emulator.api.core import Pod
+
+__all__ = [
+    "MAX_CONTAINER_THRESHOLD",
+    "MB",
+    "MIN_THRESHOLD",
+    "NAME",
+    "ImageLocality",
+    "calculate_priority",
+    "scaled_image_score",
+    "sum_image_scores",
+]
+
+NAME: Final = "ImageLocality"
+MB: Final = 1024 * 1024
+MIN_THRESHOLD: Final = 23 * MB
+MAX_CONTAINER_THRESHOLD: Final = 1000 * MB
+
+
+def scaled_image_score(state: ImageStateSummary, total_num_nodes: int) -> int:
+    """The image's size scaled by the fraction of nodes holding it (float64 then truncated)."""
+    spread = float(state.num_nodes) / float(total_num_nodes)
+    return int(float(state.size) * spread)
+
+
+def sum_image_scores(node_info: NodeInfo, pod: Pod, total_num_nodes: int) -> int:
+    """Σ of ``scaled_image_score`` over the pod's init and regular containers present on the node."""
+    states = node_info.image_states
+    total = 0
+    for c in (*pod.spec.init_containers, *pod.spec.containers):
+        state = states.get(normalized_image_name(c.image))
+        if state is not None:
+            total += scaled_image_score(state, total_num_nodes)
+    return total
+
+
+def calculate_priority(sum_scores: int, num_containers: int) -> int:
+    """Clamp ``sum_scores`` to [23 MiB, 1000 MiB × containers] and scale it to [0, 100]."""
+    max_threshold = MAX_CONTAINER_THRESHOLD * num_containers
+    if sum_scores < MIN_THRESHOLD:
+        sum_scores = MIN_THRESHOLD
+    elif sum_scores > max_threshold:
+        sum_scores = max_threshold
+    return MAX_NODE_SCORE * (sum_scores - MIN_THRESHOLD) // (max_threshold - MIN_THRESHOLD)
+
+
+class ImageLocality:
+    name = NAME
+
+    def __init__(self, args: Mapping[str, Any] | None = None, handle: Handle | None = None) -> None:
+        self._handle = handle
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status]:
+        if self._handle is None:
+            return 0, Status(Code.Error, "ImageLocality needs a framework handle for the snapshot")
+        total_num_nodes = len(self._handle.snapshot_shared_lister().node_info_list)
+        if total_num_nodes == 0:
+            return 0, SUCCESS
+        num_containers = len(pod.spec.init_containers) + len(pod.spec.containers)
+        return calculate_priority(sum_image_scores(node_info, pod, total_num_nodes), num_containers), SUCCESS
+
+    def score_extensions(self) -> None:
+        return None
+
+    def __repr__(self) -> str:
+        return "<ImageLocality>"

@@ -1,0 +1,285 @@
+"""What PodTopologySpread's filtering and scoring share (upstream ``podtopologyspread/common.go``).
+
+What this module owns:
+
+* ``Selector``: a parsed label selector (upstream ``labels.Selector``), built once per pod per
+  cycle so matching a pod is a loop over a tuple, never a re-parse. Three shapes matter, as
+  upstream: *nothing* (a ``null`` ``labelSelector``: matches no pod), *empty* (``{}``: matches
+  every pod, but ``empty()`` is true and counting treats it as "count nothing"), and a list of
+  ANDed requirements.
+* ``Constraint``: one ``topologySpreadConstraints`` entry with upstream's defaults applied
+  (``minDomains`` 1, ``nodeAffinityPolicy`` Honor, ``nodeTaintsPolicy`` Ignore) and the pod's
+  ``matchLabelKeys`` values ANDed into its selector.
+* The counting rule (``count_pods_match_selector``): a pod counts when it is in the incoming pod's
+  namespace, has no ``deletionTimestamp`` and its labels match; an *empty* selector counts 0.
+* Node eligibility (``NodeEligibility``): a node takes part in the counts of a constraint when it
+  has all topology keys and passes the constraint's inclusion policies (Honor affinity: the pod's
+  ``nodeSelector`` / required node affinity match; Honor taints: no untolerated NoSchedule /
+  NoExecute taint). Both node checks are evaluated at most once per node.
+* The default constraints: ``SYSTEM_DEFAULT_CONSTRAINTS`` and ``build_default_constraints``, whose
+  selector comes from a pluggable ``DefaultSelectorFn`` (upstream: the union of the Services,
+  ReplicationControllers, ReplicaSets and StatefulSets selecting the pod, ``helper.DefaultSelector``).
+  The emulator stores none of those objects yet, so the stock source
+  (``no_default_selector``) yields an empty selector, which means "no default constraints" and the
+  plugin Skips for pods without their own constraints, as upstream does in a cluster with no such
+  object.
+
+What it does not own: the PreFilter/Filter state (``filtering.py``), the PreScore/Score state
+(``scoring.py``), the plugin and its queueing hints (``plugin.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from agents.scheduler.framework.types import PodInfo
+from emulator.api.core import LabelSelector, Node, Pod, TopologySpreadConstraint
+from emulator.api.selectors import (
+    find_untolerated_taint,
+    pod_matches_node_selector_and_affinity,
+    validate_label_selector,
+)
+
+__all__ = [
+    "DO_NOT_SCHEDULE",
+    "ERR_REASON_CONSTRAINTS_NOT_MATCH",
+    "ERR_REASON_NODE_LABEL_NOT_MATCH",
+    "HONOR",
+    "IGNORE",
+    "LABEL_HOSTNAME",
+    "LABEL_TOPOLOGY_ZONE",
+    "SCHEDULE_ANYWAY",
+    "SYSTEM_DEFAULT_CONSTRAINTS",
+    "Constraint",
+    "DefaultSelectorFn",
+    "NodeEligibility",
+    "Selector",
+    "build_default_constraints",
+    "count_pods_match_selector",
+    "filter_constraints",
+    "no_default_selector",
+    "node_labels_match_spread_constraints",
+    "pod_labels_match_spread_constraints",
+]
+
+ERR_REASON_CONSTRAINTS_NOT_MATCH: Final = "node(s) didn't match pod topology spread constraints"
+ERR_REASON_NODE_LABEL_NOT_MATCH: Final = ERR_REASON_CONSTRAINTS_NOT_MATCH + " (missing required label)"
+
+LABEL_HOSTNAME: Final = "kubernetes.io/hostname"
+LABEL_TOPOLOGY_ZONE: Final = "topology.kubernetes.io/zone"
+DO_NOT_SCHEDULE: Final = "DoNotSchedule"
+SCHEDULE_ANYWAY: Final = "ScheduleAnyway"
+HONOR: Final = "Honor"
+IGNORE: Final = "Ignore"
+_NO_SCHEDULE_EFFECTS: Final = ("NoSchedule", "NoExecute")  # helper.DoNotScheduleTaintsFilterFunc
+
+SYSTEM_DEFAULT_CONSTRAINTS: Final = (
+    TopologySpreadConstraint(max_skew=3, topology_key=LABEL_HOSTNAME, when_unsatisfiable=SCHEDULE_ANYWAY),
+    TopologySpreadConstraint(max_skew=5, topology_key=LABEL_TOPOLOGY_ZONE, when_unsatisfiable=SCHEDULE_ANYWAY),
+)
+"""Used when ``defaultingType: System`` and the pod has no constraints of its own."""
+
+Requirement = tuple[str, str, frozenset[str]]
+"""(key, operator In|NotIn|Exists|DoesNotExist, values)."""
+
+
+class Selector:
+    """A parsed label selector. Immutable; ``add`` returns a new one."""
+
+    __slots__ = ("_nothing", "requirements")
+
+    def __init__(self, requirements: Iterable[Requirement] = (), *, nothing: bool = False) -> None:
+        self.requirements: tuple[Requirement, ...] = tuple(requirements)
+        self._nothing = nothing
+
+    @classmethod
+    def nothing(cls) -> Selector:
+        """``labels.Nothing()``: what a ``null`` labelSelector becomes."""
+        return cls(nothing=True)
+
+    @classmethod
+    def from_set(cls, labels: Mapping[str, str]) -> Selector:
+        """``labels.SelectorFromSet``: key=value for each entry (empty map: everything)."""
+        return cls((k, "In", frozenset((v,))) for k, v in sorted(labels.items()))
+
+    @classmethod
+    def from_label_selector(cls, selector: LabelSelector | None) -> Selector:
+        """``metav1.LabelSelectorAsSelector``; ``ValueError`` if the selector is invalid."""
+        if selector is None:
+            return cls.nothing()
+        validate_label_selector(selector, "labelSelector")
+        reqs: list[Requirement] = [(k, "In", frozenset((v,))) for k, v in selector.match_labels.items()]
+        reqs += [(r.key, r.operator, frozenset(r.values)) for r in selector.match_expressions]
+        return cls(reqs)
+
+    def add(self, other: Selector) -> Selector:
+        """Both selectors' requirements ANDed (``Selector.Add``); *nothing* stays nothing."""
+        if self._nothing or other._nothing:
+            return Selector.nothing()
+        return Selector(self.requirements + other.requirements)
+
+    def empty(self) -> bool:
+        """No requirement at all (``Selector.Empty``); *nothing* is not empty."""
+        return not self._nothing and not self.requirements
+
+    def is_nothing(self) -> bool:
+        return self._nothing
+
+    def matches(self, labels: Mapping[str, str]) -> bool:
+        if self._nothing:
+            return False
+        for key, op, values in self.requirements:
+            got = labels.get(key)
+            if op == "In":
+                if got is None or got not in values:
+                    return False
+            elif op == "NotIn":
+                if got is not None and got in values:
+                    return False
+            elif op == "Exists":
+                if got is None:
+                    return False
+            elif got is not None:  # DoesNotExist
+                return False
+        return True
+
+    def _canonical(self) -> tuple[bool, tuple[tuple[str, str, tuple[str, ...]], ...]]:
+        return self._nothing, tuple(sorted({(k, op, tuple(sorted(v))) for k, op, v in self.requirements}))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Selector):
+            return NotImplemented
+        return self._canonical() == other._canonical()
+
+    def __hash__(self) -> int:
+        return hash(self._canonical())
+
+    def __repr__(self) -> str:
+        if self._nothing:
+            return "<Selector nothing>"
+        parts = [f"{k} {op} {sorted(v)}" if v else f"{k} {op}" for k, op, v in self._canonical()[1]]
+        return f"<Selector {', '.join(parts) or 'everything'}>"
+
+
+DefaultSelectorFn = Callable[[Pod], Selector]
+"""``fn(pod)``: the selector of the workload objects that select or own ``pod``."""
+
+
+def no_default_selector(pod: Pod) -> Selector:
+    """The emulator has no Services, RCs, ReplicaSets or StatefulSets: an empty selector."""
+    return Selector()
+
+
+@dataclass(frozen=True, slots=True)
+class Constraint:
+    """Upstream ``topologySpreadConstraint``: a spread constraint with its selector parsed."""
+
+    max_skew: int
+    topology_key: str
+    selector: Selector
+    min_domains: int = 1
+    node_affinity_policy: str = HONOR
+    node_taints_policy: str = IGNORE
+
+
+def filter_constraints(
+    constraints: Sequence[TopologySpreadConstraint], pod_labels: Mapping[str, str], action: str
+) -> list[Constraint]:
+    """Upstream ``filterTopologySpreadConstraints``: the constraints whose ``whenUnsatisfiable`` is
+    ``action``, parsed. ``ValueError`` if a selector is invalid."""
+    out: list[Constraint] = []
+    for c in constraints:
+        if c.when_unsatisfiable != action:
+            continue
+        selector = Selector.from_label_selector(c.label_selector)
+        if c.match_label_keys:
+            own = {k: pod_labels[k] for k in c.match_label_keys if k in pod_labels}
+            if own and not selector.is_nothing():  # mergeLabelSetWithSelector keeps Nothing as is
+                selector = Selector.from_set(own).add(selector)
+        out.append(
+            Constraint(
+                max_skew=c.max_skew,
+                topology_key=c.topology_key,
+                selector=selector,
+                min_domains=1 if c.min_domains is None else c.min_domains,
+                node_affinity_policy=c.node_affinity_policy or HONOR,
+                node_taints_policy=c.node_taints_policy or IGNORE,
+            )
+        )
+    return out
+
+
+def build_default_constraints(
+    defaults: Sequence[TopologySpreadConstraint], pod: Pod, action: str, selector_fn: DefaultSelectorFn
+) -> list[Constraint]:
+    """Upstream ``buildDefaultConstraints``: ``defaults`` of kind ``action`` with the workload
+    selector; none when that selector is empty."""
+    constraints = filter_constraints(defaults, pod.metadata.labels, action)
+    if not constraints:
+        return []
+    selector = selector_fn(pod)
+    if selector.empty():
+        return []
+    return [
+        Constraint(c.max_skew, c.topology_key, selector, c.min_domains, c.node_affinity_policy, c.node_taints_policy)
+        for c in constraints
+    ]
+
+
+def node_labels_match_spread_constraints(labels: Mapping[str, str], constraints: Sequence[Constraint]) -> bool:
+    """Does the node carry every constraint's topology key?"""
+    return all(c.topology_key in labels for c in constraints)
+
+
+def pod_labels_match_spread_constraints(constraints: Sequence[Constraint], labels: Mapping[str, str]) -> bool:
+    """Does any constraint's selector match these labels?"""
+    return any(c.selector.matches(labels) for c in constraints)
+
+
+def count_pods_match_selector(pod_infos: Iterable[PodInfo], selector: Selector, namespace: str) -> int:
+    """Matching, non-terminating pods of ``namespace``; an empty selector counts none."""
+    if selector.empty():
+        return 0
+    count = 0
+    for pi in pod_infos:
+        meta = pi.pod.metadata
+        if meta.deletion_timestamp is None and meta.namespace == namespace and selector.matches(meta.labels):
+            count += 1
+    return count
+
+
+class NodeEligibility:
+    """Per incoming pod: whether a node passes a constraint's inclusion policies.
+
+    The affinity and taint verdicts are computed lazily, once per node, whatever the number of
+    constraints (upstream ``matchNodeInclusionPolicies``)."""
+
+    __slots__ = ("_affinity", "_pod", "_taints", "_tolerations")
+
+    def __init__(self, pod: Pod) -> None:
+        self._pod = pod
+        self._tolerations = pod.spec.tolerations
+        self._affinity: dict[str, bool] = {}
+        self._taints: dict[str, bool] = {}
+
+    def matches_affinity(self, node: Node) -> bool:
+        name = node.metadata.name
+        ok = self._affinity.get(name)
+        if ok is None:
+            ok = self._affinity[name] = pod_matches_node_selector_and_affinity(self._pod, node)
+        return ok
+
+    def tolerates(self, node: Node) -> bool:
+        name = node.metadata.name
+        ok = self._taints.get(name)
+        if ok is None:
+            taint = find_untolerated_taint(node.spec.taints, self._tolerations, _NO_SCHEDULE_EFFECTS)
+            ok = self._taints[name] = taint is None
+        return ok
+
+    def includes(self, c: Constraint, node: Node) -> bool:
+        if c.node_affinity_policy == HONOR and not self.matches_affinity(node):
+            return False
+        return not (c.node_taints_policy == HONOR and not self.tolerates(node))

@@ -1,0 +1,292 @@
+"""``PodTopologySpread`` (upstream ``podtopologyspread/plugin.go``): PreFilter (+ AddPod/RemovePod),
+Filter, PreScore, Score (+ NormalizeScore), and its events with queueing hints.
+
+What this module owns: the plugin object — args, which constraints apply to a pod, the cycle-state
+keys, and the queueing hints. The arithmetic lives in ``filtering.py`` and ``scoring.py``.
+
+Which constraints apply:
+
+============================  =============================  ====================================
+pod has constraints?          PreFilter/Filter (hard)        PreScore/Score (soft)
+============================  =============================  ====================================
+yes                           its ``DoNotSchedule`` ones     its ``ScheduleAnyway`` ones
+no, ``defaultingType: List``  ``defaultConstraints`` of      ``defaultConstraints`` of kind
+                              kind DoNotSchedule             ScheduleAnyway
+no, ``System`` (default)      none (system defaults are      hostname maxSkew 3, zone maxSkew 5
+                              all ScheduleAnyway)
+============================  =============================  ====================================
+
+Default constraints take their selector from ``default_selector`` (a ``DefaultSelectorFn``; the
+stock one returns an empty selector because the emulator has no Services/ReplicaSets/StatefulSets/
+ReplicationControllers), and an empty selector means no default constraints. No applicable
+constraint → PreFilter / PreScore return Skip. System-defaulted scoring tolerates nodes missing a
+topology key (``require_all_topologies`` false); otherwise such filtered nodes score 0.
+
+Events (v1.34, QueueingHints GA): Pod Add|UpdatePodLabel|UpdatePodToleration|Delete →
+``is_schedulable_after_pod_change``; Node Add|Delete|UpdateNodeLabel|UpdateNodeTaint →
+``is_schedulable_after_node_change``. Both consider only the pod's hard constraints.
+
+==========================================================  =======
+pod hint                                                    verdict
+==========================================================  =======
+the changed pod is neither the target nor an assigned pod   Skip
+of its namespace
+the target itself got other tolerations and has a           Queue
+Honor-taints constraint
+update with unchanged labels                                Skip
+update flipping some constraint's selector match            Queue
+add / delete of a pod matching some constraint              Queue
+anything else                                               Skip
+==========================================================  =======
+
+==========================================================  =======
+node hint ("matching": carries every topology key)          verdict
+==========================================================  =======
+update that flips matching                                  Queue
+update of a matching node changing a topology value or      Queue
+its taints
+add of a matching node / delete of a matching node          Queue
+anything else                                               Skip
+==========================================================  =======
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+from agents.scheduler.config import PodTopologySpreadArgs, decode_args
+from agents.scheduler.framework.interface import Handle, PreFilterResult
+from agents.scheduler.framework.types import (
+    SUCCESS,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    Code,
+    CycleState,
+    EventResource,
+    NodeInfo,
+    NodeScore,
+    PodInfo,
+    QueueingHint,
+    Status,
+)
+from emulator.api.core import Node, Pod, TopologySpreadConstraint
+
+from .common import (
+    DO_NOT_SCHEDULE,
+    HONOR,
+    SCHEDULE_ANYWAY,
+    SYSTEM_DEFAULT_CONSTRAINTS,
+    Constraint,
+    DefaultSelectorFn,
+    build_default_constraints,
+    filter_constraints,
+    no_default_selector,
+    node_labels_match_spread_constraints,
+    pod_labels_match_spread_constraints,
+)
+from .filtering import PreFilterState, cal_pre_filter_state, filter_node, update_with_pod
+from .scoring import PreScoreState, count_all_nodes, init_pre_score_state, normalize_scores, score_node
+
+__all__ = ["NAME", "PRE_FILTER_STATE_KEY", "PRE_SCORE_STATE_KEY", "PodTopologySpread"]
+
+NAME: Final = "PodTopologySpread"
+PRE_FILTER_STATE_KEY: Final = "PreFilter" + NAME
+PRE_SCORE_STATE_KEY: Final = "PreScore" + NAME
+
+
+def _error(msg: str) -> Status:
+    return Status(Code.Error, msg)
+
+
+class PodTopologySpread:
+    """Spreads pods over topology domains: hard constraints filter, soft ones score."""
+
+    name = NAME
+
+    def __init__(
+        self,
+        args: Mapping[str, Any] | None = None,
+        handle: Handle | None = None,
+        *,
+        default_selector: DefaultSelectorFn = no_default_selector,
+    ) -> None:
+        self.args = decode_args(PodTopologySpreadArgs, args)
+        self.handle = handle
+        self.default_selector = default_selector
+        self.system_defaulted = self.args.defaulting_type == "System"
+        self.default_constraints: tuple[TopologySpreadConstraint, ...] = (
+            SYSTEM_DEFAULT_CONSTRAINTS if self.system_defaulted else tuple(self.args.default_constraints)
+        )
+
+    # --- which constraints apply -----------------------------------------------------------
+
+    def _constraints(self, pod: Pod, action: str) -> list[Constraint]:
+        """The pod's constraints of kind ``action``, or the default ones; ``ValueError`` if a
+        selector is invalid."""
+        if pod.spec.topology_spread_constraints:
+            return filter_constraints(pod.spec.topology_spread_constraints, pod.metadata.labels, action)
+        return build_default_constraints(self.default_constraints, pod, action, self.default_selector)
+
+    def get_constraints(self, pod: Pod) -> list[Constraint]:
+        """Upstream ``getConstraints``: the hard constraints (what the hints reason about)."""
+        return self._constraints(pod, DO_NOT_SCHEDULE)
+
+    # --- PreFilter / Filter -----------------------------------------------------------------
+
+    def pre_filter(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[PreFilterResult | None, Status]:
+        try:
+            constraints = self.get_constraints(pod)
+        except ValueError as err:
+            return None, _error(f"get constraints from pod: obtaining pod's hard topology spread constraints: {err}")
+        if not constraints:
+            return None, Status(Code.Skip)
+        state.write(PRE_FILTER_STATE_KEY, cal_pre_filter_state(pod, nodes, constraints))
+        return None, SUCCESS
+
+    def pre_filter_extensions(self) -> PodTopologySpread:
+        return self
+
+    def add_pod(self, state: CycleState, pod_to_schedule: Pod, pod_info_to_add: PodInfo, node_info: NodeInfo) -> Status:
+        return self._update(state, pod_to_schedule, pod_info_to_add, node_info, 1)
+
+    def remove_pod(
+        self, state: CycleState, pod_to_schedule: Pod, pod_info_to_remove: PodInfo, node_info: NodeInfo
+    ) -> Status:
+        return self._update(state, pod_to_schedule, pod_info_to_remove, node_info, -1)
+
+    def _update(self, state: CycleState, pod: Pod, pi: PodInfo, node_info: NodeInfo, delta: int) -> Status:
+        s = self._pre_filter_state(state)
+        if isinstance(s, Status):
+            return s
+        update_with_pod(s, pi.pod, pod, node_info.node, delta)
+        return SUCCESS
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+        s = self._pre_filter_state(state)
+        if isinstance(s, Status):
+            return s
+        return filter_node(s, pod, node_info)
+
+    @staticmethod
+    def _pre_filter_state(state: CycleState) -> PreFilterState | Status:
+        try:
+            s: PreFilterState = state.read(PRE_FILTER_STATE_KEY)
+        except KeyError:
+            return _error(f'reading "{PRE_FILTER_STATE_KEY}" from cycleState: not found')
+        return s
+
+    # --- PreScore / Score -------------------------------------------------------------------
+
+    def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status:
+        all_nodes = self.handle.snapshot_shared_lister().node_info_list if self.handle is not None else []
+        if not all_nodes:
+            return Status(Code.Skip)
+        try:
+            constraints = self._constraints(pod, SCHEDULE_ANYWAY)
+        except ValueError as err:
+            return _error(f"calculating preScoreState: obtaining pod's soft topology spread constraints: {err}")
+        if not constraints:
+            return Status(Code.Skip)
+        # Nodes lacking a topology key are only tolerated with the system defaults, so that
+        # zone-less nodes still get hostname spreading.
+        require_all = bool(pod.spec.topology_spread_constraints) or not self.system_defaulted
+        s = init_pre_score_state(constraints, nodes, require_all)
+        count_all_nodes(s, pod, all_nodes, require_all)
+        state.write(PRE_SCORE_STATE_KEY, s)
+        return SUCCESS
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status]:
+        s = self._pre_score_state(state)
+        if isinstance(s, Status):
+            return 0, s
+        return score_node(s, pod, node_info), SUCCESS
+
+    def score_extensions(self) -> PodTopologySpread:
+        return self
+
+    def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> Status:
+        s = self._pre_score_state(state)
+        if isinstance(s, Status):
+            return s
+        normalize_scores(s, scores)
+        return SUCCESS
+
+    @staticmethod
+    def _pre_score_state(state: CycleState) -> PreScoreState | Status:
+        try:
+            s: PreScoreState = state.read(PRE_SCORE_STATE_KEY)
+        except KeyError:
+            return _error(f'error reading "{PRE_SCORE_STATE_KEY}" from cycleState: not found')
+        return s
+
+    # --- queueing ---------------------------------------------------------------------------
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        pod_actions = ActionType.Add | ActionType.UpdatePodLabel | ActionType.UpdatePodToleration | ActionType.Delete
+        node_actions = ActionType.Add | ActionType.Delete | ActionType.UpdateNodeLabel | ActionType.UpdateNodeTaint
+        return [
+            ClusterEventWithHint(ClusterEvent(EventResource.Pod, pod_actions), self.is_schedulable_after_pod_change),
+            ClusterEventWithHint(ClusterEvent(EventResource.Node, node_actions), self.is_schedulable_after_node_change),
+        ]
+
+    def is_schedulable_after_pod_change(self, pod: Pod, old: Pod | None, new: Pod | None) -> QueueingHint:
+        if (new is not None and not _involved(new, pod)) or (old is not None and not _involved(old, pod)):
+            return QueueingHint.QueueSkip
+        try:
+            constraints = self.get_constraints(pod)
+        except ValueError:
+            return QueueingHint.Queue
+        if new is not None and old is not None:
+            if (
+                pod.metadata.uid == new.metadata.uid
+                and new.spec.tolerations != old.spec.tolerations
+                and any(c.node_taints_policy == HONOR for c in constraints)
+            ):
+                return QueueingHint.Queue
+            before, after = old.metadata.labels, new.metadata.labels
+            if before == after:
+                return QueueingHint.QueueSkip
+            flipped = any(c.selector.matches(before) != c.selector.matches(after) for c in constraints)
+            return QueueingHint.Queue if flipped else QueueingHint.QueueSkip
+        changed = new if new is not None else old
+        if changed is not None and pod_labels_match_spread_constraints(constraints, changed.metadata.labels):
+            return QueueingHint.Queue
+        return QueueingHint.QueueSkip
+
+    def is_schedulable_after_node_change(self, pod: Pod, old: Node | None, new: Node | None) -> QueueingHint:
+        try:
+            constraints = self.get_constraints(pod)
+        except ValueError:
+            return QueueingHint.Queue
+        old_matching = old is not None and node_labels_match_spread_constraints(old.metadata.labels, constraints)
+        new_matching = new is not None and node_labels_match_spread_constraints(new.metadata.labels, constraints)
+        if old is not None and new is not None:
+            if old_matching != new_matching:
+                return QueueingHint.Queue
+            if new_matching and (
+                _topology_values_changed(old.metadata.labels, new.metadata.labels, constraints)
+                or old.spec.taints != new.spec.taints
+            ):
+                return QueueingHint.Queue
+            return QueueingHint.QueueSkip
+        if new is not None:
+            return QueueingHint.Queue if new_matching else QueueingHint.QueueSkip
+        return QueueingHint.Queue if old_matching else QueueingHint.QueueSkip
+
+    def __repr__(self) -> str:
+        n = len(self.default_constraints)
+        return f"<PodTopologySpread defaultingType={self.args.defaulting_type} defaults={n}>"
+
+
+def _involved(changed: Pod, target: Pod) -> bool:
+    """Upstream ``involvedInTopologySpreading``: the target itself, or an assigned pod of its
+    namespace."""
+    return changed.metadata.uid == target.metadata.uid or (
+        bool(changed.spec.node_name) and changed.metadata.namespace == target.metadata.namespace
+    )
+
+
+def _topology_values_changed(before: Mapping[str, str], after: Mapping[str, str], cs: list[Constraint]) -> bool:
+    return any(before.get(c.topology_key, "") != after.get(c.topology_key, "") for c in cs)

@@ -1,0 +1,162 @@
+"""PodTopologySpread's soft constraints: PreScore state, Score, NormalizeScore (upstream
+``podtopologyspread/scoring.go``, v1.34).
+
+What this module owns, as pure functions:
+
+* ``init_pre_score_state`` over the *filtered* nodes: ``ignored_nodes`` (filtered nodes missing a
+  topology key, only when ``require_all_topologies``), one counter per topology value seen among the
+  other filtered nodes (a node without the key counts as the value ``""``, as upstream reads a
+  missing label), and per constraint the weight ``ln(size + 2)`` with ``size`` the number of such
+  values (hostname: the number of non-ignored filtered nodes).
+* ``count_all_nodes`` over *all* nodes of the snapshot: adds each eligible node's matching pods to
+  its value's counter when that value has one (hostname constraints are skipped: Score counts the
+  node's own pods).
+* ``score_node``: ``round(Σ_c cnt_c · w_c + (maxSkew_c − 1))`` over the constraints whose key the
+  node carries (Go ``math.Round``: half away from zero); ignored nodes score 0.
+* ``normalize_scores``: over non-ignored nodes, ``max == 0`` → 100, else
+  ``100 · (max + min − s) // max``; ignored nodes → 0.
+
+Floats are IEEE doubles computed in upstream's order, so the rounded raw scores are upstream's.
+What it does not own: constraint parsing and counting (``common.py``), the plugin (``plugin.py``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from agents.scheduler.framework.types import MAX_NODE_SCORE, NodeInfo, NodeScore
+from emulator.api.core import Pod
+
+from .common import (
+    LABEL_HOSTNAME,
+    Constraint,
+    NodeEligibility,
+    count_pods_match_selector,
+    node_labels_match_spread_constraints,
+)
+
+__all__ = [
+    "PreScoreState",
+    "count_all_nodes",
+    "go_round",
+    "init_pre_score_state",
+    "normalize_scores",
+    "score_for_count",
+    "score_node",
+    "topology_normalizing_weight",
+]
+
+
+def topology_normalizing_weight(size: int) -> float:
+    """``ln(size + 2)``: keeps small topologies' counts from being watered down by big ones."""
+    return math.log(size + 2)
+
+
+def score_for_count(cnt: int, max_skew: int, weight: float) -> float:
+    """``cnt · weight + (maxSkew − 1)``: a larger maxSkew tolerates more skew."""
+    return float(cnt) * weight + float(max_skew - 1)
+
+
+def go_round(x: float) -> int:
+    """Go ``math.Round``: to the nearest integer, halves away from zero."""
+    t = math.trunc(x)
+    if abs(x - t) >= 0.5:
+        t += int(math.copysign(1, x))
+    return int(t)
+
+
+@dataclass(slots=True)
+class PreScoreState:
+    """Written at PreScore under ``PreScorePodTopologySpread``; read-only afterwards."""
+
+    constraints: list[Constraint]
+    ignored_nodes: set[str]
+    tp_value_to_pod_counts: list[dict[str, int]]
+    """Per constraint: topology value (of a non-ignored filtered node) → matching pods; hostname
+    constraints keep an empty map."""
+    weights: list[float]
+
+    def clone(self) -> PreScoreState:
+        return self
+
+
+def init_pre_score_state(
+    constraints: list[Constraint], filtered: Sequence[NodeInfo], require_all_topologies: bool
+) -> PreScoreState:
+    """Upstream ``initPreScoreState`` once the soft constraints are known (non-empty)."""
+    n = len(constraints)
+    ignored: set[str] = set()
+    counts: list[dict[str, int]] = [{} for _ in range(n)]
+    for node_info in filtered:
+        node = node_info.node
+        if node is None:
+            continue
+        labels = node.metadata.labels
+        if require_all_topologies and not node_labels_match_spread_constraints(labels, constraints):
+            ignored.add(node.metadata.name)
+            continue
+        for i, c in enumerate(constraints):
+            if c.topology_key != LABEL_HOSTNAME:
+                counts[i].setdefault(labels.get(c.topology_key, ""), 0)
+    weights = []
+    for i, c in enumerate(constraints):
+        size = len(filtered) - len(ignored) if c.topology_key == LABEL_HOSTNAME else len(counts[i])
+        weights.append(topology_normalizing_weight(size))
+    return PreScoreState(constraints, ignored, counts, weights)
+
+
+def count_all_nodes(s: PreScoreState, pod: Pod, all_nodes: Sequence[NodeInfo], require_all_topologies: bool) -> None:
+    """Upstream PreScore's pass over every node: fill the per-value counters."""
+    eligibility = NodeEligibility(pod)
+    namespace = pod.metadata.namespace
+    constraints = s.constraints
+    for node_info in all_nodes:
+        node = node_info.node
+        if node is None:
+            continue
+        labels = node.metadata.labels
+        if require_all_topologies and not node_labels_match_spread_constraints(labels, constraints):
+            continue
+        for i, c in enumerate(constraints):
+            if not eligibility.includes(c, node):
+                continue
+            counter = s.tp_value_to_pod_counts[i]
+            value = labels.get(c.topology_key, "")
+            if value not in counter:  # no filtered node in that domain (or a hostname constraint)
+                continue
+            counter[value] += count_pods_match_selector(node_info.pods, c.selector, namespace)
+
+
+def score_node(s: PreScoreState, pod: Pod, node_info: NodeInfo) -> int:
+    """Upstream ``Score``: the node's raw (lower is better) spreading score."""
+    node = node_info.node
+    if node is None or node.metadata.name in s.ignored_nodes:
+        return 0
+    labels = node.metadata.labels
+    score = 0.0
+    for i, c in enumerate(s.constraints):
+        value = labels.get(c.topology_key)
+        if value is None:
+            continue
+        if c.topology_key == LABEL_HOSTNAME:
+            cnt = count_pods_match_selector(node_info.pods, c.selector, pod.metadata.namespace)
+        else:
+            cnt = s.tp_value_to_pod_counts[i][value]
+        score += score_for_count(cnt, c.max_skew, s.weights[i])
+    return go_round(score)
+
+
+def normalize_scores(s: PreScoreState, scores: list[NodeScore]) -> None:
+    """Upstream ``NormalizeScore``, in place: fewer matching pods → higher score."""
+    valid = [ns.score for ns in scores if ns.name not in s.ignored_nodes]
+    min_score = min(valid, default=0)
+    max_score = max([0, *valid])
+    for ns in scores:
+        if ns.name in s.ignored_nodes:
+            ns.score = 0
+        elif max_score == 0:
+            ns.score = MAX_NODE_SCORE
+        else:
+            ns.score = MAX_NODE_SCORE * (max_score + min_score - ns.score) // max_score

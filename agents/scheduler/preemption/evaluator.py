@@ -1,0 +1,355 @@
+"""Preemption, the generic part: upstream ``pkg/scheduler/framework/preemption/preemption.go``
+(v1.34) ``Evaluator``, plus the helpers it uses from ``pkg/scheduler/util``.
+
+What this module owns: deciding *where* a pod may preempt and *whom*, on the cycle's snapshot,
+synchronously and without the API. ``Evaluator.preempt(state, pod, node_to_status)`` is
+upstream's ``Preempt``:
+
+====  ============================================================  ===============================
+step  what                                                          result if it stops here
+====  ============================================================  ===============================
+0     the pod's latest copy (``handle.get_pod`` when provided)      (None, Error "pods … not found")
+1     ``plugin.pod_eligible_to_preempt_others``                     (None, Unschedulable <reason>)
+2     potential nodes = filter status code exactly Unschedulable    no candidate: (result "",
+      (absent nodes carry the absent status); dry run on copies,    Unschedulable "0/N nodes are
+      from a random offset, until enough candidates                 available: …" histogram)
+3     extenders: the emulator has none                              —
+4     ``select_candidate``: ``pick_one_node_for_preemption``        —
+5     prepare the chosen node: ``Executor`` (API calls, async)      —
+6     (PostFilterResult(node), Success)
+====  ============================================================  ===============================
+
+Dry run (``dry_run_preemption``): upstream checks nodes with 16 workers and cancels once at
+least one non-PDB-violating candidate exists and the candidates number ``num_candidates``; each
+candidate list keeps at most ``num_candidates`` entries. Here one worker scans sequentially from
+``offset`` (wrapping), which is upstream with parallelism 1 — the deterministic equivalent.
+Non-violating candidates come first, then violating ones, each in scan order.
+
+Choosing (``pick_one_node_for_preemption``), each criterion applied only to the ties of the
+previous one: fewest PDB violations; lowest highest-victim priority; smallest
+Σ(priority + 2^31); fewest victims; latest earliest-start-time among the highest-priority
+victims; then the first remaining. Upstream iterates a Go map there (arbitrary order); here the
+candidates' order, so ties resolve deterministically.
+
+PodDisruptionBudgets: the emulated API serves none, so ``pdb_lister`` returns ``[]`` unless a
+caller supplies budgets (tests do). ``filter_pods_with_pdb_violation`` keeps upstream's rules.
+
+It does not own: the default plugin's victim selection and eligibility
+(``plugins/defaultpreemption``), the API calls (``executor.py``), the framework runners.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Final, Protocol
+
+from agents.scheduler.framework.diagnosis import Diagnosis, FitError
+from agents.scheduler.framework.interface import Handle, NodeToStatus, PostFilterResult
+from agents.scheduler.framework.types import SUCCESS, Code, CycleState, NodeInfo, PodInfo, Status
+from emulator.api.core import LabelSelector, Pod
+from emulator.api.selectors import label_selector_matches
+from emulator.runtime.clock import parse_timestamp
+
+if TYPE_CHECKING:
+    from .executor import Executor
+
+__all__ = [
+    "MAX_INT32",
+    "PREEMPTION_NOT_HELPFUL",
+    "Candidate",
+    "Evaluator",
+    "PodDisruptionBudget",
+    "PreemptionPlugin",
+    "ScoreFunc",
+    "Victims",
+    "earliest_pod_start_time",
+    "filter_pods_with_pdb_violation",
+    "importance_key",
+    "pick_one_node_for_preemption",
+    "pod_priority",
+    "pod_start_time",
+]
+
+MAX_INT32: Final = 2**31 - 1
+MIN_INT64: Final = -(2**63)
+PREEMPTION_NOT_HELPFUL: Final = "Preemption is not helpful for scheduling"
+NO_CANDIDATE_NODE: Final = "no candidate node for preemption"
+
+ScoreFunc = Callable[[str], int]
+"""``score(node name) -> int``: the higher, the better the node (``OrderedScoreFuncs``)."""
+
+
+# --- pure helpers (upstream pkg/scheduler/util) ------------------------------------------
+
+
+def pod_priority(pod: Pod) -> int:
+    """``corev1helpers.PodPriority``: ``spec.priority``, 0 when unset."""
+    return pod.spec.priority if pod.spec.priority is not None else 0
+
+
+def pod_start_time(pod: Pod, now: float) -> float:
+    """``GetPodStartTime``: ``status.startTime`` as clock seconds; ``now`` if not started."""
+    start = pod.status.start_time
+    return parse_timestamp(start) if start else now
+
+
+def importance_key(pod: Pod, now: float) -> tuple[int, float]:
+    """Sort key of ``MoreImportantPod``: higher priority first, then the earlier start."""
+    return (-pod_priority(pod), pod_start_time(pod, now))
+
+
+def earliest_pod_start_time(pods: Sequence[Pod], now: float) -> float | None:
+    """``GetEarliestPodStartTime``: the earliest start among the highest-priority pods."""
+    if not pods:
+        return None
+    top = max(pod_priority(p) for p in pods)
+    return min(pod_start_time(p, now) for p in pods if pod_priority(p) == top)
+
+
+@dataclass(frozen=True, slots=True)
+class PodDisruptionBudget:
+    """The fields of a policy/v1 PodDisruptionBudget that preemption reads."""
+
+    namespace: str
+    selector: LabelSelector | None = None
+    disruptions_allowed: int = 0
+    disrupted_pods: frozenset[str] = frozenset()
+    """Names of pods whose eviction the API server already processed (``status.disruptedPods``)."""
+
+
+def filter_pods_with_pdb_violation(
+    pod_infos: Sequence[PodInfo], pdbs: Sequence[PodDisruptionBudget]
+) -> tuple[list[PodInfo], list[PodInfo]]:
+    """Upstream ``filterPodsWithPDBViolation``: (violating, non-violating), order kept.
+
+    Each matching budget (same namespace, non-empty valid selector matching the pod's labels,
+    the pod not in ``disrupted_pods``) is decremented; a pod that takes one below 0 violates.
+    A nil or empty selector matches nothing; a pod without labels matches no budget.
+    """
+    allowed = [pdb.disruptions_allowed for pdb in pdbs]
+    violating: list[PodInfo] = []
+    non_violating: list[PodInfo] = []
+    for pi in pod_infos:
+        pod = pi.pod
+        violated = False
+        labels = pod.metadata.labels
+        if labels:
+            for i, pdb in enumerate(pdbs):
+                sel = pdb.selector
+                if pdb.namespace != pod.metadata.namespace or sel is None:
+                    continue
+                if not sel.match_labels and not sel.match_expressions:
+                    continue
+                try:
+                    if not label_selector_matches(sel, labels):
+                        continue
+                except ValueError:  # an invalid selector matches nothing
+                    continue
+                if pod.metadata.name in pdb.disrupted_pods:
+                    continue
+                allowed[i] -= 1
+                if allowed[i] < 0:
+                    violated = True
+        (violating if violated else non_violating).append(pi)
+    return violating, non_violating
+
+
+# --- candidates ---------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class Victims:
+    """Upstream ``extenderv1.Victims``: pods to evict, most important first."""
+
+    pods: list[Pod] = field(default_factory=list)
+    num_pdb_violations: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A node the preemptor could be nominated to, with the victims to evict there."""
+
+    name: str
+    victims: Victims
+
+
+def pick_one_node_for_preemption(
+    nodes_to_victims: Mapping[str, Victims], now: float, score_funcs: Sequence[ScoreFunc] | None = None
+) -> str:
+    """Upstream ``pickOneNodeForPreemption`` (default criteria when ``score_funcs`` is empty)."""
+    if not nodes_to_victims:
+        return ""
+    remaining = list(nodes_to_victims)
+    if not score_funcs:
+
+        def min_pdb_violations(node: str) -> int:
+            return -nodes_to_victims[node].num_pdb_violations
+
+        def min_highest_priority(node: str) -> int:
+            return -pod_priority(nodes_to_victims[node].pods[0])
+
+        def min_sum_priorities(node: str) -> int:
+            return -sum(pod_priority(p) + MAX_INT32 + 1 for p in nodes_to_victims[node].pods)
+
+        def min_num_pods(node: str) -> int:
+            return -len(nodes_to_victims[node].pods)
+
+        def latest_start_time(node: str) -> int:
+            t = earliest_pod_start_time(nodes_to_victims[node].pods, now)
+            return MIN_INT64 if t is None else round(t * 1_000_000_000)  # UnixNano
+
+        score_funcs = [min_pdb_violations, min_highest_priority, min_sum_priorities, min_num_pods, latest_start_time]
+    for f in score_funcs:
+        scores = [(node, f(node)) for node in remaining]
+        best = max(s for _, s in scores)
+        remaining = [node for node, s in scores if s == best]
+        if len(remaining) == 1:
+            break
+    return remaining[0]
+
+
+def _aggregate(messages: Sequence[str]) -> str:
+    """``utilerrors.NewAggregate(errs).Error()``: one message, or "[a, b]" de-duplicated."""
+    if len(messages) == 1:
+        return messages[0]
+    distinct = list(dict.fromkeys(messages))
+    return distinct[0] if len(distinct) == 1 else "[" + ", ".join(distinct) + "]"
+
+
+# --- the evaluator -----------------------------------------------------------------------
+
+
+class PreemptionPlugin(Protocol):
+    """What a preemption plugin gives the evaluator (upstream ``preemption.Interface``)."""
+
+    def get_offset_and_num_candidates(self, num_nodes: int) -> tuple[int, int]:
+        """A random offset in [0, num_nodes) and how many candidates to dry-run for."""
+        ...
+
+    def pod_eligible_to_preempt_others(self, pod: Pod, nominated_node_status: Status | None) -> tuple[bool, str]: ...
+
+    def select_victims_on_node(
+        self, state: CycleState, pod: Pod, node_info: NodeInfo, pdbs: Sequence[PodDisruptionBudget]
+    ) -> tuple[list[Pod], int, Status]:
+        """(victims most important first, #PDB violations, status) on copies of state/node."""
+        ...
+
+    def ordered_score_funcs(self, nodes_to_victims: Mapping[str, Victims]) -> list[ScoreFunc] | None: ...
+
+
+class Evaluator:
+    """Upstream ``preemption.Evaluator`` for one plugin of one profile."""
+
+    def __init__(
+        self,
+        plugin_name: str,
+        handle: Handle,
+        plugin: PreemptionPlugin,
+        *,
+        enable_async_preemption: bool = True,
+        pdb_lister: Callable[[], Sequence[PodDisruptionBudget]] | None = None,
+    ) -> None:
+        from .executor import Executor
+
+        self.plugin_name = plugin_name
+        self.handle = handle
+        self.plugin = plugin
+        self.pdb_lister: Callable[[], Sequence[PodDisruptionBudget]] = pdb_lister or list
+        self.executor: Executor = Executor(plugin_name, handle, enable_async_preemption=enable_async_preemption)
+
+    def __repr__(self) -> str:
+        return f"<Evaluator {self.plugin_name} {self.executor!r}>"
+
+    def is_pod_running_preemption(self, uid: str) -> bool:
+        return self.executor.is_pod_running_preemption(uid)
+
+    def preempt(
+        self, state: CycleState, pod: Pod, node_to_status: NodeToStatus
+    ) -> tuple[PostFilterResult | None, Status]:
+        """Upstream ``Preempt``; see the module table for the outcomes."""
+        latest = self._latest(pod)
+        if latest is None:
+            return None, Status(Code.Error, f'pods "{pod.metadata.name}" not found')
+        pod = latest
+        nominated_status = node_to_status.get(pod.status.nominated_node_name)
+        eligible, reason = self.plugin.pod_eligible_to_preempt_others(pod, nominated_status)
+        if not eligible:
+            return None, Status(Code.Unschedulable, reason)
+        all_nodes = self.handle.snapshot_shared_lister().node_info_list
+        candidates, statuses, errors = self.find_candidates(state, all_nodes, pod, node_to_status)
+        if errors and not candidates:
+            return None, Status(Code.Error, _aggregate(errors))
+        if not candidates:
+            statuses.set_absent_nodes_status(Status(Code.UnschedulableAndUnresolvable, PREEMPTION_NOT_HELPFUL))
+            fit = FitError(pod, len(all_nodes), Diagnosis(node_to_status=statuses))
+            return PostFilterResult(""), Status(Code.Unschedulable, fit.message())
+        best = self.select_candidate(candidates)
+        if best is None or not best.name:
+            return None, Status(Code.Unschedulable, NO_CANDIDATE_NODE)
+        self.executor.prepare_candidate(best, pod)
+        return PostFilterResult(best.name), SUCCESS
+
+    def _latest(self, pod: Pod) -> Pod | None:
+        """Step 0: the informer's copy when the scheduler offers ``get_pod``, else ``pod``."""
+        get_pod: Callable[[str, str], Pod | None] | None = getattr(self.handle, "get_pod", None)
+        if get_pod is None:
+            return pod
+        return get_pod(pod.metadata.namespace, pod.metadata.name)
+
+    def find_candidates(
+        self, state: CycleState, all_nodes: list[NodeInfo], pod: Pod, node_to_status: NodeToStatus
+    ) -> tuple[list[Candidate], NodeToStatus, list[str]]:
+        """Upstream ``findCandidates``: (candidates, dry-run statuses, error messages)."""
+        if not all_nodes:
+            return [], NodeToStatus(), ["no nodes available"]
+        potential = node_to_status.nodes_for_status_code(all_nodes, Code.Unschedulable)
+        if not potential:
+            return [], NodeToStatus(), []
+        offset, num_candidates = self.plugin.get_offset_and_num_candidates(len(potential))
+        return self.dry_run_preemption(state, pod, potential, self.pdb_lister(), offset, num_candidates)
+
+    def dry_run_preemption(
+        self,
+        state: CycleState,
+        pod: Pod,
+        potential_nodes: Sequence[NodeInfo],
+        pdbs: Sequence[PodDisruptionBudget],
+        offset: int,
+        num_candidates: int,
+    ) -> tuple[list[Candidate], NodeToStatus, list[str]]:
+        """Upstream ``DryRunPreemption`` with one worker (see the module docstring)."""
+        non_violating: list[Candidate] = []
+        violating: list[Candidate] = []
+        statuses = NodeToStatus()
+        errors: list[str] = []
+        n = len(potential_nodes)
+        for i in range(n):
+            node_copy = potential_nodes[(offset + i) % n].clone()
+            victims, num_violations, status = self.plugin.select_victims_on_node(state.clone(), pod, node_copy, pdbs)
+            if status.is_success() and victims:
+                into = non_violating if num_violations == 0 else violating
+                if len(into) < num_candidates:
+                    into.append(Candidate(node_copy.name, Victims(victims, num_violations)))
+                if non_violating and len(non_violating) + len(violating) >= num_candidates:
+                    break
+                continue
+            if status.is_success():
+                status = Status(Code.Error, f'expected at least one victim pod on node "{node_copy.name}"')
+            if status.code is Code.Error:
+                errors.append(status.message())
+            statuses.set(node_copy.name, status)
+        return non_violating + violating, statuses, errors
+
+    def select_candidate(self, candidates: Sequence[Candidate]) -> Candidate | None:
+        """Upstream ``SelectCandidate``."""
+        if not candidates:
+            return None
+        if len(candidates) == 1:
+            return candidates[0]
+        victims_map = {c.name: c.victims for c in candidates}
+        funcs = self.plugin.ordered_score_funcs(victims_map)
+        name = pick_one_node_for_preemption(victims_map, self.handle.clock.now(), funcs)
+        if name in victims_map:
+            return Candidate(name, victims_map[name])
+        return candidates[0]  # unreachable with the default criteria, as upstream
