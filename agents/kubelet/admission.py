@@ -39,7 +39,16 @@ from dataclasses import dataclass
 from typing import Final
 
 from emulator.api.core import Node, Pod
-from emulator.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, node_allocatable, pod_requests
+from emulator.api.resources import (
+    CPU,
+    EPHEMERAL_STORAGE,
+    MEMORY,
+    PODS,
+    is_extended_resource,
+    is_scalar_resource,
+    node_allocatable,
+    pod_requests,
+)
 from emulator.api.selectors import find_untolerated_taint, pod_matches_node_selector_and_affinity
 
 __all__ = [
@@ -102,21 +111,6 @@ def _insufficient(name: str, requested: int, used: int, capacity: int) -> Admiss
 
 
 # --- resource names (pkg/apis/core/v1/helper) -------------------------------------------
-
-
-def _is_native(name: str) -> bool:
-    return "/" not in name or "kubernetes.io/" in name
-
-
-def _is_extended(name: str) -> bool:
-    """``IsExtendedResourceName``: a domain-prefixed name outside ``kubernetes.io``."""
-    return not _is_native(name) and not name.startswith("requests.")
-
-
-def is_scalar_resource(name: str) -> bool:
-    """``IsScalarResourceName``: extended, hugepages-*, attachable-volumes-* or a
-    ``kubernetes.io/``-prefixed name; these are checked after cpu, memory and storage."""
-    return _is_extended(name) or name.startswith(("hugepages-", "attachable-volumes-")) or "kubernetes.io/" in name
 
 
 # --- the checks ---------------------------------------------------------------------------
@@ -222,7 +216,7 @@ def _fits_resources(pod: Pod, allocatable: Mapping[str, int], usage: NodeUsage) 
     requests = {
         name: v
         for name, v in pod_requests(pod).items()
-        if not (_is_extended(name) and name not in allocatable)  # removeMissingExtendedResources
+        if not (is_extended_resource(name) and name not in allocatable)  # removeMissingExtendedResources
     }
     scalars = sorted(name for name in requests if is_scalar_resource(name))
     if not scalars and all(requests.get(r, 0) == 0 for r in (CPU, MEMORY, EPHEMERAL_STORAGE)):

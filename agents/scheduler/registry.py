@@ -39,12 +39,16 @@ from agents.scheduler.args import ConfigError
 from agents.scheduler.framework.interface import PluginFactory
 from agents.scheduler.plugins import (
     defaultbinder,
+    defaultpreemption,
     imagelocality,
+    interpodaffinity,
     nodeaffinity,
     nodename,
     nodeports,
+    noderesources_balanced_allocation,
     noderesources_fit,
     nodeunschedulable,
+    podtopologyspread,
     queuesort,
     schedulinggates,
     tainttoleration,
@@ -75,6 +79,10 @@ def in_tree_registry() -> dict[str, PluginFactory]:
         nodeaffinity.NAME: nodeaffinity.NodeAffinity,
         nodeports.NAME: nodeports.NodePorts,
         noderesources_fit.NAME: noderesources_fit.NodeResourcesFit,
+        podtopologyspread.NAME: podtopologyspread.PodTopologySpread,
+        interpodaffinity.NAME: interpodaffinity.InterPodAffinity,
+        defaultpreemption.NAME: defaultpreemption.DefaultPreemption,
+        noderesources_balanced_allocation.NAME: noderesources_balanced_allocation.NodeResourcesBalancedAllocation,
         imagelocality.NAME: imagelocality.ImageLocality,
         defaultbinder.NAME: defaultbinder.DefaultBinder,
     }

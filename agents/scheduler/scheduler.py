@@ -34,7 +34,7 @@ import asyncio
 import contextlib
 import random
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -42,7 +42,7 @@ from msgspec.structs import replace
 
 from agents.scheduler.cache import Cache, CacheError, Snapshot
 from agents.scheduler.framework.diagnosis import Diagnosis, FitError
-from agents.scheduler.framework.interface import NodeToStatus, PluginFactory, ProfileSpec
+from agents.scheduler.framework.interface import NodeToStatus, NominatingMode, PluginFactory, ProfileSpec
 from agents.scheduler.framework.runtime import Framework
 from agents.scheduler.framework.types import (
     ActionType,
@@ -124,6 +124,19 @@ def select_host(totals: Sequence[tuple[str, int]], rng: random.Random) -> str:
     return selected
 
 
+class NamespaceLister:
+    """Namespaces from the scheduler's informer, for plugins' namespaceSelectors."""
+
+    def __init__(self, informer: Informer) -> None:
+        self._informer = informer
+
+    def get(self, name: str) -> Any:
+        return self._informer.get(name)
+
+    def list(self) -> list[Any]:
+        return sorted(self._informer.objects(), key=lambda n: n.metadata.name)
+
+
 @dataclass(frozen=True, slots=True)
 class SchedulerOptions:
     assume_cache: bool = True
@@ -133,6 +146,9 @@ class SchedulerOptions:
     percentage_of_nodes_to_score: int | None = None
     pod_initial_backoff: float = 1.0
     pod_max_backoff: float = 10.0
+    explain: Callable[..., None] | None = None
+    """``explain(attempt, time, pod, explanation)`` after every attempt's decision (``run --explain``;
+    ``agents.scheduler.explain.ExplainRecorder.record``); None: no cost."""
 
 
 @dataclass(slots=True)
@@ -165,6 +181,7 @@ class Scheduler:
         self.snapshot = Snapshot()
         self.waiting_pods = WaitingPodsMap()
         self.metrics = SchedulingMetrics()
+        self.namespaces = Informer(client, "Namespace")
         self.frameworks: dict[str, Framework] = {}
         for spec in profiles:
             self.frameworks[spec.scheduler_name] = Framework(
@@ -175,6 +192,7 @@ class Scheduler:
                 client=client,
                 snapshot=self.snapshot,
                 waiting_pods=self.waiting_pods,
+                namespaces=NamespaceLister(self.namespaces),
             )
         first = next(iter(self.frameworks.values()))
         self._hints: dict[str, dict[str, list[ClusterEventWithHint]]] = {
@@ -193,6 +211,9 @@ class Scheduler:
         )
         for f in self.frameworks.values():
             f.set_nominator(self.queue)
+            f.run_async = self._run_async
+            f.activate = self.queue.activate
+            f.get_pod = self._get_pod
         self.pods = Informer(client, "Pod")
         self.nodes = Informer(client, "Node")
         self.pods.add_handlers(self._on_pod_add, self._on_pod_update, self._on_pod_delete)
@@ -281,12 +302,25 @@ class Scheduler:
 
     # --- running ------------------------------------------------------------------------
 
+    def _get_pod(self, namespace: str, name: str) -> Pod | None:
+        pod: Pod | None = self.pods.get(name, namespace)
+        return pod
+
+    def _run_async(self, coro: Coroutine[Any, Any, Any], name: str) -> None:
+        """Plugins' API work (preemption) as a named task of the scheduler's task group."""
+        if self._tg is None:
+            coro.close()
+            raise RuntimeError("the scheduler is not running")
+        self._tg.create_task(coro, name=f"{self.name}:{name}")
+
     async def run(self) -> None:
         """Informers, queue flushes and the scheduling loop, until cancelled."""
         async with asyncio.TaskGroup() as tg:
             self._tg = tg
+            tg.create_task(self.namespaces.run(), name=f"{self.name}:informer:namespaces")
             tg.create_task(self.nodes.run(), name=f"{self.name}:informer:nodes")
             tg.create_task(self.pods.run(), name=f"{self.name}:informer:pods")
+            await self.namespaces.synced.wait()
             await self.nodes.synced.wait()
             await self.pods.synced.wait()
             tg.create_task(self.queue.run(), name=f"{self.name}:queue-flush")
@@ -320,10 +354,14 @@ class Scheduler:
         except FitError as fit:
             nominated = self._post_filter(fwk, state, pod, fit)
             self._record_attempt(start, wall0, "unschedulable")
+            if self.options.explain is not None:  # explain hook
+                self._explain(fwk, qpi, start, None, str(fit), nominated)
             self.handle_failure(fwk, qpi, Status(Code.Unschedulable, str(fit)), fit.diagnosis, fit, nominated)
             return
         except _SchedulingError as err:
             self._record_attempt(start, wall0, "error")
+            if self.options.explain is not None:  # explain hook
+                self._explain(fwk, qpi, start, None, err.status.message(), "")
             self.handle_failure(fwk, qpi, err.status, None, None)
             return
         host = result.node
@@ -338,6 +376,8 @@ class Scheduler:
             fwk.run_reserve_plugins_unreserve(state, assumed, host)
             self._forget(assumed)
             self._record_attempt(start, wall0, "unschedulable" if status.is_rejected() else "error")
+            if self.options.explain is not None:  # explain hook
+                self._explain(fwk, qpi, start, host, status.message(), "")
             diagnosis = None
             if status.is_rejected():
                 diagnosis = Diagnosis(node_to_status=NodeToStatus({host: status}))
@@ -345,11 +385,27 @@ class Scheduler:
             self.handle_failure(fwk, qpi, status, diagnosis, None)
             return
         self._record_attempt(start, wall0, "scheduled")
+        if self.options.explain is not None:  # explain hook
+            self._explain(fwk, qpi, start, host, None, "")
         assert self._tg is not None
         self._tg.create_task(
             self.binding_cycle(fwk, state, qpi, assumed, host),
             name=f"{self.name}:bind:{pod.metadata.namespace}/{pod.metadata.name}",
         )
+
+    # --- explain hook (agents/scheduler/explain.py): after the attempt's decision, never when
+    # options.explain is None; on the cycle's snapshot, a fresh CycleState, its own rng.
+    def _explain(
+        self, fwk: Framework, qpi: QueuedPodInfo, start: float, selected: str | None, message: str | None, nom: str | None
+    ) -> None:
+        from agents.scheduler.explain import Decided, explain_pod  # explain imports this module
+
+        decided = Decided(selected, message, nom or "")
+        exp = explain_pod(fwk, self.snapshot, qpi.pod, rng=random.Random(0), decided=decided)
+        assert self.options.explain is not None
+        self.options.explain(qpi.attempts, start, qpi.pod, exp)
+
+    # --- end of explain hook
 
     def _record_attempt(self, start: float, wall0: float, result: str) -> None:
         m = self.metrics
@@ -452,20 +508,21 @@ class Scheduler:
             raise _SchedulingError(status)
         return [(s.name, s.total_score) for s in scores]
 
-    def _post_filter(self, fwk: Framework, state: CycleState, pod: Pod, fit: FitError) -> str:
-        """Run PostFilter (preemption); the node it nominates, if any."""
+    def _post_filter(self, fwk: Framework, state: CycleState, pod: Pod, fit: FitError) -> str | None:
+        """Run PostFilter (preemption): the node it nominates, "" to clear a stale nomination
+        (a result without a node, mode Override), None to leave the nomination alone."""
         if not fwk.has_post_filter_plugins():
-            return ""
+            return None
         result, status = fwk.run_post_filter_plugins(state, pod, fit.diagnosis.node_to_status)
         if status.code is Code.Error:
-            return ""
+            return None
         if not status.is_success():
             fit.diagnosis.add_plugin_status(status)
         if status.message():
             fit.diagnosis.post_filter_msg = status.message()
-        if result is not None and result.nominated_node_name:
+        if result is not None and result.nominating_mode is NominatingMode.Override:
             return result.nominated_node_name
-        return ""
+        return None
 
     def _forget(self, assumed: Pod) -> None:
         if self.options.assume_cache and self.cache.is_assumed_pod(assumed):
@@ -522,7 +579,7 @@ class Scheduler:
         status: Status,
         diagnosis: Diagnosis | None,
         fit: FitError | None,
-        nominated: str = "",
+        nominated: str | None = None,
     ) -> None:
         """Upstream ``handleSchedulingFailure``: requeue, then report on the pod (async)."""
         pod = qpi.pod
@@ -540,6 +597,8 @@ class Scheduler:
         self.queue.done(pod.metadata.uid)
         if nominated:
             self.queue.add_nominated_pod(PodInfo(pod), nominated)
+        elif nominated == "":
+            self.queue.delete_nominated_pod_if_exists(pod)
         message = str(fit) if fit is not None else status.message()
         assert self._tg is not None
         self._tg.create_task(
@@ -547,7 +606,7 @@ class Scheduler:
             name=f"{self.name}:status:{pod.metadata.namespace}/{pod.metadata.name}",
         )
 
-    async def _report_failure(self, pod: Pod, reason: str, message: str, nominated: str) -> None:
+    async def _report_failure(self, pod: Pod, reason: str, message: str, nominated: str | None) -> None:
         await self._event(pod, "Warning", "FailedScheduling", message)
         for _ in range(5):
             try:

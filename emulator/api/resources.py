@@ -14,12 +14,41 @@ from collections.abc import Mapping
 from emulator.api.core import Node, Pod
 from emulator.api.quantity import Quantity
 
-__all__ = ["CPU", "EPHEMERAL_STORAGE", "MEMORY", "PODS", "amount", "node_allocatable", "pod_requests"]
+__all__ = [
+    "CPU",
+    "EPHEMERAL_STORAGE",
+    "MEMORY",
+    "PODS",
+    "amount",
+    "is_extended_resource",
+    "is_native_resource",
+    "is_scalar_resource",
+    "node_allocatable",
+    "pod_requests",
+]
 
 CPU = "cpu"
 MEMORY = "memory"
 EPHEMERAL_STORAGE = "ephemeral-storage"
 PODS = "pods"
+
+
+def is_native_resource(name: str) -> bool:
+    """Upstream ``IsNativeResource``: no domain, or in the ``kubernetes.io`` domain."""
+    return "/" not in name or "kubernetes.io/" in name
+
+
+def is_extended_resource(name: str) -> bool:
+    """Upstream ``IsExtendedResourceName``: domain-prefixed outside ``kubernetes.io``, not ``requests.*``."""
+    return not is_native_resource(name) and not name.startswith("requests.")
+
+
+def is_scalar_resource(name: str) -> bool:
+    """Upstream ``IsScalarResourceName``: extended, ``hugepages-*``, ``attachable-volumes-*`` or a
+    ``kubernetes.io/``-prefixed name (checked after cpu, memory and ephemeral-storage)."""
+    return (
+        is_extended_resource(name) or name.startswith(("hugepages-", "attachable-volumes-")) or "kubernetes.io/" in name
+    )
 
 
 def amount(resource: str, q: Quantity) -> int:

@@ -39,7 +39,7 @@ import msgspec
 from msgspec.structs import replace
 
 from emulator.api.codec import KINDS
-from emulator.api.core import Binding, Node, Pod, PodCondition
+from emulator.api.core import Binding, Namespace, Node, Pod, PodCondition
 from emulator.api.errors import AlreadyExists, Conflict, Gone, Invalid, NotFound, resource_of
 from emulator.api.meta import ObjectMeta
 from emulator.api.scheduling import PriorityClass
@@ -170,6 +170,10 @@ class ApiServer:
             obj = default_pod(obj, classes=classes, name_suffix=self._name_suffix)
         elif isinstance(obj, Node):
             obj = default_node(obj)
+        elif isinstance(obj, Namespace):
+            # upstream: every namespace carries kubernetes.io/metadata.name=<name>
+            labels = {**obj.metadata.labels, "kubernetes.io/metadata.name": obj.metadata.name}
+            obj = replace(obj, metadata=replace(obj.metadata, labels=labels))
         validate(obj)
         meta = obj.metadata
         if kind not in CLUSTER_SCOPED and _key("", meta.namespace) not in self._objects["Namespace"]:

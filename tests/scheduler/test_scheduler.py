@@ -73,9 +73,15 @@ async def test_unschedulable_pod_gets_upstream_message_then_fits_after_node_add(
         await w.until(lambda: any(c.type == "PodScheduled" for c in w.pod("big").status.conditions))
         cond = next(c for c in w.pod("big").status.conditions if c.type == "PodScheduled")
         assert (cond.status, cond.reason) == ("False", "Unschedulable")
-        assert cond.message == "0/2 nodes are available: 2 Insufficient cpu."
+        # DefaultPreemption ran and found nothing to do; upstream appends its own FitError
+        # message, and the separator gives the (real, upstream) double full stop.
+        expected = (
+            "0/2 nodes are available: 2 Insufficient cpu. "
+            "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.."
+        )
+        assert cond.message == expected
         failed = [e for e in w.server.list("Event")[0] if e.reason == "FailedScheduling"]
-        assert [e.message for e in failed] == ["0/2 nodes are available: 2 Insufficient cpu."]
+        assert [e.message for e in failed] == [expected]
         assert failed[0].type == "Warning"
         stats = w.scheduler.queue.statistics()
         assert stats["unschedulable"] == 1
@@ -97,7 +103,13 @@ async def test_failure_message_counts_reasons_sorted_as_strings() -> None:
         await w.until(lambda: any(c.type == "PodScheduled" for c in w.pod("p").status.conditions))
         cond = next(c for c in w.pod("p").status.conditions if c.type == "PodScheduled")
         # Upstream sorts the "<count> <reason>" strings themselves, so "2 ..." comes last.
-        assert cond.message == "0/3 nodes are available: 1 Insufficient memory, 1 Too many pods, 2 Insufficient cpu."
+        # Only b ("Too many pods", Unschedulable) is a preemption candidate, and its one pod has
+        # no lower priority; a and c are too small outright (UnschedulableAndUnresolvable).
+        assert cond.message == (
+            "0/3 nodes are available: 1 Insufficient memory, 1 Too many pods, 2 Insufficient cpu. "
+            "preemption: 0/3 nodes are available: 1 No preemption victims found for incoming pod, "
+            "2 Preemption is not helpful for scheduling.."
+        )
 
 
 @pytest.mark.asyncio

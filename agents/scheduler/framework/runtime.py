@@ -30,7 +30,7 @@ selection or the failure handling (the scheduler's cycles do), nor the queue or 
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Coroutine, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from emulator.api.core import Pod
@@ -108,8 +108,12 @@ class Framework:
         nominator: PodNominator | None = None,
         waiting_pods: WaitingPodsMap | None = None,
         parallelism: int = 16,
+        namespaces: Any = None,
     ) -> None:
-        """Instantiate the profile's plugins; ``ValueError`` with upstream's message if invalid."""
+        """Instantiate the profile's plugins; ``ValueError`` with upstream's message if invalid.
+
+        ``namespaces``: a lister of Namespace objects (``get(name)``, ``list()``) for plugins
+        that resolve namespaceSelectors (InterPodAffinity)."""
         self.scheduler_name: str = spec.scheduler_name
         self.percentage_of_nodes_to_score: int | None = spec.percentage_of_nodes_to_score
         self.client = client
@@ -119,6 +123,14 @@ class Framework:
         self._snapshot = snapshot
         self._nominator = nominator
         self.waiting_pods = waiting_pods if waiting_pods is not None else WaitingPodsMap()
+        self._namespaces = namespaces
+        # Hooks the scheduler agent installs (None outside a running scheduler, e.g. explain):
+        self.run_async: Callable[[Coroutine[Any, Any, Any], str], None] | None = None
+        """Run a coroutine as a named task of the scheduler's task group (preemption's API calls)."""
+        self.activate: Callable[[Iterable[Pod]], None] | None = None
+        """Move pods to activeQ (upstream ``Handle.Activate``)."""
+        self.get_pod: Callable[[str, str], Pod | None] | None = None
+        """The informer's current copy of a pod (namespace, name)."""
         enabled = build_plugins(spec, registry, self)
         self._plugins: dict[str, Plugin] = enabled.plugins
         self._points: dict[ExtensionPoint, list[Any]] = enabled.points
@@ -172,6 +184,10 @@ class Framework:
 
     def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
         return self._nominator.nominated_pods_for_node(node_name) if self._nominator is not None else []
+
+    def namespace_lister(self) -> Any:
+        """The Namespace lister (``get(name)``, ``list()``), or None when there is none."""
+        return self._namespaces
 
     def get_waiting_pod(self, uid: str) -> WaitingPod | None:
         return self.waiting_pods.get(uid)

@@ -448,8 +448,8 @@ class NodeInfo:
     def __repr__(self) -> str:
         return (
             f"<NodeInfo {self.name} pods={len(self.pods)} "
-            f"cpu={self.requested.milli_cpu}/"
-            f"{self.allocatable.milli_cpu}m mem={self.requested.memory}/{self.allocatable.memory} gen={self.generation}>"
+            f"cpu={self.requested.milli_cpu}/{self.allocatable.milli_cpu}m "
+            f"mem={self.requested.memory}/{self.allocatable.memory} gen={self.generation}>"
         )
 
 

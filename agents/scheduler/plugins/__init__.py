@@ -11,6 +11,11 @@ module                          ``NAME``               extension points
 ``nodeaffinity``                NodeAffinity           PreFilter, Filter, PreScore, Score
 ``nodeports``                   NodePorts              PreFilter, Filter
 ``noderesources_fit``           NodeResourcesFit       PreFilter, Filter, PreScore, Score
+``podtopologyspread``           PodTopologySpread      PreFilter, Filter, PreScore, Score
+``interpodaffinity``            InterPodAffinity       PreFilter, Filter, PreScore, Score
+``defaultpreemption``           DefaultPreemption      PreEnqueue, PostFilter
+``noderesources_balanced_      NodeResourcesBalanced  PreScore, Score
+allocation``                    Allocation
 ``imagelocality``               ImageLocality          Score
 ``defaultbinder``               DefaultBinder          Bind
 ==============================  =====================  =========================================

@@ -61,7 +61,7 @@ from agents.scheduler.framework.types import (
     Status,
 )
 from emulator.api.core import Node, Pod
-from emulator.api.resources import node_allocatable, pod_requests
+from emulator.api.resources import is_extended_resource, is_scalar_resource, node_allocatable, pod_requests
 
 __all__ = [
     "NAME",
@@ -93,22 +93,6 @@ class InsufficientResource:
     capacity: int
     unresolvable: bool = False
     """The request exceeds the node's allocatable itself (v1.34)."""
-
-
-def _is_native(name: str) -> bool:
-    return "/" not in name or "kubernetes.io/" in name
-
-
-def is_extended_resource(name: str) -> bool:
-    """``IsExtendedResourceName``: domain-prefixed, outside ``kubernetes.io``, not ``requests.*``."""
-    return not _is_native(name) and not name.startswith("requests.")
-
-
-def is_scalar_resource(name: str) -> bool:
-    """``IsScalarResourceName``: extended, hugepages-*, attachable-volumes-*, ``*kubernetes.io/*``."""
-    return (
-        is_extended_resource(name) or name.startswith(("hugepages-", "attachable-volumes-")) or "kubernetes.io/" in name
-    )
 
 
 def _fits(

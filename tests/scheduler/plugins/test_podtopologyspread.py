@@ -259,6 +259,14 @@ ZONES3 = [*FOUR, zn("node-o", "zone3"), zn("node-p", "zone3")]
             id="normal case with null label selector",
         ),
         pytest.param(
+            make_pod(labels={"foo": ""}, constraints=[spread(1, "zone", DNS, {})]),
+            FOUR,
+            FOO_PODS_2_1_0_2,
+            [{"zone1": 0, "zone2": 0}],
+            [[("zone1", 0), ("zone2", 0)]],
+            id="emulator: an empty label selector counts no existing pod (countPodsMatchSelector)",
+        ),
+        pytest.param(
             make_pod(labels={"foo": ""}, constraints=[spread(1, "zone", DNS, FOO)]),
             ZONES3,
             FOO_PODS_2_1_0_2,
@@ -660,7 +668,7 @@ TAINTED_A = [
 
 
 def _zoned(name: str, node: str, zone: str, **labels: str) -> Pod:
-    return existing(name, node, zone=zone, **labels)
+    return make_pod(name, node, labels={"zone": zone, **labels})
 
 
 @pytest.mark.parametrize(
@@ -949,6 +957,16 @@ def test_extensions_without_pre_filter_state_error() -> None:
 
 def node_info_of(node: Node) -> Any:
     return Snapshot.from_objects([], [node]).get(node.metadata.name)
+
+
+def test_add_pod_counts_for_an_empty_selector() -> None:
+    """The initial count skips an empty selector, AddPod does not (upstream's updateWithPod only
+    checks ``Matches``), so a nominated pod is counted."""
+    pod = make_pod(labels={"foo": ""}, constraints=[spread(1, "node", DNS, {})])
+    pl, snap, state, _ = pre_filter(pod, AB, _foo(("p-a1", "node-a")))
+    assert pl.add_pod(state, pod, PodInfo(existing("n", "node-b")), snap.get("node-b")).is_success()
+    s: PreFilterState = state.read(PRE_FILTER_STATE_KEY)
+    assert s.tp_value_to_match_num == [{"node-a": 0, "node-b": 1}]
 
 
 def test_clone_isolates_simulations() -> None:
@@ -1426,3 +1444,35 @@ def test_args_list_defaulting() -> None:
 def test_args_invalid(args: dict[str, Any], match: str) -> None:
     with pytest.raises(ConfigError, match=match):
         PodTopologySpread(args, FakeHandle(Snapshot()))  # type: ignore[arg-type]
+
+
+# --- selectors ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("selector", "labels", "want"),
+    [
+        pytest.param(None, {"foo": ""}, False, id="null-matches-nothing"),
+        pytest.param({}, {"foo": ""}, True, id="empty-matches-everything"),
+        pytest.param(FOO, {"foo": "x"}, True, id="exists"),
+        pytest.param(FOO, {"bar": ""}, False, id="exists-missing"),
+        pytest.param({"matchLabels": {"a": "1"}}, {"a": "1", "b": "2"}, True, id="match-labels"),
+        pytest.param({"matchLabels": {"a": "1"}}, {"a": "2"}, False, id="match-labels-other-value"),
+        pytest.param(
+            {"matchExpressions": [{"key": "a", "operator": "NotIn", "values": ["1"]}]}, {}, True, id="notin-missing-key"
+        ),
+        pytest.param(
+            {"matchExpressions": [{"key": "a", "operator": "DoesNotExist"}]}, {"a": ""}, False, id="doesnotexist"
+        ),
+        pytest.param(
+            {"matchLabels": {"a": "1"}, "matchExpressions": [{"key": "b", "operator": "In", "values": ["2", "3"]}]},
+            {"a": "1", "b": "3"},
+            True,
+            id="anded",
+        ),
+    ],
+)
+def test_selector_matches(selector: dict[str, Any] | None, labels: dict[str, str], want: bool) -> None:
+    sel = Selector.from_label_selector(None if selector is None else convert(selector, LabelSelector))
+    assert sel.matches(labels) is want
+    assert sel.empty() is (selector == {})

@@ -281,6 +281,11 @@ class FakeClient:
         self.pods: dict[tuple[str, str], Pod] = {(p.metadata.namespace, p.metadata.name): p for p in pods}
         self.fail = fail or {}
         self.calls: list[tuple[str, str]] = []
+        """Every call attempted, failed ones included: (verb, name)."""
+        self.updated: list[Pod] = []
+        """Successful status writes."""
+        self.deleted: list[str] = []
+        """Successful deletions."""
         self.events: list[Any] = []
         self.on_call: Callable[[str, str], None] | None = None
 
@@ -305,6 +310,7 @@ class FakeClient:
         if key not in self.pods:
             raise NotFound.of("Pod", obj.metadata.name)
         self.pods[key] = replace(self.pods[key], status=obj.status)
+        self.updated.append(self.pods[key])
         return self.pods[key]
 
     async def delete(
@@ -312,9 +318,11 @@ class FakeClient:
     ) -> Any:
         self._record("delete", name)
         try:
-            return self.pods.pop((namespace, name))
+            gone = self.pods.pop((namespace, name))
         except KeyError:
             raise NotFound.of(kind, name) from None
+        self.deleted.append(name)
+        return gone
 
     async def create(self, obj: Any) -> Any:
         self._record("create", obj.kind)

@@ -31,7 +31,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from agents.scheduler.config import DefaultPreemptionArgs, decode_args
+from agents.scheduler.args import DefaultPreemptionArgs, decode_args
 from agents.scheduler.framework.interface import Handle, NodeToStatus, PostFilterResult
 from agents.scheduler.framework.types import (
     SUCCESS,

@@ -43,7 +43,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any, Final, Protocol
 
-from agents.scheduler.config import InterPodAffinityArgs, decode_args
+from agents.scheduler.args import InterPodAffinityArgs, decode_args
 from agents.scheduler.framework.interface import Handle
 from agents.scheduler.framework.types import (
     SUCCESS,

@@ -62,6 +62,7 @@ __all__ = [
     "no_default_selector",
     "node_labels_match_spread_constraints",
     "pod_labels_match_spread_constraints",
+    "selector_slots",
 ]
 
 ERR_REASON_CONSTRAINTS_NOT_MATCH: Final = "node(s) didn't match pod topology spread constraints"
@@ -88,11 +89,14 @@ Requirement = tuple[str, str, frozenset[str]]
 class Selector:
     """A parsed label selector. Immutable; ``add`` returns a new one."""
 
-    __slots__ = ("_nothing", "requirements")
+    __slots__ = ("_key", "_nothing", "matches", "requirements")
 
     def __init__(self, requirements: Iterable[Requirement] = (), *, nothing: bool = False) -> None:
         self.requirements: tuple[Requirement, ...] = tuple(requirements)
         self._nothing = nothing
+        self._key = (nothing, tuple(sorted({(k, op, tuple(sorted(v))) for k, op, v in self.requirements})))
+        self.matches: Callable[[Mapping[str, str]], bool] = self._compile()
+        """``matches(labels)``: does the selector select these labels? Specialised per shape."""
 
     @classmethod
     def nothing(cls) -> Selector:
@@ -127,9 +131,21 @@ class Selector:
     def is_nothing(self) -> bool:
         return self._nothing
 
-    def matches(self, labels: Mapping[str, str]) -> bool:
+    def _compile(self) -> Callable[[Mapping[str, str]], bool]:
         if self._nothing:
-            return False
+            return lambda labels: False
+        if not self.requirements:
+            return lambda labels: True
+        if len(self.requirements) == 1:
+            key, op, values = self.requirements[0]
+            if op == "In" and len(values) == 1:
+                (value,) = values
+                return lambda labels: labels.get(key) == value
+            if op == "Exists":
+                return lambda labels: key in labels
+        return self._match_all
+
+    def _match_all(self, labels: Mapping[str, str]) -> bool:
         for key, op, values in self.requirements:
             got = labels.get(key)
             if op == "In":
@@ -145,21 +161,18 @@ class Selector:
                 return False
         return True
 
-    def _canonical(self) -> tuple[bool, tuple[tuple[str, str, tuple[str, ...]], ...]]:
-        return self._nothing, tuple(sorted({(k, op, tuple(sorted(v))) for k, op, v in self.requirements}))
-
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Selector):
             return NotImplemented
-        return self._canonical() == other._canonical()
+        return self._key == other._key
 
     def __hash__(self) -> int:
-        return hash(self._canonical())
+        return hash(self._key)
 
     def __repr__(self) -> str:
         if self._nothing:
             return "<Selector nothing>"
-        parts = [f"{k} {op} {sorted(v)}" if v else f"{k} {op}" for k, op, v in self._canonical()[1]]
+        parts = [f"{k} {op} {list(v)}" if v else f"{k} {op}" for k, op, v in self._key[1]]
         return f"<Selector {', '.join(parts) or 'everything'}>"
 
 
@@ -242,12 +255,21 @@ def count_pods_match_selector(pod_infos: Iterable[PodInfo], selector: Selector, 
     """Matching, non-terminating pods of ``namespace``; an empty selector counts none."""
     if selector.empty():
         return 0
+    matches = selector.matches
     count = 0
     for pi in pod_infos:
         meta = pi.pod.metadata
-        if meta.deletion_timestamp is None and meta.namespace == namespace and selector.matches(meta.labels):
+        if meta.deletion_timestamp is None and meta.namespace == namespace and matches(meta.labels):
             count += 1
     return count
+
+
+def selector_slots(constraints: Sequence[Constraint]) -> tuple[list[int], int]:
+    """Constraint index → slot of its (equal) selector, and the number of slots: lets a node's
+    pods be counted once per distinct selector (zone and hostname constraints often share one)."""
+    slots: dict[Selector, int] = {}
+    out = [slots.setdefault(c.selector, len(slots)) for c in constraints]
+    return out, len(slots)
 
 
 class NodeEligibility:

@@ -51,6 +51,7 @@ from .common import (
     NodeEligibility,
     count_pods_match_selector,
     node_labels_match_spread_constraints,
+    selector_slots,
 )
 
 __all__ = ["MAX_INT32", "CriticalPaths", "PreFilterState", "cal_pre_filter_state", "filter_node", "update_with_pod"]
@@ -119,6 +120,7 @@ def cal_pre_filter_state(pod: Pod, nodes: Sequence[NodeInfo], constraints: list[
     counts: list[dict[str, int]] = [{} for _ in range(n)]
     eligibility = NodeEligibility(pod)
     namespace = pod.metadata.namespace
+    slot_of, n_slots = selector_slots(constraints)
     for node_info in nodes:
         node = node_info.node
         if node is None:
@@ -126,11 +128,14 @@ def cal_pre_filter_state(pod: Pod, nodes: Sequence[NodeInfo], constraints: list[
         labels = node.metadata.labels
         if not node_labels_match_spread_constraints(labels, constraints):
             continue
+        per_slot: list[int | None] = [None] * n_slots
         for i, c in enumerate(constraints):
             if not eligibility.includes(c, node):
                 continue
+            got = per_slot[slot_of[i]]
+            if got is None:
+                got = per_slot[slot_of[i]] = count_pods_match_selector(node_info.pods, c.selector, namespace)
             value = labels[c.topology_key]
-            got = count_pods_match_selector(node_info.pods, c.selector, namespace)
             counts[i][value] = counts[i].get(value, 0) + got
     paths = [CriticalPaths() for _ in range(n)]
     for i in range(n):

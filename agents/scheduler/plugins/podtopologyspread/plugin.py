@@ -55,7 +55,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from agents.scheduler.config import PodTopologySpreadArgs, decode_args
+from agents.scheduler.args import PodTopologySpreadArgs, decode_args
 from agents.scheduler.framework.interface import Handle, PreFilterResult
 from agents.scheduler.framework.types import (
     SUCCESS,

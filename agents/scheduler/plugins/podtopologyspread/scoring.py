@@ -35,6 +35,7 @@ from .common import (
     NodeEligibility,
     count_pods_match_selector,
     node_labels_match_spread_constraints,
+    selector_slots,
 )
 
 __all__ = [
@@ -112,6 +113,7 @@ def count_all_nodes(s: PreScoreState, pod: Pod, all_nodes: Sequence[NodeInfo], r
     eligibility = NodeEligibility(pod)
     namespace = pod.metadata.namespace
     constraints = s.constraints
+    slot_of, n_slots = selector_slots(constraints)
     for node_info in all_nodes:
         node = node_info.node
         if node is None:
@@ -119,14 +121,16 @@ def count_all_nodes(s: PreScoreState, pod: Pod, all_nodes: Sequence[NodeInfo], r
         labels = node.metadata.labels
         if require_all_topologies and not node_labels_match_spread_constraints(labels, constraints):
             continue
+        per_slot: list[int | None] = [None] * n_slots
         for i, c in enumerate(constraints):
-            if not eligibility.includes(c, node):
-                continue
             counter = s.tp_value_to_pod_counts[i]
             value = labels.get(c.topology_key, "")
-            if value not in counter:  # no filtered node in that domain (or a hostname constraint)
-                continue
-            counter[value] += count_pods_match_selector(node_info.pods, c.selector, namespace)
+            if value not in counter or not eligibility.includes(c, node):
+                continue  # no filtered node in that domain (or a hostname constraint), or not eligible
+            got = per_slot[slot_of[i]]
+            if got is None:
+                got = per_slot[slot_of[i]] = count_pods_match_selector(node_info.pods, c.selector, namespace)
+            counter[value] += got
 
 
 def score_node(s: PreScoreState, pod: Pod, node_info: NodeInfo) -> int:

@@ -1,0 +1,166 @@
+"""``NodeResourcesBalancedAllocation`` (upstream ``plugins/noderesources/balanced_allocation.go``
+and the ``useRequested`` half of ``resource_allocation.go``): PreScore and Score.
+
+What this module owns: favouring nodes whose utilisation stays *balanced* across the configured
+resources once the pod is placed. It does not filter (``NodeResourcesFit`` does), normalises
+nothing (no ScoreExtensions: the score is already on 0..``MAX_NODE_SCORE``), and registers no
+cluster events (upstream's plugin has no ``EventsToRegister``: a Score-only plugin never rejects a
+pod, so the queue never asks it).
+
+PreScore — the pod's *real* requests (``useRequested = true``: no 100m / 200Mi defaults for
+containers without requests; cpu in millicores, others in base units, overhead and init/sidecar
+containers included, as ``emulator.api.resources.pod_requests``), one per configured resource, in
+configuration order, go into the CycleState. A pod whose configured requests are all 0 (best
+effort) gets ``Skip`` (v1.33+, PR #130260: otherwise every best-effort pod lands on the same
+"perfectly balanced" node) and the runtime leaves this plugin out of its scoring.
+
+Score — per configured resource (``args.resources``, default cpu and memory, weights unused):
+
+==========================================  ==============================================
+resource                                    (allocatable, node requested + pod request)
+==========================================  ==============================================
+cpu / memory                                allocatable, node's *real* requested + request
+ephemeral-storage                           allocatable, node's requested + request
+scalar (extended, hugepages-*, …) not       left out (the pod does not use it)
+requested by the pod
+scalar the node has                         allocatable, node's requested + request
+anything else (incl. scalars the node       left out
+lacks, ``pods``)
+==========================================  ==============================================
+
+Resources left out or with allocatable 0 are skipped; each remaining one gives a float fraction
+``min(1, requested / allocatable)``. With two fractions ``std = |(f1 - f2) / 2|``, with more the
+population standard deviation (``sqrt(Σ(f - mean)² / n)``), with fewer 0. The score is
+``int((1 - std) * MAX_NODE_SCORE)`` (truncated): 50..100 for two resources. The arithmetic is done
+in the same order as upstream's float64 code so results match it bit for bit.
+
+Not modelled: DRA-backed extended resources (``DRAExtendedResource``, alpha and off in v1.34) and
+pod-level resources (our Pod has none).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from agents.scheduler.args import NodeResourcesBalancedAllocationArgs, decode_args
+from agents.scheduler.framework.interface import Handle
+from agents.scheduler.framework.types import MAX_NODE_SCORE, SUCCESS, Code, CycleState, NodeInfo, Status
+from emulator.api.core import Pod
+from emulator.api.resources import is_scalar_resource, pod_requests
+
+__all__ = [
+    "NAME",
+    "PRE_SCORE_STATE_KEY",
+    "NodeResourcesBalancedAllocation",
+    "balanced_resource_scorer",
+]
+
+NAME: Final = "NodeResourcesBalancedAllocation"
+PRE_SCORE_STATE_KEY: Final = "PreScore" + NAME
+
+
+def balanced_resource_scorer(requested: Sequence[int], allocatable: Sequence[int]) -> int:
+    """Upstream ``balancedResourceScorer``: ``int((1 - std) * 100)`` over the resources with
+    allocatable != 0, each fraction capped at 1."""
+    fractions: list[float] = []
+    total = 0.0
+    for req, alloc in zip(requested, allocatable, strict=True):
+        if alloc == 0:
+            continue
+        fraction = min(float(req) / float(alloc), 1.0)
+        total += fraction
+        fractions.append(fraction)
+    std = 0.0
+    if len(fractions) == 2:
+        std = abs((fractions[0] - fractions[1]) / 2)
+    elif len(fractions) > 2:
+        mean = total / len(fractions)
+        acc = 0.0
+        for f in fractions:
+            acc = acc + (f - mean) * (f - mean)
+        std = math.sqrt(acc / len(fractions))
+    return int((1 - std) * float(MAX_NODE_SCORE))
+
+
+@dataclass(frozen=True, slots=True)
+class _PreScoreState:
+    pod_requests: tuple[int, ...]
+    """The pod's real request per configured resource, in ``args.resources`` order."""
+
+    def clone(self) -> _PreScoreState:
+        return self  # read-only after PreScore, as upstream
+
+
+class NodeResourcesBalancedAllocation:
+    """Score nodes by how evenly the pod leaves their configured resources used."""
+
+    name = NAME
+
+    def __init__(self, args: Mapping[str, Any] | None = None, handle: Handle | None = None) -> None:
+        self.args = decode_args(NodeResourcesBalancedAllocationArgs, args)
+        self.handle = handle
+        self._names: tuple[str, ...] = tuple(r.name for r in self.args.resources)
+        self._scalar: tuple[bool, ...] = tuple(is_scalar_resource(n) for n in self._names)
+
+    # PreScore
+
+    def _pod_request_list(self, pod: Pod) -> tuple[int, ...]:
+        """Upstream ``calculatePodResourceRequestList`` with ``useRequested``: real requests."""
+        reqs = pod_requests(pod)
+        return tuple(reqs.get(n, 0) for n in self._names)
+
+    def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status:
+        requests = self._pod_request_list(pod)
+        if not any(requests):  # best effort: skip (issue #129138)
+            return Status(Code.Skip)
+        state.write(PRE_SCORE_STATE_KEY, _PreScoreState(requests))
+        return SUCCESS
+
+    # Score
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status]:
+        try:
+            requests: tuple[int, ...] = state.read(PRE_SCORE_STATE_KEY).pod_requests
+        except KeyError:  # PreScore did not run: compute here, as upstream
+            requests = self._pod_request_list(pod)
+            if not any(requests):
+                return 0, SUCCESS
+        if not self._names:
+            return 0, Status(Code.Error, "resources not found")
+        n = len(self._names)
+        requested = [0] * n
+        allocatable = [0] * n
+        for i in range(n):
+            alloc, req = self._allocatable_and_requested(node_info, i, requests[i])
+            if alloc:
+                allocatable[i] = alloc
+                requested[i] = req
+        return balanced_resource_scorer(requested, allocatable), SUCCESS
+
+    def _allocatable_and_requested(self, node_info: NodeInfo, i: int, pod_request: int) -> tuple[int, int]:
+        """Upstream ``calculateResourceAllocatableRequest`` (real requested); (0, 0) leaves it out."""
+        name = self._names[i]
+        if self._scalar[i]:
+            if pod_request == 0:
+                return 0, 0
+            have = node_info.allocatable.scalar_resources
+            if name not in have:
+                return 0, 0
+            return have[name], node_info.requested.scalar_resources.get(name, 0) + pod_request
+        alloc, used = node_info.allocatable, node_info.requested
+        if name == "cpu":
+            return alloc.milli_cpu, used.milli_cpu + pod_request
+        if name == "memory":
+            return alloc.memory, used.memory + pod_request
+        if name == "ephemeral-storage":
+            return alloc.ephemeral_storage, used.ephemeral_storage + pod_request
+        return 0, 0
+
+    def score_extensions(self) -> None:
+        return None
+
+    def __repr__(self) -> str:
+        return f"<NodeResourcesBalancedAllocation {list(self._names)}>"

@@ -1,0 +1,340 @@
+"""``python -m emulator explain FILE... [--pod NS/NAME] [--config FILE] [--output text|json]``.
+
+What this module owns: turning plain Kubernetes manifests into one scheduling cycle's input
+and printing ``agents.scheduler.explain``'s answer.
+
+Input rules:
+
+* Files are multi-document YAML/JSON, ``kind: List`` allowed. Nodes, Pods, PriorityClasses and
+  Namespaces are used (other known kinds are ignored); a ``KubeSchedulerConfiguration`` document
+  (at most one, in the files or given with ``--config``) selects the profile by the pod's
+  ``schedulerName``; without one, upstream's default profile.
+* Every object is created in an in-memory ``ApiServer`` (clock fixed at 0, seed 0), so pods get
+  the apiserver's defaulting and validation and their priority from ``priorityClassName``
+  (or the global default PriorityClass) exactly as in a run; namespaces are created as needed.
+* The pod to explain is ``--pod`` (``ns/name``, or ``name`` in ``default``) — even with a
+  ``spec.nodeName``: it is then the pod being scheduled (NodeName filtering applies), not a
+  running one — else the only pod without ``spec.nodeName``. The other pods with a nodeName
+  (not Succeeded/Failed) are running there; other pods without one but with
+  ``status.nominatedNodeName`` are nominated pods, as the scheduler's nominator would hold them.
+
+Output: ``--output json`` prints ``Explanation.to_json()`` (shape in the README: ``pod``,
+``profile``, ``nodes`` best first {``filter``, ``feasible``, and for feasible nodes ``score``
+{raw, normalized, weighted} and ``total``}, ``selected``, ``message``, ``preemption``); text
+prints a table (one row per node, best first; a column per plugin) and the outcome lines.
+
+Bad input raises ``ExplainError``: one line naming the file (and the path inside it) or the
+option; the command line maps it to exit status 2. An explanation, fitting or not, exits 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+import msgspec
+from rich.console import Console
+from rich.table import Table
+
+from agents.scheduler.cache import Snapshot
+from agents.scheduler.config import ConfigError, load_config
+from agents.scheduler.explain import Explanation, explain_pod
+from agents.scheduler.framework.interface import PluginFactory
+from agents.scheduler.framework.runtime import Framework
+from agents.scheduler.framework.types import Code, PodInfo
+from emulator.api.codec import ManifestError, object_from_dict, yaml_documents
+from emulator.api.core import Namespace, Node, Pod
+from emulator.api.errors import ApiError
+from emulator.api.meta import ObjectMeta
+from emulator.apiserver.server import ApiServer
+from emulator.runtime.clock import format_timestamp
+
+__all__ = ["ExplainError", "add_parser", "load_inputs", "run"]
+
+CONFIG_API_VERSION: Final = "kubescheduler.config.k8s.io/v1"
+CONFIG_KIND: Final = "KubeSchedulerConfiguration"
+_ORDER: Final = {"Namespace": 0, "PriorityClass": 1, "Node": 2, "Pod": 3}
+
+
+class ExplainError(Exception):
+    """Bad input for ``explain``: one line naming the file/path or option."""
+
+
+class _FixedClock:
+    """A ``Clock`` stopped at 0: explain has no time."""
+
+    virtual = True
+
+    def now(self) -> float:
+        return 0.0
+
+    async def sleep(self, seconds: float) -> None:
+        return None
+
+    async def sleep_until(self, t: float) -> None:
+        return None
+
+    def timestamp(self, t: float | None = None) -> str:
+        return format_timestamp(0.0 if t is None else t)
+
+
+class _Nominator:
+    def __init__(self, pods: list[Pod]) -> None:
+        self._by_node: dict[str, list[PodInfo]] = {}
+        for p in pods:
+            self._by_node.setdefault(p.status.nominated_node_name or "", []).append(PodInfo(p))
+
+    def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
+        return list(self._by_node.get(node_name, []))
+
+
+class _Namespaces:
+    def __init__(self, server: ApiServer) -> None:
+        self._server = server
+
+    def get(self, name: str) -> Any:
+        try:
+            return self._server.get("Namespace", name)
+        except ApiError:
+            return None
+
+    def list(self) -> list[Any]:
+        return self._server.list("Namespace")[0]
+
+
+@dataclass(slots=True)
+class Inputs:
+    """What the manifests give: the pod to explain, the cluster, the configuration."""
+
+    pod: Pod
+    nodes: list[Node]
+    running: list[Pod]
+    nominated: list[Pod]
+    config: Mapping[str, Any] | None
+    config_source: str
+    server: ApiServer = field(repr=False)
+
+
+def _flatten(doc: Any, source: str, path: str) -> Iterator[tuple[Any, str]]:
+    if isinstance(doc, dict) and str(doc.get("kind", "")).endswith("List") and "items" in doc:
+        items = doc["items"]
+        if not isinstance(items, list):
+            raise ExplainError(f"{source}: {path + '.' if path else ''}items: expected a list of objects")
+        for i, item in enumerate(items):
+            yield from _flatten(item, source, f"{path + '.' if path else ''}items[{i}]")
+        return
+    yield doc, path
+
+
+def _is_config(doc: Any) -> bool:
+    return isinstance(doc, dict) and doc.get("kind") == CONFIG_KIND and doc.get("apiVersion") == CONFIG_API_VERSION
+
+
+def _read(path: Path) -> list[Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as err:
+        raise ExplainError(f"{path}: cannot read file: {err.strerror or err}") from None
+    try:
+        return yaml_documents(text, source=str(path))
+    except ManifestError as err:
+        raise ExplainError(str(err)) from None
+
+
+def load_inputs(files: list[Path], pod_ref: str | None, config_file: Path | None) -> Inputs:
+    """Decode, admit (defaulting, validation, priority) and sort the objects of ``files``."""
+    objects: list[tuple[Any, str, str]] = []  # (object, source, path)
+    config: tuple[Any, str] | None = None
+    config_docs = [(d, str(config_file), "") for d in _read(config_file)] if config_file is not None else []
+    if config_file is not None and len(config_docs) != 1:
+        raise ExplainError(f"{config_file}: expected one {CONFIG_KIND} document, got {len(config_docs)}")
+    for doc, source, _ in config_docs:
+        if not _is_config(doc):
+            raise ExplainError(f"{source}: expected apiVersion {CONFIG_API_VERSION} and kind {CONFIG_KIND}")
+        config = (doc, source)
+    for f in files:
+        docs = _read(f)
+        for i, raw in enumerate(docs):
+            prefix = f"documents[{i}]" if len(docs) > 1 else ""
+            for doc, path in _flatten(raw, str(f), prefix):
+                if _is_config(doc):
+                    if config is not None:
+                        where = f"{f}: {path}" if path else str(f)
+                        raise ExplainError(f"{where}: a second {CONFIG_KIND} (the first is in {config[1]})")
+                    config = (doc, f"{f}: {path}" if path else str(f))
+                    continue
+                try:
+                    obj = object_from_dict(doc, source=str(f), path=path)
+                except ManifestError as err:
+                    raise ExplainError(str(err)) from None
+                if obj.kind in _ORDER:
+                    objects.append((obj, str(f), path))
+    server, created = _admit(objects)
+    return _select(server, created, pod_ref, files, config)
+
+
+def _admit(objects: list[tuple[Any, str, str]]) -> tuple[ApiServer, list[Any]]:
+    """Create everything (namespaces, priority classes, nodes, pods; file order within a kind)."""
+    server = ApiServer(_FixedClock(), random.Random(0))
+    wanted = {o.metadata.namespace or "default" for o, _, _ in objects if o.kind == "Pod"}
+    explicit = {o.metadata.name for o, _, _ in objects if o.kind == "Namespace"}
+    for name in sorted(wanted - explicit):
+        server.create(Namespace(metadata=ObjectMeta(name=name)))
+    created: list[Any] = []
+    for obj, source, path in sorted(objects, key=lambda t: _ORDER[t[0].kind]):  # stable: file order kept
+        try:
+            created.append(server.create(obj))
+        except ApiError as err:
+            where = f"{source}: {path}" if path else source
+            raise ExplainError(f"{where}: {obj.kind} {obj.metadata.name!r}: {err.message}") from None
+    return server, created
+
+
+def _select(
+    server: ApiServer, created: list[Any], pod_ref: str | None, files: list[Path], config: tuple[Any, str] | None
+) -> Inputs:
+    pods: list[Pod] = [o for o in created if isinstance(o, Pod)]
+    nodes: list[Node] = [o for o in created if isinstance(o, Node)]
+    names = ", ".join(str(f) for f in files)
+    if pod_ref is not None:
+        ns, _, name = pod_ref.rpartition("/")
+        ns = ns or "default"
+        target = next((p for p in pods if (p.metadata.namespace, p.metadata.name) == (ns, name)), None)
+        if target is None:
+            raise ExplainError(f"--pod {pod_ref}: no pod {ns}/{name} in {names}")
+    else:
+        pending = [p for p in pods if not p.spec.node_name]
+        if not pending:
+            raise ExplainError(f"{names}: no pod to explain: every pod has a spec.nodeName (choose one with --pod)")
+        if len(pending) > 1:
+            listed = ", ".join(f"{p.metadata.namespace}/{p.metadata.name}" for p in pending)
+            raise ExplainError(f"{names}: {len(pending)} pods without spec.nodeName ({listed}): choose one with --pod")
+        target = pending[0]
+    uid = target.metadata.uid
+    others = [p for p in pods if p.metadata.uid != uid]
+    running = [p for p in others if p.spec.node_name and p.status.phase not in ("Succeeded", "Failed")]
+    nominated = [p for p in others if not p.spec.node_name and p.status.nominated_node_name]
+    return Inputs(
+        target,
+        nodes,
+        running,
+        nominated,
+        config[0] if config else None,
+        config[1] if config else "",
+        server,
+    )
+
+
+def explain(inputs: Inputs, registry: Mapping[str, PluginFactory] | None = None) -> Explanation:
+    """Build the pod's profile and explain one scheduling cycle."""
+    if registry is None:
+        from agents.scheduler.registry import build_registry
+
+        try:
+            registry = build_registry()
+        except ConfigError as err:
+            raise ExplainError(f"plugins: {err}") from None
+    try:
+        cfg = load_config(inputs.config, registry)
+    except ConfigError as err:
+        raise ExplainError(f"{inputs.config_source or 'configuration'}: {err}") from None
+    pod = inputs.pod
+    profile = cfg.profile(pod.spec.scheduler_name)
+    if profile is None:
+        known = ", ".join(p.scheduler_name for p in cfg.profiles)
+        where = inputs.config_source or "the default configuration"
+        raise ExplainError(
+            f'{where}: no profile for schedulerName "{pod.spec.scheduler_name}" of pod '
+            f"{pod.metadata.namespace}/{pod.metadata.name} (profiles: {known})"
+        )
+    snapshot = Snapshot.from_objects(inputs.running, inputs.nodes)
+    rng = random.Random(0)
+    try:
+        fwk = Framework(
+            profile.to_spec(),
+            registry,
+            clock=_FixedClock(),
+            rng=rng,
+            snapshot=snapshot,
+            nominator=_Nominator(inputs.nominated),
+            parallelism=cfg.parallelism,
+            namespaces=_Namespaces(inputs.server),
+        )
+    except ValueError as err:
+        raise ExplainError(f"{inputs.config_source or 'configuration'}: {err}") from None
+    return explain_pod(fwk, snapshot, pod, rng=rng)
+
+
+# --- output -------------------------------------------------------------------------------
+
+
+def _cell(exp: Explanation, node: str, plugin: str) -> str:
+    ne = exp.node(node)
+    s = ne.filter.get(plugin)
+    parts: list[str] = []
+    if s is not None and s.code is not Code.Success:
+        parts.append("skip" if s.code is Code.Skip else f"✗ {s.code.name}: {s.message()}".rstrip(": "))
+    score = next((p for p in ne.scores or [] if p.name == plugin), None)
+    if score is not None:
+        parts.append(f"{score.score} ({score.raw_score}→{score.normalized_score}×{score.weight})")
+    elif s is not None and s.code is Code.Success:
+        parts.append("✓")
+    return " ".join(parts) if parts else "—"
+
+
+def render_text(exp: Explanation, console: Console) -> None:
+    plugins: list[str] = []
+    for ne in exp.nodes:
+        for name in [*ne.filter, *(p.name for p in ne.scores or [])]:
+            if name not in plugins:
+                plugins.append(name)
+    table = Table(title=f"{exp.pod} (profile {exp.profile})", title_justify="left")
+    table.add_column("NODE", no_wrap=True)
+    table.add_column("FEASIBLE")
+    for name in plugins:
+        table.add_column(name)
+    table.add_column("TOTAL", justify="right")
+    for ne in exp.ranked():
+        mark = "*" if ne.name == exp.selected else ""
+        total = "" if ne.total is None else str(ne.total)
+        table.add_row(ne.name + mark, "yes" if ne.feasible else "no", *(_cell(exp, ne.name, p) for p in plugins), total)
+    console.print(table)
+    console.print(f"selected: {exp.selected or '(none)'}")
+    if exp.message:
+        console.print(f"message: {exp.message}")
+    if exp.preemption is not None:
+        victims = ", ".join(exp.preemption.victims) or "(none)"
+        console.print(f"preemption: nominated node {exp.preemption.nominated_node}; victims: {victims}")
+
+
+# --- command line ---------------------------------------------------------------------------
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    p: argparse.ArgumentParser = subparsers.add_parser(
+        "explain",
+        help="explain one scheduling cycle for a pod",
+        description="Run one scheduling cycle for a pod against manifests and show every plugin's verdict per node.",
+    )
+    p.add_argument("files", nargs="+", type=Path, metavar="FILE", help="manifests: Nodes, Pods, PriorityClasses")
+    p.add_argument("--pod", default=None, metavar="NAMESPACE/NAME", help="the pod to explain")
+    p.add_argument("--config", type=Path, default=None, metavar="FILE", help="a KubeSchedulerConfiguration")
+    p.add_argument("--output", choices=("text", "json"), default="text", help="output format on stdout")
+    return p
+
+
+def run(args: argparse.Namespace, *, registry: Mapping[str, PluginFactory] | None = None) -> int:
+    """Explain and print; ``ExplainError`` on bad input. Returns the exit status (0)."""
+    inputs = load_inputs(list(args.files), args.pod, args.config)
+    exp = explain(inputs, registry)
+    if args.output == "json":
+        sys.stdout.write(msgspec.json.encode(exp.to_json()).decode() + "\n")
+    else:
+        tty = sys.stdout.isatty()
+        render_text(exp, Console(highlight=False, soft_wrap=False, width=None if tty else 250))
+    return 0
