@@ -273,12 +273,19 @@ def explain(inputs: Inputs, registry: Mapping[str, PluginFactory] | None = None)
 # --- output -------------------------------------------------------------------------------
 
 
+_SHORT: Final = {Code.Unschedulable: "U", Code.UnschedulableAndUnresolvable: "UU"}
+_LEGEND: Final = "✗ U: Unschedulable, UU: UnschedulableAndUnresolvable; score cells: weighted (raw→normalized×weight)"
+
+
 def _cell(exp: Explanation, node: str, plugin: str) -> str:
     ne = exp.node(node)
     s = ne.filter.get(plugin)
     parts: list[str] = []
     if s is not None and s.code is not Code.Success:
-        parts.append("skip" if s.code is Code.Skip else f"✗ {s.code.name}: {s.message()}".rstrip(": "))
+        if s.code is Code.Skip:
+            parts.append("skip")
+        else:
+            parts.append(f"✗ {_SHORT.get(s.code, s.code.name)} {s.message()}".rstrip())
     score = next((p for p in ne.scores or [] if p.name == plugin), None)
     if score is not None:
         parts.append(f"{score.score} ({score.raw_score}→{score.normalized_score}×{score.weight})")
@@ -304,6 +311,7 @@ def render_text(exp: Explanation, console: Console) -> None:
         total = "" if ne.total is None else str(ne.total)
         table.add_row(ne.name + mark, "yes" if ne.feasible else "no", *(_cell(exp, ne.name, p) for p in plugins), total)
     console.print(table)
+    console.print(_LEGEND)
     console.print(f"selected: {exp.selected or '(none)'}")
     if exp.message:
         console.print(f"message: {exp.message}")

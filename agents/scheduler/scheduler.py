@@ -396,11 +396,11 @@ class Scheduler:
     # --- explain hook (agents/scheduler/explain.py): after the attempt's decision, never when
     # options.explain is None; on the cycle's snapshot, a fresh CycleState, its own rng.
     def _explain(
-        self, fwk: Framework, qpi: QueuedPodInfo, start: float, selected: str | None, message: str | None, nom: str | None
+        self, fwk: Framework, qpi: QueuedPodInfo, start: float, selected: str | None, msg: str | None, nom: str | None
     ) -> None:
         from agents.scheduler.explain import Decided, explain_pod  # explain imports this module
 
-        decided = Decided(selected, message, nom or "")
+        decided = Decided(selected, msg, nom or "")
         exp = explain_pod(fwk, self.snapshot, qpi.pod, rng=random.Random(0), decided=decided)
         assert self.options.explain is not None
         self.options.explain(qpi.attempts, start, qpi.pod, exp)

@@ -24,10 +24,18 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from emulator.api.core import LabelSelector, Pod
+from emulator.api.core import LabelSelector, Node, Pod
 from emulator.api.selectors import format_label_selector, label_selector_matches
 from emulator.scenario.monitor import Overcommit
-from emulator.scenario.schema import Expectation, MaxPodsPerNode, NoOvercommit, PodCount, PodOnNode
+from emulator.scenario.schema import (
+    Expectation,
+    MaxPodsPerNode,
+    NoOvercommit,
+    PodCount,
+    PodOnNode,
+    PodsOnNodes,
+    TopologySpread,
+)
 
 __all__ = ["CONDITIONS", "ExpectationResult", "check", "condition_met", "count_pods"]
 
@@ -102,6 +110,36 @@ def _max_per_node(e: MaxPodsPerNode, pods: Sequence[Pod]) -> ExpectationResult:
     return ExpectationResult(name, worst[1] <= e.count, detail)
 
 
+def _placed(pods: Sequence[Pod], selector: LabelSelector) -> list[Pod]:
+    return [p for p in _selected(pods, selector) if p.spec.node_name and p.status.phase not in ("Succeeded", "Failed")]
+
+
+def _topology_spread(e: TopologySpread, pods: Sequence[Pod], nodes: Sequence[Node]) -> ExpectationResult:
+    domain_of = {
+        n.metadata.name: n.metadata.labels[e.topology_key] for n in nodes if e.topology_key in n.metadata.labels
+    }
+    counts = dict.fromkeys(sorted(set(domain_of.values())), 0)
+    for p in _placed(pods, e.selector):
+        d = domain_of.get(p.spec.node_name)
+        if d is not None:
+            counts[d] += 1
+    name = f"topologySpread: {e.topology_key} maxSkew {e.max_skew}{_sel_text(e.selector)}"
+    if not counts:
+        return ExpectationResult(name, False, f"no node has the label {e.topology_key}")
+    skew = max(counts.values()) - min(counts.values())
+    detail = f"skew {skew} (" + ", ".join(f"{d}: {c}" for d, c in counts.items()) + ")"
+    return ExpectationResult(name, skew <= e.max_skew, detail)
+
+
+def _pods_on_nodes(e: PodsOnNodes, pods: Sequence[Pod], nodes: Sequence[Node]) -> ExpectationResult:
+    wanted = {n.metadata.name for n in nodes if label_selector_matches(e.node_selector, n.metadata.labels)}
+    chosen = _selected(pods, e.selector)
+    on = sum(1 for p in chosen if p.spec.node_name in wanted)
+    name = f"podsOnNodes: {e.count}{_sel_text(e.selector)} on nodes matching {format_label_selector(e.node_selector)!r}"
+    ok = (len(chosen) > 0 and on == len(chosen)) if e.count == "all" else on == e.count
+    return ExpectationResult(name, ok, f"{on} of {len(chosen)} pods on the {len(wanted)} matching nodes")
+
+
 def _no_overcommit(violations: Sequence[Overcommit]) -> ExpectationResult:
     if not violations:
         return ExpectationResult("noOvercommit", True, "no node ran pods requesting more than its allocatable")
@@ -115,7 +153,10 @@ def _no_overcommit(violations: Sequence[Overcommit]) -> ExpectationResult:
 
 
 def check(
-    expect: Sequence[Expectation], pods: Sequence[Pod], overcommits: Sequence[Overcommit]
+    expect: Sequence[Expectation],
+    pods: Sequence[Pod],
+    overcommits: Sequence[Overcommit],
+    nodes: Sequence[Node] = (),
 ) -> list[ExpectationResult]:
     out: list[ExpectationResult] = []
     for e in expect:
@@ -126,6 +167,10 @@ def check(
                 out.append(_pod_on_node(e, pods))
             case MaxPodsPerNode():
                 out.append(_max_per_node(e, pods))
+            case TopologySpread():
+                out.append(_topology_spread(e, pods, nodes))
+            case PodsOnNodes():
+                out.append(_pods_on_nodes(e, pods, nodes))
             case NoOvercommit():
                 out.append(_no_overcommit(overcommits))
     return out

@@ -54,10 +54,12 @@ from emulator.scenario.schema import (
     NoOvercommit,
     PodCount,
     PodOnNode,
+    PodsOnNodes,
     Scenario,
     SchedulerConfig,
     Sleep,
     Step,
+    TopologySpread,
     Uncordon,
     WaitFor,
     generated_name,
@@ -81,7 +83,7 @@ _VERBS: dict[str, type[Any]] = {
 _BODY_FIELD = {"create": "objects", "createNodes": "nodes", "sleep": "duration", "fault": "spec"}
 """Verbs whose YAML body is one field of the Struct rather than a mapping of its fields."""
 _POD_COUNTS: tuple[str, ...] = get_args(next(f.type for f in msgspec.structs.fields(PodCount) if f.name == "condition"))
-_EXPECTATIONS = (*_POD_COUNTS, "podOnNode", "maxPodsPerNode", "noOvercommit")
+_EXPECTATIONS = (*_POD_COUNTS, "podOnNode", "maxPodsPerNode", "topologySpread", "podsOnNodes", "noOvercommit")
 _SCHEDULER_API = ("kubescheduler.config.k8s.io/v1", "KubeSchedulerConfiguration")
 _DELETABLE = tuple(dict.fromkeys(k for _, k in KINDS if k != "Binding"))
 _DURATION = "a duration like 5ms, 1.5s, 2m or 1h30m"
@@ -480,6 +482,10 @@ class _Loader:
                 out.append(self.struct(PodCount, body, bp, {"condition": key}))
             elif key == "maxPodsPerNode":
                 out.append(self.struct(MaxPodsPerNode, body, bp))
+            elif key == "topologySpread":
+                out.append(self.struct(TopologySpread, body, bp))
+            elif key == "podsOnNodes":
+                out.append(self.struct(PodsOnNodes, body, bp))
             elif key == "podOnNode":
                 m = self.mapping(body, bp, ["pod", "node"], ["pod", "node"])
                 pod: str = self.value(str, m["pod"], _join(bp, "pod"))

@@ -330,7 +330,7 @@ async def _main(scenario: Scenario, seed: int, options: RunOptions, virtual: boo
     except* _Stop:
         pass
     pods: list[Pod] = server.list("Pod")[0]
-    results = check(scenario.expect, pods, overcommit.violations)
+    results = check(scenario.expect, pods, overcommit.violations, server.list("Node")[0])
     return RunResult(
         scenario=scenario.name,
         seed=seed,

@@ -73,6 +73,7 @@ __all__ = [
     "NodeGroup",
     "PodCount",
     "PodOnNode",
+    "PodsOnNodes",
     "Scenario",
     "SchedulerConfig",
     "SchedulerOptions",
@@ -80,6 +81,7 @@ __all__ = [
     "Spec",
     "Step",
     "StepBase",
+    "TopologySpread",
     "Uncordon",
     "WaitFor",
     "generated_name",
@@ -226,9 +228,7 @@ class CreatePods(StepBase, tag="createPods", frozen=True, kw_only=True):
     def pod(self, i: int) -> Pod:
         meta = replace(self.template.metadata, name=self.name(i), namespace=self.namespace)
         if self.run_duration is not None:
-            meta = replace(
-                meta, annotations={**meta.annotations, RUN_DURATION_ANNOTATION: f"{self.run_duration:g}s"}
-            )
+            meta = replace(meta, annotations={**meta.annotations, RUN_DURATION_ANNOTATION: f"{self.run_duration:g}s"})
         return replace(self.template, metadata=meta)
 
 
@@ -300,11 +300,29 @@ class MaxPodsPerNode(ExpectBase, tag="maxPodsPerNode", frozen=True, kw_only=True
     selector: LabelSelector = LabelSelector()
 
 
+class TopologySpread(ExpectBase, tag="topologySpread", frozen=True, kw_only=True):
+    """Scheduled, non-terminal pods matching ``selector`` are spread over the values of
+    ``topologyKey`` (among the nodes that have it) with a skew of at most ``maxSkew``."""
+
+    topology_key: str
+    max_skew: NonNegativeInt
+    selector: LabelSelector = LabelSelector()
+
+
+class PodsOnNodes(ExpectBase, tag="podsOnNodes", frozen=True, kw_only=True):
+    """``count`` of the pods matching ``selector`` (``all``: every one) run on nodes whose
+    labels match ``nodeSelector``."""
+
+    node_selector: LabelSelector
+    count: Count = "all"
+    selector: LabelSelector = LabelSelector()
+
+
 class NoOvercommit(ExpectBase, tag="noOvercommit", frozen=True, kw_only=True):
     """No node's pods request more than its allocatable, at any time of the run."""
 
 
-Expectation = PodCount | PodOnNode | MaxPodsPerNode | NoOvercommit
+Expectation = PodCount | PodOnNode | MaxPodsPerNode | TopologySpread | PodsOnNodes | NoOvercommit
 
 
 # --- the scenario ------------------------------------------------------------------------

@@ -533,7 +533,7 @@ BROKEN = [
     pytest.param(
         "name: x\nexpect:\n  - podsRunning: {count: 1}\n  - podsRuning: {count: 1}\n",
         'scenario.yaml: expect[1]: unknown expectation "podsRuning"; expected one of: podsRunning, podsScheduled, '
-        "podsPending, podsSucceeded, podsFailed, podOnNode, maxPodsPerNode, noOvercommit",
+        "podsPending, podsSucceeded, podsFailed, podOnNode, maxPodsPerNode, topologySpread, podsOnNodes, noOvercommit",
         id="expect-unknown",
     ),
     pytest.param(
@@ -564,3 +564,23 @@ BROKEN = [
 def test_broken_scenario(text: str, message: str) -> None:
     with pytest.raises(ScenarioError, match=f"^{re.escape(message)}$"):
         load(text)
+
+
+def test_placement_expectations_parse(tmp_path: Path) -> None:
+    from emulator.scenario.schema import PodsOnNodes, TopologySpread
+
+    text = (
+        "name: x\nexpect:\n"
+        "  - topologySpread: {topologyKey: topology.kubernetes.io/zone, maxSkew: 1, selector: app=web}\n"
+        "  - podsOnNodes: {selector: app=web, nodeSelector: 'zone in (a,b)', count: 2}\n"
+    )
+    sc = load_scenario_text(text, "scenario.yaml", tmp_path)
+    spread, on = sc.expect
+    assert isinstance(spread, TopologySpread)
+    assert (spread.topology_key, spread.max_skew) == ("topology.kubernetes.io/zone", 1)
+    assert spread.selector.match_labels == {"app": "web"}
+    assert isinstance(on, PodsOnNodes)
+    assert on.count == 2
+    assert on.node_selector.match_expressions[0].values == ["a", "b"]
+    with pytest.raises(ScenarioError, match=r"expect\[0\]\.podsOnNodes\.nodeSelector: required field missing"):
+        load_scenario_text("name: x\nexpect:\n  - podsOnNodes: {selector: app=web}\n", "scenario.yaml", tmp_path)

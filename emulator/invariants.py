@@ -1,0 +1,361 @@
+"""The invariant checker: what must hold in every run, whatever the scenario and the seed.
+
+What it owns: the history-based checks, fed every API write as a write listener
+(``__call__``), and the final checks of ``finish(cluster)`` against the scheduler instances'
+own state. It does not own expectations (the scenario's ``expect``, ``scenario/expectations``),
+the report (``report.py``), or deciding whether a run passed (the runner, which fails a run on
+any violation). Results list every invariant, violated or not, in this order:
+
+=======================  ================  ===============================================
+invariant                checked           a violation is
+=======================  ================  ===============================================
+noOvercommit             every write       a kubelet admits a pod and the admitted pods'
+                                           requests on its node exceed an allocatable
+                                           resource the Node declares
+noDoubleBinding          every write       a bound pod bound again, moved or unbound
+noHostPortClash          every write       two admitted pods of a node share a protocol
+                                           and hostPort on the same IP (or 0.0.0.0)
+cacheMatchesApiServer    end, quiescent    a scheduler's cache differs from the API server:
+                                           nodes, pod UIDs per node, requested totals per
+                                           node (bound non-terminal pods), or a pod still
+                                           assumed
+noMissedRequeue          end, quiescent    a pod waits in unschedulablePods although it
+                                           fits a node now
+everyPodResolved         end               an unbound, non-terminal pod that no scheduler
+                                           is working on has no ``PodScheduled=False``
+                                           condition with a reason
+=======================  ================  ===============================================
+
+*Admitted* (the kubelet's view): bound, not terminal, and the kubelet has written its
+``startTime`` (the Pending status it writes on admission) or phase Running. A pod the kubelet
+rejects goes straight to Failed and is never counted. ``OvercommitMonitor`` (the
+``noOvercommit`` expectation) counts Running pods only; this check starts counting a pod at
+admission.
+
+*Quiescent* scheduler: its Pod and Node informers have applied the last Pod and Node writes,
+no pod is in flight in its queue or waiting at Permit, and no bind request of any scheduler
+is still on the wire (bind calls started = bind errors + bind writes seen). A run stopped
+at ``until`` in the middle of work usually is not; the two quiescent-only checks are then
+reported with 0 violations and ``skipped`` saying why.
+
+*noMissedRequeue* is an approximation: the queue does not record which events reached a pod
+after it was parked, so the rule is "a pod parked in unschedulablePods fits some node now"
+(PreFilter + Filter with nominated pods, the pod's profile, the scheduler's snapshot brought
+up to date): whatever made it fit was an event the queue should have requeued it on. Gated
+pods and pods rejected by a plugin outside PreFilter/Filter (a Permit gang, Reserve) are not
+judged. Pods of identical namespace, labels and spec are judged once.
+
+*everyPodResolved* leaves out pods with ``schedulingGates`` (upstream's API server reports
+them with reason SchedulingGated; ours sets no condition), pods whose ``schedulerName`` no
+instance serves, and pods a responsible scheduler is still working on: the latest version not
+yet seen by its informer, in activeQ/backoffQ, in flight, at Permit, assumed, gated by
+PreEnqueue, or parked less than ``report_grace`` seconds ago (its failure report may still be
+on the wire).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final, Protocol
+
+import msgspec
+
+from emulator.api.core import Node, Pod
+from emulator.api.resources import node_allocatable, pod_requests
+from emulator.apiserver.server import ApiServer, WriteRecord
+from emulator.runtime.clock import Clock
+
+if TYPE_CHECKING:
+    from agents.scheduler.framework.runtime import Framework
+    from agents.scheduler.framework.types import NodeInfo
+    from agents.scheduler.scheduler import Scheduler
+
+__all__ = [
+    "CACHE_MATCHES_API_SERVER",
+    "EVERY_POD_RESOLVED",
+    "INVARIANTS",
+    "NO_DOUBLE_BINDING",
+    "NO_HOST_PORT_CLASH",
+    "NO_MISSED_REQUEUE",
+    "NO_OVERCOMMIT",
+    "ClusterLike",
+    "InvariantChecker",
+    "InvariantResult",
+    "install",
+    "scheduler_instances",
+]
+
+NO_OVERCOMMIT: Final = "noOvercommit"
+NO_DOUBLE_BINDING: Final = "noDoubleBinding"
+NO_HOST_PORT_CLASH: Final = "noHostPortClash"
+CACHE_MATCHES_API_SERVER: Final = "cacheMatchesApiServer"
+NO_MISSED_REQUEUE: Final = "noMissedRequeue"
+EVERY_POD_RESOLVED: Final = "everyPodResolved"
+INVARIANTS: Final = (
+    NO_OVERCOMMIT,
+    NO_DOUBLE_BINDING,
+    NO_HOST_PORT_CLASH,
+    CACHE_MATCHES_API_SERVER,
+    NO_MISSED_REQUEUE,
+    EVERY_POD_RESOLVED,
+)
+_TERMINAL: Final = ("Succeeded", "Failed")
+_ANY_IP: Final = "0.0.0.0"
+
+HostPort = tuple[str, str, int]
+
+
+@dataclass(frozen=True, slots=True)
+class InvariantResult:
+    name: str
+    violations: int
+    first_time: float | None = None
+    first_detail: str = ""
+    skipped: str = ""
+    """Non-empty when the check could not be made (e.g. the run ended before quiescence)."""
+
+    @property
+    def passed(self) -> bool:
+        return self.violations == 0
+
+    def to_json(self) -> dict[str, Any]:
+        """``{name, violations, first: {time, detail} | null}`` (+ ``skipped`` when set)."""
+        first = None
+        if self.first_time is not None:
+            first = {"time": round(self.first_time, 6), "detail": self.first_detail}
+        doc: dict[str, Any] = {"name": self.name, "violations": self.violations, "first": first}
+        if self.skipped:
+            doc["skipped"] = self.skipped
+        return doc
+
+
+class ClusterLike(Protocol):
+    """What ``finish`` reads of the runner's ``Cluster``."""
+
+    server: ApiServer
+    clock: Clock
+    agents: list[Any]
+
+
+class _Tally:
+    __slots__ = ("count", "first_detail", "first_time", "skipped")
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.first_time: float | None = None
+        self.first_detail = ""
+        self.skipped: list[str] = []
+
+    def add(self, t: float, detail: str) -> None:
+        self.count += 1
+        if self.first_time is None:
+            self.first_time, self.first_detail = t, detail
+
+    def result(self, name: str) -> InvariantResult:
+        return InvariantResult(name, self.count, self.first_time, self.first_detail, "; ".join(self.skipped))
+
+
+@dataclass(slots=True)
+class _Admitted:
+    node: str
+    key: str
+    requests: dict[str, int]
+    ports: list[HostPort]
+
+
+def _key(pod: Pod) -> str:
+    return f"{pod.metadata.namespace}/{pod.metadata.name}"
+
+
+def _admitted(pod: Pod | None) -> bool:
+    if pod is None or not pod.spec.node_name or pod.status.phase in _TERMINAL:
+        return False
+    return pod.status.phase == "Running" or bool(pod.status.start_time)
+
+
+def _host_ports(pod: Pod) -> list[HostPort]:
+    """Upstream ``GetHostPorts``: restartable init containers, then containers; sanitised."""
+    sidecars = [c for c in pod.spec.init_containers if c.restart_policy == "Always"]
+    return [
+        (p.host_ip or _ANY_IP, p.protocol or "TCP", p.host_port)
+        for c in (*sidecars, *pod.spec.containers)
+        for p in c.ports
+        if p.host_port > 0
+    ]
+
+
+def _clash(a: HostPort, b: HostPort) -> bool:
+    return a[1:] == b[1:] and (a[0] == b[0] or _ANY_IP in (a[0], b[0]))
+
+
+def _amount(resource: str, v: int) -> str:
+    return f"{v}m" if resource == "cpu" else str(v)
+
+
+def _unschedulable_reason(pod: Pod) -> str:
+    for c in pod.status.conditions:
+        if c.type == "PodScheduled" and c.status == "False" and c.reason:
+            return c.reason
+    return ""
+
+
+def scheduler_instances(cluster: ClusterLike) -> list[Scheduler]:
+    """Every scheduler instance of the run (the agents that group them expose ``schedulers``)."""
+    out: list[Scheduler] = []
+    for agent in cluster.agents:
+        out.extend(getattr(agent, "schedulers", ()))
+    return out
+
+
+class InvariantChecker:
+    """A write listener for the history-based invariants; ``finish`` adds the final ones."""
+
+    def __init__(self, *, report_grace: float = 5.0) -> None:
+        self.report_grace = report_grace
+        self._tallies = {name: _Tally() for name in INVARIANTS}
+        self._alloc: dict[str, dict[str, int]] = {}
+        self._used: dict[str, dict[str, int]] = {}
+        self._ports: dict[str, list[tuple[HostPort, str]]] = {}
+        self._admitted: dict[str, _Admitted] = {}
+        self._bound: dict[str, tuple[str, float]] = {}
+        self._created: dict[str, float] = {}
+        self.last_revision: dict[str, int] = {"Pod": 0, "Node": 0}
+        self.bind_writes = 0
+
+    def __repr__(self) -> str:
+        counts = " ".join(f"{n}={t.count}" for n, t in self._tallies.items() if t.count)
+        return f"<InvariantChecker admitted={len(self._admitted)} {counts or 'no violations'}>"
+
+    # --- history ----------------------------------------------------------------------------
+
+    def __call__(self, rec: WriteRecord) -> None:
+        if rec.kind == "Node":
+            self.last_revision["Node"] = rec.revision
+            name = rec.obj.metadata.name
+            if rec.new is None:
+                self._alloc.pop(name, None)
+            else:
+                self._alloc[name] = node_allocatable(rec.new)
+            return
+        if rec.kind != "Pod":
+            return
+        self.last_revision["Pod"] = rec.revision
+        if rec.verb == "bind":
+            self.bind_writes += 1
+        uid = rec.obj.metadata.uid
+        if rec.old is None:
+            self._created[uid] = rec.time
+        self._binding(rec, uid)
+        was, now = uid in self._admitted, _admitted(rec.new)
+        if was and not now:
+            self._release(uid)
+        elif now and not was:
+            self._admit(rec.time, uid, rec.new)
+        if rec.new is None:
+            self._created.pop(uid, None)
+
+    def _binding(self, rec: WriteRecord, uid: str) -> None:
+        old, new = rec.old, rec.new
+        if new is None:
+            self._bound.pop(uid, None)
+            return
+        old_node = old.spec.node_name if old is not None else ""
+        new_node = new.spec.node_name
+        tally = self._tallies[NO_DOUBLE_BINDING]
+        if rec.verb == "bind" and old_node:
+            tally.add(rec.time, f"pod {_key(new)} bound to {new_node} while already bound to {old_node}")
+        elif old_node and new_node != old_node:
+            tally.add(rec.time, f"pod {_key(new)} moved from node {old_node} to {new_node or '(none)'}")
+        elif new_node and not old_node:
+            prev = self._bound.get(uid)
+            if prev is not None:
+                tally.add(rec.time, f"pod {_key(new)} bound to {new_node}, already bound to {prev[0]} at t={prev[1]:g}s")
+            else:
+                self._bound[uid] = (new_node, rec.time)
+
+    def _admit(self, t: float, uid: str, pod: Pod) -> None:
+        node, key = pod.spec.node_name, _key(pod)
+        req = pod_requests(pod)
+        req["pods"] = 1
+        ports = _host_ports(pod)
+        self._admitted[uid] = _Admitted(node, key, req, ports)
+        used = self._used.setdefault(node, {})
+        for r, v in req.items():
+            used[r] = used.get(r, 0) + v
+        alloc = self._alloc.get(node, {})
+        for r in sorted(req):
+            if r in alloc and used[r] > alloc[r]:
+                self._tallies[NO_OVERCOMMIT].add(
+                    t,
+                    f"node {node}: {r} requested {_amount(r, used[r])} > allocatable {_amount(r, alloc[r])} "
+                    f"after admitting {key}",
+                )
+        taken = self._ports.setdefault(node, [])
+        for port in ports:
+            other = next((k for p, k in taken if _clash(p, port)), None)
+            if other is not None:
+                ip, proto, number = port
+                self._tallies[NO_HOST_PORT_CLASH].add(
+                    t, f"node {node}: pods {other} and {key} both use hostPort {proto}/{number} on {ip}"
+                )
+        taken.extend((p, key) for p in ports)
+
+    def _release(self, uid: str) -> None:
+        adm = self._admitted.pop(uid)
+        used = self._used[adm.node]
+        for r, v in adm.requests.items():
+            used[r] -= v
+        taken = self._ports.get(adm.node, [])
+        for port in adm.ports:
+            taken.remove((port, adm.key))
+
+    # --- the end of the run -------------------------------------------------------------------
+
+    def finish(self, cluster: ClusterLike) -> list[InvariantResult]:
+        """Run the final checks against ``cluster`` (stopped, or at least not moving) and return
+        every invariant's result, in ``INVARIANTS`` order."""
+        now = cluster.clock.now()
+        pods: list[Pod] = cluster.server.list("Pod")[0]
+        nodes: list[Node] = cluster.server.list("Node")[0]
+        schedulers = scheduler_instances(cluster)
+        cache, requeue = self._tallies[CACHE_MATCHES_API_SERVER], self._tallies[NO_MISSED_REQUEUE]
+        if not schedulers:
+            for tally in (cache, requeue, self._tallies[EVERY_POD_RESOLVED]):
+                tally.skipped.append("no scheduler instance")
+        on_wire = sum(s.client.stats.calls.get("bind", 0) - s.client.stats.errors.get("bind", 0) for s in schedulers)
+        on_wire -= self.bind_writes
+        for sched in schedulers:
+            why = self.not_quiescent(sched, on_wire)
+            if why:
+                cache.skipped.append(f"{sched.name} not quiescent: {why}")
+                requeue.skipped.append(f"{sched.name} not quiescent: {why}")
+                continue
+            _check_cache(sched, pods, nodes, now, cache)
+            _check_unschedulable(sched, pods, now, requeue)
+        if schedulers:
+            self._check_resolved(schedulers, pods, now)
+        return [self._tallies[name].result(name) for name in INVARIANTS]
+
+    def not_quiescent(self, sched: Scheduler, binds_on_wire: int) -> str:
+        """Why ``sched`` is not quiescent ("" when it is)."""
+        if sched.pods.revision < self.last_revision["Pod"]:
+            return "its pod informer has not seen every pod write"
+        if sched.nodes.revision < self.last_revision["Node"]:
+            return "its node informer has not seen every node write"
+        inflight = sched.queue.statistics()["inflight"]
+        if inflight:
+            return f"{inflight} pod(s) in flight"
+        if len(sched.waiting_pods):
+            return f"{len(sched.waiting_pods)} pod(s) waiting at Permit"
+        if binds_on_wire > 0:
+            return f"{binds_on_wire} bind request(s) on the wire"
+        return ""
+
+
+def install(cluster: ClusterLike, *, report_grace: float = 5.0) -> InvariantChecker:
+    """A checker listening to every write of ``cluster.server`` from now on."""
+    checker = InvariantChecker(report_grace=report_grace)
+    cluster.server.add_write_listener(checker)
+    return checker
+
