@@ -49,8 +49,18 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--output", choices=("text", "json"), default="text", help="report format on stdout")
     run.add_argument("--trace", type=Path, default=None, metavar="PATH.jsonl", help="write the event trace here")
     run.add_argument("--until", type=_duration, default=None, metavar="DURATION", help="stop at this simulated time")
+    run.add_argument(
+        "--explain",
+        type=Path,
+        default=None,
+        metavar="PATH.jsonl",
+        help="write every scheduling attempt's per-plugin, per-node results here",
+    )
     val = sub.add_parser("validate", help="check a scenario file", description="Check a scenario file; run nothing.")
     val.add_argument("file", type=Path, help="scenario YAML file")
+    from emulator import explain_cli
+
+    explain_cli.add_parser(sub)
     return p
 
 
@@ -96,6 +106,23 @@ def _check_scheduler(scenario: Any, path: Path) -> None:
         raise UsageError(str(err)) from None
 
 
+@contextlib.contextmanager
+def _explain_recorder(path: Path | None) -> Iterator[Any]:
+    if path is None:
+        yield None
+        return
+    from agents.scheduler.explain import ExplainRecorder
+
+    try:
+        recorder = ExplainRecorder(path)
+    except OSError as err:
+        raise UsageError(f"{path}: cannot write the explanations: {err.strerror or err}") from None
+    try:
+        yield recorder
+    finally:
+        recorder.close()
+
+
 def _run(args: argparse.Namespace, out: Console) -> int:
     from emulator.report import print_summary, to_json
     from emulator.scenario.loader import load_scenario
@@ -105,8 +132,15 @@ def _run(args: argparse.Namespace, out: Console) -> int:
     _check_scheduler(scenario, args.file)
     tty = args.output == "text" and sys.stdout.isatty()
     progress = _Progress(out) if tty else None
-    with _trace_file(args.trace) as trace:
-        options = RunOptions(seed=args.seed, until=args.until, real_time=args.real_time, trace=trace, on_write=progress)
+    with _trace_file(args.trace) as trace, _explain_recorder(args.explain) as recorder:
+        options = RunOptions(
+            seed=args.seed,
+            until=args.until,
+            real_time=args.real_time,
+            trace=trace,
+            on_write=progress,
+            explain=recorder.record if recorder is not None else None,
+        )
         ctx = progress.status if progress is not None else contextlib.nullcontext()
         with ctx:
             try:
@@ -139,11 +173,17 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     args = _parser().parse_args(argv)
     out = Console(highlight=False, soft_wrap=True)
+    from emulator.explain_cli import ExplainError
+
     try:
         if args.command == "run":
             return _run(args, out)
+        if args.command == "explain":
+            from emulator import explain_cli
+
+            return explain_cli.run(args)
         return _validate(args, out)
-    except (ScenarioError, UsageError) as err:
+    except (ScenarioError, UsageError, ExplainError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

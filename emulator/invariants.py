@@ -55,12 +55,12 @@ on the wire).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
 import msgspec
 
+from emulator.api.codec import to_builtins
 from emulator.api.core import Node, Pod
 from emulator.api.resources import node_allocatable, pod_requests
 from emulator.apiserver.server import ApiServer, WriteRecord
@@ -270,7 +270,9 @@ class InvariantChecker:
         elif new_node and not old_node:
             prev = self._bound.get(uid)
             if prev is not None:
-                tally.add(rec.time, f"pod {_key(new)} bound to {new_node}, already bound to {prev[0]} at t={prev[1]:g}s")
+                tally.add(
+                    rec.time, f"pod {_key(new)} bound to {new_node}, already bound to {prev[0]} at t={prev[1]:g}s"
+                )
             else:
                 self._bound[uid] = (new_node, rec.time)
 
@@ -337,6 +339,43 @@ class InvariantChecker:
             self._check_resolved(schedulers, pods, now)
         return [self._tallies[name].result(name) for name in INVARIANTS]
 
+    def _check_resolved(self, schedulers: list[Scheduler], pods: list[Pod], now: float) -> None:
+        tally = self._tallies[EVERY_POD_RESOLVED]
+        for pod in pods:
+            if pod.spec.node_name or pod.status.phase in _TERMINAL or pod.metadata.deletion_timestamp is not None:
+                continue
+            if pod.spec.scheduling_gates or _unschedulable_reason(pod):
+                continue
+            responsible = [s for s in schedulers if s.responsible_for(pod)]
+            if not responsible or any(self._working_on(s, pod, now) for s in responsible):
+                continue
+            created = self._created.get(pod.metadata.uid)
+            since = f" (created at t={created:g}s)" if created is not None else ""
+            where = []
+            for s in responsible:
+                qpi = s.queue.get(_key(pod))
+                where.append(
+                    f"{s.name}: in unschedulablePods since t={qpi.timestamp:g}s"
+                    if qpi is not None
+                    else f"{s.name}: in no queue"
+                )
+            tally.add(
+                now, f"pod {_key(pod)}{since} is pending without PodScheduled=False and a reason; {'; '.join(where)}"
+            )
+
+    def _working_on(self, sched: Scheduler, pod: Pod, now: float) -> bool:
+        """``sched`` may still bind or report ``pod``: see the module docstring."""
+        if sched.pods.revision < int(pod.metadata.resource_version or 0):
+            return True
+        key, uid = _key(pod), pod.metadata.uid
+        where = sched.queue.where(key)
+        if where in ("Active", "Backoff") or sched.queue.is_in_flight(uid) or sched.waiting_pods.get(uid) is not None:
+            return True
+        if sched.cache.is_assumed_pod(pod):
+            return True
+        qpi = sched.queue.get(key) if where == "Unschedulable" else None
+        return qpi is not None and (qpi.gated or now - qpi.timestamp < self.report_grace)
+
     def not_quiescent(self, sched: Scheduler, binds_on_wire: int) -> str:
         """Why ``sched`` is not quiescent ("" when it is)."""
         if sched.pods.revision < self.last_revision["Pod"]:
@@ -353,9 +392,118 @@ class InvariantChecker:
         return ""
 
 
+def _check_cache(sched: Scheduler, pods: list[Pod], nodes: list[Node], now: float, tally: _Tally) -> None:
+    """The cache against the bound, non-terminal pods and the nodes of the API server."""
+    names = {p.metadata.uid: _key(p) for p in pods}
+    truth: dict[str, list[Pod]] = {}
+    for p in pods:
+        if p.spec.node_name and p.status.phase not in _TERMINAL:
+            truth.setdefault(p.spec.node_name, []).append(p)
+    api_nodes = {n.metadata.name for n in nodes}
+    dump = sched.cache.dump()
+    who = sched.name
+    for uid in dump.assumed_pods:
+        tally.add(now, f"{who}: pod {names.get(uid, uid)} is still assumed (never confirmed nor forgotten)")
+    for name in sorted(api_nodes | set(truth) | set(dump.nodes)):
+        nd = dump.nodes.get(name)
+        has_node = nd is not None and nd.has_node
+        if name in api_nodes and not has_node:
+            tally.add(now, f"{who}: node {name} exists but the cache does not have it")
+        elif name not in api_nodes and has_node:
+            tally.add(now, f"{who}: node {name} was deleted but the cache still has it")
+        want = sorted(p.metadata.uid for p in truth.get(name, []))
+        have = list(nd.pod_uids) if nd is not None else []
+        if want != have:
+            missing = [names.get(u, u) for u in want if u not in have]
+            extra = [names.get(u, u) for u in have if u not in want]
+            tally.add(now, f"{who}: node {name}: pods missing from the cache {missing}, extra in the cache {extra}")
+            continue
+        requested: dict[str, int] = {}
+        for p in truth.get(name, []):
+            for r, v in pod_requests(p).items():
+                requested[r] = requested.get(r, 0) + v
+        requested = {r: v for r, v in requested.items() if v}
+        cached = nd.requested if nd is not None else {}
+        if requested != cached:
+            tally.add(
+                now, f"{who}: node {name}: cache requested {_resources(cached)}, pods request {_resources(requested)}"
+            )
+
+
+def _resources(amounts: dict[str, int]) -> str:
+    return "{" + ", ".join(f"{r}: {_amount(r, amounts[r])}" for r in sorted(amounts)) + "}"
+
+
+def _check_unschedulable(sched: Scheduler, pods: list[Pod], now: float, tally: _Tally) -> None:
+    """Pods parked in unschedulablePods that fit a node now (see the module docstring)."""
+    from agents.scheduler.cache import CacheError
+    from agents.scheduler.framework.interface import ExtensionPoint
+
+    parked = sched.queue.unschedulable_pods()
+    if not parked:
+        return
+    try:
+        sched.cache.update_snapshot(sched.snapshot)
+    except CacheError as err:
+        tally.skipped.append(f"{sched.name}: snapshot not consistent: {err}")
+        return
+    truth = {_key(p): p for p in pods}
+    verdicts: dict[tuple[str, str, tuple[tuple[str, str], ...], bytes], str] = {}
+    for stale in parked:
+        key = _key(stale)
+        qpi = sched.queue.get(key)
+        pod = truth.get(key)
+        if qpi is None or qpi.gated:
+            continue
+        if pod is None or pod.metadata.uid != stale.metadata.uid or pod.spec.node_name:
+            state = f"bound to {pod.spec.node_name}" if pod is not None and pod.spec.node_name else "deleted"
+            tally.add(now, f"{sched.name}: pod {key} waits in unschedulablePods but is {state} in the API server")
+            continue
+        fwk = sched.frameworks.get(pod.spec.scheduler_name)
+        if fwk is None:
+            continue
+        points = fwk.list_plugins()
+        judged = set(points.get(ExtensionPoint.PreFilter, ())) | set(points.get(ExtensionPoint.Filter, ()))
+        rejectors = qpi.rejector_plugins()
+        if rejectors - judged:
+            continue
+        meta = pod.metadata
+        cls = (
+            pod.spec.scheduler_name,
+            meta.namespace,
+            tuple(sorted(meta.labels.items())),
+            msgspec.json.encode(to_builtins(pod.spec)),
+        )
+        if cls not in verdicts:
+            verdicts[cls] = _fits_somewhere(fwk, pod, sched.snapshot.node_info_list)
+        node = verdicts[cls]
+        if node:
+            tally.add(
+                now,
+                f"{sched.name}: pod {key} parked in unschedulablePods at t={qpi.timestamp:g}s "
+                f"(rejected by {sorted(rejectors)}) fits node {node} now",
+            )
+
+
+def _fits_somewhere(fwk: Framework, pod: Pod, nodes: list[NodeInfo]) -> str:
+    """The first node ``pod`` passes PreFilter + Filter (with nominated pods) on, or ""."""
+    from agents.scheduler.framework.types import CycleState
+
+    state = CycleState()
+    pre, status, _ = fwk.run_pre_filter_plugins(state, pod, nodes)
+    if not status.is_success():
+        return ""
+    if pre is not None and not pre.all_nodes():
+        allowed = pre.node_names or frozenset()
+        nodes = [n for n in nodes if n.name in allowed]
+    for ni in nodes:
+        if fwk.run_filter_plugins_with_nominated_pods(state, pod, ni).is_success():
+            return ni.name
+    return ""
+
+
 def install(cluster: ClusterLike, *, report_grace: float = 5.0) -> InvariantChecker:
     """A checker listening to every write of ``cluster.server`` from now on."""
     checker = InvariantChecker(report_grace=report_grace)
     cluster.server.add_write_listener(checker)
     return checker
-

@@ -253,7 +253,12 @@ def explain_pod(
     if error is not None:
         exp.message = error
         return _decided(exp, decided, fwk, state, pod)
-    if not feasible:
+    # Upstream filters the pod's nominated node first (even outside a PreFilterResult) and takes it if it fits.
+    nominated = pod.status.nominated_node_name if pre_status.is_success() else ""
+    nominated_ni = snapshot.node_info_map.get(nominated) if nominated else None
+    if nominated_ni is not None and fwk.run_filter_plugins_with_nominated_pods(state, pod, nominated_ni).is_success():
+        exp.selected = nominated
+    if not feasible and exp.selected is None:
         fit = FitError(pod, len(all_nodes), diagnosis)
         if decided is None and fwk.has_post_filter_plugins():
             result, status = fwk.run_post_filter_plugins(state, pod, diagnosis.node_to_status)
@@ -264,11 +269,9 @@ def explain_pod(
                 exp.preemption = Preemption(node.name, _victims(fwk, state, pod, node))
         exp.message = fit.message()
         return _decided(exp, decided, fwk, state, pod)
-    score_error = _score(fwk, state, pod, feasible, exp)
-    nominated = pod.status.nominated_node_name
-    nominated_ni = snapshot.node_info_map.get(nominated) if nominated else None
-    if nominated_ni is not None and fwk.run_filter_plugins_with_nominated_pods(state, pod, nominated_ni).is_success():
-        exp.selected = nominated
+    score_error = _score(fwk, state, pod, feasible, exp) if feasible else None
+    if exp.selected is not None:
+        pass  # the nominated node
     elif len(feasible) == 1:
         exp.selected = feasible[0].name
     elif score_error is not None:

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import random
 import time
 from collections.abc import Callable, Coroutine, Mapping, Sequence
@@ -697,6 +698,10 @@ def start_schedulers(cluster: Any, tg: asyncio.TaskGroup) -> list[Any]:
     from agents.scheduler.setup import build_scheduler_setup
 
     setup = build_scheduler_setup(cluster.scenario)
+    options = setup.options
+    explain = getattr(cluster, "explain", None)
+    if explain is not None:
+        options = dataclasses.replace(options, explain=explain)
     schedulers: list[Scheduler] = []
     for i in range(setup.instances):
         name = "default-scheduler" if setup.instances == 1 else f"default-scheduler-{i}"
@@ -706,7 +711,7 @@ def start_schedulers(cluster: Any, tg: asyncio.TaskGroup) -> list[Any]:
             rng=cluster.seeds.stream(f"scheduler/{i}"),
             profiles=setup.profiles,
             registry=setup.registry,
-            options=setup.options,
+            options=options,
             name=name,
         )
         schedulers.append(sched)

@@ -5,12 +5,15 @@ references (relative to the scenario file's directory), and every check that can
 before the run starts, so that nothing fails half-applied later: types and units, unknown
 and missing fields, label selectors, manifests (decoded and validated by
 ``emulator.api.codec``), generated names, node names used twice before the first step,
-step verbs and ``at`` order, ``delete``'s name-or-selector. It does not run anything, nor
-validate the scheduler configuration (kept raw, see ``SchedulerConfig``).
+step verbs and ``at`` order, ``delete``'s name-or-selector, faults (one-key mappings like
+steps; their kinds, one-of fields and time windows). It does not run anything, nor
+validate the scenario's own scheduler configuration (kept raw, see ``SchedulerConfig``;
+the CLI builds it before running); the configuration of a ``scheduler`` fault is checked
+here, after the walk, when the scheduler agent is installed.
 
 The walk is driven by the Structs in ``schema.py``: field names, required fields,
 defaults and constraints (``msgspec.Meta`` ``ge``/``gt``/``min_length``/``pattern``, and
-``extra={"format": "duration" | "quantity" | "rate"}``) come from there, so the loader and the schema
+``le``, ``extra={"format": "duration" | "quantity" | "rate"}``) come from there, so the loader and the schema
 cannot drift. Types with their own syntax (selectors, manifests, templates, steps and
 expectations, which are one-key maps in YAML) have their own readers.
 
@@ -21,6 +24,7 @@ Every error is ``<file>: <path>: <detail>``; the path is the YAML path
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 import types
@@ -42,6 +46,9 @@ from emulator.api.validation import validate
 from emulator.apiserver.server import CLUSTER_SCOPED
 from emulator.runtime.clock import format_duration, parse_duration
 from emulator.scenario.schema import (
+    ApiError,
+    ApiLatency,
+    ContainerStartFailure,
     Cordon,
     Create,
     CreateNodes,
@@ -49,19 +56,26 @@ from emulator.scenario.schema import (
     Delete,
     Expectation,
     Fault,
+    FaultSpec,
+    ImagePullSlow,
     MaxPodsPerNode,
     NodeGroup,
+    NodeHeartbeatStop,
     NoOvercommit,
     PodCount,
     PodOnNode,
     PodsOnNodes,
     Scenario,
     SchedulerConfig,
+    SchedulerInstances,
     Sleep,
     Step,
     TopologySpread,
     Uncordon,
     WaitFor,
+    WatchCut,
+    WatchDelay,
+    WatchReorder,
     generated_name,
 )
 
@@ -80,12 +94,28 @@ _VERBS: dict[str, type[Any]] = {
     "waitFor": WaitFor,
     "fault": Fault,
 }
-_BODY_FIELD = {"create": "objects", "createNodes": "nodes", "sleep": "duration", "fault": "spec"}
+_BODY_FIELD = {"create": "objects", "createNodes": "nodes", "sleep": "duration", "fault": "fault"}
 """Verbs whose YAML body is one field of the Struct rather than a mapping of its fields."""
 _POD_COUNTS: tuple[str, ...] = get_args(next(f.type for f in msgspec.structs.fields(PodCount) if f.name == "condition"))
 _EXPECTATIONS = (*_POD_COUNTS, "podOnNode", "maxPodsPerNode", "topologySpread", "podsOnNodes", "noOvercommit")
 _SCHEDULER_API = ("kubescheduler.config.k8s.io/v1", "KubeSchedulerConfiguration")
 _DELETABLE = tuple(dict.fromkeys(k for _, k in KINDS if k != "Binding"))
+_API_KINDS = tuple(dict.fromkeys(k for _, k in KINDS))
+_FAULTS: dict[str, type[Any]] = {
+    str(cls.__struct_config__.tag): cls
+    for cls in (
+        ApiError,
+        ApiLatency,
+        WatchDelay,
+        WatchCut,
+        WatchReorder,
+        NodeHeartbeatStop,
+        ImagePullSlow,
+        ContainerStartFailure,
+        SchedulerInstances,
+    )
+}
+_FAULT_EXAMPLE = "{apiError: {verb: bind, probability: 0.1}}"
 _DURATION = "a duration like 5ms, 1.5s, 2m or 1h30m"
 _QUANTITY = "a quantity like 100Mi, 1Gi or 500M"
 _RATE = "a quantity per second like 50Mi or 50Mi/s"
@@ -192,6 +222,8 @@ def _describe(tp: Any) -> str:
         what += f" >= {meta.ge}"
     if meta is not None and meta.gt is not None:
         what += f" > {meta.gt}"
+    if meta is not None and meta.le is not None:
+        what += f" and <= {meta.le}" if meta.ge is not None or meta.gt is not None else f" <= {meta.le}"
     return what
 
 
@@ -208,7 +240,10 @@ class _Loader:
             NodeGroup: self._node_group,
             CreatePods: self._create_pods,
             Delete: self._delete,
+            **dict.fromkeys(_FAULTS.values(), self._fault),
         }
+        self.scheduler_faults: list[tuple[str, SchedulerConfig]] = []
+        """(path, config) of each ``scheduler`` fault that names its own configuration."""
 
     def fail(self, path: str, detail: str) -> NoReturn:
         raise ScenarioError(self.file, path, detail)
@@ -218,6 +253,7 @@ class _Loader:
             self.fail("", f"expected a scenario (a mapping with name, nodes, steps, ...), got {_show(doc)}")
         scenario: Scenario = self.struct(Scenario, doc, "")
         self._check_node_names()
+        self._check_scheduler_faults(scenario)
         return scenario
 
     # generic, schema-driven ------------------------------------------------------------
@@ -268,6 +304,8 @@ class _Loader:
             return self.steps(value, path)
         if base == list[Expectation]:
             return self.expectations(value, path)
+        if base == FaultSpec:
+            return self.fault(value, path)
         if isinstance(base, type) and issubclass(base, msgspec.Struct):
             return self.struct(base, value, path)
         if origin in _UNION:
@@ -307,6 +345,7 @@ class _Loader:
         if meta is not None and (
             (meta.ge is not None and value < meta.ge)
             or (meta.gt is not None and value <= meta.gt)
+            or (meta.le is not None and value > meta.le)
             or (meta.pattern is not None and not re.search(meta.pattern, value))
         ):
             self.fail(path, f"expected {_describe(tp)}, got {_show(value)}")
@@ -502,6 +541,18 @@ class _Loader:
                 self.fail(p, f"unknown expectation {_show(key)}; expected one of: {', '.join(_EXPECTATIONS)}")
         return out
 
+    def fault(self, value: Any, path: str) -> FaultSpec:
+        if not isinstance(value, dict) or not value:
+            self.fail(path, f"expected a one-key mapping like {_FAULT_EXAMPLE}, got {_show(value)}")
+        if len(value) != 1:
+            self.fail(path, f"a fault has exactly one key, got {len(value)}: {', '.join(map(str, value))}")
+        ((key, body),) = value.items()
+        cls = _FAULTS.get(key)
+        if cls is None:
+            self.fail(path, f"unknown fault {_show(key)}; expected one of: {', '.join(_FAULTS)}")
+        fault: FaultSpec = self.struct(cls, {} if body is None else body, _join(path, key))
+        return fault
+
     # checks after a Struct is built ---------------------------------------------------
 
     def _check_prefix(self, prefix: str, count: int, path: str) -> None:
@@ -554,3 +605,54 @@ class _Loader:
             first = owner.setdefault(name, path)
             if first != path:
                 self.fail(path, f"node name {_show(name)} is already used by {first}")
+
+    def _fault(self, fault: Any, raw: dict[str, Any], path: str) -> Any:
+        """Cross-field checks of one fault (``path`` is ``...<kind>``)."""
+        kind = getattr(fault, "kind", None)
+        if kind is not None and kind not in _API_KINDS:
+            self.fail(_join(path, "kind"), f"unsupported kind {_show(kind)}; expected one of: {', '.join(_API_KINDS)}")
+        start, stop = getattr(fault, "start", None), getattr(fault, "stop", None)
+        if start is not None and stop is not None and stop <= start:
+            self.fail(_join(path, "stop"), f"{format_duration(stop)} is not after start ({format_duration(start)})")
+        match fault:
+            case WatchCut():
+                if (fault.at is None) == (fault.every is None):
+                    self.fail(path, "expected either at or every (exactly one of them)")
+                if fault.at is not None and (start is not None or stop is not None):
+                    which = "start" if start is not None else "stop"
+                    self.fail(_join(path, which), "only with every (at is a single cut)")
+            case ImagePullSlow():
+                if (fault.factor is None) == (fault.bandwidth is None):
+                    self.fail(path, "expected either factor or bandwidth (exactly one of them)")
+                if fault.bandwidth == 0:
+                    self.fail(
+                        _join(path, "bandwidth"), f"expected a quantity per second > 0, got {_show(raw['bandwidth'])}"
+                    )
+            case NodeHeartbeatStop():
+                if not fault.node:
+                    self.fail(_join(path, "node"), 'expected a node name, got ""')
+            case SchedulerInstances():
+                if fault.config is not None:
+                    self.scheduler_faults.append((_join(path, "config"), fault.config))
+        return fault
+
+    def _check_scheduler_faults(self, scenario: Scenario) -> None:
+        """Decode the configuration of each ``scheduler`` fault now, so that a bad one is bad
+        input rather than a failure in the middle of a run."""
+        if not self.scheduler_faults or importlib.util.find_spec("agents.scheduler.config") is None:
+            return
+        from agents.scheduler.args import ConfigError
+        from agents.scheduler.config import load_config
+        from agents.scheduler.registry import build_registry
+
+        try:
+            registry = build_registry(scenario.scheduler_options.plugins)
+        except (ConfigError, ImportError):
+            return  # the scenario's own scheduler check reports it
+        for _, config in self.scheduler_faults:
+            try:
+                load_config(config.document, registry)
+            except ConfigError as err:
+                raise ScenarioError(
+                    config.file, ".".join(p for p in (config.path, err.path) if p), err.detail
+                ) from None

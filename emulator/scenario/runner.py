@@ -70,6 +70,8 @@ class RunOptions:
     real_time: bool = False
     trace: IO[bytes] | None = None
     on_write: Callable[[WriteRecord], None] | None = None
+    explain: Callable[..., None] | None = None
+    """Per-attempt scheduler explanations go here (``run --explain``; an ``ExplainRecorder``)."""
 
 
 @dataclass(slots=True)
@@ -99,6 +101,7 @@ class Cluster:
     """The live cluster of one run: server, clock, seeds, agents."""
 
     def __init__(self, scenario: Scenario, seed: int, clock: LoopClock) -> None:
+        self.explain: Callable[..., None] | None = None
         self.scenario = scenario
         self.clock = clock
         self.seeds = Seeds(seed)
@@ -282,6 +285,7 @@ async def _main(scenario: Scenario, seed: int, options: RunOptions, virtual: boo
     wall0 = time.perf_counter()
     clock = LoopClock(asyncio.get_running_loop(), virtual=virtual)
     cluster = Cluster(scenario, seed, clock)
+    cluster.explain = options.explain
     server = cluster.server
     tracer = TraceRecorder(options.trace)
     activity = PodActivity()

@@ -26,7 +26,7 @@ YAML verb        body                                            Struct
 ``uncordon``     ``{node}``                                      ``Uncordon``
 ``sleep``        a duration                                      ``Sleep(duration)``
 ``waitFor``      ``{condition, selector?, count?, timeout}``     ``WaitFor``
-``fault``        a raw mapping (reserved, not yet interpreted)   ``Fault(spec)``
+``fault``        one fault (a one-key mapping, see below)        ``Fault(fault)``
 ===============  =============================================  =========================
 
 Generated names (``NodeGroup`` and ``CreatePods``): object ``i`` (0-based) is named
@@ -34,6 +34,28 @@ Generated names (``NodeGroup`` and ``CreatePods``): object ``i`` (0-based) is na
 ``-``. ``labelValues`` are kept as written and resolved by ``NodeGroup.node(i)``: node
 ``i`` gets ``values[i % len(values)]`` for each key (round-robin), on top of the
 template's labels.
+
+Faults (top-level ``faults:`` and the step verb ``fault``) are tagged unions too
+(``tag_field`` ``type``); in YAML each is a one-key mapping ``{<kind>: <body>}``. They are
+interpreted by ``emulator/faults.py`` (decisions) and the runner (timed actions). Times
+(``start``, ``stop``, ``at``) are absolute simulated times, like a step's ``at``; a fault
+given by a step is armed when the step plays, so its ``start`` defaults to that moment.
+Agents are named as their clients: ``runner``, ``default-scheduler`` (``-<i>`` with
+several instances), ``kubelet:<node>``, ``controller:<name>``; ``*`` matches any text.
+
+=========================  ===================================================================
+fault                      effect
+=========================  ===================================================================
+``apiError``               matching calls fail with ``error`` (probability, at most ``count``)
+``apiLatency``             matching calls take ``delay`` longer
+``watchDelay``             an agent's watch events arrive ``delay`` later (a stale cache)
+``watchCut``               an agent's watch streams end ``at`` a time or ``every`` period
+``watchReorder``           events of different objects may overtake each other by ``window``
+``nodeHeartbeatStop``      the node's kubelet stops renewing its Lease and posting status
+``imagePullSlow``          pulls take ``factor`` times longer, or run at ``bandwidth``
+``containerStartFailure``  matching pods fail to start (phase Failed, container ``reason``)
+``scheduler``              ``instances`` more scheduler instances (optionally another config)
+=========================  ===================================================================
 
 Run length: the timeline runs every step in order (a step with ``at`` first waits until
 that simulated time; ``at`` never goes backwards). After the last step the run ends once
@@ -52,9 +74,14 @@ from emulator.api.codec import ApiObject
 from emulator.api.core import LabelSelector, Node, Pod
 
 __all__ = [
+    "AGENT_PATTERN",
+    "API_VERBS",
     "PRECREATED_NAMESPACES",
+    "ApiError",
+    "ApiLatency",
     "ByteRate",
     "Bytes",
+    "ContainerStartFailure",
     "Cordon",
     "Count",
     "Create",
@@ -66,16 +93,20 @@ __all__ = [
     "Duration",
     "Expectation",
     "Fault",
+    "FaultSpec",
+    "ImagePullSlow",
     "KubeletConfig",
     "Latency",
     "MaxPodsPerNode",
     "NoOvercommit",
     "NodeGroup",
+    "NodeHeartbeatStop",
     "PodCount",
     "PodOnNode",
     "PodsOnNodes",
     "Scenario",
     "SchedulerConfig",
+    "SchedulerInstances",
     "SchedulerOptions",
     "Sleep",
     "Spec",
@@ -84,6 +115,9 @@ __all__ = [
     "TopologySpread",
     "Uncordon",
     "WaitFor",
+    "WatchCut",
+    "WatchDelay",
+    "WatchReorder",
     "generated_name",
 ]
 
@@ -93,7 +127,11 @@ Bytes = Annotated[int, msgspec.Meta(ge=0, extra={"format": "quantity"})]
 """Bytes; written as a Kubernetes quantity ("100Mi", "1G", 5e6)."""
 ByteRate = Annotated[int, msgspec.Meta(ge=0, extra={"format": "rate"})]
 """Bytes per second; written as a quantity ("50Mi"), optionally with "/s" ("50Mi/s")."""
+PositiveDuration = Annotated[float, msgspec.Meta(gt=0, extra={"format": "duration"})]
+"""A duration greater than zero."""
 PositiveInt = Annotated[int, msgspec.Meta(ge=1)]
+Probability = Annotated[float, msgspec.Meta(ge=0, le=1)]
+"""A probability in [0, 1]."""
 NonNegativeInt = Annotated[int, msgspec.Meta(ge=0)]
 Count = NonNegativeInt | Literal["all"]
 """A number of pods, or every pod the selector matches."""
@@ -265,10 +303,147 @@ class WaitFor(StepBase, tag="waitFor", frozen=True, kw_only=True):
     count: Count = "all"
 
 
-class Fault(StepBase, tag="fault", frozen=True, kw_only=True):
-    """Reserved: parsed and kept raw; fault injection is not interpreted yet."""
+# --- faults ------------------------------------------------------------------------------
 
-    spec: dict[str, Any]
+API_VERBS: Final = ("create", "get", "list", "update", "updateStatus", "delete", "bind")
+"""The client verbs an API fault may select (``bind`` is the pods/binding subresource)."""
+AGENT_PATTERN: Final = r"^(\*|runner|default-scheduler[-0-9*]*|kubelet:\S+|controller:\S+)$"
+Agent = Annotated[
+    str,
+    msgspec.Meta(
+        pattern=AGENT_PATTERN,
+        extra={
+            "expected": "an agent: runner, default-scheduler[-<i>], kubelet:<node> or controller:<name> "
+            "(* matches any text)"
+        },
+    ),
+]
+ApiVerb = Literal["create", "get", "list", "update", "updateStatus", "delete", "bind"]
+
+
+class FaultBase(Spec, tag_field="type", frozen=True, kw_only=True):
+    pass
+
+
+class ApiError(FaultBase, tag="apiError", frozen=True, kw_only=True):
+    """Matching API calls fail with ``error`` instead of reaching the server."""
+
+    verb: ApiVerb | None = None
+    kind: str | None = None
+    """An API kind (``Pod``, ``Node``, ``Lease``...); ``bind`` calls are of kind ``Pod``."""
+    agent: Agent | None = None
+    error: Literal["Conflict", "InternalError", "NotFound"] = "InternalError"
+    probability: Probability = 1.0
+    start: Duration | None = None
+    stop: Duration | None = None
+    count: PositiveInt | None = None
+    """At most this many injections in the run."""
+
+
+class ApiLatency(FaultBase, tag="apiLatency", frozen=True, kw_only=True):
+    """Matching API calls take ``delay`` longer (on top of ``latency.api``)."""
+
+    delay: Delay
+    verb: ApiVerb | None = None
+    kind: str | None = None
+    agent: Agent | None = None
+    probability: Probability = 1.0
+    start: Duration | None = None
+    stop: Duration | None = None
+
+
+class WatchDelay(FaultBase, tag="watchDelay", frozen=True, kw_only=True):
+    """Events written in the window reach ``agent``'s watches ``delay`` later (in order)."""
+
+    agent: Agent
+    delay: Delay
+    kind: str | None = None
+    start: Duration | None = None
+    stop: Duration | None = None
+
+
+class WatchCut(FaultBase, tag="watchCut", frozen=True, kw_only=True):
+    """End ``agent``'s watch streams once ``at`` a time, or ``every`` period from ``start``
+    until ``stop``; its informers resume from their last revision (``relist``: list again)."""
+
+    agent: Agent
+    kind: str | None = None
+    at: Duration | None = None
+    every: PositiveDuration | None = None
+    start: Duration | None = None
+    stop: Duration | None = None
+    relist: bool = False
+
+
+class WatchReorder(FaultBase, tag="watchReorder", frozen=True, kw_only=True):
+    """Each event written in the window may arrive up to ``window`` late, so events of
+    *different* objects may overtake each other; one object's events never reorder."""
+
+    agent: Agent
+    window: PositiveDuration
+    kind: str | None = None
+    start: Duration | None = None
+    stop: Duration | None = None
+
+
+class NodeHeartbeatStop(FaultBase, tag="nodeHeartbeatStop", frozen=True, kw_only=True):
+    """The node's kubelet neither renews its Lease nor posts its status in the window."""
+
+    node: str
+    start: Duration | None = None
+    stop: Duration | None = None
+
+
+class ImagePullSlow(FaultBase, tag="imagePullSlow", frozen=True, kw_only=True):
+    """Pulls started in the window take ``factor`` times longer, or run at ``bandwidth``."""
+
+    node: str | None = None
+    image: str | None = None
+    factor: Annotated[float, msgspec.Meta(gt=0)] | None = None
+    bandwidth: ByteRate | None = None
+    start: Duration | None = None
+    stop: Duration | None = None
+
+
+class ContainerStartFailure(FaultBase, tag="containerStartFailure", frozen=True, kw_only=True):
+    """Matching pods fail to start their containers: phase Failed, containers terminated
+    with ``reason`` and exit code 128 (no restarts: see the README)."""
+
+    node: str | None = None
+    selector: LabelSelector = LabelSelector()
+    probability: Probability = 1.0
+    reason: str = "StartError"
+    message: str = ""
+    start: Duration | None = None
+    stop: Duration | None = None
+
+
+class SchedulerInstances(FaultBase, tag="scheduler", frozen=True, kw_only=True):
+    """Start ``instances`` more scheduler instances ``at`` a time, with the scenario's
+    configuration or ``config``."""
+
+    instances: PositiveInt = 1
+    config: SchedulerConfig | None = None
+    at: Duration | None = None
+
+
+FaultSpec = (
+    ApiError
+    | ApiLatency
+    | WatchDelay
+    | WatchCut
+    | WatchReorder
+    | NodeHeartbeatStop
+    | ImagePullSlow
+    | ContainerStartFailure
+    | SchedulerInstances
+)
+
+
+class Fault(StepBase, tag="fault", frozen=True, kw_only=True):
+    """A fault armed when the step plays (``fault: {<kind>: <body>}``)."""
+
+    fault: FaultSpec
 
 
 Step = Create | CreatePods | CreateNodes | Delete | Cordon | Uncordon | Sleep | WaitFor | Fault
@@ -346,5 +521,7 @@ class Scenario(Spec, frozen=True, kw_only=True):
     objects: list[ApiObject] = []
     """Created when the run starts, before ``nodes`` and the first step."""
     nodes: list[NodeGroup] = []
+    faults: list[FaultSpec] = []
+    """Armed from the start of the run (see the Faults table above)."""
     steps: list[Step] = []
     expect: list[Expectation] = []

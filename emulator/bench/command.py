@@ -1,0 +1,214 @@
+"""``python -m emulator bench``: choose workloads, run them, print a table or JSON.
+
+::
+
+    python -m emulator bench [--workload NAME ...] [--output text|json] [--profile default|noop]
+                             [--kubelets on|off] [--compare] [--scale F] [--file PATH]
+                             [--stall-timeout DURATION] [--seed N] [--list]
+
+``--workload`` takes ``<testCase>/<workload>``, a test case name (all its workloads) or a glob,
+and may be repeated; without it the workloads labelled ``short`` run. ``--compare`` runs each
+workload with the ``default`` profile and then with ``noop`` in this one process and adds the
+ratio of their average throughputs (``default / noop``: how much of the pipeline's own ceiling
+the plugins leave). Output ``json`` is one array with one object per run; ``text`` is a table,
+with a live progress bar when stdout is a terminal.
+
+Exit status: 0 every workload completed; 1 a workload stalled (``complete: false``, e.g. its
+pods need a plugin the registry lacks); 2 bad input (one line on stderr naming the file and
+the path inside it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import msgspec
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from emulator.bench.harness import BenchOptions, WorkloadResult, run_workload
+from emulator.bench.instruments import Profile, ProgressHook
+from emulator.bench.workloads import Workload, WorkloadError, load_workloads, select_workloads
+from emulator.runtime.clock import parse_duration
+
+__all__ = ["DEFAULT_FILE", "add_parser", "compare", "run"]
+
+DEFAULT_FILE = Path("bench") / "workloads.yaml"
+
+
+def _duration(text: str) -> float:
+    try:
+        return parse_duration(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def _scale(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}")
+    return value
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Add the ``bench`` command to ``subparsers`` (from ``ArgumentParser.add_subparsers``)."""
+    p: argparse.ArgumentParser = subparsers.add_parser(
+        "bench",
+        help="run scheduler_perf-style benchmark workloads",
+        description="Run scheduler_perf-style workloads on the real clock (uvloop) and report throughput.",
+    )
+    p.add_argument("--workload", action="append", default=[], metavar="NAME", help="Case/Workload, a case, or a glob")
+    p.add_argument("--output", choices=("text", "json"), default="text", help="report format on stdout")
+    p.add_argument("--profile", choices=("default", "noop"), default="default", help="scheduler profile")
+    p.add_argument("--kubelets", choices=("on", "off"), default="off", help="run a kubelet per node (pods reach Running)")
+    p.add_argument("--compare", action="store_true", help="run default and noop profiles and print the ratio")
+    p.add_argument("--scale", type=_scale, default=1.0, help="multiply every workload parameter (e.g. 0.01)")
+    p.add_argument("--file", type=Path, default=None, help=f"workload definitions (default: {DEFAULT_FILE})")
+    p.add_argument("--stall-timeout", type=_duration, default=60.0, metavar="DURATION", help="give up a wait after")
+    p.add_argument("--seed", type=int, default=0, help="seed of every random choice")
+    p.add_argument("--list", action="store_true", help="list the workloads and exit")
+    return p
+
+
+def _workload_file(arg: Path | None) -> Path:
+    if arg is not None:
+        return arg
+    if DEFAULT_FILE.exists():
+        return DEFAULT_FILE
+    return Path(__file__).resolve().parents[2] / DEFAULT_FILE
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the ``bench`` command; the exit status."""
+    path = _workload_file(args.file)
+    try:
+        workloads = load_workloads(path, scale=args.scale)
+        if args.list:
+            for w in workloads:
+                print(f"{w.name}\tnodes={w.nodes}\tmeasuredPods={w.measured.count}\tlabels={','.join(w.labels)}")
+            return 0
+        chosen = select_workloads(workloads, args.workload, source=str(path))
+    except WorkloadError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    profiles: list[Profile] = ["default", "noop"] if args.compare else [args.profile]
+    tty = args.output == "text" and sys.stdout.isatty()
+    results: list[WorkloadResult] = []
+    with _progress(tty) as hook_for:
+        for wl in chosen:
+            for profile in profiles:
+                options = BenchOptions(
+                    profile=profile, kubelets=args.kubelets == "on", seed=args.seed, stall_timeout=args.stall_timeout
+                )
+                results.append(run_workload(wl, options, hook_for(wl, profile)))
+    if args.compare:
+        compare(results)
+    if args.output == "json":
+        sys.stdout.write(msgspec.json.encode([r.to_json() for r in results]).decode() + "\n")
+    else:
+        _table(results, Console(highlight=False, width=None if sys.stdout.isatty() else 220))
+    return 0 if all(r.complete for r in results) else 1
+
+
+def compare(results: list[WorkloadResult]) -> None:
+    """Add ``compare`` {default, noop, ratio, basis} to each default/noop pair of one workload:
+    the average sampled throughputs, or when either run was too short to sample, both runs'
+    overall rates (pods bound / measured seconds)."""
+    by_key = {(r.workload, r.profile): r for r in results}
+    for r in results:
+        d, n = by_key.get((r.workload, "default")), by_key.get((r.workload, "noop"))
+        if d is None or n is None:
+            continue
+        basis = "average" if d.throughput.get("average") and n.throughput.get("average") else "overall"
+        dr, nr = d.throughput.get(basis), n.throughput.get(basis)
+        ratio = round(dr / nr, 4) if dr is not None and nr else None
+        r.extra["compare"] = {"default": dr, "noop": nr, "ratio": ratio, "basis": basis}
+
+
+class _progress:
+    """A rich progress bar on a terminal; nothing otherwise. Refreshed at most 10 times a second."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.bar: Progress | None = None
+        if enabled:
+            self.bar = Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                console=Console(),
+                auto_refresh=False,
+                transient=True,
+            )
+        self.last = 0.0
+
+    def __enter__(self) -> Any:
+        if self.bar is not None:
+            self.bar.start()
+        return self.hook_for
+
+    def __exit__(self, *exc: object) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+    def hook_for(self, wl: Workload, profile: str) -> ProgressHook | None:
+        bar = self.bar
+        if bar is None:
+            return None
+        task = bar.add_task(f"{wl.name} [{profile}]", total=None)
+
+        def hook(stage: str, done: int, total: int) -> None:
+            bar.update(task, description=f"{wl.name} [{profile}] {stage}", completed=done, total=total or None)
+            now = time.perf_counter()
+            if now - self.last >= 0.1 or done >= total:
+                self.last = now
+                bar.refresh()
+
+        return hook
+
+
+def _fmt(v: Any, digits: int = 1) -> str:
+    return "-" if v is None else f"{v:,.{digits}f}"
+
+
+def _table(results: list[WorkloadResult], out: Console) -> None:
+    t = Table(title="scheduler benchmark (real clock, uvloop)")
+    for col in ("workload", "profile", "nodes", "pods", "pods/s avg", "p50/p90/p99"):
+        t.add_column(col, justify="left" if col in ("workload", "profile") else "right")
+    for col in ("attempt ms p50/p99", "e2e ms p50/p99", "Filter/Score ms p50", "RSS MiB", "wall s", "notes"):
+        t.add_column(col, justify="left" if col == "notes" else "right")
+    for r in results:
+        th = r.throughput
+        notes = []
+        if not r.complete:
+            notes.append(f"INCOMPLETE {r.scheduled_pods}/{r.measured_pods}")
+        if th.get("average") is None:
+            notes.append(f"too short to sample: {_fmt(th.get('overall'))} pods/s overall")
+        if r.plugins_missing:
+            notes.append("missing: " + ", ".join(r.plugins_missing))
+        cmp = r.extra.get("compare")
+        if cmp is not None and r.profile == "noop" and cmp["ratio"] is not None:
+            notes.append(f"default/noop = {cmp['ratio']:.3f}")
+        t.add_row(
+            r.workload,
+            r.profile + (" +kubelets" if r.kubelets else ""),
+            f"{r.nodes:,}",
+            f"{r.measured_pods:,}",
+            _fmt(th.get("average")),
+            "/".join(_fmt(th.get(k), 0) for k in ("p50", "p90", "p99")),
+            f"{_fmt(r.attempt_ms['p50'], 2)}/{_fmt(r.attempt_ms['p99'], 2)}",
+            f"{_fmt(r.e2e_ms['p50'], 0)}/{_fmt(r.e2e_ms['p99'], 0)}",
+            f"{_fmt(r.filter_ms['p50'], 2)}/{_fmt(r.score_ms['p50'], 2)}",
+            _fmt(r.peak_rss_mib, 0),
+            _fmt(r.wall_seconds, 1),
+            "; ".join(notes),
+        )
+    out.print(t)

@@ -1,0 +1,371 @@
+"""Running one benchmark workload on the real clock (uvloop) and measuring it.
+
+One run of a ``Workload`` builds its own cluster in a fresh event loop: an ``ApiServer`` on a
+``LoopClock(virtual=False)``, the scheduler of the chosen profile (``instruments.py``) on a
+zero-latency client, and with ``kubelets`` one ``Kubelet`` per node (``--kubelets off``, the
+default, is scheduler_perf's set-up: pods are bound and never run). The harness itself writes
+to the server directly — it is the test driver, not an agent — and plays the steps in order:
+
+==============  =================================================================================
+step            what the harness does
+==============  =================================================================================
+NodesStep       create the nodes (``<generateName><n>``, ``kubernetes.io/hostname`` label,
+                strategy labels), yielding to the loop every ``create_batch`` objects
+NamespacesStep  create the namespaces
+PodsStep        create the pods the same way, then (unless ``wait`` is off) wait until every
+                pod of the namespace is bound — Running with kubelets; with ``collectMetrics``
+                this is the measured phase: from before the first create to the end of the wait
+ChurnStep       start a background task (see ``workloads.py``); it stops with the workload
+BarrierStep     wait until the pods the harness created in those namespaces (all: every
+                namespace of a PodsStep) are bound
+SleepStep       sleep on the clock
+==============  =================================================================================
+
+A wait gives up once no awaited pod has been bound (or started) for ``stall_timeout`` seconds:
+the workload is then reported ``complete: false`` — e.g. preemption workloads while
+DefaultPreemption is missing from the registry. Metrics are those of the measured phase only:
+the scheduler's attempts and e2e durations recorded during it, the extension-point timers,
+the bindings of the measured namespace (throughput, ``metrics.py``); peak RSS covers the whole
+workload. It does not own the workload file (``workloads.py``) or the output (``command.py``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from msgspec.structs import replace
+
+from agents.kubelet import Kubelet, KubeletSettings
+from emulator.api.core import Namespace, Node, Pod
+from emulator.api.errors import ApiError
+from emulator.api.meta import ObjectMeta
+from emulator.api.scheduling import PriorityClass
+from emulator.apiserver.server import ApiServer
+from emulator.bench.instruments import ExtensionPointTimers, Profile, ProgressHook, Tracker, build_scheduler
+from emulator.bench.metrics import millis, peak_rss_mib, reset_peak_rss, summarize, throughput_samples
+from emulator.bench.workloads import (
+    BarrierStep,
+    ChurnStep,
+    NamespacesStep,
+    NodesStep,
+    PodsStep,
+    SleepStep,
+    Step,
+    Workload,
+)
+from emulator.client.client import Client
+from emulator.runtime.clock import LoopClock, run
+from emulator.runtime.rng import Seeds
+
+__all__ = ["BenchOptions", "WorkloadResult", "run_workload", "run_workload_async"]
+
+HOSTNAME_LABEL = "kubernetes.io/hostname"
+
+
+@dataclass(frozen=True, slots=True)
+class BenchOptions:
+    profile: Profile = "default"
+    kubelets: bool = False
+    seed: int = 0
+    stall_timeout: float = 60.0
+    create_batch: int = 100
+    """Objects created between two yields to the event loop (upstream creates from parallel workers)."""
+
+
+@dataclass(slots=True)
+class WorkloadResult:
+    workload: str
+    nodes: int
+    measured_pods: int
+    profile: str
+    kubelets: bool
+    scale: float
+    throughput: dict[str, Any]
+    attempt_ms: dict[str, float | None]
+    e2e_ms: dict[str, float | None]
+    filter_ms: dict[str, float | None]
+    score_ms: dict[str, float | None]
+    peak_rss_mib: float
+    wall_seconds: float
+    measured_seconds: float
+    scheduled_pods: int
+    complete: bool
+    plugins_missing: list[str]
+    max_pods_per_node: int
+    threshold: float | None
+    startup_ms: dict[str, float | None] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        doc: dict[str, Any] = {
+            "workload": self.workload,
+            "nodes": self.nodes,
+            "measuredPods": self.measured_pods,
+            "profile": self.profile,
+            "throughput": self.throughput,
+            "attemptMs": self.attempt_ms,
+            "e2eMs": self.e2e_ms,
+            "filterMs": self.filter_ms,
+            "scoreMs": self.score_ms,
+            "peakRssMiB": self.peak_rss_mib,
+            "wallSeconds": round(self.wall_seconds, 3),
+            "measuredSeconds": round(self.measured_seconds, 3),
+            "scheduledPods": self.scheduled_pods,
+            "complete": self.complete,
+            "pluginsMissing": self.plugins_missing,
+            "maxPodsPerNode": self.max_pods_per_node,
+            "kubelets": self.kubelets,
+            "scale": self.scale,
+            "threshold": self.threshold,
+        }
+        if self.kubelets:
+            doc["startupMs"] = self.startup_ms
+        doc.update(self.extra)
+        return doc
+
+
+def run_workload(workload: Workload, options: BenchOptions, progress: ProgressHook | None = None) -> WorkloadResult:
+    """Run ``workload`` on a fresh real-time loop (uvloop) and measure it."""
+    gc.collect()
+    reset_peak_rss()
+    result = run(lambda: run_workload_async(workload, options, progress), virtual=False)
+    gc.collect()
+    return result
+
+
+async def run_workload_async(
+    workload: Workload, options: BenchOptions, progress: ProgressHook | None = None
+) -> WorkloadResult:
+    wall0 = time.perf_counter()
+    clock = LoopClock(asyncio.get_running_loop(), virtual=False)
+    seeds = Seeds(options.seed)
+    server = ApiServer(clock, seeds.stream("apiserver"))
+    tracker = Tracker(kubelets=options.kubelets, progress=progress)
+    server.add_write_listener(tracker)
+    scheduler, missing = build_scheduler(server, clock, seeds, options.profile)
+    timers = ExtensionPointTimers(scheduler)
+    m = scheduler.metrics
+    play = _Play(workload, options, server, clock, seeds, tracker)
+    play.metrics_marks = lambda: (len(m.attempt_wall_seconds), len(m.e2e_seconds), len(timers.filter), len(timers.score))
+    try:
+        async with asyncio.TaskGroup() as tg:
+            play.tg = tg
+            tg.create_task(scheduler.run(), name="scheduler:default-scheduler")
+            await scheduler.ready.wait()
+            tg.create_task(play.run(), name="bench:workload")
+    except* _Done:
+        pass
+    a0, e0, f0, s0 = play.marks_start or (0, 0, 0, 0)
+    a1, e1, f1, s1 = play.marks_end or play.marks()
+    t0, t1 = play.t_start, play.t_end
+    bound_at = sorted(tracker.bound_at)
+    samples = throughput_samples(bound_at, t0, t1)
+    summary: dict[str, Any] = dict(summarize(samples))
+    phase = max(t1 - t0, 1e-9)
+    summary["overall"] = round(len(bound_at) / phase, 3)
+    per_node = Counter(p.spec.node_name for p in server.list("Pod")[0] if p.spec.node_name)
+    measured = workload.measured
+    return WorkloadResult(
+        workload=workload.name,
+        nodes=workload.nodes,
+        measured_pods=measured.count,
+        profile=options.profile,
+        kubelets=options.kubelets,
+        scale=workload.scale,
+        throughput=summary,
+        attempt_ms=millis(m.attempt_wall_seconds[a0:a1]),
+        e2e_ms=millis(m.e2e_seconds[e0:e1]),
+        filter_ms=millis(timers.filter[f0:f1]),
+        score_ms=millis(timers.score[s0:s1]),
+        peak_rss_mib=peak_rss_mib(),
+        wall_seconds=time.perf_counter() - wall0,
+        measured_seconds=t1 - t0,
+        scheduled_pods=tracker.bound.get(measured.namespace, 0),
+        complete=play.complete,
+        plugins_missing=missing if options.profile == "default" else [],
+        max_pods_per_node=max(per_node.values(), default=0),
+        threshold=workload.threshold,
+        startup_ms=millis(tracker.startup),
+    )
+
+
+class _Done(Exception):
+    """Raised inside the task group once the last step is over."""
+
+
+class _Play:
+    """The steps of one workload against one cluster."""
+
+    def __init__(
+        self, workload: Workload, options: BenchOptions, server: ApiServer, clock: LoopClock, seeds: Seeds, tracker: Tracker
+    ) -> None:
+        self.workload, self.options, self.server, self.clock = workload, options, server, clock
+        self.seeds, self.tracker = seeds, tracker
+        self.tg: asyncio.TaskGroup | None = None
+        self.created: dict[str, int] = {}
+        self.namespaces: set[str] = set()
+        self.names: dict[tuple[str, str], int] = {}
+        self.complete = True
+        self.t_start = self.t_end = 0.0
+        self.marks_start: tuple[int, int, int, int] | None = None
+        self.marks_end: tuple[int, int, int, int] | None = None
+        self.metrics_marks: Callable[[], tuple[int, int, int, int]] | None = None
+        self.kubelet_settings = KubeletSettings()
+
+    async def run(self) -> None:
+        for name, value in self.workload.priority_classes:
+            self.server.create(PriorityClass(metadata=ObjectMeta(name=name), value=value))
+        for i, step in enumerate(self.workload.steps):
+            await self.step(i, step)
+        raise _Done
+
+    async def step(self, i: int, step: Step) -> None:
+        match step:
+            case NodesStep():
+                await self.create_nodes(i, step)
+            case NamespacesStep():
+                for ns in step.names:
+                    self.ensure_namespace(ns)
+            case PodsStep():
+                await self.create_pods(i, step)
+            case ChurnStep():
+                assert self.tg is not None
+                self.tg.create_task(self.churn(step), name=f"bench:churn:{i}")
+            case BarrierStep():
+                names = step.namespaces or tuple(sorted(self.created))
+                if not await self.wait(f"barrier[{i}]", names):
+                    self.complete = False
+            case SleepStep():
+                await self.clock.sleep(step.seconds)
+
+    # --- creating -------------------------------------------------------------------------
+
+    def ensure_namespace(self, name: str) -> None:
+        if name not in self.namespaces:
+            self.namespaces.add(name)
+            try:
+                self.server.create(Namespace(metadata=ObjectMeta(name=name)))
+            except ApiError:
+                pass  # already there
+
+    def name(self, namespace: str, obj: Node | Pod) -> str:
+        prefix = obj.metadata.generate_name or f"{obj.kind.lower()}-"
+        n = self.names.get((namespace, prefix), 0)
+        self.names[(namespace, prefix)] = n + 1
+        return f"{prefix}{n}"
+
+    def create_object(self, template: Node | Pod, namespace: str, labels: dict[str, str] | None = None) -> str:
+        """Create one object from ``template``; its name."""
+        ns = "" if isinstance(template, Node) else namespace
+        name = self.name(ns, template)
+        meta = template.metadata
+        new_labels = {**meta.labels, **(labels or {})}
+        if isinstance(template, Node):
+            new_labels[HOSTNAME_LABEL] = name
+        else:
+            self.ensure_namespace(ns)
+        obj = replace(template, metadata=replace(meta, name=name, generate_name="", namespace=ns, labels=new_labels))
+        self.server.create(obj)
+        return name
+
+    async def create_nodes(self, i: int, step: NodesStep) -> None:
+        self.tracker.watch(f"createNodes[{i}]", "", step.count)
+        for k in range(step.count):
+            labels: dict[str, str] = {}
+            if step.label_key:
+                labels[step.label_key] = step.label_values[k % len(step.label_values)]
+            name = self.create_object(step.template, "", labels)
+            if step.unique_label_key:
+                node = self.server.get("Node", name)
+                meta = replace(node.metadata, labels={**node.metadata.labels, step.unique_label_key: name})
+                self.server.update(replace(node, metadata=meta))
+            if self.options.kubelets:
+                self.start_kubelet(name)
+            if (k + 1) % self.options.create_batch == 0:
+                await asyncio.sleep(0)
+
+    def start_kubelet(self, node: str) -> None:
+        assert self.tg is not None
+        client = Client(self.server, self.clock, self.seeds.stream(f"client/kubelet:{node}"), name=f"kubelet:{node}")
+        kubelet = Kubelet(client, node, self.clock, self.seeds.stream(f"kubelet/{node}"), self.kubelet_settings)
+        self.tg.create_task(kubelet.run(), name=f"kubelet:{node}")
+
+    async def create_pods(self, i: int, step: PodsStep) -> None:
+        ns = step.namespace
+        self.ensure_namespace(ns)
+        stage = f"createPods[{i}]" + (" (measured)" if step.collect_metrics else "")
+        if step.collect_metrics:
+            self.tracker.measured_ns = ns
+            self.marks_start = self.marks()
+            self.t_start = time.perf_counter()
+        self.tracker.watch(stage, ns, self.created.get(ns, 0) + step.count)
+        for k in range(step.count):
+            self.create_object(step.template, ns)
+            if (k + 1) % self.options.create_batch == 0:
+                await asyncio.sleep(0)
+        self.created[ns] = self.created.get(ns, 0) + step.count
+        if step.wait and not await self.wait(stage, (ns,)):
+            self.complete = False
+        if step.collect_metrics:
+            self.t_end = time.perf_counter()
+            self.marks_end = self.marks()
+            if not step.wait:
+                self.t_end = self.t_start  # nothing measured without waiting
+
+    def marks(self) -> tuple[int, int, int, int]:
+        assert self.metrics_marks is not None
+        return self.metrics_marks()
+
+    # --- waiting and churn ----------------------------------------------------------------
+
+    async def wait(self, stage: str, namespaces: tuple[str, ...]) -> bool:
+        """Until every pod created in ``namespaces`` is bound (Running with kubelets); False
+        when none more has been for ``stall_timeout`` seconds."""
+        counts = self.tracker.running if self.options.kubelets else self.tracker.bound
+        goal = sum(self.created.get(ns, 0) for ns in namespaces)
+
+        def done() -> int:
+            return sum(counts.get(ns, 0) for ns in namespaces)
+
+        last = done()
+        deadline = self.clock.now() + self.options.stall_timeout
+        while (now := done()) < goal:
+            if now > last:
+                last, deadline = now, self.clock.now() + self.options.stall_timeout
+            remaining = deadline - self.clock.now()
+            if remaining <= 0:
+                return False
+            self.tracker.changed.clear()
+            try:
+                async with asyncio.timeout(remaining):
+                    await self.tracker.changed.wait()
+            except TimeoutError:
+                pass
+        return True
+
+    async def churn(self, step: ChurnStep) -> None:
+        slots = [[""] * max(step.number, 1) for _ in step.templates]
+        count = 0
+        while step.mode == "recreate" or step.number == 0 or count < step.number:
+            await self.clock.sleep(step.interval)
+            for t, template in enumerate(step.templates):
+                if step.mode == "create":
+                    self.create_object(template, step.namespace)
+                    continue
+                slot = count % step.number
+                if slots[t][slot]:
+                    ns = "" if isinstance(template, Node) else step.namespace
+                    try:
+                        self.server.delete(template.kind, slots[t][slot], ns, grace_period_seconds=0)
+                    except ApiError:
+                        pass  # already gone (e.g. preempted)
+                    slots[t][slot] = ""
+                else:
+                    slots[t][slot] = self.create_object(template, step.namespace)
+            count += 1

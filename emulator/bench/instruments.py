@@ -1,0 +1,185 @@
+"""What the harness builds and watches: the scheduler under test, the write listener that
+records bindings, and the timers around the Filter and Score extension points.
+
+- ``build_scheduler(profile, ...)``: ``agents.scheduler.scheduler.Scheduler`` built directly
+  from ``load_config`` + ``build_registry`` (in-tree plus entry-point plugins). ``default`` is
+  upstream's default profile; ``noop`` disables every plugin under ``multiPoint`` and enables
+  only ``PrioritySort`` and ``DefaultBinder``: no PreEnqueue, PreFilter, Filter, PostFilter,
+  PreScore or Score plugin, so a cycle is pop → pick a node round-robin → assume → bind — the
+  pipeline's own ceiling. Upstream plugins the registry lacks are skipped by the scheduler and
+  returned as ``missing``.
+- ``Tracker``: a write listener on the API server (it sees every committed write, synchronously).
+  It counts bindings (verb ``bind``) and Running transitions per namespace, keeps the wall time
+  (``time.perf_counter``) of each binding in the measured namespace, and create → Running
+  durations there when kubelets run. ``changed`` is set on each of those events.
+- ``ExtensionPointTimers``: wall durations of the Filter phase of each cycle (upstream records
+  ``framework_extension_point_duration_seconds{extension_point="Filter"}`` around the whole
+  feasible-node search, not per node, and only when the profile has Filter plugins) and of
+  ``RunScorePlugins``. They wrap the scheduler's ``_find_feasible`` and each framework's
+  ``run_score_plugins`` on the instances; the scheduler's code is not changed.
+
+Wall time is read here on purpose: this is a benchmark of the real-time path, as the
+scheduler's own ``attempt_wall_seconds`` is.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from typing import Any, Final, Literal
+
+from agents.scheduler.config import API_VERSION, KIND, load_config
+from agents.scheduler.framework.interface import ExtensionPoint
+from agents.scheduler.registry import build_registry
+from agents.scheduler.scheduler import Scheduler, SchedulerOptions
+from emulator.apiserver.server import ApiServer, WriteRecord
+from emulator.client.client import Client
+from emulator.runtime.clock import Clock
+from emulator.runtime.rng import Seeds
+
+__all__ = ["NOOP_CONFIG", "ExtensionPointTimers", "Profile", "ProgressHook", "Tracker", "build_scheduler"]
+
+Profile = Literal["default", "noop"]
+ProgressHook = Callable[[str, int, int], None]
+"""``hook(stage, done, total)``: a stage of the workload and how far it has got."""
+
+NOOP_CONFIG: Final[dict[str, Any]] = {
+    "apiVersion": API_VERSION,
+    "kind": KIND,
+    "profiles": [
+        {
+            "schedulerName": "default-scheduler",
+            "plugins": {
+                "multiPoint": {
+                    "enabled": [{"name": "PrioritySort"}, {"name": "DefaultBinder"}],
+                    "disabled": [{"name": "*"}],
+                }
+            },
+        }
+    ],
+}
+"""Queue sort and binder only: every Filter and Score plugin (and every other) disabled."""
+
+
+def build_scheduler(server: ApiServer, clock: Clock, seeds: Seeds, profile: Profile) -> tuple[Scheduler, list[str]]:
+    """The scheduler for ``profile`` on a zero-latency client, and the upstream plugins its
+    profile enables that the registry does not have (skipped)."""
+    registry = build_registry()
+    config = load_config(NOOP_CONFIG if profile == "noop" else None, registry)
+    missing = sorted({m for p in config.profiles for m in p.missing_plugins})
+    options = SchedulerOptions(
+        percentage_of_nodes_to_score=config.percentage_of_nodes_to_score,
+        pod_initial_backoff=float(config.pod_initial_backoff_seconds),
+        pod_max_backoff=float(config.pod_max_backoff_seconds),
+    )
+    client = Client(server, clock, seeds.stream("client/default-scheduler"), name="default-scheduler")
+    scheduler = Scheduler(
+        client=client,
+        clock=clock,
+        rng=seeds.stream("scheduler/0"),
+        profiles=[p.to_spec() for p in config.profiles],
+        registry=registry,
+        options=options,
+    )
+    return scheduler, missing
+
+
+def enabled_plugins(scheduler: Scheduler) -> dict[str, list[str]]:
+    """Extension point → enabled plugin names, over the scheduler's profiles."""
+    out: dict[str, list[str]] = {}
+    for fwk in scheduler.frameworks.values():
+        for point, names in fwk.list_plugins().items():
+            out.setdefault(point.value, []).extend(n for n in names if n not in out.get(point.value, []))
+    return out
+
+
+class Tracker:
+    """Counts bindings and Running pods per namespace from the server's writes."""
+
+    def __init__(self, *, kubelets: bool, progress: ProgressHook | None = None) -> None:
+        self.kubelets = kubelets
+        self.progress = progress
+        self.bound: dict[str, int] = {}
+        self.running: dict[str, int] = {}
+        self.measured_ns = ""
+        self.bound_at: list[float] = []
+        """perf_counter time of each binding in the measured namespace."""
+        self.startup: list[float] = []
+        """Seconds from create to Running of each measured pod (kubelets on)."""
+        self._created_at: dict[str, float] = {}
+        self.changed = asyncio.Event()
+        self.stage = ""
+        self.stage_ns = ""
+        self.stage_total = 0
+
+    def watch(self, stage: str, namespace: str, total: int) -> None:
+        """Report progress of ``namespace`` towards ``total`` pods as ``stage``."""
+        self.stage, self.stage_ns, self.stage_total = stage, namespace, total
+        if self.progress is not None:
+            self.progress(stage, self._done(namespace), total)
+
+    def _done(self, ns: str) -> int:
+        return (self.running if self.kubelets else self.bound).get(ns, 0)
+
+    def __call__(self, rec: WriteRecord) -> None:
+        if rec.kind != "Pod":
+            return
+        if rec.verb == "bind":
+            ns = rec.new.metadata.namespace
+            self.bound[ns] = self.bound.get(ns, 0) + 1
+            if ns == self.measured_ns:
+                self.bound_at.append(time.perf_counter())
+        elif not self.kubelets:
+            return
+        elif rec.verb == "create":
+            if rec.new.metadata.namespace == self.measured_ns:
+                self._created_at[rec.new.metadata.uid] = time.perf_counter()
+            return
+        elif rec.new is not None and rec.new.status.phase == "Running" and rec.old.status.phase != "Running":
+            ns = rec.new.metadata.namespace
+            self.running[ns] = self.running.get(ns, 0) + 1
+            t0 = self._created_at.pop(rec.new.metadata.uid, None)
+            if t0 is not None:
+                self.startup.append(time.perf_counter() - t0)
+        else:
+            return
+        self.changed.set()
+        if self.progress is not None and ns == self.stage_ns:
+            done = self._done(ns)
+            if done % 64 == 0 or done >= self.stage_total:
+                self.progress(self.stage, done, self.stage_total)
+
+
+class ExtensionPointTimers:
+    """Per-cycle wall durations of the Filter phase and of the Score plugins."""
+
+    def __init__(self, scheduler: Scheduler) -> None:
+        self.filter: list[float] = []
+        self.score: list[float] = []
+        find_feasible = scheduler._find_feasible
+
+        def timed_filter(fwk: Any, *args: Any) -> Any:
+            if not fwk.has_filter_plugins():
+                return find_feasible(fwk, *args)
+            t0 = time.perf_counter()
+            try:
+                return find_feasible(fwk, *args)
+            finally:
+                self.filter.append(time.perf_counter() - t0)
+
+        scheduler._find_feasible = timed_filter  # type: ignore[method-assign]
+        for fwk in scheduler.frameworks.values():
+            if ExtensionPoint.Score in fwk.list_plugins():
+                fwk.run_score_plugins = self._timed(fwk.run_score_plugins, self.score)  # type: ignore[method-assign]
+
+    @staticmethod
+    def _timed(fn: Callable[..., Any], into: list[float]) -> Callable[..., Any]:
+        def timed(*args: Any) -> Any:
+            t0 = time.perf_counter()
+            try:
+                return fn(*args)
+            finally:
+                into.append(time.perf_counter() - t0)
+
+        return timed

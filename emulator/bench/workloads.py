@@ -1,0 +1,434 @@
+"""Benchmark workload definitions: ``bench/workloads.yaml`` in, resolved ``Workload`` s out, or one
+``WorkloadError`` naming the file, the path inside it and what was expected.
+
+The file has upstream scheduler_perf's shape: ``templates`` (name → a Node or Pod manifest) and
+``testCases``, each a ``workloadTemplate`` (ops tagged by ``opcode``) instantiated by its
+``workloads`` (``params`` fill the ops' ``countParam: $name``). ``load_workloads`` checks
+everything that can be checked before a run — unknown fields, op shapes, template names and
+kinds, parameters used and defined, one measured phase per test case, durations, namespace
+names — and resolves every workload into plain steps with counts, templates and namespaces
+filled in:
+
+================  ===============================================================================
+opcode            step
+================  ===============================================================================
+createNodes       ``NodesStep``: ``count`` nodes from a template; labels round-robin from
+                  ``labelNodePrepareStrategy`` or unique per node (``uniqueNodeLabelStrategy``)
+createNamespaces  ``NamespacesStep``: ``<prefix>-0`` … ``<prefix>-<count-1>``
+createPods        ``PodsStep``: ``count`` pods in ``namespace`` (default ``namespace-<op index>``);
+                  ``collectMetrics`` marks the measured phase
+churn             ``ChurnStep``: every ``intervalMilliseconds``, per template: create (``create``,
+                  at most ``number`` times, 0 = forever) or alternately create/delete one of
+                  ``number`` slots (``recreate``)
+barrier           ``BarrierStep``: wait until the pods of ``namespaces`` (all when empty) are bound
+sleep             ``SleepStep``: wait ``duration``
+================  ===============================================================================
+
+``scale`` multiplies every parameter (rounded, at least 1 unless 0): ``--scale 0.01`` runs a
+workload at a hundredth of its size. It does not own running a workload (``harness.py``).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import msgspec
+from msgspec.structs import replace
+
+from emulator.api.codec import ManifestError, object_from_dict, yaml_documents
+from emulator.api.core import Node, Pod
+from emulator.runtime.clock import parse_duration
+
+__all__ = [
+    "BarrierStep",
+    "ChurnStep",
+    "NamespacesStep",
+    "NodesStep",
+    "PodsStep",
+    "SleepStep",
+    "Step",
+    "Workload",
+    "WorkloadError",
+    "load_workloads",
+    "select_workloads",
+]
+
+NonNegative = Annotated[int, msgspec.Meta(ge=0)]
+_AT = re.compile(r"^(?P<msg>.*?)(?: - at `\$\.?(?P<path>[^`]*)`)?$", re.S)
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+
+
+class WorkloadError(Exception):
+    """Bad workload input: ``<file>: <path>: <detail>``."""
+
+    def __init__(self, file: str, path: str, detail: str) -> None:
+        self.file, self.path, self.detail = file, path, detail
+        super().__init__(f"{file}: {path}: {detail}" if path else f"{file}: {detail}")
+
+
+# --- the file's schema ------------------------------------------------------------------------
+
+
+class _Spec(msgspec.Struct, forbid_unknown_fields=True, rename="camel", kw_only=True, frozen=True):
+    pass
+
+
+class LabelStrategy(_Spec, frozen=True):
+    label_key: str
+    label_values: Annotated[list[str], msgspec.Meta(min_length=1)]
+
+
+class UniqueLabelStrategy(_Spec, frozen=True):
+    label_key: str
+
+
+class _Op(_Spec, tag_field="opcode", frozen=True):
+    pass
+
+
+class CreateNodesOp(_Op, tag="createNodes", frozen=True):
+    count: NonNegative | None = None
+    count_param: str | None = None
+    node_template: str = "node-default"
+    label_node_prepare_strategy: LabelStrategy | None = None
+    unique_node_label_strategy: UniqueLabelStrategy | None = None
+
+
+class CreateNamespacesOp(_Op, tag="createNamespaces", frozen=True):
+    prefix: str
+    count: NonNegative | None = None
+    count_param: str | None = None
+
+
+class CreatePodsOp(_Op, tag="createPods", frozen=True):
+    count: NonNegative | None = None
+    count_param: str | None = None
+    pod_template: str | None = None
+    namespace: str | None = None
+    collect_metrics: bool = False
+    skip_wait_to_completion: bool = False
+
+
+class ChurnOp(_Op, tag="churn", frozen=True):
+    mode: Literal["create", "recreate"]
+    templates: Annotated[list[str], msgspec.Meta(min_length=1)]
+    interval_milliseconds: Annotated[int, msgspec.Meta(gt=0)] = 500
+    number: NonNegative = 0
+    namespace: str | None = None
+
+
+class BarrierOp(_Op, tag="barrier", frozen=True):
+    namespaces: list[str] = []
+
+
+class SleepOp(_Op, tag="sleep", frozen=True):
+    duration: str
+
+
+Op = CreateNodesOp | CreateNamespacesOp | CreatePodsOp | ChurnOp | BarrierOp | SleepOp
+
+
+class WorkloadSpec(_Spec, frozen=True):
+    name: str
+    params: dict[str, NonNegative] = {}
+    labels: list[str] = []
+    threshold: float | None = None
+
+
+class TestCase(_Spec, frozen=True):
+    name: str
+    workload_template: Annotated[list[Op], msgspec.Meta(min_length=1)]
+    workloads: Annotated[list[WorkloadSpec], msgspec.Meta(min_length=1)]
+    default_pod_template: str = "pod-default"
+
+
+class WorkloadFile(_Spec, frozen=True):
+    test_cases: list[TestCase]
+    templates: dict[str, dict[str, Any]] = {}
+
+
+# --- resolved steps ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class NodesStep:
+    count: int
+    template: Node
+    label_key: str = ""
+    label_values: tuple[str, ...] = ()
+    unique_label_key: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class NamespacesStep:
+    names: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class PodsStep:
+    count: int
+    template: Pod
+    namespace: str
+    collect_metrics: bool = False
+    wait: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class ChurnStep:
+    mode: Literal["create", "recreate"]
+    templates: tuple[Node | Pod, ...]
+    interval: float
+    number: int
+    namespace: str
+
+
+@dataclass(frozen=True, slots=True)
+class BarrierStep:
+    namespaces: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class SleepStep:
+    seconds: float
+
+
+Step = NodesStep | NamespacesStep | PodsStep | ChurnStep | BarrierStep | SleepStep
+
+
+@dataclass(frozen=True, slots=True)
+class Workload:
+    name: str
+    """``<testCase>/<workload>``, as upstream names its sub-benchmarks."""
+    labels: tuple[str, ...]
+    threshold: float | None
+    steps: tuple[Step, ...]
+    scale: float = 1.0
+    priority_classes: tuple[tuple[str, int], ...] = ()
+    """PriorityClasses (name, value) the templates refer to, created before the first step."""
+
+    @property
+    def nodes(self) -> int:
+        return sum(s.count for s in self.steps if isinstance(s, NodesStep))
+
+    @property
+    def measured(self) -> PodsStep:
+        return next(s for s in self.steps if isinstance(s, PodsStep) and s.collect_metrics)
+
+
+# --- loading ----------------------------------------------------------------------------------
+
+
+def load_workloads(path: str | Path, *, scale: float = 1.0) -> list[Workload]:
+    """Every workload of the file at ``path``, resolved at ``scale``."""
+    source = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as err:
+        raise WorkloadError(source, "", f"cannot read the file: {err.strerror or err}") from None
+    return load_workloads_text(text, source=source, scale=scale)
+
+
+def load_workloads_text(text: str, *, source: str, scale: float = 1.0) -> list[Workload]:
+    if not scale > 0:
+        raise WorkloadError(source, "", f"scale must be > 0, got {scale!r}")
+    try:
+        docs = yaml_documents(text, source=source)
+    except ManifestError as err:
+        raise WorkloadError(source, "", err.detail) from None
+    if len(docs) != 1:
+        raise WorkloadError(source, "", f"expected one YAML document, got {len(docs)}")
+    try:
+        spec = msgspec.convert(docs[0], WorkloadFile)
+    except msgspec.ValidationError as err:
+        m = _AT.match(str(err))
+        assert m is not None
+        raise WorkloadError(source, m["path"] or "", m["msg"]) from None
+    return _Resolver(source, spec, scale).workloads()
+
+
+def select_workloads(workloads: Sequence[Workload], patterns: Sequence[str], *, source: str) -> list[Workload]:
+    """Workloads named by ``patterns`` (exact, a test case name, or a glob), in file order;
+    with no patterns, those labelled ``short``."""
+    if not patterns:
+        return [w for w in workloads if "short" in w.labels]
+    chosen: list[Workload] = []
+    for pattern in patterns:
+        hits = [w for w in workloads if _matches(w.name, pattern)]
+        if not hits:
+            known = ", ".join(w.name for w in workloads)
+            raise WorkloadError(source, "", f'no workload matches "{pattern}"; known: {known}')
+        chosen += [w for w in hits if w not in chosen]
+    return chosen
+
+
+def _matches(name: str, pattern: str) -> bool:
+    return name == pattern or name.split("/", 1)[0] == pattern or fnmatch.fnmatchcase(name, pattern)
+
+
+PRIORITY_CLASS_PREFIX = "bench-priority-"
+
+
+def _with_priority_class(obj: Node | Pod) -> Node | Pod:
+    """Upstream's templates set ``spec.priority`` directly (scheduler_perf's apiserver runs no
+    Priority admission); ours admits it only with a PriorityClass of that value, so refer to one."""
+    if isinstance(obj, Pod) and obj.spec.priority is not None and not obj.spec.priority_class_name:
+        spec = replace(obj.spec, priority_class_name=f"{PRIORITY_CLASS_PREFIX}{obj.spec.priority}")
+        return replace(obj, spec=spec)
+    return obj
+
+
+def _priority_classes(steps: Sequence[Step]) -> tuple[tuple[str, int], ...]:
+    out: dict[str, int] = {}
+    for step in steps:
+        templates = step.templates if isinstance(step, ChurnStep) else (getattr(step, "template", None),)
+        for t in templates:
+            if isinstance(t, Pod) and t.spec.priority is not None and t.spec.priority_class_name:
+                out.setdefault(t.spec.priority_class_name, t.spec.priority)
+    return tuple(sorted(out.items()))
+
+
+class _Resolver:
+    def __init__(self, source: str, spec: WorkloadFile, scale: float) -> None:
+        self.source, self.spec, self.scale = source, spec, scale
+        self.templates: dict[str, Node | Pod] = {}
+        for name, doc in spec.templates.items():
+            try:
+                obj = object_from_dict(doc, source=source, path=f"templates.{name}")
+            except ManifestError as err:
+                raise WorkloadError(source, err.path, err.detail) from None
+            if not isinstance(obj, Node | Pod):
+                raise WorkloadError(source, f"templates.{name}.kind", f"expected a Node or a Pod, got {obj.kind}")
+            self.templates[name] = _with_priority_class(obj)
+
+    def fail(self, path: str, detail: str) -> WorkloadError:
+        return WorkloadError(self.source, path, detail)
+
+    def workloads(self) -> list[Workload]:
+        out: list[Workload] = []
+        seen: set[str] = set()
+        for i, tc in enumerate(self.spec.test_cases):
+            if tc.name in seen:
+                raise self.fail(f"testCases[{i}].name", f'duplicate test case "{tc.name}"')
+            seen.add(tc.name)
+            out += self.test_case(tc, f"testCases[{i}]")
+        return out
+
+    def test_case(self, tc: TestCase, path: str) -> list[Workload]:
+        used = self.check_template(tc, path)
+        names: set[str] = set()
+        out: list[Workload] = []
+        for k, wl in enumerate(tc.workloads):
+            wpath = f"{path}.workloads[{k}]"
+            if wl.name in names:
+                raise self.fail(f"{wpath}.name", f'duplicate workload "{wl.name}"')
+            names.add(wl.name)
+            for param, where in used.items():
+                if param not in wl.params:
+                    raise self.fail(f"{wpath}.params", f'missing "{param}" (used by {where})')
+            for param in wl.params:
+                if param not in used:
+                    uses = ", ".join(used) or "none"
+                    raise self.fail(f"{wpath}.params.{param}", f"not used by the workload template (it uses: {uses})")
+            params = {p: v if v == 0 else max(1, round(v * self.scale)) for p, v in wl.params.items()}
+            steps = tuple(self.step(op, j, tc, params) for j, op in enumerate(tc.workload_template))
+            classes = _priority_classes(steps)
+            out.append(Workload(f"{tc.name}/{wl.name}", tuple(wl.labels), wl.threshold, steps, self.scale, classes))
+        return out
+
+    def check_template(self, tc: TestCase, path: str) -> dict[str, str]:
+        """Check the ops once; the parameters they use → where the first use is."""
+        used: dict[str, str] = {}
+        measured = 0
+        for j, op in enumerate(tc.workload_template):
+            opath = f"{path}.workloadTemplate[{j}]"
+            if isinstance(op, CreateNodesOp | CreateNamespacesOp | CreatePodsOp):
+                if (op.count is None) == (op.count_param is None):
+                    raise self.fail(opath, "exactly one of count and countParam is required")
+                if op.count_param is not None:
+                    if not re.fullmatch(r"\$[A-Za-z_]\w*", op.count_param):
+                        raise self.fail(f"{opath}.countParam", f'expected "$name", got "{op.count_param}"')
+                    used.setdefault(op.count_param[1:], f"workloadTemplate[{j}].countParam")
+            match op:
+                case CreateNodesOp():
+                    self.template(op.node_template, Node, f"{opath}.nodeTemplate")
+                    if op.label_node_prepare_strategy and op.unique_node_label_strategy:
+                        raise self.fail(opath, "at most one of labelNodePrepareStrategy, uniqueNodeLabelStrategy")
+                case CreateNamespacesOp():
+                    self.namespace(op.prefix + "-0", f"{opath}.prefix")
+                case CreatePodsOp():
+                    self.template(op.pod_template or tc.default_pod_template, Pod, f"{opath}.podTemplate")
+                    if op.namespace is not None:
+                        self.namespace(op.namespace, f"{opath}.namespace")
+                    if op.collect_metrics:
+                        measured += 1
+                        if measured > 1:
+                            raise self.fail(f"{opath}.collectMetrics", "only one createPods op may collect metrics")
+                case ChurnOp():
+                    for t, name in enumerate(op.templates):
+                        self.template(name, None, f"{opath}.templates[{t}]")
+                    if op.mode == "recreate" and op.number == 0:
+                        raise self.fail(f"{opath}.number", "recreate needs number >= 1 (the objects kept per template)")
+                    if op.namespace is not None:
+                        self.namespace(op.namespace, f"{opath}.namespace")
+                case BarrierOp():
+                    for n, ns in enumerate(op.namespaces):
+                        self.namespace(ns, f"{opath}.namespaces[{n}]")
+                case SleepOp():
+                    try:
+                        parse_duration(op.duration)
+                    except ValueError as err:
+                        raise self.fail(f"{opath}.duration", str(err)) from None
+        if measured == 0:
+            raise self.fail(f"{path}.workloadTemplate", "no createPods op has collectMetrics: true (the measured phase)")
+        return used
+
+    def template(self, name: str, kind: type[Node] | type[Pod] | None, path: str) -> Node | Pod:
+        obj = self.templates.get(name)
+        if obj is None:
+            known = ", ".join(self.templates) or "none"
+            raise self.fail(path, f'unknown template "{name}" (templates: {known})')
+        if kind is not None and not isinstance(obj, kind):
+            raise self.fail(path, f'template "{name}" is a {obj.kind}, expected a {kind.__name__}')
+        return obj
+
+    def namespace(self, name: str, path: str) -> None:
+        if len(name) > 63 or not _DNS_LABEL.match(name):
+            raise self.fail(path, f'"{name}" is not a valid namespace name (a DNS-1123 label)')
+
+    def step(self, op: Op, j: int, tc: TestCase, params: dict[str, int]) -> Step:
+        def count(c: int | None, param: str | None) -> int:
+            return c if c is not None else params[(param or "$")[1:]]
+
+        default_ns = f"namespace-{j}"
+        match op:
+            case CreateNodesOp():
+                node = self.templates[op.node_template]
+                assert isinstance(node, Node)
+                lab, uniq = op.label_node_prepare_strategy, op.unique_node_label_strategy
+                return NodesStep(
+                    count(op.count, op.count_param),
+                    node,
+                    lab.label_key if lab else "",
+                    tuple(lab.label_values) if lab else (),
+                    uniq.label_key if uniq else "",
+                )
+            case CreateNamespacesOp():
+                n = count(op.count, op.count_param)
+                return NamespacesStep(tuple(f"{op.prefix}-{i}" for i in range(n)))
+            case CreatePodsOp():
+                pod = self.templates[op.pod_template or tc.default_pod_template]
+                assert isinstance(pod, Pod)
+                n = count(op.count, op.count_param)
+                return PodsStep(n, pod, op.namespace or default_ns, op.collect_metrics, not op.skip_wait_to_completion)
+            case ChurnOp():
+                objs = tuple(self.templates[t] for t in op.templates)
+                return ChurnStep(op.mode, objs, op.interval_milliseconds / 1000, op.number, op.namespace or default_ns)
+            case BarrierOp():
+                return BarrierStep(tuple(op.namespaces))
+            case SleepOp():
+                return SleepStep(parse_duration(op.duration))
