@@ -58,9 +58,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     val = sub.add_parser("validate", help="check a scenario file", description="Check a scenario file; run nothing.")
     val.add_argument("file", type=Path, help="scenario YAML file")
-    from emulator import explain_cli
+    from emulator import explain_cli, hunt
 
     explain_cli.add_parser(sub)
+    hunt.add_parser(sub)
     return p
 
 
@@ -174,6 +175,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     out = Console(highlight=False, soft_wrap=True)
     from emulator.explain_cli import ExplainError
+    from emulator.hunt import HuntError
 
     try:
         if args.command == "run":
@@ -182,8 +184,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             from emulator import explain_cli
 
             return explain_cli.run(args)
+        if args.command == "hunt":
+            from emulator import hunt
+
+            return hunt.run(args)
         return _validate(args, out)
-    except (ScenarioError, UsageError, ExplainError) as err:
+    except (ScenarioError, UsageError, ExplainError, HuntError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -48,6 +48,7 @@ from emulator.api.errors import ApiError, Conflict, InternalError, NotFound, res
 from emulator.api.selectors import label_selector_matches
 from emulator.client.client import Client, Latency
 from emulator.runtime.rng import Seeds
+from emulator.scenario.schema import ApiError as ApiErrorFault
 from emulator.scenario.schema import (
     ApiLatency,
     ContainerStartFailure,
@@ -61,7 +62,6 @@ from emulator.scenario.schema import (
     WatchDelay,
     WatchReorder,
 )
-from emulator.scenario.schema import ApiError as ApiErrorFault
 
 __all__ = ["ArmedFault", "FaultPlan", "injected_error"]
 

@@ -247,14 +247,16 @@ def run(args: argparse.Namespace, *, executor: Executor | None = None) -> int:
     out = Console(highlight=False, soft_wrap=True)
     own = executor is None
     pool = default_executor(args.jobs, len(seeds)) if executor is None else executor
+    finished = False
     try:
-        if args.output == "text" and sys.stderr.isatty():
+        if sys.stderr.isatty():  # the bar goes to stderr: stdout stays a clean report
             report = _with_progress_bar(args, pool, seeds, name)
         else:
             report = hunt_seeds(args.file, seeds, pool, args.stop_on_first, scenario=name)
+        finished = True
     finally:
-        if own:
-            pool.shutdown(wait=True, cancel_futures=True)
+        if own:  # interrupted: do not wait for the seeds still running
+            pool.shutdown(wait=finished, cancel_futures=True)
     if args.output == "json":
         import msgspec
 

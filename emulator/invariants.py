@@ -41,9 +41,10 @@ reported with 0 violations and ``skipped`` saying why.
 *noMissedRequeue* is an approximation: the queue does not record which events reached a pod
 after it was parked, so the rule is "a pod parked in unschedulablePods fits some node now"
 (PreFilter + Filter with nominated pods, the pod's profile, the scheduler's snapshot brought
-up to date): whatever made it fit was an event the queue should have requeued it on. Gated
-pods and pods rejected by a plugin outside PreFilter/Filter (a Permit gang, Reserve) are not
-judged. Pods of identical namespace, labels and spec are judged once.
+up to date): whatever made it fit was an event the queue should have requeued it on. Not
+judged: gated pods, and pods rejected by a plugin outside PreFilter/Filter/PostFilter (a Permit
+gang, Reserve; PostFilter counts because a preemption that found nothing is listed as a
+rejector). Pods of identical namespace, labels and spec are judged once.
 
 *everyPodResolved* leaves out pods with ``schedulingGates`` (upstream's API server reports
 them with reason SchedulingGated; ours sets no condition), pods whose ``schedulerName`` no
@@ -131,11 +132,16 @@ class InvariantResult:
 
 
 class ClusterLike(Protocol):
-    """What ``finish`` reads of the runner's ``Cluster``."""
+    """What ``finish`` reads of the runner's ``Cluster`` (read-only)."""
 
-    server: ApiServer
-    clock: Clock
-    agents: list[Any]
+    @property
+    def server(self) -> ApiServer: ...
+
+    @property
+    def clock(self) -> Clock: ...
+
+    @property
+    def agents(self) -> list[Any]: ...
 
 
 class _Tally:
@@ -213,7 +219,7 @@ class InvariantChecker:
 
     def __init__(self, *, report_grace: float = 5.0) -> None:
         self.report_grace = report_grace
-        self._tallies = {name: _Tally() for name in INVARIANTS}
+        self._tallies = {name: _Tally() for name in (NO_OVERCOMMIT, NO_DOUBLE_BINDING, NO_HOST_PORT_CLASH)}
         self._alloc: dict[str, dict[str, int]] = {}
         self._used: dict[str, dict[str, int]] = {}
         self._ports: dict[str, list[tuple[HostPort, str]]] = {}
@@ -316,14 +322,17 @@ class InvariantChecker:
 
     def finish(self, cluster: ClusterLike) -> list[InvariantResult]:
         """Run the final checks against ``cluster`` (stopped, or at least not moving) and return
-        every invariant's result, in ``INVARIANTS`` order."""
+        every invariant's result, in ``INVARIANTS`` order. Calling it again checks again."""
         now = cluster.clock.now()
         pods: list[Pod] = cluster.server.list("Pod")[0]
         nodes: list[Node] = cluster.server.list("Node")[0]
         schedulers = scheduler_instances(cluster)
-        cache, requeue = self._tallies[CACHE_MATCHES_API_SERVER], self._tallies[NO_MISSED_REQUEUE]
+        tallies = {**self._tallies, **{n: _Tally() for n in INVARIANTS if n not in self._tallies}}
+        cache, requeue, resolved = (
+            tallies[n] for n in (CACHE_MATCHES_API_SERVER, NO_MISSED_REQUEUE, EVERY_POD_RESOLVED)
+        )
         if not schedulers:
-            for tally in (cache, requeue, self._tallies[EVERY_POD_RESOLVED]):
+            for tally in (cache, requeue, resolved):
                 tally.skipped.append("no scheduler instance")
         on_wire = sum(s.client.stats.calls.get("bind", 0) - s.client.stats.errors.get("bind", 0) for s in schedulers)
         on_wire -= self.bind_writes
@@ -336,11 +345,17 @@ class InvariantChecker:
             _check_cache(sched, pods, nodes, now, cache)
             _check_unschedulable(sched, pods, now, requeue)
         if schedulers:
-            self._check_resolved(schedulers, pods, now)
-        return [self._tallies[name].result(name) for name in INVARIANTS]
+            self._check_resolved(schedulers, pods, now, resolved)
+        return [tallies[name].result(name) for name in INVARIANTS]
 
-    def _check_resolved(self, schedulers: list[Scheduler], pods: list[Pod], now: float) -> None:
-        tally = self._tallies[EVERY_POD_RESOLVED]
+    def quiescent(self, cluster: ClusterLike) -> bool:
+        """Whether every scheduler instance is quiescent now (the runner waits for it)."""
+        schedulers = scheduler_instances(cluster)
+        on_wire = sum(s.client.stats.calls.get("bind", 0) - s.client.stats.errors.get("bind", 0) for s in schedulers)
+        on_wire -= self.bind_writes
+        return not any(self.not_quiescent(s, on_wire) for s in schedulers)
+
+    def _check_resolved(self, schedulers: list[Scheduler], pods: list[Pod], now: float, tally: _Tally) -> None:
         for pod in pods:
             if pod.spec.node_name or pod.status.phase in _TERMINAL or pod.metadata.deletion_timestamp is not None:
                 continue
@@ -437,7 +452,7 @@ def _resources(amounts: dict[str, int]) -> str:
 def _check_unschedulable(sched: Scheduler, pods: list[Pod], now: float, tally: _Tally) -> None:
     """Pods parked in unschedulablePods that fit a node now (see the module docstring)."""
     from agents.scheduler.cache import CacheError
-    from agents.scheduler.framework.interface import ExtensionPoint
+    from agents.scheduler.framework.interface import ExtensionPoint as Ep
 
     parked = sched.queue.unschedulable_pods()
     if not parked:
@@ -463,7 +478,7 @@ def _check_unschedulable(sched: Scheduler, pods: list[Pod], now: float, tally: _
         if fwk is None:
             continue
         points = fwk.list_plugins()
-        judged = set(points.get(ExtensionPoint.PreFilter, ())) | set(points.get(ExtensionPoint.Filter, ()))
+        judged = {n for pt in (Ep.PreFilter, Ep.Filter, Ep.PostFilter) for n in points.get(pt, ())}
         rejectors = qpi.rejector_plugins()
         if rejectors - judged:
             continue

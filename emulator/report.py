@@ -36,6 +36,7 @@ def to_json(result: RunResult) -> dict[str, Any]:
         doc["waitsTimedOut"] = list(result.waits_timed_out)
     for extra in result.extra.get("agents", []):
         doc.update(extra)
+    doc["invariants"] = [r.to_json() for r in result.extra.get("invariants", [])]
     return doc
 
 
@@ -54,6 +55,12 @@ def print_summary(result: RunResult, console: Console) -> None:
         sched = extra.get("scheduling")
         if sched:
             console.print("scheduling: " + ", ".join(f"{k} {v}" for k, v in sched.items() if not isinstance(v, dict)))
+    for inv in result.extra.get("invariants", []):
+        if inv.violations:
+            console.print(
+                f"[red]✗[/red] invariant {inv.name}: {inv.violations} violation(s); "
+                f"first at t={inv.first_time:g}s: {inv.first_detail}"
+            )
     for w in result.waits_timed_out:
         console.print(f"[red]✗[/red] {w}")
     if result.expectations:

@@ -20,6 +20,10 @@ posts the node status when something changed, checked every 10 s, and at least e
 5 min; here the status is simply posted on every heartbeat, which is more write traffic
 than upstream but keeps ``lastHeartbeatTime`` fresh for the node lifecycle controller.
 ``heartbeat_interval == 0`` turns both periodic writes off (large runs).
+
+Fault injection (``KubeletSettings.faults``): while ``heartbeat_enabled`` says no, neither
+the Lease nor the status is written (image changes wait for the next allowed write), as
+if the kubelet could not reach the API server; everything else keeps working.
 """
 
 from __future__ import annotations
@@ -100,19 +104,26 @@ class NodeReporter:
         """Write the status soon (a heartbeat)."""
         self._wake.set()
 
+    def posting(self) -> bool:
+        """Whether the node's status and Lease may be written now (a fault may say no)."""
+        faults = self._settings.faults
+        return faults is None or faults.heartbeat_enabled(self._name, self._clock.now())
+
     async def run_status_loop(self) -> None:
         """The single writer of the node's status; runs until cancelled."""
         while True:
             await self._wake.wait()
             self._wake.clear()
-            await self.write_status()
+            if self.posting():
+                await self.write_status()
 
     async def run_heartbeats(self) -> None:
         """Renew the Lease now and every interval, posting the status on each beat."""
         interval = self._settings.heartbeat_interval
         due = self._clock.now()
         while True:
-            await self.renew_lease()
+            if self.posting():
+                await self.renew_lease()
             due += interval
             await self._clock.sleep_until(due)
             self.request()

@@ -14,6 +14,8 @@ This module owns the node's image cache and pull mechanics; it never calls the A
   request order (``asyncio.Lock`` is FIFO); otherwise each gets the full bandwidth.
 - Every image is treated as ``imagePullPolicy: IfNotPresent``: a present image is never
   pulled again, whatever its tag.
+- Fault injection (``KubeletSettings.faults``) may stretch a pull (``pull_seconds``),
+  decided when the pull starts transferring.
 """
 
 from __future__ import annotations
@@ -44,8 +46,10 @@ class ImageStore:
         spawn: Spawn,
         on_pulled: Callable[[], None],
         task_prefix: str,
+        node_name: str = "",
     ) -> None:
         self._clock = clock
+        self._node_name = node_name
         self._settings = settings
         self._spawn = spawn
         self._on_pulled = on_pulled
@@ -112,12 +116,11 @@ class ImageStore:
 
     async def _pull(self, image: str, name: str, done: asyncio.Event) -> None:
         size = self.size_of(image)
-        seconds = self._settings.pull_seconds(size)
         if self._settings.serialize_image_pulls:
             async with self._lock:
-                await self._transfer(seconds)
+                await self._transfer(self._seconds(image, size))
         else:
-            await self._transfer(seconds)
+            await self._transfer(self._seconds(image, size))
         self._entries.append(ContainerImage(names=[name], size_bytes=size))
         self._present[name] = size
         del self._pulling[name]
@@ -125,6 +128,13 @@ class ImageStore:
         self.pulled_bytes += size
         done.set()
         self._on_pulled()
+
+    def _seconds(self, image: str, size: int) -> float:
+        seconds = self._settings.pull_seconds(size)
+        faults = self._settings.faults
+        if faults is not None:
+            seconds = faults.pull_seconds(self._node_name, image, size, seconds, self._clock.now())
+        return seconds
 
     async def _transfer(self, seconds: float) -> None:
         if seconds > 0:

@@ -36,6 +36,11 @@ A pod already Running when the kubelet starts (a kubelet restart) is re-admitted
 if admitted, adopted as it is: no new pull, start or status write, and its run duration
 counts from its containers' ``startedAt``.
 
+Fault injection (``KubeletSettings.faults``, absent by default): after the start delay a
+``containerStartFailure`` may fail the pod instead (``starting`` → ``failed``: status
+Failed with the fault's reason, a ``Failed`` Warning Event, released); heartbeat and pull
+faults act in ``heartbeat.py`` and ``images.py``.
+
 Deviations from upstream, kept on purpose: a pod with a run duration succeeds whatever
 its ``restartPolicy`` (the annotation models a finite workload); a container image change
 does not restart the container; a terminating pod is not given a terminal phase before the
@@ -57,7 +62,13 @@ from agents.kubelet.heartbeat import NodeReporter, newer
 from agents.kubelet.images import ImageStore
 from agents.kubelet.nodestatus import PodIPs, host_ip, pod_cidr
 from agents.kubelet.podapi import PodWriter
-from agents.kubelet.podstatus import pending_status, rejected_status, running_status, succeeded_status
+from agents.kubelet.podstatus import (
+    pending_status,
+    rejected_status,
+    running_status,
+    start_failed_status,
+    succeeded_status,
+)
 from agents.kubelet.settings import KubeletSettings
 from emulator.api.core import Node, Pod, PodStatus
 from emulator.client.client import Client
@@ -140,10 +151,17 @@ class Kubelet:
         self._pod_ips = PodIPs()
         ids = (f"{rng.getrandbits(128):032x}", f"{rng.getrandbits(128):032x}", f"{rng.getrandbits(128):032x}")
         self._images = ImageStore(
-            clock, settings, spawn=self._spawn_quiet, on_pulled=self._images_changed, task_prefix=self._prefix
+            clock,
+            settings,
+            spawn=self._spawn_quiet,
+            on_pulled=self._images_changed,
+            task_prefix=self._prefix,
+            node_name=node_name,
         )
         self._reporter = NodeReporter(client, clock, node_name, settings, self._images, ids)
-        self._counts = dict.fromkeys(("admitted", "rejected", "succeeded", "terminated", "invalid_run_duration"), 0)
+        self._counts = dict.fromkeys(
+            ("admitted", "rejected", "succeeded", "terminated", "start_failures", "invalid_run_duration"), 0
+        )
         self._rejections: dict[str, int] = {}
         self._writer = PodWriter(client, clock, node_name)
         self._pod_informer = Informer(client, "Pod", fields={"spec.nodeName": node_name})
@@ -375,6 +393,11 @@ class Kubelet:
         await self._images.ensure([c.image for c in (*spec.init_containers, *spec.containers)])
         if rec.start_delay > 0:
             await self.clock.sleep(rec.start_delay)
+        faults = self.settings.faults
+        failure = None if faults is None else faults.start_failure(self.node_name, rec.pod, self.clock.now())
+        if failure is not None:
+            await self._fail_start(rec, *failure, ips=ips)
+            return
         if await self._write_pod_status(rec, lambda p: running_status(p, now=self.clock.timestamp(), **ips)) is None:
             return
         rec.state = PodState.RUNNING
@@ -382,6 +405,18 @@ class Kubelet:
         if duration is not None:
             await self.clock.sleep(duration)
             await self._complete(rec)
+
+    async def _fail_start(self, rec: _PodRecord, reason: str, message: str, *, ips: dict[str, str]) -> None:
+        """A fault: the containers could not be started; the pod fails (no restarts)."""
+        rec.state = PodState.FAILED
+        self._release(rec)
+        self._counts["start_failures"] += 1
+        written = await self._write_pod_status(
+            rec,
+            lambda p: start_failed_status(p, reason=reason, message=message, now=self.clock.timestamp(), **ips),
+        )
+        if written is not None:
+            await self._writer.record_event(written, "Warning", "Failed", f"Error: {message}")
 
     async def _resume_pod(self, rec: _PodRecord) -> None:
         """An adopted Running pod: complete it ``run-duration`` after its containers

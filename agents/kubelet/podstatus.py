@@ -19,7 +19,16 @@ succeeded  Succeeded  terminated, exit 0,         Initialized True, Ready and
                       Completed                   ContainersReady False (PodCompleted),
                                                   PodReadyToStartContainers False
 rejected   Failed     unchanged                   unchanged ("Pod was rejected: ...")
+failed     Failed     terminated, exit 128,       Initialized True, Ready and
+(start)               the fault's reason          ContainersReady False (PodFailed),
+                      (``StartError``)            PodReadyToStartContainers False
 =========  =========  ==========================  =====================================
+
+``start_failed_status`` is the emulator's stand-in for a container the runtime cannot
+start (a ``containerStartFailure`` fault): upstream reports such a container as
+terminated with ``StartError`` and exit code 128 and, under ``restartPolicy: Always``,
+restarts it with a CrashLoopBackOff; here every container is reported terminated that
+way and the pod fails at once, whatever its restart policy.
 
 A condition keeps its ``lastTransitionTime`` while its status does not change.
 """
@@ -49,6 +58,7 @@ __all__ = [
     "pending_status",
     "rejected_status",
     "running_status",
+    "start_failed_status",
     "succeeded_status",
 ]
 
@@ -61,6 +71,9 @@ KUBELET_CONDITIONS: Final = (READY_TO_START, INITIALIZED, READY, CONTAINERS_READ
 
 _COMPLETED: Final = "Completed"
 _POD_COMPLETED: Final = "PodCompleted"
+_POD_FAILED: Final = "PodFailed"
+START_ERROR_EXIT_CODE: Final = 128
+"""The exit code containerd reports for a container that could not be started."""
 
 
 def _go_list(names: Sequence[str]) -> str:
@@ -184,6 +197,35 @@ def succeeded_status(pod: Pod, *, now: str) -> PodStatus:
         conditions=merge_conditions(status.conditions, owned, now),
         container_statuses=[_terminated(cs, now) for cs in status.container_statuses],
         init_container_statuses=[_terminated(cs, now) for cs in status.init_container_statuses],
+    )
+
+
+def start_failed_status(
+    pod: Pod, *, reason: str, message: str, host_ip: str, pod_ip: str, start_time: str, now: str
+) -> PodStatus:
+    """The containers could not be started: phase Failed, each container terminated with
+    ``reason`` and exit code 128 at ``now``."""
+    term = ContainerState(
+        terminated=ContainerStateTerminated(
+            exit_code=START_ERROR_EXIT_CODE, reason=reason, message=message, finished_at=now
+        )
+    )
+    owned = [
+        PodCondition(type=READY_TO_START, status="False"),
+        PodCondition(type=INITIALIZED, status="True"),
+        PodCondition(type=READY, status="False", reason=_POD_FAILED),
+        PodCondition(type=CONTAINERS_READY, status="False", reason=_POD_FAILED),
+    ]
+    spec = pod.spec
+    return replace(
+        pod.status,
+        phase="Failed",
+        conditions=merge_conditions(pod.status.conditions, owned, now),
+        host_ip=host_ip,
+        pod_ip=pod_ip,
+        start_time=start_time,
+        container_statuses=_by_name([_status(c, term, ready=False, started=False) for c in spec.containers]),
+        init_container_statuses=[_status(c, term, ready=False, started=False) for c in spec.init_containers],
     )
 
 

@@ -22,6 +22,8 @@ report_pending_status    write the Pending/ContainerCreating status at admission
                          upstream kubelet does (False saves one write per pod)
 kubelet_version          ``status.nodeInfo.kubeletVersion`` the kubelet reports
 lease_duration_seconds   ``spec.leaseDurationSeconds`` of the node Lease (upstream 40)
+faults                   optional ``KubeletFaults`` hook (fault injection); ``None``: the
+                         kubelet behaves normally and never asks
 =======================  ==================================================================
 """
 
@@ -30,15 +32,32 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Final, Protocol
 
+from emulator.api.core import Pod
 from emulator.client.client import Latency
 
-__all__ = ["DEFAULT_IMAGE_SIZE", "KUBELET_VERSION", "KubeletSettings"]
+__all__ = ["DEFAULT_IMAGE_SIZE", "KUBELET_VERSION", "KubeletFaults", "KubeletSettings"]
 
 DEFAULT_IMAGE_SIZE: Final = 100 * 2**20
 """100 MiB: a typical application image."""
 KUBELET_VERSION: Final = "v1.34.0-emulated"
+
+
+class KubeletFaults(Protocol):
+    """What fault injection may change in a kubelet (``emulator.faults.FaultPlan``)."""
+
+    def heartbeat_enabled(self, node: str, now: float) -> bool:
+        """False while the node's Lease renewals and status posts must not happen."""
+        ...
+
+    def pull_seconds(self, node: str, image: str, size: int, seconds: float, now: float) -> float:
+        """How long a pull of ``image`` (``size`` bytes; ``seconds`` unfaulted) takes."""
+        ...
+
+    def start_failure(self, node: str, pod: Pod, now: float) -> tuple[str, str] | None:
+        """(reason, message) when ``pod``'s containers fail to start, else None."""
+        ...
 
 
 def _check_latency(name: str, lat: Latency) -> None:
@@ -60,6 +79,7 @@ class KubeletSettings:
     report_pending_status: bool = True
     kubelet_version: str = KUBELET_VERSION
     lease_duration_seconds: int = 40
+    faults: KubeletFaults | None = None
 
     def __post_init__(self) -> None:
         if self.image_pull_bandwidth < 0:

@@ -4,7 +4,7 @@
 
     python -m emulator bench [--workload NAME ...] [--output text|json] [--profile default|noop]
                              [--kubelets on|off] [--compare] [--scale F] [--file PATH]
-                             [--stall-timeout DURATION] [--seed N] [--list]
+                             [--stall-timeout DURATION] [--time-limit DURATION] [--seed N] [--list]
 
 ``--workload`` takes ``<testCase>/<workload>``, a test case name (all its workloads) or a glob,
 and may be repeated; without it the workloads labelled ``short`` run. ``--compare`` runs each
@@ -13,9 +13,9 @@ ratio of their average throughputs (``default / noop``: how much of the pipeline
 the plugins leave). Output ``json`` is one array with one object per run; ``text`` is a table,
 with a live progress bar when stdout is a terminal.
 
-Exit status: 0 every workload completed; 1 a workload stalled (``complete: false``, e.g. its
-pods need a plugin the registry lacks); 2 bad input (one line on stderr naming the file and
-the path inside it).
+Exit status: 0 every workload completed; 1 a workload stalled or hit ``--time-limit``
+(``complete: false``; e.g. its pods need a plugin the registry lacks); 2 bad input (one line
+on stderr naming the file and the path inside it).
 """
 
 from __future__ import annotations
@@ -68,11 +68,14 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--workload", action="append", default=[], metavar="NAME", help="Case/Workload, a case, or a glob")
     p.add_argument("--output", choices=("text", "json"), default="text", help="report format on stdout")
     p.add_argument("--profile", choices=("default", "noop"), default="default", help="scheduler profile")
-    p.add_argument("--kubelets", choices=("on", "off"), default="off", help="run a kubelet per node (pods reach Running)")
+    p.add_argument(
+        "--kubelets", choices=("on", "off"), default="off", help="run a kubelet per node (pods reach Running)"
+    )
     p.add_argument("--compare", action="store_true", help="run default and noop profiles and print the ratio")
     p.add_argument("--scale", type=_scale, default=1.0, help="multiply every workload parameter (e.g. 0.01)")
     p.add_argument("--file", type=Path, default=None, help=f"workload definitions (default: {DEFAULT_FILE})")
     p.add_argument("--stall-timeout", type=_duration, default=60.0, metavar="DURATION", help="give up a wait after")
+    p.add_argument("--time-limit", type=_duration, default=None, metavar="DURATION", help="cut each workload short")
     p.add_argument("--seed", type=int, default=0, help="seed of every random choice")
     p.add_argument("--list", action="store_true", help="list the workloads and exit")
     return p
@@ -106,7 +109,11 @@ def run(args: argparse.Namespace) -> int:
         for wl in chosen:
             for profile in profiles:
                 options = BenchOptions(
-                    profile=profile, kubelets=args.kubelets == "on", seed=args.seed, stall_timeout=args.stall_timeout
+                    profile=profile,
+                    kubelets=args.kubelets == "on",
+                    seed=args.seed,
+                    stall_timeout=args.stall_timeout,
+                    time_limit=args.time_limit,
                 )
                 results.append(run_workload(wl, options, hook_for(wl, profile)))
     if args.compare:
@@ -189,7 +196,7 @@ def _table(results: list[WorkloadResult], out: Console) -> None:
         th = r.throughput
         notes = []
         if not r.complete:
-            notes.append(f"INCOMPLETE {r.scheduled_pods}/{r.measured_pods}")
+            notes.append(f"INCOMPLETE ({r.stopped_by}) {r.scheduled_pods}/{r.measured_pods}")
         if th.get("average") is None:
             notes.append(f"too short to sample: {_fmt(th.get('overall'))} pods/s overall")
         if r.plugins_missing:

@@ -21,18 +21,22 @@ BarrierStep     wait until the pods the harness created in those namespaces (all
 SleepStep       sleep on the clock
 ==============  =================================================================================
 
-A wait gives up once no awaited pod has been bound (or started) for ``stall_timeout`` seconds:
-the workload is then reported ``complete: false`` — e.g. preemption workloads while
-DefaultPreemption is missing from the registry. Metrics are those of the measured phase only:
-the scheduler's attempts and e2e durations recorded during it, the extension-point timers,
-the bindings of the measured namespace (throughput, ``metrics.py``); peak RSS covers the whole
-workload. It does not own the workload file (``workloads.py``) or the output (``command.py``).
+A wait gives up once no awaited pod has been bound (or started) for ``stall_timeout`` seconds,
+and the whole workload once it has run for ``time_limit`` seconds (creating stops, the wait
+ends, later steps are skipped): the workload is then reported ``complete: false`` with
+``stoppedBy`` ``stall`` or ``timeLimit`` — e.g. preemption workloads while DefaultPreemption is
+missing from the registry, or the 150k-pod scale workload on a slow machine. Metrics are those
+of the measured phase only: the scheduler's attempts and e2e durations recorded during it, the
+extension-point timers, the bindings of the measured namespace (throughput, ``metrics.py``);
+peak RSS covers the whole workload. It does not own the workload file (``workloads.py``) or the output (``command.py``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
+import math
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -76,6 +80,8 @@ class BenchOptions:
     stall_timeout: float = 60.0
     create_batch: int = 100
     """Objects created between two yields to the event loop (upstream creates from parallel workers)."""
+    time_limit: float | None = None
+    """Wall seconds after which the workload is cut short (None: no limit)."""
 
 
 @dataclass(slots=True)
@@ -96,6 +102,7 @@ class WorkloadResult:
     measured_seconds: float
     scheduled_pods: int
     complete: bool
+    stopped_by: str | None
     plugins_missing: list[str]
     max_pods_per_node: int
     threshold: float | None
@@ -118,6 +125,7 @@ class WorkloadResult:
             "measuredSeconds": round(self.measured_seconds, 3),
             "scheduledPods": self.scheduled_pods,
             "complete": self.complete,
+            "stoppedBy": self.stopped_by,
             "pluginsMissing": self.plugins_missing,
             "maxPodsPerNode": self.max_pods_per_node,
             "kubelets": self.kubelets,
@@ -152,7 +160,12 @@ async def run_workload_async(
     timers = ExtensionPointTimers(scheduler)
     m = scheduler.metrics
     play = _Play(workload, options, server, clock, seeds, tracker)
-    play.metrics_marks = lambda: (len(m.attempt_wall_seconds), len(m.e2e_seconds), len(timers.filter), len(timers.score))
+    play.metrics_marks = lambda: (
+        len(m.attempt_wall_seconds),
+        len(m.e2e_seconds),
+        len(timers.filter),
+        len(timers.score),
+    )
     try:
         async with asyncio.TaskGroup() as tg:
             play.tg = tg
@@ -187,7 +200,8 @@ async def run_workload_async(
         wall_seconds=time.perf_counter() - wall0,
         measured_seconds=t1 - t0,
         scheduled_pods=tracker.bound.get(measured.namespace, 0),
-        complete=play.complete,
+        complete=play.stopped_by is None,
+        stopped_by=play.stopped_by,
         plugins_missing=missing if options.profile == "default" else [],
         max_pods_per_node=max(per_node.values(), default=0),
         threshold=workload.threshold,
@@ -203,7 +217,13 @@ class _Play:
     """The steps of one workload against one cluster."""
 
     def __init__(
-        self, workload: Workload, options: BenchOptions, server: ApiServer, clock: LoopClock, seeds: Seeds, tracker: Tracker
+        self,
+        workload: Workload,
+        options: BenchOptions,
+        server: ApiServer,
+        clock: LoopClock,
+        seeds: Seeds,
+        tracker: Tracker,
     ) -> None:
         self.workload, self.options, self.server, self.clock = workload, options, server, clock
         self.seeds, self.tracker = seeds, tracker
@@ -211,19 +231,29 @@ class _Play:
         self.created: dict[str, int] = {}
         self.namespaces: set[str] = set()
         self.names: dict[tuple[str, str], int] = {}
-        self.complete = True
-        self.t_start = self.t_end = 0.0
+        self.stopped_by: str | None = None
+        self.t_begin = self.t_start = self.t_end = 0.0
         self.marks_start: tuple[int, int, int, int] | None = None
         self.marks_end: tuple[int, int, int, int] | None = None
         self.metrics_marks: Callable[[], tuple[int, int, int, int]] | None = None
         self.kubelet_settings = KubeletSettings()
 
     async def run(self) -> None:
+        self.t_begin = self.clock.now()
         for name, value in self.workload.priority_classes:
             self.server.create(PriorityClass(metadata=ObjectMeta(name=name), value=value))
         for i, step in enumerate(self.workload.steps):
+            if self.out_of_time():
+                break
             await self.step(i, step)
         raise _Done
+
+    def out_of_time(self) -> bool:
+        limit = self.options.time_limit
+        if limit is not None and self.clock.now() - self.t_begin >= limit:
+            self.stopped_by = "timeLimit"
+            return True
+        return False
 
     async def step(self, i: int, step: Step) -> None:
         match step:
@@ -239,8 +269,7 @@ class _Play:
                 self.tg.create_task(self.churn(step), name=f"bench:churn:{i}")
             case BarrierStep():
                 names = step.namespaces or tuple(sorted(self.created))
-                if not await self.wait(f"barrier[{i}]", names):
-                    self.complete = False
+                await self.wait(f"barrier[{i}]", names)
             case SleepStep():
                 await self.clock.sleep(step.seconds)
 
@@ -249,10 +278,8 @@ class _Play:
     def ensure_namespace(self, name: str) -> None:
         if name not in self.namespaces:
             self.namespaces.add(name)
-            try:
+            with contextlib.suppress(ApiError):  # already there
                 self.server.create(Namespace(metadata=ObjectMeta(name=name)))
-            except ApiError:
-                pass  # already there
 
     def name(self, namespace: str, obj: Node | Pod) -> str:
         prefix = obj.metadata.generate_name or f"{obj.kind.lower()}-"
@@ -289,6 +316,8 @@ class _Play:
                 self.start_kubelet(name)
             if (k + 1) % self.options.create_batch == 0:
                 await asyncio.sleep(0)
+                if self.out_of_time():
+                    return
 
     def start_kubelet(self, node: str) -> None:
         assert self.tg is not None
@@ -307,11 +336,13 @@ class _Play:
         self.tracker.watch(stage, ns, self.created.get(ns, 0) + step.count)
         for k in range(step.count):
             self.create_object(step.template, ns)
+            self.created[ns] = self.created.get(ns, 0) + 1
             if (k + 1) % self.options.create_batch == 0:
                 await asyncio.sleep(0)
-        self.created[ns] = self.created.get(ns, 0) + step.count
-        if step.wait and not await self.wait(stage, (ns,)):
-            self.complete = False
+                if self.out_of_time():
+                    break
+        if step.wait:
+            await self.wait(stage, (ns,))
         if step.collect_metrics:
             self.t_end = time.perf_counter()
             self.marks_end = self.marks()
@@ -326,20 +357,24 @@ class _Play:
 
     async def wait(self, stage: str, namespaces: tuple[str, ...]) -> bool:
         """Until every pod created in ``namespaces`` is bound (Running with kubelets); False
-        when none more has been for ``stall_timeout`` seconds."""
+        (and ``stopped_by`` set) when none more has been for ``stall_timeout`` seconds or the
+        time limit is reached."""
         counts = self.tracker.running if self.options.kubelets else self.tracker.bound
         goal = sum(self.created.get(ns, 0) for ns in namespaces)
 
         def done() -> int:
             return sum(counts.get(ns, 0) for ns in namespaces)
 
+        limit = self.options.time_limit
+        end = math.inf if limit is None else self.t_begin + limit
         last = done()
         deadline = self.clock.now() + self.options.stall_timeout
         while (now := done()) < goal:
             if now > last:
                 last, deadline = now, self.clock.now() + self.options.stall_timeout
-            remaining = deadline - self.clock.now()
+            remaining = min(deadline, end) - self.clock.now()
             if remaining <= 0:
+                self.stopped_by = "stall" if deadline <= end else "timeLimit"
                 return False
             self.tracker.changed.clear()
             try:
@@ -361,10 +396,8 @@ class _Play:
                 slot = count % step.number
                 if slots[t][slot]:
                     ns = "" if isinstance(template, Node) else step.namespace
-                    try:
+                    with contextlib.suppress(ApiError):  # already gone (e.g. preempted)
                         self.server.delete(template.kind, slots[t][slot], ns, grace_period_seconds=0)
-                    except ApiError:
-                        pass  # already gone (e.g. preempted)
                     slots[t][slot] = ""
                 else:
                     slots[t][slot] = self.create_object(template, step.namespace)

@@ -168,7 +168,7 @@ class ExtensionPointTimers:
             finally:
                 self.filter.append(time.perf_counter() - t0)
 
-        scheduler._find_feasible = timed_filter  # type: ignore[method-assign]
+        scheduler._find_feasible = timed_filter  # type: ignore[method-assign,assignment]
         for fwk in scheduler.frameworks.values():
             if ExtensionPoint.Score in fwk.list_plugins():
                 fwk.run_score_plugins = self._timed(fwk.run_score_plugins, self.score)  # type: ignore[method-assign]

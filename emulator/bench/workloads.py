@@ -135,7 +135,8 @@ Op = CreateNodesOp | CreateNamespacesOp | CreatePodsOp | ChurnOp | BarrierOp | S
 
 class WorkloadSpec(_Spec, frozen=True):
     name: str
-    params: dict[str, NonNegative] = {}
+    params: dict[str, Any] = {}
+    """Parameter → a count (checked by the resolver, which can name the key in errors)."""
     labels: list[str] = []
     threshold: float | None = None
 
@@ -330,7 +331,9 @@ class _Resolver:
             for param, where in used.items():
                 if param not in wl.params:
                     raise self.fail(f"{wpath}.params", f'missing "{param}" (used by {where})')
-            for param in wl.params:
+            for param, value in wl.params.items():
+                if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                    raise self.fail(f"{wpath}.params.{param}", f"expected an integer >= 0, got {value!r}")
                 if param not in used:
                     uses = ", ".join(used) or "none"
                     raise self.fail(f"{wpath}.params.{param}", f"not used by the workload template (it uses: {uses})")
@@ -384,7 +387,9 @@ class _Resolver:
                     except ValueError as err:
                         raise self.fail(f"{opath}.duration", str(err)) from None
         if measured == 0:
-            raise self.fail(f"{path}.workloadTemplate", "no createPods op has collectMetrics: true (the measured phase)")
+            raise self.fail(
+                f"{path}.workloadTemplate", "no createPods op has collectMetrics: true (the measured phase)"
+            )
         return used
 
     def template(self, name: str, kind: type[Node] | type[Pod] | None, path: str) -> Node | Pod:

@@ -3,18 +3,22 @@
 Every call goes through here, so this is where the network is modelled: a seeded
 latency per call (``Latency(mean, jitter)``, jitter uniform in ±jitter, never below 0)
 and, for watches, a delivery delay added to each event's write time. Fault injection
-hooks in here too (``Client.interceptor``): it sees every call before it reaches the
-server and may delay it or raise an ``ApiError`` instead.
+hooks in here too, both optional and free when absent: ``Client.interceptor`` sees every
+call before it reaches the server and may delay it or raise an ``ApiError`` instead;
+``Client.watch_faults`` adds a delay to each watch event, and may let events of
+different objects overtake each other (``WatchStream`` documents the rules).
 
 The client holds no cache; informers (``emulator.client.informer``) do.
 """
 
 from __future__ import annotations
 
+import asyncio
+import bisect
 import random
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import msgspec
 
@@ -22,14 +26,23 @@ from emulator.api.core import Binding
 from emulator.api.meta import ObjectMeta, ObjectReference
 from emulator.apiserver.server import ApiServer
 from emulator.apiserver.watch import Watcher, WatchEvent
+from emulator.runtime.channel import ChannelClosed
 from emulator.runtime.clock import Clock
 
-__all__ = ["Client", "Interceptor", "Latency", "WatchStream"]
+__all__ = ["Client", "Interceptor", "Latency", "WatchFaults", "WatchStream"]
 
 T = TypeVar("T")
 S = TypeVar("S", bound=msgspec.Struct)
 Interceptor = Callable[[str, str, str], Awaitable[None]]
 """``await interceptor(agent, verb, kind)`` before each call: may sleep or raise."""
+
+
+class WatchFaults(Protocol):
+    """Fault hook of watch delivery (``emulator.faults.FaultPlan`` implements it)."""
+
+    def watch_delay(self, agent: str, kind: str, t: float) -> tuple[float, bool]:
+        """(extra delay, may overtake other objects' events) for an event written at ``t``."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +81,7 @@ class Client:
         self.api_latency = api_latency
         self.watch_latency = watch_latency
         self.interceptor: Interceptor | None = None
+        self.watch_faults: WatchFaults | None = None
         self.stats = ClientStats()
         self._rng = rng
 
@@ -158,6 +172,14 @@ class WatchStream:
     it raises ``ChannelClosed`` (or its subclass ``Overflow``) when the server ended
     the watch. Events are never reordered: a later event is never delivered before an
     earlier one, whatever the jitter.
+
+    With ``Client.watch_faults`` set, each event's delivery time also gets the hook's
+    extra delay, and the stream keeps listening while it waits, so that an event may
+    overtake earlier events *of other objects* when the hook allows it (``watchReorder``);
+    one object's events still arrive in revision order, and a BOOKMARK never overtakes an
+    earlier event. While events are out of revision order, each delivered event's
+    ``revision`` is lowered to the stream's low watermark (every event up to it has been
+    delivered), so an informer that resumes from the last revision it saw never skips one.
     """
 
     def __init__(self, client: Client, watcher: Watcher) -> None:
@@ -165,12 +187,17 @@ class WatchStream:
         self.watcher = watcher
         self._pending: list[tuple[float, WatchEvent]] = []
         self._last_due = 0.0
+        self._object_due: dict[tuple[str, str], float] = {}
+        self._reordered = False
+        self._closed: ChannelClosed | None = None
 
     def close(self) -> None:
         self._client.server.stop_watch(self.watcher)
 
     async def next_batch(self) -> list[WatchEvent]:
         client = self._client
+        if client.watch_faults is not None:
+            return await self._next_batch_with_faults(client.watch_faults)
         lat = client.watch_latency
         delayed = lat.mean > 0 or lat.jitter > 0
         if not delayed and not self._pending:
@@ -184,10 +211,74 @@ class WatchStream:
         due0 = self._pending[0][0]
         if due0 > client.clock.now():
             await client.clock.sleep_until(due0)
-        ready = max(due0, client.clock.now())
+        return self._take(max(due0, client.clock.now()))
+
+    def _take(self, ready: float) -> list[WatchEvent]:
         i = 0
         while i < len(self._pending) and self._pending[i][0] <= ready:
             i += 1
         out = [ev for _, ev in self._pending[:i]]
         del self._pending[:i]
         return out
+
+    # --- with faults ----------------------------------------------------------------------
+
+    def _schedule(self, batch: list[WatchEvent], faults: WatchFaults) -> None:
+        client = self._client
+        kind = self.watcher.kind
+        for ev in batch:
+            base = ev.time + client.watch_latency.sample(client._rng)
+            if ev.type == "BOOKMARK":
+                due = max(self._last_due, base)
+            else:
+                extra, reorder = faults.watch_delay(client.name, kind, ev.time)
+                meta = ev.object.metadata
+                key = (meta.namespace, meta.name)
+                if reorder:
+                    due = max(self._object_due.get(key, 0.0), base + extra)
+                    self._reordered |= due < self._last_due
+                else:
+                    due = max(self._last_due, base + extra)
+                self._object_due[key] = due
+            self._last_due = max(self._last_due, due)
+            bisect.insort_right(self._pending, (due, ev), key=lambda p: p[0])
+
+    async def _next_batch_with_faults(self, faults: WatchFaults) -> list[WatchEvent]:
+        clock = self._client.clock
+        channel = self.watcher.channel
+        while True:
+            if self._closed is None:
+                try:
+                    self._schedule(channel.get_nowait_batch(), faults)
+                except ChannelClosed as closed:
+                    self._closed = closed
+            if not self._pending:
+                if self._closed is not None:
+                    raise self._closed
+                self._object_due.clear()
+                self._reordered = False
+            now = clock.now()
+            if self._pending and self._pending[0][0] <= now:
+                return self._lower_revisions(self._take(now))
+            if self._closed is not None:
+                await clock.sleep_until(self._pending[0][0])
+                continue
+            wait = self._pending[0][0] - now if self._pending else None
+            try:
+                async with asyncio.timeout(wait):
+                    batch = await channel.get_batch()
+            except TimeoutError:
+                continue
+            except ChannelClosed as closed:
+                self._closed = closed
+                continue
+            self._schedule(batch, faults)
+
+    def _lower_revisions(self, out: list[WatchEvent]) -> list[WatchEvent]:
+        if not self._reordered or not out:
+            return out
+        if self._pending:
+            low = min(ev.revision for _, ev in self._pending) - 1
+        else:
+            low = max(ev.revision for ev in out)
+        return [ev if ev.revision <= low else msgspec.structs.replace(ev, revision=low) for ev in out]

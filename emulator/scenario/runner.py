@@ -56,6 +56,7 @@ from emulator.scenario.schema import (
     Uncordon,
     WaitFor,
 )
+from emulator.invariants import install as install_invariants
 from emulator.trace import TraceRecorder
 
 __all__ = ["BOOKMARK_INTERVAL", "Cluster", "RunOptions", "RunResult", "run_scenario"]
@@ -90,7 +91,11 @@ class RunResult:
 
     @property
     def passed(self) -> bool:
-        return all(e.passed for e in self.expectations) and not self.waits_timed_out
+        return (
+            all(e.passed for e in self.expectations)
+            and not self.waits_timed_out
+            and not any(r.violations for r in self.extra.get("invariants", ()))
+        )
 
 
 class _Stop(Exception):
@@ -287,6 +292,7 @@ async def _main(scenario: Scenario, seed: int, options: RunOptions, virtual: boo
     cluster = Cluster(scenario, seed, clock)
     cluster.explain = options.explain
     server = cluster.server
+    invariants = install_invariants(cluster)
     tracer = TraceRecorder(options.trace)
     activity = PodActivity()
     overcommit = OvercommitMonitor()
@@ -312,6 +318,12 @@ async def _main(scenario: Scenario, seed: int, options: RunOptions, virtual: boo
             if clock.now() >= quiet_until:
                 break
             await clock.sleep_until(quiet_until)
+        # Let the schedulers' informers catch up with the last writes (heartbeats, binds in
+        # flight) so that the cache-versus-truth invariants can be checked: at most 5 s.
+        for _ in range(500):
+            await clock.sleep(0.01)
+            if invariants.quiescent(cluster):
+                break
         raise _Stop
 
     async def bookmarks() -> None:
@@ -333,6 +345,7 @@ async def _main(scenario: Scenario, seed: int, options: RunOptions, virtual: boo
             tg.create_task(bookmarks(), name="apiserver:bookmarks")
     except* _Stop:
         pass
+    checked = invariants.finish(cluster)
     pods: list[Pod] = server.list("Pod")[0]
     results = check(scenario.expect, pods, overcommit.violations, server.list("Node")[0])
     return RunResult(
@@ -346,7 +359,7 @@ async def _main(scenario: Scenario, seed: int, options: RunOptions, virtual: boo
         events=server.writes,
         trace_hash=tracer.hexdigest,
         waits_timed_out=timeouts,
-        extra={"agents": [a.report() for a in cluster.agents if hasattr(a, "report")]},
+        extra={"agents": [a.report() for a in cluster.agents if hasattr(a, "report")], "invariants": checked},
     )
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -13,6 +14,7 @@ import pytest
 from msgspec.structs import replace
 
 from agents.scheduler.config import load_config
+from agents.scheduler.framework.types import EventResource
 from agents.scheduler.registry import in_tree_registry
 from agents.scheduler.scheduler import Scheduler, SchedulerGroup
 from emulator.api.codec import convert
@@ -33,6 +35,9 @@ from emulator.invariants import (
     install,
 )
 from emulator.runtime.clock import format_timestamp
+from emulator.scenario import runner
+from emulator.scenario.loader import load_scenario
+from emulator.scenario.runner import RunOptions, RunResult
 
 
 class Clock:
@@ -552,7 +557,9 @@ def test_without_scheduler_the_final_checks_are_skipped() -> None:
 def test_json_lists_every_invariant() -> None:
     w = World()
     missing_pod(w)
-    docs = [r.to_json() for r in w.finish().values()]
+    first = w.finish()
+    assert w.finish() == first  # finishing again checks again, it does not add up
+    docs = [r.to_json() for r in first.values()]
     assert [d["name"] for d in docs] == list(INVARIANTS)
     by_name = {d["name"]: d for d in docs}
     assert by_name[NO_OVERCOMMIT] == {"name": NO_OVERCOMMIT, "violations": 0, "first": None}
@@ -569,13 +576,11 @@ def test_json_lists_every_invariant() -> None:
 # --- a whole run --------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("scenario", ["scenarios/quickstart.yaml", "scenarios/kubelet-basics.yaml"])
-def test_real_runs_hold_every_invariant(monkeypatch: pytest.MonkeyPatch, scenario: str) -> None:
-    from pathlib import Path
+ROOT = Path(__file__).resolve().parents[2]
 
-    from emulator.scenario import runner
-    from emulator.scenario.loader import load_scenario
 
+def checked_run(monkeypatch: pytest.MonkeyPatch, scenario: str, options: RunOptions) -> tuple[RunResult, Any]:
+    """Run ``scenario`` with a checker installed on its cluster; (result, cluster)."""
     clusters: list[Any] = []
 
     class Recorded(runner.Cluster):
@@ -585,10 +590,36 @@ def test_real_runs_hold_every_invariant(monkeypatch: pytest.MonkeyPatch, scenari
             clusters.append(self)
 
     monkeypatch.setattr(runner, "Cluster", Recorded)
-    root = Path(__file__).resolve().parents[2]
-    result = runner.run_scenario(load_scenario(root / scenario), runner.RunOptions(seed=3))
-    assert result.passed
+    result = runner.run_scenario(load_scenario(ROOT / scenario), options)
     (cluster,) = clusters
+    return result, cluster
+
+
+@pytest.mark.parametrize("scenario", ["scenarios/quickstart.yaml", "scenarios/kubelet-basics.yaml"])
+def test_real_runs_hold_every_invariant(monkeypatch: pytest.MonkeyPatch, scenario: str) -> None:
+    result, cluster = checked_run(monkeypatch, scenario, RunOptions(seed=3))
+    assert result.passed
     results = cluster.checker.finish(cluster)
     assert [(r.name, r.violations, r.skipped) for r in results] == [(n, 0, "") for n in INVARIANTS]
     assert cluster.checker.bind_writes == result.extra["agents"][0]["scheduling"]["bound"]
+
+
+def test_a_queue_that_drops_node_events_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Quickstart's large pods wait for the large nodes that join at t=60s; a queue deaf to
+    Node events leaves them parked although they fit."""
+    from agents.scheduler.queue.scheduling_queue import SchedulingQueue
+
+    move = SchedulingQueue.move_all_to_active_or_backoff
+
+    def deaf(self: SchedulingQueue, event: Any, old: Any = None, new: Any = None, pre_check: Any = None) -> None:
+        if event.resource is not EventResource.Node:
+            move(self, event, old, new, pre_check)
+
+    monkeypatch.setattr(SchedulingQueue, "move_all_to_active_or_backoff", deaf)
+    _, cluster = checked_run(monkeypatch, "scenarios/quickstart.yaml", RunOptions(until=100.0))
+    results = {r.name: r for r in cluster.checker.finish(cluster)}
+    requeue = results[NO_MISSED_REQUEUE]
+    assert requeue.violations == 2
+    assert requeue.first_detail.startswith("default-scheduler: pod default/large-0 parked in unschedulablePods at t=")
+    assert requeue.first_detail.endswith("fits node large-node-0 now")
+    assert [n for n, r in results.items() if r.violations] == [NO_MISSED_REQUEUE]

@@ -13,6 +13,7 @@ from emulator.api.core import LabelSelector, LabelSelectorRequirement, Namespace
 from emulator.api.scheduling import PriorityClass
 from emulator.scenario.loader import ScenarioError, load_scenario, load_scenario_text
 from emulator.scenario.schema import (
+    ApiError,
     Cordon,
     Create,
     CreateNodes,
@@ -148,7 +149,7 @@ def test_full_scenario_steps() -> None:
         ),
     )
     assert steps[10] == Delete(kind="Node", name="big-0")
-    assert steps[11] == Fault(spec={"type": "apiError", "verb": "bind", "rate": 0.1})
+    assert steps[11] == Fault(fault=ApiError(verb="bind", probability=0.1))
 
 
 def test_full_scenario_expectations() -> None:
@@ -268,7 +269,7 @@ BROKEN = [
     pytest.param(
         "name: x\nnosuchfield: 1\n",
         "scenario.yaml: nosuchfield: unknown field; expected one of: name, description, seed, clock, until, "
-        "settle, latency, kubelet, images, scheduler, schedulerOptions, objects, nodes, steps, expect",
+        "settle, latency, kubelet, images, scheduler, schedulerOptions, objects, nodes, faults, steps, expect",
         id="unknown-top-level-field",
     ),
     pytest.param(
@@ -512,7 +513,8 @@ BROKEN = [
     ),
     pytest.param(
         "name: x\nsteps:\n  - fault: crash\n",
-        'scenario.yaml: steps[0].fault: expected a mapping, got "crash"',
+        "scenario.yaml: steps[0].fault: expected a one-key mapping like {apiError: {verb: bind, probability: 0.1}}, "
+        'got "crash"',
         id="fault-not-a-mapping",
     ),
     pytest.param(

@@ -1,0 +1,186 @@
+"""``PodGCController``: upstream's pod garbage collector (``pkg/controller/podgc``) as an
+agent, client ``controller:podgc``.
+
+Every ``gcCheckPeriod`` (20 s) it runs, as upstream's ``gc``:
+
+- ``gcTerminating``: terminating pods on nodes that are not Ready *and* carry the
+  ``node.kubernetes.io/out-of-service`` taint are force-deleted (oldest first);
+- ``gcOrphaned``: pods bound to a node that no longer exists. A node seen missing with
+  pods on it is quarantined for ``quarantineTime`` (40 s); at the first pass after that, if
+  a ``get`` still says NotFound, its pods get phase Failed and the ``DisruptionTarget``
+  condition (``DeletionByPodGC``, "PodGC: node no longer exists") and are deleted with
+  grace 0. Pods bound there later go through a new quarantine.
+
+Force deletion (``markFailedAndDeletePod``): a pod not yet Succeeded or Failed is first
+written Failed, then deleted with grace period 0.
+
+It watches Nodes, plus the pods of the nodes that matter only (deleted ones, and
+out-of-service ones), through ``NodePodWatches``: a full pod watch would cost as much
+as the scheduler's own in a large run. So it knows of orphans on nodes it saw deleted,
+and, from one list of every pod at start, on nodes missing then; a pod later bound to a
+node name that never existed is not collected. Left out: ``gcTerminated`` (upstream keeps
+at most 12,500 terminated pods; the emulator keeps them all) and
+``gcUnscheduledTerminating`` (the emulated API server removes an unbound pod at once).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any, Final
+
+from msgspec.structs import replace
+
+from agents.controllers.common import TAINT_NODE_OUT_OF_SERVICE, NodePodWatches, node_condition, update_pod_condition
+from emulator.api.core import Node, Pod, PodCondition
+from emulator.api.errors import ApiError, Conflict, NotFound
+from emulator.client.client import Client
+from emulator.client.informer import Informer
+from emulator.runtime.clock import Clock
+
+__all__ = ["ORPHAN_CONDITION", "PodGCController", "PodGCSettings"]
+
+ORPHAN_CONDITION: Final = PodCondition(
+    type="DisruptionTarget", status="True", reason="DeletionByPodGC", message="PodGC: node no longer exists"
+)
+_TERMINAL: Final = ("Succeeded", "Failed")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PodGCSettings:
+    gc_check_period: float = 20.0
+    quarantine_time: float = 40.0
+
+
+def _out_of_service(node: Node) -> bool:
+    """Upstream: not Ready and tainted ``node.kubernetes.io/out-of-service``."""
+    ready = node_condition(node, "Ready")
+    return (ready is None or ready.status != "True") and any(
+        t.key == TAINT_NODE_OUT_OF_SERVICE for t in node.spec.taints
+    )
+
+
+def _evicted_then_oldest(pod: Pod) -> tuple[bool, str, str]:
+    """Upstream ``byEvictionAndCreationTimestamp``: evicted first, then oldest, then name."""
+    return (pod.status.reason != "Evicted", pod.metadata.creation_timestamp or "", pod.metadata.name)
+
+
+class PodGCController:
+    """Deletes orphaned and out-of-service terminating pods; ``await run()`` until cancelled."""
+
+    def __init__(self, client: Client, clock: Clock, settings: PodGCSettings | None = None) -> None:
+        self.client = client
+        self.clock = clock
+        self.settings = settings or PodGCSettings()
+        self.nodes = Informer(client, "Node")
+        self.nodes.add_handlers(self._on_node, lambda _old, new: self._on_node(new), self._on_node_delete)
+        self.pods = NodePodWatches(client, client.name)
+        self.ready = asyncio.Event()
+        self.missing: dict[str, None] = {}
+        """Nodes seen deleted (or absent at start) whose pods are watched."""
+        self.quarantine: dict[str, float] = {}
+        """Missing node -> when its quarantine ends."""
+        self._out_of_service: dict[str, None] = {}
+        self.counts = dict.fromkeys(("orphaned", "terminating", "errors"), 0)
+
+    def __repr__(self) -> str:
+        return f"<PodGCController missing={len(self.missing)} quarantined={len(self.quarantine)} {self.counts}>"
+
+    def statistics(self) -> dict[str, Any]:
+        return {**self.counts, "missingNodes": len(self.missing)}
+
+    # --- nodes --------------------------------------------------------------------------
+
+    def _on_node(self, node: Node) -> None:
+        name = node.metadata.name
+        if self.missing.pop(name, None) is not None:
+            self.quarantine.pop(name, None)
+            self.pods.close(name)
+        if _out_of_service(node):
+            self._out_of_service[name] = None
+            self.pods.open(name)
+        elif self._out_of_service.pop(name, None) is not None:
+            self.pods.close(name)
+
+    def _on_node_delete(self, node: Node) -> None:
+        name = node.metadata.name
+        self._out_of_service.pop(name, None)
+        self.missing[name] = None
+        self.pods.open(name)
+
+    # --- running ------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        prefix = self.client.name
+        async with asyncio.TaskGroup() as tg:
+            self.pods.start(tg)
+            tg.create_task(self.nodes.run(), name=f"{prefix}:informer:nodes")
+            await self.nodes.synced.wait()
+            await self._find_missing_nodes()
+            self.ready.set()
+            while True:
+                await self.gc()
+                await self.clock.sleep(self.settings.gc_check_period)
+
+    async def _find_missing_nodes(self) -> None:
+        """One list of every pod at start: nodes that pods name but that do not exist."""
+        try:
+            pods, _ = await self.client.list("Pod")
+        except ApiError:
+            return
+        for pod in pods:
+            node = pod.spec.node_name
+            if node and self.nodes.get(node) is None and node not in self.missing:
+                self.missing[node] = None
+                self.pods.open(node)
+
+    async def gc(self) -> None:
+        """One pass: ``gcTerminating`` then ``gcOrphaned``."""
+        now = self.clock.now()
+        terminating = [p for n in self._out_of_service for p in self.pods.pods(n) if p.metadata.deletion_timestamp]
+        for pod in sorted(terminating, key=_evicted_then_oldest):
+            await self._mark_failed_and_delete(pod, None, "terminating")
+        deleted: list[str] = []
+        for name in list(self.missing):
+            if self.pods.pods(name) and name not in self.quarantine:
+                self.quarantine[name] = now + self.settings.quarantine_time
+        for name, until in list(self.quarantine.items()):
+            if until > now:
+                continue
+            del self.quarantine[name]
+            try:
+                await self.client.get("Node", name)
+            except NotFound:
+                deleted.append(name)
+            except ApiError:
+                self.counts["errors"] += 1
+        for name in deleted:
+            for pod in self.pods.pods(name):
+                await self._mark_failed_and_delete(pod, ORPHAN_CONDITION, "orphaned")
+
+    async def _mark_failed_and_delete(self, pod: Pod, condition: PodCondition | None, why: str) -> None:
+        """Upstream ``markFailedAndDeletePodWithCondition``."""
+        ns, name = pod.metadata.namespace, pod.metadata.name
+        current: Pod | None = pod
+        try:
+            for _ in range(5):
+                if current is None:
+                    current = await self.client.get("Pod", name, ns)
+                assert current is not None
+                if current.status.phase in _TERMINAL:
+                    break
+                status = replace(current.status, phase="Failed")
+                if condition is not None:
+                    status = update_pod_condition(status, condition, self.clock.timestamp()) or status
+                try:
+                    await self.client.update_status(replace(current, status=status))
+                    break
+                except Conflict:
+                    current = None
+            await self.client.delete("Pod", name, ns, grace_period_seconds=0)
+        except NotFound:
+            pass
+        except ApiError:
+            self.counts["errors"] += 1
+            return
+        self.counts[why] += 1
