@@ -1,27 +1,35 @@
-"""The kube-scheduler agent: informers → cache and queue; the scheduling cycle; the
-binding cycle (upstream ``scheduler.go``, ``schedule_one.go``, ``eventhandlers.go``).
+"""The kube-scheduler agent: the scheduling cycle and the binding cycle (upstream
+``scheduler.go``, ``schedule_one.go``); informer handlers live in ``eventhandlers.py``.
 
 One ``Scheduler`` is one kube-scheduler instance with its own informers, cache and queue
 (``schedulerOptions.instances: N`` runs N of them against the same API server, each
 believing it is alone — as two schedulers with the same name would).
 
 Scheduling cycle (``schedule_one``), one pod at a time, never awaiting the API:
-pop → pick the profile by ``spec.schedulerName`` → snapshot → [``cycleCost``: the cycle
-takes that long on the clock; events delivered meanwhile reach the cache and are recorded
-as in-flight events, but the decision is made on the snapshot taken at the start] →
-PreFilter → Filter over ``numFeasibleNodesToFind`` nodes from the round-robin start index
-(nominated node first) → PostFilter when none fit → PreScore → Score/Normalize/weights →
-select host (reservoir sampling among the top scores, seeded) → assume → Reserve → Permit →
-binding cycle started as a task of the scheduler's task group.
+pop → skip deleting or already-assumed pods → pick the profile by ``spec.schedulerName`` →
+snapshot → PreFilter → Filter over ``numFeasibleNodesToFind`` nodes from the round-robin
+start index (the nominated node first) → PostFilter when none fit → PreScore →
+Score/Normalize/weights → select host (reservoir sampling among the top scores, seeded) →
+[``cycleCost``: the cycle takes ``fixed + perNode × nodes evaluated`` on the clock; events
+delivered meanwhile reach the cache and are recorded as in-flight events, but the decision
+was made on the snapshot taken at the start, as upstream's cycle races its informers] →
+assume → Reserve → Permit → activate ``PodsToActivate`` → the binding cycle, as a task of
+the scheduler's task group. The loop yields to the event loop between cycles, so binding
+cycles and informer deliveries interleave with scheduling as upstream's goroutines do.
 
 Binding cycle (concurrent): WaitOnPermit → ``queue.done`` → PreBind → Bind (through the
-client: with latency, and it may fail) → ``cache.finish_binding`` → PostBind. On failure:
-Unreserve, forget, requeue with backoff, PodScheduled=False.
+client: with latency, and it may fail) → ``cache.finish_binding`` → PostBind → activate.
+On failure: Unreserve, forget (a forgotten pod is an ``AssignedPodDelete`` for the others;
+for a rejection deferred and excluding the pod itself), requeue, clear the nomination.
 
-Failure handling: the pod's status gets ``PodScheduled=False`` with reason
-``Unschedulable`` (or ``SchedulerError``) and the ``0/N nodes are available: ...`` message,
-plus a ``FailedScheduling`` Event; success gives a ``Scheduled`` Event. Those API writes
-run as tasks, so the cycle itself does not wait for them (as v1.34's async API calls).
+Failure handling (``handle_failure``): rejected pods remember their rejecting plugins (they
+drive queueing hints); the pod gets ``PodScheduled=False`` with reason ``Unschedulable`` (or
+``SchedulerError``) and upstream's ``0/N nodes are available: ...`` message, plus a
+``FailedScheduling`` Event (aggregated: a repeat bumps the count); success gives a
+``Scheduled`` Event. Those API writes run as tasks: the cycle itself does not wait on them.
+
+Metrics (``schedule_attempts_total`` as upstream): an attempt counts ``scheduled`` when its
+binding succeeds, ``unschedulable`` on a rejection, ``error`` otherwise.
 
 ``schedulerOptions.assumeCache: false`` removes the assume step: the cache learns of a
 binding only from the watch, so two quick cycles can pick the same free room (a race the
@@ -42,62 +50,45 @@ from typing import Any, Final
 from msgspec.structs import replace
 
 from agents.scheduler.cache import Cache, CacheError, Snapshot
+from agents.scheduler.eventhandlers import EventHandlers, NodeEvents, node_update_events
 from agents.scheduler.framework.diagnosis import Diagnosis, FitError
 from agents.scheduler.framework.interface import NodeToStatus, NominatingMode, PluginFactory, ProfileSpec
 from agents.scheduler.framework.runtime import Framework
 from agents.scheduler.framework.types import (
-    ActionType,
-    ClusterEvent,
+    PODS_TO_ACTIVATE_KEY,
     ClusterEventWithHint,
     Code,
     CycleState,
-    EventResource,
     NodeInfo,
     PodInfo,
+    PodsToActivate,
     Status,
 )
 from agents.scheduler.framework.waiting_pods import WaitingPodsMap
 from agents.scheduler.metrics import SchedulingMetrics
 from agents.scheduler.queue import EventAssignedPodDelete, QueueClosed, QueuedPodInfo, SchedulingQueue
-from emulator.api.core import Event, Node, Pod, PodCondition
+from emulator.api.core import Event, Pod, PodCondition
 from emulator.api.errors import ApiError, Conflict, NotFound
 from emulator.api.meta import ObjectMeta, ObjectReference
 from emulator.client.client import Client
 from emulator.client.informer import Informer
 from emulator.runtime.clock import Clock
 
-__all__ = ["NodeEvents", "Scheduler", "SchedulerOptions", "num_feasible_nodes_to_find", "select_host"]
+__all__ = [
+    "NodeEvents",
+    "Scheduler",
+    "SchedulerGroup",
+    "SchedulerOptions",
+    "node_update_events",
+    "num_feasible_nodes_to_find",
+    "select_host",
+    "start_schedulers",
+]
 
 MIN_FEASIBLE_NODES_TO_FIND: Final = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND: Final = 5
-
-
-class NodeEvents:
-    """The Node cluster events the informer derives (upstream ``framework/events.go``)."""
-
-    Add: Final = ClusterEvent(EventResource.Node, ActionType.Add, "NodeAdd")
-    Delete: Final = ClusterEvent(EventResource.Node, ActionType.Delete, "NodeDelete")
-    Allocatable: Final = ClusterEvent(EventResource.Node, ActionType.UpdateNodeAllocatable, "NodeAllocatableChange")
-    Label: Final = ClusterEvent(EventResource.Node, ActionType.UpdateNodeLabel, "NodeLabelChange")
-    Taint: Final = ClusterEvent(EventResource.Node, ActionType.UpdateNodeTaint, "NodeTaintChange")
-    Condition: Final = ClusterEvent(EventResource.Node, ActionType.UpdateNodeCondition, "NodeConditionChange")
-    Annotation: Final = ClusterEvent(EventResource.Node, ActionType.UpdateNodeAnnotation, "NodeAnnotationChange")
-
-
-def node_update_events(old: Node, new: Node) -> list[ClusterEvent]:
-    """Upstream ``nodeSchedulingPropertiesChange``: one event per changed property."""
-    out: list[ClusterEvent] = []
-    if old.status.allocatable != new.status.allocatable:
-        out.append(NodeEvents.Allocatable)
-    if old.metadata.labels != new.metadata.labels:
-        out.append(NodeEvents.Label)
-    if old.spec.taints != new.spec.taints or old.spec.unschedulable != new.spec.unschedulable:
-        out.append(NodeEvents.Taint)
-    if [(c.type, c.status) for c in old.status.conditions] != [(c.type, c.status) for c in new.status.conditions]:
-        out.append(NodeEvents.Condition)
-    if old.metadata.annotations != new.metadata.annotations:
-        out.append(NodeEvents.Annotation)
-    return out
+NOTE_LENGTH_LIMIT: Final = 1024
+"""Upstream ``validation.NoteLengthLimit``: longer Event messages are truncated with " ..."."""
 
 
 def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> int:
@@ -125,6 +116,19 @@ def select_host(totals: Sequence[tuple[str, int]], rng: random.Random) -> str:
     return selected
 
 
+@dataclass(frozen=True, slots=True)
+class SchedulerOptions:
+    assume_cache: bool = True
+    queueing_hints: bool = True
+    cycle_cost_fixed: float = 0.0
+    cycle_cost_per_node: float = 0.0
+    percentage_of_nodes_to_score: int | None = None
+    pod_initial_backoff: float = 1.0
+    pod_max_backoff: float = 10.0
+    explain: Callable[..., None] | None = None
+    """Called after every attempt with its per-plugin explanation (``run --explain``)."""
+
+
 class NamespaceLister:
     """Namespaces from the scheduler's informer, for plugins' namespaceSelectors."""
 
@@ -138,20 +142,6 @@ class NamespaceLister:
         return sorted(self._informer.objects(), key=lambda n: n.metadata.name)
 
 
-@dataclass(frozen=True, slots=True)
-class SchedulerOptions:
-    assume_cache: bool = True
-    queueing_hints: bool = True
-    cycle_cost_fixed: float = 0.0
-    cycle_cost_per_node: float = 0.0
-    percentage_of_nodes_to_score: int | None = None
-    pod_initial_backoff: float = 1.0
-    pod_max_backoff: float = 10.0
-    explain: Callable[..., None] | None = None
-    """``explain(attempt, time, pod, explanation)`` after every attempt's decision (``run --explain``;
-    ``agents.scheduler.explain.ExplainRecorder.record``); None: no cost."""
-
-
 @dataclass(slots=True)
 class _Scheduled:
     node: str
@@ -159,7 +149,13 @@ class _Scheduled:
     feasible: int
 
 
-class Scheduler:
+class _SchedulingError(Exception):
+    def __init__(self, status: Status) -> None:
+        super().__init__(status.message())
+        self.status = status
+
+
+class Scheduler(EventHandlers):
     """One kube-scheduler instance."""
 
     def __init__(
@@ -177,11 +173,15 @@ class Scheduler:
         self.client = client
         self.clock = clock
         self.rng = rng
+        self._event_rng = random.Random(rng.getrandbits(64))
+        """Event names: their own stream, so API writes never shift host tie-breaks."""
         self.options = options
         self.cache = Cache(clock)
         self.snapshot = Snapshot()
         self.waiting_pods = WaitingPodsMap()
         self.metrics = SchedulingMetrics()
+        self.pods = Informer(client, "Pod")
+        self.nodes = Informer(client, "Node")
         self.namespaces = Informer(client, "Namespace")
         self.frameworks: dict[str, Framework] = {}
         for spec in profiles:
@@ -209,18 +209,20 @@ class Scheduler:
             queueing_hints=options.queueing_hints,
             pod_initial_backoff=options.pod_initial_backoff,
             pod_max_backoff=options.pod_max_backoff,
+            namespace_labels=self._namespace_labels,
         )
         for f in self.frameworks.values():
             f.set_nominator(self.queue)
             f.run_async = self._run_async
             f.activate = self.queue.activate
             f.get_pod = self._get_pod
-        self.pods = Informer(client, "Pod")
-        self.nodes = Informer(client, "Node")
         self.pods.add_handlers(self._on_pod_add, self._on_pod_update, self._on_pod_delete)
         self.nodes.add_handlers(self._on_node_add, self._on_node_update, self._on_node_delete)
         self.next_start_node_index = 0
         self._first_seen: dict[str, float] = {}
+        self._events: dict[tuple[str, str, str], tuple[str, int]] = {}
+        self._evaluated = 0
+        """Nodes the current cycle evaluated (for ``cycleCost.perNode``)."""
         self._tg: asyncio.TaskGroup | None = None
         self.ready = asyncio.Event()
 
@@ -230,8 +232,6 @@ class Scheduler:
     def responsible_for(self, pod: Pod) -> bool:
         return pod.spec.scheduler_name in self.frameworks
 
-    # --- event handlers (upstream eventhandlers.go) --------------------------------------
-
     def _pre_enqueue(self, pod: Pod) -> tuple[Status, str] | None:
         fwk = self.frameworks.get(pod.spec.scheduler_name)
         if fwk is None:
@@ -239,69 +239,9 @@ class Scheduler:
         status, plugin = fwk.run_pre_enqueue_plugins(pod)
         return None if status.is_success() else (status, plugin)
 
-    @staticmethod
-    def _terminal(pod: Pod) -> bool:
-        return pod.status.phase in ("Succeeded", "Failed")
-
-    def _on_pod_add(self, pod: Pod) -> None:
-        if pod.spec.node_name:
-            if not self._terminal(pod):
-                self.cache.add_pod(pod)
-                self.queue.assigned_pod_added(pod)
-        elif self.responsible_for(pod) and pod.metadata.deletion_timestamp is None:
-            self._first_seen.setdefault(pod.metadata.uid, self.clock.now())
-            self.queue.add(pod)
-
-    def _on_pod_update(self, old: Pod, new: Pod) -> None:
-        if old.metadata.resource_version == new.metadata.resource_version:
-            return
-        if not old.spec.node_name and new.spec.node_name:
-            if self.responsible_for(old):
-                self.queue.delete(old)
-            if not self._terminal(new):
-                self.cache.add_pod(new)
-                self.queue.assigned_pod_added(new)
-        elif new.spec.node_name:
-            if self._terminal(new) and not self._terminal(old):
-                self.cache.remove_pod(old)
-                self.queue.move_all_to_active_or_backoff(EventAssignedPodDelete, old, None)
-            elif not self._terminal(new):
-                self.cache.update_pod(old, new)
-                self.queue.assigned_pod_updated(old, new, ClusterEvent(EventResource.AssignedPod, ActionType.Update))
-        elif self.responsible_for(new):
-            if self.cache.is_assumed_pod(new):
-                return
-            self.queue.update(old, new)
-
-    def _on_pod_delete(self, pod: Pod) -> None:
-        if pod.spec.node_name:
-            if not self._terminal(pod):
-                with contextlib.suppress(CacheError):  # a pod the cache never saw (e.g. terminal)
-                    self.cache.remove_pod(pod)
-                self.queue.move_all_to_active_or_backoff(EventAssignedPodDelete, pod, None)
-            return
-        if not self.responsible_for(pod):
-            return
-        self.queue.delete(pod)
-        self._first_seen.pop(pod.metadata.uid, None)
-        fwk = self.frameworks[pod.spec.scheduler_name]
-        if fwk.reject_waiting_pod(pod.metadata.uid) or pod.status.nominated_node_name:
-            self.queue.move_all_to_active_or_backoff(EventAssignedPodDelete, pod, None)
-
-    def _on_node_add(self, node: Node) -> None:
-        self.cache.add_node(node)
-        self.queue.move_all_to_active_or_backoff(NodeEvents.Add, None, node)
-
-    def _on_node_update(self, old: Node, new: Node) -> None:
-        self.cache.update_node(old, new)
-        for event in node_update_events(old, new):
-            self.queue.move_all_to_active_or_backoff(event, old, new)
-
-    def _on_node_delete(self, node: Node) -> None:
-        self.queue.move_all_to_active_or_backoff(NodeEvents.Delete, node, None)
-        self.cache.remove_node(node)
-
-    # --- running ------------------------------------------------------------------------
+    def _namespace_labels(self, namespace: str) -> Mapping[str, str]:
+        ns = self.namespaces.get(namespace)
+        return ns.metadata.labels if ns is not None else {}
 
     def _get_pod(self, namespace: str, name: str) -> Pod | None:
         pod: Pod | None = self.pods.get(name, namespace)
@@ -313,6 +253,8 @@ class Scheduler:
             coro.close()
             raise RuntimeError("the scheduler is not running")
         self._tg.create_task(coro, name=f"{self.name}:{name}")
+
+    # --- running ------------------------------------------------------------------------
 
     async def run(self) -> None:
         """Informers, queue flushes and the scheduling loop, until cancelled."""
@@ -329,6 +271,7 @@ class Scheduler:
             try:
                 while True:
                     await self.schedule_one()
+                    await asyncio.sleep(0)  # let binding cycles and informers run (no clock time)
             except QueueClosed:
                 return
 
@@ -339,60 +282,103 @@ class Scheduler:
         pod = qpi.pod
         uid = pod.metadata.uid
         fwk = self.frameworks.get(pod.spec.scheduler_name)
-        if fwk is None or pod.metadata.deletion_timestamp is not None or self.cache.is_assumed_pod(pod):
+        if fwk is None or self.cache.is_assumed_pod(pod):
             self.queue.done(uid)
+            return
+        if pod.metadata.deletion_timestamp is not None:
+            self.queue.done(uid)
+            self._spawn(
+                self._event(
+                    pod,
+                    "Warning",
+                    "FailedScheduling",
+                    f"skip schedule deleting pod: {pod.metadata.namespace}/{pod.metadata.name}",
+                ),
+                f"event:{pod.metadata.namespace}/{pod.metadata.name}",
+            )
             return
         start, wall0 = self.clock.now(), time.perf_counter()
         if qpi.attempts == 1:
             self.metrics.queue_wait_seconds.append(start - self._first_seen.get(uid, start))
         state = CycleState()
-        self.cache.update_snapshot(self.snapshot)
-        cost = self.options.cycle_cost_fixed + self.options.cycle_cost_per_node * self.snapshot.num_nodes()
-        if cost > 0:
-            await self.clock.sleep(cost)
+        to_activate = PodsToActivate()
+        state.write(PODS_TO_ACTIVATE_KEY, to_activate)
+        self._evaluated = 0
         try:
+            self.cache.update_snapshot(self.snapshot)
             result = self.schedule_pod(fwk, state, pod)
         except FitError as fit:
             nominated = self._post_filter(fwk, state, pod, fit)
+            await self._cycle_cost()
             self._record_attempt(start, wall0, "unschedulable")
             if self.options.explain is not None:  # explain hook
                 self._explain(fwk, qpi, start, None, str(fit), nominated)
-            self.handle_failure(fwk, qpi, Status(Code.Unschedulable, str(fit)), fit.diagnosis, fit, nominated)
+            self.handle_failure(qpi, Status(Code.Unschedulable, str(fit)), fit, nominated)
             return
-        except _SchedulingError as err:
-            self._record_attempt(start, wall0, "error")
+        except (_SchedulingError, CacheError) as err:
+            status = err.status if isinstance(err, _SchedulingError) else Status(Code.Error, str(err))
+            await self._cycle_cost()
+            self._record_attempt(start, wall0, "unschedulable" if status.is_rejected() else "error")
             if self.options.explain is not None:  # explain hook
-                self._explain(fwk, qpi, start, None, err.status.message(), "")
-            self.handle_failure(fwk, qpi, err.status, None, None)
+                self._explain(fwk, qpi, start, None, status.message(), "")
+            self.handle_failure(qpi, status, None, "")
             return
+        await self._cycle_cost()
         host = result.node
         assumed = replace(pod, spec=replace(pod.spec, node_name=host))
         if self.options.assume_cache:
-            self.cache.assume_pod(assumed)
+            try:
+                self.cache.assume_pod(assumed)
+            except CacheError as err:  # e.g. the pod was bound by someone else meanwhile
+                self._record_attempt(start, wall0, "error")
+                self.handle_failure(qpi, Status(Code.Error, str(err)), None, "")
+                return
         self.queue.delete_nominated_pod_if_exists(pod)
         status = fwk.run_reserve_plugins_reserve(state, assumed, host)
         if status.is_success():
             status = fwk.run_permit_plugins(state, assumed, host)
         if not status.is_success() and not status.is_wait():
-            fwk.run_reserve_plugins_unreserve(state, assumed, host)
+            if status.code is not Code.Success:
+                fwk.run_reserve_plugins_unreserve(state, assumed, host)
             self._forget(assumed)
             self._record_attempt(start, wall0, "unschedulable" if status.is_rejected() else "error")
             if self.options.explain is not None:  # explain hook
                 self._explain(fwk, qpi, start, host, status.message(), "")
-            diagnosis = None
-            if status.is_rejected():
-                diagnosis = Diagnosis(node_to_status=NodeToStatus({host: status}))
-                diagnosis.add_plugin_status(status)
-            self.handle_failure(fwk, qpi, status, diagnosis, None)
+            rejection = self._one_node_fit_error(assumed, host, status) if status.is_rejected() else None
+            self.handle_failure(qpi, Status(status.code, str(rejection)) if rejection else status, rejection, "")
             return
-        self._record_attempt(start, wall0, "scheduled")
+        self._record_attempt(start, wall0, None)
         if self.options.explain is not None:  # explain hook
             self._explain(fwk, qpi, start, host, None, "")
-        assert self._tg is not None
-        self._tg.create_task(
+        self._activate(to_activate)
+        self._spawn(
             self.binding_cycle(fwk, state, qpi, assumed, host),
-            name=f"{self.name}:bind:{pod.metadata.namespace}/{pod.metadata.name}",
+            f"bind:{pod.metadata.namespace}/{pod.metadata.name}",
         )
+
+    async def _cycle_cost(self) -> None:
+        """``schedulerOptions.cycleCost``: the decision is made; the cycle now takes its time
+        on the clock, during which informer events keep arriving (and count as in-flight)."""
+        cost = self.options.cycle_cost_fixed + self.options.cycle_cost_per_node * self._evaluated
+        if cost > 0:
+            await self.clock.sleep(cost)
+
+    def _spawn(self, coro: Coroutine[Any, Any, Any], name: str) -> None:
+        assert self._tg is not None, "the scheduler is not running"
+        self._tg.create_task(coro, name=f"{self.name}:{name}")
+
+    def _activate(self, to_activate: PodsToActivate) -> None:
+        if to_activate.map:
+            pods = list(to_activate.map.values())
+            to_activate.map.clear()
+            self.queue.activate(pods)
+
+    @staticmethod
+    def _one_node_fit_error(pod: Pod, host: str, status: Status) -> FitError:
+        """Reserve/Permit rejections are reported as a FitError over the one chosen node."""
+        diagnosis = Diagnosis(node_to_status=NodeToStatus({host: status}))
+        diagnosis.add_plugin_status(status)
+        return FitError(pod, 1, diagnosis)
 
     # --- explain hook (agents/scheduler/explain.py): after the attempt's decision, never when
     # options.explain is None; on the cycle's snapshot, a fresh CycleState, its own rng.
@@ -408,13 +394,14 @@ class Scheduler:
 
     # --- end of explain hook
 
-    def _record_attempt(self, start: float, wall0: float, result: str) -> None:
+    def _record_attempt(self, start: float, wall0: float, result: str | None) -> None:
+        """The attempt's durations; its result, unless the binding cycle will tell (None)."""
         m = self.metrics
         if result == "scheduled":
             m.scheduled += 1
         elif result == "unschedulable":
             m.unschedulable += 1
-        else:
+        elif result == "error":
             m.errors += 1
         m.attempt_seconds.append(self.clock.now() - start)
         m.attempt_wall_seconds.append(time.perf_counter() - wall0)
@@ -422,7 +409,7 @@ class Scheduler:
     def schedule_pod(self, fwk: Framework, state: CycleState, pod: Pod) -> _Scheduled:
         """Upstream ``schedulePod``: the host, or ``FitError`` / ``_SchedulingError``."""
         if self.snapshot.num_nodes() == 0:
-            raise _SchedulingError(Status(Code.Error, "no nodes available to schedule pods"))
+            raise _SchedulingError(Status(Code.UnschedulableAndUnresolvable, "no nodes available to schedule pods"))
         feasible, diagnosis, evaluated = self.find_nodes_that_fit(fwk, state, pod)
         if not feasible:
             raise FitError(pod, self.snapshot.num_nodes(), diagnosis)
@@ -435,6 +422,7 @@ class Scheduler:
         diagnosis = Diagnosis(node_to_status=NodeToStatus())
         all_nodes = self.snapshot.node_info_list
         pre, status, plugins = fwk.run_pre_filter_plugins(state, pod, all_nodes)
+        diagnosis.unschedulable_plugins.update(plugins)
         if not status.is_success():
             if not status.is_rejected():
                 raise _SchedulingError(status)
@@ -447,22 +435,28 @@ class Scheduler:
             ni = self.snapshot.node_info_map[nominated]
             s = fwk.run_filter_plugins_with_nominated_pods(state, pod, ni)
             if s.is_success():
+                self._evaluated = 1
                 return [ni], diagnosis, 1
         nodes = all_nodes
         if pre is not None and not pre.all_nodes():
             names = pre.node_names or frozenset()
-            nodes = [n for n in all_nodes if n.name in names]
+            index = self.snapshot.node_info_map
+            nodes = [index[n] for n in sorted(names) if n in index]
             absent = Status(
                 Code.UnschedulableAndUnresolvable,
                 f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(plugins))}]",
             )
             diagnosis.node_to_status.set_absent_nodes_status(absent)
         feasible, evaluated = self._find_feasible(fwk, state, pod, diagnosis, nodes)
+        self._evaluated = evaluated
+        # Upstream advances the start index by the nodes processed, modulo all the nodes.
+        self.next_start_node_index = (self.next_start_node_index + evaluated) % len(all_nodes)
         return feasible, diagnosis, evaluated
 
     def _find_feasible(
         self, fwk: Framework, state: CycleState, pod: Pod, diagnosis: Diagnosis, nodes: list[NodeInfo]
     ) -> tuple[list[NodeInfo], int]:
+        """The feasible nodes from the start index, and how many nodes were processed."""
         n = len(nodes)
         if n == 0:
             return [], 0
@@ -471,11 +465,10 @@ class Scheduler:
             percentage = self.options.percentage_of_nodes_to_score
         to_find = num_feasible_nodes_to_find(percentage, n)
         if not fwk.has_score_plugins():
-            to_find = min(to_find, 1) if n else 0
-        start = self.next_start_node_index % n
+            to_find = min(to_find, 1)
+        start = self.next_start_node_index
         if not fwk.has_filter_plugins():
             chosen = [nodes[(start + i) % n] for i in range(to_find)]
-            self.next_start_node_index = (start + len(chosen)) % n
             return chosen, len(chosen)
         feasible: list[NodeInfo] = []
         failures = 0
@@ -492,9 +485,7 @@ class Scheduler:
                 diagnosis.add_plugin_status(s)
             else:
                 raise _SchedulingError(s)
-        processed = len(feasible) + failures
-        self.next_start_node_index = (start + processed) % n
-        return feasible, processed
+        return feasible, len(feasible) + failures
 
     def prioritize_nodes(
         self, fwk: Framework, state: CycleState, pod: Pod, nodes: list[NodeInfo]
@@ -515,19 +506,17 @@ class Scheduler:
         if not fwk.has_post_filter_plugins():
             return None
         result, status = fwk.run_post_filter_plugins(state, pod, fit.diagnosis.node_to_status)
-        if status.code is Code.Error:
-            return None
-        if not status.is_success():
-            fit.diagnosis.add_plugin_status(status)
-        if status.message():
-            fit.diagnosis.post_filter_msg = status.message()
+        fit.diagnosis.post_filter_msg = status.message()
         if result is not None and result.nominating_mode is NominatingMode.Override:
             return result.nominated_node_name
         return None
 
-    def _forget(self, assumed: Pod) -> None:
+    def _forget(self, assumed: Pod) -> bool:
+        """Forget an assumed pod; whether there was one to forget."""
         if self.options.assume_cache and self.cache.is_assumed_pod(assumed):
             self.cache.forget_pod(assumed)
+            return True
+        return False
 
     # --- the binding cycle --------------------------------------------------------------
 
@@ -537,7 +526,8 @@ class Scheduler:
         uid = assumed.metadata.uid
         status = await fwk.wait_on_permit(assumed)
         if not status.is_success():
-            self._binding_failure(fwk, state, qpi, assumed, host, status)
+            fit = self._one_node_fit_error(assumed, host, status) if status.is_rejected() else None
+            self._binding_failure(fwk, state, qpi, assumed, host, Status(status.code, str(fit)) if fit else status, fit)
             return
         self.queue.done(uid)
         status = await fwk.run_pre_bind_plugins(state, assumed, host)
@@ -546,48 +536,64 @@ class Scheduler:
         if self.options.assume_cache and self.cache.is_assumed_pod(assumed):
             self.cache.finish_binding(assumed)
         if not status.is_success():
-            self._binding_failure(fwk, state, qpi, assumed, host, status)
+            # PreBind/Bind failures carry no rejecting plugins: the pod backs off as on an error.
+            self._binding_failure(fwk, state, qpi, assumed, host, status, None)
             return
         now = self.clock.now()
+        self.metrics.scheduled += 1
         self.metrics.bound(now, now - self._first_seen.pop(uid, now))
         fwk.run_post_bind_plugins(state, assumed, host)
+        with contextlib.suppress(KeyError):
+            self._activate(state.read(PODS_TO_ACTIVATE_KEY))
         pod = assumed
         await self._event(
             pod, "Normal", "Scheduled", f"Successfully assigned {pod.metadata.namespace}/{pod.metadata.name} to {host}"
         )
 
     def _binding_failure(
-        self, fwk: Framework, state: CycleState, qpi: QueuedPodInfo, assumed: Pod, host: str, status: Status
+        self,
+        fwk: Framework,
+        state: CycleState,
+        qpi: QueuedPodInfo,
+        assumed: Pod,
+        host: str,
+        status: Status,
+        fit: FitError | None,
     ) -> None:
-        fwk.run_reserve_plugins_unreserve(state, assumed, host)
-        self._forget(assumed)
-        self.queue.move_all_to_active_or_backoff(EventAssignedPodDelete, assumed, None)
-        diagnosis = None
+        """Upstream ``handleBindingCycleError``."""
         if status.is_rejected():
-            diagnosis = Diagnosis(node_to_status=NodeToStatus({host: status}))
-            diagnosis.add_plugin_status(status)
+            self.metrics.unschedulable += 1
         else:
             self.metrics.errors += 1
-            self.metrics.scheduled -= 1
-        self.handle_failure(fwk, qpi, status, diagnosis, None)
+        fwk.run_reserve_plugins_unreserve(state, assumed, host)
+        forgotten = self._forget(assumed)
+        if forgotten and not status.is_rejected():
+            self.queue.move_all_to_active_or_backoff(EventAssignedPodDelete, assumed, None)
+        self.handle_failure(qpi, status, fit, "")
+        if forgotten and status.is_rejected():
+            # Deferred and without the pod itself: as an in-flight event it would requeue it.
+            uid = assumed.metadata.uid
+            self.queue.move_all_to_active_or_backoff(
+                EventAssignedPodDelete, assumed, None, lambda p: p.metadata.uid != uid
+            )
 
     # --- failures -----------------------------------------------------------------------
 
     def handle_failure(
         self,
-        fwk: Framework,
         qpi: QueuedPodInfo,
         status: Status,
-        diagnosis: Diagnosis | None,
         fit: FitError | None,
         nominated: str | None = None,
     ) -> None:
-        """Upstream ``handleSchedulingFailure``: requeue, then report on the pod (async)."""
+        """Upstream ``handleSchedulingFailure``: requeue, then report on the pod (async).
+
+        ``nominated``: the node to nominate, "" to clear the nomination, None to keep it."""
         pod = qpi.pod
         reason = "Unschedulable" if status.is_rejected() else "SchedulerError"
-        if diagnosis is not None:
-            qpi.unschedulable_plugins = set(diagnosis.unschedulable_plugins)
-            qpi.pending_plugins = set(diagnosis.pending_plugins)
+        if fit is not None:
+            qpi.unschedulable_plugins = set(fit.diagnosis.unschedulable_plugins)
+            qpi.pending_plugins = set(fit.diagnosis.pending_plugins)
         else:
             qpi.unschedulable_plugins = set()
             qpi.pending_plugins = set()
@@ -597,14 +603,13 @@ class Scheduler:
             self.queue.add_unschedulable_if_not_present(qpi, self.queue.scheduling_cycle)
         self.queue.done(pod.metadata.uid)
         if nominated:
-            self.queue.add_nominated_pod(PodInfo(pod), nominated)
+            self.queue.add_nominated_pod(qpi.pod_info, nominated)
         elif nominated == "":
             self.queue.delete_nominated_pod_if_exists(pod)
         message = str(fit) if fit is not None else status.message()
-        assert self._tg is not None
-        self._tg.create_task(
+        self._spawn(
             self._report_failure(pod, reason, message, nominated),
-            name=f"{self.name}:status:{pod.metadata.namespace}/{pod.metadata.name}",
+            f"status:{pod.metadata.namespace}/{pod.metadata.name}",
         )
 
     async def _report_failure(self, pod: Pod, reason: str, message: str, nominated: str | None) -> None:
@@ -627,17 +632,14 @@ class Scheduler:
                     old.last_transition_time if old is not None and old.status == "False" else self.clock.timestamp()
                 ),
             )
+            new_nominated = current.status.nominated_node_name if nominated is None else nominated
             if (
                 old is not None
                 and (old.status, old.reason, old.message) == ("False", reason, message)
-                and (not nominated or current.status.nominated_node_name == nominated)
+                and current.status.nominated_node_name == new_nominated
             ):
                 return
-            status = replace(
-                current.status,
-                conditions=[*conds, cond],
-                nominated_node_name=nominated or current.status.nominated_node_name,
-            )
+            status = replace(current.status, conditions=[*conds, cond], nominated_node_name=new_nominated)
             try:
                 await self.client.update_status(replace(current, status=status))
                 return
@@ -647,32 +649,40 @@ class Scheduler:
                 return
 
     async def _event(self, pod: Pod, type_: str, reason: str, message: str) -> None:
-        suffix = f"{self.rng.getrandbits(48):x}"
-        ev = Event(
-            metadata=ObjectMeta(name=f"{pod.metadata.name}.{suffix}", namespace=pod.metadata.namespace),
-            involved_object=ObjectReference(
-                kind="Pod", namespace=pod.metadata.namespace, name=pod.metadata.name, uid=pod.metadata.uid
-            ),
-            reason=reason,
-            message=message[:1024] if len(message) <= 1024 else message[:1020] + " ...",
-            type=type_,
-            reporting_component=self.name,
-            first_timestamp=self.clock.timestamp(),
-            last_timestamp=self.clock.timestamp(),
-        )
+        """Record an Event; a repeat of the same (pod, reason, message) bumps its count
+        (upstream's EventCorrelator aggregation) instead of adding an object."""
+        if len(message) > NOTE_LENGTH_LIMIT:
+            message = message[: NOTE_LENGTH_LIMIT - 4] + " ..."
+        key = (pod.metadata.uid, reason, message)
+        now = self.clock.timestamp()
+        seen = self._events.get(key)
         with contextlib.suppress(ApiError):
+            if seen is not None:
+                name, count = seen
+                self._events[key] = (name, count + 1)
+                current: Event = await self.client.get("Event", name, pod.metadata.namespace)
+                await self.client.update(replace(current, count=count + 1, last_timestamp=now))
+                return
+            name = f"{pod.metadata.name}.{self._event_rng.getrandbits(64):016x}"
+            self._events[key] = (name, 1)
+            ev = Event(
+                metadata=ObjectMeta(name=name, namespace=pod.metadata.namespace),
+                involved_object=ObjectReference(
+                    kind="Pod", namespace=pod.metadata.namespace, name=pod.metadata.name, uid=pod.metadata.uid
+                ),
+                reason=reason,
+                message=message,
+                type=type_,
+                reporting_component=self.name,
+                first_timestamp=now,
+                last_timestamp=now,
+            )
             await self.client.create(ev)
 
     # --- reporting ----------------------------------------------------------------------
 
     def statistics(self) -> dict[str, Any]:
         return {"queue": self.queue.statistics(), "metrics": self.metrics.report()}
-
-
-class _SchedulingError(Exception):
-    def __init__(self, status: Status) -> None:
-        super().__init__(status.message())
-        self.status = status
 
 
 class SchedulerGroup:

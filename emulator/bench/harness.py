@@ -28,7 +28,8 @@ ends, later steps are skipped): the workload is then reported ``complete: false`
 missing from the registry, or the 150k-pod scale workload on a slow machine. Metrics are those
 of the measured phase only: the scheduler's attempts and e2e durations recorded during it, the
 extension-point timers, the bindings of the measured namespace (throughput, ``metrics.py``);
-peak RSS covers the whole workload. It does not own the workload file (``workloads.py``) or the output (``command.py``).
+peak RSS covers the whole workload. It does not own the workload file (``workloads.py``) or
+the output (``command.py``).
 """
 
 from __future__ import annotations

@@ -177,9 +177,12 @@ class WatchStream:
     extra delay, and the stream keeps listening while it waits, so that an event may
     overtake earlier events *of other objects* when the hook allows it (``watchReorder``);
     one object's events still arrive in revision order, and a BOOKMARK never overtakes an
-    earlier event. While events are out of revision order, each delivered event's
-    ``revision`` is lowered to the stream's low watermark (every event up to it has been
-    delivered), so an informer that resumes from the last revision it saw never skips one.
+    earlier event. When the server ends the stream, every event already queued is still
+    delivered before ``ChannelClosed``, so the highest revision delivered is exactly where a
+    resumed watch must start; an event delivered after a later one therefore carries that
+    highest revision in its ``revision`` (the stream's progress; the object keeps its own
+    ``resourceVersion``), and an informer resuming from the last event it saw neither skips
+    nor replays one.
     """
 
     def __init__(self, client: Client, watcher: Watcher) -> None:
@@ -188,7 +191,7 @@ class WatchStream:
         self._pending: list[tuple[float, WatchEvent]] = []
         self._last_due = 0.0
         self._object_due: dict[tuple[str, str], float] = {}
-        self._reordered = False
+        self._progress = 0
         self._closed: ChannelClosed | None = None
 
     def close(self) -> None:
@@ -236,7 +239,6 @@ class WatchStream:
                 key = (meta.namespace, meta.name)
                 if reorder:
                     due = max(self._object_due.get(key, 0.0), base + extra)
-                    self._reordered |= due < self._last_due
                 else:
                     due = max(self._last_due, base + extra)
                 self._object_due[key] = due
@@ -256,10 +258,9 @@ class WatchStream:
                 if self._closed is not None:
                     raise self._closed
                 self._object_due.clear()
-                self._reordered = False
             now = clock.now()
             if self._pending and self._pending[0][0] <= now:
-                return self._lower_revisions(self._take(now))
+                return self._with_progress(self._take(now))
             if self._closed is not None:
                 await clock.sleep_until(self._pending[0][0])
                 continue
@@ -274,11 +275,11 @@ class WatchStream:
                 continue
             self._schedule(batch, faults)
 
-    def _lower_revisions(self, out: list[WatchEvent]) -> list[WatchEvent]:
-        if not self._reordered or not out:
-            return out
-        if self._pending:
-            low = min(ev.revision for _, ev in self._pending) - 1
-        else:
-            low = max(ev.revision for ev in out)
-        return [ev if ev.revision <= low else msgspec.structs.replace(ev, revision=low) for ev in out]
+    def _with_progress(self, out: list[WatchEvent]) -> list[WatchEvent]:
+        """Events delivered after a later one carry the stream's progress as revision."""
+        for i, ev in enumerate(out):
+            if ev.revision < self._progress:
+                out[i] = msgspec.structs.replace(ev, revision=self._progress)
+            else:
+                self._progress = ev.revision
+        return out

@@ -287,7 +287,10 @@ class _Loader:
         fmt = ((meta.extra if meta is not None else None) or {}).get("format")
         origin = get_origin(base)
         if fmt == "duration":
-            return self.duration(value, path)
+            seconds = self.duration(value, path)
+            if meta is not None and meta.gt is not None and seconds <= meta.gt:
+                self.fail(path, f"expected a duration > {format_duration(meta.gt)}, got {_show(value)}")
+            return seconds
         if fmt in ("quantity", "rate"):
             return self.quantity(value, path, rate=fmt == "rate")
         if base is Any:

@@ -9,14 +9,23 @@ One run, in order:
    convenience; upstream would refuse a pod in a missing namespace).
 3. ``objects`` (in file order, PriorityClasses and Namespaces first), then ``nodes``.
 4. Agents, each a named task of one task group: a kubelet per node (started when the
-   node is created, stopped when the runner deletes it) and the scheduler instance(s)
-   when the scheduler package is present.
+   node is created, stopped when the runner deletes it), the controllers (node
+   lifecycle — only when kubelets heartbeat —, taint eviction, pod GC; see
+   ``agents/controllers``) and the scheduler instance(s) when the scheduler package is
+   present.
 5. ``steps`` in order (``at`` waits for that simulated time), then the settle rule: the
    run ends once no Pod was written for ``settle`` seconds, or at ``until``.
 6. Expectations against the final state; the task group is cancelled; a ``RunResult``.
 
 The runner is a client like any other: it creates objects through its own ``Client``
 (with the scenario's API latency), never by reaching into an agent.
+
+Faults (``emulator.faults``): when the scenario has any, ``Cluster.faults`` is a
+``FaultPlan``; every client the cluster makes gets its hooks (``FaultPlan.attach``), the
+kubelets get it as ``KubeletSettings.faults``, and the runner plays the timed ones itself
+(``watchCut``: closes the matching watchers' channels; ``scheduler``: starts more
+instances). A ``fault`` step arms its fault when it plays. Without faults nothing is
+installed and nothing is consulted.
 """
 
 from __future__ import annotations
@@ -32,11 +41,14 @@ from msgspec.structs import replace
 
 from agents.kubelet import Kubelet, KubeletSettings
 from emulator.api.core import Namespace, Node, Pod
-from emulator.api.errors import ApiError
+from emulator.api.errors import ApiError, Conflict, InternalError
 from emulator.api.meta import ObjectMeta
 from emulator.api.selectors import label_selector_matches
 from emulator.apiserver.server import ApiServer, WriteRecord
 from emulator.client.client import Client, Latency
+from emulator.faults import ArmedFault, FaultPlan
+from emulator.invariants import install as install_invariants
+from emulator.runtime.channel import Overflow
 from emulator.runtime.clock import LoopClock
 from emulator.runtime.rng import Seeds
 from emulator.scenario.expectations import ExpectationResult, check, condition_met
@@ -51,17 +63,19 @@ from emulator.scenario.schema import (
     Fault,
     NodeGroup,
     Scenario,
+    SchedulerInstances,
     Sleep,
     Step,
     Uncordon,
     WaitFor,
+    WatchCut,
 )
-from emulator.invariants import install as install_invariants
 from emulator.trace import TraceRecorder
 
 __all__ = ["BOOKMARK_INTERVAL", "Cluster", "RunOptions", "RunResult", "run_scenario"]
 
 BOOKMARK_INTERVAL = 60.0
+_CREATE_RETRIES = 10
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,6 +128,7 @@ class Cluster:
         lat = scenario.latency
         self.api_latency = Latency(lat.api.mean, lat.api.jitter)
         self.watch_latency = Latency(lat.watch.mean, lat.watch.jitter)
+        self.faults = FaultPlan.from_scenario(scenario, self.seeds)
         self.client = self.new_client("runner")
         k = scenario.kubelet
         self.kubelet_settings = KubeletSettings(
@@ -123,13 +138,14 @@ class Cluster:
             heartbeat_interval=k.heartbeat_interval,
             default_image_size=k.default_image_size,
             image_sizes=dict(scenario.images),
+            faults=self.faults if self.faults is not None and self.faults.has_kubelet_faults else None,
         )
         self.kubelets: dict[str, asyncio.Task[None]] = {}
         self.agents: list[Any] = []
         self._tg: asyncio.TaskGroup | None = None
 
     def new_client(self, name: str) -> Client:
-        return Client(
+        client = Client(
             self.server,
             self.clock,
             self.seeds.stream(f"client/{name}"),
@@ -137,6 +153,9 @@ class Cluster:
             api_latency=self.api_latency,
             watch_latency=self.watch_latency,
         )
+        if self.faults is not None:
+            self.faults.attach(client)
+        return client
 
     # --- agents -------------------------------------------------------------------------
 
@@ -167,17 +186,109 @@ class Cluster:
 
         self.agents.extend(start_schedulers(self, self._tg))
 
+    def start_controllers(self) -> None:
+        """Start the controllers (the node lifecycle controller only with heartbeats)."""
+        assert self._tg is not None
+        if importlib.util.find_spec("agents.controllers") is None:
+            return
+        from agents.controllers import NodeLifecycleController, PodGCController, TaintEvictionController
+
+        controllers: list[Any] = []
+        if self.scenario.kubelet.heartbeat_interval > 0:
+            controllers.append(NodeLifecycleController(self.new_client("controller:nodelifecycle"), self.clock))
+        controllers.append(TaintEvictionController(self.new_client("controller:tainteviction"), self.clock))
+        controllers.append(PodGCController(self.new_client("controller:podgc"), self.clock))
+        for c in controllers:
+            self._tg.create_task(c.run(), name=c.client.name)
+        self.agents.append(_Controllers(controllers))
+
+    # --- faults -------------------------------------------------------------------------
+
+    def start_faults(self) -> None:
+        """Play the timed faults armed from the start (``faults:``)."""
+        if self.faults is None:
+            return
+        self.agents.append(_FaultReport(self.faults))
+        for fault in self.faults.faults:
+            if fault.armed_at is not None:
+                self._play_fault(fault)
+
+    def arm_fault(self, where: str) -> None:
+        """A ``fault`` step plays: arm its fault now."""
+        assert self.faults is not None
+        self._play_fault(self.faults.arm(where, self.clock.now()))
+
+    def _play_fault(self, fault: ArmedFault) -> None:
+        assert self._tg is not None
+        if isinstance(fault.spec, WatchCut | SchedulerInstances):
+            self._tg.create_task(self._timed_fault(fault), name=f"runner:fault:{fault.where}")
+
+    async def _timed_fault(self, fault: ArmedFault) -> None:
+        spec, armed = fault.spec, fault.armed_at
+        assert armed is not None
+        if isinstance(spec, SchedulerInstances):
+            await self.clock.sleep_until(max(armed, spec.at or 0.0))
+            fault.injected += spec.instances
+            self.start_more_schedulers(spec)
+            return
+        assert isinstance(spec, WatchCut)
+        for t in FaultPlan.cut_times(spec, armed):
+            await self.clock.sleep_until(t)
+            for w in self.server.watchers():
+                if FaultPlan.cuts_watcher(spec, w.name, w.kind) and not w.channel.closed:
+                    fault.injected += 1
+                    w.channel.close(Overflow("watch cut by a fault: relist") if spec.relist else None)
+
+    def start_more_schedulers(self, spec: SchedulerInstances) -> None:
+        """A ``scheduler`` fault: more instances, numbered after the existing ones
+        (``default-scheduler-<i>``), with the scenario's configuration or the fault's."""
+        assert self._tg is not None
+        if importlib.util.find_spec("agents.scheduler.scheduler") is None:
+            return
+        from agents.scheduler.scheduler import Scheduler, SchedulerGroup
+        from agents.scheduler.setup import build_scheduler_setup
+
+        setup = build_scheduler_setup(
+            self.scenario if spec.config is None else replace(self.scenario, scheduler=spec.config)
+        )
+        group = next((a for a in self.agents if isinstance(a, SchedulerGroup)), None)
+        if group is None:
+            group = SchedulerGroup([], setup.missing_plugins)
+            self.agents.append(group)
+        for i in range(len(group.schedulers), len(group.schedulers) + spec.instances):
+            name = f"default-scheduler-{i}"
+            sched = Scheduler(
+                client=self.new_client(name),
+                clock=self.clock,
+                rng=self.seeds.stream(f"scheduler/{i}"),
+                profiles=setup.profiles,
+                registry=setup.registry,
+                options=setup.options,
+                name=name,
+            )
+            group.schedulers.append(sched)
+            self._tg.create_task(sched.run(), name=f"scheduler:{name}")
+
     # --- creating things ----------------------------------------------------------------
 
     async def create(self, obj: Any) -> Any:
-        created = await self.client.create(obj)
+        """Create ``obj``; an InternalError or Conflict (only a fault makes them on create)
+        is retried with backoff, as a controller would, other errors end the run."""
+        for attempt in range(_CREATE_RETRIES):
+            try:
+                created = await self.client.create(obj)
+                break
+            except (InternalError, Conflict):
+                if attempt == _CREATE_RETRIES - 1:
+                    raise
+                await self.clock.sleep(min(0.5 * 2**attempt, 10.0))
         if isinstance(created, Node):
             self.start_kubelet(created.metadata.name)
         return created
 
     async def ensure_namespace(self, name: str) -> None:
         if ("", name) not in {("", n.metadata.name) for n in self.server.list("Namespace")[0]}:
-            await self.client.create(Namespace(metadata=ObjectMeta(name=name)))
+            await self.create(Namespace(metadata=ObjectMeta(name=name)))
 
     async def create_nodes(self, group: NodeGroup) -> None:
         for node in group.nodes():
@@ -235,7 +346,7 @@ class Cluster:
             except TimeoutError:
                 pass
 
-    async def play(self, step: Step, activity: PodActivity, timeouts: list[str]) -> None:
+    async def play(self, step: Step, activity: PodActivity, timeouts: list[str], index: int = -1) -> None:
         if step.at is not None and step.at > self.clock.now():
             await self.clock.sleep_until(step.at)
         match step:
@@ -258,7 +369,27 @@ class Cluster:
                 if not await self.wait_for(step, activity):
                     timeouts.append(f"waitFor {step.condition} timed out after {step.timeout:g}s")
             case Fault():
-                pass
+                self.arm_fault(f"steps[{index}].fault")
+
+
+class _Controllers:
+    """The controllers of a run, for the report (``controllers``)."""
+
+    def __init__(self, controllers: list[Any]) -> None:
+        self.controllers = controllers
+
+    def report(self) -> dict[str, Any]:
+        return {"controllers": {c.client.name.removeprefix("controller:"): c.statistics() for c in self.controllers}}
+
+
+class _FaultReport:
+    """The faults of a run, for the report (``faults``: per fault, how often it acted)."""
+
+    def __init__(self, plan: FaultPlan) -> None:
+        self.plan = plan
+
+    def report(self) -> dict[str, Any]:
+        return {"faults": self.plan.statistics()}
 
 
 def _namespaces(scenario: Scenario) -> list[str]:
@@ -311,8 +442,10 @@ async def _main(scenario: Scenario, seed: int, options: RunOptions, virtual: boo
         for group in scenario.nodes:
             await cluster.create_nodes(group)
         cluster.start_schedulers()
-        for step in scenario.steps:
-            await cluster.play(step, activity, timeouts)
+        cluster.start_controllers()
+        cluster.start_faults()
+        for index, step in enumerate(scenario.steps):
+            await cluster.play(step, activity, timeouts, index)
         while True:
             quiet_until = activity.last_write + scenario.settle
             if clock.now() >= quiet_until:

@@ -247,3 +247,44 @@ async def test_without_in_flight_protection_the_pod_waits_for_the_leftover_flush
         # The leftover flush retries it after 5 minutes in unschedulablePods.
         await w.until(lambda: w.scheduler.metrics.unschedulable == 2, within=400)
         assert w.clock.now() - failed_at >= 300
+
+
+@pytest.mark.asyncio
+async def test_empty_cluster_is_unschedulable_not_an_error() -> None:
+    async with world() as w:
+        w.server.create(pod("p"))
+        await w.until(lambda: any(c.type == "PodScheduled" for c in w.pod("p").status.conditions))
+        cond = next(c for c in w.pod("p").status.conditions if c.type == "PodScheduled")
+        assert (cond.reason, cond.message) == ("Unschedulable", "no nodes available to schedule pods")
+        assert (w.scheduler.metrics.unschedulable, w.scheduler.metrics.errors) == (1, 0)
+
+
+@pytest.mark.asyncio
+async def test_a_pod_bound_by_someone_else_mid_cycle_does_not_crash_the_scheduler() -> None:
+    # The cycle takes 2 s; meanwhile another client binds the pod. Assuming it then fails
+    # (the cache already holds the bound pod): an error attempt, not a dead scheduler.
+    async with world(options=SchedulerOptions(cycle_cost_fixed=2.0)) as w:
+        w.server.create(node("n0"))
+        w.server.create(pod("p"))
+        await w.clock.sleep(1.0)
+        await w.client.bind("default", "p", "n0")
+        w.server.create(pod("q"))
+        await w.until(lambda: bool(w.pod("q").spec.node_name))
+        assert w.pod("p").spec.node_name == "n0"
+        assert w.scheduler.metrics.errors == 1
+        assert w.scheduler.cache.dump().assumed_pods == ()
+
+
+@pytest.mark.asyncio
+async def test_scheduled_counts_only_bound_pods_and_events_aggregate() -> None:
+    async with world() as w:
+        w.server.create(node("n0", cpu="1"))
+        w.server.create(pod("big", cpu="2"))
+        await w.until(lambda: w.scheduler.metrics.unschedulable == 1)
+        # The 5-minute leftover flush retries it: same failure, same message.
+        await w.until(lambda: w.scheduler.metrics.unschedulable == 2, within=400)
+        await w.clock.sleep(1)
+        events = [e for e in w.server.list("Event")[0] if e.reason == "FailedScheduling"]
+        assert len(events) == 1, "a repeated failure bumps the count of one Event"
+        assert events[0].count == 2
+        assert w.scheduler.metrics.scheduled == 0

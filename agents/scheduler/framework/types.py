@@ -38,7 +38,9 @@ __all__ = [
     "ImageStateSummary",
     "NodeInfo",
     "NodeScore",
+    "PODS_TO_ACTIVATE_KEY",
     "PodInfo",
+    "PodsToActivate",
     "QueueingHint",
     "QueueingHintFn",
     "Resource",
@@ -454,6 +456,22 @@ class NodeInfo:
 
 
 # --- CycleState ----------------------------------------------------------------------------
+
+
+PODS_TO_ACTIVATE_KEY: Final = "kubernetes.io/pods-to-activate"
+
+
+class PodsToActivate:
+    """Upstream ``PodsToActivate``: pods a plugin wants moved to activeQ once this cycle (or
+    the binding cycle) succeeds; keyed ``namespace/name``. Shared, not copied, by clones."""
+
+    __slots__ = ("map",)
+
+    def __init__(self) -> None:
+        self.map: dict[str, Pod] = {}
+
+    def clone(self) -> PodsToActivate:
+        return self
 
 
 class CycleState:
