@@ -188,7 +188,7 @@ def _admit(objects: list[tuple[Any, str, str]]) -> tuple[ApiServer, list[Any]]:
     created: list[Any] = []
     for obj, source, path in sorted(objects, key=lambda t: _ORDER[t[0].kind]):  # stable: file order kept
         try:
-            created.append(server.create(obj))
+            created.append(server.create(obj, restore=True))  # the given state, status included
         except ApiError as err:
             where = f"{source}: {path}" if path else source
             raise ExplainError(f"{where}: {obj.kind} {obj.metadata.name!r}: {err.message}") from None

@@ -170,6 +170,12 @@ class NodePodWatches:
         task = self._tg.create_task(informer.run(), name=f"{self._prefix}:pods:{node}")
         self._open[node] = (informer, task)
 
+    async def synced(self, node: str) -> None:
+        """Wait until the watch of ``node``'s pods has listed them."""
+        entry = self._open.get(node)
+        if entry is not None:
+            await entry[0].synced.wait()
+
     def close(self, node: str) -> None:
         entry = self._open.pop(node, None)
         if entry is not None:

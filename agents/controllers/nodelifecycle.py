@@ -214,6 +214,8 @@ class NodeLifecycleController:
     async def monitor(self) -> None:
         """One ``monitorNodeHealth`` pass."""
         now = self.clock.now()
+        # taint-based eviction acts on the nodes as observed before this pass's own writes
+        observed = [(name, self.nodes.get(name)) for name in self._candidates]
         renewed, expired = self.probes.tick(now, self.settings.node_monitor_grace_period)
         for name in renewed:
             self._overdue.pop(name, None)
@@ -222,8 +224,7 @@ class NodeLifecycleController:
             node = self.nodes.get(name)
             if node is None or await self._mark_unknown(node):
                 self._overdue.pop(name, None)
-        for name in list(self._candidates):
-            node = self.nodes.get(name)
+        for name, node in observed:
             if node is None:
                 self._candidates.pop(name, None)
             else:

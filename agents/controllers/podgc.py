@@ -93,13 +93,15 @@ class PodGCController:
 
     def _on_node(self, node: Node) -> None:
         name = node.metadata.name
-        if self.missing.pop(name, None) is not None:
+        if name in self.missing:
+            del self.missing[name]
             self.quarantine.pop(name, None)
             self.pods.close(name)
         if _out_of_service(node):
             self._out_of_service[name] = None
             self.pods.open(name)
-        elif self._out_of_service.pop(name, None) is not None:
+        elif name in self._out_of_service:
+            del self._out_of_service[name]
             self.pods.close(name)
 
     def _on_node_delete(self, node: Node) -> None:
@@ -133,6 +135,8 @@ class PodGCController:
             if node and self.nodes.get(node) is None and node not in self.missing:
                 self.missing[node] = None
                 self.pods.open(node)
+        for node in self.missing:
+            await self.pods.synced(node)
 
     async def gc(self) -> None:
         """One pass: ``gcTerminating`` then ``gcOrphaned``."""

@@ -83,7 +83,8 @@ def _go_list(names: Sequence[str]) -> str:
 
 def merge_conditions(old: Sequence[PodCondition], owned: Sequence[PodCondition], now: str) -> list[PodCondition]:
     """The kubelet's ``owned`` conditions first (a transition time kept while the status
-    holds, else ``now``), then the other conditions of ``old`` in their order."""
+    holds, else ``now``), then the other conditions of ``old`` in their order, then
+    ``PodScheduled=True`` if the pod had none (upstream always reports it)."""
     before = {c.type: c for c in old}
     out: list[PodCondition] = []
     for cond in owned:
@@ -94,6 +95,10 @@ def merge_conditions(old: Sequence[PodCondition], owned: Sequence[PodCondition],
         out.append(replace(cond, last_transition_time=since))
     types = {c.type for c in owned}
     out.extend(c for c in old if c.type not in types)
+    if "PodScheduled" not in before:
+        # upstream generateAPIPodStatus: a pod on a kubelet was scheduled, even if bound by
+        # hand through spec.nodeName (the scheduler's binding sets it otherwise).
+        out.append(PodCondition(type="PodScheduled", status="True", last_transition_time=now))
     return out
 
 

@@ -84,8 +84,13 @@ def convert(data: Any, tp: type[T]) -> T:
 
 
 def to_builtins(obj: Any) -> Any:
-    """The object as plain JSON-able builtins with its wire (camelCase) names."""
-    return msgspec.to_builtins(obj, enc_hook=enc_hook)
+    """The object as plain JSON-able builtins with its wire (camelCase) names. A top-level
+    API object always carries ``apiVersion`` and ``kind`` (``omit_defaults`` would drop them
+    for objects built in code, whose defaults are the very same strings)."""
+    out = msgspec.to_builtins(obj, enc_hook=enc_hook)
+    if isinstance(out, dict) and hasattr(obj, "api_version") and hasattr(obj, "kind"):
+        return {"apiVersion": obj.api_version, "kind": obj.kind, **out}
+    return out
 
 
 def _join(prefix: str, sub: str) -> str:

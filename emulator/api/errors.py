@@ -13,6 +13,7 @@ AlreadyExists    409   AlreadyExists      create of a name that exists
 Conflict         409   Conflict           stale resourceVersion; bind of a bound pod
 Gone             410   Expired            watch from a revision older than history
 Invalid          422   Invalid            defaulting/validation failed (``field``)
+Timeout          504   Timeout            watch from a resourceVersion not reached yet
 InternalError    500   InternalError      injected server faults
 ===============  ====  =================  ==========================================
 """
@@ -27,6 +28,7 @@ __all__ = [
     "InternalError",
     "Invalid",
     "NotFound",
+    "Timeout",
     "resource_of",
 ]
 
@@ -90,6 +92,13 @@ class Conflict(ApiError):
 class Gone(ApiError):
     code = 410
     reason = "Expired"
+
+
+class Timeout(ApiError):
+    """504: e.g. a watch from a resourceVersion the server has not reached yet."""
+
+    code = 504
+    reason = "Timeout"
 
 
 class InternalError(ApiError):

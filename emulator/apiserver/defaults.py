@@ -6,7 +6,7 @@ Pods: namespace ``default``, ``generateName``, ``schedulerName: default-schedule
 defaulted from limits, the ``Priority`` admission plugin (priority and preemptionPolicy
 from the PriorityClass, the globalDefault class, or 0; an unknown class is rejected), the
 ``DefaultTolerationSeconds`` plugin (tolerate not-ready/unreachable NoExecute for 300 s),
-``status.phase: Pending`` and the QoS class. Nodes: allocatable defaults to capacity.
+and the status reset to ``phase: Pending`` with the QoS class (``PrepareForCreate``). Nodes: allocatable defaults to capacity.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any, Final
 
 from msgspec.structs import replace
 
-from emulator.api.core import Container, Node, Pod, ResourceRequirements, Toleration
+from emulator.api.core import Container, Node, Pod, PodStatus, ResourceRequirements, Toleration
 from emulator.api.errors import Invalid
 from emulator.api.scheduling import PriorityClass
 
@@ -124,10 +124,9 @@ def default_pod(pod: Pod, *, classes: Mapping[str, PriorityClass], name_suffix: 
             tolerations.append(t)
     changes["tolerations"] = tolerations
     pod = replace(pod, spec=replace(spec, **changes))
-    status = pod.status
-    if not status.phase or not status.qos_class:
-        pod = replace(pod, status=replace(status, phase=status.phase or "Pending", qos_class=qos_class(pod)))
-    return pod
+    # upstream PrepareForCreate: a new pod's status is Pending with its QoS class, whatever
+    # the client sent.
+    return replace(pod, status=PodStatus(phase="Pending", qos_class=qos_class(pod)))
 
 
 def default_node(node: Node) -> Node:

@@ -40,12 +40,12 @@ from msgspec.structs import replace
 
 from emulator.api.codec import KINDS
 from emulator.api.core import Binding, Namespace, Node, Pod, PodCondition
-from emulator.api.errors import AlreadyExists, Conflict, Gone, Invalid, NotFound, resource_of
+from emulator.api.errors import AlreadyExists, Conflict, Gone, Invalid, NotFound, Timeout, resource_of
 from emulator.api.meta import ObjectMeta
 from emulator.api.scheduling import PriorityClass
 from emulator.api.validation import validate
 from emulator.apiserver.defaults import default_node, default_pod
-from emulator.apiserver.watch import Watcher, WatchHub, transition
+from emulator.apiserver.watch import WatchEvent, Watcher, WatchHub, transition
 from emulator.runtime.clock import Clock, parse_timestamp
 from emulator.runtime.rng import new_uid
 
@@ -150,7 +150,9 @@ class ApiServer:
 
     # --- verbs --------------------------------------------------------------------------
 
-    def create(self, obj_in: T) -> T:
+    def create(self, obj_in: T, *, restore: bool = False) -> T:
+        """Create an object. ``restore=True`` seeds existing state (as an etcd restore would):
+        the object's status is kept instead of reset; not reachable through a ``Client``."""
         obj: Any = obj_in
         kind: str = obj.kind
         table = self._table(kind)
@@ -164,10 +166,22 @@ class ApiServer:
             meta = replace(meta, namespace="default")
         if not meta.name and meta.generate_name:
             meta = replace(meta, name=meta.generate_name + self._name_suffix())
+        if meta.resource_version:
+            raise Invalid.at(
+                kind,
+                meta.name,
+                "metadata.resourceVersion",
+                "Forbidden: resourceVersion should not be set on objects to be created",
+            )
         obj = replace(obj, metadata=meta)
         if isinstance(obj, Pod):
             classes: Mapping[str, PriorityClass] = {k[1]: v for k, v in self._objects["PriorityClass"].items()}
+            given_status = obj.status
             obj = default_pod(obj, classes=classes, name_suffix=self._name_suffix)
+            if restore:
+                obj = replace(
+                    obj, status=replace(given_status, qos_class=given_status.qos_class or obj.status.qos_class)
+                )
         elif isinstance(obj, Node):
             obj = default_node(obj)
         elif isinstance(obj, Namespace):
@@ -225,7 +239,16 @@ class ApiServer:
             allow_bookmarks=False,
         )
         table = self._table(kind)
-        items = [table[k] for k in sorted(table)]
+        name = (fields or {}).get("metadata.name")
+        if name is not None:  # a field selector on the name: a lookup, not a scan
+            if kind in CLUSTER_SCOPED or namespace is not None:
+                key = ("", name) if kind in CLUSTER_SCOPED else (namespace or "", name)
+                keys = [key] if key in table else []
+            else:
+                keys = sorted(k for k in table if k[1] == name)
+            items = [table[k] for k in keys]
+        else:
+            items = [table[k] for k in sorted(table)]
         if namespace is not None or fields or label_match is not None:
             items = [o for o in items if probe.matches(o)]
         return items, self._revision
@@ -365,12 +388,19 @@ class ApiServer:
             terminal = current.status.phase in ("Succeeded", "Failed")
             if grace > 0 and not unbound and not terminal:
                 meta = current.metadata
-                if meta.deletion_timestamp is not None and (meta.deletion_grace_period_seconds or 0) <= grace:
-                    return current  # already terminating with a grace at least as short
+                if meta.deletion_timestamp is not None and (
+                    grace_period_seconds is None or (meta.deletion_grace_period_seconds or 0) <= grace
+                ):
+                    return current  # graceful deletion pending: only an explicit shorter grace changes it
                 when, grace = self._deletion_time(meta, grace)
+                generation = (
+                    meta.generation + 1 if meta.generation > 0 and meta.deletion_timestamp is None else meta.generation
+                )
                 marked = replace(
                     current,
-                    metadata=replace(meta, deletion_timestamp=when, deletion_grace_period_seconds=grace),
+                    metadata=replace(
+                        meta, deletion_timestamp=when, deletion_grace_period_seconds=grace, generation=generation
+                    ),
                 )
                 return self._commit("delete", kind, current, marked)
         self._commit("delete", kind, current, None)
@@ -399,6 +429,13 @@ class ApiServer:
             )
         if not binding.target.name:
             raise Invalid.at("Binding", meta.name, "target.name", "Required value")
+        if binding.target.kind not in ("", "Node"):
+            raise Invalid.at(
+                "Binding",
+                meta.name,
+                "target.kind",
+                f'Unsupported value: "{binding.target.kind}": supported values: "Node"',
+            )
         if pod.metadata.deletion_timestamp is not None:
             raise Conflict(
                 f'Operation cannot be fulfilled on pods/binding "{meta.name}": pod {meta.name} is being deleted, '
@@ -408,6 +445,11 @@ class ApiServer:
             raise Conflict(
                 f'Operation cannot be fulfilled on pods/binding "{meta.name}": pod {meta.name} is already '
                 f'assigned to node "{pod.spec.node_name}"'
+            )
+        if pod.spec.scheduling_gates:
+            raise Conflict(
+                f'Operation cannot be fulfilled on pods/binding "{meta.name}": pod {meta.name} has non-empty '
+                ".spec.schedulingGates"
             )
         now = self.clock.timestamp()
         conditions = [c for c in pod.status.conditions if c.type != "PodScheduled"]
@@ -436,7 +478,10 @@ class ApiServer:
         allow_bookmarks: bool = False,
         buffer: int | None = None,
     ) -> Watcher:
-        """Open a watch; with ``resource_version`` the events after it are replayed first."""
+        """Open a watch. ``resource_version`` None: new events only (a convenience of this
+        in-process API); 0: the current objects first as synthetic ADDED events (upstream's
+        "any"); a revision: the events after it are replayed (``Gone`` if compacted,
+        ``Timeout`` if it is in the future); then every new event."""
         self._table(kind)
         w = Watcher(
             kind,
@@ -447,7 +492,15 @@ class ApiServer:
             maxsize=buffer or self.settings.watch_buffer,
             allow_bookmarks=allow_bookmarks,
         )
-        if resource_version is not None and resource_version < self._revision:
+        if resource_version is None:
+            pass  # this in-process API's convenience: new events only
+        elif resource_version == 0:
+            # upstream "0" (any): the current state as synthetic ADDED events, then live events.
+            for obj in self.list(kind, namespace=namespace, label_match=label_match, fields=fields)[0]:
+                w.channel.put(WatchEvent("ADDED", obj, self._revision, self.clock.now()))
+        elif resource_version > self._revision:
+            raise Timeout(f"Too large resource version: {resource_version}, current: {self._revision}")
+        elif resource_version < self._revision:
             oldest = self._history[0][3] if self._history else self._revision + 1
             if resource_version < oldest - 1:
                 raise Gone(f"too old resource version: {resource_version} ({oldest - 1})")

@@ -7,8 +7,10 @@ buffer is full is ended with ``Overflow`` (its informer relists), as upstream's 
 cache ends a slow watcher.
 
 Routing costs O(interested watchers), not O(all watchers): pod watchers whose field
-selector pins ``spec.nodeName`` (every kubelet) are indexed by that value, so a write to a
-pod reaches only the kubelets of its old and new node plus the unindexed watchers.
+selector pins ``spec.nodeName`` (every kubelet) are indexed by that value, and watchers that
+pin ``metadata.name`` (a kubelet's own Node) by the name, so a write to a pod reaches only
+the kubelets of its old and new node, and a node's heartbeat only its own kubelet, plus the
+unindexed watchers.
 
 Selector transitions follow Kubernetes: an object that starts matching is delivered as
 ADDED, one that stops matching as DELETED, one that matches before and after as MODIFIED.
@@ -31,6 +33,7 @@ __all__ = ["EventType", "WatchEvent", "WatchHub", "Watcher", "object_fields"]
 
 EventType = Literal["ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"]
 NODE_NAME: Final = "spec.nodeName"
+METADATA_NAME: Final = "metadata.name"
 
 
 class WatchEvent(msgspec.Struct, frozen=True, gc=False):
@@ -99,40 +102,58 @@ class Watcher:
 
 
 class WatchHub:
-    """Keeps the live watchers and hands each write to those it concerns."""
+    """Keeps the live watchers and hands each write to those it concerns.
+
+    Watchers whose field selector pins an indexed field — ``metadata.name`` for every kind,
+    ``spec.nodeName`` for pods — are indexed by (kind, field, value); a write is offered only
+    to the unindexed watchers of its kind and to those indexed under its old or new values."""
 
     def __init__(self) -> None:
         self._plain: dict[str, dict[int, Watcher]] = {}
-        self._by_node: dict[str, dict[int, Watcher]] = {}
+        self._indexed: dict[tuple[str, str, str], dict[int, Watcher]] = {}
+
+    @staticmethod
+    def _index_key(w: Watcher) -> tuple[str, str, str] | None:
+        if w.kind == "Pod" and NODE_NAME in w.fields:
+            return (w.kind, NODE_NAME, w.fields[NODE_NAME])
+        if METADATA_NAME in w.fields:
+            return (w.kind, METADATA_NAME, w.fields[METADATA_NAME])
+        return None
 
     def add(self, w: Watcher) -> None:
-        if w.kind == "Pod" and NODE_NAME in w.fields:
-            self._by_node.setdefault(w.fields[NODE_NAME], {})[w.id] = w
-        else:
+        key = self._index_key(w)
+        if key is None:
             self._plain.setdefault(w.kind, {})[w.id] = w
+        else:
+            self._indexed.setdefault(key, {})[w.id] = w
 
     def remove(self, w: Watcher) -> None:
-        if w.kind == "Pod" and NODE_NAME in w.fields:
-            group = self._by_node.get(w.fields[NODE_NAME], {})
-        else:
-            group = self._plain.get(w.kind, {})
+        key = self._index_key(w)
+        group = self._plain.get(w.kind, {}) if key is None else self._indexed.get(key, {})
         group.pop(w.id, None)
 
     def watchers(self) -> list[Watcher]:
         out = [w for g in self._plain.values() for w in g.values()]
-        out += [w for g in self._by_node.values() for w in g.values()]
+        out += [w for g in self._indexed.values() for w in g.values()]
         return sorted(out, key=lambda w: w.id)
 
     def _candidates(self, kind: str, old: Any, new: Any) -> list[Watcher]:
         out = list(self._plain.get(kind, {}).values())
-        if kind == "Pod" and self._by_node:
-            seen: set[str] = set()
-            for obj in (old, new):
-                if obj is not None:
-                    node = obj.spec.node_name
-                    if node not in seen:
-                        seen.add(node)
-                        out.extend(self._by_node.get(node, {}).values())
+        if not self._indexed:
+            return out
+        seen: set[tuple[str, str, str]] = set()
+        for obj in (old, new):
+            if obj is None:
+                continue
+            keys = [(kind, METADATA_NAME, obj.metadata.name)]
+            if kind == "Pod":
+                keys.append((kind, NODE_NAME, obj.spec.node_name))
+            for key in keys:
+                if key not in seen:
+                    seen.add(key)
+                    group = self._indexed.get(key)
+                    if group:
+                        out.extend(group.values())
         return out
 
     def publish(self, kind: str, old: Any, new: Any, revision: int, time: float) -> None:

@@ -15,6 +15,7 @@ watching    batch of events                     apply each (store + handler), wa
 watching    BOOKMARK                            remember its revision, watching
 watching    watch closed normally (stream cut)  re-watch from last revision, watching
 watching    Overflow / Gone on re-watch         listing (relist)
+any         other ApiError on list / watch      back off (0.8 s doubling to 30 s), listing
 ==========  ==================================  ====================================
 
 ``synced`` is set once the first list has been applied (readiness by handshake: agents
@@ -27,7 +28,7 @@ import asyncio
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from emulator.api.errors import Gone
+from emulator.api.errors import ApiError, Gone
 from emulator.apiserver.watch import WatchEvent
 from emulator.client.client import Client, WatchStream
 from emulator.runtime.channel import ChannelClosed, Overflow
@@ -63,6 +64,7 @@ class Informer:
         self.synced = asyncio.Event()
         self.revision = 0
         self.relists = 0
+        self.errors = 0
         self._on_add: list[Callable[[Any], None]] = []
         self._on_update: list[Callable[[Any, Any], None]] = []
         self._on_delete: list[Callable[[Any], None]] = []
@@ -151,19 +153,28 @@ class Informer:
         )
 
     async def run(self) -> None:
-        """List and watch until cancelled."""
+        """List and watch until cancelled; API errors are retried with backoff (as client-go's
+        reflector: 800 ms doubling up to 30 s), never fatal."""
         need_list = True
+        failures = 0
         try:
             while True:
-                if need_list:
-                    await self._list()
-                    self.synced.set()
-                    need_list = False
                 try:
+                    if need_list:
+                        await self._list()
+                        self.synced.set()
+                        need_list = False
                     self._stream = self._open()
+                    failures = 0
                 except Gone:
                     self.relists += 1
                     need_list = True
+                    continue
+                except ApiError:
+                    self.errors += 1
+                    failures += 1
+                    need_list = True
+                    await self.client.clock.sleep(min(0.8 * 2 ** (failures - 1), 30.0))
                     continue
                 try:
                     while True:

@@ -482,7 +482,7 @@ def test_create_stamps_metadata_from_the_clock() -> None:
     given = make_pod("a")
     given = replace(
         given,
-        metadata=replace(given.metadata, uid="mine", resource_version="99", deletion_timestamp=ts(5), generation=7),
+        metadata=replace(given.metadata, uid="mine", deletion_timestamp=ts(5), generation=7),
     )
     pod = srv.create(given)
     meta = pod.metadata
@@ -491,6 +491,8 @@ def test_create_stamps_metadata_from_the_clock() -> None:
     assert meta.resource_version == str(srv.revision)
     assert meta.deletion_timestamp is None
     assert meta.generation == 1
+    with pytest.raises(Invalid, match=r"metadata\.resourceVersion: Forbidden: resourceVersion should not be set"):
+        srv.create(replace(make_pod("b"), metadata=replace(make_pod("b").metadata, resource_version="99")))
     assert meta.namespace == "default"
 
 
@@ -671,11 +673,13 @@ def test_qos_counts_init_containers() -> None:
     assert pod.status.qos_class == "Burstable"
 
 
-def test_explicit_status_kept_on_create() -> None:
+def test_status_is_reset_on_create_unless_restoring() -> None:
     p = make_pod("a")
-    p = replace(p, status=replace(p.status, phase="Running", qos_class="Guaranteed"))
-    pod = new_server().create(p)
-    assert (pod.status.phase, pod.status.qos_class) == ("Running", "Guaranteed")
+    p = replace(p, status=replace(p.status, phase="Running", qos_class="Guaranteed", nominated_node_name="n1"))
+    pod = new_server().create(p)  # upstream PrepareForCreate
+    assert (pod.status.phase, pod.status.qos_class, pod.status.nominated_node_name) == ("Pending", "BestEffort", "")
+    restored = new_server().create(p, restore=True)  # seeding existing state (explain, tests)
+    assert (restored.status.phase, restored.status.nominated_node_name) == ("Running", "n1")
 
 
 # Regression (fixed bug): defaults.default_pod adds the not-ready/unreachable tolerations even when the pod

@@ -224,7 +224,7 @@ def test_node_watchers_are_indexed_by_node_name() -> None:
     kubelets = {f"node-{i}": srv.watch("Pod", fields={"spec.nodeName": f"node-{i}"}) for i in range(50)}
     unassigned = srv.watch("Pod", fields={"spec.nodeName": ""})
     hub: WatchHub = srv._hub
-    assert sorted(hub._by_node) == sorted([*kubelets, ""])
+    assert sorted(v for (_, f, v) in hub._indexed if f == "spec.nodeName") == sorted([*kubelets, ""])
     assert list(hub._plain["Pod"].values()) == [plain]
     pod_on_1 = make_pod("a", node="node-1")
     candidates = hub._candidates("Pod", pod_on_1, pod_on_1)
@@ -232,6 +232,20 @@ def test_node_watchers_are_indexed_by_node_name() -> None:
     moved = hub._candidates("Pod", make_pod("a"), pod_on_1)  # a bind: old and new node
     assert moved == [plain, unassigned, kubelets["node-1"]]
     assert hub._candidates("Node", None, convert({"metadata": {"name": "x"}}, Node)) == []
+
+
+def test_node_watchers_by_name_see_only_their_node() -> None:
+    # Every kubelet watches its own Node by metadata.name: a heartbeat of one node must not be
+    # offered to the other kubelets' watchers.
+    srv, _ = server()
+    own = {f"n{i}": srv.watch("Node", fields={"metadata.name": f"n{i}"}) for i in range(100)}
+    everything = srv.watch("Node")
+    hub: WatchHub = srv._hub
+    n5 = convert({"metadata": {"name": "n5"}}, Node)
+    assert hub._candidates("Node", None, n5) == [everything, own["n5"]]
+    srv.create(n5)
+    assert len(own["n5"].channel) == 1
+    assert all(len(w.channel) == 0 for name, w in own.items() if name != "n5")
 
 
 def test_a_write_on_one_node_evaluates_only_interested_watchers(monkeypatch: pytest.MonkeyPatch) -> None:

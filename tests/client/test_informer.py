@@ -312,3 +312,37 @@ async def test_repr() -> None:
     inf, _ = logging_informer(Client(srv, clock, random.Random(0), name="sched"))
     async with running(inf):
         assert repr(inf) == "<Informer sched/Pod objects=1 rev=2 relists=0>"
+
+
+@pytest.mark.asyncio
+async def test_api_errors_on_list_are_retried_with_backoff_not_fatal() -> None:
+    import random as _random
+
+    from emulator.api.core import Namespace as _Namespace
+    from emulator.api.errors import InternalError
+    from emulator.api.meta import ObjectMeta as _ObjectMeta
+    from emulator.apiserver import ApiServer as _ApiServer
+    from emulator.client import Client as _Client
+    from emulator.client import Informer as _Informer
+    from emulator.runtime.clock import LoopClock
+
+    clock = LoopClock(asyncio.get_running_loop(), virtual=True)
+    srv = _ApiServer(clock, _random.Random(0))
+    srv.create(_Namespace(metadata=_ObjectMeta(name="default")))
+    client = _Client(srv, clock, _random.Random(1), name="t")
+    failures = [0]
+
+    async def flaky(agent: str, verb: str, kind: str) -> None:
+        if verb == "list" and failures[0] < 3:
+            failures[0] += 1
+            raise InternalError("injected")
+
+    client.interceptor = flaky
+    inf = _Informer(client, "Namespace")
+    task = asyncio.get_running_loop().create_task(inf.run(), name="test:informer")
+    await inf.synced.wait()
+    assert clock.now() == pytest.approx(0.8 + 1.6 + 3.2)
+    assert inf.errors == 3
+    assert [k for k in inf.store] == [("", "default")]
+    task.cancel()
+    await asyncio.wait([task])

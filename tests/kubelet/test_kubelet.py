@@ -223,6 +223,8 @@ async def test_pull_takes_size_over_bandwidth_then_container_start() -> None:
             ("Initialized", "True", "2026-01-01T00:00:00Z"),
             ("Ready", "True", "2026-01-01T00:00:06Z"),
             ("ContainersReady", "True", "2026-01-01T00:00:06Z"),
+            # bound by hand (spec.nodeName): the kubelet reports PodScheduled as upstream does
+            ("PodScheduled", "True", "2026-01-01T00:00:00Z"),
         ]
         [cs] = pod.status.container_statuses
         assert (cs.name, cs.image, cs.ready, cs.started) == ("app", NGINX, True, True)
@@ -358,6 +360,7 @@ async def test_run_duration_then_succeeded_and_resources_released() -> None:
             ("Initialized", "True", "PodCompleted"),
             ("Ready", "False", "PodCompleted"),
             ("ContainersReady", "False", "PodCompleted"),
+            ("PodScheduled", "True", ""),
         ]
         assert w.pod("waiting").status.reason == "OutOfcpu"
         w.server.create(make_pod("next", cpu="2"))
@@ -420,7 +423,7 @@ async def test_terminal_pods_on_the_node_are_ignored() -> None:
     async with world(node=node) as w:
         await w.at(1)
         done = replace(make_pod("done", cpu="1"), status=PodStatus(phase="Succeeded"))
-        w.server.create(done)
+        w.server.create(done, restore=True)
         w.server.create(make_pod("web", cpu="1"))
         await w.at(2)
         assert w.pod("web").status.phase == "Running"

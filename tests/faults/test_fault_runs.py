@@ -1,0 +1,324 @@
+"""Faults acting on real agents: the kubelet's hooks in a small virtual-time world, and
+whole scenario runs (``faults-demo``, watch cuts, a second scheduler, a start failure)."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from agents.kubelet import Kubelet, KubeletSettings
+from emulator.api.codec import convert
+from emulator.api.core import Event, LabelSelector, Namespace, Node, Pod
+from emulator.api.meta import ObjectMeta
+from emulator.apiserver.server import ApiServer, WriteRecord
+from emulator.client.client import Client, Latency
+from emulator.faults import FaultPlan
+from emulator.runtime.clock import LoopClock
+from emulator.runtime.rng import Seeds
+from emulator.scenario.loader import load_scenario, load_scenario_text
+from emulator.scenario.runner import RunOptions, RunResult, run_scenario
+from emulator.scenario.schema import (
+    ContainerStartFailure,
+    FaultSpec,
+    ImagePullSlow,
+    NodeHeartbeatStop,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+Mi = 2**20
+
+
+# --- the kubelet's hooks ----------------------------------------------------------------------
+
+
+@dataclass
+class World:
+    clock: LoopClock
+    server: ApiServer
+    writes: list[WriteRecord] = field(default_factory=list)
+
+    def times(self, kind: str, verb: str) -> list[float]:
+        return [round(w.time, 3) for w in self.writes if w.kind == kind and w.verb == verb]
+
+
+@asynccontextmanager
+async def kubelet_world(settings: KubeletSettings, *faults: FaultSpec) -> AsyncIterator[World]:
+    clock = LoopClock(asyncio.get_running_loop(), virtual=True)
+    server = ApiServer(clock, random.Random(0))
+    for ns in ("default", "kube-node-lease"):
+        server.create(Namespace(metadata=ObjectMeta(name=ns)))
+    server.create(convert({"metadata": {"name": "n1"}, "status": {"capacity": {"cpu": "4", "pods": "10"}}}, Node))
+    plan = FaultPlan([(f"faults[{i}]", f, True) for i, f in enumerate(faults)], Seeds(0))
+    client = Client(server, clock, random.Random(1), name="kubelet:n1")
+    kubelet = Kubelet(client, "n1", clock, random.Random(2), KubeletSettings(**{**vars_of(settings), "faults": plan}))
+    world = World(clock, server)
+    server.add_write_listener(world.writes.append)
+    async with asyncio.TaskGroup() as tg:
+        task = tg.create_task(kubelet.run())
+        await kubelet.ready.wait()
+        yield world
+        task.cancel()
+
+
+def vars_of(settings: KubeletSettings) -> dict[str, object]:
+    return {name: getattr(settings, name) for name in settings.__dataclass_fields__}
+
+
+def bound_pod(name: str, image: str = "nginx:1.27", labels: dict[str, str] | None = None) -> Pod:
+    return convert(
+        {
+            "metadata": {"name": name, "namespace": "default", "labels": labels or {}},
+            "spec": {"nodeName": "n1", "containers": [{"name": "app", "image": image}]},
+        },
+        Pod,
+    )
+
+
+@pytest.mark.asyncio
+@pytest.mark.virtual_time
+async def test_heartbeat_stop_silences_lease_and_status_inside_its_window() -> None:
+    settings = KubeletSettings(heartbeat_interval=10.0)
+    async with kubelet_world(settings, NodeHeartbeatStop(node="n1", start=25.0, stop=55.0)) as w:
+        await w.clock.sleep_until(75.0)
+        assert w.times("Lease", "create") == [0.0]
+        assert w.times("Lease", "update") == [10.0, 20.0, 60.0, 70.0]
+        # status: once at start-up, then on each beat outside the window
+        assert w.times("Node", "updateStatus") == [0.0, 10.0, 20.0, 60.0, 70.0]
+
+
+@pytest.mark.asyncio
+@pytest.mark.virtual_time
+async def test_other_nodes_heartbeats_are_untouched() -> None:
+    async with kubelet_world(KubeletSettings(heartbeat_interval=10.0), NodeHeartbeatStop(node="n2")) as w:
+        await w.clock.sleep_until(31.0)
+        assert w.times("Lease", "update") == [10.0, 20.0, 30.0]
+
+
+@pytest.mark.parametrize(
+    ("fault", "running_at"),
+    [
+        pytest.param(None, 5.0, id="no-fault"),
+        pytest.param(ImagePullSlow(factor=3.0), 15.0, id="factor"),
+        pytest.param(ImagePullSlow(bandwidth=25 * Mi), 2.0, id="bandwidth"),
+        pytest.param(ImagePullSlow(image="redis", factor=3.0), 5.0, id="other-image"),
+    ],
+)
+@pytest.mark.asyncio
+@pytest.mark.virtual_time
+async def test_slow_pulls_delay_the_start(fault: ImagePullSlow | None, running_at: float) -> None:
+    settings = KubeletSettings(heartbeat_interval=0, image_pull_bandwidth=10 * Mi, image_sizes={"nginx:1.27": 50 * Mi})
+    async with kubelet_world(settings, *([fault] if fault else [])) as w:
+        w.server.create(bound_pod("web"))
+        await w.clock.sleep_until(60.0)
+        running = [
+            w.time for w in w.writes if w.kind == "Pod" and w.new is not None and w.new.status.phase == "Running"
+        ]
+        assert [round(t, 3) for t in running] == [running_at]
+
+
+@pytest.mark.asyncio
+@pytest.mark.virtual_time
+async def test_container_start_failure_fails_the_pod_as_a_start_error() -> None:
+    settings = KubeletSettings(heartbeat_interval=0, container_start=Latency(1.0))
+    fault = ContainerStartFailure(selector=LabelSelector(match_labels={"app": "web"}))
+    async with kubelet_world(settings, fault) as w:
+        w.server.create(bound_pod("web", labels={"app": "web"}))
+        w.server.create(bound_pod("db", labels={"app": "db"}))
+        await w.clock.sleep_until(10.0)
+        web: Pod = w.server.get("Pod", "web", "default")
+        db: Pod = w.server.get("Pod", "db", "default")
+        assert (web.status.phase, db.status.phase) == ("Failed", "Running")
+        (cs,) = web.status.container_statuses
+        assert cs.state.terminated is not None
+        term = cs.state.terminated
+        assert (term.exit_code, term.reason, term.message) == (
+            128,
+            "StartError",
+            'failed to start container "app": injected by faults[0]',
+        )
+        assert (cs.ready, cs.started) == (False, False)
+        conds = {c.type: (c.status, c.reason) for c in web.status.conditions}
+        assert conds["Ready"] == ("False", "PodFailed")
+        assert conds["ContainersReady"] == ("False", "PodFailed")
+        events: list[Event] = w.server.list("Event")[0]
+        assert [(e.type, e.reason, e.message, e.involved_object.name) for e in events] == [
+            ("Warning", "Failed", 'Error: failed to start container "app": injected by faults[0]', "web")
+        ]
+        failed_at = [
+            round(x.time, 3)
+            for x in w.writes
+            if x.kind == "Pod" and x.new is not None and x.new.status.phase == "Failed"
+        ]
+        assert failed_at == [1.0]  # at the end of the start delay, instead of Running
+
+
+# --- whole runs -------------------------------------------------------------------------------
+
+
+def run(text: str, *, seed: int | None = None) -> tuple[RunResult, list[WriteRecord]]:
+    writes: list[WriteRecord] = []
+    scenario = load_scenario_text(text, source="s.yaml", base_dir=ROOT)
+    return run_scenario(scenario, RunOptions(seed=seed, on_write=writes.append)), writes
+
+
+def report(result: RunResult, key: str) -> object:
+    return next(a[key] for a in result.extra["agents"] if key in a)
+
+
+def test_faults_demo_story() -> None:
+    writes: list[WriteRecord] = []
+    result = run_scenario(load_scenario(ROOT / "scenarios" / "faults-demo.yaml"), RunOptions(on_write=writes.append))
+    assert result.passed
+    events = [w.new for w in writes if w.kind == "Event"]
+    failed = [e for e in events if e.reason == "FailedScheduling"]
+    assert len(failed) == 2
+    assert all("Operation cannot be fulfilled on pods/binding: injected by faults[0]" in e.message for e in failed)
+    assert report(result, "faults") == [
+        {"fault": "faults[0]", "type": "apiError", "armed": True, "injected": 2},
+        {"fault": "faults[1]", "type": "nodeHeartbeatStop", "armed": True, "injected": 32},
+    ]
+    # node-2: last beat at 50 s, stamped by the pass at 55 s, Unknown at the first pass after 105 s
+    unknown = [
+        w
+        for w in writes
+        if w.kind == "Node" and w.verb == "updateStatus" and w.new.status.conditions[-1].status == "Unknown"
+    ]
+    assert [(w.obj.metadata.name, round(w.time)) for w in unknown] == [("node-2", 110)]
+    ready = unknown[0].new.status.conditions[-1]
+    assert (ready.type, ready.reason, ready.message) == (
+        "Ready",
+        "NodeStatusUnknown",
+        "Kubelet stopped posting node status.",
+    )
+    taints = [
+        (round(w.time), [(t.key, t.effect) for t in w.new.spec.taints])
+        for w in writes
+        if w.kind == "Node" and w.verb == "update"
+    ]
+    unreachable = "node.kubernetes.io/unreachable"
+    assert taints == [
+        (110, [(unreachable, "NoSchedule")]),
+        (115, [(unreachable, "NoSchedule"), (unreachable, "NoExecute")]),
+    ]
+    evictions = sorted(e.message for e in events if e.reason == "TaintManagerEviction")
+    on_node_2 = sorted(
+        w.obj.metadata.name for w in writes if w.kind == "Pod" and w.verb == "bind" and w.obj.spec.node_name == "node-2"
+    )
+    assert evictions == [f"Marking for deletion Pod default/{n}" for n in on_node_2]
+    assert len(on_node_2) == 2
+    gone = [round(w.time) for w in writes if w.kind == "Pod" and w.verb == "delete" and w.new is None]
+    assert gone == [147, 147]  # 30 s of toleration after the NoExecute taint, plus the 2 s termination
+    assert report(result, "controllers") == {
+        "nodelifecycle": {"markedUnknown": 1, "noExecuteTainted": 1, "noExecuteRemoved": 0, "noScheduleSwaps": 1,
+                          "overdue": 0, "zones": 1},
+        "tainteviction": {"scheduled": 2, "cancelled": 0, "evicted": 2, "failed": 0, "taintedNodes": 1, "pending": 0},
+        "podgc": {"orphaned": 0, "terminating": 0, "errors": 0, "missingNodes": 0},
+    }  # fmt: skip
+
+
+def test_faults_demo_is_deterministic() -> None:
+    scenario = load_scenario(ROOT / "scenarios" / "faults-demo.yaml")
+    first, second = run_scenario(scenario, RunOptions(seed=5)), run_scenario(scenario, RunOptions(seed=5))
+    assert first.trace_hash == second.trace_hash
+    assert first.events == second.events
+
+
+BASE = """
+name: t
+seed: 3
+latency: {api: {mean: 2ms, jitter: 1ms}, watch: {mean: 5ms, jitter: 2ms}}
+kubelet: {heartbeatInterval: 0}
+nodes:
+  - {count: 2, namePrefix: node, template: {status: {capacity: {cpu: "4", memory: 8Gi, pods: "110"}}}}
+"""
+PODS = """
+  - createPods:
+      count: {count}
+      namePrefix: p
+      ratePerSecond: 2
+      template:
+        metadata: {{labels: {{app: p}}}}
+        spec: {{containers: [{{name: c, image: i, resources: {{requests: {{cpu: 100m}}}}}}]}}
+"""
+
+
+def test_watch_cuts_make_the_scheduler_resume_and_relist_yet_schedule_everything() -> None:
+    text = (
+        BASE
+        + "faults:\n  - watchCut: {agent: default-scheduler, kind: Pod, every: 3s, stop: 20s}\n"
+        + "  - watchCut: {agent: default-scheduler, kind: Node, at: 7s, relist: true}\n"
+        + "steps:"
+        + PODS.format(count=30)
+        + "expect:\n  - podsRunning: {count: 30}\n"
+    )
+    result, _ = run(text)
+    assert result.passed
+    assert [(f["fault"], f["injected"]) for f in report(result, "faults")] == [("faults[0]", 6), ("faults[1]", 1)]
+
+
+def test_watch_delay_makes_a_stale_scheduler_bind_later() -> None:
+    text = (
+        BASE
+        + "faults:\n  - watchDelay: {agent: default-scheduler, kind: Pod, delay: {mean: 4s}}\n"
+        + "steps:\n  - sleep: 1s"  # after the scheduler's first list: its pods come by the watch
+        + PODS.format(count=2)
+        + "expect:\n  - podsRunning: {count: 2}\n"
+    )
+    result, writes = run(text)
+    assert result.passed
+    created = {w.obj.metadata.name: w.time for w in writes if w.kind == "Pod" and w.verb == "create"}
+    bound = {w.obj.metadata.name: w.time for w in writes if w.kind == "Pod" and w.verb == "bind"}
+    assert sorted(bound) == sorted(created)
+    assert all(4.0 <= bound[p] - created[p] < 4.1 for p in created)
+
+
+def test_a_second_scheduler_instance_joins_at_its_time() -> None:
+    text = (
+        BASE
+        + "faults:\n  - scheduler: {instances: 1, at: 5s}\n"
+        + "steps:"
+        + PODS.format(count=20)
+        + "expect:\n  - podsRunning: {count: 20}\n  - noOvercommit: true\n"
+    )
+    result, writes = run(text)
+    assert result.passed
+    assert report(result, "scheduling")["instances"] == 2  # type: ignore[index]
+    binders = {w.new.reporting_component for w in writes if w.kind == "Event" and w.new.reason == "Scheduled"}
+    assert binders == {"default-scheduler", "default-scheduler-1"}
+
+
+def test_an_api_fault_on_the_runner_is_retried() -> None:
+    text = (
+        BASE
+        + "steps:\n  - fault: {apiError: {agent: runner, verb: create, kind: Pod, count: 3}}"
+        + PODS.format(count=2)
+        + "expect:\n  - podsRunning: {count: 2}\n"
+    )
+    result, writes = run(text)
+    assert result.passed
+    assert report(result, "faults") == [{"fault": "steps[0].fault", "type": "apiError", "armed": True, "injected": 3}]
+    first = min(w.time for w in writes if w.kind == "Pod" and w.verb == "create")
+    assert 3.5 <= first < 3.6  # retried after 0.5 + 1 + 2 s
+
+
+def test_a_start_failure_fault_counts_failed_pods() -> None:
+    text = (
+        BASE
+        + "faults:\n  - containerStartFailure: {probability: 0.5}\n"
+        + "steps:"
+        + PODS.format(count=20)
+        + "expect:\n  - podsFailed: {count: 0}\n"
+    )
+    result, _ = run(text)
+    assert 4 <= result.pods["failed"] <= 16
+    assert result.pods["failed"] + result.pods["running"] == 20
+    again, _ = run(text)
+    assert again.pods == result.pods
+    other, _ = run(text, seed=4)
+    assert other.trace_hash != result.trace_hash
