@@ -6,7 +6,8 @@ Pods: namespace ``default``, ``generateName``, ``schedulerName: default-schedule
 defaulted from limits, the ``Priority`` admission plugin (priority and preemptionPolicy
 from the PriorityClass, the globalDefault class, or 0; an unknown class is rejected), the
 ``DefaultTolerationSeconds`` plugin (tolerate not-ready/unreachable NoExecute for 300 s),
-and the status reset to ``phase: Pending`` with the QoS class (``PrepareForCreate``). Nodes: allocatable defaults to capacity.
+and the status reset to ``phase: Pending`` with the QoS class (``PrepareForCreate``).
+Nodes: allocatable defaults to capacity.
 """
 
 from __future__ import annotations

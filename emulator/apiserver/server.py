@@ -45,7 +45,7 @@ from emulator.api.meta import ObjectMeta
 from emulator.api.scheduling import PriorityClass
 from emulator.api.validation import validate
 from emulator.apiserver.defaults import default_node, default_pod
-from emulator.apiserver.watch import WatchEvent, Watcher, WatchHub, transition
+from emulator.apiserver.watch import Watcher, WatchEvent, WatchHub, transition
 from emulator.runtime.clock import Clock, parse_timestamp
 from emulator.runtime.rng import new_uid
 

@@ -343,6 +343,6 @@ async def test_api_errors_on_list_are_retried_with_backoff_not_fatal() -> None:
     await inf.synced.wait()
     assert clock.now() == pytest.approx(0.8 + 1.6 + 3.2)
     assert inf.errors == 3
-    assert [k for k in inf.store] == [("", "default")]
+    assert list(inf.store) == [("", "default")]
     task.cancel()
     await asyncio.wait([task])
