@@ -2,7 +2,12 @@
 
 Exit status: 0 every expectation met; 1 an expectation failed (or a waitFor timed out,
 or the simulation deadlocked); 2 bad input (one clear message on stderr naming the file,
-the path inside it and what was expected; no traceback; nothing run).
+the path inside it and what was expected; no traceback; nothing run). ``run`` also exits
+2, with one ``error:`` line, when the API server refuses one of the runner's own writes
+that the loader could not foresee (``StepError``: the run is aborted at that step, no
+report; the trace written so far stays), or when the trace or explanations file cannot
+be written (``--trace /dev/full``: the run completes, then the error is reported instead
+of the report).
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ import sys
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, cast
 
 import msgspec
 from rich.console import Console
@@ -84,17 +89,45 @@ class _Progress:
             self.status.update(f"t={rec.time:,.1f}s simulated  {self.writes:,} API writes")
 
 
+class _Sink:
+    """A binary output file that keeps the first ``OSError`` (a full disk, ``/dev/full``)
+    instead of raising it inside the run, where it would crash whichever agent wrote."""
+
+    def __init__(self, file: IO[bytes]) -> None:
+        self.file = file
+        self.error: OSError | None = None
+
+    def write(self, data: bytes) -> int:
+        if self.error is None:
+            try:
+                return self.file.write(data)
+            except OSError as err:
+                self.error = err
+        return len(data)
+
+    def close(self) -> None:
+        try:
+            self.file.close()
+        except OSError as err:
+            self.error = self.error or err
+
+
 @contextlib.contextmanager
-def _trace_file(path: Path | None) -> Iterator[IO[bytes] | None]:
+def _output(path: Path | None, what: str) -> Iterator[IO[bytes] | None]:
+    """``path`` opened for the run; an error writing or closing it is a ``UsageError`` after."""
     if path is None:
         yield None
         return
     try:
-        f = path.open("wb")
+        sink = _Sink(path.open("wb"))
     except OSError as err:
-        raise UsageError(f"{path}: cannot write the trace: {err.strerror or err}") from None
-    with f:
-        yield f
+        raise UsageError(f"{path}: cannot write the {what}: {err.strerror or err}") from None
+    try:
+        yield cast(IO[bytes], sink)  # write() is all the recorders use
+    finally:
+        sink.close()
+    if sink.error is not None:
+        raise UsageError(f"{path}: cannot write the {what}: {sink.error.strerror or sink.error}")
 
 
 def _check_scheduler(scenario: Any, path: Path) -> None:
@@ -107,21 +140,12 @@ def _check_scheduler(scenario: Any, path: Path) -> None:
         raise UsageError(str(err)) from None
 
 
-@contextlib.contextmanager
-def _explain_recorder(path: Path | None) -> Iterator[Any]:
-    if path is None:
-        yield None
-        return
+def _explain_recorder(out: IO[bytes] | None) -> Any:
+    if out is None:
+        return None
     from agents.scheduler.explain import ExplainRecorder
 
-    try:
-        recorder = ExplainRecorder(path)
-    except OSError as err:
-        raise UsageError(f"{path}: cannot write the explanations: {err.strerror or err}") from None
-    try:
-        yield recorder
-    finally:
-        recorder.close()
+    return ExplainRecorder(out)
 
 
 def _run(args: argparse.Namespace, out: Console) -> int:
@@ -133,7 +157,8 @@ def _run(args: argparse.Namespace, out: Console) -> int:
     _check_scheduler(scenario, args.file)
     tty = args.output == "text" and sys.stdout.isatty()
     progress = _Progress(out) if tty else None
-    with _trace_file(args.trace) as trace, _explain_recorder(args.explain) as recorder:
+    with _output(args.trace, "trace") as trace, _output(args.explain, "explanations") as explain:
+        recorder = _explain_recorder(explain)
         options = RunOptions(
             seed=args.seed,
             until=args.until,
@@ -141,6 +166,7 @@ def _run(args: argparse.Namespace, out: Console) -> int:
             trace=trace,
             on_write=progress,
             explain=recorder.record if recorder is not None else None,
+            source=str(args.file),
         )
         ctx = progress.status if progress is not None else contextlib.nullcontext()
         with ctx:
@@ -171,6 +197,7 @@ def _validate(args: argparse.Namespace, out: Console) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     from emulator.scenario.loader import ScenarioError
+    from emulator.scenario.runner import StepError
 
     args = _parser().parse_args(argv)
     out = Console(highlight=False, soft_wrap=True)
@@ -189,7 +216,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             return hunt.run(args)
         return _validate(args, out)
-    except (ScenarioError, UsageError, ExplainError, HuntError) as err:
+    except (ScenarioError, StepError, UsageError, ExplainError, HuntError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -33,7 +33,9 @@ binding succeeds, ``unschedulable`` on a rejection, ``error`` otherwise.
 
 ``schedulerOptions.assumeCache: false`` removes the assume step: the cache learns of a
 binding only from the watch, so two quick cycles can pick the same free room (a race the
-kubelet's admission then settles). ``queueingHints: false`` gives the pre-1.32 queue.
+kubelet's admission then settles). ``queueingHints: false`` gives the pre-1.32 queue;
+``inFlightEvents: false`` loses the events that arrive during a pod's attempt (the queue's
+in-flight protection off).
 """
 
 from __future__ import annotations
@@ -120,6 +122,8 @@ def select_host(totals: Sequence[tuple[str, int]], rng: random.Random) -> str:
 class SchedulerOptions:
     assume_cache: bool = True
     queueing_hints: bool = True
+    in_flight_events: bool = True
+    """False: the queue's in-flight protection is off (no in-flight events, no moveRequestCycle)."""
     cycle_cost_fixed: float = 0.0
     cycle_cost_per_node: float = 0.0
     percentage_of_nodes_to_score: int | None = None
@@ -207,6 +211,7 @@ class Scheduler(EventHandlers):
             hints=lambda pod: self._hints.get(pod.spec.scheduler_name, {}),
             registered_events=registered,
             queueing_hints=options.queueing_hints,
+            in_flight_events=options.in_flight_events,
             pod_initial_backoff=options.pod_initial_backoff,
             pod_max_backoff=options.pod_max_backoff,
             namespace_labels=self._namespace_labels,

@@ -60,6 +60,7 @@ def build_scheduler_setup(scenario: Any, source: str = "") -> SchedulerSetup:
     options = SchedulerOptions(
         assume_cache=opts.assume_cache,
         queueing_hints=opts.queueing_hints,
+        in_flight_events=opts.in_flight_events,
         cycle_cost_fixed=opts.cycle_cost.fixed,
         cycle_cost_per_node=opts.cycle_cost.per_node,
         percentage_of_nodes_to_score=config.percentage_of_nodes_to_score,

@@ -5,7 +5,9 @@ YAML (or JSON), ``kind: List`` with ``items``, camelCase fields, unknown fields 
 types checked. Every problem is a ``ManifestError`` naming the source, the path inside it
 (``documents[1].spec.containers[0].resources.requests.cpu``) and what was expected.
 Decoders are built once; YAML is parsed with libyaml when available (YAML is ~100x slower
-than JSON: only at the edges, never on a hot path).
+than JSON: only at the edges, never on a hot path). A key repeated in one mapping is an
+error, as kubectl's (``mapping key "name" already defined at line 3``), not a silent
+overwrite: ``YamlLoader`` (also the scenario loader's).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ __all__ = [
     "KINDS",
     "ApiObject",
     "ManifestError",
+    "YamlLoader",
     "convert",
     "dec_hook",
     "enc_hook",
@@ -51,7 +54,36 @@ KINDS: Final[dict[tuple[str, str], type[Any]]] = {
     ("coordination.k8s.io/v1", "Lease"): Lease,
 }
 
-_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_BaseLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_MERGE_TAG: Final = "tag:yaml.org,2002:merge"
+
+
+class YamlLoader(_BaseLoader):  # type: ignore[misc]
+    """libyaml's safe loader (the pure-Python one without libyaml) that rejects a key
+    written twice in one mapping; ``<<`` merges may still be overridden, as YAML allows."""
+
+    def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+        if isinstance(node, yaml.MappingNode):
+            seen: dict[Any, Any] = {}
+            for key_node, _ in node.value:
+                if key_node.tag == _MERGE_TAG:
+                    continue
+                key = self.construct_object(key_node, deep=deep)
+                try:
+                    first = seen.setdefault(key, key_node)
+                except TypeError:
+                    continue  # an unhashable key: the base constructor reports it
+                if first is not key_node:
+                    shown = key_node.value if isinstance(key_node, yaml.ScalarNode) else str(key)
+                    raise yaml.constructor.ConstructorError(
+                        "while constructing a mapping",
+                        node.start_mark,
+                        f'mapping key "{shown}" already defined at line {first.start_mark.line + 1}',
+                        key_node.start_mark,
+                    )
+        return super().construct_mapping(node, deep=deep)
+
+
 _AT_PATH = re.compile(r"^(?P<msg>.*?)(?: - at `\$(?P<path>[^`]*)`)?$", re.S)
 
 
@@ -146,7 +178,7 @@ def _flatten(doc: Any, *, source: str, path: str) -> Iterable[ApiObject]:
 def yaml_documents(text: str, *, source: str) -> list[Any]:
     """Every non-empty document of a (multi-document) YAML or JSON text."""
     try:
-        return [d for d in yaml.load_all(text, Loader=_Loader) if d is not None]
+        return [d for d in yaml.load_all(text, Loader=YamlLoader) if d is not None]
     except yaml.YAMLError as err:
         detail = " ".join(str(err).split())
         raise ManifestError(source, "", f"not valid YAML: {detail}") from None

@@ -37,7 +37,7 @@ from emulator.scenario.schema import (
     TopologySpread,
 )
 
-__all__ = ["CONDITIONS", "ExpectationResult", "check", "condition_met", "count_pods"]
+__all__ = ["CONDITIONS", "ExpectationResult", "check", "condition_met", "count_pods", "count_reached"]
 
 CONDITIONS: dict[str, Callable[[Pod], bool]] = {
     "podsScheduled": lambda p: bool(p.spec.node_name),
@@ -72,11 +72,16 @@ def count_pods(pods: Sequence[Pod], condition: str, selector: LabelSelector) -> 
     return sum(1 for p in chosen if test(p)), len(chosen)
 
 
-def condition_met(pods: Sequence[Pod], condition: str, selector: LabelSelector, count: int | str) -> bool:
-    met, total = count_pods(pods, condition, selector)
+def count_reached(met: int, total: int, count: int | str) -> bool:
+    """``met`` of ``total`` selected pods meet the condition: is that ``count`` (see above)?"""
     if count == "all":
         return total > 0 and met == total
     return met >= int(count)
+
+
+def condition_met(pods: Sequence[Pod], condition: str, selector: LabelSelector, count: int | str) -> bool:
+    met, total = count_pods(pods, condition, selector)
+    return count_reached(met, total, count)
 
 
 def _pod_count(e: PodCount, pods: Sequence[Pod]) -> ExpectationResult:

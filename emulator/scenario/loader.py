@@ -1,21 +1,33 @@
 """Scenario files in, a validated ``Scenario`` out, or one ``ScenarioError`` with an exact path.
 
-This module owns reading and checking a scenario: YAML parsing, ``{file: path}``
-references (relative to the scenario file's directory), and every check that can be made
-before the run starts, so that nothing fails half-applied later: types and units, unknown
-and missing fields, label selectors, manifests (decoded and validated by
-``emulator.api.codec``), generated names, node names used twice before the first step,
-step verbs and ``at`` order, ``delete``'s name-or-selector, faults (one-key mappings like
-steps; their kinds, one-of fields and time windows). It does not run anything, nor
-validate the scenario's own scheduler configuration (kept raw, see ``SchedulerConfig``;
-the CLI builds it before running); the configuration of a ``scheduler`` fault is checked
-here, after the walk, when the scheduler agent is installed.
+This module owns reading and checking a scenario: YAML parsing (a key written twice in
+one mapping is an error), ``{file: path}`` references (relative to the scenario file's
+directory), and every check that can be made before the run starts, so that nothing fails
+half-applied later: types and units, unknown and missing fields, label selectors,
+manifests (decoded and validated by ``emulator.api.codec``; no ``Binding``; a valid
+``emulator.k8s.io/run-duration``), generated names, step verbs and ``at`` order,
+``delete``'s name-or-selector, faults (one-key mappings like steps; their kinds, one-of
+fields and time windows). It does not run anything, nor validate the scenario's own
+scheduler configuration (kept raw, see ``SchedulerConfig``; the CLI builds it before
+running); the configuration of a ``scheduler`` fault is checked here, after the walk,
+when the scheduler agent is installed.
 
 The walk is driven by the Structs in ``schema.py``: field names, required fields,
 defaults and constraints (``msgspec.Meta`` ``ge``/``gt``/``min_length``/``pattern``, and
 ``le``, ``extra={"format": "duration" | "quantity" | "rate"}``) come from there, so the loader and the schema
 cannot drift. Types with their own syntax (selectors, manifests, templates, steps and
 expectations, which are one-key maps in YAML) have their own readers.
+
+After the walk, ``_Timeline`` replays what the runner will create and delete, in the
+runner's order (namespaces it makes for the scenario, ``objects`` with Namespaces and
+PriorityClasses first, ``nodes``, then the steps), and rejects what the API server would
+refuse: an object that already exists (generated names are compared arithmetically, never
+listed), a namespace that does not exist yet, an unknown ``priorityClassName``, a
+``spec.priority`` its class disagrees with, a second ``globalDefault``, and steps that name
+a missing object (``delete`` by name of a kind only the scenario creates, ``cordon``,
+``uncordon``) or a node the scenario never defines (faults' ``node`` and ``kubelet:<node>``).
+What it cannot foresee (an object the controllers deleted, a pod still terminating when its
+name is reused, injected faults) the runner reports as a ``StepError``.
 
 Every error is ``<file>: <path>: <detail>``; the path is the YAML path
 (``steps[3].createPods.template.spec.containers[0].resources.requests.cpu``), and
@@ -26,9 +38,11 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import math
 import re
 import types
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal, NoReturn, Union, get_args, get_origin
 
@@ -36,16 +50,18 @@ import msgspec
 import yaml
 from msgspec.structs import replace
 
-from emulator.api.codec import KINDS, ApiObject, ManifestError, load_manifests, object_from_dict
-from emulator.api.core import LabelSelector, Node, Pod
+from emulator.api.codec import KINDS, ApiObject, ManifestError, YamlLoader, object_from_dict
+from emulator.api.core import LabelSelector, Namespace, Node, Pod
 from emulator.api.errors import Invalid
 from emulator.api.meta import ObjectMeta
 from emulator.api.quantity import parse_quantity
-from emulator.api.selectors import parse_label_selector, validate_label_selector
+from emulator.api.scheduling import PriorityClass
+from emulator.api.selectors import label_selector_matches, parse_label_selector, validate_label_selector
 from emulator.api.validation import validate
 from emulator.apiserver.server import CLUSTER_SCOPED
 from emulator.runtime.clock import format_duration, parse_duration
 from emulator.scenario.schema import (
+    RUN_DURATION_ANNOTATION,
     ApiError,
     ApiLatency,
     ContainerStartFailure,
@@ -76,12 +92,13 @@ from emulator.scenario.schema import (
     WatchCut,
     WatchDelay,
     WatchReorder,
+    auto_namespaces,
+    creation_order,
     generated_name,
 )
 
 __all__ = ["ScenarioError", "load_scenario", "load_scenario_text"]
 
-_YamlLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 _VERBS: dict[str, type[Any]] = {
     "create": Create,
@@ -181,7 +198,7 @@ def _read(file: Path, source: str, path: str) -> str:
 
 def _yaml_documents(text: str, source: str) -> list[Any]:
     try:
-        return [d for d in yaml.load_all(text, Loader=_YamlLoader) if d is not None]
+        return [d for d in yaml.load_all(text, Loader=YamlLoader) if d is not None]
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
         problem = err.problem or err.context or "syntax error"
@@ -189,6 +206,36 @@ def _yaml_documents(text: str, source: str) -> list[Any]:
         raise ScenarioError(source, "", f"invalid YAML{where}: {problem}") from None
     except yaml.YAMLError as err:
         raise ScenarioError(source, "", f"invalid YAML: {' '.join(str(err).split())}") from None
+
+
+def _list_items(doc: Any, path: str, source: str) -> Iterator[tuple[str, Any]]:
+    """The objects of one manifest document with their paths: a ``List``'s ``items``
+    (``documents[1].items[0]``), else the document itself (as ``codec.load_manifests``)."""
+    if isinstance(doc, dict) and (
+        doc.get("kind") == "List" or (str(doc.get("kind", "")).endswith("List") and "items" in doc)
+    ):
+        items = doc.get("items")
+        if not isinstance(items, list):
+            raise ScenarioError(source, _join(path, "items"), "expected a list of objects")
+        for i, item in enumerate(items):
+            yield from _list_items(item, f"{path}.items[{i}]" if path else f"items[{i}]", source)
+        return
+    yield path, doc
+
+
+def _check_run_duration(pod: Pod, file: str, path: str) -> None:
+    """The kubelet reads ``emulator.k8s.io/run-duration``: it must be a duration."""
+    text = pod.metadata.annotations.get(RUN_DURATION_ANNOTATION)
+    if text is None:
+        return
+    try:
+        parse_duration(text)
+    except ValueError as err:
+        detail = str(err)
+        if detail.endswith(repr(text)):
+            detail = detail[: -len(repr(text))] + _show(text)
+        at = _join(_join(_join(path, "metadata"), "annotations"), RUN_DURATION_ANNOTATION)
+        raise ScenarioError(file, at, detail) from None
 
 
 def _meta(tp: Any) -> tuple[Any, msgspec.Meta | None]:
@@ -234,8 +281,8 @@ class _Loader:
     def __init__(self, file: str, base_dir: Path) -> None:
         self.file = file
         self.base_dir = base_dir
-        self.initial_nodes: list[tuple[str, str]] = []
-        """(path, name) of each Node in ``objects`` and ``nodes``."""
+        self.origins: dict[int, _Origin] = {}
+        """Where each manifest came from, by ``id`` of its object (the Scenario keeps them alive)."""
         self.after: dict[type[Any], Callable[[Any, dict[str, Any], str], Any]] = {
             NodeGroup: self._node_group,
             CreatePods: self._create_pods,
@@ -252,7 +299,7 @@ class _Loader:
         if not isinstance(doc, dict):
             self.fail("", f"expected a scenario (a mapping with name, nodes, steps, ...), got {_show(doc)}")
         scenario: Scenario = self.struct(Scenario, doc, "")
-        self._check_node_names()
+        _Timeline(self, scenario).check()
         self._check_scheduler_faults(scenario)
         return scenario
 
@@ -409,21 +456,30 @@ class _Loader:
             p = _join(path, i)
             if isinstance(entry, dict) and "file" in entry and not {"apiVersion", "kind"} & entry.keys():
                 file = self.file_ref(entry, p)
-                text = _read(file, self.file, p)
-                try:
-                    objs = load_manifests(text, source=str(file))
-                except ManifestError as err:
-                    if not err.path and err.detail.startswith("not valid YAML"):
-                        _yaml_documents(text, str(file))
-                    self.manifest_error(err)
+                docs = _yaml_documents(_read(file, self.file, p), str(file))
+                items = [
+                    (str(file), doc_path, f"{p} ({' '.join(filter(None, (entry['file'], doc_path)))})", doc)
+                    for k, d in enumerate(docs)
+                    for doc_path, doc in _list_items(d, f"documents[{k}]" if len(docs) > 1 else "", str(file))
+                ]
             else:
+                items = [(self.file, p, p, entry)]
+            for source, doc_path, label, doc in items:
                 try:
-                    objs = [object_from_dict(entry, source=self.file, path=p)]
+                    obj = object_from_dict(doc, source=source, path=doc_path)
                 except ManifestError as err:
                     self.manifest_error(err)
-            if path == "objects":
-                self.initial_nodes.extend((p, o.metadata.name) for o in objs if isinstance(o, Node))
-            out.extend(objs)
+                if obj.kind == "Binding":
+                    raise ScenarioError(
+                        source,
+                        _join(doc_path, "kind"),
+                        "a Binding cannot be created by a scenario: the scheduler binds pods "
+                        "(to place a pod yourself, set its spec.nodeName)",
+                    )
+                if isinstance(obj, Pod):
+                    _check_run_duration(obj, source, doc_path)
+                self.origins[id(obj)] = _Origin(source, doc_path, label)
+                out.append(obj)
         return out
 
     def file_ref(self, value: Any, path: str) -> Path:
@@ -449,6 +505,8 @@ class _Loader:
             obj = object_from_dict(doc, source=self.file, path=path)
         except ManifestError as err:
             self.manifest_error(err)
+        if isinstance(obj, Pod):
+            _check_run_duration(obj, self.file, path)
         return replace(obj, metadata=replace(obj.metadata, name=""))
 
     def scheduler(self, value: Any, path: str) -> SchedulerConfig:
@@ -579,8 +637,6 @@ class _Loader:
                     what = "label key" if j == 0 else "label value"
                     reason = str(err).split(": Invalid value: ", 1)[-1]
                     self.fail(p if j == 0 else _join(p, j - 1), f"invalid {what} {reason}")
-        if path.startswith("nodes["):
-            self.initial_nodes.extend((path, group.name(i)) for i in range(group.count))
         return group
 
     def _create_pods(self, step: CreatePods, raw: dict[str, Any], path: str) -> CreatePods:
@@ -600,14 +656,6 @@ class _Loader:
                 self.fail(_join(path, "namespace"), f"{step.kind} is cluster-scoped: remove namespace")
             return step
         return replace(step, namespace=step.namespace or "default")
-
-    def _check_node_names(self) -> None:
-        """No node name twice among the nodes created before the first step."""
-        owner: dict[str, str] = {}
-        for path, name in self.initial_nodes:
-            first = owner.setdefault(name, path)
-            if first != path:
-                self.fail(path, f"node name {_show(name)} is already used by {first}")
 
     def _fault(self, fault: Any, raw: dict[str, Any], path: str) -> Any:
         """Cross-field checks of one fault (``path`` is ``...<kind>``)."""
@@ -659,3 +707,388 @@ class _Loader:
                 raise ScenarioError(
                     config.file, ".".join(p for p in (config.path, err.path) if p), err.detail
                 ) from None
+
+
+# --- the timeline ------------------------------------------------------------------------
+
+_SCENARIO_ONLY = ("Pod", "Node", "Namespace", "PriorityClass")
+"""Kinds only the runner creates: a step naming a missing one is an error at load."""
+_IMMORTAL_NAMESPACES = ("default", "kube-system", "kube-public")
+"""Namespaces upstream's NamespaceLifecycle admission refuses to delete."""
+_NAMESPACE_LABEL = "kubernetes.io/metadata.name"
+
+
+@dataclass(frozen=True, slots=True)
+class _Origin:
+    """Where a manifest is written: ``file`` and ``path`` to report, ``label`` to cite."""
+
+    file: str
+    path: str
+    label: str
+
+
+def _display(kind: str, namespace: str, name: str) -> str:
+    return f'{kind} "{namespace}/{name}"' if namespace else f'{kind} "{name}"'
+
+
+def _split_generated(name: str) -> tuple[str, int]:
+    """``(prefix, i)`` when ``name`` is generated object ``i`` of a group whose names start
+    with ``prefix`` (which ends with ``-``); ``("", -1)`` when no group makes it."""
+    tail = len(name) - len(name.rstrip("0123456789"))
+    prefix, digits = name[: len(name) - tail], name[len(name) - tail :]
+    if not digits or not prefix.endswith("-") or (len(digits) > 1 and digits[0] == "0"):
+        return "", -1
+    return prefix, int(digits)
+
+
+@dataclass(slots=True)
+class _Group:
+    """Generated objects ``prefix + str(i)`` for ``i < count``, and which were deleted."""
+
+    kind: str
+    namespace: str
+    prefix: str
+    count: int
+    label: str
+    labels: Callable[[int], Mapping[str, str]]
+    period: int
+    """``labels(i) == labels(i % period)``."""
+    gone: dict[int, str] = field(default_factory=dict)
+    """Index -> the step that deleted it."""
+    gone_by: str = ""
+    """The step that deleted every member."""
+
+    def alive(self, i: int) -> bool:
+        return not self.gone_by and 0 <= i < self.count and i not in self.gone
+
+    def deleted_by(self, i: int) -> str:
+        return (self.gone.get(i) or self.gone_by) if 0 <= i < self.count else ""
+
+    def first_alive(self, below: int) -> int | None:
+        """The smallest live index under ``below``: ``len(gone) + 1`` probes at most."""
+        n = min(below, self.count)
+        i = 0
+        while i < n and i in self.gone:
+            i += 1
+        return None if self.gone_by or i >= n else i
+
+    def delete_matching(self, selector: LabelSelector, where: str) -> None:
+        if self.gone_by:
+            return
+        n = min(self.count, self.period)
+        hits = {i for i in range(n) if label_selector_matches(selector, self.labels(i))}
+        if len(hits) == n:
+            self.gone_by = where
+        elif hits:
+            for i in range(self.count):
+                if i % self.period in hits:
+                    self.gone.setdefault(i, where)
+
+
+@dataclass(frozen=True, slots=True)
+class _Make:
+    obj: Any
+    origin: _Origin
+
+
+@dataclass(frozen=True, slots=True)
+class _MakeGroup:
+    group: _Group
+    path: str
+    template: Pod | None
+
+
+@dataclass(frozen=True, slots=True)
+class _Remove:
+    step: Delete
+    path: str
+
+
+@dataclass(frozen=True, slots=True)
+class _UseNode:
+    node: str
+    path: str
+
+
+_Event = _Make | _MakeGroup | _Remove | _UseNode
+
+
+def _constant(labels: Mapping[str, str]) -> Callable[[int], Mapping[str, str]]:
+    return lambda _: labels
+
+
+def _tag(obj: Any) -> str:
+    return str(obj.__struct_config__.tag)
+
+
+class _Timeline:
+    """The objects the run will create and delete, replayed in the runner's order, to find
+    the writes the API server would refuse before anything runs."""
+
+    def __init__(self, loader: _Loader, scenario: Scenario) -> None:
+        self.loader = loader
+        self.scenario = scenario
+        self.events: list[_Event] = list(self._events())
+        self.pos = 0
+        self.singles: dict[tuple[str, str, str], tuple[Any, str]] = {}
+        """(kind, namespace, name) -> (object, label) of each live object written by name."""
+        self.generated: dict[tuple[str, str, str], set[str]] = {}
+        """(kind, namespace, prefix) -> names among ``singles`` a group with that prefix makes."""
+        self.groups: dict[tuple[str, str, str], list[_Group]] = {}
+        self.gone: dict[tuple[str, str, str], str] = {}
+        self.classes: dict[str, PriorityClass] = {}
+
+    def fail(self, file: str, path: str, detail: str) -> NoReturn:
+        raise ScenarioError(file, path, detail)
+
+    # the runner's order ------------------------------------------------------------------
+
+    def _events(self) -> Iterator[_Event]:
+        file, origins = self.loader.file, self.loader.origins
+        for ns in auto_namespaces(self.scenario):
+            yield _Make(Namespace(metadata=ObjectMeta(name=ns)), _Origin(file, "", "the runner"))
+        for obj in creation_order(self.scenario.objects):
+            yield _Make(obj, origins[id(obj)])
+        for i, group in enumerate(self.scenario.nodes):
+            yield _MakeGroup(self._node_group(group, f"nodes[{i}]"), f"nodes[{i}]", None)
+        for i, step in enumerate(self.scenario.steps):
+            path = f"steps[{i}].{_tag(step)}"
+            match step:
+                case Create():
+                    yield from (_Make(obj, origins[id(obj)]) for obj in step.objects)
+                case CreatePods():
+                    prefix = generated_name(step.name_prefix, 0)[:-1]
+                    labels = _constant(step.template.metadata.labels)
+                    yield _MakeGroup(
+                        _Group("Pod", step.namespace, prefix, step.count, path, labels, 1), path, step.template
+                    )
+                case CreateNodes():
+                    yield _MakeGroup(self._node_group(step.nodes, path), path, None)
+                case Delete():
+                    yield _Remove(step, path)
+                case Cordon() | Uncordon():
+                    yield _UseNode(step.node, _join(path, "node"))
+
+    @staticmethod
+    def _node_group(group: NodeGroup, label: str) -> _Group:
+        values, base = group.label_values, group.template.metadata.labels
+        period = math.lcm(*(len(v) for v in values.values())) if values else 1
+
+        def labels(i: int) -> Mapping[str, str]:
+            return {**base, **{k: v[i % len(v)] for k, v in values.items()}}
+
+        prefix = generated_name(group.name_prefix, 0)[:-1]
+        return _Group("Node", "", prefix, group.count, label, labels, period)
+
+    def check(self) -> None:
+        for pos, event in enumerate(self.events):
+            self.pos = pos
+            match event:
+                case _Make():
+                    self._make(event.obj, event.origin)
+                case _MakeGroup():
+                    self._make_group(event)
+                case _Remove():
+                    self._remove(event.step, event.path)
+                case _UseNode():
+                    if self._owner("Node", "", event.node) is None:
+                        self._missing("Node", "", event.node, self.loader.file, event.path)
+        self._check_fault_nodes()
+
+    # what exists -------------------------------------------------------------------------
+
+    def _owner(self, kind: str, ns: str, name: str) -> str | None:
+        """The label of what created the live object, None when there is none."""
+        single = self.singles.get((kind, ns, name))
+        if single is not None:
+            return single[1]
+        prefix, i = _split_generated(name)
+        return next((g.label for g in self.groups.get((kind, ns, prefix), ()) if g.alive(i)), None)
+
+    def _creates(self, event: _Event, kind: str, ns: str, name: str) -> str | None:
+        if isinstance(event, _Make):
+            obj = event.obj
+            obj_ns = "" if obj.kind in CLUSTER_SCOPED else obj.metadata.namespace or "default"
+            return event.origin.label if (obj.kind, obj_ns, obj.metadata.name) == (kind, ns, name) else None
+        if isinstance(event, _MakeGroup):
+            g = event.group
+            prefix, i = _split_generated(name)
+            return g.label if (g.kind, g.namespace, g.prefix) == (kind, ns, prefix) and i < g.count else None
+        return None
+
+    def _later(self, kind: str, ns: str, name: str) -> str | None:
+        """The label of the first event after this one that creates the object."""
+        return next(filter(None, (self._creates(e, kind, ns, name) for e in self.events[self.pos + 1 :])), None)
+
+    def _missing(self, kind: str, ns: str, name: str, file: str, path: str) -> NoReturn:
+        prefix, i = _split_generated(name)
+        deleted = self.gone.get((kind, ns, name)) or next(
+            (w for g in reversed(self.groups.get((kind, ns, prefix), [])) if (w := g.deleted_by(i))), ""
+        )
+        later = self._later(kind, ns, name)
+        hint = f" (deleted by {deleted})" if deleted else f" (it is created later, by {later})" if later else ""
+        self.fail(file, path, f"{_display(kind, ns, name)} does not exist at this point{hint}")
+
+    # writes ------------------------------------------------------------------------------
+
+    def _make(self, obj: Any, origin: _Origin) -> None:
+        kind, meta = obj.kind, obj.metadata
+        ns = "" if kind in CLUSTER_SCOPED else meta.namespace or "default"
+        meta_path = _join(origin.path, "metadata")
+        if ns:
+            self._need_namespace(ns, origin.file, _join(meta_path, "namespace"))
+        if isinstance(obj, Pod):
+            self._check_priority(obj, origin.file, origin.path)
+        if isinstance(obj, PriorityClass) and obj.global_default:
+            other = next((c for c in self.classes.values() if c.global_default), None)
+            if other is not None:
+                self.fail(
+                    origin.file,
+                    _join(origin.path, "globalDefault"),
+                    f"PriorityClass {other.metadata.name} is already marked as default "
+                    f"(created by {self._owner('PriorityClass', '', other.metadata.name)})",
+                )
+        if not meta.name:
+            return  # generateName: the server makes a unique name
+        first = self._owner(kind, ns, meta.name)
+        if first is not None:
+            self.fail(
+                origin.file,
+                _join(meta_path, "name"),
+                f"{_display(kind, ns, meta.name)} already exists (created by {first})",
+            )
+        self.singles[(kind, ns, meta.name)] = (obj, origin.label)
+        prefix, _ = _split_generated(meta.name)
+        if prefix:
+            self.generated.setdefault((kind, ns, prefix), set()).add(meta.name)
+        if isinstance(obj, PriorityClass):
+            self.classes[meta.name] = obj
+
+    def _make_group(self, event: _MakeGroup) -> None:
+        g, file = event.group, self.loader.file
+        if event.template is not None:
+            self._need_namespace(g.namespace, file, _join(event.path, "namespace"))
+            self._check_priority(event.template, file, _join(event.path, "template"))
+        key = (g.kind, g.namespace, g.prefix)
+        at = _join(event.path, "namePrefix")
+        clashes = sorted((i, n) for n in self.generated.get(key, ()) if (i := _split_generated(n)[1]) < g.count)
+        if clashes:
+            name = clashes[0][1]
+            first = self._owner(g.kind, g.namespace, name)
+            self.fail(file, at, f"{_display(g.kind, g.namespace, name)} already exists (created by {first})")
+        for other in self.groups.get(key, ()):
+            live = other.first_alive(g.count)
+            if live is not None:
+                name = g.prefix + str(live)
+                self.fail(file, at, f"{_display(g.kind, g.namespace, name)} already exists (created by {other.label})")
+        self.groups.setdefault(key, []).append(g)
+
+    def _need_namespace(self, ns: str, file: str, path: str) -> None:
+        if self._owner("Namespace", "", ns) is None:
+            self._missing("Namespace", "", ns, file, path)
+
+    def _check_priority(self, pod: Pod, file: str, path: str) -> None:
+        """The Priority admission plugin's checks, against the classes that exist by then."""
+        spec, spec_path = pod.spec, _join(path, "spec")
+        if spec.priority_class_name:
+            pc = self.classes.get(spec.priority_class_name)
+            if pc is None:
+                self._missing_class(spec.priority_class_name, file, _join(spec_path, "priorityClassName"))
+            value = pc.value
+        else:
+            default = next((c for c in self.classes.values() if c.global_default), None)
+            value = default.value if default is not None else 0
+        if spec.priority is not None and spec.priority != value:
+            self.fail(
+                file,
+                _join(spec_path, "priority"),
+                f"the integer value of priority ({spec.priority}) must not be provided in pod spec; "
+                f"priority admission controller computed {value} from the given PriorityClass name",
+            )
+
+    def _missing_class(self, name: str, file: str, path: str) -> NoReturn:
+        deleted = self.gone.get(("PriorityClass", "", name))
+        later = self._later("PriorityClass", "", name)
+        hint = (
+            f"deleted by {deleted}"
+            if deleted
+            else f"it is created later, by {later}"
+            if later
+            else "define it in objects or an earlier create step"
+        )
+        self.fail(file, path, f"no PriorityClass with name {name} was found ({hint})")
+
+    def _remove(self, step: Delete, path: str) -> None:
+        kind, ns, file = step.kind, step.namespace, self.loader.file
+        if step.name:
+            at = _join(path, "name")
+            if kind == "Namespace" and step.name in _IMMORTAL_NAMESPACES:
+                self.fail(file, at, f'namespaces "{step.name}" is forbidden: this namespace may not be deleted')
+            if not self._discard((kind, ns, step.name), path) and kind in _SCENARIO_ONLY:
+                self._missing(kind, ns, step.name, file, at)
+            return
+        selector = step.selector or LabelSelector()
+        matching = [
+            key
+            for key, (obj, _) in self.singles.items()
+            if key[0] == kind and (not ns or key[1] == ns) and label_selector_matches(selector, self._labels(obj))
+        ]
+        for key in matching:
+            if kind == "Namespace" and key[2] in _IMMORTAL_NAMESPACES:
+                self.fail(
+                    file,
+                    _join(path, "selector"),
+                    f'namespaces "{key[2]}" is forbidden: this namespace may not be deleted',
+                )
+        for key in matching:
+            self._discard(key, path)
+        for (k, group_ns, _), groups in self.groups.items():
+            if k == kind and (not ns or group_ns == ns):
+                for g in groups:
+                    g.delete_matching(selector, path)
+
+    @staticmethod
+    def _labels(obj: Any) -> Mapping[str, str]:
+        labels: Mapping[str, str] = obj.metadata.labels
+        if obj.kind == "Namespace":  # the API server adds it to every namespace
+            return {**labels, _NAMESPACE_LABEL: obj.metadata.name}
+        return labels
+
+    def _discard(self, key: tuple[str, str, str], where: str) -> bool:
+        """Delete one live object by name; False when there is none."""
+        kind, ns, name = key
+        prefix, i = _split_generated(name)
+        if self.singles.pop(key, None) is not None:
+            self.generated.get((kind, ns, prefix), set()).discard(name)
+            if kind == "PriorityClass":
+                del self.classes[name]
+            self.gone[key] = where
+            return True
+        group = next((g for g in self.groups.get((kind, ns, prefix), ()) if g.alive(i)), None)
+        if group is None:
+            return False
+        group.gone[i] = where
+        return True
+
+    # references ------------------------------------------------------------------------
+
+    def _check_fault_nodes(self) -> None:
+        """Faults aimed at a node (``node``, ``agent: kubelet:<node>``) name one the scenario defines."""
+        faults = [(f"faults[{i}]", f) for i, f in enumerate(self.scenario.faults)]
+        faults += [(f"steps[{i}].fault", s.fault) for i, s in enumerate(self.scenario.steps) if isinstance(s, Fault)]
+        for base, fault in faults:
+            path = _join(base, _tag(fault))
+            node: str | None = getattr(fault, "node", None)
+            agent: str | None = getattr(fault, "agent", None)
+            if agent is not None and agent.startswith("kubelet:") and "*" not in agent:
+                node, path = agent.removeprefix("kubelet:"), _join(path, "agent")
+            elif node:
+                path = _join(path, "node")
+            else:
+                continue
+            if not any(self._creates(e, "Node", "", node) for e in self.events):
+                self.fail(
+                    self.loader.file,
+                    path,
+                    f'no node "{node}" in the scenario (nodes, objects, create and createNodes steps make them)',
+                )

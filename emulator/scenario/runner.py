@@ -6,8 +6,12 @@ One run, in order:
    activity, overcommit monitor, the caller's progress hook).
 2. Namespaces ``default``, ``kube-system``, ``kube-public``, ``kube-node-lease`` and any
    namespace the scenario's objects or templates name (created for the user, as a
-   convenience; upstream would refuse a pod in a missing namespace).
+   convenience; upstream would refuse a pod in a missing namespace), except the
+   Namespaces the scenario creates itself (``schema.auto_namespaces``).
 3. ``objects`` (in file order, PriorityClasses and Namespaces first), then ``nodes``.
+   Manifests are created as new objects: the server-populated metadata of a
+   ``kubectl get -o yaml`` dump (``resourceVersion``, ``uid``, ``creationTimestamp``,
+   ``deletionTimestamp``, ``deletionGracePeriodSeconds``) is dropped first.
 4. Agents, each a named task of one task group: a kubelet per node (started when the
    node is created, stopped when the runner deletes it), the controllers (node
    lifecycle — only when kubelets heartbeat —, taint eviction, pod GC; see
@@ -18,7 +22,21 @@ One run, in order:
 6. Expectations against the final state; the task group is cancelled; a ``RunResult``.
 
 The runner is a client like any other: it creates objects through its own ``Client``
-(with the scenario's API latency), never by reaching into an agent.
+(with the scenario's API latency), never by reaching into an agent. An ``InternalError``
+on its own calls (only a fault makes one) is retried with backoff (0.5 s, 1 s, 2 s ...,
+10 tries), as a controller would; so is a ``Conflict`` on create, and a ``Conflict`` on
+``cordon``'s update re-reads the node first.
+
+Errors: the loader rejects every write it can foresee. A refused write it could not (an
+object the controllers deleted, a name reused while its pod still terminates, a fault
+that outlasts the retries) aborts the run at that point with a ``StepError``
+(``<file>: steps[3].cordon: NotFound: nodes "n-9" not found``); the trace written so far
+stays. ``delete`` by name of a missing object is such an error; by selector, an object
+that disappears between the list and its delete is skipped, as kubectl does.
+
+``waitFor`` keeps the counts of pods meeting its condition incrementally
+(``monitor.ConditionCounter``, fed by the pod write listener), so each pod write costs it
+O(1), not a list of every pod.
 
 Faults (``emulator.faults``): when the scenario has any, ``Cluster.faults`` is a
 ``FaultPlan``; every client the cluster makes gets its hooks (``FaultPlan.attach``), the
@@ -33,15 +51,16 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import IO, Any
+from functools import partial
+from typing import IO, Any, TypeVar
 
 from msgspec.structs import replace
 
 from agents.kubelet import Kubelet, KubeletSettings
 from emulator.api.core import Namespace, Node, Pod
-from emulator.api.errors import ApiError, Conflict, InternalError
+from emulator.api.errors import ApiError, Conflict, InternalError, NotFound
 from emulator.api.meta import ObjectMeta
 from emulator.api.selectors import label_selector_matches
 from emulator.apiserver.server import ApiServer, WriteRecord
@@ -51,10 +70,9 @@ from emulator.invariants import install as install_invariants
 from emulator.runtime.channel import Overflow
 from emulator.runtime.clock import LoopClock
 from emulator.runtime.rng import Seeds
-from emulator.scenario.expectations import ExpectationResult, check, condition_met
-from emulator.scenario.monitor import OvercommitMonitor, PodActivity
+from emulator.scenario.expectations import CONDITIONS, ExpectationResult, check, count_reached
+from emulator.scenario.monitor import ConditionCounter, OvercommitMonitor, PodActivity
 from emulator.scenario.schema import (
-    PRECREATED_NAMESPACES,
     Cordon,
     Create,
     CreateNodes,
@@ -69,13 +87,27 @@ from emulator.scenario.schema import (
     Uncordon,
     WaitFor,
     WatchCut,
+    auto_namespaces,
+    creation_order,
 )
 from emulator.trace import TraceRecorder
 
-__all__ = ["BOOKMARK_INTERVAL", "Cluster", "RunOptions", "RunResult", "run_scenario"]
+__all__ = ["BOOKMARK_INTERVAL", "Cluster", "RunOptions", "RunResult", "StepError", "run_scenario"]
 
 BOOKMARK_INTERVAL = 60.0
-_CREATE_RETRIES = 10
+_RETRIES = 10
+T = TypeVar("T")
+
+
+class StepError(Exception):
+    """The API server refused one of the runner's own writes: ``<file>: <path>: <detail>``,
+    the path being the step (``steps[3].cordon``), ``objects`` or ``nodes[i]``."""
+
+    def __init__(self, file: str, path: str, detail: str) -> None:
+        self.file = file
+        self.path = path
+        self.detail = detail
+        super().__init__(f"{file}: {path}: {detail}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +119,8 @@ class RunOptions:
     on_write: Callable[[WriteRecord], None] | None = None
     explain: Callable[..., None] | None = None
     """Per-attempt scheduler explanations go here (``run --explain``; an ``ExplainRecorder``)."""
+    source: str = "scenario"
+    """The scenario's file, to name in a ``StepError``."""
 
 
 @dataclass(slots=True)
@@ -271,20 +305,40 @@ class Cluster:
 
     # --- creating things ----------------------------------------------------------------
 
-    async def create(self, obj: Any) -> Any:
-        """Create ``obj``; an InternalError or Conflict (only a fault makes them on create)
-        is retried with backoff, as a controller would, other errors end the run."""
-        for attempt in range(_CREATE_RETRIES):
+    async def retrying(self, call: Callable[[], Awaitable[T]], *errors: type[ApiError]) -> T:
+        """``call()``, again after an InternalError (or one of ``errors``) with backoff: only
+        a fault makes those on the runner's calls; after the last try the error stands."""
+        retried: tuple[type[ApiError], ...] = (InternalError, *errors)
+        for attempt in range(_RETRIES):
             try:
-                created = await self.client.create(obj)
-                break
-            except (InternalError, Conflict):
-                if attempt == _CREATE_RETRIES - 1:
+                return await call()
+            except retried:
+                if attempt == _RETRIES - 1:
                     raise
                 await self.clock.sleep(min(0.5 * 2**attempt, 10.0))
+        raise AssertionError("unreachable")
+
+    async def create(self, obj: Any) -> Any:
+        """Create ``obj`` (an InternalError or Conflict is retried, other errors raise)."""
+        created = await self.retrying(lambda: self.client.create(obj), Conflict)
         if isinstance(created, Node):
             self.start_kubelet(created.metadata.name)
         return created
+
+    async def create_manifest(self, obj: Any) -> Any:
+        """Create a manifest of ``objects`` or a ``create`` step as a new object."""
+        meta = obj.metadata
+        if meta.resource_version or meta.uid or meta.creation_timestamp or meta.deletion_timestamp:
+            meta = replace(
+                meta,
+                resource_version="",
+                uid="",
+                creation_timestamp=None,
+                deletion_timestamp=None,
+                deletion_grace_period_seconds=None,
+            )
+            obj = replace(obj, metadata=meta)
+        return await self.create(obj)
 
     async def ensure_namespace(self, name: str) -> None:
         if ("", name) not in {("", n.metadata.name) for n in self.server.list("Namespace")[0]}:
@@ -303,6 +357,8 @@ class Cluster:
             await self.create(step.pod(i))
 
     async def delete(self, step: Delete) -> None:
+        """Delete by name (a missing object raises NotFound), or every object the selector
+        matches (one that is gone by the time it is deleted is skipped, as kubectl does)."""
         kind = step.kind
         if step.name:
             targets = [(step.namespace, step.name)]
@@ -315,36 +371,44 @@ class Cluster:
             ]
         for ns, name in targets:
             try:
-                await self.client.delete(kind, name, ns)
-            except ApiError:
+                await self.retrying(partial(self.client.delete, kind, name, ns))
+            except NotFound:
+                if step.name:
+                    raise
                 continue
             if kind == "Node":
                 self.stop_kubelet(name)
 
     async def set_unschedulable(self, node: str, value: bool) -> None:
-        for _ in range(10):
-            current: Node = await self.client.get("Node", node)
+        """Cordon or uncordon: get, set ``spec.unschedulable``, update; a Conflict reads again."""
+        for attempt in range(_RETRIES):
+            current: Node = await self.retrying(lambda: self.client.get("Node", node))
+            changed = replace(current, spec=replace(current.spec, unschedulable=value))
             try:
-                await self.client.update(replace(current, spec=replace(current.spec, unschedulable=value)))
+                await self.retrying(partial(self.client.update, changed))
                 return
-            except ApiError:
-                continue
+            except Conflict:
+                if attempt == _RETRIES - 1:
+                    raise
 
     async def wait_for(self, step: WaitFor, activity: PodActivity) -> bool:
         deadline = self.clock.now() + step.timeout
-        while True:
-            pods: list[Pod] = self.server.list("Pod")[0]
-            if condition_met(pods, step.condition, step.selector, step.count):
-                return True
-            remaining = deadline - self.clock.now()
-            if remaining <= 0:
-                return False
-            activity.changed.clear()
-            try:
-                async with asyncio.timeout(remaining):
-                    await activity.changed.wait()
-            except TimeoutError:
-                pass
+        counter = ConditionCounter(CONDITIONS[step.condition], step.selector, self.server.list("Pod")[0])
+        activity.counters.append(counter)
+        try:
+            while not count_reached(counter.met, counter.total, step.count):
+                remaining = deadline - self.clock.now()
+                if remaining <= 0:
+                    return False
+                activity.changed.clear()
+                try:
+                    async with asyncio.timeout(remaining):
+                        await activity.changed.wait()
+                except TimeoutError:
+                    pass
+            return True
+        finally:
+            activity.counters.remove(counter)
 
     async def play(self, step: Step, activity: PodActivity, timeouts: list[str], index: int = -1) -> None:
         if step.at is not None and step.at > self.clock.now():
@@ -352,7 +416,7 @@ class Cluster:
         match step:
             case Create():
                 for obj in step.objects:
-                    await self.create(obj)
+                    await self.create_manifest(obj)
             case CreatePods():
                 await self.create_pods(step)
             case CreateNodes():
@@ -392,21 +456,6 @@ class _FaultReport:
         return {"faults": self.plan.statistics()}
 
 
-def _namespaces(scenario: Scenario) -> list[str]:
-    names = set(PRECREATED_NAMESPACES)
-    for obj in scenario.objects:
-        if getattr(obj, "kind", "") == "Namespace":
-            names.discard(obj.metadata.name)
-        elif obj.metadata.namespace:
-            names.add(obj.metadata.namespace)
-    for step in scenario.steps:
-        if isinstance(step, CreatePods):
-            names.add(step.namespace or step.template.metadata.namespace or "default")
-        elif isinstance(step, Create):
-            names.update(o.metadata.namespace for o in step.objects if o.metadata.namespace)
-    return sorted(names)
-
-
 def _pod_phases(server: ApiServer) -> dict[str, int]:
     pods: list[Pod] = server.list("Pod")[0]
     counts = {"total": len(pods), "pending": 0, "running": 0, "succeeded": 0, "failed": 0}
@@ -433,19 +482,29 @@ async def _main(scenario: Scenario, seed: int, options: RunOptions, virtual: boo
     until = options.until if options.until is not None else scenario.until
     timeouts: list[str] = []
 
-    async def timeline() -> None:
-        for ns in _namespaces(scenario):
+    async def guarded(path: str, work: Awaitable[None]) -> None:
+        """``work``; a write the server refuses ends the run with a ``StepError`` at ``path``."""
+        try:
+            await work
+        except ApiError as err:
+            raise StepError(options.source, path, f"{err.reason}: {err.message}") from None
+
+    async def initial_objects() -> None:
+        for ns in auto_namespaces(scenario):
             await cluster.ensure_namespace(ns)
-        first = sorted(scenario.objects, key=lambda o: 0 if o.kind in ("Namespace", "PriorityClass") else 1)
-        for obj in first:
-            await cluster.create(obj)
-        for group in scenario.nodes:
-            await cluster.create_nodes(group)
+        for obj in creation_order(scenario.objects):
+            await cluster.create_manifest(obj)
+
+    async def timeline() -> None:
+        await guarded("objects", initial_objects())
+        for i, group in enumerate(scenario.nodes):
+            await guarded(f"nodes[{i}]", cluster.create_nodes(group))
         cluster.start_schedulers()
         cluster.start_controllers()
         cluster.start_faults()
         for index, step in enumerate(scenario.steps):
-            await cluster.play(step, activity, timeouts, index)
+            path = f"steps[{index}].{step.__struct_config__.tag}"
+            await guarded(path, cluster.play(step, activity, timeouts, index))
         while True:
             quiet_until = activity.last_write + scenario.settle
             if clock.now() >= quiet_until:
@@ -478,6 +537,10 @@ async def _main(scenario: Scenario, seed: int, options: RunOptions, virtual: boo
             tg.create_task(bookmarks(), name="apiserver:bookmarks")
     except* _Stop:
         pass
+    except* StepError as group:
+        failure = group.exceptions[0]
+        assert isinstance(failure, StepError)
+        raise failure from None
     checked = invariants.finish(cluster)
     pods: list[Pod] = server.list("Pod")[0]
     results = check(scenario.expect, pods, overcommit.violations, server.list("Node")[0])

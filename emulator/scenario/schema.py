@@ -31,9 +31,10 @@ YAML verb        body                                            Struct
 
 Generated names (``NodeGroup`` and ``CreatePods``): object ``i`` (0-based) is named
 ``f"{namePrefix}-{i}"``, or ``f"{namePrefix}{i}"`` when the prefix already ends with
-``-``. ``labelValues`` are kept as written and resolved by ``NodeGroup.node(i)``: node
-``i`` gets ``values[i % len(values)]`` for each key (round-robin), on top of the
-template's labels.
+``-``. A group has at most ``MAX_GROUP_NODES`` nodes, a ``createPods`` step at most
+``MAX_CREATE_PODS`` pods. ``labelValues`` are kept as written and resolved by
+``NodeGroup.node(i)``: node ``i`` gets ``values[i % len(values)]`` for each key
+(round-robin), on top of the template's labels.
 
 Faults (top-level ``faults:`` and the step verb ``fault``) are tagged unions too
 (``tag_field`` ``type``); in YAML each is a one-key mapping ``{<kind>: <body>}``. They are
@@ -76,6 +77,8 @@ from emulator.api.core import LabelSelector, Node, Pod
 __all__ = [
     "AGENT_PATTERN",
     "API_VERBS",
+    "MAX_CREATE_PODS",
+    "MAX_GROUP_NODES",
     "PRECREATED_NAMESPACES",
     "ApiError",
     "ApiLatency",
@@ -118,6 +121,8 @@ __all__ = [
     "WatchCut",
     "WatchDelay",
     "WatchReorder",
+    "auto_namespaces",
+    "creation_order",
     "generated_name",
 ]
 
@@ -146,6 +151,10 @@ ImportPath = Annotated[
 RUN_DURATION_ANNOTATION: Final = "emulator.k8s.io/run-duration"
 PRECREATED_NAMESPACES: Final = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})
 """Namespaces a new cluster has (the runner also creates every namespace objects refer to)."""
+MAX_GROUP_NODES: Final = 100_000
+"""The most nodes one ``nodes`` entry or ``createNodes`` step may make."""
+MAX_CREATE_PODS: Final = 1_000_000
+"""The most pods one ``createPods`` step may make."""
 
 
 class Spec(msgspec.Struct, forbid_unknown_fields=True, rename="camel", kw_only=True, frozen=True):
@@ -169,7 +178,8 @@ class Delay(Spec, frozen=True, kw_only=True):
 
 class Latency(Spec, frozen=True, kw_only=True):
     api: Delay = Delay()
-    """Each API request, per direction (the Client adds it)."""
+    """Each API request: the delay before it reaches the server (the Client sleeps once,
+    before the call; the answer comes back at once)."""
     watch: Delay = Delay()
     """Each watch event's delivery."""
 
@@ -205,6 +215,9 @@ class CycleCost(Spec, frozen=True, kw_only=True):
 class SchedulerOptions(Spec, frozen=True, kw_only=True):
     assume_cache: bool = True
     queueing_hints: bool = True
+    in_flight_events: bool = True
+    """False: events arriving during a pod's scheduling attempt are lost (no in-flight events,
+    no ``moveRequestCycle``), for race experiments."""
     instances: PositiveInt = 1
     cycle_cost: CycleCost = CycleCost()
     plugins: dict[str, ImportPath] = {}
@@ -214,7 +227,7 @@ class SchedulerOptions(Spec, frozen=True, kw_only=True):
 class NodeGroup(Spec, frozen=True, kw_only=True):
     """``count`` nodes built from ``template`` (see the module docstring for names and labels)."""
 
-    count: PositiveInt
+    count: Annotated[int, msgspec.Meta(ge=1, le=MAX_GROUP_NODES)]
     name_prefix: str
     template: Node
     """The template with an empty ``metadata.name``."""
@@ -248,7 +261,7 @@ class Create(StepBase, tag="create", frozen=True, kw_only=True):
 
 
 class CreatePods(StepBase, tag="createPods", frozen=True, kw_only=True):
-    count: PositiveInt
+    count: Annotated[int, msgspec.Meta(ge=1, le=MAX_CREATE_PODS)]
     name_prefix: str
     template: Pod
     """The template with an empty ``metadata.name``."""
@@ -525,3 +538,27 @@ class Scenario(Spec, frozen=True, kw_only=True):
     """Armed from the start of the run (see the Faults table above)."""
     steps: list[Step] = []
     expect: list[Expectation] = []
+
+
+# --- what the runner creates, and in which order ------------------------------------------
+
+
+def creation_order(objects: list[ApiObject]) -> list[ApiObject]:
+    """``objects`` in the order the runner creates them: Namespaces and PriorityClasses
+    first (what the others need), the rest in file order."""
+    return sorted(objects, key=lambda o: 0 if o.kind in ("Namespace", "PriorityClass") else 1)
+
+
+def auto_namespaces(scenario: Scenario) -> list[str]:
+    """The namespaces the runner creates before ``objects``: the pre-created ones and every
+    namespace a manifest or ``createPods`` step names, except those the scenario creates
+    itself (a Namespace in ``objects`` or in any ``create`` step)."""
+    manifests = list(scenario.objects)
+    names = set(PRECREATED_NAMESPACES)
+    for step in scenario.steps:
+        if isinstance(step, Create):
+            manifests.extend(step.objects)
+        elif isinstance(step, CreatePods):
+            names.add(step.namespace or step.template.metadata.namespace or "default")
+    names.update(o.metadata.namespace for o in manifests if o.kind != "Namespace" and o.metadata.namespace)
+    return sorted(names - {o.metadata.name for o in manifests if o.kind == "Namespace"})

@@ -136,3 +136,137 @@ def test_bad_scheduler_configuration_exits_2_with_the_path(tmp_path: Path, sched
         assert out.returncode == 2, (out.stdout, out.stderr)
         assert "Traceback" not in out.stderr
         assert out.stderr.startswith(f"error: {broken}: {message}"), out.stderr
+
+
+# --- writes the API server would refuse: refused by validate and run alike -----------------
+
+_NODES = "nodes: [{count: 2, namePrefix: n, template: {status: {capacity: {cpu: '2', memory: 4Gi, pods: '10'}}}}]\n"
+_C = "[{name: c, image: busybox}]"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        pytest.param(
+            f"objects:\n  - {{apiVersion: v1, kind: Pod, metadata: {{name: p}}, spec: {{containers: {_C}}}}}\n"
+            f"  - {{apiVersion: v1, kind: Pod, metadata: {{name: p}}, spec: {{containers: {_C}}}}}\n",
+            'objects[1].metadata.name: Pod "default/p" already exists (created by objects[0])',
+            id="same-pod-twice",
+        ),
+        pytest.param(
+            f"steps:\n  - createPods: {{count: 2, namePrefix: web, template: {{spec: {{containers: {_C}}}}}}}\n"
+            f"  - createPods: {{count: 2, namePrefix: web, template: {{spec: {{containers: {_C}}}}}}}\n",
+            'steps[1].createPods.namePrefix: Pod "default/web-0" already exists (created by steps[0].createPods)',
+            id="create-pods-collide",
+        ),
+        pytest.param(
+            "steps:\n  - createNodes: {count: 1, namePrefix: n, template: {}}\n",
+            'steps[0].createNodes.namePrefix: Node "n-0" already exists (created by nodes[0])',
+            id="create-nodes-collide",
+        ),
+        pytest.param(
+            "steps:\n  - createPods: {count: 1, namePrefix: w, template: {spec: {priorityClassName: gold, "
+            f"containers: {_C}}}}}}}\n",
+            "steps[0].createPods.template.spec.priorityClassName: no PriorityClass with name gold was found "
+            "(define it in objects or an earlier create step)",
+            id="unknown-priority-class",
+        ),
+        pytest.param(
+            "objects: [{apiVersion: v1, kind: Pod, metadata: {name: p}, "
+            f"spec: {{priority: 5, containers: {_C}}}}}]\n",
+            "objects[0].spec.priority: the integer value of priority (5) must not be provided in pod spec; "
+            "priority admission controller computed 0 from the given PriorityClass name",
+            id="priority-mismatch",
+        ),
+        pytest.param(
+            "objects:\n"
+            "  - {apiVersion: scheduling.k8s.io/v1, kind: PriorityClass, metadata: {name: a}, value: 1, "
+            "globalDefault: true}\n"
+            "  - {apiVersion: scheduling.k8s.io/v1, kind: PriorityClass, metadata: {name: b}, value: 2, "
+            "globalDefault: true}\n",
+            "objects[1].globalDefault: PriorityClass a is already marked as default (created by objects[0])",
+            id="two-global-defaults",
+        ),
+        pytest.param(
+            "objects: [{apiVersion: v1, kind: Binding, metadata: {name: p}, target: {name: n-0}}]\n",
+            "objects[0].kind: a Binding cannot be created by a scenario: the scheduler binds pods "
+            "(to place a pod yourself, set its spec.nodeName)",
+            id="binding",
+        ),
+        pytest.param(
+            "steps:\n  - cordon: {node: nope}\n",
+            'steps[0].cordon.node: Node "nope" does not exist at this point',
+            id="cordon-missing-node",
+        ),
+        pytest.param(
+            "steps:\n  - delete: {kind: Namespace, name: default}\n",
+            'steps[0].delete.name: namespaces "default" is forbidden: this namespace may not be deleted',
+            id="delete-default-namespace",
+        ),
+        pytest.param(
+            "steps:\n  - delete: {kind: Pod, name: ghost}\n",
+            'steps[0].delete.name: Pod "default/ghost" does not exist at this point',
+            id="delete-missing-pod",
+        ),
+        pytest.param(
+            "faults: [{nodeHeartbeatStop: {node: n-7}}]\n",
+            'faults[0].nodeHeartbeatStop.node: no node "n-7" in the scenario '
+            "(nodes, objects, create and createNodes steps make them)",
+            id="fault-unknown-node",
+        ),
+        pytest.param(
+            "steps:\n  - createPods: {count: 1, namePrefix: w, template: {metadata: {annotations: "
+            f"{{emulator.k8s.io/run-duration: forever}}}}, spec: {{containers: {_C}}}}}}}\n",
+            'steps[0].createPods.template.metadata.annotations["emulator.k8s.io/run-duration"]: '
+            'expected a duration like 5ms, 1.5s, 2m or 1h30m, got "forever"',
+            id="run-duration",
+        ),
+        pytest.param(
+            "steps:\n  - createNodes: {count: 100000000000, namePrefix: m, template: {}}\n",
+            "steps[0].createNodes.count: expected an integer >= 1 and <= 100000, got 100000000000",
+            id="huge-count",
+        ),
+        pytest.param(
+            "seed: 1\nseed: 2\n",
+            'invalid YAML at line 4, column 1: mapping key "seed" already defined at line 3',
+            id="duplicate-key",
+        ),
+    ],
+)
+def test_refused_writes_exit_2_on_validate_and_run(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_text(f"name: t\n{_NODES}{text}")
+    for command in ("validate", "run"):
+        out = _emulator(command, str(path))
+        assert (out.returncode, out.stderr, out.stdout) == (2, f"error: {path}: {message}\n", ""), command
+
+
+def test_a_write_refused_during_the_run_aborts_it_with_one_line_and_keeps_the_trace(tmp_path: Path) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_text(
+        f"name: t\n{_NODES}steps:\n"
+        f"  - createPods: {{count: 2, namePrefix: web, template: {{spec: {{containers: {_C}}}}}}}\n"
+        "  - fault: {apiError: {verb: get, agent: runner}}\n"
+        "  - cordon: {node: n-0}\n"
+    )
+    assert _emulator("validate", str(path)).returncode == 0
+    trace = tmp_path / "trace.jsonl"
+    out = _emulator("run", str(path), "--trace", str(trace))
+    assert (out.returncode, out.stdout) == (2, "")
+    assert (
+        out.stderr
+        == f"error: {path}: steps[2].cordon: InternalError: Internal error occurred: injected by steps[1].fault\n"
+    )
+    lines = [json.loads(x) for x in trace.read_text().splitlines()]
+    assert [x["name"] for x in lines if x["kind"] == "Pod" and x["verb"] == "create"] == ["web-0", "web-1"]
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+@pytest.mark.parametrize(
+    ("option", "what"),
+    [pytest.param("--trace", "trace", id="trace"), pytest.param("--explain", "explanations", id="explain")],
+)
+def test_an_output_file_that_cannot_be_written_exits_2_with_one_line(option: str, what: str) -> None:
+    out = _emulator("run", "scenarios/quickstart.yaml", option, "/dev/full")
+    assert (out.returncode, out.stdout) == (2, "")
+    assert out.stderr == f"error: /dev/full: cannot write the {what}: No space left on device\n"

@@ -172,7 +172,8 @@ def test_a_step_fault_acts_only_once_armed() -> None:
 
 def test_from_scenario_numbers_top_level_faults_then_step_faults() -> None:
     text = (
-        "name: x\nfaults:\n  - apiError: {}\n  - watchCut: {agent: runner, at: 1s}\n"
+        "name: x\nobjects:\n  - {apiVersion: v1, kind: Node, metadata: {name: n}}\n"
+        "faults:\n  - apiError: {}\n  - watchCut: {agent: runner, at: 1s}\n"
         "steps:\n  - sleep: 1s\n  - fault: {nodeHeartbeatStop: {node: n}}\n"
     )
     p = FaultPlan.from_scenario(load_scenario_text(text, source="s.yaml", base_dir=Path(".")), Seeds(0))

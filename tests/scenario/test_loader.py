@@ -136,7 +136,7 @@ def test_full_scenario_steps() -> None:
     assert steps[5] == Uncordon(node="node-0")
     assert steps[6] == Sleep(duration=90.0)
     assert isinstance(steps[7], Create)
-    assert [o.metadata.name for o in steps[7].objects] == ["one-off", "team-a", "batch-0"]
+    assert [o.metadata.name for o in steps[7].objects] == ["one-off", "team-b", "batch-1"]
     assert steps[8] == Delete(kind="Pod", name="one-off", namespace="team-a")
     assert steps[9] == Delete(
         kind="Pod",
@@ -255,7 +255,11 @@ def test_error_attributes() -> None:
     with pytest.raises(ScenarioError) as info:
         load("name: x\nnodes: [{count: 0, namePrefix: n, template: {}}]\n")
     err = info.value
-    assert (err.file, err.path, err.detail) == ("scenario.yaml", "nodes[0].count", "expected an integer >= 1, got 0")
+    assert (err.file, err.path, err.detail) == (
+        "scenario.yaml",
+        "nodes[0].count",
+        "expected an integer >= 1 and <= 100000, got 0",
+    )
 
 
 # --- broken scenarios ---------------------------------------------------------------------
@@ -362,7 +366,7 @@ BROKEN = [
     ),
     pytest.param(
         "name: x\nnodes: [{count: three, namePrefix: n, template: {}}]\n",
-        'scenario.yaml: nodes[0].count: expected an integer >= 1, got "three"',
+        'scenario.yaml: nodes[0].count: expected an integer >= 1 and <= 100000, got "three"',
         id="nodes-count-string",
     ),
     pytest.param(
@@ -407,7 +411,7 @@ BROKEN = [
     ),
     pytest.param(
         "name: x\nnodes:\n  - {count: 2, namePrefix: n, template: {}}\n  - {count: 1, namePrefix: n-, template: {}}\n",
-        'scenario.yaml: nodes[1]: node name "n-0" is already used by nodes[0]',
+        'scenario.yaml: nodes[1].namePrefix: Node "n-0" already exists (created by nodes[0])',
         id="nodes-duplicate-names",
     ),
     pytest.param(
@@ -437,7 +441,7 @@ BROKEN = [
     ),
     pytest.param(
         f"name: x\nsteps:\n  - createPods: {{count: 0, namePrefix: p, template: {{spec: {POD}}}}}\n",
-        "scenario.yaml: steps[0].createPods.count: expected an integer >= 1, got 0",
+        "scenario.yaml: steps[0].createPods.count: expected an integer >= 1 and <= 1000000, got 0",
         id="create-pods-count-zero",
     ),
     pytest.param(

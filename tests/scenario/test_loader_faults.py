@@ -31,8 +31,12 @@ def load(text: str) -> Scenario:
     return load_scenario_text(text, source="scenario.yaml", base_dir=Path("."))
 
 
+NODES = "nodes: [{count: 2, namePrefix: node, template: {}}]\n"
+"""node-0 and node-1, for the faults aimed at a node."""
+
+
 def faults(body: str) -> str:
-    return f"name: x\nfaults:\n  - {body}\n"
+    return f"name: x\n{NODES}faults:\n  - {body}\n"
 
 
 GOOD = [
@@ -99,8 +103,8 @@ def test_each_fault_kind_loads_typed(body: str, expected: object) -> None:
 
 
 def test_fault_step_is_armed_by_its_step_with_its_at() -> None:
-    s = load("name: x\nsteps:\n  - at: 2m\n    fault: {nodeHeartbeatStop: {node: n1, stop: 5m}}\n")
-    assert s.steps == [Fault(at=120.0, fault=NodeHeartbeatStop(node="n1", stop=300.0))]
+    s = load(f"name: x\n{NODES}steps:\n  - at: 2m\n    fault: {{nodeHeartbeatStop: {{node: node-1, stop: 5m}}}}\n")
+    assert s.steps == [Fault(at=120.0, fault=NodeHeartbeatStop(node="node-1", stop=300.0))]
 
 
 def test_scheduler_fault_keeps_its_configuration_and_path() -> None:

@@ -37,6 +37,12 @@ hint is "Queue"; a failed pod goes to backoffQ if a move request arrived since i
 unschedulable pods move them if anything but status changed; no in-flight events are recorded
 and an update of an in-flight pod adds it to activeQ again (as upstream).
 
+In-flight protection off (``in_flight_events=False``, ``schedulerOptions.inFlightEvents: false``,
+for race experiments): no event is recorded for in-flight pods and ``moveRequestCycle`` is
+ignored, so a failed pod with a rejector always goes to unschedulablePods -- an event that
+arrived during its attempt is lost and the pod waits for the next event or the 5-minute
+leftover flush (upstream's queue before in-flight tracking). Pods are still tracked in flight.
+
 Deviations, for determinism or the one-place invariant: unschedulablePods iterates in insertion
 order; heap ties go first-added first; ``update`` stops evaluating a pod's update events once the
 pod has left unschedulablePods (upstream continues when pop-from-backoffQ is off and could then
@@ -105,6 +111,7 @@ class SchedulingQueue:
         hints: HintsFn,
         registered_events: Iterable[ClusterEvent] | None = None,
         queueing_hints: bool = True,
+        in_flight_events: bool = True,
         pop_from_backoff_q: bool = True,
         pod_initial_backoff: float = DEFAULT_POD_INITIAL_BACKOFF,
         pod_max_backoff: float = DEFAULT_POD_MAX_BACKOFF,
@@ -117,7 +124,8 @@ class SchedulingQueue:
         event-of-interest short-cut (upstream scans all profiles' hint maps); ``None`` treats
         every event as of interest. ``pre_check_for_node(pod, node)``: with hints off, filters
         which unschedulable pods a Node add/update may move (upstream ``preCheckForNode``).
-        ``namespace_labels(ns)``: for affinity terms with a namespaceSelector."""
+        ``namespace_labels(ns)``: for affinity terms with a namespaceSelector. ``in_flight_events``:
+        False switches the in-flight protection off (see the module docstring)."""
         self._clock = clock
         self._pre_enqueue = pre_enqueue
         self._decide = HintEvaluator(
@@ -127,6 +135,9 @@ class SchedulingQueue:
             namespace_labels=namespace_labels,
         )
         self._qhints = queueing_hints
+        self._in_flight_events = in_flight_events
+        self._record = queueing_hints and in_flight_events
+        """Record events for in-flight pods (QueueingHints on, protection on)."""
         self._pop_from_backoff_q = pop_from_backoff_q
         self._max_in_unschedulable = pod_max_in_unschedulable
         self._pre_check_for_node = pre_check_for_node
@@ -249,9 +260,9 @@ class SchedulingQueue:
         events: list[ClusterEvent] = []
         if self._qhints:
             events = ev.pod_scheduling_properties_change(new, old)
-            # In flight: the attempt will be judged against these events when it comes back.
-            if self._in_flight.add_events_if_pod_in_flight(new.metadata.uid, old, new, events):
-                return
+        # In flight: the attempt will be judged against these events when it comes back.
+        if self._record and self._in_flight.add_events_if_pod_in_flight(new.metadata.uid, old, new, events):
+            return
         qpi = self._active.get(key)
         if qpi is not None:
             qpi.update(new)
@@ -298,7 +309,7 @@ class SchedulingQueue:
         for pod in pods:
             if self._activate_one(pod):
                 continue
-            if self._qhints:
+            if self._record:
                 self._in_flight.add_events_if_pod_in_flight(pod.metadata.uid, None, pod, [ev.EventForceActivate])
             self._move_request_cycle = self._cycle
 
@@ -391,12 +402,16 @@ class SchedulingQueue:
             qpi.timestamp = self._clock.now()
             qpi.backoff_expiration = None
             if not self._qhints:
-                if self._move_request_cycle >= scheduling_cycle or not qpi.rejector_plugins():
+                moved = self._in_flight_events and self._move_request_cycle >= scheduling_cycle
+                if moved or not qpi.rejector_plugins():
                     self._move_to_backoff(qpi, ev.SCHEDULE_ATTEMPT_FAILURE)
                 else:
                     self._add_unschedulable(qpi, ev.SCHEDULE_ATTEMPT_FAILURE)
                 return True
-            strategy = self._decide.for_in_flight_pod(qpi, self._in_flight.events_for_pod(qpi.uid))
+            recorded = self._in_flight.events_for_pod(qpi.uid)
+            if recorded is not None and not self._in_flight_events:
+                recorded = []  # protection off: whatever arrived during the attempt is lost
+            strategy = self._decide.for_in_flight_pod(qpi, recorded)
             self._requeue(qpi, strategy, ev.SCHEDULE_ATTEMPT_FAILURE)
             return True
         finally:
@@ -452,7 +467,7 @@ class SchedulingQueue:
             self._unschedulable.pop(qpi.key, None)
             self._requeue(qpi, strategy, label)
         self._move_request_cycle = self._cycle
-        if self._qhints:
+        if self._record:
             self._in_flight.add_event_if_any_in_flight(event, old, new)
 
     # --- moving between sub-queues ---------------------------------------------------------
