@@ -64,9 +64,11 @@ def _parser() -> argparse.ArgumentParser:
     val = sub.add_parser("validate", help="check a scenario file", description="Check a scenario file; run nothing.")
     val.add_argument("file", type=Path, help="scenario YAML file")
     from emulator import explain_cli, hunt
+    from emulator.bench import command as bench
 
     explain_cli.add_parser(sub)
     hunt.add_parser(sub)
+    bench.add_parser(sub)
     return p
 
 
@@ -202,6 +204,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     out = Console(highlight=False, soft_wrap=True)
     from emulator.explain_cli import ExplainError
+    from emulator.bench.workloads import WorkloadError
     from emulator.hunt import HuntError
 
     try:
@@ -215,6 +218,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from emulator import hunt
 
             return hunt.run(args)
+        if args.command == "bench":
+            from emulator.bench import command as bench
+
+            return bench.run(args)
         return _validate(args, out)
     except (ScenarioError, StepError, UsageError, ExplainError, HuntError) as err:
         print(f"error: {err}", file=sys.stderr)
