@@ -120,7 +120,7 @@ def failure_of(result: Any) -> tuple[str, float] | None:
         return reason, (result.simulated_seconds if t == float("inf") else t)
     for e in result.expectations:
         if not e.passed:
-            return f"expectation {e.name}: {e.detail}", result.simulated_seconds
+            return f"expectation {e.name} failed ({e.detail})", result.simulated_seconds
     if result.waits_timed_out:
         return result.waits_timed_out[0], result.simulated_seconds
     if not result.passed:

@@ -103,7 +103,7 @@ CLEAN = InvariantResult("noDoubleBinding", 0)
         ),
         pytest.param(
             result(expectations=(OK, BAD), waits=("waitFor podsRunning timed out after 300s",)),
-            ("expectation podsScheduled: all: 2 of 3 pods", 60.0),
+            ("expectation podsScheduled: all failed (2 of 3 pods)", 60.0),
             id="expectation-before-wait",
         ),
         pytest.param(
@@ -129,7 +129,7 @@ def test_hunt_finds_exactly_the_seeds_that_fail(tmp_path: Path) -> None:
     assert [o.seed for o in report.outcomes] == list(seeds)
     assert [o.seed for o in report.failures] == failing
     for o in report.failures:
-        assert o.reason == "expectation podOnNode: default/web-0 on node-0: pod is on node-1 (Running)"
+        assert o.reason == "expectation podOnNode: default/web-0 on node-0 failed (pod is on node-1 (Running))"
         assert o.t is not None
         assert o.t > 0
     assert not report.stopped_early
@@ -146,7 +146,7 @@ def test_json_report_and_exit_status(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert [f["seed"] for f in doc["failures"]] == [10, 11, 12]
     for f in doc["failures"]:
         assert list(f) == ["seed", "reason", "t", "replay"]
-        assert f["reason"] == "expectation podsRunning: 5: 1 of 1 pods"
+        assert f["reason"] == "expectation podsRunning: 5 failed (1 of 1 pods)"
         assert isinstance(f["t"], float)
         assert f["replay"] == f"python -m emulator run {path} --seed {f['seed']} --trace out.jsonl"
 
@@ -158,7 +158,7 @@ def test_text_report_lists_failures_and_replay_commands(tmp_path: Path, capsys: 
     out = capsys.readouterr().out
     assert status == 1
     assert "tie: 2 of 2 seeds failed" in out
-    assert "expectation podsRunning: 5: 1 of 1 pods" in out
+    assert "expectation podsRunning: 5 failed (1 of 1 pods)" in out
     assert f"  python -m emulator run {path} --seed 0 --trace out.jsonl\n" in out
     assert f"  python -m emulator run {path} --seed 1 --trace out.jsonl\n" in out
 

@@ -64,7 +64,7 @@ def test_hunt_finds_the_planted_race_and_prints_replay_commands(capsys: pytest.C
     with ThreadPoolExecutor(max_workers=2) as pool:
         report = hunt.hunt_seeds(file, HUNT_SEEDS, pool)
     assert [o.seed for o in report.failures] == FAILING_IN_HUNT
-    assert all(o.reason == "expectation podsFailed: 0: 1 of 2 pods" for o in report.failures)
+    assert all(o.reason == "expectation podsFailed: 0 failed (1 of 2 pods)" for o in report.failures)
 
     parser = argparse.ArgumentParser(prog="python -m emulator")
     hunt.add_parser(parser.add_subparsers(dest="command"))
