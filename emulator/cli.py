@@ -198,14 +198,14 @@ def _validate(args: argparse.Namespace, out: Console) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from emulator.bench.workloads import WorkloadError
+    from emulator.explain_cli import ExplainError
+    from emulator.hunt import HuntError
     from emulator.scenario.loader import ScenarioError
     from emulator.scenario.runner import StepError
 
     args = _parser().parse_args(argv)
     out = Console(highlight=False, soft_wrap=True)
-    from emulator.explain_cli import ExplainError
-    from emulator.bench.workloads import WorkloadError
-    from emulator.hunt import HuntError
 
     try:
         if args.command == "run":
@@ -223,7 +223,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             return bench.run(args)
         return _validate(args, out)
-    except (ScenarioError, StepError, UsageError, ExplainError, HuntError) as err:
+    except (ScenarioError, StepError, UsageError, ExplainError, HuntError, WorkloadError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -31,6 +31,10 @@ drive queueing hints); the pod gets ``PodScheduled=False`` with reason ``Unsched
 Metrics (``schedule_attempts_total`` as upstream): an attempt counts ``scheduled`` when its
 binding succeeds, ``unschedulable`` on a rejection, ``error`` otherwise.
 
+Filter and Score run vectorised over the snapshot's ``NodeTable`` (``framework/vectorized.py``:
+the same feasible nodes, processed count, statuses, scores and host as the per-node path, which
+``SchedulerOptions(vectorized=False)`` restores); ``explain`` always takes the per-node path.
+
 ``schedulerOptions.assumeCache: false`` removes the assume step: the cache learns of a
 binding only from the watch, so two quick cycles can pick the same free room (a race the
 kubelet's admission then settles). ``queueingHints: false`` gives the pre-1.32 queue;
@@ -47,14 +51,18 @@ import random
 import time
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any, Final
 
+import numpy as np
 from msgspec.structs import replace
 
 from agents.scheduler.cache import Cache, CacheError, Snapshot
 from agents.scheduler.eventhandlers import EventHandlers, NodeEvents, node_update_events
+from agents.scheduler.framework import vectorized
 from agents.scheduler.framework.diagnosis import Diagnosis, FitError
 from agents.scheduler.framework.interface import NodeToStatus, NominatingMode, PluginFactory, ProfileSpec
+from agents.scheduler.framework.node_table import IntArray
 from agents.scheduler.framework.runtime import Framework
 from agents.scheduler.framework.types import (
     PODS_TO_ACTIVATE_KEY,
@@ -131,6 +139,8 @@ class SchedulerOptions:
     pod_max_backoff: float = 10.0
     explain: Callable[..., None] | None = None
     """Called after every attempt with its per-plugin explanation (``run --explain``)."""
+    vectorized: bool = True
+    """Filter and Score over the snapshot's NodeTable (False: node by node; same results)."""
 
 
 class NamespaceLister:
@@ -228,6 +238,8 @@ class Scheduler(EventHandlers):
         self._events: dict[tuple[str, str, str], tuple[str, int]] = {}
         self._evaluated = 0
         """Nodes the current cycle evaluated (for ``cycleCost.perNode``)."""
+        self._feasible_rows: IntArray | None = None
+        """The table rows of the last vectorised search's feasible nodes (same order)."""
         self._tg: asyncio.TaskGroup | None = None
         self.ready = asyncio.Event()
 
@@ -420,11 +432,27 @@ class Scheduler(EventHandlers):
             raise FitError(pod, self.snapshot.num_nodes(), diagnosis)
         if len(feasible) == 1:
             return _Scheduled(feasible[0].name, evaluated, 1)
+        rows = self._feasible_rows
+        if rows is not None and fwk.has_score_plugins():
+            return _Scheduled(self._prioritize_rows(fwk, state, pod, feasible, rows), evaluated, len(feasible))
         totals = self.prioritize_nodes(fwk, state, pod, feasible)
         return _Scheduled(select_host(totals, self.rng), evaluated, len(feasible))
 
+    def _prioritize_rows(
+        self, fwk: Framework, state: CycleState, pod: Pod, nodes: list[NodeInfo], rows: IntArray
+    ) -> str:
+        """``prioritize_nodes`` + ``select_host`` over table rows: the chosen node's name."""
+        status = fwk.run_pre_score_plugins(state, pod, nodes)
+        if not status.is_success():
+            raise _SchedulingError(status)
+        totals, status = fwk.score_rows(state, pod, self.snapshot.table, rows, nodes)
+        if not status.is_success():
+            raise _SchedulingError(status)
+        return nodes[vectorized.select_host(totals, self.rng)].name
+
     def find_nodes_that_fit(self, fwk: Framework, state: CycleState, pod: Pod) -> tuple[list[NodeInfo], Diagnosis, int]:
         diagnosis = Diagnosis(node_to_status=NodeToStatus())
+        self._feasible_rows = None
         all_nodes = self.snapshot.node_info_list
         pre, status, plugins = fwk.run_pre_filter_plugins(state, pod, all_nodes)
         diagnosis.unschedulable_plugins.update(plugins)
@@ -462,6 +490,7 @@ class Scheduler(EventHandlers):
         self, fwk: Framework, state: CycleState, pod: Pod, diagnosis: Diagnosis, nodes: list[NodeInfo]
     ) -> tuple[list[NodeInfo], int]:
         """The feasible nodes from the start index, and how many nodes were processed."""
+        self._feasible_rows = None
         n = len(nodes)
         if n == 0:
             return [], 0
@@ -475,6 +504,18 @@ class Scheduler(EventHandlers):
         if not fwk.has_filter_plugins():
             chosen = [nodes[(start + i) % n] for i in range(to_find)]
             return chosen, len(chosen)
+        if self.options.vectorized:
+            table = self.snapshot.table
+            candidates = None
+            if nodes is not self.snapshot.node_info_list:
+                candidates = np.array([table.index[ni.name] for ni in nodes], dtype=np.int64)
+            rows, processed, error = fwk.find_feasible_rows(state, pod, table, candidates, start, to_find, diagnosis)
+            if error is not None:
+                raise _SchedulingError(error)
+            self._feasible_rows = rows
+            if len(rows) <= 1:
+                return [table.infos[r] for r in rows.tolist()], processed
+            return list(itemgetter(*rows.tolist())(table.infos)), processed
         feasible: list[NodeInfo] = []
         failures = 0
         for i in range(n):

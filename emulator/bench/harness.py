@@ -28,7 +28,10 @@ ends, later steps are skipped): the workload is then reported ``complete: false`
 missing from the registry, or the 150k-pod scale workload on a slow machine. Metrics are those
 of the measured phase only: the scheduler's attempts and e2e durations recorded during it, the
 extension-point timers, the bindings of the measured namespace (throughput, ``metrics.py``);
-peak RSS covers the whole workload. It does not own the workload file (``workloads.py``) or
+peak RSS covers the whole workload. Before the measured phase the harness collects and then
+``gc.freeze()``s what the set-up created (``run_workload`` unfreezes at the end), so the garbage
+collector's full passes during the measurement do not walk thousands of long-lived nodes and pods
+(the asyncio-runtime research, §3.4 and §8). It does not own the workload file (``workloads.py``) or
 the output (``command.py``).
 """
 
@@ -143,7 +146,10 @@ def run_workload(workload: Workload, options: BenchOptions, progress: ProgressHo
     """Run ``workload`` on a fresh real-time loop (uvloop) and measure it."""
     gc.collect()
     reset_peak_rss()
-    result = run(lambda: run_workload_async(workload, options, progress), virtual=False)
+    try:
+        result = run(lambda: run_workload_async(workload, options, progress), virtual=False)
+    finally:
+        gc.unfreeze()
     gc.collect()
     return result
 
@@ -331,6 +337,10 @@ class _Play:
         self.ensure_namespace(ns)
         stage = f"createPods[{i}]" + (" (measured)" if step.collect_metrics else "")
         if step.collect_metrics:
+            # The set-up's objects (nodes, earlier pods) live to the end: out of the collector's
+            # sight, so that a full collection during the measured phase does not walk them.
+            gc.collect()
+            gc.freeze()
             self.tracker.measured_ns = ns
             self.marks_start = self.marks()
             self.t_start = time.perf_counter()

@@ -16,7 +16,8 @@ records bindings, and the timers around the Filter and Score extension points.
   ``framework_extension_point_duration_seconds{extension_point="Filter"}`` around the whole
   feasible-node search, not per node, and only when the profile has Filter plugins) and of
   ``RunScorePlugins``. They wrap the scheduler's ``_find_feasible`` and each framework's
-  ``run_score_plugins`` on the instances; the scheduler's code is not changed.
+  ``run_score_plugins`` and ``score_rows`` (its vectorised twin) on the instances; the
+  scheduler's code is not changed.
 
 Wall time is read here on purpose: this is a benchmark of the real-time path, as the
 scheduler's own ``attempt_wall_seconds`` is.
@@ -172,6 +173,7 @@ class ExtensionPointTimers:
         for fwk in scheduler.frameworks.values():
             if ExtensionPoint.Score in fwk.list_plugins():
                 fwk.run_score_plugins = self._timed(fwk.run_score_plugins, self.score)  # type: ignore[method-assign]
+                fwk.score_rows = self._timed(fwk.score_rows, self.score)  # type: ignore[method-assign]
 
     @staticmethod
     def _timed(fn: Callable[..., Any], into: list[float]) -> Callable[..., Any]:

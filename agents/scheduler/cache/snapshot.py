@@ -25,6 +25,10 @@ runtime reported and normalizes only the pod's image; normalizing both sides is 
 tagged or digested names real runtimes report and lets ImageLocality find ``nginx`` as
 ``nginx:latest``.
 
+The columnar view (``table``, a ``framework.node_table.NodeTable`` for the vectorised Filter
+and Score) is built on first use after a rebuild and then kept row by row: ``_replace`` updates
+the rows of the NodeInfos it puts in place, ``_rebuild`` drops the table.
+
 What it does not own: the cache's book-keeping (``cache.py``), the node order (``node_tree.py``),
 NodeInfo arithmetic (``framework/types.py``).
 """
@@ -34,6 +38,7 @@ from __future__ import annotations
 import builtins
 from collections.abc import Iterable
 
+from agents.scheduler.framework.node_table import NodeTable
 from agents.scheduler.framework.types import ImageStateSummary, NodeInfo, PodInfo
 from emulator.api.core import Node, Pod
 
@@ -65,6 +70,7 @@ class Snapshot:
         "_affinity_index",
         "_anti_affinity_index",
         "_index",
+        "_table",
         "generation",
         "have_pods_with_affinity_node_info_list",
         "have_pods_with_required_anti_affinity_node_info_list",
@@ -82,6 +88,7 @@ class Snapshot:
         self._index: dict[str, int] = {}
         self._affinity_index: dict[str, int] = {}
         self._anti_affinity_index: dict[str, int] = {}
+        self._table: NodeTable | None = None
 
     @classmethod
     def from_objects(cls, pods: Iterable[Pod], nodes: Iterable[Node]) -> Snapshot:
@@ -133,6 +140,13 @@ class Snapshot:
     def __len__(self) -> int:
         return len(self.node_info_list)
 
+    @property
+    def table(self) -> NodeTable:
+        """The columnar view of ``node_info_list`` (built on first use, then kept current)."""
+        if self._table is None:
+            self._table = NodeTable(self.node_info_list)
+        return self._table
+
     def __repr__(self) -> str:
         return (
             f"<Snapshot nodes={len(self.node_info_list)} "
@@ -148,6 +162,7 @@ class Snapshot:
         infos = self.node_info_map
         self.node_info_list = [infos[name] for name in order if name in infos]
         self._index = {info.name: i for i, info in enumerate(self.node_info_list)}
+        self._table = None
         self._rebuild_affinity_lists()
 
     def _rebuild_affinity_lists(self) -> None:
@@ -168,6 +183,7 @@ class Snapshot:
         the caller rebuilds them (``_rebuild_affinity_lists``) afterwards.
         """
         ok = True
+        table = self._table
         for info in infos:
             name = info.name
             i = self._index.get(name)
@@ -175,6 +191,8 @@ class Snapshot:
                 ok = False
                 continue
             self.node_info_list[i] = info
+            if table is not None:
+                table.update_row(i, info)
             j = self._affinity_index.get(name)
             if j is not None:
                 self.have_pods_with_affinity_node_info_list[j] = info

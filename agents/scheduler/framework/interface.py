@@ -28,6 +28,13 @@ alone; a plugin without it is registered for every cluster event (the wildcard),
 Sync vs async: everything runs synchronously in the scheduling cycle except ``pre_bind`` and
 ``bind`` (the binding cycle talks to the API server); ``post_bind`` is synchronous and informational.
 
+Vectorised companions (optional, beside the per-node reference methods; ``vectorized.py`` runs
+them): ``VectorFilterPlugin.filter_all`` gives ``FilterCodes`` for many table rows at once,
+``VectorScorePlugin.score_all`` the raw scores, ``VectorScoreExtensions.normalize_score_all`` the
+normalized ones. Either may return ``None`` for a pod or table it cannot handle exactly (the
+runtime then calls the per-node method for that plugin). They must agree with the per-node
+methods on every row: same statuses (code and reasons), same integers.
+
 Statuses: an expected "no" is a ``Status`` (never a raise). Plugins need not set ``Status.plugin``;
 the runtime stamps it. A plugin raising an exception is a bug and propagates.
 
@@ -46,6 +53,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from emulator.api.core import Pod
 from emulator.runtime.clock import Clock
 
+from .node_table import IntArray, NodeTable
 from .types import ClusterEventWithHint, Code, CycleState, NodeInfo, NodeScore, PodInfo, Status
 from .waiting_pods import WaitingPod
 
@@ -57,6 +65,7 @@ __all__ = [
     "BindPlugin",
     "EnqueueExtensions",
     "ExtensionPoint",
+    "FilterCodes",
     "FilterPlugin",
     "Handle",
     "NodePluginScores",
@@ -83,6 +92,9 @@ __all__ = [
     "ScoreExtensions",
     "ScorePlugin",
     "SharedLister",
+    "VectorFilterPlugin",
+    "VectorScoreExtensions",
+    "VectorScorePlugin",
 ]
 
 MAX_TIMEOUT_SECONDS = 15 * 60
@@ -347,6 +359,36 @@ class ScorePlugin(Plugin, Protocol):
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status]: ...
 
     def score_extensions(self) -> ScoreExtensions | None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class FilterCodes:
+    """A vectorised Filter verdict over table rows: ``codes[i] == 0`` is Success, ``k > 0``
+    is ``statuses[k]`` (a rejection; ``statuses[0]`` is unused). ``codes`` None: every row passes."""
+
+    codes: IntArray | None
+    statuses: Sequence[Status] = ()
+
+
+@runtime_checkable
+class VectorFilterPlugin(Protocol):
+    def filter_all(self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray) -> FilterCodes | None:
+        """The verdict for ``table`` rows ``rows`` (what ``filter`` says of each), or None."""
+        ...
+
+
+@runtime_checkable
+class VectorScorePlugin(Protocol):
+    def score_all(self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray) -> IntArray | None:
+        """``score`` of each of ``rows`` (int64), or None (then ``score`` runs per node)."""
+        ...
+
+
+@runtime_checkable
+class VectorScoreExtensions(Protocol):
+    def normalize_score_all(self, state: CycleState, pod: Pod, scores: IntArray) -> IntArray:
+        """What ``normalize_score`` makes of ``scores`` (a new array)."""
+        ...
 
 
 @runtime_checkable

@@ -21,6 +21,11 @@ messages:
 | Bind         | in order (async)                       | first non-Skip; none / all Skip → Skip                |
 | PostBind     | all                                    | informational                                         |
 
+Vectorised runners (``vectorized.py``, over the snapshot's ``NodeTable``): ``find_feasible_rows``
+and ``score_rows`` give the Filter and Score results of the per-node runners for many nodes at
+once, using plugins' ``filter_all`` / ``score_all`` where offered and their per-node methods
+elsewhere; nodes with nominated pods take ``run_filter_plugins_with_nominated_pods``.
+
 Plugin statuses are stamped with the plugin's name. The Framework is also the plugins'
 ``Handle``. Everything is synchronous except ``wait_on_permit``, ``run_pre_bind_plugins`` and
 ``run_bind_plugins``. It does not own the order of the scheduling cycle, node sampling, host
@@ -33,9 +38,13 @@ import random
 from collections.abc import Callable, Coroutine, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from emulator.api.core import Pod
 from emulator.runtime.clock import Clock
 
+from . import vectorized
+from .diagnosis import Diagnosis
 from .interface import (
     MAX_TIMEOUT_SECONDS,
     BindPlugin,
@@ -64,6 +73,7 @@ from .interface import (
     ScorePlugin,
     SharedLister,
 )
+from .node_table import IntArray, NodeTable
 from .plugin_set import build_plugins, enqueue_events
 from .types import (
     MAX_NODE_SCORE,
@@ -311,6 +321,50 @@ class Framework:
             return status
         return self.run_filter_plugins(state, pod, node_info)
 
+    def find_feasible_rows(
+        self,
+        state: CycleState,
+        pod: Pod,
+        table: NodeTable,
+        candidates: IntArray | None,
+        start: int,
+        to_find: int,
+        diagnosis: Diagnosis,
+    ) -> tuple[IntArray, int, Status | None]:
+        """Upstream's sampled search over ``candidates`` (table rows; None: all) from position
+        ``start``: (feasible rows, nodes processed, an Error status or None); failures go into
+        ``diagnosis`` as the per-node search would put them."""
+        plugins = [p for p in self._points[ExtensionPoint.Filter] if p.name not in state.skip_filter_plugins]
+        return vectorized.find_feasible(
+            plugins,
+            state,
+            pod,
+            table,
+            candidates,
+            start,
+            to_find,
+            diagnosis,
+            self._nominated_rows(table),
+            self.run_filter_plugins_with_nominated_pods,
+        )
+
+    def _nominated_rows(self, table: NodeTable) -> np.ndarray[Any, np.dtype[np.bool_]] | None:
+        """Rows of nodes with nominated pods (None: there are none)."""
+        nominator = self._nominator
+        if nominator is None:
+            return None
+        names_of = getattr(nominator, "nominated_node_names", None)
+        if names_of is not None:
+            names: list[str] = names_of()
+        else:
+            names = [info.name for info in table.infos if nominator.nominated_pods_for_node(info.name)]
+        rows = [i for i in (table.index.get(n) for n in names) if i is not None]
+        if not rows:
+            return None
+        mask = np.zeros(table.size, dtype=bool)
+        mask[rows] = True
+        return mask
+
     def run_post_filter_plugins(
         self, state: CycleState, pod: Pod, filtered_node_status: NodeToStatus
     ) -> tuple[PostFilterResult | None, Status]:
@@ -389,6 +443,16 @@ class Framework:
                 nps.total_score += normalized * weight
             out.append(nps)
         return out, SUCCESS
+
+    def score_rows(
+        self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray, nodes: list[NodeInfo]
+    ) -> tuple[IntArray, Status]:
+        """The totals ``run_score_plugins`` gives ``nodes`` (= ``table`` rows ``rows``), or its Error."""
+        plugins = [p for p in self._points[ExtensionPoint.Score] if p.name not in state.skip_score_plugins]
+        try:
+            return vectorized.score(plugins, self.score_plugin_weight, state, pod, table, rows, nodes), SUCCESS
+        except vectorized.ScoreError as err:
+            return np.zeros(0, dtype=np.int64), err.status
 
     # --- reserve and permit -----------------------------------------------------------------
 

@@ -4,6 +4,8 @@ What it owns: ``default_normalize_score`` (upstream ``helper.DefaultNormalizeSco
 normalization used by TaintToleration (reversed), NodeAffinity and InterPodAffinity-style
 plugins whose raw scores are unbounded counts or weight sums.
 
+``default_normalize_score_all`` is the same over a NumPy array (the vectorised Score path).
+
 It does not own any plugin state; it rewrites the ``NodeScore`` list in place and returns a
 Status, like a ``ScoreExtensions.normalize_score`` would.
 
@@ -24,9 +26,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
+from agents.scheduler.framework.node_table import IntArray
 from agents.scheduler.framework.types import NodeScore, Status
 
-__all__ = ["DefaultNormalizeScore", "default_normalize_score"]
+__all__ = ["DefaultNormalizeScore", "default_normalize_score", "default_normalize_score_all", "go_div_all"]
 
 
 def _go_div(a: int, b: int) -> int:
@@ -50,6 +55,21 @@ def default_normalize_score(max_priority: int, reverse: bool, scores: Sequence[N
         v = _go_div(max_priority * s.score, max_count)
         s.score = max_priority - v if reverse else v
     return Status.success()
+
+
+def go_div_all(a: IntArray, b: int) -> IntArray:
+    """``a / b`` element-wise, truncated toward zero (Go's int64 division); ``b > 0``."""
+    q = np.abs(a) // b
+    return np.where(a >= 0, q, -q)
+
+
+def default_normalize_score_all(max_priority: int, reverse: bool, scores: IntArray) -> IntArray:
+    """``default_normalize_score`` over an array: a new array, the same integers."""
+    max_count = max(int(scores.max()), 0) if len(scores) else 0
+    if max_count == 0:
+        return np.full(len(scores), max_priority, dtype=np.int64) if reverse else scores.copy()
+    v = go_div_all(max_priority * scores, max_count)
+    return max_priority - v if reverse else v
 
 
 DefaultNormalizeScore = default_normalize_score

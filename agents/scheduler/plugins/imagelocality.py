@@ -17,17 +17,24 @@ For each init and regular container whose image, normalized (``normalized_image_
 (``handle.snapshot_shared_lister().node_info_list``). No NormalizeScore: the score is already in
 [0, 100]. No events: a Score plugin never rejects a pod.
 
+``score_all`` (vectorised): per image, the scaled score of every node as a ``NodeTable`` derived
+column (re-evaluated whenever a node's NodeInfo changes: its image counts are re-snapshotted
+then), summed over the containers and clamped/scaled on arrays.
+
 It does not own the image bookkeeping (``ImageStateSummary`` per node, kept by the cache and
 snapshot) nor the name normalization (``agents.scheduler.cache``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Final
+
+import numpy as np
 
 from agents.scheduler.cache import normalized_image_name
 from agents.scheduler.framework.interface import Handle
+from agents.scheduler.framework.node_table import IntArray, NodeTable
 from agents.scheduler.framework.types import (
     MAX_NODE_SCORE,
     SUCCESS,
@@ -83,6 +90,14 @@ def calculate_priority(sum_scores: int, num_containers: int) -> int:
     return MAX_NODE_SCORE * (sum_scores - MIN_THRESHOLD) // (max_threshold - MIN_THRESHOLD)
 
 
+def _scaled(image: str, total_num_nodes: int) -> Callable[[NodeInfo], int]:
+    def fn(node_info: NodeInfo) -> int:
+        state = node_info.image_states.get(image)
+        return scaled_image_score(state, total_num_nodes) if state is not None else 0
+
+    return fn
+
+
 class ImageLocality:
     name = NAME
 
@@ -97,6 +112,26 @@ class ImageLocality:
             return 0, SUCCESS
         num_containers = len(pod.spec.init_containers) + len(pod.spec.containers)
         return calculate_priority(sum_image_scores(node_info, pod, total_num_nodes), num_containers), SUCCESS
+
+    def score_all(self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray) -> IntArray | None:
+        if self._handle is None:
+            return None
+        total_num_nodes = len(self._handle.snapshot_shared_lister().node_info_list)
+        num_containers = len(pod.spec.init_containers) + len(pod.spec.containers)
+        if total_num_nodes == 0:
+            return np.zeros(len(rows), dtype=np.int64)
+        if num_containers == 0:
+            return None
+        sums = np.zeros(len(rows), dtype=np.int64)
+        if table.any_images:
+            for c in (*pod.spec.init_containers, *pod.spec.containers):
+                name = normalized_image_name(c.image)
+                sums += table.derived(("ImageLocality", name, total_num_nodes), _scaled(name, total_num_nodes), "info")[
+                    rows
+                ]
+        max_threshold = MAX_CONTAINER_THRESHOLD * num_containers
+        clamped = np.where(sums < MIN_THRESHOLD, MIN_THRESHOLD, np.minimum(sums, max_threshold))
+        return MAX_NODE_SCORE * (clamped - MIN_THRESHOLD) // (max_threshold - MIN_THRESHOLD)
 
     def score_extensions(self) -> None:
         return None

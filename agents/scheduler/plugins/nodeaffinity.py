@@ -27,6 +27,10 @@ Score           Σ weights of matching preferred terms (pod's + ``addedAffinity`
 NormalizeScore  ``default_normalize_score(100, reverse=False)``: 100 * s // max (max 0: as is)
 ==============  ===========================================================================
 
+Vectorised (``filter_all`` / ``score_all`` / ``normalize_score_all``): the per-node matchers
+above, evaluated once per node and constraint as ``NodeTable`` derived columns keyed by the
+constraint's content (the JSON of the selector), re-evaluated only when a node object changes.
+
 Events (v1.34, QueueingHints on): Node Add|UpdateNodeLabel — Queue when the node matches
 ``addedAffinity`` and the pod's required constraints and, for an update, did not match them
 before (unmatch → match), or when matching failed on an invalid requirement (upstream's hint
@@ -43,8 +47,12 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Final
 
+import msgspec
+import numpy as np
+
 from agents.scheduler.args import NodeAffinityArgs, decode_args
-from agents.scheduler.framework.interface import Handle, PreFilterResult
+from agents.scheduler.framework.interface import FilterCodes, Handle, PreFilterResult
+from agents.scheduler.framework.node_table import IntArray, NodeTable
 from agents.scheduler.framework.types import (
     MAX_NODE_SCORE,
     SUCCESS,
@@ -59,7 +67,7 @@ from agents.scheduler.framework.types import (
     QueueingHint,
     Status,
 )
-from agents.scheduler.plugins.helper import default_normalize_score
+from agents.scheduler.plugins.helper import default_normalize_score, default_normalize_score_all
 from emulator.api.core import (
     LabelSelector,
     LabelSelectorRequirement,
@@ -93,6 +101,11 @@ _NODE_NAME_FIELD: Final = "metadata.name"
 _INT64: Final = re.compile(r"[+-]?[0-9]+")
 
 _Weighted = tuple[tuple[int, NodeSelectorTerm], ...]
+_FILTER_STATUSES: Final = (
+    SUCCESS,
+    Status(Code.UnschedulableAndUnresolvable, ERR_REASON_ENFORCED),
+    Status(Code.UnschedulableAndUnresolvable, ERR_REASON_POD),
+)
 
 
 # --- parse errors, in upstream's wording (labels.NewRequirement, nodeaffinity) -----------------
@@ -296,6 +309,26 @@ class NodeAffinity:
             return Status(Code.UnschedulableAndUnresolvable, ERR_REASON_POD)
         return SUCCESS
 
+    def filter_all(self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray) -> FilterCodes | None:
+        try:
+            s: _PreFilterState = state.read(PRE_FILTER_STATE_KEY)
+        except KeyError:
+            s = _PreFilterState.of(pod)
+        required = msgspec.json.encode(s.required) if s.required is not None else b""
+
+        def pod_fails(ni: NodeInfo) -> int:
+            return int(ni.node is not None and not s.match(ni.node))
+
+        codes = table.derived(("NodeAffinity/required", s.node_selector, required), pod_fails)[rows] * 2
+        added = self._added_selector
+        if added is not None:
+
+            def added_fails(ni: NodeInfo) -> int:
+                return int(ni.node is not None and not node_selector_matches(added, ni.node))
+
+            codes = np.where(table.derived((self, "added"), added_fails)[rows] != 0, 1, codes)
+        return FilterCodes(codes, _FILTER_STATUSES) if codes.any() else FilterCodes(None)
+
     # PreScore / Score / NormalizeScore
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status:
@@ -321,11 +354,28 @@ class NodeAffinity:
             s = _PreScoreState(_weighted(terms))
         return count + _score(s.preferred, node), SUCCESS
 
+    def score_all(self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray) -> IntArray | None:
+        try:
+            s: _PreScoreState = state.read(PRE_SCORE_STATE_KEY)
+        except KeyError:
+            return None
+
+        def column(key: Any, terms: _Weighted) -> IntArray:
+            return table.derived(key, lambda ni: _score(terms, ni.node) if ni.node is not None else 0)[rows]
+
+        out = column(("NodeAffinity/preferred", msgspec.json.encode(s.preferred)), s.preferred)
+        if self._added_preferred is not None:
+            out = out + column((self, "added-preferred"), self._added_preferred)
+        return out
+
     def score_extensions(self) -> NodeAffinity:
         return self
 
     def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> Status:
         return default_normalize_score(MAX_NODE_SCORE, False, scores)
+
+    def normalize_score_all(self, state: CycleState, pod: Pod, scores: IntArray) -> IntArray:
+        return default_normalize_score_all(MAX_NODE_SCORE, False, scores)
 
     # Events
 

@@ -29,15 +29,21 @@ Node Add       always (no hint)
 =============  =====================================================================
 
 Pod updates are not registered: container ports are immutable.
+
+``filter_all`` (vectorised): per wanted (ip, protocol, port), the node's conflict as a
+``NodeTable`` derived column (re-evaluated whenever the node's NodeInfo changes).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from agents.scheduler.framework.interface import Handle
+import numpy as np
+
+from agents.scheduler.framework.interface import FilterCodes, Handle
+from agents.scheduler.framework.node_table import IntArray, NodeTable
 from agents.scheduler.framework.types import (
     SUCCESS,
     ActionType,
@@ -60,6 +66,7 @@ __all__ = ["ERR_REASON", "NAME", "PRE_FILTER_STATE_KEY", "NodePorts", "fits", "f
 NAME: Final = "NodePorts"
 PRE_FILTER_STATE_KEY: Final = "PreFilter" + NAME
 ERR_REASON: Final = "node(s) didn't have free ports for the requested pod ports"
+_STATUSES: Final = (SUCCESS, Status(Code.Unschedulable, ERR_REASON))
 
 
 def fits_ports(want: Iterable[HostPort], in_use: HostPortInfo) -> bool:
@@ -78,6 +85,11 @@ class _PreFilterState:
 
     def clone(self) -> _PreFilterState:
         return self  # not affected by adding or removing other pods
+
+
+def _conflicts(want: HostPort) -> Callable[[NodeInfo], int]:
+    ip, protocol, port = want
+    return lambda node_info: int(node_info.used_ports.check_conflict(ip, protocol, port))
 
 
 class NodePorts:
@@ -104,6 +116,18 @@ class NodePorts:
         if not fits_ports(s.ports, node_info.used_ports):
             return Status(Code.Unschedulable, ERR_REASON)
         return SUCCESS
+
+    def filter_all(self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray) -> FilterCodes | None:
+        try:
+            s: _PreFilterState = state.read(PRE_FILTER_STATE_KEY)
+        except KeyError:
+            return None
+        if not table.any_ports:
+            return FilterCodes(None)
+        conflict = np.zeros(len(rows), dtype=bool)
+        for want in s.ports:
+            conflict |= table.derived(("NodePorts", want), _conflicts(want), "info")[rows] != 0
+        return FilterCodes(conflict.astype(np.int64), _STATUSES) if conflict.any() else FilterCodes(None)
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [

@@ -34,6 +34,11 @@ population standard deviation (``sqrt(Σ(f - mean)² / n)``), with fewer 0. The 
 ``int((1 - std) * MAX_NODE_SCORE)`` (truncated): 50..100 for two resources. The arithmetic is done
 in the same order as upstream's float64 code so results match it bit for bit.
 
+``score_all`` (vectorised over a ``NodeTable``) does the same float64 operations in the same
+order on columns; it declines (None: per node) when the pod requests a scalar resource some node
+may have, when some node has allocatable 0 for a configured resource (the number of fractions
+would vary by node), or for amounts ≥ 2**50.
+
 Not modelled: DRA-backed extended resources (``DRAExtendedResource``, alpha and off in v1.34) and
 pod-level resources (our Pod has none).
 """
@@ -45,8 +50,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+import numpy as np
+
 from agents.scheduler.args import NodeResourcesBalancedAllocationArgs, decode_args
 from agents.scheduler.framework.interface import Handle
+from agents.scheduler.framework.node_table import IntArray, NodeTable
 from agents.scheduler.framework.types import MAX_NODE_SCORE, SUCCESS, Code, CycleState, NodeInfo, Status
 from emulator.api.core import Pod
 from emulator.api.resources import is_scalar_resource, pod_requests
@@ -158,6 +166,46 @@ class NodeResourcesBalancedAllocation:
         if name == "ephemeral-storage":
             return alloc.ephemeral_storage, used.ephemeral_storage + pod_request
         return 0, 0
+
+    def score_all(self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray) -> IntArray | None:
+        try:
+            requests: tuple[int, ...] = state.read(PRE_SCORE_STATE_KEY).pod_requests
+        except KeyError:
+            return None
+        if not self._names or table.huge:
+            return None
+        fractions: list[np.ndarray[Any, np.dtype[np.float64]]] = []
+        for i, name in enumerate(self._names):
+            if self._scalar[i]:
+                if requests[i] == 0 or not table.any_scalars:
+                    continue  # left out on every node
+                return None
+            if name == "cpu":
+                alloc, used = table.alloc_cpu[rows], table.req_cpu[rows]
+            elif name == "memory":
+                alloc, used = table.alloc_mem[rows], table.req_mem[rows]
+            elif name == "ephemeral-storage":
+                alloc, used = table.alloc_eph[rows], table.req_eph[rows]
+            else:
+                continue
+            if alloc.min(initial=1) <= 0:
+                return None
+            fractions.append(np.minimum((used + requests[i]).astype(np.float64) / alloc.astype(np.float64), 1.0))
+        m = len(rows)
+        if len(fractions) == 2:
+            std = np.abs((fractions[0] - fractions[1]) / 2)
+        elif len(fractions) > 2:
+            total = np.zeros(m)
+            for f in fractions:
+                total = total + f
+            mean = total / len(fractions)
+            acc = np.zeros(m)
+            for f in fractions:
+                acc = acc + (f - mean) * (f - mean)
+            std = np.sqrt(acc / len(fractions))
+        else:
+            std = np.zeros(m)
+        return ((1 - std) * float(MAX_NODE_SCORE)).astype(np.int64)
 
     def score_extensions(self) -> None:
         return None

@@ -31,6 +31,11 @@ with allocatable 0, are left out. Strategies (``STRATEGIES``, weighted integer m
 alloc)·100 // alloc``, ``RequestedToCapacityRatio`` a broken-linear function of ``req·100 // alloc``
 over the configured shape (scores ×10), rounded mean of the resources scoring > 0.
 
+Vectorised (``filter_all`` / ``score_all`` over a ``NodeTable``, the same results): Filter codes
+are a bit set (too many pods, cpu, memory, ephemeral-storage, unresolvable) indexing 32
+pre-built statuses; Score runs each strategy's integer formula on columns. Both decline (None:
+per node) for a pod requesting scalar resources, or a table with amounts ≥ 2**50.
+
 Events (v1.34: QueueingHints GA, in-place pod resize on): Pod Delete|UpdatePodScaleDown — Queue
 when an assigned pod is deleted, or a pod scaled down one of the resources this pod requests
 (or is this pod); Node Add|UpdateNodeAllocatable — Queue when the pod fits the empty node and,
@@ -43,8 +48,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+import numpy as np
+
 from agents.scheduler.args import NodeResourcesFitArgs, ResourceSpec, ScoringStrategy, decode_args
-from agents.scheduler.framework.interface import Handle
+from agents.scheduler.framework.interface import FilterCodes, Handle
+from agents.scheduler.framework.node_table import IntArray, NodeTable
 from agents.scheduler.framework.types import (
     MAX_NODE_SCORE,
     SUCCESS,
@@ -60,6 +68,7 @@ from agents.scheduler.framework.types import (
     Resource,
     Status,
 )
+from agents.scheduler.plugins.helper import go_div_all
 from emulator.api.core import Node, Pod
 from emulator.api.resources import is_extended_resource, is_scalar_resource, node_allocatable, pod_requests
 
@@ -204,6 +213,91 @@ def _requested_to_capacity_ratio(strategy: ScoringStrategy) -> Scorer:
     return scorer
 
 
+VectorScorer = Callable[[Sequence[tuple[int, IntArray, IntArray]]], IntArray]
+"""``scorer([(weight, requested, allocatable), ...]) -> scores`` over rows (allocatable 0: left out)."""
+
+
+def _vector_weighted_mean(per: Callable[[IntArray, IntArray], IntArray]) -> VectorScorer:
+    def scorer(columns: Sequence[tuple[int, IntArray, IntArray]]) -> IntArray:
+        if all(alloc.min() > 0 for _, _, alloc in columns):  # no resource left out anywhere
+            acc = per(columns[0][1], columns[0][2]) * columns[0][0]
+            for w, req, alloc in columns[1:]:
+                acc += per(req, alloc) * w
+            return acc // sum(w for w, _, _ in columns)
+        m = len(columns[0][1])
+        total = np.zeros(m, dtype=np.int64)
+        weights = np.zeros(m, dtype=np.int64)
+        for w, req, alloc in columns:
+            has = alloc != 0
+            total += np.where(has, per(req, np.where(has, alloc, 1)) * w, 0)
+            weights += np.where(has, w, 0)
+        return np.where(weights != 0, total // np.where(weights != 0, weights, 1), 0)
+
+    return scorer
+
+
+def _vector_least(strategy: ScoringStrategy) -> VectorScorer:
+    # (alloc - req) clipped at 0 is the reference's "0 if req > alloc" (alloc > 0 here).
+    return _vector_weighted_mean(lambda req, alloc: np.maximum(alloc - req, 0) * MAX_NODE_SCORE // alloc)
+
+
+def _vector_most(strategy: ScoringStrategy) -> VectorScorer:
+    return _vector_weighted_mean(lambda req, alloc: np.minimum(req, alloc) * MAX_NODE_SCORE // alloc)
+
+
+def _vector_ratio(strategy: ScoringStrategy) -> VectorScorer:
+    assert strategy.requested_to_capacity_ratio is not None
+    shape = [(p.utilization, p.score * (MAX_NODE_SCORE // 10)) for p in strategy.requested_to_capacity_ratio.shape]
+
+    def raw(p: IntArray) -> IntArray:
+        out = np.full(len(p), shape[-1][1], dtype=np.int64)
+        for i in range(len(shape) - 1, -1, -1):
+            u, sc = shape[i]
+            if i == 0:
+                value = np.full(len(p), sc, dtype=np.int64)
+            else:
+                u0, s0 = shape[i - 1]
+                value = s0 + go_div_all((sc - s0) * (p - u0), max(u - u0, 1))
+            out = np.where(p <= u, value, out)
+        return out
+
+    def scorer(columns: Sequence[tuple[int, IntArray, IntArray]]) -> IntArray:
+        m = len(columns[0][1]) if columns else 0
+        total = np.zeros(m, dtype=np.int64)
+        weights = np.zeros(m, dtype=np.int64)
+        for w, req, alloc in columns:
+            has = alloc != 0
+            safe = np.where(has, alloc, 1)
+            sc = raw(np.where(req > alloc, _MAX_UTILIZATION, req * _MAX_UTILIZATION // safe))
+            counted = has & (sc > 0)
+            total += np.where(counted, sc * w, 0)
+            weights += np.where(counted, w, 0)
+        nz = weights != 0
+        return np.where(nz, (2 * total + weights) // np.where(nz, 2 * weights, 1), 0)
+
+    return scorer
+
+
+VECTOR_STRATEGIES: Final[dict[str, Callable[[ScoringStrategy], VectorScorer]]] = {
+    "LeastAllocated": _vector_least,
+    "MostAllocated": _vector_most,
+    "RequestedToCapacityRatio": _vector_ratio,
+}
+
+
+def _fit_statuses() -> list[Status]:
+    """Filter statuses by code: bits 1 too many pods, 2 cpu, 4 memory, 8 ephemeral, 16 unresolvable."""
+    out = [SUCCESS]
+    names = ("Too many pods", "Insufficient cpu", "Insufficient memory", "Insufficient ephemeral-storage")
+    for code in range(1, 32):
+        reasons = [r for bit, r in enumerate(names) if code & (1 << bit)]
+        out.append(Status(Code.UnschedulableAndUnresolvable if code & 16 else Code.Unschedulable, *reasons))
+    return out
+
+
+_FIT_STATUSES: Final = _fit_statuses()
+
+
 STRATEGIES: Final[dict[str, Callable[[ScoringStrategy], Scorer]]] = {
     "LeastAllocated": _least_allocated,
     "MostAllocated": _most_allocated,
@@ -262,6 +356,7 @@ class NodeResourcesFit:
         self._groups = frozenset(self.args.ignored_resource_groups)
         self.strategy = self.args.scoring_strategy
         self._scorer = STRATEGIES[self.strategy.type](self.strategy)
+        self._vector_scorer = VECTOR_STRATEGIES[self.strategy.type](self.strategy)
 
     # PreFilter / Filter
 
@@ -284,6 +379,39 @@ class NodeResourcesFit:
         code = Code.UnschedulableAndUnresolvable if unresolvable else Code.Unschedulable
         return Status(code, *(r.reason for r in insufficient))
 
+    def filter_all(self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray) -> FilterCodes | None:
+        try:
+            s: _PreFilterState = state.read(PRE_FILTER_STATE_KEY)
+        except KeyError:
+            return None
+        req = s.request
+        if table.huge or any(v and is_scalar_resource(n) for n, v in req.scalar_resources.items()):
+            return None
+        checks = [
+            (bit, want, alloc, free)
+            for bit, want, alloc, free in (
+                (2, req.milli_cpu, table.alloc_cpu, table.free_cpu),
+                (4, req.memory, table.alloc_mem, table.free_mem),
+                (8, req.ephemeral_storage, table.alloc_eph, table.free_eph),
+            )
+            if want > 0  # a request of 0 never fails
+        ]
+        free_pods = table.free_pods[rows]
+        frees = [free[rows] for _, _, _, free in checks]
+        if free_pods.min(initial=1) >= 1 and all(
+            f.min(initial=want) >= want for f, (_, want, _, _) in zip(frees, checks, strict=True)
+        ):
+            return FilterCodes(None)
+        code = (free_pods < 1).astype(np.int64)
+        if checks:
+            unresolvable = np.zeros(len(rows), dtype=bool)
+            for f, (bit, want, alloc, _) in zip(frees, checks, strict=True):
+                short = f < want
+                code |= short * bit
+                unresolvable |= short & (want > alloc[rows])
+            code |= unresolvable * 16
+        return FilterCodes(code, _FIT_STATUSES)
+
     # PreScore / Score
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status:
@@ -302,6 +430,30 @@ class NodeResourcesFit:
             allocatable.append(alloc)
             requested.append(req if alloc else 0)
         return self._scorer(requested, allocatable), SUCCESS
+
+    def score_all(self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray) -> IntArray | None:
+        try:
+            requests = state.read(PRE_SCORE_STATE_KEY).pod_requests
+        except KeyError:
+            return None
+        if table.huge:
+            return None
+        columns: list[tuple[int, IntArray, IntArray]] = []
+        for r, pod_request in zip(self.strategy.resources, requests, strict=True):
+            name = r.name
+            if name == "cpu":
+                columns.append((r.weight, table.nz_cpu[rows] + pod_request, table.alloc_cpu[rows]))
+            elif name == "memory":
+                columns.append((r.weight, table.nz_mem[rows] + pod_request, table.alloc_mem[rows]))
+            elif name == "ephemeral-storage":
+                columns.append((r.weight, table.req_eph[rows] + pod_request, table.alloc_eph[rows]))
+            elif (pod_request == 0 and is_scalar_resource(name)) or not table.any_scalars:
+                continue  # left out on every node (no node has it)
+            else:
+                return None
+        if not columns:
+            return np.zeros(len(rows), dtype=np.int64)
+        return self._vector_scorer(columns)
 
     def score_extensions(self) -> None:
         return None

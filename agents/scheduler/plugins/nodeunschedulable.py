@@ -10,6 +10,8 @@ event                      hint: Queue when …
 Node Add|UpdateNodeTaint   the node was added schedulable, or went unschedulable → schedulable
 Pod UpdatePodToleration    it is the rejected pod itself and it now tolerates the taint
 =========================  ====================================================================
+
+``filter_all`` (vectorised) reads the ``NodeTable``'s ``unschedulable`` column.
 """
 
 from __future__ import annotations
@@ -17,7 +19,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from agents.scheduler.framework.interface import Handle
+import numpy as np
+
+from agents.scheduler.framework.interface import FilterCodes, Handle
+from agents.scheduler.framework.node_table import IntArray, NodeTable
 from agents.scheduler.framework.types import (
     SUCCESS,
     ActionType,
@@ -45,6 +50,7 @@ NAME: Final = "NodeUnschedulable"
 ERR_REASON_UNKNOWN_CONDITION: Final = "node(s) had unknown conditions"
 ERR_REASON_UNSCHEDULABLE: Final = "node(s) were unschedulable"
 UNSCHEDULABLE_TAINT: Final = Taint(key="node.kubernetes.io/unschedulable", effect="NoSchedule")
+_STATUSES: Final = (SUCCESS, Status(Code.UnschedulableAndUnresolvable, ERR_REASON_UNSCHEDULABLE))
 
 
 def _tolerates(pod: Pod) -> bool:
@@ -64,6 +70,12 @@ class NodeUnschedulable:
         if node.spec.unschedulable and not _tolerates(pod):
             return Status(Code.UnschedulableAndUnresolvable, ERR_REASON_UNSCHEDULABLE)
         return SUCCESS
+
+    def filter_all(self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray) -> FilterCodes | None:
+        if not table.any_unschedulable or _tolerates(pod):
+            return FilterCodes(None)
+        codes = table.unschedulable[rows].astype(np.int64)
+        return FilterCodes(codes, _STATUSES) if codes.any() else FilterCodes(None)
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [

@@ -30,6 +30,10 @@ Node Add|UpdateNodeTaint    the node had an untolerated NoSchedule/NoExecute tai
 Pod UpdatePodToleration     the updated pod is the rejected pod itself
 ==========================  ===============================================================
 
+Vectorised (``filter_all`` / ``score_all`` / ``normalize_score_all``): the per-node functions
+above, evaluated once per node and pod tolerations as ``NodeTable`` derived columns (re-evaluated
+only when a node object changes); Filter codes index the distinct "untolerated taint" statuses.
+
 It does not own NoExecute eviction (a taint manager, not the scheduler).
 """
 
@@ -39,7 +43,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from agents.scheduler.framework.interface import Handle
+import numpy as np
+
+from agents.scheduler.framework.interface import FilterCodes, Handle
+from agents.scheduler.framework.node_table import IntArray, NodeTable
 from agents.scheduler.framework.types import (
     MAX_NODE_SCORE,
     SUCCESS,
@@ -54,7 +61,7 @@ from agents.scheduler.framework.types import (
     QueueingHint,
     Status,
 )
-from agents.scheduler.plugins.helper import default_normalize_score
+from agents.scheduler.plugins.helper import default_normalize_score, default_normalize_score_all
 from emulator.api.core import Node, Pod, Taint, Toleration
 from emulator.api.selectors import find_untolerated_taint, tolerations_tolerate_taint
 
@@ -98,6 +105,29 @@ class TaintToleration:
 
     def __init__(self, args: Mapping[str, Any] | None = None, handle: Handle | None = None) -> None:
         self._handle = handle
+        self._codes: dict[str, int] = {}
+        self._statuses: list[Status] = [SUCCESS]
+        """Filter code → status (the vectorised Filter's reason codes)."""
+
+    def _filter_code(self, node_info: NodeInfo, tolerations: Sequence[Toleration]) -> int:
+        node = node_info.node
+        taint = _untolerated(node.spec.taints, tolerations) if node is not None else None
+        if taint is None:
+            return 0
+        reason = f"node(s) had untolerated taint {{{taint.key}: {taint.value}}}"
+        code = self._codes.get(reason)
+        if code is None:
+            code = self._codes[reason] = len(self._statuses)
+            self._statuses.append(Status(Code.UnschedulableAndUnresolvable, reason))
+        return code
+
+    def filter_all(self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray) -> FilterCodes | None:
+        if not table.any_taints:
+            return FilterCodes(None)
+        tolerations = tuple(pod.spec.tolerations)
+        column = table.derived((self, "filter", tolerations), lambda ni: self._filter_code(ni, tolerations))
+        codes = column[rows]
+        return FilterCodes(codes, self._statuses) if codes.any() else FilterCodes(None)
 
     # Filter
 
@@ -129,11 +159,29 @@ class TaintToleration:
             return 0, Status(Code.Error, "node not found")
         return count_intolerable_taints_prefer_no_schedule(node.spec.taints, s.tolerations_prefer_no_schedule), SUCCESS
 
+    def score_all(self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray) -> IntArray | None:
+        try:
+            s: _PreScoreState = state.read(PRE_SCORE_STATE_KEY)
+        except KeyError:
+            return None
+        if not table.any_taints:
+            return np.zeros(len(rows), dtype=np.int64)
+        tolerations = s.tolerations_prefer_no_schedule
+
+        def count(ni: NodeInfo) -> int:
+            node = ni.node
+            return count_intolerable_taints_prefer_no_schedule(node.spec.taints, tolerations) if node else 0
+
+        return table.derived((self, "score", tolerations), count)[rows]
+
     def score_extensions(self) -> TaintToleration:
         return self
 
     def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> Status:
         return default_normalize_score(MAX_NODE_SCORE, True, scores)
+
+    def normalize_score_all(self, state: CycleState, pod: Pod, scores: IntArray) -> IntArray:
+        return default_normalize_score_all(MAX_NODE_SCORE, True, scores)
 
     # Events
 

@@ -70,6 +70,11 @@ class Nominator:
         """The pods nominated to ``node_name``, in nomination order (a copy)."""
         return list(self._by_node.get(node_name, ()))
 
+    def nominated_node_names(self) -> list[str]:
+        """The nodes with at least one nominated pod (the vectorised Filter sends them through
+        the two-pass filter)."""
+        return list(self._by_node)
+
     def nominated_node_name(self, uid: str) -> str:
         """The node the pod with ``uid`` is nominated to ("" if none)."""
         return self._node_of.get(uid, "")

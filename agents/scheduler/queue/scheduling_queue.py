@@ -248,6 +248,9 @@ class SchedulingQueue:
     def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
         return self.nominator.nominated_pods_for_node(node_name)
 
+    def nominated_node_names(self) -> list[str]:
+        return self.nominator.nominated_node_names()
+
     # --- pod lifecycle ---------------------------------------------------------------------
 
     def add(self, pod: Pod) -> None:

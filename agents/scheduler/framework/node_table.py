@@ -1,0 +1,233 @@
+"""A columnar view of a snapshot's NodeInfos, for vectorised Filter and Score (NumPy).
+
+What this module owns: ``NodeTable``, one row per NodeInfo of a ``Snapshot`` in the snapshot's
+``node_info_list`` order, with int64 columns for what the resource plugins read, and *derived
+columns*: per-row values a plugin computes with its own per-node reference code once, which
+the table then keeps current.
+
+=====================  ===========================================================================
+row of ``data``        from
+=====================  ===========================================================================
+ALLOC_CPU / _MEM /     ``NodeInfo.allocatable`` (milli-cpu, bytes, bytes, ``pods``)
+ALLOC_EPH / ALLOC_PODS
+REQ_CPU / _MEM / _EPH  ``NodeInfo.requested`` (real requests, assumed pods included)
+NUM_PODS               ``len(NodeInfo.pods)``
+NZ_CPU / NZ_MEM        ``NodeInfo.non_zero_requested`` (scoring's 100m / 200Mi defaults)
+FREE_PODS / _CPU /     allocatable − requested (pods: − pods on the node)
+FREE_MEM / _EPH
+=====================  ===========================================================================
+
+``data`` is one int64 matrix with a contiguous row per column above (``data[ALLOC_CPU]`` is
+every node's allocatable cpu); ``alloc_cpu`` etc. are those rows by name. A plugin picks its
+rows' values column by column (``table.alloc_cpu[rows]``): on this machine gathering one
+contiguous column costs a fraction of gathering whole node records.
+
+Flags over all rows (kept on every update; they only ever turn on until the next rebuild, so a
+``False`` is always true): ``any_taints``, ``any_unschedulable``, ``any_images``, ``any_ports``,
+``any_scalars`` (a node with scalar allocatable or requests) and ``huge`` (an amount ≥ 2**50,
+where vectorised integer arithmetic could overflow int64: plugins then decline).
+
+Derived columns (``derived(key, fn, depends)``): ``fn(node_info) -> int`` evaluated on every row
+the first time ``key`` is asked for, then re-evaluated for a row only when that row changes —
+every change for ``depends="info"``, only a new Node object for ``depends="node"`` (labels,
+taints). ``key`` must name everything ``fn`` reads besides the NodeInfo (e.g. the pod's
+tolerations), so two pods asking with equal keys get the same answers. At most
+``MAX_DERIVED`` are kept (least recently used dropped). Because the values come from the
+plugins' reference code, a derived column is exact by construction.
+
+Maintenance (``cache/snapshot.py``): ``update_row(i, info)`` when the snapshot puts a fresh
+clone at row ``i``; a new table when the rows are rebuilt (nodes added, removed or reordered).
+
+What it does not own: the snapshot and its order, the plugins' arithmetic (each plugin's
+``filter_all`` / ``score_all`` in its own module), running them (``vectorized.py``).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Sequence
+from typing import Final, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from .types import NodeInfo
+
+__all__ = [
+    "ALLOC_CPU",
+    "ALLOC_EPH",
+    "ALLOC_MEM",
+    "ALLOC_PODS",
+    "FREE_CPU",
+    "FREE_EPH",
+    "FREE_MEM",
+    "FREE_PODS",
+    "HUGE",
+    "MAX_DERIVED",
+    "NUM_PODS",
+    "NZ_CPU",
+    "NZ_MEM",
+    "REQ_CPU",
+    "REQ_EPH",
+    "REQ_MEM",
+    "IntArray",
+    "NodeTable",
+]
+
+IntArray = npt.NDArray[np.int64]
+HUGE: Final = 1 << 50
+"""Amounts from here on make the vectorised paths decline (int64 products could overflow)."""
+MAX_DERIVED: Final = 64
+
+ALLOC_CPU, ALLOC_MEM, ALLOC_EPH, ALLOC_PODS = 0, 1, 2, 3
+REQ_CPU, REQ_MEM, REQ_EPH, NUM_PODS = 4, 5, 6, 7
+NZ_CPU, NZ_MEM = 8, 9
+FREE_PODS, FREE_CPU, FREE_MEM, FREE_EPH = 10, 11, 12, 13
+"""Column indices of ``NodeTable.data`` (the free ones: allocatable − requested, pods − pods on it)."""
+_WIDTH: Final = 14
+
+
+def _values(info: NodeInfo) -> tuple[int, ...]:
+    a, r, nz = info.allocatable, info.requested, info.non_zero_requested
+    n = len(info.pods)
+    return (
+        a.milli_cpu,
+        a.memory,
+        a.ephemeral_storage,
+        a.allowed_pod_number,
+        r.milli_cpu,
+        r.memory,
+        r.ephemeral_storage,
+        n,
+        nz.milli_cpu,
+        nz.memory,
+        a.allowed_pod_number - n,
+        a.milli_cpu - r.milli_cpu,
+        a.memory - r.memory,
+        a.ephemeral_storage - r.ephemeral_storage,
+    )
+
+
+class _Derived:
+    __slots__ = ("depends", "fn", "values")
+
+    def __init__(self, fn: Callable[[NodeInfo], int], depends: Literal["node", "info"], values: IntArray) -> None:
+        self.fn = fn
+        self.depends = depends
+        self.values = values
+
+
+class NodeTable:
+    """Columns over a snapshot's NodeInfos; row ``i`` is ``infos[i]``."""
+
+    __slots__ = (
+        "_derived",
+        "_nodes",
+        "alloc_cpu",
+        "alloc_eph",
+        "alloc_mem",
+        "alloc_pods",
+        "any_images",
+        "any_ports",
+        "any_scalars",
+        "any_taints",
+        "any_unschedulable",
+        "data",
+        "free_cpu",
+        "free_eph",
+        "free_mem",
+        "free_pods",
+        "huge",
+        "index",
+        "infos",
+        "num_pods",
+        "nz_cpu",
+        "nz_mem",
+        "req_cpu",
+        "req_eph",
+        "req_mem",
+        "size",
+        "unschedulable",
+    )
+
+    def __init__(self, infos: Sequence[NodeInfo]) -> None:
+        self.infos: Sequence[NodeInfo] = infos
+        """The snapshot's list itself (the snapshot replaces entries and calls ``update_row``)."""
+        n = self.size = len(infos)
+        self.index: dict[str, int] = {info.name: i for i, info in enumerate(infos)}
+        self._nodes = [info.node for info in infos]
+        rows = [_values(info) for info in infos]
+        data = np.array(rows, dtype=np.int64).reshape(n, _WIDTH) if n else np.zeros((0, _WIDTH), np.int64)
+        data = self.data = np.ascontiguousarray(data.T)
+        """``data[COLUMN]``: that column over every node (rows ``ALLOC_CPU`` … ``FREE_EPH``)."""
+        self.alloc_cpu: IntArray = data[ALLOC_CPU]
+        self.alloc_mem: IntArray = data[ALLOC_MEM]
+        self.alloc_eph: IntArray = data[ALLOC_EPH]
+        self.alloc_pods: IntArray = data[ALLOC_PODS]
+        self.req_cpu: IntArray = data[REQ_CPU]
+        self.req_mem: IntArray = data[REQ_MEM]
+        self.req_eph: IntArray = data[REQ_EPH]
+        self.nz_cpu: IntArray = data[NZ_CPU]
+        self.nz_mem: IntArray = data[NZ_MEM]
+        self.num_pods: IntArray = data[NUM_PODS]
+        self.free_pods: IntArray = data[FREE_PODS]
+        self.free_cpu: IntArray = data[FREE_CPU]
+        self.free_mem: IntArray = data[FREE_MEM]
+        self.free_eph: IntArray = data[FREE_EPH]
+        self.unschedulable = np.array([bool(nd is not None and nd.spec.unschedulable) for nd in self._nodes], bool)
+        self.huge = bool(n) and int(np.abs(data).max()) >= HUGE
+        self.any_unschedulable = bool(self.unschedulable.any())
+        self.any_taints = self.any_images = self.any_ports = self.any_scalars = False
+        for info in infos:
+            self._flag(info)
+        self._derived: OrderedDict[Hashable, _Derived] = OrderedDict()
+
+    def _flag(self, info: NodeInfo) -> None:
+        node = info.node
+        if node is not None and node.spec.taints:
+            self.any_taints = True
+        if info.image_states:
+            self.any_images = True
+        if len(info.used_ports):
+            self.any_ports = True
+        if info.allocatable.scalar_resources or info.requested.scalar_resources:
+            self.any_scalars = True
+
+    def update_row(self, i: int, info: NodeInfo) -> None:
+        """Row ``i`` now holds ``info`` (a fresh clone of the same node)."""
+        values = _values(info)
+        self.data[:, i] = values
+        if max(values) >= HUGE or min(values) <= -HUGE:
+            self.huge = True
+        node_changed = info.node is not self._nodes[i]
+        if node_changed:
+            self._nodes[i] = info.node
+            unschedulable = bool(info.node is not None and info.node.spec.unschedulable)
+            self.unschedulable[i] = unschedulable
+            self.any_unschedulable = self.any_unschedulable or unschedulable
+        self._flag(info)
+        for d in self._derived.values():
+            if node_changed or d.depends == "info":
+                d.values[i] = d.fn(info)
+
+    def derived(
+        self, key: Hashable, fn: Callable[[NodeInfo], int], depends: Literal["node", "info"] = "node"
+    ) -> IntArray:
+        """The column ``fn(info)`` over every row, computed once per ``key`` and kept current.
+
+        The returned array is the table's own: read it, never write it."""
+        d = self._derived.get(key)
+        if d is not None:
+            self._derived.move_to_end(key)
+            return d.values
+        values = np.fromiter((fn(info) for info in self.infos), dtype=np.int64, count=self.size)
+        self._derived[key] = _Derived(fn, depends, values)
+        if len(self._derived) > MAX_DERIVED:
+            self._derived.popitem(last=False)
+        return values
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __repr__(self) -> str:
+        return f"<NodeTable rows={self.size} derived={len(self._derived)}>"

@@ -1,0 +1,364 @@
+"""Filter and Score over a ``NodeTable`` at once, with the per-node path's exact results.
+
+What this module owns: the vectorised halves of three steps of the scheduling cycle, each
+bit-for-bit the reference (per-node) one:
+
+``find_feasible``  upstream's sampled search (§3.3): visit the candidates from the round-robin
+                   start index, stop after ``to_find`` feasible nodes; ``processed`` = position
+                   of the ``to_find``-th feasible + 1, or all. Plugins offering ``filter_all``
+                   give codes for a window of the rotated order at once; the others run per node,
+                   in their configured place, only where every earlier plugin passed (so the
+                   first failing plugin, and hence the node's status, is the reference one).
+                   Nodes with nominated pods go through the reference two-pass filter whole.
+                   The diagnosis gets the same statuses, inserted in visiting order.
+``score``          per plugin ``score_all`` (else ``score`` per node), ``normalize_score_all``
+                   (else ``normalize_score`` on ``NodeScore`` objects), the [0, 100] check with
+                   the reference's first (node, plugin) error, weighted totals.
+``select_host``    upstream's reservoir sampling among the top totals, calling
+                   ``rng.randrange(count)`` for exactly the ties the sequential scan meets (the
+                   random stream advances as in the reference).
+
+Windows: the rotated candidate order is evaluated in windows (first ``max(2·to_find, 512)``
+positions, then doubling), so a search that stops early does not pay for every node.
+
+What it does not own: which plugins run (the ``Framework``), the table (``node_table.py``),
+upstream's arithmetic of each plugin (the plugins' ``filter_all`` / ``score_all``).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from typing import Any, Final
+
+import numpy as np
+
+from .diagnosis import Diagnosis
+from .interface import FilterCodes
+from .node_table import IntArray, NodeTable
+from .types import MAX_NODE_SCORE, MIN_NODE_SCORE, SUCCESS, Code, CycleState, NodeInfo, NodeScore, Status
+
+__all__ = ["MIN_WINDOW", "ScoreError", "find_feasible", "rotated", "score", "select_host"]
+
+MIN_WINDOW: Final = 512
+
+
+class ScoreError(Exception):
+    """A score plugin failed: ``status`` is the reference runner's Error status."""
+
+    def __init__(self, status: Status) -> None:
+        super().__init__(status.message())
+        self.status = status
+
+
+def rotated(rows: IntArray, start: int) -> IntArray:
+    """``rows`` visited from ``start`` (modulo their number), wrapping around."""
+    n = len(rows)
+    s = start % n if n else 0
+    return rows if s == 0 else np.concatenate((rows[s:], rows[:s]))
+
+
+def _error(msg: str, plugin: str) -> Status:
+    return Status(Code.Error, msg, plugin=plugin)
+
+
+def find_feasible(
+    plugins: Sequence[Any],
+    state: CycleState,
+    pod: Any,
+    table: NodeTable,
+    candidates: IntArray | None,
+    start: int,
+    to_find: int,
+    diagnosis: Diagnosis,
+    nominated: np.ndarray[Any, np.dtype[np.bool_]] | None,
+    with_nominated: Callable[[CycleState, Any, NodeInfo], Status],
+) -> tuple[IntArray, int, Status | None]:
+    """(feasible table rows in visiting order, processed, Error status or None).
+
+    ``candidates``: the table rows to search (None: all), visited from position ``start``
+    (modulo their number) on, wrapping around. ``plugins``: the Filter plugins not skipped this
+    cycle, in order. ``nominated``: rows whose node has nominated pods (they take
+    ``with_nominated``, the reference two-pass filter)."""
+    n = table.size if candidates is None else len(candidates)
+    start = start % n if n else 0
+    order = None if candidates is None else rotated(candidates, start)
+    infos = table.infos
+    n_plugins = len(plugins)
+    stamped: dict[tuple[int, int], Status] = {}
+    feasible: list[IntArray] = []
+    n_feasible = 0
+    lo = 0
+    window = max(2 * to_find, MIN_WINDOW)
+    while lo < n:
+        hi = min(n, lo + window)
+        window *= 2
+        m = hi - lo
+        if order is not None:
+            rows = order[lo:hi]
+        else:
+            rows = np.arange(start + lo, start + hi, dtype=np.int64)
+            if start + hi > n:
+                rows[rows >= n] -= n
+        results: list[FilterCodes | None] = []
+        for pl in plugins:
+            fa = getattr(pl, "filter_all", None)
+            results.append(fa(state, pod, table, rows) if fa is not None else None)
+        per_node = [p for p in range(n_plugins) if results[p] is None]
+        need = to_find - n_feasible
+        if not per_node and nominated is None and all(r is not None and r.codes is None for r in results):
+            # Every node of the window passes every filter (the common case): no arrays to combine.
+            feasible.append(rows[:need])
+            n_feasible += min(need, m)
+            if n_feasible >= to_find:
+                return _concat(feasible), lo + need, None
+            lo = hi
+            continue
+        first = np.full(m, n_plugins, dtype=np.int64)
+        for p in range(n_plugins - 1, -1, -1):
+            r = results[p]
+            if r is not None and r.codes is not None:
+                first = np.where(r.codes != 0, p, first)
+        python_rows = np.zeros(m, dtype=bool) if not per_node else first > per_node[0]
+        if nominated is not None:
+            python_rows = python_rows | nominated[rows]
+        # Positions settled by the vectorised plugins alone: feasible where all passed (and no
+        # per-node plugin is left to run there), failed where a plugin before any per-node one failed.
+        settled_ok = (first == n_plugins) & ~python_rows
+        py_positions = np.flatnonzero(python_rows).tolist()
+        ok_positions = np.flatnonzero(settled_ok)
+        walked: dict[int, Status] = {}
+        found: list[int] = []
+        end = m
+        if not py_positions:
+            settled = ok_positions[:need]
+            if len(ok_positions) >= need:
+                end = int(settled[-1]) + 1
+            feasible.append(rows[settled])
+            n_feasible += len(settled)
+        else:
+            ok_list = ok_positions.tolist()
+            k = 0  # settled feasible positions consumed
+            for j in py_positions:
+                while k < len(ok_list) and ok_list[k] < j and len(found) < need:
+                    found.append(ok_list[k])
+                    k += 1
+                if len(found) >= need:
+                    break
+                row = int(rows[j])
+                s = _walk(plugins, results, state, pod, infos[row], int(first[j]), nominated, row, with_nominated)
+                if s is _VECTOR:
+                    s = _stamp(stamped, plugins, results, int(first[j]), _code(results, first, j))
+                if s.is_success():
+                    found.append(j)
+                elif s.is_rejected():
+                    walked[j] = s
+                else:
+                    _record(diagnosis, table, rows, first, results, plugins, stamped, walked, j, python_rows)
+                    return np.zeros(0, dtype=np.int64), lo + j + 1, s
+            while k < len(ok_list) and len(found) < need:
+                found.append(ok_list[k])
+                k += 1
+            if len(found) >= need:
+                end = found[-1] + 1
+            feasible.append(rows[np.array(found, dtype=np.int64)])
+            n_feasible += len(found)
+        _record(diagnosis, table, rows, first, results, plugins, stamped, walked, end, python_rows)
+        if n_feasible >= to_find:
+            return _concat(feasible), lo + end, None
+        lo = hi
+    return _concat(feasible), n, None
+
+
+def _concat(parts: list[IntArray]) -> IntArray:
+    return parts[0] if len(parts) == 1 else np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+
+
+def _stamp(
+    stamped: dict[tuple[int, int], Status],
+    plugins: Sequence[Any],
+    results: Sequence[FilterCodes | None],
+    p: int,
+    code: int,
+) -> Status:
+    s = stamped.get((p, code))
+    if s is None:
+        r = results[p]
+        assert r is not None
+        s = stamped[(p, code)] = r.statuses[code].with_plugin(plugins[p].name)
+    return s
+
+
+def _walk(
+    plugins: Sequence[Any],
+    results: Sequence[FilterCodes | None],
+    state: CycleState,
+    pod: Any,
+    info: NodeInfo,
+    first: int,
+    nominated: np.ndarray[Any, np.dtype[np.bool_]] | None,
+    row: int,
+    with_nominated: Callable[[CycleState, Any, NodeInfo], Status],
+) -> Status:
+    """The reference verdict for one node, reusing the vectorised plugins' codes."""
+    if nominated is not None and nominated[row]:
+        return with_nominated(state, pod, info)
+    for p in range(min(first, len(plugins))):
+        if results[p] is not None:
+            continue  # passed (it is before the first vectorised failure)
+        pl = plugins[p]
+        s = pl.filter(state, pod, info)
+        if not s.is_success():
+            if not s.is_rejected():
+                return _error(f'running "{pl.name}" filter plugin: {s.message()}', pl.name)
+            return s.with_plugin(pl.name)  # type: ignore[no-any-return]
+    return _VECTOR if first < len(plugins) else SUCCESS
+
+
+_VECTOR: Final = Status(Code.Unschedulable, "(the first failing plugin's vectorised status)")
+"""``_walk``'s marker: the node failed at the vectorised plugin ``first``."""
+
+
+def _code(results: Sequence[FilterCodes | None], first: IntArray, j: int) -> int:
+    r = results[int(first[j])]
+    codes = r.codes if r is not None else None
+    assert codes is not None
+    return int(codes[j])
+
+
+def _record(
+    diagnosis: Diagnosis,
+    table: NodeTable,
+    rows: IntArray,
+    first: IntArray,
+    results: Sequence[FilterCodes | None],
+    plugins: Sequence[Any],
+    stamped: dict[tuple[int, int], Status],
+    walked: dict[int, Status],
+    end: int,
+    python_rows: np.ndarray[Any, np.dtype[np.bool_]],
+) -> None:
+    """Set the statuses of the failed positions before ``end``, in visiting order."""
+    n_plugins = len(plugins)
+    failed = np.flatnonzero((first[:end] < n_plugins) & ~python_rows[:end]).tolist()
+    if walked:
+        failed = sorted([*failed, *(j for j in walked if j < end)])
+    if not failed:
+        return
+    infos = table.infos
+    nts = diagnosis.node_to_status
+    firsts = first.tolist() if len(failed) > 8 else None
+    for j in failed:
+        s = walked.get(j)
+        if s is None:
+            p = firsts[j] if firsts is not None else int(first[j])
+            s = _stamp(stamped, plugins, results, p, _code(results, first, j))
+        nts.set(infos[int(rows[j])].name, s)
+        diagnosis.add_plugin_status(s)
+
+
+# --- scoring -------------------------------------------------------------------------------------
+
+
+def score(
+    plugins: Sequence[Any],
+    weights: dict[str, int],
+    state: CycleState,
+    pod: Any,
+    table: NodeTable,
+    rows: IntArray,
+    nodes: Sequence[NodeInfo],
+) -> IntArray:
+    """Weighted totals over ``rows`` (``nodes`` are their NodeInfos); ``ScoreError`` as the
+    reference ``run_score_plugins`` would fail."""
+    m = len(rows)
+    raw: list[IntArray] = []
+    first_error: tuple[int, int, Status] | None = None
+    for p, pl in enumerate(plugins):
+        sa = getattr(pl, "score_all", None)
+        values = sa(state, pod, table, rows) if sa is not None else None
+        if values is None:
+            out = []
+            for i, ni in enumerate(nodes):
+                sc, s = pl.score(state, pod, ni)
+                if not s.is_success():
+                    if first_error is None or (i, p) < first_error[:2]:
+                        msg = f'running Score plugins: plugin "{pl.name}" failed with: {s.message()}'
+                        first_error = (i, p, _error(msg, pl.name))
+                    break
+                out.append(sc)
+            values = np.array(out + [0] * (m - len(out)), dtype=np.int64)
+        raw.append(values)
+    if first_error is not None:
+        raise ScoreError(first_error[2])
+    normalized: list[IntArray] = []
+    for p, pl in enumerate(plugins):
+        ext = pl.score_extensions()
+        if ext is None:
+            normalized.append(raw[p])
+            continue
+        nsa = getattr(ext, "normalize_score_all", None)
+        if nsa is not None:
+            normalized.append(nsa(state, pod, raw[p]))
+            continue
+        lst = [NodeScore(ni.name, v) for ni, v in zip(nodes, raw[p].tolist(), strict=True)]
+        s = ext.normalize_score(state, pod, lst)
+        if not s.is_success():
+            msg = f'running Normalize on Score plugins: plugin "{pl.name}" failed with: {s.message()}'
+            raise ScoreError(_error(msg, pl.name))
+        normalized.append(np.array([ns.score for ns in lst], dtype=np.int64))
+    stacked = np.array(normalized, dtype=np.int64).reshape(len(plugins), m)
+    if m and (stacked.min() < MIN_NODE_SCORE or stacked.max() > MAX_NODE_SCORE):
+        bad = (stacked < MIN_NODE_SCORE) | (stacked > MAX_NODE_SCORE)
+        i = int(np.flatnonzero(bad.any(axis=0))[0])  # the first node, then its first plugin
+        p = int(np.flatnonzero(bad[:, i])[0])
+        name = plugins[p].name
+        msg = (
+            f'applying score defaultWeights on Score plugins: plugin "{name}" returns an invalid '
+            f"score {int(stacked[p, i])}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] "
+            "after normalizing"
+        )
+        raise ScoreError(_error(msg, name))
+    w = np.array([weights[pl.name] for pl in plugins], dtype=np.int64)
+    return (stacked * w[:, None]).sum(axis=0) if len(plugins) else np.zeros(m, dtype=np.int64)
+
+
+def select_host(totals: IntArray, rng: random.Random) -> int:
+    """The index upstream's ``selectHost`` picks: the highest total, ties by reservoir sampling.
+
+    Only the positions where the running maximum is met again (a tie: one draw) or raised (the
+    count restarts) matter; NumPy finds them, the draws are made in order in Python."""
+    n = len(totals)
+    if n == 1:
+        return 0
+    running = np.maximum.accumulate(totals)
+    step = np.sign(totals[1:] - running[:-1])  # 1: a new best, 0: a tie, -1: lower
+    at = np.flatnonzero(step >= 0)
+    if not len(at):
+        return 0
+    selected = 0
+    count = 1
+    if type(rng) is random.Random:
+        # ``randrange(c)`` of CPython's Random is ``_randbelow_with_getrandbits(c)``: the same
+        # draws, inlined (this loop runs once per tie, hundreds of times per cycle).
+        getrandbits = rng.getrandbits
+        for pos, raised in zip((at + 1).tolist(), step[at].tolist(), strict=True):
+            if raised:
+                selected, count = pos, 1
+                continue
+            count += 1
+            k = count.bit_length()
+            r = getrandbits(k)
+            while r >= count:
+                r = getrandbits(k)
+            if r == 0:
+                selected = pos
+        return selected
+    for pos, raised in zip((at + 1).tolist(), step[at].tolist(), strict=True):
+        if raised:
+            selected, count = pos, 1
+            continue
+        count += 1
+        if rng.randrange(count) == 0:
+            selected = pos
+    return selected
