@@ -9,16 +9,21 @@ a ``Conflict`` (someone else wrote the node) is redone on a fresh ``get``.
 write               when
 ==================  =========================================================================
 node status         at start (``write_status``, before the kubelet is ready); after image
-                    pulls (coalesced: one write for every pull finished meanwhile); every
-                    ``heartbeat_interval`` (refreshes ``lastHeartbeatTime``)
+                    pulls (coalesced: one write for every pull finished meanwhile); on a
+                    heartbeat (every ``heartbeat_interval``) only if the status changed
+                    (heartbeat times aside) or ``node_status_report_frequency`` has passed
+                    since the last write (refreshes ``lastHeartbeatTime``)
 Lease               ``kube-node-lease/<node>``: created once (owned by the Node), then
                     ``spec.renewTime`` updated every ``heartbeat_interval``
 ==================  =========================================================================
 
 Upstream's kubelet renews the Lease every 10 s (a quarter of its 40 s duration) and
 posts the node status when something changed, checked every 10 s, and at least every
-5 min; here the status is simply posted on every heartbeat, which is more write traffic
-than upstream but keeps ``lastHeartbeatTime`` fresh for the node lifecycle controller.
+``nodeStatusReportFrequency`` (5 min); so does this one (``tryUpdateNodeStatus``'s
+``nodeStatusHasChanged``: conditions compared without ``lastHeartbeatTime``, the rest of
+the status as a whole) when ``node_status_report_frequency`` is set (upstream: 300). Its
+default, 0, still posts on every heartbeat: more write traffic than upstream, but the
+runs and traces recorded so far stay as they were.
 ``heartbeat_interval == 0`` turns both periodic writes off (large runs).
 
 Fault injection (``KubeletSettings.faults``): while ``heartbeat_enabled`` says no, neither
@@ -37,14 +42,14 @@ from agents.kubelet.images import ImageStore
 from agents.kubelet.nodestatus import node_status, system_info
 from agents.kubelet.retry import retry_delay
 from agents.kubelet.settings import KubeletSettings
-from emulator.api.core import Node, NodeSystemInfo
+from emulator.api.core import Node, NodeCondition, NodeStatus, NodeSystemInfo
 from emulator.api.errors import AlreadyExists, ApiError, Conflict, NotFound
 from emulator.api.meta import ObjectMeta, OwnerReference
 from emulator.api.scheduling import Lease, LeaseSpec
 from emulator.client.client import Client
 from emulator.runtime.clock import Clock
 
-__all__ = ["LEASE_NAMESPACE", "NodeReporter", "newer"]
+__all__ = ["LEASE_NAMESPACE", "NodeReporter", "newer", "status_changed"]
 
 LEASE_NAMESPACE: Final = "kube-node-lease"
 
@@ -57,6 +62,17 @@ def newer(a: Any, b: Any) -> Any:
         return a
     rv_a, rv_b = int(a.metadata.resource_version or 0), int(b.metadata.resource_version or 0)
     return b if rv_b > rv_a else a
+
+
+def _without_heartbeats(conditions: list[NodeCondition]) -> list[NodeCondition]:
+    return [replace(c, last_heartbeat_time=None) if c.last_heartbeat_time is not None else c for c in conditions]
+
+
+def status_changed(old: NodeStatus, new: NodeStatus) -> bool:
+    """Upstream ``nodeStatusHasChanged``: any difference but the conditions' heartbeat times."""
+    if replace(old, conditions=[]) != replace(new, conditions=[]):
+        return True
+    return _without_heartbeats(old.conditions) != _without_heartbeats(new.conditions)
 
 
 class NodeReporter:
@@ -83,6 +99,7 @@ class NodeReporter:
         self._images_dirty = False
         self._wake = asyncio.Event()
         self._lease: Lease | None = None
+        self._reported_at: float | None = None  # clock time of the last status write
         self.status_writes = 0
         self.lease_writes = 0
         self.conflicts = 0
@@ -115,7 +132,7 @@ class NodeReporter:
             await self._wake.wait()
             self._wake.clear()
             if self.posting():
-                await self.write_status()
+                await self.write_status(periodic=True)
 
     async def run_heartbeats(self) -> None:
         """Renew the Lease now and every interval, posting the status on each beat."""
@@ -132,9 +149,17 @@ class NodeReporter:
         self.api_errors += 1
         await self._clock.sleep(retry_delay(attempt))
 
-    async def write_status(self) -> bool:
+    def _report_due(self, node: Node, status: NodeStatus) -> bool:
+        """Upstream's ``shouldPatchNodeStatus``: changed, or the report frequency passed."""
+        last = self._reported_at
+        if last is None or self._clock.now() - last >= self._settings.node_status_report_frequency:
+            return True
+        return status_changed(node.status, status)
+
+    async def write_status(self, *, periodic: bool = False) -> bool:
         """Post the node's status (conditions, nodeInfo, addresses, images if changed);
-        False if the node no longer exists."""
+        False if the node no longer exists. ``periodic``: a heartbeat, skipped (True) when
+        nothing changed and the report frequency has not passed."""
         include_images = self._images_dirty
         self._images_dirty = False
         node = self.node
@@ -152,6 +177,8 @@ class NodeReporter:
                     info=self._info,
                     images=self._images.report() if include_images else None,
                 )
+                if periodic and not include_images and not self._report_due(node, status):
+                    return True
                 written = await self._client.update_status(replace(node, status=status))
             except Conflict:
                 self.conflicts += 1
@@ -166,6 +193,7 @@ class NodeReporter:
                 attempt += 1
                 continue
             self.status_writes += 1
+            self._reported_at = self._clock.now()
             self.observe(written)
             return True
 

@@ -91,6 +91,12 @@ def pod_cidr(node: Node) -> str:
 def pod_ip_pool(cidr: str) -> list[str]:
     """Pod addresses of ``cidr`` in order, skipping the first host (the gateway); at most
     1,024 of them (far more than a node's pod capacity)."""
+    net = ipaddress.ip_network(cidr, strict=False)
+    if net.version == 4 and net.prefixlen <= 30:
+        # Fast path (one per node at start-up): hosts are network+1 .. broadcast-1.
+        first = int(net.network_address) + 2
+        count = min(net.num_addresses - 3, 1024)
+        return [f"{i >> 24}.{(i >> 16) & 255}.{(i >> 8) & 255}.{i & 255}" for i in range(first, first + count)]
     hosts: Iterable[ipaddress.IPv4Address | ipaddress.IPv6Address] = ipaddress.ip_network(cidr, strict=False).hosts()
     out: list[str] = []
     for n, addr in enumerate(hosts):
@@ -106,10 +112,11 @@ class PodIPs:
     """Pod addresses of one node, handed out round robin as host-local IPAM does (a freed
     address is not reused at once); ``""`` when the pool is exhausted."""
 
-    __slots__ = ("_cursor", "_pool", "_used")
+    __slots__ = ("_cidr", "_cursor", "_pool", "_used")
 
     def __init__(self, cidr: str = "") -> None:
-        self._pool = pod_ip_pool(cidr) if cidr else []
+        self._cidr = cidr
+        self._pool: list[str] | None = None  # built on the first allocation (1,000s of nodes)
         self._used: set[str] = set()
         self._cursor = 0
 
@@ -118,6 +125,8 @@ class PodIPs:
 
     def allocate(self) -> str:
         pool = self._pool
+        if pool is None:
+            pool = self._pool = pod_ip_pool(self._cidr) if self._cidr else []
         for step in range(len(pool)):
             ip = pool[(self._cursor + step) % len(pool)]
             if ip not in self._used:

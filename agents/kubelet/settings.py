@@ -16,6 +16,10 @@ termination              time to stop a pod's containers on graceful deletion, c
                          the pod's grace period
 heartbeat_interval       seconds between Lease renewals and node status heartbeats;
                          0 = neither (large runs: no periodic writes at all)
+node_status_report_      on a heartbeat, the node status is posted only if it changed or
+frequency                this many seconds passed since the last post (upstream
+                         ``nodeStatusReportFrequency``: 300); 0 (default, for now) = on
+                         every heartbeat
 default_image_size       bytes of an image no node lists and ``image_sizes`` does not name
 image_sizes              image -> bytes, for images no node lists in ``status.images``
 report_pending_status    write the Pending/ContainerCreating status at admission, as the
@@ -74,6 +78,7 @@ class KubeletSettings:
     container_start: Latency = field(default_factory=Latency)
     termination: Latency = field(default_factory=Latency)
     heartbeat_interval: float = 10.0
+    node_status_report_frequency: float = 0.0
     default_image_size: int = DEFAULT_IMAGE_SIZE
     image_sizes: Mapping[str, int] = field(default_factory=dict)
     report_pending_status: bool = True
@@ -86,6 +91,10 @@ class KubeletSettings:
             raise ValueError(f"image_pull_bandwidth must be >= 0 bytes/s, got {self.image_pull_bandwidth}")
         if not math.isfinite(self.heartbeat_interval) or self.heartbeat_interval < 0:
             raise ValueError(f"heartbeat_interval must be >= 0 seconds, got {self.heartbeat_interval!r}")
+        if not math.isfinite(self.node_status_report_frequency) or self.node_status_report_frequency < 0:
+            raise ValueError(
+                f"node_status_report_frequency must be >= 0 seconds, got {self.node_status_report_frequency!r}"
+            )
         if self.default_image_size < 0:
             raise ValueError(f"default_image_size must be >= 0 bytes, got {self.default_image_size}")
         for image, size in self.image_sizes.items():

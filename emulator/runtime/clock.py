@@ -20,6 +20,7 @@ It does not own how virtual time moves (``loop.py``) or random streams (``rng.py
 from __future__ import annotations
 
 import asyncio
+import functools
 import math
 import re
 from collections.abc import Callable, Coroutine
@@ -144,7 +145,13 @@ _RFC3339 = re.compile(r"(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+
 
 def format_timestamp(t: float) -> str:
     """Clock time ``t`` (seconds since EPOCH) as RFC 3339 in UTC, truncated to whole seconds."""
-    return (EPOCH + timedelta(seconds=math.floor(t))).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return _format_second(math.floor(t))
+
+
+@functools.lru_cache(maxsize=4096)
+def _format_second(second: int) -> str:
+    # Every write stamps the current second: formatting each second once matters at scale.
+    return (EPOCH + timedelta(seconds=second)).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def parse_timestamp(s: str) -> float:
@@ -197,6 +204,7 @@ def parse_duration(text: str | int | float) -> float:
     return seconds
 
 
+@functools.lru_cache(maxsize=1024)  # pure: a scenario repeats a few durations per pod
 def _parse_duration_text(s: str, original: str) -> float:
     if s.startswith("-"):
         raise ValueError(f"durations cannot be negative, got {original!r}")

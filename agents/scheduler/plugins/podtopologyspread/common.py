@@ -12,6 +12,9 @@ What this module owns:
   ``matchLabelKeys`` values ANDed into its selector.
 * The counting rule (``count_pods_match_selector``): a pod counts when it is in the incoming pod's
   namespace, has no ``deletionTimestamp`` and its labels match; an *empty* selector counts 0.
+  ``MatchCounts`` memoises it across cycles per (selector, namespace) and NodeInfo
+  ``generation``: every change to a NodeInfo's pods takes a fresh global generation and a clone
+  keeps its original's pods and generation, so a generation names one list of pods (exact).
 * Node eligibility (``NodeEligibility``): a node takes part in the counts of a constraint when it
   has all topology keys and passes the constraint's inclusion policies (Honor affinity: the pod's
   ``nodeSelector`` / required node affinity match; Honor taints: no untolerated NoSchedule /
@@ -34,7 +37,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from agents.scheduler.framework.types import PodInfo
+from agents.scheduler.framework.types import NodeInfo, PodInfo
 from emulator.api.core import LabelSelector, Node, Pod, TopologySpreadConstraint
 from emulator.api.selectors import (
     find_untolerated_taint,
@@ -54,6 +57,7 @@ __all__ = [
     "SYSTEM_DEFAULT_CONSTRAINTS",
     "Constraint",
     "DefaultSelectorFn",
+    "MatchCounts",
     "NodeEligibility",
     "Selector",
     "build_default_constraints",
@@ -262,6 +266,42 @@ def count_pods_match_selector(pod_infos: Iterable[PodInfo], selector: Selector, 
         if meta.deletion_timestamp is None and meta.namespace == namespace and matches(meta.labels):
             count += 1
     return count
+
+
+class MatchCounts:
+    """``count_pods_match_selector`` memoised per (selector, namespace) and NodeInfo generation.
+
+    Owned by a plugin instance and shared by its cycles: a pod's PreFilter/PreScore then counts
+    only the NodeInfos changed since an earlier pod with the same selector looked at them. Each
+    memo is dropped whole when it reaches ``MAX_ENTRIES`` (stale generations accumulate)."""
+
+    MAX_ENTRIES: Final = 1 << 16
+    MAX_KEYS: Final = 256
+
+    __slots__ = ("_memos",)
+
+    def __init__(self) -> None:
+        self._memos: dict[tuple[Selector, str], dict[int, int]] = {}
+
+    def memo(self, selector: Selector, namespace: str) -> dict[int, int]:
+        """The generation → count map for one (selector, namespace)."""
+        key = (selector, namespace)
+        memo = self._memos.get(key)
+        if memo is None:
+            if len(self._memos) >= self.MAX_KEYS:
+                self._memos.clear()
+            memo = self._memos[key] = {}
+        elif len(memo) >= self.MAX_ENTRIES:
+            memo.clear()
+        return memo
+
+    def count(self, node_info: NodeInfo, selector: Selector, namespace: str) -> int:
+        """Matching pods on ``node_info`` (``count_pods_match_selector``)."""
+        memo = self.memo(selector, namespace)
+        got = memo.get(node_info.generation)
+        if got is None:
+            got = memo[node_info.generation] = count_pods_match_selector(node_info.pods, selector, namespace)
+        return got
 
 
 def selector_slots(constraints: Sequence[Constraint]) -> tuple[list[int], int]:

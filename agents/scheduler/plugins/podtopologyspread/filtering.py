@@ -32,7 +32,8 @@ pod, ``min`` is 0 when fewer domains than
 ==================================================  ===========================================
 
 What it does not own: constraint parsing and the counting rule (``common.py``), the plugin
-(``plugin.py``).
+(``plugin.py``), the cross-cycle memo the plugin computes this state with (``memo.py``;
+``cal_pre_filter_state`` stays the reference it is tested against).
 """
 
 from __future__ import annotations

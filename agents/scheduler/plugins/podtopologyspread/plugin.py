@@ -56,7 +56,8 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from agents.scheduler.args import PodTopologySpreadArgs, decode_args
-from agents.scheduler.framework.interface import Handle, PreFilterResult
+from agents.scheduler.framework.interface import FilterCodes, Handle, PreFilterResult
+from agents.scheduler.framework.node_table import IntArray, NodeTable
 from agents.scheduler.framework.types import (
     SUCCESS,
     ActionType,
@@ -80,14 +81,16 @@ from .common import (
     SYSTEM_DEFAULT_CONSTRAINTS,
     Constraint,
     DefaultSelectorFn,
+    MatchCounts,
     build_default_constraints,
     filter_constraints,
     no_default_selector,
     node_labels_match_spread_constraints,
     pod_labels_match_spread_constraints,
 )
-from .filtering import PreFilterState, cal_pre_filter_state, filter_node, update_with_pod
-from .scoring import PreScoreState, count_all_nodes, init_pre_score_state, normalize_scores, score_node
+from .filtering import PreFilterState, filter_node, update_with_pod
+from .memo import PreFilterMemo
+from .scoring import PreScoreState, init_pre_score_state, normalize_scores, score_node
 
 __all__ = ["NAME", "PRE_FILTER_STATE_KEY", "PRE_SCORE_STATE_KEY", "PodTopologySpread"]
 
@@ -119,6 +122,8 @@ class PodTopologySpread:
         self.default_constraints: tuple[TopologySpreadConstraint, ...] = (
             SYSTEM_DEFAULT_CONSTRAINTS if self.system_defaulted else tuple(self.args.default_constraints)
         )
+        self._match_counts = MatchCounts()
+        self._pre_filter_memo = PreFilterMemo(self._match_counts)
 
     # --- which constraints apply -----------------------------------------------------------
 
@@ -142,7 +147,7 @@ class PodTopologySpread:
             return None, _error(f"get constraints from pod: obtaining pod's hard topology spread constraints: {err}")
         if not constraints:
             return None, Status(Code.Skip)
-        state.write(PRE_FILTER_STATE_KEY, cal_pre_filter_state(pod, nodes, constraints))
+        state.write(PRE_FILTER_STATE_KEY, self._pre_filter_memo.state(pod, nodes, constraints))
         return None, SUCCESS
 
     def pre_filter_extensions(self) -> PodTopologySpread:
@@ -169,6 +174,13 @@ class PodTopologySpread:
             return s
         return filter_node(s, pod, node_info)
 
+    def filter_all(self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray) -> FilterCodes | None:
+        """``filter`` over table rows (None: run it per node)."""
+        s = self._pre_filter_state(state)
+        if isinstance(s, Status):
+            return None
+        return self._pre_filter_memo.filter_codes(s, pod, table, rows)
+
     @staticmethod
     def _pre_filter_state(state: CycleState) -> PreFilterState | Status:
         try:
@@ -193,7 +205,9 @@ class PodTopologySpread:
         # zone-less nodes still get hostname spreading.
         require_all = bool(pod.spec.topology_spread_constraints) or not self.system_defaulted
         s = init_pre_score_state(constraints, nodes, require_all)
-        count_all_nodes(s, pod, all_nodes, require_all)
+        self._pre_filter_memo.add_pre_score_counts(
+            s.tp_value_to_pod_counts, pod, all_nodes, constraints, require_all=require_all
+        )
         state.write(PRE_SCORE_STATE_KEY, s)
         return SUCCESS
 
