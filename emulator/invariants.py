@@ -28,9 +28,8 @@ everyPodResolved         end               an unbound, non-terminal pod that no 
 
 *Admitted* (the kubelet's view): bound, not terminal, and the kubelet has written its
 ``startTime`` (the Pending status it writes on admission) or phase Running. A pod the kubelet
-rejects goes straight to Failed and is never counted. ``OvercommitMonitor`` (the
-``noOvercommit`` expectation) counts Running pods only; this check starts counting a pod at
-admission.
+rejects goes straight to Failed and is never counted. The ``noOvercommit`` expectation reads
+the same records (``InvariantChecker.overcommits``).
 
 *Quiescent* scheduler: its Pod and Node informers have applied the last Pod and Node writes,
 no pod is in flight in its queue or waiting at Permit, and no bind request of any scheduler
@@ -63,9 +62,10 @@ import msgspec
 
 from emulator.api.codec import to_builtins
 from emulator.api.core import Node, Pod
-from emulator.api.resources import node_allocatable, pod_requests
+from emulator.api.resources import HostPort, node_allocatable, pod_host_ports, pod_requests
 from emulator.apiserver.server import ApiServer, WriteRecord
 from emulator.runtime.clock import Clock
+from emulator.scenario.monitor import Overcommit
 
 if TYPE_CHECKING:
     from agents.scheduler.framework.runtime import Framework
@@ -103,8 +103,6 @@ INVARIANTS: Final = (
 )
 _TERMINAL: Final = ("Succeeded", "Failed")
 _ANY_IP: Final = "0.0.0.0"
-
-HostPort = tuple[str, str, int]
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,17 +178,6 @@ def _admitted(pod: Pod | None) -> bool:
     return pod.status.phase == "Running" or bool(pod.status.start_time)
 
 
-def _host_ports(pod: Pod) -> list[HostPort]:
-    """Upstream ``GetHostPorts``: restartable init containers, then containers; sanitised."""
-    sidecars = [c for c in pod.spec.init_containers if c.restart_policy == "Always"]
-    return [
-        (p.host_ip or _ANY_IP, p.protocol or "TCP", p.host_port)
-        for c in (*sidecars, *pod.spec.containers)
-        for p in c.ports
-        if p.host_port > 0
-    ]
-
-
 def _clash(a: HostPort, b: HostPort) -> bool:
     return a[1:] == b[1:] and (a[0] == b[0] or _ANY_IP in (a[0], b[0]))
 
@@ -226,6 +213,8 @@ class InvariantChecker:
         self._admitted: dict[str, _Admitted] = {}
         self._bound: dict[str, tuple[str, float]] = {}
         self._created: dict[str, float] = {}
+        self.overcommits: list[Overcommit] = []
+        """Every overcommit seen, for the ``noOvercommit`` expectation."""
         self.last_revision: dict[str, int] = {"Pod": 0, "Node": 0}
         self.bind_writes = 0
 
@@ -286,7 +275,7 @@ class InvariantChecker:
         node, key = pod.spec.node_name, _key(pod)
         req = pod_requests(pod)
         req["pods"] = 1
-        ports = _host_ports(pod)
+        ports = pod_host_ports(pod)
         self._admitted[uid] = _Admitted(node, key, req, ports)
         used = self._used.setdefault(node, {})
         for r, v in req.items():
@@ -294,6 +283,7 @@ class InvariantChecker:
         alloc = self._alloc.get(node, {})
         for r in sorted(req):
             if r in alloc and used[r] > alloc[r]:
+                self.overcommits.append(Overcommit(t, node, r, used[r], alloc[r]))
                 self._tallies[NO_OVERCOMMIT].add(
                     t,
                     f"node {node}: {r} requested {_amount(r, used[r])} > allocatable {_amount(r, alloc[r])} "

@@ -19,11 +19,13 @@ __all__ = [
     "EPHEMERAL_STORAGE",
     "MEMORY",
     "PODS",
+    "HostPort",
     "amount",
     "is_extended_resource",
     "is_native_resource",
     "is_scalar_resource",
     "node_allocatable",
+    "pod_host_ports",
     "pod_requests",
 ]
 
@@ -89,6 +91,23 @@ def pod_requests(pod: Pod) -> dict[str, int]:
     if spec.overhead:
         _add(reqs, spec.overhead)
     return {name: (m if name == CPU else -((-m) // 1000)) for name, m in reqs.items()}
+
+
+HostPort = tuple[str, str, int]
+"""(hostIP, protocol, hostPort), hostIP defaulted to 0.0.0.0 and protocol to TCP."""
+
+
+def pod_host_ports(pod: Pod) -> list[HostPort]:
+    """Upstream ``util.GetHostPorts`` (v1.34, PR #132040): the ports with a hostPort of the
+    restartable (sidecar) init containers, then of the regular containers; a port <= 0 is
+    not a host port."""
+    sidecars = [c for c in pod.spec.init_containers if c.restart_policy == "Always"]
+    return [
+        (p.host_ip or "0.0.0.0", p.protocol or "TCP", p.host_port)
+        for c in (*sidecars, *pod.spec.containers)
+        for p in c.ports
+        if p.host_port > 0
+    ]
 
 
 def node_allocatable(node: Node) -> dict[str, int]:

@@ -3,7 +3,7 @@
 One run, in order:
 
 1. Clock (virtual unless ``clock: real``), the API server, write listeners (trace, pod
-   activity, overcommit monitor, the caller's progress hook).
+   activity, the invariant checker, the caller's progress hook).
 2. Namespaces ``default``, ``kube-system``, ``kube-public``, ``kube-node-lease`` and any
    namespace the scenario's objects or templates name (created for the user, as a
    convenience; upstream would refuse a pod in a missing namespace), except the
@@ -72,7 +72,7 @@ from emulator.runtime.channel import Overflow
 from emulator.runtime.clock import LoopClock
 from emulator.runtime.rng import Seeds
 from emulator.scenario.expectations import CONDITIONS, ExpectationResult, check, count_reached
-from emulator.scenario.monitor import ConditionCounter, OvercommitMonitor, PodActivity
+from emulator.scenario.monitor import ConditionCounter, PodActivity
 from emulator.scenario.schema import (
     Cordon,
     Create,
@@ -478,8 +478,7 @@ async def _main(scenario: Scenario, seed: int, options: RunOptions, virtual: boo
     invariants = install_invariants(cluster)
     tracer = TraceRecorder(options.trace)
     activity = PodActivity()
-    overcommit = OvercommitMonitor()
-    for listener in (tracer, activity, overcommit, options.on_write):
+    for listener in (tracer, activity, options.on_write):
         if listener is not None:
             server.add_write_listener(listener)
     until = options.until if options.until is not None else scenario.until
@@ -556,7 +555,7 @@ async def _main(scenario: Scenario, seed: int, options: RunOptions, virtual: boo
         gc.set_threshold(*thresholds)
     checked = invariants.finish(cluster)
     pods: list[Pod] = server.list("Pod")[0]
-    results = check(scenario.expect, pods, overcommit.violations, server.list("Node")[0])
+    results = check(scenario.expect, pods, invariants.overcommits, server.list("Node")[0])
     return RunResult(
         scenario=scenario.name,
         seed=seed,

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from emulator.api.core import Node, Pod, PodAffinityTerm, WeightedPodAffinityTerm
-from emulator.api.resources import pod_requests
+from emulator.api.resources import pod_host_ports, pod_requests
 
 __all__ = [
     "DEFAULT_MEMORY_REQUEST",
@@ -222,22 +222,6 @@ def _non_zero(pod: Pod) -> tuple[int, int]:
         if "memory" in overhead:
             mem += overhead["memory"].value
     return cpu, mem
-
-
-HostPort = tuple[str, str, int]
-"""(hostIP, protocol, hostPort), hostIP defaulted to 0.0.0.0 and protocol to TCP."""
-
-
-def pod_host_ports(pod: Pod) -> list[HostPort]:
-    """Upstream ``util.GetHostPorts`` (v1.34, PR #132040): the ports with a hostPort of the
-    restartable (sidecar) init containers, then of the regular containers."""
-    out: list[HostPort] = []
-    sidecars = [c for c in pod.spec.init_containers if c.restart_policy == "Always"]
-    for c in (*sidecars, *pod.spec.containers):
-        for p in c.ports:
-            if p.host_port > 0:
-                out.append((p.host_ip or "0.0.0.0", p.protocol or "TCP", p.host_port))
-    return out
 
 
 class PodInfo:

@@ -18,11 +18,11 @@ from agents.scheduler.framework.types import (
     PodInfo,
     QueueingHint,
     Status,
-    pod_host_ports,
 )
 from agents.scheduler.plugins.nodeports import ERR_REASON, NAME, PRE_FILTER_STATE_KEY, NodePorts, fits
 from emulator.api.codec import convert
 from emulator.api.core import Node, Pod
+from emulator.api.resources import pod_host_ports
 
 _seq = iter(range(10**6))
 
