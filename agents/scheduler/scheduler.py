@@ -9,7 +9,7 @@ Scheduling cycle (``schedule_one``), one pod at a time, never awaiting the API:
 pop → skip deleting or already-assumed pods → pick the profile by ``spec.schedulerName`` →
 snapshot → PreFilter → Filter over ``numFeasibleNodesToFind`` nodes from the round-robin
 start index (the nominated node first) → PostFilter when none fit → PreScore →
-Score/Normalize/weights → select host (reservoir sampling among the top scores, seeded) →
+Score/Normalize/weights → select host (one seeded draw among the top scores) →
 [``cycleCost``: the cycle takes ``fixed + perNode × nodes evaluated`` on the clock; events
 delivered meanwhile reach the cache and are recorded as in-flight events, but the decision
 was made on the snapshot taken at the start, as upstream's cycle races its informers] →
@@ -113,17 +113,17 @@ def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> in
 
 
 def select_host(totals: Sequence[tuple[str, int]], rng: random.Random) -> str:
-    """The highest total; ties broken by reservoir sampling (uniform among the top)."""
-    selected, best = totals[0]
-    count = 1
-    for name, score in totals[1:]:
-        if score > best:
-            selected, best, count = name, score, 1
-        elif score == best:
-            count += 1
-            if rng.randrange(count) == 0:
-                selected = name
-    return selected
+    """The highest total; ties broken uniformly at random with one draw.
+
+    Upstream's ``selectHost`` keeps one of the top-scoring nodes by reservoir sampling (one
+    ``rand.Intn`` per tie). Go's random stream cannot be reproduced, only its distribution:
+    every top-scoring node is equally likely. One ``randrange`` over the ties, in list order,
+    gives that distribution with a single draw (and only when there is a tie)."""
+    best = max(score for _, score in totals)
+    top = [name for name, score in totals if score == best]
+    if len(top) == 1:
+        return top[0]
+    return top[rng.randrange(len(top))]
 
 
 @dataclass(frozen=True, slots=True)

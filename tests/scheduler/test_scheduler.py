@@ -180,9 +180,11 @@ async def test_multiple_profiles_pick_by_scheduler_name() -> None:
     async with world(config=config) as w:
         w.server.create(node("n0", cpu="4"))
         w.server.create(node("n1", cpu="4"))
-        w.server.create(pod("seed", cpu="1", spec={"nodeName": "n1"}))
-        w.server.create(pod("spread", cpu="1"))
-        w.server.create(pod("packed", cpu="1", spec={"schedulerName": "bin-packer"}))
+        # Memory in proportion to CPU keeps BalancedAllocation at 100 everywhere, and n1 stays
+        # the more allocated node once `spread` is on n0: no tie for either profile to break.
+        w.server.create(pod("seed", cpu="2", memory="16Gi", spec={"nodeName": "n1"}))
+        w.server.create(pod("spread", cpu="1", memory="8Gi"))
+        w.server.create(pod("packed", cpu="1", memory="8Gi", spec={"schedulerName": "bin-packer"}))
         w.server.create(pod("nobody", cpu="1", spec={"schedulerName": "other-scheduler"}))
         await w.until(lambda: bool(w.pod("spread").spec.node_name and w.pod("packed").spec.node_name))
         assert w.pod("spread").spec.node_name == "n0"

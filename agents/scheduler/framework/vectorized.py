@@ -14,9 +14,8 @@ bit-for-bit the reference (per-node) one:
 ``score``          per plugin ``score_all`` (else ``score`` per node), ``normalize_score_all``
                    (else ``normalize_score`` on ``NodeScore`` objects), the [0, 100] check with
                    the reference's first (node, plugin) error, weighted totals.
-``select_host``    upstream's reservoir sampling among the top totals, calling
-                   ``rng.randrange(count)`` for exactly the ties the sequential scan meets (the
-                   random stream advances as in the reference).
+``select_host``    the highest total, one ``rng.randrange`` among the ties in visiting order
+                   (the reference's rule, so the random stream advances alike).
 
 Windows: the rotated candidate order is evaluated in windows (first ``max(2·to_find, 512)``
 positions, then doubling), so a search that stops early does not pay for every node.
@@ -324,41 +323,8 @@ def score(
 
 
 def select_host(totals: IntArray, rng: random.Random) -> int:
-    """The index upstream's ``selectHost`` picks: the highest total, ties by reservoir sampling.
-
-    Only the positions where the running maximum is met again (a tie: one draw) or raised (the
-    count restarts) matter; NumPy finds them, the draws are made in order in Python."""
-    n = len(totals)
-    if n == 1:
-        return 0
-    running = np.maximum.accumulate(totals)
-    step = np.sign(totals[1:] - running[:-1])  # 1: a new best, 0: a tie, -1: lower
-    at = np.flatnonzero(step >= 0)
-    if not len(at):
-        return 0
-    selected = 0
-    count = 1
-    if type(rng) is random.Random:
-        # ``randrange(c)`` of CPython's Random is ``_randbelow_with_getrandbits(c)``: the same
-        # draws, inlined (this loop runs once per tie, hundreds of times per cycle).
-        getrandbits = rng.getrandbits
-        for pos, raised in zip((at + 1).tolist(), step[at].tolist(), strict=True):
-            if raised:
-                selected, count = pos, 1
-                continue
-            count += 1
-            k = count.bit_length()
-            r = getrandbits(k)
-            while r >= count:
-                r = getrandbits(k)
-            if r == 0:
-                selected = pos
-        return selected
-    for pos, raised in zip((at + 1).tolist(), step[at].tolist(), strict=True):
-        if raised:
-            selected, count = pos, 1
-            continue
-        count += 1
-        if rng.randrange(count) == 0:
-            selected = pos
-    return selected
+    """The index the reference ``select_host`` picks: the highest total, one draw among ties."""
+    top = np.flatnonzero(totals == totals.max())
+    if len(top) == 1:
+        return int(top[0])
+    return int(top[rng.randrange(len(top))])
