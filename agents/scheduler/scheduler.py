@@ -317,7 +317,7 @@ class Scheduler(EventHandlers):
         start, wall0 = self.clock.now(), time.perf_counter()
         if qpi.attempts == 1:
             self.metrics.queue_wait_seconds.append(start - self._first_seen.get(uid, start))
-        state = CycleState()
+        state = CycleState(qpi.pod_info)
         to_activate = PodsToActivate()
         state.write(PODS_TO_ACTIVATE_KEY, to_activate)
         self._evaluated = 0

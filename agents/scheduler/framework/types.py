@@ -46,6 +46,7 @@ __all__ = [
     "Resource",
     "Status",
     "next_generation",
+    "pod_info_of",
 ]
 
 MAX_NODE_SCORE: Final = 100
@@ -461,13 +462,16 @@ class PodsToActivate:
 class CycleState:
     """Per scheduling attempt key/value store shared by the plugins of a profile."""
 
-    __slots__ = ("_data", "record_plugin_metrics", "skip_filter_plugins", "skip_score_plugins")
+    __slots__ = ("_data", "pod_info", "record_plugin_metrics", "skip_filter_plugins", "skip_score_plugins")
 
-    def __init__(self) -> None:
+    def __init__(self, pod_info: PodInfo | None = None) -> None:
         self._data: dict[str, Any] = {}
         self.skip_filter_plugins: set[str] = set()
         self.skip_score_plugins: set[str] = set()
         self.record_plugin_metrics = False
+        self.pod_info = pod_info
+        """The queue's PodInfo of the pod being scheduled (upstream ``QueuedPodInfo.PodInfo``),
+        when the scheduler runs the cycle; read it through ``pod_info_of``."""
 
     def read(self, key: str) -> Any:
         """The value written under ``key``; ``KeyError`` if none (upstream ErrNotFound)."""
@@ -485,10 +489,22 @@ class CycleState:
         c.skip_filter_plugins = set(self.skip_filter_plugins)
         c.skip_score_plugins = set(self.skip_score_plugins)
         c.record_plugin_metrics = self.record_plugin_metrics
+        c.pod_info = self.pod_info
         return c
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._data)
+
+
+def pod_info_of(state: CycleState, pod: Pod) -> PodInfo:
+    """``pod``'s PodInfo: the one the cycle carries when it is for this very Pod object (its
+    requests and affinity terms were derived once, when the pod was queued), else a fresh one.
+
+    Pods are immutable, so a PodInfo built from the same object holds the same values."""
+    pi = state.pod_info
+    if pi is not None and pi.pod is pod:
+        return pi
+    return PodInfo(pod)
 
 
 # --- cluster events and queueing hints -----------------------------------------------------

@@ -55,9 +55,9 @@ import numpy as np
 from agents.scheduler.args import NodeResourcesBalancedAllocationArgs, decode_args
 from agents.scheduler.framework.interface import Handle
 from agents.scheduler.framework.node_table import IntArray, NodeTable
-from agents.scheduler.framework.types import MAX_NODE_SCORE, SUCCESS, Code, CycleState, NodeInfo, Status
+from agents.scheduler.framework.types import MAX_NODE_SCORE, SUCCESS, Code, CycleState, NodeInfo, Status, pod_info_of
 from emulator.api.core import Pod
-from emulator.api.resources import is_scalar_resource, pod_requests
+from emulator.api.resources import is_scalar_resource
 
 __all__ = [
     "NAME",
@@ -115,13 +115,13 @@ class NodeResourcesBalancedAllocation:
 
     # PreScore
 
-    def _pod_request_list(self, pod: Pod) -> tuple[int, ...]:
+    def _pod_request_list(self, state: CycleState, pod: Pod) -> tuple[int, ...]:
         """Upstream ``calculatePodResourceRequestList`` with ``useRequested``: real requests."""
-        reqs = pod_requests(pod)
+        reqs = pod_info_of(state, pod).requests
         return tuple(reqs.get(n, 0) for n in self._names)
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status:
-        requests = self._pod_request_list(pod)
+        requests = self._pod_request_list(state, pod)
         if not any(requests):  # best effort: skip (issue #129138)
             return Status(Code.Skip)
         state.write(PRE_SCORE_STATE_KEY, _PreScoreState(requests))
@@ -133,7 +133,7 @@ class NodeResourcesBalancedAllocation:
         try:
             requests: tuple[int, ...] = state.read(PRE_SCORE_STATE_KEY).pod_requests
         except KeyError:  # PreScore did not run: compute here, as upstream
-            requests = self._pod_request_list(pod)
+            requests = self._pod_request_list(state, pod)
             if not any(requests):
                 return 0, SUCCESS
         if not self._names:

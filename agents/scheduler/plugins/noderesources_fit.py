@@ -67,6 +67,7 @@ from agents.scheduler.framework.types import (
     QueueingHint,
     Resource,
     Status,
+    pod_info_of,
 )
 from agents.scheduler.plugins.helper import go_div_all
 from emulator.api.core import Node, Pod
@@ -361,7 +362,7 @@ class NodeResourcesFit:
     # PreFilter / Filter
 
     def pre_filter(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[None, Status]:
-        state.write(PRE_FILTER_STATE_KEY, _PreFilterState(Resource.from_amounts(pod_requests(pod))))
+        state.write(PRE_FILTER_STATE_KEY, _PreFilterState(pod_info_of(state, pod).resource))
         return None, SUCCESS
 
     def pre_filter_extensions(self) -> None:
@@ -415,14 +416,15 @@ class NodeResourcesFit:
     # PreScore / Score
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status:
-        state.write(PRE_SCORE_STATE_KEY, _PreScoreState(_pod_score_requests(PodInfo(pod), self.strategy.resources)))
+        pi = pod_info_of(state, pod)
+        state.write(PRE_SCORE_STATE_KEY, _PreScoreState(_pod_score_requests(pi, self.strategy.resources)))
         return SUCCESS
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status]:
         try:
             requests = state.read(PRE_SCORE_STATE_KEY).pod_requests
         except KeyError:
-            requests = _pod_score_requests(PodInfo(pod), self.strategy.resources)
+            requests = _pod_score_requests(pod_info_of(state, pod), self.strategy.resources)
         allocatable: list[int] = []
         requested: list[int] = []
         for r, pod_request in zip(self.strategy.resources, requests, strict=True):

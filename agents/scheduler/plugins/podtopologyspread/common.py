@@ -67,6 +67,7 @@ __all__ = [
     "node_labels_match_spread_constraints",
     "pod_labels_match_spread_constraints",
     "selector_slots",
+    "with_default_selector",
 ]
 
 ERR_REASON_CONSTRAINTS_NOT_MATCH: Final = "node(s) didn't match pod topology spread constraints"
@@ -233,7 +234,14 @@ def build_default_constraints(
 ) -> list[Constraint]:
     """Upstream ``buildDefaultConstraints``: ``defaults`` of kind ``action`` with the workload
     selector; none when that selector is empty."""
-    constraints = filter_constraints(defaults, pod.metadata.labels, action)
+    return with_default_selector(filter_constraints(defaults, pod.metadata.labels, action), pod, selector_fn)
+
+
+def with_default_selector(
+    constraints: Sequence[Constraint], pod: Pod, selector_fn: DefaultSelectorFn
+) -> list[Constraint]:
+    """The second half of ``buildDefaultConstraints``: the filtered default ``constraints`` with
+    ``pod``'s workload selector; none when there are none or that selector is empty."""
     if not constraints:
         return []
     selector = selector_fn(pod)

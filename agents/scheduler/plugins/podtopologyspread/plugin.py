@@ -87,6 +87,7 @@ from .common import (
     no_default_selector,
     node_labels_match_spread_constraints,
     pod_labels_match_spread_constraints,
+    with_default_selector,
 )
 from .filtering import PreFilterState, filter_node, update_with_pod
 from .memo import PreFilterMemo
@@ -122,6 +123,10 @@ class PodTopologySpread:
         self.default_constraints: tuple[TopologySpreadConstraint, ...] = (
             SYSTEM_DEFAULT_CONSTRAINTS if self.system_defaulted else tuple(self.args.default_constraints)
         )
+        self._defaults_by_action: dict[str, list[Constraint]] = {}
+        """Filtered default constraints per action, when no default has ``matchLabelKeys`` (then
+        filtering does not depend on the pod, and the defaults were validated with the args)."""
+        self._pod_independent_defaults = not any(c.match_label_keys for c in self.default_constraints)
         self._match_counts = MatchCounts()
         self._pre_filter_memo = PreFilterMemo(self._match_counts)
 
@@ -132,7 +137,12 @@ class PodTopologySpread:
         selector is invalid."""
         if pod.spec.topology_spread_constraints:
             return filter_constraints(pod.spec.topology_spread_constraints, pod.metadata.labels, action)
-        return build_default_constraints(self.default_constraints, pod, action, self.default_selector)
+        if not self._pod_independent_defaults:
+            return build_default_constraints(self.default_constraints, pod, action, self.default_selector)
+        filtered = self._defaults_by_action.get(action)
+        if filtered is None:
+            filtered = self._defaults_by_action[action] = filter_constraints(self.default_constraints, {}, action)
+        return with_default_selector(filtered, pod, self.default_selector)
 
     def get_constraints(self, pod: Pod) -> list[Constraint]:
         """Upstream ``getConstraints``: the hard constraints (what the hints reason about)."""
