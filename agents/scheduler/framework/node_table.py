@@ -35,6 +35,16 @@ tolerations), so two pods asking with equal keys get the same answers. At most
 ``MAX_DERIVED`` are kept (least recently used dropped). Because the values come from the
 plugins' reference code, a derived column is exact by construction.
 
+Row-wise cached results (``rows_cached(key, compute, rows)``): for a vectorised computation
+``compute(table, rows) -> values`` whose value on a row depends only on that row's columns and on
+what ``key`` names (the plugin, its arguments, the pod's requests), e.g. a resource score. The
+first time a key is seen the values are computed for ``rows`` only; from the second time on the
+table keeps the whole column and recomputes only the rows updated since (``update_row`` logs
+them), so a stream of pods of the same shape pays for the few nodes the last bindings changed.
+At most ``MAX_ROW_CACHES`` columns are kept (least recently used dropped); when the log of updated
+rows outgrows the table, the columns are dropped and rebuilt on their next use. The values are
+those ``compute`` gives, so a cached column is exact as long as ``compute`` is row-wise.
+
 Maintenance (``cache/snapshot.py``): ``update_row(i, info)`` when the snapshot puts a fresh
 clone at row ``i``; a new table when the rows are rebuilt (nodes added, removed or reordered).
 
@@ -64,6 +74,7 @@ __all__ = [
     "FREE_PODS",
     "HUGE",
     "MAX_DERIVED",
+    "MAX_ROW_CACHES",
     "NUM_PODS",
     "NZ_CPU",
     "NZ_MEM",
@@ -72,12 +83,16 @@ __all__ = [
     "REQ_MEM",
     "IntArray",
     "NodeTable",
+    "OneRow",
+    "RowCompute",
 ]
 
 IntArray = npt.NDArray[np.int64]
 HUGE: Final = 1 << 50
 """Amounts from here on make the vectorised paths decline (int64 products could overflow)."""
 MAX_DERIVED: Final = 64
+MAX_ROW_CACHES: Final = 32
+MAX_ROW_KEYS_SEEN: Final = 256
 
 ALLOC_CPU, ALLOC_MEM, ALLOC_EPH, ALLOC_PODS = 0, 1, 2, 3
 REQ_CPU, REQ_MEM, REQ_EPH, NUM_PODS = 4, 5, 6, 7
@@ -117,12 +132,35 @@ class _Derived:
         self.values = values
 
 
+RowCompute = Callable[["NodeTable", IntArray], IntArray]
+"""``compute(table, rows)``: one value per row of ``rows``, each a function of that row alone."""
+OneRow = Callable[[NodeInfo], int]
+"""``one(info)``: the same value for one row, from its NodeInfo (the plugin's reference code)."""
+FEW_ROWS: Final = 16
+"""Up to this many updated rows are recomputed one by one with ``one`` (NumPy's fixed cost per
+operation makes a vectorised pass over one row slower than Python over its NodeInfo)."""
+
+
+class _RowCache:
+    __slots__ = ("compute", "one", "seen", "values")
+
+    def __init__(self, compute: RowCompute, one: OneRow | None, values: IntArray, seen: int) -> None:
+        self.compute = compute
+        self.one = one
+        self.values = values
+        self.seen = seen
+        """How much of the table's update log ``values`` already reflects."""
+
+
 class NodeTable:
     """Columns over a snapshot's NodeInfos; row ``i`` is ``infos[i]``."""
 
     __slots__ = (
         "_derived",
+        "_log",
         "_nodes",
+        "_row_caches",
+        "_row_keys_seen",
         "alloc_cpu",
         "alloc_eph",
         "alloc_mem",
@@ -181,6 +219,10 @@ class NodeTable:
         for info in infos:
             self._flag(info)
         self._derived: OrderedDict[Hashable, _Derived] = OrderedDict()
+        self._row_caches: OrderedDict[Hashable, _RowCache] = OrderedDict()
+        self._row_keys_seen: OrderedDict[Hashable, None] = OrderedDict()
+        self._log: list[int] = []
+        """Rows updated (``update_row``), in order; the row caches remember how far they read."""
 
     def _flag(self, info: NodeInfo) -> None:
         node = info.node
@@ -206,6 +248,12 @@ class NodeTable:
             self.unschedulable[i] = unschedulable
             self.any_unschedulable = self.any_unschedulable or unschedulable
         self._flag(info)
+        if self._row_caches:
+            log = self._log
+            log.append(i)
+            if len(log) > max(self.size, 1024):
+                self._row_caches.clear()  # rebuilt on their next use
+                log.clear()
         for d in self._derived.values():
             if node_changed or d.depends == "info":
                 d.values[i] = d.fn(info)
@@ -226,8 +274,39 @@ class NodeTable:
             self._derived.popitem(last=False)
         return values
 
+    def rows_cached(self, key: Hashable, compute: RowCompute, rows: IntArray, one: OneRow | None = None) -> IntArray:
+        """``compute(self, rows)``, from a column kept current per ``key`` once the key recurs.
+
+        ``key`` must name everything ``compute`` (and ``one``, which must agree with it) reads
+        besides the rows' columns. The returned array is a fresh one (``values[rows]``)."""
+        c = self._row_caches.get(key)
+        if c is None:
+            if key not in self._row_keys_seen:
+                self._row_keys_seen[key] = None
+                if len(self._row_keys_seen) > MAX_ROW_KEYS_SEEN:
+                    self._row_keys_seen.popitem(last=False)
+                return compute(self, rows)
+            values = compute(self, np.arange(self.size, dtype=np.int64))
+            c = self._row_caches[key] = _RowCache(compute, one, values, len(self._log))
+            if len(self._row_caches) > MAX_ROW_CACHES:
+                self._row_caches.popitem(last=False)
+            return values[rows]
+        self._row_caches.move_to_end(key)
+        log = self._log
+        if c.seen < len(log):
+            pending = log[c.seen :]
+            if c.one is not None and len(pending) <= FEW_ROWS:
+                values, infos, fn = c.values, self.infos, c.one
+                for i in dict.fromkeys(pending):
+                    values[i] = fn(infos[i])
+            else:
+                changed = np.unique(np.array(pending, dtype=np.int64))
+                c.values[changed] = compute(self, changed)
+            c.seen = len(log)
+        return c.values[rows]
+
     def __len__(self) -> int:
         return self.size
 
     def __repr__(self) -> str:
-        return f"<NodeTable rows={self.size} derived={len(self._derived)}>"
+        return f"<NodeTable rows={self.size} derived={len(self._derived)} row_caches={len(self._row_caches)}>"

@@ -122,13 +122,15 @@ class ImageLocality:
             return np.zeros(len(rows), dtype=np.int64)
         if num_containers == 0:
             return None
+        if not table.any_images:
+            # Every sum is 0, below the threshold: the lowest score everywhere.
+            return np.zeros(len(rows), dtype=np.int64)
         sums = np.zeros(len(rows), dtype=np.int64)
-        if table.any_images:
-            for c in (*pod.spec.init_containers, *pod.spec.containers):
-                name = normalized_image_name(c.image)
-                sums += table.derived(("ImageLocality", name, total_num_nodes), _scaled(name, total_num_nodes), "info")[
-                    rows
-                ]
+        for c in (*pod.spec.init_containers, *pod.spec.containers):
+            name = normalized_image_name(c.image)
+            sums += table.derived(("ImageLocality", name, total_num_nodes), _scaled(name, total_num_nodes), "info")[
+                rows
+            ]
         max_threshold = MAX_CONTAINER_THRESHOLD * num_containers
         clamped = np.where(sums < MIN_THRESHOLD, MIN_THRESHOLD, np.minimum(sums, max_threshold))
         return MAX_NODE_SCORE * (clamped - MIN_THRESHOLD) // (max_threshold - MIN_THRESHOLD)

@@ -54,7 +54,17 @@ import numpy as np
 
 from agents.scheduler.args import NodeResourcesBalancedAllocationArgs, decode_args
 from agents.scheduler.framework.interface import Handle
-from agents.scheduler.framework.node_table import IntArray, NodeTable
+from agents.scheduler.framework.node_table import (
+    ALLOC_CPU,
+    ALLOC_EPH,
+    ALLOC_MEM,
+    REQ_CPU,
+    REQ_EPH,
+    REQ_MEM,
+    IntArray,
+    NodeTable,
+    RowCompute,
+)
 from agents.scheduler.framework.types import MAX_NODE_SCORE, SUCCESS, Code, CycleState, NodeInfo, Status, pod_info_of
 from emulator.api.core import Pod
 from emulator.api.resources import is_scalar_resource
@@ -91,6 +101,49 @@ def balanced_resource_scorer(requested: Sequence[int], allocatable: Sequence[int
             acc = acc + (f - mean) * (f - mean)
         std = math.sqrt(acc / len(fractions))
     return int((1 - std) * float(MAX_NODE_SCORE))
+
+
+_COLUMNS: Final = {
+    "cpu": (ALLOC_CPU, REQ_CPU),
+    "memory": (ALLOC_MEM, REQ_MEM),
+    "ephemeral-storage": (ALLOC_EPH, REQ_EPH),
+}
+"""NodeTable columns (allocatable, requested) of the resources the vectorised path reads."""
+
+
+def _vector_scores(spec: tuple[tuple[int, int, int], ...]) -> RowCompute:
+    """``balanced_resource_scorer`` over table rows for the resources of ``spec`` (-1 on a row
+    where one of their allocatables is <= 0)."""
+
+    def compute(table: NodeTable, at: IntArray) -> IntArray:
+        data = table.data
+        m = len(at)
+        fractions: list[np.ndarray[Any, np.dtype[np.float64]]] = []
+        bad = np.zeros(m, dtype=bool)
+        for alloc_col, req_col, want in spec:
+            alloc = data[alloc_col][at]
+            ok = alloc > 0
+            bad |= ~ok
+            used = data[req_col][at] + want
+            fractions.append(np.minimum(used.astype(np.float64) / np.where(ok, alloc, 1).astype(np.float64), 1.0))
+        if len(fractions) == 2:
+            std = np.abs((fractions[0] - fractions[1]) / 2)
+        elif len(fractions) > 2:
+            total = np.zeros(m)
+            for f in fractions:
+                total = total + f
+            mean = total / len(fractions)
+            acc = np.zeros(m)
+            for f in fractions:
+                acc = acc + (f - mean) * (f - mean)
+            std = np.sqrt(acc / len(fractions))
+        else:
+            std = np.zeros(m)
+        out = ((1 - std) * float(MAX_NODE_SCORE)).astype(np.int64)
+        out[bad] = -1
+        return out
+
+    return compute
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,6 +191,9 @@ class NodeResourcesBalancedAllocation:
                 return 0, SUCCESS
         if not self._names:
             return 0, Status(Code.Error, "resources not found")
+        return self._score_node(node_info, requests), SUCCESS
+
+    def _score_node(self, node_info: NodeInfo, requests: tuple[int, ...]) -> int:
         n = len(self._names)
         requested = [0] * n
         allocatable = [0] * n
@@ -146,7 +202,7 @@ class NodeResourcesBalancedAllocation:
             if alloc:
                 allocatable[i] = alloc
                 requested[i] = req
-        return balanced_resource_scorer(requested, allocatable), SUCCESS
+        return balanced_resource_scorer(requested, allocatable)
 
     def _allocatable_and_requested(self, node_info: NodeInfo, i: int, pod_request: int) -> tuple[int, int]:
         """Upstream ``calculateResourceAllocatableRequest`` (real requested); (0, 0) leaves it out."""
@@ -174,38 +230,30 @@ class NodeResourcesBalancedAllocation:
             return None
         if not self._names or table.huge:
             return None
-        fractions: list[np.ndarray[Any, np.dtype[np.float64]]] = []
+        picked: list[tuple[int, int, int]] = []  # allocatable column, requested column, request
+        counted: list[int] = []  # their indices in ``_names``
         for i, name in enumerate(self._names):
             if self._scalar[i]:
                 if requests[i] == 0 or not table.any_scalars:
                     continue  # left out on every node
                 return None
-            if name == "cpu":
-                alloc, used = table.alloc_cpu[rows], table.req_cpu[rows]
-            elif name == "memory":
-                alloc, used = table.alloc_mem[rows], table.req_mem[rows]
-            elif name == "ephemeral-storage":
-                alloc, used = table.alloc_eph[rows], table.req_eph[rows]
-            else:
-                continue
-            if alloc.min(initial=1) <= 0:
-                return None
-            fractions.append(np.minimum((used + requests[i]).astype(np.float64) / alloc.astype(np.float64), 1.0))
-        m = len(rows)
-        if len(fractions) == 2:
-            std = np.abs((fractions[0] - fractions[1]) / 2)
-        elif len(fractions) > 2:
-            total = np.zeros(m)
-            for f in fractions:
-                total = total + f
-            mean = total / len(fractions)
-            acc = np.zeros(m)
-            for f in fractions:
-                acc = acc + (f - mean) * (f - mean)
-            std = np.sqrt(acc / len(fractions))
-        else:
-            std = np.zeros(m)
-        return ((1 - std) * float(MAX_NODE_SCORE)).astype(np.int64)
+            columns = _COLUMNS.get(name)
+            if columns is not None:
+                picked.append((*columns, requests[i]))
+                counted.append(i)
+        spec = tuple(picked)
+
+        def one(info: NodeInfo) -> int:
+            if any(self._allocatable_and_requested(info, i, requests[i])[0] <= 0 for i in counted):
+                return -1
+            return self._score_node(info, requests)
+
+        # A node's score depends on its own columns and the pod's requests of the counted
+        # resources; -1 marks a node with a counted allocatable <= 0 (the reference path's case).
+        values = table.rows_cached((self, spec), _vector_scores(spec), rows, one)
+        if len(values) and values.min() < 0:
+            return None
+        return values
 
     def score_extensions(self) -> None:
         return None

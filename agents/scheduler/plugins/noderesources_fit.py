@@ -52,7 +52,22 @@ import numpy as np
 
 from agents.scheduler.args import NodeResourcesFitArgs, ResourceSpec, ScoringStrategy, decode_args
 from agents.scheduler.framework.interface import FilterCodes, Handle
-from agents.scheduler.framework.node_table import IntArray, NodeTable
+from agents.scheduler.framework.node_table import (
+    ALLOC_CPU,
+    ALLOC_EPH,
+    ALLOC_MEM,
+    FREE_CPU,
+    FREE_EPH,
+    FREE_MEM,
+    FREE_PODS,
+    NZ_CPU,
+    NZ_MEM,
+    REQ_EPH,
+    IntArray,
+    NodeTable,
+    OneRow,
+    RowCompute,
+)
 from agents.scheduler.framework.types import (
     MAX_NODE_SCORE,
     SUCCESS,
@@ -298,6 +313,48 @@ def _fit_statuses() -> list[Status]:
 
 _FIT_STATUSES: Final = _fit_statuses()
 
+_FIT_CHECKS: Final = ((2, ALLOC_CPU, FREE_CPU), (4, ALLOC_MEM, FREE_MEM), (8, ALLOC_EPH, FREE_EPH))
+"""Per resource (cpu, memory, ephemeral-storage): its status bit and NodeTable columns."""
+
+
+def _vector_fit_codes(wants: tuple[int, int, int]) -> RowCompute:
+    """The Filter codes (``_FIT_STATUSES``) of table rows for requests ``wants`` (cpu, memory,
+    ephemeral-storage); scalar resources are not requested (``filter_all`` declines then)."""
+
+    def compute(table: NodeTable, at: IntArray) -> IntArray:
+        data = table.data
+        code = (data[FREE_PODS][at] < 1).astype(np.int64)
+        unresolvable = np.zeros(len(at), dtype=bool)
+        for (bit, alloc_col, free_col), want in zip(_FIT_CHECKS, wants, strict=True):
+            if want > 0:  # a request of 0 never fails
+                short = data[free_col][at] < want
+                code |= short * bit
+                unresolvable |= short & (want > data[alloc_col][at])
+        code |= unresolvable * 16
+        return code
+
+    return compute
+
+
+def _fit_code(wants: tuple[int, int, int]) -> OneRow:
+    """``_vector_fit_codes`` for one NodeInfo."""
+
+    def one(info: NodeInfo) -> int:
+        a, r = info.allocatable, info.requested
+        code = 1 if a.allowed_pod_number - len(info.pods) < 1 else 0
+        unresolvable = False
+        for bit, want, alloc, used in (
+            (2, wants[0], a.milli_cpu, r.milli_cpu),
+            (4, wants[1], a.memory, r.memory),
+            (8, wants[2], a.ephemeral_storage, r.ephemeral_storage),
+        ):
+            if want > 0 and alloc - used < want:
+                code |= bit
+                unresolvable = unresolvable or want > alloc
+        return code | 16 if unresolvable else code
+
+    return one
+
 
 STRATEGIES: Final[dict[str, Callable[[ScoringStrategy], Scorer]]] = {
     "LeastAllocated": _least_allocated,
@@ -388,30 +445,11 @@ class NodeResourcesFit:
         req = s.request
         if table.huge or any(v and is_scalar_resource(n) for n, v in req.scalar_resources.items()):
             return None
-        checks = [
-            (bit, want, alloc, free)
-            for bit, want, alloc, free in (
-                (2, req.milli_cpu, table.alloc_cpu, table.free_cpu),
-                (4, req.memory, table.alloc_mem, table.free_mem),
-                (8, req.ephemeral_storage, table.alloc_eph, table.free_eph),
-            )
-            if want > 0  # a request of 0 never fails
-        ]
-        free_pods = table.free_pods[rows]
-        frees = [free[rows] for _, _, _, free in checks]
-        if free_pods.min(initial=1) >= 1 and all(
-            f.min(initial=want) >= want for f, (_, want, _, _) in zip(frees, checks, strict=True)
-        ):
+        wants = (req.milli_cpu, req.memory, req.ephemeral_storage)
+        codes = table.rows_cached((self, "filter", wants), _vector_fit_codes(wants), rows, _fit_code(wants))
+        if not codes.any():
             return FilterCodes(None)
-        code = (free_pods < 1).astype(np.int64)
-        if checks:
-            unresolvable = np.zeros(len(rows), dtype=bool)
-            for f, (bit, want, alloc, _) in zip(frees, checks, strict=True):
-                short = f < want
-                code |= short * bit
-                unresolvable |= short & (want > alloc[rows])
-            code |= unresolvable * 16
-        return FilterCodes(code, _FIT_STATUSES)
+        return FilterCodes(codes, _FIT_STATUSES)
 
     # PreScore / Score
 
@@ -425,13 +463,16 @@ class NodeResourcesFit:
             requests = state.read(PRE_SCORE_STATE_KEY).pod_requests
         except KeyError:
             requests = _pod_score_requests(pod_info_of(state, pod), self.strategy.resources)
+        return self._score_node(node_info, requests), SUCCESS
+
+    def _score_node(self, node_info: NodeInfo, requests: tuple[int, ...]) -> int:
         allocatable: list[int] = []
         requested: list[int] = []
         for r, pod_request in zip(self.strategy.resources, requests, strict=True):
             alloc, req = _alloc_and_requested(node_info, r.name, pod_request)
             allocatable.append(alloc)
             requested.append(req if alloc else 0)
-        return self._scorer(requested, allocatable), SUCCESS
+        return self._scorer(requested, allocatable)
 
     def score_all(self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray) -> IntArray | None:
         try:
@@ -440,22 +481,34 @@ class NodeResourcesFit:
             return None
         if table.huge:
             return None
-        columns: list[tuple[int, IntArray, IntArray]] = []
+        picked: list[tuple[int, int, int, int]] = []  # weight, requested and allocatable columns, request
         for r, pod_request in zip(self.strategy.resources, requests, strict=True):
             name = r.name
             if name == "cpu":
-                columns.append((r.weight, table.nz_cpu[rows] + pod_request, table.alloc_cpu[rows]))
+                picked.append((r.weight, NZ_CPU, ALLOC_CPU, pod_request))
             elif name == "memory":
-                columns.append((r.weight, table.nz_mem[rows] + pod_request, table.alloc_mem[rows]))
+                picked.append((r.weight, NZ_MEM, ALLOC_MEM, pod_request))
             elif name == "ephemeral-storage":
-                columns.append((r.weight, table.req_eph[rows] + pod_request, table.alloc_eph[rows]))
+                picked.append((r.weight, REQ_EPH, ALLOC_EPH, pod_request))
             elif (pod_request == 0 and is_scalar_resource(name)) or not table.any_scalars:
                 continue  # left out on every node (no node has it)
             else:
                 return None
-        if not columns:
+        if not picked:
             return np.zeros(len(rows), dtype=np.int64)
-        return self._vector_scorer(columns)
+        spec = tuple(picked)
+        scorer = self._vector_scorer
+
+        def compute(t: NodeTable, at: IntArray) -> IntArray:
+            data = t.data
+            return scorer([(w, data[req][at] + want, data[alloc][at]) for w, req, alloc, want in spec])
+
+        def one(info: NodeInfo) -> int:
+            return self._score_node(info, requests)
+
+        # A node's score depends on its own columns, the strategy and the pod's requests (the
+        # requests of the resources left out are 0 or unread, so ``spec`` names them all).
+        return table.rows_cached((self, spec), compute, rows, one)
 
     def score_extensions(self) -> None:
         return None
