@@ -323,7 +323,7 @@ def _vector_fit_codes(wants: tuple[int, int, int]) -> RowCompute:
 
     def compute(table: NodeTable, at: IntArray) -> IntArray:
         data = table.data
-        code = (data[FREE_PODS][at] < 1).astype(np.int64)
+        code: IntArray = (data[FREE_PODS][at] < 1).astype(np.int64)
         unresolvable = np.zeros(len(at), dtype=bool)
         for (bit, alloc_col, free_col), want in zip(_FIT_CHECKS, wants, strict=True):
             if want > 0:  # a request of 0 never fails
