@@ -307,7 +307,9 @@ def score(
             raise ScoreError(_error(msg, pl.name))
         normalized.append(np.array([ns.score for ns in lst], dtype=np.int64))
     stacked = np.array(normalized, dtype=np.int64).reshape(len(plugins), m)
-    if m and (stacked.min() < MIN_NODE_SCORE or stacked.max() > MAX_NODE_SCORE):
+    if m and (
+        np.minimum.reduce(stacked, axis=None) < MIN_NODE_SCORE or np.maximum.reduce(stacked, axis=None) > MAX_NODE_SCORE
+    ):
         bad = (stacked < MIN_NODE_SCORE) | (stacked > MAX_NODE_SCORE)
         i = int(np.flatnonzero(bad.any(axis=0))[0])  # the first node, then its first plugin
         p = int(np.flatnonzero(bad[:, i])[0])
@@ -318,13 +320,15 @@ def score(
             "after normalizing"
         )
         raise ScoreError(_error(msg, name))
+    if not len(plugins):
+        return np.zeros(m, dtype=np.int64)
     w = np.array([weights[pl.name] for pl in plugins], dtype=np.int64)
-    return (stacked * w[:, None]).sum(axis=0) if len(plugins) else np.zeros(m, dtype=np.int64)
+    return w @ stacked  # int64 matrix product: exact integer sums
 
 
 def select_host(totals: IntArray, rng: random.Random) -> int:
     """The index the reference ``select_host`` picks: the highest total, one draw among ties."""
-    top = np.flatnonzero(totals == totals.max())
+    top = (totals == np.maximum.reduce(totals)).nonzero()[0]
     if len(top) == 1:
         return int(top[0])
     return int(top[rng.randrange(len(top))])

@@ -65,7 +65,7 @@ def go_div_all(a: IntArray, b: int) -> IntArray:
 
 def default_normalize_score_all(max_priority: int, reverse: bool, scores: IntArray) -> IntArray:
     """``default_normalize_score`` over an array: a new array, the same integers."""
-    max_count = max(int(scores.max()), 0) if len(scores) else 0
+    max_count = max(int(np.maximum.reduce(scores)), 0) if len(scores) else 0
     if max_count == 0:
         return np.full(len(scores), max_priority, dtype=np.int64) if reverse else scores.copy()
     v = go_div_all(max_priority * scores, max_count)

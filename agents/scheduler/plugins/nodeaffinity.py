@@ -327,7 +327,7 @@ class NodeAffinity:
                 return int(ni.node is not None and not node_selector_matches(added, ni.node))
 
             codes = np.where(table.derived((self, "added"), added_fails)[rows] != 0, 1, codes)
-        return FilterCodes(codes, _FILTER_STATUSES) if codes.any() else FilterCodes(None)
+        return FilterCodes(codes, _FILTER_STATUSES) if np.count_nonzero(codes) else FilterCodes(None)
 
     # PreScore / Score / NormalizeScore
 

@@ -126,7 +126,7 @@ class NodePorts:
         conflict = np.zeros(len(rows), dtype=bool)
         for want in s.ports:
             conflict |= table.derived(("NodePorts", want), _conflicts(want), "info")[rows] != 0
-        return FilterCodes(conflict.astype(np.int64), _STATUSES) if conflict.any() else FilterCodes(None)
+        return FilterCodes(conflict.astype(np.int64), _STATUSES) if np.count_nonzero(conflict) else FilterCodes(None)
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [

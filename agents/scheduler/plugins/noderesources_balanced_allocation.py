@@ -251,7 +251,7 @@ class NodeResourcesBalancedAllocation:
         # A node's score depends on its own columns and the pod's requests of the counted
         # resources; -1 marks a node with a counted allocatable <= 0 (the reference path's case).
         values = table.rows_cached((self, spec), _vector_scores(spec), rows, one)
-        if len(values) and values.min() < 0:
+        if len(values) and np.minimum.reduce(values) < 0:
             return None
         return values
 

@@ -447,7 +447,7 @@ class NodeResourcesFit:
             return None
         wants = (req.milli_cpu, req.memory, req.ephemeral_storage)
         codes = table.rows_cached((self, "filter", wants), _vector_fit_codes(wants), rows, _fit_code(wants))
-        if not codes.any():
+        if not np.count_nonzero(codes):  # (cheaper than ``codes.any()``)
             return FilterCodes(None)
         return FilterCodes(codes, _FIT_STATUSES)
 

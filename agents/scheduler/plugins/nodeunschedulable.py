@@ -75,7 +75,7 @@ class NodeUnschedulable:
         if not table.any_unschedulable or _tolerates(pod):
             return FilterCodes(None)
         codes = table.unschedulable[rows].astype(np.int64)
-        return FilterCodes(codes, _STATUSES) if codes.any() else FilterCodes(None)
+        return FilterCodes(codes, _STATUSES) if np.count_nonzero(codes) else FilterCodes(None)
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [

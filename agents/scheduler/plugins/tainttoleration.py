@@ -127,7 +127,7 @@ class TaintToleration:
         tolerations = tuple(pod.spec.tolerations)
         column = table.derived((self, "filter", tolerations), lambda ni: self._filter_code(ni, tolerations))
         codes = column[rows]
-        return FilterCodes(codes, self._statuses) if codes.any() else FilterCodes(None)
+        return FilterCodes(codes, self._statuses) if np.count_nonzero(codes) else FilterCodes(None)
 
     # Filter
 
