@@ -3,15 +3,18 @@
 ::
 
     python -m emulator bench [--workload NAME ...] [--output text|json] [--profile default|noop]
-                             [--kubelets on|off] [--compare] [--scale F] [--file PATH]
+                             [--kubelets on|off] [--compare] [--repeat N] [--scale F] [--file PATH]
                              [--stall-timeout DURATION] [--time-limit DURATION] [--seed N] [--list]
 
 ``--workload`` takes ``<testCase>/<workload>``, a test case name (all its workloads) or a glob,
 and may be repeated; without it the workloads labelled ``short`` run. ``--compare`` runs each
 workload with the ``default`` profile and then with ``noop`` in this one process and adds the
 ratio of their average throughputs (``default / noop``: how much of the pipeline's own ceiling
-the plugins leave). Output ``json`` is one array with one object per run; ``text`` is a table,
-with a live progress bar when stdout is a terminal.
+the plugins leave). ``--repeat N`` runs each workload N times (with ``--compare``: default, noop,
+default, noop, …, so both profiles see the same machine load) and each object says which run it
+is (``run``); the compare object then also holds every pair's ratio (``ratios``) and their
+median (``median``), the figure to quote on a noisy machine. Output ``json`` is one array with
+one object per run; ``text`` is a table, with a live progress bar when stdout is a terminal.
 
 Exit status: 0 every workload completed; 1 a workload stalled or hit ``--time-limit``
 (``complete: false``; e.g. its pods need a plugin the registry lacks); 2 bad input (one line
@@ -21,6 +24,7 @@ on stderr naming the file and the path inside it).
 from __future__ import annotations
 
 import argparse
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -58,6 +62,16 @@ def _scale(text: str) -> float:
     return value
 
 
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
+    return value
+
+
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``bench`` command to ``subparsers`` (from ``ArgumentParser.add_subparsers``)."""
     p: argparse.ArgumentParser = subparsers.add_parser(
@@ -72,6 +86,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "--kubelets", choices=("on", "off"), default="off", help="run a kubelet per node (pods reach Running)"
     )
     p.add_argument("--compare", action="store_true", help="run default and noop profiles and print the ratio")
+    p.add_argument("--repeat", type=_count, default=1, metavar="N", help="run each workload N times")
     p.add_argument("--scale", type=_scale, default=1.0, help="multiply every workload parameter (e.g. 0.01)")
     p.add_argument("--file", type=Path, default=None, help=f"workload definitions (default: {DEFAULT_FILE})")
     p.add_argument("--stall-timeout", type=_duration, default=60.0, metavar="DURATION", help="give up a wait after")
@@ -107,15 +122,19 @@ def run(args: argparse.Namespace) -> int:
     results: list[WorkloadResult] = []
     with _progress(tty) as hook_for:
         for wl in chosen:
-            for profile in profiles:
-                options = BenchOptions(
-                    profile=profile,
-                    kubelets=args.kubelets == "on",
-                    seed=args.seed,
-                    stall_timeout=args.stall_timeout,
-                    time_limit=args.time_limit,
-                )
-                results.append(run_workload(wl, options, hook_for(wl, profile)))
+            for run_no in range(1, args.repeat + 1):
+                for profile in profiles:
+                    options = BenchOptions(
+                        profile=profile,
+                        kubelets=args.kubelets == "on",
+                        seed=args.seed,
+                        stall_timeout=args.stall_timeout,
+                        time_limit=args.time_limit,
+                    )
+                    result = run_workload(wl, options, hook_for(wl, profile))
+                    if args.repeat > 1:
+                        result.extra["run"] = run_no
+                    results.append(result)
     if args.compare:
         compare(results)
     if args.output == "json":
@@ -126,18 +145,37 @@ def run(args: argparse.Namespace) -> int:
 
 
 def compare(results: list[WorkloadResult]) -> None:
-    """Add ``compare`` {default, noop, ratio, basis} to each default/noop pair of one workload:
-    the average sampled throughputs, or when either run was too short to sample, both runs'
-    overall rates (pods bound / measured seconds)."""
-    by_key = {(r.workload, r.profile): r for r in results}
+    """Add ``compare`` {default, noop, ratio, basis} to each default/noop pair of one workload
+    (the i-th default run with the i-th noop run): the average sampled throughputs, or when any
+    run of the workload was too short to sample, the overall rates (pods bound / measured
+    seconds) of all its runs. With several pairs, also ``ratios`` (every pair's) and ``median``."""
+    runs: dict[tuple[str, str], list[WorkloadResult]] = {}
     for r in results:
-        d, n = by_key.get((r.workload, "default")), by_key.get((r.workload, "noop"))
-        if d is None or n is None:
+        runs.setdefault((r.workload, r.profile), []).append(r)
+    for (workload, profile), defaults in runs.items():
+        noops = runs.get((workload, "noop"))
+        if profile != "default" or not noops:
             continue
-        basis = "average" if d.throughput.get("average") and n.throughput.get("average") else "overall"
-        dr, nr = d.throughput.get(basis), n.throughput.get(basis)
-        ratio = round(dr / nr, 4) if dr is not None and nr else None
-        r.extra["compare"] = {"default": dr, "noop": nr, "ratio": ratio, "basis": basis}
+        pairs = list(zip(defaults, noops, strict=False))
+        every = [r for pair in pairs for r in pair]
+        basis = "average" if all(r.throughput.get("average") for r in every) else "overall"
+        ratios: list[float | None] = []
+        for d, n in pairs:
+            dr, nr = d.throughput.get(basis), n.throughput.get(basis)
+            ratios.append(round(dr / nr, 4) if dr is not None and nr else None)
+        known = sorted(x for x in ratios if x is not None)
+        median = round(statistics.median(known), 4) if known else None
+        for (d, n), ratio in zip(pairs, ratios, strict=True):
+            cmp: dict[str, Any] = {
+                "default": d.throughput.get(basis),
+                "noop": n.throughput.get(basis),
+                "ratio": ratio,
+                "basis": basis,
+            }
+            if len(pairs) > 1:
+                cmp["ratios"] = ratios
+                cmp["median"] = median
+            d.extra["compare"] = n.extra["compare"] = cmp
 
 
 class _progress:
@@ -192,6 +230,7 @@ def _table(results: list[WorkloadResult], out: Console) -> None:
         t.add_column(col, justify="left" if col in ("workload", "profile") else "right")
     for col in ("attempt ms p50/p99", "e2e ms p50/p99", "Filter/Score ms p50", "RSS MiB", "wall s", "notes"):
         t.add_column(col, justify="left" if col == "notes" else "right")
+    last_noop = {r.workload: r for r in results if r.profile == "noop"}
     for r in results:
         th = r.throughput
         notes = []
@@ -204,6 +243,8 @@ def _table(results: list[WorkloadResult], out: Console) -> None:
         cmp = r.extra.get("compare")
         if cmp is not None and r.profile == "noop" and cmp["ratio"] is not None:
             notes.append(f"default/noop = {cmp['ratio']:.3f}")
+            if cmp.get("median") is not None and r is last_noop.get(r.workload):
+                notes.append(f"median of {len(cmp['ratios'])} = {cmp['median']:.3f}")
         t.add_row(
             r.workload,
             r.profile + (" +kubelets" if r.kubelets else ""),

@@ -101,6 +101,51 @@ def test_compare_runs_both_profiles_and_gives_the_ratio(capsys: pytest.CaptureFi
     assert cmp["ratio"] == pytest.approx(cmp["default"] / cmp["noop"], rel=1e-3)
 
 
+def test_repeat_interleaves_the_profiles_and_gives_the_median_ratio(capsys: pytest.CaptureFixture[str]) -> None:
+    code, reports = _bench(
+        capsys,
+        "--workload",
+        "SchedulingBasic/500Nodes",
+        "--scale",
+        "0.02",
+        "--compare",
+        "--repeat",
+        "3",
+        "--output",
+        "json",
+    )
+    assert code == 0
+    assert [(r["profile"], r["run"]) for r in reports] == [
+        ("default", 1),
+        ("noop", 1),
+        ("default", 2),
+        ("noop", 2),
+        ("default", 3),
+        ("noop", 3),
+    ]
+    ratios = []
+    for d, n in zip(reports[::2], reports[1::2], strict=True):
+        cmp = d["compare"]
+        assert cmp == n["compare"]
+        basis = cmp["basis"]
+        assert cmp["default"] == d["throughput"][basis]
+        assert cmp["noop"] == n["throughput"][basis]
+        assert cmp["ratio"] == pytest.approx(d["throughput"][basis] / n["throughput"][basis], rel=1e-3)
+        ratios.append(cmp["ratio"])
+    assert reports[0]["compare"]["ratios"] == ratios
+    assert reports[0]["compare"]["median"] == sorted(ratios)[1]
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "two"])
+def test_repeat_must_be_a_whole_number_of_at_least_one(value: str, capsys: pytest.CaptureFixture[str]) -> None:
+    parser = argparse.ArgumentParser(prog="python -m emulator")
+    add_parser(parser.add_subparsers(dest="command"))
+    with pytest.raises(SystemExit) as exc:
+        parser.parse_args(["bench", "--repeat", value])
+    assert exc.value.code == 2
+    assert "expected a whole number >= 1" in capsys.readouterr().err
+
+
 def test_text_output_is_a_table_naming_each_run(capsys: pytest.CaptureFixture[str]) -> None:
     code, out = _bench(capsys, "--workload", "SchedulingBasic/500Nodes", "--scale", "0.01")
     assert code == 0
