@@ -515,6 +515,10 @@ class Scheduler(EventHandlers):
             self._feasible_rows = rows
             if len(rows) <= 1:
                 return [table.infos[r] for r in rows.tolist()], processed
+            first, last = int(rows[0]), int(rows[-1])
+            if candidates is None and last - first == len(rows) - 1:
+                # Rows visited in table order without a wrap or a gap: one slice of the list.
+                return list(table.infos[first : last + 1]), processed
             return list(itemgetter(*rows.tolist())(table.infos)), processed
         feasible: list[NodeInfo] = []
         failures = 0
