@@ -217,6 +217,7 @@ class Scheduler(EventHandlers):
         self.queue = SchedulingQueue(
             clock=clock,
             less=first.queue_sort_less,
+            sort_key=first.queue_sort_key(),
             pre_enqueue=self._pre_enqueue,
             hints=lambda pod: self._hints.get(pod.spec.scheduler_name, {}),
             registered_events=registered,

@@ -298,7 +298,11 @@ class PreEnqueuePlugin(Plugin, Protocol):
 @runtime_checkable
 class QueueSortPlugin(Plugin, Protocol):
     def less(self, a: QueuedPod, b: QueuedPod) -> bool:
-        """True if ``a`` should be popped before ``b``. Exactly one per profile."""
+        """True if ``a`` should be popped before ``b``. Exactly one per profile.
+
+        A plugin may also offer ``sort_key(a)``: a key with ``sort_key(a) < sort_key(b)``
+        exactly when ``less(a, b)`` (PrioritySort's is ``(-priority, timestamp)``); activeQ
+        then compares the keys instead of calling ``less`` (same order, faster)."""
         ...
 
 

@@ -228,6 +228,12 @@ class Framework:
         pl: QueueSortPlugin = self._points[ExtensionPoint.QueueSort][0]
         return pl.less(a, b)
 
+    def queue_sort_key(self) -> Callable[[QueuedPod], Any] | None:
+        """The QueueSort plugin's optional ``sort_key(pod)`` (a key ordering pods exactly as its
+        ``less``), or None."""
+        key: Callable[[QueuedPod], Any] | None = getattr(self._points[ExtensionPoint.QueueSort][0], "sort_key", None)
+        return key
+
     # --- filtering --------------------------------------------------------------------------
 
     def run_pre_filter_plugins(

@@ -32,5 +32,9 @@ class PrioritySort:
         pa, pb = pod_priority(a.pod), pod_priority(b.pod)
         return pa > pb or (pa == pb and a.timestamp < b.timestamp)
 
+    def sort_key(self, a: QueuedPod) -> tuple[int, float]:
+        """``less`` as a key: ``sort_key(a) < sort_key(b)`` exactly when ``less(a, b)``."""
+        return -pod_priority(a.pod), a.timestamp
+
     def __repr__(self) -> str:
         return "<PrioritySort>"

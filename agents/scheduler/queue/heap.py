@@ -10,6 +10,12 @@ Determinism: Go's heap leaves the order of ``less``-equal items to the shape of 
 every key gets a sequence number when it is first added, and items that neither ``less`` orders
 come out first-added first. Updating an item in place keeps its sequence number.
 
+Speed: ``rank(item)``, when given, must order items exactly as ``less`` does (``rank(a) <
+rank(b)`` iff ``less(a, b)``, e.g. PrioritySort's ``(-priority, timestamp)``). Each entry then
+keeps ``(rank(item), seq)``, computed when the item is added or updated, and a comparison is
+one tuple comparison instead of up to two ``less`` calls: the same order, the same sift steps.
+An item's ranked fields must only change through ``add_or_update``.
+
 An index (key -> array position) rather than lazy deletion because items are mutable: a pod
 update may change what ``less`` says, and a stale tombstone compared through its live item would
 break the heap invariant.
@@ -19,7 +25,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterator
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 __all__ = ["KeyedHeap"]
 
@@ -27,22 +33,27 @@ T = TypeVar("T")
 
 
 class _Entry(Generic[T]):
-    __slots__ = ("item", "key", "seq")
+    __slots__ = ("item", "key", "rank", "seq")
 
-    def __init__(self, key: str, item: T, seq: int) -> None:
+    def __init__(self, key: str, item: T, seq: int, rank: tuple[Any, int] | None = None) -> None:
         self.key = key
         self.item = item
         self.seq = seq
+        self.rank = rank
 
 
 class KeyedHeap(Generic[T]):
     """A min-heap by ``less`` whose items are addressed by ``key(item)``."""
 
-    __slots__ = ("_entries", "_index", "_key", "_less", "_seq")
+    __slots__ = ("_entries", "_index", "_key", "_less", "_lt", "_rank", "_seq")
 
-    def __init__(self, key: Callable[[T], str], less: Callable[[T, T], bool]) -> None:
+    def __init__(
+        self, key: Callable[[T], str], less: Callable[[T, T], bool], rank: Callable[[T], Any] | None = None
+    ) -> None:
         self._key = key
         self._less = less
+        self._rank = rank
+        self._lt: Callable[[_Entry[T], _Entry[T]], bool] = self._by_less if rank is None else _by_rank
         self._entries: list[_Entry[T]] = []
         self._index: dict[str, int] = {}
         self._seq = itertools.count()
@@ -68,8 +79,8 @@ class KeyedHeap(Generic[T]):
 
     def ordered(self) -> list[T]:
         """Items in the order ``pop`` would return them (sorts a copy: for debugging and tests)."""
-        clone: KeyedHeap[T] = KeyedHeap(self._key, self._less)
-        clone._entries = [_Entry(e.key, e.item, e.seq) for e in self._entries]
+        clone: KeyedHeap[T] = KeyedHeap(self._key, self._less, self._rank)
+        clone._entries = [_Entry(e.key, e.item, e.seq, e.rank) for e in self._entries]
         clone._index = dict(self._index)
         out: list[T] = []
         while (item := clone.pop()) is not None:
@@ -83,10 +94,14 @@ class KeyedHeap(Generic[T]):
         key = self._key(item)
         i = self._index.get(key)
         if i is not None:
-            self._entries[i].item = item
+            entry = self._entries[i]
+            entry.item = item
+            if self._rank is not None:
+                entry.rank = (self._rank(item), entry.seq)
             self._fix(i)
             return
-        self._entries.append(_Entry(key, item, next(self._seq)))
+        seq = next(self._seq)
+        self._entries.append(_Entry(key, item, seq, None if self._rank is None else (self._rank(item), seq)))
         i = len(self._entries) - 1
         self._index[key] = i
         self._up(i)
@@ -127,7 +142,7 @@ class KeyedHeap(Generic[T]):
 
     # --- internals -----------------------------------------------------------------------
 
-    def _lt(self, a: _Entry[T], b: _Entry[T]) -> bool:
+    def _by_less(self, a: _Entry[T], b: _Entry[T]) -> bool:
         if self._less(a.item, b.item):
             return True
         if self._less(b.item, a.item):
@@ -188,3 +203,7 @@ class KeyedHeap(Generic[T]):
 
     def __repr__(self) -> str:
         return f"<KeyedHeap len={len(self._entries)}>"
+
+
+def _by_rank(a: _Entry[Any], b: _Entry[Any]) -> bool:
+    return a.rank < b.rank  # type: ignore[operator]

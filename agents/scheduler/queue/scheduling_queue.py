@@ -107,6 +107,7 @@ class SchedulingQueue:
         *,
         clock: Clock,
         less: LessFn,
+        sort_key: Callable[[QueuedPodInfo], Any] | None = None,
         pre_enqueue: PreEnqueueFn | None = None,
         hints: HintsFn,
         registered_events: Iterable[ClusterEvent] | None = None,
@@ -125,7 +126,9 @@ class SchedulingQueue:
         every event as of interest. ``pre_check_for_node(pod, node)``: with hints off, filters
         which unschedulable pods a Node add/update may move (upstream ``preCheckForNode``).
         ``namespace_labels(ns)``: for affinity terms with a namespaceSelector. ``in_flight_events``:
-        False switches the in-flight protection off (see the module docstring)."""
+        False switches the in-flight protection off (see the module docstring). ``sort_key``: a
+        key whose order is exactly ``less`` (the QueueSort plugin's optional ``sort_key``), so
+        activeQ compares precomputed tuples (``heap.py``)."""
         self._clock = clock
         self._pre_enqueue = pre_enqueue
         self._decide = HintEvaluator(
@@ -141,7 +144,7 @@ class SchedulingQueue:
         self._pop_from_backoff_q = pop_from_backoff_q
         self._max_in_unschedulable = pod_max_in_unschedulable
         self._pre_check_for_node = pre_check_for_node
-        self._active: KeyedHeap[QueuedPodInfo] = KeyedHeap(_key, less)
+        self._active: KeyedHeap[QueuedPodInfo] = KeyedHeap(_key, less, sort_key)
         self._backoff = BackoffQueue(
             clock,
             initial=pod_initial_backoff,

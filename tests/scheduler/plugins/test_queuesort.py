@@ -6,6 +6,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agents.scheduler.framework.interface import QueueSortPlugin
 from agents.scheduler.plugins.queuesort import NAME, PrioritySort, pod_priority
@@ -39,7 +41,20 @@ def queued(priority: int | None, timestamp: float) -> Queued:
     ],
 )
 def test_less(a: Queued, b: Queued, want: bool) -> None:
-    assert PrioritySort(None, None).less(a, b) is want
+    pl = PrioritySort(None, None)
+    assert pl.less(a, b) is want
+    assert (pl.sort_key(a) < pl.sort_key(b)) is want  # the key orders exactly as less
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.tuples(st.one_of(st.none(), st.integers(-3, 3)), st.sampled_from([0.0, 0.5, 1.0, 2.0])),
+    st.tuples(st.one_of(st.none(), st.integers(-3, 3)), st.sampled_from([0.0, 0.5, 1.0, 2.0])),
+)
+def test_sort_key_orders_exactly_as_less(a: tuple[int | None, float], b: tuple[int | None, float]) -> None:
+    pl = PrioritySort(None, None)
+    qa, qb = queued(*a), queued(*b)
+    assert (pl.sort_key(qa) < pl.sort_key(qb)) is pl.less(qa, qb)
 
 
 def test_plugin_shape() -> None:

@@ -115,3 +115,40 @@ def test_matches_a_sorted_reference(ops: list[tuple[str, int, int]]) -> None:
                 del ref[want]
         assert len(h) == len(ref)
     assert drain(h) == sorted(ref, key=lambda x: ref[x])
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["add", "add", "update", "delete", "pop"]), st.integers(0, 9), st.integers(0, 3)),
+        max_size=80,
+    )
+)
+def test_rank_gives_the_same_array_and_pops_as_less(ops: list[tuple[str, int, int]]) -> None:
+    """A heap comparing ``rank`` tuples behaves exactly as one calling ``less``: same pops, and the
+    same array after every step (so the same sift steps), in-place updates included."""
+    by_less = make_heap()
+    by_rank: KeyedHeap[Item] = KeyedHeap(lambda i: i.key, lambda a, b: a.prio < b.prio, lambda i: i.prio)
+    mirror: dict[str, tuple[Item, Item]] = {}
+    for op, k, p in ops:
+        key = f"k{k}"
+        if op == "add":
+            a, b = Item(key, p), Item(key, p)
+            mirror[key] = (a, b)
+            by_less.add_or_update(a)
+            by_rank.add_or_update(b)
+        elif op == "update" and key in mirror:
+            a, b = mirror[key]
+            a.prio = b.prio = p  # changed in place, then re-sifted
+            by_less.add_or_update(a)
+            by_rank.add_or_update(b)
+        elif op == "delete":
+            mirror.pop(key, None)
+            assert by_less.delete(key) == by_rank.delete(key)
+        elif op == "pop":
+            got_less, got_rank = by_less.pop(), by_rank.pop()
+            assert got_less == got_rank
+            if got_less is not None:
+                del mirror[got_less.key]
+        assert [(i.key, i.prio) for i in by_less] == [(i.key, i.prio) for i in by_rank]
+    assert drain(by_less) == drain(by_rank)
