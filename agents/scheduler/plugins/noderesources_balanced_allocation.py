@@ -243,10 +243,14 @@ class NodeResourcesBalancedAllocation:
                 counted.append(i)
         spec = tuple(picked)
 
+        # The reference reads only the counted requests (the others at 0 are left out on any
+        # node): ``one`` must depend on nothing the key does not name, as it serves later pods.
+        reads = tuple(requests[i] if i in counted else 0 for i in range(len(requests)))
+
         def one(info: NodeInfo) -> int:
-            if any(self._allocatable_and_requested(info, i, requests[i])[0] <= 0 for i in counted):
+            if any(self._allocatable_and_requested(info, i, reads[i])[0] <= 0 for i in counted):
                 return -1
-            return self._score_node(info, requests)
+            return self._score_node(info, reads)
 
         # A node's score depends on its own columns and the pod's requests of the counted
         # resources; -1 marks a node with a counted allocatable <= 0 (the reference path's case).

@@ -482,7 +482,8 @@ class NodeResourcesFit:
         if table.huge:
             return None
         picked: list[tuple[int, int, int, int]] = []  # weight, requested and allocatable columns, request
-        for r, pod_request in zip(self.strategy.resources, requests, strict=True):
+        effective = [0] * len(requests)  # the requests the vectorised path reads; 0: left out
+        for i, (r, pod_request) in enumerate(zip(self.strategy.resources, requests, strict=True)):
             name = r.name
             if name == "cpu":
                 picked.append((r.weight, NZ_CPU, ALLOC_CPU, pod_request))
@@ -494,6 +495,7 @@ class NodeResourcesFit:
                 continue  # left out on every node (no node has it)
             else:
                 return None
+            effective[i] = pod_request
         if not picked:
             return np.zeros(len(rows), dtype=np.int64)
         spec = tuple(picked)
@@ -503,11 +505,14 @@ class NodeResourcesFit:
             data = t.data
             return scorer([(w, data[req][at] + want, data[alloc][at]) for w, req, alloc, want in spec])
 
-        def one(info: NodeInfo) -> int:
-            return self._score_node(info, requests)
+        reads = tuple(effective)
 
-        # A node's score depends on its own columns, the strategy and the pod's requests (the
-        # requests of the resources left out are 0 or unread, so ``spec`` names them all).
+        def one(info: NodeInfo) -> int:
+            # The reference with the left-out requests at 0 (which leaves them out on any node):
+            # ``one`` must depend on nothing the key does not name, as it serves later pods.
+            return self._score_node(info, reads)
+
+        # A node's score depends on its own columns, the strategy and ``spec`` (the requests read).
         return table.rows_cached((self, spec), compute, rows, one)
 
     def score_extensions(self) -> None:
