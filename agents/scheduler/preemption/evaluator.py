@@ -23,7 +23,11 @@ Dry run (``dry_run_preemption``): upstream checks nodes with 16 workers and canc
 least one non-PDB-violating candidate exists and the candidates number ``num_candidates``; each
 candidate list keeps at most ``num_candidates`` entries. Here one worker scans sequentially from
 ``offset`` (wrapping), which is upstream with parallelism 1 — the deterministic equivalent.
-Non-violating candidates come first, then violating ones, each in scan order.
+Non-violating candidates come first, then violating ones, each in scan order. A plugin may offer
+``victim_search(state, pod, pdbs)``, returning for this dry run a ``VictimSearchFunc`` that gives
+exactly ``select_victims_on_node``'s result for a node without copying it (or None for a node,
+when the reference must run on copies); DefaultPreemption's is ``defaultpreemption/fastpath.py``.
+``Evaluator.fast_dry_run = False`` turns it off (the tests compare both).
 
 Choosing (``pick_one_node_for_preemption``), each criterion applied only to the ties of the
 previous one: fewest PDB violations; lowest highest-victim priority; smallest
@@ -62,6 +66,7 @@ __all__ = [
     "PodDisruptionBudget",
     "PreemptionPlugin",
     "ScoreFunc",
+    "VictimSearchFunc",
     "Victims",
     "earliest_pod_start_time",
     "filter_pods_with_pdb_violation",
@@ -78,6 +83,10 @@ NO_CANDIDATE_NODE: Final = "no candidate node for preemption"
 
 ScoreFunc = Callable[[str], int]
 """``score(node name) -> int``: the higher, the better the node (``OrderedScoreFuncs``)."""
+
+VictimSearchFunc = Callable[[NodeInfo], tuple[list[Pod], int, Status] | None]
+"""``search(node_info)``: ``select_victims_on_node``'s result for that node without copying
+or modifying it, or None when the plugin's reference must run on copies instead."""
 
 
 # --- pure helpers (upstream pkg/scheduler/util) ------------------------------------------
@@ -257,6 +266,8 @@ class Evaluator:
         self.plugin = plugin
         self.pdb_lister: Callable[[], Sequence[PodDisruptionBudget]] = pdb_lister or list
         self.executor: Executor = Executor(plugin_name, handle, enable_async_preemption=enable_async_preemption)
+        self.fast_dry_run = True
+        """Use the plugin's ``victim_search`` when it offers one (False: the reference only)."""
 
     def __repr__(self) -> str:
         return f"<Evaluator {self.plugin_name} {self.executor!r}>"
@@ -324,22 +335,35 @@ class Evaluator:
         statuses = NodeToStatus()
         errors: list[str] = []
         n = len(potential_nodes)
+        fast = self._victim_search(state, pod, pdbs)
         for i in range(n):
-            node_copy = potential_nodes[(offset + i) % n].clone()
-            victims, num_violations, status = self.plugin.select_victims_on_node(state.clone(), pod, node_copy, pdbs)
+            node_info = potential_nodes[(offset + i) % n]
+            result = fast(node_info) if fast is not None else None
+            if result is None:
+                result = self.plugin.select_victims_on_node(state.clone(), pod, node_info.clone(), pdbs)
+            victims, num_violations, status = result
             if status.is_success() and victims:
                 into = non_violating if num_violations == 0 else violating
                 if len(into) < num_candidates:
-                    into.append(Candidate(node_copy.name, Victims(victims, num_violations)))
+                    into.append(Candidate(node_info.name, Victims(victims, num_violations)))
                 if non_violating and len(non_violating) + len(violating) >= num_candidates:
                     break
                 continue
             if status.is_success():
-                status = Status(Code.Error, f'expected at least one victim pod on node "{node_copy.name}"')
+                status = Status(Code.Error, f'expected at least one victim pod on node "{node_info.name}"')
             if status.code is Code.Error:
                 errors.append(status.message())
-            statuses.set(node_copy.name, status)
+            statuses.set(node_info.name, status)
         return non_violating + violating, statuses, errors
+
+    def _victim_search(
+        self, state: CycleState, pod: Pod, pdbs: Sequence[PodDisruptionBudget]
+    ) -> VictimSearchFunc | None:
+        """The plugin's optional exact fast path for this dry run (see the module docstring)."""
+        if not self.fast_dry_run:
+            return None
+        prepare: Callable[..., VictimSearchFunc | None] | None = getattr(self.plugin, "victim_search", None)
+        return prepare(state, pod, pdbs) if prepare is not None else None
 
     def select_candidate(self, candidates: Sequence[Candidate]) -> Candidate | None:
         """Upstream ``SelectCandidate``."""

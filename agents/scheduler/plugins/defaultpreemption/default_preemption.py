@@ -17,6 +17,8 @@ What this module owns: the default policy plugged into the generic ``Evaluator``
   still does not fit (filters with nominated pods), that status; else the candidates are sorted
   most important first (priority, then earlier start) and reprieved in that order — the
   PDB-violating ones first — each added back and kept if the pod still fits;
+* the dry run's fast path (``victim_search``, ``fastpath.py``): the same victims and statuses
+  without copying nodes, when the cycle's Filter plugins read nothing but resources from pods;
 * PostFilter: ``Evaluator.preempt``; a non-empty message is prefixed "preemption: ";
 * PreEnqueue (async preemption, on in v1.34): UnschedulableAndUnresolvable "waiting for the
   preemption for this pod to be finished" while the pod's preemption API calls run; events:
@@ -53,11 +55,14 @@ from agents.scheduler.preemption import (
     PodDisruptionBudget,
     ScoreFunc,
     Victims,
+    VictimSearchFunc,
     filter_pods_with_pdb_violation,
     importance_key,
     pod_priority,
 )
 from emulator.api.core import Pod
+
+from .fastpath import NO_VICTIMS, VictimSearch
 
 __all__ = [
     "NAME",
@@ -72,7 +77,6 @@ __all__ = [
 NAME: Final = "DefaultPreemption"
 NOT_ELIGIBLE_NEVER: Final = "not eligible due to preemptionPolicy=Never."
 NOT_ELIGIBLE_TERMINATING: Final = "not eligible due to a terminating pod on the nominated node."
-NO_VICTIMS: Final = "No preemption victims found for incoming pod"
 WAITING_FOR_PREEMPTION: Final = "waiting for the preemption for this pod to be finished"
 
 
@@ -161,6 +165,16 @@ class DefaultPreemption:
                     if pod_priority(pi.pod) < priority and pod_terminating_by_preemption(pi.pod):
                         return False, NOT_ELIGIBLE_TERMINATING
         return True, ""
+
+    def victim_search(
+        self, state: CycleState, pod: Pod, pdbs: Sequence[PodDisruptionBudget]
+    ) -> VictimSearchFunc | None:
+        """The exact fast path of ``select_victims_on_node`` for one dry run (``fastpath.py``);
+        None when this class's method is overridden or the profile's plugins do not allow it."""
+        if type(self).select_victims_on_node is not DefaultPreemption.select_victims_on_node:
+            return None
+        search = VictimSearch.prepare(self._handle, state, pod, pdbs)
+        return None if search is None else search.select_victims
 
     def select_victims_on_node(
         self, state: CycleState, pod: Pod, node_info: NodeInfo, pdbs: Sequence[PodDisruptionBudget]
