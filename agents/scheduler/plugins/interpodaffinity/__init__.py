@@ -7,6 +7,11 @@ Modules, as upstream's files: ``plugin.py`` (the plugin, args, namespaces, event
 ``filtering.py`` (PreFilter state, AddPod/RemovePod, Filter), ``scoring.py`` (PreScore map,
 Score, NormalizeScore), plus ``terms.py`` (parsed terms and label selectors: upstream's
 ``framework.AffinityTerm`` and ``LabelSelectorAsSelector``).
+
+Performance (no upstream counterpart; results identical to the reference functions, which stay):
+``memo.py`` keeps PreFilter's and PreScore's per-node contributions across cycles, keyed by
+NodeInfo ``generation`` (``aggregate.py`` holds the totals, adjusted for changed nodes only),
+and ``vector.py`` is Filter over NodeTable rows (``filter_all``).
 """
 
 from .filtering import (

@@ -43,12 +43,13 @@ It does not own: term parsing (``terms.py``), namespace lookups and the plugin (
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final
 
 from agents.scheduler.framework.types import SUCCESS, Code, NodeInfo, Status
 from emulator.api.core import Pod
 
+from .aggregate import Aggregate
 from .terms import AffinityTerm, ParsedTerms, TermsOf, pod_matches_all_terms
 
 __all__ = [
@@ -116,6 +117,12 @@ class PreFilterState:
     """The incoming pod's terms, namespace selectors resolved."""
     namespace_labels: Labels
     """The incoming pod's namespace labels (for existing pods' namespace selectors)."""
+    sources: tuple[tuple[Aggregate, int] | None, tuple[Aggregate, int] | None] | None = field(
+        default=None, compare=False, repr=False
+    )
+    """Where the maps were copied from (``memo.py``): (aggregate, its version) for the existing
+    anti-affinity map and for the incoming pair, so ``filter_all`` can read the aggregates' code
+    arrays while both are unchanged. Dropped by ``update_with_pod``."""
 
     def clone(self) -> PreFilterState:
         return PreFilterState(
@@ -125,10 +132,12 @@ class PreFilterState:
             self.pod,
             self.terms,
             self.namespace_labels,
+            self.sources,
         )
 
     def update_with_pod(self, other: Pod, other_terms: ParsedTerms, node_labels: Labels, multiplier: int) -> None:
         """Upstream ``updateWithPod``: account for ``other`` added (+1) to / removed (-1) from a node."""
+        self.sources = None
         _add_anti_affinity(
             self.existing_anti_affinity_counts,
             other_terms.required_anti_affinity,

@@ -33,8 +33,13 @@ Node Add | UpdateNodeLabel                  affinity: an added node has a term's
 (v1.35 later also queues on the deletion of a pod whose anti-affinity rejected this pod, on the
 pod's own label change, and matches anti-affinity terms individually; v1.34 does not.)
 
+Fast paths (exact): a pod without required terms while no node holds a pod with required
+anti-affinity Skips PreFilter before any namespace or term work, and PreScore Skips at once when
+there is no candidate pod; sums over more than ``small_lists`` nodes come from the memo
+(``memo.py``), fewer from the reference functions; ``filter_all`` is Filter over NodeTable rows.
+
 It does not own: term parsing (``terms.py``), the filter state (``filtering.py``), the score map
-(``scoring.py``).
+(``scoring.py``), the cross-cycle sums (``memo.py``, ``aggregate.py``), ``filter_all`` (``vector.py``).
 """
 
 from __future__ import annotations
@@ -44,7 +49,8 @@ from dataclasses import replace
 from typing import Any, Final, Protocol
 
 from agents.scheduler.args import InterPodAffinityArgs, decode_args
-from agents.scheduler.framework.interface import Handle
+from agents.scheduler.framework.interface import FilterCodes, Handle
+from agents.scheduler.framework.node_table import IntArray, NodeTable
 from agents.scheduler.framework.types import (
     SUCCESS,
     ActionType,
@@ -63,18 +69,21 @@ from emulator.api.core import Namespace, Node, Pod
 
 from .filtering import (
     PRE_FILTER_STATE_KEY,
+    Counts,
     PreFilterState,
     existing_anti_affinity_counts,
     filter_node,
-    incoming_affinity_anti_affinity_counts,
 )
+from .memo import SMALL, AffinityMemo
 from .scoring import PRE_SCORE_STATE_KEY, PreScoreState, build_topology_score, normalize, score_node
 from .terms import AffinityTerm, ParsedTerms, TermCache, WeightedAffinityTerm, pod_matches_all_terms
+from .vector import filter_codes
 
 __all__ = ["METADATA_NAME_LABEL", "NAME", "InterPodAffinity", "NamespaceLister"]
 
 NAME: Final = "InterPodAffinity"
 METADATA_NAME_LABEL: Final = "kubernetes.io/metadata.name"
+_SKIP: Final = Status(Code.Skip)
 
 
 class NamespaceLister(Protocol):
@@ -134,6 +143,9 @@ class InterPodAffinity:
         self.hard_pod_affinity_weight: int = self.args.hard_pod_affinity_weight or 0
         self._handle = handle
         self._terms = TermCache()
+        self._memo = AffinityMemo(self._terms.get)
+        self.small_lists = SMALL
+        """Sub-lists up to this many nodes take the reference functions, not the memo."""
 
     def _namespaces(self, pod: Pod) -> _Namespaces:
         hook = getattr(self._handle, "namespace_lister", None)
@@ -143,10 +155,13 @@ class InterPodAffinity:
     # --- PreFilter / Filter ----------------------------------------------------------------
 
     def pre_filter(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[None, Status]:
-        with_anti = self._handle.snapshot_shared_lister().have_pods_with_required_anti_affinity_node_info_list
+        lister = self._handle.snapshot_shared_lister()
+        with_anti = lister.have_pods_with_required_anti_affinity_node_info_list
         parsed = self._terms.get(pod)
         if parsed.error:
             return None, Status(Code.UnschedulableAndUnresolvable, f"parsing pod: {parsed.error}")
+        if not with_anti and not parsed.required_affinity and not parsed.required_anti_affinity:
+            return None, _SKIP  # the common case: nothing to count, as the reference concludes
         nss = self._namespaces(pod)
         terms = replace(
             parsed,
@@ -154,11 +169,23 @@ class InterPodAffinity:
             required_anti_affinity=nss.resolve_all(parsed.required_anti_affinity),
         )
         ns_labels = nss.labels(pod.metadata.namespace)
-        existing = existing_anti_affinity_counts(pod, ns_labels, with_anti, self._terms.get)
-        affinity, anti = incoming_affinity_anti_affinity_counts(terms, nodes)
-        if not existing and not terms.required_affinity and not terms.required_anti_affinity:
-            return None, Status(Code.Skip)
-        state.write(PRE_FILTER_STATE_KEY, PreFilterState(existing, affinity, anti, pod, terms, ns_labels))
+        scans = self._memo.scans()
+        existing_src = incoming_src = None
+        if len(with_anti) <= self.small_lists:
+            existing = existing_anti_affinity_counts(pod, ns_labels, with_anti, self._terms.get)
+        else:
+            existing, agg = self._memo.existing_anti_affinity(pod, ns_labels, lister.node_info_list, scans)
+            existing_src = (agg, agg.version)
+        if not terms.required_affinity and not terms.required_anti_affinity:
+            if not existing:
+                return None, _SKIP
+            affinity: Counts = {}
+            anti: Counts = {}
+        else:
+            affinity, anti, agg = self._memo.incoming(terms, nodes, scans)
+            incoming_src = (agg, agg.version)
+        s = PreFilterState(existing, affinity, anti, pod, terms, ns_labels, (existing_src, incoming_src))
+        state.write(PRE_FILTER_STATE_KEY, s)
         return None, SUCCESS
 
     def pre_filter_extensions(self) -> InterPodAffinity:
@@ -188,6 +215,14 @@ class InterPodAffinity:
             return _state_error(PRE_FILTER_STATE_KEY, "error reading")
         return filter_node(s, node_info)
 
+    def filter_all(self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray) -> FilterCodes | None:
+        """``filter`` over NodeTable rows (``vector.py``); None: Filter per node."""
+        try:
+            s: PreFilterState = state.read(PRE_FILTER_STATE_KEY)
+        except KeyError:
+            return None  # ``filter`` reports the error per node
+        return filter_codes(s, self._memo.codes, table, rows)
+
     # --- PreScore / Score -------------------------------------------------------------------
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status:
@@ -199,12 +234,14 @@ class InterPodAffinity:
             or (paa is not None and paa.preferred_during_scheduling_ignored_during_execution)
         )
         if self.args.ignore_preferred_terms_of_existing_pods and not has_constraints:
-            return Status(Code.Skip)
+            return _SKIP
         lister = self._handle.snapshot_shared_lister()
         candidates = lister.node_info_list if has_constraints else lister.have_pods_with_affinity_node_info_list
         parsed = self._terms.get(pod)
         if parsed.error:
             return Status(Code.Error, f"failed to parse pod: {parsed.error}")
+        if not candidates:
+            return _SKIP  # no existing pod to process: the reference's map stays empty
         nss = self._namespaces(pod)
         terms = replace(
             parsed,
@@ -212,11 +249,17 @@ class InterPodAffinity:
             preferred_anti_affinity=nss.resolve_weighted(parsed.preferred_anti_affinity),
         )
         ns_labels = nss.labels(pod.metadata.namespace)
-        topology_score = build_topology_score(
-            pod, terms, ns_labels, candidates, has_constraints, self._terms.get, self.hard_pod_affinity_weight
-        )
+        weight = self.hard_pod_affinity_weight
+        if len(candidates) <= self.small_lists:
+            topology_score = build_topology_score(
+                pod, terms, ns_labels, candidates, has_constraints, self._terms.get, weight
+            )
+        else:
+            topology_score = self._memo.topology_score(
+                pod, terms, ns_labels, lister.node_info_list, has_constraints, weight
+            )
         if topology_score is None:
-            return Status(Code.Skip)
+            return _SKIP
         state.write(PRE_SCORE_STATE_KEY, PreScoreState(topology_score))
         return SUCCESS
 

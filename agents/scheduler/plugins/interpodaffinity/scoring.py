@@ -41,7 +41,15 @@ from emulator.api.core import Pod
 
 from .terms import AffinityTerm, ParsedTerms, TermsOf, WeightedAffinityTerm
 
-__all__ = ["PRE_SCORE_STATE_KEY", "PreScoreState", "ScoreMap", "build_topology_score", "normalize", "score_node"]
+__all__ = [
+    "PRE_SCORE_STATE_KEY",
+    "PreScoreState",
+    "ScoreMap",
+    "build_topology_score",
+    "normalize",
+    "process_existing_pod",
+    "score_node",
+]
 
 PRE_SCORE_STATE_KEY: Final = "PreScoreInterPodAffinity"
 
@@ -76,7 +84,7 @@ def _process_weighted(
         _process_term(m, wt.term, wt.weight * sign, pod, ns_labels, labels)
 
 
-def _process_existing_pod(
+def process_existing_pod(
     m: ScoreMap,
     incoming: Pod,
     incoming_terms: ParsedTerms,
@@ -121,7 +129,7 @@ def build_topology_score(
         m: ScoreMap = {}
         for pi in ni.pods if all_pods else ni.pods_with_affinity:
             existing = pi.pod
-            _process_existing_pod(
+            process_existing_pod(
                 m, incoming, incoming_terms, ns_labels, existing, terms_of(existing), labels, hard_weight
             )
         if not m:
