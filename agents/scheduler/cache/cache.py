@@ -350,7 +350,6 @@ class Cache:
         seen = snapshot.generation
         infos = snapshot.node_info_map
         update_all = False
-        update_affinity = False
         changed: list[NodeInfo] = []
         for info in reversed(self._nodes.values()):
             if info.generation <= seen:
@@ -362,10 +361,6 @@ class Cache:
             existing = infos.get(name)
             if existing is None:
                 update_all = True
-            elif bool(existing.pods_with_affinity) != bool(clone.pods_with_affinity) or bool(
-                existing.pods_with_required_anti_affinity
-            ) != bool(clone.pods_with_required_anti_affinity):
-                update_affinity = True
             infos[name] = clone
             changed.append(clone)
         if self._nodes:
@@ -377,10 +372,8 @@ class Cache:
                 del infos[name]
             update_all = True
 
-        if update_all or not snapshot._replace(changed):
+        if update_all or not snapshot._replace(changed):  # (it patches the affinity sub-lists)
             snapshot._rebuild(self._tree.list())
-        elif update_affinity:
-            snapshot._rebuild_affinity_lists()
 
         if len(snapshot.node_info_list) != self._tree.num_nodes:
             snapshot._rebuild(self._tree.list())

@@ -6,7 +6,8 @@ nodes that hold pods with (anti-)affinity terms), plus ``normalized_image_name``
 
 How a snapshot changes: ``Cache.update_snapshot`` (``cache.py``) re-clones only the NodeInfos
 whose ``generation`` is newer than ``snapshot.generation`` and rebuilds the lists only when nodes
-were added or removed, or a node started or stopped holding pods with (anti-)affinity. Upstream
+were added or removed; a node that started or stopped holding pods with (anti-)affinity is
+inserted into or removed from those sub-lists in node order (upstream rebuilds them whole). Upstream
 overwrites the changed NodeInfo struct in place (so its list pointers stay valid); here the new
 clone *replaces* the old object in the map and, by position, in the lists. The result is the same
 for the cycle, and a NodeInfo handed out by an earlier snapshot never changes under its holder;
@@ -36,6 +37,7 @@ NodeInfo arithmetic (``framework/types.py``).
 from __future__ import annotations
 
 import builtins
+from bisect import bisect_left
 from collections.abc import Iterable
 
 from agents.scheduler.framework.node_table import NodeTable
@@ -67,8 +69,8 @@ class Snapshot:
     """The NodeInfos of one scheduling cycle (the framework's ``SharedLister``)."""
 
     __slots__ = (
-        "_affinity_index",
-        "_anti_affinity_index",
+        "_affinity_rows",
+        "_anti_affinity_rows",
         "_index",
         "_table",
         "generation",
@@ -86,8 +88,9 @@ class Snapshot:
         self.generation = 0
         """The newest cache NodeInfo generation this snapshot reflects (0: none yet)."""
         self._index: dict[str, int] = {}
-        self._affinity_index: dict[str, int] = {}
-        self._anti_affinity_index: dict[str, int] = {}
+        self._affinity_rows: builtins.list[int] = []
+        """``node_info_list`` positions of the affinity sub-list's NodeInfos (ascending)."""
+        self._anti_affinity_rows: builtins.list[int] = []
         self._table: NodeTable | None = None
 
     @classmethod
@@ -167,36 +170,49 @@ class Snapshot:
 
     def _rebuild_affinity_lists(self) -> None:
         listed = self.node_info_list
-        self.have_pods_with_affinity_node_info_list = [i for i in listed if i.pods_with_affinity]
-        self.have_pods_with_required_anti_affinity_node_info_list = [
-            i for i in listed if i.pods_with_required_anti_affinity
-        ]
-        self._affinity_index = {info.name: i for i, info in enumerate(self.have_pods_with_affinity_node_info_list)}
-        self._anti_affinity_index = {
-            info.name: i for i, info in enumerate(self.have_pods_with_required_anti_affinity_node_info_list)
-        }
+        self._affinity_rows = [i for i, info in enumerate(listed) if info.pods_with_affinity]
+        self._anti_affinity_rows = [i for i, info in enumerate(listed) if info.pods_with_required_anti_affinity]
+        self.have_pods_with_affinity_node_info_list = [listed[i] for i in self._affinity_rows]
+        self.have_pods_with_required_anti_affinity_node_info_list = [listed[i] for i in self._anti_affinity_rows]
 
     def _replace(self, infos: Iterable[NodeInfo]) -> bool:
         """Put fresh clones where their predecessors were listed; ``False`` if one was not listed.
 
-        The affinity sub-lists are patched too; when a node's membership of one of them changed,
-        the caller rebuilds them (``_rebuild_affinity_lists``) afterwards.
-        """
+        The affinity sub-lists are patched too, in place and in node order: a node that started
+        or stopped holding pods with (anti-)affinity is inserted or removed (upstream rebuilds
+        both lists then; the result is the same, without a pass over every node)."""
         ok = True
         table = self._table
         for info in infos:
-            name = info.name
-            i = self._index.get(name)
+            i = self._index.get(info.name)
             if i is None:
                 ok = False
                 continue
             self.node_info_list[i] = info
             if table is not None:
                 table.update_row(i, info)
-            j = self._affinity_index.get(name)
-            if j is not None:
-                self.have_pods_with_affinity_node_info_list[j] = info
-            k = self._anti_affinity_index.get(name)
-            if k is not None:
-                self.have_pods_with_required_anti_affinity_node_info_list[k] = info
+            _patch(self.have_pods_with_affinity_node_info_list, self._affinity_rows, i, info, info.pods_with_affinity)
+            _patch(
+                self.have_pods_with_required_anti_affinity_node_info_list,
+                self._anti_affinity_rows,
+                i,
+                info,
+                info.pods_with_required_anti_affinity,
+            )
         return ok
+
+
+def _patch(sub: builtins.list[NodeInfo], rows: builtins.list[int], i: int, info: NodeInfo, member: object) -> None:
+    """Make ``sub`` (with ``rows``, its NodeInfos' positions) hold ``info`` at position ``i`` iff
+    ``member``."""
+    j = bisect_left(rows, i)
+    present = j < len(rows) and rows[j] == i
+    if present:
+        if member:
+            sub[j] = info
+        else:
+            del sub[j]
+            del rows[j]
+    elif member:
+        sub.insert(j, info)
+        rows.insert(j, i)

@@ -193,7 +193,12 @@ def check(cache: Cache, model: Model, snapshot: Snapshot) -> None:
     assert [i.name for i in snapshot.have_pods_with_required_anti_affinity_node_info_list] == [
         i.name for i in fresh.have_pods_with_required_anti_affinity_node_info_list
     ]
+    assert [i.name for i in snapshot.have_pods_with_affinity_node_info_list] == [
+        i.name for i in fresh.have_pods_with_affinity_node_info_list
+    ]
     assert all(snapshot.get(i.name) is i for i in snapshot.list())
+    assert all(snapshot.get(i.name) is i for i in snapshot.have_pods_with_affinity_node_info_list)
+    assert all(snapshot.get(i.name) is i for i in snapshot.have_pods_with_required_anti_affinity_node_info_list)
 
 
 @settings(max_examples=300, deadline=None, derandomize=True)
