@@ -235,7 +235,7 @@ VectorScorer = Callable[[Sequence[tuple[int, IntArray, IntArray]]], IntArray]
 
 def _vector_weighted_mean(per: Callable[[IntArray, IntArray], IntArray]) -> VectorScorer:
     def scorer(columns: Sequence[tuple[int, IntArray, IntArray]]) -> IntArray:
-        if all(alloc.min() > 0 for _, _, alloc in columns):  # no resource left out anywhere
+        if all(alloc.min(initial=1) > 0 for _, _, alloc in columns):  # no resource left out anywhere
             acc = per(columns[0][1], columns[0][2]) * columns[0][0]
             for w, req, alloc in columns[1:]:
                 acc += per(req, alloc) * w
