@@ -12,6 +12,15 @@ pin ``metadata.name`` (a kubelet's own Node) by the name, so a write to a pod re
 the kubelets of its old and new node, and a node's heartbeat only its own kubelet, plus the
 unindexed watchers.
 
+Fast path (every write goes through it): the unindexed watchers of each kind are kept as a
+list, rebuilt (never mutated) when one is added or removed, so ``_candidates`` copies nothing
+when no indexed watcher is concerned; the index keys of ``old`` and ``new`` are compared
+directly instead of through a set; ``Watcher.matches`` reads the selected fields straight
+from the object instead of building ``object_fields``. ``_candidates_reference`` and
+``Watcher.matches_reference`` are the plain versions, kept as the reference:
+``tests/apiserver/test_watch_fastpath.py`` requires the same watchers in the same order and
+the same matches on random watchers and writes.
+
 Selector transitions follow Kubernetes: an object that starts matching is delivered as
 ADDED, one that stops matching as DELETED, one that matches before and after as MODIFIED.
 Events of one object are delivered in revision order (each watcher sees writes in the
@@ -57,6 +66,23 @@ def object_fields(obj: Any) -> dict[str, str]:
     return fields
 
 
+def _field(obj: Any, key: str) -> str | None:
+    """``object_fields(obj).get(key)`` without building the mapping."""
+    value: str | None = None
+    if key == METADATA_NAME:
+        value = obj.metadata.name
+    elif key == "metadata.namespace":
+        value = obj.metadata.namespace
+    elif obj.kind == "Pod":
+        if key == NODE_NAME:
+            value = obj.spec.node_name
+        elif key == "status.phase":
+            value = obj.status.phase
+        elif key == "spec.schedulerName":
+            value = obj.spec.scheduler_name
+    return value
+
+
 _ids = itertools.count(1)
 
 
@@ -90,6 +116,17 @@ class Watcher:
         if self.namespace is not None and meta.namespace != self.namespace:
             return False
         if self.fields:
+            for key, want in self.fields.items():
+                if _field(obj, key) != want:
+                    return False
+        return self.label_match is None or self.label_match(meta.labels)
+
+    def matches_reference(self, obj: Any) -> bool:
+        """``matches`` through ``object_fields`` (the reference for the fast path)."""
+        meta = obj.metadata
+        if self.namespace is not None and meta.namespace != self.namespace:
+            return False
+        if self.fields:
             have = object_fields(obj)
             for key, want in self.fields.items():
                 if have.get(key) != want:
@@ -110,6 +147,8 @@ class WatchHub:
 
     def __init__(self) -> None:
         self._plain: dict[str, dict[int, Watcher]] = {}
+        self._plain_lists: dict[str, list[Watcher]] = {}
+        """``list(self._plain[kind].values())``, replaced (never mutated) on add/remove."""
         self._indexed: dict[tuple[str, str, str], dict[int, Watcher]] = {}
 
     @staticmethod
@@ -123,7 +162,9 @@ class WatchHub:
     def add(self, w: Watcher) -> None:
         key = self._index_key(w)
         if key is None:
-            self._plain.setdefault(w.kind, {})[w.id] = w
+            group = self._plain.setdefault(w.kind, {})
+            group[w.id] = w
+            self._plain_lists[w.kind] = list(group.values())
         else:
             self._indexed.setdefault(key, {})[w.id] = w
 
@@ -131,6 +172,8 @@ class WatchHub:
         key = self._index_key(w)
         group = self._plain.get(w.kind, {}) if key is None else self._indexed.get(key, {})
         group.pop(w.id, None)
+        if key is None and w.kind in self._plain:
+            self._plain_lists[w.kind] = list(group.values())
 
     def watchers(self) -> list[Watcher]:
         out = [w for g in self._plain.values() for w in g.values()]
@@ -138,6 +181,42 @@ class WatchHub:
         return sorted(out, key=lambda w: w.id)
 
     def _candidates(self, kind: str, old: Any, new: Any) -> list[Watcher]:
+        """The watchers a write may concern: the unindexed ones of ``kind``, then those indexed
+        under ``old``'s name and node, then under ``new``'s (each group once). The result may
+        be the cached list itself: read it, never change it."""
+        plain = self._plain_lists.get(kind, [])
+        indexed = self._indexed
+        if not indexed:
+            return plain
+        extra: list[Watcher] = []
+        pod = kind == "Pod"
+        old_name = old_node = None
+        if old is not None:
+            old_name = old.metadata.name
+            group = indexed.get((kind, METADATA_NAME, old_name))
+            if group:
+                extra.extend(group.values())
+            if pod:
+                old_node = old.spec.node_name
+                group = indexed.get((kind, NODE_NAME, old_node))
+                if group:
+                    extra.extend(group.values())
+        if new is not None:
+            name = new.metadata.name
+            if old is None or name != old_name:
+                group = indexed.get((kind, METADATA_NAME, name))
+                if group:
+                    extra.extend(group.values())
+            if pod:
+                node = new.spec.node_name
+                if old is None or node != old_node:
+                    group = indexed.get((kind, NODE_NAME, node))
+                    if group:
+                        extra.extend(group.values())
+        return plain + extra if extra else plain
+
+    def _candidates_reference(self, kind: str, old: Any, new: Any) -> list[Watcher]:
+        """The reference for ``_candidates``: the same watchers in the same order."""
         out = list(self._plain.get(kind, {}).values())
         if not self._indexed:
             return out
