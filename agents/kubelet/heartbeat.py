@@ -19,12 +19,25 @@ Lease               ``kube-node-lease/<node>``: created once (owned by the Node)
 
 Upstream's kubelet renews the Lease every 10 s (a quarter of its 40 s duration) and
 posts the node status when something changed, checked every 10 s, and at least every
-``nodeStatusReportFrequency`` (5 min); so does this one (``tryUpdateNodeStatus``'s
-``nodeStatusHasChanged``: conditions compared without ``lastHeartbeatTime``, the rest of
-the status as a whole) when ``node_status_report_frequency`` is set (upstream: 300). Its
-default, 0, still posts on every heartbeat: more write traffic than upstream, but the
-runs and traces recorded so far stay as they were.
+``nodeStatusReportFrequency`` (default 5 min); so does this one: ``tryUpdateNodeStatus``
+patches when ``nodeStatusHasChanged`` (conditions sorted by type and compared without
+``lastHeartbeatTime``, the rest of the status as a whole) or when
+``clock.Since(lastStatusReportTime) >= nodeStatusReportFrequency``. Between two posts the
+node's conditions keep their old ``lastHeartbeatTime``: node health is read from the Lease
+(the node lifecycle controller's probes, as upstream's). ``node_status_report_frequency
+== 0`` posts on every heartbeat. Not modelled: upstream's one-time random
+``delayAfterNodeStatusChange`` added to the frequency after a real change.
 ``heartbeat_interval == 0`` turns both periodic writes off (large runs).
+
+Quiet heartbeats: ``node_status`` is a pure function of the node object, the heartbeat time,
+the system info (fixed) and the images (only after pulls); heartbeat times aside, the time
+only enters a condition's ``lastTransitionTime`` when that condition is missing, changes
+status or has no transition time, each of which is itself a change. So once a heartbeat
+found no change for one node object, later heartbeats on the *same* object (the kubelet's
+informer saw no write since) find none either until the report frequency is due: they skip
+building and comparing the status (``_quiet``, keyed by the node object's identity; any
+write to the node gives a new one).
+``NodeReporter.memo = False`` turns this off (the property test compares both).
 
 Fault injection (``KubeletSettings.faults``): while ``heartbeat_enabled`` says no, neither
 the Lease nor the status is written (image changes wait for the next allowed write), as
@@ -65,18 +78,26 @@ def newer(a: Any, b: Any) -> Any:
 
 
 def _without_heartbeats(conditions: list[NodeCondition]) -> list[NodeCondition]:
-    return [replace(c, last_heartbeat_time=None) if c.last_heartbeat_time is not None else c for c in conditions]
+    """The conditions stably sorted by type, heartbeat times cleared (``nodeConditionsHaveChanged``)."""
+    ordered = sorted(conditions, key=lambda c: c.type)
+    return [replace(c, last_heartbeat_time=None) if c.last_heartbeat_time is not None else c for c in ordered]
 
 
 def status_changed(old: NodeStatus, new: NodeStatus) -> bool:
-    """Upstream ``nodeStatusHasChanged``: any difference but the conditions' heartbeat times."""
-    if replace(old, conditions=[]) != replace(new, conditions=[]):
+    """Upstream ``nodeStatusHasChanged``: any difference but the conditions' heartbeat times
+    (and their order: both lists are compared sorted by type)."""
+    if len(old.conditions) != len(new.conditions):
         return True
-    return _without_heartbeats(old.conditions) != _without_heartbeats(new.conditions)
+    if _without_heartbeats(old.conditions) != _without_heartbeats(new.conditions):
+        return True
+    return replace(old, conditions=[]) != replace(new, conditions=[])
 
 
 class NodeReporter:
     """Writes one node's status and renews its Lease, for the kubelet of that node."""
+
+    memo: bool = True
+    """Skip quiet heartbeats on an unchanged node object (see the module docstring)."""
 
     def __init__(
         self,
@@ -100,6 +121,7 @@ class NodeReporter:
         self._wake = asyncio.Event()
         self._lease: Lease | None = None
         self._reported_at: float | None = None  # clock time of the last status write
+        self._quiet: Node | None = None  # the node object a heartbeat last found unchanged
         self.status_writes = 0
         self.lease_writes = 0
         self.conflicts = 0
@@ -149,12 +171,14 @@ class NodeReporter:
         self.api_errors += 1
         await self._clock.sleep(retry_delay(attempt))
 
+    def _frequency_due(self) -> bool:
+        """``clock.Since(lastStatusReportTime) >= nodeStatusReportFrequency`` (never posted: due)."""
+        last = self._reported_at
+        return last is None or self._clock.now() - last >= self._settings.node_status_report_frequency
+
     def _report_due(self, node: Node, status: NodeStatus) -> bool:
         """Upstream's ``shouldPatchNodeStatus``: changed, or the report frequency passed."""
-        last = self._reported_at
-        if last is None or self._clock.now() - last >= self._settings.node_status_report_frequency:
-            return True
-        return status_changed(node.status, status)
+        return self._frequency_due() or status_changed(node.status, status)
 
     async def write_status(self, *, periodic: bool = False) -> bool:
         """Post the node's status (conditions, nodeInfo, addresses, images if changed);
@@ -169,6 +193,9 @@ class NodeReporter:
                 if node is None:
                     node = await self._client.get("Node", self._name)
                 assert node is not None
+                quiet = periodic and not include_images
+                if quiet and self.memo and node is self._quiet and not self._frequency_due():
+                    return True  # the same node object a heartbeat already found unchanged
                 if self._info is None:
                     self._info = system_info(node, kubelet_version=self._settings.kubelet_version, ids=self._ids)
                 status = node_status(
@@ -177,7 +204,8 @@ class NodeReporter:
                     info=self._info,
                     images=self._images.report() if include_images else None,
                 )
-                if periodic and not include_images and not self._report_due(node, status):
+                if quiet and not self._report_due(node, status):
+                    self._quiet = node
                     return True
                 written = await self._client.update_status(replace(node, status=status))
             except Conflict:
@@ -194,6 +222,7 @@ class NodeReporter:
                 continue
             self.status_writes += 1
             self._reported_at = self._clock.now()
+            self._quiet = None
             self.observe(written)
             return True
 

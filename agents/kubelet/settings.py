@@ -16,10 +16,11 @@ termination              time to stop a pod's containers on graceful deletion, c
                          the pod's grace period
 heartbeat_interval       seconds between Lease renewals and node status heartbeats;
                          0 = neither (large runs: no periodic writes at all)
-node_status_report_      on a heartbeat, the node status is posted only if it changed or
-frequency                this many seconds passed since the last post (upstream
-                         ``nodeStatusReportFrequency``: 300); 0 (default, for now) = on
-                         every heartbeat
+node_status_report_      on a heartbeat, the node status is posted only if it changed
+frequency                (heartbeat times aside) or this many seconds passed since the last
+                         post: upstream ``nodeStatusReportFrequency``, default 300 (5 min);
+                         0 = on every heartbeat. The Lease is renewed every
+                         ``heartbeat_interval`` either way, and node health is read from it
 default_image_size       bytes of an image no node lists and ``image_sizes`` does not name
 image_sizes              image -> bytes, for images no node lists in ``status.images``
 report_pending_status    write the Pending/ContainerCreating status at admission, as the
@@ -41,11 +42,21 @@ from typing import Final, Protocol
 from emulator.api.core import Pod
 from emulator.client.client import Latency
 
-__all__ = ["DEFAULT_IMAGE_SIZE", "KUBELET_VERSION", "KubeletFaults", "KubeletSettings"]
+__all__ = [
+    "DEFAULT_IMAGE_SIZE",
+    "DEFAULT_NODE_STATUS_REPORT_FREQUENCY",
+    "KUBELET_VERSION",
+    "KubeletFaults",
+    "KubeletSettings",
+]
 
 DEFAULT_IMAGE_SIZE: Final = 100 * 2**20
 """100 MiB: a typical application image."""
 KUBELET_VERSION: Final = "v1.34.0-emulated"
+DEFAULT_NODE_STATUS_REPORT_FREQUENCY: Final = 300.0
+"""Upstream's ``nodeStatusReportFrequency`` default (``pkg/kubelet/apis/config/v1beta1/
+defaults.go``): 5 minutes, unless ``nodeStatusUpdateFrequency`` is set explicitly, in which
+case it defaults to that (the scenario loader applies that rule to ``heartbeatInterval``)."""
 
 
 class KubeletFaults(Protocol):
@@ -78,7 +89,7 @@ class KubeletSettings:
     container_start: Latency = field(default_factory=Latency)
     termination: Latency = field(default_factory=Latency)
     heartbeat_interval: float = 10.0
-    node_status_report_frequency: float = 0.0
+    node_status_report_frequency: float = DEFAULT_NODE_STATUS_REPORT_FREQUENCY
     default_image_size: int = DEFAULT_IMAGE_SIZE
     image_sizes: Mapping[str, int] = field(default_factory=dict)
     report_pending_status: bool = True

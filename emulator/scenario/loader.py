@@ -74,6 +74,7 @@ from emulator.scenario.schema import (
     Fault,
     FaultSpec,
     ImagePullSlow,
+    KubeletConfig,
     MaxPodsPerNode,
     NodeGroup,
     NodeHeartbeatStop,
@@ -286,6 +287,7 @@ class _Loader:
         self.after: dict[type[Any], Callable[[Any, dict[str, Any], str], Any]] = {
             NodeGroup: self._node_group,
             CreatePods: self._create_pods,
+            KubeletConfig: self._kubelet,
             Delete: self._delete,
             **dict.fromkeys(_FAULTS.values(), self._fault),
         }
@@ -638,6 +640,14 @@ class _Loader:
                     reason = str(err).split(": Invalid value: ", 1)[-1]
                     self.fail(p if j == 0 else _join(p, j - 1), f"invalid {what} {reason}")
         return group
+
+    def _kubelet(self, config: KubeletConfig, raw: dict[str, Any], path: str) -> KubeletConfig:
+        """Upstream's defaulting of ``nodeStatusReportFrequency`` (kubelet v1beta1 defaults):
+        unset, it is ``nodeStatusUpdateFrequency`` (here ``heartbeatInterval``) when that is
+        set explicitly, else 5m (``KubeletSettings``' default, left as ``None`` here)."""
+        if config.node_status_report_frequency is None and "heartbeatInterval" in raw:
+            return replace(config, node_status_report_frequency=config.heartbeat_interval)
+        return config
 
     def _create_pods(self, step: CreatePods, raw: dict[str, Any], path: str) -> CreatePods:
         self._check_prefix(step.name_prefix, step.count, path)

@@ -190,7 +190,13 @@ class KubeletConfig(Spec, frozen=True, kw_only=True):
     container_start: Delay = Delay()
     termination: Delay = Delay()
     heartbeat_interval: Duration = 10.0
-    """Node status / Lease renewal period; 0 turns heartbeats off."""
+    """Node status / Lease renewal period (upstream ``nodeStatusUpdateFrequency`` and the
+    Lease's renew interval); 0 turns heartbeats off."""
+    node_status_report_frequency: Duration | None = None
+    """Upstream ``nodeStatusReportFrequency``: on a heartbeat the node status is posted only
+    if it changed (heartbeat times aside) or this long passed since the last post; 0 = every
+    heartbeat. Unset: upstream's defaulting, 5m, or ``heartbeatInterval`` when that is set
+    (``nodeStatusUpdateFrequency`` given explicitly); the loader fills it in."""
     default_image_size: Bytes = 100 * 2**20
     """Size of an image not listed in ``Scenario.images``."""
 

@@ -82,14 +82,41 @@ def bound_pod(name: str, image: str = "nginx:1.27", labels: dict[str, str] | Non
 
 @pytest.mark.asyncio
 @pytest.mark.virtual_time
-async def test_heartbeat_stop_silences_lease_and_status_inside_its_window() -> None:
+@pytest.mark.parametrize(
+    ("frequency", "window", "until", "leases", "statuses"),
+    [
+        # nodeStatusReportFrequency 0: the status is posted on each beat outside the window
+        pytest.param(
+            0.0, (25.0, 55.0), 75.0, [10.0, 20.0, 60.0, 70.0], [0.0, 10.0, 20.0, 60.0, 70.0], id="every-heartbeat"
+        ),
+        # upstream's 5m: an unchanged status is posted at start-up only, within 75 s
+        pytest.param(None, (25.0, 55.0), 75.0, [10.0, 20.0, 60.0, 70.0], [0.0], id="upstream-no-post-due"),
+        # upstream's 5m: the post due at 300 s falls in the window; the first beat after it posts
+        pytest.param(
+            None,
+            (295.0, 325.0),
+            345.0,
+            [10.0 * i for i in range(1, 30)] + [330.0, 340.0],
+            [0.0, 330.0],
+            id="upstream-post-due-in-window",
+        ),
+    ],
+)
+async def test_heartbeat_stop_silences_lease_and_status_inside_its_window(
+    frequency: float | None,
+    window: tuple[float, float],
+    until: float,
+    leases: list[float],
+    statuses: list[float],
+) -> None:
     settings = KubeletSettings(heartbeat_interval=10.0)
-    async with kubelet_world(settings, NodeHeartbeatStop(node="n1", start=25.0, stop=55.0)) as w:
-        await w.clock.sleep_until(75.0)
+    if frequency is not None:
+        settings = KubeletSettings(heartbeat_interval=10.0, node_status_report_frequency=frequency)
+    async with kubelet_world(settings, NodeHeartbeatStop(node="n1", start=window[0], stop=window[1])) as w:
+        await w.clock.sleep_until(until)
         assert w.times("Lease", "create") == [0.0]
-        assert w.times("Lease", "update") == [10.0, 20.0, 60.0, 70.0]
-        # status: once at start-up, then on each beat outside the window
-        assert w.times("Node", "updateStatus") == [0.0, 10.0, 20.0, 60.0, 70.0]
+        assert w.times("Lease", "update") == leases
+        assert w.times("Node", "updateStatus") == statuses
 
 
 @pytest.mark.asyncio

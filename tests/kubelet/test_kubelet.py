@@ -671,7 +671,9 @@ async def test_a_pod_bound_while_terminating_is_confirmed_at_once() -> None:
 
 
 @pytest.mark.asyncio
-async def test_lease_and_node_status_heartbeats_over_a_minute() -> None:
+async def test_lease_every_heartbeat_node_status_every_report_frequency() -> None:
+    """Upstream defaults: the Lease is renewed every 10 s; an unchanged node status is posted
+    only when ``nodeStatusReportFrequency`` (5 min) has passed since the last post."""
     async with world(KubeletSettings(heartbeat_interval=10.0)) as w:
         await w.at(60.5)
         leases = w.of("Lease")
@@ -683,13 +685,21 @@ async def test_lease_and_node_status_heartbeats_over_a_minute() -> None:
         assert [(o.kind, o.name, o.uid) for o in lease.metadata.owner_references] == [
             ("Node", NODE, w.node().metadata.uid)
         ]
-        assert [r.time for r in w.of("Node")] == [10.0 * i for i in range(7)]
+        assert [r.time for r in w.of("Node")] == [0.0]
         ready = next(c for c in w.node().status.conditions if c.type == "Ready")
         assert (ready.last_heartbeat_time, ready.last_transition_time) == (
-            "2026-01-01T00:01:00Z",
+            "2026-01-01T00:00:00Z",
             "2026-01-01T00:00:00Z",
         )
         assert w.kubelet.statistics()["lease_writes"] == 7
+        await w.at(300.5)
+        assert [r.time for r in w.of("Node")] == [0.0, 300.0]
+        ready = next(c for c in w.node().status.conditions if c.type == "Ready")
+        assert (ready.last_heartbeat_time, ready.last_transition_time) == (
+            "2026-01-01T00:05:00Z",
+            "2026-01-01T00:00:00Z",
+        )
+        assert w.kubelet.statistics()["lease_writes"] == 31
 
 
 @pytest.mark.asyncio

@@ -59,6 +59,7 @@ def test_full_scenario_top_level() -> None:
         container_start=Delay(mean=2.0, jitter=0.5),
         termination=Delay(mean=1.0),
         heartbeat_interval=0.0,
+        node_status_report_frequency=60.0,
         default_image_size=200 * MI,
     )
     assert s.images == {"nginx:1.25": 70 * MI, "registry.k8s.io/pause:3.9": 700 * 1024}
@@ -176,6 +177,24 @@ def test_defaults() -> None:
     assert s.kubelet.image_pull_bandwidth == 0
     assert s.scheduler_options == SchedulerOptions(assume_cache=True, queueing_hints=True, instances=1)
     assert s.latency.api == Delay(mean=0.0, jitter=0.0)
+
+
+@pytest.mark.parametrize(
+    ("kubelet", "expected"),
+    [
+        pytest.param("", None, id="no-kubelet-section-upstream-5m"),
+        pytest.param("kubelet: {defaultImageSize: 1Mi}\n", None, id="unset-upstream-5m"),
+        # upstream defaults.go: an explicit nodeStatusUpdateFrequency becomes the default
+        pytest.param("kubelet: {heartbeatInterval: 7s}\n", 7.0, id="explicit-heartbeat-is-the-default"),
+        pytest.param("kubelet: {heartbeatInterval: 0}\n", 0.0, id="explicit-heartbeat-zero"),
+        pytest.param("kubelet: {heartbeatInterval: 10s, nodeStatusReportFrequency: 5m}\n", 300.0, id="both"),
+        pytest.param("kubelet: {nodeStatusReportFrequency: 0}\n", 0.0, id="every-heartbeat"),
+        pytest.param("kubelet: {nodeStatusReportFrequency: 1m30s}\n", 90.0, id="go-duration"),
+        pytest.param("kubelet: {nodeStatusReportFrequency: null}\n", None, id="null-is-unset"),
+    ],
+)
+def test_node_status_report_frequency_defaulting(kubelet: str, expected: float | None) -> None:
+    assert load("name: x\n" + kubelet).kubelet.node_status_report_frequency == expected
 
 
 @pytest.mark.parametrize(
@@ -310,6 +329,28 @@ BROKEN = [
         "name: x\nkubelet: {imagePullBandwidth: fast}\n",
         'scenario.yaml: kubelet.imagePullBandwidth: expected a quantity per second like 50Mi or 50Mi/s, got "fast"',
         id="bandwidth",
+    ),
+    pytest.param(
+        "name: x\nkubelet: {nodeStatusReportFrequency: often}\n",
+        "scenario.yaml: kubelet.nodeStatusReportFrequency: expected a duration like 5ms, 1.5s, 2m or 1h30m, "
+        'got "often"',
+        id="report-frequency-word",
+    ),
+    pytest.param(
+        "name: x\nkubelet: {nodeStatusReportFrequency: -5m}\n",
+        'scenario.yaml: kubelet.nodeStatusReportFrequency: durations cannot be negative, got "-5m"',
+        id="report-frequency-negative",
+    ),
+    pytest.param(
+        "name: x\nkubelet: {nodeStatusReportFrequency: true}\n",
+        "scenario.yaml: kubelet.nodeStatusReportFrequency: expected a duration like 5ms, 1.5s, 2m or 1h30m, got true",
+        id="report-frequency-bool",
+    ),
+    pytest.param(
+        "name: x\nkubelet: {nodeStatusReportFrequncy: 5m}\n",
+        "scenario.yaml: kubelet.nodeStatusReportFrequncy: unknown field; expected one of: imagePullBandwidth, "
+        "containerStart, termination, heartbeatInterval, nodeStatusReportFrequency, defaultImageSize",
+        id="report-frequency-misspelt",
     ),
     pytest.param(
         "name: x\nimages: {nginx:1.25: -1Gi}\n",

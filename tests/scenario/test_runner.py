@@ -158,3 +158,22 @@ def test_wait_for_continues_at_the_write_that_meets_the_condition() -> None:
     assert len(running) == 3
     assert after == max(running)
     assert result.waits_timed_out == ["waitFor podsRunning timed out after 10s"]
+
+
+@pytest.mark.parametrize(
+    ("kubelet", "posts"),
+    [
+        # upstream's default nodeStatusReportFrequency (5m): an unchanged status is re-posted
+        # once it is due, on the next heartbeat; the Lease is renewed every 10 s regardless
+        pytest.param("", [0.0, 300.0], id="upstream-default-5m"),
+        # upstream defaults.go: an explicit nodeStatusUpdateFrequency is also the report frequency
+        pytest.param("kubelet: {heartbeatInterval: 10s}\n", [10.0 * i for i in range(37)], id="explicit-heartbeat"),
+        pytest.param("kubelet: {nodeStatusReportFrequency: 2m}\n", [0.0, 120.0, 240.0, 360.0], id="explicit-2m"),
+    ],
+)
+def test_node_status_posts_follow_the_report_frequency(kubelet: str, posts: list[float]) -> None:
+    trace = io.BytesIO()
+    run(f"name: x\nsettle: 0s\n{kubelet}{NODE}steps:\n  - sleep: 6m\n", trace)
+    records = [json.loads(line) for line in trace.getvalue().splitlines()]
+    assert [r["t"] for r in records if r["kind"] == "Node" and r["verb"] == "updateStatus"] == posts
+    assert [r["t"] for r in records if r["kind"] == "Lease"] == [10.0 * i for i in range(37)]
