@@ -567,6 +567,22 @@ def test_a_key_seen_long_ago_counts_as_new() -> None:
     assert toy.computed == [[1]]  # a first use again: just the rows asked
 
 
+def test_an_update_with_the_same_amounts_is_not_recomputed() -> None:
+    """A new clone whose columns are unchanged (a confirmed binding, a node status post) leaves
+    the cached column as it is: ``one`` is not called for it."""
+    table, infos = _table(3)
+    toy = _Toy()
+    for _ in range(2):
+        table.rows_cached("k", toy.compute, _rows(0, 1, 2), toy.one)
+    _update(table, infos, 1, 0)  # a fresh NodeInfo, the same amounts
+    toy.computed.clear()
+    assert table.rows_cached("k", toy.compute, _rows(0, 1, 2), toy.one).tolist() == toy.truth(table, [0, 1, 2])
+    assert (toy.computed, toy.ones) == ([], [])
+    _update(table, infos, 1, 7)  # now the amounts change
+    assert table.rows_cached("k", toy.compute, _rows(0, 1, 2), toy.one).tolist() == toy.truth(table, [0, 1, 2])
+    assert toy.ones == ["n1"]
+
+
 @pytest.mark.parametrize(
     ("size", "keep"),
     [
@@ -579,8 +595,8 @@ def test_log_overflow_drops_the_columns(size: int, keep: int) -> None:
     toy = _Toy()
     for _ in range(2):
         table.rows_cached("k", toy.compute, _rows(0), toy.one)
-    for k in range(keep):  # the log is full, not overflowing
-        _update(table, infos, k % size, k % 50)
+    for k in range(keep):  # the log is full, not overflowing (every update changes the amounts)
+        _update(table, infos, k % size, k % 50 + 1)
     toy.computed.clear()
     rows = list(range(size))
     assert table.rows_cached("k", toy.compute, _rows(*rows), toy.one).tolist() == toy.truth(table, rows)

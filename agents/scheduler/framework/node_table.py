@@ -36,11 +36,13 @@ tolerations), so two pods asking with equal keys get the same answers. At most
 plugins' reference code, a derived column is exact by construction.
 
 Row-wise cached results (``rows_cached(key, compute, rows)``): for a vectorised computation
-``compute(table, rows) -> values`` whose value on a row depends only on that row's columns and on
-what ``key`` names (the plugin, its arguments, the pod's requests), e.g. a resource score. The
-first time a key is seen the values are computed for ``rows`` only; from the second time on the
-table keeps the whole column and recomputes only the rows updated since (``update_row`` logs
-them), so a stream of pods of the same shape pays for the few nodes the last bindings changed.
+``compute(table, rows) -> values`` whose value on a row depends only on that row's ``data``
+columns and on what ``key`` names (the plugin, its arguments, the pod's requests), e.g. a
+resource score. The first time a key is seen the values are computed for ``rows`` only; from
+the second time on the table keeps the whole column and recomputes only the rows whose columns
+changed since (``update_row`` logs them; a new clone with the same amounts, e.g. a bound pod
+confirming its assumed copy or a node status update, is not logged), so a stream of pods of the
+same shape pays for the few nodes the last bindings changed.
 At most ``MAX_ROW_CACHES`` columns are kept (least recently used dropped); when the log of updated
 rows outgrows the table, the columns are dropped and rebuilt on their next use. The values are
 those ``compute`` gives, so a cached column is exact as long as ``compute`` is row-wise.
@@ -161,6 +163,7 @@ class NodeTable:
         "_nodes",
         "_row_caches",
         "_row_keys_seen",
+        "_row_values",
         "alloc_cpu",
         "alloc_eph",
         "alloc_mem",
@@ -194,7 +197,7 @@ class NodeTable:
         n = self.size = len(infos)
         self.index: dict[str, int] = {info.name: i for i, info in enumerate(infos)}
         self._nodes = [info.node for info in infos]
-        rows = [_values(info) for info in infos]
+        rows = self._row_values = [_values(info) for info in infos]
         data = np.array(rows, dtype=np.int64).reshape(n, _WIDTH) if n else np.zeros((0, _WIDTH), np.int64)
         data = self.data = np.ascontiguousarray(data.T)
         """``data[COLUMN]``: that column over every node (rows ``ALLOC_CPU`` … ``FREE_EPH``)."""
@@ -238,9 +241,12 @@ class NodeTable:
     def update_row(self, i: int, info: NodeInfo) -> None:
         """Row ``i`` now holds ``info`` (a fresh clone of the same node)."""
         values = _values(info)
-        self.data[:, i] = values
-        if max(values) >= HUGE or min(values) <= -HUGE:
-            self.huge = True
+        columns_changed = values != self._row_values[i]
+        if columns_changed:
+            self._row_values[i] = values
+            self.data[:, i] = values
+            if max(values) >= HUGE or min(values) <= -HUGE:
+                self.huge = True
         node_changed = info.node is not self._nodes[i]
         if node_changed:
             self._nodes[i] = info.node
@@ -248,7 +254,7 @@ class NodeTable:
             self.unschedulable[i] = unschedulable
             self.any_unschedulable = self.any_unschedulable or unschedulable
         self._flag(info)
-        if self._row_caches:
+        if columns_changed and self._row_caches:
             log = self._log
             log.append(i)
             if len(log) > max(self.size, 1024):
@@ -277,8 +283,9 @@ class NodeTable:
     def rows_cached(self, key: Hashable, compute: RowCompute, rows: IntArray, one: OneRow | None = None) -> IntArray:
         """``compute(self, rows)``, from a column kept current per ``key`` once the key recurs.
 
-        ``key`` must name everything ``compute`` (and ``one``, which must agree with it) reads
-        besides the rows' columns. The returned array is a fresh one (``values[rows]``)."""
+        ``compute`` may read only the rows' ``data`` columns, and ``one`` (which must agree with
+        it) only the NodeInfo fields those columns hold; ``key`` must name everything else they
+        read. The returned array is a fresh one (``values[rows]``)."""
         c = self._row_caches.get(key)
         if c is None:
             if key not in self._row_keys_seen:
