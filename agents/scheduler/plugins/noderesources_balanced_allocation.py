@@ -48,6 +48,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any, Final
 
 import numpy as np
@@ -63,6 +64,7 @@ from agents.scheduler.framework.node_table import (
     REQ_MEM,
     IntArray,
     NodeTable,
+    OneRow,
     RowCompute,
 )
 from agents.scheduler.framework.types import MAX_NODE_SCORE, SUCCESS, Code, CycleState, NodeInfo, Status, pod_info_of
@@ -144,6 +146,25 @@ def _vector_scores(spec: tuple[tuple[int, int, int], ...]) -> RowCompute:
         return out
 
     return compute
+
+
+_AMOUNTS: Final = {"cpu": "milli_cpu", "memory": "memory", "ephemeral-storage": "ephemeral_storage"}
+"""The ``Resource`` attribute of each resource the vectorised path reads."""
+
+
+def _scalar_scores(counted: tuple[tuple[str, int], ...]) -> OneRow:
+    """``_vector_scores`` for one NodeInfo: the reference ``score`` over the ``counted``
+    (resource, request) pairs (the others, left out on every node, are not read), in order."""
+    getters = [(attrgetter(_AMOUNTS[name]), want) for name, want in counted]
+
+    def one(info: NodeInfo) -> int:
+        alloc, used = info.allocatable, info.requested
+        allocatable = [get(alloc) for get, _ in getters]
+        if min(allocatable, default=1) <= 0:
+            return -1
+        return balanced_resource_scorer([get(used) + want for get, want in getters], allocatable)
+
+    return one
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,18 +263,9 @@ class NodeResourcesBalancedAllocation:
                 picked.append((*columns, requests[i]))
                 counted.append(i)
         spec = tuple(picked)
-
-        # The reference reads only the counted requests (the others at 0 are left out on any
-        # node): ``one`` must depend on nothing the key does not name, as it serves later pods.
-        reads = tuple(requests[i] if i in counted else 0 for i in range(len(requests)))
-
-        def one(info: NodeInfo) -> int:
-            if any(self._allocatable_and_requested(info, i, reads[i])[0] <= 0 for i in counted):
-                return -1
-            return self._score_node(info, reads)
-
         # A node's score depends on its own columns and the pod's requests of the counted
         # resources; -1 marks a node with a counted allocatable <= 0 (the reference path's case).
+        one = _scalar_scores(tuple((self._names[i], requests[i]) for i in counted))
         values = table.rows_cached((self, spec), _vector_scores(spec), rows, one)
         if len(values) and np.minimum.reduce(values) < 0:
             return None
