@@ -186,8 +186,12 @@ DefaultSelectorFn = Callable[[Pod], Selector]
 
 
 def no_default_selector(pod: Pod) -> Selector:
-    """The emulator has no Services, RCs, ReplicaSets or StatefulSets: an empty selector."""
-    return Selector()
+    """The emulator has no Services, RCs, ReplicaSets or StatefulSets: an empty selector (one
+    shared instance: selectors are immutable)."""
+    return _EMPTY_SELECTOR
+
+
+_EMPTY_SELECTOR: Final = Selector()
 
 
 @dataclass(frozen=True, slots=True)
