@@ -40,6 +40,12 @@ moves it to the end of ``_nodes`` (an ordered dict: upstream's MRU list, most re
 ``update_snapshot`` walks back from the end and stops at the first generation the snapshot has
 already seen. See ``snapshot.py`` for what it rebuilds.
 
+PodInfo reuse: each pod's state keeps the PodInfo filed on its NodeInfo. When a newer version of
+the pod replaces it (``update_pod``, or ``add_pod`` confirming an assumed pod) and the spec is
+equal, the new PodInfo copies the derived data from the old one instead of recomputing it
+(``reuse_pod_info``): a PodInfo is a function of ``pod.spec`` only. The NodeInfo still sees the
+same remove-then-add calls, so pod order and generations are unchanged.
+
 What it does not own: NodeInfo arithmetic (``framework/types.py``), the node order
 (``node_tree.py``), informers (the scheduler agent calls in here from its event handlers).
 """
@@ -100,8 +106,34 @@ class CacheStatistics:
 @dataclass(slots=True)
 class _PodState:
     pod: Pod
+    info: PodInfo | None = None
+    """The PodInfo filed on the pod's NodeInfo (reused while the spec stays equal)."""
     binding_finished: bool = False
     deadline: float | None = None
+
+
+def reuse_pod_info(prev: PodInfo | None, pod: Pod) -> PodInfo | None:
+    """A PodInfo for ``pod`` copied from ``prev`` (the PodInfo of an earlier version of the
+    same pod), or None when the spec differs. Everything a PodInfo derives (requests,
+    non-zero requests, affinity terms) is a function of ``pod.spec`` alone, so equal specs give
+    equal PodInfos; the derived lists and dicts are shared (nobody mutates them). A slot added
+    to PodInfo must be copied here too (the property test compares every slot)."""
+    if prev is None:
+        return None
+    spec = prev.pod.spec
+    if spec is not pod.spec and spec != pod.spec:
+        return None
+    info = PodInfo.__new__(PodInfo)
+    info.pod = pod
+    info.requests = prev.requests
+    info.resource = prev.resource
+    info.non_zero_cpu = prev.non_zero_cpu
+    info.non_zero_memory = prev.non_zero_memory
+    info.required_affinity_terms = prev.required_affinity_terms
+    info.required_anti_affinity_terms = prev.required_anti_affinity_terms
+    info.preferred_affinity_terms = prev.preferred_affinity_terms
+    info.preferred_anti_affinity_terms = prev.preferred_anti_affinity_terms
+    return info
 
 
 @dataclass(slots=True)
@@ -185,7 +217,7 @@ class Cache:
         elif key in self._assumed:
             # Confirmed: replace the assumed copy with the real pod, on the node it really got.
             self._remove(state.pod)
-            self._add(pod, assumed=False)
+            self._add(pod, assumed=False, prev=state.info)
         else:
             raise CacheError(f"pod {_pod_ref(pod)} was already in added state")
 
@@ -202,7 +234,7 @@ class Cache:
                 f"({state.pod.spec.node_name} -> {new.spec.node_name}); scheduler cache is corrupted"
             )
         self._remove(state.pod)
-        self._add(new, assumed=False)
+        self._add(new, assumed=False, prev=state.info)
 
     def remove_pod(self, pod: Pod) -> None:
         key = self._key(pod)
@@ -247,15 +279,17 @@ class Cache:
             )
         return uid
 
-    def _add(self, pod: Pod, *, assumed: bool) -> None:
+    def _add(self, pod: Pod, *, assumed: bool, prev: PodInfo | None = None) -> None:
+        """File ``pod`` on its node; ``prev`` is the PodInfo of the version it replaces."""
         name = pod.spec.node_name
         info = self._nodes.get(name)
         if info is None:
             info = self._nodes[name] = NodeInfo()
-        info.add_pod(PodInfo(pod))
+        pi = reuse_pod_info(prev, pod) or PodInfo(pod)
+        info.add_pod(pi)
         self._nodes.move_to_end(name)
         key = pod.metadata.uid
-        self._pods[key] = _PodState(pod)
+        self._pods[key] = _PodState(pod, pi)
         if assumed:
             self._assumed[key] = None
 
