@@ -45,9 +45,9 @@ from emulator.api.meta import ObjectMeta
 from emulator.api.scheduling import PriorityClass
 from emulator.api.validation import validate
 from emulator.apiserver.defaults import default_node, default_pod
+from emulator.apiserver.uids import fast_uid
 from emulator.apiserver.watch import Watcher, WatchEvent, WatchHub, transition
 from emulator.runtime.clock import Clock, parse_timestamp
-from emulator.runtime.rng import new_uid
 
 __all__ = [
     "CLUSTER_SCOPED",
@@ -66,9 +66,9 @@ _KIND_NAMES: Final = frozenset(k for _, k in KINDS)
 _NAME_CHARS: Final = "bcdfghjklmnpqrstvwxz2456789"
 
 
-@dataclass(frozen=True, slots=True)
-class WriteRecord:
-    """One successful write, as the listeners see it."""
+class WriteRecord(msgspec.Struct, frozen=True, gc=False):
+    """One successful write, as the listeners see it (a frozen struct: one per write, and a
+    msgspec struct is built several times faster than a frozen dataclass)."""
 
     revision: int
     time: float
@@ -236,7 +236,7 @@ class ApiServer:
                 )
         meta = replace(
             meta,
-            uid=new_uid(self._rng),
+            uid=fast_uid(self._rng),
             creation_timestamp=self.clock.timestamp(),
             deletion_timestamp=None,
             generation=1 if kind in ("Pod", "Node") else meta.generation,

@@ -19,7 +19,10 @@ directly instead of through a set; ``Watcher.matches`` reads the selected fields
 from the object instead of building ``object_fields``. ``_candidates_reference`` and
 ``Watcher.matches_reference`` are the plain versions, kept as the reference:
 ``tests/apiserver/test_watch_fastpath.py`` requires the same watchers in the same order and
-the same matches on random watchers and writes.
+the same matches on random watchers and writes. ``publish`` makes one event per write for all
+the watchers without a selector (``Watcher.unfiltered``: the scheduler's, the controllers')
+and shares it; ``publish_reference`` is the per-watcher version
+(``tests/apiserver/test_watch_shared_events.py``).
 
 Selector transitions follow Kubernetes: an object that starts matching is delivered as
 ADDED, one that stops matching as DELETED, one that matches before and after as MODIFIED.
@@ -89,7 +92,7 @@ _ids = itertools.count(1)
 class Watcher:
     """One watch stream; ``matches`` decides whether an object is in its view."""
 
-    __slots__ = ("allow_bookmarks", "channel", "fields", "id", "kind", "label_match", "name", "namespace")
+    __slots__ = ("allow_bookmarks", "channel", "fields", "id", "kind", "label_match", "name", "namespace", "unfiltered")
 
     def __init__(
         self,
@@ -110,6 +113,8 @@ class Watcher:
         self.label_match = label_match
         self.allow_bookmarks = allow_bookmarks
         self.channel: Channel[WatchEvent] = Channel(maxsize=maxsize)
+        self.unfiltered = namespace is None and not self.fields and label_match is None
+        """Sees every object of its kind (``matches`` is always True): see ``WatchHub.publish``."""
 
     def matches(self, obj: Any) -> bool:
         meta = obj.metadata
@@ -236,7 +241,29 @@ class WatchHub:
         return out
 
     def publish(self, kind: str, old: Any, new: Any, revision: int, time: float) -> None:
-        """Deliver one write: ``old`` is None for a create, ``new`` None for a removal."""
+        """Deliver one write: ``old`` is None for a create, ``new`` None for a removal.
+
+        Every unfiltered watcher gets the same event (``transition`` for a watcher matching
+        everything: MODIFIED, ADDED, or DELETED with ``old`` as it was), made once per write
+        and shared (events are frozen); ``publish_reference`` asks ``transition`` each time."""
+        shared: WatchEvent | None = None
+        for w in self._candidates(kind, old, new):
+            if w.unfiltered:
+                if shared is None:
+                    if new is None:
+                        shared = WatchEvent("DELETED", old, revision, time)
+                    else:
+                        shared = WatchEvent("ADDED" if old is None else "MODIFIED", new, revision, time)
+                ev: WatchEvent | None = shared
+            else:
+                ev = transition(w, old, new, revision, time)
+            if ev is not None:
+                w.channel.put(ev)
+                if w.channel.closed:
+                    self.remove(w)
+
+    def publish_reference(self, kind: str, old: Any, new: Any, revision: int, time: float) -> None:
+        """``publish`` through ``transition`` for every watcher (the reference)."""
         for w in self._candidates(kind, old, new):
             ev = transition(w, old, new, revision, time)
             if ev is not None:
