@@ -12,7 +12,9 @@ is written (``kubelet.py``).
 Addresses are fake but deterministic, from the node's *index*: the number its name ends
 with, else 20 bits of SHA-256 of the name. Host IP ``172.16.0.0/12`` + index + 1 (unless the
 node lists an ``InternalIP``); pod CIDR ``spec.podCIDR`` or ``10.<hi>.<lo>.0/24`` with
-index + 1 = hi * 256 + lo (wrapping beyond 65,535 nodes).
+index + 1 = hi * 256 + lo (wrapping beyond 65,535 nodes). ``PodIPs`` hands out the addresses of
+``pod_ip_pool`` (the reference list); for an IPv4 CIDR it reads them from ``pod_ip_range``,
+which formats each address when asked instead of building the whole list per node.
 
 Image names are compared normalised as the scheduler's ImageLocality does: a name
 without a tag after its last ``/`` gets ``:latest``.
@@ -24,7 +26,7 @@ import hashlib
 import ipaddress
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Final
+from typing import Final, overload
 
 from msgspec.structs import replace
 
@@ -42,6 +44,7 @@ __all__ = [
     "normalize_image",
     "pod_cidr",
     "pod_ip_pool",
+    "pod_ip_range",
     "report_images",
     "system_info",
 ]
@@ -108,6 +111,41 @@ def pod_ip_pool(cidr: str) -> list[str]:
     return out
 
 
+class _V4Range(Sequence[str]):
+    """IPv4 addresses ``first`` .. ``first + count - 1`` as dotted strings, made on access."""
+
+    __slots__ = ("_count", "_first")
+
+    def __init__(self, first: int, count: int) -> None:
+        self._first = first
+        self._count = count
+
+    def __len__(self) -> int:
+        return self._count
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[str]: ...
+    def __getitem__(self, index: int | slice) -> str | list[str]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(self._count))]
+        if index < 0:
+            index += self._count
+        if not 0 <= index < self._count:
+            raise IndexError(index)
+        i = self._first + index
+        return f"{i >> 24}.{(i >> 16) & 255}.{(i >> 8) & 255}.{i & 255}"
+
+
+def pod_ip_range(cidr: str) -> Sequence[str]:
+    """``pod_ip_pool(cidr)``, computed lazily where the pool is a plain IPv4 range."""
+    net = ipaddress.ip_network(cidr, strict=False)
+    if net.version == 4 and net.prefixlen <= 30:
+        return _V4Range(int(net.network_address) + 2, min(net.num_addresses - 3, 1024))
+    return pod_ip_pool(cidr)
+
+
 class PodIPs:
     """Pod addresses of one node, handed out round robin as host-local IPAM does (a freed
     address is not reused at once); ``""`` when the pool is exhausted."""
@@ -116,7 +154,7 @@ class PodIPs:
 
     def __init__(self, cidr: str = "") -> None:
         self._cidr = cidr
-        self._pool: list[str] | None = None  # built on the first allocation (1,000s of nodes)
+        self._pool: Sequence[str] | None = None  # made on the first allocation (1,000s of nodes)
         self._used: set[str] = set()
         self._cursor = 0
 
@@ -126,7 +164,7 @@ class PodIPs:
     def allocate(self) -> str:
         pool = self._pool
         if pool is None:
-            pool = self._pool = pod_ip_pool(self._cidr) if self._cidr else []
+            pool = self._pool = pod_ip_range(self._cidr) if self._cidr else []
         for step in range(len(pool)):
             ip = pool[(self._cursor + step) % len(pool)]
             if ip not in self._used:

@@ -561,6 +561,12 @@ async def _main(scenario: Scenario, seed: int, options: RunOptions, virtual: boo
         assert isinstance(failure, StepError)
         raise failure from None
     finally:
+        # Everything the run allocated is still in the young generation (no collection was
+        # due): freezing first moves it, with the set-up, to the oldest generation in O(1), so
+        # the first young collection after the threshold is restored does not walk the whole
+        # run's heap (~0.6 s after a 5-minute 1,000-node churn). Cycles the run left are found
+        # by the next full collection instead.
+        gc.freeze()
         gc.unfreeze()
         gc.set_threshold(*thresholds)
     checked = invariants.finish(cluster)
