@@ -47,6 +47,7 @@ from emulator.api.resources import (
     is_extended_resource,
     is_scalar_resource,
     node_allocatable,
+    pod_host_ports,
     pod_requests,
 )
 from emulator.api.selectors import find_untolerated_taint, pod_matches_node_selector_and_affinity
@@ -197,14 +198,10 @@ class NodeUsage:
 
 
 def host_ports(pod: Pod) -> list[HostPort]:
-    """(hostIP, protocol, hostPort) of the regular containers, sanitised as upstream
-    (no IP: 0.0.0.0, no protocol: TCP; a port <= 0 is not a host port)."""
-    return [
-        (p.host_ip or _ANY_IP, p.protocol or "TCP", p.host_port)
-        for c in pod.spec.containers
-        for p in c.ports
-        if p.host_port > 0
-    ]
+    """(hostIP, protocol, hostPort) of the pod, as the scheduler's NodePorts counts them
+    (upstream v1.34 ``GetHostPorts``: the restartable (sidecar) init containers' ports, then the
+    regular containers'; no IP: 0.0.0.0, no protocol: TCP; a port <= 0 is not a host port)."""
+    return pod_host_ports(pod)
 
 
 def _fits_resources(pod: Pod, allocatable: Mapping[str, int], usage: NodeUsage) -> list[AdmissionResult]:

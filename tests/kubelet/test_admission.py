@@ -327,6 +327,29 @@ CASES = [
         None,
         id="NodePorts-container-ports-without-host-port-never-conflict",
     ),
+    # Upstream v1.34 GetHostPorts: a sidecar (restartPolicy Always) init container's host ports
+    # count, on the new pod and on the admitted ones; a plain init container's do not.
+    pytest.param(
+        make_pod(container(), init=[container("sidecar", ports=[port(8080)], restart="Always")]),
+        make_node(),
+        [make_pod(container(ports=[port(8080)]))],
+        ("NodePorts", PORTS_MSG),
+        id="NodePorts-sidecar-port-conflicts",
+    ),
+    pytest.param(
+        make_pod(container(ports=[port(8080)])),
+        make_node(),
+        [make_pod(container(), init=[container("sidecar", ports=[port(8080)], restart="Always")])],
+        ("NodePorts", PORTS_MSG),
+        id="NodePorts-admitted-sidecar-port-conflicts",
+    ),
+    pytest.param(
+        make_pod(container(), init=[container("init", ports=[port(8080)])]),
+        make_node(),
+        [make_pod(container(ports=[port(8080)]))],
+        None,
+        id="NodePorts-plain-init-container-port-ignored",
+    ),
     pytest.param(
         make_pod(container(ports=[port(8080)])),
         make_node(),
