@@ -46,6 +46,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any, Final
 
 import numpy as np
@@ -313,6 +314,14 @@ def _fit_statuses() -> list[Status]:
 
 _FIT_STATUSES: Final = _fit_statuses()
 
+_AMOUNT_GETTERS: Final = {
+    "cpu": (attrgetter("allocatable.milli_cpu"), attrgetter("non_zero_requested.milli_cpu")),
+    "memory": (attrgetter("allocatable.memory"), attrgetter("non_zero_requested.memory")),
+    "ephemeral-storage": (attrgetter("allocatable.ephemeral_storage"), attrgetter("requested.ephemeral_storage")),
+}
+"""(allocatable, requested) of a NodeInfo as ``_alloc_and_requested`` reads them, for the
+resources the vectorised score reads."""
+
 _FIT_CHECKS: Final = ((2, ALLOC_CPU, FREE_CPU), (4, ALLOC_MEM, FREE_MEM), (8, ALLOC_EPH, FREE_EPH))
 """Per resource (cpu, memory, ephemeral-storage): its status bit and NodeTable columns."""
 
@@ -505,15 +514,33 @@ class NodeResourcesFit:
             data = t.data
             return scorer([(w, data[req][at] + want, data[alloc][at]) for w, req, alloc, want in spec])
 
-        reads = tuple(effective)
+        # A node's score depends on its own columns, the strategy and ``spec`` (the requests read).
+        return table.rows_cached((self, spec), compute, rows, self._one_row(tuple(effective)))
+
+    def _one_row(self, reads: tuple[int, ...]) -> OneRow:
+        """``_score_node(info, reads)`` for the row caches, with the amounts read directly: the
+        requests left out (0 in ``reads``: scalar ones, which the reference then leaves out on
+        any node) are not read, so the scorer depends on nothing its cache key does not name."""
+        resources = self.strategy.resources
+        n = len(resources)
+        getters = [
+            (i, _AMOUNT_GETTERS[r.name], want)
+            for i, (r, want) in enumerate(zip(resources, reads, strict=True))
+            if r.name in _AMOUNT_GETTERS
+        ]
+        scorer = self._scorer
 
         def one(info: NodeInfo) -> int:
-            # The reference with the left-out requests at 0 (which leaves them out on any node):
-            # ``one`` must depend on nothing the key does not name, as it serves later pods.
-            return self._score_node(info, reads)
+            allocatable = [0] * n
+            requested = [0] * n
+            for i, (get_alloc, get_used), want in getters:
+                alloc = get_alloc(info)
+                if alloc:
+                    allocatable[i] = alloc
+                    requested[i] = get_used(info) + want
+            return scorer(requested, allocatable)
 
-        # A node's score depends on its own columns, the strategy and ``spec`` (the requests read).
-        return table.rows_cached((self, spec), compute, rows, one)
+        return one
 
     def score_extensions(self) -> None:
         return None
