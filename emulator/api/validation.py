@@ -4,12 +4,17 @@
 (``spec.containers[0].resources.requests.cpu``). It checks what the emulator relies on:
 names, containers, quantities (malformed, negative, request above limit), priorities,
 taints and tolerations, selectors' operators. Defaulting lives in the apiserver.
+
+``validate_status_update`` and ``validate_update`` are ``validate`` narrowed to what a status
+write or an update can change (they live here because they depend on what ``validate`` reads:
+a check added to ``validate`` must be weighed against them too).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
+from typing import Any
 
 from emulator.api.core import Container, Node, Pod
 from emulator.api.errors import Invalid
@@ -17,7 +22,7 @@ from emulator.api.meta import ObjectMeta
 from emulator.api.quantity import Quantity
 from emulator.api.scheduling import PriorityClass
 
-__all__ = ["quantity_errors", "validate"]
+__all__ = ["quantity_errors", "validate", "validate_status_update", "validate_update"]
 
 _DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
@@ -190,3 +195,26 @@ def validate(obj: object) -> None:
             "value",
             "Invalid value: must be no greater than 1000000000 for user priority classes",
         )
+
+
+def validate_status_update(candidate: Any) -> None:
+    """``validate(candidate)`` for a status write: ``candidate`` is a stored object (valid:
+    every write that stores one validates it, and ``bind``/graceful ``delete`` only touch
+    fields validation does not read) with another status. Pod validation reads no status
+    field, so for a Pod it could only re-check the unchanged metadata and spec: skipped (the
+    most frequent write of a run: three per pod). Every other kind is validated in full.
+    ``tests/apiserver/test_status_validation.py`` checks this against ``validate``."""
+    if isinstance(candidate, Pod):
+        return
+    validate(candidate)
+
+
+def validate_update(candidate: Any) -> None:
+    """``validate(candidate)`` for ``update``: ``candidate``'s metadata is the stored one with
+    the client's labels, annotations, owner references and finalizers (validation reads only
+    the name, ``generateName`` and namespace: the stored, valid ones) and its status is the
+    stored one. Validation reads nothing else of any kind but Pod, Node and PriorityClass,
+    so the others (Leases: a renewal every 10 s per node) are not re-validated.
+    ``tests/apiserver/test_status_validation.py`` checks this against ``validate``."""
+    if isinstance(candidate, Pod | Node | PriorityClass):
+        validate(candidate)

@@ -43,7 +43,7 @@ from emulator.api.core import Binding, Namespace, Node, Pod, PodCondition
 from emulator.api.errors import AlreadyExists, Conflict, Gone, Invalid, NotFound, Timeout, resource_of
 from emulator.api.meta import ObjectMeta
 from emulator.api.scheduling import PriorityClass
-from emulator.api.validation import validate
+from emulator.api.validation import validate, validate_status_update, validate_update
 from emulator.apiserver.defaults import default_node, default_pod
 from emulator.apiserver.uids import fast_uid
 from emulator.apiserver.watch import Watcher, WatchEvent, WatchHub, transition
@@ -55,8 +55,6 @@ __all__ = [
     "ServerSettings",
     "Verb",
     "WriteRecord",
-    "validate_status_update",
-    "validate_update",
 ]
 
 Verb = Literal["create", "update", "updateStatus", "bind", "delete"]
@@ -88,29 +86,6 @@ class ServerSettings:
     """Watch events kept for resuming; a watch from an older revision gets Gone."""
     watch_buffer: int = 1_000_000
     """Events a watcher may have undelivered before it is ended (its informer relists)."""
-
-
-def validate_status_update(candidate: Any) -> None:
-    """``validate(candidate)`` for a status write: ``candidate`` is a stored object (valid:
-    every write that stores one validates it, and ``bind``/graceful ``delete`` only touch
-    fields validation does not read) with another status. Pod validation reads no status
-    field, so for a Pod it could only re-check the unchanged metadata and spec: skipped (the
-    most frequent write of a run: three per pod). Every other kind is validated in full.
-    ``tests/apiserver/test_status_validation.py`` checks this against ``validate``."""
-    if isinstance(candidate, Pod):
-        return
-    validate(candidate)
-
-
-def validate_update(candidate: Any) -> None:
-    """``validate(candidate)`` for ``update``: ``candidate``'s metadata is the stored one with
-    the client's labels, annotations, owner references and finalizers (validation reads only
-    the name, ``generateName`` and namespace: the stored, valid ones) and its status is the
-    stored one. Validation reads nothing else of any kind but Pod, Node and PriorityClass,
-    so the others (Leases: a renewal every 10 s per node) are not re-validated.
-    ``tests/apiserver/test_status_validation.py`` checks this against ``validate``."""
-    if isinstance(candidate, Pod | Node | PriorityClass):
-        validate(candidate)
 
 
 def _key(namespace: str, name: str) -> tuple[str, str]:

@@ -21,10 +21,9 @@ from emulator.api.core import Namespace, Node, NodeStatus, Pod, PodStatus
 from emulator.api.errors import ApiError, Invalid
 from emulator.api.meta import ObjectMeta
 from emulator.api.scheduling import Lease
-from emulator.api.validation import validate
+from emulator.api.validation import validate, validate_status_update, validate_update
 from emulator.apiserver import ApiServer
 from emulator.apiserver import server as server_module
-from emulator.apiserver.server import validate_status_update, validate_update
 from emulator.runtime.clock import Clock, format_timestamp
 
 
