@@ -32,12 +32,7 @@ _HASH_CHUNK = 1 << 16
 
 
 def _scheduled_condition(pod: Any) -> Any:
-    if pod is None:
-        return None
-    for c in pod.status.conditions:
-        if c.type == "PodScheduled":
-            return c
-    return None
+    return None if pod is None else _scheduled(pod.status.conditions)
 
 
 def trace_line(rec: WriteRecord) -> dict[str, Any]:
