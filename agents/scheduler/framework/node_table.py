@@ -144,11 +144,9 @@ operation makes a vectorised pass over one row slower than Python over its NodeI
 
 
 class _RowCache:
-    __slots__ = ("compute", "one", "seen", "values")
+    __slots__ = ("seen", "values")
 
-    def __init__(self, compute: RowCompute, one: OneRow | None, values: IntArray, seen: int) -> None:
-        self.compute = compute
-        self.one = one
+    def __init__(self, values: IntArray, seen: int) -> None:
         self.values = values
         self.seen = seen
         """How much of the table's update log ``values`` already reflects."""
@@ -294,7 +292,7 @@ class NodeTable:
                     self._row_keys_seen.popitem(last=False)
                 return compute(self, rows)
             values = compute(self, np.arange(self.size, dtype=np.int64))
-            c = self._row_caches[key] = _RowCache(compute, one, values, len(self._log))
+            c = self._row_caches[key] = _RowCache(values, len(self._log))
             if len(self._row_caches) > MAX_ROW_CACHES:
                 self._row_caches.popitem(last=False)
             return values[rows]
@@ -302,10 +300,10 @@ class NodeTable:
         log = self._log
         if c.seen < len(log):
             pending = log[c.seen :]
-            if c.one is not None and len(pending) <= FEW_ROWS:
-                values, infos, fn = c.values, self.infos, c.one
+            if one is not None and len(pending) <= FEW_ROWS:
+                values, infos = c.values, self.infos
                 for i in dict.fromkeys(pending):
-                    values[i] = fn(infos[i])
+                    values[i] = one(infos[i])
             else:
                 changed = np.unique(np.array(pending, dtype=np.int64))
                 c.values[changed] = compute(self, changed)

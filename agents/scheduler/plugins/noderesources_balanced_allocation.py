@@ -48,6 +48,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from operator import attrgetter
 from typing import Any, Final
 
@@ -113,6 +114,7 @@ _COLUMNS: Final = {
 """NodeTable columns (allocatable, requested) of the resources the vectorised path reads."""
 
 
+@lru_cache(maxsize=256)
 def _vector_scores(spec: tuple[tuple[int, int, int], ...]) -> RowCompute:
     """``balanced_resource_scorer`` over table rows for the resources of ``spec`` (-1 on a row
     where one of their allocatables is <= 0)."""
@@ -152,6 +154,7 @@ _AMOUNTS: Final = {"cpu": "milli_cpu", "memory": "memory", "ephemeral-storage": 
 """The ``Resource`` attribute of each resource the vectorised path reads."""
 
 
+@lru_cache(maxsize=256)
 def _scalar_scores(counted: tuple[tuple[str, int], ...]) -> OneRow:
     """``_vector_scores`` for one NodeInfo: the reference ``score`` over the ``counted``
     (resource, request) pairs (the others, left out on every node, are not read), in order."""

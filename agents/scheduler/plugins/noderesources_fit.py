@@ -46,6 +46,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from operator import attrgetter
 from typing import Any, Final
 
@@ -326,6 +327,7 @@ _FIT_CHECKS: Final = ((2, ALLOC_CPU, FREE_CPU), (4, ALLOC_MEM, FREE_MEM), (8, AL
 """Per resource (cpu, memory, ephemeral-storage): its status bit and NodeTable columns."""
 
 
+@lru_cache(maxsize=256)
 def _vector_fit_codes(wants: tuple[int, int, int]) -> RowCompute:
     """The Filter codes (``_FIT_STATUSES``) of table rows for requests ``wants`` (cpu, memory,
     ephemeral-storage); scalar resources are not requested (``filter_all`` declines then)."""
@@ -345,6 +347,7 @@ def _vector_fit_codes(wants: tuple[int, int, int]) -> RowCompute:
     return compute
 
 
+@lru_cache(maxsize=256)
 def _fit_code(wants: tuple[int, int, int]) -> OneRow:
     """``_vector_fit_codes`` for one NodeInfo."""
 
@@ -424,6 +427,8 @@ class NodeResourcesFit:
         self.strategy = self.args.scoring_strategy
         self._scorer = STRATEGIES[self.strategy.type](self.strategy)
         self._vector_scorer = VECTOR_STRATEGIES[self.strategy.type](self.strategy)
+        self._row_fns: dict[tuple[tuple[int, int, int, int], ...], tuple[RowCompute, OneRow]] = {}
+        """The row cache's (compute, one) per score spec, built once rather than every cycle."""
 
     # PreFilter / Filter
 
@@ -508,14 +513,24 @@ class NodeResourcesFit:
         if not picked:
             return np.zeros(len(rows), dtype=np.int64)
         spec = tuple(picked)
+        fns = self._row_fns.get(spec)
+        if fns is None:
+            if len(self._row_fns) >= 256:
+                self._row_fns.clear()
+            fns = self._row_fns[spec] = (self._vector_rows(spec), self._one_row(tuple(effective)))
+        # A node's score depends on its own columns, the strategy and ``spec`` (the requests read).
+        return table.rows_cached((self, spec), fns[0], rows, fns[1])
+
+    def _vector_rows(self, spec: tuple[tuple[int, int, int, int], ...]) -> RowCompute:
+        """The vectorised score of table rows for ``spec`` (weight, requested and allocatable
+        columns, request per resource read)."""
         scorer = self._vector_scorer
 
         def compute(t: NodeTable, at: IntArray) -> IntArray:
             data = t.data
             return scorer([(w, data[req][at] + want, data[alloc][at]) for w, req, alloc, want in spec])
 
-        # A node's score depends on its own columns, the strategy and ``spec`` (the requests read).
-        return table.rows_cached((self, spec), compute, rows, self._one_row(tuple(effective)))
+        return compute
 
     def _one_row(self, reads: tuple[int, ...]) -> OneRow:
         """``_score_node(info, reads)`` for the row caches, with the amounts read directly: the
