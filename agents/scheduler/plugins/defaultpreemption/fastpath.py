@@ -94,6 +94,38 @@ def _add_scalars(into: dict[str, int] | None, scalars: dict[str, int], sign: int
     return out
 
 
+class _Remaining:
+    """The summed requests (``Resource.add_resource``'s arithmetic) and count of the pods left
+    on a node as the dry run removes and re-adds them: the node part of the memo key."""
+
+    __slots__ = ("count", "cpu", "eph", "mem", "npods", "scalars")
+
+    def __init__(self, node_info: NodeInfo) -> None:
+        req = node_info.requested
+        self.cpu, self.mem, self.eph, self.npods = (
+            req.milli_cpu,
+            req.memory,
+            req.ephemeral_storage,
+            req.allowed_pod_number,
+        )
+        self.scalars = dict(req.scalar_resources) if req.scalar_resources else None
+        self.count = len(node_info.pods)
+
+    def shift(self, r: Resource, sign: int) -> None:
+        """Add (``sign`` 1) or remove (-1) a pod with requests ``r``."""
+        self.cpu += sign * r.milli_cpu
+        self.mem += sign * r.memory
+        self.eph += sign * r.ephemeral_storage
+        self.npods += sign * r.allowed_pod_number
+        if r.scalar_resources:
+            self.scalars = _add_scalars(self.scalars, r.scalar_resources, sign)
+        self.count += sign
+
+    def key(self, node_key: _Key, nominated_key: _Key | None) -> _Key:
+        scalars = tuple(self.scalars.items()) if self.scalars else ()
+        return (node_key, self.cpu, self.mem, self.eph, self.npods, scalars, self.count, nominated_key)
+
+
 class VictimSearch:
     """The fast victim search of one dry run (one pod, one CycleState); see the module doc."""
 
@@ -171,22 +203,12 @@ class VictimSearch:
                     total.add_resource(pi.resource)
                 nominated_key = (_resource_key(total), len(nominated))
         node_key = _resource_key(node_info.allocatable)
-        # The remaining pods' summed requests (Resource.add_resource's arithmetic) and count.
-        req = node_info.requested
-        cpu, mem, eph, npods = req.milli_cpu, req.memory, req.ephemeral_storage, req.allowed_pod_number
-        scalars = dict(req.scalar_resources) if req.scalar_resources else None
+        remaining = _Remaining(node_info)
         for pi in potential:
-            r = pi.resource
-            cpu -= r.milli_cpu
-            mem -= r.memory
-            eph -= r.ephemeral_storage
-            npods -= r.allowed_pod_number
-            if r.scalar_resources:
-                scalars = _add_scalars(scalars, r.scalar_resources, -1)
-        count = len(node_info.pods) - len(potential)
+            remaining.shift(pi.resource, -1)
         memo, verify = self._memo, self.verify
         reprieved: set[int] = set()
-        key = (node_key, cpu, mem, eph, npods, tuple(scalars.items()) if scalars else (), count, nominated_key)
+        key = remaining.key(node_key, nominated_key)
         status = memo.get(key)
         if status is None or verify:
             status = self._miss(key, node_info, potential, None, reprieved, nominated_key)
@@ -202,28 +224,15 @@ class VictimSearch:
         num_violating = 0
         for group, is_violating in ((violating, True), (non_violating, False)):
             for pi in group:
-                r = pi.resource
-                cpu += r.milli_cpu
-                mem += r.memory
-                eph += r.ephemeral_storage
-                npods += r.allowed_pod_number
-                if r.scalar_resources:
-                    scalars = _add_scalars(scalars, r.scalar_resources, 1)
-                count += 1
-                key = (node_key, cpu, mem, eph, npods, tuple(scalars.items()) if scalars else (), count, nominated_key)
+                remaining.shift(pi.resource, 1)
+                key = remaining.key(node_key, nominated_key)
                 status = memo.get(key)
                 if status is None or verify:
                     status = self._miss(key, node_info, potential, pi, reprieved, nominated_key)
                 if status.is_success():
                     reprieved.add(id(pi))
                     continue
-                cpu -= r.milli_cpu
-                mem -= r.memory
-                eph -= r.ephemeral_storage
-                npods -= r.allowed_pod_number
-                if r.scalar_resources:
-                    scalars = _add_scalars(scalars, r.scalar_resources, -1)
-                count -= 1
+                remaining.shift(pi.resource, -1)
                 victims.append(pi)
                 num_violating += is_violating
         if violating and non_violating:
