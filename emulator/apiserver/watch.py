@@ -58,32 +58,33 @@ class WatchEvent(msgspec.Struct, frozen=True, gc=False):
     """Simulated time of the write (the client adds its delivery delay to it)."""
 
 
+_FIELDS: Final[dict[str, Callable[[Any], str]]] = {
+    METADATA_NAME: lambda obj: obj.metadata.name,
+    "metadata.namespace": lambda obj: obj.metadata.namespace,
+}
+"""The selectable fields of every kind, as upstream's field selectors see them."""
+_POD_FIELDS: Final[dict[str, Callable[[Any], str]]] = {
+    NODE_NAME: lambda pod: pod.spec.node_name,
+    "status.phase": lambda pod: pod.status.phase,
+    "spec.schedulerName": lambda pod: pod.spec.scheduler_name,
+}
+"""The Pod's selectable fields besides those of every kind."""
+
+
 def object_fields(obj: Any) -> dict[str, str]:
     """The selectable fields of an object, as upstream's field selectors see them."""
-    meta = obj.metadata
-    fields = {"metadata.name": meta.name, "metadata.namespace": meta.namespace}
+    fields = {key: get(obj) for key, get in _FIELDS.items()}
     if obj.kind == "Pod":
-        fields[NODE_NAME] = obj.spec.node_name
-        fields["status.phase"] = obj.status.phase
-        fields["spec.schedulerName"] = obj.spec.scheduler_name
+        fields.update((key, get(obj)) for key, get in _POD_FIELDS.items())
     return fields
 
 
 def _field(obj: Any, key: str) -> str | None:
     """``object_fields(obj).get(key)`` without building the mapping."""
-    value: str | None = None
-    if key == METADATA_NAME:
-        value = obj.metadata.name
-    elif key == "metadata.namespace":
-        value = obj.metadata.namespace
-    elif obj.kind == "Pod":
-        if key == NODE_NAME:
-            value = obj.spec.node_name
-        elif key == "status.phase":
-            value = obj.status.phase
-        elif key == "spec.schedulerName":
-            value = obj.spec.scheduler_name
-    return value
+    get = _FIELDS.get(key)
+    if get is None and obj.kind == "Pod":
+        get = _POD_FIELDS.get(key)
+    return None if get is None else get(obj)
 
 
 _ids = itertools.count(1)
