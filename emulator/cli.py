@@ -1,44 +1,32 @@
-"""The command line: ``python -m emulator {run,validate} ...``.
+"""The command line: ``python -m emulator COMMAND ...``.
 
-Exit status: 0 every expectation met; 1 an expectation failed (or a waitFor timed out,
-or the simulation deadlocked); 2 bad input (one clear message on stderr naming the file,
-the path inside it and what was expected; no traceback; nothing run). ``run`` also exits
-2, with one ``error:`` line, when the API server refuses one of the runner's own writes
-that the loader could not foresee (``StepError``: the run is aborted at that step, no
-report; the trace written so far stays), or when the trace or explanations file cannot
-be written (``--trace /dev/full``: the run completes, then the error is reported instead
-of the report).
+Each subcommand is a module of ``emulator.commands`` with ``add_parser(subparsers)`` and
+``run(args) -> int``; this module builds the parser from them and maps bad input to exit
+status 2. Exit status: 0 every expectation met; 1 an expectation failed (or a waitFor timed
+out, or the simulation deadlocked); 2 bad input (one clear message on stderr naming the file,
+the path inside it and what was expected; no traceback; nothing run); 130 interrupted.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import sys
-import time
-from collections.abc import Iterator, Sequence
-from pathlib import Path
-from typing import IO, Any, cast
+from collections.abc import Sequence
 
-import msgspec
-from rich.console import Console
-
-from emulator.apiserver.server import WriteRecord
-from emulator.runtime.clock import parse_duration
-from emulator.runtime.loop import DeadlockError
+from emulator.bench.workloads import WorkloadError
+from emulator.commands import bench, explain, hunt, run, validate
+from emulator.commands.common import UsageError
+from emulator.commands.explain import ExplainError
+from emulator.commands.hunt import HuntError
+from emulator.scenario.loader import ScenarioError
+from emulator.scenario.runner import StepError
 
 __all__ = ["main"]
 
+COMMANDS = {"run": run, "validate": validate, "explain": explain, "hunt": hunt, "bench": bench}
+"""Subcommand name → module, in the order ``--help`` lists them."""
 
-class UsageError(Exception):
-    pass
-
-
-def _duration(text: str) -> float:
-    try:
-        return parse_duration(text)
-    except ValueError as err:
-        raise argparse.ArgumentTypeError(str(err)) from None
+_INPUT_ERRORS = (ScenarioError, StepError, UsageError, ExplainError, HuntError, WorkloadError)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -47,183 +35,17 @@ def _parser() -> argparse.ArgumentParser:
         description="A Kubernetes control plane (API server, kube-scheduler, kubelets) emulated in one process.",
     )
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    run = sub.add_parser("run", help="run a scenario and report", description="Run a scenario file and report.")
-    run.add_argument("file", type=Path, help="scenario YAML file")
-    run.add_argument("--seed", type=int, default=None, help="override the scenario's seed")
-    run.add_argument("--real-time", action="store_true", help="run on the wall clock (uvloop) instead of virtual time")
-    run.add_argument("--output", choices=("text", "json"), default="text", help="report format on stdout")
-    run.add_argument("--trace", type=Path, default=None, metavar="PATH.jsonl", help="write the event trace here")
-    run.add_argument("--until", type=_duration, default=None, metavar="DURATION", help="stop at this simulated time")
-    run.add_argument(
-        "--explain",
-        type=Path,
-        default=None,
-        metavar="PATH.jsonl",
-        help="write every scheduling attempt's per-plugin, per-node results here",
-    )
-    val = sub.add_parser("validate", help="check a scenario file", description="Check a scenario file; run nothing.")
-    val.add_argument("file", type=Path, help="scenario YAML file")
-    from emulator import explain_cli, hunt
-    from emulator.bench import command as bench
-
-    explain_cli.add_parser(sub)
-    hunt.add_parser(sub)
-    bench.add_parser(sub)
+    for module in COMMANDS.values():
+        module.add_parser(sub)
     return p
 
 
-class _Progress:
-    """A live one-line status on a TTY, refreshed at most 4 times a wall second."""
-
-    def __init__(self, console: Console) -> None:
-        self.console = console
-        self.writes = 0
-        self.last = 0.0
-        self.status = console.status("starting", spinner="dots")
-
-    def __call__(self, rec: WriteRecord) -> None:
-        self.writes += 1
-        if self.writes % 256:
-            return
-        now = time.perf_counter()
-        if now - self.last >= 0.25:
-            self.last = now
-            self.status.update(f"t={rec.time:,.1f}s simulated  {self.writes:,} API writes")
-
-
-class _Sink:
-    """A binary output file that keeps the first ``OSError`` (a full disk, ``/dev/full``)
-    instead of raising it inside the run, where it would crash whichever agent wrote."""
-
-    def __init__(self, file: IO[bytes]) -> None:
-        self.file = file
-        self.error: OSError | None = None
-
-    def write(self, data: bytes) -> int:
-        if self.error is None:
-            try:
-                return self.file.write(data)
-            except OSError as err:
-                self.error = err
-        return len(data)
-
-    def close(self) -> None:
-        try:
-            self.file.close()
-        except OSError as err:
-            self.error = self.error or err
-
-
-@contextlib.contextmanager
-def _output(path: Path | None, what: str) -> Iterator[IO[bytes] | None]:
-    """``path`` opened for the run; an error writing or closing it is a ``UsageError`` after."""
-    if path is None:
-        yield None
-        return
-    try:
-        sink = _Sink(path.open("wb"))
-    except OSError as err:
-        raise UsageError(f"{path}: cannot write the {what}: {err.strerror or err}") from None
-    try:
-        yield cast(IO[bytes], sink)  # write() is all the recorders use
-    finally:
-        sink.close()
-    if sink.error is not None:
-        raise UsageError(f"{path}: cannot write the {what}: {sink.error.strerror or sink.error}")
-
-
-def _check_scheduler(scenario: Any, path: Path) -> None:
-    """Build the scheduler set-up once before running: a bad configuration is bad input."""
-    from agents.scheduler.setup import SetupError, build_scheduler_setup
-
-    try:
-        build_scheduler_setup(scenario, source=str(path))
-    except SetupError as err:
-        raise UsageError(str(err)) from None
-
-
-def _explain_recorder(out: IO[bytes] | None) -> Any:
-    if out is None:
-        return None
-    from agents.scheduler.explain import ExplainRecorder
-
-    return ExplainRecorder(out)
-
-
-def _run(args: argparse.Namespace, out: Console) -> int:
-    from emulator.report import print_summary, to_json
-    from emulator.scenario.loader import load_scenario
-    from emulator.scenario.runner import RunOptions, run_scenario
-
-    scenario = load_scenario(args.file)
-    _check_scheduler(scenario, args.file)
-    tty = args.output == "text" and sys.stdout.isatty()
-    progress = _Progress(out) if tty else None
-    with _output(args.trace, "trace") as trace, _output(args.explain, "explanations") as explain:
-        recorder = _explain_recorder(explain)
-        options = RunOptions(
-            seed=args.seed,
-            until=args.until,
-            real_time=args.real_time,
-            trace=trace,
-            on_write=progress,
-            explain=recorder.record if recorder is not None else None,
-            source=str(args.file),
-        )
-        ctx = progress.status if progress is not None else contextlib.nullcontext()
-        with ctx:
-            try:
-                result = run_scenario(scenario, options)
-            except DeadlockError as err:
-                print(f"{args.file}: the simulation deadlocked: {err}", file=sys.stderr)
-                return 1
-    if args.output == "json":
-        sys.stdout.write(msgspec.json.encode(to_json(result)).decode() + "\n")
-    else:
-        print_summary(result, out)
-    return 0 if result.passed else 1
-
-
-def _validate(args: argparse.Namespace, out: Console) -> int:
-    from emulator.scenario.loader import load_scenario
-
-    scenario = load_scenario(args.file)
-    _check_scheduler(scenario, args.file)
-    out.print(
-        f"{args.file}: valid scenario {scenario.name!r}: {len(scenario.objects)} objects, "
-        f"{sum(g.count for g in scenario.nodes)} nodes, {len(scenario.steps)} steps, "
-        f"{len(scenario.expect)} expectations"
-    )
-    return 0
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    from emulator.bench.workloads import WorkloadError
-    from emulator.explain_cli import ExplainError
-    from emulator.hunt import HuntError
-    from emulator.scenario.loader import ScenarioError
-    from emulator.scenario.runner import StepError
-
     args = _parser().parse_args(argv)
-    out = Console(highlight=False, soft_wrap=True)
-
     try:
-        if args.command == "run":
-            return _run(args, out)
-        if args.command == "explain":
-            from emulator import explain_cli
-
-            return explain_cli.run(args)
-        if args.command == "hunt":
-            from emulator import hunt
-
-            return hunt.run(args)
-        if args.command == "bench":
-            from emulator.bench import command as bench
-
-            return bench.run(args)
-        return _validate(args, out)
-    except (ScenarioError, StepError, UsageError, ExplainError, HuntError, WorkloadError) as err:
+        code: int = COMMANDS[args.command].run(args)
+        return code
+    except _INPUT_ERRORS as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

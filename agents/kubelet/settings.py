@@ -60,7 +60,7 @@ case it defaults to that (the scenario loader applies that rule to ``heartbeatIn
 
 
 class KubeletFaults(Protocol):
-    """What fault injection may change in a kubelet (``emulator.faults.FaultPlan``)."""
+    """What fault injection may change in a kubelet (``emulator.scenario.faults.FaultPlan``)."""
 
     def heartbeat_enabled(self, node: str, now: float) -> bool:
         """False while the node's Lease renewals and status posts must not happen."""

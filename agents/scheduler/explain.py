@@ -42,7 +42,7 @@ During a run (``decided``): the scheduler hands in its own decision (selected no
 nominated node), which is reported instead of explain's; PostFilter is not run again (it
 makes API calls) and ``rng`` is not used, so recording does not change the run.
 
-It does not own loading manifests or printing (``emulator/explain_cli.py``), nor the cycle
+It does not own loading manifests or printing (``emulator/commands/explain.py``), nor the cycle
 itself (``scheduler.py``).
 """
 

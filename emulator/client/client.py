@@ -38,7 +38,7 @@ Interceptor = Callable[[str, str, str], Awaitable[None]]
 
 
 class WatchFaults(Protocol):
-    """Fault hook of watch delivery (``emulator.faults.FaultPlan`` implements it)."""
+    """Fault hook of watch delivery (``emulator.scenario.faults.FaultPlan`` implements it)."""
 
     def watch_delay(self, agent: str, kind: str, t: float) -> tuple[float, bool]:
         """(extra delay, may overtake other objects' events) for an event written at ``t``."""

@@ -38,7 +38,7 @@ that disappears between the list and its delete is skipped, as kubectl does.
 (``monitor.ConditionCounter``, fed by the pod write listener), so each pod write costs it
 O(1), not a list of every pod.
 
-Faults (``emulator.faults``): when the scenario has any, ``Cluster.faults`` is a
+Faults (``emulator.scenario.faults``): when the scenario has any, ``Cluster.faults`` is a
 ``FaultPlan``; every client the cluster makes gets its hooks (``FaultPlan.attach``), the
 kubelets get it as ``KubeletSettings.faults``, and the runner plays the timed ones itself
 (``watchCut``: closes the matching watchers' channels; ``scheduler``: starts more
@@ -67,12 +67,12 @@ from emulator.api.meta import ObjectMeta
 from emulator.api.selectors import label_selector_matches
 from emulator.apiserver.server import ApiServer, WriteRecord
 from emulator.client.client import Client, Latency
-from emulator.faults import ArmedFault, FaultPlan
-from emulator.invariants import install as install_invariants
 from emulator.runtime.channel import Overflow
 from emulator.runtime.clock import LoopClock
 from emulator.runtime.rng import Seeds
 from emulator.scenario.expectations import CONDITIONS, ExpectationResult, check, count_reached
+from emulator.scenario.faults import ArmedFault, FaultPlan
+from emulator.scenario.invariants import install as install_invariants
 from emulator.scenario.monitor import ConditionCounter, PodActivity
 from emulator.scenario.schema import (
     Cordon,
@@ -92,7 +92,7 @@ from emulator.scenario.schema import (
     auto_namespaces,
     creation_order,
 )
-from emulator.trace import TraceRecorder
+from emulator.scenario.trace import TraceRecorder
 
 __all__ = ["BOOKMARK_INTERVAL", "Cluster", "RunOptions", "RunResult", "StepError", "run_scenario"]
 

@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 
 from emulator.apiserver.server import ApiServer
-from emulator.bench import add_parser, run
 from emulator.bench.harness import BenchOptions, run_workload
 from emulator.bench.instruments import build_scheduler, enabled_plugins
 from emulator.bench.metrics import millis, summarize, throughput_samples
@@ -22,6 +21,7 @@ from emulator.bench.workloads import (
     load_workloads_text,
     select_workloads,
 )
+from emulator.commands.bench import add_parser, run
 from emulator.runtime.clock import LoopClock
 from emulator.runtime.loop import new_virtual_loop
 from emulator.runtime.rng import Seeds

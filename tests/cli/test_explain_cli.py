@@ -1,4 +1,4 @@
-"""``explain`` on the command line (``emulator.explain_cli``): manifests in, one scheduling
+"""``explain`` on the command line (``emulator.commands.explain``): manifests in, one scheduling
 cycle out — the pod-selection rules, PriorityClasses, profiles, the JSON shape, the text
 table, and one-line errors for bad input."""
 
@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from emulator import explain_cli
-from emulator.explain_cli import ExplainError
+from emulator.commands import explain as explain_cli
+from emulator.commands.explain import ExplainError
 
 NODES = """\
 apiVersion: v1

@@ -32,9 +32,9 @@ from emulator.api.core import Namespace, Node, NodeCondition, Taint
 from emulator.api.meta import ObjectMeta
 from emulator.apiserver.server import ApiServer, WriteRecord
 from emulator.client.client import Client, Latency
-from emulator.faults import FaultPlan
 from emulator.runtime.clock import LoopClock
 from emulator.runtime.rng import Seeds
+from emulator.scenario.faults import FaultPlan
 from emulator.scenario.schema import NodeHeartbeatStop
 
 UNREACHABLE = "node.kubernetes.io/unreachable"

@@ -18,9 +18,9 @@ from emulator.api.core import Event, LabelSelector, Namespace, Node, Pod
 from emulator.api.meta import ObjectMeta
 from emulator.apiserver.server import ApiServer, WriteRecord
 from emulator.client.client import Client, Latency
-from emulator.faults import FaultPlan
 from emulator.runtime.clock import LoopClock
 from emulator.runtime.rng import Seeds
+from emulator.scenario.faults import FaultPlan
 from emulator.scenario.loader import load_scenario, load_scenario_text
 from emulator.scenario.runner import RunOptions, RunResult, run_scenario
 from emulator.scenario.schema import (

@@ -20,9 +20,9 @@ from emulator.apiserver.server import ApiServer
 from emulator.apiserver.watch import WatchEvent
 from emulator.client.client import Client
 from emulator.client.informer import Informer
-from emulator.faults import FaultPlan
 from emulator.runtime.clock import LoopClock
 from emulator.runtime.rng import Seeds
+from emulator.scenario.faults import FaultPlan
 from emulator.scenario.loader import load_scenario_text
 from emulator.scenario.schema import (
     ApiError as ApiErrorFault,

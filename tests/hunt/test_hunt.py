@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from emulator.hunt import HuntError, SeedOutcome, add_parser, failure_of, hunt_seeds, run, run_seed
-from emulator.invariants import InvariantResult
+from emulator.commands.hunt import HuntError, SeedOutcome, add_parser, failure_of, hunt_seeds, run, run_seed
 from emulator.scenario.expectations import ExpectationResult
+from emulator.scenario.invariants import InvariantResult
 from emulator.scenario.loader import ScenarioError, load_scenario
 from emulator.scenario.runner import RunOptions, RunResult, run_scenario
 

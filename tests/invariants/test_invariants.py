@@ -22,7 +22,9 @@ from emulator.api.core import Binding, Namespace, Node, Pod, PodCondition
 from emulator.api.meta import ObjectMeta
 from emulator.apiserver.server import ApiServer, WriteRecord
 from emulator.client.client import Client
-from emulator.invariants import (
+from emulator.runtime.clock import format_timestamp
+from emulator.scenario import runner
+from emulator.scenario.invariants import (
     CACHE_MATCHES_API_SERVER,
     EVERY_POD_RESOLVED,
     INVARIANTS,
@@ -34,8 +36,6 @@ from emulator.invariants import (
     InvariantResult,
     install,
 )
-from emulator.runtime.clock import format_timestamp
-from emulator.scenario import runner
 from emulator.scenario.loader import load_scenario
 from emulator.scenario.runner import RunOptions, RunResult
 

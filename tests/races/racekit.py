@@ -17,11 +17,11 @@ from typing import Any
 from msgspec.structs import replace
 
 from emulator.apiserver.server import WriteRecord
-from emulator.invariants import INVARIANTS, InvariantResult
+from emulator.scenario.invariants import INVARIANTS, InvariantResult
 from emulator.scenario.loader import load_scenario
 from emulator.scenario.runner import RunOptions, RunResult, run_scenario
 from emulator.scenario.schema import Scenario
-from emulator.trace import trace_line
+from emulator.scenario.trace import trace_line
 
 ROOT = Path(__file__).resolve().parents[2]
 RACES = ROOT / "scenarios" / "races"

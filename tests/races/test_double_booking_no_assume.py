@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from emulator import hunt
+from emulator.commands import hunt
 from tests.races.racekit import assert_invariants_hold, assert_passes, load, path, play, with_options
 
 NAME = "double-booking-no-assume"

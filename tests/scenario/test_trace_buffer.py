@@ -13,11 +13,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from msgspec.structs import replace
 
-from emulator import trace
 from emulator.api.codec import convert
 from emulator.api.core import Node, Pod
 from emulator.apiserver.server import WriteRecord
-from emulator.trace import TraceRecorder, fast_trace_line, trace_line
+from emulator.scenario import trace
+from emulator.scenario.trace import TraceRecorder, fast_trace_line, trace_line
 
 
 def _pod(name: str, node: str, phase: str, reason: str) -> Pod:

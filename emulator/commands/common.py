@@ -1,0 +1,33 @@
+"""What several subcommands share: the usage error, a duration argument, the scheduler
+set-up check that turns a bad KubeSchedulerConfiguration into bad input."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from agents.scheduler.setup import SetupError, build_scheduler_setup
+from emulator.runtime.clock import parse_duration
+from emulator.scenario.schema import Scenario
+
+__all__ = ["UsageError", "check_scheduler", "duration"]
+
+
+class UsageError(Exception):
+    """Bad input found by a command itself (an output file that cannot be written, ...)."""
+
+
+def duration(text: str) -> float:
+    """An ``argparse`` type: ``30s``, ``5m``, ``1h30m``."""
+    try:
+        return parse_duration(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def check_scheduler(scenario: Scenario, path: Path) -> None:
+    """Build the scheduler set-up once before running: a bad configuration is bad input."""
+    try:
+        build_scheduler_setup(scenario, source=str(path))
+    except SetupError as err:
+        raise UsageError(str(err)) from None

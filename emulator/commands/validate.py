@@ -1,0 +1,34 @@
+"""``python -m emulator validate FILE``: load and check a scenario; run nothing."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from emulator.commands.common import check_scheduler
+from emulator.scenario.loader import load_scenario
+
+__all__ = ["add_parser", "run"]
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    val = subparsers.add_parser(
+        "validate", help="check a scenario file", description="Check a scenario file; run nothing."
+    )
+    val.add_argument("file", type=Path, help="scenario YAML file")
+    return val  # type: ignore[no-any-return]
+
+
+def run(args: argparse.Namespace) -> int:
+    out = Console(highlight=False, soft_wrap=True)
+    scenario = load_scenario(args.file)
+    check_scheduler(scenario, args.file)
+    out.print(
+        f"{args.file}: valid scenario {scenario.name!r}: {len(scenario.objects)} objects, "
+        f"{sum(g.count for g in scenario.nodes)} nodes, {len(scenario.steps)} steps, "
+        f"{len(scenario.expect)} expectations"
+    )
+    return 0
