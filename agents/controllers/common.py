@@ -1,5 +1,6 @@
 """What the emulated controllers share: upstream's taint keys and node helpers, the
-``UpdatePodCondition`` rule, best-effort Events, node taint swaps, and ``NodePodWatches``.
+``UpdatePodCondition`` rule, node taint swaps, and ``NodePodWatches``. Events and retry
+backoffs are the client layer's (``emulator.client.events``, ``emulator.client.retry``).
 
 ``NodePodWatches`` is how the controllers see pods without watching every pod of the
 cluster: one informer per node of interest, filtered by ``spec.nodeName`` (the watch hub
@@ -13,27 +14,26 @@ service). It does not decide which nodes those are: each controller does.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 from msgspec.structs import replace
 
-from emulator.api.core import Event, EventSource, Node, NodeCondition, Pod, PodCondition, PodStatus, Taint
+from emulator.api.core import Node, NodeCondition, Pod, PodCondition, PodStatus, Taint
 from emulator.api.errors import ApiError, Conflict, NotFound
-from emulator.api.meta import ObjectMeta, ObjectReference
 from emulator.client.client import Client
 from emulator.client.informer import Informer
-from emulator.runtime.clock import EPOCH, Clock
+from emulator.client.retry import Backoff, on_error
+from emulator.runtime.clock import Clock
 
 __all__ = [
     "TAINT_NODE_NOT_READY",
     "TAINT_NODE_OUT_OF_SERVICE",
     "TAINT_NODE_UNREACHABLE",
     "TAINT_NODE_UNSCHEDULABLE",
+    "TAINT_SWAP_BACKOFF",
     "NodePodWatches",
     "node_condition",
-    "record_event",
     "swap_node_taints",
     "update_pod_condition",
 ]
@@ -42,8 +42,12 @@ TAINT_NODE_NOT_READY: Final = "node.kubernetes.io/not-ready"
 TAINT_NODE_UNREACHABLE: Final = "node.kubernetes.io/unreachable"
 TAINT_NODE_UNSCHEDULABLE: Final = "node.kubernetes.io/unschedulable"
 TAINT_NODE_OUT_OF_SERVICE: Final = "node.kubernetes.io/out-of-service"
-_EPOCH_NS: Final = int(EPOCH.timestamp()) * 10**9
-_RETRIES: Final = 5
+TAINT_SWAP_BACKOFF: Final = Backoff(steps=5)
+"""``swap_node_taints``: five tries back to back; a non-Conflict error waits
+``_RETRY_SLEEP`` inside its try (upstream's ``RetryOnConflict(UpdateTaintBackoff)`` waits
+100 ms plus jitter after a Conflict instead; adopting it would move every trace)."""
+_RETRY_SLEEP: Final = 0.02
+"""Upstream ``retrySleepTime``."""
 
 
 def node_condition(node: Node, type_: str) -> NodeCondition | None:
@@ -63,36 +67,6 @@ def update_pod_condition(status: PodStatus, cond: PodCondition, now: str) -> Pod
     return replace(status, conditions=[new if c.type == cond.type else c for c in status.conditions])
 
 
-async def record_event(
-    client: Client,
-    clock: Clock,
-    involved: ObjectReference,
-    type_: str,
-    reason: str,
-    message: str,
-    component: str,
-) -> None:
-    """Best effort, as upstream's event recorder: an Event in the object's namespace
-    (``default`` for cluster-scoped objects); a failed create is dropped."""
-    now = clock.timestamp()
-    event = Event(
-        metadata=ObjectMeta(
-            name=f"{involved.name}.{_EPOCH_NS + round(clock.now() * 1e9):x}",
-            namespace=involved.namespace or "default",
-        ),
-        involved_object=involved,
-        reason=reason,
-        message=message,
-        type=type_,
-        source=EventSource(component=component),
-        first_timestamp=now,
-        last_timestamp=now,
-        reporting_component=component,
-    )
-    with contextlib.suppress(ApiError):
-        await client.create(event)
-
-
 def _same(a: Taint, b: Taint) -> bool:
     """Upstream ``MatchTaint``: same key and effect."""
     return a.key == b.key and a.effect == b.effect
@@ -105,27 +79,39 @@ async def swap_node_taints(
     already there is kept) and remove ``remove`` (matched by key and effect). ``node`` is the
     newest copy known (None: read it); a Conflict re-reads. False if it could not be done."""
     stamp = clock.timestamp()
-    for _ in range(_RETRIES):
+    current = node
+
+    async def attempt() -> None:
+        nonlocal current
         try:
-            if node is None:
-                node = await client.get("Node", name)
-            assert node is not None
-            taints = [t for t in node.spec.taints if not any(_same(t, r) for r in remove)]
+            if current is None:
+                current = await client.get("Node", name)
+            assert current is not None
+            taints = [t for t in current.spec.taints if not any(_same(t, r) for r in remove)]
             for t in add:
                 if not any(_same(t, x) for x in taints):
                     taints.append(replace(t, time_added=stamp))
-            if taints == node.spec.taints:
-                return True
-            await client.update(replace(node, spec=replace(node.spec, taints=taints)))
-            return True
+            if taints != current.spec.taints:
+                await client.update(replace(current, spec=replace(current.spec, taints=taints)))
         except NotFound:
-            return False
+            raise
         except Conflict:
-            node = None
+            current = None
+            raise
         except ApiError:
-            node = None
-            await clock.sleep(0.02)  # upstream retrySleepTime
-    return False
+            current = None
+            await clock.sleep(_RETRY_SLEEP)
+            raise
+
+    try:
+        await on_error(TAINT_SWAP_BACKOFF, _retriable, attempt, clock=clock)
+    except ApiError:
+        return False
+    return True
+
+
+def _retriable(err: Exception) -> bool:
+    return isinstance(err, ApiError) and not isinstance(err, NotFound)
 
 
 PodHandler = Callable[[Pod], None]

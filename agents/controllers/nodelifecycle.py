@@ -41,7 +41,7 @@ from typing import Any, Final
 
 from msgspec.structs import replace
 
-from agents.controllers.common import node_condition, record_event, swap_node_taints
+from agents.controllers.common import node_condition, swap_node_taints
 from agents.controllers.nodehealth import (
     FULL_DISRUPTION,
     INITIAL,
@@ -62,7 +62,9 @@ from emulator.api.errors import ApiError, Conflict, NotFound
 from emulator.api.meta import ObjectReference
 from emulator.api.scheduling import Lease
 from emulator.client.client import Client
+from emulator.client.events import EventRecorder
 from emulator.client.informer import Informer
+from emulator.client.retry import Backoff, retry_on_conflict
 from emulator.runtime.clock import Clock
 
 __all__ = ["COMPONENT", "NodeLifecycleController", "NodeLifecycleSettings"]
@@ -72,6 +74,9 @@ LEASE_NAMESPACE: Final = "kube-node-lease"
 EXCLUDE_DISRUPTION: Final = "node.kubernetes.io/exclude-disruption"
 _RETRY_PERIOD: Final = 0.1
 """Upstream ``NodeEvictionPeriod``: how soon a failed NoExecute tainting is retried."""
+MARK_UNKNOWN_RETRY: Final = Backoff(steps=5)
+"""Posting Ready=Unknown: five tries back to back, re-reading the node after a Conflict
+(upstream's ``monitorNodeHealth`` loop, ``nodeStatusUpdateRetry`` = 5)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -104,6 +109,7 @@ class NodeLifecycleController:
         self.client = client
         self.clock = clock
         self.settings = settings or NodeLifecycleSettings()
+        self.events = EventRecorder(client, clock, COMPONENT)
         self.nodes = Informer(client, "Node")
         self.nodes.add_handlers(self._on_node, lambda _old, new: self._on_node(new), self._on_node_delete)
         self.leases = Informer(client, "Lease", namespace=LEASE_NAMESPACE)
@@ -235,7 +241,9 @@ class NodeLifecycleController:
     async def _mark_unknown(self, node: Node) -> bool:
         """Post Ready=Unknown for an overdue node; False to retry at the next pass."""
         name = node.metadata.name
-        for _ in range(5):
+
+        async def attempt() -> bool:
+            nonlocal node
             conditions = unknown_conditions(node, self.clock.timestamp())
             if conditions is None:
                 return True
@@ -253,24 +261,20 @@ class NodeLifecycleController:
                     self._beat_seen[name] = None if cond is None else cond.last_heartbeat_time
                     self.probes.renewed(name)  # it posted meanwhile: not overdue after all
                     return True
-                continue
+                raise
             except ApiError:
                 return False
             self.counts["markedUnknown"] += 1
             self._count(node, False)
             if ready_status(node) == "True":
                 ref = ObjectReference(api_version="v1", kind="Node", name=name, uid=node.metadata.uid)
-                await record_event(
-                    self.client,
-                    self.clock,
-                    ref,
-                    "Normal",
-                    "NodeNotReady",
-                    f"Node {name} status is now: NodeNotReady",
-                    COMPONENT,
-                )
+                await self.events.event(ref, "Normal", "NodeNotReady", f"Node {name} status is now: NodeNotReady")
             return True
-        return False
+
+        try:
+            return await retry_on_conflict(MARK_UNKNOWN_RETRY, attempt, clock=self.clock)
+        except Conflict:
+            return False
 
     async def _taint_based_eviction(self, node: Node) -> None:
         """Upstream ``processTaintBaseEviction`` on the node as observed."""

@@ -26,6 +26,7 @@ at most 12,500 terminated pods; the emulator keeps them all) and
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -36,6 +37,7 @@ from emulator.api.core import Node, Pod, PodCondition
 from emulator.api.errors import ApiError, Conflict, NotFound
 from emulator.client.client import Client
 from emulator.client.informer import Informer
+from emulator.client.retry import Backoff, retry_on_conflict
 from emulator.runtime.clock import Clock
 
 __all__ = ["ORPHAN_CONDITION", "PodGCController", "PodGCSettings"]
@@ -44,6 +46,9 @@ ORPHAN_CONDITION: Final = PodCondition(
     type="DisruptionTarget", status="True", reason="DeletionByPodGC", message="PodGC: node no longer exists"
 )
 _TERMINAL: Final = ("Succeeded", "Failed")
+MARK_FAILED_RETRY: Final = Backoff(steps=5)
+"""Marking a pod Failed before deleting it: five tries back to back, re-reading the pod
+after a Conflict; still conflicting after that, the pod is deleted anyway."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -166,21 +171,26 @@ class PodGCController:
         """Upstream ``markFailedAndDeletePodWithCondition``."""
         ns, name = pod.metadata.namespace, pod.metadata.name
         current: Pod | None = pod
+
+        async def mark_failed() -> None:
+            nonlocal current
+            if current is None:
+                current = await self.client.get("Pod", name, ns)
+            assert current is not None
+            if current.status.phase in _TERMINAL:
+                return
+            status = replace(current.status, phase="Failed")
+            if condition is not None:
+                status = update_pod_condition(status, condition, self.clock.timestamp()) or status
+            try:
+                await self.client.update_status(replace(current, status=status))
+            except Conflict:
+                current = None
+                raise
+
         try:
-            for _ in range(5):
-                if current is None:
-                    current = await self.client.get("Pod", name, ns)
-                assert current is not None
-                if current.status.phase in _TERMINAL:
-                    break
-                status = replace(current.status, phase="Failed")
-                if condition is not None:
-                    status = update_pod_condition(status, condition, self.clock.timestamp()) or status
-                try:
-                    await self.client.update_status(replace(current, status=status))
-                    break
-                except Conflict:
-                    current = None
+            with contextlib.suppress(Conflict):  # still conflicting: delete it anyway
+                await retry_on_conflict(MARK_FAILED_RETRY, mark_failed, clock=self.clock)
             await self.client.delete("Pod", name, ns, grace_period_seconds=0)
         except NotFound:
             pass

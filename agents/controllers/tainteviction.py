@@ -38,19 +38,23 @@ from typing import Any, Final
 
 from msgspec.structs import replace
 
-from agents.controllers.common import NodePodWatches, record_event, update_pod_condition
+from agents.controllers.common import NodePodWatches, update_pod_condition
 from emulator.api.core import Node, Pod, PodCondition, Taint, Toleration
 from emulator.api.errors import ApiError, NotFound
 from emulator.api.meta import ObjectReference
 from emulator.api.selectors import toleration_tolerates_taint
 from emulator.client.client import Client
+from emulator.client.events import EventRecorder
 from emulator.client.informer import Informer
+from emulator.client.retry import Backoff, on_error
 from emulator.runtime.clock import Clock
 
 __all__ = ["COMPONENT", "TaintEvictionController", "matching_tolerations", "min_toleration_seconds"]
 
 COMPONENT: Final = "taint-eviction-controller"
-_RETRIES: Final = 5
+EVICTION_RETRY: Final = Backoff(steps=5, duration=0.01)
+"""Upstream ``deletePodHandler``: five tries 10 ms apart (its loop also waits after the
+last failure; ``_evict`` keeps that wait)."""
 Key = tuple[str, str]
 
 
@@ -96,6 +100,7 @@ class TaintEvictionController:
     def __init__(self, client: Client, clock: Clock) -> None:
         self.client = client
         self.clock = clock
+        self.events = EventRecorder(client, clock, COMPONENT)
         self.nodes = Informer(client, "Node")
         self.nodes.add_handlers(self._on_node_add, self._on_node_update, self._on_node_delete)
         self.pods = NodePodWatches(client, client.name, self._on_pod, self._on_pod_update, self._on_pod_delete)
@@ -201,7 +206,7 @@ class TaintEvictionController:
         if self._tg is None:
             return
         ref = ObjectReference(api_version="v1", kind="Pod", namespace=key[0], name=key[1])
-        coro = record_event(self.client, self.clock, ref, "Normal", "TaintManagerEviction", message, COMPONENT)
+        coro = self.events.event(ref, "Normal", "TaintManagerEviction", message)
         self._tg.create_task(coro, name=f"{self.client.name}:event:{key[0]}/{key[1]}")
 
     # --- running ------------------------------------------------------------------------
@@ -243,33 +248,36 @@ class TaintEvictionController:
     async def _evict(self, key: Key) -> None:
         """Upstream ``deletePodHandler``: the Event, then condition + delete, 5 tries."""
         ns, name = key
-        await record_event(
-            self.client,
-            self.clock,
+        await self.events.event(
             ObjectReference(api_version="v1", kind="Pod", namespace=ns, name=name),
             "Normal",
             "TaintManagerEviction",
             f"Marking for deletion Pod {ns}/{name}",
-            COMPONENT,
         )
-        for _ in range(_RETRIES):
-            try:
-                pod: Pod = await self.client.get("Pod", name, ns)
-                cond = PodCondition(
-                    type="DisruptionTarget",
-                    status="True",
-                    reason="DeletionByTaintManager",
-                    message="Taint manager: deleting due to NoExecute taint",
-                )
-                status = update_pod_condition(pod.status, cond, self.clock.timestamp())
-                if status is not None:
-                    await self.client.update_status(replace(pod, status=status))
-                await self.client.delete("Pod", name, ns)
-            except NotFound:
-                return
-            except ApiError:
-                await self.clock.sleep(0.01)
-                continue
-            self.counts["evicted"] += 1
+
+        async def attempt() -> None:
+            pod: Pod = await self.client.get("Pod", name, ns)
+            cond = PodCondition(
+                type="DisruptionTarget",
+                status="True",
+                reason="DeletionByTaintManager",
+                message="Taint manager: deleting due to NoExecute taint",
+            )
+            status = update_pod_condition(pod.status, cond, self.clock.timestamp())
+            if status is not None:
+                await self.client.update_status(replace(pod, status=status))
+            await self.client.delete("Pod", name, ns)
+
+        try:
+            await on_error(EVICTION_RETRY, _retriable, attempt, clock=self.clock)
+        except NotFound:
             return
-        self.counts["failed"] += 1
+        except ApiError:
+            await self.clock.sleep(EVICTION_RETRY.duration)  # upstream sleeps after the last try too
+            self.counts["failed"] += 1
+            return
+        self.counts["evicted"] += 1
+
+
+def _retriable(err: Exception) -> bool:
+    return isinstance(err, ApiError) and not isinstance(err, NotFound)

@@ -3,7 +3,8 @@
 This module owns *when and how* the node's status and its heartbeat Lease are written;
 *what* the status says comes from ``nodestatus.py``. The node's status has a single
 writer task per kubelet, so the kubelet never conflicts with itself; a write that meets
-a ``Conflict`` (someone else wrote the node) is redone on a fresh ``get``.
+a ``Conflict`` (someone else wrote the node) is redone on a fresh ``get``; any other
+failed write is retried until it lands, after ``podapi.API_RETRY``'s waits.
 
 ==================  =========================================================================
 write               when
@@ -53,13 +54,14 @@ from msgspec.structs import replace
 
 from agents.kubelet.images import ImageStore
 from agents.kubelet.nodestatus import node_status, system_info
-from agents.kubelet.retry import retry_delay
+from agents.kubelet.podapi import API_RETRY
 from agents.kubelet.settings import KubeletSettings
 from emulator.api.core import Node, NodeCondition, NodeStatus, NodeSystemInfo
 from emulator.api.errors import AlreadyExists, ApiError, Conflict, NotFound
 from emulator.api.meta import ObjectMeta, OwnerReference
 from emulator.api.scheduling import Lease, LeaseSpec
 from emulator.client.client import Client
+from emulator.client.retry import UNLIMITED, on_error
 from emulator.runtime.clock import Clock
 
 __all__ = ["LEASE_NAMESPACE", "NodeReporter", "newer", "status_changed"]
@@ -167,9 +169,13 @@ class NodeReporter:
             await self._clock.sleep_until(due)
             self.request()
 
-    async def _backoff(self, attempt: int) -> None:
-        self.api_errors += 1
-        await self._clock.sleep(retry_delay(attempt))
+    def _transient(self, err: Exception) -> bool:
+        """Retried after an ``API_RETRY`` wait (and counted): an ApiError but a Conflict
+        (re-read at once); NotFound only where the caller lets it through."""
+        if isinstance(err, ApiError) and not isinstance(err, Conflict):
+            self.api_errors += 1
+            return True
+        return False
 
     def _frequency_due(self) -> bool:
         """``clock.Since(lastStatusReportTime) >= nodeStatusReportFrequency`` (never posted: due)."""
@@ -187,44 +193,52 @@ class NodeReporter:
         include_images = self._images_dirty
         self._images_dirty = False
         node = self.node
-        attempt = 0
-        while True:
-            try:
-                if node is None:
-                    node = await self._client.get("Node", self._name)
-                assert node is not None
-                quiet = periodic and not include_images
-                if quiet and self.memo and node is self._quiet and not self._frequency_due():
-                    return True  # the same node object a heartbeat already found unchanged
-                if self._info is None:
-                    self._info = system_info(node, kubelet_version=self._settings.kubelet_version, ids=self._ids)
-                status = node_status(
-                    node,
-                    now=self._clock.timestamp(),
-                    info=self._info,
-                    images=self._images.report() if include_images else None,
-                )
-                if quiet and not self._report_due(node, status):
-                    self._quiet = node
-                    return True
-                written = await self._client.update_status(replace(node, status=status))
-            except Conflict:
-                self.conflicts += 1
-                node = None
-                continue
-            except NotFound:
-                self._images_dirty |= include_images
-                return False
-            except ApiError:
-                node = None
-                await self._backoff(attempt)
-                attempt += 1
-                continue
-            self.status_writes += 1
-            self._reported_at = self._clock.now()
-            self._quiet = None
-            self.observe(written)
-            return True
+
+        async def attempt() -> bool:
+            nonlocal node
+            while True:  # a Conflict re-reads at once, without a backoff wait
+                try:
+                    if node is None:
+                        node = await self._client.get("Node", self._name)
+                    assert node is not None
+                    quiet = periodic and not include_images
+                    if quiet and self.memo and node is self._quiet and not self._frequency_due():
+                        return True  # the same node object a heartbeat already found unchanged
+                    if self._info is None:
+                        self._info = system_info(node, kubelet_version=self._settings.kubelet_version, ids=self._ids)
+                    status = node_status(
+                        node,
+                        now=self._clock.timestamp(),
+                        info=self._info,
+                        images=self._images.report() if include_images else None,
+                    )
+                    if quiet and not self._report_due(node, status):
+                        self._quiet = node
+                        return True
+                    written = await self._client.update_status(replace(node, status=status))
+                except Conflict:
+                    self.conflicts += 1
+                    node = None
+                    continue
+                except NotFound:
+                    raise
+                except ApiError:
+                    node = None
+                    raise
+                self.status_writes += 1
+                self._reported_at = self._clock.now()
+                self._quiet = None
+                self.observe(written)
+                return True
+
+        def transient(err: Exception) -> bool:
+            return not isinstance(err, NotFound) and self._transient(err)
+
+        try:
+            return await on_error(API_RETRY, transient, attempt, clock=self._clock, attempts=UNLIMITED)
+        except NotFound:
+            self._images_dirty |= include_images
+            return False
 
     def _new_lease(self) -> Lease:
         owners = []
@@ -241,19 +255,21 @@ class NodeReporter:
 
     async def renew_lease(self) -> None:
         """Create the node's Lease, or move its ``renewTime`` to now; retried until done."""
-        attempt = 0
-        while True:
-            try:
-                if await self._renew_once():
-                    self.lease_writes += 1
-                    return
-            except Conflict:
-                self.conflicts += 1
-                self._lease = None
-            except ApiError:  # NotFound here: the namespace is missing
-                self._lease = None
-                await self._backoff(attempt)
-                attempt += 1
+
+        async def attempt() -> None:
+            while True:  # a Conflict re-reads at once, without a backoff wait
+                try:
+                    if await self._renew_once():
+                        self.lease_writes += 1
+                        return
+                except Conflict:
+                    self.conflicts += 1
+                    self._lease = None
+                except ApiError:  # NotFound here: the namespace is missing
+                    self._lease = None
+                    raise
+
+        await on_error(API_RETRY, self._transient, attempt, clock=self._clock, attempts=UNLIMITED)
 
     async def _renew_once(self) -> bool:
         client = self._client

@@ -10,13 +10,16 @@ call               on failure
 write_status       Conflict: re-read and rebuild; NotFound: give up. Never writes over a pod
                    that is terminating, terminal, or another pod under the same name
                    (a different UID): returns ``None`` instead.
-record_event       best effort, as upstream's event recorder: a failed create is dropped
+record_event       best effort (``EventRecorder``): a failed create is counted and dropped
 confirm_deletion   ``delete`` with grace 0 and the pod's UID as precondition; NotFound or
                    Conflict (a new pod under the name) mean ours is gone
 get                ``None`` when the object is gone or the call failed
 =================  ===========================================================================
 
-Any other ``ApiError`` (an injected ``InternalError``) is retried after ``retry_delay``.
+Any other ``ApiError`` (an injected ``InternalError``, a missing namespace) is retried until
+the call goes through, after the waits of ``API_RETRY``: 0.5 s, 1 s, 2 s ... capped at 30 s,
+without jitter (the run's randomness stays in the seeded streams). A Conflict re-read does
+not advance the backoff. ``heartbeat.py`` retries its node and Lease writes the same way.
 """
 
 from __future__ import annotations
@@ -26,17 +29,21 @@ from typing import Any, Final
 
 from msgspec.structs import replace
 
-from agents.kubelet.retry import retry_delay
-from emulator.api.core import Event, EventSource, Pod, PodStatus
+from emulator.api.core import Pod, PodStatus
 from emulator.api.errors import ApiError, Conflict, NotFound
-from emulator.api.meta import ObjectMeta, ObjectReference
+from emulator.api.meta import ObjectReference
 from emulator.client.client import Client
-from emulator.runtime.clock import EPOCH, Clock
+from emulator.client.events import EventRecorder
+from emulator.client.retry import UNLIMITED, Backoff, on_error
+from emulator.runtime.clock import Clock
 
-__all__ = ["PodWriter"]
+__all__ = ["API_RETRY", "PodWriter"]
 
 _TERMINAL: Final = ("Succeeded", "Failed")
-_EPOCH_NS: Final = int(EPOCH.timestamp()) * 10**9
+
+API_RETRY: Final = Backoff(duration=0.5, factor=2.0, cap=30.0, steps=UNLIMITED)
+"""The kubelet's waits between tries of a failed write: doubling from 0.5 s up to 30 s,
+then 30 s for as long as it takes (used with ``attempts=UNLIMITED``)."""
 
 
 class PodWriter:
@@ -49,13 +56,22 @@ class PodWriter:
         self.status_writes = 0
         self.conflicts = 0
         self.api_errors = 0
+        self.events = EventRecorder(
+            client, clock, "kubelet", instance=node_name, host=node_name, on_error=self._count_error
+        )
 
     def __repr__(self) -> str:
         return f"<PodWriter {self._node_name} status_writes={self.status_writes} conflicts={self.conflicts}>"
 
-    async def _backoff(self, attempt: int) -> None:
+    def _count_error(self, _err: ApiError) -> None:
         self.api_errors += 1
-        await self._clock.sleep(retry_delay(attempt))
+
+    def _transient(self, err: Exception) -> bool:
+        """Retried after a backoff wait (and counted): an ApiError but NotFound or Conflict."""
+        if isinstance(err, ApiError) and not isinstance(err, NotFound | Conflict):
+            self.api_errors += 1
+            return True
+        return False
 
     async def get(self, kind: str, name: str, namespace: str = "") -> Any:
         """A fresh read; ``None`` if the object is gone or the call failed."""
@@ -72,71 +88,46 @@ class PodWriter:
         version known); the written pod, or ``None`` if nothing was written."""
         namespace, name = current.metadata.namespace, current.metadata.name
         pod: Pod | None = current
-        attempt = 0
-        while True:
-            if pod is None:
-                try:
+
+        async def attempt() -> Pod | None:
+            nonlocal pod
+            while True:  # a Conflict re-reads at once, without a backoff wait
+                if pod is None:
                     pod = await self._client.get("Pod", name, namespace)
-                except NotFound:
+                assert pod is not None
+                meta = pod.metadata
+                if meta.uid != uid or meta.deletion_timestamp is not None or pod.status.phase in _TERMINAL:
                     return None
-                except ApiError:
-                    await self._backoff(attempt)
-                    attempt += 1
+                try:
+                    written: Pod = await self._client.update_status(replace(pod, status=build(pod)))
+                except Conflict:
+                    self.conflicts += 1
+                    pod = None
                     continue
-            meta = pod.metadata
-            if meta.uid != uid or meta.deletion_timestamp is not None or pod.status.phase in _TERMINAL:
-                return None
-            try:
-                written: Pod = await self._client.update_status(replace(pod, status=build(pod)))
-            except Conflict:
-                self.conflicts += 1
-                pod = None
-                continue
-            except NotFound:
-                return None
-            except ApiError:
-                await self._backoff(attempt)
-                attempt += 1
-                pod = None
-                continue
-            self.status_writes += 1
-            return written
+                except ApiError:
+                    pod = None
+                    raise
+                self.status_writes += 1
+                return written
+
+        try:
+            return await on_error(API_RETRY, self._transient, attempt, clock=self._clock, attempts=UNLIMITED)
+        except NotFound:
+            return None
 
     async def record_event(self, pod: Pod, type_: str, reason: str, message: str) -> None:
         """An Event about ``pod`` from this kubelet, named as upstream (``<pod>.<unix ns hex>``)."""
-        now = self._clock.timestamp()
         meta = pod.metadata
-        event = Event(
-            metadata=ObjectMeta(
-                name=f"{meta.name}.{_EPOCH_NS + round(self._clock.now() * 1e9):x}", namespace=meta.namespace
-            ),
-            involved_object=ObjectReference(
-                api_version="v1", kind="Pod", namespace=meta.namespace, name=meta.name, uid=meta.uid
-            ),
-            reason=reason,
-            message=message,
-            type=type_,
-            source=EventSource(component="kubelet", host=self._node_name),
-            first_timestamp=now,
-            last_timestamp=now,
-            reporting_component="kubelet",
-            reporting_instance=self._node_name,
-        )
-        try:
-            await self._client.create(event)
-        except ApiError:
-            self.api_errors += 1
+        ref = ObjectReference(api_version="v1", kind="Pod", namespace=meta.namespace, name=meta.name, uid=meta.uid)
+        await self.events.event(ref, type_, reason, message)
 
     async def confirm_deletion(self, namespace: str, name: str, uid: str) -> None:
         """Remove the terminated pod: ``delete`` with grace 0, preconditioned on its UID."""
-        attempt = 0
-        while True:
-            try:
-                await self._client.delete("Pod", name, namespace, grace_period_seconds=0, uid=uid)
-            except (NotFound, Conflict):
-                return
-            except ApiError:
-                await self._backoff(attempt)
-                attempt += 1
-                continue
+
+        async def delete() -> None:
+            await self._client.delete("Pod", name, namespace, grace_period_seconds=0, uid=uid)
+
+        try:
+            await on_error(API_RETRY, self._transient, delete, clock=self._clock, attempts=UNLIMITED)
+        except (NotFound, Conflict):
             return

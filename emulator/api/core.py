@@ -353,6 +353,7 @@ class Event(K8s, frozen=True):
     count: int = 1
     reporting_component: str = ""
     reporting_instance: str = ""
+    action: str = ""
 
 
 class NamespaceStatus(K8s, frozen=True):

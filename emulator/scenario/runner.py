@@ -23,9 +23,9 @@ One run, in order:
 
 The runner is a client like any other: it creates objects through its own ``Client``
 (with the scenario's API latency), never by reaching into an agent. An ``InternalError``
-on its own calls (only a fault makes one) is retried with backoff (0.5 s, 1 s, 2 s ...,
-10 tries), as a controller would; so is a ``Conflict`` on create, and a ``Conflict`` on
-``cordon``'s update re-reads the node first.
+on its own calls (only a fault makes one) is retried with backoff (``RUNNER_RETRY``:
+0.5 s, 1 s, 2 s ... up to 10 s, 10 tries), as a controller would; so is a ``Conflict`` on
+create, and a ``Conflict`` on ``cordon``'s update re-reads the node first (``CORDON_RETRY``).
 
 Errors: the loader rejects every write it can foresee. A refused write it could not (an
 object the controllers deleted, a name reused while its pod still terminates, a fault
@@ -67,6 +67,7 @@ from emulator.api.meta import ObjectMeta
 from emulator.api.selectors import label_selector_matches
 from emulator.apiserver.server import ApiServer, WriteRecord
 from emulator.client.client import Client, Latency
+from emulator.client.retry import Backoff, on_error
 from emulator.runtime.channel import Overflow
 from emulator.runtime.clock import LoopClock
 from emulator.runtime.rng import Seeds
@@ -103,7 +104,12 @@ BOOKMARK_INTERVAL = 60.0
 #: at 50,000 a 5-minute 1,000-node churn run spent ~1.3 s in 17 collections; at 1,000,000 none
 #: is due in those 5 minutes. Memory: at most a million unreclaimed cyclic objects meanwhile.
 GC_YOUNG_THRESHOLD = 1_000_000
-_RETRIES = 10
+RUNNER_RETRY = Backoff(duration=0.5, factor=2.0, cap=10.0, steps=10)
+"""The runner's waits after a failed call: 0.5 s doubling up to 10 s. It makes
+``RUNNER_ATTEMPTS`` tries; client-go's rule would stop after the first capped wait."""
+RUNNER_ATTEMPTS = 10
+CORDON_RETRY = Backoff(steps=10)
+"""``cordon``/``uncordon``: ten read-modify-writes back to back while the update conflicts."""
 T = TypeVar("T")
 
 
@@ -322,14 +328,9 @@ class Cluster:
         """``call()``, again after an InternalError (or one of ``errors``) with backoff: only
         a fault makes those on the runner's calls; after the last try the error stands."""
         retried: tuple[type[ApiError], ...] = (InternalError, *errors)
-        for attempt in range(_RETRIES):
-            try:
-                return await call()
-            except retried:
-                if attempt == _RETRIES - 1:
-                    raise
-                await self.clock.sleep(min(0.5 * 2**attempt, 10.0))
-        raise AssertionError("unreachable")
+        return await on_error(
+            RUNNER_RETRY, lambda err: isinstance(err, retried), call, clock=self.clock, attempts=RUNNER_ATTEMPTS
+        )
 
     async def create(self, obj: Any) -> Any:
         """Create ``obj`` (an InternalError or Conflict is retried, other errors raise)."""
@@ -393,16 +394,19 @@ class Cluster:
                 self.stop_kubelet(name)
 
     async def set_unschedulable(self, node: str, value: bool) -> None:
-        """Cordon or uncordon: get, set ``spec.unschedulable``, update; a Conflict reads again."""
-        for attempt in range(_RETRIES):
+        """Cordon or uncordon: get, set ``spec.unschedulable``, update; a Conflict on the
+        update reads again (one on the read is an error)."""
+        updating = False
+
+        async def cordon() -> None:
+            nonlocal updating
+            updating = False
             current: Node = await self.retrying(lambda: self.client.get("Node", node))
             changed = replace(current, spec=replace(current.spec, unschedulable=value))
-            try:
-                await self.retrying(partial(self.client.update, changed))
-                return
-            except Conflict:
-                if attempt == _RETRIES - 1:
-                    raise
+            updating = True
+            await self.retrying(partial(self.client.update, changed))
+
+        await on_error(CORDON_RETRY, lambda err: updating and isinstance(err, Conflict), cordon, clock=self.clock)
 
     async def wait_for(self, step: WaitFor, activity: PodActivity) -> bool:
         deadline = self.clock.now() + step.timeout
