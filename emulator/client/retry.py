@@ -23,8 +23,8 @@ passes: a backoff without jitter needs no rng, and one with jitter refuses to ru
 Waits are floats, not Go's whole nanoseconds.
 
 ``on_error`` is ``retry.OnError`` over ``wait.ExponentialBackoff``: ``fn`` runs at most
-``steps`` times with ``step()`` waits between; it stops early once a wait cut by the cap
-has passed (client-go's rule; the attempt after that wait never runs). A non-retriable
+``steps`` times with ``step()`` waits between; it stops early after the wait at which the
+next duration reached the cap (client-go's rule: the try after that wait never runs). A non-retriable
 error is raised at once; when the tries run out the last retriable error is raised
 (client-go returns it). ``retry_on_conflict`` retries ``Conflict`` only.
 
