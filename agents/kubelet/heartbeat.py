@@ -220,9 +220,7 @@ class NodeReporter:
                     self.conflicts += 1
                     node = None
                     continue
-                except NotFound:
-                    raise
-                except ApiError:
+                except ApiError:  # NotFound ends the write; others are retried after a wait
                     node = None
                     raise
                 self.status_writes += 1
