@@ -24,11 +24,12 @@ Waits are floats, not Go's whole nanoseconds.
 
 ``on_error`` is ``retry.OnError`` over ``wait.ExponentialBackoff``: ``fn`` runs at most
 ``steps`` times with ``step()`` waits between; it stops early after the wait at which the
-next duration reached the cap (client-go's rule: the try after that wait never runs). A non-retriable
-error is raised at once; when the tries run out the last retriable error is raised
-(client-go returns it). ``retry_on_conflict`` retries ``Conflict`` only.
+next duration reached the cap (client-go's rule: the try after that wait never runs). A
+non-retriable error is raised at once; when the tries run out the last retriable error is
+raised (client-go returns it). ``retry_on_conflict`` retries ``Conflict`` only. With
+``steps < 1`` ``fn`` never runs and ``WaitTimeout`` is raised (client-go returns nil).
 
-Two departures, both needed by this project's callers and both opt-in:
+Two more departures, both needed by this project's callers and both opt-in:
 
 * ``attempts=n`` runs ``fn`` up to exactly ``n`` times, sleeping successive ``step()``
   waits between (which stay at the capped duration once the steps are used up, as a loop
