@@ -43,7 +43,7 @@ nominated node), which is reported instead of explain's; PostFilter is not run a
 makes API calls) and ``rng`` is not used, so recording does not change the run.
 
 It does not own loading manifests or printing (``emulator/commands/explain.py``), nor the cycle
-itself (``scheduler.py``).
+itself (``schedule_one.py``).
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ from agents.scheduler.framework.diagnosis import NO_NODES_AVAILABLE_TO_SCHEDULE,
 from agents.scheduler.framework.interface import ExtensionPoint, FilterPlugin, NodeToStatus, PluginScore
 from agents.scheduler.framework.runtime import Framework
 from agents.scheduler.framework.types import Code, CycleState, NodeInfo, Status
-from agents.scheduler.scheduler import select_host
+from agents.scheduler.sampling import select_host
 from emulator.api.core import Pod
 
 __all__ = ["Decided", "ExplainRecorder", "Explanation", "NodeExplanation", "Preemption", "explain_pod"]

@@ -15,7 +15,7 @@ from typing import Any
 
 from agents.scheduler.config import ConfigError, load_config
 from agents.scheduler.framework.interface import PluginFactory, ProfileSpec
-from agents.scheduler.scheduler import SchedulerOptions
+from agents.scheduler.options import SchedulerOptions
 
 __all__ = ["SchedulerSetup", "SetupError", "build_scheduler_setup"]
 
