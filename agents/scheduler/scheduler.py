@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import random
-from collections.abc import Coroutine, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import Any
 
 from agents.scheduler.cache import Cache, Snapshot
@@ -29,15 +29,16 @@ from agents.scheduler.framework.runtime import Framework
 from agents.scheduler.framework.types import ClusterEventWithHint, Status
 from agents.scheduler.framework.waiting_pods import WaitingPodsMap
 from agents.scheduler.metrics import SchedulingMetrics
-from agents.scheduler.options import SchedulerOptions
+from agents.scheduler.options import ExplainHook, SchedulerOptions
 from agents.scheduler.queue import QueueClosed, SchedulingQueue
 from agents.scheduler.sampling import num_feasible_nodes_to_find, select_host
 from agents.scheduler.schedule_one import SchedulingCycle
-from agents.scheduler.setup import build_scheduler_setup
+from agents.scheduler.setup import SchedulerSettings, build_scheduler_setup
 from emulator.api.core import Pod
 from emulator.client.client import Client
 from emulator.client.informer import Informer
 from emulator.runtime.clock import Clock
+from emulator.runtime.rng import Seeds
 
 __all__ = [
     "NodeEvents",
@@ -214,25 +215,44 @@ class SchedulerGroup:
         return {"scheduling": doc}
 
 
-def start_schedulers(cluster: Any, tg: asyncio.TaskGroup) -> list[Any]:
-    """Build the scenario's scheduler instance(s) and start them in ``tg``."""
-    setup = build_scheduler_setup(cluster.scenario)
-    options = setup.options
-    explain = getattr(cluster, "explain", None)
-    if explain is not None:
-        options = dataclasses.replace(options, explain=explain)
-    schedulers: list[Scheduler] = []
-    for i in range(setup.instances):
-        name = "default-scheduler" if setup.instances == 1 else f"default-scheduler-{i}"
+def start_schedulers(
+    settings: SchedulerSettings,
+    tg: asyncio.TaskGroup,
+    *,
+    new_client: Callable[[str], Client],
+    clock: Clock,
+    seeds: Seeds,
+    explain: ExplainHook | None = None,
+    group: SchedulerGroup | None = None,
+    instances: int | None = None,
+) -> SchedulerGroup:
+    """Build scheduler instances from ``settings`` and start each as a named task of ``tg``:
+    the one place a run starts schedulers.
+
+    ``new_client(name)``: the instance's API client (the runner's latencies and fault plan
+    attached). Without ``group``: the run's first ``settings.instances`` instances in a new
+    group (one is ``default-scheduler``; several are ``default-scheduler-<i>``). With ``group``
+    and ``instances`` (a ``scheduler`` fault): that many more, numbered after the group's,
+    added to it. Instance ``i`` draws from the seed stream ``scheduler/<i>``; ``explain``
+    hears every instance's attempts."""
+    setup = build_scheduler_setup(settings)
+    options = setup.options if explain is None else dataclasses.replace(setup.options, explain=explain)
+    adding = instances is not None
+    count = setup.instances if instances is None else instances
+    if group is None:
+        group = SchedulerGroup([], setup.missing_plugins)
+    first = len(group.schedulers)
+    for i in range(first, first + count):
+        name = "default-scheduler" if not adding and count == 1 else f"default-scheduler-{i}"
         sched = Scheduler(
-            client=cluster.new_client(name),
-            clock=cluster.clock,
-            rng=cluster.seeds.stream(f"scheduler/{i}"),
+            client=new_client(name),
+            clock=clock,
+            rng=seeds.stream(f"scheduler/{i}"),
             profiles=setup.profiles,
             registry=setup.registry,
             options=options,
             name=name,
         )
-        schedulers.append(sched)
+        group.schedulers.append(sched)
         tg.create_task(sched.run(), name=f"scheduler:{name}")
-    return [SchedulerGroup(schedulers, setup.missing_plugins)]
+    return group

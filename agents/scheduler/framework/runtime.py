@@ -34,6 +34,7 @@ selection or the failure handling (the scheduler's cycles do), nor the queue or 
 
 from __future__ import annotations
 
+import contextlib
 import random
 from collections.abc import Callable, Coroutine, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -86,6 +87,7 @@ from .types import (
     NodeScore,
     PodInfo,
     Status,
+    as_status,
 )
 from .waiting_pods import WaitingPod, WaitingPodsMap
 
@@ -219,7 +221,10 @@ class Framework:
         plugins: list[PreEnqueuePlugin] = self._points[ExtensionPoint.PreEnqueue]
         ordered = [p for p in plugins if p.name == gating_plugin] + [p for p in plugins if p.name != gating_plugin]
         for pl in ordered:
-            s = pl.pre_enqueue(pod)
+            try:
+                s = pl.pre_enqueue(pod)
+            except Exception as err:  # a misbehaving plugin: Error, as upstream's AsStatus
+                s = as_status(err)
             if not s.is_success():
                 return s.with_plugin(pl.name), pl.name
         return SUCCESS, ""
@@ -247,7 +252,10 @@ class Framework:
             returned = SUCCESS
             pl: PreFilterPlugin
             for pl in self._points[ExtensionPoint.PreFilter]:
-                r, s = pl.pre_filter(state, pod, nodes)
+                try:
+                    r, s = pl.pre_filter(state, pod, nodes)
+                except Exception as err:
+                    r, s = None, as_status(err)
                 if s.is_skip():
                     skip.add(pl.name)
                     continue
@@ -289,7 +297,14 @@ class Framework:
             ext = pl.pre_filter_extensions()
             if ext is None or pl.name in state.skip_filter_plugins:
                 continue
-            s = ext.add_pod(state, pod, pi, node_info) if op == "AddPod" else ext.remove_pod(state, pod, pi, node_info)
+            try:
+                s = (
+                    ext.add_pod(state, pod, pi, node_info)
+                    if op == "AddPod"
+                    else ext.remove_pod(state, pod, pi, node_info)
+                )
+            except Exception as err:
+                s = as_status(err)
             if not s.is_success():
                 return _error(f'running {op} on PreFilter plugin "{pl.name}": {s.message()}', pl.name)
         return SUCCESS
@@ -299,7 +314,10 @@ class Framework:
         for pl in self._points[ExtensionPoint.Filter]:
             if pl.name in state.skip_filter_plugins:
                 continue
-            s = pl.filter(state, pod, node_info)
+            try:
+                s = pl.filter(state, pod, node_info)
+            except Exception as err:
+                s = as_status(err)
             if not s.is_success():
                 if not s.is_rejected():
                     return _error(f'running "{pl.name}" filter plugin: {s.message()}', pl.name)
@@ -379,7 +397,10 @@ class Framework:
         rejector = ""
         pl: PostFilterPlugin
         for pl in self._points[ExtensionPoint.PostFilter]:
-            r, s = pl.post_filter(state, pod, filtered_node_status)
+            try:
+                r, s = pl.post_filter(state, pod, filtered_node_status)
+            except Exception as err:
+                r, s = None, as_status(err)
             if s.is_success():
                 return r, s
             if s.code is Code.UnschedulableAndUnresolvable:
@@ -399,7 +420,10 @@ class Framework:
         try:
             pl: PreScorePlugin
             for pl in self._points[ExtensionPoint.PreScore]:
-                s = pl.pre_score(state, pod, nodes)
+                try:
+                    s = pl.pre_score(state, pod, nodes)
+                except Exception as err:
+                    s = as_status(err)
                 if s.is_skip():
                     skip.add(pl.name)
                 elif not s.is_success():
@@ -418,7 +442,10 @@ class Framework:
         lists: dict[str, list[NodeScore]] = {pl.name: [] for pl in plugins}
         for ni in nodes:
             for pl in plugins:
-                score, s = pl.score(state, pod, ni)
+                try:
+                    score, s = pl.score(state, pod, ni)
+                except Exception as err:
+                    score, s = 0, as_status(err)
                 if not s.is_success():
                     msg = f'running Score plugins: plugin "{pl.name}" failed with: {s.message()}'
                     return [], _error(msg, pl.name)
@@ -428,7 +455,10 @@ class Framework:
             ext = pl.score_extensions()
             if ext is None:
                 continue
-            s = ext.normalize_score(state, pod, lists[pl.name])
+            try:
+                s = ext.normalize_score(state, pod, lists[pl.name])
+            except Exception as err:
+                s = as_status(err)
             if not s.is_success():
                 msg = f'running Normalize on Score plugins: plugin "{pl.name}" failed with: {s.message()}'
                 return [], _error(msg, pl.name)
@@ -465,7 +495,10 @@ class Framework:
     def run_reserve_plugins_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status:
         pl: ReservePlugin
         for pl in self._points[ExtensionPoint.Reserve]:
-            s = pl.reserve(state, pod, node_name)
+            try:
+                s = pl.reserve(state, pod, node_name)
+            except Exception as err:
+                s = as_status(err)
             if not s.is_success():
                 if s.is_rejected():
                     return s.with_plugin(pl.name)
@@ -476,14 +509,19 @@ class Framework:
         """Unreserve of every Reserve plugin, in reverse order."""
         pl: ReservePlugin
         for pl in reversed(self._points[ExtensionPoint.Reserve]):
-            pl.unreserve(state, pod, node_name)
+            # Upstream's Unreserve returns nothing: a plugin raising there cannot fail the pod.
+            with contextlib.suppress(Exception):
+                pl.unreserve(state, pod, node_name)
 
     def run_permit_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status:
         """Success, a rejection/Error, or Wait (the pod is then in the waiting-pods map)."""
         wait: dict[str, float] = {}
         pl: PermitPlugin
         for pl in self._points[ExtensionPoint.Permit]:
-            s, timeout = pl.permit(state, pod, node_name)
+            try:
+                s, timeout = pl.permit(state, pod, node_name)
+            except Exception as err:
+                s, timeout = as_status(err), 0.0
             if s.is_success():
                 continue
             if s.is_rejected():
@@ -516,7 +554,10 @@ class Framework:
     async def run_pre_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status:
         pl: PreBindPlugin
         for pl in self._points[ExtensionPoint.PreBind]:
-            s = await pl.pre_bind(state, pod, node_name)
+            try:
+                s = await pl.pre_bind(state, pod, node_name)
+            except Exception as err:
+                s = as_status(err)
             if not s.is_success():
                 if s.is_rejected():
                     return s.with_plugin(pl.name)
@@ -527,7 +568,10 @@ class Framework:
         status = Status(Code.Skip)
         pl: BindPlugin
         for pl in self._points[ExtensionPoint.Bind]:
-            status = await pl.bind(state, pod, node_name)
+            try:
+                status = await pl.bind(state, pod, node_name)
+            except Exception as err:
+                status = as_status(err)
             if status.is_skip():
                 continue
             if status.is_success():
@@ -540,4 +584,6 @@ class Framework:
     def run_post_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> None:
         pl: PostBindPlugin
         for pl in self._points[ExtensionPoint.PostBind]:
-            pl.post_bind(state, pod, node_name)
+            # Informational, as upstream's (no status): a plugin raising there changes nothing.
+            with contextlib.suppress(Exception):
+                pl.post_bind(state, pod, node_name)

@@ -124,6 +124,13 @@ class Status:
 SUCCESS: Final = Status()
 
 
+def as_status(err: Exception) -> Status:
+    """Upstream ``AsStatus(err)``: an exception a plugin raised, as an ``Error`` status whose
+    message is the exception's type and text (the runners add the plugin and the point)."""
+    text = str(err)
+    return Status(Code.Error, f"{type(err).__name__}: {text}" if text else type(err).__name__)
+
+
 @dataclass(slots=True)
 class NodeScore:
     name: str
