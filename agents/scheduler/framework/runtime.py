@@ -26,7 +26,11 @@ and ``score_rows`` give the Filter and Score results of the per-node runners for
 once, using plugins' ``filter_all`` / ``score_all`` where offered and their per-node methods
 elsewhere; nodes with nominated pods take ``run_filter_plugins_with_nominated_pods``.
 
-Plugin statuses are stamped with the plugin's name. The Framework is also the plugins'
+The runners from Reserve on (the table's last six rows) live in ``runtime_binding.py``, mixed
+in as ``BindingRunners``. A plugin raising inside any point gives an ``Error`` status (upstream's
+``AsStatus``) with that point's message, as if it had returned the error; the vectorised
+``filter_all``/``score_all`` fall back to the per-node methods when they raise, so the same
+node and message come out. Plugin statuses are stamped with the plugin's name. The Framework is also the plugins'
 ``Handle``. Everything is synchronous except ``wait_on_permit``, ``run_pre_bind_plugins`` and
 ``run_bind_plugins``. It does not own the order of the scheduling cycle, node sampling, host
 selection or the failure handling (the scheduler's cycles do), nor the queue or the cache.
@@ -34,7 +38,6 @@ selection or the failure handling (the scheduler's cycles do), nor the queue or 
 
 from __future__ import annotations
 
-import contextlib
 import random
 from collections.abc import Callable, Coroutine, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -47,22 +50,17 @@ from emulator.runtime.clock import Clock
 from . import vectorized
 from .diagnosis import Diagnosis
 from .interface import (
-    MAX_TIMEOUT_SECONDS,
-    BindPlugin,
     ExtensionPoint,
     FilterPlugin,
     NodePluginScores,
     NodeToStatus,
     NominatingMode,
-    PermitPlugin,
     Plugin,
     PluginFactory,
     PluginScore,
     PodNominator,
-    PostBindPlugin,
     PostFilterPlugin,
     PostFilterResult,
-    PreBindPlugin,
     PreEnqueuePlugin,
     PreFilterPlugin,
     PreFilterResult,
@@ -70,12 +68,12 @@ from .interface import (
     ProfileSpec,
     QueuedPod,
     QueueSortPlugin,
-    ReservePlugin,
     ScorePlugin,
     SharedLister,
 )
 from .node_table import IntArray, NodeTable
 from .plugin_set import build_plugins, enqueue_events
+from .runtime_binding import BindingRunners
 from .types import (
     MAX_NODE_SCORE,
     MIN_NODE_SCORE,
@@ -105,7 +103,7 @@ def _pod_priority(pod: Pod) -> int:
     return pod.spec.priority if pod.spec.priority is not None else 0
 
 
-class Framework:
+class Framework(BindingRunners):
     """The plugins of one profile and the runners of its extension points."""
 
     def __init__(
@@ -489,101 +487,3 @@ class Framework:
             return vectorized.score(plugins, self.score_plugin_weight, state, pod, table, rows, nodes), SUCCESS
         except vectorized.ScoreError as err:
             return np.zeros(0, dtype=np.int64), err.status
-
-    # --- reserve and permit -----------------------------------------------------------------
-
-    def run_reserve_plugins_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status:
-        pl: ReservePlugin
-        for pl in self._points[ExtensionPoint.Reserve]:
-            try:
-                s = pl.reserve(state, pod, node_name)
-            except Exception as err:
-                s = as_status(err)
-            if not s.is_success():
-                if s.is_rejected():
-                    return s.with_plugin(pl.name)
-                return _error(f'running Reserve plugin "{pl.name}": {s.message()}', pl.name)
-        return SUCCESS
-
-    def run_reserve_plugins_unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
-        """Unreserve of every Reserve plugin, in reverse order."""
-        pl: ReservePlugin
-        for pl in reversed(self._points[ExtensionPoint.Reserve]):
-            # Upstream's Unreserve returns nothing: a plugin raising there cannot fail the pod.
-            with contextlib.suppress(Exception):
-                pl.unreserve(state, pod, node_name)
-
-    def run_permit_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status:
-        """Success, a rejection/Error, or Wait (the pod is then in the waiting-pods map)."""
-        wait: dict[str, float] = {}
-        pl: PermitPlugin
-        for pl in self._points[ExtensionPoint.Permit]:
-            try:
-                s, timeout = pl.permit(state, pod, node_name)
-            except Exception as err:
-                s, timeout = as_status(err), 0.0
-            if s.is_success():
-                continue
-            if s.is_rejected():
-                return s.with_plugin(pl.name)
-            if s.is_wait():
-                wait[pl.name] = min(timeout, MAX_TIMEOUT_SECONDS)
-                continue
-            return _error(f'running Permit plugin "{pl.name}": {s.message()}', pl.name)
-        if wait:
-            self.waiting_pods.add(WaitingPod(pod, wait, self.clock))
-            msg = f'one or more plugins asked to wait and no plugin rejected pod "{pod.metadata.name}"'
-            return Status(Code.Wait, msg)
-        return SUCCESS
-
-    async def wait_on_permit(self, pod: Pod) -> Status:
-        """Block until the waiting pod is allowed, rejected or timed out; Success if not waiting."""
-        wp = self.waiting_pods.get(pod.metadata.uid)
-        if wp is None:
-            return SUCCESS
-        try:
-            s = await wp.wait()
-        finally:
-            self.waiting_pods.remove(pod.metadata.uid)
-        if s.is_success() or s.is_rejected():
-            return s
-        return _error(f"waiting on permit for pod: {s.message()}", s.plugin)
-
-    # --- binding ----------------------------------------------------------------------------
-
-    async def run_pre_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status:
-        pl: PreBindPlugin
-        for pl in self._points[ExtensionPoint.PreBind]:
-            try:
-                s = await pl.pre_bind(state, pod, node_name)
-            except Exception as err:
-                s = as_status(err)
-            if not s.is_success():
-                if s.is_rejected():
-                    return s.with_plugin(pl.name)
-                return _error(f'running PreBind plugin "{pl.name}": {s.message()}', pl.name)
-        return SUCCESS
-
-    async def run_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status:
-        status = Status(Code.Skip)
-        pl: BindPlugin
-        for pl in self._points[ExtensionPoint.Bind]:
-            try:
-                status = await pl.bind(state, pod, node_name)
-            except Exception as err:
-                status = as_status(err)
-            if status.is_skip():
-                continue
-            if status.is_success():
-                return status
-            if status.is_rejected():
-                return status.with_plugin(pl.name)
-            return _error(f'running Bind plugin "{pl.name}": {status.message()}', pl.name)
-        return status
-
-    def run_post_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> None:
-        pl: PostBindPlugin
-        for pl in self._points[ExtensionPoint.PostBind]:
-            # Informational, as upstream's (no status): a plugin raising there changes nothing.
-            with contextlib.suppress(Exception):
-                pl.post_bind(state, pod, node_name)
