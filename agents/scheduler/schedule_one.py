@@ -7,7 +7,7 @@ Reserve/Permit, ``binding_cycle`` and ``handle_failure`` with its API reports. I
 own the informers, the task group or the loop (``scheduler.py``), the informer handlers
 (``eventhandlers.py``), nor the node sampling and tie-break (``sampling.py``).
 
-At ~560 lines it is over the house's ~500: the two cycles and the failure path share every
+At ~570 lines it is over the house's ~500: the two cycles and the failure path share every
 piece of per-attempt state, so they stay together as upstream keeps them; the Event and
 status writes at the end (``_report_failure``, ``_event``, ~70 lines) are to move to the
 client layer's shared EventRecorder and retry helper.

@@ -18,9 +18,12 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
-from agents.scheduler.framework.interface import ExtensionPoint, ProfileSpec
+from agents.scheduler.cache import Snapshot
+from agents.scheduler.framework.diagnosis import Diagnosis
+from agents.scheduler.framework.interface import ExtensionPoint, NodeToStatus, ProfileSpec
 from agents.scheduler.framework.plugin_set import PluginInitError
 from agents.scheduler.framework.runtime import Framework
 from agents.scheduler.framework.types import Code, CycleState, NodeInfo, PodInfo, Status
@@ -352,3 +355,64 @@ def test_setup_construct_reports_the_profile_for_an_undeclared_plugin() -> None:
     assert setup.instances == 1
     with pytest.raises(SetupError):
         build_scheduler_setup(SchedulerSettings(source="s.yaml", plugins={"X": "no_such_module_here:X"}))
+
+
+# --- the vectorised runners ---------------------------------------------------------------------
+
+
+class _VectorRaising:
+    """``filter_all``/``score_all`` raise; the per-node methods raise on node ``n2`` only."""
+
+    name = "Bad"
+
+    def filter_all(self, *args: Any) -> Any:
+        raise RuntimeError("vector broke")
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+        if node_info.name == "n2":
+            raise RuntimeError("n2 broke")
+        return Status()
+
+    def score_all(self, *args: Any) -> Any:
+        raise RuntimeError("vector broke")
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status]:
+        if node_info.name == "n2":
+            raise RuntimeError("n2 broke")
+        return 1, Status()
+
+    def score_extensions(self) -> None:
+        return None
+
+
+def _vector_framework(snapshot: Snapshot) -> Framework:
+    points = {
+        ExtensionPoint.QueueSort: [("PrioritySort", 0)],
+        ExtensionPoint.Filter: [("Bad", 1)],
+        ExtensionPoint.Score: [("Bad", 1)],
+        ExtensionPoint.Bind: [("DefaultBinder", 0)],
+    }
+    registry: dict[str, Any] = {**in_tree_registry(), "Bad": lambda args, handle: _VectorRaising()}
+    spec = ProfileSpec(scheduler_name="default-scheduler", plugins=points)
+    return Framework(spec, registry, clock=_Clock(), rng=random.Random(0), snapshot=snapshot)
+
+
+def test_vectorised_runners_fall_back_to_the_per_node_verdict() -> None:
+    nodes = [Node(metadata=ObjectMeta(name=n), status=NodeStatus()) for n in ("n1", "n2", "n3")]
+    snapshot = Snapshot.from_objects([], nodes)
+    fwk = _vector_framework(snapshot)
+    pod = _pod()
+    state = CycleState(PodInfo(pod))
+    table = snapshot.table
+    diagnosis = Diagnosis(node_to_status=NodeToStatus())
+    _, _, error = fwk.find_feasible_rows(state, pod, table, None, 0, 3, diagnosis)
+    assert error is not None
+    assert (error.code, error.plugin) == (Code.Error, "Bad")
+    assert error.message() == 'running "Bad" filter plugin: RuntimeError: n2 broke'
+    assert fwk.run_filter_plugins(state, pod, snapshot.node_info_list[1]) == error
+    infos = snapshot.node_info_list
+    _, status = fwk.score_rows(state, pod, table, np.arange(3, dtype=np.int64), infos)
+    _, per_node = fwk.run_score_plugins(state, pod, infos)
+    assert status.code is Code.Error
+    assert status.message() == 'running Score plugins: plugin "Bad" failed with: RuntimeError: n2 broke'
+    assert per_node == status
