@@ -416,3 +416,22 @@ def test_vectorised_runners_fall_back_to_the_per_node_verdict() -> None:
     assert status.code is Code.Error
     assert status.message() == 'running Score plugins: plugin "Bad" failed with: RuntimeError: n2 broke'
     assert per_node == status
+
+
+def test_raising_pre_enqueue_gates_the_pod_with_an_error() -> None:
+    class Gate:
+        name = "Bad"
+
+        def pre_enqueue(self, pod: Pod) -> Status:
+            raise RuntimeError("gate broke")
+
+    points = {
+        ExtensionPoint.PreEnqueue: [("Bad", 0)],
+        ExtensionPoint.QueueSort: [("PrioritySort", 0)],
+        ExtensionPoint.Bind: [("DefaultBinder", 0)],
+    }
+    registry: dict[str, Any] = {**in_tree_registry(), "Bad": lambda args, handle: Gate()}
+    fwk = Framework(ProfileSpec(plugins=points), registry, clock=_Clock(), rng=random.Random(0))
+    status, plugin = fwk.run_pre_enqueue_plugins(_pod())
+    assert plugin == "Bad"
+    assert (status.code, status.plugin, status.message()) == (Code.Error, "Bad", "RuntimeError: gate broke")
