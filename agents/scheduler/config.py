@@ -36,7 +36,8 @@ must be empty; profiles whose *expanded* queue sort differs are rejected (upstre
 the configured ``queueSort`` sets and silently uses the first profile's); ``NodeAffinityArgs``
 is decoded but its ``addedAffinity`` selectors are not validated here.
 
-It does not own plugin discovery and import (``registry.py``) nor building the framework
+It does not own the default plugin tables (``default_plugins.py``, re-exported here), plugin
+discovery and import (``registry.py``), the typed args (``args.py``) nor building the framework
 (``framework/runtime.py``).
 """
 
@@ -50,17 +51,9 @@ from typing import Any, Final
 
 import msgspec
 
-from agents.scheduler.args import (  # noqa: F401 - re-exported
-    _AT,
-    _DEFAULT_RESOURCES,
-    _FIELD,
-    _INT32_MAX,
-    _QNAME,
-    _QNAME_ERR,
+from agents.scheduler.args import (
     API_VERSION,
     ARGS_TYPES,
-    STRATEGY_TYPES,
-    A,
     ConfigError,
     DefaultPreemptionArgs,
     Int32,
@@ -72,17 +65,19 @@ from agents.scheduler.args import (  # noqa: F401 - re-exported
     ResourceSpec,
     ScoringStrategy,
     UtilizationShapePoint,
-    _Args,
-    _check_shape,
     _convert,
     _fmt,
     _invalid,
-    _join,
-    _RTCRParam,
     _Struct,
-    _unsupported,
-    _weights_defaulted,
     decode_args,
+)
+from agents.scheduler.default_plugins import (
+    DEFAULT_PLUGINS,
+    INVALID_PLUGINS,
+    SKIPPED_DEFAULT_PLUGINS,
+    TYPE_NAMES,
+    UPSTREAM_PLUGINS,
+    extension_points_of,
 )
 from agents.scheduler.framework.interface import ExtensionPoint, PluginFactory, ProfileSpec
 from emulator.api.codec import ManifestError, yaml_documents
@@ -118,84 +113,6 @@ KIND: Final = "KubeSchedulerConfiguration"
 DEFAULT_SCHEDULER_NAME: Final = "default-scheduler"
 
 _P = ExtensionPoint
-UPSTREAM_PLUGINS: Final[dict[str, frozenset[ExtensionPoint]]] = {
-    "SchedulingGates": frozenset({_P.PreEnqueue}),
-    "PrioritySort": frozenset({_P.QueueSort}),
-    "NodeUnschedulable": frozenset({_P.Filter}),
-    "NodeName": frozenset({_P.Filter}),
-    "TaintToleration": frozenset({_P.Filter, _P.PreScore, _P.Score}),
-    "NodeAffinity": frozenset({_P.PreFilter, _P.Filter, _P.PreScore, _P.Score}),
-    "NodePorts": frozenset({_P.PreFilter, _P.Filter}),
-    "NodeResourcesFit": frozenset({_P.PreFilter, _P.Filter, _P.PreScore, _P.Score}),
-    "VolumeRestrictions": frozenset({_P.PreFilter, _P.Filter}),
-    "NodeVolumeLimits": frozenset({_P.PreFilter, _P.Filter}),
-    "VolumeBinding": frozenset({_P.PreFilter, _P.Filter, _P.Reserve, _P.PreBind, _P.PreScore, _P.Score}),
-    "VolumeZone": frozenset({_P.PreFilter, _P.Filter}),
-    "PodTopologySpread": frozenset({_P.PreFilter, _P.Filter, _P.PreScore, _P.Score}),
-    "InterPodAffinity": frozenset({_P.PreFilter, _P.Filter, _P.PreScore, _P.Score}),
-    "DynamicResources": frozenset({_P.PreEnqueue, _P.PreFilter, _P.Filter, _P.PostFilter, _P.Reserve, _P.PreBind}),
-    "DefaultPreemption": frozenset({_P.PreEnqueue, _P.PostFilter}),
-    "NodeResourcesBalancedAllocation": frozenset({_P.PreScore, _P.Score}),
-    "ImageLocality": frozenset({_P.Score}),
-    "DefaultBinder": frozenset({_P.Bind}),
-}
-"""Every v1.34 in-tree plugin and the extension points it implements."""
-
-INVALID_PLUGINS: Final = ("AzureDiskLimits", "CinderLimits", "EBSLimits", "GCEPDLimits")
-"""Removed plugins upstream rejects in a v1 configuration."""
-
-DEFAULT_PLUGINS: Final[tuple[tuple[str, int | None], ...]] = (
-    ("SchedulingGates", None),
-    ("PrioritySort", None),
-    ("NodeUnschedulable", None),
-    ("NodeName", None),
-    ("TaintToleration", 3),
-    ("NodeAffinity", 2),
-    ("NodePorts", None),
-    ("NodeResourcesFit", 1),
-    ("PodTopologySpread", 2),
-    ("InterPodAffinity", 2),
-    ("DefaultPreemption", None),
-    ("NodeResourcesBalancedAllocation", 1),
-    ("ImageLocality", 1),
-    ("DefaultBinder", None),
-)
-"""v1.34 ``getDefaultPlugins`` (all under multiPoint), minus ``SKIPPED_DEFAULT_PLUGINS``."""
-
-SKIPPED_DEFAULT_PLUGINS: Final = (
-    "VolumeRestrictions",
-    "NodeVolumeLimits",
-    "VolumeBinding",
-    "VolumeZone",
-    "DynamicResources",
-)
-
-_METHODS: Final[dict[ExtensionPoint, tuple[str, ...]]] = {
-    _P.PreEnqueue: ("pre_enqueue",),
-    _P.QueueSort: ("less",),
-    _P.PreFilter: ("pre_filter", "pre_filter_extensions"),
-    _P.Filter: ("filter",),
-    _P.PostFilter: ("post_filter",),
-    _P.PreScore: ("pre_score",),
-    _P.Score: ("score", "score_extensions"),
-    _P.Reserve: ("reserve", "unreserve"),
-    _P.Permit: ("permit",),
-    _P.PreBind: ("pre_bind",),
-    _P.Bind: ("bind",),
-    _P.PostBind: ("post_bind",),
-}
-_TYPE_NAMES: Final = {p: p.name + "Plugin" for p in ExtensionPoint}
-
-
-def extension_points_of(factory: Any) -> frozenset[ExtensionPoint] | None:
-    """The points a plugin factory's plugins implement: from the class's methods, or from a
-    non-class factory's ``extension_points`` attribute; ``None`` when it cannot be told."""
-    if isinstance(factory, type):
-        return frozenset(p for p, ms in _METHODS.items() if all(callable(getattr(factory, m, None)) for m in ms))
-    declared = getattr(factory, "extension_points", None)
-    if declared is None:
-        return None
-    return frozenset(ExtensionPoint(p) for p in declared)
 
 
 # --- the configuration document ---------------------------------------------------------------
@@ -343,7 +260,7 @@ def _where(e: _Entry, fallback: str) -> str:
 
 def _expand(point: ExtensionPoint, own: _Set, multi: _Set, caps: Caps, ppath: str) -> list[_Entry]:
     """One point's plugins in run order (upstream ``updatePluginList`` + ``expandMultiPointPlugins``)."""
-    tname, names = _TYPE_NAMES[point], [e.name for e in own.enabled]
+    tname, names = TYPE_NAMES[point], [e.name for e in own.enabled]
     for i, e in enumerate(own.enabled):
         pts = caps(e.name)
         if pts is not None and point not in pts:

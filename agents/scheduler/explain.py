@@ -43,7 +43,7 @@ nominated node), which is reported instead of explain's; PostFilter is not run a
 makes API calls) and ``rng`` is not used, so recording does not change the run.
 
 It does not own loading manifests or printing (``emulator/commands/explain.py``), nor the cycle
-itself (``scheduler.py``).
+itself (``schedule_one.py``).
 """
 
 from __future__ import annotations
@@ -59,8 +59,8 @@ import msgspec
 from agents.scheduler.framework.diagnosis import NO_NODES_AVAILABLE_TO_SCHEDULE, Diagnosis, FitError
 from agents.scheduler.framework.interface import ExtensionPoint, FilterPlugin, NodeToStatus, PluginScore
 from agents.scheduler.framework.runtime import Framework
-from agents.scheduler.framework.types import Code, CycleState, NodeInfo, Status
-from agents.scheduler.scheduler import select_host
+from agents.scheduler.framework.types import Code, CycleState, NodeInfo, Status, as_status
+from agents.scheduler.sampling import select_host
 from emulator.api.core import Pod
 
 __all__ = ["Decided", "ExplainRecorder", "Explanation", "NodeExplanation", "Preemption", "explain_pod"]
@@ -177,9 +177,12 @@ def _filter_each(fwk: Framework, state: CycleState, pod: Pod, ni: NodeInfo) -> d
             out[name] = Status(Code.Skip, plugin=name)
             continue
         pl = cast(FilterPlugin, fwk.plugin(name))
-        s = pl.filter(with_state, pod, with_node)
-        if s.is_success() and nominated:
-            s = pl.filter(state, pod, ni)
+        try:
+            s = pl.filter(with_state, pod, with_node)
+            if s.is_success() and nominated:
+                s = pl.filter(state, pod, ni)
+        except Exception as err:  # a misbehaving plugin: Error, as the framework's runner says
+            s = as_status(err)
         if not s.is_success() and not s.is_rejected():
             s = Status(Code.Error, f'running "{name}" filter plugin: {s.message()}')
         out[name] = s.with_plugin(name)
@@ -194,7 +197,10 @@ def _victims(fwk: Framework, state: CycleState, pod: Pod, node: NodeInfo) -> tup
         selector: _VictimSelector = pl
         evaluator = getattr(pl, "evaluator", None)
         pdbs = evaluator.pdb_lister() if evaluator is not None else []
-        victims, _, status = selector.select_victims_on_node(state.clone(), pod, node.clone(), pdbs)
+        try:
+            victims, _, status = selector.select_victims_on_node(state.clone(), pod, node.clone(), pdbs)
+        except Exception:  # a misbehaving plugin: no victims to list
+            continue
         if status.is_success():
             return tuple(_key(v) for v in victims)
     return ()

@@ -99,6 +99,10 @@ def import_factory(name: str, import_path: str, *, path: str) -> PluginFactory:
         raise ConfigError(path, f'cannot import "{import_path}": {err}') from None
     except Exception as err:  # the module itself failed while being imported
         raise ConfigError(path, f'cannot import "{import_path}": {type(err).__name__}: {err}') from None
+    except (SystemExit, KeyboardInterrupt) as err:  # the module tried to end the process
+        raise ConfigError(
+            path, f'cannot import "{import_path}": module "{module_name}" raised {type(err).__name__}({err})'
+        ) from None
     for i, attr in enumerate(attr_path.split(".")):
         if not hasattr(obj, attr):
             where = module_name if i == 0 else f"{module_name}:{'.'.join(attr_path.split('.')[:i])}"

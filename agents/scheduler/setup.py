@@ -1,27 +1,65 @@
-"""From a scenario to what the scheduler agent needs: the plugin registry (in-tree plus
+"""From typed settings to what the scheduler agent needs: the plugin registry (in-tree plus
 ``schedulerOptions.plugins`` and the ``kube_emulator.plugins`` entry points), the decoded
 KubeSchedulerConfiguration, the per-instance options.
 
-``build_scheduler_setup`` is called twice per run: once by the CLI before anything runs,
-so a bad configuration is bad input (exit 2, ``SetupError`` naming the scenario file and
-the path inside it), and once by the runner to start the agents.
+What this module owns:
+
+* ``SchedulerSettings``: everything a scenario tells the scheduler agent, as plain typed data
+  (the scenario layer builds it from its ``Scenario``: ``emulator/scenario/schedulers.py``).
+  It is the seam between the layers: no scenario object crosses it.
+* ``build_scheduler_setup(settings)``: registry, profiles and options, or ``SetupError``
+  (``<file>: <path>: <detail>``, naming the scenario file and the path inside it). With
+  ``construct=True`` it also builds every profile's plugins once, on a stopped clock and
+  without a client, so that a plugin whose constructor raises is bad input
+  (``initializing plugin "X": ...``) before anything runs.
+
+The CLI's check (``emulator/commands/common.py``, before ``validate``/``run`` go on) calls it
+with ``construct=True``; ``scheduler.start_schedulers`` calls it to start the agents. It does
+not own loading the configuration document (``config.py``), the registry (``registry.py``)
+nor starting instances (``scheduler.py``).
 """
 
 from __future__ import annotations
 
+import random
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from agents.scheduler.config import ConfigError, load_config
 from agents.scheduler.framework.interface import PluginFactory, ProfileSpec
-from agents.scheduler.scheduler import SchedulerOptions
+from agents.scheduler.framework.plugin_set import PluginInitError
+from agents.scheduler.framework.runtime import Framework
+from agents.scheduler.options import SchedulerOptions
+from agents.scheduler.registry import build_registry
 
-__all__ = ["SchedulerSetup", "SetupError", "build_scheduler_setup"]
+__all__ = ["SchedulerSettings", "SchedulerSetup", "SetupError", "build_scheduler_setup"]
 
 
 class SetupError(ValueError):
     """A scheduler configuration problem: ``<file>: <path>: <detail>``."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SchedulerSettings:
+    """What the scheduler agent reads from a scenario (``schedulerOptions`` and ``scheduler``)."""
+
+    source: str
+    """The scenario file (or name), to name in errors."""
+    instances: int = 1
+    assume_cache: bool = True
+    queueing_hints: bool = True
+    in_flight_events: bool = True
+    cycle_cost_fixed: float = 0.0
+    cycle_cost_per_node: float = 0.0
+    plugins: Mapping[str, str] = field(default_factory=dict)
+    """Out-of-tree plugins: plugin name → ``package.module:Class``."""
+    config: Mapping[str, Any] | None = None
+    """The KubeSchedulerConfiguration document, raw (None: the defaults)."""
+    config_file: str = ""
+    """The file ``config`` was read from (empty: ``source``)."""
+    config_path: str = "scheduler"
+    """Where ``config`` sits in ``config_file``: ``scheduler`` when inline, empty for its own file."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,44 +71,81 @@ class SchedulerSetup:
     missing_plugins: list[str]
 
 
-def _registry(plugins: Mapping[str, str], source: str) -> dict[str, PluginFactory]:
+class _StoppedClock:
+    """A ``Clock`` at 0 for constructing plugins before any run: nothing waits on it."""
+
+    virtual = True
+
+    def now(self) -> float:
+        return 0.0
+
+    async def sleep(self, seconds: float) -> None:
+        return None
+
+    async def sleep_until(self, t: float) -> None:
+        return None
+
+    def timestamp(self, t: float | None = None) -> str:
+        return "1970-01-01T00:00:00Z"
+
+
+def _registry(settings: SchedulerSettings) -> dict[str, PluginFactory]:
     """In-tree, then ``kube_emulator.plugins`` entry points, then ``schedulerOptions.plugins``."""
-    from agents.scheduler.registry import build_registry
-
     try:
-        return build_registry(plugins)
+        return build_registry(settings.plugins)
     except (ConfigError, ImportError) as err:
-        raise SetupError(f"{source}: {err}") from None
+        raise SetupError(f"{settings.source}: {err}") from None
 
 
-def build_scheduler_setup(scenario: Any, source: str = "") -> SchedulerSetup:
-    opts = scenario.scheduler_options
-    source = source or scenario.name
-    registry = _registry(opts.plugins, source)
-    doc = scenario.scheduler.document if scenario.scheduler is not None else None
-    where, prefix = source, "scheduler"
-    if scenario.scheduler is not None:
-        where, prefix = scenario.scheduler.file or source, scenario.scheduler.path
+def build_scheduler_setup(settings: SchedulerSettings, *, construct: bool = False) -> SchedulerSetup:
+    """The registry, profiles and options of ``settings``; ``SetupError`` if they are bad.
+
+    ``construct``: also build every profile's plugins once (see the module docstring)."""
+    registry = _registry(settings)
+    where = settings.config_file or settings.source
+    prefix = settings.config_path if settings.config is not None else "scheduler"
+    if settings.config is None:
+        where = settings.source
     try:
-        config = load_config(doc, registry)
+        config = load_config(dict(settings.config) if settings.config is not None else None, registry)
     except ConfigError as err:
         path = ".".join(p for p in (prefix, err.path) if p)
         raise SetupError(f"{where}: {path}: {err.detail}" if path else f"{where}: {err.detail}") from None
     missing = sorted({m for p in config.profiles for m in p.missing_plugins})
     options = SchedulerOptions(
-        assume_cache=opts.assume_cache,
-        queueing_hints=opts.queueing_hints,
-        in_flight_events=opts.in_flight_events,
-        cycle_cost_fixed=opts.cycle_cost.fixed,
-        cycle_cost_per_node=opts.cycle_cost.per_node,
+        assume_cache=settings.assume_cache,
+        queueing_hints=settings.queueing_hints,
+        in_flight_events=settings.in_flight_events,
+        cycle_cost_fixed=settings.cycle_cost_fixed,
+        cycle_cost_per_node=settings.cycle_cost_per_node,
         percentage_of_nodes_to_score=config.percentage_of_nodes_to_score,
         pod_initial_backoff=float(config.pod_initial_backoff_seconds),
         pod_max_backoff=float(config.pod_max_backoff_seconds),
     )
-    return SchedulerSetup(
-        instances=opts.instances,
+    setup = SchedulerSetup(
+        instances=settings.instances,
         profiles=[p.to_spec() for p in config.profiles],
         registry=registry,
         options=options,
         missing_plugins=missing,
     )
+    if construct:
+        _construct(setup, settings, where, prefix)
+    return setup
+
+
+def _construct(setup: SchedulerSetup, settings: SchedulerSettings, where: str, prefix: str) -> None:
+    """Build each profile's plugins once; a constructor that raises is a ``SetupError``
+    naming the plugin, at ``schedulerOptions.plugins.<name>`` when the scenario declares it
+    there, else at the profile."""
+    for i, spec in enumerate(setup.profiles):
+        try:
+            Framework(spec, setup.registry, clock=_StoppedClock(), rng=random.Random(0))
+        except PluginInitError as err:
+            if err.plugin in settings.plugins:
+                raise SetupError(f"{settings.source}: schedulerOptions.plugins.{err.plugin}: {err}") from None
+            path = ".".join(p for p in (prefix, f"profiles[{i}]") if p)
+            raise SetupError(f"{where}: {path}: {err}") from None
+        except ValueError as err:
+            path = ".".join(p for p in (prefix, f"profiles[{i}]") if p)
+            raise SetupError(f"{where}: {path}: {err}") from None

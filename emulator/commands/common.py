@@ -8,6 +8,7 @@ from pathlib import Path
 
 from agents.scheduler.setup import SetupError, build_scheduler_setup
 from emulator.runtime.clock import parse_duration
+from emulator.scenario.schedulers import scheduler_settings
 from emulator.scenario.schema import Scenario
 
 __all__ = ["UsageError", "check_scheduler", "duration"]
@@ -26,8 +27,10 @@ def duration(text: str) -> float:
 
 
 def check_scheduler(scenario: Scenario, path: Path) -> None:
-    """Build the scheduler set-up once before running: a bad configuration is bad input."""
+    """Build the scheduler set-up once before running, its plugins constructed: a bad
+    configuration, a plugin module that fails at import or a plugin constructor that raises
+    is bad input (exit 2, one line naming the plugin and the file/path)."""
     try:
-        build_scheduler_setup(scenario, source=str(path))
+        build_scheduler_setup(scheduler_settings(scenario, source=str(path)), construct=True)
     except SetupError as err:
         raise UsageError(str(err)) from None

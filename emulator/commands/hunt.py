@@ -228,10 +228,11 @@ def _check_input(args: argparse.Namespace) -> str:
     scenario = load_scenario(args.file)
     try:
         from agents.scheduler.setup import SetupError, build_scheduler_setup
+        from emulator.scenario.schedulers import scheduler_settings
     except ImportError:  # pragma: no cover - the scheduler agent is part of the package
         return scenario.name
     try:
-        build_scheduler_setup(scenario, source=str(args.file))
+        build_scheduler_setup(scheduler_settings(scenario, source=str(args.file)), construct=True)
     except SetupError as err:
         raise HuntError(str(err)) from None
     return scenario.name

@@ -236,8 +236,17 @@ class Cluster:
         if importlib.util.find_spec("agents.scheduler.scheduler") is None:
             return
         from agents.scheduler.scheduler import start_schedulers
+        from emulator.scenario.schedulers import scheduler_settings
 
-        self.agents.extend(start_schedulers(self, self._tg))
+        group = start_schedulers(
+            scheduler_settings(self.scenario),
+            self._tg,
+            new_client=self.new_client,
+            clock=self.clock,
+            seeds=self.seeds,
+            explain=self.explain,
+        )
+        self.agents.append(group)
 
     def start_controllers(self) -> None:
         """Start the controllers (the node lifecycle controller only with heartbeats)."""
@@ -298,29 +307,22 @@ class Cluster:
         assert self._tg is not None
         if importlib.util.find_spec("agents.scheduler.scheduler") is None:
             return
-        from agents.scheduler.scheduler import Scheduler, SchedulerGroup
-        from agents.scheduler.setup import build_scheduler_setup
+        from agents.scheduler.scheduler import SchedulerGroup, start_schedulers
+        from emulator.scenario.schedulers import scheduler_settings
 
-        setup = build_scheduler_setup(
-            self.scenario if spec.config is None else replace(self.scenario, scheduler=spec.config)
-        )
         group = next((a for a in self.agents if isinstance(a, SchedulerGroup)), None)
+        added = start_schedulers(
+            scheduler_settings(self.scenario, config=spec.config),
+            self._tg,
+            new_client=self.new_client,
+            clock=self.clock,
+            seeds=self.seeds,
+            explain=self.explain,
+            group=group,
+            instances=spec.instances,
+        )
         if group is None:
-            group = SchedulerGroup([], setup.missing_plugins)
-            self.agents.append(group)
-        for i in range(len(group.schedulers), len(group.schedulers) + spec.instances):
-            name = f"default-scheduler-{i}"
-            sched = Scheduler(
-                client=self.new_client(name),
-                clock=self.clock,
-                rng=self.seeds.stream(f"scheduler/{i}"),
-                profiles=setup.profiles,
-                registry=setup.registry,
-                options=setup.options,
-                name=name,
-            )
-            group.schedulers.append(sched)
-            self._tg.create_task(sched.run(), name=f"scheduler:{name}")
+            self.agents.append(added)
 
     # --- creating things ----------------------------------------------------------------
 

@@ -40,7 +40,15 @@ from .interface import (
 )
 from .types import MAX_NODE_SCORE, ActionType, ClusterEvent, ClusterEventWithHint, EventResource
 
-__all__ = ["MAX_TOTAL_SCORE", "PROTOCOLS", "WILDCARD_EVENT", "EnabledPlugins", "build_plugins", "enqueue_events"]
+__all__ = [
+    "MAX_TOTAL_SCORE",
+    "PROTOCOLS",
+    "WILDCARD_EVENT",
+    "EnabledPlugins",
+    "PluginInitError",
+    "build_plugins",
+    "enqueue_events",
+]
 
 MAX_TOTAL_SCORE: Final = 2**63 - 1
 """Upstream ``MaxTotalScore`` (math.MaxInt64): the sum of weight × 100 must stay below it."""
@@ -67,6 +75,17 @@ _ENQUEUE_ROLES: Final = (PreEnqueuePlugin, PreFilterPlugin, FilterPlugin, Reserv
 """Only these plugins' registrations matter (upstream ``shouldHaveEnqueueExtensions``)."""
 
 
+class PluginInitError(ValueError):
+    """A plugin's factory raised (upstream ``initializing plugin "X": <err>``); ``plugin``
+    names it."""
+
+    def __init__(self, plugin: str, err: BaseException) -> None:
+        text = str(err)
+        detail = f"{type(err).__name__}: {text}" if text else type(err).__name__
+        super().__init__(f'initializing plugin "{plugin}": {detail}')
+        self.plugin = plugin
+
+
 @dataclass(slots=True)
 class EnabledPlugins:
     plugins: dict[str, Plugin] = field(default_factory=dict)
@@ -84,7 +103,10 @@ def build_plugins(spec: ProfileSpec, registry: Mapping[str, PluginFactory], hand
                 factory = registry.get(name)
                 if factory is None:
                     raise ValueError(f'{PROTOCOLS[point][1]} "{name}" does not exist')
-                out.plugins[name] = factory(spec.plugin_args.get(name), handle)
+                try:
+                    out.plugins[name] = factory(spec.plugin_args.get(name), handle)
+                except (Exception, SystemExit) as err:  # a misbehaving constructor: bad input
+                    raise PluginInitError(name, err) from err
     for point in ExtensionPoint:
         proto, proto_name = PROTOCOLS[point]
         for name, weight in spec.plugins.get(point, ()):

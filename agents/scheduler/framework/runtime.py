@@ -26,7 +26,11 @@ and ``score_rows`` give the Filter and Score results of the per-node runners for
 once, using plugins' ``filter_all`` / ``score_all`` where offered and their per-node methods
 elsewhere; nodes with nominated pods take ``run_filter_plugins_with_nominated_pods``.
 
-Plugin statuses are stamped with the plugin's name. The Framework is also the plugins'
+The runners from Reserve on (the table's last six rows) live in ``runtime_binding.py``, mixed
+in as ``BindingRunners``. A plugin raising inside any point gives an ``Error`` status (upstream's
+``AsStatus``) with that point's message, as if it had returned the error; the vectorised
+``filter_all``/``score_all`` fall back to the per-node methods when they raise, so the same
+node and message come out. Plugin statuses are stamped with the plugin's name. The Framework is also the plugins'
 ``Handle``. Everything is synchronous except ``wait_on_permit``, ``run_pre_bind_plugins`` and
 ``run_bind_plugins``. It does not own the order of the scheduling cycle, node sampling, host
 selection or the failure handling (the scheduler's cycles do), nor the queue or the cache.
@@ -46,22 +50,17 @@ from emulator.runtime.clock import Clock
 from . import vectorized
 from .diagnosis import Diagnosis
 from .interface import (
-    MAX_TIMEOUT_SECONDS,
-    BindPlugin,
     ExtensionPoint,
     FilterPlugin,
     NodePluginScores,
     NodeToStatus,
     NominatingMode,
-    PermitPlugin,
     Plugin,
     PluginFactory,
     PluginScore,
     PodNominator,
-    PostBindPlugin,
     PostFilterPlugin,
     PostFilterResult,
-    PreBindPlugin,
     PreEnqueuePlugin,
     PreFilterPlugin,
     PreFilterResult,
@@ -69,12 +68,12 @@ from .interface import (
     ProfileSpec,
     QueuedPod,
     QueueSortPlugin,
-    ReservePlugin,
     ScorePlugin,
     SharedLister,
 )
 from .node_table import IntArray, NodeTable
 from .plugin_set import build_plugins, enqueue_events
+from .runtime_binding import BindingRunners
 from .types import (
     MAX_NODE_SCORE,
     MIN_NODE_SCORE,
@@ -86,6 +85,7 @@ from .types import (
     NodeScore,
     PodInfo,
     Status,
+    as_status,
 )
 from .waiting_pods import WaitingPod, WaitingPodsMap
 
@@ -103,7 +103,7 @@ def _pod_priority(pod: Pod) -> int:
     return pod.spec.priority if pod.spec.priority is not None else 0
 
 
-class Framework:
+class Framework(BindingRunners):
     """The plugins of one profile and the runners of its extension points."""
 
     def __init__(
@@ -219,7 +219,10 @@ class Framework:
         plugins: list[PreEnqueuePlugin] = self._points[ExtensionPoint.PreEnqueue]
         ordered = [p for p in plugins if p.name == gating_plugin] + [p for p in plugins if p.name != gating_plugin]
         for pl in ordered:
-            s = pl.pre_enqueue(pod)
+            try:
+                s = pl.pre_enqueue(pod)
+            except Exception as err:  # a misbehaving plugin: Error, as upstream's AsStatus
+                s = as_status(err)
             if not s.is_success():
                 return s.with_plugin(pl.name), pl.name
         return SUCCESS, ""
@@ -247,7 +250,10 @@ class Framework:
             returned = SUCCESS
             pl: PreFilterPlugin
             for pl in self._points[ExtensionPoint.PreFilter]:
-                r, s = pl.pre_filter(state, pod, nodes)
+                try:
+                    r, s = pl.pre_filter(state, pod, nodes)
+                except Exception as err:
+                    r, s = None, as_status(err)
                 if s.is_skip():
                     skip.add(pl.name)
                     continue
@@ -289,7 +295,14 @@ class Framework:
             ext = pl.pre_filter_extensions()
             if ext is None or pl.name in state.skip_filter_plugins:
                 continue
-            s = ext.add_pod(state, pod, pi, node_info) if op == "AddPod" else ext.remove_pod(state, pod, pi, node_info)
+            try:
+                s = (
+                    ext.add_pod(state, pod, pi, node_info)
+                    if op == "AddPod"
+                    else ext.remove_pod(state, pod, pi, node_info)
+                )
+            except Exception as err:
+                s = as_status(err)
             if not s.is_success():
                 return _error(f'running {op} on PreFilter plugin "{pl.name}": {s.message()}', pl.name)
         return SUCCESS
@@ -299,7 +312,10 @@ class Framework:
         for pl in self._points[ExtensionPoint.Filter]:
             if pl.name in state.skip_filter_plugins:
                 continue
-            s = pl.filter(state, pod, node_info)
+            try:
+                s = pl.filter(state, pod, node_info)
+            except Exception as err:
+                s = as_status(err)
             if not s.is_success():
                 if not s.is_rejected():
                     return _error(f'running "{pl.name}" filter plugin: {s.message()}', pl.name)
@@ -379,7 +395,10 @@ class Framework:
         rejector = ""
         pl: PostFilterPlugin
         for pl in self._points[ExtensionPoint.PostFilter]:
-            r, s = pl.post_filter(state, pod, filtered_node_status)
+            try:
+                r, s = pl.post_filter(state, pod, filtered_node_status)
+            except Exception as err:
+                r, s = None, as_status(err)
             if s.is_success():
                 return r, s
             if s.code is Code.UnschedulableAndUnresolvable:
@@ -399,7 +418,10 @@ class Framework:
         try:
             pl: PreScorePlugin
             for pl in self._points[ExtensionPoint.PreScore]:
-                s = pl.pre_score(state, pod, nodes)
+                try:
+                    s = pl.pre_score(state, pod, nodes)
+                except Exception as err:
+                    s = as_status(err)
                 if s.is_skip():
                     skip.add(pl.name)
                 elif not s.is_success():
@@ -418,7 +440,10 @@ class Framework:
         lists: dict[str, list[NodeScore]] = {pl.name: [] for pl in plugins}
         for ni in nodes:
             for pl in plugins:
-                score, s = pl.score(state, pod, ni)
+                try:
+                    score, s = pl.score(state, pod, ni)
+                except Exception as err:
+                    score, s = 0, as_status(err)
                 if not s.is_success():
                     msg = f'running Score plugins: plugin "{pl.name}" failed with: {s.message()}'
                     return [], _error(msg, pl.name)
@@ -428,7 +453,10 @@ class Framework:
             ext = pl.score_extensions()
             if ext is None:
                 continue
-            s = ext.normalize_score(state, pod, lists[pl.name])
+            try:
+                s = ext.normalize_score(state, pod, lists[pl.name])
+            except Exception as err:
+                s = as_status(err)
             if not s.is_success():
                 msg = f'running Normalize on Score plugins: plugin "{pl.name}" failed with: {s.message()}'
                 return [], _error(msg, pl.name)
@@ -459,85 +487,3 @@ class Framework:
             return vectorized.score(plugins, self.score_plugin_weight, state, pod, table, rows, nodes), SUCCESS
         except vectorized.ScoreError as err:
             return np.zeros(0, dtype=np.int64), err.status
-
-    # --- reserve and permit -----------------------------------------------------------------
-
-    def run_reserve_plugins_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status:
-        pl: ReservePlugin
-        for pl in self._points[ExtensionPoint.Reserve]:
-            s = pl.reserve(state, pod, node_name)
-            if not s.is_success():
-                if s.is_rejected():
-                    return s.with_plugin(pl.name)
-                return _error(f'running Reserve plugin "{pl.name}": {s.message()}', pl.name)
-        return SUCCESS
-
-    def run_reserve_plugins_unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
-        """Unreserve of every Reserve plugin, in reverse order."""
-        pl: ReservePlugin
-        for pl in reversed(self._points[ExtensionPoint.Reserve]):
-            pl.unreserve(state, pod, node_name)
-
-    def run_permit_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status:
-        """Success, a rejection/Error, or Wait (the pod is then in the waiting-pods map)."""
-        wait: dict[str, float] = {}
-        pl: PermitPlugin
-        for pl in self._points[ExtensionPoint.Permit]:
-            s, timeout = pl.permit(state, pod, node_name)
-            if s.is_success():
-                continue
-            if s.is_rejected():
-                return s.with_plugin(pl.name)
-            if s.is_wait():
-                wait[pl.name] = min(timeout, MAX_TIMEOUT_SECONDS)
-                continue
-            return _error(f'running Permit plugin "{pl.name}": {s.message()}', pl.name)
-        if wait:
-            self.waiting_pods.add(WaitingPod(pod, wait, self.clock))
-            msg = f'one or more plugins asked to wait and no plugin rejected pod "{pod.metadata.name}"'
-            return Status(Code.Wait, msg)
-        return SUCCESS
-
-    async def wait_on_permit(self, pod: Pod) -> Status:
-        """Block until the waiting pod is allowed, rejected or timed out; Success if not waiting."""
-        wp = self.waiting_pods.get(pod.metadata.uid)
-        if wp is None:
-            return SUCCESS
-        try:
-            s = await wp.wait()
-        finally:
-            self.waiting_pods.remove(pod.metadata.uid)
-        if s.is_success() or s.is_rejected():
-            return s
-        return _error(f"waiting on permit for pod: {s.message()}", s.plugin)
-
-    # --- binding ----------------------------------------------------------------------------
-
-    async def run_pre_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status:
-        pl: PreBindPlugin
-        for pl in self._points[ExtensionPoint.PreBind]:
-            s = await pl.pre_bind(state, pod, node_name)
-            if not s.is_success():
-                if s.is_rejected():
-                    return s.with_plugin(pl.name)
-                return _error(f'running PreBind plugin "{pl.name}": {s.message()}', pl.name)
-        return SUCCESS
-
-    async def run_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status:
-        status = Status(Code.Skip)
-        pl: BindPlugin
-        for pl in self._points[ExtensionPoint.Bind]:
-            status = await pl.bind(state, pod, node_name)
-            if status.is_skip():
-                continue
-            if status.is_success():
-                return status
-            if status.is_rejected():
-                return status.with_plugin(pl.name)
-            return _error(f'running Bind plugin "{pl.name}": {status.message()}', pl.name)
-        return status
-
-    def run_post_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> None:
-        pl: PostBindPlugin
-        for pl in self._points[ExtensionPoint.PostBind]:
-            pl.post_bind(state, pod, node_name)

@@ -10,6 +10,13 @@
   register to be told about, and their verdict on whether a rejected pod may now fit.
 
 Units: CPU in millicores, everything else in base units (ints, never floats).
+
+Why ~600 lines in one module: these are the vocabulary every plugin, the cache, the queue and
+the runtime import together (upstream keeps them in one ``framework`` package for the same
+reason); ``NodeInfo``/``PodInfo``/``Resource`` are mutated in step by the cache and read on the
+hot path, and splitting them from ``Status``/``CycleState`` would only scatter one import
+across ~40 modules. Candidates if it grows: the events half (``ActionType`` … ``QueueingHint``)
+as ``framework/events.py``.
 """
 
 from __future__ import annotations
@@ -122,6 +129,13 @@ class Status:
 
 
 SUCCESS: Final = Status()
+
+
+def as_status(err: Exception) -> Status:
+    """Upstream ``AsStatus(err)``: an exception a plugin raised, as an ``Error`` status whose
+    message is the exception's type and text (the runners add the plugin and the point)."""
+    text = str(err)
+    return Status(Code.Error, f"{type(err).__name__}: {text}" if text else type(err).__name__)
 
 
 @dataclass(slots=True)

@@ -35,7 +35,7 @@ import numpy as np
 from .diagnosis import Diagnosis
 from .interface import FilterCodes
 from .node_table import IntArray, NodeTable
-from .types import MAX_NODE_SCORE, MIN_NODE_SCORE, SUCCESS, Code, CycleState, NodeInfo, NodeScore, Status
+from .types import MAX_NODE_SCORE, MIN_NODE_SCORE, SUCCESS, Code, CycleState, NodeInfo, NodeScore, Status, as_status
 
 __all__ = ["MIN_WINDOW", "ScoreError", "find_feasible", "rotated", "score", "select_host"]
 
@@ -102,7 +102,10 @@ def find_feasible(
         results: list[FilterCodes | None] = []
         for pl in plugins:
             fa = getattr(pl, "filter_all", None)
-            results.append(fa(state, pod, table, rows) if fa is not None else None)
+            try:
+                results.append(fa(state, pod, table, rows) if fa is not None else None)
+            except Exception:  # a misbehaving plugin: its per-node filter says where and what
+                results.append(None)
         per_node = [p for p in range(n_plugins) if results[p] is None]
         need = to_find - n_feasible
         if not per_node and nominated is None and all(r is not None and r.codes is None for r in results):
@@ -206,7 +209,10 @@ def _walk(
         if results[p] is not None:
             continue  # passed (it is before the first vectorised failure)
         pl = plugins[p]
-        s = pl.filter(state, pod, info)
+        try:
+            s = pl.filter(state, pod, info)
+        except Exception as err:  # a misbehaving plugin: Error, as upstream's AsStatus
+            s = as_status(err)
         if not s.is_success():
             if not s.is_rejected():
                 return _error(f'running "{pl.name}" filter plugin: {s.message()}', pl.name)
@@ -275,11 +281,17 @@ def score(
     first_error: tuple[int, int, Status] | None = None
     for p, pl in enumerate(plugins):
         sa = getattr(pl, "score_all", None)
-        values = sa(state, pod, table, rows) if sa is not None else None
+        try:
+            values = sa(state, pod, table, rows) if sa is not None else None
+        except Exception:  # a misbehaving plugin: its per-node score says where and what
+            values = None
         if values is None:
             out = []
             for i, ni in enumerate(nodes):
-                sc, s = pl.score(state, pod, ni)
+                try:
+                    sc, s = pl.score(state, pod, ni)
+                except Exception as err:
+                    sc, s = 0, as_status(err)
                 if not s.is_success():
                     if first_error is None or (i, p) < first_error[:2]:
                         msg = f'running Score plugins: plugin "{pl.name}" failed with: {s.message()}'
@@ -298,10 +310,16 @@ def score(
             continue
         nsa = getattr(ext, "normalize_score_all", None)
         if nsa is not None:
-            normalized.append(nsa(state, pod, raw[p]))
-            continue
+            try:
+                normalized.append(nsa(state, pod, raw[p]))
+                continue
+            except Exception:  # a misbehaving plugin: its per-node normalize says what
+                pass
         lst = [NodeScore(ni.name, v) for ni, v in zip(nodes, raw[p].tolist(), strict=True)]
-        s = ext.normalize_score(state, pod, lst)
+        try:
+            s = ext.normalize_score(state, pod, lst)
+        except Exception as err:
+            s = as_status(err)
         if not s.is_success():
             msg = f'running Normalize on Score plugins: plugin "{pl.name}" failed with: {s.message()}'
             raise ScoreError(_error(msg, pl.name))

@@ -40,6 +40,11 @@ Events (v1.34: QueueingHints GA, in-place pod resize on): Pod Delete|UpdatePodSc
 when an assigned pod is deleted, or a pod scaled down one of the resources this pod requests
 (or is this pod); Node Add|UpdateNodeAllocatable — Queue when the pod fits the empty node and,
 for an update, the allocatable of a resource it requests (or of pods) grew.
+
+Why ~600 lines in one module: one module per plugin is the house rule (plugins never import
+each other, and the vectorised Filter/Score must stay beside the per-node reference they are
+tested against); the per-node code is upstream's ``fit.go`` plus its scoring strategies
+(``resource_allocation.go``, ``least/most_allocated.go``, ``requested_to_capacity_ratio.go``).
 """
 
 from __future__ import annotations

@@ -39,14 +39,15 @@ PodDisruptionBudgets: the emulated API serves none, so ``pdb_lister`` returns ``
 caller supplies budgets (tests do). ``filter_pods_with_pdb_violation`` keeps upstream's rules.
 
 It does not own: the default plugin's victim selection and eligibility
-(``plugins/defaultpreemption``), the API calls (``executor.py``), the framework runners.
+(``plugins/defaultpreemption``), the API calls (``executor.py``), the framework runners, the
+shared ``Candidate``/``Victims`` types (``candidate.py``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Final, Protocol
+from dataclasses import dataclass
+from typing import Final, Protocol
 
 from agents.scheduler.framework.diagnosis import Diagnosis, FitError
 from agents.scheduler.framework.interface import Handle, NodeToStatus, PostFilterResult
@@ -55,8 +56,8 @@ from emulator.api.core import LabelSelector, Pod
 from emulator.api.selectors import label_selector_matches
 from emulator.runtime.clock import parse_timestamp
 
-if TYPE_CHECKING:
-    from .executor import Executor
+from .candidate import Candidate, Victims, pod_priority
+from .executor import Executor
 
 __all__ = [
     "MAX_INT32",
@@ -90,11 +91,6 @@ or modifying it, or None when the plugin's reference must run on copies instead.
 
 
 # --- pure helpers (upstream pkg/scheduler/util) ------------------------------------------
-
-
-def pod_priority(pod: Pod) -> int:
-    """``corev1helpers.PodPriority``: ``spec.priority``, 0 when unset."""
-    return pod.spec.priority if pod.spec.priority is not None else 0
 
 
 def pod_start_time(pod: Pod, now: float) -> float:
@@ -165,22 +161,6 @@ def filter_pods_with_pdb_violation(
 
 
 # --- candidates ---------------------------------------------------------------------------
-
-
-@dataclass(slots=True)
-class Victims:
-    """Upstream ``extenderv1.Victims``: pods to evict, most important first."""
-
-    pods: list[Pod] = field(default_factory=list)
-    num_pdb_violations: int = 0
-
-
-@dataclass(frozen=True, slots=True)
-class Candidate:
-    """A node the preemptor could be nominated to, with the victims to evict there."""
-
-    name: str
-    victims: Victims
 
 
 def pick_one_node_for_preemption(
@@ -259,8 +239,6 @@ class Evaluator:
         enable_async_preemption: bool = True,
         pdb_lister: Callable[[], Sequence[PodDisruptionBudget]] | None = None,
     ) -> None:
-        from .executor import Executor
-
         self.plugin_name = plugin_name
         self.handle = handle
         self.plugin = plugin

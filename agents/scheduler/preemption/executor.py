@@ -56,7 +56,7 @@ from emulator.api.core import Event, EventSource, Pod, PodCondition, PodStatus
 from emulator.api.errors import ApiError, Conflict, NotFound
 from emulator.api.meta import ObjectMeta, ObjectReference
 
-from .evaluator import Candidate, pod_priority
+from .candidate import Candidate, pod_priority
 
 if TYPE_CHECKING:
     from emulator.client.client import Client

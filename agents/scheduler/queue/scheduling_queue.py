@@ -47,6 +47,11 @@ Deviations, for determinism or the one-place invariant: unschedulablePods iterat
 order; heap ties go first-added first; ``update`` stops evaluating a pod's update events once the
 pod has left unschedulablePods (upstream continues when pop-from-backoffQ is off and could then
 hold the pod in two places).
+
+Why ~600 lines in one module: the three sub-queues, the in-flight event log and the
+nominator move a pod between them under one invariant (a pod is in exactly one place), as
+upstream's ``scheduling_queue.go``; the pieces that stand alone already live beside it
+(``heap.py``, ``backoff_queue.py``, ``hints.py``, ``nominator.py``).
 """
 
 from __future__ import annotations

@@ -1,0 +1,142 @@
+"""The binding-side runners of a profile's framework: Reserve/Unreserve, Permit and
+WaitOnPermit, PreBind, Bind, PostBind (upstream ``framework/runtime/framework.go``, the
+``Run*Plugins`` after host selection), with upstream's semantics and messages.
+
+``BindingRunners`` is mixed into ``runtime.Framework``, which builds the state declared here
+(the plugins per extension point, the waiting-pods map, the clock). A plugin raising inside
+one of these points gives an ``Error`` status as upstream's ``AsStatus`` would (Unreserve and
+PostBind have no status upstream: an exception there changes nothing). It does not own the
+filtering and scoring runners, the Handle or building the plugins (``runtime.py``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+from emulator.api.core import Pod
+from emulator.runtime.clock import Clock
+
+from .interface import (
+    MAX_TIMEOUT_SECONDS,
+    BindPlugin,
+    ExtensionPoint,
+    PermitPlugin,
+    PostBindPlugin,
+    PreBindPlugin,
+    ReservePlugin,
+)
+from .types import SUCCESS, Code, CycleState, Status, as_status
+from .waiting_pods import WaitingPod, WaitingPodsMap
+
+__all__ = ["BindingRunners"]
+
+
+def _error(msg: str, plugin: str) -> Status:
+    return Status(Code.Error, msg, plugin=plugin)
+
+
+class BindingRunners:
+    """Reserve, Permit and the binding cycle's runners of one profile (a mixin)."""
+
+    clock: Clock
+    waiting_pods: WaitingPodsMap
+    _points: dict[ExtensionPoint, list[Any]]
+
+    # --- reserve and permit -----------------------------------------------------------------
+
+    def run_reserve_plugins_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        pl: ReservePlugin
+        for pl in self._points[ExtensionPoint.Reserve]:
+            try:
+                s = pl.reserve(state, pod, node_name)
+            except Exception as err:
+                s = as_status(err)
+            if not s.is_success():
+                if s.is_rejected():
+                    return s.with_plugin(pl.name)
+                return _error(f'running Reserve plugin "{pl.name}": {s.message()}', pl.name)
+        return SUCCESS
+
+    def run_reserve_plugins_unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        """Unreserve of every Reserve plugin, in reverse order."""
+        pl: ReservePlugin
+        for pl in reversed(self._points[ExtensionPoint.Reserve]):
+            # Upstream's Unreserve returns nothing: a plugin raising there cannot fail the pod.
+            with contextlib.suppress(Exception):
+                pl.unreserve(state, pod, node_name)
+
+    def run_permit_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        """Success, a rejection/Error, or Wait (the pod is then in the waiting-pods map)."""
+        wait: dict[str, float] = {}
+        pl: PermitPlugin
+        for pl in self._points[ExtensionPoint.Permit]:
+            try:
+                s, timeout = pl.permit(state, pod, node_name)
+            except Exception as err:
+                s, timeout = as_status(err), 0.0
+            if s.is_success():
+                continue
+            if s.is_rejected():
+                return s.with_plugin(pl.name)
+            if s.is_wait():
+                wait[pl.name] = min(timeout, MAX_TIMEOUT_SECONDS)
+                continue
+            return _error(f'running Permit plugin "{pl.name}": {s.message()}', pl.name)
+        if wait:
+            self.waiting_pods.add(WaitingPod(pod, wait, self.clock))
+            msg = f'one or more plugins asked to wait and no plugin rejected pod "{pod.metadata.name}"'
+            return Status(Code.Wait, msg)
+        return SUCCESS
+
+    async def wait_on_permit(self, pod: Pod) -> Status:
+        """Block until the waiting pod is allowed, rejected or timed out; Success if not waiting."""
+        wp = self.waiting_pods.get(pod.metadata.uid)
+        if wp is None:
+            return SUCCESS
+        try:
+            s = await wp.wait()
+        finally:
+            self.waiting_pods.remove(pod.metadata.uid)
+        if s.is_success() or s.is_rejected():
+            return s
+        return _error(f"waiting on permit for pod: {s.message()}", s.plugin)
+
+    # --- binding ----------------------------------------------------------------------------
+
+    async def run_pre_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        pl: PreBindPlugin
+        for pl in self._points[ExtensionPoint.PreBind]:
+            try:
+                s = await pl.pre_bind(state, pod, node_name)
+            except Exception as err:
+                s = as_status(err)
+            if not s.is_success():
+                if s.is_rejected():
+                    return s.with_plugin(pl.name)
+                return _error(f'running PreBind plugin "{pl.name}": {s.message()}', pl.name)
+        return SUCCESS
+
+    async def run_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        status = Status(Code.Skip)
+        pl: BindPlugin
+        for pl in self._points[ExtensionPoint.Bind]:
+            try:
+                status = await pl.bind(state, pod, node_name)
+            except Exception as err:
+                status = as_status(err)
+            if status.is_skip():
+                continue
+            if status.is_success():
+                return status
+            if status.is_rejected():
+                return status.with_plugin(pl.name)
+            return _error(f'running Bind plugin "{pl.name}": {status.message()}', pl.name)
+        return status
+
+    def run_post_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        pl: PostBindPlugin
+        for pl in self._points[ExtensionPoint.PostBind]:
+            # Informational, as upstream's (no status): a plugin raising there changes nothing.
+            with contextlib.suppress(Exception):
+                pl.post_bind(state, pod, node_name)

@@ -1,0 +1,38 @@
+"""``SchedulerOptions``: the knobs of one scheduler instance that are not part of the
+KubeSchedulerConfiguration (``schedulerOptions`` in a scenario, plus the explain hook).
+
+Built by ``setup.py`` from a scenario, read by the agent (``scheduler.py``) and its cycle
+(``schedule_one.py``). It sits below both so that neither imports the other to reach it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, TypeAlias
+
+if TYPE_CHECKING:
+    from agents.scheduler.explain import Explanation
+    from emulator.api.core import Pod
+
+__all__ = ["ExplainHook", "SchedulerOptions"]
+
+ExplainHook: TypeAlias = "Callable[[int, float, Pod, Explanation], None]"
+"""``hook(attempt, start, pod, explanation)``: called after every scheduling attempt."""
+
+
+@dataclass(frozen=True, slots=True)
+class SchedulerOptions:
+    assume_cache: bool = True
+    queueing_hints: bool = True
+    in_flight_events: bool = True
+    """False: the queue's in-flight protection is off (no in-flight events, no moveRequestCycle)."""
+    cycle_cost_fixed: float = 0.0
+    cycle_cost_per_node: float = 0.0
+    percentage_of_nodes_to_score: int | None = None
+    pod_initial_backoff: float = 1.0
+    pod_max_backoff: float = 10.0
+    explain: ExplainHook | None = None
+    """Called after every attempt with its per-plugin explanation (``run --explain``)."""
+    vectorized: bool = True
+    """Filter and Score over the snapshot's NodeTable (False: node by node; same results)."""
