@@ -7,10 +7,9 @@ Reserve/Permit, ``binding_cycle`` and ``handle_failure`` with its API reports. I
 own the informers, the task group or the loop (``scheduler.py``), the informer handlers
 (``eventhandlers.py``), nor the node sampling and tie-break (``sampling.py``).
 
-At ~570 lines it is over the house's ~500: the two cycles and the failure path share every
-piece of per-attempt state, so they stay together as upstream keeps them; the Event and
-status writes at the end (``_report_failure``, ``_event``, ~70 lines) are to move to the
-client layer's shared EventRecorder and retry helper.
+The two cycles and the failure path share every piece of per-attempt state, so they stay
+together as upstream keeps them; Events go through the client layer's ``EventRecorder``
+(``self.events``) and the status report through its ``retry_on_conflict``.
 
 Scheduling cycle (``schedule_one``), one pod at a time, never awaiting the API:
 pop → skip deleting or already-assumed pods → pick the profile by ``spec.schedulerName`` →
@@ -79,9 +78,10 @@ from agents.scheduler.framework.types import (
 )
 from agents.scheduler.queue import EventAssignedPodDelete, QueuedPodInfo
 from agents.scheduler.sampling import num_feasible_nodes_to_find, select_host
-from emulator.api.core import Event, Pod, PodCondition
-from emulator.api.errors import ApiError, Conflict, NotFound
-from emulator.api.meta import ObjectMeta, ObjectReference
+from emulator.api.core import Pod, PodCondition
+from emulator.api.errors import ApiError, NotFound
+from emulator.api.meta import ObjectReference
+from emulator.client.retry import Backoff, retry_on_conflict
 
 if TYPE_CHECKING:
     from agents.scheduler.cache import Cache, Snapshot
@@ -91,13 +91,20 @@ if TYPE_CHECKING:
     from agents.scheduler.options import SchedulerOptions
     from agents.scheduler.queue import SchedulingQueue
     from emulator.client.client import Client
+    from emulator.client.events import EventRecorder
     from emulator.client.informer import Informer
     from emulator.runtime.clock import Clock
 
-__all__ = ["NOTE_LENGTH_LIMIT", "SchedulingCycle"]
+__all__ = ["STATUS_RETRY", "SchedulingCycle", "pod_reference"]
 
-NOTE_LENGTH_LIMIT: Final = 1024
-"""Upstream ``validation.NoteLengthLimit``: longer Event messages are truncated with " ..."."""
+STATUS_RETRY: Final = Backoff(steps=5)
+"""The failure report's status update: five tries, no wait (each re-reads the pod)."""
+
+
+def pod_reference(pod: Pod) -> ObjectReference:
+    """The ``involvedObject`` of the scheduler's Events about ``pod``."""
+    meta = pod.metadata
+    return ObjectReference(kind="Pod", namespace=meta.namespace, name=meta.name, uid=meta.uid)
 
 
 @dataclass(slots=True)
@@ -121,7 +128,7 @@ class SchedulingCycle:
     client: Client
     clock: Clock
     rng: random.Random
-    _event_rng: random.Random
+    events: EventRecorder
     options: SchedulerOptions
     cache: Cache
     snapshot: Snapshot
@@ -131,7 +138,6 @@ class SchedulingCycle:
     frameworks: dict[str, Framework]
     next_start_node_index: int
     _first_seen: dict[str, float]
-    _events: dict[tuple[str, str, str], tuple[str, int]]
     _evaluated: int
     _feasible_rows: IntArray | None
     _tg: asyncio.TaskGroup | None
@@ -147,8 +153,8 @@ class SchedulingCycle:
         if pod.metadata.deletion_timestamp is not None:
             self.queue.done(uid)
             self._spawn(
-                self._event(
-                    pod,
+                self.events.event(
+                    pod_reference(pod),
                     "Warning",
                     "FailedScheduling",
                     f"skip schedule deleting pod: {pod.metadata.namespace}/{pod.metadata.name}",
@@ -436,8 +442,11 @@ class SchedulingCycle:
         with contextlib.suppress(KeyError):
             self._activate(state.read(PODS_TO_ACTIVATE_KEY))
         pod = assumed
-        await self._event(
-            pod, "Normal", "Scheduled", f"Successfully assigned {pod.metadata.namespace}/{pod.metadata.name} to {host}"
+        await self.events.event(
+            pod_reference(pod),
+            "Normal",
+            "Scheduled",
+            f"Successfully assigned {pod.metadata.namespace}/{pod.metadata.name} to {host}",
         )
 
     def _binding_failure(
@@ -503,8 +512,13 @@ class SchedulingCycle:
         )
 
     async def _report_failure(self, pod: Pod, reason: str, message: str, nominated: str | None) -> None:
-        await self._event(pod, "Warning", "FailedScheduling", message)
-        for _ in range(5):
+        """The FailedScheduling Event, then the pod's PodScheduled=False condition (and
+        nomination) as a status update, retried on Conflict (``retry.RetryOnConflict``
+        with no waits, as the scheduler's status patch is re-read each try); any other API
+        error ends it: the next attempt will report again."""
+        await self.events.event(pod_reference(pod), "Warning", "FailedScheduling", message)
+
+        async def attempt() -> None:
             try:
                 current: Pod = await self.client.get("Pod", pod.metadata.name, pod.metadata.namespace)
             except NotFound:
@@ -530,41 +544,7 @@ class SchedulingCycle:
             ):
                 return
             status = replace(current.status, conditions=[*conds, cond], nominated_node_name=new_nominated)
-            try:
-                await self.client.update_status(replace(current, status=status))
-                return
-            except Conflict:
-                continue
-            except ApiError:
-                return
+            await self.client.update_status(replace(current, status=status))
 
-    async def _event(self, pod: Pod, type_: str, reason: str, message: str) -> None:
-        """Record an Event; a repeat of the same (pod, reason, message) bumps its count
-        (upstream's EventCorrelator aggregation) instead of adding an object."""
-        if len(message) > NOTE_LENGTH_LIMIT:
-            message = message[: NOTE_LENGTH_LIMIT - 4] + " ..."
-        key = (pod.metadata.uid, reason, message)
-        now = self.clock.timestamp()
-        seen = self._events.get(key)
         with contextlib.suppress(ApiError):
-            if seen is not None:
-                name, count = seen
-                self._events[key] = (name, count + 1)
-                current: Event = await self.client.get("Event", name, pod.metadata.namespace)
-                await self.client.update(replace(current, count=count + 1, last_timestamp=now))
-                return
-            name = f"{pod.metadata.name}.{self._event_rng.getrandbits(64):016x}"
-            self._events[key] = (name, 1)
-            ev = Event(
-                metadata=ObjectMeta(name=name, namespace=pod.metadata.namespace),
-                involved_object=ObjectReference(
-                    kind="Pod", namespace=pod.metadata.namespace, name=pod.metadata.name, uid=pod.metadata.uid
-                ),
-                reason=reason,
-                message=message,
-                type=type_,
-                reporting_component=self.name,
-                first_timestamp=now,
-                last_timestamp=now,
-            )
-            await self.client.create(ev)
+            await retry_on_conflict(STATUS_RETRY, attempt, clock=self.clock)

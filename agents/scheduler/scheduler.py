@@ -36,6 +36,7 @@ from agents.scheduler.schedule_one import SchedulingCycle
 from agents.scheduler.setup import SchedulerSettings, build_scheduler_setup
 from emulator.api.core import Pod
 from emulator.client.client import Client
+from emulator.client.events import EventRecorder
 from emulator.client.informer import Informer
 from emulator.runtime.clock import Clock
 from emulator.runtime.rng import Seeds
@@ -85,8 +86,16 @@ class Scheduler(SchedulingCycle, EventHandlers):
         self.client = client
         self.clock = clock
         self.rng = rng
-        self._event_rng = random.Random(rng.getrandbits(64))
-        """Event names: their own stream, so API writes never shift host tie-breaks."""
+        self.events = EventRecorder(
+            client,
+            clock,
+            name,
+            legacy_source=False,
+            naming="random",
+            rng=random.Random(rng.getrandbits(64)),
+            aggregate=True,
+        )
+        """Event names draw from their own stream, so API writes never shift host tie-breaks."""
         self.options = options
         self.cache = Cache(clock)
         self.snapshot = Snapshot()
@@ -134,7 +143,6 @@ class Scheduler(SchedulingCycle, EventHandlers):
         self.nodes.add_handlers(self._on_node_add, self._on_node_update, self._on_node_delete)
         self.next_start_node_index = 0
         self._first_seen: dict[str, float] = {}
-        self._events: dict[tuple[str, str, str], tuple[str, int]] = {}
         self._evaluated = 0
         """Nodes the current cycle evaluated (for ``cycleCost.perNode``)."""
         self._feasible_rows: IntArray | None = None

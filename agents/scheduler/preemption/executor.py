@@ -52,9 +52,11 @@ from typing import TYPE_CHECKING, Any, Final, Protocol
 from msgspec.structs import replace
 
 from agents.scheduler.framework.interface import Handle
-from emulator.api.core import Event, EventSource, Pod, PodCondition, PodStatus
+from emulator.api.core import Pod, PodCondition, PodStatus
 from emulator.api.errors import ApiError, Conflict, NotFound
-from emulator.api.meta import ObjectMeta, ObjectReference
+from emulator.api.meta import ObjectReference
+from emulator.client.events import EventRecorder
+from emulator.client.retry import Backoff, retry_on_conflict
 
 from .candidate import Candidate, pod_priority
 
@@ -71,7 +73,8 @@ __all__ = [
 
 DISRUPTION_TARGET: Final = "DisruptionTarget"
 PREEMPTION_BY_SCHEDULER: Final = "PreemptionByScheduler"
-_UPDATE_ATTEMPTS: Final = 5
+STATUS_RETRY: Final = Backoff(steps=5)
+"""A victim's status patch: five tries on Conflict, no wait (each re-reads the pod)."""
 
 Work = Callable[[], Coroutine[Any, Any, None]]
 
@@ -125,6 +128,7 @@ class Executor:
         self.pending: list[tuple[str, Work]] = []
         """Work queued when the handle has no ``run_async`` (run it with ``run_pending``)."""
         self.errors: list[str] = []
+        self._events: EventRecorder | None = None
         """API errors met, in order (upstream logs them)."""
         self.stats = ExecutorStats()
 
@@ -263,10 +267,12 @@ class Executor:
         return client
 
     async def _update_status(self, pod: Pod, change: Callable[[PodStatus], tuple[PodStatus, bool]]) -> bool:
-        """Apply ``change`` to the stored pod's status (a patch); False if the pod is gone."""
+        """Apply ``change`` to the stored pod's status (a patch); False if the pod is gone.
+        Retried on Conflict (``STATUS_RETRY``); a Conflict on every try is raised as stale."""
         client = self._client()
         meta = pod.metadata
-        for _ in range(_UPDATE_ATTEMPTS):
+
+        async def attempt() -> bool:
             try:
                 current: Pod = await client.get("Pod", meta.name, meta.namespace)
             except NotFound:
@@ -278,32 +284,28 @@ class Executor:
                 return True
             try:
                 await client.update_status(replace(current, status=status))
-                return True
             except NotFound:
                 return False
-            except Conflict:
-                continue
-        raise Conflict.stale("Pod", meta.name)
+            return True
+
+        try:
+            return await retry_on_conflict(STATUS_RETRY, attempt, clock=self.handle.clock)
+        except Conflict:
+            raise Conflict.stale("Pod", meta.name) from None
 
     async def _event(self, victim: Pod, preemptor: Pod, node: str) -> None:
         client = self.handle.client
         if client is None:
             return
+        if self._events is None:
+            self._events = EventRecorder(
+                client,
+                self.handle.clock,
+                self.handle.scheduler_name,
+                naming="generated",
+                on_error=lambda err: self.errors.append(err.message),
+            )
         meta = victim.metadata
-        now = self.handle.clock.timestamp()
-        reporter = self.handle.scheduler_name
-        ev = Event(
-            metadata=ObjectMeta(generate_name=f"{meta.name}.", namespace=meta.namespace),
-            involved_object=ObjectReference(kind="Pod", namespace=meta.namespace, name=meta.name, uid=meta.uid),
-            reason="Preempted",
-            message=f"Preempted by pod {preemptor.metadata.uid} on node {node}",
-            type="Normal",
-            source=EventSource(component=reporter),
-            reporting_component=reporter,
-            first_timestamp=now,
-            last_timestamp=now,
-        )
-        try:
-            await client.create(ev)
-        except ApiError as err:
-            self.errors.append(err.message)
+        involved = ObjectReference(kind="Pod", namespace=meta.namespace, name=meta.name, uid=meta.uid)
+        message = f"Preempted by pod {preemptor.metadata.uid} on node {node}"
+        await self._events.event(involved, "Normal", "Preempted", message)
