@@ -42,7 +42,7 @@ from agents.controllers.common import NodePodWatches, record_event, update_pod_c
 from emulator.api.core import Node, Pod, PodCondition, Taint, Toleration
 from emulator.api.errors import ApiError, NotFound
 from emulator.api.meta import ObjectReference
-from emulator.api.selectors import toleration_tolerates_taint
+from emulator.api.taints import toleration_tolerates_taint
 from emulator.client.client import Client
 from emulator.client.informer import Informer
 from emulator.runtime.clock import Clock
