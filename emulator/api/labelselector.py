@@ -262,7 +262,8 @@ def label_selector_problems(selector: LabelSelector | None, path: str) -> Iterat
     ``AllowInvalidLabelValueInSelector`` is false). ``None`` is valid (it selects nothing)."""
     if selector is None:
         return
-    yield from label_problems(selector.match_labels, f"{path}.matchLabels")
+    if selector.match_labels:
+        yield from label_problems(selector.match_labels, f"{path}.matchLabels")
     for i, req in enumerate(selector.match_expressions):
         p = f"{path}.matchExpressions[{i}]"
         op = req.operator
