@@ -18,6 +18,7 @@ from emulator.api.labelselector import (
     SelectorError,
     _compiled_of,
     compile_selector,
+    label_selector_errors,
     label_selector_matches,
     validate_label_selector,
 )
@@ -281,3 +282,34 @@ def test_compiled_selector_agrees_with_the_naive_reading(selector: LabelSelector
     """Differential: every specialised ``matches`` (one In, one Exists, the loop) against the reference."""
     assert compile_selector(selector).matches(labels) is naive_match(selector, labels)
     assert label_selector_matches(selector, labels) is naive_match(selector, labels)
+
+
+ANY_KEYS = ["a", "example.com/b", "-bad", "a/b/c", ""]
+ANY_VALUES = ["", "1", "x_y", "-bad", "a b"]
+
+
+@st.composite
+def any_label_selectors(draw: st.DrawFn) -> LabelSelector:
+    match_labels = draw(st.dictionaries(st.sampled_from(ANY_KEYS), st.sampled_from(ANY_VALUES), max_size=2))
+    expressions = [
+        LabelSelectorRequirement(
+            key=draw(st.sampled_from(ANY_KEYS)),
+            operator=draw(st.sampled_from(["In", "NotIn", "Exists", "DoesNotExist", "Gt", "in"])),
+            values=draw(st.lists(st.sampled_from(ANY_VALUES), max_size=2)),
+        )
+        for _ in range(draw(st.integers(0, 2)))
+    ]
+    return LabelSelector(match_labels=match_labels, match_expressions=expressions)
+
+
+@given(any_label_selectors())
+def test_api_validation_and_compile_accept_the_same_selectors(selector: LabelSelector) -> None:
+    """``ValidateLabelSelector`` (the API server) and ``LabelSelectorAsSelector`` (the scheduler)
+    word their errors differently but refuse exactly the same selectors."""
+    try:
+        compile_selector(selector)
+    except SelectorError:
+        compiles = False
+    else:
+        compiles = True
+    assert compiles is (not label_selector_errors(selector, "s"))
