@@ -42,7 +42,7 @@ from agents.controllers.common import NodePodWatches, update_pod_condition
 from emulator.api.core import Node, Pod, PodCondition, Taint, Toleration
 from emulator.api.errors import ApiError, NotFound
 from emulator.api.meta import ObjectReference
-from emulator.api.selectors import toleration_tolerates_taint
+from emulator.api.taints import toleration_tolerates_taint
 from emulator.client.client import Client
 from emulator.client.events import EventRecorder
 from emulator.client.informer import Informer

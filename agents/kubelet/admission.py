@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from emulator.api.core import Node, Pod
+from emulator.api.nodeaffinity import pod_matches_node_selector_and_affinity
 from emulator.api.resources import (
     CPU,
     EPHEMERAL_STORAGE,
@@ -50,7 +51,7 @@ from emulator.api.resources import (
     pod_host_ports,
     pod_requests,
 )
-from emulator.api.selectors import find_untolerated_taint, pod_matches_node_selector_and_affinity
+from emulator.api.taints import find_untolerated_taint
 
 __all__ = [
     "NODE_AFFINITY",

@@ -1,8 +1,10 @@
 """Kubernetes API objects (msgspec Structs), quantities, selectors, validation.
 
 The lowest layer: depends on msgspec and PyYAML only. See ``core`` (core/v1),
-``scheduling`` (PriorityClass, Lease), ``quantity``, ``resources``, ``selectors``,
-``validation``, ``codec`` (manifests in, builtins out) and ``errors``.
+``scheduling`` (PriorityClass, Lease), ``quantity``, ``resources``, the selector modules
+(``labels``: name syntax; ``labelselector``: compiled label selectors; ``labelparse``: their
+string form; ``nodeaffinity``; ``taints``; ``fields``), ``validation``, ``codec`` (manifests in,
+builtins out) and ``errors``.
 """
 
 from emulator.api.codec import KINDS, ApiObject, ManifestError, load_manifest_file, load_manifests

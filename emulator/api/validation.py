@@ -3,7 +3,9 @@
 ``validate(obj)`` raises ``Invalid`` naming the first bad field with its path
 (``spec.containers[0].resources.requests.cpu``). It checks what the emulator relies on:
 names, containers, quantities (malformed, negative, request above limit), priorities,
-taints and tolerations, selectors' operators. Defaulting lives in the apiserver.
+taints, and every pod field the scheduler reads (``podvalidation``: node selector, affinity,
+tolerations, spread constraints, ports, with upstream's paths and messages). Defaulting lives
+in the apiserver.
 
 ``validate_status_update`` and ``validate_update`` are ``validate`` narrowed to what a status
 write or an update can change (they live here because they depend on what ``validate`` reads:
@@ -12,22 +14,20 @@ a check added to ``validate`` must be weighed against them too).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 from emulator.api.core import Container, Node, Pod
 from emulator.api.errors import Invalid
+from emulator.api.labels import DNS1123_SUBDOMAIN_MAX_LEN, DNS1123_SUBDOMAIN_RE, is_dns1123_label
 from emulator.api.meta import ObjectMeta
+from emulator.api.podvalidation import scheduling_errors
 from emulator.api.quantity import Quantity
 from emulator.api.scheduling import PriorityClass
+from emulator.api.taints import TAINT_EFFECTS
 
 __all__ = ["quantity_errors", "validate", "validate_status_update", "validate_update"]
 
-_DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-_DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-_TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
-_TOLERATION_OPS = ("", "Equal", "Exists")
 _PREEMPTION = (None, "Never", "PreemptLowerPriority")
 
 
@@ -61,7 +61,7 @@ def _meta(kind: str, meta: ObjectMeta, namespaced: bool) -> None:
             return
         raise Invalid.at(kind, name, "metadata.name", "Required value: name or generateName is required")
     if kind == "Namespace":
-        if len(name) > 63 or not _DNS1123_LABEL.match(name):
+        if not is_dns1123_label(name):
             raise Invalid.at(
                 kind,
                 name,
@@ -69,7 +69,7 @@ def _meta(kind: str, meta: ObjectMeta, namespaced: bool) -> None:
                 f'Invalid value: "{name}": a lowercase RFC 1123 label must consist of lower case alphanumeric '
                 "characters or '-', and must start and end with an alphanumeric character",
             )
-    elif len(name) > 253 or not _DNS1123_SUBDOMAIN.match(name):
+    elif len(name) > DNS1123_SUBDOMAIN_MAX_LEN or not DNS1123_SUBDOMAIN_RE.fullmatch(name):
         raise Invalid.at(
             kind,
             name,
@@ -77,7 +77,7 @@ def _meta(kind: str, meta: ObjectMeta, namespaced: bool) -> None:
             f'Invalid value: "{name}": a lowercase RFC 1123 subdomain must consist of lower case '
             "alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character",
         )
-    if namespaced and meta.namespace and not _DNS1123_LABEL.match(meta.namespace):
+    if namespaced and meta.namespace and not is_dns1123_label(meta.namespace):
         raise Invalid.at(kind, name, "metadata.namespace", f'Invalid value: "{meta.namespace}"')
 
 
@@ -95,15 +95,6 @@ def _container(kind: str, name: str, path: str, c: Container) -> None:
                 f"{path}.resources.requests",
                 f'Invalid value: "{req.text}": must be less than or equal to {res} limit of {lim.text}',
             )
-    for j, p in enumerate(c.ports):
-        if not 0 < p.container_port < 65536:
-            raise Invalid.at(
-                kind, name, f"{path}.ports[{j}].containerPort", "Invalid value: must be between 1 and 65535"
-            )
-        if not 0 <= p.host_port < 65536:
-            raise Invalid.at(kind, name, f"{path}.ports[{j}].hostPort", "Invalid value: must be between 1 and 65535")
-        if p.protocol not in ("TCP", "UDP", "SCTP"):
-            raise Invalid.at(kind, name, f"{path}.ports[{j}].protocol", f'Unsupported value: "{p.protocol}"')
 
 
 def _pod(pod: Pod) -> None:
@@ -117,57 +108,18 @@ def _pod(pod: Pod) -> None:
             if c.name in seen:
                 raise Invalid.at(kind, name, f"spec.{group}[{i}].name", f'Duplicate value: "{c.name}"')
             seen.add(c.name)
-    for i, t in enumerate(spec.tolerations):
-        if t.operator not in _TOLERATION_OPS:
-            raise Invalid.at(kind, name, f"spec.tolerations[{i}].operator", f'Unsupported value: "{t.operator}"')
-        if t.operator == "Exists" and t.value:
-            raise Invalid.at(
-                kind,
-                name,
-                f"spec.tolerations[{i}].operator",
-                "Invalid value: value must be empty when `operator` is 'Exists'",
-            )
-        if not t.key and t.operator != "Exists":
-            raise Invalid.at(
-                kind,
-                name,
-                f"spec.tolerations[{i}].operator",
-                f'Invalid value: "{t.operator}": operator must be Exists when `key` is empty, '
-                'which means "match all values and all keys"',
-            )
-        if t.toleration_seconds is not None and t.effect != "NoExecute":
-            raise Invalid.at(
-                kind,
-                name,
-                f"spec.tolerations[{i}].effect",
-                f"Invalid value: \"{t.effect}\": effect must be 'NoExecute' when `tolerationSeconds` is set",
-            )
-        if t.effect and t.effect not in _TAINT_EFFECTS:
-            raise Invalid.at(kind, name, f"spec.tolerations[{i}].effect", f'Unsupported value: "{t.effect}"')
+    problem = next(scheduling_errors(spec), None)
+    if problem is not None:
+        raise Invalid.at(kind, name, *problem)
     if spec.preemption_policy not in _PREEMPTION:
         raise Invalid.at(kind, name, "spec.preemptionPolicy", f'Unsupported value: "{spec.preemption_policy}"')
-    for i, tsc in enumerate(spec.topology_spread_constraints):
-        if tsc.max_skew < 1:
-            raise Invalid.at(
-                kind,
-                name,
-                f"spec.topologySpreadConstraints[{i}].maxSkew",
-                f"Invalid value: {tsc.max_skew}: must be greater than zero",
-            )
-        if tsc.when_unsatisfiable not in ("DoNotSchedule", "ScheduleAnyway"):
-            raise Invalid.at(
-                kind,
-                name,
-                f"spec.topologySpreadConstraints[{i}].whenUnsatisfiable",
-                f'Unsupported value: "{tsc.when_unsatisfiable}"',
-            )
     if spec.termination_grace_period_seconds is not None and spec.termination_grace_period_seconds < 0:
         raise Invalid.at(kind, name, "spec.terminationGracePeriodSeconds", "Invalid value: must be >= 0")
 
 
 def _node(node: Node) -> None:
     for i, t in enumerate(node.spec.taints):
-        if t.effect not in _TAINT_EFFECTS:
+        if t.effect not in TAINT_EFFECTS:
             raise Invalid.at("Node", node.metadata.name, f"spec.taints[{i}].effect", f'Unsupported value: "{t.effect}"')
         if not t.key:
             raise Invalid.at("Node", node.metadata.name, f"spec.taints[{i}].key", "Required value")

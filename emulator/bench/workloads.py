@@ -42,6 +42,7 @@ from msgspec.structs import replace
 
 from emulator.api.codec import ManifestError, object_from_dict, yaml_documents
 from emulator.api.core import Node, Pod
+from emulator.api.labels import is_dns1123_label
 from emulator.runtime.clock import parse_duration
 
 __all__ = [
@@ -60,7 +61,6 @@ __all__ = [
 
 NonNegative = Annotated[int, msgspec.Meta(ge=0)]
 _AT = re.compile(r"^(?P<msg>.*?)(?: - at `\$\.?(?P<path>[^`]*)`)?$", re.S)
-_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 
 
 class WorkloadError(Exception):
@@ -402,7 +402,7 @@ class _Resolver:
         return obj
 
     def namespace(self, name: str, path: str) -> None:
-        if len(name) > 63 or not _DNS_LABEL.match(name):
+        if not is_dns1123_label(name):
             raise self.fail(path, f'"{name}" is not a valid namespace name (a DNS-1123 label)')
 
     def step(self, op: Op, j: int, tc: TestCase, params: dict[str, int]) -> Step:

@@ -25,7 +25,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from emulator.api.core import LabelSelector, Node, Pod
-from emulator.api.selectors import format_label_selector, label_selector_matches
+from emulator.api.labelparse import format_label_selector
+from emulator.api.labelselector import label_selector_matches
 from emulator.scenario.monitor import Overcommit
 from emulator.scenario.schema import (
     Expectation,

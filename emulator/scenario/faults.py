@@ -45,7 +45,7 @@ from typing import Any
 
 from emulator.api.core import Pod
 from emulator.api.errors import ApiError, Conflict, InternalError, NotFound, resource_of
-from emulator.api.selectors import label_selector_matches
+from emulator.api.labelselector import label_selector_matches
 from emulator.client.client import Client, Latency
 from emulator.runtime.rng import Seeds
 from emulator.scenario.schema import ApiError as ApiErrorFault

@@ -53,10 +53,11 @@ from msgspec.structs import replace
 from emulator.api.codec import KINDS, ApiObject, ManifestError, YamlLoader, object_from_dict
 from emulator.api.core import LabelSelector, Namespace, Node, Pod
 from emulator.api.errors import Invalid
+from emulator.api.labelparse import parse_label_selector
+from emulator.api.labelselector import label_selector_matches, validate_label_selector
 from emulator.api.meta import ObjectMeta
 from emulator.api.quantity import parse_quantity
 from emulator.api.scheduling import PriorityClass
-from emulator.api.selectors import label_selector_matches, parse_label_selector, validate_label_selector
 from emulator.api.validation import validate
 from emulator.apiserver.server import CLUSTER_SCOPED
 from emulator.runtime.clock import format_duration, parse_duration

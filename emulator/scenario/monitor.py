@@ -19,7 +19,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from emulator.api.core import LabelSelector, Pod
-from emulator.api.selectors import format_label_selector, label_selector_matches
+from emulator.api.labelparse import format_label_selector
+from emulator.api.labelselector import label_selector_matches
 from emulator.apiserver.server import WriteRecord
 
 __all__ = ["ConditionCounter", "Overcommit", "PodActivity"]

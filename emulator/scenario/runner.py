@@ -63,8 +63,8 @@ from agents.kubelet import Kubelet, KubeletSettings
 from agents.kubelet.settings import DEFAULT_NODE_STATUS_REPORT_FREQUENCY
 from emulator.api.core import Namespace, Node, Pod
 from emulator.api.errors import ApiError, Conflict, InternalError, NotFound
+from emulator.api.labelselector import label_selector_matches
 from emulator.api.meta import ObjectMeta
-from emulator.api.selectors import label_selector_matches
 from emulator.apiserver.server import ApiServer, WriteRecord
 from emulator.client.client import Client, Latency
 from emulator.client.retry import Backoff, on_error

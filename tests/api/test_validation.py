@@ -207,37 +207,38 @@ def test_generate_name_without_name_is_valid() -> None:
         pytest.param(
             {"containers": [container(ports=[{"containerPort": 0}])]},
             "spec.containers[0].ports[0].containerPort",
-            "Invalid value: must be between 1 and 65535",
+            "Required value",
             id="container-port-zero",
         ),
         pytest.param(
             {"containers": [container(ports=[{"containerPort": 80, "hostPort": 70000}])]},
             "spec.containers[0].ports[0].hostPort",
-            "Invalid value: must be between 1 and 65535",
+            "Invalid value: 70000: must be between 1 and 65535, inclusive",
             id="host-port-too-big",
         ),
         pytest.param(
             {"containers": [container(ports=[{"containerPort": 80, "protocol": "HTTP"}])]},
             "spec.containers[0].ports[0].protocol",
-            'Unsupported value: "HTTP"',
+            'Unsupported value: "HTTP": supported values: "SCTP", "TCP", "UDP"',
             id="bad-protocol",
         ),
         pytest.param(
             {"tolerations": [{"key": "k", "operator": "In"}]},
             "spec.tolerations[0].operator",
-            'Unsupported value: "In"',
+            'Unsupported value: "In": supported values: "Equal", "Exists"',
             id="toleration-bad-operator",
         ),
         pytest.param(
             {"tolerations": [{"key": "k", "operator": "Exists", "value": "v"}]},
             "spec.tolerations[0].operator",
-            "Invalid value: value must be empty when `operator` is 'Exists'",
+            'Invalid value: {"key":"k","operator":"Exists","value":"v"}: '
+            "value must be empty when `operator` is 'Exists'",
             id="toleration-exists-with-value",
         ),
         pytest.param(
             {"tolerations": [{"key": "k", "operator": "Exists"}, {"key": "k", "effect": "NoRun"}]},
             "spec.tolerations[1].effect",
-            'Unsupported value: "NoRun"',
+            'Unsupported value: "NoRun": supported values: "NoSchedule", "PreferNoSchedule", "NoExecute"',
             id="toleration-bad-effect",
         ),
         pytest.param(
@@ -255,7 +256,7 @@ def test_generate_name_without_name_is_valid() -> None:
         pytest.param(
             {"topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "z", "whenUnsatisfiable": "Maybe"}]},
             "spec.topologySpreadConstraints[0].whenUnsatisfiable",
-            'Unsupported value: "Maybe"',
+            'Unsupported value: "Maybe": supported values: "DoNotSchedule", "ScheduleAnyway"',
             id="tsc-when-unsatisfiable",
         ),
         pytest.param(

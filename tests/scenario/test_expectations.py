@@ -8,7 +8,7 @@ import pytest
 
 from emulator.api.codec import convert
 from emulator.api.core import Node, Pod
-from emulator.api.selectors import parse_label_selector
+from emulator.api.labelparse import parse_label_selector
 from emulator.scenario.expectations import check
 from emulator.scenario.monitor import Overcommit
 from emulator.scenario.schema import MaxPodsPerNode, NoOvercommit, PodCount, PodOnNode, PodsOnNodes, TopologySpread

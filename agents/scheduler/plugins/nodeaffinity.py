@@ -5,8 +5,9 @@ NormalizeScore).
 What this module owns: the pod's required node constraints (``spec.nodeSelector`` AND
 ``requiredDuringSchedulingIgnoredDuringExecution``), the profile's scheduler-enforced
 ``addedAffinity`` (``NodeAffinityArgs``), and the preferred-terms score. Matching one
-term/requirement is ``emulator.api.selectors`` (terms ORed, requirements ANDed, an empty term
-matches nothing, an invalid requirement makes its term match nothing).
+term/requirement, and a term's parse errors, are ``emulator.api.nodeaffinity`` (terms ORed,
+requirements ANDed, an empty term matches nothing, an invalid requirement makes its term match
+nothing).
 
 ==============  ===========================================================================
 point           behaviour
@@ -40,11 +41,8 @@ immutable except on gated pods, which wait for their gates, not for this plugin.
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any, Final
 
 import msgspec
@@ -68,17 +66,9 @@ from agents.scheduler.framework.types import (
     Status,
 )
 from agents.scheduler.plugins.helper import default_normalize_score, default_normalize_score_all
-from emulator.api.core import (
-    LabelSelector,
-    LabelSelectorRequirement,
-    Node,
-    NodeSelector,
-    NodeSelectorRequirement,
-    NodeSelectorTerm,
-    Pod,
-    PreferredSchedulingTerm,
-)
-from emulator.api.selectors import node_selector_matches, node_selector_term_matches, validate_label_selector
+from emulator.api.core import Node, NodeSelector, NodeSelectorTerm, Pod, PreferredSchedulingTerm
+from emulator.api.labelselector import aggregate
+from emulator.api.nodeaffinity import NODE_NAME_FIELD, node_selector_matches, node_selector_term_matches, term_errors
 
 __all__ = [
     "ERR_REASON_CONFLICT",
@@ -97,8 +87,6 @@ PRE_SCORE_STATE_KEY: Final = "PreScore" + NAME
 ERR_REASON_POD: Final = "node(s) didn't match Pod's node affinity/selector"
 ERR_REASON_ENFORCED: Final = "node(s) didn't match scheduler-enforced node affinity"
 ERR_REASON_CONFLICT: Final = "pod affinity terms conflict"
-_NODE_NAME_FIELD: Final = "metadata.name"
-_INT64: Final = re.compile(r"[+-]?[0-9]+")
 
 _Weighted = tuple[tuple[int, NodeSelectorTerm], ...]
 _FILTER_STATUSES: Final = (
@@ -108,82 +96,12 @@ _FILTER_STATUSES: Final = (
 )
 
 
-# --- parse errors, in upstream's wording (labels.NewRequirement, nodeaffinity) -----------------
-
-
-@lru_cache(maxsize=4096)
-def _syntax_messages(key: str, value: str | None) -> tuple[str, ...]:
-    """Why ``key`` (or, given, ``value``) is not a valid label key (value); () if it is."""
-    if value is None:
-        req, where, bad = LabelSelectorRequirement(key=key, operator="Exists"), "key", key
-    else:
-        req, where, bad = LabelSelectorRequirement(key="k", operator="In", values=[value]), "values[0]", value
-    try:
-        validate_label_selector(LabelSelector(match_expressions=[req]), "")
-    except ValueError as e:
-        head = f".matchExpressions[0].{where}: Invalid value: {json.dumps(bad, ensure_ascii=False)}: "
-        return tuple(str(e).removeprefix(head).split("; " + head))
-    return ()
-
-
-def _is_int64(text: str) -> bool:
-    return _INT64.fullmatch(text) is not None and -(2**63) <= int(text) < 2**63
-
-
-def _invalid(path: str, bad: object, detail: str) -> str:
-    return f"{path}: Invalid value: {json.dumps(bad, ensure_ascii=False)}: {detail}"
-
-
-def _expression_errors(req: NodeSelectorRequirement, p: str) -> list[str]:
-    op, vals = req.operator, req.values
-    if op not in ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"):
-        return [f'{p}.operator: Unsupported value: "{op}"']
-    errs: list[str] = []
-    if key_msgs := _syntax_messages(req.key, None):
-        errs.append(_invalid(f"{p}.key", req.key, "; ".join(key_msgs)))
-    if op in ("In", "NotIn") and not vals:
-        errs.append(_invalid(f"{p}.values", vals, "for 'in', 'notin' operators, values set can't be empty"))
-    elif op in ("Exists", "DoesNotExist") and vals:
-        errs.append(_invalid(f"{p}.values", vals, "values set must be empty for exists and does not exist"))
-    elif op in ("Gt", "Lt"):
-        if len(vals) != 1:
-            errs.append(_invalid(f"{p}.values", vals, "for 'Gt', 'Lt' operators, exactly one value is required"))
-        errs.extend(
-            _invalid(f"{p}.values[{i}]", v, "for 'Gt', 'Lt' operators, the value must be an integer")
-            for i, v in enumerate(vals)
-            if not _is_int64(v)
-        )
-    for i, v in enumerate(vals):
-        if msgs := _syntax_messages(req.key, v):
-            errs.append(_invalid(f"{p}.values[{i}][{req.key}]", v, "; ".join(msgs)))
-    return errs
-
-
-def _term_errors(term: NodeSelectorTerm, path: str) -> list[str]:
-    errs: list[str] = []
-    for j, req in enumerate(term.match_expressions):
-        errs.extend(_expression_errors(req, f"{path}.matchExpressions[{j}]"))
-    for j, req in enumerate(term.match_fields):
-        p = f"{path}.matchFields[{j}]"
-        if req.operator not in ("In", "NotIn"):
-            errs.append(f'{p}.operator: Unsupported value: "{req.operator}": supported values: "In", "NotIn"')
-        elif len(req.values) != 1:
-            errs.append(_invalid(f"{p}.values", req.values, "must have one element"))
-    return errs
-
-
-def _aggregate(errs: Sequence[str]) -> str:
-    """Upstream ``errors.NewAggregate(...).Error()``: one message as is, several as ``[a, b]``."""
-    unique = list(dict.fromkeys(errs))
-    return unique[0] if len(unique) == 1 else "[" + ", ".join(unique) + "]"
-
-
 def preferred_terms_errors(terms: Sequence[PreferredSchedulingTerm]) -> list[str]:
     """Parse errors of the terms ``NewPreferredSchedulingTerms`` keeps (weight ≠ 0, non-empty)."""
     errs: list[str] = []
     for i, t in enumerate(terms):
         if t.weight and (t.preference.match_expressions or t.preference.match_fields):
-            errs.extend(_term_errors(t.preference, f"[{i}]"))
+            errs.extend(term_errors(t.preference, f"[{i}]"))
     return errs
 
 
@@ -237,7 +155,7 @@ class _PreFilterState:
         if self.required is None or any(labels.get(k) != v for k, v in self.node_selector):
             return False
         terms = self.required.node_selector_terms
-        if any(_term_errors(t, "") for t in terms if t.match_expressions or t.match_fields):
+        if any(term_errors(t, "") for t in terms if t.match_expressions or t.match_fields):
             return None
         return False
 
@@ -283,7 +201,7 @@ class NodeAffinity:
         for term in required.node_selector_terms:
             term_names: set[str] | None = None
             for r in term.match_fields:
-                if r.key == _NODE_NAME_FIELD and r.operator == "In":
+                if r.key == NODE_NAME_FIELD and r.operator == "In":
                     term_names = set(r.values) if term_names is None else term_names & set(r.values)
             if term_names is None:
                 return None, SUCCESS  # an unrestricted term: every node is eligible (terms are ORed)
@@ -334,7 +252,7 @@ class NodeAffinity:
     def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status:
         terms = _preferred_of(pod)
         if errs := preferred_terms_errors(terms):
-            return Status(Code.Error, _aggregate(errs))
+            return Status(Code.Error, aggregate(errs))
         if not terms and self._added_preferred is None:
             return Status(Code.Skip)
         state.write(PRE_SCORE_STATE_KEY, _PreScoreState(_weighted(terms)))
@@ -350,7 +268,7 @@ class NodeAffinity:
         except KeyError:  # PreScore disabled: compute here, as upstream
             terms = _preferred_of(pod)
             if errs := preferred_terms_errors(terms):
-                return 0, Status(Code.Error, _aggregate(errs))
+                return 0, Status(Code.Error, aggregate(errs))
             s = _PreScoreState(_weighted(terms))
         return count + _score(s.preferred, node), SUCCESS
 

@@ -36,7 +36,7 @@ from agents.scheduler.framework.types import (
     Status,
 )
 from emulator.api.core import Node, Pod, Taint
-from emulator.api.selectors import tolerations_tolerate_taint
+from emulator.api.taints import tolerations_tolerate_taint
 
 __all__ = [
     "ERR_REASON_UNKNOWN_CONDITION",

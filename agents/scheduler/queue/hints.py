@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final
 
 from emulator.api.core import Pod
-from emulator.api.selectors import label_selector_matches
+from emulator.api.labelselector import label_selector_matches
 
 from ..framework.types import ClusterEvent, ClusterEventWithHint, QueueingHint
 from .inflight import RecordedEvent

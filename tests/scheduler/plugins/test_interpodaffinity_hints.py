@@ -366,7 +366,7 @@ def test_match_label_keys_ignored_without_a_label_selector_or_the_label() -> Non
     missing = parse_pod(
         pod("p", labels={"app": "web"}, aff=[term(expr("app", "Exists"), topo="z", match_label_keys=["rev"])])
     )
-    assert missing.required_affinity[0].selector.requirements == (("app", 2, frozenset()),)
+    assert missing.required_affinity[0].selector.requirements == (("app", "Exists", frozenset()),)
 
 
 # --- selector parsing -----------------------------------------------------------------------------
@@ -421,5 +421,5 @@ def test_term_cache_reuses_until_affinity_or_labels_change() -> None:
     relabelled = msgspec.structs.replace(p1, metadata=msgspec.structs.replace(p1.metadata, labels={"rev": "2"}))
     again = cache.get(relabelled)
     assert again is not first
-    assert again.required_affinity[0].selector.requirements[-1] == ("rev", 0, frozenset({"2"}))
+    assert again.required_affinity[0].selector.requirements[-1] == ("rev", "In", frozenset({"2"}))
     assert len(cache) == 1

@@ -40,6 +40,7 @@ from agents.scheduler.plugins.podtopologyspread.filtering import MAX_INT32, Crit
 from agents.scheduler.plugins.queuesort import PrioritySort
 from emulator.api.codec import convert
 from emulator.api.core import LabelSelector, Node, Pod
+from emulator.api.labelselector import NOTHING, compile_selector
 
 S, U, UU, SKIP = Code.Success, Code.Unschedulable, Code.UnschedulableAndUnresolvable, Code.Skip
 DNS, SA = "DoNotSchedule", "ScheduleAnyway"
@@ -576,10 +577,10 @@ def test_pre_filter_state_constraints_are_parsed_with_upstream_defaults() -> Non
     )
     _, _, state, _ = pre_filter(pod, FOUR)
     s: PreFilterState = state.read(PRE_FILTER_STATE_KEY)
-    merged = Selector.from_set({"bar": "a"}).add(Selector.from_label_selector(convert(FOO, LabelSelector)))
+    merged = Selector.from_set({"bar": "a"}).add(compile_selector(convert(FOO, LabelSelector)))
     assert s.constraints == [
         Constraint(2, "zone", merged, 3, "Ignore", "Honor"),
-        Constraint(1, "node", Selector.nothing(), 1, "Honor", "Ignore"),
+        Constraint(1, "node", NOTHING, 1, "Honor", "Ignore"),
     ]
 
 
@@ -1473,6 +1474,6 @@ def test_args_invalid(args: dict[str, Any], match: str) -> None:
     ],
 )
 def test_selector_matches(selector: dict[str, Any] | None, labels: dict[str, str], want: bool) -> None:
-    sel = Selector.from_label_selector(None if selector is None else convert(selector, LabelSelector))
+    sel = compile_selector(None if selector is None else convert(selector, LabelSelector))
     assert sel.matches(labels) is want
     assert sel.empty() is (selector == {})

@@ -3,9 +3,10 @@
 
 What this module owns: turning a pod's API ``PodAffinityTerm``s into matchable terms, once.
 
-* ``Selector``: a label selector compiled to requirements. ``None`` → ``NOTHING`` (matches no
-  labels), ``{}`` → ``EVERYTHING``. An invalid selector raises ``SelectorError`` with upstream's
-  ``labels.NewRequirement`` message (e.g. ``values[0][service]: Invalid value: "{{x}}": …``).
+* Label and namespace selectors are ``emulator.api.labelselector``'s compiled ``Selector``
+  (``compile_selector``: ``None`` → ``NOTHING``, ``{}`` → ``EVERYTHING``; an invalid selector
+  raises ``SelectorError`` with upstream's ``labels.NewRequirement`` message, e.g.
+  ``values[0][service]: Invalid value: "{{x}}": …``). They are re-exported here for the plugin.
 * ``AffinityTerm``: namespaces (the term's list; the pod's own namespace when the term has neither
   ``namespaces`` nor ``namespaceSelector``), label selector, topology key, namespace selector.
   ``matches(pod, ns_labels)`` = (pod's namespace listed or namespace selector matches
@@ -28,13 +29,19 @@ It does not own: counting or scoring (``filtering.py``, ``scoring.py``), namespa
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Final
 
 from emulator.api.core import LabelSelector, LabelSelectorRequirement, Pod, PodAffinityTerm, WeightedPodAffinityTerm
-from emulator.api.selectors import _label_value_errors, _qualified_name_errors
+from emulator.api.labelselector import (
+    EVERYTHING,
+    NOTHING,
+    Selector,
+    SelectorError,
+    aggregate,
+    compile_selector,
+)
 
 __all__ = [
     "EVERYTHING",
@@ -50,112 +57,6 @@ __all__ = [
     "parse_pod",
     "pod_matches_all_terms",
 ]
-
-_IN, _NOT_IN, _EXISTS, _DOES_NOT_EXIST = 0, 1, 2, 3
-_OPERATORS: Final = {"In": _IN, "NotIn": _NOT_IN, "Exists": _EXISTS, "DoesNotExist": _DOES_NOT_EXIST}
-
-Requirement = tuple[str, int, frozenset[str]]
-
-
-class SelectorError(ValueError):
-    """A label selector upstream's ``LabelSelectorAsSelector`` rejects; the message is upstream's."""
-
-
-class Selector:
-    """A compiled label selector: ``matches(labels)`` without re-validating."""
-
-    __slots__ = ("everything", "nothing", "requirements")
-
-    def __init__(self, requirements: tuple[Requirement, ...] = (), *, nothing: bool = False) -> None:
-        self.requirements = requirements
-        self.nothing = nothing
-        self.everything = not nothing and not requirements
-
-    def matches(self, labels: Mapping[str, str]) -> bool:
-        if self.nothing:
-            return False
-        for key, op, values in self.requirements:
-            if op == _IN:
-                v = labels.get(key)
-                if v is None or v not in values:
-                    return False
-            elif op == _NOT_IN:
-                v = labels.get(key)
-                if v is not None and v in values:
-                    return False
-            elif op == _EXISTS:
-                if key not in labels:
-                    return False
-            elif key in labels:
-                return False
-        return True
-
-    def __repr__(self) -> str:
-        if self.nothing:
-            return "<Selector nothing>"
-        return f"<Selector {list(self.requirements)!r}>" if self.requirements else "<Selector everything>"
-
-
-EVERYTHING: Final = Selector()
-NOTHING: Final = Selector(nothing=True)
-
-
-def _go_strings(values: Sequence[str]) -> str:
-    """Go's ``%#v`` of a ``[]string`` (as ``field.Invalid`` prints a list value)."""
-    if not values:
-        return "[]string(nil)"
-    return "[]string{" + ", ".join(json.dumps(v, ensure_ascii=False) for v in values) + "}"
-
-
-def _requirement_errors(key: str, op: int, values: Sequence[str]) -> list[str]:
-    """Upstream ``labels.NewRequirement`` validation, in its order: key, operator/values, each value."""
-    errs: list[str] = []
-    key_errs = _qualified_name_errors(key)
-    if key_errs:
-        errs.append(f"key: Invalid value: {json.dumps(key, ensure_ascii=False)}: {'; '.join(key_errs)}")
-    if op in (_IN, _NOT_IN) and not values:
-        errs.append(
-            f"values: Invalid value: {_go_strings(values)}: for 'in', 'notin' operators, values set can't be empty"
-        )
-    if op in (_EXISTS, _DOES_NOT_EXIST) and values:
-        errs.append(
-            f"values: Invalid value: {_go_strings(values)}: values set must be empty for exists and does not exist"
-        )
-    for i, v in enumerate(values):
-        v_errs = _label_value_errors(v)
-        if v_errs:
-            errs.append(f"values[{i}][{key}]: Invalid value: {json.dumps(v, ensure_ascii=False)}: {'; '.join(v_errs)}")
-    return errs
-
-
-def _aggregate(errs: list[str]) -> str:
-    """``utilerrors.NewAggregate(...).Error()``: one message as is, several as ``[a, b]``."""
-    unique = list(dict.fromkeys(errs))
-    return unique[0] if len(unique) == 1 else "[" + ", ".join(unique) + "]"
-
-
-def compile_selector(selector: LabelSelector | None) -> Selector:
-    """``LabelSelectorAsSelector``; ``SelectorError`` at the first invalid requirement."""
-    if selector is None:
-        return NOTHING
-    if not selector.match_labels and not selector.match_expressions:
-        return EVERYTHING
-    reqs: list[Requirement] = []
-    for key in sorted(selector.match_labels):  # Go iterates the map randomly; sorted is deterministic
-        value = selector.match_labels[key]
-        errs = _requirement_errors(key, _IN, [value])
-        if errs:
-            raise SelectorError(_aggregate(errs))
-        reqs.append((key, _IN, frozenset((value,))))
-    for expr in selector.match_expressions:
-        op = _OPERATORS.get(expr.operator)
-        if op is None:
-            raise SelectorError(f"{json.dumps(expr.operator)} is not a valid label selector operator")
-        errs = _requirement_errors(expr.key, op, expr.values)
-        if errs:
-            raise SelectorError(_aggregate(errs))
-        reqs.append((expr.key, op, frozenset(expr.values)))
-    return Selector(tuple(reqs))
 
 
 @dataclass(frozen=True, slots=True)
@@ -258,7 +159,7 @@ def parse_pod(pod: Pod) -> ParsedTerms:
             "preferredAntiAffinityTerms", paa.preferred_during_scheduling_ignored_during_execution if paa else []
         ),
     )
-    return replace(parsed, error=_aggregate(errs)) if errs else parsed
+    return replace(parsed, error=aggregate(errs)) if errs else parsed
 
 
 TermsOf = Callable[[Pod], ParsedTerms]

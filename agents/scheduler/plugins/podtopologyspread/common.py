@@ -2,11 +2,10 @@
 
 What this module owns:
 
-* ``Selector``: a parsed label selector (upstream ``labels.Selector``), built once per pod per
-  cycle so matching a pod is a loop over a tuple, never a re-parse. Three shapes matter, as
-  upstream: *nothing* (a ``null`` ``labelSelector``: matches no pod), *empty* (``{}``: matches
-  every pod, but ``empty()`` is true and counting treats it as "count nothing"), and a list of
-  ANDed requirements.
+* Selectors are ``emulator.api.labelselector``'s compiled ``Selector`` (re-exported), built once
+  per pod per cycle. Three shapes matter, as upstream: *nothing* (a ``null`` ``labelSelector``:
+  matches no pod), *empty* (``{}``: matches every pod, but ``empty()`` is true and counting
+  treats it as "count nothing"), and a list of ANDed requirements.
 * ``Constraint``: one ``topologySpreadConstraints`` entry with upstream's defaults applied
   (``minDomains`` 1, ``nodeAffinityPolicy`` Honor, ``nodeTaintsPolicy`` Ignore) and the pod's
   ``matchLabelKeys`` values ANDed into its selector.
@@ -38,12 +37,10 @@ from dataclasses import dataclass
 from typing import Final
 
 from agents.scheduler.framework.types import NodeInfo, PodInfo
-from emulator.api.core import LabelSelector, Node, Pod, TopologySpreadConstraint
-from emulator.api.selectors import (
-    find_untolerated_taint,
-    pod_matches_node_selector_and_affinity,
-    validate_label_selector,
-)
+from emulator.api.core import Node, Pod, TopologySpreadConstraint
+from emulator.api.labelselector import EVERYTHING, Selector, compile_selector
+from emulator.api.nodeaffinity import pod_matches_node_selector_and_affinity
+from emulator.api.taints import find_untolerated_taint
 
 __all__ = [
     "DO_NOT_SCHEDULE",
@@ -87,100 +84,6 @@ SYSTEM_DEFAULT_CONSTRAINTS: Final = (
 )
 """Used when ``defaultingType: System`` and the pod has no constraints of its own."""
 
-Requirement = tuple[str, str, frozenset[str]]
-"""(key, operator In|NotIn|Exists|DoesNotExist, values)."""
-
-
-class Selector:
-    """A parsed label selector. Immutable; ``add`` returns a new one."""
-
-    __slots__ = ("_key", "_nothing", "matches", "requirements")
-
-    def __init__(self, requirements: Iterable[Requirement] = (), *, nothing: bool = False) -> None:
-        self.requirements: tuple[Requirement, ...] = tuple(requirements)
-        self._nothing = nothing
-        self._key = (nothing, tuple(sorted({(k, op, tuple(sorted(v))) for k, op, v in self.requirements})))
-        self.matches: Callable[[Mapping[str, str]], bool] = self._compile()
-        """``matches(labels)``: does the selector select these labels? Specialised per shape."""
-
-    @classmethod
-    def nothing(cls) -> Selector:
-        """``labels.Nothing()``: what a ``null`` labelSelector becomes."""
-        return cls(nothing=True)
-
-    @classmethod
-    def from_set(cls, labels: Mapping[str, str]) -> Selector:
-        """``labels.SelectorFromSet``: key=value for each entry (empty map: everything)."""
-        return cls((k, "In", frozenset((v,))) for k, v in sorted(labels.items()))
-
-    @classmethod
-    def from_label_selector(cls, selector: LabelSelector | None) -> Selector:
-        """``metav1.LabelSelectorAsSelector``; ``ValueError`` if the selector is invalid."""
-        if selector is None:
-            return cls.nothing()
-        validate_label_selector(selector, "labelSelector")
-        reqs: list[Requirement] = [(k, "In", frozenset((v,))) for k, v in selector.match_labels.items()]
-        reqs += [(r.key, r.operator, frozenset(r.values)) for r in selector.match_expressions]
-        return cls(reqs)
-
-    def add(self, other: Selector) -> Selector:
-        """Both selectors' requirements ANDed (``Selector.Add``); *nothing* stays nothing."""
-        if self._nothing or other._nothing:
-            return Selector.nothing()
-        return Selector(self.requirements + other.requirements)
-
-    def empty(self) -> bool:
-        """No requirement at all (``Selector.Empty``); *nothing* is not empty."""
-        return not self._nothing and not self.requirements
-
-    def is_nothing(self) -> bool:
-        return self._nothing
-
-    def _compile(self) -> Callable[[Mapping[str, str]], bool]:
-        if self._nothing:
-            return lambda labels: False
-        if not self.requirements:
-            return lambda labels: True
-        if len(self.requirements) == 1:
-            key, op, values = self.requirements[0]
-            if op == "In" and len(values) == 1:
-                (value,) = values
-                return lambda labels: labels.get(key) == value
-            if op == "Exists":
-                return lambda labels: key in labels
-        return self._match_all
-
-    def _match_all(self, labels: Mapping[str, str]) -> bool:
-        for key, op, values in self.requirements:
-            got = labels.get(key)
-            if op == "In":
-                if got is None or got not in values:
-                    return False
-            elif op == "NotIn":
-                if got is not None and got in values:
-                    return False
-            elif op == "Exists":
-                if got is None:
-                    return False
-            elif got is not None:  # DoesNotExist
-                return False
-        return True
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Selector):
-            return NotImplemented
-        return self._key == other._key
-
-    def __hash__(self) -> int:
-        return hash(self._key)
-
-    def __repr__(self) -> str:
-        if self._nothing:
-            return "<Selector nothing>"
-        parts = [f"{k} {op} {list(v)}" if v else f"{k} {op}" for k, op, v in self._key[1]]
-        return f"<Selector {', '.join(parts) or 'everything'}>"
-
-
 DefaultSelectorFn = Callable[[Pod], Selector]
 """``fn(pod)``: the selector of the workload objects that select or own ``pod``."""
 
@@ -188,10 +91,7 @@ DefaultSelectorFn = Callable[[Pod], Selector]
 def no_default_selector(pod: Pod) -> Selector:
     """The emulator has no Services, RCs, ReplicaSets or StatefulSets: an empty selector (one
     shared instance: selectors are immutable)."""
-    return _EMPTY_SELECTOR
-
-
-_EMPTY_SELECTOR: Final = Selector()
+    return EVERYTHING
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,10 +115,10 @@ def filter_constraints(
     for c in constraints:
         if c.when_unsatisfiable != action:
             continue
-        selector = Selector.from_label_selector(c.label_selector)
+        selector = compile_selector(c.label_selector)
         if c.match_label_keys:
             own = {k: pod_labels[k] for k in c.match_label_keys if k in pod_labels}
-            if own and not selector.is_nothing():  # mergeLabelSetWithSelector keeps Nothing as is
+            if own and not selector.nothing:  # mergeLabelSetWithSelector keeps Nothing as is
                 selector = Selector.from_set(own).add(selector)
         out.append(
             Constraint(
