@@ -51,7 +51,6 @@ from typing import Any, Final
 import msgspec
 
 from agents.scheduler.args import (  # noqa: F401 - re-exported
-    _AT,
     _DEFAULT_RESOURCES,
     _FIELD,
     _INT32_MAX,

@@ -16,11 +16,12 @@ from typing import Any
 from agents.scheduler.config import ConfigError, load_config
 from agents.scheduler.framework.interface import PluginFactory, ProfileSpec
 from agents.scheduler.scheduler import SchedulerOptions
+from emulator.inputs import PlainInputError
 
 __all__ = ["SchedulerSetup", "SetupError", "build_scheduler_setup"]
 
 
-class SetupError(ValueError):
+class SetupError(PlainInputError, ValueError):
     """A scheduler configuration problem: ``<file>: <path>: <detail>``."""
 
 

@@ -6,7 +6,7 @@ A base package: it imports nothing of ours, so every layer above (api, agents, s
 commands) reports bad input with the same ``InputError`` and the same message format.
 """
 
-from emulator.inputs.errors import InputError, join_path, join_paths, msgspec_error, show, split_path
+from emulator.inputs.errors import InputError, PlainInputError, join_path, join_paths, msgspec_error, show, split_path
 from emulator.inputs.lists import MAX_ITEMS, flatten_list, is_list
 from emulator.inputs.reader import MAX_FILE_BYTES, ReadError, read_bytes, read_text
 from emulator.inputs.yamldocs import MAX_ALIASES, MAX_DEPTH, YamlDocuments, YamlError, YamlLoader, load_documents
@@ -17,6 +17,7 @@ __all__ = [
     "MAX_FILE_BYTES",
     "MAX_ITEMS",
     "InputError",
+    "PlainInputError",
     "ReadError",
     "YamlDocuments",
     "YamlError",

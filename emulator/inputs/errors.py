@@ -28,7 +28,7 @@ from typing import Any, Final
 
 import msgspec
 
-__all__ = ["InputError", "join_path", "join_paths", "msgspec_error", "show", "split_path"]
+__all__ = ["InputError", "PlainInputError", "join_path", "join_paths", "msgspec_error", "show", "split_path"]
 
 _IDENT: Final = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 _AT: Final = re.compile(r"^(?P<msg>.*?)(?: - at `\$(?P<path>[^`]*)`)?$", re.S)
@@ -71,6 +71,15 @@ class InputError(Exception):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(file={self.file!r}, path={self.path!r}, detail={self.detail!r})"
+
+
+class PlainInputError(InputError):
+    """An ``InputError`` known by its one-line message, which already names the file and path
+    (or the command-line option): ``detail`` is the message, ``file`` and ``path`` are empty.
+    For errors that wrap another's text (``UsageError``, ``SetupError``, ``HuntError``)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("", "", message)
 
 
 def _restore(cls: type[InputError], state: dict[str, Any]) -> InputError:
