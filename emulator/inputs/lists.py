@@ -52,7 +52,8 @@ def flatten_list(
     path, detail)``."""
     size = _size(doc, {})
     if size > limit:
-        raise error(source, path, f"a List that expands to {size} objects; at most {limit} are allowed")
+        detail = f"the List expands to {size} objects; at most {limit} are allowed"
+        raise error(source, join_path(path, "items"), detail)
     out: list[tuple[str, Any]] = []
     stack: list[tuple[str, Any]] = [(path, doc)]
     while stack:

@@ -98,7 +98,7 @@ def check_graph(root: Any, *, max_aliases: int = MAX_ALIASES, max_depth: int = M
                     node.start_mark,
                 )
             continue
-        if len(stack) >= max_depth and _children(child):
+        if len(stack) >= max_depth and isinstance(child, yaml.CollectionNode):
             raise yaml.composer.ComposerError(
                 "while composing a document",
                 root.start_mark,
