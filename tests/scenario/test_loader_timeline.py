@@ -1,4 +1,4 @@
-"""The loader's replay of the run (``_Timeline``) and the checks added beside it: every
+"""The loader's replay of the run (``timeline.Timeline``) and the checks added beside it: every
 write the API server would refuse is a ``ScenarioError`` at load, with its path, and
 scenarios that are fine stay valid. Also duplicate YAML keys, the run-duration
 annotation, Binding manifests and the size limits."""
