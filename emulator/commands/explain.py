@@ -52,7 +52,16 @@ from emulator.api.core import Namespace, Node, Pod
 from emulator.api.errors import ApiError
 from emulator.api.meta import ObjectMeta
 from emulator.apiserver.server import ApiServer
-from emulator.inputs import InputError, ReadError, YamlDocuments, YamlError, flatten_list, load_documents, read_text
+from emulator.inputs import (
+    InputError,
+    ReadError,
+    YamlDocuments,
+    YamlError,
+    flatten_list,
+    join_paths,
+    load_documents,
+    read_text,
+)
 from emulator.runtime.clock import format_timestamp
 
 __all__ = ["ExplainError", "add_parser", "load_inputs", "run"]
@@ -124,6 +133,12 @@ class Inputs:
     config: Mapping[str, Any] | None
     config_source: str
     server: ApiServer = field(repr=False)
+    config_file: str = ""
+    """The file of the KubeSchedulerConfiguration ("" for the default one)..."""
+    config_path: str = ""
+    """... and its path in that file (``documents[2]``; "" when it is the whole file)."""
+    sources: dict[str, YamlDocuments] = field(default_factory=dict, repr=False)
+    """Each file read, for the ``line:column`` of errors found later (in the configuration)."""
 
 
 def _is_config(doc: Any) -> bool:
@@ -148,27 +163,33 @@ def load_inputs(files: list[Path], pod_ref: str | None, config_file: Path | None
     """Decode, admit (defaulting, validation, priority) and sort the objects of ``files``."""
     sources: dict[str, YamlDocuments] = {}
     try:
-        return _load_inputs(files, pod_ref, config_file, sources)
+        inputs = _load_inputs(files, pod_ref, config_file, sources)
     except ExplainError as err:
-        docs = sources.get(err.file)
-        where = docs.locate(err.path) if docs is not None and err.path else None
-        if where is not None:
-            err.locate(*where)
-        raise
+        raise _located(err, sources) from None
+    inputs.sources = sources
+    return inputs
+
+
+def _located(err: ExplainError, sources: Mapping[str, YamlDocuments]) -> ExplainError:
+    docs = sources.get(err.file)
+    where = docs.locate(err.path) if docs is not None and err.path else None
+    if where is not None:
+        err.locate(*where)
+    return err
 
 
 def _load_inputs(
     files: list[Path], pod_ref: str | None, config_file: Path | None, sources: dict[str, YamlDocuments]
 ) -> Inputs:
     objects: list[tuple[Any, str, str]] = []  # (object, source, path)
-    config: tuple[Any, str] | None = None
+    config: tuple[Any, str, str, str] | None = None  # (document, label, file, path)
     config_docs = [(d, str(config_file), "") for d in _read(config_file, sources)] if config_file is not None else []
     if config_file is not None and len(config_docs) != 1:
         raise ExplainError(str(config_file), "", f"expected one {CONFIG_KIND} document, got {len(config_docs)}")
     for doc, source, _ in config_docs:
         if not _is_config(doc):
             raise ExplainError(source, "", f"expected apiVersion {CONFIG_API_VERSION} and kind {CONFIG_KIND}")
-        config = (doc, source)
+        config = (doc, source, source, "")
     for f in files:
         docs = _read(f, sources)
         for i, raw in enumerate(docs):
@@ -177,7 +198,7 @@ def _load_inputs(
                 if _is_config(doc):
                     if config is not None:
                         raise ExplainError(str(f), path, f"a second {CONFIG_KIND} (the first is in {config[1]})")
-                    config = (doc, f"{f}: {path}" if path else str(f))
+                    config = (doc, f"{f}: {path}" if path else str(f), str(f), path)
                     continue
                 try:
                     obj = object_from_dict(doc, source=str(f), path=path)
@@ -206,7 +227,11 @@ def _admit(objects: list[tuple[Any, str, str]]) -> tuple[ApiServer, list[Any]]:
 
 
 def _select(
-    server: ApiServer, created: list[Any], pod_ref: str | None, files: list[Path], config: tuple[Any, str] | None
+    server: ApiServer,
+    created: list[Any],
+    pod_ref: str | None,
+    files: list[Path],
+    config: tuple[Any, str, str, str] | None,
 ) -> Inputs:
     pods: list[Pod] = [o for o in created if isinstance(o, Pod)]
     nodes: list[Node] = [o for o in created if isinstance(o, Node)]
@@ -237,6 +262,8 @@ def _select(
         config[0] if config else None,
         config[1] if config else "",
         server,
+        config[2] if config else "",
+        config[3] if config else "",
     )
 
 
@@ -252,7 +279,10 @@ def explain(inputs: Inputs, registry: Mapping[str, PluginFactory] | None = None)
     try:
         cfg = load_config(inputs.config, registry)
     except ConfigError as err:
-        raise _plain(f"{inputs.config_source or 'configuration'}: {err}") from None
+        if not inputs.config_file:
+            raise _plain(f"configuration: {err}") from None
+        path = join_paths(inputs.config_path, err.path)
+        raise _located(ExplainError(inputs.config_file, path, err.detail), inputs.sources) from None
     pod = inputs.pod
     profile = cfg.profile(pod.spec.scheduler_name)
     if profile is None:

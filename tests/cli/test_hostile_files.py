@@ -251,3 +251,42 @@ def test_hostile_bench_workload_file_is_refused(
     code, out, err, elapsed = _main(["bench", "--list", "--file", str(tmp_path / "w.yaml")], capsys)
     assert (code, err, out) == (2, _expect(message, tmp_path, "w.yaml"), "")
     assert elapsed < 2.0
+
+
+CONFIG = (
+    "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n"
+    "  - schedulerName: default-scheduler\n    plugins:\n      score:\n        enabled:\n          - name: Nope\n"
+)
+NOPE = 'plugin "Nope" does not exist: not an in-tree plugin, nor registered out of tree'
+
+
+@pytest.mark.parametrize(
+    ("files", "argv", "message"),
+    [
+        pytest.param(
+            {"c.yaml": POD, "s.yaml": CONFIG},
+            ["c.yaml", "--config", "s.yaml"],
+            "s.yaml:8:13: profiles[0].plugins.score.enabled[0].name: " + NOPE,
+            id="config-file",
+        ),
+        pytest.param(
+            {"c.yaml": POD + "\n---\n" + CONFIG},
+            ["c.yaml"],
+            "c.yaml:10:13: documents[1].profiles[0].plugins.score.enabled[0].name: " + NOPE,
+            id="config-among-the-manifests",
+        ),
+    ],
+)
+def test_explain_configuration_errors_carry_line_and_column(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    files: dict[str, str],
+    argv: list[str],
+    message: str,
+) -> None:
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    monkeypatch.chdir(tmp_path)
+    code, out, err, _ = _main(["explain", *argv], capsys)
+    assert (code, err, out) == (2, f"error: {message}\n", "")
