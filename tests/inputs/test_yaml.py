@@ -4,10 +4,14 @@ with a line and column, in time proportional to the text; node marks for ``locat
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import pytest
+import yaml
+from hypothesis import given
+from hypothesis import strategies as st
 
-from emulator.inputs import MAX_ALIASES, MAX_DEPTH, YamlError, load_documents
+from emulator.inputs import MAX_ALIASES, MAX_DEPTH, YamlError, join_path, load_documents
 from tests.inputs.hostile import alias_bomb
 
 
@@ -153,3 +157,38 @@ def test_locate_in_a_multi_document_text_needs_the_document_index() -> None:
     assert docs.locate("documents[1].b.c") == (4, 3)
     assert docs.locate("b.c") is None
     assert docs.locate("documents[5].b") is None
+
+
+_KEY = st.from_regex(r"[a-z][a-z0-9_-]{0,8}", fullmatch=True)
+_TREE = st.recursive(
+    st.one_of(st.integers(-5, 5), st.text("ab c", max_size=5)),
+    lambda children: st.one_of(
+        st.lists(children, min_size=1, max_size=3), st.dictionaries(_KEY, children, min_size=1, max_size=3)
+    ),
+    max_leaves=12,
+)
+
+
+def _key_paths(value: Any, path: str = "") -> list[tuple[str, str]]:
+    """(path, last key) of every mapping entry in ``value``."""
+    out: list[tuple[str, str]] = []
+    if isinstance(value, dict):
+        for k, v in value.items():
+            out.append((join_path(path, k), k))
+            out.extend(_key_paths(v, join_path(path, k)))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            out.extend(_key_paths(v, join_path(path, i)))
+    return out
+
+
+@given(tree=st.dictionaries(_KEY, _TREE, min_size=1, max_size=4), flow=st.booleans())
+def test_locate_points_at_the_key_a_path_ends_with(tree: dict[str, Any], flow: bool) -> None:
+    text = yaml.safe_dump(tree, default_flow_style=flow, width=10**6)
+    docs = load_documents(text, source="s.yaml")
+    lines = text.splitlines()
+    for path, key in _key_paths(tree):
+        where = docs.locate(path)
+        assert where is not None
+        line, column = where
+        assert lines[line - 1][column - 1 :].startswith(key), (path, text)
