@@ -25,6 +25,7 @@ from msgspec.structs import replace
 from emulator.api.codec import ApiObject, ManifestError, object_from_dict
 from emulator.api.core import Node, Pod
 from emulator.inputs import (
+    MAX_FILE_BYTES,
     InputError,
     ReadError,
     YamlDocuments,
@@ -41,6 +42,9 @@ from emulator.scenario.schema import RUN_DURATION_ANNOTATION, SchedulerConfig
 __all__ = ["Origin", "Readers", "ScenarioError", "check_run_duration"]
 
 _SCHEDULER_API = ("kubescheduler.config.k8s.io/v1", "KubeSchedulerConfiguration")
+MAX_REFERENCED_BYTES = MAX_FILE_BYTES
+"""All the files one scenario references, together (a file named 1,000 times is read 1,000
+times: each read is bounded by the reader, the sum by this)."""
 
 
 class ScenarioError(InputError):
@@ -65,6 +69,8 @@ class Readers:
         self.base_dir = base_dir
         self.origins: dict[int, Origin] = {}
         """Where each manifest came from, by ``id`` of its object (the Scenario keeps them alive)."""
+        self.bytes_read = 0
+        """Bytes of the referenced files read so far (``MAX_REFERENCED_BYTES`` at most)."""
         self.sources: dict[str, YamlDocuments] = {}
         """Each file read, by the name errors give it: its documents and their node marks."""
 
@@ -100,6 +106,11 @@ class Readers:
             text = read_file(file)
         except ReadError as err:
             raise ScenarioError(self.file, path, f"cannot read file: {err.reason}: {file}") from None
+        self.bytes_read += len(text.encode())
+        if self.bytes_read > MAX_REFERENCED_BYTES:
+            n = MAX_REFERENCED_BYTES
+            limit = f"{n // 2**20} MiB" if n % 2**20 == 0 else f"{n} bytes"
+            self.fail(path, f"cannot read file: the files this scenario references pass {limit} in all: {file}")
         return self.documents(text, str(file))
 
     def locate(self, err: InputError) -> None:
