@@ -3,8 +3,9 @@
 What this module owns: ``InputError`` (every "the file you gave me is wrong" error of the
 project is one: ``ScenarioError``, ``ManifestError``, ``ConfigError``, ``ExplainError`` ...
 keep their names for callers and subclass it), the path syntax shared by every reader
-(``join_path``), and the translation of a ``msgspec.ValidationError`` into a message and a
-path (``msgspec_error``). It does not read files (``reader``) nor parse YAML (``yamldocs``).
+(``join_path``, ``split_path``), how a value is shown in a message (``show``), and the
+translation of a ``msgspec.ValidationError`` into a message and a path (``msgspec_error``).
+It does not read files (``reader``) nor parse YAML (``yamldocs``).
 
 Message format, one line, the parts that are known joined by ``": "``::
 
