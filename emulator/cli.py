@@ -5,6 +5,10 @@ Each subcommand is a module of ``emulator.commands`` with ``add_parser(subparser
 status 2. Exit status: 0 every expectation met; 1 an expectation failed (or a waitFor timed
 out, or the simulation deadlocked); 2 bad input (one clear message on stderr naming the file,
 the path inside it and what was expected; no traceback; nothing run); 130 interrupted.
+
+Bad input is any ``emulator.inputs.InputError`` (``ScenarioError``, ``StepError``,
+``ManifestError``, ``ConfigError``, ``SetupError``, ``UsageError``, ``ExplainError``,
+``HuntError``, ``WorkloadError``): one line, ``error: <file>[:<line>:<column>]: <path>: <detail>``.
 """
 
 from __future__ import annotations
@@ -13,20 +17,13 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from emulator.bench.workloads import WorkloadError
 from emulator.commands import bench, explain, hunt, run, validate
-from emulator.commands.common import UsageError
-from emulator.commands.explain import ExplainError
-from emulator.commands.hunt import HuntError
-from emulator.scenario.loader import ScenarioError
-from emulator.scenario.runner import StepError
+from emulator.inputs import InputError
 
 __all__ = ["main"]
 
 COMMANDS = {"run": run, "validate": validate, "explain": explain, "hunt": hunt, "bench": bench}
 """Subcommand name → module, in the order ``--help`` lists them."""
-
-_INPUT_ERRORS = (ScenarioError, StepError, UsageError, ExplainError, HuntError, WorkloadError)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -45,7 +42,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         code: int = COMMANDS[args.command].run(args)
         return code
-    except _INPUT_ERRORS as err:
+    except InputError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

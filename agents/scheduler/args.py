@@ -16,19 +16,19 @@ import msgspec
 
 from emulator.api.codec import dec_hook
 from emulator.api.core import NodeAffinity, TopologySpreadConstraint
+from emulator.inputs import InputError, msgspec_error
 
 API_VERSION: Final = "kubescheduler.config.k8s.io/v1"
 _INT32_MAX: Final = 2**31 - 1
 Int32 = Annotated[int, msgspec.Meta(ge=-(2**31), le=_INT32_MAX)]
 
 
-class ConfigError(ValueError):
+class ConfigError(InputError, ValueError):
     """A rejected configuration: ``<path>: <detail>`` (``source`` prefixed when given)."""
 
     def __init__(self, path: str, detail: str, *, source: str = "") -> None:
-        self.path, self.detail, self.source = path, detail, source
-        where = ": ".join(p for p in (source, path) if p)
-        super().__init__(f"{where}: {detail}" if where else detail)
+        super().__init__(source, path, detail)
+        self.source = source
 
 
 def _invalid(value: Any, msg: str) -> str:
@@ -252,7 +252,6 @@ ARGS_TYPES: Final[dict[str, type[_Args]]] = {
 """Plugins with a typed args kind (``<name>Args``): decoded strictly and defaulted."""
 
 A = TypeVar("A", bound=_Args)
-_AT = re.compile(r"^(?P<msg>.*?)(?: - at `\$(?P<path>[^`]*)`)?$", re.S)
 _FIELD = re.compile(r"^Object (?P<what>contains unknown|missing required) field `(?P<f>[^`]*)`$")
 
 
@@ -269,9 +268,8 @@ def _convert(data: Any, tp: type[Any], path: str) -> Any:
     try:
         return msgspec.convert(data, tp, dec_hook=dec_hook)
     except msgspec.ValidationError as err:
-        m = _AT.match(str(err))
-        assert m is not None
-        msg, where = m["msg"], _join(path, m["path"] or "")
+        msg, at = msgspec_error(err)
+        where = _join(path, at)
         f = _FIELD.match(msg)
         if f is not None:
             detail = "unknown field" if f["what"] == "contains unknown" else "Required value"

@@ -32,11 +32,12 @@ from agents.scheduler.framework.plugin_set import PluginInitError
 from agents.scheduler.framework.runtime import Framework
 from agents.scheduler.options import SchedulerOptions
 from agents.scheduler.registry import build_registry
+from emulator.inputs import PlainInputError
 
 __all__ = ["SchedulerSettings", "SchedulerSetup", "SetupError", "build_scheduler_setup"]
 
 
-class SetupError(ValueError):
+class SetupError(PlainInputError, ValueError):
     """A scheduler configuration problem: ``<file>: <path>: <detail>``."""
 
 

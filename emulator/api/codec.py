@@ -7,24 +7,34 @@ types checked. Every problem is a ``ManifestError`` naming the source, the path 
 Decoders are built once; YAML is parsed with libyaml when available (YAML is ~100x slower
 than JSON: only at the edges, never on a hot path). A key repeated in one mapping is an
 error, as kubectl's (``mapping key "name" already defined at line 3``), not a silent
-overwrite: ``YamlLoader`` (also the scenario loader's).
+overwrite; aliases, recursion and nesting are bounded, and a ``List`` that would expand past
+``emulator.inputs.MAX_ITEMS`` objects is refused before it is expanded (``emulator.inputs``:
+the reader, YAML loader and List flattener every input path shares).
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Final, TypeVar
 
 import msgspec
-import yaml
 
 from emulator.api.core import Binding, Event, Namespace, Node, Pod
 from emulator.api.errors import Invalid
 from emulator.api.quantity import Quantity, decode_quantity
 from emulator.api.scheduling import Lease, PriorityClass
 from emulator.api.validation import validate
+from emulator.inputs import (
+    InputError,
+    ReadError,
+    YamlError,
+    YamlLoader,
+    flatten_list,
+    join_paths,
+    load_documents,
+    msgspec_error,
+    read_text,
+)
 
 __all__ = [
     "KINDS",
@@ -54,48 +64,16 @@ KINDS: Final[dict[tuple[str, str], type[Any]]] = {
     ("coordination.k8s.io/v1", "Lease"): Lease,
 }
 
-_BaseLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-_MERGE_TAG: Final = "tag:yaml.org,2002:merge"
 
-
-class YamlLoader(_BaseLoader):  # type: ignore[misc]
-    """libyaml's safe loader (the pure-Python one without libyaml) that rejects a key
-    written twice in one mapping; ``<<`` merges may still be overridden, as YAML allows."""
-
-    def construct_mapping(self, node: Any, deep: bool = False) -> Any:
-        if isinstance(node, yaml.MappingNode):
-            seen: dict[Any, Any] = {}
-            for key_node, _ in node.value:
-                if key_node.tag == _MERGE_TAG:
-                    continue
-                key = self.construct_object(key_node, deep=deep)
-                try:
-                    first = seen.setdefault(key, key_node)
-                except TypeError:
-                    continue  # an unhashable key: the base constructor reports it
-                if first is not key_node:
-                    shown = key_node.value if isinstance(key_node, yaml.ScalarNode) else str(key)
-                    raise yaml.constructor.ConstructorError(
-                        "while constructing a mapping",
-                        node.start_mark,
-                        f'mapping key "{shown}" already defined at line {first.start_mark.line + 1}',
-                        key_node.start_mark,
-                    )
-        return super().construct_mapping(node, deep=deep)
-
-
-_AT_PATH = re.compile(r"^(?P<msg>.*?)(?: - at `\$(?P<path>[^`]*)`)?$", re.S)
-
-
-class ManifestError(Exception):
-    """Bad input in a manifest: ``<source>: <path>: <detail>``."""
+class ManifestError(InputError):
+    """Bad input in a manifest: ``<source>: <path>: <detail>`` (``source`` is ``file``)."""
 
     def __init__(self, source: str, path: str, detail: str) -> None:
-        self.source = source
-        self.path = path
-        self.detail = detail
-        where = f"{source}: {path}" if path else source
-        super().__init__(f"{where}: {detail}")
+        super().__init__(source, path, detail)
+
+    @property
+    def source(self) -> str:
+        return self.file
 
 
 def dec_hook(tp: type[Any], obj: Any) -> Any:
@@ -125,24 +103,15 @@ def to_builtins(obj: Any) -> Any:
     return out
 
 
-def _join(prefix: str, sub: str) -> str:
-    sub = sub.lstrip(".")
-    if not prefix:
-        return sub
-    if not sub:
-        return prefix
-    return prefix + sub if sub.startswith("[") else f"{prefix}.{sub}"
-
-
 def object_from_dict(doc: Any, *, source: str, path: str = "") -> ApiObject:
     """Decode and validate one manifest document (a mapping with apiVersion and kind)."""
     if not isinstance(doc, dict):
         raise ManifestError(source, path, f"expected a Kubernetes object (a mapping), got {type(doc).__name__}")
     api_version, kind = doc.get("apiVersion"), doc.get("kind")
     if not isinstance(api_version, str) or not api_version:
-        raise ManifestError(source, _join(path, "apiVersion"), "required field missing (e.g. apiVersion: v1)")
+        raise ManifestError(source, join_paths(path, "apiVersion"), "required field missing (e.g. apiVersion: v1)")
     if not isinstance(kind, str) or not kind:
-        raise ManifestError(source, _join(path, "kind"), "required field missing (e.g. kind: Pod)")
+        raise ManifestError(source, join_paths(path, "kind"), "required field missing (e.g. kind: Pod)")
     tp = KINDS.get((api_version, kind))
     if tp is None:
         known = ", ".join(f"{k} ({v})" for v, k in KINDS)
@@ -152,36 +121,21 @@ def object_from_dict(doc: Any, *, source: str, path: str = "") -> ApiObject:
     try:
         obj: ApiObject = convert(doc, tp)
     except msgspec.ValidationError as err:
-        m = _AT_PATH.match(str(err))
-        assert m is not None
-        raise ManifestError(source, _join(path, m["path"] or ""), m["msg"]) from None
+        msg, at = msgspec_error(err)
+        raise ManifestError(source, join_paths(path, at), msg) from None
     try:
         validate(obj)
     except Invalid as err:
-        raise ManifestError(source, _join(path, err.field), err.detail) from None
+        raise ManifestError(source, join_paths(path, err.field), err.detail) from None
     return obj
-
-
-def _flatten(doc: Any, *, source: str, path: str) -> Iterable[ApiObject]:
-    if (isinstance(doc, dict) and doc.get("kind") == "List") or (
-        isinstance(doc, dict) and str(doc.get("kind", "")).endswith("List") and "items" in doc
-    ):
-        items = doc.get("items")
-        if not isinstance(items, list):
-            raise ManifestError(source, _join(path, "items"), "expected a list of objects")
-        for i, item in enumerate(items):
-            yield from _flatten(item, source=source, path=_join(path, f"items[{i}]"))
-        return
-    yield object_from_dict(doc, source=source, path=path)
 
 
 def yaml_documents(text: str, *, source: str) -> list[Any]:
     """Every non-empty document of a (multi-document) YAML or JSON text."""
     try:
-        return [d for d in yaml.load_all(text, Loader=YamlLoader) if d is not None]
-    except yaml.YAMLError as err:
-        detail = " ".join(str(err).split())
-        raise ManifestError(source, "", f"not valid YAML: {detail}") from None
+        return load_documents(text, source=source).docs
+    except YamlError as err:
+        raise ManifestError(source, "", f"not valid YAML: {err.text}") from None
 
 
 def load_manifests(text: str, *, source: str) -> list[ApiObject]:
@@ -190,14 +144,14 @@ def load_manifests(text: str, *, source: str) -> list[ApiObject]:
     out: list[ApiObject] = []
     for i, doc in enumerate(docs):
         prefix = f"documents[{i}]" if len(docs) > 1 else ""
-        out.extend(_flatten(doc, source=source, path=prefix))
+        for at, item in flatten_list(doc, source=source, path=prefix, error=ManifestError):
+            out.append(object_from_dict(item, source=source, path=at))
     return out
 
 
 def load_manifest_file(path: str | Path) -> list[ApiObject]:
-    p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as err:
-        raise ManifestError(str(path), "", f"cannot read file: {err.strerror or err}") from None
+        text = read_text(path)
+    except ReadError as err:
+        raise ManifestError(str(path), "", err.detail) from None
     return load_manifests(text, source=str(path))

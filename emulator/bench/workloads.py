@@ -40,9 +40,10 @@ from typing import Annotated, Any, Literal
 import msgspec
 from msgspec.structs import replace
 
-from emulator.api.codec import ManifestError, object_from_dict, yaml_documents
+from emulator.api.codec import ManifestError, object_from_dict
 from emulator.api.core import Node, Pod
 from emulator.api.labels import is_dns1123_label
+from emulator.inputs import InputError, ReadError, YamlError, load_documents, msgspec_error, read_text
 from emulator.runtime.clock import parse_duration
 
 __all__ = [
@@ -60,15 +61,10 @@ __all__ = [
 ]
 
 NonNegative = Annotated[int, msgspec.Meta(ge=0)]
-_AT = re.compile(r"^(?P<msg>.*?)(?: - at `\$\.?(?P<path>[^`]*)`)?$", re.S)
 
 
-class WorkloadError(Exception):
-    """Bad workload input: ``<file>: <path>: <detail>``."""
-
-    def __init__(self, file: str, path: str, detail: str) -> None:
-        self.file, self.path, self.detail = file, path, detail
-        super().__init__(f"{file}: {path}: {detail}" if path else f"{file}: {detail}")
+class WorkloadError(InputError):
+    """Bad workload input: ``<file>[:<line>:<column>]: <path>: <detail>``."""
 
 
 # --- the file's schema ------------------------------------------------------------------------
@@ -228,9 +224,9 @@ def load_workloads(path: str | Path, *, scale: float = 1.0) -> list[Workload]:
     """Every workload of the file at ``path``, resolved at ``scale``."""
     source = str(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as err:
-        raise WorkloadError(source, "", f"cannot read the file: {err.strerror or err}") from None
+        text = read_text(path)
+    except ReadError as err:
+        raise WorkloadError(source, "", f"cannot read the file: {err.reason}") from None
     return load_workloads_text(text, source=source, scale=scale)
 
 
@@ -238,18 +234,24 @@ def load_workloads_text(text: str, *, source: str, scale: float = 1.0) -> list[W
     if not scale > 0:
         raise WorkloadError(source, "", f"scale must be > 0, got {scale!r}")
     try:
-        docs = yaml_documents(text, source=source)
-    except ManifestError as err:
-        raise WorkloadError(source, "", err.detail) from None
+        yaml_docs = load_documents(text, source=source)
+    except YamlError as err:
+        raise WorkloadError(source, "", f"not valid YAML: {err.text}") from None
+    docs = yaml_docs.docs
     if len(docs) != 1:
         raise WorkloadError(source, "", f"expected one YAML document, got {len(docs)}")
     try:
-        spec = msgspec.convert(docs[0], WorkloadFile)
-    except msgspec.ValidationError as err:
-        m = _AT.match(str(err))
-        assert m is not None
-        raise WorkloadError(source, m["path"] or "", m["msg"]) from None
-    return _Resolver(source, spec, scale).workloads()
+        try:
+            spec = msgspec.convert(docs[0], WorkloadFile)
+        except msgspec.ValidationError as err:
+            msg, at = msgspec_error(err)
+            raise WorkloadError(source, at, msg) from None
+        return _Resolver(source, spec, scale).workloads()
+    except WorkloadError as err:
+        where = yaml_docs.locate(err.path) if err.file == source and err.path else None
+        if where is not None:
+            err.locate(*where)
+        raise
 
 
 def select_workloads(workloads: Sequence[Workload], patterns: Sequence[str], *, source: str) -> list[Workload]:

@@ -7,6 +7,7 @@ import argparse
 from pathlib import Path
 
 from agents.scheduler.setup import SetupError, build_scheduler_setup
+from emulator.inputs import PlainInputError
 from emulator.runtime.clock import parse_duration
 from emulator.scenario.schedulers import scheduler_settings
 from emulator.scenario.schema import Scenario
@@ -14,7 +15,7 @@ from emulator.scenario.schema import Scenario
 __all__ = ["UsageError", "check_scheduler", "duration"]
 
 
-class UsageError(Exception):
+class UsageError(PlainInputError):
     """Bad input found by a command itself (an output file that cannot be written, ...)."""
 
 

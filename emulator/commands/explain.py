@@ -32,7 +32,7 @@ from __future__ import annotations
 import argparse
 import random
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -47,11 +47,21 @@ from agents.scheduler.explain import Explanation, explain_pod
 from agents.scheduler.framework.interface import PluginFactory
 from agents.scheduler.framework.runtime import Framework
 from agents.scheduler.framework.types import Code, PodInfo
-from emulator.api.codec import ManifestError, object_from_dict, yaml_documents
+from emulator.api.codec import ManifestError, object_from_dict
 from emulator.api.core import Namespace, Node, Pod
 from emulator.api.errors import ApiError
 from emulator.api.meta import ObjectMeta
 from emulator.apiserver.server import ApiServer
+from emulator.inputs import (
+    InputError,
+    ReadError,
+    YamlDocuments,
+    YamlError,
+    flatten_list,
+    join_paths,
+    load_documents,
+    read_text,
+)
 from emulator.runtime.clock import format_timestamp
 
 __all__ = ["ExplainError", "add_parser", "load_inputs", "run"]
@@ -61,8 +71,13 @@ CONFIG_KIND: Final = "KubeSchedulerConfiguration"
 _ORDER: Final = {"Namespace": 0, "PriorityClass": 1, "Node": 2, "Pod": 3}
 
 
-class ExplainError(Exception):
-    """Bad input for ``explain``: one line naming the file/path or option."""
+class ExplainError(InputError):
+    """Bad input for ``explain``: ``<file>[:<line>:<column>]: <path>: <detail>``, or only a
+    detail that names the option (``--pod ...``)."""
+
+
+def _plain(message: str) -> ExplainError:
+    return ExplainError("", "", message)
 
 
 class _FixedClock:
@@ -118,60 +133,77 @@ class Inputs:
     config: Mapping[str, Any] | None
     config_source: str
     server: ApiServer = field(repr=False)
-
-
-def _flatten(doc: Any, source: str, path: str) -> Iterator[tuple[Any, str]]:
-    if isinstance(doc, dict) and str(doc.get("kind", "")).endswith("List") and "items" in doc:
-        items = doc["items"]
-        if not isinstance(items, list):
-            raise ExplainError(f"{source}: {path + '.' if path else ''}items: expected a list of objects")
-        for i, item in enumerate(items):
-            yield from _flatten(item, source, f"{path + '.' if path else ''}items[{i}]")
-        return
-    yield doc, path
+    config_file: str = ""
+    """The file of the KubeSchedulerConfiguration ("" for the default one)..."""
+    config_path: str = ""
+    """... and its path in that file (``documents[2]``; "" when it is the whole file)."""
+    sources: dict[str, YamlDocuments] = field(default_factory=dict, repr=False)
+    """Each file read, for the ``line:column`` of errors found later (in the configuration)."""
 
 
 def _is_config(doc: Any) -> bool:
     return isinstance(doc, dict) and doc.get("kind") == CONFIG_KIND and doc.get("apiVersion") == CONFIG_API_VERSION
 
 
-def _read(path: Path) -> list[Any]:
+def _read(path: Path, sources: dict[str, YamlDocuments]) -> list[Any]:
+    """The documents of one file (bounded reader and YAML loader), remembered in ``sources``."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as err:
-        raise ExplainError(f"{path}: cannot read file: {err.strerror or err}") from None
+        text = read_text(path)
+    except ReadError as err:
+        raise ExplainError(str(path), "", err.detail) from None
     try:
-        return yaml_documents(text, source=str(path))
-    except ManifestError as err:
-        raise ExplainError(str(err)) from None
+        docs = load_documents(text, source=str(path))
+    except YamlError as err:
+        raise ExplainError(str(path), "", f"not valid YAML: {err.text}") from None
+    sources[str(path)] = docs
+    return docs.docs
 
 
 def load_inputs(files: list[Path], pod_ref: str | None, config_file: Path | None) -> Inputs:
     """Decode, admit (defaulting, validation, priority) and sort the objects of ``files``."""
+    sources: dict[str, YamlDocuments] = {}
+    try:
+        inputs = _load_inputs(files, pod_ref, config_file, sources)
+    except ExplainError as err:
+        raise _located(err, sources) from None
+    inputs.sources = sources
+    return inputs
+
+
+def _located(err: ExplainError, sources: Mapping[str, YamlDocuments]) -> ExplainError:
+    docs = sources.get(err.file)
+    where = docs.locate(err.path) if docs is not None and err.path else None
+    if where is not None:
+        err.locate(*where)
+    return err
+
+
+def _load_inputs(
+    files: list[Path], pod_ref: str | None, config_file: Path | None, sources: dict[str, YamlDocuments]
+) -> Inputs:
     objects: list[tuple[Any, str, str]] = []  # (object, source, path)
-    config: tuple[Any, str] | None = None
-    config_docs = [(d, str(config_file), "") for d in _read(config_file)] if config_file is not None else []
+    config: tuple[Any, str, str, str] | None = None  # (document, label, file, path)
+    config_docs = [(d, str(config_file), "") for d in _read(config_file, sources)] if config_file is not None else []
     if config_file is not None and len(config_docs) != 1:
-        raise ExplainError(f"{config_file}: expected one {CONFIG_KIND} document, got {len(config_docs)}")
+        raise ExplainError(str(config_file), "", f"expected one {CONFIG_KIND} document, got {len(config_docs)}")
     for doc, source, _ in config_docs:
         if not _is_config(doc):
-            raise ExplainError(f"{source}: expected apiVersion {CONFIG_API_VERSION} and kind {CONFIG_KIND}")
-        config = (doc, source)
+            raise ExplainError(source, "", f"expected apiVersion {CONFIG_API_VERSION} and kind {CONFIG_KIND}")
+        config = (doc, source, source, "")
     for f in files:
-        docs = _read(f)
+        docs = _read(f, sources)
         for i, raw in enumerate(docs):
             prefix = f"documents[{i}]" if len(docs) > 1 else ""
-            for doc, path in _flatten(raw, str(f), prefix):
+            for path, doc in flatten_list(raw, source=str(f), path=prefix, error=ExplainError):
                 if _is_config(doc):
                     if config is not None:
-                        where = f"{f}: {path}" if path else str(f)
-                        raise ExplainError(f"{where}: a second {CONFIG_KIND} (the first is in {config[1]})")
-                    config = (doc, f"{f}: {path}" if path else str(f))
+                        raise ExplainError(str(f), path, f"a second {CONFIG_KIND} (the first is in {config[1]})")
+                    config = (doc, f"{f}: {path}" if path else str(f), str(f), path)
                     continue
                 try:
                     obj = object_from_dict(doc, source=str(f), path=path)
                 except ManifestError as err:
-                    raise ExplainError(str(err)) from None
+                    raise ExplainError(err.file, err.path, err.detail) from None
                 if obj.kind in _ORDER:
                     objects.append((obj, str(f), path))
     server, created = _admit(objects)
@@ -190,13 +222,16 @@ def _admit(objects: list[tuple[Any, str, str]]) -> tuple[ApiServer, list[Any]]:
         try:
             created.append(server.create(obj, restore=True))  # the given state, status included
         except ApiError as err:
-            where = f"{source}: {path}" if path else source
-            raise ExplainError(f"{where}: {obj.kind} {obj.metadata.name!r}: {err.message}") from None
+            raise ExplainError(source, path, f"{obj.kind} {obj.metadata.name!r}: {err.message}") from None
     return server, created
 
 
 def _select(
-    server: ApiServer, created: list[Any], pod_ref: str | None, files: list[Path], config: tuple[Any, str] | None
+    server: ApiServer,
+    created: list[Any],
+    pod_ref: str | None,
+    files: list[Path],
+    config: tuple[Any, str, str, str] | None,
 ) -> Inputs:
     pods: list[Pod] = [o for o in created if isinstance(o, Pod)]
     nodes: list[Node] = [o for o in created if isinstance(o, Node)]
@@ -206,14 +241,14 @@ def _select(
         ns = ns or "default"
         target = next((p for p in pods if (p.metadata.namespace, p.metadata.name) == (ns, name)), None)
         if target is None:
-            raise ExplainError(f"--pod {pod_ref}: no pod {ns}/{name} in {names}")
+            raise _plain(f"--pod {pod_ref}: no pod {ns}/{name} in {names}")
     else:
         pending = [p for p in pods if not p.spec.node_name]
         if not pending:
-            raise ExplainError(f"{names}: no pod to explain: every pod has a spec.nodeName (choose one with --pod)")
+            raise _plain(f"{names}: no pod to explain: every pod has a spec.nodeName (choose one with --pod)")
         if len(pending) > 1:
             listed = ", ".join(f"{p.metadata.namespace}/{p.metadata.name}" for p in pending)
-            raise ExplainError(f"{names}: {len(pending)} pods without spec.nodeName ({listed}): choose one with --pod")
+            raise _plain(f"{names}: {len(pending)} pods without spec.nodeName ({listed}): choose one with --pod")
         target = pending[0]
     uid = target.metadata.uid
     others = [p for p in pods if p.metadata.uid != uid]
@@ -227,6 +262,8 @@ def _select(
         config[0] if config else None,
         config[1] if config else "",
         server,
+        config[2] if config else "",
+        config[3] if config else "",
     )
 
 
@@ -238,17 +275,20 @@ def explain(inputs: Inputs, registry: Mapping[str, PluginFactory] | None = None)
         try:
             registry = build_registry()
         except ConfigError as err:
-            raise ExplainError(f"plugins: {err}") from None
+            raise _plain(f"plugins: {err}") from None
     try:
         cfg = load_config(inputs.config, registry)
     except ConfigError as err:
-        raise ExplainError(f"{inputs.config_source or 'configuration'}: {err}") from None
+        if not inputs.config_file:
+            raise _plain(f"configuration: {err}") from None
+        path = join_paths(inputs.config_path, err.path)
+        raise _located(ExplainError(inputs.config_file, path, err.detail), inputs.sources) from None
     pod = inputs.pod
     profile = cfg.profile(pod.spec.scheduler_name)
     if profile is None:
         known = ", ".join(p.scheduler_name for p in cfg.profiles)
         where = inputs.config_source or "the default configuration"
-        raise ExplainError(
+        raise _plain(
             f'{where}: no profile for schedulerName "{pod.spec.scheduler_name}" of pod '
             f"{pod.metadata.namespace}/{pod.metadata.name} (profiles: {known})"
         )
@@ -266,7 +306,7 @@ def explain(inputs: Inputs, registry: Mapping[str, PluginFactory] | None = None)
             namespaces=_Namespaces(inputs.server),
         )
     except ValueError as err:
-        raise ExplainError(f"{inputs.config_source or 'configuration'}: {err}") from None
+        raise _plain(f"{inputs.config_source or 'configuration'}: {err}") from None
     return explain_pod(fwk, snapshot, pod, rng=rng)
 
 

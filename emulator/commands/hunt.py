@@ -35,6 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from emulator.inputs import PlainInputError
+
 __all__ = [
     "HuntError",
     "HuntReport",
@@ -51,7 +53,7 @@ __all__ = [
 Task = Callable[[str, int], "SeedOutcome"]
 
 
-class HuntError(Exception):
+class HuntError(PlainInputError):
     """Bad input to ``hunt`` (the CLI prints ``error: <message>`` and exits 2)."""
 
 

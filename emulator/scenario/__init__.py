@@ -1,1 +1,2 @@
-"""Scenario files: schema, loader (path-precise errors), runner, expectations."""
+"""Scenario files: schema, loader (path-precise errors; ``loader`` over ``readers``, ``walker``,
+``verbs`` and ``timeline``), runner, expectations."""

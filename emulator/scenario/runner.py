@@ -68,6 +68,7 @@ from emulator.api.meta import ObjectMeta
 from emulator.apiserver.server import ApiServer, WriteRecord
 from emulator.client.client import Client, Latency
 from emulator.client.retry import Backoff, on_error
+from emulator.inputs import InputError
 from emulator.runtime.channel import Overflow
 from emulator.runtime.clock import LoopClock
 from emulator.runtime.rng import Seeds
@@ -113,15 +114,9 @@ CORDON_RETRY = Backoff(steps=10)
 T = TypeVar("T")
 
 
-class StepError(Exception):
+class StepError(InputError):
     """The API server refused one of the runner's own writes: ``<file>: <path>: <detail>``,
     the path being the step (``steps[3].cordon``), ``objects`` or ``nodes[i]``."""
-
-    def __init__(self, file: str, path: str, detail: str) -> None:
-        self.file = file
-        self.path = path
-        self.detail = detail
-        super().__init__(f"{file}: {path}: {detail}")
 
 
 @dataclass(frozen=True, slots=True)

@@ -607,10 +607,16 @@ BROKEN = [
 ]
 
 
+def _unlocated(message: str) -> str:
+    """The message without the ``:line:column`` after the file name (pinned in tests/inputs)."""
+    return re.sub(r":\d+:\d+: ", ": ", message, count=1)
+
+
 @pytest.mark.parametrize(("text", "message"), BROKEN)
 def test_broken_scenario(text: str, message: str) -> None:
-    with pytest.raises(ScenarioError, match=f"^{re.escape(message)}$"):
+    with pytest.raises(ScenarioError) as info:
         load(text)
+    assert _unlocated(str(info.value)) == message
 
 
 def test_placement_expectations_parse(tmp_path: Path) -> None:

@@ -3,6 +3,7 @@ pinned with its path."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -285,8 +286,13 @@ BROKEN = [
 ]
 
 
+def _unlocated(message: str) -> str:
+    """The message without the ``:line:column`` after the file name (pinned in tests/inputs)."""
+    return re.sub(r":\d+:\d+: ", ": ", message, count=1)
+
+
 @pytest.mark.parametrize(("text", "message"), BROKEN)
 def test_broken_fault(text: str, message: str) -> None:
     with pytest.raises(ScenarioError) as info:
         load(text)
-    assert str(info.value) == message
+    assert _unlocated(str(info.value)) == message
