@@ -15,11 +15,41 @@ Failure reason of one run, the first that applies: the violated invariant whose 
 violation came earliest (``t`` = that time); the first failed expectation; the first timed-out
 ``waitFor`` (``t`` = the run's end); an exception out of the run (``t`` unknown, ``null``).
 
-``--stop-on-first`` cancels the seeds not started yet once a failure arrives; seeds already
-running finish in their workers, and the report covers the seeds that completed.
+Workers that die. A worker process killed mid-run (``kill -9``, the OOM killer, a plugin
+calling ``os._exit``) breaks a ``ProcessPoolExecutor``: every future still pending then fails
+with ``BrokenProcessPool`` (any ``concurrent.futures.BrokenExecutor``), the innocent seeds as
+well as the one whose worker died, and the pool takes no more work. The sweep keeps at most
+``jobs`` seeds in flight, keeps every outcome that arrived, and then:
+
+===========================================  =================================================
+the executor broke while ...                 then
+===========================================  =================================================
+several seeds were in flight                 no seed is charged; each unfinished one becomes a
+                                             *suspect*, re-run alone
+one seed was in flight alone (a suspect, or  that seed is charged one death; at its first it is
+``--jobs 1``)                                re-run alone (the retry), at its second it is
+                                             ``crashed`` and not run again
+===========================================  =================================================
+
+A death counts against a seed only when that seed was the only one running, so an innocent
+seed is never reported crashed because another one killed the pool; the price is that
+suspects run one at a time. A seed that kills its worker every time thus runs three times
+(once with others, twice alone). Each break replaces the executor (``replace``, a fresh pool).
+
+``--stop-on-first`` stops submitting seeds once a failure arrives; seeds already running finish
+in their workers, and the report covers the seeds that completed. Ctrl-C (``KeyboardInterrupt``
+in this process, or sent back by a worker that received the terminal's SIGINT) ends the sweep:
+the report of the seeds that finished is printed, marked interrupted.
+
 JSON: ``{"scenario", "seeds" (seeds completed), "failures": [{"seed", "reason", "t",
-"replay"}]}`` (failures by seed), plus ``"stoppedEarly": true`` when seeds were cancelled.
-Exit status 1 if any seed failed, else 0; bad input raises ``ScenarioError`` or ``HuntError``.
+"replay"}], "crashed": [{"seed", "replay"}]}`` (by seed), plus ``"workersLost": n`` when the
+executor broke, ``"stoppedEarly": true`` when seeds were left unrun at the first failure and
+``"interrupted": true`` after Ctrl-C. Every requested seed is completed, crashed, or not run
+(``stoppedEarly``/``interrupted``).
+
+Exit status: 0 every seed passed; 1 a seed failed (no seed crashed); 3 a seed crashed (its
+worker died twice: the hunt is incomplete, whatever the other seeds did); 130 interrupted (the
+partial report is printed); 2 bad input (``ScenarioError`` or ``HuntError``, before any run).
 """
 
 from __future__ import annotations
@@ -29,8 +59,9 @@ import multiprocessing
 import os
 import shlex
 import sys
+from collections import deque
 from collections.abc import Callable, Iterable, Mapping
-from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, BrokenExecutor, Executor, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,6 +77,7 @@ __all__ = [
     "replay_command",
     "run",
     "run_seed",
+    "workers_for",
 ]
 
 Task = Callable[[str, int], "SeedOutcome"]
@@ -70,11 +102,28 @@ class HuntReport:
     requested: int
     outcomes: list[SeedOutcome] = field(default_factory=list)
     """Completed seeds, in seed order."""
+    crashed: list[int] = field(default_factory=list)
+    """Seeds whose worker process died twice while running them alone, in seed order."""
     stopped_early: bool = False
+    interrupted: bool = False
+    workers_lost: int = 0
+    """How many times the executor broke (a worker process died) and was replaced."""
 
     @property
     def failures(self) -> list[SeedOutcome]:
         return [o for o in self.outcomes if not o.passed]
+
+    @property
+    def not_run(self) -> int:
+        return self.requested - len(self.outcomes) - len(self.crashed)
+
+    def exit_status(self) -> int:
+        """130 interrupted, else 3 a seed crashed, else 1 a seed failed, else 0."""
+        if self.interrupted:
+            return 130
+        if self.crashed:
+            return 3
+        return 1 if self.failures else 0
 
     def to_json(self) -> dict[str, Any]:
         doc: dict[str, Any] = {
@@ -84,9 +133,14 @@ class HuntReport:
                 {"seed": o.seed, "reason": o.reason, "t": o.t, "replay": replay_command(self.file, o.seed)}
                 for o in self.failures
             ],
+            "crashed": [{"seed": s, "replay": replay_command(self.file, s)} for s in self.crashed],
         }
+        if self.workers_lost:
+            doc["workersLost"] = self.workers_lost
         if self.stopped_early:
             doc["stoppedEarly"] = True
+        if self.interrupted:
+            doc["interrupted"] = True
         return doc
 
 
@@ -153,12 +207,126 @@ def run_seed(path: str, seed: int) -> SeedOutcome:
 # --- the sweep ------------------------------------------------------------------------------
 
 
+def workers_for(jobs: int | None, seeds: int) -> int:
+    """``--jobs``, else one per core; never more than there are seeds."""
+    return max(1, min(jobs or os.cpu_count() or 1, seeds))
+
+
 def default_executor(jobs: int | None, seeds: int) -> ProcessPoolExecutor:
     """A process pool (forkserver where available, else spawn: safe under pytest and threads)."""
     methods = multiprocessing.get_all_start_methods()
     ctx = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
-    workers = max(1, min(jobs or os.cpu_count() or 1, seeds))
-    return ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
+    return ProcessPoolExecutor(max_workers=workers_for(jobs, seeds), mp_context=ctx)
+
+
+class _Sweep:
+    """One hunt in progress: seeds not yet submitted (``todo``), seeds waiting for a run alone
+    (``suspects``), the flight, the outcomes, and each seed's attributable deaths."""
+
+    def __init__(self, report: HuntReport, seeds: list[int], executor: Executor, options: _Options) -> None:
+        self.report = report
+        self.options = options
+        self.todo: deque[int] = deque(seeds)
+        self.suspects: deque[int] = deque()
+        self.deaths: dict[int, int] = {}
+        self.done: dict[int, SeedOutcome] = {}
+        self.crashed: list[int] = []
+        self.executor = executor
+        self.owned: list[Executor] = []
+        self.flight: dict[Future[SeedOutcome], int] = {}
+        self.alone = False
+        """The flight is one seed on its own: a death in it is that seed's."""
+
+    def run(self) -> None:
+        while self.todo or self.suspects or self.flight:
+            if not self._fill():
+                self._recover([])
+                continue
+            finished, _ = wait(self.flight, return_when=FIRST_COMPLETED)
+            broken: list[int] = []
+            for fut in sorted(finished, key=self.flight.__getitem__):
+                seed = self.flight.pop(fut)
+                if self._settle(fut, seed, broken) and self.options.stop_on_first:
+                    self.report.stopped_early = bool(self.todo or self.suspects or self.flight)
+                    return
+            if broken:
+                self._recover(broken)
+
+    def _fill(self) -> bool:
+        """Top the flight up: a suspect flies alone, other seeds ``width`` at a time. False if
+        the executor turned out to be broken (the seed goes back where it came from)."""
+        if self.suspects:
+            if self.flight:
+                return True
+            queue, self.alone = self.suspects, True
+        else:
+            queue, self.alone = self.todo, self.options.width == 1
+        while queue and len(self.flight) < (1 if queue is self.suspects else self.options.width):
+            seed = queue.popleft()
+            try:
+                self.flight[self.executor.submit(self.options.task, self.report.file, seed)] = seed
+            except BrokenExecutor:
+                queue.appendleft(seed)
+                return False
+        return True
+
+    def _settle(self, fut: Future[SeedOutcome], seed: int, broken: list[int]) -> bool:
+        """Record one finished future; True if it is a failed run."""
+        err = fut.exception()
+        if isinstance(err, BrokenExecutor):
+            broken.append(seed)
+            return False
+        if isinstance(err, KeyboardInterrupt):  # a worker got the terminal's Ctrl-C
+            raise err
+        outcome = fut.result() if err is None else SeedOutcome(seed, False, f"crash: {type(err).__name__}: {err}")
+        self.done[seed] = outcome
+        if self.options.progress is not None:
+            self.options.progress(outcome)
+        return not outcome.passed
+
+    def _recover(self, broken: list[int]) -> None:
+        """The executor broke: settle the rest of the flight (every future of a broken pool
+        fails), charge the death to a seed that flew alone, queue the others to fly alone, and
+        carry on with a fresh executor."""
+        if self.flight:
+            wait(self.flight)
+            for fut in sorted(self.flight, key=self.flight.__getitem__):
+                self._settle(fut, self.flight[fut], broken)  # a finished result is kept
+            self.flight.clear()
+        self.report.workers_lost += 1
+        if self.alone and len(broken) == 1:
+            seed = broken[0]
+            self.deaths[seed] = self.deaths.get(seed, 0) + 1
+            if self.deaths[seed] >= 2:
+                self.crashed.append(seed)
+            else:
+                self.suspects.appendleft(seed)
+        else:
+            self.suspects.extend(sorted(broken))
+        if self.options.replace is None:
+            raise BrokenExecutor(f"the executor broke and hunt_seeds was given no replace (seeds {broken})")
+        self._shutdown(self.executor, wait_for_workers=False)
+        self.executor = self.options.replace()
+        self.owned.append(self.executor)
+
+    def _shutdown(self, executor: Executor, *, wait_for_workers: bool) -> None:
+        if executor in self.owned:
+            executor.shutdown(wait=wait_for_workers, cancel_futures=True)
+
+    def close(self, *, interrupted: bool) -> None:
+        for fut in self.flight:
+            fut.cancel()
+        for executor in self.owned:
+            executor.shutdown(wait=not interrupted, cancel_futures=True)
+
+
+@dataclass(frozen=True, slots=True)
+class _Options:
+    width: int
+    task: Task
+    stop_on_first: bool
+    progress: Callable[[SeedOutcome], None] | None
+    replace: Callable[[], Executor] | None
 
 
 def hunt_seeds(
@@ -170,31 +338,27 @@ def hunt_seeds(
     *,
     scenario: str = "",
     task: Task = run_seed,
+    jobs: int | None = None,
+    replace: Callable[[], Executor] | None = None,
 ) -> HuntReport:
-    """Run ``task(path, seed)`` for every seed on ``executor``; outcomes as they complete go to
-    ``progress``. The caller owns (and shuts down) the executor."""
+    """Run ``task(path, seed)`` for every seed on ``executor``, at most ``jobs`` (default: one
+    per core) at a time; outcomes as they complete go to ``progress``. The caller owns (and
+    shuts down) ``executor``; ``replace`` makes a fresh one each time an executor breaks (those
+    are this function's to shut down); without it a broken executor raises ``BrokenExecutor``.
+    Ctrl-C (``KeyboardInterrupt``) ends the sweep with ``interrupted`` set on the report."""
     seed_list = list(seeds)
     file = str(path)
     report = HuntReport(scenario or Path(file).stem, file, len(seed_list))
-    futures: list[Future[SeedOutcome]] = [executor.submit(task, file, s) for s in seed_list]
-    done: dict[int, SeedOutcome] = {}
+    width = workers_for(jobs, len(seed_list))
+    sweep = _Sweep(report, seed_list, executor, _Options(width, task, stop_on_first, progress, replace))
     try:
-        for fut in as_completed(futures):
-            outcome = fut.result()
-            done[outcome.seed] = outcome
-            if progress is not None:
-                progress(outcome)
-            if stop_on_first and not outcome.passed:
-                cancelled = [f.cancel() for f in futures]  # every one: no short-circuit
-                report.stopped_early = any(cancelled)
-                for f in futures:  # finished meanwhile: report them too
-                    if f.done() and not f.cancelled() and f.exception() is None:
-                        done.setdefault(f.result().seed, f.result())
-                break
+        sweep.run()
+    except KeyboardInterrupt:
+        report.interrupted = True
     finally:
-        for f in futures:
-            f.cancel()
-    report.outcomes = [done[s] for s in sorted(done)]
+        sweep.close(interrupted=report.interrupted)
+        report.outcomes = [sweep.done[s] for s in sorted(sweep.done)]
+        report.crashed = sorted(sweep.crashed)
     return report
 
 
@@ -237,36 +401,51 @@ def _check_input(args: argparse.Namespace) -> str:
     return scenario.name
 
 
-def run(args: argparse.Namespace, *, executor: Executor | None = None) -> int:
-    """The ``hunt`` command: 1 if any seed failed, else 0. ``executor`` defaults to a process
-    pool of ``--jobs`` workers."""
+def run(
+    args: argparse.Namespace,
+    *,
+    executor: Executor | None = None,
+    new_executor: Callable[[], Executor] | None = None,
+) -> int:
+    """The ``hunt`` command; its exit status is ``HuntReport.exit_status``. ``new_executor``
+    makes the first executor and each replacement of a broken one (default: a process pool of
+    ``--jobs`` workers); an ``executor`` passed in is used first and left to its owner."""
     from rich.console import Console
 
     name = _check_input(args)
     seeds = range(args.seed_start, args.seed_start + args.seeds)
     out = Console(highlight=False, soft_wrap=True)
+    factory = new_executor or (lambda: default_executor(args.jobs, len(seeds)))
     own = executor is None
-    pool = default_executor(args.jobs, len(seeds)) if executor is None else executor
-    finished = False
+    pool = factory() if executor is None else executor
+    replace = factory if own or new_executor is not None else None
+    report: HuntReport | None = None
     try:
+
+        def sweep(progress: Callable[[SeedOutcome], None] | None) -> HuntReport:
+            return hunt_seeds(
+                args.file, seeds, pool, args.stop_on_first, progress, scenario=name, jobs=args.jobs, replace=replace
+            )
+
         if sys.stderr.isatty():  # the bar goes to stderr: stdout stays a clean report
-            report = _with_progress_bar(args, pool, seeds, name)
+            report = _with_progress_bar(sweep, len(seeds), name)
         else:
-            report = hunt_seeds(args.file, seeds, pool, args.stop_on_first, scenario=name)
-        finished = True
+            report = sweep(None)
     finally:
         if own:  # interrupted: do not wait for the seeds still running
-            pool.shutdown(wait=finished, cancel_futures=True)
+            pool.shutdown(wait=report is not None and not report.interrupted, cancel_futures=True)
     if args.output == "json":
         import msgspec
 
         sys.stdout.write(msgspec.json.encode(report.to_json()).decode() + "\n")
     else:
         _print_text(report, out)
-    return 1 if report.failures else 0
+    return report.exit_status()
 
 
-def _with_progress_bar(args: argparse.Namespace, pool: Executor, seeds: range, name: str) -> HuntReport:
+def _with_progress_bar(
+    sweep: Callable[[Callable[[SeedOutcome], None]], HuntReport], total: int, name: str
+) -> HuntReport:
     from rich.console import Console
     from rich.markup import escape
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -274,14 +453,14 @@ def _with_progress_bar(args: argparse.Namespace, pool: Executor, seeds: range, n
     failed = 0
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
-        task = bar.add_task(f"{escape(name)}: 0 failed", total=len(seeds))
+        task = bar.add_task(f"{escape(name)}: 0 failed", total=total)
 
         def advance(outcome: SeedOutcome) -> None:
             nonlocal failed
             failed += not outcome.passed
             bar.update(task, advance=1, description=f"{escape(name)}: {failed} failed")
 
-        return hunt_seeds(args.file, seeds, pool, args.stop_on_first, advance, scenario=name)
+        return sweep(advance)
 
 
 def _print_text(report: HuntReport, out: Any) -> None:
@@ -292,18 +471,32 @@ def _print_text(report: HuntReport, out: Any) -> None:
     failures = report.failures
     ran = len(report.outcomes)
     name = escape(report.scenario)
-    stopped = f" (stopped at the first failure; {report.requested - ran} not run)" if report.stopped_early else ""
+    if report.interrupted:
+        stopped = f" (interrupted; {report.not_run} not run)"
+    elif report.stopped_early:
+        stopped = f" (stopped at the first failure; {report.not_run} not run)"
+    else:
+        stopped = ""
     if not failures:
         out.print(f"[bold]{name}[/bold]: all {ran} seeds passed{stopped}")
+    else:
+        out.print(f"[bold]{name}[/bold]: [red]{len(failures)} of {ran} seeds failed[/red]{stopped}")
+    if report.crashed:
+        seeds = ", ".join(map(str, report.crashed))
+        out.print(f"[red]{len(report.crashed)} crashed[/red] (their worker process died twice): {seeds}")
+    if report.workers_lost:
+        out.print(f"{report.workers_lost} worker process death(s): the pool was replaced and the seeds re-run")
+    if not failures and not report.crashed:
         return
-    out.print(f"[bold]{name}[/bold]: [red]{len(failures)} of {ran} seeds failed[/red]{stopped}")
     table = Table(show_header=True, header_style="bold", box=None)
     table.add_column("seed", justify="right")
     table.add_column("t (s)", justify="right")
     table.add_column("violated invariant or failed expectation")
-    for o in failures:
-        table.add_row(str(o.seed), "-" if o.t is None else f"{o.t:g}", Text(o.reason))
+    rows = [(o.seed, "-" if o.t is None else f"{o.t:g}", o.reason) for o in failures]
+    rows += [(s, "-", "crashed: the worker process died twice") for s in report.crashed]
+    for seed, t, reason in sorted(rows):
+        table.add_row(str(seed), t, Text(reason))
     out.print(table)
     out.print("replay:")
-    for o in failures:
-        out.print(f"  {replay_command(report.file, o.seed)}", markup=False)
+    for seed, _, _ in sorted(rows):
+        out.print(f"  {replay_command(report.file, seed)}", markup=False)
