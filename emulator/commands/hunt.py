@@ -236,21 +236,27 @@ class _Sweep:
         self.flight: dict[Future[SeedOutcome], int] = {}
         self.alone = False
         """The flight is one seed on its own: a death in it is that seed's."""
+        self.fresh = False
+        """The executor was just replaced and no future of it has finished yet."""
+        self.failed = False
+        """A seed has failed (``--stop-on-first`` stops here)."""
 
     def run(self) -> None:
         while self.todo or self.suspects or self.flight:
             if not self._fill():
+                if self.fresh and not self.flight:
+                    raise BrokenExecutor("a fresh executor from replace() refused work")
                 self._recover([])
                 continue
             finished, _ = wait(self.flight, return_when=FIRST_COMPLETED)
             broken: list[int] = []
             for fut in sorted(finished, key=self.flight.__getitem__):
-                seed = self.flight.pop(fut)
-                if self._settle(fut, seed, broken) and self.options.stop_on_first:
-                    self.report.stopped_early = bool(self.todo or self.suspects or self.flight)
-                    return
-            if broken:
+                self._settle(fut, self.flight.pop(fut), broken)
+            if broken and not (self.failed and self.options.stop_on_first):
                 self._recover(broken)
+            if self.failed and self.options.stop_on_first:
+                self.report.stopped_early = bool(self.todo or self.suspects or self.flight or broken)
+                return
 
     def _fill(self) -> bool:
         """Top the flight up: a suspect flies alone, other seeds ``width`` at a time. False if
@@ -270,19 +276,20 @@ class _Sweep:
                 return False
         return True
 
-    def _settle(self, fut: Future[SeedOutcome], seed: int, broken: list[int]) -> bool:
-        """Record one finished future; True if it is a failed run."""
+    def _settle(self, fut: Future[SeedOutcome], seed: int, broken: list[int]) -> None:
+        """Record one finished future (its seed in ``broken`` if its executor broke)."""
+        self.fresh = False
         err = fut.exception()
         if isinstance(err, BrokenExecutor):
             broken.append(seed)
-            return False
+            return
         if isinstance(err, KeyboardInterrupt):  # a worker got the terminal's Ctrl-C
             raise err
         outcome = fut.result() if err is None else SeedOutcome(seed, False, f"crash: {type(err).__name__}: {err}")
         self.done[seed] = outcome
+        self.failed |= not outcome.passed
         if self.options.progress is not None:
             self.options.progress(outcome)
-        return not outcome.passed
 
     def _recover(self, broken: list[int]) -> None:
         """The executor broke: settle the rest of the flight (every future of a broken pool
@@ -308,6 +315,7 @@ class _Sweep:
         self._shutdown(self.executor, wait_for_workers=False)
         self.executor = self.options.replace()
         self.owned.append(self.executor)
+        self.fresh = True
 
     def _shutdown(self, executor: Executor, *, wait_for_workers: bool) -> None:
         if executor in self.owned:

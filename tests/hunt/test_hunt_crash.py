@@ -357,3 +357,15 @@ def test_sigint_prints_the_partial_report_and_exits_130(tmp_path: Path) -> None:
     assert doc["interrupted"] is True
     assert doc["seeds"] < 6
     assert doc["crashed"] == []
+
+
+class Refusing(Executor):
+    """An executor broken from the start: every submit raises."""
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+        raise BrokenExecutor("refused")
+
+
+def test_a_replacement_that_refuses_work_ends_the_sweep_instead_of_looping() -> None:
+    with pytest.raises(BrokenExecutor, match=r"a fresh executor from replace\(\) refused work"):
+        hunt_seeds("s.yaml", range(3), Refusing(), task=killing_task, jobs=2, replace=Refusing)
