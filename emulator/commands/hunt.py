@@ -261,7 +261,9 @@ def _print_text(report: HuntReport, out: Any) -> None:
         stopped = f" (stopped at the first failure; {report.not_run} not run)"
     else:
         stopped = ""
-    if not failures:
+    if not ran:
+        out.print(f"[bold]{name}[/bold]: no seed completed{stopped}")
+    elif not failures:
         out.print(f"[bold]{name}[/bold]: all {ran} seeds passed{stopped}")
     else:
         out.print(f"[bold]{name}[/bold]: [red]{len(failures)} of {ran} seeds failed[/red]{stopped}")

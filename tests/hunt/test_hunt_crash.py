@@ -210,6 +210,14 @@ def test_ctrl_c_prints_what_finished_and_exits_130(
         assert out == "tie: all 2 seeds passed (interrupted; 3 not run)\n"
 
 
+def test_ctrl_c_before_any_seed_completed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = scenario_file(tmp_path)
+    with Redirect(interrupt, {0}) as pool:
+        status = run(parse(str(path), "--seeds", "3", "--jobs", "1"), executor=pool)
+    assert status == 130
+    assert capsys.readouterr().out == "tie: no seed completed (interrupted; 3 not run)\n"
+
+
 def test_a_keyboard_interrupt_in_this_process_keeps_the_outcomes() -> None:
     seen: list[int] = []
 
