@@ -4,26 +4,18 @@ Upstream names: ``schedule_attempts_total`` by result (scheduled, unschedulable,
 ``scheduling_attempt_duration_seconds``, ``pod_scheduling_sli_duration_seconds`` (from the
 pod's first entry into the queue to its successful binding — "e2e" here) and the queue
 wait. Durations are in simulated seconds (the virtual clock), plus the wall time spent in
-scheduling cycles for benchmarks.
+scheduling cycles for benchmarks. Percentiles are nearest-rank (``emulator.runtime.stats``).
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["SchedulingMetrics", "percentile"]
+from emulator.runtime.stats import percentile
 
-
-def percentile(values: Sequence[float], q: float) -> float:
-    """Nearest-rank percentile (0 for no values)."""
-    if not values:
-        return 0.0
-    ordered = sorted(values)
-    rank = max(1, math.ceil(q / 100 * len(ordered)))
-    return ordered[min(rank, len(ordered)) - 1]
+__all__ = ["SchedulingMetrics"]
 
 
 @dataclass(slots=True)

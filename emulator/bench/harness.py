@@ -31,7 +31,8 @@ extension-point timers, the bindings of the measured namespace (throughput, ``me
 peak RSS covers the whole workload. Before the measured phase the harness collects and then
 ``gc.freeze()``s what the set-up created (``run_workload`` unfreezes at the end), so the garbage
 collector's full passes during the measurement do not walk thousands of long-lived nodes and pods
-(the asyncio-runtime research, §3.4 and §8). It does not own the workload file (``workloads.py``) or
+(a full collection with 100k pods alive paused 1.2–2.1 s on the machine of ``bench/README.md``, 0 ms after
+``gc.freeze()``). It does not own the workload file (``workloads.py``) or
 the output (``command.py``).
 """
 

@@ -20,7 +20,8 @@ grown by n                      throughput n / (time since the last sample), rec
 ==============================  ===================================================================
 
 ``summarize`` gives Average and Perc50/90/95/99 with upstream's index
-``ceil(len · q / 100) - 1`` over the sorted samples. Latency percentiles (attempt, e2e,
+``ceil(len · q / 100) - 1`` over the sorted samples (``emulator.runtime.stats.nearest_rank``,
+re-exported here). Latency percentiles (attempt, e2e,
 Filter, Score) use the same nearest-rank rule on the raw durations; upstream reads them from
 Prometheus histograms (bucket interpolation), which only coarsens them.
 """
@@ -28,10 +29,11 @@ Prometheus histograms (bucket interpolation), which only coarsens them.
 from __future__ import annotations
 
 import bisect
-import math
 import resource
 import sys
 from collections.abc import Sequence
+
+from emulator.runtime.stats import nearest_rank
 
 __all__ = [
     "THROUGHPUT_SAMPLE_INTERVAL",
@@ -73,11 +75,6 @@ def throughput_samples(
         samples.extend([rate] * (skipped + 1))
         last_count, last_tick, skipped = scheduled, tick, 0
     return samples
-
-
-def nearest_rank(ordered: Sequence[float], q: float) -> float:
-    """Upstream's percentile: ``ordered[ceil(len · q / 100) - 1]`` (``ordered`` sorted, non-empty)."""
-    return ordered[max(0, math.ceil(len(ordered) * q / 100) - 1)]
 
 
 def summarize(samples: Sequence[float]) -> dict[str, float | int | None]:

@@ -1,10 +1,11 @@
 """``python -m emulator hunt``: one scenario under many seeds, the failing seeds and how to
 replay each.
 
-What it owns: the sweep (``hunt_seeds``), the per-seed task (``run_seed``, a top-level function
-so a process pool can pickle it), the one-line failure reason of a run (``failure_of``) and the
-command-line glue (``add_parser``, ``run``). It does not own running a scenario (the runner),
-the invariants (``invariants.py``) or the ``run`` command a replay line names (``cli.py``).
+What it owns: ``hunt_seeds`` (``hunt_sweep.sweep`` with ``run_seed`` as the task), the per-seed
+task (``run_seed``, a top-level function so a process pool can pickle it), the one-line failure
+reason of a run (``failure_of``) and the command-line glue (``add_parser``, ``run``). It does
+not own running a scenario (the runner), the invariants (``invariants.py``) or the ``run``
+command a replay line names (``cli.py``).
 
 The execution layer is any ``concurrent.futures.Executor``: ``hunt_seeds`` only submits
 ``task(path, seed)`` and reads futures as they complete, so a thread pool (tests), the default
@@ -15,27 +16,42 @@ Failure reason of one run, the first that applies: the violated invariant whose 
 violation came earliest (``t`` = that time); the first failed expectation; the first timed-out
 ``waitFor`` (``t`` = the run's end); an exception out of the run (``t`` unknown, ``null``).
 
-``--stop-on-first`` cancels the seeds not started yet once a failure arrives; seeds already
-running finish in their workers, and the report covers the seeds that completed.
+Running the seeds (at most ``--jobs`` at a time), surviving workers that die (a dead worker's
+pool is replaced and its seed retried alone; a seed whose worker dies twice alone is
+``crashed``) and Ctrl-C are ``hunt_sweep``'s; its docstring gives the rule.
+
 JSON: ``{"scenario", "seeds" (seeds completed), "failures": [{"seed", "reason", "t",
-"replay"}]}`` (failures by seed), plus ``"stoppedEarly": true`` when seeds were cancelled.
-Exit status 1 if any seed failed, else 0; bad input raises ``ScenarioError`` or ``HuntError``.
+"replay"}], "crashed": [{"seed", "replay"}]}`` (by seed), plus ``"workersLost": n`` when the
+executor broke, ``"stoppedEarly": true`` when seeds were left unrun at the first failure and
+``"interrupted": true`` after Ctrl-C. Every requested seed is completed, crashed, or not run
+(``stoppedEarly``/``interrupted``).
+
+Exit status: 0 every seed passed; 1 a seed failed (no seed crashed); 3 a seed crashed (its
+worker died twice: the hunt is incomplete, whatever the other seeds did); 130 interrupted (the
+partial report is printed); 2 bad input (``ScenarioError`` or ``HuntError``, before any run).
 """
 
 from __future__ import annotations
 
 import argparse
-import multiprocessing
-import os
-import shlex
 import sys
 from collections.abc import Callable, Iterable, Mapping
-from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
-from dataclasses import dataclass, field
+from concurrent.futures import Executor
 from pathlib import Path
 from typing import Any
 
+from emulator.commands.common import UsageError, check_scheduler
+from emulator.commands.hunt_sweep import (
+    HuntReport,
+    SeedOutcome,
+    Task,
+    default_executor,
+    replay_command,
+    sweep,
+    workers_for,
+)
 from emulator.inputs import PlainInputError
+from emulator.scenario.loader import load_scenario
 
 __all__ = [
     "HuntError",
@@ -48,52 +64,12 @@ __all__ = [
     "replay_command",
     "run",
     "run_seed",
+    "workers_for",
 ]
-
-Task = Callable[[str, int], "SeedOutcome"]
 
 
 class HuntError(PlainInputError):
     """Bad input to ``hunt`` (the CLI prints ``error: <message>`` and exits 2)."""
-
-
-@dataclass(frozen=True, slots=True)
-class SeedOutcome:
-    seed: int
-    passed: bool
-    reason: str = ""
-    t: float | None = None
-
-
-@dataclass(slots=True)
-class HuntReport:
-    scenario: str
-    file: str
-    requested: int
-    outcomes: list[SeedOutcome] = field(default_factory=list)
-    """Completed seeds, in seed order."""
-    stopped_early: bool = False
-
-    @property
-    def failures(self) -> list[SeedOutcome]:
-        return [o for o in self.outcomes if not o.passed]
-
-    def to_json(self) -> dict[str, Any]:
-        doc: dict[str, Any] = {
-            "scenario": self.scenario,
-            "seeds": len(self.outcomes),
-            "failures": [
-                {"seed": o.seed, "reason": o.reason, "t": o.t, "replay": replay_command(self.file, o.seed)}
-                for o in self.failures
-            ],
-        }
-        if self.stopped_early:
-            doc["stoppedEarly"] = True
-        return doc
-
-
-def replay_command(file: str, seed: int) -> str:
-    return f"python -m emulator run {shlex.quote(file)} --seed {seed} --trace out.jsonl"
 
 
 # --- one seed -------------------------------------------------------------------------------
@@ -155,14 +131,6 @@ def run_seed(path: str, seed: int) -> SeedOutcome:
 # --- the sweep ------------------------------------------------------------------------------
 
 
-def default_executor(jobs: int | None, seeds: int) -> ProcessPoolExecutor:
-    """A process pool (forkserver where available, else spawn: safe under pytest and threads)."""
-    methods = multiprocessing.get_all_start_methods()
-    ctx = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
-    workers = max(1, min(jobs or os.cpu_count() or 1, seeds))
-    return ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
-
-
 def hunt_seeds(
     path: str | Path,
     seeds: Iterable[int],
@@ -172,32 +140,13 @@ def hunt_seeds(
     *,
     scenario: str = "",
     task: Task = run_seed,
+    jobs: int | None = None,
+    replace: Callable[[], Executor] | None = None,
 ) -> HuntReport:
-    """Run ``task(path, seed)`` for every seed on ``executor``; outcomes as they complete go to
-    ``progress``. The caller owns (and shuts down) the executor."""
-    seed_list = list(seeds)
-    file = str(path)
-    report = HuntReport(scenario or Path(file).stem, file, len(seed_list))
-    futures: list[Future[SeedOutcome]] = [executor.submit(task, file, s) for s in seed_list]
-    done: dict[int, SeedOutcome] = {}
-    try:
-        for fut in as_completed(futures):
-            outcome = fut.result()
-            done[outcome.seed] = outcome
-            if progress is not None:
-                progress(outcome)
-            if stop_on_first and not outcome.passed:
-                cancelled = [f.cancel() for f in futures]  # every one: no short-circuit
-                report.stopped_early = any(cancelled)
-                for f in futures:  # finished meanwhile: report them too
-                    if f.done() and not f.cancelled() and f.exception() is None:
-                        done.setdefault(f.result().seed, f.result())
-                break
-    finally:
-        for f in futures:
-            f.cancel()
-    report.outcomes = [done[s] for s in sorted(done)]
-    return report
+    """``hunt_sweep.sweep`` with ``run_seed`` as the default task."""
+    return sweep(
+        path, seeds, executor, stop_on_first, progress, scenario=scenario, task=task, jobs=jobs, replace=replace
+    )
 
 
 # --- the command line -----------------------------------------------------------------------
@@ -221,55 +170,63 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def _check_input(args: argparse.Namespace) -> str:
     """Validate the arguments and the scenario (as ``run`` would); the scenario's name."""
-    from emulator.scenario.loader import load_scenario
-
     if args.seeds < 1:
         raise HuntError(f"--seeds: must be at least 1, got {args.seeds}")
     if args.jobs is not None and args.jobs < 1:
         raise HuntError(f"--jobs: must be at least 1, got {args.jobs}")
     scenario = load_scenario(args.file)
     try:
-        from agents.scheduler.setup import SetupError, build_scheduler_setup
-        from emulator.scenario.schedulers import scheduler_settings
-    except ImportError:  # pragma: no cover - the scheduler agent is part of the package
-        return scenario.name
-    try:
-        build_scheduler_setup(scheduler_settings(scenario, source=str(args.file)), construct=True)
-    except SetupError as err:
+        check_scheduler(scenario, args.file)
+    except UsageError as err:
         raise HuntError(str(err)) from None
     return scenario.name
 
 
-def run(args: argparse.Namespace, *, executor: Executor | None = None) -> int:
-    """The ``hunt`` command: 1 if any seed failed, else 0. ``executor`` defaults to a process
-    pool of ``--jobs`` workers."""
+def run(
+    args: argparse.Namespace,
+    *,
+    executor: Executor | None = None,
+    new_executor: Callable[[], Executor] | None = None,
+) -> int:
+    """The ``hunt`` command; its exit status is ``HuntReport.exit_status``. ``new_executor``
+    makes the first executor and each replacement of a broken one (default: a process pool of
+    ``--jobs`` workers); an ``executor`` passed in is used first and left to its owner."""
     from rich.console import Console
 
     name = _check_input(args)
     seeds = range(args.seed_start, args.seed_start + args.seeds)
     out = Console(highlight=False, soft_wrap=True)
+    factory = new_executor or (lambda: default_executor(args.jobs, len(seeds)))
     own = executor is None
-    pool = default_executor(args.jobs, len(seeds)) if executor is None else executor
-    finished = False
+    pool = factory() if executor is None else executor
+    replace = factory if own or new_executor is not None else None
+    report: HuntReport | None = None
     try:
+
+        def hunt(progress: Callable[[SeedOutcome], None] | None) -> HuntReport:
+            return hunt_seeds(
+                args.file, seeds, pool, args.stop_on_first, progress, scenario=name, jobs=args.jobs, replace=replace
+            )
+
         if sys.stderr.isatty():  # the bar goes to stderr: stdout stays a clean report
-            report = _with_progress_bar(args, pool, seeds, name)
+            report = _with_progress_bar(hunt, len(seeds), name)
         else:
-            report = hunt_seeds(args.file, seeds, pool, args.stop_on_first, scenario=name)
-        finished = True
+            report = hunt(None)
     finally:
         if own:  # interrupted: do not wait for the seeds still running
-            pool.shutdown(wait=finished, cancel_futures=True)
+            pool.shutdown(wait=report is not None and not report.interrupted, cancel_futures=True)
     if args.output == "json":
         import msgspec
 
         sys.stdout.write(msgspec.json.encode(report.to_json()).decode() + "\n")
     else:
         _print_text(report, out)
-    return 1 if report.failures else 0
+    return report.exit_status()
 
 
-def _with_progress_bar(args: argparse.Namespace, pool: Executor, seeds: range, name: str) -> HuntReport:
+def _with_progress_bar(
+    sweep: Callable[[Callable[[SeedOutcome], None]], HuntReport], total: int, name: str
+) -> HuntReport:
     from rich.console import Console
     from rich.markup import escape
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -277,14 +234,14 @@ def _with_progress_bar(args: argparse.Namespace, pool: Executor, seeds: range, n
     failed = 0
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
-        task = bar.add_task(f"{escape(name)}: 0 failed", total=len(seeds))
+        task = bar.add_task(f"{escape(name)}: 0 failed", total=total)
 
         def advance(outcome: SeedOutcome) -> None:
             nonlocal failed
             failed += not outcome.passed
             bar.update(task, advance=1, description=f"{escape(name)}: {failed} failed")
 
-        return hunt_seeds(args.file, seeds, pool, args.stop_on_first, advance, scenario=name)
+        return sweep(advance)
 
 
 def _print_text(report: HuntReport, out: Any) -> None:
@@ -295,18 +252,34 @@ def _print_text(report: HuntReport, out: Any) -> None:
     failures = report.failures
     ran = len(report.outcomes)
     name = escape(report.scenario)
-    stopped = f" (stopped at the first failure; {report.requested - ran} not run)" if report.stopped_early else ""
-    if not failures:
+    if report.interrupted:
+        stopped = f" (interrupted; {report.not_run} not run)"
+    elif report.stopped_early:
+        stopped = f" (stopped at the first failure; {report.not_run} not run)"
+    else:
+        stopped = ""
+    if not ran:
+        out.print(f"[bold]{name}[/bold]: no seed completed{stopped}")
+    elif not failures:
         out.print(f"[bold]{name}[/bold]: all {ran} seeds passed{stopped}")
+    else:
+        out.print(f"[bold]{name}[/bold]: [red]{len(failures)} of {ran} seeds failed[/red]{stopped}")
+    if report.crashed:
+        seeds = ", ".join(map(str, report.crashed))
+        out.print(f"[red]{len(report.crashed)} crashed[/red] (their worker process died twice): {seeds}")
+    if report.workers_lost:
+        out.print(f"{report.workers_lost} worker process death(s): the pool was replaced and the seeds re-run")
+    if not failures and not report.crashed:
         return
-    out.print(f"[bold]{name}[/bold]: [red]{len(failures)} of {ran} seeds failed[/red]{stopped}")
     table = Table(show_header=True, header_style="bold", box=None)
     table.add_column("seed", justify="right")
     table.add_column("t (s)", justify="right")
     table.add_column("violated invariant or failed expectation")
-    for o in failures:
-        table.add_row(str(o.seed), "-" if o.t is None else f"{o.t:g}", Text(o.reason))
+    rows = [(o.seed, "-" if o.t is None else f"{o.t:g}", o.reason) for o in failures]
+    rows += [(s, "-", "crashed: the worker process died twice") for s in report.crashed]
+    for seed, t, reason in sorted(rows):
+        table.add_row(str(seed), t, Text(reason))
     out.print(table)
     out.print("replay:")
-    for o in failures:
-        out.print(f"  {replay_command(report.file, o.seed)}", markup=False)
+    for seed, _, _ in sorted(rows):
+        out.print(f"  {replay_command(report.file, seed)}", markup=False)

@@ -57,6 +57,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import IO, Any, TypeVar
 
+import anyio
 from msgspec.structs import replace
 
 from agents.kubelet import Kubelet, KubeletSettings
@@ -406,21 +407,14 @@ class Cluster:
         await on_error(CORDON_RETRY, lambda err: updating and isinstance(err, Conflict), cordon, clock=self.clock)
 
     async def wait_for(self, step: WaitFor, activity: PodActivity) -> bool:
-        deadline = self.clock.now() + step.timeout
         counter = ConditionCounter(CONDITIONS[step.condition], step.selector, self.server.list("Pod")[0])
         activity.counters.append(counter)
         try:
-            while not count_reached(counter.met, counter.total, step.count):
-                remaining = deadline - self.clock.now()
-                if remaining <= 0:
-                    return False
-                activity.changed.clear()
-                try:
-                    async with asyncio.timeout(remaining):
-                        await activity.changed.wait()
-                except TimeoutError:
-                    pass
-            return True
+            with anyio.move_on_after(step.timeout):
+                while not count_reached(counter.met, counter.total, step.count):
+                    activity.changed.clear()
+                    await activity.changed.wait()
+            return count_reached(counter.met, counter.total, step.count)  # a write at the deadline counts
         finally:
             activity.counters.remove(counter)
 

@@ -141,7 +141,8 @@ def test_json_report_and_exit_status(tmp_path: Path, capsys: pytest.CaptureFixtu
         status = run(parse(str(path), "--seeds", "3", "--seed-start", "10", "--output", "json"), executor=pool)
     assert status == 1
     doc = json.loads(capsys.readouterr().out)
-    assert list(doc) == ["scenario", "seeds", "failures"]
+    assert list(doc) == ["scenario", "seeds", "failures", "crashed"]
+    assert doc["crashed"] == []
     assert (doc["scenario"], doc["seeds"]) == ("tie", 3)
     assert [f["seed"] for f in doc["failures"]] == [10, 11, 12]
     for f in doc["failures"]:
