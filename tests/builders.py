@@ -181,12 +181,16 @@ def node(
     labels: Mapping[str, str] | None = None,
     taints: Sequence[Taint] = (),
     unschedulable: bool = False,
+    ready: str | None = None,
     conditions: Sequence[NodeCondition] = (),
     images: Mapping[str, int] | None = None,
     creation_timestamp: str | None = None,
 ) -> Node:
     """A node with room for ``cpu``, ``memory``, ``pods`` (and ``extra`` resources; ``None``
-    leaves one out); ``images`` maps an image name to its size in bytes."""
+    leaves one out); ``ready`` adds a ``Ready`` condition with that status before
+    ``conditions``; ``images`` maps an image name to its size in bytes."""
+    if ready is not None:
+        conditions = [NodeCondition(type="Ready", status=ready), *conditions]
     room = quantities({"cpu": cpu, "memory": memory, "pods": pods, **(extra or {})})
     return Node(
         metadata=ObjectMeta(name=name, labels=dict(labels or {}), creation_timestamp=creation_timestamp),

@@ -73,7 +73,7 @@ class Cluster:
         self._opened = asyncio.Event()
         self._stopped = asyncio.Event()
         self._supervisor: asyncio.Task[None] | None = None
-        self._tasks: list[asyncio.Task[None]] = []
+        self._tasks: dict[str, asyncio.Task[None]] = {}
 
     def __repr__(self) -> str:
         return f"<Cluster seed={self.seed} t={self.clock.now():g} writes={len(self.writes)}>"
@@ -89,7 +89,7 @@ class Cluster:
             self._group = tg
             self._opened.set()
             await self._stopped.wait()
-            for task in self._tasks:
+            for task in self._tasks.values():
                 task.cancel()
 
     async def close(self) -> None:
@@ -139,9 +139,14 @@ class Cluster:
         """Run ``coro`` as task ``cluster:<name>`` of the cluster's task group."""
         if self._group is None:
             raise RuntimeError("open the cluster first (open_cluster or the cluster fixture)")
-        task = self._group.create_task(coro, name=f"cluster:{name}")
-        self._tasks.append(task)
+        if name in self._tasks:
+            raise ValueError(f"a task named {name!r} is already running")
+        task = self._tasks[name] = self._group.create_task(coro, name=f"cluster:{name}")
         return task
+
+    def task(self, name: str) -> asyncio.Task[None]:
+        """The task spawned (or started) as ``name``."""
+        return self._tasks[name]
 
     async def start(self, agent: Agent, name: str) -> asyncio.Task[None]:
         """Spawn ``agent.run()`` and wait until it says it is ready."""
