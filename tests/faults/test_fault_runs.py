@@ -188,6 +188,7 @@ def report(result: RunResult, key: str) -> object:
     return next(a[key] for a in result.extra["agents"] if key in a)
 
 
+@pytest.mark.slow
 def test_faults_demo_story() -> None:
     writes: list[WriteRecord] = []
     result = run_scenario(load_scenario(ROOT / "scenarios" / "faults-demo.yaml"), RunOptions(on_write=writes.append))
@@ -258,6 +259,7 @@ PODS = """
 """
 
 
+@pytest.mark.slow
 def test_watch_cuts_make_the_scheduler_resume_and_relist_yet_schedule_everything() -> None:
     text = (
         BASE
@@ -272,6 +274,7 @@ def test_watch_cuts_make_the_scheduler_resume_and_relist_yet_schedule_everything
     assert [(f["fault"], f["injected"]) for f in report(result, "faults")] == [("faults[0]", 6), ("faults[1]", 1)]
 
 
+@pytest.mark.slow
 def test_watch_delay_makes_a_stale_scheduler_bind_later() -> None:
     text = (
         BASE
@@ -288,6 +291,7 @@ def test_watch_delay_makes_a_stale_scheduler_bind_later() -> None:
     assert all(4.0 <= bound[p] - created[p] < 4.1 for p in created)
 
 
+@pytest.mark.slow
 def test_a_second_scheduler_instance_joins_at_its_time() -> None:
     text = (
         BASE
@@ -303,6 +307,7 @@ def test_a_second_scheduler_instance_joins_at_its_time() -> None:
     assert binders == {"default-scheduler", "default-scheduler-1"}
 
 
+@pytest.mark.slow
 def test_an_api_fault_on_the_runner_is_retried() -> None:
     text = (
         BASE
@@ -317,6 +322,7 @@ def test_an_api_fault_on_the_runner_is_retried() -> None:
     assert 3.5 <= first < 3.6  # retried after 0.5 + 1 + 2 s
 
 
+@pytest.mark.slow
 def test_a_start_failure_fault_counts_failed_pods() -> None:
     text = (
         BASE

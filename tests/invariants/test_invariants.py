@@ -571,6 +571,7 @@ def checked_run(monkeypatch: pytest.MonkeyPatch, scenario: str, options: RunOpti
     return result, cluster
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("scenario", ["scenarios/quickstart.yaml", "scenarios/kubelet-basics.yaml"])
 def test_real_runs_hold_every_invariant(monkeypatch: pytest.MonkeyPatch, scenario: str) -> None:
     result, cluster = checked_run(monkeypatch, scenario, RunOptions(seed=3))
