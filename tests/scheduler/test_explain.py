@@ -407,9 +407,9 @@ async def _run_with_preemption(options: SchedulerOptions) -> list[tuple[str, str
         for i in range(4):
             w.server.create(node(f"n{i}", cpu="2"))
         for i in range(8):
-            w.server.create(pod(f"p{i}", cpu="900m", spec={"terminationGracePeriodSeconds": 0}))
+            w.server.create(pod(f"p{i}", cpu="900m", grace_seconds=0))
         await w.until(lambda: all(p.spec.node_name for p in w.pods()))
-        w.server.create(pod("hi", cpu="1500m", spec={"priorityClassName": "high"}))
+        w.server.create(pod("hi", cpu="1500m", priority_class="high"))
         await w.until(lambda: bool(w.pod("hi").spec.node_name))
     return writes
 

@@ -119,7 +119,6 @@ async def _after(clock: Clock, t: float, action: Any) -> None:
 
 
 @pytest.mark.asyncio
-@pytest.mark.virtual_time
 @pytest.mark.parametrize(
     ("timeouts", "events", "want_code", "want_msg", "want_plugin", "want_at"),
     [
@@ -206,7 +205,6 @@ async def test_wait_on_permit(
 
 
 @pytest.mark.asyncio
-@pytest.mark.virtual_time
 async def test_reject_waiting_pod_through_the_handle() -> None:
     clock = LoopClock(virtual=True)
     fw = build([waiter("A", 10)], clock)
@@ -222,7 +220,6 @@ async def test_reject_waiting_pod_through_the_handle() -> None:
 
 
 @pytest.mark.asyncio
-@pytest.mark.virtual_time
 async def test_wait_on_permit_for_a_pod_not_waiting_is_success() -> None:
     fw = build([Perm("A", Status())], LoopClock(virtual=True))
     assert (await fw.wait_on_permit(make_pod())).is_success()

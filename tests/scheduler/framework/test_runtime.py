@@ -542,7 +542,6 @@ class Bnd:
 
 
 @pytest.mark.asyncio
-@pytest.mark.virtual_time
 @pytest.mark.parametrize(
     ("verdicts", "want_code", "want_msg", "want_ran"),
     [
