@@ -12,9 +12,9 @@ from agents.scheduler.framework.interface import ExtensionPoint, ProfileSpec
 from agents.scheduler.framework.runtime import Framework
 from agents.scheduler.framework.types import Code, CycleState, Status
 from agents.scheduler.framework.waiting_pods import WaitingPod
-from emulator.api.codec import convert
 from emulator.api.core import Pod
 from emulator.runtime.clock import Clock, LoopClock
+from tests.builders import pod
 
 EP = ExtensionPoint
 U = Code.Unschedulable
@@ -31,9 +31,7 @@ class FakeClock:
 
 
 def make_pod(name: str = "p") -> Pod:
-    return convert(
-        {"metadata": {"name": name, "namespace": "default", "uid": f"uid-{name}"}, "spec": {"containers": []}}, Pod
-    )
+    return pod(name, uid=f"uid-{name}", containers=[])
 
 
 class Sort:
