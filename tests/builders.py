@@ -91,7 +91,7 @@ def container(
     ports: Sequence[ContainerPort] = (),
 ) -> Container:
     """One container; ``cpu``/``memory`` are requests, ``requests`` adds others (a GPU)."""
-    req = quantities({**(requests or {}), "cpu": cpu, "memory": memory})
+    req = quantities(requests, **{k: v for k, v in (("cpu", cpu), ("memory", memory)) if v is not None})
     resources = ResourceRequirements(requests=req, limits=quantities(limits))
     all_ports = [*ports, *(ContainerPort(container_port=p, host_port=p) for p in host_ports)]
     return Container(name=name, image=image, resources=resources, ports=all_ports)

@@ -138,6 +138,22 @@ def test_toleration_operator_follows_the_value(built: Any, operator: str, value:
     assert (built.operator, built.value) == (operator, value)
 
 
+@pytest.mark.parametrize(
+    ("built", "requests"),
+    [
+        pytest.param(
+            container(requests={"cpu": "1", "example.com/gpu": "2"}),
+            {"cpu": "1", "example.com/gpu": "2"},
+            id="requests-kept",
+        ),
+        pytest.param(container(cpu="2", requests={"cpu": "1"}), {"cpu": "2"}, id="cpu-wins"),
+        pytest.param(container(memory="1Gi"), {"memory": "1Gi"}, id="memory-only"),
+    ],
+)
+def test_container_requests(built: Any, requests: dict[str, str]) -> None:
+    assert {k: str(v) for k, v in built.resources.requests.items()} == requests
+
+
 def test_pod_refuses_requests_and_containers_together() -> None:
     with pytest.raises(TypeError, match="give requests on the containers"):
         pod("p", cpu="1", containers=[container()])
