@@ -89,12 +89,14 @@ def container(
     limits: Mapping[str, Amount] | None = None,
     host_ports: Sequence[int] = (),
     ports: Sequence[ContainerPort] = (),
+    restart_policy: str | None = None,
 ) -> Container:
-    """One container; ``cpu``/``memory`` are requests, ``requests`` adds others (a GPU)."""
+    """One container; ``cpu``/``memory`` are requests, ``requests`` adds others (a GPU);
+    ``restart_policy="Always"`` makes an init container a sidecar."""
     req = quantities(requests, **{k: v for k, v in (("cpu", cpu), ("memory", memory)) if v is not None})
     resources = ResourceRequirements(requests=req, limits=quantities(limits))
     all_ports = [*ports, *(ContainerPort(container_port=p, host_port=p) for p in host_ports)]
-    return Container(name=name, image=image, resources=resources, ports=all_ports)
+    return Container(name=name, image=image, resources=resources, ports=all_ports, restart_policy=restart_policy)
 
 
 def pod(
