@@ -13,8 +13,8 @@ the API server does on create (namespace, priority from a class, default tolerat
 
 A node's resources go to both ``status.capacity`` and ``status.allocatable`` (what a kubelet
 posts; the API server copies one to the other when only one is set, so a stored node is the
-same either way); ``allocatable_only=True`` leaves capacity empty for tests of the
-defaulting itself.
+same either way); ``allocatable_only=True`` or ``capacity_only=True`` leaves the other empty,
+for tests of that defaulting and for code handed a node the API server never saw.
 """
 
 from __future__ import annotations
@@ -180,6 +180,7 @@ def node(
     pods: Amount | None = "110",
     extra: Mapping[str, Amount] | None = None,
     allocatable_only: bool = False,
+    capacity_only: bool = False,
     labels: Mapping[str, str] | None = None,
     taints: Sequence[Taint] = (),
     unschedulable: bool = False,
@@ -199,7 +200,7 @@ def node(
         spec=NodeSpec(taints=list(taints), unschedulable=unschedulable),
         status=NodeStatus(
             capacity={} if allocatable_only else dict(room),
-            allocatable=room,
+            allocatable={} if capacity_only else room,
             conditions=list(conditions),
             images=[ContainerImage(names=[n], size_bytes=s) for n, s in (images or {}).items()],
         ),
