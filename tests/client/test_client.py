@@ -10,21 +10,19 @@ import random
 import pytest
 from msgspec.structs import replace
 
-from emulator.api.core import Namespace
 from emulator.api.errors import InternalError, NotFound
-from emulator.api.meta import ObjectMeta
 from emulator.apiserver import ApiServer, ServerSettings
 from emulator.client.client import Client, Latency
 from emulator.runtime.channel import ChannelClosed, Overflow
 from emulator.runtime.clock import LoopClock, run
 from tests.builders import pod
+from tests.cluster import Cluster
 
 
 def setup(settings: ServerSettings | None = None) -> tuple[ApiServer, LoopClock]:
-    clock = LoopClock(asyncio.get_running_loop(), virtual=True)
-    srv = ApiServer(clock, random.Random(0), settings)
-    srv.create(Namespace(metadata=ObjectMeta(name="default")))
-    return srv, clock
+    """The shared cluster's server (seed 0, namespace ``default``) and clock; no agents."""
+    c = Cluster(settings=settings, namespaces=("default",))
+    return c.server, c.clock
 
 
 # --- Latency (pure) ----------------------------------------------------------------------------------

@@ -19,15 +19,15 @@ from emulator.client.client import Client, Latency
 from emulator.client.informer import Informer
 from emulator.runtime.clock import LoopClock
 from tests.builders import pod
+from tests.cluster import Cluster
 
 Log = list[tuple[Any, ...]]
 
 
 def setup(**settings: Any) -> tuple[ApiServer, LoopClock]:
-    clock = LoopClock(asyncio.get_running_loop(), virtual=True)
-    srv = ApiServer(clock, random.Random(0), ServerSettings(**settings))
-    srv.create(Namespace(metadata=ObjectMeta(name="default")))
-    return srv, clock
+    """The shared cluster's server (seed 0, namespace ``default``) and clock; no agents."""
+    c = Cluster(settings=ServerSettings(**settings), namespaces=("default",))
+    return c.server, c.clock
 
 
 def relabel(srv: ApiServer, name: str, **labels: str) -> Pod:

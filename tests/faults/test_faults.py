@@ -38,6 +38,7 @@ from emulator.scenario.schema import (
     WatchReorder,
 )
 from tests.builders import container, pod
+from tests.cluster import Cluster
 
 
 def plan(*specs: FaultSpec, seed: int = 1, armed: bool = True) -> FaultPlan:
@@ -303,8 +304,8 @@ def test_cuts_watcher(spec: WatchCut, watcher: str, kind: str, cut: bool) -> Non
 
 
 def _server() -> tuple[ApiServer, LoopClock]:
-    clock = LoopClock(asyncio.get_running_loop(), virtual=True)
-    return ApiServer(clock, random.Random(0)), clock
+    c = Cluster(namespaces=())
+    return c.server, c.clock
 
 
 @pytest.mark.asyncio
