@@ -25,7 +25,6 @@ from agents.controllers.nodehealth import (
     zone_key,
 )
 from agents.kubelet import Kubelet, KubeletSettings
-from emulator.api.codec import convert
 from emulator.api.core import Node, NodeCondition, Taint
 from emulator.apiserver.server import ApiServer, WriteRecord
 from emulator.runtime.clock import LoopClock
@@ -46,24 +45,27 @@ def node(
     unschedulable: bool = False,
     labels: dict[str, str] | None = None,
 ) -> Node:
-    return convert(
-        {
-            "metadata": {"name": "n", "labels": labels or {}, "creationTimestamp": "2026-01-01T00:00:00Z"},
-            "spec": {"unschedulable": unschedulable, "taints": [{"key": k, "effect": e} for k, e in taints]},
-            "status": {
-                "conditions": [
-                    {
-                        "type": t,
-                        "status": s,
-                        "reason": "Kubelet",
-                        "lastHeartbeatTime": "2026-01-01T00:00:10Z",
-                        "lastTransitionTime": "2026-01-01T00:00:01Z",
-                    }
-                    for t, s in conditions
-                ]
-            },
-        },
-        Node,
+    """Node ``n`` as its kubelet left it: created at 0 s, conditions (type, status) posted at
+    10 s and last changed at 1 s, no room; ``taints`` as (key, effect)."""
+    return build_node(
+        "n",
+        cpu=None,
+        memory=None,
+        pods=None,
+        labels=labels,
+        creation_timestamp="2026-01-01T00:00:00Z",
+        taints=[Taint(key=k, effect=e) for k, e in taints],
+        unschedulable=unschedulable,
+        conditions=[
+            NodeCondition(
+                type=t,
+                status=s,
+                reason="Kubelet",
+                last_heartbeat_time="2026-01-01T00:00:10Z",
+                last_transition_time="2026-01-01T00:00:01Z",
+            )
+            for t, s in conditions
+        ],
     )
 
 
