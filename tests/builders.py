@@ -186,12 +186,13 @@ def node(
     unschedulable: bool = False,
     ready: str | None = None,
     conditions: Sequence[NodeCondition] = (),
-    images: Mapping[str, int] | None = None,
+    images: Mapping[str, int] | Sequence[ContainerImage] = (),
     creation_timestamp: str | None = None,
 ) -> Node:
     """A node with room for ``cpu``, ``memory``, ``pods`` (and ``extra`` resources; ``None``
     leaves one out); ``ready`` adds a ``Ready`` condition with that status before
-    ``conditions``; ``images`` maps an image name to its size in bytes."""
+    ``conditions``; ``images`` maps an image name to its size in bytes (or lists
+    ``ContainerImage``s, for images with several names)."""
     if ready is not None:
         conditions = [NodeCondition(type="Ready", status=ready), *conditions]
     room = quantities({"cpu": cpu, "memory": memory, "pods": pods, **(extra or {})})
@@ -202,7 +203,11 @@ def node(
             capacity={} if allocatable_only else dict(room),
             allocatable={} if capacity_only else room,
             conditions=list(conditions),
-            images=[ContainerImage(names=[n], size_bytes=s) for n, s in (images or {}).items()],
+            images=(
+                [ContainerImage(names=[n], size_bytes=s) for n, s in images.items()]
+                if isinstance(images, Mapping)
+                else list(images)
+            ),
         ),
     )
 

@@ -15,10 +15,6 @@ from emulator.api.core import (
     Container,
     ContainerPort,
     Node,
-    NodeAffinity,
-    NodeSelector,
-    NodeSelectorRequirement,
-    NodeSelectorTerm,
     Pod,
     Taint,
     Toleration,
@@ -99,12 +95,7 @@ def port(host_port: int, ip: str = "", protocol: str = "TCP") -> ContainerPort:
 
 
 def required_affinity(key: str, op: str, *values: str) -> Affinity:
-    term = NodeSelectorTerm(match_expressions=[NodeSelectorRequirement(key=key, operator=op, values=list(values))])
-    return Affinity(
-        node_affinity=NodeAffinity(
-            required_during_scheduling_ignored_during_execution=NodeSelector(node_selector_terms=[term])
-        )
-    )
+    return builders.affinity(required_nodes=[builders.node_term((key, op, values))])
 
 
 def resources_msg(name: str, requested: int, used: int, capacity: int) -> str:
