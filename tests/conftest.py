@@ -6,8 +6,10 @@ for that.
 
 Markers (declared in ``pyproject.toml``):
 
-- ``slow``: the test runs whole scenarios or many seeds (seconds each). The fast inner
-  loop is ``python -m pytest -m "not slow"``; CI and the final check run everything.
+- ``slow``: the test runs whole scenarios, many seeds, or a differential property test with
+  hundreds of examples (seconds each; together more than half of the suite's time). The
+  fast inner loop is ``python -m pytest -m "not slow"``; CI and the final check run
+  everything. Mark a new test slow when it takes more than about 5 s.
 - ``real_time``: the test reads or waits on the wall clock (a timing bound, a real-time
   loop, a subprocess). An asyncio test so marked runs on uvloop instead of virtual time.
   ``-m "not real_time"`` leaves out the tests a loaded machine can make flaky.

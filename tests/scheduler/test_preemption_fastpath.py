@@ -246,6 +246,7 @@ def _change(world: World, data: st.DataObject) -> None:
         world.nominated.setdefault(node, []).append(make_pod("preemptor", cpu=4000, mem=None, priority=30))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("profile", [pytest.param(p, id=p) for p in PROFILES])
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(world=worlds(), pod=preemptors(), pdbs=PDBS, seed=st.integers(0, 2**16), data=st.data())

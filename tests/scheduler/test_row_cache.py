@@ -336,6 +336,7 @@ def _plugins(data: st.DataObject) -> Plugins:
     return fits, [_balanced(resources) for resources in BALANCED_RESOURCES.values()]
 
 
+@pytest.mark.slow
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(
     node_caps=clusters(),

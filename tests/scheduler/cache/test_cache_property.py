@@ -196,6 +196,7 @@ def check(cache: Cache, model: Model, snapshot: Snapshot) -> None:
     assert all(snapshot.get(i.name) is i for i in snapshot.have_pods_with_required_anti_affinity_node_info_list)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, derandomize=True)
 @given(ops=st.lists(op_st, max_size=40))
 def test_totals_match_pods_for_any_event_sequence(ops: list[tuple[Any, ...]]) -> None:
