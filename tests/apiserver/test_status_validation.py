@@ -12,6 +12,7 @@ from __future__ import annotations
 import random
 from typing import Any, cast
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from msgspec.structs import replace
@@ -110,6 +111,7 @@ def stored(srv: ApiServer, obj: Any) -> Any | None:
         return None
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(pod=pods(), status=pod_statuses())
 def test_pod_status_validation_equals_full_validation(pod: dict[str, Any], status: dict[str, Any]) -> None:
@@ -197,6 +199,7 @@ def test_lease_update_validation_equals_full_validation(
     assert srv.revision in (rev, rev + 1)
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(pod=pods(), meta=metadata_changes(), image=st.sampled_from(["nginx", "busybox", ""]))
 def test_pod_update_validation_is_full_validation(pod: dict[str, Any], meta: dict[str, Any], image: str) -> None:

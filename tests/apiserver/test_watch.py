@@ -17,6 +17,7 @@ from emulator.apiserver import ApiServer, ServerSettings, Watcher, WatchEvent, o
 from emulator.apiserver.watch import WatchHub, transition
 from emulator.runtime.channel import ChannelClosed, Overflow
 from emulator.runtime.clock import format_timestamp
+from tests.builders import pod
 
 
 class FakeClock:
@@ -30,16 +31,6 @@ class FakeClock:
 
     def timestamp(self, t: float | None = None) -> str:
         return format_timestamp(self.t if t is None else t)
-
-
-def make_pod(name: str, *, namespace: str = "default", node: str = "", labels: dict[str, str] | None = None) -> Pod:
-    return convert(
-        {
-            "metadata": {"name": name, "namespace": namespace, "labels": labels or {}},
-            "spec": {"containers": [{"name": "c", "image": "i"}], "nodeName": node},
-        },
-        Pod,
-    )
 
 
 def server(**settings: Any) -> tuple[ApiServer, FakeClock]:
@@ -73,31 +64,31 @@ def drain(w: Watcher) -> list[tuple[str, str, int]]:
 
 def test_watch_from_revision_replays_exactly_the_later_events() -> None:
     srv, _ = server()
-    srv.create(make_pod("a"))  # 2
+    srv.create(pod("a"))  # 2
     mark = srv.revision
-    srv.create(make_pod("b"))  # 3
+    srv.create(pod("b"))  # 3
     srv.create(convert({"metadata": {"name": "n"}}, Node))  # 4: another kind
     relabel(srv, "a", {"x": "1"})  # 5
     srv.delete("Pod", "b")  # 6
     w = srv.watch("Pod", resource_version=mark)
     assert drain(w) == [("ADDED", "b", 3), ("MODIFIED", "a", 5), ("DELETED", "b", 6)]
-    srv.create(make_pod("c"))  # live events follow the replay
+    srv.create(pod("c"))  # live events follow the replay
     assert drain(w) == [("ADDED", "c", 7)]
 
 
 @pytest.mark.parametrize("rv", [pytest.param(None, id="no-revision"), pytest.param("current", id="current-revision")])
 def test_watch_without_older_revision_sends_only_new_events(rv: str | None) -> None:
     srv, _ = server()
-    srv.create(make_pod("a"))
+    srv.create(pod("a"))
     w = srv.watch("Pod", resource_version=srv.revision if rv else None)
     assert drain(w) == []
-    srv.create(make_pod("b"))
+    srv.create(pod("b"))
     assert drain(w) == [("ADDED", "b", 3)]
 
 
 def test_replay_applies_the_selector_transitions() -> None:
     srv, _ = server()
-    srv.create(make_pod("a"))  # 2
+    srv.create(pod("a"))  # 2
     bind(srv, "a", "node-1")  # 3
     w = srv.watch("Pod", fields={"spec.nodeName": ""}, resource_version=1)
     assert drain(w) == [("ADDED", "a", 2), ("DELETED", "a", 3)]
@@ -108,7 +99,7 @@ def test_replay_applies_the_selector_transitions() -> None:
 def test_gone_for_a_revision_older_than_the_history_window() -> None:
     srv, _ = server(history_size=3)  # rev 1
     for name in "abcd":
-        srv.create(make_pod(name))  # revs 2..5; history keeps 3, 4, 5
+        srv.create(pod(name))  # revs 2..5; history keeps 3, 4, 5
     assert srv.revision == 5
     w = srv.watch("Pod", resource_version=2)  # oldest replayable start: events 3, 4, 5 are all kept
     assert drain(w) == [("ADDED", "b", 3), ("ADDED", "c", 4), ("ADDED", "d", 5)]
@@ -121,7 +112,7 @@ def test_gone_for_a_revision_older_than_the_history_window() -> None:
 
 def test_history_window_counts_every_kind() -> None:
     srv, _ = server(history_size=2)
-    srv.create(make_pod("a"))  # 2
+    srv.create(pod("a"))  # 2
     srv.create(convert({"metadata": {"name": "n1"}}, Node))  # 3
     srv.create(convert({"metadata": {"name": "n2"}}, Node))  # 4
     with pytest.raises(Gone):
@@ -135,12 +126,12 @@ def test_history_window_counts_every_kind() -> None:
 def test_label_selector_transitions() -> None:
     srv, _ = server()
     w = srv.watch("Pod", label_match=lambda labels: labels.get("app") == "web")
-    srv.create(make_pod("a"))  # 2: not matching
+    srv.create(pod("a"))  # 2: not matching
     relabel(srv, "a", {"app": "web"})  # 3: starts matching → ADDED
     relabel(srv, "a", {"app": "web", "tier": "1"})  # 4: still matching → MODIFIED
     relabel(srv, "a", {"app": "db"})  # 5: stops matching → DELETED
     relabel(srv, "a", {"app": "db", "x": "y"})  # 6: never matched → nothing
-    srv.create(make_pod("b", labels={"app": "web"}))  # 7
+    srv.create(pod("b", labels={"app": "web"}))  # 7
     srv.delete("Pod", "b")  # 8
     assert drain(w) == [
         ("ADDED", "a", 3),
@@ -169,9 +160,9 @@ def test_field_selectors(kwargs: dict[str, Any], seen: list[str]) -> None:
     srv, _ = server()
     srv.create(Namespace(metadata=ObjectMeta(name="other")))
     w = srv.watch("Pod", **kwargs)
-    srv.create(make_pod("a"))
-    srv.create(make_pod("b", node="node-1"))
-    srv.create(make_pod("c", namespace="other"))
+    srv.create(pod("a"))
+    srv.create(pod("b", node="node-1"))
+    srv.create(pod("c", namespace="other"))
     assert [name for _, name, _ in drain(w)] == seen
     assert [p.metadata.name for p in srv.list("Pod", **kwargs)[0]] == sorted(seen, key=lambda n: (n == "c", n))
 
@@ -181,7 +172,7 @@ def test_bind_moves_the_pod_between_node_name_watchers() -> None:
     unassigned = srv.watch("Pod", fields={"spec.nodeName": ""})
     node1 = srv.watch("Pod", fields={"spec.nodeName": "node-1"})
     node2 = srv.watch("Pod", fields={"spec.nodeName": "node-2"})
-    srv.create(make_pod("a"))  # 2
+    srv.create(pod("a"))  # 2
     bound = bind(srv, "a", "node-1")  # 3
     relabel(srv, "a", {"x": "1"})  # 4
     srv.delete("Pod", "a", grace_period_seconds=0)  # 5
@@ -196,7 +187,7 @@ def test_bind_moves_the_pod_between_node_name_watchers() -> None:
 def test_deleted_for_leaving_the_selector_carries_the_previous_state() -> None:
     srv, _ = server()
     unassigned = srv.watch("Pod", fields={"spec.nodeName": ""})
-    srv.create(make_pod("a"))
+    srv.create(pod("a"))
     bind(srv, "a", "node-1")
     ev = unassigned.channel.get_nowait_batch()[-1]
     assert ev.type == "DELETED"
@@ -209,7 +200,7 @@ def test_deleted_for_leaving_the_selector_carries_the_previous_state() -> None:
 def test_deleted_object_carries_the_deletion_revision() -> None:
     srv, _ = server()
     w = srv.watch("Pod")
-    srv.create(make_pod("a"))
+    srv.create(pod("a"))
     srv.delete("Pod", "a")
     ev = w.channel.get_nowait_batch()[-1]
     assert ev.object.metadata.resource_version == str(ev.revision)
@@ -226,10 +217,10 @@ def test_node_watchers_are_indexed_by_node_name() -> None:
     hub: WatchHub = srv._hub
     assert sorted(v for (_, f, v) in hub._indexed if f == "spec.nodeName") == sorted([*kubelets, ""])
     assert list(hub._plain["Pod"].values()) == [plain]
-    pod_on_1 = make_pod("a", node="node-1")
+    pod_on_1 = pod("a", node="node-1")
     candidates = hub._candidates("Pod", pod_on_1, pod_on_1)
     assert candidates == [plain, kubelets["node-1"]]
-    moved = hub._candidates("Pod", make_pod("a"), pod_on_1)  # a bind: old and new node
+    moved = hub._candidates("Pod", pod("a"), pod_on_1)  # a bind: old and new node
     assert moved == [plain, unassigned, kubelets["node-1"]]
     assert hub._candidates("Node", None, convert({"metadata": {"name": "x"}}, Node)) == []
 
@@ -251,7 +242,7 @@ def test_node_watchers_by_name_see_only_their_node() -> None:
 def test_a_write_on_one_node_evaluates_only_interested_watchers(monkeypatch: pytest.MonkeyPatch) -> None:
     srv, _ = server()
     kubelets = [srv.watch("Pod", fields={"spec.nodeName": f"node-{i}"}) for i in range(200)]
-    srv.create(make_pod("a", node="node-1"))
+    srv.create(pod("a", node="node-1"))
     calls: list[int] = []
     original = Watcher.matches
 
@@ -270,7 +261,7 @@ def test_stop_watch_removes_an_indexed_watcher() -> None:
     w = srv.watch("Pod", fields={"spec.nodeName": "node-1"})
     srv.stop_watch(w)
     assert srv.watchers() == []
-    srv.create(make_pod("a", node="node-1"))
+    srv.create(pod("a", node="node-1"))
     assert len(w.channel) == 0
     with pytest.raises(ChannelClosed) as err:
         w.channel.get_nowait_batch()
@@ -284,7 +275,7 @@ def test_bookmarks_only_to_watchers_that_asked() -> None:
     srv, clock = server()
     wants = srv.watch("Pod", allow_bookmarks=True)
     plain = srv.watch("Pod")
-    srv.create(make_pod("a"))
+    srv.create(pod("a"))
     clock.t = 9.0
     srv.bookmark()
     events = wants.channel.get_nowait_batch()
@@ -298,7 +289,7 @@ def test_events_carry_the_write_time() -> None:
     srv, clock = server()
     w = srv.watch("Pod")
     clock.t = 3.25
-    srv.create(make_pod("a"))
+    srv.create(pod("a"))
     clock.t = 4.5
     relabel(srv, "a", {"x": "y"})
     assert [(e.type, e.time) for e in w.channel.get_nowait_batch()] == [("ADDED", 3.25), ("MODIFIED", 4.5)]
@@ -310,7 +301,7 @@ def test_per_object_order_is_preserved() -> None:
     rng = random.Random(3)
     names = ["a", "b", "c"]
     for n in names:
-        srv.create(make_pod(n))
+        srv.create(pod(n))
     expected: dict[str, list[int]] = {n: [] for n in names}
     for i in range(60):
         n = rng.choice(names)
@@ -332,7 +323,7 @@ def test_small_buffer_overflow_ends_the_watcher_and_never_blocks_writers() -> No
     slow = srv.watch("Pod", name="slow", buffer=2)
     fast = srv.watch("Pod", name="fast")
     for name in "abcde":
-        srv.create(make_pod(name))  # synchronous: a writer cannot block
+        srv.create(pod(name))  # synchronous: a writer cannot block
     assert srv.revision == 6
     assert slow not in srv.watchers()
     assert srv.watchers() == [fast]
@@ -344,12 +335,11 @@ def test_small_buffer_overflow_ends_the_watcher_and_never_blocks_writers() -> No
 
 
 @pytest.mark.asyncio
-@pytest.mark.virtual_time
 async def test_overflow_reaches_a_waiting_consumer() -> None:
     srv, _ = server()
     w = srv.watch("Pod", buffer=1)
-    srv.create(make_pod("a"))
-    srv.create(make_pod("b"))
+    srv.create(pod("a"))
+    srv.create(pod("b"))
     assert [e.revision for e in await w.channel.get_batch()] == [2]
     with pytest.raises(Overflow):
         await w.channel.get_batch()
@@ -360,7 +350,7 @@ async def test_overflow_reaches_a_waiting_consumer() -> None:
 def test_overflow_during_replay_does_not_register_the_watcher() -> None:
     srv, _ = server()
     for name in "abc":
-        srv.create(make_pod(name))
+        srv.create(pod(name))
     w = srv.watch("Pod", resource_version=1, buffer=2)
     assert w.channel.closed
     assert w not in srv.watchers()
@@ -381,7 +371,7 @@ def _w(**kwargs: Any) -> Watcher:
     return Watcher("Pod", name="t", **args)
 
 
-A, B = make_pod("a", labels={"app": "web"}), make_pod("a", labels={"app": "db"})
+A, B = pod("a", labels={"app": "web"}), pod("a", labels={"app": "db"})
 A7 = replace(A, metadata=replace(A.metadata, resource_version="7"))  # A stamped with the event's revision
 WEB = {"label_match": lambda labels: labels.get("app") == "web"}
 
@@ -407,8 +397,8 @@ def test_transition(old: Pod | None, new: Pod | None, expected: tuple[str, Pod] 
 
 
 def test_object_fields() -> None:
-    pod = make_pod("a", namespace="ns", node="n1")
-    assert object_fields(pod) == {
+    p = pod("a", namespace="ns", node="n1")
+    assert object_fields(p) == {
         "metadata.name": "a",
         "metadata.namespace": "ns",
         "spec.nodeName": "n1",

@@ -47,6 +47,7 @@ def _deliver(ws: list[Watcher], batch: list[Any], maxsize: int, *, reference: bo
     return out
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     ws=st.lists(st.one_of(watchers(), unfiltered), max_size=8),

@@ -10,25 +10,19 @@ import random
 import pytest
 from msgspec.structs import replace
 
-from emulator.api.codec import convert
-from emulator.api.core import Namespace, Pod
 from emulator.api.errors import InternalError, NotFound
-from emulator.api.meta import ObjectMeta
 from emulator.apiserver import ApiServer, ServerSettings
 from emulator.client.client import Client, Latency
 from emulator.runtime.channel import ChannelClosed, Overflow
 from emulator.runtime.clock import LoopClock, run
-
-
-def make_pod(name: str) -> Pod:
-    return convert({"metadata": {"name": name}, "spec": {"containers": [{"name": "c", "image": "i"}]}}, Pod)
+from tests.builders import pod
+from tests.cluster import Cluster
 
 
 def setup(settings: ServerSettings | None = None) -> tuple[ApiServer, LoopClock]:
-    clock = LoopClock(asyncio.get_running_loop(), virtual=True)
-    srv = ApiServer(clock, random.Random(0), settings)
-    srv.create(Namespace(metadata=ObjectMeta(name="default")))
-    return srv, clock
+    """The shared cluster's server (seed 0, namespace ``default``) and clock; no agents."""
+    c = Cluster(settings=settings, namespaces=("default",))
+    return c.server, c.clock
 
 
 # --- Latency (pure) ----------------------------------------------------------------------------------
@@ -75,13 +69,12 @@ async def _call_durations(seed: int, n: int = 6) -> list[float]:
     out = []
     for i in range(n):
         t0 = clock.now()
-        await client.create(make_pod(f"p{i}"))
+        await client.create(pod(f"p{i}"))
         out.append(clock.now() - t0)
     return out
 
 
 @pytest.mark.asyncio
-@pytest.mark.virtual_time
 async def test_call_completes_after_exactly_the_sampled_latency() -> None:
     srv, clock = setup()
     client = Client(srv, clock, random.Random(5), name="agent", api_latency=Latency(0.2, 0.1))
@@ -89,20 +82,19 @@ async def test_call_completes_after_exactly_the_sampled_latency() -> None:
     for i in range(5):
         t0 = clock.now()
         expected = max(0.0, 0.2 + twin.uniform(-0.1, 0.1))
-        created = await client.create(make_pod(f"p{i}"))
+        created = await client.create(pod(f"p{i}"))
         assert clock.now() == t0 + expected
         assert 0.1 <= clock.now() - t0 <= 0.3
         assert created.metadata.resource_version == str(srv.revision)
 
 
 @pytest.mark.asyncio
-@pytest.mark.virtual_time
 async def test_fixed_latency_and_the_write_happens_after_it() -> None:
     srv, clock = setup()
     client = Client(srv, clock, random.Random(0), name="agent", api_latency=Latency(1.5))
     records = []
     srv.add_write_listener(records.append)
-    created = await client.create(make_pod("a"))
+    created = await client.create(pod("a"))
     assert clock.now() == 1.5
     assert records[0].time == 1.5
     assert created.metadata.creation_timestamp == "2026-01-01T00:00:01Z"
@@ -118,11 +110,10 @@ def test_same_seed_same_delays_other_seed_other_delays() -> None:
 
 
 @pytest.mark.asyncio
-@pytest.mark.virtual_time
 async def test_no_latency_takes_no_time() -> None:
     srv, clock = setup()
     client = Client(srv, clock, random.Random(0), name="agent")
-    await client.create(make_pod("a"))
+    await client.create(pod("a"))
     await client.get("Pod", "a")
     assert clock.now() == 0.0
 
@@ -131,11 +122,10 @@ async def test_no_latency_takes_no_time() -> None:
 
 
 @pytest.mark.asyncio
-@pytest.mark.virtual_time
 async def test_every_verb_reaches_the_server() -> None:
     srv, clock = setup()
     client = Client(srv, clock, random.Random(0), name="agent", api_latency=Latency(0.1))
-    created = await client.create(make_pod("a"))
+    created = await client.create(pod("a"))
     assert await client.get("Pod", "a") == created
     items, rev = await client.list("Pod")
     assert (items, rev) == ([created], srv.revision)
@@ -167,7 +157,6 @@ async def test_every_verb_reaches_the_server() -> None:
 
 
 @pytest.mark.asyncio
-@pytest.mark.virtual_time
 async def test_errors_are_counted_and_raised() -> None:
     srv, clock = setup()
     client = Client(srv, clock, random.Random(0), name="agent")
@@ -180,7 +169,6 @@ async def test_errors_are_counted_and_raised() -> None:
 
 
 @pytest.mark.asyncio
-@pytest.mark.virtual_time
 async def test_interceptor_runs_after_latency_and_can_fail_the_call() -> None:
     srv, clock = setup()
     client = Client(srv, clock, random.Random(0), name="kubelet:n1", api_latency=Latency(0.5))
@@ -194,7 +182,7 @@ async def test_interceptor_runs_after_latency_and_can_fail_the_call() -> None:
             raise InternalError("injected")
 
     client.interceptor = interceptor
-    await client.create(make_pod("a"))
+    await client.create(pod("a"))
     assert clock.now() == 1.5
     rev = srv.revision
     with pytest.raises(InternalError, match=r"^injected$"):
@@ -219,7 +207,7 @@ async def _run_watch(
     async def writer() -> None:
         for i, t in enumerate(write_times):
             await clock.sleep_until(t)
-            srv.create(make_pod(f"p{i}"))
+            srv.create(pod(f"p{i}"))
 
     async def reader() -> None:
         while len(deliveries) < len(write_times):
@@ -235,7 +223,6 @@ async def _run_watch(
 
 
 @pytest.mark.asyncio
-@pytest.mark.virtual_time
 async def test_events_arrive_at_write_time_plus_delay() -> None:
     times = [1.0, 1.0, 2.5, 7.0]
     deliveries, _ = await _run_watch(Latency(0.25), times)
@@ -245,7 +232,6 @@ async def test_events_arrive_at_write_time_plus_delay() -> None:
 
 
 @pytest.mark.asyncio
-@pytest.mark.virtual_time
 async def test_without_delay_events_arrive_at_write_time() -> None:
     times = [0.5, 3.0, 3.0]
     deliveries, _ = await _run_watch(Latency(), times)
@@ -253,7 +239,6 @@ async def test_without_delay_events_arrive_at_write_time() -> None:
 
 
 @pytest.mark.asyncio
-@pytest.mark.virtual_time
 async def test_jitter_never_inverts_the_order() -> None:
     seed, mean, jitter = 4, 0.5, 0.4
     times = [0.05 * i for i in range(1, 41)]
@@ -267,13 +252,12 @@ async def test_jitter_never_inverts_the_order() -> None:
 
 
 @pytest.mark.asyncio
-@pytest.mark.virtual_time
 async def test_delayed_stream_delivers_pending_events_before_overflow() -> None:
     srv, clock = setup(ServerSettings(watch_buffer=2))
     client = Client(srv, clock, random.Random(0), name="w", watch_latency=Latency(1.0))
     stream = client.watch("Pod")
     for name in "abc":
-        srv.create(make_pod(name))
+        srv.create(pod(name))
     assert [e.revision for e in await stream.next_batch()] == [2, 3]
     assert clock.now() == 1.0
     with pytest.raises(Overflow):
@@ -281,7 +265,6 @@ async def test_delayed_stream_delivers_pending_events_before_overflow() -> None:
 
 
 @pytest.mark.asyncio
-@pytest.mark.virtual_time
 async def test_closed_stream_raises_channel_closed() -> None:
     srv, clock = setup()
     client = Client(srv, clock, random.Random(0), name="w", watch_latency=Latency(0.5))
@@ -295,10 +278,9 @@ async def test_closed_stream_raises_channel_closed() -> None:
 
 
 @pytest.mark.asyncio
-@pytest.mark.virtual_time
 async def test_watch_from_revision_through_the_client() -> None:
     srv, clock = setup()
     client = Client(srv, clock, random.Random(0), name="w")
-    srv.create(make_pod("a"))
+    srv.create(pod("a"))
     stream = client.watch("Pod", resource_version=1)
     assert [(e.type, e.revision) for e in await stream.next_batch()] == [("ADDED", 2)]

@@ -12,28 +12,22 @@ from typing import Any
 import pytest
 from msgspec.structs import replace
 
-from emulator.api.codec import convert
 from emulator.api.core import Binding, Namespace, Pod
 from emulator.api.meta import ObjectMeta, ObjectReference
 from emulator.apiserver import ApiServer, ServerSettings
 from emulator.client.client import Client, Latency
 from emulator.client.informer import Informer
 from emulator.runtime.clock import LoopClock
+from tests.builders import pod
+from tests.cluster import Cluster
 
 Log = list[tuple[Any, ...]]
 
 
-def make_pod(name: str, **labels: str) -> Pod:
-    return convert(
-        {"metadata": {"name": name, "labels": labels}, "spec": {"containers": [{"name": "c", "image": "i"}]}}, Pod
-    )
-
-
 def setup(**settings: Any) -> tuple[ApiServer, LoopClock]:
-    clock = LoopClock(asyncio.get_running_loop(), virtual=True)
-    srv = ApiServer(clock, random.Random(0), ServerSettings(**settings))
-    srv.create(Namespace(metadata=ObjectMeta(name="default")))
-    return srv, clock
+    """The shared cluster's server (seed 0, namespace ``default``) and clock; no agents."""
+    c = Cluster(settings=ServerSettings(**settings), namespaces=("default",))
+    return c.server, c.clock
 
 
 def relabel(srv: ApiServer, name: str, **labels: str) -> Pod:
@@ -88,11 +82,10 @@ def server_view(srv: ApiServer, **kwargs: Any) -> dict[tuple[str, str], str]:
 
 
 @pytest.mark.asyncio
-@pytest.mark.virtual_time
 async def test_lists_then_watches_from_the_listed_revision() -> None:
     srv, clock = setup()
     for n in "ba":
-        srv.create(make_pod(n))  # revs 2, 3
+        srv.create(pod(n))  # revs 2, 3
     inf, log = logging_informer(Client(srv, clock, random.Random(0), name="sched"))
     assert not inf.synced.is_set()
     async with running(inf):
@@ -108,14 +101,13 @@ async def test_lists_then_watches_from_the_listed_revision() -> None:
 
 
 @pytest.mark.asyncio
-@pytest.mark.virtual_time
 async def test_handlers_run_in_event_order() -> None:
     srv, clock = setup()
     inf, log = logging_informer(Client(srv, clock, random.Random(0), name="sched"))
     async with running(inf):
-        srv.create(make_pod("a"))  # 2
+        srv.create(pod("a"))  # 2
         relabel(srv, "a", x="1")  # 3
-        srv.create(make_pod("b"))  # 4
+        srv.create(pod("b"))  # 4
         srv.delete("Pod", "a")  # 5 (unbound: removed)
         relabel(srv, "b", x="2")  # 6
         await settle(clock)
@@ -132,7 +124,6 @@ async def test_handlers_run_in_event_order() -> None:
 
 
 @pytest.mark.asyncio
-@pytest.mark.virtual_time
 async def test_every_handler_is_called() -> None:
     srv, clock = setup()
     inf = Informer(Client(srv, clock, random.Random(0), name="x"), "Pod")
@@ -141,7 +132,7 @@ async def test_every_handler_is_called() -> None:
     inf.add_handlers(on_add=lambda o: first.append(o.metadata.name))
     inf.add_handlers(on_add=lambda o: second.append(o.metadata.name), on_delete=lambda o: second.append("-"))
     async with running(inf):
-        srv.create(make_pod("a"))
+        srv.create(pod("a"))
         srv.delete("Pod", "a")
         await settle(clock)
     assert first == ["a"]
@@ -149,7 +140,6 @@ async def test_every_handler_is_called() -> None:
 
 
 @pytest.mark.asyncio
-@pytest.mark.virtual_time
 async def test_filtered_informer_sees_selector_transitions() -> None:
     srv, clock = setup()
     inf, log = logging_informer(
@@ -159,7 +149,7 @@ async def test_filtered_informer_sees_selector_transitions() -> None:
         Client(srv, clock, random.Random(0), name="sched"), fields={"spec.nodeName": ""}
     )
     async with running(inf), running(unassigned):
-        srv.create(make_pod("a"))  # 2
+        srv.create(pod("a"))  # 2
         bind(srv, "a", "node-1")  # 3
         srv.delete("Pod", "a", grace_period_seconds=0)  # 4
         await settle(clock)
@@ -168,7 +158,6 @@ async def test_filtered_informer_sees_selector_transitions() -> None:
 
 
 @pytest.mark.asyncio
-@pytest.mark.virtual_time
 async def test_bookmark_advances_the_revision() -> None:
     srv, clock = setup()
     inf, log = logging_informer(Client(srv, clock, random.Random(0), name="sched"))
@@ -183,7 +172,6 @@ async def test_bookmark_advances_the_revision() -> None:
 
 
 @pytest.mark.asyncio
-@pytest.mark.virtual_time
 async def test_watch_delay_applies_to_handlers() -> None:
     srv, clock = setup()
     client = Client(srv, clock, random.Random(0), name="sched", watch_latency=Latency(0.5))
@@ -192,16 +180,15 @@ async def test_watch_delay_applies_to_handlers() -> None:
     inf.add_handlers(on_add=lambda o: seen.append((clock.now(), o.metadata.name)))
     async with running(inf):
         await clock.sleep_until(2.0)
-        srv.create(make_pod("a"))
+        srv.create(pod("a"))
         await clock.sleep_until(10.0)
     assert seen == [(2.5, "a")]
 
 
 @pytest.mark.asyncio
-@pytest.mark.virtual_time
 async def test_list_latency_delays_synced() -> None:
     srv, clock = setup()
-    srv.create(make_pod("a"))
+    srv.create(pod("a"))
     inf, log = logging_informer(Client(srv, clock, random.Random(0), name="sched", api_latency=Latency(0.75)))
     async with running(inf):
         assert clock.now() == 0.75
@@ -212,11 +199,10 @@ async def test_list_latency_delays_synced() -> None:
 
 
 @pytest.mark.asyncio
-@pytest.mark.virtual_time
 async def test_overflow_relists_and_reconciles_what_was_missed() -> None:
     srv, clock = setup(watch_buffer=2)
     for n in "abcu":
-        srv.create(make_pod(n))  # revs 2..5; "u" stays untouched
+        srv.create(pod(n))  # revs 2..5; "u" stays untouched
     inf, log = logging_informer(Client(srv, clock, random.Random(0), name="sched"))
     async with running(inf):
         log.clear()
@@ -224,7 +210,7 @@ async def test_overflow_relists_and_reconciles_what_was_missed() -> None:
         relabel(srv, "b", x="1")  # 6: queued
         relabel(srv, "a", x="1")  # 7: queued
         srv.delete("Pod", "c")  # 8: overflow, missed
-        srv.create(make_pod("d"))  # 9: missed
+        srv.create(pod("d"))  # 9: missed
         relabel(srv, "a", x="2")  # 10: missed
         await settle(clock)
         assert inf.relists == 1
@@ -239,26 +225,25 @@ async def test_overflow_relists_and_reconciles_what_was_missed() -> None:
         assert inf.revision == 10
         assert len(srv.watchers()) == 1
         # The informer keeps working after the relist.
-        srv.create(make_pod("e"))
+        srv.create(pod("e"))
         await settle(clock)
         assert log[-1] == ("add", "e", "11")
 
 
 @pytest.mark.asyncio
-@pytest.mark.virtual_time
 async def test_cut_stream_resumes_from_the_last_revision_without_relisting() -> None:
     srv, clock = setup()
-    srv.create(make_pod("a"))
+    srv.create(pod("a"))
     client = Client(srv, clock, random.Random(0), name="sched")
     inf, log = logging_informer(client)
     async with running(inf):
-        srv.create(make_pod("b"))  # 3: delivered before the cut
+        srv.create(pod("b"))  # 3: delivered before the cut
         await settle(clock)
         old = srv.watchers()
         log.clear()
         inf.cut()
         relabel(srv, "a", x="1")  # 4: written while no stream is open
-        srv.create(make_pod("c"))  # 5
+        srv.create(pod("c"))  # 5
         await settle(clock)
         assert inf.relists == 0
         assert client.stats.calls == {"list": 1}
@@ -272,11 +257,10 @@ async def test_cut_stream_resumes_from_the_last_revision_without_relisting() -> 
 
 
 @pytest.mark.asyncio
-@pytest.mark.virtual_time
 async def test_gone_on_resume_relists() -> None:
     srv, clock = setup(history_size=3)
     for n in "ab":
-        srv.create(make_pod(n))  # 2, 3
+        srv.create(pod(n))  # 2, 3
     client = Client(srv, clock, random.Random(0), name="sched")
     inf, log = logging_informer(client)
     async with running(inf):
@@ -284,7 +268,7 @@ async def test_gone_on_resume_relists() -> None:
         inf.cut()
         srv.delete("Pod", "a")  # 4
         for n in "cdef":
-            srv.create(make_pod(n))  # 5..8: the history now starts at 6
+            srv.create(pod(n))  # 5..8: the history now starts at 6
         await settle(clock)
         assert inf.relists == 1
         assert client.stats.calls == {"list": 2}
@@ -295,7 +279,6 @@ async def test_gone_on_resume_relists() -> None:
 
 
 @pytest.mark.asyncio
-@pytest.mark.virtual_time
 async def test_cut_before_run_is_harmless() -> None:
     srv, clock = setup()
     inf, _ = logging_informer(Client(srv, clock, random.Random(0), name="sched"))
@@ -305,10 +288,9 @@ async def test_cut_before_run_is_harmless() -> None:
 
 
 @pytest.mark.asyncio
-@pytest.mark.virtual_time
 async def test_repr() -> None:
     srv, clock = setup()
-    srv.create(make_pod("a"))
+    srv.create(pod("a"))
     inf, _ = logging_informer(Client(srv, clock, random.Random(0), name="sched"))
     async with running(inf):
         assert repr(inf) == "<Informer sched/Pod objects=1 rev=2 relists=0>"

@@ -3,11 +3,9 @@ agent in a small virtual-time world of real kubelets whose heartbeats a fault st
 
 from __future__ import annotations
 
-import asyncio
-import random
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -27,15 +25,14 @@ from agents.controllers.nodehealth import (
     zone_key,
 )
 from agents.kubelet import Kubelet, KubeletSettings
-from emulator.api.codec import convert
-from emulator.api.core import Namespace, Node, NodeCondition, Taint
-from emulator.api.meta import ObjectMeta
+from emulator.api.core import Node, NodeCondition, Taint
 from emulator.apiserver.server import ApiServer, WriteRecord
-from emulator.client.client import Client, Latency
 from emulator.runtime.clock import LoopClock
 from emulator.runtime.rng import Seeds
 from emulator.scenario.faults import FaultPlan
 from emulator.scenario.schema import NodeHeartbeatStop
+from tests.builders import node as build_node
+from tests.cluster import Cluster, open_cluster
 
 UNREACHABLE = "node.kubernetes.io/unreachable"
 NOT_READY = "node.kubernetes.io/not-ready"
@@ -48,24 +45,27 @@ def node(
     unschedulable: bool = False,
     labels: dict[str, str] | None = None,
 ) -> Node:
-    return convert(
-        {
-            "metadata": {"name": "n", "labels": labels or {}, "creationTimestamp": "2026-01-01T00:00:00Z"},
-            "spec": {"unschedulable": unschedulable, "taints": [{"key": k, "effect": e} for k, e in taints]},
-            "status": {
-                "conditions": [
-                    {
-                        "type": t,
-                        "status": s,
-                        "reason": "Kubelet",
-                        "lastHeartbeatTime": "2026-01-01T00:00:10Z",
-                        "lastTransitionTime": "2026-01-01T00:00:01Z",
-                    }
-                    for t, s in conditions
-                ]
-            },
-        },
-        Node,
+    """Node ``n`` as its kubelet left it: created at 0 s, conditions (type, status) posted at
+    10 s and last changed at 1 s, no room; ``taints`` as (key, effect)."""
+    return build_node(
+        "n",
+        cpu=None,
+        memory=None,
+        pods=None,
+        labels=labels,
+        creation_timestamp="2026-01-01T00:00:00Z",
+        taints=[Taint(key=k, effect=e) for k, e in taints],
+        unschedulable=unschedulable,
+        conditions=[
+            NodeCondition(
+                type=t,
+                status=s,
+                reason="Kubelet",
+                last_heartbeat_time="2026-01-01T00:00:10Z",
+                last_transition_time="2026-01-01T00:00:01Z",
+            )
+            for t, s in conditions
+        ],
     )
 
 
@@ -223,14 +223,25 @@ def test_zone_tainter_dedups_and_rate_limits() -> None:
 
 @dataclass
 class World:
-    clock: LoopClock
-    server: ApiServer
+    """The cluster, its kubelets and the node lifecycle controller."""
+
+    cluster: Cluster
     controller: NodeLifecycleController
-    writes: list[WriteRecord] = field(default_factory=list)
+
+    @property
+    def clock(self) -> LoopClock:
+        return self.cluster.clock
+
+    @property
+    def server(self) -> ApiServer:
+        return self.cluster.server
+
+    @property
+    def writes(self) -> list[WriteRecord]:
+        return self.cluster.writes
 
     def node(self, name: str) -> Node:
-        n: Node = self.server.get("Node", name)
-        return n
+        return self.cluster.node(name)
 
     def taints(self, name: str) -> list[tuple[str, str]]:
         return [(t.key, t.effect) for t in self.node(name).spec.taints]
@@ -241,9 +252,7 @@ class World:
     def when(self, name: str, what: str) -> list[float]:
         """Times of the writes to node ``name``: ``unknown``, ``taint`` (spec updates)."""
         out = []
-        for w in self.writes:
-            if w.kind != "Node" or w.obj.metadata.name != name:
-                continue
+        for w in self.cluster.of("Node", name):
             if what == "unknown" and w.verb == "updateStatus" and w.new.status.conditions[-1].status == "Unknown":
                 out.append(round(w.time, 3))
             if what == "taint" and w.verb == "update":
@@ -259,36 +268,24 @@ async def world(
     heartbeat: float = 10.0,
     settings: NodeLifecycleSettings | None = None,
 ) -> AsyncIterator[World]:
-    clock = LoopClock(asyncio.get_running_loop(), virtual=True)
-    server = ApiServer(clock, random.Random(0))
-    for ns in ("default", "kube-node-lease"):
-        server.create(Namespace(metadata=ObjectMeta(name=ns)))
-    plan = FaultPlan([(f"faults[{i}]", f, True) for i, f in enumerate(faults)], Seeds(0))
-    kubelet_settings = KubeletSettings(heartbeat_interval=heartbeat, faults=plan)
-    controller = NodeLifecycleController(
-        Client(server, clock, random.Random(1), name="controller:nodelifecycle", api_latency=Latency(0.001)),
-        clock,
-        settings,
-    )
-    w = World(clock, server, controller)
-    server.add_write_listener(w.writes.append)
-    async with asyncio.TaskGroup() as tg:
-        tasks = []
+    """``nodes`` kubelets (client and own streams 10 + i, 100 + i) and the controller, whose
+    first pass comes after every kubelet has started."""
+    async with open_cluster(namespaces=("default", "kube-node-lease")) as c:
+        plan = FaultPlan([(f"faults[{i}]", f, True) for i, f in enumerate(faults)], Seeds(0))
+        kubelet_settings = KubeletSettings(heartbeat_interval=heartbeat, faults=plan)
+        client = c.client("controller:nodelifecycle", api_latency=0.001)
+        controller = NodeLifecycleController(client, c.clock, settings)
         for i in range(nodes):
             labels = {"topology.kubernetes.io/zone": zones[i % len(zones)]} if zones else {}
-            server.create(convert({"metadata": {"name": f"n{i}", "labels": labels}}, Node))
-            client = Client(server, clock, random.Random(10 + i), name=f"kubelet:n{i}", api_latency=Latency(0.001))
-            kubelet = Kubelet(client, f"n{i}", clock, random.Random(100 + i), kubelet_settings)
-            tasks.append(tg.create_task(kubelet.run()))
-        tasks.append(tg.create_task(controller.run()))
-        await controller.ready.wait()
-        yield w
-        for t in tasks:
-            t.cancel()
+            c.server.create(build_node(f"n{i}", cpu=None, memory=None, pods=None, labels=labels))
+            kubelet_client = c.client(f"kubelet:n{i}", api_latency=0.001, rng_seed=10 + i)
+            kubelet = Kubelet(kubelet_client, f"n{i}", c.clock, c.rng(100 + i), kubelet_settings)
+            c.spawn(kubelet.run(), f"kubelet:n{i}")
+        await c.start(controller, "controller:nodelifecycle")
+        yield World(c, controller)
 
 
 @pytest.mark.asyncio
-@pytest.mark.virtual_time
 async def test_a_silent_node_goes_unknown_then_gets_its_unreachable_taints() -> None:
     async with world(3, NodeHeartbeatStop(node="n1", start=25.0)) as w:
         await w.clock.sleep_until(70.0)
@@ -317,7 +314,6 @@ async def test_a_silent_node_goes_unknown_then_gets_its_unreachable_taints() -> 
 
 
 @pytest.mark.asyncio
-@pytest.mark.virtual_time
 async def test_a_node_that_heartbeats_again_is_untainted() -> None:
     async with world(3, NodeHeartbeatStop(node="n1", start=25.0, stop=100.0)) as w:
         await w.clock.sleep_until(99.0)
@@ -330,7 +326,6 @@ async def test_a_node_that_heartbeats_again_is_untainted() -> None:
 
 
 @pytest.mark.asyncio
-@pytest.mark.virtual_time
 async def test_when_every_zone_is_fully_disrupted_no_node_gets_a_no_execute_taint() -> None:
     async with world(1, NodeHeartbeatStop(node="n0", start=25.0)) as w:
         await w.clock.sleep_until(200.0)
@@ -340,7 +335,6 @@ async def test_when_every_zone_is_fully_disrupted_no_node_gets_a_no_execute_tain
 
 
 @pytest.mark.asyncio
-@pytest.mark.virtual_time
 async def test_a_small_partially_disrupted_zone_stops_tainting() -> None:
     silent = [NodeHeartbeatStop(node=f"n{i}", start=25.0) for i in range(3)]
     async with world(5, *silent) as w:
@@ -351,7 +345,6 @@ async def test_a_small_partially_disrupted_zone_stops_tainting() -> None:
 
 
 @pytest.mark.asyncio
-@pytest.mark.virtual_time
 async def test_no_execute_taints_are_rate_limited_per_zone() -> None:
     silent = [NodeHeartbeatStop(node=n, start=25.0) for n in ("n0", "n3", "n1")]
     async with world(6, *silent, zones=["a", "b", "c"]) as w:
@@ -367,7 +360,6 @@ async def test_no_execute_taints_are_rate_limited_per_zone() -> None:
 
 
 @pytest.mark.asyncio
-@pytest.mark.virtual_time
 async def test_nodes_without_a_lease_are_never_marked() -> None:
     async with world(2, heartbeat=0.0) as w:
         await w.clock.sleep_until(600.0)
@@ -376,7 +368,6 @@ async def test_nodes_without_a_lease_are_never_marked() -> None:
 
 
 @pytest.mark.asyncio
-@pytest.mark.virtual_time
 async def test_cordoning_taints_unschedulable_and_uncordoning_lifts_it() -> None:
     async with world(1, settings=NodeLifecycleSettings(node_monitor_grace_period=40.0)) as w:
         await w.clock.sleep_until(5.0)

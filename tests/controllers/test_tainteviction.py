@@ -4,31 +4,27 @@ bound pod stays terminating, which is all these tests need)."""
 
 from __future__ import annotations
 
-import asyncio
-import random
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from functools import partial
 
 import pytest
 from msgspec.structs import replace
 
 from agents.controllers import TaintEvictionController
 from agents.controllers.tainteviction import matching_tolerations, min_toleration_seconds
-from emulator.api.codec import convert
-from emulator.api.core import Namespace, Node, Pod, Taint, Toleration
-from emulator.api.meta import ObjectMeta
+from emulator.api.core import Pod, Taint, Toleration
 from emulator.apiserver.server import ApiServer, WriteRecord
-from emulator.client.client import Client
 from emulator.runtime.clock import LoopClock
+from tests.builders import node, pod, toleration
+from tests.cluster import Cluster, open_cluster
 
 UNREACHABLE = Taint(key="node.kubernetes.io/unreachable", effect="NoExecute")
 DEDICATED = Taint(key="dedicated", value="db", effect="NoExecute")
 
 
-def tol(key: str = "", seconds: int | None = None, *, op: str = "Exists", value: str = "") -> Toleration:
-    return Toleration(key=key, operator=op, value=value, effect="NoExecute", toleration_seconds=seconds)
+tol = partial(toleration, effect="NoExecute")
 
 
 @pytest.mark.parametrize(
@@ -36,16 +32,18 @@ def tol(key: str = "", seconds: int | None = None, *, op: str = "Exists", value:
     [
         pytest.param([], [], True, [], id="no-taints"),
         pytest.param([UNREACHABLE], [], False, [], id="no-tolerations"),
-        pytest.param([UNREACHABLE], [tol(UNREACHABLE.key, 30)], True, [tol(UNREACHABLE.key, 30)], id="tolerated"),
-        pytest.param([UNREACHABLE, DEDICATED], [tol(UNREACHABLE.key, 30)], False, [], id="one-untolerated"),
+        pytest.param(
+            [UNREACHABLE], [tol(UNREACHABLE.key, seconds=30)], True, [tol(UNREACHABLE.key, seconds=30)], id="tolerated"
+        ),
+        pytest.param([UNREACHABLE, DEDICATED], [tol(UNREACHABLE.key, seconds=30)], False, [], id="one-untolerated"),
         pytest.param(
             [UNREACHABLE, DEDICATED],
-            [tol("dedicated", op="Equal", value="db"), tol("", 60)],
+            [tol("dedicated", "db"), tol("", seconds=60)],
             True,
-            [tol("", 60), tol("dedicated", op="Equal", value="db")],
+            [tol("", seconds=60), tol("dedicated", "db")],
             id="first-match-per-taint",
         ),
-        pytest.param([DEDICATED], [tol("dedicated", op="Equal", value="web")], False, [], id="value-differs"),
+        pytest.param([DEDICATED], [tol("dedicated", "web")], False, [], id="value-differs"),
     ],
 )
 def test_matching_tolerations(
@@ -59,9 +57,9 @@ def test_matching_tolerations(
     [
         pytest.param([], 0.0, id="none"),
         pytest.param([tol("a")], -1.0, id="forever"),
-        pytest.param([tol("a", 300), tol("b", 30), tol("c")], 30.0, id="minimum"),
-        pytest.param([tol("a", 300), tol("b", 0)], 0.0, id="zero"),
-        pytest.param([tol("a", -5)], 0.0, id="negative"),
+        pytest.param([tol("a", seconds=300), tol("b", seconds=30), tol("c")], 30.0, id="minimum"),
+        pytest.param([tol("a", seconds=300), tol("b", seconds=0)], 0.0, id="zero"),
+        pytest.param([tol("a", seconds=-5)], 0.0, id="negative"),
     ],
 )
 def test_min_toleration_seconds(tolerations: list[Toleration], seconds: float) -> None:
@@ -70,66 +68,60 @@ def test_min_toleration_seconds(tolerations: list[Toleration], seconds: float) -
 
 @dataclass
 class World:
-    clock: LoopClock
-    server: ApiServer
+    """The cluster and its taint eviction controller."""
+
+    cluster: Cluster
     controller: TaintEvictionController
-    writes: list[WriteRecord] = field(default_factory=list)
+
+    @property
+    def clock(self) -> LoopClock:
+        return self.cluster.clock
+
+    @property
+    def server(self) -> ApiServer:
+        return self.cluster.server
+
+    @property
+    def writes(self) -> list[WriteRecord]:
+        return self.cluster.writes
 
     def taint(self, node: str, *taints: Taint) -> None:
-        n: Node = self.server.get("Node", node)
+        n = self.cluster.node(node)
         self.server.update(replace(n, spec=replace(n.spec, taints=list(taints))))
 
     def deleted_at(self) -> dict[str, float]:
         """Pod -> when the controller's delete marked it terminating."""
         return {
-            w.obj.metadata.name: round(w.time, 3)
-            for w in self.writes
-            if w.kind == "Pod" and w.verb == "delete" and w.new is not None
+            w.obj.metadata.name: round(w.time, 3) for w in self.cluster.of("Pod", verb="delete") if w.new is not None
         }
 
     def events(self) -> list[str]:
         return [e.message for e in self.server.list("Event")[0]]
 
 
-def bound_pod(name: str, node: str, tolerations: Sequence[dict[str, Any]] | None = None) -> Pod:
-    spec: dict[str, Any] = {"nodeName": node, "containers": [{"name": "c", "image": "i"}]}
-    if tolerations is not None:
-        spec["tolerations"] = list(tolerations)
-    return convert({"metadata": {"name": name, "namespace": "default"}, "spec": spec}, Pod)
-
-
 @asynccontextmanager
 async def world(nodes: Sequence[str] = ("n1", "n2")) -> AsyncIterator[World]:
-    clock = LoopClock(asyncio.get_running_loop(), virtual=True)
-    server = ApiServer(clock, random.Random(0))
-    server.create(Namespace(metadata=ObjectMeta(name="default")))
-    for name in nodes:
-        server.create(Node(metadata=ObjectMeta(name=name)))
-    controller = TaintEvictionController(
-        Client(server, clock, random.Random(1), name="controller:tainteviction"), clock
-    )
-    w = World(clock, server, controller)
-    server.add_write_listener(w.writes.append)
-    async with asyncio.TaskGroup() as tg:
-        task = tg.create_task(controller.run())
-        await controller.ready.wait()
-        yield w
-        task.cancel()
+    async with open_cluster(namespaces=("default",)) as c:
+        for name in nodes:
+            c.server.create(node(name))
+        c.writes.clear()  # the log starts with the controller
+        controller = TaintEvictionController(c.client("controller:tainteviction"), c.clock)
+        await c.start(controller, "controller:tainteviction")
+        yield World(c, controller)
 
 
-FOREVER = {"key": UNREACHABLE.key, "operator": "Exists", "effect": "NoExecute"}
-THIRTY = {**FOREVER, "tolerationSeconds": 30}
+FOREVER = tol(UNREACHABLE.key)
+THIRTY = tol(UNREACHABLE.key, seconds=30)
 
 
 @pytest.mark.asyncio
-@pytest.mark.virtual_time
 async def test_pods_leave_a_tainted_node_after_their_toleration() -> None:
     async with world() as w:
-        w.server.create(bound_pod("default-tolerations", "n1"))  # the apiserver adds 300 s
-        w.server.create(bound_pod("thirty", "n1", [THIRTY]))
-        w.server.create(bound_pod("forever", "n1", [FOREVER]))
-        w.server.create(bound_pod("no-tolerations", "n1", []))  # gets the defaults too
-        w.server.create(bound_pod("elsewhere", "n2", []))
+        w.server.create(pod("default-tolerations", node="n1"))  # the apiserver adds 300 s
+        w.server.create(pod("thirty", node="n1", tolerations=[THIRTY]))
+        w.server.create(pod("forever", node="n1", tolerations=[FOREVER]))
+        w.server.create(pod("no-tolerations", node="n1", tolerations=[]))  # gets the defaults too
+        w.server.create(pod("elsewhere", node="n2", tolerations=[]))
         await w.clock.sleep_until(10.0)
         assert len(w.controller.pods) == 0  # no tainted node: no pod is watched
         w.taint("n1", UNREACHABLE)
@@ -152,11 +144,10 @@ async def test_pods_leave_a_tainted_node_after_their_toleration() -> None:
 
 
 @pytest.mark.asyncio
-@pytest.mark.virtual_time
 async def test_an_untolerated_taint_evicts_at_once() -> None:
     async with world() as w:
-        w.server.create(bound_pod("web", "n1", [THIRTY]))
-        w.server.create(bound_pod("db", "n1", [THIRTY, {"key": "dedicated", "operator": "Exists"}]))
+        w.server.create(pod("web", node="n1", tolerations=[THIRTY]))
+        w.server.create(pod("db", node="n1", tolerations=[THIRTY, toleration("dedicated")]))
         await w.clock.sleep_until(5.0)
         w.taint("n1", UNREACHABLE, DEDICATED)
         await w.clock.sleep_until(100.0)
@@ -164,10 +155,9 @@ async def test_an_untolerated_taint_evicts_at_once() -> None:
 
 
 @pytest.mark.asyncio
-@pytest.mark.virtual_time
 async def test_lifting_the_taint_cancels_and_a_new_taint_starts_over() -> None:
     async with world() as w:
-        w.server.create(bound_pod("web", "n1", [THIRTY]))
+        w.server.create(pod("web", node="n1", tolerations=[THIRTY]))
         await w.clock.sleep_until(5.0)
         w.taint("n1", UNREACHABLE)
         await w.clock.sleep_until(20.0)
@@ -184,10 +174,9 @@ async def test_lifting_the_taint_cancels_and_a_new_taint_starts_over() -> None:
 
 
 @pytest.mark.asyncio
-@pytest.mark.virtual_time
 async def test_another_taint_keeps_the_earlier_deadline() -> None:
     async with world() as w:
-        w.server.create(bound_pod("web", "n1", [THIRTY, {**THIRTY, "key": "dedicated"}]))
+        w.server.create(pod("web", node="n1", tolerations=[THIRTY, tol("dedicated", seconds=30)]))
         await w.clock.sleep_until(5.0)
         w.taint("n1", UNREACHABLE)
         await w.clock.sleep_until(15.0)
@@ -197,16 +186,15 @@ async def test_another_taint_keeps_the_earlier_deadline() -> None:
 
 
 @pytest.mark.asyncio
-@pytest.mark.virtual_time
 async def test_a_pod_deleted_meanwhile_is_not_evicted_and_new_pods_on_the_node_are() -> None:
     async with world() as w:
-        w.server.create(bound_pod("web", "n1", [THIRTY]))
+        w.server.create(pod("web", node="n1", tolerations=[THIRTY]))
         await w.clock.sleep_until(5.0)
         w.taint("n1", UNREACHABLE)
         await w.clock.sleep_until(10.0)
         w.server.delete("Pod", "web", "default", grace_period_seconds=0)
         await w.clock.sleep_until(20.0)
-        w.server.create(bound_pod("late", "n1", [THIRTY]))
+        w.server.create(pod("late", node="n1", tolerations=[THIRTY]))
         await w.clock.sleep_until(100.0)
         assert w.deleted_at() == {"late": 50.0}
         assert w.controller.statistics()["cancelled"] == 1

@@ -3,21 +3,17 @@ whole scenario runs (``faults-demo``, watch cuts, a second scheduler, a start fa
 
 from __future__ import annotations
 
-import asyncio
-import random
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from agents.kubelet import Kubelet, KubeletSettings
-from emulator.api.codec import convert
-from emulator.api.core import Event, LabelSelector, Namespace, Node, Pod
-from emulator.api.meta import ObjectMeta
+from agents.kubelet import KubeletSettings
+from emulator.api.core import Event, LabelSelector, Pod
 from emulator.apiserver.server import ApiServer, WriteRecord
-from emulator.client.client import Client, Latency
+from emulator.client.client import Latency
 from emulator.runtime.clock import LoopClock
 from emulator.runtime.rng import Seeds
 from emulator.scenario.faults import FaultPlan
@@ -29,6 +25,8 @@ from emulator.scenario.schema import (
     ImagePullSlow,
     NodeHeartbeatStop,
 )
+from tests.builders import container, node, pod
+from tests.cluster import Cluster, open_cluster
 
 ROOT = Path(__file__).resolve().parents[2]
 Mi = 2**20
@@ -37,51 +35,46 @@ Mi = 2**20
 # --- the kubelet's hooks ----------------------------------------------------------------------
 
 
+APP = [container("app", image="nginx:1.27")]
+
+
 @dataclass
 class World:
-    clock: LoopClock
-    server: ApiServer
-    writes: list[WriteRecord] = field(default_factory=list)
+    """The cluster with one kubelet (``n1``) under the faults."""
+
+    cluster: Cluster
+
+    @property
+    def clock(self) -> LoopClock:
+        return self.cluster.clock
+
+    @property
+    def server(self) -> ApiServer:
+        return self.cluster.server
+
+    @property
+    def writes(self) -> list[WriteRecord]:
+        return self.cluster.writes
 
     def times(self, kind: str, verb: str) -> list[float]:
-        return [round(w.time, 3) for w in self.writes if w.kind == kind and w.verb == verb]
+        return [round(w.time, 3) for w in self.cluster.of(kind, verb=verb)]
 
 
 @asynccontextmanager
 async def kubelet_world(settings: KubeletSettings, *faults: FaultSpec) -> AsyncIterator[World]:
-    clock = LoopClock(asyncio.get_running_loop(), virtual=True)
-    server = ApiServer(clock, random.Random(0))
-    for ns in ("default", "kube-node-lease"):
-        server.create(Namespace(metadata=ObjectMeta(name=ns)))
-    server.create(convert({"metadata": {"name": "n1"}, "status": {"capacity": {"cpu": "4", "pods": "10"}}}, Node))
-    plan = FaultPlan([(f"faults[{i}]", f, True) for i, f in enumerate(faults)], Seeds(0))
-    client = Client(server, clock, random.Random(1), name="kubelet:n1")
-    kubelet = Kubelet(client, "n1", clock, random.Random(2), KubeletSettings(**{**vars_of(settings), "faults": plan}))
-    world = World(clock, server)
-    server.add_write_listener(world.writes.append)
-    async with asyncio.TaskGroup() as tg:
-        task = tg.create_task(kubelet.run())
-        await kubelet.ready.wait()
-        yield world
-        task.cancel()
+    async with open_cluster(namespaces=("default", "kube-node-lease")) as c:
+        c.server.create(node("n1", cpu="4", memory=None, pods="10"))
+        c.writes.clear()  # the log starts with the kubelet
+        plan = FaultPlan([(f"faults[{i}]", f, True) for i, f in enumerate(faults)], Seeds(0))
+        await c.start_kubelet("n1", KubeletSettings(**{**vars_of(settings), "faults": plan}))
+        yield World(c)
 
 
 def vars_of(settings: KubeletSettings) -> dict[str, object]:
     return {name: getattr(settings, name) for name in settings.__dataclass_fields__}
 
 
-def bound_pod(name: str, image: str = "nginx:1.27", labels: dict[str, str] | None = None) -> Pod:
-    return convert(
-        {
-            "metadata": {"name": name, "namespace": "default", "labels": labels or {}},
-            "spec": {"nodeName": "n1", "containers": [{"name": "app", "image": image}]},
-        },
-        Pod,
-    )
-
-
 @pytest.mark.asyncio
-@pytest.mark.virtual_time
 @pytest.mark.parametrize(
     ("frequency", "window", "until", "leases", "statuses"),
     [
@@ -120,7 +113,6 @@ async def test_heartbeat_stop_silences_lease_and_status_inside_its_window(
 
 
 @pytest.mark.asyncio
-@pytest.mark.virtual_time
 async def test_other_nodes_heartbeats_are_untouched() -> None:
     async with kubelet_world(KubeletSettings(heartbeat_interval=10.0), NodeHeartbeatStop(node="n2")) as w:
         await w.clock.sleep_until(31.0)
@@ -137,11 +129,10 @@ async def test_other_nodes_heartbeats_are_untouched() -> None:
     ],
 )
 @pytest.mark.asyncio
-@pytest.mark.virtual_time
 async def test_slow_pulls_delay_the_start(fault: ImagePullSlow | None, running_at: float) -> None:
     settings = KubeletSettings(heartbeat_interval=0, image_pull_bandwidth=10 * Mi, image_sizes={"nginx:1.27": 50 * Mi})
     async with kubelet_world(settings, *([fault] if fault else [])) as w:
-        w.server.create(bound_pod("web"))
+        w.server.create(pod("web", node="n1", containers=APP))
         await w.clock.sleep_until(60.0)
         running = [
             w.time for w in w.writes if w.kind == "Pod" and w.new is not None and w.new.status.phase == "Running"
@@ -150,13 +141,12 @@ async def test_slow_pulls_delay_the_start(fault: ImagePullSlow | None, running_a
 
 
 @pytest.mark.asyncio
-@pytest.mark.virtual_time
 async def test_container_start_failure_fails_the_pod_as_a_start_error() -> None:
     settings = KubeletSettings(heartbeat_interval=0, container_start=Latency(1.0))
     fault = ContainerStartFailure(selector=LabelSelector(match_labels={"app": "web"}))
     async with kubelet_world(settings, fault) as w:
-        w.server.create(bound_pod("web", labels={"app": "web"}))
-        w.server.create(bound_pod("db", labels={"app": "db"}))
+        w.server.create(pod("web", node="n1", labels={"app": "web"}, containers=APP))
+        w.server.create(pod("db", node="n1", labels={"app": "db"}, containers=APP))
         await w.clock.sleep_until(10.0)
         web: Pod = w.server.get("Pod", "web", "default")
         db: Pod = w.server.get("Pod", "db", "default")
@@ -198,6 +188,7 @@ def report(result: RunResult, key: str) -> object:
     return next(a[key] for a in result.extra["agents"] if key in a)
 
 
+@pytest.mark.slow
 def test_faults_demo_story() -> None:
     writes: list[WriteRecord] = []
     result = run_scenario(load_scenario(ROOT / "scenarios" / "faults-demo.yaml"), RunOptions(on_write=writes.append))
@@ -249,13 +240,6 @@ def test_faults_demo_story() -> None:
     }  # fmt: skip
 
 
-def test_faults_demo_is_deterministic() -> None:
-    scenario = load_scenario(ROOT / "scenarios" / "faults-demo.yaml")
-    first, second = run_scenario(scenario, RunOptions(seed=5)), run_scenario(scenario, RunOptions(seed=5))
-    assert first.trace_hash == second.trace_hash
-    assert first.events == second.events
-
-
 BASE = """
 name: t
 seed: 3
@@ -275,6 +259,7 @@ PODS = """
 """
 
 
+@pytest.mark.slow
 def test_watch_cuts_make_the_scheduler_resume_and_relist_yet_schedule_everything() -> None:
     text = (
         BASE
@@ -289,6 +274,7 @@ def test_watch_cuts_make_the_scheduler_resume_and_relist_yet_schedule_everything
     assert [(f["fault"], f["injected"]) for f in report(result, "faults")] == [("faults[0]", 6), ("faults[1]", 1)]
 
 
+@pytest.mark.slow
 def test_watch_delay_makes_a_stale_scheduler_bind_later() -> None:
     text = (
         BASE
@@ -305,6 +291,7 @@ def test_watch_delay_makes_a_stale_scheduler_bind_later() -> None:
     assert all(4.0 <= bound[p] - created[p] < 4.1 for p in created)
 
 
+@pytest.mark.slow
 def test_a_second_scheduler_instance_joins_at_its_time() -> None:
     text = (
         BASE
@@ -320,6 +307,7 @@ def test_a_second_scheduler_instance_joins_at_its_time() -> None:
     assert binders == {"default-scheduler", "default-scheduler-1"}
 
 
+@pytest.mark.slow
 def test_an_api_fault_on_the_runner_is_retried() -> None:
     text = (
         BASE
@@ -334,6 +322,7 @@ def test_an_api_fault_on_the_runner_is_retried() -> None:
     assert 3.5 <= first < 3.6  # retried after 0.5 + 1 + 2 s
 
 
+@pytest.mark.slow
 def test_a_start_failure_fault_counts_failed_pods() -> None:
     text = (
         BASE

@@ -12,8 +12,7 @@ from pathlib import Path
 import pytest
 from msgspec.structs import replace
 
-from emulator.api.codec import convert
-from emulator.api.core import LabelSelector, Namespace, Pod
+from emulator.api.core import LabelSelector, Namespace
 from emulator.api.errors import ApiError, Conflict, InternalError, NotFound
 from emulator.api.meta import ObjectMeta
 from emulator.apiserver.server import ApiServer
@@ -38,17 +37,15 @@ from emulator.scenario.schema import (
     WatchDelay,
     WatchReorder,
 )
+from tests.builders import container, pod
+from tests.cluster import Cluster
 
 
 def plan(*specs: FaultSpec, seed: int = 1, armed: bool = True) -> FaultPlan:
     return FaultPlan([(f"faults[{i}]", s, armed) for i, s in enumerate(specs)], Seeds(seed))
 
 
-def pod(name: str = "p", labels: dict[str, str] | None = None) -> Pod:
-    return convert(
-        {"metadata": {"name": name, "labels": labels or {}}, "spec": {"containers": [{"name": "app", "image": "i"}]}},
-        Pod,
-    )
+APP = [container("app", image="i")]
 
 
 # --- API calls --------------------------------------------------------------------------------
@@ -252,18 +249,21 @@ def test_start_failure_selects_pods_and_names_the_fault() -> None:
         ContainerStartFailure(selector=LabelSelector(match_labels={"app": "web"})),
         ContainerStartFailure(node="n2", reason="ContainerCannotRun", message="exec format error"),
     )
-    assert p.start_failure("n1", pod("web", {"app": "web"}), 0.0) == (
+    assert p.start_failure("n1", pod("web", namespace="", labels={"app": "web"}, containers=APP), 0.0) == (
         "StartError",
         'failed to start container "app": injected by faults[0]',
     )
-    assert p.start_failure("n1", pod("db", {"app": "db"}), 0.0) is None
-    assert p.start_failure("n2", pod("db"), 0.0) == ("ContainerCannotRun", "exec format error")
+    assert p.start_failure("n1", pod("db", namespace="", labels={"app": "db"}, containers=APP), 0.0) is None
+    assert p.start_failure("n2", pod("db", namespace="", containers=APP), 0.0) == (
+        "ContainerCannotRun",
+        "exec format error",
+    )
 
 
 def test_start_failure_probability_is_seeded() -> None:
     def run(seed: int) -> list[bool]:
         p = plan(ContainerStartFailure(probability=0.5), seed=seed)
-        return [p.start_failure("n", pod(f"p{i}"), 0.0) is not None for i in range(64)]
+        return [p.start_failure("n", pod(f"p{i}", namespace="", containers=APP), 0.0) is not None for i in range(64)]
 
     assert run(3) == run(3)
     assert run(3) != run(4)
@@ -304,12 +304,11 @@ def test_cuts_watcher(spec: WatchCut, watcher: str, kind: str, cut: bool) -> Non
 
 
 def _server() -> tuple[ApiServer, LoopClock]:
-    clock = LoopClock(asyncio.get_running_loop(), virtual=True)
-    return ApiServer(clock, random.Random(0)), clock
+    c = Cluster(namespaces=())
+    return c.server, c.clock
 
 
 @pytest.mark.asyncio
-@pytest.mark.virtual_time
 async def test_attach_installs_hooks_only_on_clients_a_fault_may_hit() -> None:
     server, clock = _server()
     p = plan(
@@ -346,7 +345,6 @@ async def _deliveries(
 
 
 @pytest.mark.asyncio
-@pytest.mark.virtual_time
 async def test_reorder_lets_other_objects_overtake_but_never_the_same_object() -> None:
     server, clock = _server()
     client = Client(server, clock, random.Random(0), name="runner")
@@ -378,7 +376,6 @@ async def test_reorder_lets_other_objects_overtake_but_never_the_same_object() -
 
 
 @pytest.mark.asyncio
-@pytest.mark.virtual_time
 async def test_watch_delay_without_reorder_keeps_the_write_order() -> None:
     server, clock = _server()
     client = Client(server, clock, random.Random(0), name="runner")
@@ -397,7 +394,6 @@ async def test_watch_delay_without_reorder_keeps_the_write_order() -> None:
 
 
 @pytest.mark.asyncio
-@pytest.mark.virtual_time
 async def test_an_informer_under_reorder_and_cuts_sees_every_write_once() -> None:
     """Resuming after a cut while events are out of order neither skips nor replays."""
     server, clock = _server()

@@ -18,7 +18,7 @@ from agents.scheduler.framework.types import EventResource
 from agents.scheduler.registry import in_tree_registry
 from agents.scheduler.scheduler import Scheduler, SchedulerGroup
 from emulator.api.codec import convert
-from emulator.api.core import Binding, Namespace, Node, Pod, PodCondition
+from emulator.api.core import Binding, ContainerPort, Namespace, Node, Pod, PodCondition
 from emulator.api.meta import ObjectMeta
 from emulator.apiserver.server import ApiServer, WriteRecord
 from emulator.client.client import Client
@@ -38,6 +38,7 @@ from emulator.scenario.invariants import (
 )
 from emulator.scenario.loader import load_scenario
 from emulator.scenario.runner import RunOptions, RunResult
+from tests.builders import container, node, pod
 
 
 class Clock:
@@ -51,42 +52,6 @@ class Clock:
 
     def timestamp(self, t: float | None = None) -> str:
         return format_timestamp(self.t if t is None else t)
-
-
-def node(name: str, cpu: str = "1", pods: str = "10") -> Node:
-    return convert(
-        {"metadata": {"name": name}, "status": {"capacity": {"cpu": cpu, "memory": "8Gi", "pods": pods}}}, Node
-    )
-
-
-def pod(
-    name: str,
-    cpu: str = "500m",
-    *,
-    on: str = "",
-    phase: str = "",
-    started: bool = False,
-    ports: tuple[tuple[str, str, int], ...] = (),
-    uid: str = "",
-    **spec: Any,
-) -> Pod:
-    container = {
-        "name": "c",
-        "image": "busybox",
-        "resources": {"requests": {"cpu": cpu, "memory": "64Mi"}},
-        "ports": [{"containerPort": p, "hostPort": p, "hostIP": ip, "protocol": proto} for ip, proto, p in ports],
-    }
-    status: dict[str, Any] = {"phase": phase}
-    if started:
-        status["startTime"] = format_timestamp(1)
-    return convert(
-        {
-            "metadata": {"name": name, "namespace": "default", "uid": uid or f"uid-{name}"},
-            "spec": {"nodeName": on, "containers": [container], **spec},
-            "status": status,
-        },
-        Pod,
-    )
 
 
 def admitted(p: Pod, node_name: str) -> Pod:
@@ -123,14 +88,25 @@ def play(story: Story) -> dict[str, InvariantResult]:
     return {r.name: r for r in checker.finish(empty)}
 
 
-A, B = pod("a", "600m"), pod("b", "600m")
-SMALL_A, SMALL_B = pod("a", "100m"), pod("b", "100m")
+def small(name: str, cpu: str = "500m", *, ports: tuple[tuple[str, str, int], ...] = (), **spec: Any) -> Pod:
+    """A pod asking ``cpu`` and 64Mi, uid ``uid-<name>``, with these (hostIP, protocol, port)s;
+    ``spec`` goes to ``tests.builders.pod``."""
+    bound = [ContainerPort(container_port=p, host_port=p, host_ip=ip, protocol=proto) for ip, proto, p in ports]
+    return pod(name, uid=f"uid-{name}", containers=[container(cpu=cpu, memory="64Mi", ports=bound)], **spec)
+
+
+A, B = small("a", "600m"), small("b", "600m")
+SMALL_A, SMALL_B = small("a", "100m"), small("b", "100m")
 
 
 def two_admissions(
     a: Pod, b: Pod, *, node_a: str = "n1", node_b: str = "n1", cpu: str = "1", pods: str = "10"
 ) -> Story:
-    s = Story().write(0, "create", None, node("n1", cpu, pods)).write(0, "create", None, node("n2", cpu, pods))
+    s = (
+        Story()
+        .write(0, "create", None, node("n1", cpu=cpu, memory="8Gi", pods=pods))
+        .write(0, "create", None, node("n2", cpu=cpu, memory="8Gi", pods=pods))
+    )
     return s.write(1, "updateStatus", a, admitted(a, node_a)).write(2, "updateStatus", b, admitted(b, node_b))
 
 
@@ -149,7 +125,7 @@ def two_admissions(
         ),
         pytest.param(
             Story()
-            .write(0, "create", None, node("n1"))
+            .write(0, "create", None, node("n1", cpu="1", memory="8Gi", pods="10"))
             .write(1, "updateStatus", A, admitted(A, "n1"))
             .write(2, "bind", B, replace(B, spec=replace(B.spec, node_name="n1"))),
             0,
@@ -158,7 +134,7 @@ def two_admissions(
         ),
         pytest.param(
             Story()
-            .write(0, "create", None, node("n1"))
+            .write(0, "create", None, node("n1", cpu="1", memory="8Gi", pods="10"))
             .write(1, "updateStatus", A, admitted(A, "n1"))
             .write(2, "updateStatus", admitted(A, "n1"), phase(admitted(A, "n1"), "Succeeded"))
             .write(3, "updateStatus", B, admitted(B, "n1")),
@@ -168,7 +144,7 @@ def two_admissions(
         ),
         pytest.param(
             Story()
-            .write(0, "create", None, node("n1"))
+            .write(0, "create", None, node("n1", cpu="1", memory="8Gi", pods="10"))
             .write(1, "updateStatus", A, admitted(A, "n1"))
             .write(2, "delete", admitted(A, "n1"), None)
             .write(3, "updateStatus", B, admitted(B, "n1")),
@@ -178,7 +154,7 @@ def two_admissions(
         ),
         pytest.param(
             Story()
-            .write(0, "create", None, node("n1"))
+            .write(0, "create", None, node("n1", cpu="1", memory="8Gi", pods="10"))
             .write(1, "updateStatus", A, phase(replace(A, spec=replace(A.spec, node_name="n1")), "Running"))
             .write(2, "updateStatus", B, admitted(B, "n1")),
             1,
@@ -250,7 +226,7 @@ def test_double_binding(story: Story, violations: int, detail: str) -> None:
 
 
 def ported(name: str, *ports: tuple[str, str, int]) -> Pod:
-    return pod(name, "100m", ports=ports)
+    return small(name, "100m", ports=ports)
 
 
 ANY, IP1, IP2 = "0.0.0.0", "10.0.0.1", "10.0.0.2"
@@ -344,25 +320,25 @@ def binding(name: str, node_name: str) -> Binding:
 
 
 def cache_in_sync(w: World) -> None:
-    w.node(node("n1", "2"))
-    w.pod(pod("a"), bind="n1")
+    w.node(node("n1", cpu="2", memory="8Gi", pods="10"))
+    w.pod(small("a"), bind="n1")
 
 
 def leaked_assumed(w: World) -> None:
     cache_in_sync(w)
-    b = w.pod(pod("b"))
+    b = w.pod(small("b"))
     w.sched.cache.assume_pod(replace(b, spec=replace(b.spec, node_name="n1")))
 
 
 def missing_pod(w: World) -> None:
-    w.node(node("n1", "2"))
-    w.pod(pod("a"), bind="n1", cache=False)
+    w.node(node("n1", cpu="2", memory="8Gi", pods="10"))
+    w.pod(small("a"), bind="n1", cache=False)
 
 
 def stale_requests(w: World) -> None:
-    w.node(node("n1", "2"))
-    a = w.pod(pod("a"), bind="n1", cache=False)
-    w.sched.cache.add_pod(replace(a, spec=replace(a.spec, containers=pod("x", "100m").spec.containers)))
+    w.node(node("n1", cpu="2", memory="8Gi", pods="10"))
+    a = w.pod(small("a"), bind="n1", cache=False)
+    w.sched.cache.add_pod(replace(a, spec=replace(a.spec, containers=[container(cpu="100m", memory="64Mi")])))
 
 
 def deleted_node(w: World) -> None:
@@ -453,13 +429,13 @@ def test_final_scheduler_checks_wait_for_quiescence(make_behind: Callable[[World
         ),
         pytest.param("100m", {"NodeResourcesFit"}, {}, 0, "", id="still-too-big"),
         pytest.param("2", {"Coscheduling"}, {}, 0, "", id="rejected-outside-filters"),
-        pytest.param("2", {"NodeAffinity"}, {"nodeSelector": {"zone": "a"}}, 0, "", id="selector-still-unmatched"),
+        pytest.param("2", {"NodeAffinity"}, {"node_selector": {"zone": "a"}}, 0, "", id="selector-still-unmatched"),
     ],
 )
 def test_missed_requeue(node_cpu: str, plugins: set[str], extra: dict[str, Any], violations: int, detail: str) -> None:
     w = World()
-    w.node(node("n1", node_cpu))
-    p = w.pod(pod("p", **extra))
+    w.node(node("n1", cpu=node_cpu, memory="8Gi", pods="10"))
+    p = w.pod(small("p", **extra))
     w.park(p, plugins, at=3.0)
     w.report(p)
     result = w.finish()[NO_MISSED_REQUEUE]
@@ -468,8 +444,8 @@ def test_missed_requeue(node_cpu: str, plugins: set[str], extra: dict[str, Any],
 
 def test_parked_pod_that_is_bound_in_the_api_server() -> None:
     w = World()
-    w.node(node("n1", "100m"))
-    p = w.pod(pod("p"))
+    w.node(node("n1", cpu="100m", memory="8Gi", pods="10"))
+    p = w.pod(small("p", "500m"))
     w.park(p, {"NodeResourcesFit"})
     w.server.bind(binding("p", "n1"))
     w.sched.cache.add_pod(w.server.get("Pod", "p", "default"))
@@ -484,35 +460,35 @@ PENDING = "pod default/p (created at t=0s) is pending without PodScheduled=False
 
 
 def unqueued(w: World) -> None:
-    w.pod(pod("p"))
+    w.pod(small("p", "500m"))
 
 
 def reported(w: World) -> None:
-    w.report(w.pod(pod("p")))
+    w.report(w.pod(small("p", "500m")))
 
 
 def in_active_q(w: World) -> None:
-    w.sched.queue.add(w.pod(pod("p")))
+    w.sched.queue.add(w.pod(small("p", "500m")))
 
 
 def other_scheduler(w: World) -> None:
-    w.pod(pod("p", schedulerName="my-scheduler"))
+    w.pod(small("p", scheduler="my-scheduler"))
 
 
 def gated(w: World) -> None:
-    w.pod(pod("p", schedulingGates=[{"name": "wait"}]))
+    w.pod(small("p", gates=["wait"]))
 
 
 def parked_recently(w: World) -> None:
-    w.park(w.pod(pod("p")), {"NodeResourcesFit"}, at=98.0)
+    w.park(w.pod(small("p", "500m")), {"NodeResourcesFit"}, at=98.0)
 
 
 def parked_long_ago(w: World) -> None:
-    w.park(w.pod(pod("p")), {"NodeResourcesFit"}, at=7.0)
+    w.park(w.pod(small("p", "500m")), {"NodeResourcesFit"}, at=7.0)
 
 
 def terminal(w: World) -> None:
-    w.server.update_status(phase(w.pod(pod("p")), "Failed"))
+    w.server.update_status(phase(w.pod(small("p", "500m")), "Failed"))
 
 
 @pytest.mark.parametrize(
@@ -538,7 +514,7 @@ def terminal(w: World) -> None:
 )
 def test_every_pod_resolved(setup: Callable[[World], None], detail: str) -> None:
     w = World()
-    w.node(node("n1", "100m"))
+    w.node(node("n1", cpu="100m", memory="8Gi", pods="10"))
     setup(w)
     result = w.finish()[EVERY_POD_RESOLVED]
     assert (result.violations, result.first_detail) == ((1, detail) if detail else (0, ""))
@@ -595,6 +571,7 @@ def checked_run(monkeypatch: pytest.MonkeyPatch, scenario: str, options: RunOpti
     return result, cluster
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("scenario", ["scenarios/quickstart.yaml", "scenarios/kubelet-basics.yaml"])
 def test_real_runs_hold_every_invariant(monkeypatch: pytest.MonkeyPatch, scenario: str) -> None:
     result, cluster = checked_run(monkeypatch, scenario, RunOptions(seed=3))

@@ -15,22 +15,12 @@ from emulator.api.core import (
     Container,
     ContainerPort,
     Node,
-    NodeAffinity,
-    NodeSelector,
-    NodeSelectorRequirement,
-    NodeSelectorTerm,
-    NodeSpec,
-    NodeStatus,
     Pod,
-    PodSpec,
-    PodStatus,
-    ResourceRequirements,
     Taint,
     Toleration,
 )
-from emulator.api.meta import ObjectMeta
-from emulator.api.quantity import parse_quantity
 from emulator.api.resources import pod_requests
+from tests import builders
 
 NODE = "node-1"
 GPU = "example.com/gpu"
@@ -45,13 +35,8 @@ def make_node(
     labels: Mapping[str, str] | None = None,
     taints: Sequence[Taint] = (),
 ) -> Node:
-    alloc = {"cpu": cpu, "memory": memory, **(extra or {})}
-    if pods is not None:
-        alloc["pods"] = pods
-    return Node(
-        metadata=ObjectMeta(name=NODE, labels=dict(labels or {})),
-        spec=NodeSpec(taints=list(taints)),
-        status=NodeStatus(allocatable={k: parse_quantity(v) for k, v in alloc.items()}),
+    return builders.node(
+        NODE, cpu=cpu, memory=memory, pods=pods, extra=extra, labels=labels, taints=taints, allocatable_only=True
     )
 
 
@@ -62,16 +47,10 @@ def container(
     extra: Mapping[str, str] | None = None,
     **req: str,
 ) -> Container:
-    """A container requesting ``req`` (``ephemeral_storage`` for ephemeral-storage) and
-    ``extra`` (resources whose names are not identifiers)."""
-    requests = {k.replace("_", "-"): parse_quantity(v) for k, v in {**req, **(extra or {})}.items()}
-    return Container(
-        name=name,
-        image="img",
-        resources=ResourceRequirements(requests=requests),
-        ports=list(ports),
-        restart_policy=restart,
-    )
+    """A container (image ``img``) requesting ``req`` (``ephemeral_storage`` for
+    ephemeral-storage) and ``extra`` (resources whose names are not identifiers)."""
+    requests = {k.replace("_", "-"): v for k, v in {**req, **(extra or {})}.items()}
+    return builders.container(name, image="img", requests=requests, ports=ports, restart_policy=restart)
 
 
 _uids = iter(range(1_000_000))
@@ -90,24 +69,20 @@ def make_pod(
     overhead: Mapping[str, str] | None = None,
     phase: str = "Running",
 ) -> Pod:
-    return Pod(
-        metadata=ObjectMeta(
-            name=name,
-            namespace="default",
-            uid=f"uid-{next(_uids)}",
-            labels=dict(labels or {}),
-            annotations=dict(annotations or {}),
-        ),
-        spec=PodSpec(
-            containers=list(containers) or [container()],
-            init_containers=list(init),
-            node_name=node_name,
-            node_selector=dict(node_selector or {}),
-            affinity=affinity,
-            tolerations=list(tolerations),
-            overhead={k: parse_quantity(v) for k, v in (overhead or {}).items()},
-        ),
-        status=PodStatus(phase=phase),
+    """A Running pod on the node with these containers (one ``container()`` if none), a fresh uid."""
+    return builders.pod(
+        name,
+        uid=f"uid-{next(_uids)}",
+        labels=labels,
+        annotations=annotations,
+        containers=list(containers) or [container()],
+        init_containers=init,
+        node=node_name,
+        node_selector=node_selector,
+        affinity=affinity,
+        tolerations=tolerations,
+        overhead=overhead,
+        phase=phase,
     )
 
 
@@ -120,12 +95,7 @@ def port(host_port: int, ip: str = "", protocol: str = "TCP") -> ContainerPort:
 
 
 def required_affinity(key: str, op: str, *values: str) -> Affinity:
-    term = NodeSelectorTerm(match_expressions=[NodeSelectorRequirement(key=key, operator=op, values=list(values))])
-    return Affinity(
-        node_affinity=NodeAffinity(
-            required_during_scheduling_ignored_during_execution=NodeSelector(node_selector_terms=[term])
-        )
-    )
+    return builders.affinity(required_nodes=[builders.node_term((key, op, values))])
 
 
 def resources_msg(name: str, requested: int, used: int, capacity: int) -> str:

@@ -12,7 +12,7 @@ import functools
 import random
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -20,16 +20,12 @@ from msgspec.structs import replace
 
 from agents.kubelet import RUN_DURATION_ANNOTATION, Kubelet, KubeletSettings
 from emulator.api.core import (
-    Container,
     ContainerImage,
     Event,
     Namespace,
     Node,
-    NodeStatus,
     Pod,
-    PodSpec,
     PodStatus,
-    ResourceRequirements,
 )
 from emulator.api.errors import InternalError, NotFound
 from emulator.api.meta import ObjectMeta
@@ -37,8 +33,8 @@ from emulator.api.quantity import parse_quantity
 from emulator.apiserver.server import ApiServer, ServerSettings, WriteRecord
 from emulator.client.client import Client, Latency
 from emulator.runtime.clock import LoopClock, run
-
-pytestmark = pytest.mark.virtual_time
+from tests.builders import container, node, pod
+from tests.cluster import Cluster, open_cluster
 
 NODE = "node-1"
 Mi = 2**20
@@ -52,10 +48,9 @@ def q(text: str) -> Any:
 def make_node(
     *, cpu: str = "4", images: Sequence[ContainerImage] = (), labels: Mapping[str, str] | None = None
 ) -> Node:
-    return Node(
-        metadata=ObjectMeta(name=NODE, labels=dict(labels or {})),
-        status=NodeStatus(capacity={"cpu": q(cpu), "memory": q("8Gi"), "pods": q("110")}, images=list(images)),
-    )
+    """The kubelet's node: ``cpu``, 8Gi, 110 pods."""
+    sizes = {name: image.size_bytes for image in images for name in image.names}
+    return node(NODE, cpu=cpu, memory="8Gi", labels=labels, images=sizes)
 
 
 def make_pod(
@@ -67,37 +62,45 @@ def make_pod(
     node_selector: Mapping[str, str] | None = None,
     host_network: bool = False,
 ) -> Pod:
-    return Pod(
-        metadata=ObjectMeta(
-            name=name, namespace="default", annotations={RUN_DURATION_ANNOTATION: run} if run is not None else {}
-        ),
-        spec=PodSpec(
-            node_name=NODE,
-            node_selector=dict(node_selector or {}),
-            host_network=host_network,
-            containers=[Container(name="app", image=image, resources=ResourceRequirements(requests={"cpu": q(cpu)}))],
-        ),
+    """A pod bound to the node, one container ``app`` (``run``: its run-duration annotation)."""
+    return pod(
+        name,
+        node=NODE,
+        containers=[container("app", image=image, cpu=cpu)],
+        annotations={RUN_DURATION_ANNOTATION: run} if run is not None else None,
+        node_selector=node_selector,
+        host_network=host_network,
     )
 
 
 @dataclass
 class World:
-    clock: LoopClock
-    server: ApiServer
+    """The cluster and its one kubelet (``node-1``)."""
+
+    cluster: Cluster
     kubelet: Kubelet
-    writes: list[WriteRecord] = field(default_factory=list)
-    task: asyncio.Task[None] | None = None
+    task: asyncio.Task[None]
+
+    @property
+    def clock(self) -> LoopClock:
+        return self.cluster.clock
+
+    @property
+    def server(self) -> ApiServer:
+        return self.cluster.server
+
+    @property
+    def writes(self) -> list[WriteRecord]:
+        return self.cluster.writes
 
     def pod(self, name: str) -> Pod:
-        pod: Pod = self.server.get("Pod", name, "default")
-        return pod
+        return self.cluster.pod(name)
 
     def node(self) -> Node:
-        node: Node = self.server.get("Node", NODE)
-        return node
+        return self.cluster.node(NODE)
 
     def of(self, kind: str, name: str | None = None) -> list[WriteRecord]:
-        return [w for w in self.writes if w.kind == kind and (name is None or w.obj.metadata.name == name)]
+        return self.cluster.of(kind, name)
 
     def when(self, name: str, phase: str) -> float:
         """Simulated time of the write that moved pod ``name`` into ``phase``."""
@@ -107,7 +110,7 @@ class World:
         raise AssertionError(f"pod {name} never reached {phase}: {[(w.time, w.verb) for w in self.of('Pod', name)]}")
 
     async def at(self, t: float) -> None:
-        await self.clock.sleep_until(t)
+        await self.cluster.at(t)
 
 
 @asynccontextmanager
@@ -120,27 +123,15 @@ async def world(
     seed: int = 0,
     history_size: int = 100_000,
 ) -> AsyncIterator[World]:
-    clock = LoopClock(asyncio.get_running_loop(), virtual=True)
-    server = ApiServer(clock, random.Random(seed), ServerSettings(history_size=history_size))
-    for ns in ("default", "kube-node-lease"):
-        server.create(Namespace(metadata=ObjectMeta(name=ns)))
-    server.create(node or make_node())
-    client = Client(
-        server,
-        clock,
-        random.Random(seed + 1),
-        name=f"kubelet:{NODE}",
-        api_latency=api_latency or Latency(),
-        watch_latency=watch_latency or Latency(),
-    )
-    kubelet = Kubelet(client, NODE, clock, random.Random(seed + 2), settings or KubeletSettings(heartbeat_interval=0))
-    w = World(clock, server, kubelet)
-    server.add_write_listener(w.writes.append)
-    async with asyncio.TaskGroup() as tg:
-        w.task = tg.create_task(kubelet.run(), name=f"kubelet:{NODE}")
-        await kubelet.ready.wait()
-        yield w
-        w.task.cancel()
+    async with open_cluster(
+        seed=seed, settings=ServerSettings(history_size=history_size), namespaces=("default", "kube-node-lease")
+    ) as c:
+        c.server.create(node or make_node())
+        c.writes.clear()  # the log starts with the kubelet
+        kubelet = await c.start_kubelet(
+            NODE, settings, api_latency=api_latency or Latency(), watch_latency=watch_latency or Latency()
+        )
+        yield World(c, kubelet, c.task(f"kubelet:{NODE}"))
 
 
 PULLING = KubeletSettings(

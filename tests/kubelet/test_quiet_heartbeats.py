@@ -6,8 +6,6 @@ frequencies from every heartbeat to upstream's 5 minutes."""
 
 from __future__ import annotations
 
-import asyncio
-import random
 from typing import Any
 
 import pytest
@@ -15,15 +13,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from msgspec.structs import replace
 
-from agents.kubelet import Kubelet, KubeletSettings
+from agents.kubelet import KubeletSettings
 from agents.kubelet.heartbeat import NodeReporter
-from emulator.api.codec import convert
-from emulator.api.core import Namespace, Node, NodeAddress, Pod
-from emulator.api.meta import ObjectMeta
-from emulator.apiserver.server import ApiServer, WriteRecord
-from emulator.client.client import Client
-from emulator.runtime.clock import LoopClock
+from emulator.api.core import Node, NodeAddress
+from emulator.apiserver.server import ApiServer
 from emulator.runtime.loop import new_virtual_loop
+from tests.builders import node, pod
+from tests.cluster import open_cluster
 
 NODE = "node-a"
 Mi = 2**20
@@ -44,35 +40,22 @@ def _apply(server: ApiServer, action: str, i: int) -> None:
         addresses = [NodeAddress(type="InternalIP", address=f"10.9.0.{i % 250 + 1}")]
         server.update_status(replace(node, status=replace(node.status, addresses=addresses)))
     elif action == "pod":
-        pod = {
-            "metadata": {"name": f"p{i}", "namespace": "default"},
-            "spec": {"nodeName": NODE, "containers": [{"name": "c", "image": f"img:{i % 3}"}]},
-        }
-        server.create(convert(pod, Pod))
+        server.create(pod(f"p{i}", node=NODE, image=f"img:{i % 3}"))
 
 
 async def _writes(frequency: float, timeline: list[tuple[float, str]]) -> list[Any]:
-    clock = LoopClock(asyncio.get_running_loop(), virtual=True)
-    server = ApiServer(clock, random.Random(0))
-    for ns in ("default", "kube-node-lease"):
-        server.create(Namespace(metadata=ObjectMeta(name=ns)))
-    server.create(Node(metadata=ObjectMeta(name=NODE)))
-    writes: list[WriteRecord] = []
-    server.add_write_listener(writes.append)
     settings = KubeletSettings(
         heartbeat_interval=10.0, node_status_report_frequency=frequency, image_pull_bandwidth=10 * Mi
     )
-    client = Client(server, clock, random.Random(1), name=f"kubelet:{NODE}")
-    kubelet = Kubelet(client, NODE, clock, random.Random(2), settings)
-    async with asyncio.TaskGroup() as tg:
-        task = tg.create_task(kubelet.run())
-        await kubelet.ready.wait()
+    async with open_cluster(namespaces=("default", "kube-node-lease")) as c:
+        c.server.create(node(NODE, cpu=None, memory=None, pods=None))
+        c.writes.clear()  # the log starts with the kubelet
+        await c.start_kubelet(NODE, settings)
         for i, (at, action) in enumerate(timeline):
-            await clock.sleep_until(at)
-            _apply(server, action, i)
-        await clock.sleep_until(timeline[-1][0] + 400.0 if timeline else 400.0)
-        task.cancel()
-    return [(w.time, w.verb, w.kind, w.new) for w in writes if w.kind in ("Node", "Lease")]
+            await c.at(at)
+            _apply(c.server, action, i)
+        await c.at(timeline[-1][0] + 400.0 if timeline else 400.0)
+    return [(w.time, w.verb, w.kind, w.new) for w in c.writes if w.kind in ("Node", "Lease")]
 
 
 def _run(memo: bool, frequency: float, timeline: list[tuple[float, str]]) -> list[Any]:

@@ -3,19 +3,14 @@ the kubelet posts its node's status only when it changed or the frequency has pa
 
 from __future__ import annotations
 
-import asyncio
-import random
-
 import pytest
 from msgspec.structs import replace
 
-from agents.kubelet import Kubelet, KubeletSettings
+from agents.kubelet import KubeletSettings
 from agents.kubelet.heartbeat import status_changed
-from emulator.api.core import Namespace, Node, NodeAddress, NodeCondition, NodeStatus
-from emulator.api.meta import ObjectMeta
-from emulator.apiserver.server import ApiServer, WriteRecord
-from emulator.client.client import Client
-from emulator.runtime.clock import LoopClock
+from emulator.api.core import NodeAddress, NodeCondition, NodeStatus
+from tests.builders import node
+from tests.cluster import open_cluster
 
 NODE = "node-a"
 READY = NodeCondition(
@@ -59,29 +54,20 @@ def test_report_frequency_is_validated(value: float) -> None:
 
 
 async def _node_writes(settings: KubeletSettings, until: float, *, cordon_at: float | None = None) -> list[float]:
-    clock = LoopClock(asyncio.get_running_loop(), virtual=True)
-    server = ApiServer(clock, random.Random(0))
-    for ns in ("default", "kube-node-lease"):
-        server.create(Namespace(metadata=ObjectMeta(name=ns)))
-    server.create(Node(metadata=ObjectMeta(name=NODE)))
-    writes: list[WriteRecord] = []
-    server.add_write_listener(writes.append)
-    client = Client(server, clock, random.Random(1), name=f"kubelet:{NODE}")
-    kubelet = Kubelet(client, NODE, clock, random.Random(2), settings)
-    async with asyncio.TaskGroup() as tg:
-        task = tg.create_task(kubelet.run())
+    async with open_cluster(namespaces=("default", "kube-node-lease")) as c:
+        c.server.create(node(NODE, cpu=None, memory=None, pods=None))
+        c.writes.clear()  # the log starts with the kubelet
+        await c.start_kubelet(NODE, settings)
         if cordon_at is not None:
-            await clock.sleep_until(cordon_at)
-            node = server.get("Node", NODE)
-            ready = [replace(c, status="Unknown") if c.type == "Ready" else c for c in node.status.conditions]
-            server.update_status(replace(node, status=replace(node.status, conditions=ready)))
-        await clock.sleep_until(until)
-        task.cancel()
-    return [w.time for w in writes if w.kind == "Node" and w.time > 0 and (cordon_at is None or w.time != cordon_at)]
+            await c.at(cordon_at)
+            n = c.node(NODE)
+            ready = [replace(cond, status="Unknown") if cond.type == "Ready" else cond for cond in n.status.conditions]
+            c.server.update_status(replace(n, status=replace(n.status, conditions=ready)))
+        await c.at(until)
+    return [w.time for w in c.of("Node") if w.time > 0 and (cordon_at is None or w.time != cordon_at)]
 
 
 @pytest.mark.asyncio
-@pytest.mark.virtual_time
 @pytest.mark.parametrize(
     ("frequency", "expected"),
     [
@@ -96,7 +82,6 @@ async def test_heartbeat_posts_status_only_when_due(frequency: float, expected: 
 
 
 @pytest.mark.asyncio
-@pytest.mark.virtual_time
 async def test_a_changed_status_is_posted_on_the_next_heartbeat() -> None:
     settings = KubeletSettings(heartbeat_interval=10.0, node_status_report_frequency=300.0)
     assert await _node_writes(settings, 45.0, cordon_at=25.0) == [30.0]

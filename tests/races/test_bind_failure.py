@@ -16,6 +16,8 @@ import pytest
 from emulator.api.core import Event
 from tests.races.racekit import assert_passes, load, play
 
+pytestmark = pytest.mark.slow
+
 NAME = "bind-failure"
 SEED = 14
 INJECTED = "Operation cannot be fulfilled on pods/binding: injected by faults[0]"

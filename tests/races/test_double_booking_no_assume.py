@@ -19,6 +19,8 @@ import pytest
 from emulator.commands import hunt
 from tests.races.racekit import assert_invariants_hold, assert_passes, load, path, play, with_options
 
+pytestmark = pytest.mark.slow
+
 NAME = "double-booking-no-assume"
 DOUBLE_BOOKED_SEED = 0
 """With assume off, seed 0 double-books `big-0`."""

@@ -23,6 +23,8 @@ from emulator.scenario.schema import Scenario, WaitFor
 from tests.races.racekit import Run, assert_passes, load, play, with_options
 from tests.scheduler.queue.queue_helpers import NODE_ADD, FakeClock, Registry, always, fail, make_pod, make_queue, pop
 
+pytestmark = pytest.mark.slow
+
 NAME = "event-during-cycle"
 SEED = 6
 CYCLE_COST = 1.0

@@ -14,6 +14,8 @@ import pytest
 
 from tests.races.racekit import Run, assert_passes, load, play
 
+pytestmark = pytest.mark.slow
+
 NAME = "node-deleted-during-binding"
 SEED = 4
 QUARANTINE = 40.0

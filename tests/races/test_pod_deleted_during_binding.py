@@ -13,6 +13,8 @@ import pytest
 
 from tests.races.racekit import assert_passes, load, play
 
+pytestmark = pytest.mark.slow
+
 NAME = "pod-deleted-during-binding"
 SEED = 3
 

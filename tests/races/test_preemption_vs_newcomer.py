@@ -16,6 +16,8 @@ import pytest
 
 from tests.races.racekit import Run, assert_passes, load, play
 
+pytestmark = pytest.mark.slow
+
 NAME = "preemption-vs-newcomer"
 SEED = 7
 

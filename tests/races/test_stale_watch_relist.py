@@ -21,6 +21,8 @@ from msgspec.structs import replace
 from emulator.scenario.schema import WatchCut
 from tests.races.racekit import Run, assert_invariants_hold, assert_passes, load, play, with_options
 
+pytestmark = pytest.mark.slow
+
 NAME = "stale-watch-relist"
 SEED = 8
 CUT_AT, LISTS_FAIL_UNTIL = 5.0, 8.0

@@ -16,6 +16,8 @@ import pytest
 from emulator.api.core import Event
 from tests.races.racekit import Run, assert_invariants_hold, assert_passes, load, play, with_options
 
+pytestmark = pytest.mark.slow
+
 NAME = "two-schedulers-one-node"
 BOTH_BIND_SEED = 0
 SAME_POD_SEED = 2

@@ -26,6 +26,7 @@ from emulator.runtime import (
 # --- LoopClock -----------------------------------------------------------------------------
 
 
+@pytest.mark.real_time
 def test_sleeping_an_hour_is_instant_and_exact() -> None:
     async def main() -> tuple[float, str]:
         clock: Clock = LoopClock(virtual=True)
@@ -148,6 +149,7 @@ def test_run_defaults_to_virtual_time() -> None:
     assert run(main) == ("VirtualTimeEventLoop", 86400.0)
 
 
+@pytest.mark.real_time
 def test_run_in_real_time_uses_uvloop() -> None:
     pytest.importorskip("uvloop")
 
@@ -161,6 +163,7 @@ def test_run_in_real_time_uses_uvloop() -> None:
     assert 0.015 <= elapsed < 1.0
 
 
+@pytest.mark.real_time
 def test_run_in_real_time_falls_back_to_asyncio_without_uvloop(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

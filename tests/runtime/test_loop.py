@@ -46,6 +46,7 @@ def test_time_starts_at_zero_or_at_start() -> None:
             loop.close()
 
 
+@pytest.mark.real_time
 def test_sleep_an_hour_returns_at_once() -> None:
     async def main() -> float:
         await asyncio.sleep(3600)
@@ -65,6 +66,7 @@ def test_sleep_longer_than_a_day_jumps_straight_to_the_deadline() -> None:
     assert run_virtual(main) == 864000.25
 
 
+@pytest.mark.real_time
 def test_an_hour_of_200_periodic_tasks_takes_well_under_a_second() -> None:
     period = 60.0
 
@@ -193,6 +195,7 @@ def test_timeout_and_wait_for_fire_at_exact_virtual_deadlines(start: float) -> N
 # --- deadlock ------------------------------------------------------------------------------
 
 
+@pytest.mark.real_time
 def test_a_task_waiting_on_a_future_nobody_completes_is_a_deadlock() -> None:
     async def main() -> None:
         await asyncio.sleep(5)
@@ -208,6 +211,7 @@ def test_a_task_waiting_on_a_future_nobody_completes_is_a_deadlock() -> None:
     assert 0.2 <= waited < 2.0  # the default idle_real_wait, then the verdict
 
 
+@pytest.mark.real_time
 def test_deadlock_wait_is_configurable() -> None:
     async def main() -> None:
         await asyncio.Event().wait()
@@ -233,6 +237,7 @@ def test_call_at_on_a_closed_loop_raises() -> None:
 # --- threads -------------------------------------------------------------------------------
 
 
+@pytest.mark.real_time
 def test_to_thread_works_and_takes_no_virtual_time() -> None:
     def work() -> int:
         time.sleep(0.02)
@@ -258,6 +263,7 @@ def test_to_thread_works_and_takes_no_virtual_time() -> None:
     assert ticks == []
 
 
+@pytest.mark.real_time
 def test_a_thread_job_slower_than_idle_real_wait_is_not_a_deadlock() -> None:
     def slow() -> str:
         time.sleep(0.15)
@@ -269,6 +275,7 @@ def test_a_thread_job_slower_than_idle_real_wait_is_not_a_deadlock() -> None:
     assert run_virtual(main, lambda: VirtualTimeEventLoop(idle_real_wait=0.02)) == "done"
 
 
+@pytest.mark.real_time
 def test_call_soon_threadsafe_from_a_plain_thread_wakes_the_loop() -> None:
     async def main() -> str:
         loop = asyncio.get_running_loop()
@@ -291,6 +298,7 @@ def test_call_soon_threadsafe_from_a_plain_thread_wakes_the_loop() -> None:
 # --- other libraries and asyncio internals -------------------------------------------------
 
 
+@pytest.mark.real_time
 def test_anyio_runs_on_the_virtual_loop() -> None:
     # anyio ignores unknown backend options, so check the loop really is virtual.
     async def main() -> tuple[float, bool]:
@@ -359,6 +367,7 @@ def determinism_workload(seed: int) -> list[str]:
     return run_virtual(main)
 
 
+@pytest.mark.real_time
 def test_two_processes_with_different_hash_seeds_produce_identical_logs() -> None:
     def in_subprocess(hash_seed: str) -> str:
         env = {**os.environ, "PYTHONHASHSEED": hash_seed}

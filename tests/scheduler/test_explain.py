@@ -23,8 +23,9 @@ from agents.scheduler.framework.types import Code, CycleState, PodInfo, Status
 from agents.scheduler.registry import in_tree_registry
 from agents.scheduler.scheduler import SchedulerOptions, select_host
 from emulator.api.codec import convert
-from emulator.api.core import Node, Pod
+from emulator.api.core import Affinity, Node, Pod
 from emulator.runtime.clock import format_timestamp
+from tests import builders
 from tests.scheduler.world import world
 
 S, U, UU, SKIP, ERR = (
@@ -64,27 +65,26 @@ class FakeNominator:
         return list(self.by_node.get(node_name, []))
 
 
-def mk_node(name: str, cpu: str = "4", memory: str = "8Gi", pods: str = "10", **extra: Any) -> Node:
-    doc: dict[str, Any] = {
-        "metadata": {"name": name, "labels": extra.pop("labels", {})},
-        "spec": extra.pop("spec", {}),
-        "status": {"capacity": {"cpu": cpu, "memory": memory, "pods": pods}},
-    }
-    if "taint" in extra:
-        doc["spec"]["taints"] = [{"key": "dedicated", "value": extra.pop("taint"), "effect": "NoSchedule"}]
-    return convert(doc, Node)
+def mk_node(
+    name: str,
+    cpu: str = "4",
+    memory: str = "8Gi",
+    pods: str = "10",
+    *,
+    taint: str | None = None,
+    **kw: Any,
+) -> Node:
+    """A node the API server never saw (capacity only); ``taint`` is a ``dedicated=<value>``
+    NoSchedule taint; ``kw`` goes to ``tests.builders.node``."""
+    if taint is not None:
+        kw["taints"] = [builders.taint("dedicated", taint)]
+    return builders.node(name, cpu=cpu, memory=memory, pods=pods, capacity_only=True, **kw)
 
 
-def mk_pod(name: str, cpu: str = "1", memory: str = "1Gi", *, node: str = "", priority: int = 0, **extra: Any) -> Pod:
-    spec: dict[str, Any] = {
-        "containers": [{"name": "c", "image": "i", "resources": {"requests": {"cpu": cpu, "memory": memory}}}],
-        "priority": priority,
-        **extra.pop("spec", {}),
-    }
-    if node:
-        spec["nodeName"] = node
-    meta = {"name": name, "namespace": "default", "uid": f"uid-{name}", **extra.pop("metadata", {})}
-    return convert({"metadata": meta, "spec": spec, "status": extra.pop("status", {})}, Pod)
+def mk_pod(name: str, cpu: str = "1", memory: str = "1Gi", *, node: str = "", priority: int = 0, **kw: Any) -> Pod:
+    """A pod (uid ``uid-<name>``, priority 0, image i) asking ``cpu`` and ``memory``;
+    ``kw`` goes to ``tests.builders.pod``."""
+    return builders.pod(name, uid=f"uid-{name}", cpu=cpu, memory=memory, image="i", node=node, priority=priority, **kw)
 
 
 def framework(
@@ -196,7 +196,7 @@ def test_prefilter_result_leaves_the_excluded_nodes_with_the_absent_status() -> 
     }
     nodes = [mk_node("n1"), mk_node("n2", cpu="2"), mk_node("n3", cpu="2")]
     running = [mk_pod("r2", cpu="1500m", node="n2"), mk_pod("r3", cpu="1500m", node="n3")]
-    exp = explain(nodes, mk_pod("p", cpu="1", spec={"affinity": affinity}), running)
+    exp = explain(nodes, mk_pod("p", cpu="1", affinity=convert(affinity, Affinity)), running)
     absent = Status(UU, "node(s) didn't satisfy plugin(s) [NodeAffinity]")
     assert exp.node("n1").filter == {"NodeAffinity": absent}
     assert not exp.node("n1").feasible
@@ -267,7 +267,7 @@ def test_scores_are_raw_normalized_weighted_and_summed() -> None:
 
 def test_the_pods_nominated_node_is_chosen_when_it_fits() -> None:
     nodes = [mk_node("n1", cpu="8"), mk_node("n2", cpu="2")]
-    exp = explain(nodes, mk_pod("p", status={"nominatedNodeName": "n2"}))
+    exp = explain(nodes, mk_pod("p", nominated="n2"))
     assert (exp.node("n1").total or 0) > (exp.node("n2").total or 0)
     assert exp.selected == "n2"
 
@@ -407,9 +407,9 @@ async def _run_with_preemption(options: SchedulerOptions) -> list[tuple[str, str
         for i in range(4):
             w.server.create(node(f"n{i}", cpu="2"))
         for i in range(8):
-            w.server.create(pod(f"p{i}", cpu="900m", spec={"terminationGracePeriodSeconds": 0}))
+            w.server.create(pod(f"p{i}", cpu="900m", grace_seconds=0))
         await w.until(lambda: all(p.spec.node_name for p in w.pods()))
-        w.server.create(pod("hi", cpu="1500m", spec={"priorityClassName": "high"}))
+        w.server.create(pod("hi", cpu="1500m", priority_class="high"))
         await w.until(lambda: bool(w.pod("hi").spec.node_name))
     return writes
 
@@ -445,13 +445,8 @@ ZONES = ["a", "b"]
 def clusters(draw: st.DrawFn) -> tuple[list[Node], list[Pod], Pod]:
     nodes: list[Node] = []
     for i in range(draw(st.integers(2, 6))):
-        spec: dict[str, Any] = {}
-        if draw(st.booleans()):
-            spec["taints"] = [
-                {"key": "dedicated", "value": draw(st.sampled_from(["infra", "gpu"])), "effect": "NoSchedule"}
-            ]
-        if draw(st.integers(0, 9)) == 0:
-            spec["unschedulable"] = True
+        taints = [builders.taint("dedicated", draw(st.sampled_from(["infra", "gpu"])))] if draw(st.booleans()) else []
+        unschedulable = draw(st.integers(0, 9)) == 0
         labels = {"zone": draw(st.sampled_from(ZONES)), "disk": draw(st.sampled_from(["ssd", "hdd"]))}
         nodes.append(
             mk_node(
@@ -460,7 +455,8 @@ def clusters(draw: st.DrawFn) -> tuple[list[Node], list[Pod], Pod]:
                 memory=f"{draw(st.integers(1, 16))}Gi",
                 pods=str(draw(st.integers(1, 4))),
                 labels=labels,
-                spec=spec,
+                taints=taints,
+                unschedulable=unschedulable,
             )
         )
     running = [
@@ -472,12 +468,10 @@ def clusters(draw: st.DrawFn) -> tuple[list[Node], list[Pod], Pod]:
         )
         for j in range(draw(st.integers(0, 8)))
     ]
-    pod_spec: dict[str, Any] = {}
-    if draw(st.booleans()):
-        pod_spec["nodeSelector"] = {"disk": draw(st.sampled_from(["ssd", "hdd"]))}
-    if draw(st.booleans()):
-        pod_spec["tolerations"] = [{"key": "dedicated", "operator": "Equal", "value": "infra", "effect": "NoSchedule"}]
-    pod = mk_pod("p", cpu=f"{draw(st.integers(1, 40)) * 100}m", memory=f"{draw(st.integers(1, 8))}Gi", spec=pod_spec)
+    selector = {"disk": draw(st.sampled_from(["ssd", "hdd"]))} if draw(st.booleans()) else None
+    tolerations = [builders.toleration("dedicated", "infra", effect="NoSchedule")] if draw(st.booleans()) else []
+    cpu, memory = f"{draw(st.integers(1, 40)) * 100}m", f"{draw(st.integers(1, 8))}Gi"
+    pod = mk_pod("p", cpu=cpu, memory=memory, node_selector=selector, tolerations=tolerations)
     return nodes, running, pod
 
 

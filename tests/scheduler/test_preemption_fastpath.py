@@ -31,9 +31,9 @@ from agents.scheduler.plugins.defaultpreemption import DefaultPreemption
 from agents.scheduler.plugins.defaultpreemption.fastpath import VictimSearch
 from agents.scheduler.preemption import Candidate, PodDisruptionBudget
 from agents.scheduler.registry import in_tree_registry
-from emulator.api.codec import convert
-from emulator.api.core import LabelSelector, Node, Pod
+from emulator.api.core import ContainerPort, LabelSelector, Node, Pod
 from emulator.runtime.clock import format_timestamp
+from tests import builders
 from tests.scheduler.preemption.preemption_helpers import FakeClock, FakeNominator
 
 GPU = "example.com/gpu"
@@ -50,14 +50,17 @@ def _config(profile: str) -> dict[str, Any]:
 
 
 def make_node(name: str, cpu: int, mem: int, pods: int, gpu: int, tainted: bool, cordoned: bool, zone: str) -> Node:
-    alloc = {"cpu": f"{cpu}m", "memory": str(mem), "pods": str(pods)}
-    if gpu:
-        alloc[GPU] = str(gpu)
-    spec: dict[str, Any] = {"unschedulable": cordoned}
-    if tainted:
-        spec["taints"] = [{"key": "dedicated", "value": "infra", "effect": "NoSchedule"}]
-    doc = {"metadata": {"name": name, "labels": {"zone": zone}}, "spec": spec, "status": {"allocatable": alloc}}
-    return convert(doc, Node)
+    return builders.node(
+        name,
+        cpu=f"{cpu}m",
+        memory=str(mem),
+        pods=str(pods),
+        extra={GPU: str(gpu)} if gpu else None,
+        allocatable_only=True,
+        labels={"zone": zone},
+        taints=[builders.taint("dedicated", "infra")] if tainted else (),
+        unschedulable=cordoned,
+    )
 
 
 def make_pod(
@@ -74,26 +77,26 @@ def make_pod(
     zone: str = "",
     host_port: bool = False,
 ) -> Pod:
-    requests = {k: v for k, v in (("cpu", f"{cpu}m" if cpu is not None else None), ("memory", mem)) if v is not None}
-    container: dict[str, Any] = {"name": "c", "image": "i", "resources": {"requests": requests}}
-    if gpu:
-        container["resources"] = {"requests": {**requests, GPU: str(gpu)}, "limits": {GPU: str(gpu)}}
-    if host_port:
-        container["ports"] = [{"containerPort": 80, "hostPort": 8080}]
-    spec: dict[str, Any] = {"containers": [container]}
-    if priority is not None:
-        spec["priority"] = priority
-    if node:
-        spec["nodeName"] = node
-    if tolerate:
-        spec["tolerations"] = [{"key": "dedicated", "operator": "Exists"}]
-    if zone:
-        spec["nodeSelector"] = {"zone": zone}
-    meta: dict[str, Any] = {"name": name, "namespace": "default", "uid": name}
-    if app:
-        meta["labels"] = {"app": app}
-    status = {"startTime": format_timestamp(start)} if start is not None else {}
-    return convert({"metadata": meta, "spec": spec, "status": status}, Pod)
+    """A pod (uid = name) asking ``cpu`` milli-CPUs, ``mem`` bytes and ``gpu`` GPUs (limits too)."""
+    ctr = builders.container(
+        image="i",
+        cpu=f"{cpu}m" if cpu is not None else None,
+        memory=mem,
+        requests={GPU: str(gpu)} if gpu else None,
+        limits={GPU: str(gpu)} if gpu else None,
+        ports=[ContainerPort(container_port=80, host_port=8080)] if host_port else (),
+    )
+    return builders.pod(
+        name,
+        uid=name,
+        labels={"app": app} if app else None,
+        containers=[ctr],
+        node=node,
+        priority=priority,
+        tolerations=[builders.toleration("dedicated")] if tolerate else (),
+        node_selector={"zone": zone} if zone else None,
+        start_time=format_timestamp(start) if start is not None else None,
+    )
 
 
 # --- strategies ------------------------------------------------------------------------------------
@@ -243,6 +246,7 @@ def _change(world: World, data: st.DataObject) -> None:
         world.nominated.setdefault(node, []).append(make_pod("preemptor", cpu=4000, mem=None, priority=30))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("profile", [pytest.param(p, id=p) for p in PROFILES])
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(world=worlds(), pod=preemptors(), pdbs=PDBS, seed=st.integers(0, 2**16), data=st.data())

@@ -39,8 +39,8 @@ from agents.scheduler.framework.types import SUCCESS, CycleState, NodeInfo, PodI
 from agents.scheduler.plugins import noderesources_fit
 from agents.scheduler.plugins.noderesources_balanced_allocation import NodeResourcesBalancedAllocation
 from agents.scheduler.plugins.noderesources_fit import NodeResourcesFit
-from emulator.api.codec import convert
 from emulator.api.core import Node, Pod
+from tests import builders
 
 GPU = "example.com/gpu"
 CPUS = ["0", "500m", "1", "2", "4", "3500m"]
@@ -68,18 +68,13 @@ BALANCED_RESOURCES: dict[str, list[dict[str, Any]] | None] = {
 
 
 def _node(name: str, capacity: dict[str, str]) -> Node:
-    return convert({"metadata": {"name": name}, "status": {"capacity": capacity}}, Node)
+    return builders.node(name, cpu=None, memory=None, pods=None, extra=capacity, capacity_only=True)
 
 
 def _pod(name: str, containers: list[dict[str, str]], node_name: str = "") -> Pod:
-    spec: dict[str, Any] = {
-        "containers": [
-            {"name": f"c{i}", "image": "x", "resources": {"requests": req}} for i, req in enumerate(containers)
-        ]
-    }
-    if node_name:
-        spec["nodeName"] = node_name
-    return convert({"metadata": {"name": name, "namespace": "default", "uid": name}, "spec": spec}, Pod)
+    """A pod (uid = name) whose containers ``c0``... request these amounts."""
+    ctrs = [builders.container(f"c{i}", image="x", requests=req) for i, req in enumerate(containers)]
+    return builders.pod(name, uid=name, node=node_name, containers=ctrs)
 
 
 def _fit(strategy: str, resources: list[dict[str, Any]] | None) -> NodeResourcesFit:
@@ -341,6 +336,7 @@ def _plugins(data: st.DataObject) -> Plugins:
     return fits, [_balanced(resources) for resources in BALANCED_RESOURCES.values()]
 
 
+@pytest.mark.slow
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(
     node_caps=clusters(),

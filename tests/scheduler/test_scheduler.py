@@ -97,7 +97,7 @@ async def test_failure_message_counts_reasons_sorted_as_strings() -> None:
     async with world() as w:
         w.server.create(node("a", cpu="1"))
         w.server.create(node("b", cpu="4", pods="1"))
-        w.server.create(pod("filler", spec={"nodeName": "b"}, cpu="100m"))
+        w.server.create(pod("filler", node="b", cpu="100m"))
         w.server.create(node("c", cpu="1", memory="100Mi"))
         w.server.create(pod("p", cpu="2", memory="1Gi"))
         await w.until(lambda: any(c.type == "PodScheduled" for c in w.pod("p").status.conditions))
@@ -182,10 +182,10 @@ async def test_multiple_profiles_pick_by_scheduler_name() -> None:
         w.server.create(node("n1", cpu="4"))
         # Memory in proportion to CPU keeps BalancedAllocation at 100 everywhere, and n1 stays
         # the more allocated node once `spread` is on n0: no tie for either profile to break.
-        w.server.create(pod("seed", cpu="2", memory="16Gi", spec={"nodeName": "n1"}))
+        w.server.create(pod("seed", cpu="2", memory="16Gi", node="n1"))
         w.server.create(pod("spread", cpu="1", memory="8Gi"))
-        w.server.create(pod("packed", cpu="1", memory="8Gi", spec={"schedulerName": "bin-packer"}))
-        w.server.create(pod("nobody", cpu="1", spec={"schedulerName": "other-scheduler"}))
+        w.server.create(pod("packed", cpu="1", memory="8Gi", scheduler="bin-packer"))
+        w.server.create(pod("nobody", cpu="1", scheduler="other-scheduler"))
         await w.until(lambda: bool(w.pod("spread").spec.node_name and w.pod("packed").spec.node_name))
         assert w.pod("spread").spec.node_name == "n0"
         assert w.pod("packed").spec.node_name == "n1"
@@ -198,7 +198,7 @@ async def test_multiple_profiles_pick_by_scheduler_name() -> None:
 async def test_scheduling_gates_hold_the_pod_until_removed() -> None:
     async with world() as w:
         w.server.create(node("n0"))
-        w.server.create(pod("gated", spec={"schedulingGates": [{"name": "example.com/wait"}]}))
+        w.server.create(pod("gated", gates=["example.com/wait"]))
         await w.clock.sleep(10)
         assert w.pod("gated").spec.node_name == ""
         assert w.scheduler.metrics.attempts == 0

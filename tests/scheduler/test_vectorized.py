@@ -326,6 +326,7 @@ def _run(vec: Scheduler, ref: Scheduler, pod: Pod) -> None:
         ref.cache.assume_pod(assumed)
 
 
+@pytest.mark.slow
 @settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(
     cluster=clusters(1, 9, 8),
@@ -351,6 +352,7 @@ def test_vectorized_matches_reference(
         _run(vec, ref, pod)
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(
     count=st.integers(100, 260),

@@ -1,63 +1,60 @@
-"""A small world for scheduler tests: API server, virtual clock, one scheduler, no kubelets."""
+"""A small world for scheduler tests: the shared cluster (``tests/cluster.py``) with one
+scheduler and no kubelets, and this directory's pod defaults (100m, 100Mi).
+
+Owns only what scheduler tests add to the cluster: the ``world`` context (config, options,
+a setup hook that runs before the scheduler starts) and ``pod`` with requests by default.
+"""
 
 from __future__ import annotations
 
-import asyncio
-import random
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
 
-from agents.scheduler.config import load_config
-from agents.scheduler.registry import in_tree_registry
 from agents.scheduler.scheduler import Scheduler, SchedulerOptions
-from emulator.api.codec import convert
-from emulator.api.core import Namespace, Node, Pod
-from emulator.api.meta import ObjectMeta
+from emulator.api.core import Pod
 from emulator.apiserver.server import ApiServer
-from emulator.client.client import Client, Latency
+from emulator.client.client import Client
 from emulator.runtime.clock import LoopClock
+from tests import builders
+from tests.builders import node
+from tests.cluster import Cluster, open_cluster
+
+__all__ = ["World", "node", "pod", "world"]
 
 
-def node(name: str, cpu: str = "4", memory: str = "32Gi", pods: str = "110", **labels: str) -> Node:
-    return convert(
-        {
-            "metadata": {"name": name, "labels": labels},
-            "status": {"capacity": {"cpu": cpu, "memory": memory, "pods": pods}},
-        },
-        Node,
-    )
-
-
-def pod(name: str, cpu: str = "100m", memory: str = "100Mi", **extra: Any) -> Pod:
-    spec: dict[str, Any] = {
-        "containers": [{"name": "c", "image": "busybox", "resources": {"requests": {"cpu": cpu, "memory": memory}}}]
-    }
-    spec.update(extra.pop("spec", {}))
-    doc: dict[str, Any] = {"metadata": {"name": name, **extra.pop("metadata", {})}, "spec": spec}
-    return convert(doc, Pod)
+def pod(name: str, cpu: str = "100m", memory: str = "100Mi", **kw: Any) -> Pod:
+    """``tests.builders.pod`` asking 100m and 100Mi unless told otherwise."""
+    return builders.pod(name, cpu=cpu, memory=memory, **kw)
 
 
 class World:
-    def __init__(self, server: ApiServer, clock: LoopClock, scheduler: Scheduler, client: Client) -> None:
-        self.server = server
-        self.clock = clock
+    """The cluster and its scheduler (whose client is ``client``)."""
+
+    def __init__(self, cluster: Cluster, scheduler: Scheduler) -> None:
+        self.cluster = cluster
         self.scheduler = scheduler
-        self.client = client
+
+    @property
+    def server(self) -> ApiServer:
+        return self.cluster.server
+
+    @property
+    def clock(self) -> LoopClock:
+        return self.cluster.clock
+
+    @property
+    def client(self) -> Client:
+        return self.scheduler.client
 
     def pods(self) -> list[Pod]:
-        return self.server.list("Pod")[0]
+        return self.cluster.pods()
 
     def pod(self, name: str) -> Pod:
-        return self.server.get("Pod", name, "default")
+        return self.cluster.pod(name)
 
     async def until(self, cond: Callable[[], bool], within: float = 600.0, step: float = 0.01) -> float:
-        deadline = self.clock.now() + within
-        while not cond():
-            if self.clock.now() >= deadline:
-                raise AssertionError(f"condition not met by t={self.clock.now():g}")
-            await self.clock.sleep(step)
-        return self.clock.now()
+        return await self.cluster.until(cond, within, step)
 
 
 @asynccontextmanager
@@ -69,29 +66,9 @@ async def world(
     api_latency: float = 0.0,
     registry: Mapping[str, Any] | None = None,
     setup: Callable[[ApiServer], Awaitable[None]] | None = None,
-) -> Any:
-    clock = LoopClock(asyncio.get_running_loop(), virtual=True)
-    server = ApiServer(clock, random.Random(seed))
-    for ns in ("default", "kube-system"):
-        server.create(Namespace(metadata=ObjectMeta(name=ns)))
-    reg = dict(in_tree_registry())
-    reg.update(registry or {})
-    cfg = load_config(config, reg)
-    client = Client(server, clock, random.Random(seed + 1), name="scheduler", api_latency=Latency(api_latency))
-    sched = Scheduler(
-        client=client,
-        clock=clock,
-        rng=random.Random(seed + 2),
-        profiles=[p.to_spec() for p in cfg.profiles],
-        registry=reg,
-        options=options or SchedulerOptions(),
-    )
-    if setup is not None:
-        await setup(server)
-    task = asyncio.get_running_loop().create_task(sched.run(), name="test:scheduler")
-    await sched.ready.wait()
-    try:
-        yield World(server, clock, sched, client)
-    finally:
-        task.cancel()
-        await asyncio.wait([task])
+) -> AsyncIterator[World]:
+    async with open_cluster(seed=seed, namespaces=("default", "kube-system")) as c:
+        if setup is not None:
+            await setup(c.server)
+        sched = await c.start_scheduler(config=config, options=options, registry=registry, api_latency=api_latency)
+        yield World(c, sched)

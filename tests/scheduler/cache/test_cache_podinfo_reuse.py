@@ -63,6 +63,7 @@ def run(cache: Cache, model: Model, op: tuple[Any, ...]) -> str:
         return f"error: {err}"
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(ops)
 def test_reuse_files_the_same_pod_infos_as_fresh_ones(seq: list[Any]) -> None:

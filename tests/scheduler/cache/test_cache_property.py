@@ -13,21 +13,15 @@ from hypothesis import strategies as st
 
 from agents.scheduler.cache import Cache, CacheError, Snapshot
 from agents.scheduler.framework.types import NodeInfo, Resource
-from emulator.api.codec import convert
-from emulator.api.core import Node, Pod
+from emulator.api.core import Container, Node, Pod
 from emulator.api.resources import pod_requests
+from tests import builders as b
 
 NODE_NAMES = ["n0", "n1", "n2", "n3"]
 POD_NAMES = [f"p{i}" for i in range(6)]
 CPUS = {None: None, "0": 0, "50m": 50, "250m": 250, "1": 1000}
 MEMS = {None: None, "0": 0, "64Mi": 64 << 20, "1Gi": 1 << 30}
-ANTI = {
-    "podAntiAffinity": {
-        "requiredDuringSchedulingIgnoredDuringExecution": [
-            {"topologyKey": "kubernetes.io/hostname", "labelSelector": {"matchLabels": {"a": "b"}}}
-        ]
-    }
-}
+ANTI = b.affinity(required_anti=[b.pod_term("kubernetes.io/hostname", b.label_selector({"a": "b"}))])
 
 container = st.tuples(st.sampled_from(list(CPUS)), st.sampled_from(list(MEMS)))
 Spec = tuple[list[tuple[str | None, str | None]], tuple[str | None, str | None] | None, bool]
@@ -47,20 +41,21 @@ op_st = st.one_of(
 )
 
 
-def _container(name: str, cpu: str | None, mem: str | None) -> dict[str, Any]:
-    req = {k: v for k, v in (("cpu", cpu), ("memory", mem)) if v is not None}
-    return {"name": name, "resources": {"requests": req}}
-
-
 def make_pod(name: str, node: str, spec: Spec) -> Pod:
     containers, init, anti = spec
-    body: dict[str, Any] = {"nodeName": node, "containers": [_container(f"c{i}", *c) for i, c in enumerate(containers)]}
-    if init is not None:
-        body["initContainers"] = [_container("init", *init)]
-    if anti:
-        body["affinity"] = ANTI
-    meta = {"name": name, "namespace": "ns", "uid": f"uid-{name}"}
-    return convert({"metadata": meta, "spec": body}, Pod)
+
+    def ctr(name: str, cpu: str | None, mem: str | None) -> Container:
+        return b.container(name, image="", cpu=cpu, memory=mem)
+
+    return b.pod(
+        name,
+        namespace="ns",
+        uid=f"uid-{name}",
+        node=node,
+        containers=[ctr(f"c{i}", *c) for i, c in enumerate(containers)],
+        init_containers=[ctr("init", *init)] if init is not None else (),
+        affinity=ANTI if anti else None,
+    )
 
 
 def non_zero(spec: Spec) -> Counter[str]:
@@ -80,7 +75,7 @@ def non_zero(spec: Spec) -> Counter[str]:
 
 def make_node(name: str, zone: str) -> Node:
     labels = {"topology.kubernetes.io/zone": zone} if zone else {}
-    return convert({"metadata": {"name": name, "labels": labels}, "status": {"allocatable": {"cpu": "8"}}}, Node)
+    return b.node(name, cpu="8", memory=None, pods=None, labels=labels, allocatable_only=True)
 
 
 def amounts(r: Resource) -> Counter[str]:
@@ -201,6 +196,7 @@ def check(cache: Cache, model: Model, snapshot: Snapshot) -> None:
     assert all(snapshot.get(i.name) is i for i in snapshot.have_pods_with_required_anti_affinity_node_info_list)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, derandomize=True)
 @given(ops=st.lists(op_st, max_size=40))
 def test_totals_match_pods_for_any_event_sequence(ops: list[tuple[Any, ...]]) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -9,7 +10,8 @@ import pytest
 from agents.scheduler.cache import Cache, NodeTree, Snapshot, get_zone_key, normalized_image_name
 from agents.scheduler.framework.types import ImageStateSummary
 from emulator.api.codec import convert
-from emulator.api.core import Node, Pod
+from emulator.api.core import Affinity, Node, Pod
+from tests.builders import container, node, pod
 
 ZONE = "topology.kubernetes.io/zone"
 REGION = "topology.kubernetes.io/region"
@@ -17,21 +19,19 @@ BETA_ZONE = "failure-domain.beta.kubernetes.io/zone"
 BETA_REGION = "failure-domain.beta.kubernetes.io/region"
 
 
-def make_node(name: str, zone: str | None = None, *, labels: dict[str, str] | None = None, **status: Any) -> Node:
-    lbl = dict(labels or {})
-    if zone is not None:
-        lbl[ZONE] = zone
-    st = {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}, **status}
-    return convert({"metadata": {"name": name, "labels": lbl}, "status": st}, Node)
+def make_node(
+    name: str, zone: str | None = None, *, labels: dict[str, str] | None = None, images: Sequence[dict[str, Any]] = ()
+) -> Node:
+    """4 CPUs, 8Gi, 110 pods allocatable; ``zone`` is the zone label; ``images`` as the API writes them."""
+    lbl = {**(labels or {}), **({ZONE: zone} if zone is not None else {})}
+    sizes = {i["names"][0]: i["sizeBytes"] for i in images}
+    return node(name, memory="8Gi", labels=lbl, allocatable_only=True, images=sizes)
 
 
 def make_pod(name: str, node: str = "", cpu: str = "100m", affinity: dict[str, Any] | None = None) -> Pod:
-    spec: dict[str, Any] = {"containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}]}
-    if node:
-        spec["nodeName"] = node
-    if affinity:
-        spec["affinity"] = affinity
-    return convert({"metadata": {"name": name, "namespace": "default", "uid": f"uid-{name}"}, "spec": spec}, Pod)
+    """A pod asking ``cpu``, uid ``uid-<name>``; ``affinity`` as a manifest writes it."""
+    aff = convert(affinity, Affinity) if affinity else None
+    return pod(name, uid=f"uid-{name}", node=node, containers=[container(image="", cpu=cpu)], affinity=aff)
 
 
 TERM = {"topologyKey": "kubernetes.io/hostname", "labelSelector": {"matchLabels": {"app": "x"}}}

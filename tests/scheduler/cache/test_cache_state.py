@@ -4,6 +4,7 @@ host ports, image states, ``dump`` and ``statistics``."""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from typing import Any, cast
 
 import msgspec
@@ -12,26 +13,40 @@ import pytest
 from agents.scheduler.cache import Cache, CacheDump, CacheError, NodeDump, Snapshot
 from agents.scheduler.framework.types import ImageStateSummary
 from emulator.api.codec import convert
-from emulator.api.core import Node, Pod
+from emulator.api.core import Container, ContainerImage, ContainerPort, Node, Pod
 from emulator.runtime.clock import Clock
+from tests import builders
 
 MI = 1024 * 1024
 GI = 1024 * MI
 
 
-def ctr(name: str = "c", cpu: str | None = None, mem: str | None = None, **extra: Any) -> dict[str, Any]:
-    requests = {k: v for k, v in (("cpu", cpu), ("memory", mem)) if v is not None}
-    c: dict[str, Any] = {"name": name, **extra}
-    if requests:
-        c["resources"] = {"requests": requests}
-    return c
+def ctr(
+    name: str = "c",
+    cpu: str | None = None,
+    mem: str | None = None,
+    *,
+    requests: dict[str, str] | None = None,
+    ports: Sequence[dict[str, Any]] = (),
+    restart: str | None = None,
+) -> Container:
+    """A container (no image) requesting ``cpu``/``mem``/``requests``; ``ports`` as manifests write them."""
+    return builders.container(
+        name,
+        image="",
+        cpu=cpu,
+        memory=mem,
+        requests=requests,
+        ports=[convert(p, ContainerPort) for p in ports],
+        restart_policy=restart,
+    )
 
 
-def make_pod(name: str, node: str = "", containers: list[dict[str, Any]] | None = None, **spec: Any) -> Pod:
-    body = {"containers": containers if containers is not None else [ctr(cpu="100m", mem="100Mi")], **spec}
-    if node:
-        body["nodeName"] = node
-    return convert({"metadata": {"name": name, "namespace": "default", "uid": f"uid-{name}"}, "spec": body}, Pod)
+def make_pod(name: str, node: str = "", containers: list[Container] | None = None, **spec: Any) -> Pod:
+    """A pod (uid ``uid-<name>``) with these containers (default one asking 100m/100Mi);
+    ``spec`` goes to ``tests.builders.pod``."""
+    ctrs = containers if containers is not None else [ctr(cpu="100m", mem="100Mi")]
+    return builders.pod(name, uid=f"uid-{name}", node=node, containers=ctrs, **spec)
 
 
 def on(pod: Pod, node: str) -> Pod:
@@ -39,10 +54,9 @@ def on(pod: Pod, node: str) -> Pod:
 
 
 def make_node(name: str, images: list[tuple[list[str], int]] | None = None, **labels: str) -> Node:
-    status: dict[str, Any] = {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}
-    if images:
-        status["images"] = [{"names": names, "sizeBytes": size} for names, size in images]
-    return convert({"metadata": {"name": name, "labels": labels}, "status": status}, Node)
+    """4 CPUs, 8Gi, 110 pods allocatable; ``images`` as (names, size)."""
+    imgs = [ContainerImage(names=names, size_bytes=size) for names, size in images or []]
+    return builders.node(name, memory="8Gi", allocatable_only=True, labels=labels, images=imgs)
 
 
 def cache_with(*nodes: str) -> Cache:
@@ -347,13 +361,13 @@ DEF_CPU, DEF_MEM = 100, 200 * MI  # upstream DefaultMilliCPURequest / DefaultMem
             id="defaults-per-container",
         ),
         pytest.param(
-            {"containers": [ctr(cpu="100m", mem="100Mi")], "initContainers": [ctr("i", cpu="1", mem="1Gi")]},
+            {"containers": [ctr(cpu="100m", mem="100Mi")], "init_containers": [ctr("i", cpu="1", mem="1Gi")]},
             {"cpu": 1000, "memory": GI},
             {"cpu": 1000, "memory": GI},
             id="init-container-max",
         ),
         pytest.param(
-            {"containers": [ctr(cpu="50m", mem="50Mi")], "initContainers": [ctr("i")]},
+            {"containers": [ctr(cpu="50m", mem="50Mi")], "init_containers": [ctr("i")]},
             {"cpu": 50, "memory": 50 * MI},
             {"cpu": DEF_CPU, "memory": DEF_MEM},
             id="init-container-without-requests",
@@ -361,8 +375,8 @@ DEF_CPU, DEF_MEM = 100, 200 * MI  # upstream DefaultMilliCPURequest / DefaultMem
         pytest.param(
             {
                 "containers": [ctr(cpu="200m", mem="200Mi")],
-                "initContainers": [
-                    ctr("side", cpu="100m", mem="100Mi", restartPolicy="Always"),
+                "init_containers": [
+                    ctr("side", cpu="100m", mem="100Mi", restart="Always"),
                     ctr("init", cpu="250m", mem="100Mi"),
                 ],
             },
@@ -383,11 +397,7 @@ DEF_CPU, DEF_MEM = 100, 200 * MI  # upstream DefaultMilliCPURequest / DefaultMem
             id="overhead-on-best-effort",
         ),
         pytest.param(
-            {
-                "containers": [
-                    {"name": "c", "resources": {"requests": {"example.com/gpu": "2", "ephemeral-storage": "1Gi"}}}
-                ]
-            },
+            {"containers": [ctr(requests={"example.com/gpu": "2", "ephemeral-storage": "1Gi"})]},
             {"example.com/gpu": 2, "ephemeral-storage": GI},
             {"cpu": DEF_CPU, "memory": DEF_MEM},
             id="scalar-and-ephemeral",

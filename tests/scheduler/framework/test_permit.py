@@ -12,9 +12,9 @@ from agents.scheduler.framework.interface import ExtensionPoint, ProfileSpec
 from agents.scheduler.framework.runtime import Framework
 from agents.scheduler.framework.types import Code, CycleState, Status
 from agents.scheduler.framework.waiting_pods import WaitingPod
-from emulator.api.codec import convert
 from emulator.api.core import Pod
 from emulator.runtime.clock import Clock, LoopClock
+from tests.builders import pod
 
 EP = ExtensionPoint
 U = Code.Unschedulable
@@ -31,9 +31,7 @@ class FakeClock:
 
 
 def make_pod(name: str = "p") -> Pod:
-    return convert(
-        {"metadata": {"name": name, "namespace": "default", "uid": f"uid-{name}"}, "spec": {"containers": []}}, Pod
-    )
+    return pod(name, uid=f"uid-{name}", containers=[])
 
 
 class Sort:
@@ -119,7 +117,6 @@ async def _after(clock: Clock, t: float, action: Any) -> None:
 
 
 @pytest.mark.asyncio
-@pytest.mark.virtual_time
 @pytest.mark.parametrize(
     ("timeouts", "events", "want_code", "want_msg", "want_plugin", "want_at"),
     [
@@ -206,7 +203,6 @@ async def test_wait_on_permit(
 
 
 @pytest.mark.asyncio
-@pytest.mark.virtual_time
 async def test_reject_waiting_pod_through_the_handle() -> None:
     clock = LoopClock(virtual=True)
     fw = build([waiter("A", 10)], clock)
@@ -222,7 +218,6 @@ async def test_reject_waiting_pod_through_the_handle() -> None:
 
 
 @pytest.mark.asyncio
-@pytest.mark.virtual_time
 async def test_wait_on_permit_for_a_pod_not_waiting_is_success() -> None:
     fw = build([Perm("A", Status())], LoopClock(virtual=True))
     assert (await fw.wait_on_permit(make_pod())).is_success()

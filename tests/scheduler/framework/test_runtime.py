@@ -34,8 +34,8 @@ from agents.scheduler.framework.types import (
     PodInfo,
     Status,
 )
-from emulator.api.codec import convert
-from emulator.api.core import Node, Pod
+from emulator.api.core import Pod
+from tests.builders import node, pod
 
 S, E, U, UU, SKIP = Code.Success, Code.Error, Code.Unschedulable, Code.UnschedulableAndUnresolvable, Code.Skip
 EP = ExtensionPoint
@@ -55,15 +55,11 @@ class FakeClock:
 
 
 def make_pod(name: str = "p", *, cpu: str = "1", priority: int | None = None, uid: str = "") -> Pod:
-    spec: dict[str, Any] = {"containers": [{"name": "c", "image": "i", "resources": {"requests": {"cpu": cpu}}}]}
-    if priority is not None:
-        spec["priority"] = priority
-    return convert({"metadata": {"name": name, "namespace": "default", "uid": uid or f"uid-{name}"}, "spec": spec}, Pod)
+    return pod(name, uid=uid or f"uid-{name}", cpu=cpu, priority=priority, image="i")
 
 
 def make_node(name: str, cpu: str = "2") -> NodeInfo:
-    node = convert({"metadata": {"name": name}, "status": {"allocatable": {"cpu": cpu, "pods": "110"}}}, Node)
-    return NodeInfo(node)
+    return NodeInfo(node(name, cpu=cpu, memory=None, allocatable_only=True))
 
 
 class Sort:
@@ -542,7 +538,6 @@ class Bnd:
 
 
 @pytest.mark.asyncio
-@pytest.mark.virtual_time
 @pytest.mark.parametrize(
     ("verdicts", "want_code", "want_msg", "want_ran"),
     [

@@ -20,9 +20,10 @@ from agents.scheduler.framework.waiting_pods import WaitingPodsMap
 from agents.scheduler.plugins.defaultpreemption import DefaultPreemption
 from agents.scheduler.plugins.noderesources_fit import NodeResourcesFit
 from emulator.api.codec import convert
-from emulator.api.core import Node, Pod
+from emulator.api.core import Node, Pod, PodCondition
 from emulator.api.errors import ApiError, NotFound
 from emulator.runtime.clock import format_timestamp
+from tests.builders import container, node, pod
 
 EP = ExtensionPoint
 NEG, LOW, MID, HIGH, VERY_HIGH = -100, 0, 100, 1000, 10000
@@ -56,36 +57,29 @@ def make_pod(
     containers: int = 1,
     scheduler: str = SCHEDULER,
 ) -> Pod:
-    ctrs: list[dict[str, Any]] = [{"name": f"c{i}", "image": "i"} for i in range(containers)]
-    if req:
-        ctrs[0]["resources"] = {"requests": req}
-    spec: dict[str, Any] = {"containers": ctrs, "schedulerName": scheduler}
-    if priority is not None:
-        spec["priority"] = priority
-    if node:
-        spec["nodeName"] = node
-    if policy is not None:
-        spec["preemptionPolicy"] = policy
-    meta: dict[str, Any] = {"name": name, "namespace": namespace, "uid": uid or name}
-    if labels:
-        meta["labels"] = labels
-    if terminating:
-        meta["deletionTimestamp"] = format_timestamp(0)
-    status: dict[str, Any] = {}
-    if start is not None:
-        status["startTime"] = format_timestamp(start)
-    if nominated:
-        status["nominatedNodeName"] = nominated
-    if conditions:
-        status["conditions"] = list(conditions)
-    return convert({"metadata": meta, "spec": spec, "status": status}, Pod)
+    """Upstream's ``st.MakePod()`` as this package uses it: uid = name, ``containers`` images
+    ``i`` with ``req`` on the first, ``start`` and ``terminating`` as timestamps."""
+    return pod(
+        name,
+        namespace=namespace,
+        uid=uid or name,
+        labels=labels,
+        deletion_timestamp=format_timestamp(0) if terminating else None,
+        containers=[container(f"c{i}", image="i", requests=req if i == 0 else None) for i in range(containers)],
+        node=node,
+        priority=priority,
+        preemption_policy=policy,
+        scheduler=scheduler,
+        nominated=nominated,
+        start_time=format_timestamp(start) if start is not None else None,
+        conditions=[convert(c, PodCondition) for c in conditions],
+    )
 
 
 def make_node(name: str, res: dict[str, str] | None = None, labels: dict[str, str] | None = None) -> Node:
-    meta: dict[str, Any] = {"name": name}
-    if labels:
-        meta["labels"] = labels
-    return convert({"metadata": meta, "status": {"allocatable": res if res is not None else cap(VERY_LARGE)}}, Node)
+    """A node with ``res`` allocatable (default ``cap(VERY_LARGE)``)."""
+    room = res if res is not None else cap(VERY_LARGE)
+    return node(name, cpu=None, memory=None, pods=None, extra=room, labels=labels, allocatable_only=True)
 
 
 def topo_node(spec: str, res: dict[str, str] | None = None) -> Node:

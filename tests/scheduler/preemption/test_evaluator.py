@@ -295,7 +295,6 @@ DELETE_FAILED = {("delete", "fail-victim"): ApiError("delete pod failed")}
 
 
 @pytest.mark.asyncio
-@pytest.mark.virtual_time
 @pytest.mark.parametrize(
     ("victims_", "stored", "fail", "deleted", "patched", "errors"),
     [
@@ -349,7 +348,6 @@ async def test_prepare_candidate(
 
 
 @pytest.mark.asyncio
-@pytest.mark.virtual_time
 async def test_preempting_gate_is_lifted_before_the_last_victim() -> None:
     """While the first victims are deleted the preemptor is gated; the last deletion finds it free."""
     vs = [make_pod(f"v{i}", node="node1", priority=LOW) for i in range(3)]
@@ -369,7 +367,6 @@ async def test_preempting_gate_is_lifted_before_the_last_victim() -> None:
 
 
 @pytest.mark.asyncio
-@pytest.mark.virtual_time
 async def test_waiting_victim_is_rejected_not_deleted_and_terminating_victims_are_skipped() -> None:
     waiting_victim = make_pod("w", node="node1", priority=LOW)
     terminating = make_pod("t", node="node1", priority=LOW, terminating=True)
@@ -399,7 +396,6 @@ async def test_waiting_victim_is_rejected_not_deleted_and_terminating_victims_ar
 
 
 @pytest.mark.asyncio
-@pytest.mark.virtual_time
 async def test_lower_priority_nominations_on_the_node_are_cleared() -> None:
     low = make_pod("low", priority=LOW, nominated="node1")
     high = make_pod("high", priority=HIGH + 1, nominated="node1")
@@ -416,7 +412,6 @@ async def test_lower_priority_nominations_on_the_node_are_cleared() -> None:
 
 
 @pytest.mark.asyncio
-@pytest.mark.virtual_time
 async def test_run_async_hook_receives_named_coroutines() -> None:
     v = make_pod("v", node="node1", priority=LOW)
     client = FakeClient([v])

@@ -15,8 +15,8 @@ from agents.scheduler.framework.types import (
     Status,
 )
 from agents.scheduler.queue import QueuedPodInfo, SchedulingQueue
-from emulator.api.codec import convert
 from emulator.api.core import Node, Pod
+from tests.builders import affinity, label_selector, node, pod, pod_term, toleration
 
 NODE_ADD = ClusterEvent(EventResource.Node, ActionType.Add)
 NODE_DELETE = ClusterEvent(EventResource.Node, ActionType.Delete)
@@ -67,41 +67,31 @@ def make_pod(
     affinity_to: Mapping[str, str] | None = None,
     resource_version: str = "1",
 ) -> Pod:
-    spec: dict[str, Any] = {"containers": [{"name": "c", "image": "img"}]}
-    if cpu is not None:
-        spec["containers"][0]["resources"] = {"requests": {"cpu": cpu}}
-    if priority is not None:
-        spec["priority"] = priority
-    if gates:
-        spec["schedulingGates"] = [{"name": g} for g in gates]
-    if node_name:
-        spec["nodeName"] = node_name
-    if tolerations:
-        spec["tolerations"] = [{"key": f"k{i}", "operator": "Exists"} for i in range(tolerations)]
+    """A queued pod: uid ``uid-<namespace>-<name>``, one container ``c`` (image ``img``),
+    ``tolerations`` Exists-tolerations ``k0``..., ``affinity_to`` a required pod affinity
+    (topology ``zone``) to pods with those labels."""
+    aff = None
     if affinity_to is not None:
-        spec["affinity"] = {
-            "podAffinity": {
-                "requiredDuringSchedulingIgnoredDuringExecution": [
-                    {"topologyKey": "zone", "labelSelector": {"matchLabels": dict(affinity_to)}}
-                ]
-            }
-        }
-    raw = {
-        "metadata": {
-            "name": name,
-            "namespace": namespace,
-            "uid": uid or f"uid-{namespace}-{name}",
-            "labels": dict(labels or {}),
-            "resourceVersion": resource_version,
-        },
-        "spec": spec,
-        "status": {"nominatedNodeName": nominated} if nominated else {},
-    }
-    return convert(raw, Pod)
+        aff = affinity(required_pods=[pod_term("zone", label_selector(affinity_to))])
+    return pod(
+        name,
+        namespace=namespace,
+        uid=uid or f"uid-{namespace}-{name}",
+        labels=labels,
+        resource_version=resource_version,
+        cpu=cpu,
+        image="img",
+        node=node_name,
+        affinity=aff,
+        tolerations=[toleration(f"k{i}") for i in range(tolerations)],
+        priority=priority,
+        gates=gates,
+        nominated=nominated,
+    )
 
 
 def make_node(name: str, labels: Mapping[str, str] | None = None) -> Node:
-    return convert({"metadata": {"name": name, "labels": dict(labels or {})}}, Node)
+    return node(name, cpu=None, memory=None, pods=None, labels=labels)
 
 
 def priority_less(a: QueuedPodInfo, b: QueuedPodInfo) -> bool:

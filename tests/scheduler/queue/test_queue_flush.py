@@ -63,7 +63,6 @@ def test_leftover_flush_moves_pods_older_than_five_minutes(age: float, moved: bo
 
 
 @pytest.mark.asyncio
-@pytest.mark.virtual_time
 @pytest.mark.parametrize(
     ("start", "pop_from_backoff_q", "backoff_ticks", "leftover_ticks"),
     [
@@ -88,7 +87,6 @@ async def test_flush_timer_schedule(
 
 
 @pytest.mark.asyncio
-@pytest.mark.virtual_time
 @pytest.mark.parametrize(
     ("fail_at", "rejections", "pop_from_backoff_q", "active_at"),
     [
@@ -121,7 +119,6 @@ async def test_backoff_completes_into_active_at_the_next_flush(
 
 
 @pytest.mark.asyncio
-@pytest.mark.virtual_time
 @pytest.mark.parametrize(
     ("fail_at", "moved_at"),
     [
@@ -146,7 +143,6 @@ async def test_leftover_moves_at_the_first_30s_flush_after_five_minutes(fail_at:
 
 
 @pytest.mark.asyncio
-@pytest.mark.virtual_time
 async def test_pop_waits_for_a_pod() -> None:
     clock = LoopClock(virtual=True)
     q = make_queue(clock, Registry())
@@ -162,7 +158,6 @@ async def test_pop_waits_for_a_pod() -> None:
 
 
 @pytest.mark.asyncio
-@pytest.mark.virtual_time
 async def test_waiting_pop_takes_a_backing_off_pod_with_pop_from_backoff_q() -> None:
     clock = LoopClock(virtual=True)
     q = make_queue(clock, Registry().register("Fit", NODE_ADD))
@@ -181,7 +176,6 @@ async def test_waiting_pop_takes_a_backing_off_pod_with_pop_from_backoff_q() -> 
 
 
 @pytest.mark.asyncio
-@pytest.mark.virtual_time
 async def test_close_wakes_pop_and_pop_is_cancellable() -> None:
     clock = LoopClock(virtual=True)
     q = make_queue(clock, Registry())

@@ -13,6 +13,7 @@ import random
 from collections import Counter
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -164,6 +165,7 @@ class Driver:
             assert stats["inflight"] == len(self.attempts)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(ops=st.lists(OPS, max_size=80), queueing_hints=st.booleans(), pop_from_backoff_q=st.booleans())
 def test_every_live_pod_is_in_exactly_one_place(
