@@ -648,7 +648,6 @@ PREEMPT_PODS = [
 
 
 @pytest.mark.asyncio
-@pytest.mark.virtual_time
 @pytest.mark.parametrize("async_preemption", [True, False])
 @pytest.mark.parametrize(
     ("pod", "want", "expected_pods"),
@@ -818,7 +817,6 @@ def test_lower_priority_pods_cannot_take_the_room_nominated_for_the_preemptor() 
 
 
 @pytest.mark.asyncio
-@pytest.mark.virtual_time
 async def test_preemption_against_the_api_server() -> None:
     clock = LoopClock(asyncio.get_running_loop(), virtual=True)
     srv = ApiServer(clock, random.Random(0))
