@@ -16,6 +16,7 @@ import msgspec
 
 from emulator.api.codec import dec_hook
 from emulator.api.core import NodeAffinity, TopologySpreadConstraint
+from emulator.api.labels import qualified_name_errors
 from emulator.inputs import InputError, msgspec_error
 
 API_VERSION: Final = "kubescheduler.config.k8s.io/v1"
@@ -80,13 +81,6 @@ class ScoringStrategy(_Struct, frozen=True):
 
 _DEFAULT_RESOURCES: Final = [ResourceSpec(name="cpu", weight=1), ResourceSpec(name="memory", weight=1)]
 STRATEGY_TYPES: Final = ("LeastAllocated", "MostAllocated", "RequestedToCapacityRatio")
-_QNAME = re.compile(
-    r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$"
-)
-_QNAME_ERR: Final = (
-    "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
-    "alphanumeric character, with an optional DNS subdomain prefix and '/'"
-)
 
 
 def _weights_defaulted(resources: list[ResourceSpec]) -> list[ResourceSpec]:
@@ -122,16 +116,17 @@ class NodeResourcesFitArgs(_Args, frozen=True):
         )
 
     def validate(self, path: str) -> None:
+        # Upstream ValidateNodeResourcesFitArgs: each name is a label name (IsQualifiedName).
         for i, name in enumerate(self.ignored_resources):
-            if not _QNAME.match(name) or len(name.rsplit("/", 1)[-1]) > 63:
-                raise ConfigError(f"{path}.ignoredResources[{i}]", _invalid(name, _QNAME_ERR))
+            if errs := qualified_name_errors(name):
+                raise ConfigError(f"{path}.ignoredResources[{i}]", _invalid(name, errs[0]))
         for i, group in enumerate(self.ignored_resource_groups):
             if "/" in group:
                 raise ConfigError(
                     f"{path}.ignoredResourceGroups[{i}]", _invalid(group, "resource group name can't contain '/'")
                 )
-            if not _QNAME.match(group) or len(group) > 63:
-                raise ConfigError(f"{path}.ignoredResourceGroups[{i}]", _invalid(group, _QNAME_ERR))
+            if errs := qualified_name_errors(group):
+                raise ConfigError(f"{path}.ignoredResourceGroups[{i}]", _invalid(group, errs[0]))
         s, sp = self.scoring_strategy, f"{path}.scoringStrategy"
         if s is None:
             raise ConfigError(sp, "Required value: ScoringStrategy field is required")

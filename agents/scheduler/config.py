@@ -81,6 +81,7 @@ from agents.scheduler.default_plugins import (
 )
 from agents.scheduler.framework.interface import ExtensionPoint, PluginFactory, ProfileSpec
 from emulator.api.codec import ManifestError, yaml_documents
+from emulator.inputs import ReadError, read_text
 
 __all__ = [
     "API_VERSION",
@@ -435,9 +436,9 @@ def load_config_file(path: str | Path, registry: Mapping[str, PluginFactory] | N
     """Load a one-document YAML (or JSON) file; errors carry the file name as ``source``."""
     source = str(path)
     try:
-        docs = yaml_documents(Path(path).read_text(encoding="utf-8"), source=source)
-    except OSError as err:
-        raise ConfigError("", f"cannot read file: {err.strerror or err}", source=source) from None
+        docs = yaml_documents(read_text(path), source=source)
+    except ReadError as err:
+        raise ConfigError("", f"cannot read file: {err.reason}", source=source) from None
     except ManifestError as err:
         raise ConfigError("", err.detail, source=source) from None
     if len(docs) != 1 or not isinstance(docs[0], dict):
