@@ -21,11 +21,9 @@ One run, in order:
    run ends once no Pod was written for ``settle`` seconds, or at ``until``.
 6. Expectations against the final state; the task group is cancelled; a ``RunResult``.
 
-The runner is a client like any other: it creates objects through its own ``Client``
-(with the scenario's API latency), never by reaching into an agent. An ``InternalError``
-on its own calls (only a fault makes one) is retried with backoff (``RUNNER_RETRY``:
-0.5 s, 1 s, 2 s ... up to 10 s, 10 tries), as a controller would; so is a ``Conflict`` on
-create, and a ``Conflict`` on ``cordon``'s update re-reads the node first (``CORDON_RETRY``).
+The runner is a client like any other: ``cluster.Cluster`` creates objects through its own
+``Client`` (with the scenario's API latency), never by reaching into an agent, and retries
+its calls as a controller would (``cluster`` says how).
 
 Errors: the loader rejects every write it can foresee. A refused write it could not (an
 object the controllers deleted, a name reused while its pod still terminates, a fault
@@ -50,48 +48,21 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import importlib.util
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from functools import partial
-from typing import IO, Any, TypeVar
+from typing import IO, Any
 
-import anyio
-from msgspec.structs import replace
-
-from agents.kubelet import Kubelet, KubeletSettings
-from agents.kubelet.settings import DEFAULT_NODE_STATUS_REPORT_FREQUENCY
-from emulator.api.core import Namespace, Node, Pod
-from emulator.api.errors import ApiError, Conflict, InternalError, NotFound
-from emulator.api.labelselector import label_selector_matches
-from emulator.api.meta import ObjectMeta
+from emulator.api.core import Pod
+from emulator.api.errors import ApiError
 from emulator.apiserver.server import ApiServer, WriteRecord
-from emulator.client.client import Client, Latency
-from emulator.client.retry import Backoff, on_error
-from emulator.inputs import InputError
-from emulator.runtime.channel import Overflow
 from emulator.runtime.clock import LoopClock
-from emulator.runtime.rng import Seeds
-from emulator.scenario.expectations import CONDITIONS, ExpectationResult, check, count_reached
-from emulator.scenario.faults import ArmedFault, FaultPlan
+from emulator.scenario.cluster import Cluster, StepError
+from emulator.scenario.expectations import ExpectationResult, check
 from emulator.scenario.invariants import install as install_invariants
-from emulator.scenario.monitor import ConditionCounter, PodActivity
+from emulator.scenario.monitor import PodActivity
 from emulator.scenario.schema import (
-    Cordon,
-    Create,
-    CreateNodes,
-    CreatePods,
-    Delete,
-    Fault,
-    NodeGroup,
     Scenario,
-    SchedulerInstances,
-    Sleep,
-    Step,
-    Uncordon,
-    WaitFor,
-    WatchCut,
     auto_namespaces,
     creation_order,
 )
@@ -106,18 +77,6 @@ BOOKMARK_INTERVAL = 60.0
 #: at 50,000 a 5-minute 1,000-node churn run spent ~1.3 s in 17 collections; at 1,000,000 none
 #: is due in those 5 minutes. Memory: at most a million unreclaimed cyclic objects meanwhile.
 GC_YOUNG_THRESHOLD = 1_000_000
-RUNNER_RETRY = Backoff(duration=0.5, factor=2.0, cap=10.0, steps=10)
-"""The runner's waits after a failed call: 0.5 s doubling up to 10 s. It makes
-``RUNNER_ATTEMPTS`` tries; client-go's rule would stop after the first capped wait."""
-RUNNER_ATTEMPTS = 10
-CORDON_RETRY = Backoff(steps=10)
-"""``cordon``/``uncordon``: ten read-modify-writes back to back while the update conflicts."""
-T = TypeVar("T")
-
-
-class StepError(InputError):
-    """The API server refused one of the runner's own writes: ``<file>: <path>: <detail>``,
-    the path being the step (``steps[3].cordon``), ``objects`` or ``nodes[i]``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,310 +117,6 @@ class RunResult:
 
 class _Stop(Exception):
     """Raised inside the task group to end the run."""
-
-
-class Cluster:
-    """The live cluster of one run: server, clock, seeds, agents."""
-
-    def __init__(self, scenario: Scenario, seed: int, clock: LoopClock) -> None:
-        self.explain: Callable[..., None] | None = None
-        self.scenario = scenario
-        self.clock = clock
-        self.seeds = Seeds(seed)
-        self.server = ApiServer(clock, self.seeds.stream("apiserver"))
-        lat = scenario.latency
-        self.api_latency = Latency(lat.api.mean, lat.api.jitter)
-        self.watch_latency = Latency(lat.watch.mean, lat.watch.jitter)
-        self.faults = FaultPlan.from_scenario(scenario, self.seeds)
-        self.client = self.new_client("runner")
-        k = scenario.kubelet
-        self.kubelet_settings = KubeletSettings(
-            image_pull_bandwidth=k.image_pull_bandwidth,
-            container_start=Latency(k.container_start.mean, k.container_start.jitter),
-            termination=Latency(k.termination.mean, k.termination.jitter),
-            heartbeat_interval=k.heartbeat_interval,
-            node_status_report_frequency=(
-                DEFAULT_NODE_STATUS_REPORT_FREQUENCY
-                if k.node_status_report_frequency is None
-                else k.node_status_report_frequency
-            ),
-            default_image_size=k.default_image_size,
-            image_sizes=dict(scenario.images),
-            faults=self.faults if self.faults is not None and self.faults.has_kubelet_faults else None,
-        )
-        self.kubelets: dict[str, asyncio.Task[None]] = {}
-        self.agents: list[Any] = []
-        self._tg: asyncio.TaskGroup | None = None
-
-    def new_client(self, name: str) -> Client:
-        client = Client(
-            self.server,
-            self.clock,
-            self.seeds.stream(f"client/{name}"),
-            name=name,
-            api_latency=self.api_latency,
-            watch_latency=self.watch_latency,
-        )
-        if self.faults is not None:
-            self.faults.attach(client)
-        return client
-
-    # --- agents -------------------------------------------------------------------------
-
-    def start_kubelet(self, node: str) -> None:
-        assert self._tg is not None
-        if node in self.kubelets:
-            return
-        kubelet = Kubelet(
-            self.new_client(f"kubelet:{node}"),
-            node,
-            self.clock,
-            self.seeds.stream(f"kubelet/{node}"),
-            self.kubelet_settings,
-        )
-        self.kubelets[node] = self._tg.create_task(kubelet.run(), name=f"kubelet:{node}")
-
-    def stop_kubelet(self, node: str) -> None:
-        task = self.kubelets.pop(node, None)
-        if task is not None:
-            task.cancel()
-
-    def start_schedulers(self) -> None:
-        """Start the scheduler instance(s) if the scheduler agent is installed."""
-        assert self._tg is not None
-        if importlib.util.find_spec("agents.scheduler.scheduler") is None:
-            return
-        from agents.scheduler.scheduler import start_schedulers
-        from emulator.scenario.schedulers import scheduler_settings
-
-        group = start_schedulers(
-            scheduler_settings(self.scenario),
-            self._tg,
-            new_client=self.new_client,
-            clock=self.clock,
-            seeds=self.seeds,
-            explain=self.explain,
-        )
-        self.agents.append(group)
-
-    def start_controllers(self) -> None:
-        """Start the controllers (the node lifecycle controller only with heartbeats)."""
-        assert self._tg is not None
-        if importlib.util.find_spec("agents.controllers") is None:
-            return
-        from agents.controllers import NodeLifecycleController, PodGCController, TaintEvictionController
-
-        controllers: list[Any] = []
-        if self.scenario.kubelet.heartbeat_interval > 0:
-            controllers.append(NodeLifecycleController(self.new_client("controller:nodelifecycle"), self.clock))
-        controllers.append(TaintEvictionController(self.new_client("controller:tainteviction"), self.clock))
-        controllers.append(PodGCController(self.new_client("controller:podgc"), self.clock))
-        for c in controllers:
-            self._tg.create_task(c.run(), name=c.client.name)
-        self.agents.append(_Controllers(controllers))
-
-    # --- faults -------------------------------------------------------------------------
-
-    def start_faults(self) -> None:
-        """Play the timed faults armed from the start (``faults:``)."""
-        if self.faults is None:
-            return
-        self.agents.append(_FaultReport(self.faults))
-        for fault in self.faults.faults:
-            if fault.armed_at is not None:
-                self._play_fault(fault)
-
-    def arm_fault(self, where: str) -> None:
-        """A ``fault`` step plays: arm its fault now."""
-        assert self.faults is not None
-        self._play_fault(self.faults.arm(where, self.clock.now()))
-
-    def _play_fault(self, fault: ArmedFault) -> None:
-        assert self._tg is not None
-        if isinstance(fault.spec, WatchCut | SchedulerInstances):
-            self._tg.create_task(self._timed_fault(fault), name=f"runner:fault:{fault.where}")
-
-    async def _timed_fault(self, fault: ArmedFault) -> None:
-        spec, armed = fault.spec, fault.armed_at
-        assert armed is not None
-        if isinstance(spec, SchedulerInstances):
-            await self.clock.sleep_until(max(armed, spec.at or 0.0))
-            fault.injected += spec.instances
-            self.start_more_schedulers(spec)
-            return
-        assert isinstance(spec, WatchCut)
-        for t in FaultPlan.cut_times(spec, armed):
-            await self.clock.sleep_until(t)
-            for w in self.server.watchers():
-                if FaultPlan.cuts_watcher(spec, w.name, w.kind) and not w.channel.closed:
-                    fault.injected += 1
-                    w.channel.close(Overflow("watch cut by a fault: relist") if spec.relist else None)
-
-    def start_more_schedulers(self, spec: SchedulerInstances) -> None:
-        """A ``scheduler`` fault: more instances, numbered after the existing ones
-        (``default-scheduler-<i>``), with the scenario's configuration or the fault's."""
-        assert self._tg is not None
-        if importlib.util.find_spec("agents.scheduler.scheduler") is None:
-            return
-        from agents.scheduler.scheduler import SchedulerGroup, start_schedulers
-        from emulator.scenario.schedulers import scheduler_settings
-
-        group = next((a for a in self.agents if isinstance(a, SchedulerGroup)), None)
-        added = start_schedulers(
-            scheduler_settings(self.scenario, config=spec.config),
-            self._tg,
-            new_client=self.new_client,
-            clock=self.clock,
-            seeds=self.seeds,
-            explain=self.explain,
-            group=group,
-            instances=spec.instances,
-        )
-        if group is None:
-            self.agents.append(added)
-
-    # --- creating things ----------------------------------------------------------------
-
-    async def retrying(self, call: Callable[[], Awaitable[T]], *errors: type[ApiError]) -> T:
-        """``call()``, again after an InternalError (or one of ``errors``) with backoff: only
-        a fault makes those on the runner's calls; after the last try the error stands."""
-        retried: tuple[type[ApiError], ...] = (InternalError, *errors)
-        return await on_error(
-            RUNNER_RETRY, lambda err: isinstance(err, retried), call, clock=self.clock, attempts=RUNNER_ATTEMPTS
-        )
-
-    async def create(self, obj: Any) -> Any:
-        """Create ``obj`` (an InternalError or Conflict is retried, other errors raise)."""
-        created = await self.retrying(lambda: self.client.create(obj), Conflict)
-        if isinstance(created, Node):
-            self.start_kubelet(created.metadata.name)
-        return created
-
-    async def create_manifest(self, obj: Any) -> Any:
-        """Create a manifest of ``objects`` or a ``create`` step as a new object."""
-        meta = obj.metadata
-        if meta.resource_version or meta.uid or meta.creation_timestamp or meta.deletion_timestamp:
-            meta = replace(
-                meta,
-                resource_version="",
-                uid="",
-                creation_timestamp=None,
-                deletion_timestamp=None,
-                deletion_grace_period_seconds=None,
-            )
-            obj = replace(obj, metadata=meta)
-        return await self.create(obj)
-
-    async def ensure_namespace(self, name: str) -> None:
-        if ("", name) not in {("", n.metadata.name) for n in self.server.list("Namespace")[0]}:
-            await self.create(Namespace(metadata=ObjectMeta(name=name)))
-
-    async def create_nodes(self, group: NodeGroup) -> None:
-        for node in group.nodes():
-            await self.create(node)
-
-    async def create_pods(self, step: CreatePods) -> None:
-        interval = 1.0 / step.rate_per_second if step.rate_per_second else 0.0
-        start = self.clock.now()
-        for i in range(step.count):
-            if interval and i:
-                await self.clock.sleep_until(start + i * interval)
-            await self.create(step.pod(i))
-
-    async def delete(self, step: Delete) -> None:
-        """Delete by name (a missing object raises NotFound), or every object the selector
-        matches (one that is gone by the time it is deleted is skipped, as kubectl does)."""
-        kind = step.kind
-        if step.name:
-            targets = [(step.namespace, step.name)]
-        else:
-            items, _ = self.server.list(kind, namespace=step.namespace or None)
-            targets = [
-                (o.metadata.namespace, o.metadata.name)
-                for o in items
-                if step.selector is not None and label_selector_matches(step.selector, o.metadata.labels)
-            ]
-        for ns, name in targets:
-            try:
-                await self.retrying(partial(self.client.delete, kind, name, ns))
-            except NotFound:
-                if step.name:
-                    raise
-                continue
-            if kind == "Node":
-                self.stop_kubelet(name)
-
-    async def set_unschedulable(self, node: str, value: bool) -> None:
-        """Cordon or uncordon: get, set ``spec.unschedulable``, update; a Conflict on the
-        update reads again (one on the read is an error)."""
-        updating = False
-
-        async def cordon() -> None:
-            nonlocal updating
-            updating = False
-            current: Node = await self.retrying(lambda: self.client.get("Node", node))
-            changed = replace(current, spec=replace(current.spec, unschedulable=value))
-            updating = True
-            await self.retrying(partial(self.client.update, changed))
-
-        await on_error(CORDON_RETRY, lambda err: updating and isinstance(err, Conflict), cordon, clock=self.clock)
-
-    async def wait_for(self, step: WaitFor, activity: PodActivity) -> bool:
-        counter = ConditionCounter(CONDITIONS[step.condition], step.selector, self.server.list("Pod")[0])
-        activity.counters.append(counter)
-        try:
-            with anyio.move_on_after(step.timeout):
-                while not count_reached(counter.met, counter.total, step.count):
-                    activity.changed.clear()
-                    await activity.changed.wait()
-            return count_reached(counter.met, counter.total, step.count)  # a write at the deadline counts
-        finally:
-            activity.counters.remove(counter)
-
-    async def play(self, step: Step, activity: PodActivity, timeouts: list[str], index: int = -1) -> None:
-        if step.at is not None and step.at > self.clock.now():
-            await self.clock.sleep_until(step.at)
-        match step:
-            case Create():
-                for obj in step.objects:
-                    await self.create_manifest(obj)
-            case CreatePods():
-                await self.create_pods(step)
-            case CreateNodes():
-                await self.create_nodes(step.nodes)
-            case Delete():
-                await self.delete(step)
-            case Cordon():
-                await self.set_unschedulable(step.node, True)
-            case Uncordon():
-                await self.set_unschedulable(step.node, False)
-            case Sleep():
-                await self.clock.sleep(step.duration)
-            case WaitFor():
-                if not await self.wait_for(step, activity):
-                    timeouts.append(f"waitFor {step.condition} timed out after {step.timeout:g}s")
-            case Fault():
-                self.arm_fault(f"steps[{index}].fault")
-
-
-class _Controllers:
-    """The controllers of a run, for the report (``controllers``)."""
-
-    def __init__(self, controllers: list[Any]) -> None:
-        self.controllers = controllers
-
-    def report(self) -> dict[str, Any]:
-        return {"controllers": {c.client.name.removeprefix("controller:"): c.statistics() for c in self.controllers}}
-
-
-class _FaultReport:
-    """The faults of a run, for the report (``faults``: per fault, how often it acted)."""
-
-    def __init__(self, plan: FaultPlan) -> None:
-        self.plan = plan
-
-    def report(self) -> dict[str, Any]:
-        return {"faults": self.plan.statistics()}
 
 
 def _pod_phases(server: ApiServer) -> dict[str, int]:
