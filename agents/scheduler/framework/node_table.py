@@ -27,6 +27,12 @@ Flags over all rows (kept on every update; they only ever turn on until the next
 ``any_scalars`` (a node with scalar allocatable or requests) and ``huge`` (an amount ≥ 2**50,
 where vectorised integer arithmetic could overflow int64: plugins then decline).
 
+Overflow: validation bounds each quantity's milli-value to an int64, but a node's sums are
+not bounded (pods given ``spec.nodeName`` bypass the fit check; allocatable − requested can
+go below −2**63). Such a value is stored saturated at ±(2**63 − 1): it is ≥ ``HUGE``, so
+``huge`` is set and no vectorised path reads it; the plugins' per-node code uses the
+NodeInfo's exact Python ints.
+
 Derived columns (``derived(key, fn, depends)``): ``fn(node_info) -> int`` evaluated on every row
 the first time ``key`` is asked for, then re-evaluated for a row only when that row changes —
 every change for ``depends="info"``, only a new Node object for ``depends="node"`` (labels,
@@ -90,6 +96,7 @@ __all__ = [
 ]
 
 IntArray = npt.NDArray[np.int64]
+INT64_MAX: Final = 2**63 - 1
 HUGE: Final = 1 << 50
 """Amounts from here on make the vectorised paths decline (int64 products could overflow)."""
 MAX_DERIVED: Final = 64
@@ -123,6 +130,11 @@ def _values(info: NodeInfo) -> tuple[int, ...]:
         a.memory - r.memory,
         a.ephemeral_storage - r.ephemeral_storage,
     )
+
+
+def _saturated(values: tuple[int, ...]) -> tuple[int, ...]:
+    """``values`` clamped to ±``INT64_MAX``: a row the vectorised paths will decline (``huge``)."""
+    return tuple(max(-INT64_MAX, min(INT64_MAX, v)) for v in values)
 
 
 class _Derived:
@@ -196,7 +208,10 @@ class NodeTable:
         self.index: dict[str, int] = {info.name: i for i, info in enumerate(infos)}
         self._nodes = [info.node for info in infos]
         rows = self._row_values = [_values(info) for info in infos]
-        data = np.array(rows, dtype=np.int64).reshape(n, _WIDTH) if n else np.zeros((0, _WIDTH), np.int64)
+        try:
+            data = np.array(rows, dtype=np.int64).reshape(n, _WIDTH) if n else np.zeros((0, _WIDTH), np.int64)
+        except OverflowError:  # a sum beyond int64 (see the docstring): saturate, ``huge`` is then set
+            data = np.array([_saturated(row) for row in rows], dtype=np.int64).reshape(n, _WIDTH)
         data = self.data = np.ascontiguousarray(data.T)
         """``data[COLUMN]``: that column over every node (rows ``ALLOC_CPU`` … ``FREE_EPH``)."""
         self.alloc_cpu: IntArray = data[ALLOC_CPU]
@@ -242,7 +257,10 @@ class NodeTable:
         columns_changed = values != self._row_values[i]
         if columns_changed:
             self._row_values[i] = values
-            self.data[:, i] = values
+            try:
+                self.data[:, i] = values
+            except OverflowError:
+                self.data[:, i] = _saturated(values)
             if max(values) >= HUGE or min(values) <= -HUGE:
                 self.huge = True
         node_changed = info.node is not self._nodes[i]
