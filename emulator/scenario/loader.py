@@ -60,6 +60,7 @@ from emulator.api.selectors import label_selector_matches, parse_label_selector,
 from emulator.api.validation import validate
 from emulator.apiserver.server import CLUSTER_SCOPED
 from emulator.runtime.clock import format_duration, parse_duration
+from emulator.scenario.limits import MAX_SECONDS
 from emulator.scenario.schema import (
     RUN_DURATION_ANNOTATION,
     ApiError,
@@ -97,6 +98,7 @@ from emulator.scenario.schema import (
     creation_order,
     generated_name,
 )
+from emulator.scenario.totals import limit_errors
 
 __all__ = ["ScenarioError", "load_scenario", "load_scenario_text"]
 
@@ -230,13 +232,21 @@ def _check_run_duration(pod: Pod, file: str, path: str) -> None:
     if text is None:
         return
     try:
-        parse_duration(text)
+        if parse_duration(text) > MAX_SECONDS:
+            raise ValueError(f"expected a duration of at most {format_duration(MAX_SECONDS)}, got {text!r}")
     except ValueError as err:
         detail = str(err)
         if detail.endswith(repr(text)):
             detail = detail[: -len(repr(text))] + _show(text)
         at = _join(_join(_join(path, "metadata"), "annotations"), RUN_DURATION_ANNOTATION)
         raise ScenarioError(file, at, detail) from None
+
+
+def _finite(value: float) -> bool:
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an int beyond any float
+        return False
 
 
 def _meta(tp: Any) -> tuple[Any, msgspec.Meta | None]:
@@ -301,6 +311,8 @@ class _Loader:
         if not isinstance(doc, dict):
             self.fail("", f"expected a scenario (a mapping with name, nodes, steps, ...), got {_show(doc)}")
         scenario: Scenario = self.struct(Scenario, doc, "")
+        for path, detail in limit_errors(scenario):  # totals and the horizon: see totals.py
+            self.fail(path, detail)
         _Timeline(self, scenario).check()
         self._check_scheduler_faults(scenario)
         return scenario
@@ -394,6 +406,8 @@ class _Loader:
             raise TypeError(f"the scenario schema uses an unsupported type {tp!r} at {path}")
         if not ok:
             self.fail(path, f"expected {_describe(tp)}, got {_show(value)}")
+        if base is float and not _finite(value):  # NaN would pass every comparison below
+            self.fail(path, f"expected a finite number, got {_show(value)}")
         if meta is not None and (
             (meta.ge is not None and value < meta.ge)
             or (meta.gt is not None and value <= meta.gt)
@@ -422,12 +436,15 @@ class _Loader:
         if isinstance(value, bool) or not isinstance(value, str | int | float):
             self.fail(path, f"expected {_DURATION}, got {_show(value)}")
         try:
-            return parse_duration(value)
+            seconds = parse_duration(value)
         except ValueError as err:
             detail = str(err)
             if detail.endswith(repr(value)):
                 detail = detail[: -len(repr(value))] + _show(value)
             self.fail(path, detail)
+        if seconds > MAX_SECONDS:  # every duration of a scenario is simulated time: see limits.py
+            self.fail(path, f"expected a duration of at most {format_duration(MAX_SECONDS)}, got {_show(value)}")
+        return seconds
 
     def quantity(self, value: Any, path: str, *, rate: bool = False) -> int:
         text = value.removesuffix("/s") if rate and isinstance(value, str) else value

@@ -73,6 +73,7 @@ from msgspec.structs import replace
 
 from emulator.api.codec import ApiObject
 from emulator.api.core import LabelSelector, Node, Pod
+from emulator.scenario.limits import MAX_CREATE_PODS, MAX_GROUP_NODES, MAX_SECONDS
 
 __all__ = [
     "AGENT_PATTERN",
@@ -126,13 +127,14 @@ __all__ = [
     "generated_name",
 ]
 
-Duration = Annotated[float, msgspec.Meta(ge=0, extra={"format": "duration"})]
-"""Seconds; written as a Go duration ("5ms", "1.5s", "1h30m") or a number of seconds."""
+Duration = Annotated[float, msgspec.Meta(ge=0, le=MAX_SECONDS, extra={"format": "duration"})]
+"""Seconds; written as a Go duration ("5ms", "1.5s", "1h30m") or a number of seconds; at most
+a day (``limits.MAX_SECONDS``, like every other limit: see ``limits.py`` and ``totals.py``)."""
 Bytes = Annotated[int, msgspec.Meta(ge=0, extra={"format": "quantity"})]
 """Bytes; written as a Kubernetes quantity ("100Mi", "1G", 5e6)."""
 ByteRate = Annotated[int, msgspec.Meta(ge=0, extra={"format": "rate"})]
 """Bytes per second; written as a quantity ("50Mi"), optionally with "/s" ("50Mi/s")."""
-PositiveDuration = Annotated[float, msgspec.Meta(gt=0, extra={"format": "duration"})]
+PositiveDuration = Annotated[float, msgspec.Meta(gt=0, le=MAX_SECONDS, extra={"format": "duration"})]
 """A duration greater than zero."""
 PositiveInt = Annotated[int, msgspec.Meta(ge=1)]
 Probability = Annotated[float, msgspec.Meta(ge=0, le=1)]
@@ -151,10 +153,6 @@ ImportPath = Annotated[
 RUN_DURATION_ANNOTATION: Final = "emulator.k8s.io/run-duration"
 PRECREATED_NAMESPACES: Final = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})
 """Namespaces a new cluster has (the runner also creates every namespace objects refer to)."""
-MAX_GROUP_NODES: Final = 100_000
-"""The most nodes one ``nodes`` entry or ``createNodes`` step may make."""
-MAX_CREATE_PODS: Final = 1_000_000
-"""The most pods one ``createPods`` step may make."""
 
 
 class Spec(msgspec.Struct, forbid_unknown_fields=True, rename="camel", kw_only=True, frozen=True):
