@@ -23,6 +23,14 @@ DEADLINE = 60.0
 """Wall seconds a case may take (each takes well under a second when it works)."""
 
 CPU_310 = "1" * 310
+HUGE = "1" + "0" * 400
+"""An int beyond any float and any int64."""
+PAST_INT64 = str(2**63 + 5)
+
+
+def pod_spec(field: str) -> str:
+    """The base scenario with ``field`` (one line of YAML) added to the pod template's spec."""
+    return scenario().replace("spec:\n          containers", f"spec:\n          {field}\n          containers")
 
 
 def scenario(
@@ -148,6 +156,21 @@ REFUSED = [
     pytest.param(scenario(requests='cpu: "-1"'), "resources.requests.cpu", id="request-negative"),
     pytest.param(scenario(requests='cpu: "1e400"'), "resources.requests.cpu", id="request-exponent-400"),
     pytest.param(scenario(requests="memory: 8Ei"), "resources.requests.memory", id="request-8Ei"),
+    pytest.param(
+        scenario(capacity=f'cpu: "4", pods: "{PAST_INT64}"'), "status.capacity.pods", id="pods-capacity-past-int64"
+    ),
+    # ints past int64 in API objects
+    pytest.param(pod_spec(f"priority: {PAST_INT64}"), "spec.priority", id="priority-past-int64"),
+    pytest.param(
+        scenario().replace("image: img", f"image: img\n              ports: [{{containerPort: {PAST_INT64}}}]"),
+        "ports[0].containerPort",
+        id="port-past-int64",
+    ),
+    pytest.param(
+        scenario().replace("namePrefix: n\n", f"namePrefix: n\n    labelValues: {{zone: [{HUGE}]}}\n"),
+        "nodes[0].labelValues.zone[0]",
+        id="label-value-huge-int",
+    ),
 ]
 
 
@@ -169,6 +192,29 @@ RUNS = [
     pytest.param(scenario(requests='cpu: "1e-30"'), id="request-1e-30"),
     pytest.param(scenario(requests='cpu: "0.0000001m"'), id="request-sub-milli"),
     pytest.param(scenario("kubelet: {defaultImageSize: 8Pi, imagePullBandwidth: 1}"), id="slow-huge-pull"),
+    pytest.param(scenario(f"images: {{img: {HUGE}}}"), id="image-size-huge-int"),
+    pytest.param(scenario("kubelet: {imagePullBandwidth: 8Ei}"), id="bandwidth-8Ei"),
+    pytest.param(scenario(f"seed: {HUGE}"), id="seed-huge-int"),
+    pytest.param(scenario("seed: -5"), id="seed-negative"),
+    pytest.param(scenario(f"expect: [{{topologySpread: {{topologyKey: zone, maxSkew: {HUGE}}}}}]"), id="max-skew-huge"),
+    pytest.param(scenario(f"expect: [{{maxPodsPerNode: {{count: {HUGE}}}}}]"), id="max-pods-huge"),
+    pytest.param(scenario(f"expect: [{{podsRunning: {{count: {HUGE}}}}}]"), id="pod-count-huge"),
+    pytest.param(
+        scenario(steps=f"  - waitFor: {{condition: podsRunning, count: {HUGE}, timeout: 10s}}"), id="wait-count-huge"
+    ),
+    pytest.param(scenario(f"faults: [{{apiError: {{probability: 0, count: {HUGE}}}}}]"), id="fault-count-huge-int"),
+    pytest.param(scenario(capacity='cpu: "4", pods: "9223372036854775"'), id="pods-capacity-max"),
+    pytest.param(
+        pod_spec(
+            f"topologySpreadConstraints: [{{maxSkew: {PAST_INT64}, topologyKey: zone, "
+            "whenUnsatisfiable: DoNotSchedule, labelSelector: {}}]"
+        ),
+        id="spread-max-skew-past-int64",
+    ),
+    pytest.param(
+        pod_spec(f"terminationGracePeriodSeconds: {PAST_INT64}") + "  - delete: {kind: Pod, selector: ''}\n",
+        id="grace-period-past-int64",
+    ),
 ]
 
 
@@ -204,7 +250,7 @@ def test_accepted_and_runs_to_completion(tmp_path: Path, capsys: pytest.CaptureF
     f = tmp_path / "s.yaml"
     f.write_text(text)
     assert main(["validate", str(f)]) == 0, capsys.readouterr().err
-    status, seconds = _in_thread(["run", str(f)])
+    status, seconds = _in_thread(["run", str(f), "--output", "json"])
     err = capsys.readouterr().err
     assert status in (0, 1), err
     assert seconds < DEADLINE
