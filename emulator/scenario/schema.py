@@ -62,6 +62,11 @@ Run length: the timeline runs every step in order (a step with ``at`` first wait
 that simulated time; ``at`` never goes backwards). After the last step the run ends once
 no Pod has been written for ``settle`` seconds (default 30s), or at ``until`` if given,
 whichever comes first.
+
+Limits: every number is bounded so that every accepted scenario finishes (durations at most
+a day, periods at least a second, totals of nodes, pods and scheduler instances): the values
+are in ``limits.py``, with why; the types below carry the per-field ones, ``totals.py``
+checks those that span several fields, and the loader refuses NaN and infinities.
 """
 
 from __future__ import annotations
