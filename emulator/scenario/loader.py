@@ -54,7 +54,7 @@ from emulator.api.codec import KINDS, ApiObject, ManifestError, YamlLoader, obje
 from emulator.api.core import LabelSelector, Namespace, Node, Pod
 from emulator.api.errors import Invalid
 from emulator.api.meta import ObjectMeta
-from emulator.api.quantity import parse_quantity
+from emulator.api.quantity import MAX_VALUE, fits_int64_milli, parse_quantity
 from emulator.api.scheduling import PriorityClass
 from emulator.api.selectors import label_selector_matches, parse_label_selector, validate_label_selector
 from emulator.api.validation import validate
@@ -454,6 +454,8 @@ class _Loader:
             self.fail(path, f"expected {_RATE if rate else _QUANTITY}, got {_show(value)}")
         if q.milli < 0:
             self.fail(path, f"expected a quantity >= 0, got {_show(value)}")
+        if not fits_int64_milli(q):  # image sizes reach the scheduler's int64 columns: see limits.py
+            self.fail(path, f"expected a quantity of at most {MAX_VALUE} (resource.MaxMilliValue), got {_show(value)}")
         return q.value
 
     def selector(self, value: Any, path: str) -> LabelSelector:

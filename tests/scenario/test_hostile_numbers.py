@@ -28,6 +28,20 @@ HUGE = "1" + "0" * 400
 PAST_INT64 = str(2**63 + 5)
 
 
+NODE_IMAGE_UINT64_MAX = """name: images
+nodes:
+  - count: 3
+    namePrefix: n
+    template:
+      status:
+        capacity: {cpu: "4", pods: "10"}
+        images: [{names: [img], sizeBytes: 18446744073709551615}]
+steps:
+  - createPods: {count: 3, namePrefix: q, template: {spec: {containers: [{name: c, image: img}]}}}
+"""
+"""Regression: ImageLocality's scaled size of this image overflowed the NodeTable's int64."""
+
+
 def pod_spec(field: str) -> str:
     """The base scenario with ``field`` (one line of YAML) added to the pod template's spec."""
     return scenario().replace("spec:\n          containers", f"spec:\n          {field}\n          containers")
@@ -159,6 +173,9 @@ REFUSED = [
     pytest.param(
         scenario(capacity=f'cpu: "4", pods: "{PAST_INT64}"'), "status.capacity.pods", id="pods-capacity-past-int64"
     ),
+    pytest.param(scenario(f"images: {{img: {HUGE}}}"), "images.img", id="image-size-huge-int"),
+    pytest.param(scenario("images: {img: 8Ei}"), "images.img", id="image-size-8Ei"),
+    pytest.param(scenario("kubelet: {defaultImageSize: 9Pi}"), "kubelet.defaultImageSize", id="default-image-9Pi"),
     # ints past int64 in API objects
     pytest.param(pod_spec(f"priority: {PAST_INT64}"), "spec.priority", id="priority-past-int64"),
     pytest.param(
@@ -192,8 +209,12 @@ RUNS = [
     pytest.param(scenario(requests='cpu: "1e-30"'), id="request-1e-30"),
     pytest.param(scenario(requests='cpu: "0.0000001m"'), id="request-sub-milli"),
     pytest.param(scenario("kubelet: {defaultImageSize: 8Pi, imagePullBandwidth: 1}"), id="slow-huge-pull"),
-    pytest.param(scenario(f"images: {{img: {HUGE}}}"), id="image-size-huge-int"),
-    pytest.param(scenario("kubelet: {imagePullBandwidth: 8Ei}"), id="bandwidth-8Ei"),
+    pytest.param(
+        NODE_IMAGE_UINT64_MAX,
+        id="node-image-size-uint64-max",
+    ),
+    pytest.param(scenario("kubelet: {imagePullBandwidth: 8Pi}"), id="bandwidth-8Pi"),
+    pytest.param(scenario("images: {img: 8Pi}\nkubelet: {imagePullBandwidth: 0}"), id="image-size-8Pi"),
     pytest.param(scenario(f"seed: {HUGE}"), id="seed-huge-int"),
     pytest.param(scenario("seed: -5"), id="seed-negative"),
     pytest.param(scenario(f"expect: [{{topologySpread: {{topologyKey: zone, maxSkew: {HUGE}}}}}]"), id="max-skew-huge"),

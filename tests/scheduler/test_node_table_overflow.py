@@ -66,3 +66,22 @@ def test_many_nodes_at_the_maximum_do_not_overflow() -> None:
     assert table.size == 100_000
     assert table.huge
     assert int(table.alloc_cpu.max()) == ALLOC
+
+
+@pytest.mark.parametrize(
+    ("value", "stored"),
+    [
+        pytest.param(2**63, INT64_MAX, id="one-past-int64"),
+        pytest.param(2**64 - 1, INT64_MAX, id="uint64-max"),
+        pytest.param(-(2**70), -INT64_MAX, id="far-below"),
+        pytest.param(12345, 12345, id="ordinary"),
+    ],
+)
+def test_derived_values_past_int64_are_clamped(value: int, stored: int) -> None:
+    """Regression: ImageLocality's scaled size of an image of ``sizeBytes`` 2**64 − 1 raised."""
+    infos = [_info(0)]
+    table = NodeTable(infos)
+    assert int(table.derived(("test", value), lambda _: value, "info")[0]) == stored
+    infos[0] = fresh = _info(1)
+    table.update_row(0, fresh)
+    assert int(table.derived(("test", value), lambda _: value, "info")[0]) == stored

@@ -31,7 +31,9 @@ Overflow: validation bounds each quantity's milli-value to an int64, but a node'
 not bounded (pods given ``spec.nodeName`` bypass the fit check; allocatable − requested can
 go below −2**63). Such a value is stored saturated at ±(2**63 − 1): it is ≥ ``HUGE``, so
 ``huge`` is set and no vectorised path reads it; the plugins' per-node code uses the
-NodeInfo's exact Python ints.
+NodeInfo's exact Python ints. A derived value past int64 (ImageLocality's scaled size of an
+image reported at int64's maximum: upstream's ``sizeBytes`` is an int64, but float rounding
+takes its scaled score one past it) is clamped likewise.
 
 Derived columns (``derived(key, fn, depends)``): ``fn(node_info) -> int`` evaluated on every row
 the first time ``key`` is asked for, then re-evaluated for a row only when that row changes —
@@ -135,6 +137,11 @@ def _values(info: NodeInfo) -> tuple[int, ...]:
 def _saturated(values: tuple[int, ...]) -> tuple[int, ...]:
     """``values`` clamped to ±``INT64_MAX``: a row the vectorised paths will decline (``huge``)."""
     return tuple(max(-INT64_MAX, min(INT64_MAX, v)) for v in values)
+
+
+def _clamp(value: int) -> int:
+    """A derived value clamped to ±``INT64_MAX`` (an image of 2**63 − 1 bytes scales past it)."""
+    return value if -INT64_MAX <= value <= INT64_MAX else max(-INT64_MAX, min(INT64_MAX, value))
 
 
 class _Derived:
@@ -278,7 +285,7 @@ class NodeTable:
                 log.clear()
         for d in self._derived.values():
             if node_changed or d.depends == "info":
-                d.values[i] = d.fn(info)
+                d.values[i] = _clamp(d.fn(info))
 
     def derived(
         self, key: Hashable, fn: Callable[[NodeInfo], int], depends: Literal["node", "info"] = "node"
@@ -290,7 +297,7 @@ class NodeTable:
         if d is not None:
             self._derived.move_to_end(key)
             return d.values
-        values = np.fromiter((fn(info) for info in self.infos), dtype=np.int64, count=self.size)
+        values = np.fromiter((_clamp(fn(info)) for info in self.infos), dtype=np.int64, count=self.size)
         self._derived[key] = _Derived(fn, depends, values)
         if len(self._derived) > MAX_DERIVED:
             self._derived.popitem(last=False)
