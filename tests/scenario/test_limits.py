@@ -10,11 +10,13 @@ from typing import Annotated
 
 import msgspec
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from emulator.cli import main
 from emulator.scenario import limits
 from emulator.scenario.loader import ScenarioError, load_scenario_text
-from emulator.scenario.schema import Scenario
+from emulator.scenario.schema import CreatePods, Scenario
 
 POD = "{containers: [{name: c, image: i}]}"
 
@@ -199,3 +201,49 @@ def test_run_until_obeys_the_same_cap(capsys: pytest.CaptureFixture[str], until:
         main(["run", "scenarios/quickstart.yaml", "--until", until])
     assert exit_info.value.code == 2
     assert message in capsys.readouterr().err
+
+
+FLOAT_FIELDS = [
+    pytest.param("faults: [{{apiError: {{probability: {v}}}}}]", id="probability"),
+    pytest.param("faults: [{{imagePullSlow: {{factor: {v}}}}}]", id="factor"),
+    pytest.param(
+        "steps: [{{createPods: {{count: 2, namePrefix: p, ratePerSecond: {v}, "
+        "template: {{spec: {{containers: [{{name: c, image: i}}]}}}}}}}}]",
+        id="rate",
+    ),
+    pytest.param("latency: {{api: {{mean: {v}}}}}", id="latency-mean"),
+    pytest.param("settle: {v}", id="settle"),
+]
+
+
+@pytest.mark.parametrize("template", FLOAT_FIELDS)
+def test_float_field_templates_load_an_ordinary_value(template: str) -> None:
+    """The property below is not vacuous: each template loads with an ordinary number."""
+    load(f"name: x\n{template.format(v='0.5')}\n")
+
+
+@pytest.mark.parametrize("template", FLOAT_FIELDS)
+@given(value=st.floats(allow_nan=True, allow_infinity=True) | st.integers(min_value=-(10**400), max_value=10**400))
+def test_any_number_in_a_float_field_is_refused_or_finite_and_bounded(template: str, value: float) -> None:
+    text = (
+        repr(value)
+        if isinstance(value, int)
+        else {"nan": ".nan", "inf": ".inf", "-inf": "-.inf"}.get(repr(value), repr(value))
+    )
+    if "e" in text and "." not in text:  # YAML 1.1 reads a float without a dot as a string
+        text = text.replace("e", ".0e")
+    try:
+        scenario = load(f"name: x\n{template.format(v=text)}\n")
+    except ScenarioError as err:
+        path = err.path  # always names the field
+    else:
+        path = ""
+    if path:
+        return
+    numbers = [scenario.settle, scenario.latency.api.mean]
+    for fault in scenario.faults:
+        numbers.extend(getattr(fault, name) for name in ("probability", "factor") if hasattr(fault, name))
+    numbers.extend(s.rate_per_second for s in scenario.steps if isinstance(s, CreatePods) and s.rate_per_second)
+    assert all(n is None or (math.isfinite(n) and n >= 0) for n in numbers)
+    assert scenario.settle <= limits.MAX_SECONDS
+    assert scenario.latency.api.mean <= limits.MAX_SECONDS
