@@ -10,6 +10,17 @@ Grammar (upstream ``resource.ParseQuantity``): an optionally signed decimal numb
 then one suffix: binary ``Ki Mi Gi Ti Pi Ei``, decimal ``n u m k M G T P E``, or a
 decimal exponent ``e<int>`` / ``E<int>``.
 
+Range: any size parses, exactly, as upstream's ``ParseQuantity`` parses it (upstream caps
+binary-suffixed ones at the largest int64 and keeps decimal ones as arbitrary-precision
+decimals). But a quantity whose milli-value does not fit in an int64 (beyond ``MAX_VALUE``,
+about 9.2e15 cores or bytes: ``8Ei`` and ``1e16`` are out) is one the scheduler cannot read:
+upstream's scheduler reads ``Quantity.MilliValue()`` as an int64, which then does not hold the
+value, and our NodeTable's int64 columns would overflow. Validation
+(``emulator.api.validation``) refuses it, in upstream's ``field.Invalid`` form, naming
+``resource.MaxMilliValue``, the constant upstream compares ``Value()`` with before it trusts
+``MilliValue()`` (``fits_int64_milli``, ``TOO_LARGE``). Values below one milli round up to
+``1m`` (upstream rounds up to ``1n``: if you ask for some, you get some).
+
 A malformed text does not raise while decoding a manifest: it becomes a Quantity whose
 ``error`` is set, and validation (``emulator.api.validation``) reports it with the exact
 field path, which msgspec cannot give for a map value.
@@ -22,7 +33,7 @@ import re
 from fractions import Fraction
 from typing import Final
 
-__all__ = ["Quantity", "parse_quantity"]
+__all__ = ["MAX_MILLI", "MAX_VALUE", "TOO_LARGE", "Quantity", "fits_int64_milli", "parse_quantity"]
 
 _BINARY: Final = {"Ki": 1 << 10, "Mi": 1 << 20, "Gi": 1 << 30, "Ti": 1 << 40, "Pi": 1 << 50, "Ei": 1 << 60}
 _DECIMAL: Final = {
@@ -42,6 +53,14 @@ _RE: Final = re.compile(
     r"(?:(?P<exp>[eE][+-]?[0-9]+)|(?P<suffix>Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]?))$"
 )
 EXPECTED: Final = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+MAX_MILLI: Final = 2**63 - 1
+"""The largest milli-value accepted: an int64, as the scheduler's ``MilliValue()`` reads it."""
+MAX_VALUE: Final = MAX_MILLI // 1000
+"""The largest value accepted, 9223372036854775 (upstream ``resource.MaxMilliValue``)."""
+TOO_LARGE: Final = (
+    f"must be no more than {MAX_VALUE} (upstream resource.MaxMilliValue): larger quantities do not fit "
+    "in the int64 milli-value the scheduler reads"
+)
 
 
 class Quantity:
@@ -103,7 +122,10 @@ def _exact(value: str | int | float) -> tuple[str, Fraction]:
     m = _RE.match(text)
     if m is None or text in {"", "+", "-", "."}:
         raise ValueError(EXPECTED)
-    number = Fraction(m["num"])
+    try:
+        number = Fraction(m["num"])
+    except ValueError:  # beyond Python's int-from-text digit limit (4300 digits)
+        raise ValueError(EXPECTED) from None
     if m["exp"] is not None:
         exponent = int(m["exp"][1:])
         if abs(exponent) > 64:  # far beyond any real quantity; refuse rather than build a huge int
@@ -116,9 +138,17 @@ def _exact(value: str | int | float) -> tuple[str, Fraction]:
 
 
 def parse_quantity(value: str | int | float) -> Quantity:
-    """Parse a quantity exactly; raise ``ValueError`` with upstream's wording if malformed."""
+    """Parse a quantity exactly; raise ``ValueError`` with upstream's wording if malformed.
+
+    Any size parses, as upstream's ``ParseQuantity``; ``fits_int64_milli`` says whether the
+    scheduler may read it (validation refuses it otherwise, with ``TOO_LARGE``)."""
     text, exact = _exact(value)
     return Quantity(text, math.ceil(exact * 1000))
+
+
+def fits_int64_milli(q: Quantity) -> bool:
+    """Whether ``q``'s milli-value fits in an int64, as upstream's ``MilliValue()`` returns it."""
+    return -MAX_MILLI <= q.milli <= MAX_MILLI
 
 
 def decode_quantity(value: object) -> Quantity:

@@ -22,7 +22,7 @@ from emulator.api.errors import Invalid
 from emulator.api.labels import DNS1123_SUBDOMAIN_MAX_LEN, DNS1123_SUBDOMAIN_RE, is_dns1123_label
 from emulator.api.meta import ObjectMeta
 from emulator.api.podvalidation import scheduling_errors
-from emulator.api.quantity import Quantity
+from emulator.api.quantity import TOO_LARGE, Quantity, fits_int64_milli
 from emulator.api.scheduling import PriorityClass
 from emulator.api.taints import TAINT_EFFECTS
 
@@ -47,10 +47,14 @@ def _resource_lists(obj: object) -> Iterator[tuple[str, Mapping[str, Quantity]]]
 
 
 def quantity_errors(obj: object) -> Iterator[tuple[str, Quantity]]:
-    """Every malformed or negative quantity of ``obj`` with its field path."""
+    """Every malformed, negative or too large quantity of ``obj`` with its field path.
+
+    Too large: a milli-value beyond an int64 (``quantity.fits_int64_milli``). Upstream's API
+    server accepts such a quantity but its scheduler reads ``MilliValue()`` as an int64 that
+    cannot hold it; we refuse it, naming ``resource.MaxMilliValue`` (``quantity.TOO_LARGE``)."""
     for path, rl in _resource_lists(obj):
         for name, q in rl.items():
-            if q.error or q.milli < 0:
+            if q.error or q.milli < 0 or not fits_int64_milli(q):
                 yield f"{path}.{name}", q
 
 
@@ -135,6 +139,8 @@ def validate(obj: object) -> None:
         name = meta.name if meta else ""
         if q.error:
             raise Invalid.at(kind, name, path, f'Invalid value: "{q.text}": {q.error}')
+        if q.milli > 0:
+            raise Invalid.at(kind, name, path, f'Invalid value: "{q.text}": {TOO_LARGE}')
         raise Invalid.at(kind, name, path, f'Invalid value: "{q.text}": must be greater than or equal to 0')
     if isinstance(obj, Pod):
         _pod(obj)

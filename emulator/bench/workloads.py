@@ -31,6 +31,7 @@ workload at a hundredth of its size. It does not own running a workload (``harne
 from __future__ import annotations
 
 import fnmatch
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -136,6 +137,11 @@ class WorkloadSpec(_Spec, frozen=True):
     labels: list[str] = []
     threshold: float | None = None
 
+    def __post_init__(self) -> None:
+        # msgspec's float accepts NaN and infinities, which pass or fail every comparison.
+        if self.threshold is not None and not math.isfinite(self.threshold):
+            raise ValueError(f"threshold must be a finite number, got {self.threshold!r}")
+
 
 class TestCase(_Spec, frozen=True):
     name: str
@@ -231,8 +237,8 @@ def load_workloads(path: str | Path, *, scale: float = 1.0) -> list[Workload]:
 
 
 def load_workloads_text(text: str, *, source: str, scale: float = 1.0) -> list[Workload]:
-    if not scale > 0:
-        raise WorkloadError(source, "", f"scale must be > 0, got {scale!r}")
+    if not (scale > 0 and math.isfinite(scale)):
+        raise WorkloadError(source, "", f"scale must be finite and > 0, got {scale!r}")
     try:
         yaml_docs = load_documents(text, source=source)
     except YamlError as err:

@@ -24,6 +24,7 @@ on stderr naming the file and the path inside it).
 from __future__ import annotations
 
 import argparse
+import math
 import statistics
 import sys
 import time
@@ -57,8 +58,8 @@ def _scale(text: str) -> float:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}")
+    if not (value > 0 and math.isfinite(value)):  # NaN fails the first test, infinity the second
+        raise argparse.ArgumentTypeError(f"expected a finite number > 0, got {text!r}")
     return value
 
 

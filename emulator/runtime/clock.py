@@ -32,6 +32,7 @@ from .loop import VirtualTimeEventLoop, new_virtual_loop
 
 __all__ = [
     "EPOCH",
+    "MAX_DURATION_SECONDS",
     "Clock",
     "LoopClock",
     "format_duration",
@@ -187,21 +188,39 @@ _NUMBER = r"(?:\d+\.?\d*|\.\d+)"
 _PLAIN_NUMBER = re.compile(_NUMBER)
 _COMPONENT = re.compile(rf"({_NUMBER})(ns|us|µs|μs|ms|s|m|h)")
 _NS_PER_S: Final = 10**9
+MAX_DURATION_SECONDS: Final = (2**63 - 1) / _NS_PER_S
+"""The longest duration Go's ``time.Duration`` (int64 nanoseconds) holds, in seconds."""
+_MAX_DURATION_TEXT: Final = "2562047h47m16.854775807s"
 
 
 def parse_duration(text: str | int | float) -> float:
-    """Seconds in a Go-style duration: "5ms", "1.5s", "1h30m", "250us", "0"; numbers are seconds."""
+    """Seconds in a Go-style duration: "5ms", "1.5s", "1h30m", "250us", "0"; numbers are seconds.
+
+    Raises ``ValueError`` for a malformed, negative or non-finite duration, and for one
+    longer than Go's ``time.Duration`` holds (``MAX_DURATION_SECONDS``, about 292 years:
+    upstream's ``time.ParseDuration`` refuses it as an invalid duration). Callers with a
+    smaller limit (a scenario's, see ``emulator/scenario/limits.py``) check it themselves.
+    """
     if isinstance(text, str):
         seconds = _parse_duration_text(text.strip(), text)
     elif isinstance(text, bool):
         raise ValueError(f"expected a duration like 5ms, 1.5s, 2m or 1h30m, got {text!r}")
     else:
-        seconds = float(text)
+        try:
+            seconds = float(text)
+        except OverflowError:  # an int beyond any float
+            raise _too_long(text) from None
     if math.isnan(seconds) or math.isinf(seconds):
         raise ValueError(f"expected a finite duration, got {text!r}")
     if seconds < 0:
         raise ValueError(f"durations cannot be negative, got {text!r}")
+    if seconds > MAX_DURATION_SECONDS:
+        raise _too_long(text)
     return seconds
+
+
+def _too_long(text: str | int | float) -> ValueError:
+    return ValueError(f"durations must be at most {_MAX_DURATION_TEXT} (Go's time.Duration range), got {text!r}")
 
 
 @functools.lru_cache(maxsize=1024)  # pure: a scenario repeats a few durations per pod
@@ -209,7 +228,10 @@ def _parse_duration_text(s: str, original: str) -> float:
     if s.startswith("-"):
         raise ValueError(f"durations cannot be negative, got {original!r}")
     if _PLAIN_NUMBER.fullmatch(s):
-        return float(s)
+        value = float(s)  # a plain number of 309+ digits is inf
+        if value > MAX_DURATION_SECONDS:
+            raise _too_long(original)
+        return value
     total = Fraction(0)
     pos = 0
     while pos < len(s) and (match := _COMPONENT.match(s, pos)):
@@ -217,6 +239,8 @@ def _parse_duration_text(s: str, original: str) -> float:
         pos = match.end()
     if not s or pos != len(s):
         raise ValueError(f"expected a duration like 5ms, 1.5s, 2m or 1h30m, got {original!r}")
+    if total > MAX_DURATION_SECONDS:  # before float(): a huge Fraction would raise OverflowError
+        raise _too_long(original)
     return float(total)
 
 

@@ -36,7 +36,8 @@ from emulator.inputs import (
     show,
 )
 from emulator.inputs import read_text as read_file
-from emulator.runtime.clock import parse_duration
+from emulator.runtime.clock import format_duration, parse_duration
+from emulator.scenario.limits import MAX_SECONDS
 from emulator.scenario.schema import RUN_DURATION_ANNOTATION, SchedulerConfig
 
 __all__ = ["Origin", "Readers", "ScenarioError", "check_run_duration"]
@@ -219,7 +220,8 @@ def check_run_duration(pod: Pod, file: str, path: str) -> None:
     if text is None:
         return
     try:
-        parse_duration(text)
+        if parse_duration(text) > MAX_SECONDS:
+            raise ValueError(f"expected a duration of at most {format_duration(MAX_SECONDS)}, got {text!r}")
     except ValueError as err:
         detail = str(err)
         if detail.endswith(repr(text)):

@@ -62,6 +62,11 @@ Run length: the timeline runs every step in order (a step with ``at`` first wait
 that simulated time; ``at`` never goes backwards). After the last step the run ends once
 no Pod has been written for ``settle`` seconds (default 30s), or at ``until`` if given,
 whichever comes first.
+
+Limits: every number is bounded so that every accepted scenario finishes (durations at most
+a day, periods at least a second, totals of nodes, pods and scheduler instances): the values
+are in ``limits.py``, with why; the types below carry the per-field ones, ``totals.py``
+checks those that span several fields, and the loader refuses NaN and infinities.
 """
 
 from __future__ import annotations
@@ -73,6 +78,7 @@ from msgspec.structs import replace
 
 from emulator.api.codec import ApiObject
 from emulator.api.core import LabelSelector, Node, Pod
+from emulator.scenario.limits import MAX_CREATE_PODS, MAX_GROUP_NODES, MAX_SECONDS
 
 __all__ = [
     "AGENT_PATTERN",
@@ -126,13 +132,14 @@ __all__ = [
     "generated_name",
 ]
 
-Duration = Annotated[float, msgspec.Meta(ge=0, extra={"format": "duration"})]
-"""Seconds; written as a Go duration ("5ms", "1.5s", "1h30m") or a number of seconds."""
+Duration = Annotated[float, msgspec.Meta(ge=0, le=MAX_SECONDS, extra={"format": "duration"})]
+"""Seconds; written as a Go duration ("5ms", "1.5s", "1h30m") or a number of seconds; at most
+a day (``limits.MAX_SECONDS``, like every other limit: see ``limits.py`` and ``totals.py``)."""
 Bytes = Annotated[int, msgspec.Meta(ge=0, extra={"format": "quantity"})]
 """Bytes; written as a Kubernetes quantity ("100Mi", "1G", 5e6)."""
 ByteRate = Annotated[int, msgspec.Meta(ge=0, extra={"format": "rate"})]
 """Bytes per second; written as a quantity ("50Mi"), optionally with "/s" ("50Mi/s")."""
-PositiveDuration = Annotated[float, msgspec.Meta(gt=0, extra={"format": "duration"})]
+PositiveDuration = Annotated[float, msgspec.Meta(gt=0, le=MAX_SECONDS, extra={"format": "duration"})]
 """A duration greater than zero."""
 PositiveInt = Annotated[int, msgspec.Meta(ge=1)]
 Probability = Annotated[float, msgspec.Meta(ge=0, le=1)]
@@ -151,10 +158,6 @@ ImportPath = Annotated[
 RUN_DURATION_ANNOTATION: Final = "emulator.k8s.io/run-duration"
 PRECREATED_NAMESPACES: Final = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})
 """Namespaces a new cluster has (the runner also creates every namespace objects refer to)."""
-MAX_GROUP_NODES: Final = 100_000
-"""The most nodes one ``nodes`` entry or ``createNodes`` step may make."""
-MAX_CREATE_PODS: Final = 1_000_000
-"""The most pods one ``createPods`` step may make."""
 
 
 class Spec(msgspec.Struct, forbid_unknown_fields=True, rename="camel", kw_only=True, frozen=True):

@@ -64,6 +64,7 @@ from emulator.scenario.schema import (
     WatchReorder,
     generated_name,
 )
+from emulator.scenario.totals import limit_errors
 from emulator.scenario.walker import Hook, Reader, SchemaWalker
 
 __all__ = ["ScenarioWalker"]
@@ -129,6 +130,8 @@ class ScenarioWalker(SchemaWalker):
         if not isinstance(doc, dict):
             self.fail("", f"expected a scenario (a mapping with name, nodes, steps, ...), got {show(doc)}")
         scenario: Scenario = self.struct(Scenario, doc, "")
+        for path, detail in limit_errors(scenario):  # totals and the horizon: see totals.py
+            self.fail(path, detail)
         return scenario
 
     def steps(self, value: Any, path: str) -> list[Step]:

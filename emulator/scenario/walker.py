@@ -14,6 +14,7 @@ run from the ``after`` hooks once a Struct is built. It does not read files.
 from __future__ import annotations
 
 import json
+import math
 import re
 import types
 from collections.abc import Callable
@@ -25,9 +26,10 @@ import msgspec
 from emulator.api.codec import ApiObject
 from emulator.api.core import LabelSelector, Node, Pod
 from emulator.api.labelparse import parse_label_selector
-from emulator.api.quantity import parse_quantity
+from emulator.api.quantity import MAX_VALUE, fits_int64_milli, parse_quantity
 from emulator.inputs import join_path, show
 from emulator.runtime.clock import format_duration, parse_duration
+from emulator.scenario.limits import MAX_SECONDS
 from emulator.scenario.readers import Readers, ScenarioError
 from emulator.scenario.schema import SchedulerConfig
 
@@ -42,6 +44,13 @@ Hook = Callable[[Any, dict[str, Any], str], Any]
 """``(struct, raw mapping, path) -> struct``: a check (or defaulting) once a Struct is built."""
 Reader = Callable[[Any, str], Any]
 """``(YAML value, path) -> value`` for a type with its own syntax."""
+
+
+def _finite(value: float) -> bool:
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an int beyond any float
+        return False
 
 
 def _meta(tp: Any) -> tuple[Any, msgspec.Meta | None]:
@@ -162,6 +171,8 @@ class SchemaWalker(Readers):
             raise TypeError(f"the scenario schema uses an unsupported type {tp!r} at {path}")
         if not ok:
             self.fail(path, f"expected {describe(tp)}, got {show(value)}")
+        if base is float and not _finite(value):  # NaN would pass every comparison below
+            self.fail(path, f"expected a finite number, got {show(value)}")
         if meta is not None and (
             (meta.ge is not None and value < meta.ge)
             or (meta.gt is not None and value <= meta.gt)
@@ -190,12 +201,15 @@ class SchemaWalker(Readers):
         if isinstance(value, bool) or not isinstance(value, str | int | float):
             self.fail(path, f"expected {_DURATION}, got {show(value)}")
         try:
-            return parse_duration(value)
+            seconds = parse_duration(value)
         except ValueError as err:
             detail = str(err)
             if detail.endswith(repr(value)):
                 detail = detail[: -len(repr(value))] + show(value)
             self.fail(path, detail)
+        if seconds > MAX_SECONDS:  # every duration of a scenario is simulated time: see limits.py
+            self.fail(path, f"expected a duration of at most {format_duration(MAX_SECONDS)}, got {show(value)}")
+        return seconds
 
     def quantity(self, value: Any, path: str, *, rate: bool = False) -> int:
         text = value.removesuffix("/s") if rate and isinstance(value, str) else value
@@ -205,6 +219,8 @@ class SchemaWalker(Readers):
             self.fail(path, f"expected {_RATE if rate else _QUANTITY}, got {show(value)}")
         if q.milli < 0:
             self.fail(path, f"expected a quantity >= 0, got {show(value)}")
+        if not fits_int64_milli(q):  # image sizes reach the scheduler's int64 columns: see limits.py
+            self.fail(path, f"expected a quantity of at most {MAX_VALUE} (resource.MaxMilliValue), got {show(value)}")
         return q.value
 
     def selector(self, value: Any, path: str) -> LabelSelector:

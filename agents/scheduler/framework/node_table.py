@@ -27,6 +27,14 @@ Flags over all rows (kept on every update; they only ever turn on until the next
 ``any_scalars`` (a node with scalar allocatable or requests) and ``huge`` (an amount ≥ 2**50,
 where vectorised integer arithmetic could overflow int64: plugins then decline).
 
+Overflow: validation bounds each quantity's milli-value to an int64, but a node's sums are
+not bounded (pods given ``spec.nodeName`` bypass the fit check; allocatable − requested can
+go below −2**63). Such a value is stored saturated at ±(2**63 − 1): it is ≥ ``HUGE``, so
+``huge`` is set and no vectorised path reads it; the plugins' per-node code uses the
+NodeInfo's exact Python ints. A derived value past int64 (ImageLocality's scaled size of an
+image reported at int64's maximum: upstream's ``sizeBytes`` is an int64, but float rounding
+takes its scaled score one past it) is clamped likewise.
+
 Derived columns (``derived(key, fn, depends)``): ``fn(node_info) -> int`` evaluated on every row
 the first time ``key`` is asked for, then re-evaluated for a row only when that row changes —
 every change for ``depends="info"``, only a new Node object for ``depends="node"`` (labels,
@@ -90,6 +98,7 @@ __all__ = [
 ]
 
 IntArray = npt.NDArray[np.int64]
+INT64_MAX: Final = 2**63 - 1
 HUGE: Final = 1 << 50
 """Amounts from here on make the vectorised paths decline (int64 products could overflow)."""
 MAX_DERIVED: Final = 64
@@ -123,6 +132,16 @@ def _values(info: NodeInfo) -> tuple[int, ...]:
         a.memory - r.memory,
         a.ephemeral_storage - r.ephemeral_storage,
     )
+
+
+def _saturated(values: tuple[int, ...]) -> tuple[int, ...]:
+    """``values`` clamped to ±``INT64_MAX``: a row the vectorised paths will decline (``huge``)."""
+    return tuple(max(-INT64_MAX, min(INT64_MAX, v)) for v in values)
+
+
+def _clamp(value: int) -> int:
+    """A derived value clamped to ±``INT64_MAX`` (an image of 2**63 − 1 bytes scales past it)."""
+    return value if -INT64_MAX <= value <= INT64_MAX else max(-INT64_MAX, min(INT64_MAX, value))
 
 
 class _Derived:
@@ -196,7 +215,10 @@ class NodeTable:
         self.index: dict[str, int] = {info.name: i for i, info in enumerate(infos)}
         self._nodes = [info.node for info in infos]
         rows = self._row_values = [_values(info) for info in infos]
-        data = np.array(rows, dtype=np.int64).reshape(n, _WIDTH) if n else np.zeros((0, _WIDTH), np.int64)
+        try:
+            data = np.array(rows, dtype=np.int64).reshape(n, _WIDTH) if n else np.zeros((0, _WIDTH), np.int64)
+        except OverflowError:  # a sum beyond int64 (see the docstring): saturate, ``huge`` is then set
+            data = np.array([_saturated(row) for row in rows], dtype=np.int64).reshape(n, _WIDTH)
         data = self.data = np.ascontiguousarray(data.T)
         """``data[COLUMN]``: that column over every node (rows ``ALLOC_CPU`` … ``FREE_EPH``)."""
         self.alloc_cpu: IntArray = data[ALLOC_CPU]
@@ -242,7 +264,10 @@ class NodeTable:
         columns_changed = values != self._row_values[i]
         if columns_changed:
             self._row_values[i] = values
-            self.data[:, i] = values
+            try:
+                self.data[:, i] = values
+            except OverflowError:
+                self.data[:, i] = _saturated(values)
             if max(values) >= HUGE or min(values) <= -HUGE:
                 self.huge = True
         node_changed = info.node is not self._nodes[i]
@@ -260,7 +285,7 @@ class NodeTable:
                 log.clear()
         for d in self._derived.values():
             if node_changed or d.depends == "info":
-                d.values[i] = d.fn(info)
+                d.values[i] = _clamp(d.fn(info))
 
     def derived(
         self, key: Hashable, fn: Callable[[NodeInfo], int], depends: Literal["node", "info"] = "node"
@@ -272,7 +297,7 @@ class NodeTable:
         if d is not None:
             self._derived.move_to_end(key)
             return d.values
-        values = np.fromiter((fn(info) for info in self.infos), dtype=np.int64, count=self.size)
+        values = np.fromiter((_clamp(fn(info)) for info in self.infos), dtype=np.int64, count=self.size)
         self._derived[key] = _Derived(fn, depends, values)
         if len(self._derived) > MAX_DERIVED:
             self._derived.popitem(last=False)
