@@ -11,6 +11,7 @@ a deadline, so a hang fails the test instead of stalling the suite.
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from pathlib import Path
@@ -261,7 +262,7 @@ def test_refused_with_one_error_line(
     assert status == 2, err
     lines = err.splitlines()
     assert len(lines) == 1, err
-    assert lines[0].startswith(f"error: {f}: "), err
+    assert re.match(rf"error: {re.escape(str(f))}(:\d+:\d+)?: ", lines[0]), err
     assert path in lines[0], err
 
 

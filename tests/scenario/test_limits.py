@@ -131,8 +131,9 @@ def pods(count: int = 2, extra: str = "") -> str:
     ],
 )
 def test_limits_refused_with_path_and_maximum(text: str, message: str) -> None:
-    with pytest.raises(ScenarioError, match=f"^{re.escape(message)}$"):
+    with pytest.raises(ScenarioError) as info:
         load(f"name: x\n{text}\n")
+    assert re.sub(r"^(\S+?):\d+:\d+: ", r"\1: ", str(info.value)) == message  # the position is pinned elsewhere
 
 
 @pytest.mark.parametrize(
