@@ -225,10 +225,16 @@ def taint(key: str, value: str = "", *, effect: str = "NoSchedule") -> Taint:
 
 
 def toleration(
-    key: str = "", value: str | None = None, *, effect: str = "", seconds: int | None = None, operator: str = ""
+    key: str = "",
+    value: str | None = None,
+    *,
+    effect: str = "",
+    seconds: int | None = None,
+    operator: str | None = None,
 ) -> Toleration:
-    """``Equal`` when a ``value`` is given, else ``Exists``, unless ``operator`` says."""
-    op = operator or ("Exists" if value is None else "Equal")
+    """``Equal`` when a ``value`` is given, else ``Exists``, unless ``operator`` says (``""``
+    is kept: upstream reads an empty operator as ``Equal``)."""
+    op = operator if operator is not None else ("Exists" if value is None else "Equal")
     return Toleration(key=key, operator=op, value=value or "", effect=effect, toleration_seconds=seconds)
 
 

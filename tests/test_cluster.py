@@ -132,6 +132,7 @@ def test_builders_build_what_the_codec_decodes(built: Any, doc: dict[str, Any], 
         pytest.param(toleration("k"), "Exists", "", id="exists"),
         pytest.param(toleration("k", "v"), "Equal", "v", id="equal"),
         pytest.param(toleration("k", "", operator="Equal"), "Equal", "", id="equal-empty"),
+        pytest.param(toleration("k", "v", operator=""), "", "v", id="empty-operator-kept"),
     ],
 )
 def test_toleration_operator_follows_the_value(built: Any, operator: str, value: str) -> None:
