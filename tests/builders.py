@@ -1,5 +1,5 @@
 """Pure builders of the API objects tests need: ``pod``, ``node``, ``container``,
-``priority_class``, ``taint``, ``toleration`` and the selector and affinity pieces.
+``priority_class``, ``namespace``, ``taint``, ``toleration`` and the selector and affinity pieces.
 
 Owns: turning a few keyword arguments into the same frozen Structs the codec would decode
 from a manifest (quantities parsed with ``parse_quantity``, Kubernetes' defaults left to the
@@ -28,6 +28,7 @@ from emulator.api.core import (
     ContainerPort,
     LabelSelector,
     LabelSelectorRequirement,
+    Namespace,
     Node,
     NodeAffinity,
     NodeCondition,
@@ -59,6 +60,7 @@ __all__ = [
     "affinity",
     "container",
     "label_selector",
+    "namespace",
     "node",
     "node_term",
     "pod",
@@ -210,6 +212,10 @@ def node(
             ),
         ),
     )
+
+
+def namespace(name: str, *, labels: Mapping[str, str] | None = None) -> Namespace:
+    return Namespace(metadata=ObjectMeta(name=name, labels=dict(labels or {})))
 
 
 def priority_class(

@@ -10,12 +10,13 @@ from typing import Any
 import pytest
 
 from emulator.api.codec import convert
-from emulator.api.core import Node, Pod
+from emulator.api.core import Namespace, Node, Pod
 from emulator.api.scheduling import PriorityClass
 from tests.builders import (
     affinity,
     container,
     label_selector,
+    namespace,
     node,
     node_term,
     pod,
@@ -113,6 +114,12 @@ POD_DOC: dict[str, Any] = {
             },
             Node,
             id="node-allocatable-only",
+        ),
+        pytest.param(
+            namespace("team-a", labels={"team": "a"}),
+            {"metadata": {"name": "team-a", "labels": {"team": "a"}}},
+            Namespace,
+            id="namespace",
         ),
         pytest.param(
             priority_class("high", 1000, preemption_policy="Never"),
