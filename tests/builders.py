@@ -30,6 +30,7 @@ from emulator.api.core import (
     LabelSelectorRequirement,
     Namespace,
     Node,
+    NodeAddress,
     NodeAffinity,
     NodeCondition,
     NodeSelector,
@@ -189,6 +190,8 @@ def node(
     ready: str | None = None,
     conditions: Sequence[NodeCondition] = (),
     images: Mapping[str, int] | Sequence[ContainerImage] = (),
+    addresses: Sequence[NodeAddress] = (),
+    pod_cidr: str = "",
     creation_timestamp: str | None = None,
 ) -> Node:
     """A node with room for ``cpu``, ``memory``, ``pods`` (and ``extra`` resources; ``None``
@@ -200,11 +203,12 @@ def node(
     room = quantities({"cpu": cpu, "memory": memory, "pods": pods, **(extra or {})})
     return Node(
         metadata=ObjectMeta(name=name, labels=dict(labels or {}), creation_timestamp=creation_timestamp),
-        spec=NodeSpec(taints=list(taints), unschedulable=unschedulable),
+        spec=NodeSpec(taints=list(taints), unschedulable=unschedulable, pod_cidr=pod_cidr),
         status=NodeStatus(
             capacity={} if allocatable_only else dict(room),
             allocatable={} if capacity_only else room,
             conditions=list(conditions),
+            addresses=list(addresses),
             images=(
                 [ContainerImage(names=[n], size_bytes=s) for n, s in images.items()]
                 if isinstance(images, Mapping)

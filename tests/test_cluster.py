@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from emulator.api.codec import convert
-from emulator.api.core import Namespace, Node, Pod
+from emulator.api.core import Namespace, Node, NodeAddress, Pod
 from emulator.api.scheduling import PriorityClass
 from tests.builders import (
     affinity,
@@ -28,6 +28,7 @@ from tests.builders import (
 )
 from tests.cluster import Cluster, open_cluster
 
+ADDRESS = NodeAddress(type="InternalIP", address="10.0.0.1")
 POD_DOC: dict[str, Any] = {
     "metadata": {"name": "p", "namespace": "default", "labels": {"app": "web"}},
     "spec": {
@@ -114,6 +115,16 @@ POD_DOC: dict[str, Any] = {
             },
             Node,
             id="node-allocatable-only",
+        ),
+        pytest.param(
+            node("n1", cpu=None, memory=None, pods=None, pod_cidr="10.0.1.0/24", addresses=[ADDRESS]),
+            {
+                "metadata": {"name": "n1"},
+                "spec": {"podCIDR": "10.0.1.0/24"},
+                "status": {"addresses": [{"type": "InternalIP", "address": "10.0.0.1"}]},
+            },
+            Node,
+            id="node-addresses-and-pod-cidr",
         ),
         pytest.param(
             namespace("team-a", labels={"team": "a"}),
