@@ -131,6 +131,8 @@ def pod(
     host_network: bool = False,
     grace_seconds: int | None = None,
     phase: str = "",
+    reason: str = "",
+    message: str = "",
     nominated: str = "",
     start_time: str | None = None,
     conditions: Sequence[PodCondition] = (),
@@ -170,7 +172,12 @@ def pod(
             termination_grace_period_seconds=grace_seconds,
         ),
         status=PodStatus(
-            phase=phase, nominated_node_name=nominated, start_time=start_time, conditions=list(conditions)
+            phase=phase,
+            reason=reason,
+            message=message,
+            nominated_node_name=nominated,
+            start_time=start_time,
+            conditions=list(conditions),
         ),
     )
 

@@ -127,6 +127,12 @@ POD_DOC: dict[str, Any] = {
             id="node-addresses-and-pod-cidr",
         ),
         pytest.param(
+            pod("p", namespace="", containers=[], phase="Failed", reason="Evicted", message="low on memory"),
+            {"metadata": {"name": "p"}, "status": {"phase": "Failed", "reason": "Evicted", "message": "low on memory"}},
+            Pod,
+            id="pod-status-reason",
+        ),
+        pytest.param(
             namespace("team-a", labels={"team": "a"}),
             {"metadata": {"name": "team-a", "labels": {"team": "a"}}},
             Namespace,
