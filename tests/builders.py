@@ -1,5 +1,5 @@
 """Pure builders of the API objects tests need: ``pod``, ``node``, ``container``,
-``priority_class``, ``taint``, ``toleration`` and the selector and affinity pieces.
+``priority_class``, ``namespace``, ``taint``, ``toleration`` and the selector and affinity pieces.
 
 Owns: turning a few keyword arguments into the same frozen Structs the codec would decode
 from a manifest (quantities parsed with ``parse_quantity``, Kubernetes' defaults left to the
@@ -28,7 +28,9 @@ from emulator.api.core import (
     ContainerPort,
     LabelSelector,
     LabelSelectorRequirement,
+    Namespace,
     Node,
+    NodeAddress,
     NodeAffinity,
     NodeCondition,
     NodeSelector,
@@ -59,6 +61,7 @@ __all__ = [
     "affinity",
     "container",
     "label_selector",
+    "namespace",
     "node",
     "node_term",
     "pod",
@@ -128,6 +131,8 @@ def pod(
     host_network: bool = False,
     grace_seconds: int | None = None,
     phase: str = "",
+    reason: str = "",
+    message: str = "",
     nominated: str = "",
     start_time: str | None = None,
     conditions: Sequence[PodCondition] = (),
@@ -167,7 +172,12 @@ def pod(
             termination_grace_period_seconds=grace_seconds,
         ),
         status=PodStatus(
-            phase=phase, nominated_node_name=nominated, start_time=start_time, conditions=list(conditions)
+            phase=phase,
+            reason=reason,
+            message=message,
+            nominated_node_name=nominated,
+            start_time=start_time,
+            conditions=list(conditions),
         ),
     )
 
@@ -187,6 +197,8 @@ def node(
     ready: str | None = None,
     conditions: Sequence[NodeCondition] = (),
     images: Mapping[str, int] | Sequence[ContainerImage] = (),
+    addresses: Sequence[NodeAddress] = (),
+    pod_cidr: str = "",
     creation_timestamp: str | None = None,
 ) -> Node:
     """A node with room for ``cpu``, ``memory``, ``pods`` (and ``extra`` resources; ``None``
@@ -198,11 +210,12 @@ def node(
     room = quantities({"cpu": cpu, "memory": memory, "pods": pods, **(extra or {})})
     return Node(
         metadata=ObjectMeta(name=name, labels=dict(labels or {}), creation_timestamp=creation_timestamp),
-        spec=NodeSpec(taints=list(taints), unschedulable=unschedulable),
+        spec=NodeSpec(taints=list(taints), unschedulable=unschedulable, pod_cidr=pod_cidr),
         status=NodeStatus(
             capacity={} if allocatable_only else dict(room),
             allocatable={} if capacity_only else room,
             conditions=list(conditions),
+            addresses=list(addresses),
             images=(
                 [ContainerImage(names=[n], size_bytes=s) for n, s in images.items()]
                 if isinstance(images, Mapping)
@@ -210,6 +223,10 @@ def node(
             ),
         ),
     )
+
+
+def namespace(name: str, *, labels: Mapping[str, str] | None = None) -> Namespace:
+    return Namespace(metadata=ObjectMeta(name=name, labels=dict(labels or {})))
 
 
 def priority_class(
@@ -225,10 +242,16 @@ def taint(key: str, value: str = "", *, effect: str = "NoSchedule") -> Taint:
 
 
 def toleration(
-    key: str = "", value: str | None = None, *, effect: str = "", seconds: int | None = None, operator: str = ""
+    key: str = "",
+    value: str | None = None,
+    *,
+    effect: str = "",
+    seconds: int | None = None,
+    operator: str | None = None,
 ) -> Toleration:
-    """``Equal`` when a ``value`` is given, else ``Exists``, unless ``operator`` says."""
-    op = operator or ("Exists" if value is None else "Equal")
+    """``Equal`` when a ``value`` is given, else ``Exists``, unless ``operator`` says (``""``
+    is kept: upstream reads an empty operator as ``Equal``)."""
+    op = operator if operator is not None else ("Exists" if value is None else "Equal")
     return Toleration(key=key, operator=op, value=value or "", effect=effect, toleration_seconds=seconds)
 
 

@@ -10,12 +10,13 @@ from typing import Any
 import pytest
 
 from emulator.api.codec import convert
-from emulator.api.core import Node, Pod
+from emulator.api.core import Namespace, Node, NodeAddress, Pod
 from emulator.api.scheduling import PriorityClass
 from tests.builders import (
     affinity,
     container,
     label_selector,
+    namespace,
     node,
     node_term,
     pod,
@@ -27,6 +28,7 @@ from tests.builders import (
 )
 from tests.cluster import Cluster, open_cluster
 
+ADDRESS = NodeAddress(type="InternalIP", address="10.0.0.1")
 POD_DOC: dict[str, Any] = {
     "metadata": {"name": "p", "namespace": "default", "labels": {"app": "web"}},
     "spec": {
@@ -115,6 +117,28 @@ POD_DOC: dict[str, Any] = {
             id="node-allocatable-only",
         ),
         pytest.param(
+            node("n1", cpu=None, memory=None, pods=None, pod_cidr="10.0.1.0/24", addresses=[ADDRESS]),
+            {
+                "metadata": {"name": "n1"},
+                "spec": {"podCIDR": "10.0.1.0/24"},
+                "status": {"addresses": [{"type": "InternalIP", "address": "10.0.0.1"}]},
+            },
+            Node,
+            id="node-addresses-and-pod-cidr",
+        ),
+        pytest.param(
+            pod("p", namespace="", containers=[], phase="Failed", reason="Evicted", message="low on memory"),
+            {"metadata": {"name": "p"}, "status": {"phase": "Failed", "reason": "Evicted", "message": "low on memory"}},
+            Pod,
+            id="pod-status-reason",
+        ),
+        pytest.param(
+            namespace("team-a", labels={"team": "a"}),
+            {"metadata": {"name": "team-a", "labels": {"team": "a"}}},
+            Namespace,
+            id="namespace",
+        ),
+        pytest.param(
             priority_class("high", 1000, preemption_policy="Never"),
             {"metadata": {"name": "high"}, "value": 1000, "preemptionPolicy": "Never"},
             PriorityClass,
@@ -132,6 +156,7 @@ def test_builders_build_what_the_codec_decodes(built: Any, doc: dict[str, Any], 
         pytest.param(toleration("k"), "Exists", "", id="exists"),
         pytest.param(toleration("k", "v"), "Equal", "v", id="equal"),
         pytest.param(toleration("k", "", operator="Equal"), "Equal", "", id="equal-empty"),
+        pytest.param(toleration("k", "v", operator=""), "", "v", id="empty-operator-kept"),
     ],
 )
 def test_toleration_operator_follows_the_value(built: Any, operator: str, value: str) -> None:

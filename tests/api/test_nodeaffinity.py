@@ -20,6 +20,7 @@ from emulator.api.nodeaffinity import (
     node_selector_term_matches,
     pod_matches_node_selector_and_affinity,
 )
+from tests import builders
 
 
 def expr(key: str, operator: str, *values: str) -> dict[str, Any]:
@@ -27,7 +28,7 @@ def expr(key: str, operator: str, *values: str) -> dict[str, Any]:
 
 
 def node(name: str = "n1", labels: dict[str, str] | None = None) -> Node:
-    return msgspec.convert({"metadata": {"name": name, "labels": labels or {}}}, Node)
+    return builders.node(name, cpu=None, memory=None, pods=None, labels=labels)
 
 
 def nreq(key: str, operator: str, *values: str) -> NodeSelectorRequirement:
@@ -234,6 +235,7 @@ def test_node_selector_matches(selector: NodeSelector, expected: bool) -> None:
     assert node_selector_matches(selector, N1) is expected
 
 
+# Hand-built from spec documents on purpose: shapes tests.builders cannot say (no terms, empty affinity).
 def pod(spec: dict[str, Any]) -> Pod:
     return msgspec.convert({"metadata": {"name": "p"}, "spec": spec}, Pod)
 

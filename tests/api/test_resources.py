@@ -10,25 +10,23 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from emulator.api.codec import convert
-from emulator.api.core import Node, Pod
+from emulator.api.core import Container, Node, Pod
 from emulator.api.quantity import parse_quantity
 from emulator.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, amount, node_allocatable, pod_requests
+from tests import builders
 
 GI = 1 << 30
 MI = 1 << 20
 
 
-def c(name: str, restart: str | None = None, **requests: str) -> dict[str, Any]:
-    out: dict[str, Any] = {"name": name, "image": "i", "resources": {"requests": dict(requests)}}
-    if restart:
-        out["restartPolicy"] = restart
-    return out
+def c(name: str, restart: str | None = None, **requests: str) -> Container:
+    return builders.container(name, image="i", requests=requests, restart_policy=restart or None)
 
 
-def pod(containers: list[dict[str, Any]], init: list[dict[str, Any]] | None = None, **spec: Any) -> Pod:
-    return convert(
-        {"metadata": {"name": "p"}, "spec": {"containers": containers, "initContainers": init or [], **spec}}, Pod
-    )
+def pod(
+    containers: list[Container], init: list[Container] | None = None, overhead: dict[str, str] | None = None
+) -> Pod:
+    return builders.pod("p", namespace="", containers=containers, init_containers=init or (), overhead=overhead)
 
 
 def test_constants() -> None:

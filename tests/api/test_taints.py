@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import msgspec
 import pytest
 
 from emulator.api.core import (
@@ -11,17 +10,18 @@ from emulator.api.core import (
     Toleration,
 )
 from emulator.api.taints import find_untolerated_taint, toleration_tolerates_taint, tolerations_tolerate_taint
+from tests import builders
 
 
 def node(name: str = "n1", labels: dict[str, str] | None = None) -> Node:
-    return msgspec.convert({"metadata": {"name": name, "labels": labels or {}}}, Node)
+    return builders.node(name, cpu=None, memory=None, pods=None, labels=labels)
 
 
 # --- taints and tolerations -------------------------------------------------------------
 
 
 def tol(key: str = "", operator: str = "", value: str = "", effect: str = "") -> Toleration:
-    return Toleration(key=key, operator=operator, value=value, effect=effect)
+    return builders.toleration(key, value, effect=effect, operator=operator)
 
 
 DEDICATED = Taint(key="dedicated", value="gpu", effect="NoSchedule")

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pytest
+from msgspec.structs import replace
 
 from agents.kubelet.nodestatus import (
     MAX_IMAGES,
@@ -21,29 +24,22 @@ from emulator.api.core import (
     Node,
     NodeAddress,
     NodeCondition,
-    NodeSpec,
-    NodeStatus,
     Pod,
     PodCondition,
-    PodSpec,
     PodStatus,
 )
-from emulator.api.meta import ObjectMeta
+from tests import builders
 
 T0, T1, T2 = "2026-01-01T00:00:00Z", "2026-01-01T00:00:05Z", "2026-01-01T00:01:00Z"
 SCHEDULED = PodCondition(type="PodScheduled", status="True", last_transition_time=T0)
 
 
 def pod_with(*, init: list[Container] | None = None) -> Pod:
-    return Pod(
-        metadata=ObjectMeta(name="p", namespace="default"),
-        spec=PodSpec(
-            node_name="node-1",
-            containers=[Container(name="z-app", image="app:1"), Container(name="a-proxy", image="proxy:1")],
-            init_containers=init or [],
-        ),
-        status=PodStatus(phase="Pending", qos_class="BestEffort", conditions=[SCHEDULED]),
+    containers = [builders.container("z-app", image="app:1"), builders.container("a-proxy", image="proxy:1")]
+    p = builders.pod(
+        "p", node="node-1", containers=containers, init_containers=init or (), phase="Pending", conditions=[SCHEDULED]
     )
+    return replace(p, status=replace(p.status, qos_class="BestEffort"))
 
 
 def test_pending_status_with_init_containers() -> None:
@@ -136,8 +132,8 @@ def test_normalize_image(name: str, normalized: str) -> None:
     assert normalize_image(name) == normalized
 
 
-def node(name: str, **status: object) -> Node:
-    return Node(metadata=ObjectMeta(name=name), spec=NodeSpec(), status=NodeStatus(**status))  # type: ignore[arg-type]
+def node(name: str, *, addresses: Sequence[NodeAddress] = ()) -> Node:
+    return builders.node(name, cpu=None, memory=None, pods=None, addresses=addresses)
 
 
 def test_addresses_derive_from_the_node_index() -> None:
@@ -147,7 +143,7 @@ def test_addresses_derive_from_the_node_index() -> None:
     assert host_ip(node("node-300")) == "172.16.1.45"
     assert host_ip(node("n", addresses=[NodeAddress(type="InternalIP", address="192.168.1.5")])) == "192.168.1.5"
     assert pod_cidr(node("node-300")) == "10.1.45.0/24"
-    assert pod_cidr(Node(metadata=ObjectMeta(name="x"), spec=NodeSpec(pod_cidr="10.9.0.0/24"))) == "10.9.0.0/24"
+    assert pod_cidr(builders.node("x", cpu=None, memory=None, pods=None, pod_cidr="10.9.0.0/24")) == "10.9.0.0/24"
     pool = pod_ip_pool("10.1.45.0/24")
     assert (pool[0], pool[-1], len(pool)) == ("10.1.45.2", "10.1.45.254", 253)
 

@@ -6,25 +6,20 @@ from typing import Any
 
 import pytest
 
-from emulator.api.codec import convert
 from emulator.api.core import Node, Pod
 from emulator.api.labelparse import parse_label_selector
 from emulator.scenario.expectations import check
 from emulator.scenario.monitor import Overcommit
 from emulator.scenario.schema import MaxPodsPerNode, NoOvercommit, PodCount, PodOnNode, PodsOnNodes, TopologySpread
+from tests import builders
 
 
 def node(name: str, **labels: str) -> Node:
-    return convert({"metadata": {"name": name, "labels": labels}}, Node)
+    return builders.node(name, cpu=None, memory=None, pods=None, labels=labels)
 
 
 def pod(name: str, node_name: str = "", phase: str = "Running", **labels: str) -> Pod:
-    doc: dict[str, Any] = {
-        "metadata": {"name": name, "namespace": "default", "labels": labels},
-        "spec": {"nodeName": node_name, "containers": [{"name": "c", "image": "i"}]},
-        "status": {"phase": phase},
-    }
-    return convert(doc, Pod)
+    return builders.pod(name, labels=labels, image="i", node=node_name, phase=phase)
 
 
 NODES = [node("a1", zone="a"), node("a2", zone="a"), node("b1", zone="b"), node("c1", zone="c")]

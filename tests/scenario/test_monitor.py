@@ -7,24 +7,17 @@ from typing import Any
 
 import pytest
 
-from emulator.api.codec import convert
 from emulator.api.core import LabelSelector, Pod
 from emulator.apiserver.server import WriteRecord
 from emulator.scenario.expectations import CONDITIONS, count_pods, count_reached
 from emulator.scenario.monitor import ConditionCounter, PodActivity
+from tests import builders
 
 WEB = LabelSelector(match_labels={"app": "web"})
 
 
 def pod(name: str, app: str = "web", phase: str = "Pending", node: str = "") -> Pod:
-    return convert(
-        {
-            "metadata": {"name": name, "namespace": "default", "uid": f"uid-{name}", "labels": {"app": app}},
-            "spec": {"nodeName": node, "containers": [{"name": "c", "image": "i"}]},
-            "status": {"phase": phase},
-        },
-        Pod,
-    )
+    return builders.pod(name, uid=f"uid-{name}", labels={"app": app}, image="i", node=node, phase=phase)
 
 
 # Each case: the pods before, then (old, new) writes, then the expected (met, total) of

@@ -6,27 +6,25 @@ from __future__ import annotations
 
 import hashlib
 import io
-from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from msgspec.structs import replace
 
-from emulator.api.codec import convert
-from emulator.api.core import Node, Pod
+from emulator.api.core import Node, Pod, PodCondition
 from emulator.apiserver.server import WriteRecord
 from emulator.scenario import trace
 from emulator.scenario.trace import TraceRecorder, fast_trace_line, trace_line
+from tests import builders
 
 
 def _pod(name: str, node: str, phase: str, reason: str) -> Pod:
-    doc: dict[str, Any] = {
-        "metadata": {"name": name, "namespace": "ns"},
-        "spec": {"nodeName": node, "containers": [{"name": "c"}]},
-        "status": {"phase": phase, "reason": reason},
-    }
-    return convert(doc, Pod)
+    return builders.pod(name, namespace="ns", image="", node=node, phase=phase, reason=reason)
+
+
+def _node(name: str) -> Node:
+    return builders.node(name, cpu=None, memory=None, pods=None)
 
 
 record = st.builds(
@@ -36,7 +34,7 @@ record = st.builds(
         "update",
         "Node" if node_kind else "Pod",
         None if i % 3 == 0 else (_pod(f"p{i % 5}", "", "Pending", "") if not node_kind else None),
-        convert({"metadata": {"name": node or "n"}}, Node) if node_kind else _pod(f"p{i % 5}", node, phase, reason),
+        _node(node or "n") if node_kind else _pod(f"p{i % 5}", node, phase, reason),
     ),
     st.integers(min_value=0, max_value=10**6),
     st.sampled_from(["", "n0", "node-with-a-long-name"]),
@@ -66,13 +64,13 @@ def test_buffered_hash_equals_line_by_line(recs: list[WriteRecord], chunk: int, 
 
 
 def _rich_pod(node: str, phase: str, reason: str, cond: tuple[str, str, str] | None) -> Pod:
-    status: dict[str, Any] = {"phase": phase, "reason": reason, "message": reason and f"because {reason}"}
-    conditions = [{"type": "Ready", "status": "True"}]
+    conditions = [PodCondition(type="Ready", status="True")]
     if cond is not None:
-        conditions.append({"type": "PodScheduled", "status": cond[0], "reason": cond[1], "message": cond[2]})
-    status["conditions"] = conditions
-    doc = {"metadata": {"name": "p", "namespace": "ns"}, "spec": {"nodeName": node, "containers": [{"name": "c"}]}}
-    return convert({**doc, "status": status}, Pod)
+        conditions.append(PodCondition(type="PodScheduled", status=cond[0], reason=cond[1], message=cond[2]))
+    message = reason and f"because {reason}"
+    return builders.pod(
+        "p", namespace="ns", image="", node=node, phase=phase, reason=reason, message=message, conditions=conditions
+    )
 
 
 rich_pod = st.builds(
@@ -92,7 +90,7 @@ def rich_record(draw: st.DrawFn) -> WriteRecord:
     kind = draw(st.sampled_from(["Pod", "Pod", "Node"]))
     shape = draw(st.sampled_from(["create", "update", "same-status", "delete"]))
     if kind == "Node":
-        node = convert({"metadata": {"name": "n"}}, Node)
+        node = _node("n")
         return WriteRecord(1, 0.1234567, "update", "Node", None if shape == "create" else node, node)
     old = None if shape == "create" else draw(rich_pod)
     new = None if shape == "delete" else draw(rich_pod)

@@ -28,9 +28,9 @@ from agents.scheduler.framework.types import (
     PodInfo,
 )
 from agents.scheduler.framework.types import QueueingHint as QH
-from emulator.api.codec import convert
-from emulator.api.core import Node, Pod
+from emulator.api.core import Pod
 from emulator.runtime.clock import LoopClock
+from tests import builders
 
 IMPORT_PATH = "agents.scheduler.examples.coscheduling:Coscheduling"
 
@@ -53,8 +53,7 @@ class FakeLister:
 def member(name: str, group: str | None = "g1", min_available: str | None = "3", *, ns: str = "default") -> Pod:
     labels = {POD_GROUP_LABEL: group} if group else {}
     annotations = {MIN_AVAILABLE_ANNOTATION: min_available} if min_available is not None else {}
-    meta = {"name": name, "namespace": ns, "uid": f"uid-{name}", "labels": labels, "annotations": annotations}
-    return convert({"metadata": meta, "spec": {"containers": [{"name": "c"}]}}, Pod)
+    return builders.pod(name, namespace=ns, uid=f"uid-{name}", labels=labels, annotations=annotations, image="")
 
 
 def framework(clock: Any, args: dict[str, Any] | None = None, snapshot: Any = None) -> Framework:
@@ -138,7 +137,7 @@ def test_unreserve_rejects_the_other_waiting_members() -> None:
 
 
 def test_members_already_on_nodes_count() -> None:
-    ni = NodeInfo(convert({"metadata": {"name": "n1"}, "status": {"allocatable": {"pods": "10"}}}, Node))
+    ni = NodeInfo(builders.node("n1", cpu=None, memory=None, pods="10", allocatable_only=True))
     ni.add_pod(PodInfo(member("bound-1")))
     ni.add_pod(PodInfo(member("bound-2", group="g2")))
     fwk = framework(FakeClock(), snapshot=FakeLister(ni))

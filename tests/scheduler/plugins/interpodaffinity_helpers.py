@@ -11,7 +11,8 @@ from agents.scheduler.cache.snapshot import Snapshot
 from agents.scheduler.framework.types import CycleState
 from agents.scheduler.plugins.interpodaffinity import InterPodAffinity
 from emulator.api.codec import convert
-from emulator.api.core import Namespace, Node, Pod
+from emulator.api.core import Affinity, Namespace, Node, Pod
+from tests import builders
 
 Term = dict[str, Any]
 
@@ -104,24 +105,26 @@ def pod(
     pref_anti: Iterable[dict[str, Any]] = (),
     raw_affinity: dict[str, Any] | None = None,
 ) -> Pod:
-    spec: dict[str, Any] = {}
-    if node:
-        spec["nodeName"] = node
+    """A pod without containers; its affinity is the document ``raw_affinity``, or the one
+    ``affinity()`` makes of the term documents."""
     a = raw_affinity if raw_affinity is not None else affinity(aff, anti, pref, pref_anti)
-    if a:
-        spec["affinity"] = a
-    meta: dict[str, Any] = {"name": name, "namespace": ns, "uid": uid}
-    if labels:
-        meta["labels"] = labels
-    return convert({"metadata": meta, "spec": spec}, Pod)
+    return builders.pod(
+        name,
+        namespace=ns,
+        uid=uid,
+        labels=labels,
+        containers=[],
+        node=node,
+        affinity=convert(a, Affinity) if a else None,
+    )
 
 
 def node(name: str, **labels: str) -> Node:
-    return convert({"metadata": {"name": name, "labels": labels}}, Node)
+    return builders.node(name, cpu=None, memory=None, pods=None, labels=labels)
 
 
 def namespace(name: str, **labels: str) -> Namespace:
-    return convert({"metadata": {"name": name, "labels": labels}}, Namespace)
+    return builders.namespace(name, labels=labels)
 
 
 NAMESPACES = [

@@ -9,13 +9,10 @@ import pytest
 from agents.scheduler.framework.interface import BindPlugin
 from agents.scheduler.framework.types import Code, CycleState
 from agents.scheduler.plugins.defaultbinder import NAME, DefaultBinder
-from emulator.api.codec import convert
-from emulator.api.core import Pod
 from emulator.api.errors import ApiError, Conflict, NotFound
+from tests import builders
 
-POD = convert(
-    {"metadata": {"name": "web-1", "namespace": "prod", "uid": "u-1"}, "spec": {"containers": [{"name": "c"}]}}, Pod
-)
+POD = builders.pod("web-1", namespace="prod", uid="u-1", image="")
 
 
 class FakeClient:

@@ -24,13 +24,12 @@ from agents.scheduler.framework.interface import NodeToStatus, PostFilterResult
 from agents.scheduler.framework.types import ActionType, ClusterEvent, Code, EventResource, QueueingHint, Status
 from agents.scheduler.plugins.defaultpreemption import NAME
 from agents.scheduler.preemption import MAX_INT32, PodDisruptionBudget
-from emulator.api.codec import convert
-from emulator.api.core import Binding, Event, LabelSelector, Namespace, Pod
+from emulator.api.core import Binding, Event, LabelSelector, Pod
 from emulator.api.meta import ObjectMeta, ObjectReference
-from emulator.api.scheduling import PriorityClass
 from emulator.apiserver import ApiServer
 from emulator.client.client import Client
 from emulator.runtime.clock import LoopClock
+from tests import builders
 from tests.scheduler.preemption.preemption_helpers import (
     HIGH,
     LARGE,
@@ -67,7 +66,7 @@ def statuses(**codes: Code) -> NodeToStatus:
 
 
 def sel(**labels: str) -> LabelSelector:
-    return convert({"matchLabels": labels}, LabelSelector)
+    return builders.label_selector(labels)
 
 
 # --- TestPostFilter -----------------------------------------------------------------------------
@@ -820,18 +819,17 @@ def test_lower_priority_pods_cannot_take_the_room_nominated_for_the_preemptor() 
 async def test_preemption_against_the_api_server() -> None:
     clock = LoopClock(asyncio.get_running_loop(), virtual=True)
     srv = ApiServer(clock, random.Random(0))
-    srv.create(Namespace(metadata=ObjectMeta(name="default")))
-    srv.create(PriorityClass(metadata=ObjectMeta(name="high"), value=HIGH))
+    srv.create(builders.namespace("default"))
+    srv.create(builders.priority_class("high", HIGH))
 
-    def pod_doc(name: str, req: dict[str, str], **spec: Any) -> Pod:
-        ctr = {"name": "c", "image": "i", "resources": {"requests": req}}
-        return convert({"metadata": {"name": name}, "spec": {"containers": [ctr], **spec}}, Pod)
+    def pod_doc(name: str, req: dict[str, str], priority_class: str = "") -> Pod:
+        return builders.pod(name, namespace="", image="i", requests=req, priority_class=priority_class)
 
     for name in ("v1", "v2"):
         srv.create(pod_doc(name, MEDIUM))
         target = ObjectReference(kind="Node", name="node1")
         srv.bind(Binding(metadata=ObjectMeta(name=name, namespace="default"), target=target))
-    preemptor = srv.create(pod_doc("p", VERY_LARGE, priorityClassName="high"))
+    preemptor = srv.create(pod_doc("p", VERY_LARGE, priority_class="high"))
     victims = [srv.get("Pod", n, "default") for n in ("v1", "v2")]
     client = Client(srv, clock, random.Random(1), name="default-scheduler")
     fwk, plugin = build(victims, [make_node("node1")], client=client, clock=clock)

@@ -18,8 +18,8 @@ from agents.scheduler.framework.types import CycleState
 from agents.scheduler.plugins.defaultbinder import DefaultBinder
 from agents.scheduler.plugins.imagelocality import MB, NAME, ImageLocality, calculate_priority
 from agents.scheduler.plugins.queuesort import PrioritySort
-from emulator.api.codec import convert
-from emulator.api.core import Node, Pod
+from emulator.api.core import ContainerImage, Node, Pod
+from tests import builders
 
 
 class FakeHandle:
@@ -32,8 +32,8 @@ class FakeHandle:
         return self._snapshot
 
 
-def images(*entries: tuple[list[str], int]) -> list[dict[str, Any]]:
-    return [{"names": names, "sizeBytes": size_mb * MB} for names, size_mb in entries]
+def images(*entries: tuple[list[str], int]) -> list[ContainerImage]:
+    return [ContainerImage(names=names, size_bytes=size_mb * MB) for names, size_mb in entries]
 
 
 NODE_40_300_2000 = images(
@@ -46,18 +46,17 @@ NODE_600_40_900 = images((["gcr.io/600:latest"], 600), (["gcr.io/40:latest"], 40
 NODE_300_600_900 = images((["gcr.io/300:latest"], 300), (["gcr.io/600:latest"], 600), (["gcr.io/900:latest"], 900))
 NODE_4000_30 = images((["gcr.io/4000:latest"], 4000), (["gcr.io/30:latest"], 30))
 NODE_20_30_40 = images((["gcr.io/20:latest"], 20), (["gcr.io/30:latest"], 30), (["gcr.io/40:latest"], 40))
-NO_IMAGES: list[dict[str, Any]] = []
+NO_IMAGES: list[ContainerImage] = []
 
 
 def pod(*images_: str, init: tuple[str, ...] = ()) -> Pod:
-    spec: dict[str, Any] = {"containers": [{"name": f"c{i}", "image": im} for i, im in enumerate(images_)]}
-    if init:
-        spec["initContainers"] = [{"name": f"i{i}", "image": im} for i, im in enumerate(init)]
-    return convert({"metadata": {"name": "p", "namespace": "default", "uid": "u"}, "spec": spec}, Pod)
+    containers = [builders.container(f"c{i}", image=im) for i, im in enumerate(images_)]
+    inits = [builders.container(f"i{i}", image=im) for i, im in enumerate(init)]
+    return builders.pod("p", uid="u", containers=containers, init_containers=inits)
 
 
-def node(name: str, imgs: list[dict[str, Any]]) -> Node:
-    return convert({"metadata": {"name": name}, "status": {"images": imgs}}, Node)
+def node(name: str, imgs: list[ContainerImage]) -> Node:
+    return builders.node(name, cpu=None, memory=None, pods=None, images=imgs)
 
 
 @pytest.mark.parametrize(

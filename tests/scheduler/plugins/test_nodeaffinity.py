@@ -28,7 +28,9 @@ from agents.scheduler.plugins.nodeaffinity import (
     NodeAffinity,
 )
 from emulator.api.codec import convert
-from emulator.api.core import Node, Pod
+from emulator.api.core import Affinity, Node, Pod
+from emulator.api.core import NodeAffinity as NodeAffinitySpec
+from tests import builders
 
 UU = Code.UnschedulableAndUnresolvable
 Term = dict[str, Any]
@@ -58,16 +60,13 @@ def preferred(*weighted: tuple[int, Term]) -> dict[str, Any]:
 
 
 def pod(node_affinity: dict[str, Any] | None = None, node_selector: dict[str, str] | None = None) -> Pod:
-    spec: dict[str, Any] = {"containers": [{"name": "c"}]}
-    if node_affinity is not None:
-        spec["affinity"] = {"nodeAffinity": node_affinity}
-    if node_selector:
-        spec["nodeSelector"] = node_selector
-    return convert({"metadata": {"name": "p", "namespace": "default", "uid": "u"}, "spec": spec}, Pod)
+    """The terms stay documents: the same ones feed ``addedAffinity`` in the plugin's args."""
+    aff = None if node_affinity is None else Affinity(node_affinity=convert(node_affinity, NodeAffinitySpec))
+    return builders.pod("p", uid="u", image="", node_selector=node_selector, affinity=aff)
 
 
 def node(name: str = "", labels: dict[str, str] | None = None) -> Node:
-    return convert({"metadata": {"name": name, "labels": labels or {}}}, Node)
+    return builders.node(name, cpu=None, memory=None, pods=None, labels=labels)
 
 
 def args(added: dict[str, Any] | None) -> dict[str, Any] | None:

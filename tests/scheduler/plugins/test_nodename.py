@@ -7,16 +7,16 @@ import pytest
 from agents.scheduler.framework.interface import FilterPlugin
 from agents.scheduler.framework.types import ActionType, ClusterEvent, Code, CycleState, EventResource, NodeInfo
 from agents.scheduler.plugins.nodename import ERR_REASON, NAME, NodeName
-from emulator.api.codec import convert
-from emulator.api.core import Node, Pod
+from emulator.api.core import Pod
+from tests import builders
 
 
 def pod(node_name: str) -> Pod:
-    return convert({"metadata": {"name": "p"}, "spec": {"nodeName": node_name, "containers": [{"name": "c"}]}}, Pod)
+    return builders.pod("p", namespace="", node=node_name, image="")
 
 
 def node(name: str) -> NodeInfo:
-    return NodeInfo(convert({"metadata": {"name": name}}, Node))
+    return NodeInfo(builders.node(name, cpu=None, memory=None, pods=None))
 
 
 @pytest.mark.parametrize(

@@ -4,8 +4,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from agents.scheduler.framework.types import (
@@ -20,45 +18,40 @@ from agents.scheduler.framework.types import (
     Status,
 )
 from agents.scheduler.plugins.nodeports import ERR_REASON, NAME, PRE_FILTER_STATE_KEY, NodePorts, fits
-from emulator.api.codec import convert
-from emulator.api.core import Node, Pod
+from emulator.api.core import ContainerPort, Pod
 from emulator.api.resources import pod_host_ports
+from tests import builders
 
 _seq = iter(range(10**6))
 
 
-def port(spec: str) -> dict[str, Any]:
+def port(spec: str) -> ContainerPort:
     """``"UDP/127.0.0.1/8080"`` → a container port with that protocol, hostIP and hostPort."""
     protocol, ip, host_port = spec.split("/")
-    out: dict[str, Any] = {"containerPort": int(host_port), "hostPort": int(host_port)}
-    if protocol:
-        out["protocol"] = protocol
-    if ip:
-        out["hostIP"] = ip
-    return out
+    return ContainerPort(
+        container_port=int(host_port), host_port=int(host_port), host_ip=ip, protocol=protocol or "TCP"
+    )
 
 
 def make_pod(
     *ports: str, node: str = "", nominated: str = "", sidecar: list[str] | None = None, init: list[str] | None = None
 ) -> Pod:
+    """A pod ``p<n>`` (uid ``uid-<n>``, n counting up) whose container ``c`` asks for ``ports``;
+    ``sidecar``/``init`` add a restartable / a plain init container with those ports."""
     n = next(_seq)
-    spec: dict[str, Any] = {"containers": [{"name": "c", "ports": [port(p) for p in ports]}]}
     inits = []
     if sidecar:
-        inits.append({"name": "side", "restartPolicy": "Always", "ports": [port(p) for p in sidecar]})
+        inits.append(builders.container("side", image="", restart_policy="Always", ports=[port(p) for p in sidecar]))
     if init:
-        inits.append({"name": "init", "ports": [port(p) for p in init]})
-    if inits:
-        spec["initContainers"] = inits
-    if node:
-        spec["nodeName"] = node
-    status = {"nominatedNodeName": nominated} if nominated else {}
-    meta = {"name": f"p{n}", "namespace": "default", "uid": f"uid-{n}"}
-    return convert({"metadata": meta, "spec": spec, "status": status}, Pod)
+        inits.append(builders.container("init", image="", ports=[port(p) for p in init]))
+    containers = [builders.container(image="", ports=[port(p) for p in ports])]
+    return builders.pod(
+        f"p{n}", uid=f"uid-{n}", containers=containers, init_containers=inits, node=node, nominated=nominated
+    )
 
 
 def node_info(*pods: Pod) -> NodeInfo:
-    ni = NodeInfo(convert({"metadata": {"name": "m1"}}, Node))
+    ni = NodeInfo(builders.node("m1", cpu=None, memory=None, pods=None))
     for p in pods:
         ni.add_pod(PodInfo(p))
     return ni
@@ -166,7 +159,7 @@ def test_pre_filter_and_filter(p: Pod, existing: Pod, want: Status) -> None:
 @pytest.mark.parametrize(
     "p",
     [
-        pytest.param(convert({"metadata": {"name": "p"}}, Pod), id="skip filter"),
+        pytest.param(builders.pod("p", namespace="", containers=[]), id="skip filter"),
         pytest.param(make_pod(init=["TCP/0.0.0.0/80"]), id="skip when only a plain init container has a host port"),
     ],
 )
@@ -185,8 +178,8 @@ def test_filter_without_pre_filter_is_an_error() -> None:
 
 def test_host_ports_order_sidecars_first_and_ignore_zero() -> None:
     p = make_pod("TCP/1.2.3.4/81", sidecar=["UDP//53"], init=["TCP//99"])
-    p_zero = convert(
-        {"metadata": {"name": "z"}, "spec": {"containers": [{"name": "c", "ports": [{"containerPort": 80}]}]}}, Pod
+    p_zero = builders.pod(
+        "z", namespace="", containers=[builders.container(image="", ports=[ContainerPort(container_port=80)])]
     )
     assert pod_host_ports(p) == [("0.0.0.0", "UDP", 53), ("1.2.3.4", "TCP", 81)]
     assert pod_host_ports(p_zero) == []

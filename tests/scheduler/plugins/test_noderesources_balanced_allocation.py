@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -24,8 +25,8 @@ from agents.scheduler.plugins.noderesources_balanced_allocation import (
     balanced_resource_scorer,
 )
 from agents.scheduler.plugins.queuesort import PrioritySort
-from emulator.api.codec import convert
-from emulator.api.core import Node, Pod
+from emulator.api.core import Container, Node, Pod
+from tests import builders
 
 GPU = "nvidia.com/gpu"
 DEFAULT_ARGS: dict[str, Any] = {"resources": [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}]}
@@ -34,27 +35,19 @@ WITH_GPU: dict[str, Any] = {"resources": [*DEFAULT_ARGS["resources"], {"name": G
 _seq = iter(range(1_000_000))
 
 
-def pod(*containers: dict[str, str], node: str = "", extra: dict[str, Any] | None = None) -> Pod:
-    """A pod whose containers request ``containers`` (one dict of requests per container)."""
+def pod(
+    *containers: dict[str, str], node: str = "", init: Sequence[Container] = (), overhead: dict[str, str] | None = None
+) -> Pod:
+    """A pod ``p<n>`` whose containers request ``containers`` (one dict of requests per container)."""
     n = next(_seq)
-    spec: dict[str, Any] = {
-        "containers": [{"name": f"c{i}", "resources": {"requests": dict(r)}} for i, r in enumerate(containers)],
-        **(extra or {}),
-    }
-    if node:
-        spec["nodeName"] = node
-    return convert({"metadata": {"name": f"p{n}", "namespace": "default", "uid": f"u{n}"}, "spec": spec}, Pod)
+    ctrs = [builders.container(f"c{i}", image="", requests=r) for i, r in enumerate(containers)]
+    return builders.pod(f"p{n}", uid=f"u{n}", containers=ctrs, init_containers=init, overhead=overhead, node=node)
 
 
 def make_node(name: str, milli_cpu: int, memory: int, scalar: dict[str, int] | None = None) -> Node:
     """Upstream's test ``makeNode``: capacity = allocatable = cpu (milli), memory, 100 pods, extras."""
-    res = {
-        "cpu": f"{milli_cpu}m",
-        "memory": str(memory),
-        "pods": "100",
-        **{k: str(v) for k, v in (scalar or {}).items()},
-    }
-    return convert({"metadata": {"name": name}, "status": {"capacity": res, "allocatable": res}}, Node)
+    extra = {k: str(v) for k, v in (scalar or {}).items()}
+    return builders.node(name, cpu=f"{milli_cpu}m", memory=str(memory), pods="100", extra=extra)
 
 
 # upstream's pod specs (containers only; NodeName set where the case schedules them)
@@ -169,9 +162,7 @@ def test_upstream_scores(
         pytest.param(pod({GPU: "1"}), None, Code.Skip, id="only unconfigured resources requested"),
         pytest.param(pod({GPU: "1"}), WITH_GPU, Code.Success, id="configured extended resource requested"),
         pytest.param(pod({"cpu": "1m"}), None, Code.Success, id="cpu only requested"),
-        pytest.param(
-            pod(extra={"overhead": {"memory": "1"}}), None, Code.Success, id="overhead alone is not best effort"
-        ),
+        pytest.param(pod(overhead={"memory": "1"}), None, Code.Success, id="overhead alone is not best effort"),
     ],
 )
 def test_pre_score_skips_best_effort_pods(incoming: Pod, args: dict[str, Any] | None, want_code: Code) -> None:
@@ -213,10 +204,8 @@ def test_score_without_pre_score_gives_best_effort_pods_zero() -> None:
         pytest.param(
             pod(
                 {"cpu": "1000m", "memory": "5000"},
-                extra={
-                    "initContainers": [{"name": "i", "resources": {"requests": {"cpu": "3000m"}}}],
-                    "overhead": {"cpu": "1000m"},
-                },
+                init=[builders.container("i", image="", requests={"cpu": "3000m"})],
+                overhead={"cpu": "1000m"},
             ),
             [],
             make_node("node1", 4000, 10000),
@@ -232,9 +221,8 @@ def test_score_without_pre_score_gives_best_effort_pods_zero() -> None:
         pytest.param(
             pod({"cpu": "3000m", "ephemeral-storage": "1000"}),
             [],
-            convert(
-                {"metadata": {"name": "node1"}, "status": {"allocatable": {"cpu": "4", "ephemeral-storage": "4000"}}},
-                Node,
+            builders.node(
+                "node1", cpu="4", memory=None, pods=None, extra={"ephemeral-storage": "4000"}, allocatable_only=True
             ),
             {"resources": [{"name": "cpu", "weight": 1}, {"name": "ephemeral-storage", "weight": 1}]},
             75,
@@ -253,9 +241,8 @@ def test_score_without_pre_score_gives_best_effort_pods_zero() -> None:
         pytest.param(
             pod({"cpu": "3000m", "hugepages-1Gi": "1Gi"}),
             [],
-            convert(
-                {"metadata": {"name": "node1"}, "status": {"allocatable": {"cpu": "4", "hugepages-1Gi": "4Gi"}}},
-                Node,
+            builders.node(
+                "node1", cpu="4", memory=None, pods=None, extra={"hugepages-1Gi": "4Gi"}, allocatable_only=True
             ),
             {"resources": [{"name": "cpu", "weight": 1}, {"name": "hugepages-1Gi", "weight": 1}]},
             75,

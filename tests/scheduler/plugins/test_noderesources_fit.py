@@ -28,8 +28,8 @@ from agents.scheduler.plugins.noderesources_fit import (
     NodeResourcesFit,
     fits,
 )
-from emulator.api.codec import convert
-from emulator.api.core import Node, Pod
+from emulator.api.core import Container, Node, Pod
+from tests import builders
 
 U, UU = Code.Unschedulable, Code.UnschedulableAndUnresolvable
 A, B = "example.com/aaa", "example.com/bbb"
@@ -38,35 +38,34 @@ ALLOC = {"cpu": "10m", "memory": "20", "pods": "32", A: "5", "ephemeral-storage"
 _seq = iter(range(10**6))
 
 
-def ctr(**requests: Any) -> dict[str, Any]:
+def ctr(**requests: Any) -> Container:
     """A container requesting ``requests`` (``cpu`` as given, other names unquoted: ``aaa=`` → A)."""
     names = {"aaa": A, "bbb": B, "kio": KIO_A, "hp": HP, "eph": "ephemeral-storage", "mem": "memory"}
     reqs = {names.get(k, k): str(v) for k, v in requests.items()}
-    return {"name": f"c{next(_seq)}", "resources": {"requests": reqs}}
+    return builders.container(f"c{next(_seq)}", image="", requests=reqs)
 
 
 def make_pod(
-    containers: list[dict[str, Any]] | None = None,
-    init: list[dict[str, Any]] | None = None,
+    containers: list[Container] | None = None,
+    init: list[Container] | None = None,
     overhead: dict[str, str] | None = None,
     *,
     name: str = "p",
     node: str = "",
     uid: str = "",
 ) -> Pod:
-    spec: dict[str, Any] = {"containers": containers or []}
-    if init:
-        spec["initContainers"] = init
-    if overhead:
-        spec["overhead"] = overhead
-    if node:
-        spec["nodeName"] = node
-    meta = {"name": name, "namespace": "default", "uid": uid or f"uid-{name}"}
-    return convert({"metadata": meta, "spec": spec}, Pod)
+    return builders.pod(
+        name,
+        uid=uid or f"uid-{name}",
+        containers=containers or [],
+        init_containers=init or (),
+        overhead=overhead,
+        node=node,
+    )
 
 
 def make_node(allocatable: dict[str, str], name: str = "n") -> Node:
-    return convert({"metadata": {"name": name}, "status": {"allocatable": allocatable}}, Node)
+    return builders.node(name, cpu=None, memory=None, pods=None, extra=allocatable, allocatable_only=True)
 
 
 def node_info(allocatable: dict[str, str], *existing: Pod, name: str = "n") -> NodeInfo:
@@ -128,7 +127,7 @@ Ins = InsufficientResource
             id="init-containers-max-not-sum",
         ),
         pytest.param(
-            make_pod([ctr(cpu="2m")], [{**ctr(cpu="3m"), "restartPolicy": "Always"}]),
+            make_pod([ctr(cpu="2m")], [msgspec.structs.replace(ctr(cpu="3m"), restart_policy="Always")]),
             [ctr(cpu="6m")],
             None,
             U,
@@ -426,7 +425,7 @@ def big(cpu: str, mem: str, **more: str) -> dict[str, str]:
             id="node-without-the-resource",
         ),
         pytest.param(
-            make_pod([{"name": "no-requests"}]),
+            make_pod([builders.container("no-requests", image="")]),
             [(big("1", "1Gi"), [])],
             CPU_MEM,
             [85],

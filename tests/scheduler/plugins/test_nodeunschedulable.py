@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from agents.scheduler.framework.types import (
@@ -16,20 +14,20 @@ from agents.scheduler.framework.types import (
     QueueingHint,
 )
 from agents.scheduler.plugins.nodeunschedulable import ERR_REASON_UNSCHEDULABLE, NAME, NodeUnschedulable
-from emulator.api.codec import convert
-from emulator.api.core import Node, Pod
+from emulator.api.core import Node, Pod, Toleration
+from tests import builders
 
 Q, SKIP = QueueingHint.Queue, QueueingHint.QueueSkip
-TOL = {"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoSchedule"}
+KEY = "node.kubernetes.io/unschedulable"
+TOL = builders.toleration(KEY, effect="NoSchedule")
 
 
-def pod(*tolerations: dict[str, Any], uid: str = "u1") -> Pod:
-    spec = {"containers": [{"name": "c"}], "tolerations": list(tolerations)}
-    return convert({"metadata": {"name": "p", "uid": uid}, "spec": spec}, Pod)
+def pod(*tolerations: Toleration, uid: str = "u1") -> Pod:
+    return builders.pod("p", namespace="", uid=uid, image="", tolerations=tolerations)
 
 
 def node(unschedulable: bool) -> Node:
-    return convert({"metadata": {"name": "n"}, "spec": {"unschedulable": unschedulable}}, Node)
+    return builders.node("n", cpu=None, memory=None, pods=None, unschedulable=unschedulable)
 
 
 @pytest.mark.parametrize(
@@ -38,11 +36,16 @@ def node(unschedulable: bool) -> Node:
         pytest.param(pod(), False, Code.Success, id="schedulable-node"),
         pytest.param(pod(), True, Code.UnschedulableAndUnresolvable, id="cordoned-no-toleration"),
         pytest.param(pod(TOL), True, Code.Success, id="cordoned-tolerated"),
-        pytest.param(pod({"operator": "Exists"}), True, Code.Success, id="tolerate-everything"),
-        pytest.param(pod({**TOL, "effect": "NoExecute"}), True, Code.UnschedulableAndUnresolvable, id="wrong-effect"),
-        pytest.param(pod({**TOL, "effect": ""}), True, Code.Success, id="empty-effect-matches-all"),
+        pytest.param(pod(builders.toleration()), True, Code.Success, id="tolerate-everything"),
         pytest.param(
-            pod({"key": "node.kubernetes.io/unschedulable", "operator": "Equal", "value": "x", "effect": "NoSchedule"}),
+            pod(builders.toleration(KEY, effect="NoExecute")),
+            True,
+            Code.UnschedulableAndUnresolvable,
+            id="wrong-effect",
+        ),
+        pytest.param(pod(builders.toleration(KEY)), True, Code.Success, id="empty-effect-matches-all"),
+        pytest.param(
+            pod(builders.toleration(KEY, "x", effect="NoSchedule")),
             True,
             Code.UnschedulableAndUnresolvable,
             id="equal-with-other-value",
@@ -88,7 +91,7 @@ def test_node_hint(old: Node | None, new: Node, want: QueueingHint) -> None:
     ("new", "want"),
     [
         pytest.param(pod(TOL), Q, id="target-now-tolerates"),
-        pytest.param(pod({"key": "other", "operator": "Exists"}), SKIP, id="target-unrelated-toleration"),
+        pytest.param(pod(builders.toleration("other")), SKIP, id="target-unrelated-toleration"),
         pytest.param(pod(TOL, uid="someone-else"), SKIP, id="other-pod"),
     ],
 )

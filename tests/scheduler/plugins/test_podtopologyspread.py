@@ -39,15 +39,16 @@ from agents.scheduler.plugins.podtopologyspread.common import Constraint
 from agents.scheduler.plugins.podtopologyspread.filtering import MAX_INT32, CriticalPaths, PreFilterState
 from agents.scheduler.plugins.queuesort import PrioritySort
 from emulator.api.codec import convert
-from emulator.api.core import LabelSelector, Node, Pod
+from emulator.api.core import LabelSelector, Node, Pod, Taint, TopologySpreadConstraint
 from emulator.api.labelselector import NOTHING, compile_selector
+from tests import builders
 
 S, U, UU, SKIP = Code.Success, Code.Unschedulable, Code.UnschedulableAndUnresolvable, Code.Skip
 DNS, SA = "DoNotSchedule", "ScheduleAnyway"
 HOSTNAME, ZONE = "kubernetes.io/hostname", "topology.kubernetes.io/zone"
 FOO: dict[str, Any] = {"matchExpressions": [{"key": "foo", "operator": "Exists"}]}
 BAR: dict[str, Any] = {"matchExpressions": [{"key": "bar", "operator": "Exists"}]}
-UNSCHEDULABLE_TAINT = [{"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}]
+UNSCHEDULABLE_TAINT = [builders.taint("node.kubernetes.io/unschedulable")]
 LIST: dict[str, Any] = {"defaultingType": "List"}
 
 
@@ -91,28 +92,21 @@ def make_pod(
     tolerations: Sequence[str] = (),
     terminating: bool = False,
 ) -> Pod:
-    meta: dict[str, Any] = {
-        "name": name,
-        "namespace": ns,
-        "uid": uid or f"uid-{ns}-{name}",
-        "labels": dict(labels or {}),
-    }
-    if terminating:
-        meta["deletionTimestamp"] = "2024-01-01T00:00:00Z"
-    spec: dict[str, Any] = {"containers": [{"name": "c"}], "topologySpreadConstraints": list(constraints)}
-    if node:
-        spec["nodeName"] = node
-    if node_selector:
-        spec["nodeSelector"] = dict(node_selector)
-    if affinity:
-        key, op, values = affinity
-        term = {"matchExpressions": [{"key": key, "operator": op, "values": values}]}
-        spec["affinity"] = {
-            "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}}
-        }
-    if tolerations:
-        spec["tolerations"] = [{"key": k, "operator": "Exists"} for k in tolerations]
-    return convert({"metadata": meta, "spec": spec}, Pod)
+    """A pod (uid ``uid-<ns>-<name>``); ``constraints`` are documents, as in the plugin's args;
+    ``affinity`` one required node-affinity expression; ``tolerations`` Exists-tolerated keys."""
+    return builders.pod(
+        name,
+        namespace=ns,
+        uid=uid or f"uid-{ns}-{name}",
+        labels=labels,
+        deletion_timestamp="2024-01-01T00:00:00Z" if terminating else None,
+        image="",
+        node=node,
+        node_selector=node_selector,
+        affinity=builders.affinity(required_nodes=[builders.node_term(affinity)]) if affinity else None,
+        tolerations=[builders.toleration(k) for k in tolerations],
+        spread=[convert(c, TopologySpreadConstraint) for c in constraints],
+    )
 
 
 def existing(name: str, node: str, *, ns: str = "default", terminating: bool = False, **labels: str) -> Pod:
@@ -120,9 +114,8 @@ def existing(name: str, node: str, *, ns: str = "default", terminating: bool = F
     return make_pod(name, node, labels=labels, ns=ns, terminating=terminating)
 
 
-def make_node(name: str, labels: Mapping[str, str], *, taints: list[dict[str, str]] | None = None) -> Node:
-    spec = {"taints": taints} if taints else {}
-    return convert({"metadata": {"name": name, "labels": dict(labels)}, "spec": spec}, Node)
+def make_node(name: str, labels: Mapping[str, str], *, taints: Sequence[Taint] = ()) -> Node:
+    return builders.node(name, cpu=None, memory=None, pods=None, labels=labels, taints=taints)
 
 
 def zn(name: str, zone: str, **extra: str) -> Node:

@@ -9,7 +9,8 @@ import pytest
 
 from agents.scheduler.cache.snapshot import Snapshot
 from agents.scheduler.framework.types import ActionType, ClusterEvent, EventResource, QueueingHint
-from emulator.api.core import Node, Pod
+from emulator.api.core import Node, Pod, Taint
+from tests import builders
 from tests.scheduler.plugins.test_podtopologyspread import BAR, DNS, FOO, make_node, make_pod, plugin, spread
 
 Q, SKIP = QueueingHint.Queue, QueueingHint.QueueSkip
@@ -26,8 +27,8 @@ def other(node: str = "fake-node", *, uid: str = "p2", ns: str = "default", **la
     return make_pod("p2", node, labels=labels, uid=uid, ns=ns)
 
 
-def taint(key: str) -> list[dict[str, str]]:
-    return [{"key": key, "value": "bbb", "effect": "NoSchedule"}]
+def taint(key: str) -> list[Taint]:
+    return [builders.taint(key, "bbb")]
 
 
 @pytest.mark.parametrize(

@@ -45,7 +45,7 @@ def zh(name: str, zone: str) -> Node:
 
 def nn(name: str, *, foo: bool = False, tainted: bool = False) -> Node:
     labels = {"node": name, **({"foo": ""} if foo else {})}
-    return make_node(name, labels, taints=UNSCHEDULABLE_TAINT if tainted else None)
+    return make_node(name, labels, taints=UNSCHEDULABLE_TAINT if tainted else ())
 
 
 def foo_pods(**per_node: int) -> list[Pod]:

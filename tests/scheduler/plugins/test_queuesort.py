@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -11,8 +10,8 @@ from hypothesis import strategies as st
 
 from agents.scheduler.framework.interface import QueueSortPlugin
 from agents.scheduler.plugins.queuesort import NAME, PrioritySort, pod_priority
-from emulator.api.codec import convert
 from emulator.api.core import Pod
+from tests import builders
 
 
 @dataclass(frozen=True)
@@ -22,10 +21,7 @@ class Queued:
 
 
 def queued(priority: int | None, timestamp: float) -> Queued:
-    spec: dict[str, Any] = {"containers": [{"name": "c"}]}
-    if priority is not None:
-        spec["priority"] = priority
-    return Queued(convert({"metadata": {"name": "p"}, "spec": spec}, Pod), timestamp)
+    return Queued(builders.pod("p", namespace="", image="", priority=priority), timestamp)
 
 
 @pytest.mark.parametrize(

@@ -7,13 +7,12 @@ import pytest
 from agents.scheduler.framework.interface import PreEnqueuePlugin
 from agents.scheduler.framework.types import ActionType, ClusterEvent, Code, EventResource, QueueingHint
 from agents.scheduler.plugins.schedulinggates import NAME, SchedulingGates
-from emulator.api.codec import convert
 from emulator.api.core import Pod
+from tests import builders
 
 
 def pod(*gates: str, uid: str = "u1") -> Pod:
-    spec = {"containers": [{"name": "c"}], "schedulingGates": [{"name": g} for g in gates]}
-    return convert({"metadata": {"name": "p", "uid": uid}, "spec": spec}, Pod)
+    return builders.pod("p", namespace="", uid=uid, image="", gates=gates)
 
 
 @pytest.mark.parametrize(

@@ -4,8 +4,6 @@ plus the reversed ``helper.default_normalize_score`` it relies on."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from agents.scheduler.framework.types import (
@@ -21,28 +19,27 @@ from agents.scheduler.framework.types import (
 )
 from agents.scheduler.plugins.helper import default_normalize_score
 from agents.scheduler.plugins.tainttoleration import NAME, PRE_SCORE_STATE_KEY, TaintToleration
-from emulator.api.codec import convert
-from emulator.api.core import Node, Pod
+from emulator.api.core import Node, Pod, Taint, Toleration
+from tests import builders
 
 UU = Code.UnschedulableAndUnresolvable
 PNS, NS, NE = "PreferNoSchedule", "NoSchedule", "NoExecute"
 
 
-def taint(key: str, value: str, effect: str) -> dict[str, str]:
-    return {"key": key, "value": value, "effect": effect}
+def taint(key: str, value: str, effect: str) -> Taint:
+    return builders.taint(key, value, effect=effect)
 
 
-def tol(key: str = "", value: str = "", effect: str = "", operator: str = "") -> dict[str, str]:
-    return {k: v for k, v in {"key": key, "value": value, "effect": effect, "operator": operator}.items() if v}
+def tol(key: str = "", value: str = "", effect: str = "", operator: str = "") -> Toleration:
+    return builders.toleration(key, value, effect=effect, operator=operator)
 
 
-def node(name: str, *taints: dict[str, str]) -> Node:
-    return convert({"metadata": {"name": name}, "spec": {"taints": list(taints)}}, Node)
+def node(name: str, *taints: Taint) -> Node:
+    return builders.node(name, cpu=None, memory=None, pods=None, taints=taints)
 
 
-def pod(*tolerations: dict[str, str], uid: str = "uid-pod1", labels: dict[str, str] | None = None) -> Pod:
-    meta: dict[str, Any] = {"name": "pod1", "namespace": "ns-1", "uid": uid, "labels": labels or {}}
-    return convert({"metadata": meta, "spec": {"containers": [{"name": "c"}], "tolerations": list(tolerations)}}, Pod)
+def pod(*tolerations: Toleration, uid: str = "uid-pod1", labels: dict[str, str] | None = None) -> Pod:
+    return builders.pod("pod1", namespace="ns-1", uid=uid, labels=labels, image="", tolerations=tolerations)
 
 
 def run_score(p: Pod, nodes: list[Node]) -> list[tuple[str, int]]:
