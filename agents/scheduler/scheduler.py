@@ -133,6 +133,7 @@ class Scheduler(SchedulingCycle, EventHandlers):
             pod_initial_backoff=options.pod_initial_backoff,
             pod_max_backoff=options.pod_max_backoff,
             namespace_labels=self._namespace_labels,
+            pod_lister=self._get_pod,  # the nominator refuses deleted or bound pods (upstream)
         )
         for f in self.frameworks.values():
             f.set_nominator(self.queue)
