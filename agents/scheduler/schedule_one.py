@@ -102,9 +102,17 @@ STATUS_RETRY: Final = Backoff(steps=5)
 
 
 def pod_reference(pod: Pod) -> ObjectReference:
-    """The ``involvedObject`` of the scheduler's Events about ``pod``."""
+    """The ``regarding`` object of the scheduler's Events about ``pod``: upstream's
+    ``reference.GetReference``, resourceVersion included (so it is part of the series key)."""
     meta = pod.metadata
-    return ObjectReference(kind="Pod", namespace=meta.namespace, name=meta.name, uid=meta.uid)
+    return ObjectReference(
+        api_version="v1",
+        kind="Pod",
+        namespace=meta.namespace,
+        name=meta.name,
+        uid=meta.uid,
+        resource_version=meta.resource_version,
+    )
 
 
 @dataclass(slots=True)
@@ -158,6 +166,7 @@ class SchedulingCycle:
                     "Warning",
                     "FailedScheduling",
                     f"skip schedule deleting pod: {pod.metadata.namespace}/{pod.metadata.name}",
+                    action="Scheduling",
                 ),
                 f"event:{pod.metadata.namespace}/{pod.metadata.name}",
             )
@@ -452,6 +461,7 @@ class SchedulingCycle:
             "Normal",
             "Scheduled",
             f"Successfully assigned {pod.metadata.namespace}/{pod.metadata.name} to {host}",
+            action="Binding",
         )
 
     def _binding_failure(
@@ -521,7 +531,7 @@ class SchedulingCycle:
         nomination) as a status update, retried on Conflict (``retry.RetryOnConflict``
         with no waits, as the scheduler's status patch is re-read each try); any other API
         error ends it: the next attempt will report again."""
-        await self.events.event(pod_reference(pod), "Warning", "FailedScheduling", message)
+        await self.events.event(pod_reference(pod), "Warning", "FailedScheduling", message, action="Scheduling")
 
         async def attempt() -> None:
             try:
