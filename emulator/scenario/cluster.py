@@ -28,7 +28,7 @@ from emulator.api.core import Namespace, Node
 from emulator.api.errors import ApiError, Conflict, InternalError, NotFound
 from emulator.api.labelselector import label_selector_matches
 from emulator.api.meta import ObjectMeta
-from emulator.apiserver.server import ApiServer
+from emulator.apiserver.server import ApiServer, ServerSettings
 from emulator.client.client import Client, Latency
 from emulator.client.retry import Backoff, on_error
 from emulator.inputs import InputError
@@ -79,7 +79,9 @@ class Cluster:
         self.scenario = scenario
         self.clock = clock
         self.seeds = Seeds(seed)
-        self.server = ApiServer(clock, self.seeds.stream("apiserver"))
+        self.server = ApiServer(
+            clock, self.seeds.stream("apiserver"), ServerSettings(event_ttl=scenario.api_server.event_ttl)
+        )
         lat = scenario.latency
         self.api_latency = Latency(lat.api.mean, lat.api.jitter)
         self.watch_latency = Latency(lat.watch.mean, lat.watch.jitter)

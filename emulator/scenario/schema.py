@@ -204,6 +204,13 @@ class KubeletConfig(Spec, frozen=True, kw_only=True):
     """Size of an image not listed in ``Scenario.images``."""
 
 
+class ApiServerConfig(Spec, frozen=True, kw_only=True):
+    """kube-apiserver flags the run honours."""
+
+    event_ttl: Duration = msgspec.field(default=3600.0, name="eventTTL")
+    """Upstream ``--event-ttl``: an Event is deleted this long after its last write (0: kept)."""
+
+
 class SchedulerConfig(Spec, frozen=True, kw_only=True):
     """A KubeSchedulerConfiguration document, raw (the scheduler's config module validates it)."""
 
@@ -535,6 +542,7 @@ class Scenario(Spec, frozen=True, kw_only=True):
     settle: Duration = 30.0
     """After the last step, end once no Pod has been written for this long."""
     latency: Latency = Latency()
+    api_server: ApiServerConfig = ApiServerConfig()
     kubelet: KubeletConfig = KubeletConfig()
     images: dict[str, Bytes] = {}
     """Image name -> size."""
