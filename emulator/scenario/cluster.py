@@ -162,13 +162,19 @@ class Cluster:
         assert self._tg is not None
         if importlib.util.find_spec("agents.controllers") is None:
             return
-        from agents.controllers import NodeLifecycleController, PodGCController, TaintEvictionController
+        from agents.controllers import (
+            NodeLifecycleController,
+            PodGCController,
+            PodGCSettings,
+            TaintEvictionController,
+        )
 
         controllers: list[Any] = []
         if self.scenario.kubelet.heartbeat_interval > 0:
             controllers.append(NodeLifecycleController(self.new_client("controller:nodelifecycle"), self.clock))
         controllers.append(TaintEvictionController(self.new_client("controller:tainteviction"), self.clock))
-        controllers.append(PodGCController(self.new_client("controller:podgc"), self.clock))
+        gc = PodGCSettings(terminated_pod_gc_threshold=self.scenario.controllers.pod_gc.terminated_pod_gc_threshold)
+        controllers.append(PodGCController(self.new_client("controller:podgc"), self.clock, gc))
         for c in controllers:
             self._tg.create_task(c.run(), name=c.client.name)
         self.agents.append(_Controllers(controllers))
