@@ -3,6 +3,10 @@ agent, client ``controller:podgc``.
 
 Every ``gcCheckPeriod`` (20 s) it runs, as upstream's ``gc``:
 
+- ``gcTerminated`` (when ``terminatedPodGCThreshold`` > 0, default 12,500 as upstream's
+  ``--terminated-pod-gc-threshold``): when more pods than that are terminated (phase
+  Succeeded or Failed), the excess is deleted, evicted ones first, then the oldest by
+  creation timestamp (then name, namespace);
 - ``gcTerminating``: terminating pods on nodes that are not Ready *and* carry the
   ``node.kubernetes.io/out-of-service`` taint are force-deleted (oldest first);
 - ``gcOrphaned``: pods bound to a node that no longer exists. A node seen missing with
@@ -18,9 +22,10 @@ It watches Nodes, plus the pods of the nodes that matter only (deleted ones, and
 out-of-service ones), through ``NodePodWatches``: a full pod watch would cost as much
 as the scheduler's own in a large run. So it knows of orphans on nodes it saw deleted,
 and, from one list of every pod at start, on nodes missing then; a pod later bound to a
-node name that never existed is not collected. Left out: ``gcTerminated`` (upstream keeps
-at most 12,500 terminated pods; the emulator keeps them all) and
-``gcUnscheduledTerminating`` (the emulated API server removes an unbound pod at once).
+node name that never existed is not collected. Terminated pods are known from two pod
+watches filtered on ``status.phase`` (Succeeded, Failed): a terminal phase is final, so only
+terminated pods ever reach them. Left out: ``gcUnscheduledTerminating`` (the emulated API
+server removes an unbound pod at once).
 """
 
 from __future__ import annotations
@@ -40,7 +45,10 @@ from emulator.client.informer import Informer
 from emulator.client.retry import Backoff, retry_on_conflict
 from emulator.runtime.clock import Clock
 
-__all__ = ["ORPHAN_CONDITION", "PodGCController", "PodGCSettings"]
+__all__ = ["DEFAULT_TERMINATED_POD_GC_THRESHOLD", "ORPHAN_CONDITION", "PodGCController", "PodGCSettings"]
+
+DEFAULT_TERMINATED_POD_GC_THRESHOLD: Final = 12_500
+"""kube-controller-manager's ``--terminated-pod-gc-threshold`` default."""
 
 ORPHAN_CONDITION: Final = PodCondition(
     type="DisruptionTarget", status="True", reason="DeletionByPodGC", message="PodGC: node no longer exists"
@@ -55,6 +63,8 @@ after a Conflict; still conflicting after that, the pod is deleted anyway."""
 class PodGCSettings:
     gc_check_period: float = 20.0
     quarantine_time: float = 40.0
+    terminated_pod_gc_threshold: int = DEFAULT_TERMINATED_POD_GC_THRESHOLD
+    """Upstream ``--terminated-pod-gc-threshold``; 0 turns ``gcTerminated`` off."""
 
 
 def _out_of_service(node: Node) -> bool:
@@ -86,7 +96,11 @@ class PodGCController:
         self.quarantine: dict[str, float] = {}
         """Missing node -> when its quarantine ends."""
         self._out_of_service: dict[str, None] = {}
-        self.counts = dict.fromkeys(("orphaned", "terminating", "errors"), 0)
+        self.terminated: list[Informer] = []
+        """The Succeeded and the Failed pods (none when ``gcTerminated`` is off)."""
+        if self.settings.terminated_pod_gc_threshold > 0:
+            self.terminated = [Informer(client, "Pod", fields={"status.phase": phase}) for phase in _TERMINAL]
+        self.counts = dict.fromkeys(("terminated", "orphaned", "terminating", "errors"), 0)
 
     def __repr__(self) -> str:
         return f"<PodGCController missing={len(self.missing)} quarantined={len(self.quarantine)} {self.counts}>"
@@ -122,7 +136,12 @@ class PodGCController:
         async with asyncio.TaskGroup() as tg:
             self.pods.start(tg)
             tg.create_task(self.nodes.run(), name=f"{prefix}:informer:nodes")
+            for informer in self.terminated:
+                phase = informer.fields["status.phase"].lower()
+                tg.create_task(informer.run(), name=f"{prefix}:informer:pods-{phase}")
             await self.nodes.synced.wait()
+            for informer in self.terminated:
+                await informer.synced.wait()
             await self._find_missing_nodes()
             self.ready.set()
             while True:
@@ -144,7 +163,8 @@ class PodGCController:
             await self.pods.synced(node)
 
     async def gc(self) -> None:
-        """One pass: ``gcTerminating`` then ``gcOrphaned``."""
+        """One pass: ``gcTerminated``, ``gcTerminating`` then ``gcOrphaned``."""
+        await self._gc_terminated()
         now = self.clock.now()
         terminating = [p for n in self._out_of_service for p in self.pods.pods(n) if p.metadata.deletion_timestamp]
         for pod in sorted(terminating, key=_evicted_then_oldest):
@@ -166,6 +186,18 @@ class PodGCController:
         for name in deleted:
             for pod in self.pods.pods(name):
                 await self._mark_failed_and_delete(pod, ORPHAN_CONDITION, "orphaned")
+
+    async def _gc_terminated(self) -> None:
+        """Upstream ``gcTerminated``: delete the terminated pods past the threshold."""
+        if not self.terminated:
+            return
+        pods: list[Pod] = [p for informer in self.terminated for p in informer.objects()]
+        excess = len(pods) - self.settings.terminated_pod_gc_threshold
+        if excess <= 0:
+            return
+        pods.sort(key=lambda p: (*_evicted_then_oldest(p), p.metadata.namespace))
+        for pod in pods[:excess]:
+            await self._mark_failed_and_delete(pod, None, "terminated")
 
     async def _mark_failed_and_delete(self, pod: Pod, condition: PodCondition | None, why: str) -> None:
         """Upstream ``markFailedAndDeletePodWithCondition``."""

@@ -102,9 +102,17 @@ STATUS_RETRY: Final = Backoff(steps=5)
 
 
 def pod_reference(pod: Pod) -> ObjectReference:
-    """The ``involvedObject`` of the scheduler's Events about ``pod``."""
+    """The ``regarding`` object of the scheduler's Events about ``pod``: upstream's
+    ``reference.GetReference``, resourceVersion included (so it is part of the series key)."""
     meta = pod.metadata
-    return ObjectReference(kind="Pod", namespace=meta.namespace, name=meta.name, uid=meta.uid)
+    return ObjectReference(
+        api_version="v1",
+        kind="Pod",
+        namespace=meta.namespace,
+        name=meta.name,
+        uid=meta.uid,
+        resource_version=meta.resource_version,
+    )
 
 
 @dataclass(slots=True)
@@ -158,6 +166,7 @@ class SchedulingCycle:
                     "Warning",
                     "FailedScheduling",
                     f"skip schedule deleting pod: {pod.metadata.namespace}/{pod.metadata.name}",
+                    action="Scheduling",
                 ),
                 f"event:{pod.metadata.namespace}/{pod.metadata.name}",
             )
@@ -326,20 +335,25 @@ class SchedulingCycle:
                 f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(plugins))}]",
             )
             diagnosis.node_to_status.set_absent_nodes_status(absent)
-        feasible, evaluated = self._find_feasible(fwk, state, pod, diagnosis, nodes)
+        feasible, evaluated, error = self._find_feasible(fwk, state, pod, diagnosis, nodes)
         self._evaluated = evaluated
-        # Upstream advances the start index by the nodes processed, modulo all the nodes.
+        # Upstream advances the start index by the nodes processed (feasible or rejected), modulo
+        # all the nodes, even when a Filter returned Error: every node gets its turn.
         self.next_start_node_index = (self.next_start_node_index + evaluated) % len(all_nodes)
+        if error is not None:
+            raise _SchedulingError(error)
         return feasible, diagnosis, evaluated
 
     def _find_feasible(
         self, fwk: Framework, state: CycleState, pod: Pod, diagnosis: Diagnosis, nodes: list[NodeInfo]
-    ) -> tuple[list[NodeInfo], int]:
-        """The feasible nodes from the start index, and how many nodes were processed."""
+    ) -> tuple[list[NodeInfo], int, Status | None]:
+        """The feasible nodes from the start index, how many nodes were processed (found
+        feasible or rejected, as upstream counts them: not the node whose Filter returned
+        Error), and that Error status, if any."""
         self._feasible_rows = None
         n = len(nodes)
         if n == 0:
-            return [], 0
+            return [], 0, None
         percentage = fwk.percentage_of_nodes_to_score
         if percentage is None:
             percentage = self.options.percentage_of_nodes_to_score
@@ -349,7 +363,7 @@ class SchedulingCycle:
         start = self.next_start_node_index
         if not fwk.has_filter_plugins():
             chosen = [nodes[(start + i) % n] for i in range(to_find)]
-            return chosen, len(chosen)
+            return chosen, len(chosen), None
         if self.options.vectorized:
             table = self.snapshot.table
             candidates = None
@@ -357,15 +371,15 @@ class SchedulingCycle:
                 candidates = np.array([table.index[ni.name] for ni in nodes], dtype=np.int64)
             rows, processed, error = fwk.find_feasible_rows(state, pod, table, candidates, start, to_find, diagnosis)
             if error is not None:
-                raise _SchedulingError(error)
+                return [], processed, error
             self._feasible_rows = rows
             if len(rows) <= 1:
-                return [table.infos[r] for r in rows.tolist()], processed
+                return [table.infos[r] for r in rows.tolist()], processed, None
             first, last = int(rows[0]), int(rows[-1])
             if candidates is None and last - first == len(rows) - 1:
                 # Rows visited in table order without a wrap or a gap: one slice of the list.
-                return list(table.infos[first : last + 1]), processed
-            return list(itemgetter(*rows.tolist())(table.infos)), processed
+                return list(table.infos[first : last + 1]), processed, None
+            return list(itemgetter(*rows.tolist())(table.infos)), processed, None
         feasible: list[NodeInfo] = []
         failures = 0
         for i in range(n):
@@ -380,8 +394,8 @@ class SchedulingCycle:
                 diagnosis.node_to_status.set(ni.name, s)
                 diagnosis.add_plugin_status(s)
             else:
-                raise _SchedulingError(s)
-        return feasible, len(feasible) + failures
+                return [], len(feasible) + failures, s
+        return feasible, len(feasible) + failures, None
 
     def prioritize_nodes(
         self, fwk: Framework, state: CycleState, pod: Pod, nodes: list[NodeInfo]
@@ -447,6 +461,7 @@ class SchedulingCycle:
             "Normal",
             "Scheduled",
             f"Successfully assigned {pod.metadata.namespace}/{pod.metadata.name} to {host}",
+            action="Binding",
         )
 
     def _binding_failure(
@@ -516,7 +531,7 @@ class SchedulingCycle:
         nomination) as a status update, retried on Conflict (``retry.RetryOnConflict``
         with no waits, as the scheduler's status patch is re-read each try); any other API
         error ends it: the next attempt will report again."""
-        await self.events.event(pod_reference(pod), "Warning", "FailedScheduling", message)
+        await self.events.event(pod_reference(pod), "Warning", "FailedScheduling", message, action="Scheduling")
 
         async def attempt() -> None:
             try:

@@ -93,7 +93,7 @@ class Scheduler(SchedulingCycle, EventHandlers):
             legacy_source=False,
             naming="random",
             rng=random.Random(rng.getrandbits(64)),
-            aggregate=True,
+            mode="series",  # upstream's scheduler records through the events/v1 broadcaster
         )
         """Event names draw from their own stream, so API writes never shift host tie-breaks."""
         self.options = options
@@ -133,6 +133,7 @@ class Scheduler(SchedulingCycle, EventHandlers):
             pod_initial_backoff=options.pod_initial_backoff,
             pod_max_backoff=options.pod_max_backoff,
             namespace_labels=self._namespace_labels,
+            pod_lister=self._get_pod,  # the nominator refuses deleted or bound pods (upstream)
         )
         for f in self.frameworks.values():
             f.set_nominator(self.queue)
@@ -191,6 +192,7 @@ class Scheduler(SchedulingCycle, EventHandlers):
             await self.nodes.synced.wait()
             await self.pods.synced.wait()
             tg.create_task(self.queue.run(), name=f"{self.name}:queue-flush")
+            tg.create_task(self.events.run(), name=f"{self.name}:event-series")
             self.ready.set()
             try:
                 while True:

@@ -25,6 +25,7 @@ __all__ = [
     "ContainerStateWaiting",
     "ContainerStatus",
     "Event",
+    "EventSeries",
     "EventSource",
     "LabelSelector",
     "LabelSelectorRequirement",
@@ -339,6 +340,14 @@ class EventSource(K8s, frozen=True):
     host: str = ""
 
 
+class EventSeries(K8s, frozen=True):
+    """events/v1 ``series``: how often an isomorphic Event was seen, and when last."""
+
+    count: int = 0
+    last_observed_time: str | None = None
+    """A MicroTime (``2026-01-01T00:00:07.000000Z``)."""
+
+
 class Event(K8s, frozen=True):
     involved_object: ObjectReference
     api_version: str = "v1"
@@ -354,6 +363,10 @@ class Event(K8s, frozen=True):
     reporting_component: str = ""
     reporting_instance: str = ""
     action: str = ""
+    event_time: str | None = None
+    """events/v1 ``eventTime`` (a MicroTime): set by the events/v1 recorder, not by legacy ones."""
+    series: EventSeries | None = None
+    """events/v1 ``series``: set from the second occurrence of an isomorphic Event."""
 
 
 class NamespaceStatus(K8s, frozen=True):

@@ -17,6 +17,9 @@ Input rules:
   running one — else the only pod without ``spec.nodeName``. The other pods with a nodeName
   (not Succeeded/Failed) are running there; other pods without one but with
   ``status.nominatedNodeName`` are nominated pods, as the scheduler's nominator would hold them.
+* A pod's ``metadata.deletionTimestamp`` (and ``deletionGracePeriodSeconds``) is kept: a
+  terminating pod still occupies its node, and plugins that skip terminating pods (upstream's
+  PodTopologySpread) skip it here too.
 
 Output: ``--output json`` prints ``Explanation.to_json()`` (shape in the README: ``pod``,
 ``profile``, ``nodes`` best first {``filter``, ``feasible``, and for feasible nodes ``score``
@@ -38,6 +41,7 @@ from pathlib import Path
 from typing import Any, Final
 
 import msgspec
+from msgspec.structs import replace
 from rich.console import Console
 from rich.table import Table
 
@@ -202,9 +206,18 @@ def _admit(objects: list[tuple[Any, str, str]]) -> tuple[ApiServer, list[Any]]:
     created: list[Any] = []
     for obj, source, path in sorted(objects, key=lambda t: _ORDER[t[0].kind]):  # stable: file order kept
         try:
-            created.append(server.create(obj, restore=True))  # the given state, status included
+            made = server.create(obj, restore=True)  # the given state, status included
         except ApiError as err:
             raise ExplainError(source, path, f"{obj.kind} {obj.metadata.name!r}: {err.message}") from None
+        if isinstance(made, Pod) and obj.metadata.deletion_timestamp is not None:
+            # A terminating pod stays terminating: plugins read it (PodTopologySpread skips it).
+            meta = replace(
+                made.metadata,
+                deletion_timestamp=obj.metadata.deletion_timestamp,
+                deletion_grace_period_seconds=obj.metadata.deletion_grace_period_seconds,
+            )
+            made = replace(made, metadata=meta)
+        created.append(made)
     return server, created
 
 

@@ -28,7 +28,7 @@ from emulator.api.core import Namespace, Node
 from emulator.api.errors import ApiError, Conflict, InternalError, NotFound
 from emulator.api.labelselector import label_selector_matches
 from emulator.api.meta import ObjectMeta
-from emulator.apiserver.server import ApiServer
+from emulator.apiserver.server import ApiServer, ServerSettings
 from emulator.client.client import Client, Latency
 from emulator.client.retry import Backoff, on_error
 from emulator.inputs import InputError
@@ -79,7 +79,9 @@ class Cluster:
         self.scenario = scenario
         self.clock = clock
         self.seeds = Seeds(seed)
-        self.server = ApiServer(clock, self.seeds.stream("apiserver"))
+        self.server = ApiServer(
+            clock, self.seeds.stream("apiserver"), ServerSettings(event_ttl=scenario.api_server.event_ttl)
+        )
         lat = scenario.latency
         self.api_latency = Latency(lat.api.mean, lat.api.jitter)
         self.watch_latency = Latency(lat.watch.mean, lat.watch.jitter)
@@ -160,13 +162,19 @@ class Cluster:
         assert self._tg is not None
         if importlib.util.find_spec("agents.controllers") is None:
             return
-        from agents.controllers import NodeLifecycleController, PodGCController, TaintEvictionController
+        from agents.controllers import (
+            NodeLifecycleController,
+            PodGCController,
+            PodGCSettings,
+            TaintEvictionController,
+        )
 
         controllers: list[Any] = []
         if self.scenario.kubelet.heartbeat_interval > 0:
             controllers.append(NodeLifecycleController(self.new_client("controller:nodelifecycle"), self.clock))
         controllers.append(TaintEvictionController(self.new_client("controller:tainteviction"), self.clock))
-        controllers.append(PodGCController(self.new_client("controller:podgc"), self.clock))
+        gc = PodGCSettings(terminated_pod_gc_threshold=self.scenario.controllers.pod_gc.terminated_pod_gc_threshold)
+        controllers.append(PodGCController(self.new_client("controller:podgc"), self.clock, gc))
         for c in controllers:
             self._tg.create_task(c.run(), name=c.client.name)
         self.agents.append(_Controllers(controllers))

@@ -204,6 +204,27 @@ class KubeletConfig(Spec, frozen=True, kw_only=True):
     """Size of an image not listed in ``Scenario.images``."""
 
 
+class ApiServerConfig(Spec, frozen=True, kw_only=True):
+    """kube-apiserver flags the run honours."""
+
+    event_ttl: Duration = msgspec.field(default=3600.0, name="eventTTL")
+    """Upstream ``--event-ttl``: an Event is deleted this long after its last write (0: kept)."""
+
+
+class PodGCConfig(Spec, frozen=True, kw_only=True):
+    terminated_pod_gc_threshold: Annotated[int, msgspec.Meta(ge=0)] = msgspec.field(
+        default=12_500, name="terminatedPodGCThreshold"
+    )
+    """Upstream ``--terminated-pod-gc-threshold``: terminated pods kept before PodGC deletes
+    the oldest; 0 keeps them all."""
+
+
+class ControllersConfig(Spec, frozen=True, kw_only=True):
+    """kube-controller-manager settings the run honours."""
+
+    pod_gc: PodGCConfig = msgspec.field(default_factory=PodGCConfig, name="podGC")
+
+
 class SchedulerConfig(Spec, frozen=True, kw_only=True):
     """A KubeSchedulerConfiguration document, raw (the scheduler's config module validates it)."""
 
@@ -535,6 +556,8 @@ class Scenario(Spec, frozen=True, kw_only=True):
     settle: Duration = 30.0
     """After the last step, end once no Pod has been written for this long."""
     latency: Latency = Latency()
+    api_server: ApiServerConfig = ApiServerConfig()
+    controllers: ControllersConfig = ControllersConfig()
     kubelet: KubeletConfig = KubeletConfig()
     images: dict[str, Bytes] = {}
     """Image name -> size."""

@@ -223,7 +223,7 @@ def test_faults_demo_story() -> None:
         "nodelifecycle": {"markedUnknown": 1, "noExecuteTainted": 1, "noExecuteRemoved": 0, "noScheduleSwaps": 1,
                           "overdue": 0, "zones": 1},
         "tainteviction": {"scheduled": 2, "cancelled": 0, "evicted": 2, "failed": 0, "taintedNodes": 1, "pending": 0},
-        "podgc": {"orphaned": 0, "terminating": 0, "errors": 0, "missingNodes": 0},
+        "podgc": {"terminated": 0, "orphaned": 0, "terminating": 0, "errors": 0, "missingNodes": 0},
     }  # fmt: skip
 
 

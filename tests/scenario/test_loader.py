@@ -292,7 +292,8 @@ BROKEN = [
     pytest.param(
         "name: x\nnosuchfield: 1\n",
         "scenario.yaml: nosuchfield: unknown field; expected one of: name, description, seed, clock, until, "
-        "settle, latency, kubelet, images, scheduler, schedulerOptions, objects, nodes, faults, steps, expect",
+        "settle, latency, apiServer, controllers, kubelet, images, scheduler, schedulerOptions, objects, nodes, "
+        "faults, steps, expect",
         id="unknown-top-level-field",
     ),
     pytest.param(

@@ -157,7 +157,7 @@ def find_feasible(
                     walked[j] = s
                 else:
                     _record(diagnosis, table, rows, first, results, plugins, stamped, walked, j, python_rows)
-                    return np.zeros(0, dtype=np.int64), lo + j + 1, s
+                    return np.zeros(0, dtype=np.int64), lo + j, s  # the Error node: not processed
             while k < len(ok_list) and len(found) < need:
                 found.append(ok_list[k])
                 k += 1

@@ -37,7 +37,7 @@ pre-built statuses; Score runs each strategy's integer formula on columns. Both 
 per node) for a pod requesting scalar resources, or a table with amounts ≥ 2**50.
 
 Events (v1.34: QueueingHints GA, in-place pod resize on): Pod Delete|UpdatePodScaleDown — Queue
-when an assigned pod is deleted, or a pod scaled down one of the resources this pod requests
+when a pod with a node or a nominatedNodeName is deleted, or a pod scaled down one of the resources this pod requests
 (or is this pod); Node Add|UpdateNodeAllocatable — Queue when the pod fits the empty node and,
 for an update, the allocatable of a resource it requests (or of pods) grew.
 
@@ -581,8 +581,9 @@ class NodeResourcesFit:
 
     @staticmethod
     def is_schedulable_after_pod_event(pod: Pod, old: Pod | None, new: Pod | None) -> QueueingHint:
-        if new is None:  # deleted: only an assigned pod frees anything
-            return QueueingHint.Queue if old is not None and old.spec.node_name else QueueingHint.QueueSkip
+        if new is None:  # deleted: an assigned pod frees room, a nominated one its reservation
+            held = old is not None and (old.spec.node_name or old.status.nominated_node_name)
+            return QueueingHint.Queue if held else QueueingHint.QueueSkip
         if new.metadata.uid == pod.metadata.uid:
             return QueueingHint.Queue
         if not new.spec.node_name or old is None:
