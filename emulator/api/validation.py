@@ -158,8 +158,9 @@ def _workload(obj: Any) -> None:
     if isinstance(stored, Job):
         stored = generate_job_selector(stored)
     problem = next(workload_problems(stored, _template_problem), None)
-    if problem is not None:
-        raise Invalid.at(obj.kind, obj.metadata.name, *problem)
+    if problem is not None:  # upstream names the kind with its group: Deployment.apps "web" is invalid
+        group = obj.api_version.rpartition("/")[0].removesuffix(".k8s.io")
+        raise Invalid.at(f"{obj.kind}.{group}" if group else obj.kind, obj.metadata.name, *problem)
 
 
 def validate(obj: object) -> None:
