@@ -31,9 +31,16 @@ from emulator.api.scheduling import PriorityClass
 from emulator.api.services import Service
 from emulator.api.taints import TAINT_EFFECTS
 from emulator.api.workloaddefaults import default_object, generate_job_selector
-from emulator.api.workloadvalidation import Problem, workload_problems
+from emulator.api.workloadvalidation import Problem, workload_problems, workload_update_problems
 
-__all__ = ["WORKLOAD_KINDS", "quantity_errors", "validate", "validate_status_update", "validate_update"]
+__all__ = [
+    "WORKLOAD_KINDS",
+    "quantity_errors",
+    "validate",
+    "validate_status_update",
+    "validate_update",
+    "validate_workload_update",
+]
 
 WORKLOAD_KINDS = (DaemonSet, Deployment, ReplicaSet, StatefulSet, Job, CronJob, Service, PodDisruptionBudget)
 """The kinds ``workloadvalidation`` checks (defaulted first: see ``_workload``)."""
@@ -150,6 +157,19 @@ def _template_problem(template: PodTemplateSpec) -> Problem | None:
     return None
 
 
+def _qualified(obj: Any) -> str:
+    """The kind as upstream names it in errors, with its group: ``Deployment.apps``."""
+    group = obj.api_version.rpartition("/")[0].removesuffix(".k8s.io")
+    return f"{obj.kind}.{group}" if group else str(obj.kind)
+
+
+def validate_workload_update(current: Any, candidate: Any) -> None:
+    """Upstream's update rules of a workload kind (immutable selectors...): ``Invalid``."""
+    problem = next(workload_update_problems(current, candidate), None)
+    if problem is not None:
+        raise Invalid.at(_qualified(candidate), candidate.metadata.name, *problem)
+
+
 def _workload(obj: Any) -> None:
     """The kind's upstream validation, of the object as the API server stores it: defaulted
     (a manifest is checked as it will be stored) and, for a Job, with its generated selector
@@ -158,9 +178,8 @@ def _workload(obj: Any) -> None:
     if isinstance(stored, Job):
         stored = generate_job_selector(stored)
     problem = next(workload_problems(stored, _template_problem), None)
-    if problem is not None:  # upstream names the kind with its group: Deployment.apps "web" is invalid
-        group = obj.api_version.rpartition("/")[0].removesuffix(".k8s.io")
-        raise Invalid.at(f"{obj.kind}.{group}" if group else obj.kind, obj.metadata.name, *problem)
+    if problem is not None:
+        raise Invalid.at(_qualified(obj), obj.metadata.name, *problem)
 
 
 def validate(obj: object) -> None:

@@ -39,6 +39,11 @@ PodDisruptionBudget    not both minAvailable and maxUnavailable; each an int ≥
 =====================  =====================================================================
 
 Upstream ``parallelism: 0`` is valid (a paused Job): only negative counts are refused.
+``workload_update_problems(old, new)`` adds upstream's update rules: the selector of every
+workload kind is immutable; a Job's template and completions too; a StatefulSet may change
+only replicas, template, updateStrategy, persistentVolumeClaimRetentionPolicy and
+minReadySeconds.
+
 A value that upstream prints with Go's ``%#v`` is printed the same way for maps of strings
 and IntOrStrings; structs (a selector, a strategy) are printed as JSON.
 """
@@ -67,7 +72,7 @@ from emulator.api.podtemplate import PodTemplateSpec
 from emulator.api.policy import PodDisruptionBudget
 from emulator.api.services import Service
 
-__all__ = ["PodProblem", "Problem", "workload_problems"]
+__all__ = ["PodProblem", "Problem", "workload_problems", "workload_update_problems"]
 
 Problem = tuple[str, str]
 PodProblem = Callable[[PodTemplateSpec], "Problem | None"]
@@ -388,3 +393,31 @@ def workload_problems(obj: Any, pod_problem: PodProblem) -> Iterator[Problem]:
             yield from _service(obj)
         case PodDisruptionBudget():
             yield from _pdb(obj)
+
+
+_IMMUTABLE: Final = "field is immutable"
+_STS_MUTABLE: Final = frozenset(
+    {"replicas", "template", "update_strategy", "persistent_volume_claim_retention_policy", "min_ready_seconds"}
+)
+
+
+def workload_update_problems(old: Any, new: Any) -> Iterator[Problem]:
+    """Upstream's ``Validate<Kind>Update`` beyond ``workload_problems`` (both defaulted)."""
+    if isinstance(new, Deployment | ReplicaSet | DaemonSet | Job | StatefulSet):
+        if isinstance(new, StatefulSet):
+            changed = [f for f in new.spec.__struct_fields__ if getattr(new.spec, f) != getattr(old.spec, f)]
+            if any(f not in _STS_MUTABLE for f in changed):
+                yield (
+                    "spec",
+                    "Forbidden: updates to statefulset spec for fields other than 'replicas', 'ordinals', "
+                    "'template', 'updateStrategy', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' "
+                    "are forbidden",
+                )
+                return
+        if new.spec.selector != old.spec.selector:
+            yield "spec.selector", f"Invalid value: {_json(new.spec.selector)}: {_IMMUTABLE}"
+    if isinstance(new, Job):
+        if new.spec.completions != old.spec.completions:
+            yield "spec.completions", f"Invalid value: {new.spec.completions}: {_IMMUTABLE}"
+        if new.spec.template != old.spec.template:
+            yield "spec.template", f"Invalid value: {_json(new.spec.template)}: {_IMMUTABLE}"

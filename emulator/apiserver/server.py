@@ -51,7 +51,13 @@ from emulator.api.core import Binding, Namespace, Node, Pod, PodCondition
 from emulator.api.errors import AlreadyExists, Conflict, Gone, Invalid, NotFound, Timeout, resource_of
 from emulator.api.meta import ObjectMeta
 from emulator.api.scheduling import PriorityClass
-from emulator.api.validation import WORKLOAD_KINDS, validate, validate_status_update, validate_update
+from emulator.api.validation import (
+    WORKLOAD_KINDS,
+    validate,
+    validate_status_update,
+    validate_update,
+    validate_workload_update,
+)
 from emulator.api.workloaddefaults import default_object, generate_job_selector
 from emulator.apiserver.defaults import default_node, default_pod
 from emulator.apiserver.uids import fast_uid
@@ -315,6 +321,8 @@ class ApiServer:
         if isinstance(current, PriorityClass):
             self._check_priority_class_update(current, candidate)
         validate_update(candidate)
+        if isinstance(candidate, WORKLOAD_KINDS):
+            validate_workload_update(current, candidate)
         if candidate == current:
             return cast(T, current)  # a no-op write: no new revision, no event (as upstream's store)
         if hasattr(current, "spec") and current.spec != candidate.spec:
