@@ -39,6 +39,11 @@ PodDisruptionBudget    not both minAvailable and maxUnavailable; each an int ≥
 =====================  =====================================================================
 
 Upstream ``parallelism: 0`` is valid (a paused Job): only negative counts are refused.
+``status_problems(obj)`` checks the status the controllers write (upstream
+``Validate<Kind>Status``): every count ≥ 0, and a Deployment's and ReplicaSet's ready,
+available, updated and fully labeled replicas not above ``status.replicas`` (available not
+above ready).
+
 ``workload_update_problems(old, new)`` adds upstream's update rules: the selector of every
 workload kind is immutable; a Job's template and completions too; a StatefulSet may change
 only replicas, template, updateStrategy, persistentVolumeClaimRetentionPolicy and
@@ -72,7 +77,7 @@ from emulator.api.podtemplate import PodTemplateSpec
 from emulator.api.policy import PodDisruptionBudget
 from emulator.api.services import Service
 
-__all__ = ["PodProblem", "Problem", "workload_problems", "workload_update_problems"]
+__all__ = ["PodProblem", "Problem", "status_problems", "workload_problems", "workload_update_problems"]
 
 Problem = tuple[str, str]
 PodProblem = Callable[[PodTemplateSpec], "Problem | None"]
@@ -374,8 +379,43 @@ def _pdb(pdb: PodDisruptionBudget) -> Iterator[Problem]:
         yield "spec.unhealthyPodEvictionPolicy", _supported(policy, ("AlwaysAllow", "IfHealthyBudget"))
 
 
+_ABOVE_REPLICAS: Final = "cannot be greater than status.replicas"
+
+
+def status_problems(obj: Any) -> Iterator[Problem]:
+    """``Validate<Kind>Status``: counts ≥ 0, and the replica counts' order."""
+    status = getattr(obj, "status", None)
+    if status is None:
+        return
+    for f in msgspec.structs.fields(status):
+        value = getattr(status, f.name)
+        if isinstance(value, int) and not isinstance(value, bool) and value < 0:
+            yield f"status.{f.encode_name}", f"Invalid value: {value}: must be greater than or equal to 0"
+    if isinstance(obj, Deployment | ReplicaSet):
+        st = obj.status
+        above = [("readyReplicas", st.ready_replicas), ("availableReplicas", st.available_replicas)]
+        if isinstance(obj, Deployment):
+            above.insert(0, ("updatedReplicas", obj.status.updated_replicas))
+        else:
+            above.insert(0, ("fullyLabeledReplicas", obj.status.fully_labeled_replicas))
+        for name, value in above:
+            if value > st.replicas:
+                yield f"status.{name}", f"Invalid value: {value}: {_ABOVE_REPLICAS}"
+        if st.available_replicas > st.ready_replicas:
+            yield (
+                "status.availableReplicas",
+                f"Invalid value: {st.available_replicas}: cannot be greater than readyReplicas",
+            )
+
+
 def workload_problems(obj: Any, pod_problem: PodProblem) -> Iterator[Problem]:
-    """Every problem of a defaulted workload object, in upstream's order (none for other kinds)."""
+    """Every problem of a defaulted workload object, in upstream's order (none for other kinds),
+    its status's last."""
+    yield from _spec_problems(obj, pod_problem)
+    yield from status_problems(obj)
+
+
+def _spec_problems(obj: Any, pod_problem: PodProblem) -> Iterator[Problem]:
     match obj:
         case Deployment():
             yield from _deployment(obj, pod_problem)
