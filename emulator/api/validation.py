@@ -30,7 +30,7 @@ from emulator.api.quantity import TOO_LARGE, Quantity, fits_int64_milli
 from emulator.api.scheduling import PriorityClass
 from emulator.api.services import Service
 from emulator.api.taints import TAINT_EFFECTS
-from emulator.api.workloaddefaults import default_object, generate_job_selector
+from emulator.api.workloaddefaults import default_object, stored_job
 from emulator.api.workloadvalidation import Problem, workload_problems, workload_update_problems
 
 __all__ = [
@@ -176,7 +176,7 @@ def _workload(obj: Any) -> None:
     (idempotent: a stored object is unchanged by both)."""
     stored = default_object(obj)
     if isinstance(stored, Job):
-        stored = generate_job_selector(stored)
+        stored = stored_job(stored)
     problem = next(workload_problems(stored, _template_problem), None)
     if problem is not None:
         raise Invalid.at(_qualified(obj), obj.metadata.name, *problem)

@@ -3,8 +3,9 @@
 generated selector.
 
 What this module owns: ``default_object(obj)`` (pure: the object as the API server stores
-it, before metadata is stamped) and ``generate_job_selector`` (the Job strategy's
-``generateSelector``: it needs the uid, so the API server calls it after assigning one).
+it, before metadata is stamped), ``generate_job_selector`` (the Job strategy's
+``generateSelector``: it needs the uid, so the API server calls it after assigning one) and
+``stored_job`` (both, then the defaults again, as upstream's storage round trip does).
 Defaulting lives in the API layer, as upstream's does, so that validation (``validate``)
 can check a manifest as the server will store it. It does not own the Pod's defaulting and
 admission (``emulator.apiserver.defaults``: a pod template gets only ``SetDefaults_PodSpec``,
@@ -70,7 +71,7 @@ from emulator.api.core import LabelSelector, PodSpec
 from emulator.api.podtemplate import PodTemplateSpec
 from emulator.api.services import Service
 
-__all__ = ["DEFAULT_SCHEDULER", "default_object", "default_pod_spec", "generate_job_selector"]
+__all__ = ["DEFAULT_SCHEDULER", "default_object", "default_pod_spec", "generate_job_selector", "stored_job"]
 
 DEFAULT_SCHEDULER: Final = "default-scheduler"
 _MAX_INT32: Final = 2**31 - 1
@@ -286,3 +287,11 @@ def generate_job_selector(job: Job) -> Job:
         template=replace(template, metadata=replace(template.metadata, labels=labels)),
     )
     return replace(job, spec=spec)
+
+
+def stored_job(job: Job) -> Job:
+    """A defaulted Job as the API server stores and serves it: its generated selector, then
+    defaulted again, as upstream decodes what it reads back from storage: a Job created
+    without labels gets its template's, the generated ones included (``kubectl describe job``
+    shows ``controller-uid`` among the Job's labels). A fixed point of itself."""
+    return _job(generate_job_selector(job))

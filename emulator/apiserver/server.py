@@ -58,7 +58,7 @@ from emulator.api.validation import (
     validate_update,
     validate_workload_update,
 )
-from emulator.api.workloaddefaults import default_object, generate_job_selector
+from emulator.api.workloaddefaults import default_object, stored_job
 from emulator.apiserver.defaults import default_node, default_pod
 from emulator.apiserver.uids import fast_uid
 from emulator.apiserver.watch import Watcher, WatchEvent, WatchHub, transition
@@ -241,7 +241,7 @@ class ApiServer:
         )
         obj = replace(obj, metadata=meta)
         if isinstance(obj, Job):  # the Job strategy's generated selector needs the uid
-            obj = generate_job_selector(obj)
+            obj = stored_job(obj)
         return cast(T, self._commit("create", kind, None, obj))
 
     def get(self, kind: str, name: str, namespace: str = "") -> Any:
@@ -315,7 +315,7 @@ class ApiServer:
         if isinstance(candidate, WORKLOAD_KINDS):
             candidate = default_object(candidate)
             if isinstance(candidate, Job):
-                candidate = generate_job_selector(candidate)
+                candidate = stored_job(candidate)
         if hasattr(current, "status"):
             candidate = replace(candidate, status=current.status)
         if isinstance(current, PriorityClass):

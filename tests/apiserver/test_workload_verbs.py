@@ -164,3 +164,18 @@ def test_a_manifest_with_a_pasted_status_is_stored_with_an_empty_one() -> None:
     assert deployment.status.replicas == 0
     assert deployment.spec.strategy.rolling_update is not None
     assert deployment.metadata.owner_references[0].name == "o"
+
+
+def test_a_job_without_labels_gets_its_templates_generated_ones() -> None:
+    """Upstream defaults what it reads back from storage: the Job's labels are its template's."""
+    server = _server()
+    doc = _obj("Job")
+    template = replace(doc.spec.template, metadata=replace(doc.spec.template.metadata, labels={}))
+    job = server.create(replace(doc, spec=replace(doc.spec, template=template)))
+    uid = job.metadata.uid
+    assert job.metadata.labels == {
+        "batch.kubernetes.io/controller-uid": uid,
+        "batch.kubernetes.io/job-name": "pi",
+        "controller-uid": uid,
+        "job-name": "pi",
+    }
