@@ -326,7 +326,8 @@ class ApiServer:
         if candidate == current:
             return cast(T, current)  # a no-op write: no new revision, no event (as upstream's store)
         if hasattr(current, "spec") and current.spec != candidate.spec:
-            candidate = replace(candidate, metadata=replace(new_meta, generation=new_meta.generation + 1))
+            meta = candidate.metadata  # new_meta, or a Job's with its defaulted labels
+            candidate = replace(candidate, metadata=replace(meta, generation=meta.generation + 1))
         return cast(T, self._commit("update", kind, current, candidate))
 
     def _check_priority_class_update(self, current: PriorityClass, new: PriorityClass) -> None:

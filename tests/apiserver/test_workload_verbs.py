@@ -179,3 +179,14 @@ def test_a_job_without_labels_gets_its_templates_generated_ones() -> None:
         "controller-uid": uid,
         "job-name": "pi",
     }
+
+
+def test_a_spec_change_keeps_a_jobs_defaulted_labels() -> None:
+    server = _server()
+    doc = _obj("Job")
+    template = replace(doc.spec.template, metadata=replace(doc.spec.template.metadata, labels={}))
+    job = server.create(replace(doc, spec=replace(doc.spec, template=template)))
+    unlabeled = replace(job, metadata=replace(job.metadata, labels={}), spec=replace(job.spec, suspend=True))
+    updated = server.update(unlabeled)
+    assert updated.metadata.generation == 2
+    assert updated.metadata.labels == job.metadata.labels
