@@ -1,7 +1,9 @@
 """Kubernetes API objects (msgspec Structs), quantities, selectors, validation.
 
 The lowest layer: depends on msgspec and PyYAML only. See ``core`` (core/v1),
-``scheduling`` (PriorityClass, Lease), ``quantity``, ``resources``, the selector modules
+``scheduling`` (PriorityClass, Lease), ``apps``, ``batch``, ``policy`` and ``services`` (the
+workload kinds, with ``workloaddefaults``, ``workloadvalidation``, ``intstr`` and ``cron``),
+``quantity``, ``resources``, the selector modules
 (``labels``: name syntax; ``labelselector``: compiled label selectors; ``labelparse``: their
 string form; ``nodeaffinity``; ``taints``; ``fields``), ``validation``, ``codec`` (manifests in,
 builtins out) and ``errors``.

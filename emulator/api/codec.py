@@ -19,10 +19,14 @@ from typing import Any, Final, TypeVar
 
 import msgspec
 
+from emulator.api.apps import DaemonSet, Deployment, ReplicaSet, StatefulSet
+from emulator.api.batch import CronJob, Job
 from emulator.api.core import Binding, Event, Namespace, Node, Pod
 from emulator.api.errors import Invalid
+from emulator.api.policy import PodDisruptionBudget
 from emulator.api.quantity import Quantity, decode_quantity
 from emulator.api.scheduling import Lease, PriorityClass
+from emulator.api.services import Service
 from emulator.api.validation import validate
 from emulator.inputs import (
     InputError,
@@ -51,7 +55,23 @@ __all__ = [
     "yaml_documents",
 ]
 
-ApiObject = Pod | Node | Binding | Event | Namespace | PriorityClass | Lease
+ApiObject = (
+    Pod
+    | Node
+    | Binding
+    | Event
+    | Namespace
+    | PriorityClass
+    | Lease
+    | Deployment
+    | ReplicaSet
+    | StatefulSet
+    | DaemonSet
+    | Job
+    | CronJob
+    | Service
+    | PodDisruptionBudget
+)
 T = TypeVar("T")
 
 KINDS: Final[dict[tuple[str, str], type[Any]]] = {
@@ -62,6 +82,14 @@ KINDS: Final[dict[tuple[str, str], type[Any]]] = {
     ("v1", "Namespace"): Namespace,
     ("scheduling.k8s.io/v1", "PriorityClass"): PriorityClass,
     ("coordination.k8s.io/v1", "Lease"): Lease,
+    ("apps/v1", "Deployment"): Deployment,
+    ("apps/v1", "ReplicaSet"): ReplicaSet,
+    ("apps/v1", "StatefulSet"): StatefulSet,
+    ("apps/v1", "DaemonSet"): DaemonSet,
+    ("batch/v1", "Job"): Job,
+    ("batch/v1", "CronJob"): CronJob,
+    ("v1", "Service"): Service,
+    ("policy/v1", "PodDisruptionBudget"): PodDisruptionBudget,
 }
 
 

@@ -40,6 +40,14 @@ _RESOURCES = {
     "Namespace": "namespaces",
     "PriorityClass": "priorityclasses.scheduling.k8s.io",
     "Lease": "leases.coordination.k8s.io",
+    "Deployment": "deployments.apps",
+    "ReplicaSet": "replicasets.apps",
+    "StatefulSet": "statefulsets.apps",
+    "DaemonSet": "daemonsets.apps",
+    "Job": "jobs.batch",
+    "CronJob": "cronjobs.batch",
+    "Service": "services",
+    "PodDisruptionBudget": "poddisruptionbudgets.policy",
 }
 
 

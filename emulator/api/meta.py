@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import msgspec
 
-__all__ = ["K8s", "ListMeta", "ObjectMeta", "ObjectReference", "OwnerReference"]
+__all__ = ["Condition", "K8s", "ListMeta", "ObjectMeta", "ObjectReference", "OwnerReference"]
 
 
 class K8s(msgspec.Struct, kw_only=True, omit_defaults=True, rename="camel", frozen=True, gc=False):
@@ -55,3 +55,14 @@ class ObjectReference(K8s, frozen=True):
     uid: str = ""
     resource_version: str = ""
     field_path: str = ""
+
+
+class Condition(K8s, frozen=True):
+    """``metav1.Condition``: the condition type of newer kinds' status (PodDisruptionBudget, Service)."""
+
+    type: str
+    status: str
+    observed_generation: int = 0
+    last_transition_time: str | None = None
+    reason: str = ""
+    message: str = ""

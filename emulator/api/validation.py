@@ -17,16 +17,34 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from emulator.api.apps import DaemonSet, Deployment, ReplicaSet, StatefulSet
+from emulator.api.batch import CronJob, Job
 from emulator.api.core import Container, Node, Pod
 from emulator.api.errors import Invalid
 from emulator.api.labels import DNS1123_SUBDOMAIN_MAX_LEN, DNS1123_SUBDOMAIN_RE, is_dns1123_label
 from emulator.api.meta import ObjectMeta
+from emulator.api.podtemplate import PodTemplateSpec
 from emulator.api.podvalidation import scheduling_errors
+from emulator.api.policy import PodDisruptionBudget
 from emulator.api.quantity import TOO_LARGE, Quantity, fits_int64_milli
 from emulator.api.scheduling import PriorityClass
+from emulator.api.services import Service
 from emulator.api.taints import TAINT_EFFECTS
+from emulator.api.workloaddefaults import default_object, stored_job
+from emulator.api.workloadvalidation import Problem, workload_problems, workload_update_problems
 
-__all__ = ["quantity_errors", "validate", "validate_status_update", "validate_update"]
+__all__ = [
+    "WORKLOAD_KINDS",
+    "quantity_errors",
+    "validate",
+    "validate_status_update",
+    "validate_update",
+    "validate_workload_update",
+]
+
+WORKLOAD_KINDS = (DaemonSet, Deployment, ReplicaSet, StatefulSet, Job, CronJob, Service, PodDisruptionBudget)
+"""The kinds ``workloadvalidation`` checks (defaulted first: see ``_workload``)."""
+_NAMESPACED = frozenset({"Pod", "Event", "Lease", "Binding", *(k.__name__ for k in WORKLOAD_KINDS)})
 
 _PREEMPTION = (None, "Never", "PreemptLowerPriority")
 
@@ -129,12 +147,47 @@ def _node(node: Node) -> None:
             raise Invalid.at("Node", node.metadata.name, f"spec.taints[{i}].key", "Required value")
 
 
+def _template_problem(template: PodTemplateSpec) -> Problem | None:
+    """A pod template validated as a pod (``ValidatePodTemplateSpec``), path relative to it."""
+    pod = Pod(metadata=ObjectMeta(name="template", labels=template.metadata.labels), spec=template.spec)
+    try:
+        validate(pod)
+    except Invalid as err:
+        return err.field, err.detail
+    return None
+
+
+def _qualified(obj: Any) -> str:
+    """The kind as upstream names it in errors, with its group: ``Deployment.apps``."""
+    group = obj.api_version.rpartition("/")[0].removesuffix(".k8s.io")
+    return f"{obj.kind}.{group}" if group else str(obj.kind)
+
+
+def validate_workload_update(current: Any, candidate: Any) -> None:
+    """Upstream's update rules of a workload kind (immutable selectors...): ``Invalid``."""
+    problem = next(workload_update_problems(current, candidate), None)
+    if problem is not None:
+        raise Invalid.at(_qualified(candidate), candidate.metadata.name, *problem)
+
+
+def _workload(obj: Any) -> None:
+    """The kind's upstream validation, of the object as the API server stores it: defaulted
+    (a manifest is checked as it will be stored) and, for a Job, with its generated selector
+    (idempotent: a stored object is unchanged by both)."""
+    stored = default_object(obj)
+    if isinstance(stored, Job):
+        stored = stored_job(stored)
+    problem = next(workload_problems(stored, _template_problem), None)
+    if problem is not None:
+        raise Invalid.at(_qualified(obj), obj.metadata.name, *problem)
+
+
 def validate(obj: object) -> None:
     """Raise ``Invalid`` for the first problem found in ``obj``; return None if it is valid."""
     kind = str(getattr(obj, "kind", type(obj).__name__))
     meta: ObjectMeta | None = getattr(obj, "metadata", None)
     if meta is not None:
-        _meta(kind, meta, namespaced=kind in ("Pod", "Event", "Lease", "Binding"))
+        _meta(kind, meta, namespaced=kind in _NAMESPACED)
     for path, q in quantity_errors(obj):
         name = meta.name if meta else ""
         if q.error:
@@ -144,6 +197,8 @@ def validate(obj: object) -> None:
         raise Invalid.at(kind, name, path, f'Invalid value: "{q.text}": must be greater than or equal to 0')
     if isinstance(obj, Pod):
         _pod(obj)
+    elif isinstance(obj, WORKLOAD_KINDS):
+        _workload(obj)
     elif isinstance(obj, Node):
         _node(obj)
     elif isinstance(obj, PriorityClass) and obj.value > 1_000_000_000 and not obj.metadata.name.startswith("system-"):
@@ -171,8 +226,9 @@ def validate_update(candidate: Any) -> None:
     """``validate(candidate)`` for ``update``: ``candidate``'s metadata is the stored one with
     the client's labels, annotations, owner references and finalizers (validation reads only
     the name, ``generateName`` and namespace: the stored, valid ones) and its status is the
-    stored one. Validation reads nothing else of any kind but Pod, Node and PriorityClass,
-    so the others (Leases: a renewal every 10 s per node) are not re-validated.
+    stored one. Validation reads nothing else of any kind but Pod, Node, PriorityClass and
+    the workload kinds (``WORKLOAD_KINDS``: their spec), so the others (Leases: a renewal
+    every 10 s per node) are not re-validated.
     ``tests/apiserver/test_status_validation.py`` checks this against ``validate``."""
-    if isinstance(candidate, Pod | Node | PriorityClass):
+    if isinstance(candidate, (Pod, Node, PriorityClass, *WORKLOAD_KINDS)):
         validate(candidate)

@@ -20,10 +20,10 @@ from msgspec.structs import replace
 from emulator.api.core import Container, Node, Pod, PodStatus, ResourceRequirements, Toleration
 from emulator.api.errors import Invalid
 from emulator.api.scheduling import PriorityClass
+from emulator.api.workloaddefaults import DEFAULT_SCHEDULER, default_pod_spec
 
 __all__ = ["DEFAULT_SCHEDULER", "default_node", "default_pod", "qos_class"]
 
-DEFAULT_SCHEDULER: Final = "default-scheduler"
 _DEFAULT_TOLERATIONS: Final = (
     Toleration(key="node.kubernetes.io/not-ready", operator="Exists", effect="NoExecute", toleration_seconds=300),
     Toleration(key="node.kubernetes.io/unreachable", operator="Exists", effect="NoExecute", toleration_seconds=300),
@@ -107,12 +107,7 @@ def default_pod(pod: Pod, *, classes: Mapping[str, PriorityClass], name_suffix: 
         changes["priority_class_name"] = class_name
     if spec.preemption_policy is None:
         changes["preemption_policy"] = policy or "PreemptLowerPriority"
-    if not spec.scheduler_name:
-        changes["scheduler_name"] = DEFAULT_SCHEDULER
-    if not spec.restart_policy:
-        changes["restart_policy"] = "Always"
-    if spec.termination_grace_period_seconds is None:
-        changes["termination_grace_period_seconds"] = 30
+    spec = default_pod_spec(spec)  # restartPolicy, terminationGracePeriodSeconds, schedulerName
     containers = [_container_defaults(c) for c in spec.containers]
     if any(a is not b for a, b in zip(containers, spec.containers, strict=True)):
         changes["containers"] = containers

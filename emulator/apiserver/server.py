@@ -9,11 +9,12 @@ were.
 =============  =================================================================
 verb           semantics
 =============  =================================================================
-create         defaulting + validation; AlreadyExists; namespace must exist
+create         defaulting + validation; AlreadyExists; namespace must exist; the
+               workload kinds get generation 1 and an empty status
 get / list     NotFound; list returns the revision it reflects
 update         optimistic concurrency on resourceVersion (Conflict); keeps status;
                pod spec fields other than schedulingGates, tolerations and images
-               are immutable (Invalid)
+               are immutable (Invalid); a spec change bumps metadata.generation
 update_status  optimistic concurrency; changes status only
 delete         pods bound and running: graceful (deletionTimestamp set, object kept
                until the kubelet confirms with grace 0); unbound, terminal or grace
@@ -46,12 +47,20 @@ from typing import Any, Final, Literal, TypeVar, cast
 import msgspec
 from msgspec.structs import replace
 
+from emulator.api.batch import Job
 from emulator.api.codec import KINDS
 from emulator.api.core import Binding, Namespace, Node, Pod, PodCondition
 from emulator.api.errors import AlreadyExists, Conflict, Gone, Invalid, NotFound, Timeout, resource_of
 from emulator.api.meta import ObjectMeta
 from emulator.api.scheduling import PriorityClass
-from emulator.api.validation import validate, validate_status_update, validate_update
+from emulator.api.validation import (
+    WORKLOAD_KINDS,
+    validate,
+    validate_status_update,
+    validate_update,
+    validate_workload_update,
+)
+from emulator.api.workloaddefaults import default_object, stored_job
 from emulator.apiserver.defaults import default_node, default_pod
 from emulator.apiserver.eventttl import DEFAULT_EVENT_TTL, EventExpiry
 from emulator.apiserver.uids import fast_uid
@@ -70,6 +79,10 @@ Verb = Literal["create", "update", "updateStatus", "bind", "delete"]
 T = TypeVar("T", bound=msgspec.Struct)
 CLUSTER_SCOPED: Final = frozenset({"Node", "Namespace", "PriorityClass"})
 _KIND_NAMES: Final = frozenset(k for _, k in KINDS)
+_GENERATION_ON_CREATE: Final = frozenset(
+    {"Pod", "Node", *(k.__name__ for k in WORKLOAD_KINDS if k.__name__ != "Service")}
+)
+"""Kinds whose strategy sets ``metadata.generation = 1`` on create (bumped on spec changes)."""
 _NAME_CHARS: Final = "bcdfghjklmnpqrstvwxz2456789"
 
 
@@ -224,6 +237,10 @@ class ApiServer:
             # upstream: every namespace carries kubernetes.io/metadata.name=<name>
             labels = {**obj.metadata.labels, "kubernetes.io/metadata.name": obj.metadata.name}
             obj = replace(obj, metadata=replace(obj.metadata, labels=labels))
+        elif isinstance(obj, WORKLOAD_KINDS):
+            obj = default_object(obj)
+            if not restore:  # upstream PrepareForCreate: the status is the controllers' to write
+                obj = replace(obj, status=type(obj.status)())
         validate(obj)
         meta = obj.metadata
         if kind not in CLUSTER_SCOPED and _key("", meta.namespace) not in self._objects["Namespace"]:
@@ -244,9 +261,12 @@ class ApiServer:
             uid=fast_uid(self._rng),
             creation_timestamp=self.clock.timestamp(),
             deletion_timestamp=None,
-            generation=1 if kind in ("Pod", "Node") else meta.generation,
+            generation=1 if kind in _GENERATION_ON_CREATE else meta.generation,
         )
-        return cast(T, self._commit("create", kind, None, replace(obj, metadata=meta)))
+        obj = replace(obj, metadata=meta)
+        if isinstance(obj, Job):  # the Job strategy's generated selector needs the uid
+            obj = stored_job(obj)
+        return cast(T, self._commit("create", kind, None, obj))
 
     def get(self, kind: str, name: str, namespace: str = "") -> Any:
         if kind not in CLUSTER_SCOPED and not namespace:
@@ -316,15 +336,22 @@ class ApiServer:
         if isinstance(obj, Pod):
             self._check_pod_update(current, obj)
         candidate = replace(obj, metadata=new_meta)
+        if isinstance(candidate, WORKLOAD_KINDS):
+            candidate = default_object(candidate)
+            if isinstance(candidate, Job):
+                candidate = stored_job(candidate)
         if hasattr(current, "status"):
             candidate = replace(candidate, status=current.status)
         if isinstance(current, PriorityClass):
             self._check_priority_class_update(current, candidate)
         validate_update(candidate)
+        if isinstance(candidate, WORKLOAD_KINDS):
+            validate_workload_update(current, candidate)
         if candidate == current:
             return cast(T, current)  # a no-op write: no new revision, no event (as upstream's store)
         if hasattr(current, "spec") and current.spec != candidate.spec:
-            candidate = replace(candidate, metadata=replace(new_meta, generation=new_meta.generation + 1))
+            meta = candidate.metadata  # new_meta, or a Job's with its defaulted labels
+            candidate = replace(candidate, metadata=replace(meta, generation=meta.generation + 1))
         return cast(T, self._commit("update", kind, current, candidate))
 
     def _check_priority_class_update(self, current: PriorityClass, new: PriorityClass) -> None:

@@ -45,8 +45,20 @@ from emulator.scenario.schema import (
 
 __all__ = ["Timeline"]
 
-_SCENARIO_ONLY = ("Pod", "Node", "Namespace", "PriorityClass")
-"""Kinds only the runner creates: a step naming a missing one is an error at load."""
+_SCENARIO_ONLY = (
+    "Pod",
+    "Node",
+    "Namespace",
+    "PriorityClass",
+    "Deployment",
+    "StatefulSet",
+    "DaemonSet",
+    "CronJob",
+    "Service",
+    "PodDisruptionBudget",
+)
+"""Kinds only the runner creates: a step naming a missing one is an error at load. Not
+ReplicaSets and Jobs, which the deployment and cronjob controllers create."""
 _IMMORTAL_NAMESPACES = ("default", "kube-system", "kube-public")
 """Namespaces upstream's NamespaceLifecycle admission refuses to delete."""
 _NAMESPACE_LABEL = "kubernetes.io/metadata.name"

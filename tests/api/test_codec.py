@@ -159,13 +159,21 @@ def test_every_kind_decodes(text: str, tp: type) -> None:
 
 def test_kinds_table() -> None:
     assert sorted(KINDS) == [
+        ("apps/v1", "DaemonSet"),
+        ("apps/v1", "Deployment"),
+        ("apps/v1", "ReplicaSet"),
+        ("apps/v1", "StatefulSet"),
+        ("batch/v1", "CronJob"),
+        ("batch/v1", "Job"),
         ("coordination.k8s.io/v1", "Lease"),
+        ("policy/v1", "PodDisruptionBudget"),
         ("scheduling.k8s.io/v1", "PriorityClass"),
         ("v1", "Binding"),
         ("v1", "Event"),
         ("v1", "Namespace"),
         ("v1", "Node"),
         ("v1", "Pod"),
+        ("v1", "Service"),
     ]
 
 
@@ -318,10 +326,16 @@ def test_errors_name_source_path_and_detail(text: str, path: str, detail: str) -
     assert str(err.value) == f"{where}: {detail}"
 
 
+_NEW_KINDS = (
+    ", ReplicaSet (apps/v1), StatefulSet (apps/v1), DaemonSet (apps/v1), Job (batch/v1), CronJob (batch/v1),"
+    " Service (v1), PodDisruptionBudget (policy/v1)"
+)
+
+
 @pytest.mark.parametrize(
     ("api_version", "kind"),
     [
-        pytest.param("apps/v1", "Deployment", id="unknown-kind"),
+        pytest.param("apps/v1", "ControllerRevision", id="unknown-kind"),
         pytest.param("v2", "Pod", id="unknown-version"),
         pytest.param("scheduling.k8s.io/v1", "Pod", id="wrong-group"),
         pytest.param("v1", "PriorityClass", id="kind-in-wrong-group"),
@@ -335,7 +349,7 @@ def test_unsupported_api_version_kind(api_version: str, kind: str) -> None:
     ) as err:
         load_manifests(text, source="m.yaml")
     assert err.value.path == ""
-    assert err.value.detail.endswith("PriorityClass (scheduling.k8s.io/v1), Lease (coordination.k8s.io/v1)")
+    assert err.value.detail.endswith("Lease (coordination.k8s.io/v1), Deployment (apps/v1)" + _NEW_KINDS)
 
 
 @pytest.mark.parametrize(

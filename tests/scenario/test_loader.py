@@ -525,9 +525,10 @@ BROKEN = [
         id="delete-neither",
     ),
     pytest.param(
-        "name: x\nsteps:\n  - delete: {kind: Deployment, name: a}\n",
-        'scenario.yaml: steps[0].delete.kind: unsupported kind "Deployment"; expected one of: '
-        "Pod, Node, Event, Namespace, PriorityClass, Lease",
+        "name: x\nsteps:\n  - delete: {kind: ControllerRevision, name: a}\n",
+        'scenario.yaml: steps[0].delete.kind: unsupported kind "ControllerRevision"; expected one of: '
+        "Pod, Node, Event, Namespace, PriorityClass, Lease, Deployment, "
+        "ReplicaSet, StatefulSet, DaemonSet, Job, CronJob, Service, PodDisruptionBudget",
         id="delete-kind",
     ),
     pytest.param(

@@ -171,7 +171,8 @@ BROKEN = [
     pytest.param(
         faults("apiError: {kind: pods}"),
         'scenario.yaml: faults[0].apiError.kind: unsupported kind "pods"; expected one of: Pod, Node, Binding, '
-        "Event, Namespace, PriorityClass, Lease",
+        "Event, Namespace, PriorityClass, Lease, Deployment, "
+        "ReplicaSet, StatefulSet, DaemonSet, Job, CronJob, Service, PodDisruptionBudget",
         id="kind",
     ),
     pytest.param(
