@@ -11,6 +11,10 @@ Units once loaded: every duration is a float of seconds, every quantity an int o
 (``imagePullBandwidth``: bytes per second), label selectors are parsed ``LabelSelector``
 values (the empty selector, the default, matches every pod), manifests are API Structs.
 
+At ~600 lines it is over the house's ~500 on purpose: it is the scenario format's one
+reference, read top to bottom (cluster, steps, faults, expectations, the scenario) like the
+README's section, and the loader walks it by reflection; it holds declarations only.
+
 Steps and expectations are tagged unions (``tag_field`` ``verb`` / ``expect``), dispatched
 with ``match``. In YAML a step is ``{at?: <duration>, <verb>: <body>}``; loaded, the body's
 fields sit on the step's Struct beside ``at``:
