@@ -23,6 +23,7 @@ from msgspec.structs import replace
 from emulator.api.codec import KINDS
 from emulator.api.core import LabelSelector, Node
 from emulator.api.errors import Invalid
+from emulator.api.labels import dns1123_label_errors
 from emulator.api.labelselector import validate_label_selector
 from emulator.api.meta import ObjectMeta
 from emulator.api.validation import validate
@@ -254,6 +255,9 @@ class ScenarioWalker(SchemaWalker):
     def _create_pods(self, step: CreatePods, raw: dict[str, Any], path: str) -> CreatePods:
         self._check_prefix(step.name_prefix, step.count, path)
         namespace = step.namespace or step.template.metadata.namespace or "default"
+        if step.namespace and (errors := dns1123_label_errors(step.namespace)):
+            # the runner creates this namespace first: refuse it here, as the API server would
+            self.fail(join_path(path, "namespace"), f"Invalid value: {show(step.namespace)}: {'; '.join(errors)}")
         return replace(step, namespace=namespace)
 
     def _delete(self, step: Delete, raw: dict[str, Any], path: str) -> Delete:
