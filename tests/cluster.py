@@ -252,3 +252,22 @@ async def open_cluster(
         yield cluster
     finally:
         await cluster.close()
+
+
+class OnCluster:
+    """Base of a test's world built on a shared ``Cluster``: its ``clock``, ``server`` and
+    ``writes`` are the cluster's (the subclass sets ``cluster``)."""
+
+    cluster: Cluster
+
+    @property
+    def clock(self) -> LoopClock:
+        return self.cluster.clock
+
+    @property
+    def server(self) -> ApiServer:
+        return self.cluster.server
+
+    @property
+    def writes(self) -> list[WriteRecord]:
+        return self.cluster.writes

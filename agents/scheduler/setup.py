@@ -33,6 +33,7 @@ from agents.scheduler.framework.runtime import Framework
 from agents.scheduler.options import SchedulerOptions
 from agents.scheduler.registry import build_registry
 from emulator.inputs import PlainInputError
+from emulator.runtime.clock import StoppedClock
 
 __all__ = ["SchedulerSettings", "SchedulerSetup", "SetupError", "build_scheduler_setup"]
 
@@ -70,24 +71,6 @@ class SchedulerSetup:
     registry: Mapping[str, PluginFactory]
     options: SchedulerOptions
     missing_plugins: list[str]
-
-
-class _StoppedClock:
-    """A ``Clock`` at 0 for constructing plugins before any run: nothing waits on it."""
-
-    virtual = True
-
-    def now(self) -> float:
-        return 0.0
-
-    async def sleep(self, seconds: float) -> None:
-        return None
-
-    async def sleep_until(self, t: float) -> None:
-        return None
-
-    def timestamp(self, t: float | None = None) -> str:
-        return "1970-01-01T00:00:00Z"
 
 
 def _registry(settings: SchedulerSettings) -> dict[str, PluginFactory]:
@@ -141,7 +124,7 @@ def _construct(setup: SchedulerSetup, settings: SchedulerSettings, where: str, p
     there, else at the profile."""
     for i, spec in enumerate(setup.profiles):
         try:
-            Framework(spec, setup.registry, clock=_StoppedClock(), rng=random.Random(0))
+            Framework(spec, setup.registry, clock=StoppedClock(), rng=random.Random(0))
         except PluginInitError as err:
             if err.plugin in settings.plugins:
                 raise SetupError(f"{settings.source}: schedulerOptions.plugins.{err.plugin}: {err}") from None

@@ -62,7 +62,7 @@ from emulator.inputs import (
     load_documents,
     read_text,
 )
-from emulator.runtime.clock import format_timestamp
+from emulator.runtime.clock import StoppedClock
 
 __all__ = ["ExplainError", "add_parser", "load_inputs", "run"]
 
@@ -78,24 +78,6 @@ class ExplainError(InputError):
 
 def _plain(message: str) -> ExplainError:
     return ExplainError("", "", message)
-
-
-class _FixedClock:
-    """A ``Clock`` stopped at 0: explain has no time."""
-
-    virtual = True
-
-    def now(self) -> float:
-        return 0.0
-
-    async def sleep(self, seconds: float) -> None:
-        return None
-
-    async def sleep_until(self, t: float) -> None:
-        return None
-
-    def timestamp(self, t: float | None = None) -> str:
-        return format_timestamp(0.0 if t is None else t)
 
 
 class _Nominator:
@@ -212,7 +194,7 @@ def _load_inputs(
 
 def _admit(objects: list[tuple[Any, str, str]]) -> tuple[ApiServer, list[Any]]:
     """Create everything (namespaces, priority classes, nodes, pods; file order within a kind)."""
-    server = ApiServer(_FixedClock(), random.Random(0))
+    server = ApiServer(StoppedClock(), random.Random(0))
     wanted = {o.metadata.namespace or "default" for o, _, _ in objects if o.kind == "Pod"}
     explicit = {o.metadata.name for o, _, _ in objects if o.kind == "Namespace"}
     for name in sorted(wanted - explicit):
@@ -298,7 +280,7 @@ def explain(inputs: Inputs, registry: Mapping[str, PluginFactory] | None = None)
         fwk = Framework(
             profile.to_spec(),
             registry,
-            clock=_FixedClock(),
+            clock=StoppedClock(),
             rng=rng,
             snapshot=snapshot,
             nominator=_Nominator(inputs.nominated),

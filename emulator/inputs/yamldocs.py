@@ -201,16 +201,22 @@ def _check_nesting(text: str, max_depth: int) -> None:
         return
     loader = _BaseLoader(text)
     depth = 0
+    problem = f"nested deeper than {max_depth} levels"
     try:
         while loader.check_event():
             event = loader.get_event()
             if isinstance(event, yaml.MappingStartEvent | yaml.SequenceStartEvent):
                 depth += 1
                 if depth > max_depth:
-                    problem = f"nested deeper than {max_depth} levels"
                     raise yaml.composer.ComposerError(None, None, problem, event.start_mark)
             elif isinstance(event, yaml.MappingEndEvent | yaml.SequenceEndEvent):
                 depth -= 1
+    except yaml.scanner.ScannerError as err:
+        # PyYAML >= 6.0.4's libyaml stops at 1,000 levels while scanning ahead inside flow
+        # collections, before the events above reach ours: the same refusal, one message.
+        if "nesting depth" not in (err.problem or ""):
+            raise
+        raise yaml.composer.ComposerError(None, None, problem, err.problem_mark) from None
     finally:
         loader.dispose()
 

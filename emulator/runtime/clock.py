@@ -35,6 +35,7 @@ __all__ = [
     "MAX_DURATION_SECONDS",
     "Clock",
     "LoopClock",
+    "StoppedClock",
     "format_duration",
     "format_timestamp",
     "parse_duration",
@@ -114,6 +115,28 @@ class LoopClock:
 
     def __repr__(self) -> str:
         return f"<LoopClock virtual={self.virtual} now={self.now()!r}>"
+
+
+class StoppedClock:
+    """A ``Clock`` stopped at 0, for code that needs one outside any run (``explain``,
+    constructing plugins during ``validate``): nothing may wait on it, so sleeps return."""
+
+    virtual = True
+
+    def now(self) -> float:
+        return 0.0
+
+    async def sleep(self, seconds: float) -> None:
+        return None
+
+    async def sleep_until(self, t: float) -> None:
+        return None
+
+    def timestamp(self, t: float | None = None) -> str:
+        return format_timestamp(0.0 if t is None else t)
+
+    def __repr__(self) -> str:
+        return "<StoppedClock now=0.0>"
 
 
 def _wake(future: asyncio.Future[None]) -> None:

@@ -26,13 +26,11 @@ from agents.controllers.nodehealth import (
 )
 from agents.kubelet import Kubelet, KubeletSettings
 from emulator.api.core import Node, NodeCondition, Taint
-from emulator.apiserver.server import ApiServer, WriteRecord
-from emulator.runtime.clock import LoopClock
 from emulator.runtime.rng import Seeds
 from emulator.scenario.faults import FaultPlan
 from emulator.scenario.schema import NodeHeartbeatStop
 from tests.builders import node as build_node
-from tests.cluster import Cluster, open_cluster
+from tests.cluster import Cluster, OnCluster, open_cluster
 
 UNREACHABLE = "node.kubernetes.io/unreachable"
 NOT_READY = "node.kubernetes.io/not-ready"
@@ -222,23 +220,11 @@ def test_zone_tainter_dedups_and_rate_limits() -> None:
 
 
 @dataclass
-class World:
+class World(OnCluster):
     """The cluster, its kubelets and the node lifecycle controller."""
 
     cluster: Cluster
     controller: NodeLifecycleController
-
-    @property
-    def clock(self) -> LoopClock:
-        return self.cluster.clock
-
-    @property
-    def server(self) -> ApiServer:
-        return self.cluster.server
-
-    @property
-    def writes(self) -> list[WriteRecord]:
-        return self.cluster.writes
 
     def node(self, name: str) -> Node:
         return self.cluster.node(name)

@@ -12,32 +12,18 @@ import pytest
 
 from agents.controllers import PodGCController
 from emulator.api.core import Node, Pod
-from emulator.apiserver.server import ApiServer, WriteRecord
-from emulator.runtime.clock import LoopClock
 from tests.builders import node, pod, taint
-from tests.cluster import Cluster, open_cluster
+from tests.cluster import Cluster, OnCluster, open_cluster
 
 OUT_OF_SERVICE = taint("node.kubernetes.io/out-of-service", "nodeshutdown", effect="NoExecute")
 
 
 @dataclass
-class World:
+class World(OnCluster):
     """The cluster and its PodGC controller."""
 
     cluster: Cluster
     controller: PodGCController
-
-    @property
-    def clock(self) -> LoopClock:
-        return self.cluster.clock
-
-    @property
-    def server(self) -> ApiServer:
-        return self.cluster.server
-
-    @property
-    def writes(self) -> list[WriteRecord]:
-        return self.cluster.writes
 
     def gone(self) -> dict[str, float]:
         """Pod -> when it was removed from the store."""

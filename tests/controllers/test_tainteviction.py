@@ -15,10 +15,8 @@ from msgspec.structs import replace
 from agents.controllers import TaintEvictionController
 from agents.controllers.tainteviction import matching_tolerations, min_toleration_seconds
 from emulator.api.core import Pod, Taint, Toleration
-from emulator.apiserver.server import ApiServer, WriteRecord
-from emulator.runtime.clock import LoopClock
 from tests.builders import node, pod, toleration
-from tests.cluster import Cluster, open_cluster
+from tests.cluster import Cluster, OnCluster, open_cluster
 
 UNREACHABLE = Taint(key="node.kubernetes.io/unreachable", effect="NoExecute")
 DEDICATED = Taint(key="dedicated", value="db", effect="NoExecute")
@@ -67,23 +65,11 @@ def test_min_toleration_seconds(tolerations: list[Toleration], seconds: float) -
 
 
 @dataclass
-class World:
+class World(OnCluster):
     """The cluster and its taint eviction controller."""
 
     cluster: Cluster
     controller: TaintEvictionController
-
-    @property
-    def clock(self) -> LoopClock:
-        return self.cluster.clock
-
-    @property
-    def server(self) -> ApiServer:
-        return self.cluster.server
-
-    @property
-    def writes(self) -> list[WriteRecord]:
-        return self.cluster.writes
 
     def taint(self, node: str, *taints: Taint) -> None:
         n = self.cluster.node(node)

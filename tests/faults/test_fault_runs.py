@@ -12,9 +12,8 @@ import pytest
 
 from agents.kubelet import KubeletSettings
 from emulator.api.core import Event, LabelSelector, Pod
-from emulator.apiserver.server import ApiServer, WriteRecord
+from emulator.apiserver.server import WriteRecord
 from emulator.client.client import Latency
-from emulator.runtime.clock import LoopClock
 from emulator.runtime.rng import Seeds
 from emulator.scenario.faults import FaultPlan
 from emulator.scenario.loader import load_scenario, load_scenario_text
@@ -26,7 +25,7 @@ from emulator.scenario.schema import (
     NodeHeartbeatStop,
 )
 from tests.builders import container, node, pod
-from tests.cluster import Cluster, open_cluster
+from tests.cluster import Cluster, OnCluster, open_cluster
 
 ROOT = Path(__file__).resolve().parents[2]
 Mi = 2**20
@@ -39,22 +38,10 @@ APP = [container("app", image="nginx:1.27")]
 
 
 @dataclass
-class World:
+class World(OnCluster):
     """The cluster with one kubelet (``n1``) under the faults."""
 
     cluster: Cluster
-
-    @property
-    def clock(self) -> LoopClock:
-        return self.cluster.clock
-
-    @property
-    def server(self) -> ApiServer:
-        return self.cluster.server
-
-    @property
-    def writes(self) -> list[WriteRecord]:
-        return self.cluster.writes
 
     def times(self, kind: str, verb: str) -> list[float]:
         return [round(w.time, 3) for w in self.cluster.of(kind, verb=verb)]

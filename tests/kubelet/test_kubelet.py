@@ -34,7 +34,7 @@ from emulator.apiserver.server import ApiServer, ServerSettings, WriteRecord
 from emulator.client.client import Client, Latency
 from emulator.runtime.clock import LoopClock, run
 from tests.builders import container, node, pod
-from tests.cluster import Cluster, open_cluster
+from tests.cluster import Cluster, OnCluster, open_cluster
 
 NODE = "node-1"
 Mi = 2**20
@@ -74,24 +74,12 @@ def make_pod(
 
 
 @dataclass
-class World:
+class World(OnCluster):
     """The cluster and its one kubelet (``node-1``)."""
 
     cluster: Cluster
     kubelet: Kubelet
     task: asyncio.Task[None]
-
-    @property
-    def clock(self) -> LoopClock:
-        return self.cluster.clock
-
-    @property
-    def server(self) -> ApiServer:
-        return self.cluster.server
-
-    @property
-    def writes(self) -> list[WriteRecord]:
-        return self.cluster.writes
 
     def pod(self, name: str) -> Pod:
         return self.cluster.pod(name)

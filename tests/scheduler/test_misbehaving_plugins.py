@@ -32,6 +32,7 @@ from agents.scheduler.setup import SchedulerSettings, SetupError, build_schedule
 from emulator import cli
 from emulator.api.core import Node, NodeStatus, Pod
 from emulator.api.meta import ObjectMeta
+from emulator.runtime.clock import StoppedClock
 
 _COUNTER = itertools.count()
 
@@ -238,22 +239,6 @@ class _Raising:
 _BAD_POINTS = [p for p in ExtensionPoint if p not in (ExtensionPoint.PreEnqueue, ExtensionPoint.QueueSort)]
 
 
-class _Clock:
-    virtual = True
-
-    def now(self) -> float:
-        return 0.0
-
-    async def sleep(self, seconds: float) -> None:
-        return None
-
-    async def sleep_until(self, t: float) -> None:
-        return None
-
-    def timestamp(self, t: float | None = None) -> str:
-        return ""
-
-
 def _spec() -> ProfileSpec:
     """``Bad`` at every point but PreEnqueue and QueueSort (the in-tree PrioritySort)."""
     points = {ExtensionPoint.QueueSort: [("PrioritySort", 0)], **{p: [("Bad", 1)] for p in _BAD_POINTS}}
@@ -262,7 +247,7 @@ def _spec() -> ProfileSpec:
 
 def _framework(point: str) -> Framework:
     registry: dict[str, Any] = {**in_tree_registry(), "Bad": lambda args, handle: _Raising(point)}
-    return Framework(_spec(), registry, clock=_Clock(), rng=random.Random(0))
+    return Framework(_spec(), registry, clock=StoppedClock(), rng=random.Random(0))
 
 
 def _pod() -> Pod:
@@ -338,7 +323,7 @@ def test_constructor_error_names_the_plugin() -> None:
         raise SystemExit(3)
 
     with pytest.raises(PluginInitError, match=r'^initializing plugin "Bad": SystemExit: 3$'):
-        Framework(_spec(), {**in_tree_registry(), "Bad": factory}, clock=_Clock(), rng=random.Random(0))
+        Framework(_spec(), {**in_tree_registry(), "Bad": factory}, clock=StoppedClock(), rng=random.Random(0))
 
 
 def test_setup_construct_reports_the_profile_for_an_undeclared_plugin() -> None:
@@ -394,7 +379,7 @@ def _vector_framework(snapshot: Snapshot) -> Framework:
     }
     registry: dict[str, Any] = {**in_tree_registry(), "Bad": lambda args, handle: _VectorRaising()}
     spec = ProfileSpec(scheduler_name="default-scheduler", plugins=points)
-    return Framework(spec, registry, clock=_Clock(), rng=random.Random(0), snapshot=snapshot)
+    return Framework(spec, registry, clock=StoppedClock(), rng=random.Random(0), snapshot=snapshot)
 
 
 def test_vectorised_runners_fall_back_to_the_per_node_verdict() -> None:
@@ -431,7 +416,7 @@ def test_raising_pre_enqueue_gates_the_pod_with_an_error() -> None:
         ExtensionPoint.Bind: [("DefaultBinder", 0)],
     }
     registry: dict[str, Any] = {**in_tree_registry(), "Bad": lambda args, handle: Gate()}
-    fwk = Framework(ProfileSpec(plugins=points), registry, clock=_Clock(), rng=random.Random(0))
+    fwk = Framework(ProfileSpec(plugins=points), registry, clock=StoppedClock(), rng=random.Random(0))
     status, plugin = fwk.run_pre_enqueue_plugins(_pod())
     assert plugin == "Bad"
     assert (status.code, status.plugin, status.message()) == (Code.Error, "Bad", "RuntimeError: gate broke")

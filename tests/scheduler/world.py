@@ -15,10 +15,9 @@ from agents.scheduler.scheduler import Scheduler, SchedulerOptions
 from emulator.api.core import Pod
 from emulator.apiserver.server import ApiServer
 from emulator.client.client import Client
-from emulator.runtime.clock import LoopClock
 from tests import builders
 from tests.builders import node
-from tests.cluster import Cluster, open_cluster
+from tests.cluster import Cluster, OnCluster, open_cluster
 
 __all__ = ["World", "node", "pod", "world"]
 
@@ -28,20 +27,12 @@ def pod(name: str, cpu: str = "100m", memory: str = "100Mi", **kw: Any) -> Pod:
     return builders.pod(name, cpu=cpu, memory=memory, **kw)
 
 
-class World:
+class World(OnCluster):
     """The cluster and its scheduler (whose client is ``client``)."""
 
     def __init__(self, cluster: Cluster, scheduler: Scheduler) -> None:
         self.cluster = cluster
         self.scheduler = scheduler
-
-    @property
-    def server(self) -> ApiServer:
-        return self.cluster.server
-
-    @property
-    def clock(self) -> LoopClock:
-        return self.cluster.clock
 
     @property
     def client(self) -> Client:
