@@ -17,6 +17,7 @@ import msgspec
 from emulator.api.codec import dec_hook
 from emulator.api.core import NodeAffinity, TopologySpreadConstraint
 from emulator.api.labels import qualified_name_errors
+from emulator.api.podvalidation import node_affinity_errors
 from emulator.inputs import InputError, msgspec_error
 
 API_VERSION: Final = "kubescheduler.config.k8s.io/v1"
@@ -234,6 +235,15 @@ class DefaultPreemptionArgs(_Args, frozen=True):
 
 class NodeAffinityArgs(_Args, frozen=True):
     added_affinity: NodeAffinity | None = None
+
+    def validate(self, path: str) -> None:
+        """``ValidateNodeAffinityArgs``: ``addedAffinity``'s selector and preferred terms, with
+        the pod validation's checks (operators, value counts, weights 1–100)."""
+        if self.added_affinity is None:
+            return
+        problem = next(node_affinity_errors(self.added_affinity, _join(path, "addedAffinity")), None)
+        if problem is not None:
+            raise ConfigError(*problem)
 
 
 ARGS_TYPES: Final[dict[str, type[_Args]]] = {
