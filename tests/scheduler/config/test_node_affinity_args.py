@@ -31,12 +31,14 @@ def _preferred(weight: int) -> dict[str, Any]:
     [
         pytest.param(
             _required({"key": "a", "operator": "Foo"}),
-            f'{REQ}.nodeSelectorTerms[0].matchExpressions[0].operator: Invalid value: "Foo": not a valid selector operator',
+            f"{REQ}.nodeSelectorTerms[0].matchExpressions[0].operator: "
+            'Invalid value: "Foo": not a valid selector operator',
             id="operator",
         ),
         pytest.param(
             _required({"key": "a", "operator": "In"}),
-            f"{REQ}.nodeSelectorTerms[0].matchExpressions[0].values: Required value: must be specified when `operator` is 'In' or 'NotIn'",
+            f"{REQ}.nodeSelectorTerms[0].matchExpressions[0].values: "
+            "Required value: must be specified when `operator` is 'In' or 'NotIn'",
             id="in-without-values",
         ),
         pytest.param(
