@@ -23,6 +23,8 @@ from emulator.inputs import InputError, msgspec_error
 API_VERSION: Final = "kubescheduler.config.k8s.io/v1"
 _INT32_MAX: Final = 2**31 - 1
 Int32 = Annotated[int, msgspec.Meta(ge=-(2**31), le=_INT32_MAX)]
+Int64 = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
+"""Go's int64 fields (``podInitialBackoffSeconds``): a larger number fails to decode upstream."""
 
 
 class ConfigError(InputError, ValueError):

@@ -58,6 +58,7 @@ from agents.scheduler.args import (
     ConfigError,
     DefaultPreemptionArgs,
     Int32,
+    Int64,
     InterPodAffinityArgs,
     NodeAffinityArgs,
     NodeResourcesBalancedAllocationArgs,
@@ -167,8 +168,8 @@ class _Document(_Struct, frozen=True):
     enable_profiling: bool | None = None
     enable_contention_profiling: bool | None = None
     percentage_of_nodes_to_score: Int32 | None = None
-    pod_initial_backoff_seconds: int | None = None
-    pod_max_backoff_seconds: int | None = None
+    pod_initial_backoff_seconds: Int64 | None = None
+    pod_max_backoff_seconds: Int64 | None = None
     profiles: list[_Profile] = []
     extenders: list[dict[str, Any]] = []
     delay_cache_until_active: bool = False

@@ -71,6 +71,9 @@ from emulator.api.labelselector import (
 from emulator.api.nodeaffinity import NODE_NAME_FIELD
 from emulator.api.taints import TAINT_EFFECTS, TOLERATION_OP_EQUAL, TOLERATION_OP_EXISTS
 
+_INT64_MIN: Final = -(2**63)
+_INT64_MAX: Final = 2**63 - 1
+
 __all__ = ["Problem", "node_affinity_errors", "scheduling_errors"]
 
 Problem = tuple[str, str]
@@ -233,6 +236,9 @@ def _tolerations(tolerations: Sequence[Toleration], path: str) -> Iterator[Probl
                     'operator must be Exists when `key` is empty, which means "match all values and all keys"',
                 ),
             )
+        if t.toleration_seconds is not None and not _INT64_MIN <= t.toleration_seconds <= _INT64_MAX:
+            # upstream's JSON decoder refuses it before validation: tolerationSeconds is an int64
+            yield f"{p}.tolerationSeconds", _invalid(t.toleration_seconds, "must fit in an int64")
         if t.toleration_seconds is not None and t.effect != _NO_EXECUTE:
             yield f"{p}.effect", _invalid(t.effect, "effect must be 'NoExecute' when `tolerationSeconds` is set")
         if t.operator in (TOLERATION_OP_EQUAL, ""):

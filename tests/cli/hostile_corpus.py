@@ -805,7 +805,6 @@ _revise("yaml-python-object", "line 1, column 7")
 _revise("yaml-deep-nesting", "line 2, column 1013")
 _revise("yaml-local-tag", "line 1, column 7")
 _revise("yaml-lone-surrogate", "line 1, column 10")
-_revise("config-backoff-huge", "podMaxBackoffSeconds")  # upstream checks max >= initial first
 _revise("plugin-score-weight-negative", None)  # upstream's getScoreWeights takes any non-zero weight
 _revise("plugin-disable-all", "plugins.queueSort")
 _revise("plugin-config-unknown", None)  # upstream decodes unknown plugins' args as runtime.Unknown
@@ -815,6 +814,7 @@ _revise("balanced-resources-empty", None)  # v1 defaulting: weight 0 -> 1
 _revise("file-python-tag", "line 1, column 1", file="py.yaml")
 _revise("config-file-python", "line 1, column 1", file="c.yaml")
 _revise("config-file-list", "got a list", file="c.yaml")
+_revise("cli-bench-scale-huge", "params.initNodes", file="bench/workloads.yaml")
 cfg(
     "config-backoff-both-huge",
     "podInitialBackoffSeconds: " + "9" * 40 + "\npodMaxBackoffSeconds: " + "9" * 40 + "\n",

@@ -54,10 +54,13 @@ def _check(case: Case, d: Path, argv: list[str], code: int, out: str, err: str, 
         return
     assert code == 2, (code, out, err)
     lines = err.splitlines()
-    if lines and lines[0].startswith("usage:"):  # argparse's own refusal: usage, then one error line
-        lines = lines[1:]
+    if lines and lines[0].startswith("usage:"):  # argparse's own refusal: the usage, then one error line
+        assert all("error:" not in line for line in lines[:-1]), err
+        assert lines[-1].startswith("python -m emulator "), err
+        assert ": error: " in lines[-1], err
+        lines = lines[-1:]
     assert len(lines) == 1, err
-    assert lines[0].startswith(("error: ", "python -m emulator")), err
+    assert lines[0].startswith(("error: ", "python -m emulator ")), err
     assert case.file in lines[0], err
     assert case.want in lines[0], err
 
