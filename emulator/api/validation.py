@@ -187,7 +187,11 @@ def validate_update(candidate: Any) -> None:
     the client's labels, annotations, owner references and finalizers (validation reads
     the name, ``generateName`` and namespace, the stored, valid ones, and the labels) and its status is the
     stored one. Validation reads nothing else of any kind but Pod, Node and PriorityClass,
-    so the others (Leases: a renewal every 10 s per node) are not re-validated.
+    so the others (Leases: a renewal every 10 s per node) only have their labels checked.
     ``tests/apiserver/test_status_validation.py`` checks this against ``validate``."""
     if isinstance(candidate, Pod | Node | PriorityClass):
         validate(candidate)
+        return
+    meta: ObjectMeta | None = getattr(candidate, "metadata", None)
+    if meta is not None and meta.labels and (problem := next(label_problems(meta.labels, "metadata.labels"), None)):
+        raise Invalid.at(str(getattr(candidate, "kind", "")), meta.name, *problem)
