@@ -17,11 +17,14 @@ import msgspec
 from emulator.api.codec import dec_hook
 from emulator.api.core import NodeAffinity, TopologySpreadConstraint
 from emulator.api.labels import qualified_name_errors
+from emulator.api.podvalidation import node_affinity_errors
 from emulator.inputs import InputError, msgspec_error
 
 API_VERSION: Final = "kubescheduler.config.k8s.io/v1"
 _INT32_MAX: Final = 2**31 - 1
 Int32 = Annotated[int, msgspec.Meta(ge=-(2**31), le=_INT32_MAX)]
+Int64 = Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)]
+"""Go's int64 fields (``podInitialBackoffSeconds``): a larger number fails to decode upstream."""
 
 
 class ConfigError(InputError, ValueError):
@@ -234,6 +237,15 @@ class DefaultPreemptionArgs(_Args, frozen=True):
 
 class NodeAffinityArgs(_Args, frozen=True):
     added_affinity: NodeAffinity | None = None
+
+    def validate(self, path: str) -> None:
+        """``ValidateNodeAffinityArgs``: ``addedAffinity``'s selector and preferred terms, with
+        the pod validation's checks (operators, value counts, weights 1–100)."""
+        if self.added_affinity is None:
+            return
+        problem = next(node_affinity_errors(self.added_affinity, _join(path, "addedAffinity")), None)
+        if problem is not None:
+            raise ConfigError(*problem)
 
 
 ARGS_TYPES: Final[dict[str, type[_Args]]] = {

@@ -33,8 +33,9 @@ from ``UPSTREAM_PLUGINS``. Emulator choices (deviations, on purpose): the volume
 resource claims; upstream plugins absent from the registry stay in ``Profile.plugins`` and are
 listed in ``Profile.missing_plugins`` (``to_spec`` drops them) instead of failing; ``extenders``
 must be empty; profiles whose *expanded* queue sort differs are rejected (upstream compares only
-the configured ``queueSort`` sets and silently uses the first profile's); ``NodeAffinityArgs``
-is decoded but its ``addedAffinity`` selectors are not validated here.
+the configured ``queueSort`` sets and silently uses the first profile's); ``NodeAffinityArgs``'
+``addedAffinity`` is validated with the pod validation's messages (upstream's come from
+``nodeaffinity.NewNodeSelector``).
 
 It does not own the default plugin tables (``default_plugins.py``, re-exported here), plugin
 discovery and import (``registry.py``), the typed args (``args.py``) nor building the framework
@@ -57,6 +58,7 @@ from agents.scheduler.args import (
     ConfigError,
     DefaultPreemptionArgs,
     Int32,
+    Int64,
     InterPodAffinityArgs,
     NodeAffinityArgs,
     NodeResourcesBalancedAllocationArgs,
@@ -166,8 +168,8 @@ class _Document(_Struct, frozen=True):
     enable_profiling: bool | None = None
     enable_contention_profiling: bool | None = None
     percentage_of_nodes_to_score: Int32 | None = None
-    pod_initial_backoff_seconds: int | None = None
-    pod_max_backoff_seconds: int | None = None
+    pod_initial_backoff_seconds: Int64 | None = None
+    pod_max_backoff_seconds: Int64 | None = None
     profiles: list[_Profile] = []
     extenders: list[dict[str, Any]] = []
     delay_cache_until_active: bool = False

@@ -1,6 +1,7 @@
 """The API server's checks of the pod fields the scheduler reads (upstream ``ValidatePodSpec``).
 
-What this module owns: ``scheduling_errors(spec)``, every problem upstream's
+What this module owns: ``scheduling_errors(spec)`` (and ``node_affinity_errors``, which the
+scheduler's ``NodeAffinityArgs`` reuse), every problem upstream's
 ``pkg/apis/core/validation`` finds in these fields, in its order, each as ``(path, detail)``
 with upstream's field path and wording (``detail`` is what follows ``path: ``):
 
@@ -39,6 +40,7 @@ import msgspec
 from emulator.api.core import (
     Affinity,
     Container,
+    NodeAffinity,
     NodeSelector,
     NodeSelectorRequirement,
     NodeSelectorTerm,
@@ -69,7 +71,10 @@ from emulator.api.labelselector import (
 from emulator.api.nodeaffinity import NODE_NAME_FIELD
 from emulator.api.taints import TAINT_EFFECTS, TOLERATION_OP_EQUAL, TOLERATION_OP_EXISTS
 
-__all__ = ["Problem", "scheduling_errors"]
+_INT64_MIN: Final = -(2**63)
+_INT64_MAX: Final = 2**63 - 1
+
+__all__ = ["Problem", "node_affinity_errors", "scheduling_errors"]
 
 Problem = tuple[str, str]
 """(field path, detail), e.g. ``("spec.tolerations[0].operator", 'Unsupported value: "In": …')``."""
@@ -148,18 +153,22 @@ def _node_selector(selector: NodeSelector, path: str) -> Iterator[Problem]:
         yield from _node_selector_term(term, f"{terms_path}[{i}]")
 
 
+def node_affinity_errors(na: NodeAffinity, path: str) -> Iterator[Problem]:
+    """The problems of a ``NodeAffinity`` at ``path``: its required selector and its preferred
+    terms with their weights (also the scheduler's ``NodeAffinityArgs.addedAffinity``)."""
+    required = na.required_during_scheduling_ignored_during_execution
+    if required is not None:
+        yield from _node_selector(required, f"{path}.requiredDuringSchedulingIgnoredDuringExecution")
+    pref_path = f"{path}.preferredDuringSchedulingIgnoredDuringExecution"
+    for i, pref in enumerate(na.preferred_during_scheduling_ignored_during_execution):
+        if not 1 <= pref.weight <= 100:
+            yield f"{pref_path}[{i}].weight", _invalid(pref.weight, _WEIGHT_RANGE)
+        yield from _node_selector_term(pref.preference, f"{pref_path}[{i}].preference")
+
+
 def _affinity(affinity: Affinity, path: str) -> Iterator[Problem]:
-    na = affinity.node_affinity
-    if na is not None:
-        na_path = f"{path}.nodeAffinity"
-        required = na.required_during_scheduling_ignored_during_execution
-        if required is not None:
-            yield from _node_selector(required, f"{na_path}.requiredDuringSchedulingIgnoredDuringExecution")
-        pref_path = f"{na_path}.preferredDuringSchedulingIgnoredDuringExecution"
-        for i, pref in enumerate(na.preferred_during_scheduling_ignored_during_execution):
-            if not 1 <= pref.weight <= 100:
-                yield f"{pref_path}[{i}].weight", _invalid(pref.weight, _WEIGHT_RANGE)
-            yield from _node_selector_term(pref.preference, f"{pref_path}[{i}].preference")
+    if affinity.node_affinity is not None:
+        yield from node_affinity_errors(affinity.node_affinity, f"{path}.nodeAffinity")
     for name, pa in (("podAffinity", affinity.pod_affinity), ("podAntiAffinity", affinity.pod_anti_affinity)):
         if pa is None:
             continue
@@ -227,6 +236,9 @@ def _tolerations(tolerations: Sequence[Toleration], path: str) -> Iterator[Probl
                     'operator must be Exists when `key` is empty, which means "match all values and all keys"',
                 ),
             )
+        if t.toleration_seconds is not None and not _INT64_MIN <= t.toleration_seconds <= _INT64_MAX:
+            # upstream's JSON decoder refuses it before validation: tolerationSeconds is an int64
+            yield f"{p}.tolerationSeconds", _invalid(t.toleration_seconds, "must fit in an int64")
         if t.toleration_seconds is not None and t.effect != _NO_EXECUTE:
             yield f"{p}.effect", _invalid(t.effect, "effect must be 'NoExecute' when `tolerationSeconds` is set")
         if t.operator in (TOLERATION_OP_EQUAL, ""):

@@ -2,7 +2,7 @@
 
 ``validate(obj)`` raises ``Invalid`` naming the first bad field with its path
 (``spec.containers[0].resources.requests.cpu``). It checks what the emulator relies on:
-names, containers, quantities (malformed, negative, request above limit), priorities,
+names, labels, container names, ``schedulerName``, quantities (malformed, negative, request above limit), priorities,
 taints, and every pod field the scheduler reads (``podvalidation``: node selector, affinity,
 tolerations, spread constraints, ports, with upstream's paths and messages). Defaulting lives
 in the apiserver.
@@ -21,7 +21,15 @@ from emulator.api.apps import DaemonSet, Deployment, ReplicaSet, StatefulSet
 from emulator.api.batch import CronJob, Job
 from emulator.api.core import Container, Node, Pod
 from emulator.api.errors import Invalid
-from emulator.api.labels import DNS1123_SUBDOMAIN_MAX_LEN, DNS1123_SUBDOMAIN_RE, is_dns1123_label
+from emulator.api.labels import (
+    DNS1123_SUBDOMAIN_MAX_LEN,
+    DNS1123_SUBDOMAIN_RE,
+    dns1123_label_errors,
+    dns1123_subdomain_errors,
+    go_quote,
+    is_dns1123_label,
+)
+from emulator.api.labelselector import label_problems
 from emulator.api.meta import ObjectMeta
 from emulator.api.podtemplate import PodTemplateSpec
 from emulator.api.podvalidation import scheduling_errors
@@ -101,11 +109,15 @@ def _meta(kind: str, meta: ObjectMeta, namespaced: bool) -> None:
         )
     if namespaced and meta.namespace and not is_dns1123_label(meta.namespace):
         raise Invalid.at(kind, name, "metadata.namespace", f'Invalid value: "{meta.namespace}"')
+    if meta.labels and (problem := next(label_problems(meta.labels, "metadata.labels"), None)):
+        raise Invalid.at(kind, name, *problem)
 
 
 def _container(kind: str, name: str, path: str, c: Container) -> None:
     if not c.name:
         raise Invalid.at(kind, name, f"{path}.name", "Required value")
+    if errors := dns1123_label_errors(c.name):
+        raise Invalid.at(kind, name, f"{path}.name", f"Invalid value: {go_quote(c.name)}: {'; '.join(errors)}")
     if not c.image:
         raise Invalid.at(kind, name, f"{path}.image", "Required value")
     for res, req in c.resources.requests.items():
@@ -130,6 +142,9 @@ def _pod(pod: Pod) -> None:
             if c.name in seen:
                 raise Invalid.at(kind, name, f"spec.{group}[{i}].name", f'Duplicate value: "{c.name}"')
             seen.add(c.name)
+    if spec.scheduler_name and (errors := dns1123_subdomain_errors(spec.scheduler_name)):
+        detail = f"Invalid value: {go_quote(spec.scheduler_name)}: {'; '.join(errors)}"
+        raise Invalid.at(kind, name, "spec.schedulerName", detail)
     problem = next(scheduling_errors(spec), None)
     if problem is not None:
         raise Invalid.at(kind, name, *problem)
@@ -224,11 +239,15 @@ def validate_status_update(candidate: Any) -> None:
 
 def validate_update(candidate: Any) -> None:
     """``validate(candidate)`` for ``update``: ``candidate``'s metadata is the stored one with
-    the client's labels, annotations, owner references and finalizers (validation reads only
-    the name, ``generateName`` and namespace: the stored, valid ones) and its status is the
-    stored one. Validation reads nothing else of any kind but Pod, Node, PriorityClass and
-    the workload kinds (``WORKLOAD_KINDS``: their spec), so the others (Leases: a renewal
-    every 10 s per node) are not re-validated.
+    the client's labels, annotations, owner references and finalizers (validation reads the
+    name, ``generateName`` and namespace, the stored, valid ones, and the labels) and its
+    status is the stored one. Validation reads nothing else of any kind but Pod, Node,
+    PriorityClass and the workload kinds (``WORKLOAD_KINDS``: their spec), so the others
+    (Leases: a renewal every 10 s per node) only have their labels checked.
     ``tests/apiserver/test_status_validation.py`` checks this against ``validate``."""
     if isinstance(candidate, (Pod, Node, PriorityClass, *WORKLOAD_KINDS)):
         validate(candidate)
+        return
+    meta: ObjectMeta | None = getattr(candidate, "metadata", None)
+    if meta is not None and meta.labels and (problem := next(label_problems(meta.labels, "metadata.labels"), None)):
+        raise Invalid.at(str(getattr(candidate, "kind", "")), meta.name, *problem)

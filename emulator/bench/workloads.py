@@ -25,7 +25,8 @@ sleep             ``SleepStep``: wait ``duration``
 ================  ===============================================================================
 
 ``scale`` multiplies every parameter (rounded, at least 1 unless 0): ``--scale 0.01`` runs a
-workload at a hundredth of its size. It does not own running a workload (``harness.py``).
+workload at a hundredth of its size; a scaled parameter past ``MAX_SCALED_PARAM`` is
+refused. It does not own running a workload (``harness.py``).
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Final, Literal
 
 import msgspec
 from msgspec.structs import replace
@@ -62,6 +63,11 @@ __all__ = [
 ]
 
 NonNegative = Annotated[int, msgspec.Meta(ge=0)]
+
+
+MAX_SCALED_PARAM: Final = 10_000_000
+"""A workload parameter times ``--scale`` may not pass this (the scenario limit on pods in
+all): ``--scale 1e9`` made counts of 10^12 that no run finishes."""
 
 
 class WorkloadError(InputError):
@@ -346,6 +352,13 @@ class _Resolver:
                     uses = ", ".join(used) or "none"
                     raise self.fail(f"{wpath}.params.{param}", f"not used by the workload template (it uses: {uses})")
             params = {p: v if v == 0 else max(1, round(v * self.scale)) for p, v in wl.params.items()}
+            for param, value in params.items():
+                if value > MAX_SCALED_PARAM:
+                    raise self.fail(
+                        f"{wpath}.params.{param}",
+                        f"{wl.params[param]} at scale {self.scale:g} is {value}; "
+                        f"at most {MAX_SCALED_PARAM} are allowed",
+                    )
             steps = tuple(self.step(op, j, tc, params) for j, op in enumerate(tc.workload_template))
             classes = _priority_classes(steps)
             out.append(Workload(f"{tc.name}/{wl.name}", tuple(wl.labels), wl.threshold, steps, self.scale, classes))

@@ -38,7 +38,7 @@ import sys
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Executor
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from emulator.commands.common import UsageError, check_scheduler
 from emulator.commands.hunt_sweep import (
@@ -54,6 +54,8 @@ from emulator.inputs import PlainInputError
 from emulator.scenario.loader import load_scenario
 
 __all__ = [
+    "MAX_JOBS",
+    "MAX_SEEDS",
     "HuntError",
     "HuntReport",
     "SeedOutcome",
@@ -131,6 +133,13 @@ def run_seed(path: str, seed: int) -> SeedOutcome:
 # --- the sweep ------------------------------------------------------------------------------
 
 
+MAX_SEEDS: Final = 1_000_000
+"""Seeds one hunt may run: the sweep holds every seed and its outcome in memory (10^8 seeds
+took gigabytes before the first one ran)."""
+MAX_JOBS: Final = 256
+"""Worker processes one hunt may start (each is a whole interpreter)."""
+
+
 def hunt_seeds(
     path: str | Path,
     seeds: Iterable[int],
@@ -172,8 +181,12 @@ def _check_input(args: argparse.Namespace) -> str:
     """Validate the arguments and the scenario (as ``run`` would); the scenario's name."""
     if args.seeds < 1:
         raise HuntError(f"--seeds: must be at least 1, got {args.seeds}")
+    if args.seeds > MAX_SEEDS:
+        raise HuntError(f"--seeds: must be at most {MAX_SEEDS} (a hunt keeps every seed's outcome), got {args.seeds}")
     if args.jobs is not None and args.jobs < 1:
         raise HuntError(f"--jobs: must be at least 1, got {args.jobs}")
+    if args.jobs is not None and args.jobs > MAX_JOBS:
+        raise HuntError(f"--jobs: must be at most {MAX_JOBS} (one process each), got {args.jobs}")
     scenario = load_scenario(args.file)
     try:
         check_scheduler(scenario, args.file)

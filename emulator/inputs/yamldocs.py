@@ -12,7 +12,9 @@ node:
   "excessive aliasing" too): aliases share one node, so an 800-byte file can describe 10^9
   items that a walk over the document would visit one by one;
 * an alias inside its own anchor (a recursive document, which every walk would loop on);
-* nesting deeper than ``MAX_DEPTH`` levels (the walks that read documents are recursive).
+* nesting deeper than ``MAX_DEPTH`` levels (the walks that read documents are recursive);
+* a scalar that its tag's constructor cannot build (an int past Python's 4300-digit
+  conversion limit, a timestamp like ``2001-13-45``).
 
 The alias, recursion and depth checks run on the composed node graph before any Python
 object is built; they visit each node once. A text with many nesting indicators is first
@@ -121,6 +123,17 @@ class YamlLoader(_BaseLoader):  # type: ignore[misc]
         check_graph(node)
         self.roots.append(node)
         return super().construct_document(node)
+
+    def construct_object(self, node: Any, deep: bool = False) -> Any:
+        """PyYAML's constructors raise a bare ``ValueError`` for a scalar that matches a tag's
+        pattern but not its range (an int of more than 4300 digits, ``2001-13-45``); give it
+        the node's mark like every other YAML error."""
+        try:
+            return super().construct_object(node, deep=deep)
+        except (ValueError, OverflowError) as err:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"cannot read {node.value[:40]!r} as {node.tag}: {str(err).split(';')[0]}", node.start_mark
+            ) from None
 
     def construct_mapping(self, node: Any, deep: bool = False) -> Any:
         if isinstance(node, yaml.MappingNode):

@@ -23,6 +23,7 @@ from msgspec.structs import replace
 from emulator.api.codec import KINDS
 from emulator.api.core import LabelSelector, Node
 from emulator.api.errors import Invalid
+from emulator.api.labels import dns1123_label_errors, qualified_name_errors
 from emulator.api.labelselector import validate_label_selector
 from emulator.api.meta import ObjectMeta
 from emulator.api.validation import validate
@@ -113,6 +114,7 @@ class ScenarioWalker(SchemaWalker):
             CreatePods: self._create_pods,
             KubeletConfig: self._kubelet,
             Delete: self._delete,
+            TopologySpread: self._topology_spread,
             **dict.fromkeys(_FAULTS.values(), self._fault),
         }
         readers: dict[Any, Reader] = {
@@ -254,7 +256,17 @@ class ScenarioWalker(SchemaWalker):
     def _create_pods(self, step: CreatePods, raw: dict[str, Any], path: str) -> CreatePods:
         self._check_prefix(step.name_prefix, step.count, path)
         namespace = step.namespace or step.template.metadata.namespace or "default"
+        if step.namespace and (errors := dns1123_label_errors(step.namespace)):
+            # the runner creates this namespace first: refuse it here, as the API server would
+            self.fail(join_path(path, "namespace"), f"Invalid value: {show(step.namespace)}: {'; '.join(errors)}")
         return replace(step, namespace=namespace)
+
+    def _topology_spread(self, expect: TopologySpread, raw: dict[str, Any], path: str) -> TopologySpread:
+        """The expectation's ``topologyKey`` is a label key (an empty one matched no node)."""
+        if errors := qualified_name_errors(expect.topology_key):
+            detail = f"Invalid value: {show(expect.topology_key)}: {'; '.join(errors)}"
+            self.fail(join_path(path, "topologyKey"), detail)
+        return expect
 
     def _delete(self, step: Delete, raw: dict[str, Any], path: str) -> Delete:
         if step.kind not in _DELETABLE:

@@ -220,6 +220,12 @@ def test_a_crashing_run_is_a_failure_without_time(tmp_path: Path) -> None:
     [
         pytest.param(("--seeds", "0"), HuntError, "--seeds: must be at least 1, got 0", id="no-seeds"),
         pytest.param(("--seeds", "2", "--jobs", "0"), HuntError, "--jobs: must be at least 1, got 0", id="no-jobs"),
+        pytest.param(
+            ("--seeds", "100000000"), HuntError, r"--seeds: must be at most 1000000 .*got 100000000", id="seeds-1e8"
+        ),
+        pytest.param(
+            ("--seeds", "2", "--jobs", "257"), HuntError, r"--jobs: must be at most 256 .*got 257", id="jobs-257"
+        ),
         pytest.param(("--seeds", "2", "--seed-start", "1"), ScenarioError, "missing.yaml", id="missing-file"),
     ],
 )
