@@ -13,7 +13,9 @@ import pytest
 from emulator.runtime.clock import LoopClock, run
 
 
-@pytest.mark.parametrize("virtual", [pytest.param(True, id="virtual"), pytest.param(False, id="real")])
+@pytest.mark.parametrize(
+    "virtual", [pytest.param(True, id="virtual"), pytest.param(False, id="real", marks=pytest.mark.real_time)]
+)
 def test_move_on_after_ends_at_the_deadline_of_the_loop_clock(virtual: bool) -> None:
     timeout = 3600.0 if virtual else 0.05
 
@@ -31,7 +33,7 @@ def test_move_on_after_ends_at_the_deadline_of_the_loop_clock(virtual: bool) -> 
         assert now == timeout
         assert time.perf_counter() - wall < 5  # an hour of virtual time, not of wall time
     else:
-        assert now >= timeout
+        assert now >= timeout - 0.002  # uvloop's timers have millisecond resolution and may fire early
 
 
 def test_work_done_before_the_deadline_is_not_cancelled() -> None:
