@@ -203,9 +203,7 @@ class EventRecorder:
             )
             self.recorded += 1
         except ApiError as err:
-            self.failed += 1
-            if self._on_error is not None:
-                self._on_error(err)
+            self._failed(err)
 
     async def _repeat(self, key: tuple[str, str, str], seen: tuple[str, int], namespace: str, now: str) -> None:
         """The same Event again: one more on the first one's ``count``."""

@@ -8,8 +8,7 @@ from pathlib import Path
 
 from agents.scheduler.setup import SetupError, build_scheduler_setup
 from emulator.inputs import PlainInputError
-from emulator.runtime.clock import format_duration, parse_duration
-from emulator.scenario.limits import MAX_SECONDS
+from emulator.scenario.limits import parse_simulated_duration
 from emulator.scenario.schedulers import scheduler_settings
 from emulator.scenario.schema import Scenario
 
@@ -24,12 +23,9 @@ def duration(text: str) -> float:
     """An ``argparse`` type: a simulated time like ``30s``, ``5m``, ``1h30m``, at most a day
     (``MAX_SECONDS``, the scenario's own limit)."""
     try:
-        seconds = parse_duration(text)
+        return parse_simulated_duration(text)
     except ValueError as err:
         raise argparse.ArgumentTypeError(str(err)) from None
-    if seconds > MAX_SECONDS:
-        raise argparse.ArgumentTypeError(f"expected a duration of at most {format_duration(MAX_SECONDS)}, got {text!r}")
-    return seconds
 
 
 def check_scheduler(scenario: Scenario, path: Path) -> None:

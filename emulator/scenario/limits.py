@@ -46,6 +46,8 @@ from __future__ import annotations
 
 from typing import Final
 
+from emulator.runtime.clock import format_duration, parse_duration
+
 __all__ = [
     "MAX_CREATE_PODS",
     "MAX_FACTOR",
@@ -56,6 +58,7 @@ __all__ = [
     "MAX_TOTAL_PODS",
     "MIN_PERIOD_SECONDS",
     "MIN_RATE_PER_SECOND",
+    "parse_simulated_duration",
 ]
 
 MAX_SECONDS: Final = 24 * 3600
@@ -76,3 +79,13 @@ MAX_TOTAL_PODS: Final = 10_000_000
 """The most pods all ``createPods`` steps together may make."""
 MAX_FACTOR: Final = 1_000_000
 """The largest ``imagePullSlow.factor``."""
+
+
+def parse_simulated_duration(text: str | int | float) -> float:
+    """``parse_duration``, refusing more than ``MAX_SECONDS`` with a ``ValueError`` that names
+    the maximum and ends with ``repr(text)`` (as ``parse_duration``'s own errors do): the one
+    check behind every duration of a scenario and ``--until``."""
+    seconds = parse_duration(text)
+    if seconds > MAX_SECONDS:
+        raise ValueError(f"expected a duration of at most {format_duration(MAX_SECONDS)}, got {text!r}")
+    return seconds

@@ -36,8 +36,7 @@ from emulator.inputs import (
     show,
 )
 from emulator.inputs import read_text as read_file
-from emulator.runtime.clock import format_duration, parse_duration
-from emulator.scenario.limits import MAX_SECONDS
+from emulator.scenario.limits import parse_simulated_duration
 from emulator.scenario.schema import RUN_DURATION_ANNOTATION, SchedulerConfig
 
 __all__ = ["Origin", "Readers", "ScenarioError", "check_run_duration"]
@@ -220,8 +219,7 @@ def check_run_duration(pod: Pod, file: str, path: str) -> None:
     if text is None:
         return
     try:
-        if parse_duration(text) > MAX_SECONDS:
-            raise ValueError(f"expected a duration of at most {format_duration(MAX_SECONDS)}, got {text!r}")
+        parse_simulated_duration(text)
     except ValueError as err:
         detail = str(err)
         if detail.endswith(repr(text)):

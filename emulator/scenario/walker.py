@@ -28,8 +28,8 @@ from emulator.api.core import LabelSelector, Node, Pod
 from emulator.api.labelparse import parse_label_selector
 from emulator.api.quantity import MAX_VALUE, fits_int64_milli, parse_quantity
 from emulator.inputs import join_path, show
-from emulator.runtime.clock import format_duration, parse_duration
-from emulator.scenario.limits import MAX_SECONDS
+from emulator.runtime.clock import format_duration
+from emulator.scenario.limits import parse_simulated_duration
 from emulator.scenario.readers import Readers, ScenarioError
 from emulator.scenario.schema import SchedulerConfig
 
@@ -201,15 +201,12 @@ class SchemaWalker(Readers):
         if isinstance(value, bool) or not isinstance(value, str | int | float):
             self.fail(path, f"expected {_DURATION}, got {show(value)}")
         try:
-            seconds = parse_duration(value)
+            return parse_simulated_duration(value)  # every duration of a scenario: see limits.py
         except ValueError as err:
             detail = str(err)
             if detail.endswith(repr(value)):
                 detail = detail[: -len(repr(value))] + show(value)
             self.fail(path, detail)
-        if seconds > MAX_SECONDS:  # every duration of a scenario is simulated time: see limits.py
-            self.fail(path, f"expected a duration of at most {format_duration(MAX_SECONDS)}, got {show(value)}")
-        return seconds
 
     def quantity(self, value: Any, path: str, *, rate: bool = False) -> int:
         text = value.removesuffix("/s") if rate and isinstance(value, str) else value
