@@ -194,6 +194,8 @@ class PodSpec(K8s, frozen=True):
     termination_grace_period_seconds: int | None = None
     restart_policy: str = ""
     host_network: bool = False
+    hostname: str = ""
+    subdomain: str = ""
 
 
 class PodCondition(K8s, frozen=True):
@@ -235,6 +237,7 @@ class ContainerStatus(K8s, frozen=True):
     started: bool | None = None
     restart_count: int = 0
     state: ContainerState = ContainerState()
+    last_state: ContainerState = ContainerState()
 
 
 class PodStatus(K8s, frozen=True):

@@ -177,6 +177,9 @@ class Cluster:
         controllers.append(PodGCController(self.new_client("controller:podgc"), self.clock, gc))
         for c in controllers:
             self._tg.create_task(c.run(), name=c.client.name)
+        from agents.controllers.manager import start_workload_controllers
+
+        controllers.extend(start_workload_controllers(self._tg, self.clock, self.new_client))
         self.agents.append(_Controllers(controllers))
 
     # --- faults -------------------------------------------------------------------------

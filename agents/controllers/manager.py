@@ -1,0 +1,56 @@
+"""The workload half of kube-controller-manager: which controllers run, and starting them.
+
+``WORKLOAD_CONTROLLERS`` maps a controller's name (its client is ``controller:<name>``) to
+a factory taking the ``ControllerContext``. ``start_workload_controllers`` builds the
+context (one ``SharedInformers`` through ``controller:shared-informers``) and runs each
+controller's ``run()`` as a task named after its client, in the caller's task group.
+
+A controller is any object with ``client`` (its ``Client``), ``async run()`` (runs until
+cancelled) and ``statistics() -> dict`` (for the run report's ``controllers`` section).
+The node controllers (node lifecycle, taint eviction, pod GC) are started by the scenario
+runner itself, as before.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
+
+from agents.controllers.context import SHARED_INFORMERS, ControllerContext, SharedInformers
+from emulator.client.client import Client
+from emulator.runtime.clock import Clock
+
+__all__ = ["WORKLOAD_CONTROLLERS", "WorkloadController", "start_workload_controllers"]
+
+
+class WorkloadController(Protocol):
+    client: Client
+
+    async def run(self) -> None: ...
+
+    def statistics(self) -> dict[str, Any]: ...
+
+
+WORKLOAD_CONTROLLERS: dict[str, Callable[[ControllerContext], WorkloadController]] = {}
+"""Name → factory, in the order they start (each controller module's entry is added here)."""
+
+
+def start_workload_controllers(
+    tg: asyncio.TaskGroup,
+    clock: Clock,
+    new_client: Callable[[str], Client],
+    names: Sequence[str] | None = None,
+) -> list[WorkloadController]:
+    """Start the named controllers (default: all) in ``tg``; returns them in start order."""
+    informers = SharedInformers(new_client(SHARED_INFORMERS))
+    informers.start(tg)
+    ctx = ControllerContext(clock=clock, new_client=new_client, informers=informers)
+    started: list[WorkloadController] = []
+    for name, factory in WORKLOAD_CONTROLLERS.items():
+        if names is not None and name not in names:
+            continue
+        controller = factory(ctx)
+        tg.create_task(controller.run(), name=controller.client.name)
+        started.append(controller)
+    return started
