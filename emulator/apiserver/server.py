@@ -446,8 +446,11 @@ class ApiServer:
         *,
         grace_period_seconds: int | None = None,
         uid: str = "",
+        propagation_policy: str | None = None,
     ) -> Any:
-        """Delete; a bound, non-terminal pod is only marked (graceful) unless grace is 0."""
+        """Delete; a bound, non-terminal pod is only marked (graceful) unless grace is 0.
+        ``propagation_policy`` is accepted for the scenario's ``delete`` step; cascading
+        deletion is the garbage collector's (TODO: honoured once it lands)."""
         current = self.get(kind, name, namespace)
         if uid and uid != current.metadata.uid:
             raise Conflict(
