@@ -98,4 +98,5 @@ async def drain(cluster: Cluster, step: Drain) -> str | None:
         return None
     names = ", ".join(f"{p.metadata.namespace}/{p.metadata.name}" for p in left[:5])
     more = f" and {len(left) - 5} more" if len(left) > 5 else ""
-    return f"drain {step.node} timed out after {step.timeout:g}s ({len(left)} pods left: {names}{more})"
+    pods_left = f"{len(left)} pod{'' if len(left) == 1 else 's'} left"
+    return f"drain {step.node} timed out after {step.timeout:g}s ({pods_left}: {names}{more})"

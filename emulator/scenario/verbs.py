@@ -340,7 +340,9 @@ class ScenarioWalker(SchemaWalker):
             for k in keys:
                 value = value.get(k) if isinstance(value, dict) else None
             if value is not None:
-                where = join_path(path, ".".join(("patch", *keys)))
+                where = join_path(path, "patch")
+                for k in keys:
+                    where = join_path(where, k)
                 self.fail(where, f"{'.'.join(keys)} cannot be changed by a patch (name the object with kind and name)")
         if step.kind in CLUSTER_SCOPED:
             if step.namespace:
