@@ -221,7 +221,9 @@ def _complete_job(cluster: Cluster) -> None:
         ),
         pytest.param("waitFor: {condition: jobsComplete, timeout: 1m}", _complete_job, id="jobs"),
         pytest.param(
-            "waitFor: {condition: jobsComplete, count: 1, selector: app=batch, timeout: 1m}", _complete_job, id="one-job"
+            "waitFor: {condition: jobsComplete, count: 1, selector: app=batch, timeout: 1m}",
+            _complete_job,
+            id="one-job",
         ),
     ],
 )  # fmt: skip
