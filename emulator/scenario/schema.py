@@ -417,8 +417,9 @@ class WaitFor(StepBase, tag="waitFor", frozen=True, kw_only=True):
 
 # --- faults ------------------------------------------------------------------------------
 
-API_VERBS: Final = ("create", "get", "list", "update", "updateStatus", "delete", "bind")
-"""The client verbs an API fault may select (``bind`` is the pods/binding subresource)."""
+API_VERBS: Final = ("create", "get", "list", "update", "updateStatus", "delete", "bind", "evict")
+"""The client verbs an API fault may select (``bind`` is the pods/binding subresource,
+``evict`` pods/eviction)."""
 AGENT_PATTERN: Final = r"^(\*|runner|default-scheduler[-0-9*]*|kubelet:\S+|controller:\S+)$"
 Agent = Annotated[
     str,
@@ -430,7 +431,7 @@ Agent = Annotated[
         },
     ),
 ]
-ApiVerb = Literal["create", "get", "list", "update", "updateStatus", "delete", "bind"]
+ApiVerb = Literal["create", "get", "list", "update", "updateStatus", "delete", "bind", "evict"]
 
 
 class FaultBase(Spec, tag_field="type", frozen=True, kw_only=True):

@@ -127,6 +127,10 @@ def test_a_budget_with_room_left_keeps_its_conditions() -> None:
             (_pdb(allowed=0, healthy=(1, 2)),), TooManyRequests, "would violate", None, id="unready-below-budget",
         ),
         pytest.param(
+            (_pdb(allowed=0, selector=LabelSelector()),), TooManyRequests, "would violate", None,
+            id="empty-selector-selects-every-pod",
+        ),
+        pytest.param(
             (_pdb(observed=0),), TooManyRequests, "would violate",
             ("The disruption budget web is still being processed by the server.",), id="status-not-observed",
         ),
