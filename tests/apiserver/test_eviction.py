@@ -4,6 +4,8 @@ that a refused eviction changes nothing."""
 
 from __future__ import annotations
 
+import asyncio
+import random
 from typing import Any
 
 import pytest
@@ -15,6 +17,7 @@ from emulator.api.meta import ObjectMeta, ObjectReference
 from emulator.api.policy import PodDisruptionBudget, PodDisruptionBudgetSpec, PodDisruptionBudgetStatus
 from emulator.apiserver import ApiServer
 from emulator.apiserver.server import WriteRecord
+from emulator.client.client import Client
 from tests import builders
 from tests.apiserver.test_workload_verbs import _server
 
@@ -179,3 +182,11 @@ def test_evicting_a_terminating_pod_keeps_its_deletion() -> None:
     server.evict("default", "web-0")
     assert server.get("Pod", "web-0", "default").metadata.deletion_timestamp == before
     assert all(w.kind == "Pod" for w in writes)
+
+
+def test_client_evict_counts_the_call_and_its_refusal() -> None:
+    server, writes = _setup(_pdb(allowed=0))
+    client = Client(server, server.clock, random.Random(0), name="runner")  # type: ignore[arg-type]
+    with pytest.raises(TooManyRequests):
+        asyncio.run(client.evict("default", "web-0"))
+    assert (client.stats.calls, client.stats.errors, writes) == ({"evict": 1}, {"evict": 1}, [])
