@@ -114,7 +114,15 @@ class GarbageCollector:
         self._queue_work(self.graph.upsert(obj))
 
     def _on_update(self, old: Any, new: Any) -> None:
-        if old.metadata.uid != new.metadata.uid:  # deleted and made again between two events
+        o, n = old.metadata, new.metadata
+        if (
+            o.owner_references == n.owner_references
+            and o.deletion_timestamp == n.deletion_timestamp
+            and o.finalizers == n.finalizers
+            and o.uid == n.uid
+        ):
+            return  # a status or spec write: nothing the graph keeps (most pod events)
+        if o.uid != n.uid:  # deleted and made again between two events
             self._queue_work(self.graph.remove(old))
         self._queue_work(self.graph.upsert(new))
 

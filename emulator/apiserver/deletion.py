@@ -8,8 +8,9 @@ Owns: checking ``DeleteOptions`` (``propagationPolicy``, the ``uid`` and
 ``resourceVersion`` preconditions); which finalizers a delete leaves on an object; marking
 an object as being deleted; when an update that empties ``finalizers`` removes the object;
 refusing new finalizers on a terminating object and the ``orphan`` + ``foregroundDeletion``
-pair. Does not own: the store, revisions and events (``server``), pods' graceful deletion
-timing (``server._deletion_time``), or acting on the finalizers (the garbage collector,
+pair; the shape of ``ownerReferences`` (``ValidateOwnerReferences``), on every kind.
+Does not own: the store, revisions and events (``server``), pods' graceful deletion timing
+(``server._deletion_time``), or acting on the finalizers (the garbage collector,
 ``agents.controllers.garbagecollector``).
 
 =====================  =====================================================================
@@ -40,7 +41,7 @@ from msgspec.structs import replace
 
 from emulator.api.codec import KINDS
 from emulator.api.errors import Conflict, Invalid
-from emulator.api.meta import ObjectMeta
+from emulator.api.meta import ObjectMeta, OwnerReference
 
 __all__ = [
     "FINALIZER_DELETE_DEPENDENTS",
@@ -48,6 +49,7 @@ __all__ = [
     "PROPAGATION_POLICIES",
     "check_delete_options",
     "check_finalizers",
+    "check_owner_references",
     "check_preconditions",
     "default_policy",
     "finalizers_for_deletion",
@@ -169,3 +171,30 @@ def check_finalizers(kind: str, name: str, finalizers: list[str], old: ObjectMet
                 "Forbidden: no new finalizers can be added if the object is being deleted, "
                 f"found new finalizers []string{{{shown}}}",
             )
+
+
+def check_owner_references(kind: str, name: str, refs: list[OwnerReference]) -> None:
+    """``ValidateOwnerReferences``: an apiVersion with a version, a kind, a name and a uid,
+    and at most one reference with ``controller: true``. (Upstream prints the whole list as
+    the value of the last error; this prints the two controllers' ``kind/name``.)"""
+    path = "metadata.ownerReferences"
+    first = ""
+    for ref in refs:
+        if not ref.api_version.rpartition("/")[2]:
+            raise Invalid.at(
+                kind, name, f"{path}.apiVersion", f'Invalid value: "{ref.api_version}": version must not be empty'
+            )
+        for sub, value in (("kind", ref.kind), ("name", ref.name), ("uid", ref.uid)):
+            if not value:
+                raise Invalid.at(kind, name, f"{path}.{sub}", f'Invalid value: "": {sub} must not be empty')
+        if ref.controller:
+            current = f"{ref.kind}/{ref.name}"
+            if first:
+                raise Invalid.at(
+                    kind,
+                    name,
+                    path,
+                    f"Invalid value: [{first} {current}]: Only one reference can have Controller set to true. "
+                    f'Found "true" in references for {first} and {current}',
+                )
+            first = current

@@ -69,6 +69,7 @@ from emulator.apiserver.defaults import default_node, default_pod
 from emulator.apiserver.deletion import (
     check_delete_options,
     check_finalizers,
+    check_owner_references,
     check_preconditions,
     finalizers_for_deletion,
     mark_deleting,
@@ -257,6 +258,8 @@ class ApiServer:
         meta = obj.metadata
         if meta.finalizers:
             check_finalizers(kind, meta.name, meta.finalizers)
+        if meta.owner_references:
+            check_owner_references(kind, meta.name, meta.owner_references)
         if kind not in CLUSTER_SCOPED and _key("", meta.namespace) not in self._objects["Namespace"]:
             raise NotFound(f'namespaces "{meta.namespace}" not found')
         if _key(meta.namespace, meta.name) in table:
@@ -349,6 +352,8 @@ class ApiServer:
         )
         if meta.finalizers or current.metadata.deletion_timestamp is not None:
             check_finalizers(kind, current.metadata.name, meta.finalizers, current.metadata)
+        if meta.owner_references and meta.owner_references != current.metadata.owner_references:
+            check_owner_references(kind, current.metadata.name, meta.owner_references)
         if isinstance(obj, Pod):
             self._check_pod_update(current, obj)
         candidate = replace(obj, metadata=new_meta)

@@ -14,7 +14,7 @@ from msgspec.structs import replace
 from emulator.api.codec import load_manifests
 from emulator.api.core import Namespace
 from emulator.api.errors import Conflict, Invalid, NotFound
-from emulator.api.meta import ObjectMeta
+from emulator.api.meta import ObjectMeta, OwnerReference
 from emulator.apiserver import ApiServer
 from emulator.runtime.clock import format_timestamp
 from tests.builders import pod
@@ -308,3 +308,62 @@ def test_a_pending_graceful_deletion_does_not_change_the_finalizers() -> None:
     server.delete("Pod", "p", "default", propagation_policy="Orphan")
     assert server.revision == revision
     assert server.get("Pod", "p", "default").metadata.finalizers == []
+
+
+# --- ownerReferences ----------------------------------------------------------------------
+
+
+def _ref(**fields: Any) -> OwnerReference:
+    base: dict[str, Any] = {"api_version": "apps/v1", "kind": "ReplicaSet", "name": "rs", "uid": "u-1"}
+    return OwnerReference(**{**base, **fields})
+
+
+@pytest.mark.parametrize(
+    ("refs", "match"),
+    [
+        pytest.param(
+            [_ref(api_version="apps/")],
+            r'^ReplicaSet "web" is invalid: metadata\.ownerReferences\.apiVersion: Invalid value: "apps/": '
+            r"version must not be empty$",
+            id="no-version",
+        ),
+        pytest.param(
+            [_ref(kind="")],
+            r'metadata\.ownerReferences\.kind: Invalid value: "": kind must not be empty$',
+            id="no-kind",
+        ),
+        pytest.param(
+            [_ref(name="")],
+            r'metadata\.ownerReferences\.name: Invalid value: "": name must not be empty$',
+            id="no-name",
+        ),
+        pytest.param(
+            [_ref(uid="")], r'metadata\.ownerReferences\.uid: Invalid value: "": uid must not be empty$', id="no-uid"
+        ),
+        pytest.param(
+            [_ref(controller=True), _ref(name="b", uid="u-2", controller=True)],
+            r"metadata\.ownerReferences: Invalid value: .*Only one reference can have Controller set to true\. "
+            r'Found "true" in references for ReplicaSet/rs and ReplicaSet/b$',
+            id="two-controllers",
+        ),
+    ],
+)
+def test_owner_references_are_validated_on_create_and_update(refs: list[OwnerReference], match: str) -> None:
+    server = _server()
+    obj = _obj("ReplicaSet")
+    with pytest.raises(Invalid, match=match):
+        server.create(replace(obj, metadata=replace(obj.metadata, owner_references=refs)))
+    created = server.create(obj)
+    revision = server.revision
+    with pytest.raises(Invalid, match=match):
+        server.update(replace(created, metadata=replace(created.metadata, owner_references=refs)))
+    assert server.revision == revision
+    assert server.get("ReplicaSet", "web", "default") == created
+
+
+def test_valid_owner_references_are_stored() -> None:
+    server = _server()
+    obj = _obj("ReplicaSet")
+    refs = [_ref(controller=True, block_owner_deletion=True), _ref(api_version="v1", kind="Node", name="n", uid="u-2")]
+    created = server.create(replace(obj, metadata=replace(obj.metadata, owner_references=refs)))
+    assert created.metadata.owner_references == refs
