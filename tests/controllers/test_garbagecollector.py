@@ -19,7 +19,7 @@ from agents.controllers.manager import start_workload_controllers
 from emulator.api.codec import load_manifests
 from emulator.api.errors import NotFound
 from emulator.api.meta import OwnerReference
-from tests.builders import pod
+from tests.builders import node, pod
 from tests.cluster import Cluster
 
 pytestmark = pytest.mark.asyncio
@@ -239,3 +239,24 @@ async def test_orphan_of_the_top_keeps_the_rest_of_the_tree(cluster: Cluster) ->
         assert cluster.server.get("ReplicaSet", "web-1", "default").metadata.owner_references == []
         assert all([r.name for r in cluster.pod(p).metadata.owner_references] == ["web-1"] for p in pods)
         assert removals(cluster) == ["Deployment/web"]
+
+
+async def test_foreground_waits_for_the_kubelet_to_end_running_pods(cluster: Cluster) -> None:
+    cluster.server.create(node("n1"))
+    await cluster.start_kubelet("n1")
+    async with collector(cluster):
+        rs = cluster.server.create(workload("ReplicaSet", "web-1"))
+        for i in range(2):
+            p = owned_pod(f"web-1-{i}", owner_ref(rs))
+            cluster.server.create(replace(p, spec=replace(p.spec, node_name="n1")))
+        await cluster.until(lambda: all(p.status.phase == "Running" for p in cluster.pods()))
+        cluster.server.delete("ReplicaSet", "web-1", "default", propagation_policy="Foreground")
+        await cluster.until(lambda: not exists(cluster, "ReplicaSet", "web-1"))
+        assert removals(cluster) == ["Pod/web-1-0", "Pod/web-1-1", "ReplicaSet/web-1"]
+        marks = [
+            (w.new.metadata.name, w.new.metadata.deletion_grace_period_seconds)
+            for w in cluster.writes
+            if w.verb == "delete" and w.new is not None
+        ]
+        # the collector deletes the pods gracefully; the kubelet's confirmation removes them
+        assert marks == [("web-1", 0), ("web-1-0", 30), ("web-1-1", 30)]
