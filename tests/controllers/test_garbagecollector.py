@@ -260,3 +260,35 @@ async def test_foreground_waits_for_the_kubelet_to_end_running_pods(cluster: Clu
         ]
         # the collector deletes the pods gracefully; the kubelet's confirmation removes them
         assert marks == [("web-1", 0), ("web-1-0", 30), ("web-1-1", 30)]
+
+
+@pytest.mark.parametrize(
+    ("adopted", "kept"),
+    [
+        pytest.param(False, False, id="labels-changed-delete-again-without-resource-version"),
+        pytest.param(True, True, id="owners-changed-look-again"),
+    ],
+)
+async def test_a_conflicting_delete(cluster: Cluster, adopted: bool, kept: bool) -> None:
+    async with collector(cluster) as gc:
+        live = cluster.server.create(workload("ReplicaSet", "live"))
+        await cluster.at(1.0)
+        touched: list[str] = []
+
+        async def meddle(agent: str, verb: str, kind: str) -> None:
+            if verb == "delete" and kind == "Pod" and not touched:
+                touched.append(kind)  # someone writes the pod between the collector's read and delete
+                p = cluster.pod("stray")
+                refs = [owner_ref(live)] if adopted else p.metadata.owner_references
+                cluster.server.update(
+                    replace(p, metadata=replace(p.metadata, labels={"x": "y"}, owner_references=refs))
+                )
+
+        gc.client.interceptor = meddle
+        ghost = OwnerReference(api_version="apps/v1", kind="ReplicaSet", name="ghost", uid="u-0")
+        cluster.server.create(owned_pod("stray", ghost))
+        await cluster.at(30.0)
+        assert touched
+        assert exists(cluster, "Pod", "stray") is kept
+        assert gc.client.stats.errors["delete"] == 1  # the Conflict, in both cases
+        assert gc.statistics()["errors"] == (1 if adopted else 0)
