@@ -17,7 +17,8 @@ change                         work
 =============================  ===============================================================
 added / updated with an owner  ``delete`` the object (its owner may be gone: a live read
 uid not in the graph, or not   decides, as upstream does for a virtual owner node or an
-the object it names            owner whose identity does not match the reference)
+the object it names, or one    owner whose identity does not match the reference)
+deleting its dependents
 starts being deleted with      ``orphan`` the object
 ``orphan``
 starts being deleted with      the object's dependents, then the object, to ``delete``
@@ -137,6 +138,8 @@ class OwnerGraph:
                     verify = True  # absent, or not the object the reference names
                 elif owner.namespace and owner.namespace != new.namespace:
                     verify = True  # an owner in another namespace is no owner
+                elif owner.deleting_dependents and r.uid not in old_uids:
+                    verify = True  # a new dependent of an owner deleting its dependents goes too
             if verify:
                 work.append(("delete", new.uid))
         if new.orphaning and (old is None or not old.orphaning):

@@ -77,6 +77,12 @@ def graph_of(*objs: Any) -> OwnerGraph:
             [],
             id="no-transition-no-work",
         ),
+        pytest.param(
+            [obj("rs", deleting=True, finalizers=("foregroundDeletion",))],
+            obj("late", "rs"),
+            [("delete", "late")],
+            id="a-new-dependent-of-a-foreground-owner",
+        ),
     ],
 )
 def test_upsert_work(before: list[Any], change: Any, work: list[tuple[str, str]]) -> None:
