@@ -18,6 +18,8 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from agents.controllers.context import SHARED_INFORMERS, ControllerContext, SharedInformers
+from agents.controllers.garbagecollector import NAME as GC_NAME
+from agents.controllers.garbagecollector import GarbageCollector
 from emulator.client.client import Client
 from emulator.runtime.clock import Clock
 
@@ -54,3 +56,6 @@ def start_workload_controllers(
         tg.create_task(controller.run(), name=controller.client.name)
         started.append(controller)
     return started
+
+
+WORKLOAD_CONTROLLERS[GC_NAME] = GarbageCollector

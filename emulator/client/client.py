@@ -135,7 +135,10 @@ class Client:
         grace_period_seconds: int | None = None,
         uid: str = "",
         propagation_policy: str | None = None,
+        resource_version: str = "",
     ) -> Any:
+        """``DeleteOptions``: grace period, the uid and resourceVersion preconditions, and
+        ``propagationPolicy`` (``Background``, ``Foreground``, ``Orphan``; None: the kind's default)."""
         return await self._call(
             "delete",
             kind,
@@ -146,6 +149,7 @@ class Client:
                 grace_period_seconds=grace_period_seconds,
                 uid=uid,
                 propagation_policy=propagation_policy,
+                resource_version=resource_version,
             ),
         )
 

@@ -312,9 +312,9 @@ class Cluster:
             ]
         for ns, name in targets:
             try:
-                await self.retrying(
-                    partial(self.client.delete, kind, name, ns, propagation_policy=step.propagation_policy)
-                )
+                # kubectl's default (--cascade=background), not the API's per-kind one (Jobs: Orphan)
+                policy = step.propagation_policy or "Background"
+                await self.retrying(partial(self.client.delete, kind, name, ns, propagation_policy=policy))
             except NotFound:
                 if step.name:
                     raise
