@@ -59,3 +59,7 @@ def start_workload_controllers(
 from agents.controllers.statefulset import StatefulSetController  # noqa: E402
 
 WORKLOAD_CONTROLLERS["statefulset"] = StatefulSetController
+
+from agents.controllers.daemonset import DaemonSetController  # noqa: E402
+
+WORKLOAD_CONTROLLERS["daemonset"] = DaemonSetController
