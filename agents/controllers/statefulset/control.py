@@ -19,8 +19,9 @@ Ready, not yet ``minReadySeconds``     monotonic: stop, sync again when it will 
 condemned (highest ordinal first)      action
 =====================================  ==================================================
 terminating                            monotonic: stop; else next
-not Running and Ready, and not the     monotonic: stop
-first unhealthy pod of the set
+not Running and Ready (or not yet      monotonic: stop
+available), and not the first
+unhealthy pod of the set
 otherwise                              delete; monotonic: stop
 =====================================  ==================================================
 
@@ -212,8 +213,9 @@ def _walk(sts: StatefulSet, pods: list[Pod], revs: Revisions, now: float, plan: 
             if monotonic:
                 return status
             continue
-        if not _running_and_ready(doomed) and monotonic and doomed is not first_unhealthy:
-            return status
+        waiting = not _running_and_ready(doomed) or not is_pod_available(doomed, min_ready, now)
+        if monotonic and waiting and doomed is not first_unhealthy:
+            return status  # not Running and Ready (or not yet available): wait
         plan.deletes.append(doomed)
         status = _count_deleted(status, doomed, revs)
         if monotonic:
