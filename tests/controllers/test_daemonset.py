@@ -237,3 +237,15 @@ async def test_on_delete_leaves_old_pods_alone() -> None:
         c.server.delete("Pod", old.metadata.name, "default")
         await c.at(11.0)
         assert _images(c) == ["agent:2"]
+
+
+@pytest.mark.asyncio
+async def test_with_kubelets_every_pod_becomes_ready_and_the_status_says_so() -> None:
+    async with world(node("n1"), node("n2"), node("n3"), sets=(daemonset(),), scheduler=True) as c:
+        for n in ("n1", "n2", "n3"):
+            await c.start_kubelet(n)
+        await c.until(lambda: ds_of(c).status.number_ready == 3, within=120.0)
+        s = ds_of(c).status
+        assert (s.desired_number_scheduled, s.current_number_scheduled, s.number_available) == (3, 3, 3)
+        assert (s.number_unavailable, s.updated_number_scheduled) == (0, 3)
+        assert sorted(p.spec.node_name for p in live(c)) == ["n1", "n2", "n3"]

@@ -14,6 +14,7 @@ from msgspec.structs import replace
 from agents.controllers.history import CONTROLLER_REVISION_HASH
 from emulator.api.apps import RollingUpdateStatefulSetStrategy, StatefulSet, StatefulSetUpdateStrategy
 from emulator.api.core import Container, Event
+from tests.builders import node
 from tests.cluster import Cluster, open_cluster
 from tests.controllers.stsdsworld import Controllers, make_ready, set_phase, statefulset, update_spec
 
@@ -227,3 +228,19 @@ async def test_min_ready_seconds_holds_the_next_ordinal_and_available_replicas()
         await c.until(lambda: "web-1" in names(c))
         assert c.clock.now() >= 11.0
         assert status(c).status.available_replicas == 1
+
+
+@pytest.mark.asyncio
+async def test_with_a_scheduler_and_kubelets_ordered_ready_comes_up_one_by_one() -> None:
+    async with open_cluster(namespaces=("default",)) as c:
+        for n in ("n1", "n2"):
+            c.server.create(node(n))
+        await c.start_scheduler()
+        for n in ("n1", "n2"):
+            await c.start_kubelet(n)
+        await c.start(Controllers(c, ["statefulset"]), "controllers")
+        c.server.create(statefulset(replicas=3))
+        await c.until(lambda: status(c).status.ready_replicas == 3, within=120.0)
+        assert created(c) == ["web-0", "web-1", "web-2"]
+        s = status(c).status
+        assert (s.replicas, s.available_replicas, s.current_replicas, s.updated_replicas) == (3, 3, 3, 3)

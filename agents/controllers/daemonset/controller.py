@@ -14,7 +14,10 @@ One worker syncs a set at a time, as upstream's ``syncDaemonSet``: the revision 
 template (``controller-revision-hash``; no ControllerRevision objects, see ``history``), then
 ``manage`` (create a pod for each node that should run one and has none; delete pods where
 they should not run, extra ones, failed ones with a per-node backoff), then, if that wrote
-nothing, the rolling update (``update``; ``OnDelete`` skips it), then the status.
+nothing and some pod is outdated, the rolling update (``update``; ``OnDelete`` skips it),
+then the status. A set whose expectations are not yet met is not synced at all (upstream
+writes its status meanwhile; here that would cost a pass over every node per pod the burst
+creates).
 
 Pods are created from the template with the daemon tolerations, the labels
 ``controller-revision-hash`` and ``pod-template-generation``, and the required node affinity
@@ -40,27 +43,34 @@ from typing import Any, Final
 from msgspec.structs import replace
 
 from agents.controllers.context import ControllerContext
-from agents.controllers.controllerutils import EXPECTATIONS_TIMEOUT, BatchError, pod_from_template, slow_start_batch
+from agents.controllers.controllerutils import (
+    EXPECTATIONS_TIMEOUT,
+    BatchError,
+    controller_ref,
+    pod_from_template,
+    slow_start_batch,
+)
 from agents.controllers.daemonset.eligibility import (
     daemon_pod_template,
     daemon_tolerations,
+    is_pod_updated,
     node_should_run,
     replace_node_name_affinity,
     template_generation,
 )
 from agents.controllers.daemonset.manage import (
+    Eligibility,
     FailedPodBackoff,
     daemon_status,
-    eligibility,
     manage,
-    nodes_to_daemon_pods,
 )
+from agents.controllers.daemonset.placement import Placement, relevant
 from agents.controllers.daemonset.update import rolling_update, surge_enabled
-from agents.controllers.history import template_hash
+from agents.controllers.history import CONTROLLER_REVISION_HASH, template_hash
 from agents.controllers.ownerindex import OwnerIndex, PodKey
 from agents.controllers.workqueue import WorkQueue
 from emulator.api.apps import DaemonSet
-from emulator.api.core import Node, Pod
+from emulator.api.core import Node, Pod, Toleration
 from emulator.api.errors import ApiError, NotFound
 from emulator.api.meta import ObjectReference
 from emulator.client.events import EventRecorder
@@ -103,8 +113,13 @@ class DaemonSetController:
         self._pods: Informer | None = None
         self._nodes: Informer | None = None
         self._index = OwnerIndex("DaemonSet")
+        self._placement = Placement()
         self._pending: dict[Key, _Pending] = {}
         self._backoff = FailedPodBackoff()
+        self._node_names: list[str] | None = None
+        """Node names in order; rebuilt after a node is added or deleted."""
+        self._decisions: dict[str, tuple[str, dict[str, tuple[str, tuple[bool, bool]]]]] = {}
+        """DaemonSet UID → (template hash, node name → (node resourceVersion, decision))."""
         self.ready = asyncio.Event()
         self.counts = dict.fromkeys(("syncs", "created", "deleted", "statusUpdates", "errors"), 0)
 
@@ -139,13 +154,16 @@ class DaemonSetController:
         key = (ds.metadata.namespace, ds.metadata.name)
         self._pending.pop(key, None)
         self._index.forget(ds.metadata.uid)
+        self._placement.forget(ds.metadata.uid)
         self._backoff.forget_owner(ds.metadata.uid)
+        self._decisions.pop(ds.metadata.uid, None)
 
     def _sets_sorted(self) -> list[DaemonSet]:
         assert self._sets is not None
         return [self._sets.store[k] for k in sorted(self._sets.store)]
 
     def _node_added(self, node: Node) -> None:
+        self._node_names = None
         for ds in self._sets_sorted():
             if node_should_run(node, ds)[0]:
                 self.queue.add((ds.metadata.namespace, ds.metadata.name))
@@ -158,6 +176,7 @@ class DaemonSetController:
                 self.queue.add((ds.metadata.namespace, ds.metadata.name))
 
     def _node_deleted(self, node: Node) -> None:
+        self._node_names = None
         for ds in self._sets_sorted():
             self.queue.add((ds.metadata.namespace, ds.metadata.name))
 
@@ -165,6 +184,7 @@ class DaemonSetController:
         ref = self._index.add(pod)
         if ref is None:
             return
+        self._placement.add(ref.uid, pod)
         key = (pod.metadata.namespace, ref.name)
         pending = self._pending.get(key)
         if pending is not None:
@@ -174,7 +194,16 @@ class DaemonSetController:
         self.queue.add(key)
 
     def _pod_updated(self, old: Pod, new: Pod) -> None:
-        for ref in self._index.update(old, new):
+        refs = self._index.update(old, new)
+        old_ref, new_ref = controller_ref(old), controller_ref(new)
+        if old_ref is not None:
+            self._placement.remove(old_ref.uid, old)
+        if new_ref is not None and new_ref.kind == "DaemonSet":
+            self._placement.add(new_ref.uid, new)
+        moved = (old_ref.uid if old_ref else None) != (new_ref.uid if new_ref else None)
+        for ref in refs:
+            if not moved and not relevant(old, new):
+                continue
             key = (new.metadata.namespace, ref.name)
             pending = self._pending.get(key)
             if pending is not None and new.metadata.deletion_timestamp is not None:
@@ -185,6 +214,7 @@ class DaemonSetController:
         ref = self._index.remove(pod)
         if ref is None:
             return
+        self._placement.remove(ref.uid, pod)
         key = (pod.metadata.namespace, ref.name)
         pending = self._pending.get(key)
         if pending is not None:
@@ -209,28 +239,30 @@ class DaemonSetController:
             return
         await self._pods.synced.wait()
         await self._nodes.synced.wait()
-        if ds.metadata.deletion_timestamp is not None:
-            return
+        if ds.metadata.deletion_timestamp is not None or not self._satisfied(key):
+            return  # waiting for its own writes: their events queue it again
         self.counts["syncs"] += 1
         now = self.clock.now()
         hash_ = template_hash(ds.spec.template, ds.status.collision_count)
         generation = template_generation(ds)
-        eligible = eligibility(ds, list(self._nodes.store.values()), daemon_tolerations(ds.spec.template.spec))
-        pods = [self._pods.store[k] for k in self._index.keys(ds.metadata.uid) if k in self._pods.store]
-        by_node = nodes_to_daemon_pods(pods)
+        eligible = self._eligibility(ds, hash_)
+        by_node = self._placement.by_node(ds.metadata.uid)
+        outdated = any(
+            p.metadata.labels.get(CONTROLLER_REVISION_HASH) != hash_ and not is_pod_updated(p, hash_, generation)
+            for p in self._placement.pods(ds.metadata.uid)
+        )
         requeue: float | None = None
         try:
-            if self._satisfied(key):
-                plan = manage(ds, eligible, by_node, hash_, self._backoff, now, surge=surge_enabled(ds))
-                requeue = plan.requeue_after
-                for pod, node in plan.failed:
-                    who = f"{pod.metadata.namespace}/{pod.metadata.name}"
-                    msg = f"Found failed daemon pod {who} on node {node}, will try to kill it"
-                    await self._recorder.event(self._ref(ds), "Warning", "FailedDaemonPod", msg)
-                wrote = await self._sync_nodes(key, ds, plan.delete, plan.create_on, hash_)
-                if not wrote and ds.spec.update_strategy.type == "RollingUpdate":
-                    update = rolling_update(ds, eligible, by_node, hash_, generation, now)
-                    await self._sync_nodes(key, ds, update.delete, update.create_on, hash_)
+            plan = manage(ds, eligible, by_node, hash_, self._backoff, now, surge=surge_enabled(ds))
+            requeue = plan.requeue_after
+            for pod, node in plan.failed:
+                who = f"{pod.metadata.namespace}/{pod.metadata.name}"
+                msg = f"Found failed daemon pod {who} on node {node}, will try to kill it"
+                await self._recorder.event(self._ref(ds), "Warning", "FailedDaemonPod", msg)
+            wrote = await self._sync_nodes(key, ds, plan.delete, plan.create_on, hash_)
+            if not wrote and outdated and ds.spec.update_strategy.type == "RollingUpdate":
+                update = rolling_update(ds, eligible, by_node, hash_, generation, now)
+                await self._sync_nodes(key, ds, update.delete, update.create_on, hash_)
             status = daemon_status(ds, eligible, by_node, hash_, generation, now)
             if status != ds.status:
                 await self.client.update_status(replace(ds, status=status))
@@ -244,6 +276,35 @@ class DaemonSetController:
             self.queue.add_after(key, float(ds.spec.min_ready_seconds))
         if requeue is not None:
             self.queue.add_after(key, requeue)
+
+    def _eligibility(self, ds: DaemonSet, hash_: str) -> Eligibility:
+        """``node_should_run`` of every node, in name order; a node's decision is kept until
+        the node (its resourceVersion) or the template (its hash) changes, so a sync of a set
+        on 1,000 nodes does not redo 1,000 selector and taint checks."""
+        assert self._nodes is not None
+        store = self._nodes.store
+        if self._node_names is None:
+            self._node_names = sorted(name for _, name in store)
+        cached = self._decisions.get(ds.metadata.uid)
+        if cached is None or cached[0] != hash_:
+            cached = (hash_, {})
+            self._decisions[ds.metadata.uid] = cached
+        decisions = cached[1]
+        tolerations: list[Toleration] | None = None
+        out: Eligibility = {}
+        for name in self._node_names:
+            node = store[("", name)]
+            rv = node.metadata.resource_version
+            hit = decisions.get(name)
+            if hit is None or hit[0] != rv:
+                if tolerations is None:
+                    tolerations = daemon_tolerations(ds.spec.template.spec)
+                hit = decisions[name] = (rv, node_should_run(node, ds, tolerations))
+            out[name] = hit[1]
+        if len(decisions) > len(out):
+            for name in [n for n in decisions if n not in out]:
+                del decisions[name]
+        return out
 
     def _ref(self, ds: DaemonSet) -> ObjectReference:
         return ObjectReference(

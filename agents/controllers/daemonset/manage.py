@@ -205,7 +205,7 @@ def daemon_status(
             if not pods:
                 continue
             current += 1
-            pod = oldest_first(pods)[0]
+            pod = pods[0] if len(pods) == 1 else oldest_first(pods)[0]
             if is_pod_ready(pod):
                 ready += 1
                 if is_pod_available(pod, ds.spec.min_ready_seconds, now):
