@@ -127,6 +127,9 @@ class DaemonSetController:
         return f"<DaemonSetController {self.counts} {self.queue!r}>"
 
     def statistics(self) -> dict[str, Any]:
+        """Counts for the run report; ``{}`` until the first DaemonSet (the report leaves it out)."""
+        if self._pods is None:
+            return {}
         return {**self.counts, "queue": len(self.queue), "retries": self.queue.retries}
 
     async def run(self) -> None:

@@ -90,6 +90,9 @@ class StatefulSetController:
         return f"<StatefulSetController {self.counts} {self.queue!r}>"
 
     def statistics(self) -> dict[str, Any]:
+        """Counts for the run report; ``{}`` until the first StatefulSet (the report leaves it out)."""
+        if self._pods is None:
+            return {}
         return {**self.counts, "queue": len(self.queue), "retries": self.queue.retries}
 
     async def run(self) -> None:
