@@ -14,7 +14,7 @@ from msgspec.structs import replace
 from agents.controllers.history import CONTROLLER_REVISION_HASH
 from emulator.api.apps import RollingUpdateStatefulSetStrategy, StatefulSet, StatefulSetUpdateStrategy
 from emulator.api.core import Container, Event
-from tests.builders import node
+from tests.builders import node, pod
 from tests.cluster import Cluster, open_cluster
 from tests.controllers.stsdsworld import Controllers, make_ready, set_phase, statefulset, update_spec
 
@@ -244,3 +244,20 @@ async def test_with_a_scheduler_and_kubelets_ordered_ready_comes_up_one_by_one()
         assert created(c) == ["web-0", "web-1", "web-2"]
         s = status(c).status
         assert (s.replicas, s.available_replicas, s.current_replicas, s.updated_replicas) == (3, 3, 3, 3)
+
+
+@pytest.mark.asyncio
+async def test_a_failed_create_does_not_stall_the_set_once_the_cause_is_gone() -> None:
+    """Regression: the names of a slow-start batch cut short by an error stayed expected, so
+    the set was not synced again for 5 minutes."""
+    async with open_cluster(namespaces=("default",)) as c:
+        await c.start(Controllers(c, ["statefulset"]), "controllers")
+        c.server.create(pod("web-1"))  # not the set's: creating web-1 fails with AlreadyExists
+        c.server.create(statefulset(replicas=4, policy="Parallel"))
+        await c.at(1.0)
+        # batches [web-0], [web-1, web-2]: web-1 fails, so web-3 is not tried (as upstream)
+        assert sorted(p.metadata.name for p in c.pods() if p.metadata.owner_references) == ["web-0", "web-2"]
+        warnings = [e for e in c.server.list("Event")[0] if isinstance(e, Event) and e.reason == "FailedCreate"]
+        assert warnings[0].message.startswith("create Pod web-1 in StatefulSet web failed error: ")
+        c.server.delete("Pod", "web-1", "default")
+        await c.until(lambda: names(c) == ["web-0", "web-1", "web-2", "web-3"], within=10.0)

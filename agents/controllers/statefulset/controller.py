@@ -223,7 +223,6 @@ class StatefulSetController:
             for pod in plan.deletes_failed:
                 await self._delete(sts, pod)
         if plan.creates:
-            self._expect(key, creates=plan.creates)
             creates = plan.creates
 
             async def create(i: int) -> None:
@@ -249,6 +248,8 @@ class StatefulSetController:
 
     async def _create(self, sts: StatefulSet, pod: Pod) -> None:
         verb = f"create Pod {pod.metadata.name} in StatefulSet {sts.metadata.name}"
+        # expected one by one, as each is tried: a batch that stops early leaves none unseen
+        self._expect((sts.metadata.namespace, sts.metadata.name), creates=[pod])
         try:
             await self.client.create(pod)
         except ApiError as err:
