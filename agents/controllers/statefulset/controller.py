@@ -3,7 +3,8 @@
 
 It watches StatefulSets through the shared informers, and pods from the first StatefulSet
 it sees on (a run without StatefulSets never opens a pod watch). Pod handlers keep an
-``OwnerIndex`` and queue the owning set; one worker syncs a set at a time:
+``OwnerIndex`` and queue the owning set (a pod update that changes nothing a sync reads,
+such as its binding, queues nothing); one worker syncs a set at a time:
 
 1. revisions: the update revision is ``<set>-<hash of spec.template>``, the current one
    ``status.currentRevision`` (the update revision for a new set). Their templates come from
@@ -41,6 +42,7 @@ from agents.controllers.controllerutils import EXPECTATIONS_TIMEOUT, BatchError,
 from agents.controllers.history import RevisionHistory, revision_name
 from agents.controllers.ownerindex import OwnerIndex
 from agents.controllers.statefulset.control import Plan, Revisions, plan_sync
+from agents.controllers.statefulset.identity import pod_revision
 from agents.controllers.workqueue import WorkQueue
 from emulator.api.apps import StatefulSet
 from emulator.api.core import Pod
@@ -64,6 +66,17 @@ class _Pending:
     at: float
     creates: set[str] = field(default_factory=set)
     deletes: set[str] = field(default_factory=set)
+
+
+def _signature(pod: Pod) -> tuple[object, ...]:
+    """What a sync reads of a pod: phase, readiness and since when, deletion, revision."""
+    ready = next((c for c in pod.status.conditions if c.type == "Ready" and c.status == "True"), None)
+    return (
+        pod.status.phase,
+        None if ready is None else ready.last_transition_time,
+        pod.metadata.deletion_timestamp,
+        pod_revision(pod),
+    )
 
 
 class StatefulSetController:
@@ -137,7 +150,10 @@ class StatefulSetController:
         self.queue.add(key)
 
     def _pod_updated(self, old: Pod, new: Pod) -> None:
-        for ref in self._index.update(old, new):
+        refs = self._index.update(old, new)
+        if len(refs) == 1 and _signature(old) == _signature(new):
+            return  # nothing a sync reads changed (the binding, other conditions)
+        for ref in refs:
             key = (new.metadata.namespace, ref.name)
             pending = self._pending.get(key)
             if pending is not None and new.metadata.deletion_timestamp is not None:
