@@ -429,7 +429,10 @@ class _Controllers:
         self.controllers = controllers
 
     def report(self) -> dict[str, Any]:
-        return {"controllers": {c.client.name.removeprefix("controller:"): c.statistics() for c in self.controllers}}
+        """Each controller's statistics; a workload controller that never saw an object of
+        its kind reports ``{}`` and is left out (a run without DaemonSets lists none)."""
+        stats = ((c.client.name.removeprefix("controller:"), c.statistics()) for c in self.controllers)
+        return {"controllers": {name: s for name, s in stats if s}}
 
 
 class _FaultReport:
