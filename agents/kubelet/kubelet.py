@@ -60,24 +60,19 @@ from typing import Any, Final
 from agents.kubelet.admission import NODE_AFFINITY, AdmissionResult, NodeUsage, admission_failures
 from agents.kubelet.heartbeat import NodeReporter, newer
 from agents.kubelet.images import ImageStore
+from agents.kubelet.lifecycle import RUN_DURATION_ANNOTATION, Lifecycle, PodRun, RunPhase, lifecycle_of
 from agents.kubelet.nodestatus import PodIPs, host_ip, pod_cidr
 from agents.kubelet.podapi import PodWriter
-from agents.kubelet.podstatus import (
-    pending_status,
-    rejected_status,
-    running_status,
-    start_failed_status,
-    succeeded_status,
-)
+from agents.kubelet.podstatus import pending_status, rejected_status, start_failed_status, succeeded_status
+from agents.kubelet.runstatus import run_status
 from agents.kubelet.settings import KubeletSettings
 from emulator.api.core import Node, Pod, PodStatus
 from emulator.client.client import Client
 from emulator.client.informer import Informer
-from emulator.runtime.clock import Clock, parse_duration, parse_timestamp
+from emulator.runtime.clock import Clock, parse_timestamp
 
 __all__ = ["INVALID_NODE_INFO", "RUN_DURATION_ANNOTATION", "Kubelet"]
 
-RUN_DURATION_ANNOTATION: Final = "emulator.k8s.io/run-duration"
 INVALID_NODE_INFO: Final = AdmissionResult("InvalidNodeInfo", "Kubelet cannot get node info.")
 _TERMINAL: Final = ("Succeeded", "Failed")
 
@@ -160,7 +155,18 @@ class Kubelet:
         )
         self._reporter = NodeReporter(client, clock, node_name, settings, self._images, ids)
         self._counts = dict.fromkeys(
-            ("admitted", "rejected", "succeeded", "terminated", "start_failures", "invalid_run_duration"), 0
+            (
+                "admitted",
+                "rejected",
+                "succeeded",
+                "failed",
+                "terminated",
+                "start_failures",
+                "backoffs",
+                "invalid_run_duration",
+                "invalid_annotations",
+            ),
+            0,
         )
         self._rejections: dict[str, int] = {}
         self._writer = PodWriter(client, clock, node_name)
@@ -375,15 +381,16 @@ class Kubelet:
         rec.start_delay = self.settings.container_start.sample(self._rng)
         rec.task = self._spawn(self._run_pod(rec), f"{self._prefix}:pod:{rec.label}")
 
-    def _run_duration(self, pod: Pod) -> float | None:
-        text = pod.metadata.annotations.get(RUN_DURATION_ANNOTATION)
-        if text is None:
-            return None
-        try:
-            return parse_duration(text)
-        except ValueError:
-            self._counts["invalid_run_duration"] += 1
-            return None
+    def _lifecycle(self, pod: Pod) -> Lifecycle:
+        life, bad = lifecycle_of(pod)
+        for name in bad:
+            key = "invalid_run_duration" if name == RUN_DURATION_ANNOTATION else "invalid_annotations"
+            self._counts[key] += 1
+        return life
+
+    def _pod_label(self, rec: _PodRecord) -> str:
+        """Upstream ``format.Pod``: ``name_namespace(uid)``."""
+        return f"{rec.key[1]}_{rec.key[0]}({rec.uid})"
 
     async def _run_pod(self, rec: _PodRecord) -> None:
         ips = {"host_ip": self._host_ip, "pod_ip": rec.pod_ip, "start_time": rec.start_time}
@@ -398,13 +405,20 @@ class Kubelet:
         if failure is not None:
             await self._fail_start(rec, *failure, ips=ips)
             return
-        if await self._write_pod_status(rec, lambda p: running_status(p, now=self.clock.timestamp(), **ips)) is None:
+        life, label = self._lifecycle(rec.pod), self._pod_label(rec)
+        runs: list[PodRun] = []
+
+        def started(pod: Pod) -> PodStatus:
+            # the containers start when the status is built (a retried write restarts them)
+            runs[:] = [PodRun.start(pod.spec, life, label, self.clock.now())]
+            return run_status(pod, runs[0], stamp=self.clock.timestamp, now=self.clock.now(), **ips)
+
+        if await self._write_pod_status(rec, started) is None:
             return
         rec.state = PodState.RUNNING
-        duration = self._run_duration(rec.pod)
-        if duration is not None:
-            await self.clock.sleep(duration)
-            await self._complete(rec)
+        run = runs[0]
+        run.anchor(self.clock.now())  # durations count from the write's end, as they always did
+        await self._drive(rec, run, ips)
 
     async def _fail_start(self, rec: _PodRecord, reason: str, message: str, *, ips: dict[str, str]) -> None:
         """A fault: the containers could not be started; the pod fails (no restarts)."""
@@ -419,21 +433,61 @@ class Kubelet:
             await self._writer.record_event(written, "Warning", "Failed", f"Error: {message}")
 
     async def _resume_pod(self, rec: _PodRecord) -> None:
-        """An adopted Running pod: complete it ``run-duration`` after its containers
-        started (as far as whole-second timestamps tell)."""
-        duration = self._run_duration(rec.pod)
-        if duration is None:
-            return
-        started = [cs.state.running.started_at for cs in rec.pod.status.container_statuses if cs.state.running]
-        since = min((s for s in started if s), default=rec.start_time)
-        await self.clock.sleep_until(parse_timestamp(since) + duration)
-        await self._complete(rec)
+        """An adopted Running pod: its run goes on from its containers' ``startedAt`` (as
+        far as whole-second timestamps tell); a container waiting to restart restarts now."""
+        statuses = rec.pod.status.container_statuses
+        started = [cs.state.running.started_at for cs in statuses if cs.state.running]
+        running = len(started) == len(statuses)
+        since = parse_timestamp(min((s for s in started if s), default=rec.start_time)) if running else self.clock.now()
+        run = PodRun.adopt(
+            rec.pod.spec,
+            self._lifecycle(rec.pod),
+            self._pod_label(rec),
+            started=since,
+            running=running,
+            restarts=max((cs.restart_count for cs in statuses), default=0),
+            ready=running and all(cs.ready for cs in statuses),
+        )
+        ips = {"host_ip": rec.pod.status.host_ip, "pod_ip": rec.pod_ip, "start_time": rec.start_time}
+        await self._drive(rec, run, ips)
 
-    async def _complete(self, rec: _PodRecord) -> None:
-        rec.state = PodState.SUCCEEDED
+    async def _drive(self, rec: _PodRecord, run: PodRun, ips: dict[str, str]) -> None:
+        """Sleep until the run's next event, do it, write the status; until the run is
+        over or nothing is left to happen (one timer per pod)."""
+        while (event := run.next_event()) is not None:
+            origin, delay = event
+            if origin == self.clock.now():
+                await self.clock.sleep(delay)
+            else:
+                await self.clock.sleep_until(origin + delay)
+            backoffs = run.advance(self.clock.now())
+            if run.phase is RunPhase.DONE:
+                await self._finish(rec, run, ips)
+                return
+            written = await self._write_run(rec, run, ips)
+            if written is None:
+                return
+            for name in backoffs:
+                self._counts["backoffs"] += 1
+                message = f"Back-off restarting failed container {name} in pod {self._pod_label(rec)}"
+                await self._writer.record_event(written, "Warning", "BackOff", message)
+
+    async def _write_run(self, rec: _PodRecord, run: PodRun, ips: dict[str, str]) -> Pod | None:
+        return await self._write_pod_status(
+            rec, lambda p: run_status(p, run, stamp=self.clock.timestamp, now=self.clock.now(), **ips)
+        )
+
+    async def _finish(self, rec: _PodRecord, run: PodRun, ips: dict[str, str]) -> None:
+        """The run is over: Succeeded (as upstream writes it whatever the way there) or Failed."""
         self._release(rec)
-        if await self._write_pod_status(rec, lambda p: succeeded_status(p, now=self.clock.timestamp())):
-            self._counts["succeeded"] += 1
+        if run.result == "Succeeded":
+            rec.state = PodState.SUCCEEDED
+            if await self._write_pod_status(rec, lambda p: succeeded_status(p, now=self.clock.timestamp())):
+                self._counts["succeeded"] += 1
+            return
+        rec.state = PodState.FAILED
+        if await self._write_run(rec, run, ips):
+            self._counts["failed"] += 1
 
     async def _write_pod_status(self, rec: _PodRecord, build: Callable[[Pod], PodStatus]) -> Pod | None:
         written = await self._writer.write_status(rec.pod, rec.uid, build)
