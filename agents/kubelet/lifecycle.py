@@ -59,7 +59,7 @@ that no controller owns (no ``ownerReferences`` entry with ``controller: true``)
 ``restartPolicy`` is ``Always`` (the API server's default) and which has no ``exit-code``
 annotation, succeeds after its run duration as if its policy were ``Never``: the run
 duration models a finite workload. Give it an ``exit-code`` (even ``"0"``) to get
-upstream's restarts.
+upstream's restarts. A failed init container always follows the spec's policy.
 """
 
 from __future__ import annotations
@@ -121,8 +121,9 @@ def parse_exit_code(text: str) -> int:
 
 
 def effective_restart_policy(pod: Pod) -> str:
-    """``spec.restartPolicy`` (``Always`` when empty), but ``Never`` for a bare pod that
-    kept the default ``Always`` and gave no exit code (the deviation in the docstring)."""
+    """What the regular containers' exit follows: ``spec.restartPolicy`` (``Always`` when
+    empty), but ``Never`` for a bare pod that kept the default ``Always`` and gave no exit
+    code (the deviation in the module docstring; init containers follow the spec's)."""
     policy = pod.spec.restart_policy or "Always"
     if (
         policy == "Always"
@@ -143,6 +144,9 @@ class Lifecycle:
     init_duration: float = 0.0
     init_exit_code: int = 0
     restart_policy: str = "Never"
+    """What the regular containers' exit follows (``effective_restart_policy``)."""
+    init_restart_policy: str = "Never"
+    """What a failed init container follows: the spec's ``restartPolicy``."""
 
 
 def lifecycle_of(pod: Pod) -> tuple[Lifecycle, tuple[str, ...]]:
@@ -177,6 +181,7 @@ def lifecycle_of(pod: Pod) -> tuple[Lifecycle, tuple[str, ...]]:
         init_duration=duration(INIT_DURATION_ANNOTATION) or 0.0,
         init_exit_code=code(INIT_EXIT_CODE_ANNOTATION),
         restart_policy=effective_restart_policy(pod),
+        init_restart_policy=pod.spec.restart_policy or "Always",
     )
     return life, tuple(bad)
 
@@ -433,7 +438,7 @@ class PodRun:
             run.ready = True
             self.index += 1
             return self._proceed(now)
-        if self.life.restart_policy == "Never":
+        if self.life.init_restart_policy == "Never":
             self._finish("Failed", now)
             return []
         name = self.spec.init_containers[self.index].name
