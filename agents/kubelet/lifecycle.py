@@ -24,8 +24,10 @@ annotation                    meaning                                           
                               when it is not 0: the later ones never run)
 ============================  =====================================================  ========
 
-(each prefixed ``emulator.k8s.io/``). A value that does not parse is ignored and counted
-by the kubelet (``invalid_annotations``), as a malformed ``run-duration`` always was.
+(each prefixed ``emulator.k8s.io/``). The API server refuses a pod whose annotations do
+not parse, but ``run-duration`` (``emulator.api.podvalidation``); a value that does not
+parse all the same is ignored and counted by the kubelet (``invalid_annotations``,
+``invalid_run_duration``).
 
 A pod's run (``PodRun.phase``):
 
@@ -69,6 +71,13 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from emulator.api.core import Container, Pod, PodSpec
+from emulator.api.podvalidation import (
+    EXIT_CODE_ANNOTATION,
+    INIT_DURATION_ANNOTATION,
+    INIT_EXIT_CODE_ANNOTATION,
+    READY_AFTER_ANNOTATION,
+    parse_exit_code,
+)
 from emulator.runtime.clock import parse_duration
 
 __all__ = [
@@ -90,10 +99,6 @@ __all__ = [
 ]
 
 RUN_DURATION_ANNOTATION: Final = "emulator.k8s.io/run-duration"
-EXIT_CODE_ANNOTATION: Final = "emulator.k8s.io/exit-code"
-READY_AFTER_ANNOTATION: Final = "emulator.k8s.io/ready-after"
-INIT_DURATION_ANNOTATION: Final = "emulator.k8s.io/init-duration"
-INIT_EXIT_CODE_ANNOTATION: Final = "emulator.k8s.io/init-exit-code"
 
 BACKOFF_PERIOD: Final = 10.0
 """Upstream ``backOffPeriod``: the first CrashLoopBackOff wait."""
@@ -107,17 +112,6 @@ POD_INITIALIZING: Final = "PodInitializing"
 CRASH_LOOP_BACK_OFF: Final = "CrashLoopBackOff"
 COMPLETED: Final = "Completed"
 ERROR: Final = "Error"
-
-
-def parse_exit_code(text: str) -> int:
-    """An exit code annotation: a decimal integer 0..255 (what a process can exit with)."""
-    stripped = text.strip()
-    if not stripped.isdigit() or not stripped.isascii():
-        raise ValueError(f"expected an exit code, an integer from 0 to 255, got {text!r}")
-    code = int(stripped)
-    if code > 255:
-        raise ValueError(f"expected an exit code, an integer from 0 to 255, got {text!r}")
-    return code
 
 
 def effective_restart_policy(pod: Pod) -> str:

@@ -89,7 +89,7 @@ def test_exit_code_parses(text: str, code: int) -> None:
     ],
 )
 def test_exit_code_refused(text: str) -> None:
-    with pytest.raises(ValueError, match="an integer from 0 to 255"):
+    with pytest.raises(ValueError, match="must be an integer from 0 to 255"):
         parse_exit_code(text)
 
 

@@ -202,3 +202,26 @@ async def test_ready_after_delays_the_ready_condition() -> None:
         assert cond(p, "Ready") == ("True", "", "", t(10))
         assert [(cs.ready, cs.started) for cs in p.status.container_statuses] == [(True, True), (True, True)]
         assert [w.time for w in c.of("Pod", "web-0", "updateStatus")] == [0, 0, 10]
+
+
+@pytest.mark.asyncio
+async def test_back_off_resets_after_ten_minutes_of_running() -> None:
+    async with kubelet() as (c, k):
+        c.server.create(make_pod("web-0", annotations={RUN_DURATION_ANNOTATION: "601s", EXIT_CODE_ANNOTATION: "1"}))
+        await c.at(1900)
+        starts = [time for time, _, state in phases(c, "web-0") if state == "running"]
+        assert starts == [0, 601, 1202, 1803]  # every run was stable: every restart at once
+        assert (web(c.pod("web-0")).restart_count, k.statistics()["backoffs"]) == (3, 0)
+
+
+@pytest.mark.asyncio
+async def test_deleting_a_crash_looping_pod_stops_its_timer() -> None:
+    async with kubelet() as (c, k):
+        c.server.create(make_pod("web-0", annotations={RUN_DURATION_ANNOTATION: "1s", EXIT_CODE_ANNOTATION: "1"}))
+        await c.at(5)  # waiting in CrashLoopBackOff until 12
+        c.server.delete("Pod", "web-0", "default")
+        await c.at(60)
+        assert c.pods() == []
+        assert [w.time for w in c.of("Pod", "web-0", "updateStatus") if w.time > 5] == []
+        stats = k.statistics()
+        assert (stats["active"], stats["terminated"], stats["running"]) == (0, 1, 0)
