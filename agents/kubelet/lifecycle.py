@@ -67,6 +67,7 @@ upstream's restarts. A failed init container always follows the spec's policy.
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -143,39 +144,52 @@ class Lifecycle:
     """What a failed init container follows: the spec's ``restartPolicy``."""
 
 
+_LIFECYCLE_ANNOTATIONS: Final = (
+    EXIT_CODE_ANNOTATION,
+    READY_AFTER_ANNOTATION,
+    INIT_DURATION_ANNOTATION,
+    INIT_EXIT_CODE_ANNOTATION,
+)
+
+
+def _duration(notes: Mapping[str, str], name: str, bad: list[str]) -> float | None:
+    text = notes.get(name)
+    if text is None:
+        return None
+    try:
+        return parse_duration(text)
+    except ValueError:
+        bad.append(name)
+        return None
+
+
+def _code(notes: Mapping[str, str], name: str, bad: list[str]) -> int:
+    text = notes.get(name)
+    if text is None:
+        return 0
+    try:
+        return parse_exit_code(text)
+    except ValueError:
+        bad.append(name)
+        return 0
+
+
 def lifecycle_of(pod: Pod) -> tuple[Lifecycle, tuple[str, ...]]:
     """The pod's ``Lifecycle`` and the annotations that did not parse (ignored)."""
     notes = pod.metadata.annotations
     bad: list[str] = []
-
-    def duration(name: str) -> float | None:
-        text = notes.get(name)
-        if text is None:
-            return None
-        try:
-            return parse_duration(text)
-        except ValueError:
-            bad.append(name)
-            return None
-
-    def code(name: str) -> int:
-        text = notes.get(name)
-        if text is None:
-            return 0
-        try:
-            return parse_exit_code(text)
-        except ValueError:
-            bad.append(name)
-            return 0
-
+    run_duration = _duration(notes, RUN_DURATION_ANNOTATION, bad)
+    policy, init_policy = effective_restart_policy(pod), pod.spec.restart_policy or "Always"
+    if not any(name in notes for name in _LIFECYCLE_ANNOTATIONS):  # the common case: no parsing
+        return Lifecycle(run_duration=run_duration, restart_policy=policy, init_restart_policy=init_policy), tuple(bad)
     life = Lifecycle(
-        run_duration=duration(RUN_DURATION_ANNOTATION),
-        exit_code=code(EXIT_CODE_ANNOTATION),
-        ready_after=duration(READY_AFTER_ANNOTATION) or 0.0,
-        init_duration=duration(INIT_DURATION_ANNOTATION) or 0.0,
-        init_exit_code=code(INIT_EXIT_CODE_ANNOTATION),
-        restart_policy=effective_restart_policy(pod),
-        init_restart_policy=pod.spec.restart_policy or "Always",
+        run_duration=run_duration,
+        exit_code=_code(notes, EXIT_CODE_ANNOTATION, bad),
+        ready_after=_duration(notes, READY_AFTER_ANNOTATION, bad) or 0.0,
+        init_duration=_duration(notes, INIT_DURATION_ANNOTATION, bad) or 0.0,
+        init_exit_code=_code(notes, INIT_EXIT_CODE_ANNOTATION, bad),
+        restart_policy=policy,
+        init_restart_policy=init_policy,
     )
     return life, tuple(bad)
 

@@ -32,7 +32,7 @@ Statuses of regular containers are sorted by name, init ones kept in spec order,
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Final
 
 from msgspec.structs import replace
@@ -108,7 +108,7 @@ def _container_status(
             )
         state = ContainerState(waiting=ContainerStateWaiting(reason=run.reason, message=message))
         ready, started = False, False
-    last = ContainerState() if run.last is None else _terminated(*run.last, stamp=stamp)
+    last = _EMPTY if run.last is None else _terminated(*run.last, stamp=stamp)
     return ContainerStatus(
         name=c.name,
         image=c.image,
@@ -120,17 +120,29 @@ def _container_status(
     )
 
 
-def _owned(run: PodRun, statuses: list[ContainerStatus], inits: list[ContainerStatus]) -> list[PodCondition]:
+_ALL_TRUE: Final = tuple(
+    PodCondition(type=t, status="True") for t in (READY_TO_START, INITIALIZED, READY, CONTAINERS_READY)
+)
+_EMPTY: Final = ContainerState()
+
+
+def _owned(run: PodRun) -> Sequence[PodCondition]:
+    """The kubelet's conditions, from the run (every regular container shares ``run.app``)."""
     spec = run.spec
     over = run.phase is RunPhase.DONE
+    sidecars_unready = [
+        c.name for c, r in zip(spec.init_containers, run.inits, strict=True) if _sidecar(c) and not r.ready
+    ]
+    if not over and run.app_started and run.app.ready and not sidecars_unready:
+        return _ALL_TRUE  # the common case, built once
     owned = [PodCondition(type=READY_TO_START, status="False" if over else "True")]
     if run.app_started:
         owned.append(PodCondition(type=INITIALIZED, status="True"))
     else:
         incomplete = [
             c.name
-            for c, s in zip(spec.init_containers, inits, strict=True)
-            if not (s.started if _sidecar(c) else s.state.terminated is not None and s.state.terminated.exit_code == 0)
+            for c, r in zip(spec.init_containers, run.inits, strict=True)
+            if not (r.state == RUNNING if _sidecar(c) else r.state == TERMINATED and r.exit_code == 0)
         ]
         owned.append(
             PodCondition(
@@ -143,16 +155,11 @@ def _owned(run: PodRun, statuses: list[ContainerStatus], inits: list[ContainerSt
     if over:
         owned += [PodCondition(type=t, status="False", reason=_POD_FAILED) for t in (READY, CONTAINERS_READY)]
         return owned
-    ready = {s.name: s.ready for s in statuses}
-    unready = [c.name for c, s in zip(spec.init_containers, inits, strict=True) if _sidecar(c) and not s.ready]
-    unready += [c.name for c in spec.containers if not ready.get(c.name, False)]
-    if unready:
-        message = f"containers with unready status: {go_list(unready)}"
-        owned += [
-            PodCondition(type=t, status="False", reason=_NOT_READY, message=message) for t in (READY, CONTAINERS_READY)
-        ]
-    else:
-        owned += [PodCondition(type=t, status="True") for t in (READY, CONTAINERS_READY)]
+    unready = sidecars_unready + ([] if run.app.ready else [c.name for c in spec.containers])
+    message = f"containers with unready status: {go_list(unready)}"
+    owned += [
+        PodCondition(type=t, status="False", reason=_NOT_READY, message=message) for t in (READY, CONTAINERS_READY)
+    ]
     return owned
 
 
@@ -162,10 +169,9 @@ def run_status(
     """The status of ``pod`` whose containers are in ``run`` at ``now`` (phase Pending
     while initializing, Running once its containers started, Failed when the run failed)."""
     spec = pod.spec
-    statuses = sorted(
-        (_container_status(c, run.app, run, stamp, regular_init=False) for c in spec.containers),
-        key=lambda s: s.name,
-    )
+    statuses = [_container_status(c, run.app, run, stamp, regular_init=False) for c in spec.containers]
+    if len(statuses) > 1:
+        statuses.sort(key=lambda s: s.name)
     inits = [
         _container_status(c, r, run, stamp, regular_init=not _sidecar(c))
         for c, r in zip(spec.init_containers, run.inits, strict=True)
@@ -173,7 +179,7 @@ def run_status(
     return replace(
         pod.status,
         phase=run.pod_phase(),
-        conditions=merge_conditions(pod.status.conditions, _owned(run, statuses, inits), stamp(now)),
+        conditions=merge_conditions(pod.status.conditions, _owned(run), stamp(now)),
         host_ip=host_ip,
         pod_ip=pod_ip,
         start_time=start_time,
