@@ -6,8 +6,8 @@ started them: init containers one after another, sidecars (init containers with
 readiness, their exit after ``emulator.k8s.io/run-duration``, and what ``restartPolicy``
 does next, with upstream's CrashLoopBackOff (``CrashBackoff``, client-go's
 ``flowcontrol.Backoff`` as ``kuberuntime``'s ``doBackOff`` uses it). It reads the pod's
-annotations (``lifecycle_of``). It does not write anything nor sleep (``kubelet.py`` asks
-``next_event()``, sleeps until then and calls ``advance(now)``), nor shape statuses
+annotations (``lifecycle_of``). It does not write anything nor sleep (``podworker.py``
+asks ``next_event()``, sleeps until then and calls ``advance(now)``), nor shape statuses
 (``runstatus.py``).
 
 Annotations (all optional; per pod, every regular container behaves alike):
@@ -24,10 +24,11 @@ annotation                    meaning                                           
                               when it is not 0: the later ones never run)
 ============================  =====================================================  ========
 
-(each prefixed ``emulator.k8s.io/``). The API server refuses a pod whose annotations do
-not parse, but ``run-duration`` (``emulator.api.podvalidation``); a value that does not
-parse all the same is ignored and counted by the kubelet (``invalid_annotations``,
-``invalid_run_duration``).
+(each prefixed ``emulator.k8s.io/``). The API server refuses a pod whose ``exit-code``,
+``ready-after``, ``init-duration`` or ``init-exit-code`` does not parse
+(``emulator.api.podvalidation``); ``run-duration`` is checked where scenarios are read. A
+value that does not parse all the same is ignored and counted by the kubelet
+(``invalid_annotations``, ``invalid_run_duration``).
 
 A pod's run (``PodRun.phase``):
 
@@ -293,7 +294,14 @@ class PodRun:
         """``Succeeded`` or ``Failed`` once DONE."""
         self.index = 0
         self.app_started = False
-        self.backoff = CrashBackoff()
+        self._backoff: CrashBackoff | None = None
+
+    @property
+    def backoff(self) -> CrashBackoff:
+        """The containers' back-off entries (made on the first exit: most pods never need one)."""
+        if self._backoff is None:
+            self._backoff = CrashBackoff()
+        return self._backoff
 
     def __repr__(self) -> str:
         return f"<PodRun {self.pod_label} {self.phase.value} index={self.index} restarts={self.app.restarts}>"
