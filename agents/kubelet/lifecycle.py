@@ -324,11 +324,13 @@ class PodRun:
         running: bool,
         restarts: int,
         ready: bool,
+        last_exit: tuple[float | None, float, int] | None = None,
     ) -> PodRun:
         """A pod found Running when the kubelet started: its init containers done, its
         containers running since ``started``; not ``running`` (they were waiting to be
         restarted): restarted at ``started``, as a restarted upstream kubelet has
-        forgotten their back-off."""
+        forgotten their back-off; ``last_exit`` (started, finished, exit code) is the
+        exit it was waiting after, reported as ``lastState`` once restarted."""
         run = cls(spec, life, pod_label)
         for c, r in zip(spec.init_containers, run.inits, strict=True):
             r.state, r.reason, r.started = RUNNING, "", started
@@ -341,6 +343,8 @@ class PodRun:
         app.timer, app.ready = started, ready
         if not running:
             app.state, app.finished, app.restart_at = TERMINATED, started, started
+            if last_exit is not None:
+                app.started, app.finished, app.exit_code = last_exit
         return run
 
     # --- queries ------------------------------------------------------------------------

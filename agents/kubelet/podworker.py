@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import enum
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from agents.kubelet.heartbeat import newer
@@ -24,7 +24,7 @@ from agents.kubelet.podapi import PodWriter
 from agents.kubelet.podstatus import pending_status, start_failed_status, succeeded_status
 from agents.kubelet.runstatus import run_status
 from agents.kubelet.settings import KubeletSettings
-from emulator.api.core import Pod, PodStatus
+from emulator.api.core import ContainerStatus, Pod, PodStatus
 from emulator.runtime.clock import Clock, parse_timestamp
 
 __all__ = ["Key", "PodRecord", "PodState", "PodWorker"]
@@ -160,9 +160,21 @@ class PodWorker:
             running=running,
             restarts=max((cs.restart_count for cs in statuses), default=0),
             ready=running and all(cs.ready for cs in statuses),
+            last_exit=None if running else self._last_exit(statuses),
         )
         ips = {"host_ip": rec.pod.status.host_ip, "pod_ip": rec.pod_ip, "start_time": rec.start_time}
         await self._drive(rec, run, ips)
+
+    @staticmethod
+    def _last_exit(statuses: Sequence[ContainerStatus]) -> tuple[float | None, float, int] | None:
+        """The exit a container not running waits after, from its ``lastState`` (or state)."""
+        for cs in statuses:
+            if cs.state.running is None:
+                term = cs.state.terminated or cs.last_state.terminated
+                if term is not None and term.finished_at:
+                    started = parse_timestamp(term.started_at) if term.started_at else None
+                    return started, parse_timestamp(term.finished_at), term.exit_code
+        return None
 
     async def _drive(self, rec: PodRecord, run: PodRun, ips: dict[str, str]) -> None:
         """Sleep until the run's next event, do it, write the status; until the run is

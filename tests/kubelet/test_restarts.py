@@ -225,3 +225,23 @@ async def test_deleting_a_crash_looping_pod_stops_its_timer() -> None:
         assert [w.time for w in c.of("Pod", "web-0", "updateStatus") if w.time > 5] == []
         stats = k.statistics()
         assert (stats["active"], stats["terminated"], stats["running"]) == (0, 1, 0)
+
+
+@pytest.mark.asyncio
+async def test_a_restarted_kubelet_restarts_a_crash_looping_container_at_once() -> None:
+    async with kubelet() as (c, _):
+        c.server.create(make_pod("web-0", annotations={RUN_DURATION_ANNOTATION: "1s", EXIT_CODE_ANNOTATION: "1"}))
+        await c.at(5)  # waiting in CrashLoopBackOff until 12, restartCount 1
+        c.task(f"kubelet:{NODE}").cancel()
+        await c.at(8)
+        again = Kubelet(
+            c.client(f"kubelet:{NODE}:again"), NODE, c.clock, c.rng(9), KubeletSettings(heartbeat_interval=0)
+        )
+        await c.start(again, f"kubelet:{NODE}:again")
+        await c.at(8.5)
+        cs = web(c.pod("web-0"))
+        assert cs.state.running is not None  # the back-off was forgotten with the old kubelet
+        assert (cs.restart_count, cs.state.running.started_at) == (2, t(8))
+        assert cs.last_state.terminated is not None
+        assert (cs.last_state.terminated.exit_code, cs.last_state.terminated.finished_at) == (1, t(2))
+        assert again.statistics()["admitted"] == 1
