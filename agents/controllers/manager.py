@@ -54,3 +54,8 @@ def start_workload_controllers(
         tg.create_task(controller.run(), name=controller.client.name)
         started.append(controller)
     return started
+
+
+from agents.controllers.disruption import DisruptionController  # noqa: E402 (registers itself by name)
+
+WORKLOAD_CONTROLLERS["disruption"] = DisruptionController
