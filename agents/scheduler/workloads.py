@@ -13,6 +13,8 @@ caches:
   pod, looked up by name as upstream does (ReplicationControllers do not exist here). Empty
   means "no default constraints".
 
+``StaticWorkloads`` gives the same views over fixed objects, for ``explain``.
+
 No cluster event is raised for these kinds: in v1.34 no in-tree plugin registers Service,
 ReplicaSet, StatefulSet or PDB events, so a change to them waits for the next pod or node
 event as upstream.
@@ -29,7 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
 from agents.scheduler.preemption import PodDisruptionBudget
@@ -38,7 +40,15 @@ from emulator.api.labelselector import EVERYTHING, Selector, SelectorError, comp
 from emulator.client.client import Client, Latency
 from emulator.client.informer import Informer
 
-__all__ = ["KINDS", "WorkloadListers", "default_selector", "workload_client"]
+__all__ = [
+    "KINDS",
+    "StaticWorkloads",
+    "WorkloadListers",
+    "default_selector",
+    "pdb_views",
+    "service_selectors",
+    "workload_client",
+]
 
 KINDS: Final = ("PodDisruptionBudget", "Service", "ReplicaSet", "StatefulSet")
 
@@ -90,6 +100,52 @@ def default_selector(
     return selector.add(other)
 
 
+def pdb_views(store: Mapping[tuple[str, str], Any]) -> list[PodDisruptionBudget]:
+    """The budgets of a (namespace, name)-keyed cache as preemption reads them, in key order."""
+    return [
+        PodDisruptionBudget(
+            namespace=key[0],
+            selector=store[key].spec.selector,
+            disruptions_allowed=store[key].status.disruptions_allowed,
+            disrupted_pods=frozenset(store[key].status.disrupted_pods),
+        )
+        for key in sorted(store)
+    ]
+
+
+def service_selectors(store: Mapping[tuple[str, str], Any]) -> dict[str, list[dict[str, str]]]:
+    """Namespace → the non-empty selectors of its Services, by name."""
+    by_ns: dict[str, list[dict[str, str]]] = {}
+    for key in sorted(store):
+        if store[key].spec.selector:
+            by_ns.setdefault(key[0], []).append(store[key].spec.selector)
+    return by_ns
+
+
+class StaticWorkloads:
+    """The same views over fixed objects (``explain``: no informers, nothing changes)."""
+
+    def __init__(self, objects: Iterable[Any]) -> None:
+        self.stores: dict[str, dict[tuple[str, str], Any]] = {kind: {} for kind in KINDS}
+        for obj in objects:
+            store = self.stores.get(obj.kind)
+            if store is not None:
+                store[(obj.metadata.namespace, obj.metadata.name)] = obj
+        self._pdbs = pdb_views(self.stores["PodDisruptionBudget"])
+        self._services = service_selectors(self.stores["Service"])
+
+    def __repr__(self) -> str:
+        return f"<StaticWorkloads {' '.join(f'{k}={len(v)}' for k, v in self.stores.items())}>"
+
+    def pdbs(self) -> list[PodDisruptionBudget]:
+        return self._pdbs
+
+    def default_selector(self, pod: Pod) -> Selector:
+        s = self.stores
+        services = self._services.get(pod.metadata.namespace, [])
+        return default_selector(pod, services, s["ReplicaSet"], s["StatefulSet"])
+
+
 class WorkloadListers:
     """The scheduler's informers of ``KINDS`` and the views plugins read."""
 
@@ -127,27 +183,13 @@ class WorkloadListers:
 
     def _services_in(self, namespace: str) -> list[dict[str, str]]:
         if self._service_selectors is None:
-            by_ns: dict[str, list[dict[str, str]]] = {}
-            store = self.informers["Service"].store
-            for key in sorted(store):
-                if store[key].spec.selector:
-                    by_ns.setdefault(key[0], []).append(store[key].spec.selector)
-            self._service_selectors = by_ns
+            self._service_selectors = service_selectors(self.informers["Service"].store)
         return self._service_selectors.get(namespace, [])
 
     def pdbs(self) -> list[PodDisruptionBudget]:
         """Every PDB, as preemption reads it (namespace/name order)."""
         if self._pdbs is None:
-            store = self.informers["PodDisruptionBudget"].store
-            self._pdbs = [
-                PodDisruptionBudget(
-                    namespace=key[0],
-                    selector=store[key].spec.selector,
-                    disruptions_allowed=store[key].status.disruptions_allowed,
-                    disrupted_pods=frozenset(store[key].status.disrupted_pods),
-                )
-                for key in sorted(store)
-            ]
+            self._pdbs = pdb_views(self.informers["PodDisruptionBudget"].store)
         return self._pdbs
 
     def default_selector(self, pod: Pod) -> Selector:
