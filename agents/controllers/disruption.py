@@ -22,9 +22,13 @@ the informers' caches, computes the status (``disruptionstatus``), writes it wit
 source component ``controllermanager``.
 
 Cost: pods are indexed by namespace in this controller's own handlers, so a sync reads its
-namespace's pods only; until a PDB exists no pod informer is started. Upstream's stale
-``DisruptionTarget`` condition cleanup is not done here. Eviction (which writes
-``disruptedPods``) is the API server's, not this module's.
+namespace's pods only; until a PDB exists no pod informer is started.
+
+Upstream's stale ``DisruptionTarget`` cleanup runs on a second queue: a pod whose
+DisruptionTarget=True condition (not the kubelet's) is still not terminating 2 minutes after
+it was set gets it reset to False. It rides on the lazily started pod informer, so it runs
+only once a PDB exists (upstream: always). Eviction (which writes ``disruptedPods``) is the
+API server's, not this module's.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from msgspec.structs import replace
 
 from agents.controllers.context import ControllerContext
 from agents.controllers.disruptionstatus import (
+    DISRUPTION_TARGET,
     ControllerFinder,
     ScaleError,
     build_disrupted_pod_map,
@@ -44,11 +49,12 @@ from agents.controllers.disruptionstatus import (
     fail_safe_status,
     go_selector,
     new_status,
+    stale_disruption_wait,
 )
 from agents.controllers.workqueue import WorkQueue
-from emulator.api.core import Pod
+from emulator.api.core import Pod, PodCondition
 from emulator.api.errors import ApiError, Conflict
-from emulator.api.labelselector import SelectorError, compile_selector
+from emulator.api.labelselector import Selector, SelectorError, compile_selector
 from emulator.api.meta import ObjectReference, OwnerReference
 from emulator.api.policy import PodDisruptionBudget, PodDisruptionBudgetStatus
 from emulator.client.events import EventRecorder
@@ -84,10 +90,15 @@ class DisruptionController:
         self.recorder = EventRecorder(self.client, ctx.clock, COMPONENT, aggregate=True)
         """Upstream's broadcaster correlates repeats of one Event into its ``count``."""
         self.queue: WorkQueue[Key] = WorkQueue(ctx.clock, f"controller:{NAME}")
+        self.stale_queue: WorkQueue[Key] = WorkQueue(ctx.clock, f"controller:{NAME}:stale-pod-disruption")
+        self.stale_resets = 0
         self._pdbs: Informer | None = None
         self._pods: Informer | None = None
         self._scales: dict[str, Informer] = {}
         self._pods_by_ns: dict[str, dict[str, Pod]] = {}
+        self._selectors: dict[str, list[tuple[str, Selector]]] | None = None
+        """Namespace → (PDB name, compiled selector) by name, valid selectors only; rebuilt
+        after a PDB event, so a pod event costs no selector compilation."""
         self._events: asyncio.Queue[tuple[ObjectReference, str, str, str]] = asyncio.Queue()
         self.syncs = 0
         self.status_writes = 0
@@ -103,6 +114,7 @@ class DisruptionController:
             "syncFailures": self.failures,
             "queueAdds": self.queue.adds,
             "retries": self.queue.retries,
+            "staleDisruptionResets": self.stale_resets,
         }
 
     # --- running ----------------------------------------------------------------------------
@@ -112,6 +124,7 @@ class DisruptionController:
             self._pdbs = self.ctx.informers.handlers(PDB, self._on_pdb, self._on_pdb_update, self._on_pdb)
             tg.create_task(self._record_events(), name=f"{self.client.name}:events")
             self.queue.run_workers(tg, 1, self.sync)
+            self.stale_queue.run_workers(tg, 1, self.sync_stale_pod_disruption)
 
     async def _record_events(self) -> None:
         """Events decided in (synchronous) informer handlers, written in order."""
@@ -122,6 +135,7 @@ class DisruptionController:
     # --- handlers ---------------------------------------------------------------------------
 
     def _on_pdb(self, pdb: PodDisruptionBudget) -> None:
+        self._selectors = None
         if self._pods is None:
             self._start_pod_informers()
         self.queue.add((pdb.metadata.namespace, pdb.metadata.name))
@@ -138,6 +152,9 @@ class DisruptionController:
     def _on_pod(self, pod: Pod) -> None:
         self._pods_by_ns.setdefault(pod.metadata.namespace, {})[pod.metadata.name] = pod
         self._enqueue_for(pod)
+        wait = stale_disruption_wait(pod, self.clock.now())
+        if wait is not None:
+            self.stale_queue.add_after((pod.metadata.namespace, pod.metadata.name), wait)
 
     def _on_pod_update(self, old: Pod, new: Pod) -> None:
         self._on_pod(new)
@@ -169,16 +186,22 @@ class DisruptionController:
         every pod, a null or invalid one none; a pod without labels has no PDB."""
         if self._pdbs is None or not pod.metadata.labels:
             return []
+        if self._selectors is None:
+            self._selectors = self._compile_selectors(self._pdbs.store)
         ns = pod.metadata.namespace
-        out: list[PodDisruptionBudget] = []
-        for key in sorted(k for k in self._pdbs.store if k[0] == ns):
-            pdb: PodDisruptionBudget = self._pdbs.store[key]
+        labels = pod.metadata.labels
+        store = self._pdbs.store
+        return [store[(ns, name)] for name, sel in self._selectors.get(ns, ()) if sel.matches(labels)]
+
+    @staticmethod
+    def _compile_selectors(store: dict[Key, Any]) -> dict[str, list[tuple[str, Selector]]]:
+        out: dict[str, list[tuple[str, Selector]]] = {}
+        for key in sorted(store):
             try:
-                selector = compile_selector(pdb.spec.selector)
+                selector = compile_selector(store[key].spec.selector)
             except SelectorError:
                 continue
-            if selector.matches(pod.metadata.labels):
-                out.append(pdb)
+            out.setdefault(key[0], []).append((key[1], selector))
         return out
 
     # --- sync -------------------------------------------------------------------------------
@@ -285,6 +308,31 @@ class DisruptionController:
             self.status_writes += 1
         if recheck is not None:
             self.queue.add_after((pdb.metadata.namespace, pdb.metadata.name), recheck - now)
+
+    async def sync_stale_pod_disruption(self, key: Key) -> None:
+        """Upstream ``syncStalePodDisruption``: reset a stale DisruptionTarget to False."""
+        pod: Pod | None = self._pods.get(key[1], key[0]) if self._pods is not None else None
+        wait = None if pod is None else stale_disruption_wait(pod, self.clock.now())
+        if pod is None or wait is None:
+            self.stale_queue.forget(key)
+            return
+        if wait > 0:
+            self.stale_queue.add_after(key, wait)
+            return
+        now = self.clock.timestamp()
+        conditions = [
+            PodCondition(type=DISRUPTION_TARGET, status="False", last_transition_time=now)
+            if c.type == DISRUPTION_TARGET
+            else c
+            for c in pod.status.conditions
+        ]
+        try:
+            await self.client.update_status(replace(pod, status=replace(pod.status, conditions=conditions)))
+        except ApiError:
+            self.stale_queue.add_rate_limited(key)
+            return
+        self.stale_resets += 1
+        self.stale_queue.forget(key)
 
     async def _fail_safe(self, pdb: PodDisruptionBudget, message: str) -> bool:
         """Upstream ``failSafe``; False if even that write failed (then the key is retried)."""

@@ -45,7 +45,9 @@ from emulator.runtime.clock import parse_timestamp
 __all__ = [
     "DELETION_TIMEOUT",
     "DISRUPTION_ALLOWED",
+    "DISRUPTION_TARGET",
     "INSUFFICIENT_PODS",
+    "STALE_POD_DISRUPTION_TIMEOUT",
     "SUFFICIENT_PODS",
     "SYNC_FAILED",
     "ControllerFinder",
@@ -59,10 +61,15 @@ __all__ = [
     "is_pod_ready",
     "new_status",
     "set_condition",
+    "stale_disruption_wait",
 ]
 
 DELETION_TIMEOUT: Final = 120.0
 """Upstream ``DeletionTimeout``: how long a ``disruptedPods`` entry is believed."""
+STALE_POD_DISRUPTION_TIMEOUT: Final = 120.0
+"""Upstream ``stalePodDisruptionTimeout``: a DisruptionTarget condition on a pod that is still
+not terminating this long after it was set is reset to False."""
+DISRUPTION_TARGET: Final = "DisruptionTarget"
 DISRUPTION_ALLOWED: Final = "DisruptionAllowed"
 SUFFICIENT_PODS: Final = "SufficientPods"
 INSUFFICIENT_PODS: Final = "InsufficientPods"
@@ -169,6 +176,19 @@ def count_healthy_pods(pods: Sequence[Pod], disrupted: Mapping[str, str], now: f
         if is_pod_ready(pod):
             healthy += 1
     return healthy
+
+
+def stale_disruption_wait(pod: Pod, now: float) -> float | None:
+    """Upstream ``nonTerminatingPodHasStaleDisruptionCondition``: None when the pod has no
+    DisruptionTarget=True condition to clean up (terminating, terminal, none, or set by the
+    kubelet), else the seconds until it is stale (0: now)."""
+    if pod.metadata.deletion_timestamp is not None or pod.status.phase in ("Succeeded", "Failed"):
+        return None
+    cond = next((c for c in pod.status.conditions if c.type == DISRUPTION_TARGET), None)
+    if cond is None or cond.status != "True" or cond.reason == "TerminationByKubelet":
+        return None
+    since = parse_timestamp(cond.last_transition_time) if cond.last_transition_time else now
+    return max(0.0, STALE_POD_DISRUPTION_TIMEOUT - (now - since))
 
 
 # --- status ---------------------------------------------------------------------------------

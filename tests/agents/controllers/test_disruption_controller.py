@@ -217,3 +217,48 @@ async def test_no_pod_informer_without_a_budget(disruption: Cluster) -> None:
     c.server.create(_pdb(min_available=1))
     await c.at(6.0)
     assert ("controller:shared-informers", "Pod") in {(w.name, w.kind) for w in c.server.watchers()}
+
+
+@pytest.mark.asyncio
+async def test_pod_in_two_budgets_warns_and_both_are_kept_current(disruption: Cluster) -> None:
+    c = disruption
+    _add_pods(c, 2)
+    for name, sel in (("b-web", SELECTOR), ("a-all", LabelSelector())):
+        c.server.create(
+            PodDisruptionBudget(
+                metadata=ObjectMeta(name=name, namespace="default"),
+                spec=PodDisruptionBudgetSpec(selector=sel, min_available=1),
+            )
+        )
+    await c.at(1.0)
+    for name in ("a-all", "b-web"):
+        got: PodDisruptionBudget = c.server.get("PodDisruptionBudget", name, "default")
+        assert _numbers(got.status) == (2, 1, 2, 1)
+    warnings = sorted(
+        (w.obj.involved_object.name, w.obj.message)
+        for w in c.writes
+        if w.kind == "Event" and w.verb == "create" and w.obj.reason == "MultiplePodDisruptionBudgets"
+    )
+    assert warnings == [
+        (f"web-{i}", f'Pod "default"/"web-{i}" matches multiple PodDisruptionBudgets.  Chose "a-all" arbitrarily.')
+        for i in range(2)
+    ]
+
+
+@pytest.mark.asyncio
+async def test_stale_disruption_target_is_reset_after_two_minutes(disruption: Cluster) -> None:
+    c = disruption
+    [victim, _] = _add_pods(c, 2)
+    c.server.create(_pdb(min_available=1))
+    target = PodCondition(
+        type="DisruptionTarget", status="True", reason="PreemptionByScheduler", last_transition_time=c.clock.timestamp()
+    )
+    cur = c.pod(victim.metadata.name)
+    c.server.update_status(replace(cur, status=replace(cur.status, conditions=[*cur.status.conditions, target])))
+    await c.at(100.0)
+    [cond] = [x for x in c.pod("web-0").status.conditions if x.type == "DisruptionTarget"]
+    assert cond.status == "True"
+    await c.at(125.0)
+    [cond] = [x for x in c.pod("web-0").status.conditions if x.type == "DisruptionTarget"]
+    assert (cond.status, cond.reason) == ("False", "")
+    assert STARTED[id(c)].statistics()["staleDisruptionResets"] == 1

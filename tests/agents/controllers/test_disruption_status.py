@@ -16,6 +16,7 @@ from agents.controllers.disruptionstatus import (
     fail_safe_status,
     go_selector,
     new_status,
+    stale_disruption_wait,
 )
 from emulator.api.core import LabelSelector, LabelSelectorRequirement, Pod, PodCondition
 from emulator.api.intstr import IntOrString
@@ -193,3 +194,27 @@ def test_disrupted_entry_is_dropped_at_exactly_its_expiry() -> None:
     status = PodDisruptionBudgetStatus(disrupted_pods={"a": format_timestamp(1)})
     kept, recheck, _ = build_disrupted_pod_map([_pod("a")], _pdb(status=status), now=1 + DELETION_TIMEOUT)
     assert (kept, recheck) == ({}, None)
+
+
+def _target(status: str = "True", reason: str = "PreemptionByScheduler", at: float = 0.0) -> PodCondition:
+    return PodCondition(
+        type="DisruptionTarget", status=status, reason=reason, last_transition_time=format_timestamp(at)
+    )
+
+
+@pytest.mark.parametrize(
+    ("p", "now", "want"),
+    [
+        pytest.param(_pod("a"), 30.0, None, id="no-condition"),
+        pytest.param(pod("a", conditions=[_target()]), 30.0, 90.0, id="fresh"),
+        pytest.param(pod("a", conditions=[_target()]), 200.0, 0.0, id="stale"),
+        pytest.param(pod("a", conditions=[_target(status="False")]), 200.0, None, id="already-false"),
+        pytest.param(pod("a", conditions=[_target(reason="TerminationByKubelet")]), 200.0, None, id="kubelet-s"),
+        pytest.param(pod("a", conditions=[_target()], phase="Failed"), 200.0, None, id="terminal"),
+        pytest.param(
+            pod("a", conditions=[_target()], deletion_timestamp=format_timestamp(1)), 200.0, None, id="terminating"
+        ),
+    ],
+)
+def test_stale_disruption_wait(p: Pod, now: float, want: float | None) -> None:
+    assert stale_disruption_wait(p, now) == want
