@@ -54,3 +54,8 @@ def start_workload_controllers(
         tg.create_task(controller.run(), name=controller.client.name)
         started.append(controller)
     return started
+
+
+from agents.controllers.replicaset import ReplicaSetController  # noqa: E402
+
+WORKLOAD_CONTROLLERS["replicaset"] = ReplicaSetController
