@@ -59,3 +59,7 @@ def start_workload_controllers(
 from agents.controllers.replicaset import ReplicaSetController  # noqa: E402
 
 WORKLOAD_CONTROLLERS["replicaset"] = ReplicaSetController
+
+from agents.controllers.deployment import DeploymentController  # noqa: E402
+
+WORKLOAD_CONTROLLERS["deployment"] = DeploymentController
