@@ -54,7 +54,7 @@ def replicaset(
 ) -> ReplicaSet:
     labels = dict(labels or {"app": name})
     return ReplicaSet(
-        metadata=ObjectMeta(name=name, namespace=namespace),
+        metadata=ObjectMeta(name=name, namespace=namespace, labels=labels),
         spec=ReplicaSetSpec(
             replicas=replicas,
             selector=LabelSelector(match_labels=labels),
