@@ -22,6 +22,7 @@ import msgspec
 from msgspec.structs import replace
 
 from emulator.api.apps import Deployment, DeploymentCondition, DeploymentStatus, ReplicaSet
+from emulator.api.codec import enc_hook
 from emulator.api.intstr import scaled_value
 from emulator.api.podtemplate import PodTemplateSpec
 from emulator.runtime.clock import parse_timestamp
@@ -77,7 +78,7 @@ _NOT_COPIED: Final = frozenset(
 _MAX_INT32: Final = 2**31 - 1
 _ALPHANUMS: Final = "bcdfghjklmnpqrstvwxz2456789"
 """Upstream ``rand.SafeEncodeString``'s alphabet (no vowels, no 0/1/3: no words)."""
-_ENCODER: Final = msgspec.json.Encoder(order="deterministic")
+_ENCODER: Final = msgspec.json.Encoder(order="deterministic", enc_hook=enc_hook)
 
 
 # --- pod-template-hash --------------------------------------------------------------------
