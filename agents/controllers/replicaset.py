@@ -177,6 +177,9 @@ class ReplicaSetController:
         return f"<ReplicaSetController syncs={self.syncs} created={self.created} deleted={self.deleted} {self.queue!r}>"
 
     def statistics(self) -> dict[str, Any]:
+        """Counters for the run report; empty while no object of its kind was ever seen."""
+        if not self.syncs:
+            return {}
         return {
             "syncs": self.syncs,
             "created": self.created,

@@ -373,7 +373,11 @@ class _Controllers:
         self.controllers = controllers
 
     def report(self) -> dict[str, Any]:
-        return {"controllers": {c.client.name.removeprefix("controller:"): c.statistics() for c in self.controllers}}
+        """Each controller's statistics; a workload controller that saw nothing of its kind
+        says so with empty statistics, and is left out (a run without workloads reports as
+        before they existed)."""
+        stats = ((c.client.name.removeprefix("controller:"), c.statistics()) for c in self.controllers)
+        return {"controllers": {name: s for name, s in stats if s}}
 
 
 class _FaultReport:

@@ -104,6 +104,9 @@ class DeploymentController:
         return f"<DeploymentController syncs={self.syncs} scaled={self.writer.scaled} {self.queue!r}>"
 
     def statistics(self) -> dict[str, Any]:
+        """Counters for the run report; empty while no object of its kind was ever seen."""
+        if not self.syncs:
+            return {}
         return {"syncs": self.syncs, "scaled": self.writer.scaled, "errors": self.errors, "retries": self.queue.retries}
 
     async def run(self) -> None:

@@ -189,4 +189,5 @@ async def test_no_pod_watch_without_replicasets() -> None:
         w.cluster.server.create(pod("bare"))
         await w.cluster.at(5.0)
         assert not w.controller("replicaset").informers.started("Pod")
+        assert w.controller("replicaset").statistics() == {}  # left out of the run report
         assert [r.kind for r in w.cluster.writes] == ["Pod"]
