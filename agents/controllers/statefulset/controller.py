@@ -1,0 +1,290 @@
+"""``StatefulSetController``: upstream's ``pkg/controller/statefulset`` as an agent, client
+``controller:statefulset``, Events as ``statefulset-controller``.
+
+It watches StatefulSets through the shared informers, and pods from the first StatefulSet
+it sees on (a run without StatefulSets never opens a pod watch). Pod handlers keep an
+``OwnerIndex`` and queue the owning set (a pod update that changes nothing a sync reads,
+such as its binding, queues nothing); one worker syncs a set at a time:
+
+1. revisions: the update revision is ``<set>-<hash of spec.template>``, the current one
+   ``status.currentRevision`` (the update revision for a new set). Their templates come from
+   the controller's ``RevisionHistory`` (the stand-in for ControllerRevisions; a current
+   revision made before this controller started is unknown, and its pods are recreated from
+   the update template);
+2. ``control.plan_sync`` decides; the plan's writes run in order: failed pods deleted,
+   pods created (``Parallel``: in slow-start batches), pods deleted (with the pod's UID as
+   precondition, so a stale cache never deletes a pod's successor);
+3. the status is written when it changed.
+
+Writes it waits to see (its *expectations*, by pod name, since a StatefulSet's pod names are
+known in advance; upstream's controller has none and leans on AlreadyExists instead): a set
+is not synced again until the informer shows the pods it created and the deletions it asked
+for, or ``EXPECTATIONS_TIMEOUT`` passed. A failed write re-queues the set with the queue's
+per-item backoff.
+
+Events, upstream's: ``SuccessfulCreate`` "create Pod web-0 in StatefulSet web successful",
+``SuccessfulDelete`` "delete Pod web-2 in StatefulSet web successful", and
+``FailedCreate``/``FailedDelete`` with the error. Garbage collection of the pods of a
+deleted set is not this controller's (the garbage collector's).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from msgspec.structs import replace
+
+from agents.controllers.context import ControllerContext
+from agents.controllers.controllerutils import EXPECTATIONS_TIMEOUT, BatchError, slow_start_batch
+from agents.controllers.history import RevisionHistory, revision_name
+from agents.controllers.ownerindex import OwnerIndex
+from agents.controllers.statefulset.control import Plan, Revisions, plan_sync
+from agents.controllers.statefulset.identity import pod_revision
+from agents.controllers.workqueue import WorkQueue
+from emulator.api.apps import StatefulSet
+from emulator.api.core import Pod
+from emulator.api.errors import ApiError, NotFound
+from emulator.api.meta import ObjectReference
+from emulator.client.events import EventRecorder
+from emulator.client.informer import Informer
+
+__all__ = ["COMPONENT", "NAME", "StatefulSetController"]
+
+NAME: Final = "statefulset"
+COMPONENT: Final = "statefulset-controller"
+
+Key = tuple[str, str]
+
+
+@dataclass(slots=True)
+class _Pending:
+    """Pod names a set's last sync created or deleted, not yet seen by the informer."""
+
+    at: float
+    creates: set[str] = field(default_factory=set)
+    deletes: set[str] = field(default_factory=set)
+
+
+def _signature(pod: Pod) -> tuple[object, ...]:
+    """What a sync reads of a pod: phase, readiness and since when, deletion, revision."""
+    ready = next((c for c in pod.status.conditions if c.type == "Ready" and c.status == "True"), None)
+    return (
+        pod.status.phase,
+        None if ready is None else ready.last_transition_time,
+        pod.metadata.deletion_timestamp,
+        pod_revision(pod),
+    )
+
+
+class StatefulSetController:
+    """Reconciles StatefulSets; ``await run()`` until cancelled."""
+
+    def __init__(self, ctx: ControllerContext, *, workers: int = 1) -> None:
+        self.client = ctx.client(NAME)
+        self.clock = ctx.clock
+        self._informers = ctx.informers
+        # generated names: two Events about one set in the same virtual instant would collide
+        # under the clock naming (upstream's names differ in their nanoseconds)
+        self._recorder = EventRecorder(self.client, self.clock, COMPONENT, naming="generated")
+        self.queue: WorkQueue[Key] = WorkQueue(self.clock, self.client.name)
+        self._workers = workers
+        self._sets: Informer | None = None
+        self._pods: Informer | None = None
+        self._index = OwnerIndex("StatefulSet")
+        self._history = RevisionHistory()
+        self._pending: dict[Key, _Pending] = {}
+        self.ready = asyncio.Event()
+        self.counts = dict.fromkeys(("syncs", "created", "deleted", "statusUpdates", "errors"), 0)
+
+    def __repr__(self) -> str:
+        return f"<StatefulSetController {self.counts} {self.queue!r}>"
+
+    def statistics(self) -> dict[str, Any]:
+        """Counts for the run report; ``{}`` until the first StatefulSet (the report leaves it out)."""
+        if self._pods is None:
+            return {}
+        return {**self.counts, "queue": len(self.queue), "retries": self.queue.retries}
+
+    async def run(self) -> None:
+        async with asyncio.TaskGroup() as tg:
+            self._sets = self._informers.handlers("StatefulSet", self._set_added, self._set_updated, self._set_deleted)
+            self.queue.run_workers(tg, self._workers, self._sync)
+            self.ready.set()
+
+    # --- handlers -------------------------------------------------------------------------
+
+    def _watch_pods(self) -> None:
+        if self._pods is None:
+            self._pods = self._informers.handlers("Pod", self._pod_added, self._pod_updated, self._pod_deleted)
+
+    def _set_added(self, sts: StatefulSet) -> None:
+        self._watch_pods()
+        self.queue.add((sts.metadata.namespace, sts.metadata.name))
+
+    def _set_updated(self, old: StatefulSet, new: StatefulSet) -> None:
+        self._set_added(new)
+
+    def _set_deleted(self, sts: StatefulSet) -> None:
+        key = (sts.metadata.namespace, sts.metadata.name)
+        self._pending.pop(key, None)
+        self._history.forget(sts.metadata.uid)
+        self._index.forget(sts.metadata.uid)
+        self.queue.add(key)
+
+    def _enqueue_owner(self, namespace: str, name: str) -> None:
+        self.queue.add((namespace, name))
+
+    def _pod_added(self, pod: Pod) -> None:
+        ref = self._index.add(pod)
+        if ref is None:
+            return
+        key = (pod.metadata.namespace, ref.name)
+        pending = self._pending.get(key)
+        if pending is not None:
+            pending.creates.discard(pod.metadata.name)
+            if pod.metadata.deletion_timestamp is not None:
+                pending.deletes.discard(pod.metadata.name)
+        self.queue.add(key)
+
+    def _pod_updated(self, old: Pod, new: Pod) -> None:
+        refs = self._index.update(old, new)
+        if len(refs) == 1 and _signature(old) == _signature(new):
+            return  # nothing a sync reads changed (the binding, other conditions)
+        for ref in refs:
+            key = (new.metadata.namespace, ref.name)
+            pending = self._pending.get(key)
+            if pending is not None and new.metadata.deletion_timestamp is not None:
+                pending.deletes.discard(new.metadata.name)
+            self.queue.add(key)
+
+    def _pod_deleted(self, pod: Pod) -> None:
+        ref = self._index.remove(pod)
+        if ref is None:
+            return
+        key = (pod.metadata.namespace, ref.name)
+        pending = self._pending.get(key)
+        if pending is not None:
+            pending.deletes.discard(pod.metadata.name)
+        self.queue.add(key)
+
+    def _satisfied(self, key: Key) -> bool:
+        pending = self._pending.get(key)
+        if pending is None:
+            return True
+        if (not pending.creates and not pending.deletes) or self.clock.now() - pending.at > EXPECTATIONS_TIMEOUT:
+            del self._pending[key]
+            return True
+        return False
+
+    # --- sync -----------------------------------------------------------------------------
+
+    def _revisions(self, sts: StatefulSet) -> Revisions:
+        uid = sts.metadata.uid
+        limit = sts.spec.revision_history_limit if sts.spec.revision_history_limit is not None else 10
+        update = revision_name(sts.metadata.name, sts.spec.template, sts.status.collision_count)
+        current = sts.status.current_revision or update
+        current_template = self._history.get(uid, current)
+        if current_template is not None:
+            self._history.record(uid, current, current_template, limit)
+        self._history.record(uid, update, sts.spec.template, limit)
+        return Revisions(
+            current=current,
+            update=update,
+            current_template=current_template if current_template is not None else sts.spec.template,
+            update_template=sts.spec.template,
+        )
+
+    async def _sync(self, key: Key) -> None:
+        assert self._sets is not None
+        sts: StatefulSet | None = self._sets.store.get(key)
+        if sts is None or self._pods is None:
+            return
+        await self._pods.synced.wait()
+        if not self._satisfied(key):
+            return
+        self.counts["syncs"] += 1
+        pods = [self._pods.store[k] for k in self._index.keys(sts.metadata.uid) if k in self._pods.store]
+        plan = plan_sync(sts, pods, self._revisions(sts), self.clock.now())
+        try:
+            await self._execute(key, sts, plan)
+            if plan.status != sts.status:
+                await self.client.update_status(replace(sts, status=plan.status))
+                self.counts["statusUpdates"] += 1
+        except ApiError:
+            self.counts["errors"] += 1
+            self.queue.add_rate_limited(key)
+            return
+        self.queue.forget(key)
+        if plan.requeue_after is not None:
+            self.queue.add_after(key, plan.requeue_after)
+
+    def _expect(self, key: Key, *, creates: Sequence[Pod] = (), deletes: Sequence[Pod] = ()) -> None:
+        pending = self._pending.setdefault(key, _Pending(at=self.clock.now()))
+        pending.at = self.clock.now()
+        pending.creates.update(p.metadata.name for p in creates)
+        pending.deletes.update(p.metadata.name for p in deletes)
+
+    def _unexpect(self, sts: StatefulSet, pod: Pod, which: str) -> None:
+        """A write that failed will never be observed."""
+        pending = self._pending.get((sts.metadata.namespace, sts.metadata.name))
+        if pending is not None:
+            (pending.creates if which == "creates" else pending.deletes).discard(pod.metadata.name)
+
+    async def _execute(self, key: Key, sts: StatefulSet, plan: Plan) -> None:
+        if plan.deletes_failed:
+            self._expect(key, deletes=plan.deletes_failed)
+            for pod in plan.deletes_failed:
+                await self._delete(sts, pod)
+        if plan.creates:
+            creates = plan.creates
+
+            async def create(i: int) -> None:
+                await self._create(sts, creates[i])
+
+            try:
+                await slow_start_batch(len(creates), create)
+            except BatchError as err:
+                raise err.errors[0] from err
+        if plan.deletes:
+            self._expect(key, deletes=plan.deletes)
+            for pod in plan.deletes:
+                await self._delete(sts, pod)
+
+    def _ref(self, sts: StatefulSet) -> ObjectReference:
+        return ObjectReference(
+            api_version=sts.api_version,
+            kind="StatefulSet",
+            namespace=sts.metadata.namespace,
+            name=sts.metadata.name,
+            uid=sts.metadata.uid,
+        )
+
+    async def _create(self, sts: StatefulSet, pod: Pod) -> None:
+        verb = f"create Pod {pod.metadata.name} in StatefulSet {sts.metadata.name}"
+        # expected one by one, as each is tried: a batch that stops early leaves none unseen
+        self._expect((sts.metadata.namespace, sts.metadata.name), creates=[pod])
+        try:
+            await self.client.create(pod)
+        except ApiError as err:
+            self._unexpect(sts, pod, "creates")
+            await self._recorder.event(self._ref(sts), "Warning", "FailedCreate", f"{verb} failed error: {err}")
+            raise
+        self.counts["created"] += 1
+        await self._recorder.event(self._ref(sts), "Normal", "SuccessfulCreate", f"{verb} successful")
+
+    async def _delete(self, sts: StatefulSet, pod: Pod) -> None:
+        verb = f"delete Pod {pod.metadata.name} in StatefulSet {sts.metadata.name}"
+        try:
+            await self.client.delete("Pod", pod.metadata.name, pod.metadata.namespace, uid=pod.metadata.uid)
+        except NotFound:
+            self._unexpect(sts, pod, "deletes")
+            return
+        except ApiError as err:
+            self._unexpect(sts, pod, "deletes")
+            await self._recorder.event(self._ref(sts), "Warning", "FailedDelete", f"{verb} failed error: {err}")
+            raise
+        self.counts["deleted"] += 1
+        await self._recorder.event(self._ref(sts), "Normal", "SuccessfulDelete", f"{verb} successful")
