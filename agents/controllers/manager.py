@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from agents.controllers.context import SHARED_INFORMERS, ControllerContext, SharedInformers
+from agents.controllers.job import JobController
 from emulator.client.client import Client
 from emulator.runtime.clock import Clock
 
@@ -54,3 +55,6 @@ def start_workload_controllers(
         tg.create_task(controller.run(), name=controller.client.name)
         started.append(controller)
     return started
+
+
+WORKLOAD_CONTROLLERS["job"] = JobController
