@@ -245,15 +245,15 @@ class JobController:
             keys.discard(_pod_key(pod))
             if not keys:
                 del self._by_owner[ref.uid]
-        counted = self._counted.get(ref.uid)
-        if counted is not None and pod.metadata.uid in counted:
-            counted.discard(pod.metadata.uid)
-            return
         owner = self._owner(pod)
         if owner is None or is_finished(owner[0]):
             return
-        self._gone.setdefault(ref.uid, {})[pod.metadata.uid] = pod
         self.expectations.deletion_observed(owner[1], "/".join(_pod_key(pod)))
+        counted = self._counted.get(ref.uid)
+        if counted is not None and pod.metadata.uid in counted:
+            counted.discard(pod.metadata.uid)
+        else:
+            self._gone.setdefault(ref.uid, {})[pod.metadata.uid] = pod
         self.queue.add_after(owner[1], BATCH_PERIOD)
 
     # --- sync -----------------------------------------------------------------------------------
