@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from agents.controllers.context import SHARED_INFORMERS, ControllerContext, SharedInformers
+from agents.controllers.cronjob import CronJobController
 from agents.controllers.job import JobController
 from emulator.client.client import Client
 from emulator.runtime.clock import Clock
@@ -58,3 +59,4 @@ def start_workload_controllers(
 
 
 WORKLOAD_CONTROLLERS["job"] = JobController
+WORKLOAD_CONTROLLERS["cronjob"] = CronJobController

@@ -14,14 +14,14 @@ from typing import Any
 from msgspec.structs import replace
 
 from agents.controllers.manager import WorkloadController, start_workload_controllers
-from emulator.api.batch import CronJob, CronJobSpec, Job, JobSpec, JobTemplateSpec
+from emulator.api.batch import CronJob, CronJobSpec, Job, JobCondition, JobSpec, JobTemplateSpec
 from emulator.api.core import ContainerState, ContainerStateTerminated, ContainerStatus, Pod, PodCondition, PodSpec
 from emulator.api.meta import ObjectMeta
 from emulator.api.podtemplate import PodTemplateSpec
 from tests.builders import container
 from tests.cluster import Cluster, OnCluster, open_cluster
 
-__all__ = ["World", "cronjob", "job", "world"]
+__all__ = ["World", "cronjob", "finish_job", "job", "world"]
 
 
 def _template(restart_policy: str) -> PodTemplateSpec:
@@ -138,3 +138,17 @@ async def world(*objects: Any, names: Sequence[str] = ("job",)) -> AsyncIterator
         c.spawn(run(), "controllers")
         await ready.wait()
         yield World(c, started)
+
+
+async def finish_job(w: World, name: str, kind: str = "Complete", started: float | None = None) -> None:
+    """Set Job ``name`` finished (``Complete`` or ``Failed``) as the job controller would."""
+    current = w.job(name)
+    now = w.clock.timestamp()
+    cond = JobCondition(type=kind, status="True", reason="Test", last_transition_time=now, last_probe_time=now)
+    status = replace(
+        current.status,
+        conditions=[*current.status.conditions, cond],
+        start_time=w.clock.timestamp(started) if started is not None else current.status.start_time or now,
+        completion_time=now if kind == "Complete" else None,
+    )
+    w.server.update_status(replace(current, status=status))
