@@ -20,6 +20,7 @@ from typing import Any, Protocol
 from agents.controllers.context import SHARED_INFORMERS, ControllerContext, SharedInformers
 from agents.controllers.cronjob import CronJobController
 from agents.controllers.job import JobController
+from agents.controllers.ttlafterfinished import TTLAfterFinishedController
 from emulator.client.client import Client
 from emulator.runtime.clock import Clock
 
@@ -60,3 +61,4 @@ def start_workload_controllers(
 
 WORKLOAD_CONTROLLERS["job"] = JobController
 WORKLOAD_CONTROLLERS["cronjob"] = CronJobController
+WORKLOAD_CONTROLLERS["ttlafterfinished"] = TTLAfterFinishedController
