@@ -21,8 +21,6 @@ from __future__ import annotations
 
 from typing import Final
 
-from msgspec.structs import replace
-
 from emulator.api.batch import Job, JobCondition
 
 __all__ = [
@@ -81,7 +79,3 @@ def finish_time(job: Job) -> str | None:
         if c.type in ("Complete", "Failed") and c.status == "True":
             return c.last_transition_time
     return None
-
-
-def with_condition(job: Job, cond: JobCondition) -> Job:
-    return replace(job, status=replace(job.status, conditions=[*job.status.conditions, cond]))

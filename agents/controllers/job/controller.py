@@ -47,11 +47,9 @@ from agents.controllers.controllerutils import (
     BatchError,
     Expectations,
     controller_ref,
-    deletion_order,
     is_pod_active,
     is_pod_ready,
     pod_from_template,
-    related_ranks,
     slow_start_batch,
 )
 from agents.controllers.job import backoff as bo
@@ -69,10 +67,17 @@ from agents.controllers.job.failurepolicy import match
 from agents.controllers.job.indexes import (
     COMPLETION_INDEX,
     completion_index,
-    duplicated_index_pods,
     first_pending_indexes,
     format_intervals,
     parse_intervals,
+)
+from agents.controllers.job.pods import (
+    fail_job_message,
+    is_terminating,
+    new_finished,
+    only_replace_failed,
+    pods_for_removal,
+    restarts_past_limit,
 )
 from agents.controllers.workqueue import WorkQueue
 from emulator.api.batch import Job, JobCondition, JobStatus, UncountedTerminatedPods
@@ -90,46 +95,12 @@ COMPONENT: Final = "job-controller"
 BATCH_PERIOD: Final = 1.0
 """Upstream ``syncJobBatchPeriod``: pod events re-sync their Job this much later."""
 MAX_POD_CREATE_DELETE_PER_SYNC: Final = 500
-_TERMINAL: Final = ("Succeeded", "Failed")
 
 Key = tuple[str, str]
 
 
 def _pod_key(pod: Pod) -> Key:
     return (pod.metadata.namespace, pod.metadata.name)
-
-
-def _only_replace_failed(job: Job) -> bool:
-    """Upstream ``onlyReplaceFailedPods``."""
-    return job.spec.pod_replacement_policy == "Failed" or job.spec.pod_failure_policy is not None
-
-
-def _is_failed(pod: Pod, job: Job) -> bool:
-    """Upstream ``isPodFailed``: Failed, or (unless only failed pods are replaced) being
-    deleted before it succeeded."""
-    if pod.status.phase == "Failed":
-        return True
-    if _only_replace_failed(job):
-        return False
-    return pod.metadata.deletion_timestamp is not None and pod.status.phase != "Succeeded"
-
-
-def _is_terminating(pod: Pod) -> bool:
-    return pod.metadata.deletion_timestamp is not None and pod.status.phase not in _TERMINAL
-
-
-def _restarts_past_limit(job: Job, pods: Sequence[Pod]) -> bool:
-    """Upstream ``pastBackoffLimitOnFailure``."""
-    if job.spec.template.spec.restart_policy != "OnFailure":
-        return False
-    total = sum(
-        s.restart_count
-        for p in pods
-        if p.status.phase in ("Running", "Pending")
-        for s in (*p.status.init_container_statuses, *p.status.container_statuses)
-    )
-    limit = job.spec.backoff_limit or 0
-    return total > 0 if limit == 0 else total >= limit
 
 
 def _reference(job: Job) -> ObjectReference:
@@ -297,7 +268,7 @@ class JobController:
         satisfied = self.expectations.satisfied(key)
         pods = self._pods_of(job)
         active_pods = [p for p in pods if is_pod_active(p)]
-        terminating = sum(1 for p in pods if _is_terminating(p))
+        terminating = sum(1 for p in pods if is_terminating(p))
         ready = sum(1 for p in active_pods if is_pod_ready(p))
         counted = self._counted.setdefault(uid, set())
         gone = self._gone.get(uid, {})
@@ -305,27 +276,8 @@ class JobController:
         completions = job.spec.completions
 
         # 2. what finished since the last sync
-        def valid(p: Pod) -> bool:
-            if not indexed:
-                return True
-            ix = completion_index(p)
-            return ix is not None and ix < (completions or 0)
-
-        new_succeeded: list[Pod] = []
-        new_failed: list[Pod] = []
-        seen: list[str] = []
-        for p in [*pods, *(gone[u] for u in sorted(gone))]:
-            if p.metadata.uid in counted:
-                continue
-            vanished = p.metadata.uid in gone
-            if p.status.phase == "Succeeded":
-                seen.append(p.metadata.uid)
-                if valid(p):
-                    new_succeeded.append(p)
-            elif vanished or _is_failed(p, job):
-                seen.append(p.metadata.uid)
-                if valid(p):
-                    new_failed.append(p)
+        fresh = new_finished(job, pods, [gone[u] for u in sorted(gone)], counted)
+        new_succeeded, new_failed, seen = fresh.succeeded, fresh.failed, fresh.seen
         policy = job.spec.pod_failure_policy
         failed = job.status.failed + sum(1 for p in new_failed if match(policy, p).count_failed)
         if indexed:
@@ -350,15 +302,12 @@ class JobController:
             finishing = None
         if finishing is None:
             target = find_condition(conditions, "FailureTarget")
-            fail_message = next(
-                (m.fail_job_message for p in pods if _is_failed(p, job) and (m := match(policy, p)).fail_job_message),
-                None,
-            )
+            fail_message = fail_job_message(job, pods)
             if target is not None and target.status == "True":
                 finishing = target
             elif fail_message is not None:
                 finishing = new_condition("FailureTarget", POD_FAILURE_POLICY, fail_message, stamp)
-            elif failed > (job.spec.backoff_limit or 0) or _restarts_past_limit(job, pods):
+            elif failed > (job.spec.backoff_limit or 0) or restarts_past_limit(job, pods):
                 finishing = new_condition("FailureTarget", *BACKOFF_LIMIT_EXCEEDED, stamp)
             elif job.spec.active_deadline_seconds is not None and start_time is not None and not suspended:
                 left = parse_timestamp(start_time) + job.spec.active_deadline_seconds - now
@@ -478,7 +427,7 @@ class JobController:
         parallelism = job.spec.parallelism or 0
         completions = job.spec.completions
         if job.spec.suspend:
-            to_delete = self._for_removal(job, active_pods, active)
+            to_delete = pods_for_removal(job, active_pods, active, self.clock.now())
             self.expectations.expect_deletions(key, ["/".join(_pod_key(p)) for p in to_delete])
             removed, removed_ready = await self._delete_pods(job, to_delete, count=False)
             return active - removed, terminating + removed, ready - removed_ready
@@ -486,12 +435,13 @@ class JobController:
             want = active if succeeded > 0 else parallelism
         else:
             want = max(0, min(completions - succeeded, parallelism))
-        to_delete = self._for_removal(job, active_pods, max(0, active - want))[:MAX_POD_CREATE_DELETE_PER_SYNC]
+        to_delete = pods_for_removal(job, active_pods, max(0, active - want), self.clock.now())
+        to_delete = to_delete[:MAX_POD_CREATE_DELETE_PER_SYNC]
         if to_delete:
             self.expectations.expect_deletions(key, ["/".join(_pod_key(p)) for p in to_delete])
             removed, removed_ready = await self._delete_pods(job, to_delete, count=False)
             return active - removed, terminating + removed, ready - removed_ready
-        pending = terminating if _only_replace_failed(job) else 0
+        pending = terminating if only_replace_failed(job) else 0
         diff = want - pending - active
         if diff <= 0:
             return active, terminating, ready
@@ -520,18 +470,6 @@ class JobController:
             raise
         self._stats["created"] += made
         return active + made, terminating, ready
-
-    def _for_removal(self, job: Job, active_pods: list[Pod], at_least: int) -> list[Pod]:
-        """Upstream ``activePodsForRemoval``: duplicated or invalid indexes first, then the
-        ``ActivePods`` order (not ready, unscheduled, pending before running...)."""
-        remove: list[Pod] = []
-        left = active_pods
-        if job.spec.completion_mode == "Indexed":
-            remove, left = duplicated_index_pods(active_pods, job.spec.completions or 0)
-        if len(remove) < at_least:
-            ordered = deletion_order(left, related_ranks(left, []), self.clock.now())
-            remove.extend(ordered[: at_least - len(remove)])
-        return remove
 
     async def _create_pod(self, job: Job, index: int | None) -> None:
         template = job.spec.template
