@@ -8,17 +8,16 @@ failure since the last success, doubling per further failure, capped at 6 minute
 What this module owns (pure, clock times in seconds): ``BackoffRecord`` (failures since
 the last success, time of the newest failure), ``next_record`` (the record after a sync
 saw new finished pods), ``remaining`` (how long creation still waits) and
-``finish_time(pod)`` (when a pod finished: its containers' newest ``finishedAt``, else its
-``deletionTimestamp``, else now). Keeping the records per Job is the controller's.
+``finish_time(pod)`` (when a pod finished). Keeping the records per Job is the controller's.
 
 ======================================  ======================================
 new pods seen by a sync                 record after it
 ======================================  ======================================
 none                                    unchanged
 failures only                           failures + n, newest failure time
-successes only                          failures 0 (time kept)
-both                                    failures finishing after the newest
-                                        success, newest failure time
+successes only                          failures 0, no failure time
+both                                    the failures finishing after the newest
+                                        success, and the newest of them
 ======================================  ======================================
 """
 
@@ -43,35 +42,40 @@ class BackoffRecord:
     last_failure_time: float | None = None
 
 
-def finish_time(pod: Pod, now: float) -> float:
-    """Upstream ``getFinishedTime`` (without the Ready=False fallback)."""
+def finish_time(pod: Pod) -> float:
+    """Upstream ``getFinishedTime``: the newest ``finishedAt`` once every container has
+    terminated; else the Ready=False condition's transition; else the deletion's start
+    (``deletionTimestamp`` minus the grace period); else the pod's creation."""
     newest: float | None = None
-    for s in (*pod.status.init_container_statuses, *pod.status.container_statuses):
+    for s in pod.status.container_statuses:
         t = s.state.terminated
-        if t is not None and t.finished_at:
-            at = parse_timestamp(t.finished_at)
-            newest = at if newest is None else max(newest, at)
+        if t is None or not t.finished_at:
+            newest = None
+            break
+        at = parse_timestamp(t.finished_at)
+        newest = at if newest is None else max(newest, at)
     if newest is not None:
         return newest
-    if pod.metadata.deletion_timestamp:
-        return parse_timestamp(pod.metadata.deletion_timestamp)
-    return now
+    for c in pod.status.conditions:
+        if c.type == "Ready" and c.status == "False" and c.last_transition_time:
+            return parse_timestamp(c.last_transition_time)
+    meta = pod.metadata
+    if meta.deletion_timestamp:
+        return parse_timestamp(meta.deletion_timestamp) - (meta.deletion_grace_period_seconds or 0)
+    return parse_timestamp(meta.creation_timestamp) if meta.creation_timestamp else 0.0
 
 
-def next_record(old: BackoffRecord, succeeded: Sequence[Pod], failed: Sequence[Pod], now: float) -> BackoffRecord:
-    """Upstream ``newBackoffRecord``: the record after ``succeeded``/``failed`` were counted."""
+def next_record(old: BackoffRecord, succeeded: Sequence[Pod], failed: Sequence[Pod]) -> BackoffRecord:
+    """Upstream ``newBackoffRecord``: the record after ``succeeded``/``failed`` were seen
+    (every failed pod, whatever ``podFailurePolicy`` says about counting it)."""
     if not succeeded and not failed:
         return old
-    failed_times = sorted(finish_time(p, now) for p in failed)
+    failed_times = sorted(finish_time(p) for p in failed)
     if not succeeded:
-        newest = failed_times[-1]
-        last = newest if old.last_failure_time is None else max(old.last_failure_time, newest)
-        return BackoffRecord(old.failures_after_last_success + len(failed_times), last)
-    if not failed:
-        return BackoffRecord(0, old.last_failure_time)
-    last_success = max(finish_time(p, now) for p in succeeded)
+        return BackoffRecord(old.failures_after_last_success + len(failed_times), failed_times[-1])
+    last_success = max(finish_time(p) for p in succeeded)
     after = [t for t in failed_times if t > last_success]
-    return BackoffRecord(len(after), failed_times[-1])
+    return BackoffRecord(len(after), after[-1] if after else None)
 
 
 def remaining(record: BackoffRecord, now: float) -> float:

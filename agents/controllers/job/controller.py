@@ -287,7 +287,7 @@ class JobController:
         else:
             done = set()
             succeeded = job.status.succeeded + len(new_succeeded)
-        record = bo.next_record(self._backoff.get(key, bo.BackoffRecord()), new_succeeded, new_failed, now)
+        record = bo.next_record(self._backoff.get(key, bo.BackoffRecord()), new_succeeded, new_failed)
 
         status = job.status
         suspended = bool(job.spec.suspend)

@@ -9,7 +9,10 @@ from msgspec.structs import replace
 
 from agents.controllers.job import backoff as bo
 from agents.controllers.job.indexes import COMPLETION_INDEX, format_intervals, parse_intervals
+from emulator.api.core import ContainerState, ContainerStateTerminated, ContainerStatus, Pod
+from emulator.runtime.clock import format_timestamp
 from tests.agents.controllers.jobworld import World, job, world
+from tests.builders import pod
 
 
 @pytest.mark.asyncio
@@ -187,3 +190,33 @@ async def test_a_job_created_suspended_starts_nothing_and_has_no_start_time() ->
         await w.clock.sleep_until(5.0)
         assert w.pods() == []
         assert w.job("later").status.start_time is None
+
+
+def _finished_at(t: float, phase: str) -> Pod:
+    term = ContainerStateTerminated(exit_code=0 if phase == "Succeeded" else 1, finished_at=format_timestamp(t))
+    p = pod(f"p{t:g}", phase=phase)
+    return replace(
+        p,
+        status=replace(p.status, container_statuses=[ContainerStatus(name="c", state=ContainerState(terminated=term))]),
+    )
+
+
+@pytest.mark.parametrize(
+    ("old", "succeeded", "failed", "want"),
+    [
+        pytest.param(bo.BackoffRecord(2, 5.0), [], [], bo.BackoffRecord(2, 5.0), id="nothing-new"),
+        pytest.param(bo.BackoffRecord(1, 5.0), [], [8.0, 7.0], bo.BackoffRecord(3, 8.0), id="failures-add-up"),
+        pytest.param(bo.BackoffRecord(3, 5.0), [9.0], [], bo.BackoffRecord(0, None), id="success-resets"),
+        pytest.param(
+            bo.BackoffRecord(3, 5.0), [9.0], [8.0, 10.0, 11.0], bo.BackoffRecord(2, 11.0), id="failures-after-success"
+        ),
+        pytest.param(bo.BackoffRecord(3, 5.0), [9.0], [8.0], bo.BackoffRecord(0, None), id="failure-before-success"),
+    ],
+)
+def test_backoff_record(
+    old: bo.BackoffRecord, succeeded: list[float], failed: list[float], want: bo.BackoffRecord
+) -> None:
+    got = bo.next_record(
+        old, [_finished_at(t, "Succeeded") for t in succeeded], [_finished_at(t, "Failed") for t in failed]
+    )
+    assert got == want
