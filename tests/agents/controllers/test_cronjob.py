@@ -172,3 +172,18 @@ def test_utc_zones(name: str | None) -> None:
 def test_unknown_zone_message() -> None:
     with pytest.raises(UnknownZone, match=r"^unknown time zone Nowhere/Land$"):
         load_zone("Nowhere/Land")
+
+
+@pytest.mark.asyncio
+async def test_with_the_job_controller_runs_complete_and_history_is_kept() -> None:
+    cj = cronjob("nightly", "*/10 * * * *", successful_jobs_history_limit=1)
+    async with world(cj, names=("job", "cronjob")) as w:
+        for k in (1, 2, 3):
+            await w.clock.sleep_until(600.0 * k + 5)
+            await w.finish_all(f"nightly-{MINUTE0 + 10 * k}")
+        await w.clock.sleep_until(1900.0)
+        assert _jobs(w) == [f"nightly-{MINUTE0 + 30}"]
+        cj_now = w.server.get("CronJob", "nightly", "default")
+        assert cj_now.status.active == []
+        assert cj_now.status.last_successful_time == "2026-01-01T00:30:06Z"  # pod done at +5 s; the Job 1 s later
+        assert w.job(f"nightly-{MINUTE0 + 30}").status.succeeded == 1
