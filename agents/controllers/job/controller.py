@@ -3,7 +3,8 @@ client ``controller:job`` and Events as ``job-controller``.
 
 A sync of one Job (``_sync``), as upstream's ``syncJob``:
 
-1. a finished Job (Complete or Failed) is left alone;
+1. a finished Job (Complete or Failed), or one ``spec.managedBy`` another controller, is
+   left alone;
 2. count the pods that finished since the last sync: Succeeded pods as successes; Failed
    pods, and pods being deleted before they succeeded (unless ``podReplacementPolicy:
    Failed`` or a ``podFailurePolicy``), as failures (``podFailurePolicy`` Ignore does not
@@ -92,6 +93,8 @@ __all__ = ["BATCH_PERIOD", "MAX_POD_CREATE_DELETE_PER_SYNC", "NAME", "JobControl
 
 NAME: Final = "job"
 COMPONENT: Final = "job-controller"
+JOB_CONTROLLER: Final = "kubernetes.io/job-controller"
+"""``spec.managedBy`` naming this controller (unset means the same)."""
 BATCH_PERIOD: Final = 1.0
 """Upstream ``syncJobBatchPeriod``: pod events re-sync their Job this much later."""
 MAX_POD_CREATE_DELETE_PER_SYNC: Final = 500
@@ -260,6 +263,8 @@ class JobController:
             self._backoff.pop(key, None)
             return
         uid = job.metadata.uid
+        if job.spec.managed_by not in (None, JOB_CONTROLLER):
+            return  # another controller's (upstream ``managedByExternalController``)
         if is_finished(job):
             self._forget(key, uid)
             return

@@ -220,3 +220,12 @@ def test_backoff_record(
         old, [_finished_at(t, "Succeeded") for t in succeeded], [_finished_at(t, "Failed") for t in failed]
     )
     assert got == want
+
+
+@pytest.mark.asyncio
+async def test_a_job_managed_by_another_controller_is_left_alone() -> None:
+    jobs = job("ext", managed_by="example.com/batch"), job("own", managed_by="kubernetes.io/job-controller")
+    async with world(*jobs) as w:
+        await w.clock.sleep_until(3.0)
+        assert {p.metadata.owner_references[0].name for p in w.pods()} == {"own"}
+        assert w.job("ext").status.start_time is None
