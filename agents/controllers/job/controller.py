@@ -174,6 +174,8 @@ class JobController:
             self.queue.add_after(key, deadline - passed)
 
     def _job_deleted(self, job: Job) -> None:
+        self._counted.pop(job.metadata.uid, None)
+        self._gone.pop(job.metadata.uid, None)
         self.queue.add((job.metadata.namespace, job.metadata.name))
 
     def _owner(self, pod: Pod) -> tuple[Job, Key] | None:
