@@ -14,11 +14,15 @@ create         defaulting + validation; AlreadyExists; namespace must exist; the
 get / list     NotFound; list returns the revision it reflects
 update         optimistic concurrency on resourceVersion (Conflict); keeps status;
                pod spec fields other than schedulingGates, tolerations and images
-               are immutable (Invalid); a spec change bumps metadata.generation
+               are immutable (Invalid); a spec change bumps metadata.generation;
+               no new finalizers on a terminating object; emptying the finalizers
+               of an object marked with grace 0 removes it (``deletion``)
 update_status  optimistic concurrency; changes status only
-delete         pods bound and running: graceful (deletionTimestamp set, object kept
-               until the kubelet confirms with grace 0); unbound, terminal or grace
-               0: removed at once; other kinds: removed at once
+delete         preconditions uid / resourceVersion (Conflict); propagationPolicy
+               sets the GC finalizers; pods bound and running: graceful
+               (deletionTimestamp set, object kept until the kubelet confirms with
+               grace 0); otherwise removed at once unless finalizers remain, then
+               only marked (``deletion``)
 (expiry)       an Event ``eventTTL`` after its last write: a delete by the server,
                done after the next write (``eventttl``)
 bind           pods/binding: NotFound if gone; Conflict if already assigned or
@@ -62,6 +66,15 @@ from emulator.api.validation import (
 )
 from emulator.api.workloaddefaults import default_object, stored_job
 from emulator.apiserver.defaults import default_node, default_pod
+from emulator.apiserver.deletion import (
+    check_delete_options,
+    check_finalizers,
+    check_owner_references,
+    check_preconditions,
+    finalizers_for_deletion,
+    mark_deleting,
+    should_delete_during_update,
+)
 from emulator.apiserver.eventttl import DEFAULT_EVENT_TTL, EventExpiry
 from emulator.apiserver.uids import fast_uid
 from emulator.apiserver.watch import Watcher, WatchEvent, WatchHub, transition
@@ -243,6 +256,10 @@ class ApiServer:
                 obj = replace(obj, status=type(obj.status)())
         validate(obj)
         meta = obj.metadata
+        if meta.finalizers:
+            check_finalizers(kind, meta.name, meta.finalizers)
+        if meta.owner_references:
+            check_owner_references(kind, meta.name, meta.owner_references)
         if kind not in CLUSTER_SCOPED and _key("", meta.namespace) not in self._objects["Namespace"]:
             raise NotFound(f'namespaces "{meta.namespace}" not found')
         if _key(meta.namespace, meta.name) in table:
@@ -333,6 +350,10 @@ class ApiServer:
             owner_references=meta.owner_references,
             finalizers=meta.finalizers,
         )
+        if meta.finalizers or current.metadata.deletion_timestamp is not None:
+            check_finalizers(kind, current.metadata.name, meta.finalizers, current.metadata)
+        if meta.owner_references and meta.owner_references != current.metadata.owner_references:
+            check_owner_references(kind, current.metadata.name, meta.owner_references)
         if isinstance(obj, Pod):
             self._check_pod_update(current, obj)
         candidate = replace(obj, metadata=new_meta)
@@ -349,6 +370,9 @@ class ApiServer:
             validate_workload_update(current, candidate)
         if candidate == current:
             return cast(T, current)  # a no-op write: no new revision, no event (as upstream's store)
+        if should_delete_during_update(current.metadata, candidate.metadata):
+            # the last finalizer is gone: the object goes (DELETED carries the stored object)
+            return cast(T, self._commit("delete", kind, current, None))
         if hasattr(current, "spec") and current.spec != candidate.spec:
             meta = candidate.metadata  # new_meta, or a Job's with its defaulted labels
             candidate = replace(candidate, metadata=replace(meta, generation=meta.generation + 1))
@@ -433,13 +457,15 @@ class ApiServer:
         *,
         grace_period_seconds: int | None = None,
         uid: str = "",
+        propagation_policy: str | None = None,
+        resource_version: str = "",
     ) -> Any:
-        """Delete; a bound, non-terminal pod is only marked (graceful) unless grace is 0."""
+        """Delete (the rules: ``deletion``). A bound, non-terminal pod is only marked
+        (graceful) unless grace is 0; an object left with finalizers is only marked."""
+        check_delete_options(propagation_policy)
         current = self.get(kind, name, namespace)
-        if uid and uid != current.metadata.uid:
-            raise Conflict(
-                f"Precondition failed: UID in precondition: {uid}, UID in object meta: {current.metadata.uid}"
-            )
+        check_preconditions(kind, current, uid=uid, resource_version=resource_version)
+        meta: ObjectMeta = current.metadata
         if isinstance(current, Pod):
             grace = (
                 current.spec.termination_grace_period_seconds if grace_period_seconds is None else grace_period_seconds
@@ -450,7 +476,6 @@ class ApiServer:
             unbound = not current.spec.node_name
             terminal = current.status.phase in ("Succeeded", "Failed")
             if grace > 0 and not unbound and not terminal:
-                meta = current.metadata
                 if meta.deletion_timestamp is not None and (
                     grace_period_seconds is None or (meta.deletion_grace_period_seconds or 0) <= grace
                 ):
@@ -459,13 +484,24 @@ class ApiServer:
                 generation = (
                     meta.generation + 1 if meta.generation > 0 and meta.deletion_timestamp is None else meta.generation
                 )
+                finalizers = finalizers_for_deletion(kind, meta.finalizers, propagation_policy)
                 marked = replace(
                     current,
                     metadata=replace(
-                        meta, deletion_timestamp=when, deletion_grace_period_seconds=grace, generation=generation
+                        meta,
+                        deletion_timestamp=when,
+                        deletion_grace_period_seconds=grace,
+                        generation=generation,
+                        finalizers=finalizers,
                     ),
                 )
                 return self._commit("delete", kind, current, marked)
+        finalizers = finalizers_for_deletion(kind, meta.finalizers, propagation_policy)
+        if finalizers:
+            marked = replace(current, metadata=mark_deleting(meta, finalizers, self.clock.timestamp()))
+            if marked == current:
+                return current  # already terminating as asked: nothing to write
+            return self._commit("delete", kind, current, marked)
         self._commit("delete", kind, current, None)
         return current
 

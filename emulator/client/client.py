@@ -127,12 +127,30 @@ class Client:
         return await self._call("updateStatus", getattr(obj, "kind", ""), lambda: self.server.update_status(obj))
 
     async def delete(
-        self, kind: str, name: str, namespace: str = "", *, grace_period_seconds: int | None = None, uid: str = ""
+        self,
+        kind: str,
+        name: str,
+        namespace: str = "",
+        *,
+        grace_period_seconds: int | None = None,
+        uid: str = "",
+        propagation_policy: str | None = None,
+        resource_version: str = "",
     ) -> Any:
+        """``DeleteOptions``: grace period, the uid and resourceVersion preconditions, and
+        ``propagationPolicy`` (``Background``, ``Foreground``, ``Orphan``; None: the kind's default)."""
         return await self._call(
             "delete",
             kind,
-            lambda: self.server.delete(kind, name, namespace, grace_period_seconds=grace_period_seconds, uid=uid),
+            lambda: self.server.delete(
+                kind,
+                name,
+                namespace,
+                grace_period_seconds=grace_period_seconds,
+                uid=uid,
+                propagation_policy=propagation_policy,
+                resource_version=resource_version,
+            ),
         )
 
     async def bind(self, namespace: str, name: str, node: str, *, uid: str = "") -> Any:

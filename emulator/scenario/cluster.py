@@ -305,7 +305,8 @@ class Cluster:
             ]
         for ns, name in targets:
             try:
-                await self.retrying(partial(self.client.delete, kind, name, ns))
+                # kubectl's default (--cascade=background), not the API's per-kind one (Jobs: Orphan)
+                await self.retrying(partial(self.client.delete, kind, name, ns, propagation_policy="Background"))
             except NotFound:
                 if step.name:
                     raise

@@ -130,7 +130,8 @@ def test_watch_and_delete(kind: str) -> None:
     server = _server()
     watcher = server.watch(kind)
     created = server.create(_obj(kind))
-    server.delete(kind, created.metadata.name, "default")
+    # Background: the ReplicaSet manifest carries foregroundDeletion, which would keep it (deletion.py)
+    server.delete(kind, created.metadata.name, "default", propagation_policy="Background")
     with pytest.raises(NotFound):
         server.get(kind, created.metadata.name, "default")
     assert [ev.type for ev in watcher.channel.get_nowait_batch()] == ["ADDED", "DELETED"]
