@@ -34,6 +34,7 @@ from agents.scheduler.queue import QueueClosed, SchedulingQueue
 from agents.scheduler.sampling import num_feasible_nodes_to_find, select_host
 from agents.scheduler.schedule_one import SchedulingCycle
 from agents.scheduler.setup import SchedulerSettings, build_scheduler_setup
+from agents.scheduler.workloads import WorkloadListers, workload_client
 from emulator.api.core import Pod
 from emulator.client.client import Client
 from emulator.client.events import EventRecorder
@@ -104,6 +105,7 @@ class Scheduler(SchedulingCycle, EventHandlers):
         self.pods = Informer(client, "Pod")
         self.nodes = Informer(client, "Node")
         self.namespaces = Informer(client, "Namespace")
+        self.workloads = WorkloadListers(workload_client(client))
         self.frameworks: dict[str, Framework] = {}
         for spec in profiles:
             self.frameworks[spec.scheduler_name] = Framework(
@@ -140,6 +142,8 @@ class Scheduler(SchedulingCycle, EventHandlers):
             f.run_async = self._run_async
             f.activate = self.queue.activate
             f.get_pod = self._get_pod
+            f.pdb_lister = self.workloads.pdbs
+            f.default_selector = self.workloads.default_selector
         self.pods.add_handlers(self._on_pod_add, self._on_pod_update, self._on_pod_delete)
         self.nodes.add_handlers(self._on_node_add, self._on_node_update, self._on_node_delete)
         self.next_start_node_index = 0
@@ -188,9 +192,11 @@ class Scheduler(SchedulingCycle, EventHandlers):
             tg.create_task(self.namespaces.run(), name=f"{self.name}:informer:namespaces")
             tg.create_task(self.nodes.run(), name=f"{self.name}:informer:nodes")
             tg.create_task(self.pods.run(), name=f"{self.name}:informer:pods")
+            self.workloads.start(tg, self.name)
             await self.namespaces.synced.wait()
             await self.nodes.synced.wait()
             await self.pods.synced.wait()
+            await self.workloads.synced()
             tg.create_task(self.queue.run(), name=f"{self.name}:queue-flush")
             tg.create_task(self.events.run(), name=f"{self.name}:event-series")
             self.ready.set()

@@ -5,10 +5,12 @@ and printing ``agents.scheduler.explain``'s answer.
 
 Input rules:
 
-* Files are multi-document YAML/JSON, ``kind: List`` allowed. Nodes, Pods, PriorityClasses and
-  Namespaces are used (other known kinds are ignored); a ``KubeSchedulerConfiguration`` document
-  (at most one, in the files or given with ``--config``) selects the profile by the pod's
-  ``schedulerName``; without one, upstream's default profile.
+* Files are multi-document YAML/JSON, ``kind: List`` allowed. Nodes, Pods, PriorityClasses,
+  Namespaces, and the PodDisruptionBudgets, Services, ReplicaSets and StatefulSets the
+  scheduler reads (preemption, default spreading) are used (other known kinds are ignored);
+  a ``KubeSchedulerConfiguration`` document (at most one, in the files or given with
+  ``--config``) selects the profile by the pod's ``schedulerName``; without one, upstream's
+  default profile.
 * Every object is created in an in-memory ``ApiServer`` (clock fixed at 0, seed 0), so pods get
   the apiserver's defaulting and validation and their priority from ``priorityClassName``
   (or the global default PriorityClass) exactly as in a run; namespaces are created as needed.
@@ -51,6 +53,8 @@ from agents.scheduler.explain import Explanation, explain_pod
 from agents.scheduler.framework.interface import PluginFactory
 from agents.scheduler.framework.runtime import Framework
 from agents.scheduler.framework.types import Code, PodInfo
+from agents.scheduler.workloads import KINDS as WORKLOAD_KINDS
+from agents.scheduler.workloads import StaticWorkloads
 from emulator.api.codec import ManifestError, object_from_dict
 from emulator.api.core import Namespace, Node, Pod
 from emulator.api.errors import ApiError
@@ -72,7 +76,7 @@ __all__ = ["ExplainError", "add_parser", "load_inputs", "run"]
 
 CONFIG_API_VERSION: Final = "kubescheduler.config.k8s.io/v1"
 CONFIG_KIND: Final = "KubeSchedulerConfiguration"
-_ORDER: Final = {"Namespace": 0, "PriorityClass": 1, "Node": 2, "Pod": 3}
+_ORDER: Final = {"Namespace": 0, "PriorityClass": 1, "Node": 2, "Pod": 3, **dict.fromkeys(WORKLOAD_KINDS, 4)}
 
 
 class ExplainError(InputError):
@@ -199,7 +203,7 @@ def _load_inputs(
 def _admit(objects: list[tuple[Any, str, str]]) -> tuple[ApiServer, list[Any]]:
     """Create everything (namespaces, priority classes, nodes, pods; file order within a kind)."""
     server = ApiServer(StoppedClock(), random.Random(0))
-    wanted = {o.metadata.namespace or "default" for o, _, _ in objects if o.kind == "Pod"}
+    wanted = {o.metadata.namespace or "default" for o, _, _ in objects if o.kind in ("Pod", *WORKLOAD_KINDS)}
     explicit = {o.metadata.name for o, _, _ in objects if o.kind == "Namespace"}
     for name in sorted(wanted - explicit):
         server.create(Namespace(metadata=ObjectMeta(name=name)))
@@ -302,6 +306,10 @@ def explain(inputs: Inputs, registry: Mapping[str, PluginFactory] | None = None)
         )
     except ValueError as err:
         raise _plain(f"{inputs.config_source or 'configuration'}: {err}") from None
+    # PDBs (preemption) and Services/ReplicaSets/StatefulSets (default spreading) as in a run.
+    workloads = StaticWorkloads(o for kind in WORKLOAD_KINDS for o in inputs.server.list(kind)[0])
+    fwk.pdb_lister = workloads.pdbs
+    fwk.default_selector = workloads.default_selector
     return explain_pod(fwk, snapshot, pod, rng=rng)
 
 

@@ -39,7 +39,7 @@ selection or the failure handling (the scheduler's cycles do), nor the queue or 
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Coroutine, Iterable, Mapping
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -141,6 +141,10 @@ class Framework(BindingRunners):
         """Move pods to activeQ (upstream ``Handle.Activate``)."""
         self.get_pod: Callable[[str, str], Pod | None] | None = None
         """The informer's current copy of a pod (namespace, name)."""
+        self.pdb_lister: Callable[[], Sequence[Any]] | None = None
+        """The PodDisruptionBudgets preemption honours (``agents.scheduler.workloads``)."""
+        self.default_selector: Callable[[Pod], Any] | None = None
+        """PodTopologySpread's system-default selector for a pod (``helper.DefaultSelector``)."""
         enabled = build_plugins(spec, registry, self)
         self._plugins: dict[str, Plugin] = enabled.plugins
         self._points: dict[ExtensionPoint, list[Any]] = enabled.points

@@ -35,8 +35,9 @@ previous one: fewest PDB violations; lowest highest-victim priority; smallest
 victims; then the first remaining. Upstream iterates a Go map there (arbitrary order); here the
 candidates' order, so ties resolve deterministically.
 
-PodDisruptionBudgets: the emulated API serves none, so ``pdb_lister`` returns ``[]`` unless a
-caller supplies budgets (tests do). ``filter_pods_with_pdb_violation`` keeps upstream's rules.
+PodDisruptionBudgets: ``pdb_lister`` (given, or the handle's ``pdb_lister`` hook, which the
+scheduler fills from its PDB informer; none without either) lists them for each preemption.
+``filter_pods_with_pdb_violation`` keeps upstream's rules.
 
 It does not own: the default plugin's victim selection and eligibility
 (``plugins/defaultpreemption``), the API calls (``executor.py``), the framework runners, the
@@ -242,10 +243,15 @@ class Evaluator:
         self.plugin_name = plugin_name
         self.handle = handle
         self.plugin = plugin
-        self.pdb_lister: Callable[[], Sequence[PodDisruptionBudget]] = pdb_lister or list
+        self.pdb_lister: Callable[[], Sequence[PodDisruptionBudget]] = pdb_lister or self._handle_pdbs
         self.executor: Executor = Executor(plugin_name, handle, enable_async_preemption=enable_async_preemption)
         self.fast_dry_run = True
         """Use the plugin's ``victim_search`` when it offers one (False: the reference only)."""
+
+    def _handle_pdbs(self) -> Sequence[PodDisruptionBudget]:
+        """The scheduler's budgets (its ``handle.pdb_lister`` hook), none without one."""
+        lister: Callable[[], Sequence[PodDisruptionBudget]] | None = getattr(self.handle, "pdb_lister", None)
+        return lister() if lister is not None else []
 
     def __repr__(self) -> str:
         return f"<Evaluator {self.plugin_name} {self.executor!r}>"

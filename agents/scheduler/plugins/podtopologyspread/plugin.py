@@ -16,9 +16,10 @@ no, ``System`` (default)      none (system defaults are      hostname maxSkew 3,
                               all ScheduleAnyway)
 ============================  =============================  ====================================
 
-Default constraints take their selector from ``default_selector`` (a ``DefaultSelectorFn``; the
-stock one returns an empty selector because the emulator has no Services/ReplicaSets/StatefulSets/
-ReplicationControllers), and an empty selector means no default constraints. No applicable
+Default constraints take their selector from ``default_selector`` (a ``DefaultSelectorFn``; by
+default the handle's ``default_selector`` hook, which the scheduler fills from its Service,
+ReplicaSet and StatefulSet informers, ``agents.scheduler.workloads``; without a hook, empty),
+and an empty selector means no default constraints. No applicable
 constraint → PreFilter / PreScore return Skip. System-defaulted scoring tolerates nodes missing a
 topology key (``require_all_topologies`` false); otherwise such filtered nodes score 0.
 
@@ -82,6 +83,7 @@ from .common import (
     Constraint,
     DefaultSelectorFn,
     MatchCounts,
+    Selector,
     build_default_constraints,
     filter_constraints,
     no_default_selector,
@@ -114,11 +116,11 @@ class PodTopologySpread:
         args: Mapping[str, Any] | None = None,
         handle: Handle | None = None,
         *,
-        default_selector: DefaultSelectorFn = no_default_selector,
+        default_selector: DefaultSelectorFn | None = None,
     ) -> None:
         self.args = decode_args(PodTopologySpreadArgs, args)
         self.handle = handle
-        self.default_selector = default_selector
+        self.default_selector: DefaultSelectorFn = default_selector or self._handle_default_selector
         self.system_defaulted = self.args.defaulting_type == "System"
         self.default_constraints: tuple[TopologySpreadConstraint, ...] = (
             SYSTEM_DEFAULT_CONSTRAINTS if self.system_defaulted else tuple(self.args.default_constraints)
@@ -131,6 +133,12 @@ class PodTopologySpread:
         self._pre_filter_memo = PreFilterMemo(self._match_counts)
 
     # --- which constraints apply -----------------------------------------------------------
+
+    def _handle_default_selector(self, pod: Pod) -> Selector:
+        """The scheduler's ``handle.default_selector`` hook (Services, ReplicaSets,
+        StatefulSets); an empty selector (no default constraints) without one."""
+        hook: DefaultSelectorFn | None = getattr(self.handle, "default_selector", None)
+        return hook(pod) if hook is not None else no_default_selector(pod)
 
     def _constraints(self, pod: Pod, action: str) -> list[Constraint]:
         """The pod's constraints of kind ``action``, or the default ones; ``ValueError`` if a
