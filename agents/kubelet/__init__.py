@@ -1,16 +1,29 @@
 """The kubelet agent: one per node, talking only to the API server.
 
 ``Kubelet`` (``kubelet.py``) admits the pods bound to its node with ``admit``
-(``admission.py``, pure, upstream's reasons and messages), pulls images, starts and
-completes pods, confirms graceful deletions and keeps the node's status and Lease fresh;
+(``admission.py``, pure, upstream's reasons and messages), pulls images, starts pods and
+runs their containers (``lifecycle.py``, pure: init containers, sidecars, readiness,
+exits, restarts with CrashLoopBackOff, driven by the ``emulator.k8s.io/`` annotations
+listed there), confirms graceful deletions and keeps the node's status and Lease fresh;
 ``KubeletSettings`` (``settings.py``) holds its knobs.
 """
 
 from agents.kubelet.admission import AdmissionResult, NodeUsage, admission_failures, admit
-from agents.kubelet.kubelet import RUN_DURATION_ANNOTATION, Kubelet, PodState
+from agents.kubelet.kubelet import Kubelet, PodState
+from agents.kubelet.lifecycle import (
+    EXIT_CODE_ANNOTATION,
+    INIT_DURATION_ANNOTATION,
+    INIT_EXIT_CODE_ANNOTATION,
+    READY_AFTER_ANNOTATION,
+    RUN_DURATION_ANNOTATION,
+)
 from agents.kubelet.settings import KubeletSettings
 
 __all__ = [
+    "EXIT_CODE_ANNOTATION",
+    "INIT_DURATION_ANNOTATION",
+    "INIT_EXIT_CODE_ANNOTATION",
+    "READY_AFTER_ANNOTATION",
     "RUN_DURATION_ANNOTATION",
     "AdmissionResult",
     "Kubelet",

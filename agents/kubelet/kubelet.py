@@ -1,10 +1,13 @@
 """``Kubelet``: one node's agent. Admits the pods bound to its node, pulls their images,
-starts them, runs them to completion, and confirms their graceful deletion.
+starts them, runs their containers (exits, restarts, init containers), and confirms
+their graceful deletion.
 
 It talks to nothing but the API server, through its ``Client``: a pod informer filtered
 by ``spec.nodeName`` (the hub routes it by node, so 5,000 kubelets cost nothing per
-event) and a node informer on its own Node. Admission (``admission.py``) is pure; status
-shapes are in ``podstatus.py``, pod writes and their retries in ``podapi.py``; images in
+event) and a node informer on its own Node. Admission (``admission.py``) and what the
+containers do over time (``lifecycle.py``) are pure; status shapes are in ``podstatus.py``
+and ``runstatus.py``; a pod's work from admission on (pending status, pulls, start, the
+run's timer) in ``podworker.py``; pod writes and their retries in ``podapi.py``; images in
 ``images.py``; node status and Lease writes in ``heartbeat.py``. Every delay is a
 ``clock`` sleep and every random draw comes from ``rng``; every task lives in the
 kubelet's task group, named ``kubelet:<node>:<role>[:<namespace>/<pod>]``.
@@ -17,8 +20,14 @@ state        on                                            next
 (new)        seen, not terminal, no deletionTimestamp      queued
 queued       admission worker: rejected                    rejected (status Failed, Event)
 queued       admission worker: admitted                    starting (counted on the node)
-starting     Pending status, images pulled, start delay    running (status Running)
-running      ``emulator.k8s.io/run-duration`` elapsed      succeeded (released; Succeeded)
+starting     Pending status, images pulled, start delay    running (containers started:
+                                                           status Pending while init
+                                                           containers run, else Running)
+running      the run's next event (``lifecycle.py``: an    running (a status write; a
+             init container ends, the containers turn      ``BackOff`` Event when a container
+             ready, exit, restart)                         enters CrashLoopBackOff)
+running      the run is over (``restartPolicy``)           succeeded / failed (released;
+                                                           Succeeded / Failed)
 any live     deletionTimestamp set                         terminating
 terminating  ``termination`` time (running only; capped    (released; delete grace 0 + UID)
              by the grace period; a shorter new grace
@@ -32,89 +41,59 @@ admitted (``NodeUsage``), never the scheduler's. When node affinity is the only 
 the worker re-reads the Node from the API and checks again, as upstream does, so a label
 added just before the binding is not missed because the node watch lags.
 
+A running pod has one timer, its task: it sleeps until the run's next event, applies it
+and writes the status. Durations count from the end of the write that reported the
+containers started. A pod with no lifecycle annotations but ``run-duration`` writes what
+it always did: Pending, Running, Succeeded.
+
 A pod already Running when the kubelet starts (a kubelet restart) is re-admitted and,
-if admitted, adopted as it is: no new pull, start or status write, and its run duration
-counts from its containers' ``startedAt``.
+if admitted, adopted as it is: no new pull, start or status write; its run goes on from
+its containers' ``startedAt`` with its ``restartCount``, and a container that was waiting
+to restart restarts at once (the back-off is forgotten, as upstream's is).
 
 Fault injection (``KubeletSettings.faults``, absent by default): after the start delay a
 ``containerStartFailure`` may fail the pod instead (``starting`` → ``failed``: status
 Failed with the fault's reason, a ``Failed`` Warning Event, released); heartbeat and pull
 faults act in ``heartbeat.py`` and ``images.py``.
 
-Deviations from upstream, kept on purpose: a pod with a run duration succeeds whatever
-its ``restartPolicy`` (the annotation models a finite workload); a container image change
-does not restart the container; a terminating pod is not given a terminal phase before the
-kubelet confirms its deletion; pod IPs come round-robin from the node's pod CIDR.
+Deviations from upstream, kept on purpose: a bare pod (no controller) under the default
+``restartPolicy: Always`` without an ``emulator.k8s.io/exit-code`` annotation succeeds
+after its run duration instead of restarting (the annotation models a finite workload;
+see ``lifecycle.py``); every regular container of a pod shares the pod's annotations, so
+they exit and restart together; a restart happens exactly when its back-off ends (not at
+the next pod sync); an exit and a CrashLoopBackOff are reported in one write; no
+``Pulled``, ``Created`` or ``Started`` Events are written (``BackOff`` is); a container
+image change does not restart the container; a terminating pod is not given a terminal
+phase before the kubelet confirms its deletion; pod IPs come round-robin from the node's
+pod CIDR.
 """
 
 from __future__ import annotations
 
 import asyncio
-import enum
 import random
 from collections import deque
-from collections.abc import Callable, Coroutine
-from dataclasses import dataclass
+from collections.abc import Coroutine
 from typing import Any, Final
 
 from agents.kubelet.admission import NODE_AFFINITY, AdmissionResult, NodeUsage, admission_failures
 from agents.kubelet.heartbeat import NodeReporter, newer
 from agents.kubelet.images import ImageStore
+from agents.kubelet.lifecycle import RUN_DURATION_ANNOTATION
 from agents.kubelet.nodestatus import PodIPs, host_ip, pod_cidr
 from agents.kubelet.podapi import PodWriter
-from agents.kubelet.podstatus import (
-    pending_status,
-    rejected_status,
-    running_status,
-    start_failed_status,
-    succeeded_status,
-)
+from agents.kubelet.podstatus import rejected_status
+from agents.kubelet.podworker import Key, PodRecord, PodState, PodWorker
 from agents.kubelet.settings import KubeletSettings
-from emulator.api.core import Node, Pod, PodStatus
+from emulator.api.core import Node, Pod
 from emulator.client.client import Client
 from emulator.client.informer import Informer
-from emulator.runtime.clock import Clock, parse_duration, parse_timestamp
+from emulator.runtime.clock import Clock
 
-__all__ = ["INVALID_NODE_INFO", "RUN_DURATION_ANNOTATION", "Kubelet"]
+__all__ = ["INVALID_NODE_INFO", "RUN_DURATION_ANNOTATION", "Kubelet", "PodState"]
 
-RUN_DURATION_ANNOTATION: Final = "emulator.k8s.io/run-duration"
 INVALID_NODE_INFO: Final = AdmissionResult("InvalidNodeInfo", "Kubelet cannot get node info.")
 _TERMINAL: Final = ("Succeeded", "Failed")
-
-Key = tuple[str, str]
-
-
-class PodState(enum.Enum):
-    """Where a pod is in its life on this node (see the module docstring)."""
-
-    QUEUED = "queued"
-    REJECTED = "rejected"
-    STARTING = "starting"
-    RUNNING = "running"
-    SUCCEEDED = "succeeded"
-    FAILED = "failed"
-    TERMINATING = "terminating"
-    GONE = "gone"
-
-
-@dataclass(eq=False, slots=True)
-class _PodRecord:
-    key: Key
-    uid: str
-    pod: Pod
-    """The newest version seen (watch or own write)."""
-    state: PodState = PodState.QUEUED
-    task: asyncio.Task[None] | None = None
-    start_time: str = ""
-    pod_ip: str = ""
-    start_delay: float = 0.0
-    kill_started: float = 0.0
-    kill_delay: float = 0.0
-    kill_deadline: float = 0.0
-
-    @property
-    def label(self) -> str:
-        return f"{self.key[0]}/{self.key[1]}"
 
 
 def _key(pod: Pod) -> Key:
@@ -142,9 +121,9 @@ class Kubelet:
         self._prefix = f"kubelet:{node_name}"
         self._tg: asyncio.TaskGroup | None = None
         self._started = False
-        self._pods: dict[Key, _PodRecord] = {}
+        self._pods: dict[Key, PodRecord] = {}
         self._usage = NodeUsage()
-        self._queue: deque[_PodRecord] = deque()
+        self._queue: deque[PodRecord] = deque()
         self._admit_wake = asyncio.Event()
         self._node_seen = asyncio.Event()
         self._host_ip = ""
@@ -160,10 +139,22 @@ class Kubelet:
         )
         self._reporter = NodeReporter(client, clock, node_name, settings, self._images, ids)
         self._counts = dict.fromkeys(
-            ("admitted", "rejected", "succeeded", "terminated", "start_failures", "invalid_run_duration"), 0
+            (
+                "admitted",
+                "rejected",
+                "succeeded",
+                "failed",
+                "terminated",
+                "start_failures",
+                "backoffs",
+                "invalid_run_duration",
+                "invalid_annotations",
+            ),
+            0,
         )
         self._rejections: dict[str, int] = {}
         self._writer = PodWriter(client, clock, node_name)
+        self._worker = PodWorker(clock, settings, self._writer, self._images, node_name, self._counts, self._release)
         self._pod_informer = Informer(client, "Pod", fields={"spec.nodeName": node_name})
         self._pod_informer.add_handlers(self._on_pod_add, self._on_pod_update, self._on_pod_delete)
         self._node_informer = Informer(client, "Node", fields={"metadata.name": node_name})
@@ -272,7 +263,7 @@ class Kubelet:
         if rec is None:
             if pod.status.phase in _TERMINAL:
                 return  # finished elsewhere (or before this kubelet started): nothing to run
-            rec = self._pods[key] = _PodRecord(key, pod.metadata.uid, pod)
+            rec = self._pods[key] = PodRecord(key, pod.metadata.uid, pod)
             if pod.metadata.deletion_timestamp is not None:
                 self._terminate(rec)
             else:
@@ -297,13 +288,13 @@ class Kubelet:
         self._stop(rec)
         rec.state = PodState.GONE
 
-    def _stop(self, rec: _PodRecord) -> None:
+    def _stop(self, rec: PodRecord) -> None:
         if rec.task is not None:
             rec.task.cancel()
             rec.task = None
         self._release(rec)
 
-    def _release(self, rec: _PodRecord) -> None:
+    def _release(self, rec: PodRecord) -> None:
         self._usage.remove(rec.uid)
         if rec.pod_ip and rec.pod_ip != self._host_ip:
             self._pod_ips.release(rec.pod_ip)
@@ -320,10 +311,10 @@ class Kubelet:
             for rec in batch:
                 await self._admit(rec)
 
-    def _still_queued(self, rec: _PodRecord) -> bool:
+    def _still_queued(self, rec: PodRecord) -> bool:
         return rec.state is PodState.QUEUED and self._pods.get(rec.key) is rec
 
-    async def _admit(self, rec: _PodRecord) -> None:
+    async def _admit(self, rec: PodRecord) -> None:
         if not self._still_queued(rec):
             return
         node = self._reporter.node
@@ -342,20 +333,20 @@ class Kubelet:
         else:
             self._start(rec)
 
-    def _reject(self, rec: _PodRecord, result: AdmissionResult) -> None:
+    def _reject(self, rec: PodRecord, result: AdmissionResult) -> None:
         rec.state = PodState.REJECTED
         self._counts["rejected"] += 1
         self._rejections[result.reason] = self._rejections.get(result.reason, 0) + 1
         rec.task = self._spawn(self._write_rejection(rec, result), f"{self._prefix}:reject:{rec.label}")
 
-    async def _write_rejection(self, rec: _PodRecord, result: AdmissionResult) -> None:
-        written = await self._write_pod_status(rec, lambda p: rejected_status(p, result.reason, result.message))
+    async def _write_rejection(self, rec: PodRecord, result: AdmissionResult) -> None:
+        written = await self._worker.write_status(rec, lambda p: rejected_status(p, result.reason, result.message))
         if written is not None:
             await self._writer.record_event(written, "Warning", result.reason, result.message)
 
     # --- a pod's lifecycle --------------------------------------------------------------
 
-    def _start(self, rec: _PodRecord) -> None:
+    def _start(self, rec: PodRecord) -> None:
         self._usage.add(rec.uid, rec.pod)
         self._counts["admitted"] += 1
         status = rec.pod.status
@@ -367,79 +358,13 @@ class Kubelet:
             rec.pod_ip = status.pod_ip
             if rec.pod_ip and rec.pod_ip != self._host_ip:
                 self._pod_ips.claim(rec.pod_ip)
-            rec.task = self._spawn(self._resume_pod(rec), f"{self._prefix}:pod:{rec.label}")
+            rec.task = self._spawn(self._worker.resume_pod(rec), f"{self._prefix}:pod:{rec.label}")
             return
         rec.state = PodState.STARTING
         rec.start_time = self.clock.timestamp()
         rec.pod_ip = self._host_ip if rec.pod.spec.host_network else self._pod_ips.allocate()
         rec.start_delay = self.settings.container_start.sample(self._rng)
-        rec.task = self._spawn(self._run_pod(rec), f"{self._prefix}:pod:{rec.label}")
-
-    def _run_duration(self, pod: Pod) -> float | None:
-        text = pod.metadata.annotations.get(RUN_DURATION_ANNOTATION)
-        if text is None:
-            return None
-        try:
-            return parse_duration(text)
-        except ValueError:
-            self._counts["invalid_run_duration"] += 1
-            return None
-
-    async def _run_pod(self, rec: _PodRecord) -> None:
-        ips = {"host_ip": self._host_ip, "pod_ip": rec.pod_ip, "start_time": rec.start_time}
-        if self.settings.report_pending_status:
-            await self._write_pod_status(rec, lambda p: pending_status(p, now=self.clock.timestamp(), **ips))
-        spec = rec.pod.spec
-        await self._images.ensure([c.image for c in (*spec.init_containers, *spec.containers)])
-        if rec.start_delay > 0:
-            await self.clock.sleep(rec.start_delay)
-        faults = self.settings.faults
-        failure = None if faults is None else faults.start_failure(self.node_name, rec.pod, self.clock.now())
-        if failure is not None:
-            await self._fail_start(rec, *failure, ips=ips)
-            return
-        if await self._write_pod_status(rec, lambda p: running_status(p, now=self.clock.timestamp(), **ips)) is None:
-            return
-        rec.state = PodState.RUNNING
-        duration = self._run_duration(rec.pod)
-        if duration is not None:
-            await self.clock.sleep(duration)
-            await self._complete(rec)
-
-    async def _fail_start(self, rec: _PodRecord, reason: str, message: str, *, ips: dict[str, str]) -> None:
-        """A fault: the containers could not be started; the pod fails (no restarts)."""
-        rec.state = PodState.FAILED
-        self._release(rec)
-        self._counts["start_failures"] += 1
-        written = await self._write_pod_status(
-            rec,
-            lambda p: start_failed_status(p, reason=reason, message=message, now=self.clock.timestamp(), **ips),
-        )
-        if written is not None:
-            await self._writer.record_event(written, "Warning", "Failed", f"Error: {message}")
-
-    async def _resume_pod(self, rec: _PodRecord) -> None:
-        """An adopted Running pod: complete it ``run-duration`` after its containers
-        started (as far as whole-second timestamps tell)."""
-        duration = self._run_duration(rec.pod)
-        if duration is None:
-            return
-        started = [cs.state.running.started_at for cs in rec.pod.status.container_statuses if cs.state.running]
-        since = min((s for s in started if s), default=rec.start_time)
-        await self.clock.sleep_until(parse_timestamp(since) + duration)
-        await self._complete(rec)
-
-    async def _complete(self, rec: _PodRecord) -> None:
-        rec.state = PodState.SUCCEEDED
-        self._release(rec)
-        if await self._write_pod_status(rec, lambda p: succeeded_status(p, now=self.clock.timestamp())):
-            self._counts["succeeded"] += 1
-
-    async def _write_pod_status(self, rec: _PodRecord, build: Callable[[Pod], PodStatus]) -> Pod | None:
-        written = await self._writer.write_status(rec.pod, rec.uid, build)
-        if written is not None:
-            rec.pod = newer(rec.pod, written)
-        return written
+        rec.task = self._spawn(self._worker.run_pod(rec, self._host_ip), f"{self._prefix}:pod:{rec.label}")
 
     # --- graceful deletion --------------------------------------------------------------
 
@@ -449,7 +374,7 @@ class Kubelet:
             grace = pod.spec.termination_grace_period_seconds
         return float(30 if grace is None else max(grace, 0))
 
-    def _terminate(self, rec: _PodRecord) -> None:
+    def _terminate(self, rec: PodRecord) -> None:
         was_running = rec.state is PodState.RUNNING
         if rec.task is not None:
             rec.task.cancel()
@@ -458,14 +383,14 @@ class Kubelet:
         rec.kill_delay = self.settings.termination.sample(self._rng) if was_running else 0.0
         self._schedule_kill(rec)
 
-    def _kill_deadline(self, rec: _PodRecord) -> float:
+    def _kill_deadline(self, rec: PodRecord) -> float:
         return rec.kill_started + min(rec.kill_delay, self._grace(rec.pod))
 
-    def _schedule_kill(self, rec: _PodRecord) -> None:
+    def _schedule_kill(self, rec: PodRecord) -> None:
         rec.kill_deadline = deadline = self._kill_deadline(rec)
         rec.task = self._spawn(self._kill(rec, deadline), f"{self._prefix}:kill:{rec.label}")
 
-    def _shorten_grace(self, rec: _PodRecord) -> None:
+    def _shorten_grace(self, rec: PodRecord) -> None:
         """A second delete with a shorter grace period: stop sooner, as upstream does."""
         task = rec.task
         if task is None or task.done() or rec.kill_deadline <= self.clock.now():
@@ -474,7 +399,7 @@ class Kubelet:
             task.cancel()
             self._schedule_kill(rec)
 
-    async def _kill(self, rec: _PodRecord, deadline: float) -> None:
+    async def _kill(self, rec: PodRecord, deadline: float) -> None:
         await self.clock.sleep_until(deadline)
         self._release(rec)
         await self._writer.confirm_deletion(rec.key[0], rec.key[1], rec.uid)

@@ -53,7 +53,12 @@ from emulator.api.core import (
 )
 
 __all__ = [
+    "CONTAINERS_READY",
+    "INITIALIZED",
     "KUBELET_CONDITIONS",
+    "READY",
+    "READY_TO_START",
+    "go_list",
     "merge_conditions",
     "pending_status",
     "rejected_status",
@@ -76,7 +81,7 @@ START_ERROR_EXIT_CODE: Final = 128
 """The exit code containerd reports for a container that could not be started."""
 
 
-def _go_list(names: Sequence[str]) -> str:
+def go_list(names: Sequence[str]) -> str:
     """A string slice as Go's ``%s`` prints it: ``[a b]``."""
     return "[" + " ".join(names) + "]"
 
@@ -119,7 +124,7 @@ def pending_status(pod: Pod, *, host_ip: str, pod_ip: str, start_time: str, now:
     spec = pod.spec
     inits = spec.init_containers
     waiting = ContainerState(waiting=ContainerStateWaiting(reason="PodInitializing" if inits else "ContainerCreating"))
-    unready = _go_list(sorted(c.name for c in spec.containers))
+    unready = go_list(sorted(c.name for c in spec.containers))
     owned = [
         PodCondition(type=READY_TO_START, status="False"),
         PodCondition(type=INITIALIZED, status="True")
@@ -128,7 +133,7 @@ def pending_status(pod: Pod, *, host_ip: str, pod_ip: str, start_time: str, now:
             type=INITIALIZED,
             status="False",
             reason="ContainersNotInitialized",
-            message=f"containers with incomplete status: {_go_list([c.name for c in inits])}",
+            message=f"containers with incomplete status: {go_list([c.name for c in inits])}",
         ),
         PodCondition(
             type=READY,

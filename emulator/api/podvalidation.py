@@ -22,6 +22,14 @@ field                              upstream check
 ``containers[*].ports``            ``validateContainerPorts``: ports 1–65535, protocols
 =================================  ==========================================================
 
+It also owns the emulator's own pod annotations that the kubelet reads for a container's
+lifecycle (``kubelet_annotation_problems``; upstream has no such annotations and accepts any
+annotation value, but a typo here would silently change a run, so the API server refuses
+it): ``emulator.k8s.io/exit-code`` and ``init-exit-code`` must be integers 0..255,
+``ready-after`` and ``init-duration`` Go durations. ``run-duration`` is older and checked
+where scenarios are read (``emulator.scenario.readers``); a pod built in code with a bad one
+runs forever, as it always did.
+
 A value is shown as Go's ``field.Error`` shows it: a string quoted, a number bare. The caller
 (``validation``) reports the first problem; the generator stops there.
 
@@ -32,7 +40,7 @@ its plugins keep upstream's lenient parsing for pods built directly in tests).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Final
 
 import msgspec
@@ -70,11 +78,28 @@ from emulator.api.labelselector import (
 )
 from emulator.api.nodeaffinity import NODE_NAME_FIELD
 from emulator.api.taints import TAINT_EFFECTS, TOLERATION_OP_EQUAL, TOLERATION_OP_EXISTS
+from emulator.runtime.clock import parse_duration
 
 _INT64_MIN: Final = -(2**63)
 _INT64_MAX: Final = 2**63 - 1
 
-__all__ = ["Problem", "node_affinity_errors", "scheduling_errors"]
+__all__ = [
+    "EXIT_CODE_ANNOTATION",
+    "INIT_DURATION_ANNOTATION",
+    "INIT_EXIT_CODE_ANNOTATION",
+    "READY_AFTER_ANNOTATION",
+    "Problem",
+    "kubelet_annotation_problems",
+    "node_affinity_errors",
+    "parse_exit_code",
+    "scheduling_errors",
+]
+
+EXIT_CODE_ANNOTATION: Final = "emulator.k8s.io/exit-code"
+READY_AFTER_ANNOTATION: Final = "emulator.k8s.io/ready-after"
+INIT_DURATION_ANNOTATION: Final = "emulator.k8s.io/init-duration"
+INIT_EXIT_CODE_ANNOTATION: Final = "emulator.k8s.io/init-exit-code"
+_EXIT_CODE_RANGE: Final = "must be an integer from 0 to 255 (an exit code)"
 
 Problem = tuple[str, str]
 """(field path, detail), e.g. ``("spec.tolerations[0].operator", 'Unsupported value: "In": …')``."""
@@ -319,3 +344,31 @@ def scheduling_errors(spec: PodSpec) -> Iterator[Problem]:
         yield from _tolerations(spec.tolerations, "spec.tolerations")
     if spec.topology_spread_constraints:
         yield from _spread_constraints(spec.topology_spread_constraints, "spec.topologySpreadConstraints")
+
+
+def parse_exit_code(text: str) -> int:
+    """An exit code annotation's value: a decimal integer 0..255, what a process exits with."""
+    stripped = text.strip()
+    if not (stripped.isascii() and stripped.isdigit()) or int(stripped) > 255:
+        raise ValueError(f"{_EXIT_CODE_RANGE}, got {text!r}")
+    return int(stripped)
+
+
+def kubelet_annotation_problems(
+    annotations: Mapping[str, str], path: str = "metadata.annotations"
+) -> Iterator[Problem]:
+    """The emulator's lifecycle annotations that the kubelet could not read, in a fixed order."""
+    for name in (EXIT_CODE_ANNOTATION, INIT_EXIT_CODE_ANNOTATION):
+        text = annotations.get(name)
+        if text is not None:
+            try:
+                parse_exit_code(text)
+            except ValueError:
+                yield f"{path}[{name}]", f"Invalid value: {go_quote(text)}: {_EXIT_CODE_RANGE}"
+    for name in (READY_AFTER_ANNOTATION, INIT_DURATION_ANNOTATION):
+        text = annotations.get(name)
+        if text is not None:
+            try:
+                parse_duration(text)
+            except ValueError as err:
+                yield f"{path}[{name}]", f"Invalid value: {go_quote(text)}: {err}"

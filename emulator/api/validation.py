@@ -32,7 +32,7 @@ from emulator.api.labels import (
 from emulator.api.labelselector import label_problems
 from emulator.api.meta import ObjectMeta
 from emulator.api.podtemplate import PodTemplateSpec
-from emulator.api.podvalidation import scheduling_errors
+from emulator.api.podvalidation import kubelet_annotation_problems, scheduling_errors
 from emulator.api.policy import PodDisruptionBudget
 from emulator.api.quantity import TOO_LARGE, Quantity, fits_int64_milli
 from emulator.api.scheduling import PriorityClass
@@ -148,6 +148,9 @@ def _pod(pod: Pod) -> None:
     problem = next(scheduling_errors(spec), None)
     if problem is not None:
         raise Invalid.at(kind, name, *problem)
+    notes = pod.metadata.annotations
+    if notes and (problem := next(kubelet_annotation_problems(notes), None)):
+        raise Invalid.at(kind, name, *problem)
     if spec.preemption_policy not in _PREEMPTION:
         raise Invalid.at(kind, name, "spec.preemptionPolicy", f'Unsupported value: "{spec.preemption_policy}"')
     if spec.termination_grace_period_seconds is not None and spec.termination_grace_period_seconds < 0:
@@ -164,7 +167,8 @@ def _node(node: Node) -> None:
 
 def _template_problem(template: PodTemplateSpec) -> Problem | None:
     """A pod template validated as a pod (``ValidatePodTemplateSpec``), path relative to it."""
-    pod = Pod(metadata=ObjectMeta(name="template", labels=template.metadata.labels), spec=template.spec)
+    meta = ObjectMeta(name="template", labels=template.metadata.labels, annotations=template.metadata.annotations)
+    pod = Pod(metadata=meta, spec=template.spec)
     try:
         validate(pod)
     except Invalid as err:
@@ -248,7 +252,8 @@ def validate_status_update(candidate: Any) -> None:
 def validate_update(candidate: Any) -> None:
     """``validate(candidate)`` for ``update``: ``candidate``'s metadata is the stored one with
     the client's labels, annotations, owner references and finalizers (validation reads the
-    name, ``generateName`` and namespace, the stored, valid ones, and the labels) and its
+    name, ``generateName`` and namespace, the stored, valid ones, the labels and a Pod's
+    lifecycle annotations) and its
     status is the stored one. Validation reads nothing else of any kind but Pod, Node,
     PriorityClass and the workload kinds (``WORKLOAD_KINDS``: their spec), so the others
     (Leases: a renewal every 10 s per node) only have their labels checked.

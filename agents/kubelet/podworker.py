@@ -1,0 +1,210 @@
+"""The pods of one kubelet and the work on each: upstream's pod workers, in small.
+
+This module owns a pod's record on its node (``PodRecord``, ``PodState``) and
+``PodWorker``, which runs an admitted pod: the Pending status, the image pulls, the start
+delay (or a start-failure fault), then the run of its containers (``lifecycle.PodRun``)
+with one timer per pod: sleep until the run's next event, apply it, write the status
+(``runstatus.py``; ``succeeded_status`` for a success), a ``BackOff`` Event when a
+container enters CrashLoopBackOff. It also resumes a pod adopted after a kubelet restart.
+It does not admit, terminate or forget pods, nor account for them on the node
+(``kubelet.py``, which gives it ``release`` to free what a finished pod held).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from agents.kubelet.heartbeat import newer
+from agents.kubelet.images import ImageStore
+from agents.kubelet.lifecycle import RUN_DURATION_ANNOTATION, Lifecycle, PodRun, RunPhase, lifecycle_of
+from agents.kubelet.podapi import PodWriter
+from agents.kubelet.podstatus import pending_status, start_failed_status, succeeded_status
+from agents.kubelet.runstatus import run_status
+from agents.kubelet.settings import KubeletSettings
+from emulator.api.core import Pod, PodStatus
+from emulator.runtime.clock import Clock, parse_timestamp
+
+__all__ = ["Key", "PodRecord", "PodState", "PodWorker"]
+
+Key = tuple[str, str]
+
+
+class PodState(enum.Enum):
+    """Where a pod is in its life on this node (the table in ``kubelet.py``)."""
+
+    QUEUED = "queued"
+    REJECTED = "rejected"
+    STARTING = "starting"
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    TERMINATING = "terminating"
+    GONE = "gone"
+
+
+@dataclass(eq=False, slots=True)
+class PodRecord:
+    """One pod on this node (``kubelet.py`` keeps them by namespace/name)."""
+
+    key: Key
+    uid: str
+    pod: Pod
+    """The newest version seen (watch or own write)."""
+    state: PodState = PodState.QUEUED
+    task: asyncio.Task[None] | None = None
+    start_time: str = ""
+    pod_ip: str = ""
+    start_delay: float = 0.0
+    kill_started: float = 0.0
+    kill_delay: float = 0.0
+    kill_deadline: float = 0.0
+
+    @property
+    def label(self) -> str:
+        return f"{self.key[0]}/{self.key[1]}"
+
+
+class PodWorker:
+    """Runs the pods of the kubelet of ``node_name``; counts into ``counts``."""
+
+    def __init__(
+        self,
+        clock: Clock,
+        settings: KubeletSettings,
+        writer: PodWriter,
+        images: ImageStore,
+        node_name: str,
+        counts: dict[str, int],
+        release: Callable[[PodRecord], None],
+    ) -> None:
+        self._clock = clock
+        self._settings = settings
+        self._writer = writer
+        self._images = images
+        self._node_name = node_name
+        self._counts = counts
+        self._release = release
+
+    def __repr__(self) -> str:
+        return f"<PodWorker {self._node_name}>"
+
+    def lifecycle(self, pod: Pod) -> Lifecycle:
+        life, bad = lifecycle_of(pod)
+        for name in bad:
+            key = "invalid_run_duration" if name == RUN_DURATION_ANNOTATION else "invalid_annotations"
+            self._counts[key] += 1
+        return life
+
+    def pod_label(self, rec: PodRecord) -> str:
+        """Upstream ``format.Pod``: ``name_namespace(uid)``."""
+        return f"{rec.key[1]}_{rec.key[0]}({rec.uid})"
+
+    async def run_pod(self, rec: PodRecord, host_ip: str) -> None:
+        """A pod just admitted: Pending, images, start delay, then its run."""
+        ips = {"host_ip": host_ip, "pod_ip": rec.pod_ip, "start_time": rec.start_time}
+        if self._settings.report_pending_status:
+            await self.write_status(rec, lambda p: pending_status(p, now=self._clock.timestamp(), **ips))
+        spec = rec.pod.spec
+        await self._images.ensure([c.image for c in (*spec.init_containers, *spec.containers)])
+        if rec.start_delay > 0:
+            await self._clock.sleep(rec.start_delay)
+        faults = self._settings.faults
+        failure = None if faults is None else faults.start_failure(self._node_name, rec.pod, self._clock.now())
+        if failure is not None:
+            await self._fail_start(rec, *failure, ips=ips)
+            return
+        life, label = self.lifecycle(rec.pod), self.pod_label(rec)
+        runs: list[PodRun] = []
+
+        def started(pod: Pod) -> PodStatus:
+            # the containers start when the status is built (a retried write restarts them)
+            runs[:] = [PodRun.start(pod.spec, life, label, self._clock.now())]
+            return run_status(pod, runs[0], stamp=self._clock.timestamp, now=self._clock.now(), **ips)
+
+        if await self.write_status(rec, started) is None:
+            return
+        rec.state = PodState.RUNNING
+        run = runs[0]
+        run.anchor(self._clock.now())  # durations count from the write's end, as they always did
+        await self._drive(rec, run, ips)
+
+    async def _fail_start(self, rec: PodRecord, reason: str, message: str, *, ips: dict[str, str]) -> None:
+        """A fault: the containers could not be started; the pod fails (no restarts)."""
+        rec.state = PodState.FAILED
+        self._release(rec)
+        self._counts["start_failures"] += 1
+        written = await self.write_status(
+            rec,
+            lambda p: start_failed_status(p, reason=reason, message=message, now=self._clock.timestamp(), **ips),
+        )
+        if written is not None:
+            await self._writer.record_event(written, "Warning", "Failed", f"Error: {message}")
+
+    async def resume_pod(self, rec: PodRecord) -> None:
+        """An adopted Running pod: its run goes on from its containers' ``startedAt`` (as
+        far as whole-second timestamps tell); a container waiting to restart restarts now."""
+        statuses = rec.pod.status.container_statuses
+        started = [cs.state.running.started_at for cs in statuses if cs.state.running]
+        running = len(started) == len(statuses)
+        since = (
+            parse_timestamp(min((s for s in started if s), default=rec.start_time)) if running else self._clock.now()
+        )
+        run = PodRun.adopt(
+            rec.pod.spec,
+            self.lifecycle(rec.pod),
+            self.pod_label(rec),
+            started=since,
+            running=running,
+            restarts=max((cs.restart_count for cs in statuses), default=0),
+            ready=running and all(cs.ready for cs in statuses),
+        )
+        ips = {"host_ip": rec.pod.status.host_ip, "pod_ip": rec.pod_ip, "start_time": rec.start_time}
+        await self._drive(rec, run, ips)
+
+    async def _drive(self, rec: PodRecord, run: PodRun, ips: dict[str, str]) -> None:
+        """Sleep until the run's next event, do it, write the status; until the run is
+        over or nothing is left to happen (one timer per pod)."""
+        while (event := run.next_event()) is not None:
+            origin, delay = event
+            if origin == self._clock.now():
+                await self._clock.sleep(delay)
+            else:
+                await self._clock.sleep_until(origin + delay)
+            backoffs = run.advance(self._clock.now())
+            if run.phase is RunPhase.DONE:
+                await self._finish(rec, run, ips)
+                return
+            written = await self._write_run(rec, run, ips)
+            if written is None:
+                return
+            for name in backoffs:
+                self._counts["backoffs"] += 1
+                message = f"Back-off restarting failed container {name} in pod {self.pod_label(rec)}"
+                await self._writer.record_event(written, "Warning", "BackOff", message)
+
+    async def _write_run(self, rec: PodRecord, run: PodRun, ips: dict[str, str]) -> Pod | None:
+        return await self.write_status(
+            rec, lambda p: run_status(p, run, stamp=self._clock.timestamp, now=self._clock.now(), **ips)
+        )
+
+    async def _finish(self, rec: PodRecord, run: PodRun, ips: dict[str, str]) -> None:
+        """The run is over: Succeeded (as upstream writes it whatever the way there) or Failed."""
+        self._release(rec)
+        if run.result == "Succeeded":
+            rec.state = PodState.SUCCEEDED
+            if await self.write_status(rec, lambda p: succeeded_status(p, now=self._clock.timestamp())):
+                self._counts["succeeded"] += 1
+            return
+        rec.state = PodState.FAILED
+        if await self._write_run(rec, run, ips):
+            self._counts["failed"] += 1
+
+    async def write_status(self, rec: PodRecord, build: Callable[[Pod], PodStatus]) -> Pod | None:
+        """Write ``build(pod)`` as the pod's status; keep the written pod as the newest."""
+        written = await self._writer.write_status(rec.pod, rec.uid, build)
+        if written is not None:
+            rec.pod = newer(rec.pod, written)
+        return written
