@@ -12,6 +12,8 @@ NotFound         404   NotFound           get/update/delete/bind of a missing ob
 AlreadyExists    409   AlreadyExists      create of a name that exists
 Conflict         409   Conflict           stale resourceVersion; bind of a bound pod
 Gone             410   Expired            watch from a revision older than history
+Forbidden        403   Forbidden          an eviction a PDB's status cannot admit
+TooManyRequests  429   TooManyRequests    an eviction a PodDisruptionBudget refuses
 Invalid          422   Invalid            defaulting/validation failed (``field``)
 Timeout          504   Timeout            watch from a resourceVersion not reached yet
 InternalError    500   InternalError      injected server faults
@@ -24,11 +26,13 @@ __all__ = [
     "AlreadyExists",
     "ApiError",
     "Conflict",
+    "Forbidden",
     "Gone",
     "InternalError",
     "Invalid",
     "NotFound",
     "Timeout",
+    "TooManyRequests",
     "resource_of",
 ]
 
@@ -95,6 +99,26 @@ class Conflict(ApiError):
             f'Operation cannot be fulfilled on {resource_of(kind)} "{name}": the object has '
             "been modified; please apply your changes to the latest version and try again"
         )
+
+
+class Forbidden(ApiError):
+    code = 403
+    reason = "Forbidden"
+
+
+class TooManyRequests(ApiError):
+    """429: the request may succeed later (an eviction a disruption budget refuses now).
+
+    ``causes`` are upstream's ``details.causes`` messages (type ``DisruptionBudget``);
+    ``retry_after_seconds`` its ``details.retryAfterSeconds``."""
+
+    code = 429
+    reason = "TooManyRequests"
+
+    def __init__(self, message: str, *, causes: tuple[str, ...] = (), retry_after_seconds: int = 0) -> None:
+        super().__init__(message)
+        self.causes = causes
+        self.retry_after_seconds = retry_after_seconds
 
 
 class Gone(ApiError):

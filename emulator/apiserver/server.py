@@ -25,6 +25,9 @@ delete         preconditions uid / resourceVersion (Conflict); propagationPolicy
                only marked (``deletion``)
 (expiry)       an Event ``eventTTL`` after its last write: a delete by the server,
                done after the next write (``eventttl``)
+evict          pods/eviction: the rules of ``eviction`` (PDBs, 429); the PDB status
+               write, then the pod's DisruptionTarget condition (verb ``evict``),
+               then an ordinary delete
 bind           pods/binding: NotFound if gone; Conflict if already assigned or
                terminating; sets spec.nodeName and PodScheduled=True
 watch          from a revision (replays the history window; older → Gone)
@@ -54,7 +57,16 @@ from msgspec.structs import replace
 from emulator.api.batch import Job
 from emulator.api.codec import KINDS
 from emulator.api.core import Binding, Namespace, Node, Pod, PodCondition
-from emulator.api.errors import AlreadyExists, Conflict, Gone, Invalid, NotFound, Timeout, resource_of
+from emulator.api.errors import (
+    AlreadyExists,
+    Conflict,
+    Gone,
+    InternalError,
+    Invalid,
+    NotFound,
+    Timeout,
+    resource_of,
+)
 from emulator.api.meta import ObjectMeta
 from emulator.api.scheduling import PriorityClass
 from emulator.api.validation import (
@@ -65,6 +77,7 @@ from emulator.api.validation import (
     validate_workload_update,
 )
 from emulator.api.workloaddefaults import default_object, stored_job
+from emulator.apiserver import eviction
 from emulator.apiserver.defaults import default_node, default_pod
 from emulator.apiserver.deletion import (
     check_delete_options,
@@ -88,7 +101,7 @@ __all__ = [
     "WriteRecord",
 ]
 
-Verb = Literal["create", "update", "updateStatus", "bind", "delete"]
+Verb = Literal["create", "update", "updateStatus", "bind", "delete", "evict"]
 T = TypeVar("T", bound=msgspec.Struct)
 CLUSTER_SCOPED: Final = frozenset({"Node", "Namespace", "PriorityClass"})
 _KIND_NAMES: Final = frozenset(k for _, k in KINDS)
@@ -504,6 +517,27 @@ class ApiServer:
             return self._commit("delete", kind, current, marked)
         self._commit("delete", kind, current, None)
         return current
+
+    def evict(self, namespace: str, name: str, *, grace_period_seconds: int | None = None, uid: str = "") -> Pod:
+        """The pods/eviction subresource (``eviction`` has the rules); a refused eviction
+        (429, 403, 500) changes nothing. Returns the pod as the delete left it."""
+        pod: Pod = self.get("Pod", name, namespace)
+        if uid and uid != pod.metadata.uid:
+            raise Conflict(f"Precondition failed: UID in precondition: {uid}, UID in object meta: {pod.metadata.uid}")
+        now = self.clock.timestamp()
+        try:
+            decided = eviction.plan(pod, self.list("PodDisruptionBudget", namespace=pod.metadata.namespace)[0], now)
+        except eviction.MoreThanOnePdb:
+            raise InternalError(eviction.MORE_THAN_ONE_PDB) from None
+        if decided.budget is not None:
+            self.update_status(decided.budget)
+        marked = eviction.with_disruption_target(pod, now)
+        if marked != pod:
+            self._commit("evict", "Pod", pod, marked)
+        result: Pod = self.delete(
+            "Pod", name, pod.metadata.namespace, grace_period_seconds=grace_period_seconds, uid=pod.metadata.uid
+        )
+        return result
 
     def _deletion_time(self, meta: ObjectMeta, grace: int) -> tuple[str, int]:
         """(deletionTimestamp, deletionGracePeriodSeconds): now + grace; a shorter grace on a

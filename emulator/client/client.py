@@ -153,6 +153,14 @@ class Client:
             ),
         )
 
+    async def evict(self, namespace: str, name: str, *, grace_period_seconds: int | None = None, uid: str = "") -> Any:
+        """The pods/eviction subresource (a 429 ``TooManyRequests`` when a budget refuses)."""
+        return await self._call(
+            "evict",
+            "Pod",
+            lambda: self.server.evict(namespace, name, grace_period_seconds=grace_period_seconds, uid=uid),
+        )
+
     async def bind(self, namespace: str, name: str, node: str, *, uid: str = "") -> Any:
         binding = Binding(
             metadata=ObjectMeta(name=name, namespace=namespace, uid=uid),

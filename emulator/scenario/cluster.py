@@ -1,13 +1,14 @@
 """The live cluster of one run (``Cluster``): the API server, the clock, the seeds, the
 agents it starts (kubelets, controllers, schedulers through ``scenario.schedulers``, timed
-faults) and the runner's own API calls (create, delete, cordon, waitFor), each retried as a
-controller would.
+faults) and the runner's own API calls (create, delete, scale, update, cordon, drain through
+``drain``, waitFor), each retried as a controller would.
 
 It does not own the order of a run, the settle rule, the report or the expectations
 (``runner``), nor what the loader foresees (``loader``). The runner's retry policy is here:
 an ``InternalError`` on its own calls (only a fault makes one) is retried with backoff
 (``RUNNER_RETRY``: 0.5 s, 1 s, 2 s ... up to 10 s, 10 tries); so is a ``Conflict`` on
-create, and a ``Conflict`` on ``cordon``'s update re-reads the node first (``CORDON_RETRY``).
+create, and a ``Conflict`` on the update of ``cordon``, ``scale`` and ``update`` re-reads the
+object first (``CORDON_RETRY``).
 A refused write it cannot retry is a ``StepError`` naming the step.
 """
 
@@ -35,25 +36,31 @@ from emulator.inputs import InputError
 from emulator.runtime.channel import Overflow
 from emulator.runtime.clock import LoopClock
 from emulator.runtime.rng import Seeds
+from emulator.scenario.drain import drain
 from emulator.scenario.expectations import CONDITIONS, count_reached
 from emulator.scenario.faults import ArmedFault, FaultPlan
 from emulator.scenario.monitor import ConditionCounter, PodActivity
+from emulator.scenario.patch import patched
 from emulator.scenario.schema import (
     Cordon,
     Create,
     CreateNodes,
     CreatePods,
     Delete,
+    Drain,
     Fault,
     NodeGroup,
+    Scale,
     Scenario,
     SchedulerInstances,
     Sleep,
     Step,
     Uncordon,
+    Update,
     WaitFor,
     WatchCut,
 )
+from emulator.scenario.workloads import READY_KINDS, WorkloadCounter, WorkloadFilter, job_complete, workload_ready
 
 __all__ = ["CORDON_RETRY", "RUNNER_ATTEMPTS", "RUNNER_RETRY", "Cluster", "StepError"]
 
@@ -306,7 +313,8 @@ class Cluster:
         for ns, name in targets:
             try:
                 # kubectl's default (--cascade=background), not the API's per-kind one (Jobs: Orphan)
-                await self.retrying(partial(self.client.delete, kind, name, ns, propagation_policy="Background"))
+                policy = step.propagation_policy or "Background"
+                await self.retrying(partial(self.client.delete, kind, name, ns, propagation_policy=policy))
             except NotFound:
                 if step.name:
                     raise
@@ -314,22 +322,61 @@ class Cluster:
             if kind == "Node":
                 self.stop_kubelet(name)
 
-    async def set_unschedulable(self, node: str, value: bool) -> None:
-        """Cordon or uncordon: get, set ``spec.unschedulable``, update; a Conflict on the
-        update reads again (one on the read is an error)."""
+    async def read_modify_write(self, kind: str, name: str, namespace: str, change: Callable[[Any], Any]) -> None:
+        """Get, ``change``, update; a Conflict on the update reads again (one on the read is
+        an error)."""
         updating = False
 
-        async def cordon() -> None:
+        async def attempt() -> None:
             nonlocal updating
             updating = False
-            current: Node = await self.retrying(lambda: self.client.get("Node", node))
-            changed = replace(current, spec=replace(current.spec, unschedulable=value))
+            current = await self.retrying(lambda: self.client.get(kind, name, namespace))
+            changed = change(current)
             updating = True
             await self.retrying(partial(self.client.update, changed))
 
-        await on_error(CORDON_RETRY, lambda err: updating and isinstance(err, Conflict), cordon, clock=self.clock)
+        await on_error(CORDON_RETRY, lambda err: updating and isinstance(err, Conflict), attempt, clock=self.clock)
+
+    async def set_unschedulable(self, node: str, value: bool) -> None:
+        """Cordon or uncordon: set ``spec.unschedulable``."""
+
+        def cordon(current: Node) -> Node:
+            return replace(current, spec=replace(current.spec, unschedulable=value))
+
+        await self.read_modify_write("Node", node, "", cordon)
+
+    async def scale(self, step: Scale) -> None:
+        """``kubectl scale``: set ``spec.replicas``."""
+        await self.read_modify_write(
+            step.kind, step.name, step.namespace, lambda o: replace(o, spec=replace(o.spec, replicas=step.replicas))
+        )
+
+    async def update(self, step: Update) -> None:
+        """``kubectl patch --type merge``: the patch on the current object, then an update."""
+        await self.read_modify_write(step.kind, step.name, step.namespace, lambda o: patched(o, step.patch))
+
+    async def wait_for_workloads(self, step: WaitFor, activity: PodActivity) -> bool:
+        if step.condition == "jobsComplete":
+            kinds: tuple[str, ...] = ("Job",)
+            select = WorkloadFilter(kinds, selector=step.selector)
+            counter = WorkloadCounter(select, job_complete, self.server.list("Job")[0])
+        else:
+            kinds = (step.kind,) if step.kind else READY_KINDS
+            select = WorkloadFilter(kinds, name=step.name, namespace=step.namespace, selector=step.selector)
+            counter = WorkloadCounter(select, workload_ready, (o for k in kinds for o in self.server.list(k)[0]))
+        activity.workload_counters.append(counter)
+        try:
+            with anyio.move_on_after(step.timeout):
+                while not count_reached(counter.met, counter.total, step.count):
+                    activity.changed.clear()
+                    await activity.changed.wait()
+            return count_reached(counter.met, counter.total, step.count)
+        finally:
+            activity.workload_counters.remove(counter)
 
     async def wait_for(self, step: WaitFor, activity: PodActivity) -> bool:
+        if step.condition not in CONDITIONS:
+            return await self.wait_for_workloads(step, activity)
         counter = ConditionCounter(CONDITIONS[step.condition], step.selector, self.server.list("Pod")[0])
         activity.counters.append(counter)
         try:
@@ -354,6 +401,14 @@ class Cluster:
                 await self.create_nodes(step.nodes)
             case Delete():
                 await self.delete(step)
+            case Scale():
+                await self.scale(step)
+            case Update():
+                await self.update(step)
+            case Drain():
+                failed = await drain(self, step)
+                if failed is not None:
+                    timeouts.append(failed)
             case Cordon():
                 await self.set_unschedulable(step.node, True)
             case Uncordon():

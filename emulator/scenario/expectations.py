@@ -15,14 +15,18 @@ podsFailed          ``status.phase`` is Failed
 podsTerminal        Succeeded or Failed
 ==================  ===============================================================
 
+``workloadsReady`` and ``jobsComplete`` count workload objects, not pods (``workloads``
+has their rules); ``check`` gets those objects by kind.
+
 ``count: all`` means every pod the selector matches (at least one must match);
 a number means exactly that many.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from emulator.api.core import LabelSelector, Node, Pod
 from emulator.api.labelparse import format_label_selector
@@ -30,13 +34,16 @@ from emulator.api.labelselector import label_selector_matches
 from emulator.scenario.monitor import Overcommit
 from emulator.scenario.schema import (
     Expectation,
+    JobsComplete,
     MaxPodsPerNode,
     NoOvercommit,
     PodCount,
     PodOnNode,
     PodsOnNodes,
     TopologySpread,
+    WorkloadsReady,
 )
+from emulator.scenario.workloads import READY_KINDS, WorkloadCounter, WorkloadFilter, job_complete, workload_ready
 
 __all__ = ["CONDITIONS", "ExpectationResult", "check", "condition_met", "count_pods", "count_reached"]
 
@@ -158,12 +165,38 @@ def _no_overcommit(violations: Sequence[Overcommit]) -> ExpectationResult:
     )
 
 
+def _workloads_ready(e: WorkloadsReady, objects: Mapping[str, Sequence[Any]]) -> ExpectationResult:
+    kinds = (e.kind,) if e.kind else READY_KINDS
+    select = WorkloadFilter(kinds, name=e.name, namespace=e.namespace, selector=e.selector)
+    chosen = [o for k in kinds for o in objects.get(k, ()) if select.selects(o)]
+    counter = WorkloadCounter(select, workload_ready, chosen)
+    not_ready = [f"{o.kind} {o.metadata.namespace}/{o.metadata.name}" for o in chosen if not workload_ready(o)]
+    detail = f"{counter.met} of {counter.total} ready" + (
+        f"; not ready: {', '.join(not_ready[:5])}" if not_ready else ""
+    )
+    return ExpectationResult(
+        f"workloadsReady: {select.describe()}", count_reached(counter.met, counter.total, "all"), detail
+    )
+
+
+def _jobs_complete(e: JobsComplete, objects: Mapping[str, Sequence[Any]]) -> ExpectationResult:
+    select = WorkloadFilter(("Job",), selector=e.selector)
+    counter = WorkloadCounter(select, job_complete, objects.get("Job", ()))
+    ok = count_reached(counter.met, counter.total, "all") if e.count == "all" else counter.met == e.count
+    name = f"jobsComplete: {e.count}{_sel_text(e.selector)}"
+    return ExpectationResult(name, ok, f"{counter.met} of {counter.total} Jobs{_sel_text(e.selector)} complete")
+
+
 def check(
     expect: Sequence[Expectation],
     pods: Sequence[Pod],
     overcommits: Sequence[Overcommit],
     nodes: Sequence[Node] = (),
+    workloads: Mapping[str, Sequence[Any]] | None = None,
 ) -> list[ExpectationResult]:
+    """Each expectation's result; ``workloads`` maps a kind to its objects (the
+    ``workloadsReady`` and ``jobsComplete`` expectations read it)."""
+    objects = workloads or {}
     out: list[ExpectationResult] = []
     for e in expect:
         match e:
@@ -179,4 +212,8 @@ def check(
                 out.append(_pods_on_nodes(e, pods, nodes))
             case NoOvercommit():
                 out.append(_no_overcommit(overcommits))
+            case WorkloadsReady():
+                out.append(_workloads_ready(e, objects))
+            case JobsComplete():
+                out.append(_jobs_complete(e, objects))
     return out

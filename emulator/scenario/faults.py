@@ -112,7 +112,9 @@ def _image(name: str) -> str:
 
 def injected_error(spec: ApiErrorFault, verb: str, kind: str, where: str) -> ApiError:
     """The error an ``apiError`` fault raises, shaped as the API server's own."""
-    res = "pods/binding" if verb == "bind" else resource_of(kind) if kind else "the requested resource"
+    res = {"bind": "pods/binding", "evict": "pods/eviction"}.get(verb) or (
+        resource_of(kind) if kind else "the requested resource"
+    )
     note = f"injected by {where}"
     if spec.error == "Conflict":
         return Conflict(f"Operation cannot be fulfilled on {res}: {note}")

@@ -6,6 +6,9 @@ allocatable (recorded by the invariant checker, read by the ``noOvercommit`` exp
 written (the runner's settle rule) and feeds each pod write to the active
 ``ConditionCounter``s (one per running ``waitFor``), waking the waiter when a count moved.
 
+``workload_counters`` are the ``workloads.WorkloadCounter`` of running ``waitFor``s of
+``workloadsReady`` and ``jobsComplete``, fed each write of their kinds the same way.
+
 ``ConditionCounter`` is pure: (pods the selector picks that meet the condition, pods the
 selector picks), adjusted by each write's old and new object, so a ``waitFor`` costs O(1)
 per pod write instead of listing every pod. A pod counts from its create until its final
@@ -22,6 +25,7 @@ from emulator.api.core import LabelSelector, Pod
 from emulator.api.labelparse import format_label_selector
 from emulator.api.labelselector import label_selector_matches
 from emulator.apiserver.server import WriteRecord
+from emulator.scenario.workloads import WorkloadCounter
 
 __all__ = ["ConditionCounter", "Overcommit", "PodActivity"]
 
@@ -74,6 +78,7 @@ class PodActivity:
         self.changed = asyncio.Event()
         """Set when a count of an active counter moved."""
         self.counters: list[ConditionCounter] = []
+        self.workload_counters: list[WorkloadCounter] = []
 
     def __call__(self, rec: WriteRecord) -> None:
         if rec.kind == "Pod":
@@ -81,5 +86,12 @@ class PodActivity:
             moved = False
             for counter in self.counters:
                 moved = counter.update(rec.old, rec.new) or moved
+            if moved:
+                self.changed.set()
+        elif self.workload_counters:
+            moved = False
+            for wc in self.workload_counters:
+                if rec.kind in wc.kinds:
+                    moved = wc.update(rec.old, rec.new) or moved
             if moved:
                 self.changed.set()

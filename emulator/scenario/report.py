@@ -4,7 +4,10 @@ JSON keys: ``scenario``, ``seed``, ``clock``, ``simulatedSeconds``, ``wallSecond
 ``pods`` {``total``, ``pending``, ``running``, ``succeeded``, ``failed``},
 ``expectations`` [{``name``, ``passed``, ``detail``}], ``events`` (number of API writes),
 ``traceHash``, ``passed``; plus whatever the agents add (``scheduling`` once the
-scheduler runs).
+scheduler runs); ``workloads`` when the run has workload objects: a list of
+{``kind``, ``namespace``, ``name``, ``desired``, ``ready``, ``available``, ``updated``,
+``restarts``} and, for Jobs, {..., ``succeeded``, ``failed``, ``completionTime``,
+``durationSeconds``, ``restarts``} (``scenario.workloads`` says how each is counted).
 """
 
 from __future__ import annotations
@@ -37,7 +40,28 @@ def to_json(result: RunResult) -> dict[str, Any]:
     for extra in result.extra.get("agents", []):
         doc.update(extra)
     doc["invariants"] = [r.to_json() for r in result.extra.get("invariants", [])]
+    if result.extra.get("workloads"):
+        doc["workloads"] = result.extra["workloads"]
     return doc
+
+
+def _workload_table(entries: list[dict[str, Any]]) -> Table:
+    table = Table(show_header=True, header_style="bold", box=None, title="workloads", title_justify="left")
+    for column in ("workload", "desired", "ready", "available", "updated", "restarts", "succeeded", "failed", "took"):
+        table.add_column(column, justify="left" if column == "workload" else "right")
+    for e in entries:
+
+        def cell(key: str, e: dict[str, Any] = e) -> str:
+            value = e.get(key)
+            return "" if value is None else str(value)
+
+        took = e.get("durationSeconds")
+        table.add_row(
+            f"{e['kind']} {e['namespace']}/{e['name']}",
+            *(cell(k) for k in ("desired", "ready", "available", "updated", "restarts", "succeeded", "failed")),
+            "" if took is None else f"{took:g}s",
+        )
+    return table
 
 
 def print_summary(result: RunResult, console: Console) -> None:
@@ -61,6 +85,8 @@ def print_summary(result: RunResult, console: Console) -> None:
                 f"[red]✗[/red] invariant {inv.name}: {inv.violations} violation(s); "
                 f"first at t={inv.first_time:g}s: {inv.first_detail}"
             )
+    if result.extra.get("workloads"):
+        console.print(_workload_table(result.extra["workloads"]))
     for w in result.waits_timed_out:
         console.print(f"[red]✗[/red] {w}")
     if result.expectations:

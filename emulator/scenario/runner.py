@@ -67,6 +67,8 @@ from emulator.scenario.schema import (
     creation_order,
 )
 from emulator.scenario.trace import TraceRecorder
+from emulator.scenario.workloads import REPORT_KINDS
+from emulator.scenario.workloads import report as workload_report
 
 __all__ = ["BOOKMARK_INTERVAL", "Cluster", "RunOptions", "RunResult", "StepError", "run_scenario"]
 
@@ -221,7 +223,14 @@ async def _main(scenario: Scenario, seed: int, options: RunOptions, virtual: boo
         gc.set_threshold(*thresholds)
     checked = invariants.finish(cluster)
     pods: list[Pod] = server.list("Pod")[0]
-    results = check(scenario.expect, pods, invariants.overcommits, server.list("Node")[0])
+    objects = {kind: server.list(kind)[0] for kind in REPORT_KINDS}
+    results = check(scenario.expect, pods, invariants.overcommits, server.list("Node")[0], objects)
+    extra: dict[str, Any] = {
+        "agents": [a.report() for a in cluster.agents if hasattr(a, "report")],
+        "invariants": checked,
+    }
+    if entries := workload_report(objects, pods):
+        extra["workloads"] = entries
     return RunResult(
         scenario=scenario.name,
         seed=seed,
@@ -233,7 +242,7 @@ async def _main(scenario: Scenario, seed: int, options: RunOptions, virtual: boo
         events=server.writes,
         trace_hash=tracer.hexdigest,
         waits_timed_out=timeouts,
-        extra={"agents": [a.report() for a in cluster.agents if hasattr(a, "report")], "invariants": checked},
+        extra=extra,
     )
 
 

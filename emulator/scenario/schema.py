@@ -25,11 +25,16 @@ YAML verb        body                                            Struct
 ``create``       list of manifests / ``{file}`` entries          ``Create(objects)``
 ``createPods``   ``{count, namePrefix, template, ...}``          ``CreatePods``
 ``createNodes``  a ``nodes`` entry                               ``CreateNodes(nodes)``
-``delete``       ``{kind, name | selector, namespace?}``         ``Delete``
+``delete``       ``{kind, name | selector, namespace?,            ``Delete``
+                 propagationPolicy?}``
+``scale``        ``{kind, name, namespace?, replicas}``          ``Scale``
+``update``       ``{kind, name, namespace?, patch}``             ``Update``
 ``cordon``       ``{node}``                                      ``Cordon``
 ``uncordon``     ``{node}``                                      ``Uncordon``
+``drain``        ``{node, timeout?, gracePeriod?}``              ``Drain``
 ``sleep``        a duration                                      ``Sleep(duration)``
-``waitFor``      ``{condition, selector?, count?, timeout}``     ``WaitFor``
+``waitFor``      ``{condition, selector?, count?, timeout,      ``WaitFor``
+                 kind?, name?, namespace?}``
 ``fault``        one fault (a one-key mapping, see below)        ``Fault(fault)``
 ===============  =============================================  =========================
 
@@ -87,9 +92,11 @@ from emulator.scenario.limits import MAX_CREATE_PODS, MAX_GROUP_NODES, MAX_SECON
 __all__ = [
     "AGENT_PATTERN",
     "API_VERBS",
+    "DRAIN_TIMEOUT",
     "MAX_CREATE_PODS",
     "MAX_GROUP_NODES",
     "PRECREATED_NAMESPACES",
+    "SCALABLE_KINDS",
     "ApiError",
     "ApiLatency",
     "ByteRate",
@@ -103,11 +110,13 @@ __all__ = [
     "CycleCost",
     "Delay",
     "Delete",
+    "Drain",
     "Duration",
     "Expectation",
     "Fault",
     "FaultSpec",
     "ImagePullSlow",
+    "JobsComplete",
     "KubeletConfig",
     "Latency",
     "MaxPodsPerNode",
@@ -117,6 +126,7 @@ __all__ = [
     "PodCount",
     "PodOnNode",
     "PodsOnNodes",
+    "Scale",
     "Scenario",
     "SchedulerConfig",
     "SchedulerInstances",
@@ -127,10 +137,12 @@ __all__ = [
     "StepBase",
     "TopologySpread",
     "Uncordon",
+    "Update",
     "WaitFor",
     "WatchCut",
     "WatchDelay",
     "WatchReorder",
+    "WorkloadsReady",
     "auto_namespaces",
     "creation_order",
     "generated_name",
@@ -329,6 +341,50 @@ class Delete(StepBase, tag="delete", frozen=True, kw_only=True):
     selector: LabelSelector | None = None
     namespace: str = ""
     """Resolved at load: ``default`` for a namespaced kind when not given, empty otherwise."""
+    propagation_policy: Literal["Background", "Foreground", "Orphan"] | None = None
+    """Upstream ``DeleteOptions.propagationPolicy``; unset: the kind's default (Background)."""
+
+
+SCALABLE_KINDS: Final = ("Deployment", "ReplicaSet", "StatefulSet")
+"""The kinds with a scale subresource that ``kubectl scale`` accepts."""
+Replicas = Annotated[int, msgspec.Meta(ge=0, le=2**31 - 1)]
+
+
+class Scale(StepBase, tag="scale", frozen=True, kw_only=True):
+    """Set ``spec.replicas`` of a Deployment, ReplicaSet or StatefulSet (``kubectl scale``)."""
+
+    kind: str
+    name: str
+    namespace: str = ""
+    """Resolved at load: ``default`` when not given."""
+    replicas: Replicas
+
+
+class Update(StepBase, tag="update", frozen=True, kw_only=True):
+    """Apply ``patch`` as a JSON merge patch (RFC 7386: ``null`` deletes a key, lists are
+    replaced whole) to the object's manifest form, then update it (``kubectl patch --type
+    merge``); a changed pod template starts a rollout."""
+
+    kind: str
+    name: str
+    namespace: str = ""
+    """Resolved at load: ``default`` for a namespaced kind when not given, empty otherwise."""
+    patch: dict[str, Any]
+
+
+DRAIN_TIMEOUT: Final = 300.0
+"""``drain``'s default timeout. kubectl's is none (wait forever); a scenario must end, so 5m."""
+
+
+class Drain(StepBase, tag="drain", frozen=True, kw_only=True):
+    """``kubectl drain``: cordon ``node``, evict its pods but DaemonSet and mirror pods through
+    the Eviction API (a 429 is retried every 5 s), wait until they are gone; not done within
+    ``timeout`` fails the run like a timed-out ``waitFor``."""
+
+    node: str
+    timeout: PositiveDuration = DRAIN_TIMEOUT
+    grace_period: Duration | None = None
+    """Each eviction's ``gracePeriodSeconds`` (whole seconds, rounded up); unset: the pod's own."""
 
 
 class Cordon(StepBase, tag="cordon", frozen=True, kw_only=True):
@@ -344,16 +400,26 @@ class Sleep(StepBase, tag="sleep", frozen=True, kw_only=True):
 
 
 class WaitFor(StepBase, tag="waitFor", frozen=True, kw_only=True):
-    condition: Literal["podsScheduled", "podsRunning", "podsSucceeded", "podsTerminal"]
+    condition: Literal[
+        "podsScheduled", "podsRunning", "podsSucceeded", "podsTerminal", "workloadsReady", "jobsComplete"
+    ]
     timeout: Duration
     selector: LabelSelector = LabelSelector()
+    """Pods' labels; for ``workloadsReady`` and ``jobsComplete`` the objects' labels."""
     count: Count = "all"
+    kind: str = ""
+    """``workloadsReady`` only: Deployment, ReplicaSet, StatefulSet or DaemonSet (empty: all)."""
+    name: str = ""
+    """``workloadsReady`` only: the object's name (empty: any)."""
+    namespace: str = ""
+    """``workloadsReady`` only: the objects' namespace (empty: any)."""
 
 
 # --- faults ------------------------------------------------------------------------------
 
-API_VERBS: Final = ("create", "get", "list", "update", "updateStatus", "delete", "bind")
-"""The client verbs an API fault may select (``bind`` is the pods/binding subresource)."""
+API_VERBS: Final = ("create", "get", "list", "update", "updateStatus", "delete", "bind", "evict")
+"""The client verbs an API fault may select (``bind`` is the pods/binding subresource,
+``evict`` pods/eviction)."""
 AGENT_PATTERN: Final = r"^(\*|runner|default-scheduler[-0-9*]*|kubelet:\S+|controller:\S+)$"
 Agent = Annotated[
     str,
@@ -365,7 +431,7 @@ Agent = Annotated[
         },
     ),
 ]
-ApiVerb = Literal["create", "get", "list", "update", "updateStatus", "delete", "bind"]
+ApiVerb = Literal["create", "get", "list", "update", "updateStatus", "delete", "bind", "evict"]
 
 
 class FaultBase(Spec, tag_field="type", frozen=True, kw_only=True):
@@ -493,7 +559,7 @@ class Fault(StepBase, tag="fault", frozen=True, kw_only=True):
     fault: FaultSpec
 
 
-Step = Create | CreatePods | CreateNodes | Delete | Cordon | Uncordon | Sleep | WaitFor | Fault
+Step = Create | CreatePods | CreateNodes | Delete | Scale | Update | Cordon | Uncordon | Drain | Sleep | WaitFor | Fault
 
 
 # --- expectations ------------------------------------------------------------------------
@@ -544,7 +610,26 @@ class NoOvercommit(ExpectBase, tag="noOvercommit", frozen=True, kw_only=True):
     """No node's pods request more than its allocatable, at any time of the run."""
 
 
-Expectation = PodCount | PodOnNode | MaxPodsPerNode | TopologySpread | PodsOnNodes | NoOvercommit
+class WorkloadsReady(ExpectBase, tag="workloadsReady", frozen=True, kw_only=True):
+    """Every selected Deployment, ReplicaSet, StatefulSet and DaemonSet is ready (see
+    ``workloads.py``); ``{}`` selects all of them, at least one must exist."""
+
+    kind: str = ""
+    name: str = ""
+    namespace: str = ""
+    selector: LabelSelector = LabelSelector()
+
+
+class JobsComplete(ExpectBase, tag="jobsComplete", frozen=True, kw_only=True):
+    """``count`` of the Jobs ``selector`` picks have the condition Complete (``all``: every one)."""
+
+    count: Count = "all"
+    selector: LabelSelector = LabelSelector()
+
+
+Expectation = (
+    PodCount | PodOnNode | MaxPodsPerNode | TopologySpread | PodsOnNodes | NoOvercommit | WorkloadsReady | JobsComplete
+)
 
 
 # --- the scenario ------------------------------------------------------------------------

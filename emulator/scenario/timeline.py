@@ -7,7 +7,9 @@ an object that already exists (generated names are compared arithmetically, neve
 a million-pod step costs a few probes), a namespace that does not exist yet, an unknown
 ``priorityClassName``, a ``spec.priority`` its class disagrees with, a second
 ``globalDefault``, deleting an immortal namespace, and steps that name a missing object
-(``delete`` by name of a kind only the scenario creates, ``cordon``, ``uncordon``) or a node
+(``delete``, ``scale`` and ``update`` by name of a kind only the scenario creates,
+``cordon``, ``uncordon``, ``drain``), an ``update`` whose merge patch makes the scenario's
+own manifest invalid (the object as the controllers left it is not known here), or a node
 the scenario never defines (faults' ``node`` and ``kubelet:<node>``). What it cannot
 foresee (an object the controllers deleted, a pod still terminating when its name is
 reused, injected faults) the runner reports as a ``StepError``. It reads no file and walks
@@ -22,11 +24,15 @@ from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
 from emulator.api.core import LabelSelector, Namespace, Pod
+from emulator.api.errors import Invalid
 from emulator.api.labelselector import label_selector_matches
 from emulator.api.meta import ObjectMeta
 from emulator.api.scheduling import PriorityClass
+from emulator.api.validation import validate
+from emulator.api.workloaddefaults import default_object
 from emulator.apiserver.server import CLUSTER_SCOPED
 from emulator.inputs import join_path
+from emulator.scenario.patch import patched
 from emulator.scenario.readers import Origin, ScenarioError
 from emulator.scenario.schema import (
     Cordon,
@@ -34,10 +40,13 @@ from emulator.scenario.schema import (
     CreateNodes,
     CreatePods,
     Delete,
+    Drain,
     Fault,
     NodeGroup,
+    Scale,
     Scenario,
     Uncordon,
+    Update,
     auto_namespaces,
     creation_order,
     generated_name,
@@ -147,7 +156,13 @@ class _UseNode:
     path: str
 
 
-_Event = _Make | _MakeGroup | _Remove | _UseNode
+@dataclass(frozen=True, slots=True)
+class _UseObject:
+    step: Scale | Update
+    path: str
+
+
+_Event = _Make | _MakeGroup | _Remove | _UseNode | _UseObject
 
 
 def _constant(labels: Mapping[str, str]) -> Callable[[int], Mapping[str, str]]:
@@ -204,8 +219,10 @@ class Timeline:
                     yield _MakeGroup(self._node_group(step.nodes, path), path, None)
                 case Delete():
                     yield _Remove(step, path)
-                case Cordon() | Uncordon():
+                case Cordon() | Uncordon() | Drain():
                     yield _UseNode(step.node, join_path(path, "node"))
+                case Scale() | Update():
+                    yield _UseObject(step, path)
 
     @staticmethod
     def _node_group(group: NodeGroup, label: str) -> _Group:
@@ -231,6 +248,8 @@ class Timeline:
                 case _UseNode():
                     if self._owner("Node", "", event.node) is None:
                         self._missing("Node", "", event.node, self.file, event.path)
+                case _UseObject():
+                    self._use(event.step, event.path)
         self._check_fault_nodes()
 
     # what exists -------------------------------------------------------------------------
@@ -407,6 +426,24 @@ class Timeline:
             return False
         group.gone[i] = where
         return True
+
+    def _use(self, step: Scale | Update, path: str) -> None:
+        """``scale``/``update`` of an object: it exists (for the kinds only the scenario
+        makes); a patch keeps the scenario's own manifest of it valid."""
+        key = (step.kind, step.namespace, step.name)
+        if self._owner(*key) is None:
+            if step.kind in _SCENARIO_ONLY:
+                self._missing(*key, self.file, join_path(path, "name"))
+            return
+        single = self.singles.get(key)
+        if not isinstance(step, Update) or single is None:
+            return
+        try:
+            validate(default_object(patched(single[0], step.patch)))
+        except Invalid as err:
+            self.fail(
+                self.file, join_path(path, "patch"), f"the patched {step.kind} is invalid: {err.field}: {err.detail}"
+            )
 
     # references ------------------------------------------------------------------------
 

@@ -1,7 +1,8 @@
 """The event trace: one canonical JSON line per API write, and its hash.
 
 Keys, in this order: ``rv`` (revision), ``t`` (simulated seconds, rounded to the
-microsecond), ``verb`` (create, update, updateStatus, bind, delete), ``kind``, ``ns``,
+microsecond), ``verb`` (create, update, updateStatus, bind, delete, evict: the DisruptionTarget condition an
+admitted eviction writes before its delete), ``kind``, ``ns``,
 ``name``, and, only where the write changed them, ``nodeName``, ``phase``, ``reason``,
 ``message``. ``reason``/``message`` are the pod's ``status.reason``/``status.message``, or,
 for a write that changes the PodScheduled condition, that condition's reason and message.

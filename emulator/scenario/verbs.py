@@ -5,6 +5,8 @@ one-key mappings: steps (one verb each, ``at`` never going backwards; verbs whos
 is one field of the Struct), expectations, faults (their kinds; one-of fields; time
 windows), and the checks made once a Struct is built: generated names valid for their
 whole count, ``labelValues`` keys and values, ``delete``'s name-or-selector and namespace,
+the kinds ``scale``, ``update``, ``waitFor`` and ``workloadsReady`` take, the fields of a
+merge patch that name the object (never patched),
 the kubelet's ``nodeStatusReportFrequency`` default, and the configuration of each
 ``scheduler`` fault (decoded after the walk, when the scheduler agent is installed). It
 does not read files (``readers``) nor replay the run's writes (``timeline``).
@@ -32,6 +34,7 @@ from emulator.inputs import join_path, show
 from emulator.runtime.clock import format_duration
 from emulator.scenario.readers import ScenarioError
 from emulator.scenario.schema import (
+    SCALABLE_KINDS,
     ApiError,
     ApiLatency,
     ContainerStartFailure,
@@ -40,10 +43,12 @@ from emulator.scenario.schema import (
     CreateNodes,
     CreatePods,
     Delete,
+    Drain,
     Expectation,
     Fault,
     FaultSpec,
     ImagePullSlow,
+    JobsComplete,
     KubeletConfig,
     MaxPodsPerNode,
     NodeGroup,
@@ -52,6 +57,7 @@ from emulator.scenario.schema import (
     PodCount,
     PodOnNode,
     PodsOnNodes,
+    Scale,
     Scenario,
     SchedulerConfig,
     SchedulerInstances,
@@ -59,14 +65,17 @@ from emulator.scenario.schema import (
     Step,
     TopologySpread,
     Uncordon,
+    Update,
     WaitFor,
     WatchCut,
     WatchDelay,
     WatchReorder,
+    WorkloadsReady,
     generated_name,
 )
 from emulator.scenario.totals import limit_errors
 from emulator.scenario.walker import Hook, Reader, SchemaWalker
+from emulator.scenario.workloads import READY_KINDS
 
 __all__ = ["ScenarioWalker"]
 
@@ -75,8 +84,11 @@ _VERBS: dict[str, type[Any]] = {
     "createPods": CreatePods,
     "createNodes": CreateNodes,
     "delete": Delete,
+    "scale": Scale,
+    "update": Update,
     "cordon": Cordon,
     "uncordon": Uncordon,
+    "drain": Drain,
     "sleep": Sleep,
     "waitFor": WaitFor,
     "fault": Fault,
@@ -84,8 +96,21 @@ _VERBS: dict[str, type[Any]] = {
 _BODY_FIELD = {"create": "objects", "createNodes": "nodes", "sleep": "duration", "fault": "fault"}
 """Verbs whose YAML body is one field of the Struct rather than a mapping of its fields."""
 _POD_COUNTS: tuple[str, ...] = get_args(next(f.type for f in msgspec.structs.fields(PodCount) if f.name == "condition"))
-_EXPECTATIONS = (*_POD_COUNTS, "podOnNode", "maxPodsPerNode", "topologySpread", "podsOnNodes", "noOvercommit")
+_EXPECTATIONS = (
+    *_POD_COUNTS,
+    "podOnNode",
+    "maxPodsPerNode",
+    "topologySpread",
+    "podsOnNodes",
+    "noOvercommit",
+    "workloadsReady",
+    "jobsComplete",
+)
+_WORKLOAD_FIELDS = ("kind", "name", "namespace")
+"""``waitFor`` fields only ``workloadsReady`` takes."""
+_IMMUTABLE_PATCH = (("apiVersion",), ("kind",), ("metadata", "name"), ("metadata", "namespace"))
 _DELETABLE = tuple(dict.fromkeys(k for _, k in KINDS if k != "Binding"))
+_UPDATABLE = tuple(k for k in _DELETABLE if k != "Event")
 _API_KINDS = tuple(dict.fromkeys(k for _, k in KINDS))
 _FAULTS: dict[str, type[Any]] = {
     str(cls.__struct_config__.tag): cls
@@ -114,6 +139,11 @@ class ScenarioWalker(SchemaWalker):
             CreatePods: self._create_pods,
             KubeletConfig: self._kubelet,
             Delete: self._delete,
+            Scale: self._scale,
+            Update: self._update,
+            WaitFor: self._wait_for,
+            Drain: self._drain,
+            WorkloadsReady: self._workloads_ready,
             TopologySpread: self._topology_spread,
             **dict.fromkeys(_FAULTS.values(), self._fault),
         }
@@ -199,6 +229,10 @@ class ScenarioWalker(SchemaWalker):
                 if not name or "/" in ns or (sep and not ns):
                     self.fail(join_path(bp, "pod"), f'expected "namespace/name" or "name", got {show(pod)}')
                 out.append(PodOnNode(name=name, node=node, namespace=ns or "default"))
+            elif key == "workloadsReady":
+                out.append(self.struct(WorkloadsReady, {} if body is None else body, bp))
+            elif key == "jobsComplete":
+                out.append(self.struct(JobsComplete, {} if body is None else body, bp))
             elif key == "noOvercommit":
                 if body is not True:
                     self.fail(bp, f"expected true, got {show(body)}")
@@ -280,6 +314,68 @@ class ScenarioWalker(SchemaWalker):
                 self.fail(join_path(path, "namespace"), f"{step.kind} is cluster-scoped: remove namespace")
             return step
         return replace(step, namespace=step.namespace or "default")
+
+    def _scale(self, step: Scale, raw: dict[str, Any], path: str) -> Scale:
+        if step.kind not in SCALABLE_KINDS:
+            hint = (
+                "; a Job has no scale subresource: change spec.parallelism with an update step"
+                if step.kind == "Job"
+                else ""
+            )
+            self.fail(
+                join_path(path, "kind"),
+                f"unsupported kind {show(step.kind)}; expected one of: {', '.join(SCALABLE_KINDS)}{hint}",
+            )
+        return replace(step, namespace=step.namespace or "default")
+
+    def _update(self, step: Update, raw: dict[str, Any], path: str) -> Update:
+        if step.kind not in _UPDATABLE:
+            self.fail(
+                join_path(path, "kind"), f"unsupported kind {show(step.kind)}; expected one of: {', '.join(_UPDATABLE)}"
+            )
+        if not step.patch:
+            self.fail(join_path(path, "patch"), "expected a non-empty merge patch like {spec: {replicas: 3}}")
+        for keys in _IMMUTABLE_PATCH:
+            value: Any = step.patch
+            for k in keys:
+                value = value.get(k) if isinstance(value, dict) else None
+            if value is not None:
+                where = join_path(path, "patch")
+                for k in keys:
+                    where = join_path(where, k)
+                self.fail(where, f"{'.'.join(keys)} cannot be changed by a patch (name the object with kind and name)")
+        if step.kind in CLUSTER_SCOPED:
+            if step.namespace:
+                self.fail(join_path(path, "namespace"), f"{step.kind} is cluster-scoped: remove namespace")
+            return step
+        return replace(step, namespace=step.namespace or "default")
+
+    def _wait_for(self, step: WaitFor, raw: dict[str, Any], path: str) -> WaitFor:
+        if step.condition != "workloadsReady":
+            for key in _WORKLOAD_FIELDS:
+                if key in raw:
+                    self.fail(join_path(path, key), "only with condition workloadsReady")
+        elif step.kind and step.kind not in READY_KINDS:
+            self.fail(
+                join_path(path, "kind"),
+                f"unsupported kind {show(step.kind)}; expected one of: {', '.join(READY_KINDS)}",
+            )
+        if step.condition == "workloadsReady" and "count" in raw:
+            self.fail(join_path(path, "count"), "not with workloadsReady (every selected object must be ready)")
+        return step
+
+    def _workloads_ready(self, expect: WorkloadsReady, raw: dict[str, Any], path: str) -> WorkloadsReady:
+        if expect.kind and expect.kind not in READY_KINDS:
+            self.fail(
+                join_path(path, "kind"),
+                f"unsupported kind {show(expect.kind)}; expected one of: {', '.join(READY_KINDS)}",
+            )
+        return expect
+
+    def _drain(self, step: Drain, raw: dict[str, Any], path: str) -> Drain:
+        if not step.node:
+            self.fail(join_path(path, "node"), 'expected a node name, got ""')
+        return step
 
     def _fault(self, fault: Any, raw: dict[str, Any], path: str) -> Any:
         """Cross-field checks of one fault (``path`` is ``...<kind>``)."""

@@ -283,7 +283,7 @@ def test_error_attributes() -> None:
 
 # --- broken scenarios ---------------------------------------------------------------------
 
-_VERBS = "create, createPods, createNodes, delete, cordon, uncordon, sleep, waitFor, fault"
+_VERBS = "create, createPods, createNodes, delete, scale, update, cordon, uncordon, drain, sleep, waitFor, fault"
 _QTY_RE = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
 _CP = f"count: 1, namePrefix: p, template: {{spec: {POD}}}"
 
@@ -543,8 +543,8 @@ BROKEN = [
     ),
     pytest.param(
         "name: x\nsteps:\n  - waitFor: {condition: podsReady, timeout: 1m}\n",
-        'scenario.yaml: steps[0].waitFor.condition: expected "podsScheduled", "podsRunning", "podsSucceeded" '
-        'or "podsTerminal", got "podsReady"',
+        'scenario.yaml: steps[0].waitFor.condition: expected "podsScheduled", "podsRunning", "podsSucceeded", '
+        '"podsTerminal", "workloadsReady" or "jobsComplete", got "podsReady"',
         id="wait-for-condition",
     ),
     pytest.param(
@@ -582,7 +582,8 @@ BROKEN = [
     pytest.param(
         "name: x\nexpect:\n  - podsRunning: {count: 1}\n  - podsRuning: {count: 1}\n",
         'scenario.yaml: expect[1]: unknown expectation "podsRuning"; expected one of: podsRunning, podsScheduled, '
-        "podsPending, podsSucceeded, podsFailed, podOnNode, maxPodsPerNode, topologySpread, podsOnNodes, noOvercommit",
+        "podsPending, podsSucceeded, podsFailed, podOnNode, maxPodsPerNode, topologySpread, podsOnNodes, noOvercommit, "
+        "workloadsReady, jobsComplete",
         id="expect-unknown",
     ),
     pytest.param(

@@ -150,7 +150,7 @@ BROKEN = [
     pytest.param(
         faults("apiError: {verb: watch}"),
         'scenario.yaml: faults[0].apiError.verb: expected "create", "get", "list", "update", "updateStatus", '
-        '"delete" or "bind", got "watch"',
+        '"delete", "bind" or "evict", got "watch"',
         id="verb",
     ),
     pytest.param(
