@@ -157,6 +157,10 @@ def test_daemonset_covers_each_eligible_node_once_through_the_scheduler() -> Non
         assert not pod.spec.node_name, "the controller must leave binding to the scheduler"
         terms = pod.spec.affinity.node_affinity.required_during_scheduling_ignored_during_execution.node_selector_terms
         assert [f.key for t in terms for f in t.match_fields] == ["metadata.name"]
+        # late-1 was cordoned before its pod was created: upstream's toleration lets it land.
+        assert any(t.key == "node.kubernetes.io/unschedulable" for t in pod.spec.tolerations)
+    cordoned = next(w.time for w in writes if w.kind == "Node" and w.new is not None and w.new.spec.unschedulable)
+    assert cordoned <= next(w.time for w in binds if w.obj.spec.node_name == "late-1")
     ds = [w.new for w in writes if w.kind == "DaemonSet" and w.new is not None][-1]
     assert ds.status.desired_number_scheduled == 5
     assert ds.status.number_ready == 5
