@@ -96,5 +96,9 @@ class ControllerContext:
 
     def recorder(self, name: str, component: str) -> EventRecorder:
         """An Event recorder writing through ``controller:<name>`` as ``component``
-        (upstream's source component, e.g. ``replicaset-controller``)."""
-        return EventRecorder(self.client(name), self.clock, component)
+        (upstream's source component, e.g. ``replicaset-controller``).
+
+        Named by the API server (``generateName: <object>.``), not by the clock as the
+        legacy recorder names them: a controller records several Events about one object
+        in one instant of virtual time (one per pod it creates), and clock names collide."""
+        return EventRecorder(self.client(name), self.clock, component, naming="generated")

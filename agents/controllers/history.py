@@ -19,6 +19,7 @@ from typing import Final
 
 import msgspec
 
+from emulator.api.codec import enc_hook
 from emulator.api.podtemplate import PodTemplateSpec
 
 __all__ = ["CONTROLLER_REVISION_HASH", "RevisionHistory", "revision_name", "template_hash"]
@@ -30,7 +31,8 @@ _ALPHANUMS: Final = "bcdfghjklmnpqrstvwxz2456789"
 """``k8s.io/apimachinery/pkg/util/rand``'s alphabet: no vowels, no 0/1/3 (no words)."""
 _FNV_OFFSET: Final = 0x811C9DC5
 _FNV_PRIME: Final = 0x01000193
-_ENCODER: Final = msgspec.json.Encoder(order="deterministic")
+_ENCODER: Final = msgspec.json.Encoder(order="deterministic", enc_hook=enc_hook)
+"""Quantities (container requests and limits) are written as their text, as on the wire."""
 
 
 def _fnv1a32(data: bytes) -> int:

@@ -18,8 +18,6 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from agents.controllers.context import SHARED_INFORMERS, ControllerContext, SharedInformers
-from agents.controllers.garbagecollector import NAME as GC_NAME
-from agents.controllers.garbagecollector import GarbageCollector
 from emulator.client.client import Client
 from emulator.runtime.clock import Clock
 
@@ -58,4 +56,28 @@ def start_workload_controllers(
     return started
 
 
-WORKLOAD_CONTROLLERS[GC_NAME] = GarbageCollector
+# The registry, in start order (imports at the end: each controller module imports the
+# context and utilities above this module, never this module).
+from agents.controllers.cronjob import CronJobController  # noqa: E402
+from agents.controllers.daemonset import DaemonSetController  # noqa: E402
+from agents.controllers.deployment import DeploymentController  # noqa: E402
+from agents.controllers.disruption import DisruptionController  # noqa: E402
+from agents.controllers.garbagecollector import GarbageCollector  # noqa: E402
+from agents.controllers.job import JobController  # noqa: E402
+from agents.controllers.replicaset import ReplicaSetController  # noqa: E402
+from agents.controllers.statefulset import StatefulSetController  # noqa: E402
+from agents.controllers.ttlafterfinished import TTLAfterFinishedController  # noqa: E402
+
+WORKLOAD_CONTROLLERS.update(
+    {
+        "replicaset": ReplicaSetController,
+        "deployment": DeploymentController,
+        "statefulset": StatefulSetController,
+        "daemonset": DaemonSetController,
+        "job": JobController,
+        "cronjob": CronJobController,
+        "ttlafterfinished": TTLAfterFinishedController,
+        "disruption": DisruptionController,
+        "garbagecollector": GarbageCollector,
+    }
+)

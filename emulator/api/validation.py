@@ -39,7 +39,7 @@ from emulator.api.scheduling import PriorityClass
 from emulator.api.services import Service
 from emulator.api.taints import TAINT_EFFECTS
 from emulator.api.workloaddefaults import default_object, stored_job
-from emulator.api.workloadvalidation import Problem, workload_problems, workload_update_problems
+from emulator.api.workloadvalidation import Problem, status_problems, workload_problems, workload_update_problems
 
 __all__ = [
     "WORKLOAD_KINDS",
@@ -234,9 +234,17 @@ def validate_status_update(candidate: Any) -> None:
     every write that stores one validates it, and ``bind``/graceful ``delete`` only touch
     fields validation does not read) with another status. Pod validation reads no status
     field, so for a Pod it could only re-check the unchanged metadata and spec: skipped (the
-    most frequent write of a run: three per pod). Every other kind is validated in full.
+    most frequent write of a run: three per pod). A workload kind's stored metadata and spec
+    are valid, so only its status is checked (upstream's ``Validate<Kind>StatusUpdate``
+    reads nothing else either): the workload controllers write a status per sync, and the
+    spec's pod template is the costly part. Every other kind is validated in full.
     ``tests/apiserver/test_status_validation.py`` checks this against ``validate``."""
     if isinstance(candidate, Pod):
+        return
+    if isinstance(candidate, WORKLOAD_KINDS):
+        problem = next(status_problems(candidate), None)
+        if problem is not None:
+            raise Invalid.at(_qualified(candidate), candidate.metadata.name, *problem)
         return
     validate(candidate)
 

@@ -382,15 +382,28 @@ def _pdb(pdb: PodDisruptionBudget) -> Iterator[Problem]:
 _ABOVE_REPLICAS: Final = "cannot be greater than status.replicas"
 
 
+_STATUS_FIELDS: dict[type, tuple[tuple[str, str], ...]] = {}
+
+
+def _status_fields(tp: type) -> tuple[tuple[str, str], ...]:
+    """(name, wire name) of a status struct's fields, remembered per type:
+    ``msgspec.structs.fields`` resolves the class's annotations on every call
+    (milliseconds), and a status is checked on every controller's status write."""
+    fields = _STATUS_FIELDS.get(tp)
+    if fields is None:
+        fields = _STATUS_FIELDS[tp] = tuple((f.name, f.encode_name) for f in msgspec.structs.fields(tp))
+    return fields
+
+
 def status_problems(obj: Any) -> Iterator[Problem]:
     """``Validate<Kind>Status``: counts ≥ 0, and the replica counts' order."""
     status = getattr(obj, "status", None)
     if status is None:
         return
-    for f in msgspec.structs.fields(status):
-        value = getattr(status, f.name)
+    for name, wire in _status_fields(type(status)):
+        value = getattr(status, name)
         if isinstance(value, int) and not isinstance(value, bool) and value < 0:
-            yield f"status.{f.encode_name}", f"Invalid value: {value}: must be greater than or equal to 0"
+            yield f"status.{wire}", f"Invalid value: {value}: must be greater than or equal to 0"
     if isinstance(obj, Deployment | ReplicaSet):
         st = obj.status
         above = [("readyReplicas", st.ready_replicas), ("availableReplicas", st.available_replicas)]

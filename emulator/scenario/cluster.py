@@ -429,8 +429,9 @@ class _Controllers:
         self.controllers = controllers
 
     def report(self) -> dict[str, Any]:
-        """Each controller's statistics; a workload controller that never saw an object of
-        its kind reports ``{}`` and is left out (a run without DaemonSets lists none)."""
+        """Each controller's statistics; a workload controller that saw nothing of its kind
+        says so with empty statistics, and is left out (a run without workloads reports as
+        before they existed)."""
         stats = ((c.client.name.removeprefix("controller:"), c.statistics()) for c in self.controllers)
         return {"controllers": {name: s for name, s in stats if s}}
 

@@ -8,11 +8,14 @@ scheduler runs); ``workloads`` when the run has workload objects: a list of
 {``kind``, ``namespace``, ``name``, ``desired``, ``ready``, ``available``, ``updated``,
 ``restarts``} and, for Jobs, {..., ``succeeded``, ``failed``, ``completionTime``,
 ``durationSeconds``, ``restarts``} (``scenario.workloads`` says how each is counted).
+
+The terminal summary prints the workloads as two kubectl-like tables, ``workloads`` (the
+controllers) and ``jobs``, made to fit 80 columns (``_workload_tables``).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from rich.console import Console
 from rich.table import Table
@@ -45,23 +48,49 @@ def to_json(result: RunResult) -> dict[str, Any]:
     return doc
 
 
-def _workload_table(entries: list[dict[str, Any]]) -> Table:
-    table = Table(show_header=True, header_style="bold", box=None, title="workloads", title_justify="left")
-    for column in ("workload", "desired", "ready", "available", "updated", "restarts", "succeeded", "failed", "took"):
-        table.add_column(column, justify="left" if column == "workload" else "right")
-    for e in entries:
+_CONTROLLER_COLUMNS: Final = (("desired", "desired"), ("ready", "ready"), ("available", "avail"),
+                               ("updated", "updated"), ("restarts", "restarts"))  # fmt: skip
+_JOB_COLUMNS: Final = (("succeeded", "succeeded"), ("failed", "failed"), ("restarts", "restarts"))
 
-        def cell(key: str, e: dict[str, Any] = e) -> str:
-            value = e.get(key)
-            return "" if value is None else str(value)
 
-        took = e.get("durationSeconds")
-        table.add_row(
-            f"{e['kind']} {e['namespace']}/{e['name']}",
-            *(cell(k) for k in ("desired", "ready", "available", "updated", "restarts", "succeeded", "failed")),
-            "" if took is None else f"{took:g}s",
-        )
-    return table
+def _cell(value: Any) -> str:
+    return "" if value is None else str(value)
+
+
+def _workload_tables(entries: list[dict[str, Any]]) -> list[Table]:
+    """The ``workloads`` entries as kubectl-like tables that fit 80 columns: one for the
+    controllers (Deployment, ReplicaSet, StatefulSet, DaemonSet), one for the Jobs; kind,
+    namespace and name in their own columns, the namespace only when some entry is outside
+    ``default`` (as ``kubectl get`` shows it only across namespaces); a long name folds rather
+    than being cut."""
+    controllers = [e for e in entries if e["kind"] != "Job"]
+    jobs = [e for e in entries if e["kind"] == "Job"]
+    tables: list[Table] = []
+    for title, rows, columns in (("workloads", controllers, _CONTROLLER_COLUMNS), ("jobs", jobs, _JOB_COLUMNS)):
+        if not rows:
+            continue
+        table = Table(box=None, header_style="bold", title=title, title_justify="left", pad_edge=False)
+        with_kind = title == "workloads"
+        with_namespace = any(e["namespace"] != "default" for e in rows)
+        if with_kind:
+            table.add_column("kind", no_wrap=True)
+        if with_namespace:
+            table.add_column("namespace", no_wrap=True)
+        table.add_column("name", overflow="fold")
+        for _, header in columns:
+            table.add_column(header, justify="right", no_wrap=True, min_width=len(header))
+        if not with_kind:
+            table.add_column("took", justify="right", no_wrap=True)
+        for e in rows:
+            cells = [e["kind"]] if with_kind else []
+            cells += [e["namespace"]] if with_namespace else []
+            cells += [e["name"], *(_cell(e.get(key)) for key, _ in columns)]
+            if not with_kind:
+                took = e.get("durationSeconds")
+                cells.append("" if took is None else f"{took:g}s")
+            table.add_row(*cells)
+        tables.append(table)
+    return tables
 
 
 def print_summary(result: RunResult, console: Console) -> None:
@@ -86,14 +115,19 @@ def print_summary(result: RunResult, console: Console) -> None:
                 f"first at t={inv.first_time:g}s: {inv.first_detail}"
             )
     if result.extra.get("workloads"):
-        console.print(_workload_table(result.extra["workloads"]))
+        for table in _workload_tables(result.extra["workloads"]):
+            # Two spaces between columns when the widest row fits, else one (kubectl's
+            # columns are single tokens: one space still reads).
+            wide = console.options.update_width(10_000)
+            table.collapse_padding = console.measure(table, options=wide).maximum > console.width
+            console.print(table)
     for w in result.waits_timed_out:
         console.print(f"[red]✗[/red] {w}")
     if result.expectations:
         table = Table(show_header=True, header_style="bold", box=None)
         table.add_column("")
-        table.add_column("expectation")
-        table.add_column("found")
+        table.add_column("expectation", overflow="fold")
+        table.add_column("found", overflow="fold")
         for e in result.expectations:
             table.add_row("[green]✓[/green]" if e.passed else "[red]✗[/red]", e.name, e.detail)
         console.print(table)

@@ -197,4 +197,4 @@ def test_the_report_has_workloads_only_when_there_are_some() -> None:
     assert to_json(_result({"workloads": [entry]}))["workloads"] == [entry]
     out = io.StringIO()
     print_summary(_result({"workloads": [entry]}), Console(file=out, width=150))
-    assert "Job default/batch" in out.getvalue()
+    assert "batch" in out.getvalue().split("jobs", 1)[1]

@@ -1,0 +1,360 @@
+"""``CronJobController``: upstream's CronJob controller v2 (``pkg/controller/cronjob``), one
+agent with the client ``controller:cronjob`` and Events as ``cronjob-controller``.
+
+A sync of one CronJob (``_sync``), as upstream's ``sync``:
+
+1. history: finished Jobs beyond ``successfulJobsHistoryLimit`` (Complete) and
+   ``failedJobsHistoryLimit`` (Failed) are deleted, oldest ``startTime`` first;
+2. ``status.active``: a finished Job leaves it (``SawCompletedJob``), a Job gone from the
+   API server too (``MissingJob``); ``lastSuccessfulTime`` follows the newest completion;
+3. unless suspended or its ``timeZone`` unknown (``UnknownTimeZone``): the most recent
+   schedule time not yet run (``cronschedule``); too late for ``startingDeadlineSeconds``
+   → ``MissSchedule``; already run → nothing; ``Forbid`` with an active Job →
+   ``JobAlreadyActive``; ``Replace`` → the active Jobs are deleted first; then the Job
+   ``<cronjob>-<Unix minutes>`` is created from ``jobTemplate`` with the annotation
+   ``batch.kubernetes.io/cronjob-scheduled-timestamp`` (``SuccessfulCreate``), added to
+   ``status.active``, and ``lastScheduleTime`` set;
+4. the status is written if it changed, and the CronJob re-queued for its next schedule
+   time (``WorkQueue.add_after``) — the controller never polls.
+
+Jobs are indexed by their controller's UID, so a sync reads only its own Jobs. Deleting a
+Job is a plain delete here (upstream asks for ``propagationPolicy: Background``; garbage
+collection of its pods is the garbage collector's).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+from typing import Any, Final
+
+from msgspec.structs import replace
+
+from agents.controllers.context import ControllerContext
+from agents.controllers.controllerutils import controller_ref, owner_ref
+from agents.controllers.cronschedule import (
+    Missed,
+    UnknownZone,
+    Zone,
+    job_name,
+    load_zone,
+    most_recent_schedule_time,
+    next_schedule_delay,
+)
+from agents.controllers.workqueue import WorkQueue
+from emulator.api.batch import CronJob, CronJobStatus, Job
+from emulator.api.cron import CronError, Schedule, parse_schedule
+from emulator.api.errors import AlreadyExists, ApiError, NotFound
+from emulator.api.meta import ObjectMeta, ObjectReference
+from emulator.client.events import EventRecorder
+from emulator.client.informer import Informer
+from emulator.runtime.clock import EPOCH, format_timestamp, parse_timestamp
+
+__all__ = ["NAME", "SCHEDULED_TIMESTAMP", "CronJobController"]
+
+NAME: Final = "cronjob"
+COMPONENT: Final = "cronjob-controller"
+SCHEDULED_TIMESTAMP: Final = "batch.kubernetes.io/cronjob-scheduled-timestamp"
+
+Key = tuple[str, str]
+
+
+def _finished(job: Job) -> str | None:
+    """``Complete`` or ``Failed`` when the Job finished (upstream ``getFinishedStatus``)."""
+    for c in job.status.conditions:
+        if c.type in ("Complete", "Failed") and c.status == "True":
+            return c.type
+    return None
+
+
+def _ref(obj: Any) -> ObjectReference:
+    return ObjectReference(
+        api_version=obj.api_version,
+        kind=obj.kind,
+        namespace=obj.metadata.namespace,
+        name=obj.metadata.name,
+        uid=obj.metadata.uid,
+        resource_version=obj.metadata.resource_version,
+    )
+
+
+def _start_key(job: Job) -> tuple[int, float, str]:
+    """Upstream ``byJobStartTime``: by startTime (none last), then name."""
+    start = job.status.start_time
+    return (1, 0.0, job.metadata.name) if start is None else (0, parse_timestamp(start), job.metadata.name)
+
+
+class CronJobController:
+    """Creates Jobs on a CronJob's schedule (see the module docstring)."""
+
+    def __init__(self, ctx: ControllerContext) -> None:
+        self.client = ctx.client(NAME)
+        self.clock = ctx.clock
+        self.ready = asyncio.Event()
+        self._informers = ctx.informers
+        # Server-generated Event names: several Events of one CronJob in one virtual instant.
+        self._recorder = EventRecorder(self.client, ctx.clock, COMPONENT, naming="generated")
+        self.queue: WorkQueue[Key] = WorkQueue(ctx.clock, self.client.name)
+        self._cronjobs: Informer | None = None
+        self._jobs: Informer | None = None
+        self._by_owner: dict[str, set[Key]] = {}
+        self._stats = {"syncs": 0, "created": 0, "deleted": 0, "missed": 0, "errors": 0}
+
+    def __repr__(self) -> str:
+        return f"<CronJobController {self.queue!r}>"
+
+    def statistics(self) -> dict[str, Any]:
+        return {**self._stats, "cronjobs": len(self._cronjobs.store) if self._cronjobs else 0}
+
+    async def run(self) -> None:
+        async with asyncio.TaskGroup() as tg:
+            self._cronjobs = self._informers.handlers("CronJob", self._cronjob_added, self._cronjob_updated, self._key)
+            self.queue.run_workers(tg, 1, self._sync_key)
+            await self._cronjobs.synced.wait()
+            self.ready.set()
+
+    # --- informer handlers --------------------------------------------------------------------
+
+    def _key(self, cj: CronJob) -> None:
+        self.queue.add((cj.metadata.namespace, cj.metadata.name))
+
+    def _cronjob_added(self, cj: CronJob) -> None:
+        if self._jobs is None:
+            self._jobs = self._informers.handlers("Job", self._job_added, self._job_updated, self._job_deleted)
+        self._key(cj)
+
+    def _cronjob_updated(self, old: CronJob, new: CronJob) -> None:
+        self._key(new)
+
+    def _owner_key(self, job: Job) -> Key | None:
+        ref = controller_ref(job)
+        if ref is None or ref.kind != "CronJob":
+            return None
+        return (job.metadata.namespace, ref.name)
+
+    def _job_added(self, job: Job) -> None:
+        ref = controller_ref(job)
+        if ref is None or ref.kind != "CronJob":
+            return
+        self._by_owner.setdefault(ref.uid, set()).add((job.metadata.namespace, job.metadata.name))
+        self.queue.add((job.metadata.namespace, ref.name))
+
+    def _job_updated(self, old: Job, new: Job) -> None:
+        key = self._owner_key(new)
+        if key is not None and _finished(old) != _finished(new):
+            self.queue.add(key)
+
+    def _job_deleted(self, job: Job) -> None:
+        ref = controller_ref(job)
+        if ref is None or ref.kind != "CronJob":
+            return
+        keys = self._by_owner.get(ref.uid)
+        if keys is not None:
+            keys.discard((job.metadata.namespace, job.metadata.name))
+            if not keys:
+                del self._by_owner[ref.uid]
+        self.queue.add((job.metadata.namespace, ref.name))
+
+    # --- sync -----------------------------------------------------------------------------------
+
+    async def _sync_key(self, key: Key) -> None:
+        self._stats["syncs"] += 1
+        try:
+            await self._sync(key)
+        except ApiError:
+            self._stats["errors"] += 1
+            self.queue.add_rate_limited(key)
+        else:
+            self.queue.forget(key)
+
+    def _jobs_of(self, cj: CronJob) -> list[Job]:
+        if self._jobs is None:
+            return []
+        store = self._jobs.store
+        keys = sorted(self._by_owner.get(cj.metadata.uid, ()))
+        return [j for k in keys if (j := store.get(k)) is not None and controller_ref(j) is not None]
+
+    async def _event(self, cj: CronJob, type_: str, reason: str, message: str) -> None:
+        await self._recorder.event(_ref(cj), type_, reason, message)
+
+    async def _sync(self, key: Key) -> None:
+        assert self._cronjobs is not None
+        cj: CronJob | None = self._cronjobs.get(key[1], key[0])
+        if cj is None:
+            return
+        jobs = self._jobs_of(cj)
+        status = cj.status
+        status, cleaned = await self._cleanup(cj, status, jobs)
+        status, delay = await self._reconcile(cj, status, jobs)
+        if cleaned or status != cj.status:
+            await self.client.update_status(replace(cj, status=status))
+        if delay is not None:
+            self.queue.add_after(key, delay)
+
+    async def _cleanup(self, cj: CronJob, status: CronJobStatus, jobs: list[Job]) -> tuple[CronJobStatus, bool]:
+        """Upstream ``cleanupFinishedJobs``."""
+        changed = False
+        for kind, limit in (
+            ("Complete", cj.spec.successful_jobs_history_limit),
+            ("Failed", cj.spec.failed_jobs_history_limit),
+        ):
+            if limit is None:
+                continue
+            finished = sorted((j for j in jobs if _finished(j) == kind), key=_start_key)
+            for job in finished[: max(0, len(finished) - limit)]:
+                ok, status = await self._delete_job(cj, status, job)
+                changed = changed or ok
+        return status, changed
+
+    async def _delete_job(self, cj: CronJob, status: CronJobStatus, job: Job) -> tuple[bool, CronJobStatus]:
+        """Upstream ``deleteJob``: delete, drop from ``active``, ``SuccessfulDelete``."""
+        try:
+            await self.client.delete("Job", job.metadata.name, job.metadata.namespace)
+        except NotFound:
+            pass
+        except ApiError as err:
+            await self._event(cj, "Warning", "FailedDelete", f"Deleted job: {err}")
+            return False, status
+        self._stats["deleted"] += 1
+        status = replace(status, active=[a for a in status.active if a.uid != job.metadata.uid])
+        await self._event(cj, "Normal", "SuccessfulDelete", f"Deleted job {job.metadata.name}")
+        return True, status
+
+    async def _reconcile(
+        self, cj: CronJob, status: CronJobStatus, jobs: list[Job]
+    ) -> tuple[CronJobStatus, float | None]:
+        """Upstream ``syncCronJob``: the new status and when to sync again."""
+        uids = {j.metadata.uid for j in jobs}
+        for job in jobs:
+            active = any(a.uid == job.metadata.uid for a in status.active)
+            finished = _finished(job)
+            if not active and finished is None:
+                fresh: CronJob = await self.client.get("CronJob", cj.metadata.name, cj.metadata.namespace)
+                if any(a.uid == job.metadata.uid for a in fresh.status.active):
+                    known = [a for a in fresh.status.active if a.uid == job.metadata.uid]
+                    status = replace(status, active=[*status.active, *known])
+                    continue
+                message = f"Saw a job that the controller did not create or forgot: {job.metadata.name}"
+                await self._event(cj, "Warning", "UnexpectedJob", message)
+            elif active and finished is not None:
+                status = replace(status, active=[a for a in status.active if a.uid != job.metadata.uid])
+                await self._event(
+                    cj, "Normal", "SawCompletedJob", f"Saw completed job: {job.metadata.name}, condition: {finished}"
+                )
+            if finished == "Complete" and job.status.completion_time is not None:
+                last = status.last_successful_time
+                if last is None or parse_timestamp(job.status.completion_time) > parse_timestamp(last):
+                    status = replace(status, last_successful_time=job.status.completion_time)
+        for a in list(status.active):
+            if a.uid in uids:
+                continue
+            try:
+                await self.client.get("Job", a.name, a.namespace)
+            except NotFound:
+                await self._event(cj, "Normal", "MissingJob", f"Active job went missing: {a.name}")
+                status = replace(status, active=[x for x in status.active if x.uid != a.uid])
+
+        if cj.metadata.deletion_timestamp is not None:
+            return status, None
+        try:
+            zone = load_zone(cj.spec.time_zone)
+        except UnknownZone as err:
+            await self._event(cj, "Warning", "UnknownTimeZone", f'invalid timeZone: "{cj.spec.time_zone}": {err}')
+            return status, None
+        if cj.spec.suspend:
+            return status, None
+        try:
+            schedule = parse_schedule(cj.spec.schedule)
+        except CronError as err:
+            message = f'unparseable schedule: "{cj.spec.schedule}" : {err}'
+            await self._event(cj, "Warning", "UnparseableSchedule", message)
+            return status, None
+        return await self._schedule(cj, status, schedule, zone)
+
+    async def _schedule(
+        self, cj: CronJob, status: CronJobStatus, schedule: Schedule, zone: Zone
+    ) -> tuple[CronJobStatus, float | None]:
+        now = self.clock.now()
+        created = parse_timestamp(cj.metadata.creation_timestamp) if cj.metadata.creation_timestamp else 0.0
+        earliest = parse_timestamp(status.last_schedule_time) if status.last_schedule_time else created
+
+        def delay() -> float | None:
+            return next_schedule_delay(schedule, zone, now, earliest)
+
+        try:
+            _, scheduled, missed = most_recent_schedule_time(
+                schedule, zone, now, earliest, cj.spec.starting_deadline_seconds
+            )
+        except ValueError as err:
+            await self._event(cj, "Warning", "InvalidSchedule", f"invalid schedule: {cj.spec.schedule} : {err}")
+            return status, None
+        if scheduled is None:
+            return status, delay()
+        if missed is Missed.MANY:
+            await self._event(
+                cj,
+                "Warning",
+                "TooManyMissedTimes",
+                "too many missed start times. Set or decrease .spec.startingDeadlineSeconds or check clock skew",
+            )
+        deadline = cj.spec.starting_deadline_seconds
+        if deadline is not None and scheduled + deadline < now:
+            self._stats["missed"] += 1
+            message = f"Missed scheduled time to start a job: {_rfc1123z(scheduled)}"
+            await self._event(cj, "Warning", "MissSchedule", message)
+            return status, delay()
+        name = job_name(cj.metadata.name, scheduled)
+        stamp = format_timestamp(scheduled)
+        if any(a.name == name for a in status.active) or status.last_schedule_time == stamp:
+            return status, delay()
+        if cj.spec.concurrency_policy == "Forbid" and status.active:
+            await self._event(
+                cj,
+                "Normal",
+                "JobAlreadyActive",
+                "Not starting job because prior execution is running and concurrency policy is Forbid",
+            )
+            return status, delay()
+        if cj.spec.concurrency_policy == "Replace":
+            for a in list(status.active):
+                try:
+                    job: Job = await self.client.get("Job", a.name, a.namespace)
+                except ApiError as err:
+                    await self._event(cj, "Warning", "FailedGet", f"Get job: {err}")
+                    raise
+                ok, status = await self._delete_job(cj, status, job)
+                if not ok:
+                    return status, None
+        template = cj.spec.job_template
+        job = Job(
+            metadata=ObjectMeta(
+                name=name,
+                namespace=cj.metadata.namespace,
+                labels=dict(template.metadata.labels),
+                annotations={**template.metadata.annotations, SCHEDULED_TIMESTAMP: zone.format(scheduled)},
+                owner_references=[owner_ref(cj)],
+            ),
+            spec=template.spec,
+        )
+        try:
+            created_job: Job = await self.client.create(job)
+        except AlreadyExists:
+            existing: Job = await self.client.get("Job", name, cj.metadata.namespace)
+            ref = controller_ref(existing)
+            if ref is None or ref.uid != cj.metadata.uid or any(a.uid == existing.metadata.uid for a in status.active):
+                return status, None
+            created_job = existing
+        except ApiError as err:
+            await self._event(cj, "Warning", "FailedCreate", f"Error creating job: {err}")
+            raise
+        else:
+            self._stats["created"] += 1
+            await self._event(cj, "Normal", "SuccessfulCreate", f"Created job {name}")
+        status = replace(status, active=[*status.active, _ref(created_job)], last_schedule_time=stamp)
+        earliest = scheduled
+        return status, delay()
+
+
+def _rfc1123z(t: float) -> str:
+    """Go's ``time.RFC1123Z`` of clock time ``t`` in UTC: ``Mon, 02 Jan 2006 15:04:05 -0700``."""
+    return (EPOCH + dt.timedelta(seconds=int(t))).strftime("%a, %d %b %Y %H:%M:%S +0000")

@@ -1,0 +1,531 @@
+"""``JobController``: upstream's job controller (``pkg/controller/job``), one agent with the
+client ``controller:job`` and Events as ``job-controller``.
+
+A sync of one Job (``_sync``), as upstream's ``syncJob``:
+
+1. a finished Job (Complete or Failed), or one ``spec.managedBy`` another controller, is
+   left alone;
+2. count the pods that finished since the last sync: Succeeded pods as successes; Failed
+   pods, and pods being deleted before they succeeded (unless ``podReplacementPolicy:
+   Failed`` or a ``podFailurePolicy``), as failures (``podFailurePolicy`` Ignore does not
+   count); Indexed Jobs count succeeded *indexes* (``completedIndexes``);
+3. decide whether the Job is finishing: an interim ``FailureTarget`` already set, a FailJob
+   rule, failures over ``backoffLimit`` (or, under ``restartPolicy: OnFailure``, container
+   restarts reaching it), ``activeDeadlineSeconds`` passed (else a re-sync is queued for
+   then); a finishing Job's active pods are deleted;
+4. otherwise ``manage``: suspended → delete the active pods; too many → delete the extra
+   (duplicate indexes first, then ``ActivePods`` order); too few → after the recreation
+   backoff (``backoff``), create up to ``parallelism`` bounded by the remaining completions
+   in slow-start batches (Indexed: the lowest pending indexes, pod ``<job>-<ix>-<rand>``,
+   hostname ``<job>-<ix>``, index annotation and label); enough successes and no active
+   pod → ``SuccessCriteriaMet``;
+5. write the status (active, ready, terminating, succeeded, failed, completedIndexes,
+   startTime, the interim condition), then, once no pod is terminating, the terminal
+   condition (``Complete`` with completionTime, or ``Failed``) and its Event.
+
+Counting: upstream tracks finished pods with the ``batch.kubernetes.io/job-tracking``
+finalizer and ``status.uncountedTerminatedPods``. The API server here does not hold objects
+for finalizers yet, and a finalizer removal is one more pod write per finished pod (the
+churn scenario's budget), so this controller keeps the UIDs it has counted in memory
+(``_counted``) and remembers pods that vanished before being counted (``_gone``); the
+status it writes carries an empty ``uncountedTerminatedPods`` as upstream's does between
+syncs. The counts are the same as long as the controller is not restarted (it never is).
+
+Pod events re-sync a Job after upstream's 1 s batch period; Job spec changes at once. Pods
+are indexed by their controller's UID, so a sync reads only its own pods.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any, Final
+
+from msgspec.structs import replace
+
+from agents.controllers.context import ControllerContext
+from agents.controllers.controllerutils import (
+    BatchError,
+    Expectations,
+    controller_ref,
+    is_pod_active,
+    is_pod_ready,
+    pod_from_template,
+    slow_start_batch,
+)
+from agents.controllers.job import backoff as bo
+from agents.controllers.job.conditions import (
+    BACKOFF_LIMIT_EXCEEDED,
+    COMPLETIONS_REACHED,
+    DEADLINE_EXCEEDED,
+    POD_FAILURE_POLICY,
+    ensure_condition,
+    find_condition,
+    is_finished,
+    new_condition,
+)
+from agents.controllers.job.failurepolicy import match
+from agents.controllers.job.indexes import (
+    COMPLETION_INDEX,
+    completion_index,
+    first_pending_indexes,
+    format_intervals,
+    parse_intervals,
+)
+from agents.controllers.job.pods import (
+    fail_job_message,
+    is_terminating,
+    new_finished,
+    only_replace_failed,
+    pods_for_removal,
+    restarts_past_limit,
+)
+from agents.controllers.workqueue import WorkQueue
+from emulator.api.batch import Job, JobCondition, JobStatus, UncountedTerminatedPods
+from emulator.api.core import Pod
+from emulator.api.errors import ApiError, NotFound
+from emulator.api.meta import ObjectReference
+from emulator.client.events import EventRecorder
+from emulator.client.informer import Informer
+from emulator.runtime.clock import parse_timestamp
+
+__all__ = ["BATCH_PERIOD", "MAX_POD_CREATE_DELETE_PER_SYNC", "NAME", "JobController"]
+
+NAME: Final = "job"
+COMPONENT: Final = "job-controller"
+JOB_CONTROLLER: Final = "kubernetes.io/job-controller"
+"""``spec.managedBy`` naming this controller (unset means the same)."""
+BATCH_PERIOD: Final = 1.0
+"""Upstream ``syncJobBatchPeriod``: pod events re-sync their Job this much later."""
+MAX_POD_CREATE_DELETE_PER_SYNC: Final = 500
+
+Key = tuple[str, str]
+
+
+def _pod_key(pod: Pod) -> Key:
+    return (pod.metadata.namespace, pod.metadata.name)
+
+
+def _reference(job: Job) -> ObjectReference:
+    return ObjectReference(
+        api_version=job.api_version,
+        kind="Job",
+        namespace=job.metadata.namespace,
+        name=job.metadata.name,
+        uid=job.metadata.uid,
+        resource_version=job.metadata.resource_version,
+    )
+
+
+class JobController:
+    """Reconciles Jobs into pods (see the module docstring)."""
+
+    def __init__(self, ctx: ControllerContext, *, workers: int = 1) -> None:
+        self.client = ctx.client(NAME)
+        self.clock = ctx.clock
+        self.ready = asyncio.Event()
+        self._informers = ctx.informers
+        # Names generated by the server: several Events of one Job in the same virtual
+        # instant (a batch of creations) would share a clock-named name.
+        self._recorder = EventRecorder(self.client, ctx.clock, COMPONENT, naming="generated")
+        self._workers = workers
+        self.queue: WorkQueue[Key] = WorkQueue(ctx.clock, self.client.name)
+        self.expectations = Expectations(ctx.clock)
+        self._jobs: Informer | None = None
+        self._pods: Informer | None = None
+        self._by_owner: dict[str, set[Key]] = {}
+        self._counted: dict[str, set[str]] = {}
+        self._gone: dict[str, dict[str, Pod]] = {}
+        self._backoff: dict[Key, bo.BackoffRecord] = {}
+        self._stats = {"syncs": 0, "created": 0, "deleted": 0, "completed": 0, "failed": 0, "errors": 0}
+
+    def __repr__(self) -> str:
+        return f"<JobController jobs={len(self._jobs.store) if self._jobs else 0} {self.queue!r}>"
+
+    def statistics(self) -> dict[str, Any]:
+        return {**self._stats, "jobs": len(self._jobs.store) if self._jobs else 0}
+
+    async def run(self) -> None:
+        async with asyncio.TaskGroup() as tg:
+            self._jobs = self._informers.handlers("Job", self._job_added, self._job_updated, self._job_deleted)
+            self.queue.run_workers(tg, self._workers, self._sync_key)
+            await self._jobs.synced.wait()
+            self.ready.set()
+
+    # --- informer handlers (synchronous) ------------------------------------------------------
+
+    def _watch_pods(self) -> None:
+        if self._pods is None:
+            self._pods = self._informers.handlers("Pod", self._pod_added, self._pod_updated, self._pod_deleted)
+
+    def _job_added(self, job: Job) -> None:
+        self._watch_pods()
+        self.queue.add((job.metadata.namespace, job.metadata.name))
+
+    def _job_updated(self, old: Job, new: Job) -> None:
+        key = (new.metadata.namespace, new.metadata.name)
+        if new.metadata.generation == old.metadata.generation:
+            self.queue.add_after(key, BATCH_PERIOD)
+        else:
+            self.queue.add(key)
+        deadline = new.spec.active_deadline_seconds
+        if new.status.start_time and deadline is not None and deadline != old.spec.active_deadline_seconds:
+            passed = self.clock.now() - parse_timestamp(new.status.start_time)
+            self.queue.add_after(key, deadline - passed)
+
+    def _job_deleted(self, job: Job) -> None:
+        self._counted.pop(job.metadata.uid, None)
+        self._gone.pop(job.metadata.uid, None)
+        self.queue.add((job.metadata.namespace, job.metadata.name))
+
+    def _owner(self, pod: Pod) -> tuple[Job, Key] | None:
+        ref = controller_ref(pod)
+        if ref is None or ref.kind != "Job" or self._jobs is None:
+            return None
+        job: Job | None = self._jobs.get(ref.name, pod.metadata.namespace)
+        if job is None or job.metadata.uid != ref.uid:
+            return None
+        return job, (job.metadata.namespace, job.metadata.name)
+
+    def _pod_added(self, pod: Pod) -> None:
+        ref = controller_ref(pod)
+        if ref is not None and ref.kind == "Job":
+            self._by_owner.setdefault(ref.uid, set()).add(_pod_key(pod))
+        owner = self._owner(pod)
+        if owner is None:
+            return
+        _, key = owner
+        if pod.metadata.deletion_timestamp is not None:
+            self.expectations.deletion_observed(key, "/".join(_pod_key(pod)))
+        else:
+            self.expectations.creation_observed(key)
+        self.queue.add_after(key, BATCH_PERIOD)
+
+    def _pod_updated(self, old: Pod, new: Pod) -> None:
+        if old.metadata.resource_version == new.metadata.resource_version:
+            return
+        owner = self._owner(new)
+        if owner is None:
+            return
+        _, key = owner
+        if new.metadata.deletion_timestamp is not None:
+            self.expectations.deletion_observed(key, "/".join(_pod_key(new)))
+        self.queue.add_after(key, BATCH_PERIOD)
+
+    def _pod_deleted(self, pod: Pod) -> None:
+        ref = controller_ref(pod)
+        if ref is None or ref.kind != "Job":
+            return
+        keys = self._by_owner.get(ref.uid)
+        if keys is not None:
+            keys.discard(_pod_key(pod))
+            if not keys:
+                del self._by_owner[ref.uid]
+        owner = self._owner(pod)
+        if owner is None or is_finished(owner[0]):
+            return
+        self.expectations.deletion_observed(owner[1], "/".join(_pod_key(pod)))
+        counted = self._counted.get(ref.uid)
+        if counted is not None and pod.metadata.uid in counted:
+            counted.discard(pod.metadata.uid)
+        else:
+            self._gone.setdefault(ref.uid, {})[pod.metadata.uid] = pod
+        self.queue.add_after(owner[1], BATCH_PERIOD)
+
+    # --- sync -----------------------------------------------------------------------------------
+
+    async def _sync_key(self, key: Key) -> None:
+        self._stats["syncs"] += 1
+        try:
+            await self._sync(key)
+        except (ApiError, BatchError):
+            self._stats["errors"] += 1
+            self.queue.add_rate_limited(key)
+        else:
+            self.queue.forget(key)
+
+    def _forget(self, key: Key, uid: str) -> None:
+        self.expectations.delete(key)
+        self._backoff.pop(key, None)
+        self._counted.pop(uid, None)
+        self._gone.pop(uid, None)
+
+    def _pods_of(self, job: Job) -> list[Pod]:
+        if self._pods is None:
+            return []
+        store = self._pods.store
+        keys = sorted(self._by_owner.get(job.metadata.uid, ()))
+        return [p for k in keys if (p := store.get(k)) is not None]
+
+    async def _sync(self, key: Key) -> None:
+        assert self._jobs is not None
+        job: Job | None = self._jobs.get(key[1], key[0])
+        if job is None:
+            self.expectations.delete(key)
+            self._backoff.pop(key, None)
+            return
+        uid = job.metadata.uid
+        if job.spec.managed_by not in (None, JOB_CONTROLLER):
+            return  # another controller's (upstream ``managedByExternalController``)
+        if is_finished(job):
+            self._forget(key, uid)
+            return
+        now = self.clock.now()
+        stamp = self.clock.timestamp(now)
+        satisfied = self.expectations.satisfied(key)
+        pods = self._pods_of(job)
+        active_pods = [p for p in pods if is_pod_active(p)]
+        terminating = sum(1 for p in pods if is_terminating(p))
+        ready = sum(1 for p in active_pods if is_pod_ready(p))
+        counted = self._counted.setdefault(uid, set())
+        gone = self._gone.get(uid, {})
+        indexed = job.spec.completion_mode == "Indexed"
+        completions = job.spec.completions
+
+        # 2. what finished since the last sync
+        fresh = new_finished(job, pods, [gone[u] for u in sorted(gone)], counted)
+        new_succeeded, new_failed, seen = fresh.succeeded, fresh.failed, fresh.seen
+        policy = job.spec.pod_failure_policy
+        failed = job.status.failed + sum(1 for p in new_failed if match(policy, p).count_failed)
+        if indexed:
+            done = parse_intervals(job.status.completed_indexes, completions or 0)
+            done.update(ix for p in new_succeeded if (ix := completion_index(p)) is not None)
+            succeeded = len(done)
+        else:
+            done = set()
+            succeeded = job.status.succeeded + len(new_succeeded)
+        record = bo.next_record(self._backoff.get(key, bo.BackoffRecord()), new_succeeded, new_failed)
+
+        status = job.status
+        suspended = bool(job.spec.suspend)
+        start_time = status.start_time
+        if start_time is None and not suspended:
+            start_time = stamp
+        conditions = list(status.conditions)
+
+        # 3. is it finishing?
+        finishing: JobCondition | None = find_condition(conditions, "SuccessCriteriaMet")
+        if finishing is not None and finishing.status != "True":
+            finishing = None
+        if finishing is None:
+            target = find_condition(conditions, "FailureTarget")
+            fail_message = fail_job_message(job, pods)
+            if target is not None and target.status == "True":
+                finishing = target
+            elif fail_message is not None:
+                finishing = new_condition("FailureTarget", POD_FAILURE_POLICY, fail_message, stamp)
+            elif failed > (job.spec.backoff_limit or 0) or restarts_past_limit(job, pods):
+                finishing = new_condition("FailureTarget", *BACKOFF_LIMIT_EXCEEDED, stamp)
+            elif job.spec.active_deadline_seconds is not None and start_time is not None and not suspended:
+                left = parse_timestamp(start_time) + job.spec.active_deadline_seconds - now
+                if left <= 0:
+                    finishing = new_condition("FailureTarget", *DEADLINE_EXCEEDED, stamp)
+                else:
+                    self.queue.add_after(key, left)
+
+        active = len(active_pods)
+        events: list[tuple[str, str, str]] = []
+        if finishing is not None:
+            failing = finishing.type == "FailureTarget"
+            deleted, deleted_ready = await self._delete_pods(job, active_pods, count=failing)
+            if deleted != active or not satisfied:
+                finishing = None  # pods not yet seen: decide again on the next sync
+            active -= deleted
+            terminating += deleted
+            ready -= deleted_ready
+        else:
+            managed = False
+            if satisfied and job.metadata.deletion_timestamp is None:
+                active, terminating, ready = await self._manage(
+                    job, key, active_pods, done, succeeded, record, terminating, ready, events
+                )
+                managed = True
+            if completions is None:
+                complete = succeeded > 0 and active == 0
+            else:
+                complete = succeeded >= completions and active == 0
+            if complete:
+                finishing = new_condition("SuccessCriteriaMet", *COMPLETIONS_REACHED, stamp)
+            elif managed:
+                if suspended:
+                    conditions, changed = ensure_condition(
+                        conditions, "Suspended", "True", "JobSuspended", "Job suspended", stamp
+                    )
+                    if changed:
+                        events.append(("Normal", "Suspended", "Job suspended"))
+                else:
+                    conditions, changed = ensure_condition(
+                        conditions, "Suspended", "False", "JobResumed", "Job resumed", stamp
+                    )
+                    if changed:
+                        events.append(("Normal", "Resumed", "Job resumed"))
+                        start_time = stamp
+
+        # 5. the status: interim condition first, terminal once nothing is terminating
+        if finishing is not None and find_condition(conditions, finishing.type) is None:
+            conditions.append(finishing)
+        new_status = replace(
+            status,
+            conditions=conditions,
+            start_time=start_time,
+            active=active,
+            ready=ready,
+            terminating=terminating,
+            succeeded=succeeded,
+            failed=failed,
+            completed_indexes=format_intervals(done) if indexed else status.completed_indexes,
+            uncounted_terminated_pods=UncountedTerminatedPods(),
+        )
+        written = await self._write_status(job, new_status)
+        counted.update(seen)
+        for u in seen:
+            gone.pop(u, None)
+        self._backoff[key] = record
+        for type_, reason, message in events:
+            await self._recorder.event(_reference(written), type_, reason, message)
+        if finishing is not None and terminating == 0:
+            await self._finish(written, finishing, stamp)
+
+    async def _write_status(self, job: Job, status: JobStatus) -> Job:
+        if status == job.status:
+            return job
+        written: Job = await self.client.update_status(replace(job, status=status))
+        return written
+
+    async def _finish(self, job: Job, interim: JobCondition, stamp: str) -> None:
+        """Upstream ``enactJobFinished`` and ``recordJobFinished``."""
+        terminal = "Complete" if interim.type == "SuccessCriteriaMet" else "Failed"
+        conditions, _ = ensure_condition(
+            list(job.status.conditions), terminal, "True", interim.reason, interim.message, stamp
+        )
+        status = replace(job.status, conditions=conditions)
+        if terminal == "Complete":
+            status = replace(status, completion_time=stamp)
+        written = await self._write_status(job, status)
+        ref = _reference(written)
+        if terminal == "Complete":
+            self._stats["completed"] += 1
+            completions = job.spec.completions
+            if completions is not None and written.status.succeeded > completions:
+                message = "Too many succeeded pods running after completion count reached"
+                await self._recorder.event(ref, "Warning", "TooManySucceededPods", message)
+            await self._recorder.event(ref, "Normal", "Completed", "Job completed")
+        else:
+            self._stats["failed"] += 1
+            await self._recorder.event(ref, "Warning", interim.reason, interim.message)
+        self._forget((job.metadata.namespace, job.metadata.name), job.metadata.uid)
+
+    # --- manageJob ----------------------------------------------------------------------------
+
+    async def _manage(
+        self,
+        job: Job,
+        key: Key,
+        active_pods: list[Pod],
+        done: set[int],
+        succeeded: int,
+        record: bo.BackoffRecord,
+        terminating: int,
+        ready: int,
+        events: list[tuple[str, str, str]],
+    ) -> tuple[int, int, int]:
+        """Upstream ``manageJob``: (active, terminating, ready) after it."""
+        active = len(active_pods)
+        parallelism = job.spec.parallelism or 0
+        completions = job.spec.completions
+        if job.spec.suspend:
+            to_delete = pods_for_removal(job, active_pods, active, self.clock.now())
+            self.expectations.expect_deletions(key, ["/".join(_pod_key(p)) for p in to_delete])
+            removed, removed_ready = await self._delete_pods(job, to_delete, count=False)
+            return active - removed, terminating + removed, ready - removed_ready
+        if completions is None:
+            want = active if succeeded > 0 else parallelism
+        else:
+            want = max(0, min(completions - succeeded, parallelism))
+        to_delete = pods_for_removal(job, active_pods, max(0, active - want), self.clock.now())
+        to_delete = to_delete[:MAX_POD_CREATE_DELETE_PER_SYNC]
+        if to_delete:
+            self.expectations.expect_deletions(key, ["/".join(_pod_key(p)) for p in to_delete])
+            removed, removed_ready = await self._delete_pods(job, to_delete, count=False)
+            return active - removed, terminating + removed, ready - removed_ready
+        pending = terminating if only_replace_failed(job) else 0
+        diff = want - pending - active
+        if diff <= 0:
+            return active, terminating, ready
+        wait = bo.remaining(record, self.clock.now())
+        if wait > 0:
+            self.queue.add_after(key, wait)
+            return 0, terminating, ready  # upstream reports active 0 while backing off
+        diff = min(diff, MAX_POD_CREATE_DELETE_PER_SYNC)
+        indexes: list[int] = []
+        if job.spec.completion_mode == "Indexed":
+            running = {ix for p in active_pods if (ix := completion_index(p)) is not None}
+            indexes = first_pending_indexes(done, running, diff, completions or 0)
+            diff = len(indexes)
+        if diff == 0:
+            return active, terminating, ready
+        self.expectations.expect_creations(key, diff)
+
+        async def create(i: int) -> None:
+            await self._create_pod(job, indexes[i] if indexes else None)
+
+        try:
+            made = await slow_start_batch(diff, create)
+        except BatchError as err:
+            self.expectations.lower_creations(key, diff - err.succeeded)
+            self._stats["created"] += err.succeeded
+            raise
+        self._stats["created"] += made
+        return active + made, terminating, ready
+
+    async def _create_pod(self, job: Job, index: int | None) -> None:
+        template = job.spec.template
+        name = job.metadata.name
+        generate_name = f"{name}-"
+        if index is not None:
+            meta = template.metadata
+            template = replace(
+                template,
+                metadata=replace(
+                    meta,
+                    annotations={**meta.annotations, COMPLETION_INDEX: str(index)},
+                    labels={**meta.labels, COMPLETION_INDEX: str(index)},
+                ),
+                spec=replace(template.spec, hostname=f"{name}-{index}"),
+            )
+            generate_name = f"{name}-{index}-"
+        pod = pod_from_template(template, job, job.metadata.namespace, generate_name=generate_name)
+        ref = _reference(job)
+        try:
+            created: Pod = await self.client.create(pod)
+        except ApiError as err:
+            await self._recorder.event(ref, "Warning", "FailedCreate", f"Error creating: {err}")
+            raise
+        await self._recorder.event(ref, "Normal", "SuccessfulCreate", f"Created pod: {created.metadata.name}")
+
+    async def _delete_pods(self, job: Job, pods: Sequence[Pod], *, count: bool) -> tuple[int, int]:
+        """Delete ``pods`` (upstream ``deleteJobPods``/``deleteActivePods``): (deleted,
+        deleted ready). Unless ``count``, a deleted pod is never counted as a failure."""
+        deleted = deleted_ready = 0
+        ref = _reference(job)
+        counted = self._counted.setdefault(job.metadata.uid, set())
+        error: ApiError | None = None
+        for pod in pods:
+            try:
+                await self.client.delete("Pod", pod.metadata.name, pod.metadata.namespace, uid=pod.metadata.uid)
+            except NotFound:
+                pass
+            except ApiError as err:
+                await self._recorder.event(ref, "Warning", "FailedDelete", f"Error deleting: {err}")
+                error = err
+                continue
+            else:
+                await self._recorder.event(ref, "Normal", "SuccessfulDelete", f"Deleted pod: {pod.metadata.name}")
+            if not count:
+                counted.add(pod.metadata.uid)
+            deleted += 1
+            deleted_ready += is_pod_ready(pod)
+            self._stats["deleted"] += 1
+        if error is not None:
+            raise error
+        return deleted, deleted_ready

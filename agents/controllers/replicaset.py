@@ -1,0 +1,560 @@
+"""The ReplicaSet controller (upstream ``pkg/controller/replicaset``): keeps
+``spec.replicas`` active pods of each ReplicaSet, and its status.
+
+Reconcile loop: informer handlers queue ``(namespace, name)`` keys on a ``WorkQueue``; one
+worker syncs a key as upstream's ``syncReplicaSet`` does:
+
+1. claim pods (``controllerrefmanager``): adopt orphans the selector matches, release owned
+   pods it no longer matches;
+2. if the expectations are met (every creation and deletion asked for was seen by the pod
+   informer, or 5 minutes passed) and the ReplicaSet is not being deleted, ``manage``:
+   create the missing pods in slow-start batches (1, 2, 4, …; at most ``BURST_REPLICAS``
+   per sync), or delete the surplus, first those ``deletion_order`` ranks first (the
+   related pods of the ranks are those of every ReplicaSet with the same controller);
+3. write the status (``replicas``, ``fullyLabeledReplicas``, ``readyReplicas``,
+   ``availableReplicas``, ``observedGeneration``, the ``ReplicaFailure`` condition) if it
+   changed; with ``minReadySeconds`` and all replicas ready but not yet all available,
+   sync again after ``minReadySeconds`` (upstream's ``AddAfter``).
+
+A failed sync is queued again rate-limited. Events as upstream's ``RealPodControl``:
+``SuccessfulCreate`` "Created pod: web-abc12", ``FailedCreate`` "Error creating: …",
+``SuccessfulDelete`` "Deleted pod: …", ``FailedDelete`` "Error deleting: …".
+
+Cost: nothing per pod is recomputed per sync. The pod handlers keep, per ReplicaSet UID,
+the keys of its pods with their status counts (``PodCounts``); orphans are remembered per
+namespace, and an orphan (or an owned pod whose labels changed) is noted as a candidate of
+the ReplicaSets it concerns, so a sync looks only at those. The pod informer starts when
+the first ReplicaSet is seen, so runs without ReplicaSets never watch pods here.
+
+Not here: the pods' lifecycle (kubelet), cascading deletion (garbage collector), and
+ReplicaSets of Deployments (the deployment controller scales them like any client would).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from msgspec.structs import replace
+
+from agents.controllers.context import ControllerContext
+from agents.controllers.controllerrefmanager import adopt, can_adopt, claim_action, release
+from agents.controllers.controllerutils import (
+    BatchError,
+    Expectations,
+    controller_ref,
+    deletion_order,
+    is_pod_active,
+    is_pod_available,
+    is_pod_ready,
+    pod_from_template,
+    related_ranks,
+    slow_start_batch,
+)
+from agents.controllers.workqueue import WorkQueue
+from emulator.api.apps import ReplicaSet, ReplicaSetCondition, ReplicaSetStatus
+from emulator.api.core import Pod
+from emulator.api.errors import ApiError, Conflict, NotFound
+from emulator.api.labelselector import label_selector_matches
+from emulator.api.meta import ObjectReference, OwnerReference
+from emulator.client.informer import Informer
+
+__all__ = ["BURST_REPLICAS", "COMPONENT", "NAME", "PodCounts", "ReplicaSetController", "object_ref"]
+
+NAME: Final = "replicaset"
+COMPONENT: Final = "replicaset-controller"
+BURST_REPLICAS: Final = 500
+"""Upstream ``BurstReplicas``: the most pods one sync creates or deletes."""
+REPLICA_FAILURE: Final = "ReplicaFailure"
+
+Key = tuple[str, str]
+
+
+def object_ref(obj: Any) -> ObjectReference:
+    """The Event's ``involvedObject`` for ``obj`` (upstream ``ref.GetReference``)."""
+    meta = obj.metadata
+    return ObjectReference(
+        api_version=obj.api_version,
+        kind=obj.kind,
+        namespace=meta.namespace,
+        name=meta.name,
+        uid=meta.uid,
+        resource_version=meta.resource_version,
+    )
+
+
+def _key(obj: Any) -> Key:
+    return (obj.metadata.namespace, obj.metadata.name)
+
+
+def _pod_key(key: Key) -> str:
+    return f"{key[0]}/{key[1]}"
+
+
+def _labels_match(template_labels: dict[str, str], labels: dict[str, str]) -> bool:
+    """``labels.SelectorFromSet(template labels).Matches``: every template label is there."""
+    return all(labels.get(k) == v for k, v in template_labels.items())
+
+
+@dataclass(slots=True)
+class PodCounts:
+    """The pods one ReplicaSet controls and the counts of its status, kept current by the
+    pod handlers: each pod's contribution (active, ready, fully labeled) is remembered so
+    that an update replaces it in O(1)."""
+
+    template_labels: dict[str, str]
+    pods: dict[Key, tuple[bool, bool, bool]] = field(default_factory=dict)
+    active: int = 0
+    ready: int = 0
+    labeled: int = 0
+
+    def put(self, key: Key, pod: Pod) -> None:
+        self.drop(key)
+        active = is_pod_active(pod)
+        c = (active, active and is_pod_ready(pod), active and _labels_match(self.template_labels, pod.metadata.labels))
+        self.pods[key] = c
+        self.active += c[0]
+        self.ready += c[1]
+        self.labeled += c[2]
+
+    def drop(self, key: Key) -> None:
+        c = self.pods.pop(key, None)
+        if c is not None:
+            self.active -= c[0]
+            self.ready -= c[1]
+            self.labeled -= c[2]
+
+    def relabel(self, template_labels: dict[str, str], store: dict[Key, Any]) -> None:
+        """The template's labels changed: count fully labeled pods again."""
+        self.template_labels = dict(template_labels)
+        for key in list(self.pods):
+            pod = store.get(key)
+            if pod is None:
+                self.drop(key)
+            else:
+                self.put(key, pod)
+
+
+class ReplicaSetController:
+    """Upstream's ``ReplicaSetController`` as an agent with the client ``controller:replicaset``."""
+
+    def __init__(self, ctx: ControllerContext, *, workers: int = 1, burst_replicas: int = BURST_REPLICAS) -> None:
+        self.client = ctx.client(NAME)
+        self.clock = ctx.clock
+        self.recorder = ctx.recorder(NAME, COMPONENT)
+        self.informers = ctx.informers
+        self.queue: WorkQueue[Key] = WorkQueue(ctx.clock, self.client.name)
+        self.expectations = Expectations(ctx.clock)
+        self.workers = workers
+        self.burst_replicas = burst_replicas
+        self.ready = asyncio.Event()
+        self._rs: Informer | None = None
+        self._pods: Informer | None = None
+        self._rs_key: dict[str, Key] = {}
+        """ReplicaSet UID → its key."""
+        self._by_ns: dict[str, dict[Key, None]] = {}
+        """namespace → keys of its ReplicaSets."""
+        self._owned: dict[str, PodCounts] = {}
+        """ReplicaSet UID → its pods."""
+        self._owner_of: dict[Key, str] = {}
+        """pod key → UID of the ReplicaSet controlling it (for the pods indexed in ``_owned``)."""
+        self._orphans: dict[str, dict[Key, None]] = {}
+        """namespace → pods without a controller."""
+        self._adopt: dict[Key, dict[Key, None]] = {}
+        """ReplicaSet key → orphans its selector matched when last seen (adoption candidates)."""
+        self._release: dict[str, dict[Key, None]] = {}
+        """ReplicaSet UID → owned pods whose labels changed (release candidates)."""
+        self.syncs = 0
+        self.created = 0
+        self.deleted = 0
+        self.adopted = 0
+        self.released = 0
+        self.errors = 0
+
+    def __repr__(self) -> str:
+        return f"<ReplicaSetController syncs={self.syncs} created={self.created} deleted={self.deleted} {self.queue!r}>"
+
+    def statistics(self) -> dict[str, Any]:
+        """Counters for the run report; empty while no object of its kind was ever seen."""
+        if not self.syncs:
+            return {}
+        return {
+            "syncs": self.syncs,
+            "created": self.created,
+            "deleted": self.deleted,
+            "adopted": self.adopted,
+            "released": self.released,
+            "errors": self.errors,
+            "retries": self.queue.retries,
+        }
+
+    async def run(self) -> None:
+        async with asyncio.TaskGroup() as tg:
+            self._rs = self.informers.handlers("ReplicaSet", self._rs_added, self._rs_updated, self._rs_deleted)
+            self.queue.run_workers(tg, self.workers, self._sync)
+            self.ready.set()
+
+    # --- ReplicaSet handlers ----------------------------------------------------------------
+
+    def _start_pods(self) -> Informer:
+        if self._pods is None:
+            self._pods = self.informers.handlers("Pod", self._pod_added, self._pod_updated, self._pod_deleted)
+        return self._pods
+
+    def _rs_added(self, rs: ReplicaSet) -> None:
+        key = _key(rs)
+        self._rs_key[rs.metadata.uid] = key
+        self._by_ns.setdefault(key[0], {})[key] = None
+        self._owned.setdefault(rs.metadata.uid, PodCounts(dict(rs.spec.template.metadata.labels)))
+        self._start_pods()
+        self._find_orphans(rs)
+        self.queue.add(key)
+
+    def _rs_updated(self, old: ReplicaSet, cur: ReplicaSet) -> None:
+        if old.metadata.uid != cur.metadata.uid:
+            self._rs_deleted(old)
+            self._rs_added(cur)
+            return
+        if old.spec.selector != cur.spec.selector:
+            self._find_orphans(cur)
+            counts = self._owned.get(cur.metadata.uid)
+            if counts is not None:
+                self._release.setdefault(cur.metadata.uid, {}).update(dict.fromkeys(counts.pods))
+        self.queue.add(_key(cur))
+
+    def _rs_deleted(self, rs: ReplicaSet) -> None:
+        key = _key(rs)
+        uid = rs.metadata.uid
+        if self._rs_key.get(uid) == key:
+            del self._rs_key[uid]
+        self._by_ns.get(key[0], {}).pop(key, None)
+        self._adopt.pop(key, None)
+        self._release.pop(uid, None)
+        counts = self._owned.get(uid)
+        if counts is not None and not counts.pods:
+            del self._owned[uid]
+        self.expectations.delete(key)
+        self.queue.add(key)
+
+    def _find_orphans(self, rs: ReplicaSet) -> None:
+        """Note the namespace's orphans ``rs`` selects as its adoption candidates."""
+        orphans = self._orphans.get(rs.metadata.namespace)
+        if not orphans or self._pods is None:
+            return
+        store = self._pods.store
+        found = [k for k in orphans if label_selector_matches(rs.spec.selector, store[k].metadata.labels)]
+        if found:
+            self._adopt.setdefault(_key(rs), {}).update(dict.fromkeys(found))
+
+    # --- pod handlers -------------------------------------------------------------------------
+
+    def _rs_for(self, ref: OwnerReference | None, namespace: str) -> Key | None:
+        """Upstream ``resolveControllerRef``: the key of the cached ReplicaSet ``ref`` names."""
+        if ref is None or ref.kind != "ReplicaSet":
+            return None
+        key = self._rs_key.get(ref.uid)
+        return key if key is not None and key == (namespace, ref.name) else None
+
+    def _index(self, pod: Pod) -> None:
+        """Keep ``_owned``/``_orphans`` current with ``pod``'s latest version."""
+        key = _key(pod)
+        ref = controller_ref(pod)
+        uid = ref.uid if ref is not None and ref.kind == "ReplicaSet" else None
+        was = self._owner_of.get(key)
+        if was is not None and was != uid:
+            counts = self._owned.get(was)
+            if counts is not None:
+                counts.drop(key)
+            del self._owner_of[key]
+        if uid is not None:
+            # indexed even before its ReplicaSet is seen (the two informers are not in step);
+            # a sync relabels the counts with the template's labels
+            self._owned.setdefault(uid, PodCounts({})).put(key, pod)
+            self._owner_of[key] = uid
+        orphans = self._orphans.setdefault(key[0], {})
+        if ref is None:
+            orphans[key] = None
+        else:
+            orphans.pop(key, None)
+
+    def _unindex(self, pod: Pod) -> None:
+        key = _key(pod)
+        uid = self._owner_of.pop(key, None)
+        if uid is not None and (counts := self._owned.get(uid)) is not None:
+            counts.drop(key)
+            if not counts.pods and uid not in self._rs_key:
+                del self._owned[uid]
+        self._orphans.get(key[0], {}).pop(key, None)
+
+    def _orphan_seen(self, pod: Pod) -> None:
+        """Upstream: an orphan's ReplicaSets are synced, so one of them may adopt it."""
+        key = _key(pod)
+        if self._rs is None:
+            return
+        for rs_key in self._by_ns.get(key[0], {}):
+            rs = self._rs.store.get(rs_key)
+            if rs is not None and label_selector_matches(rs.spec.selector, pod.metadata.labels):
+                self._adopt.setdefault(rs_key, {})[key] = None
+                self.queue.add(rs_key)
+
+    def _pod_added(self, pod: Pod) -> None:
+        self._index(pod)
+        if pod.metadata.deletion_timestamp is not None:
+            self._deletion_seen(pod)
+            return
+        ref = controller_ref(pod)
+        if ref is None:
+            self._orphan_seen(pod)
+            return
+        rs_key = self._rs_for(ref, pod.metadata.namespace)
+        if rs_key is not None:
+            self.expectations.creation_observed(rs_key)
+            self.queue.add(rs_key)
+
+    def _pod_updated(self, old: Pod, cur: Pod) -> None:
+        if old.metadata.resource_version == cur.metadata.resource_version:
+            return
+        self._index(cur)
+        ns = cur.metadata.namespace
+        labels_changed = old.metadata.labels != cur.metadata.labels
+        if cur.metadata.deletion_timestamp is not None:
+            self._deletion_seen(cur)
+            if labels_changed:
+                self._deletion_seen(old)
+            return
+        cur_ref, old_ref = controller_ref(cur), controller_ref(old)
+        ref_changed = (cur_ref.uid if cur_ref else None) != (old_ref.uid if old_ref else None)
+        if ref_changed and (old_key := self._rs_for(old_ref, ns)) is not None:
+            self.queue.add(old_key)
+        if cur_ref is not None:
+            rs_key = self._rs_for(cur_ref, ns)
+            if rs_key is None:
+                return
+            if labels_changed:
+                self._release.setdefault(cur_ref.uid, {})[_key(cur)] = None
+            self.queue.add(rs_key)
+            rs = self._rs.store.get(rs_key) if self._rs is not None else None
+            if rs is not None and rs.spec.min_ready_seconds > 0 and not is_pod_ready(old) and is_pod_ready(cur):
+                self.queue.add_after(rs_key, rs.spec.min_ready_seconds + 1.0)
+            return
+        if labels_changed or ref_changed:
+            self._orphan_seen(cur)
+
+    def _deletion_seen(self, pod: Pod) -> None:
+        """Upstream ``deletePod``: a deletion (or a pod marked for one) is observed."""
+        rs_key = self._rs_for(controller_ref(pod), pod.metadata.namespace)
+        if rs_key is not None:
+            self.expectations.deletion_observed(rs_key, _pod_key(_key(pod)))
+            self.queue.add(rs_key)
+
+    def _pod_deleted(self, pod: Pod) -> None:
+        self._unindex(pod)
+        self._deletion_seen(pod)
+
+    # --- sync ---------------------------------------------------------------------------------
+
+    async def _sync(self, key: Key) -> None:
+        self.syncs += 1
+        try:
+            await self.sync(key)
+        except (ApiError, BatchError):
+            self.errors += 1
+            self.queue.add_rate_limited(key)
+            return
+        self.queue.forget(key)
+
+    async def sync(self, key: Key) -> None:
+        """Upstream ``syncReplicaSet`` for one key (raises what should be retried)."""
+        assert self._rs is not None
+        rs: ReplicaSet | None = self._rs.store.get(key)
+        if rs is None:
+            self.expectations.delete(key)
+            return
+        pods = self._start_pods()
+        await pods.synced.wait()
+        rs = self._rs.store.get(key)
+        if rs is None:
+            return
+        counts = self._owned.setdefault(rs.metadata.uid, PodCounts(dict(rs.spec.template.metadata.labels)))
+        if counts.template_labels != rs.spec.template.metadata.labels:
+            counts.relabel(rs.spec.template.metadata.labels, pods.store)
+        needs_sync = self.expectations.satisfied(key) and rs.metadata.deletion_timestamp is None
+        await self._claim(rs, pods)
+        err: Exception | None = None
+        diff = counts.active - (rs.spec.replicas or 0)
+        if needs_sync:
+            try:
+                await self._manage(rs, counts, pods)
+            except (ApiError, BatchError) as e:
+                err = e
+        updated = await self._write_status(rs, self._status(rs, counts, pods, err, diff))
+        if (
+            err is None
+            and updated.spec.min_ready_seconds > 0
+            and updated.status.ready_replicas == updated.spec.replicas
+            and updated.status.available_replicas != updated.spec.replicas
+        ):
+            self.queue.add_after(key, float(updated.spec.min_ready_seconds))
+        if err is not None:
+            raise err
+
+    async def _claim(self, rs: ReplicaSet, pods: Informer) -> None:
+        """Upstream ``claimPods`` over the candidates the handlers noted."""
+        key, uid = _key(rs), rs.metadata.uid
+        checked = False
+        for pod_key in list(self._release.pop(uid, {})):
+            pod = pods.store.get(pod_key)
+            if pod is None:
+                continue
+            matches = label_selector_matches(rs.spec.selector, pod.metadata.labels)
+            if claim_action(pod, rs, matches) == "release":
+                updated = await release(self.client, pod, rs)
+                if updated is not None:
+                    self.released += 1
+                    self._index(updated)
+        candidates = self._adopt.pop(key, {})
+        for n, pod_key in enumerate(candidates):
+            pod = pods.store.get(pod_key)
+            if pod is None:
+                continue
+            matches = label_selector_matches(rs.spec.selector, pod.metadata.labels)
+            if claim_action(pod, rs, matches) != "adopt" or not is_pod_active(pod):
+                continue
+            try:
+                if not checked:
+                    await can_adopt(self.client, rs)
+                    checked = True
+                updated = await adopt(self.client, pod, rs)
+            except ApiError:
+                self._adopt.setdefault(key, {}).update(dict.fromkeys(list(candidates)[n:]))
+                raise
+            if updated is not None:
+                self.adopted += 1
+                self._index(updated)
+
+    async def _manage(self, rs: ReplicaSet, counts: PodCounts, pods: Informer) -> None:
+        """Upstream ``manageReplicas``: create or delete pods towards ``spec.replicas``."""
+        key = _key(rs)
+        diff = counts.active - (rs.spec.replicas or 0)
+        if diff < 0:
+            n = min(-diff, self.burst_replicas)
+            self.expectations.expect_creations(key, n)
+            try:
+                await slow_start_batch(n, lambda _: self._create(rs))
+            except BatchError as err:
+                self.expectations.lower_creations(key, n - err.succeeded)
+                raise
+        elif diff > 0:
+            n = min(diff, self.burst_replicas)
+            victims = self._pods_to_delete(rs, counts, pods, n)
+            self.expectations.expect_deletions(key, [_pod_key(_key(p)) for p in victims])
+            results = await asyncio.gather(*(self._delete(rs, p) for p in victims), return_exceptions=True)
+            first: BaseException | None = None
+            for pod, r in zip(victims, results, strict=True):
+                if isinstance(r, BaseException):
+                    self.expectations.deletion_observed(key, _pod_key(_key(pod)))
+                    if not isinstance(r, NotFound) and first is None:
+                        first = r
+            if first is not None:
+                raise first
+
+    def _pods_to_delete(self, rs: ReplicaSet, counts: PodCounts, pods: Informer, n: int) -> list[Pod]:
+        """Upstream ``getPodsToDelete``: ranked by ``deletion_order`` when only some go."""
+        active = [p for k in sorted(counts.pods) if counts.pods[k][0] and (p := pods.store.get(k)) is not None]
+        if n >= len(active):
+            return active
+        related = list(self._related_pods(rs, pods))
+        return deletion_order(active, related_ranks(active, related), self.clock.now())[:n]
+
+    def _related_pods(self, rs: ReplicaSet, pods: Informer) -> Iterable[Pod]:
+        """Upstream ``getIndirectlyRelatedPods``: the pods of every ReplicaSet with the same
+        controller as ``rs`` (none when ``rs`` has no controller)."""
+        ref = controller_ref(rs)
+        if ref is None or self._rs is None:
+            return
+        for rs_key in sorted(self._by_ns.get(rs.metadata.namespace, {})):
+            other = self._rs.store.get(rs_key)
+            other_ref = controller_ref(other) if other is not None else None
+            if other is None or other_ref is None or other_ref.uid != ref.uid:
+                continue
+            counts = self._owned.get(other.metadata.uid)
+            for k in sorted(counts.pods if counts is not None else ()):
+                if (p := pods.store.get(k)) is not None:
+                    yield p
+
+    async def _create(self, rs: ReplicaSet) -> None:
+        pod = pod_from_template(rs.spec.template, rs, rs.metadata.namespace)
+        try:
+            created = await self.client.create(pod)
+        except ApiError as err:
+            await self.recorder.event(object_ref(rs), "Warning", "FailedCreate", f"Error creating: {err}")
+            raise
+        self.created += 1
+        await self.recorder.event(object_ref(rs), "Normal", "SuccessfulCreate", f"Created pod: {created.metadata.name}")
+
+    async def _delete(self, rs: ReplicaSet, pod: Pod) -> None:
+        meta = pod.metadata
+        try:
+            await self.client.delete("Pod", meta.name, meta.namespace)
+        except ApiError as err:
+            if not isinstance(err, NotFound):
+                await self.recorder.event(object_ref(rs), "Warning", "FailedDelete", f"Error deleting: {err}")
+            raise
+        self.deleted += 1
+        await self.recorder.event(object_ref(rs), "Normal", "SuccessfulDelete", f"Deleted pod: {meta.name}")
+
+    # --- status -------------------------------------------------------------------------------
+
+    def _status(
+        self, rs: ReplicaSet, counts: PodCounts, pods: Informer, err: Exception | None, diff: int
+    ) -> ReplicaSetStatus:
+        """Upstream ``calculateStatus``."""
+        min_ready = rs.spec.min_ready_seconds
+        if min_ready == 0:
+            available = counts.ready
+        else:
+            now = self.clock.now()
+            available = sum(
+                1
+                for k, (_, ready, _) in counts.pods.items()
+                if ready and (p := pods.store.get(k)) is not None and is_pod_available(p, min_ready, now)
+            )
+        conditions = list(rs.status.conditions)
+        failure = next((c for c in conditions if c.type == REPLICA_FAILURE), None)
+        if err is not None and failure is None:
+            reason = "FailedCreate" if diff < 0 else "FailedDelete"
+            conditions.append(
+                ReplicaSetCondition(
+                    type=REPLICA_FAILURE,
+                    status="True",
+                    reason=reason,
+                    message=str(err),
+                    last_transition_time=self.clock.timestamp(),
+                )
+            )
+        elif err is None and failure is not None:
+            conditions = [c for c in conditions if c.type != REPLICA_FAILURE]
+        return replace(
+            rs.status,
+            replicas=counts.active,
+            fully_labeled_replicas=counts.labeled,
+            ready_replicas=counts.ready,
+            available_replicas=available,
+            conditions=conditions,
+        )
+
+    async def _write_status(self, rs: ReplicaSet, status: ReplicaSetStatus) -> ReplicaSet:
+        """Upstream ``updateReplicaSetStatus``: write when anything (or the observed
+        generation) changed; one retry on a fresh copy after a conflict."""
+        status = replace(status, observed_generation=rs.metadata.generation)
+        if status == rs.status:
+            return rs
+        try:
+            updated: ReplicaSet = await self.client.update_status(replace(rs, status=status))
+        except Conflict:
+            fresh: ReplicaSet = await self.client.get("ReplicaSet", rs.metadata.name, rs.metadata.namespace)
+            status = replace(status, observed_generation=fresh.metadata.generation)
+            updated = await self.client.update_status(replace(fresh, status=status))
+        return updated
