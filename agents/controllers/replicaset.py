@@ -21,7 +21,7 @@ A failed sync is queued again rate-limited. Events as upstream's ``RealPodContro
 ``SuccessfulDelete`` "Deleted pod: …", ``FailedDelete`` "Error deleting: …".
 
 Cost: nothing per pod is recomputed per sync. The pod handlers keep, per ReplicaSet UID,
-the keys of its pods with their status counts (``PodCounts``); orphans are remembered per
+the keys of its pods with their status counts (``replicasetutils.PodCounts``); orphans are remembered per
 namespace, and an orphan (or an owned pod whose labels changed) is noted as a candidate of
 the ReplicaSets it concerns, so a sync looks only at those. The pod informer starts when
 the first ReplicaSet is seen, so runs without ReplicaSets never watch pods here.
@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from typing import Any, Final
 
 from msgspec.structs import replace
@@ -47,27 +46,26 @@ from agents.controllers.controllerutils import (
     controller_ref,
     deletion_order,
     is_pod_active,
-    is_pod_available,
     is_pod_ready,
     pod_from_template,
     related_ranks,
     slow_start_batch,
 )
+from agents.controllers.replicasetutils import PodCounts, calculate_status
 from agents.controllers.workqueue import WorkQueue
-from emulator.api.apps import ReplicaSet, ReplicaSetCondition, ReplicaSetStatus
+from emulator.api.apps import ReplicaSet, ReplicaSetStatus
 from emulator.api.core import Pod
 from emulator.api.errors import ApiError, Conflict, NotFound
 from emulator.api.labelselector import label_selector_matches
 from emulator.api.meta import ObjectReference, OwnerReference
 from emulator.client.informer import Informer
 
-__all__ = ["BURST_REPLICAS", "COMPONENT", "NAME", "PodCounts", "ReplicaSetController", "object_ref"]
+__all__ = ["BURST_REPLICAS", "COMPONENT", "NAME", "ReplicaSetController", "object_ref"]
 
 NAME: Final = "replicaset"
 COMPONENT: Final = "replicaset-controller"
 BURST_REPLICAS: Final = 500
 """Upstream ``BurstReplicas``: the most pods one sync creates or deletes."""
-REPLICA_FAILURE: Final = "ReplicaFailure"
 
 Key = tuple[str, str]
 
@@ -91,50 +89,6 @@ def _key(obj: Any) -> Key:
 
 def _pod_key(key: Key) -> str:
     return f"{key[0]}/{key[1]}"
-
-
-def _labels_match(template_labels: dict[str, str], labels: dict[str, str]) -> bool:
-    """``labels.SelectorFromSet(template labels).Matches``: every template label is there."""
-    return all(labels.get(k) == v for k, v in template_labels.items())
-
-
-@dataclass(slots=True)
-class PodCounts:
-    """The pods one ReplicaSet controls and the counts of its status, kept current by the
-    pod handlers: each pod's contribution (active, ready, fully labeled) is remembered so
-    that an update replaces it in O(1)."""
-
-    template_labels: dict[str, str]
-    pods: dict[Key, tuple[bool, bool, bool]] = field(default_factory=dict)
-    active: int = 0
-    ready: int = 0
-    labeled: int = 0
-
-    def put(self, key: Key, pod: Pod) -> None:
-        self.drop(key)
-        active = is_pod_active(pod)
-        c = (active, active and is_pod_ready(pod), active and _labels_match(self.template_labels, pod.metadata.labels))
-        self.pods[key] = c
-        self.active += c[0]
-        self.ready += c[1]
-        self.labeled += c[2]
-
-    def drop(self, key: Key) -> None:
-        c = self.pods.pop(key, None)
-        if c is not None:
-            self.active -= c[0]
-            self.ready -= c[1]
-            self.labeled -= c[2]
-
-    def relabel(self, template_labels: dict[str, str], store: dict[Key, Any]) -> None:
-        """The template's labels changed: count fully labeled pods again."""
-        self.template_labels = dict(template_labels)
-        for key in list(self.pods):
-            pod = store.get(key)
-            if pod is None:
-                self.drop(key)
-            else:
-                self.put(key, pod)
 
 
 class ReplicaSetController:
@@ -389,7 +343,7 @@ class ReplicaSetController:
                 await self._manage(rs, counts, pods)
             except (ApiError, BatchError) as e:
                 err = e
-        updated = await self._write_status(rs, self._status(rs, counts, pods, err, diff))
+        updated = await self._write_status(rs, calculate_status(rs, counts, pods.store, err, diff, self.clock))
         if (
             err is None
             and updated.spec.min_ready_seconds > 0
@@ -506,44 +460,6 @@ class ReplicaSetController:
         await self.recorder.event(object_ref(rs), "Normal", "SuccessfulDelete", f"Deleted pod: {meta.name}")
 
     # --- status -------------------------------------------------------------------------------
-
-    def _status(
-        self, rs: ReplicaSet, counts: PodCounts, pods: Informer, err: Exception | None, diff: int
-    ) -> ReplicaSetStatus:
-        """Upstream ``calculateStatus``."""
-        min_ready = rs.spec.min_ready_seconds
-        if min_ready == 0:
-            available = counts.ready
-        else:
-            now = self.clock.now()
-            available = sum(
-                1
-                for k, (_, ready, _) in counts.pods.items()
-                if ready and (p := pods.store.get(k)) is not None and is_pod_available(p, min_ready, now)
-            )
-        conditions = list(rs.status.conditions)
-        failure = next((c for c in conditions if c.type == REPLICA_FAILURE), None)
-        if err is not None and failure is None:
-            reason = "FailedCreate" if diff < 0 else "FailedDelete"
-            conditions.append(
-                ReplicaSetCondition(
-                    type=REPLICA_FAILURE,
-                    status="True",
-                    reason=reason,
-                    message=str(err),
-                    last_transition_time=self.clock.timestamp(),
-                )
-            )
-        elif err is None and failure is not None:
-            conditions = [c for c in conditions if c.type != REPLICA_FAILURE]
-        return replace(
-            rs.status,
-            replicas=counts.active,
-            fully_labeled_replicas=counts.labeled,
-            ready_replicas=counts.ready,
-            available_replicas=available,
-            conditions=conditions,
-        )
 
     async def _write_status(self, rs: ReplicaSet, status: ReplicaSetStatus) -> ReplicaSet:
         """Upstream ``updateReplicaSetStatus``: write when anything (or the observed
