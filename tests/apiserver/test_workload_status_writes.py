@@ -19,7 +19,7 @@ from emulator.api.validation import validate, validate_status_update
 from emulator.api.workloaddefaults import default_object
 from emulator.apiserver.server import ApiServer
 from emulator.runtime.clock import StoppedClock
-from tests.agents.controllers.appsworld import deployment, replicaset
+from tests.controllers.appsworld import deployment, replicaset
 
 counts = st.integers(-2, 5)
 

@@ -16,7 +16,7 @@ from emulator.api.batch import (
     PodFailurePolicyRule,
 )
 from emulator.api.core import ContainerState, ContainerStateTerminated, ContainerStatus, PodCondition
-from tests.agents.controllers.jobworld import job, world
+from tests.controllers.jobworld import job, world
 from tests.builders import pod
 
 

@@ -26,7 +26,7 @@ from agents.controllers.deployment.util import (
 )
 from emulator.api.apps import DeploymentStatus, ReplicaSet, ReplicaSetSpec
 from emulator.api.meta import ObjectMeta
-from tests.agents.controllers.appsworld import deployment, template
+from tests.controllers.appsworld import deployment, template
 from tests.builders import container
 
 ALPHABET = set("bcdfghjklmnpqrstvwxz2456789")

@@ -10,7 +10,7 @@ from emulator.api.apps import ReplicaSetCondition
 from emulator.api.core import Pod, PodCondition
 from emulator.api.errors import Invalid
 from emulator.runtime.clock import StoppedClock, format_timestamp
-from tests.agents.controllers.appsworld import replicaset
+from tests.controllers.appsworld import replicaset
 from tests.builders import pod
 
 

@@ -18,7 +18,7 @@ from agents.controllers.deployment.util import MAX_REPLICAS, max_surge
 from emulator.api.apps import ReplicaSet, ReplicaSetSpec
 from emulator.api.meta import ObjectMeta
 from emulator.runtime.clock import StoppedClock, format_timestamp
-from tests.agents.controllers.appsworld import deployment, template
+from tests.controllers.appsworld import deployment, template
 
 T = TypeVar("T")
 

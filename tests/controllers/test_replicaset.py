@@ -10,7 +10,7 @@ from msgspec.structs import replace
 from agents.controllers.controllerutils import owner_ref
 from agents.controllers.replicaset import ReplicaSetController
 from emulator.api.errors import Invalid
-from tests.agents.controllers.appsworld import apps_world, replicaset
+from tests.controllers.appsworld import apps_world, replicaset
 from tests.builders import pod
 
 pytestmark = pytest.mark.asyncio

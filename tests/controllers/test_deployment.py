@@ -11,7 +11,7 @@ from msgspec.structs import replace
 from agents.controllers.controllerutils import is_pod_ready as is_ready
 from agents.controllers.deployment.util import POD_TEMPLATE_HASH, REVISION, compute_hash, resolve_fenceposts
 from emulator.api.apps import Deployment
-from tests.agents.controllers.appsworld import AppsWorld, apps_world, deployment, replicaset
+from tests.controllers.appsworld import AppsWorld, apps_world, deployment, replicaset
 
 pytestmark = pytest.mark.asyncio
 

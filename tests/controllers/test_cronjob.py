@@ -17,7 +17,7 @@ from agents.controllers.cronschedule import (
     next_schedule_delay,
 )
 from emulator.api.cron import parse_schedule
-from tests.agents.controllers.jobworld import World, cronjob, finish_job, world
+from tests.controllers.jobworld import World, cronjob, finish_job, world
 
 MINUTE0 = 29453760
 """2026-01-01T00:00:00Z (clock time 0) in Unix minutes."""

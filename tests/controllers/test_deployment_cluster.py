@@ -9,7 +9,7 @@ from msgspec.structs import replace
 
 from agents.controllers.deployment.util import compute_hash
 from emulator.api.apps import Deployment
-from tests.agents.controllers.appsworld import AppsWorld, apps_world, deployment, replicaset
+from tests.controllers.appsworld import AppsWorld, apps_world, deployment, replicaset
 from tests.builders import node
 
 pytestmark = pytest.mark.asyncio

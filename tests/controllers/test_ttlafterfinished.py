@@ -9,7 +9,7 @@ from msgspec.structs import replace
 
 from agents.controllers.ttlafterfinished import time_left
 from emulator.api.batch import JobCondition, JobStatus
-from tests.agents.controllers.jobworld import World, finish_job, job, world
+from tests.controllers.jobworld import World, finish_job, job, world
 
 
 def _deleted(w: World) -> dict[str, float]:
