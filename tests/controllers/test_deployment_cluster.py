@@ -9,8 +9,8 @@ from msgspec.structs import replace
 
 from agents.controllers.deployment.util import compute_hash
 from emulator.api.apps import Deployment
-from tests.controllers.appsworld import AppsWorld, apps_world, deployment, replicaset
 from tests.builders import node
+from tests.controllers.appsworld import AppsWorld, apps_world, deployment, replicaset
 
 pytestmark = pytest.mark.asyncio
 

@@ -26,8 +26,8 @@ from agents.controllers.deployment.util import (
 )
 from emulator.api.apps import DeploymentStatus, ReplicaSet, ReplicaSetSpec
 from emulator.api.meta import ObjectMeta
-from tests.controllers.appsworld import deployment, template
 from tests.builders import container
+from tests.controllers.appsworld import deployment, template
 
 ALPHABET = set("bcdfghjklmnpqrstvwxz2456789")
 

@@ -11,8 +11,8 @@ from agents.controllers.job import backoff as bo
 from agents.controllers.job.indexes import COMPLETION_INDEX, format_intervals, parse_intervals
 from emulator.api.core import ContainerState, ContainerStateTerminated, ContainerStatus, Pod
 from emulator.runtime.clock import format_timestamp
-from tests.controllers.jobworld import World, job, world
 from tests.builders import pod
+from tests.controllers.jobworld import World, job, world
 
 
 @pytest.mark.asyncio

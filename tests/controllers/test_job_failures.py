@@ -16,8 +16,8 @@ from emulator.api.batch import (
     PodFailurePolicyRule,
 )
 from emulator.api.core import ContainerState, ContainerStateTerminated, ContainerStatus, PodCondition
-from tests.controllers.jobworld import job, world
 from tests.builders import pod
+from tests.controllers.jobworld import job, world
 
 
 def _policy(*rules: PodFailurePolicyRule) -> PodFailurePolicy:

@@ -10,8 +10,8 @@ from emulator.api.apps import ReplicaSetCondition
 from emulator.api.core import Pod, PodCondition
 from emulator.api.errors import Invalid
 from emulator.runtime.clock import StoppedClock, format_timestamp
-from tests.controllers.appsworld import replicaset
 from tests.builders import pod
+from tests.controllers.appsworld import replicaset
 
 
 def ready(name: str, at: float = 0.0, **labels: str) -> Pod:
