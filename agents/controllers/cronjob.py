@@ -18,8 +18,8 @@ A sync of one CronJob (``_sync``), as upstream's ``sync``:
    time (``WorkQueue.add_after``) — the controller never polls.
 
 Jobs are indexed by their controller's UID, so a sync reads only its own Jobs. Deleting a
-Job is a plain delete here (upstream asks for ``propagationPolicy: Background``; garbage
-collection of its pods is the garbage collector's).
+Job asks for ``propagationPolicy: Background`` as upstream's job control does (a Job's own
+default is Orphan); collecting its pods is the garbage collector's.
 """
 
 from __future__ import annotations
@@ -207,9 +207,10 @@ class CronJobController:
         return status, changed
 
     async def _delete_job(self, cj: CronJob, status: CronJobStatus, job: Job) -> tuple[bool, CronJobStatus]:
-        """Upstream ``deleteJob``: delete, drop from ``active``, ``SuccessfulDelete``."""
+        """Upstream ``deleteJob``: delete (propagation Background, as upstream's job control
+        asks: a Job's own default is Orphan), drop from ``active``, ``SuccessfulDelete``."""
         try:
-            await self.client.delete("Job", job.metadata.name, job.metadata.namespace)
+            await self.client.delete("Job", job.metadata.name, job.metadata.namespace, propagation_policy="Background")
         except NotFound:
             pass
         except ApiError as err:

@@ -16,9 +16,8 @@ expired (cache)                     GET it fresh; still expired → delete with 
                                     fresh copy decides
 ==================================  =============================================
 
-Upstream deletes with ``propagationPolicy: Foreground``; the emulator's ``Client.delete``
-has no propagation option yet, so this is a plain delete (the garbage collector owns what
-happens to the pods). No Events, as upstream. It starts no pod watch at all.
+It deletes with ``propagationPolicy: Foreground``, as upstream: the Job stays, marked,
+until the garbage collector has removed its pods. No Events, as upstream. It starts no pod watch at all.
 """
 
 from __future__ import annotations
@@ -110,7 +109,9 @@ class TTLAfterFinishedController:
         if not self._expired(key, fresh):
             return
         try:
-            await self.client.delete("Job", key[1], key[0], uid=fresh.metadata.uid)
+            # Upstream deletes with Foreground propagation: the Job stays (with the
+            # foregroundDeletion finalizer) until the garbage collector has removed its pods.
+            await self.client.delete("Job", key[1], key[0], uid=fresh.metadata.uid, propagation_policy="Foreground")
         except (NotFound, Conflict):
             return  # gone, or replaced by a new Job of the same name
         self._stats["deleted"] += 1

@@ -23,7 +23,7 @@ async def test_finished_jobs_go_after_their_ttl() -> None:
         job("failed", ttl_seconds_after_finished=0),
         job("no-ttl"),
         job("running", ttl_seconds_after_finished=5),
-        names=("ttlafterfinished",),
+        names=("ttlafterfinished", "garbagecollector"),
     ) as w:
         await w.clock.sleep_until(10.0)
         await finish_job(w, "done")
@@ -36,7 +36,7 @@ async def test_finished_jobs_go_after_their_ttl() -> None:
 
 @pytest.mark.asyncio
 async def test_a_ttl_raised_before_expiry_is_respected() -> None:
-    async with world(job("j", ttl_seconds_after_finished=10), names=("ttlafterfinished",)) as w:
+    async with world(job("j", ttl_seconds_after_finished=10), names=("ttlafterfinished", "garbagecollector")) as w:
         await finish_job(w, "j")
         await w.clock.sleep_until(5.0)
         j = w.job("j")
@@ -47,7 +47,9 @@ async def test_a_ttl_raised_before_expiry_is_respected() -> None:
 
 @pytest.mark.asyncio
 async def test_with_the_job_controller_a_completed_job_is_cleaned_up() -> None:
-    async with world(job("pi", ttl_seconds_after_finished=20), names=("job", "ttlafterfinished")) as w:
+    async with world(
+        job("pi", ttl_seconds_after_finished=20), names=("job", "ttlafterfinished", "garbagecollector")
+    ) as w:
         await w.clock.sleep_until(1.0)
         await w.finish_all("pi")
         await w.clock.sleep_until(60.0)
