@@ -94,6 +94,8 @@ class Cluster:
         self.watch_latency = Latency(lat.watch.mean, lat.watch.jitter)
         self.faults = FaultPlan.from_scenario(scenario, self.seeds)
         self.client = self.new_client("runner")
+        self._new_uids: dict[str, str] = {}
+        """Manifest UID (from a dump) → the UID the API server gave the object."""
         k = scenario.kubelet
         self.kubelet_settings = KubeletSettings(
             image_pull_bandwidth=k.image_pull_bandwidth,
@@ -269,6 +271,10 @@ class Cluster:
     async def create_manifest(self, obj: Any) -> Any:
         """Create a manifest of ``objects`` or a ``create`` step as a new object."""
         meta = obj.metadata
+        old_uid = meta.uid
+        if any(r.uid in self._new_uids for r in meta.owner_references):
+            refs = [replace(r, uid=self._new_uids.get(r.uid, r.uid)) for r in meta.owner_references]
+            meta = replace(meta, owner_references=refs)
         if meta.resource_version or meta.uid or meta.creation_timestamp or meta.deletion_timestamp:
             meta = replace(
                 meta,
@@ -278,8 +284,14 @@ class Cluster:
                 deletion_timestamp=None,
                 deletion_grace_period_seconds=None,
             )
+        if meta is not obj.metadata:
             obj = replace(obj, metadata=meta)
-        return await self.create(obj)
+        created = await self.create(obj)
+        if old_uid:
+            # A manifest from a dump keeps its owner links: its dependents' ownerReferences
+            # name this old UID, and the garbage collector would delete them as orphans.
+            self._new_uids[old_uid] = created.metadata.uid
+        return created
 
     async def ensure_namespace(self, name: str) -> None:
         if ("", name) not in {("", n.metadata.name) for n in self.server.list("Namespace")[0]}:

@@ -666,8 +666,32 @@ class Scenario(Spec, frozen=True, kw_only=True):
 
 def creation_order(objects: list[ApiObject]) -> list[ApiObject]:
     """``objects`` in the order the runner creates them: Namespaces and PriorityClasses
-    first (what the others need), the rest in file order."""
-    return sorted(objects, key=lambda o: 0 if o.kind in ("Namespace", "PriorityClass") else 1)
+    first (what the others need), then the rest in file order, except that an object whose
+    ``ownerReferences`` name the ``uid`` of another manifest of the list comes after that
+    owner (a dumped cluster lists pods before their ReplicaSets; the runner gives the owner
+    its new UID first, then rewrites the dependents' references to it)."""
+    first = [o for o in objects if o.kind in ("Namespace", "PriorityClass")]
+    rest = [o for o in objects if o.kind not in ("Namespace", "PriorityClass")]
+    by_uid = {o.metadata.uid: i for i, o in enumerate(rest) if o.metadata.uid}
+    placed: list[ApiObject] = []
+    done: set[int] = set()
+    visiting: set[int] = set()
+
+    def place(i: int) -> None:
+        if i in done or i in visiting:  # a cycle of owners: keep file order
+            return
+        visiting.add(i)
+        for ref in rest[i].metadata.owner_references:
+            j = by_uid.get(ref.uid)
+            if j is not None and j != i:
+                place(j)
+        visiting.discard(i)
+        done.add(i)
+        placed.append(rest[i])
+
+    for i in range(len(rest)):
+        place(i)
+    return first + placed
 
 
 def auto_namespaces(scenario: Scenario) -> list[str]:
