@@ -120,3 +120,40 @@ def test_trace_hash_is_stable_across_processes_and_hash_seeds() -> None:
     for p, (stdout, stderr) in zip(procs, outs, strict=True):
         assert p.returncode == 0, stderr
         assert json.loads(stdout) == expected
+
+
+WORKLOADS = sorted((SCENARIOS / "workloads").glob("*.yaml"))
+
+
+@pytest.mark.slow
+def test_workload_runs_are_stable_across_hash_seeds() -> None:
+    """The controllers (shared informers, work queues, owner indexes, the garbage collector's
+    graph) keep the trace independent of string hashing: every workload scenario gives the
+    same traceHash in processes with different ``PYTHONHASHSEED``s as in this one."""
+    assert len(WORKLOADS) >= 5
+    argvs = [["run", str(p), "--output", "json"] for p in WORKLOADS]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", CHILD, json.dumps(argvs)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "PYTHONHASHSEED": hashseed},
+            cwd=ROOT,
+        )
+        for hashseed in ("1", "4242")
+    ]
+    try:
+        expected = []
+        for path in WORKLOADS:
+            local = run_scenario(load_scenario(path))
+            expected.append([0, local.seed, local.trace_hash])
+        outs = [p.communicate(timeout=300) for p in procs]
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    for p, (stdout, stderr) in zip(procs, outs, strict=True):
+        assert p.returncode == 0, stderr
+        assert json.loads(stdout) == expected
