@@ -77,6 +77,8 @@ def _workload_tables(entries: list[dict[str, Any]]) -> list[Table]:
         if with_namespace:
             table.add_column("namespace", no_wrap=True)
         table.add_column("name", overflow="fold")
+        if not with_kind:
+            table.add_column("status", overflow="fold")
         for _, header in columns:
             table.add_column(header, justify="right", no_wrap=True, min_width=len(header))
         if not with_kind:
@@ -84,7 +86,10 @@ def _workload_tables(entries: list[dict[str, Any]]) -> list[Table]:
         for e in rows:
             cells = [e["kind"]] if with_kind else []
             cells += [e["namespace"]] if with_namespace else []
-            cells += [e["name"], *(_cell(e.get(key)) for key, _ in columns)]
+            cells.append(e["name"])
+            if not with_kind:
+                cells.append(f"{e['status']} ({e['reason']})" if e.get("reason") else e.get("status", ""))
+            cells += [_cell(e.get(key)) for key, _ in columns]
             if not with_kind:
                 took = e.get("durationSeconds")
                 cells.append("" if took is None else f"{took:g}s")

@@ -23,7 +23,8 @@ counts like the pod conditions (``count: all``: every selected Job, at least one
 
 Report (``report``): one entry per Deployment, ReplicaSet, StatefulSet and DaemonSet
 (``desired``, ``ready``, ``available``, ``updated``, ``restarts``) and per Job
-(``succeeded``, ``failed``, ``completionTime``, ``durationSeconds``, ``restarts``), sorted by
+(``status`` as kubectl's STATUS column and its condition's ``reason``, ``succeeded``, ``failed``,
+``completionTime``, ``durationSeconds``, ``restarts``), sorted by
 kind, namespace and name. ``restarts`` sums the ``restartCount`` of the containers of the
 pods the object controls (a Deployment's: through its ReplicaSets).
 """
@@ -142,10 +143,27 @@ def _controller_uid(obj: Any) -> str:
     return next((r.uid for r in obj.metadata.owner_references if r.controller), "")
 
 
+_JOB_STATES: Final = ("Complete", "Failed", "SuccessCriteriaMet", "FailureTarget", "Suspended")
+
+
+def _job_status(job: Any) -> tuple[str, str]:
+    """kubectl 1.32's Job STATUS column (the first of Complete, Failed, SuccessCriteriaMet,
+    FailureTarget, Suspended that holds, else Running; Terminating while being deleted) and
+    the reason of that condition (``BackoffLimitExceeded``, ``DeadlineExceeded``, ...)."""
+    if job.metadata.deletion_timestamp:
+        return "Terminating", ""
+    true = {c.type: c.reason for c in job.status.conditions if c.status == "True"}
+    for state in _JOB_STATES:
+        if state in true:
+            return state, true[state] or ""
+    return "Running", ""
+
+
 def _entry(obj: Any, restarts: int) -> dict[str, Any]:
     meta, status = obj.metadata, obj.status
     out: dict[str, Any] = {"kind": obj.kind, "namespace": meta.namespace, "name": meta.name}
     if obj.kind == "Job":
+        out["status"], out["reason"] = _job_status(obj)
         out["succeeded"], out["failed"] = status.succeeded, status.failed
         out["completionTime"] = status.completion_time
         out["durationSeconds"] = (

@@ -77,7 +77,7 @@ def test_headers_and_split() -> None:
     headers = [line.split() for line in lines if line.startswith(("kind", "name"))]
     assert headers == [
         ["kind", "namespace", "name", "desired", "ready", "avail", "updated", "restarts"],
-        ["name", "succeeded", "failed", "restarts", "took"],
+        ["name", "status", "succeeded", "failed", "restarts", "took"],
     ]
     titles = [line.strip() for line in lines if line.strip() in ("workloads", "jobs")]
     assert titles == ["workloads", "jobs"]

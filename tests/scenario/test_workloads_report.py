@@ -179,7 +179,8 @@ def test_report_counts_restarts_through_replicasets() -> None:
          "available": 3, "updated": 3, "restarts": 3},
         {"kind": "ReplicaSet", "namespace": "default", "name": rs.metadata.name, "desired": 3, "ready": 3,
          "available": 2, "updated": None, "restarts": 3},
-        {"kind": "Job", "namespace": "default", "name": job.metadata.name, "succeeded": 2, "failed": 1,
+        {"kind": "Job", "namespace": "default", "name": job.metadata.name, "status": "Running", "reason": "",
+         "succeeded": 2, "failed": 1,
          "completionTime": "2026-01-01T00:01:30Z", "durationSeconds": 90.0, "restarts": 4},
     ]  # fmt: skip
     assert report({}, pods) == []
