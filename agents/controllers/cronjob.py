@@ -159,13 +159,8 @@ class CronJobController:
 
     async def _sync_key(self, key: Key) -> None:
         self._stats["syncs"] += 1
-        try:
-            await self._sync(key)
-        except ApiError:
+        if not await self.queue.process(key, self._sync, (ApiError,)):
             self._stats["errors"] += 1
-            self.queue.add_rate_limited(key)
-        else:
-            self.queue.forget(key)
 
     def _jobs_of(self, cj: CronJob) -> list[Job]:
         if self._jobs is None:

@@ -311,13 +311,8 @@ class ReplicaSetController:
 
     async def _sync(self, key: Key) -> None:
         self.syncs += 1
-        try:
-            await self.sync(key)
-        except (ApiError, BatchError):
+        if not await self.queue.process(key, self.sync, (ApiError, BatchError)):
             self.errors += 1
-            self.queue.add_rate_limited(key)
-            return
-        self.queue.forget(key)
 
     async def sync(self, key: Key) -> None:
         """Upstream ``syncReplicaSet`` for one key (raises what should be retried)."""

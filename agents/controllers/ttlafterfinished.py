@@ -89,13 +89,8 @@ class TTLAfterFinishedController:
 
     async def _sync_key(self, key: Key) -> None:
         self._stats["syncs"] += 1
-        try:
-            await self._sync(key)
-        except ApiError:
+        if not await self.queue.process(key, self._sync, (ApiError,)):
             self._stats["errors"] += 1
-            self.queue.add_rate_limited(key)
-        else:
-            self.queue.forget(key)
 
     async def _sync(self, key: Key) -> None:
         assert self._jobs is not None

@@ -18,7 +18,8 @@ The rate limiter is upstream's ``ItemExponentialFailureRateLimiter`` (5 ms doubl
 when more than 100 keys fail at once).
 
 ``run_workers`` runs ``workers`` named tasks in the caller's task group, each looping
-get → sync → done until cancelled. It does not own what a sync does.
+get → sync → done until cancelled; ``process`` is the usual sync wrapper (re-queue on the
+errors a controller retries, reset the backoff on success). It does not own what a sync does.
 """
 
 from __future__ import annotations
@@ -164,6 +165,20 @@ class WorkQueue(Generic[K]):
             self._wake.set()
 
     # --- workers ------------------------------------------------------------------------
+
+    async def process(
+        self, key: K, sync: Callable[[K], Awaitable[None]], retry_on: tuple[type[Exception], ...]
+    ) -> bool:
+        """Upstream ``processNextWorkItem``'s error half: ``sync(key)``; an error of
+        ``retry_on`` re-queues the key after its backoff (False), success resets the backoff
+        (True); any other error propagates."""
+        try:
+            await sync(key)
+        except retry_on:
+            self.add_rate_limited(key)
+            return False
+        self.forget(key)
+        return True
 
     def run_workers(self, tg: asyncio.TaskGroup, workers: int, sync: Callable[[K], Awaitable[None]]) -> None:
         """Start ``workers`` tasks named ``<name>:worker:<i>`` in ``tg``, each calling

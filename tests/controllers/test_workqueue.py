@@ -8,7 +8,8 @@ import asyncio
 import pytest
 
 from agents.controllers.workqueue import BASE_DELAY, MAX_DELAY, WorkQueue
-from emulator.runtime.clock import LoopClock
+from emulator.api.errors import ApiError
+from emulator.runtime.clock import LoopClock, StoppedClock
 
 
 def queue() -> WorkQueue[str]:
@@ -104,3 +105,28 @@ async def test_workers_sync_each_key() -> None:
         for t in asyncio.all_tasks():
             if t.get_name().startswith("test:worker:"):
                 t.cancel()
+
+
+@pytest.mark.asyncio
+async def test_process_requeues_retried_errors_and_resets_on_success() -> None:
+    clock = StoppedClock()
+    q: WorkQueue[str] = WorkQueue(clock, "t")
+    outcomes = iter([ApiError("boom"), ApiError("boom"), None])
+
+    async def sync(key: str) -> None:
+        err = next(outcomes)
+        if err is not None:
+            raise err
+
+    assert await q.process("k", sync, (ApiError,)) is False
+    assert q.num_requeues("k") == 1
+    assert await q.process("k", sync, (ApiError,)) is False
+    assert q.num_requeues("k") == 2
+    assert await q.process("k", sync, (ApiError,)) is True
+    assert q.num_requeues("k") == 0
+
+    async def broken(key: str) -> None:
+        raise ValueError("a bug")
+
+    with pytest.raises(ValueError, match="a bug"):
+        await q.process("k", broken, (ApiError,))

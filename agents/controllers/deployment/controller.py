@@ -261,13 +261,8 @@ class DeploymentController:
 
     async def _sync(self, key: Key) -> None:
         self.syncs += 1
-        try:
-            await self.sync(key)
-        except ApiError:
+        if not await self.queue.process(key, self.sync, (ApiError,)):
             self.errors += 1
-            self.queue.add_rate_limited(key)
-            return
-        self.queue.forget(key)
 
     async def sync(self, key: Key) -> None:
         """Upstream ``syncDeployment`` for one key (raises what should be retried)."""

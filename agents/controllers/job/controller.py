@@ -236,13 +236,8 @@ class JobController:
 
     async def _sync_key(self, key: Key) -> None:
         self._stats["syncs"] += 1
-        try:
-            await self._sync(key)
-        except (ApiError, BatchError):
+        if not await self.queue.process(key, self._sync, (ApiError, BatchError)):
             self._stats["errors"] += 1
-            self.queue.add_rate_limited(key)
-        else:
-            self.queue.forget(key)
 
     def _forget(self, key: Key, uid: str) -> None:
         self.expectations.delete(key)
