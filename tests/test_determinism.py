@@ -21,7 +21,9 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -87,11 +89,9 @@ print(json.dumps(out))
 """
 
 
-def test_trace_hash_is_stable_across_processes_and_hash_seeds() -> None:
-    argvs = []
-    for name, seed, _ in CROSS_PROCESS:
-        argv = ["run", str(_path(name)), "--output", "json"]
-        argvs.append(argv + (["--seed", str(seed)] if seed is not None else []))
+def _compare_with_children(argvs: list[list[str]], hashseeds: tuple[str, ...], local: Callable[[], list[Any]]) -> None:
+    """Run ``argvs`` through the CLI in one child process per hash seed while ``local()``
+    computes the expected ``[exit status, seed, traceHash]`` rows here; all must agree."""
     procs = [
         subprocess.Popen(
             [sys.executable, "-c", CHILD, json.dumps(argvs)],
@@ -101,16 +101,10 @@ def test_trace_hash_is_stable_across_processes_and_hash_seeds() -> None:
             env={**os.environ, "PYTHONHASHSEED": hashseed},
             cwd=ROOT,
         )
-        for hashseed in ("0", "12345")
+        for hashseed in hashseeds
     ]
     try:
-        expected = []
-        for name, seed, exit_status in CROSS_PROCESS:  # in this process, while the others run
-            scenario = load_scenario(_path(name))
-            assert scenario.latency.api.jitter > 0
-            assert scenario.latency.watch.jitter > 0
-            local = run_scenario(scenario, RunOptions(seed=seed))
-            expected.append([exit_status, local.seed, local.trace_hash])
+        expected = local()  # in this process, while the others run
         outs = [p.communicate(timeout=300) for p in procs]
     finally:
         for p in procs:
@@ -120,6 +114,25 @@ def test_trace_hash_is_stable_across_processes_and_hash_seeds() -> None:
     for p, (stdout, stderr) in zip(procs, outs, strict=True):
         assert p.returncode == 0, stderr
         assert json.loads(stdout) == expected
+
+
+def test_trace_hash_is_stable_across_processes_and_hash_seeds() -> None:
+    argvs = []
+    for name, seed, _ in CROSS_PROCESS:
+        argv = ["run", str(_path(name)), "--output", "json"]
+        argvs.append(argv + (["--seed", str(seed)] if seed is not None else []))
+
+    def local() -> list[Any]:
+        expected = []
+        for name, seed, exit_status in CROSS_PROCESS:
+            scenario = load_scenario(_path(name))
+            assert scenario.latency.api.jitter > 0
+            assert scenario.latency.watch.jitter > 0
+            result = run_scenario(scenario, RunOptions(seed=seed))
+            expected.append([exit_status, result.seed, result.trace_hash])
+        return expected
+
+    _compare_with_children(argvs, ("0", "12345"), local)
 
 
 WORKLOADS = sorted((SCENARIOS / "workloads").glob("*.yaml"))
@@ -132,28 +145,8 @@ def test_workload_runs_are_stable_across_hash_seeds() -> None:
     same traceHash in processes with different ``PYTHONHASHSEED``s as in this one."""
     assert len(WORKLOADS) >= 5
     argvs = [["run", str(p), "--output", "json"] for p in WORKLOADS]
-    procs = [
-        subprocess.Popen(
-            [sys.executable, "-c", CHILD, json.dumps(argvs)],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env={**os.environ, "PYTHONHASHSEED": hashseed},
-            cwd=ROOT,
-        )
-        for hashseed in ("1", "4242")
-    ]
-    try:
-        expected = []
-        for path in WORKLOADS:
-            local = run_scenario(load_scenario(path))
-            expected.append([0, local.seed, local.trace_hash])
-        outs = [p.communicate(timeout=300) for p in procs]
-    finally:
-        for p in procs:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
-    for p, (stdout, stderr) in zip(procs, outs, strict=True):
-        assert p.returncode == 0, stderr
-        assert json.loads(stdout) == expected
+
+    def local() -> list[Any]:
+        return [[0, r.seed, r.trace_hash] for r in (run_scenario(load_scenario(p)) for p in WORKLOADS)]
+
+    _compare_with_children(argvs, ("1", "4242"), local)
