@@ -46,7 +46,6 @@ from emulator.api.batch import CronJob, CronJobStatus, Job
 from emulator.api.cron import CronError, Schedule, parse_schedule
 from emulator.api.errors import AlreadyExists, ApiError, NotFound
 from emulator.api.meta import ObjectMeta, ObjectReference
-from emulator.client.events import EventRecorder
 from emulator.client.informer import Informer
 from emulator.runtime.clock import EPOCH, format_timestamp, parse_timestamp
 
@@ -93,7 +92,7 @@ class CronJobController:
         self.ready = asyncio.Event()
         self._informers = ctx.informers
         # Server-generated Event names: several Events of one CronJob in one virtual instant.
-        self._recorder = EventRecorder(self.client, ctx.clock, COMPONENT, naming="generated")
+        self._recorder = ctx.recorder(NAME, COMPONENT)
         self.queue: WorkQueue[Key] = WorkQueue(ctx.clock, self.client.name)
         self._cronjobs: Informer | None = None
         self._jobs: Informer | None = None

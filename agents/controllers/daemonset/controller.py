@@ -73,7 +73,6 @@ from emulator.api.apps import DaemonSet
 from emulator.api.core import Node, Pod, Toleration
 from emulator.api.errors import ApiError, NotFound
 from emulator.api.meta import ObjectReference
-from emulator.client.events import EventRecorder
 from emulator.client.informer import Informer
 
 __all__ = ["BURST_REPLICAS", "COMPONENT", "NAME", "DaemonSetController"]
@@ -106,7 +105,7 @@ class DaemonSetController:
         self._informers = ctx.informers
         # generated names: two Events about one set in the same virtual instant would collide
         # under the clock naming (upstream's names differ in their nanoseconds)
-        self._recorder = EventRecorder(self.client, self.clock, COMPONENT, naming="generated")
+        self._recorder = ctx.recorder(NAME, COMPONENT)
         self.queue: WorkQueue[Key] = WorkQueue(self.clock, self.client.name)
         self._workers = workers
         self._sets: Informer | None = None

@@ -48,7 +48,6 @@ from emulator.api.apps import StatefulSet
 from emulator.api.core import Pod
 from emulator.api.errors import ApiError, NotFound
 from emulator.api.meta import ObjectReference
-from emulator.client.events import EventRecorder
 from emulator.client.informer import Informer
 
 __all__ = ["COMPONENT", "NAME", "StatefulSetController"]
@@ -88,7 +87,7 @@ class StatefulSetController:
         self._informers = ctx.informers
         # generated names: two Events about one set in the same virtual instant would collide
         # under the clock naming (upstream's names differ in their nanoseconds)
-        self._recorder = EventRecorder(self.client, self.clock, COMPONENT, naming="generated")
+        self._recorder = ctx.recorder(NAME, COMPONENT)
         self.queue: WorkQueue[Key] = WorkQueue(self.clock, self.client.name)
         self._workers = workers
         self._sets: Informer | None = None
