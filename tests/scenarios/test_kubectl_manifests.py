@@ -14,33 +14,11 @@ import yaml
 
 from emulator.scenario.loader import load_scenario
 from emulator.scenario.runner import run_scenario
+from tests.api.test_workload_kinds import KUBECTL_CREATE_DEPLOYMENT
 
-KUBECTL_OUTPUT = """
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  creationTimestamp: null
-  labels:
-    app: web
-  name: web
-spec:
-  replicas: 3
-  selector:
-    matchLabels:
-      app: web
-  strategy: {}
-  template:
-    metadata:
-      creationTimestamp: null
-      labels:
-        app: web
-    spec:
-      containers:
-      - image: nginx
-        name: nginx
-        resources: {}
-status: {}
----
+KUBECTL_OUTPUT = (
+    KUBECTL_CREATE_DEPLOYMENT
+    + """---
 apiVersion: batch/v1
 kind: Job
 metadata:
@@ -116,6 +94,7 @@ status:
   disruptionsAllowed: 0
   expectedPods: 0
 """
+)
 
 GET_OUTPUT_SHAPE = """
 apiVersion: apps/v1
