@@ -39,7 +39,7 @@ from emulator.runtime.rng import Seeds
 from emulator.scenario.drain import drain
 from emulator.scenario.expectations import CONDITIONS, count_reached
 from emulator.scenario.faults import ArmedFault, FaultPlan
-from emulator.scenario.monitor import ConditionCounter, PodActivity
+from emulator.scenario.monitor import ConditionCounter, PodActivity, WorkloadCounter
 from emulator.scenario.patch import patched
 from emulator.scenario.schema import (
     Cordon,
@@ -60,7 +60,7 @@ from emulator.scenario.schema import (
     WaitFor,
     WatchCut,
 )
-from emulator.scenario.workloads import READY_KINDS, WorkloadCounter, WorkloadFilter, job_complete, workload_ready
+from emulator.scenario.workloads import READY_KINDS, WorkloadFilter, job_complete, workload_ready
 
 __all__ = ["CORDON_RETRY", "RUNNER_ATTEMPTS", "RUNNER_RETRY", "Cluster", "StepError"]
 

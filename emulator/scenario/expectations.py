@@ -31,7 +31,7 @@ from typing import Any
 from emulator.api.core import LabelSelector, Node, Pod
 from emulator.api.labelparse import format_label_selector
 from emulator.api.labelselector import label_selector_matches
-from emulator.scenario.monitor import Overcommit
+from emulator.scenario.monitor import Overcommit, WorkloadCounter
 from emulator.scenario.schema import (
     Expectation,
     JobsComplete,
@@ -43,7 +43,7 @@ from emulator.scenario.schema import (
     TopologySpread,
     WorkloadsReady,
 )
-from emulator.scenario.workloads import READY_KINDS, WorkloadCounter, WorkloadFilter, job_complete, workload_ready
+from emulator.scenario.workloads import READY_KINDS, WorkloadFilter, job_complete, workload_ready
 
 __all__ = ["CONDITIONS", "ExpectationResult", "check", "condition_met", "count_pods", "count_reached"]
 

@@ -6,11 +6,11 @@ allocatable (recorded by the invariant checker, read by the ``noOvercommit`` exp
 written (the runner's settle rule) and feeds each pod write to the active
 ``ConditionCounter``s (one per running ``waitFor``), waking the waiter when a count moved.
 
-``workload_counters`` are the ``workloads.WorkloadCounter`` of running ``waitFor``s of
+``workload_counters`` are the ``WorkloadCounter``s of running ``waitFor``s of
 ``workloadsReady`` and ``jobsComplete``, fed each write of their kinds the same way.
 
-``ConditionCounter`` is pure: (pods the selector picks that meet the condition, pods the
-selector picks), adjusted by each write's old and new object, so a ``waitFor`` costs O(1)
+Both are a ``SelectionCounter``. ``ConditionCounter`` is pure: (pods the selector picks that
+meet the condition, pods the selector picks), adjusted by each write's old and new object, so a ``waitFor`` costs O(1)
 per pod write instead of listing every pod. A pod counts from its create until its final
 delete (a pod marked for graceful deletion still counts), as a list of pods would show.
 """
@@ -20,14 +20,15 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from emulator.api.core import LabelSelector, Pod
 from emulator.api.labelparse import format_label_selector
 from emulator.api.labelselector import label_selector_matches
 from emulator.apiserver.server import WriteRecord
-from emulator.scenario.workloads import WorkloadCounter
+from emulator.scenario.workloads import WorkloadFilter
 
-__all__ = ["ConditionCounter", "Overcommit", "PodActivity"]
+__all__ = ["ConditionCounter", "Overcommit", "PodActivity", "SelectionCounter", "WorkloadCounter"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,27 +40,29 @@ class Overcommit:
     allocatable: int
 
 
-class ConditionCounter:
-    """How many pods ``selector`` picks (``total``) and how many of those pass ``test``
-    (``met``), kept current by ``update`` with each pod write."""
+class SelectionCounter:
+    """How many objects ``selects`` picks (``total``) and how many of those pass ``test``
+    (``met``), kept current by ``update`` with each write: O(1) per write."""
 
-    def __init__(self, test: Callable[[Pod], bool], selector: LabelSelector, pods: Iterable[Pod] = ()) -> None:
+    def __init__(
+        self, selects: Callable[[Any], bool], test: Callable[[Any], bool], objects: Iterable[Any] = ()
+    ) -> None:
+        self.selects = selects
         self.test = test
-        self.selector = selector
         self.met = 0
         self.total = 0
-        for pod in pods:
-            self._count(pod, 1)
+        for obj in objects:
+            self._count(obj, 1)
 
-    def _count(self, pod: Pod, sign: int) -> None:
-        if label_selector_matches(self.selector, pod.metadata.labels):
+    def _count(self, obj: Any, sign: int) -> None:
+        if self.selects(obj):
             self.total += sign
-            if self.test(pod):
+            if self.test(obj):
                 self.met += sign
 
-    def update(self, old: Pod | None, new: Pod | None) -> bool:
-        """One pod write (``old`` None: a create; ``new`` None: the final delete); True when
-        a count changed."""
+    def update(self, old: Any | None, new: Any | None) -> bool:
+        """One write (``old`` None: a create; ``new`` None: the final delete); True when a
+        count changed."""
         before = (self.met, self.total)
         if old is not None:
             self._count(old, -1)
@@ -67,9 +70,30 @@ class ConditionCounter:
             self._count(new, 1)
         return (self.met, self.total) != before
 
+
+class ConditionCounter(SelectionCounter):
+    """The pods ``selector`` picks, and those of them that pass ``test``."""
+
+    def __init__(self, test: Callable[[Pod], bool], selector: LabelSelector, pods: Iterable[Pod] = ()) -> None:
+        self.selector = selector
+        super().__init__(lambda pod: label_selector_matches(selector, pod.metadata.labels), test, pods)
+
     def __repr__(self) -> str:
         selector = format_label_selector(self.selector)
         return f"<ConditionCounter met={self.met} total={self.total}{f' selector={selector!r}' if selector else ''}>"
+
+
+class WorkloadCounter(SelectionCounter):
+    """The workload objects ``filter`` picks (of ``filter.kinds``), and those that pass
+    ``test`` (``workload_ready``, ``job_complete``)."""
+
+    def __init__(self, filter: WorkloadFilter, test: Callable[[Any], bool], objects: Iterable[Any] = ()) -> None:
+        self.filter = filter
+        self.kinds = filter.kinds
+        super().__init__(filter.selects, test, objects)
+
+    def __repr__(self) -> str:
+        return f"<WorkloadCounter {self.filter.describe()} met={self.met} total={self.total}>"
 
 
 class PodActivity:

@@ -2,7 +2,7 @@
 (for ``waitFor`` and ``expect``) and the report's ``workloads`` section.
 
 What this module owns: pure functions over stored objects. It does not watch (``monitor``
-feeds ``WorkloadCounter`` each write of a kind it counts) nor run controllers.
+holds the ``WorkloadCounter`` fed each write of a kind it counts) nor run controllers.
 
 =================  ==================================================================
 condition          an object counts as met when
@@ -42,7 +42,6 @@ from emulator.runtime.clock import parse_timestamp
 __all__ = [
     "READY_KINDS",
     "REPORT_KINDS",
-    "WorkloadCounter",
     "WorkloadFilter",
     "job_complete",
     "report",
@@ -100,39 +99,6 @@ class WorkloadFilter:
         if text:
             words.append(f"matching {text!r}")
         return " ".join(words)
-
-
-class WorkloadCounter:
-    """Objects ``filter`` selects (``total``) and those meeting ``test`` (``met``), kept by
-    ``update`` with each write of one of its kinds: O(1) per write, like
-    ``monitor.ConditionCounter`` for pods."""
-
-    def __init__(self, filter: WorkloadFilter, test: Any, objects: Iterable[Any] = ()) -> None:
-        self.filter = filter
-        self.test = test
-        self.kinds = filter.kinds
-        self.met = 0
-        self.total = 0
-        for obj in objects:
-            self._count(obj, 1)
-
-    def _count(self, obj: Any, sign: int) -> None:
-        if self.filter.selects(obj):
-            self.total += sign
-            if self.test(obj):
-                self.met += sign
-
-    def update(self, old: Any, new: Any) -> bool:
-        """One write (``old`` None: a create; ``new`` None: the delete); True when a count moved."""
-        before = (self.met, self.total)
-        if old is not None:
-            self._count(old, -1)
-        if new is not None:
-            self._count(new, 1)
-        return (self.met, self.total) != before
-
-    def __repr__(self) -> str:
-        return f"<WorkloadCounter {self.filter.describe()} met={self.met} total={self.total}>"
 
 
 def _restarts(pod: Pod) -> int:
