@@ -45,6 +45,7 @@ __all__ = [
     "WORKLOAD_KINDS",
     "quantity_errors",
     "validate",
+    "validate_pod_metadata",
     "validate_status_update",
     "validate_update",
     "validate_workload_update",
@@ -227,6 +228,20 @@ def validate(obj: object) -> None:
             "value",
             "Invalid value: must be no greater than 1000000000 for user priority classes",
         )
+
+
+def validate_pod_metadata(pod: Pod) -> None:
+    """``validate(pod)`` for a pod whose spec passed ``validate`` before (in another pod with
+    an equal spec): what pod validation reads outside the spec, in ``validate``'s order, is the
+    metadata (name, namespace, labels) and then the kubelet's lifecycle annotations; every
+    check in between reads only the spec, so it cannot fail. The API server's pod creation
+    memo (``emulator.apiserver.defaults.PodAdmission``) relies on this;
+    ``tests/apiserver/test_pod_admission.py`` checks it against ``validate``."""
+    meta = pod.metadata
+    _meta(str(pod.kind), meta, namespaced=pod.kind in _NAMESPACED)
+    notes = meta.annotations
+    if notes and (problem := next(kubelet_annotation_problems(notes), None)):
+        raise Invalid.at("Pod", meta.name, *problem)
 
 
 def validate_status_update(candidate: Any) -> None:

@@ -8,6 +8,19 @@ from the PriorityClass, the globalDefault class, or 0; an unknown class is rejec
 ``DefaultTolerationSeconds`` plugin (tolerate not-ready/unreachable NoExecute for 300 s),
 and the status reset to ``phase: Pending`` with the QoS class (``PrepareForCreate``).
 Nodes: allocatable defaults to capacity.
+
+``PodAdmission`` is what the API server calls on a pod create: ``default_pod`` and
+``validate``, memoised per client spec. A run creates most pods from a few templates (a
+scenario's ``createPods``, a ReplicaSet's template), and both steps cost far more than
+encoding the spec: the defaulted spec, the status and the fact that the spec is valid are
+kept per encoded spec, and a pod whose spec is in the memo only has its metadata defaulted
+and validated (``validate_pod_metadata``). Only the spec and the PriorityClasses are read to
+default and validate a spec, so the memo is keyed on the spec's encoding (by value: an equal
+spec built anew hits, a spec changed in place misses) and emptied on every PriorityClass
+write (``clear``); only successes are kept, so a refused pod is refused by the full path with
+its exact message. Pods created from one memo entry share its spec and status objects, which
+are immutable like every stored object. ``tests/apiserver/test_pod_admission.py`` checks it
+against ``default_pod`` + ``validate``.
 """
 
 from __future__ import annotations
@@ -15,14 +28,17 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
+import msgspec
 from msgspec.structs import replace
 
-from emulator.api.core import Container, Node, Pod, PodStatus, ResourceRequirements, Toleration
+from emulator.api.codec import enc_hook
+from emulator.api.core import Container, Node, Pod, PodSpec, PodStatus, ResourceRequirements, Toleration
 from emulator.api.errors import Invalid
 from emulator.api.scheduling import PriorityClass
+from emulator.api.validation import validate, validate_pod_metadata
 from emulator.api.workloaddefaults import DEFAULT_SCHEDULER, default_pod_spec
 
-__all__ = ["DEFAULT_SCHEDULER", "default_node", "default_pod", "qos_class"]
+__all__ = ["DEFAULT_SCHEDULER", "PodAdmission", "default_node", "default_pod", "qos_class"]
 
 _DEFAULT_TOLERATIONS: Final = (
     Toleration(key="node.kubernetes.io/not-ready", operator="Exists", effect="NoExecute", toleration_seconds=300),
@@ -132,3 +148,56 @@ def default_node(node: Node) -> Node:
     if status.allocatable and not status.capacity:
         return replace(node, status=replace(status, capacity=dict(status.allocatable)))
     return node
+
+
+_SPEC_KEY: Final = msgspec.msgpack.Encoder(enc_hook=enc_hook)
+_MEMO_SIZE: Final = 256
+"""Distinct specs kept; past that the memo starts again empty (a run has a few templates)."""
+
+
+class PodAdmission:
+    """``default_pod`` then ``validate`` of a pod to create, memoised per client spec (see
+    the module docstring)."""
+
+    def __init__(self) -> None:
+        self._memo: dict[bytes, tuple[PodSpec, PodStatus]] = {}
+        self.hits = 0
+
+    def __repr__(self) -> str:
+        return f"<PodAdmission specs={len(self._memo)} hits={self.hits}>"
+
+    def clear(self) -> None:
+        """Forget every spec (a PriorityClass was written: priorities may differ now)."""
+        self._memo.clear()
+
+    def admit(
+        self,
+        pod: Pod,
+        *,
+        classes: Callable[[], Mapping[str, PriorityClass]],
+        name_suffix: Callable[[], str],
+    ) -> Pod:
+        """The pod as the API server stores it on create, validated (``Invalid`` if not)."""
+        try:
+            key: bytes | None = _SPEC_KEY.encode(pod.spec)
+        except (TypeError, NotImplementedError):  # a value built in code that has no encoding
+            key = None
+        hit = self._memo.get(key) if key is not None else None
+        if hit is None:
+            out = default_pod(pod, classes=classes(), name_suffix=name_suffix)
+            validate(out)
+            if key is not None:
+                if len(self._memo) >= _MEMO_SIZE:
+                    self._memo.clear()
+                self._memo[key] = (out.spec, out.status)
+            return out
+        self.hits += 1
+        spec, status = hit
+        meta = pod.metadata
+        if not meta.name and meta.generate_name:
+            meta = replace(meta, name=meta.generate_name + name_suffix())
+        if not meta.namespace:
+            meta = replace(meta, namespace="default")
+        out = replace(pod, metadata=meta, spec=spec, status=status)
+        validate_pod_metadata(out)
+        return out

@@ -79,7 +79,7 @@ from emulator.api.validation import (
 )
 from emulator.api.workloaddefaults import default_object, stored_job
 from emulator.apiserver import eviction
-from emulator.apiserver.defaults import default_node, default_pod
+from emulator.apiserver.defaults import PodAdmission, default_node
 from emulator.apiserver.deletion import (
     check_delete_options,
     check_finalizers,
@@ -158,6 +158,7 @@ class ApiServer:
         self.writes = 0
         self._event_expiry = EventExpiry(self.settings.event_ttl)
         self._expiring = False
+        self._pod_admission = PodAdmission()
 
     # --- introspection ------------------------------------------------------------------
 
@@ -188,6 +189,8 @@ class ApiServer:
         self._revision += 1
         rev = self._revision
         table = self._objects[kind]
+        if kind == "PriorityClass":
+            self._pod_admission.clear()  # pod defaulting reads the classes
         if new is not None:
             new = replace(new, metadata=replace(new.metadata, resource_version=str(rev)))
             table[_key(new.metadata.namespace, new.metadata.name)] = new
@@ -221,6 +224,9 @@ class ApiServer:
         finally:
             self._expiring = False
 
+    def _priority_classes(self) -> Mapping[str, PriorityClass]:
+        return {k[1]: v for k, v in self._objects["PriorityClass"].items()}
+
     def _name_suffix(self) -> str:
         return "".join(self._rng.choice(_NAME_CHARS) for _ in range(5))
 
@@ -251,9 +257,9 @@ class ApiServer:
             )
         obj = replace(obj, metadata=meta)
         if isinstance(obj, Pod):
-            classes: Mapping[str, PriorityClass] = {k[1]: v for k, v in self._objects["PriorityClass"].items()}
             given_status = obj.status
-            obj = default_pod(obj, classes=classes, name_suffix=self._name_suffix)
+            # defaulting and validation (memoised per spec: ``defaults.PodAdmission``)
+            obj = self._pod_admission.admit(obj, classes=self._priority_classes, name_suffix=self._name_suffix)
             if restore:
                 obj = replace(
                     obj, status=replace(given_status, qos_class=given_status.qos_class or obj.status.qos_class)
@@ -268,7 +274,8 @@ class ApiServer:
             obj = default_object(obj)
             if not restore:  # upstream PrepareForCreate: the status is the controllers' to write
                 obj = replace(obj, status=type(obj.status)())
-        validate(obj)
+        if not isinstance(obj, Pod):
+            validate(obj)
         meta = obj.metadata
         if meta.finalizers:
             check_finalizers(kind, meta.name, meta.finalizers)
