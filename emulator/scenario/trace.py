@@ -13,8 +13,10 @@ determinism contract tests check. The recorder streams (hash and optional file);
 not keep the lines in memory. Without a file it encodes the lines into a buffer and hashes the
 buffer every ``_HASH_CHUNK`` bytes (and before reporting the digest): sha256 of the
 concatenation is sha256 of the lines fed one by one, at a fraction of the calls. The recorder
-builds lines with ``fast_trace_line``; ``trace_line`` is the reference
-(``tests/scenario/test_trace_buffer.py`` checks both on random writes).
+builds lines with ``fast_trace_line``, a ``TraceLine`` struct (its fields in the keys' order,
+the optional ones omitted while unset: the same JSON bytes as the dict, built and encoded in
+less time); ``trace_line`` is the reference (``tests/scenario/test_trace_buffer.py`` checks
+that both encode to the same bytes on random writes).
 """
 
 from __future__ import annotations
@@ -26,10 +28,25 @@ import msgspec
 
 from emulator.apiserver.server import WriteRecord
 
-__all__ = ["TraceRecorder", "fast_trace_line", "trace_line"]
+__all__ = ["TraceLine", "TraceRecorder", "fast_trace_line", "trace_line"]
 
 _encoder = msgspec.json.Encoder()
 _HASH_CHUNK = 1 << 16
+
+
+class TraceLine(msgspec.Struct, omit_defaults=True, gc=False, rename={"node_name": "nodeName"}):
+    """One trace line as ``fast_trace_line`` builds it: encodes as ``trace_line``'s dict."""
+
+    rv: int
+    t: float
+    verb: str
+    kind: str
+    ns: str
+    name: str
+    node_name: str | msgspec.UnsetType = msgspec.UNSET
+    phase: str | msgspec.UnsetType = msgspec.UNSET
+    reason: str | msgspec.UnsetType = msgspec.UNSET
+    message: str | msgspec.UnsetType = msgspec.UNSET
 
 
 def _scheduled_condition(pod: Any) -> Any:
@@ -80,42 +97,36 @@ def _scheduled(conditions: Any) -> Any:
     return None
 
 
-def fast_trace_line(rec: WriteRecord) -> dict[str, Any]:
-    """``trace_line(rec)``, with the common cases short-cut: a write that is not a pod's, and a
-    pod update that kept the status object (nothing of the status part can have changed)."""
+def fast_trace_line(rec: WriteRecord) -> TraceLine:
+    """``trace_line(rec)`` as a ``TraceLine``, with the common cases short-cut: a write that is
+    not a pod's, and a pod update that kept the status object (nothing of the status part can
+    have changed)."""
     old, new = rec.old, rec.new
     meta = (new if new is not None else old).metadata
-    line: dict[str, Any] = {
-        "rv": rec.revision,
-        "t": round(rec.time, 6),
-        "verb": rec.verb,
-        "kind": rec.kind,
-        "ns": meta.namespace,
-        "name": meta.name,
-    }
+    line = TraceLine(rec.revision, round(rec.time, 6), rec.verb, rec.kind, meta.namespace, meta.name)
     if new is None or rec.kind != "Pod":
         return line
     node = new.spec.node_name
     st = new.status
     if old is None:
         if node:
-            line["nodeName"] = node
-        line["phase"] = st.phase
+            line.node_name = node
+        line.phase = st.phase
         reason, message = st.reason, st.message
         cond = _scheduled(st.conditions)
         if cond is not None and (cond.reason or cond.message):
             reason, message = cond.reason, cond.message
         if reason or message:
-            line["reason"] = reason
-            line["message"] = message
+            line.reason = reason
+            line.message = message
         return line
     if node and old.spec.node_name != node:
-        line["nodeName"] = node
+        line.node_name = node
     ost = old.status
     if ost is st:
         return line
     if ost.phase != st.phase:
-        line["phase"] = st.phase
+        line.phase = st.phase
     reason, message = st.reason, st.message
     changed = ost.reason != reason or ost.message != message
     cond = _scheduled(st.conditions)
@@ -124,8 +135,8 @@ def fast_trace_line(rec: WriteRecord) -> dict[str, Any]:
         if prev is None or (prev.status, prev.reason, prev.message) != (cond.status, cond.reason, cond.message):
             reason, message, changed = cond.reason, cond.message, True
     if changed and (reason or message):
-        line["reason"] = reason
-        line["message"] = message
+        line.reason = reason
+        line.message = message
     return line
 
 
