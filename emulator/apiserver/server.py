@@ -18,6 +18,10 @@ update         optimistic concurrency on resourceVersion (Conflict); keeps statu
                no new finalizers on a terminating object; emptying the finalizers
                of an object marked with grace 0 removes it (``deletion``)
 update_status  optimistic concurrency; changes status only
+(unchanged)    an update or update_status whose object equals the stored one is not
+               written (no revision, no watch event, no listener call): the stored
+               object is returned and counted in ``unchanged``, as upstream's
+               ``GuaranteedUpdate`` skips it
 delete         preconditions uid / resourceVersion (Conflict); propagationPolicy
                sets the GC finalizers; pods bound and running: graceful
                (deletionTimestamp set, object kept until the kubelet confirms with
@@ -156,6 +160,9 @@ class ApiServer:
         self._hub = WatchHub()
         self._listeners: list[Callable[[WriteRecord], None]] = []
         self.writes = 0
+        self.unchanged: dict[tuple[str, str], int] = {}
+        """(verb, kind) -> writes skipped because they changed nothing (upstream's store skips
+        them too: no new revision, no watch event, the stored object as the answer)."""
         self._event_expiry = EventExpiry(self.settings.event_ttl)
         self._expiring = False
         self._pod_admission = PodAdmission()
@@ -210,6 +217,13 @@ class ApiServer:
         if self._event_expiry.deadline <= now and not self._expiring:
             self._expire_events(now)
         return new if new is not None else old
+
+    def _unchanged(self, verb: Verb, kind: str, current: Any) -> Any:
+        """A write that changes nothing: not committed (upstream's ``GuaranteedUpdate`` does not
+        write an object equal to the stored one), counted, answered with the stored object."""
+        key = (verb, kind)
+        self.unchanged[key] = self.unchanged.get(key, 0) + 1
+        return current
 
     def _expire_events(self, now: float) -> None:
         """Delete the Events whose TTL ran out (checked after every write: see ``eventttl``)."""
@@ -390,7 +404,7 @@ class ApiServer:
         if isinstance(candidate, WORKLOAD_KINDS):
             validate_workload_update(current, candidate)
         if candidate == current:
-            return cast(T, current)  # a no-op write: no new revision, no event (as upstream's store)
+            return cast(T, self._unchanged("update", kind, current))
         if should_delete_during_update(current.metadata, candidate.metadata):
             # the last finalizer is gone: the object goes (DELETED carries the stored object)
             return cast(T, self._commit("delete", kind, current, None))
@@ -467,7 +481,7 @@ class ApiServer:
         candidate = replace(current, status=obj.status)
         validate_status_update(candidate)
         if candidate.status == current.status:  # metadata and spec are current's own objects
-            return cast(T, current)
+            return cast(T, self._unchanged("updateStatus", kind, current))
         return cast(T, self._commit("updateStatus", kind, current, candidate))
 
     def delete(
