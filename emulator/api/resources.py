@@ -5,6 +5,12 @@ count). ``pod_requests`` follows upstream ``k8s.io/component-helpers/resource.Po
 the sum of the regular containers, restartable (sidecar) init containers added to it,
 the effective init-container request (each init container plus the sidecars started
 before it) taking the max, then the pod overhead on top.
+
+``pod_requests`` and ``pod_host_ports`` run on every admission, scheduling and invariant check
+of a pod: each short-cuts the common pod (no init containers, no overhead) and keeps the
+general computation as its reference (``pod_requests_reference``,
+``pod_host_ports_reference``); ``tests/api/test_resources_fastpath.py`` checks both against
+their reference on random pods.
 """
 
 from __future__ import annotations
@@ -26,7 +32,9 @@ __all__ = [
     "is_scalar_resource",
     "node_allocatable",
     "pod_host_ports",
+    "pod_host_ports_reference",
     "pod_requests",
+    "pod_requests_reference",
 ]
 
 CPU = "cpu"
@@ -70,6 +78,25 @@ def _max(into: dict[str, int], other: Mapping[str, int]) -> None:
 
 
 def pod_requests(pod: Pod) -> dict[str, int]:
+    """Effective requests of a pod (``pod_requests_reference``, the common pod short-cut)."""
+    spec = pod.spec
+    if spec.init_containers or spec.overhead:
+        return pod_requests_reference(pod)
+    containers = spec.containers
+    if len(containers) == 1:
+        reqs: dict[str, int] = {name: q.milli for name, q in containers[0].resources.requests.items()}
+    else:
+        reqs = {}
+        for c in containers:
+            for name, q in c.resources.requests.items():
+                reqs[name] = reqs.get(name, 0) + q.milli
+    for name, m in reqs.items():
+        if name != CPU:
+            reqs[name] = -((-m) // 1000)
+    return reqs
+
+
+def pod_requests_reference(pod: Pod) -> dict[str, int]:
     """Effective requests of a pod (in thousandths until the end, so sums stay exact)."""
     spec = pod.spec
     reqs: dict[str, int] = {}
@@ -98,6 +125,19 @@ HostPort = tuple[str, str, int]
 
 
 def pod_host_ports(pod: Pod) -> list[HostPort]:
+    """``pod_host_ports_reference``, a pod without init containers short-cut."""
+    spec = pod.spec
+    if spec.init_containers:
+        return pod_host_ports_reference(pod)
+    out: list[HostPort] = []
+    for c in spec.containers:
+        for p in c.ports:
+            if p.host_port > 0:
+                out.append((p.host_ip or "0.0.0.0", p.protocol or "TCP", p.host_port))
+    return out
+
+
+def pod_host_ports_reference(pod: Pod) -> list[HostPort]:
     """Upstream ``util.GetHostPorts`` (v1.34, PR #132040): the ports with a hostPort of the
     restartable (sidecar) init containers, then of the regular containers; a port <= 0 is
     not a host port."""
