@@ -191,15 +191,18 @@ class ApiServer:
         except KeyError:
             raise NotFound(f'the server could not find the requested resource (kind "{kind}")') from None
 
-    def _commit(self, verb: Verb, kind: str, old: Any, new: Any) -> Any:
-        """Stamp ``new`` with the next revision, store it, publish it. Never raises."""
+    def _commit(self, verb: Verb, kind: str, old: Any, new: Any, *, stamped: bool = False) -> Any:
+        """Stamp ``new`` with the next revision, store it, publish it. Never raises.
+        ``stamped``: ``new`` already carries the next revision (``create`` sets it with the
+        uid and timestamps, saving two copies)."""
         self._revision += 1
         rev = self._revision
         table = self._objects[kind]
         if kind == "PriorityClass":
             self._pod_admission.clear()  # pod defaulting reads the classes
         if new is not None:
-            new = replace(new, metadata=replace(new.metadata, resource_version=str(rev)))
+            if not stamped:
+                new = replace(new, metadata=replace(new.metadata, resource_version=str(rev)))
             table[_key(new.metadata.namespace, new.metadata.name)] = new
         else:
             del table[_key(old.metadata.namespace, old.metadata.name)]
@@ -269,7 +272,8 @@ class ApiServer:
                 "metadata.resourceVersion",
                 "Forbidden: resourceVersion should not be set on objects to be created",
             )
-        obj = replace(obj, metadata=meta)
+        if meta is not obj.metadata:
+            obj = replace(obj, metadata=meta)
         if isinstance(obj, Pod):
             given_status = obj.status
             # defaulting and validation (memoised per spec: ``defaults.PodAdmission``)
@@ -314,11 +318,12 @@ class ApiServer:
             creation_timestamp=self.clock.timestamp(),
             deletion_timestamp=None,
             generation=1 if kind in _GENERATION_ON_CREATE else meta.generation,
+            resource_version=str(self._revision + 1),  # the revision _commit gives it
         )
         obj = replace(obj, metadata=meta)
         if isinstance(obj, Job):  # the Job strategy's generated selector needs the uid
             obj = stored_job(obj)
-        return cast(T, self._commit("create", kind, None, obj))
+        return cast(T, self._commit("create", kind, None, obj, stamped=True))
 
     def get(self, kind: str, name: str, namespace: str = "") -> Any:
         if kind not in CLUSTER_SCOPED and not namespace:
