@@ -15,6 +15,7 @@ a check added to ``validate`` must be weighed against them too).
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from functools import lru_cache
 from typing import Any
 
 from emulator.api.apps import DaemonSet, Deployment, ReplicaSet, StatefulSet
@@ -43,6 +44,7 @@ from emulator.api.workloadvalidation import Problem, status_problems, workload_p
 
 __all__ = [
     "WORKLOAD_KINDS",
+    "metadata_labels_problem",
     "quantity_errors",
     "validate",
     "validate_pod_metadata",
@@ -85,6 +87,14 @@ def quantity_errors(obj: object) -> Iterator[tuple[str, Quantity]]:
                 yield f"{path}.{name}", q
 
 
+@lru_cache(maxsize=4096)
+def metadata_labels_problem(items: tuple[tuple[str, str], ...]) -> tuple[str, str] | None:
+    """The first ``label_problems`` of ``metadata.labels`` given as its items, memoised: a run
+    writes the same few label maps over and over (every pod of a template, every node status
+    write). ``tests/api/test_validation_memo.py`` checks it against ``label_problems``."""
+    return next(label_problems(dict(items), "metadata.labels"), None)
+
+
 def _meta(kind: str, meta: ObjectMeta, namespaced: bool) -> None:
     name = meta.name
     if not name:
@@ -110,7 +120,7 @@ def _meta(kind: str, meta: ObjectMeta, namespaced: bool) -> None:
         )
     if namespaced and meta.namespace and not is_dns1123_label(meta.namespace):
         raise Invalid.at(kind, name, "metadata.namespace", f'Invalid value: "{meta.namespace}"')
-    if meta.labels and (problem := next(label_problems(meta.labels, "metadata.labels"), None)):
+    if meta.labels and (problem := metadata_labels_problem(tuple(meta.labels.items()))):
         raise Invalid.at(kind, name, *problem)
 
 
@@ -277,5 +287,5 @@ def validate_update(candidate: Any) -> None:
         validate(candidate)
         return
     meta: ObjectMeta | None = getattr(candidate, "metadata", None)
-    if meta is not None and meta.labels and (problem := next(label_problems(meta.labels, "metadata.labels"), None)):
+    if meta is not None and meta.labels and (problem := metadata_labels_problem(tuple(meta.labels.items()))):
         raise Invalid.at(str(getattr(candidate, "kind", "")), meta.name, *problem)
