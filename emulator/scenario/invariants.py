@@ -228,29 +228,29 @@ class InvariantChecker:
     # --- history ----------------------------------------------------------------------------
 
     def __call__(self, rec: WriteRecord) -> None:
-        if rec.kind == "Node":
+        kind, old, new = rec.kind, rec.old, rec.new
+        if kind == "Node":
             self.last_revision["Node"] = rec.revision
-            name = rec.obj.metadata.name
-            if rec.new is None:
-                self._alloc.pop(name, None)
+            if new is None:
+                self._alloc.pop(old.metadata.name, None)
             else:
-                self._alloc[name] = node_allocatable(rec.new)
+                self._alloc[new.metadata.name] = node_allocatable(new)
             return
-        if rec.kind != "Pod":
+        if kind != "Pod":
             return
         self.last_revision["Pod"] = rec.revision
         if rec.verb == "bind":
             self.bind_writes += 1
-        uid = rec.obj.metadata.uid
-        if rec.old is None:
+        uid = (new if new is not None else old).metadata.uid
+        if old is None:
             self._created[uid] = rec.time
         self._binding(rec, uid)
-        was, now = uid in self._admitted, _admitted(rec.new)
+        was, now = uid in self._admitted, _admitted(new)
         if was and not now:
             self._release(uid)
         elif now and not was:
-            self._admit(rec.time, uid, rec.new)
-        if rec.new is None:
+            self._admit(rec.time, uid, new)
+        if new is None:
             self._created.pop(uid, None)
 
     def _binding(self, rec: WriteRecord, uid: str) -> None:
