@@ -40,12 +40,12 @@ watch          from a revision (replays the history window; older → Gone)
 Every write is also handed to the write listeners (trace, invariant checker, metrics)
 with its verb and the object before and after.
 
-At ~620 lines it is over the house's ~500 on purpose: every verb reads and writes the same
+At ~680 lines it is over the house's ~500 on purpose: every verb reads and writes the same
 store, revision and watch hub under the same "refuse before changing anything" rule, and
 keeping them in one module keeps that rule visible. Defaulting and admission
-(``defaults``), validation (``emulator.api.validation``), the deletion and finalizer rules
-(``deletion``), the watch hub (``watch``) and the Event expiry queue (``eventttl``) already
-live beside it.
+(``defaults``; a pod's, memoised per spec, is ``defaults.PodAdmission``), validation
+(``emulator.api.validation``), the deletion and finalizer rules (``deletion``), the watch hub
+(``watch``) and the Event expiry queue (``eventttl``) already live beside it.
 """
 
 from __future__ import annotations

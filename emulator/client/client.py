@@ -91,9 +91,11 @@ class Client:
     async def _call(self, verb: str, kind: str, fn: Callable[[], T]) -> T:
         calls = self.stats.calls
         calls[verb] = calls.get(verb, 0) + 1
-        delay = self.api_latency.sample(self._rng)
-        if delay > 0:
-            await self.clock.sleep(delay)
+        lat = self.api_latency
+        if lat.jitter > 0 or lat.mean > 0:  # else sample() is mean <= 0, with no draw
+            delay = lat.sample(self._rng)
+            if delay > 0:
+                await self.clock.sleep(delay)
         try:
             if self.interceptor is not None:
                 await self.interceptor(self.name, verb, kind)
