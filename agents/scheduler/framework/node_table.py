@@ -54,6 +54,9 @@ same shape pays for the few nodes the last bindings changed.
 At most ``MAX_ROW_CACHES`` columns are kept (least recently used dropped); when the log of updated
 rows outgrows the table, the columns are dropped and rebuilt on their next use. The values are
 those ``compute`` gives, so a cached column is exact as long as ``compute`` is row-wise.
+``rows_cached(..., every_update=True)`` is the same for a value that may read more of a row's
+NodeInfo than its columns (ImageLocality's frozen image counts, re-taken on every clone): such a
+column follows a second log, of every ``update_row``, new clones with the same amounts included.
 
 Maintenance (``cache/snapshot.py``): ``update_row(i, info)`` when the snapshot puts a fresh
 clone at row ``i``; a new table when the rows are rebuilt (nodes added, removed or reordered).
@@ -163,12 +166,14 @@ operation makes a vectorised pass over one row slower than Python over its NodeI
 
 
 class _RowCache:
-    __slots__ = ("seen", "values")
+    __slots__ = ("every", "seen", "values")
 
-    def __init__(self, values: IntArray, seen: int) -> None:
+    def __init__(self, values: IntArray, seen: int, every: bool) -> None:
         self.values = values
         self.seen = seen
         """How much of the table's update log ``values`` already reflects."""
+        self.every = every
+        """Which log: every ``update_row`` (True) or those that changed the columns."""
 
 
 class NodeTable:
@@ -181,6 +186,7 @@ class NodeTable:
         "_row_caches",
         "_row_keys_seen",
         "_row_values",
+        "_touched",
         "alloc_cpu",
         "alloc_eph",
         "alloc_mem",
@@ -245,7 +251,10 @@ class NodeTable:
         self._row_caches: OrderedDict[Hashable, _RowCache] = OrderedDict()
         self._row_keys_seen: OrderedDict[Hashable, None] = OrderedDict()
         self._log: list[int] = []
-        """Rows updated (``update_row``), in order; the row caches remember how far they read."""
+        """Rows whose columns changed (``update_row``), in order; the row caches remember how far
+        they read."""
+        self._touched: list[int] = []
+        """Rows given a new NodeInfo (every ``update_row``), in order, for ``every_update`` caches."""
 
     def _flag(self, info: NodeInfo) -> None:
         node = info.node
@@ -277,12 +286,21 @@ class NodeTable:
             self.unschedulable[i] = unschedulable
             self.any_unschedulable = self.any_unschedulable or unschedulable
         self._flag(info)
-        if columns_changed and self._row_caches:
-            log = self._log
-            log.append(i)
-            if len(log) > max(self.size, 1024):
-                self._row_caches.clear()  # rebuilt on their next use
-                log.clear()
+        if self._row_caches:
+            if columns_changed:
+                log = self._log
+                log.append(i)
+                if len(log) > max(self.size, 1024):
+                    self._row_caches.clear()  # rebuilt on their next use
+                    log.clear()
+                    self._touched.clear()
+            touched = self._touched
+            touched.append(i)
+            if len(touched) > max(self.size, 1024):
+                caches = self._row_caches
+                for key in [k for k, c in caches.items() if c.every]:
+                    del caches[key]
+                touched.clear()
         for d in self._derived.values():
             if node_changed or d.depends == "info":
                 d.values[i] = _clamp(d.fn(info))
@@ -303,12 +321,22 @@ class NodeTable:
             self._derived.popitem(last=False)
         return values
 
-    def rows_cached(self, key: Hashable, compute: RowCompute, rows: IntArray, one: OneRow | None = None) -> IntArray:
+    def rows_cached(
+        self,
+        key: Hashable,
+        compute: RowCompute,
+        rows: IntArray,
+        one: OneRow | None = None,
+        *,
+        every_update: bool = False,
+    ) -> IntArray:
         """``compute(self, rows)``, from a column kept current per ``key`` once the key recurs.
 
         ``compute`` may read only the rows' ``data`` columns, and ``one`` (which must agree with
         it) only the NodeInfo fields those columns hold; ``key`` must name everything else they
-        read. The returned array is a fresh one (``values[rows]``)."""
+        read. With ``every_update`` they may read anything of the row's NodeInfo: the row is then
+        recomputed after every ``update_row``, not only after one that changed its columns. The
+        returned array is a fresh one (``values[rows]``)."""
         c = self._row_caches.get(key)
         if c is None:
             if key not in self._row_keys_seen:
@@ -317,12 +345,13 @@ class NodeTable:
                     self._row_keys_seen.popitem(last=False)
                 return compute(self, rows)
             values = compute(self, np.arange(self.size, dtype=np.int64))
-            c = self._row_caches[key] = _RowCache(values, len(self._log))
+            seen = len(self._touched if every_update else self._log)
+            c = self._row_caches[key] = _RowCache(values, seen, every_update)
             if len(self._row_caches) > MAX_ROW_CACHES:
                 self._row_caches.popitem(last=False)
             return values[rows]
         self._row_caches.move_to_end(key)
-        log = self._log
+        log = self._touched if c.every else self._log
         if c.seen < len(log):
             pending = log[c.seen :]
             if one is not None and len(pending) <= FEW_ROWS:
