@@ -8,11 +8,11 @@ step, for every shape, random weights and random sets of rows: NodeResourcesFit 
 strategy), NodeResourcesBalancedAllocation and ImageLocality and TaintToleration, PreScored,
 must get from ``cached_totals`` what the reference gives (each plugin's ``score`` per node, its
 ``normalize_score`` over those nodes, weighted and summed); it may decline (None) only when a
-node is tainted.
+node is tainted or has an extended resource.
 
 The unit tests pin the cases one by one: the column is built on a key's second use, an image
 pulled on another node changes a row's total once that row is re-cloned (a new clone with the
-same amounts: the ``every_update`` log), a plugin without ``score_row`` or a tainted node or a
+same amounts, new image counts: the ``node_and_images`` log), a plugin without ``score_row`` or a tainted node or a
 negative weight declines, and an out-of-range normalized score declines.
 """
 
@@ -120,7 +120,7 @@ def _check(world: _ImageWorld, plugins: list[Any], rng: random.Random) -> None:
             state, kept = _pre_scored(plugins, pod, nodes)
             got = cached_totals(kept, weights, state, pod, table, rows)
             if got is None:
-                assert table.any_taints, "declined without a tainted node"
+                assert table.any_taints or table.any_scalars, "declined without a tainted node or scalars"
                 continue
             assert got.tolist() == _reference(kept, weights, state, pod, nodes), (rows.tolist(), weights)
 
@@ -222,7 +222,7 @@ def test_an_image_pulled_elsewhere_changes_a_row_once_it_is_recloned() -> None:
     world.cache.update_snapshot(world.snapshot)
     mid = _totals(world, plugins)
     node0 = world.nodes["node-0"]
-    world.cache.update_node(node0, node0)  # same amounts: only the every-update log sees it
+    world.cache.update_node(node0, node0)  # same amounts, new image counts
     world.cache.update_snapshot(world.snapshot)
     after = _totals(world, plugins)
     assert before is not None

@@ -408,7 +408,8 @@ class RowScore:
     whatever the other nodes scored (so only for a cycle where the normalization is row-wise),
     ``compute(table, rows)`` the same over table rows (None: ``one`` row by row); both read
     nothing of the pod or the cycle that ``key`` does not name (they serve later pods with an
-    equal key), and nothing of the table but those rows' NodeInfos and columns."""
+    equal key), and nothing of a row but its table columns (the amounts), Node object and image
+    states."""
 
     key: Hashable
     one: Callable[[NodeInfo], int]

@@ -5,8 +5,8 @@ Score plugin not skipped says its *normalized* score of a node depends on that n
 (``RowScorePlugin.score_row`` → ``RowScore``: a key naming what else it reads, a per-node
 ``one`` and a vectorised ``compute``). The weighted total of a node is then a row-wise value,
 kept by ``NodeTable.rows_cached`` under the key of the plugins' keys and weights, with
-``every_update`` (a row is recomputed after every new clone of its NodeInfo: ImageLocality's
-image counts are re-taken then). A pod of a shape seen before pays for the rows changed since
+``node_and_images`` (a row is recomputed when its columns, Node object or image states change:
+ImageLocality's image counts are re-taken by a re-clone). A pod of a shape seen before pays for the rows changed since
 (the bound pod's node, a finished pod's node: ``one`` per plugin there) and one gather, instead
 of every plugin's ``score_all`` and normalization over every scored node.
 
@@ -72,7 +72,7 @@ def cached_totals(
         parts.append((w, rs))
     key = (_KEY, tuple((w, rs.key) for w, rs in parts))
     try:
-        values = table.rows_cached(key, _compute(parts), rows, _one(parts), every_update=True)
+        values = table.rows_cached(key, _compute(parts), rows, _one(parts), node_and_images=True)
     except Exception:  # a misbehaving plugin: the usual path says what
         return None
     if len(values) and np.minimum.reduce(values) < 0:

@@ -537,7 +537,10 @@ class NodeResourcesFit:
         return table.rows_cached((self, spec), fns[0], rows, fns[1])
 
     def score_row(self, state: CycleState, pod: Pod, table: NodeTable) -> RowScore | None:
-        """No NormalizeScore: the score of a node is a function of its NodeInfo and the requests."""
+        """No NormalizeScore: the score of a node is a function of its amounts and the requests;
+        None when a node has scalar resources (their amounts are not table columns)."""
+        if table.any_scalars:
+            return None
         try:
             requests: tuple[int, ...] = state.read(PRE_SCORE_STATE_KEY).pod_requests
         except KeyError:
