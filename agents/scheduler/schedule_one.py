@@ -376,9 +376,13 @@ class SchedulingCycle:
             if len(rows) <= 1:
                 return [table.infos[r] for r in rows.tolist()], processed, None
             first, last = int(rows[0]), int(rows[-1])
-            if candidates is None and last - first == len(rows) - 1:
-                # Rows visited in table order without a wrap or a gap: one slice of the list.
-                return list(table.infos[first : last + 1]), processed, None
+            if candidates is None and (last - first) % table.size == len(rows) - 1:
+                # Rows visited in table order without a gap (each row once, from the start index
+                # on): one slice of the list, or two when the visit wrapped past the last row.
+                infos = table.infos
+                if first <= last:
+                    return list(infos[first : last + 1]), processed, None
+                return [*infos[first:], *infos[: last + 1]], processed, None
             return list(itemgetter(*rows.tolist())(table.infos)), processed, None
         feasible: list[NodeInfo] = []
         failures = 0

@@ -43,8 +43,10 @@ already seen. See ``snapshot.py`` for what it rebuilds.
 PodInfo reuse: each pod's state keeps the PodInfo filed on its NodeInfo. When a newer version of
 the pod replaces it (``update_pod``, or ``add_pod`` confirming an assumed pod) and the spec is
 equal, the new PodInfo copies the derived data from the old one instead of recomputing it
-(``reuse_pod_info``): a PodInfo is a function of ``pod.spec`` only. The NodeInfo still sees the
-same remove-then-add calls, so pod order and generations are unchanged.
+(``reuse_pod_info``): a PodInfo is a function of ``pod.spec`` only. The NodeInfo then replaces the
+entry in one step (``NodeInfo.replace_pod``: the lists and their order the remove-then-add would
+leave, the same amounts, one new generation instead of two) when the pod stays on a real node and
+has no host ports (their bookkeeping is re-done by remove-then-add, as before).
 
 What it does not own: NodeInfo arithmetic (``framework/types.py``), the node order
 (``node_tree.py``), informers (the scheduler agent calls in here from its event handlers).
@@ -129,6 +131,7 @@ def reuse_pod_info(prev: PodInfo | None, pod: Pod) -> PodInfo | None:
     info.resource = prev.resource
     info.non_zero_cpu = prev.non_zero_cpu
     info.non_zero_memory = prev.non_zero_memory
+    info.host_ports = prev.host_ports
     info.required_affinity_terms = prev.required_affinity_terms
     info.required_anti_affinity_terms = prev.required_anti_affinity_terms
     info.preferred_affinity_terms = prev.preferred_affinity_terms
@@ -216,8 +219,9 @@ class Cache:
             self._add(pod, assumed=False)
         elif key in self._assumed:
             # Confirmed: replace the assumed copy with the real pod, on the node it really got.
-            self._remove(state.pod)
-            self._add(pod, assumed=False, prev=state.info)
+            if not self._replace(state, pod):
+                self._remove(state.pod)
+                self._add(pod, assumed=False, prev=state.info)
         else:
             raise CacheError(f"pod {_pod_ref(pod)} was already in added state")
 
@@ -233,8 +237,9 @@ class Cache:
                 f"pod {_pod_ref(old)} updated on a different node than previously added to "
                 f"({state.pod.spec.node_name} -> {new.spec.node_name}); scheduler cache is corrupted"
             )
-        self._remove(state.pod)
-        self._add(new, assumed=False, prev=state.info)
+        if not self._replace(state, new):
+            self._remove(state.pod)
+            self._add(new, assumed=False, prev=state.info)
 
     def remove_pod(self, pod: Pod) -> None:
         key = self._key(pod)
@@ -292,6 +297,25 @@ class Cache:
         self._pods[key] = _PodState(pod, pi)
         if assumed:
             self._assumed[key] = None
+
+    def _replace(self, state: _PodState, pod: Pod) -> bool:
+        """``_remove(state.pod)`` then ``_add(pod, prev=state.info)`` (the pod added, not
+        assumed) in one step, when ``pod`` has the filed PodInfo's spec, on the same node, a
+        real one, and no host ports; False (nothing changed) otherwise."""
+        name = pod.spec.node_name
+        if state.pod.spec.node_name != name:
+            return False
+        info = self._nodes.get(name)
+        if info is None or info.node is None:
+            return False
+        pi = reuse_pod_info(state.info, pod)
+        if pi is None or pi.host_ports or not info.replace_pod(pi):
+            return False
+        self._nodes.move_to_end(name)
+        key = pod.metadata.uid
+        self._pods[key] = _PodState(pod, pi)
+        self._assumed.pop(key, None)
+        return True
 
     def _remove(self, pod: Pod) -> None:
         """Remove the cached ``pod`` from its node; a ghost node goes with its last pod."""

@@ -33,7 +33,10 @@ them): ``VectorFilterPlugin.filter_all`` gives ``FilterCodes`` for many table ro
 ``VectorScorePlugin.score_all`` the raw scores, ``VectorScoreExtensions.normalize_score_all`` the
 normalized ones. Either may return ``None`` for a pod or table it cannot handle exactly (the
 runtime then calls the per-node method for that plugin). They must agree with the per-node
-methods on every row: same statuses (code and reasons), same integers.
+methods on every row: same statuses (code and reasons), same integers. ``RowScorePlugin.score_row``
+says that, this cycle, the plugin's normalized score of a node depends on that node alone
+(``RowScore``), which lets the runtime keep weighted totals per row across cycles
+(``score_totals.py``).
 
 Statuses: an expected "no" is a ``Status`` (never a raise). Plugins need not set ``Status.plugin``;
 the runtime stamps it. A plugin raising an exception is a bug and propagates.
@@ -46,7 +49,7 @@ from __future__ import annotations
 
 import enum
 import random
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -89,6 +92,8 @@ __all__ = [
     "QueueSortPlugin",
     "QueuedPod",
     "ReservePlugin",
+    "RowScore",
+    "RowScorePlugin",
     "ScoreExtensions",
     "ScorePlugin",
     "SharedLister",
@@ -392,6 +397,30 @@ class VectorScorePlugin(Protocol):
 class VectorScoreExtensions(Protocol):
     def normalize_score_all(self, state: CycleState, pod: Pod, scores: IntArray) -> IntArray:
         """What ``normalize_score`` makes of ``scores`` (a new array)."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class RowScore:
+    """A Score plugin's *normalized* score as a function of one table row, for this pod.
+
+    ``one(node_info)`` is what the plugin's ``score`` then ``normalize_score`` give that node
+    whatever the other nodes scored (so only for a cycle where the normalization is row-wise),
+    ``compute(table, rows)`` the same over table rows (None: ``one`` row by row); both read
+    nothing of the pod or the cycle that ``key`` does not name (they serve later pods with an
+    equal key), and nothing of a row but its table columns (the amounts), Node object and image
+    states."""
+
+    key: Hashable
+    one: Callable[[NodeInfo], int]
+    compute: Callable[[NodeTable, IntArray], IntArray | None]
+
+
+@runtime_checkable
+class RowScorePlugin(Protocol):
+    def score_row(self, state: CycleState, pod: Pod, table: NodeTable) -> RowScore | None:
+        """This cycle's normalized score as a ``RowScore``, or None (not row-wise this cycle, or
+        ``score`` would fail: the runtime then scores as usual)."""
         ...
 
 

@@ -54,6 +54,10 @@ same shape pays for the few nodes the last bindings changed.
 At most ``MAX_ROW_CACHES`` columns are kept (least recently used dropped); when the log of updated
 rows outgrows the table, the columns are dropped and rebuilt on their next use. The values are
 those ``compute`` gives, so a cached column is exact as long as ``compute`` is row-wise.
+``rows_cached(..., node_and_images=True)`` is the same for a value that may also read the row's
+Node object and image states (ImageLocality's image counts, frozen in each clone): such a column
+follows a second log, of the updates that changed the columns, the Node object or the image
+states (compared by value: a re-clone re-takes the counts).
 
 Maintenance (``cache/snapshot.py``): ``update_row(i, info)`` when the snapshot puts a fresh
 clone at row ``i``; a new table when the rows are rebuilt (nodes added, removed or reordered).
@@ -163,12 +167,14 @@ operation makes a vectorised pass over one row slower than Python over its NodeI
 
 
 class _RowCache:
-    __slots__ = ("seen", "values")
+    __slots__ = ("seen", "values", "wide")
 
-    def __init__(self, values: IntArray, seen: int) -> None:
+    def __init__(self, values: IntArray, seen: int, wide: bool) -> None:
         self.values = values
         self.seen = seen
         """How much of the table's update log ``values`` already reflects."""
+        self.wide = wide
+        """Which log: ``_touched`` (True) or ``_log`` (the columns alone)."""
 
 
 class NodeTable:
@@ -176,11 +182,13 @@ class NodeTable:
 
     __slots__ = (
         "_derived",
+        "_images",
         "_log",
         "_nodes",
         "_row_caches",
         "_row_keys_seen",
         "_row_values",
+        "_touched",
         "alloc_cpu",
         "alloc_eph",
         "alloc_mem",
@@ -245,7 +253,12 @@ class NodeTable:
         self._row_caches: OrderedDict[Hashable, _RowCache] = OrderedDict()
         self._row_keys_seen: OrderedDict[Hashable, None] = OrderedDict()
         self._log: list[int] = []
-        """Rows updated (``update_row``), in order; the row caches remember how far they read."""
+        """Rows whose columns changed (``update_row``), in order; the row caches remember how far
+        they read."""
+        self._touched: list[int] = []
+        """Rows whose columns, Node object or image states changed, in order (``node_and_images``)."""
+        self._images = [info.image_states for info in infos]
+        """Each row's image states, to tell a re-clone that changed them."""
 
     def _flag(self, info: NodeInfo) -> None:
         node = info.node
@@ -277,12 +290,25 @@ class NodeTable:
             self.unschedulable[i] = unschedulable
             self.any_unschedulable = self.any_unschedulable or unschedulable
         self._flag(info)
-        if columns_changed and self._row_caches:
-            log = self._log
-            log.append(i)
-            if len(log) > max(self.size, 1024):
-                self._row_caches.clear()  # rebuilt on their next use
-                log.clear()
+        images_changed = info.image_states != self._images[i]
+        if images_changed:
+            self._images[i] = info.image_states
+        if self._row_caches:
+            if columns_changed:
+                log = self._log
+                log.append(i)
+                if len(log) > max(self.size, 1024):
+                    self._row_caches.clear()  # rebuilt on their next use
+                    log.clear()
+                    self._touched.clear()
+            if columns_changed or node_changed or images_changed:
+                touched = self._touched
+                touched.append(i)
+                if len(touched) > max(self.size, 1024):
+                    caches = self._row_caches
+                    for key in [k for k, c in caches.items() if c.wide]:
+                        del caches[key]
+                    touched.clear()
         for d in self._derived.values():
             if node_changed or d.depends == "info":
                 d.values[i] = _clamp(d.fn(info))
@@ -303,12 +329,22 @@ class NodeTable:
             self._derived.popitem(last=False)
         return values
 
-    def rows_cached(self, key: Hashable, compute: RowCompute, rows: IntArray, one: OneRow | None = None) -> IntArray:
+    def rows_cached(
+        self,
+        key: Hashable,
+        compute: RowCompute,
+        rows: IntArray,
+        one: OneRow | None = None,
+        *,
+        node_and_images: bool = False,
+    ) -> IntArray:
         """``compute(self, rows)``, from a column kept current per ``key`` once the key recurs.
 
         ``compute`` may read only the rows' ``data`` columns, and ``one`` (which must agree with
         it) only the NodeInfo fields those columns hold; ``key`` must name everything else they
-        read. The returned array is a fresh one (``values[rows]``)."""
+        read. With ``node_and_images`` they may also read the row's Node object and image states:
+        the row is then recomputed after an ``update_row`` that changed either, or the columns.
+        The returned array is a fresh one (``values[rows]``)."""
         c = self._row_caches.get(key)
         if c is None:
             if key not in self._row_keys_seen:
@@ -317,12 +353,13 @@ class NodeTable:
                     self._row_keys_seen.popitem(last=False)
                 return compute(self, rows)
             values = compute(self, np.arange(self.size, dtype=np.int64))
-            c = self._row_caches[key] = _RowCache(values, len(self._log))
+            seen = len(self._touched if node_and_images else self._log)
+            c = self._row_caches[key] = _RowCache(values, seen, node_and_images)
             if len(self._row_caches) > MAX_ROW_CACHES:
                 self._row_caches.popitem(last=False)
             return values[rows]
         self._row_caches.move_to_end(key)
-        log = self._log
+        log = self._touched if c.wide else self._log
         if c.seen < len(log):
             pending = log[c.seen :]
             if one is not None and len(pending) <= FEW_ROWS:

@@ -25,6 +25,8 @@ Vectorised runners (``vectorized.py``, over the snapshot's ``NodeTable``): ``fin
 and ``score_rows`` give the Filter and Score results of the per-node runners for many nodes at
 once, using plugins' ``filter_all`` / ``score_all`` where offered and their per-node methods
 elsewhere; nodes with nominated pods take ``run_filter_plugins_with_nominated_pods``.
+``score_rows`` first asks ``score_totals.cached_totals``: when every Score plugin's normalized
+score is row-wise this cycle, the weighted totals come from a per-row column the table keeps.
 
 The runners from Reserve on (the table's last six rows) live in ``runtime_binding.py``, mixed
 in as ``BindingRunners``. A plugin raising inside any point gives an ``Error`` status (upstream's
@@ -47,7 +49,7 @@ import numpy as np
 from emulator.api.core import Pod
 from emulator.runtime.clock import Clock
 
-from . import vectorized
+from . import score_totals, vectorized
 from .diagnosis import Diagnosis
 from .interface import (
     ExtensionPoint,
@@ -487,6 +489,9 @@ class Framework(BindingRunners):
     ) -> tuple[IntArray, Status]:
         """The totals ``run_score_plugins`` gives ``nodes`` (= ``table`` rows ``rows``), or its Error."""
         plugins = [p for p in self._points[ExtensionPoint.Score] if p.name not in state.skip_score_plugins]
+        totals = score_totals.cached_totals(plugins, self.score_plugin_weight, state, pod, table, rows)
+        if totals is not None:
+            return totals, SUCCESS
         try:
             return vectorized.score(plugins, self.score_plugin_weight, state, pod, table, rows, nodes), SUCCESS
         except vectorized.ScoreError as err:

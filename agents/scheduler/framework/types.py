@@ -243,6 +243,7 @@ class PodInfo:
     """A pod with the derived data the plugins need, computed once."""
 
     __slots__ = (
+        "host_ports",
         "non_zero_cpu",
         "non_zero_memory",
         "pod",
@@ -262,6 +263,7 @@ class PodInfo:
         self.requests = pod_requests(pod)
         self.resource = Resource.from_amounts(self.requests)
         self.non_zero_cpu, self.non_zero_memory = _non_zero(pod)
+        self.host_ports = pod_host_ports(pod)
         aff = pod.spec.affinity
         pa = aff.pod_affinity if aff else None
         paa = aff.pod_anti_affinity if aff else None
@@ -421,11 +423,33 @@ class NodeInfo:
                 return True
         return False
 
+    def replace_pod(self, pi: PodInfo) -> bool:
+        """``remove_pod`` of the pod with ``pi``'s UID then ``add_pod(pi)``, for a ``pi`` whose
+        derived data equals the filed one's (same spec: ``cache.reuse_pod_info``) and which has
+        no host ports: the same lists in the same order (the removal swaps the last entry into
+        the pod's place, the addition appends), the same amounts; one new generation. False
+        (nothing changed) when the pod is not on this node."""
+        uid = pi.pod.metadata.uid
+        pods = self.pods
+        i = next((k for k, p in enumerate(pods) if p.pod.metadata.uid == uid), -1)
+        if i < 0:
+            return False
+        for lst in (self.pods_with_affinity, self.pods_with_required_anti_affinity):
+            for j, q in enumerate(lst):
+                if q.pod.metadata.uid == uid:
+                    lst[j] = lst[-1]
+                    lst[-1] = pi
+                    break
+        pods[i] = pods[-1]
+        pods[-1] = pi
+        self.generation = next_generation()
+        return True
+
     def _update(self, pi: PodInfo, sign: int) -> None:
         self.requested.add_resource(pi.resource, sign)
         self.non_zero_requested.milli_cpu += sign * pi.non_zero_cpu
         self.non_zero_requested.memory += sign * pi.non_zero_memory
-        for ip, proto, port in pod_host_ports(pi.pod):
+        for ip, proto, port in pi.host_ports:
             if sign > 0:
                 self.used_ports.add(ip, proto, port)
             else:

@@ -95,10 +95,14 @@ def find_feasible(
         m = hi - lo
         if order is not None:
             rows = order[lo:hi]
-        else:
+        elif start + hi <= n:
             rows = np.arange(start + lo, start + hi, dtype=np.int64)
-            if start + hi > n:
-                rows[rows >= n] -= n
+        elif start + lo >= n:
+            rows = np.arange(start + lo - n, start + hi - n, dtype=np.int64)
+        else:  # the window wraps past the last row
+            rows = np.concatenate(
+                (np.arange(start + lo, n, dtype=np.int64), np.arange(0, start + hi - n, dtype=np.int64))
+            )
         results: list[FilterCodes | None] = []
         for pl in plugins:
             fa = getattr(pl, "filter_all", None)

@@ -27,13 +27,13 @@ snapshot) nor the name normalization (``agents.scheduler.cache``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
 import numpy as np
 
 from agents.scheduler.cache import normalized_image_name
-from agents.scheduler.framework.interface import Handle
+from agents.scheduler.framework.interface import Handle, RowScore
 from agents.scheduler.framework.node_table import IntArray, NodeTable
 from agents.scheduler.framework.types import (
     MAX_NODE_SCORE,
@@ -71,10 +71,15 @@ def scaled_image_score(state: ImageStateSummary, total_num_nodes: int) -> int:
 
 def sum_image_scores(node_info: NodeInfo, pod: Pod, total_num_nodes: int) -> int:
     """Σ of ``scaled_image_score`` over the pod's init and regular containers present on the node."""
+    names = [normalized_image_name(c.image) for c in (*pod.spec.init_containers, *pod.spec.containers)]
+    return _sum_scores(node_info, names, total_num_nodes)
+
+
+def _sum_scores(node_info: NodeInfo, names: Sequence[str], total_num_nodes: int) -> int:
     states = node_info.image_states
     total = 0
-    for c in (*pod.spec.init_containers, *pod.spec.containers):
-        state = states.get(normalized_image_name(c.image))
+    for name in names:
+        state = states.get(name)
         if state is not None:
             total += scaled_image_score(state, total_num_nodes)
     return total
@@ -98,11 +103,31 @@ def _scaled(image: str, total_num_nodes: int) -> Callable[[NodeInfo], int]:
     return fn
 
 
+def _score_rows(names: tuple[str, ...], total_num_nodes: int, table: NodeTable, rows: IntArray) -> IntArray | None:
+    """``score_all`` for a pod with these (normalized) container images."""
+    num_containers = len(names)
+    if total_num_nodes == 0:
+        return np.zeros(len(rows), dtype=np.int64)
+    if num_containers == 0:
+        return None
+    if not table.any_images:
+        # Every sum is 0, below the threshold: the lowest score everywhere.
+        return np.zeros(len(rows), dtype=np.int64)
+    sums = np.zeros(len(rows), dtype=np.int64)
+    for name in names:
+        sums += table.derived(("ImageLocality", name, total_num_nodes), _scaled(name, total_num_nodes), "info")[rows]
+    max_threshold = MAX_CONTAINER_THRESHOLD * num_containers
+    clamped = np.where(sums < MIN_THRESHOLD, MIN_THRESHOLD, np.minimum(sums, max_threshold))
+    return MAX_NODE_SCORE * (clamped - MIN_THRESHOLD) // (max_threshold - MIN_THRESHOLD)
+
+
 class ImageLocality:
     name = NAME
 
     def __init__(self, args: Mapping[str, Any] | None = None, handle: Handle | None = None) -> None:
         self._handle = handle
+        self._row_scores: dict[tuple[tuple[str, ...], int], RowScore] = {}
+        """``score_row``'s answer per (container images, number of nodes)."""
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status]:
         if self._handle is None:
@@ -117,23 +142,34 @@ class ImageLocality:
         if self._handle is None:
             return None
         total_num_nodes = len(self._handle.snapshot_shared_lister().node_info_list)
-        num_containers = len(pod.spec.init_containers) + len(pod.spec.containers)
-        if total_num_nodes == 0:
-            return np.zeros(len(rows), dtype=np.int64)
-        if num_containers == 0:
-            return None
-        if not table.any_images:
-            # Every sum is 0, below the threshold: the lowest score everywhere.
-            return np.zeros(len(rows), dtype=np.int64)
-        sums = np.zeros(len(rows), dtype=np.int64)
-        for c in (*pod.spec.init_containers, *pod.spec.containers):
-            name = normalized_image_name(c.image)
-            sums += table.derived(("ImageLocality", name, total_num_nodes), _scaled(name, total_num_nodes), "info")[
-                rows
-            ]
-        max_threshold = MAX_CONTAINER_THRESHOLD * num_containers
-        clamped = np.where(sums < MIN_THRESHOLD, MIN_THRESHOLD, np.minimum(sums, max_threshold))
-        return MAX_NODE_SCORE * (clamped - MIN_THRESHOLD) // (max_threshold - MIN_THRESHOLD)
+        names = tuple(normalized_image_name(c.image) for c in (*pod.spec.init_containers, *pod.spec.containers))
+        return _score_rows(names, total_num_nodes, table, rows)
+
+    def score_row(self, state: CycleState, pod: Pod, table: NodeTable) -> RowScore | None:
+        """No NormalizeScore: a node's score is a function of its image states (frozen when the
+        snapshot cloned it), the pod's images and the number of nodes."""
+        if self._handle is None:
+            return None  # ``score`` fails
+        total_num_nodes = len(self._handle.snapshot_shared_lister().node_info_list)
+        spec = pod.spec
+        images = tuple(c.image for c in (*spec.init_containers, *spec.containers))
+        rs = self._row_scores.get((images, total_num_nodes))
+        if rs is None:
+            if not images:
+                return None
+            if len(self._row_scores) >= 256:
+                self._row_scores.clear()
+            names = tuple(normalized_image_name(image) for image in images)
+
+            def one(info: NodeInfo) -> int:
+                if total_num_nodes == 0:
+                    return 0
+                return calculate_priority(_sum_scores(info, names, total_num_nodes), len(names))
+
+            rs = self._row_scores[(images, total_num_nodes)] = RowScore(
+                (self, names, total_num_nodes), one, lambda t, at: _score_rows(names, total_num_nodes, t, at)
+            )
+        return rs
 
     def score_extensions(self) -> None:
         return None

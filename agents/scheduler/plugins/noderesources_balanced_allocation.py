@@ -55,7 +55,7 @@ from typing import Any, Final
 import numpy as np
 
 from agents.scheduler.args import NodeResourcesBalancedAllocationArgs, decode_args
-from agents.scheduler.framework.interface import Handle
+from agents.scheduler.framework.interface import Handle, RowScore
 from agents.scheduler.framework.node_table import (
     ALLOC_CPU,
     ALLOC_EPH,
@@ -189,6 +189,8 @@ class NodeResourcesBalancedAllocation:
         self.handle = handle
         self._names: tuple[str, ...] = tuple(r.name for r in self.args.resources)
         self._scalar: tuple[bool, ...] = tuple(is_scalar_resource(n) for n in self._names)
+        self._row_scores: dict[tuple[int, ...], RowScore] = {}
+        """``score_row``'s answer per pod requests."""
 
     # PreScore
 
@@ -252,6 +254,12 @@ class NodeResourcesBalancedAllocation:
             requests: tuple[int, ...] = state.read(PRE_SCORE_STATE_KEY).pod_requests
         except KeyError:
             return None
+        return self._score_rows(requests, table, rows, cached=True)
+
+    def _score_rows(
+        self, requests: tuple[int, ...], table: NodeTable, rows: IntArray, *, cached: bool
+    ) -> IntArray | None:
+        """``score_all`` for these requests (``cached``: through the table's row cache)."""
         if not self._names or table.huge:
             return None
         picked: list[tuple[int, int, int]] = []  # allocatable column, requested column, request
@@ -266,13 +274,38 @@ class NodeResourcesBalancedAllocation:
                 picked.append((*columns, requests[i]))
                 counted.append(i)
         spec = tuple(picked)
-        # A node's score depends on its own columns and the pod's requests of the counted
-        # resources; -1 marks a node with a counted allocatable <= 0 (the reference path's case).
-        one = _scalar_scores(tuple((self._names[i], requests[i]) for i in counted))
-        values = table.rows_cached((self, spec), _vector_scores(spec), rows, one)
+        if cached:
+            # A node's score depends on its own columns and the pod's requests of the counted
+            # resources; -1 marks a node with a counted allocatable <= 0 (the reference path's case).
+            one = _scalar_scores(tuple((self._names[i], requests[i]) for i in counted))
+            values = table.rows_cached((self, spec), _vector_scores(spec), rows, one)
+        else:
+            values = _vector_scores(spec)(table, rows)
         if len(values) and np.minimum.reduce(values) < 0:
             return None
         return values
+
+    def score_row(self, state: CycleState, pod: Pod, table: NodeTable) -> RowScore | None:
+        """No NormalizeScore: the score of a node is a function of its amounts and the requests;
+        None when a node has scalar resources (their amounts are not table columns)."""
+        if table.any_scalars:
+            return None
+        try:
+            requests: tuple[int, ...] = state.read(PRE_SCORE_STATE_KEY).pod_requests
+        except KeyError:
+            return None
+        if not self._names:
+            return None  # ``score`` fails
+        rs = self._row_scores.get(requests)
+        if rs is None:
+            if len(self._row_scores) >= 256:
+                self._row_scores.clear()
+            rs = self._row_scores[requests] = RowScore(
+                (self, requests),
+                lambda info: self._score_node(info, requests),
+                lambda t, at: self._score_rows(requests, t, at, cached=False),
+            )
+        return rs
 
     def score_extensions(self) -> None:
         return None

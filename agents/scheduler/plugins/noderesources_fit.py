@@ -58,7 +58,7 @@ from typing import Any, Final
 import numpy as np
 
 from agents.scheduler.args import NodeResourcesFitArgs, ResourceSpec, ScoringStrategy, decode_args
-from agents.scheduler.framework.interface import FilterCodes, Handle
+from agents.scheduler.framework.interface import FilterCodes, Handle, RowScore
 from agents.scheduler.framework.node_table import (
     ALLOC_CPU,
     ALLOC_EPH,
@@ -434,6 +434,8 @@ class NodeResourcesFit:
         self._vector_scorer = VECTOR_STRATEGIES[self.strategy.type](self.strategy)
         self._row_fns: dict[tuple[tuple[int, int, int, int], ...], tuple[RowCompute, OneRow]] = {}
         """The row cache's (compute, one) per score spec, built once rather than every cycle."""
+        self._row_scores: dict[tuple[int, ...], RowScore] = {}
+        """``score_row``'s answer per pod score requests."""
 
     # PreFilter / Filter
 
@@ -498,6 +500,12 @@ class NodeResourcesFit:
             requests = state.read(PRE_SCORE_STATE_KEY).pod_requests
         except KeyError:
             return None
+        return self._score_rows(requests, table, rows, cached=True)
+
+    def _score_rows(
+        self, requests: tuple[int, ...], table: NodeTable, rows: IntArray, *, cached: bool
+    ) -> IntArray | None:
+        """``score_all`` for these requests (``cached``: through the table's row cache)."""
         if table.huge:
             return None
         picked: list[tuple[int, int, int, int]] = []  # weight, requested and allocatable columns, request
@@ -523,8 +531,30 @@ class NodeResourcesFit:
             if len(self._row_fns) >= 256:
                 self._row_fns.clear()
             fns = self._row_fns[spec] = (self._vector_rows(spec), self._one_row(tuple(effective)))
+        if not cached:
+            return fns[0](table, rows)
         # A node's score depends on its own columns, the strategy and ``spec`` (the requests read).
         return table.rows_cached((self, spec), fns[0], rows, fns[1])
+
+    def score_row(self, state: CycleState, pod: Pod, table: NodeTable) -> RowScore | None:
+        """No NormalizeScore: the score of a node is a function of its amounts and the requests;
+        None when a node has scalar resources (their amounts are not table columns)."""
+        if table.any_scalars:
+            return None
+        try:
+            requests: tuple[int, ...] = state.read(PRE_SCORE_STATE_KEY).pod_requests
+        except KeyError:
+            return None
+        rs = self._row_scores.get(requests)
+        if rs is None:
+            if len(self._row_scores) >= 256:
+                self._row_scores.clear()
+            rs = self._row_scores[requests] = RowScore(
+                (self, requests),
+                lambda info: self._score_node(info, requests),
+                lambda t, at: self._score_rows(requests, t, at, cached=False),
+            )
+        return rs
 
     def _vector_rows(self, spec: tuple[tuple[int, int, int, int], ...]) -> RowCompute:
         """The vectorised score of table rows for ``spec`` (weight, requested and allocatable

@@ -45,7 +45,7 @@ from typing import Any, Final
 
 import numpy as np
 
-from agents.scheduler.framework.interface import FilterCodes, Handle
+from agents.scheduler.framework.interface import FilterCodes, Handle, RowScore
 from agents.scheduler.framework.node_table import IntArray, NodeTable
 from agents.scheduler.framework.types import (
     MAX_NODE_SCORE,
@@ -98,6 +98,12 @@ class _PreScoreState:
 
     def clone(self) -> _PreScoreState:
         return self
+
+
+_UNTAINTED: Final = RowScore(
+    (NAME, "untainted"), lambda info: MAX_NODE_SCORE, lambda t, at: np.full(len(at), MAX_NODE_SCORE, dtype=np.int64)
+)
+"""``score_row`` when no node has a taint."""
 
 
 class TaintToleration:
@@ -173,6 +179,17 @@ class TaintToleration:
             return count_intolerable_taints_prefer_no_schedule(node.spec.taints, tolerations) if node else 0
 
         return table.derived((self, "score", tolerations), count)[rows]
+
+    def score_row(self, state: CycleState, pod: Pod, table: NodeTable) -> RowScore | None:
+        """With no taint on any node every raw count is 0, so NormalizeScore (reversed) gives
+        every node ``MAX_NODE_SCORE`` whichever nodes are scored; otherwise not row-wise."""
+        if table.any_taints:
+            return None
+        try:
+            state.read(PRE_SCORE_STATE_KEY)
+        except KeyError:
+            return None  # ``score`` fails
+        return _UNTAINTED
 
     def score_extensions(self) -> TaintToleration:
         return self

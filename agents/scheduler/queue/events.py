@@ -40,6 +40,7 @@ __all__ = [
     "EventUnscheduledPodUpdate",
     "is_pod_updated",
     "pod_scheduling_properties_change",
+    "properties_change_reference",
 ]
 
 SCHEDULE_ATTEMPT_FAILURE: Final = "ScheduleAttemptFailure"
@@ -69,6 +70,17 @@ def pod_scheduling_properties_change(new: Pod, old: Pod) -> list[ClusterEvent]:
     upstream's order: labels, request scale-down, scheduling gates eliminated, tolerations; none
     of them gives the generic ``Update`` (only plugins registering Pod/Update hear it).
     """
+    if new.spec is old.spec or new.spec == old.spec:
+        # Requests, gates and tolerations all come from the spec: only the labels may differ
+        # (the kubelet's status writes). ``properties_change_reference`` without the shortcut.
+        resource = _Assigned if new.spec.node_name else _Unscheduled
+        labels = new.metadata.labels != old.metadata.labels
+        return [ClusterEvent(resource, ActionType.UpdatePodLabel if labels else ActionType.Update)]
+    return properties_change_reference(new, old)
+
+
+def properties_change_reference(new: Pod, old: Pod) -> list[ClusterEvent]:
+    """``pod_scheduling_properties_change`` checking every property whatever the specs."""
     resource = _Assigned if new.spec.node_name else _Unscheduled
     actions: list[ActionType] = []
     if new.metadata.labels != old.metadata.labels:
