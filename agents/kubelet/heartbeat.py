@@ -82,10 +82,10 @@ LEASE_NAMESPACE: Final = "kube-node-lease"
 
 def newer(a: Any, b: Any) -> Any:
     """Of two versions of one object, the one with the higher resourceVersion."""
+    if a is b or b is None:  # the same object: a kubelet's own write coming back by watch
+        return a
     if a is None:
         return b
-    if b is None:
-        return a
     rv_a, rv_b = int(a.metadata.resource_version or 0), int(b.metadata.resource_version or 0)
     return b if rv_b > rv_a else a
 
