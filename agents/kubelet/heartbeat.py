@@ -47,7 +47,13 @@ ticker's heap at the same instant and in the same order as the sleeping task wou
 it, while the task waits without a timer. A ticked beat whose Lease write suspends (API
 latency, an error's retry wait) is handed back to the task, which finishes it and goes on
 by itself until the ticker can take a beat again (``Ticker.accepts``). The status loop is
-woken on every beat either way; a quiet beat returns before ``write_status``.
+woken on every beat of the reference loop; a ticked beat decides at once whether it is
+quiet (the status loop idle, posting allowed, ``_quiet`` holding) and then does not wake
+the status loop at all. The one difference: a node object delivered later in the same
+simulated instant as a quiet ticked beat is looked at on the next beat, where the reference
+might look at it in this one (whether it does depends on the order of steps within the
+instant; upstream's status loop reads its node when it runs, the same race). A quiet beat
+of the reference returns before ``write_status``.
 
 Fault injection (``KubeletSettings.faults``): while ``heartbeat_enabled`` says no, neither
 the Lease nor the status is written (image changes wait for the next allowed write), as
@@ -137,6 +143,7 @@ class NodeReporter:
         self._quiet: Node | None = None  # the node object a heartbeat last found unchanged
         self._ticker: Ticker | None = None  # while ``run_heartbeats`` hands its beats to one
         self._handback = asyncio.Event()
+        self._idle = True  # the status loop is not in the middle of a write
         self._handed: tuple[float, Coroutine[Any, Any, None] | None] = (0.0, None)
         self.status_writes = 0
         self.lease_writes = 0
@@ -170,7 +177,11 @@ class NodeReporter:
             await self._wake.wait()
             self._wake.clear()
             if self.posting() and not self._quiet_beat():  # the skip ``write_status`` makes first
-                await self.write_status(periodic=True)
+                self._idle = False
+                try:
+                    await self.write_status(periodic=True)
+                finally:
+                    self._idle = True
 
     def _quiet_beat(self) -> bool:
         """A heartbeat ``write_status`` would skip at once: no image change, the same node
@@ -220,8 +231,10 @@ class NodeReporter:
         ticker = self._ticker
         if ticker is None:  # the heartbeat task has ended: the kubelet stopped
             return
-        self.request()
-        if self.posting():
+        posting = self.posting()
+        if not (posting and self._idle and self._quiet_beat()):
+            self.request()  # else a quiet beat, decided now rather than in the status loop
+        if posting:
             rest = run_inline(self.renew_lease())
             if rest is not None:
                 self._handed = (due, rest)

@@ -10,6 +10,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from agents.kubelet import Kubelet, KubeletSettings
 from agents.kubelet.ticker import Ticker, run_inline
@@ -20,6 +22,9 @@ from emulator.runtime.clock import LoopClock
 from emulator.runtime.loop import new_virtual_loop
 from tests.builders import node
 from tests.cluster import open_cluster
+from tests.kubelet.test_quiet_heartbeats import ACTIONS
+from tests.kubelet.test_quiet_heartbeats import NODE as QUIET_NODE
+from tests.kubelet.test_quiet_heartbeats import _apply as apply_action
 
 # --- Ticker ---------------------------------------------------------------------------------
 
@@ -239,3 +244,47 @@ def test_heartbeats_on_a_shared_ticker_write_what_the_reference_writes(case: dic
     reference, ticked = runs
     assert sum(1 for w in reference if w[2] == "Lease") >= 10
     assert ticked == reference
+
+
+# --- quiet beats decided by the tick ----------------------------------------------------------
+
+
+async def _other_writers(shared: bool, frequency: float, timeline: list[tuple[float, str]]) -> list[Any]:
+    settings = KubeletSettings(
+        heartbeat_interval=10.0, node_status_report_frequency=frequency, image_pull_bandwidth=10 * 2**20
+    )
+    async with open_cluster(namespaces=("default", "kube-node-lease")) as c:
+        ticker = Ticker(c.clock) if shared else None
+        if ticker is not None:
+            c.spawn(ticker.run(), "heartbeats")
+        c.server.create(node(QUIET_NODE, cpu=None, memory=None, pods=None))
+        c.writes.clear()
+        kubelet = Kubelet(c.client(f"kubelet:{QUIET_NODE}"), QUIET_NODE, c.clock, c.rng(0), settings, ticker=ticker)
+        await c.start(kubelet, f"kubelet:{QUIET_NODE}")
+        for i, (at, action) in enumerate(timeline):
+            await c.at(at)
+            apply_action(c.server, action, i)
+        await c.at(timeline[-1][0] + 400.0 if timeline else 400.0)
+    return [(w.time, w.verb, w.kind, w.new) for w in c.writes if w.kind in ("Node", "Lease")]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    frequency=st.sampled_from([0.0, 10.0, 25.0, 300.0]),
+    steps=st.lists(st.tuples(st.floats(0.01, 60.0, allow_nan=False), ACTIONS), max_size=6),
+)
+def test_quiet_ticked_beats_write_what_the_reference_writes(frequency: float, steps: list[tuple[float, str]]) -> None:
+    """Other writers change the node between beats (not at a beat's instant: see heartbeat.py)."""
+    timeline, at = [], 0.5
+    for gap, action in steps:
+        at += gap
+        if at % 10.0:
+            timeline.append((at, action))
+    runs = []
+    for shared in (False, True):
+        loop = new_virtual_loop()
+        try:
+            runs.append(loop.run_until_complete(_other_writers(shared, frequency, timeline)))
+        finally:
+            loop.close()
+    assert runs[1] == runs[0]
