@@ -5,7 +5,8 @@
 runs their containers (``lifecycle.py``, pure: init containers, sidecars, readiness,
 exits, restarts with CrashLoopBackOff, driven by the ``emulator.k8s.io/`` annotations
 listed there), confirms graceful deletions and keeps the node's status and Lease fresh;
-``KubeletSettings`` (``settings.py``) holds its knobs.
+``KubeletSettings`` (``settings.py``) holds its knobs. The kubelets of a run may share one
+``Ticker`` (``ticker.py``) that fires all their heartbeats from one task and one heap.
 """
 
 from agents.kubelet.admission import AdmissionResult, NodeUsage, admission_failures, admit

@@ -40,6 +40,21 @@ building and comparing the status (``_quiet``, keyed by the node object's identi
 write to the node gives a new one).
 ``NodeReporter.memo = False`` turns this off (the property test compares both).
 
+Timers: ``run_heartbeats`` renews the Lease at once and then every ``heartbeat_interval``.
+Alone it sleeps on a timer of its own (the reference); given a ``Ticker`` (``ticker.py``,
+one for all the kubelets of a run) it hands each later beat to it as ``tick``, run from the
+ticker's heap at the same instant and in the same order as the sleeping task would have run
+it, while the task waits without a timer. A ticked beat whose Lease write suspends (API
+latency, an error's retry wait) is handed back to the task, which finishes it and goes on
+by itself until the ticker can take a beat again (``Ticker.accepts``). The status loop is
+woken on every beat of the reference loop; a ticked beat decides at once whether it is
+quiet (the status loop idle, posting allowed, ``_quiet`` holding) and then does not wake
+the status loop at all. The one difference: a node object delivered later in the same
+simulated instant as a quiet ticked beat is looked at on the next beat, where the reference
+might look at it in this one (whether it does depends on the order of steps within the
+instant; upstream's status loop reads its node when it runs, the same race). A quiet beat
+of the reference returns before ``write_status``.
+
 Fault injection (``KubeletSettings.faults``): while ``heartbeat_enabled`` says no, neither
 the Lease nor the status is written (image changes wait for the next allowed write), as
 if the kubelet could not reach the API server; everything else keeps working.
@@ -48,6 +63,7 @@ if the kubelet could not reach the API server; everything else keeps working.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Coroutine
 from typing import Any, Final
 
 from msgspec.structs import replace
@@ -56,6 +72,7 @@ from agents.kubelet.images import ImageStore
 from agents.kubelet.nodestatus import node_status, system_info
 from agents.kubelet.podapi import API_RETRY
 from agents.kubelet.settings import KubeletSettings
+from agents.kubelet.ticker import Ticker, run_inline
 from emulator.api.core import Node, NodeCondition, NodeStatus, NodeSystemInfo
 from emulator.api.errors import AlreadyExists, ApiError, Conflict, NotFound
 from emulator.api.meta import ObjectMeta, OwnerReference
@@ -71,10 +88,10 @@ LEASE_NAMESPACE: Final = "kube-node-lease"
 
 def newer(a: Any, b: Any) -> Any:
     """Of two versions of one object, the one with the higher resourceVersion."""
+    if a is b or b is None:  # the same object: a kubelet's own write coming back by watch
+        return a
     if a is None:
         return b
-    if b is None:
-        return a
     rv_a, rv_b = int(a.metadata.resource_version or 0), int(b.metadata.resource_version or 0)
     return b if rv_b > rv_a else a
 
@@ -124,6 +141,10 @@ class NodeReporter:
         self._lease: Lease | None = None
         self._reported_at: float | None = None  # clock time of the last status write
         self._quiet: Node | None = None  # the node object a heartbeat last found unchanged
+        self._ticker: Ticker | None = None  # while ``run_heartbeats`` hands its beats to one
+        self._handback = asyncio.Event()
+        self._idle = True  # the status loop is not in the middle of a write
+        self._handed: tuple[float, Coroutine[Any, Any, None] | None] = (0.0, None)
         self.status_writes = 0
         self.lease_writes = 0
         self.conflicts = 0
@@ -155,19 +176,71 @@ class NodeReporter:
         while True:
             await self._wake.wait()
             self._wake.clear()
-            if self.posting():
-                await self.write_status(periodic=True)
+            if self.posting() and not self._quiet_beat():  # the skip ``write_status`` makes first
+                self._idle = False
+                try:
+                    await self.write_status(periodic=True)
+                finally:
+                    self._idle = True
 
-    async def run_heartbeats(self) -> None:
-        """Renew the Lease now and every interval, posting the status on each beat."""
+    def _quiet_beat(self) -> bool:
+        """A heartbeat ``write_status`` would skip at once: no image change, the same node
+        object a heartbeat already found unchanged, the report frequency not yet due."""
+        node = self.node
+        return (
+            self.memo
+            and not self._images_dirty
+            and node is not None
+            and node is self._quiet
+            and not self._frequency_due()
+        )
+
+    async def run_heartbeats(self, ticker: Ticker | None = None) -> None:
+        """Renew the Lease now and every interval, asking for a status post on each beat.
+
+        With ``ticker``, each later beat is the ticker's ``tick`` as soon as the ticker can
+        take it, and this task waits without a timer; a ticked beat whose Lease write had
+        to wait (API latency, a retried error) comes back here and goes on from there."""
         interval = self._settings.heartbeat_interval
         due = self._clock.now()
-        while True:
-            if self.posting():
-                await self.renew_lease()
-            due += interval
-            await self._clock.sleep_until(due)
-            self.request()
+        renewal: Coroutine[Any, Any, None] | None = None
+        self._ticker = ticker
+        try:
+            while True:
+                if renewal is not None:
+                    await renewal
+                elif self.posting():
+                    await self.renew_lease()
+                renewal = None
+                due += interval
+                if ticker is not None and ticker.accepts(due):
+                    ticker.push(due, self.tick)
+                    await self._handback.wait()
+                    self._handback.clear()
+                    due, renewal = self._handed
+                    self._handed = (0.0, None)
+                    continue
+                await self._clock.sleep_until(due)
+                self.request()
+        finally:
+            self._ticker = None
+
+    def tick(self, due: float) -> None:
+        """A beat the ticker fires at ``due``: what one turn of ``run_heartbeats`` does,
+        without a task; the next beat is pushed, unless the Lease write has to wait."""
+        ticker = self._ticker
+        if ticker is None:  # the heartbeat task has ended: the kubelet stopped
+            return
+        posting = self.posting()
+        if not (posting and self._idle and self._quiet_beat()):
+            self.request()  # else a quiet beat, decided now rather than in the status loop
+        if posting:
+            rest = run_inline(self.renew_lease())
+            if rest is not None:
+                self._handed = (due, rest)
+                self._handback.set()
+                return
+        ticker.push(due + self._settings.heartbeat_interval, self.tick)
 
     def _transient(self, err: Exception) -> bool:
         """Retried after an ``API_RETRY`` wait (and counted): an ApiError but a Conflict

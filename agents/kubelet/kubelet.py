@@ -10,7 +10,9 @@ and ``runstatus.py``; a pod's work from admission on (pending status, pulls, sta
 run's timer) in ``podworker.py``; pod writes and their retries in ``podapi.py``; images in
 ``images.py``; node status and Lease writes in ``heartbeat.py``. Every delay is a
 ``clock`` sleep and every random draw comes from ``rng``; every task lives in the
-kubelet's task group, named ``kubelet:<node>:<role>[:<namespace>/<pod>]``.
+kubelet's task group, named ``kubelet:<node>:<role>[:<namespace>/<pod>]``. Given a
+``ticker`` (``ticker.py``; the scenario runner shares one among all its kubelets), the
+heartbeats after the first are fired from its heap instead of a timer of this kubelet's.
 
 A pod's life on this node (one record per pod, keyed by namespace/name, tied to a UID):
 
@@ -85,6 +87,7 @@ from agents.kubelet.podapi import PodWriter
 from agents.kubelet.podstatus import rejected_status
 from agents.kubelet.podworker import Key, PodRecord, PodState, PodWorker
 from agents.kubelet.settings import KubeletSettings
+from agents.kubelet.ticker import Ticker
 from emulator.api.core import Node, Pod
 from emulator.client.client import Client
 from emulator.client.informer import Informer
@@ -110,6 +113,8 @@ class Kubelet:
         clock: Clock,
         rng: random.Random,
         settings: KubeletSettings | None = None,
+        *,
+        ticker: Ticker | None = None,
     ) -> None:
         self.client = client
         self.node_name = node_name
@@ -118,6 +123,7 @@ class Kubelet:
         self.ready = asyncio.Event()
         """Set once both informers have synced and the node's status has been written."""
         self._rng = rng
+        self._ticker = ticker
         self._prefix = f"kubelet:{node_name}"
         self._tg: asyncio.TaskGroup | None = None
         self._started = False
@@ -211,7 +217,7 @@ class Kubelet:
                 await self._reporter.write_status()
                 tg.create_task(self._reporter.run_status_loop(), name=f"{self._prefix}:node-status")
                 if self.settings.heartbeat_interval > 0:
-                    tg.create_task(self._reporter.run_heartbeats(), name=f"{self._prefix}:heartbeat")
+                    tg.create_task(self._reporter.run_heartbeats(self._ticker), name=f"{self._prefix}:heartbeat")
                 tg.create_task(self._admission_loop(), name=f"{self._prefix}:admission")
                 self.ready.set()
         finally:

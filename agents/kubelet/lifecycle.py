@@ -68,6 +68,7 @@ upstream's restarts. A failed init container always follows the spec's policy.
 from __future__ import annotations
 
 import enum
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Final
@@ -175,14 +176,24 @@ def _code(notes: Mapping[str, str], name: str, bad: list[str]) -> int:
         return 0
 
 
+@functools.lru_cache(maxsize=1024)
+def _plain_lifecycle(run_duration: str | None, policy: str, init_policy: str) -> tuple[Lifecycle, tuple[str, ...]]:
+    """``lifecycle_of`` a pod with no lifecycle annotation but ``run-duration``: one frozen
+    value per (run-duration text, policies), built once (every churn pod asks for the same)."""
+    bad: list[str] = []
+    notes = {} if run_duration is None else {RUN_DURATION_ANNOTATION: run_duration}
+    seconds = _duration(notes, RUN_DURATION_ANNOTATION, bad)
+    return Lifecycle(run_duration=seconds, restart_policy=policy, init_restart_policy=init_policy), tuple(bad)
+
+
 def lifecycle_of(pod: Pod) -> tuple[Lifecycle, tuple[str, ...]]:
     """The pod's ``Lifecycle`` and the annotations that did not parse (ignored)."""
     notes = pod.metadata.annotations
+    policy, init_policy = effective_restart_policy(pod), pod.spec.restart_policy or "Always"
+    if not any(name in notes for name in _LIFECYCLE_ANNOTATIONS):  # the common case: memoised
+        return _plain_lifecycle(notes.get(RUN_DURATION_ANNOTATION), policy, init_policy)
     bad: list[str] = []
     run_duration = _duration(notes, RUN_DURATION_ANNOTATION, bad)
-    policy, init_policy = effective_restart_policy(pod), pod.spec.restart_policy or "Always"
-    if not any(name in notes for name in _LIFECYCLE_ANNOTATIONS):  # the common case: no parsing
-        return Lifecycle(run_duration=run_duration, restart_policy=policy, init_restart_policy=init_policy), tuple(bad)
     life = Lifecycle(
         run_duration=run_duration,
         exit_code=_code(notes, EXIT_CODE_ANNOTATION, bad),

@@ -6,6 +6,10 @@ delay (or a start-failure fault), then the run of its containers (``lifecycle.Po
 with one timer per pod: sleep until the run's next event, apply it, write the status
 (``runstatus.py``; ``succeeded_status`` for a success), a ``BackOff`` Event when a
 container enters CrashLoopBackOff. It also resumes a pod adopted after a kubelet restart.
+A pod's timed steps stay on a timer of its own rather than a shared heap (``ticker.py``):
+their due times hardly ever coincide (on ``churn-1000nodes-1h``, 6,000 sleeps at 6,000
+distinct instants in 2 simulated minutes), so a heap would still wake the loop once per
+due time and add a hand-off to the pod's task on top.
 It does not admit, terminate or forget pods, nor account for them on the node
 (``kubelet.py``, which gives it ``release`` to free what a finished pod held).
 """

@@ -25,6 +25,7 @@ from msgspec.structs import replace
 
 from agents.kubelet import Kubelet, KubeletSettings
 from agents.kubelet.settings import DEFAULT_NODE_STATUS_REPORT_FREQUENCY
+from agents.kubelet.ticker import Ticker
 from emulator.api.core import Namespace, Node
 from emulator.api.errors import ApiError, Conflict, InternalError, NotFound
 from emulator.api.labelselector import label_selector_matches
@@ -112,6 +113,7 @@ class Cluster:
             faults=self.faults if self.faults is not None and self.faults.has_kubelet_faults else None,
         )
         self.kubelets: dict[str, asyncio.Task[None]] = {}
+        self._ticker: Ticker | None = None
         self.agents: list[Any] = []
         self._tg: asyncio.TaskGroup | None = None
 
@@ -134,12 +136,16 @@ class Cluster:
         assert self._tg is not None
         if node in self.kubelets:
             return
+        if self._ticker is None:  # one heap and task for every kubelet's heartbeats
+            self._ticker = Ticker(self.clock, "kubelet:heartbeats")
+            self._tg.create_task(self._ticker.run(), name="kubelet:heartbeats")
         kubelet = Kubelet(
             self.new_client(f"kubelet:{node}"),
             node,
             self.clock,
             self.seeds.stream(f"kubelet/{node}"),
             self.kubelet_settings,
+            ticker=self._ticker,
         )
         self.kubelets[node] = self._tg.create_task(kubelet.run(), name=f"kubelet:{node}")
 
