@@ -20,7 +20,8 @@ Fast path (every write goes through it): the unindexed watchers of each kind are
 list, rebuilt (never mutated) when one is added or removed, so ``_candidates`` copies nothing
 when no indexed watcher is concerned; the index keys of ``old`` and ``new`` are compared
 directly instead of through a set; ``Watcher.matches`` reads the selected fields straight
-from the object instead of building ``object_fields``. ``_candidates_reference`` and
+from the object, through getters resolved once per watcher, instead of building
+``object_fields``. ``_candidates_reference`` and
 ``Watcher.matches_reference`` are the plain versions, kept as the reference (the reference
 filters every unindexed watcher by its pinned field instead of looking the pins up):
 ``tests/apiserver/test_watch_fastpath.py`` requires the same watchers in the same order and
@@ -92,6 +93,18 @@ def _field(obj: Any, key: str) -> str | None:
     return None if get is None else get(obj)
 
 
+def _no_such_field(obj: Any) -> None:
+    return None
+
+
+def _getter(kind: str, key: str) -> Callable[[Any], str | None]:
+    """How ``_field`` reads ``key`` from an object of ``kind``, resolved once."""
+    get = _FIELDS.get(key)
+    if get is None and kind == "Pod":
+        get = _POD_FIELDS.get(key)
+    return _no_such_field if get is None else get
+
+
 _ids = itertools.count(1)
 
 
@@ -102,7 +115,18 @@ def _watcher_id(w: Watcher) -> int:
 class Watcher:
     """One watch stream; ``matches`` decides whether an object is in its view."""
 
-    __slots__ = ("allow_bookmarks", "channel", "fields", "id", "kind", "label_match", "name", "namespace", "unfiltered")
+    __slots__ = (
+        "_getters",
+        "allow_bookmarks",
+        "channel",
+        "fields",
+        "id",
+        "kind",
+        "label_match",
+        "name",
+        "namespace",
+        "unfiltered",
+    )
 
     def __init__(
         self,
@@ -125,14 +149,19 @@ class Watcher:
         self.channel: Channel[WatchEvent] = Channel(maxsize=maxsize)
         self.unfiltered = namespace is None and not self.fields and label_match is None
         """Sees every object of its kind (``matches`` is always True): see ``WatchHub.publish``."""
+        self._getters = tuple((_getter(kind, key), want) for key, want in self.fields.items())
+        """(read the field from an object of ``kind``, wanted value) per selected field."""
 
     def matches(self, obj: Any) -> bool:
         meta = obj.metadata
         if self.namespace is not None and meta.namespace != self.namespace:
             return False
-        if self.fields:
-            for key, want in self.fields.items():
-                if _field(obj, key) != want:
+        getters = self._getters
+        if getters:
+            if obj.kind != self.kind:  # never from the hub, which routes by kind
+                return self.matches_reference(obj)
+            for get, want in getters:
+                if get(obj) != want:
                     return False
         return self.label_match is None or self.label_match(meta.labels)
 
