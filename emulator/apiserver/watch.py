@@ -10,14 +10,20 @@ Routing costs O(interested watchers), not O(all watchers): pod watchers whose fi
 selector pins ``spec.nodeName`` (every kubelet) are indexed by that value, and watchers that
 pin ``metadata.name`` (a kubelet's own Node) by the name, so a write to a pod reaches only
 the kubelets of its old and new node, and a node's heartbeat only its own kubelet, plus the
-unindexed watchers.
+unindexed watchers. Watchers whose field selector pins any other field (podgc's two
+``status.phase`` pod watchers) are *pinned*: indexed by (kind, first field, value), offered a
+write only when the old or the new object has that value, and then in their place among the
+unindexed watchers (by watcher id), so the order of delivery is the same as if they were
+offered every write.
 
 Fast path (every write goes through it): the unindexed watchers of each kind are kept as a
 list, rebuilt (never mutated) when one is added or removed, so ``_candidates`` copies nothing
 when no indexed watcher is concerned; the index keys of ``old`` and ``new`` are compared
 directly instead of through a set; ``Watcher.matches`` reads the selected fields straight
-from the object instead of building ``object_fields``. ``_candidates_reference`` and
-``Watcher.matches_reference`` are the plain versions, kept as the reference:
+from the object, through getters resolved once per watcher, instead of building
+``object_fields``. ``_candidates_reference`` and
+``Watcher.matches_reference`` are the plain versions, kept as the reference (the reference
+filters every unindexed watcher by its pinned field instead of looking the pins up):
 ``tests/apiserver/test_watch_fastpath.py`` requires the same watchers in the same order and
 the same matches on random watchers and writes. ``publish`` makes one event per write for all
 the watchers without a selector (``Watcher.unfiltered``: the scheduler's, the controllers')
@@ -87,13 +93,40 @@ def _field(obj: Any, key: str) -> str | None:
     return None if get is None else get(obj)
 
 
+def _no_such_field(obj: Any) -> None:
+    return None
+
+
+def _getter(kind: str, key: str) -> Callable[[Any], str | None]:
+    """How ``_field`` reads ``key`` from an object of ``kind``, resolved once."""
+    get = _FIELDS.get(key)
+    if get is None and kind == "Pod":
+        get = _POD_FIELDS.get(key)
+    return _no_such_field if get is None else get
+
+
 _ids = itertools.count(1)
+
+
+def _watcher_id(w: Watcher) -> int:
+    return w.id
 
 
 class Watcher:
     """One watch stream; ``matches`` decides whether an object is in its view."""
 
-    __slots__ = ("allow_bookmarks", "channel", "fields", "id", "kind", "label_match", "name", "namespace", "unfiltered")
+    __slots__ = (
+        "_getters",
+        "allow_bookmarks",
+        "channel",
+        "fields",
+        "id",
+        "kind",
+        "label_match",
+        "name",
+        "namespace",
+        "unfiltered",
+    )
 
     def __init__(
         self,
@@ -116,14 +149,19 @@ class Watcher:
         self.channel: Channel[WatchEvent] = Channel(maxsize=maxsize)
         self.unfiltered = namespace is None and not self.fields and label_match is None
         """Sees every object of its kind (``matches`` is always True): see ``WatchHub.publish``."""
+        self._getters = tuple((_getter(kind, key), want) for key, want in self.fields.items())
+        """(read the field from an object of ``kind``, wanted value) per selected field."""
 
     def matches(self, obj: Any) -> bool:
         meta = obj.metadata
         if self.namespace is not None and meta.namespace != self.namespace:
             return False
-        if self.fields:
-            for key, want in self.fields.items():
-                if _field(obj, key) != want:
+        getters = self._getters
+        if getters:
+            if obj.kind != self.kind:  # never from the hub, which routes by kind
+                return self.matches_reference(obj)
+            for get, want in getters:
+                if get(obj) != want:
                     return False
         return self.label_match is None or self.label_match(meta.labels)
 
@@ -149,13 +187,18 @@ class WatchHub:
 
     Watchers whose field selector pins an indexed field — ``metadata.name`` for every kind,
     ``spec.nodeName`` for pods — are indexed by (kind, field, value); a write is offered only
-    to the unindexed watchers of its kind and to those indexed under its old or new values."""
+    to the unindexed watchers of its kind and to those indexed under its old or new values.
+    The other watchers with a field selector are pinned by their first field (see the module
+    docstring)."""
 
     def __init__(self) -> None:
         self._plain: dict[str, dict[int, Watcher]] = {}
         self._plain_lists: dict[str, list[Watcher]] = {}
         """``list(self._plain[kind].values())``, replaced (never mutated) on add/remove."""
         self._indexed: dict[tuple[str, str, str], dict[int, Watcher]] = {}
+        self._pinned: dict[tuple[str, str, str], dict[int, Watcher]] = {}
+        self._pinned_fields: dict[str, dict[str, int]] = {}
+        """kind → pinned field → how many watchers are pinned by it."""
 
     @staticmethod
     def _index_key(w: Watcher) -> tuple[str, str, str] | None:
@@ -165,32 +208,81 @@ class WatchHub:
             return (w.kind, METADATA_NAME, w.fields[METADATA_NAME])
         return None
 
+    @staticmethod
+    def _pin_key(w: Watcher) -> tuple[str, str, str] | None:
+        """(kind, field, value) of an unindexed watcher's first selected field, if any."""
+        if not w.fields:
+            return None
+        field = min(w.fields)
+        return (w.kind, field, w.fields[field])
+
     def add(self, w: Watcher) -> None:
         key = self._index_key(w)
-        if key is None:
-            group = self._plain.setdefault(w.kind, {})
-            group[w.id] = w
-            self._plain_lists[w.kind] = list(group.values())
-        else:
+        if key is not None:
             self._indexed.setdefault(key, {})[w.id] = w
+            return
+        pin = self._pin_key(w)
+        if pin is not None:
+            self._pinned.setdefault(pin, {})[w.id] = w
+            counts = self._pinned_fields.setdefault(w.kind, {})
+            counts[pin[1]] = counts.get(pin[1], 0) + 1
+            return
+        group = self._plain.setdefault(w.kind, {})
+        group[w.id] = w
+        self._plain_lists[w.kind] = list(group.values())
 
     def remove(self, w: Watcher) -> None:
         key = self._index_key(w)
-        group = self._plain.get(w.kind, {}) if key is None else self._indexed.get(key, {})
-        group.pop(w.id, None)
-        if key is None and w.kind in self._plain:
+        if key is not None:
+            self._indexed.get(key, {}).pop(w.id, None)
+            return
+        pin = self._pin_key(w)
+        if pin is not None:
+            group = self._pinned.get(pin, {})
+            if group.pop(w.id, None) is not None:
+                counts = self._pinned_fields[w.kind]
+                counts[pin[1]] -= 1
+                if not counts[pin[1]]:
+                    del counts[pin[1]]
+            return
+        if w.kind in self._plain:
+            group = self._plain[w.kind]
+            group.pop(w.id, None)
             self._plain_lists[w.kind] = list(group.values())
 
     def watchers(self) -> list[Watcher]:
         out = [w for g in self._plain.values() for w in g.values()]
+        out += [w for g in self._pinned.values() for w in g.values()]
         out += [w for g in self._indexed.values() for w in g.values()]
-        return sorted(out, key=lambda w: w.id)
+        return sorted(out, key=_watcher_id)
+
+    def _pinned_candidates(self, kind: str, fields: Mapping[str, int], old: Any, new: Any) -> list[Watcher]:
+        """The pinned watchers of ``kind`` whose value ``old`` or ``new`` has (each once)."""
+        out: list[Watcher] = []
+        pinned = self._pinned
+        for field in fields:
+            was = None if old is None else _field(old, field)
+            now = None if new is None else _field(new, field)
+            if was is not None:
+                group = pinned.get((kind, field, was))
+                if group:
+                    out.extend(group.values())
+            if now is not None and now != was:
+                group = pinned.get((kind, field, now))
+                if group:
+                    out.extend(group.values())
+        return out
 
     def _candidates(self, kind: str, old: Any, new: Any) -> list[Watcher]:
         """The watchers a write may concern: the unindexed ones of ``kind``, then those indexed
         under ``old``'s name and node, then under ``new``'s (each group once). The result may
         be the cached list itself: read it, never change it."""
         plain = self._plain_lists.get(kind, [])
+        pinned_fields = self._pinned_fields.get(kind)
+        if pinned_fields:
+            pinned = self._pinned_candidates(kind, pinned_fields, old, new)
+            if pinned:
+                plain = sorted(plain + pinned, key=_watcher_id)
         indexed = self._indexed
         if not indexed:
             return plain
@@ -223,7 +315,13 @@ class WatchHub:
 
     def _candidates_reference(self, kind: str, old: Any, new: Any) -> list[Watcher]:
         """The reference for ``_candidates``: the same watchers in the same order."""
-        out = list(self._plain.get(kind, {}).values())
+        out = []
+        for w in self.watchers():
+            if w.kind != kind or self._index_key(w) is not None:
+                continue
+            pin = self._pin_key(w)
+            if pin is None or any(obj is not None and _field(obj, pin[1]) == pin[2] for obj in (old, new)):
+                out.append(w)
         if not self._indexed:
             return out
         seen: set[tuple[str, str, str]] = set()

@@ -110,8 +110,10 @@ class LoopClock:
         timer = loop.call_at(when, _wake, future)
         try:
             await future
-        finally:
-            timer.cancel()
+        except BaseException:
+            timer.cancel()  # woken otherwise (cancelled): the timer must not fire
+            raise
+        # Woken by the timer itself: it has run, nothing to cancel.
 
     def __repr__(self) -> str:
         return f"<LoopClock virtual={self.virtual} now={self.now()!r}>"

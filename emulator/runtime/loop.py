@@ -51,8 +51,13 @@ Private asyncio internals used, and why (the same in CPython 3.11 to 3.13;
 - ``BaseEventLoop._scheduled``, the timer heap: ``call_at`` pushes our tie-breaking timers onto
   it (as the stock ``call_at`` does), and the idle hook reads its head to know where to jump.
   ``_run_once`` has already dropped cancelled timers from the head when it calls ``select``.
-- ``TimerHandle._scheduled``: set after the push, as the stock ``call_at`` does, so that
+- ``TimerHandle._scheduled``: set for the push, as the stock ``call_at`` does, so that
   ``cancel()`` counts the timer for the loop's periodic heap compaction.
+- The slots ``Handle.__init__`` and ``TimerHandle.__init__`` set (``_context``, ``_loop``,
+  ``_callback``, ``_args``, ``_cancelled``, ``_repr``, ``_source_traceback``, ``_when``):
+  ``_FifoTimerHandle`` sets them itself outside debug mode (a timer per sleep makes the two
+  inherited constructors ~0.5 % of a churn run); ``test_loop.py`` checks that they are the same
+  as the stock constructors'.
 
 Everything else is public: the selector handed to ``SelectorEventLoop(selector)``, ``time()``,
 ``call_at()`` and ``run_in_executor()``. Debug-mode checks of the stock ``call_at`` (calling
@@ -67,7 +72,7 @@ import itertools
 import selectors
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
-from contextvars import Context
+from contextvars import Context, copy_context
 from typing import Any, TypeVar, TypeVarTuple, Unpack
 
 __all__ = ["POLL_EVERY", "DeadlockError", "VirtualTimeEventLoop", "new_virtual_loop"]
@@ -104,13 +109,30 @@ class _FifoTimerHandle(asyncio.TimerHandle):
         loop: asyncio.AbstractEventLoop,
         context: Context | None,
     ) -> None:
-        super().__init__(when, callback, args, loop, context)
+        if loop.get_debug():
+            super().__init__(when, callback, args, loop, context)
+        else:
+            # TimerHandle.__init__ and Handle.__init__ outside debug mode, inlined (two frames
+            # and a get_debug() less per timer; see the module docstring): the same slots with
+            # the same values, already marked as on the heap.
+            self._context = copy_context() if context is None else context
+            self._loop = loop
+            self._callback = callback
+            self._args = args
+            self._cancelled = False
+            self._repr = None
+            self._source_traceback = None
+            self._when = when
+        self._scheduled = True  # call_at pushes it at once
         self._key = (when, seq)
 
     def __lt__(self, other: asyncio.TimerHandle) -> bool:
-        if isinstance(other, _FifoTimerHandle):
-            return self._key < other._key
-        return self.when() < other.when()
+        # Every timer on the heap is ours (``call_at`` is the only way in), so the common case
+        # skips the isinstance test; heap pushes and pops call this ~20 times per timer.
+        try:
+            return self._key < other._key  # type: ignore[attr-defined, no-any-return]
+        except AttributeError:
+            return self.when() < other.when()
 
 
 class _IdleHookSelector(selectors.DefaultSelector):
@@ -173,7 +195,6 @@ class VirtualTimeEventLoop(asyncio.SelectorEventLoop):
             raise RuntimeError("Event loop is closed")
         timer = _FifoTimerHandle(when, next(self._timer_seq), callback, args, self, context)
         heapq.heappush(self._scheduled, timer)
-        timer._scheduled = True
         return timer
 
     def run_in_executor(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import heapq
 import os
 import subprocess
@@ -322,6 +323,43 @@ def test_the_private_asyncio_internals_the_loop_relies_on_still_exist() -> None:
         assert handle._scheduled is True  # type: ignore[attr-defined]
         handle.cancel()
         assert loop._timer_cancelled_count == 1  # type: ignore[attr-defined]
+    finally:
+        loop.close()
+
+
+@pytest.mark.parametrize("debug", [pytest.param(False, id="inlined"), pytest.param(True, id="debug")])
+def test_a_fifo_timer_has_the_slots_of_a_stock_timer(debug: bool) -> None:
+    loop = VirtualTimeEventLoop()
+    loop.set_debug(debug)
+    try:
+
+        def callback(x: int) -> None:
+            pass
+
+        ctx = contextvars.copy_context()
+        ours = loop.call_at(5.0, callback, 1, context=ctx)
+        stock = asyncio.TimerHandle(5.0, callback, (1,), loop, ctx)
+        stock._scheduled = True  # type: ignore[attr-defined]
+        slots = [s for cls in type(stock).__mro__ for s in getattr(cls, "__slots__", ()) if s != "__weakref__"]
+        assert sorted(slots) == sorted(
+            [
+                "_args",
+                "_callback",
+                "_cancelled",
+                "_context",
+                "_loop",
+                "_repr",
+                "_scheduled",
+                "_source_traceback",
+                "_when",
+            ]
+        )
+        for slot in slots:
+            if slot != "_source_traceback":
+                assert getattr(ours, slot) == getattr(stock, slot), slot
+        assert (ours._source_traceback is None) == (not debug)  # type: ignore[attr-defined]
+        no_context = loop.call_at(6.0, callback, 2)
+        assert isinstance(no_context._context, contextvars.Context)  # type: ignore[attr-defined]
     finally:
         loop.close()
 

@@ -1,0 +1,137 @@
+"""Pinned watchers: a watcher whose field selector pins a field other than ``metadata.name`` or
+``spec.nodeName`` (podgc's ``status.phase`` pod watchers) is offered only the writes whose old
+or new object has its value, yet every watcher receives exactly what it would if it were
+offered every write, and the order of delivery across watchers is unchanged."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from emulator.api.codec import convert
+from emulator.api.core import Node, Pod
+from emulator.apiserver.watch import Watcher, WatchEvent, WatchHub, transition
+
+PHASES = ["", "Pending", "Running", "Succeeded", "Failed"]
+
+
+def watcher(kind: str = "Pod", **fields: str) -> Watcher:
+    return Watcher(
+        kind, name="w", namespace=None, fields=fields, label_match=None, maxsize=1_000, allow_bookmarks=False
+    )
+
+
+def pod(name: str = "p", phase: str = "", node: str = "", namespace: str = "default") -> Any:
+    spec = {"containers": [{"name": "c", "image": "i"}], "nodeName": node}
+    meta = {"name": name, "namespace": namespace}
+    return convert({"metadata": meta, "spec": spec, "status": {"phase": phase}}, Pod)
+
+
+def test_phase_watchers_are_offered_only_writes_to_or_from_their_phase() -> None:
+    hub = WatchHub()
+    succeeded = watcher(**{"status.phase": "Succeeded"})
+    everything = watcher()
+    failed = watcher(**{"status.phase": "Failed"})
+    kubelet = watcher(**{"spec.nodeName": "n1"})
+    for w in (succeeded, everything, failed, kubelet):
+        hub.add(w)
+    assert hub._candidates("Pod", pod(phase="Pending", node="n1"), pod(phase="Running", node="n1")) == [
+        everything,
+        kubelet,
+    ]
+    finished = hub._candidates("Pod", pod(phase="Running", node="n1"), pod(phase="Succeeded", node="n1"))
+    assert finished == [succeeded, everything, kubelet]  # in watcher order, as when offered all
+    assert hub._candidates("Pod", pod(phase="Succeeded"), None) == [succeeded, everything]
+    hub.remove(succeeded)
+    assert hub._candidates("Pod", pod(phase="Succeeded"), None) == [everything]
+    assert hub._pinned_fields == {"Pod": {"status.phase": 1}}
+    hub.remove(failed)
+    assert hub._pinned_fields == {"Pod": {}}
+    assert hub.watchers() == [everything, kubelet]
+
+
+@pytest.mark.parametrize(
+    ("fields", "pin"),
+    [
+        pytest.param({"status.phase": "Running"}, ("Pod", "status.phase", "Running"), id="phase"),
+        pytest.param(
+            {"status.phase": "Running", "metadata.namespace": "team"},
+            ("Pod", "metadata.namespace", "team"),
+            id="first-field-in-order",
+        ),
+        pytest.param({"spec.nodeName": "n1", "status.phase": "Running"}, None, id="indexed-by-node-instead"),
+        pytest.param({}, None, id="no-selector"),
+    ],
+)
+def test_the_pin_is_the_first_selected_field_of_an_unindexed_watcher(
+    fields: dict[str, str], pin: tuple[str, str, str] | None
+) -> None:
+    w = watcher(**fields)
+    got = WatchHub._pin_key(w) if WatchHub._index_key(w) is None else None
+    assert got == pin
+
+
+FIELDS = st.sampled_from(["status.phase", "metadata.namespace", "spec.nodeName", "metadata.name", "other"])
+VALUES = st.sampled_from([*PHASES, "n1", "a", "default", "team"])
+
+
+@st.composite
+def watchers(draw: st.DrawFn) -> Watcher:
+    kind = draw(st.sampled_from(["Pod", "Node"]))
+    return watcher(kind, **draw(st.dictionaries(FIELDS, VALUES, max_size=2)))
+
+
+@st.composite
+def objects(draw: st.DrawFn, kind: str) -> Any:
+    name = draw(st.sampled_from(["a", "b"]))
+    if kind == "Node":
+        return convert({"metadata": {"name": name}}, Node)
+    return pod(
+        name,
+        phase=draw(st.sampled_from(PHASES)),
+        node=draw(st.sampled_from(["", "n1"])),
+        namespace=draw(st.sampled_from(["default", "team"])),
+    )
+
+
+@st.composite
+def writes(draw: st.DrawFn) -> tuple[str, Any, Any]:
+    kind = draw(st.sampled_from(["Pod", "Node"]))
+    shape = draw(st.sampled_from(["create", "update", "delete"]))
+    old = None if shape == "create" else draw(objects(kind))
+    new = None if shape == "delete" else draw(objects(kind))
+    return kind, old, new
+
+
+@pytest.mark.slow
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    ws=st.lists(watchers(), max_size=8),
+    removed=st.lists(st.integers(0, 7), max_size=3),
+    batch=st.lists(writes(), min_size=1, max_size=6),
+)
+def test_pinned_routing_delivers_what_offering_every_watcher_would(
+    ws: list[Watcher], removed: list[int], batch: list[tuple[str, Any, Any]]
+) -> None:
+    hub = WatchHub()
+    for w in ws:
+        hub.add(w)
+    for i in removed:
+        if i < len(ws):
+            hub.remove(ws[i])
+    live = hub.watchers()
+    for rev, (kind, old, new) in enumerate(batch, start=1):
+        fast = hub._candidates(kind, old, new)
+        assert [w.id for w in fast] == [w.id for w in hub._candidates_reference(kind, old, new)]
+        # Offered every watcher of the kind, each would get exactly what the candidates get.
+        naive: dict[int, WatchEvent | None] = {w.id: transition(w, old, new, rev, 0.0) for w in live if w.kind == kind}
+        offered = {w.id for w in fast}
+        assert all(ev is None for wid, ev in naive.items() if wid not in offered)
+        hub.publish(kind, old, new, rev, 0.0)
+        for w in live:
+            got = w.channel.get_nowait_batch()
+            want = naive.get(w.id)
+            assert got == ([] if want is None else [want])
