@@ -119,6 +119,10 @@ class PreFilterMemo:
         self._codes: dict[str, int] = {}
         """Topology value → code of the derived columns (only grows: codes stay valid)."""
 
+    def __len__(self) -> int:
+        """The number of codes handed out (every code is below it)."""
+        return len(self._codes)
+
     def code(self, value: str) -> int:
         """The code of a topology value (shared by the Filter and Score columns)."""
         code = self._codes.get(value)

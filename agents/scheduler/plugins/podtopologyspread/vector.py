@@ -8,8 +8,9 @@ Columns, one value per table row:
 =======================  ==========================================================================
 column                   kept
 =======================  ==========================================================================
-topology value code      per topology key, a derived column (re-evaluated when a row's Node object
-                         changes) with the Filter memo's codes; -1 label missing, -2 no Node
+topology value code      per topology key, derived columns (re-evaluated when a row's Node object
+                         changes) with the Filter memo's codes: the value (-1 label missing) and
+                         the domain (a missing label read as ``""``); -2 no Node
 matching pods            per (selector, namespace), ``MatchColumns``: counted once, then kept by
                          comparing a derived column of NodeInfo ``generation`` (re-evaluated on every
                          row update) with the generations it was counted at; rows whose generation
@@ -26,7 +27,8 @@ PreScore and Score, the reference's steps as array operations (rows: the filtere
   non-ignored rows; weight ``ln(size + 2)`` with ``size`` their number (hostname: the number of
   non-ignored rows); the count of a domain sums, over *every* table row that has all keys (when
   required) and passes the constraint's inclusion policies, the row's matching pods — exact
-  integer sums (``np.bincount`` over float64 weights below 2**53, checked);
+  integer sums (``np.bincount`` with float64 weights: the sums are at most the pods in memory,
+  far below 2**53);
 * the raw score: for each constraint in order, where the row carries the key,
   ``float(cnt) * w + float(maxSkew - 1)`` added to a float64 sum starting at 0.0 (adding 0.0
   elsewhere leaves a sum unchanged), so every partial sum is the reference's double; Go's
@@ -36,7 +38,8 @@ PreScore and Score, the reference's steps as array operations (rows: the filtere
 
 Declines (``score_all`` returns None and the per-node reference runs): a state built whole (no
 PreScore inputs), a table that is not the PreScore's node list, a row without a Node, a raw
-score of 2**50 or more. ``normalize_score_all`` raises ``LookupError`` (the runner then
+score of 2**50 or more (a row without a Node is noticed when a column is computed: that
+table is declined from then on). ``normalize_score_all`` raises ``LookupError`` (the runner then
 normalises per node) when Score ran per node and some filtered node is ignored: it cannot tell
 which rows those are.
 
@@ -66,8 +69,6 @@ __all__ = ["LIMIT", "MatchColumns", "SpreadScorer", "go_round_all"]
 
 LIMIT: Final = 1 << 50
 """Raw scores from here on make ``score_all`` decline (NormalizeScore's int64 products)."""
-EXACT_SUM: Final = 1 << 53
-"""Domain sums from here on are not exact in float64: decline."""
 _NO_NODE: Final = -2
 _GENERATION_KEY: Final = "PodTopologySpread/generation"
 FloatArray = np.ndarray[tuple[int], np.dtype[np.float64]]
@@ -134,23 +135,40 @@ class MatchColumns:
 class SpreadScorer:
     """The vectorised PreScore + Score + NormalizeScore of one plugin instance."""
 
-    __slots__ = ("_codes", "_matches")
+    __slots__ = ("_codes", "_matches", "_no_node")
 
     def __init__(self, codes: PreFilterMemo, match_counts: MatchCounts) -> None:
         self._codes = codes
         self._matches = MatchColumns(match_counts)
+        self._no_node: NodeTable | None = None
+        """A table one of whose rows had no Node when a column was computed: declined."""
 
     def _values(self, table: NodeTable, key: str) -> IntArray:
+        """Per row: the code of the node's value for ``key``; -1 label missing, -2 no Node."""
         code = self._codes.code
 
         def value_code(ni: NodeInfo) -> int:
             node = ni.node
             if node is None:
+                self._no_node = table
                 return _NO_NODE
             value = node.metadata.labels.get(key)
             return -1 if value is None else code(value)
 
         return table.derived((self, "PodTopologySpread/score-value", key), value_code)
+
+    def _domains(self, table: NodeTable, key: str) -> IntArray:
+        """Per row: the code of the node's value for ``key``, a missing label read as ``""``."""
+        code = self._codes.code
+
+        def domain_code(ni: NodeInfo) -> int:
+            node = ni.node
+            if node is None:
+                self._no_node = table
+                return _NO_NODE
+            return code(node.metadata.labels.get(key, ""))
+
+        return table.derived((self, "PodTopologySpread/score-domain", key), domain_code)
 
     def _affinity(self, table: NodeTable, pod: Pod) -> BoolArray | None:
         """Rows passing the pod's nodeSelector and required node affinity (None: all)."""
@@ -188,9 +206,11 @@ class SpreadScorer:
         constraints = s.constraints
         m = len(rows)
         values = [self._values(table, c.topology_key) for c in constraints]
-        if table.size and any(int(np.minimum.reduce(v)) == _NO_NODE for v in values):
+        domains = [
+            None if c.topology_key == LABEL_HOSTNAME else self._domains(table, c.topology_key) for c in constraints
+        ]
+        if self._no_node is table:
             return None
-        empty = self._codes.code("")  # a missing label is the value "" in the domain counts
         has_all: BoolArray | None = None
         ignored: BoolArray | None = None
         n_kept = m
@@ -207,13 +227,16 @@ class SpreadScorer:
         if any(c.node_taints_policy == HONOR for c in constraints):
             tolerated = self._tolerated(table, pod)
         total: FloatArray = np.zeros(m, dtype=np.float64)
-        for c, v in zip(constraints, values, strict=True):
-            matches = self._matches.column(table, c.selector, namespace)
-            if c.topology_key == LABEL_HOSTNAME:
+        columns: dict[Selector, IntArray] = {}
+        n_codes = len(self._codes)
+        for c, v, domain in zip(constraints, values, domains, strict=True):
+            matches = columns.get(c.selector)
+            if matches is None:
+                matches = columns[c.selector] = self._matches.column(table, c.selector, namespace)
+            if domain is None:
                 weight = topology_normalizing_weight(n_kept)
                 cnt = matches[rows]
             else:
-                domain = np.where(v < 0, empty, v)
                 domain_rows = domain[rows]
                 kept = domain_rows if ignored is None else domain_rows[~ignored]
                 eligible = has_all
@@ -221,14 +244,12 @@ class SpreadScorer:
                     eligible = affinity if eligible is None else eligible & affinity
                 if tolerated is not None and c.node_taints_policy == HONOR:
                     eligible = tolerated if eligible is None else eligible & tolerated
-                size = max(empty, int(np.maximum.reduce(domain)) if table.size else 0) + 1
+                # Float64 sums of integers are exact: they are at most the pods in memory (< 2**53).
                 if eligible is None:
-                    sums = np.bincount(domain, weights=matches, minlength=size)
+                    sums = np.bincount(domain, weights=matches, minlength=n_codes)
                 else:
-                    sums = np.bincount(domain[eligible], weights=matches[eligible], minlength=size)
-                if float(np.maximum.reduce(sums)) >= EXACT_SUM:
-                    return None
-                present = np.zeros(size, dtype=bool)
+                    sums = np.bincount(domain[eligible], weights=matches[eligible], minlength=n_codes)
+                present = np.zeros(n_codes, dtype=bool)
                 present[kept] = True
                 weight = topology_normalizing_weight(int(np.count_nonzero(present)))
                 cnt = sums.astype(np.int64)[domain_rows]
