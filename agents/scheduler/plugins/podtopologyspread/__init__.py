@@ -7,7 +7,10 @@ module          owns
 ``common``      parsed selectors and constraints, the counting rule, node inclusion
                 policies, the (system) default constraints and the pluggable default selector
 ``filtering``   PreFilter state with critical paths, AddPod/RemovePod updates, Filter
-``scoring``     PreScore state, Score, NormalizeScore
+``scoring``     PreScore state (its reference fields computed on first read), Score,
+                NormalizeScore: the per-node reference
+``memo``        PreFilter counts kept across cycles, Filter over NodeTable rows
+``vector``      PreScore + Score + NormalizeScore over NodeTable rows (``score_all``)
 ``plugin``      the ``PodTopologySpread`` plugin, its args, events and queueing hints
 ==============  ==========================================================================
 """

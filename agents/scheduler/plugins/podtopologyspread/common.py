@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from agents.scheduler.framework.types import NodeInfo, PodInfo
-from emulator.api.core import Node, Pod, TopologySpreadConstraint
+from emulator.api.core import Node, Pod, Toleration, TopologySpreadConstraint
 from emulator.api.labelselector import EVERYTHING, Selector, compile_selector
 from emulator.api.nodeaffinity import pod_matches_node_selector_and_affinity
 from emulator.api.taints import find_untolerated_taint
@@ -64,6 +64,7 @@ __all__ = [
     "node_labels_match_spread_constraints",
     "pod_labels_match_spread_constraints",
     "selector_slots",
+    "tolerates_no_schedule_taints",
     "with_default_selector",
 ]
 
@@ -224,6 +225,11 @@ def selector_slots(constraints: Sequence[Constraint]) -> tuple[list[int], int]:
     return out, len(slots)
 
 
+def tolerates_no_schedule_taints(node: Node, tolerations: Sequence[Toleration]) -> bool:
+    """No NoSchedule / NoExecute taint of ``node`` is left untolerated (the Honor taints policy)."""
+    return find_untolerated_taint(node.spec.taints, tolerations, _NO_SCHEDULE_EFFECTS) is None
+
+
 class NodeEligibility:
     """Per incoming pod: whether a node passes a constraint's inclusion policies.
 
@@ -249,8 +255,7 @@ class NodeEligibility:
         name = node.metadata.name
         ok = self._taints.get(name)
         if ok is None:
-            taint = find_untolerated_taint(node.spec.taints, self._tolerations, _NO_SCHEDULE_EFFECTS)
-            ok = self._taints[name] = taint is None
+            ok = self._taints[name] = tolerates_no_schedule_taints(node, self._tolerations)
         return ok
 
     def includes(self, c: Constraint, node: Node) -> bool:

@@ -27,7 +27,8 @@ then runs per node.
 
 What it does not own: the counting rule (``common.py``), the state and Filter (``filtering.py``).
 ``count_all_nodes`` (PreScore's pass over all nodes) and ``scoring.py``'s state are kept as
-the reference; ``add_pre_score_counts`` gives the same counters from the same aggregation.
+the reference; ``add_pre_score_counts`` gives the same counters from the same aggregation (the
+per-node Score's path; the vectorised one, ``vector.py``, shares only ``code``).
 """
 
 from __future__ import annotations
@@ -118,7 +119,12 @@ class PreFilterMemo:
         self._codes: dict[str, int] = {}
         """Topology value → code of the derived columns (only grows: codes stay valid)."""
 
-    def _code(self, value: str) -> int:
+    def __len__(self) -> int:
+        """The number of codes handed out (every code is below it)."""
+        return len(self._codes)
+
+    def code(self, value: str) -> int:
+        """The code of a topology value (shared by the Filter and Score columns)."""
         code = self._codes.get(value)
         if code is None:
             code = self._codes[value] = len(self._codes)
@@ -135,11 +141,11 @@ class PreFilterMemo:
 
             def value_code(ni: NodeInfo, key: str = key) -> int:
                 value = ni.node.metadata.labels.get(key) if ni.node is not None else None
-                return -1 if value is None else self._code(value)
+                return -1 if value is None else self.code(value)
 
             vals = table.derived((self, "PodTopologySpread/value", key), value_code)[rows]
             domains = s.tp_value_to_match_num[i]
-            at = [self._code(value) for value in domains]  # interned before sizing the array
+            at = [self.code(value) for value in domains]  # interned before sizing the array
             counts = np.zeros(len(self._codes) + 1, dtype=np.int64)  # the last: "no label" (-1)
             counts[at] = list(domains.values())
             self_match = 1 if c.selector.matches(pod_labels) else 0

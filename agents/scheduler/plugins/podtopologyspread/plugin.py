@@ -2,7 +2,10 @@
 Filter, PreScore, Score (+ NormalizeScore), and its events with queueing hints.
 
 What this module owns: the plugin object — args, which constraints apply to a pod, the cycle-state
-keys, and the queueing hints. The arithmetic lives in ``filtering.py`` and ``scoring.py``.
+keys, and the queueing hints. The arithmetic lives in ``filtering.py`` and ``scoring.py`` (per
+node, the reference), ``memo.py`` (``filter_all``) and ``vector.py`` (``score_all`` /
+``normalize_score_all``). PreScore parses the soft constraints and defers the reference state
+(``PreScoreState.deferred``): the vectorised Score does not need it.
 
 Which constraints apply:
 
@@ -93,7 +96,8 @@ from .common import (
 )
 from .filtering import PreFilterState, filter_node, update_with_pod
 from .memo import PreFilterMemo
-from .scoring import PreScoreState, init_pre_score_state, normalize_scores, score_node
+from .scoring import PreScoreInputs, PreScoreState, init_pre_score_state, normalize_scores, score_node
+from .vector import SpreadScorer
 
 __all__ = ["NAME", "PRE_FILTER_STATE_KEY", "PRE_SCORE_STATE_KEY", "PodTopologySpread"]
 
@@ -131,6 +135,7 @@ class PodTopologySpread:
         self._pod_independent_defaults = not any(c.match_label_keys for c in self.default_constraints)
         self._match_counts = MatchCounts()
         self._pre_filter_memo = PreFilterMemo(self._match_counts)
+        self._scorer = SpreadScorer(self._pre_filter_memo, self._match_counts)
 
     # --- which constraints apply -----------------------------------------------------------
 
@@ -222,11 +227,16 @@ class PodTopologySpread:
         # Nodes lacking a topology key are only tolerated with the system defaults, so that
         # zone-less nodes still get hostname spreading.
         require_all = bool(pod.spec.topology_spread_constraints) or not self.system_defaulted
-        s = init_pre_score_state(constraints, nodes, require_all)
-        self._pre_filter_memo.add_pre_score_counts(
-            s.tp_value_to_pod_counts, pod, all_nodes, constraints, require_all=require_all
-        )
-        state.write(PRE_SCORE_STATE_KEY, s)
+        inputs = PreScoreInputs(pod, nodes, all_nodes, require_all)
+        memo = self._pre_filter_memo
+
+        def fill() -> PreScoreState:
+            s = init_pre_score_state(constraints, nodes, require_all)
+            memo.add_pre_score_counts(s.tp_value_to_pod_counts, pod, all_nodes, constraints, require_all=require_all)
+            return s
+
+        # The reference state is computed on its first read: the vectorised Score reads none of it.
+        state.write(PRE_SCORE_STATE_KEY, PreScoreState.deferred(constraints, inputs, fill))
         return SUCCESS
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status]:
@@ -235,8 +245,21 @@ class PodTopologySpread:
             return 0, s
         return score_node(s, pod, node_info), SUCCESS
 
+    def score_all(self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray) -> IntArray | None:
+        """``score`` over table rows (None: run it per node)."""
+        s = self._pre_score_state(state)
+        if isinstance(s, Status):
+            return None
+        return self._scorer.score_all(s, table, rows)
+
     def score_extensions(self) -> PodTopologySpread:
         return self
+
+    def normalize_score_all(self, state: CycleState, pod: Pod, scores: IntArray) -> IntArray:
+        s = self._pre_score_state(state)
+        if isinstance(s, Status):
+            raise LookupError(s.message())  # the per-node normalize reports it
+        return self._scorer.normalize_score_all(s, scores)
 
     def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> Status:
         s = self._pre_score_state(state)

@@ -17,14 +17,24 @@ What this module owns, as pure functions:
   ``100 · (max + min − s) // max``; ignored nodes → 0.
 
 Floats are IEEE doubles computed in upstream's order, so the rounded raw scores are upstream's.
-What it does not own: constraint parsing and counting (``common.py``), the plugin (``plugin.py``).
+
+``PreScoreState`` is what PreScore writes. The plugin's PreScore only parses the constraints
+and records its inputs (``PreScoreInputs``); the fields above are computed from them on their
+first read (``PreScoreState.deferred``), which the per-node Score makes and the vectorised
+Score (``vector.py``, tested against this module) does not.
+
+What it does not own: constraint parsing and counting (``common.py``), the plugin (``plugin.py``),
+the vectorised path (``vector.py``).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
 
 from agents.scheduler.framework.types import MAX_NODE_SCORE, NodeInfo, NodeScore
 from emulator.api.core import Pod
@@ -39,6 +49,8 @@ from .common import (
 )
 
 __all__ = [
+    "BoolArray",
+    "PreScoreInputs",
     "PreScoreState",
     "count_all_nodes",
     "go_round",
@@ -48,6 +60,9 @@ __all__ = [
     "score_node",
     "topology_normalizing_weight",
 ]
+
+
+BoolArray = np.ndarray[Any, np.dtype[np.bool_]]
 
 
 def topology_normalizing_weight(size: int) -> float:
@@ -68,19 +83,85 @@ def go_round(x: float) -> int:
     return int(t)
 
 
-@dataclass(slots=True)
-class PreScoreState:
-    """Written at PreScore under ``PreScorePodTopologySpread``; read-only afterwards."""
+@dataclass(frozen=True, slots=True)
+class PreScoreInputs:
+    """What PreScore saw: enough to compute the state later, per node or over the node table."""
 
-    constraints: list[Constraint]
-    ignored_nodes: set[str]
-    tp_value_to_pod_counts: list[dict[str, int]]
-    """Per constraint: topology value (of a non-ignored filtered node) → matching pods; hostname
-    constraints keep an empty map."""
-    weights: list[float]
+    pod: Pod
+    filtered: Sequence[NodeInfo]
+    all_nodes: Sequence[NodeInfo]
+    require_all_topologies: bool
+
+
+class PreScoreState:
+    """Written at PreScore under ``PreScorePodTopologySpread``; read-only afterwards.
+
+    Built whole by ``init_pre_score_state`` (the reference), or by the plugin's PreScore with
+    ``inputs`` and a ``fill`` function: the reference fields (``ignored_nodes``,
+    ``tp_value_to_pod_counts``, ``weights``) are then computed on their first read, which the
+    vectorised Score (``vector.py``) never makes."""
+
+    __slots__ = ("_counts", "_fill", "_ignored", "_weights", "constraints", "inputs", "scored_ignored", "vector_scored")
+
+    def __init__(
+        self,
+        constraints: list[Constraint],
+        ignored_nodes: set[str],
+        tp_value_to_pod_counts: list[dict[str, int]],
+        weights: list[float],
+    ) -> None:
+        self.constraints = constraints
+        self._ignored = ignored_nodes
+        self._counts = tp_value_to_pod_counts
+        self._weights = weights
+        self._fill: Callable[[], PreScoreState] | None = None
+        self.inputs: PreScoreInputs | None = None
+        self.vector_scored = False
+        """Whether the vectorised Score ran; then ``scored_ignored`` is the ignored mask of the
+        rows it scored (None: none ignored)."""
+        self.scored_ignored: BoolArray | None = None
+
+    @classmethod
+    def deferred(
+        cls, constraints: list[Constraint], inputs: PreScoreInputs, fill: Callable[[], PreScoreState]
+    ) -> PreScoreState:
+        """A state whose reference fields are ``fill()``'s, computed on first read."""
+        s = cls(constraints, set(), [], [])
+        s.inputs = inputs
+        s._fill = fill
+        return s
+
+    def _resolve(self) -> None:
+        fill = self._fill
+        if fill is not None:
+            self._fill = None
+            whole = fill()
+            self._ignored, self._counts, self._weights = whole._ignored, whole._counts, whole._weights
+
+    @property
+    def ignored_nodes(self) -> set[str]:
+        """Filtered nodes missing a topology key (only when all topologies are required)."""
+        self._resolve()
+        return self._ignored
+
+    @property
+    def tp_value_to_pod_counts(self) -> list[dict[str, int]]:
+        """Per constraint: topology value (of a non-ignored filtered node) → matching pods;
+        hostname constraints keep an empty map."""
+        self._resolve()
+        return self._counts
+
+    @property
+    def weights(self) -> list[float]:
+        self._resolve()
+        return self._weights
 
     def clone(self) -> PreScoreState:
         return self
+
+    def __repr__(self) -> str:
+        how = "deferred" if self._fill is not None else "computed"
+        return f"<PreScoreState constraints={len(self.constraints)} {how}>"
 
 
 def init_pre_score_state(
