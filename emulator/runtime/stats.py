@@ -60,7 +60,7 @@ def percentile(values: Sequence[float], q: float) -> float:
 
 # --- streaming quantiles ------------------------------------------------------------------
 
-EXACT_CAP: Final = 4096
+EXACT_CAP = 4096
 """How many samples a ``QuantileSketch`` keeps exactly before it switches to buckets."""
 
 SUB_BUCKETS: Final = 35
@@ -102,7 +102,8 @@ def bucket_value(key: int) -> float:
 class QuantileSketch:
     """Non-negative samples, for nearest-rank percentiles in bounded memory.
 
-    Up to ``cap`` samples it keeps them all (an ``array('d')``, 8 bytes each) and answers
+    Up to ``cap`` samples (default ``EXACT_CAP``, read when the sketch is made) it keeps them
+    all (an ``array('d')``, 8 bytes each) and answers
     exactly as ``percentile`` does. Past ``cap`` it keeps only a count per logarithmic bucket
     (DDSketch's rule with ``γ = 2^(1/35)``, bucket keys from ``frexp`` and a fixed edge table,
     so no libm rounding can move a sample between machines), an exact count of zeros, and the
@@ -113,8 +114,8 @@ class QuantileSketch:
 
     __slots__ = ("_buckets", "_exact", "_max", "_min", "_zeros", "cap", "count")
 
-    def __init__(self, cap: int = EXACT_CAP) -> None:
-        self.cap = cap
+    def __init__(self, cap: int | None = None) -> None:
+        self.cap = EXACT_CAP if cap is None else cap
         self.count = 0
         self._exact: array[float] | None = array("d")
         self._buckets: dict[int, int] = {}
