@@ -26,6 +26,9 @@ node name that never existed is not collected. Terminated pods are known from tw
 watches filtered on ``status.phase`` (Succeeded, Failed): a terminal phase is final, so only
 terminated pods ever reach them. Left out: ``gcUnscheduledTerminating`` (the emulated API
 server removes an unbound pod at once).
+
+Memory: the terminated-pod informers hold at most the threshold plus one ``gcCheckPeriod`` of
+newly terminated pods (every pass deletes the excess); the node maps hold nodes.
 """
 
 from __future__ import annotations

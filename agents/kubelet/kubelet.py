@@ -53,6 +53,10 @@ if admitted, adopted as it is: no new pull, start or status write; its run goes 
 its containers' ``startedAt`` with its ``restartCount``, and a container that was waiting
 to restart restarts at once (the back-off is forgotten, as upstream's is).
 
+Memory: ``_pods`` (and the pod workers, admission's ``NodeUsage``, the pod IPs) hold the
+pods bound to this node until their DELETED event (the "gone" row), so a node's state follows
+its live pods; ``_rejections`` counts by reason.
+
 Fault injection (``KubeletSettings.faults``, absent by default): after the start delay a
 ``containerStartFailure`` may fail the pod instead (``starting`` → ``failed``: status
 Failed with the fault's reason, a ``Failed`` Warning Event, released); heartbeat and pull

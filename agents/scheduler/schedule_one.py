@@ -173,7 +173,7 @@ class SchedulingCycle:
             return
         start, wall0 = self.clock.now(), time.perf_counter()
         if qpi.attempts == 1:
-            self.metrics.queue_wait_seconds.append(start - self._first_seen.get(uid, start))
+            self.metrics.queue_wait_seconds.add(start - self._first_seen.get(uid, start))
         state = CycleState(qpi.pod_info)
         to_activate = PodsToActivate()
         state.write(PODS_TO_ACTIVATE_KEY, to_activate)
@@ -275,8 +275,7 @@ class SchedulingCycle:
             m.unschedulable += 1
         elif result == "error":
             m.errors += 1
-        m.attempt_seconds.append(self.clock.now() - start)
-        m.attempt_wall_seconds.append(time.perf_counter() - wall0)
+        m.attempted(self.clock.now() - start, time.perf_counter() - wall0)
 
     def schedule_pod(self, fwk: Framework, state: CycleState, pod: Pod) -> _Scheduled:
         """Upstream ``schedulePod``: the host, or ``FitError`` / ``_SchedulingError``."""

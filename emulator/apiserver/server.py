@@ -37,6 +37,15 @@ bind           pods/binding: NotFound if gone; Conflict if already assigned or
 watch          from a revision (replays the history window; older → Gone)
 =============  =================================================================
 
+The history window (``_history``, one deque for all kinds) is bounded as upstream's watch
+cache bounds its per-resource window: events older than ``EVENT_FRESH_DURATION`` (75 s) are
+dropped once it holds more than ``HISTORY_LOWER_BOUND`` (100), and it never holds more than
+``ServerSettings.history_size``; so it grows with the write rate, not with simulated time.
+Upstream resizes a ring buffer by powers of two to approximate the same rule (it may keep up
+to twice the fresh window); this one trims exactly, which keeps at least what upstream
+promises and less memory. The store's tables hold live objects only (a delete removes the
+key); Events leave after ``eventTTL`` (``eventttl``), terminated pods by pod GC.
+
 Every write is also handed to the write listeners (trace, invariant checker, metrics)
 with its verb and the object before and after.
 
@@ -133,10 +142,22 @@ class WriteRecord(msgspec.Struct, frozen=True, gc=False):
         return self.new if self.new is not None else self.old
 
 
+EVENT_FRESH_DURATION: Final = 75.0
+"""Upstream's ``eventFreshDuration``: the watch cache keeps at least this much history (the
+default bookmark frequency, 60 s, plus 15 s), so a watcher resuming from its last bookmark
+finds its revision."""
+HISTORY_LOWER_BOUND: Final = 100
+"""Upstream ``defaultLowerBoundCapacity``: the history never shrinks below this many events."""
+
+
 @dataclass(frozen=True, slots=True)
 class ServerSettings:
     history_size: int = 100_000
-    """Watch events kept for resuming; a watch from an older revision gets Gone."""
+    """At most this many watch events kept for resuming (upstream's watch cache stops growing
+    at ``100 * 1024`` per resource); a watch from an older revision gets Gone."""
+    event_fresh_duration: float = EVENT_FRESH_DURATION
+    """Events older than this leave the history window once it holds more than
+    ``HISTORY_LOWER_BOUND`` (upstream ``eventFreshDuration``)."""
     watch_buffer: int = 1_000_000
     """Events a watcher may have undelivered before it is ended (its informer relists)."""
     event_ttl: float = DEFAULT_EVENT_TTL
@@ -157,6 +178,7 @@ class ApiServer:
         self._revision = 0
         self._objects: dict[str, dict[tuple[str, str], Any]] = {k: {} for k in sorted(_KIND_NAMES)}
         self._history: deque[tuple[str, Any, Any, int, float]] = deque(maxlen=self.settings.history_size)
+        self._fresh = self.settings.event_fresh_duration
         self._hub = WatchHub()
         self._listeners: list[Callable[[WriteRecord], None]] = []
         self.writes = 0
@@ -208,7 +230,10 @@ class ApiServer:
             del table[_key(old.metadata.namespace, old.metadata.name)]
             old = replace(old, metadata=replace(old.metadata, resource_version=str(rev)))
         now = self.clock.now()
-        self._history.append((kind, old, new, rev, now))
+        history = self._history
+        history.append((kind, old, new, rev, now))
+        if history[0][4] < now - self._fresh and len(history) > HISTORY_LOWER_BOUND:
+            self._trim_history(now)
         self._hub.publish(kind, old, new, rev, now)
         self.writes += 1
         if self._listeners:
@@ -227,6 +252,12 @@ class ApiServer:
         key = (verb, kind)
         self.unchanged[key] = self.unchanged.get(key, 0) + 1
         return current
+
+    def _trim_history(self, now: float) -> None:
+        """Drop the events older than the fresh duration, keeping at least the lower bound."""
+        history, horizon = self._history, now - self._fresh
+        while len(history) > HISTORY_LOWER_BOUND and history[0][4] < horizon:
+            history.popleft()
 
     def _expire_events(self, now: float) -> None:
         """Delete the Events whose TTL ran out (checked after every write: see ``eventttl``)."""

@@ -166,11 +166,11 @@ async def run_workload_async(
     server.add_write_listener(tracker)
     scheduler, missing = build_scheduler(server, clock, seeds, options.profile)
     timers = ExtensionPointTimers(scheduler)
-    m = scheduler.metrics
+    raw = scheduler.metrics.keep_samples()
     play = _Play(workload, options, server, clock, seeds, tracker)
     play.metrics_marks = lambda: (
-        len(m.attempt_wall_seconds),
-        len(m.e2e_seconds),
+        len(raw.attempt_wall_seconds),
+        len(raw.e2e_seconds),
         len(timers.filter),
         len(timers.score),
     )
@@ -200,8 +200,8 @@ async def run_workload_async(
         kubelets=options.kubelets,
         scale=workload.scale,
         throughput=summary,
-        attempt_ms=millis(m.attempt_wall_seconds[a0:a1]),
-        e2e_ms=millis(m.e2e_seconds[e0:e1]),
+        attempt_ms=millis(raw.attempt_wall_seconds[a0:a1]),
+        e2e_ms=millis(raw.e2e_seconds[e0:e1]),
         filter_ms=millis(timers.filter[f0:f1]),
         score_ms=millis(timers.score[s0:s1]),
         peak_rss_mib=peak_rss_mib(),

@@ -27,7 +27,8 @@ Modes (``mode``):
 ``legacy`` (``k8s.io/client-go/tools/record``; the kubelet and the controllers): ``source``,
 ``firstTimestamp``/``lastTimestamp``. With ``aggregate=True`` a second Event with the same
 involved UID, reason and message bumps ``count`` and ``lastTimestamp`` of the first (a get,
-then an update) instead of adding an object, as the legacy ``EventCorrelator`` does.
+then an update) instead of adding an object, as the legacy ``EventCorrelator`` does; like
+its LRU cache, the recorder remembers the last ``LRU_CACHE_ENTRIES`` (4,096) such Events.
 
 ``series`` (``k8s.io/client-go/tools/events``, the events/v1 recorder the scheduler uses):
 ``eventTime`` instead of the legacy timestamps, and repeats folded by an *isomorphic key*
@@ -50,7 +51,9 @@ every ``FINISH_TIME`` (6 min)          a series not seen for 6 min: final write,
 
 The two periodic passes run in ``run()`` (one task per recorder, on the injected clock),
 finish before refresh when both fall due at once; without ``run()`` only the first two rows
-apply.
+apply. They also bound the cache by time, as upstream's (which has no size limit): a key not
+seen for 6 minutes is gone by the next pass, so the cache holds the keys of the last 12
+minutes at most.
 """
 
 from __future__ import annotations
@@ -72,6 +75,7 @@ from emulator.runtime.clock import EPOCH, Clock, format_timestamp
 __all__ = [
     "EVENT_TYPES",
     "FINISH_TIME",
+    "LRU_CACHE_ENTRIES",
     "NOTE_LENGTH_LIMIT",
     "REFRESH_TIME",
     "EventMode",
@@ -84,6 +88,10 @@ NOTE_LENGTH_LIMIT: Final = 1024
 """Upstream's ``NoteLengthLimit``: the longest message an Event may carry."""
 
 EVENT_TYPES: Final = ("Normal", "Warning")
+
+LRU_CACHE_ENTRIES: Final = 4096
+"""Upstream ``maxLruCacheEntries``: the legacy correlator remembers this many Events to
+aggregate (least recently used forgotten first; a forgotten one's repeat is a new Event)."""
 
 EventNaming = Literal["clock", "random", "generated"]
 EventMode = Literal["legacy", "series"]
@@ -186,6 +194,8 @@ class EventRecorder:
             metadata = self._metadata(involved.name, namespace)
             if self._aggregate:
                 self._seen[key] = (metadata.name, 1)
+                if len(self._seen) > LRU_CACHE_ENTRIES:
+                    del self._seen[next(iter(self._seen))]
             await self._client.create(
                 Event(
                     metadata=metadata,
@@ -208,6 +218,7 @@ class EventRecorder:
     async def _repeat(self, key: tuple[str, str, str], seen: tuple[str, int], namespace: str, now: str) -> None:
         """The same Event again: one more on the first one's ``count``."""
         name, count = seen
+        del self._seen[key]  # most recently used last
         self._seen[key] = (name, count + 1)
         current: Event = await self._client.get("Event", name, namespace)
         await self._client.update(replace(current, count=count + 1, last_timestamp=now))

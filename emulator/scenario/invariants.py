@@ -52,6 +52,10 @@ yet seen by its informer, in activeQ/backoffQ, in flight, at Permit, assumed, ga
 PreEnqueue, or parked less than ``report_grace`` seconds ago (its failure report may still be
 on the wire).
 
+Memory: the per-pod records (``_admitted``, ``_bound``, ``_created``) are dropped when the
+pod is deleted and the per-node ones follow the nodes, so a long run with pod GC keeps them
+at the size of the live set; ``overcommits`` grows only with violations.
+
 Length: ~510 lines, kept whole because each invariant's history check and final check share
 its records; the table above is the map.
 """

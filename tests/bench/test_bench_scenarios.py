@@ -14,7 +14,12 @@ BENCH = sorted((ROOT / "bench" / "scenarios").glob("*.yaml"))
 
 
 def test_there_are_bench_scenarios() -> None:
-    assert {p.stem for p in BENCH} >= {"churn-1000nodes-1h", "churn-job-1000nodes-1h", "deployment-10k-1000nodes"}
+    assert {p.stem for p in BENCH} >= {
+        "churn-1000nodes-1h",
+        "churn-bounded-1000nodes-1h",
+        "churn-job-1000nodes-1h",
+        "deployment-10k-1000nodes",
+    }
 
 
 @pytest.mark.parametrize("path", BENCH, ids=[p.stem for p in BENCH])

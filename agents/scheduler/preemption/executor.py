@@ -117,6 +117,10 @@ class _PreemptFailed(Exception):
     pass
 
 
+ERRORS_KEPT: Final = 100
+"""How many of the latest API errors ``Executor.errors`` keeps (a log, not a record of the run)."""
+
+
 class Executor:
     """The API calls of preemption and the set of preemptors waiting for them."""
 
@@ -128,8 +132,8 @@ class Executor:
         self.pending: list[tuple[str, Work]] = []
         """Work queued when the handle has no ``run_async`` (run it with ``run_pending``)."""
         self.errors: list[str] = []
+        """The last API errors met (at most ``ERRORS_KEPT``), in order (upstream logs them)."""
         self._events: EventRecorder | None = None
-        """API errors met, in order (upstream logs them)."""
         self.stats = ExecutorStats()
 
     def __repr__(self) -> str:
@@ -144,6 +148,11 @@ class Executor:
             "succeeded": s.succeeded,
             "failed": s.failed,
         }
+
+    def _error(self, message: str) -> None:
+        self.errors.append(message)
+        if len(self.errors) > 2 * ERRORS_KEPT:
+            del self.errors[:-ERRORS_KEPT]
 
     def is_pod_running_preemption(self, uid: str) -> bool:
         """Upstream ``IsPodRunningPreemption`` (v1.34): the preemptor's calls are in flight."""
@@ -190,7 +199,7 @@ class Executor:
                 try:
                     await self.preempt_pod(node, preemptor, victims[-1])
                 except ApiError as err:
-                    self.errors.append(err.message)
+                    self._error(err.message)
                     ok = False
         finally:
             self._preempting.pop(uid, None)
@@ -216,7 +225,7 @@ class Executor:
                     pod, lambda s: (replace(s, nominated_node_name=""), bool(s.nominated_node_name))
                 )
             except ApiError as err:
-                self.errors.append(err.message)
+                self._error(err.message)
                 ok = False
         return ok
 
@@ -231,7 +240,7 @@ class Executor:
                 try:
                     await self.preempt_pod(node, preemptor, victim)
                 except ApiError as err:
-                    self.errors.append(err.message)
+                    self._error(err.message)
                     raise _PreemptFailed from err
 
         ok = True
@@ -303,7 +312,7 @@ class Executor:
                 self.handle.clock,
                 self.handle.scheduler_name,
                 naming="generated",
-                on_error=lambda err: self.errors.append(err.message),
+                on_error=lambda err: self._error(err.message),
             )
         meta = victim.metadata
         involved = ObjectReference(kind="Pod", namespace=meta.namespace, name=meta.name, uid=meta.uid)
