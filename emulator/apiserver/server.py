@@ -42,9 +42,10 @@ cache bounds its per-resource window: events older than ``EVENT_FRESH_DURATION``
 dropped once it holds more than ``HISTORY_LOWER_BOUND`` (100), and it never holds more than
 ``ServerSettings.history_size``; so it grows with the write rate, not with simulated time.
 Upstream resizes a ring buffer by powers of two to approximate the same rule (it may keep up
-to twice the fresh window); this one trims exactly, which keeps at least what upstream
-promises and less memory. The store's tables hold live objects only (a delete removes the
-key); Events leave after ``eventTTL`` (``eventttl``), terminated pods by pod GC.
+to twice the fresh window); this one trims back to exactly the fresh window once a second
+(``HISTORY_TRIM_SLACK``), which keeps at least what upstream promises and less memory. The
+store's tables hold live objects only (a delete removes the key); Events leave after
+``eventTTL`` (``eventttl``), terminated pods by pod GC.
 
 Every write is also handed to the write listeners (trace, invariant checker, metrics)
 with its verb and the object before and after.
@@ -148,6 +149,11 @@ default bookmark frequency, 60 s, plus 15 s), so a watcher resuming from its las
 finds its revision."""
 HISTORY_LOWER_BOUND: Final = 100
 """Upstream ``defaultLowerBoundCapacity``: the history never shrinks below this many events."""
+HISTORY_TRIM_SLACK: Final = 1.0
+"""The history is trimmed once its oldest event is this many simulated seconds past the fresh
+duration, then back to exactly the fresh duration: one trim per second of writes rather than a
+call per write, so it holds between 75 and 76 s of events (upstream's ring may hold up to
+twice the fresh window)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,7 +238,7 @@ class ApiServer:
         now = self.clock.now()
         history = self._history
         history.append((kind, old, new, rev, now))
-        if history[0][4] < now - self._fresh and len(history) > HISTORY_LOWER_BOUND:
+        if history[0][4] < now - self._fresh - HISTORY_TRIM_SLACK and len(history) > HISTORY_LOWER_BOUND:
             self._trim_history(now)
         self._hub.publish(kind, old, new, rev, now)
         self.writes += 1

@@ -412,3 +412,35 @@ def test_watcher_repr_and_ids() -> None:
     a, b = _w(fields={"spec.nodeName": "n1"}), _w()
     assert b.id > a.id
     assert repr(a).startswith("<Watcher 't' Pod fields='spec.nodeName=n1' <Channel queued=0 maxsize=10")
+
+
+# --- the history's time window (upstream's eventFreshDuration) ------------------------------------
+
+
+def test_history_keeps_the_fresh_duration_and_trims_once_past_the_slack() -> None:
+    from emulator.apiserver.server import EVENT_FRESH_DURATION, HISTORY_LOWER_BOUND, HISTORY_TRIM_SLACK
+
+    srv, clock = server()
+    revisions_at: list[tuple[float, int]] = []
+    for i in range(4 * HISTORY_LOWER_BOUND):  # 400 writes over 200 simulated seconds
+        clock.t = i * 0.5
+        srv.create(pod(f"p{i}"))
+        revisions_at.append((clock.t, srv.revision))
+    now = clock.t
+    # Every write of the last fresh duration can be replayed ...
+    start = next(rev for t, rev in revisions_at if t >= now - EVENT_FRESH_DURATION) - 1
+    assert len(drain(srv.watch("Pod", resource_version=start))) == srv.revision - start
+    # ... and nothing older than the fresh duration plus the slack is kept.
+    too_old = next(rev for t, rev in revisions_at if t >= now - EVENT_FRESH_DURATION - HISTORY_TRIM_SLACK) - 2
+    with pytest.raises(Gone):
+        srv.watch("Pod", resource_version=too_old)
+
+
+def test_history_never_trims_below_the_lower_bound() -> None:
+    from emulator.apiserver.server import HISTORY_LOWER_BOUND
+
+    srv, clock = server()
+    for i in range(HISTORY_LOWER_BOUND):
+        clock.t = i * 10.0  # 100 writes over 1,000 s: all older than the fresh duration but the last ones
+        srv.create(pod(f"p{i}"))
+    assert len(drain(srv.watch("Pod", resource_version=1))) == HISTORY_LOWER_BOUND
