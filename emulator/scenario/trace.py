@@ -97,13 +97,15 @@ def _scheduled(conditions: Any) -> Any:
     return None
 
 
-def fast_trace_line(rec: WriteRecord) -> TraceLine:
+def fast_trace_line(rec: WriteRecord, t: float | None = None) -> TraceLine:
     """``trace_line(rec)`` as a ``TraceLine``, with the common cases short-cut: a write that is
     not a pod's, and a pod update that kept the status object (nothing of the status part can
-    have changed)."""
+    have changed). ``t``: ``round(rec.time, 6)`` if the caller has it already."""
     old, new = rec.old, rec.new
     meta = (new if new is not None else old).metadata
-    line = TraceLine(rec.revision, round(rec.time, 6), rec.verb, rec.kind, meta.namespace, meta.name)
+    if t is None:
+        t = round(rec.time, 6)
+    line = TraceLine(rec.revision, t, rec.verb, rec.kind, meta.namespace, meta.name)
     if new is None or rec.kind != "Pod":
         return line
     node = new.spec.node_name
@@ -149,18 +151,26 @@ class TraceRecorder:
         self._buf = bytearray()
         """Encoded lines not hashed yet (only without ``out``)."""
         self.lines = 0
+        self._time = -1.0
+        """The simulated time of the last line, and its rounding (``t``): most writes share
+        their instant with the one before (88 % of a churn run's), and ``round`` is a third
+        of a line's cost."""
+        self._t = -1.0
 
     def __call__(self, rec: WriteRecord) -> None:
         self.lines += 1
+        if rec.time != self._time:
+            self._time = rec.time
+            self._t = round(rec.time, 6)
         if self._out is None:
             buf = self._buf
-            _encoder.encode_into(fast_trace_line(rec), buf, -1)
+            _encoder.encode_into(fast_trace_line(rec, self._t), buf, -1)
             buf.append(10)  # "\n"
             if len(buf) >= _HASH_CHUNK:
                 self._hash.update(buf)
                 buf.clear()
             return
-        data = _encoder.encode(fast_trace_line(rec)) + b"\n"
+        data = _encoder.encode(fast_trace_line(rec, self._t)) + b"\n"
         self._hash.update(data)
         self._out.write(data)
 
