@@ -62,7 +62,9 @@ its records; the table above is the map.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
 import msgspec
@@ -110,6 +112,8 @@ INVARIANTS: Final = (
 )
 _TERMINAL: Final = ("Succeeded", "Failed")
 _ANY_IP: Final = "0.0.0.0"
+_NO_ALLOC: Final[Mapping[str, int]] = MappingProxyType({})
+"""The allocatable of a node the checker has not seen: nothing to overcommit."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -284,18 +288,26 @@ class InvariantChecker:
         req["pods"] = 1
         ports = pod_host_ports(pod)
         self._admitted[uid] = _Admitted(node, key, req, ports)
-        used = self._used.setdefault(node, {})
+        used = self._used.get(node)
+        if used is None:
+            used = self._used[node] = {}
+        alloc = self._alloc.get(node, _NO_ALLOC)
+        over = False
         for r, v in req.items():
-            used[r] = used.get(r, 0) + v
-        alloc = self._alloc.get(node, {})
-        for r in sorted(req):
-            if r in alloc and used[r] > alloc[r]:
-                self.overcommits.append(Overcommit(t, node, r, used[r], alloc[r]))
-                self._tallies[NO_OVERCOMMIT].add(
-                    t,
-                    f"node {node}: {r} requested {_amount(r, used[r])} > allocatable {_amount(r, alloc[r])} "
-                    f"after admitting {key}",
-                )
+            u = used[r] = used.get(r, 0) + v
+            if u > alloc.get(r, u):
+                over = True
+        if over:  # reported in resource-name order
+            for r in sorted(req):
+                if r in alloc and used[r] > alloc[r]:
+                    self.overcommits.append(Overcommit(t, node, r, used[r], alloc[r]))
+                    self._tallies[NO_OVERCOMMIT].add(
+                        t,
+                        f"node {node}: {r} requested {_amount(r, used[r])} > allocatable {_amount(r, alloc[r])} "
+                        f"after admitting {key}",
+                    )
+        if not ports:
+            return
         taken = self._ports.setdefault(node, [])
         for port in ports:
             other = next((k for p, k in taken if _clash(p, port)), None)
