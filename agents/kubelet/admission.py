@@ -205,7 +205,32 @@ def host_ports(pod: Pod) -> list[HostPort]:
     return pod_host_ports(pod)
 
 
+_BASIC: Final = (CPU, MEMORY, EPHEMERAL_STORAGE)
+"""The resources ``Fits`` checks first, in its order; neither extended nor scalar."""
+_BASIC_NAMES: Final = frozenset(_BASIC)
+
+
 def _fits_resources(pod: Pod, allocatable: Mapping[str, int], usage: NodeUsage) -> list[AdmissionResult]:
+    """``_fits_resources_reference``, short-cut for a pod that requests only ``_BASIC``
+    resources (nothing to drop, no scalar to sort): every admission of a churn run."""
+    requests = pod_requests(pod)
+    if not requests.keys() <= _BASIC_NAMES:
+        return _fits_resources_reference(pod, allocatable, usage)
+    out: list[AdmissionResult] = []
+    allowed_pods = allocatable.get(PODS, 0)
+    if usage.pods + 1 > allowed_pods:
+        out.append(_insufficient(PODS, 1, usage.pods, allowed_pods))
+    used = usage.requested
+    for name in _BASIC:
+        want = requests.get(name, 0)
+        if want > 0:
+            have, taken = allocatable.get(name, 0), used.get(name, 0)
+            if want > have - taken:
+                out.append(_insufficient(name, want, taken, have))
+    return out
+
+
+def _fits_resources_reference(pod: Pod, allocatable: Mapping[str, int], usage: NodeUsage) -> list[AdmissionResult]:
     """``noderesources.Fits`` with the kubelet's admitted pods as the node's pods."""
     out: list[AdmissionResult] = []
     allowed_pods = allocatable.get(PODS, 0)
