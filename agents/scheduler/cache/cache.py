@@ -43,7 +43,8 @@ already seen. See ``snapshot.py`` for what it rebuilds.
 PodInfo reuse: each pod's state keeps the PodInfo filed on its NodeInfo. When a newer version of
 the pod replaces it (``update_pod``, or ``add_pod`` confirming an assumed pod) and the spec is
 equal, the new PodInfo copies the derived data from the old one instead of recomputing it
-(``reuse_pod_info``): a PodInfo is a function of ``pod.spec`` only. The NodeInfo then replaces the
+(``reuse_pod_info``): a PodInfo is a function of ``pod.spec`` without ``nodeName`` only, so
+``assume_pod`` also reuses the queue's PodInfo of the pod it assumes. The NodeInfo then replaces the
 entry in one step (``NodeInfo.replace_pod``: the lists and their order the remove-then-add would
 leave, the same amounts, one new generation instead of two) when the pod stays on a real node and
 has no host ports (their bookkeeping is re-done by remove-then-add, as before).
