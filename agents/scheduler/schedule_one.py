@@ -202,7 +202,7 @@ class SchedulingCycle:
         assumed = replace(pod, spec=replace(pod.spec, node_name=host))
         if self.options.assume_cache:
             try:
-                self.cache.assume_pod(assumed)
+                self.cache.assume_pod(assumed, qpi.pod_info)
             except CacheError as err:  # e.g. the pod was bound by someone else meanwhile
                 self._record_attempt(start, wall0, "error")
                 self.handle_failure(qpi, Status(Code.Error, str(err)), None, "")

@@ -43,7 +43,8 @@ already seen. See ``snapshot.py`` for what it rebuilds.
 PodInfo reuse: each pod's state keeps the PodInfo filed on its NodeInfo. When a newer version of
 the pod replaces it (``update_pod``, or ``add_pod`` confirming an assumed pod) and the spec is
 equal, the new PodInfo copies the derived data from the old one instead of recomputing it
-(``reuse_pod_info``): a PodInfo is a function of ``pod.spec`` only. The NodeInfo then replaces the
+(``reuse_pod_info``): a PodInfo is a function of ``pod.spec`` without ``nodeName`` only, so
+``assume_pod`` also reuses the queue's PodInfo of the pod it assumes. The NodeInfo then replaces the
 entry in one step (``NodeInfo.replace_pod``: the lists and their order the remove-then-add would
 leave, the same amounts, one new generation instead of two) when the pod stays on a real node and
 has no host ports (their bookkeeping is re-done by remove-then-add, as before).
@@ -56,6 +57,8 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import dataclass, field
+
+from msgspec import structs
 
 from agents.scheduler.framework.types import ImageStateSummary, NodeInfo, PodInfo, Resource, next_generation
 from emulator.api.core import Node, Pod
@@ -116,14 +119,20 @@ class _PodState:
 
 def reuse_pod_info(prev: PodInfo | None, pod: Pod) -> PodInfo | None:
     """A PodInfo for ``pod`` copied from ``prev`` (the PodInfo of an earlier version of the
-    same pod), or None when the spec differs. Everything a PodInfo derives (requests,
-    non-zero requests, affinity terms) is a function of ``pod.spec`` alone, so equal specs give
-    equal PodInfos; the derived lists and dicts are shared (nobody mutates them). A slot added
-    to PodInfo must be copied here too (the property test compares every slot)."""
+    same pod), or None when the spec differs other than in ``nodeName``. Everything a PodInfo
+    derives (requests, non-zero requests, host ports, affinity terms) is a function of
+    ``pod.spec`` without ``nodeName``, so such specs give equal PodInfos (the queue's PodInfo
+    serves the assumed copy of its pod); the derived lists and dicts are shared (nobody mutates
+    them). A slot added to PodInfo must be copied here too (the property test compares every
+    slot)."""
     if prev is None:
         return None
-    spec = prev.pod.spec
-    if spec is not pod.spec and spec != pod.spec:
+    spec, new = prev.pod.spec, pod.spec
+    if (
+        spec is not new
+        and spec != new
+        and (spec.node_name == new.node_name or structs.replace(spec, node_name=new.node_name) != new)
+    ):
         return None
     info = PodInfo.__new__(PodInfo)
     info.pod = pod
@@ -181,13 +190,14 @@ class Cache:
 
     # --- pods -------------------------------------------------------------------------------
 
-    def assume_pod(self, pod: Pod) -> None:
-        """Count ``pod`` (``spec.nodeName`` = the chosen node) on its node before it is bound."""
+    def assume_pod(self, pod: Pod, prev: PodInfo | None = None) -> None:
+        """Count ``pod`` (``spec.nodeName`` = the chosen node) on its node before it is bound;
+        ``prev``: a PodInfo of the pod before ``nodeName`` was set (reused, see ``reuse_pod_info``)."""
         key = self._key(pod)
         if key in self._pods:
             raise CacheError(f"pod {_pod_ref(pod)} is in the cache, so can't be assumed")
         _require_node_name(pod)
-        self._add(pod, assumed=True)
+        self._add(pod, assumed=True, prev=prev)
 
     def finish_binding(self, pod: Pod) -> None:
         """The binding cycle ended (successfully or not); starts the TTL if there is one."""

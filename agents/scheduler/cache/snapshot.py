@@ -183,22 +183,28 @@ class Snapshot:
         both lists then; the result is the same, without a pass over every node)."""
         ok = True
         table = self._table
+        index, listed = self._index, self.node_info_list
         for info in infos:
-            i = self._index.get(info.name)
+            i = index.get(info.name)
             if i is None:
                 ok = False
                 continue
-            self.node_info_list[i] = info
+            listed[i] = info
             if table is not None:
                 table.update_row(i, info)
-            _patch(self.have_pods_with_affinity_node_info_list, self._affinity_rows, i, info, info.pods_with_affinity)
-            _patch(
-                self.have_pods_with_required_anti_affinity_node_info_list,
-                self._anti_affinity_rows,
-                i,
-                info,
-                info.pods_with_required_anti_affinity,
-            )
+            # An empty sub-list stays empty for a node without such pods (no bisect needed).
+            if self._affinity_rows or info.pods_with_affinity:
+                _patch(
+                    self.have_pods_with_affinity_node_info_list, self._affinity_rows, i, info, info.pods_with_affinity
+                )
+            if self._anti_affinity_rows or info.pods_with_required_anti_affinity:
+                _patch(
+                    self.have_pods_with_required_anti_affinity_node_info_list,
+                    self._anti_affinity_rows,
+                    i,
+                    info,
+                    info.pods_with_required_anti_affinity,
+                )
         return ok
 
 

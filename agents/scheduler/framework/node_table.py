@@ -38,10 +38,13 @@ takes its scaled score one past it) is clamped likewise.
 Derived columns (``derived(key, fn, depends)``): ``fn(node_info) -> int`` evaluated on every row
 the first time ``key`` is asked for, then re-evaluated for a row only when that row changes —
 every change for ``depends="info"``, only a new Node object for ``depends="node"`` (labels,
-taints). ``key`` must name everything ``fn`` reads besides the NodeInfo (e.g. the pod's
-tolerations), so two pods asking with equal keys get the same answers. At most
-``MAX_DERIVED`` are kept (least recently used dropped). Because the values come from the
-plugins' reference code, a derived column is exact by construction.
+taints), a new Node object or image states that differ by value for ``depends="images"``
+(ImageLocality: a bound pod re-clones its node without changing its images, so the column is
+not re-evaluated; ``update_row`` visits only the columns a change can reach). ``key`` must name
+everything ``fn`` reads besides the NodeInfo (e.g. the pod's tolerations), so two pods asking
+with equal keys get the same answers. At most ``MAX_DERIVED`` are kept (least recently used
+dropped). Because the values come from the plugins' reference code, a derived column is exact
+by construction.
 
 Row-wise cached results (``rows_cached(key, compute, rows)``): for a vectorised computation
 ``compute(table, rows) -> values`` whose value on a row depends only on that row's ``data``
@@ -95,6 +98,7 @@ __all__ = [
     "REQ_CPU",
     "REQ_EPH",
     "REQ_MEM",
+    "Depends",
     "IntArray",
     "NodeTable",
     "OneRow",
@@ -148,10 +152,15 @@ def _clamp(value: int) -> int:
     return value if -INT64_MAX <= value <= INT64_MAX else max(-INT64_MAX, min(INT64_MAX, value))
 
 
+Depends = Literal["node", "info", "images"]
+"""What a derived column reads besides the Node object: nothing more, the whole NodeInfo, or
+its image states."""
+
+
 class _Derived:
     __slots__ = ("depends", "fn", "values")
 
-    def __init__(self, fn: Callable[[NodeInfo], int], depends: Literal["node", "info"], values: IntArray) -> None:
+    def __init__(self, fn: Callable[[NodeInfo], int], depends: Depends, values: IntArray) -> None:
         self.fn = fn
         self.depends = depends
         self.values = values
@@ -182,6 +191,8 @@ class NodeTable:
 
     __slots__ = (
         "_derived",
+        "_derived_on_images",
+        "_derived_on_info",
         "_images",
         "_log",
         "_nodes",
@@ -250,6 +261,10 @@ class NodeTable:
         for info in infos:
             self._flag(info)
         self._derived: OrderedDict[Hashable, _Derived] = OrderedDict()
+        self._derived_on_info: dict[Hashable, _Derived] = {}
+        """The derived columns with ``depends="info"`` (a subset of ``_derived``)."""
+        self._derived_on_images: dict[Hashable, _Derived] = {}
+        """The derived columns with ``depends="images"`` (a subset of ``_derived``)."""
         self._row_caches: OrderedDict[Hashable, _RowCache] = OrderedDict()
         self._row_keys_seen: OrderedDict[Hashable, None] = OrderedDict()
         self._log: list[int] = []
@@ -309,13 +324,17 @@ class NodeTable:
                     for key in [k for k, c in caches.items() if c.wide]:
                         del caches[key]
                     touched.clear()
-        for d in self._derived.values():
-            if node_changed or d.depends == "info":
+        if node_changed:
+            for d in self._derived.values():
                 d.values[i] = _clamp(d.fn(info))
+        else:
+            for d in self._derived_on_info.values():
+                d.values[i] = _clamp(d.fn(info))
+            if images_changed:
+                for d in self._derived_on_images.values():
+                    d.values[i] = _clamp(d.fn(info))
 
-    def derived(
-        self, key: Hashable, fn: Callable[[NodeInfo], int], depends: Literal["node", "info"] = "node"
-    ) -> IntArray:
+    def derived(self, key: Hashable, fn: Callable[[NodeInfo], int], depends: Depends = "node") -> IntArray:
         """The column ``fn(info)`` over every row, computed once per ``key`` and kept current.
 
         The returned array is the table's own: read it, never write it."""
@@ -324,9 +343,15 @@ class NodeTable:
             self._derived.move_to_end(key)
             return d.values
         values = np.fromiter((_clamp(fn(info)) for info in self.infos), dtype=np.int64, count=self.size)
-        self._derived[key] = _Derived(fn, depends, values)
+        d = self._derived[key] = _Derived(fn, depends, values)
+        if depends == "info":
+            self._derived_on_info[key] = d
+        elif depends == "images":
+            self._derived_on_images[key] = d
         if len(self._derived) > MAX_DERIVED:
-            self._derived.popitem(last=False)
+            old, _ = self._derived.popitem(last=False)
+            self._derived_on_info.pop(old, None)
+            self._derived_on_images.pop(old, None)
         return values
 
     def rows_cached(

@@ -431,8 +431,12 @@ class NodeInfo:
         (nothing changed) when the pod is not on this node."""
         uid = pi.pod.metadata.uid
         pods = self.pods
-        i = next((k for k, p in enumerate(pods) if p.pod.metadata.uid == uid), -1)
-        if i < 0:
+        # From the end: the pod an update confirms is usually among the last added. UIDs are
+        # unique on a node, so the direction finds the same entry.
+        for i in range(len(pods) - 1, -1, -1):
+            if pods[i].pod.metadata.uid == uid:
+                break
+        else:
             return False
         for lst in (self.pods_with_affinity, self.pods_with_required_anti_affinity):
             for j, q in enumerate(lst):

@@ -18,8 +18,8 @@ For each init and regular container whose image, normalized (``normalized_image_
 [0, 100]. No events: a Score plugin never rejects a pod.
 
 ``score_all`` (vectorised): per image, the scaled score of every node as a ``NodeTable`` derived
-column (re-evaluated whenever a node's NodeInfo changes: its image counts are re-snapshotted
-then), summed over the containers and clamped/scaled on arrays.
+column (``depends="images"``: re-evaluated when a node's re-snapshotted image counts differ from
+the row's last ones, or its Node object is new), summed over the containers and clamped/scaled on arrays.
 
 It does not own the image bookkeeping (``ImageStateSummary`` per node, kept by the cache and
 snapshot) nor the name normalization (``agents.scheduler.cache``).
@@ -115,7 +115,7 @@ def _score_rows(names: tuple[str, ...], total_num_nodes: int, table: NodeTable, 
         return np.zeros(len(rows), dtype=np.int64)
     sums = np.zeros(len(rows), dtype=np.int64)
     for name in names:
-        sums += table.derived(("ImageLocality", name, total_num_nodes), _scaled(name, total_num_nodes), "info")[rows]
+        sums += table.derived(("ImageLocality", name, total_num_nodes), _scaled(name, total_num_nodes), "images")[rows]
     max_threshold = MAX_CONTAINER_THRESHOLD * num_containers
     clamped = np.where(sums < MIN_THRESHOLD, MIN_THRESHOLD, np.minimum(sums, max_threshold))
     return MAX_NODE_SCORE * (clamped - MIN_THRESHOLD) // (max_threshold - MIN_THRESHOLD)

@@ -263,7 +263,7 @@ class SchedulingQueue:
 
     def add(self, pod: Pod) -> None:
         """An unscheduled pod was created: to activeQ (or unschedulablePods if gated)."""
-        self._move_to_active(QueuedPodInfo.new(pod, self._clock.now()), str(ev.EventUnscheduledPodAdd))
+        self._move_to_active(QueuedPodInfo.new(pod, self._clock.now()), _UNSCHEDULED_POD_ADD)
 
     def update(self, old: Pod, new: Pod) -> None:
         """An unscheduled pod was updated (upstream ``Update``)."""
@@ -288,7 +288,7 @@ class SchedulingQueue:
             return
         qpi = self._unschedulable.get(key)
         if qpi is None:
-            self._move_to_active(QueuedPodInfo.new(new, self._clock.now()), str(ev.EventUnscheduledPodUpdate))
+            self._move_to_active(QueuedPodInfo.new(new, self._clock.now()), _UNSCHEDULED_POD_UPDATE)
             return
         qpi.update(new)
         self.nominator.update_nominated_pod(old, qpi.pod_info)
@@ -300,9 +300,9 @@ class SchedulingQueue:
             return
         if ev.is_pod_updated(old, new):
             if self._backoff.is_backing_off(qpi):
-                self._move_to_backoff(qpi, str(ev.EventUnscheduledPodUpdate))
+                self._move_to_backoff(qpi, _UNSCHEDULED_POD_UPDATE)
             else:
-                self._move_to_active(qpi, str(ev.EventUnscheduledPodUpdate))
+                self._move_to_active(qpi, _UNSCHEDULED_POD_UPDATE)
 
     def delete(self, pod: Pod) -> None:
         """The pod was deleted (or bound): drop it from every sub-queue and the nominator."""
@@ -468,7 +468,7 @@ class SchedulingQueue:
         """Upstream ``movePodsToActiveOrBackoffQueue``."""
         if not self._decide.is_event_of_interest(event):
             return
-        label = str(event)
+        label = str(event) if pods else ""
         for qpi in pods:
             if qpi.gated and not any(g.match(event) for g in qpi.gating_plugin_events):
                 continue  # only the gating plugin's events can lift a gate
@@ -597,7 +597,10 @@ class SchedulingQueue:
                 next_backoff += FLUSH_BACKOFF_Q_PERIOD
 
 
-_NOMINATE_ON: Final = frozenset({str(ev.EventUnscheduledPodAdd), str(ev.EventUnscheduledPodUpdate)})
+_UNSCHEDULED_POD_ADD: Final = str(ev.EventUnscheduledPodAdd)
+_UNSCHEDULED_POD_UPDATE: Final = str(ev.EventUnscheduledPodUpdate)
+"""The two events' labels, formatted once (a label is formatted from the event's enums)."""
+_NOMINATE_ON: Final = frozenset({_UNSCHEDULED_POD_ADD, _UNSCHEDULED_POD_UPDATE})
 
 
 def _key(qpi: QueuedPodInfo) -> str:
