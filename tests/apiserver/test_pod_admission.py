@@ -23,7 +23,7 @@ from emulator.api.scheduling import PriorityClass
 from emulator.api.validation import validate
 from emulator.apiserver import ApiServer
 from emulator.apiserver.defaults import PodAdmission, default_pod
-from emulator.runtime.clock import format_timestamp
+from emulator.runtime.clock import StoppedClock
 
 _CONTAINER: dict[str, Any] = {"name": "c", "image": "pause"}
 SPECS: dict[str, dict[str, Any]] = {
@@ -111,16 +111,6 @@ def test_a_spec_seen_before_is_a_hit_and_only_its_metadata_is_checked() -> None:
     assert admission.hits == 2
 
 
-class FakeClock:
-    virtual = True
-
-    def now(self) -> float:
-        return 0.0
-
-    def timestamp(self, t: float | None = None) -> str:
-        return format_timestamp(0.0 if t is None else t)
-
-
 @pytest.mark.parametrize(
     ("classes_between", "priority"),
     [
@@ -129,7 +119,7 @@ class FakeClock:
     ],
 )
 def test_server_sees_priority_class_writes_between_equal_pods(classes_between: list[str], priority: int) -> None:
-    srv = ApiServer(FakeClock(), random.Random(1))  # type: ignore[arg-type]
+    srv = ApiServer(StoppedClock(), random.Random(1))
     srv.create(Namespace(metadata=ObjectMeta(name="default")))
     first = srv.create(pod("plain", "ok", 1))
     for name in classes_between:

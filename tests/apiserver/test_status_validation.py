@@ -10,7 +10,7 @@ write's outcome compared with a server whose ``update_status`` validates in full
 from __future__ import annotations
 
 import random
-from typing import Any, cast
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -25,18 +25,7 @@ from emulator.api.scheduling import Lease
 from emulator.api.validation import validate, validate_status_update, validate_update
 from emulator.apiserver import ApiServer
 from emulator.apiserver import server as server_module
-from emulator.runtime.clock import Clock, format_timestamp
-
-
-class FakeClock:
-    virtual = True
-
-    def now(self) -> float:
-        return 0.0
-
-    def timestamp(self, t: float | None = None) -> str:
-        return format_timestamp(0.0 if t is None else t)
-
+from emulator.runtime.clock import StoppedClock
 
 QUANTITIES = st.sampled_from(["1", "100m", "2Gi", "0", "-1", "-100m", "abc", "1.5", "3e2", "110", ""])
 WORDS = st.sampled_from(["", "Running", "Pending", "Succeeded", "Failed", "Bogus", "node-1", "10.0.0.1"])
@@ -99,7 +88,7 @@ def outcome(fn: Any, *args: Any) -> str | None:
 
 
 def new_server() -> ApiServer:
-    srv = ApiServer(cast(Clock, FakeClock()), random.Random(0))
+    srv = ApiServer(StoppedClock(), random.Random(0))
     srv.create(Namespace(metadata=ObjectMeta(name="default")))
     return srv
 

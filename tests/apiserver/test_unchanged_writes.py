@@ -22,7 +22,7 @@ from emulator.api.core import Namespace, Node, Pod, PodCondition
 from emulator.api.meta import ObjectMeta
 from emulator.api.scheduling import Lease, LeaseSpec
 from emulator.apiserver import ApiServer, WriteRecord
-from emulator.runtime.clock import format_timestamp
+from emulator.runtime.clock import StoppedClock
 from emulator.scenario.loader import load_scenario
 from emulator.scenario.runner import RunOptions, run_scenario
 from emulator.scenario.schema import Sleep
@@ -30,18 +30,8 @@ from emulator.scenario.schema import Sleep
 ROOT = Path(__file__).resolve().parents[2]
 
 
-class FakeClock:
-    virtual = True
-
-    def now(self) -> float:
-        return 0.0
-
-    def timestamp(self, t: float | None = None) -> str:
-        return format_timestamp(0.0 if t is None else t)
-
-
 def _server() -> ApiServer:
-    srv = ApiServer(FakeClock(), random.Random(0))  # type: ignore[arg-type]
+    srv = ApiServer(StoppedClock(), random.Random(0))
     srv.create(Namespace(metadata=ObjectMeta(name="default")))
     srv.create(convert({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "i"}]}}, Pod))
     srv.create(convert({"metadata": {"name": "n"}, "status": {"capacity": {"cpu": "4"}}}, Node))

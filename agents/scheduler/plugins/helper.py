@@ -24,10 +24,11 @@ score would be truncated toward zero as upstream does.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Hashable, Sequence
 
 import numpy as np
 
+from agents.scheduler.framework.interface import RowScore
 from agents.scheduler.framework.node_table import IntArray
 from agents.scheduler.framework.types import NodeScore, Status
 
@@ -74,3 +75,26 @@ def default_normalize_score_all(max_priority: int, reverse: bool, scores: IntArr
 
 DefaultNormalizeScore = default_normalize_score
 """Upstream's spelling, for readers coming from ``helper.DefaultNormalizeScore``."""
+
+
+class RowScoreMemo:
+    """A Score plugin's ``RowScore``s by key (a pod shape: requests, images), so later pods of
+    the same shape reuse the one whose cached column the node table keeps. Emptied once it holds
+    ``limit`` keys: bounded by shapes, never by pods."""
+
+    __slots__ = ("_limit", "_scores")
+
+    def __init__(self, limit: int = 256) -> None:
+        self._limit = limit
+        self._scores: dict[Hashable, RowScore] = {}
+
+    def get(self, key: Hashable, make: Callable[[], RowScore]) -> RowScore:
+        rs = self._scores.get(key)
+        if rs is None:
+            if len(self._scores) >= self._limit:
+                self._scores.clear()
+            rs = self._scores[key] = make()
+        return rs
+
+    def __len__(self) -> int:
+        return len(self._scores)

@@ -44,6 +44,7 @@ from agents.scheduler.framework.types import (
     NodeInfo,
     Status,
 )
+from agents.scheduler.plugins.helper import RowScoreMemo
 from emulator.api.core import Pod
 
 __all__ = [
@@ -126,7 +127,7 @@ class ImageLocality:
 
     def __init__(self, args: Mapping[str, Any] | None = None, handle: Handle | None = None) -> None:
         self._handle = handle
-        self._row_scores: dict[tuple[tuple[str, ...], int], RowScore] = {}
+        self._row_scores = RowScoreMemo()
         """``score_row``'s answer per (container images, number of nodes)."""
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status]:
@@ -153,12 +154,10 @@ class ImageLocality:
         total_num_nodes = len(self._handle.snapshot_shared_lister().node_info_list)
         spec = pod.spec
         images = tuple(c.image for c in (*spec.init_containers, *spec.containers))
-        rs = self._row_scores.get((images, total_num_nodes))
-        if rs is None:
-            if not images:
-                return None
-            if len(self._row_scores) >= 256:
-                self._row_scores.clear()
+        if not images:
+            return None
+
+        def make() -> RowScore:
             names = tuple(normalized_image_name(image) for image in images)
 
             def one(info: NodeInfo) -> int:
@@ -166,10 +165,11 @@ class ImageLocality:
                     return 0
                 return calculate_priority(_sum_scores(info, names, total_num_nodes), len(names))
 
-            rs = self._row_scores[(images, total_num_nodes)] = RowScore(
+            return RowScore(
                 (self, names, total_num_nodes), one, lambda t, at: _score_rows(names, total_num_nodes, t, at)
             )
-        return rs
+
+        return self._row_scores.get((images, total_num_nodes), make)
 
     def score_extensions(self) -> None:
         return None

@@ -69,6 +69,7 @@ from agents.scheduler.framework.node_table import (
     RowCompute,
 )
 from agents.scheduler.framework.types import MAX_NODE_SCORE, SUCCESS, Code, CycleState, NodeInfo, Status, pod_info_of
+from agents.scheduler.plugins.helper import RowScoreMemo
 from emulator.api.core import Pod
 from emulator.api.resources import is_scalar_resource
 
@@ -189,7 +190,7 @@ class NodeResourcesBalancedAllocation:
         self.handle = handle
         self._names: tuple[str, ...] = tuple(r.name for r in self.args.resources)
         self._scalar: tuple[bool, ...] = tuple(is_scalar_resource(n) for n in self._names)
-        self._row_scores: dict[tuple[int, ...], RowScore] = {}
+        self._row_scores = RowScoreMemo()
         """``score_row``'s answer per pod requests."""
 
     # PreScore
@@ -296,16 +297,14 @@ class NodeResourcesBalancedAllocation:
             return None
         if not self._names:
             return None  # ``score`` fails
-        rs = self._row_scores.get(requests)
-        if rs is None:
-            if len(self._row_scores) >= 256:
-                self._row_scores.clear()
-            rs = self._row_scores[requests] = RowScore(
+        return self._row_scores.get(
+            requests,
+            lambda: RowScore(
                 (self, requests),
                 lambda info: self._score_node(info, requests),
                 lambda t, at: self._score_rows(requests, t, at, cached=False),
-            )
-        return rs
+            ),
+        )
 
     def score_extensions(self) -> None:
         return None

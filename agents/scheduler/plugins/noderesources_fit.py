@@ -91,7 +91,7 @@ from agents.scheduler.framework.types import (
     Status,
     pod_info_of,
 )
-from agents.scheduler.plugins.helper import go_div_all
+from agents.scheduler.plugins.helper import RowScoreMemo, go_div_all
 from emulator.api.core import Node, Pod
 from emulator.api.resources import is_extended_resource, is_scalar_resource, node_allocatable, pod_requests
 
@@ -434,7 +434,7 @@ class NodeResourcesFit:
         self._vector_scorer = VECTOR_STRATEGIES[self.strategy.type](self.strategy)
         self._row_fns: dict[tuple[tuple[int, int, int, int], ...], tuple[RowCompute, OneRow]] = {}
         """The row cache's (compute, one) per score spec, built once rather than every cycle."""
-        self._row_scores: dict[tuple[int, ...], RowScore] = {}
+        self._row_scores = RowScoreMemo()
         """``score_row``'s answer per pod score requests."""
 
     # PreFilter / Filter
@@ -545,16 +545,14 @@ class NodeResourcesFit:
             requests: tuple[int, ...] = state.read(PRE_SCORE_STATE_KEY).pod_requests
         except KeyError:
             return None
-        rs = self._row_scores.get(requests)
-        if rs is None:
-            if len(self._row_scores) >= 256:
-                self._row_scores.clear()
-            rs = self._row_scores[requests] = RowScore(
+        return self._row_scores.get(
+            requests,
+            lambda: RowScore(
                 (self, requests),
                 lambda info: self._score_node(info, requests),
                 lambda t, at: self._score_rows(requests, t, at, cached=False),
-            )
-        return rs
+            ),
+        )
 
     def _vector_rows(self, spec: tuple[tuple[int, int, int, int], ...]) -> RowCompute:
         """The vectorised score of table rows for ``spec`` (weight, requested and allocatable
