@@ -34,6 +34,7 @@ from msgspec.structs import replace
 from emulator.api.codec import enc_hook
 from emulator.api.core import Container, Node, Pod, PodSpec, PodStatus, ResourceRequirements, Toleration
 from emulator.api.errors import Invalid
+from emulator.api.meta import ObjectMeta
 from emulator.api.scheduling import PriorityClass
 from emulator.api.validation import validate, validate_pod_metadata
 from emulator.api.workloaddefaults import DEFAULT_SCHEDULER, default_pod_spec
@@ -99,20 +100,24 @@ def _priority(pod: Pod, classes: Mapping[str, PriorityClass]) -> tuple[int, str 
     return 0, None, ""
 
 
-def default_pod(pod: Pod, *, classes: Mapping[str, PriorityClass], name_suffix: Callable[[], str]) -> Pod:
-    """The pod as the apiserver stores it on create (metadata stamped by the caller)."""
-    meta = pod.metadata
+def _default_pod_meta(meta: ObjectMeta, name_suffix: Callable[[], str]) -> ObjectMeta:
+    """A generated name and the ``default`` namespace where the client left them out."""
     if not meta.name and meta.generate_name:
         meta = replace(meta, name=meta.generate_name + name_suffix())
     if not meta.namespace:
         meta = replace(meta, namespace="default")
-    pod = replace(pod, metadata=meta)
+    return meta
+
+
+def default_pod(pod: Pod, *, classes: Mapping[str, PriorityClass], name_suffix: Callable[[], str]) -> Pod:
+    """The pod as the apiserver stores it on create (metadata stamped by the caller)."""
+    pod = replace(pod, metadata=_default_pod_meta(pod.metadata, name_suffix))
     spec = pod.spec
     value, policy, class_name = _priority(pod, classes)
     if spec.priority is not None and spec.priority != value:
         raise Invalid.at(
             "Pod",
-            meta.name,
+            pod.metadata.name,
             "spec.priority",
             f"Invalid value: {spec.priority}: the integer value of priority ({spec.priority}) must not be "
             f"provided in pod spec; priority admission controller computed {value} from the given "
@@ -193,11 +198,6 @@ class PodAdmission:
             return out
         self.hits += 1
         spec, status = hit
-        meta = pod.metadata
-        if not meta.name and meta.generate_name:
-            meta = replace(meta, name=meta.generate_name + name_suffix())
-        if not meta.namespace:
-            meta = replace(meta, namespace="default")
-        out = replace(pod, metadata=meta, spec=spec, status=status)
+        out = replace(pod, metadata=_default_pod_meta(pod.metadata, name_suffix), spec=spec, status=status)
         validate_pod_metadata(out)
         return out
