@@ -1,0 +1,19 @@
+"""The Kubernetes HTTP API in front of the emulator's API server (``python -m emulator serve``).
+
+A thin door: an HTTP request becomes a verb on ``emulator.apiserver.ApiServer`` — the same
+store, defaulting, validation, admission and watch hub the in-process agents use — and the
+answer (an object, a list, a ``meta.k8s.io/v1`` Table, a watch stream, a ``Status``) is
+written as upstream's kube-apiserver writes it, so that kubectl and the official Python
+client work unchanged.
+
+=================  ==============================================================
+module             owns
+=================  ==============================================================
+``resources``      the served resources: plural, kind, group, scope, short names,
+                   categories, verbs, subresources (one table everything reads)
+``discovery``      /version, aggregated and legacy discovery, /openapi/v3
+``tables``         Table columns and rows per resource (upstream's printers)
+``patch``          strategic merge, JSON merge, JSON patch, server-side apply
+``server``         the aiohttp application: routing, auth, limits, verbs, watch
+=================  ==============================================================
+"""
