@@ -17,7 +17,15 @@ TooManyRequests  429   TooManyRequests    an eviction a PodDisruptionBudget refu
 Invalid          422   Invalid            defaulting/validation failed (``field``)
 Timeout          504   Timeout            watch from a resourceVersion not reached yet
 InternalError    500   InternalError      injected server faults
+BadRequest       400   BadRequest         an HTTP body that does not decode, a bad query
+Unauthorized     401   Unauthorized       an HTTP request without the bearer token
+MethodNotAllowed 405   MethodNotAllowed   a verb the resource does not support
+NotAcceptable    406   NotAcceptable      an Accept header naming only types not served
+RequestEntityTooLarge 413 RequestEntityTooLarge  an HTTP body over the limit (3 MiB)
+UnsupportedMediaType 415 UnsupportedMediaType   a body type not served (protobuf)
 ===============  ====  =================  ==========================================
+
+The last six come only from the HTTP door (``emulator.http``).
 """
 
 from __future__ import annotations
@@ -25,14 +33,20 @@ from __future__ import annotations
 __all__ = [
     "AlreadyExists",
     "ApiError",
+    "BadRequest",
     "Conflict",
     "Forbidden",
     "Gone",
     "InternalError",
     "Invalid",
+    "MethodNotAllowed",
+    "NotAcceptable",
     "NotFound",
+    "RequestEntityTooLarge",
     "Timeout",
     "TooManyRequests",
+    "Unauthorized",
+    "UnsupportedMediaType",
     "resource_of",
 ]
 
@@ -155,3 +169,33 @@ class Invalid(ApiError):
     def at(cls, kind: str, name: str, field: str, detail: str) -> Invalid:
         who = f'{kind} "{name}"' if name else kind
         return cls(f"{who} is invalid: {field}: {detail}", field=field, kind=kind, name=name, detail=detail)
+
+
+class BadRequest(ApiError):
+    code = 400
+    reason = "BadRequest"
+
+
+class Unauthorized(ApiError):
+    code = 401
+    reason = "Unauthorized"
+
+
+class MethodNotAllowed(ApiError):
+    code = 405
+    reason = "MethodNotAllowed"
+
+
+class NotAcceptable(ApiError):
+    code = 406
+    reason = "NotAcceptable"
+
+
+class RequestEntityTooLarge(ApiError):
+    code = 413
+    reason = "RequestEntityTooLarge"
+
+
+class UnsupportedMediaType(ApiError):
+    code = 415
+    reason = "UnsupportedMediaType"
