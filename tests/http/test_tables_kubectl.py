@@ -1,0 +1,286 @@
+"""The Pod and Node Tables as the real kubectl prints them.
+
+A tiny aiohttp app of the test's own (127.0.0.1, port 0) serves just what ``kubectl get``
+needs: ``/version``, legacy discovery (``/api``, ``/apis``, ``/api/v1`` with pods and nodes)
+and ``emulator.http.tables.table`` for the pods and nodes lists, so these tests check the
+Tables alone, not the server around them. kubectl runs with ``HOME`` and ``KUBECACHEDIR`` in
+a temp dir and a timeout; without ``/usr/bin/kubectl`` the tests are skipped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from aiohttp import web
+
+from emulator.api.codec import convert
+from emulator.http import resources
+from emulator.http.tables import table
+from emulator.runtime.clock import format_timestamp
+
+KUBECTL = Path("/usr/bin/kubectl")
+NOW = 2_000_000.0
+
+pytestmark = [
+    pytest.mark.skipif(not KUBECTL.exists(), reason="needs the real kubectl at /usr/bin/kubectl"),
+    pytest.mark.real_time,
+    pytest.mark.asyncio,
+]
+
+
+def _res(name: str) -> resources.Resource:
+    return next(r for r in resources.RESOURCES if r.name == name)
+
+
+POD, NODE = _res("pods"), _res("nodes")
+
+
+def _ago(seconds: float) -> str:
+    return format_timestamp(NOW - seconds)
+
+
+_RUNNING: dict[str, Any] = {"running": {"startedAt": _ago(290)}}
+
+PODS = [
+    {
+        "metadata": {"name": "web-1", "namespace": "default", "uid": "u1", "creationTimestamp": _ago(300)},
+        "spec": {"containers": [{"name": "web"}], "nodeName": "kind-worker"},
+        "status": {
+            "phase": "Running",
+            "podIP": "10.244.1.5",
+            "conditions": [{"type": "Ready", "status": "True"}],
+            "containerStatuses": [
+                {
+                    "name": "web",
+                    "ready": True,
+                    "restartCount": 2,
+                    "state": _RUNNING,
+                    "lastState": {"terminated": {"exitCode": 1, "reason": "Error", "finishedAt": _ago(60)}},
+                }
+            ],
+        },
+    },
+    {
+        "metadata": {"name": "gated", "namespace": "default", "uid": "u2", "creationTimestamp": _ago(10)},
+        "spec": {"containers": [{"name": "a"}, {"name": "b"}], "schedulingGates": [{"name": "wait"}]},
+        "status": {
+            "phase": "Pending",
+            "conditions": [{"type": "PodScheduled", "status": "False", "reason": "SchedulingGated"}],
+        },
+    },
+    {
+        "metadata": {"name": "victim", "namespace": "default", "uid": "u3", "creationTimestamp": _ago(3 * 86400)},
+        "spec": {"containers": [{"name": "c"}], "nodeName": "kind-worker2"},
+        "status": {"phase": "Pending", "nominatedNodeName": "kind-worker2"},
+    },
+]
+
+NODES = [
+    {
+        "metadata": {
+            "name": "kind-control-plane",
+            "uid": "n0",
+            "creationTimestamp": _ago(2 * 86400 + 5 * 3600),
+            "labels": {"node-role.kubernetes.io/control-plane": ""},
+        },
+        "spec": {"unschedulable": True},
+        "status": {
+            "conditions": [{"type": "Ready", "status": "True"}],
+            "addresses": [{"type": "InternalIP", "address": "172.18.0.2"}],
+            "nodeInfo": {
+                "kubeletVersion": "v1.34.0",
+                "osImage": "Debian 12",
+                "kernelVersion": "6.8.0",
+                "containerRuntimeVersion": "containerd://2.1",
+            },
+        },
+    },
+    {
+        "metadata": {"name": "kind-worker", "uid": "n1", "creationTimestamp": _ago(200)},
+        "status": {"conditions": [{"type": "Ready", "status": "False"}], "nodeInfo": {"kubeletVersion": "v1.34.0"}},
+    },
+]
+
+_VERSION = {
+    "major": "1",
+    "minor": "32",
+    "gitVersion": "v1.32.0-emu",
+    "gitCommit": "0" * 40,
+    "gitTreeState": "clean",
+    "buildDate": "2025-01-01T00:00:00Z",
+    "goVersion": "go1.23.0",
+    "compiler": "gc",
+    "platform": "linux/amd64",
+}
+
+
+def _resource_entry(r: resources.Resource) -> dict[str, Any]:
+    return {
+        "name": r.name,
+        "singularName": r.singular,
+        "namespaced": r.namespaced,
+        "kind": r.kind,
+        "verbs": list(r.verbs),
+        "shortNames": list(r.short_names),
+    }
+
+
+def _app() -> web.Application:
+    pods = [convert(p, POD.struct) for p in PODS]
+    nodes = [convert(n, NODE.struct) for n in NODES]
+
+    async def version(_: web.Request) -> web.Response:
+        return web.json_response(_VERSION)
+
+    async def api(request: web.Request) -> web.Response:
+        host = request.host
+        return web.json_response(
+            {
+                "kind": "APIVersions",
+                "versions": ["v1"],
+                "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": host}],
+            }
+        )
+
+    async def apis(_: web.Request) -> web.Response:
+        return web.json_response({"kind": "APIGroupList", "apiVersion": "v1", "groups": []})
+
+    async def api_v1(_: web.Request) -> web.Response:
+        return web.json_response(
+            {
+                "kind": "APIResourceList",
+                "groupVersion": "v1",
+                "resources": [_resource_entry(POD), _resource_entry(NODE)],
+            }
+        )
+
+    def _table(resource: resources.Resource, objects: list[Any], request: web.Request) -> web.Response:
+        if "as=Table" not in request.headers.get("Accept", ""):
+            raise web.HTTPNotAcceptable
+        body = table(
+            resource,
+            objects,
+            now=NOW,
+            include_object=request.query.get("includeObject", "Metadata"),
+            resource_version="7",
+        )
+        return web.Response(body=json.dumps(body), content_type="application/json")
+
+    async def list_pods(request: web.Request) -> web.Response:
+        return _table(POD, pods, request)
+
+    async def list_nodes(request: web.Request) -> web.Response:
+        return _table(NODE, nodes, request)
+
+    app = web.Application()
+    app.router.add_get("/version", version)
+    app.router.add_get("/api", api)
+    app.router.add_get("/apis", apis)
+    app.router.add_get("/api/v1", api_v1)
+    app.router.add_get("/api/v1/namespaces/default/pods", list_pods)
+    app.router.add_get("/api/v1/nodes", list_nodes)
+    return app
+
+
+@pytest_asyncio.fixture
+async def kubeconfig(tmp_path: Path) -> AsyncIterator[Path]:
+    runner = web.AppRunner(_app())
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    try:
+        host, port = runner.addresses[0][:2]
+        config = tmp_path / "kubeconfig"
+        config.write_text(
+            "apiVersion: v1\nkind: Config\n"
+            f"clusters:\n- name: t\n  cluster:\n    server: http://{host}:{port}\n"
+            "users:\n- name: t\n  user:\n    token: t\n"
+            "contexts:\n- name: t\n  context:\n    cluster: t\n    user: t\n    namespace: default\n"
+            "current-context: t\n"
+        )
+        yield config
+    finally:
+        await runner.cleanup()
+
+
+async def _kubectl(config: Path, *args: str) -> str:
+    home = config.parent
+    env = {**os.environ, "HOME": str(home), "KUBECACHEDIR": str(home / "cache"), "KUBECONFIG": str(config)}
+    proc = await asyncio.create_subprocess_exec(
+        str(KUBECTL),
+        "--kubeconfig",
+        str(config),
+        *args,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=env,
+    )
+    try:
+        out, err = await asyncio.wait_for(proc.communicate(), timeout=60)
+    except TimeoutError:
+        proc.kill()
+        await proc.wait()
+        raise
+    assert proc.returncode == 0, err.decode()
+    return out.decode()
+
+
+GET_PODS = """\
+NAME     READY   STATUS            RESTARTS      AGE
+web-1    1/1     Running           2 (60s ago)   5m
+gated    0/2     SchedulingGated   0             10s
+victim   0/1     Pending           0             3d
+"""
+
+GET_PODS_WIDE = """\
+NAME     READY   STATUS            RESTARTS      AGE   IP           NODE           NOMINATED NODE   READINESS GATES
+web-1    1/1     Running           2 (60s ago)   5m    10.244.1.5   kind-worker    <none>           <none>
+gated    0/2     SchedulingGated   0             10s   <none>       <none>         <none>           <none>
+victim   0/1     Pending           0             3d    <none>       kind-worker2   kind-worker2     <none>
+"""
+
+GET_NODES = """\
+NAME                 STATUS                     ROLES           AGE     VERSION
+kind-control-plane   Ready,SchedulingDisabled   control-plane   2d5h    v1.34.0
+kind-worker          NotReady                   <none>          3m20s   v1.34.0
+"""
+
+GET_NODES_WIDE = """\
+NAME                 STATUS                     ROLES           AGE     VERSION   INTERNAL-IP   EXTERNAL-IP   \
+OS-IMAGE    KERNEL-VERSION   CONTAINER-RUNTIME
+kind-control-plane   Ready,SchedulingDisabled   control-plane   2d5h    v1.34.0   172.18.0.2    <none>        \
+Debian 12   6.8.0            containerd://2.1
+kind-worker          NotReady                   <none>          3m20s   v1.34.0   <none>        <none>        \
+<unknown>   <unknown>        <unknown>
+"""
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        pytest.param(("get", "pods"), GET_PODS, id="get-pods"),
+        pytest.param(("get", "pods", "-o", "wide"), GET_PODS_WIDE, id="get-pods-wide"),
+        pytest.param(("get", "nodes"), GET_NODES, id="get-nodes"),
+        pytest.param(("get", "nodes", "-o", "wide"), GET_NODES_WIDE, id="get-nodes-wide"),
+    ],
+)
+async def test_kubectl_prints_the_table(kubeconfig: Path, args: tuple[str, ...], expected: str) -> None:
+    assert await _kubectl(kubeconfig, *args) == expected
+
+
+async def test_kubectl_show_labels_reads_the_row_metadata(kubeconfig: Path) -> None:
+    out = await _kubectl(kubeconfig, "get", "nodes", "--show-labels")
+    assert out.splitlines()[1].split()[-1] == "node-role.kubernetes.io/control-plane="
+    assert out.splitlines()[2].split()[-1] == "<none>"
+
+
+async def test_kubectl_sort_by_uses_the_full_object(kubeconfig: Path) -> None:
+    out = await _kubectl(kubeconfig, "get", "pods", "--sort-by=.metadata.creationTimestamp")
+    assert [line.split()[0] for line in out.splitlines()[1:]] == ["victim", "web-1", "gated"]
