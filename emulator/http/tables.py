@@ -42,6 +42,7 @@ from emulator.api.apps import DaemonSet, Deployment, ReplicaSet, StatefulSet
 from emulator.api.batch import CronJob, Job
 from emulator.api.codec import enc_hook, to_builtins
 from emulator.api.core import Container, ContainerStateTerminated, Event, LabelSelector, Namespace, Node, Pod
+from emulator.api.errors import BadRequest
 from emulator.api.intstr import IntOrString
 from emulator.api.meta import ObjectMeta
 from emulator.api.policy import PodDisruptionBudget
@@ -781,12 +782,20 @@ def table(
     """The ``meta.k8s.io/v1`` Table of ``objects`` (the store's structs of ``resource``'s kind).
 
     ``now`` is the clock's time for the AGE-like cells; ``include_object`` is the request's
-    ``includeObject`` (``None``/``Metadata``/``Object``); ``headers=False`` leaves out
+    ``includeObject`` (``None``/``Metadata``/``Object``; ``""`` is ``Metadata``; anything else is
+    upstream's 400 ``BadRequest``); ``resource_version`` is the list's, or for one object (a
+    ``get`` or a watch event) the object's own, as upstream's TableConvertor sets it;
+    ``headers=False`` leaves out
     ``columnDefinitions`` (watch events after the first, upstream's ``NoHeaders``);
     ``managed_fields(uid)``, when given, supplies ``metadata.managedFields`` for row objects.
     """
     if include_object not in INCLUDE_OBJECT:
-        raise ValueError(f"includeObject must be one of {INCLUDE_OBJECT}, got {include_object!r}")
+        if include_object:
+            raise BadRequest(
+                "Unable to convert to Table as requested: includeObject: Invalid value: "
+                f"\"{include_object}\": must be 'Metadata', 'Object', 'None', or empty"
+            )
+        include_object = "Metadata"
     cells_of = _ROWS.get(resource.kind, _default_cells)
     since = _Since(now)
     rows: list[dict[str, Any]] = []

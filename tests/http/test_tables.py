@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from emulator.api.codec import KINDS, convert, to_builtins
+from emulator.api.errors import BadRequest
 from emulator.http import resources
 from emulator.http.tables import columns, human_duration, row_cells, table
 from emulator.runtime.clock import format_timestamp
@@ -754,8 +755,17 @@ def test_include_object_none() -> None:
 
 
 def test_include_object_rejects_unknown() -> None:
-    with pytest.raises(ValueError, match="includeObject must be one of"):
+    with pytest.raises(
+        BadRequest,
+        match=r"^Unable to convert to Table as requested: includeObject: Invalid value: \"Everything\": "
+        r"must be 'Metadata', 'Object', 'None', or empty$",
+    ):
         table(POD, [], now=NOW, include_object="Everything")
+
+
+def test_include_object_empty_is_metadata() -> None:
+    (row,) = table(POD, [_pod("a")], now=NOW, include_object="")["rows"]
+    assert row["object"]["kind"] == "PartialObjectMetadata"
 
 
 def test_managed_fields_are_added_by_uid() -> None:

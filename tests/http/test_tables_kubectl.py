@@ -132,7 +132,7 @@ def _resource_entry(r: resources.Resource) -> dict[str, Any]:
     }
 
 
-def _app() -> web.Application:
+def _app(agents: list[str]) -> web.Application:
     pods = [convert(p, POD.struct) for p in PODS]
     nodes = [convert(n, NODE.struct) for n in NODES]
 
@@ -174,6 +174,7 @@ def _app() -> web.Application:
         return web.Response(body=json.dumps(body), content_type="application/json")
 
     async def list_pods(request: web.Request) -> web.Response:
+        agents.append(request.headers.get("User-Agent", ""))
         return _table(POD, pods, request)
 
     async def list_nodes(request: web.Request) -> web.Response:
@@ -189,9 +190,15 @@ def _app() -> web.Application:
     return app
 
 
+@pytest.fixture
+def agents() -> list[str]:
+    """The User-Agent of each pods list request the app answered."""
+    return []
+
+
 @pytest_asyncio.fixture
-async def kubeconfig(tmp_path: Path) -> AsyncIterator[Path]:
-    runner = web.AppRunner(_app())
+async def kubeconfig(tmp_path: Path, agents: list[str]) -> AsyncIterator[Path]:
+    runner = web.AppRunner(_app(agents))
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)
     await site.start()
@@ -284,3 +291,11 @@ async def test_kubectl_show_labels_reads_the_row_metadata(kubeconfig: Path) -> N
 async def test_kubectl_sort_by_uses_the_full_object(kubeconfig: Path) -> None:
     out = await _kubectl(kubeconfig, "get", "pods", "--sort-by=.metadata.creationTimestamp")
     assert [line.split()[0] for line in out.splitlines()[1:]] == ["victim", "web-1", "gated"]
+
+
+async def test_the_dispatcher_runs_kubectl_1_32(kubeconfig: Path, agents: list[str]) -> None:
+    """``/version`` says minor 32, so the gcloud dispatcher execs kubectl 1.32: the client the
+    expected texts above were written for."""
+    await _kubectl(kubeconfig, "get", "pods")
+    assert len(agents) == 1
+    assert agents[0].startswith("kubectl/v1.32."), agents
