@@ -22,6 +22,7 @@ Pure: ``now`` is given, no clock reads, no I/O.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
@@ -38,6 +39,7 @@ from emulator.runtime.clock import parse_timestamp
 __all__ = ["NONE", "Since", "cells_of", "human_duration"]
 
 NONE: Final = "<none>"
+_NEVER: Final = -math.inf  # Go's zero time.Time: before every timestamp
 
 # --- durations ---------------------------------------------------------------------------
 
@@ -156,8 +158,8 @@ def _pod_cells(pod: Pod, since: Since) -> list[Any]:
     sidecar_restarts = 0
     ready = 0
     total = len(spec.containers)
-    last_restart = 0.0  # clock seconds of the latest lastState.terminated.finishedAt; 0: none
-    last_sidecar_restart = 0.0
+    last_restart = _NEVER  # the latest lastState.terminated.finishedAt, in clock seconds
+    last_sidecar_restart = _NEVER
     phase = status.phase
     reason = status.reason or phase
     for cond in status.conditions:
@@ -219,7 +221,7 @@ def _pod_cells(pod: Pod, since: Since) -> list[Any]:
             reason = "Terminating"
 
     restarts_text = str(restarts)
-    if restarts and last_restart:
+    if restarts and last_restart != _NEVER:
         restarts_text = f"{restarts} ({human_duration(since.now - last_restart)} ago)"
     return [
         pod.metadata.name,
@@ -236,7 +238,7 @@ def _pod_cells(pod: Pod, since: Since) -> list[Any]:
 
 def _finished_at(terminated: ContainerStateTerminated | None) -> float:
     if terminated is None or not terminated.finished_at:
-        return 0.0
+        return _NEVER
     return parse_timestamp(terminated.finished_at)
 
 

@@ -176,6 +176,23 @@ _READY_COND = [{"type": "Ready", "status": "True"}]
             id="crashloop-with-last-restart",
         ),
         pytest.param(
+            {
+                "status": {
+                    "phase": "Running",
+                    "containerStatuses": [
+                        {
+                            **_cs(ready=True, restarts=1, **_RUNNING),
+                            "lastState": {"terminated": {"exitCode": 137, "finishedAt": _ago(NOW)}},
+                        }
+                    ],
+                }
+            },
+            "1/1",
+            "Running",
+            "1 (11d ago)",
+            id="last-restart-at-clock-zero",
+        ),
+        pytest.param(
             {"status": {"phase": "Running", "containerStatuses": [_cs(ready=True, restarts=3, **_RUNNING)]}},
             "1/1",
             "Running",
