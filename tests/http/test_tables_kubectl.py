@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -37,9 +38,6 @@ pytestmark = [
 
 def _res(name: str) -> resources.Resource:
     return next(r for r in resources.RESOURCES if r.name == name)
-
-
-POD, NODE = _res("pods"), _res("nodes")
 
 
 def _ago(seconds: float) -> str:
@@ -121,6 +119,97 @@ _VERSION = {
 }
 
 
+_TEMPLATE: dict[str, Any] = {"spec": {"containers": [{"name": "web", "image": "nginx:1.27"}]}}
+
+
+def _meta(name: str, **extra: Any) -> dict[str, Any]:
+    return {"name": name, "namespace": "default", "uid": f"uid-{name}", "creationTimestamp": _ago(300), **extra}
+
+
+OTHERS: dict[str, list[dict[str, Any]]] = {
+    "deployments": [
+        {
+            "metadata": _meta("web"),
+            "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "web"}}, "template": _TEMPLATE},
+            "status": {"replicas": 3, "readyReplicas": 2, "updatedReplicas": 3, "availableReplicas": 2},
+        }
+    ],
+    "replicasets": [
+        {
+            "metadata": _meta("web-5d4f"),
+            "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "web"}}, "template": _TEMPLATE},
+            "status": {"replicas": 3, "readyReplicas": 2},
+        }
+    ],
+    "statefulsets": [
+        {"metadata": _meta("db"), "spec": {"replicas": 3, "template": _TEMPLATE}, "status": {"readyReplicas": 1}}
+    ],
+    "daemonsets": [
+        {
+            "metadata": _meta("agent"),
+            "spec": {
+                "template": {"spec": {"containers": [{"name": "a"}], "nodeSelector": {"kubernetes.io/os": "linux"}}}
+            },
+            "status": {
+                "desiredNumberScheduled": 3,
+                "currentNumberScheduled": 3,
+                "numberReady": 2,
+                "updatedNumberScheduled": 3,
+                "numberAvailable": 2,
+            },
+        }
+    ],
+    "jobs": [
+        {
+            "metadata": _meta("pi"),
+            "spec": {"completions": 1, "template": _TEMPLATE},
+            "status": {
+                "succeeded": 1,
+                "startTime": _ago(200),
+                "completionTime": _ago(170),
+                "conditions": [{"type": "Complete", "status": "True"}],
+            },
+        }
+    ],
+    "cronjobs": [
+        {
+            "metadata": _meta("nightly"),
+            "spec": {"schedule": "0 3 * * *", "suspend": False, "jobTemplate": {"spec": {"template": _TEMPLATE}}},
+        }
+    ],
+    "services": [
+        {
+            "metadata": _meta("web"),
+            "spec": {"type": "ClusterIP", "clusterIP": "10.96.0.20", "ports": [{"port": 80, "protocol": "TCP"}]},
+        }
+    ],
+    "poddisruptionbudgets": [
+        {"metadata": _meta("web"), "spec": {"minAvailable": 2}, "status": {"disruptionsAllowed": 0}}
+    ],
+    "priorityclasses": [
+        {
+            "metadata": {"name": "high", "creationTimestamp": _ago(300)},
+            "value": 1000,
+            "preemptionPolicy": "PreemptLowerPriority",
+        }
+    ],
+    "leases": [{"metadata": _meta("kind-worker"), "spec": {"holderIdentity": "kind-worker"}}],
+    "events": [
+        {
+            "metadata": _meta("web-1.17f0"),
+            "involvedObject": {"kind": "Pod", "name": "web-1", "namespace": "default"},
+            "reason": "Scheduled",
+            "message": "Successfully assigned default/web-1 to kind-worker",
+            "type": "Normal",
+            "source": {"component": "default-scheduler"},
+            "firstTimestamp": _ago(30),
+            "lastTimestamp": _ago(30),
+        }
+    ],
+    "namespaces": [{"metadata": {"name": "default", "creationTimestamp": _ago(300)}, "status": {"phase": "Active"}}],
+}
+
+
 def _resource_entry(r: resources.Resource) -> dict[str, Any]:
     return {
         "name": r.name,
@@ -133,8 +222,10 @@ def _resource_entry(r: resources.Resource) -> dict[str, Any]:
 
 
 def _app(agents: list[str]) -> web.Application:
-    pods = [convert(p, POD.struct) for p in PODS]
-    nodes = [convert(n, NODE.struct) for n in NODES]
+    """Legacy discovery of every served resource; a Table list of each one's objects above."""
+    docs = {"pods": PODS, "nodes": NODES, **OTHERS}
+    objects = {name: [convert(d, _res(name).struct) for d in items] for name, items in docs.items()}
+    groups = [(g, v) for g, v in resources.group_versions() if g]
 
     async def version(_: web.Request) -> web.Response:
         return web.json_response(_VERSION)
@@ -150,43 +241,58 @@ def _app(agents: list[str]) -> web.Application:
         )
 
     async def apis(_: web.Request) -> web.Response:
-        return web.json_response({"kind": "APIGroupList", "apiVersion": "v1", "groups": []})
+        entries = [
+            {
+                "name": g,
+                "versions": [{"groupVersion": f"{g}/{v}", "version": v}],
+                "preferredVersion": {"groupVersion": f"{g}/{v}", "version": v},
+            }
+            for g, v in groups
+        ]
+        return web.json_response({"kind": "APIGroupList", "apiVersion": "v1", "groups": entries})
 
-    async def api_v1(_: web.Request) -> web.Response:
+    async def group_version(request: web.Request) -> web.Response:
+        g, v = request.match_info.get("group", ""), request.match_info.get("version", "v1")
+        served = resources.by_group_version(g, v)
+        if not served:
+            raise web.HTTPNotFound
         return web.json_response(
             {
                 "kind": "APIResourceList",
-                "groupVersion": "v1",
-                "resources": [_resource_entry(POD), _resource_entry(NODE)],
+                "apiVersion": "v1",
+                "groupVersion": f"{g}/{v}" if g else v,
+                "resources": [_resource_entry(r) for r in served],
             }
         )
 
-    def _table(resource: resources.Resource, objects: list[Any], request: web.Request) -> web.Response:
+    async def list_objects(request: web.Request) -> web.Response:
+        g, v = request.match_info.get("group", ""), request.match_info.get("version", "v1")
+        resource = resources.find(g, v, request.match_info["resource"])
+        if resource is None or resource.name not in objects:
+            raise web.HTTPNotFound
         if "as=Table" not in request.headers.get("Accept", ""):
             raise web.HTTPNotAcceptable
+        if resource.name == "pods":
+            agents.append(request.headers.get("User-Agent", ""))
         body = table(
             resource,
-            objects,
+            objects[resource.name],
             now=NOW,
             include_object=request.query.get("includeObject", "Metadata"),
             resource_version="7",
         )
         return web.Response(body=json.dumps(body), content_type="application/json")
 
-    async def list_pods(request: web.Request) -> web.Response:
-        agents.append(request.headers.get("User-Agent", ""))
-        return _table(POD, pods, request)
-
-    async def list_nodes(request: web.Request) -> web.Response:
-        return _table(NODE, nodes, request)
-
     app = web.Application()
     app.router.add_get("/version", version)
     app.router.add_get("/api", api)
     app.router.add_get("/apis", apis)
-    app.router.add_get("/api/v1", api_v1)
-    app.router.add_get("/api/v1/namespaces/default/pods", list_pods)
-    app.router.add_get("/api/v1/nodes", list_nodes)
+    app.router.add_get("/api/v1", group_version)
+    app.router.add_get("/apis/{group}/{version}", group_version)
+    app.router.add_get("/api/v1/namespaces/{namespace}/{resource}", list_objects)
+    app.router.add_get("/api/v1/{resource}", list_objects)
+    app.router.add_get("/apis/{group}/{version}/namespaces/{namespace}/{resource}", list_objects)
+    app.router.add_get("/apis/{group}/{version}/{resource}", list_objects)
     return app
 
 
@@ -299,3 +405,94 @@ async def test_the_dispatcher_runs_kubectl_1_32(kubeconfig: Path, agents: list[s
     await _kubectl(kubeconfig, "get", "pods")
     assert len(agents) == 1
     assert agents[0].startswith("kubectl/v1.32."), agents
+
+
+def _columns(text: str) -> list[list[str]]:
+    """kubectl's printed table as cells: each column starts where its header does."""
+    header, *lines = text.splitlines()
+    starts = [m.start() for m in re.finditer(r"\S+(?: \S+)*", header)]
+    bounds = list(zip(starts, [*starts[1:], None], strict=True))
+    return [[line[a:b].strip() for a, b in bounds] for line in [header, *lines]]
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        pytest.param(
+            ("get", "deployments"),
+            [["NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE"], ["web", "2/3", "3", "2", "5m"]],
+            id="deployments",
+        ),
+        pytest.param(
+            ("get", "deploy", "-o", "wide"),
+            [
+                ["NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE", "CONTAINERS", "IMAGES", "SELECTOR"],
+                ["web", "2/3", "3", "2", "5m", "web", "nginx:1.27", "app=web"],
+            ],
+            id="deployments-wide",
+        ),
+        pytest.param(
+            ("get", "rs"),
+            [["NAME", "DESIRED", "CURRENT", "READY", "AGE"], ["web-5d4f", "3", "3", "2", "5m"]],
+            id="replicasets",
+        ),
+        pytest.param(("get", "sts"), [["NAME", "READY", "AGE"], ["db", "1/3", "5m"]], id="statefulsets"),
+        pytest.param(
+            ("get", "ds"),
+            [
+                ["NAME", "DESIRED", "CURRENT", "READY", "UP-TO-DATE", "AVAILABLE", "NODE SELECTOR", "AGE"],
+                ["agent", "3", "3", "2", "3", "2", "kubernetes.io/os=linux", "5m"],
+            ],
+            id="daemonsets",
+        ),
+        pytest.param(
+            ("get", "jobs"),
+            [["NAME", "STATUS", "COMPLETIONS", "DURATION", "AGE"], ["pi", "Complete", "1/1", "30s", "5m"]],
+            id="jobs",
+        ),
+        pytest.param(
+            ("get", "cj"),
+            [
+                ["NAME", "SCHEDULE", "TIMEZONE", "SUSPEND", "ACTIVE", "LAST SCHEDULE", "AGE"],
+                ["nightly", "0 3 * * *", "<none>", "False", "0", "<none>", "5m"],
+            ],
+            id="cronjobs",
+        ),
+        pytest.param(
+            ("get", "svc"),
+            [
+                ["NAME", "TYPE", "CLUSTER-IP", "EXTERNAL-IP", "PORT(S)", "AGE"],
+                ["web", "ClusterIP", "10.96.0.20", "<none>", "80/TCP", "5m"],
+            ],
+            id="services",
+        ),
+        pytest.param(
+            ("get", "pdb"),
+            [
+                ["NAME", "MIN AVAILABLE", "MAX UNAVAILABLE", "ALLOWED DISRUPTIONS", "AGE"],
+                ["web", "2", "N/A", "0", "5m"],
+            ],
+            id="poddisruptionbudgets",
+        ),
+        pytest.param(
+            ("get", "pc"),
+            [
+                ["NAME", "VALUE", "GLOBAL-DEFAULT", "AGE", "PREEMPTIONPOLICY"],
+                ["high", "1000", "false", "5m", "PreemptLowerPriority"],
+            ],
+            id="priorityclasses",
+        ),
+        pytest.param(("get", "leases"), [["NAME", "HOLDER", "AGE"], ["kind-worker", "kind-worker", "5m"]], id="leases"),
+        pytest.param(
+            ("get", "events"),
+            [
+                ["LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"],
+                ["30s", "Normal", "Scheduled", "pod/web-1", "Successfully assigned default/web-1 to kind-worker"],
+            ],
+            id="events",
+        ),
+        pytest.param(("get", "ns"), [["NAME", "STATUS", "AGE"], ["default", "Active", "5m"]], id="namespaces"),
+    ],
+)
+async def test_kubectl_prints_every_kind(kubeconfig: Path, args: tuple[str, ...], expected: list[list[str]]) -> None:
+    assert _columns(await _kubectl(kubeconfig, *args)) == expected
