@@ -15,8 +15,9 @@ includeObject    ``rows[].object``
 ``Object``       the whole object as wire JSON with apiVersion and kind (``--sort-by``)
 ===============  ===========================================================================
 
-The cells are ``emulator.http.printers``'. Column descriptions derived from upstream's
-OpenAPI docs are shortened to their first sentence.
+The cells are ``emulator.http.printers``'. Column descriptions are upstream's: literal where
+``printers.go`` writes them, the full OpenAPI text for Name and Age (every Table has them), and
+the first sentence of the OpenAPI text for the other fields' columns.
 
 Does not own: content negotiation (which request gets a Table), selectors, paging or watch
 (``server``/``query``/``watch``); ``metadata.managedFields`` (``patch``; passed in as
@@ -42,10 +43,17 @@ INCLUDE_OBJECT: Final = ("None", "Metadata", "Object")
 # --- column definitions ------------------------------------------------------------------
 
 _NAME_DOC: Final = (
-    "Name must be unique within a namespace. Is required when creating resources, although some "
-    "resources may allow a client to request the generation of an appropriate name automatically."
+    "Name must be unique within a namespace. Is required when creating resources, although some resources may "
+    "allow a client to request the generation of an appropriate name automatically. Name is primarily intended "
+    "for creation idempotence and configuration definition. Cannot be updated. More info: "
+    "https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names"
 )
-_AGE_DOC: Final = "CreationTimestamp is a timestamp representing the server time when this object was created."
+_AGE_DOC: Final = (
+    "CreationTimestamp is a timestamp representing the server time when this object was created. It is not "
+    "guaranteed to be set in happens-before order across separate operations. Clients may not set this value. "
+    "It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. "
+    "More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
+)
 _CONTAINERS_DOC: Final = "Names of each container in the template."
 _IMAGES_DOC: Final = "Images referenced by each container in the template."
 _SELECTOR_DOC: Final = "A label query over pods that should match the replica count."
