@@ -106,6 +106,28 @@ NODES = [
     },
 ]
 
+WATCH_EVENTS: list[tuple[str, dict[str, Any]]] = [
+    (
+        "ADDED",
+        {
+            "metadata": {"name": "web-2", "namespace": "default", "uid": "u4", "resourceVersion": "8"},
+            "spec": {"containers": [{"name": "web"}]},
+            "status": {"phase": "Pending"},
+        },
+    ),
+    (
+        "MODIFIED",
+        {
+            "metadata": {"name": "web-2", "namespace": "default", "uid": "u4", "resourceVersion": "9"},
+            "spec": {"containers": [{"name": "web"}], "nodeName": "kind-worker"},
+            "status": {
+                "phase": "Pending",
+                "containerStatuses": [{"name": "web", "state": {"waiting": {"reason": "ContainerCreating"}}}],
+            },
+        },
+    ),
+]
+
 _VERSION = {
     "major": "1",
     "minor": "32",
@@ -265,13 +287,28 @@ def _app(agents: list[str]) -> web.Application:
             }
         )
 
-    async def list_objects(request: web.Request) -> web.Response:
+    async def watch(request: web.Request, resource: resources.Resource) -> web.StreamResponse:
+        """Two events as upstream streams them to a Table watcher (a one-row Table each,
+        columns only in the first), then the end of the stream, which ends ``kubectl get -w``."""
+        response = web.StreamResponse(headers={"Content-Type": "application/json"})
+        response.enable_chunked_encoding()
+        await response.prepare(request)
+        events = [(kind, convert(doc, resource.struct)) for kind, doc in WATCH_EVENTS]
+        for i, (kind, obj) in enumerate(events):
+            row = table(resource, [obj], now=NOW, headers=i == 0, resource_version=obj.metadata.resource_version)
+            await response.write(json.dumps({"type": kind, "object": row}).encode() + b"\n")
+        await response.write_eof()
+        return response
+
+    async def list_objects(request: web.Request) -> web.StreamResponse:
         g, v = request.match_info.get("group", ""), request.match_info.get("version", "v1")
         resource = resources.find(g, v, request.match_info["resource"])
         if resource is None or resource.name not in objects:
             raise web.HTTPNotFound
         if "as=Table" not in request.headers.get("Accept", ""):
             raise web.HTTPNotAcceptable
+        if request.query.get("watch") in ("true", "1"):
+            return await watch(request, resource)
         if resource.name == "pods":
             agents.append(request.headers.get("User-Agent", ""))
         body = table(
@@ -496,3 +533,15 @@ def _columns(text: str) -> list[list[str]]:
 )
 async def test_kubectl_prints_every_kind(kubeconfig: Path, args: tuple[str, ...], expected: list[list[str]]) -> None:
     assert _columns(await _kubectl(kubeconfig, *args)) == expected
+
+
+async def test_kubectl_get_watch_prints_one_row_per_event(kubeconfig: Path) -> None:
+    """``kubectl get pods -w``: the list's Table, then one row per watch event Table (headers
+    only in the first event, none printed again); the stream's end ends kubectl (rc 0)."""
+    out = await _kubectl(kubeconfig, "get", "pods", "-w")
+    lines = out.splitlines()
+    assert lines[: len(GET_PODS.splitlines())] == GET_PODS.splitlines()
+    assert [line.split() for line in lines[len(GET_PODS.splitlines()) :]] == [
+        ["web-2", "0/1", "Pending", "0", "<unknown>"],
+        ["web-2", "0/1", "ContainerCreating", "0", "<unknown>"],
+    ]
