@@ -163,10 +163,10 @@ def _pod_cells(pod: Pod, since: Since) -> list[Any]:
     phase = status.phase
     reason = status.reason or phase
     for cond in status.conditions:
-        if cond.type == "PodScheduled" and cond.reason == "SchedulingGated":
+        if cond.reason == "SchedulingGated" and cond.type == "PodScheduled":
             reason = "SchedulingGated"
 
-    sidecars = {c.name for c in spec.init_containers if c.restart_policy == "Always"}
+    sidecars = {c.name for c in spec.init_containers if c.restart_policy == "Always"} if spec.init_containers else ()
     total += len(sidecars)
 
     initializing = False
@@ -201,7 +201,8 @@ def _pod_cells(pod: Pod, since: Since) -> list[Any]:
         has_running = False
         for cs in reversed(status.container_statuses):
             restarts += cs.restart_count
-            last_restart = max(last_restart, _finished_at(cs.last_state.terminated))
+            if cs.last_state.terminated is not None:
+                last_restart = max(last_restart, _finished_at(cs.last_state.terminated))
             state = cs.state
             if state.waiting is not None and state.waiting.reason:
                 reason = state.waiting.reason
