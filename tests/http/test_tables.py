@@ -4,9 +4,12 @@ envelope and its ``includeObject`` shapes. Expected cells are upstream's printer
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from emulator.api.codec import KINDS, convert, to_builtins
 from emulator.api.errors import BadRequest
@@ -828,3 +831,79 @@ def test_pod_row_conditions(phase: str, conditions: list[dict[str, str]] | None)
     pod = _obj(POD, {"spec": {"containers": [{"name": "c"}]}, "status": {"phase": phase}})
     (row,) = table(POD, [pod], now=NOW)["rows"]
     assert row.get("conditions") == conditions
+
+
+# --- any pod the store may hold ------------------------------------------------------------
+
+_names = st.sampled_from(["a", "b", "c"])
+_reasons = st.sampled_from(["", "Completed", "Error", "CrashLoopBackOff", "PodInitializing", "OOMKilled"])
+_stamps = st.integers(min_value=-(10**6), max_value=10**6).map(lambda s: _ago(s))
+_states = st.one_of(
+    st.just({}),
+    st.builds(lambda at: {"running": {"startedAt": at}}, _stamps),
+    st.builds(lambda r: {"waiting": {"reason": r}}, _reasons),
+    st.builds(
+        lambda code, r, at: {"terminated": {"exitCode": code, "reason": r, "finishedAt": at}},
+        st.integers(0, 255),
+        _reasons,
+        _stamps,
+    ),
+)
+_statuses = st.lists(
+    st.fixed_dictionaries(
+        {
+            "name": _names,
+            "ready": st.booleans(),
+            "restartCount": st.integers(0, 50),
+            "state": _states,
+            "lastState": _states,
+        },
+        optional={"started": st.booleans()},
+    ),
+    max_size=3,
+)
+_pods = st.fixed_dictionaries(
+    {
+        "metadata": st.fixed_dictionaries({}, optional={"deletionTimestamp": _stamps}),
+        "spec": st.fixed_dictionaries(
+            {
+                "containers": st.lists(st.builds(lambda n: {"name": n}, _names), min_size=1, max_size=3),
+                "initContainers": st.lists(
+                    st.fixed_dictionaries({"name": _names}, optional={"restartPolicy": st.just("Always")}), max_size=2
+                ),
+            }
+        ),
+        "status": st.fixed_dictionaries(
+            {
+                "phase": st.sampled_from(["", "Pending", "Running", "Succeeded", "Failed", "Unknown"]),
+                "conditions": st.lists(
+                    st.fixed_dictionaries(
+                        {
+                            "type": st.sampled_from(["Ready", "Initialized", "PodScheduled"]),
+                            "status": st.sampled_from(["True", "False"]),
+                            "reason": st.sampled_from(["", "SchedulingGated"]),
+                        }
+                    ),
+                    max_size=3,
+                ),
+                "initContainerStatuses": _statuses,
+                "containerStatuses": _statuses,
+            },
+            optional={"reason": st.sampled_from(["Evicted", "NodeLost"])},
+        ),
+    }
+)
+
+
+@settings(max_examples=100, deadline=None)
+@given(doc=_pods)
+def test_any_pod_prints_a_full_row(doc: dict[str, Any]) -> None:
+    """printPod never fails on what the store may hold: one cell per column, READY ``n/m``
+    (upstream's counts, not clamped: statuses the spec does not name count too), RESTARTS a
+    count optionally with its age, AGE from the creation timestamp."""
+    pod = _obj(POD, doc)
+    cells = row_cells(POD, pod, now=NOW)
+    assert len(cells) == len(columns(POD))
+    assert re.fullmatch(r"\d+/\d+", cells[1])
+    assert re.fullmatch(r"\d+( \((\d+[smhdy])+ ago\)| \(<invalid> ago\))?", cells[3])
+    assert cells[4] == "5m"
