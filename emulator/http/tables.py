@@ -298,8 +298,8 @@ def table(
     upstream's 400 ``BadRequest``); ``resource_version`` is the list's, or for one object (a
     ``get`` or a watch event) the object's own, as upstream's TableConvertor sets it;
     ``headers=False`` leaves out ``columnDefinitions`` (watch events after the first, upstream's
-    ``NoHeaders``);
-    ``managed_fields(uid)``, when given, supplies ``metadata.managedFields`` for row objects.
+    ``NoHeaders``); ``managed_fields(uid)``, when given, supplies ``metadata.managedFields`` for
+    the row objects. The result is fresh: no part of it is shared with another call's.
     """
     if include_object not in INCLUDE_OBJECT:
         if include_object:
@@ -318,7 +318,7 @@ def table(
         for obj, row in zip(objects, rows, strict=True):
             done = _POD_DONE.get(obj.status.phase)
             if done is not None:
-                row["conditions"] = done
+                row["conditions"] = [dict(c) for c in done]
     metadata: dict[str, str] = {}
     if resource_version:
         metadata["resourceVersion"] = resource_version

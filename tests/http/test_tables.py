@@ -907,3 +907,13 @@ def test_any_pod_prints_a_full_row(doc: dict[str, Any]) -> None:
     assert re.fullmatch(r"\d+/\d+", cells[1])
     assert re.fullmatch(r"\d+( \((\d+[smhdy])+ ago\)| \(<invalid> ago\))?", cells[3])
     assert cells[4] == "5m"
+
+
+def test_tables_share_nothing_between_calls() -> None:
+    pod = _obj(POD, {"spec": {"containers": [{"name": "c"}]}, "status": {"phase": "Succeeded"}})
+    first = table(POD, [pod], now=NOW)
+    first["columnDefinitions"][0]["name"] = "changed"
+    first["rows"][0]["conditions"][0]["reason"] = "changed"
+    second = table(POD, [pod], now=NOW)
+    assert second["columnDefinitions"][0]["name"] == "Name"
+    assert second["rows"][0]["conditions"][0]["reason"] == "Succeeded"
