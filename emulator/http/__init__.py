@@ -12,7 +12,8 @@ module             owns
 ``resources``      the served resources: plural, kind, group, scope, short names,
                    categories, verbs, subresources (one table everything reads)
 ``discovery``      /version, aggregated and legacy discovery, /openapi/v3
-``tables``         Table columns and rows per resource (upstream's printers)
+``tables``         Table columns and the Table envelope per resource
+``printers``       the cells of each resource's row (upstream's printers, HumanDuration)
 ``patch``          strategic merge, JSON merge, JSON patch, server-side apply
 ``server``         the aiohttp application: routing, auth, limits, verbs, watch
 =================  ==============================================================
