@@ -1,0 +1,588 @@
+"""Discovery, /version and /openapi/v3 (``emulator.http.discovery``, ``emulator.http.openapi``).
+
+Pure tests pin every served resource against upstream v1.32's ``kubectl api-resources -o wide``
+and its subresources, check that aggregated and legacy discovery say the same thing, and that
+every OpenAPI document has what ``kubectl apply`` (a PATCH with the kind's GVK and a
+``fieldValidation`` parameter) and ``kubectl explain`` (schemas with GVKs, resolvable refs) need.
+The kubectl tests serve only these documents from a tiny aiohttp app on 127.0.0.1 and run the
+real kubectl against it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+import shutil
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+import pytest_asyncio
+from aiohttp import web
+
+from emulator.http import discovery, openapi
+from emulator.http.resources import RESOURCES, group_versions
+
+ALL = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
+STATUS = ["get", "patch", "update"]
+
+# name, short names, apiVersion, namespaced, kind, verbs, categories: upstream v1.32
+UPSTREAM = [
+    ("bindings", [], "v1", True, "Binding", ["create"], []),
+    ("events", ["ev"], "v1", True, "Event", ALL, []),
+    (
+        "namespaces",
+        ["ns"],
+        "v1",
+        False,
+        "Namespace",
+        ["create", "delete", "get", "list", "patch", "update", "watch"],
+        [],
+    ),
+    ("nodes", ["no"], "v1", False, "Node", ALL, []),
+    ("pods", ["po"], "v1", True, "Pod", ALL, ["all"]),
+    ("services", ["svc"], "v1", True, "Service", ALL, ["all"]),
+    ("daemonsets", ["ds"], "apps/v1", True, "DaemonSet", ALL, ["all"]),
+    ("deployments", ["deploy"], "apps/v1", True, "Deployment", ALL, ["all"]),
+    ("replicasets", ["rs"], "apps/v1", True, "ReplicaSet", ALL, ["all"]),
+    ("statefulsets", ["sts"], "apps/v1", True, "StatefulSet", ALL, ["all"]),
+    ("cronjobs", ["cj"], "batch/v1", True, "CronJob", ALL, ["all"]),
+    ("jobs", [], "batch/v1", True, "Job", ALL, ["all"]),
+    ("leases", [], "coordination.k8s.io/v1", True, "Lease", ALL, []),
+    ("poddisruptionbudgets", ["pdb"], "policy/v1", True, "PodDisruptionBudget", ALL, []),
+    ("priorityclasses", ["pc"], "scheduling.k8s.io/v1", False, "PriorityClass", ALL, []),
+]
+
+# groupVersion, name, kind, group/version when not the parent's, verbs: upstream's APIResourceList
+SUBRESOURCES = [
+    ("v1", "namespaces/status", "Namespace", None, STATUS),
+    ("v1", "nodes/status", "Node", None, STATUS),
+    ("v1", "pods/binding", "Binding", None, ["create"]),
+    ("v1", "pods/eviction", "Eviction", ("policy", "v1"), ["create"]),
+    ("v1", "pods/status", "Pod", None, STATUS),
+    ("v1", "services/status", "Service", None, STATUS),
+    ("apps/v1", "daemonsets/status", "DaemonSet", None, STATUS),
+    ("apps/v1", "deployments/scale", "Scale", ("autoscaling", "v1"), STATUS),
+    ("apps/v1", "deployments/status", "Deployment", None, STATUS),
+    ("apps/v1", "replicasets/scale", "Scale", ("autoscaling", "v1"), STATUS),
+    ("apps/v1", "replicasets/status", "ReplicaSet", None, STATUS),
+    ("apps/v1", "statefulsets/scale", "Scale", ("autoscaling", "v1"), STATUS),
+    ("apps/v1", "statefulsets/status", "StatefulSet", None, STATUS),
+    ("batch/v1", "cronjobs/status", "CronJob", None, STATUS),
+    ("batch/v1", "jobs/status", "Job", None, STATUS),
+    ("policy/v1", "poddisruptionbudgets/status", "PodDisruptionBudget", None, STATUS),
+]
+
+
+def _split(group_version: str) -> tuple[str, str]:
+    group, _, version = group_version.rpartition("/")
+    return group, version
+
+
+def _legacy_entry(group_version: str, name: str) -> dict[str, Any]:
+    doc = discovery.legacy_resources(*_split(group_version))
+    assert doc is not None
+    entries: list[dict[str, Any]] = [r for r in doc["resources"] if r["name"] == name]
+    assert len(entries) == 1
+    return entries[0]
+
+
+def _aggregated_entry(group_version: str, name: str) -> dict[str, Any]:
+    group, version = _split(group_version)
+    doc = discovery.aggregated(core=not group)
+    (item,) = [i for i in doc["items"] if i["metadata"].get("name", "") == group]
+    (ver,) = [v for v in item["versions"] if v["version"] == version]
+    entries: list[dict[str, Any]] = [r for r in ver["resources"] if r["resource"] == name]
+    assert len(entries) == 1
+    return entries[0]
+
+
+# --- /version ------------------------------------------------------------------------------
+
+
+def test_version_picks_a_kubectl_the_dispatcher_has() -> None:
+    info = discovery.version()
+    assert (info["major"], info["minor"], info["gitVersion"]) == ("1", "32", "v1.32.0")
+    assert all(isinstance(v, str) for v in info.values())
+    assert set(info) >= {"gitCommit", "gitTreeState", "buildDate", "goVersion", "compiler", "platform"}
+
+
+# --- resources against upstream --------------------------------------------------------------
+
+
+def test_every_served_resource_is_pinned() -> None:
+    assert sorted(r.name for r in RESOURCES) == sorted(row[0] for row in UPSTREAM)
+
+
+@pytest.mark.parametrize(
+    ("name", "short", "group_version", "namespaced", "kind", "verbs", "categories"),
+    [pytest.param(*row, id=row[0]) for row in UPSTREAM],
+)
+def test_resource_is_served_as_upstream(
+    name: str,
+    short: list[str],
+    group_version: str,
+    namespaced: bool,
+    kind: str,
+    verbs: list[str],
+    categories: list[str],
+) -> None:
+    legacy = _legacy_entry(group_version, name)
+    assert (legacy["singularName"], legacy["namespaced"], legacy["kind"]) == (kind.lower(), namespaced, kind)
+    assert (legacy["verbs"], legacy.get("shortNames", []), legacy.get("categories", [])) == (verbs, short, categories)
+    agg = _aggregated_entry(group_version, name)
+    group, version = _split(group_version)
+    assert agg["responseKind"] == {"group": group, "version": version, "kind": kind}
+    assert agg["scope"] == ("Namespaced" if namespaced else "Cluster")
+    assert (agg["verbs"], agg.get("shortNames", []), agg.get("categories", [])) == (verbs, short, categories)
+
+
+@pytest.mark.parametrize(
+    ("group_version", "name", "kind", "elsewhere", "verbs"),
+    [pytest.param(*row, id=row[1]) for row in SUBRESOURCES],
+)
+def test_subresource_is_listed_as_upstream(
+    group_version: str, name: str, kind: str, elsewhere: tuple[str, str] | None, verbs: list[str]
+) -> None:
+    entry = _legacy_entry(group_version, name)
+    assert (entry["kind"], entry["verbs"], entry["singularName"]) == (kind, verbs, "")
+    assert (entry.get("group"), entry.get("version")) == (elsewhere or (None, None))
+    parent, sub = name.split("/")
+    (agg,) = [s for s in _aggregated_entry(group_version, parent)["subresources"] if s["subresource"] == sub]
+    group, version = elsewhere or _split(group_version)
+    assert agg == {
+        "subresource": sub,
+        "responseKind": {"group": group, "version": version, "kind": kind},
+        "verbs": verbs,
+    }
+
+
+def test_every_subresource_is_pinned() -> None:
+    served = {(r.group_version, f"{r.name}/{s.name}") for r in RESOURCES for s in r.subresources}
+    assert served == {(row[0], row[1]) for row in SUBRESOURCES}
+
+
+@pytest.mark.parametrize(
+    ("group_version", "name", "expected"),
+    [
+        pytest.param("v1", "pods", "xPOwRZ+Yhw8=", id="pods"),
+        pytest.param("v1", "nodes", "XwShjMxG9Fs=", id="nodes"),
+        pytest.param("apps/v1", "deployments", "8aSe+NMegvE=", id="deployments"),
+    ],
+)
+def test_storage_version_hash_is_upstreams(group_version: str, name: str, expected: str) -> None:
+    assert _legacy_entry(group_version, name)["storageVersionHash"] == expected
+
+
+def test_bindings_has_no_storage_version_hash() -> None:
+    assert "storageVersionHash" not in _legacy_entry("v1", "bindings")
+
+
+# --- aggregated and legacy agree ---------------------------------------------------------------
+
+
+def _legacy_from_aggregated(item: dict[str, Any], version: dict[str, Any]) -> dict[str, Any]:
+    """What an APIResourceList says, derived from aggregated discovery (as client-go does)."""
+    group = item["metadata"].get("name", "")
+    resources: list[dict[str, Any]] = []
+    for r in version["resources"]:
+        entry: dict[str, Any] = {
+            "name": r["resource"],
+            "singularName": r["singularResource"],
+            "namespaced": r["scope"] == "Namespaced",
+            "kind": r["responseKind"]["kind"],
+            "verbs": r["verbs"],
+        }
+        entry |= {k: r[k] for k in ("shortNames", "categories") if k in r}
+        resources.append(entry)
+        for s in r.get("subresources", []):
+            sub: dict[str, Any] = {"name": f"{r['resource']}/{s['subresource']}", "singularName": ""}
+            sub["namespaced"] = entry["namespaced"]
+            kind = s["responseKind"]
+            if (kind["group"], kind["version"]) != (group, version["version"]):
+                sub |= {"group": kind["group"], "version": kind["version"]}
+            sub |= {"kind": kind["kind"], "verbs": s["verbs"]}
+            resources.append(sub)
+    gv = f"{group}/{version['version']}" if group else version["version"]
+    return {"groupVersion": gv, "resources": resources}
+
+
+@pytest.mark.parametrize("core", [pytest.param(True, id="api"), pytest.param(False, id="apis")])
+def test_aggregated_and_legacy_agree(core: bool) -> None:
+    doc = discovery.aggregated(core)
+    assert (doc["kind"], doc["apiVersion"]) == ("APIGroupDiscoveryList", "apidiscovery.k8s.io/v2")
+    for item in doc["items"]:
+        for version in item["versions"]:
+            assert version["freshness"] == "Current"
+            derived = _legacy_from_aggregated(item, version)
+            legacy = discovery.legacy_resources(item["metadata"].get("name", ""), version["version"])
+            assert legacy is not None
+            for entry in legacy["resources"]:
+                entry.pop("storageVersionHash", None)
+            assert derived == {k: legacy[k] for k in ("groupVersion", "resources")}
+
+
+def test_groups_are_in_upstreams_priority_order() -> None:
+    names = ["apps", "batch", "policy", "scheduling.k8s.io", "coordination.k8s.io"]
+    assert [g["name"] for g in discovery.legacy_groups()["groups"]] == names
+    assert [i["metadata"]["name"] for i in discovery.aggregated(core=False)["items"]] == names
+    assert discovery.aggregated(core=True)["items"][0]["metadata"] == {"creationTimestamp": None}
+
+
+@pytest.mark.parametrize(
+    ("group", "expected"),
+    [
+        pytest.param("apps", {"groupVersion": "apps/v1", "version": "v1"}, id="apps"),
+        pytest.param("nope.example.com", None, id="unknown"),
+        pytest.param("", None, id="core-is-not-a-named-group"),
+    ],
+)
+def test_legacy_group(group: str, expected: dict[str, str] | None) -> None:
+    doc = discovery.legacy_group(group)
+    if expected is None:
+        assert doc is None
+        return
+    assert doc == {
+        "kind": "APIGroup",
+        "apiVersion": "v1",
+        "name": group,
+        "versions": [expected],
+        "preferredVersion": expected,
+    }
+
+
+@pytest.mark.parametrize(
+    ("group", "version"),
+    [
+        pytest.param("", "v2", id="core-v2"),
+        pytest.param("apps", "v1beta1", id="apps-v1beta1"),
+        pytest.param("x", "v1", id="x"),
+    ],
+)
+def test_unserved_group_version_has_no_resource_list(group: str, version: str) -> None:
+    assert discovery.legacy_resources(group, version) is None
+
+
+def test_legacy_versions_carry_the_server_address() -> None:
+    assert discovery.legacy_versions("127.0.0.1:6443") == {
+        "kind": "APIVersions",
+        "versions": ["v1"],
+        "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": "127.0.0.1:6443"}],
+    }
+
+
+def test_core_resource_list_has_no_api_version_and_named_groups_do() -> None:
+    assert "apiVersion" not in (discovery.legacy_resources("", "v1") or {})
+    assert (discovery.legacy_resources("apps", "v1") or {})["apiVersion"] == "v1"
+
+
+@pytest.mark.parametrize(
+    ("accept", "aggregated"),
+    [
+        pytest.param(
+            "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,"
+            "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json",
+            True,
+            id="kubectl-1.32",
+        ),
+        pytest.param("application/json, */*", False, id="kubectl-1.20"),
+        pytest.param("application/json", False, id="plain-json"),
+        pytest.param("", False, id="none"),
+        pytest.param(
+            "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json",
+            False,
+            id="v2beta1-only",
+        ),
+        pytest.param("application/yaml;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList", False, id="yaml"),
+    ],
+)
+def test_wants_aggregated(accept: str, aggregated: bool) -> None:
+    assert discovery.wants_aggregated(accept) is aggregated
+
+
+# --- OpenAPI v3 --------------------------------------------------------------------------------
+
+
+def _documents() -> Iterator[tuple[str, dict[str, Any]]]:
+    for group, version in group_versions():
+        path = openapi.document_path(group, version)
+        body = discovery.openapi_document(path)
+        assert body is not None
+        yield path, json.loads(body)
+
+
+def test_root_lists_every_group_version_with_its_documents_hash() -> None:
+    root = discovery.openapi_root()["paths"]
+    assert list(root) == [openapi.document_path(g, v) for g, v in group_versions()]
+    for path, entry in root.items():
+        body = discovery.openapi_document(path)
+        assert body is not None
+        assert entry["serverRelativeURL"] == f"/openapi/v3/{path}?hash={hashlib.sha512(body).hexdigest().upper()}"
+
+
+def test_documents_are_built_once() -> None:
+    assert discovery.openapi_document("api/v1") is discovery.openapi_document("/api/v1")
+    assert discovery.openapi_document("apis/apps/v2") is None
+
+
+@pytest.mark.parametrize("resource", [pytest.param(r, id=r.qualified) for r in RESOURCES if r.stored])
+def test_patch_carries_gvk_and_field_validation(resource: Any) -> None:
+    """What kubectl's ``supportsQueryParamV3`` looks for before sending ``fieldValidation=Strict``."""
+    body = discovery.openapi_document(openapi.document_path(resource.group, resource.version))
+    assert body is not None
+    doc = json.loads(body)
+    gvk = {"group": resource.group, "version": resource.version, "kind": resource.kind}
+    patches = [
+        op["patch"] for op in doc["paths"].values() if op.get("patch", {}).get("x-kubernetes-group-version-kind") == gvk
+    ]
+    assert patches
+    assert all(any(p["name"] == "fieldValidation" and p["in"] == "query" for p in op["parameters"]) for op in patches)
+    schema = doc["components"]["schemas"][openapi.schema_name(resource.struct)]
+    assert schema["x-kubernetes-group-version-kind"] == [gvk]
+
+
+def test_every_ref_resolves() -> None:
+    for path, doc in _documents():
+        schemas = doc["components"]["schemas"]
+        refs = {ref.removeprefix("#/components/schemas/") for ref in _refs(doc)}
+        assert refs <= set(schemas), path
+
+
+def _refs(node: Any) -> Iterator[str]:
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == "$ref":
+                yield value
+            else:
+                yield from _refs(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _refs(item)
+
+
+@pytest.mark.parametrize(
+    ("path", "schema", "prop", "expected"),
+    [
+        pytest.param(
+            "api/v1",
+            "io.k8s.api.core.v1.PodSpec",
+            "containers",
+            {"x-kubernetes-patch-merge-key": "name", "x-kubernetes-patch-strategy": "merge"},
+            id="containers",
+        ),
+        pytest.param(
+            "api/v1",
+            "io.k8s.api.core.v1.Container",
+            "ports",
+            {
+                "x-kubernetes-list-map-keys": ["containerPort", "protocol"],
+                "x-kubernetes-list-type": "map",
+                "x-kubernetes-patch-merge-key": "containerPort",
+                "x-kubernetes-patch-strategy": "merge",
+            },
+            id="container-ports",
+        ),
+        pytest.param(
+            "api/v1",
+            "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta",
+            "finalizers",
+            {"x-kubernetes-list-type": "set", "x-kubernetes-patch-strategy": "merge"},
+            id="finalizers",
+        ),
+        pytest.param(
+            "apis/apps/v1",
+            "io.k8s.api.apps.v1.DeploymentStatus",
+            "conditions",
+            {"x-kubernetes-patch-merge-key": "type", "x-kubernetes-patch-strategy": "merge"},
+            id="deployment-conditions",
+        ),
+    ],
+)
+def test_list_markers(path: str, schema: str, prop: str, expected: dict[str, Any]) -> None:
+    body = discovery.openapi_document(path)
+    assert body is not None
+    found = json.loads(body)["components"]["schemas"][schema]["properties"][prop]
+    assert {k: v for k, v in found.items() if k.startswith("x-kubernetes-")} == expected
+
+
+@pytest.mark.parametrize(
+    ("path", "schema", "prop", "expected"),
+    [
+        pytest.param(
+            "api/v1",
+            "io.k8s.api.core.v1.ResourceRequirements",
+            "requests",
+            {
+                "type": "object",
+                "additionalProperties": {"$ref": "#/components/schemas/io.k8s.apimachinery.pkg.api.resource.Quantity"},
+            },
+            id="quantity",
+        ),
+        pytest.param(
+            "apis/policy/v1",
+            "io.k8s.api.policy.v1.PodDisruptionBudgetSpec",
+            "minAvailable",
+            {"$ref": "#/components/schemas/io.k8s.apimachinery.pkg.util.intstr.IntOrString"},
+            id="int-or-string",
+        ),
+        pytest.param(
+            "apis/apps/v1",
+            "io.k8s.api.apps.v1.DeploymentSpec",
+            "replicas",
+            {"type": "integer"},
+            id="optional-unwrapped",
+        ),
+    ],
+)
+def test_property_schemas(path: str, schema: str, prop: str, expected: dict[str, Any]) -> None:
+    body = discovery.openapi_document(path)
+    assert body is not None
+    assert json.loads(body)["components"]["schemas"][schema]["properties"][prop] == expected
+
+
+# --- the real kubectl against these documents ------------------------------------------------------
+
+KUBECTL = shutil.which("kubectl") or "/usr/bin/kubectl"
+needs_kubectl = pytest.mark.skipif(not Path(KUBECTL).exists(), reason="kubectl is not installed (/usr/bin/kubectl)")
+
+
+def _app(*, aggregated: bool) -> web.Application:
+    async def handle(request: web.Request) -> web.StreamResponse:
+        path = request.path.rstrip("/") or "/"
+        if path == "/version":
+            return web.json_response(discovery.version())
+        if path in ("/api", "/apis"):
+            if aggregated and discovery.wants_aggregated(request.headers.get("Accept", "")):
+                body = json.dumps(discovery.aggregated(core=path == "/api")).encode()
+                return web.Response(body=body, headers={"Content-Type": discovery.AGGREGATED_CONTENT_TYPE})
+            legacy = discovery.legacy_versions(request.host) if path == "/api" else discovery.legacy_groups()
+            return web.json_response(legacy)
+        if path == "/openapi/v3":
+            return web.json_response(discovery.openapi_root())
+        if path.startswith("/openapi/v3/"):
+            document = discovery.openapi_document(path.removeprefix("/openapi/v3/"))
+            if document is not None:
+                return web.Response(body=document, content_type="application/json")
+        parts = path.strip("/").split("/")
+        doc: dict[str, Any] | None = None
+        if parts[0] == "api" and len(parts) == 2:
+            doc = discovery.legacy_resources("", parts[1])
+        elif parts[0] == "apis" and len(parts) == 2:
+            doc = discovery.legacy_group(parts[1])
+        elif parts[0] == "apis" and len(parts) == 3:
+            doc = discovery.legacy_resources(parts[1], parts[2])
+        if doc is None:
+            status = {"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": "NotFound", "code": 404}
+            return web.json_response(
+                {**status, "message": "the server could not find the requested resource"}, status=404
+            )
+        return web.json_response(doc)
+
+    app = web.Application()
+    app.router.add_route("GET", "/{tail:.*}", handle)
+    return app
+
+
+@pytest_asyncio.fixture(params=[pytest.param(True, id="aggregated"), pytest.param(False, id="legacy")])
+async def server(request: pytest.FixtureRequest) -> AsyncIterator[str]:
+    runner = web.AppRunner(_app(aggregated=request.param))
+    await runner.setup()
+    try:
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        host, port = runner.addresses[0][:2]
+        yield f"http://{host}:{port}"
+    finally:
+        await runner.cleanup()
+
+
+async def _kubectl(server: str, tmp_path: Path, *args: str) -> str:
+    env = {**os.environ, "HOME": str(tmp_path), "KUBECACHEDIR": str(tmp_path / "cache"), "KUBECONFIG": "/dev/null"}
+    proc = await asyncio.create_subprocess_exec(
+        KUBECTL, f"--server={server}", *args, env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+    )
+    try:
+        async with asyncio.timeout(60):
+            out, err = await proc.communicate()
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    assert proc.returncode == 0, err.decode()
+    return out.decode()
+
+
+pytestmark_kubectl = [needs_kubectl, pytest.mark.real_time, pytest.mark.asyncio]
+
+
+@pytest.mark.parametrize("_", [pytest.param(None, marks=pytestmark_kubectl, id="kubectl")])
+async def test_kubectl_version(_: None, server: str, tmp_path: Path) -> None:
+    out = await _kubectl(server, tmp_path, "version")
+    assert "Server Version: v1.32.0" in out
+    assert "WARNING" not in out
+
+
+@pytest.mark.parametrize("_", [pytest.param(None, marks=pytestmark_kubectl, id="kubectl")])
+async def test_kubectl_api_resources(_: None, server: str, tmp_path: Path) -> None:
+    out = await _kubectl(server, tmp_path, "api-resources")
+    rows = {line.split()[0]: line.split() for line in out.splitlines()[1:]}
+    assert out.splitlines()[0].split() == ["NAME", "SHORTNAMES", "APIVERSION", "NAMESPACED", "KIND"]
+    for name, short, group_version, namespaced, kind, _verbs, _categories in UPSTREAM:
+        assert rows[name] == [name, *short, group_version, str(namespaced).lower(), kind]
+
+
+@pytest.mark.parametrize("_", [pytest.param(None, marks=pytestmark_kubectl, id="kubectl")])
+async def test_kubectl_api_versions(_: None, server: str, tmp_path: Path) -> None:
+    out = await _kubectl(server, tmp_path, "api-versions")
+    expected = ["apps/v1", "batch/v1", "coordination.k8s.io/v1", "policy/v1", "scheduling.k8s.io/v1", "v1"]
+    assert out.split() == expected
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        pytest.param(
+            ("pods.spec.containers",),
+            [
+                "KIND:       Pod",
+                "FIELD: containers <[]Container>",
+                "name\t<string> -required-",
+                "ports\t<[]ContainerPort>",
+            ],
+            marks=pytestmark_kubectl,
+            id="pods.spec.containers",
+        ),
+        pytest.param(
+            ("deployment.spec.replicas",),
+            ["GROUP:      apps", "KIND:       Deployment", "FIELD: replicas <integer>"],
+            marks=pytestmark_kubectl,
+            id="deployment.spec.replicas",
+        ),
+        pytest.param(
+            ("pdb.spec",),
+            ["KIND:       PodDisruptionBudget", "minAvailable\t<IntOrString>"],
+            marks=pytestmark_kubectl,
+            id="pdb.spec",
+        ),
+    ],
+)
+async def test_kubectl_explain(args: tuple[str, ...], expected: list[str], server: str, tmp_path: Path) -> None:
+    out = await _kubectl(server, tmp_path, "explain", *args)
+    for line in expected:
+        assert line in out
+
+
+@pytest.mark.real_time
+@pytest.mark.asyncio
+async def test_a_legacy_client_gets_the_legacy_documents(server: str) -> None:
+    """kubectl 1.20 asks ``/api`` and ``/apis`` with ``application/json, */*`` only."""
+    async with aiohttp.ClientSession(headers={"Accept": "application/json, */*"}) as session:
+        async with session.get(f"{server}/api") as api:
+            assert api.content_type == "application/json"
+            assert (await api.json())["kind"] == "APIVersions"
+        async with session.get(f"{server}/apis") as apis:
+            assert (await apis.json())["kind"] == "APIGroupList"
