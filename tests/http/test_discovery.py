@@ -16,6 +16,7 @@ import json
 import os
 import shutil
 from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -447,67 +448,92 @@ def test_property_schemas(path: str, schema: str, prop: str, expected: dict[str,
 # --- the real kubectl against these documents ------------------------------------------------------
 
 KUBECTL = shutil.which("kubectl") or "/usr/bin/kubectl"
-needs_kubectl = pytest.mark.skipif(not Path(KUBECTL).exists(), reason="kubectl is not installed (/usr/bin/kubectl)")
+kubectl_test = pytest.mark.skipif(not Path(KUBECTL).exists(), reason="kubectl is not installed (/usr/bin/kubectl)")
+NOT_FOUND = {"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": "NotFound", "code": 404}
 
 
-def _app(*, aggregated: bool) -> web.Application:
+@dataclass
+class Served:
+    """The test server: its URL and the writes it was sent (method, path and query)."""
+
+    url: str
+    writes: list[tuple[str, str]] = field(default_factory=list)
+
+
+def _discovery_answer(request: web.Request, *, aggregated: bool) -> web.Response | None:
+    path = request.path.rstrip("/") or "/"
+    if path == "/version":
+        return web.json_response(discovery.version())
+    if path in ("/api", "/apis"):
+        if aggregated and discovery.wants_aggregated(request.headers.get("Accept", "")):
+            body = json.dumps(discovery.aggregated(core=path == "/api")).encode()
+            return web.Response(body=body, headers={"Content-Type": discovery.AGGREGATED_CONTENT_TYPE})
+        legacy = discovery.legacy_versions(request.host) if path == "/api" else discovery.legacy_groups()
+        return web.json_response(legacy)
+    if path == "/openapi/v3":
+        return web.json_response(discovery.openapi_root())
+    if path.startswith("/openapi/v3/"):
+        document = discovery.openapi_document(path.removeprefix("/openapi/v3/"))
+        return None if document is None else web.Response(body=document, content_type="application/json")
+    parts = path.strip("/").split("/")
+    doc: dict[str, Any] | None = None
+    if parts[0] == "api" and len(parts) == 2:
+        doc = discovery.legacy_resources("", parts[1])
+    elif parts[0] == "apis" and len(parts) == 2:
+        doc = discovery.legacy_group(parts[1])
+    elif parts[0] == "apis" and len(parts) == 3:
+        doc = discovery.legacy_resources(parts[1], parts[2])
+    return None if doc is None else web.json_response(doc)
+
+
+def _app(served: Served, *, aggregated: bool) -> web.Application:
+    """Discovery and OpenAPI documents; any other GET is a 404, any POST is created as sent."""
+
     async def handle(request: web.Request) -> web.StreamResponse:
-        path = request.path.rstrip("/") or "/"
-        if path == "/version":
-            return web.json_response(discovery.version())
-        if path in ("/api", "/apis"):
-            if aggregated and discovery.wants_aggregated(request.headers.get("Accept", "")):
-                body = json.dumps(discovery.aggregated(core=path == "/api")).encode()
-                return web.Response(body=body, headers={"Content-Type": discovery.AGGREGATED_CONTENT_TYPE})
-            legacy = discovery.legacy_versions(request.host) if path == "/api" else discovery.legacy_groups()
-            return web.json_response(legacy)
-        if path == "/openapi/v3":
-            return web.json_response(discovery.openapi_root())
-        if path.startswith("/openapi/v3/"):
-            document = discovery.openapi_document(path.removeprefix("/openapi/v3/"))
-            if document is not None:
-                return web.Response(body=document, content_type="application/json")
-        parts = path.strip("/").split("/")
-        doc: dict[str, Any] | None = None
-        if parts[0] == "api" and len(parts) == 2:
-            doc = discovery.legacy_resources("", parts[1])
-        elif parts[0] == "apis" and len(parts) == 2:
-            doc = discovery.legacy_group(parts[1])
-        elif parts[0] == "apis" and len(parts) == 3:
-            doc = discovery.legacy_resources(parts[1], parts[2])
-        if doc is None:
-            status = {"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": "NotFound", "code": 404}
+        if request.method == "POST":
+            served.writes.append((request.method, request.path_qs))
+            return web.json_response(await request.json(), status=201)
+        answer = _discovery_answer(request, aggregated=aggregated)
+        if answer is None:
             return web.json_response(
-                {**status, "message": "the server could not find the requested resource"}, status=404
+                {**NOT_FOUND, "message": "the server could not find the requested resource"}, status=404
             )
-        return web.json_response(doc)
+        return answer
 
     app = web.Application()
-    app.router.add_route("GET", "/{tail:.*}", handle)
+    app.router.add_route("*", "/{tail:.*}", handle)
     return app
 
 
 @pytest_asyncio.fixture(params=[pytest.param(True, id="aggregated"), pytest.param(False, id="legacy")])
-async def server(request: pytest.FixtureRequest) -> AsyncIterator[str]:
-    runner = web.AppRunner(_app(aggregated=request.param))
+async def server(request: pytest.FixtureRequest) -> AsyncIterator[Served]:
+    served = Served("")
+    runner = web.AppRunner(_app(served, aggregated=request.param))
     await runner.setup()
     try:
         site = web.TCPSite(runner, "127.0.0.1", 0)
         await site.start()
         host, port = runner.addresses[0][:2]
-        yield f"http://{host}:{port}"
+        served.url = f"http://{host}:{port}"
+        yield served
     finally:
         await runner.cleanup()
 
 
-async def _kubectl(server: str, tmp_path: Path, *args: str) -> str:
+async def _kubectl(server: Served, tmp_path: Path, *args: str, stdin: bytes = b"") -> str:
     env = {**os.environ, "HOME": str(tmp_path), "KUBECACHEDIR": str(tmp_path / "cache"), "KUBECONFIG": "/dev/null"}
     proc = await asyncio.create_subprocess_exec(
-        KUBECTL, f"--server={server}", *args, env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+        KUBECTL,
+        f"--server={server.url}",
+        *args,
+        env=env,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
     )
     try:
         async with asyncio.timeout(60):
-            out, err = await proc.communicate()
+            out, err = await proc.communicate(stdin)
     finally:
         if proc.returncode is None:
             proc.kill()
@@ -516,18 +542,19 @@ async def _kubectl(server: str, tmp_path: Path, *args: str) -> str:
     return out.decode()
 
 
-pytestmark_kubectl = [needs_kubectl, pytest.mark.real_time, pytest.mark.asyncio]
-
-
-@pytest.mark.parametrize("_", [pytest.param(None, marks=pytestmark_kubectl, id="kubectl")])
-async def test_kubectl_version(_: None, server: str, tmp_path: Path) -> None:
+@kubectl_test
+@pytest.mark.real_time
+@pytest.mark.asyncio
+async def test_kubectl_version(server: Served, tmp_path: Path) -> None:
     out = await _kubectl(server, tmp_path, "version")
     assert "Server Version: v1.32.0" in out
     assert "WARNING" not in out
 
 
-@pytest.mark.parametrize("_", [pytest.param(None, marks=pytestmark_kubectl, id="kubectl")])
-async def test_kubectl_api_resources(_: None, server: str, tmp_path: Path) -> None:
+@kubectl_test
+@pytest.mark.real_time
+@pytest.mark.asyncio
+async def test_kubectl_api_resources(server: Served, tmp_path: Path) -> None:
     out = await _kubectl(server, tmp_path, "api-resources")
     rows = {line.split()[0]: line.split() for line in out.splitlines()[1:]}
     assert out.splitlines()[0].split() == ["NAME", "SHORTNAMES", "APIVERSION", "NAMESPACED", "KIND"]
@@ -535,13 +562,18 @@ async def test_kubectl_api_resources(_: None, server: str, tmp_path: Path) -> No
         assert rows[name] == [name, *short, group_version, str(namespaced).lower(), kind]
 
 
-@pytest.mark.parametrize("_", [pytest.param(None, marks=pytestmark_kubectl, id="kubectl")])
-async def test_kubectl_api_versions(_: None, server: str, tmp_path: Path) -> None:
+@kubectl_test
+@pytest.mark.real_time
+@pytest.mark.asyncio
+async def test_kubectl_api_versions(server: Served, tmp_path: Path) -> None:
     out = await _kubectl(server, tmp_path, "api-versions")
     expected = ["apps/v1", "batch/v1", "coordination.k8s.io/v1", "policy/v1", "scheduling.k8s.io/v1", "v1"]
     assert out.split() == expected
 
 
+@kubectl_test
+@pytest.mark.real_time
+@pytest.mark.asyncio
 @pytest.mark.parametrize(
     ("args", "expected"),
     [
@@ -553,36 +585,58 @@ async def test_kubectl_api_versions(_: None, server: str, tmp_path: Path) -> Non
                 "name\t<string> -required-",
                 "ports\t<[]ContainerPort>",
             ],
-            marks=pytestmark_kubectl,
             id="pods.spec.containers",
         ),
         pytest.param(
             ("deployment.spec.replicas",),
             ["GROUP:      apps", "KIND:       Deployment", "FIELD: replicas <integer>"],
-            marks=pytestmark_kubectl,
             id="deployment.spec.replicas",
         ),
-        pytest.param(
-            ("pdb.spec",),
-            ["KIND:       PodDisruptionBudget", "minAvailable\t<IntOrString>"],
-            marks=pytestmark_kubectl,
-            id="pdb.spec",
-        ),
+        pytest.param(("pdb.spec",), ["KIND:       PodDisruptionBudget", "minAvailable\t<IntOrString>"], id="pdb.spec"),
     ],
 )
-async def test_kubectl_explain(args: tuple[str, ...], expected: list[str], server: str, tmp_path: Path) -> None:
+async def test_kubectl_explain(args: tuple[str, ...], expected: list[str], server: Served, tmp_path: Path) -> None:
     out = await _kubectl(server, tmp_path, "explain", *args)
     for line in expected:
         assert line in out
 
 
+MANIFESTS = {
+    "Pod": ("v1", "/api/v1/namespaces/default/pods", {"containers": [{"name": "c", "image": "nginx"}]}),
+    "Deployment": ("apps/v1", "/apis/apps/v1/namespaces/default/deployments", {"replicas": 1}),
+    "PodDisruptionBudget": (
+        "policy/v1",
+        "/apis/policy/v1/namespaces/default/poddisruptionbudgets",
+        {"minAvailable": 1},
+    ),
+    "PriorityClass": ("scheduling.k8s.io/v1", "/apis/scheduling.k8s.io/v1/priorityclasses", None),
+}
+
+
+@kubectl_test
 @pytest.mark.real_time
 @pytest.mark.asyncio
-async def test_a_legacy_client_gets_the_legacy_documents(server: str) -> None:
+@pytest.mark.parametrize("kind", [pytest.param(k, id=k) for k in MANIFESTS])
+async def test_kubectl_create_leaves_validation_to_the_server(kind: str, server: Served, tmp_path: Path) -> None:
+    """With a PATCH carrying the kind's GVK and ``fieldValidation`` in /openapi/v3, kubectl sends
+    ``fieldValidation=Strict`` instead of fetching /openapi/v2 (protobuf) to validate itself."""
+    api_version, collection, spec = MANIFESTS[kind]
+    manifest: dict[str, Any] = {"apiVersion": api_version, "kind": kind, "metadata": {"name": "x"}}
+    manifest |= {"spec": spec} if spec is not None else {"value": 10}
+    if "/namespaces/" in collection:
+        manifest["metadata"]["namespace"] = "default"
+    out = await _kubectl(server, tmp_path, "create", "-f", "-", stdin=json.dumps(manifest).encode())
+    assert "x created" in out
+    assert server.writes == [("POST", f"{collection}?fieldManager=kubectl-create&fieldValidation=Strict")]
+
+
+@pytest.mark.real_time
+@pytest.mark.asyncio
+async def test_a_legacy_client_gets_the_legacy_documents(server: Served) -> None:
     """kubectl 1.20 asks ``/api`` and ``/apis`` with ``application/json, */*`` only."""
     async with aiohttp.ClientSession(headers={"Accept": "application/json, */*"}) as session:
-        async with session.get(f"{server}/api") as api:
+        async with session.get(f"{server.url}/api") as api:
             assert api.content_type == "application/json"
             assert (await api.json())["kind"] == "APIVersions"
-        async with session.get(f"{server}/apis") as apis:
+        async with session.get(f"{server.url}/apis") as apis:
             assert (await apis.json())["kind"] == "APIGroupList"
