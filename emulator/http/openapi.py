@@ -17,7 +17,8 @@ upstream (``io.k8s.api.core.v1.Pod``, ``io.k8s.apimachinery.pkg.apis.meta.v1.Obj
 ``Optional`` unwrapped, quantities and int-or-strings as upstream's ``oneOf`` schemas, defaults
 dropped (the Structs' defaults are the emulator's, not always upstream's), and upstream's
 strategic-merge and list-type markers (``_LIST_MARKERS``) on the lists the Structs have.
-Descriptions exist only where the Structs have docstrings and on the top-level fields.
+Descriptions come from ``schema_docs`` (the Structs' docstrings are dropped: they describe the
+emulator); a described ``$ref`` is wrapped in ``allOf``, as upstream writes it.
 
 Every document is built once and cached with its hash (``openapi_root`` links to
 ``?hash=<sha512>``, as upstream, so that clients may cache it for good).
@@ -36,6 +37,7 @@ import msgspec
 
 from emulator.api import apps, batch, core, meta, podtemplate, policy, scheduling, services
 from emulator.api.quantity import Quantity
+from emulator.http import schema_docs
 from emulator.http.resources import Resource, Subresource, by_group_version, group_versions
 
 __all__ = ["document_path", "openapi_document", "openapi_root", "schema_name"]
@@ -253,6 +255,14 @@ def _clean(node: Any) -> Any:
     return out
 
 
+def _described(schema: dict[str, Any], text: str) -> dict[str, Any]:
+    """``schema`` with a description; a bare ``$ref`` is wrapped in ``allOf`` first, as upstream
+    does (OpenAPI 3.0 ignores the siblings of a ``$ref``)."""
+    if "$ref" in schema:
+        return {"description": text, "allOf": [{"$ref": schema["$ref"]}]}
+    return {"description": text, **schema}
+
+
 def _gvk(group: str, version: str, kind: str) -> list[dict[str, str]]:
     return [{"group": group, "version": version, "kind": kind}]
 
@@ -283,20 +293,29 @@ def _schemas(group: str, version: str) -> dict[str, dict[str, Any]]:
     for short, raw in components.items():
         full = _short_to_full()[short]
         schema = _clean(raw)
-        for prop, extensions in schema.get("properties", {}).items():
+        schema.pop("description", None)  # the Struct's docstring speaks of the emulator, not to a user
+        if full in schema_docs.TYPES:
+            schema = {"description": schema_docs.TYPES[full], **schema}
+        properties = schema.get("properties", {})
+        for prop, extensions in properties.items():
             markers = _LIST_MARKERS.get((full, prop))
             if markers:
                 extensions.update(markers)
                 if "x-kubernetes-patch-merge-key" in markers or markers.get("x-kubernetes-list-type") == "set":
                     extensions["x-kubernetes-patch-strategy"] = "merge"
+            text = schema_docs.FIELDS.get((full, prop))
+            if text:
+                properties[prop] = _described(extensions, text)
         schemas[full] = schema
     for r in resources:
         full = schema_name(r.struct)
-        kind_schema = schemas[full]
+        kind_schema = {"description": schema_docs.KINDS[r.kind], **schemas[full]}
         kind_schema["x-kubernetes-group-version-kind"] = _gvk(r.group, r.version, r.kind)
+        properties = kind_schema.get("properties", {})
         for prop, text in _TOP_LEVEL.items():
-            if prop in kind_schema.get("properties", {}):
-                kind_schema["properties"][prop].setdefault("description", text)
+            if prop in properties and "description" not in properties[prop]:
+                properties[prop] = _described(properties[prop], text)
+        schemas[full] = kind_schema
         if r.stored:
             schemas[f"{full}List"] = _list_schema(r, full)
     if "Binding" in {s.kind for s in subs} | {r.kind for r in resources}:

@@ -25,7 +25,7 @@ import pytest
 import pytest_asyncio
 from aiohttp import web
 
-from emulator.http import discovery, openapi
+from emulator.http import discovery, openapi, schema_docs
 from emulator.http.resources import RESOURCES, group_versions
 
 ALL = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
@@ -442,7 +442,31 @@ def test_list_markers(path: str, schema: str, prop: str, expected: dict[str, Any
 def test_property_schemas(path: str, schema: str, prop: str, expected: dict[str, Any]) -> None:
     body = discovery.openapi_document(path)
     assert body is not None
-    assert json.loads(body)["components"]["schemas"][schema]["properties"][prop] == expected
+    found = json.loads(body)["components"]["schemas"][schema]["properties"][prop]
+    assert {k: v for k, v in found.items() if k != "description"} == expected
+
+
+def test_a_described_reference_is_wrapped_in_all_of() -> None:
+    body = discovery.openapi_document("api/v1")
+    assert body is not None
+    affinity = json.loads(body)["components"]["schemas"]["io.k8s.api.core.v1.PodSpec"]["properties"]["affinity"]
+    assert affinity == {
+        "description": schema_docs.FIELDS[("io.k8s.api.core.v1.PodSpec", "affinity")],
+        "allOf": [{"$ref": "#/components/schemas/io.k8s.api.core.v1.Affinity"}],
+    }
+
+
+def test_every_description_names_a_served_schema() -> None:
+    """The text table cannot drift from the Structs unnoticed."""
+    schemas: dict[str, Any] = {}
+    for _, doc in _documents():
+        schemas |= doc["components"]["schemas"]
+    for name, prop in schema_docs.FIELDS:
+        assert schemas[name]["properties"][prop]["description"] == schema_docs.FIELDS[(name, prop)]
+    for name, text in schema_docs.TYPES.items():
+        assert schemas[name]["description"] == text
+    for r in RESOURCES:
+        assert schemas[openapi.schema_name(r.struct)]["description"] == schema_docs.KINDS[r.kind]
 
 
 # --- the real kubectl against these documents ------------------------------------------------------
@@ -589,7 +613,7 @@ async def test_kubectl_api_versions(server: Served, tmp_path: Path) -> None:
         ),
         pytest.param(
             ("deployment.spec.replicas",),
-            ["GROUP:      apps", "KIND:       Deployment", "FIELD: replicas <integer>"],
+            ["GROUP:      apps", "KIND:       Deployment", "FIELD: replicas <integer>", "Number of desired pods."],
             id="deployment.spec.replicas",
         ),
         pytest.param(("pdb.spec",), ["KIND:       PodDisruptionBudget", "minAvailable\t<IntOrString>"], id="pdb.spec"),
