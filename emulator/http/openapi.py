@@ -341,7 +341,17 @@ def _camel_group(group: str) -> str:
 
 
 def _query(name: str, kind: str = "string") -> dict[str, Any]:
-    return {"name": name, "in": "query", "schema": {"type": kind}, "uniqueItems": True}
+    return {"name": name, "in": "query", "schema": {"type": kind, "uniqueItems": True}}
+
+
+def _path_params(path: str) -> list[dict[str, Any]]:
+    """The path-level parameters upstream declares: ``name``/``namespace`` where templated, ``pretty``."""
+    params = [
+        {"name": n, "in": "path", "required": True, "schema": {"type": "string", "uniqueItems": True}}
+        for n in ("name", "namespace")
+        if f"{{{n}}}" in path
+    ]
+    return [*params, _query("pretty")]
 
 
 _WRITE_PARAMS: Final = [_query("dryRun"), _query("fieldManager"), _query("fieldValidation")]
@@ -459,7 +469,7 @@ def _paths(group: str, version: str) -> dict[str, dict[str, Any]]:
             if "patch" in s.verbs:
                 sub["patch"] = _operation(f"patch{name}", "patch", sub_gvk, sub_ref, _WRITE_PARAMS, body="patch")
             paths[f"{collection}/{{name}}/{s.name}"] = sub
-    return paths
+    return {path: {**ops, "parameters": _path_params(path)} for path, ops in paths.items()}
 
 
 # --- documents ---------------------------------------------------------------------------

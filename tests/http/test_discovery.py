@@ -346,6 +346,16 @@ def test_patch_carries_gvk_and_field_validation(resource: Any) -> None:
     assert schema["x-kubernetes-group-version-kind"] == [gvk]
 
 
+@pytest.mark.parametrize(
+    "path", [pytest.param(openapi.document_path(g, v), id=f"{g or 'core'}-{v}") for g, v in group_versions()]
+)
+def test_document_is_valid_openapi_3_0(path: str) -> None:
+    validator = pytest.importorskip("openapi_spec_validator", reason="openapi-spec-validator is not installed")
+    body = discovery.openapi_document(path)
+    assert body is not None
+    validator.validate(json.loads(body))
+
+
 def test_every_ref_resolves() -> None:
     for path, doc in _documents():
         schemas = doc["components"]["schemas"]
