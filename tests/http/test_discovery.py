@@ -674,3 +674,28 @@ async def test_a_legacy_client_gets_the_legacy_documents(server: Served) -> None
             assert (await api.json())["kind"] == "APIVersions"
         async with session.get(f"{server.url}/apis") as apis:
             assert (await apis.json())["kind"] == "APIGroupList"
+
+
+@pytest.mark.real_time
+@pytest.mark.asyncio
+async def test_the_python_clients_dynamic_client_maps_kinds(server: Served, tmp_path: Path) -> None:
+    """``kubernetes.dynamic`` discovers with plain ``application/json``: the legacy documents."""
+    from kubernetes import client, dynamic
+
+    def discover() -> list[tuple[str, bool, list[str], list[str] | None, list[str]]]:
+        api = client.ApiClient(client.Configuration(host=server.url))
+        try:
+            dc = dynamic.DynamicClient(api, cache_file=str(tmp_path / "discovery.json"))  # type: ignore[no-untyped-call]
+            found = []
+            for api_version, kind in [("v1", "Pod"), ("apps/v1", "Deployment"), ("policy/v1", "PodDisruptionBudget")]:
+                r = dc.resources.get(api_version=api_version, kind=kind)
+                found.append((r.name, r.namespaced, r.short_names, r.categories, sorted(r.subresources)))
+            return found
+        finally:
+            api.close()  # type: ignore[no-untyped-call]
+
+    assert await asyncio.to_thread(discover) == [
+        ("pods", True, ["po"], ["all"], ["binding", "eviction", "status"]),
+        ("deployments", True, ["deploy"], ["all"], ["scale", "status"]),
+        ("poddisruptionbudgets", True, ["pdb"], None, ["status"]),
+    ]
