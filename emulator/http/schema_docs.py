@@ -1,12 +1,12 @@
 """The descriptions ``kubectl explain`` prints for the served schemas, in our own short words.
 
-``openapi`` generates the schemas from the Structs, whose docstrings speak about the emulator
+``openapi_schemas`` generates the schemas from the Structs, whose docstrings speak about the emulator
 (not to a kubectl user), so it drops them and takes the text from here: ``KINDS`` for the
 top-level kinds, ``TYPES`` for other schemas and ``FIELDS`` for properties, keyed by upstream's
 schema name. A field missing here is printed with ``<no description>``, as an undocumented
 field of a CRD is. Upstream's longer texts are in the Kubernetes API reference.
 
-This module owns text only: no names, shapes or markers (``openapi``).
+This module owns text only: no names, shapes or markers (``openapi_schemas``).
 """
 
 from __future__ import annotations
