@@ -7,7 +7,7 @@ for the Structs kept elsewhere than upstream keeps them), unwraps ``Optional``, 
 quantities and int-or-strings as upstream's ``oneOf`` schemas, drops defaults (the Structs'
 defaults are the emulator's, not always upstream's) and docstrings (they describe the
 emulator; the text comes from ``schema_docs``, a described ``$ref`` wrapped in ``allOf`` as
-upstream), and adds upstream's strategic-merge and list-type markers (``_LIST_MARKERS``) and
+upstream), and adds upstream's strategic-merge and list-type markers (``LIST_MARKERS``) and
 ``x-kubernetes-group-version-kind`` on every kind and its ``<Kind>List``. The kinds that have no
 Struct (``Status``, ``DeleteOptions``, ``Patch``, ``ListMeta``, autoscaling/v1 ``Scale``,
 policy/v1 ``Eviction``) are written by hand, small.
@@ -28,7 +28,7 @@ from emulator.api.quantity import Quantity
 from emulator.http import schema_docs
 from emulator.http.resources import Resource, Subresource, by_group_version
 
-__all__ = ["INT_OR_STRING", "META", "QUANTITY", "REF", "schema_name", "schemas", "subresource_schema"]
+__all__ = ["INT_OR_STRING", "LIST_MARKERS", "META", "QUANTITY", "REF", "schema_name", "schemas", "subresource_schema"]
 
 REF: Final = "#/components/schemas/"
 META: Final = "io.k8s.apimachinery.pkg.apis.meta.v1"
@@ -54,7 +54,7 @@ _PACKAGE_OF_NAME: Final = {
     "LeaseSpec": "io.k8s.api.coordination.v1",
 }
 
-_LIST_MARKERS: Final[dict[tuple[str, str], dict[str, Any]]] = {
+LIST_MARKERS: Final[dict[tuple[str, str], dict[str, Any]]] = {
     # (schema, property) -> upstream's extensions (k8s.io/api types.go markers)
     ("io.k8s.api.core.v1.PodSpec", "containers"): {"x-kubernetes-patch-merge-key": "name"},
     ("io.k8s.api.core.v1.PodSpec", "initContainers"): {"x-kubernetes-patch-merge-key": "name"},
@@ -75,13 +75,9 @@ _LIST_MARKERS: Final[dict[tuple[str, str], dict[str, Any]]] = {
         "x-kubernetes-patch-merge-key": "containerPort",
     },
     ("io.k8s.api.core.v1.PodStatus", "conditions"): {"x-kubernetes-patch-merge-key": "type"},
-    ("io.k8s.api.core.v1.PodStatus", "podIPs"): {"x-kubernetes-patch-merge-key": "ip"},
-    ("io.k8s.api.core.v1.PodStatus", "hostIPs"): {"x-kubernetes-patch-merge-key": "ip"},
-    ("io.k8s.api.core.v1.NodeSpec", "podCIDRs"): {"x-kubernetes-list-type": "set"},
     ("io.k8s.api.core.v1.NodeSpec", "taints"): {"x-kubernetes-list-type": "atomic"},
     ("io.k8s.api.core.v1.NodeStatus", "conditions"): {"x-kubernetes-patch-merge-key": "type"},
     ("io.k8s.api.core.v1.NodeStatus", "addresses"): {"x-kubernetes-patch-merge-key": "type"},
-    ("io.k8s.api.core.v1.NamespaceStatus", "conditions"): {"x-kubernetes-patch-merge-key": "type"},
     ("io.k8s.api.core.v1.ServiceSpec", "ports"): {
         "x-kubernetes-list-map-keys": ["port", "protocol"],
         "x-kubernetes-list-type": "map",
@@ -103,7 +99,8 @@ _LIST_MARKERS: Final[dict[tuple[str, str], dict[str, Any]]] = {
         "x-kubernetes-patch-merge-key": "type",
     },
 }
-"""Every entry with a merge key also has ``x-kubernetes-patch-strategy: merge`` (added below)."""
+"""Every entry with a merge key also has ``x-kubernetes-patch-strategy: merge`` (added below). Only
+the lists the Structs have are listed (a test checks that every entry lands on a property)."""
 
 _TOP_LEVEL: Final = {
     "apiVersion": "APIVersion defines the versioned schema of this representation of an object.",
@@ -286,7 +283,7 @@ def schemas(group: str, version: str) -> dict[str, dict[str, Any]]:
             schema = {"description": schema_docs.TYPES[full], **schema}
         properties = schema.get("properties", {})
         for prop, extensions in properties.items():
-            markers = _LIST_MARKERS.get((full, prop))
+            markers = LIST_MARKERS.get((full, prop))
             if markers:
                 extensions.update(markers)
                 if "x-kubernetes-patch-merge-key" in markers or markers.get("x-kubernetes-list-type") == "set":

@@ -25,7 +25,7 @@ import pytest
 import pytest_asyncio
 from aiohttp import web
 
-from emulator.http import discovery, openapi, schema_docs
+from emulator.http import discovery, openapi, openapi_schemas, schema_docs
 from emulator.http.resources import RESOURCES, group_versions
 
 ALL = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
@@ -454,6 +454,16 @@ def test_property_schemas(path: str, schema: str, prop: str, expected: dict[str,
     assert body is not None
     found = json.loads(body)["components"]["schemas"][schema]["properties"][prop]
     assert {k: v for k, v in found.items() if k != "description"} == expected
+
+
+def test_every_list_marker_lands_on_a_served_property() -> None:
+    schemas: dict[str, Any] = {}
+    for _, doc in _documents():
+        schemas |= doc["components"]["schemas"]
+    for name, prop in openapi_schemas.LIST_MARKERS:
+        found = schemas[name]["properties"][prop]
+        assert found["type"] == "array"
+        assert openapi_schemas.LIST_MARKERS[(name, prop)].items() <= found.items()
 
 
 def test_a_described_reference_is_wrapped_in_all_of() -> None:
