@@ -187,18 +187,16 @@ def _documents() -> dict[str, tuple[bytes, str]]:
             "paths": _paths(group, version),
             "components": {"schemas": schemas(group, version)},
         }
-        body = msgspec.json.encode(doc)
+        body = msgspec.json.encode(doc, order="sorted")  # keys sorted, as Go writes its maps
         documents[document_path(group, version)] = (body, hashlib.sha512(body).hexdigest().upper())
     return documents
 
 
 def openapi_root() -> dict[str, Any]:
     """``/openapi/v3``: one entry per served group-version, linking to its document by hash."""
+    documents = sorted(_documents().items())
     return {
-        "paths": {
-            path: {"serverRelativeURL": f"/openapi/v3/{path}?hash={digest}"}
-            for path, (_, digest) in _documents().items()
-        }
+        "paths": {path: {"serverRelativeURL": f"/openapi/v3/{path}?hash={digest}"} for path, (_, digest) in documents}
     }
 
 
