@@ -710,3 +710,34 @@ async def test_the_python_clients_dynamic_client_maps_kinds(server: Served, tmp_
         ("deployments", True, ["deploy"], ["all"], ["scale", "status"]),
         ("poddisruptionbudgets", True, ["pdb"], None, ["status"]),
     ]
+
+
+@pytest.mark.real_time
+@pytest.mark.asyncio
+async def test_the_python_clients_typed_discovery_calls_parse(server: Served) -> None:
+    """``VersionApi``, ``CoreApi``, ``ApisApi``, ``AppsApi`` and ``*V1Api.get_api_resources`` decode
+    our documents into their strict models (they ask ``/version/``, ``/api/``, ``/apis/apps/``...)."""
+    from kubernetes import client
+
+    def calls() -> tuple[Any, ...]:
+        api = client.ApiClient(client.Configuration(host=server.url))
+        try:
+            apps = client.AppsApi(api).get_api_group().preferred_version
+            assert apps is not None
+            return (
+                client.VersionApi(api).get_code().minor,
+                client.CoreApi(api).get_api_versions().versions,
+                [g.name for g in client.ApisApi(api).get_api_versions().groups],
+                apps.group_version,
+                [(r.name, r.kind, r.group) for r in client.CoreV1Api(api).get_api_resources().resources][-3:],
+            )
+        finally:
+            api.close()  # type: ignore[no-untyped-call]
+
+    assert await asyncio.to_thread(calls) == (
+        "32",
+        ["v1"],
+        ["apps", "batch", "policy", "scheduling.k8s.io", "coordination.k8s.io"],
+        "apps/v1",
+        [("pods/status", "Pod", None), ("services", "Service", None), ("services/status", "Service", None)],
+    )
