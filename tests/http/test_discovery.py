@@ -607,6 +607,32 @@ async def test_kubectl_api_resources(server: Served, tmp_path: Path) -> None:
         assert rows[name] == [name, *short, group_version, str(namespaced).lower(), kind]
 
 
+def _columns(table: str) -> list[dict[str, str]]:
+    """kubectl's fixed-width table as dicts, cut at the header's column starts (cells may be empty)."""
+    header, *lines = table.splitlines()
+    names = header.split()
+    starts = [header.index(f"{n} " if i < len(names) - 1 else n) for i, n in enumerate(names)]
+    bounds = [*starts[1:], None]
+    return [{n: line[a:b].strip() for n, a, b in zip(names, starts, bounds, strict=True)} for line in lines]
+
+
+@kubectl_test
+@pytest.mark.real_time
+@pytest.mark.asyncio
+async def test_kubectl_api_resources_wide(server: Served, tmp_path: Path) -> None:
+    rows = {row["NAME"]: row for row in _columns(await _kubectl(server, tmp_path, "api-resources", "-o", "wide"))}
+    for name, _short, _gv, _namespaced, _kind, verbs, categories in UPSTREAM:
+        assert (rows[name]["VERBS"], rows[name]["CATEGORIES"]) == (",".join(verbs), ",".join(categories))
+
+
+@kubectl_test
+@pytest.mark.real_time
+@pytest.mark.asyncio
+async def test_kubectl_resolves_the_all_category(server: Served, tmp_path: Path) -> None:
+    rows = _columns(await _kubectl(server, tmp_path, "api-resources", "--categories=all"))
+    assert [row["NAME"] for row in rows] == [row[0] for row in UPSTREAM if "all" in row[6]]
+
+
 @kubectl_test
 @pytest.mark.real_time
 @pytest.mark.asyncio
