@@ -17,7 +17,10 @@ path                        function                               upstream type
 ``/openapi/v3/<path>``      ``openapi_document(path)``             an OpenAPI 3.0 document (bytes)
 ==========================  =====================================  ====================================
 
-``wants_aggregated(accept)`` says which of the two ``/api`` and ``/apis`` answers an ``Accept`` asks for.
+``wants_aggregated(accept)`` says which of the two ``/api`` and ``/apis`` answers an ``Accept`` asks
+for; ``respond(path, accept, server_address=...)`` puts it all together for a router: the body and
+Content-Type of any of these paths (trailing slash allowed: the Python client asks ``/version/``,
+``/api/``, ``/apis/apps/``), or None when the path is not one of them or names nothing served.
 
 Aggregated discovery is served only when ``Accept`` asks for ``as=APIGroupDiscoveryList;v=v2``
 and must then carry ``AGGREGATED_CONTENT_TYPE``: client-go checks ``g``, ``v`` and ``as`` of the
@@ -29,7 +32,7 @@ is the order ``kubectl api-versions`` and the REST mapper see; resources inside 
 are sorted by name, subresources after their parent, as upstream's installer does.
 
 This module does not own the resource table (``resources``), the OpenAPI schemas
-(``openapi``, re-exported here), content negotiation or HTTP (``server``).
+(``openapi``, re-exported here), authentication, methods or HTTP (``server``).
 """
 
 from __future__ import annotations
@@ -37,6 +40,8 @@ from __future__ import annotations
 import base64
 import hashlib
 from typing import Any, Final
+
+import msgspec
 
 from emulator.http.openapi import openapi_document, openapi_root
 from emulator.http.resources import RESOURCES, Resource, by_group_version
@@ -51,6 +56,7 @@ __all__ = [
     "legacy_versions",
     "openapi_document",
     "openapi_root",
+    "respond",
     "version",
     "wants_aggregated",
 ]
@@ -261,3 +267,34 @@ def wants_aggregated(accept: str) -> bool:
         if (found.get("g"), found.get("v"), found.get("as")) == ("apidiscovery.k8s.io", "v2", "APIGroupDiscoveryList"):
             return True
     return False
+
+
+JSON: Final = "application/json"
+
+
+def respond(path: str, accept: str, *, server_address: str) -> tuple[bytes, str] | None:
+    """The answer to ``GET <path>`` (without its query) for the paths this module owns: the body
+    and its Content-Type, or None (a 404 for the router) when ``path`` is not a discovery, version
+    or OpenAPI path or names a group, version or document that is not served."""
+    path = path.rstrip("/") or "/"
+    doc: dict[str, Any] | None = None
+    if path == "/version":
+        doc = version()
+    elif path in ("/api", "/apis"):
+        if wants_aggregated(accept):
+            return msgspec.json.encode(aggregated(core=path == "/api")), AGGREGATED_CONTENT_TYPE
+        doc = legacy_versions(server_address) if path == "/api" else legacy_groups()
+    elif path == "/openapi/v3":
+        doc = openapi_root()
+    elif path.startswith("/openapi/v3/"):
+        body = openapi_document(path.removeprefix("/openapi/v3/"))
+        return None if body is None else (body, JSON)
+    else:
+        match path.split("/")[1:]:
+            case ["api", version_]:
+                doc = legacy_resources("", version_)
+            case ["apis", group]:
+                doc = legacy_group(group)
+            case ["apis", group, version_]:
+                doc = legacy_resources(group, version_)
+    return None if doc is None else (msgspec.json.encode(doc), JSON)

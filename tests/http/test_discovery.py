@@ -306,6 +306,53 @@ def test_wants_aggregated(accept: str, aggregated: bool) -> None:
     assert discovery.wants_aggregated(accept) is aggregated
 
 
+AGG_ACCEPT = (
+    "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,"
+    "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json"
+)
+
+
+@pytest.mark.parametrize(
+    ("path", "accept", "content_type", "kind"),
+    [
+        pytest.param("/version", "application/json, */*", "application/json", None, id="version"),
+        pytest.param("/version/", "application/json", "application/json", None, id="version-slash"),
+        pytest.param("/api", AGG_ACCEPT, discovery.AGGREGATED_CONTENT_TYPE, "APIGroupDiscoveryList", id="api-agg"),
+        pytest.param("/apis", AGG_ACCEPT, discovery.AGGREGATED_CONTENT_TYPE, "APIGroupDiscoveryList", id="apis-agg"),
+        pytest.param("/api", "application/json, */*", "application/json", "APIVersions", id="api-legacy"),
+        pytest.param("/apis/", "application/json", "application/json", "APIGroupList", id="apis-legacy"),
+        pytest.param("/apis/apps", AGG_ACCEPT, "application/json", "APIGroup", id="group"),
+        pytest.param("/apis/apps/v1", AGG_ACCEPT, "application/json", "APIResourceList", id="apps-v1"),
+        pytest.param("/api/v1/", "application/json", "application/json", "APIResourceList", id="core-v1-slash"),
+        pytest.param("/openapi/v3", "application/json, */*", "application/json", None, id="openapi-root"),
+        pytest.param("/openapi/v3/apis/apps/v1", "application/json", "application/json", None, id="openapi-doc"),
+    ],
+)
+def test_respond(path: str, accept: str, content_type: str, kind: str | None) -> None:
+    answer = discovery.respond(path, accept, server_address="127.0.0.1:6443")
+    assert answer is not None
+    body, served_type = answer
+    assert served_type == content_type
+    assert json.loads(body).get("kind") == kind
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        pytest.param("/apis/apps/v2", id="unserved-version"),
+        pytest.param("/apis/nope.example.com", id="unserved-group"),
+        pytest.param("/api/v2", id="unserved-core-version"),
+        pytest.param("/api/v1/pods", id="a-resource"),
+        pytest.param("/apis/apps/v1/namespaces/default/deployments", id="a-namespaced-resource"),
+        pytest.param("/openapi/v3/apis/nope/v1", id="unserved-document"),
+        pytest.param("/openapi/v2", id="openapi-v2"),
+        pytest.param("/healthz", id="healthz"),
+    ],
+)
+def test_respond_leaves_other_paths_to_the_router(path: str) -> None:
+    assert discovery.respond(path, AGG_ACCEPT, server_address="127.0.0.1:6443") is None
+
+
 # --- OpenAPI v3 --------------------------------------------------------------------------------
 
 
@@ -505,32 +552,6 @@ class Served:
     writes: list[tuple[str, str]] = field(default_factory=list)
 
 
-def _discovery_answer(request: web.Request, *, aggregated: bool) -> web.Response | None:
-    path = request.path.rstrip("/") or "/"
-    if path == "/version":
-        return web.json_response(discovery.version())
-    if path in ("/api", "/apis"):
-        if aggregated and discovery.wants_aggregated(request.headers.get("Accept", "")):
-            body = json.dumps(discovery.aggregated(core=path == "/api")).encode()
-            return web.Response(body=body, headers={"Content-Type": discovery.AGGREGATED_CONTENT_TYPE})
-        legacy = discovery.legacy_versions(request.host) if path == "/api" else discovery.legacy_groups()
-        return web.json_response(legacy)
-    if path == "/openapi/v3":
-        return web.json_response(discovery.openapi_root())
-    if path.startswith("/openapi/v3/"):
-        document = discovery.openapi_document(path.removeprefix("/openapi/v3/"))
-        return None if document is None else web.Response(body=document, content_type="application/json")
-    parts = path.strip("/").split("/")
-    doc: dict[str, Any] | None = None
-    if parts[0] == "api" and len(parts) == 2:
-        doc = discovery.legacy_resources("", parts[1])
-    elif parts[0] == "apis" and len(parts) == 2:
-        doc = discovery.legacy_group(parts[1])
-    elif parts[0] == "apis" and len(parts) == 3:
-        doc = discovery.legacy_resources(parts[1], parts[2])
-    return None if doc is None else web.json_response(doc)
-
-
 def _app(served: Served, *, aggregated: bool) -> web.Application:
     """Discovery and OpenAPI documents; any other GET is a 404, any POST is created as sent."""
 
@@ -538,12 +559,12 @@ def _app(served: Served, *, aggregated: bool) -> web.Application:
         if request.method == "POST":
             served.writes.append((request.method, request.path_qs))
             return web.json_response(await request.json(), status=201)
-        answer = _discovery_answer(request, aggregated=aggregated)
+        accept = request.headers.get("Accept", "") if aggregated else "application/json"
+        answer = discovery.respond(request.path, accept, server_address=request.host)
         if answer is None:
-            return web.json_response(
-                {**NOT_FOUND, "message": "the server could not find the requested resource"}, status=404
-            )
-        return answer
+            message = "the server could not find the requested resource"
+            return web.json_response({**NOT_FOUND, "message": message}, status=404)
+        return web.Response(body=answer[0], headers={"Content-Type": answer[1]})
 
     app = web.Application()
     app.router.add_route("*", "/{tail:.*}", handle)
