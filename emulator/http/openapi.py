@@ -13,6 +13,8 @@ Two clients read these documents:
 Paths: for every resource the collection and item paths (and ``/<plural>`` across namespaces),
 and its subresources, with upstream's operation ids (``patchCoreV1NamespacedPod``), actions,
 GVKs and parameters (path-level ``name``/``namespace``/``pretty``).
+The one deliberate difference from upstream: PATCH operations do not list
+``application/strategic-merge-patch+json`` (``_PATCH_TYPES`` says why).
 
 Every document is built once and cached with its hash (``openapi_root`` links to
 ``?hash=<SHA-512>``, as upstream, so that clients may cache it for good).
@@ -80,8 +82,13 @@ _PATCH_TYPES: Final = (
     "application/apply-patch+yaml",
     "application/json-patch+json",
     "application/merge-patch+json",
-    "application/strategic-merge-patch+json",
 )
+"""The PATCH bodies the documents advertise: upstream's, minus ``strategic-merge-patch+json``
+(which the server still accepts). kubectl's client-side ``apply`` computes its strategic merge
+patch from the OpenAPI v3 schema of the kind when the PATCH advertises that type, and fails
+with ``warning: error calculating patch from openapi v3 spec: unable to find api field "env"``
+on any field the Structs do not model; without it, kubectl falls back (silently, after a 404 on
+``/openapi/v2``) to the patch metadata compiled into it for the built-in kinds: upstream's own."""
 
 
 def _content(ref: str) -> dict[str, Any]:

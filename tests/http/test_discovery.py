@@ -390,6 +390,9 @@ def test_patch_carries_gvk_and_field_validation(resource: Any) -> None:
     ]
     assert patches
     assert all(any(p["name"] == "fieldValidation" and p["in"] == "query" for p in op["parameters"]) for op in patches)
+    # not advertised, so that kubectl apply uses its compiled-in patch metadata (see openapi._PATCH_TYPES)
+    assert all("application/strategic-merge-patch+json" not in op["requestBody"]["content"] for op in patches)
+    assert all("application/apply-patch+yaml" in op["requestBody"]["content"] for op in patches)
     schema = doc["components"]["schemas"][openapi.schema_name(resource.struct)]
     assert schema["x-kubernetes-group-version-kind"] == [gvk]
 
@@ -546,19 +549,32 @@ NOT_FOUND = {"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason"
 
 @dataclass
 class Served:
-    """The test server: its URL and the writes it was sent (method, path and query)."""
+    """The test server: its URL, the writes it was sent (method, path and query), the objects
+    created and the PATCHes (Content-Type, body)."""
 
     url: str
     writes: list[tuple[str, str]] = field(default_factory=list)
+    objects: dict[str, Any] = field(default_factory=dict)
+    patches: list[tuple[str, Any]] = field(default_factory=list)
 
 
 def _app(served: Served, *, aggregated: bool) -> web.Application:
-    """Discovery and OpenAPI documents; any other GET is a 404, any POST is created as sent."""
+    """Discovery and OpenAPI documents; a POST is kept as sent and answered by GET; a PATCH is
+    recorded and answered with the object unchanged; any other GET is a 404."""
 
     async def handle(request: web.Request) -> web.StreamResponse:
         if request.method == "POST":
             served.writes.append((request.method, request.path_qs))
-            return web.json_response(await request.json(), status=201)
+            obj = await request.json()
+            obj["metadata"]["resourceVersion"] = "1"
+            served.objects[f"{request.path}/{obj['metadata']['name']}"] = obj
+            return web.json_response(obj, status=201)
+        if request.method == "PATCH":
+            served.writes.append((request.method, request.path_qs))
+            served.patches.append((request.content_type, await request.json()))
+            return web.json_response(served.objects[request.path])
+        if request.path in served.objects:
+            return web.json_response(served.objects[request.path])
         accept = request.headers.get("Accept", "") if aggregated else "application/json"
         answer = discovery.respond(request.path, accept, server_address=request.host)
         if answer is None:
@@ -587,6 +603,11 @@ async def server(request: pytest.FixtureRequest) -> AsyncIterator[Served]:
 
 
 async def _kubectl(server: Served, tmp_path: Path, *args: str, stdin: bytes = b"") -> str:
+    return (await _kubectl_both(server, tmp_path, *args, stdin=stdin))[0]
+
+
+async def _kubectl_both(server: Served, tmp_path: Path, *args: str, stdin: bytes = b"") -> tuple[str, str]:
+    """kubectl's stdout and stderr; it must exit 0."""
     env = {**os.environ, "HOME": str(tmp_path), "KUBECACHEDIR": str(tmp_path / "cache"), "KUBECONFIG": "/dev/null"}
     proc = await asyncio.create_subprocess_exec(
         KUBECTL,
@@ -605,7 +626,7 @@ async def _kubectl(server: Served, tmp_path: Path, *args: str, stdin: bytes = b"
             proc.kill()
             await proc.wait()
     assert proc.returncode == 0, err.decode()
-    return out.decode()
+    return out.decode(), err.decode()
 
 
 @kubectl_test
@@ -720,6 +741,53 @@ async def test_kubectl_create_leaves_validation_to_the_server(kind: str, server:
     out = await _kubectl(server, tmp_path, "create", "-f", "-", stdin=json.dumps(manifest).encode())
     assert "x created" in out
     assert server.writes == [("POST", f"{collection}?fieldManager=kubectl-create&fieldValidation=Strict")]
+
+
+DEPLOYMENT = {
+    "apiVersion": "apps/v1",
+    "kind": "Deployment",
+    "metadata": {"name": "web", "namespace": "default"},
+    "spec": {
+        "replicas": 2,
+        "selector": {"matchLabels": {"app": "web"}},
+        "template": {
+            "metadata": {"labels": {"app": "web"}},
+            "spec": {
+                "containers": [
+                    # env, command and livenessProbe are fields the emulator's Structs do not model
+                    {
+                        "name": "c",
+                        "image": "nginx:1",
+                        "env": [{"name": "A", "value": "1"}],
+                        "command": ["sleep"],
+                        "livenessProbe": {"exec": {"command": ["true"]}},
+                    }
+                ]
+            },
+        },
+    },
+}
+
+
+@kubectl_test
+@pytest.mark.real_time
+@pytest.mark.asyncio
+async def test_kubectl_apply_patches_fields_the_structs_do_not_model(server: Served, tmp_path: Path) -> None:
+    """A re-apply computes its strategic merge patch from kubectl's compiled-in metadata, silently
+    (from our OpenAPI v3 schemas it would warn ``unable to find api field "env"``)."""
+    await _kubectl(server, tmp_path, "apply", "-f", "-", stdin=json.dumps(DEPLOYMENT).encode())
+    changed = json.loads(json.dumps(DEPLOYMENT))
+    container = changed["spec"]["template"]["spec"]["containers"][0]
+    container["image"] = "nginx:2"
+    container["env"][0]["value"] = "2"
+    out, err = await _kubectl_both(server, tmp_path, "apply", "-f", "-", stdin=json.dumps(changed).encode())
+    assert out.strip() == "deployment.apps/web configured"
+    assert "warning" not in err.lower()
+    ((content_type, patch),) = server.patches
+    assert content_type == "application/strategic-merge-patch+json"
+    assert patch["spec"]["template"]["spec"]["containers"] == [
+        {"$setElementOrder/env": [{"name": "A"}], "env": [{"name": "A", "value": "2"}], "image": "nginx:2", "name": "c"}
+    ]
 
 
 @pytest.mark.real_time
