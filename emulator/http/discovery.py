@@ -54,9 +54,11 @@ __all__ = [
     "legacy_groups",
     "legacy_resources",
     "legacy_versions",
+    "named_groups",
     "openapi_document",
     "openapi_root",
     "respond",
+    "storage_version_hash",
     "version",
     "wants_aggregated",
 ]
