@@ -4,8 +4,10 @@ Pure tests pin every served resource against upstream v1.32's ``kubectl api-reso
 and its subresources, check that aggregated and legacy discovery say the same thing, and that
 every OpenAPI document has what ``kubectl apply`` (a PATCH with the kind's GVK and a
 ``fieldValidation`` parameter) and ``kubectl explain`` (schemas with GVKs, resolvable refs) need.
-The kubectl tests serve only these documents from a tiny aiohttp app on 127.0.0.1 and run the
-real kubectl against it.
+The client tests serve only these documents (through ``discovery.respond``) from a tiny aiohttp
+app on 127.0.0.1, once with aggregated discovery and once legacy-only (kubectl 1.20's way), and
+run the real kubectl (version, api-resources, api-versions, explain, create and re-apply) and the
+official Python client (typed discovery calls, ``DynamicClient``) against it.
 """
 
 from __future__ import annotations
