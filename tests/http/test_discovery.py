@@ -375,6 +375,11 @@ def test_root_lists_every_group_version_with_its_documents_hash() -> None:
         assert entry["serverRelativeURL"] == f"/openapi/v3/{path}?hash={hashlib.sha512(body).hexdigest().upper()}"
 
 
+def test_documents_name_the_served_version() -> None:
+    for _, doc in _documents():
+        assert (doc["openapi"], doc["info"]) == ("3.0.0", {"title": "Kubernetes", "version": discovery.GIT_VERSION})
+
+
 def test_documents_are_built_once() -> None:
     assert discovery.openapi_document("api/v1") is discovery.openapi_document("/api/v1")
     assert discovery.openapi_document("apis/apps/v2") is None
