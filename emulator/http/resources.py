@@ -163,8 +163,6 @@ RESOURCES: Final[tuple[Resource, ...]] = (
     # batch/v1
     _res("batch", "cronjobs", "cronjob", "CronJob", short=("cj",), categories=("all",), status=True),
     _res("batch", "jobs", "job", "Job", categories=("all",), status=True),
-    # coordination.k8s.io/v1
-    _res("coordination.k8s.io", "leases", "lease", "Lease"),
     # policy/v1
     _res("policy", "poddisruptionbudgets", "poddisruptionbudget", "PodDisruptionBudget", short=("pdb",), status=True),
     # scheduling.k8s.io/v1
@@ -176,6 +174,8 @@ RESOURCES: Final[tuple[Resource, ...]] = (
         namespaced=False,
         short=("pc",),
     ),
+    # coordination.k8s.io/v1
+    _res("coordination.k8s.io", "leases", "lease", "Lease"),
 )
 
 _BY_PATH: Final = {(r.group, r.version, r.name): r for r in RESOURCES}
@@ -194,7 +194,8 @@ def for_kind(api_version: str, kind: str) -> Resource | None:
 
 def group_versions() -> list[tuple[str, str]]:
     """(group, version) pairs served, core first, then the named groups in upstream's
-    discovery order (which lists ``apps`` and ``batch`` before the ``*.k8s.io`` groups)."""
+    discovery order (the aggregator's priorities: apps, batch, policy, scheduling.k8s.io,
+    coordination.k8s.io)."""
     seen: list[tuple[str, str]] = []
     for r in RESOURCES:
         if (r.group, r.version) not in seen:
