@@ -11,7 +11,10 @@ module             owns
 =================  ==============================================================
 ``resources``      the served resources: plural, kind, group, scope, short names,
                    categories, verbs, subresources (one table everything reads)
-``discovery``      /version, aggregated and legacy discovery, /openapi/v3
+``discovery``      /version, aggregated and legacy discovery, /openapi/v3 (``respond``)
+``openapi``        the /openapi/v3 documents: paths, operations, GVKs, the cache
+``openapi_schemas`` components.schemas generated from the Structs, upstream's names
+``schema_docs``    the descriptions ``kubectl explain`` prints
 ``tables``         Table columns and the Table envelope per resource
 ``printers``       the cells of each resource's row (upstream's printers, HumanDuration)
 ``patch``          strategic merge, JSON merge, JSON patch, server-side apply
