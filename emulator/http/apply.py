@@ -28,8 +28,8 @@ every other manager
 
 Approximated (documented bounds): list merge order for ``listType=map`` lists (live items in
 live order, then new items in applied order); ``null`` in an applied config drops the field;
-key fields of a list item are the ones present in the item (upstream defaults ``protocol``
-first); the ten-Update-managers cap ("ancient-changes") is not applied; ``.`` markers for
+the only key-field default is ``protocol: TCP`` (ports); the ten-Update-managers cap
+("ancient-changes") is not applied; ``.`` markers for
 pointer structs are approximated by the ``_DOTTED`` field names.
 
 An apply that creates its object does not know the uid yet: ``apply(current=None)`` keeps the
@@ -75,6 +75,8 @@ _DOTTED: Final = frozenset(
     {"labels", "annotations", "nodeSelector", "limits", "requests", "rollingUpdate", "capacity", "allocatable"}
 )
 """Map-typed (or pointer) fields an Update records as a whole, rendered with ``.``."""
+_KEY_DEFAULTS: Final = {"protocol": "TCP"}
+"""Key fields with an OpenAPI default, which structured-merge-diff fills in when an item lacks them."""
 _ATOMIC_MAPS: Final = frozenset({"selector", "labelSelector", "namespaceSelector"})
 """``structType=atomic`` label selectors (a Service's ``selector`` is a plain map: see ``_is_atomic_map``)."""
 
@@ -115,7 +117,7 @@ class _Entry:
 
 
 def _key_step(item: dict[str, Any], keys: tuple[str, ...]) -> str:
-    present = {k: item[k] for k in sorted(keys) if k in item}
+    present = {k: item[k] if k in item else _KEY_DEFAULTS[k] for k in sorted(keys) if k in item or k in _KEY_DEFAULTS}
     return "k:" + json.dumps(present, separators=(",", ":"), sort_keys=True)
 
 

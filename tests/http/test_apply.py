@@ -78,7 +78,9 @@ def test_update_records_the_written_fields_in_fieldsv1(created: FieldManagers) -
                                     ".": {},
                                     "f:image": {},
                                     "f:name": {},
-                                    "f:ports": {'k:{"containerPort":80}': {".": {}, "f:containerPort": {}}},
+                                    "f:ports": {
+                                        'k:{"containerPort":80,"protocol":"TCP"}': {".": {}, "f:containerPort": {}}
+                                    },
                                 }
                             }
                         },
@@ -273,3 +275,19 @@ def test_applying_the_same_config_twice_is_a_no_op(labels: dict[str, str], repli
     twice = managers.apply(DEPLOYMENTS, once, config, manager="kubectl", force=False, time=T1)
     assert twice == once
     assert managers.managed_fields("u1") == fields
+
+
+def test_a_port_without_protocol_is_the_live_tcp_port() -> None:
+    services = find("", "v1", "services")
+    live = {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": "s", "namespace": "default", "uid": "u1"},
+        "spec": {"ports": [{"port": 80, "protocol": "TCP", "targetPort": 8080}], "selector": {"app": "a"}},
+    }
+    config = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s"}, "spec": {"ports": [{"port": 80}]}}
+    managers = FieldManagers()
+    out = managers.apply(services, live, config, manager="kubectl", force=False, time=T0)
+    assert out["spec"]["ports"] == [{"port": 80, "protocol": "TCP", "targetPort": 8080}]
+    item = 'k:{"port":80,"protocol":"TCP"}'
+    assert _owned(managers, "kubectl") == {"f:spec": {"f:ports": {item: {".": {}, "f:port": {}}}}}
