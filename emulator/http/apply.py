@@ -348,12 +348,21 @@ class FieldManagers:
         operation: str,
         time: str,
         subresource: str = "",
+        managed_fields: list[dict[str, Any]] | None = None,
     ) -> None:
-        """Record a non-apply write (or hand a created object its pending apply set)."""
+        """Record a non-apply write (or hand a created object its pending apply set).
+
+        ``managed_fields``: the ``metadata.managedFields`` the request carried (after its
+        patch), if any. As upstream, a non-empty list that differs from the record replaces
+        it first (kubectl's client-side → server-side apply migration sends one by JSON
+        patch); ``[{}]`` clears it; ``[]`` or None leaves it.
+        """
         meta = new.get("metadata") or {}
         uid = str(meta.get("uid") or "")
         if not uid:
             return
+        if managed_fields and managed_fields != self.managed_fields(uid):
+            self._objects[uid] = _decode_entries(managed_fields)
         if operation == "Apply":
             pending = self._pending.pop(
                 (resource.kind, str(meta.get("namespace") or ""), str(meta.get("name") or "")), None
@@ -417,6 +426,38 @@ class FieldManagers:
     def forget(self, uid: str) -> None:
         """The object is gone: drop its record."""
         self._objects.pop(uid, None)
+
+
+def _decode_entries(rows: list[dict[str, Any]]) -> dict[_Manager, _Entry]:
+    entries: dict[_Manager, _Entry] = {}
+    for row in rows:
+        if not isinstance(row, dict) or not row.get("manager") or row.get("operation") not in ("Apply", "Update"):
+            continue
+        who = _Manager(
+            str(row["manager"]),
+            str(row["operation"]),
+            str(row.get("apiVersion") or ""),
+            str(row.get("subresource") or ""),
+        )
+        fields = _decode_tree(row.get("fieldsV1") or {}, ())
+        if fields:
+            entries[who] = _Entry(fields, str(row.get("time") or ""))
+    return entries
+
+
+def _decode_tree(tree: Any, prefix: Path) -> set[Path]:
+    """The paths of a ``fieldsV1`` tree (the inverse of ``fields_v1``)."""
+    out: set[Path] = set()
+    if not isinstance(tree, dict):
+        return out
+    for step, child in tree.items():
+        if step == ".":
+            out.add(prefix)
+        elif isinstance(child, dict) and child:
+            out |= _decode_tree(child, (*prefix, step))
+        else:
+            out.add((*prefix, step))
+    return out
 
 
 def _conflict_error(conflicts: list[tuple[_Manager, Path]]) -> ApplyConflict:

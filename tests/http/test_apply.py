@@ -291,3 +291,33 @@ def test_a_port_without_protocol_is_the_live_tcp_port() -> None:
     assert out["spec"]["ports"] == [{"port": 80, "protocol": "TCP", "targetPort": 8080}]
     item = 'k:{"port":80,"protocol":"TCP"}'
     assert _owned(managers, "kubectl") == {"f:spec": {"f:ports": {item: {".": {}, "f:port": {}}}}}
+
+
+def test_managed_fields_a_request_sets_replace_the_record(created: FieldManagers) -> None:
+    migrated = [
+        {
+            "manager": "kubectl",
+            "operation": "Apply",
+            "apiVersion": "apps/v1",
+            "time": T1,
+            "fieldsType": "FieldsV1",
+            "fieldsV1": {"f:spec": {"f:replicas": {}}},
+        }
+    ]
+    live = _deployment()
+    created.update(
+        DEPLOYMENTS, live, live, manager="kubectl-patch", operation="Update", time=T1, managed_fields=migrated
+    )
+    assert created.managed_fields("u1") == migrated
+    out = created.apply(DEPLOYMENTS, live, _config(replicas=4), manager="kubectl", force=False, time=T2)
+    assert out["spec"]["replicas"] == 4
+    created.update(DEPLOYMENTS, live, live, manager="m", operation="Update", time=T2, managed_fields=[{}])
+    assert created.managed_fields("u1") == []
+
+
+def test_fields_v1_round_trips(created: FieldManagers) -> None:
+    rows = created.managed_fields("u1")
+    again = FieldManagers()
+    live = _deployment()
+    again.update(DEPLOYMENTS, live, live, manager="x", operation="Update", time=T0, managed_fields=rows)
+    assert again.managed_fields("u1") == rows
