@@ -247,7 +247,7 @@ def _merge(kind: str, spath: str, live: Any, applied: Any) -> Any:
         return merged
     if isinstance(live, list) and isinstance(applied, list) and schema.list_type == "set":
         return [*live, *(v for v in applied if v not in live)]
-    if isinstance(applied, dict):
+    if isinstance(applied, dict) and not _is_atomic_map(kind, spath, name):
         return _merge(kind, spath, {}, applied)
     return copy.deepcopy(applied)
 

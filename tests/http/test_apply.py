@@ -321,3 +321,23 @@ def test_fields_v1_round_trips(created: FieldManagers) -> None:
     live = _deployment()
     again.update(DEPLOYMENTS, live, live, manager="x", operation="Update", time=T0, managed_fields=rows)
     assert again.managed_fields("u1") == rows
+
+
+@pytest.mark.parametrize(
+    "live_selector",
+    [
+        pytest.param({"matchLabels": {"app": "d", "old": "x"}}, id="replaces-a-live-selector"),
+        pytest.param(None, id="sets-a-missing-selector"),
+    ],
+)
+def test_label_selectors_are_atomic(live_selector: dict[str, Any] | None) -> None:
+    live = _deployment()
+    if live_selector is None:
+        del live["spec"]["selector"]
+    else:
+        live["spec"]["selector"] = live_selector
+    managers = FieldManagers()
+    selector = {"matchLabels": {"app": "d"}}
+    out = managers.apply(DEPLOYMENTS, live, _config(selector=selector), manager="kubectl", force=False, time=T0)
+    assert out["spec"]["selector"] == selector
+    assert _owned(managers, "kubectl") == {"f:spec": {"f:selector": {}}}
