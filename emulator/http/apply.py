@@ -19,8 +19,8 @@ Update set: the fields a write added   leaves that changed or appeared, list ite
 or changed                             and the granular maps in ``_DOTTED`` that appeared
 field owned by another manager, and    ``ApplyConflict`` with one (field, message) cause each,
 the applied value differs              unless ``force``, which takes the fields over
-fields this manager applied before     removed from the object unless another manager owns them
-and no longer applies
+fields this manager applied before     removed from the object unless another manager owns them,
+and no longer applies                  or it (or they) still own a field below
 an Update takes its fields from        the same; fields a write removed leave every set
 every other manager
 ``managedFields`` order                by operation, time, manager, apiVersion, subresource
@@ -330,10 +330,11 @@ class FieldManagers:
             raise _conflict_error(conflicts)
         for other, path in conflicts:
             entries[other].fields.discard(path)
-        result = _merge(resource.kind, "", current, config)
+        result = _merge(resource.kind, "", copy.deepcopy(current), config)
         previous = entries[me].fields if me in entries else set()
-        others = set().union(*(e.fields for m, e in entries.items() if m != me))
-        for path in sorted(previous - new_set - others, key=len):
+        kept = new_set.union(*(e.fields for m, e in entries.items() if m != me))
+        kept_or_above = {p[:i] for p in kept for i in range(1, len(p) + 1)}
+        for path in sorted(previous - kept_or_above, key=len):
             _remove(result, path)
         self._record(entries, me, new_set, time, touched=result != current)
         return result

@@ -270,7 +270,9 @@ def test_applying_the_same_config_twice_is_a_no_op(labels: dict[str, str], repli
         **_config(replicas=replicas, template={"spec": {"containers": [{"name": n, "image": n} for n in names]}}),
         "metadata": {"name": "d", "labels": labels},
     }
-    once = managers.apply(DEPLOYMENTS, _deployment(), config, manager="kubectl", force=False, time=T0)
+    live = _deployment()
+    once = managers.apply(DEPLOYMENTS, live, config, manager="kubectl", force=False, time=T0)
+    assert live == _deployment()
     fields = managers.managed_fields("u1")
     twice = managers.apply(DEPLOYMENTS, once, config, manager="kubectl", force=False, time=T1)
     assert twice == once
@@ -341,3 +343,20 @@ def test_label_selectors_are_atomic(live_selector: dict[str, Any] | None) -> Non
     out = managers.apply(DEPLOYMENTS, live, _config(selector=selector), manager="kubectl", force=False, time=T0)
     assert out["spec"]["selector"] == selector
     assert _owned(managers, "kubectl") == {"f:spec": {"f:selector": {}}}
+
+
+def test_a_migrated_map_member_is_not_removed_while_its_keys_are_applied(created: FieldManagers) -> None:
+    """kubectl's migration hands ``kubectl`` an Update-shaped set (``.`` members); re-applying keeps them."""
+    rows = created.managed_fields("u1")
+    migrated = [{**rows[0], "manager": "kubectl", "operation": "Apply"}]
+    live = _deployment()
+    created.update(DEPLOYMENTS, live, live, manager="kubectl", operation="Update", time=T1, managed_fields=migrated)
+    manifest = {k: v for k, v in _deployment().items() if k != "status"}
+    out = created.apply(DEPLOYMENTS, live, manifest, manager="kubectl", force=False, time=T2)
+    assert out == live
+    config = {**_config(replicas=1), "metadata": {"name": "d", "labels": {"app": "d"}}}
+    out = created.apply(DEPLOYMENTS, live, config, manager="kubectl", force=False, time=T2)
+    assert out["metadata"]["labels"] == {"app": "d"}
+    assert not out["spec"]["template"]["spec"]["containers"]
+    assert "selector" not in out["spec"]
+    assert live == _deployment()
