@@ -360,3 +360,24 @@ def test_a_migrated_map_member_is_not_removed_while_its_keys_are_applied(created
     assert not out["spec"]["template"]["spec"]["containers"]
     assert "selector" not in out["spec"]
     assert live == _deployment()
+
+
+_leaves = st.one_of(st.integers(0, 3), st.sampled_from(["x", "y"]), st.booleans())
+_trees = st.recursive(
+    _leaves,
+    lambda inner: st.dictionaries(st.sampled_from(["selector", "strategy", "k1", "k2"]), inner, min_size=1, max_size=3),
+    max_leaves=8,
+)
+
+
+@given(st.dictionaries(st.sampled_from(["selector", "strategy", "paused", "extra"]), _trees, max_size=3), _trees)
+def test_apply_of_any_spec_is_idempotent_and_leaves_the_live_object_alone(spec: dict[str, Any], other: Any) -> None:
+    managers = FieldManagers()
+    live = _deployment()
+    live["spec"]["extra"] = other
+    config = _config(**spec)
+    once = managers.apply(DEPLOYMENTS, live, config, manager="kubectl", force=True, time=T0)
+    rows = managers.managed_fields("u1")
+    assert live["spec"]["extra"] == other
+    assert managers.apply(DEPLOYMENTS, once, config, manager="kubectl", force=False, time=T1) == once
+    assert managers.managed_fields("u1") == rows

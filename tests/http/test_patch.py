@@ -499,3 +499,43 @@ def test_a_failed_test_leaves_the_input_unchanged(doc: dict[str, Any], key: str,
     with pytest.raises(Invalid, match="rejected"):
         json_patch(doc, ops)
     assert doc == before
+
+
+_maps_only = st.recursive(
+    _scalars,
+    lambda inner: st.dictionaries(st.sampled_from(["a", "b", "c", "d"]), inner, max_size=3),
+    max_leaves=10,
+)
+_map_docs = st.dictionaries(st.sampled_from(["x", "y", "z"]), _maps_only, max_size=3)
+_map_patches = st.recursive(
+    st.none() | _scalars,
+    lambda inner: st.dictionaries(st.sampled_from(["a", "b", "c", "d"]), inner, max_size=3),
+    max_leaves=10,
+)
+
+
+@given(_map_docs, st.dictionaries(st.sampled_from(["x", "y", "z"]), _map_patches, max_size=3))
+def test_strategic_merge_without_lists_or_directives_is_a_merge_patch(
+    doc: dict[str, Any], patch: dict[str, Any]
+) -> None:
+    assert strategic_merge("Lease", doc, patch) == json_merge_patch(doc, patch)
+
+
+_containers = st.lists(
+    st.fixed_dictionaries({"name": st.sampled_from(["a", "b", "c", "d"]), "image": st.sampled_from(["1", "2"])}),
+    unique_by=lambda c: c["name"],
+    max_size=4,
+)
+
+
+@given(_containers, _containers)
+def test_merging_containers_keeps_every_name_once_with_the_patch_value(
+    live: list[dict[str, Any]], patch: list[dict[str, Any]]
+) -> None:
+    out = strategic_merge("Pod", {"spec": {"containers": live}}, {"spec": {"containers": patch}})
+    merged = out["spec"]["containers"]
+    assert sorted(c["name"] for c in merged) == sorted({c["name"] for c in live + patch})
+    by_name = {c["name"]: c for c in merged}
+    assert all(by_name[c["name"]] == c for c in patch)
+    order = [c["name"] for c in merged if c["name"] in {p["name"] for p in patch}]
+    assert order == [c["name"] for c in patch]
