@@ -71,6 +71,7 @@ _UNOWNED_META: Final = frozenset(
         "selfLink",
     }
 )
+_MAX_PENDING: Final = 1024
 _DOTTED: Final = frozenset(
     {"labels", "annotations", "nodeSelector", "limits", "requests", "rollingUpdate", "capacity", "allocatable"}
 )
@@ -289,6 +290,8 @@ class FieldManagers:
     def __init__(self) -> None:
         self._objects: dict[str, dict[_Manager, _Entry]] = {}
         self._pending: dict[tuple[str, str, str], tuple[_Manager, _Entry]] = {}
+        self._rendered: dict[str, list[dict[str, Any]]] = {}
+        """``managed_fields`` answers, kept until the object's record changes (lists read it per item)."""
 
     def __repr__(self) -> str:
         return f"<FieldManagers objects={len(self._objects)} pending={len(self._pending)}>"
@@ -314,9 +317,13 @@ class FieldManagers:
             result: dict[str, Any] = _merge(resource.kind, "", {}, config)
             meta = result.get("metadata") or {}
             key = (resource.kind, str(meta.get("namespace") or ""), str(meta.get("name") or ""))
+            self._pending.pop(key, None)
             self._pending[key] = (me, _Entry(new_set, time))
+            while len(self._pending) > _MAX_PENDING:  # creates that failed after apply(); oldest first
+                del self._pending[next(iter(self._pending))]
             return result
         uid = str((current.get("metadata") or {}).get("uid") or "")
+        self._rendered.pop(uid, None)
         entries = self._objects.setdefault(uid, {})
         live = _paths(resource, current, subresource)
         conflicts: list[tuple[_Manager, Path]] = []
@@ -351,7 +358,7 @@ class FieldManagers:
         subresource: str = "",
         managed_fields: list[dict[str, Any]] | None = None,
     ) -> None:
-        """Record a non-apply write (or hand a created object its pending apply set).
+        """Record a non-apply write (or hand a created object its pending apply set); ``old`` is unchanged.
 
         ``managed_fields``: the ``metadata.managedFields`` the request carried (after its
         patch), if any. As upstream, a non-empty list that differs from the record replaces
@@ -362,8 +369,10 @@ class FieldManagers:
         uid = str(meta.get("uid") or "")
         if not uid:
             return
+        self._rendered.pop(uid, None)
         if managed_fields and managed_fields != self.managed_fields(uid):
             self._objects[uid] = _decode_entries(managed_fields)
+            self._rendered.pop(uid, None)
         if operation == "Apply":
             pending = self._pending.pop(
                 (resource.kind, str(meta.get("namespace") or ""), str(meta.get("name") or "")), None
@@ -392,6 +401,7 @@ class FieldManagers:
             self._record(entries, me, (mine - gone) | changed, time, touched=bool(changed))
         if not entries:
             del self._objects[uid]
+        self._rendered.pop(uid, None)
 
     @staticmethod
     def _record(entries: dict[_Manager, _Entry], me: _Manager, fields: set[Path], time: str, *, touched: bool) -> None:
@@ -408,6 +418,9 @@ class FieldManagers:
 
     def managed_fields(self, uid: str) -> list[dict[str, Any]]:
         """``metadata.managedFields`` of the object ``uid``, in upstream's order."""
+        cached = self._rendered.get(uid)
+        if cached is not None:
+            return cached
         entries = self._objects.get(uid, {})
         order = sorted(
             entries.items(), key=lambda e: (e[0].operation, e[1].time, e[0].manager, e[0].api_version, e[0].subresource)
@@ -422,11 +435,14 @@ class FieldManagers:
             if who.subresource:
                 row["subresource"] = who.subresource
             out.append(row)
+        if out:
+            self._rendered[uid] = out
         return out
 
     def forget(self, uid: str) -> None:
         """The object is gone: drop its record."""
         self._objects.pop(uid, None)
+        self._rendered.pop(uid, None)
 
 
 def _decode_entries(rows: list[dict[str, Any]]) -> dict[_Manager, _Entry]:

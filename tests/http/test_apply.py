@@ -381,3 +381,16 @@ def test_apply_of_any_spec_is_idempotent_and_leaves_the_live_object_alone(spec: 
     assert live["spec"]["extra"] == other
     assert managers.apply(DEPLOYMENTS, once, config, manager="kubectl", force=False, time=T1) == once
     assert managers.managed_fields("u1") == rows
+
+
+def test_the_rendered_record_follows_every_change(created: FieldManagers) -> None:
+    rows = created.managed_fields("u1")
+    assert created.managed_fields("u1") is rows
+    live = _deployment()
+    scaled = _deployment(replicas=9)
+    created.update(DEPLOYMENTS, live, scaled, manager="kubectl-scale", operation="Update", time=T1, managed_fields=rows)
+    assert [r["manager"] for r in created.managed_fields("u1")] == ["kubectl-client-side-apply", "kubectl-scale"]
+    created.apply(DEPLOYMENTS, scaled, _config(replicas=9), manager="kubectl", force=False, time=T2)
+    assert created.managed_fields("u1")[0]["manager"] == "kubectl"
+    created.forget("u1")
+    assert created.managed_fields("u1") == []
