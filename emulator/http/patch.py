@@ -28,8 +28,8 @@ other lists                        replaced (atomic)
 
 Errors are upstream's: a body that is not JSON, and the mergepatch format errors, are 400
 ``BadRequest``; lists of lists and ``$retainKeys`` mismatches are 422; any other merge failure
-(a list item without its merge key, an unknown ``$patch``) is a 500 ``InternalError`` carrying
-upstream's message, as ``interpretStrategicMergePatchError`` leaves it. JSON patch operations
+(a list item without its merge key, an unknown ``$patch``) is a 500 with upstream's message and
+no reason (``MergeFailed``), as ``interpretStrategicMergePatchError`` leaves it. JSON patch operations
 that do not apply (a failed ``test``, a missing path) are 422 with upstream's generic message and
 the evanphx/json-patch text as the detail.
 
@@ -56,6 +56,7 @@ __all__ = [
     "SCHEMAS",
     "STRATEGIC_MERGE_PATCH",
     "FieldSchema",
+    "MergeFailed",
     "apply_patch",
     "field_schema",
     "strategic_merge",
@@ -66,6 +67,15 @@ MERGE_PATCH: Final = "application/merge-patch+json"
 STRATEGIC_MERGE_PATCH: Final = "application/strategic-merge-patch+json"
 APPLY_PATCH: Final = "application/apply-patch+yaml"
 PATCH_TYPES: Final = (JSON_PATCH, MERGE_PATCH, STRATEGIC_MERGE_PATCH, APPLY_PATCH)
+
+
+class MergeFailed(InternalError):
+    """500 with reason ``""`` (``StatusReasonUnknown``): a merge failure upstream's handler
+    passes on as a plain Go error (kubectl prints ``Error from server: map: ...``)."""
+
+    reason = ""
+
+
 _UNKNOWN_FORMAT: Final = "the body of the request was in an unknown format - accepted media types include: "
 
 
@@ -235,7 +245,7 @@ def _merge_map(kind: str, path: str, original: dict[str, Any], patch: dict[str, 
             return replaced
         if directive == "delete":
             return {}
-        raise InternalError(f"unknown patch type: {go_repr(directive)} in map: {go_repr(patch)}")
+        raise MergeFailed(f"unknown patch type: {go_repr(directive)} in map: {go_repr(patch)}")
     _retain_keys(original, patch)
     _merge_ordered_lists(kind, path, original, patch)
     deletions = [k for k in patch if k.startswith(_DELETE_PRIMITIVES)]
@@ -306,7 +316,7 @@ def _merge_ordered_lists(kind: str, path: str, original: dict[str, Any], patch: 
         if given is not None and not isinstance(given, list):
             raise BadRequest("invalid patch format of setElementOrder list")
         if live is not None and not isinstance(live, list):
-            raise InternalError(f"expected a []interface {{}}, but received a {_go_type(live)}")
+            raise MergeFailed(f"expected a []interface {{}}, but received a {_go_type(live)}")
         _check_order(given or [], order, schema.merge_key)
         if live is None and given is None:
             continue
@@ -341,7 +351,7 @@ def _check_order(given: list[Any], order: list[Any], merge_key: str) -> None:
             i += 1
         j += 1
     if i < len(items) and j >= len(order):
-        raise InternalError(
+        raise MergeFailed(
             f"The order in patch list:\n{go_repr(given)}\n doesn't match $setElementOrder list:\n{go_repr(order)}\n"
         )
 
@@ -350,9 +360,9 @@ def _ident(item: Any, merge_key: str) -> Any:
     if not merge_key:
         return _hashable(item)
     if not isinstance(item, dict):
-        raise InternalError(f"expected a map[string]interface {{}}, but received a {_go_type(item)}")
+        raise MergeFailed(f"expected a map[string]interface {{}}, but received a {_go_type(item)}")
     if merge_key not in item:
-        raise InternalError(f"map: {go_repr(item)} does not contain declared merge key: {merge_key}")
+        raise MergeFailed(f"map: {go_repr(item)} does not contain declared merge key: {merge_key}")
     return _hashable(item[merge_key])
 
 
@@ -375,7 +385,7 @@ def _merge_list(kind: str, path: str, schema: FieldSchema, live: list[Any], patc
         return _normalize(patch_items, server_only, patch, live, "")
     key = schema.merge_key
     if not key:
-        raise InternalError("cannot merge lists without merge key for type map")
+        raise MergeFailed("cannot merge lists without merge key for type map")
     live, plain = _special_elements(live, patch, key)
     server_order = list(live)
     for item in plain:
@@ -398,7 +408,7 @@ def _element_kind(*lists: list[Any]) -> None:
                 raise Invalid("lists of lists are not supported")
             kind = dict if isinstance(value, dict) else type(value)
             if seen is not None and kind is not seen:
-                raise InternalError(f"list element types are not identical: {go_repr(list(lists))}")
+                raise MergeFailed(f"list element types are not identical: {go_repr(list(lists))}")
             seen = kind
 
 
@@ -412,14 +422,14 @@ def _special_elements(live: list[Any], patch: list[Any], key: str) -> tuple[list
         directive = item[_MARKER]
         if directive == "delete":
             if key not in item:
-                raise InternalError(f"map: {go_repr(item)} does not contain declared merge key: {key}")
+                raise MergeFailed(f"map: {go_repr(item)} does not contain declared merge key: {key}")
             live = [v for v in live if not (isinstance(v, dict) and v.get(key) == item[key])]
         elif directive == "replace":
             replace = True
         elif directive == "merge":
-            raise InternalError("merging lists cannot yet be specified in the patch")
+            raise MergeFailed("merging lists cannot yet be specified in the patch")
         else:
-            raise InternalError(f"unknown patch type: {go_repr(directive)} in map: {go_repr(item)}")
+            raise MergeFailed(f"unknown patch type: {go_repr(directive)} in map: {go_repr(item)}")
     if replace:
         return plain, []
     return live, plain

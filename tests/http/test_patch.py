@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from emulator.api.errors import BadRequest, InternalError, Invalid, UnsupportedMediaType
+from emulator.api.errors import BadRequest, Invalid, UnsupportedMediaType
 from emulator.http.jsonpatch import go_repr, json_merge_patch, json_patch
-from emulator.http.patch import SCHEMAS, apply_patch, field_schema, strategic_merge
+from emulator.http.patch import SCHEMAS, MergeFailed, apply_patch, field_schema, strategic_merge
 from emulator.http.resources import find
 
 PODS = find("", "v1", "pods")
@@ -247,25 +247,25 @@ def test_strategic_merge(kind: str, original: dict[str, Any], patch: dict[str, A
     [
         pytest.param(
             {"spec": {"containers": [{"image": "x"}]}},
-            InternalError,
+            MergeFailed,
             r"^map: map\[image:x\] does not contain declared merge key: name$",
             id="item-without-merge-key",
         ),
         pytest.param(
             {"metadata": {"labels": {"$patch": "merge"}}},
-            InternalError,
+            MergeFailed,
             r"^unknown patch type: merge in map: map\[\$patch:merge\]$",
             id="merge-directive-in-a-map",
         ),
         pytest.param(
             {"spec": {"containers": [{"$patch": "merge"}]}},
-            InternalError,
+            MergeFailed,
             r"^merging lists cannot yet be specified in the patch$",
             id="merge-directive-in-a-list",
         ),
         pytest.param(
             {"spec": {"$setElementOrder/containers": [{"name": "c"}], "containers": [{"name": "d"}]}},
-            InternalError,
+            MergeFailed,
             r"doesn't match \$setElementOrder list",
             id="setElementOrder-missing-a-patched-item",
         ),
@@ -290,6 +290,8 @@ def test_strategic_merge(kind: str, original: dict[str, Any], patch: dict[str, A
     ],
 )
 def test_strategic_merge_errors(patch: dict[str, Any], error: type[Exception], match: str) -> None:
+    assert MergeFailed.code == 500
+    assert MergeFailed.reason == ""
     original = {"metadata": {"finalizers": ["z"]}, "spec": {"containers": [C], "strategy": {"type": "Recreate"}}}
     with pytest.raises(error, match=match):
         strategic_merge("Deployment" if "strategy" in json.dumps(patch) else "Pod", original, patch)
