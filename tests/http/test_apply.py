@@ -394,3 +394,16 @@ def test_the_rendered_record_follows_every_change(created: FieldManagers) -> Non
     assert created.managed_fields("u1")[0]["manager"] == "kubectl"
     created.forget("u1")
     assert created.managed_fields("u1") == []
+
+
+def test_two_appliers_share_equal_values_and_conflict_on_different_ones() -> None:
+    managers = FieldManagers()
+    live = managers.apply(DEPLOYMENTS, _deployment(), _config(replicas=2), manager="a", force=False, time=T0)
+    live = managers.apply(DEPLOYMENTS, live, _config(replicas=2), manager="b", force=False, time=T1)
+    assert [(r["manager"], r["operation"]) for r in managers.managed_fields("u1")] == [("a", "Apply"), ("b", "Apply")]
+    with pytest.raises(ApplyConflict, match=r"^Apply failed with 2 conflicts: ") as info:
+        managers.apply(DEPLOYMENTS, live, _config(replicas=3, paused=True), manager="c", force=False, time=T2)
+    assert str(info.value).splitlines()[1:] == ["- .spec.replicas", 'conflicts with "b":', "- .spec.replicas"]
+    assert info.value.causes == [(".spec.replicas", 'conflict with "a"'), (".spec.replicas", 'conflict with "b"')]
+    out = managers.apply(DEPLOYMENTS, live, _config(), manager="a", force=False, time=T2)
+    assert out["spec"]["replicas"] == 2

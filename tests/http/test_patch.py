@@ -145,6 +145,13 @@ JSON_PATCH = "application/json-patch+json"
         ),
         pytest.param(
             "Pod",
+            {"spec": {"volumes": [{"name": "v", "emptyDir": {}}, {"name": "w", "emptyDir": {}}]}},
+            {"spec": {"volumes": [{"$retainKeys": ["configMap", "name"], "name": "v", "configMap": {"name": "cm"}}]}},
+            {"spec": {"volumes": [{"name": "v", "configMap": {"name": "cm"}}, {"name": "w", "emptyDir": {}}]}},
+            id="volume-source-swapped-with-retainKeys",
+        ),
+        pytest.param(
+            "Pod",
             {"spec": {"tolerations": [{"key": "a", "operator": "Exists"}]}},
             {"spec": {"tolerations": [{"key": "b", "operator": "Exists"}]}},
             {"spec": {"tolerations": [{"key": "b", "operator": "Exists"}]}},
@@ -246,7 +253,7 @@ def test_strategic_merge(kind: str, original: dict[str, Any], patch: dict[str, A
     ("patch", "error", "match"),
     [
         pytest.param(
-            {"spec": {"containers": [{"image": "x"}]}},
+            {"spec": {"template": {"spec": {"containers": [{"image": "x"}]}}}},
             MergeFailed,
             r"^map: map\[image:x\] does not contain declared merge key: name$",
             id="item-without-merge-key",
@@ -258,13 +265,19 @@ def test_strategic_merge(kind: str, original: dict[str, Any], patch: dict[str, A
             id="merge-directive-in-a-map",
         ),
         pytest.param(
-            {"spec": {"containers": [{"$patch": "merge"}]}},
+            {"spec": {"template": {"spec": {"containers": [{"$patch": "merge"}]}}}},
             MergeFailed,
             r"^merging lists cannot yet be specified in the patch$",
             id="merge-directive-in-a-list",
         ),
         pytest.param(
-            {"spec": {"$setElementOrder/containers": [{"name": "c"}], "containers": [{"name": "d"}]}},
+            {
+                "spec": {
+                    "template": {
+                        "spec": {"$setElementOrder/containers": [{"name": "c"}], "containers": [{"name": "d"}]}
+                    }
+                }
+            },
             MergeFailed,
             r"doesn't match \$setElementOrder list",
             id="setElementOrder-missing-a-patched-item",
@@ -292,9 +305,12 @@ def test_strategic_merge(kind: str, original: dict[str, Any], patch: dict[str, A
 def test_strategic_merge_errors(patch: dict[str, Any], error: type[Exception], match: str) -> None:
     assert MergeFailed.code == 500
     assert MergeFailed.reason == ""
-    original = {"metadata": {"finalizers": ["z"]}, "spec": {"containers": [C], "strategy": {"type": "Recreate"}}}
+    original = {
+        "metadata": {"finalizers": ["z"]},
+        "spec": {"template": {"spec": {"containers": [C]}}, "strategy": {"type": "Recreate"}},
+    }
     with pytest.raises(error, match=match):
-        strategic_merge("Deployment" if "strategy" in json.dumps(patch) else "Pod", original, patch)
+        strategic_merge("Deployment", original, patch)
 
 
 @pytest.mark.parametrize(
