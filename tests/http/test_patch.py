@@ -137,6 +137,19 @@ JSON_PATCH = "application/json-patch+json"
             id="deleteFromPrimitiveList",
         ),
         pytest.param(
+            "Pod",
+            {"metadata": {"finalizers": ["a", "b"]}},
+            {
+                "metadata": {
+                    "$setElementOrder/finalizers": ["b", "c"],
+                    "$deleteFromPrimitiveList/finalizers": ["a"],
+                    "finalizers": ["c"],
+                }
+            },
+            {"metadata": {"finalizers": ["b", "c"]}},
+            id="kubectl-apply-replaces-a-finalizer",
+        ),
+        pytest.param(
             "Deployment",
             {"spec": {"strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1}}}},
             {"spec": {"strategy": {"$retainKeys": ["type"], "type": "Recreate"}}},
