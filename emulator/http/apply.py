@@ -10,8 +10,8 @@ What structured-merge-diff does, and what this module does for the served kinds:
 =====================================  =========================================================
 upstream                               here
 =====================================  =========================================================
-a manager is (name, operation,         the same key; ``time`` is set when its set changes
-apiVersion, subresource)
+a manager is (name, operation,         the same key; its ``time`` moves when its write changes
+apiVersion, subresource)               the object (or the entry is new)
 Apply set: every leaf of the applied   the same; ``k:{...}`` for items of ``listType=map`` lists
 config, every list item                (``patch.SCHEMAS``), ``v:`` for sets, atomic lists and
                                        ``structType=atomic`` maps (label selectors) are leaves
@@ -29,8 +29,11 @@ every other manager
 Approximated (documented bounds): list merge order for ``listType=map`` lists (live items in
 live order, then new items in applied order); ``null`` in an applied config drops the field;
 the only key-field default is ``protocol: TCP`` (ports); the ten-Update-managers cap
-("ancient-changes") is not applied; ``.`` markers for
-pointer structs are approximated by the ``_DOTTED`` field names.
+("ancient-changes") is not applied; ``.`` markers for pointer structs are approximated by the
+``_DOTTED`` field names; the record is per process (not persisted with the object).
+
+``managedFields`` a write carries (kubectl's client-side → server-side apply migration sends them
+by JSON patch) replace the record when the server passes them to ``update(managed_fields=...)``.
 
 An apply that creates its object does not know the uid yet: ``apply(current=None)`` keeps the
 applied set under (kind, namespace, name), and the server hands it over after the create with
