@@ -17,7 +17,9 @@ module             owns
 ``schema_docs``    the descriptions ``kubectl explain`` prints
 ``tables``         Table columns and the Table envelope per resource
 ``printers``       the cells of each resource's row (upstream's printers, HumanDuration)
-``patch``          strategic merge, JSON merge, JSON patch, server-side apply
+``patch``          strategic merge patch and the merge-key table per kind
+``jsonpatch``      JSON merge patch (RFC 7386) and JSON patch (RFC 6902)
+``apply``          server-side apply: FieldManagers, managedFields, conflicts
 ``server``         the aiohttp application: routing, auth, limits, verbs, watch
 =================  ==============================================================
 """
