@@ -71,8 +71,10 @@ def check_writable(path: Path) -> str | None:
         if not is_ours(text):
             return "exists and is not a kube-emulator kubeconfig; refusing to overwrite it"
     parent = path.parent
-    if not parent.is_dir():
+    if not parent.exists():
         return f"no such directory: {parent}"
+    if not parent.is_dir():
+        return f"not a directory: {parent}"
     if not os.access(parent, os.W_OK | os.X_OK):
         return f"directory not writable: {parent}"
     return None
