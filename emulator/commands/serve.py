@@ -148,6 +148,16 @@ def is_loopback(address: str) -> bool:
         return False
 
 
+def address_warning(address: str, token: str | None) -> str | None:
+    """The stderr warning for a listen address beyond loopback (None: loopback)."""
+    if is_loopback(address):
+        return None
+    who = "anyone who can reach it can use the API"
+    return f"warning: serving on {address}, not a loopback address: {who}" + (
+        " (no token: --token none)" if token is None else " with the token"
+    )
+
+
 def check_listen(address: str, port: int) -> None:
     """Bind ``address:port`` once and release it: a port in use or an address this host does
     not have is bad input before anything runs (``serve`` still reports the same error if
@@ -258,15 +268,10 @@ def run(args: argparse.Namespace) -> int:
     config = Path(args.kubeconfig).absolute()
     if (why := kubeconfig.check_writable(config)) is not None:
         raise UsageError(f"{config}: cannot write the kubeconfig: {why}")
-    if port:
-        check_listen(args.address, port)
+    check_listen(args.address, port)
     token = parse_token(args.token)
-    if not is_loopback(args.address):
-        print(
-            f"warning: serving on {args.address}, not a loopback address: anyone who can reach it can use the API"
-            + (" (there is no token: --token none)" if token is None else " with the token"),
-            file=sys.stderr,
-        )
+    if (warning := address_warning(args.address, token)) is not None:
+        print(warning, file=sys.stderr)
     serving = _Serving(args, port, token, config)
     with _removed_at_exit(serving), _output(args.trace, "trace") as trace:
         options = RunOptions(

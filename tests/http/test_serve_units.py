@@ -19,6 +19,7 @@ from emulator.commands import certs, kubeconfig
 from emulator.commands.common import UsageError
 from emulator.commands.serve import (
     DEFAULT_SCENARIO,
+    address_warning,
     is_loopback,
     parse_port,
     parse_speed,
@@ -113,6 +114,30 @@ def test_token_refused(text: str) -> None:
 )
 def test_is_loopback(address: str, loopback: bool) -> None:
     assert is_loopback(address) is loopback
+
+
+@pytest.mark.parametrize(
+    ("address", "token", "want"),
+    [
+        pytest.param("127.0.0.1", "t", None, id="loopback-is-quiet"),
+        pytest.param(
+            "0.0.0.0",
+            "t",
+            "warning: serving on 0.0.0.0, not a loopback address: anyone who can reach it can use the API"
+            " with the token",
+            id="every-interface",
+        ),
+        pytest.param(
+            "10.0.0.5",
+            None,
+            "warning: serving on 10.0.0.5, not a loopback address: anyone who can reach it can use the API"
+            " (no token: --token none)",
+            id="no-token",
+        ),
+    ],
+)
+def test_address_warning(address: str, token: str | None, want: str | None) -> None:
+    assert address_warning(address, token) == want
 
 
 @pytest.mark.parametrize(
