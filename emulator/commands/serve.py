@@ -51,19 +51,22 @@ import socket
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 from rich.console import Console
 
 from emulator.apiserver.server import ApiServer
-from emulator.commands import certs, kubeconfig
+from emulator.commands import kubeconfig
 from emulator.commands.common import UsageError, check_scheduler, duration
 from emulator.commands.run import _output
 from emulator.runtime.clock import Clock
 from emulator.scenario.loader import load_scenario
 from emulator.scenario.report import print_summary, to_json
 from emulator.scenario.runner import RunOptions, run_scenario
+
+if TYPE_CHECKING:
+    from emulator.commands.certs import Identity
 
 __all__ = ["DEFAULT_KUBECONFIG", "DEFAULT_SCENARIO", "add_parser", "run"]
 
@@ -196,8 +199,11 @@ class _Serving:
         self.token = token
         self.path = path
         self.written = False
-        # kubectl sends a token only over TLS: with a token, serve HTTPS with a fresh CA.
-        self.identity = None if token is None else certs.make_identity(self.address)
+        self.identity: Identity | None = None
+        if token is not None:  # kubectl sends a token only over TLS: serve HTTPS with a fresh CA
+            from emulator.commands.certs import make_identity  # cryptography: only when serving
+
+            self.identity = make_identity(self.address)
 
     def on_ready(self, api: ApiServer) -> Callable[[str], None]:
         def ready(url: str) -> None:
@@ -212,9 +218,10 @@ class _Serving:
         return ready
 
     async def __call__(self, api: ApiServer, clock: Clock) -> None:
+        from emulator.commands.certs import server_context
         from emulator.http.server import HttpApi, HttpSettings  # aiohttp: only when serving
 
-        tls = None if self.identity is None else certs.server_context(self.identity)
+        tls = None if self.identity is None else server_context(self.identity)
         http = HttpApi(api, HttpSettings(host=self.address, port=self.port, token=self.token, ssl=tls))
         loop = asyncio.get_running_loop()
         stop = asyncio.Event()

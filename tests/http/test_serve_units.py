@@ -7,6 +7,8 @@ import datetime as dt
 import ipaddress
 import os
 import ssl
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -27,6 +29,8 @@ from emulator.commands.serve import (
     ready_line,
 )
 from emulator.scenario.loader import load_scenario
+
+ROOT = str(Path(__file__).resolve().parents[2])
 
 # --- options -------------------------------------------------------------------------------
 
@@ -277,3 +281,14 @@ def test_default_cluster_is_three_kind_style_workers_across_zones() -> None:
     classes = {o.metadata.name: o.value for o in scenario.objects if isinstance(o, PriorityClass)}
     assert classes == {"system-node-critical": 2000001000, "system-cluster-critical": 2000000000}
     assert scenario.steps == []
+
+
+def test_other_commands_do_not_import_the_http_stack() -> None:
+    code = (
+        "import sys, emulator.cli; "
+        "print(sorted(m for m in ('aiohttp', 'cryptography', 'emulator.http.server') if m in sys.modules))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env={**os.environ, "PYTHONPATH": ROOT}
+    )
+    assert done.stdout == "[]\n"
