@@ -22,7 +22,8 @@ set-up                  the run starts on the real-time loop, its clock paced by
 listening               ``HttpApi.serve`` calls back once bound: the kubeconfig is written
                         atomically, then one line on stdout (URL, nodes, ``export
                         KUBECONFIG=...``); a port taken since the check is still exit 2
-serving                 the steps play; the run goes on after them
+serving                 the steps play (they waited for the ready line); the run goes on
+                        after them
 stopping                SIGINT or SIGTERM (or ``--until``): the server is cancelled through
                         its task group (watches closed), then the run's other tasks
 report                  the kubeconfig is removed; the report as ``run`` prints it; exit 0
@@ -205,7 +206,7 @@ class _Serving:
 
             self.identity = make_identity(self.address)
 
-    def on_ready(self, api: ApiServer) -> Callable[[str], None]:
+    def on_ready(self, api: ApiServer, listening: Callable[[], None]) -> Callable[[str], None]:
         def ready(url: str) -> None:
             try:
                 ca = None if self.identity is None else self.identity.ca_pem
@@ -214,10 +215,11 @@ class _Serving:
                 raise UsageError(f"{self.path}: cannot write the kubeconfig: {err.strerror or err}") from None
             self.written = True
             print(ready_line(url, len(api.list("Node")[0]), self.path), flush=True)
+            listening()  # the scenario's steps may play
 
         return ready
 
-    async def __call__(self, api: ApiServer, clock: Clock) -> None:
+    async def __call__(self, api: ApiServer, clock: Clock, listening: Callable[[], None]) -> None:
         from emulator.commands.certs import server_context
         from emulator.http.server import HttpApi, HttpSettings  # aiohttp: only when serving
 
@@ -231,7 +233,7 @@ class _Serving:
         try:
             try:
                 async with asyncio.TaskGroup() as tg:
-                    listener = tg.create_task(self._listen(http, api), name="http:listener")
+                    listener = tg.create_task(self._listen(http, api, listening), name="http:listener")
                     await stop.wait()
                     listener.cancel()  # the server closes its watches and listener, re-raises
             except* UsageError as group:
@@ -240,9 +242,9 @@ class _Serving:
             for sig in signals:
                 loop.remove_signal_handler(sig)
 
-    async def _listen(self, http: Any, api: ApiServer) -> None:
+    async def _listen(self, http: Any, api: ApiServer, listening: Callable[[], None]) -> None:
         try:
-            await http.serve(self.on_ready(api))
+            await http.serve(self.on_ready(api, listening))
         except OSError as err:
             if self.written:
                 raise

@@ -23,13 +23,14 @@ One run, in order:
 
 Serve mode (``RunOptions.serve``, ``python -m emulator serve``): the run is on the real-time
 loop, its clock paced by ``RunOptions.speed`` (a ``PacedClock``). Once the objects and nodes
-exist and the agents have started — before the first step, so that a client can watch the
-steps play — ``serve(server, clock)`` starts as the task ``http:serve`` of the run's task
-group. The steps play as usual, but the settle rule does not end the run, nor does the
-scenario's ``until`` (only ``RunOptions.until``): the run ends when ``serve`` returns (the
-serve command returns on SIGINT/SIGTERM, its HTTP server closed), after the same wait for
-the schedulers' caches as at settle; then everything else is cancelled through the task
-group and the result is built as usual. An ``InputError`` raised by ``serve`` (a port in
+exist and the agents have started, ``serve(server, clock, ready)`` starts as the task
+``http:serve`` of the run's task group, and the steps wait for its ``ready()`` (called once
+it listens: a handshake, so a client can watch the first step play). The steps play as
+usual, but the settle rule does not end the run, nor does the scenario's ``until`` (only
+``RunOptions.until``): the run ends when ``serve`` returns (the serve command returns on
+SIGINT/SIGTERM, its HTTP server closed), after the same wait for the schedulers' caches as
+at settle; then everything else is cancelled through the task group and the result is
+built as usual. An ``InputError`` raised by ``serve`` (a port in
 use) leaves the run as a ``StepError`` does: unwrapped, no result.
 
 The runner is a client like any other: ``cluster.Cluster`` creates objects through its own
@@ -93,6 +94,10 @@ BOOKMARK_INTERVAL = 60.0
 GC_YOUNG_THRESHOLD = 1_000_000
 
 
+Serve = Callable[[ApiServer, Clock, Callable[[], None]], Awaitable[None]]
+"""Serve mode's callback: ``serve(server, clock, ready)``; calls ``ready()`` once listening."""
+
+
 @dataclass(frozen=True, slots=True)
 class RunOptions:
     seed: int | None = None
@@ -106,8 +111,9 @@ class RunOptions:
     """The scenario's file, to name in a ``StepError``."""
     speed: float = 1.0
     """Clock seconds per wall second on the real-time loop (``serve --speed``)."""
-    serve: Callable[[ApiServer, Clock], Awaitable[None]] | None = None
-    """Serve mode (see the module docstring): runs beside the agents; the run ends when it returns."""
+    serve: Serve | None = None
+    """Serve mode (see the module docstring): runs beside the agents, calls its third argument
+    once listening (the steps wait for it); the run ends when it returns."""
 
 
 @dataclass(slots=True)
@@ -190,7 +196,9 @@ async def _main(scenario: Scenario, seed: int, options: RunOptions, virtual: boo
         cluster.start_faults()
         if serve is not None:
             assert cluster._tg is not None  # the run's task group
-            cluster._tg.create_task(serving(serve), name="http:serve")
+            listening = asyncio.Event()
+            cluster._tg.create_task(serving(serve, listening.set), name="http:serve")
+            await listening.wait()
         # The set-up (nodes, agents, informers' caches) lives to the end: keep it out of the
         # collector's generations so that full collections only walk what the run creates.
         gc.freeze()
@@ -215,8 +223,8 @@ async def _main(scenario: Scenario, seed: int, options: RunOptions, virtual: boo
             if invariants.quiescent(cluster):
                 break
 
-    async def serving(serve: Callable[[ApiServer, Clock], Awaitable[None]]) -> None:
-        await serve(server, clock)
+    async def serving(serve: Serve, ready: Callable[[], None]) -> None:
+        await serve(server, clock, ready)
         await caches_caught_up()
         raise _Stop
 
