@@ -68,6 +68,7 @@ from emulator.scenario.runner import RunOptions, run_scenario
 
 if TYPE_CHECKING:
     from emulator.commands.certs import Identity
+    from emulator.http.server import HttpApi
 
 __all__ = ["DEFAULT_KUBECONFIG", "DEFAULT_SCENARIO", "add_parser", "run"]
 
@@ -242,7 +243,7 @@ class _Serving:
             for sig in signals:
                 loop.remove_signal_handler(sig)
 
-    async def _listen(self, http: Any, api: ApiServer, listening: Callable[[], None]) -> None:
+    async def _listen(self, http: HttpApi, api: ApiServer, listening: Callable[[], None]) -> None:
         try:
             await http.serve(self.on_ready(api, listening))
         except OSError as err:
