@@ -225,7 +225,7 @@ class _Serving:
         from emulator.http.server import HttpApi, HttpSettings  # aiohttp: only when serving
 
         tls = None if self.identity is None else server_context(self.identity)
-        http = HttpApi(api, HttpSettings(host=self.address, port=self.port, token=self.token, ssl=tls))
+        http = HttpApi(api, HttpSettings(host=self.address, port=self.port, token=self.token, ssl_context=tls))
         loop = asyncio.get_running_loop()
         stop = asyncio.Event()
         signals = (signal.SIGINT, signal.SIGTERM)

@@ -1,7 +1,7 @@
 """The aiohttp application in front of the API server: placeholder until core lands.
 
 This file only lets the ``serve`` command run end to end before the "core" part is merged:
-``HttpSettings`` and ``HttpApi`` have the design's signatures (plus ``HttpSettings.ssl``,
+``HttpSettings`` and ``HttpApi`` have the design's signatures (plus core's ``HttpSettings.ssl_context``,
 which serve needs: see ``emulator/commands/certs.py``), and ``serve()`` binds an
 aiohttp application that answers ``GET /version`` (with the bearer token check) and nothing
 else. The lead takes core's real ``server.py`` at merge; nothing here is meant to survive.
@@ -41,7 +41,7 @@ class HttpSettings:
     token: str | None = None  # None: no auth
     max_body: int = 3 * 1024 * 1024
     watch_buffer: int = 10_000
-    ssl: ssl.SSLContext | None = None  # serve's: HTTPS (kubectl sends a token only over TLS)
+    ssl_context: ssl.SSLContext | None = None  # HTTPS (kubectl sends a token only over TLS), as core's
 
 
 class HttpApi:
@@ -58,10 +58,10 @@ class HttpApi:
         runner = web.AppRunner(app, handle_signals=False, access_log=None)
         await runner.setup()
         try:
-            site = web.TCPSite(runner, self.settings.host, self.settings.port, ssl_context=self.settings.ssl)
+            site = web.TCPSite(runner, self.settings.host, self.settings.port, ssl_context=self.settings.ssl_context)
             await site.start()
             port = runner.addresses[0][1]
-            scheme = "http" if self.settings.ssl is None else "https"
+            scheme = "http" if self.settings.ssl_context is None else "https"
             on_ready(f"{scheme}://{self.settings.host}:{port}")
             await asyncio.Event().wait()  # until cancelled
         finally:
