@@ -6,6 +6,9 @@ Components never read ``time.time()`` or call bare ``asyncio.sleep``; they are h
 ``Clock``. ``LoopClock`` is the one implementation: it reads the running event loop's
 ``time()``, so the same code runs on the virtual-time loop (simulations and tests, see
 ``loop.py``) and on uvloop in real time (benchmarks). ``run()`` starts either.
+``PacedClock`` is a ``LoopClock`` whose seconds run ``speed`` times faster than the loop's
+(``serve --speed 10``: ten simulated seconds per wall second); at speed 1 it reads exactly
+what a ``LoopClock`` reads.
 
 Timestamps count from a fixed ``EPOCH`` (2026-01-01T00:00:00Z), never from the wall clock,
 so a simulated run prints the same timestamps on every machine and every day. They have
@@ -35,6 +38,7 @@ __all__ = [
     "MAX_DURATION_SECONDS",
     "Clock",
     "LoopClock",
+    "PacedClock",
     "StoppedClock",
     "format_duration",
     "format_timestamp",
@@ -117,6 +121,38 @@ class LoopClock:
 
     def __repr__(self) -> str:
         return f"<LoopClock virtual={self.virtual} now={self.now()!r}>"
+
+
+class PacedClock(LoopClock):
+    """A ``LoopClock`` running ``speed`` clock seconds per loop second (``serve --speed``).
+
+    On the real-time loop it paces a simulation to the wall clock; on the virtual loop (tests)
+    it behaves as a ``LoopClock`` whose timers are ``speed`` times closer. ``speed`` must be
+    a finite number above 0. A subclass rather than a parameter of ``LoopClock`` so that
+    scenario runs keep ``LoopClock``'s arithmetic, and hence their traces, untouched.
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop | None = None, *, virtual: bool, speed: float) -> None:
+        if not (math.isfinite(speed) and speed > 0):
+            raise ValueError(f"the clock's speed must be a finite number above 0, got {speed!r}")
+        super().__init__(loop, virtual=virtual)
+        self.speed = speed
+
+    def now(self) -> float:
+        return (self._loop.time() - self._origin) * self.speed
+
+    async def sleep(self, seconds: float) -> None:
+        await self.sleep_until(self.now() + seconds)
+
+    async def sleep_until(self, t: float) -> None:
+        when = self._origin + t / self.speed
+        # As in LoopClock: nudge the loop deadline up until ``now() >= t`` holds on waking.
+        while (when - self._origin) * self.speed < t:
+            when = math.nextafter(when, math.inf)
+        await self._sleep_to(when)
+
+    def __repr__(self) -> str:
+        return f"<PacedClock virtual={self.virtual} speed={self.speed!r} now={self.now()!r}>"
 
 
 class StoppedClock:
