@@ -51,6 +51,7 @@ import signal
 import socket
 import sys
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -61,7 +62,7 @@ from emulator.apiserver.server import ApiServer
 from emulator.commands import kubeconfig
 from emulator.commands.common import UsageError, check_scheduler, duration
 from emulator.commands.run import _output
-from emulator.runtime.clock import Clock
+from emulator.runtime.clock import Clock, calendar_epoch_at
 from emulator.scenario.loader import load_scenario
 from emulator.scenario.report import print_summary, to_json
 from emulator.scenario.runner import RunOptions, run_scenario
@@ -283,7 +284,10 @@ def run(args: argparse.Namespace) -> int:
     if (warning := address_warning(args.address, token)) is not None:
         print(warning, file=sys.stderr)
     serving = _Serving(args, port, token, config)
-    with _removed_at_exit(serving), _output(args.trace, "trace") as trace:
+    # Timestamps count from the wall time of the start (a simulated run counts from EPOCH):
+    # kubectl computes some ages on its side (describe's events, ``kubectl events``).
+    start = datetime.now(UTC)
+    with _removed_at_exit(serving), _output(args.trace, "trace") as trace, calendar_epoch_at(start):
         options = RunOptions(
             seed=args.seed,
             until=args.until,

@@ -23,10 +23,11 @@ It does not own how virtual time moves (``loop.py``) or random streams (``rng.py
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import math
 import re
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterator
 from datetime import UTC, datetime, timedelta, timezone
 from fractions import Fraction
 from typing import Any, Final, Protocol, TypeVar
@@ -40,6 +41,8 @@ __all__ = [
     "LoopClock",
     "PacedClock",
     "StoppedClock",
+    "calendar_epoch",
+    "calendar_epoch_at",
     "format_duration",
     "format_timestamp",
     "parse_duration",
@@ -51,6 +54,33 @@ T = TypeVar("T")
 
 EPOCH: Final = datetime(2026, 1, 1, tzinfo=UTC)
 """Clock time 0 as a calendar time: every timestamp is EPOCH plus clock seconds."""
+_calendar_epoch: datetime = EPOCH
+"""The calendar time of clock time 0 in this process: ``EPOCH`` except inside
+``calendar_epoch_at`` (``serve``, whose clock is paced to the wall clock, starts it at the
+wall time of its start, so that kubectl's client-side ages — ``describe``'s event ages, ``kubectl
+events`` — read true)."""
+
+
+def calendar_epoch() -> datetime:
+    """The calendar time of clock time 0 (``EPOCH`` unless ``calendar_epoch_at`` moved it)."""
+    return _calendar_epoch
+
+
+@contextlib.contextmanager
+def calendar_epoch_at(when: datetime) -> Iterator[None]:
+    """Within the block, clock time 0 is the calendar time ``when`` (whole seconds, UTC).
+
+    Only ``serve`` uses it, around its run: a simulated run keeps ``EPOCH``, so its timestamps
+    are the same on every machine and every day."""
+    global _calendar_epoch
+    previous = _calendar_epoch
+    _calendar_epoch = when.astimezone(UTC).replace(microsecond=0)
+    _format_second.cache_clear()
+    try:
+        yield
+    finally:
+        _calendar_epoch = previous
+        _format_second.cache_clear()
 
 
 class Clock(Protocol):
@@ -213,7 +243,7 @@ def format_timestamp(t: float) -> str:
 @functools.lru_cache(maxsize=4096)
 def _format_second(second: int) -> str:
     # Every write stamps the current second: formatting each second once matters at scale.
-    return (EPOCH + timedelta(seconds=second)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return (_calendar_epoch + timedelta(seconds=second)).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def parse_timestamp(s: str) -> float:
@@ -229,7 +259,7 @@ def parse_timestamp(s: str) -> float:
         when = datetime(year, month, day, hour, minute, second, tzinfo=tz)
     except ValueError as e:
         raise ValueError(f"invalid RFC 3339 timestamp {s!r}: {e}") from None
-    whole = (when - EPOCH) // timedelta(seconds=1)
+    whole = (when - _calendar_epoch) // timedelta(seconds=1)
     return whole + (float(fraction) if fraction else 0.0)
 
 
