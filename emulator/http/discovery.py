@@ -37,7 +37,40 @@ def version() -> dict[str, Any]:
 
 
 def aggregated(core: bool) -> dict[str, Any]:
-    return {"kind": "APIGroupDiscoveryList", "apiVersion": "apidiscovery.k8s.io/v2", "metadata": {}, "items": []}
+    items = []
+    for g, v in resources.group_versions():
+        if (g == "") != core:
+            continue
+        rs = []
+        for r in resources.by_group_version(g, v):
+            entry: dict[str, Any] = {
+                "resource": r.name,
+                "responseKind": {"group": g, "version": v, "kind": r.kind},
+                "scope": "Namespaced" if r.namespaced else "Cluster",
+                "singularResource": r.singular,
+                "verbs": list(r.verbs),
+            }
+            if r.short_names:
+                entry["shortNames"] = list(r.short_names)
+            if r.categories:
+                entry["categories"] = list(r.categories)
+            if r.subresources:
+                entry["subresources"] = [
+                    {
+                        "subresource": s.name,
+                        "responseKind": {"group": s.group, "version": s.version, "kind": s.kind},
+                        "verbs": list(s.verbs),
+                    }
+                    for s in r.subresources
+                ]
+            rs.append(entry)
+        items.append(
+            {
+                "metadata": {"name": g},
+                "versions": [{"version": v, "resources": rs, "freshness": "Current"}],
+            }
+        )
+    return {"kind": "APIGroupDiscoveryList", "apiVersion": "apidiscovery.k8s.io/v2", "metadata": {}, "items": items}
 
 
 def legacy_versions(server_address: str) -> dict[str, Any]:
