@@ -208,7 +208,8 @@ def parse_list_options(kind: str, query: Mapping[str, str]) -> ListOptions:
     match = query.get("resourceVersionMatch", "")
     if match and match not in ("Exact", "NotOlderThan"):
         raise BadRequest(f'unsupported resourceVersionMatch "{match}": supported values: "Exact", "NotOlderThan"')
-    if match and not rv:
+    sie = query.get("sendInitialEvents")
+    if match and not rv and sie is None:
         raise BadRequest("resourceVersionMatch is forbidden unless resourceVersion is provided")
     if rv and rv != "0":
         try:
@@ -217,7 +218,6 @@ def parse_list_options(kind: str, query: Mapping[str, str]) -> ListOptions:
         except ValueError:
             raise BadRequest(f'invalid resource version "{rv}"') from None
     timeout = _int(query, "timeoutSeconds")
-    sie = query.get("sendInitialEvents")
     include = query.get("includeObject", "Metadata") or "Metadata"
     if include not in ("None", "Metadata", "Object"):
         raise BadRequest(f'invalid includeObject "{include}"')
