@@ -15,7 +15,7 @@ accepted and has no effect).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 import msgspec
@@ -124,10 +124,20 @@ def _prefix(obj: Any) -> bytes:
     return b'{"apiVersion":"' + api_version.encode() + b'","kind":"' + kind.encode() + b'"'
 
 
+_REQUIRED_STATUS: Final[dict[str, tuple[str, ...]]] = {
+    "ReplicaSet": ("replicas",),
+    "StatefulSet": ("replicas",),
+    "DaemonSet": ("currentNumberScheduled", "numberMisscheduled", "desiredNumberScheduled", "numberReady"),
+}
+"""Status fields upstream writes even when zero (no ``omitempty``) and the official clients
+require, of kinds whose structs omit zeros (the stored structs keep ``omit_defaults``: their
+round trip is pinned elsewhere); these kinds are few per cluster, so the dict path is cheap."""
+
+
 def encode_object(obj: Any, managed: Sequence[dict[str, Any]] = ()) -> bytes:
     """A stored struct as JSON with ``apiVersion``/``kind`` first, and
     ``metadata.managedFields`` when ``managed`` is not empty."""
-    if managed:
+    if managed or obj.kind in _REQUIRED_STATUS:
         return _encoder.encode(object_dict(obj, managed))
     body = _encoder.encode(obj)
     return _prefix(obj) + (b"," + body[1:] if len(body) > 2 else b"}")
@@ -136,6 +146,10 @@ def encode_object(obj: Any, managed: Sequence[dict[str, Any]] = ()) -> bytes:
 def object_dict(obj: Any, managed: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:
     """A stored struct as the dict the wire shows (for patches, Tables, managedFields)."""
     out: dict[str, Any] = to_builtins(obj)
+    required = _REQUIRED_STATUS.get(obj.kind)
+    if required:
+        status = out.get("status", {})
+        out["status"] = {**dict.fromkeys(required, 0), **status}
     if managed:
         out["metadata"] = {**out.get("metadata", {}), "managedFields": list(managed)}
     return out
@@ -148,17 +162,45 @@ def encode(value: Any) -> bytes:
 
 def encode_list(
     resource: Resource,
-    objects: Iterable[bytes],
+    objects: Sequence[Any],
     *,
     resource_version: int,
     continue_token: str = "",
     remaining: int | None = None,
+    managed: Callable[[str], Sequence[dict[str, Any]]] | None = None,
 ) -> bytes:
-    """A ``<Kind>List`` from already encoded items."""
+    """A ``<Kind>List`` of stored structs, each with ``apiVersion``/``kind`` first (and its
+    ``managedFields`` from ``managed(uid)``, if any).
+
+    The fast path writes every item into one buffer: the item's ``{"apiVersion":..,"kind":..``
+    head, then the struct encoded in place (``encode_into``) with its opening brace
+    overwritten by the comma that joins it to the head — no bytes object per item, no join.
+    """
     meta: dict[str, Any] = {"resourceVersion": str(resource_version)}
     if continue_token:
         meta["continue"] = continue_token
     if remaining is not None:
         meta["remainingItemCount"] = remaining
     head = _encoder.encode({"kind": f"{resource.kind}List", "apiVersion": resource.group_version, "metadata": meta})
-    return head[:-1] + b',"items":[' + b",".join(objects) + b"]}"
+    buf = bytearray(head[:-1])
+    buf += b',"items":['
+    encode_into = _encoder.encode_into
+    first = True
+    for obj in objects:
+        if not first:
+            buf.append(44)  # ","
+        first = False
+        fields = managed(obj.metadata.uid) if managed is not None else ()
+        if fields or obj.kind in _REQUIRED_STATUS:
+            buf += encode_object(obj, fields)
+            continue
+        buf += _prefix(obj)
+        at = len(buf)
+        encode_into(obj, buf, at)
+        if len(buf) - at == 2:  # "{}": nothing but the head
+            del buf[at:]
+            buf.append(125)  # "}"
+        else:
+            buf[at] = 44  # the object's "{" becomes the "," after the head
+    buf += b"]}"
+    return bytes(buf)

@@ -33,6 +33,7 @@ from __future__ import annotations
 import asyncio
 import hmac
 import logging
+import ssl
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
@@ -43,6 +44,7 @@ from emulator.api.errors import (
     ApiError,
     Gone,
     InternalError,
+    NotAcceptable,
     NotFound,
     RequestEntityTooLarge,
     Unauthorized,
@@ -62,6 +64,7 @@ __all__ = ["HttpApi", "HttpSettings", "agent_of"]
 
 log = logging.getLogger(__name__)
 JSON: Final = "application/json"
+ACCEPTED_OUT: Final = "application/json"
 _CHUNK: Final = 64 * 1024
 _WRITE_METHODS: Final = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
@@ -76,6 +79,11 @@ class HttpSettings:
     """Upstream's limit on a request body (3 MiB)."""
     watch_buffer: int = 10_000
     """Events a watch stream may have undelivered before it is dropped with 410."""
+    ssl_context: ssl.SSLContext | None = None
+    """Serve HTTPS with this context (the URL is then ``https://``). kubectl sends a
+    kubeconfig's bearer token only over TLS (client-go's clientcmd reads a user's credentials
+    only when the transport is TLS), so a token without TLS locks kubectl out; the Python
+    client sends it either way."""
 
 
 def agent_of(user_agent: str) -> str:
@@ -83,6 +91,18 @@ def agent_of(user_agent: str) -> str:
     ``OpenAPI-Generator/37.0.2/python`` → ``OpenAPI-Generator``); ``http`` when absent."""
     product = user_agent.strip().split(" ", 1)[0].split("/", 1)[0]
     return product or "http"
+
+
+def check_accept(accept: str) -> None:
+    """406 when Accept names only media types this server never writes (it answers JSON;
+    kubectl's protobuf preference always lists JSON after it)."""
+    if not accept:
+        return
+    for part in accept.split(","):
+        mt = part.split(";", 1)[0].strip().lower()
+        if mt in ("application/json", "*/*", "application/*", "") or mt.endswith("+json"):
+            return
+    raise NotAcceptable(f"only the following media types are accepted: {ACCEPTED_OUT}")
 
 
 def wants_table(accept: str) -> bool:
@@ -117,10 +137,11 @@ class HttpApi:
         runner = web.AppRunner(self.app, handle_signals=False, access_log=None, handler_cancellation=True)
         await runner.setup()
         try:
-            site = web.TCPSite(runner, self.settings.host, self.settings.port)
+            tls = self.settings.ssl_context
+            site = web.TCPSite(runner, self.settings.host, self.settings.port, ssl_context=tls)
             await site.start()
             host, port = runner.addresses[0][:2]
-            on_ready(f"http://{host}:{port}")
+            on_ready(f"{'https' if tls is not None else 'http'}://{host}:{port}")
             await asyncio.Event().wait()  # until cancelled
         finally:
             self.close_watches()
@@ -194,6 +215,7 @@ class HttpApi:
                 raise NotFound(NOT_FOUND)
             return self._discovery(target, request)
         accept = request.headers.get("Accept", "")
+        check_accept(accept)
         if request.method == "GET" and _is_watch(query, target):
             check_verb(target, verb_of("GET", target, watch=True) if not target.name else "watch")
             return await self._watch(request, target, query, wants_table(accept))

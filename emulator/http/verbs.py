@@ -212,13 +212,13 @@ class Verbs:
                 continue_token=token,
             )
             return Answer(200, encode(tab))
-        managed = self.managers.managed_fields
         body = encode_list(
             t.resource,
-            (encode_object(o, managed(o.metadata.uid)) for o in items),
+            items,
             resource_version=rv,
             continue_token=token,
             remaining=remaining,
+            managed=self.managers.managed_fields,
         )
         return Answer(200, body)
 
@@ -388,7 +388,7 @@ class Verbs:
         opts = self._delete_options(call)
         items, _ = self.list_objects(t, lopts)
         out = [self._delete_one(res, obj, opts, call)[0] for obj in items]
-        return Answer(200, encode_list(res, (encode_object(o) for o in out), resource_version=self.api.revision))
+        return Answer(200, encode_list(res, out, resource_version=self.api.revision))
 
     # --- subresources ---------------------------------------------------------------------
 

@@ -10,6 +10,7 @@ from emulator.api.errors import (
     BadRequest,
     Gone,
     Invalid,
+    NotAcceptable,
     NotFound,
     Timeout,
     TooManyRequests,
@@ -22,7 +23,7 @@ from emulator.http.query import (
     parse_list_options,
 )
 from emulator.http.routing import Discovery, Target, route
-from emulator.http.server import agent_of, wants_table
+from emulator.http.server import agent_of, check_accept, wants_table
 from emulator.http.status import cause_type, error_status
 
 
@@ -98,6 +99,25 @@ def test_route_not_found(path: str) -> None:
 )
 def test_agent_of(ua: str, want: str) -> None:
     assert agent_of(ua) == want
+
+
+@pytest.mark.parametrize(
+    "accept",
+    [
+        pytest.param("", id="none"),
+        pytest.param("application/json", id="json"),
+        pytest.param("application/vnd.kubernetes.protobuf,application/json", id="protobuf-then-json"),
+        pytest.param("application/json, */*", id="any"),
+        pytest.param("application/json;as=Table;v=v1;g=meta.k8s.io", id="table"),
+    ],
+)
+def test_accept_served(accept: str) -> None:
+    check_accept(accept)
+
+
+def test_accept_refused() -> None:
+    with pytest.raises(NotAcceptable, match=r"^only the following media types are accepted: application/json$"):
+        check_accept("application/vnd.kubernetes.protobuf")
 
 
 def test_wants_table() -> None:
