@@ -116,10 +116,10 @@ def _is_watch(query: Mapping[str, str], target: Target) -> bool:
 class HttpApi:
     """The Kubernetes HTTP API in front of one ``ApiServer``."""
 
-    def __init__(self, api: ApiServer, settings: HttpSettings) -> None:
+    def __init__(self, api: ApiServer, settings: HttpSettings, *, managers: FieldManagers | None = None) -> None:
         self.api = api
         self.settings = settings
-        self.managers = FieldManagers()
+        self.managers = managers if managers is not None else FieldManagers()
         self.verbs = Verbs(api, self.managers)
         self._watchers: set[Watcher] = set()
         self.requests = 0

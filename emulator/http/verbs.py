@@ -312,6 +312,9 @@ class Verbs:
                 return Answer(201, encode_object(obj))
             with self._as(call.agent):
                 new = self.api.create(obj)
+            # the object had no uid when ``apply`` ran: hand the created object over with the
+            # apply's manager and operation "Apply" so its ownership is kept under the new uid
+            self.managers.update(t.resource, None, object_dict(new), manager=manager, operation="Apply", time=now)
             return Answer(201, self.encoded(new))
         if _dry_run(call.query):
             validate(obj)

@@ -13,6 +13,7 @@ from typing import Any
 from aiohttp.test_utils import TestClient, TestServer
 
 from emulator.apiserver.server import ApiServer, ServerSettings
+from emulator.http.apply import FieldManagers
 from emulator.http.server import HttpApi, HttpSettings
 from emulator.runtime.clock import StoppedClock
 from tests.builders import namespace, node, pod
@@ -53,8 +54,10 @@ class Served:
 
 
 @asynccontextmanager
-async def serving(api: ApiServer | None = None, **settings: Any) -> AsyncIterator[Served]:
+async def serving(
+    api: ApiServer | None = None, *, managers: FieldManagers | None = None, **settings: Any
+) -> AsyncIterator[Served]:
     api = api or new_api()
-    http = HttpApi(api, HttpSettings(**settings))
+    http = HttpApi(api, HttpSettings(**settings), managers=managers)
     async with TestClient(TestServer(http.app)) as client:
         yield Served(client, api, http)

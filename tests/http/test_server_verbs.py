@@ -10,6 +10,8 @@ from msgspec.structs import replace
 from emulator.api.codec import convert
 from emulator.api.policy import PodDisruptionBudget
 from emulator.apiserver.server import WriteRecord
+from emulator.http.apply import FieldManagers
+from emulator.http.resources import Resource
 from emulator.scenario.trace import trace_line
 from tests.builders import pod
 from tests.http.server_support import TABLE, new_api, serving
@@ -469,3 +471,53 @@ async def test_namespace_object_and_version() -> None:
         code, out = await s.call("GET", "/version")
         assert code == 200
         assert out["major"] == "1"
+
+
+class RecordingManagers(FieldManagers):
+    """Field managers that record the calls the verbs make and own one field per object."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, ...]] = []
+
+    def update(
+        self,
+        resource: Resource,
+        old: dict[str, Any] | None,
+        new: dict[str, Any],
+        *,
+        manager: str,
+        operation: str,
+        time: str,
+    ) -> None:
+        self.calls.append(
+            ("update", new["metadata"]["name"], "create" if old is None else "change", manager, operation)
+        )
+
+    def managed_fields(self, uid: str) -> list[dict[str, Any]]:
+        return [{"manager": "m", "operation": "Update", "apiVersion": "v1"}]
+
+    def forget(self, uid: str) -> None:
+        self.calls.append(("forget", uid))
+
+
+async def test_field_managers_see_every_write_and_render_managed_fields() -> None:
+    managers = RecordingManagers()
+    async with serving(managers=managers) as s:
+        code, out = await s.call("POST", "/api/v1/namespaces/default/pods?fieldManager=kubectl-create", POD)
+        assert code == 201
+        assert out["metadata"]["managedFields"] == [{"manager": "m", "operation": "Update", "apiVersion": "v1"}]
+        await s.call(
+            "PATCH",
+            "/api/v1/namespaces/default/pods/new?fieldManager=kubectl-label",
+            {"metadata": {"labels": {"a": "b"}}},
+            headers={"Content-Type": "application/merge-patch+json"},
+        )
+        code, listed = await s.call("GET", "/api/v1/namespaces/default/pods")
+        assert all("managedFields" in i["metadata"] for i in listed["items"])
+        uid = s.api.get("Pod", "new", "default").metadata.uid
+        await s.call("DELETE", "/api/v1/namespaces/default/pods/new")
+        assert managers.calls == [
+            ("update", "new", "create", "kubectl-create", "Update"),
+            ("update", "new", "change", "kubectl-label", "Update"),
+            ("forget", uid),
+        ]
