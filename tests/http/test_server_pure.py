@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import msgspec
 import pytest
 
+from emulator.api.core import Namespace
 from emulator.api.errors import (
     AlreadyExists,
     ApiError,
@@ -15,6 +17,8 @@ from emulator.api.errors import (
     Timeout,
     TooManyRequests,
 )
+from emulator.api.meta import ObjectMeta
+from emulator.apiserver.server import WriteRecord
 from emulator.http.query import (
     check_list_version,
     decode_continue,
@@ -25,6 +29,7 @@ from emulator.http.query import (
 from emulator.http.routing import Discovery, Target, route
 from emulator.http.server import agent_of, check_accept, wants_table
 from emulator.http.status import cause_type, error_status
+from emulator.scenario.trace import fast_trace_line, trace_line
 
 
 @pytest.mark.parametrize(
@@ -278,3 +283,17 @@ def test_error_status(err: ApiError, ctx: dict[str, str], want: dict[str, object
 )
 def test_cause_type(detail: str, want: str) -> None:
     assert cause_type(detail) == want
+
+
+@pytest.mark.parametrize(
+    ("agent", "want"),
+    [
+        pytest.param("kubectl", b',"agent":"kubectl"}', id="http-write"),
+        pytest.param("", b'"name":"p"}', id="in-process-write-unchanged"),
+    ],
+)
+def test_trace_lines_name_the_http_agent(agent: str, want: bytes) -> None:
+    rec = WriteRecord(3, 1.5, "create", "Namespace", None, Namespace(metadata=ObjectMeta(name="p")), agent)
+    fast = msgspec.json.encode(fast_trace_line(rec))
+    assert fast == msgspec.json.encode(trace_line(rec))
+    assert fast.endswith(want)
