@@ -58,7 +58,7 @@ from emulator.http.query import parse_list_options
 from emulator.http.routing import NOT_FOUND, Discovery, Target, route
 from emulator.http.status import error_status
 from emulator.http.verbs import Call, Verbs, check_verb, verb_of
-from emulator.http.watch import EventWriter, error_line, pump
+from emulator.http.watch import EncodedObjects, EventWriter, error_line, pump
 
 __all__ = ["HttpApi", "HttpSettings", "agent_of"]
 
@@ -122,6 +122,7 @@ class HttpApi:
         self.managers = managers if managers is not None else FieldManagers()
         self.verbs = Verbs(api, self.managers)
         self._watchers: set[Watcher] = set()
+        self.encoded = EncodedObjects()
         self.requests = 0
         self.app = web.Application(client_max_size=settings.max_body + 1, middlewares=[self._middleware])
         self.app.router.add_route("*", "/{tail:.*}", self._handle)
@@ -304,6 +305,7 @@ class HttpApi:
             include_object=opts.include_object,
             now=self.api.clock.now,
             managed=self.managers.managed_fields,
+            cache=self.encoded,
             initial_left=len(w.channel) if initial else -1,
             start_revision=self.api.revision,
             last_revision=self.api.revision,

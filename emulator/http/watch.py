@@ -38,7 +38,7 @@ from emulator.http.resources import Resource
 from emulator.http.status import error_status
 from emulator.runtime.channel import ChannelClosed, Overflow
 
-__all__ = ["EventWriter", "error_line", "overflow_line"]
+__all__ = ["EncodedObjects", "EventWriter", "error_line", "overflow_line"]
 
 INITIAL_EVENTS_END: Final = "k8s.io/initial-events-end"
 
@@ -53,6 +53,34 @@ def overflow_line(revision: int) -> bytes:
     return error_line(Gone(f"too old resource version: {revision} ({revision + 1})"))
 
 
+class EncodedObjects:
+    """The JSON of recently written objects, by identity, shared by every stream: the hub
+    hands the same frozen object to every watcher of a write, so twenty watchers of all pods
+    encode each write once. An entry keeps its object alive, so an id is never reused while
+    cached; the table is emptied when it reaches ``size``."""
+
+    __slots__ = ("_items", "hits", "size")
+
+    def __init__(self, size: int = 4096) -> None:
+        self.size = size
+        self._items: dict[int, tuple[Any, bytes]] = {}
+        self.hits = 0
+
+    def __repr__(self) -> str:
+        return f"<EncodedObjects {len(self._items)}/{self.size} hits={self.hits}>"
+
+    def get(self, obj: Any) -> bytes:
+        hit = self._items.get(id(obj))
+        if hit is not None and hit[0] is obj:
+            self.hits += 1
+            return hit[1]
+        data = encode_object(obj)
+        if len(self._items) >= self.size:
+            self._items.clear()
+        self._items[id(obj)] = (obj, data)
+        return data
+
+
 @dataclass
 class EventWriter:
     """Frames a watcher's events for one stream (its state: headers sent, initial events
@@ -63,6 +91,7 @@ class EventWriter:
     include_object: str = "Metadata"
     now: Callable[[], float] = field(default=lambda: 0.0)
     managed: Callable[[str], list[dict[str, Any]]] = field(default=lambda uid: [])
+    cache: EncodedObjects | None = None
     initial_left: int = -1
     """Initial ADDED events still to come before the end bookmark; -1: no such bookmark."""
     start_revision: int = 0
@@ -71,7 +100,10 @@ class EventWriter:
 
     def _object(self, obj: Any) -> bytes:
         if not self.as_table:
-            return encode_object(obj, self.managed(obj.metadata.uid))
+            managed = self.managed(obj.metadata.uid)
+            if not managed and self.cache is not None:
+                return self.cache.get(obj)
+            return encode_object(obj, managed)
         t = tables.table(
             self.resource,
             [obj],

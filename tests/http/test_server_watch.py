@@ -219,3 +219,14 @@ async def test_serve_binds_reports_and_closes_on_cancel() -> None:
             assert b"ERROR" not in rest
     assert task.cancelled()
     assert api.watchers() == []
+
+
+async def test_watchers_share_each_write_encoding() -> None:
+    async with serving() as s:
+        rv = s.api.revision
+        path = f"/api/v1/pods?watch=true&resourceVersion={rv}"
+        async with watching(s, path) as a, watching(s, path) as b, watching(s, path) as c:
+            s.api.create(pod("p2"))
+            got = [await w.take(1) for w in (a, b, c)]
+            assert got[0] == got[1] == got[2]
+            assert s.http.encoded.hits == 2
