@@ -1,7 +1,8 @@
 """Request bodies in, response bodies out: the HTTP door's wire format.
 
 Owns: which request media types are accepted (JSON, also when no Content-Type is sent —
-the Python client sends none; YAML for server-side apply; protobuf is refused with 415),
+the Python client sends none; YAML for server-side apply; protobuf only for the three kinds
+kubectl sends no other way, ``protobuf``, else 415),
 decoding a body into an API struct (``apiVersion``/``kind`` inferred from the URL when
 absent, a mismatch is 400; a type error or a malformed quantity is upstream's 400
 ``<Kind> in version "<v>" cannot be handled as a <Kind>: <why>``), and encoding stored
@@ -23,6 +24,7 @@ import msgspec
 from emulator.api.codec import KINDS, enc_hook, to_builtins
 from emulator.api.errors import BadRequest, UnsupportedMediaType
 from emulator.api.quantity import Quantity, parse_quantity
+from emulator.http import protobuf
 from emulator.http.resources import Resource
 from emulator.inputs import YamlError, load_documents
 
@@ -39,6 +41,7 @@ __all__ = [
 _encoder: Final = msgspec.json.Encoder(enc_hook=enc_hook)
 _decoder: Final = msgspec.json.Decoder()
 ACCEPTED: Final = "application/json, application/yaml"
+PROTOBUF: Final = "application/vnd.kubernetes.protobuf"
 _JSON_TYPES: Final = frozenset(
     {
         "",
@@ -62,6 +65,13 @@ def decode_body(body: bytes, content_type: str) -> Any:
     """The body as builtins: JSON, or YAML for ``application/yaml`` and
     ``application/apply-patch+yaml``; 415 for other types (protobuf), 400 if it does not parse."""
     mt = media_type(content_type)
+    if mt == PROTOBUF:
+        try:
+            decoded = protobuf.decode(body)
+        except protobuf.ProtobufError as err:
+            raise BadRequest(f"the object provided is unrecognized: {err}") from None
+        if decoded is not None:
+            return decoded
     if mt not in _JSON_TYPES:
         raise UnsupportedMediaType(
             f"the body of the request was in an unknown format - accepted media types include: {ACCEPTED}"
