@@ -22,6 +22,7 @@ others                       none
 
 from __future__ import annotations
 
+import re
 from typing import Any, Final
 
 from emulator.api.errors import ApiError, Invalid, TooManyRequests
@@ -41,6 +42,9 @@ _CAUSE_TYPES: Final = (
 """The ``field.ErrorType`` string a validation detail starts with, and its cause type."""
 
 _WITH_RESOURCE: Final = frozenset({"NotFound", "AlreadyExists", "Conflict"})
+_ABOUT: Final = re.compile(r'^(?P<resource>[a-z0-9.]+) "(?P<name>[^"]*)" (?:not found|already exists)$')
+"""``pods "x" not found``, ``deployments.apps "d" already exists``: upstream's messages name the
+resource (qualified by its group) and the object, which is what ``details`` carries."""
 
 
 def cause_type(detail: str) -> str:
@@ -77,6 +81,10 @@ def error_status(err: ApiError, *, name: str = "", group: str = "", resource: st
         if err.retry_after_seconds:
             details["retryAfterSeconds"] = err.retry_after_seconds
     elif err.reason in _WITH_RESOURCE and (name or resource):
+        said = _ABOUT.match(err.message)
+        if said is not None and err.reason != "Conflict":  # the store names what it did not find
+            qualified, name = said["resource"], said["name"]
+            resource, _, group = qualified.partition(".")
         details = {"name": name}
         if group:
             details["group"] = group

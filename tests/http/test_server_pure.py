@@ -258,6 +258,12 @@ def test_list_options_refused(query: dict[str, str], message: str) -> None:
             },
             id="disruption-budget",
         ),
+        pytest.param(
+            NotFound('namespaces "nope" not found'),
+            {"name": "", "resource": "pods"},
+            {"reason": "NotFound", "code": 404, "details": {"name": "nope", "kind": "namespaces"}},
+            id="missing-namespace-on-create",
+        ),
         pytest.param(Gone("too old resource version: 1 (5)"), {}, {"reason": "Expired", "code": 410}, id="expired"),
     ],
 )

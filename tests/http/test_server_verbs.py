@@ -259,7 +259,7 @@ async def test_errors(method: str, path: str, body: Any, code: int, reason: str,
         assert out["message"] == message
 
 
-async def test_protobuf_body_is_refused() -> None:
+async def test_malformed_protobuf_body_is_a_bad_request() -> None:
     async with serving() as s:
         code, out = await s.call(
             "POST",
@@ -267,8 +267,8 @@ async def test_protobuf_body_is_refused() -> None:
             raw=b"k8s\x00\x0a",
             headers={"Content-Type": "application/vnd.kubernetes.protobuf"},
         )
-        assert (code, out["reason"]) == (415, "UnsupportedMediaType")
-        assert out["message"].startswith("the body of the request was in an unknown format")
+        assert (code, out["reason"]) == (400, "BadRequest")
+        assert out["message"] == "the object provided is unrecognized: truncated varint"
 
 
 async def test_update_stale_resource_version_conflicts() -> None:
