@@ -278,11 +278,13 @@ class ApiServer:
         if not due:
             return
         self._expiring = True
+        agent, self.agent = self.agent, ""  # the server's own write, whoever's request ran
         try:
             for event in due:
                 self._commit("delete", "Event", event, None)
         finally:
             self._expiring = False
+            self.agent = agent
 
     def _priority_classes(self) -> Mapping[str, PriorityClass]:
         return {k[1]: v for k, v in self._objects["PriorityClass"].items()}
