@@ -78,7 +78,8 @@ class HttpSettings:
     max_body: int = 3 * 1024 * 1024
     """Upstream's limit on a request body (3 MiB)."""
     watch_buffer: int = 10_000
-    """Events a watch stream may have undelivered before it is dropped with 410."""
+    """Events a watch stream may have undelivered before it is dropped with 410 (a watch that
+    starts with synthetic ADDED events gets room for those on top)."""
     ssl_context: ssl.SSLContext | None = None
     """Serve HTTPS with this context (the URL is then ``https://``). kubectl sends a
     kubeconfig's bearer token only over TLS (client-go's clientcmd reads a user's credentials
