@@ -11,7 +11,8 @@ which error a request gets (the server's verbs) nor how it is sent.
 reason                 code  details
 =====================  ====  ==========================================================
 NotFound/AlreadyExists  404/409  name, group, kind = resource plural
-Conflict               409   name, group, kind = resource plural
+Conflict               409   name, group, kind = resource plural; for server-side apply,
+                             causes [{reason: FieldManagerConflict, message, field}]
 Invalid                422   name, group, kind = Kind, causes [{reason, message, field}]
 TooManyRequests        429   causes [{reason: DisruptionBudget, message}] for evictions;
                              retryAfterSeconds when set
@@ -25,7 +26,7 @@ from __future__ import annotations
 import re
 from typing import Any, Final
 
-from emulator.api.errors import ApiError, Invalid, TooManyRequests
+from emulator.api.errors import ApiError, Conflict, Invalid, TooManyRequests
 
 __all__ = ["cause_type", "error_status", "success_status"]
 
@@ -80,6 +81,15 @@ def error_status(err: ApiError, *, name: str = "", group: str = "", resource: st
             details["causes"] = [{"reason": "DisruptionBudget", "message": m} for m in err.causes]
         if err.retry_after_seconds:
             details["retryAfterSeconds"] = err.retry_after_seconds
+    elif isinstance(err, Conflict) and (conflicts := getattr(err, "causes", None)):
+        # server-side apply's ``ApplyConflict``: (field path, message) per conflicting field
+        details = {"name": name}
+        if group:
+            details["group"] = group
+        details["kind"] = resource
+        details["causes"] = [
+            {"reason": "FieldManagerConflict", "message": message, "field": path} for path, message in conflicts
+        ]
     elif err.reason in _WITH_RESOURCE and (name or resource):
         said = _ABOUT.match(err.message)
         if said is not None and err.reason != "Conflict":  # the store names what it did not find

@@ -19,6 +19,7 @@ from emulator.api.errors import (
 )
 from emulator.api.meta import ObjectMeta
 from emulator.apiserver.server import WriteRecord
+from emulator.http.apply import ApplyConflict
 from emulator.http.query import (
     check_list_version,
     decode_continue,
@@ -263,6 +264,30 @@ def test_list_options_refused(query: dict[str, str], message: str) -> None:
             {"name": "", "resource": "pods"},
             {"reason": "NotFound", "code": 404, "details": {"name": "nope", "kind": "namespaces"}},
             id="missing-namespace-on-create",
+        ),
+        pytest.param(
+            ApplyConflict(
+                'Apply failed with 1 conflict: conflict with "kubectl-client-side-apply" using apps/v1: .spec.replicas',
+                [(".spec.replicas", 'conflict with "kubectl-client-side-apply" using apps/v1')],
+            ),
+            {"name": "web", "group": "apps", "resource": "deployments"},
+            {
+                "reason": "Conflict",
+                "code": 409,
+                "details": {
+                    "name": "web",
+                    "group": "apps",
+                    "kind": "deployments",
+                    "causes": [
+                        {
+                            "reason": "FieldManagerConflict",
+                            "message": 'conflict with "kubectl-client-side-apply" using apps/v1',
+                            "field": ".spec.replicas",
+                        }
+                    ],
+                },
+            },
+            id="apply-conflict",
         ),
         pytest.param(Gone("too old resource version: 1 (5)"), {}, {"reason": "Expired", "code": 410}, id="expired"),
     ],
