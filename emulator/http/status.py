@@ -11,8 +11,8 @@ which error a request gets (the server's verbs) nor how it is sent.
 reason                 code  details
 =====================  ====  ==========================================================
 NotFound/AlreadyExists  404/409  name, group, kind = resource plural
-Conflict               409   name, group, kind = resource plural; for server-side apply,
-                             causes [{reason: FieldManagerConflict, message, field}]
+Conflict               409   name, group, kind = resource plural; for server-side apply
+                             only causes [{reason: FieldManagerConflict, message, field}]
 Invalid                422   name, group, kind = Kind, causes [{reason, message, field}]
 TooManyRequests        429   causes [{reason: DisruptionBudget, message}] for evictions;
                              retryAfterSeconds when set
@@ -82,11 +82,8 @@ def error_status(err: ApiError, *, name: str = "", group: str = "", resource: st
         if err.retry_after_seconds:
             details["retryAfterSeconds"] = err.retry_after_seconds
     elif isinstance(err, Conflict) and (conflicts := getattr(err, "causes", None)):
-        # server-side apply's ``ApplyConflict``: (field path, message) per conflicting field
-        details = {"name": name}
-        if group:
-            details["group"] = group
-        details["kind"] = resource
+        # server-side apply's ``ApplyConflict``: (field path, message) per conflicting field;
+        # upstream's ``NewApplyConflict`` names no object, only the causes
         details["causes"] = [
             {"reason": "FieldManagerConflict", "message": message, "field": path} for path, message in conflicts
         ]

@@ -275,9 +275,6 @@ def test_list_options_refused(query: dict[str, str], message: str) -> None:
                 "reason": "Conflict",
                 "code": 409,
                 "details": {
-                    "name": "web",
-                    "group": "apps",
-                    "kind": "deployments",
                     "causes": [
                         {
                             "reason": "FieldManagerConflict",
