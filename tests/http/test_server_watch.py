@@ -230,3 +230,21 @@ async def test_watchers_share_each_write_encoding() -> None:
             got = [await w.take(1) for w in (a, b, c)]
             assert got[0] == got[1] == got[2]
             assert s.http.encoded.hits == 2
+
+
+@pytest.mark.parametrize(
+    ("query", "code", "reason", "message"),
+    [
+        pytest.param("resourceVersion=999", 504, "Timeout", "Too large resource version: 999, current: 6", id="future"),
+        pytest.param(
+            "fieldSelector=spec.foo%3Dx", 400, "BadRequest", "field label not supported: spec.foo", id="field"
+        ),
+        pytest.param("labelSelector=a%20in", 400, "BadRequest", "couldn't parse the selector string", id="label"),
+    ],
+)
+async def test_watch_refused_before_the_stream(query: str, code: int, reason: str, message: str) -> None:
+    async with serving() as s:
+        got, out = await s.call("GET", f"/api/v1/pods?watch=true&{query}")
+        assert (got, out["reason"]) == (code, reason)
+        assert out["message"].startswith(message)
+        assert s.api.watchers() == []
