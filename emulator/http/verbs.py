@@ -273,12 +273,19 @@ class Verbs:
     def patch(self, call: Call) -> Answer:
         t = call.target
         mt = media_type(call.content_type)
+        if t.sub == "scale":
+            current = self._get(t)
+            if mt == APPLY:  # a Scale has one writable field: applying it is merging it
+                applied = decode_body(call.body, call.content_type)
+                if not isinstance(applied, dict):
+                    raise BadRequest("the object provided is unrecognized: expected a Scale")
+                spec = {**scale_dict(current)["spec"], **(applied.get("spec") or {})}
+                return self._scale_to(call, current, {**scale_dict(current), "spec": spec})
+            patched = apply_patch(t.resource, scale_dict(current), call.body, mt)
+            return self._scale_to(call, current, patched)
         if mt == APPLY:
             return self.server_side_apply(call)
         current = self._get(t)
-        if t.sub == "scale":
-            patched = apply_patch(t.resource, scale_dict(current), call.body, mt)
-            return self._scale_to(call, current, patched)
         patched = apply_patch(t.resource, object_dict(current), call.body, mt)
         obj = self._decode(call, patched)
         return self._write(call, obj, current)

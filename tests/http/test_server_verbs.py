@@ -435,6 +435,13 @@ async def test_scale_subresource() -> None:
         )
         assert (code, out["spec"]["replicas"]) == (200, 1)
         assert s.api.get("Deployment", "web", "default").spec.replicas == 1
+        code, out = await s.call(
+            "PATCH",
+            f"{path}?fieldManager=kubectl",
+            {"apiVersion": "autoscaling/v1", "kind": "Scale", "spec": {"replicas": 4}},
+            headers={"Content-Type": "application/apply-patch+yaml"},
+        )
+        assert (code, out["spec"]["replicas"]) == (200, 4)
 
 
 @pytest.mark.parametrize(
