@@ -3,9 +3,10 @@ Table), measured on a real socket on 127.0.0.1. Not a test: prints the figures.
 
     PYTHONPATH=. python bench/http_list.py [N]
 
-Measured 2026-12-02 on the 2-core dev machine (shared), 10,000 running pods: the server builds
-the JSON ``PodList`` (10.9 MB) in 90-140 ms; through aiohttp's client, best of 5, 470 ms (JSON)
-and 280 ms (Table, the placeholder two-column convertor). ``kubectl get pods -A`` against the
+Measured 2026-12-02 on the 2-core dev machine, 10,000 running pods: the server builds the JSON
+``PodList`` (10.9 MB) in 90-140 ms; through aiohttp's client, best of 5, 112 ms (JSON) and
+133 ms (Table with upstream's pod columns, 3.6 MB) with the machine otherwise idle, 470 ms and
+280 ms while other test runs shared both cores. ``kubectl get pods -A`` against the
 same server takes 0.8 s with ``--chunk-size=0``, and 2.4 s with its default pages of 500:
 the server answers each page in 11-30 ms, but kubectl throttles itself to 5 requests a
 second after a burst of 10 (its "client-side throttling" wait), which real clusters see too.
