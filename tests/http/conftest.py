@@ -8,7 +8,8 @@ a ``kubectl(*args)`` helper that runs the real kubectl in a private ``HOME`` and
 and the clean shutdown at teardown: SIGTERM, then exit status 0 and the report on stdout.
 
 What it does not own: what the tests assert. A module chooses the simulated speed with a
-module-level ``SERVE_SPEED`` (default ``DEFAULT_SPEED``).
+module-level ``SERVE_SPEED`` (default ``DEFAULT_SPEED``) and ``--token`` with ``SERVE_TOKEN``
+(default ``auto``).
 """
 
 from __future__ import annotations
@@ -123,7 +124,7 @@ def _wait_for_kubeconfig(proc: subprocess.Popen[bytes], path: Path, stderr: Path
     pytest.fail(f"no kubeconfig at {path} after {READY_TIMEOUT}s; serve's stderr:\n{text}")
 
 
-def start_server(directory: Path, *, speed: float, extra: Sequence[str] = ()) -> Server:
+def start_server(directory: Path, *, speed: float, token: str = "auto", extra: Sequence[str] = ()) -> Server:
     kubeconfig = directory / "kubeconfig"
     home = directory / "home"
     (home / "cache").mkdir(parents=True)
@@ -141,7 +142,7 @@ def start_server(directory: Path, *, speed: float, extra: Sequence[str] = ()) ->
         "--kubeconfig",
         str(kubeconfig),
         "--token",
-        "auto",
+        token,
         "--speed",
         f"{speed:g}",
         *extra,
@@ -172,8 +173,9 @@ def stop_server(server: Server) -> None:
 def server(request: pytest.FixtureRequest) -> Iterator[Server]:
     """One ``serve`` of ``data/session.yaml`` for the whole module (the tests share its state)."""
     speed = float(getattr(request.module, "SERVE_SPEED", DEFAULT_SPEED))
+    token = str(getattr(request.module, "SERVE_TOKEN", "auto"))
     with tempfile.TemporaryDirectory(prefix="kube-emulator-http-") as tmp:
-        srv = start_server(Path(tmp), speed=speed)
+        srv = start_server(Path(tmp), speed=speed, token=token)
         try:
             yield srv
         finally:

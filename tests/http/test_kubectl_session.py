@@ -518,23 +518,34 @@ def test_patch_in_three_flavours(kubectl: Server) -> None:
     assert "no" not in json.loads(ok(kubectl.kubectl("get", "pod", "patchme", "-o", "json")))["metadata"]["labels"]
 
 
+SERVICE = """\
+apiVersion: v1
+kind: Service
+metadata:
+  name: replace-me
+  labels: {app: replace-me}
+spec:
+  selector: {app: replace-me}
+  ports:
+    - {port: 8080, protocol: TCP}
+"""
+
+
 def test_replace_and_a_stale_replace(kubectl: Server) -> None:
-    ok(kubectl.kubectl("apply", "--server-side", "--force-conflicts", "-f", str(DATA / "api-ssa.yaml")))
-    # Quiet first: the deployment controller writes status while it rolls out, and a status
-    # write between the read and the replace would make the first replace stale too.
-    ok(kubectl.kubectl("rollout", "status", "deployment/api", "--timeout=60s", timeout=70))
-    current = yaml.safe_load(ok(kubectl.kubectl("get", "deploy", "api", "-o", "yaml")))
+    # A Service: no controller writes it, so nothing but this test moves its resourceVersion.
+    assert ok(kubectl.kubectl("apply", "-f", "-", input=SERVICE)) == "service/replace-me created\n"
+    current = yaml.safe_load(ok(kubectl.kubectl("get", "svc", "replace-me", "-o", "yaml")))
     current["metadata"]["labels"]["replaced"] = "yes"
     first = kubectl.kubectl("replace", "-f", "-", input=yaml.safe_dump(current))
-    assert ok(first) == "deployment.apps/api replaced\n"
+    assert ok(first) == "service/replace-me replaced\n"
     current["metadata"]["labels"]["replaced"] = "twice"
     stale = failed(kubectl.kubectl("replace", "-f", "-", input=yaml.safe_dump(current)))
     assert stale.strip() == (
         'Error from server (Conflict): error when replacing "STDIN": Operation cannot be fulfilled on '
-        'deployments.apps "api": the object has been modified; please apply your changes to the latest '
+        'services "replace-me": the object has been modified; please apply your changes to the latest '
         "version and try again"
     )
-    assert ok(kubectl.kubectl("get", "deploy", "api", "-o", "jsonpath={.metadata.labels.replaced}")) == "yes"
+    assert ok(kubectl.kubectl("get", "svc", "replace-me", "-o", "jsonpath={.metadata.labels.replaced}")) == "yes"
 
 
 def test_create_a_duplicate_is_already_exists(kubectl: Server) -> None:
