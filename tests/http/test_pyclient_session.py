@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import time
+import urllib.request
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -406,3 +407,115 @@ async def test_asyncio_client_lists_and_watches(server: Server) -> None:
                 assert event["object"].metadata.name == "aio"
                 w.stop()
         await v1.delete_namespaced_pod("aio", NS, grace_period_seconds=0)
+
+
+# --- every served kind parses into the client's strict models --------------------------------
+
+TEMPLATE = {
+    "metadata": {"labels": {"app": "zoo"}},
+    "spec": {
+        "restartPolicy": "Never",
+        "containers": [
+            {"name": "app", "image": "registry.example.com/web:1.0", "resources": {"requests": {"cpu": "10m"}}}
+        ],
+    },
+}
+ALWAYS = {**TEMPLATE, "spec": {**TEMPLATE["spec"], "restartPolicy": "Always"}}
+SELECTOR = {"matchLabels": {"app": "zoo"}}
+
+
+def raw(server: Server, method: str, path: str, body: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+    """One request without the client's models: (Content-Type, decoded JSON body)."""
+    headers = {"Accept": "application/json"}
+    if server.token is not None:
+        headers["Authorization"] = f"Bearer {server.token}"
+    data = None
+    if body is not None:
+        data = json.dumps(body).encode()
+        headers["Content-Type"] = "application/json"
+    request = urllib.request.Request(server.url + path, data=data, headers=headers, method=method)
+    with urllib.request.urlopen(request, timeout=30) as response:
+        return str(response.headers["Content-Type"]), json.loads(response.read())
+
+
+ZOO = [
+    (
+        "/apis/apps/v1/namespaces/default/statefulsets",
+        {"metadata": {"name": "zoo-sts"}, "spec": {"serviceName": "zoo", "selector": SELECTOR, "template": ALWAYS}},
+    ),
+    (
+        "/apis/apps/v1/namespaces/default/deployments",
+        {"metadata": {"name": "zoo-deploy"}, "spec": {"selector": SELECTOR, "template": ALWAYS}},
+    ),
+    ("/apis/batch/v1/namespaces/default/jobs", {"metadata": {"name": "zoo-job"}, "spec": {"template": TEMPLATE}}),
+    (
+        "/apis/batch/v1/namespaces/default/cronjobs",
+        {
+            "metadata": {"name": "zoo-cron"},
+            "spec": {"schedule": "*/1 * * * *", "jobTemplate": {"spec": {"template": TEMPLATE}}},
+        },
+    ),
+    ("/api/v1/namespaces", {"metadata": {"name": "zoo"}}),
+    (
+        "/api/v1/namespaces/default/services",
+        {"metadata": {"name": "zoo"}, "spec": {"selector": {"app": "zoo"}, "ports": [{"port": 80}]}},
+    ),
+    (
+        "/apis/policy/v1/namespaces/default/poddisruptionbudgets",
+        {"metadata": {"name": "zoo"}, "spec": {"maxUnavailable": 1, "selector": SELECTOR}},
+    ),
+    ("/apis/scheduling.k8s.io/v1/priorityclasses", {"metadata": {"name": "zoo-high"}, "value": 1000}),
+]
+
+
+@pytest.fixture(scope="module")
+def zoo(server: Server) -> None:
+    """One object of every kind users create (posted as plain JSON, so that one kind the models
+    refuse does not hide the others), left for the conformance lists below."""
+    for path, body in ZOO:
+        raw(server, "POST", path, body)
+
+    def some_zoo_pods() -> bool:
+        return bool(raw(server, "GET", "/api/v1/namespaces/default/pods?labelSelector=app%3Dzoo")[1]["items"])
+
+    poll(some_zoo_pods, what="the zoo's pods")
+
+
+@pytest.mark.parametrize(
+    ("path", "model"),
+    [
+        pytest.param("/api/v1/nodes", "V1NodeList", id="nodes"),
+        pytest.param("/api/v1/pods", "V1PodList", id="pods"),
+        pytest.param("/api/v1/events", "CoreV1EventList", id="events"),
+        pytest.param("/api/v1/namespaces", "V1NamespaceList", id="namespaces"),
+        pytest.param("/api/v1/services", "V1ServiceList", id="services"),
+        pytest.param("/apis/apps/v1/deployments", "V1DeploymentList", id="deployments"),
+        pytest.param("/apis/apps/v1/replicasets", "V1ReplicaSetList", id="replicasets"),
+        pytest.param("/apis/apps/v1/statefulsets", "V1StatefulSetList", id="statefulsets"),
+        pytest.param("/apis/apps/v1/daemonsets", "V1DaemonSetList", id="daemonsets"),
+        pytest.param("/apis/batch/v1/jobs", "V1JobList", id="jobs"),
+        pytest.param("/apis/batch/v1/cronjobs", "V1CronJobList", id="cronjobs"),
+        pytest.param("/apis/coordination.k8s.io/v1/leases", "V1LeaseList", id="leases"),
+        pytest.param("/apis/policy/v1/poddisruptionbudgets", "V1PodDisruptionBudgetList", id="pdbs"),
+        pytest.param("/apis/scheduling.k8s.io/v1/priorityclasses", "V1PriorityClassList", id="priorityclasses"),
+    ],
+)
+def test_every_served_list_parses_into_the_client_models(
+    server: Server, api: client.ApiClient, zoo: None, path: str, model: str
+) -> None:
+    content_type, listed = raw(server, "GET", path)
+    assert content_type.startswith("application/json")
+    assert listed["kind"] == model.removeprefix("CoreV1").removeprefix("V1")
+    assert listed["items"], f"nothing to parse at {path}"
+    parsed = api.deserialize(json.dumps(listed), model, "application/json")
+    assert len(parsed.items) == len(listed["items"])
+
+
+def test_a_request_without_the_token_is_401(server: Server) -> None:
+    if server.token is None:
+        pytest.skip("served with --token none")
+    configuration = client.Configuration(host=server.url)
+    with client.ApiClient(configuration) as anonymous, pytest.raises(ApiException) as refused:
+        client.CoreV1Api(anonymous).list_node()
+    status = status_of(refused.value)
+    assert (refused.value.status, status["reason"], status["code"]) == (401, "Unauthorized", 401)
