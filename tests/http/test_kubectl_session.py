@@ -477,6 +477,39 @@ def test_get_events(rolled_out: Server) -> None:
     assert {"ScalingReplicaSet", "SuccessfulCreate"} <= reasons, reasons
 
 
+def test_set_image_rolls_out_a_new_replicaset(rolled_out: Server) -> None:
+    image = "web=registry.example.com/web:1.1"
+    assert ok(rolled_out.kubectl("set", "image", "deployment/web", image)) == "deployment.apps/web image updated\n"
+    out = ok(rolled_out.kubectl("rollout", "status", "deployment/web", "--timeout=60s", timeout=70))
+    assert out.splitlines()[-1] == 'deployment "web" successfully rolled out'
+    replicasets = ok(rolled_out.kubectl("get", "rs", "-l", "app=web"))
+    assert headers(replicasets) == ["NAME", "DESIRED", "CURRENT", "READY", "AGE"]
+    counts = sorted((r["DESIRED"], r["CURRENT"], r["READY"]) for r in table(replicasets))
+    assert counts == [("0", "0", "0"), ("3", "3", "3")]
+    history = ok(rolled_out.kubectl("rollout", "history", "deployment/web"))
+    assert [line.split()[0] for line in history.splitlines()[2:] if line.strip()] == ["1", "2"], history
+    images = ok(rolled_out.kubectl("get", "pods", "-l", "app=web", "-o", IMAGES))
+    assert images.split() == ["registry.example.com/web:1.1"] * 3
+
+
+def test_get_all_sort_by_custom_columns_and_chunks(rolled_out: Server) -> None:
+    everything = names(rolled_out, "all")
+    for prefix in ("pod/web-", "service/web", "deployment.apps/web", "replicaset.apps/web-"):
+        assert any(n.startswith(prefix) for n in everything), (prefix, everything)
+    by_name = table(ok(rolled_out.kubectl("get", "pods", "-l", "app=web", "--sort-by=.metadata.name")))
+    assert [r["NAME"] for r in by_name] == sorted(r["NAME"] for r in by_name)
+    assert len(by_name) == 3
+    columns = ok(
+        rolled_out.kubectl("get", "pods", "-l", "app=web", "-o", "custom-columns=POD:.metadata.name,ON:.spec.nodeName")
+    )
+    assert headers(columns) == ["POD", "ON"]
+    assert {r["ON"] for r in table(columns)} <= set(NODES)
+    chunked = table(ok(rolled_out.kubectl("get", "pods", "-A", "--chunk-size=2")))
+    whole = table(ok(rolled_out.kubectl("get", "pods", "-A")))
+    assert [r["NAME"] for r in chunked] == [r["NAME"] for r in whole]
+    assert len(whole) > 2
+
+
 # --- writes: server-side apply, patch, replace, create, refusals --------------------------
 
 
