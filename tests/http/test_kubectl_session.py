@@ -372,6 +372,18 @@ def test_cordon_and_uncordon(kubectl: Server) -> None:
     assert unschedulable == ""
 
 
+def test_label_and_taint_a_node(kubectl: Server) -> None:
+    assert ok(kubectl.kubectl("label", "node", "worker-0", "disk=ssd")) == "node/worker-0 labeled\n"
+    assert names(kubectl, "nodes", "-l", "disk=ssd") == ["node/worker-0"]
+    tainted = kubectl.kubectl("taint", "nodes", "worker-0", "dedicated=batch:NoSchedule")
+    assert ok(tainted) == "node/worker-0 tainted\n"
+    assert field(ok(kubectl.kubectl("describe", "node", "worker-0")), "Taints") == "dedicated=batch:NoSchedule"
+    untainted = kubectl.kubectl("taint", "nodes", "worker-0", "dedicated=batch:NoSchedule-")
+    assert ok(untainted) == "node/worker-0 untainted\n"
+    assert field(ok(kubectl.kubectl("describe", "node", "worker-0")), "Taints") == "<none>"
+    assert ok(kubectl.kubectl("label", "node", "worker-0", "disk-")) == "node/worker-0 unlabeled\n"
+
+
 def test_drain_is_held_by_the_budget_then_allowed(rolled_out: Server) -> None:
     node = web_pods(rolled_out)[0]["spec"]["nodeName"]
     on_node = sorted(p["metadata"]["name"] for p in web_pods(rolled_out) if p["spec"]["nodeName"] == node)
@@ -475,6 +487,13 @@ def test_get_events(rolled_out: Server) -> None:
         assert re.fullmatch(rf"Successfully assigned default/{re.escape(pod)} to worker-\d", row["MESSAGE"]), row
     reasons = {r["REASON"] for r in table(out)}
     assert {"ScalingReplicaSet", "SuccessfulCreate"} <= reasons, reasons
+
+    for_web = ok(rolled_out.kubectl("events", "--for", "deployment/web"))
+    assert headers(for_web) == ["LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"]
+    rows = table(for_web)
+    assert rows, for_web
+    assert {r["OBJECT"] for r in rows} == {"Deployment/web"}
+    assert {r["REASON"] for r in rows} == {"ScalingReplicaSet"}
 
 
 def test_set_image_rolls_out_a_new_replicaset(rolled_out: Server) -> None:
@@ -608,10 +627,27 @@ def test_an_invalid_pod_is_refused_and_nothing_is_created(kubectl: Server) -> No
     assert "not found" in failed(kubectl.kubectl("get", "pod", "no-image"))
 
 
+def test_delete_waits_until_the_pod_is_gone(kubectl: Server) -> None:
+    if "pod/patchme" not in names(kubectl, "pods", "-l", "app=patchme"):
+        ok(kubectl.kubectl("run", "patchme", "--image=registry.example.com/web:1.0", "--labels=app=patchme"))
+    out = ok(kubectl.kubectl("delete", "pod", "patchme", "--timeout=60s", timeout=70))
+    assert re.fullmatch(r'pod "patchme" deleted( from default namespace)?\n', out), out
+    gone = failed(kubectl.kubectl("get", "pod", "patchme"))
+    assert gone.strip() == 'Error from server (NotFound): pods "patchme" not found'
+
+
 def test_delete_not_found(kubectl: Server) -> None:
     err = failed(kubectl.kubectl("delete", "pod", "nope"))
     assert err.strip() == 'Error from server (NotFound): pods "nope" not found'
     assert ok(kubectl.kubectl("delete", "pod", "nope", "--ignore-not-found")) == ""
+
+
+def test_server_dry_run_persists_nothing(kubectl: Server) -> None:
+    pod = (DATA / "solo-pod.yaml").read_text().replace("name: solo", "name: dry-run")
+    out = ok(kubectl.kubectl("apply", "--dry-run=server", "-f", "-", input=pod))
+    assert out == "pod/dry-run created (server dry run)\n"
+    gone = failed(kubectl.kubectl("get", "pod", "dry-run"))
+    assert gone.strip() == 'Error from server (NotFound): pods "dry-run" not found'
 
 
 # --- deletes ------------------------------------------------------------------------------
