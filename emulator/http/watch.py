@@ -59,11 +59,12 @@ class EncodedObjects:
     encode each write once. An entry keeps its object alive, so an id is never reused while
     cached; the table is emptied when it reaches ``size``."""
 
-    __slots__ = ("_items", "hits", "size")
+    __slots__ = ("_items", "_tables", "hits", "size")
 
     def __init__(self, size: int = 4096) -> None:
         self.size = size
         self._items: dict[int, tuple[Any, bytes]] = {}
+        self._tables: dict[tuple[Any, ...], tuple[Any, bytes]] = {}
         self.hits = 0
 
     def __repr__(self) -> str:
@@ -78,6 +79,20 @@ class EncodedObjects:
         if len(self._items) >= self.size:
             self._items.clear()
         self._items[id(obj)] = (obj, data)
+        return data
+
+    def table(self, obj: Any, key: tuple[Any, ...], build: Callable[[], bytes]) -> bytes:
+        """The one-row Table of ``obj`` for ``key`` (what else shapes it: includeObject,
+        headers, the second its ages are counted to), built once for every stream that
+        asks for the same."""
+        hit = self._tables.get(key)
+        if hit is not None and hit[0] is obj:
+            self.hits += 1
+            return hit[1]
+        data = build()
+        if len(self._tables) >= self.size:
+            self._tables.clear()
+        self._tables[key] = (obj, data)
         return data
 
 
@@ -104,16 +119,24 @@ class EventWriter:
             if not managed and self.cache is not None:
                 return self.cache.get(obj)
             return encode_object(obj, managed)
-        t = tables.table(
-            self.resource,
-            [obj],
-            now=self.now(),
-            include_object=self.include_object,
-            resource_version=obj.metadata.resource_version,
-            headers=not self._headers_sent,
-        )
+        now = self.now()
+        headers = not self._headers_sent
         self._headers_sent = True
-        return encode(t)
+
+        def build() -> bytes:
+            t = tables.table(
+                self.resource,
+                [obj],
+                now=now,
+                include_object=self.include_object,
+                resource_version=obj.metadata.resource_version,
+                headers=headers,
+            )
+            return encode(t)
+
+        if self.cache is None or self.managed(obj.metadata.uid):
+            return build()
+        return self.cache.table(obj, (id(obj), self.include_object, headers, int(now)), build)
 
     def bookmark(self, revision: int, *, initial_end: bool = False) -> bytes:
         meta: dict[str, Any] = {"resourceVersion": str(revision)}

@@ -76,11 +76,13 @@ def calendar_epoch_at(when: datetime) -> Iterator[None]:
     previous = _calendar_epoch
     _calendar_epoch = when.astimezone(UTC).replace(microsecond=0)
     _format_second.cache_clear()
+    parse_timestamp.cache_clear()
     try:
         yield
     finally:
         _calendar_epoch = previous
         _format_second.cache_clear()
+        parse_timestamp.cache_clear()
 
 
 class Clock(Protocol):
@@ -246,8 +248,12 @@ def _format_second(second: int) -> str:
     return (_calendar_epoch + timedelta(seconds=second)).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+@functools.lru_cache(maxsize=4096)
 def parse_timestamp(s: str) -> float:
-    """The clock time (seconds since EPOCH) of an RFC 3339 timestamp; inverse of ``timestamp``."""
+    """The clock time (seconds since EPOCH) of an RFC 3339 timestamp; inverse of ``timestamp``.
+
+    Memoised: the same few timestamps (creation and transition times of live objects) are
+    parsed again for every Table row and every controller sync."""
     match = _RFC3339.fullmatch(s)
     if match is None:
         raise ValueError(f"expected an RFC 3339 timestamp like 2026-01-01T00:00:07Z, got {s!r}")
