@@ -324,7 +324,21 @@ class UnmodelledFields:
             self._templates.clear()
 
     def has(self, uid: str) -> bool:
+        """Whether the uid has extras of its own (inherited ones aside)."""
         return uid in self._own or uid in self._status
+
+    def wants(self, obj: Any) -> bool:
+        """Whether ``merge`` would add anything to the stored struct ``obj``'s wire dict: the
+        check a fast encoder makes before taking the dict path (a dict lookup and a scan of the
+        owner references when there is nothing)."""
+        meta = obj.metadata
+        if meta.uid in self._own or meta.uid in self._status:
+            return True
+        for ref in meta.owner_references:
+            if ref.controller:
+                at = TEMPLATE_CHILDREN.get((ref.kind, obj.kind))
+                return at is not None and bool(self._template(ref.kind, ref.uid, 0))
+        return False
 
     def _template(self, kind: str, uid: str, depth: int) -> tuple[_Node, ...]:
         """The extras of owner ``uid``'s template (own first, then inherited), cached."""

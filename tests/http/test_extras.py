@@ -382,3 +382,25 @@ def test_merge_after_remember_gives_back_every_written_field_the_emulator_does_n
     merged = extras.merge(stored)
     _check(written, stored, merged, "")
     assert "status" not in written or merged["status"] == stored["status"]
+
+
+def test_wants_tells_a_fast_encoder_which_structs_need_the_dict_path() -> None:
+    extras = UnmodelledFields()
+    written = pod([dict(WEB)])
+    struct = convert(written, Pod)
+    plain = convert(pod([{"name": "web", "image": "nginx"}]) | {"metadata": {"name": "q", "uid": "u-9"}}, Pod)
+    assert not extras.wants(struct)
+    extras.remember(UID, written, to_builtins(struct))
+    assert extras.wants(struct)
+    assert not extras.wants(plain)
+    rs = {"kind": "ReplicaSet", "metadata": {"uid": "rs"}, "spec": {"template": {"spec": {"containers": [dict(WEB)]}}}}
+    rs_stored = {"kind": "ReplicaSet", "metadata": {"uid": "rs"}, "spec": {"template": {"spec": {}}}}
+    ref = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "r", "uid": "rs", "controller": True}
+    child = convert(
+        pod([{"name": "web", "image": "nginx"}]) | {"metadata": {"uid": "c", "ownerReferences": [ref]}}, Pod
+    )
+    assert not extras.wants(child)
+    extras.remember("rs", rs, rs_stored)
+    assert extras.wants(child)
+    extras.forget("rs")
+    assert not extras.wants(child)
