@@ -252,6 +252,7 @@ class UnmodelledFields:
         self._kinds: dict[str, str] = {}
         """uid → kind, for template-owning objects with extras or links."""
         self._templates: dict[str, tuple[_Node, ...]] = {}
+        self._wrapped: dict[tuple[str, Path], tuple[_Node, ...]] = {}
 
     def __repr__(self) -> str:
         return (
@@ -272,7 +273,7 @@ class UnmodelledFields:
             _put(self._own, uid, _diff(kind, "", written, stored, frozenset({"status"})) or None)
         if kind in TEMPLATES:
             self._kinds[uid] = kind
-            self._templates.clear()
+            self._clear()
             meta = stored.get("metadata")
             refs = meta.get("ownerReferences") if isinstance(meta, dict) else None
             self.link(uid, kind, _controller(refs) if isinstance(refs, list) else None)
@@ -297,8 +298,8 @@ class UnmodelledFields:
             if owner is not None:
                 at = TEMPLATE_CHILDREN.get((owner[0], str(obj.get("kind", ""))))
                 if at is not None:
-                    for node in self._template(owner[0], owner[1], 0):
-                        out = _graft(out, _wrap(node, at))
+                    for node in self._inherited(owner[0], owner[1], at):
+                        out = _graft(out, node)
         return out
 
     def forget(self, uid: str) -> None:
@@ -308,7 +309,7 @@ class UnmodelledFields:
         found = self._links.pop(uid, None) is not None or found
         found = self._kinds.pop(uid, None) is not None or found
         if found:
-            self._templates.clear()
+            self._clear()
 
     def link(self, uid: str, kind: str, controller: tuple[str, str] | None) -> None:
         """Record (or clear) the controller of a template-owning object, for template chains."""
@@ -316,12 +317,16 @@ class UnmodelledFields:
             return
         if controller is None or controller[0] not in TEMPLATES:
             if self._links.pop(uid, None) is not None:
-                self._templates.clear()
+                self._clear()
             return
         if self._links.get(uid) != controller or self._kinds.get(uid) != kind:
             self._links[uid] = controller
             self._kinds[uid] = kind
-            self._templates.clear()
+            self._clear()
+
+    def _clear(self) -> None:
+        self._templates.clear()
+        self._wrapped.clear()
 
     def has(self, uid: str) -> bool:
         """Whether the uid has extras of its own (inherited ones aside)."""
@@ -339,6 +344,14 @@ class UnmodelledFields:
                 at = TEMPLATE_CHILDREN.get((ref.kind, obj.kind))
                 return at is not None and bool(self._template(ref.kind, ref.uid, 0))
         return False
+
+    def _inherited(self, kind: str, uid: str, at: Path) -> tuple[_Node, ...]:
+        """Owner ``uid``'s template extras wrapped to graft at ``at`` of a child, cached."""
+        key = (uid, at)
+        cached = self._wrapped.get(key)
+        if cached is None:
+            cached = self._wrapped[key] = tuple(_wrap(node, at) for node in self._template(kind, uid, 0))
+        return cached
 
     def _template(self, kind: str, uid: str, depth: int) -> tuple[_Node, ...]:
         """The extras of owner ``uid``'s template (own first, then inherited), cached."""
