@@ -302,6 +302,15 @@ class UnmodelledFields:
                         out = _graft(out, node)
         return out
 
+    def merge_table(self, table: dict[str, Any]) -> dict[str, Any]:
+        """A ``meta.k8s.io/v1`` Table built with ``includeObject=Object``: each row's object
+        merged in place (the table is the caller's fresh dict); returns ``table``."""
+        for row in table.get("rows", ()):
+            obj = row.get("object")
+            if isinstance(obj, dict):
+                row["object"] = self.merge(obj)
+        return table
+
     def forget(self, uid: str) -> None:
         """Drop the uid's extras and links (the object was deleted)."""
         found = self._own.pop(uid, None) is not None

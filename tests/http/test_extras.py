@@ -404,3 +404,14 @@ def test_wants_tells_a_fast_encoder_which_structs_need_the_dict_path() -> None:
     assert extras.wants(child)
     extras.forget("rs")
     assert not extras.wants(child)
+
+
+def test_merge_table_merges_each_row_object() -> None:
+    extras = UnmodelledFields()
+    written = pod([dict(WEB)])
+    stored = stored_of(written)
+    extras.remember(UID, written, stored)
+    table = {"kind": "Table", "rows": [{"cells": ["p"], "object": stored}, {"cells": ["q"]}]}
+    assert extras.merge_table(table) is table
+    assert table["rows"][0]["object"]["spec"]["containers"][0]["env"] == WEB["env"]
+    assert "object" not in table["rows"][1]
