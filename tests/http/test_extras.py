@@ -411,7 +411,7 @@ def test_merge_table_merges_each_row_object() -> None:
     written = pod([dict(WEB)])
     stored = stored_of(written)
     extras.remember(UID, written, stored)
-    table = {"kind": "Table", "rows": [{"cells": ["p"], "object": stored}, {"cells": ["q"]}]}
+    table: dict[str, Any] = {"kind": "Table", "rows": [{"cells": ["p"], "object": stored}, {"cells": ["q"]}]}
     assert extras.merge_table(table) is table
     assert table["rows"][0]["object"]["spec"]["containers"][0]["env"] == WEB["env"]
     assert "object" not in table["rows"][1]
