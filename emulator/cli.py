@@ -5,6 +5,8 @@ Each subcommand is a module of ``emulator.commands`` with ``add_parser(subparser
 status 2. Exit status: 0 every expectation met; 1 an expectation failed (or a waitFor timed
 out, or the simulation deadlocked); 2 bad input (one clear message on stderr naming the file,
 the path inside it and what was expected; no traceback; nothing run); 130 interrupted.
+``serve`` ends on SIGINT or SIGTERM by design: that is a clean stop (0 or 1 by its
+expectations, as ``run``), not an interruption.
 
 Bad input is any ``emulator.inputs.InputError`` (``ScenarioError``, ``StepError``,
 ``ManifestError``, ``ConfigError``, ``SetupError``, ``UsageError``, ``ExplainError``,
@@ -17,12 +19,12 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from emulator.commands import bench, explain, hunt, run, validate
+from emulator.commands import bench, explain, hunt, run, serve, validate
 from emulator.inputs import InputError
 
 __all__ = ["main"]
 
-COMMANDS = {"run": run, "validate": validate, "explain": explain, "hunt": hunt, "bench": bench}
+COMMANDS = {"run": run, "serve": serve, "validate": validate, "explain": explain, "hunt": hunt, "bench": bench}
 """Subcommand name → module, in the order ``--help`` lists them."""
 
 

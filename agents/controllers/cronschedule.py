@@ -31,7 +31,7 @@ from enum import Enum
 from typing import Final
 
 from emulator.api.cron import Schedule
-from emulator.runtime.clock import EPOCH
+from emulator.runtime.clock import calendar_epoch
 
 __all__ = [
     "NEXT_SCHEDULE_DELTA",
@@ -46,8 +46,12 @@ __all__ = [
 ]
 
 NEXT_SCHEDULE_DELTA: Final = 0.1
-_EPOCH_UNIX: Final = EPOCH.timestamp()
 _UNIX_EPOCH: Final = dt.datetime(1970, 1, 1)
+
+
+def _epoch_unix() -> float:
+    """Unix time of clock time 0 (``EPOCH``, or serve's start: ``calendar_epoch``)."""
+    return calendar_epoch().timestamp()
 
 
 class Missed(Enum):
@@ -68,10 +72,10 @@ class Zone:
 
     def next_after(self, schedule: Schedule, t: float) -> float | None:
         """The first firing strictly after clock time ``t`` (clock seconds), or None."""
-        unix = t + _EPOCH_UNIX
+        unix = t + _epoch_unix()
         if self.tz is None or schedule.every is not None:
             nxt = schedule.next_after(unix)
-            return None if nxt is None else nxt - _EPOCH_UNIX
+            return None if nxt is None else nxt - _epoch_unix()
         # Read the schedule on the zone's wall clock: shift to local, step, shift back.
         local = dt.datetime.fromtimestamp(unix, self.tz).replace(tzinfo=None)
         local_unix = (local - _UNIX_EPOCH).total_seconds()
@@ -79,11 +83,11 @@ class Zone:
         if nxt_local is None:
             return None
         wall = (_UNIX_EPOCH + dt.timedelta(seconds=nxt_local)).replace(tzinfo=self.tz)
-        return wall.timestamp() - _EPOCH_UNIX
+        return wall.timestamp() - _epoch_unix()
 
     def format(self, t: float) -> str:
         """Clock time ``t`` in RFC 3339 in this zone (``Z`` for UTC), as Go's ``time.RFC3339``."""
-        when = dt.datetime.fromtimestamp(math.floor(t) + _EPOCH_UNIX, self.tz or dt.UTC)
+        when = dt.datetime.fromtimestamp(math.floor(t) + _epoch_unix(), self.tz or dt.UTC)
         text = when.isoformat(timespec="seconds")
         return text.replace("+00:00", "Z") if self.tz is None or text.endswith("+00:00") else text
 
@@ -145,7 +149,7 @@ def next_schedule_delay(schedule: Schedule, zone: Zone, now: float, earliest: fl
 
 def job_name(cronjob: str, scheduled: float) -> str:
     """Upstream ``getJobName``: ``<cronjob>-<scheduled time in Unix minutes>``."""
-    return f"{cronjob}-{int((scheduled + _EPOCH_UNIX) // 60)}"
+    return f"{cronjob}-{int((scheduled + _epoch_unix()) // 60)}"
 
 
 def scheduled_annotation(zone: Zone, scheduled: float) -> str:

@@ -211,7 +211,10 @@ class ContainerStateRunning(K8s, frozen=True):
     started_at: str | None = None
 
 
-class ContainerStateTerminated(K8s, frozen=True):
+class ContainerStateTerminated(K8s, frozen=True, omit_defaults=False):
+    """Every field is written: upstream's ``exitCode`` has no ``omitempty`` (0 is a real exit
+    code) and the official clients require it."""
+
     exit_code: int = 0
     reason: str = ""
     message: str = ""
@@ -230,9 +233,13 @@ class ContainerState(K8s, frozen=True):
     terminated: ContainerStateTerminated | None = None
 
 
-class ContainerStatus(K8s, frozen=True):
+class ContainerStatus(K8s, frozen=True, omit_defaults=False):
+    """Every field is written, zeros included, as upstream's (``ready``, ``restartCount``,
+    ``image``, ``imageID`` have no ``omitempty``); the official clients require them."""
+
     name: str
     image: str = ""
+    image_id: str = msgspec.field(default="", name="imageID")
     ready: bool = False
     started: bool | None = None
     restart_count: int = 0
@@ -293,7 +300,10 @@ class ContainerImage(K8s, frozen=True):
     size_bytes: int = 0
 
 
-class NodeSystemInfo(K8s, frozen=True):
+class NodeSystemInfo(K8s, frozen=True, omit_defaults=False):
+    """All ten fields are written, empty ones included, as upstream's (no ``omitempty``);
+    the official clients require them."""
+
     machine_id: str = msgspec.field(default="", name="machineID")
     system_uuid: str = msgspec.field(default="", name="systemUUID")
     boot_id: str = msgspec.field(default="", name="bootID")

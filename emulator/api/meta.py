@@ -57,8 +57,10 @@ class ObjectReference(K8s, frozen=True):
     field_path: str = ""
 
 
-class Condition(K8s, frozen=True):
-    """``metav1.Condition``: the condition type of newer kinds' status (PodDisruptionBudget, Service)."""
+class Condition(K8s, frozen=True, omit_defaults=False):
+    """``metav1.Condition``: the condition type of newer kinds' status (PodDisruptionBudget, Service).
+    Every field is written, empty ones included: upstream's ``reason`` and ``message`` have no
+    ``omitempty`` and the official clients require them."""
 
     type: str
     status: str

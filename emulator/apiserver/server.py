@@ -137,6 +137,9 @@ class WriteRecord(msgspec.Struct, frozen=True, gc=False):
     kind: str
     old: Any
     new: Any
+    agent: str = ""
+    """Who made the write, when it came through the HTTP door (its User-Agent's product,
+    e.g. ``kubectl``); empty for the in-process agents."""
 
     @property
     def obj(self) -> Any:
@@ -194,6 +197,9 @@ class ApiServer:
         self._event_expiry = EventExpiry(self.settings.event_ttl)
         self._expiring = False
         self._pod_admission = PodAdmission()
+        self.agent = ""
+        """Set by the HTTP door around each verb it calls (the store is synchronous, so no other
+        write can interleave) and copied into ``WriteRecord.agent``; empty otherwise."""
 
     # --- introspection ------------------------------------------------------------------
 
@@ -243,7 +249,7 @@ class ApiServer:
         self._hub.publish(kind, old, new, rev, now)
         self.writes += 1
         if self._listeners:
-            rec = WriteRecord(rev, now, verb, kind, old, new)
+            rec = WriteRecord(rev, now, verb, kind, old, new, self.agent)
             for fn in self._listeners:
                 fn(rec)
         if kind == "Event" and new is not None:
@@ -272,11 +278,13 @@ class ApiServer:
         if not due:
             return
         self._expiring = True
+        agent, self.agent = self.agent, ""  # the server's own write, whoever's request ran
         try:
             for event in due:
                 self._commit("delete", "Event", event, None)
         finally:
             self._expiring = False
+            self.agent = agent
 
     def _priority_classes(self) -> Mapping[str, PriorityClass]:
         return {k[1]: v for k, v in self._objects["PriorityClass"].items()}
@@ -377,8 +385,10 @@ class ApiServer:
         namespace: str | None = None,
         label_match: Callable[[Mapping[str, str]], bool] | None = None,
         fields: Mapping[str, str] | None = None,
+        predicate: Callable[[Any], bool] | None = None,
     ) -> tuple[list[Any], int]:
-        """Matching objects in (namespace, name) order, and the revision they reflect."""
+        """Matching objects in (namespace, name) order, and the revision they reflect.
+        ``predicate``: any further test on the whole object (``Watcher.predicate``)."""
         probe = Watcher(
             kind,
             name="list",
@@ -387,6 +397,7 @@ class ApiServer:
             label_match=label_match,
             maxsize=1,
             allow_bookmarks=False,
+            predicate=predicate,
         )
         table = self._table(kind)
         name = (fields or {}).get("metadata.name")
@@ -399,7 +410,7 @@ class ApiServer:
             items = [table[k] for k in keys]
         else:
             items = [table[k] for k in sorted(table)]
-        if namespace is not None or fields or label_match is not None:
+        if namespace is not None or fields or label_match is not None or predicate is not None:
             items = [o for o in items if probe.matches(o)]
         return items, self._revision
 
@@ -674,6 +685,7 @@ class ApiServer:
         resource_version: int | None = None,
         allow_bookmarks: bool = False,
         buffer: int | None = None,
+        predicate: Callable[[Any], bool] | None = None,
     ) -> Watcher:
         """Open a watch. ``resource_version`` None: new events only (a convenience of this
         in-process API); 0: the current objects first as synthetic ADDED events (upstream's
@@ -688,12 +700,15 @@ class ApiServer:
             label_match=label_match,
             maxsize=buffer or self.settings.watch_buffer,
             allow_bookmarks=allow_bookmarks,
+            predicate=predicate,
         )
         if resource_version is None:
             pass  # this in-process API's convenience: new events only
         elif resource_version == 0:
             # upstream "0" (any): the current state as synthetic ADDED events, then live events.
-            for obj in self.list(kind, namespace=namespace, label_match=label_match, fields=fields)[0]:
+            for obj in self.list(
+                kind, namespace=namespace, label_match=label_match, fields=fields, predicate=predicate
+            )[0]:
                 w.channel.put(WatchEvent("ADDED", obj, self._revision, self.clock.now()))
         elif resource_version > self._revision:
             raise Timeout(f"Too large resource version: {resource_version}, current: {self._revision}")

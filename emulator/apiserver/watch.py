@@ -125,6 +125,7 @@ class Watcher:
         "label_match",
         "name",
         "namespace",
+        "predicate",
         "unfiltered",
     )
 
@@ -138,6 +139,7 @@ class Watcher:
         label_match: Callable[[Mapping[str, str]], bool] | None,
         maxsize: int,
         allow_bookmarks: bool,
+        predicate: Callable[[Any], bool] | None = None,
     ) -> None:
         self.id = next(_ids)
         self.kind = kind
@@ -147,7 +149,10 @@ class Watcher:
         self.label_match = label_match
         self.allow_bookmarks = allow_bookmarks
         self.channel: Channel[WatchEvent] = Channel(maxsize=maxsize)
-        self.unfiltered = namespace is None and not self.fields and label_match is None
+        self.predicate = predicate
+        """Any further test on the whole object (the HTTP door's field selectors: ``!=``, and
+        fields the hub does not index); checked last, after the label selector."""
+        self.unfiltered = namespace is None and not self.fields and label_match is None and predicate is None
         """Sees every object of its kind (``matches`` is always True): see ``WatchHub.publish``."""
         self._getters = tuple((_getter(kind, key), want) for key, want in self.fields.items())
         """(read the field from an object of ``kind``, wanted value) per selected field."""
@@ -163,7 +168,9 @@ class Watcher:
             for get, want in getters:
                 if get(obj) != want:
                     return False
-        return self.label_match is None or self.label_match(meta.labels)
+        if self.label_match is not None and not self.label_match(meta.labels):
+            return False
+        return self.predicate is None or self.predicate(obj)
 
     def matches_reference(self, obj: Any) -> bool:
         """``matches`` through ``object_fields`` (the reference for the fast path)."""
@@ -175,7 +182,9 @@ class Watcher:
             for key, want in self.fields.items():
                 if have.get(key) != want:
                     return False
-        return self.label_match is None or self.label_match(meta.labels)
+        if self.label_match is not None and not self.label_match(meta.labels):
+            return False
+        return self.predicate is None or self.predicate(obj)
 
     def __repr__(self) -> str:
         sel = ",".join(f"{k}={v}" for k, v in self.fields.items())

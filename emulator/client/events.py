@@ -70,7 +70,7 @@ from emulator.api.core import Event, EventSeries, EventSource
 from emulator.api.errors import ApiError, NotFound
 from emulator.api.meta import ObjectMeta, ObjectReference
 from emulator.client.client import Client
-from emulator.runtime.clock import EPOCH, Clock, format_timestamp
+from emulator.runtime.clock import Clock, calendar_epoch, format_timestamp
 
 __all__ = [
     "EVENT_TYPES",
@@ -119,9 +119,6 @@ class _Cached:
     seen_at: float
     count: int = 1
     last_observed: float = 0.0
-
-
-_EPOCH_NS: Final = int(EPOCH.timestamp()) * 10**9
 
 
 class EventRecorder:
@@ -317,4 +314,5 @@ class EventRecorder:
         if self._naming == "random":
             assert self._rng is not None
             return ObjectMeta(name=f"{name}.{self._rng.getrandbits(64):016x}", namespace=namespace)
-        return ObjectMeta(name=f"{name}.{_EPOCH_NS + round(self._clock.now() * 1e9):x}", namespace=namespace)
+        unix_ns = int(calendar_epoch().timestamp()) * 10**9 + round(self._clock.now() * 1e9)
+        return ObjectMeta(name=f"{name}.{unix_ns:x}", namespace=namespace)

@@ -6,6 +6,9 @@ Components never read ``time.time()`` or call bare ``asyncio.sleep``; they are h
 ``Clock``. ``LoopClock`` is the one implementation: it reads the running event loop's
 ``time()``, so the same code runs on the virtual-time loop (simulations and tests, see
 ``loop.py``) and on uvloop in real time (benchmarks). ``run()`` starts either.
+``PacedClock`` is a ``LoopClock`` whose seconds run ``speed`` times faster than the loop's
+(``serve --speed 10``: ten simulated seconds per wall second); at speed 1 it reads exactly
+what a ``LoopClock`` reads.
 
 Timestamps count from a fixed ``EPOCH`` (2026-01-01T00:00:00Z), never from the wall clock,
 so a simulated run prints the same timestamps on every machine and every day. They have
@@ -20,10 +23,11 @@ It does not own how virtual time moves (``loop.py``) or random streams (``rng.py
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import math
 import re
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterator
 from datetime import UTC, datetime, timedelta, timezone
 from fractions import Fraction
 from typing import Any, Final, Protocol, TypeVar
@@ -35,7 +39,10 @@ __all__ = [
     "MAX_DURATION_SECONDS",
     "Clock",
     "LoopClock",
+    "PacedClock",
     "StoppedClock",
+    "calendar_epoch",
+    "calendar_epoch_at",
     "format_duration",
     "format_timestamp",
     "parse_duration",
@@ -47,6 +54,33 @@ T = TypeVar("T")
 
 EPOCH: Final = datetime(2026, 1, 1, tzinfo=UTC)
 """Clock time 0 as a calendar time: every timestamp is EPOCH plus clock seconds."""
+_calendar_epoch: datetime = EPOCH
+"""The calendar time of clock time 0 in this process: ``EPOCH`` except inside
+``calendar_epoch_at`` (``serve``, whose clock is paced to the wall clock, starts it at the
+wall time of its start, so that kubectl's client-side ages — ``describe``'s event ages, ``kubectl
+events`` — read true)."""
+
+
+def calendar_epoch() -> datetime:
+    """The calendar time of clock time 0 (``EPOCH`` unless ``calendar_epoch_at`` moved it)."""
+    return _calendar_epoch
+
+
+@contextlib.contextmanager
+def calendar_epoch_at(when: datetime) -> Iterator[None]:
+    """Within the block, clock time 0 is the calendar time ``when`` (whole seconds, UTC).
+
+    Only ``serve`` uses it, around its run: a simulated run keeps ``EPOCH``, so its timestamps
+    are the same on every machine and every day."""
+    global _calendar_epoch
+    previous = _calendar_epoch
+    _calendar_epoch = when.astimezone(UTC).replace(microsecond=0)
+    _format_second.cache_clear()
+    try:
+        yield
+    finally:
+        _calendar_epoch = previous
+        _format_second.cache_clear()
 
 
 class Clock(Protocol):
@@ -119,6 +153,38 @@ class LoopClock:
         return f"<LoopClock virtual={self.virtual} now={self.now()!r}>"
 
 
+class PacedClock(LoopClock):
+    """A ``LoopClock`` running ``speed`` clock seconds per loop second (``serve --speed``).
+
+    On the real-time loop it paces a simulation to the wall clock; on the virtual loop (tests)
+    it behaves as a ``LoopClock`` whose timers are ``speed`` times closer. ``speed`` must be
+    a finite number above 0. A subclass rather than a parameter of ``LoopClock`` so that
+    scenario runs keep ``LoopClock``'s arithmetic, and hence their traces, untouched.
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop | None = None, *, virtual: bool, speed: float) -> None:
+        if not (math.isfinite(speed) and speed > 0):
+            raise ValueError(f"the clock's speed must be a finite number above 0, got {speed!r}")
+        super().__init__(loop, virtual=virtual)
+        self.speed = speed
+
+    def now(self) -> float:
+        return (self._loop.time() - self._origin) * self.speed
+
+    async def sleep(self, seconds: float) -> None:
+        await self.sleep_until(self.now() + seconds)
+
+    async def sleep_until(self, t: float) -> None:
+        when = self._origin + t / self.speed
+        # As in LoopClock: nudge the loop deadline up until ``now() >= t`` holds on waking.
+        while (when - self._origin) * self.speed < t:
+            when = math.nextafter(when, math.inf)
+        await self._sleep_to(when)
+
+    def __repr__(self) -> str:
+        return f"<PacedClock virtual={self.virtual} speed={self.speed!r} now={self.now()!r}>"
+
+
 class StoppedClock:
     """A ``Clock`` stopped at 0, for code that needs one outside any run (``explain``,
     constructing plugins during ``validate``): nothing may wait on it, so sleeps return."""
@@ -177,7 +243,7 @@ def format_timestamp(t: float) -> str:
 @functools.lru_cache(maxsize=4096)
 def _format_second(second: int) -> str:
     # Every write stamps the current second: formatting each second once matters at scale.
-    return (EPOCH + timedelta(seconds=second)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return (_calendar_epoch + timedelta(seconds=second)).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def parse_timestamp(s: str) -> float:
@@ -193,7 +259,7 @@ def parse_timestamp(s: str) -> float:
         when = datetime(year, month, day, hour, minute, second, tzinfo=tz)
     except ValueError as e:
         raise ValueError(f"invalid RFC 3339 timestamp {s!r}: {e}") from None
-    whole = (when - EPOCH) // timedelta(seconds=1)
+    whole = (when - _calendar_epoch) // timedelta(seconds=1)
     return whole + (float(fraction) if fraction else 0.0)
 
 

@@ -21,6 +21,18 @@ One run, in order:
    run ends once no Pod was written for ``settle`` seconds, or at ``until``.
 6. Expectations against the final state; the task group is cancelled; a ``RunResult``.
 
+Serve mode (``RunOptions.serve``, ``python -m emulator serve``): the run is on the real-time
+loop, its clock paced by ``RunOptions.speed`` (a ``PacedClock``). Once the objects and nodes
+exist and the agents have started, ``serve(server, clock, ready)`` starts as the task
+``http:serve`` of the run's task group, and the steps wait for its ``ready()`` (called once
+it listens: a handshake, so a client can watch the first step play). The steps play as
+usual, but the settle rule does not end the run, nor does the scenario's ``until`` (only
+``RunOptions.until``): the run ends when ``serve`` returns (the serve command returns on
+SIGINT/SIGTERM, its HTTP server closed), after the same wait for the schedulers' caches as
+at settle; then everything else is cancelled through the task group and the result is
+built as usual. An ``InputError`` raised by ``serve`` (a port in
+use) leaves the run as a ``StepError`` does: unwrapped, no result.
+
 The runner is a client like any other: ``cluster.Cluster`` creates objects through its own
 ``Client`` (with the scenario's API latency), never by reaching into an agent, and retries
 its calls as a controller would (``cluster`` says how).
@@ -56,7 +68,8 @@ from typing import IO, Any
 from emulator.api.core import Pod
 from emulator.api.errors import ApiError
 from emulator.apiserver.server import ApiServer, WriteRecord
-from emulator.runtime.clock import LoopClock
+from emulator.inputs import InputError
+from emulator.runtime.clock import Clock, LoopClock, PacedClock
 from emulator.scenario.cluster import Cluster, StepError
 from emulator.scenario.expectations import ExpectationResult, check
 from emulator.scenario.invariants import install as install_invariants
@@ -81,6 +94,10 @@ BOOKMARK_INTERVAL = 60.0
 GC_YOUNG_THRESHOLD = 1_000_000
 
 
+Serve = Callable[[ApiServer, Clock, Callable[[], None]], Awaitable[None]]
+"""Serve mode's callback: ``serve(server, clock, ready)``; calls ``ready()`` once listening."""
+
+
 @dataclass(frozen=True, slots=True)
 class RunOptions:
     seed: int | None = None
@@ -92,6 +109,11 @@ class RunOptions:
     """Per-attempt scheduler explanations go here (``run --explain``; an ``ExplainRecorder``)."""
     source: str = "scenario"
     """The scenario's file, to name in a ``StepError``."""
+    speed: float = 1.0
+    """Clock seconds per wall second on the real-time loop (``serve --speed``)."""
+    serve: Serve | None = None
+    """Serve mode (see the module docstring): runs beside the agents, calls its third argument
+    once listening (the steps wait for it); the run ends when it returns."""
 
 
 @dataclass(slots=True)
@@ -133,7 +155,12 @@ def _pod_phases(server: ApiServer) -> dict[str, int]:
 
 async def _main(scenario: Scenario, seed: int, options: RunOptions, virtual: bool) -> RunResult:
     wall0 = time.perf_counter()
-    clock = LoopClock(asyncio.get_running_loop(), virtual=virtual)
+    loop = asyncio.get_running_loop()
+    clock: LoopClock = (
+        LoopClock(loop, virtual=virtual)
+        if options.speed == 1.0
+        else PacedClock(loop, virtual=virtual, speed=options.speed)
+    )
     cluster = Cluster(scenario, seed, clock)
     cluster.explain = options.explain
     server = cluster.server
@@ -143,7 +170,8 @@ async def _main(scenario: Scenario, seed: int, options: RunOptions, virtual: boo
     for listener in (tracer, activity, options.on_write):
         if listener is not None:
             server.add_write_listener(listener)
-    until = options.until if options.until is not None else scenario.until
+    serve = options.serve
+    until = options.until if options.until is not None or serve is not None else scenario.until
     timeouts: list[str] = []
 
     async def guarded(path: str, work: Awaitable[None]) -> None:
@@ -166,23 +194,38 @@ async def _main(scenario: Scenario, seed: int, options: RunOptions, virtual: boo
         cluster.start_schedulers()
         cluster.start_controllers()
         cluster.start_faults()
+        if serve is not None:
+            assert cluster._tg is not None  # the run's task group
+            listening = asyncio.Event()
+            cluster._tg.create_task(serving(serve, listening.set), name="http:serve")
+            await listening.wait()
         # The set-up (nodes, agents, informers' caches) lives to the end: keep it out of the
         # collector's generations so that full collections only walk what the run creates.
         gc.freeze()
         for index, step in enumerate(scenario.steps):
             path = f"steps[{index}].{step.__struct_config__.tag}"
             await guarded(path, cluster.play(step, activity, timeouts, index))
+        if serve is not None:
+            return  # the run ends when serving does
         while True:
             quiet_until = activity.last_write + scenario.settle
             if clock.now() >= quiet_until:
                 break
             await clock.sleep_until(quiet_until)
-        # Let the schedulers' informers catch up with the last writes (heartbeats, binds in
-        # flight) so that the cache-versus-truth invariants can be checked: at most 5 s.
+        await caches_caught_up()
+        raise _Stop
+
+    async def caches_caught_up() -> None:
+        """Let the schedulers' informers catch up with the last writes (heartbeats, binds in
+        flight) so that the cache-versus-truth invariants can be checked: at most 5 s."""
         for _ in range(500):
             await clock.sleep(0.01)
             if invariants.quiescent(cluster):
                 break
+
+    async def serving(serve: Serve, ready: Callable[[], None]) -> None:
+        await serve(server, clock, ready)
+        await caches_caught_up()
         raise _Stop
 
     async def bookmarks() -> None:
@@ -208,9 +251,9 @@ async def _main(scenario: Scenario, seed: int, options: RunOptions, virtual: boo
             tg.create_task(bookmarks(), name="apiserver:bookmarks")
     except* _Stop:
         pass
-    except* StepError as group:
+    except* InputError as group:  # a StepError, or bad input found by ``serve`` (a port in use)
         failure = group.exceptions[0]
-        assert isinstance(failure, StepError)
+        assert isinstance(failure, InputError)
         raise failure from None
     finally:
         # Everything the run allocated is still in the young generation (no collection was
@@ -252,5 +295,5 @@ def run_scenario(scenario: Scenario, options: RunOptions | None = None) -> RunRe
 
     options = options or RunOptions()
     seed = scenario.seed if options.seed is None else options.seed
-    virtual = scenario.clock == "virtual" and not options.real_time
+    virtual = scenario.clock == "virtual" and not options.real_time and options.serve is None
     return run(lambda: _main(scenario, seed, options, virtual), virtual=virtual)

@@ -4,7 +4,9 @@ Keys, in this order: ``rv`` (revision), ``t`` (simulated seconds, rounded to the
 microsecond), ``verb`` (create, update, updateStatus, bind, delete, evict: the DisruptionTarget condition an
 admitted eviction writes before its delete), ``kind``, ``ns``,
 ``name``, and, only where the write changed them, ``nodeName``, ``phase``, ``reason``,
-``message``. ``reason``/``message`` are the pod's ``status.reason``/``status.message``, or,
+``message``, and ``agent`` for a write made through the HTTP door (the User-Agent's product,
+``kubectl``; omitted for the in-process agents, so their lines and hashes are unchanged).
+``reason``/``message`` are the pod's ``status.reason``/``status.message``, or,
 for a write that changes the PodScheduled condition, that condition's reason and message.
 
 ``traceHash`` is the sha256 of exactly these lines, each ending with a newline. The same
@@ -47,6 +49,7 @@ class TraceLine(msgspec.Struct, omit_defaults=True, gc=False, rename={"node_name
     phase: str | msgspec.UnsetType = msgspec.UNSET
     reason: str | msgspec.UnsetType = msgspec.UNSET
     message: str | msgspec.UnsetType = msgspec.UNSET
+    agent: str | msgspec.UnsetType = msgspec.UNSET
 
 
 def _scheduled_condition(pod: Any) -> Any:
@@ -87,6 +90,8 @@ def trace_line(rec: WriteRecord) -> dict[str, Any]:
         if changed and (reason or message):
             line["reason"] = reason
             line["message"] = message
+    if rec.agent:
+        line["agent"] = rec.agent
     return line
 
 
@@ -106,6 +111,8 @@ def fast_trace_line(rec: WriteRecord, t: float | None = None) -> TraceLine:
     if t is None:
         t = round(rec.time, 6)
     line = TraceLine(rec.revision, t, rec.verb, rec.kind, meta.namespace, meta.name)
+    if rec.agent:
+        line.agent = rec.agent
     if new is None or rec.kind != "Pod":
         return line
     node = new.spec.node_name

@@ -1,0 +1,480 @@
+"""The verbs behind the HTTP door: one request → one ``ApiServer`` call → an answer.
+
+Owns what each method on each target means (upstream's REST handlers and generic registry
+store): get, list (selectors, paging, resourceVersion, Tables), create (201,
+``generateName``, ``dryRun``), update (PUT), patch (the three patch types through
+``patch.apply_patch``; server-side apply through ``apply.FieldManagers``, which creates an
+absent object), delete (DeleteOptions from the body or the query; the object or a success
+``Status`` as upstream's registries answer), deletecollection, and the subresources
+``status``, ``binding``, ``eviction`` and ``scale``. Every write runs with
+``ApiServer.agent`` set to the caller's User-Agent product, so the trace names it. It is
+synchronous, as the store is: it does not own sockets, watch streams or auth (``server``).
+
+``dryRun=All`` never reaches the store's write path: the object is decoded, defaulted where
+the store would default it and validated, and answered without a revision.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, Final
+
+from msgspec.structs import replace
+
+from emulator.api.core import Binding
+from emulator.api.errors import BadRequest, Conflict, MethodNotAllowed, NotFound
+from emulator.api.labelparse import format_label_selector
+from emulator.api.validation import validate
+from emulator.apiserver.server import ApiServer
+from emulator.http import tables
+from emulator.http.apply import FieldManagers
+from emulator.http.codec import (
+    decode_body,
+    decode_object,
+    encode,
+    encode_list,
+    encode_object,
+    media_type,
+    object_dict,
+)
+from emulator.http.patch import apply_patch
+from emulator.http.query import ListOptions, check_list_version, page, parse_list_options
+from emulator.http.resources import Resource
+from emulator.http.routing import Target
+from emulator.http.status import success_status
+
+__all__ = ["Answer", "Call", "Verbs", "verb_of"]
+
+METHOD_NOT_ALLOWED: Final = "the server does not allow this method on the requested resource"
+RETURNS_DELETED: Final = frozenset({"Pod", "Service", "Namespace"})
+"""Kinds whose upstream registry sets ``ReturnDeletedObject``: a delete answers the object;
+the others answer ``Status{Success, details{name, group, kind, uid}}`` once removed."""
+APPLY: Final = "application/apply-patch+yaml"
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    method: str
+    target: Target
+    query: Mapping[str, str]
+    body: bytes = b""
+    content_type: str = ""
+    agent: str = ""
+    as_table: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    code: int
+    body: bytes
+
+
+def verb_of(method: str, target: Target, watch: bool) -> str:
+    """The Kubernetes verb of an HTTP method on a target (for the verbs check)."""
+    if method == "GET":
+        if target.name:
+            return "get"
+        return "watch" if watch else "list"
+    if method == "POST":
+        return "create"
+    if method == "PUT":
+        return "update"
+    if method == "PATCH":
+        return "patch"
+    if method == "DELETE":
+        return "delete" if target.name else "deletecollection"
+    raise MethodNotAllowed(METHOD_NOT_ALLOWED)
+
+
+def check_verb(target: Target, verb: str) -> None:
+    res = target.resource
+    if target.sub:
+        sub = res.subresource(target.sub)
+        allowed = sub.verbs if sub is not None else ()
+    else:
+        allowed = res.verbs
+    if verb not in allowed:
+        raise MethodNotAllowed(METHOD_NOT_ALLOWED)
+    if verb == "create" and res.namespaced and target.namespace is None:
+        raise MethodNotAllowed(METHOD_NOT_ALLOWED)
+    if verb in ("update", "patch") and not target.name:
+        raise MethodNotAllowed(METHOD_NOT_ALLOWED)
+    if verb == "create" and target.name and not target.sub:
+        raise MethodNotAllowed(METHOD_NOT_ALLOWED)
+
+
+def _dry_run(query: Mapping[str, str]) -> bool:
+    value = query.get("dryRun", "")
+    if value and value != "All":
+        raise BadRequest(f'invalid dryRun "{value}": supported values: "All"')
+    return value == "All"
+
+
+class Verbs:
+    """The synchronous verbs over one ``ApiServer`` and its field managers."""
+
+    def __init__(self, api: ApiServer, managers: FieldManagers) -> None:
+        self.api = api
+        self.managers = managers
+
+    @contextmanager
+    def _as(self, agent: str) -> Iterator[None]:
+        previous = self.api.agent
+        self.api.agent = agent
+        try:
+            yield
+        finally:
+            self.api.agent = previous
+
+    def encoded(self, obj: Any) -> bytes:
+        return encode_object(obj, self.managers.managed_fields(obj.metadata.uid))
+
+    def _recorded(self, res: Resource, old: Any, new: Any, call: Call, operation: str = "Update") -> None:
+        manager = call.query.get("fieldManager") or call.agent
+        old_dict = None if old is None else object_dict(old)
+        self.managers.update(
+            res, old_dict, object_dict(new), manager=manager, operation=operation, time=self.api.clock.timestamp()
+        )
+
+    # --- dispatch -------------------------------------------------------------------------
+
+    def handle(self, call: Call) -> Answer:
+        t = call.target
+        verb = verb_of(call.method, t, watch=False)
+        check_verb(t, verb)
+        if verb == "get":
+            return self.get(call)
+        if verb == "list":
+            return self.list(call)
+        if verb == "create":
+            if t.sub == "binding" or (t.resource.name == "bindings"):
+                return self.bind(call)
+            if t.sub == "eviction":
+                return self.evict(call)
+            return self.create(call)
+        if verb == "update":
+            return self.scale_update(call) if t.sub == "scale" else self.update(call)
+        if verb == "patch":
+            return self.patch(call)
+        if verb == "delete":
+            return self.delete(call)
+        return self.delete_collection(call)
+
+    def _namespace(self, t: Target) -> str:
+        return t.namespace or ""
+
+    def _get(self, t: Target) -> Any:
+        return self.api.get(t.resource.kind, t.name, self._namespace(t))
+
+    # --- reads ----------------------------------------------------------------------------
+
+    def get(self, call: Call) -> Answer:
+        t = call.target
+        obj = self._get(t)
+        if t.sub == "scale":
+            return Answer(200, encode(scale_dict(obj)))
+        if call.as_table:
+            opts = parse_list_options(t.resource.kind, call.query)
+            tab = tables.table(
+                t.resource,
+                [obj],
+                now=self.api.clock.now(),
+                include_object=opts.include_object,
+                resource_version=obj.metadata.resource_version,
+            )
+            return Answer(200, encode(tab))
+        return Answer(200, self.encoded(obj))
+
+    def list_objects(self, t: Target, opts: ListOptions) -> tuple[list[Any], int]:
+        return self.api.list(
+            t.resource.kind,
+            namespace=t.namespace,
+            label_match=opts.label_match,
+            fields={"metadata.name": opts.name} if opts.name is not None else None,
+            predicate=opts.predicate,
+        )
+
+    def list(self, call: Call) -> Answer:
+        t = call.target
+        opts = parse_list_options(t.resource.kind, call.query)
+        items, rev = self.list_objects(t, opts)
+        check_list_version(opts, rev)
+        items, token, remaining, rv = page(items, opts, rev)
+        if call.as_table:
+            tab = tables.table(
+                t.resource,
+                items,
+                now=self.api.clock.now(),
+                include_object=opts.include_object,
+                resource_version=str(rv),
+                continue_token=token,
+            )
+            return Answer(200, encode(tab))
+        body = encode_list(
+            t.resource,
+            items,
+            resource_version=rv,
+            continue_token=token,
+            remaining=remaining,
+            managed=self.managers.managed_fields,
+        )
+        return Answer(200, body)
+
+    # --- writes ---------------------------------------------------------------------------
+
+    def _decode(self, call: Call, data: Any) -> Any:
+        t = call.target
+        obj = decode_object(t.resource, data)
+        meta = obj.metadata
+        if t.resource.namespaced:
+            if meta.namespace and meta.namespace != t.namespace:
+                raise BadRequest(
+                    "the namespace of the provided object does not match the namespace sent on the request"
+                )
+            if not meta.namespace:
+                obj = replace(obj, metadata=replace(meta, namespace=t.namespace or ""))
+        if t.name and obj.metadata.name != t.name:
+            if not obj.metadata.name:
+                obj = replace(obj, metadata=replace(obj.metadata, name=t.name))
+            else:
+                raise BadRequest(
+                    f"the name of the object ({obj.metadata.name}) does not match the name on the URL ({t.name})"
+                )
+        return obj
+
+    def create(self, call: Call) -> Answer:
+        obj = self._decode(call, decode_body(call.body, call.content_type))
+        if _dry_run(call.query):
+            validate(obj)
+            return Answer(201, encode_object(obj))
+        with self._as(call.agent):
+            new = self.api.create(obj)
+        self._recorded(call.target.resource, None, new, call)
+        return Answer(201, self.encoded(new))
+
+    def _write(self, call: Call, obj: Any, current: Any) -> Answer:
+        """Update (or, for ``/status``, update the status of) ``obj``; 200 and the result."""
+        if _dry_run(call.query):
+            validate(obj)
+            return Answer(200, encode_object(obj))
+        with self._as(call.agent):
+            new = self.api.update_status(obj) if call.target.sub == "status" else self.api.update(obj)
+        if new is not current:
+            self._recorded(call.target.resource, current, new, call)
+        return Answer(200, self.encoded(new))
+
+    def update(self, call: Call) -> Answer:
+        obj = self._decode(call, decode_body(call.body, call.content_type))
+        current = self._get(call.target)
+        return self._write(call, obj, current)
+
+    def patch(self, call: Call) -> Answer:
+        t = call.target
+        mt = media_type(call.content_type)
+        if t.sub == "scale":
+            current = self._get(t)
+            if mt == APPLY:  # a Scale has one writable field: applying it is merging it
+                applied = decode_body(call.body, call.content_type)
+                if not isinstance(applied, dict):
+                    raise BadRequest("the object provided is unrecognized: expected a Scale")
+                spec = {**scale_dict(current)["spec"], **(applied.get("spec") or {})}
+                return self._scale_to(call, current, {**scale_dict(current), "spec": spec})
+            patched = apply_patch(t.resource, scale_dict(current), call.body, mt)
+            return self._scale_to(call, current, patched)
+        if mt == APPLY:
+            return self.server_side_apply(call)
+        current = self._get(t)
+        patched = apply_patch(t.resource, object_dict(current), call.body, mt)
+        obj = self._decode(call, patched)
+        return self._write(call, obj, current)
+
+    def server_side_apply(self, call: Call) -> Answer:
+        t = call.target
+        manager = call.query.get("fieldManager", "")
+        if not manager:
+            raise BadRequest("PATCH, fieldManager is required for apply requests")
+        force = call.query.get("force", "") in ("true", "1")
+        applied = decode_body(call.body, call.content_type)
+        if not isinstance(applied, dict):
+            raise BadRequest("the object provided is unrecognized: expected a mapping")
+        now = self.api.clock.timestamp()
+        try:
+            current = self._get(t)
+        except NotFound:
+            current = None
+        merged = self.managers.apply(
+            t.resource,
+            None if current is None else object_dict(current),
+            applied,
+            manager=manager,
+            force=force,
+            time=now,
+        )
+        obj = self._decode(call, merged)
+        if current is None:
+            if _dry_run(call.query):
+                validate(obj)
+                return Answer(201, encode_object(obj))
+            with self._as(call.agent):
+                new = self.api.create(obj)
+            # the object had no uid when ``apply`` ran: hand the created object over with the
+            # apply's manager and operation "Apply" so its ownership is kept under the new uid
+            self.managers.update(t.resource, None, object_dict(new), manager=manager, operation="Apply", time=now)
+            return Answer(201, self.encoded(new))
+        if _dry_run(call.query):
+            validate(obj)
+            return Answer(200, encode_object(obj))
+        with self._as(call.agent):
+            new = self.api.update_status(obj) if t.sub == "status" else self.api.update(obj)
+        return Answer(200, self.encoded(new))
+
+    # --- delete ---------------------------------------------------------------------------
+
+    def _delete_options(self, call: Call) -> dict[str, Any]:
+        body = decode_body(call.body, call.content_type) if call.body.strip() else None
+        opts: dict[str, Any] = dict(body) if isinstance(body, dict) else {}
+        q = call.query
+        if "gracePeriodSeconds" in q and "gracePeriodSeconds" not in opts:
+            try:
+                opts["gracePeriodSeconds"] = int(q["gracePeriodSeconds"])
+            except ValueError:
+                raise BadRequest(f'invalid gracePeriodSeconds "{q["gracePeriodSeconds"]}"') from None
+        if "propagationPolicy" in q and "propagationPolicy" not in opts:
+            opts["propagationPolicy"] = q["propagationPolicy"]
+        if opts.get("orphanDependents") is not None and "propagationPolicy" not in opts:
+            opts["propagationPolicy"] = "Orphan" if opts["orphanDependents"] else "Background"
+        if "dryRun" in q and "dryRun" not in opts:
+            opts["dryRun"] = [q["dryRun"]]
+        return opts
+
+    def _delete_one(self, res: Resource, obj: Any, opts: dict[str, Any], call: Call) -> tuple[Any, bool]:
+        """Delete ``obj``; (the answer object, removed at once)."""
+        pre = opts.get("preconditions") or {}
+        grace = opts.get("gracePeriodSeconds")
+        if grace is not None and not isinstance(grace, int):
+            raise BadRequest("gracePeriodSeconds must be an integer")
+        if opts.get("dryRun"):
+            return obj, False
+        meta = obj.metadata
+        with self._as(call.agent):
+            result = self.api.delete(
+                res.kind,
+                meta.name,
+                meta.namespace,
+                grace_period_seconds=grace,
+                uid=pre.get("uid") or "",
+                propagation_policy=opts.get("propagationPolicy"),
+                resource_version=pre.get("resourceVersion") or "",
+            )
+        try:
+            still = self.api.get(res.kind, meta.name, meta.namespace)
+            removed = still.metadata.uid != meta.uid
+        except NotFound:
+            removed = True
+        if removed:
+            self.managers.forget(meta.uid)
+        return result, removed
+
+    def delete(self, call: Call) -> Answer:
+        t = call.target
+        res = t.resource
+        opts = self._delete_options(call)
+        current = self._get(t)
+        result, removed = self._delete_one(res, current, opts, call)
+        if removed and res.kind not in RETURNS_DELETED:
+            details: dict[str, Any] = {"name": t.name}
+            if res.group:
+                details["group"] = res.group
+            details.update(kind=res.name, uid=current.metadata.uid)
+            return Answer(200, encode(success_status(details=details)))
+        return Answer(200, self.encoded(result))
+
+    def delete_collection(self, call: Call) -> Answer:
+        t = call.target
+        res = t.resource
+        lopts = parse_list_options(res.kind, call.query)
+        opts = self._delete_options(call)
+        items, _ = self.list_objects(t, lopts)
+        out = [self._delete_one(res, obj, opts, call)[0] for obj in items]
+        return Answer(200, encode_list(res, out, resource_version=self.api.revision))
+
+    # --- subresources ---------------------------------------------------------------------
+
+    def bind(self, call: Call) -> Answer:
+        t = call.target
+        data = decode_body(call.body, call.content_type)
+        binding: Binding = decode_object(t.resource, data, kind="Binding", api_version="v1")
+        meta = binding.metadata
+        if meta.namespace and meta.namespace != t.namespace:
+            raise BadRequest("the namespace of the provided object does not match the namespace sent on the request")
+        if t.sub == "binding" and meta.name and meta.name != t.name:
+            raise BadRequest(f"the name of the object ({meta.name}) does not match the name on the URL ({t.name})")
+        binding = replace(binding, metadata=replace(meta, namespace=t.namespace or "", name=meta.name or t.name))
+        if not _dry_run(call.query):
+            with self._as(call.agent):
+                self.api.bind(binding)
+        return Answer(201, encode(success_status(code=201)))
+
+    def evict(self, call: Call) -> Answer:
+        t = call.target
+        data = decode_body(call.body, call.content_type)
+        if not isinstance(data, dict):
+            raise BadRequest("the object provided is unrecognized: expected an Eviction")
+        name = (data.get("metadata") or {}).get("name") or t.name
+        if name != t.name:
+            raise BadRequest("name in URL does not match name in Eviction object")
+        options = data.get("deleteOptions") or {}
+        grace = options.get("gracePeriodSeconds")
+        uid = (options.get("preconditions") or {}).get("uid") or ""
+        if not _dry_run(call.query) and not options.get("dryRun"):
+            with self._as(call.agent):
+                self.api.evict(t.namespace or "", t.name, grace_period_seconds=grace, uid=uid)
+        return Answer(201, encode(success_status(code=201)))
+
+    def scale_update(self, call: Call) -> Answer:
+        current = self._get(call.target)
+        data = decode_body(call.body, call.content_type)
+        if not isinstance(data, dict):
+            raise BadRequest("the object provided is unrecognized: expected a Scale")
+        return self._scale_to(call, current, data)
+
+    def _scale_to(self, call: Call, current: Any, scale: dict[str, Any]) -> Answer:
+        rv = (scale.get("metadata") or {}).get("resourceVersion") or ""
+        if rv and rv != current.metadata.resource_version:
+            raise Conflict.stale(current.kind, current.metadata.name)
+        replicas = (scale.get("spec") or {}).get("replicas", 0)
+        if not isinstance(replicas, int) or isinstance(replicas, bool):
+            raise BadRequest('Scale in version "v1" cannot be handled as a Scale: spec.replicas must be an integer')
+        obj = replace(current, spec=replace(current.spec, replicas=replicas))
+        if _dry_run(call.query):
+            return Answer(200, encode(scale_dict(obj)))
+        with self._as(call.agent):
+            new = self.api.update(obj)
+        if new is not current:
+            self._recorded(call.target.resource, current, new, call)
+        return Answer(200, encode(scale_dict(new)))
+
+
+def scale_dict(obj: Any) -> dict[str, Any]:
+    """The ``autoscaling/v1`` Scale of a deployment, replica set or stateful set."""
+    meta = obj.metadata
+    m: dict[str, Any] = {
+        "name": meta.name,
+        "namespace": meta.namespace,
+        "uid": meta.uid,
+        "resourceVersion": meta.resource_version,
+    }
+    if meta.creation_timestamp:
+        m["creationTimestamp"] = meta.creation_timestamp
+    spec: dict[str, Any] = {}
+    if obj.spec.replicas:
+        spec["replicas"] = obj.spec.replicas
+    status: dict[str, Any] = {"replicas": obj.status.replicas}
+    selector = obj.spec.selector
+    if selector is not None:
+        text = format_label_selector(selector)
+        if text:
+            status["selector"] = text
+    return {"kind": "Scale", "apiVersion": "autoscaling/v1", "metadata": m, "spec": spec, "status": status}

@@ -1,0 +1,128 @@
+"""Every kind the emulator stores, as the HTTP door encodes it, deserializes in the official
+Python client's strict (pydantic) models — one malformed object would fail a whole list.
+
+The objects come from short scenario runs with workloads (their last state per object), plus
+the kinds those runs do not produce (StatefulSet, CronJob), built from manifests.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from emulator.api.codec import load_manifests
+from emulator.api.core import Namespace
+from emulator.api.meta import ObjectMeta
+from emulator.apiserver.server import ApiServer
+from emulator.http.codec import encode_list, encode_object
+from emulator.http.resources import RESOURCES, for_kind
+from emulator.runtime.clock import StoppedClock
+from emulator.scenario.loader import load_scenario
+from emulator.scenario.runner import RunOptions, run_scenario
+
+kubernetes = pytest.importorskip("kubernetes", reason="the official kubernetes client is a test dependency")
+pytestmark = pytest.mark.slow  # four scenario runs: ~15 s
+
+ROOT = Path(__file__).resolve().parents[2]
+SCENARIOS = [
+    ROOT / "scenarios" / "workloads" / "rollout-drain-pdb.yaml",
+    ROOT / "scenarios" / "workloads" / "daemonset-late-nodes.yaml",
+    ROOT / "scenarios" / "workloads" / "job-backoff.yaml",
+    ROOT / "scenarios" / "kubelet-basics.yaml",
+    ROOT / "scenarios" / "workloads" / "preemption-pdb.yaml",
+]
+EXTRA = """
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db, namespace: default}
+spec:
+  serviceName: db
+  replicas: 1
+  selector: {matchLabels: {app: db}}
+  template:
+    metadata: {labels: {app: db}}
+    spec: {containers: [{name: c, image: postgres}]}
+---
+apiVersion: batch/v1
+kind: CronJob
+metadata: {name: nightly, namespace: default}
+spec:
+  schedule: "0 0 * * *"
+  jobTemplate:
+    spec:
+      template:
+        spec: {restartPolicy: Never, containers: [{name: c, image: busybox}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: default}
+spec:
+  selector: {app: web}
+  ports: [{port: 80, targetPort: 8080}]
+"""
+MODEL = {
+    "Pod": "V1Pod",
+    "Node": "V1Node",
+    "Event": "CoreV1Event",
+    "Namespace": "V1Namespace",
+    "Deployment": "V1Deployment",
+    "ReplicaSet": "V1ReplicaSet",
+    "StatefulSet": "V1StatefulSet",
+    "DaemonSet": "V1DaemonSet",
+    "Job": "V1Job",
+    "CronJob": "V1CronJob",
+    "Service": "V1Service",
+    "PodDisruptionBudget": "V1PodDisruptionBudget",
+    "Lease": "V1Lease",
+    "PriorityClass": "V1PriorityClass",
+}
+
+
+def _stored_objects() -> dict[str, list[Any]]:
+    last: dict[tuple[str, str, str], Any] = {}
+
+    def on_write(rec: Any) -> None:
+        if rec.new is not None:
+            last[(rec.kind, rec.new.metadata.namespace, rec.new.metadata.name)] = rec.new
+
+    for path in SCENARIOS:
+        run_scenario(load_scenario(path), RunOptions(on_write=on_write))
+    by_kind: dict[str, list[Any]] = {}
+    for (kind, _, _), obj in sorted(last.items(), key=lambda kv: kv[0]):
+        by_kind.setdefault(kind, []).append(obj)
+    api = ApiServer(StoppedClock(), random.Random(0))
+    api.create(Namespace(metadata=ObjectMeta(name="default")))
+    for obj in load_manifests(EXTRA, source="extra"):
+        by_kind.setdefault(obj.kind, []).append(api.create(obj))  # as the store keeps them
+    return by_kind
+
+
+@pytest.fixture(scope="module")
+def stored() -> dict[str, list[Any]]:
+    return _stored_objects()
+
+
+def test_every_served_kind_is_covered(stored: dict[str, list[Any]]) -> None:
+    served = {r.kind for r in RESOURCES if r.stored}
+    assert served <= set(stored), f"no objects of {sorted(served - set(stored))}"
+
+
+@pytest.mark.parametrize("kind", sorted(MODEL))
+def test_objects_deserialize_in_the_client_models(stored: dict[str, list[Any]], kind: str) -> None:
+    client = kubernetes.client.ApiClient()
+    objects = stored[kind]
+    for obj in objects:
+        text = encode_object(obj).decode()
+        model = client.deserialize(text, MODEL[kind], "application/json")
+        assert model.metadata.name == obj.metadata.name
+        assert json.loads(text)["kind"] == kind
+    resource = for_kind(objects[0].api_version, kind)
+    assert resource is not None
+    listed = encode_list(resource, objects, resource_version=7).decode()
+    items = client.deserialize(listed, MODEL[kind] + "List", "application/json")
+    assert len(items.items) == len(objects)
+    assert items.metadata.resource_version == "7"

@@ -1,0 +1,124 @@
+"""The protobuf bodies kubectl sends no other way (drain's DeleteOptions and Eviction,
+``create namespace``'s Namespace): decoded from upstream's envelope; other kinds get 415."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from emulator.http.protobuf import MAGIC, ProtobufError, decode
+from tests.builders import pod
+from tests.http.server_support import new_api, serving
+
+PB = {"Content-Type": "application/vnd.kubernetes.protobuf"}
+
+
+def _varint(n: int) -> bytes:
+    n &= (1 << 64) - 1
+    out = bytearray()
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        out.append(b | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
+
+
+def vint(number: int, value: int) -> bytes:
+    return _varint(number << 3) + _varint(value)
+
+
+def ld(number: int, value: bytes | str) -> bytes:
+    raw = value.encode() if isinstance(value, str) else value
+    return _varint(number << 3 | 2) + _varint(len(raw)) + raw
+
+
+def envelope(api_version: str, kind: str, raw: bytes) -> bytes:
+    return MAGIC + ld(1, ld(1, api_version) + ld(2, kind)) + ld(2, raw) + ld(3, b"") + ld(4, b"")
+
+
+DELETE_OPTIONS = vint(1, 7) + ld(2, ld(1, "u-1") + ld(2, "42")) + ld(4, "Foreground") + ld(5, "All")
+EVICTION = ld(1, ld(1, "p0") + ld(3, "default")) + ld(2, vint(1, 0))
+NAMESPACE = ld(1, ld(1, "foo") + ld(11, ld(1, "team") + ld(2, "a")))
+
+
+@pytest.mark.parametrize(
+    ("body", "want"),
+    [
+        pytest.param(
+            envelope("v1", "DeleteOptions", DELETE_OPTIONS),
+            {
+                "apiVersion": "v1",
+                "kind": "DeleteOptions",
+                "gracePeriodSeconds": 7,
+                "preconditions": {"uid": "u-1", "resourceVersion": "42"},
+                "propagationPolicy": "Foreground",
+                "dryRun": ["All"],
+            },
+            id="delete-options",
+        ),
+        pytest.param(
+            envelope("policy/v1", "Eviction", EVICTION),
+            {
+                "apiVersion": "policy/v1",
+                "kind": "Eviction",
+                "metadata": {"name": "p0", "namespace": "default"},
+                "deleteOptions": {"gracePeriodSeconds": 0},
+            },
+            id="eviction",
+        ),
+        pytest.param(
+            envelope("v1", "Namespace", NAMESPACE),
+            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "foo", "labels": {"team": "a"}}},
+            id="namespace",
+        ),
+        pytest.param(envelope("v1", "ConfigMap", ld(1, ld(1, "cm"))), None, id="other-kind"),
+        pytest.param(
+            envelope("v1", "DeleteOptions", vint(1, -1)),
+            {"apiVersion": "v1", "kind": "DeleteOptions", "gracePeriodSeconds": -1},
+            id="negative-int64",
+        ),
+    ],
+)
+def test_decode(body: bytes, want: dict[str, Any] | None) -> None:
+    assert decode(body) == want
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        pytest.param(b"{}", "missing the k8s protobuf magic number", id="no-magic"),
+        pytest.param(MAGIC + b"\x0a\x10ab", "truncated field", id="truncated"),
+        pytest.param(MAGIC + b"\x0b", "unsupported wire type 3", id="group"),
+    ],
+)
+def test_decode_refused(body: bytes, message: str) -> None:
+    with pytest.raises(ProtobufError, match=message):
+        decode(body)
+
+
+@pytest.mark.asyncio
+@pytest.mark.real_time
+async def test_kubectl_protobuf_bodies_over_http() -> None:
+    api = new_api(pods=1)
+    api.create(pod("bound", node="n1"))
+    async with serving(api) as s:
+        code, out = await s.call(
+            "DELETE",
+            "/api/v1/namespaces/default/pods/bound",
+            raw=envelope("v1", "DeleteOptions", vint(1, 7)),
+            headers=PB,
+        )
+        assert (code, out["metadata"]["deletionGracePeriodSeconds"]) == (200, 7)
+        code, out = await s.call(
+            "POST",
+            "/api/v1/namespaces/default/pods/p0/eviction",
+            raw=envelope("policy/v1", "Eviction", EVICTION),
+            headers=PB,
+        )
+        assert (code, out["status"]) == (201, "Success")
+        code, out = await s.call("POST", "/api/v1/namespaces", raw=envelope("v1", "Namespace", NAMESPACE), headers=PB)
+        assert (code, out["metadata"]["name"], out["metadata"]["labels"]["team"]) == (201, "foo", "a")
+        code, out = await s.call("POST", "/api/v1/namespaces/default/pods", raw=envelope("v1", "Pod", b""), headers=PB)
+        assert (code, out["reason"]) == (415, "UnsupportedMediaType")
