@@ -34,6 +34,7 @@ from emulator.api.errors import Gone
 from emulator.apiserver.watch import WatchEvent
 from emulator.http import tables
 from emulator.http.codec import encode, encode_object
+from emulator.http.extras import UnmodelledFields
 from emulator.http.resources import Resource
 from emulator.http.status import error_status
 from emulator.runtime.channel import ChannelClosed, Overflow
@@ -92,6 +93,7 @@ class EventWriter:
     now: Callable[[], float] = field(default=lambda: 0.0)
     managed: Callable[[str], list[dict[str, Any]]] = field(default=lambda uid: [])
     cache: EncodedObjects | None = None
+    extras: UnmodelledFields | None = None
     initial_left: int = -1
     """Initial ADDED events still to come before the end bookmark; -1: no such bookmark."""
     start_revision: int = 0
@@ -101,9 +103,10 @@ class EventWriter:
     def _object(self, obj: Any) -> bytes:
         if not self.as_table:
             managed = self.managed(obj.metadata.uid)
-            if not managed and self.cache is not None:
+            extras = self.extras if self.extras is not None and self.extras.wants(obj) else None
+            if not managed and extras is None and self.cache is not None:
                 return self.cache.get(obj)
-            return encode_object(obj, managed)
+            return encode_object(obj, managed, extras=extras)
         t = tables.table(
             self.resource,
             [obj],
@@ -112,6 +115,8 @@ class EventWriter:
             resource_version=obj.metadata.resource_version,
             headers=not self._headers_sent,
         )
+        if self.extras is not None and self.include_object == "Object":
+            self.extras.merge_table(t)
         self._headers_sent = True
         return encode(t)
 
