@@ -9,9 +9,10 @@ absent, a mismatch is 400; a type error or a malformed quantity is upstream's 40
 structs straight to JSON with one msgspec encoder (no per-object round trip through
 builtins). It does not own validation (the store's) nor Tables (``tables``).
 
-Unknown fields in a body are accepted and dropped: the emulator does not model every field
-upstream's types have, so they are neither stored nor echoed back (``fieldValidation`` is
-accepted and has no effect).
+Unknown fields in a body are accepted: the emulator does not model every field upstream's
+types have, so the struct drops them; ``extras`` keeps them per object and the encoders here
+merge them back when given an ``UnmodelledFields`` (``fieldValidation`` is accepted and has
+no effect).
 """
 
 from __future__ import annotations
