@@ -278,6 +278,12 @@ class UnmodelledFields:
             refs = meta.get("ownerReferences") if isinstance(meta, dict) else None
             self.link(uid, kind, _controller(refs) if isinstance(refs, list) else None)
 
+    def preview(self, written: dict[str, Any], stored: dict[str, Any]) -> dict[str, Any]:
+        """``stored`` with ``written``'s extras grafted, remembering nothing: the answer to a
+        dry-run write (a new dict)."""
+        node = _diff(str(stored.get("kind", "")), "", written, stored, frozenset({"status"}))
+        return _graft(stored, node) if node else stored
+
     def merge(self, obj: dict[str, Any]) -> dict[str, Any]:
         """The served wire dict plus its remembered and inherited extras (a new dict; ``obj`` is
         not modified); ``obj`` itself when there are none."""

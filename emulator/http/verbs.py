@@ -137,6 +137,12 @@ class Verbs:
         """The stored struct as served: its wire dict with the fields it does not model."""
         return object_dict(obj, extras=self.extras)
 
+    def _dry_run_answer(self, code: int, obj: Any, written: Any) -> Answer:
+        """A dry-run write's answer: the validated object as it would be served."""
+        validate(obj)
+        out = object_dict(obj)
+        return Answer(code, encode(self.extras.preview(written, out) if isinstance(written, dict) else out))
+
     def _remember(self, call: Call, written: Any, new: Any) -> None:
         """Keep what the client wrote and the struct dropped (``extras``)."""
         if isinstance(written, dict):
@@ -264,8 +270,7 @@ class Verbs:
         data = decode_body(call.body, call.content_type)
         obj = self._decode(call, data)
         if _dry_run(call.query):
-            validate(obj)
-            return Answer(201, encode_object(obj))
+            return self._dry_run_answer(201, obj, data)
         with self._as(call.agent):
             new = self.api.create(obj)
         self._remember(call, data, new)
@@ -276,8 +281,7 @@ class Verbs:
         """Update (or, for ``/status``, update the status of) ``obj`` (decoded from ``written``);
         200 and the result."""
         if _dry_run(call.query):
-            validate(obj)
-            return Answer(200, encode_object(obj))
+            return self._dry_run_answer(200, obj, written)
         with self._as(call.agent):
             new = self.api.update_status(obj) if call.target.sub == "status" else self.api.update(obj)
         self._remember(call, written, new)
@@ -336,8 +340,7 @@ class Verbs:
         obj = self._decode(call, merged)
         if current is None:
             if _dry_run(call.query):
-                validate(obj)
-                return Answer(201, encode_object(obj))
+                return self._dry_run_answer(201, obj, merged)
             with self._as(call.agent):
                 new = self.api.create(obj)
             self._remember(call, merged, new)
@@ -346,8 +349,7 @@ class Verbs:
             self.managers.update(t.resource, None, self.served(new), manager=manager, operation="Apply", time=now)
             return Answer(201, self.encoded(new))
         if _dry_run(call.query):
-            validate(obj)
-            return Answer(200, encode_object(obj))
+            return self._dry_run_answer(200, obj, merged)
         with self._as(call.agent):
             new = self.api.update_status(obj) if t.sub == "status" else self.api.update(obj)
         self._remember(call, merged, new)

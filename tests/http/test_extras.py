@@ -415,3 +415,13 @@ def test_merge_table_merges_each_row_object() -> None:
     assert extras.merge_table(table) is table
     assert table["rows"][0]["object"]["spec"]["containers"][0]["env"] == WEB["env"]
     assert "object" not in table["rows"][1]
+
+
+def test_preview_grafts_without_remembering() -> None:
+    extras = UnmodelledFields()
+    written = pod([dict(WEB)])
+    stored = stored_of(written)
+    out = extras.preview(written, stored)
+    assert out["spec"]["containers"][0]["env"] == WEB["env"]
+    assert "env" not in stored["spec"]["containers"][0]
+    assert not extras.has(UID)

@@ -131,3 +131,13 @@ async def test_watch_events_carry_the_extras_and_a_delete_forgets_them() -> None
         code, _ = await s.call("DELETE", f"{PODS}/x?gracePeriodSeconds=0")
         assert code == 200
         assert not s.http.extras.has(uid)
+
+
+async def test_a_dry_run_answers_with_the_extras_and_remembers_nothing() -> None:
+    async with serving() as s:
+        code, out = await s.call("POST", f"{PODS}?dryRun=All", POD)
+        assert code == 201, out
+        assert web(out)["env"] == ENV
+        code, _ = await s.call("GET", f"{PODS}/x")
+        assert code == 404
+        assert repr(s.http.extras).startswith("<UnmodelledFields objects=0 ")
