@@ -253,11 +253,14 @@ class UnmodelledFields:
         """uid → kind, for template-owning objects with extras or links."""
         self._templates: dict[str, tuple[_Node, ...]] = {}
         self._wrapped: dict[tuple[str, Path], tuple[_Node, ...]] = {}
+        self.generation = 0
+        """Bumped whenever what ``merge`` returns for some object may have changed: a cache
+        of encoded objects (the watch streams') keys on it."""
 
     def __repr__(self) -> str:
         return (
             f"<UnmodelledFields objects={len(self._own)} status={len(self._status)} "
-            f"links={len(self._links)} templates cached={len(self._templates)}>"
+            f"links={len(self._links)} templates cached={len(self._templates)} generation={self.generation}>"
         )
 
     def remember(self, uid: str, written: dict[str, Any], stored: dict[str, Any], *, subresource: str = "") -> None:
@@ -271,6 +274,7 @@ class UnmodelledFields:
             _put(self._status, uid, _wrap(node, ("status",)) if node else None)
         else:
             _put(self._own, uid, _diff(kind, "", written, stored, frozenset({"status"})) or None)
+        self.generation += 1
         if kind in TEMPLATES:
             self._kinds[uid] = kind
             self._clear()
@@ -340,6 +344,7 @@ class UnmodelledFields:
             self._clear()
 
     def _clear(self) -> None:
+        self.generation += 1
         self._templates.clear()
         self._wrapped.clear()
 

@@ -64,21 +64,24 @@ class EncodedObjects:
 
     def __init__(self, size: int = 4096) -> None:
         self.size = size
-        self._items: dict[int, tuple[Any, bytes]] = {}
+        self._items: dict[int, tuple[Any, bytes, int]] = {}
         self.hits = 0
 
     def __repr__(self) -> str:
         return f"<EncodedObjects {len(self._items)}/{self.size} hits={self.hits}>"
 
-    def get(self, obj: Any) -> bytes:
+    def get(self, obj: Any, extras: UnmodelledFields | None = None) -> bytes:
+        """``obj``'s JSON (with its unmodelled fields from ``extras``, whose generation the
+        entry must match)."""
+        generation = -1 if extras is None else extras.generation
         hit = self._items.get(id(obj))
-        if hit is not None and hit[0] is obj:
+        if hit is not None and hit[0] is obj and hit[2] == generation:
             self.hits += 1
             return hit[1]
-        data = encode_object(obj)
+        data = encode_object(obj, extras=extras)
         if len(self._items) >= self.size:
             self._items.clear()
-        self._items[id(obj)] = (obj, data)
+        self._items[id(obj)] = (obj, data, generation)
         return data
 
 
@@ -104,8 +107,8 @@ class EventWriter:
         if not self.as_table:
             managed = self.managed(obj.metadata.uid)
             extras = self.extras if self.extras is not None and self.extras.wants(obj) else None
-            if not managed and extras is None and self.cache is not None:
-                return self.cache.get(obj)
+            if not managed and self.cache is not None:
+                return self.cache.get(obj, extras)
             return encode_object(obj, managed, extras=extras)
         t = tables.table(
             self.resource,

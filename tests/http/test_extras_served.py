@@ -9,6 +9,10 @@ from typing import Any
 
 import pytest
 
+from emulator.api.codec import convert, to_builtins
+from emulator.api.core import Pod
+from emulator.http.extras import UnmodelledFields
+from emulator.http.watch import EncodedObjects
 from tests.http.server_support import TABLE, serving
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.real_time]
@@ -141,3 +145,15 @@ async def test_a_dry_run_answers_with_the_extras_and_remembers_nothing() -> None
         code, _ = await s.call("GET", f"{PODS}/x")
         assert code == 404
         assert repr(s.http.extras).startswith("<UnmodelledFields objects=0 ")
+
+
+async def test_the_shared_watch_encoding_cache_follows_the_extras() -> None:
+    extras, cache = UnmodelledFields(), EncodedObjects()
+    obj = convert({**POD, "metadata": {"name": "x", "uid": "u"}}, Pod)
+    assert b"LOG_LEVEL" not in cache.get(obj)
+    extras.remember("u", POD, to_builtins(obj))
+    assert b"LOG_LEVEL" in cache.get(obj, extras)
+    assert b"LOG_LEVEL" in cache.get(obj, extras)
+    assert cache.hits == 1
+    extras.remember("u", {**POD, "spec": {"containers": [{"name": "web", "image": "nginx"}]}}, to_builtins(obj))
+    assert b"LOG_LEVEL" not in cache.get(obj, extras)
