@@ -48,6 +48,9 @@ from emulator.http.status import success_status
 
 __all__ = ["Answer", "Call", "Verbs", "verb_of"]
 
+ManagedFields = list[dict[str, Any]]
+"""``metadata.managedFields`` as a write carries it (``Verbs.list`` shadows ``list`` in the class)."""
+
 METHOD_NOT_ALLOWED: Final = "the server does not allow this method on the requested resource"
 RETURNS_DELETED: Final = frozenset({"Pod", "Service", "Namespace"})
 """Kinds whose upstream registry sets ``ReturnDeletedObject``: a delete answers the object;
@@ -148,11 +151,26 @@ class Verbs:
         if isinstance(written, dict):
             self.extras.remember(new.metadata.uid, written, object_dict(new), subresource=call.target.sub or "")
 
-    def _recorded(self, res: Resource, old: Any, new: Any, call: Call, operation: str = "Update") -> None:
+    def _recorded(
+        self,
+        res: Resource,
+        old: Any,
+        new: Any,
+        call: Call,
+        operation: str = "Update",
+        managed_fields: ManagedFields | None = None,
+    ) -> None:
         manager = call.query.get("fieldManager") or call.agent
         old_dict = None if old is None else self.served(old)
+        carried: dict[str, Any] = {} if managed_fields is None else {"managed_fields": managed_fields}
         self.managers.update(
-            res, old_dict, self.served(new), manager=manager, operation=operation, time=self.api.clock.timestamp()
+            res,
+            old_dict,
+            self.served(new),
+            manager=manager,
+            operation=operation,
+            time=self.api.clock.timestamp(),
+            **carried,
         )
 
     # --- dispatch -------------------------------------------------------------------------
@@ -277,16 +295,19 @@ class Verbs:
         self._recorded(call.target.resource, None, new, call)
         return Answer(201, self.encoded(new))
 
-    def _write(self, call: Call, obj: Any, current: Any, written: Any) -> Answer:
+    def _write(
+        self, call: Call, obj: Any, current: Any, written: Any, managed_fields: ManagedFields | None = None
+    ) -> Answer:
         """Update (or, for ``/status``, update the status of) ``obj`` (decoded from ``written``);
-        200 and the result."""
+        200 and the result. ``managed_fields``: a changed ``metadata.managedFields`` the write
+        carried (kubectl's client-side to server-side apply migration patches them)."""
         if _dry_run(call.query):
             return self._dry_run_answer(200, obj, written)
         with self._as(call.agent):
             new = self.api.update_status(obj) if call.target.sub == "status" else self.api.update(obj)
         self._remember(call, written, new)
-        if new is not current:
-            self._recorded(call.target.resource, current, new, call)
+        if new is not current or managed_fields is not None:
+            self._recorded(call.target.resource, current, new, call, managed_fields=managed_fields)
         return Answer(200, self.encoded(new))
 
     def update(self, call: Call) -> Answer:
@@ -311,9 +332,15 @@ class Verbs:
         if mt == APPLY:
             return self.server_side_apply(call)
         current = self._get(t)
-        patched = apply_patch(t.resource, self.served(current), call.body, mt)
+        base = self.served(current)
+        managed = self.managers.managed_fields(current.metadata.uid)
+        if managed:  # as upstream, a patch applies to the object with its managedFields
+            base["metadata"] = {**base.get("metadata", {}), "managedFields": managed}
+        patched = apply_patch(t.resource, base, call.body, mt)
+        carried = (patched.get("metadata") or {}).get("managedFields")
         obj = self._decode(call, patched)
-        return self._write(call, obj, current, patched)
+        changed = carried if isinstance(carried, list) and carried != managed else None
+        return self._write(call, obj, current, patched, managed_fields=changed)
 
     def server_side_apply(self, call: Call) -> Answer:
         t = call.target

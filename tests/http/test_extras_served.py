@@ -157,3 +157,19 @@ async def test_the_shared_watch_encoding_cache_follows_the_extras() -> None:
     assert cache.hits == 1
     extras.remember("u", {**POD, "spec": {"containers": [{"name": "web", "image": "nginx"}]}}, to_builtins(obj))
     assert b"LOG_LEVEL" not in cache.get(obj, extras)
+
+
+async def test_a_json_patch_of_managed_fields_replaces_them_as_kubectl_migration_sends() -> None:
+    async with serving() as s:
+        await s.call("POST", f"{PODS}?fieldManager=kubectl-client-side-apply", POD)
+        code, got = await s.call("GET", f"{PODS}/x")
+        assert [m["manager"] for m in got["metadata"]["managedFields"]] == ["kubectl-client-side-apply"]
+        migrated = [{**got["metadata"]["managedFields"][0], "manager": "kubectl", "operation": "Apply"}]
+        ops = [
+            {"op": "replace", "path": "/metadata/managedFields", "value": migrated},
+            {"op": "test", "path": "/metadata/resourceVersion", "value": got["metadata"]["resourceVersion"]},
+        ]
+        code, out = await s.call("PATCH", f"{PODS}/x", ops, headers={"Content-Type": "application/json-patch+json"})
+        assert code == 200, out
+        assert [(m["manager"], m["operation"]) for m in out["metadata"]["managedFields"]] == [("kubectl", "Apply")]
+        assert web(out)["env"] == ENV
