@@ -173,3 +173,45 @@ async def test_a_json_patch_of_managed_fields_replaces_them_as_kubectl_migration
         assert code == 200, out
         assert [(m["manager"], m["operation"]) for m in out["metadata"]["managedFields"]] == [("kubectl", "Apply")]
         assert web(out)["env"] == ENV
+
+
+@pytest.mark.parametrize(
+    ("content_type", "patch"),
+    [
+        pytest.param(
+            "application/strategic-merge-patch+json",
+            {"spec": {"containers": [{"name": "web", "env": [{"name": "LOG_LEVEL", "value": "debug"}]}]}},
+            id="strategic-merge",
+        ),
+        pytest.param(
+            "application/json-patch+json",
+            [{"op": "replace", "path": "/spec/containers/0/env/0/value", "value": "debug"}],
+            id="json-patch",
+        ),
+        pytest.param(
+            "application/merge-patch+json",
+            {"spec": {"dnsPolicy": "ClusterFirst"}},
+            id="merge-patch",
+        ),
+        pytest.param(
+            "application/apply-patch+yaml",
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": "x"},
+                "spec": {
+                    "containers": [{"name": "web", "image": "nginx", "env": [{"name": "LOG_LEVEL", "value": "debug"}]}]
+                },
+            },
+            id="server-side-apply",
+        ),
+    ],
+)
+async def test_a_dry_run_patch_leaves_the_remembered_fields_alone(content_type: str, patch: Any) -> None:
+    async with serving() as s:
+        await s.call("POST", PODS, POD)
+        query = "?dryRun=All&fieldManager=m&force=true"
+        code, out = await s.call("PATCH", f"{PODS}/x{query}", patch, headers={"Content-Type": content_type})
+        assert code == 200, out
+        code, got = await s.call("GET", f"{PODS}/x")
+        assert (web(got)["env"], got["spec"]["dnsPolicy"]) == (ENV, "Default")
