@@ -20,14 +20,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
 import json
 import os
 import signal
+import ssl
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -57,7 +60,10 @@ class Served:
             time.sleep(0.05)
         self.ready = time.monotonic()
         config = yaml.safe_load(self.kubeconfig.read_text())
-        self.url: str = config["clusters"][0]["cluster"]["server"]
+        cluster = config["clusters"][0]["cluster"]
+        self.url: str = cluster["server"]
+        ca = cluster.get("certificate-authority-data")
+        self.tls = ssl.create_default_context(cadata=base64.b64decode(ca).decode()) if ca else None
         self.token: str = config["users"][0]["user"].get("token", "")
         self.env = {**os.environ, "HOME": str(tmp), "KUBECACHEDIR": str(tmp / "cache")}
         self.env["KUBECONFIG"] = str(self.kubeconfig)
@@ -66,7 +72,7 @@ class Served:
         req = urllib.request.Request(self.url + path, headers={"Accept": accept})
         if self.token:
             req.add_header("Authorization", f"Bearer {self.token}")
-        with urllib.request.urlopen(req, timeout=60) as resp:
+        with urllib.request.urlopen(req, timeout=60, context=self.tls) as resp:
             data: bytes = resp.read()
             return data
 
@@ -124,9 +130,59 @@ def bench_list(args: argparse.Namespace) -> dict[str, Any]:
                 "first page (limit=500) Table bytes": size_table,
                 "repeat": args.repeat,
             }
+            result.update(_kubectl_floor(served, tmp, args.repeat))
         finally:
             served.stop()
     return result
+
+
+def _kubectl_floor(served: Served, tmp: Path, repeat: int) -> dict[str, float]:
+    """kubectl's own share: the same `kubectl get pods -A` through a local plain-HTTP proxy that
+    first records the server's answers, then replays them from memory (an instant server)."""
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    from threading import Thread
+
+    recorded: dict[str, tuple[int, str, bytes]] = {}
+    replay = False
+
+    class Proxy(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            key = self.path + "|" + self.headers.get("Accept", "")
+            hit = recorded.get(key) if replay else None
+            if hit is None:
+                req = urllib.request.Request(served.url + self.path, headers={"Accept": self.headers.get("Accept", "")})
+                req.add_header("Authorization", f"Bearer {served.token}")
+                try:
+                    with urllib.request.urlopen(req, timeout=60, context=served.tls) as resp:
+                        hit = (resp.status, resp.headers.get("Content-Type", ""), resp.read())
+                except urllib.error.HTTPError as err:
+                    hit = (err.code, err.headers.get("Content-Type", ""), err.read())
+                recorded[key] = hit
+            code, ctype, body = hit
+            self.send_response(code)
+            self.send_header("Content-Type", ctype)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    proxy = ThreadingHTTPServer(("127.0.0.1", 0), Proxy)
+    Thread(target=proxy.serve_forever, name="bench:proxy", daemon=True).start()
+    env = {**served.env, "KUBECONFIG": "/dev/null", "KUBECACHEDIR": str(tmp / "proxy-cache")}
+    server = f"--server=http://127.0.0.1:{proxy.server_address[1]}"
+
+    def kubectl() -> None:
+        subprocess.run([KUBECTL, server, "get", "pods", "-A"], env=env, check=True, capture_output=True)
+
+    try:
+        through = _median_seconds(kubectl, repeat)
+        replay = True
+        instant = _median_seconds(kubectl, repeat)
+    finally:
+        proxy.shutdown()
+    return {"kubectl get pods -A via a recording proxy": through, "kubectl get pods -A, answers replayed": instant}
 
 
 async def _watch(served: Served, index: int, table: bool, stop: asyncio.Event, out: list[tuple[int, float]]) -> str:
@@ -136,7 +192,8 @@ async def _watch(served: Served, index: int, table: bool, stop: asyncio.Event, o
     if served.token:
         headers["Authorization"] = f"Bearer {served.token}"
     timeout = aiohttp.ClientTimeout(total=None, sock_read=None)
-    async with aiohttp.ClientSession(timeout=timeout, headers=headers) as session:
+    connector = aiohttp.TCPConnector(ssl=served.tls if served.tls is not None else False)
+    async with aiohttp.ClientSession(timeout=timeout, headers=headers, connector=connector) as session:
         async with session.get(served.url + "/api/v1/pods?limit=500") as resp:
             listed = await resp.json(content_type=None)
         rv = listed["metadata"]["resourceVersion"]
