@@ -7,10 +7,12 @@ shows them, a second ``kubectl apply`` of the same file is ``unchanged`` and ``k
 pod`` lists the env. ``UnmodelledFields`` keeps, per object uid, the part of the JSON written
 through HTTP that the stored Struct dropped, and grafts it back onto every served wire dict.
 
-Owns: the extras of each uid, computing them (``remember``), grafting them (``merge``), the
-template propagation to controller-made children, and the write listener that forgets a deleted
-object's extras. Does not own: decoding, validation, the store, ``managedFields`` (``apply``),
-nor calling these at the right moments (the server does).
+Owns: the extras of each uid, computing them (``remember``), grafting them (``merge``, and
+``merge_table`` for Tables with the object, ``preview`` for a dry run), the template
+propagation to controller-made children, ``wants`` (whether a stored struct needs the dict
+path at all), ``generation`` (for caches of encoded objects), and the write listener that
+forgets a deleted object's extras. Does not own: decoding, validation, the store,
+``managedFields`` (``apply``), nor calling these at the right moments (the server's verbs do).
 
 =============================  =================================================================
 situation                      rule
@@ -48,8 +50,10 @@ scan of its owner references. Grafting copies only the dicts and lists on the wa
 the extra values themselves are shared between served dicts, so callers treat merged dicts as
 read-only below the level they change (the server only encodes them).
 
-Known gap: the controllers hash the modelled template only, so changing only an unmodelled
-template field (an env value) rolls nothing out; the existing pods show the new value.
+Known gaps: the controllers hash the modelled template only, so changing only an unmodelled
+template field (an env value) rolls nothing out, and the existing pods show the new value at
+once; a child whose owner is gone (orphaned, or in the moment before the garbage collector
+removes it) inherits nothing.
 """
 
 from __future__ import annotations
