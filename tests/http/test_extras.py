@@ -425,3 +425,28 @@ def test_preview_grafts_without_remembering() -> None:
     assert out["spec"]["containers"][0]["env"] == WEB["env"]
     assert "env" not in stored["spec"]["containers"][0]
     assert not extras.has(UID)
+
+
+@st.composite
+def deployment_manifests(draw: st.DrawFn) -> dict[str, Any]:
+    pod_manifest = draw(pod_manifests())
+    template = {"metadata": {"labels": {"app": "x"}}, "spec": pod_manifest["spec"]}
+    spec = {
+        "replicas": draw(st.integers(0, 3)),
+        "selector": {"matchLabels": {"app": "x"}},
+        "template": template,
+        **draw(st.dictionaries(st.sampled_from(["progressDeadlineSeconds", "zzz"]), _JSON, max_size=1)),
+    }
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d", "uid": UID}, "spec": spec}
+
+
+@settings(max_examples=100, suppress_health_check=[HealthCheck.too_slow])
+@given(written=deployment_manifests())
+def test_a_deployment_round_trip_gives_back_its_template_fields(written: dict[str, Any]) -> None:
+    extras = UnmodelledFields()
+    try:
+        stored = stored_of(written, Deployment)
+    except msgspec.ValidationError:
+        return
+    extras.remember(UID, copy.deepcopy(written), stored)
+    _check(written, stored, extras.merge(stored), "")
