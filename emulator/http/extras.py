@@ -33,7 +33,11 @@ server-set metadata            never an extra (uid, resourceVersion, generation,
                                managedFields, selfLink)
 a later HTTP write             replaces the object's extras (a field the user removed disappears)
 in-process writes              leave extras alone; objects written only in-process have none
-delete (``new is None``)       forgets the uid (``write_listener``)
+delete (``new is None``)       forgets the uid (``write_listener``); a deleted template owner's
+                               template extras stay resolvable for its children (the last
+                               ``RETIRED_OWNERS`` owners), which the garbage collector removes next
+controller reference removed   the child keeps what it inherited (``freeze``), as upstream's copy
+                               of the template would (``--cascade=orphan``)
 =============================  =================================================================
 
 **Templates propagate**, resolved at serve time through the controller owner reference: a Pod of
@@ -50,15 +54,15 @@ scan of its owner references. Grafting copies only the dicts and lists on the wa
 the extra values themselves are shared between served dicts, so callers treat merged dicts as
 read-only below the level they change (the server only encodes them).
 
-Known gaps: the controllers hash the modelled template only, so changing only an unmodelled
+Known gap: the controllers hash the modelled template only, so changing only an unmodelled
 template field (an env value) rolls nothing out, and the existing pods show the new value at
-once; a child whose owner is gone (orphaned, or in the moment before the garbage collector
-removes it) inherits nothing.
+once.
 """
 
 from __future__ import annotations
 
 import json
+from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -103,6 +107,10 @@ _SERVER_METADATA: Final = frozenset(
     }
 )
 _MAX_CHAIN: Final = 4
+RETIRED_OWNERS: Final = 1024
+"""Deleted template owners whose template extras stay resolvable for their children (the
+garbage collector removes those moments later; an orphaned child froze them already)."""
+_CHILD_KINDS: Final = frozenset(child for _, child in TEMPLATE_CHILDREN)
 
 
 # --------------------------------------------------------------------------- the extras tree
@@ -255,6 +263,10 @@ class UnmodelledFields:
         """Template-owning object uid → its controller (kind, uid), from the write listener."""
         self._kinds: dict[str, str] = {}
         """uid → kind, for template-owning objects with extras or links."""
+        self._frozen: dict[str, tuple[_Node, ...]] = {}
+        """Child uid → the inherited extras it had when its controller reference went away."""
+        self._retired: OrderedDict[str, tuple[_Node | None, tuple[str, str] | None, tuple[_Node, ...]]] = OrderedDict()
+        """Deleted template owner uid → (own extras, controller, frozen), the last RETIRED_OWNERS."""
         self._templates: dict[str, tuple[_Node, ...]] = {}
         self._wrapped: dict[tuple[str, Path], tuple[_Node, ...]] = {}
         self.generation = 0
@@ -264,7 +276,8 @@ class UnmodelledFields:
     def __repr__(self) -> str:
         return (
             f"<UnmodelledFields objects={len(self._own)} status={len(self._status)} "
-            f"links={len(self._links)} templates cached={len(self._templates)} generation={self.generation}>"
+            f"links={len(self._links)} frozen={len(self._frozen)} retired={len(self._retired)} "
+            f"templates cached={len(self._templates)} generation={self.generation}>"
         )
 
     def remember(self, uid: str, written: dict[str, Any], stored: dict[str, Any], *, subresource: str = "") -> None:
@@ -278,6 +291,7 @@ class UnmodelledFields:
             _put(self._status, uid, _wrap(node, ("status",)) if node else None)
         else:
             _put(self._own, uid, _diff(kind, "", written, stored, frozenset({"status"})) or None)
+            self._frozen.pop(uid, None)  # the write started from the served object, frozen extras included
         self.generation += 1
         if kind in TEMPLATES:
             self._kinds[uid] = kind
@@ -306,6 +320,8 @@ class UnmodelledFields:
         status = self._status.get(uid)
         if status is not None:
             out = _graft(out, status)
+        for node in self._frozen.get(uid, ()):
+            out = _graft(out, node)
         refs = meta.get("ownerReferences")
         if refs:
             owner = _controller(refs)
@@ -327,11 +343,22 @@ class UnmodelledFields:
 
     def forget(self, uid: str) -> None:
         """Drop the uid's extras and links (the object was deleted)."""
-        found = self._own.pop(uid, None) is not None
-        found = self._status.pop(uid, None) is not None or found
-        found = self._links.pop(uid, None) is not None or found
-        found = self._kinds.pop(uid, None) is not None or found
-        if found:
+        own, link, frozen = self._own.pop(uid, None), self._links.pop(uid, None), self._frozen.pop(uid, ())
+        found = self._status.pop(uid, None) is not None
+        if self._kinds.pop(uid, None) is not None and (own is not None or link is not None or frozen):
+            self._retired[uid] = (own, link, frozen)
+            if len(self._retired) > RETIRED_OWNERS:
+                self._retired.popitem(last=False)
+        if found or own is not None or link is not None or frozen:
+            self._clear()
+
+    def freeze(self, uid: str, kind: str, controller: tuple[str, str]) -> None:
+        """A child's controller reference to ``controller`` went away (orphaned, adopted
+        elsewhere): it keeps the template extras it inherited, as upstream's copy would."""
+        at = TEMPLATE_CHILDREN.get((controller[0], kind))
+        nodes = self._inherited(controller[0], controller[1], at) if at is not None else ()
+        if nodes:
+            self._frozen[uid] = nodes
             self._clear()
 
     def link(self, uid: str, kind: str, controller: tuple[str, str] | None) -> None:
@@ -361,7 +388,7 @@ class UnmodelledFields:
         check a fast encoder makes before taking the dict path (a dict lookup and a scan of the
         owner references when there is nothing)."""
         meta = obj.metadata
-        if meta.uid in self._own or meta.uid in self._status:
+        if meta.uid in self._own or meta.uid in self._status or meta.uid in self._frozen:
             return True
         for ref in meta.owner_references:
             if ref.controller:
@@ -383,11 +410,13 @@ class UnmodelledFields:
         if cached is not None:
             return cached
         path = TEMPLATES.get(kind, ())
+        own_extras, parent, frozen = self._own.get(uid), self._links.get(uid), self._frozen.get(uid, ())
+        if own_extras is None and parent is None and not frozen and uid in self._retired:
+            own_extras, parent, frozen = self._retired[uid]
         nodes: list[_Node] = []
-        own = _descend(self._own.get(uid), path)
-        if own:
-            nodes.append(own)
-        parent = self._links.get(uid)
+        for node in (own_extras, *frozen):
+            if (found := _descend(node, path)) is not None and found:
+                nodes.append(found)
         if parent is not None and depth < _MAX_CHAIN:
             at = TEMPLATE_CHILDREN.get((parent[0], kind))
             if at is not None and path[: len(at)] == at:
@@ -417,9 +446,19 @@ def write_listener(extras: UnmodelledFields) -> Callable[[WriteRecord], None]:
             if record.verb == "delete":
                 extras.forget(record.old.metadata.uid)
             return
+        if record.kind in _CHILD_KINDS and record.old is not None:
+            before = record.old.metadata.owner_references
+            if before is not record.new.metadata.owner_references:
+                was = _struct_controller(before)
+                if was is not None and was != _struct_controller(record.new.metadata.owner_references):
+                    extras.freeze(record.new.metadata.uid, record.kind, was)
         if record.kind in TEMPLATES:
             meta = record.new.metadata
-            controller = next(((r.kind, r.uid) for r in meta.owner_references if r.controller), None)
-            extras.link(meta.uid, record.kind, controller)
+            extras.link(meta.uid, record.kind, _struct_controller(meta.owner_references))
 
     return on_write
+
+
+def _struct_controller(refs: Iterable[Any]) -> tuple[str, str] | None:
+    """(kind, uid) of the controller owner reference among ``OwnerReference`` structs."""
+    return next(((r.kind, r.uid) for r in refs if r.controller), None)

@@ -10,12 +10,13 @@ import msgspec
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from msgspec.structs import replace
 
 from emulator.api.apps import Deployment
 from emulator.api.codec import convert, to_builtins
 from emulator.api.core import Pod
 from emulator.apiserver.server import WriteRecord
-from emulator.http.extras import UnmodelledFields, write_listener
+from emulator.http.extras import RETIRED_OWNERS, UnmodelledFields, write_listener
 from tests.controllers.appsworld import apps_world
 
 UID = "u-1"
@@ -243,11 +244,17 @@ async def test_templates_propagate_deployment_to_replicaset_to_pods() -> None:
         live = server.get("Deployment", "web", "default")
         extras.remember(live.metadata.uid, changed, to_builtins(live))
         assert extras.merge(to_builtins(pods[0]))["spec"]["containers"][0]["env"] == [{"name": "MODE", "value": "dev"}]
-        # deleting the Deployment forgets it: nothing left to inherit
+        # deleting the Deployment forgets its own extras; what its pods inherited stays
+        # resolvable (retired) until they are gone too
         server.delete("Deployment", "web", "default")
         await w.cluster.at(20.0)
         assert not extras.has(live.metadata.uid)
-        assert "env" not in extras.merge(to_builtins(pods[0]))["spec"]["containers"][0]
+        assert extras.merge(to_builtins(pods[0]))["spec"]["containers"][0]["env"] == [{"name": "MODE", "value": "dev"}]
+        # a pod orphaned by an in-process write keeps what it had inherited
+        orphan = server.get("Pod", pods[1].metadata.name, "default")
+        orphan = server.update(replace(orphan, metadata=replace(orphan.metadata, owner_references=[])))
+        assert extras.wants(orphan)
+        assert extras.merge(to_builtins(orphan))["spec"]["serviceAccountName"] == "web"
 
 
 def test_cronjob_to_job_to_pod_by_hand() -> None:
@@ -403,7 +410,11 @@ def test_wants_tells_a_fast_encoder_which_structs_need_the_dict_path() -> None:
     extras.remember("rs", rs, rs_stored)
     assert extras.wants(child)
     extras.forget("rs")
-    assert not extras.wants(child)
+    assert extras.wants(child), "a deleted owner's template stays resolvable for its children"
+    for i in range(RETIRED_OWNERS):
+        extras.remember(f"other-{i}", rs, rs_stored)
+        extras.forget(f"other-{i}")
+    assert not extras.wants(child), "retired owners are bounded"
 
 
 def test_merge_table_merges_each_row_object() -> None:
