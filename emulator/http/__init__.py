@@ -20,6 +20,8 @@ module             owns
 ``patch``          strategic merge patch and the merge-key table per kind
 ``jsonpatch``      JSON merge patch (RFC 7386) and JSON patch (RFC 6902)
 ``apply``          server-side apply: FieldManagers, managedFields, conflicts
+``extras``         fields the Structs do not model: kept per uid from HTTP writes, served
+                   back, inherited by controller-made children from their owner's template
 ``server``         the aiohttp application: routing, auth, limits, verbs, watch
 =================  ==============================================================
 """

@@ -9,9 +9,10 @@ absent, a mismatch is 400; a type error or a malformed quantity is upstream's 40
 structs straight to JSON with one msgspec encoder (no per-object round trip through
 builtins). It does not own validation (the store's) nor Tables (``tables``).
 
-Unknown fields in a body are accepted and dropped: the emulator does not model every field
-upstream's types have, so they are neither stored nor echoed back (``fieldValidation`` is
-accepted and has no effect).
+Unknown fields in a body are accepted: the emulator does not model every field upstream's
+types have, so the struct drops them; ``extras`` keeps them per object and the encoders here
+merge them back when given an ``UnmodelledFields`` (``fieldValidation`` is accepted and has
+no effect).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from emulator.api.codec import KINDS, enc_hook, to_builtins
 from emulator.api.errors import BadRequest, UnsupportedMediaType
 from emulator.api.quantity import Quantity, parse_quantity
 from emulator.http import protobuf
+from emulator.http.extras import UnmodelledFields
 from emulator.http.resources import Resource
 from emulator.inputs import YamlError, load_documents
 
@@ -144,18 +146,24 @@ require, of kinds whose structs omit zeros (the stored structs keep ``omit_defau
 round trip is pinned elsewhere); these kinds are few per cluster, so the dict path is cheap."""
 
 
-def encode_object(obj: Any, managed: Sequence[dict[str, Any]] = ()) -> bytes:
+def encode_object(obj: Any, managed: Sequence[dict[str, Any]] = (), *, extras: UnmodelledFields | None = None) -> bytes:
     """A stored struct as JSON with ``apiVersion``/``kind`` first, and
-    ``metadata.managedFields`` when ``managed`` is not empty."""
-    if managed or obj.kind in _REQUIRED_STATUS:
-        return _encoder.encode(object_dict(obj, managed))
+    ``metadata.managedFields`` when ``managed`` is not empty (and the fields the struct does
+    not model, from ``extras``)."""
+    if managed or obj.kind in _REQUIRED_STATUS or (extras is not None and extras.wants(obj)):
+        return _encoder.encode(object_dict(obj, managed, extras=extras))
     body = _encoder.encode(obj)
     return _prefix(obj) + (b"," + body[1:] if len(body) > 2 else b"}")
 
 
-def object_dict(obj: Any, managed: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:
-    """A stored struct as the dict the wire shows (for patches, Tables, managedFields)."""
+def object_dict(
+    obj: Any, managed: Sequence[dict[str, Any]] = (), *, extras: UnmodelledFields | None = None
+) -> dict[str, Any]:
+    """A stored struct as the dict the wire shows (for patches, Tables, managedFields), with
+    the unmodelled fields ``extras`` remembers for it."""
     out: dict[str, Any] = to_builtins(obj)
+    if extras is not None:
+        out = extras.merge(out)
     required = _REQUIRED_STATUS.get(obj.kind)
     if required:
         status = out.get("status", {})
@@ -178,6 +186,7 @@ def encode_list(
     continue_token: str = "",
     remaining: int | None = None,
     managed: Callable[[str], Sequence[dict[str, Any]]] | None = None,
+    extras: UnmodelledFields | None = None,
 ) -> bytes:
     """A ``<Kind>List`` of stored structs, each with ``apiVersion``/``kind`` first (and its
     ``managedFields`` from ``managed(uid)``, if any).
@@ -201,8 +210,8 @@ def encode_list(
             buf.append(44)  # ","
         first = False
         fields = managed(obj.metadata.uid) if managed is not None else ()
-        if fields or obj.kind in _REQUIRED_STATUS:
-            buf += encode_object(obj, fields)
+        if fields or obj.kind in _REQUIRED_STATUS or (extras is not None and extras.wants(obj)):
+            buf += encode_object(obj, fields, extras=extras)
             continue
         buf += _prefix(obj)
         at = len(buf)

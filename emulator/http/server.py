@@ -54,6 +54,7 @@ from emulator.apiserver.watch import Watcher
 from emulator.http import discovery
 from emulator.http.apply import FieldManagers
 from emulator.http.codec import encode
+from emulator.http.extras import UnmodelledFields, write_listener
 from emulator.http.query import parse_list_options
 from emulator.http.routing import NOT_FOUND, Discovery, Target, route
 from emulator.http.status import error_status
@@ -121,7 +122,9 @@ class HttpApi:
         self.api = api
         self.settings = settings
         self.managers = managers if managers is not None else FieldManagers()
-        self.verbs = Verbs(api, self.managers)
+        self.extras = UnmodelledFields()
+        api.add_write_listener(write_listener(self.extras))
+        self.verbs = Verbs(api, self.managers, extras=self.extras)
         self._watchers: set[Watcher] = set()
         self.encoded = EncodedObjects()
         self.requests = 0
@@ -307,6 +310,7 @@ class HttpApi:
             now=self.api.clock.now,
             managed=self.managers.managed_fields,
             cache=self.encoded,
+            extras=self.extras,
             initial_left=len(w.channel) if initial else -1,
             start_revision=self.api.revision,
             last_revision=self.api.revision,

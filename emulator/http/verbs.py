@@ -39,6 +39,7 @@ from emulator.http.codec import (
     media_type,
     object_dict,
 )
+from emulator.http.extras import UnmodelledFields
 from emulator.http.patch import apply_patch
 from emulator.http.query import ListOptions, check_list_version, page, parse_list_options
 from emulator.http.resources import Resource
@@ -46,6 +47,9 @@ from emulator.http.routing import Target
 from emulator.http.status import success_status
 
 __all__ = ["Answer", "Call", "Verbs", "verb_of"]
+
+ManagedFields = list[dict[str, Any]]
+"""``metadata.managedFields`` as a write carries it (``Verbs.list`` shadows ``list`` in the class)."""
 
 METHOD_NOT_ALLOWED: Final = "the server does not allow this method on the requested resource"
 RETURNS_DELETED: Final = frozenset({"Pod", "Service", "Namespace"})
@@ -115,9 +119,10 @@ def _dry_run(query: Mapping[str, str]) -> bool:
 class Verbs:
     """The synchronous verbs over one ``ApiServer`` and its field managers."""
 
-    def __init__(self, api: ApiServer, managers: FieldManagers) -> None:
+    def __init__(self, api: ApiServer, managers: FieldManagers, *, extras: UnmodelledFields | None = None) -> None:
         self.api = api
         self.managers = managers
+        self.extras = extras if extras is not None else UnmodelledFields()
 
     @contextmanager
     def _as(self, agent: str) -> Iterator[None]:
@@ -129,13 +134,43 @@ class Verbs:
             self.api.agent = previous
 
     def encoded(self, obj: Any) -> bytes:
-        return encode_object(obj, self.managers.managed_fields(obj.metadata.uid))
+        return encode_object(obj, self.managers.managed_fields(obj.metadata.uid), extras=self.extras)
 
-    def _recorded(self, res: Resource, old: Any, new: Any, call: Call, operation: str = "Update") -> None:
+    def served(self, obj: Any) -> dict[str, Any]:
+        """The stored struct as served: its wire dict with the fields it does not model."""
+        return object_dict(obj, extras=self.extras)
+
+    def _dry_run_answer(self, code: int, obj: Any, written: Any) -> Answer:
+        """A dry-run write's answer: the validated object as it would be served."""
+        validate(obj)
+        out = object_dict(obj)
+        return Answer(code, encode(self.extras.preview(written, out) if isinstance(written, dict) else out))
+
+    def _remember(self, call: Call, written: Any, new: Any) -> None:
+        """Keep what the client wrote and the struct dropped (``extras``)."""
+        if isinstance(written, dict):
+            self.extras.remember(new.metadata.uid, written, object_dict(new), subresource=call.target.sub or "")
+
+    def _recorded(
+        self,
+        res: Resource,
+        old: Any,
+        new: Any,
+        call: Call,
+        operation: str = "Update",
+        managed_fields: ManagedFields | None = None,
+    ) -> None:
         manager = call.query.get("fieldManager") or call.agent
-        old_dict = None if old is None else object_dict(old)
+        old_dict = None if old is None else self.served(old)
+        carried: dict[str, Any] = {} if managed_fields is None else {"managed_fields": managed_fields}
         self.managers.update(
-            res, old_dict, object_dict(new), manager=manager, operation=operation, time=self.api.clock.timestamp()
+            res,
+            old_dict,
+            self.served(new),
+            manager=manager,
+            operation=operation,
+            time=self.api.clock.timestamp(),
+            **carried,
         )
 
     # --- dispatch -------------------------------------------------------------------------
@@ -184,6 +219,8 @@ class Verbs:
                 include_object=opts.include_object,
                 resource_version=obj.metadata.resource_version,
             )
+            if opts.include_object == "Object":
+                self.extras.merge_table(tab)
             return Answer(200, encode(tab))
         return Answer(200, self.encoded(obj))
 
@@ -211,6 +248,8 @@ class Verbs:
                 resource_version=str(rv),
                 continue_token=token,
             )
+            if opts.include_object == "Object":
+                self.extras.merge_table(tab)
             return Answer(200, encode(tab))
         body = encode_list(
             t.resource,
@@ -219,6 +258,7 @@ class Verbs:
             continue_token=token,
             remaining=remaining,
             managed=self.managers.managed_fields,
+            extras=self.extras,
         )
         return Answer(200, body)
 
@@ -245,30 +285,36 @@ class Verbs:
         return obj
 
     def create(self, call: Call) -> Answer:
-        obj = self._decode(call, decode_body(call.body, call.content_type))
+        data = decode_body(call.body, call.content_type)
+        obj = self._decode(call, data)
         if _dry_run(call.query):
-            validate(obj)
-            return Answer(201, encode_object(obj))
+            return self._dry_run_answer(201, obj, data)
         with self._as(call.agent):
             new = self.api.create(obj)
+        self._remember(call, data, new)
         self._recorded(call.target.resource, None, new, call)
         return Answer(201, self.encoded(new))
 
-    def _write(self, call: Call, obj: Any, current: Any) -> Answer:
-        """Update (or, for ``/status``, update the status of) ``obj``; 200 and the result."""
+    def _write(
+        self, call: Call, obj: Any, current: Any, written: Any, managed_fields: ManagedFields | None = None
+    ) -> Answer:
+        """Update (or, for ``/status``, update the status of) ``obj`` (decoded from ``written``);
+        200 and the result. ``managed_fields``: a changed ``metadata.managedFields`` the write
+        carried (kubectl's client-side to server-side apply migration patches them)."""
         if _dry_run(call.query):
-            validate(obj)
-            return Answer(200, encode_object(obj))
+            return self._dry_run_answer(200, obj, written)
         with self._as(call.agent):
             new = self.api.update_status(obj) if call.target.sub == "status" else self.api.update(obj)
-        if new is not current:
-            self._recorded(call.target.resource, current, new, call)
+        self._remember(call, written, new)
+        if new is not current or managed_fields is not None:
+            self._recorded(call.target.resource, current, new, call, managed_fields=managed_fields)
         return Answer(200, self.encoded(new))
 
     def update(self, call: Call) -> Answer:
-        obj = self._decode(call, decode_body(call.body, call.content_type))
+        data = decode_body(call.body, call.content_type)
+        obj = self._decode(call, data)
         current = self._get(call.target)
-        return self._write(call, obj, current)
+        return self._write(call, obj, current, data)
 
     def patch(self, call: Call) -> Answer:
         t = call.target
@@ -286,9 +332,15 @@ class Verbs:
         if mt == APPLY:
             return self.server_side_apply(call)
         current = self._get(t)
-        patched = apply_patch(t.resource, object_dict(current), call.body, mt)
+        base = self.served(current)
+        managed = self.managers.managed_fields(current.metadata.uid)
+        if managed:  # as upstream, a patch applies to the object with its managedFields
+            base["metadata"] = {**base.get("metadata", {}), "managedFields": managed}
+        patched = apply_patch(t.resource, base, call.body, mt)
+        carried = (patched.get("metadata") or {}).get("managedFields")
         obj = self._decode(call, patched)
-        return self._write(call, obj, current)
+        changed = carried if isinstance(carried, list) and carried != managed else None
+        return self._write(call, obj, current, patched, managed_fields=changed)
 
     def server_side_apply(self, call: Call) -> Answer:
         t = call.target
@@ -306,7 +358,7 @@ class Verbs:
             current = None
         merged = self.managers.apply(
             t.resource,
-            None if current is None else object_dict(current),
+            None if current is None else self.served(current),
             applied,
             manager=manager,
             force=force,
@@ -315,19 +367,19 @@ class Verbs:
         obj = self._decode(call, merged)
         if current is None:
             if _dry_run(call.query):
-                validate(obj)
-                return Answer(201, encode_object(obj))
+                return self._dry_run_answer(201, obj, merged)
             with self._as(call.agent):
                 new = self.api.create(obj)
+            self._remember(call, merged, new)
             # the object had no uid when ``apply`` ran: hand the created object over with the
             # apply's manager and operation "Apply" so its ownership is kept under the new uid
-            self.managers.update(t.resource, None, object_dict(new), manager=manager, operation="Apply", time=now)
+            self.managers.update(t.resource, None, self.served(new), manager=manager, operation="Apply", time=now)
             return Answer(201, self.encoded(new))
         if _dry_run(call.query):
-            validate(obj)
-            return Answer(200, encode_object(obj))
+            return self._dry_run_answer(200, obj, merged)
         with self._as(call.agent):
             new = self.api.update_status(obj) if t.sub == "status" else self.api.update(obj)
+        self._remember(call, merged, new)
         return Answer(200, self.encoded(new))
 
     # --- delete ---------------------------------------------------------------------------

@@ -34,6 +34,7 @@ from emulator.api.errors import Gone
 from emulator.apiserver.watch import WatchEvent
 from emulator.http import tables
 from emulator.http.codec import encode, encode_object
+from emulator.http.extras import UnmodelledFields
 from emulator.http.resources import Resource
 from emulator.http.status import error_status
 from emulator.runtime.channel import ChannelClosed, Overflow
@@ -63,28 +64,31 @@ class EncodedObjects:
 
     def __init__(self, size: int = 4096) -> None:
         self.size = size
-        self._items: dict[int, tuple[Any, bytes]] = {}
+        self._items: dict[int, tuple[Any, bytes, int]] = {}
         self._tables: dict[tuple[Any, ...], tuple[Any, bytes]] = {}
         self.hits = 0
 
     def __repr__(self) -> str:
         return f"<EncodedObjects {len(self._items)}/{self.size} hits={self.hits}>"
 
-    def get(self, obj: Any) -> bytes:
+    def get(self, obj: Any, extras: UnmodelledFields | None = None) -> bytes:
+        """``obj``'s JSON (with its unmodelled fields from ``extras``, whose generation the
+        entry must match)."""
+        generation = -1 if extras is None else extras.generation
         hit = self._items.get(id(obj))
-        if hit is not None and hit[0] is obj:
+        if hit is not None and hit[0] is obj and hit[2] == generation:
             self.hits += 1
             return hit[1]
-        data = encode_object(obj)
+        data = encode_object(obj, extras=extras)
         if len(self._items) >= self.size:
             self._items.clear()
-        self._items[id(obj)] = (obj, data)
+        self._items[id(obj)] = (obj, data, generation)
         return data
 
     def table(self, obj: Any, key: tuple[Any, ...], build: Callable[[], bytes]) -> bytes:
         """The one-row Table of ``obj`` for ``key`` (what else shapes it: includeObject,
-        headers, the second its ages are counted to), built once for every stream that
-        asks for the same."""
+        headers, the second its ages are counted to, the extras' generation), built once for
+        every stream that asks for the same."""
         hit = self._tables.get(key)
         if hit is not None and hit[0] is obj:
             self.hits += 1
@@ -107,6 +111,7 @@ class EventWriter:
     now: Callable[[], float] = field(default=lambda: 0.0)
     managed: Callable[[str], list[dict[str, Any]]] = field(default=lambda uid: [])
     cache: EncodedObjects | None = None
+    extras: UnmodelledFields | None = None
     initial_left: int = -1
     """Initial ADDED events still to come before the end bookmark; -1: no such bookmark."""
     start_revision: int = 0
@@ -116,9 +121,10 @@ class EventWriter:
     def _object(self, obj: Any) -> bytes:
         if not self.as_table:
             managed = self.managed(obj.metadata.uid)
+            extras = self.extras if self.extras is not None and self.extras.wants(obj) else None
             if not managed and self.cache is not None:
-                return self.cache.get(obj)
-            return encode_object(obj, managed)
+                return self.cache.get(obj, extras)
+            return encode_object(obj, managed, extras=extras)
         now = self.now()
         headers = not self._headers_sent
         self._headers_sent = True
@@ -132,11 +138,14 @@ class EventWriter:
                 resource_version=obj.metadata.resource_version,
                 headers=headers,
             )
+            if self.extras is not None and self.include_object == "Object":
+                self.extras.merge_table(t)
             return encode(t)
 
         if self.cache is None or self.managed(obj.metadata.uid):
             return build()
-        return self.cache.table(obj, (id(obj), self.include_object, headers, int(now)), build)
+        generation = -1 if self.extras is None else self.extras.generation
+        return self.cache.table(obj, (id(obj), self.include_object, headers, int(now), generation), build)
 
     def bookmark(self, revision: int, *, initial_end: bool = False) -> bytes:
         meta: dict[str, Any] = {"resourceVersion": str(revision)}
