@@ -80,17 +80,7 @@ def make_identity(address: str, *, now: dt.datetime | None = None) -> Identity:
         .not_valid_after(start + VALIDITY)
         .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
         .add_extension(
-            x509.KeyUsage(
-                digital_signature=True,
-                content_commitment=False,
-                key_encipherment=False,
-                data_encipherment=False,
-                key_agreement=False,
-                key_cert_sign=True,
-                crl_sign=True,
-                encipher_only=False,
-                decipher_only=False,
-            ),
+            _key_usage(ca=True),
             critical=True,
         )
         .add_extension(ca_ski, critical=False)
@@ -107,17 +97,7 @@ def make_identity(address: str, *, now: dt.datetime | None = None) -> Identity:
         .not_valid_after(start + VALIDITY)
         .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
         .add_extension(
-            x509.KeyUsage(
-                digital_signature=True,
-                content_commitment=False,
-                key_encipherment=False,
-                data_encipherment=False,
-                key_agreement=False,
-                key_cert_sign=False,
-                crl_sign=False,
-                encipher_only=False,
-                decipher_only=False,
-            ),
+            _key_usage(ca=False),
             critical=True,
         )
         .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
@@ -147,3 +127,18 @@ def server_context(identity: Identity) -> ssl.SSLContext:
         key.write_bytes(identity.key_pem)
         context.load_cert_chain(chain, key)
     return context
+
+
+def _key_usage(*, ca: bool) -> x509.KeyUsage:
+    """Digital signature for both; certificate and CRL signing for the CA only."""
+    return x509.KeyUsage(
+        digital_signature=True,
+        content_commitment=False,
+        key_encipherment=False,
+        data_encipherment=False,
+        key_agreement=False,
+        key_cert_sign=ca,
+        crl_sign=ca,
+        encipher_only=False,
+        decipher_only=False,
+    )

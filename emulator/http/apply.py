@@ -51,7 +51,7 @@ from emulator.api.errors import Conflict
 from emulator.http.patch import FieldSchema, field_schema
 from emulator.http.resources import Resource
 
-__all__ = ["ApplyConflict", "FieldManagers", "fields_v1", "path_string"]
+__all__ = ["SERVER_METADATA", "ApplyConflict", "FieldManagers", "fields_v1", "path_string"]
 
 Path = tuple[str, ...]
 """A field path as ``FieldsV1`` spells its steps: ``("f:spec", "k:{\\"name\\":\\"c\\"}", "f:image")``."""
@@ -60,10 +60,8 @@ _LEAF: Final = "leaf"
 _ITEM: Final = "item"
 _MAP: Final = "map"
 
-_UNOWNED_META: Final = frozenset(
+SERVER_METADATA: Final = frozenset(
     {
-        "name",
-        "namespace",
         "uid",
         "resourceVersion",
         "generation",
@@ -74,6 +72,8 @@ _UNOWNED_META: Final = frozenset(
         "selfLink",
     }
 )
+"""The ``metadata`` fields the server sets: never a manager's (nor a client's extra field)."""
+_UNOWNED_META: Final = SERVER_METADATA | {"name", "namespace"}
 _MAX_PENDING: Final = 1024
 _DOTTED: Final = frozenset(
     {"labels", "annotations", "nodeSelector", "limits", "requests", "rollingUpdate", "capacity", "allocatable"}

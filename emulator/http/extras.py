@@ -68,6 +68,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from emulator.apiserver.server import WriteRecord
+from emulator.http.apply import SERVER_METADATA
 from emulator.http.patch import SCHEMAS
 
 __all__ = ["TEMPLATES", "TEMPLATE_CHILDREN", "UnmodelledFields", "write_listener"]
@@ -94,18 +95,6 @@ TEMPLATE_CHILDREN: Final[dict[tuple[str, str], Path]] = {
 }
 """(owner kind, child kind) → where in the child the owner's template extras are grafted."""
 
-_SERVER_METADATA: Final = frozenset(
-    {
-        "uid",
-        "resourceVersion",
-        "generation",
-        "creationTimestamp",
-        "deletionTimestamp",
-        "deletionGracePeriodSeconds",
-        "managedFields",
-        "selfLink",
-    }
-)
 _MAX_CHAIN: Final = 4
 RETIRED_OWNERS: Final = 1024
 """Deleted template owners whose template extras stay resolvable for their children (the
@@ -155,7 +144,7 @@ def _diff(kind: str, path: str, written: dict[str, Any], stored: dict[str, Any],
         have = stored[key]
         sub = f"{path}.{key}" if path else key
         if isinstance(value, dict) and isinstance(have, dict):
-            skip_sub = _SERVER_METADATA if sub == "metadata" else frozenset()
+            skip_sub = SERVER_METADATA if sub == "metadata" else frozenset()
             child = _diff(kind, sub, value, have, skip_sub)
             if child:
                 node.maps[key] = child
