@@ -252,6 +252,9 @@ def bench_watch(args: argparse.Namespace) -> dict[str, Any]:
     def q(p: float) -> float:
         return round(lags[min(len(lags) - 1, int(p * len(lags)))] * 1000, 1)
 
+    by_time = sorted((m, m - (origin + t)) for m, t in deliveries)
+    quarter = max(1, len(by_time) // 4)
+    quarters = [sorted(lag for _, lag in by_time[i * quarter : (i + 1) * quarter]) for i in range(4)]
     counts = [len(r) for r in received]
     first = min((got[0][0] for got in received if got), default=0)
     return {
@@ -262,6 +265,11 @@ def bench_watch(args: argparse.Namespace) -> dict[str, Any]:
         "eventsPerWatcher": {"min": min(counts), "max": max(counts)},
         "podWritesInWindow": sum(1 for rv in times if rv >= first),
         "lagMs": {"p50": q(0.5), "p90": q(0.9), "p99": q(0.99), "max": q(1.0)},
+        "lagMsByQuarter": [
+            {"p50": round(qs[len(qs) // 2] * 1000, 1), "p99": round(qs[int(0.99 * (len(qs) - 1))] * 1000, 1)}
+            for qs in quarters
+            if qs
+        ],
         "server": {k: report.get(k) for k in ("simulatedSeconds", "wallSeconds")},
     }
 
