@@ -76,6 +76,11 @@ class Served:
             data: bytes = resp.read()
             return data
 
+    def cpu_seconds(self) -> float:
+        """The server process's CPU time so far (user + system), from /proc."""
+        fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def stop(self) -> dict[str, Any]:
         self.proc.send_signal(signal.SIGTERM)
         out, err = self.proc.communicate(timeout=120)
@@ -235,8 +240,10 @@ def bench_watch(args: argparse.Namespace) -> dict[str, Any]:
                 stop.set()
             return [t.result() for t in tasks]
 
+        cpu0, wall0 = served.cpu_seconds(), time.monotonic()
         try:
             endings = asyncio.run(main())
+            server_cpu = (served.cpu_seconds() - cpu0) / (time.monotonic() - wall0)
         finally:
             report = served.stop()
         times: dict[int, float] = {}
@@ -270,7 +277,10 @@ def bench_watch(args: argparse.Namespace) -> dict[str, Any]:
             for qs in quarters
             if qs
         ],
-        "server": {k: report.get(k) for k in ("simulatedSeconds", "wallSeconds")},
+        "server": {
+            **{k: report.get(k) for k in ("simulatedSeconds", "wallSeconds")},
+            "cpuShareWhileWatched": round(server_cpu, 3),
+        },
     }
 
 
