@@ -144,10 +144,17 @@ require, of kinds whose structs omit zeros (the stored structs keep ``omit_defau
 round trip is pinned elsewhere); these kinds are few per cluster, so the dict path is cheap."""
 
 
+_REQUIRED_TOP: Final[dict[str, dict[str, Any]]] = {"Event": {"type": "Normal"}}
+"""Top-level fields whose struct default the stored structs omit but upstream always writes:
+an Event's ``type`` (kubectl describe's events table prints it from the object, not from a
+Table; the Python client's ``CoreV1Event.type`` would read None)."""
+_DICT_KINDS: Final = frozenset(_REQUIRED_STATUS) | frozenset(_REQUIRED_TOP)
+
+
 def encode_object(obj: Any, managed: Sequence[dict[str, Any]] = ()) -> bytes:
     """A stored struct as JSON with ``apiVersion``/``kind`` first, and
     ``metadata.managedFields`` when ``managed`` is not empty."""
-    if managed or obj.kind in _REQUIRED_STATUS:
+    if managed or obj.kind in _DICT_KINDS:
         return _encoder.encode(object_dict(obj, managed))
     body = _encoder.encode(obj)
     return _prefix(obj) + (b"," + body[1:] if len(body) > 2 else b"}")
@@ -160,6 +167,9 @@ def object_dict(obj: Any, managed: Sequence[dict[str, Any]] = ()) -> dict[str, A
     if required:
         status = out.get("status", {})
         out["status"] = {**dict.fromkeys(required, 0), **status}
+    top = _REQUIRED_TOP.get(obj.kind)
+    if top:
+        out = {**out, **{k: v for k, v in top.items() if k not in out}}
     if managed:
         out["metadata"] = {**out.get("metadata", {}), "managedFields": list(managed)}
     return out
@@ -201,7 +211,7 @@ def encode_list(
             buf.append(44)  # ","
         first = False
         fields = managed(obj.metadata.uid) if managed is not None else ()
-        if fields or obj.kind in _REQUIRED_STATUS:
+        if fields or obj.kind in _DICT_KINDS:
             buf += encode_object(obj, fields)
             continue
         buf += _prefix(obj)
