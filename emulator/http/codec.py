@@ -35,6 +35,7 @@ __all__ = [
     "encode_list",
     "encode_object",
     "media_type",
+    "micro_time",
     "object_dict",
 ]
 
@@ -148,7 +149,20 @@ _REQUIRED_TOP: Final[dict[str, dict[str, Any]]] = {"Event": {"type": "Normal"}}
 """Top-level fields whose struct default the stored structs omit but upstream always writes:
 an Event's ``type`` (kubectl describe's events table prints it from the object, not from a
 Table; the Python client's ``CoreV1Event.type`` would read None)."""
-_DICT_KINDS: Final = frozenset(_REQUIRED_STATUS) | frozenset(_REQUIRED_TOP)
+_MICRO_TIME_SPEC: Final[dict[str, tuple[str, ...]]] = {"Lease": ("acquireTime", "renewTime")}
+"""``spec`` fields that are MicroTimes upstream (six fractional digits, always): the kubelet's
+Lease is stored with whole-second timestamps, which kubectl describe node cannot parse
+(``Lease: Failed to get lease: parsing time ...``)."""
+_DICT_KINDS: Final = frozenset(_REQUIRED_STATUS) | frozenset(_REQUIRED_TOP) | frozenset(_MICRO_TIME_SPEC)
+
+
+def micro_time(timestamp: str) -> str:
+    """An RFC 3339 UTC timestamp in MicroTime's wire form: ``...:05Z`` → ``...:05.000000Z``
+    (one that already has a fraction is padded or cut to six digits)."""
+    if not timestamp.endswith("Z"):
+        return timestamp
+    whole, _, fraction = timestamp[:-1].partition(".")
+    return f"{whole}.{(fraction + '000000')[:6]}Z"
 
 
 def encode_object(obj: Any, managed: Sequence[dict[str, Any]] = ()) -> bytes:
@@ -170,6 +184,10 @@ def object_dict(obj: Any, managed: Sequence[dict[str, Any]] = ()) -> dict[str, A
     top = _REQUIRED_TOP.get(obj.kind)
     if top:
         out = {**out, **{k: v for k, v in top.items() if k not in out}}
+    micro = _MICRO_TIME_SPEC.get(obj.kind)
+    if micro and "spec" in out:
+        spec = out["spec"]
+        out["spec"] = {k: micro_time(v) if k in micro and isinstance(v, str) else v for k, v in spec.items()}
     if managed:
         out["metadata"] = {**out.get("metadata", {}), "managedFields": list(managed)}
     return out
