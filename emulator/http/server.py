@@ -232,7 +232,7 @@ class HttpApi:
             as_table=wants_table(accept),
         )
         answer = self.verbs.handle(call)
-        return web.Response(status=answer.code, body=answer.body, content_type=JSON)
+        return web.Response(status=answer.code, body=answer.body, content_type=answer.content_type)
 
     def _discovery(self, d: Discovery, request: web.Request) -> web.Response:
         accept = request.headers.get("Accept", "")

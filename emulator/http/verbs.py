@@ -28,7 +28,7 @@ from emulator.api.errors import BadRequest, Conflict, MethodNotAllowed, NotFound
 from emulator.api.labelparse import format_label_selector
 from emulator.api.validation import validate
 from emulator.apiserver.server import ApiServer
-from emulator.http import tables
+from emulator.http import logs, tables
 from emulator.http.apply import FieldManagers
 from emulator.http.codec import (
     decode_body,
@@ -69,6 +69,7 @@ class Call:
 class Answer:
     code: int
     body: bytes
+    content_type: str = "application/json"
 
 
 def verb_of(method: str, target: Target, watch: bool) -> str:
@@ -175,6 +176,8 @@ class Verbs:
         obj = self._get(t)
         if t.sub == "scale":
             return Answer(200, encode(scale_dict(obj)))
+        if t.sub == "log":
+            return Answer(200, logs.pod_log(obj, call.query), logs.CONTENT_TYPE)
         if call.as_table:
             opts = parse_list_options(t.resource.kind, call.query)
             tab = tables.table(
