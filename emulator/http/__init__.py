@@ -21,6 +21,7 @@ module             owns
 ``jsonpatch``      JSON merge patch (RFC 7386) and JSON patch (RFC 6902)
 ``apply``          server-side apply: FieldManagers, managedFields, conflicts
 ``server``         the aiohttp application: routing, auth, limits, verbs, watch
+``health``         /healthz, /livez, /readyz (all checks pass, upstream's wording)
 ``logs``           pods/<name>/log: an empty log, or upstream's 400s
 ``protobuf``       the protobuf request bodies kubectl sends no other way (a wire reader)
 ``protobuf_schema`` their field tables: DeleteOptions, Eviction, the ``create`` kinds

@@ -7,6 +7,7 @@ path                                                       target
 =========================================================  ================================
 ``/version``, ``/api``, ``/apis``, ``/api/v1``,             ``Discovery`` (what, group,
 ``/apis/<g>``, ``/apis/<g>/<v>``, ``/openapi/v3[/<p>]``    version, path)
+``/healthz``, ``/livez``, ``/readyz`` ``[/<check>]``        ``Discovery("health")``
 ``/api/v1/<res>[/<name>[/<sub>]]``                          cluster-scoped ``Target``, or a
                                                            namespaced list of all namespaces
 ``/api/v1/namespaces/<ns>/<res>[/<name>[/<sub>]]``          namespaced ``Target``
@@ -36,7 +37,8 @@ NOT_FOUND: Final = "the server could not find the requested resource"
 @dataclass(frozen=True, slots=True)
 class Discovery:
     what: str
-    """``version``, ``api``, ``apis``, ``group``, ``resources``, ``openapi``, ``openapi_doc``."""
+    """``version``, ``api``, ``apis``, ``group``, ``resources``, ``openapi``, ``openapi_doc``,
+    ``health`` (``group`` is the endpoint, ``path`` the check)."""
     group: str = ""
     version: str = ""
     path: str = ""
@@ -64,6 +66,8 @@ def route(path: str) -> Discovery | Target:
     head = parts[0]
     if head == "version" and len(parts) == 1:
         return Discovery("version")
+    if head in ("healthz", "livez", "readyz") and len(parts) <= 2:
+        return Discovery("health", group=head, path=parts[1] if len(parts) == 2 else "")
     if head == "openapi" and len(parts) >= 2 and parts[1] == "v3":
         if len(parts) == 2:
             return Discovery("openapi")

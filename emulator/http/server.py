@@ -54,6 +54,8 @@ from emulator.apiserver.watch import Watcher
 from emulator.http import discovery
 from emulator.http.apply import FieldManagers
 from emulator.http.codec import encode
+from emulator.http.health import CONTENT_TYPE as HEALTH_CONTENT_TYPE
+from emulator.http.health import health
 from emulator.http.query import parse_list_options
 from emulator.http.routing import NOT_FOUND, Discovery, Target, route
 from emulator.http.status import error_status
@@ -238,6 +240,11 @@ class HttpApi:
         accept = request.headers.get("Accept", "")
         aggregated = "as=APIGroupDiscoveryList" in accept and "v=v2;" in accept + ";"
         doc: Any
+        if d.what == "health":
+            text = health(d.group, d.path, request.query)
+            if text is None:
+                raise NotFound(NOT_FOUND)
+            return web.Response(status=200, body=text, content_type=HEALTH_CONTENT_TYPE, charset="utf-8")
         if d.what == "version":
             doc = discovery.version()
         elif d.what in ("api", "apis"):
