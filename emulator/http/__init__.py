@@ -22,6 +22,7 @@ module             owns
 ``apply``          server-side apply: FieldManagers, managedFields, conflicts
 ``server``         the aiohttp application: routing, auth, limits, verbs, watch
 ``health``         /healthz, /livez, /readyz (all checks pass, upstream's wording)
+``reviews``        auth can-i / whoami: the self reviews, always allowed (no RBAC)
 ``logs``           pods/<name>/log: an empty log, or upstream's 400s
 ``protobuf``       the protobuf request bodies kubectl sends no other way (a wire reader)
 ``protobuf_schema`` their field tables: DeleteOptions, Eviction, the ``create`` kinds

@@ -1,13 +1,14 @@
 """The protobuf messages the HTTP door decodes, as data: field number → JSON name and type.
 
 Owns the tables for the bodies kubectl sends only as ``application/vnd.kubernetes.protobuf``:
-drain's ``DeleteOptions`` and ``Eviction``, and the objects of the generator subcommands —
+drain's ``DeleteOptions`` and ``Eviction``; the objects of the generator subcommands —
 ``create namespace``, ``create deployment``, ``create job`` (also ``--from=cronjob/...``),
 ``create cronjob``, ``create service clusterip|nodeport|...``, ``create poddisruptionbudget``,
-``create priorityclass``. Only the fields the emulator's structs model, and those the
-generators set, are listed; any other field number is skipped (as unknown JSON fields are
-dropped). Field numbers are upstream's ``generated.proto`` (checked against the bodies
-kubectl 1.32 sends). It does not own the wire reader nor the envelope (``protobuf``).
+``create priorityclass``; and the reviews of ``auth can-i`` and ``auth whoami``. Only the
+fields the emulator's structs model, and those the generators set, are listed; any other
+field number is skipped (as unknown JSON fields are dropped). Field numbers are upstream's
+``generated.proto`` (checked against the bodies kubectl 1.32 sends). It does not own the wire
+reader nor the envelope (``protobuf``).
 
 Upstream's Go structs are written with every non-pointer field, zero or not; a pointer field
 only when set. A ``Field`` with ``ptr=True`` keeps its zero value (``replicas: 0``,
@@ -190,6 +191,21 @@ DELETE_OPTIONS: Final[Message] = {
 }
 
 
+RESOURCE_ATTRIBUTES: Final[Message] = {
+    1: Field("namespace"),
+    2: Field("verb"),
+    3: Field("group"),
+    4: Field("version"),
+    5: Field("resource"),
+    6: Field("subresource"),
+    7: Field("name"),
+}
+SELF_SUBJECT_ACCESS_REVIEW_SPEC: Final[Message] = {
+    1: _msg("resourceAttributes", RESOURCE_ATTRIBUTES),
+    2: _msg("nonResourceAttributes", {1: Field("path"), 2: Field("verb")}),
+}
+
+
 def _object(spec: Message) -> Message:
     """An object with ``metadata`` (1) and ``spec`` (2); its status (3) is skipped."""
     return {1: _msg("metadata", OBJECT_META), 2: _msg("spec", spec)}
@@ -204,6 +220,9 @@ KINDS: Final[dict[str, Message]] = {
     "CronJob": _object(CRON_JOB_SPEC),
     "Service": _object(SERVICE_SPEC),
     "PodDisruptionBudget": _object(PDB_SPEC),
+    "SelfSubjectAccessReview": _object(SELF_SUBJECT_ACCESS_REVIEW_SPEC),
+    "SelfSubjectRulesReview": _object({1: Field("namespace")}),
+    "SelfSubjectReview": {1: _msg("metadata", OBJECT_META)},
     "PriorityClass": {
         1: _msg("metadata", OBJECT_META),
         2: _int("value"),

@@ -44,6 +44,7 @@ from emulator.api.errors import (
     ApiError,
     Gone,
     InternalError,
+    MethodNotAllowed,
     NotAcceptable,
     NotFound,
     RequestEntityTooLarge,
@@ -51,15 +52,15 @@ from emulator.api.errors import (
 )
 from emulator.apiserver.server import ApiServer
 from emulator.apiserver.watch import Watcher
-from emulator.http import discovery
+from emulator.http import discovery, reviews
 from emulator.http.apply import FieldManagers
-from emulator.http.codec import encode
+from emulator.http.codec import decode_body, encode
 from emulator.http.health import CONTENT_TYPE as HEALTH_CONTENT_TYPE
 from emulator.http.health import health
 from emulator.http.query import parse_list_options
 from emulator.http.routing import NOT_FOUND, Discovery, Target, route
 from emulator.http.status import error_status
-from emulator.http.verbs import Call, Verbs, check_verb, verb_of
+from emulator.http.verbs import METHOD_NOT_ALLOWED, Call, Verbs, check_verb, verb_of
 from emulator.http.watch import EncodedObjects, EventWriter, error_line, pump
 
 __all__ = ["HttpApi", "HttpSettings", "agent_of"]
@@ -215,6 +216,8 @@ class HttpApi:
         target = route(request.path)
         query = {k: request.query.get(k, "") for k in request.query}
         if isinstance(target, Discovery):
+            if target.what == "review":
+                return await self._review(target, request)
             if request.method != "GET":
                 raise NotFound(NOT_FOUND)
             return self._discovery(target, request)
@@ -235,6 +238,14 @@ class HttpApi:
         )
         answer = self.verbs.handle(call)
         return web.Response(status=answer.code, body=answer.body, content_type=answer.content_type)
+
+    async def _review(self, d: Discovery, request: web.Request) -> web.Response:
+        """``auth can-i`` / ``auth whoami``: a create of a virtual review (``reviews``)."""
+        if request.method != "POST":
+            raise MethodNotAllowed(METHOD_NOT_ALLOWED)
+        body = decode_body(await self._read_body(request), request.headers.get("Content-Type", ""))
+        answer = reviews.review(d.group, d.version, d.path, body)
+        return web.Response(status=201, body=encode(answer), content_type=JSON)
 
     def _discovery(self, d: Discovery, request: web.Request) -> web.Response:
         accept = request.headers.get("Accept", "")

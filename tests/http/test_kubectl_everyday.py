@@ -123,3 +123,26 @@ def test_describe_node_reads_its_lease(kubectl_server: Server) -> None:
 )
 def test_get_raw_health(kubectl_server: Server, path: str, want: str) -> None:
     assert ok(kubectl_server.kubectl("get", "--raw", path)).endswith(want)
+
+
+@pytest.mark.parametrize(
+    ("args", "out"),
+    [
+        pytest.param(("auth", "can-i", "create", "pods"), "yes\n", id="can-i"),
+        pytest.param(("auth", "can-i", "get", "pods", "--subresource=log", "-n", "kube-system"), "yes\n", id="sub"),
+        pytest.param(("auth", "can-i", "*", "*"), "yes\n", id="everything"),
+    ],
+)
+def test_auth_can_i(kubectl_server: Server, args: tuple[str, ...], out: str) -> None:
+    """No RBAC: the kubeconfig's user may do everything, as kind's cluster-admin may (these
+    were a NotFound, kubectl printed it and exited 1)."""
+    assert ok(kubectl_server.kubectl(*args)) == out
+
+
+def test_auth_whoami(kubectl_server: Server) -> None:
+    out = ok(kubectl_server.kubectl("auth", "whoami"))
+    assert out.split("\n")[:3] == [
+        "ATTRIBUTE   VALUE",
+        "Username    kubernetes-admin",
+        "Groups      [system:masters system:authenticated]",
+    ]
