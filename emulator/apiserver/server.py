@@ -71,7 +71,7 @@ from msgspec.structs import replace
 
 from emulator.api.batch import Job
 from emulator.api.codec import KINDS
-from emulator.api.core import Binding, Namespace, Node, Pod, PodCondition
+from emulator.api.core import Binding, Namespace, NamespaceStatus, Node, Pod, PodCondition
 from emulator.api.errors import (
     AlreadyExists,
     Conflict,
@@ -330,9 +330,10 @@ class ApiServer:
         elif isinstance(obj, Node):
             obj = default_node(obj)
         elif isinstance(obj, Namespace):
-            # upstream: every namespace carries kubernetes.io/metadata.name=<name>
+            # upstream: every namespace carries kubernetes.io/metadata.name=<name>, and
+            # PrepareForCreate sets its phase Active
             labels = {**obj.metadata.labels, "kubernetes.io/metadata.name": obj.metadata.name}
-            obj = replace(obj, metadata=replace(obj.metadata, labels=labels))
+            obj = replace(obj, metadata=replace(obj.metadata, labels=labels), status=NamespaceStatus(phase="Active"))
         elif isinstance(obj, WORKLOAD_KINDS):
             obj = default_object(obj)
             if not restore:  # upstream PrepareForCreate: the status is the controllers' to write

@@ -146,3 +146,12 @@ def test_auth_whoami(kubectl_server: Server) -> None:
         "Username    kubernetes-admin",
         "Groups      [system:masters system:authenticated]",
     ]
+
+
+def test_namespaces_are_active(kubectl_server: Server) -> None:
+    out = ok(kubectl_server.kubectl("get", "namespaces", "default", "kube-system"))
+    assert [line.split()[:2] for line in out.splitlines()] == [
+        ["NAME", "STATUS"],
+        ["default", "Active"],
+        ["kube-system", "Active"],
+    ]
