@@ -106,6 +106,18 @@ def check_verb(target: Target, verb: str) -> None:
         raise MethodNotAllowed(METHOD_NOT_ALLOWED)
 
 
+def dry_run_object(resource: Resource, obj: Any, current: Any | None, sub: str = "") -> Any:
+    """What the store would keep of ``obj`` on a write, for a dry run to validate and answer
+    (upstream's PrepareForCreate/PrepareForUpdate): a write to the main resource of a kind
+    with a ``status`` subresource keeps the current status (none on create); a write to
+    ``/status`` keeps everything of the current object but its status."""
+    if resource.subresource("status") is None or not hasattr(obj, "status"):
+        return obj
+    if sub == "status":
+        return obj if current is None else replace(current, status=obj.status)
+    return replace(obj, status=type(obj.status)() if current is None else current.status)
+
+
 def _dry_run(query: Mapping[str, str]) -> bool:
     value = query.get("dryRun", "")
     if value and value != "All":
@@ -250,6 +262,7 @@ class Verbs:
     def create(self, call: Call) -> Answer:
         obj = self._decode(call, decode_body(call.body, call.content_type))
         if _dry_run(call.query):
+            obj = dry_run_object(call.target.resource, obj, None)
             validate(obj)
             return Answer(201, encode_object(obj))
         with self._as(call.agent):
@@ -260,6 +273,7 @@ class Verbs:
     def _write(self, call: Call, obj: Any, current: Any) -> Answer:
         """Update (or, for ``/status``, update the status of) ``obj``; 200 and the result."""
         if _dry_run(call.query):
+            obj = dry_run_object(call.target.resource, obj, current, call.target.sub)
             validate(obj)
             return Answer(200, encode_object(obj))
         with self._as(call.agent):
@@ -318,6 +332,7 @@ class Verbs:
         obj = self._decode(call, merged)
         if current is None:
             if _dry_run(call.query):
+                obj = dry_run_object(t.resource, obj, None)
                 validate(obj)
                 return Answer(201, encode_object(obj))
             with self._as(call.agent):
@@ -327,6 +342,7 @@ class Verbs:
             self.managers.update(t.resource, None, object_dict(new), manager=manager, operation="Apply", time=now)
             return Answer(201, self.encoded(new))
         if _dry_run(call.query):
+            obj = dry_run_object(t.resource, obj, current, t.sub)
             validate(obj)
             return Answer(200, encode_object(obj))
         with self._as(call.agent):

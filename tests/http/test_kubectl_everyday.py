@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import re
 import subprocess
+from pathlib import Path
 
 import pytest
+import yaml
 
 from tests.http.conftest import KUBECTL, NO_KUBECTL, Server
 
@@ -154,4 +156,23 @@ def test_namespaces_are_active(kubectl_server: Server) -> None:
         ["NAME", "STATUS"],
         ["default", "Active"],
         ["kube-system", "Active"],
+    ]
+
+
+def test_diff_of_a_file_with_a_stale_status(kubectl_server: Server, tmp_path: Path) -> None:
+    """kubectl diff sends the whole file (status included) in a dry-run patch; upstream drops
+    the status of a main-resource write, so only the spec change shows (exit 1: a difference)."""
+    k = kubectl_server.kubectl
+    ok(k("rollout", "status", "deployment/daily", "--timeout=60s", timeout=70))
+    live = yaml.safe_load(ok(k("get", "deployment", "daily", "-o", "yaml")))
+    live["spec"]["replicas"] = 1
+    live["status"] = {**live["status"], "replicas": 0}
+    manifest = tmp_path / "daily.yaml"
+    manifest.write_text(yaml.safe_dump(live))
+    result = k("diff", "-f", str(manifest))
+    assert result.returncode == 1, result.stderr
+    changed = [line for line in result.stdout.splitlines() if line[:1] in "+-" and line[:3] not in ("+++", "---")]
+    assert [line.split() for line in changed if "replicas" in line] == [
+        ["-", "replicas:", "2"],
+        ["+", "replicas:", "1"],
     ]
