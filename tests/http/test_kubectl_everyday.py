@@ -8,6 +8,7 @@ NotFound), ``describe node``'s Lease (a MicroTime), ``get --raw`` of the health 
 
 from __future__ import annotations
 
+import ipaddress
 import re
 import subprocess
 from pathlib import Path
@@ -176,3 +177,17 @@ def test_diff_of_a_file_with_a_stale_status(kubectl_server: Server, tmp_path: Pa
         ["-", "replicas:", "2"],
         ["+", "replicas:", "1"],
     ]
+
+
+def test_services_have_cluster_ips(kubectl_server: Server) -> None:
+    """CLUSTER-IP read <none>: the store allocates from upstream's default 10.96.0.0/12."""
+    k = kubectl_server.kubectl
+    ok(k("create", "service", "clusterip", "ips", "--tcp=80:8080"))
+    ip = ok(k("get", "service", "ips", "-o", "jsonpath={.spec.clusterIP}"))
+    assert ipaddress.IPv4Address(ip) in ipaddress.IPv4Network("10.96.0.0/12")
+    out = ok(k("describe", "service", "ips"))
+    for label, value in [("IP Family Policy", "SingleStack"), ("IP Families", "IPv4"), ("IP", ip), ("IPs", ip)]:
+        assert re.search(rf"^{label}:\s+{re.escape(value)}$", out, re.M), out
+    ok(k("create", "service", "clusterip", "ips-headless", "--clusterip=None"))
+    headless = ok(k("get", "service", "ips-headless"))
+    assert headless.splitlines()[1].split()[:3] == ["ips-headless", "ClusterIP", "None"]
