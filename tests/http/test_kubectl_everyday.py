@@ -191,3 +191,13 @@ def test_services_have_cluster_ips(kubectl_server: Server) -> None:
     ok(k("create", "service", "clusterip", "ips-headless", "--clusterip=None"))
     headless = ok(k("get", "service", "ips-headless"))
     assert headless.splitlines()[1].split()[:3] == ["ips-headless", "ClusterIP", "None"]
+
+
+def test_describe_pod_lists_its_ips(kubectl_server: Server) -> None:
+    """describe pod prints ``IPs:`` from ``status.podIPs`` (it read <none>)."""
+    k = kubectl_server.kubectl
+    ok(k("rollout", "status", "deployment/daily", "--timeout=60s", timeout=70))
+    pod = ok(k("get", "pods", "-l", "app=daily", "-o", "jsonpath={.items[0].metadata.name}"))
+    ip = ok(k("get", "pod", pod, "-o", "jsonpath={.status.podIP}"))
+    out = ok(k("describe", "pod", pod))
+    assert re.search(rf"^IPs:\n  IP:\s+{re.escape(ip)}$", out, re.M), out
