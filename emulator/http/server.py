@@ -41,6 +41,7 @@ from typing import Any, Final
 from aiohttp import web
 
 from emulator.api.errors import (
+    AlreadyExists,
     ApiError,
     Gone,
     InternalError,
@@ -50,7 +51,10 @@ from emulator.api.errors import (
     RequestEntityTooLarge,
     Unauthorized,
 )
+from emulator.api.meta import ObjectMeta
+from emulator.api.services import Service, ServicePort, ServiceSpec
 from emulator.apiserver.server import ApiServer
+from emulator.apiserver.serviceips import SERVICE_CIDR
 from emulator.apiserver.watch import Watcher
 from emulator.http import discovery, reviews
 from emulator.http.apply import FieldManagers
@@ -88,6 +92,21 @@ class HttpSettings:
     kubeconfig's bearer token only over TLS (client-go's clientcmd reads a user's credentials
     only when the transport is TLS), so a token without TLS locks kubectl out; the Python
     client sends it either way."""
+
+
+def kubernetes_service(port: int) -> Service:
+    """upstream's ``default/kubernetes`` Service: the API server's own address, port 443."""
+    return Service(
+        metadata=ObjectMeta(
+            name="kubernetes", namespace="default", labels={"component": "apiserver", "provider": "kubernetes"}
+        ),
+        spec=ServiceSpec(
+            type="ClusterIP",
+            cluster_ip=str(SERVICE_CIDR.network_address + 1),
+            ports=[ServicePort(name="https", port=443, protocol="TCP", target_port=port)],
+            session_affinity="None",
+        ),
+    )
 
 
 def agent_of(user_agent: str) -> str:
@@ -146,11 +165,24 @@ class HttpApi:
             site = web.TCPSite(runner, self.settings.host, self.settings.port, ssl_context=tls)
             await site.start()
             host, port = runner.addresses[0][:2]
+            self._publish_self(port)
             on_ready(f"{'https' if tls is not None else 'http'}://{host}:{port}")
             await asyncio.Event().wait()  # until cancelled
         finally:
             self.close_watches()
             await runner.cleanup()
+
+    def _publish_self(self, port: int) -> None:
+        """The ``default/kubernetes`` Service every cluster has, as upstream's API server
+        publishes itself (its cluster IP the first of the range); kept if one exists."""
+        previous = self.api.agent
+        self.api.agent = "kube-apiserver"
+        try:
+            self.api.create(kubernetes_service(port))
+        except (AlreadyExists, NotFound):  # the scenario made one, or has no default namespace
+            pass
+        finally:
+            self.api.agent = previous
 
     def close_watches(self) -> None:
         """End every watch stream (their handlers finish their responses)."""

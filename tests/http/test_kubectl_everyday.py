@@ -201,3 +201,12 @@ def test_describe_pod_lists_its_ips(kubectl_server: Server) -> None:
     ip = ok(k("get", "pod", pod, "-o", "jsonpath={.status.podIP}"))
     out = ok(k("describe", "pod", pod))
     assert re.search(rf"^IPs:\n  IP:\s+{re.escape(ip)}$", out, re.M), out
+
+
+def test_the_kubernetes_service(kubectl_server: Server) -> None:
+    """Every cluster's ``default/kubernetes`` Service (the first thing ``kubectl get svc``
+    shows on a new cluster), its target the API server's own port."""
+    row = ok(kubectl_server.kubectl("get", "service", "kubernetes")).splitlines()[1].split()
+    assert row[:5] == ["kubernetes", "ClusterIP", "10.96.0.1", "<none>", "443/TCP"]
+    port = ok(kubectl_server.kubectl("get", "service", "kubernetes", "-o", "jsonpath={.spec.ports[0].targetPort}"))
+    assert kubectl_server.url.endswith(f":{port}")

@@ -278,7 +278,8 @@ def test_get_all_namespaces_shows_the_namespace_column(rolled_out: Server) -> No
 
 
 def test_get_service_and_pdb(rolled_out: Server) -> None:
-    assert names(rolled_out, "svc,pdb") == ["service/web", "poddisruptionbudget.policy/web"]
+    # every cluster has the API server's own default/kubernetes Service
+    assert names(rolled_out, "svc,pdb") == ["service/kubernetes", "service/web", "poddisruptionbudget.policy/web"]
     spec = json.loads(ok(rolled_out.kubectl("get", "svc", "web", "-o", "json")))["spec"]
     assert spec["ports"][0]["port"] == 80
 
