@@ -1,10 +1,17 @@
-"""``GET .../pods/<name>/log``: what a container's log is when nothing runs in it.
+"""``GET .../pods/<name>/log``: what a container's log is when nothing runs in it; and
+``exec``, ``attach``, ``portforward``, which need a process and so are refused.
 
 The emulated kubelets run no processes, so every container's log is empty. Upstream answers
 an empty log of a running container that wrote nothing with ``200`` and no body; the checks
 before that are upstream's too — the apiserver's (``pkg/registry/core/pod`` LogLocation: the
 container to read, a host assigned) and the kubelet's (a container that has not started).
 ``kubectl logs`` then prints nothing and exits 0, as against a real cluster.
+
+``exec``/``attach``/``portforward`` run upstream's apiserver checks (the container, a host
+assigned) and then answer 400 ``<what> is not supported: the emulated kubelet on <node> runs
+no processes``: kubectl prints it as ``Error from server (BadRequest): ...`` (port-forward
+after ``error upgrading connection:``), which says what happened, where a 404 (no such
+subresource) said nothing.
 
 Owns: choosing the container and the 400s for the cases above. It does not own routing nor
 the pod lookup (a missing pod is the store's 404).
@@ -32,9 +39,11 @@ from typing import Any, Final
 
 from emulator.api.errors import BadRequest
 
-__all__ = ["CONTENT_TYPE", "pod_log"]
+__all__ = ["CONTENT_TYPE", "STREAMS", "pod_log", "refuse_stream"]
 
 CONTENT_TYPE: Final = "text/plain"
+STREAMS: Final = {"exec": "exec", "attach": "attach", "portforward": "port forwarding"}
+"""The streaming subresources of a pod, and how a refusal names each."""
 
 
 def _container(pod: Any, requested: str) -> str:
@@ -68,3 +77,14 @@ def pod_log(pod: Any, query: Mapping[str, str]) -> bytes:
     if query.get("previous", "") == "true" and status.restart_count == 0:
         raise BadRequest(f'previous terminated container "{container}" in pod "{name}" not found')
     return b""
+
+
+def refuse_stream(pod: Any, sub: str, query: Mapping[str, str]) -> None:
+    """Raise the 400 for ``exec``/``attach``/``portforward`` of ``pod`` (upstream's checks
+    first: the container, a host assigned)."""
+    if sub != "portforward":
+        _container(pod, query.get("container", ""))
+    node = pod.spec.node_name
+    if not node:
+        raise BadRequest(f"pod {pod.metadata.name} does not have a host assigned")
+    raise BadRequest(f"{STREAMS[sub]} is not supported: the emulated kubelet on {node} runs no processes")

@@ -148,7 +148,10 @@ RESOURCES: Final[tuple[Resource, ...]] = (
         extra=(
             Subresource("binding", "Binding", "", "v1", ("create",)),
             Subresource("eviction", "Eviction", "policy", "v1", ("create",)),
+            Subresource("attach", "PodAttachOptions", "", "v1", ("create", "get")),
+            Subresource("exec", "PodExecOptions", "", "v1", ("create", "get")),
             Subresource("log", "Pod", "", "v1", ("get",)),
+            Subresource("portforward", "PodPortForwardOptions", "", "v1", ("create", "get")),
         ),
     ),
     _res("", "services", "service", "Service", short=("svc",), categories=("all",), status=True),

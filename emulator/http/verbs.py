@@ -157,6 +157,8 @@ class Verbs:
         t = call.target
         verb = verb_of(call.method, t, watch=False)
         check_verb(t, verb)
+        if t.sub in logs.STREAMS:
+            logs.refuse_stream(self._get(t), t.sub, call.query)
         if verb == "get":
             return self.get(call)
         if verb == "list":

@@ -210,3 +210,24 @@ def test_the_kubernetes_service(kubectl_server: Server) -> None:
     assert row[:5] == ["kubernetes", "ClusterIP", "10.96.0.1", "<none>", "443/TCP"]
     port = ok(kubectl_server.kubectl("get", "service", "kubernetes", "-o", "jsonpath={.spec.ports[0].targetPort}"))
     assert kubectl_server.url.endswith(f":{port}")
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        pytest.param(("exec", "{pod}", "--", "ls"), "Error from server (BadRequest): exec is not supported", id="exec"),
+        pytest.param(
+            ("port-forward", "{pod}", "8080:80"),
+            "error: error upgrading connection: port forwarding is not supported",
+            id="port-forward",
+        ),
+    ],
+)
+def test_streams_say_why_they_cannot_run(kubectl_server: Server, args: tuple[str, ...], said: str) -> None:
+    """No process runs in an emulated container: a clear refusal, not a bare NotFound."""
+    k = kubectl_server.kubectl
+    ok(k("rollout", "status", "deployment/daily", "--timeout=60s", timeout=70))
+    pod = ok(k("get", "pods", "-l", "app=daily", "-o", "jsonpath={.items[0].metadata.name}"))
+    node = ok(k("get", "pod", pod, "-o", "jsonpath={.spec.nodeName}"))
+    err = failed(k(*(a.format(pod=pod) for a in args)))
+    assert err.splitlines()[-1] == f"{said}: the emulated kubelet on {node} runs no processes", err

@@ -7,7 +7,7 @@ from msgspec.structs import replace
 
 from emulator.api.core import ContainerState, ContainerStateRunning, ContainerStateWaiting, ContainerStatus, Pod
 from emulator.api.errors import BadRequest
-from emulator.http.logs import pod_log
+from emulator.http.logs import pod_log, refuse_stream
 from tests.builders import container, pod
 from tests.http.server_support import new_api, serving
 
@@ -80,3 +80,37 @@ async def test_log_over_http() -> None:
         assert (code, out["reason"], out["message"]) == (400, "BadRequest", "pod web does not have a host assigned")
         code, out = await s.call("GET", "/api/v1/namespaces/default/pods/nope/log")
         assert (code, out["reason"]) == (404, "NotFound")
+        code, out = await s.call("POST", "/api/v1/namespaces/default/pods/running/exec?command=ls")
+        assert (code, out["reason"]) == (400, "BadRequest")
+
+
+UNSUPPORTED = "is not supported: the emulated kubelet on n1 runs no processes"
+
+
+@pytest.mark.parametrize(
+    ("p", "sub", "query", "message"),
+    [
+        pytest.param(
+            ONE,
+            "exec",
+            {"command": "ls"},
+            "^exec is not supported: the emulated kubelet on n1 runs no processes$",
+            id="exec",
+        ),
+        pytest.param(
+            ONE, "attach", {}, "^attach is not supported: the emulated kubelet on n1 runs no processes$", id="attach"
+        ),
+        pytest.param(
+            ONE,
+            "portforward",
+            {"ports": "80"},
+            f"^port forwarding {UNSUPPORTED}$",
+            id="portforward",
+        ),
+        pytest.param(TWO, "exec", {"container": "x"}, "^container x is not valid for pod duo$", id="unknown-container"),
+        pytest.param(pod("web"), "exec", {}, "^pod web does not have a host assigned$", id="unbound"),
+    ],
+)
+def test_streams_are_refused(p: Pod, sub: str, query: dict[str, str], message: str) -> None:
+    with pytest.raises(BadRequest, match=message):
+        refuse_stream(p, sub, query)

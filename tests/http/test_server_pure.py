@@ -85,7 +85,7 @@ def test_route_discovery(path: str, want: Discovery) -> None:
         pytest.param("/api/v1/widgets", id="unknown-resource"),
         pytest.param("/api/v1/pods/x", id="namespaced-name-without-namespace"),
         pytest.param("/api/v1/namespaces/d/nodes", id="cluster-scoped-in-namespace"),
-        pytest.param("/api/v1/namespaces/d/pods/x/exec", id="unknown-subresource"),
+        pytest.param("/api/v1/namespaces/d/pods/x/widgets", id="unknown-subresource"),
         pytest.param("/api/v1/nodes/n1/scale", id="scale-of-node"),
         pytest.param("/swaggerapi/x", id="elsewhere"),
     ],
