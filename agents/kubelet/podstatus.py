@@ -49,6 +49,7 @@ from emulator.api.core import (
     ContainerStatus,
     Pod,
     PodCondition,
+    PodIP,
     PodStatus,
 )
 
@@ -59,6 +60,7 @@ __all__ = [
     "READY",
     "READY_TO_START",
     "go_list",
+    "ip_list",
     "merge_conditions",
     "pending_status",
     "rejected_status",
@@ -79,6 +81,11 @@ _POD_COMPLETED: Final = "PodCompleted"
 _POD_FAILED: Final = "PodFailed"
 START_ERROR_EXIT_CODE: Final = 128
 """The exit code containerd reports for a container that could not be started."""
+
+
+def ip_list(ip: str) -> list[PodIP]:
+    """``status.podIPs``/``hostIPs`` of a single-stack address: the address, or none."""
+    return [PodIP(ip=ip)] if ip else []
 
 
 def go_list(names: Sequence[str]) -> str:
@@ -154,6 +161,8 @@ def pending_status(pod: Pod, *, host_ip: str, pod_ip: str, start_time: str, now:
         conditions=merge_conditions(pod.status.conditions, owned, now),
         host_ip=host_ip,
         pod_ip=pod_ip,
+        host_ips=ip_list(host_ip),
+        pod_ips=ip_list(pod_ip),
         start_time=start_time,
         container_statuses=_by_name([_status(c, waiting, ready=False, started=False) for c in spec.containers]),
         init_container_statuses=[_status(c, waiting, ready=False, started=False) for c in inits],
@@ -177,6 +186,8 @@ def running_status(pod: Pod, *, host_ip: str, pod_ip: str, start_time: str, now:
         conditions=merge_conditions(pod.status.conditions, owned, now),
         host_ip=host_ip,
         pod_ip=pod_ip,
+        host_ips=ip_list(host_ip),
+        pod_ips=ip_list(pod_ip),
         start_time=start_time,
         container_statuses=_by_name([_status(c, running, ready=True, started=True) for c in pod.spec.containers]),
         init_container_statuses=inits,
@@ -233,6 +244,8 @@ def start_failed_status(
         conditions=merge_conditions(pod.status.conditions, owned, now),
         host_ip=host_ip,
         pod_ip=pod_ip,
+        host_ips=ip_list(host_ip),
+        pod_ips=ip_list(pod_ip),
         start_time=start_time,
         container_statuses=_by_name([_status(c, term, ready=False, started=False) for c in spec.containers]),
         init_container_statuses=[_status(c, term, ready=False, started=False) for c in spec.init_containers],

@@ -51,6 +51,7 @@ from agents.kubelet.podstatus import (
     READY,
     READY_TO_START,
     go_list,
+    ip_list,
     merge_conditions,
 )
 from emulator.api.core import (
@@ -182,6 +183,8 @@ def run_status(
         conditions=merge_conditions(pod.status.conditions, _owned(run), stamp(now)),
         host_ip=host_ip,
         pod_ip=pod_ip,
+        host_ips=ip_list(host_ip),
+        pod_ips=ip_list(pod_ip),
         start_time=start_time,
         container_statuses=statuses,
         init_container_statuses=inits,

@@ -45,6 +45,7 @@ __all__ = [
     "PodAffinityTerm",
     "PodAntiAffinity",
     "PodCondition",
+    "PodIP",
     "PodSchedulingGate",
     "PodSpec",
     "PodStatus",
@@ -247,6 +248,12 @@ class ContainerStatus(K8s, frozen=True, omit_defaults=False):
     last_state: ContainerState = ContainerState()
 
 
+class PodIP(K8s, frozen=True):
+    """One entry of ``status.podIPs`` (and, as upstream's ``HostIP``, of ``status.hostIPs``)."""
+
+    ip: str = ""
+
+
 class PodStatus(K8s, frozen=True):
     phase: str = ""
     conditions: list[PodCondition] = []
@@ -255,6 +262,9 @@ class PodStatus(K8s, frozen=True):
     nominated_node_name: str = ""
     host_ip: str = msgspec.field(default="", name="hostIP")
     pod_ip: str = msgspec.field(default="", name="podIP")
+    host_ips: list[PodIP] = msgspec.field(default_factory=list, name="hostIPs")
+    pod_ips: list[PodIP] = msgspec.field(default_factory=list, name="podIPs")
+    """The kubelet writes both with the single address of ``hostIP``/``podIP`` (IPv4 only)."""
     start_time: str | None = None
     container_statuses: list[ContainerStatus] = []
     init_container_statuses: list[ContainerStatus] = []

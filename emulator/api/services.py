@@ -1,7 +1,8 @@
-"""core/v1 Service: its ``selector`` and ``ports`` only (the scheduler's default spreading
-reads the selector). No networking: no cluster IP allocation, no endpoints, no proxying;
-the networking fields a manifest carries are ignored on decode, except ``type`` and
-``clusterIP`` (``None`` makes a headless Service, which needs no ports).
+"""core/v1 Service: its ``selector`` and ``ports`` (the scheduler's default spreading reads
+the selector), and the cluster IP the API server allocates (``emulator.apiserver.serviceips``)
+so that ``kubectl get svc`` reads as upstream's. No networking: no endpoints, no proxying;
+the other networking fields a manifest carries are ignored on decode (``clusterIP: None``
+makes a headless Service, which needs no ports).
 """
 
 from __future__ import annotations
@@ -29,6 +30,10 @@ class ServiceSpec(K8s, frozen=True):
     type: str = ""
     """``ClusterIP`` (the default), ``NodePort``, ``LoadBalancer`` or ``ExternalName``."""
     cluster_ip: str = msgspec.field(default="", name="clusterIP")
+    cluster_ips: list[str] = msgspec.field(default_factory=list, name="clusterIPs")
+    ip_families: list[str] = []
+    ip_family_policy: str | None = None
+    internal_traffic_policy: str | None = None
     external_name: str = ""
     session_affinity: str = ""
     publish_not_ready_addresses: bool = False

@@ -71,7 +71,7 @@ from msgspec.structs import replace
 
 from emulator.api.batch import Job
 from emulator.api.codec import KINDS
-from emulator.api.core import Binding, Namespace, Node, Pod, PodCondition
+from emulator.api.core import Binding, Namespace, NamespaceStatus, Node, Pod, PodCondition
 from emulator.api.errors import (
     AlreadyExists,
     Conflict,
@@ -84,6 +84,7 @@ from emulator.api.errors import (
 )
 from emulator.api.meta import ObjectMeta
 from emulator.api.scheduling import PriorityClass
+from emulator.api.services import Service
 from emulator.api.validation import (
     WORKLOAD_KINDS,
     validate,
@@ -92,7 +93,7 @@ from emulator.api.validation import (
     validate_workload_update,
 )
 from emulator.api.workloaddefaults import default_object, stored_job
-from emulator.apiserver import eviction
+from emulator.apiserver import eviction, serviceips
 from emulator.apiserver.defaults import PodAdmission, default_node
 from emulator.apiserver.deletion import (
     check_delete_options,
@@ -330,13 +331,16 @@ class ApiServer:
         elif isinstance(obj, Node):
             obj = default_node(obj)
         elif isinstance(obj, Namespace):
-            # upstream: every namespace carries kubernetes.io/metadata.name=<name>
+            # upstream: every namespace carries kubernetes.io/metadata.name=<name>, and
+            # PrepareForCreate sets its phase Active
             labels = {**obj.metadata.labels, "kubernetes.io/metadata.name": obj.metadata.name}
-            obj = replace(obj, metadata=replace(obj.metadata, labels=labels))
+            obj = replace(obj, metadata=replace(obj.metadata, labels=labels), status=NamespaceStatus(phase="Active"))
         elif isinstance(obj, WORKLOAD_KINDS):
             obj = default_object(obj)
             if not restore:  # upstream PrepareForCreate: the status is the controllers' to write
                 obj = replace(obj, status=type(obj.status)())
+            if isinstance(obj, Service):
+                obj = serviceips.allocate(obj, {svc.spec.cluster_ip for svc in self._objects["Service"].values()})
         if not isinstance(obj, Pod):
             validate(obj)
         meta = obj.metadata
@@ -449,6 +453,8 @@ class ApiServer:
             candidate = default_object(candidate)
             if isinstance(candidate, Job):
                 candidate = stored_job(candidate)
+        if isinstance(candidate, Service):
+            candidate = serviceips.keep_allocated(current, candidate)
         if hasattr(current, "status"):
             candidate = replace(candidate, status=current.status)
         if isinstance(current, PriorityClass):

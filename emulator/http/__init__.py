@@ -23,5 +23,10 @@ module             owns
 ``extras``         fields the Structs do not model: kept per uid from HTTP writes, served
                    back, inherited by controller-made children from their owner's template
 ``server``         the aiohttp application: routing, auth, limits, verbs, watch
+``health``         /healthz, /livez, /readyz (all checks pass, upstream's wording)
+``reviews``        auth can-i / whoami: the self reviews, always allowed (no RBAC)
+``logs``           pods/<name>/log: an empty log, or upstream's 400s
+``protobuf``       the protobuf request bodies kubectl sends no other way (a wire reader)
+``protobuf_schema`` their field tables: DeleteOptions, Eviction, the ``create`` kinds
 =================  ==============================================================
 """

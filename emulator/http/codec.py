@@ -37,6 +37,7 @@ __all__ = [
     "encode_list",
     "encode_object",
     "media_type",
+    "micro_time",
     "object_dict",
 ]
 
@@ -146,11 +147,31 @@ require, of kinds whose structs omit zeros (the stored structs keep ``omit_defau
 round trip is pinned elsewhere); these kinds are few per cluster, so the dict path is cheap."""
 
 
+_REQUIRED_TOP: Final[dict[str, dict[str, Any]]] = {"Event": {"type": "Normal"}}
+"""Top-level fields whose struct default the stored structs omit but upstream always writes:
+an Event's ``type`` (kubectl describe's events table prints it from the object, not from a
+Table; the Python client's ``CoreV1Event.type`` would read None)."""
+_MICRO_TIME_SPEC: Final[dict[str, tuple[str, ...]]] = {"Lease": ("acquireTime", "renewTime")}
+"""``spec`` fields that are MicroTimes upstream (six fractional digits, always): the kubelet's
+Lease is stored with whole-second timestamps, which kubectl describe node cannot parse
+(``Lease: Failed to get lease: parsing time ...``)."""
+_DICT_KINDS: Final = frozenset(_REQUIRED_STATUS) | frozenset(_REQUIRED_TOP) | frozenset(_MICRO_TIME_SPEC)
+
+
+def micro_time(timestamp: str) -> str:
+    """An RFC 3339 UTC timestamp in MicroTime's wire form: ``...:05Z`` → ``...:05.000000Z``
+    (one that already has a fraction is padded or cut to six digits)."""
+    if not timestamp.endswith("Z"):
+        return timestamp
+    whole, _, fraction = timestamp[:-1].partition(".")
+    return f"{whole}.{(fraction + '000000')[:6]}Z"
+
+
 def encode_object(obj: Any, managed: Sequence[dict[str, Any]] = (), *, extras: UnmodelledFields | None = None) -> bytes:
     """A stored struct as JSON with ``apiVersion``/``kind`` first, and
     ``metadata.managedFields`` when ``managed`` is not empty (and the fields the struct does
     not model, from ``extras``)."""
-    if managed or obj.kind in _REQUIRED_STATUS or (extras is not None and extras.wants(obj)):
+    if managed or obj.kind in _DICT_KINDS or (extras is not None and extras.wants(obj)):
         return _encoder.encode(object_dict(obj, managed, extras=extras))
     body = _encoder.encode(obj)
     return _prefix(obj) + (b"," + body[1:] if len(body) > 2 else b"}")
@@ -168,6 +189,13 @@ def object_dict(
     if required:
         status = out.get("status", {})
         out["status"] = {**dict.fromkeys(required, 0), **status}
+    top = _REQUIRED_TOP.get(obj.kind)
+    if top:
+        out = {**out, **{k: v for k, v in top.items() if k not in out}}
+    micro = _MICRO_TIME_SPEC.get(obj.kind)
+    if micro and "spec" in out:
+        spec = out["spec"]
+        out["spec"] = {k: micro_time(v) if k in micro and isinstance(v, str) else v for k, v in spec.items()}
     if managed:
         out["metadata"] = {**out.get("metadata", {}), "managedFields": list(managed)}
     return out
@@ -210,7 +238,7 @@ def encode_list(
             buf.append(44)  # ","
         first = False
         fields = managed(obj.metadata.uid) if managed is not None else ()
-        if fields or obj.kind in _REQUIRED_STATUS or (extras is not None and extras.wants(obj)):
+        if fields or obj.kind in _DICT_KINDS or (extras is not None and extras.wants(obj)):
             buf += encode_object(obj, fields, extras=extras)
             continue
         buf += _prefix(obj)

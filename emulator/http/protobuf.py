@@ -1,18 +1,14 @@
-"""The few protobuf request bodies kubectl sends that the HTTP door decodes.
+"""The protobuf request bodies kubectl sends that the HTTP door decodes.
 
 kubectl sends some bodies only as ``application/vnd.kubernetes.protobuf`` and never retries
 in JSON: the ``DeleteOptions`` of ``drain`` (and of other typed-client deletes), the
-``Eviction`` of ``drain``, and the ``Namespace`` of ``create namespace``. This module reads
+``Eviction`` of ``drain``, and the objects of the ``create <kind>`` generators (namespace,
+deployment, job, cronjob, service, poddisruptionbudget, priorityclass). This module reads
 upstream's envelope — the magic ``k8s\\x00``, then ``runtime.Unknown{typeMeta{apiVersion,
-kind}, raw, ...}`` — with a small wire-format reader (no protobuf dependency) and turns those
-three messages into the dicts their JSON would decode to. Any other kind is ``None``: the
-server answers 415 as before. It does not own what the verbs do with the result.
-
-Field numbers are upstream's ``generated.proto``: ``ObjectMeta`` name 1, generateName 2,
-namespace 3, uid 5, resourceVersion 6, labels 11, annotations 12; ``DeleteOptions``
-gracePeriodSeconds 1, preconditions 2 (uid 1, resourceVersion 2), orphanDependents 3,
-propagationPolicy 4, dryRun 5; ``Eviction`` metadata 1, deleteOptions 2; ``Namespace``
-metadata 1.
+kind}, raw, ...}`` — with a small wire-format reader (no protobuf dependency) and turns the
+message into the dict its JSON would decode to, driven by the field tables of
+``protobuf_schema``. Any other kind is ``None``: the server answers 415. It does not own what
+the verbs do with the result.
 """
 
 from __future__ import annotations
@@ -20,7 +16,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, Final
 
-__all__ = ["MAGIC", "ProtobufError", "decode"]
+from emulator.http.protobuf_schema import KINDS, Field, Message
+
+__all__ = ["MAGIC", "ProtobufError", "decode", "message"]
 
 MAGIC: Final = b"k8s\x00"
 
@@ -83,69 +81,67 @@ def _int64(value: int | bytes) -> int:
     return value - (1 << 64) if value >= 1 << 63 else value
 
 
-def _map_entry(data: bytes) -> tuple[str, str]:
+def _map_entry(data: bytes, *, quantity: bool = False) -> tuple[str, str]:
     key = value = ""
     for n, v in fields(data):
         if n == 1:
             key = _str(v)
         elif n == 2:
-            value = _str(v)
+            value = _quantity(_msg(v)) if quantity else _str(v)
     return key, value
 
 
-_META_STRINGS: Final = {1: "name", 2: "generateName", 3: "namespace", 5: "uid", 6: "resourceVersion"}
+def _quantity(data: bytes) -> str:
+    return next((_str(v) for n, v in fields(data) if n == 1), "")
 
 
-def _object_meta(data: bytes) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for n, v in fields(data):
-        if n in _META_STRINGS:
-            out[_META_STRINGS[n]] = _str(v)
-        elif n in (11, 12):
-            key, value = _map_entry(_msg(v))
-            out.setdefault("labels" if n == 11 else "annotations", {})[key] = value
-    return out
-
-
-def _delete_options(data: bytes) -> dict[str, Any]:
-    out: dict[str, Any] = {}
+def _intstr(data: bytes) -> int | str:
+    kind, number, text = 0, 0, ""
     for n, v in fields(data):
         if n == 1:
-            out["gracePeriodSeconds"] = _int64(v)
+            kind = _int64(v)
         elif n == 2:
-            pre: dict[str, str] = {}
-            for pn, pv in fields(_msg(v)):
-                if pn in (1, 2):
-                    pre["uid" if pn == 1 else "resourceVersion"] = _str(pv)
-            out["preconditions"] = pre
+            number = _int64(v)
         elif n == 3:
-            out["orphanDependents"] = bool(v)
-        elif n == 4:
-            out["propagationPolicy"] = _str(v)
-        elif n == 5:
-            out.setdefault("dryRun", []).append(_str(v))
-    return out
+            text = _str(v)
+    return text if kind == 1 else number
 
 
-def _eviction(data: bytes) -> dict[str, Any]:
+def _value(f: Field, v: int | bytes) -> Any:
+    """One field's value as JSON would hold it (map entries are merged by ``message``)."""
+    match f.type:
+        case "string":
+            return _str(v)
+        case "int":
+            return _int64(v)
+        case "bool":
+            return bool(_int64(v))
+        case "intstr":
+            return _intstr(_msg(v))
+        case "message":
+            assert f.message is not None
+            return message(f.message, _msg(v))
+    raise ProtobufError(f"no decoder for {f.type}")  # maps are handled by the caller
+
+
+def message(schema: Message, data: bytes) -> dict[str, Any]:
+    """A message as the dict its JSON decodes to: only the schema's fields, zero values of
+    non-pointer fields left out (see ``protobuf_schema``)."""
     out: dict[str, Any] = {}
     for n, v in fields(data):
-        if n == 1:
-            out["metadata"] = _object_meta(_msg(v))
-        elif n == 2:
-            out["deleteOptions"] = _delete_options(_msg(v))
+        f = schema.get(n)
+        if f is None:
+            continue
+        if f.type in ("strings", "quantities"):
+            key, value = _map_entry(_msg(v), quantity=f.type == "quantities")
+            out.setdefault(f.name, {})[key] = value
+            continue
+        value = _value(f, v)
+        if f.repeated:
+            out.setdefault(f.name, []).append(value)
+        elif f.ptr or value not in ("", 0, False, {}):
+            out[f.name] = value
     return out
-
-
-def _namespace(data: bytes) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for n, v in fields(data):
-        if n == 1:
-            out["metadata"] = _object_meta(_msg(v))
-    return out
-
-
-_DECODERS: Final = {"DeleteOptions": _delete_options, "Eviction": _eviction, "Namespace": _namespace}
 
 
 def decode(body: bytes) -> dict[str, Any] | None:
@@ -164,7 +160,7 @@ def decode(body: bytes) -> dict[str, Any] | None:
                     kind = _str(tv)
         elif n == 2:
             raw = _msg(v)
-    decoder = _DECODERS.get(kind)
-    if decoder is None:
+    schema = KINDS.get(kind)
+    if schema is None:
         return None
-    return {"apiVersion": api_version, "kind": kind, **decoder(raw)}
+    return {"apiVersion": api_version, "kind": kind, **message(schema, raw)}

@@ -32,7 +32,7 @@ _ALL: Final = ("all",)
 @dataclass(frozen=True, slots=True)
 class Subresource:
     name: str
-    """``status``, ``binding``, ``eviction``, ``scale``."""
+    """``status``, ``binding``, ``eviction``, ``scale``, ``log``."""
     kind: str
     """The kind it accepts and answers (``Binding``, ``Eviction``, ``Scale``, or the parent's)."""
     group: str
@@ -148,6 +148,10 @@ RESOURCES: Final[tuple[Resource, ...]] = (
         extra=(
             Subresource("binding", "Binding", "", "v1", ("create",)),
             Subresource("eviction", "Eviction", "policy", "v1", ("create",)),
+            Subresource("attach", "PodAttachOptions", "", "v1", ("create", "get")),
+            Subresource("exec", "PodExecOptions", "", "v1", ("create", "get")),
+            Subresource("log", "Pod", "", "v1", ("get",)),
+            Subresource("portforward", "PodPortForwardOptions", "", "v1", ("create", "get")),
         ),
     ),
     _res("", "services", "service", "Service", short=("svc",), categories=("all",), status=True),

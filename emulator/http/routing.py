@@ -7,6 +7,9 @@ path                                                       target
 =========================================================  ================================
 ``/version``, ``/api``, ``/apis``, ``/api/v1``,             ``Discovery`` (what, group,
 ``/apis/<g>``, ``/apis/<g>/<v>``, ``/openapi/v3[/<p>]``    version, path)
+``/healthz``, ``/livez``, ``/readyz`` ``[/<check>]``        ``Discovery("health")``
+``/apis/authorization.k8s.io/v1/selfsubject*reviews``,     ``Discovery("review")``
+``/apis/authentication.k8s.io/v1/selfsubjectreviews``
 ``/api/v1/<res>[/<name>[/<sub>]]``                          cluster-scoped ``Target``, or a
                                                            namespaced list of all namespaces
 ``/api/v1/namespaces/<ns>/<res>[/<name>[/<sub>]]``          namespaced ``Target``
@@ -25,7 +28,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from emulator.api.errors import NotFound
-from emulator.http import resources
+from emulator.http import resources, reviews
 from emulator.http.resources import Resource
 
 __all__ = ["NOT_FOUND", "Discovery", "Target", "route"]
@@ -36,7 +39,9 @@ NOT_FOUND: Final = "the server could not find the requested resource"
 @dataclass(frozen=True, slots=True)
 class Discovery:
     what: str
-    """``version``, ``api``, ``apis``, ``group``, ``resources``, ``openapi``, ``openapi_doc``."""
+    """``version``, ``api``, ``apis``, ``group``, ``resources``, ``openapi``, ``openapi_doc``,
+    ``health`` (``group`` is the endpoint, ``path`` the check), ``review`` (``path`` is the
+    resource of a ``reviews.ENDPOINTS`` entry)."""
     group: str = ""
     version: str = ""
     path: str = ""
@@ -64,6 +69,8 @@ def route(path: str) -> Discovery | Target:
     head = parts[0]
     if head == "version" and len(parts) == 1:
         return Discovery("version")
+    if head in ("healthz", "livez", "readyz") and len(parts) <= 2:
+        return Discovery("health", group=head, path=parts[1] if len(parts) == 2 else "")
     if head == "openapi" and len(parts) >= 2 and parts[1] == "v3":
         if len(parts) == 2:
             return Discovery("openapi")
@@ -80,6 +87,8 @@ def route(path: str) -> Discovery | Target:
         if len(parts) == 2:
             return Discovery("group", group=parts[1])
         group, version, rest = parts[1], parts[2], parts[3:]
+        if len(rest) == 1 and (group, version, rest[0]) in reviews.ENDPOINTS:
+            return Discovery("review", group=group, version=version, path=rest[0])
     else:
         raise _missing()
     if not rest:

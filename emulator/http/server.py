@@ -41,24 +41,31 @@ from typing import Any, Final
 from aiohttp import web
 
 from emulator.api.errors import (
+    AlreadyExists,
     ApiError,
     Gone,
     InternalError,
+    MethodNotAllowed,
     NotAcceptable,
     NotFound,
     RequestEntityTooLarge,
     Unauthorized,
 )
+from emulator.api.meta import ObjectMeta
+from emulator.api.services import Service, ServicePort, ServiceSpec
 from emulator.apiserver.server import ApiServer
+from emulator.apiserver.serviceips import SERVICE_CIDR
 from emulator.apiserver.watch import Watcher
-from emulator.http import discovery
+from emulator.http import discovery, reviews
 from emulator.http.apply import FieldManagers
-from emulator.http.codec import encode
+from emulator.http.codec import decode_body, encode
 from emulator.http.extras import UnmodelledFields, write_listener
+from emulator.http.health import CONTENT_TYPE as HEALTH_CONTENT_TYPE
+from emulator.http.health import health
 from emulator.http.query import parse_list_options
 from emulator.http.routing import NOT_FOUND, Discovery, Target, route
 from emulator.http.status import error_status
-from emulator.http.verbs import Call, Verbs, check_verb, verb_of
+from emulator.http.verbs import METHOD_NOT_ALLOWED, Call, Verbs, check_verb, verb_of
 from emulator.http.watch import EncodedObjects, EventWriter, error_line, pump
 
 __all__ = ["HttpApi", "HttpSettings", "agent_of"]
@@ -86,6 +93,21 @@ class HttpSettings:
     kubeconfig's bearer token only over TLS (client-go's clientcmd reads a user's credentials
     only when the transport is TLS), so a token without TLS locks kubectl out; the Python
     client sends it either way."""
+
+
+def kubernetes_service(port: int) -> Service:
+    """upstream's ``default/kubernetes`` Service: the API server's own address, port 443."""
+    return Service(
+        metadata=ObjectMeta(
+            name="kubernetes", namespace="default", labels={"component": "apiserver", "provider": "kubernetes"}
+        ),
+        spec=ServiceSpec(
+            type="ClusterIP",
+            cluster_ip=str(SERVICE_CIDR.network_address + 1),
+            ports=[ServicePort(name="https", port=443, protocol="TCP", target_port=port)],
+            session_affinity="None",
+        ),
+    )
 
 
 def agent_of(user_agent: str) -> str:
@@ -146,11 +168,24 @@ class HttpApi:
             site = web.TCPSite(runner, self.settings.host, self.settings.port, ssl_context=tls)
             await site.start()
             host, port = runner.addresses[0][:2]
+            self._publish_self(port)
             on_ready(f"{'https' if tls is not None else 'http'}://{host}:{port}")
             await asyncio.Event().wait()  # until cancelled
         finally:
             self.close_watches()
             await runner.cleanup()
+
+    def _publish_self(self, port: int) -> None:
+        """The ``default/kubernetes`` Service every cluster has, as upstream's API server
+        publishes itself (its cluster IP the first of the range); kept if one exists."""
+        previous = self.api.agent
+        self.api.agent = "kube-apiserver"
+        try:
+            self.api.create(kubernetes_service(port))
+        except (AlreadyExists, NotFound):  # the scenario made one, or has no default namespace
+            pass
+        finally:
+            self.api.agent = previous
 
     def close_watches(self) -> None:
         """End every watch stream (their handlers finish their responses)."""
@@ -216,6 +251,8 @@ class HttpApi:
         target = route(request.path)
         query = {k: request.query.get(k, "") for k in request.query}
         if isinstance(target, Discovery):
+            if target.what == "review":
+                return await self._review(target, request)
             if request.method != "GET":
                 raise NotFound(NOT_FOUND)
             return self._discovery(target, request)
@@ -235,12 +272,25 @@ class HttpApi:
             as_table=wants_table(accept),
         )
         answer = self.verbs.handle(call)
-        return web.Response(status=answer.code, body=answer.body, content_type=JSON)
+        return web.Response(status=answer.code, body=answer.body, content_type=answer.content_type)
+
+    async def _review(self, d: Discovery, request: web.Request) -> web.Response:
+        """``auth can-i`` / ``auth whoami``: a create of a virtual review (``reviews``)."""
+        if request.method != "POST":
+            raise MethodNotAllowed(METHOD_NOT_ALLOWED)
+        body = decode_body(await self._read_body(request), request.headers.get("Content-Type", ""))
+        answer = reviews.review(d.group, d.version, d.path, body)
+        return web.Response(status=201, body=encode(answer), content_type=JSON)
 
     def _discovery(self, d: Discovery, request: web.Request) -> web.Response:
         accept = request.headers.get("Accept", "")
         aggregated = "as=APIGroupDiscoveryList" in accept and "v=v2;" in accept + ";"
         doc: Any
+        if d.what == "health":
+            text = health(d.group, d.path, request.query)
+            if text is None:
+                raise NotFound(NOT_FOUND)
+            return web.Response(status=200, body=text, content_type=HEALTH_CONTENT_TYPE, charset="utf-8")
         if d.what == "version":
             doc = discovery.version()
         elif d.what in ("api", "apis"):

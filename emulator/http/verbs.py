@@ -28,7 +28,7 @@ from emulator.api.errors import BadRequest, Conflict, MethodNotAllowed, NotFound
 from emulator.api.labelparse import format_label_selector
 from emulator.api.validation import validate
 from emulator.apiserver.server import ApiServer
-from emulator.http import tables
+from emulator.http import logs, tables
 from emulator.http.apply import FieldManagers
 from emulator.http.codec import (
     decode_body,
@@ -73,6 +73,7 @@ class Call:
 class Answer:
     code: int
     body: bytes
+    content_type: str = "application/json"
 
 
 def verb_of(method: str, target: Target, watch: bool) -> str:
@@ -109,6 +110,18 @@ def check_verb(target: Target, verb: str) -> None:
         raise MethodNotAllowed(METHOD_NOT_ALLOWED)
 
 
+def dry_run_object(resource: Resource, obj: Any, current: Any | None, sub: str = "") -> Any:
+    """What the store would keep of ``obj`` on a write, for a dry run to validate and answer
+    (upstream's PrepareForCreate/PrepareForUpdate): a write to the main resource of a kind
+    with a ``status`` subresource keeps the current status (none on create); a write to
+    ``/status`` keeps everything of the current object but its status."""
+    if resource.subresource("status") is None or not hasattr(obj, "status"):
+        return obj
+    if sub == "status":
+        return obj if current is None else replace(current, status=obj.status)
+    return replace(obj, status=type(obj.status)() if current is None else current.status)
+
+
 def _dry_run(query: Mapping[str, str]) -> bool:
     value = query.get("dryRun", "")
     if value and value != "All":
@@ -140,8 +153,10 @@ class Verbs:
         """The stored struct as served: its wire dict with the fields it does not model."""
         return object_dict(obj, extras=self.extras)
 
-    def _dry_run_answer(self, code: int, obj: Any, written: Any) -> Answer:
-        """A dry-run write's answer: the validated object as it would be served."""
+    def _dry_run_answer(self, call: Call, code: int, obj: Any, written: Any, current: Any | None) -> Answer:
+        """A dry-run write's answer: the validated object as it would be stored
+        (``dry_run_object``) and served (with what the client wrote that the struct drops)."""
+        obj = dry_run_object(call.target.resource, obj, current, call.target.sub or "")
         validate(obj)
         out = object_dict(obj)
         return Answer(code, encode(self.extras.preview(written, out) if isinstance(written, dict) else out))
@@ -179,6 +194,8 @@ class Verbs:
         t = call.target
         verb = verb_of(call.method, t, watch=False)
         check_verb(t, verb)
+        if t.sub in logs.STREAMS:
+            logs.refuse_stream(self._get(t), t.sub, call.query)
         if verb == "get":
             return self.get(call)
         if verb == "list":
@@ -210,6 +227,8 @@ class Verbs:
         obj = self._get(t)
         if t.sub == "scale":
             return Answer(200, encode(scale_dict(obj)))
+        if t.sub == "log":
+            return Answer(200, logs.pod_log(obj, call.query), logs.CONTENT_TYPE)
         if call.as_table:
             opts = parse_list_options(t.resource.kind, call.query)
             tab = tables.table(
@@ -288,7 +307,7 @@ class Verbs:
         data = decode_body(call.body, call.content_type)
         obj = self._decode(call, data)
         if _dry_run(call.query):
-            return self._dry_run_answer(201, obj, data)
+            return self._dry_run_answer(call, 201, obj, data, None)
         with self._as(call.agent):
             new = self.api.create(obj)
         self._remember(call, data, new)
@@ -302,7 +321,7 @@ class Verbs:
         200 and the result. ``managed_fields``: a changed ``metadata.managedFields`` the write
         carried (kubectl's client-side to server-side apply migration patches them)."""
         if _dry_run(call.query):
-            return self._dry_run_answer(200, obj, written)
+            return self._dry_run_answer(call, 200, obj, written, current)
         with self._as(call.agent):
             new = self.api.update_status(obj) if call.target.sub == "status" else self.api.update(obj)
         self._remember(call, written, new)
@@ -367,7 +386,7 @@ class Verbs:
         obj = self._decode(call, merged)
         if current is None:
             if _dry_run(call.query):
-                return self._dry_run_answer(201, obj, merged)
+                return self._dry_run_answer(call, 201, obj, merged, None)
             with self._as(call.agent):
                 new = self.api.create(obj)
             self._remember(call, merged, new)
@@ -376,7 +395,7 @@ class Verbs:
             self.managers.update(t.resource, None, self.served(new), manager=manager, operation="Apply", time=now)
             return Answer(201, self.encoded(new))
         if _dry_run(call.query):
-            return self._dry_run_answer(200, obj, merged)
+            return self._dry_run_answer(call, 200, obj, merged, current)
         with self._as(call.agent):
             new = self.api.update_status(obj) if t.sub == "status" else self.api.update(obj)
         self._remember(call, merged, new)

@@ -18,7 +18,17 @@ import pytest
 from msgspec.structs import replace
 
 from emulator.api.codec import KINDS, convert
-from emulator.api.core import Binding, Namespace, Node, NodeSpec, Pod, PodCondition, PodSchedulingGate, Toleration
+from emulator.api.core import (
+    Binding,
+    Namespace,
+    NamespaceStatus,
+    Node,
+    NodeSpec,
+    Pod,
+    PodCondition,
+    PodSchedulingGate,
+    Toleration,
+)
 from emulator.api.errors import AlreadyExists, ApiError, Conflict, Invalid, NotFound
 from emulator.api.meta import ObjectMeta, ObjectReference
 from emulator.api.quantity import parse_quantity
@@ -502,6 +512,14 @@ def test_cluster_scoped_objects_drop_the_namespace() -> None:
     assert node.metadata.namespace == ""
     assert srv.get("Node", "n", "anything") == node
     assert sorted(CLUSTER_SCOPED) == ["Namespace", "Node", "PriorityClass"]
+
+
+def test_a_created_namespace_is_active() -> None:
+    """Upstream's namespace PrepareForCreate: ``status.phase: Active``, whatever was sent
+    (kubectl get ns printed an empty STATUS)."""
+    srv = new_server()
+    sent = Namespace(metadata=ObjectMeta(name="team"), status=NamespaceStatus(phase="Terminating"))
+    assert srv.create(sent).status.phase == "Active"
 
 
 def test_pod_defaults() -> None:

@@ -14,9 +14,11 @@ module-level ``SERVE_SPEED`` (default ``DEFAULT_SPEED``) and ``--token`` with ``
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import os
 import signal
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -67,6 +69,19 @@ class Server:
         user = self.config["users"][0]["user"] or {}
         token = user.get("token")
         return None if token is None else str(token)
+
+    def ca_file(self) -> Path:
+        """The kubeconfig's ``certificate-authority-data`` as a PEM file, for clients that take a
+        path (the Python client's ``Configuration.ssl_ca_cert``), as ``load_kube_config`` does."""
+        path = self.home / "ca.crt"
+        if not path.exists():
+            data = self.config["clusters"][0]["cluster"]["certificate-authority-data"]
+            path.write_bytes(base64.b64decode(data))
+        return path
+
+    def ssl_context(self) -> ssl.SSLContext:
+        """A client TLS context that trusts only the kubeconfig's CA."""
+        return ssl.create_default_context(cafile=str(self.ca_file()))
 
     def stderr(self) -> str:
         return self.stderr_path.read_text(errors="replace")

@@ -434,7 +434,7 @@ def raw(server: Server, method: str, path: str, body: dict[str, Any] | None = No
         data = json.dumps(body).encode()
         headers["Content-Type"] = "application/json"
     request = urllib.request.Request(server.url + path, data=data, headers=headers, method=method)
-    with urllib.request.urlopen(request, timeout=30) as response:
+    with urllib.request.urlopen(request, timeout=30, context=server.ssl_context()) as response:
         return str(response.headers["Content-Type"]), json.loads(response.read())
 
 
@@ -515,6 +515,7 @@ def test_a_request_without_the_token_is_401(server: Server) -> None:
     if server.token is None:
         pytest.skip("served with --token none")
     configuration = client.Configuration(host=server.url)
+    configuration.ssl_ca_cert = str(server.ca_file())
     with client.ApiClient(configuration) as anonymous, pytest.raises(ApiException) as refused:
         client.CoreV1Api(anonymous).list_node()
     status = status_of(refused.value)

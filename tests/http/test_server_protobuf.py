@@ -1,8 +1,11 @@
-"""The protobuf bodies kubectl sends no other way (drain's DeleteOptions and Eviction,
-``create namespace``'s Namespace): decoded from upstream's envelope; other kinds get 415."""
+"""The protobuf bodies kubectl sends no other way (drain's DeleteOptions and Eviction, the
+objects of the ``create <kind>`` generators): decoded from upstream's envelope; other kinds
+get 415. ``data/kubectl-protobuf.json`` holds bodies kubectl 1.32 sent, with its command."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,6 +15,9 @@ from tests.builders import pod
 from tests.http.server_support import new_api, serving
 
 PB = {"Content-Type": "application/vnd.kubernetes.protobuf"}
+KUBECTL_BODIES: dict[str, dict[str, str]] = json.loads(
+    (Path(__file__).parent / "data" / "kubectl-protobuf.json").read_text()
+)
 
 
 def _varint(n: int) -> bytes:
@@ -122,3 +128,120 @@ async def test_kubectl_protobuf_bodies_over_http() -> None:
         assert (code, out["metadata"]["name"], out["metadata"]["labels"]["team"]) == (201, "foo", "a")
         code, out = await s.call("POST", "/api/v1/namespaces/default/pods", raw=envelope("v1", "Pod", b""), headers=PB)
         assert (code, out["reason"]) == (415, "UnsupportedMediaType")
+
+
+def _template(name: str, image: str, **spec: Any) -> dict[str, Any]:
+    return {"spec": {"containers": [{"name": name, "image": image, **spec.pop("container", {})}], **spec}}
+
+
+@pytest.mark.parametrize(
+    ("generator", "want"),
+    [
+        pytest.param(
+            "deployment",
+            {
+                "apiVersion": "apps/v1",
+                "kind": "Deployment",
+                "metadata": {"name": "x", "labels": {"app": "x"}},
+                "spec": {
+                    "replicas": 3,
+                    "selector": {"matchLabels": {"app": "x"}},
+                    "template": {
+                        "metadata": {"labels": {"app": "x"}},
+                        **_template("nginx", "nginx", container={"ports": [{"containerPort": 80}]}),
+                    },
+                },
+            },
+            id="create-deployment",
+        ),
+        pytest.param(
+            "job",
+            {
+                "apiVersion": "batch/v1",
+                "kind": "Job",
+                "metadata": {"name": "j1"},
+                "spec": {
+                    "template": _template("j1", "busybox", container={"command": ["sleep", "5"]}, restartPolicy="Never")
+                },
+            },
+            id="create-job",
+        ),
+        pytest.param(
+            "cronjob",
+            {
+                "apiVersion": "batch/v1",
+                "kind": "CronJob",
+                "metadata": {"name": "c1"},
+                "spec": {
+                    "schedule": "*/1 * * * *",
+                    "jobTemplate": {
+                        "metadata": {"name": "c1"},
+                        "spec": {"template": _template("c1", "busybox", restartPolicy="OnFailure")},
+                    },
+                },
+            },
+            id="create-cronjob",
+        ),
+        pytest.param(
+            "service",
+            {
+                "apiVersion": "v1",
+                "kind": "Service",
+                "metadata": {"name": "s1", "labels": {"app": "s1"}},
+                "spec": {
+                    "ports": [{"name": "80-8080", "protocol": "TCP", "port": 80, "targetPort": 8080}],
+                    "selector": {"app": "s1"},
+                    "type": "ClusterIP",
+                },
+            },
+            id="create-service-clusterip",
+        ),
+        pytest.param(
+            "pdb",
+            {
+                "apiVersion": "policy/v1",
+                "kind": "PodDisruptionBudget",
+                "metadata": {"name": "p1"},
+                "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "x"}}},
+            },
+            id="create-pdb",
+        ),
+        pytest.param(
+            "priorityclass",
+            {
+                "apiVersion": "scheduling.k8s.io/v1",
+                "kind": "PriorityClass",
+                "metadata": {"name": "pc1"},
+                "value": 100,
+                "description": "hi",
+                "preemptionPolicy": "PreemptLowerPriority",
+            },
+            id="create-priorityclass",
+        ),
+    ],
+)
+def test_decode_what_kubectl_create_sends(generator: str, want: dict[str, Any]) -> None:
+    """Upstream writes every non-pointer field, zeros included; the decoded dict is the JSON
+    kubectl would have sent (zeros of non-pointer fields left out, as ``omitempty`` does)."""
+    assert decode(bytes.fromhex(KUBECTL_BODIES[generator]["body"])) == want
+
+
+@pytest.mark.parametrize(
+    ("raw", "want"),
+    [
+        pytest.param(ld(2, vint(1, 0)), {"spec": {"replicas": 0}}, id="pointer-zero-kept"),
+        pytest.param(ld(2, vint(5, 0) + vint(7, 0)), {}, id="plain-zeros-dropped"),
+        pytest.param(
+            ld(2, ld(4, ld(1, "RollingUpdate") + ld(2, ld(1, vint(1, 1) + ld(3, "25%")) + ld(2, vint(2, 0))))),
+            {
+                "spec": {
+                    "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "25%", "maxSurge": 0}}
+                }
+            },
+            id="int-or-string",
+        ),
+        pytest.param(ld(2, ld(99, "x") + vint(98, 1)), {}, id="unknown-fields-skipped"),
+    ],
+)
+def test_decode_deployment_fields(raw: bytes, want: dict[str, Any]) -> None:
+    assert decode(envelope("apps/v1", "Deployment", raw)) == {"apiVersion": "apps/v1", "kind": "Deployment", **want}

@@ -28,7 +28,7 @@ from emulator.http.query import (
     parse_list_options,
 )
 from emulator.http.routing import Discovery, Target, route
-from emulator.http.server import agent_of, check_accept, wants_table
+from emulator.http.server import agent_of, check_accept, kubernetes_service, wants_table
 from emulator.http.status import cause_type, error_status
 from emulator.scenario.trace import fast_trace_line, trace_line
 
@@ -85,9 +85,9 @@ def test_route_discovery(path: str, want: Discovery) -> None:
         pytest.param("/api/v1/widgets", id="unknown-resource"),
         pytest.param("/api/v1/pods/x", id="namespaced-name-without-namespace"),
         pytest.param("/api/v1/namespaces/d/nodes", id="cluster-scoped-in-namespace"),
-        pytest.param("/api/v1/namespaces/d/pods/x/exec", id="unknown-subresource"),
+        pytest.param("/api/v1/namespaces/d/pods/x/widgets", id="unknown-subresource"),
         pytest.param("/api/v1/nodes/n1/scale", id="scale-of-node"),
-        pytest.param("/healthz/x", id="elsewhere"),
+        pytest.param("/swaggerapi/x", id="elsewhere"),
     ],
 )
 def test_route_not_found(path: str) -> None:
@@ -325,3 +325,9 @@ def test_trace_lines_name_the_http_agent(agent: str, want: bytes) -> None:
     fast = msgspec.json.encode(fast_trace_line(rec))
     assert fast == msgspec.json.encode(trace_line(rec))
     assert fast.endswith(want)
+
+
+def test_kubernetes_service() -> None:
+    svc = kubernetes_service(41234)
+    assert (svc.metadata.namespace, svc.metadata.name, svc.spec.cluster_ip) == ("default", "kubernetes", "10.96.0.1")
+    assert [(p.name, p.port, p.target_port) for p in svc.spec.ports] == [("https", 443, 41234)]

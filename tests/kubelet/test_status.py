@@ -26,6 +26,7 @@ from emulator.api.core import (
     NodeCondition,
     Pod,
     PodCondition,
+    PodIP,
     PodStatus,
 )
 from tests import builders
@@ -59,6 +60,8 @@ def test_pending_status_with_init_containers() -> None:
     }
     assert waiting == {"PodInitializing"}
     assert (status.qos_class, status.start_time, status.pod_ip) == ("BestEffort", T0, "10.0.2.2")
+    # upstream writes the plural lists too (kubectl describe pod prints IPs from podIPs)
+    assert (status.host_ips, status.pod_ips) == ([PodIP(ip="172.16.0.2")], [PodIP(ip="10.0.2.2")])
 
 
 def test_running_status_completes_init_containers_and_runs_sidecars() -> None:
