@@ -206,3 +206,15 @@ def kubectl_server(server: Server) -> Server:
     if not KUBECTL.exists():
         pytest.skip(NO_KUBECTL)
     return server
+
+
+def ok(result: subprocess.CompletedProcess[str]) -> str:
+    """The stdout of a kubectl run that must succeed (its stderr in the failure message)."""
+    assert result.returncode == 0, f"kubectl {result.args[1:]} exited {result.returncode}:\n{result.stderr}"
+    return result.stdout
+
+
+def failed(result: subprocess.CompletedProcess[str]) -> str:
+    """The stderr of a kubectl run that must fail."""
+    assert result.returncode != 0, f"kubectl {result.args[1:]} succeeded:\n{result.stdout}"
+    return result.stderr

@@ -10,29 +10,18 @@ from __future__ import annotations
 
 import ipaddress
 import re
-import subprocess
 from pathlib import Path
 
 import pytest
 import yaml
 
-from tests.http.conftest import KUBECTL, NO_KUBECTL, Server
+from tests.http.conftest import KUBECTL, NO_KUBECTL, Server, failed, ok
 
 pytestmark = [
     pytest.mark.skipif(not KUBECTL.exists(), reason=NO_KUBECTL),
     pytest.mark.real_time,
     pytest.mark.slow,
 ]
-
-
-def ok(result: subprocess.CompletedProcess[str]) -> str:
-    assert result.returncode == 0, f"kubectl {result.args[1:]} exited {result.returncode}:\n{result.stderr}"
-    return result.stdout
-
-
-def failed(result: subprocess.CompletedProcess[str]) -> str:
-    assert result.returncode != 0, f"kubectl {result.args[1:]} succeeded:\n{result.stdout}"
-    return result.stderr
 
 
 @pytest.mark.parametrize(

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.http.conftest import DATA, DEFAULT_SPEED, KUBECTL, NO_KUBECTL, Server
+from tests.http.conftest import DATA, DEFAULT_SPEED, KUBECTL, NO_KUBECTL, Server, failed, ok
 
 pytestmark = [
     pytest.mark.skipif(not KUBECTL.exists(), reason=NO_KUBECTL),
@@ -40,18 +40,6 @@ QUANTITY_PATTERN = "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
 
 
 # --- helpers ------------------------------------------------------------------------------
-
-
-def ok(result: subprocess.CompletedProcess[str]) -> str:
-    """The stdout of a kubectl run that must succeed (its stderr in the failure message)."""
-    assert result.returncode == 0, f"kubectl {result.args[1:]} exited {result.returncode}:\n{result.stderr}"
-    return result.stdout
-
-
-def failed(result: subprocess.CompletedProcess[str]) -> str:
-    """The stderr of a kubectl run that must fail."""
-    assert result.returncode != 0, f"kubectl {result.args[1:]} succeeded:\n{result.stdout}"
-    return result.stderr
 
 
 def table(text: str) -> list[dict[str, str]]:
