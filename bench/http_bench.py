@@ -125,6 +125,7 @@ def bench_list(args: argparse.Namespace) -> dict[str, Any]:
             result = {
                 "pods": running,
                 "kubectl get pods -A": _median_seconds(lambda: kubectl(), args.repeat),
+                "kubectl get pods -A --chunk-size=0": _median_seconds(lambda: kubectl("--chunk-size=0"), args.repeat),
                 "kubectl get pods -A -o json": _median_seconds(lambda: kubectl("-o", "json"), args.repeat),
                 "kubectl version (process start-up, for scale)": _median_seconds(
                     lambda: subprocess.run([KUBECTL, "version"], env=served.env, check=True, capture_output=True),
