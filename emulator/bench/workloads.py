@@ -36,6 +36,7 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from dataclasses import replace as with_fields
 from pathlib import Path
 from typing import Annotated, Any, Final, Literal
 
@@ -219,6 +220,10 @@ class Workload:
     scale: float = 1.0
     priority_classes: tuple[tuple[str, int], ...] = ()
     """PriorityClasses (name, value) the templates refer to, created before the first step."""
+    skipped: str = ""
+    """Why this workload is not run (upstream files only: it needs what the emulator lacks)."""
+    feature_gates: tuple[tuple[str, bool], ...] = ()
+    """The ``featureGates`` an upstream file sets for it; the emulator has no gate switches."""
 
     @property
     def nodes(self) -> int:
@@ -253,6 +258,8 @@ def load_workloads_text(text: str, *, source: str, scale: float = 1.0) -> list[W
     if len(docs) != 1:
         raise WorkloadError(source, "", f"expected one YAML document, got {len(docs)}")
     try:
+        if isinstance(docs[0], list):
+            return _load_upstream(docs[0], source=source, scale=scale)
         try:
             spec = msgspec.convert(docs[0], WorkloadFile)
         except msgspec.ValidationError as err:
@@ -266,9 +273,53 @@ def load_workloads_text(text: str, *, source: str, scale: float = 1.0) -> list[W
         raise
 
 
-def select_workloads(workloads: Sequence[Workload], patterns: Sequence[str], *, source: str) -> list[Workload]:
+def _load_upstream(doc: list[Any], *, source: str, scale: float) -> list[Workload]:
+    """Upstream's own performance-config.yaml (a list of test cases; ``upstream.py``)."""
+    from emulator.bench.upstream import PerfConfigError, translate
+
+    try:
+        tr = translate(doc, source=source, base=Path(source).parent)
+    except PerfConfigError as err:
+        raise WorkloadError(err.file, err.path, err.detail) from None
+    try:
+        spec = msgspec.convert(tr.document, WorkloadFile)
+    except msgspec.ValidationError as err:
+        msg, at = msgspec_error(err)
+        raise _upstream_path(WorkloadError(source, at, msg), tr.where, source) from None
+    try:
+        resolved = _Resolver(source, spec, scale).workloads()
+    except WorkloadError as err:
+        raise _upstream_path(err, tr.where, source) from None
+    gates = {name: tuple(sorted(g.items())) for name, g in tr.feature_gates.items()}
+    out = [with_fields(w, feature_gates=gates.get(w.name, ())) for w in resolved]
+    out += [Workload(s.name, s.labels, None, (), scale, skipped=s.reason) for s in tr.skipped]
+    return out
+
+
+def _upstream_path(err: WorkloadError, where: dict[str, str], source: str) -> WorkloadError:
+    """``err`` with a path into the translated document turned into one into the upstream file
+    (``testCases[k]`` → ``[i]``) or into a template file (``templates.<relative path>``)."""
+    m = re.match(r"testCases\[\d+\]", err.path)
+    if m and m.group(0) in where:
+        return WorkloadError(source, where[m.group(0)] + err.path[m.end() :], err.detail)
+    if err.path.startswith("templates."):
+        rel, _, rest = err.path.removeprefix("templates.").partition(".yaml")
+        if rest.startswith("."):
+            rest = rest[1:]
+        return WorkloadError(str(Path(source).parent / (rel + ".yaml")), rest, err.detail)
+    return err
+
+
+def select_workloads(
+    workloads: Sequence[Workload], patterns: Sequence[str], *, source: str, labels: Sequence[str] = ()
+) -> list[Workload]:
     """Workloads named by ``patterns`` (exact, a test case name, or a glob), in file order;
-    with no patterns, those labelled ``short``."""
+    with ``labels``, only those carrying every one of them (upstream's label filter); with
+    neither, those labelled ``short``."""
+    if labels:
+        workloads = [w for w in workloads if all(label in w.labels for label in labels)]
+        if not patterns:
+            return list(workloads)
     if not patterns:
         return [w for w in workloads if "short" in w.labels]
     chosen: list[Workload] = []

@@ -93,6 +93,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--stall-timeout", type=_duration, default=60.0, metavar="DURATION", help="give up a wait after")
     p.add_argument("--time-limit", type=_duration, default=None, metavar="DURATION", help="cut each workload short")
     p.add_argument("--seed", type=int, default=0, help="seed of every random choice")
+    p.add_argument(
+        "--label", action="append", default=[], metavar="LABEL", help="only workloads with this label (repeatable)"
+    )
     p.add_argument("--list", action="store_true", help="list the workloads and exit")
     return p
 
@@ -112,17 +115,21 @@ def run(args: argparse.Namespace) -> int:
         workloads = load_workloads(path, scale=args.scale)
         if args.list:
             for w in workloads:
-                print(f"{w.name}\tnodes={w.nodes}\tmeasuredPods={w.measured.count}\tlabels={','.join(w.labels)}")
+                size = f"skipped={w.skipped}" if w.skipped else f"nodes={w.nodes}\tmeasuredPods={w.measured.count}"
+                print(f"{w.name}\t{size}\tlabels={','.join(w.labels)}")
             return 0
-        chosen = select_workloads(workloads, args.workload, source=str(path))
+        chosen = select_workloads(workloads, args.workload, source=str(path), labels=args.label)
     except WorkloadError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     profiles: list[Profile] = ["default", "noop"] if args.compare else [args.profile]
     tty = args.output == "text" and sys.stdout.isatty()
     results: list[WorkloadResult] = []
+    skipped = [{"workload": wl.name, "skipped": wl.skipped} for wl in chosen if wl.skipped]
     with _progress(tty) as hook_for:
         for wl in chosen:
+            if wl.skipped:
+                continue
             for run_no in range(1, args.repeat + 1):
                 for profile in profiles:
                     options = BenchOptions(
@@ -135,13 +142,17 @@ def run(args: argparse.Namespace) -> int:
                     result = run_workload(wl, options, hook_for(wl, profile))
                     if args.repeat > 1:
                         result.extra["run"] = run_no
+                    if wl.feature_gates:
+                        result.extra["featureGatesNotHonoured"] = dict(wl.feature_gates)
                     results.append(result)
     if args.compare:
         compare(results)
     if args.output == "json":
-        sys.stdout.write(msgspec.json.encode([r.to_json() for r in results]).decode() + "\n")
+        sys.stdout.write(msgspec.json.encode([r.to_json() for r in results] + skipped).decode() + "\n")
     else:
         _table(results, Console(highlight=False, width=None if sys.stdout.isatty() else 220))
+        for s in skipped:
+            print(f"skipped {s['workload']}: {s['skipped']}")
     return 0 if all(r.complete for r in results) else 1
 
 

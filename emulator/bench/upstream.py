@@ -1,0 +1,298 @@
+"""Upstream's own scheduler_perf configs (kubernetes/kubernetes
+``test/integration/scheduler_perf/*/performance-config.yaml``), read as they are, translated into
+the shape ``workloads.py`` resolves (``templates`` + ``testCases``).
+
+Upstream's file is a YAML list of test cases whose ops name their manifests by path, relative
+to the config file (``podTemplatePath``, ``nodeTemplatePath``, ``defaultPodTemplatePath``,
+``templatePaths``, ``namespaceTemplatePath``). ``translate`` reads each template file once,
+registers it under its relative path as a template name and rewrites the op to refer to it;
+ops without a template get upstream's defaults (``DEFAULT_NODE``, ``DEFAULT_POD``).
+
+A workload is never run differently from upstream's: when it needs what the emulator lacks or
+what this reader does not play yet, it is kept as a ``Skipped`` entry with the reason (an
+opcode, a template kind such as PersistentVolumeClaim, a Go-template variable such as
+``{{.Index}}``, ``barrier`` with ``stageRequirement: Attempted``). ``featureGates`` (the test
+case's merged with the workload's) are passed along so the report can say which it did not
+honour: the emulator runs kube-scheduler v1.34's default behaviour and has no gate switches.
+
+It owns only the translation; checking the result and resolving counts is ``workloads.py``'s.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+from emulator.inputs import InputError, ReadError, YamlError, load_documents, read_text
+
+__all__ = ["DEFAULT_NODE", "DEFAULT_POD", "PerfConfigError", "Skipped", "Translation", "translate"]
+
+
+class PerfConfigError(InputError):
+    """Bad upstream-format input: ``<file>[:<line>:<column>]: <path>: <detail>``."""
+
+
+DEFAULT_NODE: Final[dict[str, Any]] = {
+    "apiVersion": "v1",
+    "kind": "Node",
+    "metadata": {"generateName": "scheduler-perf-"},
+    "spec": {},
+    "status": {
+        "capacity": {"pods": "110", "cpu": "4", "memory": "32Gi"},
+        "conditions": [{"status": "True", "type": "Ready"}],
+    },
+}
+"""The node of an op without ``nodeTemplatePath`` (upstream's base node: 4 CPUs, 32Gi, 110 pods)."""
+
+DEFAULT_POD: Final[dict[str, Any]] = {
+    "apiVersion": "v1",
+    "kind": "Pod",
+    "metadata": {"generateName": "pod-"},
+    "spec": {
+        "containers": [
+            {
+                "image": "registry.k8s.io/pause:3.10.1",
+                "name": "pause",
+                "ports": [{"containerPort": 80}],
+                "resources": {
+                    "limits": {"cpu": "100m", "memory": "500Mi"},
+                    "requests": {"cpu": "100m", "memory": "500Mi"},
+                },
+            }
+        ]
+    },
+}
+"""The pod of a test case without ``defaultPodTemplatePath`` and an op without ``podTemplatePath``."""
+
+PLAYED: Final = frozenset({"createNodes", "createNamespaces", "createPods", "churn", "barrier", "sleep"})
+"""Opcodes the harness plays."""
+
+NOT_YET: Final = frozenset(
+    {"deletePods", "createPodSets", "createAny", "startCollectingMetrics", "stopCollectingMetrics"}
+)
+"""Opcodes that make sense without volumes and DRA but the harness does not play yet."""
+
+LACKING: Final[Mapping[str, str]] = {
+    "createPodsWithPVs": "PersistentVolumes and PersistentVolumeClaims",
+    "createResourceClaims": "DRA ResourceClaims",
+    "createResourceDriver": "DRA drivers",
+    "allocResourceClaims": "DRA ResourceClaims",
+    "updateAny": "updates of arbitrary objects",
+}
+"""Opcodes needing what the emulator lacks → what that is."""
+
+_KINDS: Final = frozenset({"Node", "Pod"})
+_LACKING_KINDS: Final[Mapping[str, str]] = {
+    "PersistentVolume": "PersistentVolumes",
+    "PersistentVolumeClaim": "PersistentVolumeClaims",
+    "StorageClass": "StorageClasses",
+    "CSINode": "CSI drivers",
+    "ResourceClaim": "DRA ResourceClaims",
+    "ResourceClaimTemplate": "DRA ResourceClaims",
+    "DeviceClass": "DRA DeviceClasses",
+    "ResourceSlice": "DRA ResourceSlices",
+}
+
+_PATH_KEYS: Final = ("podTemplatePath", "nodeTemplatePath", "namespaceTemplatePath")
+_WORKLOAD_KEYS: Final = frozenset({"name", "params", "labels", "threshold", "featureGates"})
+_CASE_KEYS: Final = frozenset(
+    {"name", "workloadTemplate", "workloads", "defaultPodTemplatePath", "featureGates", "labels", "schedulerConfigPath"}
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    name: str
+    """``<testCase>/<workload>``."""
+    labels: tuple[str, ...]
+    reason: str
+
+
+@dataclass(slots=True)
+class Translation:
+    document: dict[str, Any]
+    """``{templates, testCases}``: the workloads that can run, in ``workloads.py``'s shape."""
+    skipped: list[Skipped] = field(default_factory=list)
+    feature_gates: dict[str, dict[str, bool]] = field(default_factory=dict)
+    """``<testCase>/<workload>`` → the gates it sets (test case's, then workload's)."""
+    where: dict[str, str] = field(default_factory=dict)
+    """A path in ``document`` (``testCases[k]``) → the path in the upstream file (``[i]``)."""
+
+
+def translate(doc: list[Any], *, source: str, base: Path) -> Translation:
+    """The upstream file ``doc`` (a list of test cases) read from ``source``, its template
+    paths relative to ``base``."""
+    return _Translator(source, base).run(doc)
+
+
+class _Translator:
+    def __init__(self, source: str, base: Path) -> None:
+        self.source, self.base = source, base
+        self.templates: dict[str, dict[str, Any]] = {"node-default": DEFAULT_NODE, "pod-default": DEFAULT_POD}
+        self.problems: dict[str, str] = {}
+        """Template name → why a workload using it cannot run."""
+
+    def fail(self, path: str, detail: str) -> PerfConfigError:
+        return PerfConfigError(self.source, path, detail)
+
+    def run(self, doc: list[Any]) -> Translation:
+        out = Translation({"templates": self.templates, "testCases": []})
+        for i, case in enumerate(doc):
+            path = f"[{i}]"
+            if not isinstance(case, dict):
+                raise self.fail(path, f"expected a test case (a mapping), got {type(case).__name__}")
+            for key in case:
+                if key not in _CASE_KEYS:
+                    raise self.fail(f"{path}.{key}", "unknown field")
+            name = case.get("name")
+            if not isinstance(name, str) or not name:
+                raise self.fail(f"{path}.name", "expected a non-empty string")
+            ops = case.get("workloadTemplate")
+            workloads = case.get("workloads")
+            if not isinstance(ops, list) or not ops:
+                raise self.fail(f"{path}.workloadTemplate", "expected a non-empty list of ops")
+            if not isinstance(workloads, list) or not workloads:
+                raise self.fail(f"{path}.workloads", "expected a non-empty list of workloads")
+            case_gates = self.gates(case.get("featureGates", {}), f"{path}.featureGates")
+            default_pod = "pod-default"
+            if "defaultPodTemplatePath" in case:
+                default_pod = self.template(case["defaultPodTemplatePath"], f"{path}.defaultPodTemplatePath")
+            reason = ""
+            new_ops: list[dict[str, Any]] = []
+            used: set[str] = set()
+            for j, op in enumerate(ops):
+                new_op, why = self.op(op, f"{path}.workloadTemplate[{j}]", default_pod)
+                reason = reason or why
+                new_ops.append(new_op)
+                if isinstance(new_op.get("countParam"), str):
+                    used.add(new_op["countParam"].lstrip("$"))
+            if "schedulerConfigPath" in case:
+                reason = reason or "schedulerConfigPath: a test case's own scheduler configuration is not applied yet"
+            kept: list[dict[str, Any]] = []
+            for k, wl in enumerate(workloads):
+                wpath = f"{path}.workloads[{k}]"
+                if not isinstance(wl, dict):
+                    raise self.fail(wpath, f"expected a workload (a mapping), got {type(wl).__name__}")
+                for key in wl:
+                    if key not in _WORKLOAD_KEYS:
+                        raise self.fail(f"{wpath}.{key}", "unknown field")
+                wname = wl.get("name")
+                if not isinstance(wname, str) or not wname:
+                    raise self.fail(f"{wpath}.name", "expected a non-empty string")
+                labels = wl.get("labels", [])
+                if not isinstance(labels, list) or not all(isinstance(x, str) for x in labels):
+                    raise self.fail(f"{wpath}.labels", "expected a list of strings")
+                full = f"{name}/{wname}"
+                gates = case_gates | self.gates(wl.get("featureGates", {}), f"{wpath}.featureGates")
+                if reason:
+                    out.skipped.append(Skipped(full, tuple(labels), reason))
+                    continue
+                out.feature_gates[full] = gates
+                params = wl.get("params", {})
+                if not isinstance(params, dict):
+                    raise self.fail(f"{wpath}.params", "expected a mapping of parameter names to values")
+                kept.append(
+                    {
+                        "name": wname,
+                        "labels": labels,
+                        "params": {p: v for p, v in params.items() if p in used},
+                        **({"threshold": wl["threshold"]} if "threshold" in wl else {}),
+                    }
+                )
+            if kept:
+                out.where[f"testCases[{len(out.document['testCases'])}]"] = path
+                out.document["testCases"].append(
+                    {"name": name, "workloadTemplate": new_ops, "workloads": kept, "defaultPodTemplate": default_pod}
+                )
+        return out
+
+    def gates(self, value: Any, path: str) -> dict[str, bool]:
+        if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, bool) for k, v in value.items()):
+            raise self.fail(path, "expected a mapping of feature gate names to true or false")
+        return dict(value)
+
+    def op(self, op: Any, path: str, default_pod: str) -> tuple[dict[str, Any], str]:
+        """The op in ``workloads.py``'s shape, and why it cannot run ("" when it can)."""
+        if not isinstance(op, dict):
+            raise self.fail(path, f"expected an op (a mapping), got {type(op).__name__}")
+        code = op.get("opcode")
+        if not isinstance(code, str):
+            raise self.fail(f"{path}.opcode", "expected a string")
+        if code in LACKING:
+            return op, f"opcode {code} needs {LACKING[code]}, which the emulator does not have"
+        if code in NOT_YET:
+            return op, f"opcode {code} is not played by the emulator's bench yet"
+        if code not in PLAYED:
+            known = ", ".join(sorted(PLAYED | NOT_YET | set(LACKING)))
+            raise self.fail(f"{path}.opcode", f'unknown opcode "{code}" (known: {known})')
+        new = dict(op)
+        why = ""
+        for key in _PATH_KEYS:
+            if key in new:
+                name = self.template(new.pop(key), f"{path}.{key}")
+                why = why or self.problems.get(name, "")
+                if key == "namespaceTemplatePath":
+                    why = why or "namespaceTemplatePath: namespaces from a template are not created yet"
+                else:
+                    new[key.removesuffix("Path")] = name
+        if code == "createPods" and "podTemplate" not in new:
+            new["podTemplate"] = default_pod
+            why = why or self.problems.get(default_pod, "")
+        if code == "churn":
+            paths = new.pop("templatePaths", None)
+            if not isinstance(paths, list) or not paths:
+                raise self.fail(f"{path}.templatePaths", "expected a non-empty list of template paths")
+            new["templates"] = [self.template(p, f"{path}.templatePaths[{t}]") for t, p in enumerate(paths)]
+            for name in new["templates"]:
+                why = why or self.problems.get(name, "")
+        if code == "barrier":
+            stage = new.pop("stageRequirement", "Scheduled")
+            if stage == "Attempted":
+                why = why or "barrier stageRequirement: Attempted is not played by the emulator's bench yet"
+            elif stage != "Scheduled":
+                raise self.fail(f"{path}.stageRequirement", f'expected "Scheduled" or "Attempted", got {stage!r}')
+            if new.pop("labelSelector", None):
+                why = why or "barrier labelSelector is not played by the emulator's bench yet"
+        if code == "createPods" and "persistentVolumeTemplatePath" in new:
+            why = why or "createPods with persistentVolumeTemplatePath needs PersistentVolumes"
+        return new, why
+
+    def template(self, rel: Any, path: str) -> str:
+        """Register the template file at ``rel`` (relative to the config) under that name."""
+        if not isinstance(rel, str) or not rel:
+            raise self.fail(path, "expected a template file path (relative to the config file)")
+        if rel in self.templates:
+            return rel
+        file = self.base / rel
+        try:
+            text = read_text(file)
+        except ReadError as err:
+            raise self.fail(path, f'cannot read template "{rel}": {err.reason}') from None
+        if "{{" in text:
+            self.problems[rel] = f'template "{rel}" uses Go template expressions ({{{{.Index}}}}), not rendered yet'
+            self.templates[rel] = DEFAULT_POD
+            return rel
+        try:
+            docs = load_documents(text, source=str(file)).docs
+        except YamlError as err:
+            raise PerfConfigError(str(file), "", f"not valid YAML: {err.text}") from None
+        if len(docs) != 1 or not isinstance(docs[0], dict):
+            raise PerfConfigError(str(file), "", "expected one YAML document holding one object")
+        kind = str(docs[0].get("kind"))
+        if kind in _LACKING_KINDS:
+            self.problems[rel] = f'template "{rel}" is a {kind}: needs {_LACKING_KINDS[kind]}, which the emulator lacks'
+            self.templates[rel] = DEFAULT_POD
+        elif kind not in _KINDS:
+            self.problems[rel] = f'template "{rel}" is a {kind}, which the emulator\'s bench does not create'
+            self.templates[rel] = DEFAULT_POD
+        else:
+            volumes = (docs[0].get("spec") or {}).get("volumes") or []
+            if any(isinstance(v, dict) and ("persistentVolumeClaim" in v or "ephemeral" in v) for v in volumes):
+                self.problems[rel] = f'template "{rel}" mounts a PersistentVolumeClaim, which the emulator lacks'
+            resource_claims = (docs[0].get("spec") or {}).get("resourceClaims")
+            if resource_claims:
+                self.problems[rel] = f'template "{rel}" uses DRA resourceClaims, which the emulator lacks'
+            self.templates[rel] = docs[0]
+        return rel

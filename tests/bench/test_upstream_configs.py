@@ -1,0 +1,153 @@
+"""``bench --file`` on configs in upstream scheduler_perf's own format (``emulator/bench/upstream.py``):
+templates by relative path, ``$params``, labels, featureGates, the played opcodes, and the
+workloads reported as skipped with their reason."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from emulator.bench.workloads import WorkloadError, load_workloads
+from emulator.commands.bench import add_parser, run
+
+DATA = Path(__file__).resolve().parent / "data" / "perfconfig"
+SUITE = DATA / "suite" / "performance-config.yaml"
+
+
+def _bench(capsys: pytest.CaptureFixture[str], file: Path, *argv: str) -> tuple[int, Any]:
+    parser = argparse.ArgumentParser(prog="python -m emulator")
+    add_parser(parser.add_subparsers(dest="command"))
+    code = run(parser.parse_args(["bench", "--file", str(file), "--output", "json", *argv]))
+    out, err = capsys.readouterr()
+    return code, json.loads(out) if out.strip().startswith("[") else out + err
+
+
+@pytest.mark.parametrize(
+    ("name", "reason"),
+    [
+        pytest.param("DeletesPods/one", "opcode deletePods is not played by the emulator's bench yet", id="deletePods"),
+        pytest.param("PodSets/two", "opcode createPodSets is not played", id="createPodSets"),
+        pytest.param("AnyObject/one", "opcode createAny is not played", id="createAny"),
+        pytest.param("WaitsForAttempts/one", "barrier stageRequirement: Attempted", id="barrier-attempted"),
+        pytest.param("NeedsClaims/one", "mounts a PersistentVolumeClaim, which the emulator lacks", id="pvc-volume"),
+        pytest.param("ClaimObjects/one", "is a PersistentVolumeClaim: needs PersistentVolumeClaims", id="pvc-kind"),
+        pytest.param("IndexedNames/one", r"uses Go template expressions \(\{\{.Index\}\}\)", id="index-template"),
+        pytest.param("DraClaims/one", "opcode createResourceClaims needs DRA ResourceClaims", id="dra"),
+        pytest.param("EveryPlayedOpcode/tiny", "", id="runs"),
+    ],
+)
+def test_workloads_needing_what_is_missing_are_skipped_with_the_reason(name: str, reason: str) -> None:
+    wl = {w.name: w for w in load_workloads(SUITE)}[name]
+    if reason:
+        assert wl.skipped
+        assert re.search(reason, wl.skipped), wl.skipped
+        assert wl.steps == ()
+    else:
+        assert wl.skipped == ""
+        assert len(wl.steps) == 10
+
+
+def test_templates_params_and_feature_gates_are_read() -> None:
+    by_name = {w.name: w for w in load_workloads(SUITE)}
+    tiny, bigger = by_name["EveryPlayedOpcode/tiny"], by_name["DefaultTemplates/2Nodes"]
+    assert tiny.nodes == 3 + 1
+    assert tiny.measured.count == 6
+    assert tiny.measured.template.metadata.generate_name == "light-"  # defaultPodTemplatePath
+    assert tiny.feature_gates == (("SchedulerAsyncAPICalls", False), ("SchedulerQueueingHints", True))
+    assert bigger.measured.template.metadata.generate_name == "pod-"  # upstream's default pod
+    scaled = {w.name: w for w in load_workloads(SUITE, scale=0.01)}
+    assert scaled["EveryPlayedOpcode/bigger"].nodes == 3 + 1  # 300 at a hundredth, plus count: 1
+
+
+@pytest.mark.parametrize(
+    ("labels", "expected"),
+    [
+        pytest.param(["short"], ["EveryPlayedOpcode/tiny"], id="short"),
+        pytest.param(["integration-test", "short"], ["EveryPlayedOpcode/tiny"], id="both"),
+        pytest.param(["performance"], ["EveryPlayedOpcode/bigger"], id="performance"),
+    ],
+)
+def test_label_selects_workloads(capsys: pytest.CaptureFixture[str], labels: list[str], expected: list[str]) -> None:
+    code, out = _bench(capsys, SUITE, "--scale", "0.01", *[a for x in labels for a in ("--label", x)])
+    assert code == 0, out
+    assert [o["workload"] for o in out] == expected
+
+
+def test_integration_test_label_runs_or_skips_every_workload(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = _bench(capsys, SUITE, "--label", "integration-test", "--stall-timeout", "20s")
+    assert code == 0, out
+    ran = {o["workload"]: o for o in out if "skipped" not in o}
+    skipped = {o["workload"]: o["skipped"] for o in out if "skipped" in o}
+    assert sorted(ran) == ["DefaultTemplates/2Nodes", "EveryPlayedOpcode/tiny"]
+    assert all(o["complete"] and o["scheduledPods"] == o["measuredPods"] for o in ran.values())
+    assert ran["EveryPlayedOpcode/tiny"]["featureGatesNotHonoured"] == {
+        "SchedulerAsyncAPICalls": False,
+        "SchedulerQueueingHints": True,
+    }
+    assert len(skipped) == 8
+    assert all(set(o) == {"workload", "skipped"} for o in out if "skipped" in o)
+
+
+TEMPLATE = """\
+- name: Case
+  workloadTemplate:
+  - opcode: createNodes
+    count: 1
+  - opcode: createPods
+    count: 1
+    collectMetrics: true
+{extra_op}  workloads:
+  - name: w
+{extra_wl}"""
+
+
+@pytest.mark.parametrize(
+    ("extra_op", "extra_wl", "where", "detail"),
+    [
+        pytest.param(
+            "  - opcode: explode\n", "", r":8:\d+: \[0\]\.workloadTemplate\[2\]\.opcode", "unknown opcode", id="op"
+        ),
+        pytest.param(
+            "  - opcode: createPods\n    count: 1\n    podTemplatePath: nowhere.yaml\n",
+            "",
+            r": \[0\]\.workloadTemplate\[2\]\.podTemplatePath",
+            'cannot read template "nowhere.yaml"',
+            id="missing-template",
+        ),
+        pytest.param(
+            "", "    featureGates: {A: maybe}\n", r": \[0\]\.workloads\[0\]\.featureGates", "feature gate", id="gates"
+        ),
+        pytest.param("", "    colour: blue\n", r": \[0\]\.workloads\[0\]\.colour", "unknown field", id="wl-field"),
+        pytest.param(
+            "  - opcode: barrier\n    stageRequirement: Bound\n",
+            "",
+            r": \[0\]\.workloadTemplate\[2\]\.stageRequirement",
+            'expected "Scheduled" or "Attempted"',
+            id="stage",
+        ),
+        pytest.param(
+            "  - opcode: createPods\n    countParam: $gone\n",
+            "",
+            r": \[0\]\.workloads\[0\]\.params",
+            'missing "gone"',
+            id="param",
+        ),
+    ],
+)
+def test_bad_upstream_files_exit_2_naming_the_file_and_path(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], extra_op: str, extra_wl: str, where: str, detail: str
+) -> None:
+    file = tmp_path / "performance-config.yaml"
+    file.write_text(TEMPLATE.format(extra_op=extra_op, extra_wl=extra_wl))
+    with pytest.raises(WorkloadError, match=detail):
+        load_workloads(file)
+    code, out = _bench(capsys, file)
+    assert code == 2
+    assert out.startswith(f"error: {file}")
+    assert re.search(where, out), out
+    assert detail in out.replace("\\", "")
