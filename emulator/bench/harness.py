@@ -16,6 +16,8 @@ PodsStep        create the pods the same way, then (unless ``wait`` is off) wait
                 pod of the namespace is bound — Running with kubelets; with ``collectMetrics``
                 this is the measured phase: from before the first create to the end of the wait
 ChurnStep       start a background task (see ``workloads.py``); it stops with the workload
+DeletePodsStep  delete the namespace's pods at ``deletePodsPerSecond`` (in the background when
+                ``skipWaitToCompletion``)
 BarrierStep     wait until the pods the harness created in those namespaces (all: every
                 namespace of a PodsStep) are bound
 SleepStep       sleep on the clock
@@ -61,6 +63,7 @@ from emulator.bench.metrics import millis, peak_rss_mib, reset_peak_rss, summari
 from emulator.bench.workloads import (
     BarrierStep,
     ChurnStep,
+    DeletePodsStep,
     NamespacesStep,
     NodesStep,
     PodsStep,
@@ -269,7 +272,7 @@ class _Play:
                 await self.create_nodes(i, step)
             case NamespacesStep():
                 for ns in step.names:
-                    self.ensure_namespace(ns)
+                    self.ensure_namespace(ns, dict(step.labels))
             case PodsStep():
                 await self.create_pods(i, step)
             case ChurnStep():
@@ -280,14 +283,19 @@ class _Play:
                 await self.wait(f"barrier[{i}]", names)
             case SleepStep():
                 await self.clock.sleep(step.seconds)
+            case DeletePodsStep() if step.wait:
+                await self.delete_pods(step)
+            case DeletePodsStep():
+                assert self.tg is not None
+                self.tg.create_task(self.delete_pods(step), name=f"bench:deletePods:{i}")
 
     # --- creating -------------------------------------------------------------------------
 
-    def ensure_namespace(self, name: str) -> None:
+    def ensure_namespace(self, name: str, labels: dict[str, str] | None = None) -> None:
         if name not in self.namespaces:
             self.namespaces.add(name)
             with contextlib.suppress(ApiError):  # already there
-                self.server.create(Namespace(metadata=ObjectMeta(name=name)))
+                self.server.create(Namespace(metadata=ObjectMeta(name=name, labels=labels or {})))
 
     def name(self, namespace: str, obj: Node | Pod) -> str:
         prefix = obj.metadata.generate_name or f"{obj.kind.lower()}-"
@@ -395,6 +403,15 @@ class _Play:
             except TimeoutError:
                 pass
         return True
+
+    async def delete_pods(self, step: DeletePodsStep) -> None:
+        """Delete the pods the namespace holds now, ``per_second`` a second (all at once if 0)."""
+        pods, _ = self.server.list("Pod", namespace=step.namespace)
+        for pod in pods:
+            if step.per_second:
+                await self.clock.sleep(1 / step.per_second)
+            with contextlib.suppress(ApiError):  # already gone
+                self.server.delete("Pod", pod.metadata.name, step.namespace)
 
     async def churn(self, step: ChurnStep) -> None:
         slots = [[""] * max(step.number, 1) for _ in step.templates]

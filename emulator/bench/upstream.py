@@ -6,11 +6,13 @@ Upstream's file is a YAML list of test cases whose ops name their manifests by p
 to the config file (``podTemplatePath``, ``nodeTemplatePath``, ``defaultPodTemplatePath``,
 ``templatePaths``, ``namespaceTemplatePath``). ``translate`` reads each template file once,
 registers it under its relative path as a template name and rewrites the op to refer to it;
-ops without a template get upstream's defaults (``DEFAULT_NODE``, ``DEFAULT_POD``).
+ops without a template get upstream's defaults (``DEFAULT_NODE``, ``DEFAULT_POD``). A
+Namespace template gives its labels to the namespaces ``createNamespaces`` makes. Played
+opcodes: ``PLAYED``; ``createPodSets`` and ``deletePods`` pass through to ``workloads.py``.
 
 A workload is never run differently from upstream's: when it needs what the emulator lacks or
 what this reader does not play yet, it is kept as a ``Skipped`` entry with the reason (an
-opcode, a template kind such as PersistentVolumeClaim, a Go-template variable such as
+opcode in ``NOT_YET`` or ``LACKING``, a template kind such as PersistentVolumeClaim, a Go-template variable such as
 ``{{.Index}}``, ``barrier`` with ``stageRequirement: Attempted``). ``featureGates`` (the test
 case's merged with the workload's) are passed along so the report can say which it did not
 honour: the emulator runs kube-scheduler v1.34's default behaviour and has no gate switches.
@@ -66,12 +68,12 @@ DEFAULT_POD: Final[dict[str, Any]] = {
 }
 """The pod of a test case without ``defaultPodTemplatePath`` and an op without ``podTemplatePath``."""
 
-PLAYED: Final = frozenset({"createNodes", "createNamespaces", "createPods", "churn", "barrier", "sleep"})
+PLAYED: Final = frozenset(
+    {"createNodes", "createNamespaces", "createPods", "churn", "barrier", "sleep", "createPodSets", "deletePods"}
+)
 """Opcodes the harness plays."""
 
-NOT_YET: Final = frozenset(
-    {"deletePods", "createPodSets", "createAny", "startCollectingMetrics", "stopCollectingMetrics"}
-)
+NOT_YET: Final = frozenset({"createAny", "startCollectingMetrics", "stopCollectingMetrics"})
 """Opcodes that make sense without volumes and DRA but the harness does not play yet."""
 
 LACKING: Final[Mapping[str, str]] = {
@@ -95,7 +97,7 @@ _LACKING_KINDS: Final[Mapping[str, str]] = {
     "ResourceSlice": "DRA ResourceSlices",
 }
 
-_PATH_KEYS: Final = ("podTemplatePath", "nodeTemplatePath", "namespaceTemplatePath")
+_PATH_KEYS: Final = ("podTemplatePath", "nodeTemplatePath")
 _WORKLOAD_KEYS: Final = frozenset({"name", "params", "labels", "threshold", "featureGates"})
 _CASE_KEYS: Final = frozenset(
     {"name", "workloadTemplate", "workloads", "defaultPodTemplatePath", "featureGates", "labels", "schedulerConfigPath"}
@@ -166,8 +168,9 @@ class _Translator:
                 new_op, why = self.op(op, f"{path}.workloadTemplate[{j}]", default_pod)
                 reason = reason or why
                 new_ops.append(new_op)
-                if isinstance(new_op.get("countParam"), str):
-                    used.add(new_op["countParam"].lstrip("$"))
+                for counted in (new_op, new_op.get("createPodsOp") or {}):
+                    if isinstance(counted.get("countParam"), str):
+                        used.add(counted["countParam"].lstrip("$"))
             if "schedulerConfigPath" in case:
                 reason = reason or "schedulerConfigPath: a test case's own scheduler configuration is not applied yet"
             kept: list[dict[str, Any]] = []
@@ -229,14 +232,22 @@ class _Translator:
             raise self.fail(f"{path}.opcode", f'unknown opcode "{code}" (known: {known})')
         new = dict(op)
         why = ""
+        if code == "createPodSets":
+            inner = new.get("createPodsOp")
+            if not isinstance(inner, dict) or inner.get("opcode") != "createPods":
+                raise self.fail(f"{path}.createPodsOp", "expected a createPods op")
+            new["createPodsOp"], why = self.op(inner, f"{path}.createPodsOp", default_pod)
+            new["createPodsOp"].pop("opcode")
+        if code == "createNamespaces" and "namespaceTemplatePath" in new:
+            rel = new.pop("namespaceTemplatePath")
+            new["labels"] = self.namespace_labels(rel, f"{path}.namespaceTemplatePath")
+        if code == "deletePods" and new.pop("labelSelector", None):
+            why = why or "deletePods labelSelector is not played by the emulator's bench yet"
         for key in _PATH_KEYS:
             if key in new:
                 name = self.template(new.pop(key), f"{path}.{key}")
                 why = why or self.problems.get(name, "")
-                if key == "namespaceTemplatePath":
-                    why = why or "namespaceTemplatePath: namespaces from a template are not created yet"
-                else:
-                    new[key.removesuffix("Path")] = name
+                new[key.removesuffix("Path")] = name
         if code == "createPods" and "podTemplate" not in new:
             new["podTemplate"] = default_pod
             why = why or self.problems.get(default_pod, "")
@@ -258,6 +269,32 @@ class _Translator:
         if code == "createPods" and "persistentVolumeTemplatePath" in new:
             why = why or "createPods with persistentVolumeTemplatePath needs PersistentVolumes"
         return new, why
+
+    def namespace_labels(self, rel: Any, path: str) -> dict[str, str]:
+        """The labels of the Namespace template at ``rel``."""
+        doc = self.read(rel, path)
+        if doc.get("kind") != "Namespace":
+            raise self.fail(path, f'template "{rel}" is a {doc.get("kind")}, expected a Namespace')
+        labels = (doc.get("metadata") or {}).get("labels") or {}
+        if not isinstance(labels, dict) or not all(isinstance(v, str) for v in labels.values()):
+            raise PerfConfigError(str(self.base / rel), "metadata.labels", "expected a mapping of strings")
+        return {str(k): v for k, v in labels.items()}
+
+    def read(self, rel: Any, path: str) -> dict[str, Any]:
+        if not isinstance(rel, str) or not rel:
+            raise self.fail(path, "expected a template file path (relative to the config file)")
+        file = self.base / rel
+        try:
+            text = read_text(file)
+        except ReadError as err:
+            raise self.fail(path, f'cannot read template "{rel}": {err.reason}') from None
+        try:
+            docs = load_documents(text, source=str(file)).docs
+        except YamlError as err:
+            raise PerfConfigError(str(file), "", f"not valid YAML: {err.text}") from None
+        if len(docs) != 1 or not isinstance(docs[0], dict):
+            raise PerfConfigError(str(file), "", "expected one YAML document holding one object")
+        return docs[0]
 
     def template(self, rel: Any, path: str) -> str:
         """Register the template file at ``rel`` (relative to the config) under that name."""

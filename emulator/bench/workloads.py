@@ -22,7 +22,13 @@ churn             ``ChurnStep``: every ``intervalMilliseconds``, per template: c
                   ``number`` slots (``recreate``)
 barrier           ``BarrierStep``: wait until the pods of ``namespaces`` (all when empty) are bound
 sleep             ``SleepStep``: wait ``duration``
+createPodSets     one ``PodsStep`` per namespace ``<namespacePrefix>-<k>``, k < ``count``, each
+                  from ``createPodsOp``
+deletePods        ``DeletePodsStep``: delete ``namespace``'s pods, ``deletePodsPerSecond``
 ================  ===============================================================================
+
+Upstream's own files (a YAML list of test cases, templates by path) are translated first by
+``upstream.py``; their workloads that cannot run here come back with ``skipped`` set.
 
 ``scale`` multiplies every parameter (rounded, at least 1 unless 0): ``--scale 0.01`` runs a
 workload at a hundredth of its size; a scaled parameter past ``MAX_SCALED_PARAM`` is
@@ -52,6 +58,7 @@ from emulator.runtime.clock import parse_duration
 __all__ = [
     "BarrierStep",
     "ChurnStep",
+    "DeletePodsStep",
     "NamespacesStep",
     "NodesStep",
     "PodsStep",
@@ -107,6 +114,8 @@ class CreateNamespacesOp(_Op, tag="createNamespaces", frozen=True):
     prefix: str
     count: NonNegative | None = None
     count_param: str | None = None
+    labels: dict[str, str] = {}
+    """The labels of every namespace (upstream: its ``namespaceTemplatePath``'s)."""
 
 
 class CreatePodsOp(_Op, tag="createPods", frozen=True):
@@ -134,7 +143,24 @@ class SleepOp(_Op, tag="sleep", frozen=True):
     duration: str
 
 
-Op = CreateNodesOp | CreateNamespacesOp | CreatePodsOp | ChurnOp | BarrierOp | SleepOp
+class CreatePodSetsOp(_Op, tag="createPodSets", frozen=True):
+    """``count`` createPods ops, the k-th in namespace ``<namespacePrefix>-<k>``."""
+
+    namespace_prefix: str
+    create_pods_op: CreatePodsOp
+    count: NonNegative | None = None
+    count_param: str | None = None
+
+
+class DeletePodsOp(_Op, tag="deletePods", frozen=True):
+    """Delete the pods of ``namespace``, ``deletePodsPerSecond`` a second (0: all at once)."""
+
+    namespace: str
+    delete_pods_per_second: NonNegative = 0
+    skip_wait_to_completion: bool = False
+
+
+Op = CreateNodesOp | CreateNamespacesOp | CreatePodsOp | ChurnOp | BarrierOp | SleepOp | CreatePodSetsOp | DeletePodsOp
 
 
 class WorkloadSpec(_Spec, frozen=True):
@@ -177,6 +203,14 @@ class NodesStep:
 @dataclass(frozen=True, slots=True)
 class NamespacesStep:
     names: tuple[str, ...]
+    labels: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class DeletePodsStep:
+    namespace: str
+    per_second: int
+    wait: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,7 +241,7 @@ class SleepStep:
     seconds: float
 
 
-Step = NodesStep | NamespacesStep | PodsStep | ChurnStep | BarrierStep | SleepStep
+Step = NodesStep | NamespacesStep | PodsStep | ChurnStep | BarrierStep | SleepStep | DeletePodsStep
 
 
 @dataclass(frozen=True, slots=True)
@@ -410,7 +444,7 @@ class _Resolver:
                         f"{wl.params[param]} at scale {self.scale:g} is {value}; "
                         f"at most {MAX_SCALED_PARAM} are allowed",
                     )
-            steps = tuple(self.step(op, j, tc, params) for j, op in enumerate(tc.workload_template))
+            steps = tuple(s for j, op in enumerate(tc.workload_template) for s in self.steps(op, j, tc, params))
             classes = _priority_classes(steps)
             out.append(Workload(f"{tc.name}/{wl.name}", tuple(wl.labels), wl.threshold, steps, self.scale, classes))
         return out
@@ -421,7 +455,16 @@ class _Resolver:
         measured = 0
         for j, op in enumerate(tc.workload_template):
             opath = f"{path}.workloadTemplate[{j}]"
-            if isinstance(op, CreateNodesOp | CreateNamespacesOp | CreatePodsOp):
+            if isinstance(op, CreatePodSetsOp):
+                inner = op.create_pods_op
+                if inner.collect_metrics:
+                    raise self.fail(f"{opath}.createPodsOp.collectMetrics", "a pod set cannot be the measured phase")
+                if inner.namespace is not None:
+                    raise self.fail(f"{opath}.createPodsOp.namespace", "set by namespacePrefix")
+                self.check_count(inner, f"{opath}.createPodsOp", f"workloadTemplate[{j}].createPodsOp", used)
+                self.template(inner.pod_template or tc.default_pod_template, Pod, f"{opath}.createPodsOp.podTemplate")
+                self.namespace(op.namespace_prefix + "-0", f"{opath}.namespacePrefix")
+            if isinstance(op, CreateNodesOp | CreateNamespacesOp | CreatePodsOp | CreatePodSetsOp):
                 if (op.count is None) == (op.count_param is None):
                     raise self.fail(opath, "exactly one of count and countParam is required")
                 if op.count_param is not None:
@@ -453,6 +496,8 @@ class _Resolver:
                 case BarrierOp():
                     for n, ns in enumerate(op.namespaces):
                         self.namespace(ns, f"{opath}.namespaces[{n}]")
+                case DeletePodsOp():
+                    self.namespace(op.namespace, f"{opath}.namespace")
                 case SleepOp():
                     try:
                         parse_duration(op.duration)
@@ -477,6 +522,23 @@ class _Resolver:
         if not is_dns1123_label(name):
             raise self.fail(path, f'"{name}" is not a valid namespace name (a DNS-1123 label)')
 
+    def check_count(self, op: CreatePodsOp, opath: str, where: str, used: dict[str, str]) -> None:
+        if (op.count is None) == (op.count_param is None):
+            raise self.fail(opath, "exactly one of count and countParam is required")
+        if op.count_param is not None:
+            if not re.fullmatch(r"\$[A-Za-z_]\w*", op.count_param):
+                raise self.fail(f"{opath}.countParam", f'expected "$name", got "{op.count_param}"')
+            used.setdefault(op.count_param[1:], f"{where}.countParam")
+
+    def steps(self, op: Op, j: int, tc: TestCase, params: dict[str, int]) -> tuple[Step, ...]:
+        if not isinstance(op, CreatePodSetsOp):
+            return (self.step(op, j, tc, params),)
+        n = op.count if op.count is not None else params[(op.count_param or "$")[1:]]
+        return tuple(
+            self.step(replace(op.create_pods_op, namespace=f"{op.namespace_prefix}-{k}"), j, tc, params)
+            for k in range(n)
+        )
+
     def step(self, op: Op, j: int, tc: TestCase, params: dict[str, int]) -> Step:
         def count(c: int | None, param: str | None) -> int:
             return c if c is not None else params[(param or "$")[1:]]
@@ -496,7 +558,7 @@ class _Resolver:
                 )
             case CreateNamespacesOp():
                 n = count(op.count, op.count_param)
-                return NamespacesStep(tuple(f"{op.prefix}-{i}" for i in range(n)))
+                return NamespacesStep(tuple(f"{op.prefix}-{i}" for i in range(n)), tuple(sorted(op.labels.items())))
             case CreatePodsOp():
                 pod = self.templates[op.pod_template or tc.default_pod_template]
                 assert isinstance(pod, Pod)
@@ -509,3 +571,7 @@ class _Resolver:
                 return BarrierStep(tuple(op.namespaces))
             case SleepOp():
                 return SleepStep(parse_duration(op.duration))
+            case DeletePodsOp():
+                return DeletePodsStep(op.namespace, op.delete_pods_per_second, not op.skip_wait_to_completion)
+            case CreatePodSetsOp():
+                raise AssertionError("expanded by steps()")

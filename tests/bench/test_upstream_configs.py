@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from emulator.bench.workloads import WorkloadError, load_workloads
+from emulator.bench.workloads import DeletePodsStep, NamespacesStep, PodsStep, WorkloadError, load_workloads
 from emulator.commands.bench import add_parser, run
 
 DATA = Path(__file__).resolve().parent / "data" / "perfconfig"
@@ -30,8 +30,6 @@ def _bench(capsys: pytest.CaptureFixture[str], file: Path, *argv: str) -> tuple[
 @pytest.mark.parametrize(
     ("name", "reason"),
     [
-        pytest.param("DeletesPods/one", "opcode deletePods is not played by the emulator's bench yet", id="deletePods"),
-        pytest.param("PodSets/two", "opcode createPodSets is not played", id="createPodSets"),
         pytest.param("AnyObject/one", "opcode createAny is not played", id="createAny"),
         pytest.param("WaitsForAttempts/one", "barrier stageRequirement: Attempted", id="barrier-attempted"),
         pytest.param("NeedsClaims/one", "mounts a PersistentVolumeClaim, which the emulator lacks", id="pvc-volume"),
@@ -64,6 +62,16 @@ def test_templates_params_and_feature_gates_are_read() -> None:
     assert scaled["EveryPlayedOpcode/bigger"].nodes == 3 + 1  # 300 at a hundredth, plus count: 1
 
 
+def test_pod_sets_namespace_templates_and_deletions_become_steps() -> None:
+    by_name = {w.name: w for w in load_workloads(SUITE)}
+    sets = by_name["PodSets/two"].steps
+    assert sets[1] == NamespacesStep(("set-0", "set-1"), (("team", "storage"),))
+    pods = [(s.namespace, s.count, s.template.metadata.generate_name) for s in sets if isinstance(s, PodsStep)]
+    assert pods == [("set-0", 3, "important-"), ("set-1", 3, "important-"), ("namespace-3", 1, "pod-")]
+    deletes = [s for s in by_name["DeletesPods/one"].steps if isinstance(s, DeletePodsStep)]
+    assert deletes == [DeletePodsStep("namespace-1", 10, True), DeletePodsStep("namespace-3", 0, False)]
+
+
 @pytest.mark.parametrize(
     ("labels", "expected"),
     [
@@ -83,13 +91,13 @@ def test_integration_test_label_runs_or_skips_every_workload(capsys: pytest.Capt
     assert code == 0, out
     ran = {o["workload"]: o for o in out if "skipped" not in o}
     skipped = {o["workload"]: o["skipped"] for o in out if "skipped" in o}
-    assert sorted(ran) == ["DefaultTemplates/2Nodes", "EveryPlayedOpcode/tiny"]
+    assert sorted(ran) == ["DefaultTemplates/2Nodes", "DeletesPods/one", "EveryPlayedOpcode/tiny", "PodSets/two"]
     assert all(o["complete"] and o["scheduledPods"] == o["measuredPods"] for o in ran.values())
     assert ran["EveryPlayedOpcode/tiny"]["featureGatesNotHonoured"] == {
         "SchedulerAsyncAPICalls": False,
         "SchedulerQueueingHints": True,
     }
-    assert len(skipped) == 8
+    assert len(skipped) == 6
     assert all(set(o) == {"workload", "skipped"} for o in out if "skipped" in o)
 
 
