@@ -70,6 +70,7 @@ from emulator.bench.workloads import (
     SleepStep,
     Step,
     Workload,
+    render,
 )
 from emulator.client.client import Client
 from emulator.runtime.clock import LoopClock, run
@@ -306,7 +307,8 @@ class _Play:
     def create_object(self, template: Node | Pod, namespace: str, labels: dict[str, str] | None = None) -> str:
         """Create one object from ``template``; its name."""
         ns = "" if isinstance(template, Node) else namespace
-        name = self.name(ns, template)
+        # A fixed name (upstream's node-with-name.yaml, or one rendered from {{.Index}}) is kept.
+        name = template.metadata.name or self.name(ns, template)
         meta = template.metadata
         new_labels = {**meta.labels, **(labels or {})}
         if isinstance(template, Node):
@@ -323,7 +325,8 @@ class _Play:
             labels: dict[str, str] = {}
             if step.label_key:
                 labels[step.label_key] = step.label_values[k % len(step.label_values)]
-            name = self.create_object(step.template, "", labels)
+            template = render(step.indexed, k) if step.indexed else step.template
+            name = self.create_object(template, "", labels)
             if step.unique_label_key:
                 node = self.server.get("Node", name)
                 meta = replace(node.metadata, labels={**node.metadata.labels, step.unique_label_key: name})
@@ -355,7 +358,7 @@ class _Play:
             self.t_start = time.perf_counter()
         self.tracker.watch(stage, ns, self.created.get(ns, 0) + step.count)
         for k in range(step.count):
-            self.create_object(step.template, ns)
+            self.create_object(render(step.indexed, k) if step.indexed else step.template, ns)
             self.created[ns] = self.created.get(ns, 0) + 1
             if (k + 1) % self.options.create_batch == 0:
                 await asyncio.sleep(0)

@@ -12,16 +12,19 @@ opcodes: ``PLAYED``; ``createPodSets`` and ``deletePods`` pass through to ``work
 
 A workload is never run differently from upstream's: when it needs what the emulator lacks or
 what this reader does not play yet, it is kept as a ``Skipped`` entry with the reason (an
-opcode in ``NOT_YET`` or ``LACKING``, a template kind such as PersistentVolumeClaim, a Go-template variable such as
-``{{.Index}}``, ``barrier`` with ``stageRequirement: Attempted``). ``featureGates`` (the test
-case's merged with the workload's) are passed along so the report can say which it did not
-honour: the emulator runs kube-scheduler v1.34's default behaviour and has no gate switches.
+opcode in ``NOT_YET`` or ``LACKING``, a template kind such as PersistentVolumeClaim, a
+Go-template expression other than ``{{.Index}}``, ``barrier`` with ``stageRequirement:
+Attempted``). ``{{.Index}}`` templates are passed on as text (``indexedTemplates``) and
+rendered per object by ``workloads.render``. ``featureGates`` (the test case's merged with the
+workload's) are passed along so the report can say which it did not honour: the emulator
+runs kube-scheduler v1.34's default behaviour and has no gate switches.
 
 It owns only the translation; checking the result and resolving counts is ``workloads.py``'s.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -97,6 +100,7 @@ _LACKING_KINDS: Final[Mapping[str, str]] = {
     "ResourceSlice": "DRA ResourceSlices",
 }
 
+_INDEX: Final = re.compile(r"\{\{-?\s*\.Index\s*-?\}\}")
 _PATH_KEYS: Final = ("podTemplatePath", "nodeTemplatePath")
 _WORKLOAD_KEYS: Final = frozenset({"name", "params", "labels", "threshold", "featureGates"})
 _CASE_KEYS: Final = frozenset(
@@ -133,6 +137,7 @@ class _Translator:
     def __init__(self, source: str, base: Path) -> None:
         self.source, self.base = source, base
         self.templates: dict[str, dict[str, Any]] = {"node-default": DEFAULT_NODE, "pod-default": DEFAULT_POD}
+        self.indexed: dict[str, str] = {}
         self.problems: dict[str, str] = {}
         """Template name → why a workload using it cannot run."""
 
@@ -140,7 +145,7 @@ class _Translator:
         return PerfConfigError(self.source, path, detail)
 
     def run(self, doc: list[Any]) -> Translation:
-        out = Translation({"templates": self.templates, "testCases": []})
+        out = Translation({"templates": self.templates, "indexedTemplates": self.indexed, "testCases": []})
         for i, case in enumerate(doc):
             path = f"[{i}]"
             if not isinstance(case, dict):
@@ -308,9 +313,15 @@ class _Translator:
         except ReadError as err:
             raise self.fail(path, f'cannot read template "{rel}": {err.reason}') from None
         if "{{" in text:
-            self.problems[rel] = f'template "{rel}" uses Go template expressions ({{{{.Index}}}}), not rendered yet'
-            self.templates[rel] = DEFAULT_POD
-            return rel
+            rest = _INDEX.sub("", text)
+            if "{{" in rest:
+                expr = rest[rest.index("{{") :].split("}}", 1)[0] + "}}"
+                known = "{{.Index}}"
+                self.problems[rel] = f'template "{rel}" uses the Go template expression {expr} (only {known} is known)'
+                self.templates[rel] = DEFAULT_POD
+                return rel
+            self.indexed[rel] = text
+            text = _INDEX.sub("0", text)
         try:
             docs = load_documents(text, source=str(file)).docs
         except YamlError as err:

@@ -67,6 +67,7 @@ __all__ = [
     "Workload",
     "WorkloadError",
     "load_workloads",
+    "render",
     "select_workloads",
 ]
 
@@ -186,6 +187,9 @@ class TestCase(_Spec, frozen=True):
 class WorkloadFile(_Spec, frozen=True):
     test_cases: list[TestCase]
     templates: dict[str, dict[str, Any]] = {}
+    indexed_templates: dict[str, str] = {}
+    """Template name → its YAML text holding ``{{.Index}}`` (upstream's Go-template variable: the
+    object's index within its op), rendered per object; ``templates`` holds index 0's."""
 
 
 # --- resolved steps ---------------------------------------------------------------------------
@@ -198,6 +202,8 @@ class NodesStep:
     label_key: str = ""
     label_values: tuple[str, ...] = ()
     unique_label_key: str = ""
+    indexed: str = ""
+    """The template's text when it uses ``{{.Index}}`` (see ``render``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,6 +226,8 @@ class PodsStep:
     namespace: str
     collect_metrics: bool = False
     wait: bool = True
+    indexed: str = ""
+    """The template's text when it uses ``{{.Index}}`` (see ``render``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -371,6 +379,16 @@ def _matches(name: str, pattern: str) -> bool:
 
 
 PRIORITY_CLASS_PREFIX = "bench-priority-"
+
+INDEX_EXPRESSION: Final = re.compile(r"\{\{-?\s*\.Index\s*-?\}\}")
+
+
+def render(text: str, index: int, *, source: str = "template") -> Node | Pod:
+    """The object of a ``{{.Index}}`` template's text for the object at ``index``."""
+    docs = load_documents(INDEX_EXPRESSION.sub(str(index), text), source=source).docs
+    obj = object_from_dict(docs[0], source=source)
+    assert isinstance(obj, Node | Pod)
+    return _with_priority_class(obj)
 
 
 def _with_priority_class(obj: Node | Pod) -> Node | Pod:
@@ -555,6 +573,7 @@ class _Resolver:
                     lab.label_key if lab else "",
                     tuple(lab.label_values) if lab else (),
                     uniq.label_key if uniq else "",
+                    self.spec.indexed_templates.get(op.node_template, ""),
                 )
             case CreateNamespacesOp():
                 n = count(op.count, op.count_param)
@@ -563,7 +582,10 @@ class _Resolver:
                 pod = self.templates[op.pod_template or tc.default_pod_template]
                 assert isinstance(pod, Pod)
                 n = count(op.count, op.count_param)
-                return PodsStep(n, pod, op.namespace or default_ns, op.collect_metrics, not op.skip_wait_to_completion)
+                name = op.pod_template or tc.default_pod_template
+                indexed = self.spec.indexed_templates.get(name, "")
+                wait = not op.skip_wait_to_completion
+                return PodsStep(n, pod, op.namespace or default_ns, op.collect_metrics, wait, indexed)
             case ChurnOp():
                 objs = tuple(self.templates[t] for t in op.templates)
                 return ChurnStep(op.mode, objs, op.interval_milliseconds / 1000, op.number, op.namespace or default_ns)

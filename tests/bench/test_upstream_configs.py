@@ -12,7 +12,15 @@ from typing import Any
 
 import pytest
 
-from emulator.bench.workloads import DeletePodsStep, NamespacesStep, PodsStep, WorkloadError, load_workloads
+from emulator.bench.workloads import (
+    DeletePodsStep,
+    NamespacesStep,
+    NodesStep,
+    PodsStep,
+    WorkloadError,
+    load_workloads,
+    render,
+)
 from emulator.commands.bench import add_parser, run
 
 DATA = Path(__file__).resolve().parent / "data" / "perfconfig"
@@ -34,7 +42,9 @@ def _bench(capsys: pytest.CaptureFixture[str], file: Path, *argv: str) -> tuple[
         pytest.param("WaitsForAttempts/one", "barrier stageRequirement: Attempted", id="barrier-attempted"),
         pytest.param("NeedsClaims/one", "mounts a PersistentVolumeClaim, which the emulator lacks", id="pvc-volume"),
         pytest.param("ClaimObjects/one", "is a PersistentVolumeClaim: needs PersistentVolumeClaims", id="pvc-kind"),
-        pytest.param("IndexedNames/one", r"uses Go template expressions \(\{\{.Index\}\}\)", id="index-template"),
+        pytest.param(
+            "UnknownExpression/one", r"the Go template expression \{\{.Name\}\} \(only", id="unknown-expression"
+        ),
         pytest.param("DraClaims/one", "opcode createResourceClaims needs DRA ResourceClaims", id="dra"),
         pytest.param("EveryPlayedOpcode/tiny", "", id="runs"),
     ],
@@ -73,6 +83,20 @@ def test_pod_sets_namespace_templates_and_deletions_become_steps() -> None:
 
 
 @pytest.mark.parametrize(
+    ("index", "name", "rack"),
+    [pytest.param(0, "rack-node-0", "r0", id="first"), pytest.param(7, "rack-node-7", "r7", id="eighth")],
+)
+def test_index_templates_render_per_object(index: int, name: str, rack: str) -> None:
+    wl = {w.name: w for w in load_workloads(SUITE)}["IndexedNames/one"]
+    nodes = wl.steps[0]
+    assert isinstance(nodes, NodesStep)
+    assert nodes.indexed
+    assert nodes.template.metadata.name == "rack-node-0"  # index 0, checked at load time
+    obj = render(nodes.indexed, index)
+    assert (obj.metadata.name, obj.metadata.labels["rack"]) == (name, rack)
+
+
+@pytest.mark.parametrize(
     ("labels", "expected"),
     [
         pytest.param(["short"], ["EveryPlayedOpcode/tiny"], id="short"),
@@ -91,7 +115,13 @@ def test_integration_test_label_runs_or_skips_every_workload(capsys: pytest.Capt
     assert code == 0, out
     ran = {o["workload"]: o for o in out if "skipped" not in o}
     skipped = {o["workload"]: o["skipped"] for o in out if "skipped" in o}
-    assert sorted(ran) == ["DefaultTemplates/2Nodes", "DeletesPods/one", "EveryPlayedOpcode/tiny", "PodSets/two"]
+    assert sorted(ran) == [
+        "DefaultTemplates/2Nodes",
+        "DeletesPods/one",
+        "EveryPlayedOpcode/tiny",
+        "IndexedNames/one",
+        "PodSets/two",
+    ]
     assert all(o["complete"] and o["scheduledPods"] == o["measuredPods"] for o in ran.values())
     assert ran["EveryPlayedOpcode/tiny"]["featureGatesNotHonoured"] == {
         "SchedulerAsyncAPICalls": False,
