@@ -19,7 +19,9 @@ rendered per object by ``workloads.render``. ``featureGates`` (the test case's m
 workload's) are passed along so the report can say which it did not honour: the emulator
 runs kube-scheduler v1.34's default behaviour and has no gate switches.
 
-It owns only the translation; checking the result and resolving counts is ``workloads.py``'s.
+It owns the translation and ``load_upstream`` (translate, then resolve with ``workloads.py``'s
+``Resolver``, errors pointed back at the upstream file or template); checking the result and
+resolving counts is ``workloads.py``'s.
 """
 
 from __future__ import annotations
@@ -27,12 +29,16 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from dataclasses import replace as with_fields
 from pathlib import Path
 from typing import Any, Final
 
-from emulator.inputs import InputError, ReadError, YamlError, load_documents, read_text
+import msgspec
 
-__all__ = ["DEFAULT_NODE", "DEFAULT_POD", "PerfConfigError", "Skipped", "Translation", "translate"]
+from emulator.bench.workloads import Resolver, Workload, WorkloadError, WorkloadFile
+from emulator.inputs import InputError, ReadError, YamlError, load_documents, msgspec_error, read_text
+
+__all__ = ["DEFAULT_NODE", "DEFAULT_POD", "PerfConfigError", "Skipped", "Translation", "load_upstream", "translate"]
 
 
 class PerfConfigError(InputError):
@@ -125,6 +131,41 @@ class Translation:
     """``<testCase>/<workload>`` → the gates it sets (test case's, then workload's)."""
     where: dict[str, str] = field(default_factory=dict)
     """A path in ``document`` (``testCases[k]``) → the path in the upstream file (``[i]``)."""
+
+
+def load_upstream(doc: list[Any], *, source: str, scale: float) -> list[Workload]:
+    """Upstream's own performance-config.yaml (a list of test cases; ``upstream.py``)."""
+    try:
+        tr = translate(doc, source=source, base=Path(source).parent)
+    except PerfConfigError as err:
+        raise WorkloadError(err.file, err.path, err.detail) from None
+    try:
+        spec = msgspec.convert(tr.document, WorkloadFile)
+    except msgspec.ValidationError as err:
+        msg, at = msgspec_error(err)
+        raise _upstream_path(WorkloadError(source, at, msg), tr.where, source) from None
+    try:
+        resolved = Resolver(source, spec, scale).workloads()
+    except WorkloadError as err:
+        raise _upstream_path(err, tr.where, source) from None
+    gates = {name: tuple(sorted(g.items())) for name, g in tr.feature_gates.items()}
+    out = [with_fields(w, feature_gates=gates.get(w.name, ())) for w in resolved]
+    out += [Workload(s.name, s.labels, None, (), scale, skipped=s.reason) for s in tr.skipped]
+    return out
+
+
+def _upstream_path(err: WorkloadError, where: dict[str, str], source: str) -> WorkloadError:
+    """``err`` with a path into the translated document turned into one into the upstream file
+    (``testCases[k]`` → ``[i]``) or into a template file (``templates.<relative path>``)."""
+    m = re.match(r"testCases\[\d+\]", err.path)
+    if m and m.group(0) in where:
+        return WorkloadError(source, where[m.group(0)] + err.path[m.end() :], err.detail)
+    if err.path.startswith("templates."):
+        rel, _, rest = err.path.removeprefix("templates.").partition(".yaml")
+        if rest.startswith("."):
+            rest = rest[1:]
+        return WorkloadError(str(Path(source).parent / (rel + ".yaml")), rest, err.detail)
+    return err
 
 
 def translate(doc: list[Any], *, source: str, base: Path) -> Translation:

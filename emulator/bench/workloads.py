@@ -42,7 +42,6 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from dataclasses import replace as with_fields
 from pathlib import Path
 from typing import Annotated, Any, Final, Literal
 
@@ -301,55 +300,20 @@ def load_workloads_text(text: str, *, source: str, scale: float = 1.0) -> list[W
         raise WorkloadError(source, "", f"expected one YAML document, got {len(docs)}")
     try:
         if isinstance(docs[0], list):
-            return _load_upstream(docs[0], source=source, scale=scale)
+            from emulator.bench.upstream import load_upstream  # it builds on this module
+
+            return load_upstream(docs[0], source=source, scale=scale)
         try:
             spec = msgspec.convert(docs[0], WorkloadFile)
         except msgspec.ValidationError as err:
             msg, at = msgspec_error(err)
             raise WorkloadError(source, at, msg) from None
-        return _Resolver(source, spec, scale).workloads()
+        return Resolver(source, spec, scale).workloads()
     except WorkloadError as err:
         where = yaml_docs.locate(err.path) if err.file == source and err.path else None
         if where is not None:
             err.locate(*where)
         raise
-
-
-def _load_upstream(doc: list[Any], *, source: str, scale: float) -> list[Workload]:
-    """Upstream's own performance-config.yaml (a list of test cases; ``upstream.py``)."""
-    from emulator.bench.upstream import PerfConfigError, translate
-
-    try:
-        tr = translate(doc, source=source, base=Path(source).parent)
-    except PerfConfigError as err:
-        raise WorkloadError(err.file, err.path, err.detail) from None
-    try:
-        spec = msgspec.convert(tr.document, WorkloadFile)
-    except msgspec.ValidationError as err:
-        msg, at = msgspec_error(err)
-        raise _upstream_path(WorkloadError(source, at, msg), tr.where, source) from None
-    try:
-        resolved = _Resolver(source, spec, scale).workloads()
-    except WorkloadError as err:
-        raise _upstream_path(err, tr.where, source) from None
-    gates = {name: tuple(sorted(g.items())) for name, g in tr.feature_gates.items()}
-    out = [with_fields(w, feature_gates=gates.get(w.name, ())) for w in resolved]
-    out += [Workload(s.name, s.labels, None, (), scale, skipped=s.reason) for s in tr.skipped]
-    return out
-
-
-def _upstream_path(err: WorkloadError, where: dict[str, str], source: str) -> WorkloadError:
-    """``err`` with a path into the translated document turned into one into the upstream file
-    (``testCases[k]`` → ``[i]``) or into a template file (``templates.<relative path>``)."""
-    m = re.match(r"testCases\[\d+\]", err.path)
-    if m and m.group(0) in where:
-        return WorkloadError(source, where[m.group(0)] + err.path[m.end() :], err.detail)
-    if err.path.startswith("templates."):
-        rel, _, rest = err.path.removeprefix("templates.").partition(".yaml")
-        if rest.startswith("."):
-            rest = rest[1:]
-        return WorkloadError(str(Path(source).parent / (rel + ".yaml")), rest, err.detail)
-    return err
 
 
 def select_workloads(
@@ -410,7 +374,7 @@ def _priority_classes(steps: Sequence[Step]) -> tuple[tuple[str, int], ...]:
     return tuple(sorted(out.items()))
 
 
-class _Resolver:
+class Resolver:
     def __init__(self, source: str, spec: WorkloadFile, scale: float) -> None:
         self.source, self.spec, self.scale = source, spec, scale
         self.templates: dict[str, Node | Pod] = {}
