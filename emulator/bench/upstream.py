@@ -26,6 +26,7 @@ resolving counts is ``workloads.py``'s.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -143,29 +144,36 @@ def load_upstream(doc: list[Any], *, source: str, scale: float) -> list[Workload
         spec = msgspec.convert(tr.document, WorkloadFile)
     except msgspec.ValidationError as err:
         msg, at = msgspec_error(err)
-        raise _upstream_path(WorkloadError(source, at, msg), tr.where, source) from None
+        raise _upstream_path(WorkloadError(source, at, msg), tr, source) from None
     try:
         resolved = Resolver(source, spec, scale).workloads()
     except WorkloadError as err:
-        raise _upstream_path(err, tr.where, source) from None
+        raise _upstream_path(err, tr, source) from None
     gates = {name: tuple(sorted(g.items())) for name, g in tr.feature_gates.items()}
     out = [with_fields(w, feature_gates=gates.get(w.name, ())) for w in resolved]
     out += [Workload(s.name, s.labels, None, (), scale, skipped=s.reason) for s in tr.skipped]
     return out
 
 
-def _upstream_path(err: WorkloadError, where: dict[str, str], source: str) -> WorkloadError:
+def _upstream_path(err: WorkloadError, tr: Translation, source: str) -> WorkloadError:
     """``err`` with a path into the translated document turned into one into the upstream file
-    (``testCases[k]`` → ``[i]``) or into a template file (``templates.<relative path>``)."""
+    (``testCases[k]`` → ``[i]``) or into a template file (``templates.<relative path>``), with
+    the line and column there."""
     m = re.match(r"testCases\[\d+\]", err.path)
-    if m and m.group(0) in where:
-        return WorkloadError(source, where[m.group(0)] + err.path[m.end() :], err.detail)
-    if err.path.startswith("templates."):
-        rel, _, rest = err.path.removeprefix("templates.").partition(".yaml")
-        if rest.startswith("."):
-            rest = rest[1:]
-        return WorkloadError(str(Path(source).parent / (rel + ".yaml")), rest, err.detail)
-    return err
+    if m and m.group(0) in tr.where:
+        return WorkloadError(source, tr.where[m.group(0)] + err.path[m.end() :], err.detail)
+    names = sorted(tr.document["templates"], key=len, reverse=True)
+    rel = next((n for n in names if err.path.startswith(f"templates.{n}")), None)
+    if rel is None:
+        return err
+    rest = err.path.removeprefix(f"templates.{rel}").removeprefix(".")
+    file = Path(source).parent / rel
+    out = WorkloadError(str(file), rest, err.detail)
+    with contextlib.suppress(ReadError, YamlError):
+        where = load_documents(read_text(file), source=str(file)).locate(rest) if rest else None
+        if where is not None:
+            out.locate(*where)
+    return out
 
 
 def translate(doc: list[Any], *, source: str, base: Path) -> Translation:
@@ -179,6 +187,7 @@ class _Translator:
         self.source, self.base = source, base
         self.templates: dict[str, dict[str, Any]] = {"node-default": DEFAULT_NODE, "pod-default": DEFAULT_POD}
         self.indexed: dict[str, str] = {}
+        self.kinds: dict[str, str] = {}
         self.problems: dict[str, str] = {}
         """Template name → why a workload using it cannot run."""
 
@@ -206,7 +215,7 @@ class _Translator:
             case_gates = self.gates(case.get("featureGates", {}), f"{path}.featureGates")
             default_pod = "pod-default"
             if "defaultPodTemplatePath" in case:
-                default_pod = self.template(case["defaultPodTemplatePath"], f"{path}.defaultPodTemplatePath")
+                default_pod = self.template(case["defaultPodTemplatePath"], f"{path}.defaultPodTemplatePath", "Pod")
             reason = ""
             new_ops: list[dict[str, Any]] = []
             used: set[str] = set()
@@ -291,7 +300,7 @@ class _Translator:
             why = why or "deletePods labelSelector is not played by the emulator's bench yet"
         for key in _PATH_KEYS:
             if key in new:
-                name = self.template(new.pop(key), f"{path}.{key}")
+                name = self.template(new.pop(key), f"{path}.{key}", "Pod" if key == "podTemplatePath" else "Node")
                 why = why or self.problems.get(name, "")
                 new[key.removesuffix("Path")] = name
         if code == "createPods" and "podTemplate" not in new:
@@ -342,8 +351,17 @@ class _Translator:
             raise PerfConfigError(str(file), "", "expected one YAML document holding one object")
         return docs[0]
 
-    def template(self, rel: Any, path: str) -> str:
-        """Register the template file at ``rel`` (relative to the config) under that name."""
+    def template(self, rel: Any, path: str, expected: str = "") -> str:
+        """Register the template file at ``rel`` (relative to the config) under that name;
+        one of a kind other than ``expected`` (when given) is an error, unless it is a kind the
+        emulator lacks (the workload is then skipped)."""
+        name = self.register(rel, path)
+        kind = self.kinds.get(name, "")
+        if expected and kind and kind != expected and kind not in _LACKING_KINDS:
+            raise self.fail(path, f'template "{rel}" is a {kind}, expected a {expected}')
+        return name
+
+    def register(self, rel: Any, path: str) -> str:
         if not isinstance(rel, str) or not rel:
             raise self.fail(path, "expected a template file path (relative to the config file)")
         if rel in self.templates:
@@ -369,7 +387,7 @@ class _Translator:
             raise PerfConfigError(str(file), "", f"not valid YAML: {err.text}") from None
         if len(docs) != 1 or not isinstance(docs[0], dict):
             raise PerfConfigError(str(file), "", "expected one YAML document holding one object")
-        kind = str(docs[0].get("kind"))
+        kind = self.kinds[rel] = str(docs[0].get("kind"))
         if kind in _LACKING_KINDS:
             self.problems[rel] = f'template "{rel}" is a {kind}: needs {_LACKING_KINDS[kind]}, which the emulator lacks'
             self.templates[rel] = DEFAULT_POD

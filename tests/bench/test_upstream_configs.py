@@ -189,3 +189,36 @@ def test_bad_upstream_files_exit_2_naming_the_file_and_path(
     assert out.startswith(f"error: {file}")
     assert re.search(where, out), out
     assert detail in out.replace("\\", "")
+
+
+@pytest.mark.parametrize(
+    ("template", "where", "detail"),
+    [
+        pytest.param(
+            "apiVersion: v1\nkind: Pod\nmetadata: {generateName: p-}\nspec:\n  containers: 5\n",
+            ":5:3: spec.containers",
+            "Expected `array`, got `int`",
+            id="bad-field",
+        ),
+        pytest.param(
+            "apiVersion: v1\nkind: Namespace\nmetadata: {name: x}\n",
+            r": \[0\]\.workloadTemplate\[1\]\.podTemplate",
+            'template "t/pod.yaml" is a Namespace, expected a Pod',
+            id="wrong-kind",
+        ),
+        pytest.param("a: [\n", "", "not valid YAML", id="bad-yaml"),
+    ],
+)
+def test_bad_templates_name_the_template_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], template: str, where: str, detail: str
+) -> None:
+    (tmp_path / "t").mkdir()
+    (tmp_path / "t" / "pod.yaml").write_text(template)
+    file = tmp_path / "performance-config.yaml"
+    measured = "    count: 1\n    collectMetrics"
+    with_template = TEMPLATE.replace(measured, "    count: 1\n    podTemplatePath: t/pod.yaml\n    collectMetrics")
+    file.write_text(with_template.format(extra_op="", extra_wl=""))
+    code, out = _bench(capsys, file, "--label", "x")
+    assert code == 2
+    assert re.search(where, out), out
+    assert detail in out
