@@ -5,6 +5,7 @@
     python -m emulator bench [--workload NAME ...] [--output text|json] [--profile default|noop]
                              [--kubelets on|off] [--compare] [--repeat N] [--scale F] [--file PATH]
                              [--stall-timeout DURATION] [--time-limit DURATION] [--seed N] [--list]
+                             [--label LABEL ...]
 
 ``--workload`` takes ``<testCase>/<workload>``, a test case name (all its workloads) or a glob,
 and may be repeated; without it the workloads labelled ``short`` run. ``--compare`` runs each
@@ -15,6 +16,11 @@ default, noop, …, so both profiles see the same machine load) and each object 
 is (``run``); the compare object then also holds every pair's ratio (``ratios``) and their
 median (``median``), the figure to quote on a noisy machine. Output ``json`` is one array with
 one object per run; ``text`` is a table, with a live progress bar when stdout is a terminal.
+
+``--file`` also takes upstream's own ``performance-config.yaml`` (``emulator/bench/upstream.py``);
+``--label`` keeps the workloads carrying every given label. A workload such a file needs but
+the emulator cannot run as upstream does is reported, not run: ``{"workload", "skipped"}`` in
+the JSON, a ``skipped <name>: <reason>`` line after the table; it does not change the exit status.
 
 Exit status: 0 every workload completed; 1 a workload stalled or hit ``--time-limit``
 (``complete: false``; e.g. its pods need a plugin the registry lacks); 2 bad input (one line
