@@ -19,7 +19,8 @@ ChurnStep       start a background task (see ``workloads.py``); it stops with th
 DeletePodsStep  delete the namespace's pods at ``deletePodsPerSecond`` (in the background when
                 ``skipWaitToCompletion``)
 BarrierStep     wait until the pods the harness created in those namespaces (all: every
-                namespace of a PodsStep) are bound
+                namespace of a PodsStep) are bound; ``attempted``: bound or in the scheduler's
+                unschedulablePods or backoffQ (tried once, or gated), polled every 10 ms
 SleepStep       sleep on the clock
 ==============  =================================================================================
 
@@ -172,6 +173,15 @@ async def run_workload_async(
     timers = ExtensionPointTimers(scheduler)
     raw = scheduler.metrics.keep_samples()
     play = _Play(workload, options, server, clock, seeds, tracker)
+    queue = scheduler.queue
+
+    def attempted(namespaces: tuple[str, ...]) -> int:
+        waiting = queue.unschedulable_pods() + queue.pods_in_backoff_q()
+        return sum(tracker.bound.get(ns, 0) for ns in namespaces) + sum(
+            1 for p in waiting if p.metadata.namespace in namespaces
+        )
+
+    play.attempted = attempted
     play.metrics_marks = lambda: (
         len(raw.attempt_wall_seconds),
         len(raw.e2e_seconds),
@@ -248,6 +258,8 @@ class _Play:
         self.marks_start: tuple[int, int, int, int] | None = None
         self.marks_end: tuple[int, int, int, int] | None = None
         self.metrics_marks: Callable[[], tuple[int, int, int, int]] | None = None
+        self.attempted: Callable[[tuple[str, ...]], int] = lambda namespaces: 0
+        """Pods of these namespaces bound or waiting after an attempt (the scheduler's queue)."""
         self.kubelet_settings = KubeletSettings()
 
     async def run(self) -> None:
@@ -279,6 +291,8 @@ class _Play:
             case ChurnStep():
                 assert self.tg is not None
                 self.tg.create_task(self.churn(step), name=f"bench:churn:{i}")
+            case BarrierStep() if step.attempted:
+                await self.wait_attempted(step.namespaces or tuple(sorted(self.created)))
             case BarrierStep():
                 names = step.namespaces or tuple(sorted(self.created))
                 await self.wait(f"barrier[{i}]", names)
@@ -405,6 +419,20 @@ class _Play:
                     await self.tracker.changed.wait()
             except TimeoutError:
                 pass
+        return True
+
+    async def wait_attempted(self, namespaces: tuple[str, ...]) -> bool:
+        """Until every pod created in ``namespaces`` is bound or has been tried (upstream's
+        ``stageRequirement: Attempted``). Queue moves write nothing, so this polls every 10 ms."""
+        goal = sum(self.created.get(ns, 0) for ns in namespaces)
+        last, deadline = -1, 0.0
+        while (now := self.attempted(namespaces)) < goal:
+            if now > last:
+                last, deadline = now, self.clock.now() + self.options.stall_timeout
+            if self.clock.now() >= deadline or self.out_of_time():
+                self.stopped_by = self.stopped_by or "stall"
+                return False
+            await self.clock.sleep(0.01)
         return True
 
     async def delete_pods(self, step: DeletePodsStep) -> None:

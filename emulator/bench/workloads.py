@@ -21,6 +21,7 @@ churn             ``ChurnStep``: every ``intervalMilliseconds``, per template: c
                   at most ``number`` times, 0 = forever) or alternately create/delete one of
                   ``number`` slots (``recreate``)
 barrier           ``BarrierStep``: wait until the pods of ``namespaces`` (all when empty) are bound
+                  (``stageRequirement: Attempted``: bound or tried at least once)
 sleep             ``SleepStep``: wait ``duration``
 createPodSets     one ``PodsStep`` per namespace ``<namespacePrefix>-<k>``, k < ``count``, each
                   from ``createPodsOp``
@@ -137,6 +138,8 @@ class ChurnOp(_Op, tag="churn", frozen=True):
 
 class BarrierOp(_Op, tag="barrier", frozen=True):
     namespaces: list[str] = []
+    stage_requirement: Literal["Scheduled", "Attempted"] = "Scheduled"
+    """``Attempted``: every pod bound or tried at least once (gated, unschedulable or backing off)."""
 
 
 class SleepOp(_Op, tag="sleep", frozen=True):
@@ -241,6 +244,7 @@ class ChurnStep:
 @dataclass(frozen=True, slots=True)
 class BarrierStep:
     namespaces: tuple[str, ...]
+    attempted: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -554,7 +558,7 @@ class Resolver:
                 objs = tuple(self.templates[t] for t in op.templates)
                 return ChurnStep(op.mode, objs, op.interval_milliseconds / 1000, op.number, op.namespace or default_ns)
             case BarrierOp():
-                return BarrierStep(tuple(op.namespaces))
+                return BarrierStep(tuple(op.namespaces), op.stage_requirement == "Attempted")
             case SleepOp():
                 return SleepStep(parse_duration(op.duration))
             case DeletePodsOp():

@@ -39,7 +39,6 @@ def _bench(capsys: pytest.CaptureFixture[str], file: Path, *argv: str) -> tuple[
     ("name", "reason"),
     [
         pytest.param("AnyObject/one", "opcode createAny is not played", id="createAny"),
-        pytest.param("WaitsForAttempts/one", "barrier stageRequirement: Attempted", id="barrier-attempted"),
         pytest.param("NeedsClaims/one", "mounts a PersistentVolumeClaim, which the emulator lacks", id="pvc-volume"),
         pytest.param("ClaimObjects/one", "is a PersistentVolumeClaim: needs PersistentVolumeClaims", id="pvc-kind"),
         pytest.param(
@@ -121,13 +120,14 @@ def test_integration_test_label_runs_or_skips_every_workload(capsys: pytest.Capt
         "EveryPlayedOpcode/tiny",
         "IndexedNames/one",
         "PodSets/two",
+        "WaitsForAttempts/one",
     ]
     assert all(o["complete"] and o["scheduledPods"] == o["measuredPods"] for o in ran.values())
     assert ran["EveryPlayedOpcode/tiny"]["featureGatesNotHonoured"] == {
         "SchedulerAsyncAPICalls": False,
         "SchedulerQueueingHints": True,
     }
-    assert len(skipped) == 6
+    assert len(skipped) == 5
     assert all(set(o) == {"workload", "skipped"} for o in out if "skipped" in o)
 
 
@@ -222,3 +222,28 @@ def test_bad_templates_name_the_template_file(
     assert code == 2
     assert re.search(where, out), out
     assert detail in out
+
+
+@pytest.mark.parametrize(
+    ("stage", "code", "stopped_by"),
+    [
+        pytest.param("Attempted", 0, None, id="attempted-passes-gated-pods"),
+        pytest.param("Scheduled", 1, "stall", id="scheduled-waits-for-gated-pods"),
+    ],
+)
+def test_barrier_stage_requirement(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], stage: str, code: int, stopped_by: str | None
+) -> None:
+    gated = (DATA / "templates" / "pod-gated.yaml").resolve()
+    file = tmp_path / "performance-config.yaml"
+    file.write_text(
+        TEMPLATE.format(extra_op="", extra_wl="    labels: [x]\n").replace(
+            "  - opcode: createPods\n    count: 1\n    collectMetrics: true\n",
+            f"  - opcode: createPods\n    count: 2\n    podTemplatePath: {gated}\n    skipWaitToCompletion: true\n"
+            f"  - opcode: barrier\n    stageRequirement: {stage}\n"
+            "  - opcode: createPods\n    count: 1\n    collectMetrics: true\n",
+        )
+    )
+    status, out = _bench(capsys, file, "--label", "x", "--stall-timeout", "0.2s")
+    assert status == code, out
+    assert out[0]["stoppedBy"] == stopped_by
