@@ -22,6 +22,7 @@ BarrierStep     wait until the pods the harness created in those namespaces (all
                 namespace of a PodsStep) are bound; ``attempted``: bound or in the scheduler's
                 unschedulablePods or backoffQ (tried once, or gated), polled every 10 ms
 SleepStep       sleep on the clock
+AnyStep         create ``count`` objects of any kind from the template text ({{.Index}} = k)
 ==============  =================================================================================
 
 A wait gives up once no awaited pod has been bound (or started) for ``stall_timeout`` seconds,
@@ -62,6 +63,7 @@ from emulator.apiserver.server import ApiServer
 from emulator.bench.instruments import ExtensionPointTimers, Profile, ProgressHook, Tracker, build_scheduler
 from emulator.bench.metrics import millis, peak_rss_mib, reset_peak_rss, summarize, throughput_samples
 from emulator.bench.workloads import (
+    AnyStep,
     BarrierStep,
     ChurnStep,
     DeletePodsStep,
@@ -72,6 +74,7 @@ from emulator.bench.workloads import (
     Step,
     Workload,
     render,
+    render_any,
 )
 from emulator.client.client import Client
 from emulator.runtime.clock import LoopClock, run
@@ -298,6 +301,14 @@ class _Play:
                 await self.wait(f"barrier[{i}]", names)
             case SleepStep():
                 await self.clock.sleep(step.seconds)
+            case AnyStep():
+                for k in range(step.count):
+                    obj = render_any(step.text, k)
+                    if step.namespace:
+                        self.ensure_namespace(step.namespace)
+                    meta = obj.metadata
+                    name = meta.name or self.name(step.namespace, obj)
+                    self.server.create(replace(obj, metadata=replace(meta, name=name, namespace=step.namespace)))
             case DeletePodsStep() if step.wait:
                 await self.delete_pods(step)
             case DeletePodsStep():
@@ -312,7 +323,7 @@ class _Play:
             with contextlib.suppress(ApiError):  # already there
                 self.server.create(Namespace(metadata=ObjectMeta(name=name, labels=labels or {})))
 
-    def name(self, namespace: str, obj: Node | Pod) -> str:
+    def name(self, namespace: str, obj: Any) -> str:
         prefix = obj.metadata.generate_name or f"{obj.kind.lower()}-"
         n = self.names.get((namespace, prefix), 0)
         self.names[(namespace, prefix)] = n + 1

@@ -36,6 +36,7 @@ from typing import Any, Final
 
 import msgspec
 
+from emulator.api.codec import KINDS
 from emulator.bench.workloads import Resolver, Workload, WorkloadError, WorkloadFile
 from emulator.inputs import InputError, ReadError, YamlError, load_documents, msgspec_error, read_text
 
@@ -79,11 +80,21 @@ DEFAULT_POD: Final[dict[str, Any]] = {
 """The pod of a test case without ``defaultPodTemplatePath`` and an op without ``podTemplatePath``."""
 
 PLAYED: Final = frozenset(
-    {"createNodes", "createNamespaces", "createPods", "churn", "barrier", "sleep", "createPodSets", "deletePods"}
+    {
+        "createNodes",
+        "createNamespaces",
+        "createPods",
+        "churn",
+        "barrier",
+        "sleep",
+        "createPodSets",
+        "deletePods",
+        "createAny",
+    }
 )
 """Opcodes the harness plays."""
 
-NOT_YET: Final = frozenset({"createAny", "startCollectingMetrics", "stopCollectingMetrics"})
+NOT_YET: Final = frozenset({"startCollectingMetrics", "stopCollectingMetrics"})
 """Opcodes that make sense without volumes and DRA but the harness does not play yet."""
 
 LACKING: Final[Mapping[str, str]] = {
@@ -162,7 +173,7 @@ def _upstream_path(err: WorkloadError, tr: Translation, source: str) -> Workload
     m = re.match(r"testCases\[\d+\]", err.path)
     if m and m.group(0) in tr.where:
         return WorkloadError(source, tr.where[m.group(0)] + err.path[m.end() :], err.detail)
-    names = sorted(tr.document["templates"], key=len, reverse=True)
+    names = sorted([*tr.document["templates"], *tr.document["anyTemplates"]], key=len, reverse=True)
     rel = next((n for n in names if err.path.startswith(f"templates.{n}")), None)
     if rel is None:
         return err
@@ -187,6 +198,7 @@ class _Translator:
         self.source, self.base = source, base
         self.templates: dict[str, dict[str, Any]] = {"node-default": DEFAULT_NODE, "pod-default": DEFAULT_POD}
         self.indexed: dict[str, str] = {}
+        self.any_texts: dict[str, str] = {}
         self.kinds: dict[str, str] = {}
         self.problems: dict[str, str] = {}
         """Template name → why a workload using it cannot run."""
@@ -195,7 +207,14 @@ class _Translator:
         return PerfConfigError(self.source, path, detail)
 
     def run(self, doc: list[Any]) -> Translation:
-        out = Translation({"templates": self.templates, "indexedTemplates": self.indexed, "testCases": []})
+        out = Translation(
+            {
+                "templates": self.templates,
+                "indexedTemplates": self.indexed,
+                "anyTemplates": self.any_texts,
+                "testCases": [],
+            }
+        )
         for i, case in enumerate(doc):
             path = f"[{i}]"
             if not isinstance(case, dict):
@@ -296,6 +315,11 @@ class _Translator:
         if code == "createNamespaces" and "namespaceTemplatePath" in new:
             rel = new.pop("namespaceTemplatePath")
             new["labels"] = self.namespace_labels(rel, f"{path}.namespaceTemplatePath")
+        if code == "createAny":
+            if new.pop("templateParams", None):
+                why = why or "createAny templateParams are not played by the emulator's bench yet"
+            new["template"], problem = self.any_template(new.pop("templatePath", None), f"{path}.templatePath")
+            why = why or problem
         if code == "deletePods" and new.pop("labelSelector", None):
             why = why or "deletePods labelSelector is not played by the emulator's bench yet"
         for key in _PATH_KEYS:
@@ -322,6 +346,28 @@ class _Translator:
         if code == "createPods" and "persistentVolumeTemplatePath" in new:
             why = why or "createPods with persistentVolumeTemplatePath needs PersistentVolumes"
         return new, why
+
+    def any_template(self, rel: Any, path: str) -> tuple[str, str]:
+        """``createAny``'s template: its name, and why it cannot be created ("" when it can)."""
+        if not isinstance(rel, str) or not rel:
+            raise self.fail(path, "expected a template file path (relative to the config file)")
+        file = self.base / rel
+        try:
+            text = read_text(file)
+        except ReadError as err:
+            raise self.fail(path, f'cannot read template "{rel}": {err.reason}') from None
+        if "{{" in _INDEX.sub("", text):
+            return rel, f'template "{rel}" uses a Go template expression other than {{{{.Index}}}}'
+        try:
+            docs = load_documents(_INDEX.sub("0", text), source=str(file)).docs
+        except YamlError as err:
+            raise PerfConfigError(str(file), "", f"not valid YAML: {err.text}") from None
+        doc = docs[0] if len(docs) == 1 and isinstance(docs[0], dict) else {}
+        kind = (doc.get("apiVersion"), doc.get("kind"))
+        if kind not in KINDS:
+            return rel, f'template "{rel}" is a {kind[1]} ({kind[0]}), which the emulator does not have'
+        self.any_texts[rel] = text
+        return rel, ""
 
     def namespace_labels(self, rel: Any, path: str) -> dict[str, str]:
         """The labels of the Namespace template at ``rel``."""

@@ -49,13 +49,14 @@ from typing import Annotated, Any, Final, Literal
 import msgspec
 from msgspec.structs import replace
 
-from emulator.api.codec import ManifestError, object_from_dict
+from emulator.api.codec import ApiObject, ManifestError, object_from_dict
 from emulator.api.core import Node, Pod
 from emulator.api.labels import is_dns1123_label
 from emulator.inputs import InputError, ReadError, YamlError, load_documents, msgspec_error, read_text
 from emulator.runtime.clock import parse_duration
 
 __all__ = [
+    "AnyStep",
     "BarrierStep",
     "ChurnStep",
     "DeletePodsStep",
@@ -155,6 +156,15 @@ class CreatePodSetsOp(_Op, tag="createPodSets", frozen=True):
     count_param: str | None = None
 
 
+class CreateAnyOp(_Op, tag="createAny", frozen=True):
+    """``count`` objects of any kind the API server has, from ``anyTemplates[template]``."""
+
+    template: str
+    count: NonNegative | None = None
+    count_param: str | None = None
+    namespace: str | None = None
+
+
 class DeletePodsOp(_Op, tag="deletePods", frozen=True):
     """Delete the pods of ``namespace``, ``deletePodsPerSecond`` a second (0: all at once)."""
 
@@ -163,7 +173,17 @@ class DeletePodsOp(_Op, tag="deletePods", frozen=True):
     skip_wait_to_completion: bool = False
 
 
-Op = CreateNodesOp | CreateNamespacesOp | CreatePodsOp | ChurnOp | BarrierOp | SleepOp | CreatePodSetsOp | DeletePodsOp
+Op = (
+    CreateNodesOp
+    | CreateNamespacesOp
+    | CreatePodsOp
+    | ChurnOp
+    | BarrierOp
+    | SleepOp
+    | CreatePodSetsOp
+    | DeletePodsOp
+    | CreateAnyOp
+)
 
 
 class WorkloadSpec(_Spec, frozen=True):
@@ -190,6 +210,8 @@ class WorkloadFile(_Spec, frozen=True):
     test_cases: list[TestCase]
     templates: dict[str, dict[str, Any]] = {}
     indexed_templates: dict[str, str] = {}
+    any_templates: dict[str, str] = {}
+    """Template name → the YAML text of ``createAny``'s object (any kind; ``{{.Index}}`` allowed)."""
     """Template name → its YAML text holding ``{{.Index}}`` (upstream's Go-template variable: the
     object's index within its op), rendered per object; ``templates`` holds index 0's."""
 
@@ -212,6 +234,14 @@ class NodesStep:
 class NamespacesStep:
     names: tuple[str, ...]
     labels: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class AnyStep:
+    count: int
+    text: str
+    """The template's YAML text, rendered per object by ``render_any``."""
+    namespace: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -252,7 +282,7 @@ class SleepStep:
     seconds: float
 
 
-Step = NodesStep | NamespacesStep | PodsStep | ChurnStep | BarrierStep | SleepStep | DeletePodsStep
+Step = NodesStep | NamespacesStep | PodsStep | ChurnStep | BarrierStep | SleepStep | DeletePodsStep | AnyStep
 
 
 @dataclass(frozen=True, slots=True)
@@ -353,10 +383,16 @@ INDEX_EXPRESSION: Final = re.compile(r"\{\{-?\s*\.Index\s*-?\}\}")
 
 def render(text: str, index: int, *, source: str = "template") -> Node | Pod:
     """The object of a ``{{.Index}}`` template's text for the object at ``index``."""
-    docs = load_documents(INDEX_EXPRESSION.sub(str(index), text), source=source).docs
-    obj = object_from_dict(docs[0], source=source)
+    obj = render_any(text, index, source=source)
     assert isinstance(obj, Node | Pod)
     return _with_priority_class(obj)
+
+
+def render_any(text: str, index: int, *, source: str = "template") -> ApiObject:
+    """Any kind's object from a template's text (``{{.Index}}`` → ``index``); ``ManifestError``
+    or ``YamlError`` if it is not one."""
+    docs = load_documents(INDEX_EXPRESSION.sub(str(index), text), source=source).docs
+    return object_from_dict(docs[0] if docs else None, source=source)
 
 
 def _with_priority_class(obj: Node | Pod) -> Node | Pod:
@@ -450,7 +486,9 @@ class Resolver:
                 self.check_count(inner, f"{opath}.createPodsOp", f"workloadTemplate[{j}].createPodsOp", used)
                 self.template(inner.pod_template or tc.default_pod_template, Pod, f"{opath}.createPodsOp.podTemplate")
                 self.namespace(op.namespace_prefix + "-0", f"{opath}.namespacePrefix")
-            if isinstance(op, CreateNodesOp | CreateNamespacesOp | CreatePodsOp | CreatePodSetsOp):
+            if isinstance(op, CreateAnyOp) and op.count is None and op.count_param is None:
+                pass  # one object, as upstream's default
+            elif isinstance(op, CreateNodesOp | CreateNamespacesOp | CreatePodsOp | CreatePodSetsOp | CreateAnyOp):
                 if (op.count is None) == (op.count_param is None):
                     raise self.fail(opath, "exactly one of count and countParam is required")
                 if op.count_param is not None:
@@ -484,6 +522,10 @@ class Resolver:
                         self.namespace(ns, f"{opath}.namespaces[{n}]")
                 case DeletePodsOp():
                     self.namespace(op.namespace, f"{opath}.namespace")
+                case CreateAnyOp():
+                    self.any_template(op.template, f"{opath}.template")
+                    if op.namespace is not None:
+                        self.namespace(op.namespace, f"{opath}.namespace")
                 case SleepOp():
                     try:
                         parse_duration(op.duration)
@@ -503,6 +545,17 @@ class Resolver:
         if kind is not None and not isinstance(obj, kind):
             raise self.fail(path, f'template "{name}" is a {obj.kind}, expected a {kind.__name__}')
         return obj
+
+    def any_template(self, name: str, path: str) -> None:
+        text = self.spec.any_templates.get(name)
+        if text is None:
+            raise self.fail(path, f'unknown createAny template "{name}"')
+        try:
+            render_any(text, 0, source=self.source)
+        except ManifestError as err:
+            raise self.fail(f"templates.{name}" + (f".{err.path}" if err.path else ""), err.detail) from None
+        except YamlError as err:
+            raise self.fail(f"templates.{name}", f"not valid YAML: {err.text}") from None
 
     def namespace(self, name: str, path: str) -> None:
         if not is_dns1123_label(name):
@@ -563,5 +616,8 @@ class Resolver:
                 return SleepStep(parse_duration(op.duration))
             case DeletePodsOp():
                 return DeletePodsStep(op.namespace, op.delete_pods_per_second, not op.skip_wait_to_completion)
+            case CreateAnyOp():
+                n = 1 if op.count is None and op.count_param is None else count(op.count, op.count_param)
+                return AnyStep(n, self.spec.any_templates[op.template], op.namespace or "")
             case CreatePodSetsOp():
                 raise AssertionError("expanded by steps()")

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from emulator.bench.workloads import (
+    AnyStep,
     DeletePodsStep,
     NamespacesStep,
     NodesStep,
@@ -20,6 +21,7 @@ from emulator.bench.workloads import (
     WorkloadError,
     load_workloads,
     render,
+    render_any,
 )
 from emulator.commands.bench import add_parser, run
 
@@ -38,7 +40,11 @@ def _bench(capsys: pytest.CaptureFixture[str], file: Path, *argv: str) -> tuple[
 @pytest.mark.parametrize(
     ("name", "reason"),
     [
-        pytest.param("AnyObject/one", "opcode createAny is not played", id="createAny"),
+        pytest.param(
+            "AnyUnknownKind/one",
+            r"claim.yaml\" is a PersistentVolumeClaim \(v1\), which the emulator does not have",
+            id="createAny-unknown-kind",
+        ),
         pytest.param("NeedsClaims/one", "mounts a PersistentVolumeClaim, which the emulator lacks", id="pvc-volume"),
         pytest.param("ClaimObjects/one", "is a PersistentVolumeClaim: needs PersistentVolumeClaims", id="pvc-kind"),
         pytest.param(
@@ -115,6 +121,7 @@ def test_integration_test_label_runs_or_skips_every_workload(capsys: pytest.Capt
     ran = {o["workload"]: o for o in out if "skipped" not in o}
     skipped = {o["workload"]: o["skipped"] for o in out if "skipped" in o}
     assert sorted(ran) == [
+        "AnyObject/one",
         "DefaultTemplates/2Nodes",
         "DeletesPods/one",
         "EveryPlayedOpcode/tiny",
@@ -247,3 +254,10 @@ def test_barrier_stage_requirement(
     status, out = _bench(capsys, file, "--label", "x", "--stall-timeout", "0.2s")
     assert status == code, out
     assert out[0]["stoppedBy"] == stopped_by
+
+
+def test_create_any_makes_objects_of_other_kinds() -> None:
+    wl = {w.name: w for w in load_workloads(SUITE)}["AnyObject/one"]
+    made = [(s.count, s.namespace, "{{.Index}}" in s.text) for s in wl.steps if isinstance(s, AnyStep)]
+    assert made == [(1, "web", False), (2, "", True)]
+    assert render_any(wl.steps[1].text, 1).metadata.name == "tier-1"  # type: ignore[union-attr]
