@@ -55,7 +55,7 @@ from typing import Any
 from msgspec.structs import replace
 
 from agents.kubelet import Kubelet, KubeletSettings
-from emulator.api.core import Namespace, Node, Pod
+from emulator.api.core import Namespace, Node
 from emulator.api.errors import ApiError
 from emulator.api.meta import ObjectMeta
 from emulator.api.scheduling import PriorityClass
@@ -329,7 +329,7 @@ class _Play:
         self.names[(namespace, prefix)] = n + 1
         return f"{prefix}{n}"
 
-    def create_object(self, template: Node | Pod, namespace: str, labels: dict[str, str] | None = None) -> str:
+    def create_object(self, template: Any, namespace: str, labels: dict[str, str] | None = None) -> str:
         """Create one object from ``template``; its name."""
         ns = "" if isinstance(template, Node) else namespace
         # A fixed name (upstream's node-with-name.yaml, or one rendered from {{.Index}}) is kept.

@@ -334,9 +334,14 @@ class _Translator:
             paths = new.pop("templatePaths", None)
             if not isinstance(paths, list) or not paths:
                 raise self.fail(f"{path}.templatePaths", "expected a non-empty list of template paths")
-            new["templates"] = [self.template(p, f"{path}.templatePaths[{t}]") for t, p in enumerate(paths)]
-            for name in new["templates"]:
-                why = why or self.problems.get(name, "")
+            new["templates"] = []
+            for t, rel in enumerate(paths):
+                name = self.template(rel, f"{path}.templatePaths[{t}]")
+                problem = self.problems.get(name, "")
+                if self.kinds.get(name) not in (None, *_KINDS, *_LACKING_KINDS):
+                    name, problem = self.any_template(rel, f"{path}.templatePaths[{t}]")  # e.g. a Service
+                new["templates"].append(name)
+                why = why or problem
         if code == "barrier":
             stage = new.get("stageRequirement", "Scheduled")
             if stage not in ("Scheduled", "Attempted"):

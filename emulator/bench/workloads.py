@@ -265,7 +265,8 @@ class PodsStep:
 @dataclass(frozen=True, slots=True)
 class ChurnStep:
     mode: Literal["create", "recreate"]
-    templates: tuple[Node | Pod, ...]
+    templates: tuple[ApiObject, ...]
+    """Nodes and Pods, or any other kind the API server has (e.g. a Service)."""
     interval: float
     number: int
     namespace: str
@@ -512,7 +513,10 @@ class Resolver:
                             raise self.fail(f"{opath}.collectMetrics", "only one createPods op may collect metrics")
                 case ChurnOp():
                     for t, name in enumerate(op.templates):
-                        self.template(name, None, f"{opath}.templates[{t}]")
+                        if name in self.spec.any_templates:
+                            self.any_template(name, f"{opath}.templates[{t}]")
+                        else:
+                            self.template(name, None, f"{opath}.templates[{t}]")
                     if op.mode == "recreate" and op.number == 0:
                         raise self.fail(f"{opath}.number", "recreate needs number >= 1 (the objects kept per template)")
                     if op.namespace is not None:
@@ -608,7 +612,10 @@ class Resolver:
                 wait = not op.skip_wait_to_completion
                 return PodsStep(n, pod, op.namespace or default_ns, op.collect_metrics, wait, indexed)
             case ChurnOp():
-                objs = tuple(self.templates[t] for t in op.templates)
+                objs = tuple(
+                    render_any(self.spec.any_templates[t], 0) if t in self.spec.any_templates else self.templates[t]
+                    for t in op.templates
+                )
                 return ChurnStep(op.mode, objs, op.interval_milliseconds / 1000, op.number, op.namespace or default_ns)
             case BarrierOp():
                 return BarrierStep(tuple(op.namespaces), op.stage_requirement == "Attempted")

@@ -14,6 +14,7 @@ import pytest
 
 from emulator.bench.workloads import (
     AnyStep,
+    ChurnStep,
     DeletePodsStep,
     NamespacesStep,
     NodesStep,
@@ -261,3 +262,12 @@ def test_create_any_makes_objects_of_other_kinds() -> None:
     made = [(s.count, s.namespace, "{{.Index}}" in s.text) for s in wl.steps if isinstance(s, AnyStep)]
     assert made == [(1, "web", False), (2, "", True)]
     assert render_any(wl.steps[1].text, 1).metadata.name == "tier-1"  # type: ignore[union-attr]
+
+
+def test_churn_templates_may_be_any_kind_the_server_has() -> None:
+    wl = {w.name: w for w in load_workloads(SUITE)}["EveryPlayedOpcode/tiny"]
+    churns = [s for s in wl.steps if isinstance(s, ChurnStep)]
+    assert [(c.mode, [t.kind for t in c.templates]) for c in churns] == [
+        ("create", ["Pod"]),
+        ("recreate", ["Node", "Pod", "Service"]),
+    ]
