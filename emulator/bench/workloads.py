@@ -42,7 +42,6 @@ import fnmatch
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Final, Literal
 
@@ -52,6 +51,18 @@ from msgspec.structs import replace
 from emulator.api.codec import ApiObject, ManifestError, object_from_dict
 from emulator.api.core import Node, Pod
 from emulator.api.labels import is_dns1123_label
+from emulator.bench.steps import (
+    AnyStep,
+    BarrierStep,
+    ChurnStep,
+    DeletePodsStep,
+    NamespacesStep,
+    NodesStep,
+    PodsStep,
+    SleepStep,
+    Step,
+    Workload,
+)
 from emulator.inputs import InputError, ReadError, YamlError, load_documents, msgspec_error, read_text
 from emulator.runtime.clock import parse_duration
 
@@ -214,100 +225,6 @@ class WorkloadFile(_Spec, frozen=True):
     """Template name → the YAML text of ``createAny``'s object (any kind; ``{{.Index}}`` allowed)."""
     """Template name → its YAML text holding ``{{.Index}}`` (upstream's Go-template variable: the
     object's index within its op), rendered per object; ``templates`` holds index 0's."""
-
-
-# --- resolved steps ---------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class NodesStep:
-    count: int
-    template: Node
-    label_key: str = ""
-    label_values: tuple[str, ...] = ()
-    unique_label_key: str = ""
-    indexed: str = ""
-    """The template's text when it uses ``{{.Index}}`` (see ``render``)."""
-
-
-@dataclass(frozen=True, slots=True)
-class NamespacesStep:
-    names: tuple[str, ...]
-    labels: tuple[tuple[str, str], ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class AnyStep:
-    count: int
-    text: str
-    """The template's YAML text, rendered per object by ``render_any``."""
-    namespace: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class DeletePodsStep:
-    namespace: str
-    per_second: int
-    wait: bool = True
-
-
-@dataclass(frozen=True, slots=True)
-class PodsStep:
-    count: int
-    template: Pod
-    namespace: str
-    collect_metrics: bool = False
-    wait: bool = True
-    indexed: str = ""
-    """The template's text when it uses ``{{.Index}}`` (see ``render``)."""
-
-
-@dataclass(frozen=True, slots=True)
-class ChurnStep:
-    mode: Literal["create", "recreate"]
-    templates: tuple[ApiObject, ...]
-    """Nodes and Pods, or any other kind the API server has (e.g. a Service)."""
-    interval: float
-    number: int
-    namespace: str
-
-
-@dataclass(frozen=True, slots=True)
-class BarrierStep:
-    namespaces: tuple[str, ...]
-    attempted: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class SleepStep:
-    seconds: float
-
-
-Step = NodesStep | NamespacesStep | PodsStep | ChurnStep | BarrierStep | SleepStep | DeletePodsStep | AnyStep
-
-
-@dataclass(frozen=True, slots=True)
-class Workload:
-    name: str
-    """``<testCase>/<workload>``, as upstream names its sub-benchmarks."""
-    labels: tuple[str, ...]
-    threshold: float | None
-    steps: tuple[Step, ...]
-    scale: float = 1.0
-    priority_classes: tuple[tuple[str, int], ...] = ()
-    """PriorityClasses (name, value) the templates refer to, created before the first step."""
-    skipped: str = ""
-    """Why this workload is not run (upstream files only: it needs what the emulator lacks)."""
-    feature_gates: tuple[tuple[str, bool], ...] = ()
-    """The ``featureGates`` an upstream file sets for it; the emulator has no gate switches."""
-
-    @property
-    def nodes(self) -> int:
-        return sum(s.count for s in self.steps if isinstance(s, NodesStep))
-
-    @property
-    def measured(self) -> PodsStep:
-        return next(s for s in self.steps if isinstance(s, PodsStep) and s.collect_metrics)
 
 
 # --- loading ----------------------------------------------------------------------------------

@@ -1,0 +1,119 @@
+"""Resolved benchmark workloads: a ``Workload`` and its plain steps (counts, templates and
+namespaces filled in), as ``workloads.py`` (our file) and ``upstream.py`` (upstream's files)
+produce them and ``harness.py`` plays them. Only data: no parsing, no running.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from emulator.api.codec import ApiObject
+from emulator.api.core import Node, Pod
+
+__all__ = [
+    "AnyStep",
+    "BarrierStep",
+    "ChurnStep",
+    "DeletePodsStep",
+    "NamespacesStep",
+    "NodesStep",
+    "PodsStep",
+    "SleepStep",
+    "Step",
+    "Workload",
+]
+
+
+# --- resolved steps ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class NodesStep:
+    count: int
+    template: Node
+    label_key: str = ""
+    label_values: tuple[str, ...] = ()
+    unique_label_key: str = ""
+    indexed: str = ""
+    """The template's text when it uses ``{{.Index}}`` (see ``render``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class NamespacesStep:
+    names: tuple[str, ...]
+    labels: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class AnyStep:
+    count: int
+    text: str
+    """The template's YAML text, rendered per object by ``render_any``."""
+    namespace: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class DeletePodsStep:
+    namespace: str
+    per_second: int
+    wait: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class PodsStep:
+    count: int
+    template: Pod
+    namespace: str
+    collect_metrics: bool = False
+    wait: bool = True
+    indexed: str = ""
+    """The template's text when it uses ``{{.Index}}`` (see ``render``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ChurnStep:
+    mode: Literal["create", "recreate"]
+    templates: tuple[ApiObject, ...]
+    """Nodes and Pods, or any other kind the API server has (e.g. a Service)."""
+    interval: float
+    number: int
+    namespace: str
+
+
+@dataclass(frozen=True, slots=True)
+class BarrierStep:
+    namespaces: tuple[str, ...]
+    attempted: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class SleepStep:
+    seconds: float
+
+
+Step = NodesStep | NamespacesStep | PodsStep | ChurnStep | BarrierStep | SleepStep | DeletePodsStep | AnyStep
+
+
+@dataclass(frozen=True, slots=True)
+class Workload:
+    name: str
+    """``<testCase>/<workload>``, as upstream names its sub-benchmarks."""
+    labels: tuple[str, ...]
+    threshold: float | None
+    steps: tuple[Step, ...]
+    scale: float = 1.0
+    priority_classes: tuple[tuple[str, int], ...] = ()
+    """PriorityClasses (name, value) the templates refer to, created before the first step."""
+    skipped: str = ""
+    """Why this workload is not run (upstream files only: it needs what the emulator lacks)."""
+    feature_gates: tuple[tuple[str, bool], ...] = ()
+    """The ``featureGates`` an upstream file sets for it; the emulator has no gate switches."""
+
+    @property
+    def nodes(self) -> int:
+        return sum(s.count for s in self.steps if isinstance(s, NodesStep))
+
+    @property
+    def measured(self) -> PodsStep:
+        return next(s for s in self.steps if isinstance(s, PodsStep) and s.collect_metrics)
