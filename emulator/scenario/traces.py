@@ -53,7 +53,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Iterator
-from typing import Final, Literal
+from typing import Final
 
 import msgspec
 
@@ -73,8 +73,9 @@ from emulator.api.core import (
 from emulator.api.meta import ObjectMeta
 from emulator.api.quantity import Quantity, fits_int64_milli, parse_quantity
 from emulator.inputs import InputError, show
+from emulator.runtime.clock import format_duration
 from emulator.scenario.limits import parse_simulated_duration
-from emulator.scenario.schema import RUN_DURATION_ANNOTATION
+from emulator.scenario.schema import RUN_DURATION_ANNOTATION, TraceFormat
 
 __all__ = [
     "GPU_MILLI_ANNOTATION",
@@ -91,7 +92,6 @@ __all__ = [
     "trace_pod",
 ]
 
-TraceFormat = Literal["csv", "alibaba-gpu-2023"]
 GPU_RESOURCE: Final = "nvidia.com/gpu"
 GPU_MODEL_LABEL: Final = "nvidia.com/gpu.product"
 GPU_MILLI_ANNOTATION: Final = "emulator.k8s.io/gpu-milli"
@@ -144,6 +144,7 @@ class TracePod(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class TraceNode(msgspec.Struct, frozen=True, kw_only=True):
+    line: int
     name: str
     cpu_milli: int
     memory: int
@@ -389,6 +390,7 @@ def read_nodes(lines: Iterable[str], file: str) -> Iterator[TraceNode]:
     """The rows of an ``alibaba-gpu-2023`` node list."""
     for row in _rows(lines, file, _ALIBABA_NODES, _ALIBABA_NODES):
         yield TraceNode(
+            line=row.line,
             name=row.required("sn"),
             cpu_milli=row.integer("cpu_milli"),
             memory=row.integer("memory_mib") * 2**20,
@@ -412,7 +414,7 @@ def trace_pod(entry: TracePod, *, name: str, namespace: str, time_scale: float =
     ``time_scale`` multiplies its duration (as the replay's arrivals)."""
     annotations = dict(entry.annotations)
     if entry.duration is not None:
-        annotations[RUN_DURATION_ANNOTATION] = f"{entry.duration * time_scale:g}s"
+        annotations[RUN_DURATION_ANNOTATION] = format_duration(entry.duration * time_scale)
     requests = _resources(entry.cpu_milli, entry.memory, entry.gpu)
     if entry.guaranteed:
         limits = dict(requests)
