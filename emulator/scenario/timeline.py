@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, NoReturn
 
 from emulator.api.core import LabelSelector, Namespace, Pod
@@ -214,8 +215,9 @@ class Timeline:
             yield _Make(obj, origins[id(obj)])
         for i, group in enumerate(self.scenario.nodes):
             if isinstance(group, NodeFile):
+                source = str(Path(file).parent / group.from_file)
                 for node in group.items:
-                    yield _Make(node, Origin(group.from_file, "", f"nodes[{i}] ({group.from_file})"))
+                    yield _Make(node, Origin(source, "", f"nodes[{i}] ({source})"))
             else:
                 yield _MakeGroup(self._node_group(group, f"nodes[{i}]"), f"nodes[{i}]", None)
         for i, step in enumerate(self.scenario.steps):
@@ -235,8 +237,10 @@ class Timeline:
                     for name, value in step.priority_classes.items():
                         pc = PriorityClass(metadata=ObjectMeta(name=name), value=value)
                         yield _EnsureClass(pc, Origin(file, path, path))
+                    trace = str(Path(file).parent / step.file)
                     for timed in step.pods:
-                        yield _Make(timed.pod, Origin(step.file, "", f"{path} ({step.file}:{timed.line})"))
+                        where = f"{trace}:{timed.line}"  # the row: no line:column of a YAML path
+                        yield _Make(timed.pod, Origin(where, "", f"{path} ({where})"))
                 case Delete():
                     yield _Remove(step, path)
                 case Cordon() | Uncordon() | Drain():

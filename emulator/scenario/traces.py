@@ -72,9 +72,10 @@ from emulator.api.core import (
 )
 from emulator.api.meta import ObjectMeta
 from emulator.api.quantity import Quantity, fits_int64_milli, parse_quantity
-from emulator.inputs import InputError, show
+from emulator.inputs import show
 from emulator.runtime.clock import format_duration
 from emulator.scenario.limits import parse_simulated_duration
+from emulator.scenario.readers import ScenarioError
 from emulator.scenario.schema import RUN_DURATION_ANNOTATION, TraceFormat
 
 __all__ = [
@@ -116,8 +117,9 @@ _ALIBABA_NODES: Final = ("sn", "cpu_milli", "memory_mib", "gpu", "model")
 _QOS: Final = ("LS", "BE", "Burstable", "Guaranteed")
 
 
-class TraceError(InputError):
-    """A bad trace file: ``<file>:<line>:<column>: <column name>: <detail>``."""
+class TraceError(ScenarioError):
+    """A bad trace file: ``<file>:<line>:<column>: <column name>: <detail>`` (a ``ScenarioError``:
+    the loader reports it like any other)."""
 
     def __init__(self, file: str, line: int, column: int, name: str, detail: str) -> None:
         super().__init__(file, name, detail, line=line, column=column)

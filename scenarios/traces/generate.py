@@ -121,16 +121,18 @@ def jobs(rng: random.Random) -> list[list[object]]:
     return rows
 
 
-def write(name: str, header: list[str], rows: list[list[object]]) -> None:
-    with (HERE / name).open("w", newline="") as f:
+def write(out: Path, name: str, header: list[str], rows: list[list[object]]) -> None:
+    with (out / name).open("w", newline="") as f:
         out = csv.writer(f, lineterminator="\n")
         out.writerow(header)
         out.writerows(rows)
 
 
-def main() -> None:
+def main(out: Path = HERE) -> None:
+    """Write the three samples into ``out`` (this folder by default)."""
     rng = random.Random(SEED)
     write(
+        out,
         "alibaba-gpu-2023-pods.csv",
         [
             "name",
@@ -147,8 +149,9 @@ def main() -> None:
         ],
         alibaba_pods(rng),
     )
-    write("alibaba-gpu-2023-nodes.csv", ["sn", "cpu_milli", "memory_mib", "gpu", "model"], alibaba_nodes(rng))
+    write(out, "alibaba-gpu-2023-nodes.csv", ["sn", "cpu_milli", "memory_mib", "gpu", "model"], alibaba_nodes(rng))
     write(
+        out,
         "jobs.csv",
         ["arrival", "duration", "cpu", "memory", "gpu", "priority", "name", "namespace", "labels"],
         jobs(rng),
