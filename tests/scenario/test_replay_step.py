@@ -158,3 +158,35 @@ def test_samples_are_what_the_seeded_generator_writes(tmp_path: Path) -> None:
     assert names == ["alibaba-gpu-2023-nodes.csv", "alibaba-gpu-2023-pods.csv", "jobs.csv"]
     for name in names:
         assert (tmp_path / name).read_bytes() == (ROOT / "scenarios" / "traces" / name).read_bytes(), name
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        pytest.param(
+            "replay: {file: jobs.csv, format: alibaba-gpu-2023}",
+            r"^{dir}/s\.yaml:5:5: steps\[0\]\.replay: the timeline reaches 48h0m0s here, past the limit of 24h0m0s "
+            r"\(1 day\); shorten it, or set until to end the run earlier$",
+            id="past-the-horizon",
+        ),
+        pytest.param(
+            "replay: {file: jobs.csv, format: alibaba-gpu-2023, timeScale: 0.25}",
+            "",
+            id="scaled-within-the-horizon",
+        ),
+    ],
+)
+def test_horizon_counts_the_last_arrival(tmp_path: Path, body: str, message: str) -> None:
+    header = (
+        "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time"
+    )
+    rows = f"{header}\na,1000,1,0,0,,LS,Running,0,10,1\nb,1000,1,0,0,,LS,Running,172800,172810,172801\n"
+    if not message:
+        [step] = load(tmp_path, body, jobs=rows).steps
+        assert isinstance(step, Replay)
+        assert [p.at for p in step.pods] == [0.0, 43200.0]
+        return
+    with pytest.raises(ScenarioError) as info:
+        load(tmp_path, body, jobs=rows)
+    text = str(info.value).replace(str(tmp_path), "{dir}")
+    assert re.fullmatch(message.replace("{dir}", r"\{dir\}"), text), text
