@@ -190,3 +190,21 @@ def test_horizon_counts_the_last_arrival(tmp_path: Path, body: str, message: str
         load(tmp_path, body, jobs=rows)
     text = str(info.value).replace(str(tmp_path), "{dir}")
     assert re.fullmatch(message.replace("{dir}", r"\{dir\}"), text), text
+
+
+def test_gpus_are_counted_by_the_scheduler(tmp_path: Path) -> None:
+    """Three one-GPU jobs on a node with two GPUs (and room for all three otherwise): two run,
+    the third waits until one of them ends, then runs too."""
+    jobs = "arrival,duration,cpu,memory,gpu,name\n0,60s,100m,1Mi,1,a\n0,60s,100m,1Mi,1,b\n1,60s,100m,1Mi,1,c\n"
+    scenario = load(tmp_path, "replay: {file: jobs.csv, format: csv}\n  - sleep: 3m", jobs=jobs)
+    bound: dict[str, float] = {}
+
+    def on_write(record: WriteRecord) -> None:
+        pod = record.new
+        if record.kind == "Pod" and pod is not None and pod.spec.node_name and pod.metadata.name not in bound:
+            bound[pod.metadata.name] = record.time
+
+    result = run_scenario(scenario, RunOptions(on_write=on_write))
+    assert result.pods["succeeded"] == 3
+    assert sorted(bound, key=bound.__getitem__) == ["a", "b", "c"]
+    assert bound["c"] >= 60.0
