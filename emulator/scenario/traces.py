@@ -270,6 +270,8 @@ def _rows(lines: Iterable[str], file: str, required: tuple[str, ...], known: tup
     header: dict[str, int] | None = None
     for number, raw in enumerate(lines, start=1):
         text = raw.rstrip("\r\n")
+        if number == 1:
+            text = text.removeprefix("\ufeff")  # a byte-order mark, as spreadsheets write
         if not text.strip():
             continue
         if header is None:

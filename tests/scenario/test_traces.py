@@ -43,6 +43,11 @@ def pods(text: str, fmt: TraceFormat = "csv") -> list[TracePod]:
             id="required-columns",
         ),
         pytest.param(
+            "\ufeffarrival,duration,cpu,memory\r\n0,90,1,1Mi\r\n",
+            [TracePod(line=2, arrival=0.0, duration=90.0, cpu_milli=1000, memory=2**20)],
+            id="byte-order-mark-and-crlf",
+        ),
+        pytest.param(
             f'{CSV_HEADER}\n10s,30,1,1Gi,2,high,job-a,team-a,"app=x;tier=batch"\n\n20s,5,100m,1Mi,,7,,,\n',
             [
                 TracePod(
