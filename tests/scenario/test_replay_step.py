@@ -208,3 +208,13 @@ def test_gpus_are_counted_by_the_scheduler(tmp_path: Path) -> None:
     assert result.pods["succeeded"] == 3
     assert sorted(bound, key=bound.__getitem__) == ["a", "b", "c"]
     assert bound["c"] >= 60.0
+
+
+def test_a_duplicate_row_names_the_row_that_first_made_it(tmp_path: Path) -> None:
+    jobs = "arrival,duration,cpu,memory,name\n0,1,1,1Mi,same\n1,1,1,1Mi,same\n"
+    with pytest.raises(ScenarioError) as info:
+        load(tmp_path, "replay: {file: jobs.csv, format: csv}", jobs=jobs)
+    assert str(info.value).replace(str(tmp_path), "{dir}") == (
+        '{dir}/jobs.csv:3: metadata.name: Pod "default/same" already exists '
+        "(created by steps[0].replay ({dir}/jobs.csv:2))"
+    )
