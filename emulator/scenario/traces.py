@@ -79,6 +79,10 @@ from emulator.scenario.readers import ScenarioError
 from emulator.scenario.schema import RUN_DURATION_ANNOTATION, TraceFormat
 
 __all__ = [
+    "ALIBABA_NODE_COLUMNS",
+    "ALIBABA_POD_COLUMNS",
+    "CSV_OPTIONAL",
+    "CSV_REQUIRED",
     "GPU_MILLI_ANNOTATION",
     "GPU_MODEL_LABEL",
     "GPU_RESOURCE",
@@ -98,9 +102,9 @@ GPU_MODEL_LABEL: Final = "nvidia.com/gpu.product"
 GPU_MILLI_ANNOTATION: Final = "emulator.k8s.io/gpu-milli"
 QOS_LABEL: Final = "emulator.k8s.io/trace-qos"
 
-_CSV_REQUIRED: Final = ("arrival", "duration", "cpu", "memory")
-_CSV_OPTIONAL: Final = ("gpu", "priority", "name", "namespace", "labels")
-_ALIBABA_PODS: Final = (
+CSV_REQUIRED: Final = ("arrival", "duration", "cpu", "memory")
+CSV_OPTIONAL: Final = ("gpu", "priority", "name", "namespace", "labels")
+ALIBABA_POD_COLUMNS: Final = (
     "name",
     "cpu_milli",
     "memory_mib",
@@ -113,7 +117,7 @@ _ALIBABA_PODS: Final = (
     "deletion_time",
     "scheduled_time",
 )
-_ALIBABA_NODES: Final = ("sn", "cpu_milli", "memory_mib", "gpu", "model")
+ALIBABA_NODE_COLUMNS: Final = ("sn", "cpu_milli", "memory_mib", "gpu", "model")
 _QOS: Final = ("LS", "BE", "Burstable", "Guaranteed")
 
 
@@ -316,9 +320,9 @@ def _priority(row: _Row) -> str:
 def read_pods(lines: Iterable[str], file: str, fmt: TraceFormat) -> Iterator[TracePod]:
     """The rows of a pod trace, one at a time; ``TraceError`` on the first bad one."""
     if fmt == "csv":
-        rows = _rows(lines, file, _CSV_REQUIRED, _CSV_REQUIRED + _CSV_OPTIONAL)
+        rows = _rows(lines, file, CSV_REQUIRED, CSV_REQUIRED + CSV_OPTIONAL)
         return _check_order(_csv_pods(rows), file, "arrival")
-    rows = _rows(lines, file, _ALIBABA_PODS, _ALIBABA_PODS)
+    rows = _rows(lines, file, ALIBABA_POD_COLUMNS, ALIBABA_POD_COLUMNS)
     return _check_order(_alibaba_pods(rows), file, "creation_time")
 
 
@@ -392,7 +396,7 @@ def _alibaba_pods(rows: Iterator[_Row]) -> Iterator[tuple[TracePod, _Row]]:
 
 def read_nodes(lines: Iterable[str], file: str) -> Iterator[TraceNode]:
     """The rows of an ``alibaba-gpu-2023`` node list."""
-    for row in _rows(lines, file, _ALIBABA_NODES, _ALIBABA_NODES):
+    for row in _rows(lines, file, ALIBABA_NODE_COLUMNS, ALIBABA_NODE_COLUMNS):
         yield TraceNode(
             line=row.line,
             name=row.required("sn"),

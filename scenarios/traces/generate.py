@@ -24,6 +24,8 @@ import random
 from pathlib import Path
 from typing import TypeVar
 
+from emulator.scenario.traces import ALIBABA_NODE_COLUMNS, ALIBABA_POD_COLUMNS, CSV_OPTIONAL, CSV_REQUIRED
+
 T = TypeVar("T")
 
 HERE = Path(__file__).resolve().parent
@@ -134,26 +136,14 @@ def main(out: Path = HERE) -> None:
     write(
         out,
         "alibaba-gpu-2023-pods.csv",
-        [
-            "name",
-            "cpu_milli",
-            "memory_mib",
-            "num_gpu",
-            "gpu_milli",
-            "gpu_spec",
-            "qos",
-            "pod_phase",
-            "creation_time",
-            "deletion_time",
-            "scheduled_time",
-        ],
+        list(ALIBABA_POD_COLUMNS),
         alibaba_pods(rng),
     )
-    write(out, "alibaba-gpu-2023-nodes.csv", ["sn", "cpu_milli", "memory_mib", "gpu", "model"], alibaba_nodes(rng))
+    write(out, "alibaba-gpu-2023-nodes.csv", list(ALIBABA_NODE_COLUMNS), alibaba_nodes(rng))
     write(
         out,
         "jobs.csv",
-        ["arrival", "duration", "cpu", "memory", "gpu", "priority", "name", "namespace", "labels"],
+        [*CSV_REQUIRED, *CSV_OPTIONAL],
         jobs(rng),
     )
 
