@@ -60,9 +60,10 @@ keeping them in one module keeps that rule visible. Defaulting and admission
 
 from __future__ import annotations
 
+import contextlib
 import random
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal, TypeVar, cast
 
@@ -199,8 +200,17 @@ class ApiServer:
         self._expiring = False
         self._pod_admission = PodAdmission()
         self.agent = ""
-        """Set by the HTTP door around each verb it calls (the store is synchronous, so no other
-        write can interleave) and copied into ``WriteRecord.agent``; empty otherwise."""
+        """Set by ``acting_as`` around the HTTP door's calls (the store is synchronous, so no
+        other write can interleave) and copied into ``WriteRecord.agent``; empty otherwise."""
+
+    @contextlib.contextmanager
+    def acting_as(self, agent: str) -> Iterator[None]:
+        """Within the block, writes are recorded as ``agent``'s (``WriteRecord.agent``)."""
+        previous, self.agent = self.agent, agent
+        try:
+            yield
+        finally:
+            self.agent = previous
 
     # --- introspection ------------------------------------------------------------------
 
@@ -279,13 +289,12 @@ class ApiServer:
         if not due:
             return
         self._expiring = True
-        agent, self.agent = self.agent, ""  # the server's own write, whoever's request ran
         try:
-            for event in due:
-                self._commit("delete", "Event", event, None)
+            with self.acting_as(""):  # the server's own write, whoever's request ran
+                for event in due:
+                    self._commit("delete", "Event", event, None)
         finally:
             self._expiring = False
-            self.agent = agent
 
     def _priority_classes(self) -> Mapping[str, PriorityClass]:
         return {k[1]: v for k, v in self._objects["PriorityClass"].items()}

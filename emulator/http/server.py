@@ -178,14 +178,11 @@ class HttpApi:
     def _publish_self(self, port: int) -> None:
         """The ``default/kubernetes`` Service every cluster has, as upstream's API server
         publishes itself (its cluster IP the first of the range); kept if one exists."""
-        previous = self.api.agent
-        self.api.agent = "kube-apiserver"
         try:
-            self.api.create(kubernetes_service(port))
+            with self.api.acting_as("kube-apiserver"):
+                self.api.create(kubernetes_service(port))
         except (AlreadyExists, NotFound):  # the scenario made one, or has no default namespace
             pass
-        finally:
-            self.api.agent = previous
 
     def close_watches(self) -> None:
         """End every watch stream (their handlers finish their responses)."""
