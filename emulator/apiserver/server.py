@@ -705,15 +705,22 @@ class ApiServer:
         """Open a watch. ``resource_version`` None: new events only (a convenience of this
         in-process API); 0: the current objects first as synthetic ADDED events (upstream's
         "any"); a revision: the events after it are replayed (``Gone`` if compacted,
-        ``Timeout`` if it is in the future); then every new event."""
+        ``Timeout`` if it is in the future); then every new event. ``buffer`` bounds the events
+        a watcher may leave undelivered; the synthetic ADDED events come on top of it, as
+        upstream's cacheWatcher sends its initial events apart from its result channel."""
         self._table(kind)
+        initial: list[Any] = []
+        if resource_version == 0:
+            initial, _ = self.list(
+                kind, namespace=namespace, label_match=label_match, fields=fields, predicate=predicate
+            )
         w = Watcher(
             kind,
             name=name,
             namespace=namespace,
             fields=fields or {},
             label_match=label_match,
-            maxsize=buffer or self.settings.watch_buffer,
+            maxsize=(buffer or self.settings.watch_buffer) + len(initial),
             allow_bookmarks=allow_bookmarks,
             predicate=predicate,
         )
@@ -721,9 +728,7 @@ class ApiServer:
             pass  # this in-process API's convenience: new events only
         elif resource_version == 0:
             # upstream "0" (any): the current state as synthetic ADDED events, then live events.
-            for obj in self.list(
-                kind, namespace=namespace, label_match=label_match, fields=fields, predicate=predicate
-            )[0]:
+            for obj in initial:
                 w.channel.put(WatchEvent("ADDED", obj, self._revision, self.clock.now()))
         elif resource_version > self._revision:
             raise Timeout(f"Too large resource version: {resource_version}, current: {self._revision}")
