@@ -1,18 +1,19 @@
 """Field selectors in their string form (upstream ``k8s.io/apimachinery/pkg/fields``).
 
-What this module owns: ``parse_field_selector`` (``fields.ParseSelector`` for ``=`` / ``==``
-terms, with its backslash escapes) and ``fields_match``. It does not own which fields an object
+What this module owns: ``parse_field_requirements`` (``fields.ParseSelector``: ``=``, ``==``
+and ``!=`` terms, with its backslash escapes), ``parse_field_selector`` (its equality-only
+form) and ``fields_match``. It does not own which fields an object
 exposes (the API server's table of selectable fields) nor node affinity's ``matchFields``
 (``nodeaffinity``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 
 from emulator.api.labels import go_quote
 
-__all__ = ["fields_match", "parse_field_selector"]
+__all__ = ["fields_match", "parse_field_requirements", "parse_field_selector"]
 
 
 def _split_terms(text: str) -> list[str]:
@@ -54,14 +55,9 @@ def _unescape_field_value(value: str) -> str:
     return "".join(out)
 
 
-def parse_field_selector(text: str) -> dict[str, str]:
-    """``metadata.name=x,spec.nodeName=`` as ``{field: value}``.
-
-    ``=`` and ``==`` only (``!=`` raises); empty terms are skipped, an empty value is
-    allowed, values may escape ``\\``, ``,`` and ``=`` with a backslash. A field given two
-    different values raises (upstream ANDs them: nothing would match).
-    """
-    result: dict[str, str] = {}
+def _terms(text: str) -> Iterator[tuple[str, str, str, str]]:
+    """(term, field, op, value) of each non-empty term, in order, parsed as it is reached;
+    ``op`` is ``=`` (for ``=`` and ``==``) or ``!=``."""
     for term in _split_terms(text) if text else []:
         if not term:
             continue
@@ -78,10 +74,26 @@ def parse_field_selector(text: str) -> dict[str, str]:
             break
         if cut < 0:
             raise ValueError(f"invalid selector: '{text}'; can't understand '{term}'")
+        value = _unescape_field_value(term[cut + len(op) :])
+        yield term, term[:cut], "!=" if op == "!=" else "=", value
+
+
+def parse_field_requirements(text: str) -> list[tuple[str, str, str]]:
+    """``metadata.name=x,status.phase!=Failed`` as ``(field, op, value)`` terms in order, ``op``
+    ``=`` (for ``=`` and ``==``) or ``!=`` (``fields.ParseSelector``): empty terms are skipped,
+    an empty value is allowed, values may escape ``\\``, ``,`` and ``=`` with a backslash."""
+    return [(field, op, value) for _, field, op, value in _terms(text)]
+
+
+def parse_field_selector(text: str) -> dict[str, str]:
+    """``metadata.name=x,spec.nodeName=`` as ``{field: value}``: ``parse_field_requirements``
+    with ``=`` and ``==`` only (``!=`` raises). A field given two different values raises
+    (upstream ANDs them: nothing would match).
+    """
+    result: dict[str, str] = {}
+    for term, field, op, value in _terms(text):
         if op == "!=":
             raise ValueError(f"invalid selector: '{text}'; '!=' is not supported in '{term}' (only = and ==)")
-        field = term[:cut]
-        value = _unescape_field_value(term[cut + len(op) :])
         if result.get(field, value) != value:
             raise ValueError(f"invalid selector: '{text}'; field {go_quote(field)} is given two different values")
         result[field] = value

@@ -60,9 +60,10 @@ keeping them in one module keeps that rule visible. Defaulting and admission
 
 from __future__ import annotations
 
+import contextlib
 import random
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal, TypeVar, cast
 
@@ -199,8 +200,17 @@ class ApiServer:
         self._expiring = False
         self._pod_admission = PodAdmission()
         self.agent = ""
-        """Set by the HTTP door around each verb it calls (the store is synchronous, so no other
-        write can interleave) and copied into ``WriteRecord.agent``; empty otherwise."""
+        """Set by ``acting_as`` around the HTTP door's calls (the store is synchronous, so no
+        other write can interleave) and copied into ``WriteRecord.agent``; empty otherwise."""
+
+    @contextlib.contextmanager
+    def acting_as(self, agent: str) -> Iterator[None]:
+        """Within the block, writes are recorded as ``agent``'s (``WriteRecord.agent``)."""
+        previous, self.agent = self.agent, agent
+        try:
+            yield
+        finally:
+            self.agent = previous
 
     # --- introspection ------------------------------------------------------------------
 
@@ -279,13 +289,12 @@ class ApiServer:
         if not due:
             return
         self._expiring = True
-        agent, self.agent = self.agent, ""  # the server's own write, whoever's request ran
         try:
-            for event in due:
-                self._commit("delete", "Event", event, None)
+            with self.acting_as(""):  # the server's own write, whoever's request ran
+                for event in due:
+                    self._commit("delete", "Event", event, None)
         finally:
             self._expiring = False
-            self.agent = agent
 
     def _priority_classes(self) -> Mapping[str, PriorityClass]:
         return {k[1]: v for k, v in self._objects["PriorityClass"].items()}
@@ -696,15 +705,22 @@ class ApiServer:
         """Open a watch. ``resource_version`` None: new events only (a convenience of this
         in-process API); 0: the current objects first as synthetic ADDED events (upstream's
         "any"); a revision: the events after it are replayed (``Gone`` if compacted,
-        ``Timeout`` if it is in the future); then every new event."""
+        ``Timeout`` if it is in the future); then every new event. ``buffer`` bounds the events
+        a watcher may leave undelivered; the synthetic ADDED events come on top of it, as
+        upstream's cacheWatcher sends its initial events apart from its result channel."""
         self._table(kind)
+        initial: list[Any] = []
+        if resource_version == 0:
+            initial, _ = self.list(
+                kind, namespace=namespace, label_match=label_match, fields=fields, predicate=predicate
+            )
         w = Watcher(
             kind,
             name=name,
             namespace=namespace,
             fields=fields or {},
             label_match=label_match,
-            maxsize=buffer or self.settings.watch_buffer,
+            maxsize=(buffer or self.settings.watch_buffer) + len(initial),
             allow_bookmarks=allow_bookmarks,
             predicate=predicate,
         )
@@ -712,9 +728,7 @@ class ApiServer:
             pass  # this in-process API's convenience: new events only
         elif resource_version == 0:
             # upstream "0" (any): the current state as synthetic ADDED events, then live events.
-            for obj in self.list(
-                kind, namespace=namespace, label_match=label_match, fields=fields, predicate=predicate
-            )[0]:
+            for obj in initial:
                 w.channel.put(WatchEvent("ADDED", obj, self._revision, self.clock.now()))
         elif resource_version > self._revision:
             raise Timeout(f"Too large resource version: {resource_version}, current: {self._revision}")

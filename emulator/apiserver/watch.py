@@ -1,7 +1,7 @@
 """The watch hub: routes every write to the watchers that want it.
 
 A ``Watcher`` is one watch stream: a kind, an optional namespace, label selector and
-field selector (``metadata.name``, ``metadata.namespace``, ``spec.nodeName``), and a
+field selector (any of the kind's selectable fields: ``field_getter``), and a
 bounded ``Channel`` of ``WatchEvent``s. Delivery never blocks the writer: a watcher whose
 buffer is full is ended with ``Overflow`` (its informer relists), as upstream's watch
 cache ends a slow watcher.
@@ -47,7 +47,7 @@ from msgspec.structs import replace
 
 from emulator.runtime.channel import Channel
 
-__all__ = ["EventType", "WatchEvent", "WatchHub", "Watcher", "object_fields"]
+__all__ = ["EventType", "WatchEvent", "WatchHub", "Watcher", "field_getter", "object_fields"]
 
 EventType = Literal["ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"]
 NODE_NAME: Final = "spec.nodeName"
@@ -64,32 +64,68 @@ class WatchEvent(msgspec.Struct, frozen=True, gc=False):
     """Simulated time of the write (the client adds its delivery delay to it)."""
 
 
+def _text(value: Any) -> str:
+    """A field's value as a field selector compares it (``true``/``false`` for booleans)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return "" if value is None else str(value)
+
+
 _FIELDS: Final[dict[str, Callable[[Any], str]]] = {
     METADATA_NAME: lambda obj: obj.metadata.name,
     "metadata.namespace": lambda obj: obj.metadata.namespace,
 }
 """The selectable fields of every kind, as upstream's field selectors see them."""
-_POD_FIELDS: Final[dict[str, Callable[[Any], str]]] = {
-    NODE_NAME: lambda pod: pod.spec.node_name,
-    "status.phase": lambda pod: pod.status.phase,
-    "spec.schedulerName": lambda pod: pod.spec.scheduler_name,
+_KIND_FIELDS: Final[dict[str, dict[str, Callable[[Any], str]]]] = {
+    "Pod": {
+        NODE_NAME: lambda pod: pod.spec.node_name,
+        "spec.restartPolicy": lambda pod: pod.spec.restart_policy,
+        "spec.schedulerName": lambda pod: pod.spec.scheduler_name,
+        "spec.serviceAccountName": lambda pod: _text(getattr(pod.spec, "service_account_name", "")),
+        "spec.hostNetwork": lambda pod: _text(pod.spec.host_network),
+        "status.phase": lambda pod: pod.status.phase,
+        "status.podIP": lambda pod: pod.status.pod_ip,
+        "status.nominatedNodeName": lambda pod: pod.status.nominated_node_name,
+    },
+    "Node": {"spec.unschedulable": lambda node: _text(node.spec.unschedulable)},
+    "Event": {
+        "involvedObject.kind": lambda ev: ev.involved_object.kind,
+        "involvedObject.namespace": lambda ev: ev.involved_object.namespace,
+        "involvedObject.name": lambda ev: ev.involved_object.name,
+        "involvedObject.uid": lambda ev: ev.involved_object.uid,
+        "involvedObject.apiVersion": lambda ev: ev.involved_object.api_version,
+        "involvedObject.resourceVersion": lambda ev: ev.involved_object.resource_version,
+        "involvedObject.fieldPath": lambda ev: ev.involved_object.field_path,
+        "reason": lambda ev: ev.reason,
+        "reportingComponent": lambda ev: ev.reporting_component,
+        "source": lambda ev: ev.source.component,
+        "type": lambda ev: ev.type,
+    },
+    "Namespace": {"status.phase": lambda ns: ns.status.phase},
 }
-"""The Pod's selectable fields besides those of every kind."""
+"""Each kind's selectable fields besides those of every kind (upstream's per-kind
+``GetAttrs``/field label conversions)."""
+_NO_FIELDS: Final[dict[str, Callable[[Any], str]]] = {}
+
+
+def field_getter(kind: str, key: str) -> Callable[[Any], str] | None:
+    """How to read the selectable field ``key`` of a ``kind`` object; None: not selectable."""
+    get = _FIELDS.get(key)
+    if get is None:
+        get = _KIND_FIELDS.get(kind, _NO_FIELDS).get(key)
+    return get
 
 
 def object_fields(obj: Any) -> dict[str, str]:
     """The selectable fields of an object, as upstream's field selectors see them."""
     fields = {key: get(obj) for key, get in _FIELDS.items()}
-    if obj.kind == "Pod":
-        fields.update((key, get(obj)) for key, get in _POD_FIELDS.items())
+    fields.update((key, get(obj)) for key, get in _KIND_FIELDS.get(obj.kind, _NO_FIELDS).items())
     return fields
 
 
 def _field(obj: Any, key: str) -> str | None:
     """``object_fields(obj).get(key)`` without building the mapping."""
-    get = _FIELDS.get(key)
-    if get is None and obj.kind == "Pod":
-        get = _POD_FIELDS.get(key)
+    get = field_getter(obj.kind, key)
     return None if get is None else get(obj)
 
 
@@ -99,9 +135,7 @@ def _no_such_field(obj: Any) -> None:
 
 def _getter(kind: str, key: str) -> Callable[[Any], str | None]:
     """How ``_field`` reads ``key`` from an object of ``kind``, resolved once."""
-    get = _FIELDS.get(key)
-    if get is None and kind == "Pod":
-        get = _POD_FIELDS.get(key)
+    get = field_getter(kind, key)
     return _no_such_field if get is None else get
 
 

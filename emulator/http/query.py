@@ -1,7 +1,8 @@
 """List and watch options from a query string: selectors, paging, resourceVersion.
 
-Owns the pure parsing and checking of ``labelSelector``, ``fieldSelector`` (upstream's
-selectable fields per kind, ``=``/``==``/``!=``), ``limit``/``continue`` tokens,
+Owns the pure parsing and checking of ``labelSelector``, ``fieldSelector`` (parsed by
+``emulator.api.fields``, ``=``/``==``/``!=``, checked against the store's selectable fields
+per kind, ``emulator.apiserver.watch.field_getter``), ``limit``/``continue`` tokens,
 ``resourceVersion``/``resourceVersionMatch``, ``watch``, ``timeoutSeconds``,
 ``allowWatchBookmarks`` and ``sendInitialEvents``. It does not read the store or write
 anything: the server turns a ``ListOptions`` into an ``ApiServer.list``/``watch`` call.
@@ -19,13 +20,15 @@ import base64
 import binascii
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any
 
 import msgspec
 
 from emulator.api.errors import BadRequest, Gone, Timeout
+from emulator.api.fields import parse_field_requirements
 from emulator.api.labelparse import parse_label_selector
 from emulator.api.labelselector import SelectorError, compile_selector
+from emulator.apiserver.watch import field_getter
 
 __all__ = [
     "FieldRequirement",
@@ -33,58 +36,10 @@ __all__ = [
     "check_list_version",
     "decode_continue",
     "encode_continue",
-    "field_getter",
     "page",
     "parse_field_selector",
     "parse_list_options",
 ]
-
-
-def _s(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return "" if value is None else str(value)
-
-
-_COMMON: Final[dict[str, Callable[[Any], str]]] = {
-    "metadata.name": lambda o: o.metadata.name,
-    "metadata.namespace": lambda o: o.metadata.namespace,
-}
-_BY_KIND: Final[dict[str, dict[str, Callable[[Any], str]]]] = {
-    "Pod": {
-        "spec.nodeName": lambda o: o.spec.node_name,
-        "spec.restartPolicy": lambda o: o.spec.restart_policy,
-        "spec.schedulerName": lambda o: o.spec.scheduler_name,
-        "spec.serviceAccountName": lambda o: _s(getattr(o.spec, "service_account_name", "")),
-        "spec.hostNetwork": lambda o: _s(o.spec.host_network),
-        "status.phase": lambda o: o.status.phase,
-        "status.podIP": lambda o: o.status.pod_ip,
-        "status.nominatedNodeName": lambda o: o.status.nominated_node_name,
-    },
-    "Node": {"spec.unschedulable": lambda o: _s(o.spec.unschedulable)},
-    "Event": {
-        "involvedObject.kind": lambda o: o.involved_object.kind,
-        "involvedObject.namespace": lambda o: o.involved_object.namespace,
-        "involvedObject.name": lambda o: o.involved_object.name,
-        "involvedObject.uid": lambda o: o.involved_object.uid,
-        "involvedObject.apiVersion": lambda o: o.involved_object.api_version,
-        "involvedObject.resourceVersion": lambda o: o.involved_object.resource_version,
-        "involvedObject.fieldPath": lambda o: o.involved_object.field_path,
-        "reason": lambda o: o.reason,
-        "reportingComponent": lambda o: o.reporting_component,
-        "source": lambda o: o.source.component,
-        "type": lambda o: o.type,
-    },
-    "Namespace": {"status.phase": lambda o: o.status.phase},
-}
-
-
-def field_getter(kind: str, label: str) -> Callable[[Any], str] | None:
-    """How to read the selectable field ``label`` of a ``kind`` object, or None."""
-    get = _COMMON.get(label)
-    if get is None:
-        get = _BY_KIND.get(kind, {}).get(label)
-    return get
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,21 +51,15 @@ class FieldRequirement:
 
 
 def parse_field_selector(kind: str, text: str) -> list[FieldRequirement]:
-    """``a=b,c!=d`` as requirements; BadRequest on bad syntax or an unsupported field
-    (upstream: ``field label not supported: <label>``)."""
+    """``a=b,c!=d`` as requirements (``emulator.api.fields``' parser, upstream's escapes
+    included); BadRequest on bad syntax or a field ``kind`` does not expose (upstream: ``field
+    label not supported: <label>``; the store's table of selectable fields decides)."""
+    try:
+        terms = parse_field_requirements(text)
+    except ValueError as err:
+        raise BadRequest(str(err)) from None
     out: list[FieldRequirement] = []
-    for term in (t for t in text.split(",") if t):
-        if "!=" in term:
-            label, value = term.split("!=", 1)
-            op = "!="
-        elif "==" in term:
-            label, value = term.split("==", 1)
-            op = "="
-        elif "=" in term:
-            label, value = term.split("=", 1)
-            op = "="
-        else:
-            raise BadRequest(f"invalid selector: '{text}'; can't understand '{term}'")
+    for label, op, value in terms:
         label = label.strip()
         if field_getter(kind, label) is None:
             raise BadRequest(f"field label not supported: {label}")

@@ -62,7 +62,7 @@ from emulator.http.codec import decode_body, encode
 from emulator.http.extras import UnmodelledFields, write_listener
 from emulator.http.health import CONTENT_TYPE as HEALTH_CONTENT_TYPE
 from emulator.http.health import health
-from emulator.http.query import parse_list_options
+from emulator.http.query import ListOptions, parse_list_options
 from emulator.http.routing import NOT_FOUND, Discovery, Target, route
 from emulator.http.status import error_status
 from emulator.http.verbs import METHOD_NOT_ALLOWED, Call, Verbs, check_verb, verb_of
@@ -178,14 +178,11 @@ class HttpApi:
     def _publish_self(self, port: int) -> None:
         """The ``default/kubernetes`` Service every cluster has, as upstream's API server
         publishes itself (its cluster IP the first of the range); kept if one exists."""
-        previous = self.api.agent
-        self.api.agent = "kube-apiserver"
         try:
-            self.api.create(kubernetes_service(port))
+            with self.api.acting_as("kube-apiserver"):
+                self.api.create(kubernetes_service(port))
         except (AlreadyExists, NotFound):  # the scenario made one, or has no default namespace
             pass
-        finally:
-            self.api.agent = previous
 
     def close_watches(self) -> None:
         """End every watch stream (their handlers finish their responses)."""
@@ -317,9 +314,8 @@ class HttpApi:
 
     # --- watch ----------------------------------------------------------------------------
 
-    def _open_watch(self, target: Target, query: Mapping[str, str], as_table: bool) -> tuple[Watcher, EventWriter]:
+    def _open_watch(self, target: Target, opts: ListOptions, as_table: bool) -> tuple[Watcher, EventWriter]:
         res = target.resource
-        opts = parse_list_options(res.kind, query)
         name = opts.name if opts.name is not None else (target.name or None)
         rv = opts.resource_version
         initial = opts.send_initial_events is True
@@ -330,18 +326,7 @@ class HttpApi:
             start = int(rv)
             if initial:
                 start = 0  # sendInitialEvents: the state as of now, then the end bookmark
-        buffer = self.settings.watch_buffer
         fields = {"metadata.name": name} if name is not None else None
-        if start == 0:
-            buffer += len(
-                self.api.list(
-                    res.kind,
-                    namespace=target.namespace,
-                    label_match=opts.label_match,
-                    fields=fields,
-                    predicate=opts.predicate,
-                )[0]
-            )
         w = self.api.watch(
             res.kind,
             name=f"http:{res.name}",
@@ -350,7 +335,7 @@ class HttpApi:
             fields=fields,
             resource_version=start,
             allow_bookmarks=opts.allow_bookmarks,
-            buffer=buffer,
+            buffer=self.settings.watch_buffer,
             predicate=opts.predicate,
         )
         writer = EventWriter(
@@ -374,7 +359,7 @@ class HttpApi:
         gone: Gone | None = None
         watcher: Watcher | None = None
         try:
-            watcher, writer = self._open_watch(target, query, as_table)
+            watcher, writer = self._open_watch(target, opts, as_table)
         except Gone as err:
             gone = err  # upstream: 200, then the error in-band
         resp = web.StreamResponse(status=200)

@@ -16,8 +16,7 @@ the store would default it and validated, and answered without a revision.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -137,15 +136,6 @@ class Verbs:
         self.managers = managers
         self.extras = extras if extras is not None else UnmodelledFields()
 
-    @contextmanager
-    def _as(self, agent: str) -> Iterator[None]:
-        previous = self.api.agent
-        self.api.agent = agent
-        try:
-            yield
-        finally:
-            self.api.agent = previous
-
     def encoded(self, obj: Any) -> bytes:
         return encode_object(obj, self.managers.managed_fields(obj.metadata.uid), extras=self.extras)
 
@@ -231,17 +221,24 @@ class Verbs:
             return Answer(200, logs.pod_log(obj, call.query), logs.CONTENT_TYPE)
         if call.as_table:
             opts = parse_list_options(t.resource.kind, call.query)
-            tab = tables.table(
-                t.resource,
-                [obj],
-                now=self.api.clock.now(),
-                include_object=opts.include_object,
-                resource_version=obj.metadata.resource_version,
-            )
-            if opts.include_object == "Object":
-                self.extras.merge_table(tab)
-            return Answer(200, encode(tab))
+            return self._table(t.resource, [obj], opts, obj.metadata.resource_version)
         return Answer(200, self.encoded(obj))
+
+    def _table(
+        self, resource: Resource, objects: list[Any], opts: ListOptions, resource_version: str, token: str = ""
+    ) -> Answer:
+        """The Table of ``objects``, their rows' objects with their unmodelled fields."""
+        tab = tables.table(
+            resource,
+            objects,
+            now=self.api.clock.now(),
+            include_object=opts.include_object,
+            resource_version=resource_version,
+            continue_token=token,
+        )
+        if opts.include_object == "Object":
+            self.extras.merge_table(tab)
+        return Answer(200, encode(tab))
 
     def list_objects(self, t: Target, opts: ListOptions) -> tuple[list[Any], int]:
         return self.api.list(
@@ -259,17 +256,7 @@ class Verbs:
         check_list_version(opts, rev)
         items, token, remaining, rv = page(items, opts, rev)
         if call.as_table:
-            tab = tables.table(
-                t.resource,
-                items,
-                now=self.api.clock.now(),
-                include_object=opts.include_object,
-                resource_version=str(rv),
-                continue_token=token,
-            )
-            if opts.include_object == "Object":
-                self.extras.merge_table(tab)
-            return Answer(200, encode(tab))
+            return self._table(t.resource, items, opts, str(rv), token)
         body = encode_list(
             t.resource,
             items,
@@ -308,11 +295,21 @@ class Verbs:
         obj = self._decode(call, data)
         if _dry_run(call.query):
             return self._dry_run_answer(call, 201, obj, data, None)
-        with self._as(call.agent):
+        return self._create(call, obj, data)
+
+    def _create(self, call: Call, obj: Any, written: Any, operation: str = "Update") -> Answer:
+        """Create ``obj`` (decoded from ``written``); its fields are the request's manager's,
+        with ``operation``; 201 and the result."""
+        with self.api.acting_as(call.agent):
             new = self.api.create(obj)
-        self._remember(call, data, new)
-        self._recorded(call.target.resource, None, new, call)
+        self._remember(call, written, new)
+        self._recorded(call.target.resource, None, new, call, operation=operation)
         return Answer(201, self.encoded(new))
+
+    def _store(self, call: Call, obj: Any) -> Any:
+        """Update ``obj``, or only its status on ``/status``; the stored result."""
+        with self.api.acting_as(call.agent):
+            return self.api.update_status(obj) if call.target.sub == "status" else self.api.update(obj)
 
     def _write(
         self, call: Call, obj: Any, current: Any, written: Any, managed_fields: ManagedFields | None = None
@@ -322,8 +319,7 @@ class Verbs:
         carried (kubectl's client-side to server-side apply migration patches them)."""
         if _dry_run(call.query):
             return self._dry_run_answer(call, 200, obj, written, current)
-        with self._as(call.agent):
-            new = self.api.update_status(obj) if call.target.sub == "status" else self.api.update(obj)
+        new = self._store(call, obj)
         self._remember(call, written, new)
         if new is not current or managed_fields is not None:
             self._recorded(call.target.resource, current, new, call, managed_fields=managed_fields)
@@ -370,7 +366,6 @@ class Verbs:
         applied = decode_body(call.body, call.content_type)
         if not isinstance(applied, dict):
             raise BadRequest("the object provided is unrecognized: expected a mapping")
-        now = self.api.clock.timestamp()
         try:
             current = self._get(t)
         except NotFound:
@@ -381,23 +376,16 @@ class Verbs:
             applied,
             manager=manager,
             force=force,
-            time=now,
+            time=self.api.clock.timestamp(),
         )
         obj = self._decode(call, merged)
-        if current is None:
-            if _dry_run(call.query):
-                return self._dry_run_answer(call, 201, obj, merged, None)
-            with self._as(call.agent):
-                new = self.api.create(obj)
-            self._remember(call, merged, new)
-            # the object had no uid when ``apply`` ran: hand the created object over with the
-            # apply's manager and operation "Apply" so its ownership is kept under the new uid
-            self.managers.update(t.resource, None, self.served(new), manager=manager, operation="Apply", time=now)
-            return Answer(201, self.encoded(new))
         if _dry_run(call.query):
-            return self._dry_run_answer(call, 200, obj, merged, current)
-        with self._as(call.agent):
-            new = self.api.update_status(obj) if t.sub == "status" else self.api.update(obj)
+            return self._dry_run_answer(call, 201 if current is None else 200, obj, merged, current)
+        if current is None:
+            # the object had no uid when ``apply`` ran: the created object is handed over with
+            # the apply's manager and operation "Apply" so its ownership is kept under the new uid
+            return self._create(call, obj, merged, operation="Apply")
+        new = self._store(call, obj)
         self._remember(call, merged, new)
         return Answer(200, self.encoded(new))
 
@@ -429,7 +417,7 @@ class Verbs:
         if opts.get("dryRun"):
             return obj, False
         meta = obj.metadata
-        with self._as(call.agent):
+        with self.api.acting_as(call.agent):
             result = self.api.delete(
                 res.kind,
                 meta.name,
@@ -484,7 +472,7 @@ class Verbs:
             raise BadRequest(f"the name of the object ({meta.name}) does not match the name on the URL ({t.name})")
         binding = replace(binding, metadata=replace(meta, namespace=t.namespace or "", name=meta.name or t.name))
         if not _dry_run(call.query):
-            with self._as(call.agent):
+            with self.api.acting_as(call.agent):
                 self.api.bind(binding)
         return Answer(201, encode(success_status(code=201)))
 
@@ -500,7 +488,7 @@ class Verbs:
         grace = options.get("gracePeriodSeconds")
         uid = (options.get("preconditions") or {}).get("uid") or ""
         if not _dry_run(call.query) and not options.get("dryRun"):
-            with self._as(call.agent):
+            with self.api.acting_as(call.agent):
                 self.api.evict(t.namespace or "", t.name, grace_period_seconds=grace, uid=uid)
         return Answer(201, encode(success_status(code=201)))
 
@@ -521,7 +509,7 @@ class Verbs:
         obj = replace(current, spec=replace(current.spec, replicas=replicas))
         if _dry_run(call.query):
             return Answer(200, encode(scale_dict(obj)))
-        with self._as(call.agent):
+        with self.api.acting_as(call.agent):
             new = self.api.update(obj)
         if new is not current:
             self._recorded(call.target.resource, current, new, call)

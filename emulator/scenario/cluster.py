@@ -30,6 +30,7 @@ from emulator.api.core import Namespace, Node
 from emulator.api.errors import ApiError, Conflict, InternalError, NotFound
 from emulator.api.labelselector import label_selector_matches
 from emulator.api.meta import ObjectMeta
+from emulator.api.scheduling import PriorityClass
 from emulator.apiserver.server import ApiServer, ServerSettings
 from emulator.client.client import Client, Latency
 from emulator.client.retry import Backoff, on_error
@@ -50,7 +51,9 @@ from emulator.scenario.schema import (
     Delete,
     Drain,
     Fault,
+    NodeFile,
     NodeGroup,
+    Replay,
     Scale,
     Scenario,
     SchedulerInstances,
@@ -303,7 +306,7 @@ class Cluster:
         if ("", name) not in {("", n.metadata.name) for n in self.server.list("Namespace")[0]}:
             await self.create(Namespace(metadata=ObjectMeta(name=name)))
 
-    async def create_nodes(self, group: NodeGroup) -> None:
+    async def create_nodes(self, group: NodeGroup | NodeFile) -> None:
         for node in group.nodes():
             await self.create(node)
 
@@ -314,6 +317,19 @@ class Cluster:
             if interval and i:
                 await self.clock.sleep_until(start + i * interval)
             await self.create(step.pod(i))
+
+    async def replay(self, step: Replay) -> None:
+        """A trace's pods, each at its time after the step starts, after the PriorityClasses
+        its integer priorities name (those that do not exist yet)."""
+        existing = {c.metadata.name for c in self.server.list("PriorityClass")[0]}
+        for name, value in step.priority_classes.items():
+            if name not in existing:
+                await self.create(PriorityClass(metadata=ObjectMeta(name=name), value=value))
+        start = self.clock.now()
+        for timed in step.pods:
+            if timed.at:
+                await self.clock.sleep_until(start + timed.at)
+            await self.create(timed.pod)
 
     async def delete(self, step: Delete) -> None:
         """Delete by name (a missing object raises NotFound), or every object the selector
@@ -417,6 +433,8 @@ class Cluster:
                 await self.create_pods(step)
             case CreateNodes():
                 await self.create_nodes(step.nodes)
+            case Replay():
+                await self.replay(step)
             case Delete():
                 await self.delete(step)
             case Scale():

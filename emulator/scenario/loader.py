@@ -1,7 +1,7 @@
 """Scenario files in, a validated ``Scenario`` out, or one ``ScenarioError`` with an exact path.
 
 This package part owns reading and checking a scenario: every check that can be made before
-the run starts, so that nothing fails half-applied later. It is four modules; this one is
+the run starts, so that nothing fails half-applied later. It is five modules; this one is
 the entry point (``load_scenario``, ``load_scenario_text``, ``ScenarioError``: import them
 from here) and runs the others in order:
 
@@ -18,6 +18,8 @@ module          owns
                 fields, the configuration of ``scheduler`` faults
 ``timeline``    the replay of the run's creates and deletes, refusing the writes the API
                 server would refuse (duplicates, missing namespaces and PriorityClasses, ...)
+``replay``      trace files named by ``replay`` steps and ``nodes: [{fromFile}]`` entries,
+                read through ``traces`` (errors at the trace's ``line:column``)
 ==============  ===========================================================================
 
 It does not run anything, nor validate the scenario's own scheduler configuration (the CLI

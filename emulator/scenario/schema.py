@@ -36,7 +36,16 @@ YAML verb        body                                            Struct
 ``waitFor``      ``{condition, selector?, count?, timeout,      ``WaitFor``
                  kind?, name?, namespace?}``
 ``fault``        one fault (a one-key mapping, see below)        ``Fault(fault)``
+``replay``       ``{file, format, timeScale?, limit?,             ``Replay``
+                 namespace?}``
 ===============  =============================================  =========================
+
+``replay`` creates the pods of a trace file (``emulator/scenario/traces.py`` has the formats),
+each at its arrival times ``timeScale`` after the step starts, running for its duration
+times ``timeScale`` (the run-duration annotation); ``limit`` keeps the first rows. The loader
+reads the file into ``Replay.pods`` (rows never go backwards in time), so a bad row fails
+before anything runs. A ``nodes`` entry ``{fromFile, format}`` (``NodeFile``) is a trace's
+node list, read into ``NodeFile.items`` the same way.
 
 Generated names (``NodeGroup`` and ``CreatePods``): object ``i`` (0-based) is named
 ``f"{namePrefix}-{i}"``, or ``f"{namePrefix}{i}"`` when the prefix already ends with
@@ -121,11 +130,13 @@ __all__ = [
     "Latency",
     "MaxPodsPerNode",
     "NoOvercommit",
+    "NodeFile",
     "NodeGroup",
     "NodeHeartbeatStop",
     "PodCount",
     "PodOnNode",
     "PodsOnNodes",
+    "Replay",
     "Scale",
     "Scenario",
     "SchedulerConfig",
@@ -135,7 +146,9 @@ __all__ = [
     "Spec",
     "Step",
     "StepBase",
+    "TimedPod",
     "TopologySpread",
+    "TraceFormat",
     "Uncordon",
     "Update",
     "WaitFor",
@@ -331,6 +344,50 @@ class CreatePods(StepBase, tag="createPods", frozen=True, kw_only=True):
 
 class CreateNodes(StepBase, tag="createNodes", frozen=True, kw_only=True):
     nodes: NodeGroup
+
+
+TraceFormat = Literal["csv", "alibaba-gpu-2023"]
+
+
+class TimedPod(msgspec.Struct, frozen=True, kw_only=True):
+    """A pod of a replayed trace: created ``at`` seconds after the step starts; ``line`` is its
+    row in the trace file."""
+
+    at: float
+    line: int
+    pod: Pod
+
+
+class Replay(StepBase, tag="replay", frozen=True, kw_only=True):
+    file: str
+    """Relative to the scenario file's directory."""
+    format: TraceFormat
+    time_scale: Annotated[float, msgspec.Meta(gt=0, le=1000)] = 1.0
+    """Multiplies every arrival and duration (0.01: a hundred times faster)."""
+    limit: Annotated[int, msgspec.Meta(ge=1, le=MAX_CREATE_PODS)] | None = None
+    """Replay only the first ``limit`` rows."""
+    namespace: str = ""
+    """The namespace of rows that name none; resolved at load (``default`` when not given)."""
+    pods: list[TimedPod] = []
+    """Filled in by the loader from ``file`` (not written in YAML)."""
+    priority_classes: dict[str, int] = {}
+    """Classes ``priority-<n>`` for integer priorities: the runner creates each one missing."""
+
+
+class NodeFile(Spec, frozen=True, kw_only=True):
+    """A ``nodes`` entry read from a trace's node list."""
+
+    from_file: str
+    format: Literal["alibaba-gpu-2023"]
+    items: list[Node] = []
+    """Filled in by the loader from ``fromFile`` (not written in YAML)."""
+
+    @property
+    def count(self) -> int:
+        return len(self.items)
+
+    def nodes(self) -> list[Node]:
+        return list(self.items)
 
 
 class Delete(StepBase, tag="delete", frozen=True, kw_only=True):
@@ -559,7 +616,21 @@ class Fault(StepBase, tag="fault", frozen=True, kw_only=True):
     fault: FaultSpec
 
 
-Step = Create | CreatePods | CreateNodes | Delete | Scale | Update | Cordon | Uncordon | Drain | Sleep | WaitFor | Fault
+Step = (
+    Create
+    | CreatePods
+    | CreateNodes
+    | Delete
+    | Scale
+    | Update
+    | Cordon
+    | Uncordon
+    | Drain
+    | Sleep
+    | WaitFor
+    | Fault
+    | Replay
+)
 
 
 # --- expectations ------------------------------------------------------------------------
@@ -654,7 +725,7 @@ class Scenario(Spec, frozen=True, kw_only=True):
     scheduler_options: SchedulerOptions = SchedulerOptions()
     objects: list[ApiObject] = []
     """Created when the run starts, before ``nodes`` and the first step."""
-    nodes: list[NodeGroup] = []
+    nodes: list[NodeGroup | NodeFile] = []
     faults: list[FaultSpec] = []
     """Armed from the start of the run (see the Faults table above)."""
     steps: list[Step] = []
@@ -705,5 +776,7 @@ def auto_namespaces(scenario: Scenario) -> list[str]:
             manifests.extend(step.objects)
         elif isinstance(step, CreatePods):
             names.add(step.namespace or step.template.metadata.namespace or "default")
+        elif isinstance(step, Replay):
+            names.update(p.pod.metadata.namespace for p in step.pods)
     names.update(o.metadata.namespace for o in manifests if o.kind != "Namespace" and o.metadata.namespace)
     return sorted(names - {o.metadata.name for o in manifests if o.kind == "Namespace"})

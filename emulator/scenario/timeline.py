@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, NoReturn
 
 from emulator.api.core import LabelSelector, Namespace, Pod
@@ -42,7 +43,9 @@ from emulator.scenario.schema import (
     Delete,
     Drain,
     Fault,
+    NodeFile,
     NodeGroup,
+    Replay,
     Scale,
     Scenario,
     Uncordon,
@@ -162,7 +165,15 @@ class _UseObject:
     path: str
 
 
-_Event = _Make | _MakeGroup | _Remove | _UseNode | _UseObject
+@dataclass(frozen=True, slots=True)
+class _EnsureClass:
+    """A ``replay`` step's ``priority-<n>`` class: the runner creates it unless it exists."""
+
+    obj: PriorityClass
+    origin: Origin
+
+
+_Event = _Make | _MakeGroup | _Remove | _UseNode | _UseObject | _EnsureClass
 
 
 def _constant(labels: Mapping[str, str]) -> Callable[[int], Mapping[str, str]]:
@@ -203,7 +214,12 @@ class Timeline:
         for obj in creation_order(self.scenario.objects):
             yield _Make(obj, origins[id(obj)])
         for i, group in enumerate(self.scenario.nodes):
-            yield _MakeGroup(self._node_group(group, f"nodes[{i}]"), f"nodes[{i}]", None)
+            if isinstance(group, NodeFile):
+                source = str(Path(file).parent / group.from_file)
+                for node in group.items:
+                    yield _Make(node, Origin(source, "", f"nodes[{i}] ({source})"))
+            else:
+                yield _MakeGroup(self._node_group(group, f"nodes[{i}]"), f"nodes[{i}]", None)
         for i, step in enumerate(self.scenario.steps):
             path = f"steps[{i}].{_tag(step)}"
             match step:
@@ -217,6 +233,14 @@ class Timeline:
                     )
                 case CreateNodes():
                     yield _MakeGroup(self._node_group(step.nodes, path), path, None)
+                case Replay():
+                    for name, value in step.priority_classes.items():
+                        pc = PriorityClass(metadata=ObjectMeta(name=name), value=value)
+                        yield _EnsureClass(pc, Origin(file, path, path))
+                    trace = str(Path(file).parent / step.file)
+                    for timed in step.pods:
+                        where = f"{trace}:{timed.line}"  # the row: no line:column of a YAML path
+                        yield _Make(timed.pod, Origin(where, "", f"{path} ({where})"))
                 case Delete():
                     yield _Remove(step, path)
                 case Cordon() | Uncordon() | Drain():
@@ -241,6 +265,9 @@ class Timeline:
             match event:
                 case _Make():
                     self._make(event.obj, event.origin)
+                case _EnsureClass():
+                    if event.obj.metadata.name not in self.classes:
+                        self._make(event.obj, event.origin)
                 case _MakeGroup():
                     self._make_group(event)
                 case _Remove():

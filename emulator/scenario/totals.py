@@ -36,6 +36,7 @@ from emulator.scenario.schema import (
     Fault,
     FaultSpec,
     ImagePullSlow,
+    Replay,
     Scenario,
     SchedulerInstances,
     Sleep,
@@ -125,6 +126,12 @@ def _nodes(scenario: Scenario) -> Iterator[tuple[str, str]]:
 def _pods(scenario: Scenario) -> Iterator[tuple[str, str]]:
     total = 0
     for i, step in enumerate(scenario.steps):
+        if isinstance(step, Replay):
+            total += len(step.pods)
+            if total > MAX_TOTAL_PODS:
+                yield f"steps[{i}].replay", _too_many("createPods pods", MAX_TOTAL_PODS, total)
+                return
+            continue
         if not isinstance(step, CreatePods):
             continue
         rate = step.rate_per_second
@@ -151,6 +158,8 @@ def _horizon(scenario: Scenario) -> Iterator[tuple[str, str]]:
             t += step.duration
         elif isinstance(step, CreatePods) and step.rate_per_second is not None:
             t += (step.count - 1) / step.rate_per_second
+        elif isinstance(step, Replay) and step.pods:
+            t += step.pods[-1].at
         if t > MAX_SECONDS:
             tag = step.__struct_config__.tag
             yield (

@@ -33,6 +33,7 @@ from emulator.apiserver.server import CLUSTER_SCOPED
 from emulator.inputs import join_path, show
 from emulator.runtime.clock import format_duration
 from emulator.scenario.readers import ScenarioError
+from emulator.scenario.replay import load_node_file, load_replay
 from emulator.scenario.schema import (
     SCALABLE_KINDS,
     ApiError,
@@ -51,12 +52,14 @@ from emulator.scenario.schema import (
     JobsComplete,
     KubeletConfig,
     MaxPodsPerNode,
+    NodeFile,
     NodeGroup,
     NodeHeartbeatStop,
     NoOvercommit,
     PodCount,
     PodOnNode,
     PodsOnNodes,
+    Replay,
     Scale,
     Scenario,
     SchedulerConfig,
@@ -92,6 +95,7 @@ _VERBS: dict[str, type[Any]] = {
     "sleep": Sleep,
     "waitFor": WaitFor,
     "fault": Fault,
+    "replay": Replay,
 }
 _BODY_FIELD = {"create": "objects", "createNodes": "nodes", "sleep": "duration", "fault": "fault"}
 """Verbs whose YAML body is one field of the Struct rather than a mapping of its fields."""
@@ -143,12 +147,14 @@ class ScenarioWalker(SchemaWalker):
             Update: self._update,
             WaitFor: self._wait_for,
             Drain: self._drain,
+            Replay: self._replay,
             WorkloadsReady: self._workloads_ready,
             TopologySpread: self._topology_spread,
             **dict.fromkeys(_FAULTS.values(), self._fault),
         }
         readers: dict[Any, Reader] = {
             list[Step]: self.steps,
+            list[NodeGroup | NodeFile]: self.node_entries,
             list[Expectation]: self.expectations,
             FaultSpec: self.fault,
         }
@@ -198,7 +204,24 @@ class ScenarioWalker(SchemaWalker):
                 body = self.value(field.type, raw[verb], body_path)
                 out.append(cls(at=at, **{field.name: body}))
             else:
-                out.append(self.struct(cls, raw[verb], body_path, {"at": at}))
+                preset: dict[str, Any] = {"at": at}
+                if cls is Replay:  # filled in from the file, never written
+                    preset.update(pods=[], priority_classes={})
+                out.append(self.struct(cls, raw[verb], body_path, preset))
+        return out
+
+    def node_entries(self, value: Any, path: str) -> list[NodeGroup | NodeFile]:
+        """``nodes``: groups from a template, or ``{fromFile, format}`` node lists of a trace."""
+        if not isinstance(value, list):
+            self.fail(path, f"expected a list, got {show(value)}")
+        out: list[NodeGroup | NodeFile] = []
+        for i, raw in enumerate(value):
+            p = join_path(path, i)
+            if isinstance(raw, dict) and "fromFile" in raw:
+                entry: NodeFile = self.struct(NodeFile, raw, p, {"items": []})
+                out.append(load_node_file(entry, self.base_dir, p, self.file))
+            else:
+                out.append(self.struct(NodeGroup, raw, p))
         return out
 
     def expectations(self, value: Any, path: str) -> list[Expectation]:
@@ -294,6 +317,11 @@ class ScenarioWalker(SchemaWalker):
             # the runner creates this namespace first: refuse it here, as the API server would
             self.fail(join_path(path, "namespace"), f"Invalid value: {show(step.namespace)}: {'; '.join(errors)}")
         return replace(step, namespace=namespace)
+
+    def _replay(self, step: Replay, raw: dict[str, Any], path: str) -> Replay:
+        if step.namespace and (errors := dns1123_label_errors(step.namespace)):
+            self.fail(join_path(path, "namespace"), f"Invalid value: {show(step.namespace)}: {'; '.join(errors)}")
+        return load_replay(step, self.base_dir, path, self.file)
 
     def _topology_spread(self, expect: TopologySpread, raw: dict[str, Any], path: str) -> TopologySpread:
         """The expectation's ``topologyKey`` is a label key (an empty one matched no node)."""

@@ -402,10 +402,19 @@ def test_object_fields() -> None:
         "metadata.name": "a",
         "metadata.namespace": "ns",
         "spec.nodeName": "n1",
-        "status.phase": "",
+        "spec.restartPolicy": "",
         "spec.schedulerName": "",
+        "spec.serviceAccountName": "",
+        "spec.hostNetwork": "false",
+        "status.phase": "",
+        "status.podIP": "",
+        "status.nominatedNodeName": "",
     }
-    assert object_fields(convert({"metadata": {"name": "x"}}, Node)) == {"metadata.name": "x", "metadata.namespace": ""}
+    assert object_fields(convert({"metadata": {"name": "x"}}, Node)) == {
+        "metadata.name": "x",
+        "metadata.namespace": "",
+        "spec.unschedulable": "false",
+    }
 
 
 def test_watcher_repr_and_ids() -> None:

@@ -331,3 +331,19 @@ def test_kubernetes_service() -> None:
     svc = kubernetes_service(41234)
     assert (svc.metadata.namespace, svc.metadata.name, svc.spec.cluster_ip) == ("default", "kubernetes", "10.96.0.1")
     assert [(p.name, p.port, p.target_port) for p in svc.spec.ports] == [("https", 443, 41234)]
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        pytest.param(r"metadata.name=a\,b", [("metadata.name", "=", "a,b")], id="escaped-comma"),
+        pytest.param(r"metadata.name!=x\=y", [("metadata.name", "!=", "x=y")], id="escaped-equals"),
+    ],
+)
+def test_field_selector_values_take_upstreams_escapes(text: str, want: list[tuple[str, str, str]]) -> None:
+    assert [(r.label, r.op, r.value) for r in parse_field_selector("Pod", text)] == want
+
+
+def test_field_selector_unescaped_equals_in_a_value_is_refused() -> None:
+    with pytest.raises(BadRequest, match="unescaped character in value: ="):
+        parse_field_selector("Pod", "metadata.name=a=b")

@@ -283,7 +283,9 @@ def test_error_attributes() -> None:
 
 # --- broken scenarios ---------------------------------------------------------------------
 
-_VERBS = "create, createPods, createNodes, delete, scale, update, cordon, uncordon, drain, sleep, waitFor, fault"
+_VERBS = (
+    "create, createPods, createNodes, delete, scale, update, cordon, uncordon, drain, sleep, waitFor, fault, replay"
+)
 _QTY_RE = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
 _CP = f"count: 1, namePrefix: p, template: {{spec: {POD}}}"
 
