@@ -1,6 +1,9 @@
 """The scheduler_perf-style benchmark library behind ``python -m emulator bench``.
 
-- ``workloads``: ``bench/workloads.yaml`` → resolved ``Workload`` s (path-precise errors).
+- ``workloads``: a workload file (ours, ``bench/workloads.yaml``, or upstream's own
+  ``performance-config.yaml`` through ``upstream``) → resolved ``Workload`` s (path-precise
+  errors), over ``spec`` (the file's schema), ``resolve`` (checks and parameters) and ``steps``
+  (the resolved steps).
 - ``harness``: one workload on a fresh uvloop cluster (API server, scheduler, optional kubelets).
 - ``instruments``: the scheduler under test (``default`` / ``noop`` profile), the binding
   tracker, the Filter/Score timers.

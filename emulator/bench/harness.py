@@ -62,7 +62,8 @@ from emulator.api.scheduling import PriorityClass
 from emulator.apiserver.server import ApiServer
 from emulator.bench.instruments import ExtensionPointTimers, Profile, ProgressHook, Tracker, build_scheduler
 from emulator.bench.metrics import millis, peak_rss_mib, reset_peak_rss, summarize, throughput_samples
-from emulator.bench.workloads import (
+from emulator.bench.resolve import render, render_any
+from emulator.bench.steps import (
     AnyStep,
     BarrierStep,
     ChurnStep,
@@ -73,8 +74,6 @@ from emulator.bench.workloads import (
     SleepStep,
     Step,
     Workload,
-    render,
-    render_any,
 )
 from emulator.client.client import Client
 from emulator.runtime.clock import LoopClock, run

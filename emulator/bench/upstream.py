@@ -1,6 +1,6 @@
 """Upstream's own scheduler_perf configs (kubernetes/kubernetes
 ``test/integration/scheduler_perf/*/performance-config.yaml``), read as they are, translated into
-the shape ``workloads.py`` resolves (``templates`` + ``testCases``).
+the shape ``resolve.py`` resolves (``spec.py``'s schema) (``templates`` + ``testCases``).
 
 Upstream's file is a YAML list of test cases whose ops name their manifests by path, relative
 to the config file (``podTemplatePath``, ``nodeTemplatePath``, ``defaultPodTemplatePath``,
@@ -8,20 +8,20 @@ to the config file (``podTemplatePath``, ``nodeTemplatePath``, ``defaultPodTempl
 registers it under its relative path as a template name and rewrites the op to refer to it;
 ops without a template get upstream's defaults (``DEFAULT_NODE``, ``DEFAULT_POD``). A
 Namespace template gives its labels to the namespaces ``createNamespaces`` makes. Played
-opcodes: ``PLAYED``; ``createPodSets`` and ``deletePods`` pass through to ``workloads.py``.
+opcodes: ``PLAYED``; ``createPodSets`` and ``deletePods`` pass through to ``resolve.py``.
 
 A workload is never run differently from upstream's: when it needs what the emulator lacks or
 what this reader does not play yet, it is kept as a ``Skipped`` entry with the reason (an
 opcode in ``NOT_YET`` or ``LACKING``, a template kind such as PersistentVolumeClaim, a
 Go-template expression other than ``{{.Index}}``, a ``labelSelector`` on ``barrier`` or
 ``deletePods``). ``{{.Index}}`` templates are passed on as text (``indexedTemplates``) and
-rendered per object by ``workloads.render``. ``featureGates`` (the test case's merged with the
+rendered per object by ``resolve.render``. ``featureGates`` (the test case's merged with the
 workload's) are passed along so the report can say which it did not honour: the emulator
 runs kube-scheduler v1.34's default behaviour and has no gate switches.
 
-It owns the translation and ``load_upstream`` (translate, then resolve with ``workloads.py``'s
-``Resolver``, errors pointed back at the upstream file or template); checking the result and
-resolving counts is ``workloads.py``'s.
+It owns the translation and ``load_upstream`` (translate, then resolve with
+``resolve.Resolver``, errors pointed back at the upstream file or template); checking the
+result and resolving counts is ``resolve.py``'s.
 """
 
 from __future__ import annotations
@@ -37,7 +37,9 @@ from typing import Any, Final
 import msgspec
 
 from emulator.api.codec import KINDS
-from emulator.bench.workloads import Resolver, Workload, WorkloadError, WorkloadFile
+from emulator.bench.resolve import Resolver
+from emulator.bench.spec import WorkloadError, WorkloadFile
+from emulator.bench.steps import Workload
 from emulator.inputs import InputError, ReadError, YamlError, load_documents, msgspec_error, read_text
 
 __all__ = ["DEFAULT_NODE", "DEFAULT_POD", "PerfConfigError", "Skipped", "Translation", "load_upstream", "translate"]
@@ -137,7 +139,7 @@ class Skipped:
 @dataclass(slots=True)
 class Translation:
     document: dict[str, Any]
-    """``{templates, testCases}``: the workloads that can run, in ``workloads.py``'s shape."""
+    """``{templates, testCases}``: the workloads that can run, in ``spec.py``'s shape."""
     skipped: list[Skipped] = field(default_factory=list)
     feature_gates: dict[str, dict[str, bool]] = field(default_factory=dict)
     """``<testCase>/<workload>`` → the gates it sets (test case's, then workload's)."""

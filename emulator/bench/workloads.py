@@ -1,13 +1,15 @@
 """Benchmark workload definitions: ``bench/workloads.yaml`` in, resolved ``Workload`` s out, or one
-``WorkloadError`` naming the file, the path inside it and what was expected.
+``WorkloadError`` naming the file, the path inside it and what was expected. The entry point
+of every workload file: ours (a mapping, ``spec.py``'s schema) and upstream's own
+``performance-config.yaml`` (a YAML list, translated by ``upstream.py``), told apart by shape.
 
 The file has upstream scheduler_perf's shape: ``templates`` (name → a Node or Pod manifest) and
 ``testCases``, each a ``workloadTemplate`` (ops tagged by ``opcode``) instantiated by its
 ``workloads`` (``params`` fill the ops' ``countParam: $name``). ``load_workloads`` checks
-everything that can be checked before a run — unknown fields, op shapes, template names and
-kinds, parameters used and defined, one measured phase per test case, durations, namespace
-names — and resolves every workload into plain steps with counts, templates and namespaces
-filled in:
+everything that can be checked before a run — unknown fields and op shapes (``spec.py``),
+template names and kinds, parameters used and defined, one measured phase per test case,
+durations, namespace names (``resolve.py``) — and resolves every workload into plain steps
+(``steps.py``) with counts, templates and namespaces filled in:
 
 ================  ===============================================================================
 opcode            step
@@ -31,200 +33,26 @@ deletePods        ``DeletePodsStep``: delete ``namespace``'s pods, ``deletePodsP
 Upstream's own files (a YAML list of test cases, templates by path) are translated first by
 ``upstream.py``; their workloads that cannot run here come back with ``skipped`` set.
 
-``scale`` multiplies every parameter (rounded, at least 1 unless 0): ``--scale 0.01`` runs a
-workload at a hundredth of its size; a scaled parameter past ``MAX_SCALED_PARAM`` is
-refused. It does not own running a workload (``harness.py``).
+``scale`` multiplies every parameter (``resolve.py``). Choosing workloads by name, glob or
+label is ``select_workloads``. It does not own running a workload (``harness.py``).
 """
 
 from __future__ import annotations
 
 import fnmatch
 import math
-import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any, Final, Literal
 
 import msgspec
-from msgspec.structs import replace
 
-from emulator.api.codec import ApiObject, ManifestError, object_from_dict
-from emulator.api.core import Node, Pod
-from emulator.api.labels import is_dns1123_label
-from emulator.bench.steps import (
-    AnyStep,
-    BarrierStep,
-    ChurnStep,
-    DeletePodsStep,
-    NamespacesStep,
-    NodesStep,
-    PodsStep,
-    SleepStep,
-    Step,
-    Workload,
-)
-from emulator.inputs import InputError, ReadError, YamlError, load_documents, msgspec_error, read_text
-from emulator.runtime.clock import parse_duration
+from emulator.bench.resolve import Resolver
+from emulator.bench.spec import WorkloadError, WorkloadFile
+from emulator.bench.steps import Workload
+from emulator.bench.upstream import load_upstream
+from emulator.inputs import ReadError, YamlError, load_documents, msgspec_error, read_text
 
-__all__ = [
-    "AnyStep",
-    "BarrierStep",
-    "ChurnStep",
-    "DeletePodsStep",
-    "NamespacesStep",
-    "NodesStep",
-    "PodsStep",
-    "SleepStep",
-    "Step",
-    "Workload",
-    "WorkloadError",
-    "load_workloads",
-    "render",
-    "select_workloads",
-]
-
-NonNegative = Annotated[int, msgspec.Meta(ge=0)]
-
-
-MAX_SCALED_PARAM: Final = 10_000_000
-"""A workload parameter times ``--scale`` may not pass this (the scenario limit on pods in
-all): ``--scale 1e9`` made counts of 10^12 that no run finishes."""
-
-
-class WorkloadError(InputError):
-    """Bad workload input: ``<file>[:<line>:<column>]: <path>: <detail>``."""
-
-
-# --- the file's schema ------------------------------------------------------------------------
-
-
-class _Spec(msgspec.Struct, forbid_unknown_fields=True, rename="camel", kw_only=True, frozen=True):
-    pass
-
-
-class LabelStrategy(_Spec, frozen=True):
-    label_key: str
-    label_values: Annotated[list[str], msgspec.Meta(min_length=1)]
-
-
-class UniqueLabelStrategy(_Spec, frozen=True):
-    label_key: str
-
-
-class _Op(_Spec, tag_field="opcode", frozen=True):
-    pass
-
-
-class CreateNodesOp(_Op, tag="createNodes", frozen=True):
-    count: NonNegative | None = None
-    count_param: str | None = None
-    node_template: str = "node-default"
-    label_node_prepare_strategy: LabelStrategy | None = None
-    unique_node_label_strategy: UniqueLabelStrategy | None = None
-
-
-class CreateNamespacesOp(_Op, tag="createNamespaces", frozen=True):
-    prefix: str
-    count: NonNegative | None = None
-    count_param: str | None = None
-    labels: dict[str, str] = {}
-    """The labels of every namespace (upstream: its ``namespaceTemplatePath``'s)."""
-
-
-class CreatePodsOp(_Op, tag="createPods", frozen=True):
-    count: NonNegative | None = None
-    count_param: str | None = None
-    pod_template: str | None = None
-    namespace: str | None = None
-    collect_metrics: bool = False
-    skip_wait_to_completion: bool = False
-
-
-class ChurnOp(_Op, tag="churn", frozen=True):
-    mode: Literal["create", "recreate"]
-    templates: Annotated[list[str], msgspec.Meta(min_length=1)]
-    interval_milliseconds: Annotated[int, msgspec.Meta(gt=0)] = 500
-    number: NonNegative = 0
-    namespace: str | None = None
-
-
-class BarrierOp(_Op, tag="barrier", frozen=True):
-    namespaces: list[str] = []
-    stage_requirement: Literal["Scheduled", "Attempted"] = "Scheduled"
-    """``Attempted``: every pod bound or tried at least once (gated, unschedulable or backing off)."""
-
-
-class SleepOp(_Op, tag="sleep", frozen=True):
-    duration: str
-
-
-class CreatePodSetsOp(_Op, tag="createPodSets", frozen=True):
-    """``count`` createPods ops, the k-th in namespace ``<namespacePrefix>-<k>``."""
-
-    namespace_prefix: str
-    create_pods_op: CreatePodsOp
-    count: NonNegative | None = None
-    count_param: str | None = None
-
-
-class CreateAnyOp(_Op, tag="createAny", frozen=True):
-    """``count`` objects of any kind the API server has, from ``anyTemplates[template]``."""
-
-    template: str
-    count: NonNegative | None = None
-    count_param: str | None = None
-    namespace: str | None = None
-
-
-class DeletePodsOp(_Op, tag="deletePods", frozen=True):
-    """Delete the pods of ``namespace``, ``deletePodsPerSecond`` a second (0: all at once)."""
-
-    namespace: str
-    delete_pods_per_second: NonNegative = 0
-    skip_wait_to_completion: bool = False
-
-
-Op = (
-    CreateNodesOp
-    | CreateNamespacesOp
-    | CreatePodsOp
-    | ChurnOp
-    | BarrierOp
-    | SleepOp
-    | CreatePodSetsOp
-    | DeletePodsOp
-    | CreateAnyOp
-)
-
-
-class WorkloadSpec(_Spec, frozen=True):
-    name: str
-    params: dict[str, Any] = {}
-    """Parameter → a count (checked by the resolver, which can name the key in errors)."""
-    labels: list[str] = []
-    threshold: float | None = None
-
-    def __post_init__(self) -> None:
-        # msgspec's float accepts NaN and infinities, which pass or fail every comparison.
-        if self.threshold is not None and not math.isfinite(self.threshold):
-            raise ValueError(f"threshold must be a finite number, got {self.threshold!r}")
-
-
-class TestCase(_Spec, frozen=True):
-    name: str
-    workload_template: Annotated[list[Op], msgspec.Meta(min_length=1)]
-    workloads: Annotated[list[WorkloadSpec], msgspec.Meta(min_length=1)]
-    default_pod_template: str = "pod-default"
-
-
-class WorkloadFile(_Spec, frozen=True):
-    test_cases: list[TestCase]
-    templates: dict[str, dict[str, Any]] = {}
-    indexed_templates: dict[str, str] = {}
-    any_templates: dict[str, str] = {}
-    """Template name → the YAML text of ``createAny``'s object (any kind; ``{{.Index}}`` allowed)."""
-    """Template name → its YAML text holding ``{{.Index}}`` (upstream's Go-template variable: the
-    object's index within its op), rendered per object; ``templates`` holds index 0's."""
+__all__ = ["load_workloads", "load_workloads_text", "select_workloads"]
 
 
 # --- loading ----------------------------------------------------------------------------------
@@ -252,8 +80,6 @@ def load_workloads_text(text: str, *, source: str, scale: float = 1.0) -> list[W
         raise WorkloadError(source, "", f"expected one YAML document, got {len(docs)}")
     try:
         if isinstance(docs[0], list):
-            from emulator.bench.upstream import load_upstream  # it builds on this module
-
             return load_upstream(docs[0], source=source, scale=scale)
         try:
             spec = msgspec.convert(docs[0], WorkloadFile)
@@ -292,256 +118,3 @@ def select_workloads(
 
 def _matches(name: str, pattern: str) -> bool:
     return name == pattern or name.split("/", 1)[0] == pattern or fnmatch.fnmatchcase(name, pattern)
-
-
-PRIORITY_CLASS_PREFIX = "bench-priority-"
-
-INDEX_EXPRESSION: Final = re.compile(r"\{\{-?\s*\.Index\s*-?\}\}")
-
-
-def render(text: str, index: int, *, source: str = "template") -> Node | Pod:
-    """The object of a ``{{.Index}}`` template's text for the object at ``index``."""
-    obj = render_any(text, index, source=source)
-    assert isinstance(obj, Node | Pod)
-    return _with_priority_class(obj)
-
-
-def render_any(text: str, index: int, *, source: str = "template") -> ApiObject:
-    """Any kind's object from a template's text (``{{.Index}}`` → ``index``); ``ManifestError``
-    or ``YamlError`` if it is not one."""
-    docs = load_documents(INDEX_EXPRESSION.sub(str(index), text), source=source).docs
-    return object_from_dict(docs[0] if docs else None, source=source)
-
-
-def _with_priority_class(obj: Node | Pod) -> Node | Pod:
-    """Upstream's templates set ``spec.priority`` directly (scheduler_perf's apiserver runs no
-    Priority admission); ours admits it only with a PriorityClass of that value, so refer to one."""
-    if isinstance(obj, Pod) and obj.spec.priority is not None and not obj.spec.priority_class_name:
-        spec = replace(obj.spec, priority_class_name=f"{PRIORITY_CLASS_PREFIX}{obj.spec.priority}")
-        return replace(obj, spec=spec)
-    return obj
-
-
-def _priority_classes(steps: Sequence[Step]) -> tuple[tuple[str, int], ...]:
-    out: dict[str, int] = {}
-    for step in steps:
-        templates = step.templates if isinstance(step, ChurnStep) else (getattr(step, "template", None),)
-        for t in templates:
-            if isinstance(t, Pod) and t.spec.priority is not None and t.spec.priority_class_name:
-                out.setdefault(t.spec.priority_class_name, t.spec.priority)
-    return tuple(sorted(out.items()))
-
-
-class Resolver:
-    def __init__(self, source: str, spec: WorkloadFile, scale: float) -> None:
-        self.source, self.spec, self.scale = source, spec, scale
-        self.templates: dict[str, Node | Pod] = {}
-        for name, doc in spec.templates.items():
-            try:
-                obj = object_from_dict(doc, source=source, path=f"templates.{name}")
-            except ManifestError as err:
-                raise WorkloadError(source, err.path, err.detail) from None
-            if not isinstance(obj, Node | Pod):
-                raise WorkloadError(source, f"templates.{name}.kind", f"expected a Node or a Pod, got {obj.kind}")
-            self.templates[name] = _with_priority_class(obj)
-
-    def fail(self, path: str, detail: str) -> WorkloadError:
-        return WorkloadError(self.source, path, detail)
-
-    def workloads(self) -> list[Workload]:
-        out: list[Workload] = []
-        seen: set[str] = set()
-        for i, tc in enumerate(self.spec.test_cases):
-            if tc.name in seen:
-                raise self.fail(f"testCases[{i}].name", f'duplicate test case "{tc.name}"')
-            seen.add(tc.name)
-            out += self.test_case(tc, f"testCases[{i}]")
-        return out
-
-    def test_case(self, tc: TestCase, path: str) -> list[Workload]:
-        used = self.check_template(tc, path)
-        names: set[str] = set()
-        out: list[Workload] = []
-        for k, wl in enumerate(tc.workloads):
-            wpath = f"{path}.workloads[{k}]"
-            if wl.name in names:
-                raise self.fail(f"{wpath}.name", f'duplicate workload "{wl.name}"')
-            names.add(wl.name)
-            for param, where in used.items():
-                if param not in wl.params:
-                    raise self.fail(f"{wpath}.params", f'missing "{param}" (used by {where})')
-            for param, value in wl.params.items():
-                if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                    raise self.fail(f"{wpath}.params.{param}", f"expected an integer >= 0, got {value!r}")
-                if param not in used:
-                    uses = ", ".join(used) or "none"
-                    raise self.fail(f"{wpath}.params.{param}", f"not used by the workload template (it uses: {uses})")
-            params = {p: v if v == 0 else max(1, round(v * self.scale)) for p, v in wl.params.items()}
-            for param, value in params.items():
-                if value > MAX_SCALED_PARAM:
-                    raise self.fail(
-                        f"{wpath}.params.{param}",
-                        f"{wl.params[param]} at scale {self.scale:g} is {value}; "
-                        f"at most {MAX_SCALED_PARAM} are allowed",
-                    )
-            steps = tuple(s for j, op in enumerate(tc.workload_template) for s in self.steps(op, j, tc, params))
-            classes = _priority_classes(steps)
-            out.append(Workload(f"{tc.name}/{wl.name}", tuple(wl.labels), wl.threshold, steps, self.scale, classes))
-        return out
-
-    def check_template(self, tc: TestCase, path: str) -> dict[str, str]:
-        """Check the ops once; the parameters they use → where the first use is."""
-        used: dict[str, str] = {}
-        measured = 0
-        for j, op in enumerate(tc.workload_template):
-            opath = f"{path}.workloadTemplate[{j}]"
-            if isinstance(op, CreatePodSetsOp):
-                inner = op.create_pods_op
-                if inner.collect_metrics:
-                    raise self.fail(f"{opath}.createPodsOp.collectMetrics", "a pod set cannot be the measured phase")
-                if inner.namespace is not None:
-                    raise self.fail(f"{opath}.createPodsOp.namespace", "set by namespacePrefix")
-                self.check_count(inner, f"{opath}.createPodsOp", f"workloadTemplate[{j}].createPodsOp", used)
-                self.template(inner.pod_template or tc.default_pod_template, Pod, f"{opath}.createPodsOp.podTemplate")
-                self.namespace(op.namespace_prefix + "-0", f"{opath}.namespacePrefix")
-            if isinstance(op, CreateAnyOp) and op.count is None and op.count_param is None:
-                pass  # one object, as upstream's default
-            elif isinstance(op, CreateNodesOp | CreateNamespacesOp | CreatePodsOp | CreatePodSetsOp | CreateAnyOp):
-                if (op.count is None) == (op.count_param is None):
-                    raise self.fail(opath, "exactly one of count and countParam is required")
-                if op.count_param is not None:
-                    if not re.fullmatch(r"\$[A-Za-z_]\w*", op.count_param):
-                        raise self.fail(f"{opath}.countParam", f'expected "$name", got "{op.count_param}"')
-                    used.setdefault(op.count_param[1:], f"workloadTemplate[{j}].countParam")
-            match op:
-                case CreateNodesOp():
-                    self.template(op.node_template, Node, f"{opath}.nodeTemplate")
-                    if op.label_node_prepare_strategy and op.unique_node_label_strategy:
-                        raise self.fail(opath, "at most one of labelNodePrepareStrategy, uniqueNodeLabelStrategy")
-                case CreateNamespacesOp():
-                    self.namespace(op.prefix + "-0", f"{opath}.prefix")
-                case CreatePodsOp():
-                    self.template(op.pod_template or tc.default_pod_template, Pod, f"{opath}.podTemplate")
-                    if op.namespace is not None:
-                        self.namespace(op.namespace, f"{opath}.namespace")
-                    if op.collect_metrics:
-                        measured += 1
-                        if measured > 1:
-                            raise self.fail(f"{opath}.collectMetrics", "only one createPods op may collect metrics")
-                case ChurnOp():
-                    for t, name in enumerate(op.templates):
-                        if name in self.spec.any_templates:
-                            self.any_template(name, f"{opath}.templates[{t}]")
-                        else:
-                            self.template(name, None, f"{opath}.templates[{t}]")
-                    if op.mode == "recreate" and op.number == 0:
-                        raise self.fail(f"{opath}.number", "recreate needs number >= 1 (the objects kept per template)")
-                    if op.namespace is not None:
-                        self.namespace(op.namespace, f"{opath}.namespace")
-                case BarrierOp():
-                    for n, ns in enumerate(op.namespaces):
-                        self.namespace(ns, f"{opath}.namespaces[{n}]")
-                case DeletePodsOp():
-                    self.namespace(op.namespace, f"{opath}.namespace")
-                case CreateAnyOp():
-                    self.any_template(op.template, f"{opath}.template")
-                    if op.namespace is not None:
-                        self.namespace(op.namespace, f"{opath}.namespace")
-                case SleepOp():
-                    try:
-                        parse_duration(op.duration)
-                    except ValueError as err:
-                        raise self.fail(f"{opath}.duration", str(err)) from None
-        if measured == 0:
-            raise self.fail(
-                f"{path}.workloadTemplate", "no createPods op has collectMetrics: true (the measured phase)"
-            )
-        return used
-
-    def template(self, name: str, kind: type[Node] | type[Pod] | None, path: str) -> Node | Pod:
-        obj = self.templates.get(name)
-        if obj is None:
-            known = ", ".join(self.templates) or "none"
-            raise self.fail(path, f'unknown template "{name}" (templates: {known})')
-        if kind is not None and not isinstance(obj, kind):
-            raise self.fail(path, f'template "{name}" is a {obj.kind}, expected a {kind.__name__}')
-        return obj
-
-    def any_template(self, name: str, path: str) -> None:
-        text = self.spec.any_templates.get(name)
-        if text is None:
-            raise self.fail(path, f'unknown createAny template "{name}"')
-        try:
-            render_any(text, 0, source=self.source)
-        except ManifestError as err:
-            raise self.fail(f"templates.{name}" + (f".{err.path}" if err.path else ""), err.detail) from None
-        except YamlError as err:
-            raise self.fail(f"templates.{name}", f"not valid YAML: {err.text}") from None
-
-    def namespace(self, name: str, path: str) -> None:
-        if not is_dns1123_label(name):
-            raise self.fail(path, f'"{name}" is not a valid namespace name (a DNS-1123 label)')
-
-    def check_count(self, op: CreatePodsOp, opath: str, where: str, used: dict[str, str]) -> None:
-        if (op.count is None) == (op.count_param is None):
-            raise self.fail(opath, "exactly one of count and countParam is required")
-        if op.count_param is not None:
-            if not re.fullmatch(r"\$[A-Za-z_]\w*", op.count_param):
-                raise self.fail(f"{opath}.countParam", f'expected "$name", got "{op.count_param}"')
-            used.setdefault(op.count_param[1:], f"{where}.countParam")
-
-    def steps(self, op: Op, j: int, tc: TestCase, params: dict[str, int]) -> tuple[Step, ...]:
-        if not isinstance(op, CreatePodSetsOp):
-            return (self.step(op, j, tc, params),)
-        n = op.count if op.count is not None else params[(op.count_param or "$")[1:]]
-        return tuple(
-            self.step(replace(op.create_pods_op, namespace=f"{op.namespace_prefix}-{k}"), j, tc, params)
-            for k in range(n)
-        )
-
-    def step(self, op: Op, j: int, tc: TestCase, params: dict[str, int]) -> Step:
-        def count(c: int | None, param: str | None) -> int:
-            return c if c is not None else params[(param or "$")[1:]]
-
-        default_ns = f"namespace-{j}"
-        match op:
-            case CreateNodesOp():
-                node = self.templates[op.node_template]
-                assert isinstance(node, Node)
-                lab, uniq = op.label_node_prepare_strategy, op.unique_node_label_strategy
-                return NodesStep(
-                    count(op.count, op.count_param),
-                    node,
-                    lab.label_key if lab else "",
-                    tuple(lab.label_values) if lab else (),
-                    uniq.label_key if uniq else "",
-                    self.spec.indexed_templates.get(op.node_template, ""),
-                )
-            case CreateNamespacesOp():
-                n = count(op.count, op.count_param)
-                return NamespacesStep(tuple(f"{op.prefix}-{i}" for i in range(n)), tuple(sorted(op.labels.items())))
-            case CreatePodsOp():
-                pod = self.templates[op.pod_template or tc.default_pod_template]
-                assert isinstance(pod, Pod)
-                n = count(op.count, op.count_param)
-                name = op.pod_template or tc.default_pod_template
-                indexed = self.spec.indexed_templates.get(name, "")
-                wait = not op.skip_wait_to_completion
-                return PodsStep(n, pod, op.namespace or default_ns, op.collect_metrics, wait, indexed)
-            case ChurnOp():
-                objs = tuple(
-                    render_any(self.spec.any_templates[t], 0) if t in self.spec.any_templates else self.templates[t]
-                    for t in op.templates
-                )
-                return ChurnStep(op.mode, objs, op.interval_milliseconds / 1000, op.number, op.namespace or default_ns)
-            case BarrierOp():
-                return BarrierStep(tuple(op.namespaces), op.stage_requirement == "Attempted")
-            case SleepOp():
-                return SleepStep(parse_duration(op.duration))
-            case DeletePodsOp():
-                return DeletePodsStep(op.namespace, op.delete_pods_per_second, not op.skip_wait_to_completion)
-            case CreateAnyOp():
-                n = 1 if op.count is None and op.count_param is None else count(op.count, op.count_param)
-                return AnyStep(n, self.spec.any_templates[op.template], op.namespace or "")
-            case CreatePodSetsOp():
-                raise AssertionError("expanded by steps()")

@@ -44,7 +44,9 @@ from rich.table import Table
 
 from emulator.bench.harness import BenchOptions, WorkloadResult, run_workload
 from emulator.bench.instruments import Profile, ProgressHook
-from emulator.bench.workloads import Workload, WorkloadError, load_workloads, select_workloads
+from emulator.bench.spec import WorkloadError
+from emulator.bench.steps import Workload
+from emulator.bench.workloads import load_workloads, select_workloads
 from emulator.runtime.clock import parse_duration
 
 __all__ = ["DEFAULT_FILE", "add_parser", "compare", "run"]

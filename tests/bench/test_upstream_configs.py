@@ -12,18 +12,10 @@ from typing import Any
 
 import pytest
 
-from emulator.bench.workloads import (
-    AnyStep,
-    ChurnStep,
-    DeletePodsStep,
-    NamespacesStep,
-    NodesStep,
-    PodsStep,
-    WorkloadError,
-    load_workloads,
-    render,
-    render_any,
-)
+from emulator.bench.resolve import render, render_any
+from emulator.bench.spec import WorkloadError
+from emulator.bench.steps import AnyStep, ChurnStep, DeletePodsStep, NamespacesStep, NodesStep, PodsStep
+from emulator.bench.workloads import load_workloads
 from emulator.commands.bench import add_parser, run
 
 DATA = Path(__file__).resolve().parent / "data" / "perfconfig"

@@ -7,7 +7,8 @@ import math
 
 import pytest
 
-from emulator.bench.workloads import WorkloadError, load_workloads_text
+from emulator.bench.spec import WorkloadError
+from emulator.bench.workloads import load_workloads_text
 from emulator.cli import main
 
 WORKLOADS = """

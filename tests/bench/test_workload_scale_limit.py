@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from emulator.bench.workloads import MAX_SCALED_PARAM, WorkloadError, load_workloads_text
+from emulator.bench.spec import MAX_SCALED_PARAM, WorkloadError
+from emulator.bench.workloads import load_workloads_text
 
 WORKLOADS = """
 templates:

@@ -15,13 +15,9 @@ from emulator.apiserver.server import ApiServer
 from emulator.bench.harness import BenchOptions, run_workload
 from emulator.bench.instruments import build_scheduler, enabled_plugins
 from emulator.bench.metrics import millis, summarize, throughput_samples
-from emulator.bench.workloads import (
-    PodsStep,
-    WorkloadError,
-    load_workloads,
-    load_workloads_text,
-    select_workloads,
-)
+from emulator.bench.spec import WorkloadError
+from emulator.bench.steps import PodsStep
+from emulator.bench.workloads import load_workloads, load_workloads_text, select_workloads
 from emulator.commands.bench import add_parser, run
 from emulator.runtime.clock import LoopClock
 from emulator.runtime.loop import new_virtual_loop

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from agents.scheduler.args import ConfigError
 from agents.scheduler.setup import SetupError
 from emulator.api.codec import ManifestError
-from emulator.bench.workloads import WorkloadError
+from emulator.bench.spec import WorkloadError
 from emulator.commands.common import UsageError
 from emulator.commands.explain import ExplainError
 from emulator.commands.hunt import HuntError
