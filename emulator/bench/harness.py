@@ -16,11 +16,15 @@ PodsStep        create the pods the same way, then (unless ``wait`` is off) wait
                 pod of the namespace is bound — Running with kubelets; with ``collectMetrics``
                 this is the measured phase: from before the first create to the end of the wait
 ChurnStep       start a background task (see ``workloads.py``); it stops with the workload
-DeletePodsStep  delete the namespace's pods at ``deletePodsPerSecond`` (in the background when
-                ``skipWaitToCompletion``)
-BarrierStep     wait until the pods the harness created in those namespaces (all: every
-                namespace of a PodsStep) are bound; ``attempted``: bound or in the scheduler's
-                unschedulablePods or backoffQ (tried once, or gated), polled every 10 ms
+DeletePodsStep  delete the namespace's pods (those matching ``labelSelector``) at
+                ``deletePodsPerSecond`` (in the background when ``skipWaitToCompletion``)
+BarrierStep     upstream's ``runBarrierOp``: per namespace (none named: every one a
+                createNamespaces or createPods step made), wait until the existing pods
+                matching ``labelSelector`` that are scheduled (``Attempted``: scheduled or
+                attempted, ``stages.py``) are at least the pods created there with
+                ``skipWaitToCompletion``; a Scheduled barrier then forgets those namespaces; a
+                namespace unknown at that point stops the workload (``stoppedBy: error``).
+                Woken by the tracker on each stage change, not polled
 SleepStep       sleep on the clock
 AnyStep         create ``count`` objects of any kind from the template text ({{.Index}} = k)
 ==============  =================================================================================
@@ -63,6 +67,7 @@ from emulator.apiserver.server import ApiServer
 from emulator.bench.instruments import ExtensionPointTimers, Profile, ProgressHook, Tracker, build_scheduler
 from emulator.bench.metrics import millis, peak_rss_mib, reset_peak_rss, summarize, throughput_samples
 from emulator.bench.resolve import render, render_any
+from emulator.bench.stages import ATTEMPTED, SCHEDULED, matches
 from emulator.bench.steps import (
     AnyStep,
     BarrierStep,
@@ -94,6 +99,9 @@ class BenchOptions:
     """Objects created between two yields to the event loop (upstream creates from parallel workers)."""
     time_limit: float | None = None
     """Wall seconds after which the workload is cut short (None: no limit)."""
+    virtual: bool = False
+    """Run on the virtual-time loop instead of uvloop (tests: waits and stalls take no wall time;
+    the wall-clock figures then measure nothing useful)."""
 
 
 @dataclass(slots=True)
@@ -155,7 +163,7 @@ def run_workload(workload: Workload, options: BenchOptions, progress: ProgressHo
     gc.collect()
     reset_peak_rss()
     try:
-        result = run(lambda: run_workload_async(workload, options, progress), virtual=False)
+        result = run(lambda: run_workload_async(workload, options, progress), virtual=options.virtual)
     finally:
         gc.unfreeze()
     gc.collect()
@@ -166,24 +174,16 @@ async def run_workload_async(
     workload: Workload, options: BenchOptions, progress: ProgressHook | None = None
 ) -> WorkloadResult:
     wall0 = time.perf_counter()
-    clock = LoopClock(asyncio.get_running_loop(), virtual=False)
+    clock = LoopClock(asyncio.get_running_loop(), virtual=options.virtual)
     seeds = Seeds(options.seed)
     server = ApiServer(clock, seeds.stream("apiserver"))
-    tracker = Tracker(kubelets=options.kubelets, progress=progress)
+    selectors = [s.label_selector for s in workload.steps if isinstance(s, BarrierStep)]
+    tracker = Tracker(kubelets=options.kubelets, progress=progress, selectors=selectors)
     server.add_write_listener(tracker)
     scheduler, missing = build_scheduler(server, clock, seeds, options.profile)
     timers = ExtensionPointTimers(scheduler)
     raw = scheduler.metrics.keep_samples()
     play = _Play(workload, options, server, clock, seeds, tracker)
-    queue = scheduler.queue
-
-    def attempted(namespaces: tuple[str, ...]) -> int:
-        waiting = queue.unschedulable_pods() + queue.pods_in_backoff_q()
-        return sum(tracker.bound.get(ns, 0) for ns in namespaces) + sum(
-            1 for p in waiting if p.metadata.namespace in namespaces
-        )
-
-    play.attempted = attempted
     play.metrics_marks = lambda: (
         len(raw.attempt_wall_seconds),
         len(raw.e2e_seconds),
@@ -208,7 +208,7 @@ async def run_workload_async(
     summary["overall"] = round(len(bound_at) / phase, 3)
     per_node = Counter(p.spec.node_name for p in server.list("Pod")[0] if p.spec.node_name)
     measured = workload.measured
-    return WorkloadResult(
+    result = WorkloadResult(
         workload=workload.name,
         nodes=workload.nodes,
         measured_pods=measured.count,
@@ -231,6 +231,9 @@ async def run_workload_async(
         threshold=workload.threshold,
         startup_ms=millis(tracker.startup),
     )
+    if play.error:
+        result.extra["error"] = play.error
+    return result
 
 
 class _Done(Exception):
@@ -260,8 +263,11 @@ class _Play:
         self.marks_start: tuple[int, int, int, int] | None = None
         self.marks_end: tuple[int, int, int, int] | None = None
         self.metrics_marks: Callable[[], tuple[int, int, int, int]] | None = None
-        self.attempted: Callable[[tuple[str, ...]], int] = lambda namespaces: 0
-        """Pods of these namespaces bound or waiting after an attempt (the scheduler's queue)."""
+        self.expected: dict[str, int] = {}
+        """Upstream's ``numPodsScheduledPerNamespace``: each namespace a createNamespaces or
+        createPods op made → the pods created in it with ``skipWaitToCompletion``, which a later
+        barrier waits for; a Scheduled barrier forgets the namespaces it waited on."""
+        self.error = ""
         self.kubelet_settings = KubeletSettings()
 
     async def run(self) -> None:
@@ -269,7 +275,7 @@ class _Play:
         for name, value in self.workload.priority_classes:
             self.server.create(PriorityClass(metadata=ObjectMeta(name=name), value=value))
         for i, step in enumerate(self.workload.steps):
-            if self.out_of_time():
+            if self.out_of_time() or self.error:
                 break
             await self.step(i, step)
         raise _Done
@@ -288,16 +294,14 @@ class _Play:
             case NamespacesStep():
                 for ns in step.names:
                     self.ensure_namespace(ns, dict(step.labels))
+                    self.expected.setdefault(ns, 0)
             case PodsStep():
                 await self.create_pods(i, step)
             case ChurnStep():
                 assert self.tg is not None
                 self.tg.create_task(self.churn(step), name=f"bench:churn:{i}")
-            case BarrierStep() if step.attempted:
-                await self.wait_attempted(step.namespaces or tuple(sorted(self.created)))
             case BarrierStep():
-                names = step.namespaces or tuple(sorted(self.created))
-                await self.wait(f"barrier[{i}]", names)
+                await self.barrier(i, step)
             case SleepStep():
                 await self.clock.sleep(step.seconds)
             case AnyStep():
@@ -371,6 +375,7 @@ class _Play:
     async def create_pods(self, i: int, step: PodsStep) -> None:
         ns = step.namespace
         self.ensure_namespace(ns)
+        self.expected.setdefault(ns, 0)
         stage = f"createPods[{i}]" + (" (measured)" if step.collect_metrics else "")
         if step.collect_metrics:
             # The set-up's objects (nodes, earlier pods) live to the end: out of the collector's
@@ -384,6 +389,8 @@ class _Play:
         for k in range(step.count):
             self.create_object(render(step.indexed, k) if step.indexed else step.template, ns)
             self.created[ns] = self.created.get(ns, 0) + 1
+            if not step.wait:
+                self.expected[ns] += 1
             if (k + 1) % self.options.create_batch == 0:
                 await asyncio.sleep(0)
                 if self.out_of_time():
@@ -403,20 +410,43 @@ class _Play:
     # --- waiting and churn ----------------------------------------------------------------
 
     async def wait(self, stage: str, namespaces: tuple[str, ...]) -> bool:
-        """Until every pod created in ``namespaces`` is bound (Running with kubelets); False
-        (and ``stopped_by`` set) when none more has been for ``stall_timeout`` seconds or the
-        time limit is reached."""
+        """Until every pod created in ``namespaces`` is bound (Running with kubelets)."""
         counts = self.tracker.running if self.options.kubelets else self.tracker.bound
         goal = sum(self.created.get(ns, 0) for ns in namespaces)
+        return await self.wait_until(lambda: sum(counts.get(ns, 0) for ns in namespaces), goal)
 
-        def done() -> int:
-            return sum(counts.get(ns, 0) for ns in namespaces)
+    async def barrier(self, i: int, step: BarrierStep) -> bool:
+        """Upstream's ``runBarrierOp``: per namespace (every registered one when none is
+        named), until the pods matching the selector that are scheduled (or, ``Attempted``,
+        scheduled or attempted: ``stages.py``) number at least the ``expected`` ones."""
+        names = step.namespaces or tuple(self.expected)
+        unknown = [ns for ns in names if ns not in self.expected]
+        if unknown:
+            self.stopped_by, self.error = "error", f"barrier[{i}]: unknown namespace {unknown[0]}"
+            return False
+        stages = (SCHEDULED, ATTEMPTED) if step.attempted else (SCHEDULED,)
+        goal = {ns: self.expected[ns] for ns in names}
+        count = self.tracker.stages.count
+        sel = step.label_selector
 
+        def progress() -> int:
+            return sum(min(count(ns, sel, *stages), n) for ns, n in goal.items())
+
+        done = await self.wait_until(progress, sum(goal.values()))
+        if done and not step.attempted:
+            for ns in names:
+                del self.expected[ns]
+        return done
+
+    async def wait_until(self, progress: Callable[[], int], goal: int) -> bool:
+        """Until ``progress()`` reaches ``goal``, woken by the tracker; False (and
+        ``stopped_by`` set) when it has not grown for ``stall_timeout`` seconds or the time
+        limit is reached."""
         limit = self.options.time_limit
         end = math.inf if limit is None else self.t_begin + limit
-        last = done()
+        last = progress()
         deadline = self.clock.now() + self.options.stall_timeout
-        while (now := done()) < goal:
+        while (now := progress()) < goal:
             if now > last:
                 last, deadline = now, self.clock.now() + self.options.stall_timeout
             remaining = min(deadline, end) - self.clock.now()
@@ -431,24 +461,13 @@ class _Play:
                 pass
         return True
 
-    async def wait_attempted(self, namespaces: tuple[str, ...]) -> bool:
-        """Until every pod created in ``namespaces`` is bound or has been tried (upstream's
-        ``stageRequirement: Attempted``). Queue moves write nothing, so this polls every 10 ms."""
-        goal = sum(self.created.get(ns, 0) for ns in namespaces)
-        last, deadline = -1, 0.0
-        while (now := self.attempted(namespaces)) < goal:
-            if now > last:
-                last, deadline = now, self.clock.now() + self.options.stall_timeout
-            if self.clock.now() >= deadline or self.out_of_time():
-                self.stopped_by = self.stopped_by or "stall"
-                return False
-            await self.clock.sleep(0.01)
-        return True
-
     async def delete_pods(self, step: DeletePodsStep) -> None:
-        """Delete the pods the namespace holds now, ``per_second`` a second (all at once if 0)."""
+        """Delete the pods the namespace holds now (those matching the selector), ``per_second``
+        a second (all at once if 0)."""
         pods, _ = self.server.list("Pod", namespace=step.namespace)
         for pod in pods:
+            if not matches(pod.metadata.labels, step.label_selector):
+                continue
             if step.per_second:
                 await self.clock.sleep(1 / step.per_second)
             with contextlib.suppress(ApiError):  # already gone

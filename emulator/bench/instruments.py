@@ -9,9 +9,11 @@ records bindings, and the timers around the Filter and Score extension points.
   pipeline's own ceiling. Upstream plugins the registry lacks are skipped by the scheduler and
   returned as ``missing``.
 - ``Tracker``: a write listener on the API server (it sees every committed write, synchronously).
-  It counts bindings (verb ``bind``) and Running transitions per namespace, keeps the wall time
+  It counts bindings (verb ``bind``) and Running transitions per namespace, keeps the
+  existing pods' barrier stages (``stages.py``), keeps the wall time
   (``time.perf_counter``) of each binding in the measured namespace, and create → Running
-  durations there when kubelets run. ``changed`` is set on each of those events.
+  durations there when kubelets run. ``changed`` is set on each of those events and whenever a
+  stage count changes.
 - ``ExtensionPointTimers``: wall durations of the Filter phase of each cycle (upstream records
   ``framework_extension_point_duration_seconds{extension_point="Filter"}`` around the whole
   feasible-node search, not per node, and only when the profile has Filter plugins) and of
@@ -27,7 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, Final, Literal
 
 from agents.scheduler.config import API_VERSION, KIND, load_config
@@ -35,6 +37,7 @@ from agents.scheduler.framework.interface import ExtensionPoint
 from agents.scheduler.registry import build_registry
 from agents.scheduler.scheduler import Scheduler, SchedulerOptions
 from emulator.apiserver.server import ApiServer, WriteRecord
+from emulator.bench.stages import Selector, StageCounts
 from emulator.client.client import Client
 from emulator.runtime.clock import Clock
 from emulator.runtime.rng import Seeds
@@ -98,8 +101,12 @@ def enabled_plugins(scheduler: Scheduler) -> dict[str, list[str]]:
 class Tracker:
     """Counts bindings and Running pods per namespace from the server's writes."""
 
-    def __init__(self, *, kubelets: bool, progress: ProgressHook | None = None) -> None:
+    def __init__(
+        self, *, kubelets: bool, progress: ProgressHook | None = None, selectors: Iterable[Selector] = ()
+    ) -> None:
         self.kubelets = kubelets
+        self.stages = StageCounts(selectors)
+        """Existing pods by barrier stage (``stages.py``)."""
         self.progress = progress
         self.bound: dict[str, int] = {}
         self.running: dict[str, int] = {}
@@ -126,6 +133,8 @@ class Tracker:
     def __call__(self, rec: WriteRecord) -> None:
         if rec.kind != "Pod":
             return
+        if self.stages.update(rec.old, rec.new):
+            self.changed.set()
         if rec.verb == "bind":
             ns = rec.new.metadata.namespace
             self.bound[ns] = self.bound.get(ns, 0) + 1

@@ -36,6 +36,7 @@ from emulator.bench.spec import (
     WorkloadError,
     WorkloadFile,
 )
+from emulator.bench.stages import selector
 from emulator.bench.steps import (
     AnyStep,
     BarrierStep,
@@ -294,11 +295,14 @@ class Resolver:
                 )
                 return ChurnStep(op.mode, objs, op.interval_milliseconds / 1000, op.number, op.namespace or default_ns)
             case BarrierOp():
-                return BarrierStep(tuple(op.namespaces), op.stage_requirement == "Attempted")
+                return BarrierStep(
+                    tuple(op.namespaces), op.stage_requirement == "Attempted", selector(op.label_selector)
+                )
             case SleepOp():
                 return SleepStep(parse_duration(op.duration))
             case DeletePodsOp():
-                return DeletePodsStep(op.namespace, op.delete_pods_per_second, not op.skip_wait_to_completion)
+                wait = not op.skip_wait_to_completion
+                return DeletePodsStep(op.namespace, op.delete_pods_per_second, wait, selector(op.label_selector))
             case CreateAnyOp():
                 n = 1 if op.count is None and op.count_param is None else count(op.count, op.count_param)
                 return AnyStep(n, self.spec.any_templates[op.template], op.namespace or "")

@@ -103,7 +103,9 @@ class ChurnOp(_Op, tag="churn", frozen=True):
 class BarrierOp(_Op, tag="barrier", frozen=True):
     namespaces: list[str] = []
     stage_requirement: Literal["Scheduled", "Attempted"] = "Scheduled"
-    """``Attempted``: every pod bound or tried at least once (gated, unschedulable or backing off)."""
+    """``Attempted``: every pod bound or tried at least once (``stages.py``)."""
+    label_selector: dict[str, str] = {}
+    """Only the pods carrying every one of these labels."""
 
 
 class SleepOp(_Op, tag="sleep", frozen=True):
@@ -134,6 +136,8 @@ class DeletePodsOp(_Op, tag="deletePods", frozen=True):
     namespace: str
     delete_pods_per_second: NonNegative = 0
     skip_wait_to_completion: bool = False
+    label_selector: dict[str, str] = {}
+    """Only the pods carrying every one of these labels (empty: every pod of the namespace)."""
 
 
 Op = (

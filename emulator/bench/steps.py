@@ -10,6 +10,7 @@ from typing import Literal
 
 from emulator.api.codec import ApiObject
 from emulator.api.core import Node, Pod
+from emulator.bench.stages import Selector
 
 __all__ = [
     "AnyStep",
@@ -58,6 +59,8 @@ class DeletePodsStep:
     namespace: str
     per_second: int
     wait: bool = True
+    label_selector: Selector = ()
+    """Only the pods carrying every one of these labels (upstream's ``labelSelector``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,7 +87,10 @@ class ChurnStep:
 @dataclass(frozen=True, slots=True)
 class BarrierStep:
     namespaces: tuple[str, ...]
+    """Empty: every namespace the workload has registered (see ``harness.py``)."""
     attempted: bool = False
+    """``stageRequirement: Attempted`` (``stages.py``)."""
+    label_selector: Selector = ()
 
 
 @dataclass(frozen=True, slots=True)

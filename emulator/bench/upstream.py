@@ -13,11 +13,11 @@ opcodes: ``PLAYED``; ``createPodSets`` and ``deletePods`` pass through to ``reso
 A workload is never run differently from upstream's: when it needs what the emulator lacks or
 what this reader does not play yet, it is kept as a ``Skipped`` entry with the reason (an
 opcode in ``NOT_YET`` or ``LACKING``, a template kind such as PersistentVolumeClaim, a
-Go-template expression other than ``{{.Index}}``, a ``labelSelector`` on ``barrier`` or
-``deletePods``). ``{{.Index}}`` templates are passed on as text (``indexedTemplates``) and
-rendered per object by ``resolve.render``. ``featureGates`` (the test case's merged with the
-workload's) are passed along so the report can say which it did not honour: the emulator
-runs kube-scheduler v1.34's default behaviour and has no gate switches.
+Go-template expression other than ``{{.Index}}``). ``{{.Index}}`` templates are passed on as
+text (``indexedTemplates``) and rendered per object by ``resolve.render``. ``featureGates``
+(the test case's merged with the workload's) are passed along so the report can say which it
+did not honour: the emulator runs kube-scheduler v1.34's default behaviour and has no gate
+switches.
 
 It owns the translation and ``load_upstream`` (translate, then resolve with
 ``resolve.Resolver``, errors pointed back at the upstream file or template); checking the
@@ -322,8 +322,6 @@ class _Translator:
                 why = why or "createAny templateParams are not played by the emulator's bench yet"
             new["template"], problem = self.any_template(new.pop("templatePath", None), f"{path}.templatePath")
             why = why or problem
-        if code == "deletePods" and new.pop("labelSelector", None):
-            why = why or "deletePods labelSelector is not played by the emulator's bench yet"
         for key in _PATH_KEYS:
             if key in new:
                 name = self.template(new.pop(key), f"{path}.{key}", "Pod" if key == "podTemplatePath" else "Node")
@@ -348,8 +346,6 @@ class _Translator:
             stage = new.get("stageRequirement", "Scheduled")
             if stage not in ("Scheduled", "Attempted"):
                 raise self.fail(f"{path}.stageRequirement", f'expected "Scheduled" or "Attempted", got {stage!r}')
-            if new.pop("labelSelector", None):
-                why = why or "barrier labelSelector is not played by the emulator's bench yet"
         if code == "createPods" and "persistentVolumeTemplatePath" in new:
             why = why or "createPods with persistentVolumeTemplatePath needs PersistentVolumes"
         return new, why

@@ -12,11 +12,17 @@ from typing import Any
 
 import pytest
 
+from emulator.apiserver.server import ApiServer
+from emulator.bench.harness import BenchOptions, _Play, run_workload
+from emulator.bench.instruments import Tracker
 from emulator.bench.resolve import render, render_any
 from emulator.bench.spec import WorkloadError
 from emulator.bench.steps import AnyStep, ChurnStep, DeletePodsStep, NamespacesStep, NodesStep, PodsStep
 from emulator.bench.workloads import load_workloads
 from emulator.commands.bench import add_parser, run
+from emulator.runtime.clock import LoopClock
+from emulator.runtime.clock import run as run_virtual
+from emulator.runtime.rng import Seeds
 
 DATA = Path(__file__).resolve().parent / "data" / "perfconfig"
 SUITE = DATA / "suite" / "performance-config.yaml"
@@ -224,29 +230,48 @@ def test_bad_templates_name_the_template_file(
     assert detail in out
 
 
+BARRIERS = DATA / "barriers" / "performance-config.yaml"
+
+
 @pytest.mark.parametrize(
-    ("stage", "code", "stopped_by"),
+    ("name", "stopped_by", "error", "pods_per_node"),
     [
-        pytest.param("Attempted", 0, None, id="attempted-passes-gated-pods"),
-        pytest.param("Scheduled", 1, "stall", id="scheduled-waits-for-gated-pods"),
+        pytest.param("GatedAttempted/one", None, "", 1, id="attempted-passes-gated-pods"),
+        pytest.param("GatedScheduled/one", "stall", "", 1, id="scheduled-waits-for-gated-pods"),
+        pytest.param("SelectedWeb/one", None, "", 4, id="selector-counts-matching-pods"),
+        pytest.param("SelectedOther/one", "stall", "", 4, id="selector-matching-nothing-waits"),
+        pytest.param(
+            "ForgottenNamespace/twice", "error", "barrier[3]: unknown namespace once", 1, id="scheduled-forgets"
+        ),
     ],
 )
-def test_barrier_stage_requirement(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], stage: str, code: int, stopped_by: str | None
-) -> None:
-    gated = (DATA / "templates" / "pod-gated.yaml").resolve()
-    file = tmp_path / "performance-config.yaml"
-    file.write_text(
-        TEMPLATE.format(extra_op="", extra_wl="    labels: [x]\n").replace(
-            "  - opcode: createPods\n    count: 1\n    collectMetrics: true\n",
-            f"  - opcode: createPods\n    count: 2\n    podTemplatePath: {gated}\n    skipWaitToCompletion: true\n"
-            f"  - opcode: barrier\n    stageRequirement: {stage}\n"
-            "  - opcode: createPods\n    count: 1\n    collectMetrics: true\n",
-        )
-    )
-    status, out = _bench(capsys, file, "--label", "x", "--stall-timeout", "0.2s")
-    assert status == code, out
-    assert out[0]["stoppedBy"] == stopped_by
+def test_barriers_as_upstream(name: str, stopped_by: str | None, error: str, pods_per_node: int) -> None:
+    """On the virtual clock: a stall costs no wall time, and the outcome is the same every run
+    (a stalled wait lets the later steps run; an error stops the workload)."""
+    wl = {w.name: w for w in load_workloads(BARRIERS)}[name]
+    result = run_workload(wl, BenchOptions(virtual=True, stall_timeout=30.0))
+    assert (result.stopped_by, result.extra.get("error", "")) == (stopped_by, error)
+    assert result.complete is (stopped_by is None)
+    assert result.max_pods_per_node == pods_per_node
+
+
+def test_delete_pods_deletes_only_the_selected_pods() -> None:
+    wl = {w.name: w for w in load_workloads(BARRIERS)}["DeleteSelected/web"]
+    pods = [s for s in wl.steps if isinstance(s, PodsStep)]
+    (delete,) = [s for s in wl.steps if isinstance(s, DeletePodsStep)]
+    assert delete.label_selector == (("app", "web"),)
+
+    async def play() -> list[str]:
+        clock = LoopClock(virtual=True)
+        server = ApiServer(clock, Seeds(0).stream("apiserver"))
+        player = _Play(wl, BenchOptions(virtual=True), server, clock, Seeds(0), Tracker(kubelets=False))
+        for step in pods[:2]:
+            for _ in range(step.count):
+                player.create_object(step.template, step.namespace)
+        await player.delete_pods(delete)
+        return sorted(p.metadata.name for p in server.list("Pod", namespace="pool")[0])
+
+    assert run_virtual(play) == ["pod-0", "pod-1"]
 
 
 def test_create_any_makes_objects_of_other_kinds() -> None:
