@@ -67,12 +67,13 @@ from emulator.apiserver.server import ApiServer
 from emulator.bench.instruments import ExtensionPointTimers, Profile, ProgressHook, Tracker, build_scheduler
 from emulator.bench.metrics import millis, peak_rss_mib, reset_peak_rss, summarize, throughput_samples
 from emulator.bench.resolve import render, render_any
-from emulator.bench.stages import ATTEMPTED, SCHEDULED, matches
+from emulator.bench.stages import ATTEMPTED, SCHEDULED, Selector, matches
 from emulator.bench.steps import (
     AnyStep,
     BarrierStep,
     ChurnStep,
     DeletePodsStep,
+    MetricsStep,
     NamespacesStep,
     NodesStep,
     PodsStep,
@@ -207,11 +208,10 @@ async def run_workload_async(
     phase = max(t1 - t0, 1e-9)
     summary["overall"] = round(len(bound_at) / phase, 3)
     per_node = Counter(p.spec.node_name for p in server.list("Pod")[0] if p.spec.node_name)
-    measured = workload.measured
     result = WorkloadResult(
         workload=workload.name,
         nodes=workload.nodes,
-        measured_pods=measured.count,
+        measured_pods=workload.measured_pods,
         profile=options.profile,
         kubelets=options.kubelets,
         scale=workload.scale,
@@ -223,7 +223,7 @@ async def run_workload_async(
         peak_rss_mib=peak_rss_mib(),
         wall_seconds=time.perf_counter() - wall0,
         measured_seconds=t1 - t0,
-        scheduled_pods=tracker.bound.get(measured.namespace, 0),
+        scheduled_pods=len(tracker.bound_at),
         complete=play.stopped_by is None,
         stopped_by=play.stopped_by,
         plugins_missing=missing if options.profile == "default" else [],
@@ -278,6 +278,7 @@ class _Play:
             if self.out_of_time() or self.error:
                 break
             await self.step(i, step)
+        self.end_measuring()  # a window left open closes with the workload
         raise _Done
 
     def out_of_time(self) -> bool:
@@ -304,6 +305,10 @@ class _Play:
                 await self.barrier(i, step)
             case SleepStep():
                 await self.clock.sleep(step.seconds)
+            case MetricsStep() if step.start:
+                self.begin_measuring(step.namespaces, step.label_selector)
+            case MetricsStep():
+                self.end_measuring()
             case AnyStep():
                 for k in range(step.count):
                     obj = render_any(step.text, k)
@@ -378,13 +383,7 @@ class _Play:
         self.expected.setdefault(ns, 0)
         stage = f"createPods[{i}]" + (" (measured)" if step.collect_metrics else "")
         if step.collect_metrics:
-            # The set-up's objects (nodes, earlier pods) live to the end: out of the collector's
-            # sight, so that a full collection during the measured phase does not walk them.
-            gc.collect()
-            gc.freeze()
-            self.tracker.measured_ns = ns
-            self.marks_start = self.marks()
-            self.t_start = time.perf_counter()
+            self.begin_measuring((ns,), ())
         self.tracker.watch(stage, ns, self.created.get(ns, 0) + step.count)
         for k in range(step.count):
             self.create_object(render(step.indexed, k) if step.indexed else step.template, ns)
@@ -398,10 +397,25 @@ class _Play:
         if step.wait:
             await self.wait(stage, (ns,))
         if step.collect_metrics:
-            self.t_end = time.perf_counter()
-            self.marks_end = self.marks()
-            if not step.wait:
-                self.t_end = self.t_start  # nothing measured without waiting
+            self.end_measuring()
+
+    def begin_measuring(self, namespaces: tuple[str, ...], selector: Selector) -> None:
+        """The measured window opens: from here the tracker times the bindings of these
+        namespaces' pods (matching ``selector``), and the latency samples count."""
+        # The set-up's objects (nodes, earlier pods) live to the end: out of the collector's
+        # sight, so that a full collection during the measured phase does not walk them.
+        gc.collect()
+        gc.freeze()
+        self.tracker.measure(namespaces, selector)
+        self.marks_start = self.marks()
+        self.t_start = time.perf_counter()
+
+    def end_measuring(self) -> None:
+        if self.marks_start is None or self.marks_end is not None:
+            return
+        self.t_end = time.perf_counter()
+        self.marks_end = self.marks()
+        self.tracker.measure((), ())
 
     def marks(self) -> tuple[int, int, int, int]:
         assert self.metrics_marks is not None

@@ -37,7 +37,7 @@ from agents.scheduler.framework.interface import ExtensionPoint
 from agents.scheduler.registry import build_registry
 from agents.scheduler.scheduler import Scheduler, SchedulerOptions
 from emulator.apiserver.server import ApiServer, WriteRecord
-from emulator.bench.stages import Selector, StageCounts
+from emulator.bench.stages import Selector, StageCounts, matches
 from emulator.client.client import Client
 from emulator.runtime.clock import Clock
 from emulator.runtime.rng import Seeds
@@ -110,9 +110,10 @@ class Tracker:
         self.progress = progress
         self.bound: dict[str, int] = {}
         self.running: dict[str, int] = {}
-        self.measured_ns = ""
+        self.measured_namespaces: frozenset[str] = frozenset()
+        self.measured_selector: Selector = ()
         self.bound_at: list[float] = []
-        """perf_counter time of each binding in the measured namespace."""
+        """perf_counter time of each binding of a measured pod while the window is open."""
         self.startup: list[float] = []
         """Seconds from create to Running of each measured pod (kubelets on)."""
         self._created_at: dict[str, float] = {}
@@ -120,6 +121,14 @@ class Tracker:
         self.stage = ""
         self.stage_ns = ""
         self.stage_total = 0
+
+    def measure(self, namespaces: tuple[str, ...], selector: Selector) -> None:
+        """From now on, time the pods of ``namespaces`` matching ``selector`` (none: stop)."""
+        self.measured_namespaces, self.measured_selector = frozenset(namespaces), selector
+
+    def _measured(self, pod: Any) -> bool:
+        meta = pod.metadata
+        return meta.namespace in self.measured_namespaces and matches(meta.labels, self.measured_selector)
 
     def watch(self, stage: str, namespace: str, total: int) -> None:
         """Report progress of ``namespace`` towards ``total`` pods as ``stage``."""
@@ -138,12 +147,12 @@ class Tracker:
         if rec.verb == "bind":
             ns = rec.new.metadata.namespace
             self.bound[ns] = self.bound.get(ns, 0) + 1
-            if ns == self.measured_ns:
+            if self._measured(rec.new):
                 self.bound_at.append(time.perf_counter())
         elif not self.kubelets:
             return
         elif rec.verb == "create":
-            if rec.new.metadata.namespace == self.measured_ns:
+            if self._measured(rec.new):
                 self._created_at[rec.new.metadata.uid] = time.perf_counter()
             return
         elif rec.new is not None and rec.new.status.phase == "Running" and rec.old.status.phase != "Running":

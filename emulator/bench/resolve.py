@@ -32,6 +32,8 @@ from emulator.bench.spec import (
     DeletePodsOp,
     Op,
     SleepOp,
+    StartCollectingMetricsOp,
+    StopCollectingMetricsOp,
     TestCase,
     WorkloadError,
     WorkloadFile,
@@ -42,6 +44,7 @@ from emulator.bench.steps import (
     BarrierStep,
     ChurnStep,
     DeletePodsStep,
+    MetricsStep,
     NamespacesStep,
     NodesStep,
     PodsStep,
@@ -153,6 +156,7 @@ class Resolver:
         """Check the ops once; the parameters they use → where the first use is."""
         used: dict[str, str] = {}
         measured = 0
+        window = False
         for j, op in enumerate(tc.workload_template):
             opath = f"{path}.workloadTemplate[{j}]"
             if isinstance(op, CreatePodSetsOp):
@@ -185,9 +189,11 @@ class Resolver:
                     if op.namespace is not None:
                         self.namespace(op.namespace, f"{opath}.namespace")
                     if op.collect_metrics:
-                        measured += 1
-                        if measured > 1:
-                            raise self.fail(f"{opath}.collectMetrics", "only one createPods op may collect metrics")
+                        if op.skip_wait_to_completion:
+                            raise self.fail(
+                                opath, "collectMetrics and skipWaitToCompletion cannot be true at the same time"
+                            )
+                        measured = self.measure(measured, window, f"{opath}.collectMetrics")
                 case ChurnOp():
                     for t, name in enumerate(op.templates):
                         if name in self.spec.any_templates:
@@ -212,11 +218,33 @@ class Resolver:
                         parse_duration(op.duration)
                     except ValueError as err:
                         raise self.fail(f"{opath}.duration", str(err)) from None
+                case StartCollectingMetricsOp():
+                    measured = self.measure(measured, window, opath)
+                    window = True
+                    for n, ns in enumerate(op.namespaces):
+                        self.namespace(ns, f"{opath}.namespaces[{n}]")
+                case StopCollectingMetricsOp():
+                    if not window:
+                        raise self.fail(opath, "missing startCollectingMetrics operation before stopping")
+                    window = False
         if measured == 0:
             raise self.fail(
-                f"{path}.workloadTemplate", "no createPods op has collectMetrics: true (the measured phase)"
+                f"{path}.workloadTemplate",
+                "no op collects metrics (a createPods op with collectMetrics: true, or startCollectingMetrics)",
             )
         return used
+
+    def measure(self, measured: int, window: bool, path: str) -> int:
+        """One more measured phase at ``path``; the emulator's bench reports one per workload."""
+        if window:
+            raise self.fail(path, "metrics collection is overlapping (a startCollectingMetrics window is open)")
+        if measured:
+            raise self.fail(
+                path,
+                "only one measured phase per test case (a createPods op with collectMetrics, "
+                "or one startCollectingMetrics ... stopCollectingMetrics window)",
+            )
+        return measured + 1
 
     def template(self, name: str, kind: type[Node] | type[Pod] | None, path: str) -> Node | Pod:
         obj = self.templates.get(name)
@@ -300,6 +328,10 @@ class Resolver:
                 )
             case SleepOp():
                 return SleepStep(parse_duration(op.duration))
+            case StartCollectingMetricsOp():
+                return MetricsStep(True, tuple(op.namespaces), selector(op.label_selector))
+            case StopCollectingMetricsOp():
+                return MetricsStep(False)
             case DeletePodsOp():
                 wait = not op.skip_wait_to_completion
                 return DeletePodsStep(op.namespace, op.delete_pods_per_second, wait, selector(op.label_selector))

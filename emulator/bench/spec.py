@@ -28,6 +28,8 @@ __all__ = [
     "LabelStrategy",
     "Op",
     "SleepOp",
+    "StartCollectingMetricsOp",
+    "StopCollectingMetricsOp",
     "TestCase",
     "UniqueLabelStrategy",
     "WorkloadError",
@@ -112,6 +114,19 @@ class SleepOp(_Op, tag="sleep", frozen=True):
     duration: str
 
 
+class StartCollectingMetricsOp(_Op, tag="startCollectingMetrics", frozen=True):
+    """The measured window opens: throughput counts the pods of ``namespaces`` (matching
+    ``labelSelector``) bound until ``stopCollectingMetrics``."""
+
+    namespaces: Annotated[list[str], msgspec.Meta(min_length=1)]
+    name: str = ""
+    label_selector: dict[str, str] = {}
+
+
+class StopCollectingMetricsOp(_Op, tag="stopCollectingMetrics", frozen=True):
+    """The measured window closes."""
+
+
 class CreatePodSetsOp(_Op, tag="createPodSets", frozen=True):
     """``count`` createPods ops, the k-th in namespace ``<namespacePrefix>-<k>``."""
 
@@ -150,6 +165,8 @@ Op = (
     | CreatePodSetsOp
     | DeletePodsOp
     | CreateAnyOp
+    | StartCollectingMetricsOp
+    | StopCollectingMetricsOp
 )
 
 

@@ -17,6 +17,7 @@ __all__ = [
     "BarrierStep",
     "ChurnStep",
     "DeletePodsStep",
+    "MetricsStep",
     "NamespacesStep",
     "NodesStep",
     "PodsStep",
@@ -98,7 +99,18 @@ class SleepStep:
     seconds: float
 
 
-Step = NodesStep | NamespacesStep | PodsStep | ChurnStep | BarrierStep | SleepStep | DeletePodsStep | AnyStep
+@dataclass(frozen=True, slots=True)
+class MetricsStep:
+    """``startCollectingMetrics`` (``start``) or ``stopCollectingMetrics``."""
+
+    start: bool
+    namespaces: tuple[str, ...] = ()
+    label_selector: Selector = ()
+
+
+Step = (
+    NodesStep | NamespacesStep | PodsStep | ChurnStep | BarrierStep | SleepStep | DeletePodsStep | AnyStep | MetricsStep
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,5 +133,23 @@ class Workload:
         return sum(s.count for s in self.steps if isinstance(s, NodesStep))
 
     @property
-    def measured(self) -> PodsStep:
-        return next(s for s in self.steps if isinstance(s, PodsStep) and s.collect_metrics)
+    def measured(self) -> PodsStep | None:
+        """The ``createPods`` op with ``collectMetrics``, if the window is one."""
+        return next((s for s in self.steps if isinstance(s, PodsStep) and s.collect_metrics), None)
+
+    @property
+    def measured_pods(self) -> int:
+        """Pods created in the measured window that it counts: the ``collectMetrics`` op's, or
+        those of the window's namespaces (templates matching its selector) created between
+        ``startCollectingMetrics`` and ``stopCollectingMetrics``."""
+        if (op := self.measured) is not None:
+            return op.count
+        window: MetricsStep | None = None
+        total = 0
+        for s in self.steps:
+            if isinstance(s, MetricsStep):
+                window = s if s.start else None
+            elif window is not None and isinstance(s, PodsStep) and s.namespace in window.namespaces:
+                labels = s.template.metadata.labels
+                total += s.count if all(labels.get(k) == v for k, v in window.label_selector) else 0
+        return total

@@ -92,11 +92,13 @@ PLAYED: Final = frozenset(
         "createPodSets",
         "deletePods",
         "createAny",
+        "startCollectingMetrics",
+        "stopCollectingMetrics",
     }
 )
 """Opcodes the harness plays."""
 
-NOT_YET: Final = frozenset({"startCollectingMetrics", "stopCollectingMetrics"})
+NOT_YET: Final[frozenset[str]] = frozenset()
 """Opcodes that make sense without volumes and DRA but the harness does not play yet."""
 
 LACKING: Final[Mapping[str, str]] = {

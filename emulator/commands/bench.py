@@ -123,7 +123,7 @@ def run(args: argparse.Namespace) -> int:
         workloads = load_workloads(path, scale=args.scale)
         if args.list:
             for w in workloads:
-                size = f"skipped={w.skipped}" if w.skipped else f"nodes={w.nodes}\tmeasuredPods={w.measured.count}"
+                size = f"skipped={w.skipped}" if w.skipped else f"nodes={w.nodes}\tmeasuredPods={w.measured_pods}"
                 print(f"{w.name}\t{size}\tlabels={','.join(w.labels)}")
             return 0
         chosen = select_workloads(workloads, args.workload, source=str(path), labels=args.label)

@@ -68,9 +68,11 @@ def test_templates_params_and_feature_gates_are_read() -> None:
     by_name = {w.name: w for w in load_workloads(SUITE)}
     tiny, bigger = by_name["EveryPlayedOpcode/tiny"], by_name["DefaultTemplates/2Nodes"]
     assert tiny.nodes == 3 + 1
-    assert tiny.measured.count == 6
+    assert tiny.measured_pods == 6
+    assert tiny.measured is not None
     assert tiny.measured.template.metadata.generate_name == "light-"  # defaultPodTemplatePath
     assert tiny.feature_gates == (("SchedulerAsyncAPICalls", False), ("SchedulerQueueingHints", True))
+    assert bigger.measured is not None
     assert bigger.measured.template.metadata.generate_name == "pod-"  # upstream's default pod
     scaled = {w.name: w for w in load_workloads(SUITE, scale=0.01)}
     assert scaled["EveryPlayedOpcode/bigger"].nodes == 3 + 1  # 300 at a hundredth, plus count: 1
@@ -288,3 +290,70 @@ def test_churn_templates_may_be_any_kind_the_server_has() -> None:
         ("create", ["Pod"]),
         ("recreate", ["Node", "Pod", "Service"]),
     ]
+
+
+FEATURES = DATA / "features" / "performance-config.yaml"
+
+
+def test_measured_window_counts_the_selected_pods_bound_inside_it() -> None:
+    wl = {w.name: w for w in load_workloads(FEATURES)}["MeasuredWindow/four"]
+    assert wl.measured is None
+    assert wl.measured_pods == 4
+    result = run_workload(wl, BenchOptions(virtual=True))
+    assert result.complete
+    assert (result.measured_pods, result.scheduled_pods, result.max_pods_per_node) == (4, 4, 14)
+
+
+WINDOW = """\
+- name: Case
+  workloadTemplate:
+  - opcode: createNodes
+    count: 1
+{ops}  workloads:
+  - name: w
+"""
+
+
+@pytest.mark.parametrize(
+    ("ops", "where", "detail"),
+    [
+        pytest.param(
+            "  - opcode: stopCollectingMetrics\n",
+            r"\[0\]\.workloadTemplate\[1\]",
+            "missing startCollectingMetrics operation before stopping",
+            id="stop-first",
+        ),
+        pytest.param(
+            "  - opcode: startCollectingMetrics\n    namespaces: [a]\n"
+            "  - opcode: createPods\n    count: 1\n    collectMetrics: true\n",
+            r"\[0\]\.workloadTemplate\[2\]\.collectMetrics",
+            "metrics collection is overlapping",
+            id="overlap",
+        ),
+        pytest.param(
+            "  - opcode: startCollectingMetrics\n    namespaces: []\n",
+            r"\[0\]\.workloadTemplate\[1\]\.namespaces",
+            "length >= 1",
+            id="no-namespaces",
+        ),
+        pytest.param(
+            "  - opcode: createPods\n    count: 1\n    collectMetrics: true\n"
+            "  - opcode: startCollectingMetrics\n    namespaces: [a]\n  - opcode: stopCollectingMetrics\n",
+            r"\[0\]\.workloadTemplate\[2\]",
+            "only one measured phase per test case",
+            id="two-windows",
+        ),
+        pytest.param(
+            "  - opcode: createPods\n    count: 1\n",
+            r"\[0\]\.workloadTemplate",
+            "no op collects metrics",
+            id="none",
+        ),
+    ],
+)
+def test_bad_measured_windows_name_the_op(tmp_path: Path, ops: str, where: str, detail: str) -> None:
+    file = tmp_path / "performance-config.yaml"
+    file.write_text(WINDOW.format(ops=ops))
+    with pytest.raises(WorkloadError, match=detail) as err:
+        load_workloads(file)
+    assert re.search(where, str(err.value)), str(err.value)
