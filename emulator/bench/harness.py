@@ -311,7 +311,7 @@ class _Play:
                 self.end_measuring()
             case AnyStep():
                 for k in range(step.count):
-                    obj = render_any(step.text, k)
+                    obj = render_any(step.text, k, count=step.count, params=step.params)
                     if step.namespace:
                         self.ensure_namespace(step.namespace)
                     meta = obj.metadata
@@ -358,7 +358,7 @@ class _Play:
             labels: dict[str, str] = {}
             if step.label_key:
                 labels[step.label_key] = step.label_values[k % len(step.label_values)]
-            template = render(step.indexed, k) if step.indexed else step.template
+            template = render(step.indexed, k, count=step.count, params=step.params) if step.indexed else step.template
             name = self.create_object(template, "", labels)
             if step.unique_label_key:
                 node = self.server.get("Node", name)
@@ -386,7 +386,7 @@ class _Play:
             self.begin_measuring((ns,), ())
         self.tracker.watch(stage, ns, self.created.get(ns, 0) + step.count)
         for k in range(step.count):
-            self.create_object(render(step.indexed, k) if step.indexed else step.template, ns)
+            self.create_object(self.pod(step, k), ns)
             self.created[ns] = self.created.get(ns, 0) + 1
             if not step.wait:
                 self.expected[ns] += 1
@@ -398,6 +398,11 @@ class _Play:
             await self.wait(stage, (ns,))
         if step.collect_metrics:
             self.end_measuring()
+
+    @staticmethod
+    def pod(step: PodsStep, k: int) -> Any:
+        """The ``k``-th pod of a step: its template, rendered per pod when it has actions."""
+        return render(step.indexed, k, count=step.count, params=step.params) if step.indexed else step.template
 
     def begin_measuring(self, namespaces: tuple[str, ...], selector: Selector) -> None:
         """The measured window opens: from here the tracker times the bindings of these

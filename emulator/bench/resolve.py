@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Final
+from typing import Any
 
 from msgspec.structs import replace
 
 from emulator.api.codec import ApiObject, ManifestError, object_from_dict
 from emulator.api.core import Node, Pod
 from emulator.api.labels import is_dns1123_label
+from emulator.bench.gotemplate import TemplateError, has_actions, parse
 from emulator.bench.spec import (
     MAX_SCALED_PARAM,
     BarrierOp,
@@ -47,6 +48,7 @@ from emulator.bench.steps import (
     MetricsStep,
     NamespacesStep,
     NodesStep,
+    Params,
     PodsStep,
     SleepStep,
     Step,
@@ -55,25 +57,32 @@ from emulator.bench.steps import (
 from emulator.inputs import YamlError, load_documents
 from emulator.runtime.clock import parse_duration
 
-__all__ = ["INDEX_EXPRESSION", "PRIORITY_CLASS_PREFIX", "Resolver", "render", "render_any"]
+__all__ = ["PRIORITY_CLASS_PREFIX", "Resolver", "render", "render_any"]
 
 PRIORITY_CLASS_PREFIX = "bench-priority-"
 
-INDEX_EXPRESSION: Final = re.compile(r"\{\{-?\s*\.Index\s*-?\}\}")
 
-
-def render(text: str, index: int, *, source: str = "template") -> Node | Pod:
-    """The object of a ``{{.Index}}`` template's text for the object at ``index``."""
-    obj = render_any(text, index, source=source)
+def render(text: str, index: int, *, count: int = 1, params: Params = (), source: str = "template") -> Node | Pod:
+    """The Node or Pod of a Go-template template's text for the object at ``index`` of ``count``."""
+    obj = render_any(text, index, count=count, params=params, source=source)
     assert isinstance(obj, Node | Pod)
     return _with_priority_class(obj)
 
 
-def render_any(text: str, index: int, *, source: str = "template") -> ApiObject:
-    """Any kind's object from a template's text (``{{.Index}}`` → ``index``); ``ManifestError``
-    or ``YamlError`` if it is not one."""
-    docs = load_documents(INDEX_EXPRESSION.sub(str(index), text), source=source).docs
+def render_any(text: str, index: int, *, count: int = 1, params: Params = (), source: str = "template") -> ApiObject:
+    """Any kind's object from a template's text, executed as upstream does (``gotemplate.py``:
+    ``templateParams`` plus ``Index`` and ``Count``); ``TemplateError``, ``YamlError`` or
+    ``ManifestError`` if it is not one."""
+    rendered = parse(text).render({**dict(params), "Index": index, "Count": count}) if has_actions(text) else text
+    docs = load_documents(rendered, source=source).docs
     return object_from_dict(docs[0] if docs else None, source=source)
+
+
+def _filled(template_params: dict[str, Any], params: dict[str, Any]) -> Params:
+    """An op's ``templateParams`` with each ``$x`` replaced by the workload's parameter x
+    (upstream's ``resolveTemplateParams``), sorted by key."""
+    out = {k: params[v[1:]] if isinstance(v, str) and v.startswith("$") else v for k, v in template_params.items()}
+    return tuple(sorted(out.items()))
 
 
 def _with_priority_class(obj: Node | Pod) -> Node | Pod:
@@ -134,27 +143,37 @@ class Resolver:
                 if param not in wl.params:
                     raise self.fail(f"{wpath}.params", f'missing "{param}" (used by {where})')
             for param, value in wl.params.items():
-                if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                if param not in self.counted:
+                    pass  # read by a template only: any value
+                elif isinstance(value, bool) or not isinstance(value, int) or value < 0:
                     raise self.fail(f"{wpath}.params.{param}", f"expected an integer >= 0, got {value!r}")
                 if param not in used:
                     uses = ", ".join(used) or "none"
                     raise self.fail(f"{wpath}.params.{param}", f"not used by the workload template (it uses: {uses})")
-            params = {p: v if v == 0 else max(1, round(v * self.scale)) for p, v in wl.params.items()}
+            params = {
+                p: v if v == 0 or p not in self.counted else max(1, round(v * self.scale)) for p, v in wl.params.items()
+            }
             for param, value in params.items():
-                if value > MAX_SCALED_PARAM:
+                if param in self.counted and value > MAX_SCALED_PARAM:
                     raise self.fail(
                         f"{wpath}.params.{param}",
                         f"{wl.params[param]} at scale {self.scale:g} is {value}; "
                         f"at most {MAX_SCALED_PARAM} are allowed",
                     )
-            steps = tuple(s for j, op in enumerate(tc.workload_template) for s in self.steps(op, j, tc, params))
+            steps = tuple(
+                s
+                for j, op in enumerate(tc.workload_template)
+                for s in self.steps(op, j, tc, params, f"{path}.workloadTemplate[{j}]")
+            )
             classes = _priority_classes(steps)
             out.append(Workload(f"{tc.name}/{wl.name}", tuple(wl.labels), wl.threshold, steps, self.scale, classes))
         return out
 
     def check_template(self, tc: TestCase, path: str) -> dict[str, str]:
-        """Check the ops once; the parameters they use → where the first use is."""
+        """Check the ops once; the parameters they use → where the first use is (those used
+        as counts also in ``self.counted``)."""
         used: dict[str, str] = {}
+        self.counted: set[str] = set()
         measured = 0
         window = False
         for j, op in enumerate(tc.workload_template):
@@ -177,6 +196,11 @@ class Resolver:
                     if not re.fullmatch(r"\$[A-Za-z_]\w*", op.count_param):
                         raise self.fail(f"{opath}.countParam", f'expected "$name", got "{op.count_param}"')
                     used.setdefault(op.count_param[1:], f"workloadTemplate[{j}].countParam")
+                    self.counted.add(op.count_param[1:])
+            if isinstance(op, CreateNodesOp | CreatePodsOp | CreateAnyOp):
+                for key, value in op.template_params.items():
+                    if isinstance(value, str) and value.startswith("$"):
+                        used.setdefault(value[1:], f"workloadTemplate[{j}].templateParams.{key}")
             match op:
                 case CreateNodesOp():
                     self.template(op.node_template, Node, f"{opath}.nodeTemplate")
@@ -246,8 +270,12 @@ class Resolver:
             )
         return measured + 1
 
-    def template(self, name: str, kind: type[Node] | type[Pod] | None, path: str) -> Node | Pod:
+    def template(self, name: str, kind: type[Node] | type[Pod] | None, path: str) -> Node | Pod | None:
+        """The template ``name``, checked to be of ``kind``; None for a Go-template one (checked
+        when an op renders it, with its parameters: ``instance``)."""
         obj = self.templates.get(name)
+        if obj is None and name in self.spec.indexed_templates:
+            return None
         if obj is None:
             known = ", ".join(self.templates) or "none"
             raise self.fail(path, f'unknown template "{name}" (templates: {known})')
@@ -260,7 +288,16 @@ class Resolver:
         if text is None:
             raise self.fail(path, f'unknown createAny template "{name}"')
         try:
-            render_any(text, 0, source=self.source)
+            parse(text)
+        except TemplateError as err:
+            raise self.fail(path, f'template "{name}": {err}') from None
+
+    def rendered(self, name: str, text: str, path: str, count: int, params: Params) -> ApiObject:
+        """Index 0 of the template ``name`` (its ``text``) for an op at ``path``."""
+        try:
+            return render_any(text, 0, count=count, params=params, source=self.source)
+        except TemplateError as err:
+            raise self.fail(path, f'template "{name}": {err}') from None
         except ManifestError as err:
             raise self.fail(f"templates.{name}" + (f".{err.path}" if err.path else ""), err.detail) from None
         except YamlError as err:
@@ -277,48 +314,75 @@ class Resolver:
             if not re.fullmatch(r"\$[A-Za-z_]\w*", op.count_param):
                 raise self.fail(f"{opath}.countParam", f'expected "$name", got "{op.count_param}"')
             used.setdefault(op.count_param[1:], f"{where}.countParam")
+            self.counted.add(op.count_param[1:])
+        for key, value in op.template_params.items():
+            if isinstance(value, str) and value.startswith("$"):
+                used.setdefault(value[1:], f"{where}.templateParams.{key}")
 
-    def steps(self, op: Op, j: int, tc: TestCase, params: dict[str, int]) -> tuple[Step, ...]:
+    def steps(self, op: Op, j: int, tc: TestCase, params: dict[str, Any], path: str) -> tuple[Step, ...]:
         if not isinstance(op, CreatePodSetsOp):
-            return (self.step(op, j, tc, params),)
+            return (self.step(op, j, tc, params, path),)
         n = op.count if op.count is not None else params[(op.count_param or "$")[1:]]
+        inner = f"{path}.createPodsOp"
         return tuple(
-            self.step(replace(op.create_pods_op, namespace=f"{op.namespace_prefix}-{k}"), j, tc, params)
+            self.step(replace(op.create_pods_op, namespace=f"{op.namespace_prefix}-{k}"), j, tc, params, inner)
             for k in range(n)
         )
 
-    def step(self, op: Op, j: int, tc: TestCase, params: dict[str, int]) -> Step:
+    def instance(
+        self, name: str, kind: type[Node] | type[Pod] | None, path: str, count: int, params: Params
+    ) -> Node | Pod:
+        """The object at index 0 of an op's template ``name`` (checked: it renders with the op's
+        ``templateParams`` and is a Node or Pod, of ``kind`` when given)."""
+        text = self.spec.indexed_templates.get(name)
+        if text is None:
+            obj = self.template(name, kind, path)
+            assert obj is not None
+            return obj
+        got = self.rendered(name, text, path, count, params)
+        if not isinstance(got, kind or (Node | Pod)):
+            expected = kind.__name__ if kind else "Node or a Pod"
+            raise self.fail(path, f'template "{name}" is a {got.kind}, expected a {expected}')
+        return _with_priority_class(got)
+
+    def step(self, op: Op, j: int, tc: TestCase, params: dict[str, Any], path: str) -> Step:
         def count(c: int | None, param: str | None) -> int:
             return c if c is not None else params[(param or "$")[1:]]
 
         default_ns = f"namespace-{j}"
         match op:
             case CreateNodesOp():
-                node = self.templates[op.node_template]
+                n = count(op.count, op.count_param)
+                tp = _filled(op.template_params, params)
+                node = self.instance(op.node_template, Node, f"{path}.nodeTemplate", n, tp)
                 assert isinstance(node, Node)
                 lab, uniq = op.label_node_prepare_strategy, op.unique_node_label_strategy
                 return NodesStep(
-                    count(op.count, op.count_param),
+                    n,
                     node,
                     lab.label_key if lab else "",
                     tuple(lab.label_values) if lab else (),
                     uniq.label_key if uniq else "",
                     self.spec.indexed_templates.get(op.node_template, ""),
+                    tp,
                 )
             case CreateNamespacesOp():
                 n = count(op.count, op.count_param)
                 return NamespacesStep(tuple(f"{op.prefix}-{i}" for i in range(n)), tuple(sorted(op.labels.items())))
             case CreatePodsOp():
-                pod = self.templates[op.pod_template or tc.default_pod_template]
-                assert isinstance(pod, Pod)
                 n = count(op.count, op.count_param)
                 name = op.pod_template or tc.default_pod_template
+                tp = _filled(op.template_params, params)
+                pod = self.instance(name, Pod, f"{path}.podTemplate", n, tp)
+                assert isinstance(pod, Pod)
                 indexed = self.spec.indexed_templates.get(name, "")
                 wait = not op.skip_wait_to_completion
-                return PodsStep(n, pod, op.namespace or default_ns, op.collect_metrics, wait, indexed)
+                return PodsStep(n, pod, op.namespace or default_ns, op.collect_metrics, wait, indexed, tp)
             case ChurnOp():
                 objs = tuple(
-                    render_any(self.spec.any_templates[t], 0) if t in self.spec.any_templates else self.templates[t]
+                    render_any(self.spec.any_templates[t], 0)
+                    if t in self.spec.any_templates
+                    else self.instance(t, None, f"{path}.templates", 1, ())
                     for t in op.templates
                 )
                 return ChurnStep(op.mode, objs, op.interval_milliseconds / 1000, op.number, op.namespace or default_ns)
@@ -337,6 +401,8 @@ class Resolver:
                 return DeletePodsStep(op.namespace, op.delete_pods_per_second, wait, selector(op.label_selector))
             case CreateAnyOp():
                 n = 1 if op.count is None and op.count_param is None else count(op.count, op.count_param)
-                return AnyStep(n, self.spec.any_templates[op.template], op.namespace or "")
+                tp = _filled(op.template_params, params)
+                self.rendered(op.template, self.spec.any_templates[op.template], f"{path}.template", n, tp)
+                return AnyStep(n, self.spec.any_templates[op.template], op.namespace or "", tp)
             case CreatePodSetsOp():
                 raise AssertionError("expanded by steps()")

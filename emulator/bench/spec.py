@@ -73,6 +73,8 @@ class CreateNodesOp(_Op, tag="createNodes", frozen=True):
     count: NonNegative | None = None
     count_param: str | None = None
     node_template: str = "node-default"
+    template_params: dict[str, Any] = {}
+    """Fields of a Go-template template (``gotemplate.py``); a value ``$x`` is the parameter x."""
     label_node_prepare_strategy: LabelStrategy | None = None
     unique_node_label_strategy: UniqueLabelStrategy | None = None
 
@@ -92,6 +94,7 @@ class CreatePodsOp(_Op, tag="createPods", frozen=True):
     namespace: str | None = None
     collect_metrics: bool = False
     skip_wait_to_completion: bool = False
+    template_params: dict[str, Any] = {}
 
 
 class ChurnOp(_Op, tag="churn", frozen=True):
@@ -143,6 +146,7 @@ class CreateAnyOp(_Op, tag="createAny", frozen=True):
     count: NonNegative | None = None
     count_param: str | None = None
     namespace: str | None = None
+    template_params: dict[str, Any] = {}
 
 
 class DeletePodsOp(_Op, tag="deletePods", frozen=True):
@@ -194,7 +198,7 @@ class WorkloadFile(_Spec, frozen=True):
     test_cases: list[TestCase]
     templates: dict[str, dict[str, Any]] = {}
     indexed_templates: dict[str, str] = {}
+    """Template name → its YAML text holding Go-template actions (``{{.Index}}``, ``{{.Count}}``,
+    ``templateParams`` fields, upstream's functions: ``gotemplate.py``), rendered per object."""
     any_templates: dict[str, str] = {}
-    """Template name → the YAML text of ``createAny``'s object (any kind; ``{{.Index}}`` allowed)."""
-    """Template name → its YAML text holding ``{{.Index}}`` (upstream's Go-template variable: the
-    object's index within its op), rendered per object; ``templates`` holds index 0's."""
+    """Template name → the YAML text of ``createAny``'s object (any kind; actions allowed)."""

@@ -6,11 +6,14 @@ produce them and ``harness.py`` plays them. Only data: no parsing, no running.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from emulator.api.codec import ApiObject
 from emulator.api.core import Node, Pod
 from emulator.bench.stages import Selector
+
+Params = tuple[tuple[str, Any], ...]
+"""An op's ``templateParams`` (sorted by key), parameters filled in."""
 
 __all__ = [
     "AnyStep",
@@ -20,6 +23,7 @@ __all__ = [
     "MetricsStep",
     "NamespacesStep",
     "NodesStep",
+    "Params",
     "PodsStep",
     "SleepStep",
     "Step",
@@ -38,7 +42,9 @@ class NodesStep:
     label_values: tuple[str, ...] = ()
     unique_label_key: str = ""
     indexed: str = ""
-    """The template's text when it uses ``{{.Index}}`` (see ``render``)."""
+    """The template's text when it has Go-template actions (see ``resolve.render``)."""
+    params: Params = ()
+    """The op's ``templateParams``, parameters filled in."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +59,7 @@ class AnyStep:
     text: str
     """The template's YAML text, rendered per object by ``render_any``."""
     namespace: str = ""
+    params: Params = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +79,8 @@ class PodsStep:
     collect_metrics: bool = False
     wait: bool = True
     indexed: str = ""
-    """The template's text when it uses ``{{.Index}}`` (see ``render``)."""
+    """The template's text when it has Go-template actions (see ``resolve.render``)."""
+    params: Params = ()
 
 
 @dataclass(frozen=True, slots=True)

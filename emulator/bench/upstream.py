@@ -13,8 +13,10 @@ opcodes: ``PLAYED``; ``createPodSets`` and ``deletePods`` pass through to ``reso
 A workload is never run differently from upstream's: when it needs what the emulator lacks or
 what this reader does not play yet, it is kept as a ``Skipped`` entry with the reason (an
 opcode in ``NOT_YET`` or ``LACKING``, a template kind such as PersistentVolumeClaim, a
-Go-template expression other than ``{{.Index}}``). ``{{.Index}}`` templates are passed on as
-text (``indexedTemplates``) and rendered per object by ``resolve.render``. ``featureGates``
+Go-template action ``gotemplate.py`` does not understand). Templates with actions
+(``{{.Index}}``, ``{{.Count}}``, ``templateParams`` fields, upstream's ``AddInt``/``Mod``/...)
+are passed on as text (``indexedTemplates``) with the ops' ``templateParams`` and rendered per
+op and object by ``resolve.render``. ``featureGates``
 (the test case's merged with the workload's) are passed along so the report can say which it
 did not honour: the emulator runs kube-scheduler v1.34's default behaviour and has no gate
 switches.
@@ -37,6 +39,7 @@ from typing import Any, Final
 import msgspec
 
 from emulator.api.codec import KINDS
+from emulator.bench.gotemplate import TemplateError, has_actions, parse
 from emulator.bench.resolve import Resolver
 from emulator.bench.spec import WorkloadError, WorkloadFile
 from emulator.bench.steps import Workload
@@ -122,7 +125,6 @@ _LACKING_KINDS: Final[Mapping[str, str]] = {
     "ResourceSlice": "DRA ResourceSlices",
 }
 
-_INDEX: Final = re.compile(r"\{\{-?\s*\.Index\s*-?\}\}")
 _PATH_KEYS: Final = ("podTemplatePath", "nodeTemplatePath")
 _WORKLOAD_KEYS: Final = frozenset({"name", "params", "labels", "threshold", "featureGates"})
 _CASE_KEYS: Final = frozenset(
@@ -176,7 +178,10 @@ def _upstream_path(err: WorkloadError, tr: Translation, source: str) -> Workload
     the line and column there."""
     m = re.match(r"testCases\[\d+\]", err.path)
     if m and m.group(0) in tr.where:
-        return WorkloadError(source, tr.where[m.group(0)] + err.path[m.end() :], err.detail)
+        # The template fields were renamed from upstream's paths: point at those.
+        rest = re.sub(r"\.(podTemplate|nodeTemplate|template)(?=$|\.)", r".\1Path", err.path[m.end() :])
+        rest = re.sub(r"\.templates(?=\[)", ".templatePaths", rest)
+        return WorkloadError(source, tr.where[m.group(0)] + rest, err.detail)
     names = sorted([*tr.document["templates"], *tr.document["anyTemplates"]], key=len, reverse=True)
     rel = next((n for n in names if err.path.startswith(f"templates.{n}")), None)
     if rel is None:
@@ -249,6 +254,9 @@ class _Translator:
                 for counted in (new_op, new_op.get("createPodsOp") or {}):
                     if isinstance(counted.get("countParam"), str):
                         used.add(counted["countParam"].lstrip("$"))
+                    template_params = counted.get("templateParams")
+                    if isinstance(template_params, dict):
+                        used |= {v[1:] for v in template_params.values() if isinstance(v, str) and v.startswith("$")}
             if "schedulerConfigPath" in case:
                 reason = reason or "schedulerConfigPath: a test case's own scheduler configuration is not applied yet"
             kept: list[dict[str, Any]] = []
@@ -320,8 +328,6 @@ class _Translator:
             rel = new.pop("namespaceTemplatePath")
             new["labels"] = self.namespace_labels(rel, f"{path}.namespaceTemplatePath")
         if code == "createAny":
-            if new.pop("templateParams", None):
-                why = why or "createAny templateParams are not played by the emulator's bench yet"
             new["template"], problem = self.any_template(new.pop("templatePath", None), f"{path}.templatePath")
             why = why or problem
         for key in _PATH_KEYS:
@@ -361,13 +367,12 @@ class _Translator:
             text = read_text(file)
         except ReadError as err:
             raise self.fail(path, f'cannot read template "{rel}": {err.reason}') from None
-        if "{{" in _INDEX.sub("", text):
-            return rel, f'template "{rel}" uses a Go template expression other than {{{{.Index}}}}'
         try:
-            docs = load_documents(_INDEX.sub("0", text), source=str(file)).docs
+            doc = _probe(text, str(file))
+        except TemplateError as err:
+            return rel, f'template "{rel}": {err}'
         except YamlError as err:
             raise PerfConfigError(str(file), "", f"not valid YAML: {err.text}") from None
-        doc = docs[0] if len(docs) == 1 and isinstance(docs[0], dict) else {}
         kind = (doc.get("apiVersion"), doc.get("kind"))
         if kind not in KINDS:
             return rel, f'template "{rel}" is a {kind[1]} ({kind[0]}), which the emulator does not have'
@@ -420,23 +425,18 @@ class _Translator:
             text = read_text(file)
         except ReadError as err:
             raise self.fail(path, f'cannot read template "{rel}": {err.reason}') from None
-        if "{{" in text:
-            rest = _INDEX.sub("", text)
-            if "{{" in rest:
-                expr = rest[rest.index("{{") :].split("}}", 1)[0] + "}}"
-                known = "{{.Index}}"
-                self.problems[rel] = f'template "{rel}" uses the Go template expression {expr} (only {known} is known)'
-                self.templates[rel] = DEFAULT_POD
-                return rel
-            self.indexed[rel] = text
-            text = _INDEX.sub("0", text)
         try:
-            docs = load_documents(text, source=str(file)).docs
+            doc = _probe(text, str(file))
+        except TemplateError as err:
+            self.problems[rel] = f'template "{rel}": {err}'
+            self.templates[rel] = DEFAULT_POD
+            return rel
         except YamlError as err:
             raise PerfConfigError(str(file), "", f"not valid YAML: {err.text}") from None
-        if len(docs) != 1 or not isinstance(docs[0], dict):
+        if not doc:
             raise PerfConfigError(str(file), "", "expected one YAML document holding one object")
-        kind = self.kinds[rel] = str(docs[0].get("kind"))
+        docs = [doc]
+        kind = self.kinds[rel] = str(doc.get("kind"))
         if kind in _LACKING_KINDS:
             self.problems[rel] = f'template "{rel}" is a {kind}: needs {_LACKING_KINDS[kind]}, which the emulator lacks'
             self.templates[rel] = DEFAULT_POD
@@ -444,11 +444,25 @@ class _Translator:
             self.problems[rel] = f'template "{rel}" is a {kind}, which the emulator\'s bench does not create'
             self.templates[rel] = DEFAULT_POD
         else:
+            if has_actions(text):
+                self.indexed[rel] = text  # rendered per op and object (resolve.py), not kept here
             volumes = (docs[0].get("spec") or {}).get("volumes") or []
             if any(isinstance(v, dict) and ("persistentVolumeClaim" in v or "ephemeral" in v) for v in volumes):
                 self.problems[rel] = f'template "{rel}" mounts a PersistentVolumeClaim, which the emulator lacks'
             resource_claims = (docs[0].get("spec") or {}).get("resourceClaims")
             if resource_claims:
                 self.problems[rel] = f'template "{rel}" uses DRA resourceClaims, which the emulator lacks'
-            self.templates[rel] = docs[0]
+            if not has_actions(text):
+                self.templates[rel] = docs[0]
         return rel
+
+
+def _probe(text: str, source: str) -> dict[str, Any]:
+    """The one object of a template file, Go-template actions executed with 1 for every field
+    (to see its kind and volumes; the real values come per op and object); {} if the file is
+    not one mapping. ``TemplateError`` for an action ``gotemplate.py`` does not understand."""
+    if has_actions(text):
+        template = parse(text)
+        text = template.render(dict.fromkeys(template.fields, 1))
+    docs = load_documents(text, source=source).docs
+    return docs[0] if len(docs) == 1 and isinstance(docs[0], dict) else {}

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from emulator.api.core import Pod
 from emulator.apiserver.server import ApiServer
 from emulator.bench.harness import BenchOptions, _Play, run_workload
 from emulator.bench.instruments import Tracker
@@ -47,7 +48,9 @@ def _bench(capsys: pytest.CaptureFixture[str], file: Path, *argv: str) -> tuple[
         pytest.param("NeedsClaims/one", "mounts a PersistentVolumeClaim, which the emulator lacks", id="pvc-volume"),
         pytest.param("ClaimObjects/one", "is a PersistentVolumeClaim: needs PersistentVolumeClaims", id="pvc-kind"),
         pytest.param(
-            "UnknownExpression/one", r"the Go template expression \{\{.Name\}\} \(only", id="unknown-expression"
+            "UnknownExpression/one",
+            r'the Go template expression \{\{ printf "%05d" .Index \}\} is not understood \(printf is not known\)',
+            id="unknown-expression",
         ),
         pytest.param("DraClaims/one", "opcode createResourceClaims needs DRA ResourceClaims", id="dra"),
         pytest.param("EveryPlayedOpcode/tiny", "", id="runs"),
@@ -357,3 +360,52 @@ def test_bad_measured_windows_name_the_op(tmp_path: Path, ops: str, where: str, 
     with pytest.raises(WorkloadError, match=detail) as err:
         load_workloads(file)
     assert re.search(where, str(err.value)), str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("index", "name", "zone"),
+    [pytest.param(0, "zoned-0-of-3", "zone-0", id="first"), pytest.param(2, "zoned-2-of-3", "zone-0", id="third")],
+)
+def test_template_params_and_count_render_per_node(index: int, name: str, zone: str) -> None:
+    wl = {w.name: w for w in load_workloads(FEATURES)}["TemplateParams/three"]
+    nodes = wl.steps[0]
+    assert isinstance(nodes, NodesStep)
+    assert nodes.params == (("CPU", 2), ("Zones", 2))
+    node = render(nodes.indexed, index, count=nodes.count, params=nodes.params)
+    assert (node.metadata.name, node.metadata.labels["topology.kubernetes.io/zone"]) == (name, zone)
+
+
+def test_template_functions_render_per_pod_and_the_workload_runs() -> None:
+    wl = {w.name: w for w in load_workloads(FEATURES)}["TemplateParams/three"]
+    pods = wl.steps[1]
+    assert isinstance(pods, PodsStep)
+    third = render(pods.indexed, 3, count=pods.count, params=pods.params)
+    assert isinstance(third, Pod)
+    assert third.metadata.labels["batch"] == "b1"
+    assert str(third.spec.containers[0].resources.requests["cpu"]) == "500m"
+    result = run_workload(wl, BenchOptions(virtual=True))
+    assert (result.complete, result.scheduled_pods, result.nodes) == (True, 4, 3)
+
+
+def test_scale_leaves_parameters_read_only_by_templates() -> None:
+    wl = {w.name: w for w in load_workloads(FEATURES, scale=0.5)}["TemplateParams/three"]
+    nodes, pods = wl.steps[0], wl.steps[1]
+    assert isinstance(nodes, NodesStep)
+    assert isinstance(pods, PodsStep)
+    assert (nodes.count, pods.count) == (2, 2)
+    assert nodes.params == (("CPU", 2), ("Zones", 2))
+    assert pods.params == (("MilliCPU", 500), ("PerBatch", 2))
+
+
+def test_a_template_field_without_a_value_names_the_op(tmp_path: Path) -> None:
+    sized = (DATA / "templates" / "pod-sized.yaml").resolve()
+    file = tmp_path / "performance-config.yaml"
+    file.write_text(
+        WINDOW.format(
+            ops=f"  - opcode: createPods\n    count: 1\n    podTemplatePath: {sized}\n    collectMetrics: true\n"
+            "    templateParams: {PerBatch: 2}\n"
+        )
+    )
+    with pytest.raises(WorkloadError, match=r"reads \.MilliCPU, which is not set") as err:
+        load_workloads(file)
+    assert re.search(r":7:\d+: \[0\]\.workloadTemplate\[1\]\.podTemplatePath", str(err.value)), str(err.value)
