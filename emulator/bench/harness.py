@@ -40,8 +40,8 @@ peak RSS covers the whole workload. Before the measured phase the harness collec
 ``gc.freeze()``s what the set-up created (``run_workload`` unfreezes at the end), so the garbage
 collector's full passes during the measurement do not walk thousands of long-lived nodes and pods
 (a full collection with 100k pods alive paused 1.2–2.1 s on the machine of ``bench/README.md``, 0 ms after
-``gc.freeze()``). It does not own the workload file (``workloads.py``) or
-the output (``command.py``).
+``gc.freeze()``). It does not own the workload file (``workloads.py``), the options and result
+types (``result.py``) or the output (``commands/bench.py``).
 """
 
 from __future__ import annotations
@@ -53,7 +53,6 @@ import math
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from msgspec.structs import replace
@@ -64,9 +63,10 @@ from emulator.api.errors import ApiError
 from emulator.api.meta import ObjectMeta
 from emulator.api.scheduling import PriorityClass
 from emulator.apiserver.server import ApiServer
-from emulator.bench.instruments import ExtensionPointTimers, Profile, ProgressHook, Tracker, build_scheduler
+from emulator.bench.instruments import ExtensionPointTimers, ProgressHook, Tracker, build_scheduler
 from emulator.bench.metrics import millis, peak_rss_mib, reset_peak_rss, summarize, throughput_samples
 from emulator.bench.resolve import render, render_any
+from emulator.bench.result import BenchOptions, WorkloadResult
 from emulator.bench.stages import ATTEMPTED, SCHEDULED, Selector, matches
 from emulator.bench.steps import (
     AnyStep,
@@ -85,78 +85,9 @@ from emulator.client.client import Client
 from emulator.runtime.clock import LoopClock, run
 from emulator.runtime.rng import Seeds
 
-__all__ = ["BenchOptions", "WorkloadResult", "run_workload", "run_workload_async"]
+__all__ = ["run_workload", "run_workload_async"]
 
 HOSTNAME_LABEL = "kubernetes.io/hostname"
-
-
-@dataclass(frozen=True, slots=True)
-class BenchOptions:
-    profile: Profile = "default"
-    kubelets: bool = False
-    seed: int = 0
-    stall_timeout: float = 60.0
-    create_batch: int = 100
-    """Objects created between two yields to the event loop (upstream creates from parallel workers)."""
-    time_limit: float | None = None
-    """Wall seconds after which the workload is cut short (None: no limit)."""
-    virtual: bool = False
-    """Run on the virtual-time loop instead of uvloop (tests: waits and stalls take no wall time;
-    the wall-clock figures then measure nothing useful)."""
-
-
-@dataclass(slots=True)
-class WorkloadResult:
-    workload: str
-    nodes: int
-    measured_pods: int
-    profile: str
-    kubelets: bool
-    scale: float
-    throughput: dict[str, Any]
-    attempt_ms: dict[str, float | None]
-    e2e_ms: dict[str, float | None]
-    filter_ms: dict[str, float | None]
-    score_ms: dict[str, float | None]
-    peak_rss_mib: float
-    wall_seconds: float
-    measured_seconds: float
-    scheduled_pods: int
-    complete: bool
-    stopped_by: str | None
-    plugins_missing: list[str]
-    max_pods_per_node: int
-    threshold: float | None
-    startup_ms: dict[str, float | None] = field(default_factory=dict)
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    def to_json(self) -> dict[str, Any]:
-        doc: dict[str, Any] = {
-            "workload": self.workload,
-            "nodes": self.nodes,
-            "measuredPods": self.measured_pods,
-            "profile": self.profile,
-            "throughput": self.throughput,
-            "attemptMs": self.attempt_ms,
-            "e2eMs": self.e2e_ms,
-            "filterMs": self.filter_ms,
-            "scoreMs": self.score_ms,
-            "peakRssMiB": self.peak_rss_mib,
-            "wallSeconds": round(self.wall_seconds, 3),
-            "measuredSeconds": round(self.measured_seconds, 3),
-            "scheduledPods": self.scheduled_pods,
-            "complete": self.complete,
-            "stoppedBy": self.stopped_by,
-            "pluginsMissing": self.plugins_missing,
-            "maxPodsPerNode": self.max_pods_per_node,
-            "kubelets": self.kubelets,
-            "scale": self.scale,
-            "threshold": self.threshold,
-        }
-        if self.kubelets:
-            doc["startupMs"] = self.startup_ms
-        doc.update(self.extra)
-        return doc
 
 
 def run_workload(workload: Workload, options: BenchOptions, progress: ProgressHook | None = None) -> WorkloadResult:

@@ -42,8 +42,9 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from emulator.bench.harness import BenchOptions, WorkloadResult, run_workload
+from emulator.bench.harness import run_workload
 from emulator.bench.instruments import Profile, ProgressHook
+from emulator.bench.result import BenchOptions, WorkloadResult
 from emulator.bench.spec import WorkloadError
 from emulator.bench.steps import Workload
 from emulator.bench.workloads import load_workloads, select_workloads

@@ -14,9 +14,10 @@ import pytest
 
 from emulator.api.core import Pod
 from emulator.apiserver.server import ApiServer
-from emulator.bench.harness import BenchOptions, _Play, run_workload
+from emulator.bench.harness import _Play, run_workload
 from emulator.bench.instruments import Tracker
 from emulator.bench.resolve import render, render_any
+from emulator.bench.result import BenchOptions
 from emulator.bench.spec import WorkloadError
 from emulator.bench.steps import AnyStep, ChurnStep, DeletePodsStep, NamespacesStep, NodesStep, PodsStep
 from emulator.bench.workloads import load_workloads

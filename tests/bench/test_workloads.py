@@ -12,9 +12,10 @@ from typing import Any
 import pytest
 
 from emulator.apiserver.server import ApiServer
-from emulator.bench.harness import BenchOptions, run_workload
+from emulator.bench.harness import run_workload
 from emulator.bench.instruments import build_scheduler, enabled_plugins
 from emulator.bench.metrics import millis, summarize, throughput_samples
+from emulator.bench.result import BenchOptions
 from emulator.bench.spec import WorkloadError
 from emulator.bench.steps import PodsStep
 from emulator.bench.workloads import load_workloads, load_workloads_text, select_workloads
