@@ -112,7 +112,7 @@ async def run_workload_async(
     selectors = [s.label_selector for s in workload.steps if isinstance(s, BarrierStep)]
     tracker = Tracker(kubelets=options.kubelets, progress=progress, selectors=selectors)
     server.add_write_listener(tracker)
-    scheduler, missing = build_scheduler(server, clock, seeds, options.profile)
+    scheduler, missing = build_scheduler(server, clock, seeds, options.profile, workload.scheduler_config)
     timers = ExtensionPointTimers(scheduler)
     raw = scheduler.metrics.keep_samples()
     play = _Play(workload, options, server, clock, seeds, tracker)
@@ -164,6 +164,8 @@ async def run_workload_async(
     )
     if play.error:
         result.extra["error"] = play.error
+    if workload.scheduler_config and options.profile == "default":
+        result.extra["schedulerConfig"] = workload.scheduler_config
     return result
 
 

@@ -32,7 +32,7 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any, Final, Literal
 
-from agents.scheduler.config import API_VERSION, KIND, load_config
+from agents.scheduler.config import API_VERSION, KIND, load_config, load_config_file
 from agents.scheduler.framework.interface import ExtensionPoint
 from agents.scheduler.registry import build_registry
 from agents.scheduler.scheduler import Scheduler, SchedulerOptions
@@ -66,11 +66,17 @@ NOOP_CONFIG: Final[dict[str, Any]] = {
 """Queue sort and binder only: every Filter and Score plugin (and every other) disabled."""
 
 
-def build_scheduler(server: ApiServer, clock: Clock, seeds: Seeds, profile: Profile) -> tuple[Scheduler, list[str]]:
+def build_scheduler(
+    server: ApiServer, clock: Clock, seeds: Seeds, profile: Profile, config_file: str = ""
+) -> tuple[Scheduler, list[str]]:
     """The scheduler for ``profile`` on a zero-latency client, and the upstream plugins its
-    profile enables that the registry does not have (skipped)."""
+    profile enables that the registry does not have (skipped). ``config_file``: a
+    KubeSchedulerConfiguration for the ``default`` profile (a workload's ``schedulerConfigPath``)."""
     registry = build_registry()
-    config = load_config(NOOP_CONFIG if profile == "noop" else None, registry)
+    if profile == "default" and config_file:
+        config = load_config_file(config_file, registry)
+    else:
+        config = load_config(NOOP_CONFIG if profile == "noop" else None, registry)
     missing = sorted({m for p in config.profiles for m in p.missing_plugins})
     options = SchedulerOptions(
         percentage_of_nodes_to_score=config.percentage_of_nodes_to_score,

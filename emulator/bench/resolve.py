@@ -13,10 +13,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from msgspec.structs import replace
 
+from agents.scheduler.args import ConfigError
+from agents.scheduler.config import load_config_file
+from agents.scheduler.registry import build_registry
 from emulator.api.codec import ApiObject, ManifestError, object_from_dict
 from emulator.api.core import Node, Pod
 from emulator.api.labels import is_dns1123_label
@@ -132,6 +136,7 @@ class Resolver:
 
     def test_case(self, tc: TestCase, path: str) -> list[Workload]:
         used = self.check_template(tc, path)
+        config = self.scheduler_config(tc, path)
         names: set[str] = set()
         out: list[Workload] = []
         for k, wl in enumerate(tc.workloads):
@@ -166,8 +171,24 @@ class Resolver:
                 for s in self.steps(op, j, tc, params, f"{path}.workloadTemplate[{j}]")
             )
             classes = _priority_classes(steps)
-            out.append(Workload(f"{tc.name}/{wl.name}", tuple(wl.labels), wl.threshold, steps, self.scale, classes))
+            name = f"{tc.name}/{wl.name}"
+            out.append(
+                Workload(name, tuple(wl.labels), wl.threshold, steps, self.scale, classes, scheduler_config=config)
+            )
         return out
+
+    def scheduler_config(self, tc: TestCase, path: str) -> str:
+        """The test case's KubeSchedulerConfiguration file, checked (``load_config_file``); ""."""
+        if tc.scheduler_config_path is None:
+            return ""
+        file = Path(self.source).parent / tc.scheduler_config_path
+        try:
+            load_config_file(file, build_registry())
+        except ConfigError as err:
+            if err.source:
+                raise WorkloadError(err.source, err.path, err.detail) from None
+            raise self.fail(f"{path}.schedulerConfigPath", err.detail) from None
+        return str(file)
 
     def check_template(self, tc: TestCase, path: str) -> dict[str, str]:
         """Check the ops once; the parameters they use → where the first use is (those used

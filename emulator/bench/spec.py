@@ -192,6 +192,9 @@ class TestCase(_Spec, frozen=True):
     workload_template: Annotated[list[Op], msgspec.Meta(min_length=1)]
     workloads: Annotated[list[WorkloadSpec], msgspec.Meta(min_length=1)]
     default_pod_template: str = "pod-default"
+    scheduler_config_path: str | None = None
+    """A KubeSchedulerConfiguration file (relative to this file) for the scheduler of every
+    workload of the test case (upstream's ``schedulerConfigPath``); default: upstream's defaults."""
 
 
 class WorkloadFile(_Spec, frozen=True):

@@ -135,6 +135,9 @@ class Workload:
     """Why this workload is not run (upstream files only: it needs what the emulator lacks)."""
     feature_gates: tuple[tuple[str, bool], ...] = ()
     """The ``featureGates`` an upstream file sets for it; the emulator has no gate switches."""
+    scheduler_config: str = ""
+    """The KubeSchedulerConfiguration file of its test case (checked when loaded); "" for
+    upstream's default configuration."""
 
     @property
     def nodes(self) -> int:

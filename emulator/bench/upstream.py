@@ -257,8 +257,9 @@ class _Translator:
                     template_params = counted.get("templateParams")
                     if isinstance(template_params, dict):
                         used |= {v[1:] for v in template_params.values() if isinstance(v, str) and v.startswith("$")}
-            if "schedulerConfigPath" in case:
-                reason = reason or "schedulerConfigPath: a test case's own scheduler configuration is not applied yet"
+            config_path = case.get("schedulerConfigPath")
+            if config_path is not None and (not isinstance(config_path, str) or not config_path):
+                raise self.fail(f"{path}.schedulerConfigPath", "expected a file path (relative to the config file)")
             kept: list[dict[str, Any]] = []
             for k, wl in enumerate(workloads):
                 wpath = f"{path}.workloads[{k}]"
@@ -293,7 +294,13 @@ class _Translator:
             if kept:
                 out.where[f"testCases[{len(out.document['testCases'])}]"] = path
                 out.document["testCases"].append(
-                    {"name": name, "workloadTemplate": new_ops, "workloads": kept, "defaultPodTemplate": default_pod}
+                    {
+                        "name": name,
+                        "workloadTemplate": new_ops,
+                        "workloads": kept,
+                        "defaultPodTemplate": default_pod,
+                        **({"schedulerConfigPath": config_path} if config_path else {}),
+                    }
                 )
         return out
 

@@ -410,3 +410,39 @@ def test_a_template_field_without_a_value_names_the_op(tmp_path: Path) -> None:
     with pytest.raises(WorkloadError, match=r"reads \.MilliCPU, which is not set") as err:
         load_workloads(file)
     assert re.search(r":7:\d+: \[0\]\.workloadTemplate\[1\]\.podTemplatePath", str(err.value)), str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("name", "config", "per_node"),
+    [
+        pytest.param("PacksWithOwnScheduler/2Nodes", "scheduler-config.yaml", 4, id="most-allocated-packs"),
+        pytest.param("SpreadsWithDefaults/2Nodes", "", 2, id="defaults-spread"),
+    ],
+)
+def test_scheduler_config_path_configures_the_scheduler(name: str, config: str, per_node: int) -> None:
+    wl = {w.name: w for w in load_workloads(FEATURES)}[name]
+    assert wl.scheduler_config == (str(FEATURES.parent / config) if config else "")
+    result = run_workload(wl, BenchOptions(virtual=True))
+    assert (result.complete, result.max_pods_per_node) == (True, per_node)
+    assert result.extra.get("schedulerConfig", "") == wl.scheduler_config
+
+
+@pytest.mark.parametrize(
+    ("config", "where", "detail"),
+    [
+        pytest.param("nowhere.yaml", "nowhere.yaml", "cannot read file", id="missing"),
+        pytest.param(
+            str(FEATURES.parent / "bad-scheduler-config.yaml"),
+            "bad-scheduler-config.yaml: percentageOfNodesToScore",
+            "not in valid range",
+            id="invalid",
+        ),
+    ],
+)
+def test_bad_scheduler_configs_name_the_file(tmp_path: Path, config: str, where: str, detail: str) -> None:
+    file = tmp_path / "performance-config.yaml"
+    text = WINDOW.format(ops="  - opcode: createPods\n    count: 1\n    collectMetrics: true\n")
+    file.write_text(text.replace("- name: Case\n", f"- name: Case\n  schedulerConfigPath: {config}\n"))
+    with pytest.raises(WorkloadError, match=detail) as err:
+        load_workloads(file)
+    assert where in str(err.value)
