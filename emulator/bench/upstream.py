@@ -12,7 +12,7 @@ opcodes: ``PLAYED``; ``createPodSets`` and ``deletePods`` pass through to ``reso
 
 A workload is never run differently from upstream's: when it needs what the emulator lacks or
 what this reader does not play yet, it is kept as a ``Skipped`` entry with the reason (an
-opcode in ``NOT_YET`` or ``LACKING``, a template kind such as PersistentVolumeClaim, a
+opcode in ``LACKING``, a template kind such as PersistentVolumeClaim, a
 Go-template action ``gotemplate.py`` does not understand). Templates with actions
 (``{{.Index}}``, ``{{.Count}}``, ``templateParams`` fields, upstream's ``AddInt``/``Mod``/...)
 are passed on as text (``indexedTemplates``) with the ops' ``templateParams`` and rendered per
@@ -101,15 +101,16 @@ PLAYED: Final = frozenset(
 )
 """Opcodes the harness plays."""
 
-NOT_YET: Final[frozenset[str]] = frozenset()
-"""Opcodes that make sense without volumes and DRA but the harness does not play yet."""
-
 LACKING: Final[Mapping[str, str]] = {
     "createPodsWithPVs": "PersistentVolumes and PersistentVolumeClaims",
     "createResourceClaims": "DRA ResourceClaims",
     "createResourceDriver": "DRA drivers",
     "allocResourceClaims": "DRA ResourceClaims",
     "updateAny": "updates of arbitrary objects",
+    "createPodGroups": "PodGroups (the scheduling.k8s.io workload API)",
+    "waitForPodGroups": "PodGroups (the scheduling.k8s.io workload API)",
+    "startCollectingProfile": "Go runtime profiles",
+    "stopCollectingProfile": "Go runtime profiles",
 }
 """Opcodes needing what the emulator lacks → what that is."""
 
@@ -318,10 +319,8 @@ class _Translator:
             raise self.fail(f"{path}.opcode", "expected a string")
         if code in LACKING:
             return op, f"opcode {code} needs {LACKING[code]}, which the emulator does not have"
-        if code in NOT_YET:
-            return op, f"opcode {code} is not played by the emulator's bench yet"
         if code not in PLAYED:
-            known = ", ".join(sorted(PLAYED | NOT_YET | set(LACKING)))
+            known = ", ".join(sorted(PLAYED | set(LACKING)))
             raise self.fail(f"{path}.opcode", f'unknown opcode "{code}" (known: {known})')
         new = dict(op)
         why = ""
