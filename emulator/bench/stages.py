@@ -78,20 +78,24 @@ class StageCounts:
 
     def update(self, old: Any, new: Any) -> bool:
         """Account for one write of a pod (``old`` None: created; ``new`` None: deleted);
-        whether any count changed."""
+        whether any count changed. On the write path of every pod write: kept cheap."""
         uid = (new if new is not None else old).metadata.uid
-        before = self._stages.get(uid)
-        after = None if new is None else stage(new, before)
-        if after is None:
-            self._stages.pop(uid, None)
+        stages = self._stages
+        before = stages.get(uid)
+        if new is None:
+            after = None
+            stages.pop(uid, None)
         else:
-            self._stages[uid] = after
+            after = stage(new, before)
+            stages[uid] = after
         if before == after and (old is None or new is None or old.metadata.labels == new.metadata.labels):
             return False
         changed = False
         for sel in self.selectors:
-            was = before if old is not None and before is not None and matches(old.metadata.labels, sel) else None
-            now = after if new is not None and after is not None and matches(new.metadata.labels, sel) else None
+            was = before if before is not None and old is not None else None
+            if was is not None and sel and not matches(old.metadata.labels, sel):
+                was = None
+            now = after if after is not None and (not sel or matches(new.metadata.labels, sel)) else None
             if was == now:
                 continue
             changed = True
