@@ -12,8 +12,9 @@ step            what the harness does
 NodesStep       create the nodes (``<generateName><n>``, ``kubernetes.io/hostname`` label,
                 strategy labels), yielding to the loop every ``create_batch`` objects
 NamespacesStep  create the namespaces
-PodsStep        create the pods the same way, then (unless ``wait`` is off) wait until every
-                pod of the namespace is bound — Running with kubelets; with ``collectMetrics``
+PodsStep        create the pods the same way, then (unless ``wait`` is off) wait as upstream
+                does until the namespace holds at least ``count`` scheduled pods — with
+                kubelets, until every pod created there is Running; with ``collectMetrics``
                 this is the measured phase: from before the first create to the end of the wait
 ChurnStep       start a background task (see ``workloads.py``); it stops with the workload
 DeletePodsStep  delete the namespace's pods (those matching ``labelSelector``) at
@@ -327,8 +328,11 @@ class _Play:
                 await asyncio.sleep(0)
                 if self.out_of_time():
                     break
-        if step.wait:
+        if step.wait and self.options.kubelets:
             await self.wait(stage, (ns,))
+        elif step.wait:  # upstream's waitUntilPodsScheduledInNamespace(namespace, op.Count)
+            count = self.tracker.stages.count
+            await self.wait_until(lambda: min(count(ns, (), SCHEDULED), step.count), step.count)
         if step.collect_metrics:
             self.end_measuring()
 
@@ -362,8 +366,8 @@ class _Play:
     # --- waiting and churn ----------------------------------------------------------------
 
     async def wait(self, stage: str, namespaces: tuple[str, ...]) -> bool:
-        """Until every pod created in ``namespaces`` is bound (Running with kubelets)."""
-        counts = self.tracker.running if self.options.kubelets else self.tracker.bound
+        """Until every pod created in ``namespaces`` is Running (with kubelets)."""
+        counts = self.tracker.running
         goal = sum(self.created.get(ns, 0) for ns in namespaces)
         return await self.wait_until(lambda: sum(counts.get(ns, 0) for ns in namespaces), goal)
 
