@@ -15,25 +15,31 @@ durations, namespace names (``resolve.py``) — and resolves every workload into
 opcode            step
 ================  ===============================================================================
 createNodes       ``NodesStep``: ``count`` nodes from a template; labels round-robin from
-                  ``labelNodePrepareStrategy`` or unique per node (``uniqueNodeLabelStrategy``)
+                  ``labelNodePrepareStrategy`` or unique per node (``uniqueNodeLabelStrategy``);
+                  ``templateParams`` for a Go-template template (also on createPods, createAny)
 createNamespaces  ``NamespacesStep``: ``<prefix>-0`` … ``<prefix>-<count-1>``
 createPods        ``PodsStep``: ``count`` pods in ``namespace`` (default ``namespace-<op index>``);
                   ``collectMetrics`` marks the measured phase
 churn             ``ChurnStep``: every ``intervalMilliseconds``, per template: create (``create``,
                   at most ``number`` times, 0 = forever) or alternately create/delete one of
                   ``number`` slots (``recreate``)
-barrier           ``BarrierStep``: wait until the pods of ``namespaces`` (all when empty) are bound
-                  (``stageRequirement: Attempted``: bound or tried at least once)
+barrier           ``BarrierStep``: upstream's barrier over ``namespaces`` (all when empty),
+                  ``labelSelector`` and ``stageRequirement`` (``stages.py``, ``harness.py``)
 sleep             ``SleepStep``: wait ``duration``
 createPodSets     one ``PodsStep`` per namespace ``<namespacePrefix>-<k>``, k < ``count``, each
                   from ``createPodsOp``
-deletePods        ``DeletePodsStep``: delete ``namespace``'s pods, ``deletePodsPerSecond``
+deletePods        ``DeletePodsStep``: delete ``namespace``'s pods (matching ``labelSelector``),
+                  ``deletePodsPerSecond``
+createAny         ``AnyStep``: ``count`` objects of any kind the API server has
+startCollecting-  ``MetricsStep``: the measured window opens (``namespaces``, ``labelSelector``)
+Metrics           and closes (``stopCollectingMetrics``)
 ================  ===============================================================================
 
 Upstream's own files (a YAML list of test cases, templates by path) are translated first by
 ``upstream.py``; their workloads that cannot run here come back with ``skipped`` set.
 
-``scale`` multiplies every parameter (``resolve.py``). Choosing workloads by name, glob or
+A test case's ``schedulerConfigPath`` names a KubeSchedulerConfiguration for its workloads.
+``scale`` multiplies every parameter used as a count (``resolve.py``). Choosing workloads by name, glob or
 label is ``select_workloads``. It does not own running a workload (``harness.py``).
 """
 
