@@ -74,6 +74,7 @@ from emulator.scenario.cluster import Cluster, StepError
 from emulator.scenario.expectations import ExpectationResult, check
 from emulator.scenario.invariants import install as install_invariants
 from emulator.scenario.monitor import PodActivity
+from emulator.scenario.observe import Observer
 from emulator.scenario.schema import (
     Scenario,
     auto_namespaces,
@@ -153,6 +154,11 @@ def _pod_phases(server: ApiServer) -> dict[str, int]:
     return counts
 
 
+def _schedulers(cluster: Cluster) -> list[Any]:
+    """The run's scheduler instances so far (the observer samples their queues)."""
+    return [s for agent in cluster.agents for s in getattr(agent, "schedulers", ())]
+
+
 async def _main(scenario: Scenario, seed: int, options: RunOptions, virtual: bool) -> RunResult:
     wall0 = time.perf_counter()
     loop = asyncio.get_running_loop()
@@ -167,7 +173,8 @@ async def _main(scenario: Scenario, seed: int, options: RunOptions, virtual: boo
     invariants = install_invariants(cluster)
     tracer = TraceRecorder(options.trace)
     activity = PodActivity()
-    for listener in (tracer, activity, options.on_write):
+    observer = Observer(lambda: _schedulers(cluster))
+    for listener in (tracer, activity, observer, options.on_write):
         if listener is not None:
             server.add_write_listener(listener)
     serve = options.serve
@@ -274,6 +281,7 @@ async def _main(scenario: Scenario, seed: int, options: RunOptions, virtual: boo
     }
     if entries := workload_report(objects, pods):
         extra["workloads"] = entries
+    extra["metrics"] = observer.metrics(clock.now())
     return RunResult(
         scenario=scenario.name,
         seed=seed,
