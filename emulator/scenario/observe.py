@@ -134,7 +134,7 @@ class Observer:
     and ``metrics``); ``[]`` without a scheduler."""
 
     def __init__(self, schedulers: Callable[[], list[Any]] = list) -> None:
-        self._schedulers = schedulers
+        self.schedulers = schedulers
         self.pods: dict[str, PodState] = {}
         self.nodes: dict[str, NodeState] = {}
         self.first_created: float | None = None
@@ -156,6 +156,7 @@ class Observer:
         self.timeline: list[list[Any]] | None = []
         """[pod, node, start, end, phase] per assignment; None past ``TIMELINE_MAX_NODES``."""
         self.markers: list[tuple[float, int, str, str]] = []
+        self.node_count = 0
         # samples
         self.interval = INTERVALS[0]
         self.next_sample = 0.0
@@ -313,10 +314,12 @@ class Observer:
                 node.point(t)
             return
         if old is None or not node.exists:
-            node.exists = node.existed = True
             node.allocatable = _resources(node_allocatable(new))
-            if self.timeline is not None and sum(n.existed for n in self.nodes.values()) > TIMELINE_MAX_NODES:
-                self.timeline = None
+            if not node.existed:
+                self.node_count += 1
+                if self.node_count > TIMELINE_MAX_NODES:
+                    self.timeline = None
+            node.exists = node.existed = True
             self._existence(t, node, 1)
             node.point(t)
         elif new.status.allocatable is not old.status.allocatable or new.status.capacity is not old.status.capacity:
@@ -372,7 +375,7 @@ class Observer:
         for phase in PHASES:
             s[phase].append(self.phases[phase])
         active = backoff = unschedulable = scheduled = failed = errors = 0
-        for sched in self._schedulers():
+        for sched in self.schedulers():
             self.has_scheduler = True
             a, b, u = sched.queue.sizes()
             active += a

@@ -75,6 +75,8 @@ from emulator.scenario.expectations import ExpectationResult, check
 from emulator.scenario.invariants import install as install_invariants
 from emulator.scenario.monitor import PodActivity
 from emulator.scenario.observe import Observer
+from emulator.scenario.observe_labels import fault_markers, step_label
+from emulator.scenario.observe_series import series
 from emulator.scenario.schema import (
     Scenario,
     auto_namespaces,
@@ -174,6 +176,7 @@ async def _main(scenario: Scenario, seed: int, options: RunOptions, virtual: boo
     tracer = TraceRecorder(options.trace)
     activity = PodActivity()
     observer = Observer(lambda: _schedulers(cluster))
+    cluster.on_step = lambda index, step: observer.mark(clock.now(), "step", step_label(index, step))
     for listener in (tracer, activity, observer, options.on_write):
         if listener is not None:
             server.add_write_listener(listener)
@@ -281,7 +284,9 @@ async def _main(scenario: Scenario, seed: int, options: RunOptions, virtual: boo
     }
     if entries := workload_report(objects, pods):
         extra["workloads"] = entries
-    extra["metrics"] = observer.metrics(clock.now())
+    end = clock.now()
+    extra["metrics"] = observer.metrics(end)
+    extra["series"] = series(observer, end, fault_markers(cluster.faults))
     return RunResult(
         scenario=scenario.name,
         seed=seed,
