@@ -9,8 +9,9 @@ Shapes: ``docs/architecture.md``, "Run metrics and series". What is computed her
 - ``node_buckets``: each node's change points cut into ``K`` equal buckets over the run
   (``K = min(MAX_BUCKETS, ceil(span / interval))``); per resource, the time-weighted mean of
   allocated / allocatable while the node existed in the bucket, in half-percent units
-  0..200 (capped at 200), 255 when it did not exist at any time in the bucket; base64 of the
-  K bytes. A resource a node has no allocatable of reads 0 (200 if something requests it).
+  0..200 (capped at 200, rounded half to even), 255 when it did not exist at any time in the
+  bucket; base64 of the K bytes. A resource a node has no allocatable of reads 0 (200 if
+  something requests it).
 - ``slowest``: the ten pods that waited longest from creation to their first bind (a pod never
   bound waits until it was deleted or the run ended), ties by name.
 """
@@ -21,6 +22,8 @@ import base64
 import math
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Final
+
+import numpy as np
 
 from emulator.runtime.stats import QuantileSketch
 
@@ -62,44 +65,42 @@ def bucket_edges(start: float, end: float, interval: float) -> list[float]:
     return [start + span * i / k for i in range(k)] + [end]
 
 
-def _share(allocated: int, allocatable: int) -> float:
-    if allocatable > 0:
-        return min(allocated / allocatable, 1.0)
-    return 1.0 if allocated > 0 else 0.0
+def _integral(times: Any, values: Any, at: Any, index: Any) -> Any:
+    """The integral from the first point to each of ``at`` of the step function (``values[i]``
+    from ``times[i]``; 0 before the first point); ``index``: the point in force at each ``at``."""
+    cum = np.concatenate(([0.0], np.cumsum(values[:-1] * np.diff(times))))
+    j = np.maximum(index, 0)
+    return np.where(index >= 0, cum[j] + values[j] * (at - times[j]), 0.0)
 
 
 def node_buckets(points: Sequence[NodePoint], edges: Sequence[float], resources: int) -> tuple[list[str], list[int]]:
     """(base64 row per resource (the first ``resources`` of cpu, memory, gpu), pods at the end
-    of each bucket) of one node's change points."""
+    of each bucket) of one node's change points. Vectorised: the integral of each step
+    function at the edges, differenced (O(points + K) per node in numpy, not per bucket in
+    Python: a 1,000-node run's 240 buckets cost milliseconds)."""
     k = len(edges) - 1
-    sums = [[0.0] * k for _ in range(resources)]
-    alive = [0.0] * k
-    pods = [0] * k
-    state: NodePoint | None = None
-    n, j = len(points), 0
-    for b in range(k):
-        lo, hi = edges[b], edges[b + 1]
-        t = lo
-        while True:
-            nxt = points[j][0] if j < n else math.inf
-            seg_end = min(nxt, hi)
-            if state is not None and state[8] and seg_end > t:
-                width = seg_end - t
-                alive[b] += width
-                for r in range(resources):
-                    sums[r][b] += width * _share(int(state[1 + r]), int(state[4 + r]))
-            t = max(t, seg_end)
-            if nxt <= hi and j < n:
-                state = points[j]
-                j += 1
-                continue
-            break
-        pods[b] = state[7] if state is not None and state[8] else 0
+    if not points or k <= 0:
+        return [base64.b64encode(bytes([MISSING]) * k).decode("ascii")] * resources, [0] * k
+    table = np.array(points, dtype=np.float64)
+    times, exists = table[:, 0], table[:, 8]
+    at = np.asarray(edges, dtype=np.float64)
+    index = np.searchsorted(times, at, side="right") - 1
+    alive = np.diff(_integral(times, exists, at, index))
+    present = alive > 1e-9 * (at[-1] - at[0])
     rows: list[str] = []
     for r in range(resources):
-        row = bytes(MISSING if alive[b] <= 0 else min(200, round(200 * sums[r][b] / alive[b])) for b in range(k))
-        rows.append(base64.b64encode(row).decode("ascii"))
-    return rows, pods
+        allocated, allocatable = table[:, 1 + r], table[:, 4 + r]
+        share = np.where(
+            allocatable > 0, np.minimum(allocated / np.maximum(allocatable, 1), 1.0), (allocated > 0) * 1.0
+        )
+        sums = np.diff(_integral(times, share * exists, at, index))
+        units = np.minimum(200, np.rint(200 * sums / np.where(present, alive, 1.0)))
+        row = np.where(present, units, MISSING).astype(np.uint8)
+        rows.append(base64.b64encode(row.tobytes()).decode("ascii"))
+    end = index[1:]
+    live = (end >= 0) & (exists[np.maximum(end, 0)] > 0)
+    pods = np.where(live, table[np.maximum(end, 0), 7], 0).astype(np.int64)
+    return rows, [int(x) for x in pods]
 
 
 def slowest(entries: Iterable[tuple[float, str, bool, str | None, str]], limit: int = 10) -> list[dict[str, Any]]:
