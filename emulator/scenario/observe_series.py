@@ -42,18 +42,19 @@ NodePoint = tuple[float, int, int, int, int, int, int, int, bool]
 """(t, allocated cpu, memory, gpu, allocatable cpu, memory, gpu, pods, exists)."""
 
 
-def histogram(counts: Iterable[tuple[float, int]]) -> dict[str, list[Any]]:
-    """``{"edges", "counts"}`` of non-negative (value, how many) pairs (see the docstring)."""
-    pairs = [(v, n) for v, n in counts if n > 0]
-    top = max((math.frexp(v)[1] for v, _ in pairs if v > 0), default=LOWEST_EXPONENT)
-    hi = max(top, LOWEST_EXPONENT)
+def histogram(values: Any, counts: Any = None) -> dict[str, list[Any]]:
+    """``{"edges", "counts"}`` of non-negative ``values`` (each ``counts[i]`` times, once
+    without ``counts``; see the module docstring)."""
+    v = np.asarray(values, dtype=np.float64).reshape(-1)
+    n = np.ones(len(v), dtype=np.int64) if counts is None else np.asarray(counts, dtype=np.int64)
+    exponents = np.frexp(v)[1]
+    positive = v > 0
+    hi = max(int(exponents[positive].max()) if positive.any() else LOWEST_EXPONENT, LOWEST_EXPONENT)
     lo = max(LOWEST_EXPONENT, hi - (MAX_BINS - 1))
-    bins = [0] * (hi - lo + 1)
-    for v, n in pairs:
-        i = 0 if v < math.ldexp(1.0, lo) else math.frexp(v)[1] - lo
-        bins[min(i, len(bins) - 1)] += n
+    index = np.where(v < math.ldexp(1.0, lo), 0, np.minimum(exponents - lo, hi - lo))
+    bins = np.bincount(index, weights=n, minlength=hi - lo + 1).astype(np.int64)
     edges = [0.0] + [math.ldexp(1.0, e) for e in range(lo, hi + 1)]
-    return {"edges": edges, "counts": bins}
+    return {"edges": edges, "counts": [int(c) for c in bins]}
 
 
 def bucket_edges(start: float, end: float, interval: float) -> list[float]:
@@ -110,6 +111,10 @@ def slowest(entries: Iterable[tuple[float, str, bool, str | None, str]], limit: 
         {"pod": pod, "pendingSeconds": round(wait, 6), "bound": bound, "node": node, "message": message}
         for wait, pod, bound, node, message in ordered
     ]
+
+
+def _pairs(counts: Sequence[tuple[float, int]]) -> tuple[Any, Any]:
+    return [v for v, _ in counts], [n for _, n in counts]
 
 
 def _diffs(cumulative: Sequence[int]) -> list[int]:
@@ -172,7 +177,7 @@ def series(obs: Observer, end: float, faults: Sequence[tuple[float, str]] = ()) 
             "pods": node_pods,
         },
         "timeline": timeline,
-        "pendingSeconds": histogram((v, 1) for v in obs.pending),
-        "e2eSeconds": histogram(e2e.counts()) if has_scheduler else None,
+        "pendingSeconds": histogram(np.array(obs.pending, dtype=np.float64)),
+        "e2eSeconds": histogram(*_pairs(e2e.counts())) if has_scheduler else None,
         "slowest": slowest([*obs.slowest, *waiting]),
     }

@@ -5,7 +5,9 @@ no node is overcommitted, histogram counts adding up to the bound pods)."""
 from __future__ import annotations
 
 import base64
+from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -29,7 +31,14 @@ from tests.scenario.test_observe import Feed
 def test_segments(
     points: list[tuple[float, float]], window: tuple[float, float], expected: list[tuple[float, float]]
 ) -> None:
-    assert segments(points, *window) == expected
+    times = np.array([t for t, _ in points], dtype=np.float64)
+    values = np.array([v for _, v in points], dtype=np.float64)
+    got_values, got_durations = segments(times, values, *window)
+    assert list(zip(got_values.tolist(), got_durations.tolist(), strict=True)) == expected
+
+
+def arrays(pieces: list[tuple[float, float]]) -> tuple[Any, Any]:
+    return np.array([v for v, _ in pieces], dtype=np.float64), np.array([d for _, d in pieces], dtype=np.float64)
 
 
 @pytest.mark.parametrize(
@@ -42,7 +51,7 @@ def test_segments(
     ],
 )
 def test_time_weighted(pieces: list[tuple[float, float]], mean: float, quantiles: list[float]) -> None:
-    got_mean, got = time_weighted(pieces)
+    got_mean, got = time_weighted(*arrays(pieces))
     assert got_mean == pytest.approx(mean)
     assert got == quantiles
 
@@ -57,7 +66,7 @@ def test_time_weighted(pieces: list[tuple[float, float]], mean: float, quantiles
     ],
 )
 def test_histogram(values: list[float], edges_tail: list[float], counts: list[int] | None) -> None:
-    h = histogram((v, 1) for v in values)
+    h = histogram(values)
     assert h["edges"][0] == 0.0
     assert h["edges"][-len(edges_tail) :] == edges_tail
     assert len(h["counts"]) == len(h["edges"]) - 1
@@ -71,7 +80,7 @@ def test_histogram(values: list[float], edges_tail: list[float], counts: list[in
 
 @given(st.lists(st.floats(min_value=0, max_value=1e9, allow_nan=False), max_size=50))
 def test_histogram_bins_are_bounded_and_complete(values: list[float]) -> None:
-    h = histogram((v, 1) for v in values)
+    h = histogram(values)
     assert len(h["counts"]) <= MAX_BINS
     assert sum(h["counts"]) == len(values)
     assert max(values, default=0.0) <= h["edges"][-1]
@@ -144,7 +153,7 @@ def test_random_runs(pods: list[tuple[int, int | None, int | None, int, int]]) -
     )
 )
 def test_time_weighted_mean_between_extremes(pieces: list[tuple[float, float]]) -> None:
-    mean, (p50, p90) = time_weighted(pieces)
+    mean, (p50, p90) = time_weighted(*arrays(pieces))
     values = [v for v, _ in pieces]
     assert min(values) <= mean <= max(values)
     assert p50 in values
