@@ -6,7 +6,7 @@ Shapes: ``docs/architecture.md``, "Run metrics and series". What is computed her
   2^-9, ..., 2^hi, where 2^hi is the first power above the largest value; bin 0 is
   [0, 2^-10); at most ``MAX_BINS`` bins (past it the lowest edge moves up). Exponents come from
   ``math.frexp``, so every machine puts a value in the same bin.
-- ``node_buckets``: each node's change points cut into ``K`` equal buckets over the run
+- ``node_buckets``: the nodes' change points cut into ``K`` equal buckets over the run
   (``K = min(MAX_BUCKETS, ceil(span / interval))``); per resource, the time-weighted mean of
   allocated / allocatable while the node existed in the bucket, in half-percent units
   0..200 (capped at 200, rounded half to even), 255 when it did not exist at any time in the
@@ -66,42 +66,57 @@ def bucket_edges(start: float, end: float, interval: float) -> list[float]:
     return [start + span * i / k for i in range(k)] + [end]
 
 
-def _integral(times: Any, values: Any, at: Any, index: Any) -> Any:
-    """The integral from the first point to each of ``at`` of the step function (``values[i]``
-    from ``times[i]``; 0 before the first point); ``index``: the point in force at each ``at``."""
-    cum = np.concatenate(([0.0], np.cumsum(values[:-1] * np.diff(times))))
-    j = np.maximum(index, 0)
-    return np.where(index >= 0, cum[j] + values[j] * (at - times[j]), 0.0)
+def node_buckets(
+    nodes: Sequence[Sequence[NodePoint]], edges: Sequence[float], resources: int
+) -> tuple[list[list[str]], list[list[int]]]:
+    """Per resource (the first ``resources`` of cpu, memory, gpu), each node's base64 row; and
+    each node's pods at the end of each bucket, from the nodes' change points.
 
-
-def node_buckets(points: Sequence[NodePoint], edges: Sequence[float], resources: int) -> tuple[list[str], list[int]]:
-    """(base64 row per resource (the first ``resources`` of cpu, memory, gpu), pods at the end
-    of each bucket) of one node's change points. Vectorised: the integral of each step
-    function at the edges, differenced (O(points + K) per node in numpy, not per bucket in
-    Python: a 1,000-node run's 240 buckets cost milliseconds)."""
+    Vectorised over every node at once (a call per node cost 1 ms of numpy overhead, a second
+    for 1,000 nodes): the points of all nodes in one table, node ``n``'s times shifted by
+    ``n * W`` (``W`` longer than the run) so that one ``searchsorted`` finds, for every node and
+    edge, the point in force; the integral of each step function at each edge is a running sum
+    within the node plus the last piece; differences of integrals over the edges, divided by
+    the time the node existed, give the bucket means."""
     k = len(edges) - 1
-    if not points or k <= 0:
-        return [base64.b64encode(bytes([MISSING]) * k).decode("ascii")] * resources, [0] * k
-    table = np.array(points, dtype=np.float64)
+    count = len(nodes)
+    if k <= 0 or count == 0:
+        return [[""] * count for _ in range(resources)], [[] for _ in range(count)]
+    sizes = np.array([len(points) for points in nodes], dtype=np.int64)
+    table = np.array([p for points in nodes for p in points], dtype=np.float64).reshape(-1, 9)
+    owner = np.repeat(np.arange(count), sizes)
+    first = np.concatenate(([0], np.cumsum(sizes)[:-1]))
     times, exists = table[:, 0], table[:, 8]
-    at = np.asarray(edges, dtype=np.float64)
-    index = np.searchsorted(times, at, side="right") - 1
-    alive = np.diff(_integral(times, exists, at, index))
-    present = alive > 1e-9 * (at[-1] - at[0])
-    rows: list[str] = []
+    width = max(float(times.max(initial=0.0)), edges[-1]) - min(edges[0], 0.0) + 1.0
+    shifted = times + owner * width
+    at = np.asarray(edges, dtype=np.float64)[None, :] + (np.arange(count) * width)[:, None]
+    index = np.searchsorted(shifted, at.ravel(), side="right").reshape(count, k + 1) - 1
+    valid = index >= first[:, None]
+    j = np.maximum(index, 0)
+    same_node = np.append(owner[1:] == owner[:-1], False)
+    length = np.where(same_node, np.append(times[1:], 0.0) - times, 0.0)
+
+    def integral(values: Any) -> Any:
+        cum = np.concatenate(([0.0], np.cumsum(values * length)))
+        inside = cum[j] - cum[first][:, None] + values[j] * (at - shifted[j])
+        return np.where(valid, inside, 0.0)
+
+    alive = np.diff(integral(exists), axis=1)
+    present = alive > 1e-9 * (edges[-1] - edges[0])
+    rows: list[list[str]] = []
     for r in range(resources):
         allocated, allocatable = table[:, 1 + r], table[:, 4 + r]
         share = np.where(
             allocatable > 0, np.minimum(allocated / np.maximum(allocatable, 1), 1.0), (allocated > 0) * 1.0
         )
-        sums = np.diff(_integral(times, share * exists, at, index))
+        sums = np.diff(integral(share * exists), axis=1)
         units = np.minimum(200, np.rint(200 * sums / np.where(present, alive, 1.0)))
-        row = np.where(present, units, MISSING).astype(np.uint8)
-        rows.append(base64.b64encode(row.tobytes()).decode("ascii"))
-    end = index[1:]
-    live = (end >= 0) & (exists[np.maximum(end, 0)] > 0)
-    pods = np.where(live, table[np.maximum(end, 0), 7], 0).astype(np.int64)
-    return rows, [int(x) for x in pods]
+        matrix = np.where(present, units, MISSING).astype(np.uint8)
+        rows.append([base64.b64encode(row.tobytes()).decode("ascii") for row in matrix])
+    end = j[:, 1:]
+    live = valid[:, 1:] & (exists[end] > 0)
+    pods = np.where(live, table[end, 7], 0).astype(np.int64)
+    return rows, pods.tolist()
 
 
 def slowest(entries: Iterable[tuple[float, str, bool, str | None, str]], limit: int = 10) -> list[dict[str, Any]]:
@@ -134,14 +149,10 @@ def series(obs: Observer, end: float, faults: Sequence[tuple[float, str]] = ()) 
     nodes = [n for n in obs.nodes.values() if n.existed]
     resources = ["cpu", "memory"] + (["nvidia.com/gpu"] if obs.gpu else [])
     edges = bucket_edges(0.0, end, interval)
-    allocation: dict[str, list[str]] = {r: [] for r in resources}
-    node_pods: list[list[int]] = []
+    rows, node_pods = node_buckets([n.points for n in nodes], edges, len(resources))
+    allocation = dict(zip(resources, rows, strict=True))
     not_ready: list[list[list[float]]] = []
     for node in nodes:
-        rows, pods = node_buckets(node.points, edges, len(resources))
-        for r, row in zip(resources, rows, strict=True):
-            allocation[r].append(row)
-        node_pods.append(pods)
         spans = list(node.not_ready)
         if node.not_ready_since is not None and end > node.not_ready_since:
             spans.append([node.not_ready_since, end])
