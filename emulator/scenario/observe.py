@@ -172,16 +172,12 @@ class Observer:
     # --- the listener ---------------------------------------------------------------------
 
     def __call__(self, rec: WriteRecord) -> None:
-        kind = rec.kind
-        if kind != "Pod" and kind != "Node":
-            if rec.time > self.next_sample:
-                self.sample_until(rec.time, inclusive=False)
-            return
         if rec.time > self.next_sample:
             self.sample_until(rec.time, inclusive=False)
+        kind = rec.kind
         if kind == "Pod":
             self._pod(rec.time, rec.old, rec.new)
-        else:
+        elif kind == "Node":
             self._node(rec.time, rec.old, rec.new)
 
     def mark(self, t: float, kind: str, label: str) -> None:
