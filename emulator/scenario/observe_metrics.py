@@ -26,7 +26,8 @@ PERCENTILES: Final = (50.0, 90.0)
 """Allocation percentiles (``p50``, ``p90``)."""
 RESOLUTION: Final = 1e-4
 """Percentiles of time-weighted values are kept to this resolution (the mean is exact)."""
-_DIGITS: Final = 4
+_SCALE: Final = 10_000
+"""Keys are values in units of ``RESOLUTION`` (ints: cheaper to hash than rounded floats)."""
 _EPS: Final = 1e-9
 
 
@@ -41,7 +42,7 @@ class TimeWeighted:
     total: float = 0.0
     integral: float = 0.0
     peak: float = 0.0
-    spent: dict[float, float] = field(default_factory=dict)
+    spent: dict[int, float] = field(default_factory=dict)
 
     def add(self, value: float, duration: float) -> None:
         if duration <= 0:
@@ -50,8 +51,9 @@ class TimeWeighted:
         self.integral += value * duration
         if value > self.peak:
             self.peak = value
-        key = round(value, _DIGITS)
-        self.spent[key] = self.spent.get(key, 0.0) + duration
+        key = int(value * _SCALE + 0.5)
+        spent = self.spent
+        spent[key] = spent.get(key, 0.0) + duration
 
     def with_piece(self, value: float, duration: float) -> TimeWeighted:
         """A copy with one more piece (the tail up to the window's end)."""
@@ -71,8 +73,8 @@ class TimeWeighted:
         for key in keys:
             seen += self.spent[key]
             if seen >= need:
-                return key
-        return keys[-1]
+                return key / _SCALE
+        return keys[-1] / _SCALE
 
 
 def _allocation(tw: TimeWeighted) -> dict[str, float]:

@@ -11,7 +11,8 @@ slots it spans (usually one), a long-idle node a loop over its idle slots once.
 
 At the end, ``rows`` cuts ``[0, end]`` into ``K = ceil(end / width) <= MAX_BUCKETS`` buckets
 (edges ``0, width, 2 width, ..., end``: the last may be shorter) and encodes each node's
-time-weighted mean per bucket in half-percent units 0..200 (capped), 255 where the node did
+time-weighted mean per bucket in half-percent units 0..200 (capped; rounded half to even),
+255 where the node did
 not exist at any time in the bucket, base64.
 
 Memory: 5 × ``MAX_BUCKETS`` numbers per node that ever existed (about 10 kB), whatever the
@@ -25,6 +26,8 @@ import math
 from array import array
 from dataclasses import dataclass, field
 from typing import Final
+
+import numpy as np
 
 __all__ = ["MAX_BUCKETS", "MISSING", "NodeBuckets", "NodeState", "share"]
 
@@ -81,12 +84,22 @@ class NodeState:
         a = self.since
         if t <= a:
             return
-        first = max(int(a // width) - 1, 0)  # from the slot ending at ``a``, if one does
-        last = min(int(t // width), MAX_BUCKETS - 1)
         exists = self.exists
-        pods = self.pods if exists else 0
         s0, s1, s2 = self.shares
         sums, alive, ends = self.sums, self.alive, self.pods_at_end
+        ka = int(a // width)
+        if ka == int(t // width) and ka * width != a:  # the usual case: inside one slot
+            if exists:
+                d = t - a
+                alive[ka] += d
+                sums[0][ka] += d * s0
+                sums[1][ka] += d * s1
+                sums[2][ka] += d * s2
+            self.since = t
+            return
+        first = max(ka - 1, 0)  # from the slot ending at ``a``, if one does
+        last = min(int(t // width), MAX_BUCKETS - 1)
+        pods = self.pods if exists else 0
         for k in range(first, last + 1):
             lo, hi = k * width, (k + 1) * width
             d = min(t, hi) - max(a, lo)
@@ -138,13 +151,18 @@ class NodeBuckets:
             if k:
                 node.pods_at_end[k - 1] = node.pods if node.exists else 0
 
-    def rows(self, node: NodeState, k: int, resources: int) -> list[str]:
-        """Base64 of ``k`` bytes per resource (the first ``resources`` of cpu, memory, gpu)."""
-        out: list[str] = []
-        alive = node.alive
-        floor = 1e-9 * self.width
+    def rows(self, nodes: list[NodeState], k: int, resources: int) -> list[list[str]]:
+        """Per resource (the first ``resources`` of cpu, memory, gpu), each node's base64 row
+        of ``k`` bytes (numpy over every node at once)."""
+        if not nodes:
+            return [[] for _ in range(resources)]
+        alive = np.stack([np.frombuffer(n.alive, dtype=np.float64)[:k] for n in nodes])
+        present = alive > 1e-9 * self.width
+        safe = np.where(present, alive, 1.0)
+        out: list[list[str]] = []
         for r in range(resources):
-            sums = node.sums[r]
-            row = bytes(MISSING if alive[b] <= floor else min(200, round(200 * sums[b] / alive[b])) for b in range(k))
-            out.append(base64.b64encode(row).decode("ascii"))
+            sums = np.stack([np.frombuffer(n.sums[r], dtype=np.float64)[:k] for n in nodes])
+            units = np.minimum(200, np.rint(200 * sums / safe))
+            matrix = np.where(present, units, MISSING).astype(np.uint8)
+            out.append([base64.b64encode(row.tobytes()).decode("ascii") for row in matrix])
         return out

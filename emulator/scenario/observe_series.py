@@ -82,9 +82,9 @@ def series(obs: Observer, end: float, faults: Sequence[tuple[float, str]] = ()) 
     buckets.finish(nodes, end)
     allocation: dict[str, list[str]] = {r: [] for r in resources}
     not_ready: list[list[list[float]]] = []
+    for r, rows in zip(resources, buckets.rows(nodes, k, len(resources)), strict=True):
+        allocation[r] = rows
     for node in nodes:
-        for r, row in zip(resources, buckets.rows(node, k, len(resources)), strict=True):
-            allocation[r].append(row)
         spans = list(node.not_ready)
         if node.not_ready_since is not None and end > node.not_ready_since:
             spans.append([node.not_ready_since, end])
