@@ -97,19 +97,42 @@ class NodeState:
                 sums[2][ka] += d * s2
             self.since = t
             return
-        first = max(ka - 1, 0)  # from the slot ending at ``a``, if one does
-        last = min(int(t // width), MAX_BUCKETS - 1)
         pods = self.pods if exists else 0
-        for k in range(first, last + 1):
-            lo, hi = k * width, (k + 1) * width
-            d = min(t, hi) - max(a, lo)
-            if exists and d > 0:
-                alive[k] += d
-                sums[0][k] += d * s0
-                sums[1][k] += d * s1
-                sums[2][k] += d * s2
-            if a <= hi < t:
+        if ka * width == a and ka > 0:  # the slot ending at ``a`` ends in this state
+            ends[ka - 1] = pods
+        kt = min(int(t // width), MAX_BUCKETS - 1)
+        # the first slot from ``a`` to its end (or ``t``), then whole slots, then the last
+        hi = (ka + 1) * width
+        if exists:
+            d = min(t, hi) - a
+            alive[ka] += d
+            sums[0][ka] += d * s0
+            sums[1][ka] += d * s1
+            sums[2][ka] += d * s2
+        if hi < t:
+            ends[ka] = pods
+        if exists:
+            f0, f1, f2 = width * s0, width * s1, width * s2
+            a0, a1, a2 = sums
+            for k in range(ka + 1, kt):
+                alive[k] += width
+                a0[k] += f0
+                a1[k] += f1
+                a2[k] += f2
                 ends[k] = pods
+        else:
+            for k in range(ka + 1, kt):
+                ends[k] = pods
+        if kt > ka:
+            lo = kt * width
+            if exists and t > lo:
+                d = min(t, lo + width) - lo
+                alive[kt] += d
+                sums[0][kt] += d * s0
+                sums[1][kt] += d * s1
+                sums[2][kt] += d * s2
+            if lo + width < t:
+                ends[kt] = pods
         self.since = t
 
     def merge_pairs(self) -> None:
