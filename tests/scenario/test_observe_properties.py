@@ -104,7 +104,7 @@ def random_run(pods: list[tuple[int, int | None, int | None, int, int]]) -> tupl
 @given(pods_strategy)
 def test_random_runs(pods: list[tuple[int, int | None, int | None, int, int]]) -> None:
     feed, bound = random_run(pods)
-    end = 100.0
+    end = 120.0  # after every write: created <= 50, then waits <= 20, runs <= 40
     m = feed.obs.metrics(end)
     assert m["podsScheduled"] == bound
     assert m["podsUnschedulable"] == len(pods) - bound
