@@ -122,7 +122,7 @@ def _overlays(variants: list[dict[str, Any]]) -> list[str]:
             color=VARIANT_COLORS[i % len(VARIANT_COLORS)],
             t=t,
             values=values,
-            dash=DASHES[i // len(VARIANT_COLORS) % len(DASHES)],
+            dash=DASHES[i % len(DASHES)],
         )
 
     charts: list[tuple[str, str, str, list[Series], bool]] = []

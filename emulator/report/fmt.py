@@ -94,7 +94,7 @@ def fmt_duration(seconds: float) -> str:
         ms = seconds * 1000
         return f"{ms:.3g}ms" if ms < 10 else f"{round(ms)}ms"
     if seconds < 60:
-        return f"{seconds:.3g}s" if seconds < 10 and seconds != int(seconds) else f"{round(seconds)}s"
+        return f"{round(seconds)}s" if seconds == int(seconds) else f"{seconds:.3g}s"
     total = round(seconds)
     h, rest = divmod(total, 3600)
     m, s = divmod(rest, 60)

@@ -19,7 +19,7 @@ from emulator.report.fmt import esc, fmt_duration, fmt_number, metric_rows
 from emulator.report.heatmap import heatmap
 from emulator.report.load import pod_histories
 from emulator.report.page import GANTT_COLORS, PHASE_COLORS, QUEUE_COLORS, RESULT_COLORS, document, note, section, table
-from emulator.report.svg import Bar, Marker, Series, gantt, histogram, time_chart
+from emulator.report.svg import Bar, Marker, Series, gantt, histogram, marker_list, time_chart
 
 __all__ = ["markers_of", "render_run"]
 
@@ -53,7 +53,7 @@ def render_run(report: dict[str, Any], *, trace: Iterable[dict[str, Any]] | None
 
 
 def markers_of(series: dict[str, Any]) -> list[Marker]:
-    return [Marker(t=m["t"], kind=m["kind"], label=m["label"]) for m in series["markers"]]
+    return [Marker(n=i, t=m["t"], kind=m["kind"], label=m["label"]) for i, m in enumerate(series["markers"], 1)]
 
 
 def _header(report: dict[str, Any]) -> str:
@@ -80,14 +80,16 @@ def _header(report: dict[str, Any]) -> str:
 def _pods(series: dict[str, Any]) -> str:
     t = series["t"]
     bands = [Series(name=p, color=PHASE_COLORS[p], t=t, values=series["pods"].get(p) or [0] * len(t)) for p in PHASES]
-    body = time_chart("pods", bands, end=series["end"], unit="pods", stacked=True, markers=markers_of(series))
+    marks = markers_of(series)
+    body = time_chart("pods", bands, end=series["end"], unit="pods", stacked=True, markers=marks)
+    body += marker_list(marks)
     if not series["markers"]:
         body += note("The scenario had no steps or faults to mark.")
     return section(
         "pods",
         "Pods by phase over time",
         "Stacked: the band heights are the pods in each phase at that time; dashed lines mark steps (grey) "
-        "and faults (red), labelled on top; hover for the counts.",
+        "and faults (red), numbered as in the list below (the same numbers on every chart); hover for the counts.",
         body,
     )
 

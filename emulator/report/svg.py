@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from emulator.report.fmt import esc, fmt_duration, fmt_number, nice_ticks, script_json, time_ticks
 
-__all__ = ["Bar", "Frame", "Marker", "Series", "gantt", "histogram", "time_chart"]
+__all__ = ["Bar", "Frame", "Marker", "Series", "gantt", "histogram", "marker_list", "time_chart"]
 
 WIDTH = 960
 LEFT, RIGHT, TOP, BOTTOM = 64, 16, 30, 34
@@ -33,6 +34,9 @@ class Series:
 
 @dataclass(frozen=True, kw_only=True)
 class Marker:
+    """A step or fault on the time axis; ``n`` its number in the page's marker list."""
+
+    n: int
     t: float
     kind: str
     label: str
@@ -108,20 +112,23 @@ class Frame:
             text = f"{tick:g}%" if percent else fmt_number(tick)
             self.parts.append(f'<line class="grid" x1="{self.left}" y1="{y}" x2="{self.left + self.plot_w}" y2="{y}"/>')
             self.parts.append(f'<text class="tl" x="{self.left - 6}" y="{y + 4}" text-anchor="end">{text}</text>')
+        mid = self.top + self.plot_h / 2
         self.parts.append(
-            f'<text class="unit" x="{self.left}" y="{self.top - 10}" text-anchor="start">{esc(unit)}</text>'
+            f'<text class="unit" x="12" y="{mid}" text-anchor="middle" transform="rotate(-90 12 {mid})">'
+            f"{esc(unit)}</text>"
         )
 
     def markers(self, markers: Sequence[Marker]) -> None:
-        """A dashed line per marker across the plot; labels rotated above it where there is
-        room (each at least 12 px from the last labelled one), every line hoverable."""
-        last = -1e9
+        """A dashed line per marker across the plot (hover: its time and label) and its number
+        above the plot; markers closer than 14 px share one label (``2–4``). The numbers refer
+        to the list ``marker_list`` writes under the chart."""
         bottom = self.top + self.plot_h
+        groups: list[tuple[float, int, int]] = []
         for m in markers:
             if not self.x0 <= m.t <= self.x1:
                 continue
             x = self.x(m.t)
-            tip = f"{fmt_duration(m.t)} {m.label}"
+            tip = f"{m.n}. {fmt_duration(m.t)} {m.label}"
             self.parts.append(
                 f'<line class="marker {esc(m.kind)}" x1="{x}" y1="{self.top}" x2="{x}" y2="{bottom}" '
                 f'data-tip="{esc(tip)}"/>'
@@ -129,44 +136,54 @@ class Frame:
             self.parts.append(
                 f'<line class="hit" x1="{x}" y1="{self.top}" x2="{x}" y2="{bottom}" data-tip="{esc(tip)}"/>'
             )
-            if x - last >= 12:
-                last = x
-                label = m.label if len(m.label) <= 28 else m.label[:27] + "…"
-                self.parts.append(
-                    f'<text class="ml {esc(m.kind)}" transform="translate({x + 3},{self.top + 2}) rotate(90)">'
-                    f"{esc(label)}</text>"
-                )
+            if groups and x - groups[-1][0] < 14:
+                groups[-1] = (groups[-1][0], groups[-1][1], m.n)
+            else:
+                groups.append((x, m.n, m.n))
+        for x, first, last in groups:
+            text = str(first) if first == last else f"{first}–{last}"
+            self.parts.append(f'<text class="ml" x="{x}" y="{self.top - 4}" text-anchor="middle">{text}</text>')
 
     def close(self) -> str:
         self.parts.append("</svg>")
         return "".join(self.parts)
 
 
-def _points(frame: Frame, t: Sequence[float], values: Sequence[float]) -> list[tuple[float, float]]:
-    """Pixel points of a line, at most two per pixel column (the column's min and max, in
-    time order) so a 1-hour series stays small without losing its spikes."""
-    pts = [(frame.x(a), frame.y(b)) for a, b in zip(t, values, strict=False)]
-    if len(pts) <= 2 * frame.plot_w:
-        return pts
-    out: list[tuple[float, float]] = []
-    column: list[tuple[float, float]] = []
-    for p in pts:
-        if column and int(p[0]) != int(column[0][0]):
-            out.extend(_extremes(column))
+def _keep(xs: Sequence[float], ys: Sequence[float], width: float) -> list[int]:
+    """The indexes worth drawing of a line with pixel x ``xs`` and values ``ys``: all of them
+    when there are few, else at most two per pixel column (the column's lowest and highest
+    value, in time order; one when the column is flat), so a 1-hour series stays small
+    without losing its spikes."""
+    if len(xs) <= 2 * width:
+        return list(range(len(xs)))
+    keep: list[int] = []
+    column: list[int] = []
+    for i, x in enumerate(xs):
+        if column and int(x) != int(xs[column[0]]):
+            keep.extend(_extremes(column, ys))
             column = []
-        column.append(p)
-    out.extend(_extremes(column))
-    return out
+        column.append(i)
+    keep.extend(_extremes(column, ys))
+    return keep
 
 
-def _extremes(column: list[tuple[float, float]]) -> list[tuple[float, float]]:
-    lo = min(range(len(column)), key=lambda i: column[i][1])
-    hi = max(range(len(column)), key=lambda i: column[i][1])
-    return [column[i] for i in sorted({lo, hi})]
+def _extremes(column: list[int], ys: Sequence[float]) -> list[int]:
+    lo = min(column, key=lambda i: ys[i])
+    hi = max(column, key=lambda i: ys[i])
+    return sorted({lo, hi})
+
+
+def _points(frame: Frame, t: Sequence[float], values: Sequence[float]) -> list[tuple[float, float]]:
+    """The pixel points of a line, decimated by ``_keep``."""
+    n = min(len(t), len(values))
+    xs = [frame.x(a) for a in t[:n]]
+    return [(xs[i], frame.y(values[i])) for i in _keep(xs, values[:n], frame.plot_w)]
 
 
 def _path(pts: Sequence[tuple[float, float]]) -> str:
-    return "M" + "L".join(f"{x:g},{y:g}" for x, y in pts)
+    """SVG path data through ``pts``, leaving out the inner points of level runs."""
+    kept = [p for i, p in enumerate(pts) if i in (0, len(pts) - 1) or not (pts[i - 1][1] == p[1] == pts[i + 1][1])]
+    return "M" + "L".join(f"{x:g},{y:g}" for x, y in kept)
 
 
 def time_chart(
@@ -199,11 +216,13 @@ def time_chart(
     frame.open("chart", unit)
     frame.value_axis(unit, percent=percent)
     if stacked:
+        n = min(len(series[0].t), len(totals)) if series else 0
+        xs = [frame.x(a) for a in series[0].t[:n]] if series else []
+        keep = _keep(xs, totals[:n], frame.plot_w)
         for s, low, high in bands:
-            upper = list(zip(s.t, high, strict=False))
-            lower = list(zip(s.t, low, strict=False))[::-1]
-            pts = [(frame.x(a), frame.y(b)) for a, b in upper + lower]
-            frame.parts.append(f'<path class="area" fill="{s.color}" stroke="{s.color}" d="{_path(pts)}Z"/>')
+            upper = [(xs[i], frame.y(high[i])) for i in keep if i < len(high)]
+            lower = [(xs[i], frame.y(low[i])) for i in keep if i < len(low)][::-1]
+            frame.parts.append(f'<path class="area" fill="{s.color}" stroke="{s.color}" d="{_path(upper + lower)}Z"/>')
     else:
         for s in series:
             dash = f' stroke-dasharray="{s.dash}"' if s.dash else ""
@@ -216,14 +235,22 @@ def time_chart(
         f'<rect class="hover" x="{frame.left}" y="{frame.top}" width="{frame.plot_w}" height="{frame.plot_h}" '
         f'data-chart="{esc(chart_id)}"/>'
     )
-    data = {
+    data: dict[str, Any] = {
         "x0": frame.x0,
         "x1": frame.x1,
         "left": frame.left,
         "w": frame.plot_w,
         "pct": percent,
-        "series": [{"name": s.name, "color": s.color, "t": list(s.t), "v": list(s.values)} for s in series],
+        "ts": [],
+        "series": [],
     }
+    times: list[list[float]] = []
+    for s in series:
+        t = list(s.t)
+        if t not in times:
+            times.append(t)
+        data["series"].append({"name": s.name, "color": s.color, "ti": times.index(t), "v": list(s.values)})
+    data["ts"] = times
     svg = frame.close()
     legend = "".join(f'<span class="key"><i style="background:{s.color}"></i>{esc(s.name)}</span>' for s in series)
     return (
@@ -320,3 +347,14 @@ def gantt(rows: Sequence[str], bars: Sequence[Bar], *, end: float, markers: Sequ
     frame.time_axis()
     frame.markers(markers)
     return frame.close()
+
+
+def marker_list(markers: Sequence[Marker], most: int = 40) -> str:
+    """The numbered list of markers under a chart: number, time, label (the first ``most``)."""
+    if not markers:
+        return ""
+    items = "".join(
+        f'<li class="{esc(m.kind)}"><b>{m.n}</b> {esc(fmt_duration(m.t))} {esc(m.label)}</li>' for m in markers[:most]
+    )
+    more = f'<li class="more">… and {len(markers) - most:,} more (hover the lines)</li>' if len(markers) > most else ""
+    return f'<ol class="markers">{items}{more}</ol>'

@@ -108,7 +108,7 @@ class Page:
             "Emulation.setDeviceMetricsOverride", width=width, height=height, deviceScaleFactor=1, mobile=False
         )
         shot = await self.send("Page.captureScreenshot", format="png", captureBeyondViewport=True)
-        path.write_bytes(base64.b64decode(shot["data"]))
+        await asyncio.to_thread(path.write_bytes, base64.b64decode(shot["data"]))
 
 
 @contextlib.asynccontextmanager

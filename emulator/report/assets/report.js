@@ -16,7 +16,7 @@ document.querySelectorAll("rect.hover[data-chart]").forEach(function(r){
  var cross=document.createElementNS("http://www.w3.org/2000/svg","line");cross.setAttribute("class","cross");
  cross.setAttribute("y1",r.getAttribute("y"));cross.setAttribute("y2",+r.getAttribute("y")+(+r.getAttribute("height")));cross.style.display="none";svg.appendChild(cross);
  r.addEventListener("mousemove",function(e){var x=svgX(svg,e),t=d.x0+(x-d.left)/d.w*(d.x1-d.x0);cross.setAttribute("x1",x);cross.setAttribute("x2",x);cross.style.display="";
-  var lines=[fmt(t)+" simulated"];d.series.forEach(function(s){var i=near(s.t,t);if(i>=0)lines.push(s.name+": "+(d.pct?(+s.v[i]).toFixed(1)+"%":(+s.v[i]).toLocaleString()));});show(e,lines);});
+  var lines=[fmt(t)+" simulated"];d.series.forEach(function(s){var i=near(d.ts[s.ti],t);if(i>=0)lines.push(s.name+": "+(d.pct?(+s.v[i]).toFixed(1)+"%":(+s.v[i]).toLocaleString()));});show(e,lines);});
  r.addEventListener("mouseleave",function(){cross.style.display="none";hide();});
 });
 document.addEventListener("mousemove",function(e){var el=e.target&&e.target.closest?e.target.closest("[data-tip]"):null;
