@@ -136,12 +136,13 @@ def time_ticks(start: float, end: float, most: int = 8) -> list[float]:
     return [float(first + i * step) for i in range(int((end - first) // step) + 1)]
 
 
-def nice_ticks(lo: float, hi: float, most: int = 5) -> list[float]:
-    """Round numbers from ``lo`` to ``hi`` (1, 2 or 5 times a power of ten apart)."""
+def nice_ticks(lo: float, hi: float, most: int = 5, *, integer: bool = False) -> list[float]:
+    """Round numbers from ``lo`` to ``hi`` (1, 2 or 5 times a power of ten apart; whole
+    numbers only when ``integer``, for counts)."""
     span = hi - lo
     if span <= 0:
         return [lo]
-    raw = span / most
+    raw = max(span / most, 1.0) if integer else span / most
     mag = 10 ** math.floor(math.log10(raw))
     step = next(m * mag for m in (1, 2, 5, 10) if m * mag >= raw)
     first = math.ceil(lo / step) * step

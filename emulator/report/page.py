@@ -58,13 +58,23 @@ def note(text: str) -> str:
 
 
 def table(
-    head: list[str], rows: list[list[str]], *, numeric: frozenset[int] = frozenset(), classes: list[str] | None = None
+    head: list[str],
+    rows: list[list[str]],
+    *,
+    numeric: frozenset[int] = frozenset(),
+    wrap: frozenset[int] = frozenset(),
+    classes: list[str] | None = None,
 ) -> str:
-    """A table of pre-escaped cells; ``numeric`` columns are right-aligned."""
+    """A table of pre-escaped cells; ``numeric`` columns are right-aligned, only ``wrap``
+    columns (long text: messages, details) wrap."""
     th = "".join(f'<th class="num">{h}</th>' if i in numeric else f"<th>{h}</th>" for i, h in enumerate(head))
     body = []
     for r, row in enumerate(rows):
         cls = f' class="{classes[r]}"' if classes and classes[r] else ""
-        tds = "".join(f'<td class="num">{c}</td>' if i in numeric else f"<td>{c}</td>" for i, c in enumerate(row))
+        tds = "".join(_cell(c, "num" if i in numeric else "wrap" if i in wrap else "") for i, c in enumerate(row))
         body.append(f"<tr{cls}>{tds}</tr>")
     return f"<table><thead><tr>{th}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def _cell(text: str, cls: str) -> str:
+    return f'<td class="{cls}">{text}</td>' if cls else f"<td>{text}</td>"

@@ -208,7 +208,12 @@ def _checks(report: dict[str, Any]) -> str:
     rows = [
         [("✓ " if e.get("passed") else "✗ ") + esc(e.get("name", "")), esc(e.get("detail", ""))] for e in expectations
     ]
-    body = table(["expectation", "detail"], rows, classes=["" if e.get("passed") else "bad" for e in expectations])
+    body = table(
+        ["expectation", "detail"],
+        rows,
+        wrap=frozenset({0, 1}),
+        classes=["" if e.get("passed") else "bad" for e in expectations],
+    )
     if not expectations:
         body = note("The scenario states no expectations.")
     invariants = report.get("invariants") or []
@@ -230,7 +235,13 @@ def _checks(report: dict[str, Any]) -> str:
             )
             inv_cls.append("bad" if inv.get("violations") else "")
         body += '<p class="plot-title">Invariants</p>'
-        body += table(["invariant", "violations", "first violation"], inv_rows, numeric=frozenset({1}), classes=inv_cls)
+        body += table(
+            ["invariant", "violations", "first violation"],
+            inv_rows,
+            numeric=frozenset({1}),
+            wrap=frozenset({2}),
+            classes=inv_cls,
+        )
     return section(
         "checks",
         "Expectations and invariants",
@@ -257,7 +268,7 @@ def _slowest(series: dict[str, Any], histories: dict[str, list[dict[str, Any]]] 
         ]
         for p in slowest
     ]
-    body = table(["pod", "pending", "bound", "node", "last message"], rows, numeric=frozenset({1}))
+    body = table(["pod", "pending", "bound", "node", "last message"], rows, numeric=frozenset({1}), wrap=frozenset({4}))
     if histories is None:
         body += note("Give the run's trace (report RUN.json TRACE.jsonl) to see each of these pods' writes.")
     else:
@@ -274,7 +285,7 @@ def _slowest(series: dict[str, Any], histories: dict[str, list[dict[str, Any]]] 
                 for w in writes
             ]
             inner = (
-                table(["time", "verb", "node", "phase", "reason: message"], hrows)
+                table(["time", "verb", "node", "phase", "reason: message"], hrows, wrap=frozenset({4}))
                 if hrows
                 else note("No writes in the trace.")
             )

@@ -106,8 +106,8 @@ class Frame:
             "simulated time</text>"
         )
 
-    def value_axis(self, unit: str, *, percent: bool = False) -> None:
-        for tick in nice_ticks(self.y0, self.y1):
+    def value_axis(self, unit: str, *, percent: bool = False, integer: bool = False) -> None:
+        for tick in nice_ticks(self.y0, self.y1, integer=integer):
             y = self.y(tick)
             text = f"{tick:g}%" if percent else fmt_number(tick)
             self.parts.append(f'<line class="grid" x1="{self.left}" y1="{y}" x2="{self.left + self.plot_w}" y2="{y}"/>')
@@ -195,6 +195,7 @@ def time_chart(
     stacked: bool = False,
     markers: Sequence[Marker] = (),
     percent: bool = False,
+    integer: bool = True,
     height: int = 220,
 ) -> str:
     """Lines (or a stack of areas, first series at the bottom) over simulated time 0..end."""
@@ -210,16 +211,18 @@ def time_chart(
     else:
         top = max((max(s.values, default=0.0) for s in series), default=0.0)
     top = 100.0 if percent else top
-    ticks = nice_ticks(0, top or 1.0)
+    ticks = nice_ticks(0, top or 1.0, integer=integer)
     y1 = ticks[-1] if ticks[-1] >= top else ticks[-1] + (ticks[1] - ticks[0] if len(ticks) > 1 else 1)
     frame = Frame(x0=0.0, x1=end or 1.0, y0=0.0, y1=y1 or 1.0, height=height)
     frame.open("chart", unit)
-    frame.value_axis(unit, percent=percent)
+    frame.value_axis(unit, percent=percent, integer=integer)
     if stacked:
         n = min(len(series[0].t), len(totals)) if series else 0
         xs = [frame.x(a) for a in series[0].t[:n]] if series else []
         keep = _keep(xs, totals[:n], frame.plot_w)
         for s, low, high in bands:
+            if not any(s.values):
+                continue  # an empty band would only draw its outline over the stack
             upper = [(xs[i], frame.y(high[i])) for i in keep if i < len(high)]
             lower = [(xs[i], frame.y(low[i])) for i in keep if i < len(low)][::-1]
             frame.parts.append(f'<path class="area" fill="{s.color}" stroke="{s.color}" d="{_path(upper + lower)}Z"/>')
@@ -264,10 +267,10 @@ def histogram(edges: Sequence[float], counts: Sequence[int], *, color: str, unit
     durations below; each bar's tooltip gives its range and count."""
     n = len(counts)
     top = max(counts, default=0)
-    ticks = nice_ticks(0, top or 1)
+    ticks = nice_ticks(0, top or 1, integer=True)
     frame = Frame(x0=0.0, x1=float(max(n, 1)), y0=0.0, y1=float(ticks[-1] if ticks[-1] >= top else top), height=200)
     frame.open("chart hist", unit)
-    frame.value_axis("pods")
+    frame.value_axis("pods", integer=True)
     base = frame.top + frame.plot_h
     bw = frame.plot_w / max(n, 1)
     for i, c in enumerate(counts):

@@ -122,7 +122,7 @@ def test_report_without_series_says_so() -> None:
 
 def test_checks_mark_failures_and_first_violation() -> None:
     body = section(render_run(run_report()), "checks")
-    assert '<tr class="bad"><td>✗ podsFailed: 0</td>' in body
+    assert '<tr class="bad"><td class="wrap">✗ podsFailed: 0</td>' in body
     assert "12.5s: default/x bound twice" in body
 
 
@@ -183,7 +183,7 @@ def test_trace_adds_each_slow_pods_writes() -> None:
     body = section(render_run(run_report(), trace=trace), "slowest")
     assert "<summary>default/web-0 (3 writes)</summary>" in body
     assert (
-        '<td>20ms</td><td>updateStatus</td><td></td><td></td><td><span class="msg">SchedulerError: injected</span></td>'
+        '<td>20ms</td><td>updateStatus</td><td></td><td></td><td class="wrap"><span class="msg">SchedulerError: injected</span></td>'
         in body
     )
     assert "<td>2s</td><td>bind</td><td>node-1</td>" in body
