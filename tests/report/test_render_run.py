@@ -183,8 +183,8 @@ def test_trace_adds_each_slow_pods_writes() -> None:
     body = section(render_run(run_report(), trace=trace), "slowest")
     assert "<summary>default/web-0 (3 writes)</summary>" in body
     assert (
-        '<td>20ms</td><td>updateStatus</td><td></td><td></td><td class="wrap"><span class="msg">SchedulerError: injected</span></td>'
-        in body
+        "<td>20ms</td><td>updateStatus</td><td></td><td></td>"
+        '<td class="wrap"><span class="msg">SchedulerError: injected</span></td>' in body
     )
     assert "<td>2s</td><td>bind</td><td>node-1</td>" in body
     assert "<summary>default/web-3 (0 writes)</summary>" in body
