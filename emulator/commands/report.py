@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from emulator.commands.common import UsageError
-from emulator.report import load_report, load_trace, render_run
+from emulator.report import load_report, read_trace, render_run
 
 __all__ = ["add_parser", "run", "write_html"]
 
@@ -41,6 +41,6 @@ def write_html(path: Path, html: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     report = load_report(args.report)
-    trace = load_trace(args.trace) if args.trace is not None else None
+    trace = read_trace(args.trace) if args.trace is not None else None
     write_html(args.html, render_run(report, trace=trace))
     return 0

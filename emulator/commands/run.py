@@ -25,7 +25,7 @@ from agents.scheduler.explain import ExplainRecorder
 from emulator.apiserver.server import WriteRecord
 from emulator.commands.common import UsageError, check_scheduler, duration
 from emulator.commands.report import write_html
-from emulator.report import ReportError, load_trace, render_run
+from emulator.report import read_trace, render_run
 from emulator.runtime.loop import DeadlockError
 from emulator.scenario.loader import load_scenario
 from emulator.scenario.report import print_summary, to_json
@@ -121,15 +121,10 @@ def _explain_recorder(out: IO[bytes] | None) -> ExplainRecorder | None:
     return None if out is None else ExplainRecorder(out)
 
 
-def _trace_of(path: Path | None) -> list[dict[str, Any]] | None:
-    """The trace just written, for the HTML page's pod histories, when it is a file that can
-    be read back (not ``/dev/stdout``, say)."""
-    if path is None or not path.is_file():
-        return None
-    try:
-        return load_trace(path)
-    except ReportError:
-        return None
+def _trace_of(path: Path | None) -> Iterator[dict[str, Any]] | None:
+    """The trace just written, for the HTML page's pod histories, when it is a regular file
+    that can be read back (not ``/dev/stdout``, say)."""
+    return read_trace(path) if path is not None and path.is_file() else None
 
 
 def run(args: argparse.Namespace) -> int:

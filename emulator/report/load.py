@@ -13,13 +13,13 @@ Bad input is a ``ReportError`` (one line: the file, the path inside it, what was
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from emulator.inputs import InputError
 
-__all__ = ["REQUIRED_KEYS", "ReportError", "check_series", "load_report", "load_trace", "pod_histories"]
+__all__ = ["REQUIRED_KEYS", "ReportError", "check_series", "load_report", "pod_histories", "read_trace"]
 
 REQUIRED_KEYS = ("scenario", "seed", "simulatedSeconds", "passed", "expectations", "traceHash")
 """Keys every run report has had since the first version: their absence means "not a run report"."""
@@ -94,10 +94,11 @@ def check_series(series: Any) -> tuple[str, str] | None:
     return None
 
 
-def load_trace(path: Path) -> list[dict[str, Any]]:
-    """The trace's records (one JSON object a line; blank lines skipped)."""
+def read_trace(path: Path) -> Iterator[dict[str, Any]]:
+    """The trace's records, one JSON object a line (blank lines skipped), read as they are
+    consumed: a 1-hour run's trace is millions of lines and the page keeps only the writes
+    of a few pods. A bad line raises ``ReportError`` when it is reached."""
     file = str(path)
-    records: list[dict[str, Any]] = []
     try:
         with path.open(encoding="utf-8") as f:
             for number, line in enumerate(f, 1):
@@ -109,12 +110,11 @@ def load_trace(path: Path) -> list[dict[str, Any]]:
                     raise ReportError(file, "", f"not JSON: {err.msg}", line=number) from None
                 if not isinstance(rec, dict):
                     raise ReportError(file, "", "expected a JSON object (a trace record)", line=number)
-                records.append(rec)
+                yield rec
     except FileNotFoundError:
         raise ReportError(file, "", "no such file") from None
     except (OSError, UnicodeDecodeError) as err:
         raise ReportError(file, "", f"cannot read: {getattr(err, 'strerror', None) or err}") from None
-    return records
 
 
 def pod_histories(trace: Iterable[dict[str, Any]], pods: Iterable[str]) -> dict[str, list[dict[str, Any]]]:

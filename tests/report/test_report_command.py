@@ -133,3 +133,28 @@ def test_writes_the_page_with_the_trace_histories(tmp_path: Path) -> None:
     html = out.read_text()
     assert "<summary>default/web-0 (1 writes)</summary>" in html
     assert '<canvas class="heat"' in html
+
+
+FAULTS_DEMO = str(Path(__file__).parents[2] / "scenarios" / "faults-demo.yaml")
+
+
+def test_run_html_with_trace_shows_the_slow_pods_writes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out, trace = tmp_path / "r.html", tmp_path / "t.jsonl"
+    assert main(["run", FAULTS_DEMO, "--html", str(out), "--trace", str(trace), "--output", "json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    html = out.read_text()
+    assert html == (tmp_path / "r.html").read_text()
+    slowest = report["series"]["slowest"][0]["pod"]
+    assert f"<summary>{slowest} (" in html
+    assert "injected by faults[0]" in html
+    # report on the saved JSON and trace gives the same page
+    saved = write(tmp_path / "run.json", report)
+    again = tmp_path / "again.html"
+    assert main(["report", str(saved), str(trace), "--html", str(again)]) == 0
+    assert again.read_text() == html
+
+
+def test_run_html_unwritable_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "missing" / "r.html"
+    assert main(["run", FAULTS_DEMO, "--html", str(out)]) == 2
+    assert capsys.readouterr().err.endswith(f"error: {out}: cannot write the HTML report: No such file or directory\n")

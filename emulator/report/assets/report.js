@@ -49,7 +49,7 @@ function Heat(canvas){
  canvas.addEventListener("mousemove",function(e){var b=canvas.getBoundingClientRect(),sx=canvas.width/b.width,x=(e.clientX-b.left)*sx,y=(e.clientY-b.top)*(canvas.height/b.height);
   var r=Math.floor((y-top)/rowH),c=Math.floor((x-left)/w*k);if(r<0||r>=n||c<0||c>=k){hide();return;}
   var node=d.order[self.res][r],v=rows(self.res)[node][c],lines=[d.names[node],fmt(d.edges[c])+" \u2013 "+fmt(d.edges[c+1])];
-  lines.push(v===255?"node absent":self.res+": "+(v/2).toFixed(1)+"% allocated");if(d.pods)lines.push("pods at bucket end: "+d.pods[node][c]);
+  lines.push(v===255?"node absent":self.res+": "+(v/2).toFixed(1)+"% allocated");if(d.pods){var np=bytes(d.pods[node])[c];lines.push("pods at bucket end: "+(np===255?"255+":np));}
   (d.notReady[node]||[]).forEach(function(iv){if(iv[0]<d.edges[c+1]&&iv[1]>d.edges[c])lines.push("not Ready "+fmt(iv[0])+" \u2013 "+fmt(iv[1]));});show(e,lines);});
  canvas.addEventListener("mouseleave",hide);
  this.draw(d.resources[0]);
