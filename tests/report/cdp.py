@@ -100,6 +100,7 @@ class Page:
         await asyncio.wait_for(loaded.wait(), STARTUP)
 
     async def screenshot(self, path: Path, width: int = 1060) -> None:
+        await self.send("Emulation.setScrollbarsHidden", hidden=True)
         await self.send(
             "Emulation.setDeviceMetricsOverride", width=width, height=800, deviceScaleFactor=1, mobile=False
         )

@@ -27,7 +27,7 @@ function ramp(v){var f=Math.min(v,200)/200;for(var i=1;i<STOPS.length;i++){if(f<
 function bytes(b64){var s=atob(b64),out=new Uint8Array(s.length);for(var i=0;i<s.length;i++)out[i]=s.charCodeAt(i);return out;}
 function Heat(canvas){
  var d=data(canvas.id),n=d.names.length,k=d.edges.length-1,self=this;
- var rowH=n<=40?14:Math.max(1,Math.min(14,640/n)),left=rowH>=9?120:12,top=6,w=canvas.width-left-16,h=Math.max(1,Math.round(n*rowH));
+ var rowH=n<=10?22:n<=40?14:Math.max(1,Math.min(14,640/n)),left=rowH>=9?120:12,top=6,w=canvas.width-left-16,h=Math.max(1,Math.round(n*rowH));
  canvas.height=top+h+34;var x0=d.edges[0],x1=d.edges[k]||1;
  function xAt(t){return left+(t-x0)/((x1-x0)||1)*w;}
  var cache={};function rows(res){if(!cache[res])cache[res]=d.rows[res].map(bytes);return cache[res];}
