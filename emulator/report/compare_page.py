@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from emulator.report.fmt import best_indexes, esc, fmt_duration, fmt_number, metric_rows
+from emulator.report.fmt import best_index, esc, fmt_duration, fmt_number, metric_rows
 from emulator.report.heatmap import ABSENT, decode_rows
 from emulator.report.page import VARIANT_COLORS, document, note, section, table
 from emulator.report.svg import Series, time_chart
@@ -44,7 +44,7 @@ def _label(i: int, variant: dict[str, Any]) -> str:
 def _table(variants: list[dict[str, Any]]) -> str:
     caption = (
         "Mean over the seeds ± population standard deviation; the best value of each row is shaded green "
-        "(ties all marked)."
+        "(none when two or more tie for best), as compare's text table marks it."
     )
     if not variants:
         return section("metrics", "Metrics", caption, note("No variants."))
@@ -53,13 +53,13 @@ def _table(variants: list[dict[str, Any]]) -> str:
     for key in keys:
         values = [_get(v.get("metrics"), key) for v in variants]
         spreads = [_get(v.get("spread"), key) for v in variants]
-        best = set(best_indexes(key, values))
+        best = best_index(key, values)
         cells = [esc(key)]
         for i, (value, spread) in enumerate(zip(values, spreads, strict=True)):
             text = _value(key, value) + (
                 f" ± {_value(key, spread)}" if isinstance(spread, int | float) and spread else ""
             )
-            cells.append(f'<span class="{"bestv" if i in best else ""}">{esc(text)}</span>')
+            cells.append(f'<span class="{"bestv" if i == best else ""}">{esc(text)}</span>')
         rows.append(cells)
     passed = ["passed"]
     for v in variants:

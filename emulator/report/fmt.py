@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 __all__ = [
     "BETTER",
-    "best_indexes",
+    "best_index",
     "esc",
     "fmt_duration",
     "fmt_number",
@@ -45,19 +45,23 @@ tighter packing (the question a compare usually asks); a nested key (``pendingSe
 takes its top-level key's direction. A metric not listed here is shown but never marked."""
 
 
-def best_indexes(key: str, values: Sequence[float | int | None]) -> list[int]:
-    """The indexes of the best values of metric ``key`` (a dotted path such as
-    ``pendingSeconds.p90``): every index that ties for best; none when the metric has no
-    direction, when fewer than two values are numbers, or when all numbers are equal."""
+def best_index(key: str, values: Sequence[float | int | None]) -> int | None:
+    """The index of the best value of metric ``key`` (a dotted path such as
+    ``pendingSeconds.p90``), or None: the metric has no direction, fewer than two values are
+    numbers (null and NaN left out), or two or more tie for best (nothing is marked then, so
+    a mark always means "strictly better than every other")."""
     direction = BETTER.get(key.split(".", 1)[0])
-    numbers = [(i, float(v)) for i, v in enumerate(values) if isinstance(v, int | float) and not isinstance(v, bool)]
+    numbers = [
+        (i, float(v))
+        for i, v in enumerate(values)
+        if isinstance(v, int | float) and not isinstance(v, bool) and not math.isnan(v)
+    ]
     if direction is None or len(numbers) < 2:
-        return []
+        return None
     pick = min if direction == "lower" else max
-    best = pick(v for _, v in numbers)
-    if all(v == best for _, v in numbers):
-        return []
-    return [i for i, v in numbers if v == best]
+    top = pick(v for _, v in numbers)
+    winners = [i for i, v in numbers if v == top]
+    return winners[0] if len(winners) == 1 else None
 
 
 def metric_rows(metrics: dict[str, Any]) -> list[tuple[str, Any]]:

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from emulator.report.fmt import BETTER, best_indexes, fmt_duration, fmt_number, metric_rows, script_json, time_ticks
+from emulator.report.fmt import BETTER, best_index, fmt_duration, fmt_number, metric_rows, script_json, time_ticks
 
 
 @pytest.mark.parametrize(
@@ -44,17 +44,19 @@ def test_time_ticks(start: float, end: float, ticks: list[float]) -> None:
 @pytest.mark.parametrize(
     ("key", "values", "best"),
     [
-        pytest.param("nodesUsed.mean", [3.0, 2.0, 2.0], [1, 2], id="lower-ties"),
-        pytest.param("podsScheduled", [10, 12], [1], id="higher"),
-        pytest.param("cpuAllocation.p90", [0.5, 0.4], [0], id="allocation-higher"),
-        pytest.param("pendingSeconds.p99", [None, 2.0, 1.0], [2], id="null-left-out"),
-        pytest.param("pendingSeconds.p99", [None, 2.0], [], id="one-number"),
-        pytest.param("evictions", [1, 1], [], id="all-equal"),
-        pytest.param("somethingElse", [1, 2], [], id="no-direction"),
+        pytest.param("nodesUsed.mean", [3.0, 2.0, 2.5], 1, id="lower"),
+        pytest.param("nodesUsed.mean", [3.0, 2.0, 2.0], None, id="tie-for-best-unmarked"),
+        pytest.param("podsScheduled", [10, 12], 1, id="higher"),
+        pytest.param("cpuAllocation.p90", [0.5, 0.4], 0, id="allocation-higher"),
+        pytest.param("pendingSeconds.p99", [None, 2.0, 1.0], 2, id="null-left-out"),
+        pytest.param("pendingSeconds.p99", [float("nan"), 2.0, 3.0], 1, id="nan-left-out"),
+        pytest.param("pendingSeconds.p99", [None, 2.0], None, id="one-number"),
+        pytest.param("evictions", [1, 1], None, id="all-equal"),
+        pytest.param("somethingElse", [1, 2], None, id="no-direction"),
     ],
 )
-def test_best_indexes(key: str, values: list[float | None], best: list[int]) -> None:
-    assert best_indexes(key, values) == best
+def test_best_index(key: str, values: list[float | None], best: int | None) -> None:
+    assert best_index(key, values) == best
 
 
 def test_better_covers_every_contract_metric() -> None:
