@@ -30,10 +30,22 @@ CHECKS = (Path(__file__).parent / "checks.js").read_text()
 FAULTS_DEMO = str(Path(__file__).parents[2] / "scenarios" / "faults-demo.yaml")
 HOVER = """
 (() => {
-  const r = document.querySelector('rect.hover[data-chart="pods"]').getBoundingClientRect();
+  const el = document.querySelector('rect.hover[data-chart="pods"]');
+  el.scrollIntoView({block: "center"});
+  const r = el.getBoundingClientRect();
   return [r.left + r.width * 0.5, r.top + r.height * 0.5];
 })()
 """
+HEAT_CORNER = """
+(() => {
+  const el = document.querySelector("canvas.heat");
+  el.scrollIntoView({block: "center"});
+  const r = el.getBoundingClientRect();
+  const s = r.width / el.width;  // CSS pixels per canvas pixel
+  return [r.left + (el.width - 40) * s, r.top + (6 + 22 * 2.5) * s];  // the third 22 px row, near the end
+})()
+"""
+TIP = "(() => { const t = document.getElementById('tip'); return [t.style.display, t.textContent]; })()"
 
 
 async def inspect(html: Path, shot: Path, *, hover: bool = False) -> dict[str, Any]:
@@ -45,9 +57,12 @@ async def inspect(html: Path, shot: Path, *, hover: bool = False) -> dict[str, A
         if hover:
             x, y = await page.evaluate(HOVER)
             await page.send("Input.dispatchMouseEvent", type="mouseMoved", x=x, y=y)
-            result["tip"] = await page.evaluate(
-                "(() => { const t = document.getElementById('tip'); return [t.style.display, t.textContent]; })()"
-            )
+            result["tip"] = await page.evaluate(TIP)
+            x, y = await page.evaluate(HEAT_CORNER)
+            await page.send("Input.dispatchMouseEvent", type="mouseMoved", x=x, y=y)
+            result["heat_tip"] = await page.evaluate(TIP)
+            await page.evaluate("document.querySelector('button.res[data-res=\"memory\"]').click()")
+            result["memory"] = await page.evaluate(CHECKS)
         await page.screenshot(shot)
         result["errors"] = page.errors
     return result
@@ -66,7 +81,7 @@ def run_report_of(tmp_path: Path, scenario: str, seed: int, capsys: pytest.Captu
     return doc
 
 
-def test_faults_demo_report_draws_and_node_2_goes_dark(tmp_path: Path) -> None:
+def test_faults_demo_report_draws_and_node_2_goes_dark(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     html = tmp_path / "faults-demo.html"
     assert main(["run", FAULTS_DEMO, "--html", str(html), "--output", "json"]) == 0
     shot = tmp_path / "faults-demo.png"
@@ -88,6 +103,13 @@ def test_faults_demo_report_draws_and_node_2_goes_dark(tmp_path: Path) -> None:
     assert display == "block"
     assert "simulated" in text
     assert "Running: " in text
+    display, text = result["heat_tip"]
+    assert display == "block"
+    assert text.startswith("node-2")  # the least allocated row, at the bottom
+    assert "not Ready" in text
+    (memory,) = result["memory"]["canvases"]
+    assert memory["coloured"] > 0
+    assert memory["dark"] > 500
     assert shot.stat().st_size > 10_000
 
 
