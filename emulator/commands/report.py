@@ -1,6 +1,7 @@
-"""``python -m emulator report RUN.json [TRACE.jsonl] --html PATH``: the HTML page of a
-finished run, from the JSON report ``run --output json`` printed (and its trace, when given:
-the page then shows the write history of the slowest pods).
+"""``python -m emulator report RUN.json [TRACE.jsonl] --html PATH [--explain PATH.jsonl]``: the
+HTML page of a finished run, from the JSON report ``run --output json`` printed (and its
+trace, when given: the page then shows the write history of the slowest pods; and its
+``--explain`` file: the per-plugin table of their last attempts).
 
 Exit status 0, or 2 on bad input (one line: a missing file, a JSON file that is not a run
 report, a report made before runs collected their series, a trace line that is not JSON, an
@@ -14,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from emulator.commands.common import UsageError
-from emulator.report import load_report, read_trace, render_run
+from emulator.report import load_report, read_explain, read_trace, render_run
 
 __all__ = ["add_parser", "run", "write_html"]
 
@@ -28,6 +29,13 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("report", type=Path, metavar="RUN.json", help="the run's report, from `run --output json`")
     p.add_argument("trace", type=Path, nargs="?", default=None, metavar="TRACE.jsonl", help="the run's trace (--trace)")
     p.add_argument("--html", type=Path, required=True, metavar="PATH", help="write the HTML report here")
+    p.add_argument(
+        "--explain",
+        type=Path,
+        default=None,
+        metavar="PATH.jsonl",
+        help="the run's --explain file: adds the slowest pods' per-plugin tables",
+    )
     return p
 
 
@@ -42,5 +50,6 @@ def write_html(path: Path, html: str) -> None:
 def run(args: argparse.Namespace) -> int:
     report = load_report(args.report)
     trace = read_trace(args.trace) if args.trace is not None else None
-    write_html(args.html, render_run(report, trace=trace))
+    explain = read_explain(args.explain) if args.explain is not None else None
+    write_html(args.html, render_run(report, trace=trace, explain=explain))
     return 0

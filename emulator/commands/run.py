@@ -25,7 +25,7 @@ from agents.scheduler.explain import ExplainRecorder
 from emulator.apiserver.server import WriteRecord
 from emulator.commands.common import UsageError, check_scheduler, duration
 from emulator.commands.report import write_html
-from emulator.report import read_trace, render_run
+from emulator.report import read_explain, read_trace, render_run
 from emulator.runtime.loop import DeadlockError
 from emulator.scenario.loader import load_scenario
 from emulator.scenario.report import print_summary, to_json
@@ -153,7 +153,8 @@ def run(args: argparse.Namespace) -> int:
                 return 1
     doc = to_json(result)
     if args.html is not None:
-        write_html(args.html, render_run(doc, trace=_trace_of(args.trace)))
+        explained = read_explain(args.explain) if args.explain is not None and args.explain.is_file() else None
+        write_html(args.html, render_run(doc, trace=_trace_of(args.trace), explain=explained))
     if args.output == "json":
         sys.stdout.write(msgspec.json.encode(doc).decode() + "\n")
     else:

@@ -9,7 +9,16 @@ and ``emulator.runtime`` of ours.
 
 from emulator.report.compare_page import render_compare
 from emulator.report.fmt import BETTER, best_index
-from emulator.report.load import ReportError, load_report, read_trace
+from emulator.report.load import ReportError, load_report, read_explain, read_trace
 from emulator.report.run_page import render_run
 
-__all__ = ["BETTER", "ReportError", "best_index", "load_report", "read_trace", "render_compare", "render_run"]
+__all__ = [
+    "BETTER",
+    "ReportError",
+    "best_index",
+    "load_report",
+    "read_explain",
+    "read_trace",
+    "render_compare",
+    "render_run",
+]

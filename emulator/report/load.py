@@ -19,7 +19,7 @@ from typing import Any
 
 from emulator.inputs import InputError
 
-__all__ = ["REQUIRED_KEYS", "ReportError", "check_series", "load_report", "pod_histories", "read_trace"]
+__all__ = ["REQUIRED_KEYS", "ReportError", "check_series", "load_report", "pod_histories", "read_explain", "read_trace"]
 
 REQUIRED_KEYS = ("scenario", "seed", "simulatedSeconds", "passed", "expectations", "traceHash")
 """Keys every run report has had since the first version: their absence means "not a run report"."""
@@ -94,7 +94,7 @@ def check_series(series: Any) -> tuple[str, str] | None:
     return None
 
 
-def read_trace(path: Path) -> Iterator[dict[str, Any]]:
+def read_trace(path: Path, *, what: str = "a trace record") -> Iterator[dict[str, Any]]:
     """The trace's records, one JSON object a line (blank lines skipped), read as they are
     consumed: a 1-hour run's trace is millions of lines and the page keeps only the writes
     of a few pods. A bad line raises ``ReportError`` when it is reached."""
@@ -109,7 +109,7 @@ def read_trace(path: Path) -> Iterator[dict[str, Any]]:
                 except json.JSONDecodeError as err:
                     raise ReportError(file, "", f"not JSON: {err.msg}", line=number) from None
                 if not isinstance(rec, dict):
-                    raise ReportError(file, "", "expected a JSON object (a trace record)", line=number)
+                    raise ReportError(file, "", f"expected a JSON object ({what})", line=number)
                 yield rec
     except FileNotFoundError:
         raise ReportError(file, "", "no such file") from None
@@ -139,3 +139,8 @@ def pod_histories(trace: Iterable[dict[str, Any]], pods: Iterable[str]) -> dict[
             }
         )
     return wanted
+
+
+def read_explain(path: Path) -> Iterator[dict[str, Any]]:
+    """The records of a ``run --explain`` file (one JSON object a line), read as consumed."""
+    return read_trace(path, what="an explained scheduling attempt")

@@ -1,12 +1,13 @@
 """``render_run``: the HTML page of one run, from its JSON report (``run --output json``)
-and, optionally, its trace.
+and, optionally, its trace and its ``--explain`` file.
 
 Sections, in order, each with a heading and a one-line caption saying how to read it:
 the header; pods by phase over time with the steps and faults marked; the scheduling queue
 and attempts per second; the node allocation heat map; the pods-on-nodes timeline (runs of
 at most 200 nodes); the pending-time and end-to-end latency histograms; expectations and
 invariants; the slowest pods (with their write history when the trace is given); the
-metrics. A section without its data says why instead of drawing an empty plot.
+per-plugin tables of their last attempts (when the explanations are given); the metrics. A
+section without its data says why instead of drawing an empty plot.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+from emulator.report.explain import explain_section_body, last_attempts
 from emulator.report.fmt import esc, fmt_duration, fmt_number, metric_rows
 from emulator.report.heatmap import heatmap
 from emulator.report.load import pod_histories
@@ -27,8 +29,15 @@ PHASES = ("Running", "Pending", "Succeeded", "Failed")
 """Stack order of the pods chart, bottom first: what runs is the base the rest sits on."""
 
 
-def render_run(report: dict[str, Any], *, trace: Iterable[dict[str, Any]] | None = None) -> str:
-    """One HTML document for the run ``report`` (see the module docstring)."""
+def render_run(
+    report: dict[str, Any],
+    *,
+    trace: Iterable[dict[str, Any]] | None = None,
+    explain: Iterable[dict[str, Any]] | None = None,
+) -> str:
+    """One HTML document for the run ``report`` (see the module docstring); ``trace`` adds
+    the slowest pods' writes, ``explain`` (a ``run --explain`` file's records) their last
+    attempt's per-plugin table."""
     series: dict[str, Any] | None = report.get("series")
     parts = [_header(report)]
     if series is None:
@@ -48,6 +57,17 @@ def render_run(report: dict[str, Any], *, trace: Iterable[dict[str, Any]] | None
         if trace is not None:
             histories = pod_histories(trace, [row["pod"] for row in series["slowest"]])
         parts.append(_slowest(series, histories))
+        if explain is not None:
+            attempts = last_attempts(explain, [row["pod"] for row in series["slowest"]])
+            parts.append(
+                section(
+                    "explain",
+                    "Per-plugin results of the slowest pods' last attempts",
+                    "Nodes as rows (the selected one first, marked), each filter plugin's verdict (failures red: "
+                    "hover for the reasons) and each score plugin's weighted score; as `explain` prints it.",
+                    explain_section_body(attempts),
+                )
+            )
     parts.append(_metrics(report.get("metrics")))
     return document(f"{report.get('scenario', 'run')} · kube-emulator report", "".join(parts))
 

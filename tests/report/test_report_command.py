@@ -158,3 +158,15 @@ def test_run_html_unwritable_exits_2(tmp_path: Path, capsys: pytest.CaptureFixtu
     out = tmp_path / "missing" / "r.html"
     assert main(["run", FAULTS_DEMO, "--html", str(out)]) == 2
     assert capsys.readouterr().err.endswith(f"error: {out}: cannot write the HTML report: No such file or directory\n")
+
+
+def test_report_with_explanations_and_a_bad_explain_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    report = write(tmp_path / "run.json", run_report())
+    explain = tmp_path / "explain.jsonl"
+    explain.write_text('{"pod": "default/web-0", "attempt": 1, "t": 0.5, "nodes": {}, "selected": null}\n7\n')
+    out = tmp_path / "out.html"
+    assert main(["report", str(report), "--html", str(out), "--explain", str(explain)]) == 2
+    assert capsys.readouterr().err == f"error: {explain}:2: expected a JSON object (an explained scheduling attempt)\n"
+    explain.write_text('{"pod": "default/web-0", "attempt": 1, "t": 0.5, "nodes": {}, "selected": null}\n')
+    assert main(["report", str(report), "--html", str(out), "--explain", str(explain)]) == 0
+    assert "default/web-0: attempt 1 at 500ms, no node selected" in out.read_text()

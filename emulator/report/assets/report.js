@@ -1,6 +1,6 @@
 // The report's one script: tooltips, the values under the pointer on time charts, the heat
-// maps. It reads the JSON blocks the page embeds (<script type="application/json"
-// id="data-ID">) and never fetches anything. Text is put into the page with textContent
+// maps. It reads the JSON blocks the page embeds (script elements of type
+// application/json, id "data-" + the chart's id) and never fetches anything. Text is put into the page with textContent
 // only, so a hostile pod name stays text.
 (function () {
   "use strict";
