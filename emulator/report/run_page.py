@@ -175,8 +175,9 @@ def _timeline(series: dict[str, Any]) -> str:
     if not timeline:
         return section("timeline", "Pods on nodes", caption, note("No pod was bound during the run."))
     row_of = {n: i for i, n in enumerate(names)}
+    drawn = _longest(timeline, float(series["end"]), MAX_BARS)
     bars = []
-    for entry in timeline:
+    for entry in drawn:
         row = row_of.get(entry["node"])
         if row is None:
             continue
@@ -192,12 +193,31 @@ def _timeline(series: dict[str, Any]) -> str:
             )
         )
     keys = "".join(f'<span class="key"><i style="background:{c}"></i>{p}</span>' for p, c in GANTT_COLORS.items())
-    return section(
-        "timeline",
-        "Pods on nodes",
-        caption,
-        f'<div class="legend">{keys}</div>' + gantt(names, bars, end=series["end"], markers=markers_of(series)),
-    )
+    body = f'<div class="legend">{keys}</div>' + gantt(names, bars, end=series["end"], markers=markers_of(series))
+    if len(drawn) < len(timeline):
+        body += note(
+            f"{len(drawn):,} of {len(timeline):,} bars drawn: the longest (a page stays a few MB); "
+            "the heat map covers every pod."
+        )
+    return section("timeline", "Pods on nodes", caption, body)
+
+
+MAX_BARS = 4000
+"""Gantt bars drawn at most (each is an SVG element with a tooltip, ~170 bytes)."""
+
+
+def _longest(timeline: list[dict[str, Any]], end: float, most: int) -> list[dict[str, Any]]:
+    """The ``most`` longest bars (ties: the earlier in the timeline), in timeline order."""
+    if len(timeline) <= most:
+        return timeline
+
+    def length(i: int) -> float:
+        bar = timeline[i]
+        stop = end if bar["end"] is None else float(bar["end"])
+        return stop - float(bar["start"])
+
+    keep = sorted(sorted(range(len(timeline)), key=lambda i: (-length(i), i))[:most])
+    return [timeline[i] for i in keep]
 
 
 def _histograms(series: dict[str, Any]) -> str:

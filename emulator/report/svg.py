@@ -317,12 +317,13 @@ def gantt(rows: Sequence[str], bars: Sequence[Bar], *, end: float, markers: Sequ
         placed.append((bar, lane))
     lanes = [max(1, len(e)) for e in lanes_of]
     total = sum(lanes)
-    lane_h = max(1.5, min(10.0, 900 / max(total, 1)))
+    gap = 2 if 900 / max(total, 1) >= 6 else 0  # between node rows, when lanes are tall enough
+    lane_h = min(10.0, (900 - gap * len(rows)) / max(total, 1))  # at most ~900 px in all
     row_top = []
     y = 0.0
     for n in lanes:
         row_top.append(y)
-        y += n * lane_h + (2 if lane_h >= 4 else 0)
+        y += n * lane_h + gap
     left = 110 if lane_h * min(lanes, default=1) >= 9 else 24
     frame = Frame(x0=0.0, x1=end or 1.0, y0=0.0, y1=1.0, left=left, height=int(y + TOP + BOTTOM))
     frame.open("chart gantt", "pods on nodes")
@@ -343,8 +344,8 @@ def gantt(rows: Sequence[str], bars: Sequence[Bar], *, end: float, markers: Sequ
         x_end = frame.x(end if bar.end is None else bar.end)
         top = frame.top + row_top[bar.row] + lane * lane_h
         frame.parts.append(
-            f'<rect class="pod" x="{x}" y="{top:.1f}" width="{max(x_end - x, 1.0):.1f}" '
-            f'height="{max(lane_h - 1, 1):.1f}" '
+            f'<rect class="pod" x="{x}" y="{top:.2f}" width="{max(x_end - x, 1.0):.1f}" '
+            f'height="{lane_h - 1 if lane_h >= 3 else lane_h:.2f}" '
             f'fill="{bar.color}" data-tip="{esc(bar.tip)}"/>'
         )
     frame.time_axis()

@@ -216,3 +216,17 @@ def test_a_long_series_is_decimated_but_keeps_its_spike() -> None:
     assert spike is not None
     tops = [float(p.split(",")[1]) for p in spike.group(1).lstrip("M").rstrip("Z").split("L")]
     assert min(tops) < 100  # the one-sample spike of 99 pending pods survives (6 pods sit at y≈180)
+
+
+def test_a_crowded_timeline_draws_the_longest_bars_within_its_cap() -> None:
+    report = run_report(nodes=200)
+    timeline = [
+        {"pod": f"p-{i}", "node": f"node-{i % 200}", "start": i % 100, "end": i % 100 + 1 + i % 7, "phase": "Succeeded"}
+        for i in range(10_000)
+    ]
+    report["series"]["timeline"] = timeline
+    body = section(render_run(report), "timeline")
+    assert body.count('class="pod"') == 4000
+    assert "4,000 of 10,000 bars drawn: the longest" in body
+    (height,) = re.findall(r'<svg class="chart gantt" viewBox="0 0 \d+ (\d+)"', body)
+    assert int(height) < 1000
