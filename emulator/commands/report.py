@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from emulator.commands.common import UsageError
-from emulator.report import load_report, read_explain, read_trace, render_run
+from emulator.report import ReportError, load_report, read_explain, read_trace, render_run
 
 __all__ = ["add_parser", "run", "write_html"]
 
@@ -51,5 +51,13 @@ def run(args: argparse.Namespace) -> int:
     report = load_report(args.report)
     trace = read_trace(args.trace) if args.trace is not None else None
     explain = read_explain(args.explain) if args.explain is not None else None
-    write_html(args.html, render_run(report, trace=trace, explain=explain))
+    try:
+        html = render_run(report, trace=trace, explain=explain)
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError) as err:
+        # load_report checked the keys the page is built on; a hand-edited value deeper
+        # down (a count that is a string, a row that is not base64) ends here.
+        raise ReportError(
+            str(args.report), "series", f"not in the shape of series version 1 ({type(err).__name__}: {err})"
+        ) from None
+    write_html(args.html, html)
     return 0

@@ -101,7 +101,10 @@ def _pods(series: dict[str, Any]) -> str:
     t = series["t"]
     bands = [Series(name=p, color=PHASE_COLORS[p], t=t, values=series["pods"].get(p) or [0] * len(t)) for p in PHASES]
     marks = markers_of(series)
-    body = time_chart("pods", bands, end=series["end"], unit="pods", stacked=True, markers=marks)
+    if any(any(b.values) for b in bands):
+        body = time_chart("pods", bands, end=series["end"], unit="pods", stacked=True, markers=marks)
+    else:
+        body = note("No pod existed during the run.")
     body += marker_list(marks)
     if not series["markers"]:
         body += note("The scenario had no steps or faults to mark.")

@@ -230,3 +230,14 @@ def test_a_crowded_timeline_draws_the_longest_bars_within_its_cap() -> None:
     assert "4,000 of 10,000 bars drawn: the longest" in body
     (height,) = re.findall(r'<svg class="chart gantt" viewBox="0 0 \d+ (\d+)"', body)
     assert int(height) < 1000
+
+
+def test_a_run_without_pods_says_so_instead_of_an_empty_chart() -> None:
+    report = run_report()
+    pods = report["series"]["pods"]
+    for phase in pods:
+        pods[phase] = [0] * len(pods[phase])
+    body = section(render_run(report), "pods")
+    assert "No pod existed during the run." in body
+    assert 'class="area"' not in body
+    assert '<ol class="markers">' in body

@@ -37,6 +37,12 @@ def bad_version() -> dict[str, Any]:
     return doc
 
 
+def bad_row() -> dict[str, Any]:
+    doc = run_report()
+    doc["series"]["nodes"]["allocation"]["cpu"][0] = "not base64!"
+    return doc
+
+
 def bad_nodes() -> dict[str, Any]:
     doc = run_report()
     doc["series"]["nodes"]["edges"] = "0,1"
@@ -73,6 +79,11 @@ def bad_nodes() -> dict[str, Any]:
         ),
         pytest.param(
             bad_nodes(), r"^error: {dir}/run\.json: series\.nodes\.edges: expected a list$", id="series-shape"
+        ),
+        pytest.param(
+            bad_row(),
+            r"^error: {dir}/run\.json: series: not in the shape of series version 1 \(ValueError: not base64: ",
+            id="series-value",
         ),
     ],
 )
