@@ -7,7 +7,7 @@ time spent at each value rounded to ``RESOLUTION`` (a dict of at most ``1 / RESO
 keys for values in [0, 1]), from which ``percentile`` gives the time-weighted nearest rank: the
 smallest value ``v`` such that the time spent at values ≤ ``v`` is at least ``q`` % of the
 total (the rule of ``emulator.runtime.stats`` with durations for counts), within
-``RESOLUTION`` of the exact value. A window of length 0 is the value at its start.
+``RESOLUTION`` of the exact value. A window of length 0 summarises to zeros.
 
 ``metrics`` assembles the ``metrics`` document of the contract (``docs/architecture.md``,
 "Run metrics and series"): exactly its keys, floats rounded to 6 decimals.
