@@ -48,7 +48,8 @@ def _table(variants: list[dict[str, Any]]) -> str:
     )
     if not variants:
         return section("metrics", "Metrics", caption, note("No variants."))
-    keys = [k for k, _ in metric_rows(variants[0].get("metrics") or {})]
+    first = next((v["metrics"] for v in variants if isinstance(v.get("metrics"), dict)), {})
+    keys = [k for k, _ in metric_rows(first)]
     rows: list[list[str]] = []
     for key in keys:
         values = [_get(v.get("metrics"), key) for v in variants]
@@ -57,7 +58,7 @@ def _table(variants: list[dict[str, Any]]) -> str:
         cells = [esc(key)]
         for i, (value, spread) in enumerate(zip(values, spreads, strict=True)):
             text = _value(key, value) + (
-                f" ± {_value(key, spread)}" if isinstance(spread, int | float) and spread else ""
+                f" ± {_spread(key, spread)}" if isinstance(spread, int | float) and spread else ""
             )
             cells.append(f'<span class="{"bestv" if i == best else ""}">{esc(text)}</span>')
         rows.append(cells)
@@ -85,6 +86,15 @@ def _value(key: str, value: Any) -> str:
     if "Seconds" in key and isinstance(value, int | float):
         return fmt_duration(float(value))
     return fmt_number(value)
+
+
+def _spread(key: str, spread: float) -> str:
+    """A standard deviation to two significant digits, in its metric's unit."""
+    if "Allocation" in key:
+        return f"{spread * 100:.2g}%"
+    if "Seconds" in key:
+        return fmt_duration(float(f"{spread:.2g}"))
+    return f"{spread:.2g}"
 
 
 def bucket_lines(series: dict[str, Any]) -> tuple[list[float], list[float], list[float]]:

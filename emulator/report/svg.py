@@ -210,7 +210,7 @@ def time_chart(
         top = max(totals, default=0.0)
     else:
         top = max((max(s.values, default=0.0) for s in series), default=0.0)
-    top = 100.0 if percent else top
+    top = min(top, 100.0) if percent else top  # a percentage axis scales to its data, up to 100 %
     ticks = nice_ticks(0, top or 1.0, integer=integer)
     y1 = ticks[-1] if ticks[-1] >= top else ticks[-1] + (ticks[1] - ticks[0] if len(ticks) > 1 else 1)
     frame = Frame(x0=0.0, x1=end or 1.0, y0=0.0, y1=y1 or 1.0, height=height)
