@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from emulator.report.fmt import best_index, esc, fmt_duration, fmt_number, metric_rows
+from emulator.report.fmt import BETTER, best_index, esc, fmt_duration, fmt_number, metric_rows
 from emulator.report.heatmap import ABSENT, decode_rows
 from emulator.report.page import VARIANT_COLORS, document, note, section, table
 from emulator.report.svg import Series, time_chart
@@ -44,7 +44,7 @@ def _label(i: int, variant: dict[str, Any]) -> str:
 def _table(variants: list[dict[str, Any]]) -> str:
     caption = (
         "Mean over the seeds ± population standard deviation; the best value of each row is shaded green "
-        "(none when two or more tie for best), as compare's text table marks it."
+        "(none when two or more tie for best), as compare's text table marks it; ↑ higher is better, ↓ lower."
     )
     if not variants:
         return section("metrics", "Metrics", caption, note("No variants."))
@@ -55,7 +55,8 @@ def _table(variants: list[dict[str, Any]]) -> str:
         values = [_get(v.get("metrics"), key) for v in variants]
         spreads = [_get(v.get("spread"), key) for v in variants]
         best = best_index(key, values)
-        cells = [esc(key)]
+        arrow = {"higher": " ↑", "lower": " ↓"}.get(BETTER.get(key.split(".", 1)[0], ""), "")
+        cells = [esc(key) + arrow]
         for i, (value, spread) in enumerate(zip(values, spreads, strict=True)):
             text = _value(key, value) + (
                 f" ± {_spread(key, spread)}" if isinstance(spread, int | float) and spread else ""

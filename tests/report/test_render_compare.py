@@ -15,13 +15,13 @@ def test_metric_table_has_variants_as_columns_and_marks_the_best() -> None:
     assert table is not None
     body = table.group(1)
     assert '<th class="num">A: configs/v0.yaml</th><th class="num">B: configs/v1.yaml</th>' in body
-    row = re.search(r"<tr><td>nodesUsed.mean</td>(.*?)</tr>", body)
+    row = re.search(r"<tr><td>nodesUsed.mean ↓</td>(.*?)</tr>", body)
     assert row is not None
     assert row.group(1) == (
         '<td class="num"><span class="">2.4 ± 0.1</span></td>'
         '<td class="num best"><span class="bestv">1.4 ± 0.1</span></td>'
     )
-    tie = re.search(r"<tr><td>evictions</td>(.*?)</tr>", body)
+    tie = re.search(r"<tr><td>evictions ↓</td>(.*?)</tr>", body)
     assert tie is not None
     assert "best" not in tie.group(1)
     assert '<tr><td>passed</td><td class="num">1 of 1</td>' in body
