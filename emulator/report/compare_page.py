@@ -48,7 +48,7 @@ def _table(variants: list[dict[str, Any]]) -> str:
     )
     if not variants:
         return section("metrics", "Metrics", caption, note("No variants."))
-    first = next((v["metrics"] for v in variants if isinstance(v.get("metrics"), dict)), {})
+    first: dict[str, Any] = next((v["metrics"] for v in variants if isinstance(v.get("metrics"), dict)), {})
     keys = [k for k, _ in metric_rows(first)]
     rows: list[list[str]] = []
     for key in keys:
