@@ -19,12 +19,20 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from emulator.commands import bench, explain, hunt, run, serve, validate
+from emulator.commands import bench, explain, hunt, report, run, serve, validate
 from emulator.inputs import InputError
 
 __all__ = ["main"]
 
-COMMANDS = {"run": run, "serve": serve, "validate": validate, "explain": explain, "hunt": hunt, "bench": bench}
+COMMANDS = {
+    "run": run,
+    "serve": serve,
+    "validate": validate,
+    "explain": explain,
+    "hunt": hunt,
+    "bench": bench,
+    "report": report,
+}
 """Subcommand name → module, in the order ``--help`` lists them."""
 
 

@@ -4,7 +4,7 @@ Exit status: 0 every expectation met; 1 an expectation failed (or a waitFor time
 the simulation deadlocked); 2 bad input. ``run`` also exits 2, with one ``error:`` line,
 when the API server refuses one of the runner's own writes that the loader could not
 foresee (``StepError``: the run is aborted at that step, no report; the trace written so
-far stays), or when the trace or explanations file cannot be written (``--trace
+far stays), or when the trace, explanations or ``--html`` file cannot be written (``--trace
 /dev/full``: the run completes, then the error is reported instead of the report).
 """
 
@@ -24,6 +24,8 @@ from rich.console import Console
 from agents.scheduler.explain import ExplainRecorder
 from emulator.apiserver.server import WriteRecord
 from emulator.commands.common import UsageError, check_scheduler, duration
+from emulator.commands.report import write_html
+from emulator.report import read_explain, read_trace, render_run
 from emulator.runtime.loop import DeadlockError
 from emulator.scenario.loader import load_scenario
 from emulator.scenario.report import print_summary, to_json
@@ -48,6 +50,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         default=None,
         metavar="PATH.jsonl",
         help="write every scheduling attempt's per-plugin, per-node results here",
+    )
+    run.add_argument(
+        "--html", type=Path, default=None, metavar="PATH", help="write the run's self-contained HTML report here"
     )
     return run
 
@@ -116,6 +121,12 @@ def _explain_recorder(out: IO[bytes] | None) -> ExplainRecorder | None:
     return None if out is None else ExplainRecorder(out)
 
 
+def _trace_of(path: Path | None) -> Iterator[dict[str, Any]] | None:
+    """The trace just written, for the HTML page's pod histories, when it is a regular file
+    that can be read back (not ``/dev/stdout``, say)."""
+    return read_trace(path) if path is not None and path.is_file() else None
+
+
 def run(args: argparse.Namespace) -> int:
     out = Console(highlight=False, soft_wrap=True)
     scenario = load_scenario(args.file)
@@ -140,8 +151,12 @@ def run(args: argparse.Namespace) -> int:
             except DeadlockError as err:
                 print(f"{args.file}: the simulation deadlocked: {err}", file=sys.stderr)
                 return 1
+    doc = to_json(result)
+    if args.html is not None:
+        explained = read_explain(args.explain) if args.explain is not None and args.explain.is_file() else None
+        write_html(args.html, render_run(doc, trace=_trace_of(args.trace), explain=explained))
     if args.output == "json":
-        sys.stdout.write(msgspec.json.encode(to_json(result)).decode() + "\n")
+        sys.stdout.write(msgspec.json.encode(doc).decode() + "\n")
     else:
         print_summary(result, out)
     return 0 if result.passed else 1
