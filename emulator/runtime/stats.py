@@ -181,6 +181,15 @@ class QuantileSketch:
             for key, n in other._buckets.items():
                 self._buckets[key] = self._buckets.get(key, 0) + n
 
+    def counts(self) -> list[tuple[float, int]]:
+        """The samples as (value, how many), ascending: each sample while exact; past ``cap``,
+        each bucket's value (within ``RELATIVE_ACCURACY``, clamped to [min, max]) and zeros."""
+        if self._exact is not None:
+            return [(x, 1) for x in sorted(self._exact)]
+        out = [(0.0, self._zeros)] if self._zeros else []
+        out += [(min(max(bucket_value(k), self._min), self._max), self._buckets[k]) for k in sorted(self._buckets)]
+        return out
+
     def quantile(self, q: float) -> float:
         """The nearest-rank ``q``-th percentile (0 < q ≤ 100); 0.0 for no samples."""
         if self._exact is not None:

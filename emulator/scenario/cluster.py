@@ -119,6 +119,8 @@ class Cluster:
         self._ticker: Ticker | None = None
         self.agents: list[Any] = []
         self._tg: asyncio.TaskGroup | None = None
+        self.on_step: Callable[[int, Step], None] | None = None
+        """Called as each step plays (after its ``at``): the observer's markers."""
 
     def new_client(self, name: str) -> Client:
         client = Client(
@@ -425,6 +427,8 @@ class Cluster:
     async def play(self, step: Step, activity: PodActivity, timeouts: list[str], index: int = -1) -> None:
         if step.at is not None and step.at > self.clock.now():
             await self.clock.sleep_until(step.at)
+        if self.on_step is not None:
+            self.on_step(index, step)
         match step:
             case Create():
                 for obj in step.objects:

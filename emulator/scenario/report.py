@@ -7,7 +7,9 @@ JSON keys: ``scenario``, ``seed``, ``clock``, ``simulatedSeconds``, ``wallSecond
 scheduler runs); ``workloads`` when the run has workload objects: a list of
 {``kind``, ``namespace``, ``name``, ``desired``, ``ready``, ``available``, ``updated``,
 ``restarts``} and, for Jobs, {..., ``succeeded``, ``failed``, ``completionTime``,
-``durationSeconds``, ``restarts``} (``scenario.workloads`` says how each is counted).
+``durationSeconds``, ``restarts``} (``scenario.workloads`` says how each is counted);
+then ``metrics`` and ``series``, the run's own quality metrics and time series
+(``scenario.observe``; shapes in ``docs/architecture.md``, "Run metrics and series").
 
 The terminal summary prints the workloads as two kubectl-like tables, ``workloads`` (the
 controllers) and ``jobs``, made to fit 80 columns (``_workload_tables``).
@@ -22,7 +24,7 @@ from rich.table import Table
 
 from emulator.scenario.runner import RunResult
 
-__all__ = ["print_summary", "to_json"]
+__all__ = ["metrics_lines", "print_summary", "to_json"]
 
 
 def to_json(result: RunResult) -> dict[str, Any]:
@@ -45,6 +47,9 @@ def to_json(result: RunResult) -> dict[str, Any]:
     doc["invariants"] = [r.to_json() for r in result.extra.get("invariants", [])]
     if result.extra.get("workloads"):
         doc["workloads"] = result.extra["workloads"]
+    for key in ("metrics", "series"):
+        if key in result.extra:
+            doc[key] = result.extra[key]
     return doc
 
 
@@ -98,6 +103,25 @@ def _workload_tables(entries: list[dict[str, Any]]) -> list[Table]:
     return tables
 
 
+def _seconds(x: float | None) -> str:
+    return "-" if x is None else f"{x:.3g}s"
+
+
+def metrics_lines(m: dict[str, Any]) -> list[str]:
+    """The run's ``metrics`` as two short lines of the terminal summary."""
+    pend = m["pendingSeconds"]
+    used = m["nodesUsed"]
+    alloc = [("cpu", m["cpuAllocation"]), ("memory", m["memoryAllocation"]), ("gpu", m["gpuAllocation"])]
+    shares = ", ".join(f"{name} {a['mean']:.1%}" for name, a in alloc if a is not None)
+    return [
+        f"metrics: {m['podsScheduled']} pods scheduled, {m['podsUnschedulable']} unschedulable; pending "
+        f"p50 {_seconds(pend['p50'])} p90 {_seconds(pend['p90'])} p99 {_seconds(pend['p99'])}; "
+        f"makespan {m['makespanSeconds']:g}s",
+        f"  nodes used mean {used['mean']:.4g} max {used['max']}; allocation (mean) {shares}; "
+        f"preemptions {m['preemptions']}, evictions {m['evictions']}",
+    ]
+
+
 def print_summary(result: RunResult, console: Console) -> None:
     ratio = result.simulated_seconds / result.wall_seconds if result.wall_seconds > 0 else 0.0
     console.print(
@@ -113,6 +137,9 @@ def print_summary(result: RunResult, console: Console) -> None:
         sched = extra.get("scheduling")
         if sched:
             console.print("scheduling: " + ", ".join(f"{k} {v}" for k, v in sched.items() if not isinstance(v, dict)))
+    if "metrics" in result.extra:
+        for line in metrics_lines(result.extra["metrics"]):
+            console.print(line, highlight=False)
     for inv in result.extra.get("invariants", []):
         if inv.violations:
             console.print(

@@ -74,6 +74,9 @@ from emulator.scenario.cluster import Cluster, StepError
 from emulator.scenario.expectations import ExpectationResult, check
 from emulator.scenario.invariants import install as install_invariants
 from emulator.scenario.monitor import PodActivity
+from emulator.scenario.observe import Observer
+from emulator.scenario.observe_labels import fault_markers, step_label
+from emulator.scenario.observe_series import series
 from emulator.scenario.schema import (
     Scenario,
     auto_namespaces,
@@ -153,6 +156,11 @@ def _pod_phases(server: ApiServer) -> dict[str, int]:
     return counts
 
 
+def _schedulers(cluster: Cluster) -> list[Any]:
+    """The run's scheduler instances so far (the observer samples their queues)."""
+    return [s for agent in cluster.agents for s in getattr(agent, "schedulers", ())]
+
+
 async def _main(scenario: Scenario, seed: int, options: RunOptions, virtual: bool) -> RunResult:
     wall0 = time.perf_counter()
     loop = asyncio.get_running_loop()
@@ -167,7 +175,9 @@ async def _main(scenario: Scenario, seed: int, options: RunOptions, virtual: boo
     invariants = install_invariants(cluster)
     tracer = TraceRecorder(options.trace)
     activity = PodActivity()
-    for listener in (tracer, activity, options.on_write):
+    observer = Observer(lambda: _schedulers(cluster))
+    cluster.on_step = lambda index, step: observer.mark(clock.now(), "step", step_label(index, step))
+    for listener in (tracer, activity, observer, options.on_write):
         if listener is not None:
             server.add_write_listener(listener)
     serve = options.serve
@@ -274,6 +284,9 @@ async def _main(scenario: Scenario, seed: int, options: RunOptions, virtual: boo
     }
     if entries := workload_report(objects, pods):
         extra["workloads"] = entries
+    end = clock.now()
+    extra["metrics"] = observer.metrics(end)
+    extra["series"] = series(observer, end, fault_markers(cluster.faults))
     return RunResult(
         scenario=scenario.name,
         seed=seed,

@@ -220,6 +220,11 @@ class SchedulingQueue:
         """activeQ (pop order), backoffQ (pop order), then unschedulablePods (arrival order)."""
         return self.pods_in_active_q() + self.pods_in_backoff_q() + self.unschedulable_pods()
 
+    def sizes(self) -> tuple[int, int, int]:
+        """(activeQ, backoffQ, unschedulablePods) lengths in O(1), for sampling; gated pods
+        wait in unschedulablePods, as upstream's map holds them."""
+        return len(self._active), len(self._backoff), len(self._unschedulable)
+
     def statistics(self) -> dict[str, int]:
         gated = sum(1 for q in self._unschedulable.values() if q.gated)
         return {
