@@ -178,14 +178,19 @@ def _label(f: Field) -> str:
     return f"{f.name}{f' ({unit})' if unit else ''} {arrow}"
 
 
+def _num(x: float) -> str:
+    if float(x).is_integer():
+        return f"{x:,.0f}"
+    return f"{x:.2f}" if abs(x) < 100 else f"{x:,.1f}"
+
+
 def _fmt(mean: float | None, sd: float | None, percent: bool) -> str:
+    """``mean ± sd``: allocations in percent with one decimal, counts and seconds plainly."""
     if mean is None:
         return "-"
-    scale = 100.0 if percent else 1.0
-    m = f"{mean * scale:.1f}" if percent else f"{mean:.3g}" if abs(mean) < 1000 else f"{mean:,.0f}"
-    s = sd or 0.0
-    sd_text = f"{s * scale:.1f}" if percent else f"{s:.2g}" if abs(s) < 1000 else f"{s:,.0f}"
-    return f"{m} ± {sd_text}"
+    if percent:
+        return f"{mean * 100:.1f} ± {(sd or 0.0) * 100:.1f}"
+    return f"{_num(mean)} ± {_num(sd or 0.0)}"
 
 
 def print_table(doc: dict[str, Any], variants: list[Variant], out: Any) -> None:
@@ -209,8 +214,7 @@ def print_table(doc: dict[str, Any], variants: list[Variant], out: Any) -> None:
         top = best(means, f)
         percent = f.name.split(".")[0].endswith("Allocation")
         cells = [_fmt(m, s, percent) for m, s in zip(means, sds, strict=True)]
-        if top is not None:
-            cells[top] = f"[green]{cells[top]} *[/green]"
+        cells = [f"[green]{c} *[/green]" if i == top else f"{c}  " for i, c in enumerate(cells)]
         table.add_row(_label(f), *cells)
     passed = [sum(bool(e["passed"]) for e in d["perSeed"]) for d in docs]
     table.add_row("expectations passed", *(f"{p}/{len(d['perSeed'])}" for p, d in zip(passed, docs, strict=True)))
