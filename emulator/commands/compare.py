@@ -91,6 +91,8 @@ def _check_input(args: argparse.Namespace) -> tuple[str, list[Variant]]:
     parse_executor(args.executor)
     if args.results is not None:
         check_results_path(args.results)
+    if args.html is not None:
+        _renderer(args.html)
     scenario = load_scenario(args.file)
     for v in variants:
         config = None if v.path is None else read_config(v.path)
@@ -118,8 +120,7 @@ def run(args: argparse.Namespace) -> int:
         write_results(args.results, COMPARE_COLUMNS, compare_rows(doc))
     if args.html is not None:
         _write_html(args.html, doc)
-        for v in doc["variants"]:
-            v.pop("series", None)
+        doc = {**doc, "variants": [{k: x for k, x in v.items() if k != "series"} for v in doc["variants"]]}
     if args.output == "json":
         import msgspec
 
@@ -139,14 +140,20 @@ def exit_status(doc: dict[str, Any]) -> int:
     return 0 if all(e["passed"] for e in entries) else 1
 
 
-def _write_html(path: Path, doc: dict[str, Any]) -> None:
+def _renderer(path: Path) -> Callable[[dict[str, Any]], str]:
+    """``emulator.report.render_compare`` (an HTML renderer this build may lack)."""
     import importlib
 
-    try:  # emulator.report (the HTML renderer) is optional until its branch is merged
+    try:
         report: Any = importlib.import_module("emulator.report")
     except ImportError:
         raise UsageError(f"--html {path}: this build has no HTML report (emulator.report is missing)") from None
-    html: str = report.render_compare(doc)
+    render: Callable[[dict[str, Any]], str] = report.render_compare
+    return render
+
+
+def _write_html(path: Path, doc: dict[str, Any]) -> None:
+    html = _renderer(path)(doc)
     try:
         path.write_text(html, encoding="utf-8")
     except OSError as err:
