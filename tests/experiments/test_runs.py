@@ -1,0 +1,158 @@
+"""``experiments.runs`` and ``experiments.executors``: the ``--executor`` flag, the local pool
+surviving a worker's death, exceptions kept as findings (never retried), a poison run crashed,
+and Dask: a dead worker's task rerun by Dask, a poison task ``KilledWorker`` → crashed.
+
+The task kills its own worker process as marker files in its directory say: ``once-<n>`` (the
+first run dies; the marker is consumed) and ``always-<n>``; ``raise-<n>`` raises. Each run
+appends its key to ``runs.log``. Workers import this module by name to unpickle the task.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from emulator.commands.hunt import SeedOutcome, hunt_seeds
+from emulator.experiments.executors import (
+    ExecutorError,
+    ExecutorSpec,
+    Pool,
+    open_executor,
+    parse_executor,
+    worker_lost,
+    workers_for,
+)
+from emulator.experiments.runs import Outcome, run_all
+
+
+def task(directory: str, n: int) -> int:
+    here = Path(directory)
+    with (here / "runs.log").open("a") as log:
+        log.write(f"{n}\n")
+    if (here / f"always-{n}").exists():
+        os._exit(1)
+    try:
+        (here / f"once-{n}").rename(here / f"died-{n}")
+    except FileNotFoundError:
+        pass
+    else:
+        os._exit(1)
+    if (here / f"raise-{n}").exists():
+        raise ValueError(f"run {n} is wrong")
+    return n * n
+
+
+def marked(tmp_path: Path, **names: tuple[int, ...]) -> str:
+    for kind, ns in names.items():
+        for n in ns:
+            (tmp_path / f"{kind}-{n}").touch()
+    return str(tmp_path)
+
+
+def runs(tmp_path: Path) -> Counter[int]:
+    return Counter(int(x) for x in (tmp_path / "runs.log").read_text().split())
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        pytest.param("local", ExecutorSpec("local"), id="local"),
+        pytest.param("dask", ExecutorSpec("dask"), id="dask"),
+        pytest.param("dask=tcp://10.0.0.5:8786", ExecutorSpec("dask", "tcp://10.0.0.5:8786"), id="dask-address"),
+        pytest.param("dask=head:8786", ExecutorSpec("dask", "head:8786"), id="dask-bare-address"),
+    ],
+)
+def test_parse_executor(text: str, want: ExecutorSpec) -> None:
+    assert parse_executor(text) == want
+    assert str(want) == text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param("ray", id="unknown"),
+        pytest.param("local=x", id="local-address"),
+        pytest.param("dask=", id="empty-address"),
+        pytest.param("", id="empty"),
+    ],
+)
+def test_parse_executor_refuses(text: str) -> None:
+    with pytest.raises(ExecutorError, match=r"^--executor: expected local, dask or dask=ADDRESS"):
+        parse_executor(text)
+
+
+def test_worker_lost() -> None:
+    scheduler = pytest.importorskip("distributed.scheduler")
+    assert worker_lost(scheduler.KilledWorker("key", "addr", "why"))
+    assert not worker_lost(ValueError("no"))
+    assert not worker_lost(None)
+
+
+@pytest.mark.parametrize(
+    ("jobs", "tasks", "want"),
+    [
+        pytest.param(4, 2, 2, id="never-more-than-tasks"),
+        pytest.param(2, 9, 2, id="jobs"),
+        pytest.param(3, 0, 1, id="one"),
+    ],
+)
+def test_workers_for(jobs: int, tasks: int, want: int) -> None:
+    assert workers_for(jobs, tasks) == want
+
+
+def test_results_by_key_and_exceptions_kept(tmp_path: Path) -> None:
+    directory = marked(tmp_path, **{"raise": (2,)})
+    with ThreadPoolExecutor(2) as ex:
+        got = run_all(Pool(ex, 2, None), task, [(n, (directory, n)) for n in range(4)])
+    assert got == {0: Outcome(0), 1: Outcome(1), 2: Outcome(error="ValueError: run 2 is wrong"), 3: Outcome(9)}
+    assert runs(tmp_path) == Counter(range(4))  # never retried
+
+
+def test_local_pool_survives_a_death_and_crashes_a_poison_run(tmp_path: Path) -> None:
+    directory = marked(tmp_path, once=(1,), always=(4,))
+    seen: list[int] = []
+    with open_executor(ExecutorSpec("local"), 2, 6) as pool:
+        got = run_all(pool, task, [(n, (directory, n)) for n in range(6)], lambda k, _o: seen.append(k))
+    assert {k: o.value for k, o in got.items() if o.error is None} == {0: 0, 1: 1, 2: 4, 3: 9, 5: 25}
+    assert got[4] == Outcome(error="the worker process died twice running it alone", crashed=True)
+    assert sorted(seen) == list(range(6))
+    assert runs(tmp_path)[4] >= 2
+
+
+@pytest.mark.slow
+def test_dask_reruns_a_dead_workers_task_and_crashes_a_poison_one(tmp_path: Path) -> None:
+    dask = pytest.importorskip("dask")
+    directory = marked(tmp_path, once=(1,), always=(3,))
+    with (
+        dask.config.set({"distributed.scheduler.allowed-failures": 1}),
+        open_executor(ExecutorSpec("dask"), 2, 4) as pool,
+    ):
+        assert pool.width == 2
+        assert pool.replace is None
+        got = run_all(pool, task, [(n, (directory, n)) for n in range(4)])
+    assert [got[n].value for n in (0, 1, 2)] == [0, 1, 4]
+    assert got[3].crashed
+    assert got[3].error is not None
+    assert got[3].error.startswith("KilledWorker: ")
+
+
+def killed_worker_task(path: str, seed: int) -> SeedOutcome:
+    """A seed whose workers Dask gave up on (raised here as Dask's future would)."""
+    from distributed.scheduler import KilledWorker
+
+    if seed == 1:
+        raise KilledWorker(f"run_seed-{seed}", "tcp://127.0.0.1:1", "2 workers died")
+    return SeedOutcome(seed, True)
+
+
+def test_hunt_maps_killed_worker_to_crashed() -> None:
+    pytest.importorskip("distributed")
+    with ThreadPoolExecutor(2) as ex:
+        report = hunt_seeds("s.yaml", range(3), ex, task=killed_worker_task, jobs=2)
+    assert report.crashed == [1]
+    assert [o.seed for o in report.outcomes] == [0, 2]
+    assert report.exit_status() == 3
