@@ -53,6 +53,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+import numpy as np
+
 from emulator.api.core import Node, Pod
 from emulator.api.resources import node_allocatable, pod_requests
 from emulator.apiserver.server import WriteRecord
@@ -170,16 +172,12 @@ class Observer:
     # --- the listener ---------------------------------------------------------------------
 
     def __call__(self, rec: WriteRecord) -> None:
-        kind = rec.kind
-        if kind != "Pod" and kind != "Node":
-            if rec.time > self.next_sample:
-                self.sample_until(rec.time, inclusive=False)
-            return
         if rec.time > self.next_sample:
             self.sample_until(rec.time, inclusive=False)
+        kind = rec.kind
         if kind == "Pod":
             self._pod(rec.time, rec.old, rec.new)
-        else:
+        elif kind == "Node":
             self._node(rec.time, rec.old, rec.new)
 
     def mark(self, t: float, kind: str, label: str) -> None:
@@ -417,16 +415,19 @@ class Observer:
 
     def metrics(self, end: float) -> dict[str, Any]:
         """The contract's ``metrics`` of the run ending at ``end``."""
-        names = RESOURCES
-        allocation: dict[str, list[tuple[float, float]]] = {}
-        for i, name in enumerate(names):
-            allocation[name] = [(p[0], p[1 + i] / p[4 + i] if p[4 + i] > 0 else 0.0) for p in self.cluster]
+        table = np.array(self.cluster, dtype=np.float64).reshape(-1, 8)
+        times = table[:, 0]
+        allocation = {}
+        for i, name in enumerate(RESOURCES):
+            allocated, allocatable = table[:, 1 + i], table[:, 4 + i]
+            share = np.where(allocatable > 0, allocated / np.maximum(allocatable, 1), 0.0)
+            allocation[name] = (times, share)
         return metrics_document(
             scheduled=self.scheduled,
             unschedulable=self.unschedulable(),
-            pending=self.pending,
+            pending=np.array(self.pending, dtype=np.float64),
             window=self.window(end),
-            nodes_used=[(p[0], float(p[7])) for p in self.cluster],
+            nodes_used=(times, table[:, 7]),
             allocation=allocation,
             gpu=self.gpu,
             preemptions=self.preemptions,

@@ -6,11 +6,12 @@ Shapes: ``docs/architecture.md``, "Run metrics and series". What is computed her
   2^-9, ..., 2^hi, where 2^hi is the first power above the largest value; bin 0 is
   [0, 2^-10); at most ``MAX_BINS`` bins (past it the lowest edge moves up). Exponents come from
   ``math.frexp``, so every machine puts a value in the same bin.
-- ``node_buckets``: each node's change points cut into ``K`` equal buckets over the run
+- ``node_buckets``: the nodes' change points cut into ``K`` equal buckets over the run
   (``K = min(MAX_BUCKETS, ceil(span / interval))``); per resource, the time-weighted mean of
   allocated / allocatable while the node existed in the bucket, in half-percent units
-  0..200 (capped at 200), 255 when it did not exist at any time in the bucket; base64 of the
-  K bytes. A resource a node has no allocatable of reads 0 (200 if something requests it).
+  0..200 (capped at 200, rounded half to even), 255 when it did not exist at any time in the
+  bucket; base64 of the K bytes. A resource a node has no allocatable of reads 0 (200 if
+  something requests it).
 - ``slowest``: the ten pods that waited longest from creation to their first bind (a pod never
   bound waits until it was deleted or the run ended), ties by name.
 """
@@ -21,6 +22,8 @@ import base64
 import math
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Final
+
+import numpy as np
 
 from emulator.runtime.stats import QuantileSketch
 
@@ -39,18 +42,19 @@ NodePoint = tuple[float, int, int, int, int, int, int, int, bool]
 """(t, allocated cpu, memory, gpu, allocatable cpu, memory, gpu, pods, exists)."""
 
 
-def histogram(counts: Iterable[tuple[float, int]]) -> dict[str, list[Any]]:
-    """``{"edges", "counts"}`` of non-negative (value, how many) pairs (see the docstring)."""
-    pairs = [(v, n) for v, n in counts if n > 0]
-    top = max((math.frexp(v)[1] for v, _ in pairs if v > 0), default=LOWEST_EXPONENT)
-    hi = max(top, LOWEST_EXPONENT)
+def histogram(values: Any, counts: Any = None) -> dict[str, list[Any]]:
+    """``{"edges", "counts"}`` of non-negative ``values`` (each ``counts[i]`` times, once
+    without ``counts``; see the module docstring)."""
+    v = np.asarray(values, dtype=np.float64).reshape(-1)
+    n = np.ones(len(v), dtype=np.int64) if counts is None else np.asarray(counts, dtype=np.int64)
+    exponents = np.frexp(v)[1]
+    positive = v > 0
+    hi = max(int(exponents[positive].max()) if positive.any() else LOWEST_EXPONENT, LOWEST_EXPONENT)
     lo = max(LOWEST_EXPONENT, hi - (MAX_BINS - 1))
-    bins = [0] * (hi - lo + 1)
-    for v, n in pairs:
-        i = 0 if v < math.ldexp(1.0, lo) else math.frexp(v)[1] - lo
-        bins[min(i, len(bins) - 1)] += n
+    index = np.where(v < math.ldexp(1.0, lo), 0, np.minimum(exponents - lo, hi - lo))
+    bins = np.bincount(index, weights=n, minlength=hi - lo + 1).astype(np.int64)
     edges = [0.0] + [math.ldexp(1.0, e) for e in range(lo, hi + 1)]
-    return {"edges": edges, "counts": bins}
+    return {"edges": edges, "counts": [int(c) for c in bins]}
 
 
 def bucket_edges(start: float, end: float, interval: float) -> list[float]:
@@ -62,44 +66,57 @@ def bucket_edges(start: float, end: float, interval: float) -> list[float]:
     return [start + span * i / k for i in range(k)] + [end]
 
 
-def _share(allocated: int, allocatable: int) -> float:
-    if allocatable > 0:
-        return min(allocated / allocatable, 1.0)
-    return 1.0 if allocated > 0 else 0.0
+def node_buckets(
+    nodes: Sequence[Sequence[NodePoint]], edges: Sequence[float], resources: int
+) -> tuple[list[list[str]], list[list[int]]]:
+    """Per resource (the first ``resources`` of cpu, memory, gpu), each node's base64 row; and
+    each node's pods at the end of each bucket, from the nodes' change points.
 
-
-def node_buckets(points: Sequence[NodePoint], edges: Sequence[float], resources: int) -> tuple[list[str], list[int]]:
-    """(base64 row per resource (the first ``resources`` of cpu, memory, gpu), pods at the end
-    of each bucket) of one node's change points."""
+    Vectorised over every node at once (a call per node cost 1 ms of numpy overhead, a second
+    for 1,000 nodes): the points of all nodes in one table, node ``n``'s times shifted by
+    ``n * W`` (``W`` longer than the run) so that one ``searchsorted`` finds, for every node and
+    edge, the point in force; the integral of each step function at each edge is a running sum
+    within the node plus the last piece; differences of integrals over the edges, divided by
+    the time the node existed, give the bucket means."""
     k = len(edges) - 1
-    sums = [[0.0] * k for _ in range(resources)]
-    alive = [0.0] * k
-    pods = [0] * k
-    state: NodePoint | None = None
-    n, j = len(points), 0
-    for b in range(k):
-        lo, hi = edges[b], edges[b + 1]
-        t = lo
-        while True:
-            nxt = points[j][0] if j < n else math.inf
-            seg_end = min(nxt, hi)
-            if state is not None and state[8] and seg_end > t:
-                width = seg_end - t
-                alive[b] += width
-                for r in range(resources):
-                    sums[r][b] += width * _share(int(state[1 + r]), int(state[4 + r]))
-            t = max(t, seg_end)
-            if nxt <= hi and j < n:
-                state = points[j]
-                j += 1
-                continue
-            break
-        pods[b] = state[7] if state is not None and state[8] else 0
-    rows: list[str] = []
+    count = len(nodes)
+    if k <= 0 or count == 0:
+        return [[""] * count for _ in range(resources)], [[] for _ in range(count)]
+    sizes = np.array([len(points) for points in nodes], dtype=np.int64)
+    table = np.array([p for points in nodes for p in points], dtype=np.float64).reshape(-1, 9)
+    owner = np.repeat(np.arange(count), sizes)
+    first = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+    times, exists = table[:, 0], table[:, 8]
+    width = max(float(times.max(initial=0.0)), edges[-1]) - min(edges[0], 0.0) + 1.0
+    shifted = times + owner * width
+    at = np.asarray(edges, dtype=np.float64)[None, :] + (np.arange(count) * width)[:, None]
+    index = np.searchsorted(shifted, at.ravel(), side="right").reshape(count, k + 1) - 1
+    valid = index >= first[:, None]
+    j = np.maximum(index, 0)
+    same_node = np.append(owner[1:] == owner[:-1], False)
+    length = np.where(same_node, np.append(times[1:], 0.0) - times, 0.0)
+
+    def integral(values: Any) -> Any:
+        cum = np.concatenate(([0.0], np.cumsum(values * length)))
+        inside = cum[j] - cum[first][:, None] + values[j] * (at - shifted[j])
+        return np.where(valid, inside, 0.0)
+
+    alive = np.diff(integral(exists), axis=1)
+    present = alive > 1e-9 * (edges[-1] - edges[0])
+    rows: list[list[str]] = []
     for r in range(resources):
-        row = bytes(MISSING if alive[b] <= 0 else min(200, round(200 * sums[r][b] / alive[b])) for b in range(k))
-        rows.append(base64.b64encode(row).decode("ascii"))
-    return rows, pods
+        allocated, allocatable = table[:, 1 + r], table[:, 4 + r]
+        share = np.where(
+            allocatable > 0, np.minimum(allocated / np.maximum(allocatable, 1), 1.0), (allocated > 0) * 1.0
+        )
+        sums = np.diff(integral(share * exists), axis=1)
+        units = np.minimum(200, np.rint(200 * sums / np.where(present, alive, 1.0)))
+        matrix = np.where(present, units, MISSING).astype(np.uint8)
+        rows.append([base64.b64encode(row.tobytes()).decode("ascii") for row in matrix])
+    end = j[:, 1:]
+    live = valid[:, 1:] & (exists[end] > 0)
+    pods = np.where(live, table[end, 7], 0).astype(np.int64)
+    return rows, pods.tolist()
 
 
 def slowest(entries: Iterable[tuple[float, str, bool, str | None, str]], limit: int = 10) -> list[dict[str, Any]]:
@@ -109,6 +126,10 @@ def slowest(entries: Iterable[tuple[float, str, bool, str | None, str]], limit: 
         {"pod": pod, "pendingSeconds": round(wait, 6), "bound": bound, "node": node, "message": message}
         for wait, pod, bound, node, message in ordered
     ]
+
+
+def _pairs(counts: Sequence[tuple[float, int]]) -> tuple[Any, Any]:
+    return [v for v, _ in counts], [n for _, n in counts]
 
 
 def _diffs(cumulative: Sequence[int]) -> list[int]:
@@ -128,14 +149,10 @@ def series(obs: Observer, end: float, faults: Sequence[tuple[float, str]] = ()) 
     nodes = [n for n in obs.nodes.values() if n.existed]
     resources = ["cpu", "memory"] + (["nvidia.com/gpu"] if obs.gpu else [])
     edges = bucket_edges(0.0, end, interval)
-    allocation: dict[str, list[str]] = {r: [] for r in resources}
-    node_pods: list[list[int]] = []
+    rows, node_pods = node_buckets([n.points for n in nodes], edges, len(resources))
+    allocation = dict(zip(resources, rows, strict=True))
     not_ready: list[list[list[float]]] = []
     for node in nodes:
-        rows, pods = node_buckets(node.points, edges, len(resources))
-        for r, row in zip(resources, rows, strict=True):
-            allocation[r].append(row)
-        node_pods.append(pods)
         spans = list(node.not_ready)
         if node.not_ready_since is not None and end > node.not_ready_since:
             spans.append([node.not_ready_since, end])
@@ -171,7 +188,7 @@ def series(obs: Observer, end: float, faults: Sequence[tuple[float, str]] = ()) 
             "pods": node_pods,
         },
         "timeline": timeline,
-        "pendingSeconds": histogram((v, 1) for v in obs.pending),
-        "e2eSeconds": histogram(e2e.counts()) if has_scheduler else None,
+        "pendingSeconds": histogram(np.array(obs.pending, dtype=np.float64)),
+        "e2eSeconds": histogram(*_pairs(e2e.counts())) if has_scheduler else None,
         "slowest": slowest([*obs.slowest, *waiting]),
     }
