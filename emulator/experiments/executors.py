@@ -161,6 +161,9 @@ def _dask(spec: ExecutorSpec, jobs: int | None, tasks: int) -> Iterator[Pool]:
                     processes=True,
                     host="127.0.0.1",
                     dashboard_address=None,
+                    # no dashboard, and its HTTP server (health, metrics) on a free port: with
+                    # None it tries 8787 and warns when another cluster holds it
+                    scheduler_kwargs={"dashboard": False, "dashboard_address": "127.0.0.1:0"},
                     silence_logs=logging.ERROR,
                 )
             except Exception as err:

@@ -156,3 +156,44 @@ def test_hunt_maps_killed_worker_to_crashed() -> None:
     assert report.crashed == [1]
     assert [o.seed for o in report.outcomes] == [0, 2]
     assert report.exit_status() == 3
+
+
+def square(n: int) -> int:
+    return n * n
+
+
+def test_dask_address_connects_to_an_existing_cluster() -> None:
+    distributed = pytest.importorskip("distributed")
+    cluster = distributed.LocalCluster(
+        n_workers=1,
+        threads_per_worker=2,
+        processes=False,
+        protocol="tcp",
+        host="127.0.0.1",
+        dashboard_address=None,
+        scheduler_kwargs={"dashboard": False, "dashboard_address": "127.0.0.1:0"},
+    )
+    try:
+        with open_executor(ExecutorSpec("dask", cluster.scheduler_address), None, 5) as pool:
+            assert pool.width == 2  # the cluster's threads
+            got = run_all(pool, square, [(n, (n,)) for n in range(5)])
+    finally:
+        cluster.close()
+    assert {k: o.value for k, o in got.items()} == {n: n * n for n in range(5)}
+
+
+def test_dask_address_unreachable(monkeypatch: pytest.MonkeyPatch) -> None:
+    distributed = pytest.importorskip("distributed")
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise OSError("Timed out trying to connect to tcp://10.9.9.9:8786 after 10 s")
+
+    monkeypatch.setattr(distributed, "Client", refuse)
+    with (
+        pytest.raises(
+            ExecutorError,
+            match=r"^--executor dask=tcp://10\.9\.9\.9:8786: cannot connect to the Dask scheduler: Timed out",
+        ),
+        open_executor(ExecutorSpec("dask", "tcp://10.9.9.9:8786"), None, 1),
+    ):
+        pass
