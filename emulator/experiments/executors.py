@@ -156,7 +156,7 @@ def _dask(spec: ExecutorSpec, jobs: int | None, tasks: int) -> Iterator[Pool]:
         if spec.address is None:
             try:
                 cluster = dd.LocalCluster(
-                    n_workers=jobs or os.cpu_count() or 1,
+                    n_workers=workers_for(jobs, tasks),
                     threads_per_worker=1,
                     processes=True,
                     host="127.0.0.1",
