@@ -7,13 +7,14 @@ pod's few conditions aside):
 - per live pod: its creation time, first bind, assigned node and effective requests
   (``pod_requests``: upstream's rule), phase, the last ``PodScheduled=False`` message while
   it is unbound; pods leave this table at their final delete;
-- per node (every node ever created, in creation order): whether it exists, its allocatable
-  (``status.allocatable``, else capacity: what the scheduler reads), the requests and count of
-  its assigned pods, its not-Ready intervals, and its change points;
-- cluster-wide change points: allocated and allocatable sums over the existing nodes, and
-  the number of nodes used;
-- counters: pods bound at least once, preemption victims, evictions; the pending time of each
-  bound pod; the ten slowest pods seen so far.
+- per node (every node ever created, in creation order; ``observe_nodes``): whether it exists,
+  its allocatable (``status.allocatable``, else capacity: what the scheduler reads), the
+  requests and count of its assigned pods, its not-Ready intervals, and its allocation
+  buckets;
+- cluster-wide: allocated and allocatable sums over the existing nodes and the number of
+  nodes used, summarised over time as they change (``observe_metrics.TimeWeighted``);
+- counters: pods bound at least once, preemption victims, evictions; a ``QuantileSketch`` of
+  pending times (exact up to 4,096 bound pods, then within 1 %); the ten slowest pods.
 
 *Assigned* pod: it has a ``nodeName``, its phase is not terminal and it was not deleted yet (a
 terminating pod still holds its node, as in the scheduler's cache). *Preemption*: a pod's
@@ -23,42 +24,47 @@ it turns True with ``EvictionByEvictionAPI``, ``DeletionByTaintManager`` or
 once. PodGC's ``DeletionByPodGC`` (the node is gone) is neither. A pod's creation time is its
 create write's simulated time (``creationTimestamp`` at full precision).
 
+The metrics' window starts at the first pod's creation and ends at the run's end, or at the
+last pod's end when every pod ended: while no pod is unfinished none is assigned, so every
+time-weighted value is 0 and stays so; a piece is added to the summaries only when a value
+changes, so that zero tail is never added and the window can end at the last pod's end.
+
 Sampling, without a timer task (a task sleeping on the virtual clock could reorder
 same-instant timers and change the trace): samples sit at ``t[i] = i * interval``. When a
 write's time passes the next sample time, every passed sample is recorded *before* the write
 applies, so the pod counts of a sample are exact (nothing changed between the writes), writes
 at exactly ``t[i]`` included. Queue sizes and attempt counters are read from the scheduler
 instances at that moment, i.e. up to the next write late (attempts in between belong to the
-next interval). ``finish`` fills the samples up to the run's end.
+next interval). ``series`` fills the samples up to the run's end.
 
-Memory: per write at most one change point (cluster) and one per node touched (a bind, a
-terminal phase, a delete, an allocatable change), i.e. O(pod lifecycle events); 8 bytes per
-bound pod (pending times); per sample ten ints; at most ``MAX_SAMPLES`` samples: past the cap
-the interval steps up the ``INTERVALS`` chain (each divides the next, so coarsening keeps every
-k-th sample) and the earlier samples are thinned. The pod timeline is kept only while the run
-has at most ``TIMELINE_MAX_NODES`` nodes (dropped past it).
+Memory, bounded whatever the run's length ("Bounded state" in ``docs/architecture.md``): live
+pods; per node ever created ~10 kB of buckets plus its Ready transitions; at most
+``MAX_SAMPLES`` samples of ten ints (past the cap the interval steps up the ``INTERVALS``
+chain, each dividing the next, and every k-th sample is kept); at most ``RESOLUTION``-spaced
+keys per time-weighted summary; the last ``MAX_TIMELINE_BARS`` ended timeline bars plus the
+live ones (runs of at most ``TIMELINE_MAX_NODES`` nodes only).
 
-Cost (wall time of ``python -m emulator run``, median of 5 alternated, with and without the
-observer): see ``OVERHEAD`` below.
+Cost: see ``OVERHEAD`` below.
 
-This module does not compute the documents: ``observe_metrics`` (metrics) and
+This module does not build the documents: ``observe_metrics`` (metrics) and
 ``observe_series`` (series) do, from this state.
 """
 
 from __future__ import annotations
 
 import heapq
-from array import array
+from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Final
-
-import numpy as np
 
 from emulator.api.core import Node, Pod
 from emulator.api.resources import node_allocatable, pod_requests
 from emulator.apiserver.server import WriteRecord
+from emulator.runtime.stats import QuantileSketch
+from emulator.scenario.observe_metrics import TimeWeighted
 from emulator.scenario.observe_metrics import metrics as metrics_document
+from emulator.scenario.observe_nodes import MAX_BUCKETS, NodeBuckets, NodeState
 
 __all__ = ["EVICTION_REASONS", "GPU", "INTERVALS", "MAX_SAMPLES", "Observer"]
 
@@ -68,11 +74,13 @@ PREEMPTION_REASON: Final = "PreemptionByScheduler"
 EVICTION_REASONS: Final = frozenset({"EvictionByEvictionAPI", "DeletionByTaintManager", "TerminationByKubelet"})
 TERMINAL: Final = frozenset({"Succeeded", "Failed"})
 PHASES: Final = ("Pending", "Running", "Succeeded", "Failed")
-MAX_SAMPLES: Final = 4096
+MAX_SAMPLES: Final = 4096  # read at each sample (tests lower it)
 """Samples kept at most (a 1-hour run keeps its 1 s interval)."""
 INTERVALS: Final = (1.0, 2.0, 10.0, 30.0, 60.0, 300.0, 600.0, 1800.0, 3600.0, 7200.0, 21600.0, 43200.0, 86400.0)
 """Sampling intervals, finest first; each divides the next (then doubling past the last)."""
 TIMELINE_MAX_NODES: Final = 200
+MAX_TIMELINE_BARS: Final = 20_000
+"""Ended timeline bars kept (the latest); live pods' bars are always there."""
 SLOWEST: Final = 10
 
 Resources = tuple[int, int, int]
@@ -95,31 +103,6 @@ class PodState:
     finished: bool = False
     message: str = ""
     disrupted: bool = False
-    bar: int = -1
-    """Its entry in the timeline (-1: none)."""
-
-
-@dataclass(slots=True)
-class NodeState:
-    name: str
-    exists: bool = False
-    existed: bool = False
-    allocatable: Resources = (0, 0, 0)
-    allocated: list[int] = field(default_factory=lambda: [0, 0, 0])
-    pods: int = 0
-    ready: bool = False
-    not_ready_since: float | None = None
-    not_ready: list[list[float]] = field(default_factory=list)
-    points: list[tuple[float, int, int, int, int, int, int, int, bool]] = field(default_factory=list)
-    """(t, allocated cpu, memory, gpu, allocatable cpu, memory, gpu, pods, exists)."""
-
-    def point(self, t: float) -> None:
-        a, c = self.allocated, self.allocatable
-        entry = (t, a[0], a[1], a[2], c[0], c[1], c[2], self.pods, self.exists)
-        if self.points and self.points[-1][0] == t:
-            self.points[-1] = entry
-        else:
-            self.points.append(entry)
 
 
 def _condition(conditions: Any, kind: str) -> Any:
@@ -139,27 +122,29 @@ class Observer:
         self.schedulers = schedulers
         self.pods: dict[str, PodState] = {}
         self.nodes: dict[str, NodeState] = {}
+        self.buckets = NodeBuckets()
         self.first_created: float | None = None
         self.last_finished = 0.0
         self.unfinished = 0
         self.scheduled = 0
         self.preemptions = 0
         self.evictions = 0
-        self.pending = array("d")
+        self.pending = QuantileSketch()
         self.slowest: list[tuple[float, str, bool, str | None, str]] = []
         """Min-heap of the slowest pods that were bound or deleted unbound."""
         self.gpu = False
         self.allocated = [0, 0, 0]
         self.allocatable = [0, 0, 0]
         self.used = 0
-        self.cluster: list[tuple[float, int, int, int, int, int, int, int]] = []
-        """Cluster change points: (t, allocated ×3, allocatable ×3, nodes used)."""
+        self.values: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)
+        """The cluster's cpu, memory, gpu allocation and nodes used, since ``values_since``."""
+        self.values_since = 0.0
+        self.summaries = [TimeWeighted() for _ in range(4)]
         self.phases = dict.fromkeys(PHASES, 0)
-        self.timeline: list[list[Any]] | None = []
-        """[pod, node, start, end, phase] per assignment; None past ``TIMELINE_MAX_NODES``."""
+        self.timeline: deque[tuple[str, str, float, float, str]] | None = deque(maxlen=MAX_TIMELINE_BARS)
+        """Ended bars (pod, node, start, end, phase); None past ``TIMELINE_MAX_NODES``."""
         self.markers: list[tuple[float, int, str, str]] = []
         self.node_count = 0
-        # samples
         self.interval = INTERVALS[0]
         self.next_sample = 0.0
         self.samples: dict[str, list[int]] = {
@@ -172,13 +157,20 @@ class Observer:
     # --- the listener ---------------------------------------------------------------------
 
     def __call__(self, rec: WriteRecord) -> None:
-        if rec.time > self.next_sample:
-            self.sample_until(rec.time, inclusive=False)
+        t = rec.time
+        if t > self.next_sample:
+            self.sample_until(t, inclusive=False)
         kind = rec.kind
         if kind == "Pod":
-            self._pod(rec.time, rec.old, rec.new)
+            self._reach(t)
+            self._pod(t, rec.old, rec.new)
         elif kind == "Node":
-            self._node(rec.time, rec.old, rec.new)
+            self._reach(t)
+            self._node(t, rec.old, rec.new)
+
+    def _reach(self, t: float) -> None:
+        if t > self.buckets.width * MAX_BUCKETS:
+            self.buckets.reach(t, list(self.nodes.values()))
 
     def mark(self, t: float, kind: str, label: str) -> None:
         """A marker on the time axis (a step that played, a fault that started)."""
@@ -200,7 +192,7 @@ class Observer:
             self.phases[state.phase] = self.phases.get(state.phase, 0) + 1
             self.unfinished += 1
             if self.first_created is None:
-                self.first_created = t
+                self.first_created = self.values_since = t
         if new is None:
             self._gone(t, uid, state)
             return
@@ -237,7 +229,7 @@ class Observer:
         state.bound_at = t
         self.scheduled += 1
         wait = t - state.created
-        self.pending.append(wait)
+        self.pending.add(max(wait, 0.0))
         self._slow(wait, state.key, True, node, state.message)
         state.message = ""
         if state.phase in TERMINAL:
@@ -245,9 +237,6 @@ class Observer:
         state.requests = _resources(pod_requests(pod))
         state.node = node
         self._assign(t, node, state.requests, 1)
-        if self.timeline is not None:
-            state.bar = len(self.timeline)
-            self.timeline.append([state.key, node, t, None, "Pending"])
 
     def _finish(self, t: float, state: PodState, phase: str) -> None:
         """The pod reached a terminal phase or was deleted (``phase`` "Deleted")."""
@@ -256,11 +245,11 @@ class Observer:
             self.unfinished -= 1
             self.last_finished = max(self.last_finished, t)
         if state.node is not None:
-            self._assign(t, state.node, state.requests, -1)
+            node = state.node
+            self._assign(t, node, state.requests, -1)
             state.node = None
-            if self.timeline is not None and state.bar >= 0:
-                bar = self.timeline[state.bar]
-                bar[3], bar[4] = t, phase
+            if self.timeline is not None and state.bound_at is not None:
+                self.timeline.append((state.key, node, state.bound_at, t, phase))
 
     def _gone(self, t: float, uid: str, state: PodState) -> None:
         self._finish(t, state, "Deleted")
@@ -286,47 +275,51 @@ class Observer:
 
     def _assign(self, t: float, name: str, requests: Resources, sign: int) -> None:
         node = self._node_state(name)
+        node.advance(t, self.buckets.width)
         a = node.allocated
         for i in range(3):
             a[i] += sign * requests[i]
         node.pods += sign
+        node.reshare()
         if node.exists:
             for i in range(3):
                 self.allocated[i] += sign * requests[i]
             if node.pods == (1 if sign > 0 else 0):
                 self.used += sign
-            self._cluster_point(t)
-        node.point(t)
+            self._changed(t)
 
     def _node(self, t: float, old: Node | None, new: Node | None) -> None:
         obj = new if new is not None else old
         assert obj is not None
         node = self._node_state(obj.metadata.name)
+        width = self.buckets.width
         if new is None:
             if node.exists:
+                node.advance(t, width)
                 self._existence(t, node, -1)
                 node.exists = False
                 if node.not_ready_since is not None:
                     node.not_ready.append([node.not_ready_since, t])
                 node.not_ready_since = None
-                node.point(t)
             return
         if old is None or not node.exists:
-            node.allocatable = _resources(node_allocatable(new))
             if not node.existed:
                 self.node_count += 1
                 if self.node_count > TIMELINE_MAX_NODES:
                     self.timeline = None
+            node.advance(t, width)
             node.exists = node.existed = True
+            node.allocatable = _resources(node_allocatable(new))
+            node.reshare()
             self._existence(t, node, 1)
-            node.point(t)
         elif new.status.allocatable is not old.status.allocatable or new.status.capacity is not old.status.capacity:
             allocatable = _resources(node_allocatable(new))
             if allocatable != node.allocatable:
+                node.advance(t, width)
                 self._existence(t, node, -1)
                 node.allocatable = allocatable
+                node.reshare()
                 self._existence(t, node, 1)
-                node.point(t)
         if old is None or new.status.conditions is not old.status.conditions:
             ready = _condition(new.status.conditions, "Ready")
             is_ready = ready is not None and ready.status == "True"
@@ -347,15 +340,25 @@ class Observer:
             self.gpu = True
         if node.pods > 0:
             self.used += sign
-        self._cluster_point(t)
+        self._changed(t)
 
-    def _cluster_point(self, t: float) -> None:
+    def _changed(self, t: float) -> None:
+        """The cluster's sums changed at ``t``: close the piece of the previous values."""
         a, c = self.allocated, self.allocatable
-        entry = (t, a[0], a[1], a[2], c[0], c[1], c[2], self.used)
-        if self.cluster and self.cluster[-1][0] == t:
-            self.cluster[-1] = entry
-        else:
-            self.cluster.append(entry)
+        values = (
+            a[0] / c[0] if c[0] > 0 else 0.0,
+            a[1] / c[1] if c[1] > 0 else 0.0,
+            a[2] / c[2] if c[2] > 0 else 0.0,
+            float(self.used),
+        )
+        if values == self.values:
+            return
+        if self.first_created is not None:
+            d = t - self.values_since
+            for summary, value in zip(self.summaries, self.values, strict=True):
+                summary.add(value, d)
+        self.values = values
+        self.values_since = t
 
     # --- samples ----------------------------------------------------------------------------
 
@@ -414,21 +417,17 @@ class Observer:
         return sum(1 for p in self.pods.values() if p.bound_at is None)
 
     def metrics(self, end: float) -> dict[str, Any]:
-        """The contract's ``metrics`` of the run ending at ``end``."""
-        table = np.array(self.cluster, dtype=np.float64).reshape(-1, 8)
-        times = table[:, 0]
-        allocation = {}
-        for i, name in enumerate(RESOURCES):
-            allocated, allocatable = table[:, 1 + i], table[:, 4 + i]
-            share = np.where(allocatable > 0, allocated / np.maximum(allocatable, 1), 0.0)
-            allocation[name] = (times, share)
+        """The contract's ``metrics`` of the run ending at ``end`` (changes nothing)."""
+        window = self.window(end)
+        tail = 0.0 if window is None else max(0.0, window[1] - self.values_since)
+        cpu, memory, gpu, used = (s.with_piece(v, tail) for s, v in zip(self.summaries, self.values, strict=True))
         return metrics_document(
             scheduled=self.scheduled,
             unschedulable=self.unschedulable(),
-            pending=np.array(self.pending, dtype=np.float64),
-            window=self.window(end),
-            nodes_used=(times, table[:, 7]),
-            allocation=allocation,
+            pending=self.pending,
+            window=window,
+            nodes_used=used,
+            allocation={"cpu": cpu, "memory": memory, GPU: gpu},
             gpu=self.gpu,
             preemptions=self.preemptions,
             evictions=self.evictions,

@@ -6,19 +6,14 @@ Shapes: ``docs/architecture.md``, "Run metrics and series". What is computed her
   2^-9, ..., 2^hi, where 2^hi is the first power above the largest value; bin 0 is
   [0, 2^-10); at most ``MAX_BINS`` bins (past it the lowest edge moves up). Exponents come from
   ``math.frexp``, so every machine puts a value in the same bin.
-- ``node_buckets``: the nodes' change points cut into ``K`` equal buckets over the run
-  (``K = min(MAX_BUCKETS, ceil(span / interval))``); per resource, the time-weighted mean of
-  allocated / allocatable while the node existed in the bucket, in half-percent units
-  0..200 (capped at 200, rounded half to even), 255 when it did not exist at any time in the
-  bucket; base64 of the K bytes. A resource a node has no allocatable of reads 0 (200 if
-  something requests it).
+- the nodes' allocation buckets: ``observe_nodes`` keeps and encodes them;
+- the timeline: the last ended bars the observer kept, then the live pods' bars, by start;
 - ``slowest``: the ten pods that waited longest from creation to their first bind (a pod never
   bound waits until it was deleted or the run ended), ties by name.
 """
 
 from __future__ import annotations
 
-import base64
 import math
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Final
@@ -30,16 +25,10 @@ from emulator.runtime.stats import QuantileSketch
 if TYPE_CHECKING:
     from emulator.scenario.observe import Observer
 
-__all__ = ["MAX_BINS", "MAX_BUCKETS", "bucket_edges", "histogram", "node_buckets", "series", "slowest"]
+__all__ = ["MAX_BINS", "histogram", "series", "slowest"]
 
 MAX_BINS: Final = 40
-MAX_BUCKETS: Final = 240
 LOWEST_EXPONENT: Final = -10
-MISSING: Final = 255
-"""The byte of a bucket in which the node did not exist."""
-
-NodePoint = tuple[float, int, int, int, int, int, int, int, bool]
-"""(t, allocated cpu, memory, gpu, allocatable cpu, memory, gpu, pods, exists)."""
 
 
 def histogram(values: Any, counts: Any = None) -> dict[str, list[Any]]:
@@ -55,68 +44,6 @@ def histogram(values: Any, counts: Any = None) -> dict[str, list[Any]]:
     bins = np.bincount(index, weights=n, minlength=hi - lo + 1).astype(np.int64)
     edges = [0.0] + [math.ldexp(1.0, e) for e in range(lo, hi + 1)]
     return {"edges": edges, "counts": [int(c) for c in bins]}
-
-
-def bucket_edges(start: float, end: float, interval: float) -> list[float]:
-    """K + 1 equal bucket edges over [start, end] (K = 0 for an empty run)."""
-    span = end - start
-    if span <= 0:
-        return [start]
-    k = max(1, min(MAX_BUCKETS, math.ceil(span / interval - 1e-9)))
-    return [start + span * i / k for i in range(k)] + [end]
-
-
-def node_buckets(
-    nodes: Sequence[Sequence[NodePoint]], edges: Sequence[float], resources: int
-) -> tuple[list[list[str]], list[list[int]]]:
-    """Per resource (the first ``resources`` of cpu, memory, gpu), each node's base64 row; and
-    each node's pods at the end of each bucket, from the nodes' change points.
-
-    Vectorised over every node at once (a call per node cost 1 ms of numpy overhead, a second
-    for 1,000 nodes): the points of all nodes in one table, node ``n``'s times shifted by
-    ``n * W`` (``W`` longer than the run) so that one ``searchsorted`` finds, for every node and
-    edge, the point in force; the integral of each step function at each edge is a running sum
-    within the node plus the last piece; differences of integrals over the edges, divided by
-    the time the node existed, give the bucket means."""
-    k = len(edges) - 1
-    count = len(nodes)
-    if k <= 0 or count == 0:
-        return [[""] * count for _ in range(resources)], [[] for _ in range(count)]
-    sizes = np.array([len(points) for points in nodes], dtype=np.int64)
-    table = np.array([p for points in nodes for p in points], dtype=np.float64).reshape(-1, 9)
-    owner = np.repeat(np.arange(count), sizes)
-    first = np.concatenate(([0], np.cumsum(sizes)[:-1]))
-    times, exists = table[:, 0], table[:, 8]
-    width = max(float(times.max(initial=0.0)), edges[-1]) - min(edges[0], 0.0) + 1.0
-    shifted = times + owner * width
-    at = np.asarray(edges, dtype=np.float64)[None, :] + (np.arange(count) * width)[:, None]
-    index = np.searchsorted(shifted, at.ravel(), side="right").reshape(count, k + 1) - 1
-    valid = index >= first[:, None]
-    j = np.maximum(index, 0)
-    same_node = np.append(owner[1:] == owner[:-1], False)
-    length = np.where(same_node, np.append(times[1:], 0.0) - times, 0.0)
-
-    def integral(values: Any) -> Any:
-        cum = np.concatenate(([0.0], np.cumsum(values * length)))
-        inside = cum[j] - cum[first][:, None] + values[j] * (at - shifted[j])
-        return np.where(valid, inside, 0.0)
-
-    alive = np.diff(integral(exists), axis=1)
-    present = alive > 1e-9 * (edges[-1] - edges[0])
-    rows: list[list[str]] = []
-    for r in range(resources):
-        allocated, allocatable = table[:, 1 + r], table[:, 4 + r]
-        share = np.where(
-            allocatable > 0, np.minimum(allocated / np.maximum(allocatable, 1), 1.0), (allocated > 0) * 1.0
-        )
-        sums = np.diff(integral(share * exists), axis=1)
-        units = np.minimum(200, np.rint(200 * sums / np.where(present, alive, 1.0)))
-        matrix = np.where(present, units, MISSING).astype(np.uint8)
-        rows.append([base64.b64encode(row.tobytes()).decode("ascii") for row in matrix])
-    end = j[:, 1:]
-    live = valid[:, 1:] & (exists[end] > 0)
-    pods = np.where(live, table[end, 7], 0).astype(np.int64)
-    return rows, pods.tolist()
 
 
 def slowest(entries: Iterable[tuple[float, str, bool, str | None, str]], limit: int = 10) -> list[dict[str, Any]]:
@@ -148,22 +75,32 @@ def series(obs: Observer, end: float, faults: Sequence[tuple[float, str]] = ()) 
     markers = [{"t": round(t, 6), "kind": kind, "label": label} for t, _, kind, label in sorted(marks) if t <= end]
     nodes = [n for n in obs.nodes.values() if n.existed]
     resources = ["cpu", "memory"] + (["nvidia.com/gpu"] if obs.gpu else [])
-    edges = bucket_edges(0.0, end, interval)
-    rows, node_pods = node_buckets([n.points for n in nodes], edges, len(resources))
-    allocation = dict(zip(resources, rows, strict=True))
+    buckets = obs.buckets
+    buckets.reach(end, list(obs.nodes.values()))
+    edges = buckets.edges(end)
+    k = len(edges) - 1
+    buckets.finish(nodes, end)
+    allocation: dict[str, list[str]] = {r: [] for r in resources}
     not_ready: list[list[list[float]]] = []
     for node in nodes:
+        for r, row in zip(resources, buckets.rows(node, k, len(resources)), strict=True):
+            allocation[r].append(row)
         spans = list(node.not_ready)
         if node.not_ready_since is not None and end > node.not_ready_since:
             spans.append([node.not_ready_since, end])
         not_ready.append([[round(a, 6), round(b, 6)] for a, b in spans])
     timeline = None
     if obs.timeline is not None:
-        phases = {p.bar: p.phase for p in obs.pods.values() if p.bar >= 0 and p.node is not None}
+        bars: list[tuple[float, str, str, float | None, str]] = [
+            (start, pod, node, stop, phase) for pod, node, start, stop, phase in obs.timeline
+        ]
+        bars += [(p.bound_at, p.key, p.node, None, p.phase) for p in obs.pods.values()
+                 if p.node is not None and p.bound_at is not None]  # fmt: skip
+        bars.sort(key=lambda bar: (bar[0], bar[1]))
         timeline = [
             {"pod": pod, "node": node, "start": round(start, 6), "end": None if stop is None else round(stop, 6),
-             "phase": phases.get(i, phase) if stop is None else phase}
-            for i, (pod, node, start, stop, phase) in enumerate(obs.timeline)
+             "phase": phase}
+            for start, pod, node, stop, phase in bars
         ]  # fmt: skip
     e2e = QuantileSketch()
     for sched in schedulers:
@@ -185,10 +122,10 @@ def series(obs: Observer, end: float, faults: Sequence[tuple[float, str]] = ()) 
             "resources": resources,
             "allocation": allocation,
             "notReady": not_ready,
-            "pods": node_pods,
+            "pods": [list(n.pods_at_end[:k]) for n in nodes],
         },
         "timeline": timeline,
-        "pendingSeconds": histogram(np.array(obs.pending, dtype=np.float64)),
+        "pendingSeconds": histogram(*_pairs(obs.pending.counts())),
         "e2eSeconds": histogram(*_pairs(e2e.counts())) if has_scheduler else None,
         "slowest": slowest([*obs.slowest, *waiting]),
     }

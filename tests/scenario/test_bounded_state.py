@@ -33,6 +33,7 @@ import pytest
 
 import emulator.runtime.stats as stats
 import emulator.scenario.cluster as cluster_module
+import emulator.scenario.observe as observe
 from emulator.apiserver.server import WriteRecord
 from emulator.scenario import runner
 from emulator.scenario.loader import load_scenario_text
@@ -127,6 +128,10 @@ def test_state_is_flat_over_simulated_time(monkeypatch: pytest.MonkeyPatch) -> N
     # Past this many samples a metric keeps buckets, not samples: small enough for this run.
     # (raising=False: the test also runs against code from before the sketch, and fails there.)
     monkeypatch.setattr(stats, "EXACT_CAP", 256, raising=False)
+    # The run's own series keep at most this many samples and ended timeline bars (fixed
+    # sizes, like the sketch's cap): small enough for this run too.
+    monkeypatch.setattr(observe, "MAX_SAMPLES", 256, raising=False)
+    monkeypatch.setattr(observe, "MAX_TIMELINE_BARS", 256, raising=False)
     clusters: list[Any] = []
     kubelets: list[Any] = []
 

@@ -5,55 +5,35 @@ no node is overcommitted, histogram counts adding up to the bound pods)."""
 from __future__ import annotations
 
 import base64
-from typing import Any
 
-import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from emulator.scenario.observe import Observer
-from emulator.scenario.observe_metrics import segments, time_weighted
+from emulator.scenario.observe_metrics import RESOLUTION, TimeWeighted
 from emulator.scenario.observe_series import MAX_BINS, histogram, series
 from tests.scenario.test_observe import Feed
 
 
 @pytest.mark.parametrize(
-    ("points", "window", "expected"),
+    ("pieces", "mean", "quantiles", "peak"),
     [
-        pytest.param([], (0.0, 4.0), [(0.0, 4.0)], id="no-points-is-zero"),
-        pytest.param([(1.0, 2.0)], (0.0, 4.0), [(0.0, 1.0), (2.0, 3.0)], id="one-change"),
-        pytest.param([(0.0, 1.0), (2.0, 3.0)], (1.0, 3.0), [(1.0, 1.0), (3.0, 1.0)], id="window-inside"),
-        pytest.param([(1.0, 5.0), (1.0, 7.0)], (0.0, 2.0), [(0.0, 1.0), (7.0, 1.0)], id="same-instant-last-holds"),
-        pytest.param([(0.0, 1.0), (9.0, 3.0)], (2.0, 2.0), [(1.0, 1.0)], id="empty-window-value-at-start"),
+        pytest.param([(0.0, 2.0), (0.25, 8.0)], 0.2, [0.25, 0.25], 0.25, id="one-pod"),
+        pytest.param([(0.25, 5.0), (0.5, 5.0)], 0.375, [0.25, 0.5], 0.5, id="half-and-half"),
+        pytest.param([(1.0, 9.0), (0.0, 1.0)], 0.9, [1.0, 1.0], 1.0, id="unsorted"),
+        pytest.param([(3.0, 0.0), (0.5, 1.0)], 0.5, [0.5, 0.5], 0.5, id="no-duration-no-peak"),
+        pytest.param([(0.123456, 1.0)], 0.123456, [0.1235, 0.1235], 0.123456, id="percentiles-to-resolution"),
+        pytest.param([], 0.0, [0.0, 0.0], 0.0, id="empty"),
     ],
 )
-def test_segments(
-    points: list[tuple[float, float]], window: tuple[float, float], expected: list[tuple[float, float]]
-) -> None:
-    times = np.array([t for t, _ in points], dtype=np.float64)
-    values = np.array([v for _, v in points], dtype=np.float64)
-    got_values, got_durations = segments(times, values, *window)
-    assert list(zip(got_values.tolist(), got_durations.tolist(), strict=True)) == expected
-
-
-def arrays(pieces: list[tuple[float, float]]) -> tuple[Any, Any]:
-    return np.array([v for v, _ in pieces], dtype=np.float64), np.array([d for _, d in pieces], dtype=np.float64)
-
-
-@pytest.mark.parametrize(
-    ("pieces", "mean", "quantiles"),
-    [
-        pytest.param([(0.0, 2.0), (0.25, 8.0)], 0.2, [0.25, 0.25], id="one-pod"),
-        pytest.param([(0.25, 5.0), (0.5, 5.0)], 0.375, [0.25, 0.5], id="half-and-half"),
-        pytest.param([(1.0, 9.0), (0.0, 1.0)], 0.9, [1.0, 1.0], id="unsorted"),
-        pytest.param([], 0.0, [0.0, 0.0], id="empty"),
-    ],
-)
-def test_time_weighted(pieces: list[tuple[float, float]], mean: float, quantiles: list[float]) -> None:
-    got_mean, got = time_weighted(*arrays(pieces))
-    assert got_mean == pytest.approx(mean)
-    assert got == quantiles
+def test_time_weighted(pieces: list[tuple[float, float]], mean: float, quantiles: list[float], peak: float) -> None:
+    tw = TimeWeighted()
+    for value, duration in pieces:
+        tw.add(value, duration)
+    assert tw.mean() == pytest.approx(mean)
+    assert [tw.percentile(50.0), tw.percentile(90.0)] == quantiles
+    assert tw.peak == peak
 
 
 @pytest.mark.parametrize(
@@ -132,9 +112,7 @@ def test_random_runs(pods: list[tuple[int, int | None, int | None, int, int]]) -
         a = m[key]
         assert 0.0 <= a["p50"] <= a["p90"] <= 1.0
         assert 0.0 <= a["mean"] <= 1.0
-    values = [v for _, *rest in feed.obs.cluster for v in [rest[-1]]] or [0]
-    assert 0.0 <= m["nodesUsed"]["mean"] <= max(values)
-    assert m["nodesUsed"]["max"] <= 3
+    assert 0.0 <= m["nodesUsed"]["mean"] <= m["nodesUsed"]["max"] <= 3
     s = series(feed.obs, end)
     assert sum(s["pendingSeconds"]["counts"]) == bound
     k = len(s["nodes"]["edges"]) - 1
@@ -153,9 +131,12 @@ def test_random_runs(pods: list[tuple[int, int | None, int | None, int, int]]) -
     )
 )
 def test_time_weighted_mean_between_extremes(pieces: list[tuple[float, float]]) -> None:
-    mean, (p50, p90) = time_weighted(*arrays(pieces))
+    tw = TimeWeighted()
+    for value, duration in pieces:
+        tw.add(value, duration)
     values = [v for v, _ in pieces]
-    assert min(values) <= mean <= max(values)
-    assert p50 in values
-    assert p90 in values
+    assert min(values) - 1e-12 <= tw.mean() <= max(values) + 1e-12
+    p50, p90 = tw.percentile(50.0), tw.percentile(90.0)
     assert p50 <= p90
+    for p in (p50, p90):
+        assert any(abs(p - v) <= RESOLUTION / 2 + 1e-12 for v in values)

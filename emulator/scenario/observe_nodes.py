@@ -1,0 +1,150 @@
+"""Per-node state of the observer and its allocation buckets, in fixed memory per node.
+
+Each node keeps five arrays of ``MAX_BUCKETS`` slots over ``[0, MAX_BUCKETS * width)``: per
+resource (cpu, memory, nvidia.com/gpu) the integral of allocated / allocatable over the time
+the node existed in the bucket, the time it existed, and the pods assigned at the bucket's
+end. ``width`` is shared by every node (``NodeBuckets``): 1 s at first, doubled when a write's
+time passes the last slot, adjacent slots then merged pairwise (integrals add; the pods of a
+merged slot are those at its second half's end). A node's arrays are brought up to date
+(``advance``) only when its state changes, and for every node at the end: a change costs the
+slots it spans (usually one), a long-idle node a loop over its idle slots once.
+
+At the end, ``rows`` cuts ``[0, end]`` into ``K = ceil(end / width) <= MAX_BUCKETS`` buckets
+(edges ``0, width, 2 width, ..., end``: the last may be shorter) and encodes each node's
+time-weighted mean per bucket in half-percent units 0..200 (capped), 255 where the node did
+not exist at any time in the bucket, base64.
+
+Memory: 5 × ``MAX_BUCKETS`` numbers per node that ever existed (about 10 kB), whatever the
+run's length or number of pods.
+"""
+
+from __future__ import annotations
+
+import base64
+import math
+from array import array
+from dataclasses import dataclass, field
+from typing import Final
+
+__all__ = ["MAX_BUCKETS", "MISSING", "NodeBuckets", "NodeState", "share"]
+
+MAX_BUCKETS: Final = 240
+MISSING: Final = 255
+"""The byte of a bucket in which the node did not exist."""
+FIRST_WIDTH: Final = 1.0
+
+Resources = tuple[int, int, int]
+"""(cpu millicores, memory bytes, nvidia.com/gpu)."""
+
+
+def share(allocated: int, allocatable: int) -> float:
+    """allocated / allocatable, capped at 1; a resource the node has none of: 0, or 1 when
+    something requests it."""
+    if allocatable > 0:
+        return min(allocated / allocatable, 1.0)
+    return 1.0 if allocated > 0 else 0.0
+
+
+def _floats() -> array[float]:
+    return array("d", bytes(8 * MAX_BUCKETS))
+
+
+def _ints() -> array[int]:
+    return array("l", bytes(array("l").itemsize * MAX_BUCKETS))
+
+
+@dataclass(slots=True)
+class NodeState:
+    name: str
+    exists: bool = False
+    existed: bool = False
+    allocatable: Resources = (0, 0, 0)
+    allocated: list[int] = field(default_factory=lambda: [0, 0, 0])
+    pods: int = 0
+    ready: bool = False
+    not_ready_since: float | None = None
+    not_ready: list[list[float]] = field(default_factory=list)
+    """Closed not-Ready intervals: grows with the node's Ready transitions only."""
+    shares: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    since: float = 0.0
+    """The arrays are up to date until this time."""
+    sums: list[array[float]] = field(default_factory=lambda: [_floats() for _ in range(3)])
+    alive: array[float] = field(default_factory=_floats)
+    pods_at_end: array[int] = field(default_factory=_ints)
+
+    def reshare(self) -> None:
+        a, c = self.allocated, self.allocatable
+        self.shares = (share(a[0], c[0]), share(a[1], c[1]), share(a[2], c[2]))
+
+    def advance(self, t: float, width: float) -> None:
+        """Account for ``[since, t)`` in the current state."""
+        a = self.since
+        if t <= a:
+            return
+        first = max(int(a // width) - 1, 0)  # from the slot ending at ``a``, if one does
+        last = min(int(t // width), MAX_BUCKETS - 1)
+        exists = self.exists
+        pods = self.pods if exists else 0
+        s0, s1, s2 = self.shares
+        sums, alive, ends = self.sums, self.alive, self.pods_at_end
+        for k in range(first, last + 1):
+            lo, hi = k * width, (k + 1) * width
+            d = min(t, hi) - max(a, lo)
+            if exists and d > 0:
+                alive[k] += d
+                sums[0][k] += d * s0
+                sums[1][k] += d * s1
+                sums[2][k] += d * s2
+            if a <= hi < t:
+                ends[k] = pods
+        self.since = t
+
+    def merge_pairs(self) -> None:
+        half = MAX_BUCKETS // 2
+        for values in (*self.sums, self.alive):
+            merged = [values[2 * i] + values[2 * i + 1] for i in range(half)]
+            values[:half] = array("d", merged)
+            values[half:] = array("d", bytes(8 * (MAX_BUCKETS - half)))
+        ends = self.pods_at_end
+        ends[:half] = array("l", [ends[2 * i + 1] for i in range(half)])
+        ends[half:] = array("l", bytes(ends.itemsize * (MAX_BUCKETS - half)))
+
+
+class NodeBuckets:
+    """The shared slot width of every node's arrays."""
+
+    def __init__(self) -> None:
+        self.width = FIRST_WIDTH
+
+    def reach(self, t: float, nodes: list[NodeState]) -> None:
+        """Widen the slots until ``t`` fits in them (every node's arrays merged)."""
+        while t > MAX_BUCKETS * self.width:
+            for node in nodes:
+                node.merge_pairs()
+            self.width *= 2
+
+    def edges(self, end: float) -> list[float]:
+        """K + 1 edges over [0, end] (K = 0 for a run of no length)."""
+        if end <= 0:
+            return [0.0]
+        k = max(1, min(MAX_BUCKETS, math.ceil(end / self.width)))
+        return [i * self.width for i in range(k)] + [end]
+
+    def finish(self, nodes: list[NodeState], end: float) -> None:
+        """Bring every node up to ``end`` (call ``reach(end)`` first)."""
+        k = len(self.edges(end)) - 1
+        for node in nodes:
+            node.advance(end, self.width)
+            if k:
+                node.pods_at_end[k - 1] = node.pods if node.exists else 0
+
+    def rows(self, node: NodeState, k: int, resources: int) -> list[str]:
+        """Base64 of ``k`` bytes per resource (the first ``resources`` of cpu, memory, gpu)."""
+        out: list[str] = []
+        alive = node.alive
+        floor = 1e-9 * self.width
+        for r in range(resources):
+            sums = node.sums[r]
+            row = bytes(MISSING if alive[b] <= floor else min(200, round(200 * sums[b] / alive[b])) for b in range(k))
+            out.append(base64.b64encode(row).decode("ascii"))
+        return out
