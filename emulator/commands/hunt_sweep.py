@@ -31,7 +31,9 @@ seed is never reported crashed because another one killed the pool; the price is
 suspects run one at a time. A seed that kills its worker every time thus runs three times
 (once with others, twice alone). Each break replaces the executor (``replace``, a fresh pool).
 A Dask executor does not break: Dask reruns a dead worker's task itself, and a seed whose
-workers died too often comes back as ``KilledWorker``: that seed is ``crashed``.
+workers died too often comes back as ``KilledWorker``. Dask counts a death against every task
+the worker held, so a seed that comes back so while others were in flight becomes a suspect
+(re-run alone); one that comes back so alone is ``crashed``.
 
 ``--stop-on-first`` stops submitting seeds once a failure arrives; seeds already running finish
 in their workers, and the report covers the seeds that completed. Ctrl-C (``KeyboardInterrupt``
@@ -195,7 +197,10 @@ class _Sweep:
         if isinstance(err, KeyboardInterrupt):  # a worker got the terminal's Ctrl-C
             raise err
         if worker_lost(err):  # Dask restarted the dead workers and gave up on this seed
-            self.crashed.append(seed)
+            if self.alone:
+                self.crashed.append(seed)
+            else:  # a death counts against every task its worker held: retry it alone
+                self.suspects.append(seed)
             return
         outcome = fut.result() if err is None else SeedOutcome(seed, False, f"crash: {type(err).__name__}: {err}")
         self.done[seed] = outcome

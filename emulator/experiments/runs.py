@@ -13,8 +13,10 @@ a future ends with                         the run's outcome
 a value                                    ``Outcome(value=...)``
 an exception raised by the run             ``Outcome(error="TypeName: message")``: a finding
                                            (runs are deterministic: never retried)
-Dask's ``KilledWorker``                    ``Outcome(error=..., crashed=True)``: Dask restarted
-                                           the workers that died and gave up
+Dask's ``KilledWorker``                    Dask restarted the workers that died and gave up; it
+                                           counts a death against every task the worker held,
+                                           so the run is re-run alone, and if it comes back so
+                                           alone, ``Outcome(error=..., crashed=True)``
 ``BrokenExecutor`` (a local worker died)   the pool is replaced (``pool.replace``); the runs
                                            that were in flight are re-run one at a time; one
                                            that breaks the pool again alone is crashed
@@ -107,6 +109,9 @@ class _Runs(Generic[K]):
             return None
         if isinstance(err, KeyboardInterrupt):
             raise err
+        if worker_lost(err) and not self.alone:  # maybe charged for another task's deaths
+            self.suspects.append(key)
+            return None
         return Outcome(error=_describe(err), crashed=worker_lost(err))
 
     def _recover(self, broken: list[K], progress: Callable[[K, Outcome], None] | None) -> None:

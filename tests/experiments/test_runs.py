@@ -13,6 +13,7 @@ import os
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -145,22 +146,50 @@ def test_dask_reruns_a_dead_workers_task_and_crashes_a_poison_one(tmp_path: Path
     assert poison[3].error.startswith("KilledWorker: ")
 
 
+LOST: set[int] = set()
+"""Seeds a ``killed_worker_task`` already lost once (thread pools: one process)."""
+
+
 def killed_worker_task(path: str, seed: int) -> SeedOutcome:
-    """A seed whose workers Dask gave up on (raised here as Dask's future would)."""
+    """Raise as Dask's future would for a seed whose workers Dask gave up on: seed 1 every time,
+    seed 2 the first time only (charged for another task's deaths)."""
     from distributed.scheduler import KilledWorker
 
-    if seed == 1:
-        raise KilledWorker(f"run_seed-{seed}", "tcp://127.0.0.1:1", "2 workers died")
+    if seed == 1 or (seed == 2 and seed not in LOST):
+        LOST.add(seed)
+        raise KilledWorker(f"run_seed-{seed}", SimpleNamespace(address="tcp://127.0.0.1:1"), 3)
     return SeedOutcome(seed, True)
 
 
-def test_hunt_maps_killed_worker_to_crashed() -> None:
+def killed_worker_run(n: int) -> int:
+    killed_worker_task("", n)
+    return n
+
+
+@pytest.fixture
+def lost() -> None:
+    LOST.clear()
+
+
+@pytest.mark.usefixtures("lost")
+def test_hunt_retries_a_killed_worker_alone_then_crashes_it() -> None:
     pytest.importorskip("distributed")
     with ThreadPoolExecutor(2) as ex:
-        report = hunt_seeds("s.yaml", range(3), ex, task=killed_worker_task, jobs=2)
+        report = hunt_seeds("s.yaml", range(4), ex, task=killed_worker_task, jobs=2)
     assert report.crashed == [1]
-    assert [o.seed for o in report.outcomes] == [0, 2]
+    assert [o.seed for o in report.outcomes] == [0, 2, 3]
     assert report.exit_status() == 3
+
+
+@pytest.mark.usefixtures("lost")
+def test_runs_retry_a_killed_worker_alone_then_crash_it() -> None:
+    pytest.importorskip("distributed")
+    with ThreadPoolExecutor(2) as ex:
+        got = run_all(Pool(ex, 2, None), killed_worker_run, [(n, (n,)) for n in range(4)])
+    assert {k: o.value for k, o in got.items() if o.error is None} == {0: 0, 2: 2, 3: 3}
+    assert got[1].crashed
+    assert got[1].error is not None
+    assert got[1].error.startswith("KilledWorker: Attempted to run task 'run_seed-1' on 4 different workers")
 
 
 def square(n: int) -> int:
