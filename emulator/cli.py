@@ -10,7 +10,8 @@ expectations, as ``run``), not an interruption.
 
 Bad input is any ``emulator.inputs.InputError`` (``ScenarioError``, ``StepError``,
 ``ManifestError``, ``ConfigError``, ``SetupError``, ``UsageError``, ``ExplainError``,
-``HuntError``, ``WorkloadError``): one line, ``error: <file>[:<line>:<column>]: <path>: <detail>``.
+``HuntError``, ``WorkloadError``, ``CompareError``, ``ExecutorError``, ``ResultsError``): one
+line, ``error: <file>[:<line>:<column>]: <path>: <detail>``.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from emulator.commands import bench, explain, hunt, report, run, serve, validate
+from emulator.commands import bench, compare, explain, hunt, report, run, serve, validate
 from emulator.inputs import InputError
 
 __all__ = ["main"]
@@ -30,6 +31,7 @@ COMMANDS = {
     "validate": validate,
     "explain": explain,
     "hunt": hunt,
+    "compare": compare,
     "bench": bench,
     "report": report,
 }

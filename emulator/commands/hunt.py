@@ -16,6 +16,10 @@ Failure reason of one run, the first that applies: the violated invariant whose 
 violation came earliest (``t`` = that time); the first failed expectation; the first timed-out
 ``waitFor`` (``t`` = the run's end); an exception out of the run (``t`` unknown, ``null``).
 
+Where the seeds run is ``--executor`` (``local``: a process pool of ``--jobs`` workers;
+``dask``/``dask=ADDRESS``: Dask; see ``emulator.experiments.executors``); ``--results
+PATH.csv|.parquet`` also writes one row per seed (``experiments.results``).
+
 Running the seeds (at most ``--jobs`` at a time), surviving workers that die (a dead worker's
 pool is replaced and its seed retried alone; a seed whose worker dies twice alone is
 ``crashed``) and Ctrl-C are ``hunt_sweep``'s; its docstring gives the rule.
@@ -50,6 +54,8 @@ from emulator.commands.hunt_sweep import (
     sweep,
     workers_for,
 )
+from emulator.experiments.executors import open_executor, parse_executor
+from emulator.experiments.results import HUNT_COLUMNS, check_results_path, hunt_rows, write_results
 from emulator.inputs import PlainInputError
 from emulator.scenario.loader import load_scenario
 
@@ -173,7 +179,16 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--seed-start", type=int, default=0, metavar="S", help="first seed (default 0)")
     p.add_argument("--jobs", type=int, default=None, metavar="J", help="parallel processes (default: one per core)")
     p.add_argument("--stop-on-first", action="store_true", help="stop at the first failing seed")
+    p.add_argument(
+        "--executor",
+        default="local",
+        metavar="local|dask|dask=ADDRESS",
+        help="where the seeds run: a local process pool (default), a local Dask cluster, or a Dask scheduler",
+    )
     p.add_argument("--output", choices=("text", "json"), default="text", help="report format on stdout")
+    p.add_argument(
+        "--results", type=Path, default=None, metavar="PATH.csv|.parquet", help="also write one row per seed here"
+    )
     return p
 
 
@@ -187,6 +202,9 @@ def _check_input(args: argparse.Namespace) -> str:
         raise HuntError(f"--jobs: must be at least 1, got {args.jobs}")
     if args.jobs is not None and args.jobs > MAX_JOBS:
         raise HuntError(f"--jobs: must be at most {MAX_JOBS} (one process each), got {args.jobs}")
+    parse_executor(args.executor)
+    if args.results is not None:
+        check_results_path(args.results)
     scenario = load_scenario(args.file)
     try:
         check_scheduler(scenario, args.file)
@@ -202,32 +220,32 @@ def run(
     new_executor: Callable[[], Executor] | None = None,
 ) -> int:
     """The ``hunt`` command; its exit status is ``HuntReport.exit_status``. ``new_executor``
-    makes the first executor and each replacement of a broken one (default: a process pool of
-    ``--jobs`` workers); an ``executor`` passed in is used first and left to its owner."""
+    makes the first executor and each replacement of a broken one (default: ``--executor``'s,
+    a process pool of ``--jobs`` workers unless told otherwise); an ``executor`` passed in is
+    used first and left to its owner."""
     from rich.console import Console
 
     name = _check_input(args)
     seeds = range(args.seed_start, args.seed_start + args.seeds)
     out = Console(highlight=False, soft_wrap=True)
-    factory = new_executor or (lambda: default_executor(args.jobs, len(seeds)))
-    own = executor is None
-    pool = factory() if executor is None else executor
-    replace = factory if own or new_executor is not None else None
-    report: HuntReport | None = None
-    try:
-
-        def hunt(progress: Callable[[SeedOutcome], None] | None) -> HuntReport:
-            return hunt_seeds(
-                args.file, seeds, pool, args.stop_on_first, progress, scenario=name, jobs=args.jobs, replace=replace
-            )
-
-        if sys.stderr.isatty():  # the bar goes to stderr: stdout stays a clean report
-            report = _with_progress_bar(hunt, len(seeds), name)
-        else:
-            report = hunt(None)
-    finally:
-        if own:  # interrupted: do not wait for the seeds still running
-            pool.shutdown(wait=report is not None and not report.interrupted, cancel_futures=True)
+    if executor is None and new_executor is None:
+        with open_executor(parse_executor(args.executor), args.jobs, len(seeds)) as opened:
+            report = _sweep(args, name, seeds, opened.executor, opened.replace, opened.width)
+            opened.interrupted = report.interrupted
+    else:
+        own = executor is None
+        factory = new_executor or (lambda: default_executor(args.jobs, len(seeds)))
+        pool = factory() if executor is None else executor
+        replace = factory if own or new_executor is not None else None
+        done: HuntReport | None = None
+        try:
+            done = _sweep(args, name, seeds, pool, replace, args.jobs)
+        finally:
+            if own:  # interrupted: do not wait for the seeds still running
+                pool.shutdown(wait=done is not None and not done.interrupted, cancel_futures=True)
+        report = done
+    if args.results is not None:
+        write_results(args.results, HUNT_COLUMNS, hunt_rows(report))
     if args.output == "json":
         import msgspec
 
@@ -235,6 +253,24 @@ def run(
     else:
         _print_text(report, out)
     return report.exit_status()
+
+
+def _sweep(
+    args: argparse.Namespace,
+    name: str,
+    seeds: range,
+    pool: Executor,
+    replace: Callable[[], Executor] | None,
+    jobs: int | None,
+) -> HuntReport:
+    def hunt(progress: Callable[[SeedOutcome], None] | None) -> HuntReport:
+        return hunt_seeds(
+            args.file, seeds, pool, args.stop_on_first, progress, scenario=name, jobs=jobs, replace=replace
+        )
+
+    if sys.stderr.isatty():  # the bar goes to stderr: stdout stays a clean report
+        return _with_progress_bar(hunt, len(seeds), name)
+    return hunt(None)
 
 
 def _with_progress_bar(

@@ -3,8 +3,9 @@ that die survived.
 
 What it owns: ``sweep`` (every seed through ``task(path, seed)`` on any
 ``concurrent.futures.Executor``, at most ``jobs`` in flight), the report of a hunt
-(``SeedOutcome``, ``HuntReport``: outcomes, crashed seeds, JSON, exit status), the default
-process pool (``default_executor``) and the replay line (``replay_command``). It does not own
+(``SeedOutcome``, ``HuntReport``: outcomes, crashed seeds, JSON, exit status) and the replay
+line (``replay_command``). The executors themselves (the default process pool, Dask) are
+``emulator.experiments.executors``'. It does not own
 what one seed does (``hunt.run_seed``) or the command line (``hunt``). The executor is a seam:
 a thread pool in tests, a process pool by default, a distributed engine's executor later; a
 broken one is recognised by ``BrokenExecutor`` on its futures and replaced through ``replace``.
@@ -29,6 +30,10 @@ A death counts against a seed only when that seed was the only one running, so a
 seed is never reported crashed because another one killed the pool; the price is that
 suspects run one at a time. A seed that kills its worker every time thus runs three times
 (once with others, twice alone). Each break replaces the executor (``replace``, a fresh pool).
+A Dask executor does not break: Dask reruns a dead worker's task itself, and a seed whose
+workers died too often comes back as ``KilledWorker``. Dask counts a death against every task
+the worker held, so a seed that comes back so while others were in flight becomes a suspect
+(re-run alone); one that comes back so alone is ``crashed``.
 
 ``--stop-on-first`` stops submitting seeds once a failure arrives; seeds already running finish
 in their workers, and the report covers the seeds that completed. Ctrl-C (``KeyboardInterrupt``
@@ -38,15 +43,15 @@ the report of the seeds that finished is printed, marked interrupted.
 
 from __future__ import annotations
 
-import multiprocessing
-import os
 import shlex
 from collections import deque
 from collections.abc import Callable, Iterable
-from concurrent.futures import FIRST_COMPLETED, BrokenExecutor, Executor, Future, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, BrokenExecutor, Executor, Future, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from emulator.experiments.executors import default_executor, worker_lost, workers_for
 
 __all__ = [
     "HuntReport",
@@ -125,18 +130,6 @@ def replay_command(file: str, seed: int) -> str:
 # --- the sweep ------------------------------------------------------------------------------
 
 
-def workers_for(jobs: int | None, seeds: int) -> int:
-    """``--jobs``, else one per core; never more than there are seeds."""
-    return max(1, min(jobs or os.cpu_count() or 1, seeds))
-
-
-def default_executor(jobs: int | None, seeds: int) -> ProcessPoolExecutor:
-    """A process pool (forkserver where available, else spawn: safe under pytest and threads)."""
-    methods = multiprocessing.get_all_start_methods()
-    ctx = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
-    return ProcessPoolExecutor(max_workers=workers_for(jobs, seeds), mp_context=ctx)
-
-
 class _Sweep:
     """One hunt in progress: seeds not yet submitted (``todo``), seeds waiting for a run alone
     (``suspects``), the flight, the outcomes, and each seed's attributable deaths."""
@@ -203,6 +196,12 @@ class _Sweep:
             return
         if isinstance(err, KeyboardInterrupt):  # a worker got the terminal's Ctrl-C
             raise err
+        if worker_lost(err):  # Dask restarted the dead workers and gave up on this seed
+            if self.alone:
+                self.crashed.append(seed)
+            else:  # a death counts against every task its worker held: retry it alone
+                self.suspects.append(seed)
+            return
         outcome = fut.result() if err is None else SeedOutcome(seed, False, f"crash: {type(err).__name__}: {err}")
         self.done[seed] = outcome
         self.failed |= not outcome.passed

@@ -1,0 +1,233 @@
+"""``python -m emulator compare FILE --config A.yaml --config B.yaml``: one scenario under several
+KubeSchedulerConfigurations, N seeds each, the quality metrics side by side.
+
+What it owns: the command line (``add_parser``, ``run``) and the text table. The variants, the
+task of one run and the comparison document are ``emulator.experiments.compare``'s; the
+executors (``--executor``, ``--jobs``) ``experiments.executors``'; the results table
+(``--results``) ``experiments.results``'.
+
+Everything is checked before the first run: the scenario, each ``--config`` (its scheduler built
+with its plugins, as ``run`` does), ``--results`` and ``--html`` paths, the executor.
+
+Text: one table, a column per variant (headed by the config file's stem), a row per metric, each
+cell ``mean ± population sd`` over the seeds; the best value of a row is marked ``*`` (in green):
+more pods scheduled; fewer unschedulable, less pending, fewer nodes, higher allocation, fewer
+preemptions and evictions, shorter makespan; no mark on a tie. A last row counts the runs whose
+expectations passed.
+
+Exit status: 0 every run met the scenario's expectations; 1 some run did not (or a waitFor timed
+out, or an invariant was violated: the comparison is printed all the same, and a run that failed
+its expectations still counts in the means); 3 a run raised or its worker process died (it is
+left out of the means; ``perSeed`` has its ``error``); 2 bad input; 130 interrupted (no report).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Final
+
+from emulator.commands.common import UsageError, check_scheduler
+from emulator.experiments.compare import CompareError, Variant, compare_doc, read_config, run_variant, variants_for
+from emulator.experiments.compare import variant_scenario as with_config
+from emulator.experiments.executors import open_executor, parse_executor
+from emulator.experiments.metrics import FIELDS, Field, best, lookup
+from emulator.experiments.results import COMPARE_COLUMNS, check_results_path, compare_rows, write_results
+from emulator.experiments.runs import Outcome, run_all
+from emulator.scenario.loader import load_scenario
+
+__all__ = ["MAX_RUNS", "add_parser", "run"]
+
+MAX_RUNS: Final = 100_000
+"""Runs (variants × seeds) one comparison may ask for: every run's metrics are kept."""
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    p: argparse.ArgumentParser = subparsers.add_parser(
+        "compare",
+        help="run a scenario under several scheduler configurations and compare quality metrics",
+        description=(
+            "Run a scenario under each KubeSchedulerConfiguration given (with one --config: against the "
+            "scenario's own), N seeds each, and compare pods scheduled, pending time, nodes used, allocation, "
+            "preemptions, evictions and makespan."
+        ),
+    )
+    p.add_argument("file", type=Path, help="scenario YAML file")
+    p.add_argument(
+        "--config",
+        action="append",
+        default=[],
+        metavar="PATH.yaml",
+        help="a KubeSchedulerConfiguration file replacing the scenario's (repeat; one: compared with the scenario's)",
+    )
+    p.add_argument("--seeds", type=int, default=5, metavar="N", help="seeds per configuration (default 5)")
+    p.add_argument("--seed-start", type=int, default=0, metavar="S", help="first seed (default 0)")
+    p.add_argument("--jobs", type=int, default=None, metavar="J", help="parallel runs (default: one per core)")
+    p.add_argument(
+        "--executor",
+        default="local",
+        metavar="local|dask|dask=ADDRESS",
+        help="where the runs execute: a local process pool (default), a local Dask cluster, or a Dask scheduler",
+    )
+    p.add_argument("--output", choices=("text", "json"), default="text", help="report format on stdout")
+    p.add_argument(
+        "--results", type=Path, default=None, metavar="PATH.csv|.parquet", help="also write one row per run here"
+    )
+    p.add_argument("--html", type=Path, default=None, metavar="PATH", help="also write an HTML report here")
+    return p
+
+
+def _check_input(args: argparse.Namespace) -> tuple[str, list[Variant]]:
+    """Validate everything before running; the scenario's name and the variants."""
+    if args.seeds < 1:
+        raise CompareError(f"--seeds: must be at least 1, got {args.seeds}")
+    if args.jobs is not None and not 1 <= args.jobs <= 256:
+        raise CompareError(f"--jobs: must be between 1 and 256, got {args.jobs}")
+    variants = variants_for([str(c) for c in args.config])
+    if args.seeds * len(variants) > MAX_RUNS:
+        raise CompareError(f"--seeds: {len(variants)} configurations × {args.seeds} seeds passes {MAX_RUNS} runs")
+    parse_executor(args.executor)
+    if args.results is not None:
+        check_results_path(args.results)
+    if args.html is not None:
+        _renderer(args.html)
+    scenario = load_scenario(args.file)
+    for v in variants:
+        config = None if v.path is None else read_config(v.path)
+        check_scheduler(with_config(scenario, config), args.file if v.path is None else Path(v.path))
+    return scenario.name, variants
+
+
+def run(args: argparse.Namespace) -> int:
+    name, variants = _check_input(args)
+    seeds = list(range(args.seed_start, args.seed_start + args.seeds))
+    keep_series = args.html is not None
+    calls = [
+        ((i, s), (str(args.file), v.path, s, keep_series and s == seeds[0]))
+        for i, v in enumerate(variants)
+        for s in seeds
+    ]
+    with open_executor(parse_executor(args.executor), args.jobs, len(calls)) as pool:
+
+        def go(progress: Callable[[tuple[int, int], Outcome], None] | None) -> dict[tuple[int, int], Outcome]:
+            return run_all(pool, run_variant, calls, progress)
+
+        outcomes = _with_progress_bar(go, len(calls), name) if sys.stderr.isatty() else go(None)
+    doc = compare_doc(name, seeds, variants, outcomes, series=keep_series)
+    if args.results is not None:
+        write_results(args.results, COMPARE_COLUMNS, compare_rows(doc))
+    if args.html is not None:
+        _write_html(args.html, doc)
+        doc = {**doc, "variants": [{k: x for k, x in v.items() if k != "series"} for v in doc["variants"]]}
+    if args.output == "json":
+        import msgspec
+
+        sys.stdout.write(msgspec.json.encode(doc).decode() + "\n")
+    else:
+        from rich.console import Console
+
+        print_table(doc, variants, Console(highlight=False, soft_wrap=True))
+    return exit_status(doc)
+
+
+def exit_status(doc: dict[str, Any]) -> int:
+    """3 a run raised or crashed, else 1 a run failed its expectations, else 0."""
+    entries = [e for v in doc["variants"] for e in v["perSeed"]]
+    if any("error" in e for e in entries):
+        return 3
+    return 0 if all(e["passed"] for e in entries) else 1
+
+
+def _renderer(path: Path) -> Callable[[dict[str, Any]], str]:
+    """``emulator.report.render_compare`` (an HTML renderer this build may lack)."""
+    import importlib
+
+    try:
+        report: Any = importlib.import_module("emulator.report")
+    except ImportError:
+        raise UsageError(f"--html {path}: this build has no HTML report (emulator.report is missing)") from None
+    render: Callable[[dict[str, Any]], str] = report.render_compare
+    return render
+
+
+def _write_html(path: Path, doc: dict[str, Any]) -> None:
+    html = _renderer(path)(doc)
+    try:
+        path.write_text(html, encoding="utf-8")
+    except OSError as err:
+        raise UsageError(f"--html {path}: cannot write the report: {err.strerror or err}") from None
+
+
+def _with_progress_bar(
+    go: Callable[[Callable[[tuple[int, int], Outcome], None]], dict[tuple[int, int], Outcome]], total: int, name: str
+) -> dict[tuple[int, int], Outcome]:
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task(f"{escape(name)}: runs", total=total)
+        return go(lambda _key, _outcome: bar.update(task, advance=1))
+
+
+# --- the text table --------------------------------------------------------------------------
+
+_UNITS: Final = {"pendingSeconds": "s", "makespanSeconds": "s"}
+
+
+def _label(f: Field) -> str:
+    arrow = "↑" if f.better == "higher" else "↓"
+    head = f.name.split(".")[0]
+    unit = _UNITS.get(head, "%" if head.endswith("Allocation") else "")
+    return f"{f.name}{f' ({unit})' if unit else ''} {arrow}"
+
+
+def _num(x: float) -> str:
+    if float(x).is_integer():
+        return f"{x:,.0f}"
+    return f"{x:.2f}" if abs(x) < 100 else f"{x:,.1f}"
+
+
+def _fmt(mean: float | None, sd: float | None, percent: bool) -> str:
+    """``mean ± sd``: allocations in percent with one decimal, counts and seconds plainly."""
+    if mean is None:
+        return "-"
+    if percent:
+        return f"{mean * 100:.1f} ± {(sd or 0.0) * 100:.1f}"
+    return f"{_num(mean)} ± {_num(sd or 0.0)}"
+
+
+def print_table(doc: dict[str, Any], variants: list[Variant], out: Any) -> None:
+    """The comparison as one table (see the module docstring)."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    seeds = doc["seeds"]
+    span = f"seeds {seeds[0]}..{seeds[-1]}" if len(seeds) > 1 else f"seed {seeds[0]}"
+    out.print(f"[bold]{escape(doc['scenario'])}[/bold]: {len(variants)} configurations × {len(seeds)} runs ({span})")
+    table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
+    table.add_column("metric (mean ± sd)  ↑/↓ better", no_wrap=True)
+    for v in variants:
+        table.add_column(escape(v.header), justify="right", no_wrap=True)
+    docs = doc["variants"]
+    for f in FIELDS:
+        means = [lookup(d["metrics"], f.name) for d in docs]
+        if all(m is None for m in means) and f.name.startswith("gpuAllocation"):
+            continue  # no GPU in this cluster
+        sds = [lookup(d["spread"], f.name) for d in docs]
+        top = best(means, f)
+        percent = f.name.split(".")[0].endswith("Allocation")
+        cells = [_fmt(m, s, percent) for m, s in zip(means, sds, strict=True)]
+        cells = [f"[green]{c} *[/green]" if i == top else f"{c}  " for i, c in enumerate(cells)]
+        table.add_row(_label(f), *cells)
+    passed = [sum(bool(e["passed"]) for e in d["perSeed"]) for d in docs]
+    table.add_row("expectations passed", *(f"{p}/{len(d['perSeed'])}" for p, d in zip(passed, docs, strict=True)))
+    out.print(table)
+    out.print("[dim]* best (↑ higher is better, ↓ lower is better); allocation in % of allocatable[/dim]")
+    for d in docs:
+        for e in d["perSeed"]:
+            if "error" in e:
+                out.print(f"[red]{escape(d['config'])} seed {e['seed']}: {escape(e['error'])}[/red]")

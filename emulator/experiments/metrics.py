@@ -1,0 +1,107 @@
+"""A run's quality metrics seen from a sweep: their fields, their mean and spread over seeds, their
+flat column names, and which value of a row is best.
+
+What it owns: ``FIELDS`` (every number of a run's ``metrics``, contract section 1, as a dotted
+name with its type and its better direction), ``aggregate`` (means and population standard
+deviations over runs, in the metrics' own shapes), ``flatten`` (a metrics dict as
+``{"pendingSeconds.p90": value}`` columns) and ``best`` (the index of a row's best variant). It
+does not own collecting the metrics (the runner's observer) nor printing them (``commands``).
+
+Aggregation. Each number is averaged over the runs that have it: a ``null`` percentile (a run
+that bound no pod) or a ``null`` ``gpuAllocation`` (no GPU node) is left out of the mean, and a
+value null in every run stays null. Means and spreads are floats rounded to 6 decimals (the
+metrics' own rounding); the spread is the population standard deviation (0 for one run). The
+result depends only on the runs' order, which the callers fix (by seed), so the same seeds give
+byte-identical JSON on any executor.
+
+Better direction, per field: fewer unschedulable pods, less pending, fewer nodes, higher
+allocation, fewer preemptions and evictions, a shorter makespan; more pods scheduled.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final, Literal
+
+__all__ = ["FIELDS", "Field", "aggregate", "best", "flatten", "lookup"]
+
+
+@dataclass(frozen=True, slots=True)
+class Field:
+    name: str
+    """Dotted: ``pendingSeconds.p90``."""
+    integer: bool
+    """A count in one run (its mean over runs is still a float)."""
+    better: Literal["higher", "lower"]
+
+
+def _fields() -> tuple[Field, ...]:
+    out: list[Field] = [Field("podsScheduled", True, "higher"), Field("podsUnschedulable", True, "lower")]
+    out += [Field(f"pendingSeconds.{p}", False, "lower") for p in ("p50", "p90", "p99")]
+    out += [Field("nodesUsed.mean", False, "lower"), Field("nodesUsed.max", True, "lower")]
+    for resource in ("cpu", "memory", "gpu"):
+        out += [Field(f"{resource}Allocation.{s}", False, "higher") for s in ("mean", "p50", "p90")]
+    out += [Field("preemptions", True, "lower"), Field("evictions", True, "lower")]
+    out.append(Field("makespanSeconds", False, "lower"))
+    return tuple(out)
+
+
+FIELDS: Final = _fields()
+"""Every number of a run's metrics, in the contract's order."""
+
+
+def lookup(metrics: Mapping[str, Any] | None, name: str) -> Any:
+    """The value at dotted ``name`` (None where a level is missing or null)."""
+    value: Any = metrics
+    for part in name.split("."):
+        if not isinstance(value, Mapping):
+            return None
+        value = value.get(part)
+    return value
+
+
+def flatten(metrics: Mapping[str, Any] | None) -> dict[str, Any]:
+    """``metrics`` as one column per field (``FIELDS`` order), None where null or missing."""
+    return {f.name: lookup(metrics, f.name) for f in FIELDS}
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _combine(values: Sequence[Any], how: Literal["mean", "spread"]) -> Any:
+    """One node of the metrics tree over the runs: recurse into mappings, average numbers."""
+    present = [v for v in values if v is not None]
+    if not present:
+        return None
+    if all(isinstance(v, Mapping) for v in present):
+        keys: list[str] = []
+        for v in present:
+            keys += [k for k in v if k not in keys]
+        return {k: _combine([v.get(k) for v in present], how) for k in keys}
+    numbers = [float(v) for v in present if _number(v)]
+    if len(numbers) != len(present):
+        raise ValueError(f"expected numbers or mappings, got {present!r}")
+    result = statistics.fmean(numbers) if how == "mean" else statistics.pstdev(numbers)
+    return round(result, 6) + 0.0  # + 0.0: no "-0.0"
+
+
+def aggregate(runs: Sequence[Mapping[str, Any]]) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """``(means, spreads)`` of the runs' metrics, each in the metrics' shape (None, None: no run)."""
+    if not runs:
+        return None, None
+    return _combine(runs, "mean"), _combine(runs, "spread")
+
+
+def best(values: Sequence[float | None], field: Field) -> int | None:
+    """The index of the best value of a row, or None: fewer than two values, or a tie for best."""
+    present = [(v, i) for i, v in enumerate(values) if v is not None and not math.isnan(v)]
+    if len(present) < 2:
+        return None
+    pick = max if field.better == "higher" else min
+    top = pick(v for v, _ in present)
+    winners = [i for v, i in present if v == top]
+    return winners[0] if len(winners) == 1 else None
