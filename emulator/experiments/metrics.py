@@ -14,17 +14,20 @@ metrics' own rounding); the spread is the population standard deviation (0 for o
 result depends only on the runs' order, which the callers fix (by seed), so the same seeds give
 byte-identical JSON on any executor.
 
-Better direction, per field: fewer unschedulable pods, less pending, fewer nodes, higher
-allocation, fewer preemptions and evictions, a shorter makespan; more pods scheduled.
+Better direction, per field: ``emulator.report.BETTER``, the one rule the HTML compare table
+uses too (fewer unschedulable pods, less pending, fewer nodes, higher allocation, fewer
+preemptions and evictions, a shorter makespan; more pods scheduled); ``best`` is its
+``best_index``.
 """
 
 from __future__ import annotations
 
-import math
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal
+
+from emulator.report import BETTER, best_index
 
 __all__ = ["FIELDS", "Field", "aggregate", "best", "flatten", "lookup"]
 
@@ -39,13 +42,16 @@ class Field:
 
 
 def _fields() -> tuple[Field, ...]:
-    out: list[Field] = [Field("podsScheduled", True, "higher"), Field("podsUnschedulable", True, "lower")]
-    out += [Field(f"pendingSeconds.{p}", False, "lower") for p in ("p50", "p90", "p99")]
-    out += [Field("nodesUsed.mean", False, "lower"), Field("nodesUsed.max", True, "lower")]
+    def field(name: str, integer: bool) -> Field:
+        return Field(name, integer, BETTER[name.split(".", 1)[0]])
+
+    out: list[Field] = [field("podsScheduled", True), field("podsUnschedulable", True)]
+    out += [field(f"pendingSeconds.{p}", False) for p in ("p50", "p90", "p99")]
+    out += [field("nodesUsed.mean", False), field("nodesUsed.max", True)]
     for resource in ("cpu", "memory", "gpu"):
-        out += [Field(f"{resource}Allocation.{s}", False, "higher") for s in ("mean", "p50", "p90")]
-    out += [Field("preemptions", True, "lower"), Field("evictions", True, "lower")]
-    out.append(Field("makespanSeconds", False, "lower"))
+        out += [field(f"{resource}Allocation.{s}", False) for s in ("mean", "p50", "p90")]
+    out += [field("preemptions", True), field("evictions", True)]
+    out.append(field("makespanSeconds", False))
     return tuple(out)
 
 
@@ -98,10 +104,4 @@ def aggregate(runs: Sequence[Mapping[str, Any]]) -> tuple[dict[str, Any] | None,
 
 def best(values: Sequence[float | None], field: Field) -> int | None:
     """The index of the best value of a row, or None: fewer than two values, or a tie for best."""
-    present = [(v, i) for i, v in enumerate(values) if v is not None and not math.isnan(v)]
-    if len(present) < 2:
-        return None
-    pick = max if field.better == "higher" else min
-    top = pick(v for v, _ in present)
-    winners = [i for v, i in present if v == top]
-    return winners[0] if len(winners) == 1 else None
+    return best_index(field.name, values)
