@@ -30,12 +30,14 @@ from pathlib import Path
 from typing import Any, Final
 
 from emulator.commands.common import UsageError, check_scheduler
+from emulator.commands.report import write_html
 from emulator.experiments.compare import CompareError, Variant, compare_doc, read_config, run_variant, variants_for
 from emulator.experiments.compare import variant_scenario as with_config
 from emulator.experiments.executors import open_executor, parse_executor
 from emulator.experiments.metrics import FIELDS, Field, best, lookup
 from emulator.experiments.results import COMPARE_COLUMNS, check_results_path, compare_rows, write_results
 from emulator.experiments.runs import Outcome, run_all
+from emulator.report import render_compare
 from emulator.scenario.loader import load_scenario
 
 __all__ = ["MAX_RUNS", "add_parser", "run"]
@@ -92,7 +94,7 @@ def _check_input(args: argparse.Namespace) -> tuple[str, list[Variant]]:
     if args.results is not None:
         check_results_path(args.results)
     if args.html is not None:
-        _renderer(args.html)
+        _check_html_path(args.html)
     scenario = load_scenario(args.file)
     for v in variants:
         config = None if v.path is None else read_config(v.path)
@@ -119,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
     if args.results is not None:
         write_results(args.results, COMPARE_COLUMNS, compare_rows(doc))
     if args.html is not None:
-        _write_html(args.html, doc)
+        write_html(args.html, render_compare(doc))
         doc = {**doc, "variants": [{k: x for k, x in v.items() if k != "series"} for v in doc["variants"]]}
     if args.output == "json":
         import msgspec
@@ -140,24 +142,10 @@ def exit_status(doc: dict[str, Any]) -> int:
     return 0 if all(e["passed"] for e in entries) else 1
 
 
-def _renderer(path: Path) -> Callable[[dict[str, Any]], str]:
-    """``emulator.report.render_compare`` (an HTML renderer this build may lack)."""
-    import importlib
-
-    try:
-        report: Any = importlib.import_module("emulator.report")
-    except ImportError:
-        raise UsageError(f"--html {path}: this build has no HTML report (emulator.report is missing)") from None
-    render: Callable[[dict[str, Any]], str] = report.render_compare
-    return render
-
-
-def _write_html(path: Path, doc: dict[str, Any]) -> None:
-    html = _renderer(path)(doc)
-    try:
-        path.write_text(html, encoding="utf-8")
-    except OSError as err:
-        raise UsageError(f"--html {path}: cannot write the report: {err.strerror or err}") from None
+def _check_html_path(path: Path) -> None:
+    """The ``--html`` file's directory exists: checked before the runs, not after them."""
+    if not path.parent.is_dir():
+        raise UsageError(f"--html {path}: no such directory: {path.parent}")
 
 
 def _with_progress_bar(

@@ -7,8 +7,6 @@ from __future__ import annotations
 import builtins
 import csv
 import json
-import sys
-import types
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -94,31 +92,31 @@ def test_hunt_on_dask_gives_the_same_bytes(capsys: pytest.CaptureFixture[str]) -
 
 @pytest.mark.slow
 def test_one_config_is_compared_with_the_scenarios_own(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    rendered: list[dict[str, Any]] = []
-    fake = types.ModuleType("emulator.report")
-    fake.render_compare = lambda doc: rendered.append(doc) or "<html>compare</html>"  # type: ignore[attr-defined]
-    sys.modules["emulator.report"] = fake
-    try:
-        html = tmp_path / "compare.html"
-        code, out, _ = cli(capsys, "compare", QUICKSTART, "--config", MOST, "--seeds", "1", "--html", str(html))
-    finally:
-        del sys.modules["emulator.report"]
+    html = tmp_path / "compare.html"
+    code, out, _ = cli(
+        capsys, "compare", QUICKSTART, "--config", MOST, "--seeds", "1", "--html", str(html), "--output", "json"
+    )
     assert code == 0
-    assert html.read_text() == "<html>compare</html>"
-    (doc,) = rendered
+    doc = json.loads(out)
     assert [v["config"] for v in doc["variants"]] == ["scenario", MOST]
-    assert all(v["series"]["version"] == 1 for v in doc["variants"])
+    assert all("series" not in v for v in doc["variants"])  # kept for the page only
+    page = html.read_text()
+    assert page.startswith("<!DOCTYPE html>")
+    assert "most-allocated" in page
+    assert "nodesUsed" in page
+    code, out, _ = cli(capsys, "compare", QUICKSTART, "--config", MOST, "--seeds", "1")
     header = out.splitlines()[1].split()
     assert header[-2:] == ["scenario", "most-allocated"]
     assert "nodesUsed.mean" in out
     assert "gpuAllocation" not in out  # no GPU node: the rows are left out
 
 
-def test_html_without_the_renderer(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "emulator.report", None)
-    code, _, err = cli(capsys, "compare", QUICKSTART, "--config", MOST, "--seeds", "1", "--html", "/tmp/x.html")
+def test_html_into_a_missing_directory(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    target = tmp_path / "nowhere" / "x.html"
+    code, out, err = cli(capsys, "compare", QUICKSTART, "--config", MOST, "--seeds", "1", "--html", str(target))
     assert code == 2
-    assert err == "error: --html /tmp/x.html: this build has no HTML report (emulator.report is missing)\n"
+    assert out == ""
+    assert err == f"error: --html {target}: no such directory: {target.parent}\n"
 
 
 BAD_CONFIG = """\
