@@ -29,7 +29,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
-from emulator.commands.common import UsageError, check_scheduler
+from emulator.commands.common import UsageError, add_sweep_arguments, check_scheduler
 from emulator.commands.report import write_html
 from emulator.experiments.compare import CompareError, Variant, compare_doc, read_config, run_variant, variants_for
 from emulator.experiments.compare import variant_scenario as with_config
@@ -64,19 +64,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         metavar="PATH.yaml",
         help="a KubeSchedulerConfiguration file replacing the scenario's (repeat; one: compared with the scenario's)",
     )
-    p.add_argument("--seeds", type=int, default=5, metavar="N", help="seeds per configuration (default 5)")
-    p.add_argument("--seed-start", type=int, default=0, metavar="S", help="first seed (default 0)")
-    p.add_argument("--jobs", type=int, default=None, metavar="J", help="parallel runs (default: one per core)")
-    p.add_argument(
-        "--executor",
-        default="local",
-        metavar="local|dask|dask=ADDRESS",
-        help="where the runs execute: a local process pool (default), a local Dask cluster, or a Dask scheduler",
-    )
+    add_sweep_arguments(p, unit="run", seeds=5)
     p.add_argument("--output", choices=("text", "json"), default="text", help="report format on stdout")
-    p.add_argument(
-        "--results", type=Path, default=None, metavar="PATH.csv|.parquet", help="also write one row per run here"
-    )
     p.add_argument("--html", type=Path, default=None, metavar="PATH", help="also write an HTML report here")
     return p
 

@@ -44,7 +44,7 @@ from concurrent.futures import Executor
 from pathlib import Path
 from typing import Any, Final
 
-from emulator.commands.common import UsageError, check_scheduler
+from emulator.commands.common import UsageError, add_sweep_arguments, check_scheduler
 from emulator.commands.hunt_sweep import (
     HuntReport,
     SeedOutcome,
@@ -175,20 +175,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         description="Run a scenario under N seeds in parallel; list the failures and how to replay each.",
     )
     p.add_argument("file", type=Path, help="scenario YAML file")
-    p.add_argument("--seeds", type=int, required=True, metavar="N", help="how many seeds to run")
-    p.add_argument("--seed-start", type=int, default=0, metavar="S", help="first seed (default 0)")
-    p.add_argument("--jobs", type=int, default=None, metavar="J", help="parallel processes (default: one per core)")
+    add_sweep_arguments(p, unit="seed", seeds=None)
     p.add_argument("--stop-on-first", action="store_true", help="stop at the first failing seed")
-    p.add_argument(
-        "--executor",
-        default="local",
-        metavar="local|dask|dask=ADDRESS",
-        help="where the seeds run: a local process pool (default), a local Dask cluster, or a Dask scheduler",
-    )
     p.add_argument("--output", choices=("text", "json"), default="text", help="report format on stdout")
-    p.add_argument(
-        "--results", type=Path, default=None, metavar="PATH.csv|.parquet", help="also write one row per seed here"
-    )
     return p
 
 
