@@ -182,7 +182,8 @@ def test_faults_demo_story() -> None:
     assert result.passed
     events = [w.new for w in writes if w.kind == "Event"]
     failed = [e for e in events if e.reason == "FailedScheduling"]
-    conflicts = [e for e in failed if "Operation cannot be fulfilled on pods/binding: injected by faults[0]" in e.message]
+    injected = "Operation cannot be fulfilled on pods/binding: injected by faults[0]"
+    conflicts = [e for e in failed if injected in e.message]
     assert len(conflicts) == 2
     assert report(result, "faults") == [
         {"fault": "faults[0]", "type": "apiError", "armed": True, "injected": 2},
