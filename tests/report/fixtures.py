@@ -1,7 +1,9 @@
 """Hand-made run reports and compare documents shaped exactly as the round's contract says
 (``metrics``, ``series`` version 1, compare's per-variant ``series``), for the renderer's
-tests independent of the collector. ``faults_like`` mimics faults-demo: three nodes, node-2
-stops heartbeating at 1m and is NotReady from 1m50s, its pods are evicted at 2m25s.
+tests independent of the collector. ``series()`` mimics faults-demo as it was with bare
+pods: three nodes, node-2 stops heartbeating at 1m and is NotReady from 1m50s, its pods are
+evicted at 2m25s and nothing replaces them (the real run's refill is pinned by
+tests/scenario/test_observe_runs.py and test_browser.py).
 """
 
 from __future__ import annotations

@@ -63,6 +63,7 @@ async def inspect(html: Path, shot: Path, *, hover: bool = False) -> dict[str, A
             result["heat_tip"] = await page.evaluate(TIP)
             await page.evaluate("document.querySelector('button.res[data-res=\"memory\"]').click()")
             result["memory"] = await page.evaluate(CHECKS)
+            result["slowest"] = await page.evaluate("document.getElementById('slowest').innerText")
         await page.screenshot(shot)
         result["errors"] = page.errors
     return result
@@ -110,6 +111,8 @@ def test_faults_demo_report_draws_and_node_2_goes_dark(tmp_path: Path, capsys: p
     (memory,) = result["memory"]["canvases"]
     assert memory["coloured"] > 0
     assert memory["dark"] > 500
+    # the queue refills: the ReplicaSet's replacements stay Pending, and the table says why
+    assert result["slowest"].count("didn't match pod topology spread constraints") == 2
     assert shot.stat().st_size > 10_000
 
 

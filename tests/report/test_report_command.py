@@ -158,6 +158,7 @@ def test_run_html_with_trace_shows_the_slow_pods_writes(tmp_path: Path, capsys: 
     slowest = report["series"]["slowest"][0]["pod"]
     assert f"<summary>{slowest} (" in html
     assert "injected by faults[0]" in html
+    assert html.count("2 node(s) didn&#x27;t match pod topology spread constraints") >= 2  # the 2 replacements
     # report on the saved JSON and trace gives the same page
     saved = write(tmp_path / "run.json", report)
     again = tmp_path / "again.html"

@@ -47,7 +47,7 @@ def test_faults_demo() -> None:
     assert m["evictions"] == 2
     assert m["preemptions"] == 0
     assert {"t": 60.0, "kind": "fault", "label": "fault nodeHeartbeatStop node-2"} in s["markers"]
-    assert any(mk["label"].startswith("steps[2].createPods after x1") for mk in s["markers"])
+    assert any(mk["label"].startswith("steps[1].createPods after x1") for mk in s["markers"])
     nodes = s["nodes"]
     spans = nodes["notReady"][nodes["names"].index("node-2")]
     long = [(a, b) for a, b in spans if b - a > 1]
@@ -57,6 +57,17 @@ def test_faults_demo() -> None:
     deleted = [bar for bar in s["timeline"] if bar["phase"] == "Deleted"]
     assert len(deleted) == 2
     assert {bar["node"] for bar in deleted} == {"node-2"}
+    # the queue refills: the ReplicaSet's two replacements wait in unschedulablePods to the end
+    unschedulable = s["queues"]["unschedulablePods"]
+    refill = unschedulable.index(2)
+    assert s["t"][refill] == pytest.approx(146, abs=1)
+    assert set(unschedulable[:refill]) == {0}
+    assert set(unschedulable[refill:]) == {2}
+    assert m["podsUnschedulable"] == 2
+    pending = [e for e in s["slowest"] if not e["bound"]]
+    assert len(pending) == 2
+    assert all(e["message"].startswith("0/3 nodes are available: ") for e in pending)
+    assert all("2 node(s) didn't match pod topology spread constraints" in e["message"] for e in pending)
 
 
 def test_trace_replay_has_gpus() -> None:
@@ -107,7 +118,7 @@ def test_json_report_carries_both_keys_last() -> None:
 
 def test_text_block() -> None:
     lines = metrics_lines(run("faults-demo.yaml").extra["metrics"])
-    assert lines[0].startswith("metrics: 7 pods scheduled, 0 unschedulable; pending p50 ")
+    assert lines[0].startswith("metrics: 7 pods scheduled, 2 unschedulable; pending p50 ")
     assert "evictions 2" in lines[1]
     assert "gpu" not in lines[1]
 
