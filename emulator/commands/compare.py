@@ -24,6 +24,7 @@ left out of the means; ``perSeed`` has its ``error``); 2 bad input; 130 interrup
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -162,19 +163,26 @@ def _label(f: Field) -> str:
     return f"{f.name}{f' ({unit})' if unit else ''} {arrow}"
 
 
-def _num(x: float) -> str:
+def _decimals(x: float) -> int:
+    """Decimals to show ``x`` with: none for an integer, three significant digits below 1
+    (pending times of a few ms), two below 100, else one."""
     if float(x).is_integer():
-        return f"{x:,.0f}"
-    return f"{x:.2f}" if abs(x) < 100 else f"{x:,.1f}"
+        return 0
+    if abs(x) < 1:
+        return 2 - math.floor(math.log10(abs(x)))
+    return 2 if abs(x) < 100 else 1
 
 
 def _fmt(mean: float | None, sd: float | None, percent: bool) -> str:
-    """``mean ± sd``: allocations in percent with one decimal, counts and seconds plainly."""
+    """``mean ± sd``, both with the mean's decimals (the sd's when the mean is a whole number);
+    allocations in percent with one decimal."""
     if mean is None:
         return "-"
+    sd = sd or 0.0
     if percent:
-        return f"{mean * 100:.1f} ± {(sd or 0.0) * 100:.1f}"
-    return f"{_num(mean)} ± {_num(sd or 0.0)}"
+        return f"{mean * 100:.1f} ± {sd * 100:.1f}"
+    d = _decimals(mean) or (_decimals(sd) and 2)
+    return f"{mean:,.{d}f} ± {sd:,.{d}f}"
 
 
 def print_table(doc: dict[str, Any], variants: list[Variant], out: Any) -> None:

@@ -45,11 +45,16 @@ tighter packing (the question a compare usually asks); a nested key (``pendingSe
 takes its top-level key's direction. A metric not listed here is shown but never marked."""
 
 
+TIE_TOLERANCE = 1e-3
+"""Values within this fraction of the best one tie with it (a makespan of 529.73 s against
+529.74 s is a tie, not a win): a mark means a difference a reader can see."""
+
+
 def best_index(key: str, values: Sequence[float | int | None]) -> int | None:
     """The index of the best value of metric ``key`` (a dotted path such as
     ``pendingSeconds.p90``), or None: the metric has no direction, fewer than two values are
-    numbers (null and NaN left out), or two or more tie for best (nothing is marked then, so
-    a mark always means "strictly better than every other")."""
+    numbers (null and NaN left out), or two or more tie for best, within ``TIE_TOLERANCE`` of
+    it (nothing is marked then, so a mark always means "better than every other")."""
     direction = BETTER.get(key.split(".", 1)[0])
     numbers = [
         (i, float(v))
@@ -60,7 +65,7 @@ def best_index(key: str, values: Sequence[float | int | None]) -> int | None:
         return None
     pick = min if direction == "lower" else max
     top = pick(v for _, v in numbers)
-    winners = [i for i, v in numbers if v == top]
+    winners = [i for i, v in numbers if math.isclose(v, top, rel_tol=TIE_TOLERANCE, abs_tol=1e-12)]
     return winners[0] if len(winners) == 1 else None
 
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from emulator.commands.compare import exit_status, print_table
+from emulator.commands.compare import _fmt, exit_status, print_table
 from emulator.experiments.compare import Variant
 
 
@@ -70,3 +70,21 @@ def test_failed_runs_are_listed() -> None:
 )
 def test_exit_status(entries: list[dict[str, Any]], want: int) -> None:
     assert exit_status({"variants": [{"perSeed": entries}]}) == want
+
+
+@pytest.mark.parametrize(
+    ("mean", "sd", "percent", "text"),
+    [
+        pytest.param(106.0, 0.0, False, "106 ± 0", id="count"),
+        pytest.param(3.0, 1.0, False, "3 ± 1", id="whole-mean-whole-sd"),
+        pytest.param(3.0, 0.5, False, "3.00 ± 0.50", id="whole-mean-fractional-sd"),
+        pytest.param(2.08, 0.0782, False, "2.08 ± 0.08", id="sd-with-the-means-decimals"),
+        pytest.param(0.00708, 0.000102, False, "0.00708 ± 0.00010", id="milliseconds-three-digits"),
+        pytest.param(529.73, 0.00254, False, "529.7 ± 0.0", id="hundreds-one-decimal"),
+        pytest.param(1234.5, 0.0, False, "1,234.5 ± 0.0", id="thousands-separated"),
+        pytest.param(0.045, 0.0001, True, "4.5 ± 0.0", id="percent"),
+        pytest.param(None, None, False, "-", id="null"),
+    ],
+)
+def test_cell_format(mean: float | None, sd: float | None, percent: bool, text: str) -> None:
+    assert _fmt(mean, sd, percent) == text

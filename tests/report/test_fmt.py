@@ -52,6 +52,10 @@ def test_time_ticks(start: float, end: float, ticks: list[float]) -> None:
         pytest.param("pendingSeconds.p99", [float("nan"), 2.0, 3.0], 1, id="nan-left-out"),
         pytest.param("pendingSeconds.p99", [None, 2.0], None, id="one-number"),
         pytest.param("evictions", [1, 1], None, id="all-equal"),
+        pytest.param("makespanSeconds", [529.73, 529.74], None, id="within-tolerance-ties"),
+        pytest.param("makespanSeconds", [529.73, 530.3], 0, id="beyond-tolerance-wins"),
+        pytest.param("pendingSeconds.p50", [0.00708, 0.00690], 1, id="small-values-relative"),
+        pytest.param("preemptions", [0, 0.0000000000001], None, id="zero-absolute-tolerance"),
         pytest.param("somethingElse", [1, 2], None, id="no-direction"),
     ],
 )
