@@ -213,6 +213,19 @@ class _Translator:
         self.problems: dict[str, str] = {}
         """Template name → why a workload using it cannot run."""
 
+    def named(self, entry: Any, path: str, what: str, keys: frozenset[str]) -> str:
+        """``entry``'s name, after checking that it is a mapping of ``keys`` with a non-empty
+        ``name`` (a test case, a workload)."""
+        if not isinstance(entry, dict):
+            raise self.fail(path, f"expected {what} (a mapping), got {type(entry).__name__}")
+        for key in entry:
+            if key not in keys:
+                raise self.fail(f"{path}.{key}", "unknown field")
+        name = entry.get("name")
+        if not isinstance(name, str) or not name:
+            raise self.fail(f"{path}.name", "expected a non-empty string")
+        return name
+
     def fail(self, path: str, detail: str) -> PerfConfigError:
         return PerfConfigError(self.source, path, detail)
 
@@ -227,14 +240,7 @@ class _Translator:
         )
         for i, case in enumerate(doc):
             path = f"[{i}]"
-            if not isinstance(case, dict):
-                raise self.fail(path, f"expected a test case (a mapping), got {type(case).__name__}")
-            for key in case:
-                if key not in _CASE_KEYS:
-                    raise self.fail(f"{path}.{key}", "unknown field")
-            name = case.get("name")
-            if not isinstance(name, str) or not name:
-                raise self.fail(f"{path}.name", "expected a non-empty string")
+            name = self.named(case, path, "a test case", _CASE_KEYS)
             ops = case.get("workloadTemplate")
             workloads = case.get("workloads")
             if not isinstance(ops, list) or not ops:
@@ -264,14 +270,7 @@ class _Translator:
             kept: list[dict[str, Any]] = []
             for k, wl in enumerate(workloads):
                 wpath = f"{path}.workloads[{k}]"
-                if not isinstance(wl, dict):
-                    raise self.fail(wpath, f"expected a workload (a mapping), got {type(wl).__name__}")
-                for key in wl:
-                    if key not in _WORKLOAD_KEYS:
-                        raise self.fail(f"{wpath}.{key}", "unknown field")
-                wname = wl.get("name")
-                if not isinstance(wname, str) or not wname:
-                    raise self.fail(f"{wpath}.name", "expected a non-empty string")
+                wname = self.named(wl, wpath, "a workload", _WORKLOAD_KEYS)
                 labels = wl.get("labels", [])
                 if not isinstance(labels, list) or not all(isinstance(x, str) for x in labels):
                     raise self.fail(f"{wpath}.labels", "expected a list of strings")
