@@ -37,7 +37,7 @@ __all__ = [
     "selectable_fields",
 ]
 
-STRATEGIES: Final[Mapping[str, type[Strategy]]] = {
+STRATEGIES: Final[dict[str, type[Strategy]]] = {
     s.kind: s
     for s in (
         PodStrategy,
@@ -57,7 +57,8 @@ STRATEGIES: Final[Mapping[str, type[Strategy]]] = {
         PodDisruptionBudgetStrategy,
     )
 }
-"""Every stored kind's strategy class, by kind (the API server makes one of each)."""
+"""Every stored kind's strategy class, by kind: the API server makes one of each, the watch
+hub and the HTTP door read the selectable fields here (``selectable_fields``)."""
 
 CLUSTER_SCOPED: Final = frozenset(k for k, s in STRATEGIES.items() if not s.namespaced)
 _NO_FIELDS: Final[Mapping[str, FieldGetter]] = {}
