@@ -33,6 +33,10 @@ runs forever, as it always did.
 A value is shown as Go's ``field.Error`` shows it: a string quoted, a number bare. The caller
 (``validation``) reports the first problem; the generator stops there.
 
+And it owns what an update may change of a pod's spec (``pod_update_problem``, upstream
+``ValidatePodUpdate``): scheduling gates only removed, tolerations only added (an existing one
+kept as it is), container images; nothing else.
+
 It does not own names, containers' other fields, quantities or priorities (``validation``), nor
 how the scheduler treats a pod that would fail here (it never sees one through the API server;
 its plugins keep upstream's lenient parsing for pods built directly in tests).
@@ -44,6 +48,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Final
 
 import msgspec
+from msgspec.structs import replace
 
 from emulator.api.core import (
     Affinity,
@@ -92,6 +97,7 @@ __all__ = [
     "kubelet_annotation_problems",
     "node_affinity_errors",
     "parse_exit_code",
+    "pod_update_problem",
     "scheduling_errors",
 ]
 
@@ -372,3 +378,39 @@ def kubelet_annotation_problems(
                 parse_duration(text)
             except ValueError as err:
                 yield f"{path}[{name}]", f"Invalid value: {go_quote(text)}: {err}"
+
+
+def _toleration_key(t: Toleration) -> tuple[str, str, str, str]:
+    return (t.key, t.operator, t.value, t.effect)
+
+
+def pod_update_problem(old: PodSpec, new: PodSpec) -> Problem | None:
+    """The first thing an update from ``old`` to ``new`` may not change (upstream
+    ``ValidatePodUpdate``, for the fields the emulator has), or None."""
+    if len(new.scheduling_gates) > len(old.scheduling_gates) or any(
+        g not in old.scheduling_gates for g in new.scheduling_gates
+    ):
+        return "spec.schedulingGates", "Forbidden: only deletion is allowed, but found new scheduling gate"
+    new_keys = [_toleration_key(t) for t in new.tolerations]
+    if any(_toleration_key(t) not in new_keys for t in old.tolerations):
+        return "spec.tolerations", "Forbidden: existing toleration can not be modified except its tolerationSeconds"
+    cmp_new = replace(
+        new,
+        scheduling_gates=old.scheduling_gates,
+        tolerations=old.tolerations,
+        containers=[replace(c, image=o.image) for c, o in zip(new.containers, old.containers, strict=False)],
+        init_containers=[
+            replace(c, image=o.image) for c, o in zip(new.init_containers, old.init_containers, strict=False)
+        ],
+    )
+    if (
+        len(new.containers) != len(old.containers)
+        or len(new.init_containers) != len(old.init_containers)
+        or cmp_new != old
+    ):
+        return (
+            "spec",
+            "Forbidden: pod updates may not change fields other than `spec.containers[*].image`, "
+            "`spec.tolerations` (only additions to existing tolerations) and `spec.schedulingGates`",
+        )
+    return None

@@ -1,4 +1,5 @@
-"""The API server: an etcd-like versioned store with a watch hub (see ``server``)."""
+"""The API server: a versioned store with a watch hub (``store``), the verbs (``server``) and one
+strategy per kind (``registry``)."""
 
 from emulator.apiserver.server import CLUSTER_SCOPED, ApiServer, ServerSettings, Verb, WriteRecord
 from emulator.apiserver.watch import Watcher, WatchEvent, object_fields

@@ -45,6 +45,7 @@ from typing import Any, Final, Literal
 import msgspec
 from msgspec.structs import replace
 
+from emulator.apiserver.registry import selectable_fields
 from emulator.runtime.channel import Channel
 
 __all__ = ["EventType", "WatchEvent", "WatchHub", "Watcher", "field_getter", "object_fields"]
@@ -64,62 +65,26 @@ class WatchEvent(msgspec.Struct, frozen=True, gc=False):
     """Simulated time of the write (the client adds its delivery delay to it)."""
 
 
-def _text(value: Any) -> str:
-    """A field's value as a field selector compares it (``true``/``false`` for booleans)."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return "" if value is None else str(value)
-
-
 _FIELDS: Final[dict[str, Callable[[Any], str]]] = {
     METADATA_NAME: lambda obj: obj.metadata.name,
     "metadata.namespace": lambda obj: obj.metadata.namespace,
 }
-"""The selectable fields of every kind, as upstream's field selectors see them."""
-_KIND_FIELDS: Final[dict[str, dict[str, Callable[[Any], str]]]] = {
-    "Pod": {
-        NODE_NAME: lambda pod: pod.spec.node_name,
-        "spec.restartPolicy": lambda pod: pod.spec.restart_policy,
-        "spec.schedulerName": lambda pod: pod.spec.scheduler_name,
-        "spec.serviceAccountName": lambda pod: _text(getattr(pod.spec, "service_account_name", "")),
-        "spec.hostNetwork": lambda pod: _text(pod.spec.host_network),
-        "status.phase": lambda pod: pod.status.phase,
-        "status.podIP": lambda pod: pod.status.pod_ip,
-        "status.nominatedNodeName": lambda pod: pod.status.nominated_node_name,
-    },
-    "Node": {"spec.unschedulable": lambda node: _text(node.spec.unschedulable)},
-    "Event": {
-        "involvedObject.kind": lambda ev: ev.involved_object.kind,
-        "involvedObject.namespace": lambda ev: ev.involved_object.namespace,
-        "involvedObject.name": lambda ev: ev.involved_object.name,
-        "involvedObject.uid": lambda ev: ev.involved_object.uid,
-        "involvedObject.apiVersion": lambda ev: ev.involved_object.api_version,
-        "involvedObject.resourceVersion": lambda ev: ev.involved_object.resource_version,
-        "involvedObject.fieldPath": lambda ev: ev.involved_object.field_path,
-        "reason": lambda ev: ev.reason,
-        "reportingComponent": lambda ev: ev.reporting_component,
-        "source": lambda ev: ev.source.component,
-        "type": lambda ev: ev.type,
-    },
-    "Namespace": {"status.phase": lambda ns: ns.status.phase},
-}
-"""Each kind's selectable fields besides those of every kind (upstream's per-kind
-``GetAttrs``/field label conversions)."""
-_NO_FIELDS: Final[dict[str, Callable[[Any], str]]] = {}
+"""The selectable fields of every kind, as upstream's field selectors see them; each kind's
+others are its strategy's ``fields`` (``emulator.apiserver.registry``, upstream's ``GetAttrs``)."""
 
 
 def field_getter(kind: str, key: str) -> Callable[[Any], str] | None:
     """How to read the selectable field ``key`` of a ``kind`` object; None: not selectable."""
     get = _FIELDS.get(key)
     if get is None:
-        get = _KIND_FIELDS.get(kind, _NO_FIELDS).get(key)
+        get = selectable_fields(kind).get(key)
     return get
 
 
 def object_fields(obj: Any) -> dict[str, str]:
     """The selectable fields of an object, as upstream's field selectors see them."""
     fields = {key: get(obj) for key, get in _FIELDS.items()}
-    fields.update((key, get(obj)) for key, get in _KIND_FIELDS.get(obj.kind, _NO_FIELDS).items())
+    fields.update((key, get(obj)) for key, get in selectable_fields(obj.kind).items())
     return fields
 
 

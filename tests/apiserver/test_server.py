@@ -816,7 +816,7 @@ def _gated(world: World) -> Pod:
             lambda p: replace(
                 p, spec=replace(p.spec, tolerations=[replace(t, toleration_seconds=60) for t in p.spec.tolerations])
             ),
-            # regression (fixed bug): server._check_pod_update compares tolerations exactly, so changing an
+            # regression (fixed bug): the pod update rule (podvalidation) compared tolerations exactly, so changing an
             # existing toleration's tolerationSeconds is Forbidden (upstream validateOnlyAddedTolerations allows
             # it, and our own message says 'except its tolerationSeconds')
             id="toleration-seconds",
@@ -830,7 +830,7 @@ def test_allowed_pod_updates(world: World, mutate: Callable[[Pod], Pod]) -> None
     assert out.metadata.generation == 2
 
 
-# Regression (fixed bug): server._check_pod_update only lets spec.containers[*].image change; upstream
+# Regression (fixed bug): the pod update rule (podvalidation) only let spec.containers[*].image change; upstream
 # ValidatePodUpdate also allows spec.initContainers[*].image
 def test_init_container_image_is_mutable(world: World) -> None:
     srv = world.srv

@@ -24,7 +24,7 @@ from emulator.api.meta import ObjectMeta
 from emulator.api.scheduling import Lease
 from emulator.api.validation import validate, validate_status_update, validate_update
 from emulator.apiserver import ApiServer
-from emulator.apiserver import server as server_module
+from emulator.apiserver.registry import strategy as strategy_module
 from emulator.runtime.clock import StoppedClock
 
 QUANTITIES = st.sampled_from(["1", "100m", "2Gi", "0", "-1", "-100m", "abc", "1.5", "3e2", "110", ""])
@@ -146,7 +146,7 @@ def test_the_skip_covers_pods_only() -> None:
     bad = convert({"metadata": {"name": "n"}, "status": {"capacity": {"cpu": "-1"}}}, Node)
     assert outcome(validate_status_update, node) is None
     assert outcome(validate_status_update, bad) == outcome(validate, bad) is not None
-    assert server_module.validate_status_update is validate_status_update
+    assert strategy_module.validate_status_update is validate_status_update
 
 
 @st.composite
