@@ -16,7 +16,8 @@ module             owns
 ``openapi_schemas`` components.schemas generated from the Structs, upstream's names
 ``schema_docs``    the descriptions ``kubectl explain`` prints
 ``tables``         Table columns and the Table envelope per resource
-``printers``       the cells of each resource's row (upstream's printers, HumanDuration)
+``printers``       the cells of each resource's row (upstream's printers)
+``cells``          the cell formats rows share (HumanDuration, labels, selectors)
 ``patch``          strategic merge patch and the merge-key table per kind
 ``jsonpatch``      JSON merge patch (RFC 7386) and JSON patch (RFC 6902)
 ``apply``          server-side apply: FieldManagers, managedFields, conflicts
