@@ -24,6 +24,9 @@ module             owns
 ``extras``         fields the Structs do not model: kept per uid from HTTP writes, served
                    back, inherited by controller-made children from their owner's template
 ``server``         the aiohttp application: routing, auth, limits, verbs, watch
+``calls``          a call and its answer, the verb of a method, ``dryRun``
+``verbs``          each verb on a main resource (get, list, create, update, patch, delete)
+``subresources``   binding, eviction and scale
 ``health``         /healthz, /livez, /readyz (all checks pass, upstream's wording)
 ``reviews``        auth can-i / whoami: the self reviews, always allowed (no RBAC)
 ``logs``           pods/<name>/log: an empty log, or upstream's 400s
