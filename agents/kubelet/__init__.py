@@ -2,9 +2,9 @@
 
 ``Kubelet`` (``kubelet.py``) admits the pods bound to its node with ``admit``
 (``admission.py``, pure, upstream's reasons and messages), pulls images, starts pods and
-runs their containers (``lifecycle.py``, pure: init containers, sidecars, readiness,
+runs their containers (``podrun.py``, pure: init containers, sidecars, readiness,
 exits, restarts with CrashLoopBackOff, driven by the ``emulator.k8s.io/`` annotations
-listed there), confirms graceful deletions and keeps the node's status and Lease fresh;
+listed in ``lifecycle.py``), confirms graceful deletions and keeps the node's status and Lease fresh;
 ``KubeletSettings`` (``settings.py``) holds its knobs. The kubelets of a run may share one
 ``Ticker`` (``ticker.py``) that fires all their heartbeats from one task and one heap.
 """

@@ -5,7 +5,7 @@ their graceful deletion.
 It talks to nothing but the API server, through its ``Client``: a pod informer filtered
 by ``spec.nodeName`` (the hub routes it by node, so 5,000 kubelets cost nothing per
 event) and a node informer on its own Node. Admission (``admission.py``) and what the
-containers do over time (``lifecycle.py``) are pure; status shapes are in ``podstatus.py``
+containers do over time (``podrun.py``) are pure; status shapes are in ``podstatus.py``
 and ``runstatus.py``; a pod's work from admission on (pending status, pulls, start, the
 run's timer) in ``podworker.py``; pod writes and their retries in ``podapi.py``; images in
 ``images.py``; node status and Lease writes in ``heartbeat.py``. Every delay is a
@@ -25,7 +25,7 @@ queued       admission worker: admitted                    starting (counted on 
 starting     Pending status, images pulled, start delay    running (containers started:
                                                            status Pending while init
                                                            containers run, else Running)
-running      the run's next event (``lifecycle.py``: an    running (a status write; a
+running      the run's next event (``podrun.py``: an       running (a status write; a
              init container ends, the containers turn      ``BackOff`` Event when a container
              ready, exit, restart)                         enters CrashLoopBackOff)
 running      the run is over (``restartPolicy``)           succeeded / failed (released;

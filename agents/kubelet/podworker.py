@@ -2,7 +2,7 @@
 
 This module owns a pod's record on its node (``PodRecord``, ``PodState``) and
 ``PodWorker``, which runs an admitted pod: the Pending status, the image pulls, the start
-delay (or a start-failure fault), then the run of its containers (``lifecycle.PodRun``)
+delay (or a start-failure fault), then the run of its containers (``podrun.PodRun``)
 with one timer per pod: sleep until the run's next event, apply it, write the status
 (``runstatus.py``; ``succeeded_status`` for a success), a ``BackOff`` Event when a
 container enters CrashLoopBackOff. It also resumes a pod adopted after a kubelet restart.
@@ -23,8 +23,9 @@ from dataclasses import dataclass
 
 from agents.kubelet.heartbeat import newer
 from agents.kubelet.images import ImageStore
-from agents.kubelet.lifecycle import RUN_DURATION_ANNOTATION, Lifecycle, PodRun, RunPhase, lifecycle_of
+from agents.kubelet.lifecycle import RUN_DURATION_ANNOTATION, Lifecycle, lifecycle_of
 from agents.kubelet.podapi import PodWriter
+from agents.kubelet.podrun import PodRun, RunPhase
 from agents.kubelet.podstatus import pending_status, start_failed_status, succeeded_status
 from agents.kubelet.runstatus import run_status
 from agents.kubelet.settings import KubeletSettings

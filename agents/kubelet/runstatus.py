@@ -1,4 +1,4 @@
-"""The pod status of a ``PodRun`` (``lifecycle.py``), as upstream's kubelet reports it.
+"""The pod status of a ``PodRun`` (``podrun.py``), as upstream's kubelet reports it.
 
 This module owns the shape of a status written while the containers run, restart or
 end by themselves: container statuses from the run (``restartCount``, ``lastState``,
@@ -37,7 +37,7 @@ from typing import Final
 
 from msgspec.structs import replace
 
-from agents.kubelet.lifecycle import (
+from agents.kubelet.podrun import (
     CRASH_LOOP_BACK_OFF,
     RUNNING,
     TERMINATED,

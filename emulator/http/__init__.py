@@ -16,13 +16,17 @@ module             owns
 ``openapi_schemas`` components.schemas generated from the Structs, upstream's names
 ``schema_docs``    the descriptions ``kubectl explain`` prints
 ``tables``         Table columns and the Table envelope per resource
-``printers``       the cells of each resource's row (upstream's printers, HumanDuration)
+``printers``       the cells of each resource's row (upstream's printers)
+``cells``          the cell formats rows share (HumanDuration, labels, selectors)
 ``patch``          strategic merge patch and the merge-key table per kind
 ``jsonpatch``      JSON merge patch (RFC 7386) and JSON patch (RFC 6902)
 ``apply``          server-side apply: FieldManagers, managedFields, conflicts
 ``extras``         fields the Structs do not model: kept per uid from HTTP writes, served
                    back, inherited by controller-made children from their owner's template
 ``server``         the aiohttp application: routing, auth, limits, verbs, watch
+``calls``          a call and its answer, the verb of a method, ``dryRun``
+``verbs``          each verb on a main resource (get, list, create, update, patch, delete)
+``subresources``   binding, eviction and scale
 ``health``         /healthz, /livez, /readyz (all checks pass, upstream's wording)
 ``reviews``        auth can-i / whoami: the self reviews, always allowed (no RBAC)
 ``logs``           pods/<name>/log: an empty log, or upstream's 400s

@@ -2,10 +2,10 @@
 
 Owns each kind's row (``pkg/printers/internalversion/printers.go`` in kubernetes/kubernetes,
 v1.32: printPod's STATUS and RESTARTS logic, printNode's STATUS and ROLES, the workloads'
-READY/UP-TO-DATE/CONTAINERS/IMAGES/SELECTOR, ...), every column's cell including the
-``-o wide`` ones (the apiserver always prints wide; kubectl hides priority-1 columns), and
-apimachinery's ``duration.HumanDuration`` for ages. The column definitions and the Table
-envelope are ``emulator.http.tables``'.
+READY/UP-TO-DATE/CONTAINERS/IMAGES/SELECTOR, ...) and every column's cell including the
+``-o wide`` ones (the apiserver always prints wide; kubectl hides priority-1 columns). The
+formatting helpers every row shares (ages, labels, selectors) are ``emulator.http.cells``';
+the column definitions and the Table envelope ``emulator.http.tables``'.
 
 Cells are strings, except where upstream prints an int64 or a bool (DaemonSet/ReplicaSet
 counts, Deployment UP-TO-DATE/AVAILABLE, PDB allowed disruptions, PriorityClass value and
@@ -23,131 +23,32 @@ Pure: ``now`` is given, no clock reads, no I/O.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any, Final
 
 from emulator.api.apps import DaemonSet, Deployment, ReplicaSet, StatefulSet
 from emulator.api.batch import CronJob, Job
-from emulator.api.core import Container, ContainerStateTerminated, Event, LabelSelector, Namespace, Node, Pod
-from emulator.api.intstr import IntOrString
+from emulator.api.core import ContainerStateTerminated, Event, Namespace, Node, Pod
 from emulator.api.meta import ObjectMeta
 from emulator.api.policy import PodDisruptionBudget
 from emulator.api.scheduling import Lease, PriorityClass
 from emulator.api.services import Service
+from emulator.http.cells import (
+    NONE,
+    Since,
+    bool_ptr,
+    containers,
+    format_labels,
+    format_selector,
+    human_duration,
+    intstr,
+    selector_string,
+)
 from emulator.runtime.clock import parse_timestamp
 
-__all__ = ["NONE", "Since", "cells_of", "human_duration"]
+__all__ = ["cells_of"]
 
-NONE: Final = "<none>"
 _NEVER: Final = -math.inf  # Go's zero time.Time: before every timestamp
-
-# --- durations ---------------------------------------------------------------------------
-
-
-def human_duration(seconds: float) -> str:
-    """apimachinery's ``duration.HumanDuration``: ``5s``, ``3m20s``, ``15m``, ``5h3m``, ``2d5h``, ``3y``.
-
-    Two significant units while they matter, one afterwards; up to 1 s in the future is ``0s``,
-    further is ``<invalid>``.
-    """
-    whole = int(seconds)  # Go's int(d.Seconds()): truncated toward zero
-    if whole < -1:
-        return "<invalid>"
-    if whole < 0:
-        return "0s"
-    if whole < 120:
-        return f"{whole}s"
-    minutes = whole // 60
-    if minutes < 10:
-        s = whole % 60
-        return f"{minutes}m" if s == 0 else f"{minutes}m{s}s"
-    if minutes < 180:
-        return f"{minutes}m"
-    hours = whole // 3600
-    if hours < 8:
-        m = minutes % 60
-        return f"{hours}h" if m == 0 else f"{hours}h{m}m"
-    if hours < 48:
-        return f"{hours}h"
-    if hours < 24 * 8:
-        h = hours % 24
-        return f"{hours // 24}d" if h == 0 else f"{hours // 24}d{h}h"
-    if hours < 24 * 365 * 2:
-        return f"{hours // 24}d"
-    if hours < 24 * 365 * 8:
-        dy = (hours // 24) % 365
-        return f"{hours // 24 // 365}y" if dy == 0 else f"{hours // 24 // 365}y{dy}d"
-    return f"{hours // 24 // 365}y"
-
-
-class Since:
-    """``translateTimestampSince`` against one ``now``, parsing each distinct timestamp once
-    (a list's objects share few creation seconds)."""
-
-    __slots__ = ("_memo", "now")
-
-    def __init__(self, now: float) -> None:
-        self.now = now
-        self._memo: dict[str, str] = {}
-
-    def __call__(self, stamp: str | None) -> str:
-        if not stamp:
-            return "<unknown>"
-        text = self._memo.get(stamp)
-        if text is None:
-            text = self._memo[stamp] = human_duration(self.now - parse_timestamp(stamp))
-        return text
-
-
-# --- shared cell helpers -----------------------------------------------------------------
-
-
-def _containers(containers: Sequence[Container]) -> tuple[str, str]:
-    return ",".join(c.name for c in containers), ",".join(c.image for c in containers)
-
-
-def _labels(labels: dict[str, str]) -> str:
-    """``labels.FormatLabels``: sorted ``k=v`` joined by commas, ``<none>`` when empty."""
-    if not labels:
-        return NONE
-    return ",".join(f"{k}={labels[k]}" for k in sorted(labels))
-
-
-def _selector(selector: LabelSelector | None) -> str:
-    """``metav1.FormatLabelSelector``: ``<none>`` for nil or empty, else the selector string with
-    matchLabels and expressions sorted by key (``a=b,c in (x,y),!d``)."""
-    if selector is None:
-        return NONE
-    parts: list[tuple[str, str]] = [(k, f"{k}={v}") for k, v in selector.match_labels.items()]
-    for req in selector.match_expressions:
-        values = ",".join(sorted(req.values))
-        match req.operator:
-            case "In":
-                parts.append((req.key, f"{req.key} in ({values})"))
-            case "NotIn":
-                parts.append((req.key, f"{req.key} notin ({values})"))
-            case "Exists":
-                parts.append((req.key, req.key))
-            case "DoesNotExist":
-                parts.append((req.key, f"!{req.key}"))
-            case _:
-                return "<error>"
-    text = ",".join(p for _, p in sorted(parts, key=lambda kp: kp[0]))
-    return text or NONE
-
-
-def _selector_string(selector: LabelSelector | None) -> str:
-    """``LabelSelectorAsSelector(...).String()`` as printDeployment uses it: nil selects nothing
-    (``""``), empty selects everything (``""``)."""
-    text = _selector(selector)
-    return "" if text == NONE else text
-
-
-def _intstr(value: IntOrString | None) -> str:
-    if value is None:
-        return "N/A"
-    return str(value)
-
 
 # --- rows per kind -----------------------------------------------------------------------
 
@@ -343,12 +244,12 @@ def _service_cells(svc: Service, since: Since) -> list[Any]:
         external,
         ports or NONE,
         since(svc.metadata.creation_timestamp),
-        _labels(spec.selector),
+        format_labels(spec.selector),
     ]
 
 
 def _deployment_cells(d: Deployment, since: Since) -> list[Any]:
-    names, images = _containers(d.spec.template.spec.containers)
+    names, images = containers(d.spec.template.spec.containers)
     desired = d.spec.replicas if d.spec.replicas is not None else 1
     return [
         d.metadata.name,
@@ -358,12 +259,12 @@ def _deployment_cells(d: Deployment, since: Since) -> list[Any]:
         since(d.metadata.creation_timestamp),
         names,
         images,
-        _selector_string(d.spec.selector),
+        selector_string(d.spec.selector),
     ]
 
 
 def _replicaset_cells(rs: ReplicaSet, since: Since) -> list[Any]:
-    names, images = _containers(rs.spec.template.spec.containers)
+    names, images = containers(rs.spec.template.spec.containers)
     return [
         rs.metadata.name,
         rs.spec.replicas if rs.spec.replicas is not None else 1,
@@ -372,12 +273,12 @@ def _replicaset_cells(rs: ReplicaSet, since: Since) -> list[Any]:
         since(rs.metadata.creation_timestamp),
         names,
         images,
-        _selector(rs.spec.selector),
+        format_selector(rs.spec.selector),
     ]
 
 
 def _statefulset_cells(ss: StatefulSet, since: Since) -> list[Any]:
-    names, images = _containers(ss.spec.template.spec.containers)
+    names, images = containers(ss.spec.template.spec.containers)
     desired = ss.spec.replicas if ss.spec.replicas is not None else 1
     return [
         ss.metadata.name,
@@ -389,7 +290,7 @@ def _statefulset_cells(ss: StatefulSet, since: Since) -> list[Any]:
 
 
 def _daemonset_cells(ds: DaemonSet, since: Since) -> list[Any]:
-    names, images = _containers(ds.spec.template.spec.containers)
+    names, images = containers(ds.spec.template.spec.containers)
     st = ds.status
     return [
         ds.metadata.name,
@@ -398,11 +299,11 @@ def _daemonset_cells(ds: DaemonSet, since: Since) -> list[Any]:
         st.number_ready,
         st.updated_number_scheduled,
         st.number_available,
-        _labels(ds.spec.template.spec.node_selector),
+        format_labels(ds.spec.template.spec.node_selector),
         since(ds.metadata.creation_timestamp),
         names,
         images,
-        _selector(ds.spec.selector),
+        format_selector(ds.spec.selector),
     ]
 
 
@@ -439,7 +340,7 @@ def _job_cells(job: Job, since: Since) -> list[Any]:
         status = "FailureTarget"
     else:
         status = "Running"
-    names, images = _containers(spec.template.spec.containers)
+    names, images = containers(spec.template.spec.containers)
     return [
         job.metadata.name,
         status,
@@ -448,40 +349,34 @@ def _job_cells(job: Job, since: Since) -> list[Any]:
         since(job.metadata.creation_timestamp),
         names,
         images,
-        _selector(spec.selector),
+        format_selector(spec.selector),
     ]
-
-
-def _bool_ptr(value: bool | None) -> str:
-    if value is None:
-        return "<unset>"
-    return "True" if value else "False"
 
 
 def _cronjob_cells(cj: CronJob, since: Since) -> list[Any]:
     spec = cj.spec
     last = since(cj.status.last_schedule_time) if cj.status.last_schedule_time else NONE
     job_spec = spec.job_template.spec
-    names, images = _containers(job_spec.template.spec.containers)
+    names, images = containers(job_spec.template.spec.containers)
     return [
         cj.metadata.name,
         spec.schedule,
         spec.time_zone if spec.time_zone is not None else NONE,
-        _bool_ptr(spec.suspend),
+        bool_ptr(spec.suspend),
         len(cj.status.active),
         last,
         since(cj.metadata.creation_timestamp),
         names,
         images,
-        _selector(job_spec.selector),
+        format_selector(job_spec.selector),
     ]
 
 
 def _pdb_cells(pdb: PodDisruptionBudget, since: Since) -> list[Any]:
     return [
         pdb.metadata.name,
-        _intstr(pdb.spec.min_available),
-        _intstr(pdb.spec.max_unavailable),
+        intstr(pdb.spec.min_available),
+        intstr(pdb.spec.max_unavailable),
         pdb.status.disruptions_allowed,
         since(pdb.metadata.creation_timestamp),
     ]

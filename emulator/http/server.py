@@ -58,6 +58,7 @@ from emulator.apiserver.serviceips import SERVICE_CIDR
 from emulator.apiserver.watch import Watcher
 from emulator.http import discovery, reviews
 from emulator.http.apply import FieldManagers
+from emulator.http.calls import METHOD_NOT_ALLOWED, Call, check_verb, verb_of
 from emulator.http.codec import decode_body, encode
 from emulator.http.extras import UnmodelledFields, write_listener
 from emulator.http.health import CONTENT_TYPE as HEALTH_CONTENT_TYPE
@@ -65,7 +66,7 @@ from emulator.http.health import health
 from emulator.http.query import ListOptions, parse_list_options
 from emulator.http.routing import NOT_FOUND, Discovery, Target, route
 from emulator.http.status import error_status
-from emulator.http.verbs import METHOD_NOT_ALLOWED, Call, Verbs, check_verb, verb_of
+from emulator.http.verbs import Verbs
 from emulator.http.watch import EncodedObjects, EventWriter, error_line, pump
 
 __all__ = ["HttpApi", "HttpSettings", "agent_of"]

@@ -33,10 +33,11 @@ import msgspec
 
 from emulator.api.codec import enc_hook
 from emulator.api.errors import BadRequest
-from emulator.http.printers import Since, cells_of, human_duration
+from emulator.http.cells import Since
+from emulator.http.printers import cells_of
 from emulator.http.resources import Resource
 
-__all__ = ["INCLUDE_OBJECT", "columns", "human_duration", "row_cells", "table"]
+__all__ = ["INCLUDE_OBJECT", "columns", "row_cells", "table"]
 
 INCLUDE_OBJECT: Final = ("None", "Metadata", "Object")
 

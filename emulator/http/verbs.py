@@ -1,12 +1,13 @@
 """The verbs behind the HTTP door: one request → one ``ApiServer`` call → an answer.
 
 Owns what each method on each target means (upstream's REST handlers and generic registry
-store): get, list (selectors, paging, resourceVersion, Tables), create (201,
-``generateName``, ``dryRun``), update (PUT), patch (the three patch types through
-``patch.apply_patch``; server-side apply through ``apply.FieldManagers``, which creates an
-absent object), delete (DeleteOptions from the body or the query; the object or a success
-``Status`` as upstream's registries answer), deletecollection, and the subresources
-``status``, ``binding``, ``eviction`` and ``scale``. Every write runs with
+store): the dispatch of a ``Call`` (``calls``) to its verb, get, list (selectors, paging,
+resourceVersion, Tables), create (201, ``generateName``, ``dryRun``), update (PUT), patch
+(the three patch types through ``patch.apply_patch``; server-side apply through
+``apply.FieldManagers``, which creates an absent object), delete (DeleteOptions from the
+body or the query; the object or a success ``Status`` as upstream's registries answer),
+deletecollection, and the ``status`` and ``log`` subresources; ``binding``, ``eviction``
+and ``scale`` are ``subresources``'. Every write runs with
 ``ApiServer.agent`` set to the caller's User-Agent product, so the trace names it. It is
 synchronous, as the store is: it does not own sockets, watch streams or auth (``server``).
 
@@ -16,19 +17,16 @@ the store would default it and validated, and answered without a revision.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, Final
 
 from msgspec.structs import replace
 
-from emulator.api.core import Binding
-from emulator.api.errors import BadRequest, Conflict, MethodNotAllowed, NotFound
-from emulator.api.labelparse import format_label_selector
+from emulator.api.errors import BadRequest, NotFound
 from emulator.api.validation import validate
 from emulator.apiserver.server import ApiServer
 from emulator.http import logs, tables
 from emulator.http.apply import FieldManagers
+from emulator.http.calls import APPLY, Answer, Call, check_verb, dry_run, verb_of
 from emulator.http.codec import (
     decode_body,
     decode_object,
@@ -44,69 +42,16 @@ from emulator.http.query import ListOptions, check_list_version, page, parse_lis
 from emulator.http.resources import Resource
 from emulator.http.routing import Target
 from emulator.http.status import success_status
+from emulator.http.subresources import Subresources
 
-__all__ = ["Answer", "Call", "Verbs", "verb_of"]
+__all__ = ["Verbs"]
 
 ManagedFields = list[dict[str, Any]]
 """``metadata.managedFields`` as a write carries it (``Verbs.list`` shadows ``list`` in the class)."""
 
-METHOD_NOT_ALLOWED: Final = "the server does not allow this method on the requested resource"
 RETURNS_DELETED: Final = frozenset({"Pod", "Service", "Namespace"})
 """Kinds whose upstream registry sets ``ReturnDeletedObject``: a delete answers the object;
 the others answer ``Status{Success, details{name, group, kind, uid}}`` once removed."""
-APPLY: Final = "application/apply-patch+yaml"
-
-
-@dataclass(frozen=True, slots=True)
-class Call:
-    method: str
-    target: Target
-    query: Mapping[str, str]
-    body: bytes = b""
-    content_type: str = ""
-    agent: str = ""
-    as_table: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class Answer:
-    code: int
-    body: bytes
-    content_type: str = "application/json"
-
-
-def verb_of(method: str, target: Target, watch: bool) -> str:
-    """The Kubernetes verb of an HTTP method on a target (for the verbs check)."""
-    if method == "GET":
-        if target.name:
-            return "get"
-        return "watch" if watch else "list"
-    if method == "POST":
-        return "create"
-    if method == "PUT":
-        return "update"
-    if method == "PATCH":
-        return "patch"
-    if method == "DELETE":
-        return "delete" if target.name else "deletecollection"
-    raise MethodNotAllowed(METHOD_NOT_ALLOWED)
-
-
-def check_verb(target: Target, verb: str) -> None:
-    res = target.resource
-    if target.sub:
-        sub = res.subresource(target.sub)
-        allowed = sub.verbs if sub is not None else ()
-    else:
-        allowed = res.verbs
-    if verb not in allowed:
-        raise MethodNotAllowed(METHOD_NOT_ALLOWED)
-    if verb == "create" and res.namespaced and target.namespace is None:
-        raise MethodNotAllowed(METHOD_NOT_ALLOWED)
-    if verb in ("update", "patch") and not target.name:
-        raise MethodNotAllowed(METHOD_NOT_ALLOWED)
-    if verb == "create" and target.name and not target.sub:
-        raise MethodNotAllowed(METHOD_NOT_ALLOWED)
 
 
 def dry_run_object(resource: Resource, obj: Any, current: Any | None, sub: str = "") -> Any:
@@ -121,13 +66,6 @@ def dry_run_object(resource: Resource, obj: Any, current: Any | None, sub: str =
     return replace(obj, status=type(obj.status)() if current is None else current.status)
 
 
-def _dry_run(query: Mapping[str, str]) -> bool:
-    value = query.get("dryRun", "")
-    if value and value != "All":
-        raise BadRequest(f'invalid dryRun "{value}": supported values: "All"')
-    return value == "All"
-
-
 class Verbs:
     """The synchronous verbs over one ``ApiServer`` and its field managers."""
 
@@ -135,6 +73,7 @@ class Verbs:
         self.api = api
         self.managers = managers
         self.extras = extras if extras is not None else UnmodelledFields()
+        self.subresources = Subresources(api, record=self._recorded)
 
     def encoded(self, obj: Any) -> bytes:
         return encode_object(obj, self.managers.managed_fields(obj.metadata.uid), extras=self.extras)
@@ -192,12 +131,14 @@ class Verbs:
             return self.list(call)
         if verb == "create":
             if t.sub == "binding" or (t.resource.name == "bindings"):
-                return self.bind(call)
+                return self.subresources.bind(call)
             if t.sub == "eviction":
-                return self.evict(call)
+                return self.subresources.evict(call)
             return self.create(call)
         if verb == "update":
-            return self.scale_update(call) if t.sub == "scale" else self.update(call)
+            if t.sub == "scale":
+                return self.subresources.scale_update(call, self._get(t))
+            return self.update(call)
         if verb == "patch":
             return self.patch(call)
         if verb == "delete":
@@ -216,7 +157,7 @@ class Verbs:
         t = call.target
         obj = self._get(t)
         if t.sub == "scale":
-            return Answer(200, encode(scale_dict(obj)))
+            return self.subresources.scale(obj)
         if t.sub == "log":
             return Answer(200, logs.pod_log(obj, call.query), logs.CONTENT_TYPE)
         if call.as_table:
@@ -293,7 +234,7 @@ class Verbs:
     def create(self, call: Call) -> Answer:
         data = decode_body(call.body, call.content_type)
         obj = self._decode(call, data)
-        if _dry_run(call.query):
+        if dry_run(call.query):
             return self._dry_run_answer(call, 201, obj, data, None)
         return self._create(call, obj, data)
 
@@ -317,7 +258,7 @@ class Verbs:
         """Update (or, for ``/status``, update the status of) ``obj`` (decoded from ``written``);
         200 and the result. ``managed_fields``: a changed ``metadata.managedFields`` the write
         carried (kubectl's client-side to server-side apply migration patches them)."""
-        if _dry_run(call.query):
+        if dry_run(call.query):
             return self._dry_run_answer(call, 200, obj, written, current)
         new = self._store(call, obj)
         self._remember(call, written, new)
@@ -333,17 +274,9 @@ class Verbs:
 
     def patch(self, call: Call) -> Answer:
         t = call.target
-        mt = media_type(call.content_type)
         if t.sub == "scale":
-            current = self._get(t)
-            if mt == APPLY:  # a Scale has one writable field: applying it is merging it
-                applied = decode_body(call.body, call.content_type)
-                if not isinstance(applied, dict):
-                    raise BadRequest("the object provided is unrecognized: expected a Scale")
-                spec = {**scale_dict(current)["spec"], **(applied.get("spec") or {})}
-                return self._scale_to(call, current, {**scale_dict(current), "spec": spec})
-            patched = apply_patch(t.resource, scale_dict(current), call.body, mt)
-            return self._scale_to(call, current, patched)
+            return self.subresources.scale_patch(call, self._get(t))
+        mt = media_type(call.content_type)
         if mt == APPLY:
             return self.server_side_apply(call)
         current = self._get(t)
@@ -379,7 +312,7 @@ class Verbs:
             time=self.api.clock.timestamp(),
         )
         obj = self._decode(call, merged)
-        if _dry_run(call.query):
+        if dry_run(call.query):
             return self._dry_run_answer(call, 201 if current is None else 200, obj, merged, current)
         if current is None:
             # the object had no uid when ``apply`` ran: the created object is handed over with
@@ -458,82 +391,3 @@ class Verbs:
         items, _ = self.list_objects(t, lopts)
         out = [self._delete_one(res, obj, opts, call)[0] for obj in items]
         return Answer(200, encode_list(res, out, resource_version=self.api.revision))
-
-    # --- subresources ---------------------------------------------------------------------
-
-    def bind(self, call: Call) -> Answer:
-        t = call.target
-        data = decode_body(call.body, call.content_type)
-        binding: Binding = decode_object(t.resource, data, kind="Binding", api_version="v1")
-        meta = binding.metadata
-        if meta.namespace and meta.namespace != t.namespace:
-            raise BadRequest("the namespace of the provided object does not match the namespace sent on the request")
-        if t.sub == "binding" and meta.name and meta.name != t.name:
-            raise BadRequest(f"the name of the object ({meta.name}) does not match the name on the URL ({t.name})")
-        binding = replace(binding, metadata=replace(meta, namespace=t.namespace or "", name=meta.name or t.name))
-        if not _dry_run(call.query):
-            with self.api.acting_as(call.agent):
-                self.api.bind(binding)
-        return Answer(201, encode(success_status(code=201)))
-
-    def evict(self, call: Call) -> Answer:
-        t = call.target
-        data = decode_body(call.body, call.content_type)
-        if not isinstance(data, dict):
-            raise BadRequest("the object provided is unrecognized: expected an Eviction")
-        name = (data.get("metadata") or {}).get("name") or t.name
-        if name != t.name:
-            raise BadRequest("name in URL does not match name in Eviction object")
-        options = data.get("deleteOptions") or {}
-        grace = options.get("gracePeriodSeconds")
-        uid = (options.get("preconditions") or {}).get("uid") or ""
-        if not _dry_run(call.query) and not options.get("dryRun"):
-            with self.api.acting_as(call.agent):
-                self.api.evict(t.namespace or "", t.name, grace_period_seconds=grace, uid=uid)
-        return Answer(201, encode(success_status(code=201)))
-
-    def scale_update(self, call: Call) -> Answer:
-        current = self._get(call.target)
-        data = decode_body(call.body, call.content_type)
-        if not isinstance(data, dict):
-            raise BadRequest("the object provided is unrecognized: expected a Scale")
-        return self._scale_to(call, current, data)
-
-    def _scale_to(self, call: Call, current: Any, scale: dict[str, Any]) -> Answer:
-        rv = (scale.get("metadata") or {}).get("resourceVersion") or ""
-        if rv and rv != current.metadata.resource_version:
-            raise Conflict.stale(current.kind, current.metadata.name)
-        replicas = (scale.get("spec") or {}).get("replicas", 0)
-        if not isinstance(replicas, int) or isinstance(replicas, bool):
-            raise BadRequest('Scale in version "v1" cannot be handled as a Scale: spec.replicas must be an integer')
-        obj = replace(current, spec=replace(current.spec, replicas=replicas))
-        if _dry_run(call.query):
-            return Answer(200, encode(scale_dict(obj)))
-        with self.api.acting_as(call.agent):
-            new = self.api.update(obj)
-        if new is not current:
-            self._recorded(call.target.resource, current, new, call)
-        return Answer(200, encode(scale_dict(new)))
-
-
-def scale_dict(obj: Any) -> dict[str, Any]:
-    """The ``autoscaling/v1`` Scale of a deployment, replica set or stateful set."""
-    meta = obj.metadata
-    m: dict[str, Any] = {
-        "name": meta.name,
-        "namespace": meta.namespace,
-        "uid": meta.uid,
-        "resourceVersion": meta.resource_version,
-    }
-    if meta.creation_timestamp:
-        m["creationTimestamp"] = meta.creation_timestamp
-    spec: dict[str, Any] = {}
-    if obj.spec.replicas:
-        spec["replicas"] = obj.spec.replicas
-    status: dict[str, Any] = {"replicas": obj.status.replicas}
-    selector = obj.spec.selector
-    if selector is not None:
-        text = format_label_selector(selector)
-        if text:
-            status["selector"] = text
-    return {"kind": "Scale", "apiVersion": "autoscaling/v1", "metadata": m, "spec": spec, "status": status}

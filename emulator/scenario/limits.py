@@ -1,6 +1,6 @@
 """The largest (and smallest) numbers a scenario may hold, so that every accepted run finishes.
 
-This module owns the numbers only: ``schema.py`` puts them on its types (``msgspec.Meta``
+This module owns the numbers only: ``schema`` puts them on its types (``msgspec.Meta``
 ``le``/``ge``, read by the loader's schema walk), ``totals.py`` checks the limits that span
 several fields (totals over entries and steps, the timeline's horizon), and the ``run``
 command applies ``MAX_SECONDS`` to ``--until``. The README's "Limits" table lists them; keep

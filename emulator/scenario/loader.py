@@ -13,7 +13,7 @@ module          owns
                 the scenario file's directory), manifests, templates, the scheduler
                 configuration (kept raw: the CLI builds it), node marks for ``line:col``
 ``walker``      the schema-driven walk: types, units, unknown and missing fields, label
-                selectors, constraints, all read from the Structs of ``schema.py``
+                selectors, constraints, all read from the Structs of ``schema``
 ``verbs``       steps, expectations and faults (one-key mappings), the checks across
                 fields, the configuration of ``scheduler`` faults
 ``timeline``    the replay of the run's creates and deletes, refusing the writes the API

@@ -1,4 +1,4 @@
-"""The schema-driven walk: a YAML value and a type from ``schema.py`` in, a Struct out.
+"""The schema-driven walk: a YAML value and a type from ``schema`` in, a Struct out.
 
 What this module owns: reading any value of the scenario's schema (Structs, lists, dicts,
 unions, literals, scalars) with an exact path for every error. Field names, required fields,

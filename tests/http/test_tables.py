@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 from emulator.api.codec import KINDS, convert, to_builtins
 from emulator.api.errors import BadRequest
 from emulator.http import resources
-from emulator.http.tables import columns, human_duration, row_cells, table
+from emulator.http.cells import human_duration
+from emulator.http.tables import columns, row_cells, table
 from emulator.runtime.clock import format_timestamp
 
 NOW = 1_000_000.0

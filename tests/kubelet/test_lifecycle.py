@@ -1,4 +1,5 @@
-"""``PodRun`` and ``CrashBackoff`` (agents/kubelet/lifecycle.py), pure: no event loop.
+"""``PodRun`` and ``CrashBackoff`` (agents/kubelet/podrun.py), ``lifecycle_of`` (lifecycle.py),
+pure: no event loop.
 
 A run is driven as the kubelet drives it: ask ``next_event()``, jump to it, ``advance``.
 """
@@ -18,14 +19,12 @@ from agents.kubelet.lifecycle import (
     INIT_EXIT_CODE_ANNOTATION,
     READY_AFTER_ANNOTATION,
     RUN_DURATION_ANNOTATION,
-    CrashBackoff,
     Lifecycle,
-    PodRun,
-    RunPhase,
     effective_restart_policy,
     lifecycle_of,
     parse_exit_code,
 )
+from agents.kubelet.podrun import CrashBackoff, PodRun, RunPhase
 from agents.kubelet.podstatus import running_status
 from agents.kubelet.runstatus import run_status
 from emulator.api.core import Container, Pod, PodSpec

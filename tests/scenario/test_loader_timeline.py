@@ -10,11 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from emulator.scenario import schema as schema_module
 from emulator.scenario import timeline as timeline_module
 from emulator.scenario import verbs as verbs_module
 from emulator.scenario.loader import ScenarioError, load_scenario_text
 from emulator.scenario.schema import Scenario, auto_namespaces
+from emulator.scenario.schema import cluster as schema_cluster
+from emulator.scenario.schema import steps as schema_steps
 
 CONTAINERS = "[{name: c, image: busybox}]"
 POD = f"{{containers: {CONTAINERS}}}"
@@ -396,7 +397,8 @@ def test_name_checks_never_list_the_generated_names(monkeypatch: pytest.MonkeyPa
 
     monkeypatch.setattr(timeline_module, "generated_name", counting)
     monkeypatch.setattr(verbs_module, "generated_name", counting)
-    monkeypatch.setattr(schema_module, "generated_name", counting)  # NodeGroup.name, CreatePods.name
+    monkeypatch.setattr(schema_cluster, "generated_name", counting)  # NodeGroup.name
+    monkeypatch.setattr(schema_steps, "generated_name", counting)  # CreatePods.name
     text = (
         "name: x\nnodes: [{count: 100000, namePrefix: n, template: {}}]\nsteps:\n"
         f"  - {create_pods('web', count=1_000_000)}\n  - delete: {{kind: Pod, selector: ''}}\n"
