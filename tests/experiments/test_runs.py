@@ -17,7 +17,6 @@ from types import SimpleNamespace
 
 import pytest
 
-from emulator.commands.hunt import SeedOutcome, hunt_seeds
 from emulator.experiments.executors import (
     ExecutorError,
     ExecutorSpec,
@@ -27,7 +26,8 @@ from emulator.experiments.executors import (
     worker_lost,
     workers_for,
 )
-from emulator.experiments.runs import Outcome, run_all
+from emulator.experiments.hunt import SeedOutcome, hunt_seeds
+from emulator.experiments.sweep import Outcome, run_all
 
 
 def task(directory: str, n: int) -> int:

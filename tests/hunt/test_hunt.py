@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from emulator.commands.hunt import HuntError, SeedOutcome, add_parser, failure_of, hunt_seeds, run, run_seed
+from emulator.commands.hunt import HuntError, add_parser, run
+from emulator.experiments.hunt import SeedOutcome, failure_of, hunt_seeds, run_seed
 from emulator.scenario.expectations import ExpectationResult
 from emulator.scenario.invariants import InvariantResult
 from emulator.scenario.loader import ScenarioError, load_scenario

@@ -27,7 +27,9 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from emulator.commands.hunt import HuntReport, SeedOutcome, _print_text, add_parser, default_executor, hunt_seeds, run
+from emulator.commands.hunt import _print_text, add_parser, run
+from emulator.experiments.executors import default_executor
+from emulator.experiments.hunt import HuntReport, SeedOutcome, hunt_seeds
 
 ROOT = Path(__file__).resolve().parents[2]
 
