@@ -26,18 +26,18 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
 from emulator.commands.common import UsageError, add_sweep_arguments, check_scheduler
+from emulator.commands.progress import progress_bar
 from emulator.commands.report import write_html
 from emulator.experiments.compare import CompareError, Variant, compare_doc, read_config, run_variant, variants_for
 from emulator.experiments.compare import variant_scenario as with_config
 from emulator.experiments.executors import open_executor, parse_executor
 from emulator.experiments.metrics import FIELDS, Field, best, lookup
 from emulator.experiments.results import COMPARE_COLUMNS, check_results_path, compare_rows, write_results
-from emulator.experiments.runs import Outcome, run_all
+from emulator.experiments.sweep import run_all
 from emulator.report import render_compare
 from emulator.scenario.loader import load_scenario
 
@@ -101,12 +101,11 @@ def run(args: argparse.Namespace) -> int:
         for i, v in enumerate(variants)
         for s in seeds
     ]
-    with open_executor(parse_executor(args.executor), args.jobs, len(calls)) as pool:
-
-        def go(progress: Callable[[tuple[int, int], Outcome], None] | None) -> dict[tuple[int, int], Outcome]:
-            return run_all(pool, run_variant, calls, progress)
-
-        outcomes = _with_progress_bar(go, len(calls), name) if sys.stderr.isatty() else go(None)
+    with (
+        open_executor(parse_executor(args.executor), args.jobs, len(calls)) as pool,
+        progress_bar(len(calls), name, "runs") as advance,  # stderr: stdout stays a clean report
+    ):
+        outcomes = run_all(pool, run_variant, calls, None if advance is None else lambda _k, _o: advance(None))
     doc = compare_doc(name, seeds, variants, outcomes, series=keep_series)
     if args.results is not None:
         write_results(args.results, COMPARE_COLUMNS, compare_rows(doc))
@@ -136,19 +135,6 @@ def _check_html_path(path: Path) -> None:
     """The ``--html`` file's directory exists: checked before the runs, not after them."""
     if not path.parent.is_dir():
         raise UsageError(f"--html {path}: no such directory: {path.parent}")
-
-
-def _with_progress_bar(
-    go: Callable[[Callable[[tuple[int, int], Outcome], None]], dict[tuple[int, int], Outcome]], total: int, name: str
-) -> dict[tuple[int, int], Outcome]:
-    from rich.console import Console
-    from rich.markup import escape
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
-        task = bar.add_task(f"{escape(name)}: runs", total=total)
-        return go(lambda _key, _outcome: bar.update(task, advance=1))
 
 
 # --- the text table --------------------------------------------------------------------------

@@ -1,34 +1,16 @@
 """``python -m emulator hunt``: one scenario under many seeds, the failing seeds and how to
 replay each.
 
-What it owns: ``hunt_seeds`` (``hunt_sweep.sweep`` with ``run_seed`` as the task), the per-seed
-task (``run_seed``, a top-level function so a process pool can pickle it), the one-line failure
-reason of a run (``failure_of``) and the command-line glue (``add_parser``, ``run``). It does
-not own running a scenario (the runner), the invariants (``invariants.py``) or the ``run``
-command a replay line names (``cli.py``).
-
-The execution layer is any ``concurrent.futures.Executor``: ``hunt_seeds`` only submits
-``task(path, seed)`` and reads futures as they complete, so a thread pool (tests), the default
-process pool or a distributed engine's executor run the same hunt. A seed's outcome depends
-only on the scenario and the seed, so the failures found do not depend on the executor.
-
-Failure reason of one run, the first that applies: the violated invariant whose first
-violation came earliest (``t`` = that time); the first failed expectation; the first timed-out
-``waitFor`` (``t`` = the run's end); an exception out of the run (``t`` unknown, ``null``).
+What it owns: the command line (``add_parser``, ``run``: its checks before any run, the
+executor, the progress bar) and the text report. The seeds' runs, the failure reason of each,
+the report and its JSON are ``emulator.experiments.hunt``'s; running them on an executor and
+surviving workers that die (a dead worker's pool is replaced and its seed retried alone; a seed
+whose worker dies twice alone is ``crashed``) and Ctrl-C are the sweep engine's
+(``experiments.sweep``: its docstring gives the rule).
 
 Where the seeds run is ``--executor`` (``local``: a process pool of ``--jobs`` workers;
 ``dask``/``dask=ADDRESS``: Dask; see ``emulator.experiments.executors``); ``--results
 PATH.csv|.parquet`` also writes one row per seed (``experiments.results``).
-
-Running the seeds (at most ``--jobs`` at a time), surviving workers that die (a dead worker's
-pool is replaced and its seed retried alone; a seed whose worker dies twice alone is
-``crashed``) and Ctrl-C are ``hunt_sweep``'s; its docstring gives the rule.
-
-JSON: ``{"scenario", "seeds" (seeds completed), "failures": [{"seed", "reason", "t",
-"replay"}], "crashed": [{"seed", "replay"}]}`` (by seed), plus ``"workersLost": n`` when the
-executor broke, ``"stoppedEarly": true`` when seeds were left unrun at the first failure and
-``"interrupted": true`` after Ctrl-C. Every requested seed is completed, crashed, or not run
-(``stoppedEarly``/``interrupted``).
 
 Exit status: 0 every seed passed; 1 a seed failed (no seed crashed); 3 a seed crashed (its
 worker died twice: the hunt is incomplete, whatever the other seeds did); 130 interrupted (the
@@ -39,104 +21,27 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable
 from concurrent.futures import Executor
 from pathlib import Path
 from typing import Any, Final
 
 from emulator.commands.common import UsageError, add_sweep_arguments, check_scheduler
-from emulator.commands.hunt_sweep import (
-    HuntReport,
-    SeedOutcome,
-    Task,
-    default_executor,
-    replay_command,
-    sweep,
-    workers_for,
-)
-from emulator.experiments.executors import open_executor, parse_executor
+from emulator.commands.progress import progress_bar
+from emulator.experiments.executors import default_executor, open_executor, parse_executor
+from emulator.experiments.hunt import HuntReport, SeedOutcome, hunt_seeds, replay_command
 from emulator.experiments.results import HUNT_COLUMNS, check_results_path, hunt_rows, write_results
 from emulator.inputs import PlainInputError
 from emulator.scenario.loader import load_scenario
 
-__all__ = [
-    "MAX_JOBS",
-    "MAX_SEEDS",
-    "HuntError",
-    "HuntReport",
-    "SeedOutcome",
-    "add_parser",
-    "default_executor",
-    "failure_of",
-    "hunt_seeds",
-    "replay_command",
-    "run",
-    "run_seed",
-    "workers_for",
-]
+__all__ = ["MAX_JOBS", "MAX_SEEDS", "HuntError", "add_parser", "run"]
 
 
 class HuntError(PlainInputError):
     """Bad input to ``hunt`` (the CLI prints ``error: <message>`` and exits 2)."""
 
 
-# --- one seed -------------------------------------------------------------------------------
-
-
-def _violations(items: Iterable[Any]) -> list[tuple[float, int, str]]:
-    """(first time, position, "invariant <name>: <detail>") of each violated invariant; items are
-    ``InvariantResult``s or their JSON form."""
-    out: list[tuple[float, int, str]] = []
-    for i, inv in enumerate(items):
-        doc = inv if isinstance(inv, Mapping) else inv.to_json()
-        if not doc.get("violations"):
-            continue
-        first = doc.get("first") or {}
-        detail = first.get("detail", "")
-        t = first.get("time")
-        out.append((float("inf") if t is None else float(t), i, f"invariant {doc['name']}: {detail}".rstrip(": ")))
-    return sorted(out)
-
-
-def failure_of(result: Any) -> tuple[str, float] | None:
-    """``(reason, t)`` of a failed ``RunResult``, or None if it passed (see the docstring)."""
-    found = _violations(result.extra.get("invariants", ()))
-    if found:
-        t, _, reason = found[0]
-        return reason, (result.simulated_seconds if t == float("inf") else t)
-    for e in result.expectations:
-        if not e.passed:
-            return f"expectation {e.name} failed ({e.detail})", result.simulated_seconds
-    if result.waits_timed_out:
-        return result.waits_timed_out[0], result.simulated_seconds
-    if not result.passed:
-        return "failed", result.simulated_seconds
-    return None
-
-
-def _leaf(err: BaseException) -> BaseException:
-    while isinstance(err, BaseExceptionGroup) and err.exceptions:
-        err = err.exceptions[0]
-    return err
-
-
-def run_seed(path: str, seed: int) -> SeedOutcome:
-    """Run the scenario at ``path`` with ``seed`` (in whatever process calls this)."""
-    from emulator.scenario.loader import load_scenario
-    from emulator.scenario.runner import RunOptions, run_scenario
-
-    try:
-        result = run_scenario(load_scenario(path), RunOptions(seed=seed))
-    except Exception as err:
-        leaf = _leaf(err)
-        return SeedOutcome(seed, False, f"crash: {type(leaf).__name__}: {leaf}", None)
-    failure = failure_of(result)
-    if failure is None:
-        return SeedOutcome(seed, True)
-    return SeedOutcome(seed, False, failure[0], round(failure[1], 6))
-
-
-# --- the sweep ------------------------------------------------------------------------------
+# --- the command line -----------------------------------------------------------------------
 
 
 MAX_SEEDS: Final = 1_000_000
@@ -144,27 +49,6 @@ MAX_SEEDS: Final = 1_000_000
 took gigabytes before the first one ran)."""
 MAX_JOBS: Final = 256
 """Worker processes one hunt may start (each is a whole interpreter)."""
-
-
-def hunt_seeds(
-    path: str | Path,
-    seeds: Iterable[int],
-    executor: Executor,
-    stop_on_first: bool = False,
-    progress: Callable[[SeedOutcome], None] | None = None,
-    *,
-    scenario: str = "",
-    task: Task = run_seed,
-    jobs: int | None = None,
-    replace: Callable[[], Executor] | None = None,
-) -> HuntReport:
-    """``hunt_sweep.sweep`` with ``run_seed`` as the default task."""
-    return sweep(
-        path, seeds, executor, stop_on_first, progress, scenario=scenario, task=task, jobs=jobs, replace=replace
-    )
-
-
-# --- the command line -----------------------------------------------------------------------
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -252,34 +136,25 @@ def _sweep(
     replace: Callable[[], Executor] | None,
     jobs: int | None,
 ) -> HuntReport:
-    def hunt(progress: Callable[[SeedOutcome], None] | None) -> HuntReport:
-        return hunt_seeds(
-            args.file, seeds, pool, args.stop_on_first, progress, scenario=name, jobs=jobs, replace=replace
-        )
+    with progress_bar(len(seeds), name, "0 failed") as advance:  # stderr: stdout stays a clean report
+        failed = 0
 
-    if sys.stderr.isatty():  # the bar goes to stderr: stdout stays a clean report
-        return _with_progress_bar(hunt, len(seeds), name)
-    return hunt(None)
-
-
-def _with_progress_bar(
-    sweep: Callable[[Callable[[SeedOutcome], None]], HuntReport], total: int, name: str
-) -> HuntReport:
-    from rich.console import Console
-    from rich.markup import escape
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    failed = 0
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
-        task = bar.add_task(f"{escape(name)}: 0 failed", total=total)
-
-        def advance(outcome: SeedOutcome) -> None:
+        def progress(outcome: SeedOutcome) -> None:
             nonlocal failed
             failed += not outcome.passed
-            bar.update(task, advance=1, description=f"{escape(name)}: {failed} failed")
+            if advance is not None:
+                advance(f"{failed} failed")
 
-        return sweep(advance)
+        return hunt_seeds(
+            args.file,
+            seeds,
+            pool,
+            args.stop_on_first,
+            None if advance is None else progress,
+            scenario=name,
+            jobs=jobs,
+            replace=replace,
+        )
 
 
 def _print_text(report: HuntReport, out: Any) -> None:

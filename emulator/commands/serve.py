@@ -62,6 +62,7 @@ from emulator.apiserver.server import ApiServer
 from emulator.commands import kubeconfig
 from emulator.commands.common import UsageError, check_scheduler, duration
 from emulator.commands.run import _output
+from emulator.experiments.errors import leaf
 from emulator.runtime.clock import Clock, calendar_epoch_at
 from emulator.scenario.loader import load_scenario
 from emulator.scenario.report import print_summary, to_json
@@ -239,7 +240,7 @@ class _Serving:
                     await stop.wait()
                     listener.cancel()  # the server closes its watches and listener, re-raises
             except* UsageError as group:
-                raise _first(group) from None
+                raise leaf(group) from None
         finally:
             for sig in signals:
                 loop.remove_signal_handler(sig)
@@ -251,14 +252,6 @@ class _Serving:
             if self.written:
                 raise
             raise listen_error(self.address, self.port, err) from None
-
-
-def _first(group: BaseExceptionGroup[Any]) -> BaseException:
-    """The first leaf exception of a (possibly nested) group."""
-    first: BaseException = group
-    while isinstance(first, BaseExceptionGroup):
-        first = first.exceptions[0]
-    return first
 
 
 @contextlib.contextmanager

@@ -4,7 +4,7 @@ What it owns: the variants (``Variant``, ``variants_for``: which configurations 
 list means), reading a ``--config`` file (``read_config``), the task of one run
 (``run_variant``, top-level so that a process pool or Dask pickles it), and the comparison
 document (``compare_doc``, contract section 2). It does not own the executor (``executors``),
-running the tasks (``runs``), the metrics' arithmetic (``metrics``) nor printing
+running the tasks (``sweep``), the metrics' arithmetic (``metrics``) nor printing
 (``commands.compare``).
 
 Variants. Each ``--config`` file replaces the scenario's KubeSchedulerConfiguration (its
@@ -31,7 +31,7 @@ from typing import Any, Final
 from msgspec.structs import replace
 
 from emulator.experiments.metrics import aggregate
-from emulator.experiments.runs import Outcome
+from emulator.experiments.sweep import Outcome
 from emulator.inputs import PlainInputError, ReadError, read_text
 from emulator.scenario.readers import Readers, ScenarioError
 from emulator.scenario.schema import Scenario, SchedulerConfig

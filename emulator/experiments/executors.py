@@ -5,8 +5,8 @@ What it owns: parsing the flag (``parse_executor``), the local process pool
 (``default_executor``, ``workers_for``), the Dask adapter (``open_executor`` starts a
 ``LocalCluster`` on 127.0.0.1 or connects to a scheduler's address, and closes what it started),
 and recognising a Dask worker loss (``worker_lost``). It does not own what a run does (the tasks
-are ``hunt.run_seed`` and ``experiments.compare.run_variant``) nor how a sweep survives a broken
-local pool (``commands.hunt_sweep``).
+are ``hunt.run_seed`` and ``compare.run_variant``) nor how a sweep survives a broken local pool
+(``sweep``).
 
 =====================  ===========================================  ============================
 ``--executor``         executor                                     a worker process that dies
@@ -109,8 +109,6 @@ class Pool:
     executor: Executor
     width: int
     replace: Callable[[], Executor] | None
-    owned: bool = True
-    """``executor`` is this pool's to shut down (False: it was handed in by a test)."""
     interrupted: bool = False
     """Set by the caller after Ctrl-C: the shutdown then does not wait for running tasks."""
 

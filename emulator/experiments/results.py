@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal
 
+from emulator.experiments.hunt import HuntReport
 from emulator.experiments.metrics import FIELDS, flatten
 from emulator.inputs import PlainInputError
 
@@ -76,7 +77,7 @@ def check_results_path(path: Path) -> None:
             ) from None
 
 
-def hunt_rows(report: Any) -> list[dict[str, Any]]:
+def hunt_rows(report: HuntReport) -> list[dict[str, Any]]:
     """One row per seed of a ``HuntReport`` that completed or crashed, by seed."""
     rows = [{"seed": o.seed, "passed": o.passed, "reason": o.reason or None, "t": o.t} for o in report.outcomes]
     rows += [

@@ -15,7 +15,7 @@ import pytest
 
 from emulator.cli import main
 from emulator.experiments.compare import CompareError, Variant, compare_doc, variants_for
-from emulator.experiments.runs import Outcome
+from emulator.experiments.sweep import Outcome
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKING = str(ROOT / "scenarios/compare/packing.yaml")

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from emulator.commands.hunt_sweep import HuntReport, SeedOutcome
+from emulator.experiments.hunt import HuntReport, SeedOutcome
 from emulator.experiments.results import (
     COMPARE_COLUMNS,
     HUNT_COLUMNS,

@@ -1,18 +1,19 @@
-"""``hunt``: the sweep over seeds on any Executor, failure reasons, the JSON and text reports,
-``--stop-on-first``, bad input, and the default process pool."""
+"""``hunt``: the seeds that fail found on any Executor, failure reasons, the JSON and text
+reports, bad input, and the default process pool. The sweep itself (``--stop-on-first``, workers
+that die) is ``tests/experiments/test_sweep.py``'s."""
 
 from __future__ import annotations
 
 import argparse
 import json
-import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from emulator.commands.hunt import HuntError, SeedOutcome, add_parser, failure_of, hunt_seeds, run, run_seed
+from emulator.commands.hunt import HuntError, add_parser, run
+from emulator.experiments.hunt import failure_of, hunt_seeds, run_seed
 from emulator.scenario.expectations import ExpectationResult
 from emulator.scenario.invariants import InvariantResult
 from emulator.scenario.loader import ScenarioError, load_scenario
@@ -175,38 +176,6 @@ def test_all_seeds_pass_exit_0(
     captured = capsys.readouterr()
     assert "tie: all 3 seeds passed" in captured.out
     assert "3/3" in captured.err  # the bar, on stderr
-
-
-def test_stop_on_first_cancels_seeds_not_started() -> None:
-    release = threading.Event()
-    calls: list[int] = []
-
-    def task(path: str, seed: int) -> SeedOutcome:
-        calls.append(seed)
-        if seed == 0:
-            return SeedOutcome(0, False, "invariant noOvercommit: x", 1.0)
-        release.wait(10)
-        return SeedOutcome(seed, True)
-
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        report = hunt_seeds("s.yaml", range(6), pool, stop_on_first=True, task=task)
-        release.set()
-    assert report.stopped_early
-    assert report.outcomes == [SeedOutcome(0, False, "invariant noOvercommit: x", 1.0)]
-    assert calls[0] == 0
-    assert set(calls) <= {0, 1}  # seed 1 may have started before the cancellation
-    assert report.to_json()["stoppedEarly"] is True
-
-
-def test_without_stop_on_first_every_seed_runs() -> None:
-    def task(path: str, seed: int) -> SeedOutcome:
-        return SeedOutcome(seed, seed % 2 == 1, "" if seed % 2 else "expectation x: y", 2.0)
-
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        report = hunt_seeds("s.yaml", range(4, 8), pool, task=task)
-    assert [o.seed for o in report.outcomes] == [4, 5, 6, 7]
-    assert [o.seed for o in report.failures] == [4, 6]
-    assert "stoppedEarly" not in report.to_json()
 
 
 def test_a_crashing_run_is_a_failure_without_time(tmp_path: Path) -> None:

@@ -1,12 +1,8 @@
-"""``hunt`` when workers die: a dead worker's pool is replaced and its seed retried once, a seed
-whose worker dies twice alone is ``crashed`` (exit 3), innocent seeds are never charged, finished
-outcomes are kept, and Ctrl-C prints what finished (exit 130).
-
-The seed task here kills its own worker process for chosen seeds, read from marker files in a
-directory passed as the task's ``path``: ``once-<seed>`` (the first run dies, the marker is
-consumed) and ``always-<seed>``. Each run appends its seed to ``runs.log``. Workers import this
-module by name to unpickle the task (the repository root is on ``sys.path`` under
-``python -m pytest`` and the README's commands).
+"""``hunt`` when workers die, at the command: a crashed seed in the JSON and text reports (exit
+3), Ctrl-C prints what finished (exit 130), and a real ``python -m emulator hunt`` survives a
+``kill -9`` of a worker and SIGINT. The rule itself (seeds retried alone, innocent seeds never
+charged, stop on the first failure) is the sweep engine's: ``tests/experiments/test_sweep.py``.
+The tasks are ``tests/experiments/sweepkit``'s.
 """
 
 from __future__ import annotations
@@ -18,124 +14,20 @@ import signal
 import subprocess
 import sys
 import time
-from collections import Counter
 from collections.abc import Callable, Iterator
-from concurrent.futures import BrokenExecutor, Executor, Future, ThreadPoolExecutor
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import pytest
 from rich.console import Console
 
-from emulator.commands.hunt import HuntReport, SeedOutcome, _print_text, add_parser, default_executor, hunt_seeds, run
+from emulator.commands.hunt import _print_text, add_parser, run
+from emulator.experiments.executors import default_executor
+from emulator.experiments.hunt import HuntReport, SeedOutcome
+from tests.experiments.sweepkit import killing_task, marked
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def killing_task(path: str, seed: int) -> SeedOutcome:
-    """Pass for odd seeds, fail for even ones; die first as the markers in ``path`` say."""
-    here = Path(path)
-    with (here / "runs.log").open("a") as log:
-        log.write(f"{seed}\n")
-    if (here / f"always-{seed}").exists():
-        os.kill(os.getpid(), signal.SIGKILL)
-    try:
-        (here / f"once-{seed}").rename(here / f"died-{seed}")  # atomic: only one run dies
-    except FileNotFoundError:
-        pass
-    else:
-        os._exit(1)
-    time.sleep(0.05)  # long enough for the flight to hold several seeds when one dies
-    return SeedOutcome(seed, seed % 2 == 1, "" if seed % 2 else "expectation x: y", 1.0)
-
-
-def markers(tmp_path: Path, *, once: tuple[int, ...] = (), always: tuple[int, ...] = ()) -> str:
-    for s in once:
-        (tmp_path / f"once-{s}").touch()
-    for s in always:
-        (tmp_path / f"always-{s}").touch()
-    return str(tmp_path)
-
-
-def runs(tmp_path: Path) -> Counter[int]:
-    log = tmp_path / "runs.log"
-    return Counter(int(line) for line in log.read_text().split()) if log.exists() else Counter()
-
-
-def sweep(directory: str, seeds: range, jobs: int, **kwargs: Any) -> HuntReport:
-    """``hunt_seeds`` on a process pool, replaced by fresh ones as it breaks."""
-    pools: list[Executor] = []
-
-    def fresh() -> Executor:
-        pools.append(default_executor(jobs, len(seeds)))
-        return pools[-1]
-
-    first = fresh()
-    try:
-        return hunt_seeds(directory, seeds, first, task=killing_task, jobs=jobs, replace=fresh, **kwargs)
-    finally:
-        first.shutdown(wait=True, cancel_futures=True)
-
-
-def accounted(report: HuntReport) -> list[int]:
-    return sorted([o.seed for o in report.outcomes] + report.crashed)
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize(
-    ("jobs", "once", "always", "crashed", "runs_of_crashed"),
-    [
-        pytest.param(2, (2,), (), [], 0, id="dies-once-in-a-flight-retried"),
-        pytest.param(1, (2,), (), [], 0, id="dies-once-alone-retried"),
-        pytest.param(2, (), (3,), [3], 3, id="always-dies-in-a-flight-crashed-after-two-alone"),
-        pytest.param(1, (), (3,), [3], 2, id="always-dies-alone-crashed-after-its-retry"),
-        pytest.param(2, (1, 4), (5,), [5], 3, id="two-flaky-one-crashing"),
-    ],
-)
-def test_every_seed_is_accounted_for(
-    tmp_path: Path, jobs: int, once: tuple[int, ...], always: tuple[int, ...], crashed: list[int], runs_of_crashed: int
-) -> None:
-    seeds = range(6)
-    report = sweep(markers(tmp_path, once=once, always=always), seeds, jobs)
-    assert accounted(report) == list(seeds)
-    assert report.crashed == crashed
-    assert [o.seed for o in report.failures] == [s for s in seeds if s % 2 == 0 and s not in crashed]
-    assert report.workers_lost >= 2 * len(always) + (1 if once else 0)  # two deaths in one flight: one break
-    ran = runs(tmp_path)
-    for s in crashed:  # twice alone, after one run in a flight unless the flight broke before it started
-        assert runs_of_crashed - (jobs > 1) <= ran[s] <= runs_of_crashed
-    for s in once:
-        assert ran[s] >= 2  # died once, then ran to the end
-    assert report.exit_status() == (3 if crashed else 1)
-    assert not report.interrupted
-    assert not report.stopped_early
-
-
-@pytest.mark.slow
-def test_innocent_seeds_in_a_broken_flight_are_not_charged(tmp_path: Path) -> None:
-    # Seed 0 dies every time with seed 1 beside it in the flight; seed 1 must still complete.
-    report = sweep(markers(tmp_path, always=(0,)), range(2), 2)
-    assert report.crashed == [0]
-    assert [o.seed for o in report.outcomes] == [1]
-    assert report.outcomes[0].passed
-
-
-@pytest.mark.slow
-def test_stop_on_first_still_stops(tmp_path: Path) -> None:
-    report = sweep(markers(tmp_path, once=(0,)), range(40), 1, stop_on_first=True)
-    assert report.stopped_early
-    assert [o.seed for o in report.outcomes] == [0]  # retried after its death, then failed
-    assert report.workers_lost == 1
-    assert report.not_run == 39
-
-
-def test_a_broken_executor_without_replace_raises(tmp_path: Path) -> None:
-    pool = default_executor(1, 1)
-    try:
-        with pytest.raises(BrokenExecutor):
-            hunt_seeds(markers(tmp_path, once=(0,)), range(1), pool, task=killing_task, jobs=1)
-    finally:
-        pool.shutdown(wait=True)
 
 
 # --- the command line -----------------------------------------------------------------------
@@ -218,30 +110,10 @@ def test_ctrl_c_before_any_seed_completed(tmp_path: Path, capsys: pytest.Capture
     assert capsys.readouterr().out == "tie: no seed completed (interrupted; 3 not run)\n"
 
 
-def test_a_keyboard_interrupt_in_this_process_keeps_the_outcomes() -> None:
-    seen: list[int] = []
-
-    def progress(outcome: SeedOutcome) -> None:
-        seen.append(outcome.seed)
-        if len(seen) == 3:
-            raise KeyboardInterrupt
-
-    def task(path: str, seed: int) -> SeedOutcome:
-        return SeedOutcome(seed, seed != 1, "" if seed != 1 else "expectation x: y", 2.0)
-
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        report = hunt_seeds("s.yaml", range(10), pool, progress=progress, task=task, jobs=1)
-    assert report.interrupted
-    assert [o.seed for o in report.outcomes] == [0, 1, 2]
-    assert [o.seed for o in report.failures] == [1]
-    assert report.exit_status() == 130
-    assert report.to_json()["interrupted"] is True
-
-
 @pytest.mark.slow
 def test_crashed_seeds_in_the_json_report_and_exit_3(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = scenario_file(tmp_path)
-    directory = markers(tmp_path, always=(1,))
+    directory = marked(tmp_path, always=(1,))
     status = run(
         parse(str(path), "--seeds", "3", "--jobs", "2", "--output", "json"),
         new_executor=lambda: _KillingPool(directory),
@@ -369,15 +241,3 @@ def test_sigint_prints_the_partial_report_and_exits_130(tmp_path: Path) -> None:
     assert doc["interrupted"] is True
     assert doc["seeds"] < 6
     assert doc["crashed"] == []
-
-
-class Refusing(Executor):
-    """An executor broken from the start: every submit raises."""
-
-    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
-        raise BrokenExecutor("refused")
-
-
-def test_a_replacement_that_refuses_work_ends_the_sweep_instead_of_looping() -> None:
-    with pytest.raises(BrokenExecutor, match=r"a fresh executor from replace\(\) refused work"):
-        hunt_seeds("s.yaml", range(3), Refusing(), task=killing_task, jobs=2, replace=Refusing)

@@ -17,6 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from emulator.commands import hunt
+from emulator.experiments.hunt import hunt_seeds
 from tests.races.racekit import assert_invariants_hold, assert_passes, load, path, play, with_options
 
 pytestmark = pytest.mark.slow
@@ -64,7 +65,7 @@ def test_assume_on_never_double_books(seed: int) -> None:
 def test_hunt_finds_the_planted_race_and_prints_replay_commands(capsys: pytest.CaptureFixture[str]) -> None:
     file = str(path(NAME))
     with ThreadPoolExecutor(max_workers=2) as pool:
-        report = hunt.hunt_seeds(file, HUNT_SEEDS, pool)
+        report = hunt_seeds(file, HUNT_SEEDS, pool)
     assert [o.seed for o in report.failures] == FAILING_IN_HUNT
     assert all(o.reason == "expectation podsFailed: 0 failed (1 of 2 pods)" for o in report.failures)
 
