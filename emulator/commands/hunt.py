@@ -3,7 +3,7 @@ replay each.
 
 What it owns: ``hunt_seeds`` (``hunt_sweep.sweep`` with ``run_seed`` as the task), the per-seed
 task (``run_seed``, a top-level function so a process pool can pickle it), the one-line failure
-reason of a run (``failure_of``) and the command-line glue (``add_parser``, ``run``). It does
+reason of a run (``failure_of``) and the command-line glue (``run``; the options are ``arguments.py``'s). It does
 not own running a scenario (the runner), the invariants (``invariants.py``) or the ``run``
 command a replay line names (``cli.py``).
 
@@ -44,7 +44,7 @@ from concurrent.futures import Executor
 from pathlib import Path
 from typing import Any, Final
 
-from emulator.commands.common import UsageError, add_sweep_arguments, check_scheduler
+from emulator.commands.common import UsageError, check_scheduler
 from emulator.commands.hunt_sweep import (
     HuntReport,
     SeedOutcome,
@@ -65,7 +65,6 @@ __all__ = [
     "HuntError",
     "HuntReport",
     "SeedOutcome",
-    "add_parser",
     "default_executor",
     "failure_of",
     "hunt_seeds",
@@ -165,20 +164,6 @@ def hunt_seeds(
 
 
 # --- the command line -----------------------------------------------------------------------
-
-
-def add_parser(subparsers: Any) -> argparse.ArgumentParser:
-    """Add the ``hunt`` command to ``subparsers`` (from ``ArgumentParser.add_subparsers``)."""
-    p: argparse.ArgumentParser = subparsers.add_parser(
-        "hunt",
-        help="run a scenario under many seeds and list the failing ones",
-        description="Run a scenario under N seeds in parallel; list the failures and how to replay each.",
-    )
-    p.add_argument("file", type=Path, help="scenario YAML file")
-    add_sweep_arguments(p, unit="seed", seeds=None)
-    p.add_argument("--stop-on-first", action="store_true", help="stop at the first failing seed")
-    p.add_argument("--output", choices=("text", "json"), default="text", help="report format on stdout")
-    return p
 
 
 def _check_input(args: argparse.Namespace) -> str:

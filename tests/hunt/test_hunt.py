@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from emulator.commands.hunt import HuntError, SeedOutcome, add_parser, failure_of, hunt_seeds, run, run_seed
+from emulator.commands.arguments import add_hunt
+from emulator.commands.hunt import HuntError, SeedOutcome, failure_of, hunt_seeds, run, run_seed
 from emulator.scenario.expectations import ExpectationResult
 from emulator.scenario.invariants import InvariantResult
 from emulator.scenario.loader import ScenarioError, load_scenario
@@ -55,7 +56,7 @@ IMPOSSIBLE = "  - podsRunning: {count: 5}\n"
 
 def parse(*argv: str) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m emulator")
-    add_parser(parser.add_subparsers(dest="command", required=True))
+    add_hunt(parser.add_subparsers(dest="command", required=True))
     return parser.parse_args(["hunt", *argv])
 
 

@@ -27,7 +27,8 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from emulator.commands.hunt import HuntReport, SeedOutcome, _print_text, add_parser, default_executor, hunt_seeds, run
+from emulator.commands.arguments import add_hunt
+from emulator.commands.hunt import HuntReport, SeedOutcome, _print_text, default_executor, hunt_seeds, run
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -143,7 +144,7 @@ def test_a_broken_executor_without_replace_raises(tmp_path: Path) -> None:
 
 def parse(*argv: str) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m emulator")
-    add_parser(parser.add_subparsers(dest="command", required=True))
+    add_hunt(parser.add_subparsers(dest="command", required=True))
     return parser.parse_args(["hunt", *argv])
 
 
