@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.real_time  # fresh interpreters: subprocesses
+
 ROOT = Path(__file__).resolve().parents[2]
 
 NOT_AT_START = ("numpy", "aiohttp", "cryptography", "agents", "emulator.bench", "rich")

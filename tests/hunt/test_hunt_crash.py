@@ -338,6 +338,7 @@ def wait_for_workers(proc: subprocess.Popen[str], count: int) -> list[int]:
 needs_proc = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
 
 
+@pytest.mark.real_time
 @pytest.mark.slow
 @needs_proc
 def test_kill_9_of_a_worker_loses_no_seed(tmp_path: Path) -> None:
@@ -356,6 +357,7 @@ def test_kill_9_of_a_worker_loses_no_seed(tmp_path: Path) -> None:
     assert doc["workersLost"] == 1
 
 
+@pytest.mark.real_time
 @pytest.mark.slow
 @needs_proc
 def test_sigint_prints_the_partial_report_and_exits_130(tmp_path: Path) -> None:
