@@ -1,4 +1,5 @@
-"""Test-wide configuration: the event loop every async test runs on, and the cluster fixture.
+"""Test-wide configuration: the event loop every async test runs on, Hypothesis' profiles,
+and the cluster fixture.
 
 Every ``@pytest.mark.asyncio`` test runs on ``VirtualTimeEventLoop`` (sleeps return at
 once, ``loop.time()`` advances exactly, ordering is deterministic); no marker is needed
@@ -14,6 +15,14 @@ Markers (declared in ``pyproject.toml``):
   loop, a subprocess). An asyncio test so marked runs on uvloop instead of virtual time.
   ``-m "not real_time"`` leaves out the tests a loaded machine can make flaky.
 
+Hypothesis profiles (``HYPOTHESIS_PROFILE=ci``, or any non-empty ``CI`` variable, selects ``ci``):
+
+- ``default``: Hypothesis' own settings (random examples, a 200 ms deadline per example).
+- ``ci``: no deadline and no too-slow health check (a loaded 2-core runner makes a fast example
+  slow; a property that is really slow says so with its own ``@settings``), derandomized (the
+  examples follow from each test, so a red run is a reproducible one) and the failing
+  example's blob printed (``@reproduce_failure``). Tests' own ``@settings`` still override it.
+
 Fixtures:
 
 - ``cluster``: an open ``tests.cluster.Cluster`` (API server on the virtual clock with the
@@ -26,14 +35,21 @@ Fixtures:
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
 import pytest
 import pytest_asyncio
+from hypothesis import HealthCheck, settings
 
 from emulator.runtime.loop import VirtualTimeEventLoop
 from tests.cluster import Cluster, open_cluster
+
+settings.register_profile(
+    "ci", deadline=None, derandomize=True, print_blob=True, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "default"))
 
 
 def pytest_asyncio_loop_factories(config: pytest.Config, item: pytest.Item) -> Mapping[str, Callable[[], Any]]:

@@ -6,7 +6,7 @@ workload kinds, with ``workloaddefaults``, ``workloadvalidation``, ``intstr`` an
 ``quantity``, ``resources``, the selector modules
 (``labels``: name syntax; ``labelselector``: compiled label selectors; ``labelparse``: their
 string form; ``nodeaffinity``; ``taints``; ``fields``), ``validation``, ``codec`` (manifests in,
-builtins out) and ``errors``.
+builtins out), ``mergepatch`` (RFC 7386) and ``errors``.
 """
 
 from emulator.api.codec import KINDS, ApiObject, ManifestError, load_manifest_file, load_manifests

@@ -1,9 +1,10 @@
-"""Object UIDs, as ``emulator.runtime.rng.new_uid`` makes them, without building a ``uuid.UUID``.
+"""Object UIDs, as ``str(uuid.UUID(int=rng.getrandbits(128), version=4))`` makes them,
+without building a ``uuid.UUID``.
 
-``new_uid`` is the reference: a version-4 UUID string made from ``rng.getrandbits(128)``.
-``fast_uid`` draws the same 128 bits, sets the same variant and version bits as
-``uuid.UUID(int=..., version=4)`` and formats the hex digits directly, so the same generator
-state gives the same string and leaves the generator in the same state.
+That expression is the reference (``new_uid`` in ``tests/references.py``). ``fast_uid`` draws
+the same 128 bits, sets the same variant and version bits as ``uuid.UUID(int=..., version=4)``
+and formats the hex digits directly, so the same generator state gives the same string and
+leaves the generator in the same state.
 """
 
 from __future__ import annotations
@@ -20,6 +21,6 @@ _SET: Final = (0x8000 << 48) | (4 << 76)
 
 
 def fast_uid(rng: random.Random) -> str:
-    """The UUID string ``new_uid(rng)`` would return."""
+    """The UUID string ``str(uuid.UUID(int=rng.getrandbits(128), version=4))`` would be."""
     h = f"{(rng.getrandbits(128) & _CLEAR) | _SET:032x}"
     return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"

@@ -21,14 +21,14 @@ list, rebuilt (never mutated) when one is added or removed, so ``_candidates`` c
 when no indexed watcher is concerned; the index keys of ``old`` and ``new`` are compared
 directly instead of through a set; ``Watcher.matches`` reads the selected fields straight
 from the object, through getters resolved once per watcher, instead of building
-``object_fields``. ``_candidates_reference`` and
-``Watcher.matches_reference`` are the plain versions, kept as the reference (the reference
-filters every unindexed watcher by its pinned field instead of looking the pins up):
-``tests/apiserver/test_watch_fastpath.py`` requires the same watchers in the same order and
-the same matches on random watchers and writes. ``publish`` makes one event per write for all
-the watchers without a selector (``Watcher.unfiltered``: the scheduler's, the controllers')
-and shares it; ``publish_reference`` is the per-watcher version
-(``tests/apiserver/test_watch_shared_events.py``).
+``object_fields``. ``Watcher.matches_reference`` is the plain version of ``matches`` (and
+its path for a field it has no getter for); the plain version of ``_candidates`` (it filters
+every unindexed watcher by its pinned field instead of looking the pins up) is a test oracle
+in ``tests/references.py``: ``tests/apiserver/test_watch_fastpath.py`` requires the same
+watchers in the same order and the same matches on random watchers and writes. ``publish``
+makes one event per write for all the watchers without a selector (``Watcher.unfiltered``:
+the scheduler's, the controllers') and shares it; the per-watcher version is the oracle
+``publish_reference`` there (``tests/apiserver/test_watch_shared_events.py``).
 
 Selector transitions follow Kubernetes: an object that starts matching is delivered as
 ADDED, one that stops matching as DELETED, one that matches before and after as MODIFIED.
@@ -321,38 +321,12 @@ class WatchHub:
                         extra.extend(group.values())
         return plain + extra if extra else plain
 
-    def _candidates_reference(self, kind: str, old: Any, new: Any) -> list[Watcher]:
-        """The reference for ``_candidates``: the same watchers in the same order."""
-        out = []
-        for w in self.watchers():
-            if w.kind != kind or self._index_key(w) is not None:
-                continue
-            pin = self._pin_key(w)
-            if pin is None or any(obj is not None and _field(obj, pin[1]) == pin[2] for obj in (old, new)):
-                out.append(w)
-        if not self._indexed:
-            return out
-        seen: set[tuple[str, str, str]] = set()
-        for obj in (old, new):
-            if obj is None:
-                continue
-            keys = [(kind, METADATA_NAME, obj.metadata.name)]
-            if kind == "Pod":
-                keys.append((kind, NODE_NAME, obj.spec.node_name))
-            for key in keys:
-                if key not in seen:
-                    seen.add(key)
-                    group = self._indexed.get(key)
-                    if group:
-                        out.extend(group.values())
-        return out
-
     def publish(self, kind: str, old: Any, new: Any, revision: int, time: float) -> None:
         """Deliver one write: ``old`` is None for a create, ``new`` None for a removal.
 
         Every unfiltered watcher gets the same event (``transition`` for a watcher matching
         everything: MODIFIED, ADDED, or DELETED with ``old`` as it was), made once per write
-        and shared (events are frozen); ``publish_reference`` asks ``transition`` each time."""
+        and shared (events are frozen); the tests' ``publish_reference`` asks ``transition`` each time."""
         shared: WatchEvent | None = None
         for w in self._candidates(kind, old, new):
             if w.unfiltered:
@@ -364,15 +338,6 @@ class WatchHub:
                 ev: WatchEvent | None = shared
             else:
                 ev = transition(w, old, new, revision, time)
-            if ev is not None:
-                w.channel.put(ev)
-                if w.channel.closed:
-                    self.remove(w)
-
-    def publish_reference(self, kind: str, old: Any, new: Any, revision: int, time: float) -> None:
-        """``publish`` through ``transition`` for every watcher (the reference)."""
-        for w in self._candidates(kind, old, new):
-            ev = transition(w, old, new, revision, time)
             if ev is not None:
                 w.channel.put(ev)
                 if w.channel.closed:

@@ -11,5 +11,5 @@
   tracker, the Filter/Score timers.
 - ``metrics``: throughput samples (upstream's collector), percentiles, peak RSS.
 
-The command itself (``add_parser`` / ``run``) is ``emulator.commands.bench``.
+The command itself is ``emulator.commands.bench`` (its options: ``emulator.commands.arguments``).
 """

@@ -30,7 +30,6 @@ on stderr naming the file and the path inside it).
 from __future__ import annotations
 
 import argparse
-import math
 import statistics
 import sys
 import time
@@ -48,73 +47,17 @@ from emulator.bench.result import BenchOptions, WorkloadResult
 from emulator.bench.spec import WorkloadError
 from emulator.bench.steps import Workload
 from emulator.bench.workloads import load_workloads, select_workloads
-from emulator.runtime.clock import parse_duration
+from emulator.commands.arguments import DEFAULT_WORKLOADS
 
-__all__ = ["DEFAULT_FILE", "add_parser", "compare", "run"]
-
-DEFAULT_FILE = Path("bench") / "workloads.yaml"
-
-
-def _duration(text: str) -> float:
-    try:
-        return parse_duration(text)
-    except ValueError as err:
-        raise argparse.ArgumentTypeError(str(err)) from None
-
-
-def _scale(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}") from None
-    if not (value > 0 and math.isfinite(value)):  # NaN fails the first test, infinity the second
-        raise argparse.ArgumentTypeError(f"expected a finite number > 0, got {text!r}")
-    return value
-
-
-def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
-    return value
-
-
-def add_parser(subparsers: Any) -> argparse.ArgumentParser:
-    """Add the ``bench`` command to ``subparsers`` (from ``ArgumentParser.add_subparsers``)."""
-    p: argparse.ArgumentParser = subparsers.add_parser(
-        "bench",
-        help="run scheduler_perf-style benchmark workloads",
-        description="Run scheduler_perf-style workloads on the real clock (uvloop) and report throughput.",
-    )
-    p.add_argument("--workload", action="append", default=[], metavar="NAME", help="Case/Workload, a case, or a glob")
-    p.add_argument("--output", choices=("text", "json"), default="text", help="report format on stdout")
-    p.add_argument("--profile", choices=("default", "noop"), default="default", help="scheduler profile")
-    p.add_argument(
-        "--kubelets", choices=("on", "off"), default="off", help="run a kubelet per node (pods reach Running)"
-    )
-    p.add_argument("--compare", action="store_true", help="run default and noop profiles and print the ratio")
-    p.add_argument("--repeat", type=_count, default=1, metavar="N", help="run each workload N times")
-    p.add_argument("--scale", type=_scale, default=1.0, help="multiply every workload parameter (e.g. 0.01)")
-    p.add_argument("--file", type=Path, default=None, help=f"workload definitions (default: {DEFAULT_FILE})")
-    p.add_argument("--stall-timeout", type=_duration, default=60.0, metavar="DURATION", help="give up a wait after")
-    p.add_argument("--time-limit", type=_duration, default=None, metavar="DURATION", help="cut each workload short")
-    p.add_argument("--seed", type=int, default=0, help="seed of every random choice")
-    p.add_argument(
-        "--label", action="append", default=[], metavar="LABEL", help="only workloads with this label (repeatable)"
-    )
-    p.add_argument("--list", action="store_true", help="list the workloads and exit")
-    return p
+__all__ = ["compare", "run"]
 
 
 def _workload_file(arg: Path | None) -> Path:
     if arg is not None:
         return arg
-    if DEFAULT_FILE.exists():
-        return DEFAULT_FILE
-    return Path(__file__).resolve().parents[2] / DEFAULT_FILE
+    if DEFAULT_WORKLOADS.exists():
+        return DEFAULT_WORKLOADS
+    return Path(__file__).resolve().parents[2] / DEFAULT_WORKLOADS
 
 
 def run(args: argparse.Namespace) -> int:

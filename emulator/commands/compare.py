@@ -1,7 +1,7 @@
 """``python -m emulator compare FILE --config A.yaml --config B.yaml``: one scenario under several
 KubeSchedulerConfigurations, N seeds each, the quality metrics side by side.
 
-What it owns: the command line (``add_parser``, ``run``) and the text table. The variants, the
+What it owns: the command line (``run``; the options are ``arguments.py``'s) and the text table. The variants, the
 task of one run and the comparison document are ``emulator.experiments.compare``'s; the
 executors (``--executor``, ``--jobs``) ``experiments.executors``'; the results table
 (``--results``) ``experiments.results``'.
@@ -29,7 +29,7 @@ import sys
 from pathlib import Path
 from typing import Any, Final
 
-from emulator.commands.common import UsageError, add_sweep_arguments, check_scheduler
+from emulator.commands.common import UsageError, check_scheduler
 from emulator.commands.progress import progress_bar
 from emulator.commands.report import write_html
 from emulator.experiments.compare import CompareError, Variant, compare_doc, read_config, run_variant, variants_for
@@ -41,34 +41,10 @@ from emulator.experiments.sweep import run_all
 from emulator.report import render_compare
 from emulator.scenario.loader import load_scenario
 
-__all__ = ["MAX_RUNS", "add_parser", "run"]
+__all__ = ["MAX_RUNS", "run"]
 
 MAX_RUNS: Final = 100_000
 """Runs (variants × seeds) one comparison may ask for: every run's metrics are kept."""
-
-
-def add_parser(subparsers: Any) -> argparse.ArgumentParser:
-    p: argparse.ArgumentParser = subparsers.add_parser(
-        "compare",
-        help="run a scenario under several scheduler configurations and compare quality metrics",
-        description=(
-            "Run a scenario under each KubeSchedulerConfiguration given (with one --config: against the "
-            "scenario's own), N seeds each, and compare pods scheduled, pending time, nodes used, allocation, "
-            "preemptions, evictions and makespan."
-        ),
-    )
-    p.add_argument("file", type=Path, help="scenario YAML file")
-    p.add_argument(
-        "--config",
-        action="append",
-        default=[],
-        metavar="PATH.yaml",
-        help="a KubeSchedulerConfiguration file replacing the scenario's (repeat; one: compared with the scenario's)",
-    )
-    add_sweep_arguments(p, unit="run", seeds=5)
-    p.add_argument("--output", choices=("text", "json"), default="text", help="report format on stdout")
-    p.add_argument("--html", type=Path, default=None, metavar="PATH", help="also write an HTML report here")
-    return p
 
 
 def _check_input(args: argparse.Namespace) -> tuple[str, list[Variant]]:

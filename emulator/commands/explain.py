@@ -72,7 +72,7 @@ from emulator.inputs import (
 )
 from emulator.runtime.clock import StoppedClock
 
-__all__ = ["ExplainError", "add_parser", "load_inputs", "run"]
+__all__ = ["ExplainError", "load_inputs", "run"]
 
 CONFIG_API_VERSION: Final = "kubescheduler.config.k8s.io/v1"
 CONFIG_KIND: Final = "KubeSchedulerConfiguration"
@@ -364,19 +364,6 @@ def render_text(exp: Explanation, console: Console) -> None:
 
 
 # --- command line ---------------------------------------------------------------------------
-
-
-def add_parser(subparsers: Any) -> argparse.ArgumentParser:
-    p: argparse.ArgumentParser = subparsers.add_parser(
-        "explain",
-        help="explain one scheduling cycle for a pod",
-        description="Run one scheduling cycle for a pod against manifests and show every plugin's verdict per node.",
-    )
-    p.add_argument("files", nargs="+", type=Path, metavar="FILE", help="manifests: Nodes, Pods, PriorityClasses")
-    p.add_argument("--pod", default=None, metavar="NAMESPACE/NAME", help="the pod to explain")
-    p.add_argument("--config", type=Path, default=None, metavar="FILE", help="a KubeSchedulerConfiguration")
-    p.add_argument("--output", choices=("text", "json"), default="text", help="output format on stdout")
-    return p
 
 
 def run(args: argparse.Namespace, *, registry: Mapping[str, PluginFactory] | None = None) -> int:

@@ -1,8 +1,8 @@
 """``python -m emulator hunt``: one scenario under many seeds, the failing seeds and how to
 replay each.
 
-What it owns: the command line (``add_parser``, ``run``: its checks before any run, the
-executor, the progress bar) and the text report. The seeds' runs, the failure reason of each,
+What it owns: the command line (``run``: its checks before any run, the executor, the progress
+bar; the options are ``arguments.py``'s) and the text report. The seeds' runs, the failure reason of each,
 the report and its JSON are ``emulator.experiments.hunt``'s; running them on an executor and
 surviving workers that die (a dead worker's pool is replaced and its seed retried alone; a seed
 whose worker dies twice alone is ``crashed``) and Ctrl-C are the sweep engine's
@@ -23,10 +23,9 @@ import argparse
 import sys
 from collections.abc import Callable
 from concurrent.futures import Executor
-from pathlib import Path
 from typing import Any, Final
 
-from emulator.commands.common import UsageError, add_sweep_arguments, check_scheduler
+from emulator.commands.common import UsageError, check_scheduler
 from emulator.commands.progress import progress_bar
 from emulator.experiments.executors import default_executor, open_executor, parse_executor
 from emulator.experiments.hunt import HuntReport, SeedOutcome, hunt_seeds, replay_command
@@ -34,7 +33,7 @@ from emulator.experiments.results import HUNT_COLUMNS, check_results_path, hunt_
 from emulator.inputs import PlainInputError
 from emulator.scenario.loader import load_scenario
 
-__all__ = ["MAX_JOBS", "MAX_SEEDS", "HuntError", "add_parser", "run"]
+__all__ = ["MAX_JOBS", "MAX_SEEDS", "HuntError", "run"]
 
 
 class HuntError(PlainInputError):
@@ -49,20 +48,6 @@ MAX_SEEDS: Final = 1_000_000
 took gigabytes before the first one ran)."""
 MAX_JOBS: Final = 256
 """Worker processes one hunt may start (each is a whole interpreter)."""
-
-
-def add_parser(subparsers: Any) -> argparse.ArgumentParser:
-    """Add the ``hunt`` command to ``subparsers`` (from ``ArgumentParser.add_subparsers``)."""
-    p: argparse.ArgumentParser = subparsers.add_parser(
-        "hunt",
-        help="run a scenario under many seeds and list the failing ones",
-        description="Run a scenario under N seeds in parallel; list the failures and how to replay each.",
-    )
-    p.add_argument("file", type=Path, help="scenario YAML file")
-    add_sweep_arguments(p, unit="seed", seeds=None)
-    p.add_argument("--stop-on-first", action="store_true", help="stop at the first failing seed")
-    p.add_argument("--output", choices=("text", "json"), default="text", help="report format on stdout")
-    return p
 
 
 def _check_input(args: argparse.Namespace) -> str:

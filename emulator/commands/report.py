@@ -12,31 +12,11 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
 
 from emulator.commands.common import UsageError
 from emulator.report import ReportError, load_report, read_explain, read_trace, render_run
 
-__all__ = ["add_parser", "run", "write_html"]
-
-
-def add_parser(subparsers: Any) -> argparse.ArgumentParser:
-    p: argparse.ArgumentParser = subparsers.add_parser(
-        "report",
-        help="write the HTML report of a finished run",
-        description="Write the self-contained HTML report of a run from its JSON report (and trace).",
-    )
-    p.add_argument("report", type=Path, metavar="RUN.json", help="the run's report, from `run --output json`")
-    p.add_argument("trace", type=Path, nargs="?", default=None, metavar="TRACE.jsonl", help="the run's trace (--trace)")
-    p.add_argument("--html", type=Path, required=True, metavar="PATH", help="write the HTML report here")
-    p.add_argument(
-        "--explain",
-        type=Path,
-        default=None,
-        metavar="PATH.jsonl",
-        help="the run's --explain file: adds the slowest pods' per-plugin tables",
-    )
-    return p
+__all__ = ["run", "write_html"]
 
 
 def write_html(path: Path, html: str) -> None:

@@ -23,7 +23,7 @@ from rich.console import Console
 
 from agents.scheduler.explain import ExplainRecorder
 from emulator.apiserver.server import WriteRecord
-from emulator.commands.common import UsageError, check_scheduler, duration
+from emulator.commands.common import UsageError, check_scheduler
 from emulator.commands.report import write_html
 from emulator.report import read_explain, read_trace, render_run
 from emulator.runtime.loop import DeadlockError
@@ -31,30 +31,7 @@ from emulator.scenario.loader import load_scenario
 from emulator.scenario.report import print_summary, to_json
 from emulator.scenario.runner import RunOptions, run_scenario
 
-__all__ = ["add_parser", "run"]
-
-
-def add_parser(subparsers: Any) -> argparse.ArgumentParser:
-    run: argparse.ArgumentParser = subparsers.add_parser(
-        "run", help="run a scenario and report", description="Run a scenario file and report."
-    )
-    run.add_argument("file", type=Path, help="scenario YAML file")
-    run.add_argument("--seed", type=int, default=None, help="override the scenario's seed")
-    run.add_argument("--real-time", action="store_true", help="run on the wall clock (uvloop) instead of virtual time")
-    run.add_argument("--output", choices=("text", "json"), default="text", help="report format on stdout")
-    run.add_argument("--trace", type=Path, default=None, metavar="PATH.jsonl", help="write the event trace here")
-    run.add_argument("--until", type=duration, default=None, metavar="DURATION", help="stop at this simulated time")
-    run.add_argument(
-        "--explain",
-        type=Path,
-        default=None,
-        metavar="PATH.jsonl",
-        help="write every scheduling attempt's per-plugin, per-node results here",
-    )
-    run.add_argument(
-        "--html", type=Path, default=None, metavar="PATH", help="write the run's self-contained HTML report here"
-    )
-    return run
+__all__ = ["run"]
 
 
 class _Progress:

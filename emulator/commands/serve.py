@@ -53,14 +53,14 @@ import sys
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import msgspec
 from rich.console import Console
 
 from emulator.apiserver.server import ApiServer
 from emulator.commands import kubeconfig
-from emulator.commands.common import UsageError, check_scheduler, duration
+from emulator.commands.common import UsageError, check_scheduler
 from emulator.commands.run import _output
 from emulator.experiments.errors import leaf
 from emulator.runtime.clock import Clock, calendar_epoch_at
@@ -72,45 +72,10 @@ if TYPE_CHECKING:
     from emulator.commands.certs import Identity
     from emulator.http.server import HttpApi
 
-__all__ = ["DEFAULT_KUBECONFIG", "DEFAULT_SCENARIO", "add_parser", "run"]
+__all__ = ["DEFAULT_SCENARIO", "run"]
 
 DEFAULT_SCENARIO = Path(__file__).resolve().parents[2] / "scenarios" / "serve-default.yaml"
 """The cluster served without FILE: three kind-style worker nodes across zones."""
-DEFAULT_KUBECONFIG = Path("kube-emulator.kubeconfig")
-"""Relative to the working directory: never the user's ``~/.kube/config``."""
-DEFAULT_PORT = 6443
-
-
-def add_parser(subparsers: Any) -> argparse.ArgumentParser:
-    p: argparse.ArgumentParser = subparsers.add_parser(
-        "serve",
-        help="serve the Kubernetes HTTP API (kubectl, client libraries) for a running scenario",
-        description=(
-            "Run a scenario (default: three worker nodes across zones) on a clock paced to wall time, "
-            "serve the Kubernetes HTTP API and write a kubeconfig for it; Ctrl-C or SIGTERM stops and reports."
-        ),
-    )
-    p.add_argument("file", type=Path, nargs="?", default=None, help="scenario YAML file (default: 3 nodes)")
-    p.add_argument("--address", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
-    p.add_argument("--port", default=str(DEFAULT_PORT), help="port to listen on; 0 picks a free one (default: 6443)")
-    p.add_argument(
-        "--kubeconfig",
-        type=Path,
-        default=DEFAULT_KUBECONFIG,
-        metavar="PATH",
-        help="kubeconfig to write while serving (default: ./kube-emulator.kubeconfig)",
-    )
-    p.add_argument("--speed", default="1", help="simulated seconds per wall second (default: 1)")
-    p.add_argument(
-        "--token",
-        default="auto",
-        help="bearer token clients must send: auto (random), none (no authentication), or the token itself",
-    )
-    p.add_argument("--seed", type=int, default=None, help="override the scenario's seed")
-    p.add_argument("--trace", type=Path, default=None, metavar="PATH.jsonl", help="write the event trace here")
-    p.add_argument("--until", type=duration, default=None, metavar="DURATION", help="stop at this simulated time")
-    p.add_argument("--output", choices=("text", "json"), default="text", help="report format on stdout")
-    return p
 
 
 # --- checks (pure but for the port probe) ------------------------------------------------

@@ -3,23 +3,13 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
-from typing import Any
 
 from rich.console import Console
 
 from emulator.commands.common import check_scheduler
 from emulator.scenario.loader import load_scenario
 
-__all__ = ["add_parser", "run"]
-
-
-def add_parser(subparsers: Any) -> argparse.ArgumentParser:
-    val = subparsers.add_parser(
-        "validate", help="check a scenario file", description="Check a scenario file; run nothing."
-    )
-    val.add_argument("file", type=Path, help="scenario YAML file")
-    return val  # type: ignore[no-any-return]
+__all__ = ["run"]
 
 
 def run(args: argparse.Namespace) -> int:

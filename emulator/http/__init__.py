@@ -19,7 +19,7 @@ module             owns
 ``printers``       the cells of each resource's row (upstream's printers)
 ``cells``          the cell formats rows share (HumanDuration, labels, selectors)
 ``patch``          strategic merge patch and the merge-key table per kind
-``jsonpatch``      JSON merge patch (RFC 7386) and JSON patch (RFC 6902)
+``jsonpatch``      JSON patch (RFC 6902); merge patch (RFC 7386) is ``emulator.api.mergepatch``
 ``apply``          server-side apply: FieldManagers, managedFields, conflicts
 ``extras``         fields the Structs do not model: kept per uid from HTTP writes, served
                    back, inherited by controller-made children from their owner's template

@@ -1,8 +1,9 @@
-"""JSON merge patch (RFC 7386) and JSON patch (RFC 6902) over wire dicts, as upstream's apiserver runs them.
+"""JSON patch (RFC 6902) over wire dicts, as upstream's apiserver runs it.
 
-Owns: ``json_merge_patch``, ``json_patch`` and the Go-flavoured message helpers the patch
-modules share (``go_repr``, ``json_kind``). Does not own: content types and strategic merge
-(``patch``), decoding into structs or validation (the server).
+Owns: ``json_patch`` and the Go-flavoured message helpers the patch modules share
+(``go_repr``, ``json_kind``). Does not own: content types and strategic merge (``patch``),
+JSON merge patch (RFC 7386: ``emulator.api.mergepatch``, shared with the scenario's
+``update`` steps), decoding into structs or validation (the server).
 
 Upstream (``apiserver/pkg/endpoints/handlers/patch.go`` with evanphx/json-patch v4):
 
@@ -28,7 +29,7 @@ from typing import Any, Final
 
 from emulator.api.errors import BadRequest, Invalid
 
-__all__ = ["GO_MAP", "go_repr", "json_kind", "json_merge_patch", "json_patch"]
+__all__ = ["GO_MAP", "go_repr", "json_kind", "json_patch"]
 
 GO_MAP: Final = "Go value of type map[string]interface {}"
 _REJECTED: Final = "the server rejected our request due to an error in our request"
@@ -57,22 +58,6 @@ def go_repr(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)
-
-
-# --------------------------------------------------------------------------- JSON merge patch
-
-
-def json_merge_patch(target: Any, patch: Any) -> Any:
-    """RFC 7386: objects merge recursively, ``null`` deletes, anything else replaces (a copy)."""
-    if not isinstance(patch, dict):
-        return copy.deepcopy(patch)
-    result = dict(target) if isinstance(target, dict) else {}
-    for key, value in patch.items():
-        if value is None:
-            result.pop(key, None)
-        else:
-            result[key] = json_merge_patch(result.get(key), value)
-    return result
 
 
 # --------------------------------------------------------------------------- JSON patch (RFC 6902)

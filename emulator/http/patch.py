@@ -46,7 +46,8 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from emulator.api.errors import BadRequest, InternalError, Invalid, UnsupportedMediaType
-from emulator.http.jsonpatch import GO_MAP, go_repr, json_kind, json_merge_patch, json_patch
+from emulator.api.mergepatch import merge_patch
+from emulator.http.jsonpatch import GO_MAP, go_repr, json_kind, json_patch
 from emulator.http.resources import Resource
 
 __all__ = [
@@ -203,7 +204,7 @@ def apply_patch(resource: Resource, current: dict[str, Any], body: bytes, conten
         patch = _decode(body, bad="Invalid JSON Patch")
         if not isinstance(patch, dict):
             raise BadRequest("Invalid JSON Patch")
-        merged: dict[str, Any] = json_merge_patch(current, patch)
+        merged: dict[str, Any] = merge_patch(current, patch)
         return merged
     if content_type == STRATEGIC_MERGE_PATCH:
         patch = _decode(body)

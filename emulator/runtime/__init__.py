@@ -21,7 +21,7 @@ from .clock import (
     run,
 )
 from .loop import DeadlockError, VirtualTimeEventLoop, new_virtual_loop
-from .rng import Seeds, derive_seed, new_uid, stream
+from .rng import Seeds, derive_seed, stream
 
 __all__ = [
     "EPOCH",
@@ -37,7 +37,6 @@ __all__ = [
     "derive_seed",
     "format_duration",
     "format_timestamp",
-    "new_uid",
     "new_virtual_loop",
     "parse_duration",
     "parse_timestamp",

@@ -5,7 +5,7 @@ This module owns how random streams are derived. A run has one integer seed; eac
 ``random.Random`` seeded by ``derive_seed(seed, name)``. Streams are independent, so adding
 draws to one component never shifts another's numbers, and the derivation is SHA-256 of
 ``f"{seed}/{name}"``, never ``hash()``, so it is the same in every process whatever
-``PYTHONHASHSEED`` is. UIDs come from a stream too (``new_uid``), never from ``uuid.uuid4()``.
+``PYTHONHASHSEED`` is. UIDs come from a stream too (``emulator.apiserver.uids.fast_uid``), never from ``uuid.uuid4()``.
 
 It does not own where the seed comes from (the scenario) or which names components use.
 """
@@ -14,10 +14,9 @@ from __future__ import annotations
 
 import hashlib
 import random
-import uuid
 from dataclasses import dataclass
 
-__all__ = ["Seeds", "derive_seed", "new_uid", "stream"]
+__all__ = ["Seeds", "derive_seed", "stream"]
 
 
 def derive_seed(seed: int, name: str) -> int:
@@ -40,8 +39,3 @@ class Seeds:
     def stream(self, name: str) -> random.Random:
         """A fresh stream for ``name`` (each call starts the sequence anew)."""
         return stream(self.seed, name)
-
-
-def new_uid(rng: random.Random) -> str:
-    """A UUID4 string (as Kubernetes assigns to metadata.uid) made from ``rng``'s bits."""
-    return str(uuid.UUID(int=rng.getrandbits(128), version=4))

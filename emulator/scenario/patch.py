@@ -1,18 +1,9 @@
-"""JSON merge patch (RFC 7386), as ``kubectl patch --type merge`` applies it, for ``update`` steps.
+"""An ``update`` step's patch applied to an API object: ``patched``, the object through its
+manifest form, ``emulator.api.mergepatch.merge_patch`` (RFC 7386, as ``kubectl patch --type
+merge`` applies it; its table says what each patch value does) and back to the same kind.
 
-What this module owns: ``merge_patch`` (pure, on JSON-like values) and ``patched`` (an API
-object through its manifest form and back). It does not write: the runner updates the
-result, and the API server validates it as any update.
-
-=========================  ===================================================
-patch value                effect on the target
-=========================  ===================================================
-a mapping                  merged key by key into the target's mapping (a
-                           target that is not a mapping is replaced by ``{}``
-                           first)
-``null`` under a key       the key is removed
-anything else              replaces the value whole (lists are never merged)
-=========================  ===================================================
+It does not write: the runner updates the result, and the API server validates it as any
+update.
 """
 
 from __future__ import annotations
@@ -23,22 +14,10 @@ import msgspec
 
 from emulator.api.codec import convert, to_builtins
 from emulator.api.errors import Invalid
+from emulator.api.mergepatch import merge_patch
 from emulator.inputs import msgspec_error
 
-__all__ = ["merge_patch", "patched"]
-
-
-def merge_patch(target: Any, patch: Any) -> Any:
-    """RFC 7386 ``MergePatch(target, patch)``; neither argument is changed."""
-    if not isinstance(patch, dict):
-        return patch
-    out = dict(target) if isinstance(target, dict) else {}
-    for key, value in patch.items():
-        if value is None:
-            out.pop(key, None)
-        else:
-            out[key] = merge_patch(out.get(key), value)
-    return out
+__all__ = ["patched"]
 
 
 def patched(obj: Any, patch: dict[str, Any]) -> Any:

@@ -17,8 +17,9 @@ buffer every ``_HASH_CHUNK`` bytes (and before reporting the digest): sha256 of 
 concatenation is sha256 of the lines fed one by one, at a fraction of the calls. The recorder
 builds lines with ``fast_trace_line``, a ``TraceLine`` struct (its fields in the keys' order,
 the optional ones omitted while unset: the same JSON bytes as the dict, built and encoded in
-less time); ``trace_line`` is the reference (``tests/scenario/test_trace_buffer.py`` checks
-that both encode to the same bytes on random writes).
+less time); the plain dict version, key by key, is the test oracle ``trace_line`` in
+``tests/references.py`` (``tests/scenario/test_trace_buffer.py`` checks that both encode to
+the same bytes on random writes).
 """
 
 from __future__ import annotations
@@ -30,14 +31,14 @@ import msgspec
 
 from emulator.apiserver.server import WriteRecord
 
-__all__ = ["TraceLine", "TraceRecorder", "fast_trace_line", "trace_line"]
+__all__ = ["TraceLine", "TraceRecorder", "fast_trace_line"]
 
 _encoder = msgspec.json.Encoder()
 _HASH_CHUNK = 1 << 16
 
 
 class TraceLine(msgspec.Struct, omit_defaults=True, gc=False, rename={"node_name": "nodeName"}):
-    """One trace line as ``fast_trace_line`` builds it: encodes as ``trace_line``'s dict."""
+    """One trace line as ``fast_trace_line`` builds it (the keys of the module docstring)."""
 
     rv: int
     t: float
@@ -50,49 +51,6 @@ class TraceLine(msgspec.Struct, omit_defaults=True, gc=False, rename={"node_name
     reason: str | msgspec.UnsetType = msgspec.UNSET
     message: str | msgspec.UnsetType = msgspec.UNSET
     agent: str | msgspec.UnsetType = msgspec.UNSET
-
-
-def _scheduled_condition(pod: Any) -> Any:
-    return None if pod is None else _scheduled(pod.status.conditions)
-
-
-def trace_line(rec: WriteRecord) -> dict[str, Any]:
-    """The trace entry of one write (see the module docstring for the keys)."""
-    obj = rec.obj
-    meta = obj.metadata
-    line: dict[str, Any] = {
-        "rv": rec.revision,
-        "t": round(rec.time, 6),
-        "verb": rec.verb,
-        "kind": rec.kind,
-        "ns": meta.namespace,
-        "name": meta.name,
-    }
-    if rec.kind == "Pod" and rec.new is not None:
-        old, new = rec.old, rec.new
-        if new.spec.node_name and (old is None or old.spec.node_name != new.spec.node_name):
-            line["nodeName"] = new.spec.node_name
-        if old is None or old.status.phase != new.status.phase:
-            line["phase"] = new.status.phase
-        reason, message = new.status.reason, new.status.message
-        changed = old is None or old.status.reason != reason or old.status.message != message
-        cond_new, cond_old = _scheduled_condition(new), _scheduled_condition(old)
-        if (
-            cond_new is not None
-            and (cond_new.reason or cond_new.message)
-            and (
-                cond_old is None
-                or (cond_old.status, cond_old.reason, cond_old.message)
-                != (cond_new.status, cond_new.reason, cond_new.message)
-            )
-        ):
-            reason, message, changed = cond_new.reason, cond_new.message, True
-        if changed and (reason or message):
-            line["reason"] = reason
-            line["message"] = message
-    if rec.agent:
-        line["agent"] = rec.agent
-    return line
 
 
 def _scheduled(conditions: Any) -> Any:

@@ -36,7 +36,7 @@ from emulator.api.scheduling import PriorityClass
 from emulator.apiserver import CLUSTER_SCOPED, ApiServer, ServerSettings, WriteRecord
 from emulator.apiserver.defaults import DEFAULT_SCHEDULER, qos_class
 from emulator.runtime.clock import format_timestamp
-from emulator.runtime.rng import new_uid
+from tests.references import new_uid
 
 ALL_KINDS = sorted(k for _, k in KINDS)
 NOT_READY = Toleration(

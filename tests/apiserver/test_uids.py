@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from emulator.apiserver.uids import fast_uid
-from emulator.runtime.rng import new_uid
+from tests.references import new_uid
 
 
 @settings(max_examples=300, deadline=None)

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from emulator.api.codec import convert
 from emulator.api.core import Node, Pod
 from emulator.apiserver.watch import Watcher, WatchEvent, WatchHub, transition
+from tests.references import candidates_reference
 
 PHASES = ["", "Pending", "Running", "Succeeded", "Failed"]
 
@@ -125,7 +126,7 @@ def test_pinned_routing_delivers_what_offering_every_watcher_would(
     live = hub.watchers()
     for rev, (kind, old, new) in enumerate(batch, start=1):
         fast = hub._candidates(kind, old, new)
-        assert [w.id for w in fast] == [w.id for w in hub._candidates_reference(kind, old, new)]
+        assert [w.id for w in fast] == [w.id for w in candidates_reference(hub, kind, old, new)]
         # Offered every watcher of the kind, each would get exactly what the candidates get.
         naive: dict[int, WatchEvent | None] = {w.id: transition(w, old, new, rev, 0.0) for w in live if w.kind == kind}
         offered = {w.id for w in fast}

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from emulator.apiserver.watch import Watcher, WatchHub
 from tests.apiserver.test_watch_fastpath import app_is, watchers, writes
+from tests.references import publish_reference
 
 unfiltered = st.builds(
     lambda kind: Watcher(
@@ -39,7 +40,10 @@ def _deliver(ws: list[Watcher], batch: list[Any], maxsize: int, *, reference: bo
     for w in mine:
         hub.add(w)
     for rev, (kind, old, new) in enumerate(batch, start=1):
-        (hub.publish_reference if reference else hub.publish)(kind, old, new, rev, rev / 10)
+        if reference:
+            publish_reference(hub, kind, old, new, rev, rev / 10)
+        else:
+            hub.publish(kind, old, new, rev, rev / 10)
     out = []
     for w in mine:
         items = w.channel._items

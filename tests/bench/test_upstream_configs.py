@@ -21,7 +21,8 @@ from emulator.bench.result import BenchOptions
 from emulator.bench.spec import WorkloadError
 from emulator.bench.steps import AnyStep, ChurnStep, DeletePodsStep, NamespacesStep, NodesStep, PodsStep
 from emulator.bench.workloads import load_workloads
-from emulator.commands.bench import add_parser, run
+from emulator.commands.arguments import add_bench
+from emulator.commands.bench import run
 from emulator.runtime.clock import LoopClock
 from emulator.runtime.clock import run as run_virtual
 from emulator.runtime.rng import Seeds
@@ -32,7 +33,7 @@ SUITE = DATA / "suite" / "performance-config.yaml"
 
 def _bench(capsys: pytest.CaptureFixture[str], file: Path, *argv: str) -> tuple[int, Any]:
     parser = argparse.ArgumentParser(prog="python -m emulator")
-    add_parser(parser.add_subparsers(dest="command"))
+    add_bench(parser.add_subparsers(dest="command"))
     code = run(parser.parse_args(["bench", "--file", str(file), "--output", "json", *argv]))
     out, err = capsys.readouterr()
     return code, json.loads(out) if out.strip().startswith("[") else out + err

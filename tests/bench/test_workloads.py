@@ -19,7 +19,8 @@ from emulator.bench.result import BenchOptions
 from emulator.bench.spec import WorkloadError
 from emulator.bench.steps import PodsStep
 from emulator.bench.workloads import load_workloads, load_workloads_text, select_workloads
-from emulator.commands.bench import add_parser, run
+from emulator.commands.arguments import add_bench
+from emulator.commands.bench import run
 from emulator.runtime.clock import LoopClock
 from emulator.runtime.loop import new_virtual_loop
 from emulator.runtime.rng import Seeds
@@ -33,7 +34,7 @@ SCALE = 0.01
 def _bench(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, Any]:
     """Run the command; (exit status, the JSON on stdout — or the text of stdout and stderr)."""
     parser = argparse.ArgumentParser(prog="python -m emulator")
-    add_parser(parser.add_subparsers(dest="command"))
+    add_bench(parser.add_subparsers(dest="command"))
     code = run(parser.parse_args(["bench", "--file", str(WORKLOADS), *argv]))
     out, err = capsys.readouterr()
     return code, json.loads(out) if out.strip().startswith("[") else out + err
@@ -137,7 +138,7 @@ def test_repeat_interleaves_the_profiles_and_gives_the_median_ratio(capsys: pyte
 @pytest.mark.parametrize("value", ["0", "-1", "two"])
 def test_repeat_must_be_a_whole_number_of_at_least_one(value: str, capsys: pytest.CaptureFixture[str]) -> None:
     parser = argparse.ArgumentParser(prog="python -m emulator")
-    add_parser(parser.add_subparsers(dest="command"))
+    add_bench(parser.add_subparsers(dest="command"))
     with pytest.raises(SystemExit) as exc:
         parser.parse_args(["bench", "--repeat", value])
     assert exc.value.code == 2

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from emulator.commands import explain as explain_cli
+from emulator.commands.arguments import add_explain
 from emulator.commands.explain import ExplainError
 
 NODES = """\
@@ -53,7 +54,7 @@ def write(tmp_path: Path, name: str, *parts: str) -> Path:
 
 def explain(*argv: str | Path) -> int:
     parser = argparse.ArgumentParser(prog="python -m emulator")
-    explain_cli.add_parser(parser.add_subparsers(dest="command", required=True))
+    add_explain(parser.add_subparsers(dest="command", required=True))
     return explain_cli.run(parser.parse_args(["explain", *map(str, argv)]))
 
 

@@ -86,6 +86,7 @@ def test_corpus_is_large_and_named_once() -> None:
     assert len(set(ids)) == len(ids)
 
 
+@pytest.mark.real_time
 @pytest.mark.parametrize("case", _params())
 def test_hostile_input_is_refused_or_runs(case: Case, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     _materialize(tmp_path, case.files)
@@ -95,6 +96,7 @@ def test_hostile_input_is_refused_or_runs(case: Case, tmp_path: Path, capsys: py
         _check(case, tmp_path, argv, *_in_process(argv, capsys))
 
 
+@pytest.mark.real_time
 @pytest.mark.parametrize("case_id", SUBPROCESS_SAMPLE)
 def test_no_traceback_reaches_stderr_of_a_real_process(case_id: str, tmp_path: Path) -> None:
     (case,) = [c for c in CASES if c.id == case_id]

@@ -141,6 +141,7 @@ def _expect(message: str, d: Path, main_file: str) -> str:
     return "error: " + message.format(s=d / main_file, d=d) + "\n"
 
 
+@pytest.mark.real_time
 @pytest.mark.parametrize(("makes", "main_file", "message"), SCENARIOS)
 @pytest.mark.parametrize("command", ["validate", "run"])
 def test_hostile_scenario_is_refused(
@@ -179,6 +180,7 @@ EXPLAIN = [
 ]
 
 
+@pytest.mark.real_time
 @pytest.mark.parametrize(("makes", "message"), EXPLAIN)
 def test_hostile_explain_input_is_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], makes: list[Make], message: str
@@ -200,6 +202,7 @@ def test_explain_config_file_is_read_bounded(tmp_path: Path, capsys: pytest.Capt
     )
 
 
+@pytest.mark.real_time
 def test_no_traceback_reaches_stderr(tmp_path: Path) -> None:
     """The same refusals through a real process: one line on stderr, exit 2, within seconds."""
     (tmp_path / "bomb.yaml").write_text(alias_bomb())
@@ -242,6 +245,7 @@ BENCH = [
 ]
 
 
+@pytest.mark.real_time
 @pytest.mark.parametrize(("makes", "message"), BENCH)
 def test_hostile_bench_workload_file_is_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], makes: list[Make], message: str

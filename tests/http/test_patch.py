@@ -12,7 +12,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from emulator.api.errors import BadRequest, Invalid, UnsupportedMediaType
-from emulator.http.jsonpatch import go_repr, json_merge_patch, json_patch
+from emulator.api.mergepatch import merge_patch
+from emulator.http.jsonpatch import go_repr, json_patch
 from emulator.http.patch import SCHEMAS, MergeFailed, apply_patch, field_schema, strategic_merge
 from emulator.http.resources import find
 
@@ -389,23 +390,8 @@ def test_go_repr(value: Any, expected: str) -> None:
     assert go_repr(value) == expected
 
 
-# --------------------------------------------------------------------------- JSON merge patch
-
-
-@pytest.mark.parametrize(
-    ("target", "patch", "expected"),
-    [
-        pytest.param({"a": "b"}, {"a": "c"}, {"a": "c"}, id="replace"),
-        pytest.param({"a": "b"}, {"b": "c"}, {"a": "b", "b": "c"}, id="add"),
-        pytest.param({"a": "b"}, {"a": None}, {}, id="null-deletes"),
-        pytest.param({"a": [{"b": "c"}]}, {"a": [1]}, {"a": [1]}, id="lists-replace"),
-        pytest.param({"a": {"b": "c"}}, {"a": {"b": "d", "c": None}}, {"a": {"b": "d"}}, id="nested"),
-        pytest.param({"a": "b"}, {"a": {"b": None}}, {"a": {}}, id="scalar-becomes-object"),
-    ],
-)
-def test_json_merge_patch(target: dict[str, Any], patch: dict[str, Any], expected: dict[str, Any]) -> None:
-    assert json_merge_patch(target, patch) == expected
-
+# --------------------------------------------------------------------------- JSON patch
+# (JSON merge patch, RFC 7386: tests/api/test_mergepatch.py)
 
 _scalars = st.one_of(st.booleans(), st.integers(-5, 5), st.text(max_size=3))
 _json = st.recursive(
@@ -414,26 +400,6 @@ _json = st.recursive(
     max_leaves=12,
 )
 _objects = st.dictionaries(st.text(max_size=3), _json, max_size=4)
-
-
-def _merge_diff(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {k: None for k in a if k not in b}
-    for key, value in b.items():
-        if isinstance(value, dict) and isinstance(a.get(key), dict):
-            sub = _merge_diff(a[key], value)
-            if sub:
-                out[key] = sub
-        elif key not in a or a[key] != value or type(a[key]) is not type(value):
-            out[key] = value
-    return out
-
-
-@given(_objects, _objects)
-def test_merge_patch_of_a_diff_gives_the_target(a: dict[str, Any], b: dict[str, Any]) -> None:
-    assert json_merge_patch(a, _merge_diff(a, b)) == b
-
-
-# --------------------------------------------------------------------------- JSON patch
 
 DOC = {"a": {"b": [1, 2, 3], "c~d": "x", "e/f": "y"}, "s": "t"}
 
@@ -549,7 +515,7 @@ _map_patches = st.recursive(
 def test_strategic_merge_without_lists_or_directives_is_a_merge_patch(
     doc: dict[str, Any], patch: dict[str, Any]
 ) -> None:
-    assert strategic_merge("Lease", doc, patch) == json_merge_patch(doc, patch)
+    assert strategic_merge("Lease", doc, patch) == merge_patch(doc, patch)
 
 
 _containers = st.lists(

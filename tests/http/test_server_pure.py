@@ -30,7 +30,8 @@ from emulator.http.query import (
 from emulator.http.routing import Discovery, Target, route
 from emulator.http.server import agent_of, check_accept, kubernetes_service, wants_table
 from emulator.http.status import cause_type, error_status
-from emulator.scenario.trace import fast_trace_line, trace_line
+from emulator.scenario.trace import fast_trace_line
+from tests.references import trace_line
 
 
 @pytest.mark.parametrize(

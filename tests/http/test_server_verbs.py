@@ -12,9 +12,9 @@ from emulator.api.policy import PodDisruptionBudget
 from emulator.apiserver.server import WriteRecord
 from emulator.http.apply import FieldManagers
 from emulator.http.resources import Resource
-from emulator.scenario.trace import trace_line
 from tests.builders import pod
 from tests.http.server_support import TABLE, new_api, serving
+from tests.references import trace_line
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.real_time]
 

@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from emulator.commands.hunt import HuntError, add_parser, run
+from emulator.commands.arguments import add_hunt
+from emulator.commands.hunt import HuntError, run
 from emulator.experiments.hunt import failure_of, hunt_seeds, run_seed
 from emulator.scenario.expectations import ExpectationResult
 from emulator.scenario.invariants import InvariantResult
@@ -56,7 +57,7 @@ IMPOSSIBLE = "  - podsRunning: {count: 5}\n"
 
 def parse(*argv: str) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m emulator")
-    add_parser(parser.add_subparsers(dest="command", required=True))
+    add_hunt(parser.add_subparsers(dest="command", required=True))
     return parser.parse_args(["hunt", *argv])
 
 

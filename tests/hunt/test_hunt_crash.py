@@ -22,7 +22,8 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from emulator.commands.hunt import _print_text, add_parser, run
+from emulator.commands.arguments import add_hunt
+from emulator.commands.hunt import _print_text, run
 from emulator.experiments.executors import default_executor
 from emulator.experiments.hunt import HuntReport, SeedOutcome
 from tests.experiments.sweepkit import killing_task, marked
@@ -35,7 +36,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def parse(*argv: str) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m emulator")
-    add_parser(parser.add_subparsers(dest="command", required=True))
+    add_hunt(parser.add_subparsers(dest="command", required=True))
     return parser.parse_args(["hunt", *argv])
 
 
@@ -209,6 +210,7 @@ def wait_for_workers(proc: subprocess.Popen[str], count: int) -> list[int]:
 needs_proc = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
 
 
+@pytest.mark.real_time
 @pytest.mark.slow
 @needs_proc
 def test_kill_9_of_a_worker_loses_no_seed(tmp_path: Path) -> None:
@@ -227,6 +229,7 @@ def test_kill_9_of_a_worker_loses_no_seed(tmp_path: Path) -> None:
     assert doc["workersLost"] == 1
 
 
+@pytest.mark.real_time
 @pytest.mark.slow
 @needs_proc
 def test_sigint_prints_the_partial_report_and_exits_130(tmp_path: Path) -> None:

@@ -54,6 +54,7 @@ def test_directory_is_refused(tmp_path: Path) -> None:
     assert info.value.reason == "Is a directory"
 
 
+@pytest.mark.real_time
 def test_larger_than_the_limit_is_refused_before_reading(tmp_path: Path) -> None:
     path = sparse_file(tmp_path / "big.yaml", MAX_FILE_BYTES + 2**20)
     started = time.perf_counter()
@@ -78,6 +79,7 @@ def test_dev_zero_is_refused_without_reading() -> None:
     assert info.value.reason == "not a regular file (a character device)"
 
 
+@pytest.mark.real_time
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs")
 def test_fifo_is_refused_without_blocking(tmp_path: Path) -> None:
     path = tmp_path / "pipe.yaml"

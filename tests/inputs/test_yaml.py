@@ -70,6 +70,7 @@ def test_one_alias_past_the_limit_is_refused() -> None:
     assert err.detail.startswith("invalid YAML at line 2, column 4: ")
 
 
+@pytest.mark.real_time
 def test_a_billion_laughs_is_refused_fast() -> None:
     levels = "\n".join(f"l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 12)}]" for i in range(1, 10))
     started = time.perf_counter()
@@ -78,6 +79,7 @@ def test_a_billion_laughs_is_refused_fast() -> None:
     assert time.perf_counter() - started < 0.5
 
 
+@pytest.mark.real_time
 def test_the_list_alias_bomb_loads_as_shared_nodes() -> None:
     """81 alias uses: under the limit; the List flattener refuses its expansion (test_lists)."""
     started = time.perf_counter()

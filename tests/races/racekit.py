@@ -21,7 +21,7 @@ from emulator.scenario.invariants import INVARIANTS, InvariantResult
 from emulator.scenario.loader import load_scenario
 from emulator.scenario.runner import RunOptions, RunResult, run_scenario
 from emulator.scenario.schema import Scenario
-from emulator.scenario.trace import trace_line
+from tests.references import trace_line
 
 ROOT = Path(__file__).resolve().parents[2]
 RACES = ROOT / "scenarios" / "races"

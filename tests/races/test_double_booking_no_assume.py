@@ -17,6 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from emulator.commands import hunt
+from emulator.commands.arguments import add_hunt
 from emulator.experiments.hunt import hunt_seeds
 from tests.races.racekit import assert_invariants_hold, assert_passes, load, path, play, with_options
 
@@ -70,7 +71,7 @@ def test_hunt_finds_the_planted_race_and_prints_replay_commands(capsys: pytest.C
     assert all(o.reason == "expectation podsFailed: 0 failed (1 of 2 pods)" for o in report.failures)
 
     parser = argparse.ArgumentParser(prog="python -m emulator")
-    hunt.add_parser(parser.add_subparsers(dest="command"))
+    add_hunt(parser.add_subparsers(dest="command"))
     args = parser.parse_args(["hunt", file, "--seeds", str(len(HUNT_SEEDS)), "--stop-on-first"])
     with ThreadPoolExecutor(max_workers=1) as pool:
         status = hunt.run(args, executor=pool)

@@ -14,7 +14,11 @@ from emulator.runtime.clock import LoopClock, run
 
 
 @pytest.mark.parametrize(
-    "virtual", [pytest.param(True, id="virtual"), pytest.param(False, id="real", marks=pytest.mark.real_time)]
+    "virtual",
+    [
+        pytest.param(True, id="virtual", marks=pytest.mark.real_time),  # a wall-clock bound, too
+        pytest.param(False, id="real", marks=pytest.mark.real_time),
+    ],
 )
 def test_move_on_after_ends_at_the_deadline_of_the_loop_clock(virtual: bool) -> None:
     timeout = 3600.0 if virtual else 0.05

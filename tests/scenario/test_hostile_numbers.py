@@ -250,6 +250,7 @@ def _in_thread(argv: list[str]) -> tuple[int | None, float]:
     return (result[0] if result else None), time.perf_counter() - t0
 
 
+@pytest.mark.real_time
 @pytest.mark.parametrize(("text", "path"), REFUSED)
 @pytest.mark.parametrize("command", ["validate", "run"])
 def test_refused_with_one_error_line(
@@ -266,6 +267,7 @@ def test_refused_with_one_error_line(
     assert path in lines[0], err
 
 
+@pytest.mark.real_time
 @pytest.mark.slow
 @pytest.mark.parametrize("text", RUNS)
 def test_accepted_and_runs_to_completion(tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str) -> None:

@@ -1,6 +1,6 @@
 """The trace recorder's buffered hashing equals hashing each line as it comes (the reference:
 the recorder writing to a file, which hashes line by line), across chunk boundaries; and
-``fast_trace_line`` builds the same lines as ``trace_line`` (the reference)."""
+``fast_trace_line`` builds the same lines as ``trace_line`` (the reference, ``tests/references.py``)."""
 
 from __future__ import annotations
 
@@ -15,8 +15,9 @@ from msgspec.structs import replace
 from emulator.api.core import Node, Pod, PodCondition
 from emulator.apiserver.server import WriteRecord
 from emulator.scenario import trace
-from emulator.scenario.trace import TraceRecorder, fast_trace_line, trace_line
+from emulator.scenario.trace import TraceRecorder, fast_trace_line
 from tests import builders
+from tests.references import trace_line
 
 
 def _pod(name: str, node: str, phase: str, reason: str) -> Pod:

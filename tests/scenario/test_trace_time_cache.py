@@ -11,8 +11,9 @@ from hypothesis import strategies as st
 
 from emulator.apiserver.server import WriteRecord
 from emulator.scenario import trace
-from emulator.scenario.trace import TraceRecorder, trace_line
+from emulator.scenario.trace import TraceRecorder
 from tests import builders
+from tests.references import trace_line
 
 # times that round differently, the same way, and to a neighbour's rounding
 _TIMES = [0.0, 1e-7, 4e-7, 6e-7, 1.0000004, 1.0000006, 2.5, 1 / 3, 120.0]

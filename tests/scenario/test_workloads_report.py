@@ -1,4 +1,4 @@
-"""``scenario.patch`` (RFC 7386 merge patch), ``scenario.workloads`` (readiness rules, the
+"""``scenario.patch`` (an object through an RFC 7386 merge patch), ``scenario.workloads`` (readiness rules, the
 report's ``workloads`` entries) and the ``workloadsReady``/``jobsComplete`` expectations, on
 objects whose status is written by hand."""
 
@@ -9,8 +9,6 @@ from typing import Any
 
 import msgspec
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 from msgspec.structs import replace
 from rich.console import Console
 
@@ -20,7 +18,7 @@ from emulator.api.core import ContainerStatus, LabelSelector, Pod
 from emulator.api.errors import Invalid
 from emulator.api.meta import OwnerReference
 from emulator.scenario.expectations import check
-from emulator.scenario.patch import merge_patch, patched
+from emulator.scenario.patch import patched
 from emulator.scenario.report import print_summary, to_json
 from emulator.scenario.runner import RunResult
 from emulator.scenario.schema import JobsComplete, WorkloadsReady
@@ -43,47 +41,7 @@ def _ref(owner: Any) -> OwnerReference:
     return OwnerReference(api_version="apps/v1", kind=owner.kind, name=meta.name, uid=meta.uid, controller=True)
 
 
-# --- merge patch ----------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("target", "patch", "result"),
-    [
-        pytest.param({"a": "b"}, {"a": "c"}, {"a": "c"}, id="replace"),
-        pytest.param({"a": "b"}, {"b": "c"}, {"a": "b", "b": "c"}, id="add"),
-        pytest.param({"a": "b"}, {"a": None}, {}, id="null-deletes"),
-        pytest.param({"a": "b", "b": "c"}, {"a": None}, {"b": "c"}, id="null-deletes-one"),
-        pytest.param({"a": ["b"]}, {"a": "c"}, {"a": "c"}, id="list-replaced-by-scalar"),
-        pytest.param({"a": "c"}, {"a": ["b"]}, {"a": ["b"]}, id="scalar-replaced-by-list"),
-        pytest.param({"a": {"b": "c"}}, {"a": {"b": "d", "c": None}}, {"a": {"b": "d"}}, id="nested"),
-        pytest.param({"a": [{"b": "c"}]}, {"a": [1]}, {"a": [1]}, id="lists-are-not-merged"),
-        pytest.param(["a", "b"], {"a": "c"}, {"a": "c"}, id="non-mapping-target"),
-        pytest.param({}, {"a": {"bb": {"ccc": None}}}, {"a": {"bb": {}}}, id="null-in-new-mapping"),
-        pytest.param({"e": None}, {"a": 1}, {"e": None, "a": 1}, id="null-in-target-kept"),
-    ],
-)
-def test_merge_patch_rfc7386_examples(target: Any, patch: Any, result: Any) -> None:
-    before = msgspec.json.encode(target)
-    assert merge_patch(target, patch) == result
-    assert msgspec.json.encode(target) == before  # the target is not changed
-
-
-JSON = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.text(max_size=3),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=2), inner, max_size=3),
-    max_leaves=10,
-)
-
-
-@given(
-    target=st.dictionaries(st.text(max_size=2), JSON, max_size=4),
-    patch=st.dictionaries(st.text(max_size=2), JSON, max_size=4),
-)
-def test_merge_patch_is_idempotent(target: dict[str, Any], patch: dict[str, Any]) -> None:
-    once = merge_patch(target, patch)
-    assert merge_patch(once, patch) == once
-    for key, value in patch.items():
-        assert (key not in once) if value is None else key in once
+# --- patched (the merge itself: tests/api/test_mergepatch.py) ------------------------------
 
 
 def test_patched_object_keeps_its_kind_and_refuses_a_wrong_type() -> None:
