@@ -6,8 +6,10 @@ parser from those (every subcommand, every option, every ``--help``), imports on
 command's module, and maps bad input to exit status 2. Exit status: 0 every expectation met;
 1 an expectation failed (or a waitFor timed out, or the simulation deadlocked); 2 bad input
 (one clear message on stderr naming the file, the path inside it and what was expected; no
-traceback; nothing run); 130 interrupted. ``serve`` ends on SIGINT or SIGTERM by design: that
-is a clean stop (0 or 1 by its expectations, as ``run``), not an interruption.
+traceback; nothing run); 130 interrupted. A sweep (``hunt``, ``compare``) whose executor broke
+and whose fresh replacement refused work too ends with one ``error: --executor:`` line and 1.
+``serve`` ends on SIGINT or SIGTERM by design: that is a clean stop (0 or 1 by its expectations,
+as ``run``), not an interruption.
 
 Bad input is any ``emulator.inputs.InputError`` (``ScenarioError``, ``StepError``,
 ``ManifestError``, ``ConfigError``, ``SetupError``, ``UsageError``, ``ExplainError``,
@@ -28,6 +30,7 @@ import argparse
 import importlib
 import sys
 from collections.abc import Callable, Sequence
+from concurrent.futures import BrokenExecutor
 from typing import Any, Final
 
 from emulator.commands import arguments
@@ -69,5 +72,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except InputError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    except BrokenExecutor as err:  # hunt, compare: a broken pool's replacement refused work too
+        print(f"error: --executor: {err}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         return 130

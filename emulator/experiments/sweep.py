@@ -136,7 +136,7 @@ class _Sweep(Generic[K]):
             broken: list[K] = []
             if not self._fill():
                 if self.fresh and not self.flight:
-                    raise BrokenExecutor("a fresh executor from replace() refused work")
+                    raise BrokenExecutor("the executor broke, and a fresh one refused work too")
                 self._recover(broken)
             else:
                 finished, _ = wait(self.flight, return_when=FIRST_COMPLETED)

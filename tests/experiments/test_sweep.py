@@ -272,7 +272,7 @@ def test_a_replacement_that_refuses_work_ends_the_sweep_instead_of_looping(front
         made.append(Refusing())
         return made[-1]
 
-    with pytest.raises(BrokenExecutor, match=r"a fresh executor from replace\(\) refused work"):
+    with pytest.raises(BrokenExecutor, match="the executor broke, and a fresh one refused work too"):
         front(Refusing(), killing_task, "s.yaml", range(3), jobs=2, replace=fresh)
     assert len(made) == 1
 

@@ -219,3 +219,31 @@ def test_process_pool_runs_the_seeds(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert status == 1
     doc = json.loads(capsys.readouterr().out)
     assert [f["seed"] for f in doc["failures"]] == [0, 1]
+
+
+def test_a_pool_that_breaks_and_whose_replacement_refuses_is_one_error_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Through the command line: the sweep engine's refusal is one ``error: --executor:`` line
+    and exit status 1, not a traceback."""
+    import contextlib
+    from collections.abc import Callable, Iterator
+    from concurrent.futures import BrokenExecutor, Executor, Future
+
+    from emulator import cli
+    from emulator.commands import hunt as hunt_command
+    from emulator.experiments.executors import Pool
+
+    class Refusing(Executor):
+        def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+            raise BrokenExecutor("refused")
+
+    @contextlib.contextmanager
+    def refusing_pool(*_: Any) -> Iterator[Pool]:
+        yield Pool(Refusing(), 2, Refusing)
+
+    monkeypatch.setattr(hunt_command, "open_executor", refusing_pool)
+    code = cli.main(["hunt", "scenarios/quickstart.yaml", "--seeds", "3", "--jobs", "2"])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert err == "error: --executor: the executor broke, and a fresh one refused work too\n"
