@@ -66,7 +66,7 @@ from agents.scheduler.cache import CacheError
 from agents.scheduler.explain import Decided, explain_pod
 from agents.scheduler.framework import vectorized
 from agents.scheduler.framework.diagnosis import Diagnosis, FitError
-from agents.scheduler.framework.interface import NodeToStatus, NominatingMode
+from agents.scheduler.framework.interface import ExtensionPoint, NodeToStatus, NominatingMode
 from agents.scheduler.framework.types import (
     PODS_TO_ACTIVATE_KEY,
     Code,
@@ -299,7 +299,12 @@ class SchedulingCycle:
         status = fwk.run_pre_score_plugins(state, pod, nodes)
         if not status.is_success():
             raise _SchedulingError(status)
-        totals, status = fwk.score_rows(state, pod, self.snapshot.table, rows, nodes)
+        rec, t0 = self.options.recorder, time.perf_counter()
+        try:
+            totals, status = fwk.score_rows(state, pod, self.snapshot.table, rows, nodes)
+        finally:
+            if rec is not None:
+                rec.observe_extension_point(ExtensionPoint.Score, time.perf_counter() - t0)
         if not status.is_success():
             raise _SchedulingError(status)
         return nodes[vectorized.select_host(totals, self.rng)].name
@@ -334,7 +339,12 @@ class SchedulingCycle:
                 f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(plugins))}]",
             )
             diagnosis.node_to_status.set_absent_nodes_status(absent)
-        feasible, evaluated, error = self._find_feasible(fwk, state, pod, diagnosis, nodes)
+        rec, t0 = self.options.recorder, time.perf_counter()
+        try:
+            feasible, evaluated, error = self._find_feasible(fwk, state, pod, diagnosis, nodes)
+        finally:
+            if rec is not None and fwk.has_filter_plugins():
+                rec.observe_extension_point(ExtensionPoint.Filter, time.perf_counter() - t0)
         self._evaluated = evaluated
         # Upstream advances the start index by the nodes processed (feasible or rejected), modulo
         # all the nodes, even when a Filter returned Error: every node gets its turn.
@@ -408,7 +418,12 @@ class SchedulingCycle:
         status = fwk.run_pre_score_plugins(state, pod, nodes)
         if not status.is_success():
             raise _SchedulingError(status)
-        scores, status = fwk.run_score_plugins(state, pod, nodes)
+        rec, t0 = self.options.recorder, time.perf_counter()
+        try:
+            scores, status = fwk.run_score_plugins(state, pod, nodes)
+        finally:
+            if rec is not None:
+                rec.observe_extension_point(ExtensionPoint.Score, time.perf_counter() - t0)
         if not status.is_success():
             raise _SchedulingError(status)
         return [(s.name, s.total_score) for s in scores]

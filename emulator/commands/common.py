@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from agents.scheduler.setup import SetupError, build_scheduler_setup
+from agents.scheduler import SetupError, build_scheduler_setup
 from emulator.inputs import PlainInputError
 from emulator.scenario.limits import parse_simulated_duration
 from emulator.scenario.schedulers import scheduler_settings

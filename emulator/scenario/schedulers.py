@@ -8,7 +8,7 @@ instances is ``agents.scheduler.scheduler.start_schedulers``.
 
 from __future__ import annotations
 
-from agents.scheduler.setup import SchedulerSettings
+from agents.scheduler import SchedulerSettings
 from emulator.scenario.schema import Scenario, SchedulerConfig
 
 __all__ = ["scheduler_settings"]
