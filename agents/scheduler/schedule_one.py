@@ -8,8 +8,9 @@ own the informers, the task group or the loop (``scheduler.py``), the informer h
 (``eventhandlers.py``), nor the node sampling and tie-break (``sampling.py``).
 
 Why ~580 lines in one module: the two cycles and the failure path share every piece of
-per-attempt state, so they stay together as upstream keeps them in ``schedule_one.go``; Events go through the client layer's ``EventRecorder``
-(``self.events``) and the status report through its ``retry_on_conflict``.
+per-attempt state, so they stay together as upstream keeps them in ``schedule_one.go``. Events
+go through the client layer's ``EventRecorder`` (``self.events``) and the status report
+through its ``retry_on_conflict``.
 
 Scheduling cycle (``schedule_one``), one pod at a time, never awaiting the API:
 pop → skip deleting or already-assumed pods → pick the profile by ``spec.schedulerName`` →
