@@ -128,12 +128,9 @@ class Framework(BindingRunners):
         default_selector: Callable[[Pod], Any] | None = None,
     ) -> None:
         """Instantiate the profile's plugins; ``ValueError`` with upstream's message if invalid.
-
-        Every handle dependency comes in here, as upstream's ``frameworkruntime.With...``
-        options (``WithPodNominator``, ``WithPodActivator``, ...); none is set afterwards. Left
-        out (None), the handle goes without, as outside a running scheduler (explain, tests).
-        ``namespaces``: a lister of Namespace objects (``get(name)``, ``list()``) for plugins
-        that resolve namespaceSelectors (InterPodAffinity)."""
+        Every handle dependency comes in here (upstream's ``WithPodNominator``,
+        ``WithPodActivator``...), none later; one left out (None) is absent, as in explain.
+        ``namespaces``: a Namespace lister (``get(name)``, ``list()``: namespaceSelectors)."""
         self.scheduler_name: str = spec.scheduler_name
         self.percentage_of_nodes_to_score: int | None = spec.percentage_of_nodes_to_score
         self.client = client
