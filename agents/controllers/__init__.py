@@ -12,12 +12,19 @@
 
 Client names: ``controller:nodelifecycle``, ``controller:tainteviction``,
 ``controller:podgc``. The scenario runner starts them with the schedulers (the node
-lifecycle controller only when kubelets heartbeat).
+lifecycle controller only when kubelets heartbeat); ``start_workload_controllers``
+(``manager.py``) starts the workload controllers. The application layer imports these names
+from ``agents.controllers`` and nothing deeper.
 """
+
+from typing import TYPE_CHECKING, Any
 
 from agents.controllers.nodelifecycle import NodeLifecycleController, NodeLifecycleSettings
 from agents.controllers.podgc import PodGCController, PodGCSettings
 from agents.controllers.tainteviction import TaintEvictionController
+
+if TYPE_CHECKING:
+    from agents.controllers.manager import start_workload_controllers
 
 __all__ = [
     "NodeLifecycleController",
@@ -25,4 +32,15 @@ __all__ = [
     "PodGCController",
     "PodGCSettings",
     "TaintEvictionController",
+    "start_workload_controllers",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """``start_workload_controllers`` (``manager.py``) loads every workload controller: only
+    when read."""
+    if name == "start_workload_controllers":
+        from agents.controllers.manager import start_workload_controllers
+
+        return start_workload_controllers
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -18,9 +18,11 @@ from agents.kubelet.lifecycle import (
     READY_AFTER_ANNOTATION,
     RUN_DURATION_ANNOTATION,
 )
-from agents.kubelet.settings import KubeletSettings
+from agents.kubelet.settings import DEFAULT_NODE_STATUS_REPORT_FREQUENCY, KubeletSettings
+from agents.kubelet.ticker import Ticker
 
 __all__ = [
+    "DEFAULT_NODE_STATUS_REPORT_FREQUENCY",
     "EXIT_CODE_ANNOTATION",
     "INIT_DURATION_ANNOTATION",
     "INIT_EXIT_CODE_ANNOTATION",
@@ -31,6 +33,7 @@ __all__ = [
     "KubeletSettings",
     "NodeUsage",
     "PodState",
+    "Ticker",
     "admission_failures",
     "admit",
 ]

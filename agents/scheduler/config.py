@@ -110,6 +110,7 @@ __all__ = [
     "extension_points_of",
     "load_config",
     "load_config_file",
+    "read_config_document",
 ]
 
 KIND: Final = "KubeSchedulerConfiguration"
@@ -434,8 +435,9 @@ def default_config(registry: Mapping[str, PluginFactory] | None = None) -> Sched
     return load_config(None, registry)
 
 
-def load_config_file(path: str | Path, registry: Mapping[str, PluginFactory] | None = None) -> SchedulerConfig:
-    """Load a one-document YAML (or JSON) file; errors carry the file name as ``source``."""
+def read_config_document(path: str | Path) -> dict[str, Any]:
+    """The one KubeSchedulerConfiguration document (a mapping) of a YAML or JSON file, not yet
+    decoded; ``ConfigError`` (``source``: the file) if unreadable or not one mapping."""
     source = str(path)
     try:
         docs = yaml_documents(read_text(path), source=source)
@@ -445,7 +447,14 @@ def load_config_file(path: str | Path, registry: Mapping[str, PluginFactory] | N
         raise ConfigError("", err.detail, source=source) from None
     if len(docs) != 1 or not isinstance(docs[0], dict):
         raise ConfigError("", f"expected one {KIND} document (a mapping), got {len(docs)} document(s)", source=source)
+    doc: dict[str, Any] = docs[0]
+    return doc
+
+
+def load_config_file(path: str | Path, registry: Mapping[str, PluginFactory] | None = None) -> SchedulerConfig:
+    """Load a one-document YAML (or JSON) file; errors carry the file name as ``source``."""
+    doc = read_config_document(path)
     try:
-        return load_config(docs[0], registry)
+        return load_config(doc, registry)
     except ConfigError as err:
-        raise ConfigError(err.path, err.detail, source=source) from None
+        raise ConfigError(err.path, err.detail, source=str(path)) from None

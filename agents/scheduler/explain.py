@@ -42,7 +42,8 @@ During a run (``decided``): the scheduler hands in its own decision (selected no
 nominated node), which is reported instead of explain's; PostFilter is not run again (it
 makes API calls) and ``rng`` is not used, so recording does not change the run.
 
-It does not own loading manifests or printing (``emulator/commands/explain.py``), nor the cycle
+It does not own wiring a framework over fixed objects (``explain_static.py``), loading manifests
+or printing (``emulator/commands/explain.py``), nor the cycle
 itself (``schedule_one.py``).
 """
 

@@ -17,11 +17,24 @@ harness, which needs the samples of a measured window, asks for them with ``keep
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from emulator.runtime.stats import QuantileSketch
 
-__all__ = ["RawSamples", "SchedulingMetrics"]
+if TYPE_CHECKING:
+    from agents.scheduler.framework.interface import ExtensionPoint
+
+__all__ = ["MetricsRecorder", "RawSamples", "SchedulingMetrics"]
+
+
+class MetricsRecorder(Protocol):
+    """What a benchmark hands the scheduler at construction (``SchedulerOptions.recorder``)
+    to hear the wall duration of an extension point per cycle, as upstream's
+    ``framework_extension_point_duration_seconds``: Filter around the whole feasible-node
+    search (profiles with Filter plugins), Score around ``run_score_plugins`` or its
+    vectorised twin (profiles with Score plugins). Nothing is recorded without one."""
+
+    def observe_extension_point(self, point: ExtensionPoint, seconds: float) -> None: ...
 
 
 @dataclass(slots=True)

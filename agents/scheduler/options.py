@@ -1,5 +1,6 @@
 """``SchedulerOptions``: the knobs of one scheduler instance that are not part of the
-KubeSchedulerConfiguration (``schedulerOptions`` in a scenario, plus the explain hook).
+KubeSchedulerConfiguration (``schedulerOptions`` in a scenario, plus the explain hook and a
+benchmark's metrics recorder).
 
 Built by ``setup.py`` from a scenario, read by the agent (``scheduler.py``) and its cycle
 (``schedule_one.py``). It sits below both so that neither imports the other to reach it.
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING, TypeAlias
 
 if TYPE_CHECKING:
     from agents.scheduler.explain import Explanation
+    from agents.scheduler.metrics import MetricsRecorder
     from emulator.api.core import Pod
 
 __all__ = ["ExplainHook", "SchedulerOptions"]
@@ -36,3 +38,5 @@ class SchedulerOptions:
     """Called after every attempt with its per-plugin explanation (``run --explain``)."""
     vectorized: bool = True
     """Filter and Score over the snapshot's NodeTable (False: node by node; same results)."""
+    recorder: MetricsRecorder | None = None
+    """Hears extension points' wall durations (benchmarks; ``metrics.MetricsRecorder``)."""

@@ -7,9 +7,10 @@ Reserve/Permit, ``binding_cycle`` and ``handle_failure`` with its API reports. I
 own the informers, the task group or the loop (``scheduler.py``), the informer handlers
 (``eventhandlers.py``), nor the node sampling and tie-break (``sampling.py``).
 
-The two cycles and the failure path share every piece of per-attempt state, so they stay
-together as upstream keeps them; Events go through the client layer's ``EventRecorder``
-(``self.events``) and the status report through its ``retry_on_conflict``.
+Why ~580 lines in one module: the two cycles and the failure path share every piece of
+per-attempt state, so they stay together as upstream keeps them in ``schedule_one.go``. Events
+go through the client layer's ``EventRecorder`` (``self.events``) and the status report
+through its ``retry_on_conflict``.
 
 Scheduling cycle (``schedule_one``), one pod at a time, never awaiting the API:
 pop → skip deleting or already-assumed pods → pick the profile by ``spec.schedulerName`` →
@@ -35,7 +36,9 @@ drive queueing hints); the pod gets ``PodScheduled=False`` with reason ``Unsched
 ``Scheduled`` Event. Those API writes run as tasks: the cycle itself does not wait on them.
 
 Metrics (``schedule_attempts_total`` as upstream): an attempt counts ``scheduled`` when its
-binding succeeds, ``unschedulable`` on a rejection, ``error`` otherwise.
+binding succeeds, ``unschedulable`` on a rejection, ``error`` otherwise. A benchmark's
+``SchedulerOptions.recorder`` hears the wall duration of Filter (the feasible-node search) and
+Score per cycle.
 
 Filter and Score run vectorised over the snapshot's ``NodeTable`` (``framework/vectorized.py``:
 the same feasible nodes, processed count, statuses, scores and host as the per-node path, which
@@ -66,7 +69,7 @@ from agents.scheduler.cache import CacheError
 from agents.scheduler.explain import Decided, explain_pod
 from agents.scheduler.framework import vectorized
 from agents.scheduler.framework.diagnosis import Diagnosis, FitError
-from agents.scheduler.framework.interface import NodeToStatus, NominatingMode
+from agents.scheduler.framework.interface import ExtensionPoint, NodeToStatus, NominatingMode
 from agents.scheduler.framework.types import (
     PODS_TO_ACTIVATE_KEY,
     Code,
@@ -299,7 +302,12 @@ class SchedulingCycle:
         status = fwk.run_pre_score_plugins(state, pod, nodes)
         if not status.is_success():
             raise _SchedulingError(status)
-        totals, status = fwk.score_rows(state, pod, self.snapshot.table, rows, nodes)
+        rec, t0 = self.options.recorder, time.perf_counter()
+        try:
+            totals, status = fwk.score_rows(state, pod, self.snapshot.table, rows, nodes)
+        finally:
+            if rec is not None:
+                rec.observe_extension_point(ExtensionPoint.Score, time.perf_counter() - t0)
         if not status.is_success():
             raise _SchedulingError(status)
         return nodes[vectorized.select_host(totals, self.rng)].name
@@ -334,7 +342,12 @@ class SchedulingCycle:
                 f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(plugins))}]",
             )
             diagnosis.node_to_status.set_absent_nodes_status(absent)
-        feasible, evaluated, error = self._find_feasible(fwk, state, pod, diagnosis, nodes)
+        rec, t0 = self.options.recorder, time.perf_counter()
+        try:
+            feasible, evaluated, error = self._find_feasible(fwk, state, pod, diagnosis, nodes)
+        finally:
+            if rec is not None and fwk.has_filter_plugins():
+                rec.observe_extension_point(ExtensionPoint.Filter, time.perf_counter() - t0)
         self._evaluated = evaluated
         # Upstream advances the start index by the nodes processed (feasible or rejected), modulo
         # all the nodes, even when a Filter returned Error: every node gets its turn.
@@ -408,7 +421,12 @@ class SchedulingCycle:
         status = fwk.run_pre_score_plugins(state, pod, nodes)
         if not status.is_success():
             raise _SchedulingError(status)
-        scores, status = fwk.run_score_plugins(state, pod, nodes)
+        rec, t0 = self.options.recorder, time.perf_counter()
+        try:
+            scores, status = fwk.run_score_plugins(state, pod, nodes)
+        finally:
+            if rec is not None:
+                rec.observe_extension_point(ExtensionPoint.Score, time.perf_counter() - t0)
         if not status.is_success():
             raise _SchedulingError(status)
         return [(s.name, s.total_score) for s in scores]

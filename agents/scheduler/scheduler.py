@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import random
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from typing import Any
 
 from agents.scheduler.cache import Cache, Snapshot
@@ -28,9 +28,9 @@ from agents.scheduler.framework.node_table import IntArray
 from agents.scheduler.framework.runtime import Framework
 from agents.scheduler.framework.types import ClusterEventWithHint, Status
 from agents.scheduler.framework.waiting_pods import WaitingPodsMap
-from agents.scheduler.metrics import SchedulingMetrics
+from agents.scheduler.metrics import MetricsRecorder, SchedulingMetrics
 from agents.scheduler.options import ExplainHook, SchedulerOptions
-from agents.scheduler.queue import QueueClosed, SchedulingQueue
+from agents.scheduler.queue import Nominator, QueueClosed, SchedulingQueue
 from agents.scheduler.sampling import num_feasible_nodes_to_find, select_host
 from agents.scheduler.schedule_one import SchedulingCycle
 from agents.scheduler.setup import SchedulerSettings, build_scheduler_setup
@@ -106,6 +106,10 @@ class Scheduler(SchedulingCycle, EventHandlers):
         self.nodes = Informer(client, "Node")
         self.namespaces = Informer(client, "Namespace")
         self.workloads = WorkloadListers(workload_client(client))
+        # The nominator comes first and goes to both the frameworks and the queue (upstream's
+        # ``WithPodNominator``): the queue needs the first profile's QueueSort, and the frameworks
+        # the nominator. ``activate`` reaches the queue through ``self`` when a plugin calls it.
+        nominator = Nominator(self._get_pod)  # refuses deleted or bound pods (upstream)
         self.frameworks: dict[str, Framework] = {}
         for spec in profiles:
             self.frameworks[spec.scheduler_name] = Framework(
@@ -117,6 +121,12 @@ class Scheduler(SchedulingCycle, EventHandlers):
                 snapshot=self.snapshot,
                 waiting_pods=self.waiting_pods,
                 namespaces=NamespaceLister(self.namespaces),
+                nominator=nominator,
+                run_async=self._run_async,
+                activate=self._handle_activate,
+                get_pod=self._get_pod,
+                pdb_lister=self.workloads.pdbs,
+                default_selector=self.workloads.default_selector,
             )
         first = next(iter(self.frameworks.values()))
         self._hints: dict[str, dict[str, list[ClusterEventWithHint]]] = {
@@ -135,15 +145,8 @@ class Scheduler(SchedulingCycle, EventHandlers):
             pod_initial_backoff=options.pod_initial_backoff,
             pod_max_backoff=options.pod_max_backoff,
             namespace_labels=self._namespace_labels,
-            pod_lister=self._get_pod,  # the nominator refuses deleted or bound pods (upstream)
+            nominator=nominator,
         )
-        for f in self.frameworks.values():
-            f.set_nominator(self.queue)
-            f.run_async = self._run_async
-            f.activate = self.queue.activate
-            f.get_pod = self._get_pod
-            f.pdb_lister = self.workloads.pdbs
-            f.default_selector = self.workloads.default_selector
         self.pods.add_handlers(self._on_pod_add, self._on_pod_update, self._on_pod_delete)
         self.nodes.add_handlers(self._on_node_add, self._on_node_update, self._on_node_delete)
         self.next_start_node_index = 0
@@ -175,6 +178,10 @@ class Scheduler(SchedulingCycle, EventHandlers):
     def _get_pod(self, namespace: str, name: str) -> Pod | None:
         pod: Pod | None = self.pods.get(name, namespace)
         return pod
+
+    def _handle_activate(self, pods: Iterable[Pod]) -> None:
+        """Upstream ``Handle.Activate``: move the pods to activeQ."""
+        self.queue.activate(pods)
 
     def _run_async(self, coro: Coroutine[Any, Any, Any], name: str) -> None:
         """Plugins' API work (preemption) as a named task of the scheduler's task group."""
@@ -209,6 +216,15 @@ class Scheduler(SchedulingCycle, EventHandlers):
 
     # --- reporting ----------------------------------------------------------------------
 
+    def enabled_plugins(self) -> dict[str, list[str]]:
+        """Extension point (as configured: ``filter``, ``score``...) → enabled plugin names,
+        over this instance's profiles, first seen first."""
+        out: dict[str, list[str]] = {}
+        for fwk in self.frameworks.values():
+            for point, names in fwk.list_plugins().items():
+                out.setdefault(point.value, []).extend(n for n in names if n not in out.get(point.value, []))
+        return out
+
     def statistics(self) -> dict[str, Any]:
         return {"queue": self.queue.statistics(), "metrics": self.metrics.report()}
 
@@ -239,6 +255,7 @@ def start_schedulers(
     clock: Clock,
     seeds: Seeds,
     explain: ExplainHook | None = None,
+    recorder: MetricsRecorder | None = None,
     group: SchedulerGroup | None = None,
     instances: int | None = None,
 ) -> SchedulerGroup:
@@ -250,9 +267,14 @@ def start_schedulers(
     group (one is ``default-scheduler``; several are ``default-scheduler-<i>``). With ``group``
     and ``instances`` (a ``scheduler`` fault): that many more, numbered after the group's,
     added to it. Instance ``i`` draws from the seed stream ``scheduler/<i>``; ``explain``
-    hears every instance's attempts."""
+    hears every instance's attempts; ``recorder`` (a benchmark's ``MetricsRecorder``) every
+    instance's extension-point durations."""
     setup = build_scheduler_setup(settings)
-    options = setup.options if explain is None else dataclasses.replace(setup.options, explain=explain)
+    options = setup.options
+    if explain is not None:
+        options = dataclasses.replace(options, explain=explain)
+    if recorder is not None:
+        options = dataclasses.replace(options, recorder=recorder)
     adding = instances is not None
     count = setup.instances if instances is None else instances
     if group is None:

@@ -59,12 +59,13 @@ from typing import Any
 from msgspec.structs import replace
 
 from agents.kubelet import Kubelet, KubeletSettings
+from agents.scheduler import start_schedulers
 from emulator.api.core import Namespace, Node
 from emulator.api.errors import ApiError
 from emulator.api.meta import ObjectMeta
 from emulator.api.scheduling import PriorityClass
 from emulator.apiserver.server import ApiServer
-from emulator.bench.instruments import ExtensionPointTimers, ProgressHook, Tracker, build_scheduler
+from emulator.bench.instruments import ExtensionPointTimers, ProgressHook, Tracker, scheduler_settings
 from emulator.bench.metrics import millis, peak_rss_mib, reset_peak_rss, summarize, throughput_samples
 from emulator.bench.resolve import render, render_any
 from emulator.bench.result import BenchOptions, WorkloadResult
@@ -113,20 +114,29 @@ async def run_workload_async(
     selectors = [s.label_selector for s in workload.steps if isinstance(s, BarrierStep)]
     tracker = Tracker(kubelets=options.kubelets, progress=progress, selectors=selectors)
     server.add_write_listener(tracker)
-    scheduler, missing = build_scheduler(server, clock, seeds, options.profile, workload.scheduler_config)
-    timers = ExtensionPointTimers(scheduler)
-    raw = scheduler.metrics.keep_samples()
+    settings = scheduler_settings(options.profile, workload.scheduler_config)
+    timers = ExtensionPointTimers()
     play = _Play(workload, options, server, clock, seeds, tracker)
-    play.metrics_marks = lambda: (
-        len(raw.attempt_wall_seconds),
-        len(raw.e2e_seconds),
-        len(timers.filter),
-        len(timers.score),
-    )
+    missing: list[str] = []
     try:
         async with asyncio.TaskGroup() as tg:
             play.tg = tg
-            tg.create_task(scheduler.run(), name="scheduler:default-scheduler")
+            group = start_schedulers(
+                settings,
+                tg,
+                new_client=lambda name: Client(server, clock, seeds.stream(f"client/{name}"), name=name),
+                clock=clock,
+                seeds=seeds,
+                recorder=timers,
+            )
+            scheduler, missing = group.schedulers[0], group.missing_plugins
+            raw = scheduler.metrics.keep_samples()
+            play.metrics_marks = lambda: (
+                len(raw.attempt_wall_seconds),
+                len(raw.e2e_seconds),
+                len(timers.filter),
+                len(timers.score),
+            )
             await scheduler.ready.wait()
             tg.create_task(play.run(), name="bench:workload")
     except* _Done:

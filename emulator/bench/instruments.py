@@ -1,25 +1,25 @@
 """What the harness builds and watches: the scheduler under test, the write listener that
 records bindings, and the timers around the Filter and Score extension points.
 
-- ``build_scheduler(profile, ...)``: ``agents.scheduler.scheduler.Scheduler`` built directly
-  from ``load_config`` + ``build_registry`` (in-tree plus entry-point plugins). ``default`` is
-  upstream's default profile; ``noop`` disables every plugin under ``multiPoint`` and enables
-  only ``PrioritySort`` and ``DefaultBinder``: no PreEnqueue, PreFilter, Filter, PostFilter,
-  PreScore or Score plugin, so a cycle is pop → pick a node round-robin → assume → bind — the
-  pipeline's own ceiling. Upstream plugins the registry lacks are skipped by the scheduler and
-  returned as ``missing``.
+- ``scheduler_settings(profile, config_file)``: the ``SchedulerSettings`` the harness starts
+  its one instance from, through ``agents.scheduler.start_schedulers`` like any run.
+  ``default`` is upstream's default profile (or a workload's ``schedulerConfigPath``); ``noop``
+  disables every plugin under ``multiPoint`` and enables only ``PrioritySort`` and
+  ``DefaultBinder``: no PreEnqueue, PreFilter, Filter, PostFilter, PreScore or Score plugin,
+  so a cycle is pop → pick a node round-robin → assume → bind — the pipeline's own ceiling.
+  Upstream plugins the registry lacks are skipped by the scheduler and listed in the group's
+  ``missing_plugins``.
 - ``Tracker``: a write listener on the API server (it sees every committed write, synchronously).
   It counts bindings (verb ``bind``) and Running transitions per namespace, keeps the
   existing pods' barrier stages (``stages.py``), keeps the wall time
   (``time.perf_counter``) of each binding in the measured namespace, and create → Running
   durations there when kubelets run. ``changed`` is set on each of those events and whenever a
   stage count changes.
-- ``ExtensionPointTimers``: wall durations of the Filter phase of each cycle (upstream records
+- ``ExtensionPointTimers``: the scheduler's metrics recorder (``MetricsRecorder``, given at
+  construction): wall durations of the Filter phase of each cycle (upstream records
   ``framework_extension_point_duration_seconds{extension_point="Filter"}`` around the whole
   feasible-node search, not per node, and only when the profile has Filter plugins) and of
-  ``RunScorePlugins``. They wrap the scheduler's ``_find_feasible`` and each framework's
-  ``run_score_plugins`` and ``score_rows`` (its vectorised twin) on the instances; the
-  scheduler's code is not changed.
+  ``RunScorePlugins`` (or its vectorised twin), as the scheduler reports them.
 
 Wall time is read here on purpose: this is a benchmark of the real-time path, as the
 scheduler's own ``attempt_wall_seconds`` is.
@@ -32,25 +32,34 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any, Final, Literal
 
-from agents.scheduler.config import API_VERSION, KIND, load_config, load_config_file
-from agents.scheduler.framework.interface import ExtensionPoint
-from agents.scheduler.registry import build_registry
-from agents.scheduler.scheduler import Scheduler, SchedulerOptions
-from emulator.apiserver.server import ApiServer, WriteRecord
+from agents.scheduler import (
+    CONFIG_API_VERSION,
+    CONFIG_KIND,
+    ExtensionPoint,
+    SchedulerGroup,
+    SchedulerSettings,
+    read_config_document,
+)
+from emulator.apiserver.server import WriteRecord
 from emulator.bench.stages import Selector, StageCounts, matches
-from emulator.client.client import Client
-from emulator.runtime.clock import Clock
-from emulator.runtime.rng import Seeds
 
-__all__ = ["NOOP_CONFIG", "ExtensionPointTimers", "Profile", "ProgressHook", "Tracker", "build_scheduler"]
+__all__ = [
+    "NOOP_CONFIG",
+    "ExtensionPointTimers",
+    "Profile",
+    "ProgressHook",
+    "Tracker",
+    "enabled_plugins",
+    "scheduler_settings",
+]
 
 Profile = Literal["default", "noop"]
 ProgressHook = Callable[[str, int, int], None]
 """``hook(stage, done, total)``: a stage of the workload and how far it has got."""
 
 NOOP_CONFIG: Final[dict[str, Any]] = {
-    "apiVersion": API_VERSION,
-    "kind": KIND,
+    "apiVersion": CONFIG_API_VERSION,
+    "kind": CONFIG_KIND,
     "profiles": [
         {
             "schedulerName": "default-scheduler",
@@ -66,41 +75,25 @@ NOOP_CONFIG: Final[dict[str, Any]] = {
 """Queue sort and binder only: every Filter and Score plugin (and every other) disabled."""
 
 
-def build_scheduler(
-    server: ApiServer, clock: Clock, seeds: Seeds, profile: Profile, config_file: str = ""
-) -> tuple[Scheduler, list[str]]:
-    """The scheduler for ``profile`` on a zero-latency client, and the upstream plugins its
-    profile enables that the registry does not have (skipped). ``config_file``: a
-    KubeSchedulerConfiguration for the ``default`` profile (a workload's ``schedulerConfigPath``)."""
-    registry = build_registry()
-    if profile == "default" and config_file:
-        config = load_config_file(config_file, registry)
-    else:
-        config = load_config(NOOP_CONFIG if profile == "noop" else None, registry)
-    missing = sorted({m for p in config.profiles for m in p.missing_plugins})
-    options = SchedulerOptions(
-        percentage_of_nodes_to_score=config.percentage_of_nodes_to_score,
-        pod_initial_backoff=float(config.pod_initial_backoff_seconds),
-        pod_max_backoff=float(config.pod_max_backoff_seconds),
-    )
-    client = Client(server, clock, seeds.stream("client/default-scheduler"), name="default-scheduler")
-    scheduler = Scheduler(
-        client=client,
-        clock=clock,
-        rng=seeds.stream("scheduler/0"),
-        profiles=[p.to_spec() for p in config.profiles],
-        registry=registry,
-        options=options,
-    )
-    return scheduler, missing
+def scheduler_settings(profile: Profile, config_file: str = "") -> SchedulerSettings:
+    """The settings of the scheduler for ``profile`` (one instance). ``config_file``: a
+    KubeSchedulerConfiguration for the ``default`` profile (a workload's
+    ``schedulerConfigPath``)."""
+    if profile == "noop":
+        return SchedulerSettings(source="bench", config=NOOP_CONFIG)
+    if config_file:
+        return SchedulerSettings(
+            source=config_file, config=read_config_document(config_file), config_file=config_file, config_path=""
+        )
+    return SchedulerSettings(source="bench")
 
 
-def enabled_plugins(scheduler: Scheduler) -> dict[str, list[str]]:
-    """Extension point → enabled plugin names, over the scheduler's profiles."""
+def enabled_plugins(group: SchedulerGroup) -> dict[str, list[str]]:
+    """Extension point → enabled plugin names, over the profiles of the group's instances."""
     out: dict[str, list[str]] = {}
-    for fwk in scheduler.frameworks.values():
-        for point, names in fwk.list_plugins().items():
-            out.setdefault(point.value, []).extend(n for n in names if n not in out.get(point.value, []))
+    for sched in group.schedulers:
+        for point, names in sched.enabled_plugins().items():
+            out.setdefault(point, []).extend(n for n in names if n not in out.get(point, []))
     return out
 
 
@@ -177,35 +170,15 @@ class Tracker:
 
 
 class ExtensionPointTimers:
-    """Per-cycle wall durations of the Filter phase and of the Score plugins."""
+    """Per-cycle wall durations of the Filter phase and of the Score plugins: the scheduler's
+    ``MetricsRecorder``."""
 
-    def __init__(self, scheduler: Scheduler) -> None:
+    def __init__(self) -> None:
         self.filter: list[float] = []
         self.score: list[float] = []
-        find_feasible = scheduler._find_feasible
 
-        def timed_filter(fwk: Any, *args: Any) -> Any:
-            if not fwk.has_filter_plugins():
-                return find_feasible(fwk, *args)
-            t0 = time.perf_counter()
-            try:
-                return find_feasible(fwk, *args)
-            finally:
-                self.filter.append(time.perf_counter() - t0)
-
-        scheduler._find_feasible = timed_filter  # type: ignore[method-assign,assignment]
-        for fwk in scheduler.frameworks.values():
-            if ExtensionPoint.Score in fwk.list_plugins():
-                fwk.run_score_plugins = self._timed(fwk.run_score_plugins, self.score)  # type: ignore[method-assign]
-                fwk.score_rows = self._timed(fwk.score_rows, self.score)  # type: ignore[method-assign]
-
-    @staticmethod
-    def _timed(fn: Callable[..., Any], into: list[float]) -> Callable[..., Any]:
-        def timed(*args: Any) -> Any:
-            t0 = time.perf_counter()
-            try:
-                return fn(*args)
-            finally:
-                into.append(time.perf_counter() - t0)
-
-        return timed
+    def observe_extension_point(self, point: ExtensionPoint, seconds: float) -> None:
+        if point is ExtensionPoint.Filter:
+            self.filter.append(seconds)
+        elif point is ExtensionPoint.Score:
+            self.score.append(seconds)

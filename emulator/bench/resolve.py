@@ -18,9 +18,7 @@ from typing import Any
 
 from msgspec.structs import replace
 
-from agents.scheduler.args import ConfigError
-from agents.scheduler.config import load_config_file
-from agents.scheduler.registry import build_registry
+from agents.scheduler import ConfigError, build_registry, load_config_file
 from emulator.api.codec import ApiObject, ManifestError, object_from_dict
 from emulator.api.core import Node, Pod
 from emulator.api.labels import is_dns1123_label

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agents.scheduler.setup import SetupError, build_scheduler_setup
+from agents.scheduler import SetupError, build_scheduler_setup
 from emulator.inputs import PlainInputError
 from emulator.scenario.schedulers import scheduler_settings
 from emulator.scenario.schema import Scenario

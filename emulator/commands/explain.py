@@ -1,7 +1,8 @@
 """``python -m emulator explain FILE... [--pod NS/NAME] [--config FILE] [--output text|json]``.
 
 What this module owns: turning plain Kubernetes manifests into one scheduling cycle's input
-and printing ``agents.scheduler.explain``'s answer.
+and printing the answer of ``agents.scheduler``'s ``explain_objects`` (which wires the profile's
+framework over these objects).
 
 Input rules:
 
@@ -47,14 +48,16 @@ from msgspec.structs import replace
 from rich.console import Console
 from rich.table import Table
 
-from agents.scheduler.cache import Snapshot
-from agents.scheduler.config import ConfigError, load_config
-from agents.scheduler.explain import Explanation, explain_pod
-from agents.scheduler.framework.interface import PluginFactory
-from agents.scheduler.framework.runtime import Framework
-from agents.scheduler.framework.types import Code, PodInfo
-from agents.scheduler.workloads import KINDS as WORKLOAD_KINDS
-from agents.scheduler.workloads import StaticWorkloads
+from agents.scheduler import (
+    WORKLOAD_KINDS,
+    Code,
+    ConfigError,
+    Explanation,
+    PluginFactory,
+    ProfileError,
+    explain_objects,
+    load_config,
+)
 from emulator.api.codec import ManifestError, object_from_dict
 from emulator.api.core import Namespace, Node, Pod
 from emulator.api.errors import ApiError
@@ -86,30 +89,6 @@ class ExplainError(InputError):
 
 def _plain(message: str) -> ExplainError:
     return ExplainError("", "", message)
-
-
-class _Nominator:
-    def __init__(self, pods: list[Pod]) -> None:
-        self._by_node: dict[str, list[PodInfo]] = {}
-        for p in pods:
-            self._by_node.setdefault(p.status.nominated_node_name or "", []).append(PodInfo(p))
-
-    def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
-        return list(self._by_node.get(node_name, []))
-
-
-class _Namespaces:
-    def __init__(self, server: ApiServer) -> None:
-        self._server = server
-
-    def get(self, name: str) -> Any:
-        try:
-            return self._server.get("Namespace", name)
-        except ApiError:
-            return None
-
-    def list(self) -> list[Any]:
-        return self._server.list("Namespace")[0]
 
 
 @dataclass(slots=True)
@@ -269,7 +248,7 @@ def _select(
 def explain(inputs: Inputs, registry: Mapping[str, PluginFactory] | None = None) -> Explanation:
     """Build the pod's profile and explain one scheduling cycle."""
     if registry is None:
-        from agents.scheduler.registry import build_registry
+        from agents.scheduler import build_registry
 
         try:
             registry = build_registry()
@@ -291,26 +270,21 @@ def explain(inputs: Inputs, registry: Mapping[str, PluginFactory] | None = None)
             f'{where}: no profile for schedulerName "{pod.spec.scheduler_name}" of pod '
             f"{pod.metadata.namespace}/{pod.metadata.name} (profiles: {known})"
         )
-    snapshot = Snapshot.from_objects(inputs.running, inputs.nodes)
-    rng = random.Random(0)
-    try:
-        fwk = Framework(
-            profile.to_spec(),
-            registry,
-            clock=StoppedClock(),
-            rng=rng,
-            snapshot=snapshot,
-            nominator=_Nominator(inputs.nominated),
-            parallelism=cfg.parallelism,
-            namespaces=_Namespaces(inputs.server),
-        )
-    except ValueError as err:
-        raise _plain(f"{inputs.config_source or 'configuration'}: {err}") from None
     # PDBs (preemption) and Services/ReplicaSets/StatefulSets (default spreading) as in a run.
-    workloads = StaticWorkloads(o for kind in WORKLOAD_KINDS for o in inputs.server.list(kind)[0])
-    fwk.pdb_lister = workloads.pdbs
-    fwk.default_selector = workloads.default_selector
-    return explain_pod(fwk, snapshot, pod, rng=rng)
+    try:
+        return explain_objects(
+            pod,
+            config=cfg,
+            profile=profile,
+            registry=registry,
+            nodes=inputs.nodes,
+            running=inputs.running,
+            nominated=inputs.nominated,
+            namespaces=inputs.server.list("Namespace")[0],
+            workloads=[o for kind in WORKLOAD_KINDS for o in inputs.server.list(kind)[0]],
+        )
+    except ProfileError as err:
+        raise _plain(f"{inputs.config_source or 'configuration'}: {err}") from None
 
 
 # --- output -------------------------------------------------------------------------------

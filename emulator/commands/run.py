@@ -21,7 +21,7 @@ from typing import IO, Any, cast
 import msgspec
 from rich.console import Console
 
-from agents.scheduler.explain import ExplainRecorder
+from agents.scheduler import ExplainRecorder
 from emulator.apiserver.server import WriteRecord
 from emulator.commands.common import UsageError, check_scheduler
 from emulator.commands.report import write_html

@@ -23,9 +23,7 @@ from typing import Any, TypeVar
 import anyio
 from msgspec.structs import replace
 
-from agents.kubelet import Kubelet, KubeletSettings
-from agents.kubelet.settings import DEFAULT_NODE_STATUS_REPORT_FREQUENCY
-from agents.kubelet.ticker import Ticker
+from agents.kubelet import DEFAULT_NODE_STATUS_REPORT_FREQUENCY, Kubelet, KubeletSettings, Ticker
 from emulator.api.core import Namespace, Node
 from emulator.api.errors import ApiError, Conflict, InternalError, NotFound
 from emulator.api.labelselector import label_selector_matches
@@ -162,9 +160,9 @@ class Cluster:
     def start_schedulers(self) -> None:
         """Start the scheduler instance(s) if the scheduler agent is installed."""
         assert self._tg is not None
-        if importlib.util.find_spec("agents.scheduler.scheduler") is None:
+        if importlib.util.find_spec("agents.scheduler") is None:
             return
-        from agents.scheduler.scheduler import start_schedulers
+        from agents.scheduler import start_schedulers
         from emulator.scenario.schedulers import scheduler_settings
 
         group = start_schedulers(
@@ -187,6 +185,7 @@ class Cluster:
             PodGCController,
             PodGCSettings,
             TaintEvictionController,
+            start_workload_controllers,
         )
 
         controllers: list[Any] = []
@@ -197,8 +196,6 @@ class Cluster:
         controllers.append(PodGCController(self.new_client("controller:podgc"), self.clock, gc))
         for c in controllers:
             self._tg.create_task(c.run(), name=c.client.name)
-        from agents.controllers.manager import start_workload_controllers
-
         controllers.extend(start_workload_controllers(self._tg, self.clock, self.new_client))
         self.agents.append(_Controllers(controllers))
 
@@ -243,9 +240,9 @@ class Cluster:
         """A ``scheduler`` fault: more instances, numbered after the existing ones
         (``default-scheduler-<i>``), with the scenario's configuration or the fault's."""
         assert self._tg is not None
-        if importlib.util.find_spec("agents.scheduler.scheduler") is None:
+        if importlib.util.find_spec("agents.scheduler") is None:
             return
-        from agents.scheduler.scheduler import SchedulerGroup, start_schedulers
+        from agents.scheduler import SchedulerGroup, start_schedulers
         from emulator.scenario.schedulers import scheduler_settings
 
         group = next((a for a in self.agents if isinstance(a, SchedulerGroup)), None)

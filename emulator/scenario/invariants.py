@@ -56,8 +56,8 @@ Memory: the per-pod records (``_admitted``, ``_bound``, ``_created``) are droppe
 pod is deleted and the per-node ones follow the nodes, so a long run with pod GC keeps them
 at the size of the live set; ``overcommits`` grows only with violations.
 
-Length: ~510 lines, kept whole because each invariant's history check and final check share
-its records; the table above is the map.
+The final checks ask each scheduler instance's ``CacheComparer`` (``agents.scheduler``): the
+cache against the API server, the parked pods that fit now, what the instance is still doing.
 """
 
 from __future__ import annotations
@@ -67,9 +67,6 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
-import msgspec
-
-from emulator.api.codec import to_builtins
 from emulator.api.core import Node, Pod
 from emulator.api.resources import HostPort, node_allocatable, pod_host_ports, pod_requests
 from emulator.apiserver.server import ApiServer, WriteRecord
@@ -77,9 +74,7 @@ from emulator.runtime.clock import Clock
 from emulator.scenario.monitor import Overcommit
 
 if TYPE_CHECKING:
-    from agents.scheduler.framework.runtime import Framework
-    from agents.scheduler.framework.types import NodeInfo
-    from agents.scheduler.scheduler import Scheduler
+    from agents.scheduler import CacheComparer, Scheduler
 
 __all__ = [
     "CACHE_MATCHES_API_SERVER",
@@ -212,6 +207,17 @@ def scheduler_instances(cluster: ClusterLike) -> list[Scheduler]:
     return out
 
 
+def _comparers(cluster: ClusterLike) -> list[CacheComparer]:
+    """One ``CacheComparer`` per scheduler instance: the checker asks them, never the cache or
+    the queue itself."""
+    schedulers = scheduler_instances(cluster)
+    if not schedulers:
+        return []
+    from agents.scheduler import CacheComparer
+
+    return [CacheComparer(s) for s in schedulers]
+
+
 class InvariantChecker:
     """A write listener for the history-based invariants; ``finish`` adds the final ones."""
 
@@ -335,7 +341,7 @@ class InvariantChecker:
         now = cluster.clock.now()
         pods: list[Pod] = cluster.server.list("Pod")[0]
         nodes: list[Node] = cluster.server.list("Node")[0]
-        schedulers = scheduler_instances(cluster)
+        schedulers = _comparers(cluster)
         tallies = {**self._tallies, **{n: _Tally() for n in INVARIANTS if n not in self._tallies}}
         cache, requeue, resolved = (
             tallies[n] for n in (CACHE_MATCHES_API_SERVER, NO_MISSED_REQUEUE, EVERY_POD_RESOLVED)
@@ -343,187 +349,49 @@ class InvariantChecker:
         if not schedulers:
             for tally in (cache, requeue, resolved):
                 tally.skipped.append("no scheduler instance")
-        on_wire = sum(s.client.stats.calls.get("bind", 0) - s.client.stats.errors.get("bind", 0) for s in schedulers)
-        on_wire -= self.bind_writes
+        on_wire = sum(s.binds_sent() for s in schedulers) - self.bind_writes
         for sched in schedulers:
             why = self.not_quiescent(sched, on_wire)
             if why:
                 cache.skipped.append(f"{sched.name} not quiescent: {why}")
                 requeue.skipped.append(f"{sched.name} not quiescent: {why}")
                 continue
-            _check_cache(sched, pods, nodes, now, cache)
-            _check_unschedulable(sched, pods, now, requeue)
+            for detail in sched.compare(pods, nodes):
+                cache.add(now, detail)
+            missed, skipped = sched.missed_requeues(pods)
+            if skipped:
+                requeue.skipped.append(skipped)
+            for detail in missed:
+                requeue.add(now, detail)
         if schedulers:
             self._check_resolved(schedulers, pods, now, resolved)
         return [tallies[name].result(name) for name in INVARIANTS]
 
     def quiescent(self, cluster: ClusterLike) -> bool:
         """Whether every scheduler instance is quiescent now (the runner waits for it)."""
-        schedulers = scheduler_instances(cluster)
-        on_wire = sum(s.client.stats.calls.get("bind", 0) - s.client.stats.errors.get("bind", 0) for s in schedulers)
-        on_wire -= self.bind_writes
+        schedulers = _comparers(cluster)
+        on_wire = sum(s.binds_sent() for s in schedulers) - self.bind_writes
         return not any(self.not_quiescent(s, on_wire) for s in schedulers)
 
-    def _check_resolved(self, schedulers: list[Scheduler], pods: list[Pod], now: float, tally: _Tally) -> None:
+    def _check_resolved(self, schedulers: list[CacheComparer], pods: list[Pod], now: float, tally: _Tally) -> None:
         for pod in pods:
             if pod.spec.node_name or pod.status.phase in _TERMINAL or pod.metadata.deletion_timestamp is not None:
                 continue
             if pod.spec.scheduling_gates or _unschedulable_reason(pod):
                 continue
             responsible = [s for s in schedulers if s.responsible_for(pod)]
-            if not responsible or any(self._working_on(s, pod, now) for s in responsible):
+            if not responsible or any(s.working_on(pod, now, self.report_grace) for s in responsible):
                 continue
             created = self._created.get(pod.metadata.uid)
             since = f" (created at t={created:g}s)" if created is not None else ""
-            where = []
-            for s in responsible:
-                qpi = s.queue.get(_key(pod))
-                where.append(
-                    f"{s.name}: in unschedulablePods since t={qpi.timestamp:g}s"
-                    if qpi is not None
-                    else f"{s.name}: in no queue"
-                )
+            where = [s.queue_place(pod) for s in responsible]
             tally.add(
                 now, f"pod {_key(pod)}{since} is pending without PodScheduled=False and a reason; {'; '.join(where)}"
             )
 
-    def _working_on(self, sched: Scheduler, pod: Pod, now: float) -> bool:
-        """``sched`` may still bind or report ``pod``: see the module docstring."""
-        if sched.pods.revision < int(pod.metadata.resource_version or 0):
-            return True
-        key, uid = _key(pod), pod.metadata.uid
-        where = sched.queue.where(key)
-        if where in ("Active", "Backoff") or sched.queue.is_in_flight(uid) or sched.waiting_pods.get(uid) is not None:
-            return True
-        if sched.cache.is_assumed_pod(pod):
-            return True
-        qpi = sched.queue.get(key) if where == "Unschedulable" else None
-        return qpi is not None and (qpi.gated or now - qpi.timestamp < self.report_grace)
-
-    def not_quiescent(self, sched: Scheduler, binds_on_wire: int) -> str:
+    def not_quiescent(self, sched: CacheComparer, binds_on_wire: int) -> str:
         """Why ``sched`` is not quiescent ("" when it is)."""
-        if sched.pods.revision < self.last_revision["Pod"]:
-            return "its pod informer has not seen every pod write"
-        if sched.nodes.revision < self.last_revision["Node"]:
-            return "its node informer has not seen every node write"
-        inflight = sched.queue.statistics()["inflight"]
-        if inflight:
-            return f"{inflight} pod(s) in flight"
-        if len(sched.waiting_pods):
-            return f"{len(sched.waiting_pods)} pod(s) waiting at Permit"
-        if binds_on_wire > 0:
-            return f"{binds_on_wire} bind request(s) on the wire"
-        return ""
-
-
-def _check_cache(sched: Scheduler, pods: list[Pod], nodes: list[Node], now: float, tally: _Tally) -> None:
-    """The cache against the bound, non-terminal pods and the nodes of the API server."""
-    names = {p.metadata.uid: _key(p) for p in pods}
-    truth: dict[str, list[Pod]] = {}
-    for p in pods:
-        if p.spec.node_name and p.status.phase not in _TERMINAL:
-            truth.setdefault(p.spec.node_name, []).append(p)
-    api_nodes = {n.metadata.name for n in nodes}
-    dump = sched.cache.dump()
-    who = sched.name
-    for uid in dump.assumed_pods:
-        tally.add(now, f"{who}: pod {names.get(uid, uid)} is still assumed (never confirmed nor forgotten)")
-    for name in sorted(api_nodes | set(truth) | set(dump.nodes)):
-        nd = dump.nodes.get(name)
-        has_node = nd is not None and nd.has_node
-        if name in api_nodes and not has_node:
-            tally.add(now, f"{who}: node {name} exists but the cache does not have it")
-        elif name not in api_nodes and has_node:
-            tally.add(now, f"{who}: node {name} was deleted but the cache still has it")
-        want = sorted(p.metadata.uid for p in truth.get(name, []))
-        have = list(nd.pod_uids) if nd is not None else []
-        if want != have:
-            missing = [names.get(u, u) for u in want if u not in have]
-            extra = [names.get(u, u) for u in have if u not in want]
-            tally.add(now, f"{who}: node {name}: pods missing from the cache {missing}, extra in the cache {extra}")
-            continue
-        requested: dict[str, int] = {}
-        for p in truth.get(name, []):
-            for r, v in pod_requests(p).items():
-                requested[r] = requested.get(r, 0) + v
-        requested = {r: v for r, v in requested.items() if v}
-        cached = nd.requested if nd is not None else {}
-        if requested != cached:
-            tally.add(
-                now, f"{who}: node {name}: cache requested {_resources(cached)}, pods request {_resources(requested)}"
-            )
-
-
-def _resources(amounts: dict[str, int]) -> str:
-    return "{" + ", ".join(f"{r}: {_amount(r, amounts[r])}" for r in sorted(amounts)) + "}"
-
-
-def _check_unschedulable(sched: Scheduler, pods: list[Pod], now: float, tally: _Tally) -> None:
-    """Pods parked in unschedulablePods that fit a node now (see the module docstring)."""
-    from agents.scheduler.cache import CacheError
-    from agents.scheduler.framework.interface import ExtensionPoint as Ep
-
-    parked = sched.queue.unschedulable_pods()
-    if not parked:
-        return
-    try:
-        sched.cache.update_snapshot(sched.snapshot)
-    except CacheError as err:
-        tally.skipped.append(f"{sched.name}: snapshot not consistent: {err}")
-        return
-    truth = {_key(p): p for p in pods}
-    verdicts: dict[tuple[str, str, tuple[tuple[str, str], ...], bytes], str] = {}
-    for stale in parked:
-        key = _key(stale)
-        qpi = sched.queue.get(key)
-        pod = truth.get(key)
-        if qpi is None or qpi.gated:
-            continue
-        if pod is None or pod.metadata.uid != stale.metadata.uid or pod.spec.node_name:
-            state = f"bound to {pod.spec.node_name}" if pod is not None and pod.spec.node_name else "deleted"
-            tally.add(now, f"{sched.name}: pod {key} waits in unschedulablePods but is {state} in the API server")
-            continue
-        fwk = sched.frameworks.get(pod.spec.scheduler_name)
-        if fwk is None:
-            continue
-        points = fwk.list_plugins()
-        judged = {n for pt in (Ep.PreFilter, Ep.Filter, Ep.PostFilter) for n in points.get(pt, ())}
-        rejectors = qpi.rejector_plugins()
-        if rejectors - judged:
-            continue
-        meta = pod.metadata
-        cls = (
-            pod.spec.scheduler_name,
-            meta.namespace,
-            tuple(sorted(meta.labels.items())),
-            msgspec.json.encode(to_builtins(pod.spec)),
-        )
-        if cls not in verdicts:
-            verdicts[cls] = _fits_somewhere(fwk, pod, sched.snapshot.node_info_list)
-        node = verdicts[cls]
-        if node:
-            tally.add(
-                now,
-                f"{sched.name}: pod {key} parked in unschedulablePods at t={qpi.timestamp:g}s "
-                f"(rejected by {sorted(rejectors)}) fits node {node} now",
-            )
-
-
-def _fits_somewhere(fwk: Framework, pod: Pod, nodes: list[NodeInfo]) -> str:
-    """The first node ``pod`` passes PreFilter + Filter (with nominated pods) on, or ""."""
-    from agents.scheduler.framework.types import CycleState
-
-    state = CycleState()
-    pre, status, _ = fwk.run_pre_filter_plugins(state, pod, nodes)
-    if not status.is_success():
-        return ""
-    if pre is not None and not pre.all_nodes():
-        allowed = pre.node_names or frozenset()
-        nodes = [n for n in nodes if n.name in allowed]
-    for ni in nodes:
-        if fwk.run_filter_plugins_with_nominated_pods(state, pod, ni).is_success():
-            return ni.name
-    return ""
+        return sched.not_quiescent(self.last_revision["Pod"], self.last_revision["Node"], binds_on_wire)
 
 
 def install(cluster: ClusterLike, *, report_grace: float = 5.0) -> InvariantChecker:

@@ -3,12 +3,12 @@ its own configuration) as the agent layer's typed ``SchedulerSettings``.
 
 The scheduler agent never reads scenario objects: the CLI's check, ``hunt`` and the runner
 build its settings here and hand them over. It owns nothing else: building and starting
-instances is ``agents.scheduler.scheduler.start_schedulers``.
+instances is ``agents.scheduler.start_schedulers``.
 """
 
 from __future__ import annotations
 
-from agents.scheduler.setup import SchedulerSettings
+from agents.scheduler import SchedulerSettings
 from emulator.scenario.schema import Scenario, SchedulerConfig
 
 __all__ = ["scheduler_settings"]

@@ -441,11 +441,9 @@ class ScenarioWalker(SchemaWalker):
     def check_scheduler_faults(self, scenario: Scenario) -> None:
         """Decode the configuration of each ``scheduler`` fault now, so that a bad one is bad
         input rather than a failure in the middle of a run."""
-        if not self.scheduler_faults or importlib.util.find_spec("agents.scheduler.config") is None:
+        if not self.scheduler_faults or importlib.util.find_spec("agents.scheduler") is None:
             return
-        from agents.scheduler.args import ConfigError
-        from agents.scheduler.config import load_config
-        from agents.scheduler.registry import build_registry
+        from agents.scheduler import ConfigError, build_registry, load_config
 
         try:
             registry = build_registry(scenario.scheduler_options.plugins)

@@ -4,6 +4,7 @@ throughput arithmetic on synthetic timestamps; the noop profile; workload-file e
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import re
 from pathlib import Path
@@ -11,14 +12,16 @@ from typing import Any
 
 import pytest
 
+from agents.scheduler import start_schedulers
 from emulator.apiserver.server import ApiServer
 from emulator.bench.harness import run_workload
-from emulator.bench.instruments import build_scheduler, enabled_plugins
+from emulator.bench.instruments import enabled_plugins, scheduler_settings
 from emulator.bench.metrics import millis, summarize, throughput_samples
 from emulator.bench.result import BenchOptions
 from emulator.bench.spec import WorkloadError
 from emulator.bench.steps import PodsStep
 from emulator.bench.workloads import load_workloads, load_workloads_text, select_workloads
+from emulator.client.client import Client
 from emulator.commands.arguments import add_bench
 from emulator.commands.bench import run
 from emulator.runtime.clock import LoopClock
@@ -205,16 +208,38 @@ def test_millis_reports_seconds_as_milliseconds() -> None:
 # --- profiles --------------------------------------------------------------------------------------
 
 
+class _Stop(Exception):
+    pass
+
+
 def _plugins(profile: Any) -> dict[str, list[str]]:
+    """The enabled plugins of the bench's scheduler, started as the harness starts it."""
+    found: dict[str, list[str]] = {}
+
+    async def main() -> None:
+        clock = LoopClock(asyncio.get_running_loop(), virtual=True)
+        server = ApiServer(clock, Seeds(0).stream("apiserver"))
+        try:
+            async with asyncio.TaskGroup() as tg:
+                group = start_schedulers(
+                    scheduler_settings(profile),
+                    tg,
+                    new_client=lambda name: Client(server, clock, Seeds(0).stream(f"client/{name}"), name=name),
+                    clock=clock,
+                    seeds=Seeds(0),
+                )
+                assert group.missing_plugins == [] or profile == "default"
+                found.update(enabled_plugins(group))
+                raise _Stop
+        except* _Stop:
+            pass
+
     loop = new_virtual_loop()
     try:
-        clock = LoopClock(loop, virtual=True)
-        server = ApiServer(clock, Seeds(0).stream("apiserver"))
-        scheduler, missing = build_scheduler(server, clock, Seeds(0), profile)
-        assert missing == [] or profile == "default"
-        return enabled_plugins(scheduler)
+        loop.run_until_complete(main())
     finally:
         loop.close()
+    return found
 
 
 def test_noop_profile_keeps_only_queue_sort_and_binder() -> None:

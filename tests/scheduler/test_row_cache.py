@@ -365,12 +365,12 @@ def test_cached_rows_match_reference(
 def test_an_inconsistent_one_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
     """``_fit_code`` ignoring ephemeral storage: the cached column goes wrong on the first row
     recomputed one by one, and ``_check`` says so."""
-    right = noderesources_fit._fit_code
+    right = noderesources_fit.fit._fit_code
 
     def wrong(wants: tuple[int, int, int]) -> Callable[[NodeInfo], int]:
         return right((wants[0], wants[1], 0))
 
-    monkeypatch.setattr(noderesources_fit, "_fit_code", wrong)
+    monkeypatch.setattr(noderesources_fit.fit, "_fit_code", wrong)
     world = _World([{"cpu": "4", "memory": "4Gi", "pods": "9", "ephemeral-storage": "1Gi"}] * 3, [[{"cpu": "1"}]])
     incoming = [_pod("new", [{"cpu": "1", "ephemeral-storage": "2Gi"}])]
     plugins: Plugins = ([_fit("LeastAllocated", None)], [])

@@ -41,7 +41,8 @@ says that, this cycle, the plugin's normalized score of a node depends on that n
 Statuses: an expected "no" is a ``Status`` (never a raise). Plugins need not set ``Status.plugin``;
 the runtime stamps it. A plugin raising an exception is a bug and propagates.
 
-It does not own: the shared data types (``types.py``), running the plugins (``runtime.py``),
+The vectorised companions live in ``vector_interface.py`` and are re-exported here. It does not
+own: the shared data types (``types.py``), running the plugins (``runtime.py``),
 the waiting-pods map (``waiting_pods.py``), the failure diagnosis (``diagnosis.py``).
 """
 
@@ -49,15 +50,22 @@ from __future__ import annotations
 
 import enum
 import random
-from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from emulator.api.core import Pod
 from emulator.runtime.clock import Clock
 
-from .node_table import IntArray, NodeTable
 from .types import ClusterEventWithHint, Code, CycleState, NodeInfo, NodeScore, PodInfo, Status
+from .vector_interface import (
+    FilterCodes,
+    RowScore,
+    RowScorePlugin,
+    VectorFilterPlugin,
+    VectorScoreExtensions,
+    VectorScorePlugin,
+)
 from .waiting_pods import WaitingPod
 
 if TYPE_CHECKING:
@@ -368,60 +376,6 @@ class ScorePlugin(Plugin, Protocol):
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status]: ...
 
     def score_extensions(self) -> ScoreExtensions | None: ...
-
-
-@dataclass(frozen=True, slots=True)
-class FilterCodes:
-    """A vectorised Filter verdict over table rows: ``codes[i] == 0`` is Success, ``k > 0``
-    is ``statuses[k]`` (a rejection; ``statuses[0]`` is unused). ``codes`` None: every row passes."""
-
-    codes: IntArray | None
-    statuses: Sequence[Status] = ()
-
-
-@runtime_checkable
-class VectorFilterPlugin(Protocol):
-    def filter_all(self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray) -> FilterCodes | None:
-        """The verdict for ``table`` rows ``rows`` (what ``filter`` says of each), or None."""
-        ...
-
-
-@runtime_checkable
-class VectorScorePlugin(Protocol):
-    def score_all(self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray) -> IntArray | None:
-        """``score`` of each of ``rows`` (int64), or None (then ``score`` runs per node)."""
-        ...
-
-
-@runtime_checkable
-class VectorScoreExtensions(Protocol):
-    def normalize_score_all(self, state: CycleState, pod: Pod, scores: IntArray) -> IntArray:
-        """What ``normalize_score`` makes of ``scores`` (a new array)."""
-        ...
-
-
-@dataclass(frozen=True, slots=True)
-class RowScore:
-    """A Score plugin's *normalized* score as a function of one table row, for this pod.
-
-    ``one(node_info)`` is what the plugin's ``score`` then ``normalize_score`` give that node
-    whatever the other nodes scored (so only for a cycle where the normalization is row-wise),
-    ``compute(table, rows)`` the same over table rows (None: ``one`` row by row); both read
-    nothing of the pod or the cycle that ``key`` does not name (they serve later pods with an
-    equal key), and nothing of a row but its table columns (the amounts), Node object and image
-    states."""
-
-    key: Hashable
-    one: Callable[[NodeInfo], int]
-    compute: Callable[[NodeTable, IntArray], IntArray | None]
-
-
-@runtime_checkable
-class RowScorePlugin(Protocol):
-    def score_row(self, state: CycleState, pod: Pod, table: NodeTable) -> RowScore | None:
-        """This cycle's normalized score as a ``RowScore``, or None (not row-wise this cycle, or
-        ``score`` would fail: the runtime then scores as usual)."""
-        ...
 
 
 @runtime_checkable

@@ -121,11 +121,16 @@ class Framework(BindingRunners):
         waiting_pods: WaitingPodsMap | None = None,
         parallelism: int = 16,
         namespaces: Any = None,
+        run_async: Callable[[Coroutine[Any, Any, Any], str], None] | None = None,
+        activate: Callable[[Iterable[Pod]], None] | None = None,
+        get_pod: Callable[[str, str], Pod | None] | None = None,
+        pdb_lister: Callable[[], Sequence[Any]] | None = None,
+        default_selector: Callable[[Pod], Any] | None = None,
     ) -> None:
         """Instantiate the profile's plugins; ``ValueError`` with upstream's message if invalid.
-
-        ``namespaces``: a lister of Namespace objects (``get(name)``, ``list()``) for plugins
-        that resolve namespaceSelectors (InterPodAffinity)."""
+        Every handle dependency comes in here (upstream's ``WithPodNominator``,
+        ``WithPodActivator``...), none later; one left out (None) is absent, as in explain.
+        ``namespaces``: a Namespace lister (``get(name)``, ``list()``: namespaceSelectors)."""
         self.scheduler_name: str = spec.scheduler_name
         self.percentage_of_nodes_to_score: int | None = spec.percentage_of_nodes_to_score
         self.client = client
@@ -136,16 +141,15 @@ class Framework(BindingRunners):
         self._nominator = nominator
         self.waiting_pods = waiting_pods if waiting_pods is not None else WaitingPodsMap()
         self._namespaces = namespaces
-        # Hooks the scheduler agent installs (None outside a running scheduler, e.g. explain):
-        self.run_async: Callable[[Coroutine[Any, Any, Any], str], None] | None = None
+        self.run_async = run_async
         """Run a coroutine as a named task of the scheduler's task group (preemption's API calls)."""
-        self.activate: Callable[[Iterable[Pod]], None] | None = None
-        """Move pods to activeQ (upstream ``Handle.Activate``)."""
-        self.get_pod: Callable[[str, str], Pod | None] | None = None
+        self.activate = activate
+        """Move pods to activeQ (upstream ``Handle.Activate``, ``WithPodActivator``)."""
+        self.get_pod = get_pod
         """The informer's current copy of a pod (namespace, name)."""
-        self.pdb_lister: Callable[[], Sequence[Any]] | None = None
+        self.pdb_lister = pdb_lister
         """The PodDisruptionBudgets preemption honours (``agents.scheduler.workloads``)."""
-        self.default_selector: Callable[[Pod], Any] | None = None
+        self.default_selector = default_selector
         """PodTopologySpread's system-default selector for a pod (``helper.DefaultSelector``)."""
         enabled = build_plugins(spec, registry, self)
         self._plugins: dict[str, Plugin] = enabled.plugins
@@ -194,9 +198,6 @@ class Framework(BindingRunners):
 
     def set_snapshot(self, snapshot: SharedLister) -> None:
         self._snapshot = snapshot
-
-    def set_nominator(self, nominator: PodNominator) -> None:
-        self._nominator = nominator
 
     def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
         return self._nominator.nominated_pods_for_node(node_name) if self._nominator is not None else []

@@ -11,24 +11,23 @@
 
 Units: CPU in millicores, everything else in base units (ints, never floats).
 
-Why ~600 lines in one module: these are the vocabulary every plugin, the cache, the queue and
-the runtime import together (upstream keeps them in one ``framework`` package for the same
-reason); ``NodeInfo``/``PodInfo``/``Resource`` are mutated in step by the cache and read on the
-hot path, and splitting them from ``Status``/``CycleState`` would only scatter one import
-across ~40 modules. Candidates if it grows: the events half (``ActionType`` … ``QueueingHint``)
-as ``framework/events.py``.
+Split as upstream's files are: ``CycleState`` and ``PodsToActivate`` live in ``cycle_state.py``,
+the cluster events and queueing hints in ``events.py``; this module re-exports them, so that
+the vocabulary every plugin, the cache, the queue and the runtime share stays one import.
 """
 
 from __future__ import annotations
 
 import enum
 import itertools
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 from emulator.api.core import Node, Pod, PodAffinityTerm, WeightedPodAffinityTerm
 from emulator.api.resources import pod_host_ports, pod_requests
+
+from .cycle_state import PODS_TO_ACTIVATE_KEY, CycleState, PodsToActivate
+from .events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource, QueueingHint, QueueingHintFn
 
 __all__ = [
     "DEFAULT_MEMORY_REQUEST",
@@ -482,62 +481,6 @@ class NodeInfo:
         )
 
 
-# --- CycleState ----------------------------------------------------------------------------
-
-
-PODS_TO_ACTIVATE_KEY: Final = "kubernetes.io/pods-to-activate"
-
-
-class PodsToActivate:
-    """Upstream ``PodsToActivate``: pods a plugin wants moved to activeQ once this cycle (or
-    the binding cycle) succeeds; keyed ``namespace/name``. Shared, not copied, by clones."""
-
-    __slots__ = ("map",)
-
-    def __init__(self) -> None:
-        self.map: dict[str, Pod] = {}
-
-    def clone(self) -> PodsToActivate:
-        return self
-
-
-class CycleState:
-    """Per scheduling attempt key/value store shared by the plugins of a profile."""
-
-    __slots__ = ("_data", "pod_info", "record_plugin_metrics", "skip_filter_plugins", "skip_score_plugins")
-
-    def __init__(self, pod_info: PodInfo | None = None) -> None:
-        self._data: dict[str, Any] = {}
-        self.skip_filter_plugins: set[str] = set()
-        self.skip_score_plugins: set[str] = set()
-        self.record_plugin_metrics = False
-        self.pod_info = pod_info
-        """The queue's PodInfo of the pod being scheduled (upstream ``QueuedPodInfo.PodInfo``),
-        when the scheduler runs the cycle; read it through ``pod_info_of``."""
-
-    def read(self, key: str) -> Any:
-        """The value written under ``key``; ``KeyError`` if none (upstream ErrNotFound)."""
-        return self._data[key]
-
-    def write(self, key: str, value: Any) -> None:
-        self._data[key] = value
-
-    def delete(self, key: str) -> None:
-        self._data.pop(key, None)
-
-    def clone(self) -> CycleState:
-        c = CycleState()
-        c._data = {k: (v.clone() if hasattr(v, "clone") else v) for k, v in self._data.items()}
-        c.skip_filter_plugins = set(self.skip_filter_plugins)
-        c.skip_score_plugins = set(self.skip_score_plugins)
-        c.record_plugin_metrics = self.record_plugin_metrics
-        c.pod_info = self.pod_info
-        return c
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._data)
-
-
 def pod_info_of(state: CycleState, pod: Pod) -> PodInfo:
     """``pod``'s PodInfo: the one the cycle carries when it is for this very Pod object (its
     requests and affinity terms were derived once, when the pod was queued), else a fresh one.
@@ -547,89 +490,3 @@ def pod_info_of(state: CycleState, pod: Pod) -> PodInfo:
     if pi is not None and pi.pod is pod:
         return pi
     return PodInfo(pod)
-
-
-# --- cluster events and queueing hints -----------------------------------------------------
-
-
-class ActionType(enum.IntFlag):
-    """Upstream ``ActionType`` bits (framework/events.go)."""
-
-    Add = 1 << 0
-    Delete = 1 << 1
-    UpdateNodeAllocatable = 1 << 2
-    UpdateNodeLabel = 1 << 3
-    UpdateNodeTaint = 1 << 4
-    UpdateNodeCondition = 1 << 5
-    UpdateNodeAnnotation = 1 << 6
-    UpdatePodLabel = 1 << 7
-    UpdatePodScaleDown = 1 << 8
-    UpdatePodToleration = 1 << 9
-    UpdatePodSchedulingGatesEliminated = 1 << 10
-    UpdatePodGeneratedResourceClaim = 1 << 11
-    All = (1 << 12) - 1
-    Update = (
-        UpdateNodeAllocatable
-        | UpdateNodeLabel
-        | UpdateNodeTaint
-        | UpdateNodeCondition
-        | UpdateNodeAnnotation
-        | UpdatePodLabel
-        | UpdatePodScaleDown
-        | UpdatePodToleration
-        | UpdatePodSchedulingGatesEliminated
-        | UpdatePodGeneratedResourceClaim
-    )
-
-
-class EventResource(enum.Enum):
-    Pod = "Pod"
-    AssignedPod = "AssignedPod"
-    UnscheduledPod = "UnscheduledPod"
-    Node = "Node"
-    WildCard = "*"
-
-
-_POD_FAMILY: Final = frozenset({EventResource.Pod, EventResource.AssignedPod, EventResource.UnscheduledPod})
-
-
-@dataclass(frozen=True, slots=True)
-class ClusterEvent:
-    resource: EventResource
-    action: ActionType
-    label: str = ""
-
-    def is_wildcard(self) -> bool:
-        return self.resource is EventResource.WildCard and self.action == ActionType.All
-
-    def match(self, incoming: ClusterEvent) -> bool:
-        """Upstream ``MatchClusterEvents``: does this registered event cover ``incoming``?"""
-        if self.is_wildcard():
-            return True
-        r = self.resource
-        resource_ok = (
-            r is EventResource.WildCard
-            or r is incoming.resource
-            or (r is EventResource.Pod and incoming.resource in _POD_FAMILY)
-        )
-        return resource_ok and bool(self.action & incoming.action) and incoming.action <= self.action
-
-    def __str__(self) -> str:
-        if self.label:
-            return self.label
-        return f"{self.resource.value}{self.action.name or int(self.action)}"
-
-
-class QueueingHint(enum.Enum):
-    QueueSkip = 0
-    Queue = 1
-
-
-QueueingHintFn = Callable[[Pod, Any, Any], QueueingHint]
-"""``hint(pod, old_obj, new_obj) -> QueueingHint``; an exception counts as Queue."""
-
-
-@dataclass(frozen=True, slots=True)
-class ClusterEventWithHint:
-    event: ClusterEvent
-    hint: QueueingHintFn | None = None

@@ -125,6 +125,7 @@ class SchedulingQueue:
         pre_check_for_node: Callable[[Pod, Node], bool] | None = None,
         namespace_labels: Callable[[str], Mapping[str, str]] | None = None,
         pod_lister: PodLister | None = None,
+        nominator: Nominator | None = None,
     ) -> None:
         """``registered_events``: the union of every profile's registered events, for the
         event-of-interest short-cut (upstream scans all profiles' hint maps); ``None`` treats
@@ -133,7 +134,9 @@ class SchedulingQueue:
         ``namespace_labels(ns)``: for affinity terms with a namespaceSelector. ``in_flight_events``:
         False switches the in-flight protection off (see the module docstring). ``sort_key``: a
         key whose order is exactly ``less`` (the QueueSort plugin's optional ``sort_key``), so
-        activeQ compares precomputed tuples (``heap.py``)."""
+        activeQ compares precomputed tuples (``heap.py``). ``nominator``: one built beforehand and
+        also given to the frameworks (upstream's ``WithPodNominator``); else a new one over
+        ``pod_lister``."""
         self._clock = clock
         self._pre_enqueue = pre_enqueue
         self._decide = HintEvaluator(
@@ -159,7 +162,7 @@ class SchedulingQueue:
         )
         self._unschedulable: dict[str, QueuedPodInfo] = {}
         self._in_flight = InFlightTracker()
-        self.nominator = Nominator(pod_lister)
+        self.nominator = nominator if nominator is not None else Nominator(pod_lister)
         self._cycle = 0
         self._move_request_cycle = -1
         self._closed = False

@@ -789,13 +789,14 @@ def test_offset_draws_from_the_handle_rng() -> None:
 def test_lower_priority_pods_cannot_take_the_room_nominated_for_the_preemptor() -> None:
     preemptor = make_pod("p", priority=HIGH, req=LARGE)
     victim = make_pod("v", node="node1", priority=LOW, req={"cpu": "400m", "memory": "400"})
-    fwk, plugin = build([victim], [make_node("node1")], client=FakeClient([victim]))
+    nominator = FakeNominator()
+    fwk, plugin = build([victim], [make_node("node1")], client=FakeClient([victim]), nominator=nominator)
     result, status = plugin.post_filter(prefiltered(fwk, preemptor), preemptor, statuses(node1=U))
     assert (result, status.is_success()) == (PostFilterResult("node1"), True)
 
     # The scheduler nominates the preemptor to node1; the victim is gone, a small pod W remains.
     nominated = replace(preemptor, status=replace(preemptor.status, nominated_node_name="node1"))
-    fwk.set_nominator(FakeNominator({"node1": [nominated]}))
+    nominator.nominated = FakeNominator({"node1": [nominated]}).nominated
     small = make_pod("w", node="node1", priority=LOW, req=SMALL)
     fwk.set_snapshot(Snapshot.from_objects([small], [make_node("node1")]))
     node1 = fwk.snapshot_shared_lister().get("node1")

@@ -215,8 +215,10 @@ def build(
     clock: Any = None,
     async_preemption: bool = True,
     waiting_pods: WaitingPodsMap | None = None,
+    **handle: Any,
 ) -> tuple[Framework, DefaultPreemption]:
-    """A profile: [fit] + pre_filters at PreFilter, filters + [fit] at Filter, DefaultPreemption."""
+    """A profile: [fit] + pre_filters at PreFilter, filters + [fit] at Filter, DefaultPreemption;
+    ``handle``: more of the framework's handle dependencies (``activate``, ``run_async``...)."""
     plugins: dict[str, Any] = {"Sort": Sort(), "Binder": Binder()}
     pre: list[str] = []
     filt: list[str] = []
@@ -252,6 +254,7 @@ def build(
         snapshot=Snapshot.from_objects(pods, nodes),
         nominator=nominator or FakeNominator(),
         waiting_pods=waiting_pods,
+        **handle,
     )
     plugin = fwk.plugin("DefaultPreemption")
     assert isinstance(plugin, DefaultPreemption)

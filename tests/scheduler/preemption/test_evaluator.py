@@ -327,9 +327,13 @@ async def test_prepare_candidate(
     errors: list[str],
 ) -> None:
     client = FakeClient(stored, fail)
-    fwk, plugin = build(stored, [make_node("node1")], client=client)
     activated: list[str] = []
-    fwk.activate = lambda pods: activated.extend(p.metadata.name for p in pods)  # type: ignore[attr-defined]
+    _fwk, plugin = build(
+        stored,
+        [make_node("node1")],
+        client=client,
+        activate=lambda pods: activated.extend(p.metadata.name for p in pods),
+    )
     ex = plugin.evaluator.executor
     ex.prepare_candidate(Candidate("node1", Victims(list(victims_))), preemptor)
     # The preempting set is filled synchronously, in the cycle.
@@ -415,9 +419,10 @@ async def test_lower_priority_nominations_on_the_node_are_cleared() -> None:
 async def test_run_async_hook_receives_named_coroutines() -> None:
     v = make_pod("v", node="node1", priority=LOW)
     client = FakeClient([v])
-    fwk, plugin = build([v], [make_node("node1")], client=client)
     started: list[tuple[str, Any]] = []
-    fwk.run_async = lambda coro, name: started.append((name, coro))  # type: ignore[attr-defined]
+    _fwk, plugin = build(
+        [v], [make_node("node1")], client=client, run_async=lambda coro, name: started.append((name, coro))
+    )
     plugin.evaluator.executor.prepare_candidate(Candidate("node1", Victims([v])), preemptor)
     assert [n for n, _ in started] == ["preemption:default/preemptor"]
     assert plugin.evaluator.executor.pending == []

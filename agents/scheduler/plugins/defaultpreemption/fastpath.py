@@ -70,7 +70,7 @@ POD_INDEPENDENT_FILTERS: Final = frozenset(
     }
 )
 """(module, class) of Filter plugins whose result reads only the pod, CycleState and node."""
-RESOURCE_FILTERS: Final = frozenset({(_PLUGINS + "noderesources_fit", "NodeResourcesFit")})
+RESOURCE_FILTERS: Final = frozenset({(_PLUGINS + "noderesources_fit.fit", "NodeResourcesFit")})
 """(module, class) of Filter plugins reading only allocatable, requested and the pod count."""
 
 _Key = tuple[Any, ...]

@@ -1,55 +1,15 @@
-"""``NodeResourcesFit`` (upstream ``plugins/noderesources/{fit,resource_allocation,least_allocated,
-most_allocated,requested_to_capacity_ratio}.go``): PreFilter, Filter, PreScore, Score.
+"""``NodeResourcesFit`` (upstream ``plugins/noderesources/fit.go``): PreFilter, Filter,
+PreScore, Score, its events and queueing hints.
 
 What this module owns: whether a pod's requests fit a node (``fits``, also the kubelet-style
-admission's and preemption's check), and the resource-allocation score with its three strategies.
-
-Filter — every failure is collected, in this order (scalar resources by name, for determinism):
-
-====  ==================================================  ==================================
-step  check                                               reason
-====  ==================================================  ==================================
-1     pods on the node + 1 > allocatable ``pods``         "Too many pods"
-2     the pod requests nothing at all                     (stop: fits)
-3     cpu, memory, ephemeral-storage: request > 0 and     "Insufficient cpu" / "… memory" /
-      request > allocatable − requested                   "… ephemeral-storage"
-4     each scalar resource (extended, hugepages-*, …)     "Insufficient <name>"
-      with request > 0, same comparison; extended ones
-      in ``ignoredResources`` / ``ignoredResourceGroups``
-      (the part before "/") are skipped
-====  ==================================================  ==================================
-
-The status is ``Unschedulable`` with all reasons, or ``UnschedulableAndUnresolvable`` (v1.34, PR
-#131345) when a failing resource's request exceeds the node's allocatable outright (an empty node
-would not fit it either, so preemption cannot help). Real requests are used.
-
-Score — for each configured resource (default cpu and memory, weight 1): allocatable, and the
-node's requested plus the pod's request, where cpu/memory use the *non-zero* requests (100m /
-200Mi for a container that sets none); scalar resources the pod does not request, and resources
-with allocatable 0, are left out. Strategies (``STRATEGIES``, weighted integer means):
-``LeastAllocated`` ``(alloc − req)·100 // alloc`` (0 if over), ``MostAllocated`` ``min(req,
-alloc)·100 // alloc``, ``RequestedToCapacityRatio`` a broken-linear function of ``req·100 // alloc``
-over the configured shape (scores ×10), rounded mean of the resources scoring > 0.
-
-Vectorised (``filter_all`` / ``score_all`` over a ``NodeTable``, the same results): Filter codes
-are a bit set (too many pods, cpu, memory, ephemeral-storage, unresolvable) indexing 32
-pre-built statuses; Score runs each strategy's integer formula on columns. Both decline (None:
-per node) for a pod requesting scalar resources, or a table with amounts ≥ 2**50.
-
-Events (v1.34: QueueingHints GA, in-place pod resize on): Pod Delete|UpdatePodScaleDown — Queue
-when a pod with a node or a nominatedNodeName is deleted, or a pod scaled down one of the resources this pod requests
-(or is this pod); Node Add|UpdateNodeAllocatable — Queue when the pod fits the empty node and,
-for an update, the allocatable of a resource it requests (or of pods) grew.
-
-Why ~600 lines in one module: one module per plugin is the house rule (plugins never import
-each other, and the vectorised Filter/Score must stay beside the per-node reference they are
-tested against); the per-node code is upstream's ``fit.go`` plus its scoring strategies
-(``resource_allocation.go``, ``least/most_allocated.go``, ``requested_to_capacity_ratio.go``).
+admission's and preemption's check), the Filter over NodeTable rows (a bit set of failures
+indexing pre-built statuses), and the plugin, which scores with a strategy of
+``resource_allocation.py``. The rules are in the package docstring.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from operator import attrgetter
@@ -57,7 +17,7 @@ from typing import Any, Final
 
 import numpy as np
 
-from agents.scheduler.args import NodeResourcesFitArgs, ResourceSpec, ScoringStrategy, decode_args
+from agents.scheduler.args import NodeResourcesFitArgs, decode_args
 from agents.scheduler.framework.interface import FilterCodes, Handle, RowScore
 from agents.scheduler.framework.node_table import (
     ALLOC_CPU,
@@ -76,7 +36,6 @@ from agents.scheduler.framework.node_table import (
     RowCompute,
 )
 from agents.scheduler.framework.types import (
-    MAX_NODE_SCORE,
     SUCCESS,
     ActionType,
     ClusterEvent,
@@ -91,27 +50,25 @@ from agents.scheduler.framework.types import (
     Status,
     pod_info_of,
 )
-from agents.scheduler.plugins.helper import RowScoreMemo, go_div_all
+from agents.scheduler.plugins.helper import RowScoreMemo
 from emulator.api.core import Node, Pod
 from emulator.api.resources import is_extended_resource, is_scalar_resource, node_allocatable, pod_requests
+
+from .resource_allocation import STRATEGIES, VECTOR_STRATEGIES, alloc_and_requested, pod_score_requests
 
 __all__ = [
     "NAME",
     "PRE_FILTER_STATE_KEY",
     "PRE_SCORE_STATE_KEY",
-    "STRATEGIES",
     "InsufficientResource",
     "NodeResourcesFit",
     "fits",
     "fits_request",
-    "is_extended_resource",
-    "is_scalar_resource",
 ]
 
 NAME: Final = "NodeResourcesFit"
 PRE_FILTER_STATE_KEY: Final = "PreFilter" + NAME
 PRE_SCORE_STATE_KEY: Final = "PreScore" + NAME
-_MAX_UTILIZATION: Final = 100
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,141 +130,6 @@ def _fits_empty_node(pod: Pod, node: Node) -> bool:
     )
 
 
-# --- scoring strategies ---------------------------------------------------------------------
-
-Scorer = Callable[[Sequence[int], Sequence[int]], int]
-"""``scorer(requested, allocatable) -> score``, per configured resource (allocatable 0: skipped)."""
-
-
-def _go_div(a: int, b: int) -> int:
-    """Go's integer division (truncates toward zero)."""
-    q = abs(a) // abs(b)
-    return q if (a >= 0) == (b > 0) else -q
-
-
-def _weighted_mean(resources: Sequence[ResourceSpec], per: Callable[[int, int], int]) -> Scorer:
-    def scorer(requested: Sequence[int], allocatable: Sequence[int]) -> int:
-        total = weights = 0
-        for r, req, alloc in zip(resources, requested, allocatable, strict=True):
-            if alloc:
-                total += per(req, alloc) * r.weight
-                weights += r.weight
-        return total // weights if weights else 0
-
-    return scorer
-
-
-def _least_allocated(strategy: ScoringStrategy) -> Scorer:
-    return _weighted_mean(
-        strategy.resources, lambda req, alloc: 0 if req > alloc else (alloc - req) * MAX_NODE_SCORE // alloc
-    )
-
-
-def _most_allocated(strategy: ScoringStrategy) -> Scorer:
-    return _weighted_mean(strategy.resources, lambda req, alloc: min(req, alloc) * MAX_NODE_SCORE // alloc)
-
-
-def _requested_to_capacity_ratio(strategy: ScoringStrategy) -> Scorer:
-    assert strategy.requested_to_capacity_ratio is not None
-    shape = [(p.utilization, p.score * (MAX_NODE_SCORE // 10)) for p in strategy.requested_to_capacity_ratio.shape]
-
-    def raw(p: int) -> int:  # upstream BuildBrokenLinearFunction
-        for i, (u, s) in enumerate(shape):
-            if p <= u:
-                if i == 0:
-                    return s
-                u0, s0 = shape[i - 1]
-                return s0 + _go_div((s - s0) * (p - u0), u - u0)
-        return shape[-1][1]
-
-    resources = strategy.resources
-
-    def scorer(requested: Sequence[int], allocatable: Sequence[int]) -> int:
-        total = weights = 0
-        for r, req, alloc in zip(resources, requested, allocatable, strict=True):
-            if not alloc:
-                continue
-            s = raw(_MAX_UTILIZATION if req > alloc else req * _MAX_UTILIZATION // alloc)
-            if s > 0:
-                total += s * r.weight
-                weights += r.weight
-        return (2 * total + weights) // (2 * weights) if weights else 0  # math.Round of the mean
-
-    return scorer
-
-
-VectorScorer = Callable[[Sequence[tuple[int, IntArray, IntArray]]], IntArray]
-"""``scorer([(weight, requested, allocatable), ...]) -> scores`` over rows (allocatable 0: left out)."""
-
-
-def _vector_weighted_mean(per: Callable[[IntArray, IntArray], IntArray]) -> VectorScorer:
-    def scorer(columns: Sequence[tuple[int, IntArray, IntArray]]) -> IntArray:
-        if all(alloc.min(initial=1) > 0 for _, _, alloc in columns):  # no resource left out anywhere
-            acc = per(columns[0][1], columns[0][2]) * columns[0][0]
-            for w, req, alloc in columns[1:]:
-                acc += per(req, alloc) * w
-            return acc // sum(w for w, _, _ in columns)
-        m = len(columns[0][1])
-        total = np.zeros(m, dtype=np.int64)
-        weights = np.zeros(m, dtype=np.int64)
-        for w, req, alloc in columns:
-            has = alloc != 0
-            total += np.where(has, per(req, np.where(has, alloc, 1)) * w, 0)
-            weights += np.where(has, w, 0)
-        return np.where(weights != 0, total // np.where(weights != 0, weights, 1), 0)
-
-    return scorer
-
-
-def _vector_least(strategy: ScoringStrategy) -> VectorScorer:
-    # (alloc - req) clipped at 0 is the reference's "0 if req > alloc" (alloc > 0 here).
-    return _vector_weighted_mean(lambda req, alloc: np.maximum(alloc - req, 0) * MAX_NODE_SCORE // alloc)
-
-
-def _vector_most(strategy: ScoringStrategy) -> VectorScorer:
-    return _vector_weighted_mean(lambda req, alloc: np.minimum(req, alloc) * MAX_NODE_SCORE // alloc)
-
-
-def _vector_ratio(strategy: ScoringStrategy) -> VectorScorer:
-    assert strategy.requested_to_capacity_ratio is not None
-    shape = [(p.utilization, p.score * (MAX_NODE_SCORE // 10)) for p in strategy.requested_to_capacity_ratio.shape]
-
-    def raw(p: IntArray) -> IntArray:
-        out = np.full(len(p), shape[-1][1], dtype=np.int64)
-        for i in range(len(shape) - 1, -1, -1):
-            u, sc = shape[i]
-            if i == 0:
-                value = np.full(len(p), sc, dtype=np.int64)
-            else:
-                u0, s0 = shape[i - 1]
-                value = s0 + go_div_all((sc - s0) * (p - u0), max(u - u0, 1))
-            out = np.where(p <= u, value, out)
-        return out
-
-    def scorer(columns: Sequence[tuple[int, IntArray, IntArray]]) -> IntArray:
-        m = len(columns[0][1]) if columns else 0
-        total = np.zeros(m, dtype=np.int64)
-        weights = np.zeros(m, dtype=np.int64)
-        for w, req, alloc in columns:
-            has = alloc != 0
-            safe = np.where(has, alloc, 1)
-            sc = raw(np.where(req > alloc, _MAX_UTILIZATION, req * _MAX_UTILIZATION // safe))
-            counted = has & (sc > 0)
-            total += np.where(counted, sc * w, 0)
-            weights += np.where(counted, w, 0)
-        nz = weights != 0
-        return np.where(nz, (2 * total + weights) // np.where(nz, 2 * weights, 1), 0)
-
-    return scorer
-
-
-VECTOR_STRATEGIES: Final[dict[str, Callable[[ScoringStrategy], VectorScorer]]] = {
-    "LeastAllocated": _vector_least,
-    "MostAllocated": _vector_most,
-    "RequestedToCapacityRatio": _vector_ratio,
-}
-
-
 def _fit_statuses() -> list[Status]:
     """Filter statuses by code: bits 1 too many pods, 2 cpu, 4 memory, 8 ephemeral, 16 unresolvable."""
     out = [SUCCESS]
@@ -325,7 +147,7 @@ _AMOUNT_GETTERS: Final = {
     "memory": (attrgetter("allocatable.memory"), attrgetter("non_zero_requested.memory")),
     "ephemeral-storage": (attrgetter("allocatable.ephemeral_storage"), attrgetter("requested.ephemeral_storage")),
 }
-"""(allocatable, requested) of a NodeInfo as ``_alloc_and_requested`` reads them, for the
+"""(allocatable, requested) of a NodeInfo as ``alloc_and_requested`` reads them, for the
 resources the vectorised score reads."""
 
 _FIT_CHECKS: Final = ((2, ALLOC_CPU, FREE_CPU), (4, ALLOC_MEM, FREE_MEM), (8, ALLOC_EPH, FREE_EPH))
@@ -371,35 +193,6 @@ def _fit_code(wants: tuple[int, int, int]) -> OneRow:
         return code | 16 if unresolvable else code
 
     return one
-
-
-STRATEGIES: Final[dict[str, Callable[[ScoringStrategy], Scorer]]] = {
-    "LeastAllocated": _least_allocated,
-    "MostAllocated": _most_allocated,
-    "RequestedToCapacityRatio": _requested_to_capacity_ratio,
-}
-
-
-def _pod_score_requests(pod_info: PodInfo, resources: Sequence[ResourceSpec]) -> tuple[int, ...]:
-    """Per configured resource: the non-zero request for cpu/memory, the real one otherwise."""
-    special = {"cpu": pod_info.non_zero_cpu, "memory": pod_info.non_zero_memory}
-    return tuple(special.get(r.name, pod_info.requests.get(r.name, 0)) for r in resources)
-
-
-def _alloc_and_requested(node_info: NodeInfo, name: str, pod_request: int) -> tuple[int, int]:
-    """Upstream ``calculateResourceAllocatableRequest``; (0, 0) leaves the resource out."""
-    if pod_request == 0 and is_scalar_resource(name):
-        return 0, 0
-    alloc = node_info.allocatable
-    if name == "cpu":
-        return alloc.milli_cpu, node_info.non_zero_requested.milli_cpu + pod_request
-    if name == "memory":
-        return alloc.memory, node_info.non_zero_requested.memory + pod_request
-    if name == "ephemeral-storage":
-        return alloc.ephemeral_storage, node_info.requested.ephemeral_storage + pod_request
-    if name in alloc.scalar_resources:
-        return alloc.scalar_resources[name], node_info.requested.scalar_resources.get(name, 0) + pod_request
-    return 0, 0
 
 
 # --- the plugin -------------------------------------------------------------------------------
@@ -476,21 +269,21 @@ class NodeResourcesFit:
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status:
         pi = pod_info_of(state, pod)
-        state.write(PRE_SCORE_STATE_KEY, _PreScoreState(_pod_score_requests(pi, self.strategy.resources)))
+        state.write(PRE_SCORE_STATE_KEY, _PreScoreState(pod_score_requests(pi, self.strategy.resources)))
         return SUCCESS
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status]:
         try:
             requests = state.read(PRE_SCORE_STATE_KEY).pod_requests
         except KeyError:
-            requests = _pod_score_requests(pod_info_of(state, pod), self.strategy.resources)
+            requests = pod_score_requests(pod_info_of(state, pod), self.strategy.resources)
         return self._score_node(node_info, requests), SUCCESS
 
     def _score_node(self, node_info: NodeInfo, requests: tuple[int, ...]) -> int:
         allocatable: list[int] = []
         requested: list[int] = []
         for r, pod_request in zip(self.strategy.resources, requests, strict=True):
-            alloc, req = _alloc_and_requested(node_info, r.name, pod_request)
+            alloc, req = alloc_and_requested(node_info, r.name, pod_request)
             allocatable.append(alloc)
             requested.append(req if alloc else 0)
         return self._scorer(requested, allocatable)

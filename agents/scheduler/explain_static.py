@@ -1,0 +1,98 @@
+"""Explaining a pod against fixed objects: the wiring behind ``python -m emulator explain``.
+
+What this module owns: ``explain_objects``, which builds one profile's ``Framework`` over given
+objects — a snapshot of the nodes and their running pods, a nominator holding the nominated pods
+as the scheduler's would, a Namespace lister, and the PodDisruptionBudgets, Services,
+ReplicaSets and StatefulSets preemption and default spreading read — and hands it to
+``explain_pod`` (``explain.py``). Every handle dependency is given at construction, as in a
+running scheduler; there is no queue, no informer and no task group (preemption's API calls and
+``activate`` are absent: explain never runs PostFilter's side effects).
+
+It does not own reading manifests, admitting them or printing (``emulator/commands/explain.py``),
+nor choosing the profile (the caller passes it, from ``SchedulerConfig.profile``).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from agents.scheduler.cache import Snapshot
+from agents.scheduler.config import Profile, SchedulerConfig
+from agents.scheduler.explain import Explanation, explain_pod
+from agents.scheduler.framework.interface import PluginFactory
+from agents.scheduler.framework.runtime import Framework
+from agents.scheduler.framework.types import PodInfo
+from agents.scheduler.workloads import StaticWorkloads
+from emulator.api.core import Namespace, Node, Pod
+from emulator.runtime.clock import StoppedClock
+
+__all__ = ["ProfileError", "explain_objects"]
+
+
+class ProfileError(ValueError):
+    """The profile's plugins refuse their configuration (upstream's message)."""
+
+
+class _Nominator:
+    """The nominated pods as the scheduler's nominator would hold them, by node."""
+
+    def __init__(self, pods: Iterable[Pod]) -> None:
+        self._by_node: dict[str, list[PodInfo]] = {}
+        for p in pods:
+            self._by_node.setdefault(p.status.nominated_node_name or "", []).append(PodInfo(p))
+
+    def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
+        return list(self._by_node.get(node_name, []))
+
+
+class _Namespaces:
+    """A Namespace lister over fixed namespaces (``get(name)``, ``list()`` in the given order)."""
+
+    def __init__(self, namespaces: Sequence[Namespace]) -> None:
+        self._list = list(namespaces)
+        self._by_name = {ns.metadata.name: ns for ns in self._list}
+
+    def get(self, name: str) -> Any:
+        return self._by_name.get(name)
+
+    def list(self) -> list[Any]:
+        return list(self._list)
+
+
+def explain_objects(
+    pod: Pod,
+    *,
+    config: SchedulerConfig,
+    profile: Profile,
+    registry: Mapping[str, PluginFactory],
+    nodes: Sequence[Node],
+    running: Sequence[Pod],
+    nominated: Sequence[Pod] = (),
+    namespaces: Sequence[Namespace] = (),
+    workloads: Iterable[Any] = (),
+) -> Explanation:
+    """Explain one scheduling cycle of ``pod`` in ``profile`` against these objects (clock fixed
+    at 0, seed 0). ``workloads``: the PodDisruptionBudgets, Services, ReplicaSets and
+    StatefulSets (other kinds are ignored). ``ProfileError`` if the profile's plugins refuse
+    their arguments."""
+    snapshot = Snapshot.from_objects(list(running), list(nodes))
+    static = StaticWorkloads(workloads)
+    rng = random.Random(0)
+    try:
+        fwk = Framework(
+            profile.to_spec(),
+            registry,
+            clock=StoppedClock(),
+            rng=rng,
+            snapshot=snapshot,
+            nominator=_Nominator(nominated),
+            parallelism=config.parallelism,
+            namespaces=_Namespaces(namespaces),
+            pdb_lister=static.pdbs,
+            default_selector=static.default_selector,
+        )
+    except ValueError as err:
+        raise ProfileError(str(err)) from None
+    return explain_pod(fwk, snapshot, pod, rng=rng)
