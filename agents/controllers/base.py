@@ -67,15 +67,18 @@ class BaseController:
         self.counts = dict.fromkeys(self.COUNTS, 0)
         self.primary: Informer | None = None
         """``KIND``'s informer, once ``run`` started."""
+        self.watching = False
+        """Whether an informer of owned objects was started (``watch_owned``)."""
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.counts} {self.queue!r}>"
 
     def statistics(self) -> dict[str, Any]:
-        """Counts for the run report; ``{}`` until the first sync (the report leaves it out)."""
-        if not self.counts["syncs"]:
+        """Counts for the run report; ``{}`` until the owned objects are watched, that is
+        until the first object of ``KIND`` (the report leaves it out)."""
+        if not self.watching:
             return {}
-        return {**self.counts, "retries": self.queue.retries}
+        return {**self.counts, "queue": len(self.queue), "retries": self.queue.retries}
 
     async def run(self) -> None:
         async with asyncio.TaskGroup() as tg:
@@ -112,6 +115,7 @@ class BaseController:
         """``kind``'s informer with the controller-UID index, and these handlers on it
         (the index first, so that the objects replayed to ``on_add`` are filed)."""
         self.informers.informer(kind).add_indexers({CONTROLLER_UID_INDEX: controller_uid})
+        self.watching = True
         return self.informers.handlers(kind, on_add, on_update, on_delete)
 
     @staticmethod

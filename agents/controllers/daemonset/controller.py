@@ -37,7 +37,7 @@ changes it, and after ``minReadySeconds`` when pods wait to become available).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Final
 
 from msgspec.structs import replace
 
@@ -115,12 +115,6 @@ class DaemonSetController(BaseController):
         """Node names in order; rebuilt after a node is added or deleted."""
         self._decisions: dict[str, tuple[str, dict[str, tuple[str, tuple[bool, bool]]]]] = {}
         """DaemonSet UID → (template hash, node name → (node resourceVersion, decision))."""
-
-    def statistics(self) -> dict[str, Any]:
-        """Counts for the run report; ``{}`` until the first DaemonSet (the report leaves it out)."""
-        if self._pods is None:
-            return {}
-        return {**self.counts, "queue": len(self.queue), "retries": self.queue.retries}
 
     # --- handlers -------------------------------------------------------------------------
 
