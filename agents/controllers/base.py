@@ -9,10 +9,11 @@ It owns:
 - ``run``: registers the handlers of ``KIND``'s informer (``on_add``/``on_update``/
   ``on_delete``), starts the workers, then sets ``ready`` (after the first list when
   ``WAIT_SYNCED``: upstream's ``WaitForCacheSync``);
-- ``watch_owned``: an informer of the kind the controller makes (pods, Jobs, ReplicaSets)
-  with the controller-UID index (``emulator.client.indexer``), registered once, lazily
-  (a run without objects of ``KIND`` never opens that watch), and ``owned``: the objects a
-  given owner controls, in (namespace, name) order;
+- ``dependents``: the informer of ``OWNS``, the kind the controller makes (pods, Jobs),
+  with the controller-UID index (``emulator.client.indexer``), started with the first
+  object of ``KIND`` (a run without one never opens that watch) with the handlers
+  ``on_dependent_add``/``_update``/``_delete``; ``watch_owned`` for any further kind, and
+  ``owned``: the objects a given owner controls, in (namespace, name) order;
 - ``owner_key``/``resolve``: the key of the owner a controller reference names (the latter
   only if the cached owner has that UID, upstream's ``resolveControllerRef``);
 - ``process``: one sync with its retry (``WorkQueue.process``) and the ``syncs``/``errors``
@@ -50,6 +51,7 @@ class BaseController:
     NAME: ClassVar[str]
     COMPONENT: ClassVar[str]
     KIND: ClassVar[str]
+    OWNS: ClassVar[str] = "Pod"
     COUNTS: ClassVar[tuple[str, ...]] = ("syncs", "errors")
     RETRY_ON: ClassVar[tuple[type[Exception], ...]] = (ApiError,)
     WAIT_SYNCED: ClassVar[bool] = False
@@ -69,6 +71,8 @@ class BaseController:
         """``KIND``'s informer, once ``run`` started."""
         self.watching = False
         """Whether an informer of owned objects was started (``watch_owned``)."""
+        self.dependents: Informer | None = None
+        """``OWNS``' informer, from the first object of ``KIND`` on."""
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.counts} {self.queue!r}>"
@@ -95,6 +99,7 @@ class BaseController:
     # --- handlers of KIND (subclasses override) ------------------------------------------
 
     def on_add(self, obj: Any) -> None:
+        self.watch_dependents()
         self.queue.add(key_of(obj))
 
     def on_update(self, old: Any, new: Any) -> None:
@@ -104,6 +109,23 @@ class BaseController:
         self.queue.add(key_of(obj))
 
     # --- owned objects ------------------------------------------------------------------
+
+    def watch_dependents(self) -> Informer:
+        """``OWNS``' informer, its handlers registered on the first call."""
+        if self.dependents is None:
+            self.dependents = self.watch_owned(
+                self.OWNS, self.on_dependent_add, self.on_dependent_update, self.on_dependent_delete
+            )
+        return self.dependents
+
+    def on_dependent_add(self, obj: Any) -> None:
+        pass
+
+    def on_dependent_update(self, old: Any, new: Any) -> None:
+        pass
+
+    def on_dependent_delete(self, obj: Any) -> None:
+        pass
 
     def watch_owned(
         self,

@@ -45,7 +45,6 @@ from emulator.api.batch import CronJob, CronJobStatus, Job
 from emulator.api.cron import CronError, Schedule, parse_schedule
 from emulator.api.errors import AlreadyExists, ApiError, NotFound
 from emulator.api.meta import ObjectMeta, ObjectReference
-from emulator.client.informer import Informer
 from emulator.runtime.clock import EPOCH, format_timestamp, parse_timestamp
 
 __all__ = ["NAME", "SCHEDULED_TIMESTAMP", "CronJobController"]
@@ -88,34 +87,29 @@ class CronJobController(BaseController):
     NAME = NAME
     COMPONENT = COMPONENT
     KIND = "CronJob"
+    OWNS = "Job"
     COUNTS = ("syncs", "created", "deleted", "missed", "errors")
     WAIT_SYNCED = True
 
     def __init__(self, ctx: ControllerContext) -> None:
         super().__init__(ctx)
-        self._jobs: Informer | None = None
 
     def statistics(self) -> dict[str, Any]:
         return {**self.counts, "cronjobs": len(self.primary.store) if self.primary else 0}
 
     # --- informer handlers --------------------------------------------------------------------
 
-    def on_add(self, cj: CronJob) -> None:
-        if self._jobs is None:
-            self._jobs = self.watch_owned("Job", self._job_added, self._job_updated, self._job_deleted)
-        self.queue.add((cj.metadata.namespace, cj.metadata.name))
-
-    def _job_added(self, job: Job) -> None:
+    def on_dependent_add(self, job: Job) -> None:
         if (key := self.owner_key(job)) is not None:
             self.queue.add(key)
 
-    def _job_updated(self, old: Job, new: Job) -> None:
+    def on_dependent_update(self, old: Job, new: Job) -> None:
         key = self.owner_key(new)
         if key is not None and _finished(old) != _finished(new):
             self.queue.add(key)
 
-    def _job_deleted(self, job: Job) -> None:
-        self._job_added(job)
+    def on_dependent_delete(self, job: Job) -> None:
+        self.on_dependent_add(job)
 
     # --- sync -----------------------------------------------------------------------------------
 
@@ -127,7 +121,7 @@ class CronJobController(BaseController):
         cj: CronJob | None = self.primary.get(key[1], key[0])
         if cj is None:
             return
-        jobs: list[Job] = self.owned(self._jobs, cj) if self._jobs is not None else []
+        jobs: list[Job] = self.owned(self.dependents, cj) if self.dependents is not None else []
         status = cj.status
         status, cleaned = await self._cleanup(cj, status, jobs)
         status, delay = await self._reconcile(cj, status, jobs)

@@ -106,7 +106,6 @@ class ReplicaSetController(BaseController):
         super().__init__(ctx, workers=workers)
         self.expectations = Expectations(ctx.clock)
         self.burst_replicas = burst_replicas
-        self._pods: Informer | None = None
         self._by_ns: dict[str, dict[Key, None]] = {}
         """namespace → keys of its ReplicaSets."""
         self._orphans: dict[str, dict[Key, None]] = {}
@@ -124,15 +123,10 @@ class ReplicaSetController(BaseController):
 
     # --- ReplicaSet handlers ----------------------------------------------------------------
 
-    def _start_pods(self) -> Informer:
-        if self._pods is None:
-            self._pods = self.watch_owned("Pod", self._pod_added, self._pod_updated, self._pod_deleted)
-        return self._pods
-
     def on_add(self, rs: ReplicaSet) -> None:
         key = _key(rs)
         self._by_ns.setdefault(key[0], {})[key] = None
-        self._start_pods()
+        self.watch_dependents()
         self._find_orphans(rs)
         self.queue.add(key)
 
@@ -143,8 +137,8 @@ class ReplicaSetController(BaseController):
             return
         if old.spec.selector != cur.spec.selector:
             self._find_orphans(cur)
-            if self._pods is not None:
-                keys = self._pods.index_keys(CONTROLLER_UID_INDEX, cur.metadata.uid)
+            if self.dependents is not None:
+                keys = self.dependents.index_keys(CONTROLLER_UID_INDEX, cur.metadata.uid)
                 self._release.setdefault(cur.metadata.uid, {}).update(dict.fromkeys(keys))
         self.queue.add(_key(cur))
 
@@ -159,9 +153,9 @@ class ReplicaSetController(BaseController):
     def _find_orphans(self, rs: ReplicaSet) -> None:
         """Note the namespace's orphans ``rs`` selects as its adoption candidates."""
         orphans = self._orphans.get(rs.metadata.namespace)
-        if not orphans or self._pods is None:
+        if not orphans or self.dependents is None:
             return
-        store = self._pods.store
+        store = self.dependents.store
         found = [k for k in orphans if label_selector_matches(rs.spec.selector, store[k].metadata.labels)]
         if found:
             self._adopt.setdefault(_key(rs), {}).update(dict.fromkeys(found))
@@ -188,7 +182,7 @@ class ReplicaSetController(BaseController):
                 self._adopt.setdefault(rs_key, {})[key] = None
                 self.queue.add(rs_key)
 
-    def _pod_added(self, pod: Pod) -> None:
+    def on_dependent_add(self, pod: Pod) -> None:
         self._index(pod)
         if pod.metadata.deletion_timestamp is not None:
             self._deletion_seen(pod)
@@ -202,7 +196,7 @@ class ReplicaSetController(BaseController):
             self.expectations.creation_observed(rs_key)
             self.queue.add(rs_key)
 
-    def _pod_updated(self, old: Pod, cur: Pod) -> None:
+    def on_dependent_update(self, old: Pod, cur: Pod) -> None:
         if old.metadata.resource_version == cur.metadata.resource_version:
             return
         self._index(cur)
@@ -238,7 +232,7 @@ class ReplicaSetController(BaseController):
             self.expectations.deletion_observed(rs_key, _pod_key(_key(pod)))
             self.queue.add(rs_key)
 
-    def _pod_deleted(self, pod: Pod) -> None:
+    def on_dependent_delete(self, pod: Pod) -> None:
         key = _key(pod)
         self._orphans.get(key[0], {}).pop(key, None)
         self._deletion_seen(pod)
@@ -252,7 +246,7 @@ class ReplicaSetController(BaseController):
         if rs is None:
             self.expectations.delete(key)
             return
-        pods = self._start_pods()
+        pods = self.watch_dependents()
         await pods.synced.wait()
         rs = self.primary.store.get(key)
         if rs is None:

@@ -106,7 +106,6 @@ class DaemonSetController(BaseController):
 
     def __init__(self, ctx: ControllerContext, *, workers: int = 1) -> None:
         super().__init__(ctx, workers=workers)
-        self._pods: Informer | None = None
         self._nodes: Informer | None = None
         self._placement = Placement()
         self._pending: dict[Key, _Pending] = {}
@@ -121,12 +120,10 @@ class DaemonSetController(BaseController):
     def _watch(self) -> None:
         if self._nodes is None:
             self._nodes = self.informers.handlers("Node", self._node_added, self._node_updated, self._node_deleted)
-        if self._pods is None:
-            self._pods = self.watch_owned("Pod", self._pod_added, self._pod_updated, self._pod_deleted)
 
     def on_add(self, ds: DaemonSet) -> None:
         self._watch()
-        self.queue.add((ds.metadata.namespace, ds.metadata.name))
+        super().on_add(ds)
 
     def on_delete(self, ds: DaemonSet) -> None:
         key = (ds.metadata.namespace, ds.metadata.name)
@@ -157,7 +154,7 @@ class DaemonSetController(BaseController):
         for ds in self._sets_sorted():
             self.queue.add((ds.metadata.namespace, ds.metadata.name))
 
-    def _pod_added(self, pod: Pod) -> None:
+    def on_dependent_add(self, pod: Pod) -> None:
         ref = self.owner_ref(pod)
         if ref is None:
             return
@@ -170,7 +167,7 @@ class DaemonSetController(BaseController):
                 pending.deletes.discard(_pod_key(pod))
         self.queue.add(key)
 
-    def _pod_updated(self, old: Pod, new: Pod) -> None:
+    def on_dependent_update(self, old: Pod, new: Pod) -> None:
         refs = self.owner_refs(old, new)
         old_ref, new_ref = controller_ref(old), controller_ref(new)
         if old_ref is not None:
@@ -187,7 +184,7 @@ class DaemonSetController(BaseController):
                 pending.deletes.discard(_pod_key(new))
             self.queue.add(key)
 
-    def _pod_deleted(self, pod: Pod) -> None:
+    def on_dependent_delete(self, pod: Pod) -> None:
         ref = self.owner_ref(pod)
         if ref is None:
             return
@@ -212,9 +209,9 @@ class DaemonSetController(BaseController):
     async def process(self, key: Key) -> None:
         assert self.primary is not None
         ds: DaemonSet | None = self.primary.store.get(key)
-        if ds is None or self._pods is None or self._nodes is None:
+        if ds is None or self.dependents is None or self._nodes is None:
             return
-        await self._pods.synced.wait()
+        await self.dependents.synced.wait()
         await self._nodes.synced.wait()
         if ds.metadata.deletion_timestamp is not None or not self._satisfied(key):
             return  # waiting for its own writes: their events queue it again

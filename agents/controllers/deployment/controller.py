@@ -78,7 +78,6 @@ class DeploymentController(BaseController):
         super().__init__(ctx, workers=workers)
         self.writer = Writer(self.client, ctx.clock, self.recorder)
         self._rss: Informer | None = None
-        self._pods: Informer | None = None
         self._by_ns: dict[str, dict[Key, None]] = {}
         """namespace → its Deployments."""
 
@@ -97,8 +96,7 @@ class DeploymentController(BaseController):
     def on_add(self, d: Deployment) -> None:
         key = _key(d)
         self._by_ns.setdefault(key[0], {})[key] = None
-        if self._pods is None:
-            self._pods = self.watch_owned("Pod", on_delete=self._pod_deleted)
+        self.watch_dependents()
         self.queue.add(key)
 
     def on_update(self, old: Deployment, cur: Deployment) -> None:
@@ -151,7 +149,7 @@ class DeploymentController(BaseController):
 
     # --- pod handlers (Recreate) ----------------------------------------------------------
 
-    def _pod_deleted(self, pod: Pod) -> None:
+    def on_dependent_delete(self, pod: Pod) -> None:
         """Upstream ``deletePod``: a Recreate Deployment whose pods are all gone is synced."""
         ref = controller_ref(pod)
         if ref is None or ref.kind != "ReplicaSet" or self.primary is None or self._rss is None:
@@ -168,9 +166,9 @@ class DeploymentController(BaseController):
 
     def _pods_running(self, rs: ReplicaSet) -> bool:
         """Whether a pod of ``rs`` is neither Succeeded nor Failed."""
-        if self._pods is None:
+        if self.dependents is None:
             return False
-        return any(p.status.phase not in ("Succeeded", "Failed") for p in self.owned(self._pods, rs))
+        return any(p.status.phase not in ("Succeeded", "Failed") for p in self.owned(self.dependents, rs))
 
     # --- sync -----------------------------------------------------------------------------
 
@@ -178,8 +176,8 @@ class DeploymentController(BaseController):
         """Upstream ``syncDeployment`` for one key (raises what should be retried)."""
         assert self.primary is not None
         assert self._rss is not None
-        if self._pods is not None:
-            await self._pods.synced.wait()
+        if self.dependents is not None:
+            await self.dependents.synced.wait()
         await self._rss.synced.wait()
         d: Deployment | None = self.primary.store.get(key)
         if d is None:

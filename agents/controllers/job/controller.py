@@ -83,7 +83,6 @@ from emulator.api.batch import Job, JobCondition, JobStatus, UncountedTerminated
 from emulator.api.core import Pod
 from emulator.api.errors import ApiError, NotFound
 from emulator.api.meta import ObjectReference
-from emulator.client.informer import Informer
 from emulator.runtime.clock import parse_timestamp
 
 __all__ = ["BATCH_PERIOD", "MAX_POD_CREATE_DELETE_PER_SYNC", "NAME", "JobController"]
@@ -127,7 +126,6 @@ class JobController(BaseController):
     def __init__(self, ctx: ControllerContext, *, workers: int = 1) -> None:
         super().__init__(ctx, workers=workers)
         self.expectations = Expectations(ctx.clock)
-        self._pods: Informer | None = None
         self._counted: dict[str, set[str]] = {}
         self._gone: dict[str, dict[str, Pod]] = {}
         self._backoff: dict[Key, bo.BackoffRecord] = {}
@@ -136,11 +134,6 @@ class JobController(BaseController):
         return {**self.counts, "jobs": len(self.primary.store) if self.primary else 0}
 
     # --- informer handlers (synchronous) ------------------------------------------------------
-
-    def on_add(self, job: Job) -> None:
-        if self._pods is None:
-            self._pods = self.watch_owned("Pod", self._pod_added, self._pod_updated, self._pod_deleted)
-        self.queue.add((job.metadata.namespace, job.metadata.name))
 
     def on_update(self, old: Job, new: Job) -> None:
         key = (new.metadata.namespace, new.metadata.name)
@@ -164,7 +157,7 @@ class JobController(BaseController):
             return None
         return self.primary.store[key], key
 
-    def _pod_added(self, pod: Pod) -> None:
+    def on_dependent_add(self, pod: Pod) -> None:
         owner = self._owner(pod)
         if owner is None:
             return
@@ -175,7 +168,7 @@ class JobController(BaseController):
             self.expectations.creation_observed(key)
         self.queue.add_after(key, BATCH_PERIOD)
 
-    def _pod_updated(self, old: Pod, new: Pod) -> None:
+    def on_dependent_update(self, old: Pod, new: Pod) -> None:
         if old.metadata.resource_version == new.metadata.resource_version:
             return
         owner = self._owner(new)
@@ -186,7 +179,7 @@ class JobController(BaseController):
             self.expectations.deletion_observed(key, "/".join(_pod_key(new)))
         self.queue.add_after(key, BATCH_PERIOD)
 
-    def _pod_deleted(self, pod: Pod) -> None:
+    def on_dependent_delete(self, pod: Pod) -> None:
         ref = self.owner_ref(pod)
         if ref is None:
             return
@@ -225,7 +218,7 @@ class JobController(BaseController):
         now = self.clock.now()
         stamp = self.clock.timestamp(now)
         satisfied = self.expectations.satisfied(key)
-        pods: list[Pod] = self.owned(self._pods, job) if self._pods is not None else []
+        pods: list[Pod] = self.owned(self.dependents, job) if self.dependents is not None else []
         active_pods = [p for p in pods if is_pod_active(p)]
         terminating = sum(1 for p in pods if is_terminating(p))
         ready = sum(1 for p in active_pods if is_pod_ready(p))

@@ -47,7 +47,6 @@ from emulator.api.apps import StatefulSet
 from emulator.api.core import Pod
 from emulator.api.errors import ApiError, NotFound
 from emulator.api.meta import ObjectReference
-from emulator.client.informer import Informer
 
 __all__ = ["COMPONENT", "NAME", "StatefulSetController"]
 
@@ -87,19 +86,10 @@ class StatefulSetController(BaseController):
 
     def __init__(self, ctx: ControllerContext, *, workers: int = 1) -> None:
         super().__init__(ctx, workers=workers)
-        self._pods: Informer | None = None
         self._history = RevisionHistory()
         self._pending: dict[Key, _Pending] = {}
 
     # --- handlers -------------------------------------------------------------------------
-
-    def _watch_pods(self) -> None:
-        if self._pods is None:
-            self._pods = self.watch_owned("Pod", self._pod_added, self._pod_updated, self._pod_deleted)
-
-    def on_add(self, sts: StatefulSet) -> None:
-        self._watch_pods()
-        self.queue.add((sts.metadata.namespace, sts.metadata.name))
 
     def on_delete(self, sts: StatefulSet) -> None:
         key = (sts.metadata.namespace, sts.metadata.name)
@@ -107,7 +97,7 @@ class StatefulSetController(BaseController):
         self._history.forget(sts.metadata.uid)
         self.queue.add(key)
 
-    def _pod_added(self, pod: Pod) -> None:
+    def on_dependent_add(self, pod: Pod) -> None:
         ref = self.owner_ref(pod)
         if ref is None:
             return
@@ -119,7 +109,7 @@ class StatefulSetController(BaseController):
                 pending.deletes.discard(pod.metadata.name)
         self.queue.add(key)
 
-    def _pod_updated(self, old: Pod, new: Pod) -> None:
+    def on_dependent_update(self, old: Pod, new: Pod) -> None:
         refs = self.owner_refs(old, new)
         if len(refs) == 1 and _signature(old) == _signature(new):
             return  # nothing a sync reads changed (the binding, other conditions)
@@ -130,7 +120,7 @@ class StatefulSetController(BaseController):
                 pending.deletes.discard(new.metadata.name)
             self.queue.add(key)
 
-    def _pod_deleted(self, pod: Pod) -> None:
+    def on_dependent_delete(self, pod: Pod) -> None:
         ref = self.owner_ref(pod)
         if ref is None:
             return
@@ -170,13 +160,13 @@ class StatefulSetController(BaseController):
     async def process(self, key: Key) -> None:
         assert self.primary is not None
         sts: StatefulSet | None = self.primary.store.get(key)
-        if sts is None or self._pods is None:
+        if sts is None or self.dependents is None:
             return
-        await self._pods.synced.wait()
+        await self.dependents.synced.wait()
         if not self._satisfied(key):
             return
         self.counts["syncs"] += 1
-        pods = self.owned(self._pods, sts)
+        pods = self.owned(self.dependents, sts)
         plan = plan_sync(sts, pods, self._revisions(sts), self.clock.now())
         try:
             await self._execute(key, sts, plan)
