@@ -85,7 +85,6 @@ class CronJobController(BaseController):
     """Creates Jobs on a CronJob's schedule (see the module docstring)."""
 
     NAME = NAME
-    COMPONENT = COMPONENT
     KIND = "CronJob"
     OWNS = "Job"
     COUNTS = ("syncs", "created", "deleted", "missed", "errors")

@@ -97,7 +97,6 @@ class ReplicaSetController(BaseController):
     """Upstream's ``ReplicaSetController`` as an agent with the client ``controller:replicaset``."""
 
     NAME = NAME
-    COMPONENT = COMPONENT
     KIND = "ReplicaSet"
     COUNTS = ("syncs", "created", "deleted", "adopted", "released", "errors")
     RETRY_ON = (ApiError, BatchError)

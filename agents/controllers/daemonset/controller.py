@@ -100,7 +100,6 @@ class DaemonSetController(BaseController):
     """Reconciles DaemonSets; ``await run()`` until cancelled."""
 
     NAME = NAME
-    COMPONENT = COMPONENT
     KIND = "DaemonSet"
     COUNTS = ("syncs", "created", "deleted", "statusUpdates", "errors")
 

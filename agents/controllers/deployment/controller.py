@@ -35,7 +35,7 @@ from typing import Any, Final
 
 from msgspec.structs import replace
 
-from agents.controllers.base import BaseController
+from agents.controllers.base import OWNER_INDEX, BaseController
 from agents.controllers.context import ControllerContext
 from agents.controllers.controllerrefmanager import adopt, can_adopt, claim_action, release
 from agents.controllers.controllerutils import controller_ref
@@ -71,7 +71,6 @@ class DeploymentController(BaseController):
     """Upstream's ``DeploymentController``."""
 
     NAME = NAME
-    COMPONENT = COMPONENT
     KIND = "Deployment"
 
     def __init__(self, ctx: ControllerContext, *, workers: int = 1) -> None:
@@ -89,7 +88,9 @@ class DeploymentController(BaseController):
         return {"syncs": c["syncs"], "scaled": self.writer.scaled, "errors": c["errors"], "retries": self.queue.retries}
 
     def started(self) -> None:
-        self._rss = self.watch_owned("ReplicaSet", self._rs_added, self._rs_updated, self._rs_deleted)
+        self._rss = self.informers.handlers(
+            "ReplicaSet", self._rs_added, self._rs_updated, self._rs_deleted, indexers=OWNER_INDEX
+        )
 
     # --- Deployment handlers --------------------------------------------------------------
 

@@ -117,7 +117,6 @@ class JobController(BaseController):
     """Reconciles Jobs into pods (see the module docstring)."""
 
     NAME = NAME
-    COMPONENT = COMPONENT
     KIND = "Job"
     COUNTS = ("syncs", "created", "deleted", "completed", "failed", "errors")
     RETRY_ON = (ApiError, BatchError)

@@ -80,7 +80,6 @@ class StatefulSetController(BaseController):
     """Reconciles StatefulSets; ``await run()`` until cancelled."""
 
     NAME = NAME
-    COMPONENT = COMPONENT
     KIND = "StatefulSet"
     COUNTS = ("syncs", "created", "deleted", "statusUpdates", "errors")
 
