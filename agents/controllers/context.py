@@ -20,12 +20,13 @@ decide which controllers run (``manager``) or what they do.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from emulator.client.client import Client
 from emulator.client.events import EventRecorder
+from emulator.client.indexer import IndexFunc
 from emulator.client.informer import Informer
 from emulator.runtime.clock import Clock
 
@@ -67,10 +68,15 @@ class SharedInformers:
         on_add: Callable[[Any], None] | None = None,
         on_update: Callable[[Any, Any], None] | None = None,
         on_delete: Callable[[Any], None] | None = None,
+        *,
+        indexers: Mapping[str, IndexFunc] | None = None,
     ) -> Informer:
         """Register handlers on ``kind``'s informer; objects already cached are replayed
-        to ``on_add`` now, in namespace/name order."""
+        to ``on_add`` now, in namespace/name order. ``indexers`` are added first (kept if
+        already there), so the replayed objects are found in them."""
         informer = self.informer(kind)
+        if indexers:
+            informer.add_indexers(indexers)
         informer.add_handlers(on_add, on_update, on_delete)
         if on_add is not None:
             for key in sorted(informer.store):

@@ -1,7 +1,7 @@
 """``CronJobController``: upstream's CronJob controller v2 (``pkg/controller/cronjob``), one
 agent with the client ``controller:cronjob`` and Events as ``cronjob-controller``.
 
-A sync of one CronJob (``_sync``), as upstream's ``sync``:
+A sync of one CronJob (``sync``), as upstream's ``sync``:
 
 1. history: finished Jobs beyond ``successfulJobsHistoryLimit`` (Complete) and
    ``failedJobsHistoryLimit`` (Failed) are deleted, oldest ``startTime`` first;
@@ -17,19 +17,19 @@ A sync of one CronJob (``_sync``), as upstream's ``sync``:
 4. the status is written if it changed, and the CronJob re-queued for its next schedule
    time (``WorkQueue.add_after``) — the controller never polls.
 
-Jobs are indexed by their controller's UID, so a sync reads only its own Jobs. Deleting a
+A sync reads its Jobs from the Job informer's controller-UID index (``BaseController``). Deleting a
 Job asks for ``propagationPolicy: Background`` as upstream's job control does (a Job's own
 default is Orphan); collecting its pods is the garbage collector's.
 """
 
 from __future__ import annotations
 
-import asyncio
 import datetime as dt
 from typing import Any, Final
 
 from msgspec.structs import replace
 
+from agents.controllers.base import BaseController
 from agents.controllers.context import ControllerContext
 from agents.controllers.controllerutils import controller_ref, owner_ref
 from agents.controllers.cronschedule import (
@@ -41,12 +41,10 @@ from agents.controllers.cronschedule import (
     most_recent_schedule_time,
     next_schedule_delay,
 )
-from agents.controllers.workqueue import WorkQueue
 from emulator.api.batch import CronJob, CronJobStatus, Job
 from emulator.api.cron import CronError, Schedule, parse_schedule
 from emulator.api.errors import AlreadyExists, ApiError, NotFound
 from emulator.api.meta import ObjectMeta, ObjectReference
-from emulator.client.informer import Informer
 from emulator.runtime.clock import EPOCH, format_timestamp, parse_timestamp
 
 __all__ = ["NAME", "SCHEDULED_TIMESTAMP", "CronJobController"]
@@ -83,100 +81,46 @@ def _start_key(job: Job) -> tuple[int, float, str]:
     return (1, 0.0, job.metadata.name) if start is None else (0, parse_timestamp(start), job.metadata.name)
 
 
-class CronJobController:
+class CronJobController(BaseController):
     """Creates Jobs on a CronJob's schedule (see the module docstring)."""
 
-    def __init__(self, ctx: ControllerContext) -> None:
-        self.client = ctx.client(NAME)
-        self.clock = ctx.clock
-        self.ready = asyncio.Event()
-        self._informers = ctx.informers
-        # Server-generated Event names: several Events of one CronJob in one virtual instant.
-        self._recorder = ctx.recorder(NAME, COMPONENT)
-        self.queue: WorkQueue[Key] = WorkQueue(ctx.clock, self.client.name)
-        self._cronjobs: Informer | None = None
-        self._jobs: Informer | None = None
-        self._by_owner: dict[str, set[Key]] = {}
-        self._stats = {"syncs": 0, "created": 0, "deleted": 0, "missed": 0, "errors": 0}
+    NAME = NAME
+    KIND = "CronJob"
+    OWNS = "Job"
+    COUNTS = ("syncs", "created", "deleted", "missed", "errors")
+    WAIT_SYNCED = True
 
-    def __repr__(self) -> str:
-        return f"<CronJobController {self.queue!r}>"
+    def __init__(self, ctx: ControllerContext) -> None:
+        super().__init__(ctx)
 
     def statistics(self) -> dict[str, Any]:
-        return {**self._stats, "cronjobs": len(self._cronjobs.store) if self._cronjobs else 0}
-
-    async def run(self) -> None:
-        async with asyncio.TaskGroup() as tg:
-            self._cronjobs = self._informers.handlers("CronJob", self._cronjob_added, self._cronjob_updated, self._key)
-            self.queue.run_workers(tg, 1, self._sync_key)
-            await self._cronjobs.synced.wait()
-            self.ready.set()
+        return {**self.counts, "cronjobs": len(self.primary.store) if self.primary else 0}
 
     # --- informer handlers --------------------------------------------------------------------
 
-    def _key(self, cj: CronJob) -> None:
-        self.queue.add((cj.metadata.namespace, cj.metadata.name))
+    def on_dependent_add(self, job: Job) -> None:
+        if (key := self.owner_key(job)) is not None:
+            self.queue.add(key)
 
-    def _cronjob_added(self, cj: CronJob) -> None:
-        if self._jobs is None:
-            self._jobs = self._informers.handlers("Job", self._job_added, self._job_updated, self._job_deleted)
-        self._key(cj)
-
-    def _cronjob_updated(self, old: CronJob, new: CronJob) -> None:
-        self._key(new)
-
-    def _owner_key(self, job: Job) -> Key | None:
-        ref = controller_ref(job)
-        if ref is None or ref.kind != "CronJob":
-            return None
-        return (job.metadata.namespace, ref.name)
-
-    def _job_added(self, job: Job) -> None:
-        ref = controller_ref(job)
-        if ref is None or ref.kind != "CronJob":
-            return
-        self._by_owner.setdefault(ref.uid, set()).add((job.metadata.namespace, job.metadata.name))
-        self.queue.add((job.metadata.namespace, ref.name))
-
-    def _job_updated(self, old: Job, new: Job) -> None:
-        key = self._owner_key(new)
+    def on_dependent_update(self, old: Job, new: Job) -> None:
+        key = self.owner_key(new)
         if key is not None and _finished(old) != _finished(new):
             self.queue.add(key)
 
-    def _job_deleted(self, job: Job) -> None:
-        ref = controller_ref(job)
-        if ref is None or ref.kind != "CronJob":
-            return
-        keys = self._by_owner.get(ref.uid)
-        if keys is not None:
-            keys.discard((job.metadata.namespace, job.metadata.name))
-            if not keys:
-                del self._by_owner[ref.uid]
-        self.queue.add((job.metadata.namespace, ref.name))
+    def on_dependent_delete(self, job: Job) -> None:
+        self.on_dependent_add(job)
 
     # --- sync -----------------------------------------------------------------------------------
 
-    async def _sync_key(self, key: Key) -> None:
-        self._stats["syncs"] += 1
-        if not await self.queue.process(key, self._sync, (ApiError,)):
-            self._stats["errors"] += 1
-
-    def _jobs_of(self, cj: CronJob) -> list[Job]:
-        if self._jobs is None:
-            return []
-        store = self._jobs.store
-        keys = sorted(self._by_owner.get(cj.metadata.uid, ()))
-        return [j for k in keys if (j := store.get(k)) is not None and controller_ref(j) is not None]
-
     async def _event(self, cj: CronJob, type_: str, reason: str, message: str) -> None:
-        await self._recorder.event(_ref(cj), type_, reason, message)
+        await self.recorder.event(_ref(cj), type_, reason, message)
 
-    async def _sync(self, key: Key) -> None:
-        assert self._cronjobs is not None
-        cj: CronJob | None = self._cronjobs.get(key[1], key[0])
+    async def sync(self, key: Key) -> None:
+        assert self.primary is not None
+        cj: CronJob | None = self.primary.get(key[1], key[0])
         if cj is None:
             return
-        jobs = self._jobs_of(cj)
+        jobs: list[Job] = self.owned(self.dependents, cj) if self.dependents is not None else []
         status = cj.status
         status, cleaned = await self._cleanup(cj, status, jobs)
         status, delay = await self._reconcile(cj, status, jobs)
@@ -210,7 +154,7 @@ class CronJobController:
         except ApiError as err:
             await self._event(cj, "Warning", "FailedDelete", f"Deleted job: {err}")
             return False, status
-        self._stats["deleted"] += 1
+        self.counts["deleted"] += 1
         status = replace(status, active=[a for a in status.active if a.uid != job.metadata.uid])
         await self._event(cj, "Normal", "SuccessfulDelete", f"Deleted job {job.metadata.name}")
         return True, status
@@ -294,7 +238,7 @@ class CronJobController:
             )
         deadline = cj.spec.starting_deadline_seconds
         if deadline is not None and scheduled + deadline < now:
-            self._stats["missed"] += 1
+            self.counts["missed"] += 1
             message = f"Missed scheduled time to start a job: {_rfc1123z(scheduled)}"
             await self._event(cj, "Warning", "MissSchedule", message)
             return status, delay()
@@ -343,7 +287,7 @@ class CronJobController:
             await self._event(cj, "Warning", "FailedCreate", f"Error creating job: {err}")
             raise
         else:
-            self._stats["created"] += 1
+            self.counts["created"] += 1
             await self._event(cj, "Normal", "SuccessfulCreate", f"Created job {name}")
         status = replace(status, active=[*status.active, _ref(created_job)], last_schedule_time=stamp)
         earliest = scheduled

@@ -21,10 +21,16 @@ A failed sync is queued again rate-limited. Events as upstream's ``RealPodContro
 ``SuccessfulDelete`` "Deleted pod: …", ``FailedDelete`` "Error deleting: …".
 
 Cost: nothing per pod is recomputed per sync. The pod handlers keep, per ReplicaSet UID,
-the keys of its pods with their status counts (``replicasetutils.PodCounts``); orphans are remembered per
-namespace, and an orphan (or an owned pod whose labels changed) is noted as a candidate of
-the ReplicaSets it concerns, so a sync looks only at those. The pod informer starts when
-the first ReplicaSet is seen, so runs without ReplicaSets never watch pods here.
+its status counts (``replicasetutils.PodCounts``, each pod's contribution, replaced in O(1)
+per event; a pod moves between counts by the controller references of its old and new
+version). Upstream recounts the pods at every sync: the 10,000-replica benchmark
+(``bench/scenarios/deployment-10k-1000nodes.yaml``, 9,438 syncs) runs in about 10 s with
+these counts and did not finish in 600 s recounting. The counts, not the pod informer's
+controller-UID index, also list a ReplicaSet's pods: they see a claim (``_claim``) before
+the informer does. Orphans are remembered per namespace, and an orphan (or an owned
+pod whose labels changed) is noted as a candidate of the ReplicaSets it concerns, so a
+sync looks only at those. The pod informer starts when the first ReplicaSet is seen, so
+runs without ReplicaSets never watch pods here.
 
 Not here: the pods' lifecycle (kubelet), cascading deletion (garbage collector), and
 ReplicaSets of Deployments (the deployment controller scales them like any client would).
@@ -38,6 +44,7 @@ from typing import Any, Final
 
 from msgspec.structs import replace
 
+from agents.controllers.base import BaseController
 from agents.controllers.context import ControllerContext
 from agents.controllers.controllerrefmanager import adopt, can_adopt, claim_action, release
 from agents.controllers.controllerutils import (
@@ -52,7 +59,6 @@ from agents.controllers.controllerutils import (
     slow_start_batch,
 )
 from agents.controllers.replicasetutils import PodCounts, calculate_status
-from agents.controllers.workqueue import WorkQueue
 from emulator.api.apps import ReplicaSet, ReplicaSetStatus
 from emulator.api.core import Pod
 from emulator.api.errors import ApiError, Conflict, NotFound
@@ -91,169 +97,111 @@ def _pod_key(key: Key) -> str:
     return f"{key[0]}/{key[1]}"
 
 
-class ReplicaSetController:
+class ReplicaSetController(BaseController):
     """Upstream's ``ReplicaSetController`` as an agent with the client ``controller:replicaset``."""
 
+    NAME = NAME
+    KIND = "ReplicaSet"
+    COUNTS = ("syncs", "created", "deleted", "adopted", "released", "errors")
+    RETRY_ON = (ApiError, BatchError)
+
     def __init__(self, ctx: ControllerContext, *, workers: int = 1, burst_replicas: int = BURST_REPLICAS) -> None:
-        self.client = ctx.client(NAME)
-        self.clock = ctx.clock
-        self.recorder = ctx.recorder(NAME, COMPONENT)
-        self.informers = ctx.informers
-        self.queue: WorkQueue[Key] = WorkQueue(ctx.clock, self.client.name)
+        super().__init__(ctx, workers=workers)
         self.expectations = Expectations(ctx.clock)
-        self.workers = workers
         self.burst_replicas = burst_replicas
-        self.ready = asyncio.Event()
-        self._rs: Informer | None = None
-        self._pods: Informer | None = None
-        self._rs_key: dict[str, Key] = {}
-        """ReplicaSet UID → its key."""
         self._by_ns: dict[str, dict[Key, None]] = {}
         """namespace → keys of its ReplicaSets."""
-        self._owned: dict[str, PodCounts] = {}
-        """ReplicaSet UID → its pods."""
-        self._owner_of: dict[Key, str] = {}
-        """pod key → UID of the ReplicaSet controlling it (for the pods indexed in ``_owned``)."""
+        self._counts: dict[str, PodCounts] = {}
+        """ReplicaSet UID → the status counts of the pods it controls."""
         self._orphans: dict[str, dict[Key, None]] = {}
         """namespace → pods without a controller."""
         self._adopt: dict[Key, dict[Key, None]] = {}
         """ReplicaSet key → orphans its selector matched when last seen (adoption candidates)."""
         self._release: dict[str, dict[Key, None]] = {}
         """ReplicaSet UID → owned pods whose labels changed (release candidates)."""
-        self.syncs = 0
-        self.created = 0
-        self.deleted = 0
-        self.adopted = 0
-        self.released = 0
-        self.errors = 0
-
-    def __repr__(self) -> str:
-        return f"<ReplicaSetController syncs={self.syncs} created={self.created} deleted={self.deleted} {self.queue!r}>"
 
     def statistics(self) -> dict[str, Any]:
         """Counters for the run report; empty while no object of its kind was ever seen."""
-        if not self.syncs:
+        if not self.counts["syncs"]:
             return {}
-        return {
-            "syncs": self.syncs,
-            "created": self.created,
-            "deleted": self.deleted,
-            "adopted": self.adopted,
-            "released": self.released,
-            "errors": self.errors,
-            "retries": self.queue.retries,
-        }
-
-    async def run(self) -> None:
-        async with asyncio.TaskGroup() as tg:
-            self._rs = self.informers.handlers("ReplicaSet", self._rs_added, self._rs_updated, self._rs_deleted)
-            self.queue.run_workers(tg, self.workers, self._sync)
-            self.ready.set()
+        return {**self.counts, "retries": self.queue.retries}
 
     # --- ReplicaSet handlers ----------------------------------------------------------------
 
-    def _start_pods(self) -> Informer:
-        if self._pods is None:
-            self._pods = self.informers.handlers("Pod", self._pod_added, self._pod_updated, self._pod_deleted)
-        return self._pods
-
-    def _rs_added(self, rs: ReplicaSet) -> None:
+    def on_add(self, rs: ReplicaSet) -> None:
         key = _key(rs)
-        self._rs_key[rs.metadata.uid] = key
         self._by_ns.setdefault(key[0], {})[key] = None
-        self._owned.setdefault(rs.metadata.uid, PodCounts(dict(rs.spec.template.metadata.labels)))
-        self._start_pods()
+        self._counts.setdefault(rs.metadata.uid, PodCounts(dict(rs.spec.template.metadata.labels)))
+        self.watch_dependents()
         self._find_orphans(rs)
         self.queue.add(key)
 
-    def _rs_updated(self, old: ReplicaSet, cur: ReplicaSet) -> None:
+    def on_update(self, old: ReplicaSet, cur: ReplicaSet) -> None:
         if old.metadata.uid != cur.metadata.uid:
-            self._rs_deleted(old)
-            self._rs_added(cur)
+            self.on_delete(old)
+            self.on_add(cur)
             return
         if old.spec.selector != cur.spec.selector:
             self._find_orphans(cur)
-            counts = self._owned.get(cur.metadata.uid)
+            counts = self._counts.get(cur.metadata.uid)
             if counts is not None:
                 self._release.setdefault(cur.metadata.uid, {}).update(dict.fromkeys(counts.pods))
         self.queue.add(_key(cur))
 
-    def _rs_deleted(self, rs: ReplicaSet) -> None:
+    def on_delete(self, rs: ReplicaSet) -> None:
         key = _key(rs)
-        uid = rs.metadata.uid
-        if self._rs_key.get(uid) == key:
-            del self._rs_key[uid]
         self._by_ns.get(key[0], {}).pop(key, None)
         self._adopt.pop(key, None)
-        self._release.pop(uid, None)
-        counts = self._owned.get(uid)
+        self._release.pop(rs.metadata.uid, None)
+        counts = self._counts.get(rs.metadata.uid)
         if counts is not None and not counts.pods:
-            del self._owned[uid]
+            del self._counts[rs.metadata.uid]
         self.expectations.delete(key)
         self.queue.add(key)
 
     def _find_orphans(self, rs: ReplicaSet) -> None:
         """Note the namespace's orphans ``rs`` selects as its adoption candidates."""
         orphans = self._orphans.get(rs.metadata.namespace)
-        if not orphans or self._pods is None:
+        if not orphans or self.dependents is None:
             return
-        store = self._pods.store
+        store = self.dependents.store
         found = [k for k in orphans if label_selector_matches(rs.spec.selector, store[k].metadata.labels)]
         if found:
             self._adopt.setdefault(_key(rs), {}).update(dict.fromkeys(found))
 
     # --- pod handlers -------------------------------------------------------------------------
 
-    def _rs_for(self, ref: OwnerReference | None, namespace: str) -> Key | None:
-        """Upstream ``resolveControllerRef``: the key of the cached ReplicaSet ``ref`` names."""
-        if ref is None or ref.kind != "ReplicaSet":
-            return None
-        key = self._rs_key.get(ref.uid)
-        return key if key is not None and key == (namespace, ref.name) else None
-
-    def _index(self, pod: Pod) -> None:
-        """Keep ``_owned``/``_orphans`` current with ``pod``'s latest version."""
+    def _index(self, pod: Pod, was: Pod | None = None) -> None:
+        """Keep ``_counts``/``_orphans`` current with ``pod``'s latest version (``was``: the
+        version counted before, if any)."""
         key = _key(pod)
         ref = controller_ref(pod)
         uid = ref.uid if ref is not None and ref.kind == "ReplicaSet" else None
-        was = self._owner_of.get(key)
-        if was is not None and was != uid:
-            counts = self._owned.get(was)
-            if counts is not None:
-                counts.drop(key)
-            del self._owner_of[key]
+        was_ref = controller_ref(was) if was is not None else None
+        if was_ref is not None and was_ref.uid != uid:
+            self._uncount(was_ref, key)
         if uid is not None:
-            # indexed even before its ReplicaSet is seen (the two informers are not in step);
+            # counted even before its ReplicaSet is seen (the two informers are not in step);
             # a sync relabels the counts with the template's labels
-            self._owned.setdefault(uid, PodCounts({})).put(key, pod)
-            self._owner_of[key] = uid
+            self._counts.setdefault(uid, PodCounts({})).put(key, pod)
         orphans = self._orphans.setdefault(key[0], {})
-        if ref is None:
+        if controller_ref(pod) is None:
             orphans[key] = None
         else:
             orphans.pop(key, None)
 
-    def _unindex(self, pod: Pod) -> None:
-        key = _key(pod)
-        uid = self._owner_of.pop(key, None)
-        if uid is not None and (counts := self._owned.get(uid)) is not None:
-            counts.drop(key)
-            if not counts.pods and uid not in self._rs_key:
-                del self._owned[uid]
-        self._orphans.get(key[0], {}).pop(key, None)
-
     def _orphan_seen(self, pod: Pod) -> None:
         """Upstream: an orphan's ReplicaSets are synced, so one of them may adopt it."""
         key = _key(pod)
-        if self._rs is None:
+        if self.primary is None:
             return
         for rs_key in self._by_ns.get(key[0], {}):
-            rs = self._rs.store.get(rs_key)
+            rs = self.primary.store.get(rs_key)
             if rs is not None and label_selector_matches(rs.spec.selector, pod.metadata.labels):
                 self._adopt.setdefault(rs_key, {})[key] = None
                 self.queue.add(rs_key)
 
-    def _pod_added(self, pod: Pod) -> None:
+    def on_dependent_add(self, pod: Pod) -> None:
         self._index(pod)
         if pod.metadata.deletion_timestamp is not None:
             self._deletion_seen(pod)
@@ -262,15 +210,15 @@ class ReplicaSetController:
         if ref is None:
             self._orphan_seen(pod)
             return
-        rs_key = self._rs_for(ref, pod.metadata.namespace)
+        rs_key = self.resolve(ref, pod.metadata.namespace)
         if rs_key is not None:
             self.expectations.creation_observed(rs_key)
             self.queue.add(rs_key)
 
-    def _pod_updated(self, old: Pod, cur: Pod) -> None:
+    def on_dependent_update(self, old: Pod, cur: Pod) -> None:
         if old.metadata.resource_version == cur.metadata.resource_version:
             return
-        self._index(cur)
+        self._index(cur, old)
         ns = cur.metadata.namespace
         labels_changed = old.metadata.labels != cur.metadata.labels
         if cur.metadata.deletion_timestamp is not None:
@@ -280,16 +228,16 @@ class ReplicaSetController:
             return
         cur_ref, old_ref = controller_ref(cur), controller_ref(old)
         ref_changed = (cur_ref.uid if cur_ref else None) != (old_ref.uid if old_ref else None)
-        if ref_changed and (old_key := self._rs_for(old_ref, ns)) is not None:
+        if ref_changed and (old_key := self.resolve(old_ref, ns)) is not None:
             self.queue.add(old_key)
         if cur_ref is not None:
-            rs_key = self._rs_for(cur_ref, ns)
+            rs_key = self.resolve(cur_ref, ns)
             if rs_key is None:
                 return
             if labels_changed:
                 self._release.setdefault(cur_ref.uid, {})[_key(cur)] = None
             self.queue.add(rs_key)
-            rs = self._rs.store.get(rs_key) if self._rs is not None else None
+            rs = self.primary.store.get(rs_key) if self.primary is not None else None
             if rs is not None and rs.spec.min_ready_seconds > 0 and not is_pod_ready(old) and is_pod_ready(cur):
                 self.queue.add_after(rs_key, rs.spec.min_ready_seconds + 1.0)
             return
@@ -298,38 +246,45 @@ class ReplicaSetController:
 
     def _deletion_seen(self, pod: Pod) -> None:
         """Upstream ``deletePod``: a deletion (or a pod marked for one) is observed."""
-        rs_key = self._rs_for(controller_ref(pod), pod.metadata.namespace)
+        rs_key = self.resolve(controller_ref(pod), pod.metadata.namespace)
         if rs_key is not None:
             self.expectations.deletion_observed(rs_key, _pod_key(_key(pod)))
             self.queue.add(rs_key)
 
-    def _pod_deleted(self, pod: Pod) -> None:
-        self._unindex(pod)
+    def _uncount(self, ref: OwnerReference, key: Key) -> None:
+        """``key`` is no longer a pod of the ReplicaSet ``ref`` names; counts left empty are
+        dropped once that ReplicaSet is gone."""
+        counts = self._counts.get(ref.uid)
+        if counts is not None:
+            counts.drop(key)
+            if not counts.pods and self.resolve(ref, key[0]) is None:
+                del self._counts[ref.uid]
+
+    def on_dependent_delete(self, pod: Pod) -> None:
+        key = _key(pod)
+        if (ref := controller_ref(pod)) is not None:
+            self._uncount(ref, key)
+        self._orphans.get(key[0], {}).pop(key, None)
         self._deletion_seen(pod)
 
     # --- sync ---------------------------------------------------------------------------------
 
-    async def _sync(self, key: Key) -> None:
-        self.syncs += 1
-        if not await self.queue.process(key, self.sync, (ApiError, BatchError)):
-            self.errors += 1
-
     async def sync(self, key: Key) -> None:
         """Upstream ``syncReplicaSet`` for one key (raises what should be retried)."""
-        assert self._rs is not None
-        rs: ReplicaSet | None = self._rs.store.get(key)
+        assert self.primary is not None
+        rs: ReplicaSet | None = self.primary.store.get(key)
         if rs is None:
             self.expectations.delete(key)
             return
-        pods = self._start_pods()
+        pods = self.watch_dependents()
         await pods.synced.wait()
-        rs = self._rs.store.get(key)
+        rs = self.primary.store.get(key)
         if rs is None:
             return
-        counts = self._owned.setdefault(rs.metadata.uid, PodCounts(dict(rs.spec.template.metadata.labels)))
+        needs_sync = self.expectations.satisfied(key) and rs.metadata.deletion_timestamp is None
+        counts = self._counts.setdefault(rs.metadata.uid, PodCounts(dict(rs.spec.template.metadata.labels)))
         if counts.template_labels != rs.spec.template.metadata.labels:
             counts.relabel(rs.spec.template.metadata.labels, pods.store)
-        needs_sync = self.expectations.satisfied(key) and rs.metadata.deletion_timestamp is None
         await self._claim(rs, pods)
         err: Exception | None = None
         diff = counts.active - (rs.spec.replicas or 0)
@@ -350,7 +305,8 @@ class ReplicaSetController:
             raise err
 
     async def _claim(self, rs: ReplicaSet, pods: Informer) -> None:
-        """Upstream ``claimPods`` over the candidates the handlers noted."""
+        """Upstream ``claimPods`` over the candidates the handlers noted; a pod adopted or
+        released is counted (or no longer) at once, before the pod informer shows it."""
         key, uid = _key(rs), rs.metadata.uid
         checked = False
         for pod_key in list(self._release.pop(uid, {})):
@@ -361,8 +317,8 @@ class ReplicaSetController:
             if claim_action(pod, rs, matches) == "release":
                 updated = await release(self.client, pod, rs)
                 if updated is not None:
-                    self.released += 1
-                    self._index(updated)
+                    self.counts["released"] += 1
+                    self._index(updated, pod)
         candidates = self._adopt.pop(key, {})
         for n, pod_key in enumerate(candidates):
             pod = pods.store.get(pod_key)
@@ -380,8 +336,8 @@ class ReplicaSetController:
                 self._adopt.setdefault(key, {}).update(dict.fromkeys(list(candidates)[n:]))
                 raise
             if updated is not None:
-                self.adopted += 1
-                self._index(updated)
+                self.counts["adopted"] += 1
+                self._index(updated, pod)
 
     async def _manage(self, rs: ReplicaSet, counts: PodCounts, pods: Informer) -> None:
         """Upstream ``manageReplicas``: create or delete pods towards ``spec.replicas``."""
@@ -421,14 +377,14 @@ class ReplicaSetController:
         """Upstream ``getIndirectlyRelatedPods``: the pods of every ReplicaSet with the same
         controller as ``rs`` (none when ``rs`` has no controller)."""
         ref = controller_ref(rs)
-        if ref is None or self._rs is None:
+        if ref is None or self.primary is None:
             return
         for rs_key in sorted(self._by_ns.get(rs.metadata.namespace, {})):
-            other = self._rs.store.get(rs_key)
+            other = self.primary.store.get(rs_key)
             other_ref = controller_ref(other) if other is not None else None
             if other is None or other_ref is None or other_ref.uid != ref.uid:
                 continue
-            counts = self._owned.get(other.metadata.uid)
+            counts = self._counts.get(other.metadata.uid)
             for k in sorted(counts.pods if counts is not None else ()):
                 if (p := pods.store.get(k)) is not None:
                     yield p
@@ -440,7 +396,7 @@ class ReplicaSetController:
         except ApiError as err:
             await self.recorder.event(object_ref(rs), "Warning", "FailedCreate", f"Error creating: {err}")
             raise
-        self.created += 1
+        self.counts["created"] += 1
         await self.recorder.event(object_ref(rs), "Normal", "SuccessfulCreate", f"Created pod: {created.metadata.name}")
 
     async def _delete(self, rs: ReplicaSet, pod: Pod) -> None:
@@ -451,7 +407,7 @@ class ReplicaSetController:
             if not isinstance(err, NotFound):
                 await self.recorder.event(object_ref(rs), "Warning", "FailedDelete", f"Error deleting: {err}")
             raise
-        self.deleted += 1
+        self.counts["deleted"] += 1
         await self.recorder.event(object_ref(rs), "Normal", "SuccessfulDelete", f"Deleted pod: {meta.name}")
 
     # --- status -------------------------------------------------------------------------------

@@ -22,14 +22,11 @@ until the garbage collector has removed its pods. No Events, as upstream. It sta
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any, Final
 
-from agents.controllers.context import ControllerContext
-from agents.controllers.workqueue import WorkQueue
+from agents.controllers.base import BaseController
 from emulator.api.batch import Job
-from emulator.api.errors import ApiError, Conflict, NotFound
-from emulator.client.informer import Informer
+from emulator.api.errors import Conflict, NotFound
 from emulator.runtime.clock import parse_timestamp
 
 __all__ = ["NAME", "TTLAfterFinishedController", "time_left"]
@@ -58,43 +55,27 @@ def time_left(job: Job, now: float) -> float | None:
     return finished + ttl - now
 
 
-class TTLAfterFinishedController:
+class TTLAfterFinishedController(BaseController):
     """Deletes finished Jobs once their TTL has passed (see the module docstring)."""
 
-    def __init__(self, ctx: ControllerContext) -> None:
-        self.client = ctx.client(NAME)
-        self.clock = ctx.clock
-        self.ready = asyncio.Event()
-        self._informers = ctx.informers
-        self.queue: WorkQueue[Key] = WorkQueue(ctx.clock, self.client.name)
-        self._jobs: Informer | None = None
-        self._stats = {"syncs": 0, "deleted": 0, "errors": 0}
-
-    def __repr__(self) -> str:
-        return f"<TTLAfterFinishedController {self.queue!r}>"
+    NAME = NAME
+    KIND = "Job"
+    COUNTS = ("syncs", "deleted", "errors")
+    WAIT_SYNCED = True
 
     def statistics(self) -> dict[str, Any]:
-        return dict(self._stats)
+        return dict(self.counts)
 
-    async def run(self) -> None:
-        async with asyncio.TaskGroup() as tg:
-            self._jobs = self._informers.handlers("Job", self._seen, lambda _old, new: self._seen(new))
-            self.queue.run_workers(tg, 1, self._sync_key)
-            await self._jobs.synced.wait()
-            self.ready.set()
-
-    def _seen(self, job: Job) -> None:
+    def on_add(self, job: Job) -> None:
         if time_left(job, self.clock.now()) is not None:
             self.queue.add((job.metadata.namespace, job.metadata.name))
 
-    async def _sync_key(self, key: Key) -> None:
-        self._stats["syncs"] += 1
-        if not await self.queue.process(key, self._sync, (ApiError,)):
-            self._stats["errors"] += 1
+    def on_delete(self, job: Job) -> None:
+        pass  # its queued key, if any, finds no Job
 
-    async def _sync(self, key: Key) -> None:
-        assert self._jobs is not None
-        job: Job | None = self._jobs.get(key[1], key[0])
+    async def sync(self, key: Key) -> None:
+        assert self.primary is not None
+        job: Job | None = self.primary.get(key[1], key[0])
         if job is None or not self._expired(key, job):
             return
         try:
@@ -109,7 +90,7 @@ class TTLAfterFinishedController:
             await self.client.delete("Job", key[1], key[0], uid=fresh.metadata.uid, propagation_policy="Foreground")
         except (NotFound, Conflict):
             return  # gone, or replaced by a new Job of the same name
-        self._stats["deleted"] += 1
+        self.counts["deleted"] += 1
 
     def _expired(self, key: Key, job: Job) -> bool:
         left = time_left(job, self.clock.now())

@@ -20,6 +20,12 @@ any         other ApiError on list / watch      back off (0.8 s doubling to 30 s
 
 ``synced`` is set once the first list has been applied (readiness by handshake: agents
 wait on it instead of sleeping).
+
+Indexes (client-go's ``AddIndexers``/``ByIndex``, kept by ``indexer.Indices``): every change
+of the store, by a watch event or a relist, re-files the object before any handler runs.
+Indexers may be added while the informer runs (client-go allows it only before ``Run``;
+here the index is built from the store at once, so a controller that starts late still
+finds every object).
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ from typing import Any
 from emulator.api.errors import ApiError, Gone
 from emulator.apiserver.watch import WatchEvent
 from emulator.client.client import Client, WatchStream
+from emulator.client.indexer import IndexFunc, Indices
 from emulator.runtime.channel import ChannelClosed, Overflow
 
 __all__ = ["Handler", "Informer"]
@@ -69,6 +76,7 @@ class Informer:
         self._on_update: list[Callable[[Any, Any], None]] = []
         self._on_delete: list[Callable[[Any], None]] = []
         self._stream: WatchStream | None = None
+        self._indices = Indices()
 
     def __repr__(self) -> str:
         return (
@@ -96,12 +104,34 @@ class Informer:
         """Every object in the local store."""
         return list(self.store.values())
 
+    # --- indexes (client-go's Indexer) --------------------------------------------------
+
+    def add_indexers(self, indexers: Mapping[str, IndexFunc]) -> None:
+        """Add indexes (name → index function), built at once from the store; a name already
+        added with the same function is kept, with another one is a ``ValueError``."""
+        self._indices.add(indexers, self.store.items())
+
+    def index_keys(self, name: str, value: str) -> list[Key]:
+        """Keys of the objects index ``name`` files under ``value``, by (namespace, name)."""
+        return self._indices.keys(name, value)
+
+    def by_index(self, name: str, value: str) -> list[Any]:
+        """The objects index ``name`` files under ``value``, by (namespace, name)."""
+        store = self.store
+        return [store[k] for k in self._indices.keys(name, value)]
+
+    def index_values(self, name: str) -> list[str]:
+        """The values index ``name`` files objects under, sorted."""
+        return self._indices.values(name)
+
     # --- applying changes ---------------------------------------------------------------
 
     def _upsert(self, obj: Any) -> None:
         key = _key(obj)
         old = self.store.get(key)
         self.store[key] = obj
+        if self._indices:
+            self._indices.update(key, old, obj)
         if old is None:
             for fn in self._on_add:
                 fn(obj)
@@ -110,8 +140,11 @@ class Informer:
                 fu(old, obj)
 
     def _deleted(self, obj: Any) -> None:
-        old = self.store.pop(_key(obj), None)
+        key = _key(obj)
+        old = self.store.pop(key, None)
         if old is not None:
+            if self._indices:
+                self._indices.update(key, old, None)
             for fn in self._on_delete:
                 fn(obj)
 
@@ -120,6 +153,7 @@ class Informer:
         inlined (every event of every informer goes through here); the plain loop is the
         oracle of ``tests/client/test_informer_apply.py``."""
         store = self.store
+        indices = self._indices
         on_add = self._on_add
         on_update = self._on_update
         for ev in batch:
@@ -130,6 +164,8 @@ class Informer:
                 key = (meta.namespace, meta.name)
                 old = store.get(key)
                 store[key] = obj
+                if indices:
+                    indices.update(key, old, obj)
                 if old is None:
                     for fn in on_add:
                         fn(obj)

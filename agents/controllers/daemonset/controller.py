@@ -4,8 +4,8 @@
 It watches DaemonSets through the shared informers, and Nodes and pods from the first
 DaemonSet it sees on (a run without DaemonSets opens neither watch). Handlers queue:
 
-- a DaemonSet on its own changes, and on changes of the pods it controls (an
-  ``OwnerIndex`` by owner UID, so no sync scans other pods);
+- a DaemonSet on its own changes, and on changes of the pods it controls (by the pod's
+  controller reference; the pods are filed by owner in ``Placement``);
 - every DaemonSet that should run on a node added or deleted, and every DaemonSet whose
   decision for a node changes when the node's labels or taints do (other node updates,
   such as status heartbeats, are ignored, as upstream's ``shouldIgnoreNodeUpdate``).
@@ -36,12 +36,12 @@ changes it, and after ``minReadySeconds`` when pods wait to become available).
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Final
 
 from msgspec.structs import replace
 
+from agents.controllers.base import BaseController
 from agents.controllers.context import ControllerContext
 from agents.controllers.controllerutils import (
     EXPECTATIONS_TIMEOUT,
@@ -67,13 +67,13 @@ from agents.controllers.daemonset.manage import (
 from agents.controllers.daemonset.placement import Placement, relevant
 from agents.controllers.daemonset.update import rolling_update, surge_enabled
 from agents.controllers.history import CONTROLLER_REVISION_HASH, template_hash
-from agents.controllers.ownerindex import OwnerIndex, PodKey
-from agents.controllers.workqueue import WorkQueue
 from emulator.api.apps import DaemonSet
 from emulator.api.core import Node, Pod, Toleration
 from emulator.api.errors import ApiError, NotFound
 from emulator.api.meta import ObjectReference
 from emulator.client.informer import Informer
+
+PodKey = tuple[str, str]
 
 __all__ = ["BURST_REPLICAS", "COMPONENT", "NAME", "DaemonSetController"]
 
@@ -96,22 +96,16 @@ def _pod_key(pod: Pod) -> PodKey:
     return (pod.metadata.namespace, pod.metadata.name)
 
 
-class DaemonSetController:
+class DaemonSetController(BaseController):
     """Reconciles DaemonSets; ``await run()`` until cancelled."""
 
+    NAME = NAME
+    KIND = "DaemonSet"
+    COUNTS = ("syncs", "created", "deleted", "statusUpdates", "errors")
+
     def __init__(self, ctx: ControllerContext, *, workers: int = 1) -> None:
-        self.client = ctx.client(NAME)
-        self.clock = ctx.clock
-        self._informers = ctx.informers
-        # generated names: two Events about one set in the same virtual instant would collide
-        # under the clock naming (upstream's names differ in their nanoseconds)
-        self._recorder = ctx.recorder(NAME, COMPONENT)
-        self.queue: WorkQueue[Key] = WorkQueue(self.clock, self.client.name)
-        self._workers = workers
-        self._sets: Informer | None = None
-        self._pods: Informer | None = None
+        super().__init__(ctx, workers=workers)
         self._nodes: Informer | None = None
-        self._index = OwnerIndex("DaemonSet")
         self._placement = Placement()
         self._pending: dict[Key, _Pending] = {}
         self._backoff = FailedPodBackoff()
@@ -119,50 +113,27 @@ class DaemonSetController:
         """Node names in order; rebuilt after a node is added or deleted."""
         self._decisions: dict[str, tuple[str, dict[str, tuple[str, tuple[bool, bool]]]]] = {}
         """DaemonSet UID → (template hash, node name → (node resourceVersion, decision))."""
-        self.ready = asyncio.Event()
-        self.counts = dict.fromkeys(("syncs", "created", "deleted", "statusUpdates", "errors"), 0)
-
-    def __repr__(self) -> str:
-        return f"<DaemonSetController {self.counts} {self.queue!r}>"
-
-    def statistics(self) -> dict[str, Any]:
-        """Counts for the run report; ``{}`` until the first DaemonSet (the report leaves it out)."""
-        if self._pods is None:
-            return {}
-        return {**self.counts, "queue": len(self.queue), "retries": self.queue.retries}
-
-    async def run(self) -> None:
-        async with asyncio.TaskGroup() as tg:
-            self._sets = self._informers.handlers("DaemonSet", self._set_added, self._set_updated, self._set_deleted)
-            self.queue.run_workers(tg, self._workers, self._sync)
-            self.ready.set()
 
     # --- handlers -------------------------------------------------------------------------
 
     def _watch(self) -> None:
         if self._nodes is None:
-            self._nodes = self._informers.handlers("Node", self._node_added, self._node_updated, self._node_deleted)
-        if self._pods is None:
-            self._pods = self._informers.handlers("Pod", self._pod_added, self._pod_updated, self._pod_deleted)
+            self._nodes = self.informers.handlers("Node", self._node_added, self._node_updated, self._node_deleted)
 
-    def _set_added(self, ds: DaemonSet) -> None:
+    def on_add(self, ds: DaemonSet) -> None:
         self._watch()
-        self.queue.add((ds.metadata.namespace, ds.metadata.name))
+        super().on_add(ds)
 
-    def _set_updated(self, old: DaemonSet, new: DaemonSet) -> None:
-        self._set_added(new)
-
-    def _set_deleted(self, ds: DaemonSet) -> None:
+    def on_delete(self, ds: DaemonSet) -> None:
         key = (ds.metadata.namespace, ds.metadata.name)
         self._pending.pop(key, None)
-        self._index.forget(ds.metadata.uid)
         self._placement.forget(ds.metadata.uid)
         self._backoff.forget_owner(ds.metadata.uid)
         self._decisions.pop(ds.metadata.uid, None)
 
     def _sets_sorted(self) -> list[DaemonSet]:
-        assert self._sets is not None
-        return [self._sets.store[k] for k in sorted(self._sets.store)]
+        assert self.primary is not None
+        return [self.primary.store[k] for k in sorted(self.primary.store)]
 
     def _node_added(self, node: Node) -> None:
         self._node_names = None
@@ -182,8 +153,8 @@ class DaemonSetController:
         for ds in self._sets_sorted():
             self.queue.add((ds.metadata.namespace, ds.metadata.name))
 
-    def _pod_added(self, pod: Pod) -> None:
-        ref = self._index.add(pod)
+    def on_dependent_add(self, pod: Pod) -> None:
+        ref = self.owner_ref(pod)
         if ref is None:
             return
         self._placement.add(ref.uid, pod)
@@ -195,8 +166,8 @@ class DaemonSetController:
                 pending.deletes.discard(_pod_key(pod))
         self.queue.add(key)
 
-    def _pod_updated(self, old: Pod, new: Pod) -> None:
-        refs = self._index.update(old, new)
+    def on_dependent_update(self, old: Pod, new: Pod) -> None:
+        refs = self.owner_refs(old, new)
         old_ref, new_ref = controller_ref(old), controller_ref(new)
         if old_ref is not None:
             self._placement.remove(old_ref.uid, old)
@@ -212,8 +183,8 @@ class DaemonSetController:
                 pending.deletes.discard(_pod_key(new))
             self.queue.add(key)
 
-    def _pod_deleted(self, pod: Pod) -> None:
-        ref = self._index.remove(pod)
+    def on_dependent_delete(self, pod: Pod) -> None:
+        ref = self.owner_ref(pod)
         if ref is None:
             return
         self._placement.remove(ref.uid, pod)
@@ -234,12 +205,12 @@ class DaemonSetController:
 
     # --- sync -----------------------------------------------------------------------------
 
-    async def _sync(self, key: Key) -> None:
-        assert self._sets is not None
-        ds: DaemonSet | None = self._sets.store.get(key)
-        if ds is None or self._pods is None or self._nodes is None:
+    async def process(self, key: Key) -> None:
+        assert self.primary is not None
+        ds: DaemonSet | None = self.primary.store.get(key)
+        if ds is None or self.dependents is None or self._nodes is None:
             return
-        await self._pods.synced.wait()
+        await self.dependents.synced.wait()
         await self._nodes.synced.wait()
         if ds.metadata.deletion_timestamp is not None or not self._satisfied(key):
             return  # waiting for its own writes: their events queue it again
@@ -260,7 +231,7 @@ class DaemonSetController:
             for pod, node in plan.failed:
                 who = f"{pod.metadata.namespace}/{pod.metadata.name}"
                 msg = f"Found failed daemon pod {who} on node {node}, will try to kill it"
-                await self._recorder.event(self._ref(ds), "Warning", "FailedDaemonPod", msg)
+                await self.recorder.event(self._ref(ds), "Warning", "FailedDaemonPod", msg)
             wrote = await self._sync_nodes(key, ds, plan.delete, plan.create_on, hash_)
             if not wrote and outdated and ds.spec.update_strategy.type == "RollingUpdate":
                 update = rolling_update(ds, eligible, by_node, hash_, generation, now)
@@ -339,12 +310,10 @@ class DaemonSetController:
                 made = await self.client.create(pod)
             except ApiError as err:
                 pending.creates -= 1
-                await self._recorder.event(self._ref(ds), "Warning", "FailedCreate", f"Error creating: {err}")
+                await self.recorder.event(self._ref(ds), "Warning", "FailedCreate", f"Error creating: {err}")
                 raise
             self.counts["created"] += 1
-            await self._recorder.event(
-                self._ref(ds), "Normal", "SuccessfulCreate", f"Created pod: {made.metadata.name}"
-            )
+            await self.recorder.event(self._ref(ds), "Normal", "SuccessfulCreate", f"Created pod: {made.metadata.name}")
 
         if create_on:
             try:
@@ -364,11 +333,11 @@ class DaemonSetController:
                 continue
             except ApiError as err:
                 pending.deletes.discard(_pod_key(pod))
-                await self._recorder.event(self._ref(ds), "Warning", "FailedDelete", f"Error deleting: {err}")
+                await self.recorder.event(self._ref(ds), "Warning", "FailedDelete", f"Error deleting: {err}")
                 error = error or err
                 continue
             self.counts["deleted"] += 1
-            await self._recorder.event(self._ref(ds), "Normal", "SuccessfulDelete", f"Deleted pod: {pod.metadata.name}")
+            await self.recorder.event(self._ref(ds), "Normal", "SuccessfulDelete", f"Deleted pod: {pod.metadata.name}")
         if error is not None:
             raise error
         return True

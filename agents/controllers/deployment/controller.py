@@ -7,7 +7,8 @@ queued under the Deployment controlling it, or, an orphan, under every Deploymen
 namespace whose selector matches it (one of them may adopt it); a pod's deletion queues
 its Deployment when that uses Recreate (the new ReplicaSet waits for the old pods to go).
 The pod informer starts with the first Deployment, so runs without Deployments never watch
-pods here; the pods are only indexed (ReplicaSet UID → pods not Succeeded or Failed).
+pods here; the ReplicaSets and pods are read by their controller's UID (the informers'
+controller-UID index, ``BaseController.owned``).
 
 ``sync`` for one key, as upstream's ``syncDeployment``:
 
@@ -30,11 +31,11 @@ themselves (``sync``, ``rolling``, ``recreate``, ``progress``, ``util``).
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any, Final
 
 from msgspec.structs import replace
 
+from agents.controllers.base import OWNER_INDEX, BaseController
 from agents.controllers.context import ControllerContext
 from agents.controllers.controllerrefmanager import adopt, can_adopt, claim_action, release
 from agents.controllers.controllerutils import controller_ref
@@ -43,12 +44,10 @@ from agents.controllers.deployment.recreate import rollout_recreate
 from agents.controllers.deployment.rolling import rollout_rolling
 from agents.controllers.deployment.sync import Rollout, Writer, cleanup, new_replica_set, scale, sync_status
 from agents.controllers.deployment.util import DESIRED_REPLICAS, active
-from agents.controllers.workqueue import WorkQueue
 from emulator.api.apps import Deployment, ReplicaSet
 from emulator.api.core import Pod
-from emulator.api.errors import ApiError
 from emulator.api.labelselector import label_selector_matches
-from emulator.api.meta import OwnerReference
+from emulator.client.indexer import CONTROLLER_UID_INDEX, ORPHAN
 from emulator.client.informer import Informer
 
 __all__ = ["COMPONENT", "NAME", "DeploymentController"]
@@ -68,210 +67,120 @@ def _selects_everything(d: Deployment) -> bool:
     return sel is not None and not sel.match_labels and not sel.match_expressions
 
 
-class DeploymentController:
+class DeploymentController(BaseController):
     """Upstream's ``DeploymentController``."""
 
+    NAME = NAME
+    KIND = "Deployment"
+
     def __init__(self, ctx: ControllerContext, *, workers: int = 1) -> None:
-        self.client = ctx.client(NAME)
-        self.clock = ctx.clock
-        self.informers = ctx.informers
-        self.writer = Writer(self.client, ctx.clock, ctx.recorder(NAME, COMPONENT))
-        self.queue: WorkQueue[Key] = WorkQueue(ctx.clock, self.client.name)
-        self.workers = workers
-        self.ready = asyncio.Event()
-        self._deployments: Informer | None = None
+        super().__init__(ctx, workers=workers)
+        self.writer = Writer(self.client, ctx.clock, self.recorder)
         self._rss: Informer | None = None
-        self._pods: Informer | None = None
-        self._d_key: dict[str, Key] = {}
-        """Deployment UID → its key."""
         self._by_ns: dict[str, dict[Key, None]] = {}
         """namespace → its Deployments."""
-        self._rs_of: dict[str, dict[Key, None]] = {}
-        """Deployment UID → the ReplicaSets it controls."""
-        self._rs_owner: dict[Key, str] = {}
-        """ReplicaSet key → the UID of the Deployment controlling it."""
-        self._rs_orphans: dict[str, dict[Key, None]] = {}
-        """namespace → ReplicaSets without a controller."""
-        self._rs_key: dict[str, Key] = {}
-        """ReplicaSet UID → its key."""
-        self._running: dict[str, dict[Key, None]] = {}
-        """ReplicaSet UID → its pods not Succeeded or Failed."""
-        self._pod_rs: dict[Key, str] = {}
-        self.syncs = 0
-        self.errors = 0
-
-    def __repr__(self) -> str:
-        return f"<DeploymentController syncs={self.syncs} scaled={self.writer.scaled} {self.queue!r}>"
 
     def statistics(self) -> dict[str, Any]:
         """Counters for the run report; empty while no object of its kind was ever seen."""
-        if not self.syncs:
+        if not self.counts["syncs"]:
             return {}
-        return {"syncs": self.syncs, "scaled": self.writer.scaled, "errors": self.errors, "retries": self.queue.retries}
+        c = self.counts
+        return {"syncs": c["syncs"], "scaled": self.writer.scaled, "errors": c["errors"], "retries": self.queue.retries}
 
-    async def run(self) -> None:
-        async with asyncio.TaskGroup() as tg:
-            self._deployments = self.informers.handlers("Deployment", self._d_added, self._d_updated, self._d_deleted)
-            self._rss = self.informers.handlers("ReplicaSet", self._rs_added, self._rs_updated, self._rs_deleted)
-            self.queue.run_workers(tg, self.workers, self._sync)
-            self.ready.set()
+    def started(self) -> None:
+        self._rss = self.informers.handlers(
+            "ReplicaSet", self._rs_added, self._rs_updated, self._rs_deleted, indexers=OWNER_INDEX
+        )
 
     # --- Deployment handlers --------------------------------------------------------------
 
-    def _d_added(self, d: Deployment) -> None:
+    def on_add(self, d: Deployment) -> None:
         key = _key(d)
-        self._d_key[d.metadata.uid] = key
         self._by_ns.setdefault(key[0], {})[key] = None
-        if self._pods is None:
-            self._pods = self.informers.handlers("Pod", self._pod_added, self._pod_updated, self._pod_deleted)
+        self.watch_dependents()
         self.queue.add(key)
 
-    def _d_updated(self, old: Deployment, cur: Deployment) -> None:
+    def on_update(self, old: Deployment, cur: Deployment) -> None:
         if old.metadata.uid != cur.metadata.uid:
-            self._d_deleted(old)
-            self._d_added(cur)
+            self.on_delete(old)
+            self.on_add(cur)
             return
         self.queue.add(_key(cur))
 
-    def _d_deleted(self, d: Deployment) -> None:
+    def on_delete(self, d: Deployment) -> None:
         key = _key(d)
-        if self._d_key.get(d.metadata.uid) == key:
-            del self._d_key[d.metadata.uid]
         self._by_ns.get(key[0], {}).pop(key, None)
         self.queue.add(key)
 
     # --- ReplicaSet handlers --------------------------------------------------------------
 
-    def _deployment_for(self, ref: OwnerReference | None, namespace: str) -> Key | None:
-        if ref is None or ref.kind != "Deployment":
-            return None
-        key = self._d_key.get(ref.uid)
-        return key if key is not None and key == (namespace, ref.name) else None
-
-    def _index_rs(self, rs: ReplicaSet) -> None:
-        key = _key(rs)
-        self._rs_key[rs.metadata.uid] = key
-        ref = controller_ref(rs)
-        owner = ref.uid if ref is not None and ref.kind == "Deployment" else None
-        was = self._rs_owner.get(key)
-        if was is not None and was != owner:
-            self._rs_of.get(was, {}).pop(key, None)
-            del self._rs_owner[key]
-        if owner is not None:
-            self._rs_of.setdefault(owner, {})[key] = None
-            self._rs_owner[key] = owner
-        orphans = self._rs_orphans.setdefault(key[0], {})
-        if ref is None:
-            orphans[key] = None
-        else:
-            orphans.pop(key, None)
-
     def _orphan_rs_seen(self, rs: ReplicaSet) -> None:
-        if self._deployments is None:
+        if self.primary is None:
             return
         for d_key in self._by_ns.get(rs.metadata.namespace, {}):
-            d = self._deployments.store.get(d_key)
+            d = self.primary.store.get(d_key)
             if d is not None and label_selector_matches(d.spec.selector, rs.metadata.labels):
                 self.queue.add(d_key)
 
     def _rs_added(self, rs: ReplicaSet) -> None:
-        self._index_rs(rs)
         ref = controller_ref(rs)
         if ref is None:
             self._orphan_rs_seen(rs)
-        elif (d_key := self._deployment_for(ref, rs.metadata.namespace)) is not None:
+        elif (d_key := self.resolve(ref, rs.metadata.namespace)) is not None:
             self.queue.add(d_key)
 
     def _rs_updated(self, old: ReplicaSet, cur: ReplicaSet) -> None:
         if old.metadata.resource_version == cur.metadata.resource_version:
             return
-        self._index_rs(cur)
         ns = cur.metadata.namespace
         cur_ref, old_ref = controller_ref(cur), controller_ref(old)
         ref_changed = (cur_ref.uid if cur_ref else None) != (old_ref.uid if old_ref else None)
-        if ref_changed and (old_key := self._deployment_for(old_ref, ns)) is not None:
+        if ref_changed and (old_key := self.resolve(old_ref, ns)) is not None:
             self.queue.add(old_key)
         if cur_ref is not None:
-            if (d_key := self._deployment_for(cur_ref, ns)) is not None:
+            if (d_key := self.resolve(cur_ref, ns)) is not None:
                 self.queue.add(d_key)
             return
         if ref_changed or old.metadata.labels != cur.metadata.labels:
             self._orphan_rs_seen(cur)
 
     def _rs_deleted(self, rs: ReplicaSet) -> None:
-        key = _key(rs)
-        self._rs_key.pop(rs.metadata.uid, None)
-        owner = self._rs_owner.pop(key, None)
-        if owner is not None:
-            self._rs_of.get(owner, {}).pop(key, None)
-        self._rs_orphans.get(key[0], {}).pop(key, None)
-        if (d_key := self._deployment_for(controller_ref(rs), rs.metadata.namespace)) is not None:
+        if (d_key := self.resolve(controller_ref(rs), rs.metadata.namespace)) is not None:
             self.queue.add(d_key)
 
     # --- pod handlers (Recreate) ----------------------------------------------------------
 
-    def _index_pod(self, pod: Pod, *, gone: bool = False) -> None:
-        key = _key(pod)
-        ref = controller_ref(pod)
-        rs_uid = ref.uid if ref is not None and ref.kind == "ReplicaSet" else None
-        if gone or pod.status.phase in ("Succeeded", "Failed"):
-            rs_uid = None
-        was = self._pod_rs.get(key)
-        if was is not None and was != rs_uid:
-            running = self._running.get(was)
-            if running is not None:
-                running.pop(key, None)
-                if not running:
-                    del self._running[was]
-            del self._pod_rs[key]
-        if rs_uid is not None:
-            self._running.setdefault(rs_uid, {})[key] = None
-            self._pod_rs[key] = rs_uid
-
-    def _pod_added(self, pod: Pod) -> None:
-        self._index_pod(pod)
-
-    def _pod_updated(self, old: Pod, cur: Pod) -> None:
-        self._index_pod(cur)
-
-    def _pod_deleted(self, pod: Pod) -> None:
+    def on_dependent_delete(self, pod: Pod) -> None:
         """Upstream ``deletePod``: a Recreate Deployment whose pods are all gone is synced."""
-        self._index_pod(pod, gone=True)
         ref = controller_ref(pod)
-        if ref is None or ref.kind != "ReplicaSet" or self._deployments is None:
+        if ref is None or ref.kind != "ReplicaSet" or self.primary is None or self._rss is None:
             return
-        rs_key = self._rs_key.get(ref.uid)
-        d_uid = self._rs_owner.get(rs_key) if rs_key is not None else None
-        d_key = self._d_key.get(d_uid) if d_uid is not None else None
-        d = self._deployments.store.get(d_key) if d_key is not None else None
+        rs: ReplicaSet | None = self._rss.store.get((pod.metadata.namespace, ref.name))
+        if rs is None or rs.metadata.uid != ref.uid:
+            return
+        d_key = self.resolve(controller_ref(rs), rs.metadata.namespace)
+        d = self.primary.store.get(d_key) if d_key is not None else None
         if d is None or d.spec.strategy.type != "Recreate":
             return
-        rs_uids = [self._rs_uid(k) for k in self._rs_of.get(d.metadata.uid, {})]
-        if not any(u in self._running for u in rs_uids if u is not None):
+        if not any(self._pods_running(r) for r in self.owned(self._rss, d)):
             self.queue.add(_key(d))
 
-    def _rs_uid(self, key: Key) -> str | None:
-        rs = self._rss.store.get(key) if self._rss is not None else None
-        return rs.metadata.uid if rs is not None else None
-
     def _pods_running(self, rs: ReplicaSet) -> bool:
-        return bool(self._running.get(rs.metadata.uid))
+        """Whether a pod of ``rs`` is neither Succeeded nor Failed."""
+        if self.dependents is None:
+            return False
+        return any(p.status.phase not in ("Succeeded", "Failed") for p in self.owned(self.dependents, rs))
 
     # --- sync -----------------------------------------------------------------------------
 
-    async def _sync(self, key: Key) -> None:
-        self.syncs += 1
-        if not await self.queue.process(key, self.sync, (ApiError,)):
-            self.errors += 1
-
     async def sync(self, key: Key) -> None:
         """Upstream ``syncDeployment`` for one key (raises what should be retried)."""
-        assert self._deployments is not None
+        assert self.primary is not None
         assert self._rss is not None
-        if self._pods is not None:
-            await self._pods.synced.wait()
+        if self.dependents is not None:
+            await self.dependents.synced.wait()
         await self._rss.synced.wait()
-        d: Deployment | None = self._deployments.store.get(key)
+        d: Deployment | None = self.primary.store.get(key)
         if d is None:
             return
         w = self.writer
@@ -324,7 +233,9 @@ class DeploymentController:
         adopting matching orphans and releasing those its selector no longer matches."""
         assert self._rss is not None
         ns = d.metadata.namespace
-        keys = sorted({**self._rs_of.get(d.metadata.uid, {}), **self._rs_orphans.get(ns, {})})
+        owned = self._rss.index_keys(CONTROLLER_UID_INDEX, d.metadata.uid)
+        orphans = [k for k in self._rss.index_keys(CONTROLLER_UID_INDEX, ORPHAN) if k[0] == ns]
+        keys = sorted({*owned, *orphans})
         claimed: list[ReplicaSet] = []
         checked = False
         for k in keys:
@@ -342,6 +253,5 @@ class DeploymentController:
                     checked = True
                 adopted = await adopt(self.client, rs, d)
                 if adopted is not None:
-                    self._index_rs(adopted)
                     claimed.append(adopted)
         return claimed

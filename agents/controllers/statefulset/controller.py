@@ -2,9 +2,10 @@
 ``controller:statefulset``, Events as ``statefulset-controller``.
 
 It watches StatefulSets through the shared informers, and pods from the first StatefulSet
-it sees on (a run without StatefulSets never opens a pod watch). Pod handlers keep an
-``OwnerIndex`` and queue the owning set (a pod update that changes nothing a sync reads,
-such as its binding, queues nothing); one worker syncs a set at a time:
+it sees on (a run without StatefulSets never opens a pod watch), with the pod informer's
+controller-UID index (a sync reads only its own pods). Pod handlers queue the owning set
+(a pod update that changes nothing a sync reads, such as its binding, queues nothing); one
+worker syncs a set at a time:
 
 1. revisions: the update revision is ``<set>-<hash of spec.template>``, the current one
    ``status.currentRevision`` (the update revision for a new set). Their templates come from
@@ -30,25 +31,22 @@ deleted set is not this controller's (the garbage collector's).
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Final
 
 from msgspec.structs import replace
 
+from agents.controllers.base import BaseController
 from agents.controllers.context import ControllerContext
 from agents.controllers.controllerutils import EXPECTATIONS_TIMEOUT, BatchError, slow_start_batch
 from agents.controllers.history import RevisionHistory, revision_name
-from agents.controllers.ownerindex import OwnerIndex
 from agents.controllers.statefulset.control import Plan, Revisions, plan_sync
 from agents.controllers.statefulset.identity import pod_revision
-from agents.controllers.workqueue import WorkQueue
 from emulator.api.apps import StatefulSet
 from emulator.api.core import Pod
 from emulator.api.errors import ApiError, NotFound
 from emulator.api.meta import ObjectReference
-from emulator.client.informer import Informer
 
 __all__ = ["COMPONENT", "NAME", "StatefulSetController"]
 
@@ -78,66 +76,28 @@ def _signature(pod: Pod) -> tuple[object, ...]:
     )
 
 
-class StatefulSetController:
+class StatefulSetController(BaseController):
     """Reconciles StatefulSets; ``await run()`` until cancelled."""
 
+    NAME = NAME
+    KIND = "StatefulSet"
+    COUNTS = ("syncs", "created", "deleted", "statusUpdates", "errors")
+
     def __init__(self, ctx: ControllerContext, *, workers: int = 1) -> None:
-        self.client = ctx.client(NAME)
-        self.clock = ctx.clock
-        self._informers = ctx.informers
-        # generated names: two Events about one set in the same virtual instant would collide
-        # under the clock naming (upstream's names differ in their nanoseconds)
-        self._recorder = ctx.recorder(NAME, COMPONENT)
-        self.queue: WorkQueue[Key] = WorkQueue(self.clock, self.client.name)
-        self._workers = workers
-        self._sets: Informer | None = None
-        self._pods: Informer | None = None
-        self._index = OwnerIndex("StatefulSet")
+        super().__init__(ctx, workers=workers)
         self._history = RevisionHistory()
         self._pending: dict[Key, _Pending] = {}
-        self.ready = asyncio.Event()
-        self.counts = dict.fromkeys(("syncs", "created", "deleted", "statusUpdates", "errors"), 0)
-
-    def __repr__(self) -> str:
-        return f"<StatefulSetController {self.counts} {self.queue!r}>"
-
-    def statistics(self) -> dict[str, Any]:
-        """Counts for the run report; ``{}`` until the first StatefulSet (the report leaves it out)."""
-        if self._pods is None:
-            return {}
-        return {**self.counts, "queue": len(self.queue), "retries": self.queue.retries}
-
-    async def run(self) -> None:
-        async with asyncio.TaskGroup() as tg:
-            self._sets = self._informers.handlers("StatefulSet", self._set_added, self._set_updated, self._set_deleted)
-            self.queue.run_workers(tg, self._workers, self._sync)
-            self.ready.set()
 
     # --- handlers -------------------------------------------------------------------------
 
-    def _watch_pods(self) -> None:
-        if self._pods is None:
-            self._pods = self._informers.handlers("Pod", self._pod_added, self._pod_updated, self._pod_deleted)
-
-    def _set_added(self, sts: StatefulSet) -> None:
-        self._watch_pods()
-        self.queue.add((sts.metadata.namespace, sts.metadata.name))
-
-    def _set_updated(self, old: StatefulSet, new: StatefulSet) -> None:
-        self._set_added(new)
-
-    def _set_deleted(self, sts: StatefulSet) -> None:
+    def on_delete(self, sts: StatefulSet) -> None:
         key = (sts.metadata.namespace, sts.metadata.name)
         self._pending.pop(key, None)
         self._history.forget(sts.metadata.uid)
-        self._index.forget(sts.metadata.uid)
         self.queue.add(key)
 
-    def _enqueue_owner(self, namespace: str, name: str) -> None:
-        self.queue.add((namespace, name))
-
-    def _pod_added(self, pod: Pod) -> None:
-        ref = self._index.add(pod)
+    def on_dependent_add(self, pod: Pod) -> None:
+        ref = self.owner_ref(pod)
         if ref is None:
             return
         key = (pod.metadata.namespace, ref.name)
@@ -148,8 +108,8 @@ class StatefulSetController:
                 pending.deletes.discard(pod.metadata.name)
         self.queue.add(key)
 
-    def _pod_updated(self, old: Pod, new: Pod) -> None:
-        refs = self._index.update(old, new)
+    def on_dependent_update(self, old: Pod, new: Pod) -> None:
+        refs = self.owner_refs(old, new)
         if len(refs) == 1 and _signature(old) == _signature(new):
             return  # nothing a sync reads changed (the binding, other conditions)
         for ref in refs:
@@ -159,8 +119,8 @@ class StatefulSetController:
                 pending.deletes.discard(new.metadata.name)
             self.queue.add(key)
 
-    def _pod_deleted(self, pod: Pod) -> None:
-        ref = self._index.remove(pod)
+    def on_dependent_delete(self, pod: Pod) -> None:
+        ref = self.owner_ref(pod)
         if ref is None:
             return
         key = (pod.metadata.namespace, ref.name)
@@ -196,16 +156,16 @@ class StatefulSetController:
             update_template=sts.spec.template,
         )
 
-    async def _sync(self, key: Key) -> None:
-        assert self._sets is not None
-        sts: StatefulSet | None = self._sets.store.get(key)
-        if sts is None or self._pods is None:
+    async def process(self, key: Key) -> None:
+        assert self.primary is not None
+        sts: StatefulSet | None = self.primary.store.get(key)
+        if sts is None or self.dependents is None:
             return
-        await self._pods.synced.wait()
+        await self.dependents.synced.wait()
         if not self._satisfied(key):
             return
         self.counts["syncs"] += 1
-        pods = [self._pods.store[k] for k in self._index.keys(sts.metadata.uid) if k in self._pods.store]
+        pods = self.owned(self.dependents, sts)
         plan = plan_sync(sts, pods, self._revisions(sts), self.clock.now())
         try:
             await self._execute(key, sts, plan)
@@ -269,10 +229,10 @@ class StatefulSetController:
             await self.client.create(pod)
         except ApiError as err:
             self._unexpect(sts, pod, "creates")
-            await self._recorder.event(self._ref(sts), "Warning", "FailedCreate", f"{verb} failed error: {err}")
+            await self.recorder.event(self._ref(sts), "Warning", "FailedCreate", f"{verb} failed error: {err}")
             raise
         self.counts["created"] += 1
-        await self._recorder.event(self._ref(sts), "Normal", "SuccessfulCreate", f"{verb} successful")
+        await self.recorder.event(self._ref(sts), "Normal", "SuccessfulCreate", f"{verb} successful")
 
     async def _delete(self, sts: StatefulSet, pod: Pod) -> None:
         verb = f"delete Pod {pod.metadata.name} in StatefulSet {sts.metadata.name}"
@@ -283,7 +243,7 @@ class StatefulSetController:
             return
         except ApiError as err:
             self._unexpect(sts, pod, "deletes")
-            await self._recorder.event(self._ref(sts), "Warning", "FailedDelete", f"{verb} failed error: {err}")
+            await self.recorder.event(self._ref(sts), "Warning", "FailedDelete", f"{verb} failed error: {err}")
             raise
         self.counts["deleted"] += 1
-        await self._recorder.event(self._ref(sts), "Normal", "SuccessfulDelete", f"{verb} successful")
+        await self.recorder.event(self._ref(sts), "Normal", "SuccessfulDelete", f"{verb} successful")
