@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import pytest
 from rich.console import Console
@@ -62,6 +62,12 @@ expect:
   - podsRunning: {count: all}
 settle: SETTLE
 """
+
+
+LONG: Final = "24h"
+"""A settle that keeps a seed running for seconds of wall time (2 nodes' heartbeats: ~0.08 s a
+simulated hour on a 2-vCPU EPYC guest), so that a signal sent a second after the workers
+appear finds seeds still running; at "1h" a fast machine had finished the whole hunt by then."""
 
 
 def scenario_file(tmp_path: Path, settle: str = "5s") -> Path:
@@ -214,7 +220,7 @@ needs_proc = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="re
 @pytest.mark.slow
 @needs_proc
 def test_kill_9_of_a_worker_loses_no_seed(tmp_path: Path) -> None:
-    proc = start_hunt(scenario_file(tmp_path, "1h"), 4)
+    proc = start_hunt(scenario_file(tmp_path, LONG), 4)
     victim = wait_for_workers(proc, 1)[0]
     # Let it take a seed first: a worker killed while it still reads the call queue can leave
     # CPython 3.11's pool waiting forever on the queue's lock (gh-94777), which is not what
@@ -233,7 +239,7 @@ def test_kill_9_of_a_worker_loses_no_seed(tmp_path: Path) -> None:
 @pytest.mark.slow
 @needs_proc
 def test_sigint_prints_the_partial_report_and_exits_130(tmp_path: Path) -> None:
-    proc = start_hunt(scenario_file(tmp_path, "1h"), 6)
+    proc = start_hunt(scenario_file(tmp_path, LONG), 6)
     wait_for_workers(proc, 2)
     time.sleep(0.5)
     os.kill(proc.pid, signal.SIGINT)  # as a terminal's Ctrl-C, minus the workers
