@@ -31,8 +31,8 @@ from typing import Any
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream
 
-from emulator.runtime.channel import Channel
-from emulator.runtime.clock import run
+from emulator.base.runtime.channel import Channel
+from emulator.base.runtime.clock import run
 
 Variant = Callable[[int, int, int], Coroutine[Any, Any, None]]
 SHAPES = {"1:1 per item": (1, 1), "1:1 batched": (1, 1000), "fan-out": (5000, 1)}

@@ -22,7 +22,7 @@ import time
 import aiohttp
 from msgspec.structs import replace
 
-from emulator.api.core import (
+from emulator.base.api.core import (
     Binding,
     Container,
     ContainerState,
@@ -35,11 +35,11 @@ from emulator.api.core import (
     PodCondition,
     PodSpec,
 )
-from emulator.api.meta import ObjectMeta, ObjectReference
-from emulator.api.quantity import parse_quantity
-from emulator.apiserver.server import ApiServer
-from emulator.http.server import HttpApi, HttpSettings
-from emulator.runtime.clock import StoppedClock
+from emulator.base.api.meta import ObjectMeta, ObjectReference
+from emulator.base.api.quantity import parse_quantity
+from emulator.base.apiserver.server import ApiServer
+from emulator.base.http.server import HttpApi, HttpSettings
+from emulator.base.runtime.clock import StoppedClock
 
 TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
 

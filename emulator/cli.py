@@ -1,7 +1,7 @@
 """The command line: ``python -m emulator COMMAND ...``.
 
-Each subcommand is a module of ``emulator.commands`` with ``run(args) -> int``; its arguments
-are ``emulator.commands.arguments``' ``add_<command>(subparsers)``. This module builds the whole
+Each subcommand is a module of ``emulator.app.commands`` with ``run(args) -> int``; its arguments
+are ``emulator.app.commands.arguments``' ``add_<command>(subparsers)``. This module builds the whole
 parser from those (every subcommand, every option, every ``--help``), imports only the chosen
 command's module, and maps bad input to exit status 2. Exit status: 0 every expectation met;
 1 an expectation failed (or a waitFor timed out, or the simulation deadlocked); 2 bad input
@@ -11,7 +11,7 @@ and whose fresh replacement refused work too ends with one ``error: --executor:`
 ``serve`` ends on SIGINT or SIGTERM by design: that is a clean stop (0 or 1 by its expectations,
 as ``run``), not an interruption.
 
-Bad input is any ``emulator.inputs.InputError`` (``ScenarioError``, ``StepError``,
+Bad input is any ``emulator.base.inputs.InputError`` (``ScenarioError``, ``StepError``,
 ``ManifestError``, ``ConfigError``, ``SetupError``, ``UsageError``, ``ExplainError``,
 ``HuntError``, ``WorkloadError``, ``CompareError``, ``ExecutorError``, ``ResultsError``): one
 line, ``error: <file>[:<line>:<column>]: <path>: <detail>``.
@@ -33,20 +33,20 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import BrokenExecutor
 from typing import Any, Final
 
-from emulator.commands import arguments
-from emulator.inputs import InputError
+from emulator.app.commands import arguments
+from emulator.base.inputs import InputError
 
 __all__ = ["COMMANDS", "main"]
 
 COMMANDS: Final[dict[str, tuple[Callable[[Any], argparse.ArgumentParser], str]]] = {
-    "run": (arguments.add_run, "emulator.commands.run"),
-    "serve": (arguments.add_serve, "emulator.commands.serve"),
-    "validate": (arguments.add_validate, "emulator.commands.validate"),
-    "explain": (arguments.add_explain, "emulator.commands.explain"),
-    "hunt": (arguments.add_hunt, "emulator.commands.hunt"),
-    "compare": (arguments.add_compare, "emulator.commands.compare"),
-    "bench": (arguments.add_bench, "emulator.commands.bench"),
-    "report": (arguments.add_report, "emulator.commands.report"),
+    "run": (arguments.add_run, "emulator.app.commands.run"),
+    "serve": (arguments.add_serve, "emulator.app.commands.serve"),
+    "validate": (arguments.add_validate, "emulator.app.commands.validate"),
+    "explain": (arguments.add_explain, "emulator.app.commands.explain"),
+    "hunt": (arguments.add_hunt, "emulator.app.commands.hunt"),
+    "compare": (arguments.add_compare, "emulator.app.commands.compare"),
+    "bench": (arguments.add_bench, "emulator.app.commands.bench"),
+    "report": (arguments.add_report, "emulator.app.commands.report"),
 }
 """Subcommand name → (its arguments, the module whose ``run(args)`` it calls), in the order
 ``--help`` lists them. The module is imported only when its command is chosen."""

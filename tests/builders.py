@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from emulator.api.core import (
+from emulator.base.api.core import (
     Affinity,
     Container,
     ContainerImage,
@@ -53,9 +53,9 @@ from emulator.api.core import (
     TopologySpreadConstraint,
     WeightedPodAffinityTerm,
 )
-from emulator.api.meta import ObjectMeta
-from emulator.api.quantity import Quantity, parse_quantity
-from emulator.api.scheduling import PriorityClass
+from emulator.base.api.meta import ObjectMeta
+from emulator.base.api.quantity import Quantity, parse_quantity
+from emulator.base.api.scheduling import PriorityClass
 
 __all__ = [
     "affinity",

@@ -38,11 +38,11 @@ from agents.kubelet import Kubelet, KubeletSettings
 from agents.scheduler.config import load_config
 from agents.scheduler.registry import in_tree_registry
 from agents.scheduler.scheduler import Scheduler, SchedulerOptions
-from emulator.api.core import Namespace, Node, Pod
-from emulator.api.meta import ObjectMeta
-from emulator.apiserver.server import ApiServer, ServerSettings, WriteRecord
-from emulator.client.client import Client, Latency
-from emulator.runtime.clock import LoopClock
+from emulator.base.api.core import Namespace, Node, Pod
+from emulator.base.api.meta import ObjectMeta
+from emulator.base.apiserver.server import ApiServer, ServerSettings, WriteRecord
+from emulator.base.client.client import Client, Latency
+from emulator.base.runtime.clock import LoopClock
 
 __all__ = ["NAMESPACES", "Agent", "Cluster", "open_cluster"]
 

@@ -43,7 +43,7 @@ import pytest
 import pytest_asyncio
 from hypothesis import HealthCheck, settings
 
-from emulator.runtime.loop import VirtualTimeEventLoop
+from emulator.base.runtime.loop import VirtualTimeEventLoop
 from tests.cluster import Cluster, open_cluster
 
 settings.register_profile(

@@ -3,8 +3,8 @@ the differential tests compare those fast paths with. Nothing in ``emulator`` or
 uses them; they live here so that production modules hold only what runs.
 
 - ``new_uid``: a UID as ``uuid.UUID(int=rng.getrandbits(128), version=4)`` makes it
-  (``emulator.apiserver.uids.fast_uid``; ``tests/apiserver/test_uids.py``).
-- ``trace_line``: one trace line as a dict, key by key as ``emulator.scenario.trace``'s
+  (``emulator.base.apiserver.uids.fast_uid``; ``tests/apiserver/test_uids.py``).
+- ``trace_line``: one trace line as a dict, key by key as ``emulator.app.scenario.event_trace``'s
   docstring defines them (``fast_trace_line``; ``tests/scenario/test_trace_buffer.py``).
 - ``candidates_reference``, ``publish_reference``: ``WatchHub._candidates`` and
   ``WatchHub.publish`` without their indexes, pins and shared events
@@ -18,8 +18,8 @@ import random
 import uuid
 from typing import Any
 
-from emulator.apiserver.server import WriteRecord
-from emulator.apiserver.watch import METADATA_NAME, NODE_NAME, Watcher, WatchHub, _field, transition
+from emulator.base.apiserver.server import WriteRecord
+from emulator.base.apiserver.watch import METADATA_NAME, NODE_NAME, Watcher, WatchHub, _field, transition
 
 __all__ = ["candidates_reference", "new_uid", "publish_reference", "trace_line"]
 
@@ -74,7 +74,7 @@ def _scheduled_condition(pod: Any) -> Any:
 
 
 def trace_line(rec: WriteRecord) -> dict[str, Any]:
-    """The trace entry of one write (``emulator.scenario.trace``'s docstring gives the keys)."""
+    """The trace entry of one write (``emulator.app.scenario.event_trace``'s docstring gives the keys)."""
     obj = rec.obj
     meta = obj.metadata
     line: dict[str, Any] = {

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from emulator.api.codec import convert
-from emulator.api.core import Namespace, Node, NodeAddress, Pod
-from emulator.api.scheduling import PriorityClass
+from emulator.base.api.codec import convert
+from emulator.base.api.core import Namespace, Node, NodeAddress, Pod
+from emulator.base.api.scheduling import PriorityClass
 from tests.builders import (
     affinity,
     container,

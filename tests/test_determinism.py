@@ -27,8 +27,8 @@ from typing import Any
 
 import pytest
 
-from emulator.scenario.loader import load_scenario
-from emulator.scenario.runner import RunOptions, run_scenario
+from emulator.app.scenario.loader import load_scenario
+from emulator.app.scenario.runner import RunOptions, run_scenario
 
 pytestmark = pytest.mark.slow
 

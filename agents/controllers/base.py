@@ -11,7 +11,7 @@ It owns:
   ``on_delete``), starts the workers, then sets ``ready`` (after the first list when
   ``WAIT_SYNCED``: upstream's ``WaitForCacheSync``);
 - ``dependents``: the informer of ``OWNS``, the kind the controller makes (pods, Jobs),
-  with the controller-UID index (``OWNER_INDEX``, from ``emulator.client.indexer``),
+  with the controller-UID index (``OWNER_INDEX``, from ``emulator.base.client.indexer``),
   started with the first object of ``KIND`` (a run without one never opens that watch)
   with the handlers ``on_dependent_add``/``_update``/``_delete``; ``owned``: the objects
   a given owner controls, in (namespace, name) order;
@@ -32,10 +32,10 @@ from typing import Any, ClassVar, Final
 from agents.controllers.context import ControllerContext
 from agents.controllers.controllerutils import controller_ref
 from agents.controllers.workqueue import WorkQueue
-from emulator.api.errors import ApiError
-from emulator.api.meta import OwnerReference
-from emulator.client.indexer import CONTROLLER_UID_INDEX, IndexFunc, controller_uid
-from emulator.client.informer import Informer
+from emulator.base.api.errors import ApiError
+from emulator.base.api.meta import OwnerReference
+from emulator.base.client.indexer import CONTROLLER_UID_INDEX, IndexFunc, controller_uid
+from emulator.base.client.informer import Informer
 
 __all__ = ["OWNER_INDEX", "BaseController", "Key"]
 

@@ -1,6 +1,6 @@
 """What the emulated controllers share: upstream's taint keys and node helpers, the
 ``UpdatePodCondition`` rule, node taint swaps, and ``NodePodWatches``. Events and retry
-backoffs are the client layer's (``emulator.client.events``, ``emulator.client.retry``).
+backoffs are the client layer's (``emulator.base.client.events``, ``emulator.base.client.retry``).
 
 ``NodePodWatches`` is how the controllers see pods without watching every pod of the
 cluster: one informer per node of interest, filtered by ``spec.nodeName`` (the watch hub
@@ -19,12 +19,12 @@ from typing import Any, Final
 
 from msgspec.structs import replace
 
-from emulator.api.core import Node, NodeCondition, Pod, PodCondition, PodStatus, Taint
-from emulator.api.errors import ApiError, Conflict, NotFound
-from emulator.client.client import Client
-from emulator.client.informer import Informer
-from emulator.client.retry import Backoff, on_error
-from emulator.runtime.clock import Clock
+from emulator.base.api.core import Node, NodeCondition, Pod, PodCondition, PodStatus, Taint
+from emulator.base.api.errors import ApiError, Conflict, NotFound
+from emulator.base.client.client import Client
+from emulator.base.client.informer import Informer
+from emulator.base.client.retry import Backoff, on_error
+from emulator.base.runtime.clock import Clock
 
 __all__ = [
     "TAINT_NODE_NOT_READY",

@@ -24,11 +24,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from emulator.client.client import Client
-from emulator.client.events import EventRecorder
-from emulator.client.indexer import IndexFunc
-from emulator.client.informer import Informer
-from emulator.runtime.clock import Clock
+from emulator.base.client.client import Client
+from emulator.base.client.events import EventRecorder
+from emulator.base.client.indexer import IndexFunc
+from emulator.base.client.informer import Informer
+from emulator.base.runtime.clock import Clock
 
 __all__ = ["SHARED_INFORMERS", "ControllerContext", "SharedInformers"]
 

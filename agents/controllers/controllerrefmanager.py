@@ -33,9 +33,9 @@ from typing import Any, Literal
 from msgspec.structs import replace
 
 from agents.controllers.controllerutils import controller_ref, owner_ref
-from emulator.api.errors import ApiError, NotFound
-from emulator.client.client import Client
-from emulator.client.retry import Backoff, retry_on_conflict
+from emulator.base.api.errors import ApiError, NotFound
+from emulator.base.client.client import Client
+from emulator.base.client.retry import Backoff, retry_on_conflict
 
 __all__ = ["ClaimAction", "OwnerGone", "adopt", "can_adopt", "claim_action", "release"]
 

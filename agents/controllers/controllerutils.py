@@ -28,10 +28,10 @@ from dataclasses import dataclass, field
 from functools import cmp_to_key
 from typing import Any, Final
 
-from emulator.api.core import Pod, PodSpec
-from emulator.api.meta import ObjectMeta, OwnerReference
-from emulator.api.podtemplate import PodTemplateSpec
-from emulator.runtime.clock import Clock, parse_timestamp
+from emulator.base.api.core import Pod, PodSpec
+from emulator.base.api.meta import ObjectMeta, OwnerReference
+from emulator.base.api.podtemplate import PodTemplateSpec
+from emulator.base.runtime.clock import Clock, parse_timestamp
 
 __all__ = [
     "EXPECTATIONS_TIMEOUT",

@@ -41,11 +41,11 @@ from agents.controllers.cronschedule import (
     most_recent_schedule_time,
     next_schedule_delay,
 )
-from emulator.api.batch import CronJob, CronJobStatus, Job
-from emulator.api.cron import CronError, Schedule, parse_schedule
-from emulator.api.errors import AlreadyExists, ApiError, NotFound
-from emulator.api.meta import ObjectMeta, ObjectReference
-from emulator.runtime.clock import EPOCH, format_timestamp, parse_timestamp
+from emulator.base.api.batch import CronJob, CronJobStatus, Job
+from emulator.base.api.cron import CronError, Schedule, parse_schedule
+from emulator.base.api.errors import AlreadyExists, ApiError, NotFound
+from emulator.base.api.meta import ObjectMeta, ObjectReference
+from emulator.base.runtime.clock import EPOCH, format_timestamp, parse_timestamp
 
 __all__ = ["NAME", "SCHEDULED_TIMESTAMP", "CronJobController"]
 

@@ -1,7 +1,7 @@
 """When a CronJob runs, as upstream's ``pkg/controller/cronjob/utils.go`` decides it (pure).
 
 Times here are scenario clock seconds (0 = ``EPOCH``, 2026-01-01T00:00:00Z); the parsed
-schedule (``emulator.api.cron``) works in Unix seconds, so ``Zone.next_after`` converts.
+schedule (``emulator.base.api.cron``) works in Unix seconds, so ``Zone.next_after`` converts.
 
 - ``Zone``: ``spec.timeZone`` (``None``, ``UTC``, ``Etc/UTC`` or any IANA name the
   installed tz database has, through ``zoneinfo``); ``load_zone`` raises ``UnknownZone``
@@ -30,8 +30,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Final
 
-from emulator.api.cron import Schedule
-from emulator.runtime.clock import calendar_epoch
+from emulator.base.api.cron import Schedule
+from emulator.base.runtime.clock import calendar_epoch
 
 __all__ = [
     "NEXT_SCHEDULE_DELTA",

@@ -52,13 +52,13 @@ from agents.controllers.disruptionstatus import (
     stale_disruption_wait,
 )
 from agents.controllers.workqueue import WorkQueue
-from emulator.api.core import Pod, PodCondition
-from emulator.api.errors import ApiError, Conflict
-from emulator.api.labelselector import Selector, SelectorError, compile_selector
-from emulator.api.meta import ObjectReference, OwnerReference
-from emulator.api.policy import PodDisruptionBudget, PodDisruptionBudgetStatus
-from emulator.client.events import EventRecorder
-from emulator.client.informer import Informer
+from emulator.base.api.core import Pod, PodCondition
+from emulator.base.api.errors import ApiError, Conflict
+from emulator.base.api.labelselector import Selector, SelectorError, compile_selector
+from emulator.base.api.meta import ObjectReference, OwnerReference
+from emulator.base.api.policy import PodDisruptionBudget, PodDisruptionBudgetStatus
+from emulator.base.client.events import EventRecorder
+from emulator.base.client.informer import Informer
 
 __all__ = ["COMPONENT", "NAME", "DisruptionController"]
 

@@ -36,11 +36,11 @@ from typing import Final
 
 from msgspec.structs import replace
 
-from emulator.api.core import LabelSelector, Pod
-from emulator.api.intstr import scaled_value
-from emulator.api.meta import Condition, OwnerReference
-from emulator.api.policy import PodDisruptionBudget, PodDisruptionBudgetStatus
-from emulator.runtime.clock import parse_timestamp
+from emulator.base.api.core import LabelSelector, Pod
+from emulator.base.api.intstr import scaled_value
+from emulator.base.api.meta import Condition, OwnerReference
+from emulator.base.api.policy import PodDisruptionBudget, PodDisruptionBudgetStatus
+from emulator.base.runtime.clock import parse_timestamp
 
 __all__ = [
     "DELETION_TIMEOUT",

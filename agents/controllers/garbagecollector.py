@@ -45,10 +45,10 @@ from msgspec.structs import replace
 from agents.controllers.context import ControllerContext
 from agents.controllers.gcgraph import FOREGROUND, ORPHAN, OwnerGraph, Work
 from agents.controllers.workqueue import WorkQueue
-from emulator.api.codec import KINDS
-from emulator.api.errors import ApiError, Conflict, NotFound
-from emulator.api.meta import OwnerReference
-from emulator.client.retry import Backoff, retry_on_conflict
+from emulator.base.api.codec import KINDS
+from emulator.base.api.errors import ApiError, Conflict, NotFound
+from emulator.base.api.meta import OwnerReference
+from emulator.base.client.retry import Backoff, retry_on_conflict
 
 __all__ = ["GC_KINDS", "NAME", "GarbageCollector"]
 

@@ -38,7 +38,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
-from emulator.api.meta import OwnerReference
+from emulator.base.api.meta import OwnerReference
 
 __all__ = ["FOREGROUND", "ORPHAN", "GraphNode", "OwnerGraph", "Work"]
 

@@ -19,8 +19,8 @@ from typing import Final
 
 import msgspec
 
-from emulator.api.codec import enc_hook
-from emulator.api.podtemplate import PodTemplateSpec
+from emulator.base.api.codec import enc_hook
+from emulator.base.api.podtemplate import PodTemplateSpec
 
 __all__ = ["CONTROLLER_REVISION_HASH", "RevisionHistory", "revision_name", "template_hash"]
 

@@ -18,8 +18,8 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from agents.controllers.context import SHARED_INFORMERS, ControllerContext, SharedInformers
-from emulator.client.client import Client
-from emulator.runtime.clock import Clock
+from emulator.base.client.client import Client
+from emulator.base.runtime.clock import Clock
 
 __all__ = ["WORKLOAD_CONTROLLERS", "WorkloadController", "start_workload_controllers"]
 

@@ -42,7 +42,7 @@ from agents.controllers.common import (
     TAINT_NODE_UNSCHEDULABLE,
     node_condition,
 )
-from emulator.api.core import Node, NodeCondition, Taint
+from emulator.base.api.core import Node, NodeCondition, Taint
 
 __all__ = [
     "FULL_DISRUPTION",

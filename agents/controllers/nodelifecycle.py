@@ -57,15 +57,15 @@ from agents.controllers.nodehealth import (
     unknown_conditions,
     zone_key,
 )
-from emulator.api.core import Node, Taint
-from emulator.api.errors import ApiError, Conflict, NotFound
-from emulator.api.meta import ObjectReference
-from emulator.api.scheduling import Lease
-from emulator.client.client import Client
-from emulator.client.events import EventRecorder
-from emulator.client.informer import Informer
-from emulator.client.retry import Backoff, retry_on_conflict
-from emulator.runtime.clock import Clock
+from emulator.base.api.core import Node, Taint
+from emulator.base.api.errors import ApiError, Conflict, NotFound
+from emulator.base.api.meta import ObjectReference
+from emulator.base.api.scheduling import Lease
+from emulator.base.client.client import Client
+from emulator.base.client.events import EventRecorder
+from emulator.base.client.informer import Informer
+from emulator.base.client.retry import Backoff, retry_on_conflict
+from emulator.base.runtime.clock import Clock
 
 __all__ = ["COMPONENT", "NodeLifecycleController", "NodeLifecycleSettings"]
 

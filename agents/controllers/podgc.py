@@ -41,12 +41,12 @@ from typing import Any, Final
 from msgspec.structs import replace
 
 from agents.controllers.common import TAINT_NODE_OUT_OF_SERVICE, NodePodWatches, node_condition, update_pod_condition
-from emulator.api.core import Node, Pod, PodCondition
-from emulator.api.errors import ApiError, Conflict, NotFound
-from emulator.client.client import Client
-from emulator.client.informer import Informer
-from emulator.client.retry import Backoff, retry_on_conflict
-from emulator.runtime.clock import Clock
+from emulator.base.api.core import Node, Pod, PodCondition
+from emulator.base.api.errors import ApiError, Conflict, NotFound
+from emulator.base.client.client import Client
+from emulator.base.client.informer import Informer
+from emulator.base.client.retry import Backoff, retry_on_conflict
+from emulator.base.runtime.clock import Clock
 
 __all__ = ["DEFAULT_TERMINATED_POD_GC_THRESHOLD", "ORPHAN_CONDITION", "PodGCController", "PodGCSettings"]
 

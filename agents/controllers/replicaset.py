@@ -59,12 +59,12 @@ from agents.controllers.controllerutils import (
     slow_start_batch,
 )
 from agents.controllers.replicasetutils import PodCounts, calculate_status
-from emulator.api.apps import ReplicaSet, ReplicaSetStatus
-from emulator.api.core import Pod
-from emulator.api.errors import ApiError, Conflict, NotFound
-from emulator.api.labelselector import label_selector_matches
-from emulator.api.meta import ObjectReference, OwnerReference
-from emulator.client.informer import Informer
+from emulator.base.api.apps import ReplicaSet, ReplicaSetStatus
+from emulator.base.api.core import Pod
+from emulator.base.api.errors import ApiError, Conflict, NotFound
+from emulator.base.api.labelselector import label_selector_matches
+from emulator.base.api.meta import ObjectReference, OwnerReference
+from emulator.base.client.informer import Informer
 
 __all__ = ["BURST_REPLICAS", "COMPONENT", "NAME", "ReplicaSetController", "object_ref"]
 

@@ -17,9 +17,9 @@ from typing import Any, Final
 from msgspec.structs import replace
 
 from agents.controllers.controllerutils import is_pod_active, is_pod_available, is_pod_ready
-from emulator.api.apps import ReplicaSet, ReplicaSetCondition, ReplicaSetStatus
-from emulator.api.core import Pod
-from emulator.runtime.clock import Clock
+from emulator.base.api.apps import ReplicaSet, ReplicaSetCondition, ReplicaSetStatus
+from emulator.base.api.core import Pod
+from emulator.base.runtime.clock import Clock
 
 __all__ = ["REPLICA_FAILURE", "Key", "PodCounts", "calculate_status"]
 

@@ -39,15 +39,15 @@ from typing import Any, Final
 from msgspec.structs import replace
 
 from agents.controllers.common import NodePodWatches, update_pod_condition
-from emulator.api.core import Node, Pod, PodCondition, Taint, Toleration
-from emulator.api.errors import ApiError, NotFound
-from emulator.api.meta import ObjectReference
-from emulator.api.taints import toleration_tolerates_taint
-from emulator.client.client import Client
-from emulator.client.events import EventRecorder
-from emulator.client.informer import Informer
-from emulator.client.retry import Backoff, on_error
-from emulator.runtime.clock import Clock
+from emulator.base.api.core import Node, Pod, PodCondition, Taint, Toleration
+from emulator.base.api.errors import ApiError, NotFound
+from emulator.base.api.meta import ObjectReference
+from emulator.base.api.taints import toleration_tolerates_taint
+from emulator.base.client.client import Client
+from emulator.base.client.events import EventRecorder
+from emulator.base.client.informer import Informer
+from emulator.base.client.retry import Backoff, on_error
+from emulator.base.runtime.clock import Clock
 
 __all__ = ["COMPONENT", "TaintEvictionController", "matching_tolerations", "min_toleration_seconds"]
 

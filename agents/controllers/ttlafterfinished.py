@@ -25,9 +25,9 @@ from __future__ import annotations
 from typing import Any, Final
 
 from agents.controllers.base import BaseController
-from emulator.api.batch import Job
-from emulator.api.errors import Conflict, NotFound
-from emulator.runtime.clock import parse_timestamp
+from emulator.base.api.batch import Job
+from emulator.base.api.errors import Conflict, NotFound
+from emulator.base.runtime.clock import parse_timestamp
 
 __all__ = ["NAME", "TTLAfterFinishedController", "time_left"]
 

@@ -32,7 +32,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Hashable
 from typing import Final, Generic, TypeVar
 
-from emulator.runtime.clock import Clock
+from emulator.base.runtime.clock import Clock
 
 __all__ = ["BASE_DELAY", "MAX_DELAY", "WorkQueue"]
 

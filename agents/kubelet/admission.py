@@ -38,9 +38,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from emulator.api.core import Node, Pod
-from emulator.api.nodeaffinity import pod_matches_node_selector_and_affinity
-from emulator.api.resources import (
+from emulator.base.api.core import Node, Pod
+from emulator.base.api.nodeaffinity import pod_matches_node_selector_and_affinity
+from emulator.base.api.resources import (
     CPU,
     EPHEMERAL_STORAGE,
     MEMORY,
@@ -51,7 +51,7 @@ from emulator.api.resources import (
     pod_host_ports,
     pod_requests,
 )
-from emulator.api.taints import find_untolerated_taint
+from emulator.base.api.taints import find_untolerated_taint
 
 __all__ = [
     "NODE_AFFINITY",

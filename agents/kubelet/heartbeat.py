@@ -73,13 +73,13 @@ from agents.kubelet.nodestatus import node_status, system_info
 from agents.kubelet.podapi import API_RETRY
 from agents.kubelet.settings import KubeletSettings
 from agents.kubelet.ticker import Ticker, run_inline
-from emulator.api.core import Node, NodeCondition, NodeStatus, NodeSystemInfo
-from emulator.api.errors import AlreadyExists, ApiError, Conflict, NotFound
-from emulator.api.meta import ObjectMeta, OwnerReference
-from emulator.api.scheduling import Lease, LeaseSpec
-from emulator.client.client import Client
-from emulator.client.retry import UNLIMITED, on_error
-from emulator.runtime.clock import Clock
+from emulator.base.api.core import Node, NodeCondition, NodeStatus, NodeSystemInfo
+from emulator.base.api.errors import AlreadyExists, ApiError, Conflict, NotFound
+from emulator.base.api.meta import ObjectMeta, OwnerReference
+from emulator.base.api.scheduling import Lease, LeaseSpec
+from emulator.base.client.client import Client
+from emulator.base.client.retry import UNLIMITED, on_error
+from emulator.base.runtime.clock import Clock
 
 __all__ = ["LEASE_NAMESPACE", "NodeReporter", "newer", "status_changed"]
 

@@ -26,8 +26,8 @@ from typing import Any
 
 from agents.kubelet.nodestatus import normalize_image, report_images
 from agents.kubelet.settings import KubeletSettings
-from emulator.api.core import ContainerImage
-from emulator.runtime.clock import Clock
+from emulator.base.api.core import ContainerImage
+from emulator.base.runtime.clock import Clock
 
 __all__ = ["ImageStore", "Spawn"]
 

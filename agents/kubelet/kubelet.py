@@ -92,10 +92,10 @@ from agents.kubelet.podstatus import rejected_status
 from agents.kubelet.podworker import Key, PodRecord, PodState, PodWorker
 from agents.kubelet.settings import KubeletSettings
 from agents.kubelet.ticker import Ticker
-from emulator.api.core import Node, Pod
-from emulator.client.client import Client
-from emulator.client.informer import Informer
-from emulator.runtime.clock import Clock
+from emulator.base.api.core import Node, Pod
+from emulator.base.client.client import Client
+from emulator.base.client.informer import Informer
+from emulator.base.runtime.clock import Clock
 
 __all__ = ["INVALID_NODE_INFO", "RUN_DURATION_ANNOTATION", "Kubelet", "PodState"]
 

@@ -21,7 +21,7 @@ annotation                    meaning                                           
 
 (each prefixed ``emulator.k8s.io/``). The API server refuses a pod whose ``exit-code``,
 ``ready-after``, ``init-duration`` or ``init-exit-code`` does not parse
-(``emulator.api.podvalidation``); ``run-duration`` is checked where scenarios are read. A
+(``emulator.base.api.podvalidation``); ``run-duration`` is checked where scenarios are read. A
 value that does not parse all the same is ignored and counted by the kubelet
 (``invalid_annotations``, ``invalid_run_duration``).
 
@@ -40,15 +40,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
-from emulator.api.core import Pod
-from emulator.api.podvalidation import (
+from emulator.base.api.core import Pod
+from emulator.base.api.podvalidation import (
     EXIT_CODE_ANNOTATION,
     INIT_DURATION_ANNOTATION,
     INIT_EXIT_CODE_ANNOTATION,
     READY_AFTER_ANNOTATION,
     parse_exit_code,
 )
-from emulator.runtime.clock import parse_duration
+from emulator.base.runtime.clock import parse_duration
 
 __all__ = [
     "EXIT_CODE_ANNOTATION",

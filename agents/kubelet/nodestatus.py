@@ -30,7 +30,7 @@ from typing import Final, overload
 
 from msgspec.structs import replace
 
-from emulator.api.core import ContainerImage, Node, NodeAddress, NodeCondition, NodeStatus, NodeSystemInfo
+from emulator.base.api.core import ContainerImage, Node, NodeAddress, NodeCondition, NodeStatus, NodeSystemInfo
 
 __all__ = [
     "MAX_IMAGES",

@@ -29,13 +29,13 @@ from typing import Any, Final
 
 from msgspec.structs import replace
 
-from emulator.api.core import Pod, PodStatus
-from emulator.api.errors import ApiError, Conflict, NotFound
-from emulator.api.meta import ObjectReference
-from emulator.client.client import Client
-from emulator.client.events import EventRecorder
-from emulator.client.retry import UNLIMITED, Backoff, on_error
-from emulator.runtime.clock import Clock
+from emulator.base.api.core import Pod, PodStatus
+from emulator.base.api.errors import ApiError, Conflict, NotFound
+from emulator.base.api.meta import ObjectReference
+from emulator.base.client.client import Client
+from emulator.base.client.events import EventRecorder
+from emulator.base.client.retry import UNLIMITED, Backoff, on_error
+from emulator.base.runtime.clock import Clock
 
 __all__ = ["API_RETRY", "PodWriter"]
 

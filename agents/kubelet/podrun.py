@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from agents.kubelet.lifecycle import Lifecycle
-from emulator.api.core import Container, PodSpec
+from emulator.base.api.core import Container, PodSpec
 
 __all__ = [
     "BACKOFF_PERIOD",

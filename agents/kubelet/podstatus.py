@@ -40,7 +40,7 @@ from typing import Final
 
 from msgspec.structs import replace
 
-from emulator.api.core import (
+from emulator.base.api.core import (
     Container,
     ContainerState,
     ContainerStateRunning,

@@ -29,8 +29,8 @@ from agents.kubelet.podrun import PodRun, RunPhase
 from agents.kubelet.podstatus import pending_status, start_failed_status, succeeded_status
 from agents.kubelet.runstatus import run_status
 from agents.kubelet.settings import KubeletSettings
-from emulator.api.core import ContainerStatus, Pod, PodStatus
-from emulator.runtime.clock import Clock, parse_timestamp
+from emulator.base.api.core import ContainerStatus, Pod, PodStatus
+from emulator.base.runtime.clock import Clock, parse_timestamp
 
 __all__ = ["Key", "PodRecord", "PodState", "PodWorker"]
 

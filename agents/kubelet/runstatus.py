@@ -54,7 +54,7 @@ from agents.kubelet.podstatus import (
     ip_list,
     merge_conditions,
 )
-from emulator.api.core import (
+from emulator.base.api.core import (
     Container,
     ContainerState,
     ContainerStateRunning,
@@ -65,7 +65,7 @@ from emulator.api.core import (
     PodCondition,
     PodStatus,
 )
-from emulator.runtime.clock import format_duration
+from emulator.base.runtime.clock import format_duration
 
 __all__ = ["run_status"]
 

@@ -39,8 +39,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Final, Protocol
 
-from emulator.api.core import Pod
-from emulator.client.client import Latency
+from emulator.base.api.core import Pod
+from emulator.base.client.client import Latency
 
 __all__ = [
     "DEFAULT_IMAGE_SIZE",
@@ -60,7 +60,7 @@ case it defaults to that (the scenario loader applies that rule to ``heartbeatIn
 
 
 class KubeletFaults(Protocol):
-    """What fault injection may change in a kubelet (``emulator.scenario.faults.FaultPlan``)."""
+    """What fault injection may change in a kubelet (``emulator.app.scenario.faults.FaultPlan``)."""
 
     def heartbeat_enabled(self, node: str, now: float) -> bool:
         """False while the node's Lease renewals and status posts must not happen."""

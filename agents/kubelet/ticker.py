@@ -34,7 +34,7 @@ import heapq
 from collections.abc import Callable, Coroutine, Generator
 from typing import Any
 
-from emulator.runtime.clock import Clock
+from emulator.base.runtime.clock import Clock
 
 __all__ = ["Fire", "Ticker", "run_inline"]
 

@@ -1,6 +1,6 @@
 """The kube-scheduler agent (queue, cache, framework, plugins, cycles): its public surface.
 
-The application layer (``emulator/scenario``, ``bench``, ``commands``, ...) imports these names
+The application layer (``emulator/app/scenario``, ``bench``, ``commands``, ...) imports these names
 from ``agents.scheduler`` and nothing deeper (an import-linter contract in ``pyproject.toml``
 says so); tests and the agent itself may use the modules. Each name is loaded on first use
 (PEP 562 ``__getattr__``), so ``import agents.scheduler`` costs nothing until one is read.
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from agents.scheduler.registry import build_registry
     from agents.scheduler.scheduler import Scheduler, SchedulerGroup, start_schedulers
     from agents.scheduler.setup import SchedulerSettings, SetupError, build_scheduler_setup
-    from agents.scheduler.workloads import KINDS as WORKLOAD_KINDS
+    from agents.scheduler.workload_listers import KINDS as WORKLOAD_KINDS
 
 __all__ = [
     "CONFIG_API_VERSION",
@@ -68,7 +68,7 @@ __all__ = [
 _WHERE: dict[str, tuple[str, str]] = {
     "CONFIG_API_VERSION": ("config", "API_VERSION"),
     "CONFIG_KIND": ("config", "KIND"),
-    "WORKLOAD_KINDS": ("workloads", "KINDS"),
+    "WORKLOAD_KINDS": ("workload_listers", "KINDS"),
     "CacheComparer": ("comparer", "CacheComparer"),
     "Code": ("framework.types", "Code"),
     "ConfigError": ("args", "ConfigError"),

@@ -14,11 +14,11 @@ from typing import Annotated, Any, Final, Self, TypeVar
 
 import msgspec
 
-from emulator.api.codec import dec_hook
-from emulator.api.core import NodeAffinity, TopologySpreadConstraint
-from emulator.api.labels import qualified_name_errors
-from emulator.api.podvalidation import node_affinity_errors
-from emulator.inputs import InputError, msgspec_error
+from emulator.base.api.codec import dec_hook
+from emulator.base.api.core import NodeAffinity, TopologySpreadConstraint
+from emulator.base.api.labels import qualified_name_errors
+from emulator.base.api.podvalidation import node_affinity_errors
+from emulator.base.inputs import InputError, msgspec_error
 
 API_VERSION: Final = "kubescheduler.config.k8s.io/v1"
 _INT32_MAX: Final = 2**31 - 1

@@ -2,7 +2,7 @@
 ``backend/cache/debugger/comparer.go``, ``CacheComparer``).
 
 What this module owns: ``CacheComparer``, the questions the run's invariant checker
-(``emulator/scenario/invariants.py``) asks of one instance, so that the checker never drives the
+(``emulator/app/scenario/invariants.py``) asks of one instance, so that the checker never drives the
 cache or the queue itself:
 
 - ``compare(pods, nodes)``: the cache against the API server's nodes and bound, non-terminal
@@ -31,9 +31,9 @@ from agents.scheduler.cache import CacheError
 from agents.scheduler.framework.interface import ExtensionPoint as Ep
 from agents.scheduler.framework.runtime import Framework
 from agents.scheduler.framework.types import CycleState, NodeInfo
-from emulator.api.codec import to_builtins
-from emulator.api.core import Node, Pod
-from emulator.api.resources import pod_requests
+from emulator.base.api.codec import to_builtins
+from emulator.base.api.core import Node, Pod
+from emulator.base.api.resources import pod_requests
 
 if TYPE_CHECKING:
     from agents.scheduler.scheduler import Scheduler

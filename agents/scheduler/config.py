@@ -82,8 +82,8 @@ from agents.scheduler.default_plugins import (
     extension_points_of,
 )
 from agents.scheduler.framework.interface import ExtensionPoint, PluginFactory, ProfileSpec
-from emulator.api.codec import ManifestError, yaml_documents
-from emulator.inputs import ReadError, read_text
+from emulator.base.api.codec import ManifestError, yaml_documents
+from emulator.base.inputs import ReadError, read_text
 
 __all__ = [
     "API_VERSION",

@@ -31,13 +31,13 @@ from typing import TYPE_CHECKING, Any, Final
 from agents.scheduler.cache import CacheError
 from agents.scheduler.framework.types import ActionType, ClusterEvent, EventResource
 from agents.scheduler.queue import EventAssignedPodAdd, EventAssignedPodDelete, pod_scheduling_properties_change
-from emulator.api.core import Node, Pod
+from emulator.base.api.core import Node, Pod
 
 if TYPE_CHECKING:
     from agents.scheduler.cache import Cache
     from agents.scheduler.framework.runtime import Framework
     from agents.scheduler.queue import SchedulingQueue
-    from emulator.runtime.clock import Clock
+    from emulator.base.runtime.clock import Clock
 
 __all__ = ["EventHandlers", "NodeEvents", "node_update_events"]
 

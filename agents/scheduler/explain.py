@@ -43,7 +43,7 @@ nominated node), which is reported instead of explain's; PostFilter is not run a
 makes API calls) and ``rng`` is not used, so recording does not change the run.
 
 It does not own wiring a framework over fixed objects (``explain_static.py``), loading manifests
-or printing (``emulator/commands/explain.py``), nor the cycle
+or printing (``emulator/app/commands/explain.py``), nor the cycle
 itself (``schedule_one.py``).
 """
 
@@ -62,7 +62,7 @@ from agents.scheduler.framework.interface import ExtensionPoint, FilterPlugin, N
 from agents.scheduler.framework.runtime import Framework
 from agents.scheduler.framework.types import Code, CycleState, NodeInfo, Status, as_status
 from agents.scheduler.sampling import select_host
-from emulator.api.core import Pod
+from emulator.base.api.core import Pod
 
 __all__ = ["Decided", "ExplainRecorder", "Explanation", "NodeExplanation", "Preemption", "explain_pod"]
 

@@ -8,7 +8,7 @@ ReplicaSets and StatefulSets preemption and default spreading read — and hands
 running scheduler; there is no queue, no informer and no task group (preemption's API calls and
 ``activate`` are absent: explain never runs PostFilter's side effects).
 
-It does not own reading manifests, admitting them or printing (``emulator/commands/explain.py``),
+It does not own reading manifests, admitting them or printing (``emulator/app/commands/explain.py``),
 nor choosing the profile (the caller passes it, from ``SchedulerConfig.profile``).
 """
 
@@ -24,9 +24,9 @@ from agents.scheduler.explain import Explanation, explain_pod
 from agents.scheduler.framework.interface import PluginFactory
 from agents.scheduler.framework.runtime import Framework
 from agents.scheduler.framework.types import PodInfo
-from agents.scheduler.workloads import StaticWorkloads
-from emulator.api.core import Namespace, Node, Pod
-from emulator.runtime.clock import StoppedClock
+from agents.scheduler.workload_listers import StaticWorkloads
+from emulator.base.api.core import Namespace, Node, Pod
+from emulator.base.runtime.clock import StoppedClock
 
 __all__ = ["ProfileError", "explain_objects"]
 

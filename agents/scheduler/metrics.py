@@ -6,7 +6,7 @@ pod's first entry into the queue to its successful binding — "e2e" here) and t
 wait. Durations are in simulated seconds (the virtual clock), plus the wall time spent in
 scheduling cycles for benchmarks. Percentiles are nearest-rank.
 
-Memory: each duration is a ``QuantileSketch`` (``emulator.runtime.stats``), as upstream's
+Memory: each duration is a ``QuantileSketch`` (``emulator.base.runtime.stats``), as upstream's
 are histograms rather than lists: exact up to ``EXACT_CAP`` samples (every small run's report
 is the exact rule's), then log buckets within 1 % of the exact percentile, so an hour-long
 run keeps a few hundred counters per metric instead of one float per attempt. The bench
@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from emulator.runtime.stats import QuantileSketch
+from emulator.base.runtime.stats import QuantileSketch
 
 if TYPE_CHECKING:
     from agents.scheduler.framework.interface import ExtensionPoint

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, TypeAlias
 if TYPE_CHECKING:
     from agents.scheduler.explain import Explanation
     from agents.scheduler.metrics import MetricsRecorder
-    from emulator.api.core import Pod
+    from emulator.base.api.core import Pod
 
 __all__ = ["ExplainHook", "SchedulerOptions"]
 

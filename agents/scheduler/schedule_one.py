@@ -81,10 +81,10 @@ from agents.scheduler.framework.types import (
 )
 from agents.scheduler.queue import EventAssignedPodDelete, QueuedPodInfo
 from agents.scheduler.sampling import num_feasible_nodes_to_find, select_host
-from emulator.api.core import Pod, PodCondition
-from emulator.api.errors import ApiError, NotFound
-from emulator.api.meta import ObjectReference
-from emulator.client.retry import Backoff, retry_on_conflict
+from emulator.base.api.core import Pod, PodCondition
+from emulator.base.api.errors import ApiError, NotFound
+from emulator.base.api.meta import ObjectReference
+from emulator.base.client.retry import Backoff, retry_on_conflict
 
 if TYPE_CHECKING:
     from agents.scheduler.cache import Cache, Snapshot
@@ -93,10 +93,10 @@ if TYPE_CHECKING:
     from agents.scheduler.metrics import SchedulingMetrics
     from agents.scheduler.options import SchedulerOptions
     from agents.scheduler.queue import SchedulingQueue
-    from emulator.client.client import Client
-    from emulator.client.events import EventRecorder
-    from emulator.client.informer import Informer
-    from emulator.runtime.clock import Clock
+    from emulator.base.client.client import Client
+    from emulator.base.client.events import EventRecorder
+    from emulator.base.client.informer import Informer
+    from emulator.base.runtime.clock import Clock
 
 __all__ = ["STATUS_RETRY", "SchedulingCycle", "pod_reference"]
 

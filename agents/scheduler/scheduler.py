@@ -34,13 +34,13 @@ from agents.scheduler.queue import Nominator, QueueClosed, SchedulingQueue
 from agents.scheduler.sampling import num_feasible_nodes_to_find, select_host
 from agents.scheduler.schedule_one import SchedulingCycle
 from agents.scheduler.setup import SchedulerSettings, build_scheduler_setup
-from agents.scheduler.workloads import WorkloadListers, workload_client
-from emulator.api.core import Pod
-from emulator.client.client import Client
-from emulator.client.events import EventRecorder
-from emulator.client.informer import Informer
-from emulator.runtime.clock import Clock
-from emulator.runtime.rng import Seeds
+from agents.scheduler.workload_listers import WorkloadListers, workload_client
+from emulator.base.api.core import Pod
+from emulator.base.client.client import Client
+from emulator.base.client.events import EventRecorder
+from emulator.base.client.informer import Informer
+from emulator.base.runtime.clock import Clock
+from emulator.base.runtime.rng import Seeds
 
 __all__ = [
     "NodeEvents",

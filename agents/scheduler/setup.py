@@ -5,7 +5,7 @@ KubeSchedulerConfiguration, the per-instance options.
 What this module owns:
 
 * ``SchedulerSettings``: everything a scenario tells the scheduler agent, as plain typed data
-  (the scenario layer builds it from its ``Scenario``: ``emulator/scenario/schedulers.py``).
+  (the scenario layer builds it from its ``Scenario``: ``emulator/app/scenario/schedulers.py``).
   It is the seam between the layers: no scenario object crosses it.
 * ``build_scheduler_setup(settings)``: registry, profiles and options, or ``SetupError``
   (``<file>: <path>: <detail>``, naming the scenario file and the path inside it). With
@@ -13,7 +13,7 @@ What this module owns:
   without a client, so that a plugin whose constructor raises is bad input
   (``initializing plugin "X": ...``) before anything runs.
 
-The CLI's check (``emulator/commands/common.py``, before ``validate``/``run`` go on) calls it
+The CLI's check (``emulator/app/commands/common.py``, before ``validate``/``run`` go on) calls it
 with ``construct=True``; ``scheduler.start_schedulers`` calls it to start the agents. It does
 not own loading the configuration document (``config.py``), the registry (``registry.py``)
 nor starting instances (``scheduler.py``).
@@ -32,8 +32,8 @@ from agents.scheduler.framework.plugin_set import PluginInitError
 from agents.scheduler.framework.runtime import Framework
 from agents.scheduler.options import SchedulerOptions
 from agents.scheduler.registry import build_registry
-from emulator.inputs import PlainInputError
-from emulator.runtime.clock import StoppedClock
+from emulator.base.inputs import PlainInputError
+from emulator.base.runtime.clock import StoppedClock
 
 __all__ = ["SchedulerSettings", "SchedulerSetup", "SetupError", "build_scheduler_setup"]
 

@@ -24,7 +24,7 @@ import random
 from pathlib import Path
 from typing import TypeVar
 
-from emulator.scenario.traces import ALIBABA_NODE_COLUMNS, ALIBABA_POD_COLUMNS, CSV_OPTIONAL, CSV_REQUIRED
+from emulator.app.scenario.workload_traces import ALIBABA_NODE_COLUMNS, ALIBABA_POD_COLUMNS, CSV_OPTIONAL, CSV_REQUIRED
 
 T = TypeVar("T")
 

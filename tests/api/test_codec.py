@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from emulator.api.codec import (
+from emulator.base.api.codec import (
     KINDS,
     ManifestError,
     convert,
@@ -16,9 +16,9 @@ from emulator.api.codec import (
     object_from_dict,
     to_builtins,
 )
-from emulator.api.core import Binding, Event, Namespace, Node, Pod
-from emulator.api.quantity import EXPECTED
-from emulator.api.scheduling import Lease, PriorityClass
+from emulator.base.api.core import Binding, Event, Namespace, Node, Pod
+from emulator.base.api.quantity import EXPECTED
+from emulator.base.api.scheduling import Lease, PriorityClass
 
 POD = """\
 apiVersion: v1

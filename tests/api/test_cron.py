@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from emulator.api.cron import CronError, parse_schedule
+from emulator.base.api.cron import CronError, parse_schedule
 
 
 def _t(*args: int) -> float:

@@ -1,10 +1,10 @@
-"""Field selectors (``emulator.api.fields``) against upstream ``fields.ParseSelector``."""
+"""Field selectors (``emulator.base.api.fields``) against upstream ``fields.ParseSelector``."""
 
 from __future__ import annotations
 
 import pytest
 
-from emulator.api.fields import fields_match, parse_field_selector
+from emulator.base.api.fields import fields_match, parse_field_selector
 
 # --- field selectors --------------------------------------------------------------------
 

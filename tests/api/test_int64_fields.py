@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from agents.scheduler.config import ConfigError, load_config
-from emulator.api.errors import Invalid
-from emulator.api.validation import validate
+from emulator.base.api.errors import Invalid
+from emulator.base.api.validation import validate
 from tests.builders import pod, toleration
 
 INT64_MAX = 2**63 - 1

@@ -1,4 +1,4 @@
-"""The kubectl string form of label selectors (``emulator.api.labelparse``) against upstream ``labels.Parse``."""
+"""The kubectl string form of label selectors (``emulator.base.api.labelparse``) against upstream ``labels.Parse``."""
 
 from __future__ import annotations
 
@@ -6,12 +6,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from emulator.api.core import (
+from emulator.base.api.core import (
     LabelSelector,
     LabelSelectorRequirement,
 )
-from emulator.api.labelparse import format_label_selector, parse_label_selector
-from emulator.api.labelselector import label_selector_matches
+from emulator.base.api.labelparse import format_label_selector, parse_label_selector
+from emulator.base.api.labelselector import label_selector_matches
 
 # --- label selector string form ---------------------------------------------------------
 

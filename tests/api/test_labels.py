@@ -1,11 +1,11 @@
-"""Name syntax (``emulator.api.labels``): upstream's ``IsQualifiedName``, ``IsValidLabelValue``,
+"""Name syntax (``emulator.base.api.labels``): upstream's ``IsQualifiedName``, ``IsValidLabelValue``,
 ``IsDNS1123Label`` and ``IsDNS1123Subdomain`` messages, word for word."""
 
 from __future__ import annotations
 
 import pytest
 
-from emulator.api.labels import (
+from emulator.base.api.labels import (
     dns1123_label_errors,
     dns1123_subdomain_errors,
     is_dns1123_label,

@@ -1,4 +1,4 @@
-"""Label selectors (``emulator.api.labelselector``) against upstream: ``LabelSelectorAsSelector`` matching,
+"""Label selectors (``emulator.base.api.labelselector``) against upstream: ``LabelSelectorAsSelector`` matching,
 ``ValidateLabelSelector``, and the compiled ``Selector``."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from emulator.api.core import LabelSelector, LabelSelectorRequirement
-from emulator.api.labelselector import (
+from emulator.base.api.core import LabelSelector, LabelSelectorRequirement
+from emulator.base.api.labelselector import (
     EVERYTHING,
     NOTHING,
     Selector,

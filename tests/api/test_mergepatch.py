@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from emulator.api.mergepatch import merge_patch
+from emulator.base.api.mergepatch import merge_patch
 
 
 @pytest.mark.parametrize(

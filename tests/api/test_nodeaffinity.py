@@ -1,4 +1,4 @@
-"""Node selectors and required node affinity (``emulator.api.nodeaffinity``) against upstream."""
+"""Node selectors and required node affinity (``emulator.base.api.nodeaffinity``) against upstream."""
 
 from __future__ import annotations
 
@@ -7,14 +7,14 @@ from typing import Any
 import msgspec
 import pytest
 
-from emulator.api.core import (
+from emulator.base.api.core import (
     Node,
     NodeSelector,
     NodeSelectorRequirement,
     NodeSelectorTerm,
     Pod,
 )
-from emulator.api.nodeaffinity import (
+from emulator.base.api.nodeaffinity import (
     node_selector_matches,
     node_selector_requirement_matches,
     node_selector_term_matches,

@@ -14,12 +14,12 @@ from typing import Any
 import pytest
 import yaml
 
-from emulator.api.codec import convert
-from emulator.api.core import Namespace, Pod
-from emulator.api.errors import Invalid
-from emulator.api.labelselector import compile_selector
-from emulator.api.nodeaffinity import term_errors
-from emulator.api.validation import validate
+from emulator.base.api.codec import convert
+from emulator.base.api.core import Namespace, Pod
+from emulator.base.api.errors import Invalid
+from emulator.base.api.labelselector import compile_selector
+from emulator.base.api.nodeaffinity import term_errors
+from emulator.base.api.validation import validate
 from emulator.cli import main
 
 REQ = "requiredDuringSchedulingIgnoredDuringExecution"

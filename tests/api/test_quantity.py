@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from emulator.api.codec import ManifestError, convert, load_manifests, to_builtins
-from emulator.api.core import Pod
-from emulator.api.quantity import EXPECTED, Quantity, decode_quantity, parse_quantity
+from emulator.base.api.codec import ManifestError, convert, load_manifests, to_builtins
+from emulator.base.api.core import Pod
+from emulator.base.api.quantity import EXPECTED, Quantity, decode_quantity, parse_quantity
 
 GI = 1 << 30
 

@@ -14,11 +14,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from emulator.api.codec import convert
-from emulator.api.core import Node, Pod
-from emulator.api.errors import Invalid
-from emulator.api.quantity import EXPECTED, MAX_VALUE, TOO_LARGE, fits_int64_milli, parse_quantity
-from emulator.api.validation import validate
+from emulator.base.api.codec import convert
+from emulator.base.api.core import Node, Pod
+from emulator.base.api.errors import Invalid
+from emulator.base.api.quantity import EXPECTED, MAX_VALUE, TOO_LARGE, fits_int64_milli, parse_quantity
+from emulator.base.api.validation import validate
 
 BIG_CPU = "1" * 310
 

@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from emulator.api.codec import convert
-from emulator.api.core import Container, Node, Pod
-from emulator.api.quantity import parse_quantity
-from emulator.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, amount, node_allocatable, pod_requests
+from emulator.base.api.codec import convert
+from emulator.base.api.core import Container, Node, Pod
+from emulator.base.api.quantity import parse_quantity
+from emulator.base.api.resources import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, amount, node_allocatable, pod_requests
 from tests import builders
 
 GI = 1 << 30

@@ -8,8 +8,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from emulator.api.core import Container, ContainerPort, Pod
-from emulator.api.resources import pod_host_ports, pod_host_ports_reference, pod_requests, pod_requests_reference
+from emulator.base.api.core import Container, ContainerPort, Pod
+from emulator.base.api.resources import pod_host_ports, pod_host_ports_reference, pod_requests, pod_requests_reference
 from tests import builders
 
 AMOUNTS = st.sampled_from(["0", "1", "100m", "1500m", "1Gi", "500Mi", "3", "1k"])

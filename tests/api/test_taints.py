@@ -1,15 +1,15 @@
-"""Taints and tolerations (``emulator.api.taints``) against upstream ``ToleratesTaint``."""
+"""Taints and tolerations (``emulator.base.api.taints``) against upstream ``ToleratesTaint``."""
 
 from __future__ import annotations
 
 import pytest
 
-from emulator.api.core import (
+from emulator.base.api.core import (
     Node,
     Taint,
     Toleration,
 )
-from emulator.api.taints import find_untolerated_taint, toleration_tolerates_taint, tolerations_tolerate_taint
+from emulator.base.api.taints import find_untolerated_taint, toleration_tolerates_taint, tolerations_tolerate_taint
 from tests import builders
 
 

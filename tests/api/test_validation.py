@@ -6,12 +6,12 @@ from typing import Any
 
 import pytest
 
-from emulator.api.codec import convert
-from emulator.api.core import Namespace, Node, Pod
-from emulator.api.errors import ApiError, Invalid
-from emulator.api.quantity import EXPECTED
-from emulator.api.scheduling import PriorityClass
-from emulator.api.validation import quantity_errors, validate
+from emulator.base.api.codec import convert
+from emulator.base.api.core import Namespace, Node, Pod
+from emulator.base.api.errors import ApiError, Invalid
+from emulator.base.api.quantity import EXPECTED
+from emulator.base.api.scheduling import PriorityClass
+from emulator.base.api.validation import quantity_errors, validate
 
 SUBDOMAIN_MSG = (
     "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "

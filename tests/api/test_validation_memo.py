@@ -6,8 +6,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from emulator.api.labelselector import label_problems
-from emulator.api.validation import metadata_labels_problem
+from emulator.base.api.labelselector import label_problems
+from emulator.base.api.validation import metadata_labels_problem
 
 KEYS = st.sampled_from(["app", "a b", "example.com/tier", "-bad", "k" * 64, "x/y/z", "", "zone"])
 VALUES = st.sampled_from(["", "web", "a b", "v" * 64, "-x", "ok.1", "zone-a"])

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from emulator.api.errors import Invalid
-from emulator.api.validation import validate
+from emulator.base.api.errors import Invalid
+from emulator.base.api.validation import validate
 from tests.builders import container, node, pod
 
 QNAME = (

@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from emulator.api.apps import (
+from emulator.base.api.apps import (
     DaemonSet,
     DaemonSetSpec,
     DaemonSetUpdateStrategy,
@@ -20,9 +20,9 @@ from emulator.api.apps import (
     StatefulSet,
     StatefulSetSpec,
 )
-from emulator.api.batch import Job, JobSpec
-from emulator.api.meta import ObjectMeta
-from emulator.api.workloaddefaults import default_object, generate_job_selector, stored_job
+from emulator.base.api.batch import Job, JobSpec
+from emulator.base.api.meta import ObjectMeta
+from emulator.base.api.workloaddefaults import default_object, generate_job_selector, stored_job
 
 counts = st.none() | st.integers(-3, 50)
 int_or_str = st.none() | st.integers(0, 5) | st.sampled_from(["0%", "25%", "100%"])

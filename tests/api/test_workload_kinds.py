@@ -9,8 +9,8 @@ import msgspec
 import pytest
 import yaml
 
-from emulator.api.codec import load_manifests, to_builtins
-from emulator.api.workloaddefaults import default_object, generate_job_selector
+from emulator.base.api.codec import load_manifests, to_builtins
+from emulator.base.api.workloaddefaults import default_object, generate_job_selector
 
 TEMPLATE = {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}}
 JOB_TEMPLATE = {

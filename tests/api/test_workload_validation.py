@@ -9,7 +9,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from emulator.api.codec import ManifestError, load_manifests
+from emulator.base.api.codec import ManifestError, load_manifests
 
 CONTAINERS = [{"name": "c", "image": "nginx"}]
 TEMPLATE = {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": CONTAINERS}}

@@ -1,4 +1,4 @@
-"""Event expiry (``emulator.apiserver.eventttl``): the API server deletes an Event ``eventTTL``
+"""Event expiry (``emulator.base.apiserver.eventttl``): the API server deletes an Event ``eventTTL``
 after its last write (upstream ``--event-ttl``, default 1 h), as an ordinary delete that
 watchers and write listeners see; a rewrite pushes the deadline back."""
 
@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 from msgspec.structs import replace
 
-from emulator.api.core import Event, Namespace
-from emulator.api.meta import ObjectMeta, ObjectReference
-from emulator.apiserver.eventttl import DEFAULT_EVENT_TTL, EventExpiry
-from emulator.apiserver.server import ApiServer, ServerSettings, WriteRecord
-from emulator.runtime.clock import format_timestamp
-from emulator.scenario.loader import load_scenario_text
-from emulator.scenario.readers import ScenarioError
+from emulator.app.scenario.loader import load_scenario_text
+from emulator.app.scenario.readers import ScenarioError
+from emulator.base.api.core import Event, Namespace
+from emulator.base.api.meta import ObjectMeta, ObjectReference
+from emulator.base.apiserver.eventttl import DEFAULT_EVENT_TTL, EventExpiry
+from emulator.base.apiserver.server import ApiServer, ServerSettings, WriteRecord
+from emulator.base.runtime.clock import format_timestamp
 
 
 class _Clock:

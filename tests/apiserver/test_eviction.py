@@ -11,13 +11,13 @@ from typing import Any
 import pytest
 from msgspec.structs import replace
 
-from emulator.api.core import Binding, LabelSelector, PodCondition
-from emulator.api.errors import Conflict, InternalError, NotFound, TooManyRequests
-from emulator.api.meta import ObjectMeta, ObjectReference
-from emulator.api.policy import PodDisruptionBudget, PodDisruptionBudgetSpec, PodDisruptionBudgetStatus
-from emulator.apiserver import ApiServer
-from emulator.apiserver.server import WriteRecord
-from emulator.client.client import Client
+from emulator.base.api.core import Binding, LabelSelector, PodCondition
+from emulator.base.api.errors import Conflict, InternalError, NotFound, TooManyRequests
+from emulator.base.api.meta import ObjectMeta, ObjectReference
+from emulator.base.api.policy import PodDisruptionBudget, PodDisruptionBudgetSpec, PodDisruptionBudgetStatus
+from emulator.base.apiserver import ApiServer
+from emulator.base.apiserver.server import WriteRecord
+from emulator.base.client.client import Client
 from tests import builders
 from tests.apiserver.test_workload_verbs import _server
 

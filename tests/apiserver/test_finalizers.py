@@ -11,12 +11,12 @@ import msgspec
 import pytest
 from msgspec.structs import replace
 
-from emulator.api.codec import load_manifests
-from emulator.api.core import Namespace
-from emulator.api.errors import Conflict, Invalid, NotFound
-from emulator.api.meta import ObjectMeta, OwnerReference
-from emulator.apiserver import ApiServer
-from emulator.runtime.clock import format_timestamp
+from emulator.base.api.codec import load_manifests
+from emulator.base.api.core import Namespace
+from emulator.base.api.errors import Conflict, Invalid, NotFound
+from emulator.base.api.meta import ObjectMeta, OwnerReference
+from emulator.base.apiserver import ApiServer
+from emulator.base.runtime.clock import format_timestamp
 from tests.builders import pod
 
 

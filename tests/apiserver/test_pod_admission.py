@@ -15,15 +15,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from msgspec.structs import replace
 
-from emulator.api.codec import convert
-from emulator.api.core import Namespace, Pod
-from emulator.api.errors import ApiError, Invalid
-from emulator.api.meta import ObjectMeta
-from emulator.api.scheduling import PriorityClass
-from emulator.api.validation import validate
-from emulator.apiserver import ApiServer
-from emulator.apiserver.defaults import PodAdmission, default_pod
-from emulator.runtime.clock import StoppedClock
+from emulator.base.api.codec import convert
+from emulator.base.api.core import Namespace, Pod
+from emulator.base.api.errors import ApiError, Invalid
+from emulator.base.api.meta import ObjectMeta
+from emulator.base.api.scheduling import PriorityClass
+from emulator.base.api.validation import validate
+from emulator.base.apiserver import ApiServer
+from emulator.base.apiserver.defaults import PodAdmission, default_pod
+from emulator.base.runtime.clock import StoppedClock
 
 _CONTAINER: dict[str, Any] = {"name": "c", "image": "pause"}
 SPECS: dict[str, dict[str, Any]] = {

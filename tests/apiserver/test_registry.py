@@ -14,13 +14,13 @@ import msgspec
 import pytest
 from msgspec.structs import replace
 
-from emulator.api.codec import KINDS
-from emulator.api.core import Namespace
-from emulator.api.errors import AlreadyExists, Invalid
-from emulator.api.meta import ObjectMeta
-from emulator.apiserver import CLUSTER_SCOPED, ApiServer
-from emulator.apiserver.registry import STRATEGIES, Strategy
-from emulator.runtime.clock import StoppedClock
+from emulator.base.api.codec import KINDS
+from emulator.base.api.core import Namespace
+from emulator.base.api.errors import AlreadyExists, Invalid
+from emulator.base.api.meta import ObjectMeta
+from emulator.base.apiserver import CLUSTER_SCOPED, ApiServer
+from emulator.base.apiserver.registry import STRATEGIES, Strategy
+from emulator.base.runtime.clock import StoppedClock
 
 
 def test_every_decoded_kind_has_a_strategy() -> None:

@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 from msgspec.structs import replace
 
-from emulator.api.codec import KINDS, convert
-from emulator.api.core import (
+from emulator.base.api.codec import KINDS, convert
+from emulator.base.api.core import (
     Binding,
     Namespace,
     NamespaceStatus,
@@ -29,13 +29,13 @@ from emulator.api.core import (
     PodSchedulingGate,
     Toleration,
 )
-from emulator.api.errors import AlreadyExists, ApiError, Conflict, Invalid, NotFound
-from emulator.api.meta import ObjectMeta, ObjectReference
-from emulator.api.quantity import parse_quantity
-from emulator.api.scheduling import PriorityClass
-from emulator.apiserver import CLUSTER_SCOPED, ApiServer, ServerSettings, WriteRecord
-from emulator.apiserver.defaults import DEFAULT_SCHEDULER, qos_class
-from emulator.runtime.clock import format_timestamp
+from emulator.base.api.errors import AlreadyExists, ApiError, Conflict, Invalid, NotFound
+from emulator.base.api.meta import ObjectMeta, ObjectReference
+from emulator.base.api.quantity import parse_quantity
+from emulator.base.api.scheduling import PriorityClass
+from emulator.base.apiserver import CLUSTER_SCOPED, ApiServer, ServerSettings, WriteRecord
+from emulator.base.apiserver.defaults import DEFAULT_SCHEDULER, qos_class
+from emulator.base.runtime.clock import format_timestamp
 from tests.references import new_uid
 
 ALL_KINDS = sorted(k for _, k in KINDS)

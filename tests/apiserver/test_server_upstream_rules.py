@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
-from emulator.api.codec import convert
-from emulator.api.core import Binding, Namespace, Node, Pod
-from emulator.api.errors import Conflict, Invalid, Timeout
-from emulator.api.meta import ObjectMeta, ObjectReference
-from emulator.apiserver import ApiServer
-from emulator.runtime.clock import format_timestamp
+from emulator.base.api.codec import convert
+from emulator.base.api.core import Binding, Namespace, Node, Pod
+from emulator.base.api.errors import Conflict, Invalid, Timeout
+from emulator.base.api.meta import ObjectMeta, ObjectReference
+from emulator.base.apiserver import ApiServer
+from emulator.base.runtime.clock import format_timestamp
 
 
 class FakeClock:

@@ -1,4 +1,4 @@
-"""Cluster IPs of Services (``emulator.apiserver.serviceips``), through the store."""
+"""Cluster IPs of Services (``emulator.base.apiserver.serviceips``), through the store."""
 
 from __future__ import annotations
 
@@ -8,13 +8,13 @@ import random
 import pytest
 from msgspec.structs import replace
 
-from emulator.api.core import Namespace
-from emulator.api.errors import Invalid
-from emulator.api.meta import ObjectMeta
-from emulator.api.services import Service, ServicePort, ServiceSpec
-from emulator.apiserver import ApiServer
-from emulator.apiserver.serviceips import SERVICE_CIDR
-from emulator.runtime.clock import StoppedClock
+from emulator.base.api.core import Namespace
+from emulator.base.api.errors import Invalid
+from emulator.base.api.meta import ObjectMeta
+from emulator.base.api.services import Service, ServicePort, ServiceSpec
+from emulator.base.apiserver import ApiServer
+from emulator.base.apiserver.serviceips import SERVICE_CIDR
+from emulator.base.runtime.clock import StoppedClock
 
 
 def _service(name: str, **spec: object) -> Service:

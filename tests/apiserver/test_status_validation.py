@@ -17,15 +17,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from msgspec.structs import replace
 
-from emulator.api.codec import convert
-from emulator.api.core import Namespace, Node, NodeStatus, Pod, PodStatus
-from emulator.api.errors import ApiError, Invalid
-from emulator.api.meta import ObjectMeta
-from emulator.api.scheduling import Lease
-from emulator.api.validation import validate, validate_status_update, validate_update
-from emulator.apiserver import ApiServer
-from emulator.apiserver.registry import strategy as strategy_module
-from emulator.runtime.clock import StoppedClock
+from emulator.base.api.codec import convert
+from emulator.base.api.core import Namespace, Node, NodeStatus, Pod, PodStatus
+from emulator.base.api.errors import ApiError, Invalid
+from emulator.base.api.meta import ObjectMeta
+from emulator.base.api.scheduling import Lease
+from emulator.base.api.validation import validate, validate_status_update, validate_update
+from emulator.base.apiserver import ApiServer
+from emulator.base.apiserver.registry import strategy as strategy_module
+from emulator.base.runtime.clock import StoppedClock
 
 QUANTITIES = st.sampled_from(["1", "100m", "2Gi", "0", "-1", "-100m", "abc", "1.5", "3e2", "110", ""])
 WORDS = st.sampled_from(["", "Running", "Pending", "Succeeded", "Failed", "Bogus", "node-1", "10.0.0.1"])

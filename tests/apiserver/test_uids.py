@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from emulator.apiserver.uids import fast_uid
+from emulator.base.apiserver.uids import fast_uid
 from tests.references import new_uid
 
 

@@ -16,16 +16,16 @@ from typing import Any
 import pytest
 from msgspec.structs import replace
 
-from emulator.api.apps import ReplicaSet
-from emulator.api.codec import convert
-from emulator.api.core import Namespace, Node, Pod, PodCondition
-from emulator.api.meta import ObjectMeta
-from emulator.api.scheduling import Lease, LeaseSpec
-from emulator.apiserver import ApiServer, WriteRecord
-from emulator.runtime.clock import StoppedClock
-from emulator.scenario.loader import load_scenario
-from emulator.scenario.runner import RunOptions, run_scenario
-from emulator.scenario.schema import Sleep
+from emulator.app.scenario.loader import load_scenario
+from emulator.app.scenario.runner import RunOptions, run_scenario
+from emulator.app.scenario.schema import Sleep
+from emulator.base.api.apps import ReplicaSet
+from emulator.base.api.codec import convert
+from emulator.base.api.core import Namespace, Node, Pod, PodCondition
+from emulator.base.api.meta import ObjectMeta
+from emulator.base.api.scheduling import Lease, LeaseSpec
+from emulator.base.apiserver import ApiServer, WriteRecord
+from emulator.base.runtime.clock import StoppedClock
 
 ROOT = Path(__file__).resolve().parents[2]
 

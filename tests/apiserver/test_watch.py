@@ -9,14 +9,14 @@ from typing import Any
 import pytest
 from msgspec.structs import replace
 
-from emulator.api.codec import convert
-from emulator.api.core import Binding, Namespace, Node, Pod
-from emulator.api.errors import Gone
-from emulator.api.meta import ObjectMeta, ObjectReference
-from emulator.apiserver import ApiServer, ServerSettings, Watcher, WatchEvent, object_fields
-from emulator.apiserver.watch import WatchHub, transition
-from emulator.runtime.channel import ChannelClosed, Overflow
-from emulator.runtime.clock import format_timestamp
+from emulator.base.api.codec import convert
+from emulator.base.api.core import Binding, Namespace, Node, Pod
+from emulator.base.api.errors import Gone
+from emulator.base.api.meta import ObjectMeta, ObjectReference
+from emulator.base.apiserver import ApiServer, ServerSettings, Watcher, WatchEvent, object_fields
+from emulator.base.apiserver.watch import WatchHub, transition
+from emulator.base.runtime.channel import ChannelClosed, Overflow
+from emulator.base.runtime.clock import format_timestamp
 from tests.builders import pod
 
 
@@ -427,7 +427,7 @@ def test_watcher_repr_and_ids() -> None:
 
 
 def test_history_keeps_the_fresh_duration_and_trims_once_past_the_slack() -> None:
-    from emulator.apiserver.store import EVENT_FRESH_DURATION, HISTORY_LOWER_BOUND, HISTORY_TRIM_SLACK
+    from emulator.base.apiserver.store import EVENT_FRESH_DURATION, HISTORY_LOWER_BOUND, HISTORY_TRIM_SLACK
 
     srv, clock = server()
     revisions_at: list[tuple[float, int]] = []
@@ -446,7 +446,7 @@ def test_history_keeps_the_fresh_duration_and_trims_once_past_the_slack() -> Non
 
 
 def test_history_never_trims_below_the_lower_bound() -> None:
-    from emulator.apiserver.store import HISTORY_LOWER_BOUND
+    from emulator.base.apiserver.store import HISTORY_LOWER_BOUND
 
     srv, clock = server()
     for i in range(HISTORY_LOWER_BOUND):

@@ -13,9 +13,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from emulator.api.codec import convert
-from emulator.api.core import Node, Pod
-from emulator.apiserver.watch import Watcher, WatchHub
+from emulator.base.api.codec import convert
+from emulator.base.api.core import Node, Pod
+from emulator.base.apiserver.watch import Watcher, WatchHub
 from tests.references import candidates_reference
 
 NAMES = st.sampled_from(["a", "b", "c"])

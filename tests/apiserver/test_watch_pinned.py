@@ -11,9 +11,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from emulator.api.codec import convert
-from emulator.api.core import Node, Pod
-from emulator.apiserver.watch import Watcher, WatchEvent, WatchHub, transition
+from emulator.base.api.codec import convert
+from emulator.base.api.core import Node, Pod
+from emulator.base.apiserver.watch import Watcher, WatchEvent, WatchHub, transition
 from tests.references import candidates_reference
 
 PHASES = ["", "Pending", "Running", "Succeeded", "Failed"]

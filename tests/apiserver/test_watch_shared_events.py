@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from emulator.apiserver.watch import Watcher, WatchHub
+from emulator.base.apiserver.watch import Watcher, WatchHub
 from tests.apiserver.test_watch_fastpath import app_is, watchers, writes
 from tests.references import publish_reference
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from msgspec.structs import replace
 
-from emulator.api.errors import Invalid
+from emulator.base.api.errors import Invalid
 from tests.apiserver.test_workload_verbs import _obj, _server
 
 

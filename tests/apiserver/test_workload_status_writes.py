@@ -11,14 +11,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 from msgspec.structs import replace
 
-from emulator.api.apps import Deployment, DeploymentStatus, ReplicaSet, ReplicaSetStatus
-from emulator.api.core import Namespace
-from emulator.api.errors import Invalid
-from emulator.api.meta import ObjectMeta
-from emulator.api.validation import validate, validate_status_update
-from emulator.api.workloaddefaults import default_object
-from emulator.apiserver.server import ApiServer
-from emulator.runtime.clock import StoppedClock
+from emulator.base.api.apps import Deployment, DeploymentStatus, ReplicaSet, ReplicaSetStatus
+from emulator.base.api.core import Namespace
+from emulator.base.api.errors import Invalid
+from emulator.base.api.meta import ObjectMeta
+from emulator.base.api.validation import validate, validate_status_update
+from emulator.base.api.workloaddefaults import default_object
+from emulator.base.apiserver.server import ApiServer
+from emulator.base.runtime.clock import StoppedClock
 from tests.controllers.appsworld import deployment, replicaset
 
 counts = st.integers(-2, 5)

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from msgspec.structs import replace
 
-from emulator.api.core import LabelSelector
-from emulator.api.errors import Invalid
+from emulator.base.api.core import LabelSelector
+from emulator.base.api.errors import Invalid
 from tests.apiserver.test_workload_verbs import _obj, _server
 
 NEW_SELECTOR = LabelSelector(match_labels={"app": "web", "v": "2"})

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from emulator.scenario.loader import load_scenario
+from emulator.app.scenario.loader import load_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = sorted((ROOT / "bench" / "scenarios").glob("*.yaml"))

@@ -1,4 +1,4 @@
-"""Upstream scheduler_perf's Go templates (``emulator/bench/gotemplate.py``): the fields, the helper
+"""Upstream scheduler_perf's Go templates (``emulator/app/bench/gotemplate.py``): the fields, the helper
 functions with Go's arithmetic, trim markers and comments, and what is refused."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from emulator.bench.gotemplate import TemplateError, parse
+from emulator.app.bench.gotemplate import TemplateError, parse
 
 ENV = {"Index": 7, "Count": 10, "Zone": "a", "Ratio": 0.5, "Numeric": "3"}
 

@@ -1,4 +1,4 @@
-"""Barrier stages (``emulator/bench/stages.py``): upstream scheduler_perf's scheduled / attempted /
+"""Barrier stages (``emulator/app/bench/stages.py``): upstream scheduler_perf's scheduled / attempted /
 unattempted sorting, kept per namespace and selector write by write, without an event loop."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from emulator.api.core import Pod, PodCondition
-from emulator.bench.stages import ATTEMPTED, SCHEDULED, UNATTEMPTED, Stage, StageCounts, matches, selector, stage
+from emulator.app.bench.stages import ATTEMPTED, SCHEDULED, UNATTEMPTED, Stage, StageCounts, matches, selector, stage
+from emulator.base.api.core import Pod, PodCondition
 from tests.builders import pod
 
 UNSCHEDULABLE = PodCondition(type="PodScheduled", status="False", reason="Unschedulable")

@@ -1,4 +1,4 @@
-"""``bench --file`` on configs in upstream scheduler_perf's own format (``emulator/bench/upstream.py``):
+"""``bench --file`` on configs in upstream scheduler_perf's own format (``emulator/app/bench/upstream.py``):
 templates by relative path, ``$params``, labels, featureGates, the played opcodes, and the
 workloads reported as skipped with their reason."""
 
@@ -12,20 +12,20 @@ from typing import Any
 
 import pytest
 
-from emulator.api.core import Pod
-from emulator.apiserver.server import ApiServer
-from emulator.bench.harness import _Play, run_workload
-from emulator.bench.instruments import Tracker
-from emulator.bench.resolve import render, render_any
-from emulator.bench.result import BenchOptions
-from emulator.bench.spec import WorkloadError
-from emulator.bench.steps import AnyStep, ChurnStep, DeletePodsStep, NamespacesStep, NodesStep, PodsStep
-from emulator.bench.workloads import load_workloads
-from emulator.commands.arguments import add_bench
-from emulator.commands.bench import run
-from emulator.runtime.clock import LoopClock
-from emulator.runtime.clock import run as run_virtual
-from emulator.runtime.rng import Seeds
+from emulator.app.bench.harness import _Play, run_workload
+from emulator.app.bench.instruments import Tracker
+from emulator.app.bench.resolve import render, render_any
+from emulator.app.bench.result import BenchOptions
+from emulator.app.bench.spec import WorkloadError
+from emulator.app.bench.steps import AnyStep, ChurnStep, DeletePodsStep, NamespacesStep, NodesStep, PodsStep
+from emulator.app.bench.workload_file import load_workloads
+from emulator.app.commands.arguments import add_bench
+from emulator.app.commands.bench import run
+from emulator.base.api.core import Pod
+from emulator.base.apiserver.server import ApiServer
+from emulator.base.runtime.clock import LoopClock
+from emulator.base.runtime.clock import run as run_virtual
+from emulator.base.runtime.rng import Seeds
 
 DATA = Path(__file__).resolve().parent / "data" / "perfconfig"
 SUITE = DATA / "suite" / "performance-config.yaml"

@@ -7,8 +7,8 @@ import math
 
 import pytest
 
-from emulator.bench.spec import WorkloadError
-from emulator.bench.workloads import load_workloads_text
+from emulator.app.bench.spec import WorkloadError
+from emulator.app.bench.workload_file import load_workloads_text
 from emulator.cli import main
 
 WORKLOADS = """

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from emulator.bench.spec import MAX_SCALED_PARAM, WorkloadError
-from emulator.bench.workloads import load_workloads_text
+from emulator.app.bench.spec import MAX_SCALED_PARAM, WorkloadError
+from emulator.app.bench.workload_file import load_workloads_text
 
 WORKLOADS = """
 templates:

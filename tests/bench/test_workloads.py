@@ -13,20 +13,20 @@ from typing import Any
 import pytest
 
 from agents.scheduler import start_schedulers
-from emulator.apiserver.server import ApiServer
-from emulator.bench.harness import run_workload
-from emulator.bench.instruments import enabled_plugins, scheduler_settings
-from emulator.bench.metrics import millis, summarize, throughput_samples
-from emulator.bench.result import BenchOptions
-from emulator.bench.spec import WorkloadError
-from emulator.bench.steps import PodsStep
-from emulator.bench.workloads import load_workloads, load_workloads_text, select_workloads
-from emulator.client.client import Client
-from emulator.commands.arguments import add_bench
-from emulator.commands.bench import run
-from emulator.runtime.clock import LoopClock
-from emulator.runtime.loop import new_virtual_loop
-from emulator.runtime.rng import Seeds
+from emulator.app.bench.harness import run_workload
+from emulator.app.bench.instruments import enabled_plugins, scheduler_settings
+from emulator.app.bench.metrics import millis, summarize, throughput_samples
+from emulator.app.bench.result import BenchOptions
+from emulator.app.bench.spec import WorkloadError
+from emulator.app.bench.steps import PodsStep
+from emulator.app.bench.workload_file import load_workloads, load_workloads_text, select_workloads
+from emulator.app.commands.arguments import add_bench
+from emulator.app.commands.bench import run
+from emulator.base.apiserver.server import ApiServer
+from emulator.base.client.client import Client
+from emulator.base.runtime.clock import LoopClock
+from emulator.base.runtime.loop import new_virtual_loop
+from emulator.base.runtime.rng import Seeds
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKLOADS = ROOT / "bench" / "workloads.yaml"

@@ -1,5 +1,5 @@
 """A start loads only what the command needs: the parser is built from the light
-``emulator.commands.arguments``, and only the chosen command's module is imported.
+``emulator.app.commands.arguments``, and only the chosen command's module is imported.
 
 Each check runs in a fresh interpreter (this process has imported everything already) and
 reads its ``sys.modules``.
@@ -18,13 +18,19 @@ pytestmark = pytest.mark.real_time  # fresh interpreters: subprocesses
 
 ROOT = Path(__file__).resolve().parents[2]
 
-NOT_AT_START = ("numpy", "aiohttp", "cryptography", "agents", "emulator.bench", "rich")
+NOT_AT_START = ("numpy", "aiohttp", "cryptography", "agents", "emulator.app.bench", "rich")
 """Packages ``import emulator.cli`` must not load (``--help`` and every command pay for it)."""
 
-NOT_FOR_VALIDATE = ("emulator.bench", "emulator.http", "emulator.report", "emulator.experiments", "aiohttp")
+NOT_FOR_VALIDATE = (
+    "emulator.app.bench",
+    "emulator.base.http",
+    "emulator.app.report",
+    "emulator.app.experiments",
+    "aiohttp",
+)
 """Packages ``validate`` needs none of."""
 
-NOT_FOR_RUN = ("emulator.bench", "emulator.http", "emulator.experiments", "aiohttp", "cryptography")
+NOT_FOR_RUN = ("emulator.app.bench", "emulator.base.http", "emulator.app.experiments", "aiohttp", "cryptography")
 
 
 def _loaded(code: str) -> list[str]:
@@ -48,7 +54,7 @@ def _under(modules: list[str], packages: tuple[str, ...]) -> list[str]:
 def test_importing_the_command_line_loads_no_command() -> None:
     modules = _loaded("import emulator.cli")
     assert _under(modules, NOT_AT_START) == []
-    assert _under(modules, ("emulator.commands",)) == ["emulator.commands", "emulator.commands.arguments"]
+    assert _under(modules, ("emulator.app.commands",)) == ["emulator.app.commands", "emulator.app.commands.arguments"]
 
 
 def test_the_parser_offers_every_command_without_importing_it() -> None:
@@ -60,7 +66,7 @@ def test_the_parser_offers_every_command_without_importing_it() -> None:
         "        cli.main([name, '--help'])"
     )
     assert _under(modules, NOT_AT_START) == []
-    assert _under(modules, ("emulator.commands",)) == ["emulator.commands", "emulator.commands.arguments"]
+    assert _under(modules, ("emulator.app.commands",)) == ["emulator.app.commands", "emulator.app.commands.arguments"]
 
 
 @pytest.mark.parametrize(
@@ -78,7 +84,7 @@ def test_a_command_imports_only_what_it_needs(argv: list[str], absent: tuple[str
         f"    assert cli.main({argv!r}) == 0"
     )
     assert _under(modules, absent) == []
-    command = f"emulator.commands.{argv[0]}"
+    command = f"emulator.app.commands.{argv[0]}"
     assert command in modules
-    others = [f"emulator.commands.{name}" for name in ("bench", "compare", "hunt", "serve", "explain")]
+    others = [f"emulator.app.commands.{name}" for name in ("bench", "compare", "hunt", "serve", "explain")]
     assert [m for m in others if m in modules] == []

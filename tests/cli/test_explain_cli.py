@@ -1,4 +1,4 @@
-"""``explain`` on the command line (``emulator.commands.explain``): manifests in, one scheduling
+"""``explain`` on the command line (``emulator.app.commands.explain``): manifests in, one scheduling
 cycle out — the pod-selection rules, PriorityClasses, profiles, the JSON shape, the text
 table, and one-line errors for bad input."""
 
@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from emulator.commands import explain as explain_cli
-from emulator.commands.arguments import add_explain
-from emulator.commands.explain import ExplainError
+from emulator.app.commands import explain as explain_cli
+from emulator.app.commands.arguments import add_explain
+from emulator.app.commands.explain import ExplainError
 
 NODES = """\
 apiVersion: v1

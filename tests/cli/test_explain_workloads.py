@@ -9,7 +9,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from emulator.commands.explain import ExplainError
+from emulator.app.commands.explain import ExplainError
 from tests.api.test_workload_kinds import MANIFESTS
 from tests.cli.test_explain_cli import NODES, explain, pod_yaml, write
 

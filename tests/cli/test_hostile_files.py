@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from emulator import cli
-from emulator.inputs import MAX_FILE_BYTES
+from emulator.base.inputs import MAX_FILE_BYTES
 from tests.inputs.hostile import alias_bomb, sparse_file
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -10,11 +10,11 @@ import random
 import pytest
 from msgspec.structs import replace
 
-from emulator.api.errors import InternalError, NotFound
-from emulator.apiserver import ApiServer, ServerSettings
-from emulator.client.client import Client, Latency
-from emulator.runtime.channel import ChannelClosed, Overflow
-from emulator.runtime.clock import LoopClock, run
+from emulator.base.api.errors import InternalError, NotFound
+from emulator.base.apiserver import ApiServer, ServerSettings
+from emulator.base.client.client import Client, Latency
+from emulator.base.runtime.channel import ChannelClosed, Overflow
+from emulator.base.runtime.clock import LoopClock, run
 from tests.builders import pod
 from tests.cluster import Cluster
 

@@ -9,13 +9,13 @@ from typing import Any
 
 import pytest
 
-from emulator.api.core import Event, EventSource, Namespace
-from emulator.api.errors import ApiError, InternalError
-from emulator.api.meta import ObjectMeta, ObjectReference
-from emulator.apiserver import ApiServer
-from emulator.client.client import Client
-from emulator.client.events import NOTE_LENGTH_LIMIT, EventRecorder
-from emulator.runtime.clock import EPOCH, LoopClock
+from emulator.base.api.core import Event, EventSource, Namespace
+from emulator.base.api.errors import ApiError, InternalError
+from emulator.base.api.meta import ObjectMeta, ObjectReference
+from emulator.base.apiserver import ApiServer
+from emulator.base.client.client import Client
+from emulator.base.client.events import NOTE_LENGTH_LIMIT, EventRecorder
+from emulator.base.runtime.clock import EPOCH, LoopClock
 
 POD = ObjectReference(api_version="v1", kind="Pod", namespace="default", name="web-0", uid="uid-1")
 NODE = ObjectReference(api_version="v1", kind="Node", name="n1", uid="uid-n1")

@@ -9,12 +9,12 @@ import random
 
 import pytest
 
-from emulator.api.core import Event, Namespace
-from emulator.api.meta import ObjectMeta, ObjectReference
-from emulator.apiserver import ApiServer
-from emulator.client.client import Client
-from emulator.client.events import LRU_CACHE_ENTRIES, EventRecorder
-from emulator.runtime.clock import LoopClock
+from emulator.base.api.core import Event, Namespace
+from emulator.base.api.meta import ObjectMeta, ObjectReference
+from emulator.base.apiserver import ApiServer
+from emulator.base.client.client import Client
+from emulator.base.client.events import LRU_CACHE_ENTRIES, EventRecorder
+from emulator.base.runtime.clock import LoopClock
 
 POD = ObjectReference(api_version="v1", kind="Pod", namespace="default", name="web-0", uid="uid-1")
 

@@ -9,12 +9,12 @@ import random
 
 import pytest
 
-from emulator.api.core import Event, EventSeries, Namespace
-from emulator.api.meta import ObjectMeta, ObjectReference
-from emulator.apiserver import ApiServer
-from emulator.client.client import Client
-from emulator.client.events import FINISH_TIME, REFRESH_TIME, EventRecorder, micro_time
-from emulator.runtime.clock import LoopClock
+from emulator.base.api.core import Event, EventSeries, Namespace
+from emulator.base.api.meta import ObjectMeta, ObjectReference
+from emulator.base.apiserver import ApiServer
+from emulator.base.client.client import Client
+from emulator.base.client.events import FINISH_TIME, REFRESH_TIME, EventRecorder, micro_time
+from emulator.base.runtime.clock import LoopClock
 
 POD = ObjectReference(api_version="v1", kind="Pod", namespace="default", name="web-0", uid="uid-1")
 

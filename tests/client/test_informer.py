@@ -12,12 +12,12 @@ from typing import Any
 import pytest
 from msgspec.structs import replace
 
-from emulator.api.core import Binding, Namespace, Pod
-from emulator.api.meta import ObjectMeta, ObjectReference
-from emulator.apiserver import ApiServer, ServerSettings
-from emulator.client.client import Client, Latency
-from emulator.client.informer import Informer
-from emulator.runtime.clock import LoopClock
+from emulator.base.api.core import Binding, Namespace, Pod
+from emulator.base.api.meta import ObjectMeta, ObjectReference
+from emulator.base.apiserver import ApiServer, ServerSettings
+from emulator.base.client.client import Client, Latency
+from emulator.base.client.informer import Informer
+from emulator.base.runtime.clock import LoopClock
 from tests.builders import pod
 from tests.cluster import Cluster
 
@@ -300,13 +300,13 @@ async def test_repr() -> None:
 async def test_api_errors_on_list_are_retried_with_backoff_not_fatal() -> None:
     import random as _random
 
-    from emulator.api.core import Namespace as _Namespace
-    from emulator.api.errors import InternalError
-    from emulator.api.meta import ObjectMeta as _ObjectMeta
-    from emulator.apiserver import ApiServer as _ApiServer
-    from emulator.client import Client as _Client
-    from emulator.client import Informer as _Informer
-    from emulator.runtime.clock import LoopClock
+    from emulator.base.api.core import Namespace as _Namespace
+    from emulator.base.api.errors import InternalError
+    from emulator.base.api.meta import ObjectMeta as _ObjectMeta
+    from emulator.base.apiserver import ApiServer as _ApiServer
+    from emulator.base.client import Client as _Client
+    from emulator.base.client import Informer as _Informer
+    from emulator.base.runtime.clock import LoopClock
 
     clock = LoopClock(asyncio.get_running_loop(), virtual=True)
     srv = _ApiServer(clock, _random.Random(0))

@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from emulator.apiserver.watch import WatchEvent
-from emulator.client.client import Client
-from emulator.client.informer import Informer
+from emulator.base.apiserver.watch import WatchEvent
+from emulator.base.client.client import Client
+from emulator.base.client.informer import Informer
 from tests.builders import pod
 
 Log = list[tuple[Any, ...]]

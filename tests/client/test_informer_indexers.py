@@ -11,12 +11,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from msgspec.structs import replace
 
-from emulator.api.core import Pod
-from emulator.api.meta import OwnerReference
-from emulator.apiserver.watch import WatchEvent
-from emulator.client.client import Client
-from emulator.client.indexer import CONTROLLER_UID_INDEX, ORPHAN, controller_uid
-from emulator.client.informer import Informer
+from emulator.base.api.core import Pod
+from emulator.base.api.meta import OwnerReference
+from emulator.base.apiserver.watch import WatchEvent
+from emulator.base.client.client import Client
+from emulator.base.client.indexer import CONTROLLER_UID_INDEX, ORPHAN, controller_uid
+from emulator.base.client.informer import Informer
 from tests.builders import pod
 
 

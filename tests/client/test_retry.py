@@ -1,4 +1,4 @@
-"""``emulator.client.retry``: client-go's ``wait.Backoff`` steps, ``ExponentialBackoff``,
+"""``emulator.base.client.retry``: client-go's ``wait.Backoff`` steps, ``ExponentialBackoff``,
 ``OnError`` and ``RetryOnConflict`` on virtual time, and the two opt-in departures
 (``attempts``, zero waits that do not yield)."""
 
@@ -14,8 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from emulator.api.errors import AlreadyExists, ApiError, Conflict, InternalError, NotFound
-from emulator.client.retry import (
+from emulator.base.api.errors import AlreadyExists, ApiError, Conflict, InternalError, NotFound
+from emulator.base.client.retry import (
     DEFAULT_BACKOFF,
     DEFAULT_RETRY,
     UNLIMITED,
@@ -25,7 +25,7 @@ from emulator.client.retry import (
     on_error,
     retry_on_conflict,
 )
-from emulator.runtime.clock import LoopClock, run
+from emulator.base.runtime.clock import LoopClock, run
 
 # --- Step(): pure -----------------------------------------------------------------------------
 

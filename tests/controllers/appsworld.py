@@ -19,7 +19,7 @@ from typing import Any
 from msgspec.structs import replace
 
 from agents.controllers.manager import WorkloadController, start_workload_controllers
-from emulator.api.apps import (
+from emulator.base.api.apps import (
     Deployment,
     DeploymentSpec,
     DeploymentStrategy,
@@ -27,11 +27,11 @@ from emulator.api.apps import (
     ReplicaSetSpec,
     RollingUpdateDeployment,
 )
-from emulator.api.core import Container, LabelSelector, Pod, PodCondition, PodSpec, PodStatus
-from emulator.api.intstr import IntOrString
-from emulator.api.meta import ObjectMeta
-from emulator.api.podtemplate import PodTemplateSpec
-from emulator.runtime.clock import parse_timestamp
+from emulator.base.api.core import Container, LabelSelector, Pod, PodCondition, PodSpec, PodStatus
+from emulator.base.api.intstr import IntOrString
+from emulator.base.api.meta import ObjectMeta
+from emulator.base.api.podtemplate import PodTemplateSpec
+from emulator.base.runtime.clock import parse_timestamp
 from tests.cluster import Cluster, open_cluster
 
 __all__ = ["AppsWorld", "Readiness", "apps_world", "deployment", "replicaset", "template"]

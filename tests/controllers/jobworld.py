@@ -14,10 +14,10 @@ from typing import Any
 from msgspec.structs import replace
 
 from agents.controllers.manager import WorkloadController, start_workload_controllers
-from emulator.api.batch import CronJob, CronJobSpec, Job, JobCondition, JobSpec, JobTemplateSpec
-from emulator.api.core import ContainerState, ContainerStateTerminated, ContainerStatus, Pod, PodCondition, PodSpec
-from emulator.api.meta import ObjectMeta
-from emulator.api.podtemplate import PodTemplateSpec
+from emulator.base.api.batch import CronJob, CronJobSpec, Job, JobCondition, JobSpec, JobTemplateSpec
+from emulator.base.api.core import ContainerState, ContainerStateTerminated, ContainerStatus, Pod, PodCondition, PodSpec
+from emulator.base.api.meta import ObjectMeta
+from emulator.base.api.podtemplate import PodTemplateSpec
 from tests.builders import container
 from tests.cluster import Cluster, OnCluster, open_cluster
 

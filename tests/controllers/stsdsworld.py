@@ -12,7 +12,7 @@ from typing import Any
 from msgspec.structs import replace
 
 from agents.controllers.manager import WorkloadController, start_workload_controllers
-from emulator.api.apps import (
+from emulator.base.api.apps import (
     DaemonSet,
     DaemonSetSpec,
     DaemonSetUpdateStrategy,
@@ -22,10 +22,10 @@ from emulator.api.apps import (
     StatefulSetSpec,
     StatefulSetUpdateStrategy,
 )
-from emulator.api.core import Container, LabelSelector, PodCondition, PodSpec, Toleration
-from emulator.api.intstr import IntOrString
-from emulator.api.meta import ObjectMeta
-from emulator.api.podtemplate import PodTemplateSpec
+from emulator.base.api.core import Container, LabelSelector, PodCondition, PodSpec, Toleration
+from emulator.base.api.intstr import IntOrString
+from emulator.base.api.meta import ObjectMeta
+from emulator.base.api.podtemplate import PodTemplateSpec
 from tests.cluster import Cluster
 
 __all__ = ["Controllers", "daemonset", "make_ready", "set_phase", "statefulset", "update_spec"]

@@ -18,10 +18,10 @@ from agents.controllers.daemonset import controller as daemonset
 from agents.controllers.deployment import controller as deployment
 from agents.controllers.job import controller as job
 from agents.controllers.statefulset import controller as statefulset
-from emulator.api.meta import OwnerReference
-from emulator.apiserver.watch import WatchEvent
-from emulator.client.client import Client
-from emulator.runtime.clock import Clock
+from emulator.base.api.meta import OwnerReference
+from emulator.base.apiserver.watch import WatchEvent
+from emulator.base.client.client import Client
+from emulator.base.runtime.clock import Clock
 from tests.builders import pod
 
 

@@ -17,8 +17,8 @@ from agents.controllers.controllerutils import (
     related_ranks,
     slow_start_batch,
 )
-from emulator.api.core import ContainerStatus, Pod, PodCondition
-from emulator.runtime.clock import LoopClock, StoppedClock, format_timestamp
+from emulator.base.api.core import ContainerStatus, Pod, PodCondition
+from emulator.base.runtime.clock import LoopClock, StoppedClock, format_timestamp
 from tests.builders import pod
 
 NOW = 10_000.0

@@ -16,7 +16,7 @@ from agents.controllers.cronschedule import (
     most_recent_schedule_time,
     next_schedule_delay,
 )
-from emulator.api.cron import parse_schedule
+from emulator.base.api.cron import parse_schedule
 from tests.controllers.jobworld import World, cronjob, finish_job, world
 
 MINUTE0 = 29453760

@@ -14,9 +14,9 @@ from msgspec.structs import replace
 
 from agents.controllers.daemonset.eligibility import target_node
 from agents.controllers.history import CONTROLLER_REVISION_HASH
-from emulator.api.apps import DaemonSet, DaemonSetUpdateStrategy, RollingUpdateDaemonSet
-from emulator.api.core import Container, Event, Node, Pod
-from emulator.api.intstr import IntOrString
+from emulator.base.api.apps import DaemonSet, DaemonSetUpdateStrategy, RollingUpdateDaemonSet
+from emulator.base.api.core import Container, Event, Node, Pod
+from emulator.base.api.intstr import IntOrString
 from tests.builders import node, taint, toleration
 from tests.cluster import Cluster, open_cluster
 from tests.controllers.stsdsworld import Controllers, daemonset, make_ready, set_phase, update_spec

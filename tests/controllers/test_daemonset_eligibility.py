@@ -16,8 +16,8 @@ from agents.controllers.daemonset.eligibility import (
     target_node,
 )
 from agents.controllers.daemonset.manage import FailedPodBackoff
-from emulator.api.core import Node, NodeSelectorRequirement, PodSpec, Toleration
-from emulator.api.nodeaffinity import NODE_NAME_FIELD
+from emulator.base.api.core import Node, NodeSelectorRequirement, PodSpec, Toleration
+from emulator.base.api.nodeaffinity import NODE_NAME_FIELD
 from tests.builders import affinity, node, node_term, pod, taint, toleration
 from tests.controllers.stsdsworld import daemonset
 

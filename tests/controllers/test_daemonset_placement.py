@@ -12,7 +12,7 @@ from msgspec.structs import replace
 from agents.controllers.daemonset.eligibility import replace_node_name_affinity
 from agents.controllers.daemonset.manage import nodes_to_daemon_pods
 from agents.controllers.daemonset.placement import Placement, relevant
-from emulator.api.core import Pod, PodCondition
+from emulator.base.api.core import Pod, PodCondition
 from tests.builders import pod
 
 NODES = ("a", "b", "c")

@@ -22,9 +22,9 @@ from agents.controllers.daemonset.manage import (
 )
 from agents.controllers.daemonset.update import desired_counts, rolling_update, surge_enabled
 from agents.controllers.history import CONTROLLER_REVISION_HASH
-from emulator.api.apps import DaemonSet
-from emulator.api.core import Node, Pod, PodCondition
-from emulator.api.workloaddefaults import default_object
+from emulator.base.api.apps import DaemonSet
+from emulator.base.api.core import Node, Pod, PodCondition
+from emulator.base.api.workloaddefaults import default_object
 from tests.builders import node, pod, taint
 from tests.controllers.stsdsworld import daemonset as _daemonset
 

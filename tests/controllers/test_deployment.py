@@ -10,7 +10,7 @@ from msgspec.structs import replace
 
 from agents.controllers.controllerutils import is_pod_ready as is_ready
 from agents.controllers.deployment.util import POD_TEMPLATE_HASH, REVISION, compute_hash, resolve_fenceposts
-from emulator.api.apps import Deployment
+from emulator.base.api.apps import Deployment
 from tests.controllers.appsworld import AppsWorld, apps_world, deployment, replicaset
 
 pytestmark = pytest.mark.asyncio

@@ -8,7 +8,7 @@ import pytest
 from msgspec.structs import replace
 
 from agents.controllers.deployment.util import compute_hash
-from emulator.api.apps import Deployment
+from emulator.base.api.apps import Deployment
 from tests.builders import node
 from tests.controllers.appsworld import AppsWorld, apps_world, deployment, replicaset
 

@@ -15,9 +15,9 @@ from msgspec.structs import replace
 
 from agents.controllers.deployment.sync import Rollout, Writer, scale
 from agents.controllers.deployment.util import MAX_REPLICAS, max_surge
-from emulator.api.apps import ReplicaSet, ReplicaSetSpec
-from emulator.api.meta import ObjectMeta
-from emulator.runtime.clock import StoppedClock, format_timestamp
+from emulator.base.api.apps import ReplicaSet, ReplicaSetSpec
+from emulator.base.api.meta import ObjectMeta
+from emulator.base.runtime.clock import StoppedClock, format_timestamp
 from tests.controllers.appsworld import deployment, template
 
 T = TypeVar("T")

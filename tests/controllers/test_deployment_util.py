@@ -24,8 +24,8 @@ from agents.controllers.deployment.util import (
     resolve_fenceposts,
     set_condition,
 )
-from emulator.api.apps import DeploymentStatus, ReplicaSet, ReplicaSetSpec
-from emulator.api.meta import ObjectMeta
+from emulator.base.api.apps import DeploymentStatus, ReplicaSet, ReplicaSetSpec
+from emulator.base.api.meta import ObjectMeta
 from tests.builders import container
 from tests.controllers.appsworld import deployment, template
 

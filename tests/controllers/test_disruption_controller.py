@@ -13,12 +13,12 @@ import pytest_asyncio
 from msgspec.structs import replace
 
 from agents.controllers.manager import start_workload_controllers
-from emulator.api.apps import Deployment, DeploymentSpec, ReplicaSet, ReplicaSetSpec, StatefulSet, StatefulSetSpec
-from emulator.api.core import LabelSelector, Pod, PodCondition
-from emulator.api.intstr import IntOrString
-from emulator.api.meta import ObjectMeta, OwnerReference
-from emulator.api.podtemplate import PodTemplateSpec
-from emulator.api.policy import PodDisruptionBudget, PodDisruptionBudgetSpec, PodDisruptionBudgetStatus
+from emulator.base.api.apps import Deployment, DeploymentSpec, ReplicaSet, ReplicaSetSpec, StatefulSet, StatefulSetSpec
+from emulator.base.api.core import LabelSelector, Pod, PodCondition
+from emulator.base.api.intstr import IntOrString
+from emulator.base.api.meta import ObjectMeta, OwnerReference
+from emulator.base.api.podtemplate import PodTemplateSpec
+from emulator.base.api.policy import PodDisruptionBudget, PodDisruptionBudgetSpec, PodDisruptionBudgetStatus
 from tests.builders import pod
 from tests.cluster import Cluster
 

@@ -18,11 +18,11 @@ from agents.controllers.disruptionstatus import (
     new_status,
     stale_disruption_wait,
 )
-from emulator.api.core import LabelSelector, LabelSelectorRequirement, Pod, PodCondition
-from emulator.api.intstr import IntOrString
-from emulator.api.meta import Condition, OwnerReference
-from emulator.api.policy import PodDisruptionBudget, PodDisruptionBudgetSpec, PodDisruptionBudgetStatus
-from emulator.runtime.clock import format_timestamp
+from emulator.base.api.core import LabelSelector, LabelSelectorRequirement, Pod, PodCondition
+from emulator.base.api.intstr import IntOrString
+from emulator.base.api.meta import Condition, OwnerReference
+from emulator.base.api.policy import PodDisruptionBudget, PodDisruptionBudgetSpec, PodDisruptionBudgetStatus
+from emulator.base.runtime.clock import format_timestamp
 from tests.builders import pod
 
 READY = PodCondition(type="Ready", status="True")

@@ -16,9 +16,9 @@ from msgspec.structs import replace
 from agents.controllers.controllerutils import owner_ref
 from agents.controllers.garbagecollector import GarbageCollector
 from agents.controllers.manager import start_workload_controllers
-from emulator.api.codec import load_manifests
-from emulator.api.errors import NotFound
-from emulator.api.meta import OwnerReference
+from emulator.base.api.codec import load_manifests
+from emulator.base.api.errors import NotFound
+from emulator.base.api.meta import OwnerReference
 from tests.builders import node, pod
 from tests.cluster import Cluster
 

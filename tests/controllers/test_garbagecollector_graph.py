@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from msgspec.structs import replace
 
 from agents.controllers.gcgraph import OwnerGraph
-from emulator.api.core import Pod
-from emulator.api.meta import ObjectMeta, OwnerReference
+from emulator.base.api.core import Pod
+from emulator.base.api.meta import ObjectMeta, OwnerReference
 
 
 def obj(

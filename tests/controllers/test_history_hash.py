@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from agents.controllers.history import template_hash
-from emulator.api.core import PodSpec
-from emulator.api.podtemplate import PodTemplateSpec
+from emulator.base.api.core import PodSpec
+from emulator.base.api.podtemplate import PodTemplateSpec
 from tests.builders import container
 
 

@@ -9,8 +9,8 @@ from msgspec.structs import replace
 
 from agents.controllers.job import backoff as bo
 from agents.controllers.job.indexes import COMPLETION_INDEX, format_intervals, parse_intervals
-from emulator.api.core import ContainerState, ContainerStateTerminated, ContainerStatus, Pod
-from emulator.runtime.clock import format_timestamp
+from emulator.base.api.core import ContainerState, ContainerStateTerminated, ContainerStatus, Pod
+from emulator.base.runtime.clock import format_timestamp
 from tests.builders import pod
 from tests.controllers.jobworld import World, job, world
 

@@ -9,13 +9,13 @@ import pytest
 from msgspec.structs import replace
 
 from agents.controllers.job.failurepolicy import PolicyMatch, match
-from emulator.api.batch import (
+from emulator.base.api.batch import (
     PodFailurePolicy,
     PodFailurePolicyOnExitCodesRequirement,
     PodFailurePolicyOnPodConditionsPattern,
     PodFailurePolicyRule,
 )
-from emulator.api.core import ContainerState, ContainerStateTerminated, ContainerStatus, PodCondition
+from emulator.base.api.core import ContainerState, ContainerStateTerminated, ContainerStatus, PodCondition
 from tests.builders import pod
 from tests.controllers.jobworld import job, world
 

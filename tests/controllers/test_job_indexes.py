@@ -17,7 +17,7 @@ from agents.controllers.job.indexes import (
     format_intervals,
     parse_intervals,
 )
-from emulator.api.core import Pod
+from emulator.base.api.core import Pod
 from tests.builders import pod
 
 INDEXES = st.sets(st.integers(min_value=0, max_value=200), max_size=60)

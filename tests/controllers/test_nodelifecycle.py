@@ -25,10 +25,10 @@ from agents.controllers.nodehealth import (
     zone_key,
 )
 from agents.kubelet import Kubelet, KubeletSettings
-from emulator.api.core import Node, NodeCondition, Taint
-from emulator.runtime.rng import Seeds
-from emulator.scenario.faults import FaultPlan
-from emulator.scenario.schema import NodeHeartbeatStop
+from emulator.app.scenario.faults import FaultPlan
+from emulator.app.scenario.schema import NodeHeartbeatStop
+from emulator.base.api.core import Node, NodeCondition, Taint
+from emulator.base.runtime.rng import Seeds
 from tests.builders import node as build_node
 from tests.cluster import Cluster, OnCluster, open_cluster
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import pytest
 
 from agents.controllers import PodGCController
-from emulator.api.core import Node, Pod
+from emulator.base.api.core import Node, Pod
 from tests.builders import node, pod, taint
 from tests.cluster import Cluster, OnCluster, open_cluster
 

@@ -11,8 +11,8 @@ from msgspec.structs import replace
 
 from agents.controllers import PodGCController, PodGCSettings
 from agents.controllers.podgc import DEFAULT_TERMINATED_POD_GC_THRESHOLD
-from emulator.scenario.loader import load_scenario_text
-from emulator.scenario.readers import ScenarioError
+from emulator.app.scenario.loader import load_scenario_text
+from emulator.app.scenario.readers import ScenarioError
 from tests.builders import node, pod
 from tests.cluster import Cluster, open_cluster
 

@@ -9,7 +9,7 @@ from msgspec.structs import replace
 
 from agents.controllers.controllerutils import owner_ref
 from agents.controllers.replicaset import ReplicaSetController
-from emulator.api.errors import Invalid
+from emulator.base.api.errors import Invalid
 from tests.builders import pod
 from tests.controllers.appsworld import apps_world, replicaset
 

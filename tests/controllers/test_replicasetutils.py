@@ -6,10 +6,10 @@ import pytest
 from msgspec.structs import replace
 
 from agents.controllers.replicasetutils import PodCounts, calculate_status
-from emulator.api.apps import ReplicaSetCondition
-from emulator.api.core import Pod, PodCondition
-from emulator.api.errors import Invalid
-from emulator.runtime.clock import StoppedClock, format_timestamp
+from emulator.base.api.apps import ReplicaSetCondition
+from emulator.base.api.core import Pod, PodCondition
+from emulator.base.api.errors import Invalid
+from emulator.base.runtime.clock import StoppedClock, format_timestamp
 from tests.builders import pod
 from tests.controllers.appsworld import replicaset
 

@@ -11,14 +11,14 @@ import pytest
 
 from agents.controllers.common import swap_node_taints
 from agents.controllers.tainteviction import EVICTION_RETRY, TaintEvictionController
-from emulator.api.codec import convert
-from emulator.api.core import Namespace, Node, Pod, Taint
-from emulator.api.errors import ApiError, Conflict, InternalError, NotFound
-from emulator.api.meta import ObjectMeta
-from emulator.apiserver import ApiServer
-from emulator.client.client import Client, Interceptor
-from emulator.client.retry import Backoff
-from emulator.runtime.clock import LoopClock
+from emulator.base.api.codec import convert
+from emulator.base.api.core import Namespace, Node, Pod, Taint
+from emulator.base.api.errors import ApiError, Conflict, InternalError, NotFound
+from emulator.base.api.meta import ObjectMeta
+from emulator.base.apiserver import ApiServer
+from emulator.base.client.client import Client, Interceptor
+from emulator.base.client.retry import Backoff
+from emulator.base.runtime.clock import LoopClock
 
 TAINT = Taint(key="node.kubernetes.io/unreachable", effect="NoExecute")
 

@@ -12,8 +12,8 @@ import pytest
 from msgspec.structs import replace
 
 from agents.controllers.history import CONTROLLER_REVISION_HASH
-from emulator.api.apps import RollingUpdateStatefulSetStrategy, StatefulSet, StatefulSetUpdateStrategy
-from emulator.api.core import Container, Event
+from emulator.base.api.apps import RollingUpdateStatefulSetStrategy, StatefulSet, StatefulSetUpdateStrategy
+from emulator.base.api.core import Container, Event
 from tests.builders import node, pod
 from tests.cluster import Cluster, open_cluster
 from tests.controllers.stsdsworld import Controllers, make_ready, set_phase, statefulset, update_spec

@@ -14,10 +14,10 @@ from msgspec.structs import replace
 from agents.controllers.history import CONTROLLER_REVISION_HASH
 from agents.controllers.statefulset.control import Revisions, plan_sync
 from agents.controllers.statefulset.identity import new_versioned_pod, ordinal_of
-from emulator.api.apps import StatefulSet
-from emulator.api.core import Pod, PodCondition
-from emulator.api.meta import ObjectMeta
-from emulator.api.workloaddefaults import default_object
+from emulator.base.api.apps import StatefulSet
+from emulator.base.api.core import Pod, PodCondition
+from emulator.base.api.meta import ObjectMeta
+from emulator.base.api.workloaddefaults import default_object
 from tests.controllers.stsdsworld import statefulset as _statefulset
 
 State = Literal["ready", "pending", "terminating", "failed"]

@@ -14,7 +14,7 @@ from msgspec.structs import replace
 
 from agents.controllers import TaintEvictionController
 from agents.controllers.tainteviction import matching_tolerations, min_toleration_seconds
-from emulator.api.core import Pod, Taint, Toleration
+from emulator.base.api.core import Pod, Taint, Toleration
 from tests.builders import node, pod, toleration
 from tests.cluster import Cluster, OnCluster, open_cluster
 

@@ -8,7 +8,7 @@ import pytest
 from msgspec.structs import replace
 
 from agents.controllers.ttlafterfinished import time_left
-from emulator.api.batch import JobCondition, JobStatus
+from emulator.base.api.batch import JobCondition, JobStatus
 from tests.controllers.jobworld import World, finish_job, job, world
 
 

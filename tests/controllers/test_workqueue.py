@@ -8,8 +8,8 @@ import asyncio
 import pytest
 
 from agents.controllers.workqueue import BASE_DELAY, MAX_DELAY, WorkQueue
-from emulator.api.errors import ApiError
-from emulator.runtime.clock import LoopClock, StoppedClock
+from emulator.base.api.errors import ApiError
+from emulator.base.runtime.clock import LoopClock, StoppedClock
 
 
 def queue() -> WorkQueue[str]:

@@ -16,7 +16,7 @@ from collections import Counter
 from pathlib import Path
 from types import SimpleNamespace
 
-from emulator.experiments.hunt import SeedOutcome
+from emulator.app.experiments.hunt import SeedOutcome
 
 LOST: set[int] = set()
 """Seeds a ``killed_worker_task`` already lost once (thread pools: one process)."""

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
+from emulator.app.experiments.compare import CompareError, Variant, compare_doc, variants_for
+from emulator.app.experiments.sweep import Outcome
 from emulator.cli import main
-from emulator.experiments.compare import CompareError, Variant, compare_doc, variants_for
-from emulator.experiments.sweep import Outcome
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKING = str(ROOT / "scenarios/compare/packing.yaml")
@@ -264,7 +264,7 @@ def test_compare_doc_is_in_seed_order_whatever_the_completion_order() -> None:
 
 
 def test_run_variant_on_a_thread_pool() -> None:
-    from emulator.experiments.compare import run_variant
+    from emulator.app.experiments.compare import run_variant
 
     with ThreadPoolExecutor(1) as pool:
         got = pool.submit(run_variant, QUICKSTART, MOST, 0, True).result()

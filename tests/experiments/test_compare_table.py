@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from emulator.commands.compare import _fmt, exit_status, print_table
-from emulator.experiments.compare import Variant
+from emulator.app.commands.compare import _fmt, exit_status, print_table
+from emulator.app.experiments.compare import Variant
 
 
 def entry(seed: int, passed: bool = True, **extra: Any) -> dict[str, Any]:

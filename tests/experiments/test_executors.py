@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from emulator.experiments.executors import (
+from emulator.app.experiments.executors import (
     ExecutorError,
     ExecutorSpec,
     open_executor,
@@ -14,7 +14,7 @@ from emulator.experiments.executors import (
     worker_lost,
     workers_for,
 )
-from emulator.experiments.sweep import run_all
+from emulator.app.experiments.sweep import run_all
 
 
 @pytest.mark.parametrize(

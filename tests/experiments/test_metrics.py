@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from emulator.experiments.metrics import FIELDS, aggregate, best, flatten, lookup
+from emulator.app.experiments.metrics import FIELDS, aggregate, best, flatten, lookup
 
 
 def metrics(**over: Any) -> dict[str, Any]:

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from emulator.experiments.hunt import HuntReport, SeedOutcome
-from emulator.experiments.results import (
+from emulator.app.experiments.hunt import HuntReport, SeedOutcome
+from emulator.app.experiments.results import (
     COMPARE_COLUMNS,
     HUNT_COLUMNS,
     ResultsError,

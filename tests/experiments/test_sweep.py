@@ -21,9 +21,9 @@ from typing import Any, Protocol
 
 import pytest
 
-from emulator.experiments.executors import ExecutorSpec, Pool, default_executor, open_executor, workers_for
-from emulator.experiments.hunt import HuntReport, SeedOutcome, hunt_seeds
-from emulator.experiments.sweep import DIED_TWICE, Outcome, run_all, sweep
+from emulator.app.experiments.executors import ExecutorSpec, Pool, default_executor, open_executor, workers_for
+from emulator.app.experiments.hunt import HuntReport, SeedOutcome, hunt_seeds
+from emulator.app.experiments.sweep import DIED_TWICE, Outcome, run_all, sweep
 from tests.experiments.sweepkit import LOST, killed_worker_task, killing_task, marked, runs, task
 
 # --- the two front ends ---------------------------------------------------------------------

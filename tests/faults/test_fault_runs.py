@@ -11,19 +11,19 @@ from pathlib import Path
 import pytest
 
 from agents.kubelet import KubeletSettings
-from emulator.api.core import Event, LabelSelector, Pod
-from emulator.apiserver.server import WriteRecord
-from emulator.client.client import Latency
-from emulator.runtime.rng import Seeds
-from emulator.scenario.faults import FaultPlan
-from emulator.scenario.loader import load_scenario, load_scenario_text
-from emulator.scenario.runner import RunOptions, RunResult, run_scenario
-from emulator.scenario.schema import (
+from emulator.app.scenario.faults import FaultPlan
+from emulator.app.scenario.loader import load_scenario, load_scenario_text
+from emulator.app.scenario.runner import RunOptions, RunResult, run_scenario
+from emulator.app.scenario.schema import (
     ContainerStartFailure,
     FaultSpec,
     ImagePullSlow,
     NodeHeartbeatStop,
 )
+from emulator.base.api.core import Event, LabelSelector, Pod
+from emulator.base.apiserver.server import WriteRecord
+from emulator.base.client.client import Latency
+from emulator.base.runtime.rng import Seeds
 from tests.builders import container, node, pod
 from tests.cluster import Cluster, OnCluster, open_cluster
 

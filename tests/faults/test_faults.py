@@ -12,21 +12,12 @@ from pathlib import Path
 import pytest
 from msgspec.structs import replace
 
-from emulator.api.core import LabelSelector, Namespace
-from emulator.api.errors import ApiError, Conflict, InternalError, NotFound
-from emulator.api.meta import ObjectMeta
-from emulator.apiserver.server import ApiServer
-from emulator.apiserver.watch import WatchEvent
-from emulator.client.client import Client
-from emulator.client.informer import Informer
-from emulator.runtime.clock import LoopClock
-from emulator.runtime.rng import Seeds
-from emulator.scenario.faults import FaultPlan
-from emulator.scenario.loader import load_scenario_text
-from emulator.scenario.schema import (
+from emulator.app.scenario.faults import FaultPlan
+from emulator.app.scenario.loader import load_scenario_text
+from emulator.app.scenario.schema import (
     ApiError as ApiErrorFault,
 )
-from emulator.scenario.schema import (
+from emulator.app.scenario.schema import (
     ApiLatency,
     ContainerStartFailure,
     Delay,
@@ -37,6 +28,15 @@ from emulator.scenario.schema import (
     WatchDelay,
     WatchReorder,
 )
+from emulator.base.api.core import LabelSelector, Namespace
+from emulator.base.api.errors import ApiError, Conflict, InternalError, NotFound
+from emulator.base.api.meta import ObjectMeta
+from emulator.base.apiserver.server import ApiServer
+from emulator.base.apiserver.watch import WatchEvent
+from emulator.base.client.client import Client
+from emulator.base.client.informer import Informer
+from emulator.base.runtime.clock import LoopClock
+from emulator.base.runtime.rng import Seeds
 from tests.builders import container, pod
 from tests.cluster import Cluster
 

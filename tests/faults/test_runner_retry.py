@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from emulator.apiserver.server import WriteRecord
-from emulator.scenario.loader import load_scenario_text
-from emulator.scenario.runner import RunOptions, RunResult, StepError, run_scenario
+from emulator.app.scenario.loader import load_scenario_text
+from emulator.app.scenario.runner import RunOptions, RunResult, StepError, run_scenario
+from emulator.base.apiserver.server import WriteRecord
 
 ROOT = Path(__file__).resolve().parents[2]
 BASE = """

@@ -12,10 +12,10 @@ from typing import Any
 
 from aiohttp.test_utils import TestClient, TestServer
 
-from emulator.apiserver.server import ApiServer, ServerSettings
-from emulator.http.apply import FieldManagers
-from emulator.http.server import HttpApi, HttpSettings
-from emulator.runtime.clock import StoppedClock
+from emulator.base.apiserver.server import ApiServer, ServerSettings
+from emulator.base.http.apply import FieldManagers
+from emulator.base.http.server import HttpApi, HttpSettings
+from emulator.base.runtime.clock import StoppedClock
 from tests.builders import namespace, node, pod
 
 TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"

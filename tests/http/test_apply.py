@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from emulator.http.apply import ApplyConflict, FieldManagers, fields_v1, path_string
-from emulator.http.resources import find
+from emulator.base.http.apply import ApplyConflict, FieldManagers, fields_v1, path_string
+from emulator.base.http.resources import find
 
 DEPLOYMENTS = find("apps", "v1", "deployments")
 PODS = find("", "v1", "pods")

@@ -1,4 +1,4 @@
-"""The HTTP door's wire encoding (``emulator.http.codec``): fields upstream always writes,
+"""The HTTP door's wire encoding (``emulator.base.http.codec``): fields upstream always writes,
 in the form upstream writes them."""
 
 from __future__ import annotations
@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from emulator.api.core import Event
-from emulator.api.meta import ObjectMeta, ObjectReference
-from emulator.api.scheduling import Lease, LeaseSpec
-from emulator.http.codec import encode_list, encode_object, micro_time
-from emulator.http.resources import find
+from emulator.base.api.core import Event
+from emulator.base.api.meta import ObjectMeta, ObjectReference
+from emulator.base.api.scheduling import Lease, LeaseSpec
+from emulator.base.http.codec import encode_list, encode_object, micro_time
+from emulator.base.http.resources import find
 
 EVENTS = find("", "v1", "events")
 

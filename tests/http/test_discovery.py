@@ -1,4 +1,4 @@
-"""Discovery, /version and /openapi/v3 (``emulator.http.discovery``, ``emulator.http.openapi``).
+"""Discovery, /version and /openapi/v3 (``emulator.base.http.discovery``, ``emulator.base.http.openapi``).
 
 Pure tests pin every served resource against upstream v1.32's ``kubectl api-resources -o wide``
 and its subresources, check that aggregated and legacy discovery say the same thing, and that
@@ -28,8 +28,8 @@ import pytest
 import pytest_asyncio
 from aiohttp import web
 
-from emulator.http import discovery, openapi, openapi_schemas, schema_docs
-from emulator.http.resources import RESOURCES, group_versions
+from emulator.base.http import discovery, openapi, openapi_schemas, schema_docs
+from emulator.base.http.resources import RESOURCES, group_versions
 
 ALL = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
 STATUS = ["get", "patch", "update"]

@@ -12,11 +12,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from msgspec.structs import replace
 
-from emulator.api.apps import Deployment
-from emulator.api.codec import convert, to_builtins
-from emulator.api.core import Pod
-from emulator.apiserver.server import WriteRecord
-from emulator.http.extras import RETIRED_OWNERS, UnmodelledFields, write_listener
+from emulator.base.api.apps import Deployment
+from emulator.base.api.codec import convert, to_builtins
+from emulator.base.api.core import Pod
+from emulator.base.apiserver.server import WriteRecord
+from emulator.base.http.extras import RETIRED_OWNERS, UnmodelledFields, write_listener
 from tests.controllers.appsworld import apps_world
 
 UID = "u-1"

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from emulator.api.codec import convert, to_builtins
-from emulator.api.core import Pod
-from emulator.http.extras import UnmodelledFields
-from emulator.http.watch import EncodedObjects
+from emulator.base.api.codec import convert, to_builtins
+from emulator.base.api.core import Pod
+from emulator.base.http.extras import UnmodelledFields
+from emulator.base.http.watch import EncodedObjects
 from tests.http.server_support import TABLE, serving
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.real_time]

@@ -1,12 +1,12 @@
-"""``/healthz``, ``/livez``, ``/readyz`` (``emulator.http.health``), as upstream answers them."""
+"""``/healthz``, ``/livez``, ``/readyz`` (``emulator.base.http.health``), as upstream answers them."""
 
 from __future__ import annotations
 
 import pytest
 
-from emulator.api.errors import NotFound
-from emulator.http.health import health
-from emulator.http.routing import Discovery, route
+from emulator.base.api.errors import NotFound
+from emulator.base.http.health import health
+from emulator.base.http.routing import Discovery, route
 from tests.http.server_support import new_api, serving
 
 

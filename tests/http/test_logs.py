@@ -1,13 +1,13 @@
-"""``pods/<name>/log`` (``emulator.http.logs``): an empty log, or upstream's 400 first."""
+"""``pods/<name>/log`` (``emulator.base.http.logs``): an empty log, or upstream's 400 first."""
 
 from __future__ import annotations
 
 import pytest
 from msgspec.structs import replace
 
-from emulator.api.core import ContainerState, ContainerStateRunning, ContainerStateWaiting, ContainerStatus, Pod
-from emulator.api.errors import BadRequest
-from emulator.http.logs import pod_log, refuse_stream
+from emulator.base.api.core import ContainerState, ContainerStateRunning, ContainerStateWaiting, ContainerStatus, Pod
+from emulator.base.api.errors import BadRequest
+from emulator.base.http.logs import pod_log, refuse_stream
 from tests.builders import container, pod
 from tests.http.server_support import new_api, serving
 

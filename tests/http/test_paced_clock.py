@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from emulator.runtime import LoopClock, PacedClock, run
+from emulator.base.runtime import LoopClock, PacedClock, run
 
 
 @pytest.mark.parametrize(

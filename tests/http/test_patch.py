@@ -11,11 +11,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from emulator.api.errors import BadRequest, Invalid, UnsupportedMediaType
-from emulator.api.mergepatch import merge_patch
-from emulator.http.jsonpatch import go_repr, json_patch
-from emulator.http.patch import SCHEMAS, MergeFailed, apply_patch, field_schema, strategic_merge
-from emulator.http.resources import find
+from emulator.base.api.errors import BadRequest, Invalid, UnsupportedMediaType
+from emulator.base.api.mergepatch import merge_patch
+from emulator.base.http.jsonpatch import go_repr, json_patch
+from emulator.base.http.patch import SCHEMAS, MergeFailed, apply_patch, field_schema, strategic_merge
+from emulator.base.http.resources import find
 
 PODS = find("", "v1", "pods")
 SMP = "application/strategic-merge-patch+json"

@@ -14,15 +14,15 @@ from typing import Any
 
 import pytest
 
-from emulator.api.codec import load_manifests
-from emulator.api.core import Namespace
-from emulator.api.meta import ObjectMeta
-from emulator.apiserver.server import ApiServer
-from emulator.http.codec import encode_list, encode_object
-from emulator.http.resources import RESOURCES, for_kind
-from emulator.runtime.clock import StoppedClock
-from emulator.scenario.loader import load_scenario
-from emulator.scenario.runner import RunOptions, run_scenario
+from emulator.app.scenario.loader import load_scenario
+from emulator.app.scenario.runner import RunOptions, run_scenario
+from emulator.base.api.codec import load_manifests
+from emulator.base.api.core import Namespace
+from emulator.base.api.meta import ObjectMeta
+from emulator.base.apiserver.server import ApiServer
+from emulator.base.http.codec import encode_list, encode_object
+from emulator.base.http.resources import RESOURCES, for_kind
+from emulator.base.runtime.clock import StoppedClock
 
 kubernetes = pytest.importorskip("kubernetes", reason="the official kubernetes client is a test dependency")
 pytestmark = pytest.mark.slow  # four scenario runs: ~15 s

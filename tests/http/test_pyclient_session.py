@@ -30,7 +30,7 @@ SERVE_SPEED = 20.0
 NS = "default"
 NODES = ["worker-0", "worker-1", "worker-2", "worker-3"]
 HISTORY_WINDOW = 75.0
-"""``emulator.apiserver.server.EVENT_FRESH_DURATION``: simulated seconds of watch history kept
+"""``emulator.base.apiserver.server.EVENT_FRESH_DURATION``: simulated seconds of watch history kept
 once it holds more than ``HISTORY_LOWER_BOUND`` (100) events."""
 LEASE_RENEWAL = 10.0
 """The session scenario's ``kubelet.heartbeatInterval``."""

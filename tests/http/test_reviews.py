@@ -1,4 +1,4 @@
-"""``kubectl auth can-i`` / ``auth whoami`` (``emulator.http.reviews``): always allowed, no RBAC."""
+"""``kubectl auth can-i`` / ``auth whoami`` (``emulator.base.http.reviews``): always allowed, no RBAC."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from emulator.api.errors import BadRequest, Invalid
-from emulator.http.protobuf import decode
-from emulator.http.reviews import review
-from emulator.http.routing import Discovery, route
+from emulator.base.api.errors import BadRequest, Invalid
+from emulator.base.http.protobuf import decode
+from emulator.base.http.reviews import review
+from emulator.base.http.routing import Discovery, route
 from tests.http.server_support import new_api, serving
 
 AUTHZ = ("authorization.k8s.io", "v1")

@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 import yaml
 
-from emulator.http.discovery import version
+from emulator.base.http.discovery import version
 
 pytestmark = pytest.mark.real_time
 

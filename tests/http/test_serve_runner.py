@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from emulator.apiserver.server import ApiServer
-from emulator.commands.common import UsageError
-from emulator.runtime.clock import Clock, PacedClock
-from emulator.scenario.loader import load_scenario_text
-from emulator.scenario.runner import RunOptions, run_scenario
-from emulator.scenario.schema import Scenario
+from emulator.app.commands.common import UsageError
+from emulator.app.scenario.loader import load_scenario_text
+from emulator.app.scenario.runner import RunOptions, run_scenario
+from emulator.app.scenario.schema import Scenario
+from emulator.base.apiserver.server import ApiServer
+from emulator.base.runtime.clock import Clock, PacedClock
 
 pytestmark = pytest.mark.real_time
 

@@ -15,11 +15,8 @@ import pytest
 import yaml
 from cryptography import x509
 
-from emulator.api.core import Node
-from emulator.api.scheduling import PriorityClass
-from emulator.commands import certs, kubeconfig
-from emulator.commands.common import UsageError
-from emulator.commands.serve import (
+from emulator.app.commands.common import UsageError
+from emulator.app.commands.serve import (
     DEFAULT_SCENARIO,
     address_warning,
     is_loopback,
@@ -28,7 +25,10 @@ from emulator.commands.serve import (
     parse_token,
     ready_line,
 )
-from emulator.scenario.loader import load_scenario
+from emulator.app.scenario.loader import load_scenario
+from emulator.base.api.core import Node
+from emulator.base.api.scheduling import PriorityClass
+from emulator.base.http import certs, kubeconfig
 
 ROOT = str(Path(__file__).resolve().parents[2])
 
@@ -286,7 +286,7 @@ def test_default_cluster_is_three_kind_style_workers_across_zones() -> None:
 def test_other_commands_do_not_import_the_http_stack() -> None:
     code = (
         "import sys, emulator.cli; "
-        "print(sorted(m for m in ('aiohttp', 'cryptography', 'emulator.http.server') if m in sys.modules))"
+        "print(sorted(m for m in ('aiohttp', 'cryptography', 'emulator.base.http.server') if m in sys.modules))"
     )
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, env={**os.environ, "PYTHONPATH": ROOT}

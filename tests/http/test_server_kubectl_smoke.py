@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from emulator.http.server import HttpApi, HttpSettings
+from emulator.base.http.server import HttpApi, HttpSettings
 from tests.http.server_support import new_api
 
 KUBECTL = Path("/usr/bin/kubectl")

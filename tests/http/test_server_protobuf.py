@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from emulator.http.protobuf import MAGIC, ProtobufError, decode
+from emulator.base.http.protobuf import MAGIC, ProtobufError, decode
 from tests.builders import pod
 from tests.http.server_support import new_api, serving
 

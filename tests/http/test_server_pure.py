@@ -5,8 +5,9 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from emulator.api.core import Namespace
-from emulator.api.errors import (
+from emulator.app.scenario.event_trace import fast_trace_line
+from emulator.base.api.core import Namespace
+from emulator.base.api.errors import (
     AlreadyExists,
     ApiError,
     BadRequest,
@@ -17,20 +18,19 @@ from emulator.api.errors import (
     Timeout,
     TooManyRequests,
 )
-from emulator.api.meta import ObjectMeta
-from emulator.apiserver.server import WriteRecord
-from emulator.http.apply import ApplyConflict
-from emulator.http.query import (
+from emulator.base.api.meta import ObjectMeta
+from emulator.base.apiserver.server import WriteRecord
+from emulator.base.http.apply import ApplyConflict
+from emulator.base.http.query import (
     check_list_version,
     decode_continue,
     encode_continue,
     parse_field_selector,
     parse_list_options,
 )
-from emulator.http.routing import Discovery, Target, route
-from emulator.http.server import agent_of, check_accept, kubernetes_service, wants_table
-from emulator.http.status import cause_type, error_status
-from emulator.scenario.trace import fast_trace_line
+from emulator.base.http.routing import Discovery, Target, route
+from emulator.base.http.server import agent_of, check_accept, kubernetes_service, wants_table
+from emulator.base.http.status import cause_type, error_status
 from tests.references import trace_line
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from emulator.http.server import HttpApi, HttpSettings
+from emulator.base.http.server import HttpApi, HttpSettings
 from tests.http.server_support import new_api
 
 x509 = pytest.importorskip("cryptography.x509", reason="cryptography makes the test certificate")

@@ -7,11 +7,11 @@ from typing import Any
 import pytest
 from msgspec.structs import replace
 
-from emulator.api.codec import convert
-from emulator.api.policy import PodDisruptionBudget
-from emulator.apiserver.server import WriteRecord
-from emulator.http.apply import FieldManagers
-from emulator.http.resources import Resource
+from emulator.base.api.codec import convert
+from emulator.base.api.policy import PodDisruptionBudget
+from emulator.base.apiserver.server import WriteRecord
+from emulator.base.http.apply import FieldManagers
+from emulator.base.http.resources import Resource
 from tests.builders import pod
 from tests.http.server_support import TABLE, new_api, serving
 from tests.references import trace_line

@@ -13,10 +13,10 @@ import aiohttp
 import pytest
 from msgspec.structs import replace
 
-from emulator.api.core import Binding
-from emulator.api.meta import ObjectMeta, ObjectReference
-from emulator.apiserver.server import ServerSettings
-from emulator.http.server import HttpApi, HttpSettings
+from emulator.base.api.core import Binding
+from emulator.base.api.meta import ObjectMeta, ObjectReference
+from emulator.base.apiserver.server import ServerSettings
+from emulator.base.http.server import HttpApi, HttpSettings
 from tests.builders import pod
 from tests.http.server_support import TABLE, Served, new_api, serving
 

@@ -1,4 +1,4 @@
-"""``emulator.http.tables``: upstream's columns and cells per resource, HumanDuration, the Table
+"""``emulator.base.http.tables``: upstream's columns and cells per resource, HumanDuration, the Table
 envelope and its ``includeObject`` shapes. Expected cells are upstream's printers' text
 (``pkg/printers/internalversion/printers.go``) for the same object."""
 
@@ -11,12 +11,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from emulator.api.codec import KINDS, convert, to_builtins
-from emulator.api.errors import BadRequest
-from emulator.http import resources
-from emulator.http.cells import human_duration
-from emulator.http.tables import columns, row_cells, table
-from emulator.runtime.clock import format_timestamp
+from emulator.base.api.codec import KINDS, convert, to_builtins
+from emulator.base.api.errors import BadRequest
+from emulator.base.http import resources
+from emulator.base.http.cells import human_duration
+from emulator.base.http.tables import columns, row_cells, table
+from emulator.base.runtime.clock import format_timestamp
 
 NOW = 1_000_000.0
 T0 = format_timestamp(NOW - 300)  # five minutes before NOW

@@ -2,7 +2,7 @@
 
 A tiny aiohttp app of the test's own (127.0.0.1, port 0) serves just what ``kubectl get``
 needs: ``/version``, legacy discovery (``/api``, ``/apis``, ``/api/v1`` with pods and nodes)
-and ``emulator.http.tables.table`` for the pods and nodes lists, so these tests check the
+and ``emulator.base.http.tables.table`` for the pods and nodes lists, so these tests check the
 Tables alone, not the server around them. kubectl runs with ``HOME`` and ``KUBECACHEDIR`` in
 a temp dir and a timeout; without ``/usr/bin/kubectl`` the tests are skipped.
 """
@@ -21,10 +21,10 @@ import pytest
 import pytest_asyncio
 from aiohttp import web
 
-from emulator.api.codec import convert
-from emulator.http import resources
-from emulator.http.tables import table
-from emulator.runtime.clock import format_timestamp
+from emulator.base.api.codec import convert
+from emulator.base.http import resources
+from emulator.base.http.tables import table
+from emulator.base.runtime.clock import format_timestamp
 
 KUBECTL = Path("/usr/bin/kubectl")
 NOW = 2_000_000.0

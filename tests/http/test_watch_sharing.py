@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from emulator.apiserver.watch import WatchEvent
-from emulator.http.resources import find
-from emulator.http.watch import EncodedObjects, EventWriter
+from emulator.base.apiserver.watch import WatchEvent
+from emulator.base.http.resources import find
+from emulator.base.http.watch import EncodedObjects, EventWriter
 from tests.builders import pod
 
 PODS = find("", "v1", "pods")

@@ -12,13 +12,13 @@ from typing import Any
 
 import pytest
 
-from emulator.commands.arguments import add_hunt
-from emulator.commands.hunt import HuntError, run
-from emulator.experiments.hunt import failure_of, hunt_seeds, run_seed
-from emulator.scenario.expectations import ExpectationResult
-from emulator.scenario.invariants import InvariantResult
-from emulator.scenario.loader import ScenarioError, load_scenario
-from emulator.scenario.runner import RunOptions, RunResult, run_scenario
+from emulator.app.commands.arguments import add_hunt
+from emulator.app.commands.hunt import HuntError, run
+from emulator.app.experiments.hunt import failure_of, hunt_seeds, run_seed
+from emulator.app.scenario.expectations import ExpectationResult
+from emulator.app.scenario.invariants import InvariantResult
+from emulator.app.scenario.loader import ScenarioError, load_scenario
+from emulator.app.scenario.runner import RunOptions, RunResult, run_scenario
 
 # Two identical nodes, one pod: which node it lands on is the seeded tie-break, so the
 # expectation holds for some seeds only.
@@ -231,8 +231,8 @@ def test_a_pool_that_breaks_and_whose_replacement_refuses_is_one_error_line(
     from concurrent.futures import BrokenExecutor, Executor, Future
 
     from emulator import cli
-    from emulator.commands import hunt as hunt_command
-    from emulator.experiments.executors import Pool
+    from emulator.app.commands import hunt as hunt_command
+    from emulator.app.experiments.executors import Pool
 
     class Refusing(Executor):
         def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:

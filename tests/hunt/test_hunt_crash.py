@@ -22,10 +22,10 @@ from typing import Any, Final
 import pytest
 from rich.console import Console
 
-from emulator.commands.arguments import add_hunt
-from emulator.commands.hunt import _print_text, run
-from emulator.experiments.executors import default_executor
-from emulator.experiments.hunt import HuntReport, SeedOutcome
+from emulator.app.commands.arguments import add_hunt
+from emulator.app.commands.hunt import _print_text, run
+from emulator.app.experiments.executors import default_executor
+from emulator.app.experiments.hunt import HuntReport, SeedOutcome
 from tests.experiments.sweepkit import killing_task, marked
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -1,4 +1,4 @@
-"""Hostile input files shared by the tests of ``emulator.inputs`` and of the command line."""
+"""Hostile input files shared by the tests of ``emulator.base.inputs`` and of the command line."""
 
 from __future__ import annotations
 

@@ -12,14 +12,14 @@ from hypothesis import strategies as st
 
 from agents.scheduler.args import ConfigError
 from agents.scheduler.setup import SetupError
-from emulator.api.codec import ManifestError
-from emulator.bench.spec import WorkloadError
-from emulator.commands.common import UsageError
-from emulator.commands.explain import ExplainError
-from emulator.commands.hunt import HuntError
-from emulator.inputs import InputError, PlainInputError, join_path, msgspec_error, split_path
-from emulator.scenario.loader import ScenarioError
-from emulator.scenario.runner import StepError
+from emulator.app.bench.spec import WorkloadError
+from emulator.app.commands.common import UsageError
+from emulator.app.commands.explain import ExplainError
+from emulator.app.commands.hunt import HuntError
+from emulator.app.scenario.loader import ScenarioError
+from emulator.app.scenario.runner import StepError
+from emulator.base.api.codec import ManifestError
+from emulator.base.inputs import InputError, PlainInputError, join_path, msgspec_error, split_path
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from emulator.inputs import MAX_ITEMS, InputError, flatten_list, is_list, load_documents
+from emulator.base.inputs import MAX_ITEMS, InputError, flatten_list, is_list, load_documents
 from tests.inputs.hostile import alias_bomb
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from emulator.inputs import MAX_FILE_BYTES, InputError, ReadError, read_text
+from emulator.base.inputs import MAX_FILE_BYTES, InputError, ReadError, read_text
 from tests.inputs.hostile import sparse_file
 
 

@@ -11,7 +11,7 @@ import yaml
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from emulator.inputs import MAX_ALIASES, MAX_DEPTH, YamlError, join_path, load_documents
+from emulator.base.inputs import MAX_ALIASES, MAX_DEPTH, YamlError, join_path, load_documents
 from tests.inputs.hostile import alias_bomb
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from emulator.inputs import YamlError, load_documents
+from emulator.base.inputs import YamlError, load_documents
 
 
 @pytest.mark.parametrize(

@@ -8,10 +8,10 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from emulator.api.resources import node_allocatable, pod_requests
-from emulator.apiserver.server import WriteRecord
-from emulator.scenario.invariants import InvariantChecker
-from emulator.scenario.monitor import Overcommit
+from emulator.app.scenario.invariants import InvariantChecker
+from emulator.app.scenario.monitor import Overcommit
+from emulator.base.api.resources import node_allocatable, pod_requests
+from emulator.base.apiserver.server import WriteRecord
 from tests import builders
 
 _NODES = ("n1", "n2", "n3")  # n3 is never written: an unseen node's allocatable is empty

@@ -17,14 +17,8 @@ from agents.scheduler.config import load_config
 from agents.scheduler.framework.types import EventResource
 from agents.scheduler.registry import in_tree_registry
 from agents.scheduler.scheduler import Scheduler, SchedulerGroup
-from emulator.api.codec import convert
-from emulator.api.core import Binding, ContainerPort, Namespace, Node, Pod, PodCondition
-from emulator.api.meta import ObjectMeta
-from emulator.apiserver.server import ApiServer, WriteRecord
-from emulator.client.client import Client
-from emulator.runtime.clock import format_timestamp
-from emulator.scenario import runner
-from emulator.scenario.invariants import (
+from emulator.app.scenario import runner
+from emulator.app.scenario.invariants import (
     CACHE_MATCHES_API_SERVER,
     EVERY_POD_RESOLVED,
     INVARIANTS,
@@ -36,8 +30,14 @@ from emulator.scenario.invariants import (
     InvariantResult,
     install,
 )
-from emulator.scenario.loader import load_scenario
-from emulator.scenario.runner import RunOptions, RunResult
+from emulator.app.scenario.loader import load_scenario
+from emulator.app.scenario.runner import RunOptions, RunResult
+from emulator.base.api.codec import convert
+from emulator.base.api.core import Binding, ContainerPort, Namespace, Node, Pod, PodCondition
+from emulator.base.api.meta import ObjectMeta
+from emulator.base.apiserver.server import ApiServer, WriteRecord
+from emulator.base.client.client import Client
+from emulator.base.runtime.clock import format_timestamp
 from tests.builders import container, node, pod
 
 

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from agents.kubelet import admission
 from agents.kubelet.admission import AdmissionResult, NodeUsage, admission_failures, admit, is_scalar_resource
-from emulator.api.core import (
+from emulator.base.api.core import (
     Affinity,
     Container,
     ContainerPort,
@@ -19,7 +19,7 @@ from emulator.api.core import (
     Taint,
     Toleration,
 )
-from emulator.api.resources import pod_requests
+from emulator.base.api.resources import pod_requests
 from tests import builders
 
 NODE = "node-1"

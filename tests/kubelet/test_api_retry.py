@@ -11,14 +11,14 @@ import pytest
 from msgspec.structs import replace
 
 from agents.kubelet.podapi import API_RETRY, PodWriter
-from emulator.api.codec import convert
-from emulator.api.core import Namespace, Pod, PodStatus
-from emulator.api.errors import ApiError, Conflict, InternalError
-from emulator.api.meta import ObjectMeta
-from emulator.apiserver import ApiServer
-from emulator.client.client import Client, Interceptor
-from emulator.client.retry import UNLIMITED, Backoff
-from emulator.runtime.clock import LoopClock
+from emulator.base.api.codec import convert
+from emulator.base.api.core import Namespace, Pod, PodStatus
+from emulator.base.api.errors import ApiError, Conflict, InternalError
+from emulator.base.api.meta import ObjectMeta
+from emulator.base.apiserver import ApiServer
+from emulator.base.client.client import Client, Interceptor
+from emulator.base.client.retry import UNLIMITED, Backoff
+from emulator.base.runtime.clock import LoopClock
 
 OLD_WAITS = [min(0.5 * 2.0 ** min(a, 16), 30.0) for a in range(12)]  # the former retry_delay
 

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agents.kubelet.admission import NodeUsage, _fits_resources, _fits_resources_reference
-from emulator.api.resources import node_allocatable
+from emulator.base.api.resources import node_allocatable
 from tests import builders
 
 _NAMES = ["cpu", "memory", "ephemeral-storage", "example.com/gpu", "hugepages-2Mi"]

@@ -12,7 +12,7 @@ from msgspec.structs import replace
 
 from agents.kubelet import Kubelet, KubeletSettings
 from agents.kubelet.lifecycle import INIT_DURATION_ANNOTATION, INIT_EXIT_CODE_ANNOTATION, RUN_DURATION_ANNOTATION
-from emulator.api.core import ContainerStatus, Pod
+from emulator.base.api.core import ContainerStatus, Pod
 from tests.builders import container, node, pod
 from tests.cluster import Cluster, open_cluster
 

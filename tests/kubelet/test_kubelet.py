@@ -19,7 +19,7 @@ import pytest
 from msgspec.structs import replace
 
 from agents.kubelet import RUN_DURATION_ANNOTATION, Kubelet, KubeletSettings
-from emulator.api.core import (
+from emulator.base.api.core import (
     ContainerImage,
     Event,
     Namespace,
@@ -27,12 +27,12 @@ from emulator.api.core import (
     Pod,
     PodStatus,
 )
-from emulator.api.errors import InternalError, NotFound
-from emulator.api.meta import ObjectMeta
-from emulator.api.quantity import parse_quantity
-from emulator.apiserver.server import ApiServer, ServerSettings, WriteRecord
-from emulator.client.client import Client, Latency
-from emulator.runtime.clock import LoopClock, run
+from emulator.base.api.errors import InternalError, NotFound
+from emulator.base.api.meta import ObjectMeta
+from emulator.base.api.quantity import parse_quantity
+from emulator.base.apiserver.server import ApiServer, ServerSettings, WriteRecord
+from emulator.base.client.client import Client, Latency
+from emulator.base.runtime.clock import LoopClock, run
 from tests.builders import container, node, pod
 from tests.cluster import Cluster, OnCluster, open_cluster
 

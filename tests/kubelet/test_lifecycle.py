@@ -27,9 +27,9 @@ from agents.kubelet.lifecycle import (
 from agents.kubelet.podrun import CrashBackoff, PodRun, RunPhase
 from agents.kubelet.podstatus import running_status
 from agents.kubelet.runstatus import run_status
-from emulator.api.core import Container, Pod, PodSpec
-from emulator.api.meta import OwnerReference
-from emulator.runtime.clock import format_timestamp
+from emulator.base.api.core import Container, Pod, PodSpec
+from emulator.base.api.meta import OwnerReference
+from emulator.base.runtime.clock import format_timestamp
 from tests.builders import container, pod
 
 LABEL = "web-0_default(uid-1)"

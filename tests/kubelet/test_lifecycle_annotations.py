@@ -6,19 +6,19 @@ from __future__ import annotations
 
 import pytest
 
-from emulator.api.apps import Deployment, DeploymentSpec
-from emulator.api.core import LabelSelector
-from emulator.api.errors import Invalid
-from emulator.api.meta import ObjectMeta
-from emulator.api.podtemplate import PodTemplateSpec
-from emulator.api.podvalidation import (
+from emulator.base.api.apps import Deployment, DeploymentSpec
+from emulator.base.api.core import LabelSelector
+from emulator.base.api.errors import Invalid
+from emulator.base.api.meta import ObjectMeta
+from emulator.base.api.podtemplate import PodTemplateSpec
+from emulator.base.api.podvalidation import (
     EXIT_CODE_ANNOTATION,
     INIT_DURATION_ANNOTATION,
     INIT_EXIT_CODE_ANNOTATION,
     READY_AFTER_ANNOTATION,
     kubelet_annotation_problems,
 )
-from emulator.api.validation import validate
+from emulator.base.api.validation import validate
 from tests.builders import container, pod
 
 

@@ -10,8 +10,8 @@ from msgspec.structs import replace
 
 from agents.kubelet import READY_AFTER_ANNOTATION, RUN_DURATION_ANNOTATION
 from agents.kubelet.lifecycle import lifecycle_of
-from emulator.api.core import Pod
-from emulator.api.meta import OwnerReference
+from emulator.base.api.core import Pod
+from emulator.base.api.meta import OwnerReference
 from tests.builders import pod
 
 DURATIONS = st.one_of(

@@ -15,9 +15,9 @@ from msgspec.structs import replace
 
 from agents.kubelet import KubeletSettings
 from agents.kubelet.heartbeat import NodeReporter
-from emulator.api.core import Node, NodeAddress
-from emulator.apiserver.server import ApiServer
-from emulator.runtime.loop import new_virtual_loop
+from emulator.base.api.core import Node, NodeAddress
+from emulator.base.apiserver.server import ApiServer
+from emulator.base.runtime.loop import new_virtual_loop
 from tests.builders import node, pod
 from tests.cluster import open_cluster
 

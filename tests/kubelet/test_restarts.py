@@ -16,8 +16,8 @@ from msgspec.structs import replace
 
 from agents.kubelet import Kubelet, KubeletSettings
 from agents.kubelet.lifecycle import EXIT_CODE_ANNOTATION, READY_AFTER_ANNOTATION, RUN_DURATION_ANNOTATION
-from emulator.api.core import ContainerStatus, Event, Pod, PodCondition
-from emulator.api.meta import OwnerReference
+from emulator.base.api.core import ContainerStatus, Event, Pod, PodCondition
+from emulator.base.api.meta import OwnerReference
 from tests.builders import container, node, pod
 from tests.cluster import Cluster, open_cluster
 

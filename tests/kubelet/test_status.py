@@ -18,7 +18,7 @@ from agents.kubelet.nodestatus import (
     report_images,
 )
 from agents.kubelet.podstatus import pending_status, rejected_status, running_status, succeeded_status
-from emulator.api.core import (
+from emulator.base.api.core import (
     Container,
     ContainerImage,
     Node,

@@ -8,7 +8,7 @@ from msgspec.structs import replace
 
 from agents.kubelet import KubeletSettings
 from agents.kubelet.heartbeat import status_changed
-from emulator.api.core import NodeAddress, NodeCondition, NodeStatus
+from emulator.base.api.core import NodeAddress, NodeCondition, NodeStatus
 from tests.builders import node
 from tests.cluster import open_cluster
 

@@ -15,11 +15,11 @@ from hypothesis import strategies as st
 
 from agents.kubelet import Kubelet, KubeletSettings
 from agents.kubelet.ticker import Ticker, run_inline
-from emulator.api.core import Pod
-from emulator.api.errors import InternalError
-from emulator.client.client import Latency
-from emulator.runtime.clock import LoopClock
-from emulator.runtime.loop import new_virtual_loop
+from emulator.base.api.core import Pod
+from emulator.base.api.errors import InternalError
+from emulator.base.client.client import Latency
+from emulator.base.runtime.clock import LoopClock
+from emulator.base.runtime.loop import new_virtual_loop
 from tests.builders import node
 from tests.cluster import open_cluster
 from tests.kubelet.test_quiet_heartbeats import ACTIONS

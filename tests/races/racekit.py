@@ -16,11 +16,11 @@ from typing import Any
 
 from msgspec.structs import replace
 
-from emulator.apiserver.server import WriteRecord
-from emulator.scenario.invariants import INVARIANTS, InvariantResult
-from emulator.scenario.loader import load_scenario
-from emulator.scenario.runner import RunOptions, RunResult, run_scenario
-from emulator.scenario.schema import Scenario
+from emulator.app.scenario.invariants import INVARIANTS, InvariantResult
+from emulator.app.scenario.loader import load_scenario
+from emulator.app.scenario.runner import RunOptions, RunResult, run_scenario
+from emulator.app.scenario.schema import Scenario
+from emulator.base.apiserver.server import WriteRecord
 from tests.references import trace_line
 
 ROOT = Path(__file__).resolve().parents[2]

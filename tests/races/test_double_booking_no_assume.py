@@ -16,9 +16,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from emulator.commands import hunt
-from emulator.commands.arguments import add_hunt
-from emulator.experiments.hunt import hunt_seeds
+from emulator.app.commands import hunt
+from emulator.app.commands.arguments import add_hunt
+from emulator.app.experiments.hunt import hunt_seeds
 from tests.races.racekit import assert_invariants_hold, assert_passes, load, path, play, with_options
 
 pytestmark = pytest.mark.slow

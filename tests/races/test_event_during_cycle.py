@@ -18,8 +18,8 @@ from msgspec.structs import replace
 
 from agents.scheduler.framework.types import QueueingHint
 from agents.scheduler.queue.scheduling_queue import DEFAULT_POD_MAX_IN_UNSCHEDULABLE
-from emulator.scenario.invariants import NO_MISSED_REQUEUE
-from emulator.scenario.schema import Scenario, WaitFor
+from emulator.app.scenario.invariants import NO_MISSED_REQUEUE
+from emulator.app.scenario.schema import Scenario, WaitFor
 from tests.races.racekit import Run, assert_passes, load, play, with_options
 from tests.scheduler.queue.queue_helpers import NODE_ADD, FakeClock, Registry, always, fail, make_pod, make_queue, pop
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import pytest
 from msgspec.structs import replace
 
-from emulator.scenario.schema import WatchCut
+from emulator.app.scenario.schema import WatchCut
 from tests.races.racekit import Run, assert_invariants_hold, assert_passes, load, play, with_options
 
 pytestmark = pytest.mark.slow

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pytest
 
-from emulator.api.core import Event
+from emulator.base.api.core import Event
 from tests.races.racekit import Run, assert_invariants_hold, assert_passes, load, play, with_options
 
 pytestmark = pytest.mark.slow

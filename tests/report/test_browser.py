@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
+from emulator.app.report import render_compare, render_run
 from emulator.cli import main
-from emulator.report import render_compare, render_run
 from tests.report.cdp import CHROMIUM, open_page
 from tests.report.test_render_run import hostile_report
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from emulator.report import render_run
-from emulator.report.explain import MAX_NODES, attempt_table, last_attempts
+from emulator.app.report import render_run
+from emulator.app.report.explain import MAX_NODES, attempt_table, last_attempts
 from tests.report.fixtures import run_report
 
 

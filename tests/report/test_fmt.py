@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from emulator.report.fmt import BETTER, best_index, fmt_duration, fmt_number, metric_rows, script_json, time_ticks
+from emulator.app.report.fmt import BETTER, best_index, fmt_duration, fmt_number, metric_rows, script_json, time_ticks
 
 
 @pytest.mark.parametrize(

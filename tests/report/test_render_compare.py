@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from emulator.report import render_compare
-from emulator.report.compare_page import bucket_lines
+from emulator.app.report import render_compare
+from emulator.app.report.compare_page import bucket_lines
 from tests.report.fixtures import compare_doc, series
 
 

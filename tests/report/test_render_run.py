@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from emulator.report import render_run
-from emulator.report.heatmap import sort_order
+from emulator.app.report import render_run
+from emulator.app.report.heatmap import sort_order
 from tests.report.fixtures import run_report
 
 SECTIONS = ["pods", "queues", "heatmap", "timeline", "latency", "checks", "slowest", "metrics"]

@@ -10,7 +10,7 @@ import time
 import anyio
 import pytest
 
-from emulator.runtime.clock import LoopClock, run
+from emulator.base.runtime.clock import LoopClock, run
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import pytest
 
 from agents.controllers.cronschedule import job_name
-from emulator.runtime.clock import EPOCH, calendar_epoch, calendar_epoch_at, format_timestamp, parse_timestamp
+from emulator.base.runtime.clock import EPOCH, calendar_epoch, calendar_epoch_at, format_timestamp, parse_timestamp
 
 START = datetime(2026, 12, 2, 1, 30, 15, 250_000, tzinfo=UTC)
 

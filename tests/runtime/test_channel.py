@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from emulator.runtime import Channel, ChannelClosed, Overflow, run
+from emulator.base.runtime import Channel, ChannelClosed, Overflow, run
 
 
 class Gone(Exception):

@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable
 
 import pytest
 
-from emulator.runtime import (
+from emulator.base.runtime import (
     EPOCH,
     Clock,
     DeadlockError,

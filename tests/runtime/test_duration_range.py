@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from emulator.runtime.clock import MAX_DURATION_SECONDS, format_duration, parse_duration
+from emulator.base.runtime.clock import MAX_DURATION_SECONDS, format_duration, parse_duration
 
 TOO_LONG = "durations must be at most 2562047h47m16.854775807s (Go's time.Duration range), got "
 

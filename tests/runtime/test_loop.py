@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 import anyio
 import pytest
 
-from emulator.runtime import Channel, DeadlockError, VirtualTimeEventLoop, new_virtual_loop, stream
+from emulator.base.runtime import Channel, DeadlockError, VirtualTimeEventLoop, new_virtual_loop, stream
 
 T = TypeVar("T")
 ROOT = Path(__file__).resolve().parents[2]

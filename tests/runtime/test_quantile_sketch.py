@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from emulator.runtime.stats import (
+from emulator.base.runtime.stats import (
     EXACT_CAP,
     RELATIVE_ACCURACY,
     QuantileSketch,

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from emulator.runtime import Seeds, derive_seed, stream
+from emulator.base.runtime import Seeds, derive_seed, stream
 from tests.references import new_uid
 
 UUID4 = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}")

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from emulator.runtime.stats import nearest_rank, percentile
+from emulator.base.runtime.stats import nearest_rank, percentile
 
 
 def oracle(values: list[float], q: float) -> float:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from emulator.runtime.stats import RELATIVE_ACCURACY, QuantileSketch
+from emulator.base.runtime.stats import RELATIVE_ACCURACY, QuantileSketch
 
 
 @pytest.mark.parametrize(

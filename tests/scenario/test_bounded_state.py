@@ -31,13 +31,13 @@ from typing import Any
 import msgspec
 import pytest
 
-import emulator.runtime.stats as stats
-import emulator.scenario.cluster as cluster_module
-import emulator.scenario.observe as observe
-from emulator.apiserver.server import WriteRecord
-from emulator.scenario import runner
-from emulator.scenario.loader import load_scenario_text
-from emulator.scenario.runner import RunOptions, run_scenario
+import emulator.app.scenario.cluster as cluster_module
+import emulator.app.scenario.observe as observe
+import emulator.base.runtime.stats as stats
+from emulator.app.scenario import runner
+from emulator.app.scenario.loader import load_scenario_text
+from emulator.app.scenario.runner import RunOptions, run_scenario
+from emulator.base.apiserver.server import WriteRecord
 
 T = 560.0
 SLACK = 150

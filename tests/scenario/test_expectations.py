@@ -6,11 +6,11 @@ from typing import Any
 
 import pytest
 
-from emulator.api.core import Node, Pod
-from emulator.api.labelparse import parse_label_selector
-from emulator.scenario.expectations import check
-from emulator.scenario.monitor import Overcommit
-from emulator.scenario.schema import MaxPodsPerNode, NoOvercommit, PodCount, PodOnNode, PodsOnNodes, TopologySpread
+from emulator.app.scenario.expectations import check
+from emulator.app.scenario.monitor import Overcommit
+from emulator.app.scenario.schema import MaxPodsPerNode, NoOvercommit, PodCount, PodOnNode, PodsOnNodes, TopologySpread
+from emulator.base.api.core import Node, Pod
+from emulator.base.api.labelparse import parse_label_selector
 from tests import builders
 
 

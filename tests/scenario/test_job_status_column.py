@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from emulator.api.batch import Job, JobCondition, JobStatus
-from emulator.api.meta import ObjectMeta
-from emulator.scenario.workloads import report
+from emulator.app.scenario.workload_status import report
+from emulator.base.api.batch import Job, JobCondition, JobStatus
+from emulator.base.api.meta import ObjectMeta
 
 
 def _job(*conditions: tuple[str, str, str], deleting: bool = False) -> Job:

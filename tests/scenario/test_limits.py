@@ -1,4 +1,4 @@
-"""The scenario limits (``emulator/scenario/limits.py``): exact messages, paths, and the
+"""The scenario limits (``emulator/app/scenario/limits.py``): exact messages, paths, and the
 boundaries on both sides, through the loader; and NaN, which passes every comparison."""
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from emulator.app.scenario import limits
+from emulator.app.scenario.loader import ScenarioError, load_scenario_text
+from emulator.app.scenario.schema import CreatePods, Scenario
 from emulator.cli import main
-from emulator.scenario import limits
-from emulator.scenario.loader import ScenarioError, load_scenario_text
-from emulator.scenario.schema import CreatePods, Scenario
 
 POD = "{containers: [{name: c, image: i}]}"
 

@@ -9,10 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from emulator.api.core import LabelSelector, LabelSelectorRequirement, Namespace, Node, Pod
-from emulator.api.scheduling import PriorityClass
-from emulator.scenario.loader import ScenarioError, load_scenario, load_scenario_text
-from emulator.scenario.schema import (
+from emulator.app.scenario.loader import ScenarioError, load_scenario, load_scenario_text
+from emulator.app.scenario.schema import (
     ApiError,
     Cordon,
     Create,
@@ -35,6 +33,8 @@ from emulator.scenario.schema import (
     WaitFor,
     generated_name,
 )
+from emulator.base.api.core import LabelSelector, LabelSelectorRequirement, Namespace, Node, Pod
+from emulator.base.api.scheduling import PriorityClass
 
 DATA = Path(__file__).parent / "data"
 MI = 2**20
@@ -625,7 +625,7 @@ def test_broken_scenario(text: str, message: str) -> None:
 
 
 def test_placement_expectations_parse(tmp_path: Path) -> None:
-    from emulator.scenario.schema import PodsOnNodes, TopologySpread
+    from emulator.app.scenario.schema import PodsOnNodes, TopologySpread
 
     text = (
         "name: x\nexpect:\n"

@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from emulator.api.core import LabelSelector
-from emulator.scenario.loader import ScenarioError, load_scenario_text
-from emulator.scenario.schema import (
+from emulator.app.scenario.loader import ScenarioError, load_scenario_text
+from emulator.app.scenario.schema import (
     ApiError,
     ApiLatency,
     ContainerStartFailure,
@@ -24,6 +23,7 @@ from emulator.scenario.schema import (
     WatchDelay,
     WatchReorder,
 )
+from emulator.base.api.core import LabelSelector
 
 SCHED = "{apiVersion: kubescheduler.config.k8s.io/v1, kind: KubeSchedulerConfiguration"
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from emulator.scenario import readers
-from emulator.scenario.loader import ScenarioError, load_scenario_text
+from emulator.app.scenario import readers
+from emulator.app.scenario.loader import ScenarioError, load_scenario_text
 
 POD = "{apiVersion: v1, kind: Namespace, metadata: {name: ns-%d}}\n"
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from emulator.scenario.loader import ScenarioError, load_scenario, load_scenario_text
+from emulator.app.scenario.loader import ScenarioError, load_scenario, load_scenario_text
 
 POD = "{{apiVersion: v1, kind: Pod, metadata: {{name: {name}}}, spec: {{containers: [{{name: c, image: {image}}}]}}}}"
 

@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from emulator.scenario import timeline as timeline_module
-from emulator.scenario import verbs as verbs_module
-from emulator.scenario.loader import ScenarioError, load_scenario_text
-from emulator.scenario.schema import Scenario, auto_namespaces
-from emulator.scenario.schema import cluster as schema_cluster
-from emulator.scenario.schema import steps as schema_steps
+from emulator.app.scenario import syntax as verbs_module
+from emulator.app.scenario import timeline as timeline_module
+from emulator.app.scenario.loader import ScenarioError, load_scenario_text
+from emulator.app.scenario.schema import Scenario, auto_namespaces
+from emulator.app.scenario.schema import cluster as schema_cluster
+from emulator.app.scenario.schema import steps as schema_steps
 
 CONTAINERS = "[{name: c, image: busybox}]"
 POD = f"{{containers: {CONTAINERS}}}"
@@ -377,7 +377,7 @@ def test_duplicate_key_in_a_referenced_manifest(tmp_path: Path) -> None:
 
 
 def test_kubernetes_manifests_reject_duplicate_keys_too() -> None:
-    from emulator.api.codec import ManifestError, load_manifests
+    from emulator.base.api.codec import ManifestError, load_manifests
 
     with pytest.raises(ManifestError, match='mapping key "image" already defined at line 1'):
         load_manifests(

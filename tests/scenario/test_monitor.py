@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from emulator.api.core import LabelSelector, Pod
-from emulator.apiserver.server import WriteRecord
-from emulator.scenario.expectations import CONDITIONS, count_pods, count_reached
-from emulator.scenario.monitor import ConditionCounter, PodActivity
+from emulator.app.scenario.expectations import CONDITIONS, count_pods, count_reached
+from emulator.app.scenario.monitor import ConditionCounter, PodActivity
+from emulator.base.api.core import LabelSelector, Pod
+from emulator.base.apiserver.server import WriteRecord
 from tests import builders
 
 WEB = LabelSelector(match_labels={"app": "web"})

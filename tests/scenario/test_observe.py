@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 from msgspec.structs import replace
 
-from emulator.api.core import Node, Pod, PodCondition
-from emulator.apiserver.server import WriteRecord
-from emulator.runtime.stats import QuantileSketch
-from emulator.scenario.observe import INTERVALS, MAX_SAMPLES, Observer
-from emulator.scenario.observe_series import series
+from emulator.app.scenario.observe import INTERVALS, MAX_SAMPLES, Observer
+from emulator.app.scenario.observe_series import series
+from emulator.base.api.core import Node, Pod, PodCondition
+from emulator.base.apiserver.server import WriteRecord
+from emulator.base.runtime.stats import QuantileSketch
 from tests import builders
 
 

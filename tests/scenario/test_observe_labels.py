@@ -5,11 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from emulator.api.core import LabelSelector, Pod
-from emulator.runtime.rng import Seeds
-from emulator.scenario.faults import FaultPlan
-from emulator.scenario.observe_labels import fault_label, fault_markers, step_label
-from emulator.scenario.schema import (
+from emulator.app.scenario.faults import FaultPlan
+from emulator.app.scenario.observe_labels import fault_label, fault_markers, step_label
+from emulator.app.scenario.schema import (
     ApiError,
     Cordon,
     CreatePods,
@@ -25,6 +23,8 @@ from emulator.scenario.schema import (
     WaitFor,
     WatchCut,
 )
+from emulator.base.api.core import LabelSelector, Pod
+from emulator.base.runtime.rng import Seeds
 
 WEB = LabelSelector(match_labels={"app": "web"})
 

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from emulator.scenario.observe import Observer
-from emulator.scenario.observe_metrics import RESOLUTION, TimeWeighted
-from emulator.scenario.observe_series import MAX_BINS, histogram, series
+from emulator.app.scenario.observe import Observer
+from emulator.app.scenario.observe_metrics import RESOLUTION, TimeWeighted
+from emulator.app.scenario.observe_series import MAX_BINS, histogram, series
 from tests.scenario.test_observe import Feed
 
 

@@ -11,9 +11,9 @@ from typing import Any
 import msgspec
 import pytest
 
-from emulator.scenario.loader import load_scenario
-from emulator.scenario.report import metrics_lines, to_json
-from emulator.scenario.runner import RunOptions, RunResult, run_scenario
+from emulator.app.scenario.loader import load_scenario
+from emulator.app.scenario.runner import RunOptions, RunResult, run_scenario
+from emulator.app.scenario.summary import metrics_lines, to_json
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
 METRIC_KEYS = [

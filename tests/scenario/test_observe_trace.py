@@ -12,8 +12,8 @@ from typing import Any
 import msgspec
 import pytest
 
-from emulator.scenario.loader import load_scenario
-from emulator.scenario.runner import RunOptions, RunResult, run_scenario
+from emulator.app.scenario.loader import load_scenario
+from emulator.app.scenario.runner import RunOptions, RunResult, run_scenario
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
 PHASES = ("Pending", "Running", "Succeeded", "Failed")

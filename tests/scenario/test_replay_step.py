@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from emulator.apiserver.server import WriteRecord
+from emulator.app.scenario.loader import ScenarioError, load_scenario, load_scenario_text
+from emulator.app.scenario.runner import RunOptions, run_scenario
+from emulator.app.scenario.schema import RUN_DURATION_ANNOTATION, NodeFile, Replay, Scenario
+from emulator.app.scenario.workload_traces import GPU_MODEL_LABEL
+from emulator.base.apiserver.server import WriteRecord
 from emulator.cli import main
-from emulator.scenario.loader import ScenarioError, load_scenario, load_scenario_text
-from emulator.scenario.runner import RunOptions, run_scenario
-from emulator.scenario.schema import RUN_DURATION_ANNOTATION, NodeFile, Replay, Scenario
-from emulator.scenario.traces import GPU_MODEL_LABEL
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "scenarios" / "trace-replay.yaml"

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from emulator.scenario.report import print_summary
-from emulator.scenario.runner import RunResult
+from emulator.app.scenario.runner import RunResult
+from emulator.app.scenario.summary import print_summary
 
 
 def _controller(kind: str, namespace: str, name: str, n: int) -> dict[str, Any]:

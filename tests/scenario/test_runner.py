@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from emulator.scenario.loader import load_scenario_text
-from emulator.scenario.runner import RunOptions, RunResult, StepError, run_scenario
+from emulator.app.scenario.loader import load_scenario_text
+from emulator.app.scenario.runner import RunOptions, RunResult, StepError, run_scenario
 
 NODE = "nodes: [{count: 1, namePrefix: n, template: {status: {capacity: {cpu: '4', memory: 8Gi, pods: '10'}}}}]\n"
 CONTAINERS = "[{name: c, image: busybox}]"

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from agents.scheduler.setup import SchedulerSettings
-from emulator.scenario.loader import load_scenario_text
-from emulator.scenario.runner import RunOptions, run_scenario
-from emulator.scenario.schedulers import scheduler_settings
+from emulator.app.scenario.loader import load_scenario_text
+from emulator.app.scenario.runner import RunOptions, run_scenario
+from emulator.app.scenario.schedulers import scheduler_settings
 
 ROOT = Path(__file__).resolve().parents[2]
 

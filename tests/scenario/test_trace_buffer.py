@@ -12,10 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from msgspec.structs import replace
 
-from emulator.api.core import Node, Pod, PodCondition
-from emulator.apiserver.server import WriteRecord
-from emulator.scenario import trace
-from emulator.scenario.trace import TraceRecorder, fast_trace_line
+from emulator.app.scenario import event_trace
+from emulator.app.scenario.event_trace import TraceRecorder, fast_trace_line
+from emulator.base.api.core import Node, Pod, PodCondition
+from emulator.base.apiserver.server import WriteRecord
 from tests import builders
 from tests.references import trace_line
 
@@ -49,7 +49,7 @@ record = st.builds(
 @given(st.lists(record, max_size=60), st.integers(min_value=1, max_value=300), st.data())
 def test_buffered_hash_equals_line_by_line(recs: list[WriteRecord], chunk: int, data: st.DataObject) -> None:
     with pytest.MonkeyPatch.context() as m:
-        m.setattr(trace, "_HASH_CHUNK", chunk)
+        m.setattr(event_trace, "_HASH_CHUNK", chunk)
         fast, out = TraceRecorder(), io.BytesIO()
         ref = TraceRecorder(out)
         peek = data.draw(st.sets(st.integers(min_value=0, max_value=len(recs))))
@@ -58,7 +58,7 @@ def test_buffered_hash_equals_line_by_line(recs: list[WriteRecord], chunk: int, 
                 assert fast.hexdigest == ref.hexdigest
             fast(rec)
             ref(rec)
-    want = hashlib.sha256(b"".join(trace._encoder.encode(trace_line(r)) + b"\n" for r in recs)).hexdigest()
+    want = hashlib.sha256(b"".join(event_trace._encoder.encode(trace_line(r)) + b"\n" for r in recs)).hexdigest()
     assert fast.hexdigest == ref.hexdigest == want
     assert fast.lines == ref.lines == len(recs)
     assert out.getvalue().count(b"\n") == len(recs)
@@ -103,4 +103,4 @@ def rich_record(draw: st.DrawFn) -> WriteRecord:
 @settings(max_examples=500, deadline=None)
 @given(rich_record())
 def test_fast_trace_line_equals_trace_line(rec: WriteRecord) -> None:
-    assert trace._encoder.encode(fast_trace_line(rec)) == trace._encoder.encode(trace_line(rec))
+    assert event_trace._encoder.encode(fast_trace_line(rec)) == event_trace._encoder.encode(trace_line(rec))

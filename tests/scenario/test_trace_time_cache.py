@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from emulator.apiserver.server import WriteRecord
-from emulator.scenario import trace
-from emulator.scenario.trace import TraceRecorder
+from emulator.app.scenario import event_trace
+from emulator.app.scenario.event_trace import TraceRecorder
+from emulator.base.apiserver.server import WriteRecord
 from tests import builders
 from tests.references import trace_line
 
@@ -25,7 +25,7 @@ def _records(times: list[float]) -> list[WriteRecord]:
 
 
 def _reference_digest(recs: list[WriteRecord]) -> str:
-    return hashlib.sha256(b"".join(trace._encoder.encode(trace_line(r)) + b"\n" for r in recs)).hexdigest()
+    return hashlib.sha256(b"".join(event_trace._encoder.encode(trace_line(r)) + b"\n" for r in recs)).hexdigest()
 
 
 @pytest.mark.parametrize(

@@ -1,13 +1,12 @@
-"""The trace readers (``emulator/scenario/traces.py``): good rows become the pods and nodes
+"""The trace readers (``emulator/app/scenario/workload_traces.py``): good rows become the pods and nodes
 they should, and every malformed row fails with its file, line, column and column name."""
 
 from __future__ import annotations
 
 import pytest
 
-from emulator.api.quantity import parse_quantity
-from emulator.scenario.schema import RUN_DURATION_ANNOTATION
-from emulator.scenario.traces import (
+from emulator.app.scenario.schema import RUN_DURATION_ANNOTATION
+from emulator.app.scenario.workload_traces import (
     GPU_MILLI_ANNOTATION,
     GPU_MODEL_LABEL,
     GPU_RESOURCE,
@@ -20,6 +19,7 @@ from emulator.scenario.traces import (
     trace_node,
     trace_pod,
 )
+from emulator.base.api.quantity import parse_quantity
 
 CSV_HEADER = "arrival,duration,cpu,memory,gpu,priority,name,namespace,labels"
 ALI_HEADER = (

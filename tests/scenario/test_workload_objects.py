@@ -12,8 +12,8 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from emulator.scenario.loader import ScenarioError, load_scenario_text
-from emulator.scenario.runner import RunOptions, run_scenario
+from emulator.app.scenario.loader import ScenarioError, load_scenario_text
+from emulator.app.scenario.runner import RunOptions, run_scenario
 from tests.api.test_workload_kinds import KUBECTL_CREATE_DEPLOYMENT, MANIFESTS
 
 NODE = "nodes: [{count: 1, namePrefix: n, template: {status: {capacity: {cpu: '4', memory: 8Gi, pods: '10'}}}}]\n"

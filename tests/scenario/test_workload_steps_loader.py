@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from emulator.scenario.loader import ScenarioError, load_scenario_text
-from emulator.scenario.schema import (
+from emulator.app.scenario.loader import ScenarioError, load_scenario_text
+from emulator.app.scenario.schema import (
     DRAIN_TIMEOUT,
     Delete,
     Drain,

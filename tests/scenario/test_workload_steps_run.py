@@ -15,15 +15,15 @@ from typing import Any
 import pytest
 from msgspec.structs import replace
 
-from emulator.api.batch import JobCondition
-from emulator.api.core import Binding, Namespace, PodCondition
-from emulator.api.meta import ObjectMeta, ObjectReference, OwnerReference
-from emulator.runtime.clock import LoopClock, run
-from emulator.scenario.cluster import Cluster
-from emulator.scenario.loader import load_scenario_text
-from emulator.scenario.monitor import PodActivity
-from emulator.scenario.runner import RunOptions, run_scenario
-from emulator.scenario.schema import Scenario
+from emulator.app.scenario.cluster import Cluster
+from emulator.app.scenario.loader import load_scenario_text
+from emulator.app.scenario.monitor import PodActivity
+from emulator.app.scenario.runner import RunOptions, run_scenario
+from emulator.app.scenario.schema import Scenario
+from emulator.base.api.batch import JobCondition
+from emulator.base.api.core import Binding, Namespace, PodCondition
+from emulator.base.api.meta import ObjectMeta, ObjectReference, OwnerReference
+from emulator.base.runtime.clock import LoopClock, run
 from tests import builders
 from tests.scenario.test_workload_steps_loader import DEPLOYMENT
 

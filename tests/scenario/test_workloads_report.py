@@ -12,17 +12,17 @@ import pytest
 from msgspec.structs import replace
 from rich.console import Console
 
-from emulator.api.batch import JobCondition
-from emulator.api.codec import load_manifests
-from emulator.api.core import ContainerStatus, LabelSelector, Pod
-from emulator.api.errors import Invalid
-from emulator.api.meta import OwnerReference
-from emulator.scenario.expectations import check
-from emulator.scenario.patch import patched
-from emulator.scenario.report import print_summary, to_json
-from emulator.scenario.runner import RunResult
-from emulator.scenario.schema import JobsComplete, WorkloadsReady
-from emulator.scenario.workloads import job_complete, report, workload_ready
+from emulator.app.scenario.expectations import check
+from emulator.app.scenario.patch import patched
+from emulator.app.scenario.runner import RunResult
+from emulator.app.scenario.schema import JobsComplete, WorkloadsReady
+from emulator.app.scenario.summary import print_summary, to_json
+from emulator.app.scenario.workload_status import job_complete, report, workload_ready
+from emulator.base.api.batch import JobCondition
+from emulator.base.api.codec import load_manifests
+from emulator.base.api.core import ContainerStatus, LabelSelector, Pod
+from emulator.base.api.errors import Invalid
+from emulator.base.api.meta import OwnerReference
 from tests import builders
 from tests.api.test_workload_kinds import MANIFESTS
 

@@ -11,10 +11,10 @@ from typing import Any
 
 import yaml
 
-from emulator.apiserver.server import WriteRecord
-from emulator.scenario.loader import load_scenario
-from emulator.scenario.runner import RunOptions, run_scenario
-from emulator.scenario.schema import creation_order
+from emulator.app.scenario.loader import load_scenario
+from emulator.app.scenario.runner import RunOptions, run_scenario
+from emulator.app.scenario.schema import creation_order
+from emulator.base.apiserver.server import WriteRecord
 
 RS_UID = "0b6c2f4e-1111-4a3c-9d2e-5f7a8b9c0d1e"
 

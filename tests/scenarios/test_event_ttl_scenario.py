@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from emulator.apiserver.server import WriteRecord
-from emulator.scenario.loader import load_scenario_text
-from emulator.scenario.runner import RunOptions, run_scenario
+from emulator.app.scenario.loader import load_scenario_text
+from emulator.app.scenario.runner import RunOptions, run_scenario
+from emulator.base.apiserver.server import WriteRecord
 
 SCENARIO = """
 name: event-ttl

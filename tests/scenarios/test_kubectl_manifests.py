@@ -12,8 +12,8 @@ from typing import Any
 
 import yaml
 
-from emulator.scenario.loader import load_scenario
-from emulator.scenario.runner import run_scenario
+from emulator.app.scenario.loader import load_scenario
+from emulator.app.scenario.runner import run_scenario
 from tests.api.test_workload_kinds import KUBECTL_CREATE_DEPLOYMENT
 
 KUBECTL_OUTPUT = (

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from emulator.scenario.loader import load_scenario
-from emulator.scenario.runner import run_scenario
+from emulator.app.scenario.loader import load_scenario
+from emulator.app.scenario.runner import run_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = sorted(p for p in (ROOT / "scenarios").rglob("*.yaml") if "races" not in p.parts)

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from emulator.scenario.loader import load_scenario
-from emulator.scenario.runner import run_scenario
+from emulator.app.scenario.loader import load_scenario
+from emulator.app.scenario.runner import run_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = Path(__file__).with_name("trace_hashes.json")

@@ -16,11 +16,11 @@ from typing import Any
 import pytest
 import yaml
 
-from emulator.api.core import Pod
-from emulator.apiserver.server import WriteRecord
-from emulator.scenario.loader import load_scenario, load_scenario_text
-from emulator.scenario.runner import RunOptions, RunResult, run_scenario
-from emulator.scenario.schema import Scenario
+from emulator.app.scenario.loader import load_scenario, load_scenario_text
+from emulator.app.scenario.runner import RunOptions, RunResult, run_scenario
+from emulator.app.scenario.schema import Scenario
+from emulator.base.api.core import Pod
+from emulator.base.apiserver.server import WriteRecord
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKLOADS = ROOT / "scenarios" / "workloads"

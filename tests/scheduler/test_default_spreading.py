@@ -10,13 +10,13 @@ from typing import Any
 import pytest
 from msgspec.structs import replace
 
-from agents.scheduler.workloads import default_selector
-from emulator.api.apps import ReplicaSet, ReplicaSetSpec, StatefulSet, StatefulSetSpec
-from emulator.api.core import LabelSelector, LabelSelectorRequirement, Pod
-from emulator.api.labelselector import EVERYTHING, Selector, compile_selector
-from emulator.api.meta import ObjectMeta, OwnerReference
-from emulator.api.podtemplate import PodTemplateSpec
-from emulator.api.services import Service, ServicePort, ServiceSpec
+from agents.scheduler.workload_listers import default_selector
+from emulator.base.api.apps import ReplicaSet, ReplicaSetSpec, StatefulSet, StatefulSetSpec
+from emulator.base.api.core import LabelSelector, LabelSelectorRequirement, Pod
+from emulator.base.api.labelselector import EVERYTHING, Selector, compile_selector
+from emulator.base.api.meta import ObjectMeta, OwnerReference
+from emulator.base.api.podtemplate import PodTemplateSpec
+from emulator.base.api.services import Service, ServicePort, ServiceSpec
 from tests.builders import node, pod
 from tests.cluster import Cluster
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from emulator.commands.explain import explain, load_inputs
+from emulator.app.commands.explain import explain, load_inputs
 
 WEB = {"app": "web"}
 

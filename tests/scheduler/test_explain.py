@@ -22,9 +22,9 @@ from agents.scheduler.framework.runtime import Framework
 from agents.scheduler.framework.types import Code, CycleState, PodInfo, Status
 from agents.scheduler.registry import in_tree_registry
 from agents.scheduler.scheduler import SchedulerOptions, select_host
-from emulator.api.codec import convert
-from emulator.api.core import Affinity, Node, Pod
-from emulator.runtime.clock import format_timestamp
+from emulator.base.api.codec import convert
+from emulator.base.api.core import Affinity, Node, Pod
+from emulator.base.runtime.clock import format_timestamp
 from tests import builders
 from tests.scheduler.world import world
 
@@ -389,8 +389,8 @@ async def test_run_records_every_attempt_with_the_cycles_decision() -> None:
 
 async def _run_with_preemption(options: SchedulerOptions) -> list[tuple[str, str, str, bool]]:
     """Pods spread on 4 nodes, then a high-priority pod that must preempt: every Pod write."""
-    from emulator.api.codec import convert as to
-    from emulator.api.scheduling import PriorityClass
+    from emulator.base.api.codec import convert as to
+    from emulator.base.api.scheduling import PriorityClass
     from tests.scheduler.world import node, pod
 
     writes: list[tuple[str, str, str, bool]] = []

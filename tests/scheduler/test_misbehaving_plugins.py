@@ -30,9 +30,9 @@ from agents.scheduler.framework.types import Code, CycleState, NodeInfo, PodInfo
 from agents.scheduler.registry import in_tree_registry
 from agents.scheduler.setup import SchedulerSettings, SetupError, build_scheduler_setup
 from emulator import cli
-from emulator.api.core import Node, NodeStatus, Pod
-from emulator.api.meta import ObjectMeta
-from emulator.runtime.clock import StoppedClock
+from emulator.base.api.core import Node, NodeStatus, Pod
+from emulator.base.api.meta import ObjectMeta
+from emulator.base.runtime.clock import StoppedClock
 
 _COUNTER = itertools.count()
 

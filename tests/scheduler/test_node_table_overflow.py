@@ -11,9 +11,9 @@ import pytest
 
 from agents.scheduler.framework.node_table import ALLOC_CPU, FREE_CPU, INT64_MAX, REQ_CPU, NodeTable
 from agents.scheduler.framework.types import NodeInfo, PodInfo
-from emulator.api.codec import convert
-from emulator.api.core import Node, Pod
-from emulator.api.quantity import MAX_VALUE
+from emulator.base.api.codec import convert
+from emulator.base.api.core import Node, Pod
+from emulator.base.api.quantity import MAX_VALUE
 
 MAX = str(MAX_VALUE)
 

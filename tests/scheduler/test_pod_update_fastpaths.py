@@ -26,7 +26,7 @@ from msgspec.structs import replace
 from agents.scheduler.cache import Cache
 from agents.scheduler.framework.types import NodeInfo, PodInfo
 from agents.scheduler.queue.events import pod_scheduling_properties_change, properties_change_reference
-from emulator.api.core import Pod, PodStatus, Toleration
+from emulator.base.api.core import Pod, PodStatus, Toleration
 from tests import builders
 
 ANTI = builders.affinity(required_anti=[builders.pod_term("zone", builders.label_selector({"app": "a"}))])

@@ -31,8 +31,8 @@ from agents.scheduler.plugins.defaultpreemption import DefaultPreemption
 from agents.scheduler.plugins.defaultpreemption.fastpath import VictimSearch
 from agents.scheduler.preemption import Candidate, PodDisruptionBudget
 from agents.scheduler.registry import in_tree_registry
-from emulator.api.core import ContainerPort, LabelSelector, Node, Pod
-from emulator.runtime.clock import format_timestamp
+from emulator.base.api.core import ContainerPort, LabelSelector, Node, Pod
+from emulator.base.runtime.clock import format_timestamp
 from tests import builders
 from tests.scheduler.preemption.preemption_helpers import FakeClock, FakeNominator
 

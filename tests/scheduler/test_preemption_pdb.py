@@ -14,10 +14,10 @@ from agents.controllers.manager import start_workload_controllers
 from agents.scheduler.plugins.defaultpreemption import NAME as DEFAULT_PREEMPTION
 from agents.scheduler.preemption import Evaluator
 from agents.scheduler.preemption import PodDisruptionBudget as PreemptionPDB
-from agents.scheduler.workloads import WorkloadListers
-from emulator.api.core import LabelSelector, PodCondition
-from emulator.api.meta import ObjectMeta
-from emulator.api.policy import PodDisruptionBudget, PodDisruptionBudgetSpec, PodDisruptionBudgetStatus
+from agents.scheduler.workload_listers import WorkloadListers
+from emulator.base.api.core import LabelSelector, PodCondition
+from emulator.base.api.meta import ObjectMeta
+from emulator.base.api.policy import PodDisruptionBudget, PodDisruptionBudgetSpec, PodDisruptionBudgetStatus
 from tests.builders import node, pod, priority_class
 from tests.cluster import Cluster
 

@@ -39,7 +39,7 @@ from agents.scheduler.framework.types import SUCCESS, CycleState, NodeInfo, PodI
 from agents.scheduler.plugins import noderesources_fit
 from agents.scheduler.plugins.noderesources_balanced_allocation import NodeResourcesBalancedAllocation
 from agents.scheduler.plugins.noderesources_fit import NodeResourcesFit
-from emulator.api.core import Node, Pod
+from emulator.base.api.core import Node, Pod
 from tests import builders
 
 GPU = "example.com/gpu"

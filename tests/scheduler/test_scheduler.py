@@ -7,7 +7,7 @@ import random
 import pytest
 
 from agents.scheduler.scheduler import SchedulerOptions, num_feasible_nodes_to_find, select_host
-from emulator.api.errors import Conflict
+from emulator.base.api.errors import Conflict
 from tests.scheduler.world import node, pod, world
 
 

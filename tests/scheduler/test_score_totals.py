@@ -35,7 +35,7 @@ from agents.scheduler.plugins.imagelocality import MB, ImageLocality
 from agents.scheduler.plugins.noderesources_balanced_allocation import NodeResourcesBalancedAllocation
 from agents.scheduler.plugins.noderesources_fit import NodeResourcesFit
 from agents.scheduler.plugins.tainttoleration import TaintToleration
-from emulator.api.core import Pod, Taint
+from emulator.base.api.core import Pod, Taint
 from tests import builders
 from tests.scheduler.test_row_cache import STEPS, _fit, _pod, _World, clusters, shapes
 

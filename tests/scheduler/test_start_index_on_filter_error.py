@@ -16,9 +16,9 @@ from agents.scheduler.config import load_config
 from agents.scheduler.framework.types import Code, CycleState, NodeInfo, Status
 from agents.scheduler.registry import in_tree_registry
 from agents.scheduler.scheduler import Scheduler, SchedulerOptions
-from emulator.api.core import Pod
-from emulator.apiserver.server import ApiServer
-from emulator.client.client import Client
+from emulator.base.api.core import Pod
+from emulator.base.apiserver.server import ApiServer
+from emulator.base.client.client import Client
 from tests import builders as b
 
 NODES = [f"n{i}" for i in range(6)]

@@ -31,10 +31,10 @@ from agents.scheduler.framework.types import PODS_TO_ACTIVATE_KEY, CycleState, N
 from agents.scheduler.framework.vectorized import select_host as select_row
 from agents.scheduler.registry import in_tree_registry
 from agents.scheduler.scheduler import Scheduler, SchedulerOptions, select_host
-from emulator.api.codec import convert
-from emulator.api.core import Node, Pod
-from emulator.apiserver.server import ApiServer
-from emulator.client.client import Client
+from emulator.base.api.codec import convert
+from emulator.base.api.core import Node, Pod
+from emulator.base.apiserver.server import ApiServer
+from emulator.base.client.client import Client
 
 ZONES = ["a", "b", "c"]
 LABEL_VALUES = {"zone": ZONES, "disk": ["ssd", "hdd"], "rank": ["1", "3", "7", "x"]}

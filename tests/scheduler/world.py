@@ -12,9 +12,9 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from agents.scheduler.scheduler import Scheduler, SchedulerOptions
-from emulator.api.core import Pod
-from emulator.apiserver.server import ApiServer
-from emulator.client.client import Client
+from emulator.base.api.core import Pod
+from emulator.base.apiserver.server import ApiServer
+from emulator.base.client.client import Client
 from tests import builders
 from tests.builders import node
 from tests.cluster import Cluster, OnCluster, open_cluster

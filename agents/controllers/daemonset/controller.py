@@ -67,11 +67,11 @@ from agents.controllers.daemonset.manage import (
 from agents.controllers.daemonset.placement import Placement, relevant
 from agents.controllers.daemonset.update import rolling_update, surge_enabled
 from agents.controllers.history import CONTROLLER_REVISION_HASH, template_hash
-from emulator.api.apps import DaemonSet
-from emulator.api.core import Node, Pod, Toleration
-from emulator.api.errors import ApiError, NotFound
-from emulator.api.meta import ObjectReference
-from emulator.client.informer import Informer
+from emulator.base.api.apps import DaemonSet
+from emulator.base.api.core import Node, Pod, Toleration
+from emulator.base.api.errors import ApiError, NotFound
+from emulator.base.api.meta import ObjectReference
+from emulator.base.client.informer import Informer
 
 PodKey = tuple[str, str]
 

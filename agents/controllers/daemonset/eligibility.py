@@ -45,8 +45,8 @@ from typing import Final
 from msgspec.structs import replace
 
 from agents.controllers.history import CONTROLLER_REVISION_HASH
-from emulator.api.apps import DaemonSet
-from emulator.api.core import (
+from emulator.base.api.apps import DaemonSet
+from emulator.base.api.core import (
     Affinity,
     Node,
     NodeAffinity,
@@ -57,10 +57,10 @@ from emulator.api.core import (
     PodSpec,
     Toleration,
 )
-from emulator.api.meta import ObjectMeta
-from emulator.api.nodeaffinity import NODE_NAME_FIELD, pod_matches_node_selector_and_affinity
-from emulator.api.podtemplate import PodTemplateSpec
-from emulator.api.taints import find_untolerated_taint
+from emulator.base.api.meta import ObjectMeta
+from emulator.base.api.nodeaffinity import NODE_NAME_FIELD, pod_matches_node_selector_and_affinity
+from emulator.base.api.podtemplate import PodTemplateSpec
+from emulator.base.api.taints import find_untolerated_taint
 
 __all__ = [
     "POD_TEMPLATE_GENERATION",

@@ -35,9 +35,9 @@ from msgspec.structs import replace
 from agents.controllers.controllerutils import is_pod_available, is_pod_ready
 from agents.controllers.daemonset.eligibility import is_pod_updated, node_should_run, target_node
 from agents.controllers.history import CONTROLLER_REVISION_HASH
-from emulator.api.apps import DaemonSet, DaemonSetStatus
-from emulator.api.core import Node, Pod, Toleration
-from emulator.runtime.clock import parse_timestamp
+from emulator.base.api.apps import DaemonSet, DaemonSetStatus
+from emulator.base.api.core import Node, Pod, Toleration
+from emulator.base.runtime.clock import parse_timestamp
 
 __all__ = [
     "FAILED_POD_BACKOFF_INITIAL",

@@ -21,7 +21,7 @@ from typing import Any
 
 from agents.controllers.daemonset.eligibility import POD_TEMPLATE_GENERATION, target_node
 from agents.controllers.history import CONTROLLER_REVISION_HASH
-from emulator.api.core import Pod
+from emulator.base.api.core import Pod
 
 __all__ = ["Placement", "relevant"]
 

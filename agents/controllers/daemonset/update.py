@@ -35,9 +35,9 @@ from dataclasses import dataclass, field
 from agents.controllers.controllerutils import is_pod_available
 from agents.controllers.daemonset.eligibility import is_pod_updated
 from agents.controllers.daemonset.manage import Eligibility
-from emulator.api.apps import DaemonSet
-from emulator.api.core import Pod
-from emulator.api.intstr import scaled_value
+from emulator.base.api.apps import DaemonSet
+from emulator.base.api.core import Pod
+from emulator.base.api.intstr import scaled_value
 
 __all__ = ["UpdatePlan", "desired_counts", "rolling_update", "surge_enabled"]
 

@@ -44,11 +44,11 @@ from agents.controllers.deployment.recreate import rollout_recreate
 from agents.controllers.deployment.rolling import rollout_rolling
 from agents.controllers.deployment.sync import Rollout, Writer, cleanup, new_replica_set, scale, sync_status
 from agents.controllers.deployment.util import DESIRED_REPLICAS, active
-from emulator.api.apps import Deployment, ReplicaSet
-from emulator.api.core import Pod
-from emulator.api.labelselector import label_selector_matches
-from emulator.client.indexer import CONTROLLER_UID_INDEX, ORPHAN
-from emulator.client.informer import Informer
+from emulator.base.api.apps import Deployment, ReplicaSet
+from emulator.base.api.core import Pod
+from emulator.base.api.labelselector import label_selector_matches
+from emulator.base.client.indexer import CONTROLLER_UID_INDEX, ORPHAN
+from emulator.base.client.informer import Informer
 
 __all__ = ["COMPONENT", "NAME", "DeploymentController"]
 

@@ -36,8 +36,8 @@ from agents.controllers.deployment.util import (
     remove_condition,
     set_condition,
 )
-from emulator.api.apps import Deployment, DeploymentCondition, DeploymentStatus, ReplicaSet
-from emulator.runtime.clock import parse_timestamp
+from emulator.base.api.apps import Deployment, DeploymentCondition, DeploymentStatus, ReplicaSet
+from emulator.base.runtime.clock import parse_timestamp
 
 __all__ = [
     "NEW_RS_AVAILABLE_REASON",

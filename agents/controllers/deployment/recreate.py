@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from agents.controllers.deployment.sync import Rollout, Writer, cleanup, new_replica_set, sync_rollout_status
 from agents.controllers.deployment.util import active, deployment_complete, status_replicas
-from emulator.api.apps import ReplicaSet
+from emulator.base.api.apps import ReplicaSet
 
 __all__ = ["old_pods_running", "rollout_recreate"]
 

@@ -28,7 +28,7 @@ from agents.controllers.deployment.util import (
     new_rs_new_replicas,
     spec_replicas,
 )
-from emulator.api.apps import ReplicaSet
+from emulator.base.api.apps import ReplicaSet
 
 __all__ = ["rollout_rolling"]
 

@@ -50,13 +50,13 @@ from agents.controllers.deployment.util import (
     spec_replicas,
 )
 from agents.controllers.replicaset import object_ref
-from emulator.api.apps import Deployment, DeploymentStatus, ReplicaSet, ReplicaSetSpec
-from emulator.api.core import LabelSelector
-from emulator.api.errors import AlreadyExists, ApiError, NotFound
-from emulator.api.meta import ObjectMeta
-from emulator.client.client import Client
-from emulator.client.events import EventRecorder
-from emulator.runtime.clock import Clock
+from emulator.base.api.apps import Deployment, DeploymentStatus, ReplicaSet, ReplicaSetSpec
+from emulator.base.api.core import LabelSelector
+from emulator.base.api.errors import AlreadyExists, ApiError, NotFound
+from emulator.base.api.meta import ObjectMeta
+from emulator.base.client.client import Client
+from emulator.base.client.events import EventRecorder
+from emulator.base.runtime.clock import Clock
 
 __all__ = [
     "Rollout",

@@ -21,11 +21,11 @@ from typing import Final
 import msgspec
 from msgspec.structs import replace
 
-from emulator.api.apps import Deployment, DeploymentCondition, DeploymentStatus, ReplicaSet
-from emulator.api.codec import enc_hook
-from emulator.api.intstr import scaled_value
-from emulator.api.podtemplate import PodTemplateSpec
-from emulator.runtime.clock import parse_timestamp
+from emulator.base.api.apps import Deployment, DeploymentCondition, DeploymentStatus, ReplicaSet
+from emulator.base.api.codec import enc_hook
+from emulator.base.api.intstr import scaled_value
+from emulator.base.api.podtemplate import PodTemplateSpec
+from emulator.base.runtime.clock import parse_timestamp
 
 __all__ = [
     "DESIRED_REPLICAS",

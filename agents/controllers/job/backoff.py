@@ -27,8 +27,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from emulator.api.core import Pod
-from emulator.runtime.clock import parse_timestamp
+from emulator.base.api.core import Pod
+from emulator.base.runtime.clock import parse_timestamp
 
 __all__ = ["DEFAULT_BACKOFF", "MAX_BACKOFF", "BackoffRecord", "finish_time", "next_record", "remaining"]
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from emulator.api.batch import Job, JobCondition
+from emulator.base.api.batch import Job, JobCondition
 
 __all__ = [
     "BACKOFF_LIMIT_EXCEEDED",

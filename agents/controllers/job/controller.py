@@ -79,11 +79,11 @@ from agents.controllers.job.pods import (
     pods_for_removal,
     restarts_past_limit,
 )
-from emulator.api.batch import Job, JobCondition, JobStatus, UncountedTerminatedPods
-from emulator.api.core import Pod
-from emulator.api.errors import ApiError, NotFound
-from emulator.api.meta import ObjectReference
-from emulator.runtime.clock import parse_timestamp
+from emulator.base.api.batch import Job, JobCondition, JobStatus, UncountedTerminatedPods
+from emulator.base.api.core import Pod
+from emulator.base.api.errors import ApiError, NotFound
+from emulator.base.api.meta import ObjectReference
+from emulator.base.runtime.clock import parse_timestamp
 
 __all__ = ["BATCH_PERIOD", "MAX_POD_CREATE_DELETE_PER_SYNC", "NAME", "JobController"]
 

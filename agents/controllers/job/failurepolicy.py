@@ -23,8 +23,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from emulator.api.batch import PodFailurePolicy, PodFailurePolicyOnExitCodesRequirement
-from emulator.api.core import ContainerStatus, Pod
+from emulator.base.api.batch import PodFailurePolicy, PodFailurePolicyOnExitCodesRequirement
+from emulator.base.api.core import ContainerStatus, Pod
 
 __all__ = ["PolicyMatch", "match"]
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Final
 
-from emulator.api.core import Pod
+from emulator.base.api.core import Pod
 
 __all__ = [
     "COMPLETION_INDEX",

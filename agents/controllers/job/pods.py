@@ -25,8 +25,8 @@ from typing import Final
 from agents.controllers.controllerutils import deletion_order, related_ranks
 from agents.controllers.job.failurepolicy import match
 from agents.controllers.job.indexes import completion_index, duplicated_index_pods
-from emulator.api.batch import Job
-from emulator.api.core import Pod
+from emulator.base.api.batch import Job
+from emulator.base.api.core import Pod
 
 __all__ = [
     "Finished",

@@ -45,9 +45,9 @@ from msgspec.structs import replace
 
 from agents.controllers.controllerutils import is_pod_available, is_pod_ready, pod_ready_time
 from agents.controllers.statefulset.identity import new_versioned_pod, ordinal_of, pod_revision
-from emulator.api.apps import StatefulSet, StatefulSetStatus
-from emulator.api.core import Pod
-from emulator.api.podtemplate import PodTemplateSpec
+from emulator.base.api.apps import StatefulSet, StatefulSetStatus
+from emulator.base.api.core import Pod
+from emulator.base.api.podtemplate import PodTemplateSpec
 
 __all__ = ["Plan", "Revisions", "plan_sync"]
 

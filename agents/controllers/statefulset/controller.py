@@ -43,10 +43,10 @@ from agents.controllers.controllerutils import EXPECTATIONS_TIMEOUT, BatchError,
 from agents.controllers.history import RevisionHistory, revision_name
 from agents.controllers.statefulset.control import Plan, Revisions, plan_sync
 from agents.controllers.statefulset.identity import pod_revision
-from emulator.api.apps import StatefulSet
-from emulator.api.core import Pod
-from emulator.api.errors import ApiError, NotFound
-from emulator.api.meta import ObjectReference
+from emulator.base.api.apps import StatefulSet
+from emulator.base.api.core import Pod
+from emulator.base.api.errors import ApiError, NotFound
+from emulator.base.api.meta import ObjectReference
 
 __all__ = ["COMPONENT", "NAME", "StatefulSetController"]
 

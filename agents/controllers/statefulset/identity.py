@@ -24,9 +24,9 @@ from msgspec.structs import replace
 
 from agents.controllers.controllerutils import pod_from_template
 from agents.controllers.history import CONTROLLER_REVISION_HASH
-from emulator.api.apps import StatefulSet
-from emulator.api.core import Pod
-from emulator.api.podtemplate import PodTemplateSpec
+from emulator.base.api.apps import StatefulSet
+from emulator.base.api.core import Pod
+from emulator.base.api.podtemplate import PodTemplateSpec
 
 __all__ = [
     "POD_INDEX_LABEL",

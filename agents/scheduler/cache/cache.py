@@ -61,8 +61,8 @@ from dataclasses import dataclass, field
 from msgspec import structs
 
 from agents.scheduler.framework.types import ImageStateSummary, NodeInfo, PodInfo, Resource, next_generation
-from emulator.api.core import Node, Pod
-from emulator.runtime.clock import Clock
+from emulator.base.api.core import Node, Pod
+from emulator.base.runtime.clock import Clock
 
 from .node_tree import NodeTree
 from .snapshot import Snapshot, node_image_names

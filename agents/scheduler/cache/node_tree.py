@@ -21,7 +21,7 @@ from __future__ import annotations
 from itertools import zip_longest
 from typing import Final
 
-from emulator.api.core import Node
+from emulator.base.api.core import Node
 
 __all__ = [
     "LABEL_FAILURE_DOMAIN_BETA_REGION",

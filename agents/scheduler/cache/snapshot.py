@@ -42,7 +42,7 @@ from collections.abc import Iterable
 
 from agents.scheduler.framework.node_table import NodeTable
 from agents.scheduler.framework.types import ImageStateSummary, NodeInfo, PodInfo
-from emulator.api.core import Node, Pod
+from emulator.base.api.core import Node, Pod
 
 from .node_tree import NodeTree
 

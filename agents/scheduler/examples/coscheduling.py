@@ -52,7 +52,7 @@ from agents.scheduler.framework.types import (
     Status,
 )
 from agents.scheduler.framework.waiting_pods import WaitingPod
-from emulator.api.core import Pod
+from emulator.base.api.core import Pod
 
 __all__ = ["DEFAULT_PERMIT_WAITING_TIME_SECONDS", "MIN_AVAILABLE_ANNOTATION", "NAME", "POD_GROUP_LABEL", "Coscheduling"]
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Final
 
-from emulator.api.core import Pod
+from emulator.base.api.core import Pod
 
 if TYPE_CHECKING:
     from .types import PodInfo

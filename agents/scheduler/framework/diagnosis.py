@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Final
 
-from emulator.api.core import Pod
+from emulator.base.api.core import Pod
 
 from .interface import NodeToStatus
 from .types import Code, Status

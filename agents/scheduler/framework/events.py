@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
-from emulator.api.core import Pod
+from emulator.base.api.core import Pod
 
 __all__ = [
     "ActionType",

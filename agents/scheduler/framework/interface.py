@@ -54,8 +54,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from emulator.api.core import Pod
-from emulator.runtime.clock import Clock
+from emulator.base.api.core import Pod
+from emulator.base.runtime.clock import Clock
 
 from .types import ClusterEventWithHint, Code, CycleState, NodeInfo, NodeScore, PodInfo, Status
 from .vector_interface import (
@@ -69,7 +69,7 @@ from .vector_interface import (
 from .waiting_pods import WaitingPod
 
 if TYPE_CHECKING:
-    from emulator.client.client import Client
+    from emulator.base.client.client import Client
 
 __all__ = [
     "MAX_TIMEOUT_SECONDS",

@@ -46,8 +46,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from emulator.api.core import Pod
-from emulator.runtime.clock import Clock
+from emulator.base.api.core import Pod
+from emulator.base.runtime.clock import Clock
 
 from . import score_totals, vectorized
 from .diagnosis import Diagnosis
@@ -92,7 +92,7 @@ from .types import (
 from .waiting_pods import WaitingPod, WaitingPodsMap
 
 if TYPE_CHECKING:
-    from emulator.client.client import Client
+    from emulator.base.client.client import Client
 
 __all__ = ["Framework"]
 
@@ -148,7 +148,7 @@ class Framework(BindingRunners):
         self.get_pod = get_pod
         """The informer's current copy of a pod (namespace, name)."""
         self.pdb_lister = pdb_lister
-        """The PodDisruptionBudgets preemption honours (``agents.scheduler.workloads``)."""
+        """The PodDisruptionBudgets preemption honours (``agents.scheduler.workload_listers``)."""
         self.default_selector = default_selector
         """PodTopologySpread's system-default selector for a pod (``helper.DefaultSelector``)."""
         enabled = build_plugins(spec, registry, self)

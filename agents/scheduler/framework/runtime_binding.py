@@ -14,8 +14,8 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-from emulator.api.core import Pod
-from emulator.runtime.clock import Clock
+from emulator.base.api.core import Pod
+from emulator.base.runtime.clock import Clock
 
 from .interface import (
     MAX_TIMEOUT_SECONDS,

@@ -23,8 +23,8 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from emulator.api.core import Node, Pod, PodAffinityTerm, WeightedPodAffinityTerm
-from emulator.api.resources import pod_host_ports, pod_requests
+from emulator.base.api.core import Node, Pod, PodAffinityTerm, WeightedPodAffinityTerm
+from emulator.base.api.resources import pod_host_ports, pod_requests
 
 from .cycle_state import PODS_TO_ACTIVATE_KEY, CycleState, PodsToActivate
 from .events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource, QueueingHint, QueueingHintFn
@@ -392,7 +392,7 @@ class NodeInfo:
         return self.node.metadata.name if self.node is not None else ""
 
     def set_node(self, node: Node) -> None:
-        from emulator.api.resources import node_allocatable
+        from emulator.base.api.resources import node_allocatable
 
         self.node = node
         self.allocatable = Resource.from_amounts(node_allocatable(node))

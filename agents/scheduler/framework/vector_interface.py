@@ -14,7 +14,7 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from emulator.api.core import Pod
+from emulator.base.api.core import Pod
 
 from .node_table import IntArray, NodeTable
 from .types import CycleState, NodeInfo, Status

@@ -28,8 +28,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Iterator, Mapping
 
-from emulator.api.core import Pod
-from emulator.runtime.clock import Clock, format_duration
+from emulator.base.api.core import Pod
+from emulator.base.runtime.clock import Clock, format_duration
 
 from .types import Code, Status
 

@@ -24,7 +24,7 @@ Every plugin is a plain class built as ``Class(args, handle)`` (the registry's f
 signature), with upstream's name as ``NAME`` and as its ``name`` attribute, upstream's reasons,
 and ``events_to_register()`` with upstream's v1.34 events and queueing hints (QueueingHints are
 GA in v1.34, so the QHint-on registrations are the ones reproduced). Plugins never import each
-other; shared arithmetic lives in ``emulator.api.resources``, ``framework.types`` and ``helper``
+other; shared arithmetic lives in ``emulator.base.api.resources``, ``framework.types`` and ``helper``
 (upstream's ``plugins/helper``), typed args in ``agents.scheduler.args``.
 The registry is ``agents.scheduler.registry``.
 """

@@ -14,8 +14,8 @@ from typing import Any, Final
 
 from agents.scheduler.framework.interface import Handle
 from agents.scheduler.framework.types import SUCCESS, Code, CycleState, Status
-from emulator.api.core import Pod
-from emulator.api.errors import ApiError
+from emulator.base.api.core import Pod
+from emulator.base.api.errors import ApiError
 
 __all__ = ["NAME", "DefaultBinder"]
 

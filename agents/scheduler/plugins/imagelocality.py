@@ -45,7 +45,7 @@ from agents.scheduler.framework.types import (
     Status,
 )
 from agents.scheduler.plugins.helper import RowScoreMemo
-from emulator.api.core import Pod
+from emulator.base.api.core import Pod
 
 __all__ = [
     "MAX_CONTAINER_THRESHOLD",

@@ -5,7 +5,7 @@ NormalizeScore).
 What this module owns: the pod's required node constraints (``spec.nodeSelector`` AND
 ``requiredDuringSchedulingIgnoredDuringExecution``), the profile's scheduler-enforced
 ``addedAffinity`` (``NodeAffinityArgs``), and the preferred-terms score. Matching one
-term/requirement, and a term's parse errors, are ``emulator.api.nodeaffinity`` (terms ORed,
+term/requirement, and a term's parse errors, are ``emulator.base.api.nodeaffinity`` (terms ORed,
 requirements ANDed, an empty term matches nothing, an invalid requirement makes its term match
 nothing).
 
@@ -66,9 +66,14 @@ from agents.scheduler.framework.types import (
     Status,
 )
 from agents.scheduler.plugins.helper import default_normalize_score, default_normalize_score_all
-from emulator.api.core import Node, NodeSelector, NodeSelectorTerm, Pod, PreferredSchedulingTerm
-from emulator.api.labelselector import aggregate
-from emulator.api.nodeaffinity import NODE_NAME_FIELD, node_selector_matches, node_selector_term_matches, term_errors
+from emulator.base.api.core import Node, NodeSelector, NodeSelectorTerm, Pod, PreferredSchedulingTerm
+from emulator.base.api.labelselector import aggregate
+from emulator.base.api.nodeaffinity import (
+    NODE_NAME_FIELD,
+    node_selector_matches,
+    node_selector_term_matches,
+    term_errors,
+)
 
 __all__ = [
     "ERR_REASON_CONFLICT",

@@ -26,7 +26,7 @@ from agents.scheduler.framework.types import (
     NodeInfo,
     Status,
 )
-from emulator.api.core import Pod
+from emulator.base.api.core import Pod
 
 __all__ = ["ERR_REASON", "NAME", "NodeName", "fits"]
 

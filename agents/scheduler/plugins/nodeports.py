@@ -1,7 +1,7 @@
 """``NodePorts`` (upstream ``plugins/nodeports/node_ports.go``): PreFilter, Filter.
 
 What this module owns: whether the host ports a pod wants are free on a node. The wanted ports
-are upstream's ``util.GetHostPorts`` (``emulator.api.resources.pod_host_ports``): every container port
+are upstream's ``util.GetHostPorts`` (``emulator.base.api.resources.pod_host_ports``): every container port
 with ``hostPort > 0`` of the restartable (sidecar) init containers and of the regular containers,
 hostIP defaulted to ``0.0.0.0`` and protocol to ``TCP``. The node's used ports are
 ``NodeInfo.used_ports`` (``HostPortInfo``), kept by the cache from the same function.
@@ -57,8 +57,8 @@ from agents.scheduler.framework.types import (
     QueueingHint,
     Status,
 )
-from emulator.api.core import Pod
-from emulator.api.resources import HostPort, pod_host_ports
+from emulator.base.api.core import Pod
+from emulator.base.api.resources import HostPort, pod_host_ports
 
 __all__ = ["ERR_REASON", "NAME", "PRE_FILTER_STATE_KEY", "NodePorts", "fits", "fits_ports"]
 

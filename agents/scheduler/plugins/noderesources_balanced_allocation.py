@@ -9,7 +9,7 @@ pod, so the queue never asks it).
 
 PreScore — the pod's *real* requests (``useRequested = true``: no 100m / 200Mi defaults for
 containers without requests; cpu in millicores, others in base units, overhead and init/sidecar
-containers included, as ``emulator.api.resources.pod_requests``), one per configured resource, in
+containers included, as ``emulator.base.api.resources.pod_requests``), one per configured resource, in
 configuration order, go into the CycleState. A pod whose configured requests are all 0 (best
 effort) gets ``Skip`` (v1.33+, PR #130260: otherwise every best-effort pod lands on the same
 "perfectly balanced" node) and the runtime leaves this plugin out of its scoring.
@@ -70,8 +70,8 @@ from agents.scheduler.framework.node_table import (
 )
 from agents.scheduler.framework.types import MAX_NODE_SCORE, SUCCESS, Code, CycleState, NodeInfo, Status, pod_info_of
 from agents.scheduler.plugins.helper import RowScoreMemo
-from emulator.api.core import Pod
-from emulator.api.resources import is_scalar_resource
+from emulator.base.api.core import Pod
+from emulator.base.api.resources import is_scalar_resource
 
 __all__ = [
     "NAME",

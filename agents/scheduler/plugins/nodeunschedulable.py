@@ -35,8 +35,8 @@ from agents.scheduler.framework.types import (
     QueueingHint,
     Status,
 )
-from emulator.api.core import Node, Pod, Taint
-from emulator.api.taints import tolerations_tolerate_taint
+from emulator.base.api.core import Node, Pod, Taint
+from emulator.base.api.taints import tolerations_tolerate_taint
 
 __all__ = [
     "ERR_REASON_UNKNOWN_CONDITION",

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from agents.scheduler.framework.interface import Handle, QueuedPod
-from emulator.api.core import Pod
+from emulator.base.api.core import Pod
 
 __all__ = ["NAME", "PrioritySort", "pod_priority"]
 

@@ -22,7 +22,7 @@ from agents.scheduler.framework.types import (
     QueueingHint,
     Status,
 )
-from emulator.api.core import Pod
+from emulator.base.api.core import Pod
 
 __all__ = ["NAME", "SchedulingGates"]
 

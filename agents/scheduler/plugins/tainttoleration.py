@@ -3,7 +3,7 @@ Score (with a reversed NormalizeScore).
 
 What this module owns: whether a pod's tolerations let it onto a node's hard taints, and how much
 a node's soft (``PreferNoSchedule``) taints count against it. Toleration matching itself is
-``emulator.api.taints`` (``Toleration.ToleratesTaint``: empty effect matches every effect,
+``emulator.base.api.taints`` (``Toleration.ToleratesTaint``: empty effect matches every effect,
 empty key with ``Exists`` every key, ``Exists`` ignores the value, ``Equal``/"" compares it).
 
 ==============  ===========================================================================
@@ -62,8 +62,8 @@ from agents.scheduler.framework.types import (
     Status,
 )
 from agents.scheduler.plugins.helper import default_normalize_score, default_normalize_score_all
-from emulator.api.core import Node, Pod, Taint, Toleration
-from emulator.api.taints import find_untolerated_taint, tolerations_tolerate_taint
+from emulator.base.api.core import Node, Pod, Taint, Toleration
+from emulator.base.api.taints import find_untolerated_taint, tolerations_tolerate_taint
 
 __all__ = [
     "DO_NOT_SCHEDULE_EFFECTS",

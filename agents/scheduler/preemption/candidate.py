@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from emulator.api.core import Pod
+from emulator.base.api.core import Pod
 
 __all__ = ["Candidate", "Victims", "pod_priority"]
 

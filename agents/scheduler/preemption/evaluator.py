@@ -53,9 +53,9 @@ from typing import Final, Protocol
 from agents.scheduler.framework.diagnosis import Diagnosis, FitError
 from agents.scheduler.framework.interface import Handle, NodeToStatus, PostFilterResult
 from agents.scheduler.framework.types import SUCCESS, Code, CycleState, NodeInfo, PodInfo, Status
-from emulator.api.core import LabelSelector, Pod
-from emulator.api.labelselector import label_selector_matches
-from emulator.runtime.clock import parse_timestamp
+from emulator.base.api.core import LabelSelector, Pod
+from emulator.base.api.labelselector import label_selector_matches
+from emulator.base.runtime.clock import parse_timestamp
 
 from .candidate import Candidate, Victims, pod_priority
 from .executor import Executor

@@ -52,16 +52,16 @@ from typing import TYPE_CHECKING, Any, Final, Protocol
 from msgspec.structs import replace
 
 from agents.scheduler.framework.interface import Handle
-from emulator.api.core import Pod, PodCondition, PodStatus
-from emulator.api.errors import ApiError, Conflict, NotFound
-from emulator.api.meta import ObjectReference
-from emulator.client.events import EventRecorder
-from emulator.client.retry import Backoff, retry_on_conflict
+from emulator.base.api.core import Pod, PodCondition, PodStatus
+from emulator.base.api.errors import ApiError, Conflict, NotFound
+from emulator.base.api.meta import ObjectReference
+from emulator.base.client.events import EventRecorder
+from emulator.base.client.retry import Backoff, retry_on_conflict
 
 from .candidate import Candidate, pod_priority
 
 if TYPE_CHECKING:
-    from emulator.client.client import Client
+    from emulator.base.client.client import Client
 
 __all__ = [
     "DISRUPTION_TARGET",

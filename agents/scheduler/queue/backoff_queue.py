@@ -25,7 +25,7 @@ import math
 from collections.abc import Callable, Iterator
 from typing import Final
 
-from emulator.runtime.clock import Clock
+from emulator.base.runtime.clock import Clock
 
 from .heap import KeyedHeap
 from .queued_pod_info import QueuedPodInfo, backoff_count, backoff_duration

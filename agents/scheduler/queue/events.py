@@ -19,8 +19,8 @@ from typing import Final
 
 import msgspec
 
-from emulator.api.core import Pod, PodStatus
-from emulator.api.resources import pod_requests
+from emulator.base.api.core import Pod, PodStatus
+from emulator.base.api.resources import pod_requests
 
 from ..framework.types import ActionType, ClusterEvent, EventResource
 

@@ -29,8 +29,8 @@ import enum
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final
 
-from emulator.api.core import Pod
-from emulator.api.labelselector import label_selector_matches
+from emulator.base.api.core import Pod
+from emulator.base.api.labelselector import label_selector_matches
 
 from ..framework.types import ClusterEvent, ClusterEventWithHint, QueueingHint
 from .inflight import RecordedEvent

@@ -27,7 +27,7 @@ import itertools
 from dataclasses import dataclass
 from typing import Any
 
-from emulator.api.core import Pod
+from emulator.base.api.core import Pod
 
 from ..framework.types import ClusterEvent
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from emulator.api.core import Pod
+from emulator.base.api.core import Pod
 
 from ..framework.types import PodInfo
 

@@ -22,7 +22,7 @@ Field lifecycle (v1.34):
 
 from __future__ import annotations
 
-from emulator.api.core import Pod
+from emulator.base.api.core import Pod
 
 from ..framework.types import ClusterEvent, PodInfo
 

@@ -60,8 +60,8 @@ import asyncio
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
 
-from emulator.api.core import Node, Pod
-from emulator.runtime.clock import Clock
+from emulator.base.api.core import Node, Pod
+from emulator.base.runtime.clock import Clock
 
 from ..framework.types import ActionType, ClusterEvent, EventResource, PodInfo, Status
 from . import events as ev

@@ -15,7 +15,7 @@ from msgspec.structs import replace
 from agents.scheduler.cache import Cache, CacheError
 from agents.scheduler.cache import cache as cache_module
 from agents.scheduler.framework.types import NodeInfo, PodInfo
-from emulator.api.core import PodStatus
+from emulator.base.api.core import PodStatus
 from tests.scheduler.cache.test_cache_property import POD_NAMES, Model, Spec, apply, make_pod, op_st
 
 status_op = st.tuples(st.just("status"), st.sampled_from(POD_NAMES), st.sampled_from(["Pending", "Running"]))

@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 from agents.scheduler.cache import Cache, CacheError, Snapshot
 from agents.scheduler.framework.types import NodeInfo, Resource
-from emulator.api.core import Container, Node, Pod
-from emulator.api.resources import pod_requests
+from emulator.base.api.core import Container, Node, Pod
+from emulator.base.api.resources import pod_requests
 from tests import builders as b
 
 NODE_NAMES = ["n0", "n1", "n2", "n3"]

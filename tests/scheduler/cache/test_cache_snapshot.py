@@ -9,8 +9,8 @@ import pytest
 
 from agents.scheduler.cache import Cache, NodeTree, Snapshot, get_zone_key, normalized_image_name
 from agents.scheduler.framework.types import ImageStateSummary
-from emulator.api.codec import convert
-from emulator.api.core import Affinity, Node, Pod
+from emulator.base.api.codec import convert
+from emulator.base.api.core import Affinity, Node, Pod
 from tests.builders import container, node, pod
 
 ZONE = "topology.kubernetes.io/zone"

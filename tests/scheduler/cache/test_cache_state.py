@@ -12,9 +12,9 @@ import pytest
 
 from agents.scheduler.cache import Cache, CacheDump, CacheError, NodeDump, Snapshot
 from agents.scheduler.framework.types import ImageStateSummary
-from emulator.api.codec import convert
-from emulator.api.core import Container, ContainerImage, ContainerPort, Node, Pod
-from emulator.runtime.clock import Clock
+from emulator.base.api.codec import convert
+from emulator.base.api.core import Container, ContainerImage, ContainerPort, Node, Pod
+from emulator.base.runtime.clock import Clock
 from tests import builders
 
 MI = 1024 * 1024

@@ -1,7 +1,7 @@
 """The scheduler configuration's inputs. NodeResourcesFitArgs' ignored resource names are label names (upstream
 ``ValidateNodeResourcesFitArgs`` → ``ValidateLabelName`` → ``IsQualifiedName``), checked
-by the one implementation in ``emulator.api.labels``; a configuration file is read through
-the bounded UTF-8 reader of ``emulator.inputs``."""
+by the one implementation in ``emulator.base.api.labels``; a configuration file is read through
+the bounded UTF-8 reader of ``emulator.base.inputs``."""
 
 from __future__ import annotations
 

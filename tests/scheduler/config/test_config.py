@@ -35,7 +35,7 @@ from agents.scheduler.plugins import (
     queuesort,
     schedulinggates,
 )
-from emulator.api.core import Pod
+from emulator.base.api.core import Pod
 
 V1 = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}
 NOT_IMPLEMENTED = (

@@ -28,8 +28,8 @@ from agents.scheduler.framework.types import (
     PodInfo,
 )
 from agents.scheduler.framework.types import QueueingHint as QH
-from emulator.api.core import Pod
-from emulator.runtime.clock import LoopClock
+from emulator.base.api.core import Pod
+from emulator.base.runtime.clock import LoopClock
 from tests import builders
 
 IMPORT_PATH = "agents.scheduler.examples.coscheduling:Coscheduling"

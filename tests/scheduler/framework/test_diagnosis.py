@@ -7,8 +7,8 @@ import pytest
 from agents.scheduler.framework.diagnosis import Diagnosis, FitError
 from agents.scheduler.framework.interface import NodeToStatus
 from agents.scheduler.framework.types import Code, Status
-from emulator.api.codec import convert
-from emulator.api.core import Pod
+from emulator.base.api.codec import convert
+from emulator.base.api.core import Pod
 
 U, UU = Code.Unschedulable, Code.UnschedulableAndUnresolvable
 TAINT = "node(s) had untolerated taint {dedicated: infra}"

@@ -12,8 +12,8 @@ from agents.scheduler.framework.interface import ExtensionPoint, ProfileSpec
 from agents.scheduler.framework.runtime import Framework
 from agents.scheduler.framework.types import Code, CycleState, Status
 from agents.scheduler.framework.waiting_pods import WaitingPod
-from emulator.api.core import Pod
-from emulator.runtime.clock import Clock, LoopClock
+from emulator.base.api.core import Pod
+from emulator.base.runtime.clock import Clock, LoopClock
 from tests.builders import pod
 
 EP = ExtensionPoint

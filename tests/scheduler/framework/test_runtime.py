@@ -34,7 +34,7 @@ from agents.scheduler.framework.types import (
     PodInfo,
     Status,
 )
-from emulator.api.core import Pod
+from emulator.base.api.core import Pod
 from tests.builders import node, pod
 
 S, E, U, UU, SKIP = Code.Success, Code.Error, Code.Unschedulable, Code.UnschedulableAndUnresolvable, Code.Skip

@@ -10,8 +10,8 @@ from typing import Any
 from agents.scheduler.cache.snapshot import Snapshot
 from agents.scheduler.framework.types import CycleState
 from agents.scheduler.plugins.interpodaffinity import InterPodAffinity
-from emulator.api.codec import convert
-from emulator.api.core import Affinity, Namespace, Node, Pod
+from emulator.base.api.codec import convert
+from emulator.base.api.core import Affinity, Namespace, Node, Pod
 from tests import builders
 
 Term = dict[str, Any]

@@ -9,7 +9,7 @@ import pytest
 from agents.scheduler.framework.interface import BindPlugin
 from agents.scheduler.framework.types import Code, CycleState
 from agents.scheduler.plugins.defaultbinder import NAME, DefaultBinder
-from emulator.api.errors import ApiError, Conflict, NotFound
+from emulator.base.api.errors import ApiError, Conflict, NotFound
 from tests import builders
 
 POD = builders.pod("web-1", namespace="prod", uid="u-1", image="")

@@ -24,11 +24,11 @@ from agents.scheduler.framework.interface import NodeToStatus, PostFilterResult
 from agents.scheduler.framework.types import ActionType, ClusterEvent, Code, EventResource, QueueingHint, Status
 from agents.scheduler.plugins.defaultpreemption import NAME
 from agents.scheduler.preemption import MAX_INT32, PodDisruptionBudget
-from emulator.api.core import Binding, Event, LabelSelector, Pod
-from emulator.api.meta import ObjectMeta, ObjectReference
-from emulator.apiserver import ApiServer
-from emulator.client.client import Client
-from emulator.runtime.clock import LoopClock
+from emulator.base.api.core import Binding, Event, LabelSelector, Pod
+from emulator.base.api.meta import ObjectMeta, ObjectReference
+from emulator.base.apiserver import ApiServer
+from emulator.base.client.client import Client
+from emulator.base.runtime.clock import LoopClock
 from tests import builders
 from tests.scheduler.preemption.preemption_helpers import (
     HIGH,

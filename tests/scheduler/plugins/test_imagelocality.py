@@ -18,7 +18,7 @@ from agents.scheduler.framework.types import CycleState
 from agents.scheduler.plugins.defaultbinder import DefaultBinder
 from agents.scheduler.plugins.imagelocality import MB, NAME, ImageLocality, calculate_priority
 from agents.scheduler.plugins.queuesort import PrioritySort
-from emulator.api.core import ContainerImage, Node, Pod
+from emulator.base.api.core import ContainerImage, Node, Pod
 from tests import builders
 
 

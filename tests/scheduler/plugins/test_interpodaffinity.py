@@ -26,7 +26,7 @@ from agents.scheduler.plugins.interpodaffinity import (
 from agents.scheduler.plugins.interpodaffinity.filtering import incoming_affinity_anti_affinity_counts
 from agents.scheduler.plugins.interpodaffinity.terms import parse_pod
 from agents.scheduler.plugins.queuesort import PrioritySort
-from emulator.api.core import Node, Pod
+from emulator.base.api.core import Node, Pod
 from tests.scheduler.plugins.interpodaffinity_helpers import (
     NAMESPACES,
     expr,

@@ -16,8 +16,8 @@ from agents.scheduler.plugins.interpodaffinity import (
     InterPodAffinity,
 )
 from agents.scheduler.plugins.interpodaffinity.terms import SelectorError, TermCache, compile_selector, parse_pod
-from emulator.api.codec import convert
-from emulator.api.core import LabelSelector, Namespace, Node, Pod
+from emulator.base.api.codec import convert
+from emulator.base.api.core import LabelSelector, Namespace, Node, Pod
 from tests.scheduler.plugins.interpodaffinity_helpers import (
     NAMESPACES,
     expr,

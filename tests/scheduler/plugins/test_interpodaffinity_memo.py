@@ -33,7 +33,7 @@ from agents.scheduler.plugins.interpodaffinity.filtering import (
 )
 from agents.scheduler.plugins.interpodaffinity.scoring import PreScoreState
 from agents.scheduler.plugins.interpodaffinity.terms import parse_pod
-from emulator.api.core import Node, Pod
+from emulator.base.api.core import Node, Pod
 from tests.scheduler.plugins.interpodaffinity_helpers import (
     affinity,
     expr,

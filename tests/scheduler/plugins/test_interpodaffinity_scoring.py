@@ -11,7 +11,7 @@ import pytest
 from agents.scheduler.cache.snapshot import Snapshot
 from agents.scheduler.framework.types import MAX_NODE_SCORE, Code, CycleState, NodeScore, Status
 from agents.scheduler.plugins.interpodaffinity import PRE_SCORE_STATE_KEY, PreScoreState
-from emulator.api.core import Node, Pod
+from emulator.base.api.core import Node, Pod
 from tests.scheduler.plugins.interpodaffinity_helpers import (
     NAMESPACES,
     affinity,

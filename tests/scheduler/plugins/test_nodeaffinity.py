@@ -27,9 +27,9 @@ from agents.scheduler.plugins.nodeaffinity import (
     NAME,
     NodeAffinity,
 )
-from emulator.api.codec import convert
-from emulator.api.core import Affinity, Node, Pod
-from emulator.api.core import NodeAffinity as NodeAffinitySpec
+from emulator.base.api.codec import convert
+from emulator.base.api.core import Affinity, Node, Pod
+from emulator.base.api.core import NodeAffinity as NodeAffinitySpec
 from tests import builders
 
 UU = Code.UnschedulableAndUnresolvable

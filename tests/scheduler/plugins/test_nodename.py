@@ -7,7 +7,7 @@ import pytest
 from agents.scheduler.framework.interface import FilterPlugin
 from agents.scheduler.framework.types import ActionType, ClusterEvent, Code, CycleState, EventResource, NodeInfo
 from agents.scheduler.plugins.nodename import ERR_REASON, NAME, NodeName
-from emulator.api.core import Pod
+from emulator.base.api.core import Pod
 from tests import builders
 
 

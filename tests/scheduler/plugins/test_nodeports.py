@@ -18,8 +18,8 @@ from agents.scheduler.framework.types import (
     Status,
 )
 from agents.scheduler.plugins.nodeports import ERR_REASON, NAME, PRE_FILTER_STATE_KEY, NodePorts, fits
-from emulator.api.core import ContainerPort, Pod
-from emulator.api.resources import pod_host_ports
+from emulator.base.api.core import ContainerPort, Pod
+from emulator.base.api.resources import pod_host_ports
 from tests import builders
 
 _seq = iter(range(10**6))

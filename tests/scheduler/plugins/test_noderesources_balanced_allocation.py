@@ -25,7 +25,7 @@ from agents.scheduler.plugins.noderesources_balanced_allocation import (
     balanced_resource_scorer,
 )
 from agents.scheduler.plugins.queuesort import PrioritySort
-from emulator.api.core import Container, Node, Pod
+from emulator.base.api.core import Container, Node, Pod
 from tests import builders
 
 GPU = "nvidia.com/gpu"

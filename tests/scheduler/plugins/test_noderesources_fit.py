@@ -28,7 +28,7 @@ from agents.scheduler.plugins.noderesources_fit import (
     NodeResourcesFit,
     fits,
 )
-from emulator.api.core import Container, Node, Pod
+from emulator.base.api.core import Container, Node, Pod
 from tests import builders
 
 U, UU = Code.Unschedulable, Code.UnschedulableAndUnresolvable

@@ -7,7 +7,7 @@ import pytest
 
 from agents.scheduler.framework.types import QueueingHint
 from agents.scheduler.plugins.noderesources_fit import NodeResourcesFit
-from emulator.api.core import Pod
+from emulator.base.api.core import Pod
 from tests import builders as b
 
 TARGET = b.pod("target", uid="target", cpu="1")

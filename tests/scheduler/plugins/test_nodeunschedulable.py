@@ -14,7 +14,7 @@ from agents.scheduler.framework.types import (
     QueueingHint,
 )
 from agents.scheduler.plugins.nodeunschedulable import ERR_REASON_UNSCHEDULABLE, NAME, NodeUnschedulable
-from emulator.api.core import Node, Pod, Toleration
+from emulator.base.api.core import Node, Pod, Toleration
 from tests import builders
 
 Q, SKIP = QueueingHint.Queue, QueueingHint.QueueSkip

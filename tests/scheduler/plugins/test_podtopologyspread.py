@@ -38,9 +38,9 @@ from agents.scheduler.plugins.podtopologyspread import (
 from agents.scheduler.plugins.podtopologyspread.common import Constraint
 from agents.scheduler.plugins.podtopologyspread.filtering import MAX_INT32, CriticalPaths, PreFilterState
 from agents.scheduler.plugins.queuesort import PrioritySort
-from emulator.api.codec import convert
-from emulator.api.core import LabelSelector, Node, Pod, Taint, TopologySpreadConstraint
-from emulator.api.labelselector import NOTHING, compile_selector
+from emulator.base.api.codec import convert
+from emulator.base.api.core import LabelSelector, Node, Pod, Taint, TopologySpreadConstraint
+from emulator.base.api.labelselector import NOTHING, compile_selector
 from tests import builders
 
 S, U, UU, SKIP = Code.Success, Code.Unschedulable, Code.UnschedulableAndUnresolvable, Code.Skip

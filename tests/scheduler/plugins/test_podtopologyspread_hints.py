@@ -9,7 +9,7 @@ import pytest
 
 from agents.scheduler.cache.snapshot import Snapshot
 from agents.scheduler.framework.types import ActionType, ClusterEvent, EventResource, QueueingHint
-from emulator.api.core import Node, Pod, Taint
+from emulator.base.api.core import Node, Pod, Taint
 from tests import builders
 from tests.scheduler.plugins.test_podtopologyspread import BAR, DNS, FOO, make_node, make_pod, plugin, spread
 

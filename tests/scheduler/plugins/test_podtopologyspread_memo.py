@@ -21,7 +21,7 @@ from agents.scheduler.plugins.podtopologyspread.common import MatchCounts
 from agents.scheduler.plugins.podtopologyspread.filtering import CriticalPaths, PreFilterState, cal_pre_filter_state
 from agents.scheduler.plugins.podtopologyspread.memo import critical_paths_of
 from agents.scheduler.plugins.podtopologyspread.scoring import PreScoreState, count_all_nodes, init_pre_score_state
-from emulator.api.core import Pod
+from emulator.base.api.core import Pod
 from tests.scheduler.plugins.test_podtopologyspread import FakeHandle, make_node, make_pod, services, spread
 
 ZONES = ("z1", "z2", "z3")

@@ -15,7 +15,7 @@ from agents.scheduler.cache.snapshot import Snapshot
 from agents.scheduler.framework.types import Code, CycleState, NodeScore
 from agents.scheduler.plugins.podtopologyspread import PRE_SCORE_STATE_KEY, Selector
 from agents.scheduler.plugins.podtopologyspread.scoring import PreScoreState, go_round, topology_normalizing_weight
-from emulator.api.core import Node, Pod
+from emulator.base.api.core import Node, Pod
 from tests.scheduler.plugins.test_podtopologyspread import (
     BAR,
     DNS,

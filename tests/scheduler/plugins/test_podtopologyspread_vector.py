@@ -28,7 +28,7 @@ from agents.scheduler.framework.types import CycleState, NodeScore
 from agents.scheduler.plugins.podtopologyspread import PRE_SCORE_STATE_KEY, PodTopologySpread, Selector
 from agents.scheduler.plugins.podtopologyspread.scoring import PreScoreState, go_round, init_pre_score_state
 from agents.scheduler.plugins.podtopologyspread.vector import go_round_all
-from emulator.api.core import Node, Pod
+from emulator.base.api.core import Node, Pod
 from tests import builders
 from tests.scheduler.plugins.test_podtopologyspread import FakeHandle, make_node, make_pod, services, spread
 

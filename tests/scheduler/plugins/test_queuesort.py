@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from agents.scheduler.framework.interface import QueueSortPlugin
 from agents.scheduler.plugins.queuesort import NAME, PrioritySort, pod_priority
-from emulator.api.core import Pod
+from emulator.base.api.core import Pod
 from tests import builders
 
 

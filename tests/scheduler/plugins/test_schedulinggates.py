@@ -7,7 +7,7 @@ import pytest
 from agents.scheduler.framework.interface import PreEnqueuePlugin
 from agents.scheduler.framework.types import ActionType, ClusterEvent, Code, EventResource, QueueingHint
 from agents.scheduler.plugins.schedulinggates import NAME, SchedulingGates
-from emulator.api.core import Pod
+from emulator.base.api.core import Pod
 from tests import builders
 
 

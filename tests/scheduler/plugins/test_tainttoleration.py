@@ -19,7 +19,7 @@ from agents.scheduler.framework.types import (
 )
 from agents.scheduler.plugins.helper import default_normalize_score
 from agents.scheduler.plugins.tainttoleration import NAME, PRE_SCORE_STATE_KEY, TaintToleration
-from emulator.api.core import Node, Pod, Taint, Toleration
+from emulator.base.api.core import Node, Pod, Taint, Toleration
 from tests import builders
 
 UU = Code.UnschedulableAndUnresolvable

@@ -19,10 +19,10 @@ from agents.scheduler.framework.types import SUCCESS, Code, CycleState, NodeInfo
 from agents.scheduler.framework.waiting_pods import WaitingPodsMap
 from agents.scheduler.plugins.defaultpreemption import DefaultPreemption
 from agents.scheduler.plugins.noderesources_fit import NodeResourcesFit
-from emulator.api.codec import convert
-from emulator.api.core import Node, Pod, PodCondition
-from emulator.api.errors import ApiError, NotFound
-from emulator.runtime.clock import format_timestamp
+from emulator.base.api.codec import convert
+from emulator.base.api.core import Node, Pod, PodCondition
+from emulator.base.api.errors import ApiError, NotFound
+from emulator.base.runtime.clock import format_timestamp
 from tests.builders import container, node, pod
 
 EP = ExtensionPoint

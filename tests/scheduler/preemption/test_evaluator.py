@@ -25,9 +25,9 @@ from agents.scheduler.preemption import (
     pick_one_node_for_preemption,
     with_disruption_target,
 )
-from emulator.api.codec import convert
-from emulator.api.core import LabelSelector, Pod, PodStatus
-from emulator.api.errors import ApiError
+from emulator.base.api.codec import convert
+from emulator.base.api.core import LabelSelector, Pod, PodStatus
+from emulator.base.api.errors import ApiError
 from tests.scheduler.preemption.preemption_helpers import (
     HIGH,
     LOW,

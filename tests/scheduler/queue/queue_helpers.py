@@ -15,7 +15,7 @@ from agents.scheduler.framework.types import (
     Status,
 )
 from agents.scheduler.queue import QueuedPodInfo, SchedulingQueue
-from emulator.api.core import Node, Pod
+from emulator.base.api.core import Node, Pod
 from tests.builders import affinity, label_selector, node, pod, pod_term, toleration
 
 NODE_ADD = ClusterEvent(EventResource.Node, ActionType.Add)

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from agents.scheduler.queue import QueueClosed, SchedulingQueue
-from emulator.runtime.clock import LoopClock
+from emulator.base.runtime.clock import LoopClock
 from tests.scheduler.queue.queue_helpers import (
     NODE_ADD,
     FakeClock,

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from agents.scheduler.framework.types import Code, QueueingHint, Status
-from emulator.api.core import Pod
+from emulator.base.api.core import Pod
 from tests.scheduler.queue.queue_helpers import (
     GATES_ELIMINATED,
     NODE_ADD,

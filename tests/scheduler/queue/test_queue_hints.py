@@ -16,8 +16,8 @@ from agents.scheduler.queue import (
     QueueingStrategy,
     SchedulingQueue,
 )
-from emulator.api.codec import convert
-from emulator.api.core import Pod
+from emulator.base.api.codec import convert
+from emulator.base.api.core import Pod
 from tests.scheduler.queue.queue_helpers import (
     ASSIGNED_POD_DELETE,
     NODE_ADD,

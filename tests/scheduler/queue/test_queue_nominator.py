@@ -6,7 +6,7 @@ import pytest
 
 from agents.scheduler.framework.types import PodInfo
 from agents.scheduler.queue import Nominator
-from emulator.api.core import Pod
+from emulator.base.api.core import Pod
 from tests.scheduler.queue.queue_helpers import FakeClock, Registry, make_pod, make_queue, pop
 
 

@@ -6,7 +6,7 @@ import pytest
 
 from agents.scheduler.framework.types import ActionType, ClusterEvent, EventResource, QueueingHint
 from agents.scheduler.queue import SchedulingQueue, is_pod_updated, pod_scheduling_properties_change
-from emulator.api.core import Pod
+from emulator.base.api.core import Pod
 from tests.scheduler.queue.queue_helpers import (
     NODE_ADD,
     FakeClock,

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from agents.scheduler.framework.types import ActionType, ClusterEvent, EventResource, QueueingHint
 from agents.scheduler.queue import QueuedPodInfo, SchedulingQueue
-from emulator.api.core import Pod
+from emulator.base.api.core import Pod
 from tests.scheduler.queue.queue_helpers import (
     ASSIGNED_POD_DELETE,
     GATES_ELIMINATED,

@@ -60,7 +60,7 @@ from agents.scheduler.preemption import (
     importance_key,
     pod_priority,
 )
-from emulator.api.core import Pod
+from emulator.base.api.core import Pod
 
 from .fastpath import NO_VICTIMS, VictimSearch
 

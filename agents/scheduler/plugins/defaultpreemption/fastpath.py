@@ -54,7 +54,7 @@ from agents.scheduler.preemption import (
     importance_key,
     pod_priority,
 )
-from emulator.api.core import Pod
+from emulator.base.api.core import Pod
 
 __all__ = ["NO_VICTIMS", "POD_INDEPENDENT_FILTERS", "RESOURCE_FILTERS", "VictimSearch"]
 

@@ -6,7 +6,7 @@ pods' required anti-affinity), preferred terms (and existing pods' required affi
 Modules, as upstream's files: ``plugin.py`` (the plugin, args, namespaces, events and hints),
 ``filtering.py`` (PreFilter state, AddPod/RemovePod, Filter), ``scoring.py`` (PreScore map,
 Score, NormalizeScore), plus ``terms.py`` (parsed terms: upstream's ``framework.AffinityTerm``;
-their selectors are ``emulator.api.labelselector``'s compiled ``Selector``).
+their selectors are ``emulator.base.api.labelselector``'s compiled ``Selector``).
 
 Performance (no upstream counterpart; results identical to the reference functions, which stay):
 ``memo.py`` keeps PreFilter's and PreScore's per-node contributions across cycles, keyed by

@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from agents.scheduler.framework.types import SUCCESS, Code, NodeInfo, Status
-from emulator.api.core import Pod
+from emulator.base.api.core import Pod
 
 from .aggregate import Aggregate
 from .terms import AffinityTerm, ParsedTerms, TermsOf, pod_matches_all_terms

@@ -42,7 +42,7 @@ from collections.abc import Hashable, Mapping, Sequence
 from typing import Final
 
 from agents.scheduler.framework.types import NodeInfo
-from emulator.api.core import Pod
+from emulator.base.api.core import Pod
 
 from .aggregate import Aggregate, Codes, Entry, Row, generations
 from .filtering import Counts

@@ -65,7 +65,7 @@ from agents.scheduler.framework.types import (
     QueueingHint,
     Status,
 )
-from emulator.api.core import Namespace, Node, Pod
+from emulator.base.api.core import Namespace, Node, Pod
 
 from .filtering import (
     PRE_FILTER_STATE_KEY,

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from agents.scheduler.framework.types import MAX_NODE_SCORE, NodeInfo, NodeScore
-from emulator.api.core import Pod
+from emulator.base.api.core import Pod
 
 from .terms import AffinityTerm, ParsedTerms, TermsOf, WeightedAffinityTerm
 

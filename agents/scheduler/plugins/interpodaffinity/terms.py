@@ -3,7 +3,7 @@
 
 What this module owns: turning a pod's API ``PodAffinityTerm``s into matchable terms, once.
 
-* Label and namespace selectors are ``emulator.api.labelselector``'s compiled ``Selector``
+* Label and namespace selectors are ``emulator.base.api.labelselector``'s compiled ``Selector``
   (``compile_selector``: ``None`` → ``NOTHING``, ``{}`` → ``EVERYTHING``; an invalid selector
   raises ``SelectorError`` with upstream's ``labels.NewRequirement`` message, e.g.
   ``values[0][service]: Invalid value: "{{x}}": …``). They are re-exported here for the plugin.
@@ -33,8 +33,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Final
 
-from emulator.api.core import LabelSelector, LabelSelectorRequirement, Pod, PodAffinityTerm, WeightedPodAffinityTerm
-from emulator.api.labelselector import (
+from emulator.base.api.core import (
+    LabelSelector,
+    LabelSelectorRequirement,
+    Pod,
+    PodAffinityTerm,
+    WeightedPodAffinityTerm,
+)
+from emulator.base.api.labelselector import (
     EVERYTHING,
     NOTHING,
     Selector,

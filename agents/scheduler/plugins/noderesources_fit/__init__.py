@@ -59,7 +59,7 @@ module                   owns
 
 from __future__ import annotations
 
-from emulator.api.resources import is_extended_resource, is_scalar_resource
+from emulator.base.api.resources import is_extended_resource, is_scalar_resource
 
 from .fit import (
     NAME,

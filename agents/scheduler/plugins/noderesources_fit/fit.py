@@ -51,8 +51,8 @@ from agents.scheduler.framework.types import (
     pod_info_of,
 )
 from agents.scheduler.plugins.helper import RowScoreMemo
-from emulator.api.core import Node, Pod
-from emulator.api.resources import is_extended_resource, is_scalar_resource, node_allocatable, pod_requests
+from emulator.base.api.core import Node, Pod
+from emulator.base.api.resources import is_extended_resource, is_scalar_resource, node_allocatable, pod_requests
 
 from .resource_allocation import STRATEGIES, VECTOR_STRATEGIES, alloc_and_requested, pod_score_requests
 

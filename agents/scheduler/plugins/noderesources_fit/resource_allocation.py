@@ -19,7 +19,7 @@ from agents.scheduler.args import ResourceSpec, ScoringStrategy
 from agents.scheduler.framework.node_table import IntArray
 from agents.scheduler.framework.types import MAX_NODE_SCORE, NodeInfo, PodInfo
 from agents.scheduler.plugins.helper import go_div_all
-from emulator.api.resources import is_scalar_resource
+from emulator.base.api.resources import is_scalar_resource
 
 __all__ = [
     "STRATEGIES",

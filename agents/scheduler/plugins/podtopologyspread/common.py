@@ -2,7 +2,7 @@
 
 What this module owns:
 
-* Selectors are ``emulator.api.labelselector``'s compiled ``Selector`` (re-exported), built once
+* Selectors are ``emulator.base.api.labelselector``'s compiled ``Selector`` (re-exported), built once
   per pod per cycle. Three shapes matter, as upstream: *nothing* (a ``null`` ``labelSelector``:
   matches no pod), *empty* (``{}``: matches every pod, but ``empty()`` is true and counting
   treats it as "count nothing"), and a list of ANDed requirements.
@@ -37,10 +37,10 @@ from dataclasses import dataclass
 from typing import Final
 
 from agents.scheduler.framework.types import NodeInfo, PodInfo
-from emulator.api.core import Node, Pod, Toleration, TopologySpreadConstraint
-from emulator.api.labelselector import EVERYTHING, Selector, compile_selector
-from emulator.api.nodeaffinity import pod_matches_node_selector_and_affinity
-from emulator.api.taints import find_untolerated_taint
+from emulator.base.api.core import Node, Pod, Toleration, TopologySpreadConstraint
+from emulator.base.api.labelselector import EVERYTHING, Selector, compile_selector
+from emulator.base.api.nodeaffinity import pod_matches_node_selector_and_affinity
+from emulator.base.api.taints import find_untolerated_taint
 
 __all__ = [
     "DO_NOT_SCHEDULE",

@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from agents.scheduler.framework.types import SUCCESS, Code, NodeInfo, Status
-from emulator.api.core import Node, Pod
+from emulator.base.api.core import Node, Pod
 
 from .common import (
     ERR_REASON_CONSTRAINTS_NOT_MATCH,

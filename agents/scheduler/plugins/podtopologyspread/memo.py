@@ -42,7 +42,7 @@ import numpy as np
 from agents.scheduler.framework.interface import FilterCodes
 from agents.scheduler.framework.node_table import IntArray, NodeTable
 from agents.scheduler.framework.types import SUCCESS, Code, NodeInfo, Status
-from emulator.api.core import Pod
+from emulator.base.api.core import Pod
 
 from .common import (
     ERR_REASON_CONSTRAINTS_NOT_MATCH,

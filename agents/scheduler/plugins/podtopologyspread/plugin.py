@@ -21,7 +21,7 @@ no, ``System`` (default)      none (system defaults are      hostname maxSkew 3,
 
 Default constraints take their selector from ``default_selector`` (a ``DefaultSelectorFn``; by
 default the handle's ``default_selector`` hook, which the scheduler fills from its Service,
-ReplicaSet and StatefulSet informers, ``agents.scheduler.workloads``; without a hook, empty),
+ReplicaSet and StatefulSet informers, ``agents.scheduler.workload_listers``; without a hook, empty),
 and an empty selector means no default constraints. No applicable
 constraint → PreFilter / PreScore return Skip. System-defaulted scoring tolerates nodes missing a
 topology key (``require_all_topologies`` false); otherwise such filtered nodes score 0.
@@ -76,7 +76,7 @@ from agents.scheduler.framework.types import (
     QueueingHint,
     Status,
 )
-from emulator.api.core import Node, Pod, TopologySpreadConstraint
+from emulator.base.api.core import Node, Pod, TopologySpreadConstraint
 
 from .common import (
     DO_NOT_SCHEDULE,

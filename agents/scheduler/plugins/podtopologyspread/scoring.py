@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from agents.scheduler.framework.types import MAX_NODE_SCORE, NodeInfo, NodeScore
-from emulator.api.core import Pod
+from emulator.base.api.core import Pod
 
 from .common import (
     LABEL_HOSTNAME,

@@ -58,8 +58,8 @@ import numpy as np
 
 from agents.scheduler.framework.node_table import IntArray, NodeTable
 from agents.scheduler.framework.types import MAX_NODE_SCORE, NodeInfo
-from emulator.api.core import Pod
-from emulator.api.nodeaffinity import pod_matches_node_selector_and_affinity
+from emulator.base.api.core import Pod
+from emulator.base.api.nodeaffinity import pod_matches_node_selector_and_affinity
 
 from .common import HONOR, LABEL_HOSTNAME, MatchCounts, Selector, tolerates_no_schedule_taints
 from .memo import PreFilterMemo

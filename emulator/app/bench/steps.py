@@ -1,0 +1,166 @@
+"""Resolved benchmark workloads: a ``Workload`` and its plain steps (counts, templates and
+namespaces filled in), as ``workloads.py`` (our file) and ``upstream.py`` (upstream's files)
+produce them and ``harness.py`` plays them. Only data: no parsing, no running.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from emulator.app.bench.stages import Selector
+from emulator.base.api.codec import ApiObject
+from emulator.base.api.core import Node, Pod
+
+Params = tuple[tuple[str, Any], ...]
+"""An op's ``templateParams`` (sorted by key), parameters filled in."""
+
+__all__ = [
+    "AnyStep",
+    "BarrierStep",
+    "ChurnStep",
+    "DeletePodsStep",
+    "MetricsStep",
+    "NamespacesStep",
+    "NodesStep",
+    "Params",
+    "PodsStep",
+    "SleepStep",
+    "Step",
+    "Workload",
+]
+
+
+# --- resolved steps ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class NodesStep:
+    count: int
+    template: Node
+    label_key: str = ""
+    label_values: tuple[str, ...] = ()
+    unique_label_key: str = ""
+    indexed: str = ""
+    """The template's text when it has Go-template actions (see ``resolve.render``)."""
+    params: Params = ()
+    """The op's ``templateParams``, parameters filled in."""
+
+
+@dataclass(frozen=True, slots=True)
+class NamespacesStep:
+    names: tuple[str, ...]
+    labels: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class AnyStep:
+    count: int
+    text: str
+    """The template's YAML text, rendered per object by ``render_any``."""
+    namespace: str = ""
+    params: Params = ()
+
+
+@dataclass(frozen=True, slots=True)
+class DeletePodsStep:
+    namespace: str
+    per_second: int
+    wait: bool = True
+    label_selector: Selector = ()
+    """Only the pods carrying every one of these labels (upstream's ``labelSelector``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class PodsStep:
+    count: int
+    template: Pod
+    namespace: str
+    collect_metrics: bool = False
+    wait: bool = True
+    indexed: str = ""
+    """The template's text when it has Go-template actions (see ``resolve.render``)."""
+    params: Params = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ChurnStep:
+    mode: Literal["create", "recreate"]
+    templates: tuple[ApiObject, ...]
+    """Nodes and Pods, or any other kind the API server has (e.g. a Service)."""
+    interval: float
+    number: int
+    namespace: str
+
+
+@dataclass(frozen=True, slots=True)
+class BarrierStep:
+    namespaces: tuple[str, ...]
+    """Empty: every namespace the workload has registered (see ``harness.py``)."""
+    attempted: bool = False
+    """``stageRequirement: Attempted`` (``stages.py``)."""
+    label_selector: Selector = ()
+
+
+@dataclass(frozen=True, slots=True)
+class SleepStep:
+    seconds: float
+
+
+@dataclass(frozen=True, slots=True)
+class MetricsStep:
+    """``startCollectingMetrics`` (``start``) or ``stopCollectingMetrics``."""
+
+    start: bool
+    namespaces: tuple[str, ...] = ()
+    label_selector: Selector = ()
+
+
+Step = (
+    NodesStep | NamespacesStep | PodsStep | ChurnStep | BarrierStep | SleepStep | DeletePodsStep | AnyStep | MetricsStep
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Workload:
+    name: str
+    """``<testCase>/<workload>``, as upstream names its sub-benchmarks."""
+    labels: tuple[str, ...]
+    threshold: float | None
+    steps: tuple[Step, ...]
+    scale: float = 1.0
+    priority_classes: tuple[tuple[str, int], ...] = ()
+    """PriorityClasses (name, value) the templates refer to, created before the first step."""
+    skipped: str = ""
+    """Why this workload is not run (upstream files only: it needs what the emulator lacks)."""
+    feature_gates: tuple[tuple[str, bool], ...] = ()
+    """The ``featureGates`` an upstream file sets for it; the emulator has no gate switches."""
+    scheduler_config: str = ""
+    """The KubeSchedulerConfiguration file of its test case (checked when loaded); "" for
+    upstream's default configuration."""
+
+    @property
+    def nodes(self) -> int:
+        return sum(s.count for s in self.steps if isinstance(s, NodesStep))
+
+    @property
+    def measured(self) -> PodsStep | None:
+        """The ``createPods`` op with ``collectMetrics``, if the window is one."""
+        return next((s for s in self.steps if isinstance(s, PodsStep) and s.collect_metrics), None)
+
+    @property
+    def measured_pods(self) -> int:
+        """Pods created in the measured window that it counts: the ``collectMetrics`` op's, or
+        those of the window's namespaces (templates matching its selector) created between
+        ``startCollectingMetrics`` and ``stopCollectingMetrics``."""
+        if (op := self.measured) is not None:
+            return op.count
+        window: MetricsStep | None = None
+        total = 0
+        for s in self.steps:
+            if isinstance(s, MetricsStep):
+                window = s if s.start else None
+            elif window is not None and isinstance(s, PodsStep) and s.namespace in window.namespaces:
+                labels = s.template.metadata.labels
+                total += s.count if all(labels.get(k) == v for k, v in window.label_selector) else 0
+        return total

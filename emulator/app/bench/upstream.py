@@ -1,0 +1,473 @@
+"""Upstream's own scheduler_perf configs (kubernetes/kubernetes
+``test/integration/scheduler_perf/*/performance-config.yaml``), read as they are, translated into
+the shape ``resolve.py`` resolves (``spec.py``'s schema) (``templates`` + ``testCases``).
+
+Upstream's file is a YAML list of test cases whose ops name their manifests by path, relative
+to the config file (``podTemplatePath``, ``nodeTemplatePath``, ``defaultPodTemplatePath``,
+``templatePaths``, ``namespaceTemplatePath``). ``translate`` reads each template file once,
+registers it under its relative path as a template name and rewrites the op to refer to it;
+ops without a template get upstream's defaults (``DEFAULT_NODE``, ``DEFAULT_POD``). A
+Namespace template gives its labels to the namespaces ``createNamespaces`` makes. Played
+opcodes: ``PLAYED``; ``createPodSets`` and ``deletePods`` pass through to ``resolve.py``.
+
+A workload is never run differently from upstream's: when it needs what the emulator lacks or
+what this reader does not play yet, it is kept as a ``Skipped`` entry with the reason (an
+opcode in ``LACKING``, a template kind such as PersistentVolumeClaim, a
+Go-template action ``gotemplate.py`` does not understand). Templates with actions
+(``{{.Index}}``, ``{{.Count}}``, ``templateParams`` fields, upstream's ``AddInt``/``Mod``/...)
+are passed on as text (``indexedTemplates``) with the ops' ``templateParams`` and rendered per
+op and object by ``resolve.render``. ``featureGates``
+(the test case's merged with the workload's) are passed along so the report can say which it
+did not honour: the emulator runs kube-scheduler v1.34's default behaviour and has no gate
+switches.
+
+It owns the translation and ``load_upstream`` (translate, then resolve with
+``resolve.Resolver``, errors pointed back at the upstream file or template); checking the
+result and resolving counts is ``resolve.py``'s.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from dataclasses import replace as with_fields
+from pathlib import Path
+from typing import Any, Final
+
+import msgspec
+
+from emulator.app.bench.gotemplate import TemplateError, has_actions, parse
+from emulator.app.bench.resolve import Resolver
+from emulator.app.bench.spec import WorkloadError, WorkloadFile
+from emulator.app.bench.steps import Workload
+from emulator.base.api.codec import KINDS
+from emulator.base.inputs import InputError, ReadError, YamlError, load_documents, msgspec_error, read_text
+
+__all__ = ["DEFAULT_NODE", "DEFAULT_POD", "PerfConfigError", "Skipped", "Translation", "load_upstream", "translate"]
+
+
+class PerfConfigError(InputError):
+    """Bad upstream-format input: ``<file>[:<line>:<column>]: <path>: <detail>``."""
+
+
+DEFAULT_NODE: Final[dict[str, Any]] = {
+    "apiVersion": "v1",
+    "kind": "Node",
+    "metadata": {"generateName": "scheduler-perf-"},
+    "spec": {},
+    "status": {
+        "capacity": {"pods": "110", "cpu": "4", "memory": "32Gi"},
+        "conditions": [{"status": "True", "type": "Ready"}],
+    },
+}
+"""The node of an op without ``nodeTemplatePath`` (upstream's base node: 4 CPUs, 32Gi, 110 pods)."""
+
+DEFAULT_POD: Final[dict[str, Any]] = {
+    "apiVersion": "v1",
+    "kind": "Pod",
+    "metadata": {"generateName": "pod-"},
+    "spec": {
+        "containers": [
+            {
+                "image": "registry.k8s.io/pause:3.10.1",
+                "name": "pause",
+                "ports": [{"containerPort": 80}],
+                "resources": {
+                    "limits": {"cpu": "100m", "memory": "500Mi"},
+                    "requests": {"cpu": "100m", "memory": "500Mi"},
+                },
+            }
+        ]
+    },
+}
+"""The pod of a test case without ``defaultPodTemplatePath`` and an op without ``podTemplatePath``."""
+
+PLAYED: Final = frozenset(
+    {
+        "createNodes",
+        "createNamespaces",
+        "createPods",
+        "churn",
+        "barrier",
+        "sleep",
+        "createPodSets",
+        "deletePods",
+        "createAny",
+        "startCollectingMetrics",
+        "stopCollectingMetrics",
+    }
+)
+"""Opcodes the harness plays."""
+
+LACKING: Final[Mapping[str, str]] = {
+    "createPodsWithPVs": "PersistentVolumes and PersistentVolumeClaims",
+    "createResourceClaims": "DRA ResourceClaims",
+    "createResourceDriver": "DRA drivers",
+    "allocResourceClaims": "DRA ResourceClaims",
+    "updateAny": "updates of arbitrary objects",
+    "createPodGroups": "PodGroups (the scheduling.k8s.io workload API)",
+    "waitForPodGroups": "PodGroups (the scheduling.k8s.io workload API)",
+    "startCollectingProfile": "Go runtime profiles",
+    "stopCollectingProfile": "Go runtime profiles",
+}
+"""Opcodes needing what the emulator lacks → what that is."""
+
+_KINDS: Final = frozenset({"Node", "Pod"})
+_LACKING_KINDS: Final[Mapping[str, str]] = {
+    "PersistentVolume": "PersistentVolumes",
+    "PersistentVolumeClaim": "PersistentVolumeClaims",
+    "StorageClass": "StorageClasses",
+    "CSINode": "CSI drivers",
+    "ResourceClaim": "DRA ResourceClaims",
+    "ResourceClaimTemplate": "DRA ResourceClaims",
+    "DeviceClass": "DRA DeviceClasses",
+    "ResourceSlice": "DRA ResourceSlices",
+}
+
+_PATH_KEYS: Final = ("podTemplatePath", "nodeTemplatePath")
+_WORKLOAD_KEYS: Final = frozenset({"name", "params", "labels", "threshold", "featureGates"})
+_CASE_KEYS: Final = frozenset(
+    {"name", "workloadTemplate", "workloads", "defaultPodTemplatePath", "featureGates", "labels", "schedulerConfigPath"}
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    name: str
+    """``<testCase>/<workload>``."""
+    labels: tuple[str, ...]
+    reason: str
+
+
+@dataclass(slots=True)
+class Translation:
+    document: dict[str, Any]
+    """``{templates, testCases}``: the workloads that can run, in ``spec.py``'s shape."""
+    skipped: list[Skipped] = field(default_factory=list)
+    feature_gates: dict[str, dict[str, bool]] = field(default_factory=dict)
+    """``<testCase>/<workload>`` → the gates it sets (test case's, then workload's)."""
+    where: dict[str, str] = field(default_factory=dict)
+    """A path in ``document`` (``testCases[k]``) → the path in the upstream file (``[i]``)."""
+
+
+def load_upstream(doc: list[Any], *, source: str, scale: float) -> list[Workload]:
+    """Upstream's own performance-config.yaml (a list of test cases; ``upstream.py``)."""
+    try:
+        tr = translate(doc, source=source, base=Path(source).parent)
+    except PerfConfigError as err:
+        raise WorkloadError(err.file, err.path, err.detail) from None
+    try:
+        spec = msgspec.convert(tr.document, WorkloadFile)
+    except msgspec.ValidationError as err:
+        msg, at = msgspec_error(err)
+        raise _upstream_path(WorkloadError(source, at, msg), tr, source) from None
+    try:
+        resolved = Resolver(source, spec, scale).workloads()
+    except WorkloadError as err:
+        raise _upstream_path(err, tr, source) from None
+    gates = {name: tuple(sorted(g.items())) for name, g in tr.feature_gates.items()}
+    out = [with_fields(w, feature_gates=gates.get(w.name, ())) for w in resolved]
+    out += [Workload(s.name, s.labels, None, (), scale, skipped=s.reason) for s in tr.skipped]
+    return out
+
+
+def _upstream_path(err: WorkloadError, tr: Translation, source: str) -> WorkloadError:
+    """``err`` with a path into the translated document turned into one into the upstream file
+    (``testCases[k]`` → ``[i]``) or into a template file (``templates.<relative path>``), with
+    the line and column there."""
+    m = re.match(r"testCases\[\d+\]", err.path)
+    if m and m.group(0) in tr.where:
+        # The template fields were renamed from upstream's paths: point at those.
+        rest = re.sub(r"\.(podTemplate|nodeTemplate|template)(?=$|\.)", r".\1Path", err.path[m.end() :])
+        rest = re.sub(r"\.templates(?=\[)", ".templatePaths", rest)
+        return WorkloadError(source, tr.where[m.group(0)] + rest, err.detail)
+    names = sorted([*tr.document["templates"], *tr.document["anyTemplates"]], key=len, reverse=True)
+    rel = next((n for n in names if err.path.startswith(f"templates.{n}")), None)
+    if rel is None:
+        return err
+    rest = err.path.removeprefix(f"templates.{rel}").removeprefix(".")
+    file = Path(source).parent / rel
+    out = WorkloadError(str(file), rest, err.detail)
+    with contextlib.suppress(ReadError, YamlError):
+        where = load_documents(read_text(file), source=str(file)).locate(rest) if rest else None
+        if where is not None:
+            out.locate(*where)
+    return out
+
+
+def translate(doc: list[Any], *, source: str, base: Path) -> Translation:
+    """The upstream file ``doc`` (a list of test cases) read from ``source``, its template
+    paths relative to ``base``."""
+    return _Translator(source, base).run(doc)
+
+
+class _Translator:
+    def __init__(self, source: str, base: Path) -> None:
+        self.source, self.base = source, base
+        self.templates: dict[str, dict[str, Any]] = {"node-default": DEFAULT_NODE, "pod-default": DEFAULT_POD}
+        self.indexed: dict[str, str] = {}
+        self.any_texts: dict[str, str] = {}
+        self.kinds: dict[str, str] = {}
+        self.problems: dict[str, str] = {}
+        """Template name → why a workload using it cannot run."""
+
+    def named(self, entry: Any, path: str, what: str, keys: frozenset[str]) -> str:
+        """``entry``'s name, after checking that it is a mapping of ``keys`` with a non-empty
+        ``name`` (a test case, a workload)."""
+        if not isinstance(entry, dict):
+            raise self.fail(path, f"expected {what} (a mapping), got {type(entry).__name__}")
+        for key in entry:
+            if key not in keys:
+                raise self.fail(f"{path}.{key}", "unknown field")
+        name = entry.get("name")
+        if not isinstance(name, str) or not name:
+            raise self.fail(f"{path}.name", "expected a non-empty string")
+        return name
+
+    def fail(self, path: str, detail: str) -> PerfConfigError:
+        return PerfConfigError(self.source, path, detail)
+
+    def run(self, doc: list[Any]) -> Translation:
+        out = Translation(
+            {
+                "templates": self.templates,
+                "indexedTemplates": self.indexed,
+                "anyTemplates": self.any_texts,
+                "testCases": [],
+            }
+        )
+        for i, case in enumerate(doc):
+            path = f"[{i}]"
+            name = self.named(case, path, "a test case", _CASE_KEYS)
+            ops = case.get("workloadTemplate")
+            workloads = case.get("workloads")
+            if not isinstance(ops, list) or not ops:
+                raise self.fail(f"{path}.workloadTemplate", "expected a non-empty list of ops")
+            if not isinstance(workloads, list) or not workloads:
+                raise self.fail(f"{path}.workloads", "expected a non-empty list of workloads")
+            case_gates = self.gates(case.get("featureGates", {}), f"{path}.featureGates")
+            default_pod = "pod-default"
+            if "defaultPodTemplatePath" in case:
+                default_pod = self.template(case["defaultPodTemplatePath"], f"{path}.defaultPodTemplatePath", "Pod")
+            reason = ""
+            new_ops: list[dict[str, Any]] = []
+            used: set[str] = set()
+            for j, op in enumerate(ops):
+                new_op, why = self.op(op, f"{path}.workloadTemplate[{j}]", default_pod)
+                reason = reason or why
+                new_ops.append(new_op)
+                for counted in (new_op, new_op.get("createPodsOp") or {}):
+                    if isinstance(counted.get("countParam"), str):
+                        used.add(counted["countParam"].lstrip("$"))
+                    template_params = counted.get("templateParams")
+                    if isinstance(template_params, dict):
+                        used |= {v[1:] for v in template_params.values() if isinstance(v, str) and v.startswith("$")}
+            config_path = case.get("schedulerConfigPath")
+            if config_path is not None and (not isinstance(config_path, str) or not config_path):
+                raise self.fail(f"{path}.schedulerConfigPath", "expected a file path (relative to the config file)")
+            kept: list[dict[str, Any]] = []
+            for k, wl in enumerate(workloads):
+                wpath = f"{path}.workloads[{k}]"
+                wname = self.named(wl, wpath, "a workload", _WORKLOAD_KEYS)
+                labels = wl.get("labels", [])
+                if not isinstance(labels, list) or not all(isinstance(x, str) for x in labels):
+                    raise self.fail(f"{wpath}.labels", "expected a list of strings")
+                full = f"{name}/{wname}"
+                gates = case_gates | self.gates(wl.get("featureGates", {}), f"{wpath}.featureGates")
+                if reason:
+                    out.skipped.append(Skipped(full, tuple(labels), reason))
+                    continue
+                out.feature_gates[full] = gates
+                params = wl.get("params", {})
+                if not isinstance(params, dict):
+                    raise self.fail(f"{wpath}.params", "expected a mapping of parameter names to values")
+                kept.append(
+                    {
+                        "name": wname,
+                        "labels": labels,
+                        "params": {p: v for p, v in params.items() if p in used},
+                        **({"threshold": wl["threshold"]} if "threshold" in wl else {}),
+                    }
+                )
+            if kept:
+                out.where[f"testCases[{len(out.document['testCases'])}]"] = path
+                out.document["testCases"].append(
+                    {
+                        "name": name,
+                        "workloadTemplate": new_ops,
+                        "workloads": kept,
+                        "defaultPodTemplate": default_pod,
+                        **({"schedulerConfigPath": config_path} if config_path else {}),
+                    }
+                )
+        return out
+
+    def gates(self, value: Any, path: str) -> dict[str, bool]:
+        if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, bool) for k, v in value.items()):
+            raise self.fail(path, "expected a mapping of feature gate names to true or false")
+        return dict(value)
+
+    def op(self, op: Any, path: str, default_pod: str) -> tuple[dict[str, Any], str]:
+        """The op in ``workloads.py``'s shape, and why it cannot run ("" when it can)."""
+        if not isinstance(op, dict):
+            raise self.fail(path, f"expected an op (a mapping), got {type(op).__name__}")
+        code = op.get("opcode")
+        if not isinstance(code, str):
+            raise self.fail(f"{path}.opcode", "expected a string")
+        if code in LACKING:
+            return op, f"opcode {code} needs {LACKING[code]}, which the emulator does not have"
+        if code not in PLAYED:
+            known = ", ".join(sorted(PLAYED | set(LACKING)))
+            raise self.fail(f"{path}.opcode", f'unknown opcode "{code}" (known: {known})')
+        new = dict(op)
+        why = ""
+        if code == "createPodSets":
+            inner = new.get("createPodsOp")
+            if not isinstance(inner, dict) or inner.get("opcode") != "createPods":
+                raise self.fail(f"{path}.createPodsOp", "expected a createPods op")
+            new["createPodsOp"], why = self.op(inner, f"{path}.createPodsOp", default_pod)
+            new["createPodsOp"].pop("opcode")
+        if code == "createNamespaces" and "namespaceTemplatePath" in new:
+            rel = new.pop("namespaceTemplatePath")
+            new["labels"] = self.namespace_labels(rel, f"{path}.namespaceTemplatePath")
+        if code == "createAny":
+            new["template"], problem = self.any_template(new.pop("templatePath", None), f"{path}.templatePath")
+            why = why or problem
+        for key in _PATH_KEYS:
+            if key in new:
+                name = self.template(new.pop(key), f"{path}.{key}", "Pod" if key == "podTemplatePath" else "Node")
+                why = why or self.problems.get(name, "")
+                new[key.removesuffix("Path")] = name
+        if code == "createPods" and "podTemplate" not in new:
+            new["podTemplate"] = default_pod
+            why = why or self.problems.get(default_pod, "")
+        if code == "churn":
+            paths = new.pop("templatePaths", None)
+            if not isinstance(paths, list) or not paths:
+                raise self.fail(f"{path}.templatePaths", "expected a non-empty list of template paths")
+            new["templates"] = []
+            for t, rel in enumerate(paths):
+                name = self.template(rel, f"{path}.templatePaths[{t}]")
+                problem = self.problems.get(name, "")
+                if self.kinds.get(name) not in (None, *_KINDS, *_LACKING_KINDS):
+                    name, problem = self.any_template(rel, f"{path}.templatePaths[{t}]")  # e.g. a Service
+                new["templates"].append(name)
+                why = why or problem
+        if code == "barrier":
+            stage = new.get("stageRequirement", "Scheduled")
+            if stage not in ("Scheduled", "Attempted"):
+                raise self.fail(f"{path}.stageRequirement", f'expected "Scheduled" or "Attempted", got {stage!r}')
+        if code == "createPods" and "persistentVolumeTemplatePath" in new:
+            why = why or "createPods with persistentVolumeTemplatePath needs PersistentVolumes"
+        return new, why
+
+    def any_template(self, rel: Any, path: str) -> tuple[str, str]:
+        """``createAny``'s template: its name, and why it cannot be created ("" when it can)."""
+        if not isinstance(rel, str) or not rel:
+            raise self.fail(path, "expected a template file path (relative to the config file)")
+        file = self.base / rel
+        try:
+            text = read_text(file)
+        except ReadError as err:
+            raise self.fail(path, f'cannot read template "{rel}": {err.reason}') from None
+        try:
+            doc = _probe(text, str(file))
+        except TemplateError as err:
+            return rel, f'template "{rel}": {err}'
+        except YamlError as err:
+            raise PerfConfigError(str(file), "", f"not valid YAML: {err.text}") from None
+        kind = (doc.get("apiVersion"), doc.get("kind"))
+        if kind not in KINDS:
+            return rel, f'template "{rel}" is a {kind[1]} ({kind[0]}), which the emulator does not have'
+        self.any_texts[rel] = text
+        return rel, ""
+
+    def namespace_labels(self, rel: Any, path: str) -> dict[str, str]:
+        """The labels of the Namespace template at ``rel``."""
+        doc = self.read(rel, path)
+        if doc.get("kind") != "Namespace":
+            raise self.fail(path, f'template "{rel}" is a {doc.get("kind")}, expected a Namespace')
+        labels = (doc.get("metadata") or {}).get("labels") or {}
+        if not isinstance(labels, dict) or not all(isinstance(v, str) for v in labels.values()):
+            raise PerfConfigError(str(self.base / rel), "metadata.labels", "expected a mapping of strings")
+        return {str(k): v for k, v in labels.items()}
+
+    def read(self, rel: Any, path: str) -> dict[str, Any]:
+        if not isinstance(rel, str) or not rel:
+            raise self.fail(path, "expected a template file path (relative to the config file)")
+        file = self.base / rel
+        try:
+            text = read_text(file)
+        except ReadError as err:
+            raise self.fail(path, f'cannot read template "{rel}": {err.reason}') from None
+        try:
+            docs = load_documents(text, source=str(file)).docs
+        except YamlError as err:
+            raise PerfConfigError(str(file), "", f"not valid YAML: {err.text}") from None
+        if len(docs) != 1 or not isinstance(docs[0], dict):
+            raise PerfConfigError(str(file), "", "expected one YAML document holding one object")
+        return docs[0]
+
+    def template(self, rel: Any, path: str, expected: str = "") -> str:
+        """Register the template file at ``rel`` (relative to the config) under that name;
+        one of a kind other than ``expected`` (when given) is an error, unless it is a kind the
+        emulator lacks (the workload is then skipped)."""
+        name = self.register(rel, path)
+        kind = self.kinds.get(name, "")
+        if expected and kind and kind != expected and kind not in _LACKING_KINDS:
+            raise self.fail(path, f'template "{rel}" is a {kind}, expected a {expected}')
+        return name
+
+    def register(self, rel: Any, path: str) -> str:
+        if not isinstance(rel, str) or not rel:
+            raise self.fail(path, "expected a template file path (relative to the config file)")
+        if rel in self.templates:
+            return rel
+        file = self.base / rel
+        try:
+            text = read_text(file)
+        except ReadError as err:
+            raise self.fail(path, f'cannot read template "{rel}": {err.reason}') from None
+        try:
+            doc = _probe(text, str(file))
+        except TemplateError as err:
+            self.problems[rel] = f'template "{rel}": {err}'
+            self.templates[rel] = DEFAULT_POD
+            return rel
+        except YamlError as err:
+            raise PerfConfigError(str(file), "", f"not valid YAML: {err.text}") from None
+        if not doc:
+            raise PerfConfigError(str(file), "", "expected one YAML document holding one object")
+        docs = [doc]
+        kind = self.kinds[rel] = str(doc.get("kind"))
+        if kind in _LACKING_KINDS:
+            self.problems[rel] = f'template "{rel}" is a {kind}: needs {_LACKING_KINDS[kind]}, which the emulator lacks'
+            self.templates[rel] = DEFAULT_POD
+        elif kind not in _KINDS:
+            self.problems[rel] = f'template "{rel}" is a {kind}, which the emulator\'s bench does not create'
+            self.templates[rel] = DEFAULT_POD
+        else:
+            if has_actions(text):
+                self.indexed[rel] = text  # rendered per op and object (resolve.py), not kept here
+            volumes = (docs[0].get("spec") or {}).get("volumes") or []
+            if any(isinstance(v, dict) and ("persistentVolumeClaim" in v or "ephemeral" in v) for v in volumes):
+                self.problems[rel] = f'template "{rel}" mounts a PersistentVolumeClaim, which the emulator lacks'
+            resource_claims = (docs[0].get("spec") or {}).get("resourceClaims")
+            if resource_claims:
+                self.problems[rel] = f'template "{rel}" uses DRA resourceClaims, which the emulator lacks'
+            if not has_actions(text):
+                self.templates[rel] = docs[0]
+        return rel
+
+
+def _probe(text: str, source: str) -> dict[str, Any]:
+    """The one object of a template file, Go-template actions executed with 1 for every field
+    (to see its kind and volumes; the real values come per op and object); {} if the file is
+    not one mapping. ``TemplateError`` for an action ``gotemplate.py`` does not understand."""
+    if has_actions(text):
+        template = parse(text)
+        text = template.render(dict.fromkeys(template.fields, 1))
+    docs = load_documents(text, source=source).docs
+    return docs[0] if len(docs) == 1 and isinstance(docs[0], dict) else {}

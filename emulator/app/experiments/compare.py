@@ -1,0 +1,163 @@
+"""One scenario under several KubeSchedulerConfigurations and seeds: the runs and the comparison.
+
+What it owns: the variants (``Variant``, ``variants_for``: which configurations a ``--config``
+list means), reading a ``--config`` file (``read_config``), the task of one run
+(``run_variant``, top-level so that a process pool or Dask pickles it), and the comparison
+document (``compare_doc``, contract section 2). It does not own the executor (``executors``),
+running the tasks (``sweep``), the metrics' arithmetic (``metrics``) nor printing
+(``commands.compare``).
+
+Variants. Each ``--config`` file replaces the scenario's KubeSchedulerConfiguration (its
+``schedulerOptions`` stay); the variant is named by the path as given. With a single
+``--config``, the scenario's own configuration (upstream's defaults when it has none) is the
+baseline, variant ``"scenario"``, listed first: a comparison needs two sides. No ``--config`` is
+bad input, and so is the same file twice.
+
+The document: ``{"scenario", "seeds", "variants": [{"config", "runs", "metrics", "spread",
+"perSeed": [{"seed", "metrics", "traceHash", "passed"}]}]}``, variants in ``--config`` order,
+``perSeed`` by seed, whatever order the runs finished in. ``runs`` counts the runs that produced
+metrics; a run that raised (or whose worker died) has ``"error"`` in its ``perSeed`` entry, null
+``metrics`` and ``traceHash``, ``passed`` false, and is left out of the means. With ``series``,
+each variant also carries its lowest seed's ``series`` (for the HTML report only).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from msgspec.structs import replace
+
+from emulator.app.experiments.metrics import aggregate
+from emulator.app.experiments.sweep import Outcome
+from emulator.app.scenario.readers import Readers, ScenarioError
+from emulator.app.scenario.schema import Scenario, SchedulerConfig
+from emulator.base.inputs import PlainInputError, ReadError, read_text
+
+__all__ = [
+    "SCENARIO_VARIANT",
+    "CompareError",
+    "Variant",
+    "compare_doc",
+    "read_config",
+    "run_variant",
+    "variant_scenario",
+    "variants_for",
+]
+
+SCENARIO_VARIANT: Final = "scenario"
+"""The name of the variant that keeps the scenario's own configuration."""
+
+
+class CompareError(PlainInputError):
+    """Bad input to ``compare`` (``error: ...``, exit 2)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Variant:
+    config: str
+    """The ``--config`` path as given, or ``"scenario"``."""
+    header: str
+    """Its column in the table: the file's stem (the path when two stems collide)."""
+
+    @property
+    def path(self) -> str | None:
+        return None if self.config == SCENARIO_VARIANT else self.config
+
+
+def variants_for(configs: Sequence[str]) -> list[Variant]:
+    """The variants of a ``--config`` list (see the module docstring)."""
+    if not configs:
+        raise CompareError("--config: give at least one KubeSchedulerConfiguration file to compare")
+    seen: set[str] = set()
+    for c in configs:
+        if c in seen:
+            raise CompareError(f"--config: {c} is given twice")
+        seen.add(c)
+    names = ([SCENARIO_VARIANT] if len(configs) == 1 else []) + list(configs)
+    stems = [n if n == SCENARIO_VARIANT else Path(n).stem for n in names]
+    return [Variant(n, s if stems.count(s) == 1 else n) for n, s in zip(names, stems, strict=True)]
+
+
+def read_config(path: str) -> SchedulerConfig:
+    """The KubeSchedulerConfiguration in the file at ``path`` (one YAML document; its plugins
+    are checked later, when the scheduler is built)."""
+    file = Path(path)
+    try:
+        text = read_text(file)
+    except ReadError as err:
+        raise CompareError(f"--config {path}: cannot read file: {err.reason}") from None
+    readers = Readers(path, file.parent)
+    try:
+        docs = readers.documents(text, path)
+        if len(docs) != 1:
+            raise ScenarioError(path, "", f"expected one KubeSchedulerConfiguration document, got {len(docs)}")
+        return readers.scheduler(docs[0], "")
+    except ScenarioError as err:
+        readers.locate(err)
+        raise
+
+
+def variant_scenario(scenario: Scenario, config: SchedulerConfig | None) -> Scenario:
+    """``scenario`` with its KubeSchedulerConfiguration replaced (``None``: kept)."""
+    return scenario if config is None else replace(scenario, scheduler=config)
+
+
+def run_variant(path: str, config_path: str | None, seed: int, series: bool = False) -> dict[str, Any]:
+    """Run the scenario at ``path`` under the configuration at ``config_path`` (None: its own)
+    with ``seed``, in whatever process calls this; the run's metrics, trace hash and verdict."""
+    from emulator.app.scenario.loader import load_scenario
+    from emulator.app.scenario.runner import RunOptions, run_scenario
+
+    scenario = load_scenario(path)
+    config = None if config_path is None else read_config(config_path)
+    result = run_scenario(variant_scenario(scenario, config), RunOptions(seed=seed, source=path))
+    out: dict[str, Any] = {
+        "metrics": result.extra.get("metrics"),
+        "traceHash": result.trace_hash,
+        "passed": result.passed,
+    }
+    if series:
+        out["series"] = result.extra.get("series")
+    return out
+
+
+def _per_seed(seed: int, outcome: Outcome) -> dict[str, Any]:
+    if outcome.error is not None or not isinstance(outcome.value, Mapping):
+        entry: dict[str, Any] = {"seed": seed, "metrics": None, "traceHash": None, "passed": False}
+        entry["error"] = outcome.error or "the run returned nothing"
+        if outcome.crashed:
+            entry["crashed"] = True
+        return entry
+    value = outcome.value
+    return {"seed": seed, "metrics": value.get("metrics"), "traceHash": value["traceHash"], "passed": value["passed"]}
+
+
+def compare_doc(
+    scenario: str,
+    seeds: Sequence[int],
+    variants: Sequence[Variant],
+    outcomes: Mapping[tuple[int, int], Outcome],
+    *,
+    series: bool = False,
+) -> dict[str, Any]:
+    """The comparison of ``outcomes`` (by ``(variant index, seed)``); see the module docstring."""
+    out: list[dict[str, Any]] = []
+    for i, variant in enumerate(variants):
+        per_seed = [_per_seed(s, outcomes[i, s]) for s in sorted(seeds)]
+        metrics = [e["metrics"] for e in per_seed if e["metrics"] is not None]
+        means, spreads = aggregate(metrics)
+        doc: dict[str, Any] = {
+            "config": variant.config,
+            "runs": len(metrics),
+            "metrics": means,
+            "spread": spreads,
+            "perSeed": per_seed,
+        }
+        if series:
+            first = outcomes[i, min(seeds)].value
+            doc["series"] = first.get("series") if isinstance(first, Mapping) else None
+        out.append(doc)
+    return {"scenario": scenario, "seeds": sorted(seeds), "variants": out}

@@ -1,0 +1,483 @@
+"""The live cluster of one run (``Cluster``): the API server, the clock, the seeds, the
+agents it starts (kubelets, controllers, schedulers through ``scenario.schedulers``, timed
+faults) and the runner's own API calls (create, delete, scale, update, cordon, drain through
+``drain``, waitFor), each retried as a controller would.
+
+It does not own the order of a run, the settle rule, the report or the expectations
+(``runner``), nor what the loader foresees (``loader``). The runner's retry policy is here:
+an ``InternalError`` on its own calls (only a fault makes one) is retried with backoff
+(``RUNNER_RETRY``: 0.5 s, 1 s, 2 s ... up to 10 s, 10 tries); so is a ``Conflict`` on
+create, and a ``Conflict`` on the update of ``cordon``, ``scale`` and ``update`` re-reads the
+object first (``CORDON_RETRY``).
+A refused write it cannot retry is a ``StepError`` naming the step.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+from collections.abc import Awaitable, Callable
+from functools import partial
+from typing import Any, TypeVar
+
+import anyio
+from msgspec.structs import replace
+
+from agents.kubelet import DEFAULT_NODE_STATUS_REPORT_FREQUENCY, Kubelet, KubeletSettings, Ticker
+from emulator.app.scenario.drain import drain
+from emulator.app.scenario.expectations import CONDITIONS, count_reached
+from emulator.app.scenario.faults import ArmedFault, FaultPlan
+from emulator.app.scenario.monitor import ConditionCounter, PodActivity, WorkloadCounter
+from emulator.app.scenario.patch import patched
+from emulator.app.scenario.schema import (
+    Cordon,
+    Create,
+    CreateNodes,
+    CreatePods,
+    Delete,
+    Drain,
+    Fault,
+    NodeFile,
+    NodeGroup,
+    Replay,
+    Scale,
+    Scenario,
+    SchedulerInstances,
+    Sleep,
+    Step,
+    Uncordon,
+    Update,
+    WaitFor,
+    WatchCut,
+)
+from emulator.app.scenario.workload_status import READY_KINDS, WorkloadFilter, job_complete, workload_ready
+from emulator.base.api.core import Namespace, Node
+from emulator.base.api.errors import ApiError, Conflict, InternalError, NotFound
+from emulator.base.api.labelselector import label_selector_matches
+from emulator.base.api.meta import ObjectMeta
+from emulator.base.api.scheduling import PriorityClass
+from emulator.base.apiserver.server import ApiServer, ServerSettings
+from emulator.base.client.client import Client, Latency
+from emulator.base.client.retry import Backoff, on_error
+from emulator.base.inputs import InputError
+from emulator.base.runtime.channel import Overflow
+from emulator.base.runtime.clock import LoopClock
+from emulator.base.runtime.rng import Seeds
+
+__all__ = ["CORDON_RETRY", "RUNNER_ATTEMPTS", "RUNNER_RETRY", "Cluster", "StepError"]
+
+RUNNER_RETRY = Backoff(duration=0.5, factor=2.0, cap=10.0, steps=10)
+"""The runner's waits after a failed call: 0.5 s doubling up to 10 s. It makes
+``RUNNER_ATTEMPTS`` tries; client-go's rule would stop after the first capped wait."""
+RUNNER_ATTEMPTS = 10
+CORDON_RETRY = Backoff(steps=10)
+"""``cordon``/``uncordon``: ten read-modify-writes back to back while the update conflicts."""
+T = TypeVar("T")
+
+
+class StepError(InputError):
+    """The API server refused one of the runner's own writes: ``<file>: <path>: <detail>``,
+    the path being the step (``steps[3].cordon``), ``objects`` or ``nodes[i]``."""
+
+
+class Cluster:
+    """The live cluster of one run: server, clock, seeds, agents."""
+
+    def __init__(self, scenario: Scenario, seed: int, clock: LoopClock) -> None:
+        self.explain: Callable[..., None] | None = None
+        self.scenario = scenario
+        self.clock = clock
+        self.seeds = Seeds(seed)
+        self.server = ApiServer(
+            clock, self.seeds.stream("apiserver"), ServerSettings(event_ttl=scenario.api_server.event_ttl)
+        )
+        lat = scenario.latency
+        self.api_latency = Latency(lat.api.mean, lat.api.jitter)
+        self.watch_latency = Latency(lat.watch.mean, lat.watch.jitter)
+        self.faults = FaultPlan.from_scenario(scenario, self.seeds)
+        self.client = self.new_client("runner")
+        self._new_uids: dict[str, str] = {}
+        """Manifest UID (from a dump) → the UID the API server gave the object."""
+        k = scenario.kubelet
+        self.kubelet_settings = KubeletSettings(
+            image_pull_bandwidth=k.image_pull_bandwidth,
+            container_start=Latency(k.container_start.mean, k.container_start.jitter),
+            termination=Latency(k.termination.mean, k.termination.jitter),
+            heartbeat_interval=k.heartbeat_interval,
+            node_status_report_frequency=(
+                DEFAULT_NODE_STATUS_REPORT_FREQUENCY
+                if k.node_status_report_frequency is None
+                else k.node_status_report_frequency
+            ),
+            default_image_size=k.default_image_size,
+            image_sizes=dict(scenario.images),
+            faults=self.faults if self.faults is not None and self.faults.has_kubelet_faults else None,
+        )
+        self.kubelets: dict[str, asyncio.Task[None]] = {}
+        self._ticker: Ticker | None = None
+        self.agents: list[Any] = []
+        self._tg: asyncio.TaskGroup | None = None
+        self.on_step: Callable[[int, Step], None] | None = None
+        """Called as each step plays (after its ``at``): the observer's markers."""
+
+    def new_client(self, name: str) -> Client:
+        client = Client(
+            self.server,
+            self.clock,
+            self.seeds.stream(f"client/{name}"),
+            name=name,
+            api_latency=self.api_latency,
+            watch_latency=self.watch_latency,
+        )
+        if self.faults is not None:
+            self.faults.attach(client)
+        return client
+
+    # --- agents -------------------------------------------------------------------------
+
+    def start_kubelet(self, node: str) -> None:
+        assert self._tg is not None
+        if node in self.kubelets:
+            return
+        if self._ticker is None:  # one heap and task for every kubelet's heartbeats
+            self._ticker = Ticker(self.clock, "kubelet:heartbeats")
+            self._tg.create_task(self._ticker.run(), name="kubelet:heartbeats")
+        kubelet = Kubelet(
+            self.new_client(f"kubelet:{node}"),
+            node,
+            self.clock,
+            self.seeds.stream(f"kubelet/{node}"),
+            self.kubelet_settings,
+            ticker=self._ticker,
+        )
+        self.kubelets[node] = self._tg.create_task(kubelet.run(), name=f"kubelet:{node}")
+
+    def stop_kubelet(self, node: str) -> None:
+        task = self.kubelets.pop(node, None)
+        if task is not None:
+            task.cancel()
+
+    def start_schedulers(self) -> None:
+        """Start the scheduler instance(s) if the scheduler agent is installed."""
+        assert self._tg is not None
+        if importlib.util.find_spec("agents.scheduler") is None:
+            return
+        from agents.scheduler import start_schedulers
+        from emulator.app.scenario.schedulers import scheduler_settings
+
+        group = start_schedulers(
+            scheduler_settings(self.scenario),
+            self._tg,
+            new_client=self.new_client,
+            clock=self.clock,
+            seeds=self.seeds,
+            explain=self.explain,
+        )
+        self.agents.append(group)
+
+    def start_controllers(self) -> None:
+        """Start the controllers (the node lifecycle controller only with heartbeats)."""
+        assert self._tg is not None
+        if importlib.util.find_spec("agents.controllers") is None:
+            return
+        from agents.controllers import (
+            NodeLifecycleController,
+            PodGCController,
+            PodGCSettings,
+            TaintEvictionController,
+            start_workload_controllers,
+        )
+
+        controllers: list[Any] = []
+        if self.scenario.kubelet.heartbeat_interval > 0:
+            controllers.append(NodeLifecycleController(self.new_client("controller:nodelifecycle"), self.clock))
+        controllers.append(TaintEvictionController(self.new_client("controller:tainteviction"), self.clock))
+        gc = PodGCSettings(terminated_pod_gc_threshold=self.scenario.controllers.pod_gc.terminated_pod_gc_threshold)
+        controllers.append(PodGCController(self.new_client("controller:podgc"), self.clock, gc))
+        for c in controllers:
+            self._tg.create_task(c.run(), name=c.client.name)
+        controllers.extend(start_workload_controllers(self._tg, self.clock, self.new_client))
+        self.agents.append(_Controllers(controllers))
+
+    # --- faults -------------------------------------------------------------------------
+
+    def start_faults(self) -> None:
+        """Play the timed faults armed from the start (``faults:``)."""
+        if self.faults is None:
+            return
+        self.agents.append(_FaultReport(self.faults))
+        for fault in self.faults.faults:
+            if fault.armed_at is not None:
+                self._play_fault(fault)
+
+    def arm_fault(self, where: str) -> None:
+        """A ``fault`` step plays: arm its fault now."""
+        assert self.faults is not None
+        self._play_fault(self.faults.arm(where, self.clock.now()))
+
+    def _play_fault(self, fault: ArmedFault) -> None:
+        assert self._tg is not None
+        if isinstance(fault.spec, WatchCut | SchedulerInstances):
+            self._tg.create_task(self._timed_fault(fault), name=f"runner:fault:{fault.where}")
+
+    async def _timed_fault(self, fault: ArmedFault) -> None:
+        spec, armed = fault.spec, fault.armed_at
+        assert armed is not None
+        if isinstance(spec, SchedulerInstances):
+            await self.clock.sleep_until(max(armed, spec.at or 0.0))
+            fault.injected += spec.instances
+            self.start_more_schedulers(spec)
+            return
+        assert isinstance(spec, WatchCut)
+        for t in FaultPlan.cut_times(spec, armed):
+            await self.clock.sleep_until(t)
+            for w in self.server.watchers():
+                if FaultPlan.cuts_watcher(spec, w.name, w.kind) and not w.channel.closed:
+                    fault.injected += 1
+                    w.channel.close(Overflow("watch cut by a fault: relist") if spec.relist else None)
+
+    def start_more_schedulers(self, spec: SchedulerInstances) -> None:
+        """A ``scheduler`` fault: more instances, numbered after the existing ones
+        (``default-scheduler-<i>``), with the scenario's configuration or the fault's."""
+        assert self._tg is not None
+        if importlib.util.find_spec("agents.scheduler") is None:
+            return
+        from agents.scheduler import SchedulerGroup, start_schedulers
+        from emulator.app.scenario.schedulers import scheduler_settings
+
+        group = next((a for a in self.agents if isinstance(a, SchedulerGroup)), None)
+        added = start_schedulers(
+            scheduler_settings(self.scenario, config=spec.config),
+            self._tg,
+            new_client=self.new_client,
+            clock=self.clock,
+            seeds=self.seeds,
+            explain=self.explain,
+            group=group,
+            instances=spec.instances,
+        )
+        if group is None:
+            self.agents.append(added)
+
+    # --- creating things ----------------------------------------------------------------
+
+    async def retrying(self, call: Callable[[], Awaitable[T]], *errors: type[ApiError]) -> T:
+        """``call()``, again after an InternalError (or one of ``errors``) with backoff: only
+        a fault makes those on the runner's calls; after the last try the error stands."""
+        retried: tuple[type[ApiError], ...] = (InternalError, *errors)
+        return await on_error(
+            RUNNER_RETRY, lambda err: isinstance(err, retried), call, clock=self.clock, attempts=RUNNER_ATTEMPTS
+        )
+
+    async def create(self, obj: Any) -> Any:
+        """Create ``obj`` (an InternalError or Conflict is retried, other errors raise)."""
+        created = await self.retrying(lambda: self.client.create(obj), Conflict)
+        if isinstance(created, Node):
+            self.start_kubelet(created.metadata.name)
+        return created
+
+    async def create_manifest(self, obj: Any) -> Any:
+        """Create a manifest of ``objects`` or a ``create`` step as a new object."""
+        meta = obj.metadata
+        old_uid = meta.uid
+        if any(r.uid in self._new_uids for r in meta.owner_references):
+            refs = [replace(r, uid=self._new_uids.get(r.uid, r.uid)) for r in meta.owner_references]
+            meta = replace(meta, owner_references=refs)
+        if meta.resource_version or meta.uid or meta.creation_timestamp or meta.deletion_timestamp:
+            meta = replace(
+                meta,
+                resource_version="",
+                uid="",
+                creation_timestamp=None,
+                deletion_timestamp=None,
+                deletion_grace_period_seconds=None,
+            )
+        if meta is not obj.metadata:
+            obj = replace(obj, metadata=meta)
+        created = await self.create(obj)
+        if old_uid:
+            # A manifest from a dump keeps its owner links: its dependents' ownerReferences
+            # name this old UID, and the garbage collector would delete them as orphans.
+            self._new_uids[old_uid] = created.metadata.uid
+        return created
+
+    async def ensure_namespace(self, name: str) -> None:
+        if ("", name) not in {("", n.metadata.name) for n in self.server.list("Namespace")[0]}:
+            await self.create(Namespace(metadata=ObjectMeta(name=name)))
+
+    async def create_nodes(self, group: NodeGroup | NodeFile) -> None:
+        for node in group.nodes():
+            await self.create(node)
+
+    async def create_pods(self, step: CreatePods) -> None:
+        interval = 1.0 / step.rate_per_second if step.rate_per_second else 0.0
+        start = self.clock.now()
+        for i in range(step.count):
+            if interval and i:
+                await self.clock.sleep_until(start + i * interval)
+            await self.create(step.pod(i))
+
+    async def replay(self, step: Replay) -> None:
+        """A trace's pods, each at its time after the step starts, after the PriorityClasses
+        its integer priorities name (those that do not exist yet)."""
+        existing = {c.metadata.name for c in self.server.list("PriorityClass")[0]}
+        for name, value in step.priority_classes.items():
+            if name not in existing:
+                await self.create(PriorityClass(metadata=ObjectMeta(name=name), value=value))
+        start = self.clock.now()
+        for timed in step.pods:
+            if timed.at:
+                await self.clock.sleep_until(start + timed.at)
+            await self.create(timed.pod)
+
+    async def delete(self, step: Delete) -> None:
+        """Delete by name (a missing object raises NotFound), or every object the selector
+        matches (one that is gone by the time it is deleted is skipped, as kubectl does)."""
+        kind = step.kind
+        if step.name:
+            targets = [(step.namespace, step.name)]
+        else:
+            items, _ = self.server.list(kind, namespace=step.namespace or None)
+            targets = [
+                (o.metadata.namespace, o.metadata.name)
+                for o in items
+                if step.selector is not None and label_selector_matches(step.selector, o.metadata.labels)
+            ]
+        for ns, name in targets:
+            try:
+                # kubectl's default (--cascade=background), not the API's per-kind one (Jobs: Orphan)
+                policy = step.propagation_policy or "Background"
+                await self.retrying(partial(self.client.delete, kind, name, ns, propagation_policy=policy))
+            except NotFound:
+                if step.name:
+                    raise
+                continue
+            if kind == "Node":
+                self.stop_kubelet(name)
+
+    async def read_modify_write(self, kind: str, name: str, namespace: str, change: Callable[[Any], Any]) -> None:
+        """Get, ``change``, update; a Conflict on the update reads again (one on the read is
+        an error)."""
+        updating = False
+
+        async def attempt() -> None:
+            nonlocal updating
+            updating = False
+            current = await self.retrying(lambda: self.client.get(kind, name, namespace))
+            changed = change(current)
+            updating = True
+            await self.retrying(partial(self.client.update, changed))
+
+        await on_error(CORDON_RETRY, lambda err: updating and isinstance(err, Conflict), attempt, clock=self.clock)
+
+    async def set_unschedulable(self, node: str, value: bool) -> None:
+        """Cordon or uncordon: set ``spec.unschedulable``."""
+
+        def cordon(current: Node) -> Node:
+            return replace(current, spec=replace(current.spec, unschedulable=value))
+
+        await self.read_modify_write("Node", node, "", cordon)
+
+    async def scale(self, step: Scale) -> None:
+        """``kubectl scale``: set ``spec.replicas``."""
+        await self.read_modify_write(
+            step.kind, step.name, step.namespace, lambda o: replace(o, spec=replace(o.spec, replicas=step.replicas))
+        )
+
+    async def update(self, step: Update) -> None:
+        """``kubectl patch --type merge``: the patch on the current object, then an update."""
+        await self.read_modify_write(step.kind, step.name, step.namespace, lambda o: patched(o, step.patch))
+
+    async def wait_for_workloads(self, step: WaitFor, activity: PodActivity) -> bool:
+        if step.condition == "jobsComplete":
+            kinds: tuple[str, ...] = ("Job",)
+            select = WorkloadFilter(kinds, selector=step.selector)
+            counter = WorkloadCounter(select, job_complete, self.server.list("Job")[0])
+        else:
+            kinds = (step.kind,) if step.kind else READY_KINDS
+            select = WorkloadFilter(kinds, name=step.name, namespace=step.namespace, selector=step.selector)
+            counter = WorkloadCounter(select, workload_ready, (o for k in kinds for o in self.server.list(k)[0]))
+        activity.workload_counters.append(counter)
+        try:
+            with anyio.move_on_after(step.timeout):
+                while not count_reached(counter.met, counter.total, step.count):
+                    activity.changed.clear()
+                    await activity.changed.wait()
+            return count_reached(counter.met, counter.total, step.count)
+        finally:
+            activity.workload_counters.remove(counter)
+
+    async def wait_for(self, step: WaitFor, activity: PodActivity) -> bool:
+        if step.condition not in CONDITIONS:
+            return await self.wait_for_workloads(step, activity)
+        counter = ConditionCounter(CONDITIONS[step.condition], step.selector, self.server.list("Pod")[0])
+        activity.counters.append(counter)
+        try:
+            with anyio.move_on_after(step.timeout):
+                while not count_reached(counter.met, counter.total, step.count):
+                    activity.changed.clear()
+                    await activity.changed.wait()
+            return count_reached(counter.met, counter.total, step.count)  # a write at the deadline counts
+        finally:
+            activity.counters.remove(counter)
+
+    async def play(self, step: Step, activity: PodActivity, timeouts: list[str], index: int = -1) -> None:
+        if step.at is not None and step.at > self.clock.now():
+            await self.clock.sleep_until(step.at)
+        if self.on_step is not None:
+            self.on_step(index, step)
+        match step:
+            case Create():
+                for obj in step.objects:
+                    await self.create_manifest(obj)
+            case CreatePods():
+                await self.create_pods(step)
+            case CreateNodes():
+                await self.create_nodes(step.nodes)
+            case Replay():
+                await self.replay(step)
+            case Delete():
+                await self.delete(step)
+            case Scale():
+                await self.scale(step)
+            case Update():
+                await self.update(step)
+            case Drain():
+                failed = await drain(self, step)
+                if failed is not None:
+                    timeouts.append(failed)
+            case Cordon():
+                await self.set_unschedulable(step.node, True)
+            case Uncordon():
+                await self.set_unschedulable(step.node, False)
+            case Sleep():
+                await self.clock.sleep(step.duration)
+            case WaitFor():
+                if not await self.wait_for(step, activity):
+                    timeouts.append(f"waitFor {step.condition} timed out after {step.timeout:g}s")
+            case Fault():
+                self.arm_fault(f"steps[{index}].fault")
+
+
+class _Controllers:
+    """The controllers of a run, for the report (``controllers``)."""
+
+    def __init__(self, controllers: list[Any]) -> None:
+        self.controllers = controllers
+
+    def report(self) -> dict[str, Any]:
+        """Each controller's statistics; a workload controller that saw nothing of its kind
+        says so with empty statistics, and is left out (a run without workloads reports as
+        before they existed)."""
+        stats = ((c.client.name.removeprefix("controller:"), c.statistics()) for c in self.controllers)
+        return {"controllers": {name: s for name, s in stats if s}}
+
+
+class _FaultReport:
+    """The faults of a run, for the report (``faults``: per fault, how often it acted)."""
+
+    def __init__(self, plan: FaultPlan) -> None:
+        self.plan = plan
+
+    def report(self) -> dict[str, Any]:
+        return {"faults": self.plan.statistics()}

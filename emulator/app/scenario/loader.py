@@ -1,0 +1,70 @@
+"""Scenario files in, a validated ``Scenario`` out, or one ``ScenarioError`` with an exact path.
+
+This package part owns reading and checking a scenario: every check that can be made before
+the run starts, so that nothing fails half-applied later. It is five modules; this one is
+the entry point (``load_scenario``, ``load_scenario_text``, ``ScenarioError``: import them
+from here) and runs the others in order:
+
+==============  ===========================================================================
+module          owns
+==============  ===========================================================================
+``readers``     files (bounded, UTF-8, YAML with duplicate keys refused and aliases
+                bounded: ``emulator.base.inputs``), ``{file: path}`` references (relative to
+                the scenario file's directory), manifests, templates, the scheduler
+                configuration (kept raw: the CLI builds it), node marks for ``line:col``
+``walker``      the schema-driven walk: types, units, unknown and missing fields, label
+                selectors, constraints, all read from the Structs of ``schema``
+``verbs``       steps, expectations and faults (one-key mappings), the checks across
+                fields, the configuration of ``scheduler`` faults
+``timeline``    the replay of the run's creates and deletes, refusing the writes the API
+                server would refuse (duplicates, missing namespaces and PriorityClasses, ...)
+``replay``      trace files named by ``replay`` steps and ``nodes: [{fromFile}]`` entries,
+                read through ``traces`` (errors at the trace's ``line:column``)
+==============  ===========================================================================
+
+It does not run anything, nor validate the scenario's own scheduler configuration (the CLI
+builds it before running, ``emulator.app.commands.common.check_scheduler``).
+
+Every error is ``<file>[:<line>:<column>]: <path>: <detail>`` (``emulator.base.inputs.InputError``);
+the path is the YAML path (``steps[3].createPods.template.spec.containers[0].resources.requests.cpu``),
+``<file>`` is the referenced file when the problem is inside one, and ``line:column`` is
+where that path is in that file, when it is there (a missing field points at its mapping).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from emulator.app.scenario.readers import ScenarioError
+from emulator.app.scenario.schema import Scenario
+from emulator.app.scenario.syntax import ScenarioWalker
+from emulator.app.scenario.timeline import Timeline
+from emulator.base.inputs import ReadError, read_text
+
+__all__ = ["ScenarioError", "load_scenario", "load_scenario_text"]
+
+
+def load_scenario(path: str | Path) -> Scenario:
+    """Read and validate the scenario file at ``path``; its references are relative to it."""
+    p = Path(path)
+    try:
+        text = read_text(p)
+    except ReadError as err:
+        raise ScenarioError(str(p), "", err.detail) from None
+    return load_scenario_text(text, source=str(p), base_dir=p.parent)
+
+
+def load_scenario_text(text: str, source: str, base_dir: Path) -> Scenario:
+    """Validate scenario ``text``; ``source`` names it in errors, ``base_dir`` anchors ``file``s."""
+    walker = ScenarioWalker(source, Path(base_dir))
+    try:
+        docs = walker.documents(text, source)
+        if len(docs) != 1:
+            raise ScenarioError(source, "", f"expected one YAML document (the scenario), got {len(docs)}")
+        scenario = walker.scenario(docs[0])
+        Timeline(source, walker.origins, scenario).check()
+        walker.check_scheduler_faults(scenario)
+    except ScenarioError as err:
+        walker.locate(err)
+        raise
+    return scenario

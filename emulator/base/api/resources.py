@@ -1,0 +1,156 @@
+"""Resource arithmetic shared by the scheduler and the kubelet.
+
+Amounts are plain ints: CPU in millicores, every other resource in base units (bytes,
+count). ``pod_requests`` follows upstream ``k8s.io/component-helpers/resource.PodRequests``:
+the sum of the regular containers, restartable (sidecar) init containers added to it,
+the effective init-container request (each init container plus the sidecars started
+before it) taking the max, then the pod overhead on top.
+
+``pod_requests`` and ``pod_host_ports`` run on every admission, scheduling and invariant check
+of a pod: each short-cuts the common pod (no init containers, no overhead) and keeps the
+general computation as its reference (``pod_requests_reference``,
+``pod_host_ports_reference``); ``tests/api/test_resources_fastpath.py`` checks both against
+their reference on random pods.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from emulator.base.api.core import Node, Pod
+from emulator.base.api.quantity import Quantity
+
+__all__ = [
+    "CPU",
+    "EPHEMERAL_STORAGE",
+    "MEMORY",
+    "PODS",
+    "HostPort",
+    "amount",
+    "is_extended_resource",
+    "is_native_resource",
+    "is_scalar_resource",
+    "node_allocatable",
+    "pod_host_ports",
+    "pod_host_ports_reference",
+    "pod_requests",
+    "pod_requests_reference",
+]
+
+CPU = "cpu"
+MEMORY = "memory"
+EPHEMERAL_STORAGE = "ephemeral-storage"
+PODS = "pods"
+
+
+def is_native_resource(name: str) -> bool:
+    """Upstream ``IsNativeResource``: no domain, or in the ``kubernetes.io`` domain."""
+    return "/" not in name or "kubernetes.io/" in name
+
+
+def is_extended_resource(name: str) -> bool:
+    """Upstream ``IsExtendedResourceName``: domain-prefixed outside ``kubernetes.io``, not ``requests.*``."""
+    return not is_native_resource(name) and not name.startswith("requests.")
+
+
+def is_scalar_resource(name: str) -> bool:
+    """Upstream ``IsScalarResourceName``: extended, ``hugepages-*``, ``attachable-volumes-*`` or a
+    ``kubernetes.io/``-prefixed name (checked after cpu, memory and ephemeral-storage)."""
+    return (
+        is_extended_resource(name) or name.startswith(("hugepages-", "attachable-volumes-")) or "kubernetes.io/" in name
+    )
+
+
+def amount(resource: str, q: Quantity) -> int:
+    """The int amount of ``q`` for ``resource``: millicores for cpu, else base units."""
+    return q.milli if resource == CPU else q.value
+
+
+def _add(into: dict[str, int], rl: Mapping[str, Quantity] | Mapping[str, int]) -> None:
+    for name, q in rl.items():
+        into[name] = into.get(name, 0) + (q.milli if isinstance(q, Quantity) else q)
+
+
+def _max(into: dict[str, int], other: Mapping[str, int]) -> None:
+    for name, v in other.items():
+        if v > into.get(name, 0):
+            into[name] = v
+
+
+def pod_requests(pod: Pod) -> dict[str, int]:
+    """Effective requests of a pod (``pod_requests_reference``, the common pod short-cut)."""
+    spec = pod.spec
+    if spec.init_containers or spec.overhead:
+        return pod_requests_reference(pod)
+    containers = spec.containers
+    if len(containers) == 1:
+        reqs: dict[str, int] = {name: q.milli for name, q in containers[0].resources.requests.items()}
+    else:
+        reqs = {}
+        for c in containers:
+            for name, q in c.resources.requests.items():
+                reqs[name] = reqs.get(name, 0) + q.milli
+    for name, m in reqs.items():
+        if name != CPU:
+            reqs[name] = -((-m) // 1000)
+    return reqs
+
+
+def pod_requests_reference(pod: Pod) -> dict[str, int]:
+    """Effective requests of a pod (in thousandths until the end, so sums stay exact)."""
+    spec = pod.spec
+    reqs: dict[str, int] = {}
+    for c in spec.containers:
+        _add(reqs, c.resources.requests)
+    if spec.init_containers:
+        sidecars: dict[str, int] = {}
+        init_max: dict[str, int] = {}
+        for c in spec.init_containers:
+            if c.restart_policy == "Always":
+                _add(reqs, c.resources.requests)
+                _add(sidecars, c.resources.requests)
+                effective = dict(sidecars)
+            else:
+                effective = dict(sidecars)
+                _add(effective, c.resources.requests)
+            _max(init_max, effective)
+        _max(reqs, init_max)
+    if spec.overhead:
+        _add(reqs, spec.overhead)
+    return {name: (m if name == CPU else -((-m) // 1000)) for name, m in reqs.items()}
+
+
+HostPort = tuple[str, str, int]
+"""(hostIP, protocol, hostPort), hostIP defaulted to 0.0.0.0 and protocol to TCP."""
+
+
+def pod_host_ports(pod: Pod) -> list[HostPort]:
+    """``pod_host_ports_reference``, a pod without init containers short-cut."""
+    spec = pod.spec
+    if spec.init_containers:
+        return pod_host_ports_reference(pod)
+    out: list[HostPort] = []
+    for c in spec.containers:
+        for p in c.ports:
+            if p.host_port > 0:
+                out.append((p.host_ip or "0.0.0.0", p.protocol or "TCP", p.host_port))
+    return out
+
+
+def pod_host_ports_reference(pod: Pod) -> list[HostPort]:
+    """Upstream ``util.GetHostPorts`` (v1.34, PR #132040): the ports with a hostPort of the
+    restartable (sidecar) init containers, then of the regular containers; a port <= 0 is
+    not a host port."""
+    sidecars = [c for c in pod.spec.init_containers if c.restart_policy == "Always"]
+    return [
+        (p.host_ip or "0.0.0.0", p.protocol or "TCP", p.host_port)
+        for c in (*sidecars, *pod.spec.containers)
+        for p in c.ports
+        if p.host_port > 0
+    ]
+
+
+def node_allocatable(node: Node) -> dict[str, int]:
+    """A node's allocatable resources as ints (capacity where allocatable is absent)."""
+    src = node.status.allocatable or node.status.capacity
+    return {name: amount(name, q) for name, q in src.items()}

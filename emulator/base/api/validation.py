@@ -1,0 +1,291 @@
+"""Validation of API objects, as the apiserver does on create and update.
+
+``validate(obj)`` raises ``Invalid`` naming the first bad field with its path
+(``spec.containers[0].resources.requests.cpu``). It checks what the emulator relies on:
+names, labels, container names, ``schedulerName``, quantities (malformed, negative, request above limit), priorities,
+taints, and every pod field the scheduler reads (``podvalidation``: node selector, affinity,
+tolerations, spread constraints, ports, with upstream's paths and messages). Defaulting lives
+in the apiserver.
+
+``validate_status_update`` and ``validate_update`` are ``validate`` narrowed to what a status
+write or an update can change (they live here because they depend on what ``validate`` reads:
+a check added to ``validate`` must be weighed against them too).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from functools import lru_cache
+from typing import Any
+
+from emulator.base.api.apps import DaemonSet, Deployment, ReplicaSet, StatefulSet
+from emulator.base.api.batch import CronJob, Job
+from emulator.base.api.core import Container, Node, Pod
+from emulator.base.api.errors import Invalid
+from emulator.base.api.labels import (
+    DNS1123_SUBDOMAIN_MAX_LEN,
+    DNS1123_SUBDOMAIN_RE,
+    dns1123_label_errors,
+    dns1123_subdomain_errors,
+    go_quote,
+    is_dns1123_label,
+)
+from emulator.base.api.labelselector import label_problems
+from emulator.base.api.meta import ObjectMeta
+from emulator.base.api.podtemplate import PodTemplateSpec
+from emulator.base.api.podvalidation import kubelet_annotation_problems, scheduling_errors
+from emulator.base.api.policy import PodDisruptionBudget
+from emulator.base.api.quantity import TOO_LARGE, Quantity, fits_int64_milli
+from emulator.base.api.scheduling import PriorityClass
+from emulator.base.api.services import Service
+from emulator.base.api.taints import TAINT_EFFECTS
+from emulator.base.api.workloaddefaults import default_object, stored_job
+from emulator.base.api.workloadvalidation import Problem, status_problems, workload_problems, workload_update_problems
+
+__all__ = [
+    "WORKLOAD_KINDS",
+    "metadata_labels_problem",
+    "quantity_errors",
+    "validate",
+    "validate_pod_metadata",
+    "validate_status_update",
+    "validate_update",
+    "validate_workload_update",
+]
+
+WORKLOAD_KINDS = (DaemonSet, Deployment, ReplicaSet, StatefulSet, Job, CronJob, Service, PodDisruptionBudget)
+"""The kinds ``workloadvalidation`` checks (defaulted first: see ``_workload``)."""
+_NAMESPACED = frozenset({"Pod", "Event", "Lease", "Binding", *(k.__name__ for k in WORKLOAD_KINDS)})
+
+_PREEMPTION = (None, "Never", "PreemptLowerPriority")
+
+
+def _resource_lists(obj: object) -> Iterator[tuple[str, Mapping[str, Quantity]]]:
+    if isinstance(obj, Pod):
+        for group, containers in (
+            ("initContainers", obj.spec.init_containers),
+            ("containers", obj.spec.containers),
+        ):
+            for i, c in enumerate(containers):
+                yield f"spec.{group}[{i}].resources.requests", c.resources.requests
+                yield f"spec.{group}[{i}].resources.limits", c.resources.limits
+        yield "spec.overhead", obj.spec.overhead
+    elif isinstance(obj, Node):
+        yield "status.capacity", obj.status.capacity
+        yield "status.allocatable", obj.status.allocatable
+
+
+def quantity_errors(obj: object) -> Iterator[tuple[str, Quantity]]:
+    """Every malformed, negative or too large quantity of ``obj`` with its field path.
+
+    Too large: a milli-value beyond an int64 (``quantity.fits_int64_milli``). Upstream's API
+    server accepts such a quantity but its scheduler reads ``MilliValue()`` as an int64 that
+    cannot hold it; we refuse it, naming ``resource.MaxMilliValue`` (``quantity.TOO_LARGE``)."""
+    for path, rl in _resource_lists(obj):
+        for name, q in rl.items():
+            if q.error or q.milli < 0 or not fits_int64_milli(q):
+                yield f"{path}.{name}", q
+
+
+@lru_cache(maxsize=4096)
+def metadata_labels_problem(items: tuple[tuple[str, str], ...]) -> tuple[str, str] | None:
+    """The first ``label_problems`` of ``metadata.labels`` given as its items, memoised: a run
+    writes the same few label maps over and over (every pod of a template, every node status
+    write). ``tests/api/test_validation_memo.py`` checks it against ``label_problems``."""
+    return next(label_problems(dict(items), "metadata.labels"), None)
+
+
+def _meta(kind: str, meta: ObjectMeta, namespaced: bool) -> None:
+    name = meta.name
+    if not name:
+        if meta.generate_name:
+            return
+        raise Invalid.at(kind, name, "metadata.name", "Required value: name or generateName is required")
+    if kind == "Namespace":
+        if not is_dns1123_label(name):
+            raise Invalid.at(
+                kind,
+                name,
+                "metadata.name",
+                f'Invalid value: "{name}": a lowercase RFC 1123 label must consist of lower case alphanumeric '
+                "characters or '-', and must start and end with an alphanumeric character",
+            )
+    elif len(name) > DNS1123_SUBDOMAIN_MAX_LEN or not DNS1123_SUBDOMAIN_RE.fullmatch(name):
+        raise Invalid.at(
+            kind,
+            name,
+            "metadata.name",
+            f'Invalid value: "{name}": a lowercase RFC 1123 subdomain must consist of lower case '
+            "alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character",
+        )
+    if namespaced and meta.namespace and not is_dns1123_label(meta.namespace):
+        raise Invalid.at(kind, name, "metadata.namespace", f'Invalid value: "{meta.namespace}"')
+    if meta.labels and (problem := metadata_labels_problem(tuple(meta.labels.items()))):
+        raise Invalid.at(kind, name, *problem)
+
+
+def _container(kind: str, name: str, path: str, c: Container) -> None:
+    if not c.name:
+        raise Invalid.at(kind, name, f"{path}.name", "Required value")
+    if errors := dns1123_label_errors(c.name):
+        raise Invalid.at(kind, name, f"{path}.name", f"Invalid value: {go_quote(c.name)}: {'; '.join(errors)}")
+    if not c.image:
+        raise Invalid.at(kind, name, f"{path}.image", "Required value")
+    for res, req in c.resources.requests.items():
+        lim = c.resources.limits.get(res)
+        if lim is not None and req.milli > lim.milli:
+            raise Invalid.at(
+                kind,
+                name,
+                f"{path}.resources.requests",
+                f'Invalid value: "{req.text}": must be less than or equal to {res} limit of {lim.text}',
+            )
+
+
+def _pod(pod: Pod) -> None:
+    kind, name, spec = "Pod", pod.metadata.name, pod.spec
+    if not spec.containers:
+        raise Invalid.at(kind, name, "spec.containers", "Required value")
+    seen: set[str] = set()
+    for group, containers in (("initContainers", spec.init_containers), ("containers", spec.containers)):
+        for i, c in enumerate(containers):
+            _container(kind, name, f"spec.{group}[{i}]", c)
+            if c.name in seen:
+                raise Invalid.at(kind, name, f"spec.{group}[{i}].name", f'Duplicate value: "{c.name}"')
+            seen.add(c.name)
+    if spec.scheduler_name and (errors := dns1123_subdomain_errors(spec.scheduler_name)):
+        detail = f"Invalid value: {go_quote(spec.scheduler_name)}: {'; '.join(errors)}"
+        raise Invalid.at(kind, name, "spec.schedulerName", detail)
+    problem = next(scheduling_errors(spec), None)
+    if problem is not None:
+        raise Invalid.at(kind, name, *problem)
+    notes = pod.metadata.annotations
+    if notes and (problem := next(kubelet_annotation_problems(notes), None)):
+        raise Invalid.at(kind, name, *problem)
+    if spec.preemption_policy not in _PREEMPTION:
+        raise Invalid.at(kind, name, "spec.preemptionPolicy", f'Unsupported value: "{spec.preemption_policy}"')
+    if spec.termination_grace_period_seconds is not None and spec.termination_grace_period_seconds < 0:
+        raise Invalid.at(kind, name, "spec.terminationGracePeriodSeconds", "Invalid value: must be >= 0")
+
+
+def _node(node: Node) -> None:
+    for i, t in enumerate(node.spec.taints):
+        if t.effect not in TAINT_EFFECTS:
+            raise Invalid.at("Node", node.metadata.name, f"spec.taints[{i}].effect", f'Unsupported value: "{t.effect}"')
+        if not t.key:
+            raise Invalid.at("Node", node.metadata.name, f"spec.taints[{i}].key", "Required value")
+
+
+def _template_problem(template: PodTemplateSpec) -> Problem | None:
+    """A pod template validated as a pod (``ValidatePodTemplateSpec``), path relative to it."""
+    meta = ObjectMeta(name="template", labels=template.metadata.labels, annotations=template.metadata.annotations)
+    pod = Pod(metadata=meta, spec=template.spec)
+    try:
+        validate(pod)
+    except Invalid as err:
+        return err.field, err.detail
+    return None
+
+
+def _qualified(obj: Any) -> str:
+    """The kind as upstream names it in errors, with its group: ``Deployment.apps``."""
+    group = obj.api_version.rpartition("/")[0].removesuffix(".k8s.io")
+    return f"{obj.kind}.{group}" if group else str(obj.kind)
+
+
+def validate_workload_update(current: Any, candidate: Any) -> None:
+    """Upstream's update rules of a workload kind (immutable selectors...): ``Invalid``."""
+    problem = next(workload_update_problems(current, candidate), None)
+    if problem is not None:
+        raise Invalid.at(_qualified(candidate), candidate.metadata.name, *problem)
+
+
+def _workload(obj: Any) -> None:
+    """The kind's upstream validation, of the object as the API server stores it: defaulted
+    (a manifest is checked as it will be stored) and, for a Job, with its generated selector
+    (idempotent: a stored object is unchanged by both)."""
+    stored = default_object(obj)
+    if isinstance(stored, Job):
+        stored = stored_job(stored)
+    problem = next(workload_problems(stored, _template_problem), None)
+    if problem is not None:
+        raise Invalid.at(_qualified(obj), obj.metadata.name, *problem)
+
+
+def validate(obj: object) -> None:
+    """Raise ``Invalid`` for the first problem found in ``obj``; return None if it is valid."""
+    kind = str(getattr(obj, "kind", type(obj).__name__))
+    meta: ObjectMeta | None = getattr(obj, "metadata", None)
+    if meta is not None:
+        _meta(kind, meta, namespaced=kind in _NAMESPACED)
+    for path, q in quantity_errors(obj):
+        name = meta.name if meta else ""
+        if q.error:
+            raise Invalid.at(kind, name, path, f'Invalid value: "{q.text}": {q.error}')
+        if q.milli > 0:
+            raise Invalid.at(kind, name, path, f'Invalid value: "{q.text}": {TOO_LARGE}')
+        raise Invalid.at(kind, name, path, f'Invalid value: "{q.text}": must be greater than or equal to 0')
+    if isinstance(obj, Pod):
+        _pod(obj)
+    elif isinstance(obj, WORKLOAD_KINDS):
+        _workload(obj)
+    elif isinstance(obj, Node):
+        _node(obj)
+    elif isinstance(obj, PriorityClass) and obj.value > 1_000_000_000 and not obj.metadata.name.startswith("system-"):
+        raise Invalid.at(
+            kind,
+            obj.metadata.name,
+            "value",
+            "Invalid value: must be no greater than 1000000000 for user priority classes",
+        )
+
+
+def validate_pod_metadata(pod: Pod) -> None:
+    """``validate(pod)`` for a pod whose spec passed ``validate`` before (in another pod with
+    an equal spec): what pod validation reads outside the spec, in ``validate``'s order, is the
+    metadata (name, namespace, labels) and then the kubelet's lifecycle annotations; every
+    check in between reads only the spec, so it cannot fail. The API server's pod creation
+    memo (``emulator.base.apiserver.defaults.PodAdmission``) relies on this;
+    ``tests/apiserver/test_pod_admission.py`` checks it against ``validate``."""
+    meta = pod.metadata
+    _meta(str(pod.kind), meta, namespaced=pod.kind in _NAMESPACED)
+    notes = meta.annotations
+    if notes and (problem := next(kubelet_annotation_problems(notes), None)):
+        raise Invalid.at("Pod", meta.name, *problem)
+
+
+def validate_status_update(candidate: Any) -> None:
+    """``validate(candidate)`` for a status write: ``candidate`` is a stored object (valid:
+    every write that stores one validates it, and ``bind``/graceful ``delete`` only touch
+    fields validation does not read) with another status. Pod validation reads no status
+    field, so for a Pod it could only re-check the unchanged metadata and spec: skipped (the
+    most frequent write of a run: three per pod). A workload kind's stored metadata and spec
+    are valid, so only its status is checked (upstream's ``Validate<Kind>StatusUpdate``
+    reads nothing else either): the workload controllers write a status per sync, and the
+    spec's pod template is the costly part. Every other kind is validated in full.
+    ``tests/apiserver/test_status_validation.py`` checks this against ``validate``."""
+    if isinstance(candidate, Pod):
+        return
+    if isinstance(candidate, WORKLOAD_KINDS):
+        problem = next(status_problems(candidate), None)
+        if problem is not None:
+            raise Invalid.at(_qualified(candidate), candidate.metadata.name, *problem)
+        return
+    validate(candidate)
+
+
+def validate_update(candidate: Any) -> None:
+    """``validate(candidate)`` for ``update``: ``candidate``'s metadata is the stored one with
+    the client's labels, annotations, owner references and finalizers (validation reads the
+    name, ``generateName`` and namespace, the stored, valid ones, the labels and a Pod's
+    lifecycle annotations) and its
+    status is the stored one. Validation reads nothing else of any kind but Pod, Node,
+    PriorityClass and the workload kinds (``WORKLOAD_KINDS``: their spec), so the others
+    (Leases: a renewal every 10 s per node) only have their labels checked.
+    ``tests/apiserver/test_status_validation.py`` checks this against ``validate``."""
+    if isinstance(candidate, (Pod, Node, PriorityClass, *WORKLOAD_KINDS)):
+        validate(candidate)
+        return
+    meta: ObjectMeta | None = getattr(candidate, "metadata", None)
+    if meta is not None and meta.labels and (problem := metadata_labels_problem(tuple(meta.labels.items()))):
+        raise Invalid.at(str(getattr(candidate, "kind", "")), meta.name, *problem)

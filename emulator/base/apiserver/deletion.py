@@ -1,0 +1,200 @@
+"""Deletion options, finalizers and the garbage collector's propagation finalizers: the
+pure rules the API server's ``delete`` and ``update`` apply, as upstream's generic
+registry store (``Store.Delete``, ``updateForGracefulDeletionAndFinalizers``,
+``deletionFinalizersForGarbageCollection``, ``markAsDeleting``,
+``ShouldDeleteDuringUpdate``) and ``ValidateObjectMetaUpdate`` apply them.
+
+Owns: checking ``DeleteOptions`` (``propagationPolicy``, the ``uid`` and
+``resourceVersion`` preconditions); which finalizers a delete leaves on an object; marking
+an object as being deleted; when an update that empties ``finalizers`` removes the object;
+refusing new finalizers on a terminating object and the ``orphan`` + ``foregroundDeletion``
+pair; the shape of ``ownerReferences`` (``ValidateOwnerReferences``), on every kind.
+Does not own: the store, revisions and events (``server``), pods' graceful deletion timing
+(``server._deletion_time``), or acting on the finalizers (the garbage collector,
+``agents.controllers.garbagecollector``).
+
+=====================  =====================================================================
+delete of an object    result
+=====================  =====================================================================
+pod, graceful          ``deletionTimestamp`` = now + grace; finalizers per the policy; kept
+                       until the kubelet confirms with grace 0 (as before)
+pending graceful pod   unchanged (upstream: finalizers cannot change once graceful deletion
+                       is pending)
+finalizers after the   ``deletionTimestamp`` (kept if set), ``deletionGracePeriodSeconds`` 0,
+policy is applied      ``generation`` + 1 on the first mark; the object stays (an unchanged
+                       second delete writes nothing)
+no finalizers          removed (DELETED)
+=====================  =====================================================================
+
+Propagation: ``Orphan`` adds ``orphan``, ``Foreground`` adds ``foregroundDeletion``,
+``Background`` removes both; none given keeps whichever the object already carries, else
+the kind's default (``DefaultGarbageCollectionPolicy``): ``Orphan`` for ``batch/v1`` Jobs
+(upstream keeps Job pods by default for backward compatibility; kubectl and the scenario
+runner send ``Background`` explicitly), ``Background`` for every other kind.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from msgspec.structs import replace
+
+from emulator.base.api.codec import KINDS
+from emulator.base.api.errors import Conflict, Invalid
+from emulator.base.api.meta import ObjectMeta, OwnerReference
+
+__all__ = [
+    "FINALIZER_DELETE_DEPENDENTS",
+    "FINALIZER_ORPHAN_DEPENDENTS",
+    "PROPAGATION_POLICIES",
+    "check_delete_options",
+    "check_finalizers",
+    "check_owner_references",
+    "check_preconditions",
+    "default_policy",
+    "finalizers_for_deletion",
+    "mark_deleting",
+    "should_delete_during_update",
+]
+
+FINALIZER_ORPHAN_DEPENDENTS: Final = "orphan"
+FINALIZER_DELETE_DEPENDENTS: Final = "foregroundDeletion"
+PROPAGATION_POLICIES: Final = ("Foreground", "Background", "Orphan")
+_GC_FINALIZERS: Final = (FINALIZER_ORPHAN_DEPENDENTS, FINALIZER_DELETE_DEPENDENTS)
+_GROUPS: Final = {kind: api_version.rpartition("/")[0] for api_version, kind in KINDS}
+_ORPHAN_BY_DEFAULT: Final = frozenset({"Job"})
+"""Kinds whose ``DefaultGarbageCollectionPolicy`` is ``OrphanDependents`` in the version
+served (``batch/v1`` Job)."""
+
+
+def default_policy(kind: str) -> str:
+    return "Orphan" if kind in _ORPHAN_BY_DEFAULT else "Background"
+
+
+def check_delete_options(propagation_policy: str | None) -> None:
+    """``ValidateDeleteOptions``: refused before the object is even read."""
+    if propagation_policy is not None and propagation_policy not in PROPAGATION_POLICIES:
+        detail = (
+            f'Unsupported value: "{propagation_policy}": supported values: "Foreground", "Background", "Orphan", "nil"'
+        )
+        raise Invalid(
+            f'DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: {detail}',
+            field="propagationPolicy",
+            kind="DeleteOptions",
+            detail=detail,
+        )
+
+
+def _qualified_kind(kind: str) -> str:
+    group = _GROUPS.get(kind, "")
+    return f"{kind}.{group}" if group else kind
+
+
+def check_preconditions(kind: str, current: Any, *, uid: str, resource_version: str) -> None:
+    """The delete preconditions (Conflict when one does not hold). The uid message is the
+    storage layer's, as this server always gave it; the resourceVersion one is
+    ``BeforeDelete``'s."""
+    meta: ObjectMeta = current.metadata
+    if uid and uid != meta.uid:
+        raise Conflict(f"Precondition failed: UID in precondition: {uid}, UID in object meta: {meta.uid}")
+    if resource_version and resource_version != meta.resource_version:
+        raise Conflict(
+            f'Operation cannot be fulfilled on {_qualified_kind(kind)} "{meta.name}": the ResourceVersion in the '
+            f"precondition ({resource_version}) does not match the ResourceVersion in record "
+            f"({meta.resource_version}). The object might have been modified"
+        )
+
+
+def finalizers_for_deletion(kind: str, finalizers: list[str], policy: str | None) -> list[str]:
+    """``deletionFinalizersForGarbageCollection``: ``finalizers`` with ``orphan`` and
+    ``foregroundDeletion`` set as the policy (or the object, or the kind's default) says;
+    the same list object when nothing changes."""
+    if policy is None:
+        if FINALIZER_ORPHAN_DEPENDENTS in finalizers:
+            policy = "Orphan"
+        elif FINALIZER_DELETE_DEPENDENTS in finalizers:
+            policy = "Foreground"
+        else:
+            policy = default_policy(kind)
+    wanted = [f for f in finalizers if f not in _GC_FINALIZERS]
+    if policy == "Orphan":
+        wanted.append(FINALIZER_ORPHAN_DEPENDENTS)
+    elif policy == "Foreground":
+        wanted.append(FINALIZER_DELETE_DEPENDENTS)
+    return finalizers if set(wanted) == set(finalizers) else wanted
+
+
+def mark_deleting(meta: ObjectMeta, finalizers: list[str], now: str) -> ObjectMeta:
+    """``markAsDeleting`` for an object kept by its finalizers: the first mark bumps a
+    positive generation; an existing ``deletionTimestamp`` stays; the grace period is 0."""
+    first = meta.deletion_timestamp is None
+    return replace(
+        meta,
+        finalizers=finalizers,
+        deletion_timestamp=now if first else meta.deletion_timestamp,
+        deletion_grace_period_seconds=0,
+        generation=meta.generation + 1 if first and meta.generation > 0 else meta.generation,
+    )
+
+
+def should_delete_during_update(old: ObjectMeta, new: ObjectMeta) -> bool:
+    """``ShouldDeleteDuringUpdate``: the update empties the finalizers of an object being
+    deleted with no grace period left (a gracefully terminating pod still waits for its
+    kubelet)."""
+    return (
+        not new.finalizers
+        and old.deletion_timestamp is not None
+        and (old.deletion_grace_period_seconds is None or old.deletion_grace_period_seconds == 0)
+    )
+
+
+def check_finalizers(kind: str, name: str, finalizers: list[str], old: ObjectMeta | None = None) -> None:
+    """``ValidateFinalizers`` (both GC finalizers at once is refused) and, on an update of a
+    terminating object, ``ValidateNoNewFinalizers``."""
+    if FINALIZER_ORPHAN_DEPENDENTS in finalizers and FINALIZER_DELETE_DEPENDENTS in finalizers:
+        shown = ", ".join(f'"{f}"' for f in finalizers)
+        raise Invalid.at(
+            kind,
+            name,
+            "metadata.finalizers",
+            f"Invalid value: []string{{{shown}}}: finalizer {FINALIZER_ORPHAN_DEPENDENTS} and "
+            f"{FINALIZER_DELETE_DEPENDENTS} cannot be both set",
+        )
+    if old is not None and old.deletion_timestamp is not None:
+        extra = sorted(set(finalizers) - set(old.finalizers))
+        if extra:
+            shown = ", ".join(f'"{f}"' for f in extra)
+            raise Invalid.at(
+                kind,
+                name,
+                "metadata.finalizers",
+                "Forbidden: no new finalizers can be added if the object is being deleted, "
+                f"found new finalizers []string{{{shown}}}",
+            )
+
+
+def check_owner_references(kind: str, name: str, refs: list[OwnerReference]) -> None:
+    """``ValidateOwnerReferences``: an apiVersion with a version, a kind, a name and a uid,
+    and at most one reference with ``controller: true``. (Upstream prints the whole list as
+    the value of the last error; this prints the two controllers' ``kind/name``.)"""
+    path = "metadata.ownerReferences"
+    first = ""
+    for ref in refs:
+        if not ref.api_version.rpartition("/")[2]:
+            raise Invalid.at(
+                kind, name, f"{path}.apiVersion", f'Invalid value: "{ref.api_version}": version must not be empty'
+            )
+        for sub, value in (("kind", ref.kind), ("name", ref.name), ("uid", ref.uid)):
+            if not value:
+                raise Invalid.at(kind, name, f"{path}.{sub}", f'Invalid value: "": {sub} must not be empty')
+        if ref.controller:
+            current = f"{ref.kind}/{ref.name}"
+            if first:
+                raise Invalid.at(
+                    kind,
+                    name,
+                    path,
+                    f"Invalid value: [{first} {current}]: Only one reference can have Controller set to true. "
+                    f'Found "true" in references for {first} and {current}',
+                )
+            first = current

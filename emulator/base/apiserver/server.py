@@ -1,0 +1,277 @@
+"""The verbs of the API server, the same steps for every kind, each asking the kind's strategy.
+
+The store (``store``: objects, revision, history, watch hub, listeners, Event expiry) knows no
+kind; each kind's rules are its strategy (``registry``: one module per kind or family). A verb
+runs the steps below for every kind and asks the kind's strategy at the named hook; a rejected
+write raises a typed ``ApiError`` before anything is changed: the store and the revision stay
+as they were.
+
+=============  =================================================================
+verb           semantics (strategy hooks in brackets)
+=============  =================================================================
+create         scope, generateName, no resourceVersion; defaulting [prepare_for_create]
+               and validation [validate]; finalizers and owner references; the
+               namespace must exist; AlreadyExists; [check_create]; uid, timestamps,
+               generation 1 [generation_on_create]; [complete_create]
+update         optimistic concurrency on resourceVersion (Conflict) and uid; the
+               client's labels, annotations, owner references and finalizers on the
+               stored metadata; [prepare_for_update]; status kept as stored;
+               [validate_update] (a pod's spec: only images, tolerations added,
+               scheduling gates removed); a spec change bumps metadata.generation; no
+               new finalizers on a terminating object; emptying the finalizers of an
+               object marked with grace 0 removes it (``deletion``)
+update_status  optimistic concurrency; [prepare_for_status_update]: status only;
+               [validate_status_update]
+(unchanged)    an update or update_status whose object equals the stored one is not
+               written (``Store._unchanged``)
+delete         preconditions uid / resourceVersion (Conflict); propagationPolicy
+               sets the GC finalizers; [graceful_delete] > 0 (pods bound and running):
+               deletionTimestamp set, object kept until the kubelet confirms with
+               grace 0; otherwise removed at once unless finalizers remain, then only
+               marked (``deletion``)
+evict          pods/eviction: the rules of ``eviction`` (PDBs, 429); the PDB status
+               write, then the pod's DisruptionTarget condition (verb ``evict``),
+               then an ordinary delete
+bind           pods/binding: NotFound if gone; the rules of ``registry.pods.bind_pod``
+               (Conflict if already assigned or terminating); sets spec.nodeName and
+               PodScheduled=True
+=============  =================================================================
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any, Final, TypeVar, cast
+
+import msgspec
+from msgspec.structs import replace
+
+from emulator.base.api.core import Binding, Pod
+from emulator.base.api.errors import AlreadyExists, Conflict, InternalError, Invalid, NotFound, resource_of
+from emulator.base.api.meta import ObjectMeta
+from emulator.base.apiserver import eviction
+from emulator.base.apiserver.deletion import (
+    check_delete_options,
+    check_finalizers,
+    check_owner_references,
+    check_preconditions,
+    finalizers_for_deletion,
+    mark_deleting,
+    should_delete_during_update,
+)
+from emulator.base.apiserver.registry import CLUSTER_SCOPED, STRATEGIES, bind_pod
+from emulator.base.apiserver.store import ServerSettings, Store, Verb, WriteRecord
+from emulator.base.apiserver.uids import fast_uid
+from emulator.base.runtime.clock import Clock, parse_timestamp
+
+__all__ = [
+    "CLUSTER_SCOPED",
+    "ApiServer",
+    "ServerSettings",
+    "Verb",
+    "WriteRecord",
+]
+
+T = TypeVar("T", bound=msgspec.Struct)
+_NAMESPACE: Final = "Namespace"
+
+
+class ApiServer(Store):
+    """The verbs over the store, every kind's rules looked up in ``registry.STRATEGIES``."""
+
+    def __init__(self, clock: Clock, rng: random.Random, settings: ServerSettings | None = None) -> None:
+        super().__init__(clock, rng, settings, STRATEGIES)
+
+    # --- verbs --------------------------------------------------------------------------
+
+    def create(self, obj_in: T, *, restore: bool = False) -> T:
+        """Create an object. ``restore=True`` seeds existing state (as an etcd restore would):
+        the object's status is kept instead of reset; not reachable through a ``Client``."""
+        obj: Any = obj_in
+        kind: str = obj.kind
+        table = self._table(kind)
+        strategy = self._strategies[kind]
+        if strategy.create_refusal is not None:
+            raise Invalid.at(kind, "", "kind", strategy.create_refusal)
+        meta: ObjectMeta = obj.metadata
+        if not strategy.namespaced:
+            if meta.namespace:
+                meta = replace(meta, namespace="")
+        elif not meta.namespace:
+            meta = replace(meta, namespace="default")
+        if not meta.name and meta.generate_name:
+            meta = replace(meta, name=meta.generate_name + self.name_suffix())
+        if meta.resource_version:
+            raise Invalid.at(
+                kind,
+                meta.name,
+                "metadata.resourceVersion",
+                "Forbidden: resourceVersion should not be set on objects to be created",
+            )
+        if meta is not obj.metadata:
+            obj = replace(obj, metadata=meta)
+        obj = strategy.prepare_for_create(obj, restore=restore)
+        strategy.validate(obj)
+        meta = obj.metadata
+        if meta.finalizers:
+            check_finalizers(kind, meta.name, meta.finalizers)
+        if meta.owner_references:
+            check_owner_references(kind, meta.name, meta.owner_references)
+        if strategy.namespaced and ("", meta.namespace) not in self._objects[_NAMESPACE]:
+            raise NotFound(f'namespaces "{meta.namespace}" not found')
+        if (meta.namespace, meta.name) in table:
+            raise AlreadyExists.of(kind, meta.name)
+        strategy.check_create(obj)
+        meta = replace(
+            meta,
+            uid=fast_uid(self._rng),
+            creation_timestamp=self.clock.timestamp(),
+            deletion_timestamp=None,
+            generation=1 if strategy.generation_on_create else meta.generation,
+            resource_version=str(self._revision + 1),  # the revision _commit gives it
+        )
+        obj = strategy.complete_create(replace(obj, metadata=meta))
+        return cast(T, self._commit("create", kind, None, obj, stamped=True))
+
+    def _current(self, obj: Any) -> tuple[str, Any]:
+        kind: str = obj.kind
+        meta: ObjectMeta = obj.metadata
+        current = self.get(kind, meta.name, meta.namespace)
+        if meta.resource_version and meta.resource_version != current.metadata.resource_version:
+            raise Conflict.stale(kind, meta.name)
+        if meta.uid and meta.uid != current.metadata.uid:
+            raise Conflict(
+                f"Precondition failed: UID in precondition: {meta.uid}, UID in object meta: {current.metadata.uid}"
+            )
+        return kind, current
+
+    def update(self, obj_in: T) -> T:
+        """Replace metadata (labels, annotations...) and spec; status is kept as stored."""
+        obj: Any = obj_in
+        kind, current = self._current(obj)
+        strategy = self._strategies[kind]
+        meta: ObjectMeta = obj.metadata
+        new_meta = replace(
+            current.metadata,
+            labels=meta.labels,
+            annotations=meta.annotations,
+            owner_references=meta.owner_references,
+            finalizers=meta.finalizers,
+        )
+        if meta.finalizers or current.metadata.deletion_timestamp is not None:
+            check_finalizers(kind, current.metadata.name, meta.finalizers, current.metadata)
+        if meta.owner_references and meta.owner_references != current.metadata.owner_references:
+            check_owner_references(kind, current.metadata.name, meta.owner_references)
+        candidate = strategy.prepare_for_update(current, replace(obj, metadata=new_meta))
+        if hasattr(current, "status"):
+            candidate = replace(candidate, status=current.status)
+        strategy.validate_update(current, candidate)
+        if candidate == current:
+            return cast(T, self._unchanged("update", kind, current))
+        if should_delete_during_update(current.metadata, candidate.metadata):
+            # the last finalizer is gone: the object goes (DELETED carries the stored object)
+            return cast(T, self._commit("delete", kind, current, None))
+        if hasattr(current, "spec") and current.spec != candidate.spec:
+            meta = candidate.metadata  # new_meta, or a Job's with its defaulted labels
+            candidate = replace(candidate, metadata=replace(meta, generation=meta.generation + 1))
+        return cast(T, self._commit("update", kind, current, candidate))
+
+    def update_status(self, obj_in: T) -> T:
+        obj: Any = obj_in
+        kind, current = self._current(obj)
+        if not hasattr(current, "status"):
+            raise NotFound(f"the server could not find the requested resource ({resource_of(kind)}/status)")
+        strategy = self._strategies[kind]
+        candidate = strategy.prepare_for_status_update(current, obj)
+        strategy.validate_status_update(current, candidate)
+        if candidate.status == current.status:  # metadata and spec are current's own objects
+            return cast(T, self._unchanged("updateStatus", kind, current))
+        return cast(T, self._commit("updateStatus", kind, current, candidate))
+
+    def delete(
+        self,
+        kind: str,
+        name: str,
+        namespace: str = "",
+        *,
+        grace_period_seconds: int | None = None,
+        uid: str = "",
+        propagation_policy: str | None = None,
+        resource_version: str = "",
+    ) -> Any:
+        """Delete (the rules: ``deletion``). A bound, non-terminal pod is only marked
+        (graceful) unless grace is 0; an object left with finalizers is only marked."""
+        check_delete_options(propagation_policy)
+        current = self.get(kind, name, namespace)
+        check_preconditions(kind, current, uid=uid, resource_version=resource_version)
+        meta: ObjectMeta = current.metadata
+        grace = self._strategies[kind].graceful_delete(current, grace_period_seconds)
+        if grace > 0:
+            if meta.deletion_timestamp is not None and (
+                grace_period_seconds is None or (meta.deletion_grace_period_seconds or 0) <= grace
+            ):
+                return current  # graceful deletion pending: only an explicit shorter grace changes it
+            when, grace = self._deletion_time(meta, grace)
+            generation = (
+                meta.generation + 1 if meta.generation > 0 and meta.deletion_timestamp is None else meta.generation
+            )
+            finalizers = finalizers_for_deletion(kind, meta.finalizers, propagation_policy)
+            marked = replace(
+                current,
+                metadata=replace(
+                    meta,
+                    deletion_timestamp=when,
+                    deletion_grace_period_seconds=grace,
+                    generation=generation,
+                    finalizers=finalizers,
+                ),
+            )
+            return self._commit("delete", kind, current, marked)
+        finalizers = finalizers_for_deletion(kind, meta.finalizers, propagation_policy)
+        if finalizers:
+            marked = replace(current, metadata=mark_deleting(meta, finalizers, self.clock.timestamp()))
+            if marked == current:
+                return current  # already terminating as asked: nothing to write
+            return self._commit("delete", kind, current, marked)
+        self._commit("delete", kind, current, None)
+        return current
+
+    def evict(self, namespace: str, name: str, *, grace_period_seconds: int | None = None, uid: str = "") -> Pod:
+        """The pods/eviction subresource (``eviction`` has the rules); a refused eviction
+        (429, 403, 500) changes nothing. Returns the pod as the delete left it."""
+        pod: Pod = self.get("Pod", name, namespace)
+        if uid and uid != pod.metadata.uid:
+            raise Conflict(f"Precondition failed: UID in precondition: {uid}, UID in object meta: {pod.metadata.uid}")
+        now = self.clock.timestamp()
+        try:
+            decided = eviction.plan(pod, self.list("PodDisruptionBudget", namespace=pod.metadata.namespace)[0], now)
+        except eviction.MoreThanOnePdb:
+            raise InternalError(eviction.MORE_THAN_ONE_PDB) from None
+        if decided.budget is not None:
+            self.update_status(decided.budget)
+        marked = eviction.with_disruption_target(pod, now)
+        if marked != pod:
+            self._commit("evict", "Pod", pod, marked)
+        result: Pod = self.delete(
+            "Pod", name, pod.metadata.namespace, grace_period_seconds=grace_period_seconds, uid=pod.metadata.uid
+        )
+        return result
+
+    def _deletion_time(self, meta: ObjectMeta, grace: int) -> tuple[str, int]:
+        """(deletionTimestamp, deletionGracePeriodSeconds): now + grace; a shorter grace on a
+        terminating object moves the deadline earlier from the original one, never into the
+        past — then the grace becomes 1 s (upstream ``BeforeDelete``)."""
+        now = self.clock.now()
+        if meta.deletion_timestamp is not None and meta.deletion_grace_period_seconds is not None:
+            start = parse_timestamp(meta.deletion_timestamp) - meta.deletion_grace_period_seconds
+            if start + grace < now:
+                return self.clock.timestamp(now), 1
+            return self.clock.timestamp(start + grace), grace
+        return self.clock.timestamp(now + grace), grace
+
+    def bind(self, binding: Binding) -> Pod:
+        """The pods/binding subresource: assign the pod to ``binding.target.name``."""
+        meta = binding.metadata
+        pod: Pod = self.get("Pod", meta.name, meta.namespace or "default")
+        result: Pod = self._commit("bind", "Pod", pod, bind_pod(pod, binding, self.clock.timestamp()))
+        return result

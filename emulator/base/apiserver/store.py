@@ -1,0 +1,378 @@
+"""The store of the API server: objects, revision, history window, watch hub, listeners.
+
+One global revision: every successful write increments it and stamps the written object's
+``metadata.resourceVersion`` with it (``_commit``, the one place that writes). The store is
+synchronous and in memory; latency and faults belong to the ``Client`` (``emulator.base.client``).
+It knows no kind's rules: the verbs (``emulator.base.apiserver.server``) ask each kind's strategy
+(``emulator.base.apiserver.registry``) and commit what it returns; of the strategies the store reads
+only the scope (``namespaced``), which kind expires (``ttl``) and whose memo a write empties
+(``invalidated_by``).
+
+=============  =================================================================
+what           semantics
+=============  =================================================================
+get / list     NotFound; list returns the revision it reflects, in (namespace, name)
+               order; a field selector on ``metadata.name`` is a lookup
+watch          from a revision (replays the history window; older → Gone)
+(commit)       revision, table, history, watchers, then the write listeners
+(unchanged)    an update whose object equals the stored one is not written (no
+               revision, no watch event, no listener call): the stored object is
+               returned and counted in ``unchanged``, as upstream's
+               ``GuaranteedUpdate`` skips it
+(expiry)       an object of the ``ttl`` kind (Event) ``eventTTL`` after its last
+               write: a delete by the server, done after the next write (``eventttl``)
+=============  =================================================================
+
+The history window (``_history``, one deque for all kinds) is bounded as upstream's watch
+cache bounds its per-resource window: events older than ``EVENT_FRESH_DURATION`` (75 s) are
+dropped once it holds more than ``HISTORY_LOWER_BOUND`` (100), and it never holds more than
+``ServerSettings.history_size``; so it grows with the write rate, not with simulated time.
+Upstream resizes a ring buffer by powers of two to approximate the same rule (it may keep up
+to twice the fresh window); this one trims back to exactly the fresh window once a second
+(``HISTORY_TRIM_SLACK``), which keeps at least what upstream promises and less memory. The
+store's tables hold live objects only (a delete removes the key); Events leave after
+``eventTTL`` (``eventttl``), terminated pods by pod GC.
+
+Every write is also handed to the write listeners (trace, invariant checker, metrics)
+with its verb and the object before and after (``WriteRecord``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import random
+from collections import deque
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Final, Literal
+
+import msgspec
+from msgspec.structs import replace
+
+from emulator.base.api.errors import Gone, NotFound, Timeout
+from emulator.base.apiserver.eventttl import DEFAULT_EVENT_TTL, EventExpiry
+from emulator.base.apiserver.registry import Strategy
+from emulator.base.apiserver.watch import Watcher, WatchEvent, WatchHub, transition
+from emulator.base.runtime.clock import Clock
+
+__all__ = [
+    "EVENT_FRESH_DURATION",
+    "HISTORY_LOWER_BOUND",
+    "HISTORY_TRIM_SLACK",
+    "ServerSettings",
+    "Store",
+    "Verb",
+    "WriteRecord",
+]
+
+Verb = Literal["create", "update", "updateStatus", "bind", "delete", "evict"]
+_NAME_CHARS: Final = "bcdfghjklmnpqrstvwxz2456789"
+
+
+class WriteRecord(msgspec.Struct, frozen=True, gc=False):
+    """One successful write, as the listeners see it (a frozen struct: one per write, and a
+    msgspec struct is built several times faster than a frozen dataclass)."""
+
+    revision: int
+    time: float
+    verb: Verb
+    kind: str
+    old: Any
+    new: Any
+    agent: str = ""
+    """Who made the write, when it came through the HTTP door (its User-Agent's product,
+    e.g. ``kubectl``); empty for the in-process agents."""
+
+    @property
+    def obj(self) -> Any:
+        return self.new if self.new is not None else self.old
+
+
+EVENT_FRESH_DURATION: Final = 75.0
+"""Upstream's ``eventFreshDuration``: the watch cache keeps at least this much history (the
+default bookmark frequency, 60 s, plus 15 s), so a watcher resuming from its last bookmark
+finds its revision."""
+HISTORY_LOWER_BOUND: Final = 100
+"""Upstream ``defaultLowerBoundCapacity``: the history never shrinks below this many events."""
+HISTORY_TRIM_SLACK: Final = 1.0
+"""The history is trimmed once its oldest event is this many simulated seconds past the fresh
+duration, then back to exactly the fresh duration: one trim per second of writes rather than a
+call per write, so it holds between 75 and 76 s of events (upstream's ring may hold up to
+twice the fresh window)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ServerSettings:
+    history_size: int = 100_000
+    """At most this many watch events kept for resuming (upstream's watch cache stops growing
+    at ``100 * 1024`` per resource); a watch from an older revision gets Gone."""
+    event_fresh_duration: float = EVENT_FRESH_DURATION
+    """Events older than this leave the history window once it holds more than
+    ``HISTORY_LOWER_BOUND`` (upstream ``eventFreshDuration``)."""
+    watch_buffer: int = 1_000_000
+    """Events a watcher may have undelivered before it is ended (its informer relists)."""
+    event_ttl: float = DEFAULT_EVENT_TTL
+    """Upstream ``--event-ttl``: an Event is deleted this long after its last write (0: never)."""
+
+
+def _key(namespace: str, name: str) -> tuple[str, str]:
+    return (namespace, name)
+
+
+class Store:
+    """The objects by kind, the revision, the history window and the watch hub; one
+    ``Strategy`` per kind (``strategies``: the classes, made here with this store)."""
+
+    def __init__(
+        self,
+        clock: Clock,
+        rng: random.Random,
+        settings: ServerSettings | None,
+        strategies: Mapping[str, type[Strategy]],
+    ) -> None:
+        self.clock = clock
+        self.settings = settings or ServerSettings()
+        self._rng = rng
+        self._revision = 0
+        self._strategies: dict[str, Strategy] = {k: strategies[k](self) for k in sorted(strategies)}
+        self._objects: dict[str, dict[tuple[str, str], Any]] = {k: {} for k in sorted(strategies)}
+        self._cluster_scoped = frozenset(k for k, s in self._strategies.items() if not s.namespaced)
+        self._invalidates: dict[str, list[Callable[[], None]]] = {}
+        for strategy in self._strategies.values():
+            for kind in strategy.invalidated_by:
+                self._invalidates.setdefault(kind, []).append(strategy.invalidate)
+        expiring = [k for k, s in self._strategies.items() if s.ttl]
+        assert len(expiring) <= 1, f"one kind at most expires (eventttl keeps one queue): {expiring}"
+        self._ttl_kind = expiring[0] if expiring else None
+        self._history: deque[tuple[str, Any, Any, int, float]] = deque(maxlen=self.settings.history_size)
+        self._fresh = self.settings.event_fresh_duration
+        self._hub = WatchHub()
+        self._listeners: list[Callable[[WriteRecord], None]] = []
+        self.writes = 0
+        self.unchanged: dict[tuple[str, str], int] = {}
+        """(verb, kind) -> writes skipped because they changed nothing (upstream's store skips
+        them too: no new revision, no watch event, the stored object as the answer)."""
+        self._event_expiry = EventExpiry(self.settings.event_ttl)
+        self._expiring = False
+        self.agent = ""
+        """Set by ``acting_as`` around the HTTP door's calls (the store is synchronous, so no
+        other write can interleave) and copied into ``WriteRecord.agent``; empty otherwise."""
+
+    @contextlib.contextmanager
+    def acting_as(self, agent: str) -> Iterator[None]:
+        """Within the block, writes are recorded as ``agent``'s (``WriteRecord.agent``)."""
+        previous, self.agent = self.agent, agent
+        try:
+            yield
+        finally:
+            self.agent = previous
+
+    # --- introspection ------------------------------------------------------------------
+
+    @property
+    def revision(self) -> int:
+        return self._revision
+
+    def add_write_listener(self, fn: Callable[[WriteRecord], None]) -> None:
+        self._listeners.append(fn)
+
+    def watchers(self) -> list[Watcher]:
+        return self._hub.watchers()
+
+    def __repr__(self) -> str:
+        counts = " ".join(f"{k.lower()}s={len(v)}" for k, v in self._objects.items() if v)
+        return f"<ApiServer rev={self._revision} {counts} watchers={len(self._hub.watchers())}>"
+
+    # --- internals ----------------------------------------------------------------------
+
+    def _table(self, kind: str) -> dict[tuple[str, str], Any]:
+        try:
+            return self._objects[kind]
+        except KeyError:
+            raise NotFound(f'the server could not find the requested resource (kind "{kind}")') from None
+
+    def _commit(self, verb: Verb, kind: str, old: Any, new: Any, *, stamped: bool = False) -> Any:
+        """Stamp ``new`` with the next revision, store it, publish it. Never raises.
+        ``stamped``: ``new`` already carries the next revision (``create`` sets it with the
+        uid and timestamps, saving two copies)."""
+        self._revision += 1
+        rev = self._revision
+        table = self._objects[kind]
+        invalidates = self._invalidates.get(kind)
+        if invalidates is not None:
+            for invalidate in invalidates:  # a strategy's memo reads this kind (pods: classes)
+                invalidate()
+        if new is not None:
+            if not stamped:
+                new = replace(new, metadata=replace(new.metadata, resource_version=str(rev)))
+            table[_key(new.metadata.namespace, new.metadata.name)] = new
+        else:
+            del table[_key(old.metadata.namespace, old.metadata.name)]
+            old = replace(old, metadata=replace(old.metadata, resource_version=str(rev)))
+        now = self.clock.now()
+        history = self._history
+        history.append((kind, old, new, rev, now))
+        if history[0][4] < now - self._fresh - HISTORY_TRIM_SLACK and len(history) > HISTORY_LOWER_BOUND:
+            self._trim_history(now)
+        self._hub.publish(kind, old, new, rev, now)
+        self.writes += 1
+        if self._listeners:
+            rec = WriteRecord(rev, now, verb, kind, old, new, self.agent)
+            for fn in self._listeners:
+                fn(rec)
+        if kind == self._ttl_kind and new is not None:
+            self._event_expiry.written(now, rev, new.metadata.namespace, new.metadata.name)
+        if self._event_expiry.deadline <= now and not self._expiring:
+            self._expire_events(now)
+        return new if new is not None else old
+
+    def _unchanged(self, verb: Verb, kind: str, current: Any) -> Any:
+        """A write that changes nothing: not committed (upstream's ``GuaranteedUpdate`` does not
+        write an object equal to the stored one), counted, answered with the stored object."""
+        key = (verb, kind)
+        self.unchanged[key] = self.unchanged.get(key, 0) + 1
+        return current
+
+    def _trim_history(self, now: float) -> None:
+        """Drop the events older than the fresh duration, keeping at least the lower bound."""
+        history, horizon = self._history, now - self._fresh
+        while len(history) > HISTORY_LOWER_BOUND and history[0][4] < horizon:
+            history.popleft()
+
+    def _expire_events(self, now: float) -> None:
+        """Delete the objects of the ``ttl`` kind (Events) whose TTL ran out (checked after every
+        write: see ``eventttl``)."""
+        kind = self._ttl_kind
+        if kind is None:
+            return
+        table = self._objects[kind]
+        due = self._event_expiry.due(now, lambda ns, name: table.get(_key(ns, name)))
+        if not due:
+            return
+        self._expiring = True
+        try:
+            with self.acting_as(""):  # the server's own write, whoever's request ran
+                for event in due:
+                    self._commit("delete", kind, event, None)
+        finally:
+            self._expiring = False
+
+    def name_suffix(self) -> str:
+        """Five random characters for ``generateName`` (the seeded rng)."""
+        return "".join(self._rng.choice(_NAME_CHARS) for _ in range(5))
+
+    def table(self, kind: str) -> Mapping[tuple[str, str], Any]:
+        """The stored objects of ``kind`` by (namespace, name): a strategy's read of the store."""
+        return self._objects[kind]
+
+    # --- reads --------------------------------------------------------------------------
+
+    def get(self, kind: str, name: str, namespace: str = "") -> Any:
+        if kind not in self._cluster_scoped and not namespace:
+            namespace = "default"
+        try:
+            return self._table(kind)[_key("" if kind in self._cluster_scoped else namespace, name)]
+        except KeyError:
+            raise NotFound.of(kind, name) from None
+
+    def list(
+        self,
+        kind: str,
+        *,
+        namespace: str | None = None,
+        label_match: Callable[[Mapping[str, str]], bool] | None = None,
+        fields: Mapping[str, str] | None = None,
+        predicate: Callable[[Any], bool] | None = None,
+    ) -> tuple[list[Any], int]:
+        """Matching objects in (namespace, name) order, and the revision they reflect.
+        ``predicate``: any further test on the whole object (``Watcher.predicate``)."""
+        probe = Watcher(
+            kind,
+            name="list",
+            namespace=namespace,
+            fields=fields or {},
+            label_match=label_match,
+            maxsize=1,
+            allow_bookmarks=False,
+            predicate=predicate,
+        )
+        table = self._table(kind)
+        name = (fields or {}).get("metadata.name")
+        if name is not None:  # a field selector on the name: a lookup, not a scan
+            if kind in self._cluster_scoped or namespace is not None:
+                key = ("", name) if kind in self._cluster_scoped else (namespace or "", name)
+                keys = [key] if key in table else []
+            else:
+                keys = sorted(k for k in table if k[1] == name)
+            items = [table[k] for k in keys]
+        else:
+            items = [table[k] for k in sorted(table)]
+        if namespace is not None or fields or label_match is not None or predicate is not None:
+            items = [o for o in items if probe.matches(o)]
+        return items, self._revision
+
+    # --- watch --------------------------------------------------------------------------
+
+    def watch(
+        self,
+        kind: str,
+        *,
+        name: str = "watch",
+        namespace: str | None = None,
+        label_match: Callable[[Mapping[str, str]], bool] | None = None,
+        fields: Mapping[str, str] | None = None,
+        resource_version: int | None = None,
+        allow_bookmarks: bool = False,
+        buffer: int | None = None,
+        predicate: Callable[[Any], bool] | None = None,
+    ) -> Watcher:
+        """Open a watch. ``resource_version`` None: new events only (a convenience of this
+        in-process API); 0: the current objects first as synthetic ADDED events (upstream's
+        "any"); a revision: the events after it are replayed (``Gone`` if compacted,
+        ``Timeout`` if it is in the future); then every new event. ``buffer`` bounds the events
+        a watcher may leave undelivered; the synthetic ADDED events come on top of it, as
+        upstream's cacheWatcher sends its initial events apart from its result channel."""
+        self._table(kind)
+        initial: list[Any] = []
+        if resource_version == 0:
+            initial, _ = self.list(
+                kind, namespace=namespace, label_match=label_match, fields=fields, predicate=predicate
+            )
+        w = Watcher(
+            kind,
+            name=name,
+            namespace=namespace,
+            fields=fields or {},
+            label_match=label_match,
+            maxsize=(buffer or self.settings.watch_buffer) + len(initial),
+            allow_bookmarks=allow_bookmarks,
+            predicate=predicate,
+        )
+        if resource_version is None:
+            pass  # this in-process API's convenience: new events only
+        elif resource_version == 0:
+            # upstream "0" (any): the current state as synthetic ADDED events, then live events.
+            for obj in initial:
+                w.channel.put(WatchEvent("ADDED", obj, self._revision, self.clock.now()))
+        elif resource_version > self._revision:
+            raise Timeout(f"Too large resource version: {resource_version}, current: {self._revision}")
+        elif resource_version < self._revision:
+            oldest = self._history[0][3] if self._history else self._revision + 1
+            if resource_version < oldest - 1:
+                raise Gone(f"too old resource version: {resource_version} ({oldest - 1})")
+            for k, old, new, rev, t in self._history:
+                if rev > resource_version and k == kind:
+                    ev = transition(w, old, new, rev, t)
+                    if ev is not None:
+                        w.channel.put(ev)
+        if not w.channel.closed:
+            self._hub.add(w)
+        return w
+
+    def stop_watch(self, w: Watcher) -> None:
+        self._hub.remove(w)
+        w.channel.close()
+
+    def bookmark(self) -> None:
+        """Send a BOOKMARK with the current revision to watchers that asked for them."""
+        self._hub.bookmark(self._revision, self.clock.now())

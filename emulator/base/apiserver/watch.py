@@ -1,0 +1,364 @@
+"""The watch hub: routes every write to the watchers that want it.
+
+A ``Watcher`` is one watch stream: a kind, an optional namespace, label selector and
+field selector (any of the kind's selectable fields: ``field_getter``), and a
+bounded ``Channel`` of ``WatchEvent``s. Delivery never blocks the writer: a watcher whose
+buffer is full is ended with ``Overflow`` (its informer relists), as upstream's watch
+cache ends a slow watcher.
+
+Routing costs O(interested watchers), not O(all watchers): pod watchers whose field
+selector pins ``spec.nodeName`` (every kubelet) are indexed by that value, and watchers that
+pin ``metadata.name`` (a kubelet's own Node) by the name, so a write to a pod reaches only
+the kubelets of its old and new node, and a node's heartbeat only its own kubelet, plus the
+unindexed watchers. Watchers whose field selector pins any other field (podgc's two
+``status.phase`` pod watchers) are *pinned*: indexed by (kind, first field, value), offered a
+write only when the old or the new object has that value, and then in their place among the
+unindexed watchers (by watcher id), so the order of delivery is the same as if they were
+offered every write.
+
+Fast path (every write goes through it): the unindexed watchers of each kind are kept as a
+list, rebuilt (never mutated) when one is added or removed, so ``_candidates`` copies nothing
+when no indexed watcher is concerned; the index keys of ``old`` and ``new`` are compared
+directly instead of through a set; ``Watcher.matches`` reads the selected fields straight
+from the object, through getters resolved once per watcher, instead of building
+``object_fields``. ``Watcher.matches_reference`` is the plain version of ``matches`` (and
+its path for a field it has no getter for); the plain version of ``_candidates`` (it filters
+every unindexed watcher by its pinned field instead of looking the pins up) is a test oracle
+in ``tests/references.py``: ``tests/apiserver/test_watch_fastpath.py`` requires the same
+watchers in the same order and the same matches on random watchers and writes. ``publish``
+makes one event per write for all the watchers without a selector (``Watcher.unfiltered``:
+the scheduler's, the controllers') and shares it; the per-watcher version is the oracle
+``publish_reference`` there (``tests/apiserver/test_watch_shared_events.py``).
+
+Selector transitions follow Kubernetes: an object that starts matching is delivered as
+ADDED, one that stops matching as DELETED, one that matches before and after as MODIFIED.
+Events of one object are delivered in revision order (each watcher sees writes in the
+order they were made).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Mapping
+from typing import Any, Final, Literal
+
+import msgspec
+from msgspec.structs import replace
+
+from emulator.base.apiserver.registry import selectable_fields
+from emulator.base.runtime.channel import Channel
+
+__all__ = ["EventType", "WatchEvent", "WatchHub", "Watcher", "field_getter", "object_fields"]
+
+EventType = Literal["ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"]
+NODE_NAME: Final = "spec.nodeName"
+METADATA_NAME: Final = "metadata.name"
+
+
+class WatchEvent(msgspec.Struct, frozen=True, gc=False):
+    """One watch event: ``object`` is the object after the write (the last state for DELETED)."""
+
+    type: EventType
+    object: Any
+    revision: int
+    time: float = 0.0
+    """Simulated time of the write (the client adds its delivery delay to it)."""
+
+
+_FIELDS: Final[dict[str, Callable[[Any], str]]] = {
+    METADATA_NAME: lambda obj: obj.metadata.name,
+    "metadata.namespace": lambda obj: obj.metadata.namespace,
+}
+"""The selectable fields of every kind, as upstream's field selectors see them; each kind's
+others are its strategy's ``fields`` (``emulator.base.apiserver.registry``, upstream's ``GetAttrs``)."""
+
+
+def field_getter(kind: str, key: str) -> Callable[[Any], str] | None:
+    """How to read the selectable field ``key`` of a ``kind`` object; None: not selectable."""
+    get = _FIELDS.get(key)
+    if get is None:
+        get = selectable_fields(kind).get(key)
+    return get
+
+
+def object_fields(obj: Any) -> dict[str, str]:
+    """The selectable fields of an object, as upstream's field selectors see them."""
+    fields = {key: get(obj) for key, get in _FIELDS.items()}
+    fields.update((key, get(obj)) for key, get in selectable_fields(obj.kind).items())
+    return fields
+
+
+def _field(obj: Any, key: str) -> str | None:
+    """``object_fields(obj).get(key)`` without building the mapping."""
+    get = field_getter(obj.kind, key)
+    return None if get is None else get(obj)
+
+
+def _no_such_field(obj: Any) -> None:
+    return None
+
+
+def _getter(kind: str, key: str) -> Callable[[Any], str | None]:
+    """How ``_field`` reads ``key`` from an object of ``kind``, resolved once."""
+    get = field_getter(kind, key)
+    return _no_such_field if get is None else get
+
+
+_ids = itertools.count(1)
+
+
+def _watcher_id(w: Watcher) -> int:
+    return w.id
+
+
+class Watcher:
+    """One watch stream; ``matches`` decides whether an object is in its view."""
+
+    __slots__ = (
+        "_getters",
+        "allow_bookmarks",
+        "channel",
+        "fields",
+        "id",
+        "kind",
+        "label_match",
+        "name",
+        "namespace",
+        "predicate",
+        "unfiltered",
+    )
+
+    def __init__(
+        self,
+        kind: str,
+        *,
+        name: str,
+        namespace: str | None,
+        fields: Mapping[str, str],
+        label_match: Callable[[Mapping[str, str]], bool] | None,
+        maxsize: int,
+        allow_bookmarks: bool,
+        predicate: Callable[[Any], bool] | None = None,
+    ) -> None:
+        self.id = next(_ids)
+        self.kind = kind
+        self.name = name
+        self.namespace = namespace
+        self.fields = dict(fields)
+        self.label_match = label_match
+        self.allow_bookmarks = allow_bookmarks
+        self.channel: Channel[WatchEvent] = Channel(maxsize=maxsize)
+        self.predicate = predicate
+        """Any further test on the whole object (the HTTP door's field selectors: ``!=``, and
+        fields the hub does not index); checked last, after the label selector."""
+        self.unfiltered = namespace is None and not self.fields and label_match is None and predicate is None
+        """Sees every object of its kind (``matches`` is always True): see ``WatchHub.publish``."""
+        self._getters = tuple((_getter(kind, key), want) for key, want in self.fields.items())
+        """(read the field from an object of ``kind``, wanted value) per selected field."""
+
+    def matches(self, obj: Any) -> bool:
+        meta = obj.metadata
+        if self.namespace is not None and meta.namespace != self.namespace:
+            return False
+        getters = self._getters
+        if getters:
+            if obj.kind != self.kind:  # never from the hub, which routes by kind
+                return self.matches_reference(obj)
+            for get, want in getters:
+                if get(obj) != want:
+                    return False
+        if self.label_match is not None and not self.label_match(meta.labels):
+            return False
+        return self.predicate is None or self.predicate(obj)
+
+    def matches_reference(self, obj: Any) -> bool:
+        """``matches`` through ``object_fields`` (the reference for the fast path)."""
+        meta = obj.metadata
+        if self.namespace is not None and meta.namespace != self.namespace:
+            return False
+        if self.fields:
+            have = object_fields(obj)
+            for key, want in self.fields.items():
+                if have.get(key) != want:
+                    return False
+        if self.label_match is not None and not self.label_match(meta.labels):
+            return False
+        return self.predicate is None or self.predicate(obj)
+
+    def __repr__(self) -> str:
+        sel = ",".join(f"{k}={v}" for k, v in self.fields.items())
+        return f"<Watcher {self.name!r} {self.kind} fields={sel!r} {self.channel!r}>"
+
+
+class WatchHub:
+    """Keeps the live watchers and hands each write to those it concerns.
+
+    Watchers whose field selector pins an indexed field — ``metadata.name`` for every kind,
+    ``spec.nodeName`` for pods — are indexed by (kind, field, value); a write is offered only
+    to the unindexed watchers of its kind and to those indexed under its old or new values.
+    The other watchers with a field selector are pinned by their first field (see the module
+    docstring)."""
+
+    def __init__(self) -> None:
+        self._plain: dict[str, dict[int, Watcher]] = {}
+        self._plain_lists: dict[str, list[Watcher]] = {}
+        """``list(self._plain[kind].values())``, replaced (never mutated) on add/remove."""
+        self._indexed: dict[tuple[str, str, str], dict[int, Watcher]] = {}
+        self._pinned: dict[tuple[str, str, str], dict[int, Watcher]] = {}
+        self._pinned_fields: dict[str, dict[str, int]] = {}
+        """kind → pinned field → how many watchers are pinned by it."""
+
+    @staticmethod
+    def _index_key(w: Watcher) -> tuple[str, str, str] | None:
+        if w.kind == "Pod" and NODE_NAME in w.fields:
+            return (w.kind, NODE_NAME, w.fields[NODE_NAME])
+        if METADATA_NAME in w.fields:
+            return (w.kind, METADATA_NAME, w.fields[METADATA_NAME])
+        return None
+
+    @staticmethod
+    def _pin_key(w: Watcher) -> tuple[str, str, str] | None:
+        """(kind, field, value) of an unindexed watcher's first selected field, if any."""
+        if not w.fields:
+            return None
+        field = min(w.fields)
+        return (w.kind, field, w.fields[field])
+
+    def add(self, w: Watcher) -> None:
+        key = self._index_key(w)
+        if key is not None:
+            self._indexed.setdefault(key, {})[w.id] = w
+            return
+        pin = self._pin_key(w)
+        if pin is not None:
+            self._pinned.setdefault(pin, {})[w.id] = w
+            counts = self._pinned_fields.setdefault(w.kind, {})
+            counts[pin[1]] = counts.get(pin[1], 0) + 1
+            return
+        group = self._plain.setdefault(w.kind, {})
+        group[w.id] = w
+        self._plain_lists[w.kind] = list(group.values())
+
+    def remove(self, w: Watcher) -> None:
+        key = self._index_key(w)
+        if key is not None:
+            self._indexed.get(key, {}).pop(w.id, None)
+            return
+        pin = self._pin_key(w)
+        if pin is not None:
+            group = self._pinned.get(pin, {})
+            if group.pop(w.id, None) is not None:
+                counts = self._pinned_fields[w.kind]
+                counts[pin[1]] -= 1
+                if not counts[pin[1]]:
+                    del counts[pin[1]]
+            return
+        if w.kind in self._plain:
+            group = self._plain[w.kind]
+            group.pop(w.id, None)
+            self._plain_lists[w.kind] = list(group.values())
+
+    def watchers(self) -> list[Watcher]:
+        out = [w for g in self._plain.values() for w in g.values()]
+        out += [w for g in self._pinned.values() for w in g.values()]
+        out += [w for g in self._indexed.values() for w in g.values()]
+        return sorted(out, key=_watcher_id)
+
+    def _pinned_candidates(self, kind: str, fields: Mapping[str, int], old: Any, new: Any) -> list[Watcher]:
+        """The pinned watchers of ``kind`` whose value ``old`` or ``new`` has (each once)."""
+        out: list[Watcher] = []
+        pinned = self._pinned
+        for field in fields:
+            was = None if old is None else _field(old, field)
+            now = None if new is None else _field(new, field)
+            if was is not None:
+                group = pinned.get((kind, field, was))
+                if group:
+                    out.extend(group.values())
+            if now is not None and now != was:
+                group = pinned.get((kind, field, now))
+                if group:
+                    out.extend(group.values())
+        return out
+
+    def _candidates(self, kind: str, old: Any, new: Any) -> list[Watcher]:
+        """The watchers a write may concern: the unindexed ones of ``kind``, then those indexed
+        under ``old``'s name and node, then under ``new``'s (each group once). The result may
+        be the cached list itself: read it, never change it."""
+        plain = self._plain_lists.get(kind, [])
+        pinned_fields = self._pinned_fields.get(kind)
+        if pinned_fields:
+            pinned = self._pinned_candidates(kind, pinned_fields, old, new)
+            if pinned:
+                plain = sorted(plain + pinned, key=_watcher_id)
+        indexed = self._indexed
+        if not indexed:
+            return plain
+        extra: list[Watcher] = []
+        pod = kind == "Pod"
+        old_name = old_node = None
+        if old is not None:
+            old_name = old.metadata.name
+            group = indexed.get((kind, METADATA_NAME, old_name))
+            if group:
+                extra.extend(group.values())
+            if pod:
+                old_node = old.spec.node_name
+                group = indexed.get((kind, NODE_NAME, old_node))
+                if group:
+                    extra.extend(group.values())
+        if new is not None:
+            name = new.metadata.name
+            if old is None or name != old_name:
+                group = indexed.get((kind, METADATA_NAME, name))
+                if group:
+                    extra.extend(group.values())
+            if pod:
+                node = new.spec.node_name
+                if old is None or node != old_node:
+                    group = indexed.get((kind, NODE_NAME, node))
+                    if group:
+                        extra.extend(group.values())
+        return plain + extra if extra else plain
+
+    def publish(self, kind: str, old: Any, new: Any, revision: int, time: float) -> None:
+        """Deliver one write: ``old`` is None for a create, ``new`` None for a removal.
+
+        Every unfiltered watcher gets the same event (``transition`` for a watcher matching
+        everything: MODIFIED, ADDED, or DELETED with ``old`` as it was), made once per write
+        and shared (events are frozen); the tests' ``publish_reference`` asks ``transition`` each time."""
+        shared: WatchEvent | None = None
+        for w in self._candidates(kind, old, new):
+            if w.unfiltered:
+                if shared is None:
+                    if new is None:
+                        shared = WatchEvent("DELETED", old, revision, time)
+                    else:
+                        shared = WatchEvent("ADDED" if old is None else "MODIFIED", new, revision, time)
+                ev: WatchEvent | None = shared
+            else:
+                ev = transition(w, old, new, revision, time)
+            if ev is not None:
+                w.channel.put(ev)
+                if w.channel.closed:
+                    self.remove(w)
+
+    def bookmark(self, revision: int, time: float) -> None:
+        for w in self.watchers():
+            if w.allow_bookmarks and not w.channel.closed:
+                w.channel.put(WatchEvent("BOOKMARK", None, revision, time))
+
+
+def transition(w: Watcher, old: Any, new: Any, revision: int, time: float) -> WatchEvent | None:
+    """The event watcher ``w`` sees for a write from ``old`` to ``new`` (or None)."""
+    was = old is not None and w.matches(old)
+    now = new is not None and w.matches(new)
+    if was and now:
+        return WatchEvent("MODIFIED", new, revision, time)
+    if now:
+        return WatchEvent("ADDED", new, revision, time)
+    if was:
+        # Leaving the view (or removed): the previous content, stamped with this revision.
+        gone = old if new is None else replace(old, metadata=replace(old.metadata, resource_version=str(revision)))
+        return WatchEvent("DELETED", gone, revision, time)
+    return None

@@ -1,0 +1,313 @@
+"""``Client``: one agent's handle to the API server.
+
+Every call goes through here, so this is where the network is modelled: a seeded
+latency per call (``Latency(mean, jitter)``, jitter uniform in ±jitter, never below 0)
+and, for watches, a delivery delay added to each event's write time. Fault injection
+hooks in here too, both optional and free when absent: ``Client.interceptor`` sees every
+call before it reaches the server and may delay it or raise an ``ApiError`` instead;
+``Client.watch_faults`` adds a delay to each watch event, and may let events of
+different objects overtake each other (``WatchStream`` documents the rules).
+
+The client holds no cache; informers (``emulator.base.client.informer``) do.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import bisect
+import random
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypeVar
+
+import msgspec
+
+from emulator.base.api.core import Binding
+from emulator.base.api.meta import ObjectMeta, ObjectReference
+from emulator.base.apiserver.server import ApiServer
+from emulator.base.apiserver.watch import Watcher, WatchEvent
+from emulator.base.runtime.channel import ChannelClosed
+from emulator.base.runtime.clock import Clock
+
+__all__ = ["Client", "Interceptor", "Latency", "WatchFaults", "WatchStream"]
+
+T = TypeVar("T")
+S = TypeVar("S", bound=msgspec.Struct)
+Interceptor = Callable[[str, str, str], Awaitable[None]]
+"""``await interceptor(agent, verb, kind)`` before each call: may sleep or raise."""
+
+
+class WatchFaults(Protocol):
+    """Fault hook of watch delivery (``emulator.app.scenario.faults.FaultPlan`` implements it)."""
+
+    def watch_delay(self, agent: str, kind: str, t: float) -> tuple[float, bool]:
+        """(extra delay, may overtake other objects' events) for an event written at ``t``."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Latency:
+    mean: float = 0.0
+    jitter: float = 0.0
+
+    def sample(self, rng: random.Random) -> float:
+        if self.jitter <= 0:
+            return self.mean
+        return max(0.0, self.mean + rng.uniform(-self.jitter, self.jitter))
+
+
+@dataclass(slots=True)
+class ClientStats:
+    calls: dict[str, int] = field(default_factory=dict)
+    errors: dict[str, int] = field(default_factory=dict)
+
+
+class Client:
+    """An agent's connection to ``server``, with seeded latency."""
+
+    def __init__(
+        self,
+        server: ApiServer,
+        clock: Clock,
+        rng: random.Random,
+        *,
+        name: str,
+        api_latency: Latency = Latency(),
+        watch_latency: Latency = Latency(),
+    ) -> None:
+        self.server = server
+        self.clock = clock
+        self.name = name
+        self.api_latency = api_latency
+        self.watch_latency = watch_latency
+        self.interceptor: Interceptor | None = None
+        self.watch_faults: WatchFaults | None = None
+        self.stats = ClientStats()
+        self._rng = rng
+
+    def __repr__(self) -> str:
+        return f"<Client {self.name!r} calls={sum(self.stats.calls.values())}>"
+
+    async def _call(self, verb: str, kind: str, fn: Callable[[], T]) -> T:
+        calls = self.stats.calls
+        calls[verb] = calls.get(verb, 0) + 1
+        lat = self.api_latency
+        if lat.jitter > 0 or lat.mean > 0:  # else sample() is mean <= 0, with no draw
+            delay = lat.sample(self._rng)
+            if delay > 0:
+                await self.clock.sleep(delay)
+        try:
+            if self.interceptor is not None:
+                await self.interceptor(self.name, verb, kind)
+            return fn()
+        except Exception:
+            self.stats.errors[verb] = self.stats.errors.get(verb, 0) + 1
+            raise
+
+    async def create(self, obj: S) -> S:
+        return await self._call("create", getattr(obj, "kind", ""), lambda: self.server.create(obj))
+
+    async def get(self, kind: str, name: str, namespace: str = "") -> Any:
+        return await self._call("get", kind, lambda: self.server.get(kind, name, namespace))
+
+    async def list(
+        self,
+        kind: str,
+        *,
+        namespace: str | None = None,
+        label_match: Callable[[Mapping[str, str]], bool] | None = None,
+        fields: Mapping[str, str] | None = None,
+    ) -> tuple[list[Any], int]:
+        return await self._call(
+            "list", kind, lambda: self.server.list(kind, namespace=namespace, label_match=label_match, fields=fields)
+        )
+
+    async def update(self, obj: S) -> S:
+        return await self._call("update", getattr(obj, "kind", ""), lambda: self.server.update(obj))
+
+    async def update_status(self, obj: S) -> S:
+        return await self._call("updateStatus", getattr(obj, "kind", ""), lambda: self.server.update_status(obj))
+
+    async def delete(
+        self,
+        kind: str,
+        name: str,
+        namespace: str = "",
+        *,
+        grace_period_seconds: int | None = None,
+        uid: str = "",
+        propagation_policy: str | None = None,
+        resource_version: str = "",
+    ) -> Any:
+        """``DeleteOptions``: grace period, the uid and resourceVersion preconditions, and
+        ``propagationPolicy`` (``Background``, ``Foreground``, ``Orphan``; None: the kind's default)."""
+        return await self._call(
+            "delete",
+            kind,
+            lambda: self.server.delete(
+                kind,
+                name,
+                namespace,
+                grace_period_seconds=grace_period_seconds,
+                uid=uid,
+                propagation_policy=propagation_policy,
+                resource_version=resource_version,
+            ),
+        )
+
+    async def evict(self, namespace: str, name: str, *, grace_period_seconds: int | None = None, uid: str = "") -> Any:
+        """The pods/eviction subresource (a 429 ``TooManyRequests`` when a budget refuses)."""
+        return await self._call(
+            "evict",
+            "Pod",
+            lambda: self.server.evict(namespace, name, grace_period_seconds=grace_period_seconds, uid=uid),
+        )
+
+    async def bind(self, namespace: str, name: str, node: str, *, uid: str = "") -> Any:
+        binding = Binding(
+            metadata=ObjectMeta(name=name, namespace=namespace, uid=uid),
+            target=ObjectReference(kind="Node", name=node),
+        )
+        return await self._call("bind", "Pod", lambda: self.server.bind(binding))
+
+    def watch(
+        self,
+        kind: str,
+        *,
+        namespace: str | None = None,
+        label_match: Callable[[Mapping[str, str]], bool] | None = None,
+        fields: Mapping[str, str] | None = None,
+        resource_version: int | None = None,
+        allow_bookmarks: bool = False,
+    ) -> WatchStream:
+        """Open a watch now (raises ``Gone`` for a compacted ``resource_version``)."""
+        w = self.server.watch(
+            kind,
+            name=self.name,
+            namespace=namespace,
+            label_match=label_match,
+            fields=fields,
+            resource_version=resource_version,
+            allow_bookmarks=allow_bookmarks,
+        )
+        return WatchStream(self, w)
+
+
+class WatchStream:
+    """The receiving end of a watch, with the client's delivery delay applied.
+
+    ``await next_batch()`` returns the events whose delivery time has come, in order;
+    it raises ``ChannelClosed`` (or its subclass ``Overflow``) when the server ended
+    the watch. Events are never reordered: a later event is never delivered before an
+    earlier one, whatever the jitter.
+
+    With ``Client.watch_faults`` set, each event's delivery time also gets the hook's
+    extra delay, and the stream keeps listening while it waits, so that an event may
+    overtake earlier events *of other objects* when the hook allows it (``watchReorder``);
+    one object's events still arrive in revision order, and a BOOKMARK never overtakes an
+    earlier event. When the server ends the stream, every event already queued is still
+    delivered before ``ChannelClosed``, so the highest revision delivered is exactly where a
+    resumed watch must start; an event delivered after a later one therefore carries that
+    highest revision in its ``revision`` (the stream's progress; the object keeps its own
+    ``resourceVersion``), and an informer resuming from the last event it saw neither skips
+    nor replays one.
+    """
+
+    def __init__(self, client: Client, watcher: Watcher) -> None:
+        self._client = client
+        self.watcher = watcher
+        self._pending: list[tuple[float, WatchEvent]] = []
+        self._last_due = 0.0
+        self._object_due: dict[tuple[str, str], float] = {}
+        self._progress = 0
+        self._closed: ChannelClosed | None = None
+
+    def close(self) -> None:
+        self._client.server.stop_watch(self.watcher)
+
+    async def next_batch(self) -> list[WatchEvent]:
+        client = self._client
+        if client.watch_faults is not None:
+            return await self._next_batch_with_faults(client.watch_faults)
+        lat = client.watch_latency
+        delayed = lat.mean > 0 or lat.jitter > 0
+        if not delayed and not self._pending:
+            return await self.watcher.channel.get_batch()
+        if not self._pending:
+            batch = await self.watcher.channel.get_batch()
+            for ev in batch:
+                due = max(self._last_due, ev.time + lat.sample(client._rng))
+                self._last_due = due
+                self._pending.append((due, ev))
+        due0 = self._pending[0][0]
+        if due0 > client.clock.now():
+            await client.clock.sleep_until(due0)
+        return self._take(max(due0, client.clock.now()))
+
+    def _take(self, ready: float) -> list[WatchEvent]:
+        i = 0
+        while i < len(self._pending) and self._pending[i][0] <= ready:
+            i += 1
+        out = [ev for _, ev in self._pending[:i]]
+        del self._pending[:i]
+        return out
+
+    # --- with faults ----------------------------------------------------------------------
+
+    def _schedule(self, batch: list[WatchEvent], faults: WatchFaults) -> None:
+        client = self._client
+        kind = self.watcher.kind
+        for ev in batch:
+            base = ev.time + client.watch_latency.sample(client._rng)
+            if ev.type == "BOOKMARK":
+                due = max(self._last_due, base)
+            else:
+                extra, reorder = faults.watch_delay(client.name, kind, ev.time)
+                meta = ev.object.metadata
+                key = (meta.namespace, meta.name)
+                if reorder:
+                    due = max(self._object_due.get(key, 0.0), base + extra)
+                else:
+                    due = max(self._last_due, base + extra)
+                self._object_due[key] = due
+            self._last_due = max(self._last_due, due)
+            bisect.insort_right(self._pending, (due, ev), key=lambda p: p[0])
+
+    async def _next_batch_with_faults(self, faults: WatchFaults) -> list[WatchEvent]:
+        clock = self._client.clock
+        channel = self.watcher.channel
+        while True:
+            if self._closed is None:
+                try:
+                    self._schedule(channel.get_nowait_batch(), faults)
+                except ChannelClosed as closed:
+                    self._closed = closed
+            if not self._pending:
+                if self._closed is not None:
+                    raise self._closed
+                self._object_due.clear()
+            now = clock.now()
+            if self._pending and self._pending[0][0] <= now:
+                return self._with_progress(self._take(now))
+            if self._closed is not None:
+                await clock.sleep_until(self._pending[0][0])
+                continue
+            wait = self._pending[0][0] - now if self._pending else None
+            try:
+                async with asyncio.timeout(wait):
+                    batch = await channel.get_batch()
+            except TimeoutError:
+                continue
+            except ChannelClosed as closed:
+                self._closed = closed
+                continue
+            self._schedule(batch, faults)
+
+    def _with_progress(self, out: list[WatchEvent]) -> list[WatchEvent]:
+        """Events delivered after a later one carry the stream's progress as revision."""
+        for i, ev in enumerate(out):
+            if ev.revision < self._progress:
+                out[i] = msgspec.structs.replace(ev, revision=self._progress)
+            else:
+                self._progress = ev.revision
+        return out

@@ -1,0 +1,390 @@
+"""The aiohttp application of the HTTP door: ``HttpApi.serve`` and the request path.
+
+Owns the socket side, on the emulator's own event loop: binding (loopback by default),
+bearer-token auth (401 ``Unauthorized`` without it), the request-body limit (413, read in
+chunks, never more than ``max_body + 1`` bytes held), content negotiation (JSON always;
+Tables when Accept asks ``as=Table;g=meta.k8s.io``; aggregated discovery when Accept asks
+``as=APIGroupDiscoveryList``), turning every ``ApiError`` into its ``Status`` body, the
+watch streams (opened here, framed and pumped by ``watch``), and shutdown (every watch
+stream closed, then the listener). It does not own paths (``routing``), verbs (``verbs``),
+list options (``query``), the wire format (``codec``, ``status``), nor discovery documents,
+Tables or patches (``discovery``, ``tables``, ``patch``/``apply``).
+
+Why aiohttp: a well-kept asyncio server that runs on whichever loop is running (so on the
+emulator's own, next to the agents), streams chunked responses with back-pressure
+(``StreamResponse.write`` waits for the socket), and cancels a handler whose client went
+away (``handler_cancellation``), which is how a vanished watcher is noticed at once.
+
+=====================  =========================================================
+request                answer
+=====================  =========================================================
+no/ wrong bearer       401 Status Unauthorized (when a token is set)
+body > max_body        413 Status RequestEntityTooLarge
+unknown path           404 Status NotFound "the server could not find ..."
+method not served      405 Status MethodNotAllowed
+``?watch=true``        200, chunked JSON lines until timeout/disconnect/shutdown
+an ``ApiError``        its code and Status
+anything else raised   500 Status InternalError (and logged)
+=====================  =========================================================
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import logging
+import ssl
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+from aiohttp import web
+
+from emulator.base.api.errors import (
+    AlreadyExists,
+    ApiError,
+    Gone,
+    InternalError,
+    MethodNotAllowed,
+    NotAcceptable,
+    NotFound,
+    RequestEntityTooLarge,
+    Unauthorized,
+)
+from emulator.base.api.meta import ObjectMeta
+from emulator.base.api.services import Service, ServicePort, ServiceSpec
+from emulator.base.apiserver.server import ApiServer
+from emulator.base.apiserver.serviceips import SERVICE_CIDR
+from emulator.base.apiserver.watch import Watcher
+from emulator.base.http import discovery, reviews
+from emulator.base.http.apply import FieldManagers
+from emulator.base.http.calls import METHOD_NOT_ALLOWED, Call, check_verb, verb_of
+from emulator.base.http.codec import decode_body, encode
+from emulator.base.http.extras import UnmodelledFields, write_listener
+from emulator.base.http.health import CONTENT_TYPE as HEALTH_CONTENT_TYPE
+from emulator.base.http.health import health
+from emulator.base.http.query import ListOptions, parse_list_options
+from emulator.base.http.routing import NOT_FOUND, Discovery, Target, route
+from emulator.base.http.status import error_status
+from emulator.base.http.verbs import Verbs
+from emulator.base.http.watch import EncodedObjects, EventWriter, error_line, pump
+
+__all__ = ["HttpApi", "HttpSettings", "agent_of"]
+
+log = logging.getLogger(__name__)
+JSON: Final = "application/json"
+ACCEPTED_OUT: Final = "application/json"
+_CHUNK: Final = 64 * 1024
+_WRITE_METHODS: Final = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+
+
+@dataclass(frozen=True, slots=True)
+class HttpSettings:
+    host: str = "127.0.0.1"
+    port: int = 6443
+    token: str | None = None
+    """The bearer token every request must carry; None: no auth."""
+    max_body: int = 3 * 1024 * 1024
+    """Upstream's limit on a request body (3 MiB)."""
+    watch_buffer: int = 10_000
+    """Events a watch stream may have undelivered before it is dropped with 410 (a watch that
+    starts with synthetic ADDED events gets room for those on top)."""
+    ssl_context: ssl.SSLContext | None = None
+    """Serve HTTPS with this context (the URL is then ``https://``). kubectl sends a
+    kubeconfig's bearer token only over TLS (client-go's clientcmd reads a user's credentials
+    only when the transport is TLS), so a token without TLS locks kubectl out; the Python
+    client sends it either way."""
+
+
+def kubernetes_service(port: int) -> Service:
+    """upstream's ``default/kubernetes`` Service: the API server's own address, port 443."""
+    return Service(
+        metadata=ObjectMeta(
+            name="kubernetes", namespace="default", labels={"component": "apiserver", "provider": "kubernetes"}
+        ),
+        spec=ServiceSpec(
+            type="ClusterIP",
+            cluster_ip=str(SERVICE_CIDR.network_address + 1),
+            ports=[ServicePort(name="https", port=443, protocol="TCP", target_port=port)],
+            session_affinity="None",
+        ),
+    )
+
+
+def agent_of(user_agent: str) -> str:
+    """The product of a User-Agent (``kubectl/v1.32.4 (linux/amd64) ...`` → ``kubectl``,
+    ``OpenAPI-Generator/37.0.2/python`` → ``OpenAPI-Generator``); ``http`` when absent."""
+    product = user_agent.strip().split(" ", 1)[0].split("/", 1)[0]
+    return product or "http"
+
+
+def check_accept(accept: str) -> None:
+    """406 when Accept names only media types this server never writes (it answers JSON;
+    kubectl's protobuf preference always lists JSON after it)."""
+    if not accept:
+        return
+    for part in accept.split(","):
+        mt = part.split(";", 1)[0].strip().lower()
+        if mt in ("application/json", "*/*", "application/*", "") or mt.endswith("+json"):
+            return
+    raise NotAcceptable(f"only the following media types are accepted: {ACCEPTED_OUT}")
+
+
+def wants_table(accept: str) -> bool:
+    return "as=Table" in accept and "g=meta.k8s.io" in accept
+
+
+def _is_watch(query: Mapping[str, str], target: Target) -> bool:
+    return target.watch or query.get("watch", "") in ("true", "1", "True")
+
+
+class HttpApi:
+    """The Kubernetes HTTP API in front of one ``ApiServer``."""
+
+    def __init__(self, api: ApiServer, settings: HttpSettings, *, managers: FieldManagers | None = None) -> None:
+        self.api = api
+        self.settings = settings
+        self.managers = managers if managers is not None else FieldManagers()
+        self.extras = UnmodelledFields()
+        api.add_write_listener(write_listener(self.extras))
+        self.verbs = Verbs(api, self.managers, extras=self.extras)
+        self._watchers: set[Watcher] = set()
+        self.encoded = EncodedObjects()
+        self.requests = 0
+        self.app = web.Application(client_max_size=settings.max_body + 1, middlewares=[self._middleware])
+        self.app.router.add_route("*", "/{tail:.*}", self._handle)
+
+    def __repr__(self) -> str:
+        s = self.settings
+        return f"<HttpApi {s.host}:{s.port} requests={self.requests} watches={len(self._watchers)}>"
+
+    async def serve(self, on_ready: Callable[[str], None]) -> None:
+        """Bind, call on_ready(url) once listening (url like "http://127.0.0.1:43121", the real
+        port when port=0), serve until cancelled; on cancellation close every watch stream and
+        the listener, then re-raise."""
+        runner = web.AppRunner(self.app, handle_signals=False, access_log=None, handler_cancellation=True)
+        await runner.setup()
+        try:
+            tls = self.settings.ssl_context
+            site = web.TCPSite(runner, self.settings.host, self.settings.port, ssl_context=tls)
+            await site.start()
+            host, port = runner.addresses[0][:2]
+            self._publish_self(port)
+            on_ready(f"{'https' if tls is not None else 'http'}://{host}:{port}")
+            await asyncio.Event().wait()  # until cancelled
+        finally:
+            self.close_watches()
+            await runner.cleanup()
+
+    def _publish_self(self, port: int) -> None:
+        """The ``default/kubernetes`` Service every cluster has, as upstream's API server
+        publishes itself (its cluster IP the first of the range); kept if one exists."""
+        try:
+            with self.api.acting_as("kube-apiserver"):
+                self.api.create(kubernetes_service(port))
+        except (AlreadyExists, NotFound):  # the scenario made one, or has no default namespace
+            pass
+
+    def close_watches(self) -> None:
+        """End every watch stream (their handlers finish their responses)."""
+        for w in list(self._watchers):
+            self.api.stop_watch(w)
+
+    # --- the request path -----------------------------------------------------------------
+
+    @web.middleware
+    async def _middleware(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        self.requests += 1
+        try:
+            self._authenticate(request)
+            result: web.StreamResponse = await handler(request)
+            return result
+        except ApiError as err:
+            return self._error(err, request)
+        except web.HTTPException:
+            raise
+        except (asyncio.CancelledError, ConnectionResetError):
+            raise
+        except Exception as exc:
+            log.exception("request %s %s failed", request.method, request.path_qs)
+            return self._error(InternalError(f"an error on the server ({exc!r}) has prevented the request"), request)
+
+    def _authenticate(self, request: web.Request) -> None:
+        token = self.settings.token
+        if token is None:
+            return
+        given = request.headers.get("Authorization", "")
+        if not hmac.compare_digest(given.encode(), f"Bearer {token}".encode()):
+            raise Unauthorized("Unauthorized")
+
+    def _error(self, err: ApiError, request: web.Request) -> web.Response:
+        name = group = resource = ""
+        try:
+            target = route(request.path)
+        except ApiError:
+            target = None
+        if isinstance(target, Target):
+            name, group, resource = target.name, target.resource.group, target.resource.name
+        body = encode(error_status(err, name=name, group=group, resource=resource))
+        return web.Response(status=err.code, body=body, content_type=JSON)
+
+    async def _read_body(self, request: web.Request) -> bytes:
+        limit = self.settings.max_body
+        too_large = RequestEntityTooLarge(f"Request entity too large: limit is {limit}")
+        if request.content_length is not None and request.content_length > limit:
+            raise too_large
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            chunk = await request.content.read(_CHUNK)
+            if not chunk:
+                break
+            size += len(chunk)
+            if size > limit:
+                raise too_large
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
+        target = route(request.path)
+        query = {k: request.query.get(k, "") for k in request.query}
+        if isinstance(target, Discovery):
+            if target.what == "review":
+                return await self._review(target, request)
+            if request.method != "GET":
+                raise NotFound(NOT_FOUND)
+            return self._discovery(target, request)
+        accept = request.headers.get("Accept", "")
+        check_accept(accept)
+        if request.method == "GET" and _is_watch(query, target):
+            check_verb(target, verb_of("GET", target, watch=True) if not target.name else "watch")
+            return await self._watch(request, target, query, wants_table(accept))
+        body = await self._read_body(request) if request.method in _WRITE_METHODS else b""
+        call = Call(
+            method=request.method,
+            target=target,
+            query=query,
+            body=body,
+            content_type=request.headers.get("Content-Type", ""),
+            agent=agent_of(request.headers.get("User-Agent", "")),
+            as_table=wants_table(accept),
+        )
+        answer = self.verbs.handle(call)
+        return web.Response(status=answer.code, body=answer.body, content_type=answer.content_type)
+
+    async def _review(self, d: Discovery, request: web.Request) -> web.Response:
+        """``auth can-i`` / ``auth whoami``: a create of a virtual review (``reviews``)."""
+        if request.method != "POST":
+            raise MethodNotAllowed(METHOD_NOT_ALLOWED)
+        body = decode_body(await self._read_body(request), request.headers.get("Content-Type", ""))
+        answer = reviews.review(d.group, d.version, d.path, body)
+        return web.Response(status=201, body=encode(answer), content_type=JSON)
+
+    def _discovery(self, d: Discovery, request: web.Request) -> web.Response:
+        accept = request.headers.get("Accept", "")
+        aggregated = "as=APIGroupDiscoveryList" in accept and "v=v2;" in accept + ";"
+        doc: Any
+        if d.what == "health":
+            text = health(d.group, d.path, request.query)
+            if text is None:
+                raise NotFound(NOT_FOUND)
+            return web.Response(status=200, body=text, content_type=HEALTH_CONTENT_TYPE, charset="utf-8")
+        if d.what == "version":
+            doc = discovery.version()
+        elif d.what in ("api", "apis"):
+            if aggregated:
+                body = encode(discovery.aggregated(core=d.what == "api"))
+                resp = web.Response(status=200, body=body)
+                resp.headers["Content-Type"] = discovery.AGGREGATED_CONTENT_TYPE
+                return resp
+            doc = discovery.legacy_versions(request.host) if d.what == "api" else discovery.legacy_groups()
+        elif d.what == "group":
+            doc = discovery.legacy_group(d.group)
+        elif d.what == "resources":
+            doc = discovery.legacy_resources(d.group, d.version)
+        elif d.what == "openapi":
+            doc = discovery.openapi_root()
+        else:
+            raw = discovery.openapi_document(d.path)
+            if raw is None:
+                raise NotFound(NOT_FOUND)
+            return web.Response(status=200, body=raw, content_type=JSON)
+        if doc is None:
+            raise NotFound(NOT_FOUND)
+        return web.Response(status=200, body=encode(doc), content_type=JSON)
+
+    # --- watch ----------------------------------------------------------------------------
+
+    def _open_watch(self, target: Target, opts: ListOptions, as_table: bool) -> tuple[Watcher, EventWriter]:
+        res = target.resource
+        name = opts.name if opts.name is not None else (target.name or None)
+        rv = opts.resource_version
+        initial = opts.send_initial_events is True
+        start: int | None
+        if rv in ("", "0"):
+            start = None if opts.send_initial_events is False else 0
+        else:
+            start = int(rv)
+            if initial:
+                start = 0  # sendInitialEvents: the state as of now, then the end bookmark
+        fields = {"metadata.name": name} if name is not None else None
+        w = self.api.watch(
+            res.kind,
+            name=f"http:{res.name}",
+            namespace=target.namespace,
+            label_match=opts.label_match,
+            fields=fields,
+            resource_version=start,
+            allow_bookmarks=opts.allow_bookmarks,
+            buffer=self.settings.watch_buffer,
+            predicate=opts.predicate,
+        )
+        writer = EventWriter(
+            res,
+            as_table=as_table,
+            include_object=opts.include_object,
+            now=self.api.clock.now,
+            managed=self.managers.managed_fields,
+            cache=self.encoded,
+            extras=self.extras,
+            initial_left=len(w.channel) if initial else -1,
+            start_revision=self.api.revision,
+            last_revision=self.api.revision,
+        )
+        return w, writer
+
+    async def _watch(
+        self, request: web.Request, target: Target, query: Mapping[str, str], as_table: bool
+    ) -> web.StreamResponse:
+        opts = parse_list_options(target.resource.kind, query)
+        gone: Gone | None = None
+        watcher: Watcher | None = None
+        try:
+            watcher, writer = self._open_watch(target, opts, as_table)
+        except Gone as err:
+            gone = err  # upstream: 200, then the error in-band
+        resp = web.StreamResponse(status=200)
+        resp.content_type = JSON
+        resp.enable_chunked_encoding()
+        if watcher is not None:
+            self._watchers.add(watcher)
+        try:
+            await resp.prepare(request)
+            if gone is not None or watcher is None:
+                await resp.write(error_line(gone or Gone("watch closed")))
+                await resp.write_eof()
+                return resp
+            channel = watcher.channel
+            try:
+                async with asyncio.timeout(opts.timeout_seconds):
+                    await pump(channel.get_batch, resp.write, writer)
+            except TimeoutError:
+                pass  # timeoutSeconds elapsed: end the stream cleanly
+            except ConnectionResetError:
+                return resp
+            await resp.write_eof()
+            return resp
+        finally:
+            if watcher is not None:
+                self._watchers.discard(watcher)
+                self.api.stop_watch(watcher)
