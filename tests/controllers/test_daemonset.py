@@ -201,6 +201,23 @@ async def test_rolling_update_honours_max_unavailable() -> None:
 
 
 @pytest.mark.asyncio
+async def test_updates_that_never_become_ready_hold_max_unavailable_down() -> None:
+    """kubernetes/kubernetes#123233 (fixed in v1.31, upstream ``update.go`` ``rollingUpdate``):
+    with maxSurge 0, three updates in a row whose pods never become Ready take down one node's
+    daemon (maxUnavailable 1), not one more per update."""
+    async with world(*(node(f"n{i}") for i in range(1, 5)), sets=(daemonset(),)) as c:
+        for p in live(c):
+            make_ready(c, p.metadata.name)
+        await c.at(2.0)
+        for step, image in enumerate(("agent:2", "agent:3", "agent:4")):
+            _new_image(c, image, max_unavailable=1)
+            await c.at(10.0 * (step + 1))
+        assert sorted(_images(c)) == ["agent:1", "agent:1", "agent:1", "agent:4"]
+        s = ds_of(c).status
+        assert (s.number_available, s.number_unavailable, s.updated_number_scheduled) == (3, 1, 1)
+
+
+@pytest.mark.asyncio
 async def test_rolling_update_with_surge_deletes_old_pods_once_new_ones_are_available() -> None:
     async with world(node("n1"), node("n2"), sets=(daemonset(),)) as c:
         for p in live(c):
