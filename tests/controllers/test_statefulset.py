@@ -231,6 +231,21 @@ async def test_min_ready_seconds_holds_the_next_ordinal_and_available_replicas()
 
 
 @pytest.mark.asyncio
+async def test_parallel_with_min_ready_seconds_reports_available_after_it() -> None:
+    """Upstream ``stateful_set.go`` ``updatePod``: a pod turning Ready queues its set again
+    after ``minReadySeconds`` + 1 s; under Parallel nothing else syncs the set then, so without
+    it ``availableReplicas`` stayed 0."""
+    async with world(statefulset(replicas=2, policy="Parallel", min_ready=10)) as c:
+        for name in ("web-0", "web-1"):
+            make_ready(c, name)
+        await c.at(5.0)
+        assert status(c).status.available_replicas == 0
+        await c.at(12.5)
+        s = status(c).status
+        assert (s.ready_replicas, s.available_replicas) == (2, 2)
+
+
+@pytest.mark.asyncio
 async def test_with_a_scheduler_and_kubelets_ordered_ready_comes_up_one_by_one() -> None:
     async with open_cluster(namespaces=("default",)) as c:
         for n in ("n1", "n2"):
