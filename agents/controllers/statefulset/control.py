@@ -10,7 +10,8 @@ order, where *monotonic* means ``podManagementPolicy: OrderedReady``:
 =====================================  ==================================================
 replica ``i`` (lowest first)           action
 =====================================  ==================================================
-Failed or Succeeded                    delete it, and create it again (same name)
+Failed or Succeeded                    delete it (unless terminating); monotonic: stop.
+                                       A later sync, once it is gone, creates it again
 missing                                create; monotonic: stop here
 terminating                            monotonic: stop (wait for it to go)
 not Running and Ready                  monotonic: stop (wait)
@@ -190,11 +191,14 @@ def _walk(sts: StatefulSet, pods: list[Pod], revs: Revisions, now: float, plan: 
     for i in range(count):
         pod = replicas[i]
         if pod is not None and _terminal(pod):
+            # upstream processReplica (1.34): delete it; the next sync, once the pod is gone,
+            # creates it again (never two pods of one name at once)
             if not _terminating(pod):
                 plan.deletes_failed.append(pod)
-            status = replace(status, replicas=status.replicas - 1)
-            status = _count_deleted(status, pod, revs)
-            pod = None
+            created.add(i)  # on its way out: the update walk below leaves it alone
+            if monotonic:
+                return status
+            continue
         if pod is None:
             fresh = new(i)
             plan.creates.append(fresh)
@@ -235,7 +239,7 @@ def _walk(sts: StatefulSet, pods: list[Pod], revs: Revisions, now: float, plan: 
     for target in range(count - 1, partition - 1, -1):
         pod = replicas[target]
         if target in created or pod is None:
-            return status  # just created: not healthy yet
+            return status  # just created, or a finished pod being replaced: not healthy yet
         if pod_revision(pod) != revs.update and not _terminating(pod):
             plan.deletes.append(pod)
             return replace(status, current_replicas=status.current_replicas - 1)
