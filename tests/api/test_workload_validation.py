@@ -194,6 +194,13 @@ CASES = [
     ),
     pytest.param(
         "StatefulSet",
+        {"ordinals": {"start": -1}},
+        "spec.ordinals.start",
+        "Invalid value: -1: must be greater than or equal to 0",
+        id="statefulset-negative-ordinals-start",  # upstream ValidateStatefulSetSpec (GA 1.31)
+    ),
+    pytest.param(
+        "StatefulSet",
         {"updateStrategy": {"type": "OnDelete", "rollingUpdate": {"partition": 1}}},
         "spec.updateStrategy.rollingUpdate",
         "Invalid value: {\"partition\":1}: only allowed for updateStrategy 'RollingUpdate'",

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from msgspec.structs import replace
 
+from emulator.base.api.apps import StatefulSetOrdinals
 from emulator.base.api.core import LabelSelector
 from emulator.base.api.errors import Invalid
 from tests.apiserver.test_workload_verbs import _obj, _server
@@ -82,6 +83,8 @@ def test_refused_updates_change_nothing(kind: str, change: Any, path: str, detai
         pytest.param("Deployment", lambda s: _relabel_template(s, {"app": "web", "track": "canary"}), id="rollout"),
         pytest.param("Deployment", lambda s: replace(s, replicas=7), id="scale"),
         pytest.param("StatefulSet", lambda s: replace(s, replicas=7, min_ready_seconds=3), id="statefulset"),
+        # upstream ValidateStatefulSetUpdate: spec.ordinals is mutable (GA 1.31)
+        pytest.param("StatefulSet", lambda s: replace(s, ordinals=StatefulSetOrdinals(start=5)), id="sts-ordinals"),
         pytest.param("Job", lambda s: replace(s, parallelism=5, suspend=True), id="job-parallelism"),
     ],
 )

@@ -12,6 +12,8 @@ from contextlib import asynccontextmanager
 import pytest
 from msgspec.structs import replace
 
+from agents.controllers.controllerutils import EXPECTATIONS_TIMEOUT
+from agents.controllers.daemonset.controller import DaemonSetController, _Pending
 from agents.controllers.daemonset.eligibility import target_node
 from agents.controllers.history import CONTROLLER_REVISION_HASH
 from emulator.base.api.apps import DaemonSet, DaemonSetUpdateStrategy, RollingUpdateDaemonSet
@@ -154,6 +156,58 @@ async def test_a_failed_pod_is_replaced_with_a_warning() -> None:
         assert warnings[0].type == "Warning"
 
 
+@pytest.mark.asyncio
+async def test_status_is_written_while_expectations_are_pending_without_observing() -> None:
+    """Upstream ``daemon_controller.go`` ``syncDaemonSet``: with expectations not satisfied it
+    still calls ``updateDaemonSetStatus`` (``updateObservedGen`` false): the counts move,
+    ``observedGeneration`` does not, until the controller acts on the new generation."""
+    async with open_cluster(namespaces=("default",)) as c:
+        for name in ("n1", "n2"):
+            c.server.create(node(name))
+        ctl = Controllers(c, ["daemonset"])
+        await c.start(ctl, "controllers")
+        c.server.create(daemonset())
+        await c.at(1.0)
+        (dsc,) = ctl.started
+        assert isinstance(dsc, DaemonSetController)
+        # a creation it asked for and has not seen yet (as while a burst lands)
+        dsc._pending[("default", "agent")] = _Pending(at=c.clock.now(), creates=1)
+        update_spec(c, "DaemonSet", "agent", min_ready_seconds=0, revision_history_limit=5)
+        for p in live(c):
+            make_ready(c, p.metadata.name)
+        await c.at(c.clock.now() + 5.0)
+        s = ds_of(c).status
+        assert (s.number_ready, s.number_available, s.number_unavailable) == (2, 2, 0)
+        assert (s.observed_generation, ds_of(c).metadata.generation) == (1, 2)
+        await c.at(c.clock.now() + EXPECTATIONS_TIMEOUT)
+        c.server.update(replace(ds_of(c), metadata=replace(ds_of(c).metadata, labels={"touch": "1"})))
+        await c.at(c.clock.now() + 1.0)
+        assert ds_of(c).status.observed_generation == 2
+
+
+@pytest.mark.asyncio
+async def test_template_generation_counts_template_changes_only() -> None:
+    """Upstream ``pkg/registry/apps/daemonset/strategy.go``: the API server keeps
+    ``deprecated.daemonset.template.generation`` (1 on create, +1 per template change, not per
+    spec change); ``CreatePodTemplate`` copies it to the pods' ``pod-template-generation``."""
+    async with world(node("n1"), sets=(daemonset(),)) as c:
+        assert ds_of(c).metadata.annotations["deprecated.daemonset.template.generation"] == "1"
+        update_spec(c, "DaemonSet", "agent", min_ready_seconds=3)
+        assert ds_of(c).metadata.generation == 2
+        assert ds_of(c).metadata.annotations["deprecated.daemonset.template.generation"] == "1"
+        _new_image(c, "agent:2")
+        assert ds_of(c).metadata.generation == 3
+        assert ds_of(c).metadata.annotations["deprecated.daemonset.template.generation"] == "2"
+        await c.at(c.clock.now() + 5.0)
+        (p,) = live(c)
+        assert (p.spec.containers[0].image, p.metadata.labels["pod-template-generation"]) == ("agent:2", "2")
+        # a client cannot set it: the stored value wins
+        ds = ds_of(c)
+        annotations = {**ds.metadata.annotations, "deprecated.daemonset.template.generation": "9"}
+        c.server.update(replace(ds, metadata=replace(ds.metadata, annotations=annotations)))
+        assert ds_of(c).metadata.annotations["deprecated.daemonset.template.generation"] == "2"
+
+
 def _new_image(c: Cluster, image: str, max_unavailable: IntOrString = 1, max_surge: IntOrString = 0) -> None:
     ds = ds_of(c)
     t = ds.spec.template
@@ -198,6 +252,23 @@ async def test_rolling_update_honours_max_unavailable() -> None:
         s = ds_of(c).status
         assert (s.updated_number_scheduled, s.number_available, s.number_unavailable) == (4, 4, 0)
         assert s.observed_generation == ds_of(c).metadata.generation
+
+
+@pytest.mark.asyncio
+async def test_updates_that_never_become_ready_hold_max_unavailable_down() -> None:
+    """kubernetes/kubernetes#123233 (fixed in v1.31, upstream ``update.go`` ``rollingUpdate``):
+    with maxSurge 0, three updates in a row whose pods never become Ready take down one node's
+    daemon (maxUnavailable 1), not one more per update."""
+    async with world(*(node(f"n{i}") for i in range(1, 5)), sets=(daemonset(),)) as c:
+        for p in live(c):
+            make_ready(c, p.metadata.name)
+        await c.at(2.0)
+        for step, image in enumerate(("agent:2", "agent:3", "agent:4")):
+            _new_image(c, image, max_unavailable=1)
+            await c.at(10.0 * (step + 1))
+        assert sorted(_images(c)) == ["agent:1", "agent:1", "agent:1", "agent:4"]
+        s = ds_of(c).status
+        assert (s.number_available, s.number_unavailable, s.updated_number_scheduled) == (3, 1, 1)
 
 
 @pytest.mark.asyncio

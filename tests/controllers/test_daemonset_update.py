@@ -120,6 +120,10 @@ def update_of(ds: DaemonSet, n: int, pods: list[Pod]) -> tuple[list[str], list[s
         pytest.param(1, ["missing", "old", "old"], [], id="a-node-without-pod-counts-unavailable"),
         pytest.param(1, ["new-pending", "old-pending", "old"], ["p1"], id="unavailable-old-replaced-anyway"),
         pytest.param(1, ["new", "new", "new"], [], id="done"),
+        # upstream update.go rollingUpdate since kubernetes/kubernetes#123233 (v1.31): the
+        # replaced unavailable old pod counts against maxUnavailable, so no available one goes
+        pytest.param(1, ["old-pending", "old", "old", "old"], ["p0"], id="123233-replaced-counts-unavailable"),
+        pytest.param(2, ["old-pending", "old", "old", "old"], ["p0", "p1"], id="123233-room-left-for-one"),
     ],
 )
 def test_rolling_update_max_unavailable(max_unavailable: int | str, states: list[str], deletes: list[str]) -> None:

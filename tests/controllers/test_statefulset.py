@@ -12,7 +12,13 @@ import pytest
 from msgspec.structs import replace
 
 from agents.controllers.history import CONTROLLER_REVISION_HASH
-from emulator.base.api.apps import RollingUpdateStatefulSetStrategy, StatefulSet, StatefulSetUpdateStrategy
+from agents.controllers.statefulset.identity import new_versioned_pod
+from emulator.base.api.apps import (
+    RollingUpdateStatefulSetStrategy,
+    StatefulSet,
+    StatefulSetOrdinals,
+    StatefulSetUpdateStrategy,
+)
 from emulator.base.api.core import Container, Event
 from tests.builders import node, pod
 from tests.cluster import Cluster, open_cluster
@@ -228,6 +234,58 @@ async def test_min_ready_seconds_holds_the_next_ordinal_and_available_replicas()
         await c.until(lambda: "web-1" in names(c))
         assert c.clock.now() >= 11.0
         assert status(c).status.available_replicas == 1
+
+
+@pytest.mark.asyncio
+async def test_parallel_with_min_ready_seconds_reports_available_after_it() -> None:
+    """Upstream ``stateful_set.go`` ``updatePod``: a pod turning Ready queues its set again
+    after ``minReadySeconds`` + 1 s; under Parallel nothing else syncs the set then, so without
+    it ``availableReplicas`` stayed 0."""
+    async with world(statefulset(replicas=2, policy="Parallel", min_ready=10)) as c:
+        for name in ("web-0", "web-1"):
+            make_ready(c, name)
+        await c.at(5.0)
+        assert status(c).status.available_replicas == 0
+        await c.at(12.5)
+        s = status(c).status
+        assert (s.ready_replicas, s.available_replicas) == (2, 2)
+
+
+@pytest.mark.asyncio
+async def test_ordinals_start_numbers_the_replicas_from_it() -> None:
+    """``spec.ordinals.start`` (GA 1.31; upstream ``stateful_set_utils.go`` ``getStartOrdinal``,
+    ``podInOrdinalRange``): replicas are ``web-5 .. web-7``; moving the start condemns the pods
+    now out of range (highest first) and creates the new ordinals; a partition counts from it."""
+    sts = statefulset(replicas=3)
+    sts = replace(sts, spec=replace(sts.spec, ordinals=StatefulSetOrdinals(start=5)))
+    async with world(sts) as c:
+        for i in (5, 6, 7):
+            await c.until(lambda i=i: f"web-{i}" in names(c))  # type: ignore[misc]
+            make_ready(c, f"web-{i}")
+        await c.at(c.clock.now() + 1.0)
+        assert names(c) == ["web-5", "web-6", "web-7"]
+        assert c.pod("web-6").metadata.labels["apps.kubernetes.io/pod-index"] == "6"
+        assert c.pod("web-6").spec.hostname == "web-6"
+        s = status(c).status
+        assert (s.replicas, s.ready_replicas) == (3, 3)
+        update_spec(c, "StatefulSet", "web", ordinals=StatefulSetOrdinals(start=6))
+        await c.until(lambda: "web-8" in names(c))
+        make_ready(c, "web-8")
+        await c.until(lambda: "web-5" not in names(c))
+        assert names(c) == ["web-6", "web-7", "web-8"]
+        assert created(c) == ["web-5", "web-6", "web-7", "web-8"]
+        assert deleted(c) == ["web-5"]
+
+
+def test_ordinals_start_and_partition_pick_the_revision() -> None:
+    """Upstream ``newVersionedStatefulSetPod``: below ``start + partition`` the current revision."""
+    sts = statefulset(replicas=3, partition=1)
+    strategy = replace(sts.spec.update_strategy, type="RollingUpdate")
+    sts = replace(sts, spec=replace(sts.spec, ordinals=StatefulSetOrdinals(start=5), update_strategy=strategy))
+    old_t = sts.spec.template
+    new_t = replace(old_t, spec=replace(old_t.spec, containers=[Container(name="c", image="nginx:2")]))
+    pods = [new_versioned_pod(old_t, new_t, "web-old", "web-new", sts, i) for i in (5, 6, 7)]
+    assert [p.metadata.labels[CONTROLLER_REVISION_HASH] for p in pods] == ["web-old", "web-new", "web-new"]
 
 
 @pytest.mark.asyncio

@@ -79,12 +79,25 @@ def test_scaling(policy: str, replicas: int, states: list[State], creates: list[
     assert names(plan.deletes) == deletes
 
 
-def test_a_failed_pod_is_deleted_and_recreated_in_one_sync() -> None:
-    sts = statefulset(replicas=2)
-    pods = [member(sts, 0), member(sts, 1, "failed")]
-    plan = plan_sync(sts, pods, revs(sts), now=100.0)
-    assert names(plan.deletes_failed) == ["web-1"]
+@pytest.mark.parametrize("policy", ["OrderedReady", "Parallel"])
+def test_a_failed_pod_is_deleted_now_and_recreated_by_a_later_sync(policy: str) -> None:
+    """Upstream ``stateful_set_control.go`` ``processReplica`` (1.34): a Failed or Succeeded
+    replica is deleted and the sync moves on; "New pod should be generated on the next sync
+    after the current pod is removed", so two pods of one name never exist at once."""
+    sts = statefulset(replicas=2, policy=policy)
+    plan = plan_sync(sts, [member(sts, 0), member(sts, 1, "failed")], revs(sts), now=100.0)
+    assert (names(plan.deletes_failed), names(plan.creates), names(plan.deletes)) == (["web-1"], [], [])
+    still_going = replace(member(sts, 1, "failed"), metadata=replace(member(sts, 1).metadata, deletion_timestamp="x"))
+    plan = plan_sync(sts, [member(sts, 0), still_going], revs(sts), now=101.0)
+    assert (names(plan.deletes_failed), names(plan.creates)) == ([], [])
+    plan = plan_sync(sts, [member(sts, 0)], revs(sts), now=102.0)
     assert names(plan.creates) == ["web-1"]
+
+
+def test_parallel_goes_on_past_a_failed_pod() -> None:
+    sts = statefulset(replicas=3, policy="Parallel")
+    plan = plan_sync(sts, [member(sts, 0, "failed")], revs(sts), now=100.0)
+    assert (names(plan.deletes_failed), names(plan.creates)) == (["web-0"], ["web-1", "web-2"])
 
 
 @pytest.mark.parametrize(
@@ -150,13 +163,10 @@ def test_ordered_ready_makes_at_most_one_change_per_sync(
         if s != "missing"
     ]
     plan = plan_sync(sts, pods, revs(sts), now=100.0)
-    assert len(plan.creates) + len(plan.deletes) <= 1
-    # a failed pod's deletion comes with its re-creation, and only for the lowest one
-    assert len(plan.deletes_failed) <= 1
-    if plan.deletes_failed:
-        assert names(plan.creates) == names(plan.deletes_failed)
-    # a create is always the lowest ordinal missing (or failed)
+    assert len(plan.creates) + len(plan.deletes) + len(plan.deletes_failed) <= 1
+    # a failed pod is deleted alone; a later sync creates it again (upstream processReplica)
+    # a create is always the lowest ordinal missing
     if plan.creates:
         ordinal = ordinal_of("web", plan.creates[0].metadata.name)
-        have = {ordinal_of("web", p.metadata.name) for p in pods if p.status.phase != "Failed"}
+        have = {ordinal_of("web", p.metadata.name) for p in pods}
         assert ordinal == min(i for i in range(replicas) if i not in have)

@@ -166,6 +166,29 @@ def test_daemonset_covers_each_eligible_node_once_through_the_scheduler() -> Non
     assert ds.status.number_ready == 5
 
 
+# --- daemonset-update-never-ready ----------------------------------------------------------
+
+
+def test_daemonset_updates_that_never_become_ready_hold_one_node_down() -> None:
+    """Upstream ``pkg/controller/daemon/update.go`` ``rollingUpdate`` since
+    kubernetes/kubernetes#123233 (v1.31): a replaced unavailable old pod counts against
+    maxUnavailable. Before, each of the three updates took one more node down (1 of 4 left)."""
+    result, writes = _run(load_scenario(WORKLOADS / "daemonset-update-never-ready.yaml"))
+    assert result.passed, [e.detail for e in result.expectations if not e.passed]
+
+    ready: dict[str, bool] = {}
+    most_down = 0
+    for w in _pods_of(writes, "log-agent-"):
+        ready[w.obj.metadata.name] = _ready(w.new)
+        if w.time > 0 and len(ready) >= 4:
+            most_down = max(most_down, 4 - sum(ready.values()))
+    assert most_down == 1
+    deletes = [w for w in _pods_of(writes, "log-agent-") if w.verb == "delete"]
+    assert len({w.obj.spec.node_name for w in deletes}) == 1, "every update replaced the same node's pod"
+    ds = [w.new for w in writes if w.kind == "DaemonSet" and w.new is not None][-1]
+    assert (ds.status.number_available, ds.status.number_unavailable) == (3, 1)
+
+
 # --- preemption-pdb ------------------------------------------------------------------------
 
 

@@ -15,9 +15,9 @@ template (``controller-revision-hash``; no ControllerRevision objects, see ``his
 ``manage`` (create a pod for each node that should run one and has none; delete pods where
 they should not run, extra ones, failed ones with a per-node backoff), then, if that wrote
 nothing and some pod is outdated, the rolling update (``update``; ``OnDelete`` skips it),
-then the status. A set whose expectations are not yet met is not synced at all (upstream
-writes its status meanwhile; here that would cost a pass over every node per pod the burst
-creates).
+then the status. A set whose expectations are not yet met gets only its status written,
+without raising ``observedGeneration`` (upstream ``syncDaemonSet``: ``updateDaemonSetStatus``
+with ``updateObservedGen`` false), so ``kubectl get ds`` counts pods while a burst lands.
 
 Pods are created from the template with the daemon tolerations, the labels
 ``controller-revision-hash`` and ``pod-template-generation``, and the required node affinity
@@ -67,7 +67,7 @@ from agents.controllers.daemonset.manage import (
 from agents.controllers.daemonset.placement import Placement, relevant
 from agents.controllers.daemonset.update import rolling_update, surge_enabled
 from agents.controllers.history import CONTROLLER_REVISION_HASH, template_hash
-from emulator.base.api.apps import DaemonSet
+from emulator.base.api.apps import DaemonSet, DaemonSetStatus
 from emulator.base.api.core import Node, Pod, Toleration
 from emulator.base.api.errors import ApiError, NotFound
 from emulator.base.api.meta import ObjectReference
@@ -212,14 +212,24 @@ class DaemonSetController(BaseController):
             return
         await self.dependents.synced.wait()
         await self._nodes.synced.wait()
-        if ds.metadata.deletion_timestamp is not None or not self._satisfied(key):
-            return  # waiting for its own writes: their events queue it again
-        self.counts["syncs"] += 1
+        if ds.metadata.deletion_timestamp is not None:
+            return
         now = self.clock.now()
         hash_ = template_hash(ds.spec.template, ds.status.collision_count)
         generation = template_generation(ds)
         eligible = self._eligibility(ds, hash_)
         by_node = self._placement.by_node(ds.metadata.uid)
+        if not self._satisfied(key):
+            # waiting for its own writes (their events queue it again): the status only
+            try:
+                await self._write_status(
+                    key, ds, daemon_status(ds, eligible, by_node, hash_, generation, now, observe=False)
+                )
+            except ApiError:
+                self.counts["errors"] += 1
+                self.queue.add_rate_limited(key)
+            return
+        self.counts["syncs"] += 1
         outdated = any(
             p.metadata.labels.get(CONTROLLER_REVISION_HASH) != hash_ and not is_pod_updated(p, hash_, generation)
             for p in self._placement.pods(ds.metadata.uid)
@@ -236,19 +246,23 @@ class DaemonSetController(BaseController):
             if not wrote and outdated and ds.spec.update_strategy.type == "RollingUpdate":
                 update = rolling_update(ds, eligible, by_node, hash_, generation, now)
                 await self._sync_nodes(key, ds, update.delete, update.create_on, hash_)
-            status = daemon_status(ds, eligible, by_node, hash_, generation, now)
-            if status != ds.status:
-                await self.client.update_status(replace(ds, status=status))
-                self.counts["statusUpdates"] += 1
+            await self._write_status(key, ds, daemon_status(ds, eligible, by_node, hash_, generation, now))
         except ApiError:
             self.counts["errors"] += 1
             self.queue.add_rate_limited(key)
             return
         self.queue.forget(key)
-        if ds.spec.min_ready_seconds > 0 and status.number_ready != status.number_available:
-            self.queue.add_after(key, float(ds.spec.min_ready_seconds))
         if requeue is not None:
             self.queue.add_after(key, requeue)
+
+    async def _write_status(self, key: Key, ds: DaemonSet, status: DaemonSetStatus) -> None:
+        """Upstream ``updateDaemonSetStatus``'s write: only a changed status; and a sync again
+        after ``minReadySeconds`` while ready pods wait to become available."""
+        if status != ds.status:
+            await self.client.update_status(replace(ds, status=status))
+            self.counts["statusUpdates"] += 1
+        if ds.spec.min_ready_seconds > 0 and status.number_ready != status.number_available:
+            self.queue.add_after(key, float(ds.spec.min_ready_seconds))
 
     def _eligibility(self, ds: DaemonSet, hash_: str) -> Eligibility:
         """``node_should_run`` of every node, in name order; a node's decision is kept until

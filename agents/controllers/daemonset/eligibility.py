@@ -77,9 +77,10 @@ __all__ = [
 POD_TEMPLATE_GENERATION: Final = "pod-template-generation"
 """Upstream ``extensions.DaemonSetTemplateGenerationKey``: a daemon pod's label."""
 TEMPLATE_GENERATION_ANNOTATION: Final = "deprecated.daemonset.template.generation"
-"""Upstream's API server counts template changes here. The emulated API server does not,
-so without it the DaemonSet's ``metadata.generation`` stands in (it grows on every spec
-change, a superset of template changes; a pod is also up to date by its hash)."""
+"""Upstream's API server counts template changes here (``strategy.go``, 1 on create, one more
+per template change), and so does the emulated one (``registry.workloads``); a pod's
+``pod-template-generation`` label is copied from it. A DaemonSet that never went through the
+API server (a unit test's) has none: its ``metadata.generation`` stands in."""
 
 _ALWAYS: Final = (
     ("node.kubernetes.io/not-ready", "NoExecute"),

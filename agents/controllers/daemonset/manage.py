@@ -196,7 +196,11 @@ def daemon_status(
     hash_: str,
     generation: int,
     now: float,
+    *,
+    observe: bool = True,
 ) -> DaemonSetStatus:
+    """Upstream ``updateDaemonSetStatus``; ``observe`` False (expectations pending) keeps
+    ``observedGeneration``: the controller has not acted on this generation yet."""
     desired = current = misscheduled = ready = updated = available = 0
     for name, (should_run, _) in eligible.items():
         pods = by_node.get(name)
@@ -216,7 +220,7 @@ def daemon_status(
             misscheduled += 1
     return replace(
         ds.status,
-        observed_generation=ds.metadata.generation,
+        observed_generation=ds.metadata.generation if observe else ds.status.observed_generation,
         desired_number_scheduled=desired,
         current_number_scheduled=current,
         number_misscheduled=misscheduled,

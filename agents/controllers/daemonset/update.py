@@ -13,13 +13,17 @@ node                                     decision
 =======================================  =====================================================
 no pod, or both an old and a new one     counts as unavailable (``manage`` acts on it)
 only a new pod                           unavailable while it is not available
-old pod, not available                   delete it (replacing it costs no availability)
+old pod, not available                   delete it, and count it as unavailable (upstream
+                                         since kubernetes/kubernetes#123233, v1.31)
 old pod, available                       a candidate, while the unavailable count is below
                                          ``maxUnavailable``
 =======================================  =====================================================
 
 then as many candidates are deleted as ``maxUnavailable`` minus the unavailable count allows;
-``manage`` creates the new pods on the next sync.
+``manage`` creates the new pods on the next sync. Counting the replaced unavailable old pods
+matters when updates follow one another: an old pod that is down (say a previous update's pod
+that never became Ready) is replaced, and no available pod is taken down beside it, so updates
+that never become Ready hold ``maxUnavailable`` nodes down, not one more per update.
 
 With surge: a node whose old pod is unavailable gets a new pod at once; a node with an
 available old pod is a surge candidate while fewer than ``maxSurge`` new pods are waiting to
@@ -117,6 +121,7 @@ def rolling_update(
             elif old is not None:
                 if not is_pod_available(old, min_ready, now):
                     replace_now.append(old)
+                    unavailable += 1
                 elif unavailable < max_unavailable:
                     candidates.append(old)
         room = max(0, min(max_unavailable - unavailable, len(candidates)))

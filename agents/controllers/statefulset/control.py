@@ -1,14 +1,17 @@
 """What one sync of a StatefulSet does: upstream's ``updateStatefulSet``
 (``stateful_set_control.go``) as a pure function from the set and its pods to a ``Plan``.
 
-Pods are sorted into ``replicas`` (ordinals ``0 .. replicas-1``, a missing one to create
-from ``new_versioned_pod``) and ``condemned`` (higher ordinals). Then, as upstream, in this
+Pods are sorted into ``replicas`` (ordinals ``start .. start+replicas-1``, ``start`` being
+``spec.ordinals.start`` or 0; a missing one to create from ``new_versioned_pod``) and
+``condemned`` (every other ordinal, above or below the range, as upstream's
+``podInOrdinalRange``). Then, as upstream, in this
 order, where *monotonic* means ``podManagementPolicy: OrderedReady``:
 
 =====================================  ==================================================
 replica ``i`` (lowest first)           action
 =====================================  ==================================================
-Failed or Succeeded                    delete it, and create it again (same name)
+Failed or Succeeded                    delete it (unless terminating); monotonic: stop.
+                                       A later sync, once it is gone, creates it again
 missing                                create; monotonic: stop here
 terminating                            monotonic: stop (wait for it to go)
 not Running and Ready                  monotonic: stop (wait)
@@ -29,8 +32,8 @@ Then, with ``updateStrategy: RollingUpdate`` (``OnDelete`` stops before), from t
 ordinal down to ``partition``: the first pod not at the update revision and not terminating
 is deleted (one per sync; it comes back at the update revision), and an unhealthy pod on
 the way stops the walk. The ``MaxUnavailableStatefulSet`` alpha gate is off, as upstream's
-default, so ``rollingUpdate.maxUnavailable`` is not read; ``spec.ordinals`` is not in the
-emulated kind (ordinals start at 0).
+default, so ``rollingUpdate.maxUnavailable`` is not read. The ``partition`` counts from the
+first ordinal (upstream's ``updateMin`` indexes the replicas).
 
 The status is computed from the pods and counts the plan's own creations and deletions as
 upstream's does; a rolling update completes (``currentRevision := updateRevision``) when every
@@ -44,7 +47,7 @@ from dataclasses import dataclass, field
 from msgspec.structs import replace
 
 from agents.controllers.controllerutils import is_pod_available, is_pod_ready, pod_ready_time
-from agents.controllers.statefulset.identity import new_versioned_pod, ordinal_of, pod_revision
+from agents.controllers.statefulset.identity import new_versioned_pod, ordinal_of, pod_revision, start_ordinal
 from emulator.base.api.apps import StatefulSet, StatefulSetStatus
 from emulator.base.api.core import Pod
 from emulator.base.api.podtemplate import PodTemplateSpec
@@ -163,16 +166,17 @@ def _walk(sts: StatefulSet, pods: list[Pod], revs: Revisions, now: float, plan: 
     count = sts.spec.replicas if sts.spec.replicas is not None else 1
     replicas: list[Pod | None] = [None] * count
     condemned: list[tuple[int, Pod]] = []
+    start = start_ordinal(sts)
     for each in sorted(pods, key=lambda p: p.metadata.name):
         ordinal = ordinal_of(name, each.metadata.name)
-        if 0 <= ordinal < count:
-            replicas[ordinal] = each
+        if start <= ordinal < start + count:
+            replicas[ordinal - start] = each
         elif ordinal >= 0:
             condemned.append((ordinal, each))
     condemned.sort(key=lambda c: c[0])
 
-    def new(ordinal: int) -> Pod:
-        return new_versioned_pod(revs.current_template, revs.update_template, revs.current, revs.update, sts, ordinal)
+    def new(i: int) -> Pod:
+        return new_versioned_pod(revs.current_template, revs.update_template, revs.current, revs.update, sts, start + i)
 
     first_unhealthy: Pod | None = next((p for p in replicas if p is not None and not _healthy(p)), None)
     if first_unhealthy is None:
@@ -187,11 +191,14 @@ def _walk(sts: StatefulSet, pods: list[Pod], revs: Revisions, now: float, plan: 
     for i in range(count):
         pod = replicas[i]
         if pod is not None and _terminal(pod):
+            # upstream processReplica (1.34): delete it; the next sync, once the pod is gone,
+            # creates it again (never two pods of one name at once)
             if not _terminating(pod):
                 plan.deletes_failed.append(pod)
-            status = replace(status, replicas=status.replicas - 1)
-            status = _count_deleted(status, pod, revs)
-            pod = None
+            created.add(i)  # on its way out: the update walk below leaves it alone
+            if monotonic:
+                return status
+            continue
         if pod is None:
             fresh = new(i)
             plan.creates.append(fresh)
@@ -232,7 +239,7 @@ def _walk(sts: StatefulSet, pods: list[Pod], revs: Revisions, now: float, plan: 
     for target in range(count - 1, partition - 1, -1):
         pod = replicas[target]
         if target in created or pod is None:
-            return status  # just created: not healthy yet
+            return status  # just created, or a finished pod being replaced: not healthy yet
         if pod_revision(pod) != revs.update and not _terminating(pod):
             plan.deletes.append(pod)
             return replace(status, current_replicas=status.current_replicas - 1)

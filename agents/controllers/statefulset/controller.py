@@ -17,6 +17,9 @@ worker syncs a set at a time:
    precondition, so a stale cache never deletes a pod's successor);
 3. the status is written when it changed.
 
+A pod that turns Ready queues its set again ``minReadySeconds`` + 1 s later (upstream
+``updatePod``), so ``availableReplicas`` counts it then, whatever the pod management policy.
+
 Writes it waits to see (its *expectations*, by pod name, since a StatefulSet's pod names are
 known in advance; upstream's controller has none and leans on AlreadyExists instead): a set
 is not synced again until the informer shows the pods it created and the deletions it asked
@@ -39,7 +42,7 @@ from msgspec.structs import replace
 
 from agents.controllers.base import BaseController
 from agents.controllers.context import ControllerContext
-from agents.controllers.controllerutils import EXPECTATIONS_TIMEOUT, BatchError, slow_start_batch
+from agents.controllers.controllerutils import EXPECTATIONS_TIMEOUT, BatchError, is_pod_ready, slow_start_batch
 from agents.controllers.history import RevisionHistory, revision_name
 from agents.controllers.statefulset.control import Plan, Revisions, plan_sync
 from agents.controllers.statefulset.identity import pod_revision
@@ -118,6 +121,17 @@ class StatefulSetController(BaseController):
             if pending is not None and new.metadata.deletion_timestamp is not None:
                 pending.deletes.discard(new.metadata.name)
             self.queue.add(key)
+            self._requeue_when_available(key, old, new)
+
+    def _requeue_when_available(self, key: Key, old: Pod, new: Pod) -> None:
+        """Upstream ``stateful_set.go`` ``updatePod``: a pod that turns Ready queues its set again
+        ``minReadySeconds`` (plus upstream's one second against skew) later, when it will count
+        as available; nothing else would (``Parallel`` has no sync waiting on it)."""
+        assert self.primary is not None
+        sts: StatefulSet | None = self.primary.store.get(key)
+        if sts is None or sts.spec.min_ready_seconds <= 0 or is_pod_ready(old) or not is_pod_ready(new):
+            return
+        self.queue.add_after(key, float(sts.spec.min_ready_seconds) + 1.0)
 
     def on_dependent_delete(self, pod: Pod) -> None:
         ref = self.owner_ref(pod)

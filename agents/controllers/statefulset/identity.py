@@ -2,12 +2,13 @@
 
 What this module owns (pure functions):
 
+- the first ordinal (``spec.ordinals.start``, GA 1.31; 0 without it);
 - the name of ordinal ``i``, ``<set>-<i>``, and the ordinal of a pod's name (-1 when the
   name is not ``<set>-<number>``: upstream's ``getParentNameAndOrdinal``);
 - ``new_versioned_pod`` (upstream ``newVersionedStatefulSetPod``): ordinals below the
-  RollingUpdate ``partition`` are made from the *current* revision's template, the others
-  from the update revision's; the pod gets ``hostname`` = its name, ``subdomain`` = the
-  set's ``serviceName``, and the labels ``statefulset.kubernetes.io/pod-name``,
+  RollingUpdate ``partition`` (counted from the first ordinal) are made from the *current*
+  revision's template, the others from the update revision's; the pod gets ``hostname`` =
+  its name, ``subdomain`` = the set's ``serviceName``, and the labels ``statefulset.kubernetes.io/pod-name``,
   ``apps.kubernetes.io/pod-index`` (PodIndexLabel, on by default since 1.28) and
   ``controller-revision-hash``;
 - ``pod_revision``: that label.
@@ -35,10 +36,16 @@ __all__ = [
     "ordinal_of",
     "pod_name",
     "pod_revision",
+    "start_ordinal",
 ]
 
 POD_NAME_LABEL: Final = "statefulset.kubernetes.io/pod-name"
 POD_INDEX_LABEL: Final = "apps.kubernetes.io/pod-index"
+
+
+def start_ordinal(sts: StatefulSet) -> int:
+    """Upstream ``getStartOrdinal``: ``spec.ordinals.start``, else 0."""
+    return sts.spec.ordinals.start if sts.spec.ordinals is not None else 0
 
 
 def pod_name(set_name: str, ordinal: int) -> str:
@@ -75,7 +82,7 @@ def new_versioned_pod(
         if strategy.rolling_update is not None and strategy.rolling_update.partition is not None
         else 0
     )
-    old = strategy.type == "RollingUpdate" and ordinal < partition
+    old = strategy.type == "RollingUpdate" and ordinal < start_ordinal(sts) + partition
     template, revision = (current, current_revision) if old else (update, update_revision)
     name = pod_name(sts.metadata.name, ordinal)
     pod = pod_from_template(template, sts, sts.metadata.namespace, name=name)

@@ -34,6 +34,7 @@ __all__ = [
     "RollingUpdateStatefulSetStrategy",
     "StatefulSet",
     "StatefulSetCondition",
+    "StatefulSetOrdinals",
     "StatefulSetPersistentVolumeClaimRetentionPolicy",
     "StatefulSetSpec",
     "StatefulSetStatus",
@@ -152,6 +153,12 @@ class StatefulSetPersistentVolumeClaimRetentionPolicy(K8s, frozen=True):
     when_scaled: str = ""
 
 
+class StatefulSetOrdinals(K8s, frozen=True):
+    """``spec.ordinals`` (GA 1.31): the replicas are numbered ``start .. start+replicas-1``."""
+
+    start: int = 0
+
+
 class StatefulSetSpec(K8s, frozen=True):
     replicas: int | None = None
     selector: LabelSelector | None = None
@@ -163,6 +170,7 @@ class StatefulSetSpec(K8s, frozen=True):
     revision_history_limit: int | None = None
     min_ready_seconds: int = 0
     persistent_volume_claim_retention_policy: StatefulSetPersistentVolumeClaimRetentionPolicy | None = None
+    ordinals: StatefulSetOrdinals | None = None
 
 
 class StatefulSetCondition(K8s, frozen=True):

@@ -20,7 +20,8 @@ Deployment             replicas ≥ 0; selector required, valid, not empty; temp
                        greater than minReadySeconds
 ReplicaSet             replicas, minReadySeconds ≥ 0; selector and template as Deployment
 StatefulSet            podManagementPolicy; updateStrategy (partition ≥ 0, OnDelete without
-                       rollingUpdate); replicas, minReadySeconds ≥ 0; selector and template
+                       rollingUpdate); replicas, minReadySeconds, ordinals.start ≥ 0;
+                       selector and template
 DaemonSet              selector and template; minReadySeconds ≥ 0; updateStrategy (exactly
                        one of maxUnavailable and maxSurge non-zero, each ≤ 100%)
 Job                    the generated selector (when manualSelector is false); parallelism,
@@ -46,7 +47,7 @@ above ready).
 
 ``workload_update_problems(old, new)`` adds upstream's update rules: the selector of every
 workload kind is immutable; a Job's template and completions too; a StatefulSet may change
-only replicas, template, updateStrategy, persistentVolumeClaimRetentionPolicy and
+only replicas, ordinals, template, updateStrategy, persistentVolumeClaimRetentionPolicy and
 minReadySeconds.
 
 A value that upstream prints with Go's ``%#v`` is printed the same way for maps of strings
@@ -231,6 +232,8 @@ def _statefulset(sts: StatefulSet, pod_problem: PodProblem) -> Iterator[Problem]
     else:
         yield path, f"Invalid value: {_json(strategy)}: must be 'RollingUpdate' or 'OnDelete'"
     yield from _nonnegative(spec.min_ready_seconds, "spec.minReadySeconds")
+    if spec.ordinals is not None:
+        yield from _nonnegative(spec.ordinals.start, "spec.ordinals.start")
     yield from _replicated(spec.replicas, spec.selector, spec.template, "statefulset", pod_problem)
 
 
@@ -450,7 +453,14 @@ def _spec_problems(obj: Any, pod_problem: PodProblem) -> Iterator[Problem]:
 
 _IMMUTABLE: Final = "field is immutable"
 _STS_MUTABLE: Final = frozenset(
-    {"replicas", "template", "update_strategy", "persistent_volume_claim_retention_policy", "min_ready_seconds"}
+    {
+        "replicas",
+        "ordinals",
+        "template",
+        "update_strategy",
+        "persistent_volume_claim_retention_policy",
+        "min_ready_seconds",
+    }
 )
 
 

@@ -60,8 +60,38 @@ class StatefulSetStrategy(WorkloadStrategy):
     kind = "StatefulSet"
 
 
+TEMPLATE_GENERATION_ANNOTATION = "deprecated.daemonset.template.generation"
+"""Upstream ``appsv1.DeprecatedTemplateGeneration``: the v1 face of the internal
+``spec.templateGeneration`` (``pkg/apis/apps/v1/conversion.go``)."""
+
+
+def _template_generation(obj: Any) -> int:
+    raw = obj.metadata.annotations.get(TEMPLATE_GENERATION_ANNOTATION, "")
+    return int(raw) if raw.isdigit() else 0
+
+
+def _with_template_generation(obj: Any, generation: int) -> Any:
+    annotations = {**obj.metadata.annotations, TEMPLATE_GENERATION_ANNOTATION: str(generation)}
+    return replace(obj, metadata=replace(obj.metadata, annotations=annotations))
+
+
 class DaemonSetStrategy(WorkloadStrategy):
+    """Upstream ``pkg/registry/apps/daemonset/strategy.go``: the template generation starts at
+    1 (or the manifest's annotation) on create; an update cannot set it, and a template change
+    adds one. The DaemonSet controller labels its pods ``pod-template-generation`` from it."""
+
     kind = "DaemonSet"
+
+    def prepare_for_create(self, obj: Any, *, restore: bool) -> Any:
+        obj = super().prepare_for_create(obj, restore=restore)
+        return _with_template_generation(obj, max(1, _template_generation(obj)))
+
+    def prepare_for_update(self, current: Any, candidate: Any) -> Any:
+        candidate = super().prepare_for_update(current, candidate)
+        generation = _template_generation(current)
+        if candidate.spec.template != current.spec.template:
+            generation += 1
+        return _with_template_generation(candidate, max(1, generation))
 
 
 class JobStrategy(WorkloadStrategy):
