@@ -5,7 +5,8 @@
 runs their containers (``podrun.py``, pure: init containers, sidecars, readiness,
 exits, restarts with CrashLoopBackOff, driven by the ``emulator.k8s.io/`` annotations
 listed in ``lifecycle.py``), confirms graceful deletions and keeps the node's status and Lease fresh;
-``KubeletSettings`` (``settings.py``) holds its knobs. The kubelets of a run may share one
+``KubeletSettings`` (``settings.py``) holds its knobs; ``default_labels``
+(``registration.py``) gives a Node the labels a kubelet registers it with. The kubelets of a run may share one
 ``Ticker`` (``ticker.py``) that fires all their heartbeats from one task and one heap.
 """
 
@@ -18,6 +19,7 @@ from agents.kubelet.lifecycle import (
     READY_AFTER_ANNOTATION,
     RUN_DURATION_ANNOTATION,
 )
+from agents.kubelet.registration import default_labels
 from agents.kubelet.settings import DEFAULT_NODE_STATUS_REPORT_FREQUENCY, KubeletSettings
 from agents.kubelet.ticker import Ticker
 
@@ -36,4 +38,5 @@ __all__ = [
     "Ticker",
     "admission_failures",
     "admit",
+    "default_labels",
 ]

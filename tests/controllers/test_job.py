@@ -78,7 +78,10 @@ async def test_indexed_pods_carry_their_index_and_completed_indexes_are_interval
         pytest.param([0], "0", id="one"),
         pytest.param([1, 3, 4, 5], "1,3-5", id="single-and-range"),
         pytest.param([5, 4, 3, 1, 1], "1,3-5", id="unordered-duplicates"),
-        pytest.param([0, 1, 3, 4], "0-1,3-4", id="pairs-are-ranges"),
+        # upstream indexed_job_utils.go orderedIntervals.String writes two adjacent indexes
+        # with a comma, not as a range
+        pytest.param([0, 1, 3, 4], "0,1,3,4", id="pairs-are-two-indexes"),
+        pytest.param([0, 1, 2, 7, 8], "0-2,7,8", id="range-and-pair"),
     ],
 )
 def test_completed_indexes_text(indexes: list[int], text: str) -> None:
@@ -122,7 +125,9 @@ async def test_failures_past_backoff_limit_fail_the_job_after_the_recreation_bac
         pytest.param(1, 4.0, 6.0, id="first-partly-waited"),
         pytest.param(3, 0.0, 40.0, id="doubling"),
         pytest.param(6, 0.0, 320.0, id="below-cap"),
-        pytest.param(7, 0.0, 360.0, id="capped-6min"),
+        pytest.param(7, 100.0, 500.0, id="640s-capped-at-upstream-MaxJobPodFailureBackOff-10min"),
+        pytest.param(7, 0.0, 600.0, id="seventh-capped-10min"),
+        pytest.param(8, 0.0, 600.0, id="capped-10min"),
         pytest.param(2, 25.0, 0.0, id="waited-out"),
     ],
 )

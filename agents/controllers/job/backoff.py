@@ -1,13 +1,16 @@
 """Pod recreation backoff after failures, as upstream's ``backoff_utils.go``.
 
 A Job whose pods fail waits before it creates their replacements: 10 s after the first
-failure since the last success, doubling per further failure, capped at 6 minutes
+failure since the last success, doubling per further failure, capped at 10 minutes
 (``DEFAULT_BACKOFF``, ``MAX_BACKOFF``: upstream ``DefaultJobPodFailureBackOff`` and
-``MaxJobPodFailureBackOff``). The wait runs from the newest failure's finish time.
+``MaxJobPodFailureBackOff``). The wait runs from the newest failure's finish time. A Job
+with ``backoffLimitPerIndex`` waits per index instead (``perindex``), with the same
+doubling over the index's failures (``remaining_for_failures``).
 
 What this module owns (pure, clock times in seconds): ``BackoffRecord`` (failures since
 the last success, time of the newest failure), ``next_record`` (the record after a sync
 saw new finished pods), ``remaining`` (how long creation still waits) and
+``remaining_for_failures`` (upstream ``getRemainingTimeForFailuresCount``) and
 ``finish_time(pod)`` (when a pod finished). Keeping the records per Job is the controller's.
 
 ======================================  ======================================
@@ -30,10 +33,18 @@ from typing import Final
 from emulator.base.api.core import Pod
 from emulator.base.runtime.clock import parse_timestamp
 
-__all__ = ["DEFAULT_BACKOFF", "MAX_BACKOFF", "BackoffRecord", "finish_time", "next_record", "remaining"]
+__all__ = [
+    "DEFAULT_BACKOFF",
+    "MAX_BACKOFF",
+    "BackoffRecord",
+    "finish_time",
+    "next_record",
+    "remaining",
+    "remaining_for_failures",
+]
 
 DEFAULT_BACKOFF: Final = 10.0
-MAX_BACKOFF: Final = 360.0
+MAX_BACKOFF: Final = 600.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,13 +91,19 @@ def next_record(old: BackoffRecord, succeeded: Sequence[Pod], failed: Sequence[P
 
 def remaining(record: BackoffRecord, now: float) -> float:
     """Upstream ``getRemainingTime``: seconds until pods may be created again (0: now)."""
-    if record.failures_after_last_success == 0 or record.last_failure_time is None:
+    return remaining_for_failures(record.failures_after_last_success, record.last_failure_time, now)
+
+
+def remaining_for_failures(failures: int, last_failure_time: float | None, now: float) -> float:
+    """Upstream ``getRemainingTimeForFailuresCount``: the wait after ``failures`` failures,
+    the newest at ``last_failure_time`` (10 s doubling per failure up to ``MAX_BACKOFF``)."""
+    if failures <= 0 or last_failure_time is None:
         return 0.0
     delay = DEFAULT_BACKOFF
-    for _ in range(1, record.failures_after_last_success):
+    for _ in range(1, failures):
         delay *= 2
         if delay >= MAX_BACKOFF:
             delay = MAX_BACKOFF
             break
-    elapsed = now - record.last_failure_time
+    elapsed = now - last_failure_time
     return 0.0 if delay < elapsed else delay - elapsed

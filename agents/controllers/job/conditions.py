@@ -7,10 +7,13 @@ still terminating.
 =====================  ===============================  ==============================
 interim                reason (message)                 terminal (same reason/message)
 =====================  ===============================  ==============================
-SuccessCriteriaMet     CompletionsReached               Complete (+ completionTime)
+SuccessCriteriaMet     CompletionsReached,              Complete (+ completionTime)
+                       SuccessPolicy
 FailureTarget          BackoffLimitExceeded,            Failed
                        DeadlineExceeded,
-                       PodFailurePolicy
+                       PodFailurePolicy,
+                       MaxFailedIndexesExceeded,
+                       FailedIndexes
 =====================  ===============================  ==============================
 
 ``Suspended`` is True (``JobSuspended``) while ``spec.suspend`` and turns False
@@ -22,16 +25,20 @@ from __future__ import annotations
 from typing import Final
 
 from emulator.base.api.batch import Job, JobCondition
+from emulator.base.api.meta import ObjectReference
 
 __all__ = [
     "BACKOFF_LIMIT_EXCEEDED",
     "COMPLETIONS_REACHED",
     "DEADLINE_EXCEEDED",
+    "FAILED_INDEXES",
+    "MAX_FAILED_INDEXES_EXCEEDED",
     "POD_FAILURE_POLICY",
     "ensure_condition",
     "find_condition",
     "finish_time",
     "is_finished",
+    "job_reference",
     "new_condition",
 ]
 
@@ -39,6 +46,11 @@ BACKOFF_LIMIT_EXCEEDED: Final = ("BackoffLimitExceeded", "Job has reached the sp
 DEADLINE_EXCEEDED: Final = ("DeadlineExceeded", "Job was active longer than specified deadline")
 COMPLETIONS_REACHED: Final = ("CompletionsReached", "Reached expected number of succeeded pods")
 POD_FAILURE_POLICY: Final = "PodFailurePolicy"
+MAX_FAILED_INDEXES_EXCEEDED: Final = (
+    "MaxFailedIndexesExceeded",
+    "Job has exceeded the specified maximal number of failed indexes",
+)
+FAILED_INDEXES: Final = ("FailedIndexes", "Job has failed indexes")
 
 
 def new_condition(type_: str, reason: str, message: str, now: str, status: str = "True") -> JobCondition:
@@ -79,3 +91,15 @@ def finish_time(job: Job) -> str | None:
         if c.type in ("Complete", "Failed") and c.status == "True":
             return c.last_transition_time
     return None
+
+
+def job_reference(job: Job) -> ObjectReference:
+    """The Job as the ``involvedObject`` of its Events."""
+    return ObjectReference(
+        api_version=job.api_version,
+        kind="Job",
+        namespace=job.metadata.namespace,
+        name=job.metadata.name,
+        uid=job.metadata.uid,
+        resource_version=job.metadata.resource_version,
+    )

@@ -12,22 +12,23 @@ A sync of one Job (``sync``), as upstream's ``syncJob``:
 3. decide whether the Job is finishing: an interim ``FailureTarget`` already set, a FailJob
    rule, failures over ``backoffLimit`` (or, under ``restartPolicy: OnFailure``, container
    restarts reaching it), ``activeDeadlineSeconds`` passed (else a re-sync is queued for
-   then); a finishing Job's active pods are deleted;
+   then), under ``backoffLimitPerIndex`` too many failed indexes (``perindex``), a
+   ``successPolicy`` rule met (``successpolicy``); a finishing Job's active pods are deleted;
 4. otherwise ``manage``: suspended → delete the active pods; too many → delete the extra
    (duplicate indexes first, then ``ActivePods`` order); too few → after the recreation
    backoff (``backoff``), create up to ``parallelism`` bounded by the remaining completions
-   in slow-start batches (Indexed: the lowest pending indexes, pod ``<job>-<ix>-<rand>``,
-   hostname ``<job>-<ix>``, index annotation and label); enough successes and no active
-   pod → ``SuccessCriteriaMet``;
-5. write the status (active, ready, terminating, succeeded, failed, completedIndexes,
-   startTime, the interim condition), then, once no pod is terminating, the terminal
-   condition (``Complete`` with completionTime, or ``Failed``) and its Event.
+   in slow-start batches (Indexed: the lowest indexes neither succeeded, failed nor running,
+   after each one's own backoff under ``backoffLimitPerIndex``, ``index_template``);
+   enough successes and no active pod → ``SuccessCriteriaMet``;
+5. write the status (counts, completed/failedIndexes, startTime, the interim condition),
+   then, once no pod is terminating, ``Complete`` (+ completionTime) or ``Failed`` and its Event.
 
 Counting: upstream tracks finished pods with the ``batch.kubernetes.io/job-tracking``
-finalizer and ``status.uncountedTerminatedPods``. The API server here does not hold objects
-for finalizers yet, and a finalizer removal is one more pod write per finished pod (the
-churn scenario's budget), so this controller keeps the UIDs it has counted in memory
-(``_counted``) and remembers pods that vanished before being counted (``_gone``); the
+finalizer and ``status.uncountedTerminatedPods``. Its removal is one more pod write per
+finished pod (the Job churn bench's budget: about 12,000 in its first 5 minutes), so this
+controller keeps the UIDs it has counted in memory
+(``_counted``), pods that vanished before being counted (``_gone``) and, under
+``backoffLimitPerIndex``, each index's last failed pod (``_last_failed``); the
 status it writes carries an empty ``uncountedTerminatedPods`` as upstream's does between
 syncs. The counts are the same as long as the controller is not restarted (it never is).
 
@@ -61,15 +62,23 @@ from agents.controllers.job.conditions import (
     ensure_condition,
     find_condition,
     is_finished,
+    job_reference,
     new_condition,
 )
 from agents.controllers.job.failurepolicy import match
 from agents.controllers.job.indexes import (
-    COMPLETION_INDEX,
     completion_index,
     first_pending_indexes,
     format_intervals,
+    index_template,
     parse_intervals,
+)
+from agents.controllers.job.perindex import (
+    creatable_indexes,
+    failure_count_annotations,
+    failure_reason,
+    replaced_pods,
+    update_failed_indexes,
 )
 from agents.controllers.job.pods import (
     fail_job_message,
@@ -79,10 +88,10 @@ from agents.controllers.job.pods import (
     pods_for_removal,
     restarts_past_limit,
 )
+from agents.controllers.job.successpolicy import SUCCESS_POLICY, match_success_policy
 from emulator.base.api.batch import Job, JobCondition, JobStatus, UncountedTerminatedPods
 from emulator.base.api.core import Pod
 from emulator.base.api.errors import ApiError, NotFound
-from emulator.base.api.meta import ObjectReference
 from emulator.base.runtime.clock import parse_timestamp
 
 __all__ = ["BATCH_PERIOD", "MAX_POD_CREATE_DELETE_PER_SYNC", "NAME", "JobController"]
@@ -102,17 +111,6 @@ def _pod_key(pod: Pod) -> Key:
     return (pod.metadata.namespace, pod.metadata.name)
 
 
-def _reference(job: Job) -> ObjectReference:
-    return ObjectReference(
-        api_version=job.api_version,
-        kind="Job",
-        namespace=job.metadata.namespace,
-        name=job.metadata.name,
-        uid=job.metadata.uid,
-        resource_version=job.metadata.resource_version,
-    )
-
-
 class JobController(BaseController):
     """Reconciles Jobs into pods (see the module docstring)."""
 
@@ -128,6 +126,9 @@ class JobController(BaseController):
         self._counted: dict[str, set[str]] = {}
         self._gone: dict[str, dict[str, Pod]] = {}
         self._backoff: dict[Key, bo.BackoffRecord] = {}
+        self._last_failed: dict[str, dict[int, Pod]] = {}
+        """Per Job UID (``backoffLimitPerIndex``), per index: the failed pod its next pod
+        replaces (``perindex``), in place of upstream's delayed finalizer removal."""
 
     def statistics(self) -> dict[str, Any]:
         return {**self.counts, "jobs": len(self.primary.store) if self.primary else 0}
@@ -148,6 +149,7 @@ class JobController(BaseController):
     def on_delete(self, job: Job) -> None:
         self._counted.pop(job.metadata.uid, None)
         self._gone.pop(job.metadata.uid, None)
+        self._last_failed.pop(job.metadata.uid, None)
         self.queue.add((job.metadata.namespace, job.metadata.name))
 
     def _owner(self, pod: Pod) -> tuple[Job, Key] | None:
@@ -200,6 +202,7 @@ class JobController(BaseController):
         self._backoff.pop(key, None)
         self._counted.pop(uid, None)
         self._gone.pop(uid, None)
+        self._last_failed.pop(uid, None)
 
     async def sync(self, key: Key) -> None:
         assert self.primary is not None
@@ -238,6 +241,10 @@ class JobController(BaseController):
         else:
             done = set()
             succeeded = job.status.succeeded + len(new_succeeded)
+        per_index = indexed and job.spec.backoff_limit_per_index is not None
+        failed_ix: set[int] = set()
+        if per_index:
+            failed_ix = update_failed_indexes(job, new_failed, self._last_failed.setdefault(uid, {}))
         record = bo.next_record(self._backoff.get(key, bo.BackoffRecord()), new_succeeded, new_failed)
 
         status = job.status
@@ -266,6 +273,12 @@ class JobController(BaseController):
                     finishing = new_condition("FailureTarget", *DEADLINE_EXCEEDED, stamp)
                 else:
                     self.queue.add_after(key, left)
+        if finishing is None and per_index and (why := failure_reason(job, failed_ix, done)) is not None:
+            finishing = new_condition("FailureTarget", *why, stamp)
+        if finishing is None and indexed:
+            message = match_success_policy(job.spec.success_policy, completions or 0, done)
+            if message is not None:
+                finishing = new_condition("SuccessCriteriaMet", SUCCESS_POLICY, message, stamp)
 
         active = len(active_pods)
         events: list[tuple[str, str, str]] = []
@@ -281,7 +294,7 @@ class JobController(BaseController):
             managed = False
             if satisfied and job.metadata.deletion_timestamp is None:
                 active, terminating, ready = await self._manage(
-                    job, key, active_pods, done, succeeded, record, terminating, ready, events
+                    job, key, active_pods, done | failed_ix, succeeded, record, terminating, ready, events
                 )
                 managed = True
             if completions is None:
@@ -318,6 +331,7 @@ class JobController(BaseController):
             succeeded=succeeded,
             failed=failed,
             completed_indexes=format_intervals(done) if indexed else status.completed_indexes,
+            failed_indexes=format_intervals(failed_ix) if per_index else status.failed_indexes,
             uncounted_terminated_pods=UncountedTerminatedPods(),
         )
         written = await self._write_status(job, new_status)
@@ -326,7 +340,7 @@ class JobController(BaseController):
             gone.pop(u, None)
         self._backoff[key] = record
         for type_, reason, message in events:
-            await self.recorder.event(_reference(written), type_, reason, message)
+            await self.recorder.event(job_reference(written), type_, reason, message)
         if finishing is not None and terminating == 0:
             await self._finish(written, finishing, stamp)
 
@@ -346,7 +360,7 @@ class JobController(BaseController):
         if terminal == "Complete":
             status = replace(status, completion_time=stamp)
         written = await self._write_status(job, status)
-        ref = _reference(written)
+        ref = job_reference(written)
         if terminal == "Complete":
             self.counts["completed"] += 1
             completions = job.spec.completions
@@ -373,7 +387,8 @@ class JobController(BaseController):
         ready: int,
         events: list[tuple[str, str, str]],
     ) -> tuple[int, int, int]:
-        """Upstream ``manageJob``: (active, terminating, ready) after it."""
+        """Upstream ``manageJob``: (active, terminating, ready) after it. ``done``: the
+        succeeded indexes and the failed ones, neither re-created."""
         active = len(active_pods)
         parallelism = job.spec.parallelism or 0
         completions = job.spec.completions
@@ -396,22 +411,34 @@ class JobController(BaseController):
         diff = want - pending - active
         if diff <= 0:
             return active, terminating, ready
-        wait = bo.remaining(record, self.clock.now())
+        per_index = job.spec.completion_mode == "Indexed" and job.spec.backoff_limit_per_index is not None
+        wait = 0.0 if per_index else bo.remaining(record, self.clock.now())
         if wait > 0:
             self.queue.add_after(key, wait)
             return 0, terminating, ready  # upstream reports active 0 while backing off
         diff = min(diff, MAX_POD_CREATE_DELETE_PER_SYNC)
         indexes: list[int] = []
+        replaced: dict[int, Pod] = {}
         if job.spec.completion_mode == "Indexed":
             running = {ix for p in active_pods if (ix := completion_index(p)) is not None}
             indexes = first_pending_indexes(done, running, diff, completions or 0)
+            if per_index:
+                replaced = replaced_pods(self._last_failed.get(job.metadata.uid, {}), done | running)
+                indexes, wait = creatable_indexes(indexes, replaced, self.clock.now())
+                if wait > 0:
+                    self.queue.add_after(key, wait)
+                    return 0, terminating, ready
             diff = len(indexes)
         if diff == 0:
             return active, terminating, ready
         self.expectations.expect_creations(key, diff)
 
         async def create(i: int) -> None:
-            await self._create_pod(job, indexes[i] if indexes else None)
+            if not indexes:
+                await self._create_pod(job, None)
+            else:
+                extra = failure_count_annotations(job, replaced.get(indexes[i])) if per_index else {}
+                await self._create_pod(job, indexes[i], extra)
 
         try:
             made = await slow_start_batch(diff, create)
@@ -422,24 +449,12 @@ class JobController(BaseController):
         self.counts["created"] += made
         return active + made, terminating, ready
 
-    async def _create_pod(self, job: Job, index: int | None) -> None:
-        template = job.spec.template
-        name = job.metadata.name
-        generate_name = f"{name}-"
+    async def _create_pod(self, job: Job, index: int | None, annotations: dict[str, str] | None = None) -> None:
+        template, generate_name = job.spec.template, f"{job.metadata.name}-"
         if index is not None:
-            meta = template.metadata
-            template = replace(
-                template,
-                metadata=replace(
-                    meta,
-                    annotations={**meta.annotations, COMPLETION_INDEX: str(index)},
-                    labels={**meta.labels, COMPLETION_INDEX: str(index)},
-                ),
-                spec=replace(template.spec, hostname=f"{name}-{index}"),
-            )
-            generate_name = f"{name}-{index}-"
+            template, generate_name = index_template(template, job.metadata.name, index, annotations or {})
         pod = pod_from_template(template, job, job.metadata.namespace, generate_name=generate_name)
-        ref = _reference(job)
+        ref = job_reference(job)
         try:
             created: Pod = await self.client.create(pod)
         except ApiError as err:
@@ -451,7 +466,7 @@ class JobController(BaseController):
         """Delete ``pods`` (upstream ``deleteJobPods``/``deleteActivePods``): (deleted,
         deleted ready). Unless ``count``, a deleted pod is never counted as a failure."""
         deleted = deleted_ready = 0
-        ref = _reference(job)
+        ref = job_reference(job)
         counted = self._counted.setdefault(job.metadata.uid, set())
         error: ApiError | None = None
         for pod in pods:

@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 import anyio
 from msgspec.structs import replace
 
-from agents.kubelet import DEFAULT_NODE_STATUS_REPORT_FREQUENCY, Kubelet, KubeletSettings, Ticker
+from agents.kubelet import DEFAULT_NODE_STATUS_REPORT_FREQUENCY, Kubelet, KubeletSettings, Ticker, default_labels
 from emulator.app.scenario.drain import drain
 from emulator.app.scenario.expectations import CONDITIONS, count_reached
 from emulator.app.scenario.faults import ArmedFault, FaultPlan
@@ -270,7 +270,10 @@ class Cluster:
         )
 
     async def create(self, obj: Any) -> Any:
-        """Create ``obj`` (an InternalError or Conflict is retried, other errors raise)."""
+        """Create ``obj`` (an InternalError or Conflict is retried, other errors raise). A
+        Node is created as its kubelet registers it, with the default labels it lacks."""
+        if isinstance(obj, Node):
+            obj = default_labels(obj)
         created = await self.retrying(lambda: self.client.create(obj), Conflict)
         if isinstance(created, Node):
             self.start_kubelet(created.metadata.name)

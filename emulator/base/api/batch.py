@@ -28,6 +28,8 @@ __all__ = [
     "PodFailurePolicyOnExitCodesRequirement",
     "PodFailurePolicyOnPodConditionsPattern",
     "PodFailurePolicyRule",
+    "SuccessPolicy",
+    "SuccessPolicyRule",
     "UncountedTerminatedPods",
 ]
 
@@ -62,6 +64,18 @@ class PodFailurePolicy(K8s, frozen=True):
     rules: list[PodFailurePolicyRule] = []
 
 
+class SuccessPolicyRule(K8s, frozen=True):
+    """One rule of ``spec.successPolicy`` (an Indexed Job's): the indexes that must succeed
+    (``"0,2-4"``), or how many, or how many of those."""
+
+    succeeded_indexes: str | None = None
+    succeeded_count: int | None = None
+
+
+class SuccessPolicy(K8s, frozen=True):
+    rules: list[SuccessPolicyRule] = []
+
+
 class JobSpec(K8s, frozen=True):
     parallelism: int | None = None
     completions: int | None = None
@@ -70,6 +84,7 @@ class JobSpec(K8s, frozen=True):
     backoff_limit: int | None = None
     backoff_limit_per_index: int | None = None
     max_failed_indexes: int | None = None
+    success_policy: SuccessPolicy | None = None
     selector: LabelSelector | None = None
     manual_selector: bool | None = None
     template: PodTemplateSpec = PodTemplateSpec()

@@ -27,8 +27,10 @@ DaemonSet              selector and template; minReadySeconds ≥ 0; updateStrat
 Job                    the generated selector (when manualSelector is false); parallelism,
                        completions, activeDeadlineSeconds, backoffLimit,
                        ttlSecondsAfterFinished ≥ 0; completionMode (Indexed needs
-                       completions); the template as a pod with restartPolicy OnFailure or
-                       Never; selector required and matching the template's labels
+                       completions); backoffLimitPerIndex, maxFailedIndexes,
+                       podFailurePolicy actions, successPolicy (``jobvalidation``);
+                       the template as a pod with restartPolicy OnFailure or Never;
+                       selector required and matching the template's labels
 CronJob                name ≤ 52 characters; schedule (``cron``; no ``TZ=``);
                        startingDeadlineSeconds ≥ 0; concurrencyPolicy; the job template's
                        spec as a Job's, without selector or manualSelector; history limits
@@ -72,6 +74,7 @@ from emulator.base.api.intstr import (
     not_more_than_100_percent_problems,
     positive_int_or_percent_problems,
 )
+from emulator.base.api.jobvalidation import index_count_problems, policy_problems
 from emulator.base.api.labels import go_quote
 from emulator.base.api.labelselector import compile_selector, label_problems, label_selector_problems
 from emulator.base.api.podtemplate import PodTemplateSpec
@@ -274,11 +277,13 @@ def _job_spec(spec: JobSpec, path: str, pod_problem: PodProblem) -> Iterator[Pro
     yield from _nonnegative(spec.active_deadline_seconds, f"{path}.activeDeadlineSeconds")
     yield from _nonnegative(spec.backoff_limit, f"{path}.backoffLimit")
     yield from _nonnegative(spec.ttl_seconds_after_finished, f"{path}.ttlSecondsAfterFinished")
+    yield from index_count_problems(spec, path)
     mode = spec.completion_mode
     if mode not in (None, "NonIndexed", "Indexed"):
         yield f"{path}.completionMode", _supported(mode, ("NonIndexed", "Indexed"))
     if mode == "Indexed" and spec.completions is None:
         yield f"{path}.completions", "Required value: when completion mode is Indexed"
+    yield from policy_problems(spec, path)  # backoffLimitPerIndex, podFailurePolicy, successPolicy
     yield from _template(spec.template, f"{path}.template", pod_problem, _JOB_RESTART)
 
 
