@@ -28,13 +28,14 @@ pluginConfig        in-tree args decoded strictly, defaulted, validated; every p
 ==================  ==============================================================================
 
 Which points a plugin implements comes from its registry class (``extension_points_of``), else
-from ``UPSTREAM_PLUGINS``. Emulator choices (deviations, on purpose): the volume and DRA plugins
-(``SKIPPED_DEFAULT_PLUGINS``) are left out of the default set — the emulator has no volumes or
-resource claims; upstream plugins absent from the registry stay in ``Profile.plugins`` and are
-listed in ``Profile.missing_plugins`` (``to_spec`` drops them) instead of failing; ``extenders``
-must be empty; profiles whose *expanded* queue sort differs are rejected (upstream compares only
-the configured ``queueSort`` sets and silently uses the first profile's); ``NodeAffinityArgs``'
-``addedAffinity`` is validated with the pod validation's messages (upstream's come from
+from ``UPSTREAM_PLUGINS``. Emulator choices (deviations, on purpose): the volume plugins
+(``SKIPPED_DEFAULT_PLUGINS``) are left out of the default set — the emulator has no volumes
+(``DynamicResources`` is in it, modelled for pods without claims); upstream plugins absent
+from the registry stay in ``Profile.plugins`` and are listed in ``Profile.missing_plugins``
+(``to_spec`` drops them) instead of failing; ``extenders`` must be empty; profiles whose
+*expanded* queue sort differs are rejected (upstream compares only the configured ``queueSort``
+sets and silently uses the first profile's); ``NodeAffinityArgs``' ``addedAffinity`` is
+validated with the pod validation's messages (upstream's come from
 ``nodeaffinity.NewNodeSelector``).
 
 It does not own the default plugin tables (``default_plugins.py``, re-exported here), plugin
