@@ -28,13 +28,14 @@ pluginConfig        in-tree args decoded strictly, defaulted, validated; every p
 ==================  ==============================================================================
 
 Which points a plugin implements comes from its registry class (``extension_points_of``), else
-from ``UPSTREAM_PLUGINS``. Emulator choices (deviations, on purpose): the volume and DRA plugins
-(``SKIPPED_DEFAULT_PLUGINS``) are left out of the default set — the emulator has no volumes or
-resource claims; upstream plugins absent from the registry stay in ``Profile.plugins`` and are
-listed in ``Profile.missing_plugins`` (``to_spec`` drops them) instead of failing; ``extenders``
-must be empty; profiles whose *expanded* queue sort differs are rejected (upstream compares only
-the configured ``queueSort`` sets and silently uses the first profile's); ``NodeAffinityArgs``'
-``addedAffinity`` is validated with the pod validation's messages (upstream's come from
+from ``UPSTREAM_PLUGINS``. Emulator choices (deviations, on purpose): the volume plugins
+(``SKIPPED_DEFAULT_PLUGINS``) are left out of the default set — the emulator has no volumes
+(``DynamicResources`` is in it, modelled for pods without claims); upstream plugins absent
+from the registry stay in ``Profile.plugins`` and are listed in ``Profile.missing_plugins``
+(``to_spec`` drops them) instead of failing; ``extenders`` must be empty; profiles whose
+*expanded* queue sort differs are rejected (upstream compares only the configured ``queueSort``
+sets and silently uses the first profile's); ``NodeAffinityArgs``' ``addedAffinity`` is
+validated with the pod validation's messages (upstream's come from
 ``nodeaffinity.NewNodeSelector``).
 
 It does not own the default plugin tables (``default_plugins.py``, re-exported here), plugin
@@ -189,6 +190,9 @@ class Profile:
     """Plugin name → its args (defaulted dicts for in-tree kinds, as given for others)."""
     missing_plugins: tuple[str, ...] = ()
     """Upstream plugins enabled here that the registry lacks (skipped when building the framework)."""
+    needed: tuple[str, ...] = ()
+    """Every plugin enabled in any set of the profile, multiPoint included, in first-listed order
+    (upstream ``pluginsNeeded``): each is constructed, even one that runs at no extension point."""
 
     def enabled(self, point: str) -> list[str]:
         return [name for name, _ in self.plugins[point]]
@@ -201,6 +205,7 @@ class Profile:
             plugins={ExtensionPoint(p): [e for e in lst if e[0] not in skip] for p, lst in self.plugins.items()},
             plugin_args={n: a for n, a in self.plugin_args.items() if n not in skip and a is not None},
             percentage_of_nodes_to_score=self.percentage_of_nodes_to_score,
+            needed=tuple(n for n in self.needed if n not in skip),
         )
 
 
@@ -331,7 +336,7 @@ def _profile(i: int, raw: _Profile, name: str, registry: Mapping[str, PluginFact
     args = _plugin_args(raw.plugin_config, used, path)
     expanded = {n for lst in plugins.values() for n, _ in lst}
     missing = list(dict.fromkeys(n for n in used if n not in registry and n in expanded))
-    return Profile(name, pct, plugins, args, tuple(missing)), sets[_P.QueueSort]
+    return Profile(name, pct, plugins, args, tuple(missing), tuple(dict.fromkeys(used))), sets[_P.QueueSort]
 
 
 def _snake(key: str) -> str:

@@ -2,7 +2,8 @@
 ``pkg/scheduler/apis/config/v1/default_plugins.go`` and the in-tree plugin list).
 
 What this module owns: ``DEFAULT_PLUGINS`` (the v1.34 default multiPoint set, with score
-weights, minus the volume and DRA plugins the emulator leaves out: ``SKIPPED_DEFAULT_PLUGINS``),
+weights, DynamicResources included as v1.34's ``applyFeatureGates`` puts it (before
+DefaultPreemption), minus the volume plugins the emulator leaves out: ``SKIPPED_DEFAULT_PLUGINS``),
 ``UPSTREAM_PLUGINS`` (every in-tree plugin and the extension points it implements),
 ``INVALID_PLUGINS`` (removed plugins a v1 configuration may not name) and
 ``extension_points_of`` (which points a registered factory implements, read from its methods).
@@ -62,19 +63,20 @@ DEFAULT_PLUGINS: Final[tuple[tuple[str, int | None], ...]] = (
     ("NodeResourcesFit", 1),
     ("PodTopologySpread", 2),
     ("InterPodAffinity", 2),
+    ("DynamicResources", None),
     ("DefaultPreemption", None),
     ("NodeResourcesBalancedAllocation", 1),
     ("ImageLocality", 1),
     ("DefaultBinder", None),
 )
-"""v1.34 ``getDefaultPlugins`` (all under multiPoint), minus ``SKIPPED_DEFAULT_PLUGINS``."""
+"""v1.34 ``getDefaultPlugins`` (all under multiPoint) after ``applyFeatureGates`` (DRA GA, on by
+default: ``DynamicResources`` just before ``DefaultPreemption``), minus ``SKIPPED_DEFAULT_PLUGINS``."""
 
 SKIPPED_DEFAULT_PLUGINS: Final = (
     "VolumeRestrictions",
     "NodeVolumeLimits",
     "VolumeBinding",
     "VolumeZone",
-    "DynamicResources",
 )
 
 _METHODS: Final[dict[ExtensionPoint, tuple[str, ...]]] = {

@@ -269,8 +269,7 @@ def explain_pod(
         fit = FitError(pod, len(all_nodes), diagnosis)
         if decided is None and fwk.has_post_filter_plugins():
             result, status = fwk.run_post_filter_plugins(state, pod, diagnosis.node_to_status)
-            if status.code is not Code.Error and status.message():
-                diagnosis.post_filter_msg = status.message()
+            diagnosis.post_filter_msg = status.message()  # upstream sets it whatever the code
             if status.code is not Code.Error and result is not None and result.nominated_node_name:
                 node = snapshot.node_info_map[result.nominated_node_name]
                 exp.preemption = Preemption(node.name, _victims(fwk, state, pod, node))

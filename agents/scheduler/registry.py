@@ -40,6 +40,7 @@ from agents.scheduler.framework.interface import PluginFactory
 from agents.scheduler.plugins import (
     defaultbinder,
     defaultpreemption,
+    dynamicresources,
     imagelocality,
     interpodaffinity,
     nodeaffinity,
@@ -81,6 +82,7 @@ def in_tree_registry() -> dict[str, PluginFactory]:
         noderesources_fit.NAME: noderesources_fit.NodeResourcesFit,
         podtopologyspread.NAME: podtopologyspread.PodTopologySpread,
         interpodaffinity.NAME: interpodaffinity.InterPodAffinity,
+        dynamicresources.NAME: dynamicresources.DynamicResources,
         defaultpreemption.NAME: defaultpreemption.DefaultPreemption,
         noderesources_balanced_allocation.NAME: noderesources_balanced_allocation.NodeResourcesBalancedAllocation,
         imagelocality.NAME: imagelocality.ImageLocality,

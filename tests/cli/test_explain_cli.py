@@ -34,7 +34,7 @@ metadata: {name: n3}
 status: {capacity: {cpu: "4", memory: 8Gi, pods: "10"}}
 """
 
-TAINT = "node(s) had untolerated taint {dedicated: infra}"
+TAINT = "node(s) had untolerated taint(s)"
 
 
 def pod_yaml(name: str, cpu: str = "1", **spec: Any) -> str:
@@ -102,8 +102,8 @@ def test_failure_message_and_no_preemption(tmp_path: Path, capsys: pytest.Captur
     doc = explain_json(capsys, f)
     assert doc["selected"] is None
     assert doc["message"] == (
-        "0/3 nodes are available: 1 node(s) had untolerated taint {dedicated: infra}, 2 Insufficient cpu. "
-        "preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.."
+        "0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient cpu. "
+        "no new claims to deallocate, preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
     )
     assert doc["preemption"] is None
 
@@ -183,15 +183,15 @@ globalDefault: true
         pytest.param(
             {"priorityClassName": "high"},
             {"nominatedNode": "n3", "victims": ["default/r3"]},
-            "0/3 nodes are available: 1 node(s) had untolerated taint {dedicated: infra}, 2 Insufficient cpu.",
+            "0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient cpu.",
             id="higher-class-preempts",
         ),
         pytest.param(
             {},
             None,
-            "0/3 nodes are available: 1 node(s) had untolerated taint {dedicated: infra}, 2 Insufficient cpu. "
-            "preemption: 0/3 nodes are available: 1 Preemption is not helpful for scheduling, "
-            "2 No preemption victims found for incoming pod..",
+            "0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient cpu. "
+            "no new claims to deallocate, preemption: 0/3 nodes are available: "
+            "1 Preemption is not helpful for scheduling, 2 No preemption victims found for incoming pod.",
             id="global-default-class-equal-priority-no-victims",
         ),
     ],

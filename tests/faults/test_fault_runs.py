@@ -241,9 +241,10 @@ def test_faults_demo_story() -> None:
 
 NODE_CONTROLLERS = ("nodelifecycle", "tainteviction", "podgc")
 SPREAD_BLOCKED = (
-    "0/3 nodes are available: 1 node(s) had untolerated taint {node.kubernetes.io/unreachable: }, "
-    "2 node(s) didn't match pod topology spread constraints. preemption: 0/3 nodes are available: "
-    "1 Preemption is not helpful for scheduling, 2 No preemption victims found for incoming pod.."
+    "0/3 nodes are available: 1 node(s) had untolerated taint(s), "
+    "2 node(s) didn't match pod topology spread constraints. no new claims to deallocate, "
+    "preemption: 0/3 nodes are available: "
+    "1 Preemption is not helpful for scheduling, 2 No preemption victims found for incoming pod."
 )
 
 BASE = """

@@ -35,7 +35,7 @@ S, U, UU, SKIP, ERR = (
     Code.Skip,
     Code.Error,
 )
-TAINT_MSG = "node(s) had untolerated taint {dedicated: infra}"
+TAINT_MSG = "node(s) had untolerated taint(s)"
 
 
 # --- builders -----------------------------------------------------------------------------
@@ -205,7 +205,8 @@ def test_prefilter_result_leaves_the_excluded_nodes_with_the_absent_status() -> 
     assert exp.selected is None
     assert exp.message is not None
     assert exp.message.startswith(
-        "0/3 nodes are available: 1 node(s) didn't satisfy plugin(s) [NodeAffinity], 2 Insufficient cpu. preemption: "
+        "0/3 nodes are available: 1 node(s) didn't satisfy plugin(s) [NodeAffinity], 2 Insufficient cpu. "
+        "no new claims to deallocate, preemption: "
     )
 
 
@@ -215,8 +216,8 @@ def test_a_prefilter_rejection_gives_every_node_that_status() -> None:
         assert exp.node(name).filter == {"Gate": Status(UU, "gate closed")}
         assert not exp.node(name).feasible
     assert exp.message == (
-        "0/2 nodes are available: gate closed. "
-        "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.."
+        "0/2 nodes are available: gate closed. no new claims to deallocate, "
+        "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
     )
 
 
@@ -296,8 +297,9 @@ def test_failure_message_counts_each_nodes_first_failure_and_preemption_finds_no
     nodes = [mk_node("n1", cpu="2", taint="infra"), mk_node("n2", cpu="2")]
     exp = explain(nodes, mk_pod("p", cpu="1"), [mk_pod("r", cpu="1500m", node="n2")])
     assert exp.message == (
-        f"0/2 nodes are available: 1 Insufficient cpu, 1 {TAINT_MSG}. preemption: 0/2 nodes are available: "
-        "1 No preemption victims found for incoming pod, 1 Preemption is not helpful for scheduling.."
+        f"0/2 nodes are available: 1 Insufficient cpu, 1 {TAINT_MSG}. no new claims to deallocate, "
+        "preemption: 0/2 nodes are available: "
+        "1 No preemption victims found for incoming pod, 1 Preemption is not helpful for scheduling."
     )
     assert exp.preemption is None
 
@@ -372,8 +374,8 @@ async def test_run_records_every_attempt_with_the_cycles_decision() -> None:
         assert (
             first["message"]
             == cond.message
-            == "0/1 nodes are available: 1 Insufficient cpu. preemption: "
-            + ("0/1 nodes are available: 1 Preemption is not helpful for scheduling..")
+            == "0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, preemption: "
+            + ("0/1 nodes are available: 1 Preemption is not helpful for scheduling.")
         )
         assert first["nodes"]["small"]["filter"]["NodeResourcesFit"]["code"] == "UnschedulableAndUnresolvable"
         w.server.create(node("big", cpu="8"))

@@ -1,7 +1,9 @@
 """Out-of-tree plugins that misbehave: bad input or an ``Error`` status, never a crash.
 
 * A module that raises (even ``SystemExit``/``KeyboardInterrupt``) while being imported, or a
-  plugin whose constructor raises, is bad input: ``validate`` and ``run`` exit 2 with one
+  plugin whose constructor raises — even one enabled under multiPoint that implements no
+  extension point (upstream ``NewFramework`` constructs every plugin of ``pluginsNeeded``:
+  ``initializing plugin %q: %w``) — is bad input: ``validate`` and ``run`` exit 2 with one
   ``error:`` line naming the plugin/module and the scenario file and path.
 * A plugin raising inside an extension point gives a ``Status`` of code ``Error`` with
   upstream's message shape for that point; the run counts it in ``scheduling.errors`` and
@@ -44,6 +46,12 @@ _PLUGINS = {
                 raise RuntimeError("no licence")
             def filter(self, state, pod, node_info):
                 return None
+    """,
+    "ctor_raises_no_point": """
+        class Plugin:
+            name = "Bad"
+            def __init__(self, args, handle):
+                raise RuntimeError("no licence")
     """,
     "import_exits": """
         import sys
@@ -125,6 +133,11 @@ def _scenario(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, plugin: str, node
             "ctor_raises",
             'schedulerOptions.plugins.Bad: initializing plugin "Bad": RuntimeError: no licence',
             id="constructor-raises",
+        ),
+        pytest.param(
+            "ctor_raises_no_point",
+            'schedulerOptions.plugins.Bad: initializing plugin "Bad": RuntimeError: no licence',
+            id="constructor-raises-in-a-plugin-at-no-extension-point",
         ),
         pytest.param("import_exits", "raised SystemExit(0)", id="import-calls-sys-exit"),
         pytest.param("import_interrupts", "raised KeyboardInterrupt()", id="import-raises-keyboard-interrupt"),
@@ -324,6 +337,21 @@ def test_constructor_error_names_the_plugin() -> None:
 
     with pytest.raises(PluginInitError, match=r'^initializing plugin "Bad": SystemExit: 3$'):
         Framework(_spec(), {**in_tree_registry(), "Bad": factory}, clock=StoppedClock(), rng=random.Random(0))
+
+
+def test_a_needed_plugin_at_no_extension_point_is_constructed_too() -> None:
+    """Upstream ``NewFramework`` constructs every plugin of ``pluginsNeeded`` (multiPoint
+    included) before sorting them into points, so a constructor error surfaces even for a
+    plugin that implements none."""
+
+    class Inert:
+        def __init__(self, args: Any, handle: Any) -> None:
+            raise RuntimeError("no licence")
+
+    points = {ExtensionPoint.QueueSort: [("PrioritySort", 0)], ExtensionPoint.Bind: [("DefaultBinder", 0)]}
+    spec = ProfileSpec(scheduler_name="default-scheduler", plugins=points, needed=("PrioritySort", "Inert"))
+    with pytest.raises(PluginInitError, match=r'^initializing plugin "Inert": RuntimeError: no licence$'):
+        Framework(spec, {**in_tree_registry(), "Inert": Inert}, clock=StoppedClock(), rng=random.Random(0))
 
 
 def test_setup_construct_reports_the_profile_for_an_undeclared_plugin() -> None:

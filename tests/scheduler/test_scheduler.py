@@ -73,11 +73,11 @@ async def test_unschedulable_pod_gets_upstream_message_then_fits_after_node_add(
         await w.until(lambda: any(c.type == "PodScheduled" for c in w.pod("big").status.conditions))
         cond = next(c for c in w.pod("big").status.conditions if c.type == "PodScheduled")
         assert (cond.status, cond.reason) == ("False", "Unschedulable")
-        # DefaultPreemption ran and found nothing to do; upstream appends its own FitError
-        # message, and the separator gives the (real, upstream) double full stop.
+        # DynamicResources (no claims) then DefaultPreemption (nothing to do) ran as PostFilter;
+        # v1.34's FitError.Error appends their joined reasons after one space, no extra period.
         expected = (
-            "0/2 nodes are available: 2 Insufficient cpu. "
-            "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.."
+            "0/2 nodes are available: 2 Insufficient cpu. no new claims to deallocate, "
+            "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
         )
         assert cond.message == expected
         failed = [e for e in w.server.list("Event")[0] if e.reason == "FailedScheduling"]
@@ -107,8 +107,9 @@ async def test_failure_message_counts_reasons_sorted_as_strings() -> None:
         # no lower priority; a and c are too small outright (UnschedulableAndUnresolvable).
         assert cond.message == (
             "0/3 nodes are available: 1 Insufficient memory, 1 Too many pods, 2 Insufficient cpu. "
+            "no new claims to deallocate, "
             "preemption: 0/3 nodes are available: 1 No preemption victims found for incoming pod, "
-            "2 Preemption is not helpful for scheduling.."
+            "2 Preemption is not helpful for scheduling."
         )
 
 

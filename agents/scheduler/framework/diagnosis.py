@@ -4,14 +4,18 @@ What this module owns: the record a failed scheduling cycle builds (per-node sta
 plugins that rejected the pod — which drive requeueing through queueing hints — and the
 PreFilter/PostFilter messages), and the exact upstream text of the resulting error:
 
-    "0/<N> nodes are available:" + (" <PreFilter msg>." | " <histogram>.") + (" <PostFilter msg>.")
+    "0/<N> nodes are available:" + (" <PreFilter msg>." | " <histogram>.") + (" <PostFilter msg>")
 
 The histogram counts every reason of every explicitly rejected node, plus the absent-nodes
 status' reasons once per node missing from the map (nodes cut by a PreFilterResult); each
 entry reads "<count> <reason>"; entries are sorted as strings (so "10 x" sorts before "2 y")
 and joined with ", ". With a PreFilter message the histogram is left out (every node carries the
-same PreFilter status). The PostFilter message of DefaultPreemption is itself a FitError text
-ending in ".", so upstream's messages end in ".." — kept verbatim.
+same PreFilter status). The PostFilter message is appended after one space and no period of its
+own (v1.34 ``FitError.Error``: ``" %v"``): DefaultPreemption's is itself a FitError text ending
+in ".", so the whole message ends in exactly one period. With the default profile's
+DynamicResources before DefaultPreemption, the PostFilter message of a claim-less pod reads
+"no new claims to deallocate, preemption: 0/3 nodes are available: 3 Preemption is not helpful
+for scheduling." (``RunPostFilterPlugins`` joins the rejecting plugins' reasons with ", ").
 
 It does not own building the diagnosis during the cycle (the scheduling cycle does, with
 ``Diagnosis.add_plugin_status``) nor deciding about requeueing (the queue).
@@ -89,7 +93,7 @@ class FitError(Exception):
             if entries:
                 msg += f" {', '.join(entries)}."
         if d.post_filter_msg:
-            msg += f" {d.post_filter_msg}."
+            msg += f" {d.post_filter_msg}"
         return msg
 
     def __str__(self) -> str:

@@ -147,6 +147,11 @@ class ProfileSpec:
     plugins: Mapping[ExtensionPoint, Sequence[tuple[str, int]]] = field(default_factory=dict)
     plugin_args: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     percentage_of_nodes_to_score: int | None = None
+    needed: Sequence[str] = ()
+    """Plugins enabled in the configuration but at none of ``plugins``' points (e.g. under
+    multiPoint while implementing no extension point) are still constructed (upstream
+    ``NewFramework`` builds every plugin of ``pluginsNeeded``); names already in ``plugins`` may
+    repeat here."""
 
 
 # --- what plugins are handed ---------------------------------------------------------------

@@ -3,7 +3,9 @@
 
 What this module owns: ``build_plugins(spec, registry, handle)`` — one instance per plugin name
 (created in the order the names first appear, extension points taken in ``ExtensionPoint``
-order), shared by every point it is enabled at; each enabled (point, plugin) checked with
+order, then ``spec.needed``: a plugin enabled in the configuration but at no point it implements
+is constructed too, so its constructor's error is not hidden), shared by every point it is
+enabled at; each enabled (point, plugin) checked with
 ``isinstance`` against the point's Protocol; score weights (0 → 1, overflow-checked); exactly one
 QueueSort and at least one Bind plugin. Errors are ``ValueError`` with upstream's messages.
 And ``enqueue_events(plugins)``: what each plugin that can reject a pod registered for.
@@ -95,6 +97,13 @@ class EnabledPlugins:
     score_weights: dict[str, int] = field(default_factory=dict)
 
 
+def _construct(out: EnabledPlugins, name: str, factory: PluginFactory, spec: ProfileSpec, handle: Handle) -> None:
+    try:
+        out.plugins[name] = factory(spec.plugin_args.get(name), handle)
+    except (Exception, SystemExit) as err:  # a misbehaving constructor: bad input
+        raise PluginInitError(name, err) from err
+
+
 def build_plugins(spec: ProfileSpec, registry: Mapping[str, PluginFactory], handle: Handle) -> EnabledPlugins:
     out = EnabledPlugins()
     for point in ExtensionPoint:
@@ -103,10 +112,10 @@ def build_plugins(spec: ProfileSpec, registry: Mapping[str, PluginFactory], hand
                 factory = registry.get(name)
                 if factory is None:
                     raise ValueError(f'{PROTOCOLS[point][1]} "{name}" does not exist')
-                try:
-                    out.plugins[name] = factory(spec.plugin_args.get(name), handle)
-                except (Exception, SystemExit) as err:  # a misbehaving constructor: bad input
-                    raise PluginInitError(name, err) from err
+                _construct(out, name, factory, spec, handle)
+    for name in spec.needed:  # enabled, but at no point it implements: built all the same
+        if name not in out.plugins and (factory := registry.get(name)) is not None:
+            _construct(out, name, factory, spec, handle)
     for point in ExtensionPoint:
         proto, proto_name = PROTOCOLS[point]
         for name, weight in spec.plugins.get(point, ()):

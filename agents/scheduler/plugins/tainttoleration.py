@@ -11,8 +11,9 @@ point           behaviour
 ==============  ===========================================================================
 Filter          the first node taint with effect ``NoSchedule`` or ``NoExecute`` that no
                 toleration tolerates → ``UnschedulableAndUnresolvable``
-                "node(s) had untolerated taint {<key>: <value>}"; ``PreferNoSchedule`` never
-                filters
+                "node(s) had untolerated taint(s)" (``ERR_REASON_UNTOLERATED``: since
+                #134740, cherry-picked to release-1.34, the message names no taint key or
+                value); ``PreferNoSchedule`` never filters
 PreScore        keeps the pod's tolerations whose effect is ``PreferNoSchedule`` or empty
                 (CycleState ``PreScoreTaintToleration``); never skips
 Score           the number of the node's ``PreferNoSchedule`` taints none of those tolerate
@@ -32,7 +33,7 @@ Pod UpdatePodToleration     the updated pod is the rejected pod itself
 
 Vectorised (``filter_all`` / ``score_all`` / ``normalize_score_all``): the per-node functions
 above, evaluated once per node and pod tolerations as ``NodeTable`` derived columns (re-evaluated
-only when a node object changes); Filter codes index the distinct "untolerated taint" statuses.
+only when a node object changes); Filter code 1 is the one "untolerated taint(s)" status.
 
 It does not own NoExecute eviction (a taint manager, not the scheduler).
 """
@@ -68,6 +69,7 @@ from emulator.base.api.taints import find_untolerated_taint, tolerations_tolerat
 __all__ = [
     "DO_NOT_SCHEDULE_EFFECTS",
     "ERR_REASON_NOT_MATCH",
+    "ERR_REASON_UNTOLERATED",
     "NAME",
     "PRE_SCORE_STATE_KEY",
     "TaintToleration",
@@ -77,7 +79,12 @@ __all__ = [
 NAME: Final = "TaintToleration"
 PRE_SCORE_STATE_KEY: Final = "PreScore" + NAME
 ERR_REASON_NOT_MATCH: Final = "node(s) had taints that the pod didn't tolerate"
-"""Upstream's exported ``ErrReasonNotMatch`` (kept for reference; Filter reports the taint)."""
+"""Upstream's exported ``ErrReasonNotMatch`` (kept for reference; Filter does not use it)."""
+ERR_REASON_UNTOLERATED: Final = "node(s) had untolerated taint(s)"
+"""Filter's reason since kubernetes#134740 (release-1.34: #135023): the taint's key and value
+may be sensitive, so upstream logs them and the pod's status names none."""
+_UNTOLERATED: Final = Status(Code.UnschedulableAndUnresolvable, ERR_REASON_UNTOLERATED)
+_STATUSES: Final = (SUCCESS, _UNTOLERATED)
 DO_NOT_SCHEDULE_EFFECTS: Final = ("NoSchedule", "NoExecute")
 """Upstream ``helper.DoNotScheduleTaintsFilterFunc``: the effects Filter enforces."""
 _PREFER_NO_SCHEDULE: Final = "PreferNoSchedule"
@@ -111,21 +118,11 @@ class TaintToleration:
 
     def __init__(self, args: Mapping[str, Any] | None = None, handle: Handle | None = None) -> None:
         self._handle = handle
-        self._codes: dict[str, int] = {}
-        self._statuses: list[Status] = [SUCCESS]
-        """Filter code → status (the vectorised Filter's reason codes)."""
 
     def _filter_code(self, node_info: NodeInfo, tolerations: Sequence[Toleration]) -> int:
         node = node_info.node
         taint = _untolerated(node.spec.taints, tolerations) if node is not None else None
-        if taint is None:
-            return 0
-        reason = f"node(s) had untolerated taint {{{taint.key}: {taint.value}}}"
-        code = self._codes.get(reason)
-        if code is None:
-            code = self._codes[reason] = len(self._statuses)
-            self._statuses.append(Status(Code.UnschedulableAndUnresolvable, reason))
-        return code
+        return 0 if taint is None else 1
 
     def filter_all(self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray) -> FilterCodes | None:
         if not table.any_taints:
@@ -133,7 +130,7 @@ class TaintToleration:
         tolerations = tuple(pod.spec.tolerations)
         column = table.derived((self, "filter", tolerations), lambda ni: self._filter_code(ni, tolerations))
         codes = column[rows]
-        return FilterCodes(codes, self._statuses) if np.count_nonzero(codes) else FilterCodes(None)
+        return FilterCodes(codes, _STATUSES) if np.count_nonzero(codes) else FilterCodes(None)
 
     # Filter
 
@@ -144,9 +141,7 @@ class TaintToleration:
         taint = _untolerated(node.spec.taints, pod.spec.tolerations)
         if taint is None:
             return SUCCESS
-        return Status(
-            Code.UnschedulableAndUnresolvable, f"node(s) had untolerated taint {{{taint.key}: {taint.value}}}"
-        )
+        return _UNTOLERATED
 
     # PreScore / Score / NormalizeScore
 

@@ -317,4 +317,4 @@ class Executor:
         meta = victim.metadata
         involved = ObjectReference(kind="Pod", namespace=meta.namespace, name=meta.name, uid=meta.uid)
         message = f"Preempted by pod {preemptor.metadata.uid} on node {node}"
-        await self._events.event(involved, "Normal", "Preempted", message)
+        await self._events.event(involved, "Normal", "Preempted", message, action="Preempting")

@@ -44,12 +44,13 @@ NOT_IMPLEMENTED = (
     "NodePorts",
     "PodTopologySpread",
     "InterPodAffinity",
+    "DynamicResources",
     "DefaultPreemption",
     "NodeResourcesBalancedAllocation",
     "ImageLocality",
 )
 DEFAULT_LISTS: dict[str, list[tuple[str, int]]] = {
-    "preEnqueue": [("SchedulingGates", 0), ("DefaultPreemption", 0)],
+    "preEnqueue": [("SchedulingGates", 0), ("DynamicResources", 0), ("DefaultPreemption", 0)],
     "queueSort": [("PrioritySort", 0)],
     "preFilter": [
         ("NodeAffinity", 0),
@@ -57,6 +58,7 @@ DEFAULT_LISTS: dict[str, list[tuple[str, int]]] = {
         ("NodeResourcesFit", 0),
         ("PodTopologySpread", 0),
         ("InterPodAffinity", 0),
+        ("DynamicResources", 0),
     ],
     "filter": [
         ("NodeUnschedulable", 0),
@@ -67,8 +69,9 @@ DEFAULT_LISTS: dict[str, list[tuple[str, int]]] = {
         ("NodeResourcesFit", 0),
         ("PodTopologySpread", 0),
         ("InterPodAffinity", 0),
+        ("DynamicResources", 0),
     ],
-    "postFilter": [("DefaultPreemption", 0)],
+    "postFilter": [("DynamicResources", 0), ("DefaultPreemption", 0)],
     "preScore": [
         ("TaintToleration", 0),
         ("NodeAffinity", 0),
@@ -86,9 +89,9 @@ DEFAULT_LISTS: dict[str, list[tuple[str, int]]] = {
         ("NodeResourcesBalancedAllocation", 1),
         ("ImageLocality", 1),
     ],
-    "reserve": [],
+    "reserve": [("DynamicResources", 0)],
     "permit": [],
-    "preBind": [],
+    "preBind": [("DynamicResources", 0)],
     "bind": [("DefaultBinder", 0)],
     "postBind": [],
 }

@@ -1,4 +1,6 @@
-"""FitError's message, pinned to upstream's exact text, and Diagnosis bookkeeping."""
+"""FitError's message, pinned to upstream's exact text (v1.34 ``framework/types.go``
+``FitError.Error``: the PostFilter message follows after one space, with no period of its own),
+and Diagnosis bookkeeping."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from emulator.base.api.codec import convert
 from emulator.base.api.core import Pod
 
 U, UU = Code.Unschedulable, Code.UnschedulableAndUnresolvable
-TAINT = "node(s) had untolerated taint {dedicated: infra}"
+TAINT = "node(s) had untolerated taint(s)"
 POD = convert({"metadata": {"name": "p", "namespace": "default"}, "spec": {"containers": []}}, Pod)
 
 
@@ -32,7 +34,7 @@ def fit_error(
     [
         pytest.param(
             fit_error({"n1": (TAINT,), "n2": ("Insufficient cpu",), "n3": ("Insufficient cpu",)}, 3),
-            "0/3 nodes are available: 1 node(s) had untolerated taint {dedicated: infra}, 2 Insufficient cpu.",
+            "0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient cpu.",
             id="reference-example",
         ),
         pytest.param(
@@ -72,14 +74,27 @@ def fit_error(
                 post="preemption: 0/3 nodes are available: 1 Preemption is not helpful for scheduling, "
                 "2 No preemption victims found for incoming pod.",
             ),
-            "0/3 nodes are available: 1 node(s) had untolerated taint {dedicated: infra}, 2 Insufficient cpu. "
+            "0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient cpu. "
             "preemption: 0/3 nodes are available: 1 Preemption is not helpful for scheduling, "
-            "2 No preemption victims found for incoming pod..",
-            id="preemption-suffix-double-dot-as-upstream",
+            "2 No preemption victims found for incoming pod.",
+            id="preemption-suffix-one-period",
+        ),
+        pytest.param(
+            fit_error(
+                {"n1": (TAINT,), "n2": ("node(s) didn't match Pod's node affinity/selector",)} | {"n3": (TAINT,)},
+                3,
+                post="no new claims to deallocate, preemption: 0/3 nodes are available: "
+                "3 Preemption is not helpful for scheduling.",
+            ),
+            # Seen from real v1.34 clusters (issue 23), taint and affinity counts swapped.
+            "0/3 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, "
+            "2 node(s) had untolerated taint(s). no new claims to deallocate, preemption: "
+            "0/3 nodes are available: 3 Preemption is not helpful for scheduling.",
+            id="dra-then-preemption-as-v1.34",
         ),
         pytest.param(
             fit_error({}, 2, absent=Status(UU, "gated"), pre="gated", post="preemption: not eligible"),
-            "0/2 nodes are available: gated. preemption: not eligible.",
+            "0/2 nodes are available: gated. preemption: not eligible",
             id="pre-filter-and-post-filter",
         ),
     ],
