@@ -134,3 +134,106 @@ faults: [{nodePartition: {node: n-1}}]
         's.yaml:4:27: faults[0].nodePartition.node: no node "n-1" in the scenario '
         "(nodes, objects, create and createNodes steps make them)"
     )
+
+
+HEAL = """
+name: heal
+seed: 2
+latency: {api: {mean: 2ms, jitter: 1ms}, watch: {mean: 5ms, jitter: 2ms}}
+kubelet: {containerStart: {mean: 1s}, termination: {mean: 2s}, heartbeatInterval: 10s}
+nodes:
+  - count: 2
+    namePrefix: n
+    template: {status: {capacity: {cpu: "4", memory: 16Gi, pods: "110"}}}
+    labelValues: {kubernetes.io/hostname: [n-0, n-1]}
+faults:
+  - nodePartition: {node: n-1, start: 30s, stop: 150s}
+objects:
+  - apiVersion: apps/v1
+    kind: Deployment
+    metadata: {name: web}
+    spec:
+      replicas: 2
+      selector: {matchLabels: {app: web}}
+      template:
+        metadata: {labels: {app: web}}
+        spec:
+          affinity:
+            podAntiAffinity:
+              requiredDuringSchedulingIgnoredDuringExecution:
+                - {topologyKey: kubernetes.io/hostname, labelSelector: {matchLabels: {app: web}}}
+          containers: [{name: app, image: nginx:1.27, resources: {requests: {cpu: 100m}}}]
+steps:
+%s
+expect:
+  - podsRunning: {count: 2, selector: app=web}
+"""
+
+
+def _run(text: str) -> list[WriteRecord]:
+    writes: list[WriteRecord] = []
+    result = run_scenario(load_scenario_text(text, source="s.yaml", base_dir=ROOT), RunOptions(on_write=writes.append))
+    assert result.passed
+    return writes
+
+
+def _on_n1(writes: list[WriteRecord]) -> str:
+    return next(w.obj.metadata.name for w in writes if w.verb == "bind" and w.obj.spec.node_name == "n-1")
+
+
+@pytest.mark.slow
+def test_partition_heals_and_the_kubelet_writes_its_ready_back() -> None:
+    """Default tolerations (300 s): the pod on n-1 is only marked not Ready (upstream
+    ``MarkPodsNotReady``), the Deployment counts 1 available; after the heal the kubelet
+    relists and writes its own Ready back (``pkg/kubelet/status`` ``needsReconcile``)."""
+    writes = _run(HEAL % "  - sleep: 4m")
+    pod = _on_n1(writes)
+    readiness = [
+        (round(w.time), _ready(w.new))
+        for w in writes
+        if w.kind == "Pod" and w.verb == "updateStatus" and w.obj.metadata.name == pod and w.time > 20
+    ]
+    assert readiness[0] == (80, "False")  # Unknown 50 s after the last Lease renewal (30 s)
+    assert readiness[1][1] == "True"
+    assert 150 <= readiness[1][0] <= 180  # the kubelet's relist after the heal
+    available = [
+        (round(w.time), w.new.status.available_replicas)
+        for w in writes
+        if w.kind == "Deployment" and w.verb == "updateStatus" and w.time > 20
+    ]
+    assert available[0] == (80, 1)
+    assert available[-1][1] == 2
+    deletes = [w for w in writes if w.kind == "Pod" and w.verb == "delete"]
+    assert deletes == []
+
+
+@pytest.mark.slow
+def test_force_delete_step_removes_a_pod_its_kubelet_cannot_confirm() -> None:
+    """``delete: {gracePeriodSeconds: 0}`` (``kubectl delete --force --grace-period=0``): the pod
+    of the partitioned node is gone at once; after the heal its kubelet finds it gone."""
+    writes = _run(
+        HEAL % "  - sleep: 100s\n  - delete: {kind: Pod, selector: app=web, gracePeriodSeconds: 0}\n  - sleep: 3m"
+    )
+    gone = sorted((round(w.time), w.obj.spec.node_name) for w in writes if w.kind == "Pod" and w.verb == "delete")
+    assert gone == [(100, "n-0"), (100, "n-1")]
+    assert all(w.new is None for w in writes if w.kind == "Pod" and w.verb == "delete")
+    old = {w.obj.metadata.uid for w in writes if w.kind == "Pod" and w.verb == "delete"}
+    assert not [w for w in writes if w.kind == "Pod" and w.time > 101 and w.obj.metadata.uid in old]
+
+
+@pytest.mark.slow
+def test_without_out_of_service_the_pod_goes_only_when_the_kubelet_is_back() -> None:
+    """No out-of-service taint: db-1 stays terminating for the whole partition; after the heal
+    the kubelet relists, sees the deletionTimestamp, stops the container and confirms the
+    deletion (grace 0 with its UID), and only then is db-1 re-created."""
+    text = (ROOT / "scenarios" / "node-partition.yaml").read_text()
+    start = text.index("  - at: 4m\n    update:")
+    end = text.index("  - waitFor: {condition: workloadsReady, kind: StatefulSet, name: db, timeout: 2m}")
+    text = text[:start] + "  - sleep: 5m\n" + text[end:]
+    text = text[: text.index("expect:")] + "expect:\n  - workloadsReady: {kind: StatefulSet, name: db}\n"
+    writes = _run(text)
+    db1 = [w for w in writes if w.kind == "Pod" and w.obj.metadata.name == "db-1"]
+    gone = [round(w.time) for w in db1 if w.verb == "delete" and w.new is None]
+    assert len(gone) == 1
+    assert 360 <= gone[0] <= 395  # the kubelet's relist after the heal, plus its 2 s termination
+    assert [round(w.time) for w in db1 if w.verb == "create"] == [1, gone[0]]
