@@ -162,6 +162,11 @@ class NodePodWatches:
         if entry is not None:
             await entry[0].synced.wait()
 
+    def listed(self, node: str) -> bool:
+        """Whether the watch of ``node``'s pods has made its first list."""
+        entry = self._open.get(node)
+        return entry is not None and entry[0].synced.is_set()
+
     def close(self, node: str) -> None:
         entry = self._open.pop(node, None)
         if entry is not None:

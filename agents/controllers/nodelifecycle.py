@@ -16,6 +16,9 @@ It watches Nodes and the node Leases (``kube-node-lease``) and, every
    rate-limited queue, swap one for the other at once, or remove both once Ready again;
 3. recomputes the zone states and the queues' rates (``handleDisruption``).
 
+A node it turns from Ready True to Unknown has its pods marked not Ready, and so has a pod
+bound to a node whose Ready is not True (``MarkPodsNotReady``: ``markpods.py``).
+
 A tainter task drains the zone queues as their rates allow (upstream: every 100 ms); a
 worker keeps the NoSchedule taints in line with the node conditions and
 ``spec.unschedulable`` on every node change (``unreachable:NoSchedule`` while Ready is
@@ -26,9 +29,7 @@ Cost: no per-node timer; a pass touches the renewed, the overdue and the not-Rea
 only. Deviations, on purpose: only nodes that have posted a Lease are monitored (no
 ``nodeStartupGracePeriod`` / ``NodeStatusNeverUpdated`` for nodes that never did); the
 runner does not start this controller when heartbeats are off (``heartbeatInterval: 0``),
-or every node would go Unknown; pods are not marked not-Ready (``MarkPodsNotReady``: the
-emulated kubelet would never set them Ready again); no ``RegisteredNode`` Events, no
-label reconciliation.
+or every node would go Unknown; no ``RegisteredNode`` Events, no label reconciliation.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from typing import Any, Final
 from msgspec.structs import replace
 
 from agents.controllers.common import node_condition, swap_node_taints
+from agents.controllers.markpods import NotReadyMarker
 from agents.controllers.nodehealth import (
     FULL_DISRUPTION,
     INITIAL,
@@ -110,6 +112,7 @@ class NodeLifecycleController:
         self.clock = clock
         self.settings = settings or NodeLifecycleSettings()
         self.events = EventRecorder(client, clock, COMPONENT)
+        self.marker = NotReadyMarker(client, clock, self.events)
         self.nodes = Informer(client, "Node")
         self.nodes.add_handlers(self._on_node, lambda _old, new: self._on_node(new), self._on_node_delete)
         self.leases = Informer(client, "Lease", namespace=LEASE_NAMESPACE)
@@ -133,7 +136,12 @@ class NodeLifecycleController:
         return f"<NodeLifecycleController nodes={len(self.nodes.store)} probed={len(self.probes)} {self.counts}>"
 
     def statistics(self) -> dict[str, Any]:
-        return {**self.counts, "overdue": len(self._overdue), "zones": len(self.zone_states)}
+        return {
+            **self.counts,
+            "podsMarkedNotReady": self.marker.marked,
+            "overdue": len(self._overdue),
+            "zones": len(self.zone_states),
+        }
 
     # --- informer handlers --------------------------------------------------------------
 
@@ -155,6 +163,7 @@ class NodeLifecycleController:
                 self.probes.renewed(name)
         status = ready_status(node)
         self._count(node, status == "True")
+        self.marker.node_ready(name, status)
         add, remove = no_schedule_diff(node)
         if add or remove:
             self._no_schedule[name] = None
@@ -169,6 +178,7 @@ class NodeLifecycleController:
     def _on_node_delete(self, node: Node) -> None:
         name = node.metadata.name
         self.probes.forget(name)
+        self.marker.node_ready(name, "")
         for table in (self._overdue, self._candidates, self._no_schedule, self._beat_seen):
             table.pop(name, None)
         old = self._counted.pop(name, None)
@@ -210,6 +220,7 @@ class NodeLifecycleController:
             tg.create_task(self.leases.run(), name=f"{prefix}:informer:leases")
             await self.nodes.synced.wait()
             await self.leases.synced.wait()
+            self.marker.start(tg)
             tg.create_task(self._no_schedule_worker(), name=f"{prefix}:noschedule")
             tg.create_task(self._tainter(), name=f"{prefix}:tainter")
             self.ready.set()
@@ -223,6 +234,7 @@ class NodeLifecycleController:
         # taint-based eviction acts on the nodes as observed before this pass's own writes
         observed = [(name, self.nodes.get(name)) for name in self._candidates]
         renewed, expired = self.probes.tick(now, self.settings.node_monitor_grace_period)
+        self.marker.retry()
         for name in renewed:
             self._overdue.pop(name, None)
         self._overdue.update(dict.fromkeys(expired))
@@ -267,6 +279,7 @@ class NodeLifecycleController:
             self.counts["markedUnknown"] += 1
             self._count(node, False)
             if ready_status(node) == "True":
+                self.marker.mark_node(name)
                 ref = ObjectReference(api_version="v1", kind="Node", name=name, uid=node.metadata.uid)
                 await self.events.event(ref, "Normal", "NodeNotReady", f"Node {name} status is now: NodeNotReady")
             return True

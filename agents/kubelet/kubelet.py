@@ -88,7 +88,7 @@ from agents.kubelet.images import ImageStore
 from agents.kubelet.lifecycle import RUN_DURATION_ANNOTATION
 from agents.kubelet.nodestatus import PodIPs, host_ip, pod_cidr
 from agents.kubelet.podapi import PodWriter
-from agents.kubelet.podstatus import rejected_status
+from agents.kubelet.podstatus import needs_reconcile, reconciled_status, rejected_status
 from agents.kubelet.podworker import Key, PodRecord, PodState, PodWorker
 from agents.kubelet.settings import KubeletSettings
 from agents.kubelet.ticker import Ticker
@@ -281,6 +281,8 @@ class Kubelet:
                 self._admit_wake.set()
             return
         rec.pod = newer(rec.pod, pod)
+        if rec.pod is pod and rec.state is PodState.RUNNING and needs_reconcile(pod.status, rec.reported):
+            self._reconcile(rec)
         if pod.metadata.deletion_timestamp is not None:
             if rec.state is PodState.TERMINATING:
                 self._shorten_grace(rec)
@@ -375,6 +377,22 @@ class Kubelet:
         rec.pod_ip = self._host_ip if rec.pod.spec.host_network else self._pod_ips.allocate()
         rec.start_delay = self.settings.container_start.sample(self._rng)
         rec.task = self._spawn(self._worker.run_pod(rec, self._host_ip), f"{self._prefix}:pod:{rec.label}")
+
+    def _reconcile(self, rec: PodRecord) -> None:
+        """Someone else changed a condition this kubelet reports (the node lifecycle
+        controller's ``MarkPodsNotReady``): write the kubelet's own back, as upstream's
+        status manager does (``needsReconcile``) at once rather than at its next 10 s batch."""
+        if rec.reconciling:
+            return
+        rec.reconciling = True
+
+        async def write() -> None:
+            try:
+                await self._worker.write_status(rec, lambda p: reconciled_status(p.status, rec.reported))
+            finally:
+                rec.reconciling = False
+
+        self._spawn(write(), f"{self._prefix}:reconcile:{rec.label}")
 
     # --- graceful deletion --------------------------------------------------------------
 

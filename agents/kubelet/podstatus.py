@@ -62,7 +62,9 @@ __all__ = [
     "go_list",
     "ip_list",
     "merge_conditions",
+    "needs_reconcile",
     "pending_status",
+    "reconciled_status",
     "rejected_status",
     "running_status",
     "start_failed_status",
@@ -112,6 +114,29 @@ def merge_conditions(old: Sequence[PodCondition], owned: Sequence[PodCondition],
         # hand through spec.nodeName (the scheduler's binding sets it otherwise).
         out.append(PodCondition(type="PodScheduled", status="True", last_transition_time=now))
     return out
+
+
+def _owned(status: PodStatus) -> list[tuple[str, str]]:
+    return sorted((c.type, c.status) for c in status.conditions if c.type in KUBELET_CONDITIONS)
+
+
+def needs_reconcile(current: PodStatus, reported: PodStatus | None) -> bool:
+    """Upstream status manager's ``needsReconcile``, on the conditions: whether the API's
+    status (``current``) says otherwise than the last status this kubelet wrote
+    (``reported``) in a condition the kubelet owns (someone else rewrote it)."""
+    if reported is None or current is reported:
+        return False
+    return _owned(current) != _owned(reported)
+
+
+def reconciled_status(current: PodStatus, reported: PodStatus | None) -> PodStatus:
+    """``current`` with the kubelet's own conditions as it last reported them (the others,
+    a ``DisruptionTarget`` say, kept: upstream ``mergePodStatus``)."""
+    if reported is None:
+        return current
+    owned = {c.type: c for c in reported.conditions if c.type in KUBELET_CONDITIONS}
+    conditions = [owned.pop(c.type) if c.type in owned else c for c in current.conditions]
+    return replace(current, conditions=conditions + list(owned.values()))
 
 
 def _sidecar(c: Container) -> bool:

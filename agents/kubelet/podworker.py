@@ -66,6 +66,9 @@ class PodRecord:
     kill_started: float = 0.0
     kill_delay: float = 0.0
     kill_deadline: float = 0.0
+    reported: PodStatus | None = None
+    """The last status this kubelet wrote (what its status manager caches)."""
+    reconciling: bool = False
 
     @property
     def label(self) -> str:
@@ -224,4 +227,5 @@ class PodWorker:
         written = await self._writer.write_status(rec.pod, rec.uid, build)
         if written is not None:
             rec.pod = newer(rec.pod, written)
+            rec.reported = written.status
         return written

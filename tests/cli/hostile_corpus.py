@@ -327,6 +327,11 @@ fault(
     "faults[0].watchReorder.window",
 )
 fault("heartbeat-stop-ghost", "{nodeHeartbeatStop: {node: ghost}}", "faults[0].nodeHeartbeatStop.node")
+fault("partition-ghost", "{nodePartition: {node: ghost}}", "faults[0].nodePartition.node")
+fault("partition-empty-node", "{nodePartition: {node: ''}}", "faults[0].nodePartition.node")
+fault(
+    "partition-stop-before-start", "{nodePartition: {node: n-0, start: 2m, stop: 1m}}", "faults[0].nodePartition.stop"
+)
 fault("image-pull-factor-nan", "{imagePullSlow: {factor: .nan}}", "faults[0].imagePullSlow.factor")
 fault("image-pull-factor-zero", "{imagePullSlow: {factor: 0}}", "faults[0].imagePullSlow.factor")
 fault("image-pull-factor-1e7", "{imagePullSlow: {factor: 1e7}}", "faults[0].imagePullSlow.factor")

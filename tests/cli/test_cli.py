@@ -221,6 +221,12 @@ _C = "[{name: c, image: busybox}]"
             id="fault-unknown-node",
         ),
         pytest.param(
+            "faults: [{nodePartition: {node: n-7, start: 1m}}]\n",
+            'faults[0].nodePartition.node: no node "n-7" in the scenario '
+            "(nodes, objects, create and createNodes steps make them)",
+            id="partition-unknown-node",
+        ),
+        pytest.param(
             "steps:\n  - createPods: {count: 1, namePrefix: w, template: {metadata: {annotations: "
             f"{{emulator.k8s.io/run-duration: forever}}}}, spec: {{containers: {_C}}}}}}}\n",
             'steps[0].createPods.template.metadata.annotations["emulator.k8s.io/run-duration"]: '

@@ -212,6 +212,21 @@ def test_faults_demo_story() -> None:
         (110, [(unreachable, "NoSchedule")]),
         (115, [(unreachable, "NoSchedule"), (unreachable, "NoExecute")]),
     ]
+    # MarkPodsNotReady (pkg/controller/util/node/controller_utils.go) after the Unknown write;
+    # this kubelet still reaches the API server (its heartbeats alone stop), so its status
+    # manager's reconcile (pkg/kubelet/status needsReconcile) writes Ready back at once
+    readiness = [
+        (round(w.time), w.obj.metadata.name, next(c.status for c in w.new.status.conditions if c.type == "Ready"))
+        for w in writes
+        if w.kind == "Pod" and w.verb == "updateStatus" and 100 < w.time < 140
+    ]
+    node_2_pods = sorted({name for _, name, _ in readiness})
+    assert len(node_2_pods) == 2
+    for name in node_2_pods:
+        assert [(at, ready) for at, n, ready in readiness if n == name] == [(110, "False"), (110, "True")]
+    assert sorted(e.involved_object.name for e in events if e.reason == "NodeNotReady" and e.type == "Warning") == (
+        node_2_pods
+    )
     evictions = sorted(e.message for e in events if e.reason == "TaintManagerEviction")
     on_node_2 = sorted(
         w.obj.metadata.name for w in writes if w.kind == "Pod" and w.verb == "bind" and w.obj.spec.node_name == "node-2"
@@ -233,7 +248,7 @@ def test_faults_demo_story() -> None:
     node_controllers = {k: v for k, v in report(result, "controllers").items() if k in NODE_CONTROLLERS}
     assert node_controllers == {  # the workload controllers' entries are their own tests'
         "nodelifecycle": {"markedUnknown": 1, "noExecuteTainted": 1, "noExecuteRemoved": 0, "noScheduleSwaps": 1,
-                          "overdue": 0, "zones": 1},
+                          "podsMarkedNotReady": 2, "overdue": 0, "zones": 1},
         "tainteviction": {"scheduled": 2, "cancelled": 0, "evicted": 2, "failed": 0, "taintedNodes": 1, "pending": 0},
         "podgc": {"terminated": 0, "orphaned": 0, "terminating": 0, "errors": 0, "missingNodes": 0},
     }  # fmt: skip

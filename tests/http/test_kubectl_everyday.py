@@ -220,3 +220,28 @@ def test_streams_say_why_they_cannot_run(kubectl_server: Server, args: tuple[str
     node = ok(k("get", "pod", pod, "-o", "jsonpath={.spec.nodeName}"))
     err = failed(k(*(a.format(pod=pod) for a in args)))
     assert err.splitlines()[-1] == f"{said}: the emulated kubelet on {node} runs no processes", err
+
+
+GHOST_POD = """apiVersion: v1
+kind: Pod
+metadata: {name: stranded, labels: {app: stranded}}
+spec:
+  nodeName: ghost-node
+  terminationGracePeriodSeconds: 3600
+  containers: [{name: app, image: registry.example.com/web:1.0}]
+"""
+
+
+def test_force_delete_needs_no_kubelet(kubectl_server: Server) -> None:
+    """A pod bound to a node no kubelet runs (a partitioned or dead node): a plain delete only
+    marks it terminating; ``--force --grace-period=0`` (DeleteOptions gracePeriodSeconds 0,
+    upstream ``pkg/registry/core/pod/strategy.go`` ``CheckGracefulDelete``) removes it at once."""
+    k = kubectl_server.kubectl
+    assert ok(k("create", "-f", "-", input=GHOST_POD)) == "pod/stranded created\n"
+    ok(k("delete", "pod", "stranded", "--wait=false"))
+    assert ok(k("get", "pod", "stranded", "-o", "jsonpath={.metadata.deletionGracePeriodSeconds}")) == "3600"
+    out = k("delete", "pod", "stranded", "--force", "--grace-period=0")
+    assert re.fullmatch(r'pod "stranded" force deleted( from default namespace)?\n', ok(out)), out.stdout
+    assert out.stderr.startswith("Warning: Immediate deletion does not wait for confirmation"), out.stderr
+    gone = failed(k("get", "pod", "stranded"))
+    assert gone.strip() == 'Error from server (NotFound): pods "stranded" not found'

@@ -138,7 +138,7 @@ BROKEN = [
     pytest.param(
         faults("apiErrors: {}"),
         'scenario.yaml: faults[0]: unknown fault "apiErrors"; expected one of: apiError, apiLatency, watchDelay, '
-        "watchCut, watchReorder, nodeHeartbeatStop, imagePullSlow, containerStartFailure, scheduler",
+        "watchCut, watchReorder, nodeHeartbeatStop, nodePartition, imagePullSlow, containerStartFailure, scheduler",
         id="fault-unknown",
     ),
     pytest.param(

@@ -39,6 +39,7 @@ from emulator.app.scenario.schema import (
     Fault,
     NodeFile,
     NodeGroup,
+    NodePartition,
     Replay,
     Scale,
     Scenario,
@@ -217,7 +218,7 @@ class Cluster:
 
     def _play_fault(self, fault: ArmedFault) -> None:
         assert self._tg is not None
-        if isinstance(fault.spec, WatchCut | SchedulerInstances):
+        if isinstance(fault.spec, WatchCut | SchedulerInstances | NodePartition):
             self._tg.create_task(self._timed_fault(fault), name=f"runner:fault:{fault.where}")
 
     async def _timed_fault(self, fault: ArmedFault) -> None:
@@ -227,6 +228,16 @@ class Cluster:
             await self.clock.sleep_until(max(armed, spec.at or 0.0))
             fault.injected += spec.instances
             self.start_more_schedulers(spec)
+            return
+        if isinstance(spec, NodePartition):
+            # the kubelet's watches end with the network; its relists fail until the heal
+            start = FaultPlan.partition_start(spec, armed)
+            if spec.stop is not None and start >= spec.stop:
+                return  # armed after its window: it never partitions
+            await self.clock.sleep_until(start)
+            for w in self.server.watchers():
+                if w.name == f"kubelet:{spec.node}" and not w.channel.closed:
+                    w.channel.close(Overflow(f"watch ended: node {spec.node} is partitioned"))
             return
         assert isinstance(spec, WatchCut)
         for t in FaultPlan.cut_times(spec, armed):
@@ -350,7 +361,15 @@ class Cluster:
             try:
                 # kubectl's default (--cascade=background), not the API's per-kind one (Jobs: Orphan)
                 policy = step.propagation_policy or "Background"
-                await self.retrying(partial(self.client.delete, kind, name, ns, propagation_policy=policy))
+                delete = partial(
+                    self.client.delete,
+                    kind,
+                    name,
+                    ns,
+                    propagation_policy=policy,
+                    grace_period_seconds=step.grace_period_seconds,
+                )
+                await self.retrying(delete)
             except NotFound:
                 if step.name:
                     raise

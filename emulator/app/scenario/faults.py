@@ -28,6 +28,9 @@ apiError, apiLatency   ``api_call(now, agent, verb, kind)``    the client interc
 watchDelay,            ``watch_delay(agent, kind, t)``         ``WatchStream`` (per event,
 watchReorder                                                   ``t`` = its write time)
 nodeHeartbeatStop      ``heartbeat_enabled(node, now)``        the kubelet's NodeReporter
+nodePartition          ``partition_error(agent, now, ...)``,   the client interceptor of
+                       ``partition_starts``                    ``kubelet:<node>``; the runner
+                                                               (ends its watches at start)
 imagePullSlow          ``pull_seconds(node, image, ...)``      the kubelet's ImageStore
 containerStartFailure  ``start_failure(node, pod, now)``       the kubelet, before Running
 watchCut               ``cut_times`` / ``cuts_watcher``        the runner
@@ -52,13 +55,14 @@ from emulator.app.scenario.schema import (
     FaultSpec,
     ImagePullSlow,
     NodeHeartbeatStop,
+    NodePartition,
     Scenario,
     WatchCut,
     WatchDelay,
     WatchReorder,
 )
 from emulator.base.api.core import Pod
-from emulator.base.api.errors import ApiError, Conflict, InternalError, NotFound, resource_of
+from emulator.base.api.errors import ApiError, Conflict, InternalError, NotFound, Timeout, resource_of
 from emulator.base.api.labelselector import label_selector_matches
 from emulator.base.client.client import Client, Latency
 from emulator.base.runtime.rng import Seeds
@@ -136,6 +140,7 @@ class FaultPlan:
         self._api = [f for f in self.faults if isinstance(f.spec, ApiErrorFault | ApiLatency)]
         self._watch = [f for f in self.faults if isinstance(f.spec, WatchDelay | WatchReorder)]
         self._heartbeat = [f for f in self.faults if isinstance(f.spec, NodeHeartbeatStop)]
+        self._partitions = [f for f in self.faults if isinstance(f.spec, NodePartition)]
         self._pulls = [f for f in self.faults if isinstance(f.spec, ImagePullSlow)]
         self._starts = [f for f in self.faults if isinstance(f.spec, ContainerStartFailure)]
         self._api_by_agent: dict[str, list[ArmedFault]] = {}
@@ -223,13 +228,44 @@ class FaultPlan:
                 reorder = True
         return extra, reorder
 
+    # --- node partitions ------------------------------------------------------------------
+
+    def _partitions_of(self, agent: str) -> list[ArmedFault]:
+        node = agent.removeprefix("kubelet:") if agent.startswith("kubelet:") else None
+        return [f for f in self._partitions if isinstance(f.spec, NodePartition) and f.spec.node == node]
+
+    def partition_error(self, now: float, agent: str, verb: str, kind: str) -> ApiError | None:
+        """The error a call of ``agent`` meets while its node is partitioned, else None:
+        the request never reaches the server (client-go reports a dial or read timeout)."""
+        for f in self._partitions_of(agent):
+            if f.active(now):
+                f.injected += 1
+                spec = f.spec
+                assert isinstance(spec, NodePartition)
+                res = {"bind": "pods/binding", "evict": "pods/eviction"}.get(verb) or (
+                    resource_of(kind) if kind else "the requested resource"
+                )
+                return Timeout(
+                    f"{verb} {res}: the server could not be reached: node {spec.node} is partitioned "
+                    f"(injected by {f.where})"
+                )
+        return None
+
+    @staticmethod
+    def partition_start(spec: NodePartition, armed_at: float) -> float:
+        """When the partition of ``spec``, armed at ``armed_at``, begins."""
+        return armed_at if spec.start is None else max(spec.start, armed_at)
+
     def attach(self, client: Client) -> None:
         """Install the interceptor and the watch hook on ``client`` if a fault may hit it."""
         agent = client.name
-        if self._api_faults(agent):
+        partitioned = bool(self._partitions_of(agent))
+        if self._api_faults(agent) or partitioned:
             clock = client.clock
 
             async def intercept(agent: str, verb: str, kind: str) -> None:
+                if partitioned and (cut := self.partition_error(clock.now(), agent, verb, kind)) is not None:
+                    raise cut
                 delay, error = self.api_call(clock.now(), agent, verb, kind)
                 if delay > 0:
                     await clock.sleep(delay)

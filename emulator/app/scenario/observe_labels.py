@@ -27,6 +27,7 @@ from emulator.app.scenario.schema import (
     FaultSpec,
     ImagePullSlow,
     NodeHeartbeatStop,
+    NodePartition,
     Replay,
     Scale,
     SchedulerInstances,
@@ -52,7 +53,7 @@ def fault_label(spec: FaultSpec) -> str:
     """``fault <type> <target>``."""
     tag = str(type(spec).__struct_config__.tag)
     match spec:
-        case NodeHeartbeatStop():
+        case NodeHeartbeatStop() | NodePartition():
             target = spec.node
         case ImagePullSlow():
             target = _join(spec.node, spec.image)

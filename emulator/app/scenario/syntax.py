@@ -45,6 +45,7 @@ from emulator.app.scenario.schema import (
     NodeFile,
     NodeGroup,
     NodeHeartbeatStop,
+    NodePartition,
     NoOvercommit,
     PodCount,
     PodOnNode,
@@ -125,6 +126,7 @@ _FAULTS: dict[str, type[Any]] = {
         WatchCut,
         WatchReorder,
         NodeHeartbeatStop,
+        NodePartition,
         ImagePullSlow,
         ContainerStartFailure,
         SchedulerInstances,
@@ -430,7 +432,7 @@ class ScenarioWalker(SchemaWalker):
                         join_path(path, "bandwidth"),
                         f"expected a quantity per second > 0, got {show(raw['bandwidth'])}",
                     )
-            case NodeHeartbeatStop():
+            case NodeHeartbeatStop() | NodePartition():
                 if not fault.node:
                     self.fail(join_path(path, "node"), 'expected a node name, got ""')
             case SchedulerInstances():

@@ -17,6 +17,7 @@ fault                      effect
 ``watchCut``               an agent's watch streams end ``at`` a time or ``every`` period
 ``watchReorder``           events of different objects may overtake each other by ``window``
 ``nodeHeartbeatStop``      the node's kubelet stops renewing its Lease and posting status
+``nodePartition``          the node's kubelet cannot reach the API server at all
 ``imagePullSlow``          pulls take ``factor`` times longer, or run at ``bandwidth``
 ``containerStartFailure``  matching pods fail to start (phase Failed, container ``reason``)
 ``scheduler``              ``instances`` more scheduler instances (optionally another config)
@@ -42,6 +43,7 @@ __all__ = [
     "FaultSpec",
     "ImagePullSlow",
     "NodeHeartbeatStop",
+    "NodePartition",
     "SchedulerInstances",
     "WatchCut",
     "WatchDelay",
@@ -138,6 +140,17 @@ class NodeHeartbeatStop(FaultBase, tag="nodeHeartbeatStop", frozen=True, kw_only
     stop: Duration | None = None
 
 
+class NodePartition(FaultBase, tag="nodePartition", frozen=True, kw_only=True):
+    """The node's kubelet cannot reach the API server in the window: every call it makes
+    fails (no Lease, no node or pod status, no deletion confirmed, no Event) and its watches
+    end, their relists failing too; its containers keep running. At ``stop`` its next retry
+    goes through: it relists, renews its Lease and catches up."""
+
+    node: str
+    start: Duration | None = None
+    stop: Duration | None = None
+
+
 class ImagePullSlow(FaultBase, tag="imagePullSlow", frozen=True, kw_only=True):
     """Pulls started in the window take ``factor`` times longer, or run at ``bandwidth``."""
 
@@ -178,6 +191,7 @@ FaultSpec = (
     | WatchCut
     | WatchReorder
     | NodeHeartbeatStop
+    | NodePartition
     | ImagePullSlow
     | ContainerStartFailure
     | SchedulerInstances

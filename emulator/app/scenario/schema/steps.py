@@ -158,6 +158,10 @@ class Delete(StepBase, tag="delete", frozen=True, kw_only=True):
     """Resolved at load: ``default`` for a namespaced kind when not given, empty otherwise."""
     propagation_policy: Literal["Background", "Foreground", "Orphan"] | None = None
     """Upstream ``DeleteOptions.propagationPolicy``; unset: the kind's default (Background)."""
+    grace_period_seconds: Annotated[int, msgspec.Meta(ge=0)] | None = None
+    """Upstream ``DeleteOptions.gracePeriodSeconds``; unset: the pod's own. ``0`` is
+    ``kubectl delete --force --grace-period=0``: the pod is removed at once, without
+    waiting for its kubelet to confirm (a partitioned node's pods)."""
 
 
 SCALABLE_KINDS: Final = ("Deployment", "ReplicaSet", "StatefulSet")
