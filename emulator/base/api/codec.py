@@ -27,6 +27,7 @@ from emulator.base.api.policy import PodDisruptionBudget
 from emulator.base.api.quantity import Quantity, decode_quantity
 from emulator.base.api.scheduling import Lease, PriorityClass
 from emulator.base.api.services import Service
+from emulator.base.api.unmodelled import capture
 from emulator.base.api.validation import validate
 from emulator.base.inputs import (
     InputError,
@@ -147,7 +148,7 @@ def object_from_dict(doc: Any, *, source: str, path: str = "") -> ApiObject:
             source, path, f'unsupported apiVersion/kind "{api_version}/{kind}"; expected one of: {known}'
         )
     try:
-        obj: ApiObject = convert(doc, tp)
+        obj: ApiObject = capture(convert(doc, tp), doc)
     except msgspec.ValidationError as err:
         msg, at = msgspec_error(err)
         raise ManifestError(source, join_paths(path, at), msg) from None

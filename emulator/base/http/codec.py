@@ -25,6 +25,7 @@ import msgspec
 from emulator.base.api.codec import KINDS, enc_hook, to_builtins
 from emulator.base.api.errors import BadRequest, UnsupportedMediaType
 from emulator.base.api.quantity import Quantity, parse_quantity
+from emulator.base.api.unmodelled import capture, lift
 from emulator.base.http import protobuf
 from emulator.base.http.extras import UnmodelledFields
 from emulator.base.http.resources import Resource
@@ -117,7 +118,7 @@ def decode_object(resource: Resource, data: Any, *, kind: str = "", api_version:
     tp = KINDS[(api_version, kind)]
     data = {**data, "apiVersion": api_version, "kind": kind}
     try:
-        return msgspec.convert(data, tp, dec_hook=_strict_quantity)
+        return capture(msgspec.convert(data, tp, dec_hook=_strict_quantity), data)
     except msgspec.ValidationError as err:
         text = str(err)
         detail = text.split(" - at `", 1)[0]
@@ -182,7 +183,7 @@ def object_dict(
 ) -> dict[str, Any]:
     """A stored struct as the dict the wire shows (for patches, Tables, managedFields), with
     the unmodelled fields ``extras`` remembers for it."""
-    out: dict[str, Any] = to_builtins(obj)
+    out: dict[str, Any] = lift(to_builtins(obj))
     if extras is not None:
         out = extras.merge(out)
     required = _REQUIRED_STATUS.get(obj.kind)

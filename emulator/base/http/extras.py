@@ -67,6 +67,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from emulator.base.api.unmodelled import has_unmodelled, lift
 from emulator.base.apiserver.server import WriteRecord
 from emulator.base.http.apply import SERVER_METADATA
 from emulator.base.http.patch import SCHEMAS
@@ -298,6 +299,7 @@ class UnmodelledFields:
     def merge(self, obj: dict[str, Any]) -> dict[str, Any]:
         """The served wire dict plus its remembered and inherited extras (a new dict; ``obj`` is
         not modified); ``obj`` itself when there are none."""
+        obj = lift(obj)
         meta = obj.get("metadata")
         if not isinstance(meta, dict):
             return obj
@@ -376,6 +378,8 @@ class UnmodelledFields:
         """Whether ``merge`` would add anything to the stored struct ``obj``'s wire dict: the
         check a fast encoder makes before taking the dict path (a dict lookup and a scan of the
         owner references when there is nothing)."""
+        if has_unmodelled(obj):
+            return True
         meta = obj.metadata
         if meta.uid in self._own or meta.uid in self._status or meta.uid in self._frozen:
             return True
