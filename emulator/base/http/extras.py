@@ -54,9 +54,12 @@ scan of its owner references. Grafting copies only the dicts and lists on the wa
 the extra values themselves are shared between served dicts, so callers treat merged dicts as
 read-only below the level they change (the server only encodes them).
 
-Known gap: the controllers hash the modelled template only, so changing only an unmodelled
-template field (an env value) rolls nothing out, and the existing pods show the new value at
-once.
+Pod specs are not here: their unmodelled fields are stored in the spec itself
+(``PodSpec.unmodelled``, ``emulator.base.api.unmodelled``), so that the template hashes and
+comparisons cover them and a pod keeps its own template's copy. ``merge`` lifts them first;
+``remember`` is given the lifted dict, so none of them becomes an extra here, and what templates
+still propagate is only what lies outside their pod spec (template metadata, a CronJob's
+``jobTemplate`` Job fields).
 """
 
 from __future__ import annotations
