@@ -106,7 +106,10 @@ def _trace_of(path: Path | None) -> Iterator[dict[str, Any]] | None:
 
 def run(args: argparse.Namespace) -> int:
     out = Console(highlight=False, soft_wrap=True)
-    scenario = load_scenario(args.file)
+    warnings: list[str] = []
+    scenario = load_scenario(args.file, warnings)
+    for line in warnings:
+        print(f"warning: {line}", file=sys.stderr)
     check_scheduler(scenario, args.file)
     tty = args.output == "text" and sys.stdout.isatty()
     progress = _Progress(out) if tty else None
