@@ -21,7 +21,7 @@ from typing import Any, Final, TypeVar
 
 import msgspec
 
-from emulator.base.api.apps import DaemonSet, Deployment, ReplicaSet, StatefulSet
+from emulator.base.api.apps import ControllerRevision, DaemonSet, Deployment, ReplicaSet, StatefulSet
 from emulator.base.api.batch import CronJob, Job
 from emulator.base.api.core import Binding, Event, Namespace, Node, Pod
 from emulator.base.api.errors import Invalid
@@ -75,6 +75,7 @@ ApiObject = (
     | CronJob
     | Service
     | PodDisruptionBudget
+    | ControllerRevision
 )
 T = TypeVar("T")
 
@@ -94,6 +95,7 @@ KINDS: Final[dict[tuple[str, str], type[Any]]] = {
     ("batch/v1", "CronJob"): CronJob,
     ("v1", "Service"): Service,
     ("policy/v1", "PodDisruptionBudget"): PodDisruptionBudget,
+    ("apps/v1", "ControllerRevision"): ControllerRevision,
 }
 
 
