@@ -64,3 +64,75 @@ def test_rollout_history_and_undo_of_a_deployment(kubectl_server: Server) -> Non
     assert all(env == [] for env in _pods(kubectl_server).values())
     history = ok(k("rollout", "history", "deployment/envy"))
     assert [line.split()[0] for line in history.splitlines()[2:] if line.strip()] == ["2", "3"]
+
+
+STS = """\
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db}
+spec:
+  replicas: 2
+  serviceName: db
+  selector: {matchLabels: {app: db}}
+  template:
+    metadata: {labels: {app: db}}
+    spec:
+      containers:
+        - name: db
+          image: registry.example.com/web:1.0
+          env: [{name: MODE, value: one}]
+"""
+DS = """\
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: agent}
+spec:
+  selector: {matchLabels: {app: agent}}
+  template:
+    metadata: {labels: {app: agent}}
+    spec:
+      containers:
+        - name: agent
+          image: registry.example.com/web:1.0
+          env: [{name: MODE, value: one}]
+"""
+
+
+def _revisions(server: Server, owner: str) -> list[tuple[str, str]]:
+    out = json.loads(ok(server.kubectl("get", "controllerrevisions", "-o", "json")))
+    return sorted(
+        (str(r["revision"]), r["data"]["spec"]["template"]["spec"]["containers"][0]["env"][0]["value"])
+        for r in out["items"]
+        if r["metadata"]["ownerReferences"][0]["name"] == owner
+    )
+
+
+@pytest.mark.parametrize(
+    ("manifest", "target", "label"), [(STS, "statefulset/db", "db"), (DS, "daemonset/agent", "agent")]
+)
+def test_rollout_history_and_undo_through_controller_revisions(
+    kubectl_server: Server, manifest: str, target: str, label: str
+) -> None:
+    """Upstream's controllers keep each template as a ControllerRevision (``pkg/controller/history``);
+    kubectl lists them for ``rollout history`` and patches one's ``data`` back for ``undo``."""
+    k = kubectl_server.kubectl
+    ok(k("apply", "-f", "-", input=manifest))
+    ok(k("rollout", "status", target, "--timeout=60s", timeout=70))
+    assert _revisions(kubectl_server, label) == [("1", "one")]
+    ok(k("set", "env", target, "MODE=two"))
+    ok(k("rollout", "status", target, "--timeout=60s", timeout=70))
+    assert _revisions(kubectl_server, label) == [("1", "one"), ("2", "two")]
+    table = ok(k("get", "controllerrevisions", "-l", f"app={label}"))
+    assert table.splitlines()[0].split() == ["NAME", "CONTROLLER", "REVISION", "AGE"]
+    kind = target.split("/")[0]
+    assert f"{kind}.apps/{label}" in table
+    history = ok(k("rollout", "history", target))
+    assert [line.split()[0] for line in history.splitlines()[2:] if line.strip()] == ["1", "2"]
+    assert "MODE:\tone" in ok(k("rollout", "history", target, "--revision=1"))
+    assert ok(k("rollout", "undo", target)) == f"{kind}.apps/{label} rolled back\n"
+    ok(k("rollout", "status", target, "--timeout=60s", timeout=70))
+    assert _revisions(kubectl_server, label) == [("2", "two"), ("3", "one")]
+    pods = json.loads(ok(k("get", "pods", "-l", f"app={label}", "-o", "json")))["items"]
+    live = [p for p in pods if not p["metadata"].get("deletionTimestamp")]
+    assert live
+    assert all(p["spec"]["containers"][0]["env"] == [{"name": "MODE", "value": "one"}] for p in live)

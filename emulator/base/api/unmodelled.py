@@ -35,7 +35,7 @@ import msgspec
 
 from emulator.base.api.quantity import Quantity
 
-__all__ = ["FIELD", "POD_SPEC_PATHS", "capture", "has_unmodelled", "lift", "lift_spec"]
+__all__ = ["FIELD", "POD_SPEC_PATHS", "capture", "capture_spec", "has_unmodelled", "lift", "lift_spec"]
 
 FIELD: Final = "$unmodelled"
 """The wire name of ``PodSpec.unmodelled`` (no Kubernetes field starts with ``$``)."""
@@ -191,6 +191,15 @@ def _replace_at(obj: Any, path: tuple[str, ...], value: Any) -> Any:
     return msgspec.structs.replace(obj, **{name: _replace_at(getattr(obj, name), path[1:], value)})
 
 
+def capture_spec(spec: Any, written: Any) -> Any:
+    """The ``PodSpec`` ``spec`` (decoded from ``written``) with its overlay set from ``written``."""
+    if not isinstance(written, dict):
+        return spec
+    stored = msgspec.to_builtins(msgspec.structs.replace(spec, unmodelled={}), enc_hook=_enc_hook)
+    overlay = _diff(written, stored, "")
+    return spec if overlay == spec.unmodelled else msgspec.structs.replace(spec, unmodelled=overlay)
+
+
 def capture(obj: Any, doc: Any) -> Any:
     """``obj`` (decoded from ``doc``) with its pod spec's ``unmodelled`` overlay set from what
     ``doc``'s pod spec has and the struct dropped; ``obj`` itself for kinds without a pod spec,
@@ -199,14 +208,10 @@ def capture(obj: Any, doc: Any) -> Any:
     if path is None:
         return obj
     spec = _struct_at(obj, path)
-    written = _at(doc, path)
-    if spec is None or not isinstance(written, dict):
+    if spec is None:
         return obj
-    stored = msgspec.to_builtins(msgspec.structs.replace(spec, unmodelled={}), enc_hook=_enc_hook)
-    overlay = _diff(written, stored, "")
-    if overlay == spec.unmodelled:
-        return obj
-    return _replace_at(obj, path, msgspec.structs.replace(spec, unmodelled=overlay))
+    captured = capture_spec(spec, _at(doc, path))
+    return obj if captured is spec else _replace_at(obj, path, captured)
 
 
 def has_unmodelled(obj: Any) -> bool:
