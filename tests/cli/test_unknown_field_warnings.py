@@ -6,6 +6,7 @@ staging/src/k8s.io/apiserver/pkg/endpoints/handlers/rest.go). Bounded: 10,000 un
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -58,3 +59,14 @@ def test_ten_thousand_unknown_fields_are_bounded(tmp_path: Path) -> None:
     lines = out.stderr.splitlines()
     assert len(lines) == MAX_UNKNOWN + 1
     assert lines[-1] == f"warning: {path}: objects[0]: and {10_002 - MAX_UNKNOWN} more unknown fields"
+
+
+def test_the_json_report_lists_the_warnings(tmp_path: Path) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_text(SCENARIO.format(extra=""))
+    out = _emulator("run", str(path), "--until", "5s", "--output", "json")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["warnings"] == [
+        f'{path}: objects[0].spec.x: unknown field "spec.x"',
+        f'{path}: objects[0].spec.containers[0].envv: unknown field "spec.containers[0].envv"',
+    ]

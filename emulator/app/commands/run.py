@@ -132,6 +132,8 @@ def run(args: argparse.Namespace) -> int:
                 print(f"{args.file}: the simulation deadlocked: {err}", file=sys.stderr)
                 return 1
     doc = to_json(result)
+    if warnings:
+        doc["warnings"] = warnings  # unknown fields of the scenario's manifests, as on stderr
     if args.html is not None:
         explained = read_explain(args.explain) if args.explain is not None and args.explain.is_file() else None
         write_html(args.html, render_run(doc, trace=_trace_of(args.trace), explain=explained))
