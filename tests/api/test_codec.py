@@ -159,6 +159,7 @@ def test_every_kind_decodes(text: str, tp: type) -> None:
 
 def test_kinds_table() -> None:
     assert sorted(KINDS) == [
+        ("apps/v1", "ControllerRevision"),
         ("apps/v1", "DaemonSet"),
         ("apps/v1", "Deployment"),
         ("apps/v1", "ReplicaSet"),
@@ -328,14 +329,14 @@ def test_errors_name_source_path_and_detail(text: str, path: str, detail: str) -
 
 _NEW_KINDS = (
     ", ReplicaSet (apps/v1), StatefulSet (apps/v1), DaemonSet (apps/v1), Job (batch/v1), CronJob (batch/v1),"
-    " Service (v1), PodDisruptionBudget (policy/v1)"
+    " Service (v1), PodDisruptionBudget (policy/v1), ControllerRevision (apps/v1)"
 )
 
 
 @pytest.mark.parametrize(
     ("api_version", "kind"),
     [
-        pytest.param("apps/v1", "ControllerRevision", id="unknown-kind"),
+        pytest.param("v1", "ReplicationController", id="unknown-kind"),
         pytest.param("v2", "Pod", id="unknown-version"),
         pytest.param("scheduling.k8s.io/v1", "Pod", id="wrong-group"),
         pytest.param("v1", "PriorityClass", id="kind-in-wrong-group"),

@@ -50,6 +50,7 @@ UPSTREAM = [
     ("nodes", ["no"], "v1", False, "Node", ALL, []),
     ("pods", ["po"], "v1", True, "Pod", ALL, ["all"]),
     ("services", ["svc"], "v1", True, "Service", ALL, ["all"]),
+    ("controllerrevisions", [], "apps/v1", True, "ControllerRevision", ALL, []),
     ("daemonsets", ["ds"], "apps/v1", True, "DaemonSet", ALL, ["all"]),
     ("deployments", ["deploy"], "apps/v1", True, "Deployment", ALL, ["all"]),
     ("replicasets", ["rs"], "apps/v1", True, "ReplicaSet", ALL, ["all"]),

@@ -63,18 +63,6 @@ async def test_create_get_list_serve_the_fields_the_struct_drops() -> None:
             id="strategic-merge-keeps",
         ),
         pytest.param(
-            "application/strategic-merge-patch+json",
-            {"spec": {"containers": [{"name": "web", "env": [{"name": "X", "value": "1"}]}]}},
-            [{"name": "X", "value": "1"}, *ENV],
-            id="strategic-merge-env-by-name",
-        ),
-        pytest.param(
-            "application/json-patch+json",
-            [{"op": "remove", "path": "/spec/containers/0/env"}],
-            None,
-            id="json-patch-removes",
-        ),
-        pytest.param(
             "application/merge-patch+json",
             {"metadata": {"annotations": {"a": "b"}}},
             ENV,
@@ -92,6 +80,31 @@ async def test_patches_start_from_the_served_object(content_type: str, patch: An
         assert web(got).get("env") == expected_env
 
 
+@pytest.mark.parametrize(
+    ("content_type", "patch"),
+    [
+        pytest.param(
+            "application/strategic-merge-patch+json",
+            {"spec": {"containers": [{"name": "web", "env": [{"name": "X", "value": "1"}]}]}},
+            id="strategic-merge-env-by-name",
+        ),
+        pytest.param(
+            "application/json-patch+json", [{"op": "remove", "path": "/spec/containers/0/env"}], id="json-patch"
+        ),
+    ],
+)
+async def test_a_pods_unmodelled_spec_fields_are_immutable_as_upstreams(content_type: str, patch: Any) -> None:
+    """The pod spec's unmodelled fields are part of the stored spec: changing ``env`` is a spec
+    change, which upstream's ``ValidatePodUpdate`` (pkg/apis/core/validation) forbids."""
+    async with serving() as s:
+        await s.call("POST", PODS, POD)
+        code, out = await s.call("PATCH", f"{PODS}/x", patch, headers={"Content-Type": content_type})
+        assert code == 422, out
+        assert "pod updates may not change fields" in out["message"]
+        code, got = await s.call("GET", f"{PODS}/x")
+        assert web(got)["env"] == ENV
+
+
 async def test_an_update_replaces_the_extras_and_a_status_write_keeps_them() -> None:
     async with serving() as s:
         await s.call("POST", PODS, POD)
@@ -103,9 +116,14 @@ async def test_an_update_replaces_the_extras_and_a_status_write_keeps_them() -> 
         del got["spec"]["containers"][0]["env"]
         got.pop("status")
         code, out = await s.call("PUT", f"{PODS}/x", got)
-        assert code == 200, out
+        assert code == 422, out  # the env is part of the stored spec: ValidatePodUpdate
+        del got["metadata"]["resourceVersion"]
+        got["spec"]["containers"][0]["readinessProbe"] = {"exec": {"command": ["true"]}}
+        got["metadata"]["name"] = "y"
+        code, out = await s.call("POST", PODS, got)
+        assert code == 201, out
         assert "env" not in web(out)
-        assert web(out)["readinessProbe"] == PROBE
+        assert web(out)["readinessProbe"] == {"exec": {"command": ["true"]}}
 
 
 async def test_tables_with_the_object_carry_the_extras() -> None:
@@ -130,11 +148,11 @@ async def test_watch_events_carry_the_extras_and_a_delete_forgets_them() -> None
             )
             event = json.loads(await resp.content.readline())
             assert (event["type"], web(event["object"])["env"]) == ("MODIFIED", ENV)
-        uid = s.api.get("Pod", "x", "default").metadata.uid
-        assert s.http.extras.has(uid)
+        stored = s.api.get("Pod", "x", "default")
+        assert stored.spec.unmodelled  # stored with the object, not beside it
+        assert not s.http.extras.has(stored.metadata.uid)
         code, _ = await s.call("DELETE", f"{PODS}/x?gracePeriodSeconds=0")
         assert code == 200
-        assert not s.http.extras.has(uid)
 
 
 async def test_a_dry_run_answers_with_the_extras_and_remembers_nothing() -> None:
@@ -175,32 +193,57 @@ async def test_a_json_patch_of_managed_fields_replaces_them_as_kubectl_migration
         assert web(out)["env"] == ENV
 
 
+DEPLOYS = "/apis/apps/v1/namespaces/default/deployments"
+DEPLOY = {
+    "apiVersion": "apps/v1",
+    "kind": "Deployment",
+    "metadata": {"name": "x"},
+    "spec": {
+        "replicas": 0,
+        "selector": {"matchLabels": {"app": "x"}},
+        "template": {"metadata": {"labels": {"app": "x"}}, "spec": POD["spec"]},
+    },
+}
+
+
 @pytest.mark.parametrize(
     ("content_type", "patch"),
     [
         pytest.param(
             "application/strategic-merge-patch+json",
-            {"spec": {"containers": [{"name": "web", "env": [{"name": "LOG_LEVEL", "value": "debug"}]}]}},
+            {
+                "spec": {
+                    "template": {
+                        "spec": {"containers": [{"name": "web", "env": [{"name": "LOG_LEVEL", "value": "debug"}]}]}
+                    }
+                }
+            },
             id="strategic-merge",
         ),
         pytest.param(
             "application/json-patch+json",
-            [{"op": "replace", "path": "/spec/containers/0/env/0/value", "value": "debug"}],
+            [{"op": "replace", "path": "/spec/template/spec/containers/0/env/0/value", "value": "debug"}],
             id="json-patch",
         ),
         pytest.param(
             "application/merge-patch+json",
-            {"spec": {"dnsPolicy": "ClusterFirst"}},
+            {"spec": {"template": {"spec": {"dnsPolicy": "ClusterFirst"}}}},
             id="merge-patch",
         ),
         pytest.param(
             "application/apply-patch+yaml",
             {
-                "apiVersion": "v1",
-                "kind": "Pod",
+                "apiVersion": "apps/v1",
+                "kind": "Deployment",
                 "metadata": {"name": "x"},
                 "spec": {
-                    "containers": [{"name": "web", "image": "nginx", "env": [{"name": "LOG_LEVEL", "value": "debug"}]}]
+                    "template": {
+                        "spec": {
+                            "containers": [
+                                {"name": "web", "image": "nginx", "env": [{"name": "LOG_LEVEL", "value": "debug"}]}
+                            ]
+                        }
+                    }
                 },
             },
             id="server-side-apply",
@@ -209,9 +252,10 @@ async def test_a_json_patch_of_managed_fields_replaces_them_as_kubectl_migration
 )
 async def test_a_dry_run_patch_leaves_the_remembered_fields_alone(content_type: str, patch: Any) -> None:
     async with serving() as s:
-        await s.call("POST", PODS, POD)
+        await s.call("POST", DEPLOYS, DEPLOY)
         query = "?dryRun=All&fieldManager=m&force=true"
-        code, out = await s.call("PATCH", f"{PODS}/x{query}", patch, headers={"Content-Type": content_type})
+        code, out = await s.call("PATCH", f"{DEPLOYS}/x{query}", patch, headers={"Content-Type": content_type})
         assert code == 200, out
-        code, got = await s.call("GET", f"{PODS}/x")
-        assert (web(got)["env"], got["spec"]["dnsPolicy"]) == (ENV, "Default")
+        assert web(out["spec"]["template"])["env"] != ENV or out["spec"]["template"]["spec"]["dnsPolicy"] != "Default"
+        code, got = await s.call("GET", f"{DEPLOYS}/x")
+        assert (web(got["spec"]["template"])["env"], got["spec"]["template"]["spec"]["dnsPolicy"]) == (ENV, "Default")

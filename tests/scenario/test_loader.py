@@ -527,10 +527,10 @@ BROKEN = [
         id="delete-neither",
     ),
     pytest.param(
-        "name: x\nsteps:\n  - delete: {kind: ControllerRevision, name: a}\n",
-        'scenario.yaml: steps[0].delete.kind: unsupported kind "ControllerRevision"; expected one of: '
+        "name: x\nsteps:\n  - delete: {kind: ReplicationController, name: a}\n",
+        'scenario.yaml: steps[0].delete.kind: unsupported kind "ReplicationController"; expected one of: '
         "Pod, Node, Event, Namespace, PriorityClass, Lease, Deployment, "
-        "ReplicaSet, StatefulSet, DaemonSet, Job, CronJob, Service, PodDisruptionBudget",
+        "ReplicaSet, StatefulSet, DaemonSet, Job, CronJob, Service, PodDisruptionBudget, ControllerRevision",
         id="delete-kind",
     ),
     pytest.param(

@@ -41,7 +41,7 @@ from typing import Final
 
 from msgspec.structs import replace
 
-from agents.controllers.base import BaseController
+from agents.controllers.base import OWNER_INDEX, BaseController
 from agents.controllers.context import ControllerContext
 from agents.controllers.controllerutils import (
     EXPECTATIONS_TIMEOUT,
@@ -66,11 +66,12 @@ from agents.controllers.daemonset.manage import (
 )
 from agents.controllers.daemonset.placement import Placement, relevant
 from agents.controllers.daemonset.update import rolling_update, surge_enabled
-from agents.controllers.history import CONTROLLER_REVISION_HASH, template_hash
-from emulator.base.api.apps import DaemonSet, DaemonSetStatus
+from agents.controllers.history import CONTROLLER_REVISION_HASH, sync_history, template_hash, truncate_history
+from emulator.base.api.apps import ControllerRevision, DaemonSet, DaemonSetStatus
 from emulator.base.api.core import Node, Pod, Toleration
 from emulator.base.api.errors import ApiError, NotFound
 from emulator.base.api.meta import ObjectReference
+from emulator.base.client.indexer import CONTROLLER_UID_INDEX
 from emulator.base.client.informer import Informer
 
 PodKey = tuple[str, str]
@@ -106,6 +107,7 @@ class DaemonSetController(BaseController):
     def __init__(self, ctx: ControllerContext, *, workers: int = 1) -> None:
         super().__init__(ctx, workers=workers)
         self._nodes: Informer | None = None
+        self._history: Informer | None = None
         self._placement = Placement()
         self._pending: dict[Key, _Pending] = {}
         self._backoff = FailedPodBackoff()
@@ -236,6 +238,7 @@ class DaemonSetController(BaseController):
         )
         requeue: float | None = None
         try:
+            old = await self._construct_history(ds, hash_)
             plan = manage(ds, eligible, by_node, hash_, self._backoff, now, surge=surge_enabled(ds))
             requeue = plan.requeue_after
             for pod, node in plan.failed:
@@ -246,6 +249,11 @@ class DaemonSetController(BaseController):
             if not wrote and outdated and ds.spec.update_strategy.type == "RollingUpdate":
                 update = rolling_update(ds, eligible, by_node, hash_, generation, now)
                 await self._sync_nodes(key, ds, update.delete, update.create_on, hash_)
+            live = {
+                hash_,
+                *(p.metadata.labels.get(CONTROLLER_REVISION_HASH, "") for p in self._placement.pods(ds.metadata.uid)),
+            }
+            await truncate_history(self.client, old, live, ds.spec.revision_history_limit)
             await self._write_status(key, ds, daemon_status(ds, eligible, by_node, hash_, generation, now))
         except ApiError:
             self.counts["errors"] += 1
@@ -263,6 +271,16 @@ class DaemonSetController(BaseController):
             self.counts["statusUpdates"] += 1
         if ds.spec.min_ready_seconds > 0 and status.number_ready != status.number_available:
             self.queue.add_after(key, float(ds.spec.min_ready_seconds))
+
+    async def _construct_history(self, ds: DaemonSet, hash_: str) -> list[ControllerRevision]:
+        """Upstream ``constructHistory``: the template's ControllerRevision written (or renumbered
+        to be the newest); the older ones, for ``cleanupHistory``."""
+        if self._history is None:
+            self._history = self.informers.handlers("ControllerRevision", indexers=OWNER_INDEX)
+        await self._history.synced.wait()
+        owned = self._history.by_index(CONTROLLER_UID_INDEX, ds.metadata.uid)
+        _, old = await sync_history(self.client, owned, ds, ds.spec.template, f"{ds.metadata.name}-{hash_}", hash_)
+        return old
 
     def _eligibility(self, ds: DaemonSet, hash_: str) -> Eligibility:
         """``node_should_run`` of every node, in name order; a node's decision is kept until

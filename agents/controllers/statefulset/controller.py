@@ -8,10 +8,10 @@ controller-UID index (a sync reads only its own pods). Pod handlers queue the ow
 worker syncs a set at a time:
 
 1. revisions: the update revision is ``<set>-<hash of spec.template>``, the current one
-   ``status.currentRevision`` (the update revision for a new set). Their templates come from
-   the controller's ``RevisionHistory`` (the stand-in for ControllerRevisions; a current
-   revision made before this controller started is unknown, and its pods are recreated from
-   the update template);
+   ``status.currentRevision`` (the update revision for a new set). Each is a ControllerRevision
+   the controller writes (``history.sync_history``, upstream's ``getStatefulSetRevisions``) and
+   reads the current template back from; the oldest unused ones past ``revisionHistoryLimit``
+   are deleted (``truncateHistory``);
 2. ``control.plan_sync`` decides; the plan's writes run in order: failed pods deleted,
    pods created (``Parallel``: in slow-start batches), pods deleted (with the pod's UID as
    precondition, so a stale cache never deletes a pod's successor);
@@ -40,16 +40,25 @@ from typing import Final
 
 from msgspec.structs import replace
 
-from agents.controllers.base import BaseController
+from agents.controllers.base import OWNER_INDEX, BaseController
 from agents.controllers.context import ControllerContext
 from agents.controllers.controllerutils import EXPECTATIONS_TIMEOUT, BatchError, is_pod_ready, slow_start_batch
-from agents.controllers.history import RevisionHistory, revision_name
+from agents.controllers.history import (
+    CONTROLLER_REVISION_HASH,
+    revision_name,
+    revision_template,
+    sync_history,
+    template_hash,
+    truncate_history,
+)
 from agents.controllers.statefulset.control import Plan, Revisions, plan_sync
 from agents.controllers.statefulset.identity import pod_revision
 from emulator.base.api.apps import StatefulSet
 from emulator.base.api.core import Pod
 from emulator.base.api.errors import ApiError, NotFound
 from emulator.base.api.meta import ObjectReference
+from emulator.base.client.indexer import CONTROLLER_UID_INDEX
+from emulator.base.client.informer import Informer
 
 __all__ = ["COMPONENT", "NAME", "StatefulSetController"]
 
@@ -88,7 +97,7 @@ class StatefulSetController(BaseController):
 
     def __init__(self, ctx: ControllerContext, *, workers: int = 1) -> None:
         super().__init__(ctx, workers=workers)
-        self._history = RevisionHistory()
+        self._history: Informer | None = None
         self._pending: dict[Key, _Pending] = {}
 
     # --- handlers -------------------------------------------------------------------------
@@ -96,7 +105,6 @@ class StatefulSetController(BaseController):
     def on_delete(self, sts: StatefulSet) -> None:
         key = (sts.metadata.namespace, sts.metadata.name)
         self._pending.pop(key, None)
-        self._history.forget(sts.metadata.uid)
         self.queue.add(key)
 
     def on_dependent_add(self, pod: Pod) -> None:
@@ -154,18 +162,24 @@ class StatefulSetController(BaseController):
 
     # --- sync -----------------------------------------------------------------------------
 
-    def _revisions(self, sts: StatefulSet) -> Revisions:
-        uid = sts.metadata.uid
-        limit = sts.spec.revision_history_limit if sts.spec.revision_history_limit is not None else 10
-        update = revision_name(sts.metadata.name, sts.spec.template, sts.status.collision_count)
-        current = sts.status.current_revision or update
-        current_template = self._history.get(uid, current)
-        if current_template is not None:
-            self._history.record(uid, current, current_template, limit)
-        self._history.record(uid, update, sts.spec.template, limit)
+    async def _revisions(self, sts: StatefulSet, pods: Sequence[Pod]) -> Revisions:
+        """The current and update revisions, as ControllerRevisions (upstream
+        ``getStatefulSetRevisions`` then ``truncateHistory``)."""
+        if self._history is None:
+            self._history = self.informers.handlers("ControllerRevision", indexers=OWNER_INDEX)
+        await self._history.synced.wait()
+        owned = self._history.by_index(CONTROLLER_UID_INDEX, sts.metadata.uid)
+        hash_ = template_hash(sts.spec.template, sts.status.collision_count)
+        update_name = revision_name(sts.metadata.name, sts.spec.template, sts.status.collision_count)
+        update_rev, old = await sync_history(self.client, owned, sts, sts.spec.template, update_name, hash_)
+        current = sts.status.current_revision or update_rev.metadata.name
+        current_rev = next((r for r in old if r.metadata.name == current), None)
+        current_template = revision_template(current_rev) if current_rev is not None else None
+        live = {update_rev.metadata.name, current, *(p.metadata.labels.get(CONTROLLER_REVISION_HASH, "") for p in pods)}
+        await truncate_history(self.client, old, live, sts.spec.revision_history_limit)
         return Revisions(
-            current=current,
-            update=update,
+            current=current if current_template is not None else update_rev.metadata.name,
+            update=update_rev.metadata.name,
             current_template=current_template if current_template is not None else sts.spec.template,
             update_template=sts.spec.template,
         )
@@ -180,8 +194,8 @@ class StatefulSetController(BaseController):
             return
         self.counts["syncs"] += 1
         pods = self.owned(self.dependents, sts)
-        plan = plan_sync(sts, pods, self._revisions(sts), self.clock.now())
         try:
+            plan = plan_sync(sts, pods, await self._revisions(sts, pods), self.clock.now())
             await self._execute(key, sts, plan)
             if plan.status != sts.status:
                 await self.client.update_status(replace(sts, status=plan.status))

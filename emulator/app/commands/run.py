@@ -106,7 +106,10 @@ def _trace_of(path: Path | None) -> Iterator[dict[str, Any]] | None:
 
 def run(args: argparse.Namespace) -> int:
     out = Console(highlight=False, soft_wrap=True)
-    scenario = load_scenario(args.file)
+    warnings: list[str] = []
+    scenario = load_scenario(args.file, warnings)
+    for line in warnings:
+        print(f"warning: {line}", file=sys.stderr)
     check_scheduler(scenario, args.file)
     tty = args.output == "text" and sys.stdout.isatty()
     progress = _Progress(out) if tty else None
@@ -129,6 +132,8 @@ def run(args: argparse.Namespace) -> int:
                 print(f"{args.file}: the simulation deadlocked: {err}", file=sys.stderr)
                 return 1
     doc = to_json(result)
+    if warnings:
+        doc["warnings"] = warnings  # unknown fields of the scenario's manifests, as on stderr
     if args.html is not None:
         explained = read_explain(args.explain) if args.explain is not None and args.explain.is_file() else None
         write_html(args.html, render_run(doc, trace=_trace_of(args.trace), explain=explained))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from rich.console import Console
 
@@ -14,7 +15,10 @@ __all__ = ["run"]
 
 def run(args: argparse.Namespace) -> int:
     out = Console(highlight=False, soft_wrap=True)
-    scenario = load_scenario(args.file)
+    warnings: list[str] = []
+    scenario = load_scenario(args.file, warnings)
+    for line in warnings:
+        print(f"warning: {line}", file=sys.stderr)
     check_scheduler(scenario, args.file)
     out.print(
         f"{args.file}: valid scenario {scenario.name!r}: {len(scenario.objects)} objects, "

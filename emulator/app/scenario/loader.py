@@ -44,18 +44,22 @@ from emulator.base.inputs import ReadError, read_text
 __all__ = ["ScenarioError", "load_scenario", "load_scenario_text"]
 
 
-def load_scenario(path: str | Path) -> Scenario:
-    """Read and validate the scenario file at ``path``; its references are relative to it."""
+def load_scenario(path: str | Path, warnings: list[str] | None = None) -> Scenario:
+    """Read and validate the scenario file at ``path``; its references are relative to it.
+    ``warnings`` gets one line per unknown field of its manifests (see ``load_scenario_text``)."""
     p = Path(path)
     try:
         text = read_text(p)
     except ReadError as err:
         raise ScenarioError(str(p), "", err.detail) from None
-    return load_scenario_text(text, source=str(p), base_dir=p.parent)
+    return load_scenario_text(text, source=str(p), base_dir=p.parent, warnings=warnings)
 
 
-def load_scenario_text(text: str, source: str, base_dir: Path) -> Scenario:
-    """Validate scenario ``text``; ``source`` names it in errors, ``base_dir`` anchors ``file``s."""
+def load_scenario_text(text: str, source: str, base_dir: Path, warnings: list[str] | None = None) -> Scenario:
+    """Validate scenario ``text``; ``source`` names it in errors, ``base_dir`` anchors ``file``s.
+    ``warnings`` gets ``<file>: <path>: unknown field "<field>"`` for each field of a manifest
+    upstream's schema does not have: dropped, as upstream's API server drops it under
+    ``fieldValidation=Warn``, and not an error."""
     walker = ScenarioWalker(source, Path(base_dir))
     try:
         docs = walker.documents(text, source)
@@ -67,4 +71,6 @@ def load_scenario_text(text: str, source: str, base_dir: Path) -> Scenario:
     except ScenarioError as err:
         walker.locate(err)
         raise
+    if warnings is not None:
+        warnings.extend(walker.warnings)
     return scenario

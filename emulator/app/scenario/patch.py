@@ -15,6 +15,7 @@ import msgspec
 from emulator.base.api.codec import convert, to_builtins
 from emulator.base.api.errors import Invalid
 from emulator.base.api.mergepatch import merge_patch
+from emulator.base.api.unmodelled import capture, lift
 from emulator.base.inputs import msgspec_error
 
 __all__ = ["patched"]
@@ -23,9 +24,9 @@ __all__ = ["patched"]
 def patched(obj: Any, patch: dict[str, Any]) -> Any:
     """``obj`` with ``patch`` merged into its manifest form, decoded as the same kind;
     a value of the wrong type is ``Invalid`` at its field."""
-    doc = merge_patch(to_builtins(obj), patch)
+    doc = merge_patch(lift(to_builtins(obj)), patch)
     try:
-        return convert(doc, type(obj))
+        return capture(convert(doc, type(obj)), doc)
     except msgspec.ValidationError as err:
         message, path = msgspec_error(err)
         raise Invalid.at(obj.kind, obj.metadata.name, path, message) from None

@@ -70,6 +70,9 @@ class Readers:
         self.origins: dict[int, Origin] = {}
         """Where each manifest came from, by ``id`` of its object (the Scenario keeps them alive)."""
         self.bytes_read = 0
+        self.warnings: list[str] = []
+        """``<file>: <path>: unknown field "<field>"`` for each field of a manifest that
+        upstream's schema does not have (dropped, as upstream drops it; not an error)."""
         """Bytes of the referenced files read so far (``MAX_REFERENCED_BYTES`` at most)."""
         self.sources: dict[str, YamlDocuments] = {}
         """Each file read, by the name errors give it: its documents and their node marks."""
@@ -153,7 +156,7 @@ class Readers:
                 items = [(self.file, p, p, entry)]
             for source, doc_path, label, doc in items:
                 try:
-                    obj = object_from_dict(doc, source=source, path=doc_path)
+                    obj = object_from_dict(doc, source=source, path=doc_path, warn=self.warnings.append)
                 except ManifestError as err:
                     self.manifest_error(err)
                 if obj.kind == "Binding":
@@ -185,7 +188,7 @@ class Readers:
                 )
             doc["metadata"] = {**meta, "name": "template"}
         try:
-            obj = object_from_dict(doc, source=self.file, path=path)
+            obj = object_from_dict(doc, source=self.file, path=path, warn=self.warnings.append)
         except ManifestError as err:
             self.manifest_error(err)
         if isinstance(obj, Pod):

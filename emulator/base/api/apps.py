@@ -9,12 +9,15 @@ controllers that act on these objects are not here (nor anywhere yet).
 
 from __future__ import annotations
 
+from typing import Any
+
 from emulator.base.api.core import LabelSelector
 from emulator.base.api.intstr import IntOrString
 from emulator.base.api.meta import K8s, ObjectMeta
 from emulator.base.api.podtemplate import PodTemplateSpec
 
 __all__ = [
+    "ControllerRevision",
     "DaemonSet",
     "DaemonSetCondition",
     "DaemonSetSpec",
@@ -251,3 +254,19 @@ class DaemonSet(K8s, frozen=True):
     metadata: ObjectMeta = ObjectMeta()
     spec: DaemonSetSpec = DaemonSetSpec()
     status: DaemonSetStatus = DaemonSetStatus()
+
+
+# --- ControllerRevision -------------------------------------------------------------------
+
+
+class ControllerRevision(K8s, frozen=True):
+    """An immutable snapshot of a StatefulSet's or DaemonSet's template (upstream
+    ``apps/v1.ControllerRevision``, written by ``pkg/controller/history``): ``data`` is the
+    strategic merge patch that restores it (``{"spec": {"template": {..., "$patch": "replace"}}}``),
+    ``revision`` its number (the newest is the highest)."""
+
+    api_version: str = APPS_V1
+    kind: str = "ControllerRevision"
+    metadata: ObjectMeta = ObjectMeta()
+    data: dict[str, Any] | None = None
+    revision: int = 0

@@ -1,7 +1,8 @@
 """Decoding real Kubernetes manifests into API structs, and encoding them back.
 
 ``load_manifests`` accepts what ``kubectl apply -f`` accepts for our kinds: multi-document
-YAML (or JSON), ``kind: List`` with ``items``, camelCase fields, unknown fields ignored,
+YAML (or JSON), ``kind: List`` with ``items``, camelCase fields, unknown fields dropped (and
+reported to a ``warn`` callback),
 types checked. Every problem is a ``ManifestError`` naming the source, the path inside it
 (``documents[1].spec.containers[0].resources.requests.cpu``) and what was expected.
 Decoders are built once; YAML is parsed with libyaml when available (YAML is ~100x slower
@@ -14,12 +15,13 @@ the reader, YAML loader and List flattener every input path shares).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final, TypeVar
 
 import msgspec
 
-from emulator.base.api.apps import DaemonSet, Deployment, ReplicaSet, StatefulSet
+from emulator.base.api.apps import ControllerRevision, DaemonSet, Deployment, ReplicaSet, StatefulSet
 from emulator.base.api.batch import CronJob, Job
 from emulator.base.api.core import Binding, Event, Namespace, Node, Pod
 from emulator.base.api.errors import Invalid
@@ -27,6 +29,8 @@ from emulator.base.api.policy import PodDisruptionBudget
 from emulator.base.api.quantity import Quantity, decode_quantity
 from emulator.base.api.scheduling import Lease, PriorityClass
 from emulator.base.api.services import Service
+from emulator.base.api.unknownfields import prune_unknown, warning_texts
+from emulator.base.api.unmodelled import capture
 from emulator.base.api.validation import validate
 from emulator.base.inputs import (
     InputError,
@@ -71,6 +75,7 @@ ApiObject = (
     | CronJob
     | Service
     | PodDisruptionBudget
+    | ControllerRevision
 )
 T = TypeVar("T")
 
@@ -90,6 +95,7 @@ KINDS: Final[dict[tuple[str, str], type[Any]]] = {
     ("batch/v1", "CronJob"): CronJob,
     ("v1", "Service"): Service,
     ("policy/v1", "PodDisruptionBudget"): PodDisruptionBudget,
+    ("apps/v1", "ControllerRevision"): ControllerRevision,
 }
 
 
@@ -131,8 +137,10 @@ def to_builtins(obj: Any) -> Any:
     return out
 
 
-def object_from_dict(doc: Any, *, source: str, path: str = "") -> ApiObject:
-    """Decode and validate one manifest document (a mapping with apiVersion and kind)."""
+def object_from_dict(doc: Any, *, source: str, path: str = "", warn: Callable[[str], None] | None = None) -> ApiObject:
+    """Decode and validate one manifest document (a mapping with apiVersion and kind). Fields
+    upstream's schema does not have are dropped, as upstream drops them, and each reported to
+    ``warn`` as ``<source>: <path>: unknown field "<field>"`` (``unknownfields``)."""
     if not isinstance(doc, dict):
         raise ManifestError(source, path, f"expected a Kubernetes object (a mapping), got {type(doc).__name__}")
     api_version, kind = doc.get("apiVersion"), doc.get("kind")
@@ -146,8 +154,13 @@ def object_from_dict(doc: Any, *, source: str, path: str = "") -> ApiObject:
         raise ManifestError(
             source, path, f'unsupported apiVersion/kind "{api_version}/{kind}"; expected one of: {known}'
         )
+    doc, unknown = prune_unknown(doc)
+    if unknown and warn is not None:
+        for text in warning_texts(unknown):
+            at = text.split('"')[1] if text.startswith("unknown field") else ""
+            warn(f"{source}: {join_paths(path, at) or '.'}: {text}")
     try:
-        obj: ApiObject = convert(doc, tp)
+        obj: ApiObject = capture(convert(doc, tp), doc)
     except msgspec.ValidationError as err:
         msg, at = msgspec_error(err)
         raise ManifestError(source, join_paths(path, at), msg) from None

@@ -8,6 +8,8 @@ it explicitly.
 
 from __future__ import annotations
 
+from typing import Any
+
 import msgspec
 
 from emulator.base.api.meta import K8s, ObjectMeta, ObjectReference
@@ -197,6 +199,10 @@ class PodSpec(K8s, frozen=True):
     host_network: bool = False
     hostname: str = ""
     subdomain: str = ""
+    unmodelled: dict[str, Any] = msgspec.field(default_factory=dict, name="$unmodelled")
+    """What the written spec had and the struct does not model (``env``, ``command``, probes,
+    ``volumes``...), as ``emulator.base.api.unmodelled``'s overlay: part of the spec's value
+    (hashes, equality, the copy in a pod made from a template), never served under this name."""
 
 
 class PodCondition(K8s, frozen=True):

@@ -61,6 +61,7 @@ _RESOURCES = {
     "Deployment": "deployments.apps",
     "ReplicaSet": "replicasets.apps",
     "StatefulSet": "statefulsets.apps",
+    "ControllerRevision": "controllerrevisions.apps",
     "DaemonSet": "daemonsets.apps",
     "Job": "jobs.batch",
     "CronJob": "cronjobs.batch",

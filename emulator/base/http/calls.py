@@ -39,6 +39,8 @@ class Answer:
     code: int
     body: bytes
     content_type: str = "application/json"
+    warnings: tuple[str, ...] = ()
+    """``Warning`` header texts (``unknown field "spec.x"``), in order, each once."""
 
 
 def verb_of(method: str, target: Target, watch: bool) -> str:

@@ -25,6 +25,7 @@ import msgspec
 from emulator.base.api.codec import KINDS, enc_hook, to_builtins
 from emulator.base.api.errors import BadRequest, UnsupportedMediaType
 from emulator.base.api.quantity import Quantity, parse_quantity
+from emulator.base.api.unmodelled import capture, has_unmodelled, lift
 from emulator.base.http import protobuf
 from emulator.base.http.extras import UnmodelledFields
 from emulator.base.http.resources import Resource
@@ -117,7 +118,7 @@ def decode_object(resource: Resource, data: Any, *, kind: str = "", api_version:
     tp = KINDS[(api_version, kind)]
     data = {**data, "apiVersion": api_version, "kind": kind}
     try:
-        return msgspec.convert(data, tp, dec_hook=_strict_quantity)
+        return capture(msgspec.convert(data, tp, dec_hook=_strict_quantity), data)
     except msgspec.ValidationError as err:
         text = str(err)
         detail = text.split(" - at `", 1)[0]
@@ -167,11 +168,16 @@ def micro_time(timestamp: str) -> str:
     return f"{whole}.{(fraction + '000000')[:6]}Z"
 
 
+def _wants_dict(obj: Any, extras: UnmodelledFields | None) -> bool:
+    """Whether ``obj`` needs the dict path: unmodelled fields to lift or graft."""
+    return extras.wants(obj) if extras is not None else has_unmodelled(obj)
+
+
 def encode_object(obj: Any, managed: Sequence[dict[str, Any]] = (), *, extras: UnmodelledFields | None = None) -> bytes:
     """A stored struct as JSON with ``apiVersion``/``kind`` first, and
     ``metadata.managedFields`` when ``managed`` is not empty (and the fields the struct does
     not model, from ``extras``)."""
-    if managed or obj.kind in _DICT_KINDS or (extras is not None and extras.wants(obj)):
+    if managed or obj.kind in _DICT_KINDS or _wants_dict(obj, extras):
         return _encoder.encode(object_dict(obj, managed, extras=extras))
     body = _encoder.encode(obj)
     return _prefix(obj) + (b"," + body[1:] if len(body) > 2 else b"}")
@@ -182,7 +188,7 @@ def object_dict(
 ) -> dict[str, Any]:
     """A stored struct as the dict the wire shows (for patches, Tables, managedFields), with
     the unmodelled fields ``extras`` remembers for it."""
-    out: dict[str, Any] = to_builtins(obj)
+    out: dict[str, Any] = lift(to_builtins(obj))
     if extras is not None:
         out = extras.merge(out)
     required = _REQUIRED_STATUS.get(obj.kind)
@@ -238,7 +244,7 @@ def encode_list(
             buf.append(44)  # ","
         first = False
         fields = managed(obj.metadata.uid) if managed is not None else ()
-        if fields or obj.kind in _DICT_KINDS or (extras is not None and extras.wants(obj)):
+        if fields or obj.kind in _DICT_KINDS or _wants_dict(obj, extras):
             buf += encode_object(obj, fields, extras=extras)
             continue
         buf += _prefix(obj)

@@ -54,9 +54,12 @@ scan of its owner references. Grafting copies only the dicts and lists on the wa
 the extra values themselves are shared between served dicts, so callers treat merged dicts as
 read-only below the level they change (the server only encodes them).
 
-Known gap: the controllers hash the modelled template only, so changing only an unmodelled
-template field (an env value) rolls nothing out, and the existing pods show the new value at
-once.
+Pod specs are not here: their unmodelled fields are stored in the spec itself
+(``PodSpec.unmodelled``, ``emulator.base.api.unmodelled``), so that the template hashes and
+comparisons cover them and a pod keeps its own template's copy. ``merge`` lifts them first;
+``remember`` is given the lifted dict, so none of them becomes an extra here, and what templates
+still propagate is only what lies outside their pod spec (template metadata, a CronJob's
+``jobTemplate`` Job fields).
 """
 
 from __future__ import annotations
@@ -67,6 +70,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from emulator.base.api.unmodelled import has_unmodelled, lift
 from emulator.base.apiserver.server import WriteRecord
 from emulator.base.http.apply import SERVER_METADATA
 from emulator.base.http.patch import SCHEMAS
@@ -298,6 +302,7 @@ class UnmodelledFields:
     def merge(self, obj: dict[str, Any]) -> dict[str, Any]:
         """The served wire dict plus its remembered and inherited extras (a new dict; ``obj`` is
         not modified); ``obj`` itself when there are none."""
+        obj = lift(obj)
         meta = obj.get("metadata")
         if not isinstance(meta, dict):
             return obj
@@ -376,6 +381,8 @@ class UnmodelledFields:
         """Whether ``merge`` would add anything to the stored struct ``obj``'s wire dict: the
         check a fast encoder makes before taking the dict path (a dict lookup and a scan of the
         owner references when there is nothing)."""
+        if has_unmodelled(obj):
+            return True
         meta = obj.metadata
         if meta.uid in self._own or meta.uid in self._status or meta.uid in self._frozen:
             return True

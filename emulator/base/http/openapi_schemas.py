@@ -282,6 +282,8 @@ def schemas(group: str, version: str) -> dict[str, dict[str, Any]]:
         if full in schema_docs.TYPES:
             schema = {"description": schema_docs.TYPES[full], **schema}
         properties = schema.get("properties", {})
+        for internal in [p for p in properties if p.startswith("$")]:  # PodSpec's $unmodelled: never served
+            del properties[internal]
         for prop, extensions in properties.items():
             markers = LIST_MARKERS.get((full, prop))
             if markers:

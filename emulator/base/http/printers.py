@@ -26,7 +26,7 @@ import math
 from collections.abc import Callable
 from typing import Any, Final
 
-from emulator.base.api.apps import DaemonSet, Deployment, ReplicaSet, StatefulSet
+from emulator.base.api.apps import ControllerRevision, DaemonSet, Deployment, ReplicaSet, StatefulSet
 from emulator.base.api.batch import CronJob, Job
 from emulator.base.api.core import ContainerStateTerminated, Event, Namespace, Node, Pod
 from emulator.base.api.meta import ObjectMeta
@@ -396,6 +396,17 @@ def _lease_cells(lease: Lease, since: Since) -> list[Any]:
     return [lease.metadata.name, lease.spec.holder_identity or "", since(lease.metadata.creation_timestamp)]
 
 
+def _controllerrevision_cells(rev: ControllerRevision, since: Since) -> list[Any]:
+    """Upstream ``printControllerRevision``: the controller as ``<kind>.<group>/<name>``
+    (``formatResourceName``), ``<none>`` without one."""
+    ref = next((r for r in rev.metadata.owner_references if r.controller), None)
+    controller = "<none>"
+    if ref is not None:
+        group = ref.api_version.rpartition("/")[0]
+        controller = f"{ref.kind.lower()}{'.' + group if group else ''}/{ref.name}"
+    return [rev.metadata.name, controller, rev.revision, since(rev.metadata.creation_timestamp)]
+
+
 def _default_cells(obj: Any, since: Since) -> list[Any]:
     meta: ObjectMeta = obj.metadata
     return [meta.name, meta.creation_timestamp]
@@ -416,6 +427,7 @@ _ROWS: Final[dict[str, Callable[[Any, Since], list[Any]]]] = {
     "PodDisruptionBudget": _pdb_cells,
     "PriorityClass": _priorityclass_cells,
     "Lease": _lease_cells,
+    "ControllerRevision": _controllerrevision_cells,
 }
 
 

@@ -156,6 +156,7 @@ RESOURCES: Final[tuple[Resource, ...]] = (
     ),
     _res("", "services", "service", "Service", short=("svc",), categories=("all",), status=True),
     # apps/v1
+    _res("apps", "controllerrevisions", "controllerrevision", "ControllerRevision"),
     _res("apps", "daemonsets", "daemonset", "DaemonSet", short=("ds",), categories=("all",), status=True),
     _res(
         "apps", "deployments", "deployment", "Deployment", short=("deploy",), categories=_ALL, status=True, scale=True

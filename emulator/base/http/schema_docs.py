@@ -34,6 +34,7 @@ KINDS: Final[dict[str, str]] = {
     "CronJob": "Creates Jobs on a repeating schedule written in cron syntax.",
     "PodDisruptionBudget": "How many pods of a set voluntary disruptions (evictions, drains) may take down at once.",
     "PriorityClass": "Maps a priority class name to the integer priority pods using it get.",
+    "ControllerRevision": "An immutable snapshot of a StatefulSet's or DaemonSet's pod template, by revision number.",
     "Lease": "A lock and heartbeat record, such as a node's heartbeat in kube-node-lease.",
 }
 

@@ -78,6 +78,13 @@ _CHUNK: Final = 64 * 1024
 _WRITE_METHODS: Final = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 
+def warning_header(text: str) -> str:
+    """Upstream's ``net.NewWarningHeader(299, "-", text)``: ``299 - "<text>"``, with ``"`` and
+    ``\\`` escaped (kubectl prints ``Warning: <text>``)."""
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"')
+    return f'299 - "{escaped}"'
+
+
 @dataclass(frozen=True, slots=True)
 class HttpSettings:
     host: str = "127.0.0.1"
@@ -270,7 +277,10 @@ class HttpApi:
             as_table=wants_table(accept),
         )
         answer = self.verbs.handle(call)
-        return web.Response(status=answer.code, body=answer.body, content_type=answer.content_type)
+        resp = web.Response(status=answer.code, body=answer.body, content_type=answer.content_type)
+        for text in answer.warnings:
+            resp.headers.add("Warning", warning_header(text))
+        return resp
 
     async def _review(self, d: Discovery, request: web.Request) -> web.Response:
         """``auth can-i`` / ``auth whoami``: a create of a virtual review (``reviews``)."""

@@ -225,6 +225,12 @@ _COLUMNS: Final[dict[str, tuple[dict[str, Any], ...]]] = {
         _AGE,
         _col("PreemptionPolicy", "string", "preemptionPolicy is the Policy for preempting pods with lower priority."),
     ),
+    "ControllerRevision": (
+        _NAME,
+        _col("Controller", "string", "Controller of the object"),
+        _col("Revision", "string", "Revision indicates the revision of the state represented by Data."),
+        _AGE,
+    ),
     "Lease": (
         _NAME,
         _col("Holder", "string", "holderIdentity contains the identity of the holder of a current lease."),

@@ -17,11 +17,13 @@ the store would default it and validated, and answered without a revision.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Final
 
 from msgspec.structs import replace
 
 from emulator.base.api.errors import BadRequest, NotFound
+from emulator.base.api.unknownfields import prune_unknown, warning_texts
 from emulator.base.api.validation import validate
 from emulator.base.apiserver.server import ApiServer
 from emulator.base.http import logs, tables
@@ -49,6 +51,9 @@ __all__ = ["Verbs"]
 ManagedFields = list[dict[str, Any]]
 """``metadata.managedFields`` as a write carries it (``Verbs.list`` shadows ``list`` in the class)."""
 
+_FIELD_VALIDATION: Final = frozenset({"Ignore", "Warn", "Strict"})
+"""Upstream's ``fieldValidation`` values (``metav1.FieldValidation*``)."""
+
 RETURNS_DELETED: Final = frozenset({"Pod", "Service", "Namespace"})
 """Kinds whose upstream registry sets ``ReturnDeletedObject``: a delete answers the object;
 the others answer ``Status{Success, details{name, group, kind, uid}}`` once removed."""
@@ -74,6 +79,8 @@ class Verbs:
         self.managers = managers
         self.extras = extras if extras is not None else UnmodelledFields()
         self.subresources = Subresources(api, record=self._recorded)
+        self.warnings: list[str] = []
+        """The ``Warning`` texts of the call being handled (``handle`` is synchronous)."""
 
     def encoded(self, obj: Any) -> bytes:
         return encode_object(obj, self.managers.managed_fields(obj.metadata.uid), extras=self.extras)
@@ -120,6 +127,14 @@ class Verbs:
     # --- dispatch -------------------------------------------------------------------------
 
     def handle(self, call: Call) -> Answer:
+        """The answer to ``call``, with the ``Warning`` texts its handling recorded."""
+        self.warnings = []
+        answer = self._handle(call)
+        if self.warnings:
+            answer = dataclasses.replace(answer, warnings=tuple(dict.fromkeys(self.warnings)))
+        return answer
+
+    def _handle(self, call: Call) -> Answer:
         t = call.target
         verb = verb_of(call.method, t, watch=False)
         check_verb(t, verb)
@@ -211,8 +226,11 @@ class Verbs:
 
     # --- writes ---------------------------------------------------------------------------
 
-    def _decode(self, call: Call, data: Any) -> Any:
+    def _decode(self, call: Call, data: Any) -> tuple[Any, Any]:
+        """The struct ``data`` decodes to, and ``data`` without the fields upstream's schema
+        does not have (dropped; warned about per ``fieldValidation``, see ``unknownfields``)."""
         t = call.target
+        data = self._check_fields(call, data)
         obj = decode_object(t.resource, data)
         meta = obj.metadata
         if t.resource.namespaced:
@@ -229,11 +247,29 @@ class Verbs:
                 raise BadRequest(
                     f"the name of the object ({obj.metadata.name}) does not match the name on the URL ({t.name})"
                 )
-        return obj
+        return obj, data
+
+    def _check_fields(self, call: Call, data: Any) -> Any:
+        """Upstream's ``fieldValidation``: ``Strict`` refuses unknown fields (400, the strict
+        decoder's message), ``Warn`` (the default) answers with a ``Warning`` per field,
+        ``Ignore`` drops them quietly; any other value is a 400."""
+        mode = call.query.get("fieldValidation", "") or "Warn"
+        if mode not in _FIELD_VALIDATION:
+            raise BadRequest(f'fieldValidation parameter unsupported: "{mode}"')
+        pruned, found = prune_unknown(data)
+        if found and mode == "Strict":
+            kind = call.target.resource.kind
+            version = call.target.resource.group_version.rsplit("/", 1)[-1]
+            texts = ", ".join(warning_texts(found))
+            raise BadRequest(
+                f'{kind} in version "{version}" cannot be handled as a {kind}: strict decoding error: {texts}'
+            )
+        if found and mode == "Warn":
+            self.warnings.extend(warning_texts(found))
+        return pruned
 
     def create(self, call: Call) -> Answer:
-        data = decode_body(call.body, call.content_type)
-        obj = self._decode(call, data)
+        obj, data = self._decode(call, decode_body(call.body, call.content_type))
         if dry_run(call.query):
             return self._dry_run_answer(call, 201, obj, data, None)
         return self._create(call, obj, data)
@@ -267,8 +303,7 @@ class Verbs:
         return Answer(200, self.encoded(new))
 
     def update(self, call: Call) -> Answer:
-        data = decode_body(call.body, call.content_type)
-        obj = self._decode(call, data)
+        obj, data = self._decode(call, decode_body(call.body, call.content_type))
         current = self._get(call.target)
         return self._write(call, obj, current, data)
 
@@ -286,7 +321,7 @@ class Verbs:
             base["metadata"] = {**base.get("metadata", {}), "managedFields": managed}
         patched = apply_patch(t.resource, base, call.body, mt)
         carried = (patched.get("metadata") or {}).get("managedFields")
-        obj = self._decode(call, patched)
+        obj, patched = self._decode(call, patched)
         changed = carried if isinstance(carried, list) and carried != managed else None
         return self._write(call, obj, current, patched, managed_fields=changed)
 
@@ -311,7 +346,7 @@ class Verbs:
             force=force,
             time=self.api.clock.timestamp(),
         )
-        obj = self._decode(call, merged)
+        obj, merged = self._decode(call, merged)
         if dry_run(call.query):
             return self._dry_run_answer(call, 201 if current is None else 200, obj, merged, current)
         if current is None:

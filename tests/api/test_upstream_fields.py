@@ -1,0 +1,14 @@
+"""``emulator/base/api/data/upstream_fields.json`` is what ``tests/api/upstream_fields.py``
+builds from the official client's models (upstream's OpenAPI), so the unknown-field check
+(``emulator.base.api.unknownfields``) knows every field upstream's types have."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.api.upstream_fields import TARGET, render
+
+
+def test_the_field_table_is_current() -> None:
+    pytest.importorskip("kubernetes")
+    assert TARGET.read_text() == render(), "regenerate: python -m tests.api.upstream_fields"
