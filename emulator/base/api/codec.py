@@ -21,6 +21,7 @@ import msgspec
 
 from emulator.base.api.apps import DaemonSet, Deployment, ReplicaSet, StatefulSet
 from emulator.base.api.batch import CronJob, Job
+from emulator.base.api.config import ConfigMap, Secret
 from emulator.base.api.core import Binding, Event, Namespace, Node, Pod
 from emulator.base.api.errors import Invalid
 from emulator.base.api.policy import PodDisruptionBudget
@@ -71,6 +72,8 @@ ApiObject = (
     | CronJob
     | Service
     | PodDisruptionBudget
+    | ConfigMap
+    | Secret
 )
 T = TypeVar("T")
 
@@ -90,6 +93,8 @@ KINDS: Final[dict[tuple[str, str], type[Any]]] = {
     ("batch/v1", "CronJob"): CronJob,
     ("v1", "Service"): Service,
     ("policy/v1", "PodDisruptionBudget"): PodDisruptionBudget,
+    ("v1", "ConfigMap"): ConfigMap,
+    ("v1", "Secret"): Secret,
 }
 
 
@@ -154,7 +159,9 @@ def object_from_dict(doc: Any, *, source: str, path: str = "") -> ApiObject:
     try:
         validate(obj)
     except Invalid as err:
-        raise ManifestError(source, join_paths(path, err.field), err.detail) from None
+        # upstream's "[]" is the path of the whole object (``field.NewPath("")``)
+        field = "" if err.field == "[]" else err.field
+        raise ManifestError(source, join_paths(path, field), err.detail) from None
     return obj
 
 

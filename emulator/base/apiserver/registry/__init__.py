@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
+from emulator.base.apiserver.registry.config import ConfigMapStrategy, SecretStrategy
 from emulator.base.apiserver.registry.events import EventStrategy
 from emulator.base.apiserver.registry.leases import LeaseStrategy
 from emulator.base.apiserver.registry.nodes import NamespaceStrategy, NodeStrategy
@@ -55,6 +56,8 @@ STRATEGIES: Final[dict[str, type[Strategy]]] = {
         CronJobStrategy,
         ServiceStrategy,
         PodDisruptionBudgetStrategy,
+        ConfigMapStrategy,
+        SecretStrategy,
     )
 }
 """Every stored kind's strategy class, by kind: the API server makes one of each, the watch
