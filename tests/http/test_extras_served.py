@@ -18,7 +18,7 @@ from tests.http.server_support import TABLE, serving
 pytestmark = [pytest.mark.asyncio, pytest.mark.real_time]
 
 PODS = "/api/v1/namespaces/default/pods"
-ENV = [{"name": "LOG_LEVEL", "value": "info"}]
+ENV = [{"name": "data", "mountPath": "/data"}]  # volumeMounts: a list merged by key, unmodelled
 PROBE = {"httpGet": {"path": "/healthz", "port": 8080}}
 POD = {
     "apiVersion": "v1",
@@ -26,7 +26,13 @@ POD = {
     "metadata": {"name": "x"},
     "spec": {
         "containers": [
-            {"name": "web", "image": "nginx", "env": ENV, "readinessProbe": PROBE, "imagePullPolicy": "Always"},
+            {
+                "name": "web",
+                "image": "nginx",
+                "volumeMounts": ENV,
+                "readinessProbe": PROBE,
+                "imagePullPolicy": "Always",
+            },
             {"name": "side", "image": "busybox", "command": ["sleep", "1d"]},
         ],
         "dnsPolicy": "Default",
@@ -42,15 +48,19 @@ async def test_create_get_list_serve_the_fields_the_struct_drops() -> None:
     async with serving() as s:
         code, created = await s.call("POST", PODS, POD)
         assert code == 201
-        assert web(created)["env"] == ENV
+        assert web(created)["volumeMounts"] == ENV
         code, got = await s.call("GET", f"{PODS}/x")
-        assert (web(got)["env"], web(got)["readinessProbe"], got["spec"]["dnsPolicy"]) == (ENV, PROBE, "Default")
+        assert (web(got)["volumeMounts"], web(got)["readinessProbe"], got["spec"]["dnsPolicy"]) == (
+            ENV,
+            PROBE,
+            "Default",
+        )
         assert got["spec"]["containers"][1]["command"] == ["sleep", "1d"]
         code, listed = await s.call("GET", PODS)
         (item,) = [i for i in listed["items"] if i["metadata"]["name"] == "x"]
         assert web(item)["imagePullPolicy"] == "Always"
         others = [i for i in listed["items"] if i["metadata"]["name"] != "x"]
-        assert all("env" not in c for i in others for c in i["spec"]["containers"])
+        assert all("volumeMounts" not in c for i in others for c in i["spec"]["containers"])
 
 
 @pytest.mark.parametrize(
@@ -64,13 +74,13 @@ async def test_create_get_list_serve_the_fields_the_struct_drops() -> None:
         ),
         pytest.param(
             "application/strategic-merge-patch+json",
-            {"spec": {"containers": [{"name": "web", "env": [{"name": "X", "value": "1"}]}]}},
-            [{"name": "X", "value": "1"}, *ENV],
-            id="strategic-merge-env-by-name",
+            {"spec": {"containers": [{"name": "web", "volumeMounts": [{"name": "x", "mountPath": "/x"}]}]}},
+            [{"name": "x", "mountPath": "/x"}, *ENV],
+            id="strategic-merge-mounts-by-key",
         ),
         pytest.param(
             "application/json-patch+json",
-            [{"op": "remove", "path": "/spec/containers/0/env"}],
+            [{"op": "remove", "path": "/spec/containers/0/volumeMounts"}],
             None,
             id="json-patch-removes",
         ),
@@ -87,9 +97,9 @@ async def test_patches_start_from_the_served_object(content_type: str, patch: An
         await s.call("POST", PODS, POD)
         code, out = await s.call("PATCH", f"{PODS}/x", patch, headers={"Content-Type": content_type})
         assert code == 200, out
-        assert web(out).get("env") == expected_env
+        assert web(out).get("volumeMounts") == expected_env
         code, got = await s.call("GET", f"{PODS}/x")
-        assert web(got).get("env") == expected_env
+        assert web(got).get("volumeMounts") == expected_env
 
 
 async def test_an_update_replaces_the_extras_and_a_status_write_keeps_them() -> None:
@@ -99,12 +109,12 @@ async def test_an_update_replaces_the_extras_and_a_status_write_keeps_them() -> 
         got["status"] = {**got.get("status", {}), "phase": "Pending"}
         code, out = await s.call("PUT", f"{PODS}/x/status", got)
         assert code == 200, out
-        assert web(out)["env"] == ENV
-        del got["spec"]["containers"][0]["env"]
+        assert web(out)["volumeMounts"] == ENV
+        del got["spec"]["containers"][0]["volumeMounts"]
         got.pop("status")
         code, out = await s.call("PUT", f"{PODS}/x", got)
         assert code == 200, out
-        assert "env" not in web(out)
+        assert "volumeMounts" not in web(out)
         assert web(out)["readinessProbe"] == PROBE
 
 
@@ -114,7 +124,7 @@ async def test_tables_with_the_object_carry_the_extras() -> None:
         code, tab = await s.call("GET", f"{PODS}?includeObject=Object", headers={"Accept": TABLE})
         assert code == 200
         (row,) = [r for r in tab["rows"] if r["object"]["metadata"]["name"] == "x"]
-        assert web(row["object"])["env"] == ENV
+        assert web(row["object"])["volumeMounts"] == ENV
 
 
 async def test_watch_events_carry_the_extras_and_a_delete_forgets_them() -> None:
@@ -129,7 +139,7 @@ async def test_watch_events_carry_the_extras_and_a_delete_forgets_them() -> None
                 headers={"Content-Type": "application/merge-patch+json"},
             )
             event = json.loads(await resp.content.readline())
-            assert (event["type"], web(event["object"])["env"]) == ("MODIFIED", ENV)
+            assert (event["type"], web(event["object"])["volumeMounts"]) == ("MODIFIED", ENV)
         uid = s.api.get("Pod", "x", "default").metadata.uid
         assert s.http.extras.has(uid)
         code, _ = await s.call("DELETE", f"{PODS}/x?gracePeriodSeconds=0")
@@ -141,7 +151,7 @@ async def test_a_dry_run_answers_with_the_extras_and_remembers_nothing() -> None
     async with serving() as s:
         code, out = await s.call("POST", f"{PODS}?dryRun=All", POD)
         assert code == 201, out
-        assert web(out)["env"] == ENV
+        assert web(out)["volumeMounts"] == ENV
         code, _ = await s.call("GET", f"{PODS}/x")
         assert code == 404
         assert repr(s.http.extras).startswith("<UnmodelledFields objects=0 ")
@@ -150,13 +160,13 @@ async def test_a_dry_run_answers_with_the_extras_and_remembers_nothing() -> None
 async def test_the_shared_watch_encoding_cache_follows_the_extras() -> None:
     extras, cache = UnmodelledFields(), EncodedObjects()
     obj = convert({**POD, "metadata": {"name": "x", "uid": "u"}}, Pod)
-    assert b"LOG_LEVEL" not in cache.get(obj)
+    assert b"/data" not in cache.get(obj)
     extras.remember("u", POD, to_builtins(obj))
-    assert b"LOG_LEVEL" in cache.get(obj, extras)
-    assert b"LOG_LEVEL" in cache.get(obj, extras)
+    assert b"/data" in cache.get(obj, extras)
+    assert b"/data" in cache.get(obj, extras)
     assert cache.hits == 1
     extras.remember("u", {**POD, "spec": {"containers": [{"name": "web", "image": "nginx"}]}}, to_builtins(obj))
-    assert b"LOG_LEVEL" not in cache.get(obj, extras)
+    assert b"/data" not in cache.get(obj, extras)
 
 
 async def test_a_json_patch_of_managed_fields_replaces_them_as_kubectl_migration_sends() -> None:
@@ -172,7 +182,7 @@ async def test_a_json_patch_of_managed_fields_replaces_them_as_kubectl_migration
         code, out = await s.call("PATCH", f"{PODS}/x", ops, headers={"Content-Type": "application/json-patch+json"})
         assert code == 200, out
         assert [(m["manager"], m["operation"]) for m in out["metadata"]["managedFields"]] == [("kubectl", "Apply")]
-        assert web(out)["env"] == ENV
+        assert web(out)["volumeMounts"] == ENV
 
 
 @pytest.mark.parametrize(
@@ -180,12 +190,12 @@ async def test_a_json_patch_of_managed_fields_replaces_them_as_kubectl_migration
     [
         pytest.param(
             "application/strategic-merge-patch+json",
-            {"spec": {"containers": [{"name": "web", "env": [{"name": "LOG_LEVEL", "value": "debug"}]}]}},
+            {"spec": {"containers": [{"name": "web", "volumeMounts": [{"name": "data", "mountPath": "/debug"}]}]}},
             id="strategic-merge",
         ),
         pytest.param(
             "application/json-patch+json",
-            [{"op": "replace", "path": "/spec/containers/0/env/0/value", "value": "debug"}],
+            [{"op": "replace", "path": "/spec/containers/0/volumeMounts/0/mountPath", "value": "/debug"}],
             id="json-patch",
         ),
         pytest.param(
@@ -200,7 +210,9 @@ async def test_a_json_patch_of_managed_fields_replaces_them_as_kubectl_migration
                 "kind": "Pod",
                 "metadata": {"name": "x"},
                 "spec": {
-                    "containers": [{"name": "web", "image": "nginx", "env": [{"name": "LOG_LEVEL", "value": "debug"}]}]
+                    "containers": [
+                        {"name": "web", "image": "nginx", "volumeMounts": [{"name": "data", "mountPath": "/debug"}]}
+                    ]
                 },
             },
             id="server-side-apply",
@@ -214,4 +226,4 @@ async def test_a_dry_run_patch_leaves_the_remembered_fields_alone(content_type: 
         code, out = await s.call("PATCH", f"{PODS}/x{query}", patch, headers={"Content-Type": content_type})
         assert code == 200, out
         code, got = await s.call("GET", f"{PODS}/x")
-        assert (web(got)["env"], got["spec"]["dnsPolicy"]) == (ENV, "Default")
+        assert (web(got)["volumeMounts"], got["spec"]["dnsPolicy"]) == (ENV, "Default")

@@ -22,7 +22,17 @@ from emulator.base.api.meta import K8s, ObjectMeta
 __all__ = [
     "MAX_SECRET_SIZE",
     "ConfigMap",
+    "ConfigMapEnvSource",
+    "ConfigMapVolumeSource",
+    "EnvFromSource",
+    "EnvVar",
+    "EnvVarSource",
+    "KeySelector",
+    "KeyToPath",
     "Secret",
+    "SecretEnvSource",
+    "SecretVolumeSource",
+    "Volume",
     "config_map_problems",
     "config_map_update_problems",
     "merge_string_data",
@@ -58,6 +68,73 @@ class Secret(K8s, frozen=True):
     data: dict[str, str] = {}
     string_data: dict[str, str] = {}
     type: str = ""
+
+
+# --- what a pod reads of them (the kubelet acts on these: ``agents/kubelet/configrefs.py``) --
+
+
+class KeySelector(K8s, frozen=True):
+    """``ConfigMapKeySelector`` / ``SecretKeySelector``."""
+
+    key: str = ""
+    name: str = ""
+    optional: bool | None = None
+
+
+class EnvVarSource(K8s, frozen=True):
+    """The modelled sources of an env var's value (``fieldRef`` and others: kept by the HTTP
+    door as unmodelled fields)."""
+
+    config_map_key_ref: KeySelector | None = None
+    secret_key_ref: KeySelector | None = None
+
+
+class EnvVar(K8s, frozen=True):
+    name: str = ""
+    value: str = ""
+    value_from: EnvVarSource | None = None
+
+
+class ConfigMapEnvSource(K8s, frozen=True):
+    name: str = ""
+    optional: bool | None = None
+
+
+class SecretEnvSource(K8s, frozen=True):
+    name: str = ""
+    optional: bool | None = None
+
+
+class EnvFromSource(K8s, frozen=True):
+    prefix: str = ""
+    config_map_ref: ConfigMapEnvSource | None = None
+    secret_ref: SecretEnvSource | None = None
+
+
+class KeyToPath(K8s, frozen=True):
+    key: str = ""
+    path: str = ""
+
+
+class ConfigMapVolumeSource(K8s, frozen=True):
+    name: str = ""
+    items: list[KeyToPath] = []
+    optional: bool | None = None
+
+
+class SecretVolumeSource(K8s, frozen=True):
+    secret_name: str = ""
+    items: list[KeyToPath] = []
+    optional: bool | None = None
+
+
+class Volume(K8s, frozen=True):
+    """A pod volume; only the ConfigMap and Secret sources are modelled (others are kept by
+    the HTTP door as unmodelled fields, and mount at once)."""
+
+    name: str = ""
+    config_map: ConfigMapVolumeSource | None = None
+    secret: SecretVolumeSource | None = None
 
 
 def _decoded(text: str) -> bytes | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import msgspec
 
+from emulator.base.api.config import EnvFromSource, EnvVar, Volume
 from emulator.base.api.meta import K8s, ObjectMeta, ObjectReference
 from emulator.base.api.quantity import Quantity
 
@@ -151,6 +152,8 @@ class Container(K8s, frozen=True):
     image: str = ""
     resources: ResourceRequirements = ResourceRequirements()
     ports: list[ContainerPort] = []
+    env: list[EnvVar] = []
+    env_from: list[EnvFromSource] = []
     restart_policy: str | None = None
     """``Always`` on an init container makes it a sidecar (restartable init container)."""
 
@@ -197,6 +200,7 @@ class PodSpec(K8s, frozen=True):
     host_network: bool = False
     hostname: str = ""
     subdomain: str = ""
+    volumes: list[Volume] = []
 
 
 class PodCondition(K8s, frozen=True):
