@@ -58,3 +58,20 @@ def test_a_configmap_over_1MiB_is_422(kubectl_server: Server, tmp_path: Path) ->
     manifest.write_text(json.dumps(body))
     result = kubectl_server.kubectl("create", "-f", str(manifest))
     assert failed(result) == ('The ConfigMap "big" is invalid: []: Too long: may not be more than 1048576 bytes\n')
+
+
+def test_delete_namespace_terminates_then_removes_it(kubectl_server: Server) -> None:
+    """Upstream ``pkg/controller/namespace``: Terminating, content deleted, then gone; the
+    NamespaceLifecycle admission refuses creates meanwhile (Forbidden)."""
+    k = kubectl_server.kubectl
+    ok(k("create", "namespace", "doomed"))
+    ok(k("create", "configmap", "c", "-n", "doomed", "--from-literal=a=b"))
+    ok(k("delete", "namespace", "doomed", "--wait=false"))
+    assert ok(k("get", "namespace", "doomed", "-o", "jsonpath={.status.phase}")) == "Terminating"
+    refused = failed(k("create", "configmap", "d", "-n", "doomed", "--from-literal=a=b"))
+    assert refused == (
+        'error: failed to create configmap: configmaps "d" is forbidden: unable to create new content in '
+        "namespace doomed because it is being terminated\n"
+    )
+    ok(k("wait", "--for=delete", "namespace/doomed", "--timeout=60s", timeout=70))
+    assert "NotFound" in failed(k("get", "configmap", "c", "-n", "doomed"))

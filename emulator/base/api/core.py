@@ -31,6 +31,8 @@ __all__ = [
     "LabelSelector",
     "LabelSelectorRequirement",
     "Namespace",
+    "NamespaceSpec",
+    "NamespaceStatus",
     "Node",
     "NodeAddress",
     "NodeAffinity",
@@ -396,6 +398,11 @@ class Event(K8s, frozen=True):
     """events/v1 ``series``: set from the second occurrence of an isomorphic Event."""
 
 
+class NamespaceSpec(K8s, frozen=True):
+    finalizers: list[str] = []
+    """``kubernetes``: the namespace controller has yet to delete the namespace's content."""
+
+
 class NamespaceStatus(K8s, frozen=True):
     phase: str = ""
 
@@ -404,4 +411,5 @@ class Namespace(K8s, frozen=True):
     api_version: str = "v1"
     kind: str = "Namespace"
     metadata: ObjectMeta = ObjectMeta()
+    spec: NamespaceSpec = NamespaceSpec()
     status: NamespaceStatus = NamespaceStatus()
