@@ -530,7 +530,7 @@ BROKEN = [
         "name: x\nsteps:\n  - delete: {kind: ControllerRevision, name: a}\n",
         'scenario.yaml: steps[0].delete.kind: unsupported kind "ControllerRevision"; expected one of: '
         "Pod, Node, Event, Namespace, PriorityClass, Lease, Deployment, "
-        "ReplicaSet, StatefulSet, DaemonSet, Job, CronJob, Service, PodDisruptionBudget",
+        "ReplicaSet, StatefulSet, DaemonSet, Job, CronJob, Service, PodDisruptionBudget, ConfigMap, Secret",
         id="delete-kind",
     ),
     pytest.param(
