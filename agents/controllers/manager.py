@@ -64,6 +64,7 @@ from agents.controllers.deployment import DeploymentController  # noqa: E402
 from agents.controllers.disruption import DisruptionController  # noqa: E402
 from agents.controllers.garbagecollector import GarbageCollector  # noqa: E402
 from agents.controllers.job import JobController  # noqa: E402
+from agents.controllers.namespace import NamespaceController  # noqa: E402
 from agents.controllers.replicaset import ReplicaSetController  # noqa: E402
 from agents.controllers.statefulset import StatefulSetController  # noqa: E402
 from agents.controllers.ttlafterfinished import TTLAfterFinishedController  # noqa: E402
@@ -79,5 +80,6 @@ WORKLOAD_CONTROLLERS.update(
         "ttlafterfinished": TTLAfterFinishedController,
         "disruption": DisruptionController,
         "garbagecollector": GarbageCollector,
+        "namespace": NamespaceController,
     }
 )

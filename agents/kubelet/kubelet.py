@@ -83,6 +83,7 @@ from collections.abc import Coroutine
 from typing import Any, Final
 
 from agents.kubelet.admission import NODE_AFFINITY, AdmissionResult, NodeUsage, admission_failures
+from agents.kubelet.configrefs import ConfigRefs
 from agents.kubelet.heartbeat import NodeReporter, newer
 from agents.kubelet.images import ImageStore
 from agents.kubelet.lifecycle import RUN_DURATION_ANNOTATION
@@ -164,7 +165,10 @@ class Kubelet:
         )
         self._rejections: dict[str, int] = {}
         self._writer = PodWriter(client, clock, node_name)
-        self._worker = PodWorker(clock, settings, self._writer, self._images, node_name, self._counts, self._release)
+        self._refs = ConfigRefs(clock, rng, self._writer.get, self._writer.record_event)
+        self._worker = PodWorker(
+            clock, settings, self._writer, self._images, node_name, self._counts, self._release, self._refs
+        )
         self._pod_informer = Informer(client, "Pod", fields={"spec.nodeName": node_name})
         self._pod_informer.add_handlers(self._on_pod_add, self._on_pod_update, self._on_pod_delete)
         self._node_informer = Informer(client, "Node", fields={"metadata.name": node_name})

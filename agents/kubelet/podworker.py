@@ -21,6 +21,7 @@ import enum
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from agents.kubelet.configrefs import ConfigRefs, env_refs, volume_refs
 from agents.kubelet.heartbeat import newer
 from agents.kubelet.images import ImageStore
 from agents.kubelet.lifecycle import RUN_DURATION_ANNOTATION, Lifecycle, lifecycle_of
@@ -87,6 +88,7 @@ class PodWorker:
         node_name: str,
         counts: dict[str, int],
         release: Callable[[PodRecord], None],
+        refs: ConfigRefs | None = None,
     ) -> None:
         self._clock = clock
         self._settings = settings
@@ -95,6 +97,7 @@ class PodWorker:
         self._node_name = node_name
         self._counts = counts
         self._release = release
+        self._refs = refs
 
     def __repr__(self) -> str:
         return f"<PodWorker {self._node_name}>"
@@ -116,7 +119,17 @@ class PodWorker:
         if self._settings.report_pending_status:
             await self.write_status(rec, lambda p: pending_status(p, now=self._clock.timestamp(), **ips))
         spec = rec.pod.spec
+        refs = self._refs
+        if refs is not None and spec.volumes and volume_refs(spec):
+            await refs.mount_volumes(lambda: rec.pod)
         await self._images.ensure([c.image for c in (*spec.init_containers, *spec.containers)])
+        if refs is not None and env_refs(spec):
+            now = self._clock.timestamp
+            await refs.resolve_env(
+                lambda: rec.pod,
+                lambda build: self.write_status(rec, build),
+                lambda p: pending_status(p, now=now(), **ips),
+            )
         if rec.start_delay > 0:
             await self._clock.sleep(rec.start_delay)
         faults = self._settings.faults

@@ -170,10 +170,12 @@ def test_kinds_table() -> None:
         ("policy/v1", "PodDisruptionBudget"),
         ("scheduling.k8s.io/v1", "PriorityClass"),
         ("v1", "Binding"),
+        ("v1", "ConfigMap"),
         ("v1", "Event"),
         ("v1", "Namespace"),
         ("v1", "Node"),
         ("v1", "Pod"),
+        ("v1", "Secret"),
         ("v1", "Service"),
     ]
 
@@ -329,7 +331,7 @@ def test_errors_name_source_path_and_detail(text: str, path: str, detail: str) -
 
 _NEW_KINDS = (
     ", ReplicaSet (apps/v1), StatefulSet (apps/v1), DaemonSet (apps/v1), Job (batch/v1), CronJob (batch/v1),"
-    " Service (v1), PodDisruptionBudget (policy/v1), ControllerRevision (apps/v1)"
+    " Service (v1), PodDisruptionBudget (policy/v1), ControllerRevision (apps/v1), ConfigMap (v1), Secret (v1)"
 )
 
 

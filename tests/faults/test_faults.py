@@ -31,6 +31,7 @@ from emulator.app.scenario.schema import (
 from emulator.base.api.core import LabelSelector, Namespace
 from emulator.base.api.errors import ApiError, Conflict, InternalError, NotFound
 from emulator.base.api.meta import ObjectMeta
+from emulator.base.api.scheduling import PriorityClass
 from emulator.base.apiserver.server import ApiServer
 from emulator.base.apiserver.watch import WatchEvent
 from emulator.base.client.client import Client
@@ -402,7 +403,7 @@ async def test_an_informer_under_reorder_and_cuts_sees_every_write_once() -> Non
     client = Client(server, clock, random.Random(0), name="default-scheduler")
     plan(WatchReorder(agent="default-scheduler", window=2.0), seed=5).attach(client)
     assert client.watch_faults is not None
-    informer = Informer(client, "Namespace")
+    informer = Informer(client, "PriorityClass")  # cluster-scoped, deleted at once
     seen: dict[str, list[str]] = {}
     informer.add_handlers(
         lambda o: seen.setdefault(o.metadata.name, []).append("create"),
@@ -416,12 +417,12 @@ async def test_an_informer_under_reorder_and_cuts_sees_every_write_once() -> Non
         for step in range(300):
             name = f"ns-{rng.randrange(40)}"
             try:
-                current = server.get("Namespace", name)
+                current = server.get("PriorityClass", name)
             except NotFound:
-                server.create(Namespace(metadata=ObjectMeta(name=name)))
+                server.create(PriorityClass(value=1, metadata=ObjectMeta(name=name)))
             else:
                 if rng.random() < 0.3:
-                    server.delete("Namespace", name)
+                    server.delete("PriorityClass", name)
                 else:
                     labels = {"step": str(step)}
                     server.update(replace(current, metadata=replace(current.metadata, labels=labels)))
@@ -430,7 +431,7 @@ async def test_an_informer_under_reorder_and_cuts_sees_every_write_once() -> Non
                     w.channel.close()  # a cut: the informer resumes from its revision
             await clock.sleep(rng.uniform(0.0, 0.3))
         await clock.sleep(5.0)
-        truth = {o.metadata.name: o.metadata.resource_version for o in server.list("Namespace")[0]}
+        truth = {o.metadata.name: o.metadata.resource_version for o in server.list("PriorityClass")[0]}
         task.cancel()
     assert {k[1]: o.metadata.resource_version for k, o in informer.store.items()} == truth
     assert seen == writes  # per object: every write once, in order (no replay after a cut)

@@ -37,6 +37,7 @@ STATUS = ["get", "patch", "update"]
 # name, short names, apiVersion, namespaced, kind, verbs, categories: upstream v1.32
 UPSTREAM = [
     ("bindings", [], "v1", True, "Binding", ["create"], []),
+    ("configmaps", ["cm"], "v1", True, "ConfigMap", ALL, []),
     ("events", ["ev"], "v1", True, "Event", ALL, []),
     (
         "namespaces",
@@ -49,6 +50,7 @@ UPSTREAM = [
     ),
     ("nodes", ["no"], "v1", False, "Node", ALL, []),
     ("pods", ["po"], "v1", True, "Pod", ALL, ["all"]),
+    ("secrets", [], "v1", True, "Secret", ALL, []),
     ("services", ["svc"], "v1", True, "Service", ALL, ["all"]),
     ("controllerrevisions", [], "apps/v1", True, "ControllerRevision", ALL, []),
     ("daemonsets", ["ds"], "apps/v1", True, "DaemonSet", ALL, ["all"]),
@@ -866,5 +868,5 @@ async def test_the_python_clients_typed_discovery_calls_parse(server: Served) ->
         ["v1"],
         ["apps", "batch", "policy", "scheduling.k8s.io", "coordination.k8s.io"],
         "apps/v1",
-        [("pods/status", "Pod", None), ("services", "Service", None), ("services/status", "Service", None)],
+        [("secrets", "Secret", None), ("services", "Service", None), ("services/status", "Service", None)],
     )

@@ -37,7 +37,7 @@ def stored_of(written: dict[str, Any], kind: type[Any] = Pod) -> dict[str, Any]:
     return out
 
 
-WEB = {"name": "web", "image": "nginx", "env": [{"name": "A", "value": "1"}], "imagePullPolicy": "Always"}
+WEB = {"name": "web", "image": "nginx", "args": ["--a=1"], "imagePullPolicy": "Always"}
 SIDE = {"name": "side", "image": "busybox", "command": ["sleep", "1d"]}
 
 
@@ -116,7 +116,7 @@ def test_merge_leaves_its_input_alone_and_returns_plain_objects_as_they_are() ->
     stored = stored_of(written)
     before = copy.deepcopy(stored)
     extras.remember(UID, written, stored)
-    assert extras.merge(stored)["spec"]["containers"][0]["env"] == WEB["env"]
+    assert extras.merge(stored)["spec"]["containers"][0]["args"] == WEB["args"]
     assert stored == before
     other = {**stored, "metadata": {**stored["metadata"], "uid": "u-2"}}
     assert extras.merge(other) is other
@@ -167,7 +167,7 @@ def test_status_of_a_main_write_is_ignored_and_a_status_write_keeps_the_spec_ext
     extras.remember(UID, status_write, status_stored, subresource="status")
     out = extras.merge(status_stored)
     assert out["status"] == {"phase": "Running", "nominatedNodeName": "n", "resize": "Proposed"}
-    assert out["spec"]["containers"][0]["env"] == WEB["env"]
+    assert out["spec"]["containers"][0]["args"] == WEB["args"]
     main_again = pod([{"name": "web", "image": "nginx"}])
     extras.remember(UID, main_again, stored_of(main_again))
     assert extras.merge(status_stored)["status"]["resize"] == "Proposed"
@@ -240,16 +240,17 @@ async def test_templates_propagate_deployment_to_replicaset_to_pods() -> None:
             assert out["metadata"]["name"] == p.metadata.name
         # the owner's next HTTP write changes what its pods inherit
         changed = copy.deepcopy(DEPLOYMENT)
-        changed["spec"]["template"]["spec"]["containers"][0]["env"] = [{"name": "MODE", "value": "dev"}]
+        # (args: env is modelled since ConfigMap/Secret refs, and a pod keeps its own env)
+        changed["spec"]["template"]["spec"]["containers"][0]["args"] = ["--mode=dev"]
         live = server.get("Deployment", "web", "default")
         extras.remember(live.metadata.uid, changed, to_builtins(live))
-        assert extras.merge(to_builtins(pods[0]))["spec"]["containers"][0]["env"] == [{"name": "MODE", "value": "dev"}]
+        assert extras.merge(to_builtins(pods[0]))["spec"]["containers"][0]["args"] == ["--mode=dev"]
         # deleting the Deployment forgets its own extras; what its pods inherited stays
         # resolvable (retired) until they are gone too
         server.delete("Deployment", "web", "default")
         await w.cluster.at(20.0)
         assert not extras.has(live.metadata.uid)
-        assert extras.merge(to_builtins(pods[0]))["spec"]["containers"][0]["env"] == [{"name": "MODE", "value": "dev"}]
+        assert extras.merge(to_builtins(pods[0]))["spec"]["containers"][0]["args"] == ["--mode=dev"]
         # a pod orphaned by an in-process write keeps what it had inherited
         orphan = server.get("Pod", pods[1].metadata.name, "default")
         orphan = server.update(replace(orphan, metadata=replace(orphan.metadata, owner_references=[])))
@@ -317,7 +318,7 @@ def test_ten_thousand_pods_of_one_template_resolve_it_once() -> None:
         for i in range(10_000)
     ]
     served = [extras.merge(p) for p in pods]
-    assert all(s["spec"]["containers"][0]["env"] == WEB["env"] for s in served)
+    assert all(s["spec"]["containers"][0]["args"] == WEB["args"] for s in served)
     assert "templates cached=1" in repr(extras)
 
 
@@ -331,7 +332,7 @@ _JSON = st.recursive(
     max_leaves=8,
 )
 _EXTRA_MAP = st.dictionaries(
-    st.sampled_from(["env", "command", "livenessProbe", "imagePullPolicy", "tty"]), _JSON, max_size=3
+    st.sampled_from(["args", "command", "livenessProbe", "imagePullPolicy", "tty"]), _JSON, max_size=3
 )
 
 
@@ -424,7 +425,7 @@ def test_merge_table_merges_each_row_object() -> None:
     extras.remember(UID, written, stored)
     table: dict[str, Any] = {"kind": "Table", "rows": [{"cells": ["p"], "object": stored}, {"cells": ["q"]}]}
     assert extras.merge_table(table) is table
-    assert table["rows"][0]["object"]["spec"]["containers"][0]["env"] == WEB["env"]
+    assert table["rows"][0]["object"]["spec"]["containers"][0]["args"] == WEB["args"]
     assert "object" not in table["rows"][1]
 
 
@@ -433,8 +434,8 @@ def test_preview_grafts_without_remembering() -> None:
     written = pod([dict(WEB)])
     stored = stored_of(written)
     out = extras.preview(written, stored)
-    assert out["spec"]["containers"][0]["env"] == WEB["env"]
-    assert "env" not in stored["spec"]["containers"][0]
+    assert out["spec"]["containers"][0]["args"] == WEB["args"]
+    assert "args" not in stored["spec"]["containers"][0]
     assert not extras.has(UID)
 
 

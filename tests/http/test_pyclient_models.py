@@ -63,6 +63,19 @@ metadata: {name: web, namespace: default}
 spec:
   selector: {app: web}
   ports: [{port: 80, targetPort: 8080}]
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: web-config, namespace: default}
+data: {mode: fast}
+binaryData: {blob: AAEC}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: web-tls, namespace: default}
+type: kubernetes.io/tls
+data: {tls.crt: Y2VydA==}
+stringData: {tls.key: key}
 """
 MODEL = {
     "Pod": "V1Pod",
@@ -79,6 +92,8 @@ MODEL = {
     "PodDisruptionBudget": "V1PodDisruptionBudget",
     "Lease": "V1Lease",
     "PriorityClass": "V1PriorityClass",
+    "ConfigMap": "V1ConfigMap",
+    "Secret": "V1Secret",
 }
 
 

@@ -79,7 +79,13 @@ NAMESPACE = ld(1, ld(1, "foo") + ld(11, ld(1, "team") + ld(2, "a")))
             {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "foo", "labels": {"team": "a"}}},
             id="namespace",
         ),
-        pytest.param(envelope("v1", "ConfigMap", ld(1, ld(1, "cm"))), None, id="other-kind"),
+        pytest.param(
+            # kubectl create secret generic s --from-literal=k=\x00\x01 (map<string,bytes> data)
+            envelope("v1", "Secret", ld(1, ld(1, "s")) + ld(2, ld(1, "k") + ld(2, b"\x00\x01")) + ld(3, "Opaque")),
+            {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}, "data": {"k": "AAE="}, "type": "Opaque"},
+            id="secret-bytes-map",
+        ),
+        pytest.param(envelope("v1", "PersistentVolumeClaim", ld(1, ld(1, "pvc"))), None, id="other-kind"),
         pytest.param(
             envelope("v1", "DeleteOptions", vint(1, -1)),
             {"apiVersion": "v1", "kind": "DeleteOptions", "gracePeriodSeconds": -1},

@@ -530,7 +530,8 @@ BROKEN = [
         "name: x\nsteps:\n  - delete: {kind: ReplicationController, name: a}\n",
         'scenario.yaml: steps[0].delete.kind: unsupported kind "ReplicationController"; expected one of: '
         "Pod, Node, Event, Namespace, PriorityClass, Lease, Deployment, "
-        "ReplicaSet, StatefulSet, DaemonSet, Job, CronJob, Service, PodDisruptionBudget, ControllerRevision",
+        "ReplicaSet, StatefulSet, DaemonSet, Job, CronJob, Service, PodDisruptionBudget, ControllerRevision, "
+        "ConfigMap, Secret",
         id="delete-kind",
     ),
     pytest.param(

@@ -172,7 +172,8 @@ BROKEN = [
         faults("apiError: {kind: pods}"),
         'scenario.yaml: faults[0].apiError.kind: unsupported kind "pods"; expected one of: Pod, Node, Binding, '
         "Event, Namespace, PriorityClass, Lease, Deployment, "
-        "ReplicaSet, StatefulSet, DaemonSet, Job, CronJob, Service, PodDisruptionBudget, ControllerRevision",
+        "ReplicaSet, StatefulSet, DaemonSet, Job, CronJob, Service, PodDisruptionBudget, ControllerRevision, "
+        "ConfigMap, Secret",
         id="kind",
     ),
     pytest.param(

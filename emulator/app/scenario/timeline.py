@@ -68,6 +68,8 @@ _SCENARIO_ONLY = (
     "CronJob",
     "Service",
     "PodDisruptionBudget",
+    "ConfigMap",
+    "Secret",
 )
 """Kinds only the runner creates: a step naming a missing one is an error at load. Not
 ReplicaSets and Jobs, which the deployment and cronjob controllers create."""

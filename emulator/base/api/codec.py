@@ -23,6 +23,7 @@ import msgspec
 
 from emulator.base.api.apps import ControllerRevision, DaemonSet, Deployment, ReplicaSet, StatefulSet
 from emulator.base.api.batch import CronJob, Job
+from emulator.base.api.config import ConfigMap, Secret
 from emulator.base.api.core import Binding, Event, Namespace, Node, Pod
 from emulator.base.api.errors import Invalid
 from emulator.base.api.policy import PodDisruptionBudget
@@ -76,6 +77,8 @@ ApiObject = (
     | Service
     | PodDisruptionBudget
     | ControllerRevision
+    | ConfigMap
+    | Secret
 )
 T = TypeVar("T")
 
@@ -96,6 +99,8 @@ KINDS: Final[dict[tuple[str, str], type[Any]]] = {
     ("v1", "Service"): Service,
     ("policy/v1", "PodDisruptionBudget"): PodDisruptionBudget,
     ("apps/v1", "ControllerRevision"): ControllerRevision,
+    ("v1", "ConfigMap"): ConfigMap,
+    ("v1", "Secret"): Secret,
 }
 
 
@@ -167,7 +172,9 @@ def object_from_dict(doc: Any, *, source: str, path: str = "", warn: Callable[[s
     try:
         validate(obj)
     except Invalid as err:
-        raise ManifestError(source, join_paths(path, err.field), err.detail) from None
+        # upstream's "[]" is the path of the whole object (``field.NewPath("")``)
+        field = "" if err.field == "[]" else err.field
+        raise ManifestError(source, join_paths(path, field), err.detail) from None
     return obj
 
 

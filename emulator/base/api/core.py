@@ -12,6 +12,7 @@ from typing import Any
 
 import msgspec
 
+from emulator.base.api.config import EnvFromSource, EnvVar, Volume
 from emulator.base.api.meta import K8s, ObjectMeta, ObjectReference
 from emulator.base.api.quantity import Quantity
 
@@ -32,6 +33,8 @@ __all__ = [
     "LabelSelector",
     "LabelSelectorRequirement",
     "Namespace",
+    "NamespaceSpec",
+    "NamespaceStatus",
     "Node",
     "NodeAddress",
     "NodeAffinity",
@@ -153,6 +156,8 @@ class Container(K8s, frozen=True):
     image: str = ""
     resources: ResourceRequirements = ResourceRequirements()
     ports: list[ContainerPort] = []
+    env: list[EnvVar] = []
+    env_from: list[EnvFromSource] = []
     restart_policy: str | None = None
     """``Always`` on an init container makes it a sidecar (restartable init container)."""
 
@@ -199,10 +204,12 @@ class PodSpec(K8s, frozen=True):
     host_network: bool = False
     hostname: str = ""
     subdomain: str = ""
+    volumes: list[Volume] = []
     unmodelled: dict[str, Any] = msgspec.field(default_factory=dict, name="$unmodelled")
-    """What the written spec had and the struct does not model (``env``, ``command``, probes,
-    ``volumes``...), as ``emulator.base.api.unmodelled``'s overlay: part of the spec's value
-    (hashes, equality, the copy in a pod made from a template), never served under this name."""
+    """What the written spec had and the struct does not model (``command``, probes, volume
+    sources other than ConfigMaps and Secrets...), as ``emulator.base.api.unmodelled``'s overlay:
+    part of the spec's value (hashes, equality, the copy in a pod made from a template), never
+    served under this name."""
 
 
 class PodCondition(K8s, frozen=True):
@@ -398,6 +405,11 @@ class Event(K8s, frozen=True):
     """events/v1 ``series``: set from the second occurrence of an isomorphic Event."""
 
 
+class NamespaceSpec(K8s, frozen=True):
+    finalizers: list[str] = []
+    """``kubernetes``: the namespace controller has yet to delete the namespace's content."""
+
+
 class NamespaceStatus(K8s, frozen=True):
     phase: str = ""
 
@@ -406,4 +418,5 @@ class Namespace(K8s, frozen=True):
     api_version: str = "v1"
     kind: str = "Namespace"
     metadata: ObjectMeta = ObjectMeta()
+    spec: NamespaceSpec = NamespaceSpec()
     status: NamespaceStatus = NamespaceStatus()

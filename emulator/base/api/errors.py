@@ -12,7 +12,8 @@ NotFound         404   NotFound           get/update/delete/bind of a missing ob
 AlreadyExists    409   AlreadyExists      create of a name that exists
 Conflict         409   Conflict           stale resourceVersion; bind of a bound pod
 Gone             410   Expired            watch from a revision older than history
-Forbidden        403   Forbidden          an eviction a PDB's status cannot admit
+Forbidden        403   Forbidden          an eviction a PDB's status cannot admit; a create
+                                          into a terminating namespace
 TooManyRequests  429   TooManyRequests    an eviction a PodDisruptionBudget refuses
 Invalid          422   Invalid            defaulting/validation failed (``field``)
 Timeout          504   Timeout            watch from a resourceVersion not reached yet

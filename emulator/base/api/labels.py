@@ -32,6 +32,7 @@ __all__ = [
     "DNS1123_LABEL_RE",
     "DNS1123_SUBDOMAIN_MAX_LEN",
     "DNS1123_SUBDOMAIN_RE",
+    "config_key_errors",
     "dns1123_label_errors",
     "dns1123_subdomain_errors",
     "go_quote",
@@ -102,6 +103,28 @@ def _regex_error(msg: str, fmt: str, *examples: str) -> str:
         return f"{msg} (regex used for validation is '{fmt}')"
     shown = " or ".join(f"'{e}', " for e in examples)
     return f"{msg} (e.g. {shown}regex used for validation is '{fmt}')"
+
+
+_CONFIG_KEY_FMT = "[-._a-zA-Z0-9]+"
+_CONFIG_KEY_RE = re.compile(_CONFIG_KEY_FMT)
+_CONFIG_KEY_ERR = "a valid config key must consist of alphanumeric characters, '-', '_' or '.'"
+
+
+def config_key_errors(value: str) -> list[str]:
+    """``IsConfigMapKey``: a ConfigMap's or Secret's data key (``[-._a-zA-Z0-9]+``, at most
+    253 characters, not ``.``, ``..`` nor starting with ``..``: upstream's ``hasChDirPrefix``)."""
+    errs: list[str] = []
+    if _blen(value) > DNS1123_SUBDOMAIN_MAX_LEN:
+        errs.append(f"must be no more than {DNS1123_SUBDOMAIN_MAX_LEN} characters")
+    if _CONFIG_KEY_RE.fullmatch(value) is None:
+        errs.append(_regex_error(_CONFIG_KEY_ERR, _CONFIG_KEY_FMT, "key.name", "KEY_NAME", "key-name"))
+    if value == ".":
+        errs.append("must not be '.'")
+    elif value == "..":
+        errs.append("must not be '..'")
+    elif value.startswith(".."):
+        errs.append("must not start with '..'")
+    return errs
 
 
 def dns1123_label_errors(value: str) -> list[str]:

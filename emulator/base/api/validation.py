@@ -20,6 +20,7 @@ from typing import Any
 
 from emulator.base.api.apps import DaemonSet, Deployment, ReplicaSet, StatefulSet
 from emulator.base.api.batch import CronJob, Job
+from emulator.base.api.config import ConfigMap, Secret, config_map_problems, merge_string_data, secret_problems
 from emulator.base.api.core import Container, Node, Pod
 from emulator.base.api.errors import Invalid
 from emulator.base.api.labels import (
@@ -55,7 +56,9 @@ __all__ = [
 
 WORKLOAD_KINDS = (DaemonSet, Deployment, ReplicaSet, StatefulSet, Job, CronJob, Service, PodDisruptionBudget)
 """The kinds ``workloadvalidation`` checks (defaulted first: see ``_workload``)."""
-_NAMESPACED = frozenset({"Pod", "Event", "Lease", "Binding", *(k.__name__ for k in WORKLOAD_KINDS)})
+_NAMESPACED = frozenset(
+    {"Pod", "Event", "Lease", "Binding", "ConfigMap", "Secret", *(k.__name__ for k in WORKLOAD_KINDS)}
+)
 
 _PREEMPTION = (None, "Never", "PreemptLowerPriority")
 
@@ -231,6 +234,12 @@ def validate(obj: object) -> None:
         _workload(obj)
     elif isinstance(obj, Node):
         _node(obj)
+    elif isinstance(obj, ConfigMap):
+        if problem := next(config_map_problems(obj), None):
+            raise Invalid.at(kind, obj.metadata.name, *problem)
+    elif isinstance(obj, Secret):
+        if problem := next(secret_problems(merge_string_data(obj)), None):
+            raise Invalid.at(kind, obj.metadata.name, *problem)
     elif isinstance(obj, PriorityClass) and obj.value > 1_000_000_000 and not obj.metadata.name.startswith("system-"):
         raise Invalid.at(
             kind,
@@ -280,10 +289,10 @@ def validate_update(candidate: Any) -> None:
     name, ``generateName`` and namespace, the stored, valid ones, the labels and a Pod's
     lifecycle annotations) and its
     status is the stored one. Validation reads nothing else of any kind but Pod, Node,
-    PriorityClass and the workload kinds (``WORKLOAD_KINDS``: their spec), so the others
+    PriorityClass, ConfigMap, Secret and the workload kinds (``WORKLOAD_KINDS``: their spec), so the others
     (Leases: a renewal every 10 s per node) only have their labels checked.
     ``tests/apiserver/test_status_validation.py`` checks this against ``validate``."""
-    if isinstance(candidate, (Pod, Node, PriorityClass, *WORKLOAD_KINDS)):
+    if isinstance(candidate, (Pod, Node, PriorityClass, ConfigMap, Secret, *WORKLOAD_KINDS)):
         validate(candidate)
         return
     meta: ObjectMeta | None = getattr(candidate, "metadata", None)

@@ -47,7 +47,15 @@ import msgspec
 from msgspec.structs import replace
 
 from emulator.base.api.core import Binding, Pod
-from emulator.base.api.errors import AlreadyExists, Conflict, InternalError, Invalid, NotFound, resource_of
+from emulator.base.api.errors import (
+    AlreadyExists,
+    Conflict,
+    Forbidden,
+    InternalError,
+    Invalid,
+    NotFound,
+    resource_of,
+)
 from emulator.base.api.meta import ObjectMeta
 from emulator.base.apiserver import eviction
 from emulator.base.apiserver.deletion import (
@@ -60,6 +68,7 @@ from emulator.base.apiserver.deletion import (
     should_delete_during_update,
 )
 from emulator.base.apiserver.registry import CLUSTER_SCOPED, STRATEGIES, bind_pod
+from emulator.base.apiserver.registry.nodes import TERMINATING
 from emulator.base.apiserver.store import ServerSettings, Store, Verb, WriteRecord
 from emulator.base.apiserver.uids import fast_uid
 from emulator.base.runtime.clock import Clock, parse_timestamp
@@ -74,6 +83,13 @@ __all__ = [
 
 T = TypeVar("T", bound=msgspec.Struct)
 _NAMESPACE: Final = "Namespace"
+
+
+def _same_spec(candidate: Any, current: Any) -> bool:
+    """A status write's candidate keeps current's spec: for every kind but Namespace (whose
+    finalize write changes ``spec.finalizers``) it is current's own object, an identity test."""
+    spec = getattr(candidate, "spec", None)
+    return spec is getattr(current, "spec", None) or spec == current.spec
 
 
 class ApiServer(Store):
@@ -117,8 +133,16 @@ class ApiServer(Store):
             check_finalizers(kind, meta.name, meta.finalizers)
         if meta.owner_references:
             check_owner_references(kind, meta.name, meta.owner_references)
-        if strategy.namespaced and ("", meta.namespace) not in self._objects[_NAMESPACE]:
-            raise NotFound(f'namespaces "{meta.namespace}" not found')
+        if strategy.namespaced:
+            namespace = self._objects[_NAMESPACE].get(("", meta.namespace))
+            if namespace is None:
+                raise NotFound(f'namespaces "{meta.namespace}" not found')
+            if namespace.status.phase == TERMINATING:
+                # upstream's NamespaceLifecycle admission (plugin/pkg/admission/namespace/lifecycle)
+                raise Forbidden(
+                    f'{resource_of(kind)} "{meta.name}" is forbidden: unable to create new content in '
+                    f"namespace {meta.namespace} because it is being terminated"
+                )
         if (meta.namespace, meta.name) in table:
             raise AlreadyExists.of(kind, meta.name)
         strategy.check_create(obj)
@@ -184,8 +208,10 @@ class ApiServer(Store):
         strategy = self._strategies[kind]
         candidate = strategy.prepare_for_status_update(current, obj)
         strategy.validate_status_update(current, candidate)
-        if candidate.status == current.status:  # metadata and spec are current's own objects
+        if candidate.status == current.status and _same_spec(candidate, current):
             return cast(T, self._unchanged("updateStatus", kind, current))
+        if strategy.status_update_deletes(candidate):
+            return cast(T, self._commit("delete", kind, current, None))
         return cast(T, self._commit("updateStatus", kind, current, candidate))
 
     def delete(
@@ -228,8 +254,10 @@ class ApiServer(Store):
             )
             return self._commit("delete", kind, current, marked)
         finalizers = finalizers_for_deletion(kind, meta.finalizers, propagation_policy)
-        if finalizers:
-            marked = replace(current, metadata=mark_deleting(meta, finalizers, self.clock.timestamp()))
+        held = self._strategies[kind].held_on_delete(current)
+        if finalizers or held is not None:
+            base = current if held is None else held
+            marked = replace(base, metadata=mark_deleting(meta, finalizers, self.clock.timestamp()))
             if marked == current:
                 return current  # already terminating as asked: nothing to write
             return self._commit("delete", kind, current, marked)

@@ -176,9 +176,9 @@ SCHEMAS: Final[dict[str, dict[str, FieldSchema]]] = {
 
 Checked against the ``patchMergeKey``/``patchStrategy`` tags and ``listType`` markers of
 ``k8s.io/api`` v1.34 (core, apps, batch, policy). Paths not listed are maps merged key by key
-and atomic lists. Event, Lease, PriorityClass, Binding: only ``metadata``'s entries.
+and atomic lists. Event, Lease, PriorityClass, Binding, ConfigMap, Secret: only ``metadata``'s entries.
 """
-for _kind in ("Event", "Lease", "PriorityClass", "Binding"):
+for _kind in ("Event", "Lease", "PriorityClass", "Binding", "ConfigMap", "Secret"):
     SCHEMAS[_kind] = _under("metadata", _OBJECT_META)
 
 _DEFAULT: Final = FieldSchema()

@@ -28,6 +28,7 @@ from typing import Any, Final
 
 from emulator.base.api.apps import ControllerRevision, DaemonSet, Deployment, ReplicaSet, StatefulSet
 from emulator.base.api.batch import CronJob, Job
+from emulator.base.api.config import ConfigMap, Secret
 from emulator.base.api.core import ContainerStateTerminated, Event, Namespace, Node, Pod
 from emulator.base.api.meta import ObjectMeta
 from emulator.base.api.policy import PodDisruptionBudget
@@ -191,6 +192,14 @@ def _node_cells(node: Node, since: Since) -> list[Any]:
 
 def _namespace_cells(ns: Namespace, since: Since) -> list[Any]:
     return [ns.metadata.name, ns.status.phase, since(ns.metadata.creation_timestamp)]
+
+
+def _configmap_cells(cm: ConfigMap, since: Since) -> list[Any]:
+    return [cm.metadata.name, len(cm.data) + len(cm.binary_data), since(cm.metadata.creation_timestamp)]
+
+
+def _secret_cells(secret: Secret, since: Since) -> list[Any]:
+    return [secret.metadata.name, secret.type, len(secret.data), since(secret.metadata.creation_timestamp)]
 
 
 def _event_cells(ev: Event, since: Since) -> list[Any]:
@@ -416,6 +425,8 @@ _ROWS: Final[dict[str, Callable[[Any, Since], list[Any]]]] = {
     "Pod": _pod_cells,
     "Node": _node_cells,
     "Namespace": _namespace_cells,
+    "ConfigMap": _configmap_cells,
+    "Secret": _secret_cells,
     "Event": _event_cells,
     "Service": _service_cells,
     "Deployment": _deployment_cells,

@@ -13,6 +13,7 @@ the verbs do with the result.
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Iterator
 from typing import Any, Final
 
@@ -81,13 +82,18 @@ def _int64(value: int | bytes) -> int:
     return value - (1 << 64) if value >= 1 << 63 else value
 
 
-def _map_entry(data: bytes, *, quantity: bool = False) -> tuple[str, str]:
+def _map_entry(data: bytes, kind: str) -> tuple[str, str]:
     key = value = ""
     for n, v in fields(data):
         if n == 1:
             key = _str(v)
         elif n == 2:
-            value = _quantity(_msg(v)) if quantity else _str(v)
+            if kind == "quantities":
+                value = _quantity(_msg(v))
+            elif kind == "bytes":  # JSON carries []byte as base64
+                value = base64.b64encode(_msg(v)).decode()
+            else:
+                value = _str(v)
     return key, value
 
 
@@ -132,8 +138,8 @@ def message(schema: Message, data: bytes) -> dict[str, Any]:
         f = schema.get(n)
         if f is None:
             continue
-        if f.type in ("strings", "quantities"):
-            key, value = _map_entry(_msg(v), quantity=f.type == "quantities")
+        if f.type in ("strings", "quantities", "bytes"):
+            key, value = _map_entry(_msg(v), f.type)
             out.setdefault(f.name, {})[key] = value
             continue
         value = _value(f, v)

@@ -1,19 +1,19 @@
 """The protobuf messages the HTTP door decodes, as data: field number → JSON name and type.
 
 Owns the tables for the bodies kubectl sends only as ``application/vnd.kubernetes.protobuf``:
-drain's ``DeleteOptions`` and ``Eviction``; the objects of the generator subcommands —
-``create namespace``, ``create deployment``, ``create job`` (also ``--from=cronjob/...``),
-``create cronjob``, ``create service clusterip|nodeport|...``, ``create poddisruptionbudget``,
-``create priorityclass``; and the reviews of ``auth can-i`` and ``auth whoami``. Only the
-fields the emulator's structs model, and those the generators set, are listed; any other
-field number is skipped (as unknown JSON fields are dropped). Field numbers are upstream's
-``generated.proto`` (checked against the bodies kubectl 1.32 sends). It does not own the wire
-reader nor the envelope (``protobuf``).
+drain's ``DeleteOptions`` and ``Eviction``; the objects of the generator subcommands — ``create
+namespace``, ``create deployment``, ``create job`` (also ``--from=cronjob/...``), ``create
+cronjob``, ``create service clusterip|nodeport|...``, ``create poddisruptionbudget``, ``create
+priorityclass``, ``create configmap``, ``create secret generic|tls|docker-registry``; and the
+reviews of ``auth can-i`` and ``auth whoami``. Only the fields the emulator's structs model, and
+those the generators set, are listed; any other field number is skipped (as unknown JSON fields
+are dropped). Field numbers are upstream's ``generated.proto`` (checked against the bodies
+kubectl 1.32 sends). It does not own the wire reader nor the envelope (``protobuf``).
 
 Upstream's Go structs are written with every non-pointer field, zero or not; a pointer field
 only when set. A ``Field`` with ``ptr=True`` keeps its zero value (``replicas: 0``,
-``gracePeriodSeconds: 0``); any other field's zero (``""``, ``0``, ``false``, an empty
-message or map) is left out, as ``omitempty`` leaves it out of the JSON.
+``gracePeriodSeconds: 0``); any other field's zero (``""``, ``0``, ``false``, an empty message
+or map) is left out, as ``omitempty`` leaves it out of the JSON.
 """
 
 from __future__ import annotations
@@ -23,10 +23,10 @@ from typing import Final, Literal
 
 __all__ = ["KINDS", "Field", "Message"]
 
-Type = Literal["string", "int", "bool", "message", "strings", "quantities", "intstr"]
-"""``strings``: ``map<string,string>``; ``quantities``: ``map<string,Quantity>`` (a Quantity is
-a message whose field 1 is its string); ``intstr``: an IntOrString message (type 1, intVal 2,
-strVal 3)."""
+Type = Literal["string", "int", "bool", "message", "strings", "quantities", "bytes", "intstr"]
+"""``strings``: ``map<string,string>``; ``bytes``: ``map<string,bytes>`` (base64 in JSON);
+``quantities``: ``map<string,Quantity>`` (a Quantity is a message whose field 1 is its string);
+``intstr``: an IntOrString message (type 1, intVal 2, strVal 3)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -223,6 +223,19 @@ KINDS: Final[dict[str, Message]] = {
     "SelfSubjectAccessReview": _object(SELF_SUBJECT_ACCESS_REVIEW_SPEC),
     "SelfSubjectRulesReview": _object({1: Field("namespace")}),
     "SelfSubjectReview": {1: _msg("metadata", OBJECT_META)},
+    "ConfigMap": {
+        1: _msg("metadata", OBJECT_META),
+        2: Field("data", "strings"),
+        3: Field("binaryData", "bytes"),
+        4: Field("immutable", "bool", ptr=True),
+    },
+    "Secret": {
+        1: _msg("metadata", OBJECT_META),
+        2: Field("data", "bytes"),
+        3: Field("type"),
+        4: Field("stringData", "strings"),
+        5: Field("immutable", "bool", ptr=True),
+    },
     "PriorityClass": {
         1: _msg("metadata", OBJECT_META),
         2: _int("value"),

@@ -125,6 +125,7 @@ def _res(
 RESOURCES: Final[tuple[Resource, ...]] = (
     # core/v1, in upstream's discovery order (alphabetical)
     _res("", "bindings", "binding", "Binding", verbs=("create",), stored=False),
+    _res("", "configmaps", "configmap", "ConfigMap", short=("cm",)),
     _res("", "events", "event", "Event", short=("ev",)),
     _res(
         "",
@@ -154,6 +155,7 @@ RESOURCES: Final[tuple[Resource, ...]] = (
             Subresource("portforward", "PodPortForwardOptions", "", "v1", ("create", "get")),
         ),
     ),
+    _res("", "secrets", "secret", "Secret"),
     _res("", "services", "service", "Service", short=("svc",), categories=("all",), status=True),
     # apps/v1
     _res("apps", "controllerrevisions", "controllerrevision", "ControllerRevision"),

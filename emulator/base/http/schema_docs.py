@@ -23,6 +23,8 @@ KINDS: Final[dict[str, str]] = {
     "Pod": "A group of containers scheduled together onto one node, sharing its network and storage.",
     "Node": "A machine that runs pods. Its status reports capacity, allocatable resources and conditions.",
     "Namespace": "A scope for names: most objects live in exactly one namespace.",
+    "ConfigMap": "Non-secret configuration as key-value pairs, for pods to read as env vars or files.",
+    "Secret": "Sensitive data (passwords, tokens, keys) as base64 key-value pairs, typed by its type field.",
     "Event": "A report of something that happened to an object, such as scheduling or a failure.",
     "Binding": "Ties a pod to a node: what a scheduler posts once it has chosen the node.",
     "Service": "A stable name and virtual IP in front of the set of pods its selector matches.",

@@ -113,6 +113,13 @@ _COLUMNS: Final[dict[str, tuple[dict[str, Any], ...]]] = {
         _col("Container-Runtime", "string", "ContainerRuntime Version reported by the node.", priority=1),
     ),
     "Namespace": (_NAME, _col("Status", "string", "The status of the namespace"), _AGE),
+    "ConfigMap": (_NAME, _col("Data", "string", "The number of keys in data and binaryData."), _AGE),
+    "Secret": (
+        _NAME,
+        _col("Type", "string", "Used to ease programmatic handling of secret data."),
+        _col("Data", "string", "The number of keys in data."),
+        _AGE,
+    ),
     "Event": (
         _col("Last Seen", "string", "The time at which the most recent occurrence of this event was recorded."),
         _col("Type", "string", "Type of this event (Normal, Warning), new types could be added in the future"),

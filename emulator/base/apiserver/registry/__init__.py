@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
+from emulator.base.apiserver.registry.config import ConfigMapStrategy, SecretStrategy
 from emulator.base.apiserver.registry.controllerrevisions import ControllerRevisionStrategy
 from emulator.base.apiserver.registry.events import EventStrategy
 from emulator.base.apiserver.registry.leases import LeaseStrategy
@@ -57,6 +58,8 @@ STRATEGIES: Final[dict[str, type[Strategy]]] = {
         ServiceStrategy,
         PodDisruptionBudgetStrategy,
         ControllerRevisionStrategy,
+        ConfigMapStrategy,
+        SecretStrategy,
     )
 }
 """Every stored kind's strategy class, by kind: the API server makes one of each, the watch

@@ -22,6 +22,10 @@ hook                           when the verbs call it (upstream's name)
                                PrepareForUpdate: the status only)
 ``validate_status_update``     the status write's candidate (ValidateUpdate of the status)
 ``graceful_delete``            the grace period of a delete; 0 deletes at once (CheckGracefulDelete)
+``held_on_delete``             a kind whose own rules keep a deleted object, marked (a Namespace
+                               with spec finalizers: ``Terminating``; its storage's ``Delete``)
+``status_update_deletes``      a status write that removes the object (a terminating Namespace's
+                               last spec finalizer gone: ``ShouldDeleteNamespaceDuringUpdate``)
 ``fields``                     selectable fields besides ``metadata.name``/``namespace`` (GetAttrs)
 ``ttl``                        the store deletes an object this kind's TTL after its last write
 ``invalidated_by``             kinds whose writes empty this strategy's memo (``invalidate``)
@@ -128,3 +132,12 @@ class Strategy:
     def graceful_delete(self, current: Any, grace_period_seconds: int | None) -> int:
         """Seconds the object stays, marked, before it goes; 0: deleted at once."""
         return 0
+
+    def held_on_delete(self, current: Any) -> Any | None:
+        """The object a delete keeps (before ``deletion.mark_deleting``), or None: it goes
+        unless metadata finalizers keep it."""
+        return None
+
+    def status_update_deletes(self, candidate: Any) -> bool:
+        """The status write of ``candidate`` removes the object instead."""
+        return False
