@@ -61,6 +61,7 @@ CONTENT: Final = (
     "DaemonSet",
     "Job",
     "ReplicaSet",
+    "ControllerRevision",
     "Pod",
     "Service",
     "PodDisruptionBudget",
