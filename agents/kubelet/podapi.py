@@ -115,10 +115,18 @@ class PodWriter:
         except NotFound:
             return None
 
-    async def record_event(self, pod: Pod, type_: str, reason: str, message: str) -> None:
-        """An Event about ``pod`` from this kubelet, named as upstream (``<pod>.<unix ns hex>``)."""
+    async def record_event(self, pod: Pod, type_: str, reason: str, message: str, *, field_path: str = "") -> None:
+        """An Event about ``pod`` from this kubelet, named as upstream (``<pod>.<unix ns hex>``);
+        ``field_path``: about one of its containers (``spec.containers{web}``)."""
         meta = pod.metadata
-        ref = ObjectReference(api_version="v1", kind="Pod", namespace=meta.namespace, name=meta.name, uid=meta.uid)
+        ref = ObjectReference(
+            api_version="v1",
+            kind="Pod",
+            namespace=meta.namespace,
+            name=meta.name,
+            uid=meta.uid,
+            field_path=field_path,
+        )
         await self.events.event(ref, type_, reason, message)
 
     async def confirm_deletion(self, namespace: str, name: str, uid: str) -> None:

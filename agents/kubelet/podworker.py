@@ -27,6 +27,7 @@ from agents.kubelet.lifecycle import RUN_DURATION_ANNOTATION, Lifecycle, lifecyc
 from agents.kubelet.podapi import PodWriter
 from agents.kubelet.podrun import PodRun, RunPhase
 from agents.kubelet.podstatus import pending_status, start_failed_status, succeeded_status
+from agents.kubelet.prober import prober_for
 from agents.kubelet.runstatus import run_status
 from agents.kubelet.settings import KubeletSettings
 from emulator.base.api.core import ContainerStatus, Pod, PodStatus
@@ -126,7 +127,8 @@ class PodWorker:
 
         def started(pod: Pod) -> PodStatus:
             # the containers start when the status is built (a retried write restarts them)
-            runs[:] = [PodRun.start(pod.spec, life, label, self._clock.now())]
+            prober = prober_for(pod.spec.containers, life, rec.pod_ip)
+            runs[:] = [PodRun.start(pod.spec, life, label, self._clock.now(), prober)]
             return run_status(pod, runs[0], stamp=self._clock.timestamp, now=self._clock.now(), **ips)
 
         if await self.write_status(rec, started) is None:
@@ -157,15 +159,18 @@ class PodWorker:
         since = (
             parse_timestamp(min((s for s in started if s), default=rec.start_time)) if running else self._clock.now()
         )
+        life = self.lifecycle(rec.pod)
         run = PodRun.adopt(
             rec.pod.spec,
-            self.lifecycle(rec.pod),
+            life,
             self.pod_label(rec),
             started=since,
             running=running,
             restarts=max((cs.restart_count for cs in statuses), default=0),
             ready=running and all(cs.ready for cs in statuses),
             last_exit=None if running else self._last_exit(statuses),
+            prober=prober_for(rec.pod.spec.containers, life, rec.pod_ip),
+            now=self._clock.now(),
         )
         ips = {"host_ip": rec.pod.status.host_ip, "pod_ip": rec.pod_ip, "start_time": rec.start_time}
         await self._drive(rec, run, ips)
@@ -193,14 +198,24 @@ class PodWorker:
             backoffs = run.advance(self._clock.now())
             if run.phase is RunPhase.DONE:
                 await self._finish(rec, run, ips)
+                await self._container_events(rec.pod, run)
                 return
-            written = await self._write_run(rec, run, ips)
+            written = rec.pod if run.quiet else await self._write_run(rec, run, ips)
             if written is None:
                 return
+            await self._container_events(written, run)
             for name in backoffs:
                 self._counts["backoffs"] += 1
                 message = f"Back-off restarting failed container {name} in pod {self.pod_label(rec)}"
                 await self._writer.record_event(written, "Warning", "BackOff", message)
+
+    async def _container_events(self, pod: Pod, run: PodRun) -> None:
+        """The Events the run asked for (probes' Unhealthy, Killing), about their container."""
+        if not run.events:
+            return
+        events, run.events = run.events, []
+        for type_, reason, message, container in events:
+            await self._writer.record_event(pod, type_, reason, message, field_path=f"spec.containers{{{container}}}")
 
     async def _write_run(self, rec: PodRecord, run: PodRun, ips: dict[str, str]) -> Pod | None:
         return await self.write_status(

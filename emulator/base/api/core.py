@@ -11,6 +11,7 @@ from __future__ import annotations
 import msgspec
 
 from emulator.base.api.meta import K8s, ObjectMeta, ObjectReference
+from emulator.base.api.probe import Probe
 from emulator.base.api.quantity import Quantity
 
 __all__ = [
@@ -153,6 +154,9 @@ class Container(K8s, frozen=True):
     ports: list[ContainerPort] = []
     restart_policy: str | None = None
     """``Always`` on an init container makes it a sidecar (restartable init container)."""
+    readiness_probe: Probe | None = None
+    liveness_probe: Probe | None = None
+    startup_probe: Probe | None = None
 
 
 class Toleration(K8s, frozen=True):

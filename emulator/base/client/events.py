@@ -161,6 +161,7 @@ class EventRecorder:
         self.recorded = 0
         self.repeats = 0
         self.failed = 0
+        self._last_name, self._last_ns = ("", ""), 0
 
     def __repr__(self) -> str:
         return (
@@ -315,4 +316,9 @@ class EventRecorder:
             assert self._rng is not None
             return ObjectMeta(name=f"{name}.{self._rng.getrandbits(64):016x}", namespace=namespace)
         unix_ns = int(calendar_epoch().timestamp()) * 10**9 + round(self._clock.now() * 1e9)
+        # two Events at one virtual instant (a kubelet's Unhealthy then Killing): a nanosecond
+        # apart, as they would be on a real clock, rather than one name twice (AlreadyExists)
+        if self._last_name == (name, namespace):
+            unix_ns = max(unix_ns, self._last_ns + 1)
+        self._last_name, self._last_ns = (name, namespace), unix_ns
         return ObjectMeta(name=f"{name}.{unix_ns:x}", namespace=namespace)
