@@ -67,6 +67,8 @@ class PodRecord:
     kill_started: float = 0.0
     kill_delay: float = 0.0
     kill_deadline: float = 0.0
+    kill_running: bool = False
+    """Its containers were running when the delete came (``deletedstatus.py``)."""
 
     @property
     def label(self) -> str:
