@@ -68,8 +68,10 @@ Deviations from upstream, kept on purpose: a bare pod (no controller) under the 
 after its run duration instead of restarting (the annotation models a finite workload;
 see ``lifecycle.py``); every regular container of a pod shares the pod's annotations, so
 they exit and restart together; a restart happens exactly when its back-off ends (not at
-the next pod sync); an exit and a CrashLoopBackOff are reported in one write; no
-``Pulled``, ``Created`` or ``Started`` Events are written (``BackOff`` is); a container
+the next pod sync); an exit and a CrashLoopBackOff are reported in one write; the
+images of all a pod's containers are pulled before the first starts (their ``Pulling``/
+``Pulled`` Events come first; ``Created``/``Started`` as each starts; ``Killing`` when a
+graceful delete starts; ``KubeletSettings.container_events``); a container
 image change does not restart the container; a pod deleted before its containers started
 is confirmed deleted without a terminal phase; pod IPs come round-robin from the node's
 pod CIDR.
@@ -413,6 +415,12 @@ class Kubelet:
             self._schedule_kill(rec)
 
     async def _kill(self, rec: PodRecord, deadline: float) -> None:
+        if rec.kill_running and not rec.kill_announced and self.settings.container_events:
+            rec.kill_announced = True  # kuberuntime killContainer: one Killing per running container
+            status = rec.pod.status
+            for cs in (*status.container_statuses, *status.init_container_statuses):
+                if cs.state.running is not None:
+                    await self._worker.event(rec.pod, "Normal", "Killing", f"Stopping container {cs.name}", cs.name)
         await self.clock.sleep_until(deadline)
         self._release(rec)
         if rec.kill_running:  # the terminal phase first, as upstream's kubelet since 1.27

@@ -44,6 +44,7 @@ to ~15 s later); here exactly when it ends.
 from __future__ import annotations
 
 import enum
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -172,6 +173,9 @@ class PodRun:
         """Container Events to record after the next write: (type, reason, message, container)."""
         self.quiet = False
         """The last ``advance`` changed nothing a status shows (a probe that changed no result)."""
+        self.announce: set[str] | None = None
+        """Container Events on (``Pulled``/``Created``/``Started`` at each start); the names of
+        the containers whose image this pod just pulled (no "already present" the first time)."""
         self.life = life
         self.pod_label = pod_label
         """Upstream ``format.Pod``: ``name_namespace(uid)``."""
@@ -195,9 +199,19 @@ class PodRun:
         return f"<PodRun {self.pod_label} {self.phase.value} index={self.index} restarts={self.app.restarts}>"
 
     @classmethod
-    def start(cls, spec: PodSpec, life: Lifecycle, pod_label: str, now: float, prober: Prober | None = None) -> PodRun:
-        """Containers started at ``now`` (zero-length init containers pass at once)."""
+    def start(
+        cls,
+        spec: PodSpec,
+        life: Lifecycle,
+        pod_label: str,
+        now: float,
+        prober: Prober | None = None,
+        announce: set[str] | None = None,
+    ) -> PodRun:
+        """Containers started at ``now`` (zero-length init containers pass at once);
+        ``announce``: see the attribute."""
         run = cls(spec, life, pod_label, prober)
+        run.announce = announce
         run._proceed(now)
         return run
 
@@ -324,6 +338,7 @@ class PodRun:
             run = self.inits[self.index]
             self._backoff_next(f"init:{self.index}", run, now)
             run.start(now)
+            self._announce(self.spec.init_containers[self.index : self.index + 1])
             return self._init_exited(now) if self.life.init_duration == 0 else []
         if kind == "restart":
             self._backoff_next("app", self.app, now)
@@ -352,6 +367,21 @@ class PodRun:
         self.events.append(("Normal", "Killing", message, name))
         return self._app_exited(now, KILLED_EXIT_CODE, policy)
 
+    def _announce(self, containers: Sequence[Container]) -> None:
+        """kuberuntime ``startContainer``'s Events for each container started: the image
+        (``Pulled``, "already present" unless just pulled), ``Created``, ``Started``."""
+        fresh = self.announce
+        if fresh is None:
+            return
+        for c in containers:
+            if c.name in fresh:
+                fresh.discard(c.name)
+            else:
+                present = f'Container image "{c.image}" already present on machine'
+                self.events.append(("Normal", "Pulled", present, c.name))
+            self.events.append(("Normal", "Created", f"Created container: {c.name}", c.name))
+            self.events.append(("Normal", "Started", f"Started container {c.name}", c.name))
+
     def _backoff_next(self, key: str, run: ContainerRun, now: float) -> None:
         """Upstream ``doBackOff`` when the back-off is over: ``Next``, then the restart."""
         self.backoff.next(key, now if run.finished is None else run.finished, now)
@@ -361,6 +391,7 @@ class PodRun:
         inits = self.spec.init_containers
         while self.index < len(inits):
             run = self.inits[self.index]
+            self._announce(inits[self.index : self.index + 1])
             if _sidecar(inits[self.index]):
                 run.start(now)
                 run.ready = True
@@ -384,6 +415,7 @@ class PodRun:
             app.reason = POD_INITIALIZING
         app.start(now)
         app.ready = self.life.ready_after == 0
+        self._announce(self.spec.containers)
         if self.prober is not None:
             self.prober.restart(now, now)
 
