@@ -161,7 +161,9 @@ class EventRecorder:
         self.recorded = 0
         self.repeats = 0
         self.failed = 0
-        self._last_name, self._last_ns = ("", ""), 0
+        self._instant = -1
+        self._named: dict[tuple[str, str], int] = {}
+        """The names given at the current instant: the last nanosecond used for each."""
 
     def __repr__(self) -> str:
         return (
@@ -318,7 +320,12 @@ class EventRecorder:
         unix_ns = int(calendar_epoch().timestamp()) * 10**9 + round(self._clock.now() * 1e9)
         # two Events at one virtual instant (a kubelet's Unhealthy then Killing): a nanosecond
         # apart, as they would be on a real clock, rather than one name twice (AlreadyExists)
-        if self._last_name == (name, namespace):
-            unix_ns = max(unix_ns, self._last_ns + 1)
-        self._last_name, self._last_ns = (name, namespace), unix_ns
+        if unix_ns != self._instant:
+            self._instant = unix_ns
+            self._named.clear()
+        key = (name, namespace)
+        taken = self._named.get(key)
+        if taken is not None:
+            unix_ns = taken + 1
+        self._named[key] = unix_ns
         return ObjectMeta(name=f"{name}.{unix_ns:x}", namespace=namespace)
