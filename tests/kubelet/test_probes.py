@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from msgspec.structs import replace
 
 from agents.kubelet.lifecycle import Lifecycle
@@ -252,3 +254,28 @@ def test_bad_fails_after_annotation_is_refused() -> None:
     with pytest.raises(Invalid) as err:
         validate(probed("web-0", annotations={"emulator.k8s.io/liveness-fails-after": "soon"}))
     assert err.value.field == "metadata.annotations[emulator.k8s.io/liveness-fails-after]"
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    delay=st.integers(0, 30),
+    period=st.integers(1, 30),
+    failure=st.integers(1, 6),
+    fails_after=st.integers(0, 120),
+)
+def test_liveness_kill_time_property(delay: int, period: int, failure: int, fails_after: int) -> None:
+    """``doProbe``: the kill comes at the ``failureThreshold``-th failing tick, ticks at
+    ``initialDelaySeconds + k * periodSeconds`` after the start."""
+    probe = Probe(http_get=HTTP, initial_delay_seconds=delay, period_seconds=period, failure_threshold=failure)
+    life = Lifecycle(liveness_fails_after=float(fails_after))
+    prober = prober_for([replace(container("web"), liveness_probe=probe)], life, "10.0.0.1")
+    assert prober is not None
+    prober.restart(0.0, 0.0)
+    kill_at = None
+    while (due := prober.next_due()) is not None:
+        _, _, kill = prober.tick(due)
+        if kill is not None:
+            kill_at = due
+            break
+    first_failing = max(0, -(-(fails_after - delay) // period))  # the first tick index at or past fails_after
+    assert kill_at == delay + (first_failing + failure - 1) * period
