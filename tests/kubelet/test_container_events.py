@@ -4,10 +4,15 @@ v1.34), from component ``kubelet`` about ``spec.containers{name}``, on virtual t
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from agents.kubelet import KubeletSettings
+from emulator.app.scenario.loader import load_scenario_text
+from emulator.app.scenario.runner import RunOptions, run_scenario
 from emulator.base.api.core import Event
+from emulator.base.apiserver.server import WriteRecord
 from emulator.base.client.client import Latency
 from tests.kubelet.test_kubelet import NGINX, World, make_pod, world
 
@@ -75,3 +80,27 @@ async def test_the_switch_turns_them_off() -> None:
         w.server.delete("Pod", "web", "default")
         await w.at(20)
         assert events(w, "web") == []
+
+
+SCENARIO = """
+name: events-switch
+kubelet: {{containerEvents: {on}}}
+nodes:
+  - count: 1
+    namePrefix: node
+    template:
+      status: {{capacity: {{cpu: "4", memory: 8Gi, pods: "110"}}}}
+steps:
+  - createPods: {{count: 2, namePrefix: web, template: {{spec: {{containers: [{{name: app, image: nginx:1.27}}]}}}}}}
+  - sleep: 10s
+"""
+
+
+@pytest.mark.parametrize(("on", "expected"), [("true", {"Pulling", "Pulled", "Created", "Started"}), ("false", set())])
+def test_the_scenario_switch(on: str, expected: set[str]) -> None:
+    """``kubelet.containerEvents`` (default true, upstream's behaviour)."""
+    writes: list[WriteRecord] = []
+    scenario = load_scenario_text(SCENARIO.format(on=on), source="s.yaml", base_dir=Path("."))
+    run_scenario(scenario, RunOptions(on_write=writes.append))
+    reasons = {w.new.reason for w in writes if w.kind == "Event" and w.new is not None}
+    assert reasons - {"Scheduled"} == expected
