@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Final
 
+from emulator.base.api.intstr import IntOrString
 from emulator.base.api.meta import K8s
 
 __all__ = [
@@ -36,14 +37,14 @@ class HTTPHeader(K8s, frozen=True):
 
 class HTTPGetAction(K8s, frozen=True):
     path: str = ""
-    port: int | str = 0
+    port: IntOrString = 0
     host: str = ""
     scheme: str = ""
     http_headers: list[HTTPHeader] = []
 
 
 class TCPSocketAction(K8s, frozen=True):
-    port: int | str = 0
+    port: IntOrString = 0
     host: str = ""
 
 
