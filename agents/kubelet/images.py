@@ -63,6 +63,8 @@ class ImageStore:
         self.shared = 0
         """Times a pod waited for a pull another pod had started."""
         self.pulled_bytes = 0
+        self.pull_time: dict[str, float] = {}
+        """Seconds each image's pull transferred (not counting its wait in the queue)."""
 
     def __repr__(self) -> str:
         return f"<ImageStore images={len(self._present)} pulling={len(self._pulling)} pulls={self.pulls}>"
@@ -118,9 +120,12 @@ class ImageStore:
         size = self.size_of(image)
         if self._settings.serialize_image_pulls:
             async with self._lock:
-                await self._transfer(self._seconds(image, size))
+                seconds = self._seconds(image, size)
+                await self._transfer(seconds)
         else:
-            await self._transfer(self._seconds(image, size))
+            seconds = self._seconds(image, size)
+            await self._transfer(seconds)
+        self.pull_time[name] = seconds
         self._entries.append(ContainerImage(names=[name], size_bytes=size))
         self._present[name] = size
         del self._pulling[name]

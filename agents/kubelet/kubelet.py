@@ -31,9 +31,10 @@ running      the run's next event (``podrun.py``: an       running (a status wri
 running      the run is over (``restartPolicy``)           succeeded / failed (released;
                                                            Succeeded / Failed)
 any live     deletionTimestamp set                         terminating
-terminating  ``termination`` time (running only; capped    (released; delete grace 0 + UID)
-             by the grace period; a shorter new grace
-             shortens it)
+terminating  ``termination`` time (running only; capped    (released; a running pod's
+             by the grace period; a shorter new grace      terminal status,
+             shortens it)                                  ``deletedstatus.py``; delete
+                                                           grace 0 + UID)
 any          DELETED (or a new UID under the name)         gone (task cancelled, released)
 ===========  ============================================  =================================
 
@@ -67,10 +68,12 @@ Deviations from upstream, kept on purpose: a bare pod (no controller) under the 
 after its run duration instead of restarting (the annotation models a finite workload;
 see ``lifecycle.py``); every regular container of a pod shares the pod's annotations, so
 they exit and restart together; a restart happens exactly when its back-off ends (not at
-the next pod sync); an exit and a CrashLoopBackOff are reported in one write; no
-``Pulled``, ``Created`` or ``Started`` Events are written (``BackOff`` is); a container
-image change does not restart the container; a terminating pod is not given a terminal
-phase before the kubelet confirms its deletion; pod IPs come round-robin from the node's
+the next pod sync); an exit and a CrashLoopBackOff are reported in one write; the
+images of all a pod's containers are pulled before the first starts (their ``Pulling``/
+``Pulled`` Events come first; ``Created``/``Started`` as each starts; ``Killing`` when a
+graceful delete starts; ``KubeletSettings.container_events``); a container
+image change does not restart the container; a pod deleted before its containers started
+is confirmed deleted without a terminal phase; pod IPs come round-robin from the node's
 pod CIDR.
 """
 
@@ -84,6 +87,7 @@ from typing import Any, Final
 
 from agents.kubelet.admission import NODE_AFFINITY, AdmissionResult, NodeUsage, admission_failures
 from agents.kubelet.configrefs import ConfigRefs
+from agents.kubelet.deletedstatus import deleted_status
 from agents.kubelet.heartbeat import NodeReporter, newer
 from agents.kubelet.images import ImageStore
 from agents.kubelet.lifecycle import RUN_DURATION_ANNOTATION
@@ -413,6 +417,7 @@ class Kubelet:
         rec.state = PodState.TERMINATING
         rec.kill_started = self.clock.now()
         rec.kill_delay = self.settings.termination.sample(self._rng) if was_running else 0.0
+        rec.kill_running = was_running
         self._schedule_kill(rec)
 
     def _kill_deadline(self, rec: PodRecord) -> float:
@@ -432,7 +437,19 @@ class Kubelet:
             self._schedule_kill(rec)
 
     async def _kill(self, rec: PodRecord, deadline: float) -> None:
+        if rec.kill_running and not rec.kill_announced and self.settings.container_events:
+            rec.kill_announced = True  # kuberuntime killContainer: one Killing per running container
+            status = rec.pod.status
+            for cs in (*status.container_statuses, *status.init_container_statuses):
+                if cs.state.running is not None:
+                    await self._worker.event(rec.pod, "Normal", "Killing", f"Stopping container {cs.name}", cs.name)
         await self.clock.sleep_until(deadline)
         self._release(rec)
+        if rec.kill_running:  # the terminal phase first, as upstream's kubelet since 1.27
+            killed = rec.kill_delay > self._grace(rec.pod)
+            now = self.clock.timestamp()
+            await self._writer.write_status(
+                rec.pod, rec.uid, lambda p: deleted_status(p, killed=killed, now=now), deleting=True
+            )
         await self._writer.confirm_deletion(rec.key[0], rec.key[1], rec.uid)
         self._counts["terminated"] += 1

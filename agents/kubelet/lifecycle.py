@@ -17,6 +17,10 @@ annotation                    meaning                                           
 ``init-duration``             each regular init container runs this long             0s
 ``init-exit-code``            ... and exits with this code (so the first one fails   0
                               when it is not 0: the later ones never run)
+``liveness-fails-after``      the liveness probe fails from this long after the      never
+                              container started (``prober.py``); likewise
+``readiness-fails-after``,    the readiness and startup probes (a readiness probe
+``startup-fails-after``       also fails before ``ready-after``)
 ============================  =====================================================  ========
 
 (each prefixed ``emulator.k8s.io/``). The API server refuses a pod whose ``exit-code``,
@@ -45,7 +49,10 @@ from emulator.base.api.podvalidation import (
     EXIT_CODE_ANNOTATION,
     INIT_DURATION_ANNOTATION,
     INIT_EXIT_CODE_ANNOTATION,
+    LIVENESS_FAILS_AFTER_ANNOTATION,
+    READINESS_FAILS_AFTER_ANNOTATION,
     READY_AFTER_ANNOTATION,
+    STARTUP_FAILS_AFTER_ANNOTATION,
     parse_exit_code,
 )
 from emulator.base.runtime.clock import parse_duration
@@ -92,6 +99,10 @@ class Lifecycle:
     """What the regular containers' exit follows (``effective_restart_policy``)."""
     init_restart_policy: str = "Never"
     """What a failed init container follows: the spec's ``restartPolicy``."""
+    liveness_fails_after: float | None = None
+    readiness_fails_after: float | None = None
+    startup_fails_after: float | None = None
+    """When each probe starts failing, after the container started (``prober.py``)."""
 
 
 _LIFECYCLE_ANNOTATIONS: Final = (
@@ -99,6 +110,9 @@ _LIFECYCLE_ANNOTATIONS: Final = (
     READY_AFTER_ANNOTATION,
     INIT_DURATION_ANNOTATION,
     INIT_EXIT_CODE_ANNOTATION,
+    LIVENESS_FAILS_AFTER_ANNOTATION,
+    READINESS_FAILS_AFTER_ANNOTATION,
+    STARTUP_FAILS_AFTER_ANNOTATION,
 )
 
 
@@ -148,6 +162,9 @@ def lifecycle_of(pod: Pod) -> tuple[Lifecycle, tuple[str, ...]]:
         ready_after=_duration(notes, READY_AFTER_ANNOTATION, bad) or 0.0,
         init_duration=_duration(notes, INIT_DURATION_ANNOTATION, bad) or 0.0,
         init_exit_code=_code(notes, INIT_EXIT_CODE_ANNOTATION, bad),
+        liveness_fails_after=_duration(notes, LIVENESS_FAILS_AFTER_ANNOTATION, bad),
+        readiness_fails_after=_duration(notes, READINESS_FAILS_AFTER_ANNOTATION, bad),
+        startup_fails_after=_duration(notes, STARTUP_FAILS_AFTER_ANNOTATION, bad),
         restart_policy=policy,
         init_restart_policy=init_policy,
     )

@@ -8,8 +8,8 @@ when a call fails; it holds no pod state (``kubelet.py`` does) and decides nothi
 call               on failure
 =================  ===========================================================================
 write_status       Conflict: re-read and rebuild; NotFound: give up. Never writes over a pod
-                   that is terminating, terminal, or another pod under the same name
-                   (a different UID): returns ``None`` instead.
+                   that is terminating (but its terminal status), terminal, or another pod
+                   under the same name (a different UID): returns ``None`` instead.
 record_event       best effort (``EventRecorder``): a failed create is counted and dropped
 confirm_deletion   ``delete`` with grace 0 and the pod's UID as precondition; NotFound or
                    Conflict (a new pod under the name) mean ours is gone
@@ -83,9 +83,13 @@ class PodWriter:
             self.api_errors += 1
             return None
 
-    async def write_status(self, current: Pod, uid: str, build: Callable[[Pod], PodStatus]) -> Pod | None:
+    async def write_status(
+        self, current: Pod, uid: str, build: Callable[[Pod], PodStatus], *, deleting: bool = False
+    ) -> Pod | None:
         """Write ``build(pod)`` as the status of pod ``uid`` (``current`` is the newest
-        version known); the written pod, or ``None`` if nothing was written."""
+        version known); the written pod, or ``None`` if nothing was written. ``deleting``:
+        the terminal status of a terminating pod (``deletedstatus.py``), written over its
+        ``deletionTimestamp``."""
         namespace, name = current.metadata.namespace, current.metadata.name
         pod: Pod | None = current
 
@@ -96,7 +100,8 @@ class PodWriter:
                     pod = await self._client.get("Pod", name, namespace)
                 assert pod is not None
                 meta = pod.metadata
-                if meta.uid != uid or meta.deletion_timestamp is not None or pod.status.phase in _TERMINAL:
+                terminating = meta.deletion_timestamp is not None and not deleting
+                if meta.uid != uid or terminating or pod.status.phase in _TERMINAL:
                     return None
                 try:
                     written: Pod = await self._client.update_status(replace(pod, status=build(pod)))
@@ -115,10 +120,18 @@ class PodWriter:
         except NotFound:
             return None
 
-    async def record_event(self, pod: Pod, type_: str, reason: str, message: str) -> None:
-        """An Event about ``pod`` from this kubelet, named as upstream (``<pod>.<unix ns hex>``)."""
+    async def record_event(self, pod: Pod, type_: str, reason: str, message: str, *, field_path: str = "") -> None:
+        """An Event about ``pod`` from this kubelet, named as upstream (``<pod>.<unix ns hex>``);
+        ``field_path``: about one of its containers (``spec.containers{web}``)."""
         meta = pod.metadata
-        ref = ObjectReference(api_version="v1", kind="Pod", namespace=meta.namespace, name=meta.name, uid=meta.uid)
+        ref = ObjectReference(
+            api_version="v1",
+            kind="Pod",
+            namespace=meta.namespace,
+            name=meta.name,
+            uid=meta.uid,
+            field_path=field_path,
+        )
         await self.events.event(ref, type_, reason, message)
 
     async def confirm_deletion(self, namespace: str, name: str, uid: str) -> None:

@@ -24,6 +24,9 @@ APP    ``ready-after`` elapsed                the containers turn ready
 APP    ``run-duration`` elapsed               exit: ``Never``, or ``OnFailure`` and exit
                                               0: DONE (Succeeded if 0, else Failed);
                                               else restart (phase Running meanwhile)
+APP    a probe is due (``prober.py``)         readiness/started change; a liveness or
+                                              startup failure kills the containers
+                                              (exit 143), then as an exit
 DONE   (final)                                sidecars are stopped (terminated, 0)
 =====  =====================================  =========================================
 
@@ -41,10 +44,12 @@ to ~15 s later); here exactly when it ends.
 from __future__ import annotations
 
 import enum
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
 from agents.kubelet.lifecycle import Lifecycle
+from agents.kubelet.prober import KILLED_EXIT_CODE, Prober
 from emulator.base.api.core import Container, PodSpec
 
 __all__ = [
@@ -160,8 +165,17 @@ def _sidecar(c: Container) -> bool:
 class PodRun:
     """The containers of one pod from the moment the runtime starts them."""
 
-    def __init__(self, spec: PodSpec, life: Lifecycle, pod_label: str) -> None:
+    def __init__(self, spec: PodSpec, life: Lifecycle, pod_label: str, prober: Prober | None = None) -> None:
         self.spec = spec
+        self.prober = prober
+        """The pod's probes (None: no container has one, the common case)."""
+        self.events: list[tuple[str, str, str, str]] = []
+        """Container Events to record after the next write: (type, reason, message, container)."""
+        self.quiet = False
+        """The last ``advance`` changed nothing a status shows (a probe that changed no result)."""
+        self.announce: set[str] | None = None
+        """Container Events on (``Pulled``/``Created``/``Started`` at each start); the names of
+        the containers whose image this pod just pulled (no "already present" the first time)."""
         self.life = life
         self.pod_label = pod_label
         """Upstream ``format.Pod``: ``name_namespace(uid)``."""
@@ -185,9 +199,19 @@ class PodRun:
         return f"<PodRun {self.pod_label} {self.phase.value} index={self.index} restarts={self.app.restarts}>"
 
     @classmethod
-    def start(cls, spec: PodSpec, life: Lifecycle, pod_label: str, now: float) -> PodRun:
-        """Containers started at ``now`` (zero-length init containers pass at once)."""
-        run = cls(spec, life, pod_label)
+    def start(
+        cls,
+        spec: PodSpec,
+        life: Lifecycle,
+        pod_label: str,
+        now: float,
+        prober: Prober | None = None,
+        announce: set[str] | None = None,
+    ) -> PodRun:
+        """Containers started at ``now`` (zero-length init containers pass at once);
+        ``announce``: see the attribute."""
+        run = cls(spec, life, pod_label, prober)
+        run.announce = announce
         run._proceed(now)
         return run
 
@@ -203,13 +227,15 @@ class PodRun:
         restarts: int,
         ready: bool,
         last_exit: tuple[float | None, float, int] | None = None,
+        prober: Prober | None = None,
+        now: float = 0.0,
     ) -> PodRun:
         """A pod found Running when the kubelet started: its init containers done, its
         containers running since ``started``; not ``running`` (they were waiting to be
         restarted): restarted at ``started``, as a restarted upstream kubelet has
         forgotten their back-off; ``last_exit`` (started, finished, exit code) is the
         exit it was waiting after, reported as ``lastState`` once restarted."""
-        run = cls(spec, life, pod_label)
+        run = cls(spec, life, pod_label, prober)
         for c, r in zip(spec.init_containers, run.inits, strict=True):
             r.state, r.reason, r.started = RUNNING, "", started
             if not _sidecar(c):
@@ -223,9 +249,27 @@ class PodRun:
             app.state, app.finished, app.restart_at = TERMINATED, started, started
             if last_exit is not None:
                 app.started, app.finished, app.exit_code = last_exit
+        elif prober is not None:
+            prober.restart(started, max(started, now), ready=ready)
         return run
 
     # --- queries ------------------------------------------------------------------------
+
+    def container_ready(self, name: str) -> bool:
+        """A regular container's ``ready``: its readiness probe, else ``ready-after``."""
+        app = self.app
+        if self.prober is None or app.state != RUNNING:
+            return app.ready
+        return self.prober.ready(name, app.ready)
+
+    def container_started(self, name: str) -> bool:
+        """A running regular container's ``started``: its startup probe succeeded (or has none)."""
+        return self.prober is None or self.prober.started(name)
+
+    def all_ready(self) -> bool:
+        if self.prober is None:
+            return self.app.ready
+        return all(self.container_ready(c.name) for c in self.spec.containers)
 
     def pod_phase(self) -> str:
         if self.phase is RunPhase.DONE:
@@ -249,11 +293,15 @@ class PodRun:
             assert app.restart_at is not None
             return app.restart_at, 0.0, "restart"
         assert app.timer is not None
+        nxt: tuple[float, float, str] | None = None
         if not app.ready and (life.run_duration is None or life.ready_after < life.run_duration):
-            return app.timer, life.ready_after, "ready"
-        if life.run_duration is None:
-            return None
-        return app.timer, life.run_duration, "exit"
+            nxt = app.timer, life.ready_after, "ready"
+        elif life.run_duration is not None:
+            nxt = app.timer, life.run_duration, "exit"
+        due = None if self.prober is None else self.prober.next_due()
+        if due is not None and (nxt is None or due < nxt[0] + nxt[1]):
+            return due, 0.0, "probe"
+        return nxt
 
     def next_event(self) -> tuple[float, float] | None:
         """When ``advance`` has something to do next, as (origin, delay): due at
@@ -269,6 +317,8 @@ class PodRun:
         run = self.app if self.phase is RunPhase.APP else self.inits[self.index]
         if run.state == RUNNING:
             run.timer = now
+            if self.prober is not None and run is self.app:
+                self.prober.restart(now, now)
 
     # --- transitions --------------------------------------------------------------------
 
@@ -279,12 +329,16 @@ class PodRun:
         if nxt is None:
             return []
         kind = nxt[2]
+        self.quiet = False
+        if kind == "probe":
+            return self._probe(now)
         if kind == "init-exit":
             return self._init_exited(now)
         if kind == "init-restart":
             run = self.inits[self.index]
             self._backoff_next(f"init:{self.index}", run, now)
             run.start(now)
+            self._announce(self.spec.init_containers[self.index : self.index + 1])
             return self._init_exited(now) if self.life.init_duration == 0 else []
         if kind == "restart":
             self._backoff_next("app", self.app, now)
@@ -293,7 +347,40 @@ class PodRun:
         if kind == "ready":
             self.app.ready = True
             return []
-        return self._app_exited(now)
+        return self._app_exited(now, self.life.exit_code)
+
+    def _probe(self, now: float) -> list[str]:
+        """The probes due at ``now``: Unhealthy events; a liveness or startup failure kills
+        the containers (``computePodActions``, ``killContainer``'s Killing event)."""
+        assert self.prober is not None
+        changed, failures, kill = self.prober.tick(now)
+        for container, message in failures:
+            self.events.append(("Warning", "Unhealthy", message, container))
+        if kill is None:
+            self.quiet = not changed
+            return []
+        name, kind = kill
+        message = f"Container {name} failed {kind.lower()} probe"
+        policy = self.life.init_restart_policy  # the spec's: a kill is no finite workload's end
+        if policy != "Never":
+            message += ", will be restarted"
+        self.events.append(("Normal", "Killing", message, name))
+        return self._app_exited(now, KILLED_EXIT_CODE, policy)
+
+    def _announce(self, containers: Sequence[Container]) -> None:
+        """kuberuntime ``startContainer``'s Events for each container started: the image
+        (``Pulled``, "already present" unless just pulled), ``Created``, ``Started``."""
+        fresh = self.announce
+        if fresh is None:
+            return
+        for c in containers:
+            if c.name in fresh:
+                fresh.discard(c.name)
+            else:
+                present = f'Container image "{c.image}" already present on machine'
+                self.events.append(("Normal", "Pulled", present, c.name))
+            self.events.append(("Normal", "Created", f"Created container: {c.name}", c.name))
+            self.events.append(("Normal", "Started", f"Started container {c.name}", c.name))
 
     def _backoff_next(self, key: str, run: ContainerRun, now: float) -> None:
         """Upstream ``doBackOff`` when the back-off is over: ``Next``, then the restart."""
@@ -304,6 +391,7 @@ class PodRun:
         inits = self.spec.init_containers
         while self.index < len(inits):
             run = self.inits[self.index]
+            self._announce(inits[self.index : self.index + 1])
             if _sidecar(inits[self.index]):
                 run.start(now)
                 run.ready = True
@@ -327,6 +415,9 @@ class PodRun:
             app.reason = POD_INITIALIZING
         app.start(now)
         app.ready = self.life.ready_after == 0
+        self._announce(self.spec.containers)
+        if self.prober is not None:
+            self.prober.restart(now, now)
 
     def _init_exited(self, now: float) -> list[str]:
         run = self.inits[self.index]
@@ -342,10 +433,12 @@ class PodRun:
         name = self.spec.init_containers[self.index].name
         return [name] if self._after_exit(f"init:{self.index}", run, now) else []
 
-    def _app_exited(self, now: float) -> list[str]:
-        app, code = self.app, self.life.exit_code
+    def _app_exited(self, now: float, code: int, policy: str | None = None) -> list[str]:
+        app = self.app
         app.exit(code, now)
-        policy = self.life.restart_policy
+        if self.prober is not None:
+            self.prober.stop()
+        policy = policy or self.life.restart_policy
         if policy == "Never" or (policy == "OnFailure" and code == 0):
             self._finish("Succeeded" if code == 0 else "Failed", now)
             return []

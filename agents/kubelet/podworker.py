@@ -25,13 +25,15 @@ from agents.kubelet.configrefs import ConfigRefs, env_refs, volume_refs
 from agents.kubelet.heartbeat import newer
 from agents.kubelet.images import ImageStore
 from agents.kubelet.lifecycle import RUN_DURATION_ANNOTATION, Lifecycle, lifecycle_of
+from agents.kubelet.nodestatus import normalize_image
 from agents.kubelet.podapi import PodWriter
 from agents.kubelet.podrun import PodRun, RunPhase
 from agents.kubelet.podstatus import pending_status, start_failed_status, succeeded_status
+from agents.kubelet.prober import prober_for
 from agents.kubelet.runstatus import run_status
 from agents.kubelet.settings import KubeletSettings
-from emulator.base.api.core import ContainerStatus, Pod, PodStatus
-from emulator.base.runtime.clock import Clock, parse_timestamp
+from emulator.base.api.core import Container, ContainerStatus, Pod, PodStatus
+from emulator.base.runtime.clock import Clock, format_duration, parse_timestamp
 
 __all__ = ["Key", "PodRecord", "PodState", "PodWorker"]
 
@@ -70,6 +72,10 @@ class PodRecord:
     reported: PodStatus | None = None
     """The last status this kubelet wrote (what its status manager caches)."""
     reconciling: bool = False
+    kill_running: bool = False
+    """Its containers were running when the delete came (``deletedstatus.py``)."""
+    kill_announced: bool = False
+    """Its ``Killing`` Events are written (a shorter grace period does not repeat them)."""
 
     @property
     def label(self) -> str:
@@ -122,7 +128,9 @@ class PodWorker:
         refs = self._refs
         if refs is not None and spec.volumes and volume_refs(spec):
             await refs.mount_volumes(lambda: rec.pod)
-        await self._images.ensure([c.image for c in (*spec.init_containers, *spec.containers)])
+        announce = await self._pull(rec) if self._settings.container_events else None
+        if announce is None:
+            await self._images.ensure([c.image for c in (*spec.init_containers, *spec.containers)])
         if refs is not None and env_refs(spec):
             now = self._clock.timestamp
             await refs.resolve_env(
@@ -142,7 +150,9 @@ class PodWorker:
 
         def started(pod: Pod) -> PodStatus:
             # the containers start when the status is built (a retried write restarts them)
-            runs[:] = [PodRun.start(pod.spec, life, label, self._clock.now())]
+            prober = prober_for(pod.spec.containers, life, rec.pod_ip)
+            fresh = None if announce is None else set(announce)
+            runs[:] = [PodRun.start(pod.spec, life, label, self._clock.now(), prober, fresh)]
             return run_status(pod, runs[0], stamp=self._clock.timestamp, now=self._clock.now(), **ips)
 
         if await self.write_status(rec, started) is None:
@@ -150,6 +160,7 @@ class PodWorker:
         rec.state = PodState.RUNNING
         run = runs[0]
         run.anchor(self._clock.now())  # durations count from the write's end, as they always did
+        await self._container_events(rec.pod, run)
         await self._drive(rec, run, ips)
 
     async def _fail_start(self, rec: PodRecord, reason: str, message: str, *, ips: dict[str, str]) -> None:
@@ -173,15 +184,18 @@ class PodWorker:
         since = (
             parse_timestamp(min((s for s in started if s), default=rec.start_time)) if running else self._clock.now()
         )
+        life = self.lifecycle(rec.pod)
         run = PodRun.adopt(
             rec.pod.spec,
-            self.lifecycle(rec.pod),
+            life,
             self.pod_label(rec),
             started=since,
             running=running,
             restarts=max((cs.restart_count for cs in statuses), default=0),
             ready=running and all(cs.ready for cs in statuses),
             last_exit=None if running else self._last_exit(statuses),
+            prober=prober_for(rec.pod.spec.containers, life, rec.pod_ip),
+            now=self._clock.now(),
         )
         ips = {"host_ip": rec.pod.status.host_ip, "pod_ip": rec.pod_ip, "start_time": rec.start_time}
         await self._drive(rec, run, ips)
@@ -209,14 +223,55 @@ class PodWorker:
             backoffs = run.advance(self._clock.now())
             if run.phase is RunPhase.DONE:
                 await self._finish(rec, run, ips)
+                await self._container_events(rec.pod, run)
                 return
-            written = await self._write_run(rec, run, ips)
+            written = rec.pod if run.quiet else await self._write_run(rec, run, ips)
             if written is None:
                 return
+            await self._container_events(written, run)
             for name in backoffs:
                 self._counts["backoffs"] += 1
                 message = f"Back-off restarting failed container {name} in pod {self.pod_label(rec)}"
                 await self._writer.record_event(written, "Warning", "BackOff", message)
+
+    async def _pull(self, rec: PodRecord) -> set[str]:
+        """The images of the pod's containers, with upstream's ``Pulling`` and ``Pulled``
+        Events (``pkg/kubelet/images/image_manager.go`` ``EnsureImageExists``) for each
+        container whose image is not on the node (the first that names it); those
+        containers' names."""
+        spec, pod = rec.pod.spec, rec.pod
+        containers = (*spec.init_containers, *spec.containers)
+        fresh: dict[str, Container] = {}
+        for c in containers:
+            if not self._images.has(c.image) and c.image not in fresh:
+                fresh[c.image] = c
+        asked = self._clock.now()
+        for c in fresh.values():
+            await self.event(pod, "Normal", "Pulling", f'Pulling image "{c.image}"', c.name)
+        await self._images.ensure([c.image for c in containers])
+        waited = format_duration(self._clock.now() - asked)
+        for c in fresh.values():
+            pulled = format_duration(self._images.pull_time.get(normalize_image(c.image), 0.0))
+            size = self._images.size_of(c.image)
+            message = (
+                f'Successfully pulled image "{c.image}" in {pulled} ({waited} including waiting). '
+                f"Image size: {size} bytes."
+            )
+            await self.event(pod, "Normal", "Pulled", message, c.name)
+        return {c.name for c in fresh.values()}
+
+    async def event(self, pod: Pod, type_: str, reason: str, message: str, container: str) -> None:
+        """An Event about one of ``pod``'s containers (``spec.containers{web}``)."""
+        group = "initContainers" if any(c.name == container for c in pod.spec.init_containers) else "containers"
+        await self._writer.record_event(pod, type_, reason, message, field_path=f"spec.{group}{{{container}}}")
+
+    async def _container_events(self, pod: Pod, run: PodRun) -> None:
+        """The Events the run asked for (starts, probes' Unhealthy, Killing)."""
+        if not run.events:
+            return
+        events, run.events = run.events, []
+        for type_, reason, message, container in events:
+            await self.event(pod, type_, reason, message, container)
 
     async def _write_run(self, rec: PodRecord, run: PodRun, ips: dict[str, str]) -> Pod | None:
         return await self.write_status(

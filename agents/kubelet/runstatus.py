@@ -3,7 +3,8 @@
 This module owns the shape of a status written while the containers run, restart or
 end by themselves: container statuses from the run (``restartCount``, ``lastState``,
 ``ready``/``started`` as upstream's prober manager sets them: a regular container is
-started once running and ready once running past ``ready-after``; a sidecar is both once
+started once running and ready once running past ``ready-after``, or as its startup and
+readiness probes say (``prober.py``); a sidecar is both once
 running; a regular init container is ready once it exited 0) and the kubelet's conditions
 as ``pkg/kubelet/status/generate.go`` builds them. It does not decide when to write
 (``kubelet.py``), nor the statuses of admission, the Pending status of a pod whose
@@ -97,6 +98,8 @@ def _container_status(
         assert run.started is not None
         state = ContainerState(running=ContainerStateRunning(started_at=stamp(run.started)))
         ready, started = run.ready, True
+        if run is run_of.app and run_of.prober is not None:  # a regular container with probes
+            ready, started = run_of.container_ready(c.name), run_of.container_started(c.name)
     elif run.state == TERMINATED:
         assert run.finished is not None
         state = _terminated(run.started, run.finished, run.exit_code, run.reason, stamp)
@@ -134,7 +137,7 @@ def _owned(run: PodRun) -> Sequence[PodCondition]:
     sidecars_unready = [
         c.name for c, r in zip(spec.init_containers, run.inits, strict=True) if _sidecar(c) and not r.ready
     ]
-    if not over and run.app_started and run.app.ready and not sidecars_unready:
+    if not over and run.app_started and run.all_ready() and not sidecars_unready:
         return _ALL_TRUE  # the common case, built once
     owned = [PodCondition(type=READY_TO_START, status="False" if over else "True")]
     if run.app_started:
@@ -156,7 +159,7 @@ def _owned(run: PodRun) -> Sequence[PodCondition]:
     if over:
         owned += [PodCondition(type=t, status="False", reason=_POD_FAILED) for t in (READY, CONTAINERS_READY)]
         return owned
-    unready = sidecars_unready + ([] if run.app.ready else [c.name for c in spec.containers])
+    unready = sidecars_unready + [c.name for c in spec.containers if not run.container_ready(c.name)]
     message = f"containers with unready status: {go_list(unready)}"
     owned += [
         PodCondition(type=t, status="False", reason=_NOT_READY, message=message) for t in (READY, CONTAINERS_READY)

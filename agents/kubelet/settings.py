@@ -25,6 +25,10 @@ default_image_size       bytes of an image no node lists and ``image_sizes`` doe
 image_sizes              image -> bytes, for images no node lists in ``status.images``
 report_pending_status    write the Pending/ContainerCreating status at admission, as the
                          upstream kubelet does (False saves one write per pod)
+container_events         write the kubelet's container Events (``Pulling``, ``Pulled``,
+                         ``Created``, ``Started``, ``Killing``), as upstream does (False
+                         saves three or more writes per pod; ``BackOff`` and probes'
+                         ``Unhealthy`` are written either way)
 kubelet_version          ``status.nodeInfo.kubeletVersion`` the kubelet reports
 lease_duration_seconds   ``spec.leaseDurationSeconds`` of the node Lease (upstream 40)
 faults                   optional ``KubeletFaults`` hook (fault injection); ``None``: the
@@ -93,6 +97,7 @@ class KubeletSettings:
     default_image_size: int = DEFAULT_IMAGE_SIZE
     image_sizes: Mapping[str, int] = field(default_factory=dict)
     report_pending_status: bool = True
+    container_events: bool = True
     kubelet_version: str = KUBELET_VERSION
     lease_duration_seconds: int = 40
     faults: KubeletFaults | None = None

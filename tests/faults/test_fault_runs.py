@@ -151,7 +151,8 @@ async def test_container_start_failure_fails_the_pod_as_a_start_error() -> None:
         assert conds["Ready"] == ("False", "PodFailed")
         assert conds["ContainersReady"] == ("False", "PodFailed")
         events: list[Event] = w.server.list("Event")[0]
-        assert [(e.type, e.reason, e.message, e.involved_object.name) for e in events] == [
+        warnings = [e for e in events if e.type == "Warning"]  # the image Events are Normal
+        assert [(e.type, e.reason, e.message, e.involved_object.name) for e in warnings] == [
             ("Warning", "Failed", 'Error: failed to start container "app": injected by faults[0]', "web")
         ]
         failed_at = [

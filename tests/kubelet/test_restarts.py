@@ -139,7 +139,7 @@ async def test_crash_loop_back_off_on_the_api() -> None:
         assert (cs.last_state.terminated.exit_code, cs.last_state.terminated.finished_at) == (1, t(2))
         assert p.status.phase == "Running"
         assert cond(p, "Ready") == ("False", "ContainersNotReady", "containers with unready status: [web]", t(2))
-        [event] = [w.new for w in c.of("Event")]
+        [event] = [w.new for w in c.of("Event") if w.new.reason == "BackOff"]
         assert isinstance(event, Event)
         assert (event.type, event.reason, event.message) == (
             "Warning",

@@ -36,7 +36,7 @@ def test_missed_events_are_recovered_by_the_relist() -> None:
     run = play(load(NAME), SEED)
     assert run.injected() == [3, 9]  # three watches cut (Pod, Node, Namespace), nine lists failed
     missed = [w.time for w in run.writes if w.kind == "Pod" and CUT_AT < w.time < LISTS_FAIL_UNTIL]
-    assert len(missed) == 2 * 2 + 6  # two graceful deletes (mark, remove), six creates
+    assert len(missed) == 2 * 3 + 6  # two graceful deletes (mark, terminal status, remove), six creates
     burst = _burst(run)
     assert len(burst) == 6
     # Nothing was scheduled before the relist (after the lists' 0.8 + 1.6 + 3.2 s backoff).

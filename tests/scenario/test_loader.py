@@ -352,7 +352,7 @@ BROKEN = [
     pytest.param(
         "name: x\nkubelet: {nodeStatusReportFrequncy: 5m}\n",
         "scenario.yaml: kubelet.nodeStatusReportFrequncy: unknown field; expected one of: imagePullBandwidth, "
-        "containerStart, termination, heartbeatInterval, nodeStatusReportFrequency, defaultImageSize",
+        "containerStart, termination, heartbeatInterval, nodeStatusReportFrequency, defaultImageSize, containerEvents",
         id="report-frequency-misspelt",
     ),
     pytest.param(

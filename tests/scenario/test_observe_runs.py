@@ -54,7 +54,8 @@ def test_faults_demo() -> None:
     assert len(long) == 1
     assert long[0][0] == pytest.approx(110, abs=2)
     assert long[0][1] == s["end"]
-    deleted = [bar for bar in s["timeline"] if bar["phase"] == "Deleted"]
+    # evicted: deleted gracefully, so the kubelet ends them Succeeded (exit 0) before they go
+    deleted = [bar for bar in s["timeline"] if bar["phase"] in ("Deleted", "Succeeded")]
     assert len(deleted) == 2
     assert {bar["node"] for bar in deleted} == {"node-2"}
     # the queue refills: the ReplicaSet's two replacements wait in unschedulablePods to the end

@@ -111,6 +111,7 @@ class Cluster:
                 else k.node_status_report_frequency
             ),
             default_image_size=k.default_image_size,
+            container_events=k.container_events,
             image_sizes=dict(scenario.images),
             faults=self.faults if self.faults is not None and self.faults.has_kubelet_faults else None,
         )

@@ -14,6 +14,7 @@ import msgspec
 
 from emulator.base.api.config import EnvFromSource, EnvVar, Volume
 from emulator.base.api.meta import K8s, ObjectMeta, ObjectReference
+from emulator.base.api.probe import Probe
 from emulator.base.api.quantity import Quantity
 
 __all__ = [
@@ -160,6 +161,9 @@ class Container(K8s, frozen=True):
     env_from: list[EnvFromSource] = []
     restart_policy: str | None = None
     """``Always`` on an init container makes it a sidecar (restartable init container)."""
+    readiness_probe: Probe | None = None
+    liveness_probe: Probe | None = None
+    startup_probe: Probe | None = None
 
 
 class Toleration(K8s, frozen=True):

@@ -26,7 +26,8 @@ It also owns the emulator's own pod annotations that the kubelet reads for a con
 lifecycle (``kubelet_annotation_problems``; upstream has no such annotations and accepts any
 annotation value, but a typo here would silently change a run, so the API server refuses
 it): ``emulator.k8s.io/exit-code`` and ``init-exit-code`` must be integers 0..255,
-``ready-after`` and ``init-duration`` Go durations. ``run-duration`` is older and checked
+``ready-after``, ``init-duration`` and the prober's ``*-fails-after`` Go durations.
+``run-duration`` is older and checked
 where scenarios are read (``emulator.app.scenario.readers``); a pod built in code with a bad one
 runs forever, as it always did.
 
@@ -92,7 +93,10 @@ __all__ = [
     "EXIT_CODE_ANNOTATION",
     "INIT_DURATION_ANNOTATION",
     "INIT_EXIT_CODE_ANNOTATION",
+    "LIVENESS_FAILS_AFTER_ANNOTATION",
+    "READINESS_FAILS_AFTER_ANNOTATION",
     "READY_AFTER_ANNOTATION",
+    "STARTUP_FAILS_AFTER_ANNOTATION",
     "Problem",
     "kubelet_annotation_problems",
     "node_affinity_errors",
@@ -105,6 +109,16 @@ EXIT_CODE_ANNOTATION: Final = "emulator.k8s.io/exit-code"
 READY_AFTER_ANNOTATION: Final = "emulator.k8s.io/ready-after"
 INIT_DURATION_ANNOTATION: Final = "emulator.k8s.io/init-duration"
 INIT_EXIT_CODE_ANNOTATION: Final = "emulator.k8s.io/init-exit-code"
+LIVENESS_FAILS_AFTER_ANNOTATION: Final = "emulator.k8s.io/liveness-fails-after"
+READINESS_FAILS_AFTER_ANNOTATION: Final = "emulator.k8s.io/readiness-fails-after"
+STARTUP_FAILS_AFTER_ANNOTATION: Final = "emulator.k8s.io/startup-fails-after"
+_DURATION_ANNOTATIONS: Final = (
+    READY_AFTER_ANNOTATION,
+    INIT_DURATION_ANNOTATION,
+    LIVENESS_FAILS_AFTER_ANNOTATION,
+    READINESS_FAILS_AFTER_ANNOTATION,
+    STARTUP_FAILS_AFTER_ANNOTATION,
+)
 _EXIT_CODE_RANGE: Final = "must be an integer from 0 to 255 (an exit code)"
 
 Problem = tuple[str, str]
@@ -371,7 +385,7 @@ def kubelet_annotation_problems(
                 parse_exit_code(text)
             except ValueError:
                 yield f"{path}[{name}]", f"Invalid value: {go_quote(text)}: {_EXIT_CODE_RANGE}"
-    for name in (READY_AFTER_ANNOTATION, INIT_DURATION_ANNOTATION):
+    for name in _DURATION_ANNOTATIONS:
         text = annotations.get(name)
         if text is not None:
             try:

@@ -36,6 +36,7 @@ from emulator.base.api.meta import ObjectMeta
 from emulator.base.api.podtemplate import PodTemplateSpec
 from emulator.base.api.podvalidation import kubelet_annotation_problems, scheduling_errors
 from emulator.base.api.policy import PodDisruptionBudget
+from emulator.base.api.probevalidation import probe_problems
 from emulator.base.api.quantity import TOO_LARGE, Quantity, fits_int64_milli
 from emulator.base.api.scheduling import PriorityClass
 from emulator.base.api.services import Service
@@ -159,7 +160,7 @@ def _pod(pod: Pod) -> None:
     if spec.scheduler_name and (errors := dns1123_subdomain_errors(spec.scheduler_name)):
         detail = f"Invalid value: {go_quote(spec.scheduler_name)}: {'; '.join(errors)}"
         raise Invalid.at(kind, name, "spec.schedulerName", detail)
-    problem = next(scheduling_errors(spec), None)
+    problem = next(scheduling_errors(spec), None) or next(probe_problems(spec), None)
     if problem is not None:
         raise Invalid.at(kind, name, *problem)
     notes = pod.metadata.annotations

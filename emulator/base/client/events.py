@@ -161,6 +161,9 @@ class EventRecorder:
         self.recorded = 0
         self.repeats = 0
         self.failed = 0
+        self._instant = -1
+        self._named: dict[tuple[str, str], int] = {}
+        """The names given at the current instant: the last nanosecond used for each."""
 
     def __repr__(self) -> str:
         return (
@@ -315,4 +318,14 @@ class EventRecorder:
             assert self._rng is not None
             return ObjectMeta(name=f"{name}.{self._rng.getrandbits(64):016x}", namespace=namespace)
         unix_ns = int(calendar_epoch().timestamp()) * 10**9 + round(self._clock.now() * 1e9)
+        # two Events at one virtual instant (a kubelet's Unhealthy then Killing): a nanosecond
+        # apart, as they would be on a real clock, rather than one name twice (AlreadyExists)
+        if unix_ns != self._instant:
+            self._instant = unix_ns
+            self._named.clear()
+        key = (name, namespace)
+        taken = self._named.get(key)
+        if taken is not None:
+            unix_ns = taken + 1
+        self._named[key] = unix_ns
         return ObjectMeta(name=f"{name}.{unix_ns:x}", namespace=namespace)

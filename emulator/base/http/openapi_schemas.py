@@ -23,7 +23,7 @@ from typing import Any, Final
 
 import msgspec
 
-from emulator.base.api import apps, batch, config, core, meta, podtemplate, policy, scheduling, services
+from emulator.base.api import apps, batch, config, core, meta, podtemplate, policy, probe, scheduling, services
 from emulator.base.api.quantity import Quantity
 from emulator.base.http import schema_docs
 from emulator.base.http.resources import Resource, Subresource, by_group_version
@@ -39,6 +39,7 @@ _PACKAGE_OF_MODULE: Final = {
     core: "io.k8s.api.core.v1",
     podtemplate: "io.k8s.api.core.v1",
     config: "io.k8s.api.core.v1",
+    probe: "io.k8s.api.core.v1",
     services: "io.k8s.api.core.v1",
     apps: "io.k8s.api.apps.v1",
     batch: "io.k8s.api.batch.v1",
