@@ -31,6 +31,9 @@ controller keeps the UIDs it has counted in memory
 ``backoffLimitPerIndex``, each index's last failed pod (``_last_failed``); the
 status it writes carries an empty ``uncountedTerminatedPods`` as upstream's does between
 syncs. The counts are the same as long as the controller is not restarted (it never is).
+Measured (issue 23): the finalizer cost +8.4 % user CPU on the Job churn bench (median of 3
+alternated ``--until 5m`` runs: 12.33 s against 11.37 s; 12,000 more pod writes), over the
+5 % budget, so it is not modelled.
 
 Pod events re-sync a Job after upstream's 1 s batch period; Job spec changes at once. A sync
 reads its pods from the pod informer's controller-UID index (``BaseController.owned``).
