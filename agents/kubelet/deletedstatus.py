@@ -18,8 +18,17 @@ the pod end as ``Succeeded`` or ``Failed`` before it is gone. This module owns t
   ``PodCompleted`` (Succeeded) or ``PodFailed``; ``Initialized`` kept (``PodCompleted`` on
   a Succeeded pod).
 
-A pod whose containers had not started yet (queued, pulling) gets no such write: it is
-confirmed deleted as before.
+A pod deleted before its containers started (admitted, still Pending: pulling an image,
+in its start delay, ``CreateContainerConfigError``, a volume ``ContainerCreating``) ends
+``Failed`` too (``unstarted_deleted_status``): upstream's ``syncTerminatingPod`` reports
+it Pending (``getPhase``: a waiting container keeps a pod Pending) and the status
+manager's ``TerminatePod`` then makes every pod that is not terminal ``Failed`` and marks
+its containers terminated with ``ContainerStatusUnknown``, exit code 137, "The container
+could not be located when the pod was terminated": every regular container once the pod
+``hasPodInitialized`` (no init containers, or the last one exited 0), and the init
+containers up to the last one that left Waiting (``initializedContainers``: at least the
+first). Its conditions stay those of a Pending pod (``mergePodStatus`` only rewrites a
+``Ready`` that is True).
 """
 
 from __future__ import annotations
@@ -38,11 +47,19 @@ from emulator.base.api.core import (
     PodStatus,
 )
 
-__all__ = ["SIGKILL_EXIT_CODE", "deleted_status"]
+__all__ = ["SIGKILL_EXIT_CODE", "STATUS_UNKNOWN", "deleted_status", "unstarted_deleted_status"]
 
 SIGKILL_EXIT_CODE: Final = 137
 """128 + SIGKILL: a container still running when the grace period ended."""
 _EMPTY: Final = ContainerState()
+STATUS_UNKNOWN: Final = ContainerState(
+    terminated=ContainerStateTerminated(
+        exit_code=SIGKILL_EXIT_CODE,
+        reason="ContainerStatusUnknown",
+        message="The container could not be located when the pod was terminated",
+    )
+)
+"""``TerminatePod``'s state for a container with no evidence of its end."""
 
 
 def _stopped(cs: ContainerStatus, code: int, now: str) -> ContainerStatus:
@@ -83,3 +100,42 @@ def deleted_status(pod: Pod, *, killed: bool, now: str) -> PodStatus:
         container_statuses=containers,
         init_container_statuses=[_stopped(cs, code, now) for cs in status.init_container_statuses],
     )
+
+
+def _left_waiting(cs: ContainerStatus) -> bool:
+    return cs.state.waiting is None or cs.last_state.terminated is not None
+
+
+def _exited_zero(state: ContainerState) -> bool:
+    return state.terminated is not None and state.terminated.exit_code == 0
+
+
+def _initialized(pod: Pod) -> bool:
+    """Upstream ``hasPodInitialized``: no init containers, a regular container that left
+    Waiting, or a last init container that exited 0."""
+    if not pod.spec.init_containers:
+        return True
+    status = pod.status
+    if any(_left_waiting(cs) for cs in status.container_statuses):
+        return True
+    if status.init_container_statuses:
+        last = status.init_container_statuses[-1]
+        return _exited_zero(last.last_state) or _exited_zero(last.state)
+    return False
+
+
+def _unknown(cs: ContainerStatus) -> ContainerStatus:
+    return cs if cs.state.terminated is not None else replace(cs, ready=False, started=False, state=STATUS_UNKNOWN)
+
+
+def unstarted_deleted_status(pod: Pod, pending: PodStatus) -> PodStatus:
+    """The status the kubelet writes for ``pod``, deleted before its containers started,
+    from ``pending`` (its Pending status as the kubelet generates it): upstream
+    ``status_manager.go`` ``TerminatePod``."""
+    containers = pending.container_statuses
+    if _initialized(pod):
+        containers = [_unknown(cs) for cs in containers]
+    inits = pending.init_container_statuses
+    tried = next((i + 1 for i in range(len(inits) - 1, -1, -1) if _left_waiting(inits[i])), min(len(inits), 1))
+    inits = [_unknown(cs) if i < tried else cs for i, cs in enumerate(inits)]
+    return replace(pending, phase="Failed", container_statuses=containers, init_container_statuses=inits)

@@ -31,10 +31,10 @@ running      the run's next event (``podrun.py``: an       running (a status wri
 running      the run is over (``restartPolicy``)           succeeded / failed (released;
                                                            Succeeded / Failed)
 any live     deletionTimestamp set                         terminating
-terminating  ``termination`` time (running only; capped    (released; a running pod's
-             by the grace period; a shorter new grace      terminal status,
-             shortens it)                                  ``deletedstatus.py``; delete
-                                                           grace 0 + UID)
+terminating  ``termination`` time (running only; capped    (released; its terminal status,
+             by the grace period; a shorter new grace      ``deletedstatus.py``: Failed if
+             shortens it)                                  it never started; delete grace
+                                                           0 + UID)
 any          DELETED (or a new UID under the name)         gone (task cancelled, released)
 ===========  ============================================  =================================
 
@@ -72,8 +72,7 @@ the next pod sync); an exit and a CrashLoopBackOff are reported in one write; th
 images of all a pod's containers are pulled before the first starts (their ``Pulling``/
 ``Pulled`` Events come first; ``Created``/``Started`` as each starts; ``Killing`` when a
 graceful delete starts; ``KubeletSettings.container_events``); a container
-image change does not restart the container; a pod deleted before its containers started
-is confirmed deleted without a terminal phase; pod IPs come round-robin from the node's
+image change does not restart the container; pod IPs come round-robin from the node's
 pod CIDR.
 """
 
@@ -87,13 +86,13 @@ from typing import Any, Final
 
 from agents.kubelet.admission import NODE_AFFINITY, AdmissionResult, NodeUsage, admission_failures
 from agents.kubelet.configrefs import ConfigRefs
-from agents.kubelet.deletedstatus import deleted_status
+from agents.kubelet.deletedstatus import deleted_status, unstarted_deleted_status
 from agents.kubelet.heartbeat import NodeReporter, newer
 from agents.kubelet.images import ImageStore
 from agents.kubelet.lifecycle import RUN_DURATION_ANNOTATION
 from agents.kubelet.nodestatus import PodIPs, host_ip, pod_cidr
 from agents.kubelet.podapi import PodWriter
-from agents.kubelet.podstatus import needs_reconcile, reconciled_status, rejected_status
+from agents.kubelet.podstatus import needs_reconcile, pending_status, reconciled_status, rejected_status
 from agents.kubelet.podworker import Key, PodRecord, PodState, PodWorker
 from agents.kubelet.settings import KubeletSettings
 from agents.kubelet.ticker import Ticker
@@ -412,6 +411,11 @@ class Kubelet:
 
     def _terminate(self, rec: PodRecord) -> None:
         was_running = rec.state is PodState.RUNNING
+        # queued or starting (a restarted kubelet's Running pod excepted: it was adopted as is)
+        rec.kill_unstarted = rec.state in (PodState.QUEUED, PodState.STARTING) and rec.pod.status.phase not in (
+            *_TERMINAL,
+            "Running",
+        )
         if rec.task is not None:
             rec.task.cancel()
         rec.state = PodState.TERMINATING
@@ -444,8 +448,18 @@ class Kubelet:
                 if cs.state.running is not None:
                     await self._worker.event(rec.pod, "Normal", "Killing", f"Stopping container {cs.name}", cs.name)
         await self.clock.sleep_until(deadline)
+        pod_ip = rec.pod_ip
         self._release(rec)
-        if rec.kill_running:  # the terminal phase first, as upstream's kubelet since 1.27
+        if rec.kill_unstarted:  # status_manager.go TerminatePod: Failed, ContainerStatusUnknown
+            now = self.clock.timestamp()
+            ips = {"host_ip": self._host_ip, "pod_ip": pod_ip, "start_time": rec.start_time or now}
+            await self._writer.write_status(
+                rec.pod,
+                rec.uid,
+                lambda p: unstarted_deleted_status(p, pending_status(p, now=now, **ips)),
+                deleting=True,
+            )
+        elif rec.kill_running:  # the terminal phase first, as upstream's kubelet since 1.27
             killed = rec.kill_delay > self._grace(rec.pod)
             now = self.clock.timestamp()
             await self._writer.write_status(

@@ -74,6 +74,8 @@ class PodRecord:
     reconciling: bool = False
     kill_running: bool = False
     """Its containers were running when the delete came (``deletedstatus.py``)."""
+    kill_unstarted: bool = False
+    """It was queued or admitted, its containers not started, when the delete came."""
     kill_announced: bool = False
     """Its ``Killing`` Events are written (a shorter grace period does not repeat them)."""
 

@@ -443,8 +443,10 @@ async def test_a_status_write_racing_a_deletion_is_dropped() -> None:
     # Each call takes 1 s (the kubelet is ready at 2 s) and its watch lags 5 s: it sees the
     # pod at 7 s, after the pod was marked for deletion at 6.5 s. Its Pending (8 s) and
     # Running (10 s) writes meet Conflicts; each re-read shows the pod terminating, so
-    # neither is written. It sees the deletion at 11.5 s and confirms it at 12.5 s. (Container
-    # Events off: their writes, 1 s each, would move the Running write past the deletion.)
+    # neither is written. It sees the deletion at 11.5 s, writes the never-started pod's
+    # Failed status at 12.5 s (status_manager.go TerminatePod) and confirms it at 13.5 s.
+    # (Container Events off: their writes, 1 s each, would move the Running write past the
+    # deletion.)
     settings = KubeletSettings(container_events=False)
     async with world(settings, watch_latency=Latency(5.0), api_latency=Latency(1.0)) as w:
         assert w.clock.now() == 2.0
@@ -452,9 +454,15 @@ async def test_a_status_write_racing_a_deletion_is_dropped() -> None:
         await w.at(6.5)
         w.server.delete("Pod", "web", "default")
         await w.at(30)
-        assert [(r.time, r.verb) for r in w.of("Pod", "web")] == [(2.0, "create"), (6.5, "delete"), (12.5, "delete")]
+        assert [(r.time, r.verb) for r in w.of("Pod", "web")] == [
+            (2.0, "create"),
+            (6.5, "delete"),
+            (12.5, "updateStatus"),
+            (13.5, "delete"),
+        ]
+        assert w.of("Pod", "web")[2].new.status.phase == "Failed"
         stats = w.kubelet.statistics()
-        assert (stats["conflicts"], stats["pod_status_writes"], stats["terminated"]) == (2, 0, 1)
+        assert (stats["conflicts"], stats["pod_status_writes"], stats["terminated"]) == (2, 1, 1)
 
 
 # --- admission rejections -------------------------------------------------------------------
