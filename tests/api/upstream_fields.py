@@ -28,6 +28,9 @@ MODELS = {
     "CronJob": "V1CronJob",
     "Service": "V1Service",
     "PodDisruptionBudget": "V1PodDisruptionBudget",
+    "ControllerRevision": "V1ControllerRevision",
+    "ConfigMap": "V1ConfigMap",
+    "Secret": "V1Secret",
 }
 _LIST = re.compile(r"^List\[(.+)\]$")
 _DICT = re.compile(r"^Dict\(str, ?(.+)\)$|^Dict\[str, ?(.+)\]$")
