@@ -27,7 +27,7 @@ from agents.kubelet import DEFAULT_NODE_STATUS_REPORT_FREQUENCY, Kubelet, Kubele
 from emulator.app.scenario.drain import drain
 from emulator.app.scenario.expectations import CONDITIONS, count_reached
 from emulator.app.scenario.faults import ArmedFault, FaultPlan
-from emulator.app.scenario.monitor import ConditionCounter, PodActivity, WorkloadCounter
+from emulator.app.scenario.monitor import ConditionCounter, ControllersReport, PodActivity, WorkloadCounter
 from emulator.app.scenario.patch import patched
 from emulator.app.scenario.schema import (
     Cordon,
@@ -199,7 +199,7 @@ class Cluster:
         for c in controllers:
             self._tg.create_task(c.run(), name=c.client.name)
         controllers.extend(start_workload_controllers(self._tg, self.clock, self.new_client))
-        self.agents.append(_Controllers(controllers))
+        self.agents.append(ControllersReport(controllers))
 
     # --- faults -------------------------------------------------------------------------
 
@@ -207,7 +207,7 @@ class Cluster:
         """Play the timed faults armed from the start (``faults:``)."""
         if self.faults is None:
             return
-        self.agents.append(_FaultReport(self.faults))
+        self.agents.append(self.faults)
         for fault in self.faults.faults:
             if fault.armed_at is not None:
                 self._play_fault(fault)
@@ -480,27 +480,3 @@ class Cluster:
                     timeouts.append(f"waitFor {step.condition} timed out after {step.timeout:g}s")
             case Fault():
                 self.arm_fault(f"steps[{index}].fault")
-
-
-class _Controllers:
-    """The controllers of a run, for the report (``controllers``)."""
-
-    def __init__(self, controllers: list[Any]) -> None:
-        self.controllers = controllers
-
-    def report(self) -> dict[str, Any]:
-        """Each controller's statistics; a workload controller that saw nothing of its kind
-        says so with empty statistics, and is left out (a run without workloads reports as
-        before they existed)."""
-        stats = ((c.client.name.removeprefix("controller:"), c.statistics()) for c in self.controllers)
-        return {"controllers": {name: s for name, s in stats if s}}
-
-
-class _FaultReport:
-    """The faults of a run, for the report (``faults``: per fault, how often it acted)."""
-
-    def __init__(self, plan: FaultPlan) -> None:
-        self.plan = plan
-
-    def report(self) -> dict[str, Any]:
-        return {"faults": self.plan.statistics()}

@@ -173,6 +173,10 @@ class FaultPlan:
             for f in self.faults
         ]
 
+    def report(self) -> dict[str, Any]:
+        """The run report's ``faults``: per fault, how often it acted."""
+        return {"faults": self.statistics()}
+
     # --- API calls ------------------------------------------------------------------------
 
     def _api_faults(self, agent: str) -> list[ArmedFault]:

@@ -13,6 +13,8 @@ Both are a ``SelectionCounter``. ``ConditionCounter`` is pure: (pods the selecto
 meet the condition, pods the selector picks), adjusted by each write's old and new object, so a ``waitFor`` costs O(1)
 per pod write instead of listing every pod. A pod counts from its create until its final
 delete (a pod marked for graceful deletion still counts), as a list of pods would show.
+
+``ControllersReport`` reads the controllers' statistics for the run's report at its end.
 """
 
 from __future__ import annotations
@@ -119,3 +121,17 @@ class PodActivity:
                     moved = wc.update(rec.old, rec.new) or moved
             if moved:
                 self.changed.set()
+
+
+class ControllersReport:
+    """The controllers of a run, for the report (``controllers``)."""
+
+    def __init__(self, controllers: list[Any]) -> None:
+        self.controllers = controllers
+
+    def report(self) -> dict[str, Any]:
+        """Each controller's statistics; a workload controller that saw nothing of its kind
+        says so with empty statistics, and is left out (a run without workloads reports as
+        before they existed)."""
+        stats = ((c.client.name.removeprefix("controller:"), c.statistics()) for c in self.controllers)
+        return {"controllers": {name: s for name, s in stats if s}}
