@@ -61,3 +61,36 @@ def test_later_events_of_a_stream_omit_the_headers_and_share_with_each_other() -
     assert cache.hits == hits + 1
     assert row_a == row_b
     assert "columnDefinitions" not in _row(row_a) or not _row(row_a)["columnDefinitions"]
+
+
+def _held(cache: EncodedObjects) -> int:
+    """The encoded bytes the cache keeps alive, counted from its tables."""
+    return sum(len(e[1]) for e in cache._items.values()) + sum(len(e[1]) for e in cache._tables.values())
+
+
+def test_the_cache_is_bounded_in_bytes_not_only_in_entries() -> None:
+    # Issue 24 #15: 180 pod events with a 0.5 MB field grew the server by 107 MiB. A byte
+    # bound, least recently used out; the most recent writes stay shared.
+    cache = EncodedObjects(max_bytes=8 << 20)
+    big = "x" * (512 << 10)
+    pods = [pod(f"web-{i}", annotations={"blob": big}) for i in range(40)]
+    for i, obj in enumerate(pods):
+        cache.get(obj)
+        # A table row too, so both tables count against the one bound.
+        cache.table(obj, ("row", i), lambda: b"r" * 1024)
+        assert _held(cache) <= 8 << 20
+    assert cache.bytes == _held(cache)
+    hits = cache.hits
+    cache.get(pods[-1])
+    assert cache.hits == hits + 1
+    cache.get(pods[0])  # evicted long ago: encoded again
+    assert cache.hits == hits + 1
+
+
+def test_an_encoding_larger_than_a_quarter_of_the_bound_is_served_uncached() -> None:
+    cache = EncodedObjects(max_bytes=1 << 20)
+    obj = pod("huge", annotations={"blob": "x" * (300 << 10)})
+    first = cache.get(obj)
+    assert cache.get(obj) == first
+    assert cache.hits == 0
+    assert _held(cache) == 0

@@ -26,6 +26,7 @@ a batch of events      one chunk: each event framed, BOOKMARKs only if asked for
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -58,31 +59,57 @@ class EncodedObjects:
     """The JSON of recently written objects, by identity, shared by every stream: the hub
     hands the same frozen object to every watcher of a write, so twenty watchers of all pods
     encode each write once. An entry keeps its object alive, so an id is never reused while
-    cached; the table is emptied when it reaches ``size``."""
+    cached. Bounded by count (``size`` per table) and by the encoded bytes of both tables
+    together (``max_bytes``), least recently used first out; an encoding larger than a
+    quarter of the byte bound is served uncached."""
 
-    __slots__ = ("_items", "_tables", "hits", "size")
+    __slots__ = ("_items", "_tables", "bytes", "hits", "max_bytes", "size")
 
-    def __init__(self, size: int = 4096) -> None:
+    def __init__(self, size: int = 4096, max_bytes: int = 64 << 20) -> None:
         self.size = size
-        self._items: dict[int, tuple[Any, bytes, int]] = {}
-        self._tables: dict[tuple[Any, ...], tuple[Any, bytes]] = {}
+        self.max_bytes = max_bytes
+        self._items: OrderedDict[int, tuple[Any, bytes, int]] = OrderedDict()
+        self._tables: OrderedDict[tuple[Any, ...], tuple[Any, bytes]] = OrderedDict()
+        self.bytes = 0
+        """The encoded bytes held by both tables."""
         self.hits = 0
 
     def __repr__(self) -> str:
-        return f"<EncodedObjects {len(self._items)}/{self.size} hits={self.hits}>"
+        n = len(self._items) + len(self._tables)
+        return f"<EncodedObjects {n}/{self.size} {self.bytes}/{self.max_bytes}B hits={self.hits}>"
+
+    def _fits(self, data: bytes) -> bool:
+        return len(data) * 4 <= self.max_bytes
+
+    def _evict(self) -> None:
+        while self.bytes > self.max_bytes and (self._items or self._tables):
+            # Encoded objects first: a table row is small and its object is often cached too.
+            table: OrderedDict[Any, Any] = self._items if self._items else self._tables
+            _, entry = table.popitem(last=False)
+            self.bytes -= len(entry[1])
 
     def get(self, obj: Any, extras: UnmodelledFields | None = None) -> bytes:
         """``obj``'s JSON (with its unmodelled fields from ``extras``, whose generation the
         entry must match)."""
         generation = -1 if extras is None else extras.generation
-        hit = self._items.get(id(obj))
+        key = id(obj)
+        hit = self._items.get(key)
         if hit is not None and hit[0] is obj and hit[2] == generation:
             self.hits += 1
+            self._items.move_to_end(key)
             return hit[1]
         data = encode_object(obj, extras=extras)
+        if hit is not None:
+            del self._items[key]
+            self.bytes -= len(hit[1])
+        if not self._fits(data):
+            return data
         if len(self._items) >= self.size:
-            self._items.clear()
-        self._items[id(obj)] = (obj, data, generation)
+            _, old = self._items.popitem(last=False)
+            self.bytes -= len(old[1])
+        self._items[key] = (obj, data, generation)
+        self.bytes += len(data)
+        self._evict()
         return data
 
     def table(self, obj: Any, key: tuple[Any, ...], build: Callable[[], bytes]) -> bytes:
@@ -92,11 +119,20 @@ class EncodedObjects:
         hit = self._tables.get(key)
         if hit is not None and hit[0] is obj:
             self.hits += 1
+            self._tables.move_to_end(key)
             return hit[1]
         data = build()
+        if hit is not None:
+            del self._tables[key]
+            self.bytes -= len(hit[1])
+        if not self._fits(data):
+            return data
         if len(self._tables) >= self.size:
-            self._tables.clear()
+            _, old = self._tables.popitem(last=False)
+            self.bytes -= len(old[1])
         self._tables[key] = (obj, data)
+        self.bytes += len(data)
+        self._evict()
         return data
 
 
