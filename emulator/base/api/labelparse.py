@@ -3,13 +3,16 @@
 What this module owns: upstream's lexer and recursive-descent parser (``labels.Parse``), token
 for token with its error messages, and the conversion ``metav1.ParseToLabelSelector`` makes
 (requirements sorted by key, values as a sorted set; ``!=`` becomes ``NotIn`` with one value;
-``>``/``<`` are rejected), plus the inverse ``format_label_selector``.
+``>``/``<`` are rejected), plus the inverse ``format_label_selector``; for list queries,
+``parse_label_query`` keeps ``>``/``<`` apart (``compares`` evaluates them).
 
 It does not own matching or the structured form's validation (``labelselector``), nor key and
 value syntax (``labels``).
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 from emulator.base.api.core import LabelSelector, LabelSelectorRequirement
 from emulator.base.api.labels import (
@@ -28,7 +31,7 @@ from emulator.base.api.labelselector import (
     validate_label_selector,
 )
 
-__all__ = ["format_label_selector", "parse_label_selector"]
+__all__ = ["compares", "format_label_selector", "parse_label_query", "parse_label_selector"]
 
 # Token kinds of upstream's lexer.
 _T_EOS = 0
@@ -247,20 +250,16 @@ class _Parser:
         return {lit}
 
 
-def parse_label_selector(text: str) -> LabelSelector:
-    """The kubectl form (``a=b,c!=d,e in (x,y),f notin (z),g,!h``) as a LabelSelector.
-
-    ``=``/``==`` go to ``matchLabels`` (a repeated key keeps its last value, as upstream);
-    ``in``, ``notin``, ``!=`` (``NotIn`` with one value), bare keys (``Exists``) and ``!key``
-    (``DoesNotExist``) go to ``matchExpressions``, sorted by key, values as a sorted set.
-    An empty string is the empty selector (matches everything). Bad syntax, invalid keys
-    or values, and ``>``/``<`` raise ``ValueError``.
-    """
+def _parse(text: str) -> list[_Requirement]:
     try:
         reqs = _Parser(text).parse()
     except _SyntaxError as e:
         raise ValueError(f"couldn't parse the selector string {go_quote(text)}: {e}") from None
     reqs.sort(key=lambda r: r[0])
+    return reqs
+
+
+def _to_selector(reqs: list[_Requirement]) -> LabelSelector:
     match_labels: dict[str, str] = {}
     expressions: list[LabelSelectorRequirement] = []
     for key, op, values in reqs:
@@ -279,6 +278,47 @@ def parse_label_selector(text: str) -> LabelSelector:
             raise ValueError(f"{go_quote(op)} isn't supported in label selectors")
         expressions.append(LabelSelectorRequirement(key=key, operator=operator, values=values))
     return LabelSelector(match_labels=match_labels, match_expressions=expressions)
+
+
+def parse_label_selector(text: str) -> LabelSelector:
+    """The kubectl form (``a=b,c!=d,e in (x,y),f notin (z),g,!h``) as a LabelSelector.
+
+    ``=``/``==`` go to ``matchLabels`` (a repeated key keeps its last value, as upstream);
+    ``in``, ``notin``, ``!=`` (``NotIn`` with one value), bare keys (``Exists``) and ``!key``
+    (``DoesNotExist``) go to ``matchExpressions``, sorted by key, values as a sorted set.
+    An empty string is the empty selector (matches everything). Bad syntax, invalid keys
+    or values, and ``>``/``<`` raise ``ValueError``.
+    """
+    return _to_selector(_parse(text))
+
+
+def parse_label_query(text: str) -> tuple[LabelSelector, list[tuple[str, bool, int]]]:
+    """A list's ``labelSelector`` as upstream's ``labels.Parse`` reads it: the selector of
+    ``parse_label_selector`` and, apart, the ``key>n``/``key<n`` requirements as (key,
+    greater, n), which the structured form cannot hold (``ValueError`` as there for bad
+    syntax)."""
+    reqs = _parse(text)
+    ordered: list[_Requirement] = []
+    compare: list[tuple[str, bool, int]] = []
+    for key, op, values in reqs:
+        if op in (_SEL_GT, _SEL_LT):
+            n = parse_int64(values[0])
+            assert n is not None  # the parser checked it
+            compare.append((key, op == _SEL_GT, n))
+        else:
+            ordered.append((key, op, values))
+    return _to_selector(ordered), compare
+
+
+def compares(labels: Mapping[str, str], compare: list[tuple[str, bool, int]]) -> bool:
+    """Whether ``labels`` meet every (key, greater, n) of ``parse_label_query``: as upstream,
+    the label must be present and an int64."""
+    for key, greater, n in compare:
+        value = labels.get(key)
+        have = None if value is None else parse_int64(value)
+        if have is None or not (have > n if greater else have < n):
+            return False
+    return True
 
 
 def format_label_selector(selector: LabelSelector) -> str:

@@ -24,9 +24,10 @@ from typing import Any
 
 import msgspec
 
-from emulator.base.api.errors import BadRequest, Gone, Timeout
+from emulator.base.api.errors import BadRequest, Gone, Invalid, Timeout
 from emulator.base.api.fields import parse_field_requirements
-from emulator.base.api.labelparse import parse_label_selector
+from emulator.base.api.labelparse import compares, parse_label_query
+from emulator.base.api.labels import parse_int64
 from emulator.base.api.labelselector import SelectorError, compile_selector
 from emulator.base.apiserver.watch import field_getter
 
@@ -97,6 +98,14 @@ def decode_continue(token: str) -> tuple[int, str, str]:
         t = msgspec.json.decode(base64.urlsafe_b64decode(token.encode()), type=_Token)
     except (binascii.Error, ValueError, msgspec.DecodeError):
         raise BadRequest(f"continue key is not valid: {token!r}") from None
+    if parse_int64(str(t.rv)) is None:
+        raise BadRequest(f"invalid continue token: continue key is not valid: {token!r}")
+    if t.rv == 0:
+        # upstream's storage.ErrInvalidStartRV
+        raise BadRequest(
+            "invalid continue token: continue key is not valid: incorrect encoded start resourceVersion "
+            "(version meta.k8s.io/v1)"
+        )
     return t.rv, t.ns, t.name
 
 
@@ -127,10 +136,10 @@ def _int(query: Mapping[str, str], key: str) -> int | None:
     value = query.get(key)
     if value is None or value == "":
         return None
-    try:
-        return int(value)
-    except ValueError:
-        raise BadRequest(f'invalid {key} "{value}": must be an integer') from None
+    n = parse_int64(value)  # Go's strconv.ParseInt: no "_", no spaces, int64
+    if n is None:
+        raise BadRequest(f'invalid {key} "{value}": must be an integer')
+    return n
 
 
 def parse_list_options(kind: str, query: Mapping[str, str]) -> ListOptions:
@@ -139,9 +148,12 @@ def parse_list_options(kind: str, query: Mapping[str, str]) -> ListOptions:
     text = query.get("labelSelector", "")
     if text:
         try:
-            label_match = compile_selector(parse_label_selector(text)).matches
+            selector, compare = parse_label_query(text)
+            label_match = compile_selector(selector).matches
         except (ValueError, SelectorError) as err:
             raise BadRequest(str(err)) from None
+        if compare:
+            label_match = _with_compare(label_match, compare)
     reqs = parse_field_selector(kind, query.get("fieldSelector", ""))
     name = None
     rest: list[FieldRequirement] = []
@@ -160,12 +172,9 @@ def parse_list_options(kind: str, query: Mapping[str, str]) -> ListOptions:
     sie = query.get("sendInitialEvents")
     if match and not rv and sie is None:
         raise BadRequest("resourceVersionMatch is forbidden unless resourceVersion is provided")
-    if rv and rv != "0":
-        try:
-            if int(rv) < 0:
-                raise ValueError(rv)
-        except ValueError:
-            raise BadRequest(f'invalid resource version "{rv}"') from None
+    if rv and rv != "0" and (not rv.isascii() or not rv.isdigit() or int(rv) >= 1 << 64):
+        # Go's strconv.ParseUint: decimal digits only, uint64
+        raise BadRequest(f'invalid resource version "{rv}"')
     timeout = _int(query, "timeoutSeconds")
     include = query.get("includeObject", "Metadata") or "Metadata"
     if include not in ("None", "Metadata", "Object"):
@@ -186,11 +195,40 @@ def parse_list_options(kind: str, query: Mapping[str, str]) -> ListOptions:
     )
 
 
+def _with_compare(
+    match: Callable[[Mapping[str, str]], bool], compare: list[tuple[str, bool, int]]
+) -> Callable[[Mapping[str, str]], bool]:
+    def label_match(labels: Mapping[str, str]) -> bool:
+        return match(labels) and compares(labels, compare)
+
+    return label_match
+
+
+def _forbidden(path: str, detail: str) -> Invalid:
+    """What upstream's ``ValidateListOptions`` answers: 422 on the ListOptions."""
+    detail = f"Forbidden: {detail}"
+    return Invalid(
+        f'ListOptions.meta.k8s.io "" is invalid: {path}: {detail}', field=path, kind="ListOptions", detail=detail
+    )
+
+
 def check_list_version(opts: ListOptions, current: int) -> None:
-    """Upstream's answer for a list at ``resourceVersion``: the store serves only its
-    current state, so a future version is 504 ``Too large resource version``, and an
-    ``Exact`` older one is 410 Expired."""
+    """Upstream's answer for a list (not a watch) with these options: ``sendInitialEvents``
+    and ``resourceVersionMatch`` with ``continue`` are forbidden (422), ``continue`` with a
+    ``resourceVersion`` other than 0 is 400; the store serves only its current state, so a
+    future version (asked for or in a continue token) is 504 ``Too large resource version``,
+    and an ``Exact`` older one is 410 Expired."""
+    if opts.send_initial_events is not None:
+        raise _forbidden("sendInitialEvents", "sendInitialEvents is forbidden for list")
     rv = opts.resource_version
+    if opts.continue_from is not None:
+        if opts.resource_version_match:
+            raise _forbidden("resourceVersionMatch", "resourceVersionMatch is forbidden when continue is provided")
+        if rv and rv != "0":
+            raise BadRequest("specifying resource version is not allowed when using continue")
+        n = opts.continue_from[0]
+        if n > current:
+            raise Timeout(f"Too large resource version: {n}, current: {current}")
     if not rv or rv == "0":
         return
     n = int(rv)
@@ -204,7 +242,9 @@ def page(items: list[Any], opts: ListOptions, rv: int) -> tuple[list[Any], str, 
     """The page of ``items`` (sorted by key) to serve: (items, continue token, remaining
     count or None, the list's resourceVersion)."""
     if opts.continue_from is not None:
-        rv, ns, name = opts.continue_from
+        at, ns, name = opts.continue_from
+        if at > 0:  # a negative one (upstream: a consistent continuation) is served at the current
+            rv = at
         key = (ns, name)
         items = [o for o in items if (o.metadata.namespace, o.metadata.name) > key]
     if opts.limit and len(items) > opts.limit:
