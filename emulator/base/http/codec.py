@@ -92,6 +92,35 @@ def decode_body(body: bytes, content_type: str) -> Any:
         return _decoder.decode(body)
     except msgspec.DecodeError as err:
         raise BadRequest(f"the object provided is unrecognized: {err}") from None
+    except RecursionError:  # upstream's decoder stops at a nesting depth of 10000
+        raise BadRequest(f"the object provided is unrecognized: {MAX_DEPTH_ERROR}") from None
+
+
+MAX_DEPTH: Final = 10_000
+"""The deepest nesting upstream's JSON decoder reads (Go ``encoding/json``'s ``maxNestingDepth``)."""
+MAX_DEPTH_ERROR: Final = f"exceeded max depth of {MAX_DEPTH}"
+_INT64: Final = range(-(2**63), 2**63)
+
+
+def check_values(data: Any) -> str | None:
+    """Why ``data`` (decoded JSON) could not be an upstream object, or None: an integer outside
+    int64 (Go's decoder: "cannot unmarshal number ... into ... int64"), nesting beyond
+    ``MAX_DEPTH``. Iterative, so that any depth is answered without recursion."""
+    stack: list[tuple[Any, int]] = [(data, 0)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, dict):
+            children: Any = value.values()
+        elif isinstance(value, list):
+            children = value
+        else:
+            if type(value) is int and value not in _INT64:
+                return f"json: cannot unmarshal number {value} into Go value of type int64"
+            continue
+        if depth >= MAX_DEPTH:
+            return MAX_DEPTH_ERROR
+        stack.extend((child, depth + 1) for child in children)
+    return None
 
 
 def _strict_quantity(tp: type[Any], obj: Any) -> Any:
@@ -116,6 +145,9 @@ def decode_object(resource: Resource, data: Any, *, kind: str = "", api_version:
     if got_kind != kind:
         raise BadRequest(f"the kind in the data ({got_kind}) does not match the expected kind ({kind})")
     tp = KINDS[(api_version, kind)]
+    problem = check_values(data)
+    if problem is not None:
+        raise BadRequest(_cannot_handle(kind, api_version, problem))
     data = {**data, "apiVersion": api_version, "kind": kind}
     try:
         return capture(msgspec.convert(data, tp, dec_hook=_strict_quantity), data)

@@ -222,6 +222,8 @@ def _decode(body: bytes, *, bad: str = "") -> Any:
         return json.loads(body)
     except (ValueError, UnicodeDecodeError) as exc:
         raise BadRequest(bad or f"error decoding patch: {exc}") from exc
+    except RecursionError:
+        raise BadRequest(bad or "error decoding patch: exceeded max depth of 10000") from None
 
 
 # --------------------------------------------------------------------------- strategic merge

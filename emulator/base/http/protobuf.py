@@ -67,7 +67,9 @@ def fields(data: bytes) -> Iterator[tuple[int, int | bytes]]:
 def _str(value: int | bytes) -> str:
     if not isinstance(value, bytes):
         raise ProtobufError("expected a string")
-    return value.decode("utf-8")
+    # Go keeps the bytes as they are and writes invalid UTF-8 as U+FFFD in JSON: the same
+    # here, so a bad name meets validation (422) rather than a UnicodeDecodeError (500)
+    return value.decode("utf-8", "replace")
 
 
 def _msg(value: int | bytes) -> bytes:

@@ -221,7 +221,9 @@ class HttpApi:
         if token is None:
             return
         given = request.headers.get("Authorization", "")
-        if not hmac.compare_digest(given.encode(), f"Bearer {token}".encode()):
+        # aiohttp decodes header bytes as UTF-8 with surrogateescape: encode them back the same
+        # way, or a byte such as 0xff raises UnicodeEncodeError (a 500) instead of 401
+        if not hmac.compare_digest(given.encode("utf-8", "surrogateescape"), f"Bearer {token}".encode()):
             raise Unauthorized("Unauthorized")
 
     def _error(self, err: ApiError, request: web.Request) -> web.Response:

@@ -143,6 +143,9 @@ class LoopClock:
             await asyncio.sleep(0)
             return
         future: asyncio.Future[None] = loop.create_future()
+        if not when - loop.time() <= MAX_DURATION_SECONDS:
+            await future  # beyond Go's time.Duration (or NaN): never; no timer (it could overflow)
+            return
         timer = loop.call_at(when, _wake, future)
         try:
             await future
@@ -237,8 +240,23 @@ def _real_time_loop_factory() -> Callable[[], asyncio.AbstractEventLoop]:
 _RFC3339 = re.compile(r"(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?(?:([Zz])|([+-])(\d{2}):(\d{2}))")
 
 
+_FIRST_SECOND: Final = datetime(1, 1, 1, tzinfo=UTC)
+_LAST_SECOND: Final = datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC)
+
+
 def format_timestamp(t: float) -> str:
-    """Clock time ``t`` (seconds since EPOCH) as RFC 3339 in UTC, truncated to whole seconds."""
+    """Clock time ``t`` (seconds since EPOCH) as RFC 3339 in UTC, truncated to whole seconds.
+
+    Clamped to the years 0001-9999, the range metav1.Time writes (a deletion grace of 2^63-1
+    seconds lands on 9999-12-31T23:59:59Z rather than overflowing)."""
+    if -6e10 < t < 2e11:  # within about 1900 years before and 6300 after any calendar epoch
+        return _format_second(math.floor(t))
+    last = (_LAST_SECOND - _calendar_epoch) // timedelta(seconds=1)
+    first = -((_calendar_epoch - _FIRST_SECOND) // timedelta(seconds=1))
+    if not t < last:  # NaN too
+        return _format_second(last)
+    if t < first + 1:
+        return "0001-01-01T00:00:00Z"  # strftime writes year 1 as "1"
     return _format_second(math.floor(t))
 
 
