@@ -1,10 +1,12 @@
-"""JSON patch bounds as upstream's (``maxJSONPatchOperations``, ``JSONPatchMaxCopyBytes``):
-the patch bomb (``add`` then n x ``copy`` of the growing list) is refused before it grows."""
+"""Hostile writes refused as upstream refuses them: JSON patch bounds (``maxJSONPatchOperations``,
+``JSONPatchMaxCopyBytes``: the patch bomb, ``add`` then n x ``copy`` of the growing list, is refused
+before it grows), deletecollection only under a namespace, ``dryRun`` values other than ``All``."""
 
 from __future__ import annotations
 
 import json
 import time
+from typing import Any
 
 import pytest
 
@@ -14,6 +16,7 @@ pytestmark = [pytest.mark.asyncio, pytest.mark.real_time]
 
 PATH = "/api/v1/namespaces/default/pods/p0"
 JSON_PATCH = {"Content-Type": "application/json-patch+json"}
+POD = {"metadata": {"name": "new"}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}}
 
 
 def _bomb(n: int) -> bytes:
@@ -53,4 +56,59 @@ async def test_more_than_ten_thousand_operations_is_413() -> None:
         )
         ok = [{"op": "test", "path": "/kind", "value": "Pod"}] * 10_000
         code, _ = await s.call("PATCH", PATH, raw=json.dumps(ok).encode(), headers=JSON_PATCH)
+        assert code == 200
+
+
+# --------------------------------------------------------------------------- finding 8: collections, dryRun
+
+
+async def test_deletecollection_across_namespaces_is_405_and_deletes_nothing() -> None:
+    async with serving() as s:
+        code, body = await s.call("DELETE", "/api/v1/pods")
+        assert (code, body["reason"]) == (405, "MethodNotAllowed")
+        code, body = await s.call("GET", "/api/v1/pods")
+        assert len(body["items"]) == 2
+        code, _ = await s.call("DELETE", "/api/v1/nodes?dryRun=All")  # cluster-scoped: served
+        assert code == 200
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body", "kind"),
+    [
+        ("POST", "/api/v1/namespaces/default/pods", POD, "CreateOptions"),
+        ("PUT", PATH, None, "UpdateOptions"),
+        ("PATCH", PATH, None, "PatchOptions"),
+        ("DELETE", PATH, None, "DeleteOptions"),
+        ("DELETE", "/api/v1/namespaces/default/pods", None, "DeleteOptions"),
+    ],
+)
+async def test_dry_run_other_than_all_is_invalid_and_writes_nothing(
+    method: str, path: str, body: Any, kind: str
+) -> None:
+    async with serving() as s:
+        before = s.api.revision
+        if method == "PUT":
+            _, body = await s.call("GET", PATH)
+        headers = {"Content-Type": "application/merge-patch+json"} if method == "PATCH" else None
+        raw = b"{}" if method == "PATCH" else b""
+        code, answer = await s.call(method, path + "?dryRun=yes", body, raw=raw, headers=headers)
+        assert (code, answer["reason"], answer["message"]) == (
+            422,
+            "Invalid",
+            f'{kind}.meta.k8s.io "" is invalid: dryRun: Unsupported value: []string{{"yes"}}: supported values: "All"',
+        )
+        assert s.api.revision == before
+        code, _ = await s.call("GET", "/api/v1/namespaces/default/pods/p0")
+        assert code == 200
+
+
+async def test_dry_run_in_delete_options_body_is_checked() -> None:
+    async with serving() as s:
+        code, answer = await s.call("DELETE", PATH, {"dryRun": ["Al"]})
+        assert (code, answer["reason"]) == (422, "Invalid")
+        code, _ = await s.call("GET", PATH)
+        assert code == 200
+        code, _ = await s.call("DELETE", PATH, {"dryRun": ["All"]})
+        assert code == 200
+        code, _ = await s.call("GET", PATH)
         assert code == 200

@@ -28,7 +28,7 @@ from emulator.base.api.validation import validate
 from emulator.base.apiserver.server import ApiServer
 from emulator.base.http import logs, tables
 from emulator.base.http.apply import FieldManagers
-from emulator.base.http.calls import APPLY, Answer, Call, check_verb, dry_run, verb_of
+from emulator.base.http.calls import APPLY, Answer, Call, check_dry_run, check_verb, dry_run, verb_of
 from emulator.base.http.codec import (
     decode_body,
     decode_object,
@@ -270,7 +270,7 @@ class Verbs:
 
     def create(self, call: Call) -> Answer:
         obj, data = self._decode(call, decode_body(call.body, call.content_type))
-        if dry_run(call.query):
+        if dry_run(call.query, call.method):
             return self._dry_run_answer(call, 201, obj, data, None)
         return self._create(call, obj, data)
 
@@ -294,7 +294,7 @@ class Verbs:
         """Update (or, for ``/status``, update the status of) ``obj`` (decoded from ``written``);
         200 and the result. ``managed_fields``: a changed ``metadata.managedFields`` the write
         carried (kubectl's client-side to server-side apply migration patches them)."""
-        if dry_run(call.query):
+        if dry_run(call.query, call.method):
             return self._dry_run_answer(call, 200, obj, written, current)
         new = self._store(call, obj)
         self._remember(call, written, new)
@@ -347,7 +347,7 @@ class Verbs:
             time=self.api.clock.timestamp(),
         )
         obj, merged = self._decode(call, merged)
-        if dry_run(call.query):
+        if dry_run(call.query, call.method):
             return self._dry_run_answer(call, 201 if current is None else 200, obj, merged, current)
         if current is None:
             # the object had no uid when ``apply`` ran: the created object is handed over with
@@ -374,6 +374,9 @@ class Verbs:
             opts["propagationPolicy"] = "Orphan" if opts["orphanDependents"] else "Background"
         if "dryRun" in q and "dryRun" not in opts:
             opts["dryRun"] = [q["dryRun"]]
+        if opts.get("dryRun") is not None:
+            dry = opts["dryRun"]
+            check_dry_run(dry if isinstance(dry, list) else [dry], "DELETE")
         return opts
 
     def _delete_one(self, res: Resource, obj: Any, opts: dict[str, Any], call: Call) -> tuple[Any, bool]:
