@@ -112,3 +112,91 @@ async def test_dry_run_in_delete_options_body_is_checked() -> None:
         assert code == 200
         code, _ = await s.call("GET", PATH)
         assert code == 200
+
+
+# --------------------------------------------------------------------------- finding 7: validation gaps
+
+LEASES = "/apis/coordination.k8s.io/v1/namespaces/default/leases"
+
+
+def _lease(**spec: Any) -> dict[str, Any]:
+    return {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": "l"}, "spec": spec}
+
+
+@pytest.mark.parametrize(
+    ("annotations", "detail"),
+    [
+        pytest.param(
+            {"bad key!": "v"},
+            'metadata.annotations: Invalid value: "bad key!": name part must consist of alphanumeric characters',
+            id="key",
+        ),
+        pytest.param(
+            {"big": "x" * (256 * 1024)},
+            "metadata.annotations: Too long: may not be more than 262144 bytes",
+            id="size",
+        ),
+    ],
+)
+async def test_annotations_are_validated_on_create_dry_run_and_update(annotations: dict[str, str], detail: str) -> None:
+    async with serving() as s:
+        pod = {**POD, "metadata": {"name": "new", "annotations": annotations}}
+        for query in ("", "?dryRun=All"):
+            code, body = await s.call("POST", "/api/v1/namespaces/default/pods" + query, pod)
+            assert (code, body["reason"]) == (422, "Invalid"), body
+            assert detail in body["message"]
+        code, body = await s.call("POST", LEASES, _lease(holderIdentity="a"))
+        assert code == 201
+        body["metadata"]["annotations"] = annotations
+        code, body = await s.call("PUT", LEASES + "/l", body)
+        assert (code, body["reason"]) == (422, "Invalid"), body
+        ok = {"Mixed.Case/Key": "v", "small": "x" * 1000}
+        code, _ = await s.call(
+            "POST", "/api/v1/namespaces/default/pods", {**POD, "metadata": {"name": "ok", "annotations": ok}}
+        )
+        assert code == 201
+
+
+async def test_lease_spec_is_validated() -> None:
+    async with serving() as s:
+        code, body = await s.call("POST", LEASES, _lease(leaseDurationSeconds=-5))
+        assert (code, body["message"]) == (
+            422,
+            'Lease.coordination.k8s.io "l" is invalid: '
+            "spec.leaseDurationSeconds: Invalid value: -5: must be greater than 0",
+        )
+        code, body = await s.call("POST", LEASES, _lease(renewTime="yesterday"))
+        assert (code, body["reason"]) == (400, "BadRequest")
+        assert 'parsing time "yesterday"' in body["message"]
+        code, body = await s.call(
+            "POST", LEASES, _lease(leaseDurationSeconds=40, renewTime="2026-01-01T00:00:00.000000Z")
+        )
+        assert code == 201, body
+        body["spec"]["leaseTransitions"] = -1
+        code, body = await s.call("PUT", LEASES + "/l", body)
+        assert (code, body["reason"]) == (422, "Invalid")
+
+
+async def test_field_manager_longer_than_128_bytes_is_invalid() -> None:
+    async with serving() as s:
+        code, body = await s.call("POST", "/api/v1/namespaces/default/pods?fieldManager=" + "m" * 129, POD)
+        assert (code, body["message"]) == (
+            422,
+            'CreateOptions.meta.k8s.io "" is invalid: fieldManager: Too long: may not be more than 128 bytes',
+        )
+        code, _ = await s.call("POST", "/api/v1/namespaces/default/pods?fieldManager=" + "m" * 128, POD)
+        assert code == 201
+
+
+async def test_dry_run_create_runs_every_check_of_a_real_create() -> None:
+    async with serving() as s:
+        for query in ("", "?dryRun=All"):  # a namespace that does not exist, then an existing name
+            code, body = await s.call("POST", "/api/v1/namespaces/nowhere/pods" + query, POD)
+            assert (code, body["reason"]) == (404, "NotFound"), (query, body)
+            code, body = await s.call(
+                "POST", "/api/v1/namespaces/default/pods" + query, {**POD, "metadata": {"name": "p0"}}
+            )
+            assert (code, body["reason"]) == (409, "AlreadyExists"), (query, body)
+            with_rv = {**POD, "metadata": {"name": "rv", "resourceVersion": "5"}}
+            code, body = await s.call("POST", "/api/v1/namespaces/default/pods" + query, with_rv)
+            assert (code, body["reason"]) == (422, "Invalid"), (query, body)

@@ -17,7 +17,17 @@ from typing import Any, Final
 from emulator.base.api.errors import Invalid, MethodNotAllowed
 from emulator.base.http.routing import Target
 
-__all__ = ["APPLY", "METHOD_NOT_ALLOWED", "Answer", "Call", "check_dry_run", "check_verb", "dry_run", "verb_of"]
+__all__ = [
+    "APPLY",
+    "METHOD_NOT_ALLOWED",
+    "Answer",
+    "Call",
+    "check_dry_run",
+    "check_field_manager",
+    "check_verb",
+    "dry_run",
+    "verb_of",
+]
 
 METHOD_NOT_ALLOWED: Final = "the server does not allow this method on the requested resource"
 APPLY: Final = "application/apply-patch+yaml"
@@ -98,3 +108,26 @@ def check_dry_run(values: list[Any], method: str) -> None:
     detail = f'Unsupported value: []string{{{shown}}}: supported values: "All"'
     kind = _OPTIONS.get(method, "CreateOptions")
     raise Invalid(f'{kind}.meta.k8s.io "" is invalid: dryRun: {detail}', field="dryRun", kind=kind, detail=detail)
+
+
+FIELD_MANAGER_MAX_LENGTH: Final = 128
+
+
+def check_field_manager(manager: str, method: str) -> None:
+    """``ValidateFieldManager``: at most 128 bytes, every character printable (422 on the options)."""
+    kind = _OPTIONS.get(method, "CreateOptions")
+    detail = ""
+    if len(manager.encode()) > FIELD_MANAGER_MAX_LENGTH:
+        detail = f"Too long: may not be more than {FIELD_MANAGER_MAX_LENGTH} bytes"
+    else:
+        for i, ch in enumerate(manager):
+            if not ch.isprintable():
+                position = len(manager[:i].encode())
+                detail = (
+                    f"Invalid value: {json.dumps(manager)}: invalid character U+{ord(ch):04X} (at position {position})"
+                )
+                break
+    if detail:
+        raise Invalid(
+            f'{kind}.meta.k8s.io "" is invalid: fieldManager: {detail}', field="fieldManager", kind=kind, detail=detail
+        )
