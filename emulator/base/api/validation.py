@@ -2,7 +2,8 @@
 
 ``validate(obj)`` raises ``Invalid`` naming the first bad field with its path
 (``spec.containers[0].resources.requests.cpu``). It checks what the emulator relies on:
-names, labels, container names, ``schedulerName``, quantities (malformed, negative, request above limit), priorities,
+names, labels, annotations (keys, 256 KiB in all), a Lease's spec, container names,
+``schedulerName``, quantities (malformed, negative, request above limit), priorities,
 taints, and every pod field the scheduler reads (``podvalidation``: node selector, affinity,
 tolerations, spread constraints, ports, with upstream's paths and messages). Defaulting lives
 in the apiserver.
@@ -30,6 +31,8 @@ from emulator.base.api.labels import (
     dns1123_subdomain_errors,
     go_quote,
     is_dns1123_label,
+    is_label_key,
+    qualified_name_errors,
 )
 from emulator.base.api.labelselector import label_problems
 from emulator.base.api.meta import ObjectMeta
@@ -38,7 +41,7 @@ from emulator.base.api.podvalidation import kubelet_annotation_problems, schedul
 from emulator.base.api.policy import PodDisruptionBudget
 from emulator.base.api.probevalidation import probe_problems
 from emulator.base.api.quantity import TOO_LARGE, Quantity, fits_int64_milli
-from emulator.base.api.scheduling import PriorityClass
+from emulator.base.api.scheduling import Lease, LeaseSpec, PriorityClass
 from emulator.base.api.services import Service
 from emulator.base.api.taints import TAINT_EFFECTS
 from emulator.base.api.workloaddefaults import default_object, stored_job
@@ -99,6 +102,39 @@ def metadata_labels_problem(items: tuple[tuple[str, str], ...]) -> tuple[str, st
     return next(label_problems(dict(items), "metadata.labels"), None)
 
 
+TOTAL_ANNOTATION_SIZE_LIMIT_B = 256 * 1024
+"""Upstream's ``TotalAnnotationSizeLimitB``: the bytes of every annotation key and value together."""
+
+
+@lru_cache(maxsize=1024)
+def _annotation_keys_problem(keys: tuple[str, ...]) -> tuple[str, str] | None:
+    for key in sorted(keys):  # upstream: IsQualifiedName of the lower-cased key, the key as given
+        if not is_label_key(key.lower()):
+            msg = qualified_name_errors(key.lower())[0]
+            return "metadata.annotations", f"Invalid value: {go_quote(key)}: {msg}"
+    return None
+
+
+def annotations_problem(annotations: Mapping[str, str]) -> tuple[str, str] | None:
+    """``ValidateAnnotations``: every key a qualified name (any case), 256 KiB in all."""
+    if problem := _annotation_keys_problem(tuple(annotations)):
+        return problem
+    size = sum(len(k) + (len(v) if v.isascii() else len(v.encode())) for k, v in annotations.items())
+    if size > TOTAL_ANNOTATION_SIZE_LIMIT_B:
+        return "metadata.annotations", f"Too long: may not be more than {TOTAL_ANNOTATION_SIZE_LIMIT_B} bytes"
+    return None
+
+
+def _lease_problem(spec: LeaseSpec) -> tuple[str, str] | None:
+    """``ValidateLeaseSpec``: a positive duration, no negative transition count."""
+    if spec.lease_duration_seconds is not None and spec.lease_duration_seconds <= 0:
+        return "spec.leaseDurationSeconds", f"Invalid value: {spec.lease_duration_seconds}: must be greater than 0"
+    if spec.lease_transitions is not None and spec.lease_transitions < 0:
+        detail = f"Invalid value: {spec.lease_transitions}: must be greater than or equal to 0"
+        return "spec.leaseTransitions", detail
+    return None
+
+
 def _meta(kind: str, meta: ObjectMeta, namespaced: bool) -> None:
     name = meta.name
     if not name:
@@ -125,6 +161,8 @@ def _meta(kind: str, meta: ObjectMeta, namespaced: bool) -> None:
     if namespaced and meta.namespace and not is_dns1123_label(meta.namespace):
         raise Invalid.at(kind, name, "metadata.namespace", f'Invalid value: "{meta.namespace}"')
     if meta.labels and (problem := metadata_labels_problem(tuple(meta.labels.items()))):
+        raise Invalid.at(kind, name, *problem)
+    if meta.annotations and (problem := annotations_problem(meta.annotations)):
         raise Invalid.at(kind, name, *problem)
 
 
@@ -241,6 +279,9 @@ def validate(obj: object) -> None:
     elif isinstance(obj, Secret):
         if problem := next(secret_problems(merge_string_data(obj)), None):
             raise Invalid.at(kind, obj.metadata.name, *problem)
+    elif isinstance(obj, Lease):
+        if problem := _lease_problem(obj.spec):
+            raise Invalid.at("Lease.coordination.k8s.io", obj.metadata.name, *problem)
     elif isinstance(obj, PriorityClass) and obj.value > 1_000_000_000 and not obj.metadata.name.startswith("system-"):
         raise Invalid.at(
             kind,
@@ -291,7 +332,8 @@ def validate_update(candidate: Any) -> None:
     lifecycle annotations) and its
     status is the stored one. Validation reads nothing else of any kind but Pod, Node,
     PriorityClass, ConfigMap, Secret and the workload kinds (``WORKLOAD_KINDS``: their spec), so the others
-    (Leases: a renewal every 10 s per node) only have their labels checked.
+    (Leases: a renewal every 10 s per node) only have their labels, annotations and (Leases)
+    spec checked.
     ``tests/apiserver/test_status_validation.py`` checks this against ``validate``."""
     if isinstance(candidate, (Pod, Node, PriorityClass, ConfigMap, Secret, *WORKLOAD_KINDS)):
         validate(candidate)
@@ -299,3 +341,7 @@ def validate_update(candidate: Any) -> None:
     meta: ObjectMeta | None = getattr(candidate, "metadata", None)
     if meta is not None and meta.labels and (problem := metadata_labels_problem(tuple(meta.labels.items()))):
         raise Invalid.at(str(getattr(candidate, "kind", "")), meta.name, *problem)
+    if meta is not None and meta.annotations and (problem := annotations_problem(meta.annotations)):
+        raise Invalid.at(str(getattr(candidate, "kind", "")), meta.name, *problem)
+    if isinstance(candidate, Lease) and (problem := _lease_problem(candidate.spec)):
+        raise Invalid.at("Lease.coordination.k8s.io", candidate.metadata.name, *problem)

@@ -100,9 +100,10 @@ class ApiServer(Store):
 
     # --- verbs --------------------------------------------------------------------------
 
-    def create(self, obj_in: T, *, restore: bool = False) -> T:
+    def create(self, obj_in: T, *, restore: bool = False, dry_run: bool = False) -> T:
         """Create an object. ``restore=True`` seeds existing state (as an etcd restore would):
-        the object's status is kept instead of reset; not reachable through a ``Client``."""
+        the object's status is kept instead of reset; not reachable through a ``Client``.
+        ``dry_run=True``: every check a create makes, and the prepared object, not stored."""
         obj: Any = obj_in
         kind: str = obj.kind
         table = self._table(kind)
@@ -146,6 +147,8 @@ class ApiServer(Store):
         if (meta.namespace, meta.name) in table:
             raise AlreadyExists.of(kind, meta.name)
         strategy.check_create(obj)
+        if dry_run:
+            return cast(T, obj)
         meta = replace(
             meta,
             uid=fast_uid(self._rng),

@@ -9,14 +9,25 @@ resources) and ``subresources`` (binding, eviction, scale) do.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
-from emulator.base.api.errors import BadRequest, MethodNotAllowed
+from emulator.base.api.errors import Invalid, MethodNotAllowed
 from emulator.base.http.routing import Target
 
-__all__ = ["APPLY", "METHOD_NOT_ALLOWED", "Answer", "Call", "check_verb", "dry_run", "verb_of"]
+__all__ = [
+    "APPLY",
+    "METHOD_NOT_ALLOWED",
+    "Answer",
+    "Call",
+    "check_dry_run",
+    "check_field_manager",
+    "check_verb",
+    "dry_run",
+    "verb_of",
+]
 
 METHOD_NOT_ALLOWED: Final = "the server does not allow this method on the requested resource"
 APPLY: Final = "application/apply-patch+yaml"
@@ -69,16 +80,54 @@ def check_verb(target: Target, verb: str) -> None:
         allowed = res.verbs
     if verb not in allowed:
         raise MethodNotAllowed(METHOD_NOT_ALLOWED)
-    if verb == "create" and res.namespaced and target.namespace is None:
-        raise MethodNotAllowed(METHOD_NOT_ALLOWED)
+    if verb in ("create", "deletecollection") and res.namespaced and target.namespace is None:
+        raise MethodNotAllowed(METHOD_NOT_ALLOWED)  # upstream serves both only under a namespace
     if verb in ("update", "patch") and not target.name:
         raise MethodNotAllowed(METHOD_NOT_ALLOWED)
     if verb == "create" and target.name and not target.sub:
         raise MethodNotAllowed(METHOD_NOT_ALLOWED)
 
 
-def dry_run(query: Mapping[str, str]) -> bool:
-    value = query.get("dryRun", "")
-    if value and value != "All":
-        raise BadRequest(f'invalid dryRun "{value}": supported values: "All"')
-    return value == "All"
+_OPTIONS: Final = {"POST": "CreateOptions", "PUT": "UpdateOptions", "PATCH": "PatchOptions", "DELETE": "DeleteOptions"}
+
+
+def dry_run(query: Mapping[str, str], method: str = "POST") -> bool:
+    """``dryRun=All``; any other value is upstream's ``ValidateDryRun`` 422 on the verb's options."""
+    value = query.get("dryRun")
+    if value is None:
+        return False
+    check_dry_run([value], method)
+    return True
+
+
+def check_dry_run(values: list[Any], method: str) -> None:
+    """``ValidateDryRun``: every value ``All`` (``Unsupported value: []string{"x"}`` otherwise)."""
+    if all(v == "All" for v in values):
+        return
+    shown = ", ".join(json.dumps(v) if isinstance(v, str) else json.dumps(str(v)) for v in values)
+    detail = f'Unsupported value: []string{{{shown}}}: supported values: "All"'
+    kind = _OPTIONS.get(method, "CreateOptions")
+    raise Invalid(f'{kind}.meta.k8s.io "" is invalid: dryRun: {detail}', field="dryRun", kind=kind, detail=detail)
+
+
+FIELD_MANAGER_MAX_LENGTH: Final = 128
+
+
+def check_field_manager(manager: str, method: str) -> None:
+    """``ValidateFieldManager``: at most 128 bytes, every character printable (422 on the options)."""
+    kind = _OPTIONS.get(method, "CreateOptions")
+    detail = ""
+    if len(manager.encode()) > FIELD_MANAGER_MAX_LENGTH:
+        detail = f"Too long: may not be more than {FIELD_MANAGER_MAX_LENGTH} bytes"
+    else:
+        for i, ch in enumerate(manager):
+            if not ch.isprintable():
+                position = len(manager[:i].encode())
+                detail = (
+                    f"Invalid value: {json.dumps(manager)}: invalid character U+{ord(ch):04X} (at position {position})"
+                )
+                break
+    if detail:
+        raise Invalid(
+            f'{kind}.meta.k8s.io "" is invalid: fieldManager: {detail}', field="fieldManager", kind=kind, detail=detail
+        )

@@ -12,6 +12,11 @@ input                                       answer
 ==========================================  ===================================================
 merge patch that is not JSON                400 ``Invalid JSON Patch``
 JSON patch body that is not a list of ops   400 ``json: cannot unmarshal ... jsonpatch.Patch``
+more than 10,000 operations                 413 RequestEntityTooLarge ``Request entity too large: The
+                                            allowed maximum operations in a JSON patch is 10000, got N``
+``copy``s adding up to more than 3 MiB      422 Invalid, detail ``Unable to complete the copy, the
+(``JSONPatchMaxCopyBytes``)                 accumulated size increase of copy is N, exceeding the
+                                            limit 3145728`` (checked before copying: no patch bomb)
 an operation that does not apply            422 Invalid, message ``the server rejected our request
 (failed ``test``, missing path, bad index)  due to an error in our request``, the evanphx text as
                                             the detail (``testing value /x failed: test failed``)
@@ -25,14 +30,17 @@ Approximated: the exact evanphx wording for rarer failures (undecodable ``path``
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any, Final
 
-from emulator.base.api.errors import BadRequest, Invalid
+from emulator.base.api.errors import BadRequest, Invalid, RequestEntityTooLarge
 
 __all__ = ["GO_MAP", "go_repr", "json_kind", "json_patch"]
 
 GO_MAP: Final = "Go value of type map[string]interface {}"
 _REJECTED: Final = "the server rejected our request due to an error in our request"
+MAX_OPERATIONS: Final = 10_000  # upstream's maxJSONPatchOperations (endpoints/handlers/patch.go)
+MAX_COPY_BYTES: Final = 3 * 1024 * 1024  # upstream's JSONPatchMaxCopyBytes (server/config.go)
 
 
 def json_kind(value: Any) -> str:
@@ -72,10 +80,16 @@ def json_patch(document: dict[str, Any], operations: Any) -> dict[str, Any]:
     if not isinstance(operations, list) or not all(isinstance(op, dict) for op in operations):
         what = json_kind(operations) if not isinstance(operations, dict) else "object"
         raise BadRequest(f"json: cannot unmarshal {what} into Go value of type jsonpatch.Patch")
+    if len(operations) > MAX_OPERATIONS:
+        raise RequestEntityTooLarge(
+            "Request entity too large: The allowed maximum operations in a JSON patch is "
+            f"{MAX_OPERATIONS}, got {len(operations)}"
+        )
     doc: Any = copy.deepcopy(document)
+    copied = [0]  # bytes the ``copy`` operations added so far (evanphx's accumulatedCopySize)
     try:
         for op in operations:
-            doc = _operation(doc, op)
+            doc = _operation(doc, op, copied)
     except _PatchFailed as exc:
         raise Invalid(_REJECTED, detail=str(exc)) from exc
     if not isinstance(doc, dict):
@@ -83,7 +97,7 @@ def json_patch(document: dict[str, Any], operations: Any) -> dict[str, Any]:
     return doc
 
 
-def _operation(doc: Any, op: dict[str, Any]) -> Any:
+def _operation(doc: Any, op: dict[str, Any], copied: list[int]) -> Any:
     kind = op.get("op")
     if kind not in ("add", "remove", "replace", "move", "copy", "test"):
         raise _PatchFailed(f"Unexpected kind: {kind if isinstance(kind, str) else 'unknown'}")
@@ -118,7 +132,24 @@ def _operation(doc: Any, op: dict[str, Any]) -> Any:
         doc, value = _remove(doc, source, "move")
         return _add(doc, path, value)
     value = _lookup(doc, source, f"copy operation does not apply: doc is missing from path: {source}")
+    copied[0] += _encoded_size(value, MAX_COPY_BYTES - copied[0])
+    if copied[0] > MAX_COPY_BYTES:
+        raise _PatchFailed(
+            "Unable to complete the copy, the accumulated size increase of copy is "
+            f"{copied[0]}, exceeding the limit {MAX_COPY_BYTES}"
+        )
     return _add(doc, path, copy.deepcopy(value))
+
+
+def _encoded_size(value: Any, budget: int) -> int:
+    """The compact JSON size of ``value`` (what evanphx counts), computed at most about ``budget``
+    bytes far: past it the running count is answered, already enough to refuse the copy."""
+    size = 0
+    for chunk in json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).iterencode(value):
+        size += len(chunk.encode())
+        if size > budget:
+            break
+    return size
 
 
 def _same_types(a: Any, b: Any) -> bool:

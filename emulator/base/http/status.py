@@ -76,6 +76,8 @@ def error_status(err: ApiError, *, name: str = "", group: str = "", resource: st
         details["kind"] = err.kind or resource
         if err.field:
             details["causes"] = [{"reason": cause_type(err.detail), "message": err.detail, "field": err.field}]
+        elif err.detail != err.message:  # upstream's NewGenericServerResponse(422, ...): a JSON patch's failure
+            details["causes"] = [{"reason": "UnexpectedServerResponse", "message": err.detail}]
     elif isinstance(err, TooManyRequests):
         if err.causes:
             details["causes"] = [{"reason": "DisruptionBudget", "message": m} for m in err.causes]

@@ -50,7 +50,7 @@ class Subresources:
         if t.sub == "binding" and meta.name and meta.name != t.name:
             raise BadRequest(f"the name of the object ({meta.name}) does not match the name on the URL ({t.name})")
         binding = replace(binding, metadata=replace(meta, namespace=t.namespace or "", name=meta.name or t.name))
-        if not dry_run(call.query):
+        if not dry_run(call.query, call.method):
             with self.api.acting_as(call.agent):
                 self.api.bind(binding)
         return Answer(201, encode(success_status(code=201)))
@@ -66,7 +66,7 @@ class Subresources:
         options = data.get("deleteOptions") or {}
         grace = options.get("gracePeriodSeconds")
         uid = (options.get("preconditions") or {}).get("uid") or ""
-        if not dry_run(call.query) and not options.get("dryRun"):
+        if not dry_run(call.query, call.method) and not options.get("dryRun"):
             with self.api.acting_as(call.agent):
                 self.api.evict(t.namespace or "", t.name, grace_period_seconds=grace, uid=uid)
         return Answer(201, encode(success_status(code=201)))
@@ -102,7 +102,7 @@ class Subresources:
         if not isinstance(replicas, int) or isinstance(replicas, bool):
             raise BadRequest('Scale in version "v1" cannot be handled as a Scale: spec.replicas must be an integer')
         obj = replace(current, spec=replace(current.spec, replicas=replicas))
-        if dry_run(call.query):
+        if dry_run(call.query, call.method):
             return Answer(200, encode(scale_dict(obj)))
         with self.api.acting_as(call.agent):
             new = self.api.update(obj)

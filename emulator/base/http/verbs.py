@@ -25,10 +25,20 @@ from msgspec.structs import replace
 from emulator.base.api.errors import BadRequest, NotFound
 from emulator.base.api.unknownfields import prune_unknown, warning_texts
 from emulator.base.api.validation import validate
+from emulator.base.apiserver.registry.leases import check_lease_times
 from emulator.base.apiserver.server import ApiServer
 from emulator.base.http import logs, tables
 from emulator.base.http.apply import FieldManagers
-from emulator.base.http.calls import APPLY, Answer, Call, check_verb, dry_run, verb_of
+from emulator.base.http.calls import (
+    APPLY,
+    Answer,
+    Call,
+    check_dry_run,
+    check_field_manager,
+    check_verb,
+    dry_run,
+    verb_of,
+)
 from emulator.base.http.codec import (
     decode_body,
     decode_object,
@@ -138,6 +148,8 @@ class Verbs:
         t = call.target
         verb = verb_of(call.method, t, watch=False)
         check_verb(t, verb)
+        if verb in ("create", "update", "patch"):
+            check_field_manager(call.query.get("fieldManager", ""), call.method)
         if t.sub in logs.STREAMS:
             logs.refuse_stream(self._get(t), t.sub, call.query)
         if verb == "get":
@@ -232,6 +244,8 @@ class Verbs:
         t = call.target
         data = self._check_fields(call, data)
         obj = decode_object(t.resource, data)
+        if t.resource.kind == "Lease":
+            check_lease_times(obj)
         meta = obj.metadata
         if t.resource.namespaced:
             if meta.namespace and meta.namespace != t.namespace:
@@ -270,8 +284,10 @@ class Verbs:
 
     def create(self, call: Call) -> Answer:
         obj, data = self._decode(call, decode_body(call.body, call.content_type))
-        if dry_run(call.query):
-            return self._dry_run_answer(call, 201, obj, data, None)
+        if dry_run(call.query, call.method):
+            with self.api.acting_as(call.agent):  # every check of a real create (422, 404, 409...)
+                checked = self.api.create(obj, dry_run=True)
+            return self._dry_run_answer(call, 201, checked, data, None)
         return self._create(call, obj, data)
 
     def _create(self, call: Call, obj: Any, written: Any, operation: str = "Update") -> Answer:
@@ -294,7 +310,7 @@ class Verbs:
         """Update (or, for ``/status``, update the status of) ``obj`` (decoded from ``written``);
         200 and the result. ``managed_fields``: a changed ``metadata.managedFields`` the write
         carried (kubectl's client-side to server-side apply migration patches them)."""
-        if dry_run(call.query):
+        if dry_run(call.query, call.method):
             return self._dry_run_answer(call, 200, obj, written, current)
         new = self._store(call, obj)
         self._remember(call, written, new)
@@ -347,7 +363,7 @@ class Verbs:
             time=self.api.clock.timestamp(),
         )
         obj, merged = self._decode(call, merged)
-        if dry_run(call.query):
+        if dry_run(call.query, call.method):
             return self._dry_run_answer(call, 201 if current is None else 200, obj, merged, current)
         if current is None:
             # the object had no uid when ``apply`` ran: the created object is handed over with
@@ -374,6 +390,9 @@ class Verbs:
             opts["propagationPolicy"] = "Orphan" if opts["orphanDependents"] else "Background"
         if "dryRun" in q and "dryRun" not in opts:
             opts["dryRun"] = [q["dryRun"]]
+        if opts.get("dryRun") is not None:
+            dry = opts["dryRun"]
+            check_dry_run(dry if isinstance(dry, list) else [dry], "DELETE")
         return opts
 
     def _delete_one(self, res: Resource, obj: Any, opts: dict[str, Any], call: Call) -> tuple[Any, bool]:
