@@ -67,7 +67,7 @@ from emulator.base.http.query import ListOptions, parse_list_options
 from emulator.base.http.routing import NOT_FOUND, Discovery, Target, route
 from emulator.base.http.status import error_status
 from emulator.base.http.verbs import Verbs
-from emulator.base.http.watch import EncodedObjects, EventWriter, error_line, pump
+from emulator.base.http.watch import EncodedObjects, EventWriter, error_line, failure_line, pump
 
 __all__ = ["HttpApi", "HttpSettings", "agent_of"]
 
@@ -392,6 +392,9 @@ class HttpApi:
                 pass  # timeoutSeconds elapsed: end the stream cleanly
             except ConnectionResetError:
                 return resp
+            except Exception as exc:  # the stream started: in-band, never a 2nd status line
+                log.exception("watch %s failed", request.path_qs)
+                await resp.write(failure_line(exc))
             await resp.write_eof()
             return resp
         finally:
