@@ -111,14 +111,16 @@ def test_ready_line_names_the_url_nodes_and_an_absolute_kubeconfig(served: Serve
     assert len(config["users"][0]["user"]["token"]) >= 40
 
 
-def test_version_needs_the_token(served: Served) -> None:
+def test_the_api_needs_the_token(served: Served) -> None:
     token = served.config()["users"][0]["user"]["token"]
     status, body = served.get("/version", token=token)
     assert (status, body["gitVersion"]) == (200, version()["gitVersion"])
-    status, body = served.get("/version", token=None)
+    status, body = served.get("/api", token=None)
     assert (status, body["reason"], body["code"]) == (401, "Unauthorized", 401)
     status, body = served.get("/version", token="not-" + token)
     assert status == 401
+    status, body = served.get("/version", token=None)  # upstream's system:public-info-viewer
+    assert (status, body["gitVersion"]) == (200, version()["gitVersion"])
 
 
 @pytest.mark.parametrize("sig", [pytest.param(signal.SIGTERM, id="SIGTERM"), pytest.param(signal.SIGINT, id="SIGINT")])

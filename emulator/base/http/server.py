@@ -18,7 +18,8 @@ away (``handler_cancellation``), which is how a vanished watcher is noticed at o
 =====================  =========================================================
 request                answer
 =====================  =========================================================
-no/ wrong bearer       401 Status Unauthorized (when a token is set)
+no/ wrong bearer       401 Status Unauthorized (when a token is set); anonymous GET of
+                       ``/healthz``, ``/livez``, ``/readyz``, ``/version`` is served
 body > max_body        413 Status RequestEntityTooLarge
 unknown path           404 Status NotFound "the server could not find ..."
 method not served      405 Status MethodNotAllowed
@@ -116,6 +117,20 @@ def kubernetes_service(port: int) -> Service:
             session_affinity="None",
         ),
     )
+
+
+PUBLIC_PATHS: Final = frozenset({"/healthz", "/livez", "/readyz", "/version", "/version/"})
+"""What upstream's ``system:public-info-viewer`` ClusterRole lets an anonymous request GET."""
+
+
+def bearer_token(authorization: str) -> str | None:
+    """The token of an ``Authorization`` header as upstream's bearer-token authenticator
+    reads it (the scheme case-insensitive, the token the second space-separated word); None
+    when the header carries none (the request is then anonymous)."""
+    parts = authorization.strip().split(" ")
+    if len(parts) < 2 or parts[0].lower() != "bearer" or not parts[1]:
+        return None
+    return parts[1]
 
 
 def agent_of(user_agent: str) -> str:
@@ -220,8 +235,10 @@ class HttpApi:
         token = self.settings.token
         if token is None:
             return
-        given = request.headers.get("Authorization", "")
-        if not hmac.compare_digest(given.encode(), f"Bearer {token}".encode()):
+        given = bearer_token(request.headers.get("Authorization", ""))
+        if given is None and request.method == "GET" and request.path in PUBLIC_PATHS:
+            return  # anonymous, and system:public-info-viewer lets anyone read these
+        if given is None or not hmac.compare_digest(given.encode(errors="replace"), token.encode()):
             raise Unauthorized("Unauthorized")
 
     def _error(self, err: ApiError, request: web.Request) -> web.Response:
