@@ -61,6 +61,7 @@ from emulator.base.http import discovery, reviews
 from emulator.base.http.apply import FieldManagers
 from emulator.base.http.calls import METHOD_NOT_ALLOWED, Call, check_verb, verb_of
 from emulator.base.http.codec import decode_body, encode
+from emulator.base.http.deadlines import DeadlineSite
 from emulator.base.http.extras import UnmodelledFields, write_listener
 from emulator.base.http.health import CONTENT_TYPE as HEALTH_CONTENT_TYPE
 from emulator.base.http.health import health
@@ -102,6 +103,12 @@ class HttpSettings:
     kubeconfig's bearer token only over TLS (client-go's clientcmd reads a user's credentials
     only when the transport is TLS), so a token without TLS locks kubectl out; the Python
     client sends it either way."""
+    read_header_timeout: float = 32.0
+    """Seconds a new connection has to send its first request's headers (upstream's
+    ``ReadHeaderTimeout``); then it is closed."""
+    idle_timeout: float = 90.0
+    """Seconds a keep-alive connection may sit idle between requests (upstream's
+    ``IdleTimeout``)."""
 
 
 def kubernetes_service(port: int) -> Service:
@@ -184,11 +191,18 @@ class HttpApi:
         """Bind, call on_ready(url) once listening (url like "http://127.0.0.1:43121", the real
         port when port=0), serve until cancelled; on cancellation close every watch stream and
         the listener, then re-raise."""
-        runner = web.AppRunner(self.app, handle_signals=False, access_log=None, handler_cancellation=True)
+        s = self.settings
+        runner = web.AppRunner(
+            self.app,
+            handle_signals=False,
+            access_log=None,
+            handler_cancellation=True,
+            keepalive_timeout=s.idle_timeout,
+        )
         await runner.setup()
         try:
             tls = self.settings.ssl_context
-            site = web.TCPSite(runner, self.settings.host, self.settings.port, ssl_context=tls)
+            site = DeadlineSite(runner, s.host, s.port, ssl_context=tls, read_header_timeout=s.read_header_timeout)
             await site.start()
             host, port = runner.addresses[0][:2]
             self._publish_self(port)
