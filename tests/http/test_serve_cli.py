@@ -142,6 +142,16 @@ def test_token_none_serves_plain_http_without_auth(tmp_path: Path) -> None:
         assert code == 0
 
 
+def test_token_file_keeps_the_token_out_of_the_arguments(tmp_path: Path) -> None:
+    (tmp_path / "token").write_text("from-a-file\n")
+    for served in _serve(tmp_path, "--token-file", str(tmp_path / "token")):
+        assert served.config()["users"][0]["user"]["token"] == "from-a-file"
+        assert served.get("/api", token="from-a-file")[0] == 200
+        assert served.get("/api", token=None)[0] == 401
+        code, _, _ = served.stop(signal.SIGTERM)
+        assert code == 0
+
+
 def test_a_scenario_at_speed_ends_at_until_with_the_json_report(tmp_path: Path) -> None:
     scenario = tmp_path / "s.yaml"
     scenario.write_text(

@@ -23,6 +23,7 @@ from emulator.app.commands.serve import (
     parse_port,
     parse_speed,
     parse_token,
+    read_token_file,
     ready_line,
 )
 from emulator.app.scenario.loader import load_scenario
@@ -102,6 +103,15 @@ def test_token_auto_is_random_and_none_is_no_auth() -> None:
 def test_token_refused(text: str) -> None:
     with pytest.raises(UsageError, match=r"^--token: expected auto, none or a token without spaces"):
         parse_token(text)
+
+
+def test_token_file(tmp_path: Path) -> None:
+    (tmp_path / "token").write_text("s3cret\n")
+    assert read_token_file(tmp_path / "token") == "s3cret"
+    (tmp_path / "two").write_text("a b\n")
+    for bad in (tmp_path / "two", tmp_path / "missing"):
+        with pytest.raises(UsageError, match=r"^--token-file: "):
+            read_token_file(bad)
 
 
 @pytest.mark.parametrize(

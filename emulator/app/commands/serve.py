@@ -111,6 +111,18 @@ def parse_token(text: str) -> str | None:
     return text
 
 
+def read_token_file(path: Path) -> str:
+    """``--token-file``: the token is the file's content, surrounding whitespace removed (so
+    it stays out of the process list, which every local user can read)."""
+    try:
+        text = path.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError) as err:
+        raise UsageError(f"--token-file: cannot read {str(path)!r}: {err}") from None
+    if not text or any(c.isspace() or not c.isprintable() for c in text):
+        raise UsageError(f"--token-file: {str(path)!r} must hold one token without spaces")
+    return text
+
+
 def is_loopback(address: str) -> bool:
     if address == "localhost":
         return True
@@ -238,7 +250,9 @@ def run(args: argparse.Namespace) -> int:
     if (why := kubeconfig.check_writable(config)) is not None:
         raise UsageError(f"{config}: cannot write the kubeconfig: {why}")
     check_listen(args.address, port)
-    token = parse_token(args.token)
+    if args.token_file is not None and args.token != "auto":
+        raise UsageError("--token and --token-file: give one of them")
+    token = read_token_file(args.token_file) if args.token_file is not None else parse_token(args.token)
     if (warning := address_warning(args.address, token)) is not None:
         print(warning, file=sys.stderr)
     serving = _Serving(args, port, token, config)
