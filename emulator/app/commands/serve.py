@@ -179,7 +179,7 @@ class _Serving:
         self.port = port
         self.token = token
         self.path = path
-        self.written = False
+        self.written: str | None = None
         self.identity: Identity | None = None
         if token is not None:  # kubectl sends a token only over TLS: serve HTTPS with a fresh CA
             from emulator.base.http.certs import make_identity  # cryptography: only when serving
@@ -190,10 +190,10 @@ class _Serving:
         def ready(url: str) -> None:
             try:
                 ca = None if self.identity is None else self.identity.ca_pem
-                kubeconfig.write(self.path, url, self.token, ca)
+                written = kubeconfig.write(self.path, url, self.token, ca)
             except OSError as err:
                 raise UsageError(f"{self.path}: cannot write the kubeconfig: {err.strerror or err}") from None
-            self.written = True
+            self.written = written
             print(ready_line(url, len(api.list("Node")[0]), self.path), flush=True)
             listening()  # the scenario's steps may play
 
@@ -226,7 +226,7 @@ class _Serving:
         try:
             await http.serve(self.on_ready(api, listening))
         except OSError as err:
-            if self.written:
+            if self.written is not None:
                 raise
             raise listen_error(self.address, self.port, err) from None
 
@@ -236,8 +236,8 @@ def _removed_at_exit(serving: _Serving) -> Iterator[None]:
     try:
         yield
     finally:
-        if serving.written:
-            kubeconfig.remove(serving.path)
+        if serving.written is not None:
+            kubeconfig.remove(serving.path, serving.written)
 
 
 def run(args: argparse.Namespace) -> int:
