@@ -111,14 +111,16 @@ def test_ready_line_names_the_url_nodes_and_an_absolute_kubeconfig(served: Serve
     assert len(config["users"][0]["user"]["token"]) >= 40
 
 
-def test_version_needs_the_token(served: Served) -> None:
+def test_the_api_needs_the_token(served: Served) -> None:
     token = served.config()["users"][0]["user"]["token"]
     status, body = served.get("/version", token=token)
     assert (status, body["gitVersion"]) == (200, version()["gitVersion"])
-    status, body = served.get("/version", token=None)
+    status, body = served.get("/api", token=None)
     assert (status, body["reason"], body["code"]) == (401, "Unauthorized", 401)
     status, body = served.get("/version", token="not-" + token)
     assert status == 401
+    status, body = served.get("/version", token=None)  # upstream's system:public-info-viewer
+    assert (status, body["gitVersion"]) == (200, version()["gitVersion"])
 
 
 @pytest.mark.parametrize("sig", [pytest.param(signal.SIGTERM, id="SIGTERM"), pytest.param(signal.SIGINT, id="SIGINT")])
@@ -136,6 +138,16 @@ def test_token_none_serves_plain_http_without_auth(tmp_path: Path) -> None:
         assert served.config()["users"] == [{"name": "kube-emulator", "user": {}}]
         status, body = served.get("/version", token=None)
         assert (status, body["minor"]) == (200, "32")
+        code, _, _ = served.stop(signal.SIGTERM)
+        assert code == 0
+
+
+def test_token_file_keeps_the_token_out_of_the_arguments(tmp_path: Path) -> None:
+    (tmp_path / "token").write_text("from-a-file\n")
+    for served in _serve(tmp_path, "--token-file", str(tmp_path / "token")):
+        assert served.config()["users"][0]["user"]["token"] == "from-a-file"
+        assert served.get("/api", token="from-a-file")[0] == 200
+        assert served.get("/api", token=None)[0] == 401
         code, _, _ = served.stop(signal.SIGTERM)
         assert code == 0
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import ipaddress
 import os
+import socket
 import ssl
 import subprocess
 import sys
@@ -23,6 +24,7 @@ from emulator.app.commands.serve import (
     parse_port,
     parse_speed,
     parse_token,
+    read_token_file,
     ready_line,
 )
 from emulator.app.scenario.loader import load_scenario
@@ -102,6 +104,15 @@ def test_token_auto_is_random_and_none_is_no_auth() -> None:
 def test_token_refused(text: str) -> None:
     with pytest.raises(UsageError, match=r"^--token: expected auto, none or a token without spaces"):
         parse_token(text)
+
+
+def test_token_file(tmp_path: Path) -> None:
+    (tmp_path / "token").write_text("s3cret\n")
+    assert read_token_file(tmp_path / "token") == "s3cret"
+    (tmp_path / "two").write_text("a b\n")
+    for bad in (tmp_path / "two", tmp_path / "missing"):
+        with pytest.raises(UsageError, match=r"^--token-file: "):
+            read_token_file(bad)
 
 
 @pytest.mark.parametrize(
@@ -190,18 +201,37 @@ def test_write_is_atomic_private_and_removable(tmp_path: Path) -> None:
     doc = yaml.safe_load(path.read_text())
     assert doc["clusters"][0]["cluster"]["server"] == "https://127.0.0.1:1"
     assert kubeconfig.check_writable(path) is None  # ours: may be replaced
-    kubeconfig.write(path, "https://127.0.0.1:2", "t", None)
+    written = kubeconfig.write(path, "https://127.0.0.1:2", "t", None)
     assert yaml.safe_load(path.read_text())["clusters"][0]["cluster"]["server"] == "https://127.0.0.1:2"
-    kubeconfig.remove(path)
+    kubeconfig.remove(path, written)
     assert not path.exists()
-    kubeconfig.remove(path)  # gone already: nothing to do
+    kubeconfig.remove(path, written)  # gone already: nothing to do
 
 
 def test_remove_leaves_a_file_that_is_not_ours(tmp_path: Path) -> None:
     path = tmp_path / "config"
     path.write_text("apiVersion: v1\nkind: Config\ncurrent-context: prod\n")
-    kubeconfig.remove(path)
+    kubeconfig.remove(path, "")
     assert path.exists()
+
+
+def test_remove_leaves_another_runs_kubeconfig(tmp_path: Path) -> None:
+    path = tmp_path / "kc"
+    mine = kubeconfig.write(path, "https://127.0.0.1:1", "t", None)
+    kubeconfig.write(path, "https://127.0.0.1:2", "u", None)  # a later serve's
+    kubeconfig.remove(path, mine)
+    assert path.exists()
+
+
+def test_a_kubeconfig_of_a_live_serve_is_not_overwritten(tmp_path: Path) -> None:
+    path = tmp_path / "kc"
+    with socket.create_server(("127.0.0.1", 0)) as live:
+        url = f"https://127.0.0.1:{live.getsockname()[1]}"
+        kubeconfig.write(path, url, "t", None)
+        assert kubeconfig.check_writable(path) == (
+            f"in use by a running kube-emulator serve at {url}; refusing to overwrite it"
+        )
+    assert kubeconfig.check_writable(path) is None  # its server gone: a stale file, replaced
 
 
 @pytest.mark.parametrize(

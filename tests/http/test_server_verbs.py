@@ -450,6 +450,12 @@ async def test_scale_subresource() -> None:
         pytest.param(None, 401, id="missing"),
         pytest.param("Bearer wrong", 401, id="wrong"),
         pytest.param("Bearer sekret", 200, id="right"),
+        pytest.param("bearer sekret", 200, id="scheme-lower-case"),
+        pytest.param("BEARER sekret", 200, id="scheme-upper-case"),
+        pytest.param("  Bearer sekret  ", 200, id="surrounding-space"),
+        pytest.param("Bearer  sekret", 401, id="empty-token"),
+        pytest.param("Basic sekret", 401, id="other-scheme"),
+        pytest.param("Bearer \xff", 401, id="non-ascii"),
     ],
 )
 async def test_bearer_token(header: str | None, code: int) -> None:
@@ -458,6 +464,27 @@ async def test_bearer_token(header: str | None, code: int) -> None:
         assert got == code
         if code == 401:
             assert (out["reason"], out["message"]) == ("Unauthorized", "Unauthorized")
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "header", "code"),
+    [
+        pytest.param("GET", "/healthz", None, 200, id="healthz"),
+        pytest.param("GET", "/livez", None, 200, id="livez"),
+        pytest.param("GET", "/readyz", None, 200, id="readyz"),
+        pytest.param("GET", "/version", None, 200, id="version"),
+        pytest.param("GET", "/version/", None, 200, id="version-slash"),
+        pytest.param("GET", "/livez/ping", None, 401, id="a-check-is-not-public"),
+        pytest.param("GET", "/api", None, 401, id="discovery-is-not-public"),
+        pytest.param("GET", "/version", "Bearer wrong", 401, id="a-bad-token-is-never-anonymous"),
+        pytest.param("GET", "/version", "Basic eDp5", 200, id="no-bearer-token-is-anonymous"),
+    ],
+)
+async def test_public_info_is_anonymous(method: str, path: str, header: str | None, code: int) -> None:
+    """upstream's ``system:public-info-viewer``: anyone may GET health and version."""
+    headers = {"Authorization": header} if header else None
+    async with serving(token="sekret") as s, s.client.request(method, path, headers=headers) as resp:
+        assert resp.status == code
 
 
 async def test_body_limit() -> None:

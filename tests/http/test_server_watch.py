@@ -248,3 +248,29 @@ async def test_watch_refused_before_the_stream(query: str, code: int, reason: st
         assert (got, out["reason"]) == (code, reason)
         assert out["message"].startswith(message)
         assert s.api.watchers() == []
+
+
+async def test_a_failing_event_ends_the_stream_with_an_in_band_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An exception after the chunked stream started is an ``ERROR`` event with a 500 Status,
+    then the end (never a second ``HTTP/1.1 500`` written inside the stream)."""
+    from emulator.base.http import watch
+
+    real = watch.encode_object
+
+    def failing(obj: Any, *args: Any, **kwargs: Any) -> bytes:
+        if obj.metadata.name == "bad":
+            raise RecursionError("maximum recursion depth exceeded")
+        return real(obj, *args, **kwargs)
+
+    monkeypatch.setattr(watch, "encode_object", failing)
+    async with asyncio.timeout(10), serving() as s:
+        s.http.encoded = watch.EncodedObjects()
+        async with watching(s, "/api/v1/pods?watch=true") as w:
+            assert [brief(e) for e in await w.take(2)] == [("ADDED", "p0"), ("ADDED", "p1")]
+            s.api.create(pod("bad"))
+            events = [e async for e in _until_end(w)]
+        assert [e["type"] for e in events] == ["ERROR"]
+        status = events[0]["object"]
+        assert (status["kind"], status["code"], status["reason"]) == ("Status", 500, "InternalError")
+        assert s.api.watchers() == []
+        assert (await s.call("GET", "/api/v1/namespaces/default/pods/p0"))[0] == 200

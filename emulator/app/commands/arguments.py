@@ -137,6 +137,13 @@ def add_serve(subparsers: Any) -> argparse.ArgumentParser:
         default="auto",
         help="bearer token clients must send: auto (random), none (no authentication), or the token itself",
     )
+    p.add_argument(
+        "--token-file",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="read the bearer token from this file (kept out of the process list)",
+    )
     p.add_argument("--seed", type=int, default=None, help="override the scenario's seed")
     p.add_argument("--trace", type=Path, default=None, metavar="PATH.jsonl", help="write the event trace here")
     p.add_argument("--until", type=duration, default=None, metavar="DURATION", help="stop at this simulated time")

@@ -111,6 +111,18 @@ def parse_token(text: str) -> str | None:
     return text
 
 
+def read_token_file(path: Path) -> str:
+    """``--token-file``: the token is the file's content, surrounding whitespace removed (so
+    it stays out of the process list, which every local user can read)."""
+    try:
+        text = path.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError) as err:
+        raise UsageError(f"--token-file: cannot read {str(path)!r}: {err}") from None
+    if not text or any(c.isspace() or not c.isprintable() for c in text):
+        raise UsageError(f"--token-file: {str(path)!r} must hold one token without spaces")
+    return text
+
+
 def is_loopback(address: str) -> bool:
     if address == "localhost":
         return True
@@ -167,7 +179,7 @@ class _Serving:
         self.port = port
         self.token = token
         self.path = path
-        self.written = False
+        self.written: str | None = None
         self.identity: Identity | None = None
         if token is not None:  # kubectl sends a token only over TLS: serve HTTPS with a fresh CA
             from emulator.base.http.certs import make_identity  # cryptography: only when serving
@@ -178,10 +190,10 @@ class _Serving:
         def ready(url: str) -> None:
             try:
                 ca = None if self.identity is None else self.identity.ca_pem
-                kubeconfig.write(self.path, url, self.token, ca)
+                written = kubeconfig.write(self.path, url, self.token, ca)
             except OSError as err:
                 raise UsageError(f"{self.path}: cannot write the kubeconfig: {err.strerror or err}") from None
-            self.written = True
+            self.written = written
             print(ready_line(url, len(api.list("Node")[0]), self.path), flush=True)
             listening()  # the scenario's steps may play
 
@@ -214,7 +226,7 @@ class _Serving:
         try:
             await http.serve(self.on_ready(api, listening))
         except OSError as err:
-            if self.written:
+            if self.written is not None:
                 raise
             raise listen_error(self.address, self.port, err) from None
 
@@ -224,8 +236,8 @@ def _removed_at_exit(serving: _Serving) -> Iterator[None]:
     try:
         yield
     finally:
-        if serving.written:
-            kubeconfig.remove(serving.path)
+        if serving.written is not None:
+            kubeconfig.remove(serving.path, serving.written)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -238,7 +250,9 @@ def run(args: argparse.Namespace) -> int:
     if (why := kubeconfig.check_writable(config)) is not None:
         raise UsageError(f"{config}: cannot write the kubeconfig: {why}")
     check_listen(args.address, port)
-    token = parse_token(args.token)
+    if args.token_file is not None and args.token != "auto":
+        raise UsageError("--token and --token-file: give one of them")
+    token = read_token_file(args.token_file) if args.token_file is not None else parse_token(args.token)
     if (warning := address_warning(args.address, token)) is not None:
         print(warning, file=sys.stderr)
     serving = _Serving(args, port, token, config)

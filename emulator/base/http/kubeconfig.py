@@ -8,8 +8,9 @@ the server (``serve.py``, ``emulator.base.http``).
 Writing is atomic (a temporary file in the same directory, mode 0600, then ``os.replace``),
 so a script that waits for the file to appear never reads half of it, and the file exists
 only while the server listens: ``serve`` removes it on exit. A file that exists but is not
-one of ours (``~/.kube/config`` given by mistake) is refused rather than overwritten and
-later deleted.
+one of ours (``~/.kube/config`` given by mistake), or ours but naming a server that still
+listens (another ``serve`` owns it), is refused rather than overwritten; at exit the file is
+removed only if it is still the text this run wrote.
 """
 
 from __future__ import annotations
@@ -17,13 +18,15 @@ from __future__ import annotations
 import base64
 import contextlib
 import os
+import socket
 import tempfile
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import yaml
 
-__all__ = ["NAME", "check_writable", "document", "is_ours", "remove", "write"]
+__all__ = ["NAME", "check_writable", "document", "is_ours", "remove", "serving_at", "write"]
 
 NAME = "kube-emulator"
 """The cluster's, user's and context's name."""
@@ -70,6 +73,8 @@ def check_writable(path: Path) -> str | None:
             return f"cannot read it: {err.strerror or err}"
         if not is_ours(text):
             return "exists and is not a kube-emulator kubeconfig; refusing to overwrite it"
+        if (live := serving_at(text)) is not None:
+            return f"in use by a running kube-emulator serve at {live}; refusing to overwrite it"
     parent = path.parent
     if not parent.exists():
         return f"no such directory: {parent}"
@@ -80,9 +85,29 @@ def check_writable(path: Path) -> str | None:
     return None
 
 
-def write(path: Path, server: str, token: str | None, ca_pem: bytes | None = None) -> None:
-    """Write the kubeconfig at ``path`` atomically, mode 0600 (raises ``OSError``)."""
-    text = yaml.safe_dump(document(server, token, ca_pem), sort_keys=False, default_flow_style=False)
+def serving_at(text: str) -> str | None:
+    """The server URL of our kubeconfig ``text`` if something still listens there (another
+    ``serve`` owns the file), else None."""
+    try:
+        doc = yaml.safe_load(text)
+        url = str(doc["clusters"][0]["cluster"]["server"])
+        parts = urlsplit(url)
+        host, port = parts.hostname, parts.port
+    except (yaml.YAMLError, LookupError, TypeError, ValueError):
+        return None
+    if host is None or port is None:
+        return None
+    try:
+        with socket.create_connection((host, port), timeout=1.0):
+            return url
+    except OSError:
+        return None
+
+
+def write(path: Path, server: str, token: str | None, ca_pem: bytes | None = None) -> str:
+    """Write the kubeconfig at ``path`` atomically, mode 0600 (raises ``OSError``); returns
+    the text written (``remove`` takes it)."""
+    text: str = yaml.safe_dump(document(server, token, ca_pem), sort_keys=False, default_flow_style=False)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:  # mkstemp: mode 0600 already
@@ -94,10 +119,12 @@ def write(path: Path, server: str, token: str | None, ca_pem: bytes | None = Non
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+    return text
 
 
-def remove(path: Path) -> None:
-    """Remove the kubeconfig at ``path`` if it is still ours (gone already: nothing to do)."""
+def remove(path: Path, written: str) -> None:
+    """Remove the kubeconfig at ``path`` if it still is the ``written`` text of this run
+    (another run's since, or gone already: nothing to do)."""
     with contextlib.suppress(FileNotFoundError):
-        if is_ours(path.read_text(encoding="utf-8", errors="replace")):
+        if path.read_text(encoding="utf-8", errors="replace") == written:
             path.unlink()

@@ -18,7 +18,8 @@ away (``handler_cancellation``), which is how a vanished watcher is noticed at o
 =====================  =========================================================
 request                answer
 =====================  =========================================================
-no/ wrong bearer       401 Status Unauthorized (when a token is set)
+no/ wrong bearer       401 Status Unauthorized (when a token is set); anonymous GET of
+                       ``/healthz``, ``/livez``, ``/readyz``, ``/version`` is served
 body > max_body        413 Status RequestEntityTooLarge
 unknown path           404 Status NotFound "the server could not find ..."
 method not served      405 Status MethodNotAllowed
@@ -60,6 +61,7 @@ from emulator.base.http import discovery, reviews
 from emulator.base.http.apply import FieldManagers
 from emulator.base.http.calls import METHOD_NOT_ALLOWED, Call, check_verb, verb_of
 from emulator.base.http.codec import decode_body, encode
+from emulator.base.http.deadlines import DeadlineSite
 from emulator.base.http.extras import UnmodelledFields, write_listener
 from emulator.base.http.health import CONTENT_TYPE as HEALTH_CONTENT_TYPE
 from emulator.base.http.health import health
@@ -67,7 +69,7 @@ from emulator.base.http.query import ListOptions, parse_list_options
 from emulator.base.http.routing import NOT_FOUND, Discovery, Target, route
 from emulator.base.http.status import error_status
 from emulator.base.http.verbs import Verbs
-from emulator.base.http.watch import EncodedObjects, EventWriter, error_line, pump
+from emulator.base.http.watch import EncodedObjects, EventWriter, error_line, failure_line, pump
 
 __all__ = ["HttpApi", "HttpSettings", "agent_of"]
 
@@ -101,6 +103,12 @@ class HttpSettings:
     kubeconfig's bearer token only over TLS (client-go's clientcmd reads a user's credentials
     only when the transport is TLS), so a token without TLS locks kubectl out; the Python
     client sends it either way."""
+    read_header_timeout: float = 32.0
+    """Seconds a new connection has to send its first request's headers (upstream's
+    ``ReadHeaderTimeout``); then it is closed."""
+    idle_timeout: float = 90.0
+    """Seconds a keep-alive connection may sit idle between requests (upstream's
+    ``IdleTimeout``)."""
 
 
 def kubernetes_service(port: int) -> Service:
@@ -116,6 +124,20 @@ def kubernetes_service(port: int) -> Service:
             session_affinity="None",
         ),
     )
+
+
+PUBLIC_PATHS: Final = frozenset({"/healthz", "/livez", "/readyz", "/version", "/version/"})
+"""What upstream's ``system:public-info-viewer`` ClusterRole lets an anonymous request GET."""
+
+
+def bearer_token(authorization: str) -> str | None:
+    """The token of an ``Authorization`` header as upstream's bearer-token authenticator
+    reads it (the scheme case-insensitive, the token the second space-separated word); None
+    when the header carries none (the request is then anonymous)."""
+    parts = authorization.strip().split(" ")
+    if len(parts) < 2 or parts[0].lower() != "bearer" or not parts[1]:
+        return None
+    return parts[1]
 
 
 def agent_of(user_agent: str) -> str:
@@ -169,11 +191,18 @@ class HttpApi:
         """Bind, call on_ready(url) once listening (url like "http://127.0.0.1:43121", the real
         port when port=0), serve until cancelled; on cancellation close every watch stream and
         the listener, then re-raise."""
-        runner = web.AppRunner(self.app, handle_signals=False, access_log=None, handler_cancellation=True)
+        s = self.settings
+        runner = web.AppRunner(
+            self.app,
+            handle_signals=False,
+            access_log=None,
+            handler_cancellation=True,
+            keepalive_timeout=s.idle_timeout,
+        )
         await runner.setup()
         try:
             tls = self.settings.ssl_context
-            site = web.TCPSite(runner, self.settings.host, self.settings.port, ssl_context=tls)
+            site = DeadlineSite(runner, s.host, s.port, ssl_context=tls, read_header_timeout=s.read_header_timeout)
             await site.start()
             host, port = runner.addresses[0][:2]
             self._publish_self(port)
@@ -220,10 +249,10 @@ class HttpApi:
         token = self.settings.token
         if token is None:
             return
-        given = request.headers.get("Authorization", "")
-        # aiohttp decodes header bytes as UTF-8 with surrogateescape: encode them back the same
-        # way, or a byte such as 0xff raises UnicodeEncodeError (a 500) instead of 401
-        if not hmac.compare_digest(given.encode("utf-8", "surrogateescape"), f"Bearer {token}".encode()):
+        given = bearer_token(request.headers.get("Authorization", ""))
+        if given is None and request.method == "GET" and request.path in PUBLIC_PATHS:
+            return  # anonymous, and system:public-info-viewer lets anyone read these
+        if given is None or not hmac.compare_digest(given.encode("utf-8", "surrogateescape"), token.encode()):
             raise Unauthorized("Unauthorized")
 
     def _error(self, err: ApiError, request: web.Request) -> web.Response:
@@ -394,6 +423,9 @@ class HttpApi:
                 pass  # timeoutSeconds elapsed: end the stream cleanly
             except ConnectionResetError:
                 return resp
+            except Exception as exc:  # the stream started: in-band, never a 2nd status line
+                log.exception("watch %s failed", request.path_qs)
+                await resp.write(failure_line(exc))
             await resp.write_eof()
             return resp
         finally:

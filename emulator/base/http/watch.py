@@ -15,23 +15,25 @@ into the bounded channel meanwhile, never waiting, and the channel overflows —
 client gets what was queued, then the 410 ``ERROR``, and the stream ends. Nothing here ever
 blocks a writer or another watcher.
 
-=====================  ==========================================================
-the channel gives      the stream
-=====================  ==========================================================
-a batch of events      one chunk: each event framed, BOOKMARKs only if asked for
-``Overflow``           ``ERROR`` 410 Expired, then the end
-``ChannelClosed``      the end (``stop_watch``: timeout, disconnect, shutdown)
-=====================  ==========================================================
+======================  =========================================================
+the channel gives       the stream
+======================  =========================================================
+a batch of events       one chunk: each event framed, BOOKMARKs only if asked for
+``Overflow``            ``ERROR`` 410 Expired, then the end
+``ChannelClosed``       the end (``stop_watch``: timeout, disconnect, shutdown)
+a batch fails to frame  ``ERROR`` 500 InternalError (and logged), then the end
+======================  =========================================================
 """
 
 from __future__ import annotations
 
+import logging
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from emulator.base.api.errors import Gone
+from emulator.base.api.errors import ApiError, Gone, InternalError
 from emulator.base.apiserver.watch import WatchEvent
 from emulator.base.http import tables
 from emulator.base.http.codec import encode, encode_object
@@ -40,14 +42,23 @@ from emulator.base.http.resources import Resource
 from emulator.base.http.status import error_status
 from emulator.base.runtime.channel import ChannelClosed, Overflow
 
-__all__ = ["EncodedObjects", "EventWriter", "error_line", "overflow_line"]
+__all__ = ["EncodedObjects", "EventWriter", "error_line", "failure_line", "overflow_line"]
+
+log = logging.getLogger(__name__)
 
 INITIAL_EVENTS_END: Final = "k8s.io/initial-events-end"
 
 
-def error_line(err: Gone) -> bytes:
+def error_line(err: ApiError) -> bytes:
     """An in-band ``ERROR`` event carrying the Status of ``err``."""
     return b'{"type":"ERROR","object":' + encode(error_status(err)) + b"}\n"
+
+
+def failure_line(exc: BaseException) -> bytes:
+    """The ``ERROR`` a stream ends with when framing an event failed after the response
+    started: a 500 Status in-band (a second status line inside the chunked body would
+    corrupt the stream)."""
+    return error_line(InternalError(f"an error on the server ({exc!r}) has prevented the request"))
 
 
 def overflow_line(revision: int) -> bytes:
@@ -230,6 +241,11 @@ async def pump(
             return
         except ChannelClosed:
             return
-        data = writer.frame(batch)
+        try:
+            data = writer.frame(batch)
+        except Exception as exc:  # any failure ends this stream, in-band
+            log.exception("watch of %s failed", writer.resource.name)
+            await write(failure_line(exc))
+            return
         if data:
             await write(data)
