@@ -23,6 +23,7 @@ from emulator.base.apiserver.server import ApiServer
 from emulator.base.http.codec import encode_list, encode_object
 from emulator.base.http.resources import RESOURCES, for_kind
 from emulator.base.runtime.clock import StoppedClock
+from tests.api.upstream_fields import MODELS
 
 kubernetes = pytest.importorskip("kubernetes", reason="the official kubernetes client is a test dependency")
 pytestmark = pytest.mark.slow  # four scenario runs: ~15 s
@@ -77,24 +78,8 @@ type: kubernetes.io/tls
 data: {tls.crt: Y2VydA==}
 stringData: {tls.key: key}
 """
-MODEL = {
-    "Pod": "V1Pod",
-    "Node": "V1Node",
-    "Event": "CoreV1Event",
-    "Namespace": "V1Namespace",
-    "Deployment": "V1Deployment",
-    "ReplicaSet": "V1ReplicaSet",
-    "StatefulSet": "V1StatefulSet",
-    "DaemonSet": "V1DaemonSet",
-    "Job": "V1Job",
-    "CronJob": "V1CronJob",
-    "Service": "V1Service",
-    "PodDisruptionBudget": "V1PodDisruptionBudget",
-    "Lease": "V1Lease",
-    "PriorityClass": "V1PriorityClass",
-    "ConfigMap": "V1ConfigMap",
-    "Secret": "V1Secret",
-}
+MODEL = {kind: model for kind, model in MODELS.items() if kind != "Binding"}
+"""Every stored kind's client model (one table with the unknown-field schema's, ``tests/api/upstream_fields.py``)."""
 
 
 def _stored_objects() -> dict[str, list[Any]]:
