@@ -5,17 +5,20 @@ aiohttp closes a keep-alive connection idle between requests (``keepalive_timeou
 idle timeout) but has no header deadline: a client that connects (and finishes TLS) and
 sends nothing, or half a header, would hold its connection forever, before any auth.
 ``HeaderDeadline`` sits between the transport and aiohttp's protocol and aborts the
-connection when the first request's headers are not complete within ``timeout``.
-``DeadlineSite`` is aiohttp's ``TCPSite`` serving through it.
+connection when the first request's headers are not complete by its deadline (``timeout``
+after the TCP connection was accepted). ``DeadlineSite`` is aiohttp's ``TCPSite`` serving
+through it; on TLS through ``sniff.TlsSniffer`` first, which keeps the deadline through the
+handshake and answers plain HTTP as Go does.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 from typing import Any, Final
 
 from aiohttp import web
+
+from emulator.base.http.sniff import TlsSniffer
 
 __all__ = ["DeadlineSite", "HeaderDeadline"]
 
@@ -24,16 +27,16 @@ _END: Final = b"\r\n\r\n"
 
 class HeaderDeadline(asyncio.Protocol):
     """Forwards everything to ``inner``; aborts the transport if no complete header block
-    (``\\r\\n\\r\\n``) arrived ``timeout`` seconds after the connection was made."""
+    (``\\r\\n\\r\\n``) arrived by ``deadline`` (the loop's time)."""
 
-    def __init__(self, inner: Any, timeout: float) -> None:
+    def __init__(self, inner: Any, deadline: float) -> None:
         self.inner = inner
-        self.timeout = timeout
+        self.deadline = deadline
         self._timer: asyncio.TimerHandle | None = None
         self._tail = b""
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self._timer = asyncio.get_running_loop().call_later(self.timeout, transport.abort)  # type: ignore[attr-defined]
+        self._timer = asyncio.get_running_loop().call_at(self.deadline, transport.abort)  # type: ignore[attr-defined]
         self.inner.connection_made(transport)
 
     def data_received(self, data: bytes) -> None:
@@ -77,9 +80,17 @@ class DeadlineSite(web.TCPSite):
         server = self._runner.server
         assert server is not None
         timeout = self.read_header_timeout
-        factory: Callable[[], asyncio.Protocol] = lambda: HeaderDeadline(server(), timeout)  # noqa: E731
-        self._server = await asyncio.get_running_loop().create_server(
-            factory, self._host, self._port, ssl=self._ssl_context, backlog=self._backlog
-        )
+        loop = asyncio.get_running_loop()
+        tls = self._ssl_context
+
+        def guarded(deadline: float) -> asyncio.Protocol:
+            return HeaderDeadline(server(), deadline)
+
+        def factory() -> asyncio.Protocol:
+            if tls is None:
+                return guarded(loop.time() + timeout)
+            return TlsSniffer(guarded, tls, timeout)
+
+        self._server = await loop.create_server(factory, self._host, self._port, backlog=self._backlog)
         sockets = self._server.sockets
         self._bound_port = sockets[0].getsockname()[1] if sockets else self._port

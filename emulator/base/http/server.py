@@ -26,6 +26,8 @@ method not served      405 Status MethodNotAllowed
 ``?watch=true``        200, chunked JSON lines until timeout/disconnect/shutdown
 an ``ApiError``        its code and Status
 anything else raised   500 Status InternalError (and logged)
+plain HTTP on TLS      Go's ``HTTP/1.0 400`` "Client sent an HTTP request to an HTTPS
+                       server." (``sniff``), then close
 =====================  =========================================================
 """
 
