@@ -4,6 +4,7 @@ TLS handshake, and the header deadline holds from the TCP accept on (through the
 from __future__ import annotations
 
 import asyncio
+import shutil
 import ssl
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -100,3 +101,14 @@ async def test_tls_then_silence_is_closed_and_tls_requests_are_served(tmp_path: 
         assert answer.startswith(b"HTTP/1.1 200 "), answer[:200]
         assert b'"NodeList"' in answer
         writer.close()
+
+
+@pytest.mark.skipif(shutil.which("curl") is None, reason="curl is not installed")
+async def test_curl_with_http_to_the_tls_port_shows_the_hint(tmp_path: Path) -> None:
+    async with served_tls(tmp_path) as (host, port, _):
+        curl = await asyncio.create_subprocess_exec(
+            "curl", "-sS", "-i", f"http://{host}:{port}/api", stdout=asyncio.subprocess.PIPE
+        )
+        out, _ = await asyncio.wait_for(curl.communicate(), 10)
+        assert curl.returncode == 0
+        assert out == b"HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n"
