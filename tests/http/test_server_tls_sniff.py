@@ -1,5 +1,6 @@
 """The TLS port's first bytes: plain HTTP gets Go's ``400`` text, anything else goes to the
-TLS handshake, and the header deadline holds from the TCP accept on (through the handshake)."""
+TLS handshake, which must end within the header deadline from the TCP accept (then the headers
+get the deadline afresh, as Go's ``conn.serve`` gives it)."""
 
 from __future__ import annotations
 

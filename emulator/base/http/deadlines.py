@@ -5,10 +5,11 @@ aiohttp closes a keep-alive connection idle between requests (``keepalive_timeou
 idle timeout) but has no header deadline: a client that connects (and finishes TLS) and
 sends nothing, or half a header, would hold its connection forever, before any auth.
 ``HeaderDeadline`` sits between the transport and aiohttp's protocol and aborts the
-connection when the first request's headers are not complete by its deadline (``timeout``
-after the TCP connection was accepted). ``DeadlineSite`` is aiohttp's ``TCPSite`` serving
-through it; on TLS through ``sniff.TlsSniffer`` first, which keeps the deadline through the
-handshake and answers plain HTTP as Go does.
+connection when the first request's headers are not complete within ``timeout`` (from the
+TCP accept, or on TLS from the end of the handshake, as Go's ``conn.serve`` counts).
+``DeadlineSite`` is aiohttp's ``TCPSite`` serving through it; on TLS through
+``sniff.TlsSniffer`` first, which gives the handshake the same deadline from the accept and
+answers plain HTTP as Go does.
 """
 
 from __future__ import annotations
@@ -27,16 +28,16 @@ _END: Final = b"\r\n\r\n"
 
 class HeaderDeadline(asyncio.Protocol):
     """Forwards everything to ``inner``; aborts the transport if no complete header block
-    (``\\r\\n\\r\\n``) arrived by ``deadline`` (the loop's time)."""
+    (``\\r\\n\\r\\n``) arrived ``timeout`` seconds after the connection was made."""
 
-    def __init__(self, inner: Any, deadline: float) -> None:
+    def __init__(self, inner: Any, timeout: float) -> None:
         self.inner = inner
-        self.deadline = deadline
+        self.timeout = timeout
         self._timer: asyncio.TimerHandle | None = None
         self._tail = b""
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self._timer = asyncio.get_running_loop().call_at(self.deadline, transport.abort)  # type: ignore[attr-defined]
+        self._timer = asyncio.get_running_loop().call_later(self.timeout, transport.abort)  # type: ignore[attr-defined]
         self.inner.connection_made(transport)
 
     def data_received(self, data: bytes) -> None:
@@ -80,17 +81,16 @@ class DeadlineSite(web.TCPSite):
         server = self._runner.server
         assert server is not None
         timeout = self.read_header_timeout
-        loop = asyncio.get_running_loop()
         tls = self._ssl_context
 
-        def guarded(deadline: float) -> asyncio.Protocol:
-            return HeaderDeadline(server(), deadline)
+        def guarded() -> asyncio.Protocol:
+            return HeaderDeadline(server(), timeout)
 
         def factory() -> asyncio.Protocol:
-            if tls is None:
-                return guarded(loop.time() + timeout)
-            return TlsSniffer(guarded, tls, timeout)
+            return guarded() if tls is None else TlsSniffer(guarded, tls, timeout)
 
-        self._server = await loop.create_server(factory, self._host, self._port, backlog=self._backlog)
+        self._server = await asyncio.get_running_loop().create_server(
+            factory, self._host, self._port, backlog=self._backlog
+        )
         sockets = self._server.sockets
         self._bound_port = sockets[0].getsockname()[1] if sockets else self._port

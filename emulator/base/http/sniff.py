@@ -9,11 +9,12 @@ server." and closes. ``TlsSniffer`` is the plain TCP protocol in front of asynci
 ``SSLProtocol``: it reads up to those five bytes, then either answers so or hands the
 transport, and the bytes it read, to an ``SSLProtocol`` around the application's protocol.
 
-It owns the connection's header deadline until then: the connection is aborted when the
-deadline (set when the TCP connection was accepted) passes before it decided, the TLS
-handshake gets what is left of it, and ``make_inner(deadline)`` builds the protocol that
-keeps it after the handshake (``deadlines.HeaderDeadline``). Nothing here blocks: it is
-all callbacks on the loop, and every connection ends by the deadline at the latest.
+It owns the connection's deadline until the handshake is done, as Go's ``conn.serve`` sets
+it (the handshake timeout, ``ReadHeaderTimeout``, from the accept): the connection is aborted
+when ``timeout`` passes before it decided, and the TLS handshake gets what is left of it.
+``make_inner()`` builds the protocol that takes over after the handshake
+(``deadlines.HeaderDeadline``, whose header deadline then starts, as Go's does). Nothing here
+blocks: it is all callbacks on the loop, and every connection is bounded in time.
 """
 
 from __future__ import annotations
@@ -47,9 +48,7 @@ def _looks_like_http(head: bytes) -> bool | None:
 class TlsSniffer(asyncio.Protocol):
     """One accepted TCP connection of a TLS listener until its first bytes are known."""
 
-    def __init__(
-        self, make_inner: Callable[[float], asyncio.BaseProtocol], context: ssl.SSLContext, timeout: float
-    ) -> None:
+    def __init__(self, make_inner: Callable[[], asyncio.BaseProtocol], context: ssl.SSLContext, timeout: float) -> None:
         self.make_inner = make_inner
         self.context = context
         self.timeout = timeout
@@ -91,7 +90,7 @@ class TlsSniffer(asyncio.Protocol):
         waiter.add_done_callback(_consume)
         tls = sslproto.SSLProtocol(
             self._loop,
-            self.make_inner(self._deadline),
+            self.make_inner(),
             self.context,
             waiter,
             server_side=True,
