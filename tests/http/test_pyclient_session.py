@@ -511,7 +511,8 @@ def test_every_served_list_parses_into_the_client_models(
     assert len(parsed.items) == len(listed["items"])
 
 
-def test_a_request_without_the_token_is_401(server: Server) -> None:
+def test_a_request_without_the_token_is_403(server: Server) -> None:
+    """Anonymous (no token): upstream's RBAC answers 403 for system:anonymous (was 401)."""
     if server.token is None:
         pytest.skip("served with --token none")
     configuration = client.Configuration(host=server.url)
@@ -519,4 +520,7 @@ def test_a_request_without_the_token_is_401(server: Server) -> None:
     with client.ApiClient(configuration) as anonymous, pytest.raises(ApiException) as refused:
         client.CoreV1Api(anonymous).list_node()
     status = status_of(refused.value)
-    assert (refused.value.status, status["reason"], status["code"]) == (401, "Unauthorized", 401)
+    assert (refused.value.status, status["reason"], status["code"]) == (403, "Forbidden", 403)
+    assert status["message"] == (
+        'nodes is forbidden: User "system:anonymous" cannot list resource "nodes" in API group "" at the cluster scope'
+    )

@@ -115,8 +115,8 @@ def test_the_api_needs_the_token(served: Served) -> None:
     token = served.config()["users"][0]["user"]["token"]
     status, body = served.get("/version", token=token)
     assert (status, body["gitVersion"]) == (200, version()["gitVersion"])
-    status, body = served.get("/api", token=None)
-    assert (status, body["reason"], body["code"]) == (401, "Unauthorized", 401)
+    status, body = served.get("/api", token=None)  # anonymous: RBAC's 403 (was 401)
+    assert (status, body["reason"], body["code"]) == (403, "Forbidden", 403)
     status, body = served.get("/version", token="not-" + token)
     assert status == 401
     status, body = served.get("/version", token=None)  # upstream's system:public-info-viewer
@@ -147,7 +147,7 @@ def test_token_file_keeps_the_token_out_of_the_arguments(tmp_path: Path) -> None
     for served in _serve(tmp_path, "--token-file", str(tmp_path / "token")):
         assert served.config()["users"][0]["user"]["token"] == "from-a-file"
         assert served.get("/api", token="from-a-file")[0] == 200
-        assert served.get("/api", token=None)[0] == 401
+        assert served.get("/api", token=None)[0] == 403  # anonymous (was 401)
         code, _, _ = served.stop(signal.SIGTERM)
         assert code == 0
 

@@ -447,14 +447,14 @@ async def test_scale_subresource() -> None:
 @pytest.mark.parametrize(
     ("header", "code"),
     [
-        pytest.param(None, 401, id="missing"),
+        pytest.param(None, 403, id="missing"),  # anonymous: RBAC forbids it (was 401)
         pytest.param("Bearer wrong", 401, id="wrong"),
         pytest.param("Bearer sekret", 200, id="right"),
         pytest.param("bearer sekret", 200, id="scheme-lower-case"),
         pytest.param("BEARER sekret", 200, id="scheme-upper-case"),
         pytest.param("  Bearer sekret  ", 200, id="surrounding-space"),
-        pytest.param("Bearer  sekret", 401, id="empty-token"),
-        pytest.param("Basic sekret", 401, id="other-scheme"),
+        pytest.param("Bearer  sekret", 403, id="empty-token"),  # no token: anonymous (was 401)
+        pytest.param("Basic sekret", 403, id="other-scheme"),  # no token: anonymous (was 401)
         pytest.param("Bearer \xff", 401, id="non-ascii"),
     ],
 )
@@ -464,6 +464,8 @@ async def test_bearer_token(header: str | None, code: int) -> None:
         assert got == code
         if code == 401:
             assert (out["reason"], out["message"]) == ("Unauthorized", "Unauthorized")
+        if code == 403:
+            assert out["reason"] == "Forbidden"
 
 
 @pytest.mark.parametrize(
@@ -474,8 +476,8 @@ async def test_bearer_token(header: str | None, code: int) -> None:
         pytest.param("GET", "/readyz", None, 200, id="readyz"),
         pytest.param("GET", "/version", None, 200, id="version"),
         pytest.param("GET", "/version/", None, 200, id="version-slash"),
-        pytest.param("GET", "/livez/ping", None, 401, id="a-check-is-not-public"),
-        pytest.param("GET", "/api", None, 401, id="discovery-is-not-public"),
+        pytest.param("GET", "/livez/ping", None, 403, id="a-check-is-not-public"),  # anonymous: was 401
+        pytest.param("GET", "/api", None, 403, id="discovery-is-not-public"),  # anonymous: was 401
         pytest.param("GET", "/version", "Bearer wrong", 401, id="a-bad-token-is-never-anonymous"),
         pytest.param("GET", "/version", "Basic eDp5", 200, id="no-bearer-token-is-anonymous"),
     ],

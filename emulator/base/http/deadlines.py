@@ -5,17 +5,21 @@ aiohttp closes a keep-alive connection idle between requests (``keepalive_timeou
 idle timeout) but has no header deadline: a client that connects (and finishes TLS) and
 sends nothing, or half a header, would hold its connection forever, before any auth.
 ``HeaderDeadline`` sits between the transport and aiohttp's protocol and aborts the
-connection when the first request's headers are not complete within ``timeout``.
-``DeadlineSite`` is aiohttp's ``TCPSite`` serving through it.
+connection when the first request's headers are not complete within ``timeout`` (from the
+TCP accept, or on TLS from the end of the handshake, as Go's ``conn.serve`` counts).
+``DeadlineSite`` is aiohttp's ``TCPSite`` serving through it; on TLS through
+``sniff.TlsSniffer`` first, which gives the handshake the same deadline from the accept and
+answers plain HTTP as Go does.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 from typing import Any, Final
 
 from aiohttp import web
+
+from emulator.base.http.sniff import TlsSniffer
 
 __all__ = ["DeadlineSite", "HeaderDeadline"]
 
@@ -77,9 +81,16 @@ class DeadlineSite(web.TCPSite):
         server = self._runner.server
         assert server is not None
         timeout = self.read_header_timeout
-        factory: Callable[[], asyncio.Protocol] = lambda: HeaderDeadline(server(), timeout)  # noqa: E731
+        tls = self._ssl_context
+
+        def guarded() -> asyncio.Protocol:
+            return HeaderDeadline(server(), timeout)
+
+        def factory() -> asyncio.Protocol:
+            return guarded() if tls is None else TlsSniffer(guarded, tls, timeout)
+
         self._server = await asyncio.get_running_loop().create_server(
-            factory, self._host, self._port, ssl=self._ssl_context, backlog=self._backlog
+            factory, self._host, self._port, backlog=self._backlog
         )
         sockets = self._server.sockets
         self._bound_port = sockets[0].getsockname()[1] if sockets else self._port

@@ -1,7 +1,7 @@
 """The aiohttp application of the HTTP door: ``HttpApi.serve`` and the request path.
 
 Owns the socket side, on the emulator's own event loop: binding (loopback by default),
-bearer-token auth (401 ``Unauthorized`` without it), the request-body limit (413, read in
+bearer-token auth (401 ``Unauthorized`` for a wrong token, 403 for none), the request-body limit (413, read in
 chunks, never more than ``max_body + 1`` bytes held), content negotiation (JSON always;
 Tables when Accept asks ``as=Table;g=meta.k8s.io``; aggregated discovery when Accept asks
 ``as=APIGroupDiscoveryList``), turning every ``ApiError`` into its ``Status`` body, the
@@ -18,14 +18,18 @@ away (``handler_cancellation``), which is how a vanished watcher is noticed at o
 =====================  =========================================================
 request                answer
 =====================  =========================================================
-no/ wrong bearer       401 Status Unauthorized (when a token is set); anonymous GET of
-                       ``/healthz``, ``/livez``, ``/readyz``, ``/version`` is served
+wrong bearer token     401 Status Unauthorized (when a token is set)
+no bearer token        anonymous GET of ``/healthz``, ``/livez``, ``/readyz``,
+                       ``/version`` is served; anything else 403 Status Forbidden,
+                       RBAC's message for ``system:anonymous`` (``anonymous``)
 body > max_body        413 Status RequestEntityTooLarge
 unknown path           404 Status NotFound "the server could not find ..."
 method not served      405 Status MethodNotAllowed
 ``?watch=true``        200, chunked JSON lines until timeout/disconnect/shutdown
 an ``ApiError``        its code and Status
 anything else raised   500 Status InternalError (and logged)
+plain HTTP on TLS      Go's ``HTTP/1.0 400`` "Client sent an HTTP request to an HTTPS
+                       server." (``sniff``), then close
 =====================  =========================================================
 """
 
@@ -57,7 +61,7 @@ from emulator.base.api.services import Service, ServicePort, ServiceSpec
 from emulator.base.apiserver.server import ApiServer
 from emulator.base.apiserver.serviceips import SERVICE_CIDR
 from emulator.base.apiserver.watch import Watcher
-from emulator.base.http import discovery, reviews
+from emulator.base.http import anonymous, discovery, reviews
 from emulator.base.http.apply import FieldManagers
 from emulator.base.http.calls import METHOD_NOT_ALLOWED, Call, check_verb, verb_of
 from emulator.base.http.codec import decode_body, encode
@@ -232,7 +236,9 @@ class HttpApi:
     async def _middleware(self, request: web.Request, handler: Any) -> web.StreamResponse:
         self.requests += 1
         try:
-            self._authenticate(request)
+            refused = self._authenticate(request)
+            if refused is not None:
+                return refused
             result: web.StreamResponse = await handler(request)
             return result
         except ApiError as err:
@@ -245,15 +251,21 @@ class HttpApi:
             log.exception("request %s %s failed", request.method, request.path_qs)
             return self._error(InternalError(f"an error on the server ({exc!r}) has prevented the request"), request)
 
-    def _authenticate(self, request: web.Request) -> None:
+    def _authenticate(self, request: web.Request) -> web.Response | None:
+        """None when the request may go on; else the 403 an anonymous request gets. A wrong
+        token raises 401."""
         token = self.settings.token
         if token is None:
-            return
+            return None
         given = bearer_token(request.headers.get("Authorization", ""))
-        if given is None and request.method == "GET" and request.path in PUBLIC_PATHS:
-            return  # anonymous, and system:public-info-viewer lets anyone read these
-        if given is None or not hmac.compare_digest(given.encode("utf-8", "surrogateescape"), token.encode()):
+        if given is None:  # system:anonymous (upstream's anonymous auth), which RBAC lets
+            if request.method == "GET" and request.path in PUBLIC_PATHS:  # read these only
+                return None
+            refusal = anonymous.forbidden_status(anonymous.attributes(request.method, request.path, request.query))
+            return web.Response(status=403, body=encode(refusal), content_type=JSON)
+        if not hmac.compare_digest(given.encode("utf-8", "surrogateescape"), token.encode()):
             raise Unauthorized("Unauthorized")
+        return None
 
     def _error(self, err: ApiError, request: web.Request) -> web.Response:
         name = group = resource = ""
