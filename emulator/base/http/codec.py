@@ -1,8 +1,8 @@
 """Request bodies in, response bodies out: the HTTP door's wire format.
 
 Owns: which request media types are accepted (JSON, also when no Content-Type is sent —
-the Python client sends none; YAML for server-side apply; protobuf only for the three kinds
-kubectl sends no other way, ``protobuf``, else 415),
+the Python client sends none; YAML for server-side apply; protobuf for every kind that has a
+message in ``protobuf_schema``, else 415),
 decoding a body into an API struct (``apiVersion``/``kind`` inferred from the URL when
 absent, a mismatch is 400; a type error or a malformed quantity is upstream's 400
 ``<Kind> in version "<v>" cannot be handled as a <Kind>: <why>``), and encoding stored
