@@ -20,6 +20,7 @@ import functools
 import json
 import re
 import struct
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any, Final
 
@@ -61,6 +62,7 @@ def _plan(message: str) -> tuple[tuple[ps.Field, bytes], ...]:
     return tuple((f, _tag(f.number, _WIRE[f.type])) for f in sorted(schema.values(), key=lambda f: f.number))
 
 
+@functools.lru_cache(maxsize=4096)  # the same instants recur across a list's objects
 def _timestamp(text: str) -> bytes:
     t = datetime.fromisoformat(text.replace("Z", "+00:00"))
     seconds = int(t.timestamp()) - (1 if t.timestamp() < 0 and t.microsecond else 0)
@@ -146,26 +148,80 @@ def _value(kind: str, ref: str, value: Any) -> bytes:
     return _varint(len(raw)) + raw
 
 
-def encode_message(message: str, obj: dict[str, Any]) -> bytes:
-    """The protobuf bytes of a message (no envelope) from its JSON form."""
-    out: list[bytes] = []
-    for f, tag in _plan(message):
-        if f.inline:
-            out.append(tag + _value("m", f.ref, obj))
-            continue
-        value = obj.get(f.name)
-        if value is None:
-            continue
-        if f.type == "M":
-            ktag, vtag = _tag(1, _WIRE[f.key]), _tag(2, _WIRE[f.value])
+Writer = Callable[[Any], bytes]
+
+
+def _delimited(raw: bytes) -> bytes:
+    n = len(raw)
+    return (bytes((n,)) if n < 0x80 else _varint(n)) + raw
+
+
+def _writer(f: ps.Field, tag: bytes) -> Writer:
+    """A function from the field's JSON value to its bytes (tag included), made once per field."""
+    if f.type == "M":
+        ktag, vtag = _tag(1, _WIRE[f.key]), _tag(2, _WIRE[f.value])
+
+        def write_map(value: Any) -> bytes:
+            out = []
             for key in sorted(value):
                 entry = ktag + _scalar(f.key, key) + vtag + _value(f.value, f.ref, value[key])
-                out.append(tag + _varint(len(entry)) + entry)
-        elif f.repeated:
-            out.extend(tag + _value(f.type, f.ref, item) for item in value)
-        else:
-            out.append(tag + _value(f.type, f.ref, value))
-    return b"".join(out)
+                out.append(tag + _delimited(entry))
+            return b"".join(out)
+
+        return write_map
+    one: Writer
+    if f.type == "s":
+
+        def one(value: Any) -> bytes:
+            return tag + _delimited(value.encode() if type(value) is str else str(value).encode())
+
+    elif f.type == "m" and f.ref not in _SPECIAL and not ps.is_list(f.ref):
+        ref = f.ref
+
+        def one(value: Any) -> bytes:
+            return tag + _delimited(encode_message(ref, value))
+
+    else:
+        kind, ref = f.type, f.ref
+
+        def one(value: Any) -> bytes:
+            return tag + _value(kind, ref, value)
+
+    if f.repeated:
+        return lambda value: b"".join([one(item) for item in value])
+    return one
+
+
+@functools.cache
+def _by_name(message: str) -> tuple[dict[str, tuple[int, Writer]], tuple[tuple[ps.Field, bytes], ...] | None]:
+    """The writers by JSON name; the plan too when the message inlines an embedded one."""
+    plan = _plan(message)
+    names = {f.name: (f.number, _writer(f, tag)) for f, tag in plan}
+    return names, plan if any(f.inline for f, _ in plan) else None
+
+
+def encode_message(message: str, obj: dict[str, Any]) -> bytes:
+    """The protobuf bytes of a message (no envelope) from its JSON form."""
+    names, inline_plan = _by_name(message)
+    if inline_plan is not None:
+        out: list[bytes] = []
+        for f, tag in inline_plan:
+            if f.inline:
+                out.append(tag + _delimited(encode_message(f.ref, obj)))
+            elif (value := obj.get(f.name)) is not None:
+                out.append(names[f.name][1](value))
+        return b"".join(out)
+    parts: list[tuple[int, bytes]] = []
+    for key, value in obj.items():
+        known = names.get(key)
+        if known is not None and value is not None:
+            parts.append((known[0], known[1](value)))
+    parts.sort(key=_first)
+    return b"".join([p for _, p in parts])
+
+
+def _first(part: tuple[int, bytes]) -> int:
+    return part[0]
 
 
 _EMPTY_STRINGS: Final = _ld(_tag(3, 2), b"") + _ld(_tag(4, 2), b"")
