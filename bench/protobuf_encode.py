@@ -4,8 +4,9 @@ alternate JSON and protobuf; the medians are printed. Not a test: prints the fig
 
     PYTHONPATH=. python bench/protobuf_encode.py [N] [ROUNDS]
 
-Measured 2026-12-06 on the 2 vCPU guest shared with other runs (figures in the module's
-commit message and the issue-24 report).
+Measured 2026-12-06 on the 2 vCPU guest shared with other runs, 2,000 running pods, median of 7
+alternated rounds: JSON 12.4 ms (6.2 µs and 1,086 B a pod), protobuf 126.8 ms (63 µs and 407 B a
+pod: the JSON, its decoding and the pure-Python protobuf writer).
 """
 
 from __future__ import annotations

@@ -6,7 +6,8 @@ Run from the repository root, with local git mirrors of k8s.io/api and k8s.io/ap
 
 It reads each group's ``generated.proto`` (the messages, field numbers, types, maps) and the
 Go sources beside it (which fields are pointers, which are embedded structs whose JSON is
-inlined into the parent, and the JSON names) at the mirrors' ``HEAD``; nothing is fetched at
+inlined into the parent, and the JSON names) at the mirrors' ``HEAD``, and those of any other
+version a read message refers to; nothing is fetched at
 run time and the written file is committed. Owns the parsing and the table format only; the
 wire reader and writer are ``protobuf`` / ``protobuf_encode``, the tables' reader
 ``protobuf_schema``.
@@ -144,7 +145,20 @@ def generate(api_repo: str, machinery_repo: str) -> dict[str, Any]:
         go = _go_fields(_go_sources(api_repo, folder))
         pkg = _proto(_git(api_repo, "show", f"HEAD:{folder}/generated.proto"), go, messages, lists)
         packages["v1" if group == "core" else f"{_api_group(group)}/v1"] = pkg
+    while missing := sorted({_package(ref) for ref in _refs(messages) if ref not in messages}):
+        for package in missing:  # a served message names one of another version (an alpha's)
+            folder = "/".join(package.removeprefix("k8s.io.api.").split(".")[:2])
+            go = _go_fields(_go_sources(api_repo, folder))
+            _proto(_git(api_repo, "show", f"HEAD:{folder}/generated.proto"), go, messages, lists)
     return {"messages": dict(sorted(messages.items())), "packages": packages, "lists": sorted(lists)}
+
+
+def _refs(messages: dict[str, Any]) -> set[str]:
+    return {row[3][2] if row[2] == "M" else row[3] for rows in messages.values() for row in rows} - {""}
+
+
+def _package(message: str) -> str:
+    return message.rsplit(".", 1)[0]
 
 
 def _api_group(group: str) -> str:

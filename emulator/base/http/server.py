@@ -2,7 +2,8 @@
 
 Owns the socket side, on the emulator's own event loop: binding (loopback by default),
 bearer-token auth (401 ``Unauthorized`` without it), the request-body limit (413, read in
-chunks, never more than ``max_body + 1`` bytes held), content negotiation (JSON always;
+chunks, never more than ``max_body + 1`` bytes held), applying content negotiation
+(``negotiate``: JSON, YAML or protobuf answers, errors included, and protobuf watch frames;
 Tables when Accept asks ``as=Table;g=meta.k8s.io``; aggregated discovery when Accept asks
 ``as=APIGroupDiscoveryList``), turning every ``ApiError`` into its ``Status`` body, the
 watch streams (opened here, framed and pumped by ``watch``), and shutdown (every watch
@@ -23,7 +24,8 @@ no/ wrong bearer       401 Status Unauthorized (when a token is set); anonymous 
 body > max_body        413 Status RequestEntityTooLarge
 unknown path           404 Status NotFound "the server could not find ..."
 method not served      405 Status MethodNotAllowed
-``?watch=true``        200, chunked JSON lines until timeout/disconnect/shutdown
+no served media type   406 Status NotAcceptable (``negotiate``)
+``?watch=true``        200, chunked JSON lines (or protobuf frames) until timeout/disconnect/shutdown
 an ``ApiError``        its code and Status
 anything else raised   500 Status InternalError (and logged)
 =====================  =========================================================
