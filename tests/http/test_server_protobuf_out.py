@@ -11,9 +11,11 @@ from typing import Any
 import pytest
 import yaml
 
+from emulator.base.apiserver.server import ServerSettings
 from emulator.base.http.negotiate import JSON, PROTOBUF, YAML, negotiate, parse_accept
 from emulator.base.http.protobuf import decode, fields
-from tests.http.server_support import TABLE, Served, serving
+from tests.builders import pod
+from tests.http.server_support import TABLE, Served, new_api, serving
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.real_time]
 PB = "application/vnd.kubernetes.protobuf"
@@ -152,6 +154,30 @@ async def test_errors_in_protobuf() -> None:
         assert status["details"] == {"name": "nope", "kind": "pods"}
 
 
+async def read_frame(resp: Any) -> tuple[bytes, dict[str, Any]]:
+    """(type, object) of the next protobuf watch frame."""
+    (size,) = struct.unpack(">I", await resp.content.readexactly(4))
+    event = dict(fields(await resp.content.readexactly(size)))
+    raw = event[2]
+    assert isinstance(raw, bytes)
+    envelope = dict(fields(raw))[1]
+    assert isinstance(envelope, bytes)
+    obj = decode(envelope)
+    assert obj is not None
+    return event[1], obj  # type: ignore[return-value]
+
+
+async def test_watch_410_in_band_in_protobuf() -> None:
+    api = new_api(settings=ServerSettings(history_size=2, event_fresh_duration=0))
+    for i in range(5):
+        api.create(pod(f"x{i}"))
+    path = "/api/v1/pods?watch=true&resourceVersion=1"
+    async with serving(api) as s, s.client.get(path, headers={"Accept": PB}) as resp:
+        kind, status = await read_frame(resp)
+        assert (kind, status["kind"], status["code"], status["reason"]) == (b"ERROR", "Status", 410, "Expired")
+        assert await resp.content.read() == b""
+
+
 async def test_watch_in_protobuf_frames() -> None:
     async with serving() as s:
         path = "/api/v1/namespaces/default/pods?watch=true&timeoutSeconds=5"
@@ -160,13 +186,8 @@ async def test_watch_in_protobuf_frames() -> None:
             assert resp.headers["Content-Type"] == f"{PB};stream=watch"
             names = []
             for _ in range(2):
-                (size,) = struct.unpack(">I", await resp.content.readexactly(4))
-                event = dict(fields(await resp.content.readexactly(size)))
-                raw = event[2]
-                assert isinstance(raw, bytes)
-                obj = decode(dict(fields(raw))[1])  # type: ignore[arg-type]
-                assert obj is not None
-                assert (event[1], obj["kind"]) == (b"ADDED", "Pod")
+                kind, obj = await read_frame(resp)
+                assert (kind, obj["kind"]) == (b"ADDED", "Pod")
                 names.append(obj["metadata"]["name"])
             assert names == ["p0", "p1"]
 
@@ -192,3 +213,25 @@ async def test_negotiate(accept: str, want: str) -> None:
 async def test_parse_accept_orders_by_q_then_specificity() -> None:
     got = [(c.type, c.subtype) for c in parse_accept("*/*, text/*;q=1, application/json;q=0.9, application/yaml")]
     assert got == [("application", "yaml"), ("text", "*"), ("*", "*"), ("application", "json")]
+
+
+async def test_a_pod_created_from_protobuf_answered_in_protobuf() -> None:
+    from emulator.base.http.protobuf_encode import encode_envelope
+
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "pb", "labels": {"a": "b"}},
+        "spec": {"containers": [{"name": "c", "image": "nginx", "resources": {"requests": {"cpu": "100m"}}}]},
+    }
+    body = encode_envelope(pod)
+    assert body is not None
+    async with serving() as s:
+        headers = {"Content-Type": PB, "Accept": f"{PB},application/json"}
+        async with s.client.post("/api/v1/namespaces/default/pods", data=body, headers=headers) as resp:
+            assert (resp.status, resp.headers["Content-Type"]) == (201, PB)
+            created = decode(await resp.read())
+        assert created is not None
+        assert created["metadata"]["labels"] == {"a": "b"}
+        assert created["spec"]["containers"][0]["resources"] == {"requests": {"cpu": "100m"}}
+        assert s.api.get("Pod", "pb", "default").metadata.labels == {"a": "b"}

@@ -74,6 +74,8 @@ def decode_body(body: bytes, content_type: str) -> Any:
             decoded = protobuf.decode(body)
         except protobuf.ProtobufError as err:
             raise BadRequest(f"the object provided is unrecognized: {err}") from None
+        except RecursionError:  # a self-nesting message nested past Python's stack
+            raise BadRequest(f"the object provided is unrecognized: {MAX_DEPTH_ERROR}") from None
         if decoded is not None:
             return decoded
     if mt not in _JSON_TYPES:
