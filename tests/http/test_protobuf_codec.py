@@ -215,6 +215,19 @@ def test_encoding_details() -> None:
     assert dict(fields(event[2]))[1] == b"k8s\x00xy"
 
 
+def test_a_value_of_the_wrong_type_is_left_out() -> None:
+    obj = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p", "labels": "not-a-map", "generation": "x"},
+        "spec": {"containers": "nope", "nodeName": "n1", "priority": {"a": 1}},
+        "status": [],
+    }
+    body = encode_envelope(obj)
+    assert body is not None
+    assert decode(body) == {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"nodeName": "n1"}}
+
+
 @pytest.mark.parametrize(
     ("text", "nanos"),
     [("0s", 0), ("1h2m3.5s", 3723_500_000_000), ("1.5ms", 1_500_000), ("-2m0s", -120_000_000_000), ("300ns", 300)],

@@ -209,15 +209,24 @@ def encode_message(message: str, obj: dict[str, Any]) -> bytes:
             if f.inline:
                 out.append(tag + _delimited(encode_message(f.ref, obj)))
             elif (value := obj.get(f.name)) is not None:
-                out.append(names[f.name][1](value))
+                out.append(_guarded(names[f.name][1], value))
         return b"".join(out)
     parts: list[tuple[int, bytes]] = []
     for key, value in obj.items():
         known = names.get(key)
         if known is not None and value is not None:
-            parts.append((known[0], known[1](value)))
+            parts.append((known[0], _guarded(known[1], value)))
     parts.sort(key=_first)
     return b"".join([p for _, p in parts])
+
+
+def _guarded(write: Writer, value: Any) -> bytes:
+    """A field's bytes; none when its JSON value is not of the field's type (a value kept
+    verbatim from a body, say), which Go could not have held: the rest is still written."""
+    try:
+        return write(value)
+    except (TypeError, ValueError, AttributeError, KeyError):
+        return b""
 
 
 def _first(part: tuple[int, bytes]) -> int:
