@@ -1,6 +1,6 @@
-"""The protobuf bodies kubectl sends no other way (drain's DeleteOptions and Eviction, the
-objects of the ``create <kind>`` generators): decoded from upstream's envelope; other kinds
-get 415. ``data/kubectl-protobuf.json`` holds bodies kubectl 1.32 sent, with its command."""
+"""The protobuf bodies kubectl sends (drain's DeleteOptions and Eviction, the
+objects of the ``create <kind>`` generators): decoded from upstream's envelope; a kind without
+a message gets 415. ``data/kubectl-protobuf.json`` holds bodies kubectl 1.32 sent, with its command."""
 
 from __future__ import annotations
 
@@ -85,7 +85,12 @@ NAMESPACE = ld(1, ld(1, "foo") + ld(11, ld(1, "team") + ld(2, "a")))
             {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}, "data": {"k": "AAE="}, "type": "Opaque"},
             id="secret-bytes-map",
         ),
-        pytest.param(envelope("v1", "PersistentVolumeClaim", ld(1, ld(1, "pvc"))), None, id="other-kind"),
+        pytest.param(
+            envelope("v1", "PersistentVolumeClaim", ld(1, ld(1, "pvc"))),
+            {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "pvc"}},
+            id="any-served-kind",
+        ),
+        pytest.param(envelope("example.com/v1", "Widget", ld(1, ld(1, "w"))), None, id="kind-without-message"),
         pytest.param(
             envelope("v1", "DeleteOptions", vint(1, -1)),
             {"apiVersion": "v1", "kind": "DeleteOptions", "gracePeriodSeconds": -1},
@@ -132,7 +137,8 @@ async def test_kubectl_protobuf_bodies_over_http() -> None:
         assert (code, out["status"]) == (201, "Success")
         code, out = await s.call("POST", "/api/v1/namespaces", raw=envelope("v1", "Namespace", NAMESPACE), headers=PB)
         assert (code, out["metadata"]["name"], out["metadata"]["labels"]["team"]) == (201, "foo", "a")
-        code, out = await s.call("POST", "/api/v1/namespaces/default/pods", raw=envelope("v1", "Pod", b""), headers=PB)
+        widget = envelope("example.com/v1", "Widget", b"")
+        code, out = await s.call("POST", "/api/v1/namespaces/default/pods", raw=widget, headers=PB)
         assert (code, out["reason"]) == (415, "UnsupportedMediaType")
 
 

@@ -21,6 +21,7 @@ from emulator.base.api.errors import (
 from emulator.base.api.meta import ObjectMeta
 from emulator.base.apiserver.server import WriteRecord
 from emulator.base.http.apply import ApplyConflict
+from emulator.base.http.negotiate import check_accept
 from emulator.base.http.query import (
     check_list_version,
     decode_continue,
@@ -29,7 +30,7 @@ from emulator.base.http.query import (
     parse_list_options,
 )
 from emulator.base.http.routing import Discovery, Target, route
-from emulator.base.http.server import agent_of, check_accept, kubernetes_service, wants_table
+from emulator.base.http.server import agent_of, kubernetes_service, wants_table
 from emulator.base.http.status import cause_type, error_status
 from tests.references import trace_line
 
@@ -123,8 +124,11 @@ def test_accept_served(accept: str) -> None:
 
 
 def test_accept_refused() -> None:
-    with pytest.raises(NotAcceptable, match=r"^only the following media types are accepted: application/json$"):
-        check_accept("application/vnd.kubernetes.protobuf")
+    served = "application/json, application/yaml, application/vnd.kubernetes.protobuf"
+    with pytest.raises(NotAcceptable, match=rf"^only the following media types are accepted: {served}$"):
+        check_accept("text/html, application/merge-patch+json")
+    with pytest.raises(NotAcceptable, match=r"^only the following media types are accepted: application/json, appl"):
+        check_accept("application/vnd.kubernetes.protobuf", protobuf=False)
 
 
 def test_wants_table() -> None:

@@ -30,7 +30,9 @@ module             owns
 ``health``         /healthz, /livez, /readyz (all checks pass, upstream's wording)
 ``reviews``        auth can-i / whoami: the self reviews, always allowed (no RBAC)
 ``logs``           pods/<name>/log: an empty log, or upstream's 400s
-``protobuf``       the protobuf request bodies kubectl sends no other way (a wire reader)
-``protobuf_schema`` their field tables: DeleteOptions, Eviction, the ``create`` kinds
+``protobuf``       protobuf request bodies in: upstream's envelope, a wire reader
+``protobuf_encode`` protobuf answers out: envelope, messages, watch frames
+``protobuf_schema`` the message tables (lazily loaded ``data/protobuf_messages.json``)
+``protobuf_gen``   writes those tables from upstream's generated.proto and Go tags
 =================  ==============================================================
 """

@@ -1,8 +1,8 @@
 """Request bodies in, response bodies out: the HTTP door's wire format.
 
 Owns: which request media types are accepted (JSON, also when no Content-Type is sent —
-the Python client sends none; YAML for server-side apply; protobuf only for the three kinds
-kubectl sends no other way, ``protobuf``, else 415),
+the Python client sends none; YAML for server-side apply; protobuf for every kind that has a
+message in ``protobuf_schema``, else 415),
 decoding a body into an API struct (``apiVersion``/``kind`` inferred from the URL when
 absent, a mismatch is 400; a type error or a malformed quantity is upstream's 400
 ``<Kind> in version "<v>" cannot be handled as a <Kind>: <why>``), and encoding stored
@@ -74,6 +74,8 @@ def decode_body(body: bytes, content_type: str) -> Any:
             decoded = protobuf.decode(body)
         except protobuf.ProtobufError as err:
             raise BadRequest(f"the object provided is unrecognized: {err}") from None
+        except RecursionError:  # a self-nesting message nested past Python's stack
+            raise BadRequest(f"the object provided is unrecognized: {MAX_DEPTH_ERROR}") from None
         if decoded is not None:
             return decoded
     if mt not in _JSON_TYPES:

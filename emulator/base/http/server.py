@@ -2,7 +2,8 @@
 
 Owns the socket side, on the emulator's own event loop: binding (loopback by default),
 bearer-token auth (401 ``Unauthorized`` for a wrong token, 403 for none), the request-body limit (413, read in
-chunks, never more than ``max_body + 1`` bytes held), content negotiation (JSON always;
+chunks, never more than ``max_body + 1`` bytes held), applying content negotiation
+(``negotiate``: JSON, YAML or protobuf answers, errors included, and protobuf watch frames;
 Tables when Accept asks ``as=Table;g=meta.k8s.io``; aggregated discovery when Accept asks
 ``as=APIGroupDiscoveryList``), turning every ``ApiError`` into its ``Status`` body, the
 watch streams (opened here, framed and pumped by ``watch``), and shutdown (every watch
@@ -25,7 +26,8 @@ no bearer token        anonymous GET of ``/healthz``, ``/livez``, ``/readyz``,
 body > max_body        413 Status RequestEntityTooLarge
 unknown path           404 Status NotFound "the server could not find ..."
 method not served      405 Status MethodNotAllowed
-``?watch=true``        200, chunked JSON lines until timeout/disconnect/shutdown
+no served media type   406 Status NotAcceptable (``negotiate``)
+``?watch=true``        200, chunked JSON lines (or protobuf frames) until timeout/disconnect/shutdown
 an ``ApiError``        its code and Status
 anything else raised   500 Status InternalError (and logged)
 plain HTTP on TLS      Go's ``HTTP/1.0 400`` "Client sent an HTTP request to an HTTPS
@@ -36,10 +38,11 @@ plain HTTP on TLS      Go's ``HTTP/1.0 400`` "Client sent an HTTP request to an 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hmac
 import logging
 import ssl
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -69,6 +72,7 @@ from emulator.base.http.deadlines import DeadlineSite
 from emulator.base.http.extras import UnmodelledFields, write_listener
 from emulator.base.http.health import CONTENT_TYPE as HEALTH_CONTENT_TYPE
 from emulator.base.http.health import health
+from emulator.base.http.negotiate import JSON, PROTOBUF, PROTOBUF_WATCH, negotiate, render, watch_frames
 from emulator.base.http.query import ListOptions, parse_list_options
 from emulator.base.http.routing import NOT_FOUND, Discovery, Target, route
 from emulator.base.http.status import error_status
@@ -78,8 +82,6 @@ from emulator.base.http.watch import EncodedObjects, EventWriter, error_line, fa
 __all__ = ["HttpApi", "HttpSettings", "agent_of"]
 
 log = logging.getLogger(__name__)
-JSON: Final = "application/json"
-ACCEPTED_OUT: Final = "application/json"
 _CHUNK: Final = 64 * 1024
 _WRITE_METHODS: Final = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
@@ -151,16 +153,22 @@ def agent_of(user_agent: str) -> str:
     return product or "http"
 
 
-def check_accept(accept: str) -> None:
-    """406 when Accept names only media types this server never writes (it answers JSON;
-    kubectl's protobuf preference always lists JSON after it)."""
-    if not accept:
-        return
-    for part in accept.split(","):
-        mt = part.split(";", 1)[0].strip().lower()
-        if mt in ("application/json", "*/*", "application/*", "") or mt.endswith("+json"):
-            return
-    raise NotAcceptable(f"only the following media types are accepted: {ACCEPTED_OUT}")
+def _has_protobuf(accept: str, target: Target) -> bool:
+    """Whether the target's kind has a protobuf message (only asked when Accept names
+    protobuf, so that a JSON client never loads the tables)."""
+    if "protobuf" not in accept:
+        return True
+    from emulator.base.http.protobuf_schema import message_of
+
+    res = target.resource
+    return message_of(f"{res.group}/{res.version}" if res.group else res.version, res.kind) is not None
+
+
+def _protobuf_writer(resp: web.StreamResponse) -> Callable[[bytes], Awaitable[None]]:
+    async def write(data: bytes) -> None:
+        await resp.write(watch_frames(data))
+
+    return write
 
 
 def wants_table(accept: str) -> bool:
@@ -276,7 +284,14 @@ class HttpApi:
         if isinstance(target, Target):
             name, group, resource = target.name, target.resource.group, target.resource.name
         body = encode(error_status(err, name=name, group=group, resource=resource))
-        return web.Response(status=err.code, body=body, content_type=JSON)
+        media = JSON
+        if isinstance(target, Target) and not isinstance(err, NotAcceptable):  # a 406 is JSON
+            with contextlib.suppress(NotAcceptable):
+                media = negotiate(request.headers.get("Accept", ""), yaml=not _is_watch(request.query, target))
+        body, content_type = render(body, media)
+        resp = web.Response(status=err.code, body=body)
+        resp.headers["Content-Type"] = content_type
+        return resp
 
     async def _read_body(self, request: web.Request) -> bytes:
         limit = self.settings.max_body
@@ -305,10 +320,12 @@ class HttpApi:
                 raise NotFound(NOT_FOUND)
             return self._discovery(target, request)
         accept = request.headers.get("Accept", "")
-        check_accept(accept)
-        if request.method == "GET" and _is_watch(query, target):
+        as_table = wants_table(accept)
+        watch = request.method == "GET" and _is_watch(query, target)
+        media = JSON if as_table else negotiate(accept, protobuf=_has_protobuf(accept, target), yaml=not watch)
+        if watch:
             check_verb(target, verb_of("GET", target, watch=True) if not target.name else "watch")
-            return await self._watch(request, target, query, wants_table(accept))
+            return await self._watch(request, target, query, as_table, media)
         body = await self._read_body(request) if request.method in _WRITE_METHODS else b""
         call = Call(
             method=request.method,
@@ -317,10 +334,14 @@ class HttpApi:
             body=body,
             content_type=request.headers.get("Content-Type", ""),
             agent=agent_of(request.headers.get("User-Agent", "")),
-            as_table=wants_table(accept),
+            as_table=as_table,
         )
         answer = self.verbs.handle(call)
-        resp = web.Response(status=answer.code, body=answer.body, content_type=answer.content_type)
+        body, content_type = answer.body, answer.content_type
+        if content_type == JSON:
+            body, content_type = render(body, media)
+        resp = web.Response(status=answer.code, body=body)
+        resp.headers["Content-Type"] = content_type
         for text in answer.warnings:
             resp.headers.add("Warning", warning_header(text))
         return resp
@@ -329,9 +350,12 @@ class HttpApi:
         """``auth can-i`` / ``auth whoami``: a create of a virtual review (``reviews``)."""
         if request.method != "POST":
             raise MethodNotAllowed(METHOD_NOT_ALLOWED)
+        media = negotiate(request.headers.get("Accept", ""))
         body = decode_body(await self._read_body(request), request.headers.get("Content-Type", ""))
-        answer = reviews.review(d.group, d.version, d.path, body)
-        return web.Response(status=201, body=encode(answer), content_type=JSON)
+        answer, content_type = render(encode(reviews.review(d.group, d.version, d.path, body)), media)
+        resp = web.Response(status=201, body=answer)
+        resp.headers["Content-Type"] = content_type
+        return resp
 
     def _discovery(self, d: Discovery, request: web.Request) -> web.Response:
         accept = request.headers.get("Accept", "")
@@ -407,7 +431,7 @@ class HttpApi:
         return w, writer
 
     async def _watch(
-        self, request: web.Request, target: Target, query: Mapping[str, str], as_table: bool
+        self, request: web.Request, target: Target, query: Mapping[str, str], as_table: bool, media: str
     ) -> web.StreamResponse:
         opts = parse_list_options(target.resource.kind, query)
         gone: Gone | None = None
@@ -417,27 +441,28 @@ class HttpApi:
         except Gone as err:
             gone = err  # upstream: 200, then the error in-band
         resp = web.StreamResponse(status=200)
-        resp.content_type = JSON
+        resp.headers["Content-Type"] = PROTOBUF_WATCH if media == PROTOBUF else JSON
         resp.enable_chunked_encoding()
+        write = _protobuf_writer(resp) if media == PROTOBUF else resp.write
         if watcher is not None:
             self._watchers.add(watcher)
         try:
             await resp.prepare(request)
             if gone is not None or watcher is None:
-                await resp.write(error_line(gone or Gone("watch closed")))
+                await write(error_line(gone or Gone("watch closed")))
                 await resp.write_eof()
                 return resp
             channel = watcher.channel
             try:
                 async with asyncio.timeout(opts.timeout_seconds):
-                    await pump(channel.get_batch, resp.write, writer)
+                    await pump(channel.get_batch, write, writer)
             except TimeoutError:
                 pass  # timeoutSeconds elapsed: end the stream cleanly
             except ConnectionResetError:
                 return resp
             except Exception as exc:  # the stream started: in-band, never a 2nd status line
                 log.exception("watch %s failed", request.path_qs)
-                await resp.write(failure_line(exc))
+                await write(failure_line(exc))
             await resp.write_eof()
             return resp
         finally:
