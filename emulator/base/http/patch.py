@@ -261,7 +261,8 @@ def _merge_map(kind: str, path: str, original: dict[str, Any], patch: dict[str, 
             raise BadRequest("invalid patch format of primitive list")
         live = original.get(name)
         if isinstance(live, list):
-            original[name] = [v for v in live if v not in values]
+            drop = {_hashable(v) for v in values}
+            original[name] = [v for v in live if _hashable(v) not in drop]
     for key, value in patch.items():
         if key.startswith("$"):
             raise BadRequest("strategic merge patch format is not supported")
@@ -381,8 +382,10 @@ def _merge_list(kind: str, path: str, schema: FieldSchema, live: list[Any], patc
     _element_kind(live, patch)
     if not any(isinstance(v, dict) for v in (*live, *patch)):
         merged: list[Any] = []
+        seen: set[Any] = set()
         for value in (*live, *patch):
-            if value not in merged:
+            if _hashable(value) not in seen:
+                seen.add(_hashable(value))
                 merged.append(value)
         patch_items, server_only = _partition(merged, patch, "")
         return _normalize(patch_items, server_only, patch, live, "")
@@ -391,13 +394,17 @@ def _merge_list(kind: str, path: str, schema: FieldSchema, live: list[Any], patc
         raise MergeFailed("cannot merge lists without merge key for type map")
     live, plain = _special_elements(live, patch, key)
     server_order = list(live)
+    first: dict[Any, int] = {}  # merge key → index of the first live item carrying it
+    for index, existing in enumerate(live):
+        if key in existing:
+            first.setdefault(_hashable(existing[key]), index)
     for item in plain:
         ident = _ident(item, key)
-        for index, existing in enumerate(live):
-            if key in existing and _hashable(existing[key]) == ident:
-                live[index] = _merge_map(kind, f"{path}.*", existing, item)
-                break
+        found = first.get(ident)
+        if found is not None:
+            live[found] = _merge_map(kind, f"{path}.*", live[found], item)
         else:
+            first[ident] = len(live)
             live.append(_clean(kind, f"{path}.*", item))
     patch_items, server_only = _partition(live, plain, key)
     return _normalize(patch_items, server_only, plain, server_order, key)
@@ -417,6 +424,7 @@ def _element_kind(*lists: list[Any]) -> None:
 
 def _special_elements(live: list[Any], patch: list[Any], key: str) -> tuple[list[Any], list[Any]]:
     plain: list[Any] = []
+    deleted: set[Any] = set()
     replace = False
     for item in patch:
         if not isinstance(item, dict) or _MARKER not in item:
@@ -426,7 +434,7 @@ def _special_elements(live: list[Any], patch: list[Any], key: str) -> tuple[list
         if directive == "delete":
             if key not in item:
                 raise MergeFailed(f"map: {go_repr(item)} does not contain declared merge key: {key}")
-            live = [v for v in live if not (isinstance(v, dict) and v.get(key) == item[key])]
+            deleted.add(_hashable(item[key]))
         elif directive == "replace":
             replace = True
         elif directive == "merge":
@@ -435,6 +443,8 @@ def _special_elements(live: list[Any], patch: list[Any], key: str) -> tuple[list
             raise MergeFailed(f"unknown patch type: {go_repr(directive)} in map: {go_repr(item)}")
     if replace:
         return plain, []
+    if deleted:
+        live = [v for v in live if not (isinstance(v, dict) and _hashable(v.get(key)) in deleted)]
     return live, plain
 
 
