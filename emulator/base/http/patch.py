@@ -217,9 +217,23 @@ def apply_patch(resource: Resource, current: dict[str, Any], body: bytes, conten
     )
 
 
+_GO_CONSTANT_ERRORS: Final = {
+    "NaN": "invalid character 'N' looking for beginning of value",
+    "Infinity": "invalid character 'I' looking for beginning of value",
+    "-Infinity": "invalid character 'I' in numeric literal",
+}
+"""What Go's ``encoding/json`` says where Python's decoder would accept a non-JSON constant."""
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(_GO_CONSTANT_ERRORS[name])
+
+
 def _decode(body: bytes, *, bad: str = "") -> Any:
+    """The patch body as JSON; ``NaN``/``Infinity``/``-Infinity`` are not JSON (Go's decoder
+    refuses them), so they are 400 as any other syntax error, never stored as null."""
     try:
-        return json.loads(body)
+        return json.loads(body, parse_constant=_no_constant)
     except (ValueError, UnicodeDecodeError) as exc:
         raise BadRequest(bad or f"error decoding patch: {exc}") from exc
     except RecursionError:
