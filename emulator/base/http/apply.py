@@ -24,12 +24,13 @@ and no longer applies                  or it (or they) still own a field below
 an Update takes its fields from        the same; fields a write removed leave every set
 every other manager
 ``managedFields`` order                by operation, time, manager, apiVersion, subresource
+at most ten Update entries             the same: the oldest merged into ``ancient-changes``
+                                       (one per apiVersion) after every Update
 =====================================  =========================================================
 
 Approximated (documented bounds): list merge order for ``listType=map`` lists (live items in
 live order, then new items in applied order); ``null`` in an applied config drops the field;
-the only key-field default is ``protocol: TCP`` (ports); the ten-Update-managers cap
-("ancient-changes") is not applied; ``.`` markers for pointer structs are approximated by the
+the only key-field default is ``protocol: TCP`` (ports); ``.`` markers for pointer structs are approximated by the
 ``_DOTTED`` field names; the record is per process (not persisted with the object).
 
 ``managedFields`` a write carries (kubectl's client-side → server-side apply migration sends them
@@ -327,6 +328,7 @@ class FieldManagers:
         mine = entries[me].fields if me in entries else set()
         if changed or me in entries:
             self._record(entries, me, (mine - gone) | changed, time, touched=bool(changed))
+        _cap_update_managers(entries)
         if not entries:
             del self._objects[uid]
         self._rendered.pop(uid, None)
@@ -371,6 +373,39 @@ class FieldManagers:
         """The object is gone: drop its record."""
         self._objects.pop(uid, None)
         self._rendered.pop(uid, None)
+
+
+MAX_UPDATE_MANAGERS: Final = 10
+"""Upstream's ``DefaultMaxUpdateManagers``: Update entries beyond it are merged, oldest first."""
+ANCIENT_CHANGES: Final = "ancient-changes"
+
+
+def _cap_update_managers(entries: dict[_Manager, _Entry]) -> None:
+    """Upstream's ``capUpdateManagers``: while there are more than ten Update entries, the oldest
+    (by time, then identity) are merged into one ``ancient-changes`` entry per apiVersion, which
+    takes the time of the last entry merged into it. Apply entries are never merged."""
+    updaters = [m for m in entries if m.operation == "Update"]
+    if len(updaters) <= MAX_UPDATE_MANAGERS:
+        return
+    updaters.sort(key=lambda m: (entries[m].time, m.manager, m.api_version, m.subresource))
+    first_of: dict[str, _Manager] = {}
+    length = len(updaters)
+    for who in updaters:
+        if length <= MAX_UPDATE_MANAGERS:
+            break
+        bucket = _Manager(ANCIENT_CHANGES, "Update", who.api_version)
+        first = first_of.get(who.api_version)
+        if first is None:
+            first_of[who.api_version] = who
+            continue
+        if who == bucket:
+            continue
+        if bucket not in entries:
+            entries[bucket] = entries.pop(first)
+        entry = entries.pop(who)
+        entries[bucket].fields |= entry.fields
+        entries[bucket].time = entry.time
+        length -= 1
 
 
 def _decode_entries(rows: list[dict[str, Any]]) -> dict[_Manager, _Entry]:
