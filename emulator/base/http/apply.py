@@ -49,6 +49,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from emulator.base.api.errors import Conflict
+from emulator.base.http.budget import spend
 from emulator.base.http.fieldpaths import Path, decode_tree, fields_v1, key_step, path_string, remove_all, value_step
 from emulator.base.http.patch import FieldSchema, field_schema
 from emulator.base.http.resources import Resource
@@ -142,6 +143,7 @@ def _paths(resource: Resource, obj: dict[str, Any] | None, subresource: str) -> 
 
 
 def _walk(kind: str, spath: str, fpath: Path, value: Any, out: dict[Path, tuple[str, Any]]) -> None:
+    spend()
     name = spath.rsplit(".", 1)[-1]
     if isinstance(value, dict) and value and not _is_atomic_map(kind, spath, name):
         out[fpath] = (_MAP, value)
@@ -175,6 +177,7 @@ def _apply_set(paths: dict[Path, tuple[str, Any]]) -> set[Path]:
 
 
 def _merge(kind: str, spath: str, live: Any, applied: Any) -> Any:
+    spend()
     name = spath.rsplit(".", 1)[-1]
     if isinstance(live, dict) and isinstance(applied, dict) and not _is_atomic_map(kind, spath, name):
         out = dict(live)

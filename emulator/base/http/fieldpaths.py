@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 from typing import Any, Final
 
+from emulator.base.http.budget import spend
+
 __all__ = ["Path", "decode_tree", "fields_v1", "key_step", "path_string", "remove_all", "value_step"]
 
 Path = tuple[str, ...]
@@ -74,6 +76,7 @@ def remove_all(obj: dict[str, Any], paths: set[Path]) -> None:
     index = _ItemIndex()
     doomed: dict[int, tuple[list[Any], set[int]]] = {}
     for path in sorted(paths, key=len):
+        spend(len(path))
         node: Any = obj
         for step in path[:-1]:
             node = index.first(node, step)

@@ -47,7 +47,8 @@ from typing import Any, Final
 
 from emulator.base.api.errors import BadRequest, InternalError, Invalid, UnsupportedMediaType
 from emulator.base.api.mergepatch import merge_patch
-from emulator.base.http.jsonpatch import GO_MAP, go_repr, json_kind, json_patch
+from emulator.base.http.budget import spend
+from emulator.base.http.jsonpatch import GO_MAP, decode_patch, go_repr, json_kind, json_patch
 from emulator.base.http.resources import Resource
 
 __all__ = [
@@ -199,15 +200,15 @@ def _join(path: str, key: str) -> str:
 def apply_patch(resource: Resource, current: dict[str, Any], body: bytes, content_type: str) -> dict[str, Any]:
     """``current`` with the PATCH ``body`` applied; ``current`` itself is left unchanged."""
     if content_type == JSON_PATCH:
-        return json_patch(current, _decode(body))
+        return json_patch(current, decode_patch(body))
     if content_type == MERGE_PATCH:
-        patch = _decode(body, bad="Invalid JSON Patch")
+        patch = decode_patch(body, bad="Invalid JSON Patch")
         if not isinstance(patch, dict):
             raise BadRequest("Invalid JSON Patch")
         merged: dict[str, Any] = merge_patch(current, patch)
         return merged
     if content_type == STRATEGIC_MERGE_PATCH:
-        patch = _decode(body)
+        patch = decode_patch(body)
         if not isinstance(patch, dict):
             raise BadRequest(f"json: cannot unmarshal {json_kind(patch)} into {GO_MAP}")
         return strategic_merge(resource.kind, current, patch)
@@ -215,29 +216,6 @@ def apply_patch(resource: Resource, current: dict[str, Any], body: bytes, conten
     raise UnsupportedMediaType(
         f"the body of the request was in an unknown format - accepted media types include: {accepted}"
     )
-
-
-_GO_CONSTANT_ERRORS: Final = {
-    "NaN": "invalid character 'N' looking for beginning of value",
-    "Infinity": "invalid character 'I' looking for beginning of value",
-    "-Infinity": "invalid character 'I' in numeric literal",
-}
-"""What Go's ``encoding/json`` says where Python's decoder would accept a non-JSON constant."""
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(_GO_CONSTANT_ERRORS[name])
-
-
-def _decode(body: bytes, *, bad: str = "") -> Any:
-    """The patch body as JSON; ``NaN``/``Infinity``/``-Infinity`` are not JSON (Go's decoder
-    refuses them), so they are 400 as any other syntax error, never stored as null."""
-    try:
-        return json.loads(body, parse_constant=_no_constant)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise BadRequest(bad or f"error decoding patch: {exc}") from exc
-    except RecursionError:
-        raise BadRequest(bad or "error decoding patch: exceeded max depth of 10000") from None
 
 
 # --------------------------------------------------------------------------- strategic merge
@@ -254,6 +232,7 @@ def strategic_merge(kind: str, original: dict[str, Any], patch: dict[str, Any]) 
 
 
 def _merge_map(kind: str, path: str, original: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
+    spend(1 + len(patch))
     if _MARKER in patch:
         directive = patch[_MARKER]
         if directive == "replace":
@@ -389,6 +368,7 @@ def _hashable(value: Any) -> Any:
 
 
 def _merge_list(kind: str, path: str, schema: FieldSchema, live: list[Any], patch: list[Any]) -> list[Any]:
+    spend(1 + len(live) + len(patch))
     if schema.strategy != "merge":
         return [_clean(kind, f"{path}.*", v) for v in patch]
     if not live and not patch:
