@@ -9,10 +9,12 @@ from typing import Any
 import pytest
 
 from emulator.base.api.core import Event
+from emulator.base.api.errors import BadRequest
 from emulator.base.api.meta import ObjectMeta, ObjectReference
 from emulator.base.api.scheduling import Lease, LeaseSpec
-from emulator.base.http.codec import encode_list, encode_object, micro_time
+from emulator.base.http.codec import decode_body, encode_list, encode_object, micro_time
 from emulator.base.http.resources import find
+from emulator.base.inputs import load_documents
 
 EVENTS = find("", "v1", "events")
 
@@ -66,3 +68,28 @@ def test_a_lease_renew_time_is_a_micro_time() -> None:
     )
     spec = json.loads(encode_object(lease))["spec"]
     assert spec == {"holderIdentity": "worker-0", "renewTime": "2026-01-01T00:00:05.000000Z"}
+
+
+APPLY_YAML = "application/apply-patch+yaml"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"a": 1, "b": [1.5, "x", null, true], "c": {"d": "\\u00e9"}, "e": 123456789012345678901}',
+        '  {"metadata": {"name": "n", "labels": {}}, "spec": {"containers": []}}',
+    ],
+)
+def test_a_json_apply_body_reads_as_the_yaml_reader_reads_it(text: str) -> None:
+    fast = decode_body(text.encode(), APPLY_YAML)
+    assert fast == load_documents(text, source="body").docs[0]
+
+
+def test_a_key_written_twice_in_a_json_apply_body_gets_the_yaml_readers_400() -> None:
+    with pytest.raises(BadRequest, match='mapping key "a" already defined'):
+        decode_body(b'{"a": 1, "a": 2}', APPLY_YAML)
+
+
+@pytest.mark.parametrize("text", ['{"a": NaN}', "{a: 1}"])
+def test_a_json_looking_apply_body_json_refuses_is_read_as_yaml(text: str) -> None:
+    assert decode_body(text.encode(), APPLY_YAML) == load_documents(text, source="body").docs[0]

@@ -113,3 +113,36 @@ async def test_a_protobuf_namespace_with_a_non_utf8_name_is_422() -> None:
         status, answer = await s.call("POST", "/api/v1/namespaces", raw=body, headers=PB)
         assert status == 422, answer
         assert answer["reason"] == "Invalid"
+
+
+@pytest.mark.parametrize(
+    ("literal", "content_type", "message"),
+    [
+        ("NaN", "application/merge-patch+json", "Invalid JSON Patch"),
+        ("Infinity", "application/merge-patch+json", "Invalid JSON Patch"),
+        ("-Infinity", "application/merge-patch+json", "Invalid JSON Patch"),
+        ("NaN", "application/strategic-merge-patch+json", "invalid character 'N' looking for beginning of value"),
+        ("-Infinity", "application/strategic-merge-patch+json", "invalid character 'I' in numeric literal"),
+    ],
+)
+async def test_nan_and_infinity_in_a_patch_are_400_and_nothing_is_stored(
+    literal: str, content_type: str, message: str
+) -> None:
+    body = b'{"metadata": {"labels": {"a": "b"}}, "spec": {"activeDeadlineSeconds": ' + literal.encode() + b"}}"
+    async with serving() as s:
+        before = s.api.revision
+        status, answer = await s.call(
+            "PATCH", "/api/v1/namespaces/default/pods/p0", raw=body, headers={"Content-Type": content_type}
+        )
+        assert (status, answer["reason"]) == (400, "BadRequest"), answer
+        assert message in answer["message"]
+        assert s.api.revision == before
+    ops = b'[{"op": "add", "path": "/metadata/labels/x", "value": ' + literal.encode() + b"}]"
+    async with serving() as s:
+        status, answer = await s.call(
+            "PATCH",
+            "/api/v1/namespaces/default/pods/p0",
+            raw=ops,
+            headers={"Content-Type": "application/json-patch+json"},
+        )
+        assert status == 400, answer

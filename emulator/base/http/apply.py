@@ -24,12 +24,13 @@ and no longer applies                  or it (or they) still own a field below
 an Update takes its fields from        the same; fields a write removed leave every set
 every other manager
 ``managedFields`` order                by operation, time, manager, apiVersion, subresource
+at most ten Update entries             the same: the oldest merged into ``ancient-changes``
+                                       (one per apiVersion) after every Update
 =====================================  =========================================================
 
 Approximated (documented bounds): list merge order for ``listType=map`` lists (live items in
 live order, then new items in applied order); ``null`` in an applied config drops the field;
-the only key-field default is ``protocol: TCP`` (ports); the ten-Update-managers cap
-("ancient-changes") is not applied; ``.`` markers for pointer structs are approximated by the
+the only key-field default is ``protocol: TCP`` (ports); ``.`` markers for pointer structs are approximated by the
 ``_DOTTED`` field names; the record is per process (not persisted with the object).
 
 ``managedFields`` a write carries (kubectl's client-side → server-side apply migration sends them
@@ -48,13 +49,12 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from emulator.base.api.errors import Conflict
+from emulator.base.http.budget import spend
+from emulator.base.http.fieldpaths import Path, decode_tree, fields_v1, key_step, path_string, remove_all, value_step
 from emulator.base.http.patch import FieldSchema, field_schema
 from emulator.base.http.resources import Resource
 
 __all__ = ["SERVER_METADATA", "ApplyConflict", "FieldManagers", "fields_v1", "path_string"]
-
-Path = tuple[str, ...]
-"""A field path as ``FieldsV1`` spells its steps: ``("f:spec", "k:{\\"name\\":\\"c\\"}", "f:image")``."""
 
 _LEAF: Final = "leaf"
 _ITEM: Final = "item"
@@ -79,8 +79,6 @@ _DOTTED: Final = frozenset(
     {"labels", "annotations", "nodeSelector", "limits", "requests", "rollingUpdate", "capacity", "allocatable"}
 )
 """Map-typed (or pointer) fields an Update records as a whole, rendered with ``.``."""
-_KEY_DEFAULTS: Final = {"protocol": "TCP"}
-"""Key fields with an OpenAPI default, which structured-merge-diff fills in when an item lacks them."""
 _ATOMIC_MAPS: Final = frozenset({"selector", "labelSelector", "namespaceSelector"})
 """``structType=atomic`` label selectors (a Service's ``selector`` is a plain map: see ``_is_atomic_map``)."""
 
@@ -120,15 +118,6 @@ class _Entry:
 # --------------------------------------------------------------------------- paths
 
 
-def _key_step(item: dict[str, Any], keys: tuple[str, ...]) -> str:
-    present = {k: item[k] if k in item else _KEY_DEFAULTS[k] for k in sorted(keys) if k in item or k in _KEY_DEFAULTS}
-    return "k:" + json.dumps(present, separators=(",", ":"), sort_keys=True)
-
-
-def _value_step(value: Any) -> str:
-    return "v:" + json.dumps(value, separators=(",", ":"), sort_keys=True)
-
-
 def _is_atomic_map(kind: str, spath: str, name: str) -> bool:
     return name in _ATOMIC_MAPS and not (kind == "Service" and spath == "spec.selector")
 
@@ -154,6 +143,7 @@ def _paths(resource: Resource, obj: dict[str, Any] | None, subresource: str) -> 
 
 
 def _walk(kind: str, spath: str, fpath: Path, value: Any, out: dict[Path, tuple[str, Any]]) -> None:
+    spend()
     name = spath.rsplit(".", 1)[-1]
     if isinstance(value, dict) and value and not _is_atomic_map(kind, spath, name):
         out[fpath] = (_MAP, value)
@@ -166,7 +156,7 @@ def _walk(kind: str, spath: str, fpath: Path, value: Any, out: dict[Path, tuple[
         for item in value:
             if not isinstance(item, dict):
                 continue
-            ipath = (*fpath, _key_step(item, schema.keys))
+            ipath = (*fpath, key_step(item, schema.keys))
             out[ipath] = (_ITEM, item)
             for key, child in item.items():
                 if child is not None:
@@ -174,7 +164,7 @@ def _walk(kind: str, spath: str, fpath: Path, value: Any, out: dict[Path, tuple[
         return
     if isinstance(value, list) and schema.list_type == "set":
         for item in value:
-            out[(*fpath, _value_step(item))] = (_ITEM, item)
+            out[(*fpath, value_step(item))] = (_ITEM, item)
         return
     out[fpath] = (_LEAF, value)
 
@@ -183,48 +173,11 @@ def _apply_set(paths: dict[Path, tuple[str, Any]]) -> set[Path]:
     return {p for p, (what, _) in paths.items() if what != _MAP}
 
 
-def path_string(path: Path) -> str:
-    """Upstream's ``fieldpath.Path.String()``: ``.spec.containers[name="c"].image``."""
-    out = []
-    for step in path:
-        tag, text = step[:1], step[2:]
-        if tag == "f":
-            out.append(f".{text}")
-        elif tag == "k":
-            keys = json.loads(text)
-            out.append("[" + ",".join(f"{k}={json.dumps(v, separators=(',', ':'))}" for k, v in keys.items()) + "]")
-        elif tag == "v":
-            out.append(f"[={text}]")
-        else:
-            out.append(f"[{text}]")
-    return "".join(out)
-
-
-def fields_v1(paths: set[Path]) -> dict[str, Any]:
-    """A set of paths as the ``fieldsV1`` tree (``.`` marks a member that also has children)."""
-    tree: dict[str, Any] = {}
-    members: set[Path] = set()
-    for path in paths:
-        node = tree
-        for step in path:
-            node = node.setdefault(step, {})
-        members.add(path)
-
-    def render(node: dict[str, Any], prefix: Path) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        if node and prefix in members:
-            out["."] = {}
-        for step in sorted(node):
-            out[step] = render(node[step], (*prefix, step))
-        return out
-
-    return render(tree, ())
-
-
 # --------------------------------------------------------------------------- merge
 
 
 def _merge(kind: str, spath: str, live: Any, applied: Any) -> Any:
+    spend()
     name = spath.rsplit(".", 1)[-1]
     if isinstance(live, dict) and isinstance(applied, dict) and not _is_atomic_map(kind, spath, name):
         out = dict(live)
@@ -237,51 +190,28 @@ def _merge(kind: str, spath: str, live: Any, applied: Any) -> Any:
         return out
     schema: FieldSchema = field_schema(kind, spath)
     if isinstance(live, list) and isinstance(applied, list) and schema.list_type == "map":
+        if not all(isinstance(item, dict) for item in applied):
+            return copy.deepcopy(applied)
         merged = list(live)
+        first: dict[str, int] = {}  # key step → index of the first item with it (steps computed once)
+        for index, existing in enumerate(merged):
+            if isinstance(existing, dict):
+                first.setdefault(key_step(existing, schema.keys), index)
         for item in applied:
-            if not isinstance(item, dict):
-                return copy.deepcopy(applied)
-            step = _key_step(item, schema.keys)
-            for index, existing in enumerate(merged):
-                if isinstance(existing, dict) and _key_step(existing, schema.keys) == step:
-                    merged[index] = _merge(kind, f"{spath}.*", existing, item)
-                    break
+            step = key_step(item, schema.keys)
+            found = first.get(step)
+            if found is not None:
+                merged[found] = _merge(kind, f"{spath}.*", merged[found], item)
             else:
+                first[step] = len(merged)
                 merged.append(_merge(kind, f"{spath}.*", {}, item))
         return merged
     if isinstance(live, list) and isinstance(applied, list) and schema.list_type == "set":
-        return [*live, *(v for v in applied if v not in live)]
+        have = {value_step(v) for v in live}
+        return [*live, *(v for v in applied if value_step(v) not in have)]
     if isinstance(applied, dict) and not _is_atomic_map(kind, spath, name):
         return _merge(kind, spath, {}, applied)
     return copy.deepcopy(applied)
-
-
-def _remove(obj: dict[str, Any], path: Path) -> None:
-    node: Any = obj
-    for step in path[:-1]:
-        node = _step(node, step)
-        if node is None:
-            return
-    last = path[-1]
-    if isinstance(node, dict) and last.startswith("f:"):
-        node.pop(last[2:], None)
-    elif isinstance(node, list):
-        node[:] = [item for item in node if _step([item], last) is None]
-
-
-def _step(node: Any, step: str) -> Any:
-    if step.startswith("f:"):
-        return node.get(step[2:]) if isinstance(node, dict) else None
-    if not isinstance(node, list):
-        return None
-    for item in node:
-        if step.startswith("k:") and isinstance(item, dict):
-            keys = json.loads(step[2:])
-            if all(item.get(k) == v for k, v in keys.items()):
-                return item
-        elif step.startswith("v:") and _value_step(item) == step:
-            return item
-    return None
 
 
 # --------------------------------------------------------------------------- the managers
@@ -344,8 +274,7 @@ class FieldManagers:
         previous = entries[me].fields if me in entries else set()
         kept = new_set.union(*(e.fields for m, e in entries.items() if m != me))
         kept_or_above = {p[:i] for p in kept for i in range(1, len(p) + 1)}
-        for path in sorted(previous - kept_or_above, key=len):
-            _remove(result, path)
+        remove_all(result, previous - kept_or_above)
         self._record(entries, me, new_set, time, touched=result != current)
         return result
 
@@ -402,6 +331,7 @@ class FieldManagers:
         mine = entries[me].fields if me in entries else set()
         if changed or me in entries:
             self._record(entries, me, (mine - gone) | changed, time, touched=bool(changed))
+        _cap_update_managers(entries)
         if not entries:
             del self._objects[uid]
         self._rendered.pop(uid, None)
@@ -448,6 +378,39 @@ class FieldManagers:
         self._rendered.pop(uid, None)
 
 
+MAX_UPDATE_MANAGERS: Final = 10
+"""Upstream's ``DefaultMaxUpdateManagers``: Update entries beyond it are merged, oldest first."""
+ANCIENT_CHANGES: Final = "ancient-changes"
+
+
+def _cap_update_managers(entries: dict[_Manager, _Entry]) -> None:
+    """Upstream's ``capUpdateManagers``: while there are more than ten Update entries, the oldest
+    (by time, then identity) are merged into one ``ancient-changes`` entry per apiVersion, which
+    takes the time of the last entry merged into it. Apply entries are never merged."""
+    updaters = [m for m in entries if m.operation == "Update"]
+    if len(updaters) <= MAX_UPDATE_MANAGERS:
+        return
+    updaters.sort(key=lambda m: (entries[m].time, m.manager, m.api_version, m.subresource))
+    first_of: dict[str, _Manager] = {}
+    length = len(updaters)
+    for who in updaters:
+        if length <= MAX_UPDATE_MANAGERS:
+            break
+        bucket = _Manager(ANCIENT_CHANGES, "Update", who.api_version)
+        first = first_of.get(who.api_version)
+        if first is None:
+            first_of[who.api_version] = who
+            continue
+        if who == bucket:
+            continue
+        if bucket not in entries:
+            entries[bucket] = entries.pop(first)
+        entry = entries.pop(who)
+        entries[bucket].fields |= entry.fields
+        entries[bucket].time = entry.time
+        length -= 1
+
+
 def _decode_entries(rows: list[dict[str, Any]]) -> dict[_Manager, _Entry]:
     entries: dict[_Manager, _Entry] = {}
     for row in rows:
@@ -459,25 +422,10 @@ def _decode_entries(rows: list[dict[str, Any]]) -> dict[_Manager, _Entry]:
             str(row.get("apiVersion") or ""),
             str(row.get("subresource") or ""),
         )
-        fields = _decode_tree(row.get("fieldsV1") or {}, ())
+        fields = decode_tree(row.get("fieldsV1") or {}, ())
         if fields:
             entries[who] = _Entry(fields, str(row.get("time") or ""))
     return entries
-
-
-def _decode_tree(tree: Any, prefix: Path) -> set[Path]:
-    """The paths of a ``fieldsV1`` tree (the inverse of ``fields_v1``)."""
-    out: set[Path] = set()
-    if not isinstance(tree, dict):
-        return out
-    for step, child in tree.items():
-        if step == ".":
-            out.add(prefix)
-        elif isinstance(child, dict) and child:
-            out |= _decode_tree(child, (*prefix, step))
-        else:
-            out.add((*prefix, step))
-    return out
 
 
 def _conflict_error(conflicts: list[tuple[_Manager, Path]]) -> ApplyConflict:

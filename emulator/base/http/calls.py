@@ -24,6 +24,7 @@ __all__ = [
     "Call",
     "check_dry_run",
     "check_field_manager",
+    "check_managed_fields",
     "check_verb",
     "dry_run",
     "verb_of",
@@ -113,21 +114,62 @@ def check_dry_run(values: list[Any], method: str) -> None:
 FIELD_MANAGER_MAX_LENGTH: Final = 128
 
 
+def _field_manager_error(manager: str) -> str:
+    """``ValidateFieldManager``'s complaint about ``manager`` (at most 128 bytes, every character
+    printable), or ``""``."""
+    if len(manager.encode()) > FIELD_MANAGER_MAX_LENGTH:
+        return f"Too long: may not be more than {FIELD_MANAGER_MAX_LENGTH} bytes"
+    for i, ch in enumerate(manager):
+        if not ch.isprintable():
+            position = len(manager[:i].encode())
+            return f"Invalid value: {json.dumps(manager)}: invalid character U+{ord(ch):04X} (at position {position})"
+    return ""
+
+
 def check_field_manager(manager: str, method: str) -> None:
     """``ValidateFieldManager``: at most 128 bytes, every character printable (422 on the options)."""
     kind = _OPTIONS.get(method, "CreateOptions")
-    detail = ""
-    if len(manager.encode()) > FIELD_MANAGER_MAX_LENGTH:
-        detail = f"Too long: may not be more than {FIELD_MANAGER_MAX_LENGTH} bytes"
-    else:
-        for i, ch in enumerate(manager):
-            if not ch.isprintable():
-                position = len(manager[:i].encode())
-                detail = (
-                    f"Invalid value: {json.dumps(manager)}: invalid character U+{ord(ch):04X} (at position {position})"
-                )
-                break
+    detail = _field_manager_error(manager)
     if detail:
         raise Invalid(
             f'{kind}.meta.k8s.io "" is invalid: fieldManager: {detail}', field="fieldManager", kind=kind, detail=detail
         )
+
+
+MAX_SUBRESOURCE_NAME_LENGTH: Final = 256
+
+
+def check_managed_fields(entries: Any, kind: str, name: str) -> None:
+    """Upstream's ``ValidateManagedFields`` on the ``metadata.managedFields`` a write carries:
+    each entry's ``operation`` is ``Apply`` or ``Update``, its ``fieldsType`` empty or
+    ``FieldsV1``, its ``manager`` a valid field manager, its ``subresource`` at most 256
+    characters. 422 naming every bad entry, as upstream's aggregated field errors."""
+    if not isinstance(entries, list):
+        return
+    errors: list[tuple[str, str]] = []
+    for i, entry in enumerate(entries):
+        if not isinstance(entry, dict):
+            continue
+        at = f"metadata.managedFields[{i}]"
+        operation = entry.get("operation")
+        if operation not in ("Apply", "Update"):
+            shown = json.dumps(operation if isinstance(operation, str) else "")
+            errors.append((f"{at}.operation", f"Invalid value: {shown}: must be `Apply` or `Update`"))
+        fields_type = entry.get("fieldsType")
+        if fields_type and fields_type != "FieldsV1":
+            errors.append((f"{at}.fieldsType", f"Invalid value: {json.dumps(str(fields_type))}: must be `FieldsV1`"))
+        manager = entry.get("manager")
+        detail = _field_manager_error(manager) if isinstance(manager, str) else ""
+        if detail:
+            errors.append((f"{at}.manager", detail))
+        subresource = entry.get("subresource")
+        if isinstance(subresource, str) and len(subresource) > MAX_SUBRESOURCE_NAME_LENGTH:
+            detail = f"Too long: may not be more than {MAX_SUBRESOURCE_NAME_LENGTH} bytes"
+            errors.append((f"{at}.subresource", detail))
+    if not errors:
+        return
+    if len(errors) == 1:
+        raise Invalid.at(kind, name, *errors[0])
+    listed = ", ".join(f"{path}: {detail}" for path, detail in errors)
+    field, detail = errors[0]
+    raise Invalid(f'{kind} "{name}" is invalid: [{listed}]', field=field, kind=kind, name=name, detail=detail)

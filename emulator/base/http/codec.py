@@ -17,6 +17,7 @@ no effect).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
@@ -85,6 +86,9 @@ def decode_body(body: bytes, content_type: str) -> Any:
     if not body.strip():
         return None
     if mt.endswith("yaml"):
+        as_json = _json_document(body)
+        if as_json is not _NOT_JSON:
+            return as_json
         try:
             docs = load_documents(body.decode("utf-8", "replace"), source="body").docs
         except YamlError as err:
@@ -96,6 +100,34 @@ def decode_body(body: bytes, content_type: str) -> Any:
         raise BadRequest(f"the object provided is unrecognized: {err}") from None
     except RecursionError:  # upstream's decoder stops at a nesting depth of 10000
         raise BadRequest(f"the object provided is unrecognized: {MAX_DEPTH_ERROR}") from None
+
+
+_NOT_JSON: Final = object()
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        raise ValueError("a key written twice")  # the YAML reader says which, as kubectl does
+    return out
+
+
+def _not_json(name: str) -> Any:
+    raise ValueError(name)
+
+
+def _json_document(body: bytes) -> Any:
+    """A YAML body that is one JSON object (what kubectl and client-go send as apply
+    configurations) read by the JSON reader: the same value as the YAML reader gives, at a
+    fraction of the time (a 3 MiB apply: well under a second instead of several). Anything
+    else (YAML proper, a key written twice, ``NaN``, too deep) is ``_NOT_JSON`` and goes
+    through the YAML reader with its messages."""
+    if not body.lstrip().startswith(b"{"):
+        return _NOT_JSON
+    try:
+        return json.loads(body, object_pairs_hook=_unique_keys, parse_constant=_not_json)
+    except (ValueError, RecursionError):
+        return _NOT_JSON
 
 
 MAX_DEPTH: Final = 10_000

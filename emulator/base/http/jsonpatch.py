@@ -1,7 +1,8 @@
 """JSON patch (RFC 6902) over wire dicts, as upstream's apiserver runs it.
 
-Owns: ``json_patch`` and the Go-flavoured message helpers the patch modules share
-(``go_repr``, ``json_kind``). Does not own: content types and strategic merge (``patch``),
+Owns: ``json_patch``, the decoding of every patch body (``decode_patch``: Go's JSON, so
+``NaN``/``Infinity`` are 400, not null) and the Go-flavoured message helpers the patch modules
+share (``go_repr``, ``json_kind``). Does not own: content types and strategic merge (``patch``),
 JSON merge patch (RFC 7386: ``emulator.base.api.mergepatch``, shared with the scenario's
 ``update`` steps), decoding into structs or validation (the server).
 
@@ -11,6 +12,8 @@ Upstream (``apiserver/pkg/endpoints/handlers/patch.go`` with evanphx/json-patch 
 input                                       answer
 ==========================================  ===================================================
 merge patch that is not JSON                400 ``Invalid JSON Patch``
+``NaN``, ``Infinity``, ``-Infinity``        400, as any body that is not JSON (Go's decoder
+                                            refuses them; Python's would read them)
 JSON patch body that is not a list of ops   400 ``json: cannot unmarshal ... jsonpatch.Patch``
 more than 10,000 operations                 413 RequestEntityTooLarge ``Request entity too large: The
                                             allowed maximum operations in a JSON patch is 10000, got N``
@@ -34,8 +37,9 @@ import json
 from typing import Any, Final
 
 from emulator.base.api.errors import BadRequest, Invalid, RequestEntityTooLarge
+from emulator.base.http.budget import spend
 
-__all__ = ["GO_MAP", "go_repr", "json_kind", "json_patch"]
+__all__ = ["GO_MAP", "decode_patch", "go_repr", "json_kind", "json_patch"]
 
 GO_MAP: Final = "Go value of type map[string]interface {}"
 _REJECTED: Final = "the server rejected our request due to an error in our request"
@@ -89,6 +93,7 @@ def json_patch(document: dict[str, Any], operations: Any) -> dict[str, Any]:
     copied = [0]  # bytes the ``copy`` operations added so far (evanphx's accumulatedCopySize)
     try:
         for op in operations:
+            spend()
             doc = _operation(doc, op, copied)
     except _PatchFailed as exc:
         raise Invalid(_REJECTED, detail=str(exc)) from exc
@@ -132,7 +137,9 @@ def _operation(doc: Any, op: dict[str, Any], copied: list[int]) -> Any:
         doc, value = _remove(doc, source, "move")
         return _add(doc, path, value)
     value = _lookup(doc, source, f"copy operation does not apply: doc is missing from path: {source}")
-    copied[0] += _encoded_size(value, MAX_COPY_BYTES - copied[0])
+    size = _encoded_size(value, MAX_COPY_BYTES - copied[0])
+    spend(size // 256)  # the copy's work grows with its size
+    copied[0] += size
     if copied[0] > MAX_COPY_BYTES:
         raise _PatchFailed(
             "Unable to complete the copy, the accumulated size increase of copy is "
@@ -237,3 +244,26 @@ def _remove(doc: Any, path: str, kind: str) -> tuple[Any, Any]:
             raise _PatchFailed(f"Unable to remove nonexistent key: {last}: missing value")
         return doc, parent.pop(last)
     return doc, parent.pop(_index(parent, last))
+
+
+_GO_CONSTANT_ERRORS: Final = {
+    "NaN": "invalid character 'N' looking for beginning of value",
+    "Infinity": "invalid character 'I' looking for beginning of value",
+    "-Infinity": "invalid character 'I' in numeric literal",
+}
+"""What Go's ``encoding/json`` says where Python's decoder would accept a non-JSON constant."""
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(_GO_CONSTANT_ERRORS[name])
+
+
+def decode_patch(body: bytes, *, bad: str = "") -> Any:
+    """The patch body as JSON; ``NaN``/``Infinity``/``-Infinity`` are not JSON (Go's decoder
+    refuses them), so they are 400 as any other syntax error, never stored as null."""
+    try:
+        return json.loads(body, parse_constant=_no_constant)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise BadRequest(bad or f"error decoding patch: {exc}") from exc
+    except RecursionError:
+        raise BadRequest(bad or "error decoding patch: exceeded max depth of 10000") from None

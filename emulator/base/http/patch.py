@@ -47,7 +47,8 @@ from typing import Any, Final
 
 from emulator.base.api.errors import BadRequest, InternalError, Invalid, UnsupportedMediaType
 from emulator.base.api.mergepatch import merge_patch
-from emulator.base.http.jsonpatch import GO_MAP, go_repr, json_kind, json_patch
+from emulator.base.http.budget import spend
+from emulator.base.http.jsonpatch import GO_MAP, decode_patch, go_repr, json_kind, json_patch
 from emulator.base.http.resources import Resource
 
 __all__ = [
@@ -199,15 +200,15 @@ def _join(path: str, key: str) -> str:
 def apply_patch(resource: Resource, current: dict[str, Any], body: bytes, content_type: str) -> dict[str, Any]:
     """``current`` with the PATCH ``body`` applied; ``current`` itself is left unchanged."""
     if content_type == JSON_PATCH:
-        return json_patch(current, _decode(body))
+        return json_patch(current, decode_patch(body))
     if content_type == MERGE_PATCH:
-        patch = _decode(body, bad="Invalid JSON Patch")
+        patch = decode_patch(body, bad="Invalid JSON Patch")
         if not isinstance(patch, dict):
             raise BadRequest("Invalid JSON Patch")
         merged: dict[str, Any] = merge_patch(current, patch)
         return merged
     if content_type == STRATEGIC_MERGE_PATCH:
-        patch = _decode(body)
+        patch = decode_patch(body)
         if not isinstance(patch, dict):
             raise BadRequest(f"json: cannot unmarshal {json_kind(patch)} into {GO_MAP}")
         return strategic_merge(resource.kind, current, patch)
@@ -215,15 +216,6 @@ def apply_patch(resource: Resource, current: dict[str, Any], body: bytes, conten
     raise UnsupportedMediaType(
         f"the body of the request was in an unknown format - accepted media types include: {accepted}"
     )
-
-
-def _decode(body: bytes, *, bad: str = "") -> Any:
-    try:
-        return json.loads(body)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise BadRequest(bad or f"error decoding patch: {exc}") from exc
-    except RecursionError:
-        raise BadRequest(bad or "error decoding patch: exceeded max depth of 10000") from None
 
 
 # --------------------------------------------------------------------------- strategic merge
@@ -240,6 +232,7 @@ def strategic_merge(kind: str, original: dict[str, Any], patch: dict[str, Any]) 
 
 
 def _merge_map(kind: str, path: str, original: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
+    spend(1 + len(patch))
     if _MARKER in patch:
         directive = patch[_MARKER]
         if directive == "replace":
@@ -261,7 +254,8 @@ def _merge_map(kind: str, path: str, original: dict[str, Any], patch: dict[str, 
             raise BadRequest("invalid patch format of primitive list")
         live = original.get(name)
         if isinstance(live, list):
-            original[name] = [v for v in live if v not in values]
+            drop = {_hashable(v) for v in values}
+            original[name] = [v for v in live if _hashable(v) not in drop]
     for key, value in patch.items():
         if key.startswith("$"):
             raise BadRequest("strategic merge patch format is not supported")
@@ -374,6 +368,7 @@ def _hashable(value: Any) -> Any:
 
 
 def _merge_list(kind: str, path: str, schema: FieldSchema, live: list[Any], patch: list[Any]) -> list[Any]:
+    spend(1 + len(live) + len(patch))
     if schema.strategy != "merge":
         return [_clean(kind, f"{path}.*", v) for v in patch]
     if not live and not patch:
@@ -381,8 +376,10 @@ def _merge_list(kind: str, path: str, schema: FieldSchema, live: list[Any], patc
     _element_kind(live, patch)
     if not any(isinstance(v, dict) for v in (*live, *patch)):
         merged: list[Any] = []
+        seen: set[Any] = set()
         for value in (*live, *patch):
-            if value not in merged:
+            if _hashable(value) not in seen:
+                seen.add(_hashable(value))
                 merged.append(value)
         patch_items, server_only = _partition(merged, patch, "")
         return _normalize(patch_items, server_only, patch, live, "")
@@ -391,13 +388,17 @@ def _merge_list(kind: str, path: str, schema: FieldSchema, live: list[Any], patc
         raise MergeFailed("cannot merge lists without merge key for type map")
     live, plain = _special_elements(live, patch, key)
     server_order = list(live)
+    first: dict[Any, int] = {}  # merge key → index of the first live item carrying it
+    for index, existing in enumerate(live):
+        if key in existing:
+            first.setdefault(_hashable(existing[key]), index)
     for item in plain:
         ident = _ident(item, key)
-        for index, existing in enumerate(live):
-            if key in existing and _hashable(existing[key]) == ident:
-                live[index] = _merge_map(kind, f"{path}.*", existing, item)
-                break
+        found = first.get(ident)
+        if found is not None:
+            live[found] = _merge_map(kind, f"{path}.*", live[found], item)
         else:
+            first[ident] = len(live)
             live.append(_clean(kind, f"{path}.*", item))
     patch_items, server_only = _partition(live, plain, key)
     return _normalize(patch_items, server_only, plain, server_order, key)
@@ -417,6 +418,7 @@ def _element_kind(*lists: list[Any]) -> None:
 
 def _special_elements(live: list[Any], patch: list[Any], key: str) -> tuple[list[Any], list[Any]]:
     plain: list[Any] = []
+    deleted: set[Any] = set()
     replace = False
     for item in patch:
         if not isinstance(item, dict) or _MARKER not in item:
@@ -426,7 +428,7 @@ def _special_elements(live: list[Any], patch: list[Any], key: str) -> tuple[list
         if directive == "delete":
             if key not in item:
                 raise MergeFailed(f"map: {go_repr(item)} does not contain declared merge key: {key}")
-            live = [v for v in live if not (isinstance(v, dict) and v.get(key) == item[key])]
+            deleted.add(_hashable(item[key]))
         elif directive == "replace":
             replace = True
         elif directive == "merge":
@@ -435,6 +437,8 @@ def _special_elements(live: list[Any], patch: list[Any], key: str) -> tuple[list
             raise MergeFailed(f"unknown patch type: {go_repr(directive)} in map: {go_repr(item)}")
     if replace:
         return plain, []
+    if deleted:
+        live = [v for v in live if not (isinstance(v, dict) and _hashable(v.get(key)) in deleted)]
     return live, plain
 
 

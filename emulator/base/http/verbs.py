@@ -35,6 +35,7 @@ from emulator.base.http.calls import (
     Call,
     check_dry_run,
     check_field_manager,
+    check_managed_fields,
     check_verb,
     dry_run,
     verb_of,
@@ -339,6 +340,8 @@ class Verbs:
         carried = (patched.get("metadata") or {}).get("managedFields")
         obj, patched = self._decode(call, patched)
         changed = carried if isinstance(carried, list) and carried != managed else None
+        if changed is not None:
+            check_managed_fields(changed, t.resource.kind, t.name)
         return self._write(call, obj, current, patched, managed_fields=changed)
 
     def server_side_apply(self, call: Call) -> Answer:
