@@ -48,7 +48,7 @@ def test_defaults_and_fresh_status() -> None:
     assert pv.status.last_phase_transition_time == pv.metadata.creation_timestamp
     pvc = api.create(_one(PVC))
     assert (pvc.spec.volume_mode, pvc.status.phase) == ("Filesystem", "Pending")
-    assert pvc.spec.storage_class_name is None  # left for the default-class admission (later)
+    assert pvc.spec.storage_class_name is None  # no default class exists
     sc = api.create(_one(SC))
     assert (sc.reclaim_policy, sc.volume_binding_mode) == ("Delete", "Immediate")
     driver = api.create(_one(DRIVER)).spec
@@ -168,6 +168,23 @@ def test_volume_attachment_spec_is_immutable() -> None:
     va = api.create(_one(VA))
     with pytest.raises(Invalid, match=r"spec: Invalid value: .*: field is immutable"):
         api.update(replace(va, spec=replace(va.spec, node_name="n2")))
+
+
+def test_a_claim_without_a_class_gets_the_default_one() -> None:
+    """Upstream's ``DefaultStorageClass`` admission: the newest class marked default (equally
+    new ones: the first by name); a claim naming a class, or ``""``, keeps it."""
+    api = _api()
+    assert api.create(_one(PVC)).spec.storage_class_name is None  # no default class yet
+    marked = SC.replace(
+        "{name: fast}", "{name: NAME, annotations: {storageclass.kubernetes.io/is-default-class: 'true'}}"
+    )
+    api.create(_one(marked.replace("NAME", "zeta")))
+    api.create(_one(marked.replace("NAME", "alpha")))
+    api.create(_one(SC.replace("fast", "plain")))
+    claim = _one(PVC)
+    assert api.create(replace(claim, metadata=replace(claim.metadata, name="c2"))).spec.storage_class_name == "alpha"
+    named = replace(claim, metadata=replace(claim.metadata, name="c3"), spec=replace(claim.spec, storage_class_name=""))
+    assert api.create(named).spec.storage_class_name == ""
 
 
 def test_namespaced_and_cluster_scoped() -> None:

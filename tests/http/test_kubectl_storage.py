@@ -101,6 +101,16 @@ def test_apply_and_get_the_volume_kinds(kubectl_server: Server, tmp_path: Path) 
     wide = _rows(ok(k("get", "pvc", "data", "-o", "wide")))
     assert wide[0][-1] == "VOLUMEMODE"
     assert wide[1][-1] == "Filesystem"
+    for kind, name in (
+        ("pv", "pv-a"),
+        ("pvc", "data"),
+        ("sc", "fast"),
+        ("csinode", "node-a"),
+        ("csidriver", "ebs.csi.aws.com"),
+    ):
+        assert "Name:" in ok(k("describe", kind, name))
+    explained = ok(k("explain", "pv.spec.csi"))
+    assert "volumeHandle" in explained
     pv = json.loads(ok(k("get", "pv", "pv-a", "-o", "json")))
     assert pv["spec"]["persistentVolumeReclaimPolicy"] == "Retain"
     assert pv["spec"]["volumeMode"] == "Filesystem"

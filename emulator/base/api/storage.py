@@ -16,6 +16,7 @@ and the constants of their enumerations. Validation is in ``volumevalidation`` (
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, Final
 
 import msgspec
@@ -27,6 +28,8 @@ from emulator.base.api.quantity import Quantity
 
 __all__ = [
     "ACCESS_MODES",
+    "BETA_IS_DEFAULT_CLASS",
+    "BETA_STORAGE_CLASS",
     "BINDING_MODES",
     "CLAIM_PHASES",
     "FS_GROUP_POLICIES",
@@ -68,8 +71,10 @@ __all__ = [
     "VolumeNodeAffinity",
     "VolumeNodeResources",
     "VolumeResourceRequirements",
+    "default_class",
     "default_storage",
     "in_tree_sources",
+    "is_default_class",
 ]
 
 ACCESS_MODES: Final = ("ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod")
@@ -84,6 +89,9 @@ FS_GROUP_POLICIES: Final = ("File", "None", "ReadWriteOnceWithFSType")
 LIFECYCLE_MODES: Final = ("Persistent", "Ephemeral")
 IS_DEFAULT_CLASS: Final = "storageclass.kubernetes.io/is-default-class"
 """The annotation that makes a StorageClass the default (kubectl prints ``(default)``)."""
+BETA_IS_DEFAULT_CLASS: Final = "storageclass.beta.kubernetes.io/is-default-class"
+BETA_STORAGE_CLASS: Final = "volume.beta.kubernetes.io/storage-class"
+"""A claim's or volume's class before ``storageClassName`` existed (still read first)."""
 
 InTree = dict[str, Any]
 """An in-tree volume source kept as written (its fields are the plugin's, not read here)."""
@@ -380,6 +388,23 @@ STORAGE_KINDS: Final = (
 
 
 # --- defaulting ---------------------------------------------------------------------------
+
+
+def is_default_class(sc: StorageClass) -> bool:
+    """``IsDefaultAnnotation``: the GA or the beta annotation is ``"true"``."""
+    notes = sc.metadata.annotations
+    return notes.get(IS_DEFAULT_CLASS) == "true" or notes.get(BETA_IS_DEFAULT_CLASS) == "true"
+
+
+def default_class(classes: Iterable[StorageClass]) -> StorageClass | None:
+    """``GetDefaultClass``: of the classes marked default, the newest; equally new ones by name."""
+    marked = [sc for sc in classes if is_default_class(sc)]
+    if not marked:
+        return None
+    newest = max(sc.metadata.creation_timestamp or "" for sc in marked)
+    return min(
+        (sc for sc in marked if (sc.metadata.creation_timestamp or "") == newest), key=lambda sc: sc.metadata.name
+    )
 
 
 def _default_pv(pv: PersistentVolume) -> PersistentVolume:

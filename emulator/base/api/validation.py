@@ -78,6 +78,7 @@ _NAMESPACED = frozenset(
 )
 
 _PREEMPTION = (None, "Never", "PreemptLowerPriority")
+_FULLY_VALIDATED_ON_UPDATE = (Pod, Node, PriorityClass, ConfigMap, Secret, *STORAGE_KINDS, *WORKLOAD_KINDS)
 
 
 def _resource_lists(obj: object) -> Iterator[tuple[str, Mapping[str, Quantity]]]:
@@ -366,7 +367,7 @@ def validate_update(candidate: Any) -> None:
     (Leases: a renewal every 10 s per node) only have their labels, annotations and (Leases)
     spec checked.
     ``tests/apiserver/test_status_validation.py`` checks this against ``validate``."""
-    if isinstance(candidate, (Pod, Node, PriorityClass, ConfigMap, Secret, *STORAGE_KINDS, *WORKLOAD_KINDS)):
+    if isinstance(candidate, _FULLY_VALIDATED_ON_UPDATE):
         validate(candidate)
         return
     meta: ObjectMeta | None = getattr(candidate, "metadata", None)

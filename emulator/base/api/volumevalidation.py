@@ -32,6 +32,7 @@ from emulator.base.api.podvalidation import node_selector_problems
 from emulator.base.api.quantity import TOO_LARGE, Quantity, fits_int64_milli
 from emulator.base.api.storage import (
     ACCESS_MODES,
+    BETA_STORAGE_CLASS,
     IN_TREE_SOURCES,
     PV_RECLAIM_POLICIES,
     VOLUME_MODES,
@@ -46,7 +47,6 @@ from emulator.base.api.storage import (
 )
 
 __all__ = [
-    "BETA_STORAGE_CLASS",
     "Problem",
     "csi_driver_name_problems",
     "go_json",
@@ -62,7 +62,6 @@ __all__ = [
 ]
 
 Problem = tuple[str, str]
-BETA_STORAGE_CLASS: Final = "volume.beta.kubernetes.io/storage-class"
 _IMMUTABLE: Final = "field is immutable"
 _ONE_TYPE: Final = "Forbidden: may not specify more than 1 volume type"
 _PVC_SPEC_IMMUTABLE: Final = (

@@ -20,7 +20,7 @@ from typing import Any, Final
 from emulator.base.api.meta import ObjectMeta
 from emulator.base.api.quantity import Quantity
 from emulator.base.api.storage import (
-    IS_DEFAULT_CLASS,
+    BETA_STORAGE_CLASS,
     CSIDriver,
     CSINode,
     CSIStorageCapacity,
@@ -28,13 +28,12 @@ from emulator.base.api.storage import (
     PersistentVolumeClaim,
     StorageClass,
     VolumeAttachment,
+    is_default_class,
 )
 from emulator.base.http.cells import Since
 
 __all__ = ["STORAGE_COLUMNS", "STORAGE_ROWS"]
 
-_BETA_CLASS: Final = "volume.beta.kubernetes.io/storage-class"
-_BETA_DEFAULT: Final = "storageclass.beta.kubernetes.io/is-default-class"
 _SHORT_MODES: Final = (
     ("ReadWriteOnce", "RWO"),
     ("ReadOnlyMany", "ROX"),
@@ -210,7 +209,7 @@ def _phase(meta: ObjectMeta, phase: str) -> str:
 def _pv_cells(pv: PersistentVolume, since: Since) -> list[Any]:
     spec = pv.spec
     claim = f"{spec.claim_ref.namespace}/{spec.claim_ref.name}" if spec.claim_ref is not None else ""
-    klass = pv.metadata.annotations.get(_BETA_CLASS, spec.storage_class_name)
+    klass = pv.metadata.annotations.get(BETA_STORAGE_CLASS, spec.storage_class_name)
     return [
         pv.metadata.name,
         _size(spec.capacity.get("storage")),
@@ -232,7 +231,7 @@ def _pvc_cells(pvc: PersistentVolumeClaim, since: Since) -> list[Any]:
     if spec.volume_name:
         modes = _modes(pvc.status.access_modes)
         capacity = _size(pvc.status.capacity.get("storage"))
-    klass = pvc.metadata.annotations.get(_BETA_CLASS)
+    klass = pvc.metadata.annotations.get(BETA_STORAGE_CLASS)
     if klass is None:
         klass = spec.storage_class_name or ""
     return [
@@ -249,10 +248,8 @@ def _pvc_cells(pvc: PersistentVolumeClaim, since: Since) -> list[Any]:
 
 
 def _class_cells(sc: StorageClass, since: Since) -> list[Any]:
-    notes = sc.metadata.annotations
-    default = notes.get(IS_DEFAULT_CLASS) == "true" or notes.get(_BETA_DEFAULT) == "true"
     return [
-        sc.metadata.name + (" (default)" if default else ""),
+        sc.metadata.name + (" (default)" if is_default_class(sc) else ""),
         sc.provisioner,
         sc.reclaim_policy or "Delete",
         sc.volume_binding_mode or "Immediate",

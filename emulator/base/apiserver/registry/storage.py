@@ -3,7 +3,8 @@ and ``pkg/registry/storage/...``): defaulted on create and update (``storage.def
 upstream's update rules (``storagevalidation``). PersistentVolumes, claims and VolumeAttachments
 have a status the controllers write: reset on create (a volume's and a claim's phase
 ``Pending``; a volume's ``lastPhaseTransitionTime`` its creation time), kept by updates, and
-replaced only through the status subresource. Only the claims and CSIStorageCapacities are
+replaced only through the status subresource. A claim without a class gets the default one
+(the ``DefaultStorageClass`` admission). Only the claims and CSIStorageCapacities are
 namespaced; none of the kinds has a selectable field beyond the metadata's.
 """
 
@@ -15,9 +16,11 @@ from msgspec.structs import replace
 
 from emulator.base.api.errors import Invalid
 from emulator.base.api.storage import (
+    BETA_STORAGE_CLASS,
     PersistentVolumeClaimStatus,
     PersistentVolumeStatus,
     VolumeAttachmentStatus,
+    default_class,
     default_storage,
 )
 from emulator.base.api.validation import validate_status_update, validate_storage_update, validate_update
@@ -68,9 +71,22 @@ class PersistentVolumeStrategy(StorageStrategy):
 
 
 class PersistentVolumeClaimStrategy(StorageStrategy):
+    """A claim created without a class (neither ``storageClassName`` nor the beta annotation)
+    gets the default StorageClass's name, if there is one: upstream's ``DefaultStorageClass``
+    admission plugin (``plugin/pkg/admission/storage/storageclass/setdefault``)."""
+
     kind = "PersistentVolumeClaim"
     namespaced = True
     fresh_status = PersistentVolumeClaimStatus()
+
+    def prepare_for_create(self, obj: Any, *, restore: bool) -> Any:
+        obj = super().prepare_for_create(obj, restore=restore)
+        if restore or obj.spec.storage_class_name is not None or BETA_STORAGE_CLASS in obj.metadata.annotations:
+            return obj
+        default = default_class(self.store.table("StorageClass").values())
+        if default is None:
+            return obj
+        return replace(obj, spec=replace(obj.spec, storage_class_name=default.metadata.name))
 
     def validate_status_update(self, current: Any, candidate: Any) -> None:
         validate_status_update(candidate)
