@@ -43,7 +43,8 @@ from emulator.base.api.probevalidation import probe_problems
 from emulator.base.api.quantity import TOO_LARGE, Quantity, fits_int64_milli
 from emulator.base.api.scheduling import Lease, LeaseSpec, PriorityClass
 from emulator.base.api.services import Service
-from emulator.base.api.storage import STORAGE_KINDS, default_storage
+from emulator.base.api.storage import STORAGE_KINDS
+from emulator.base.api.storagedefaults import default_storage
 from emulator.base.api.storagevalidation import storage_problems, storage_update_problems
 from emulator.base.api.taints import TAINT_EFFECTS
 from emulator.base.api.workloaddefaults import default_object, stored_job

@@ -28,8 +28,8 @@ from emulator.base.api.storage import (
     PersistentVolumeClaim,
     StorageClass,
     VolumeAttachment,
-    is_default_class,
 )
+from emulator.base.api.storagedefaults import is_default_class
 from emulator.base.http.cells import Since
 
 __all__ = ["STORAGE_COLUMNS", "STORAGE_ROWS"]

@@ -1,5 +1,5 @@
 """The volume kinds (upstream ``pkg/registry/core/persistentvolume``, ``.../persistentvolumeclaim``
-and ``pkg/registry/storage/...``): defaulted on create and update (``storage.default_storage``),
+and ``pkg/registry/storage/...``): defaulted on create and update (``storagedefaults.default_storage``),
 upstream's update rules (``storagevalidation``). PersistentVolumes, claims and VolumeAttachments
 have a status the controllers write: reset on create (a volume's and a claim's phase
 ``Pending``; a volume's ``lastPhaseTransitionTime`` its creation time), kept by updates, and
@@ -20,9 +20,8 @@ from emulator.base.api.storage import (
     PersistentVolumeClaimStatus,
     PersistentVolumeStatus,
     VolumeAttachmentStatus,
-    default_class,
-    default_storage,
 )
+from emulator.base.api.storagedefaults import default_class, default_storage
 from emulator.base.api.validation import validate_status_update, validate_storage_update, validate_update
 from emulator.base.api.volumevalidation import pvc_status_problems
 from emulator.base.apiserver.registry.strategy import Strategy
