@@ -69,7 +69,14 @@ def _bad(text: str, path: str, detail: str) -> None:
     assert (err.value.path, err.value.detail) == (path, detail)
 
 
+INLINE_VA = VA.replace(
+    "source: {persistentVolumeName: pv}",
+    "source: {inlineVolumeSpec: {accessModes: [ReadWriteOnce], csi: {driver: ebs.csi.aws.com, volumeHandle: v}}}",
+)
+
+
 def test_good_objects_load() -> None:
+    assert load_manifests(INLINE_VA, source="m.yaml")[0].spec.source.inline_volume_spec is not None
     objs = load_manifests("---\n".join((PV, PVC, SC, CSINODE, CAP, VA, DRIVER)), source="m.yaml")
     assert [o.kind for o in objs] == [
         "PersistentVolume",
@@ -359,6 +366,25 @@ def test_persistent_volume_claim(text: str, path: str, detail: str) -> None:
         ),
         pytest.param(
             VA.replace("attacher: ebs.csi.aws.com, ", ""), "spec.attacher", "Required value", id="va-attacher"
+        ),
+        pytest.param(
+            VA.replace(
+                "source: {persistentVolumeName: pv}",
+                "source: {inlineVolumeSpec: {accessModes: [ReadWriteOnce], claimRef: {name: c},"
+                " csi: {driver: ebs.csi.aws.com, volumeHandle: v}}}",
+            ),
+            "spec.source.inlineVolumeSpec.claimRef",
+            "Forbidden: may not be specified in the context of inline volumes",
+            id="va-inline-claim",
+        ),
+        pytest.param(
+            VA.replace(
+                "source: {persistentVolumeName: pv}",
+                "source: {inlineVolumeSpec: {accessModes: [ReadWriteOnce], csi: {driver: ebs.csi.aws.com}}}",
+            ),
+            "spec.source.inlineVolumeSpec.csi.volumeHandle",
+            "Required value",
+            id="va-inline-handle",
         ),
         pytest.param(
             DRIVER.replace("spec: {}", "spec: {fsGroupPolicy: Sometimes}"),
