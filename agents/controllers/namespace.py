@@ -67,6 +67,8 @@ CONTENT: Final = (
     "PodDisruptionBudget",
     "ConfigMap",
     "Secret",
+    "PersistentVolumeClaim",
+    "CSIStorageCapacity",
     "Lease",
     "Event",
 )

@@ -169,11 +169,18 @@ def test_kinds_table() -> None:
         ("coordination.k8s.io/v1", "Lease"),
         ("policy/v1", "PodDisruptionBudget"),
         ("scheduling.k8s.io/v1", "PriorityClass"),
+        ("storage.k8s.io/v1", "CSIDriver"),
+        ("storage.k8s.io/v1", "CSINode"),
+        ("storage.k8s.io/v1", "CSIStorageCapacity"),
+        ("storage.k8s.io/v1", "StorageClass"),
+        ("storage.k8s.io/v1", "VolumeAttachment"),
         ("v1", "Binding"),
         ("v1", "ConfigMap"),
         ("v1", "Event"),
         ("v1", "Namespace"),
         ("v1", "Node"),
+        ("v1", "PersistentVolume"),
+        ("v1", "PersistentVolumeClaim"),
         ("v1", "Pod"),
         ("v1", "Secret"),
         ("v1", "Service"),
@@ -331,7 +338,10 @@ def test_errors_name_source_path_and_detail(text: str, path: str, detail: str) -
 
 _NEW_KINDS = (
     ", ReplicaSet (apps/v1), StatefulSet (apps/v1), DaemonSet (apps/v1), Job (batch/v1), CronJob (batch/v1),"
-    " Service (v1), PodDisruptionBudget (policy/v1), ControllerRevision (apps/v1), ConfigMap (v1), Secret (v1)"
+    " Service (v1), PodDisruptionBudget (policy/v1), ControllerRevision (apps/v1), ConfigMap (v1), Secret (v1),"
+    " PersistentVolume (v1), PersistentVolumeClaim (v1), StorageClass (storage.k8s.io/v1),"
+    " CSIDriver (storage.k8s.io/v1), CSINode (storage.k8s.io/v1), CSIStorageCapacity (storage.k8s.io/v1),"
+    " VolumeAttachment (storage.k8s.io/v1)"
 )
 
 

@@ -31,6 +31,13 @@ MODELS = {
     "ControllerRevision": "V1ControllerRevision",
     "ConfigMap": "V1ConfigMap",
     "Secret": "V1Secret",
+    "PersistentVolume": "V1PersistentVolume",
+    "PersistentVolumeClaim": "V1PersistentVolumeClaim",
+    "StorageClass": "V1StorageClass",
+    "CSIDriver": "V1CSIDriver",
+    "CSINode": "V1CSINode",
+    "CSIStorageCapacity": "V1CSIStorageCapacity",
+    "VolumeAttachment": "V1VolumeAttachment",
 }
 _LIST = re.compile(r"^List\[(.+)\]$")
 _DICT = re.compile(r"^Dict\(str, ?(.+)\)$|^Dict\[str, ?(.+)\]$")

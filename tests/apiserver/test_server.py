@@ -511,7 +511,16 @@ def test_cluster_scoped_objects_drop_the_namespace() -> None:
     node = srv.create(replace(make_node(), metadata=ObjectMeta(name="n", namespace="team")))
     assert node.metadata.namespace == ""
     assert srv.get("Node", "n", "anything") == node
-    assert sorted(CLUSTER_SCOPED) == ["Namespace", "Node", "PriorityClass"]
+    assert sorted(CLUSTER_SCOPED) == [
+        "CSIDriver",
+        "CSINode",
+        "Namespace",
+        "Node",
+        "PersistentVolume",
+        "PriorityClass",
+        "StorageClass",
+        "VolumeAttachment",
+    ]
 
 
 def test_a_created_namespace_is_active() -> None:

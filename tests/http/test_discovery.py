@@ -49,6 +49,8 @@ UPSTREAM = [
         [],
     ),
     ("nodes", ["no"], "v1", False, "Node", ALL, []),
+    ("persistentvolumeclaims", ["pvc"], "v1", True, "PersistentVolumeClaim", ALL, []),
+    ("persistentvolumes", ["pv"], "v1", False, "PersistentVolume", ALL, []),
     ("pods", ["po"], "v1", True, "Pod", ALL, ["all"]),
     ("secrets", [], "v1", True, "Secret", ALL, []),
     ("services", ["svc"], "v1", True, "Service", ALL, ["all"]),
@@ -62,12 +64,20 @@ UPSTREAM = [
     ("leases", [], "coordination.k8s.io/v1", True, "Lease", ALL, []),
     ("poddisruptionbudgets", ["pdb"], "policy/v1", True, "PodDisruptionBudget", ALL, []),
     ("priorityclasses", ["pc"], "scheduling.k8s.io/v1", False, "PriorityClass", ALL, []),
+    ("csidrivers", [], "storage.k8s.io/v1", False, "CSIDriver", ALL, []),
+    ("csinodes", [], "storage.k8s.io/v1", False, "CSINode", ALL, []),
+    ("csistoragecapacities", [], "storage.k8s.io/v1", True, "CSIStorageCapacity", ALL, []),
+    ("storageclasses", ["sc"], "storage.k8s.io/v1", False, "StorageClass", ALL, []),
+    ("volumeattachments", [], "storage.k8s.io/v1", False, "VolumeAttachment", ALL, []),
 ]
 
 # groupVersion, name, kind, group/version when not the parent's, verbs: upstream's APIResourceList
 SUBRESOURCES = [
     ("v1", "namespaces/status", "Namespace", None, STATUS),
     ("v1", "nodes/status", "Node", None, STATUS),
+    ("v1", "persistentvolumeclaims/status", "PersistentVolumeClaim", None, STATUS),
+    ("v1", "persistentvolumes/status", "PersistentVolume", None, STATUS),
+    ("storage.k8s.io/v1", "volumeattachments/status", "VolumeAttachment", None, STATUS),
     ("v1", "pods/binding", "Binding", None, ["create"]),
     ("v1", "pods/eviction", "Eviction", ("policy", "v1"), ["create"]),
     ("v1", "pods/attach", "PodAttachOptions", None, ["create", "get"]),
@@ -238,7 +248,7 @@ def test_aggregated_and_legacy_agree(core: bool) -> None:
 
 
 def test_groups_are_in_upstreams_priority_order() -> None:
-    names = ["apps", "batch", "policy", "scheduling.k8s.io", "coordination.k8s.io"]
+    names = ["apps", "batch", "policy", "storage.k8s.io", "scheduling.k8s.io", "coordination.k8s.io"]
     assert [g["name"] for g in discovery.legacy_groups()["groups"]] == names
     assert [g for g, _ in group_versions()] == ["", *names]
     assert [i["metadata"]["name"] for i in discovery.aggregated(core=False)["items"]] == names
@@ -694,7 +704,15 @@ async def test_kubectl_resolves_the_all_category(server: Served, tmp_path: Path)
 @pytest.mark.asyncio
 async def test_kubectl_api_versions(server: Served, tmp_path: Path) -> None:
     out = await _kubectl(server, tmp_path, "api-versions")
-    expected = ["apps/v1", "batch/v1", "coordination.k8s.io/v1", "policy/v1", "scheduling.k8s.io/v1", "v1"]
+    expected = [
+        "apps/v1",
+        "batch/v1",
+        "coordination.k8s.io/v1",
+        "policy/v1",
+        "scheduling.k8s.io/v1",
+        "storage.k8s.io/v1",
+        "v1",
+    ]
     assert out.split() == expected
 
 
@@ -866,7 +884,7 @@ async def test_the_python_clients_typed_discovery_calls_parse(server: Served) ->
     assert await asyncio.to_thread(calls) == (
         "32",
         ["v1"],
-        ["apps", "batch", "policy", "scheduling.k8s.io", "coordination.k8s.io"],
+        ["apps", "batch", "policy", "storage.k8s.io", "scheduling.k8s.io", "coordination.k8s.io"],
         "apps/v1",
         [("secrets", "Secret", None), ("services", "Service", None), ("services/status", "Service", None)],
     )

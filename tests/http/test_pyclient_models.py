@@ -77,6 +77,61 @@ metadata: {name: web-tls, namespace: default}
 type: kubernetes.io/tls
 data: {tls.crt: Y2VydA==}
 stringData: {tls.key: key}
+---
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: pv-a}
+spec:
+  capacity: {storage: 10Gi}
+  accessModes: [ReadWriteOnce]
+  claimRef: {namespace: default, name: data}
+  csi: {driver: ebs.csi.aws.com, volumeHandle: vol-1, fsType: ext4, volumeAttributes: {type: gp3}}
+  nodeAffinity:
+    required:
+      nodeSelectorTerms: [{matchExpressions: [{key: topology.kubernetes.io/zone, operator: In, values: [a]}]}]
+  mountOptions: [noatime]
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: data, namespace: default}
+spec:
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: 1Gi}}
+  storageClassName: fast
+  selector: {matchLabels: {tier: db}}
+---
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: fast}
+provisioner: ebs.csi.aws.com
+parameters: {type: gp3}
+volumeBindingMode: WaitForFirstConsumer
+allowVolumeExpansion: true
+allowedTopologies: [{matchLabelExpressions: [{key: topology.kubernetes.io/zone, values: [a, b]}]}]
+---
+apiVersion: storage.k8s.io/v1
+kind: CSIDriver
+metadata: {name: ebs.csi.aws.com}
+spec: {tokenRequests: [{audience: aws}]}
+---
+apiVersion: storage.k8s.io/v1
+kind: CSINode
+metadata: {name: node-a}
+spec:
+  drivers: [{name: ebs.csi.aws.com, nodeID: i-1, topologyKeys: [topology.kubernetes.io/zone], allocatable: {count: 25}}]
+---
+apiVersion: storage.k8s.io/v1
+kind: CSIStorageCapacity
+metadata: {name: cap-a, namespace: default}
+storageClassName: fast
+nodeTopology: {matchLabels: {topology.kubernetes.io/zone: a}}
+capacity: 10Ti
+maximumVolumeSize: 1Ti
+---
+apiVersion: storage.k8s.io/v1
+kind: VolumeAttachment
+metadata: {name: va-a}
+spec: {attacher: ebs.csi.aws.com, nodeName: node-a, source: {persistentVolumeName: pv-a}}
 """
 MODEL = {kind: model for kind, model in MODELS.items() if kind != "Binding"}
 """Every stored kind's client model (one table with the unknown-field schema's, ``tests/api/upstream_fields.py``)."""

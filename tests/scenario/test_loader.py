@@ -531,7 +531,8 @@ BROKEN = [
         'scenario.yaml: steps[0].delete.kind: unsupported kind "ReplicationController"; expected one of: '
         "Pod, Node, Event, Namespace, PriorityClass, Lease, Deployment, "
         "ReplicaSet, StatefulSet, DaemonSet, Job, CronJob, Service, PodDisruptionBudget, ControllerRevision, "
-        "ConfigMap, Secret",
+        "ConfigMap, Secret, PersistentVolume, PersistentVolumeClaim, StorageClass, CSIDriver, CSINode, "
+        "CSIStorageCapacity, VolumeAttachment",
         id="delete-kind",
     ),
     pytest.param(

@@ -173,7 +173,8 @@ BROKEN = [
         'scenario.yaml: faults[0].apiError.kind: unsupported kind "pods"; expected one of: Pod, Node, Binding, '
         "Event, Namespace, PriorityClass, Lease, Deployment, "
         "ReplicaSet, StatefulSet, DaemonSet, Job, CronJob, Service, PodDisruptionBudget, ControllerRevision, "
-        "ConfigMap, Secret",
+        "ConfigMap, Secret, PersistentVolume, PersistentVolumeClaim, StorageClass, CSIDriver, CSINode, "
+        "CSIStorageCapacity, VolumeAttachment",
         id="kind",
     ),
     pytest.param(

@@ -70,9 +70,11 @@ _SCENARIO_ONLY = (
     "PodDisruptionBudget",
     "ConfigMap",
     "Secret",
+    "StorageClass",
 )
 """Kinds only the runner creates: a step naming a missing one is an error at load. Not
-ReplicaSets and Jobs, which the deployment and cronjob controllers create."""
+ReplicaSets and Jobs, which the deployment and cronjob controllers create, nor the other volume
+kinds (provisioners make PersistentVolumes, StatefulSets claims, the storage section drivers)."""
 _IMMORTAL_NAMESPACES = ("default", "kube-system", "kube-public")
 """Namespaces upstream's NamespaceLifecycle admission refuses to delete."""
 _NAMESPACE_LABEL = "kubernetes.io/metadata.name"

@@ -30,6 +30,15 @@ from emulator.base.api.policy import PodDisruptionBudget
 from emulator.base.api.quantity import Quantity, decode_quantity
 from emulator.base.api.scheduling import Lease, PriorityClass
 from emulator.base.api.services import Service
+from emulator.base.api.storage import (
+    CSIDriver,
+    CSINode,
+    CSIStorageCapacity,
+    PersistentVolume,
+    PersistentVolumeClaim,
+    StorageClass,
+    VolumeAttachment,
+)
 from emulator.base.api.unknownfields import prune_unknown, warning_texts
 from emulator.base.api.unmodelled import capture
 from emulator.base.api.validation import validate
@@ -79,6 +88,13 @@ ApiObject = (
     | ControllerRevision
     | ConfigMap
     | Secret
+    | PersistentVolume
+    | PersistentVolumeClaim
+    | StorageClass
+    | CSIDriver
+    | CSINode
+    | CSIStorageCapacity
+    | VolumeAttachment
 )
 T = TypeVar("T")
 
@@ -101,6 +117,13 @@ KINDS: Final[dict[tuple[str, str], type[Any]]] = {
     ("apps/v1", "ControllerRevision"): ControllerRevision,
     ("v1", "ConfigMap"): ConfigMap,
     ("v1", "Secret"): Secret,
+    ("v1", "PersistentVolume"): PersistentVolume,
+    ("v1", "PersistentVolumeClaim"): PersistentVolumeClaim,
+    ("storage.k8s.io/v1", "StorageClass"): StorageClass,
+    ("storage.k8s.io/v1", "CSIDriver"): CSIDriver,
+    ("storage.k8s.io/v1", "CSINode"): CSINode,
+    ("storage.k8s.io/v1", "CSIStorageCapacity"): CSIStorageCapacity,
+    ("storage.k8s.io/v1", "VolumeAttachment"): VolumeAttachment,
 }
 
 

@@ -68,6 +68,11 @@ _RESOURCES = {
     "CronJob": "cronjobs.batch",
     "Service": "services",
     "PodDisruptionBudget": "poddisruptionbudgets.policy",
+    "StorageClass": "storageclasses.storage.k8s.io",
+    "CSIDriver": "csidrivers.storage.k8s.io",
+    "CSINode": "csinodes.storage.k8s.io",
+    "CSIStorageCapacity": "csistoragecapacities.storage.k8s.io",
+    "VolumeAttachment": "volumeattachments.storage.k8s.io",
 }
 
 

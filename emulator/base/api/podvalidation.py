@@ -100,6 +100,7 @@ __all__ = [
     "Problem",
     "kubelet_annotation_problems",
     "node_affinity_errors",
+    "node_selector_problems",
     "parse_exit_code",
     "pod_update_problem",
     "scheduling_errors",
@@ -196,6 +197,10 @@ def _node_selector(selector: NodeSelector, path: str) -> Iterator[Problem]:
         yield terms_path, "Required value: must have at least one node selector term"
     for i, term in enumerate(selector.node_selector_terms):
         yield from _node_selector_term(term, f"{terms_path}[{i}]")
+
+
+node_selector_problems = _node_selector
+"""``ValidateNodeSelector`` at a path (a PersistentVolume's ``nodeAffinity.required`` too)."""
 
 
 def node_affinity_errors(na: NodeAffinity, path: str) -> Iterator[Problem]:

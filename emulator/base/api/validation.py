@@ -43,6 +43,9 @@ from emulator.base.api.probevalidation import probe_problems
 from emulator.base.api.quantity import TOO_LARGE, Quantity, fits_int64_milli
 from emulator.base.api.scheduling import Lease, LeaseSpec, PriorityClass
 from emulator.base.api.services import Service
+from emulator.base.api.storage import STORAGE_KINDS
+from emulator.base.api.storagedefaults import default_storage
+from emulator.base.api.storagevalidation import storage_problems, storage_update_problems
 from emulator.base.api.taints import TAINT_EFFECTS
 from emulator.base.api.workloaddefaults import default_object, stored_job
 from emulator.base.api.workloadvalidation import Problem, status_problems, workload_problems, workload_update_problems
@@ -54,6 +57,7 @@ __all__ = [
     "validate",
     "validate_pod_metadata",
     "validate_status_update",
+    "validate_storage_update",
     "validate_update",
     "validate_workload_update",
 ]
@@ -61,10 +65,21 @@ __all__ = [
 WORKLOAD_KINDS = (DaemonSet, Deployment, ReplicaSet, StatefulSet, Job, CronJob, Service, PodDisruptionBudget)
 """The kinds ``workloadvalidation`` checks (defaulted first: see ``_workload``)."""
 _NAMESPACED = frozenset(
-    {"Pod", "Event", "Lease", "Binding", "ConfigMap", "Secret", *(k.__name__ for k in WORKLOAD_KINDS)}
+    {
+        "Pod",
+        "Event",
+        "Lease",
+        "Binding",
+        "ConfigMap",
+        "Secret",
+        "PersistentVolumeClaim",
+        "CSIStorageCapacity",
+        *(k.__name__ for k in WORKLOAD_KINDS),
+    }
 )
 
 _PREEMPTION = (None, "Never", "PreemptLowerPriority")
+_FULLY_VALIDATED_ON_UPDATE = (Pod, Node, PriorityClass, ConfigMap, Secret, *STORAGE_KINDS, *WORKLOAD_KINDS)
 
 
 def _resource_lists(obj: object) -> Iterator[tuple[str, Mapping[str, Quantity]]]:
@@ -230,15 +245,30 @@ def _template_problem(template: PodTemplateSpec) -> Problem | None:
 
 
 def _qualified(obj: Any) -> str:
-    """The kind as upstream names it in errors, with its group: ``Deployment.apps``."""
-    group = obj.api_version.rpartition("/")[0].removesuffix(".k8s.io")
+    """The kind as upstream names it in errors, with its group: ``Deployment.apps``,
+    ``StorageClass.storage.k8s.io``."""
+    group = obj.api_version.rpartition("/")[0]
+    if group != "storage.k8s.io":
+        group = group.removesuffix(".k8s.io")
     return f"{obj.kind}.{group}" if group else str(obj.kind)
+
+
+def _storage(obj: Any) -> None:
+    """A storage kind's upstream validation, of the object as stored (defaulted)."""
+    if problem := next(storage_problems(default_storage(obj)), None):
+        raise Invalid.at(_qualified(obj), obj.metadata.name, *problem)
 
 
 def validate_workload_update(current: Any, candidate: Any) -> None:
     """Upstream's update rules of a workload kind (immutable selectors...): ``Invalid``."""
     problem = next(workload_update_problems(current, candidate), None)
     if problem is not None:
+        raise Invalid.at(_qualified(candidate), candidate.metadata.name, *problem)
+
+
+def validate_storage_update(current: Any, candidate: Any) -> None:
+    """A storage kind's update rules (immutable fields...): ``Invalid``."""
+    if problem := next(storage_update_problems(current, candidate), None):
         raise Invalid.at(_qualified(candidate), candidate.metadata.name, *problem)
 
 
@@ -273,6 +303,8 @@ def validate(obj: object) -> None:
         _workload(obj)
     elif isinstance(obj, Node):
         _node(obj)
+    elif isinstance(obj, STORAGE_KINDS):
+        _storage(obj)
     elif isinstance(obj, ConfigMap):
         if problem := next(config_map_problems(obj), None):
             raise Invalid.at(kind, obj.metadata.name, *problem)
@@ -331,11 +363,12 @@ def validate_update(candidate: Any) -> None:
     name, ``generateName`` and namespace, the stored, valid ones, the labels and a Pod's
     lifecycle annotations) and its
     status is the stored one. Validation reads nothing else of any kind but Pod, Node,
-    PriorityClass, ConfigMap, Secret and the workload kinds (``WORKLOAD_KINDS``: their spec), so the others
+    PriorityClass, ConfigMap, Secret, the storage kinds (``STORAGE_KINDS``) and the workload
+    kinds (``WORKLOAD_KINDS``: their spec), so the others
     (Leases: a renewal every 10 s per node) only have their labels, annotations and (Leases)
     spec checked.
     ``tests/apiserver/test_status_validation.py`` checks this against ``validate``."""
-    if isinstance(candidate, (Pod, Node, PriorityClass, ConfigMap, Secret, *WORKLOAD_KINDS)):
+    if isinstance(candidate, _FULLY_VALIDATED_ON_UPDATE):
         validate(candidate)
         return
     meta: ObjectMeta | None = getattr(candidate, "metadata", None)

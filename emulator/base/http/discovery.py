@@ -27,7 +27,8 @@ and must then carry ``AGGREGATED_CONTENT_TYPE``: client-go checks ``g``, ``v`` a
 response's Content-Type and otherwise decodes the body as legacy ``APIVersions`` (finding nothing).
 
 Named groups are listed in upstream's priority order (the aggregator's ``apiVersionPriorities``:
-apps 17800, batch 17400, policy 17100, scheduling.k8s.io 16600, coordination.k8s.io 16500), which
+apps 17800, batch 17400, policy 17100, storage.k8s.io 16800, scheduling.k8s.io 16600,
+coordination.k8s.io 16500), which
 is the order ``kubectl api-versions`` and the REST mapper see; resources inside a group-version
 are sorted by name, subresources after their parent, as upstream's installer does.
 
@@ -80,6 +81,7 @@ _GROUP_PRIORITY: Final = {
     "batch": 17400,
     "policy": 17100,
     "scheduling.k8s.io": 16600,
+    "storage.k8s.io": 16800,
     "coordination.k8s.io": 16500,
 }
 """Upstream's ``apiVersionPriorities`` (kube-aggregator) for the groups we could serve."""

@@ -23,7 +23,19 @@ from typing import Any, Final
 
 import msgspec
 
-from emulator.base.api import apps, batch, config, core, meta, podtemplate, policy, probe, scheduling, services
+from emulator.base.api import (
+    apps,
+    batch,
+    config,
+    core,
+    meta,
+    podtemplate,
+    policy,
+    probe,
+    scheduling,
+    services,
+    storage,
+)
 from emulator.base.api.quantity import Quantity
 from emulator.base.http import schema_docs
 from emulator.base.http.resources import Resource, Subresource, by_group_version
@@ -45,6 +57,7 @@ _PACKAGE_OF_MODULE: Final = {
     batch: "io.k8s.api.batch.v1",
     policy: "io.k8s.api.policy.v1",
     scheduling: "io.k8s.api.scheduling.v1",
+    storage: "io.k8s.api.storage.v1",
     meta: META,
 }
 _PACKAGE_OF_NAME: Final = {
@@ -54,6 +67,26 @@ _PACKAGE_OF_NAME: Final = {
     "ObjectReference": "io.k8s.api.core.v1",
     "Lease": "io.k8s.api.coordination.v1",
     "LeaseSpec": "io.k8s.api.coordination.v1",
+    **dict.fromkeys(
+        (
+            "PersistentVolume",
+            "PersistentVolumeSpec",
+            "PersistentVolumeStatus",
+            "PersistentVolumeClaim",
+            "PersistentVolumeClaimSpec",
+            "PersistentVolumeClaimStatus",
+            "PersistentVolumeClaimCondition",
+            "CSIPersistentVolumeSource",
+            "SecretReference",
+            "VolumeNodeAffinity",
+            "TypedLocalObjectReference",
+            "TypedObjectReference",
+            "VolumeResourceRequirements",
+            "TopologySelectorTerm",
+            "TopologySelectorLabelRequirement",
+        ),
+        "io.k8s.api.core.v1",
+    ),
 }
 
 LIST_MARKERS: Final[dict[tuple[str, str], dict[str, Any]]] = {

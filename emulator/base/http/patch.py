@@ -168,6 +168,9 @@ _KIND_TABLES: Final[dict[str, dict[str, FieldSchema]]] = {
     "Job": _workload("spec.template", conditions="atomic"),
     "CronJob": {**_template("spec.jobTemplate.spec.template"), **_under("spec.jobTemplate.metadata", _OBJECT_META)},
     "PodDisruptionBudget": {"status.conditions": _CONDITIONS},
+    "PersistentVolumeClaim": {"status.conditions": _CONDITIONS},
+    "CSINode": {"spec.drivers": _keyed("name")},
+    "CSIDriver": {"spec.volumeLifecycleModes": _SET},
 }
 
 SCHEMAS: Final[dict[str, dict[str, FieldSchema]]] = {
@@ -176,10 +179,22 @@ SCHEMAS: Final[dict[str, dict[str, FieldSchema]]] = {
 """Kind → dotted JSON path (``*`` steps into a list's items) → merge metadata.
 
 Checked against the ``patchMergeKey``/``patchStrategy`` tags and ``listType`` markers of
-``k8s.io/api`` v1.34 (core, apps, batch, policy). Paths not listed are maps merged key by key
-and atomic lists. Event, Lease, PriorityClass, Binding, ConfigMap, Secret: only ``metadata``'s entries.
+``k8s.io/api`` v1.34 (core, apps, batch, policy, storage). Paths not listed are maps merged key by
+key and atomic lists. Event, Lease, PriorityClass, Binding, ConfigMap, Secret, PersistentVolume,
+StorageClass, CSIStorageCapacity, VolumeAttachment: only ``metadata``'s entries.
 """
-for _kind in ("Event", "Lease", "PriorityClass", "Binding", "ConfigMap", "Secret"):
+for _kind in (
+    "Event",
+    "Lease",
+    "PriorityClass",
+    "Binding",
+    "ConfigMap",
+    "Secret",
+    "PersistentVolume",
+    "StorageClass",
+    "CSIStorageCapacity",
+    "VolumeAttachment",
+):
     SCHEMAS[_kind] = _under("metadata", _OBJECT_META)
 
 _DEFAULT: Final = FieldSchema()

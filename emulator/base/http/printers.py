@@ -45,6 +45,7 @@ from emulator.base.http.cells import (
     intstr,
     selector_string,
 )
+from emulator.base.http.storageprinters import STORAGE_ROWS
 from emulator.base.runtime.clock import parse_timestamp
 
 __all__ = ["cells_of"]
@@ -439,6 +440,7 @@ _ROWS: Final[dict[str, Callable[[Any, Since], list[Any]]]] = {
     "PriorityClass": _priorityclass_cells,
     "Lease": _lease_cells,
     "ControllerRevision": _controllerrevision_cells,
+    **STORAGE_ROWS,
 }
 
 

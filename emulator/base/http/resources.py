@@ -138,6 +138,16 @@ RESOURCES: Final[tuple[Resource, ...]] = (
         status=True,
     ),
     _res("", "nodes", "node", "Node", namespaced=False, short=("no",), status=True),
+    _res("", "persistentvolumeclaims", "persistentvolumeclaim", "PersistentVolumeClaim", short=("pvc",), status=True),
+    _res(
+        "",
+        "persistentvolumes",
+        "persistentvolume",
+        "PersistentVolume",
+        namespaced=False,
+        short=("pv",),
+        status=True,
+    ),
     _res(
         "",
         "pods",
@@ -172,6 +182,12 @@ RESOURCES: Final[tuple[Resource, ...]] = (
     _res("batch", "jobs", "job", "Job", categories=("all",), status=True),
     # policy/v1
     _res("policy", "poddisruptionbudgets", "poddisruptionbudget", "PodDisruptionBudget", short=("pdb",), status=True),
+    # storage.k8s.io/v1
+    _res("storage.k8s.io", "csidrivers", "csidriver", "CSIDriver", namespaced=False),
+    _res("storage.k8s.io", "csinodes", "csinode", "CSINode", namespaced=False),
+    _res("storage.k8s.io", "csistoragecapacities", "csistoragecapacity", "CSIStorageCapacity"),
+    _res("storage.k8s.io", "storageclasses", "storageclass", "StorageClass", namespaced=False, short=("sc",)),
+    _res("storage.k8s.io", "volumeattachments", "volumeattachment", "VolumeAttachment", namespaced=False, status=True),
     # scheduling.k8s.io/v1
     _res(
         "scheduling.k8s.io",
@@ -201,8 +217,8 @@ def for_kind(api_version: str, kind: str) -> Resource | None:
 
 def group_versions() -> list[tuple[str, str]]:
     """(group, version) pairs served, core first, then the named groups in upstream's
-    discovery order (the aggregator's priorities: apps, batch, policy, scheduling.k8s.io,
-    coordination.k8s.io)."""
+    discovery order (the aggregator's priorities: apps, batch, policy, storage.k8s.io,
+    scheduling.k8s.io, coordination.k8s.io)."""
     seen: list[tuple[str, str]] = []
     for r in RESOURCES:
         if (r.group, r.version) not in seen:

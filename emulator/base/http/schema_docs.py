@@ -38,6 +38,13 @@ KINDS: Final[dict[str, str]] = {
     "PriorityClass": "Maps a priority class name to the integer priority pods using it get.",
     "ControllerRevision": "An immutable snapshot of a StatefulSet's or DaemonSet's pod template, by revision number.",
     "Lease": "A lock and heartbeat record, such as a node's heartbeat in kube-node-lease.",
+    "PersistentVolume": "A piece of storage in the cluster, provisioned by an administrator or a StorageClass.",
+    "PersistentVolumeClaim": "A user's request for storage: size, access modes and class, bound to one volume.",
+    "StorageClass": "A class of storage: the provisioner that creates its volumes and how they are bound.",
+    "CSIDriver": "A CSI volume driver installed in the cluster and how Kubernetes should talk to it.",
+    "CSINode": "The CSI drivers installed on a node, with their node IDs, topology keys and volume limits.",
+    "CSIStorageCapacity": "The storage a StorageClass can still provide in a topology segment.",
+    "VolumeAttachment": "A request to attach a volume to a node, and whether it is attached.",
 }
 
 TYPES: Final[dict[str, str]] = {

@@ -36,6 +36,7 @@ from emulator.base.api.errors import BadRequest
 from emulator.base.http.cells import Since
 from emulator.base.http.printers import cells_of
 from emulator.base.http.resources import Resource
+from emulator.base.http.storageprinters import STORAGE_COLUMNS
 
 __all__ = ["INCLUDE_OBJECT", "columns", "row_cells", "table"]
 
@@ -243,6 +244,7 @@ _COLUMNS: Final[dict[str, tuple[dict[str, Any], ...]]] = {
         _col("Holder", "string", "holderIdentity contains the identity of the holder of a current lease."),
         _AGE,
     ),
+    **STORAGE_COLUMNS,
 }
 
 _DEFAULT_COLUMNS: Final = (

@@ -16,6 +16,15 @@ from emulator.base.apiserver.registry.leases import LeaseStrategy
 from emulator.base.apiserver.registry.nodes import NamespaceStrategy, NodeStrategy
 from emulator.base.apiserver.registry.pods import BindingStrategy, PodStrategy, bind_pod
 from emulator.base.apiserver.registry.priorityclasses import PriorityClassStrategy
+from emulator.base.apiserver.registry.storage import (
+    CSIDriverStrategy,
+    CSINodeStrategy,
+    CSIStorageCapacityStrategy,
+    PersistentVolumeClaimStrategy,
+    PersistentVolumeStrategy,
+    StorageClassStrategy,
+    VolumeAttachmentStrategy,
+)
 from emulator.base.apiserver.registry.strategy import FieldGetter, StoreView, Strategy, field_text
 from emulator.base.apiserver.registry.workloads import (
     CronJobStrategy,
@@ -60,6 +69,13 @@ STRATEGIES: Final[dict[str, type[Strategy]]] = {
         ControllerRevisionStrategy,
         ConfigMapStrategy,
         SecretStrategy,
+        PersistentVolumeStrategy,
+        PersistentVolumeClaimStrategy,
+        StorageClassStrategy,
+        CSIDriverStrategy,
+        CSINodeStrategy,
+        CSIStorageCapacityStrategy,
+        VolumeAttachmentStrategy,
     )
 }
 """Every stored kind's strategy class, by kind: the API server makes one of each, the watch
