@@ -51,7 +51,7 @@ def _bench(capsys: pytest.CaptureFixture[str], file: Path, *argv: str) -> tuple[
         pytest.param("ClaimObjects/one", "is a PersistentVolumeClaim: needs PersistentVolumeClaims", id="pvc-kind"),
         pytest.param(
             "UnknownExpression/one",
-            r'the Go template expression \{\{ printf "%05d" .Index \}\} is not understood \(printf is not known\)',
+            r'the Go template expression \{\{ template "suffix" . \}\} is not understood \(template is not known\)',
             id="unknown-expression",
         ),
         pytest.param("DraClaims/one", "opcode createResourceClaims needs DRA ResourceClaims", id="dra"),

@@ -82,9 +82,20 @@ def render_any(text: str, index: int, *, count: int = 1, params: Params = (), so
 
 def _filled(template_params: dict[str, Any], params: dict[str, Any]) -> Params:
     """An op's ``templateParams`` with each ``$x`` replaced by the workload's parameter x
-    (upstream's ``resolveTemplateParams``), sorted by key."""
+    (upstream's ``resolveTemplateParams``), sorted by key. Numbers are float64, as upstream
+    decodes the file's JSON (it matters to ``eq`` and to how ``1e+06`` prints)."""
     out = {k: params[v[1:]] if isinstance(v, str) and v.startswith("$") else v for k, v in template_params.items()}
-    return tuple(sorted(out.items()))
+    return tuple(sorted((k, _float64(v)) for k, v in out.items()))
+
+
+def _float64(value: Any) -> Any:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(value, list):
+        return [_float64(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _float64(v) for k, v in value.items()}
+    return value
 
 
 def _with_priority_class(obj: Node | Pod) -> Node | Pod:

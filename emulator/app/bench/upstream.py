@@ -463,11 +463,10 @@ class _Translator:
 
 
 def _probe(text: str, source: str) -> dict[str, Any]:
-    """The one object of a template file, Go-template actions executed with 1 for every field
-    (to see its kind and volumes; the real values come per op and object); {} if the file is
+    """The one object of a template file, its Go-template actions probed (``Template.probe``:
+    to see its kind and volumes; the real values come per op and object); {} if the file is
     not one mapping. ``TemplateError`` for an action ``gotemplate.py`` does not understand."""
     if has_actions(text):
-        template = parse(text)
-        text = template.render(dict.fromkeys(template.fields, 1))
+        text = parse(text).probe()
     docs = load_documents(text, source=source).docs
     return docs[0] if len(docs) == 1 and isinstance(docs[0], dict) else {}
