@@ -342,13 +342,6 @@ WINDOW = """\
             id="no-namespaces",
         ),
         pytest.param(
-            "  - opcode: createPods\n    count: 1\n    collectMetrics: true\n"
-            "  - opcode: startCollectingMetrics\n    namespaces: [a]\n  - opcode: stopCollectingMetrics\n",
-            r"\[0\]\.workloadTemplate\[2\]",
-            "only one measured phase per test case",
-            id="two-windows",
-        ),
-        pytest.param(
             "  - opcode: createPods\n    count: 1\n",
             r"\[0\]\.workloadTemplate",
             "no op collects metrics",

@@ -67,6 +67,8 @@ def test_every_workload_of_the_format_file_runs_or_is_skipped(capsys: pytest.Cap
         "RateLimitedClient/one": r"schedulerApiClientQPS/schedulerApiClientBurst needs a rate-limited",
         "SteadyState/one": r"createPods steadyState needs a steady-state pod creator",
         "VolumeLimits/one": r"createNodes nodeAllocatableStrategy needs CSINode objects",
+        "NominatedPods/one": r"createPods nominatedNodeName needs pods created nominated to a node",
+        "TwoMeasuredPhases/one": r"2 measured phases \(workloadTemplate\[1\], workloadTemplate\[2\]\) need a result",
     }
     assert sorted(skipped) == sorted(expected)
     for name, reason in expected.items():

@@ -18,6 +18,7 @@ Spec = tuple[str, bool, str]
 """(version, default, pre-release)."""
 
 _SPECS: Final[Mapping[str, tuple[Spec, ...]]] = {
+    "CompositePodGroup": (("1.37", False, "Alpha"),),
     "DRAAdminAccess": (("1.32", False, "Alpha"), ("1.34", True, "Beta"), ("1.36", True, "GA")),
     "DRAConsumableCapacity": (("1.34", False, "Alpha"), ("1.36", True, "Beta")),
     "DRADeviceBindingConditions": (("1.34", False, "Alpha"), ("1.36", True, "Beta")),
@@ -40,6 +41,7 @@ _SPECS: Final[Mapping[str, tuple[Spec, ...]]] = {
     "NodeInclusionPolicyInPodTopologySpread": (("1.25", False, "Alpha"), ("1.26", True, "Beta"), ("1.33", True, "GA")),
     "NominatedNodeNameForExpectation": (("1.34", False, "Alpha"), ("1.35", True, "Beta")),
     "OpportunisticBatching": (("1.35", True, "Beta"),),
+    "PodGroupPreemptionPolicy": (("1.37", False, "Alpha"),),
     "PodLevelResources": (("1.32", False, "Alpha"), ("1.34", True, "Beta")),
     "SchedulerAsyncAPICalls": (("1.34", False, "Beta"),),
     "SchedulerAsyncPreemption": (("1.32", False, "Alpha"), ("1.33", True, "Beta")),

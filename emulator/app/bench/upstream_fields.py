@@ -110,6 +110,7 @@ OP_FIELDS: Final[Mapping[str, frozenset[str]]] = {
         "templateParams",
         "signatureBatchSize",
         "signatureBatchSizeParam",
+        "nominatedNodeName",
     },
     "createPodSets": _COUNTED | {"namespacePrefix", "createPodsOp"},
     "deletePods": frozenset({"opcode", "namespace", "labelSelector", "skipWaitToCompletion", "deletePodsPerSecond"}),
@@ -146,6 +147,10 @@ def unplayable(code: str, op: Mapping[str, Any]) -> str:
     lacking = ""
     if code == "createPods" and ("persistentVolumeTemplatePath" in op or "persistentVolumeClaimTemplatePath" in op):
         lacking = "createPods with persistentVolume(Claim)TemplatePath needs PersistentVolume(Claim)s"
+    elif code == "createPods" and op.get("nominatedNodeName"):
+        lacking = (
+            "createPods nominatedNodeName needs pods created nominated to a node (NominatedNodeNameForExpectation)"
+        )
     elif code == "createNodes" and op.get("nodeAllocatableStrategy"):
         lacking = "createNodes nodeAllocatableStrategy needs CSINode objects (CSI volume limits)"
     elif code == "createPods" and (op.get("steadyState") or op.get("steadyStateParam")):
@@ -157,6 +162,31 @@ def unplayable(code: str, op: Mapping[str, Any]) -> str:
             elif sub != "status":
                 lacking = f"updateAny of subresource {sub} needs that subresource"
     return f"{lacking}, which the emulator does not have" if lacking else ""
+
+
+def several_phases(ops: list[Any]) -> str:
+    """Why a workload template with more than one measured phase cannot run ("" otherwise):
+    upstream makes each phase its own data item; the emulator's bench reports one per workload.
+    Phases that overlap are left to ``resolve.py``, which refuses them as upstream does."""
+    phases: list[int] = []
+    window = False
+    for j, op in enumerate(ops):
+        code = op.get("opcode") if isinstance(op, dict) else None
+        if code == "startCollectingMetrics":
+            if window:
+                return ""
+            phases.append(j)
+            window = True
+        elif code == "stopCollectingMetrics":
+            window = False
+        elif code == "createPods" and op.get("collectMetrics"):
+            if window:
+                return ""
+            phases.append(j)
+    if len(phases) < 2:
+        return ""
+    where = ", ".join(f"workloadTemplate[{j}]" for j in phases)
+    return f"{len(phases)} measured phases ({where}) need a result per phase, which the emulator does not have"
 
 
 class FieldError(ValueError):
