@@ -51,7 +51,7 @@ def _bench(capsys: pytest.CaptureFixture[str], file: Path, *argv: str) -> tuple[
         pytest.param("ClaimObjects/one", "is a PersistentVolumeClaim: needs PersistentVolumeClaims", id="pvc-kind"),
         pytest.param(
             "UnknownExpression/one",
-            r'the Go template expression \{\{ printf "%05d" .Index \}\} is not understood \(printf is not known\)',
+            r'the Go template expression \{\{ template "suffix" . \}\} is not understood \(template is not known\)',
             id="unknown-expression",
         ),
         pytest.param("DraClaims/one", "opcode createResourceClaims needs DRA ResourceClaims", id="dra"),
@@ -340,13 +340,6 @@ WINDOW = """\
             r"\[0\]\.workloadTemplate\[1\]\.namespaces",
             "length >= 1",
             id="no-namespaces",
-        ),
-        pytest.param(
-            "  - opcode: createPods\n    count: 1\n    collectMetrics: true\n"
-            "  - opcode: startCollectingMetrics\n    namespaces: [a]\n  - opcode: stopCollectingMetrics\n",
-            r"\[0\]\.workloadTemplate\[2\]",
-            "only one measured phase per test case",
-            id="two-windows",
         ),
         pytest.param(
             "  - opcode: createPods\n    count: 1\n",

@@ -28,6 +28,8 @@ BarrierStep     upstream's ``runBarrierOp``: per namespace (none named: every on
                 Woken by the tracker on each stage change, not polled
 SleepStep       sleep on the clock
 AnyStep         create ``count`` objects of any kind from the template text ({{.Index}} = k)
+UpdateStep      upstream's ``updateAny`` (``update_any.py``); a failed update stops the workload
+                (``stoppedBy: error``)
 ==============  =================================================================================
 
 A wait gives up once no awaited pod has been bound (or started) for ``stall_timeout`` seconds,
@@ -76,8 +78,10 @@ from emulator.app.bench.steps import (
     PodsStep,
     SleepStep,
     Step,
+    UpdateStep,
     Workload,
 )
+from emulator.app.bench.update_any import update_objects
 from emulator.base.api.core import Namespace, Node
 from emulator.base.api.errors import ApiError
 from emulator.base.api.meta import ObjectMeta
@@ -261,6 +265,10 @@ class _Play:
                     meta = obj.metadata
                     name = meta.name or self.name(step.namespace, obj)
                     self.server.create(replace(obj, metadata=replace(meta, name=name, namespace=step.namespace)))
+            case UpdateStep():
+                error = await update_objects(self.server, self.clock, step, self.out_of_time)
+                if error:
+                    self.stopped_by, self.error = "error", f"updateAny[{i}]: {error}"
             case DeletePodsStep() if step.wait:
                 await self.delete_pods(step)
             case DeletePodsStep():
@@ -349,7 +357,11 @@ class _Play:
     @staticmethod
     def pod(step: PodsStep, k: int) -> Any:
         """The ``k``-th pod of a step: its template, rendered per pod when it has actions."""
-        return render(step.indexed, k, count=step.count, params=step.params) if step.indexed else step.template
+        pod = render(step.indexed, k, count=step.count, params=step.params) if step.indexed else step.template
+        if step.signature_batch:
+            labels = {**pod.metadata.labels, "signature": f"signature-label-{k // step.signature_batch}"}
+            pod = replace(pod, metadata=replace(pod.metadata, labels=labels))
+        return pod
 
     def begin_measuring(self, namespaces: tuple[str, ...], selector: Selector) -> None:
         """The measured window opens: from here the tracker times the bindings of these

@@ -35,6 +35,7 @@ from emulator.app.bench.spec import (
     StartCollectingMetricsOp,
     StopCollectingMetricsOp,
     TestCase,
+    UpdateAnyOp,
     WorkloadError,
     WorkloadFile,
 )
@@ -51,6 +52,7 @@ from emulator.app.bench.steps import (
     PodsStep,
     SleepStep,
     Step,
+    UpdateStep,
     Workload,
 )
 from emulator.base.api.codec import ApiObject, ManifestError, object_from_dict
@@ -82,9 +84,20 @@ def render_any(text: str, index: int, *, count: int = 1, params: Params = (), so
 
 def _filled(template_params: dict[str, Any], params: dict[str, Any]) -> Params:
     """An op's ``templateParams`` with each ``$x`` replaced by the workload's parameter x
-    (upstream's ``resolveTemplateParams``), sorted by key."""
+    (upstream's ``resolveTemplateParams``), sorted by key. Numbers are float64, as upstream
+    decodes the file's JSON (it matters to ``eq`` and to how ``1e+06`` prints)."""
     out = {k: params[v[1:]] if isinstance(v, str) and v.startswith("$") else v for k, v in template_params.items()}
-    return tuple(sorted(out.items()))
+    return tuple(sorted((k, _float64(v)) for k, v in out.items()))
+
+
+def _float64(value: Any) -> Any:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(value, list):
+        return [_float64(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _float64(v) for k, v in value.items()}
+    return value
 
 
 def _with_priority_class(obj: Node | Pod) -> Node | Pod:
@@ -146,7 +159,12 @@ class Resolver:
                 if param not in wl.params:
                     raise self.fail(f"{wpath}.params", f'missing "{param}" (used by {where})')
             for param, value in wl.params.items():
-                if param not in self.counted:
+                if param in self.durations:
+                    try:
+                        parse_duration(value if isinstance(value, str) else "")
+                    except ValueError:
+                        raise self.fail(f"{wpath}.params.{param}", f"expected a duration, got {value!r}") from None
+                elif param not in self.counted | self.integers:
                     pass  # read by a template only: any value
                 elif isinstance(value, bool) or not isinstance(value, int) or value < 0:
                     raise self.fail(f"{wpath}.params.{param}", f"expected an integer >= 0, got {value!r}")
@@ -193,6 +211,9 @@ class Resolver:
         as counts also in ``self.counted``)."""
         used: dict[str, str] = {}
         self.counted: set[str] = set()
+        self.integers: set[str] = set()
+        """Parameters read as integers but not scaled (a count multiplier, a batch size)."""
+        self.durations: set[str] = set()
         measured = 0
         window = False
         for j, op in enumerate(tc.workload_template):
@@ -206,9 +227,11 @@ class Resolver:
                 self.check_count(inner, f"{opath}.createPodsOp", f"workloadTemplate[{j}].createPodsOp", used)
                 self.template(inner.pod_template or tc.default_pod_template, Pod, f"{opath}.createPodsOp.podTemplate")
                 self.namespace(op.namespace_prefix + "-0", f"{opath}.namespacePrefix")
-            if isinstance(op, CreateAnyOp) and op.count is None and op.count_param is None:
+            if isinstance(op, CreateAnyOp | UpdateAnyOp) and op.count is None and op.count_param is None:
                 pass  # one object, as upstream's default
-            elif isinstance(op, CreateNodesOp | CreateNamespacesOp | CreatePodsOp | CreatePodSetsOp | CreateAnyOp):
+            elif isinstance(
+                op, CreateNodesOp | CreateNamespacesOp | CreatePodsOp | CreatePodSetsOp | CreateAnyOp | UpdateAnyOp
+            ):
                 if (op.count is None) == (op.count_param is None):
                     raise self.fail(opath, "exactly one of count and countParam is required")
                 if op.count_param is not None:
@@ -229,6 +252,11 @@ class Resolver:
                     self.namespace(op.prefix + "-0", f"{opath}.prefix")
                 case CreatePodsOp():
                     self.template(op.pod_template or tc.default_pod_template, Pod, f"{opath}.podTemplate")
+                    for key, param in (
+                        ("countMultiplierParam", op.count_multiplier_param),
+                        ("signatureBatchSizeParam", op.signature_batch_size_param),
+                    ):
+                        self.param(param, opath, key, j, used, self.integers)
                     if op.namespace is not None:
                         self.namespace(op.namespace, f"{opath}.namespace")
                     if op.collect_metrics:
@@ -252,11 +280,12 @@ class Resolver:
                         self.namespace(ns, f"{opath}.namespaces[{n}]")
                 case DeletePodsOp():
                     self.namespace(op.namespace, f"{opath}.namespace")
-                case CreateAnyOp():
+                case CreateAnyOp() | UpdateAnyOp():
                     self.any_template(op.template, f"{opath}.template")
                     if op.namespace is not None:
                         self.namespace(op.namespace, f"{opath}.namespace")
                 case SleepOp():
+                    self.param(op.duration_param, opath, "durationParam", j, used, self.durations)
                     try:
                         parse_duration(op.duration)
                     except ValueError as err:
@@ -276,6 +305,15 @@ class Resolver:
                 "no op collects metrics (a createPods op with collectMetrics: true, or startCollectingMetrics)",
             )
         return used
+
+    def param(self, param: str | None, opath: str, key: str, j: int, used: dict[str, str], kind: set[str]) -> None:
+        """An op's ``<key>: $name`` (None: not given): checked, noted as used and of ``kind``."""
+        if param is None:
+            return
+        if not re.fullmatch(r"\$[A-Za-z_]\w*", param):
+            raise self.fail(f"{opath}.{key}", f'expected "$name", got "{param}"')
+        used.setdefault(param[1:], f"workloadTemplate[{j}].{key}")
+        kind.add(param[1:])
 
     def measure(self, measured: int, window: bool, path: str) -> int:
         """One more measured phase at ``path``; the emulator's bench reports one per workload."""
@@ -390,13 +428,21 @@ class Resolver:
                 return NamespacesStep(tuple(f"{op.prefix}-{i}" for i in range(n)), tuple(sorted(op.labels.items())))
             case CreatePodsOp():
                 n = count(op.count, op.count_param)
+                if op.count_multiplier_param is not None:
+                    n *= params[op.count_multiplier_param[1:]]
                 name = op.pod_template or tc.default_pod_template
                 tp = _filled(op.template_params, params)
                 pod = self.instance(name, Pod, f"{path}.podTemplate", n, tp)
                 assert isinstance(pod, Pod)
                 indexed = self.spec.indexed_templates.get(name, "")
                 wait = not op.skip_wait_to_completion
-                return PodsStep(n, pod, op.namespace or default_ns, op.collect_metrics, wait, indexed, tp)
+                batch = (
+                    count(op.signature_batch_size or None, op.signature_batch_size_param)
+                    if (op.signature_batch_size or op.signature_batch_size_param)
+                    else 0
+                )
+                ns = op.namespace or default_ns
+                return PodsStep(n, pod, ns, op.collect_metrics, wait, indexed, tp, signature_batch=batch)
             case ChurnOp():
                 objs = tuple(
                     render_any(self.spec.any_templates[t], 0)
@@ -410,7 +456,7 @@ class Resolver:
                     tuple(op.namespaces), op.stage_requirement == "Attempted", selector(op.label_selector)
                 )
             case SleepOp():
-                return SleepStep(parse_duration(op.duration))
+                return SleepStep(parse_duration(params[op.duration_param[1:]] if op.duration_param else op.duration))
             case StartCollectingMetricsOp():
                 return MetricsStep(True, tuple(op.namespaces), selector(op.label_selector))
             case StopCollectingMetricsOp():
@@ -423,5 +469,10 @@ class Resolver:
                 tp = _filled(op.template_params, params)
                 self.rendered(op.template, self.spec.any_templates[op.template], f"{path}.template", n, tp)
                 return AnyStep(n, self.spec.any_templates[op.template], op.namespace or "", tp)
+            case UpdateAnyOp():
+                n = 1 if op.count is None and op.count_param is None else count(op.count, op.count_param)
+                self.rendered(op.template, self.spec.any_templates[op.template], f"{path}.template", n, ())
+                text = self.spec.any_templates[op.template]
+                return UpdateStep(n, text, op.namespace or "", op.update_per_second, "status" in op.subresources)
             case CreatePodSetsOp():
                 raise AssertionError("expanded by steps()")

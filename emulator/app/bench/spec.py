@@ -32,6 +32,7 @@ __all__ = [
     "StopCollectingMetricsOp",
     "TestCase",
     "UniqueLabelStrategy",
+    "UpdateAnyOp",
     "WorkloadError",
     "WorkloadFile",
     "WorkloadSpec",
@@ -95,6 +96,12 @@ class CreatePodsOp(_Op, tag="createPods", frozen=True):
     collect_metrics: bool = False
     skip_wait_to_completion: bool = False
     template_params: dict[str, Any] = {}
+    count_multiplier_param: str | None = None
+    """``$x``: the count is multiplied by the parameter x (upstream: pods per group × groups)."""
+    signature_batch_size: NonNegative = 0
+    """Every ``signatureBatchSize`` consecutive pods share the label ``signature:
+    signature-label-<index / size>`` (upstream's opportunistic-batching workloads); 0: none."""
+    signature_batch_size_param: str | None = None
 
 
 class ChurnOp(_Op, tag="churn", frozen=True):
@@ -114,7 +121,9 @@ class BarrierOp(_Op, tag="barrier", frozen=True):
 
 
 class SleepOp(_Op, tag="sleep", frozen=True):
-    duration: str
+    duration: str = "0s"
+    duration_param: str | None = None
+    """``$x``: the duration is the (string) parameter x."""
 
 
 class StartCollectingMetricsOp(_Op, tag="startCollectingMetrics", frozen=True):
@@ -149,6 +158,19 @@ class CreateAnyOp(_Op, tag="createAny", frozen=True):
     template_params: dict[str, Any] = {}
 
 
+class UpdateAnyOp(_Op, tag="updateAny", frozen=True):
+    """Replace ``count`` objects of any kind the API server has with ``anyTemplates[template]``
+    rendered per index (then their status, as upstream's ``updateAny`` does),
+    ``updatePerSecond`` a second (0: all at once)."""
+
+    template: str
+    count: NonNegative | None = None
+    count_param: str | None = None
+    namespace: str | None = None
+    update_per_second: NonNegative = 0
+    subresources: list[Literal["status"]] = []
+
+
 class DeletePodsOp(_Op, tag="deletePods", frozen=True):
     """Delete the pods of ``namespace``, ``deletePodsPerSecond`` a second (0: all at once)."""
 
@@ -169,6 +191,7 @@ Op = (
     | CreatePodSetsOp
     | DeletePodsOp
     | CreateAnyOp
+    | UpdateAnyOp
     | StartCollectingMetricsOp
     | StopCollectingMetricsOp
 )

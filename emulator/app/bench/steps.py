@@ -27,6 +27,7 @@ __all__ = [
     "PodsStep",
     "SleepStep",
     "Step",
+    "UpdateStep",
     "Workload",
 ]
 
@@ -81,6 +82,20 @@ class PodsStep:
     indexed: str = ""
     """The template's text when it has Go-template actions (see ``resolve.render``)."""
     params: Params = ()
+    signature_batch: int = 0
+    """Pods k share the label ``signature: signature-label-<k // signature_batch>`` (0: none)."""
+
+
+@dataclass(frozen=True, slots=True)
+class UpdateStep:
+    """``updateAny``: object k < ``count`` rendered from ``text`` replaces the stored one, then
+    its status (``status_only``: the status subresource twice, as upstream calls it)."""
+
+    count: int
+    text: str
+    namespace: str = ""
+    per_second: int = 0
+    status_only: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,7 +132,16 @@ class MetricsStep:
 
 
 Step = (
-    NodesStep | NamespacesStep | PodsStep | ChurnStep | BarrierStep | SleepStep | DeletePodsStep | AnyStep | MetricsStep
+    NodesStep
+    | NamespacesStep
+    | PodsStep
+    | ChurnStep
+    | BarrierStep
+    | SleepStep
+    | DeletePodsStep
+    | AnyStep
+    | UpdateStep
+    | MetricsStep
 )
 
 
@@ -138,6 +162,9 @@ class Workload:
     scheduler_config: str = ""
     """The KubeSchedulerConfiguration file of its test case (checked when loaded); "" for
     upstream's default configuration."""
+    metrics: tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]] | None = None
+    """Its test case's ``metricsCollectorConfig`` (upstream files): the result fields reported,
+    the metrics collected, those the emulator lacks; None: upstream's default metrics."""
 
     @property
     def nodes(self) -> int:

@@ -7,13 +7,16 @@ to the config file (``podTemplatePath``, ``nodeTemplatePath``, ``defaultPodTempl
 ``templatePaths``, ``namespaceTemplatePath``). ``translate`` reads each template file once,
 registers it under its relative path as a template name and rewrites the op to refer to it;
 ops without a template get upstream's defaults (``DEFAULT_NODE``, ``DEFAULT_POD``). A
-Namespace template gives its labels to the namespaces ``createNamespaces`` makes. Played
-opcodes: ``PLAYED``; ``createPodSets`` and ``deletePods`` pass through to ``resolve.py``.
+Namespace template gives its labels to the namespaces ``createNamespaces`` makes. Which
+fields and opcodes upstream's format has, which are played and which a workload cannot run
+without: ``upstream_fields.py`` (a file is never refused for one of them; a field upstream does
+not define still is, as upstream decodes strictly). ``metricsCollectorConfig`` and the feature
+gates are passed along per workload (``Translation.metrics``, ``feature_gates``).
 
 A workload is never run differently from upstream's: when it needs what the emulator lacks or
 what this reader does not play yet, it is kept as a ``Skipped`` entry with the reason (an
-opcode in ``LACKING``, a template kind such as PersistentVolumeClaim, a
-Go-template action ``gotemplate.py`` does not understand). Templates with actions
+opcode in ``LACKING``, a field ``unplayable`` names, a template kind such as
+PersistentVolumeClaim, a Go-template action ``gotemplate.py`` does not understand). Templates with actions
 (``{{.Index}}``, ``{{.Count}}``, ``templateParams`` fields, upstream's ``AddInt``/``Mod``/...)
 are passed on as text (``indexedTemplates``) with the ops' ``templateParams`` and rendered per
 op and object by ``resolve.render``. ``featureGates``
@@ -30,11 +33,11 @@ from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from dataclasses import replace as with_fields
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 import msgspec
 
@@ -42,10 +45,28 @@ from emulator.app.bench.gotemplate import TemplateError, has_actions, parse
 from emulator.app.bench.resolve import Resolver
 from emulator.app.bench.spec import WorkloadError, WorkloadFile
 from emulator.app.bench.steps import Workload
+from emulator.app.bench.upstream_fields import (
+    CASE_FIELDS,
+    KINDS_LACKING,
+    LACKING,
+    OP_FIELDS,
+    PLAYED,
+    TEMPLATE_KINDS,
+    WORKLOAD_FIELDS,
+    FieldError,
+    check_selector,
+    metrics_config,
+    several_phases,
+    threshold,
+    unplayable,
+)
 from emulator.base.api.codec import KINDS
 from emulator.base.inputs import InputError, ReadError, YamlError, load_documents, msgspec_error, read_text
 
 __all__ = ["DEFAULT_NODE", "DEFAULT_POD", "PerfConfigError", "Skipped", "Translation", "load_upstream", "translate"]
+
+
+T = TypeVar("T")
 
 
 class PerfConfigError(InputError):
@@ -84,53 +105,7 @@ DEFAULT_POD: Final[dict[str, Any]] = {
 }
 """The pod of a test case without ``defaultPodTemplatePath`` and an op without ``podTemplatePath``."""
 
-PLAYED: Final = frozenset(
-    {
-        "createNodes",
-        "createNamespaces",
-        "createPods",
-        "churn",
-        "barrier",
-        "sleep",
-        "createPodSets",
-        "deletePods",
-        "createAny",
-        "startCollectingMetrics",
-        "stopCollectingMetrics",
-    }
-)
-"""Opcodes the harness plays."""
-
-LACKING: Final[Mapping[str, str]] = {
-    "createPodsWithPVs": "PersistentVolumes and PersistentVolumeClaims",
-    "createResourceClaims": "DRA ResourceClaims",
-    "createResourceDriver": "DRA drivers",
-    "allocResourceClaims": "DRA ResourceClaims",
-    "updateAny": "updates of arbitrary objects",
-    "createPodGroups": "PodGroups (the scheduling.k8s.io workload API)",
-    "waitForPodGroups": "PodGroups (the scheduling.k8s.io workload API)",
-    "startCollectingProfile": "Go runtime profiles",
-    "stopCollectingProfile": "Go runtime profiles",
-}
-"""Opcodes needing what the emulator lacks → what that is."""
-
-_KINDS: Final = frozenset({"Node", "Pod"})
-_LACKING_KINDS: Final[Mapping[str, str]] = {
-    "PersistentVolume": "PersistentVolumes",
-    "PersistentVolumeClaim": "PersistentVolumeClaims",
-    "StorageClass": "StorageClasses",
-    "CSINode": "CSI drivers",
-    "ResourceClaim": "DRA ResourceClaims",
-    "ResourceClaimTemplate": "DRA ResourceClaims",
-    "DeviceClass": "DRA DeviceClasses",
-    "ResourceSlice": "DRA ResourceSlices",
-}
-
 _PATH_KEYS: Final = ("podTemplatePath", "nodeTemplatePath")
-_WORKLOAD_KEYS: Final = frozenset({"name", "params", "labels", "threshold", "featureGates"})
-_CASE_KEYS: Final = frozenset(
-    {"name", "workloadTemplate", "workloads", "defaultPodTemplatePath", "featureGates", "labels", "schedulerConfigPath"}
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,7 +122,11 @@ class Translation:
     """``{templates, testCases}``: the workloads that can run, in ``spec.py``'s shape."""
     skipped: list[Skipped] = field(default_factory=list)
     feature_gates: dict[str, dict[str, bool]] = field(default_factory=dict)
-    """``<testCase>/<workload>`` → the gates it sets (test case's, then workload's)."""
+    """``<testCase>/<workload>`` → the gates it sets (test case's, then workload's); skipped
+    workloads too."""
+    metrics: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = field(default_factory=dict)
+    """``<testCase>/<workload>`` → its test case's ``metricsCollectorConfig`` as
+    ``upstream_fields.metrics_config`` reduces it (absent: upstream's default metrics)."""
     where: dict[str, str] = field(default_factory=dict)
     """A path in ``document`` (``testCases[k]``) → the path in the upstream file (``[i]``)."""
 
@@ -168,8 +147,11 @@ def load_upstream(doc: list[Any], *, source: str, scale: float) -> list[Workload
     except WorkloadError as err:
         raise _upstream_path(err, tr, source) from None
     gates = {name: tuple(sorted(g.items())) for name, g in tr.feature_gates.items()}
-    out = [with_fields(w, feature_gates=gates.get(w.name, ())) for w in resolved]
-    out += [Workload(s.name, s.labels, None, (), scale, skipped=s.reason) for s in tr.skipped]
+    out = [with_fields(w, feature_gates=gates.get(w.name, ()), metrics=tr.metrics.get(w.name)) for w in resolved]
+    out += [
+        Workload(s.name, s.labels, None, (), scale, skipped=s.reason, feature_gates=gates.get(s.name, ()))
+        for s in tr.skipped
+    ]
     return out
 
 
@@ -240,7 +222,7 @@ class _Translator:
         )
         for i, case in enumerate(doc):
             path = f"[{i}]"
-            name = self.named(case, path, "a test case", _CASE_KEYS)
+            name = self.named(case, path, "a test case", CASE_FIELDS)
             ops = case.get("workloadTemplate")
             workloads = case.get("workloads")
             if not isinstance(ops, list) or not ops:
@@ -248,10 +230,25 @@ class _Translator:
             if not isinstance(workloads, list) or not workloads:
                 raise self.fail(f"{path}.workloads", "expected a non-empty list of workloads")
             case_gates = self.gates(case.get("featureGates", {}), f"{path}.featureGates")
+            metrics = None
+            if case.get("metricsCollectorConfig") is not None:
+                metrics = self.check(metrics_config, case["metricsCollectorConfig"], f"{path}.metricsCollectorConfig")
+            self.check(
+                check_selector, case.get("defaultThresholdMetricSelector"), f"{path}.defaultThresholdMetricSelector"
+            )
             default_pod = "pod-default"
             if "defaultPodTemplatePath" in case:
                 default_pod = self.template(case["defaultPodTemplatePath"], f"{path}.defaultPodTemplatePath", "Pod")
             reason = ""
+            client = [k for k in ("schedulerApiClientQPS", "schedulerApiClientBurst") if k in case]
+            for key in client:
+                if not isinstance(case[key], int | float) or isinstance(case[key], bool) or case[key] < 0:
+                    raise self.fail(f"{path}.{key}", "expected a non-negative number")
+            if client:
+                reason = (
+                    f"{'/'.join(client)} needs a rate-limited scheduler API client (the emulator's scheduler "
+                    "calls the API server directly), which the emulator does not have"
+                )
             new_ops: list[dict[str, Any]] = []
             used: set[str] = set()
             for j, op in enumerate(ops):
@@ -259,27 +256,32 @@ class _Translator:
                 reason = reason or why
                 new_ops.append(new_op)
                 for counted in (new_op, new_op.get("createPodsOp") or {}):
-                    if isinstance(counted.get("countParam"), str):
-                        used.add(counted["countParam"].lstrip("$"))
+                    for key in ("countParam", "countMultiplierParam", "signatureBatchSizeParam", "durationParam"):
+                        if isinstance(counted.get(key), str):
+                            used.add(counted[key].lstrip("$"))
                     template_params = counted.get("templateParams")
                     if isinstance(template_params, dict):
                         used |= {v[1:] for v in template_params.values() if isinstance(v, str) and v.startswith("$")}
+            reason = reason or several_phases(ops)
             config_path = case.get("schedulerConfigPath")
             if config_path is not None and (not isinstance(config_path, str) or not config_path):
                 raise self.fail(f"{path}.schedulerConfigPath", "expected a file path (relative to the config file)")
             kept: list[dict[str, Any]] = []
             for k, wl in enumerate(workloads):
                 wpath = f"{path}.workloads[{k}]"
-                wname = self.named(wl, wpath, "a workload", _WORKLOAD_KEYS)
+                wname = self.named(wl, wpath, "a workload", WORKLOAD_FIELDS)
                 labels = wl.get("labels", [])
                 if not isinstance(labels, list) or not all(isinstance(x, str) for x in labels):
                     raise self.fail(f"{wpath}.labels", "expected a list of strings")
                 full = f"{name}/{wname}"
                 gates = case_gates | self.gates(wl.get("featureGates", {}), f"{wpath}.featureGates")
+                self.check(check_selector, wl.get("thresholdMetricSelector"), f"{wpath}.thresholdMetricSelector")
+                out.feature_gates[full] = gates
+                if metrics is not None:
+                    out.metrics[full] = metrics
                 if reason:
                     out.skipped.append(Skipped(full, tuple(labels), reason))
                     continue
-                out.feature_gates[full] = gates
                 params = wl.get("params", {})
                 if not isinstance(params, dict):
                     raise self.fail(f"{wpath}.params", "expected a mapping of parameter names to values")
@@ -288,7 +290,11 @@ class _Translator:
                         "name": wname,
                         "labels": labels,
                         "params": {p: v for p, v in params.items() if p in used},
-                        **({"threshold": wl["threshold"]} if "threshold" in wl else {}),
+                        **(
+                            {"threshold": self.check(threshold, wl["threshold"], f"{wpath}.threshold")}
+                            if "threshold" in wl
+                            else {}
+                        ),
                     }
                 )
             if kept:
@@ -303,6 +309,13 @@ class _Translator:
                     }
                 )
         return out
+
+    def check(self, fn: Callable[[Any], T], value: Any, path: str) -> T:
+        """``fn(value)``, its ``FieldError`` turned into this file's error at ``path``."""
+        try:
+            return fn(value)
+        except FieldError as err:
+            raise self.fail(path + err.path, err.detail) from None
 
     def gates(self, value: Any, path: str) -> dict[str, bool]:
         if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, bool) for k, v in value.items()):
@@ -321,8 +334,18 @@ class _Translator:
         if code not in PLAYED:
             known = ", ".join(sorted(PLAYED | set(LACKING)))
             raise self.fail(f"{path}.opcode", f'unknown opcode "{code}" (known: {known})')
+        for key in op:
+            if key not in OP_FIELDS[code]:
+                raise self.fail(
+                    f"{path}.{key}", f"unknown field (a {code} op has {', '.join(sorted(OP_FIELDS[code]))})"
+                )
+        why = unplayable(code, op)
+        if why:
+            return op, why
         new = dict(op)
-        why = ""
+        if code == "createPods":
+            for key in ("steadyState", "duration", "durationParam"):  # only read in steady state
+                new.pop(key, None)
         if code == "createPodSets":
             inner = new.get("createPodsOp")
             if not isinstance(inner, dict) or inner.get("opcode") != "createPods":
@@ -332,7 +355,7 @@ class _Translator:
         if code == "createNamespaces" and "namespaceTemplatePath" in new:
             rel = new.pop("namespaceTemplatePath")
             new["labels"] = self.namespace_labels(rel, f"{path}.namespaceTemplatePath")
-        if code == "createAny":
+        if code in ("createAny", "updateAny"):
             new["template"], problem = self.any_template(new.pop("templatePath", None), f"{path}.templatePath")
             why = why or problem
         for key in _PATH_KEYS:
@@ -351,7 +374,7 @@ class _Translator:
             for t, rel in enumerate(paths):
                 name = self.template(rel, f"{path}.templatePaths[{t}]")
                 problem = self.problems.get(name, "")
-                if self.kinds.get(name) not in (None, *_KINDS, *_LACKING_KINDS):
+                if self.kinds.get(name) not in (None, *TEMPLATE_KINDS, *KINDS_LACKING):
                     name, problem = self.any_template(rel, f"{path}.templatePaths[{t}]")  # e.g. a Service
                 new["templates"].append(name)
                 why = why or problem
@@ -359,8 +382,6 @@ class _Translator:
             stage = new.get("stageRequirement", "Scheduled")
             if stage not in ("Scheduled", "Attempted"):
                 raise self.fail(f"{path}.stageRequirement", f'expected "Scheduled" or "Attempted", got {stage!r}')
-        if code == "createPods" and "persistentVolumeTemplatePath" in new:
-            why = why or "createPods with persistentVolumeTemplatePath needs PersistentVolumes"
         return new, why
 
     def any_template(self, rel: Any, path: str) -> tuple[str, str]:
@@ -416,7 +437,7 @@ class _Translator:
         emulator lacks (the workload is then skipped)."""
         name = self.register(rel, path)
         kind = self.kinds.get(name, "")
-        if expected and kind and kind != expected and kind not in _LACKING_KINDS:
+        if expected and kind and kind != expected and kind not in KINDS_LACKING:
             raise self.fail(path, f'template "{rel}" is a {kind}, expected a {expected}')
         return name
 
@@ -442,10 +463,10 @@ class _Translator:
             raise PerfConfigError(str(file), "", "expected one YAML document holding one object")
         docs = [doc]
         kind = self.kinds[rel] = str(doc.get("kind"))
-        if kind in _LACKING_KINDS:
-            self.problems[rel] = f'template "{rel}" is a {kind}: needs {_LACKING_KINDS[kind]}, which the emulator lacks'
+        if kind in KINDS_LACKING:
+            self.problems[rel] = f'template "{rel}" is a {kind}: needs {KINDS_LACKING[kind]}, which the emulator lacks'
             self.templates[rel] = DEFAULT_POD
-        elif kind not in _KINDS:
+        elif kind not in TEMPLATE_KINDS:
             self.problems[rel] = f'template "{rel}" is a {kind}, which the emulator\'s bench does not create'
             self.templates[rel] = DEFAULT_POD
         else:
@@ -463,11 +484,10 @@ class _Translator:
 
 
 def _probe(text: str, source: str) -> dict[str, Any]:
-    """The one object of a template file, Go-template actions executed with 1 for every field
-    (to see its kind and volumes; the real values come per op and object); {} if the file is
+    """The one object of a template file, its Go-template actions probed (``Template.probe``:
+    to see its kind and volumes; the real values come per op and object); {} if the file is
     not one mapping. ``TemplateError`` for an action ``gotemplate.py`` does not understand."""
     if has_actions(text):
-        template = parse(text)
-        text = template.render(dict.fromkeys(template.fields, 1))
+        text = parse(text).probe()
     docs = load_documents(text, source=source).docs
     return docs[0] if len(docs) == 1 and isinstance(docs[0], dict) else {}

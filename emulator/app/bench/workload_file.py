@@ -31,6 +31,7 @@ createPodSets     one ``PodsStep`` per namespace ``<namespacePrefix>-<k>``, k < 
 deletePods        ``DeletePodsStep``: delete ``namespace``'s pods (matching ``labelSelector``),
                   ``deletePodsPerSecond``
 createAny         ``AnyStep``: ``count`` objects of any kind the API server has
+updateAny         ``UpdateStep``: replace ``count`` objects (then their status), ``updatePerSecond``
 startCollecting-  ``MetricsStep``: the measured window opens (``namespaces``, ``labelSelector``)
 Metrics           and closes (``stopCollectingMetrics``)
 ================  ===============================================================================

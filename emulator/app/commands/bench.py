@@ -21,6 +21,8 @@ one object per run; ``text`` is a table, with a live progress bar when stdout is
 ``--label`` keeps the workloads carrying every given label. A workload such a file needs but
 the emulator cannot run as upstream does is reported, not run: ``{"workload", "skipped"}`` in
 the JSON, a ``skipped <name>: <reason>`` line after the table; it does not change the exit status.
+``--file DIR`` runs every ``performance-config.yaml`` under DIR and tallies them
+(``commands/bench_dir.py``).
 
 Exit status: 0 every workload completed; 1 a workload stalled or hit ``--time-limit``
 (``complete: false``; e.g. its pods need a plugin the registry lacks); 2 bad input (one line
@@ -48,6 +50,7 @@ from emulator.app.bench.spec import WorkloadError
 from emulator.app.bench.steps import Workload
 from emulator.app.bench.workload_file import load_workloads, select_workloads
 from emulator.app.commands.arguments import DEFAULT_WORKLOADS
+from emulator.app.commands.bench_dir import run_dir
 
 __all__ = ["compare", "run"]
 
@@ -63,6 +66,8 @@ def _workload_file(arg: Path | None) -> Path:
 def run(args: argparse.Namespace) -> int:
     """Run the ``bench`` command; the exit status."""
     path = _workload_file(args.file)
+    if path.is_dir():
+        return run_dir(path, args, play, compare, lambda results: _table(results, _console()))
     try:
         workloads = load_workloads(path, scale=args.scale)
         if args.list:
@@ -74,38 +79,71 @@ def run(args: argparse.Namespace) -> int:
     except WorkloadError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    profiles: list[Profile] = ["default", "noop"] if args.compare else [args.profile]
     tty = args.output == "text" and sys.stdout.isatty()
-    results: list[WorkloadResult] = []
-    skipped = [{"workload": wl.name, "skipped": wl.skipped} for wl in chosen if wl.skipped]
     with _progress(tty) as hook_for:
-        for wl in chosen:
-            if wl.skipped:
-                continue
-            for run_no in range(1, args.repeat + 1):
-                for profile in profiles:
-                    options = BenchOptions(
-                        profile=profile,
-                        kubelets=args.kubelets == "on",
-                        seed=args.seed,
-                        stall_timeout=args.stall_timeout,
-                        time_limit=args.time_limit,
-                    )
-                    result = run_workload(wl, options, hook_for(wl, profile))
-                    if args.repeat > 1:
-                        result.extra["run"] = run_no
-                    if wl.feature_gates:
-                        result.extra["featureGatesNotHonoured"] = dict(wl.feature_gates)
-                    results.append(result)
+        results, skipped = play(chosen, args, hook_for)
     if args.compare:
         compare(results)
     if args.output == "json":
         sys.stdout.write(msgspec.json.encode([r.to_json() for r in results] + skipped).decode() + "\n")
     else:
-        _table(results, Console(highlight=False, width=None if sys.stdout.isatty() else 220))
+        _table(results, _console())
         for s in skipped:
             print(f"skipped {s['workload']}: {s['skipped']}")
     return 0 if all(r.complete for r in results) else 1
+
+
+def _console() -> Console:
+    return Console(highlight=False, width=None if sys.stdout.isatty() else 220)
+
+
+def play(
+    chosen: list[Workload], args: argparse.Namespace, hook_for: Any
+) -> tuple[list[WorkloadResult], list[dict[str, str]]]:
+    """Run the chosen workloads as the options say; their results and the skipped ones
+    (``{"workload", "skipped"}``)."""
+    profiles: list[Profile] = ["default", "noop"] if args.compare else [args.profile]
+    results: list[WorkloadResult] = []
+    skipped = [{"workload": wl.name, "skipped": wl.skipped} for wl in chosen if wl.skipped]
+    for wl in chosen:
+        if wl.skipped:
+            continue
+        for run_no in range(1, args.repeat + 1):
+            for profile in profiles:
+                options = BenchOptions(
+                    profile=profile,
+                    kubelets=args.kubelets == "on",
+                    seed=args.seed,
+                    stall_timeout=args.stall_timeout,
+                    time_limit=args.time_limit,
+                )
+                result = run_workload(wl, options, hook_for(wl, profile))
+                if args.repeat > 1:
+                    result.extra["run"] = run_no
+                if wl.feature_gates:
+                    result.extra["featureGatesNotHonoured"] = dict(wl.feature_gates)
+                if wl.metrics is not None:
+                    _collected(result, *wl.metrics)
+                results.append(result)
+    return results, skipped
+
+
+_LATENCIES = {"attemptMs": "attempt_ms", "e2eMs": "e2e_ms", "filterMs": "filter_ms", "scoreMs": "score_ms"}
+
+
+def _collected(
+    result: WorkloadResult, fields: tuple[str, ...], collected: tuple[str, ...], lacking: tuple[str, ...]
+) -> None:
+    """Honour upstream's ``metricsCollectorConfig``: only the latencies of the metrics it
+    collects are reported (the others' percentiles are null); it lists what was collected and
+    what the emulator does not collect."""
+    for name, attr in _LATENCIES.items():
+        if name not in fields:
+            latencies = getattr(result, attr)
+            for k in latencies:
+                latencies[k] = None
+    result.extra["metricsCollected"] = list(collected)
+    result.extra["metricsNotCollected"] = list(lacking)
 
 
 def compare(results: list[WorkloadResult]) -> None:

@@ -7,7 +7,9 @@ defaulted from limits, the ``Priority`` admission plugin (priority and preemptio
 from the PriorityClass, the globalDefault class, or 0; an unknown class is rejected), the
 ``DefaultTolerationSeconds`` plugin (tolerate not-ready/unreachable NoExecute for 300 s),
 and the status reset to ``phase: Pending`` with the QoS class (``PrepareForCreate``).
-Nodes: allocatable defaults to capacity.
+Nodes: allocatable defaults to capacity. ``default_pod_update``: what decoding and admission
+make of a pod update's body (the spec defaults and default tolerations again, the priority
+fields kept from the stored pod), for callers that replace a pod with a bare manifest.
 
 ``PodAdmission`` is what the API server calls on a pod create: ``default_pod`` and
 ``validate``, memoised per client spec. A run creates most pods from a few templates (a
@@ -135,15 +137,38 @@ def default_pod(pod: Pod, *, classes: Mapping[str, PriorityClass], name_suffix: 
     inits = [_container_defaults(c) for c in spec.init_containers]
     if any(a is not b for a, b in zip(inits, spec.init_containers, strict=True)):
         changes["init_containers"] = inits
-    tolerations = list(spec.tolerations)
-    for t in _DEFAULT_TOLERATIONS:
-        if not any(x.key in (t.key, "") and x.effect in ("", "NoExecute") for x in tolerations):
-            tolerations.append(t)
-    changes["tolerations"] = tolerations
+    changes["tolerations"] = _with_default_tolerations(spec.tolerations)
     pod = replace(pod, spec=replace(spec, **changes))
     # upstream PrepareForCreate: a new pod's status is Pending with its QoS class, whatever
     # the client sent.
     return replace(pod, status=PodStatus(phase="Pending", qos_class=qos_class(pod)))
+
+
+def _with_default_tolerations(tolerations: Any) -> list[Toleration]:
+    out = list(tolerations)
+    for t in _DEFAULT_TOLERATIONS:
+        if not any(x.key in (t.key, "") and x.effect in ("", "NoExecute") for x in out):
+            out.append(t)
+    return out
+
+
+def default_pod_update(pod: Pod, current: Pod) -> Pod:
+    """A pod update's body as upstream's apiserver has it before validation: defaulted when
+    decoded (containers, restartPolicy, schedulerName...), ``DefaultTolerationSeconds`` (it
+    admits updates too), and the ``Priority`` plugin's update rule: priority and
+    preemptionPolicy left out keep the stored pod's (with the class name they came from)."""
+    spec = default_pod_spec(pod.spec)
+    changes: dict[str, Any] = {
+        "containers": [_container_defaults(c) for c in spec.containers],
+        "init_containers": [_container_defaults(c) for c in spec.init_containers],
+        "tolerations": _with_default_tolerations(spec.tolerations),
+    }
+    if spec.priority is None and current.spec.priority is not None:
+        changes["priority"] = current.spec.priority
+        changes["priority_class_name"] = spec.priority_class_name or current.spec.priority_class_name
+    if spec.preemption_policy is None:
+        changes["preemption_policy"] = current.spec.preemption_policy
+    return replace(pod, spec=replace(spec, **changes))
 
 
 def default_node(node: Node) -> Node:
