@@ -44,7 +44,7 @@ def _bench(capsys: pytest.CaptureFixture[str], file: Path, *argv: str) -> tuple[
     [
         pytest.param(
             "AnyUnknownKind/one",
-            r"claim.yaml\" is a PersistentVolumeClaim \(v1\), which the emulator does not have",
+            r"claim.yaml\" is a PersistentVolumeClaim: needs PersistentVolumeClaims, which the emulator lacks",
             id="createAny-unknown-kind",
         ),
         pytest.param("NeedsClaims/one", "mounts a PersistentVolumeClaim, which the emulator lacks", id="pvc-volume"),
@@ -440,3 +440,24 @@ def test_bad_scheduler_configs_name_the_file(tmp_path: Path, config: str, where:
     with pytest.raises(WorkloadError, match=detail) as err:
         load_workloads(file)
     assert where in str(err.value)
+
+
+def test_a_create_any_the_api_server_refuses_stops_the_workload_with_the_error(tmp_path: Path) -> None:
+    """Upstream's createAny fails its workload when the create fails; here the workload stops
+    with ``stoppedBy: error`` naming the step and the API server's answer (it used to crash the run)."""
+    (tmp_path / "pc.yaml").write_text(
+        "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: fixed}\nvalue: 1000\n"
+    )
+    (tmp_path / "performance-config.yaml").write_text(
+        "- name: Twice\n"
+        "  workloadTemplate:\n"
+        "  - opcode: createAny\n    templatePath: pc.yaml\n    count: 2\n"
+        "  - opcode: createNodes\n    count: 1\n"
+        "  - opcode: createPods\n    count: 1\n    collectMetrics: true\n"
+        "  workloads:\n  - name: one\n"
+    )
+    wl = {w.name: w for w in load_workloads(tmp_path / "performance-config.yaml")}["Twice/one"]
+    result = run_workload(wl, BenchOptions(virtual=True, stall_timeout=30.0))
+    assert result.stopped_by == "error"
+    assert result.extra.get("error", "") == 'createAny[0]: priorityclasses.scheduling.k8s.io "fixed" already exists'
+    assert not result.complete

@@ -264,7 +264,11 @@ class _Play:
                         self.ensure_namespace(step.namespace)
                     meta = obj.metadata
                     name = meta.name or self.name(step.namespace, obj)
-                    self.server.create(replace(obj, metadata=replace(meta, name=name, namespace=step.namespace)))
+                    try:
+                        self.server.create(replace(obj, metadata=replace(meta, name=name, namespace=step.namespace)))
+                    except ApiError as err:  # upstream's createAny fails the workload (tCtx.Fatalf)
+                        self.stopped_by, self.error = "error", f"createAny[{i}]: {err}"
+                        return
             case UpdateStep():
                 error = await update_objects(self.server, self.clock, step, self.out_of_time)
                 if error:

@@ -402,6 +402,8 @@ class _Translator:
         kind = (doc.get("apiVersion"), doc.get("kind"))
         if kind not in KINDS:
             return rel, f'template "{rel}" is a {kind[1]} ({kind[0]}), which the emulator does not have'
+        if kind[1] in KINDS_LACKING:  # the kind is served, what upstream does with it is not yet
+            return rel, f'template "{rel}" is a {kind[1]}: needs {KINDS_LACKING[kind[1]]}, which the emulator lacks'
         self.any_texts[rel] = text
         return rel, ""
 
