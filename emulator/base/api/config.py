@@ -32,7 +32,6 @@ __all__ = [
     "Secret",
     "SecretEnvSource",
     "SecretVolumeSource",
-    "Volume",
     "config_map_problems",
     "config_map_update_problems",
     "merge_string_data",
@@ -126,15 +125,6 @@ class SecretVolumeSource(K8s, frozen=True):
     secret_name: str = ""
     items: list[KeyToPath] = []
     optional: bool | None = None
-
-
-class Volume(K8s, frozen=True):
-    """A pod volume; only the ConfigMap and Secret sources are modelled (others are kept by
-    the HTTP door as unmodelled fields, and mount at once)."""
-
-    name: str = ""
-    config_map: ConfigMapVolumeSource | None = None
-    secret: SecretVolumeSource | None = None
 
 
 def _decoded(text: str) -> bytes | None:

@@ -12,10 +12,11 @@ from typing import Any
 
 import msgspec
 
-from emulator.base.api.config import EnvFromSource, EnvVar, Volume
-from emulator.base.api.meta import K8s, ObjectMeta, ObjectReference
+from emulator.base.api.config import EnvFromSource, EnvVar
+from emulator.base.api.meta import K8s, LabelSelector, LabelSelectorRequirement, ObjectMeta, ObjectReference
 from emulator.base.api.probe import Probe
 from emulator.base.api.quantity import Quantity
+from emulator.base.api.volumes import Volume
 
 __all__ = [
     "Affinity",
@@ -68,17 +69,6 @@ ResourceList = dict[str, Quantity]
 
 
 # --- selectors --------------------------------------------------------------------------
-
-
-class LabelSelectorRequirement(K8s, frozen=True):
-    key: str
-    operator: str
-    values: list[str] = []
-
-
-class LabelSelector(K8s, frozen=True):
-    match_labels: dict[str, str] = {}
-    match_expressions: list[LabelSelectorRequirement] = []
 
 
 class NodeSelectorRequirement(K8s, frozen=True):

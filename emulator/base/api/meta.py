@@ -68,3 +68,17 @@ class Condition(K8s, frozen=True, omit_defaults=False):
     last_transition_time: str | None = None
     reason: str = ""
     message: str = ""
+
+
+# --- label selectors (upstream's meta/v1 LabelSelector; core re-exports them) ------------
+
+
+class LabelSelectorRequirement(K8s, frozen=True):
+    key: str
+    operator: str
+    values: list[str] = []
+
+
+class LabelSelector(K8s, frozen=True):
+    match_labels: dict[str, str] = {}
+    match_expressions: list[LabelSelectorRequirement] = []

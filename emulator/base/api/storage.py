@@ -22,6 +22,12 @@ import msgspec
 from emulator.base.api.core import LabelSelector, NodeSelector
 from emulator.base.api.meta import K8s, ObjectMeta, ObjectReference
 from emulator.base.api.quantity import Quantity
+from emulator.base.api.volumes import (
+    PersistentVolumeClaimSpec,
+    TypedLocalObjectReference,
+    TypedObjectReference,
+    VolumeResourceRequirements,
+)
 
 __all__ = [
     "ACCESS_MODES",
@@ -195,36 +201,6 @@ class PersistentVolume(K8s, frozen=True):
     metadata: ObjectMeta = ObjectMeta()
     spec: PersistentVolumeSpec = PersistentVolumeSpec()
     status: PersistentVolumeStatus = PersistentVolumeStatus()
-
-
-class TypedLocalObjectReference(K8s, frozen=True):
-    api_group: str | None = None
-    kind: str = ""
-    name: str = ""
-
-
-class TypedObjectReference(K8s, frozen=True):
-    api_group: str | None = None
-    kind: str = ""
-    name: str = ""
-    namespace: str | None = None
-
-
-class VolumeResourceRequirements(K8s, frozen=True):
-    limits: dict[str, Quantity] = {}
-    requests: dict[str, Quantity] = {}
-
-
-class PersistentVolumeClaimSpec(K8s, frozen=True):
-    access_modes: list[str] = []
-    selector: LabelSelector | None = None
-    resources: VolumeResourceRequirements = VolumeResourceRequirements()
-    volume_name: str = ""
-    storage_class_name: str | None = None
-    volume_mode: str | None = None
-    data_source: TypedLocalObjectReference | None = None
-    data_source_ref: TypedObjectReference | None = None
-    volume_attributes_class_name: str | None = None
 
 
 class PersistentVolumeClaimCondition(K8s, frozen=True):

@@ -35,6 +35,7 @@ from emulator.base.api import (
     scheduling,
     services,
     storage,
+    volumes,
 )
 from emulator.base.api.quantity import Quantity
 from emulator.base.http import schema_docs
@@ -58,6 +59,7 @@ _PACKAGE_OF_MODULE: Final = {
     policy: "io.k8s.api.policy.v1",
     scheduling: "io.k8s.api.scheduling.v1",
     storage: "io.k8s.api.storage.v1",
+    volumes: "io.k8s.api.core.v1",
     meta: META,
 }
 _PACKAGE_OF_NAME: Final = {
