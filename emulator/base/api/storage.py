@@ -91,6 +91,20 @@ IS_DEFAULT_CLASS: Final = "storageclass.kubernetes.io/is-default-class"
 """The annotation that makes a StorageClass the default (kubectl prints ``(default)``)."""
 BETA_IS_DEFAULT_CLASS: Final = "storageclass.beta.kubernetes.io/is-default-class"
 BETA_STORAGE_CLASS: Final = "volume.beta.kubernetes.io/storage-class"
+
+# The annotations and finalizers binding, provisioning and scheduling pass between them
+# (upstream ``pkg/controller/volume/persistentvolume/util``, ``storage/util``).
+ANN_SELECTED_NODE: Final = "volume.kubernetes.io/selected-node"
+"""On a claim: the node the scheduler chose for a WaitForFirstConsumer claim (provision there)."""
+ANN_STORAGE_PROVISIONER: Final = "volume.kubernetes.io/storage-provisioner"
+ANN_BETA_STORAGE_PROVISIONER: Final = "volume.beta.kubernetes.io/storage-provisioner"
+"""On a claim: the provisioner the PV controller asks to provision it (both are written)."""
+ANN_BIND_COMPLETED: Final = "pv.kubernetes.io/bind-completed"
+ANN_BOUND_BY_CONTROLLER: Final = "pv.kubernetes.io/bound-by-controller"
+ANN_DYNAMICALLY_PROVISIONED: Final = "pv.kubernetes.io/provisioned-by"
+"""On a PV: the provisioner that made it (a Delete reclaim is then the provisioner's work)."""
+PVC_PROTECTION_FINALIZER: Final = "kubernetes.io/pvc-protection"
+PV_PROTECTION_FINALIZER: Final = "kubernetes.io/pv-protection"
 """A claim's or volume's class before ``storageClassName`` existed (still read first)."""
 
 InTree = dict[str, Any]
