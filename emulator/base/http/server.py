@@ -125,6 +125,14 @@ class HttpSettings:
     loaded 2-vCPU machine, now that the merges are linear."""
     budget_clock: Callable[[], float] = time.monotonic
     """The clock ``request_budget`` is measured by (tests inject one)."""
+    request_timeout: float = 60.0
+    """Seconds a request's body may take to arrive (upstream's ``--request-timeout``, whose
+    filter answers 504 ``Timeout`` and whose HTTP server then drops the connection with the
+    unread body); a client that sends half a body and stalls gets that, not a held socket."""
+
+
+class _BodyTimeout(budget.RequestTimeout):
+    """A body that did not arrive within ``request_timeout``: 504, then the connection closes."""
 
 
 def kubernetes_service(port: int) -> Service:
@@ -260,7 +268,14 @@ class HttpApi:
             result: web.StreamResponse = await handler(request)
             return result
         except ApiError as err:
-            return self._error(err, request)
+            resp = self._error(err, request)
+            if isinstance(err, _BodyTimeout):  # the rest of the body never came: answer, then drop it
+                resp.force_close()
+                await resp.prepare(request)
+                await resp.write_eof()
+                if request.transport is not None:
+                    request.transport.close()  # no lingering read of a body that stalled
+            return resp
         except web.HTTPException:
             raise
         except (asyncio.CancelledError, ConnectionResetError):
@@ -310,14 +325,18 @@ class HttpApi:
             raise too_large
         chunks: list[bytes] = []
         size = 0
-        while True:
-            chunk = await request.content.read(_CHUNK)
-            if not chunk:
-                break
-            size += len(chunk)
-            if size > limit:
-                raise too_large
-            chunks.append(chunk)
+        try:
+            async with asyncio.timeout(self.settings.request_timeout):
+                while True:
+                    chunk = await request.content.read(_CHUNK)
+                    if not chunk:
+                        break
+                    size += len(chunk)
+                    if size > limit:
+                        raise too_large
+                    chunks.append(chunk)
+        except TimeoutError:
+            raise _BodyTimeout() from None
         return b"".join(chunks)
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
