@@ -126,7 +126,7 @@ def test_status_subresource_and_update_rules(kubectl_server: Server, tmp_path: P
     assert ok(k("get", "pv", "pv-a", "-o", "jsonpath={.status.phase}")) == "Available"
     refused = failed(k("patch", "sc", "fast", "--type=merge", "-p", '{"provisioner":"other.csi"}'))
     assert refused == (
-        'The StorageClass.storage.k8s.io "fast" is invalid: provisioner: Forbidden: '
+        'The StorageClass "fast" is invalid: provisioner: Forbidden: '
         "updates to provisioner are forbidden.\n"
     )
     grown = failed(

@@ -352,3 +352,13 @@ def test_field_selector_values_take_upstreams_escapes(text: str, want: list[tupl
 def test_field_selector_unescaped_equals_in_a_value_is_refused() -> None:
     with pytest.raises(BadRequest, match="unescaped character in value: ="):
         parse_field_selector("Pod", "metadata.name=a=b")
+
+
+def test_an_invalid_status_names_the_bare_kind_with_its_group_beside_it() -> None:
+    """Upstream's ``NewInvalid(GroupKind)``: ``details.kind`` is the Kind and ``details.group`` the
+    group, so kubectl prints ``The Deployment "web" is invalid`` as against a real cluster; the
+    message keeps the qualified kind."""
+    err = Invalid.at("Deployment.apps", "web", "spec.replicas", "Invalid value: -1: must be greater than or equal to 0")
+    status = error_status(err, name="web", resource="deployments")
+    assert status["message"].startswith('Deployment.apps "web" is invalid: ')
+    assert (status["details"]["kind"], status["details"]["group"]) == ("Deployment", "apps")

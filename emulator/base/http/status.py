@@ -73,7 +73,10 @@ def error_status(err: ApiError, *, name: str = "", group: str = "", resource: st
         details = {"name": err.name or name}
         if group:
             details["group"] = group
-        details["kind"] = err.kind or resource
+        kind, _, kind_group = (err.kind or resource).partition(".")  # "Deployment.apps" names the group
+        if kind_group and not group:
+            details["group"] = kind_group
+        details["kind"] = kind  # upstream's NewInvalid: the bare Kind, the group beside it
         if err.field:
             details["causes"] = [{"reason": cause_type(err.detail), "message": err.detail, "field": err.field}]
         elif err.detail != err.message:  # upstream's NewGenericServerResponse(422, ...): a JSON patch's failure
