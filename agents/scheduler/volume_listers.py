@@ -18,14 +18,14 @@ It does not own the plugins' logic (``plugins/volumebinding``, ``volumezone``,
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, Final
 
 from agents.scheduler.framework.types import ActionType, ClusterEvent, EventResource
 from emulator.base.client.client import Client
 from emulator.base.client.informer import Informer
 
-__all__ = ["KINDS", "Notifier", "VolumeListers"]
+__all__ = ["KINDS", "Notifier", "VolumeListers", "static_volume_listers"]
 
 KINDS: Final = (
     ("PersistentVolume", EventResource.PersistentVolume),
@@ -136,3 +136,14 @@ class VolumeListers:
         """Every CSIStorageCapacity, by namespace/name."""
         store = self.informers["CSIStorageCapacity"].store
         return [store[k] for k in sorted(store)]
+
+
+def static_volume_listers(objects: Iterable[Any]) -> VolumeListers:
+    """``VolumeListers`` over fixed objects (``explain``): the storage kinds among ``objects``
+    in the informer stores, nothing run."""
+    listers = VolumeListers(None)  # type: ignore[arg-type]  # never listed nor watched
+    for obj in objects:
+        informer = listers.informers.get(obj.kind)
+        if informer is not None:
+            informer.store[(obj.metadata.namespace, obj.metadata.name)] = obj
+    return listers
