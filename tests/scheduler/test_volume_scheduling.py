@@ -97,3 +97,77 @@ async def test_bound_zonal_pv_without_its_zone_stays_pending_until_a_node_of_the
         # A node of zone-a returns: the Node/Add hint re-queues the pod, which lands there.
         w.server.create(node("a-0", labels={ZONE: "zone-a"}))
         await w.until(lambda: w.pod("db-0").spec.node_name == "a-0")
+
+
+def _bind_claim(w: World, name: str, volume: str) -> None:
+    """The PV controller's part: ``name`` bound to ``volume`` (volumeName, bind-completed)."""
+    claim = w.server.get("PersistentVolumeClaim", name, "default")
+    ann = {**claim.metadata.annotations, ANN_BIND_COMPLETED: "yes"}
+    w.server.update(
+        msgspec.structs.replace(
+            claim,
+            metadata=msgspec.structs.replace(claim.metadata, annotations=ann),
+            spec=msgspec.structs.replace(claim.spec, volume_name=volume),
+        )
+    )
+
+
+@pytest.mark.asyncio
+async def test_pod_on_an_unbound_immediate_claim_is_requeued_when_the_claim_binds() -> None:
+    async with world() as w:
+        w.server.create(storage_class("fast", mode="Immediate", provisioner="ebs.csi.aws.com"))
+        w.server.create(node("n-0"))
+        w.server.create(pvc("data", cls="fast", rv=""))
+        w.server.create(claim_pod("app", "data"))
+        await w.until(lambda: "pod has unbound immediate PersistentVolumeClaims" in _pod_message(w, "app"))
+        disk = pv("disk", cls="fast", claim=("default", "data"), phase="Bound", rv="", csi=("ebs.csi.aws.com", "v"))
+        w.server.create(disk)
+        _bind_claim(w, "data", "disk")  # PVC/Update: VolumeBinding's hint queues the pod
+        await w.until(lambda: w.pod("app").spec.node_name == "n-0")
+
+
+@pytest.mark.asyncio
+async def test_prebind_gives_up_after_bind_timeout_and_the_pod_is_retried() -> None:
+    config = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "profiles": [{"pluginConfig": [{"name": "VolumeBinding", "args": {"bindTimeoutSeconds": 30}}]}],
+    }
+    async with world(config=config) as w:
+        w.server.create(storage_class("prov", provisioner="csi.example.com"))
+        w.server.create(node("n-0"))
+        w.server.create(pvc("data", cls="prov", rv=""))
+        w.server.create(claim_pod("app", "data"))
+        selected = lambda: (
+            "volume.kubernetes.io/selected-node"
+            in w.server.get("PersistentVolumeClaim", "data", "default").metadata.annotations
+        )
+        t0 = await w.until(selected)
+        # Nobody provisions: after 30 s PreBind fails ("binding volumes: context deadline exceeded").
+        failed = [e for e in w.server.list("Event")[0] if e.reason == "FailedScheduling"]
+        assert not failed
+        t1 = await w.until(lambda: any(e.reason == "FailedScheduling" for e in w.server.list("Event")[0]))
+        assert 29.9 <= t1 - t0 <= 31.0, (t0, t1)
+        msg = next(e.message for e in w.server.list("Event")[0] if e.reason == "FailedScheduling")
+        assert "binding volumes: context deadline exceeded" in msg
+        assert not w.pod("app").spec.node_name
+
+
+@pytest.mark.asyncio
+async def test_prebind_fails_when_the_provisioner_hands_the_claim_back() -> None:
+    async with world() as w:
+        w.server.create(storage_class("prov", provisioner="csi.example.com"))
+        w.server.create(node("n-0"))
+        w.server.create(pvc("data", cls="prov", rv=""))
+        w.server.create(claim_pod("app", "data"))
+        key = "volume.kubernetes.io/selected-node"
+        await w.until(lambda: key in w.server.get("PersistentVolumeClaim", "data", "default").metadata.annotations)
+        # The provisioner failed: it removes selected-node (upstream's signal to reschedule).
+        claim = w.server.get("PersistentVolumeClaim", "data", "default")
+        ann = {k: v for k, v in claim.metadata.annotations.items() if k != key}
+        w.server.update(
+            msgspec.structs.replace(claim, metadata=msgspec.structs.replace(claim.metadata, annotations=ann))
+        )
+        await w.until(lambda: any(e.reason == "FailedScheduling" for e in w.server.list("Event")[0]))
+        msg = next(e.message for e in w.server.list("Event")[0] if e.reason == "FailedScheduling")
+        assert 'provisioning failed for PVC "data"' in msg

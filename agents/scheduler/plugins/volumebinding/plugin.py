@@ -170,9 +170,11 @@ class VolumeBinding:
             s: _State = state.read(STATE_KEY)
         except KeyError:  # no PreFilter ran (a framework driven by hand): no claims known
             return SUCCESS
+        if s.claims is None:  # no claim at all (the shared empty state stays untouched)
+            return SUCCESS
         volumes = s.by_node.get(node_name)
         if volumes is None:
-            s.all_bound = True  # no claim at all
+            s.all_bound = True
             return SUCCESS
         try:
             s.all_bound = self.binder.assume_pod_volumes(pod, node_name, volumes)
