@@ -138,10 +138,11 @@ async def test_prebind_gives_up_after_bind_timeout_and_the_pod_is_retried() -> N
         w.server.create(node("n-0"))
         w.server.create(pvc("data", cls="prov", rv=""))
         w.server.create(claim_pod("app", "data"))
-        selected = lambda: (
-            "volume.kubernetes.io/selected-node"
-            in w.server.get("PersistentVolumeClaim", "data", "default").metadata.annotations
-        )
+
+        def selected() -> bool:
+            claim = w.server.get("PersistentVolumeClaim", "data", "default")
+            return "volume.kubernetes.io/selected-node" in claim.metadata.annotations
+
         t0 = await w.until(selected)
         # Nobody provisions: after 30 s PreBind fails ("binding volumes: context deadline exceeded").
         failed = [e for e in w.server.list("Event")[0] if e.reason == "FailedScheduling"]
