@@ -8,7 +8,7 @@ import msgspec
 import pytest
 
 from emulator.base.api.storage import ANN_BIND_COMPLETED
-from tests.scheduler.plugins.volume_helpers import claim_pod, pv, pvc, storage_class
+from tests.scheduler.plugins.volume_helpers import claim_pod, csi_node, pv, pvc, storage_class
 from tests.scheduler.world import World, node, world
 
 ZONE = "topology.kubernetes.io/zone"
@@ -172,3 +172,47 @@ async def test_prebind_fails_when_the_provisioner_hands_the_claim_back() -> None
         await w.until(lambda: any(e.reason == "FailedScheduling" for e in w.server.list("Event")[0]))
         msg = next(e.message for e in w.server.list("Event")[0] if e.reason == "FailedScheduling")
         assert 'provisioning failed for PVC "data"' in msg
+
+
+@pytest.mark.asyncio
+async def test_pod_waiting_for_a_pv_is_requeued_when_one_appears() -> None:
+    async with world() as w:
+        w.server.create(storage_class("local", provisioner="kubernetes.io/no-provisioner"))
+        w.server.create(node("n-0", labels={"kubernetes.io/hostname": "n-0"}))
+        w.server.create(pvc("data", cls="local", rv=""))
+        w.server.create(claim_pod("app", "data"))
+        await w.until(lambda: "didn't find available persistent volumes to bind" in _pod_message(w, "app"))
+        local = w.server.create(
+            pv(
+                "pv-0",
+                cls="local",
+                rv="",
+                affinity={"kubernetes.io/hostname": ["n-0"]},
+                in_tree=("local", {"path": "/d"}),
+            )
+        )
+        _status(w, local, "Available")  # PV/Add then PV/Update: VolumeBinding registers both
+        await w.until(lambda: w.server.get("PersistentVolume", "pv-0").spec.claim_ref is not None)
+        _bind_claim(w, "data", "pv-0")
+        await w.until(lambda: w.pod("app").spec.node_name == "n-0")
+
+
+@pytest.mark.asyncio
+async def test_pod_over_the_attach_limit_is_requeued_when_the_csinode_limit_rises() -> None:
+    async with world() as w:
+        drv = "ebs.csi.aws.com"
+        w.server.create(storage_class("ebs", provisioner=drv))
+        w.server.create(node("n-0"))
+        w.server.create(csi_node("n-0", {drv: 1}))
+        for i in range(2):
+            w.server.create(
+                pv(f"d{i}", cls="ebs", claim=("default", f"c{i}"), phase="Bound", rv="", csi=(drv, f"v{i}"))
+            )
+            w.server.create(pvc(f"c{i}", cls="ebs", volume=f"d{i}", bound=True, rv=""))
+        w.server.create(claim_pod("first", "c0"))
+        await w.until(lambda: w.pod("first").spec.node_name == "n-0")
+        w.server.create(claim_pod("second", "c1"))
+        await w.until(lambda: "node(s) exceed max volume count" in _pod_message(w, "second"))
+        current = w.server.get("CSINode", "n-0")
+        w.server.update(msgspec.structs.replace(csi_node("n-0", {drv: 2}), metadata=current.metadata))
+        await w.until(lambda: w.pod("second").spec.node_name == "n-0")
