@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from agents.scheduler.config import KIND as CONFIG_KIND
     from agents.scheduler.config import load_config, load_config_file, read_config_document
     from agents.scheduler.explain import ExplainRecorder, Explanation
+    from agents.scheduler.explain_static import INPUT_KINDS as WORKLOAD_KINDS
     from agents.scheduler.explain_static import ProfileError, explain_objects
     from agents.scheduler.framework.interface import ExtensionPoint, PluginFactory
     from agents.scheduler.framework.types import Code
@@ -36,7 +37,6 @@ if TYPE_CHECKING:
     from agents.scheduler.registry import build_registry
     from agents.scheduler.scheduler import Scheduler, SchedulerGroup, start_schedulers
     from agents.scheduler.setup import SchedulerSettings, SetupError, build_scheduler_setup
-    from agents.scheduler.workload_listers import KINDS as WORKLOAD_KINDS
 
 __all__ = [
     "CONFIG_API_VERSION",
@@ -68,7 +68,7 @@ __all__ = [
 _WHERE: dict[str, tuple[str, str]] = {
     "CONFIG_API_VERSION": ("config", "API_VERSION"),
     "CONFIG_KIND": ("config", "KIND"),
-    "WORKLOAD_KINDS": ("workload_listers", "KINDS"),
+    "WORKLOAD_KINDS": ("explain_static", "INPUT_KINDS"),
     "CacheComparer": ("comparer", "CacheComparer"),
     "Code": ("framework.types", "Code"),
     "ConfigError": ("args", "ConfigError"),

@@ -248,6 +248,28 @@ class NodeAffinityArgs(_Args, frozen=True):
             raise ConfigError(*problem)
 
 
+class VolumeBindingArgs(_Args, frozen=True):
+    """Upstream ``VolumeBindingArgs``. ``shape`` scores by storage utilization only with the
+    StorageCapacityScoring gate, off by default in v1.34: then a shape is refused, as upstream."""
+
+    bind_timeout_seconds: Int64 | None = None
+    shape: list[UtilizationShapePoint] | None = None
+
+    def defaulted(self) -> Self:
+        t = self.bind_timeout_seconds
+        return msgspec.structs.replace(self, bind_timeout_seconds=600 if t is None else t)
+
+    def validate(self, path: str) -> None:
+        t = self.bind_timeout_seconds or 0
+        if t < 0:
+            msg = "invalid BindTimeoutSeconds, should not be a negative value"
+            raise ConfigError(f"{path}.bindTimeoutSeconds", _invalid(t, msg))
+        if self.shape is not None:
+            shape = [{"utilization": p.utilization, "score": p.score} for p in self.shape]
+            msg = "unsupported when StorageCapacityScoring feature is disabled"
+            raise ConfigError(f"{path}.shape", _invalid(shape, msg))
+
+
 ARGS_TYPES: Final[dict[str, type[_Args]]] = {
     "NodeResourcesFit": NodeResourcesFitArgs,
     "NodeResourcesBalancedAllocation": NodeResourcesBalancedAllocationArgs,
@@ -255,6 +277,7 @@ ARGS_TYPES: Final[dict[str, type[_Args]]] = {
     "InterPodAffinity": InterPodAffinityArgs,
     "DefaultPreemption": DefaultPreemptionArgs,
     "NodeAffinity": NodeAffinityArgs,
+    "VolumeBinding": VolumeBindingArgs,
 }
 """Plugins with a typed args kind (``<name>Args``): decoded strictly and defaulted."""
 

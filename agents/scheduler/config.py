@@ -28,9 +28,8 @@ pluginConfig        in-tree args decoded strictly, defaulted, validated; every p
 ==================  ==============================================================================
 
 Which points a plugin implements comes from its registry class (``extension_points_of``), else
-from ``UPSTREAM_PLUGINS``. Emulator choices (deviations, on purpose): the volume plugins
-(``SKIPPED_DEFAULT_PLUGINS``) are left out of the default set — the emulator has no volumes
-(``DynamicResources`` is in it, modelled for pods without claims); upstream plugins absent
+from ``UPSTREAM_PLUGINS``. Emulator choices (deviations, on purpose): ``DynamicResources`` is
+in the default set, modelled for pods without claims; upstream plugins absent
 from the registry stay in ``Profile.plugins`` and are listed in ``Profile.missing_plugins``
 (``to_spec`` drops them) instead of failing; ``extenders`` must be empty; profiles whose
 *expanded* queue sort differs are rejected (upstream compares only the configured ``queueSort``
@@ -77,7 +76,6 @@ from agents.scheduler.args import (
 from agents.scheduler.default_plugins import (
     DEFAULT_PLUGINS,
     INVALID_PLUGINS,
-    SKIPPED_DEFAULT_PLUGINS,
     TYPE_NAMES,
     UPSTREAM_PLUGINS,
     extension_points_of,
@@ -92,7 +90,6 @@ __all__ = [
     "DEFAULT_PLUGINS",
     "DEFAULT_SCHEDULER_NAME",
     "KIND",
-    "SKIPPED_DEFAULT_PLUGINS",
     "UPSTREAM_PLUGINS",
     "ConfigError",
     "DefaultPreemptionArgs",

@@ -3,7 +3,7 @@
 
 What this module owns: ``DEFAULT_PLUGINS`` (the v1.34 default multiPoint set, with score
 weights, DynamicResources included as v1.34's ``applyFeatureGates`` puts it (before
-DefaultPreemption), minus the volume plugins the emulator leaves out: ``SKIPPED_DEFAULT_PLUGINS``),
+DefaultPreemption)),
 ``UPSTREAM_PLUGINS`` (every in-tree plugin and the extension points it implements),
 ``INVALID_PLUGINS`` (removed plugins a v1 configuration may not name) and
 ``extension_points_of`` (which points a registered factory implements, read from its methods).
@@ -19,7 +19,6 @@ from agents.scheduler.framework.interface import ExtensionPoint
 __all__ = [
     "DEFAULT_PLUGINS",
     "INVALID_PLUGINS",
-    "SKIPPED_DEFAULT_PLUGINS",
     "TYPE_NAMES",
     "UPSTREAM_PLUGINS",
     "extension_points_of",
@@ -61,6 +60,10 @@ DEFAULT_PLUGINS: Final[tuple[tuple[str, int | None], ...]] = (
     ("NodeAffinity", 2),
     ("NodePorts", None),
     ("NodeResourcesFit", 1),
+    ("VolumeRestrictions", None),
+    ("NodeVolumeLimits", None),
+    ("VolumeBinding", None),
+    ("VolumeZone", None),
     ("PodTopologySpread", 2),
     ("InterPodAffinity", 2),
     ("DynamicResources", None),
@@ -70,14 +73,9 @@ DEFAULT_PLUGINS: Final[tuple[tuple[str, int | None], ...]] = (
     ("DefaultBinder", None),
 )
 """v1.34 ``getDefaultPlugins`` (all under multiPoint) after ``applyFeatureGates`` (DRA GA, on by
-default: ``DynamicResources`` just before ``DefaultPreemption``), minus ``SKIPPED_DEFAULT_PLUGINS``."""
-
-SKIPPED_DEFAULT_PLUGINS: Final = (
-    "VolumeRestrictions",
-    "NodeVolumeLimits",
-    "VolumeBinding",
-    "VolumeZone",
-)
+default: ``DynamicResources`` just before ``DefaultPreemption``). ``VolumeBinding`` carries no
+weight (upstream lists it without one; its Score only acts with the StorageCapacityScoring gate,
+off by default in v1.34, so its PreScore skips it)."""
 
 _METHODS: Final[dict[ExtensionPoint, tuple[str, ...]]] = {
     _P.PreEnqueue: ("pre_enqueue",),

@@ -24,11 +24,17 @@ from agents.scheduler.explain import Explanation, explain_pod
 from agents.scheduler.framework.interface import PluginFactory
 from agents.scheduler.framework.runtime import Framework
 from agents.scheduler.framework.types import PodInfo
+from agents.scheduler.volume_listers import KINDS as VOLUME_KINDS
+from agents.scheduler.volume_listers import static_volume_listers
+from agents.scheduler.workload_listers import KINDS as WORKLOAD_LISTER_KINDS
 from agents.scheduler.workload_listers import StaticWorkloads
 from emulator.base.api.core import Namespace, Node, Pod
 from emulator.base.runtime.clock import StoppedClock
 
-__all__ = ["ProfileError", "explain_objects"]
+__all__ = ["INPUT_KINDS", "ProfileError", "explain_objects"]
+
+INPUT_KINDS = (*WORKLOAD_LISTER_KINDS, *(kind for kind, _ in VOLUME_KINDS))
+"""The kinds beside nodes, pods and namespaces that ``explain_objects`` reads."""
 
 
 class ProfileError(ValueError):
@@ -74,10 +80,12 @@ def explain_objects(
     workloads: Iterable[Any] = (),
 ) -> Explanation:
     """Explain one scheduling cycle of ``pod`` in ``profile`` against these objects (clock fixed
-    at 0, seed 0). ``workloads``: the PodDisruptionBudgets, Services, ReplicaSets and
-    StatefulSets (other kinds are ignored). ``ProfileError`` if the profile's plugins refuse
+    at 0, seed 0). ``workloads``: the PodDisruptionBudgets, Services, ReplicaSets,
+    StatefulSets and the storage kinds the volume plugins read (``INPUT_KINDS``; other kinds
+    are ignored). ``ProfileError`` if the profile's plugins refuse
     their arguments."""
     snapshot = Snapshot.from_objects(list(running), list(nodes))
+    workloads = list(workloads)
     static = StaticWorkloads(workloads)
     rng = random.Random(0)
     try:
@@ -92,6 +100,7 @@ def explain_objects(
             namespaces=_Namespaces(namespaces),
             pdb_lister=static.pdbs,
             default_selector=static.default_selector,
+            volume_listers=static_volume_listers(workloads),
         )
     except ValueError as err:
         raise ProfileError(str(err)) from None

@@ -49,10 +49,14 @@ from agents.scheduler.plugins import (
     noderesources_balanced_allocation,
     noderesources_fit,
     nodeunschedulable,
+    nodevolumelimits,
     podtopologyspread,
     queuesort,
     schedulinggates,
     tainttoleration,
+    volumebinding,
+    volumerestrictions,
+    volumezone,
 )
 
 __all__ = [
@@ -80,6 +84,10 @@ def in_tree_registry() -> dict[str, PluginFactory]:
         nodeaffinity.NAME: nodeaffinity.NodeAffinity,
         nodeports.NAME: nodeports.NodePorts,
         noderesources_fit.NAME: noderesources_fit.NodeResourcesFit,
+        volumerestrictions.NAME: volumerestrictions.VolumeRestrictions,
+        nodevolumelimits.NAME: nodevolumelimits.NodeVolumeLimits,
+        volumebinding.NAME: volumebinding.VolumeBinding,
+        volumezone.NAME: volumezone.VolumeZone,
         podtopologyspread.NAME: podtopologyspread.PodTopologySpread,
         interpodaffinity.NAME: interpodaffinity.InterPodAffinity,
         dynamicresources.NAME: dynamicresources.DynamicResources,

@@ -34,6 +34,7 @@ from agents.scheduler.queue import Nominator, QueueClosed, SchedulingQueue
 from agents.scheduler.sampling import num_feasible_nodes_to_find, select_host
 from agents.scheduler.schedule_one import SchedulingCycle
 from agents.scheduler.setup import SchedulerSettings, build_scheduler_setup
+from agents.scheduler.volume_listers import VolumeListers
 from agents.scheduler.workload_listers import WorkloadListers, workload_client
 from emulator.base.api.core import Pod
 from emulator.base.client.client import Client
@@ -106,6 +107,7 @@ class Scheduler(SchedulingCycle, EventHandlers):
         self.nodes = Informer(client, "Node")
         self.namespaces = Informer(client, "Namespace")
         self.workloads = WorkloadListers(workload_client(client))
+        self.volumes = VolumeListers(workload_client(client, "volumes"))
         # The nominator comes first and goes to both the frameworks and the queue (upstream's
         # ``WithPodNominator``): the queue needs the first profile's QueueSort, and the frameworks
         # the nominator. ``activate`` reaches the queue through ``self`` when a plugin calls it.
@@ -127,6 +129,7 @@ class Scheduler(SchedulingCycle, EventHandlers):
                 get_pod=self._get_pod,
                 pdb_lister=self.workloads.pdbs,
                 default_selector=self.workloads.default_selector,
+                volume_listers=self.volumes,
             )
         first = next(iter(self.frameworks.values()))
         self._hints: dict[str, dict[str, list[ClusterEventWithHint]]] = {
@@ -149,6 +152,7 @@ class Scheduler(SchedulingCycle, EventHandlers):
         )
         self.pods.add_handlers(self._on_pod_add, self._on_pod_update, self._on_pod_delete)
         self.nodes.add_handlers(self._on_node_add, self._on_node_update, self._on_node_delete)
+        self.volumes.set_sink(self.queue.move_all_to_active_or_backoff)
         self.next_start_node_index = 0
         self._first_seen: dict[str, float] = {}
         self._evaluated = 0
@@ -200,10 +204,12 @@ class Scheduler(SchedulingCycle, EventHandlers):
             tg.create_task(self.nodes.run(), name=f"{self.name}:informer:nodes")
             tg.create_task(self.pods.run(), name=f"{self.name}:informer:pods")
             self.workloads.start(tg, self.name)
+            self.volumes.start(tg, self.name)
             await self.namespaces.synced.wait()
             await self.nodes.synced.wait()
             await self.pods.synced.wait()
             await self.workloads.synced()
+            await self.volumes.synced()
             tg.create_task(self.queue.run(), name=f"{self.name}:queue-flush")
             tg.create_task(self.events.run(), name=f"{self.name}:event-series")
             self.ready.set()

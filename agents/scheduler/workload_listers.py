@@ -53,14 +53,14 @@ __all__ = [
 KINDS: Final = ("PodDisruptionBudget", "Service", "ReplicaSet", "StatefulSet")
 
 
-def workload_client(client: Client) -> Client:
+def workload_client(client: Client, suffix: str = "workloads") -> Client:
     """A client like ``client`` (server, clock, watch latency, faults) named
-    ``<client>:workloads``, with its own seeded stream and no API latency."""
+    ``<client>:<suffix>``, with its own seeded stream and no API latency."""
     aux = Client(
         client.server,
         client.clock,
-        random.Random(f"{client.name}:workloads"),
-        name=f"{client.name}:workloads",
+        random.Random(f"{client.name}:{suffix}"),
+        name=f"{client.name}:{suffix}",
         api_latency=Latency(),
         watch_latency=client.watch_latency,
     )

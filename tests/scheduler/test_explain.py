@@ -178,6 +178,10 @@ def test_skipped_filters_report_skip() -> None:
         "NodeAffinity": SKIP,  # no selector, no required affinity
         "NodePorts": SKIP,  # no host ports
         "NodeResourcesFit": S,
+        "VolumeRestrictions": SKIP,  # no claims
+        "NodeVolumeLimits": SKIP,
+        "VolumeBinding": SKIP,
+        "VolumeZone": SKIP,
         "PodTopologySpread": SKIP,
         "InterPodAffinity": SKIP,
     }

@@ -59,6 +59,12 @@ class EventResource(enum.Enum):
     AssignedPod = "AssignedPod"
     UnscheduledPod = "UnscheduledPod"
     Node = "Node"
+    PersistentVolume = "PersistentVolume"
+    PersistentVolumeClaim = "PersistentVolumeClaim"
+    StorageClass = "storage.k8s.io/StorageClass"
+    CSINode = "storage.k8s.io/CSINode"
+    CSIDriver = "storage.k8s.io/CSIDriver"
+    CSIStorageCapacity = "storage.k8s.io/CSIStorageCapacity"
     WildCard = "*"
 
 

@@ -126,6 +126,7 @@ class Framework(BindingRunners):
         get_pod: Callable[[str, str], Pod | None] | None = None,
         pdb_lister: Callable[[], Sequence[Any]] | None = None,
         default_selector: Callable[[Pod], Any] | None = None,
+        volume_listers: Any = None,
     ) -> None:
         """Instantiate the profile's plugins; ``ValueError`` with upstream's message if invalid.
         Every handle dependency comes in here (upstream's ``WithPodNominator``,
@@ -151,6 +152,8 @@ class Framework(BindingRunners):
         """The PodDisruptionBudgets preemption honours (``agents.scheduler.workload_listers``)."""
         self.default_selector = default_selector
         """PodTopologySpread's system-default selector for a pod (``helper.DefaultSelector``)."""
+        self.volume_listers = volume_listers
+        """The storage informers the volume plugins read (``agents.scheduler.volume_listers``)."""
         enabled = build_plugins(spec, registry, self)
         self._plugins: dict[str, Plugin] = enabled.plugins
         self._points: dict[ExtensionPoint, list[Any]] = enabled.points

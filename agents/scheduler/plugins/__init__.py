@@ -11,6 +11,11 @@ module                          ``NAME``               extension points
 ``nodeaffinity``                NodeAffinity           PreFilter, Filter, PreScore, Score
 ``nodeports``                   NodePorts              PreFilter, Filter
 ``noderesources_fit``           NodeResourcesFit       PreFilter, Filter, PreScore, Score
+``volumerestrictions``          VolumeRestrictions     PreFilter, Filter
+``nodevolumelimits``            NodeVolumeLimits       PreFilter, Filter
+``volumebinding`` (package)     VolumeBinding          PreFilter, Filter, PreScore, Score,
+                                                       Reserve, PreBind
+``volumezone``                  VolumeZone             PreFilter, Filter
 ``podtopologyspread``           PodTopologySpread      PreFilter, Filter, PreScore, Score
 ``interpodaffinity``            InterPodAffinity       PreFilter, Filter, PreScore, Score
 ``defaultpreemption``           DefaultPreemption      PreEnqueue, PostFilter
@@ -25,6 +30,9 @@ signature), with upstream's name as ``NAME`` and as its ``name`` attribute, upst
 and ``events_to_register()`` with upstream's v1.34 events and queueing hints (QueueingHints are
 GA in v1.34, so the QHint-on registrations are the ones reproduced). Plugins never import each
 other; shared arithmetic lives in ``emulator.base.api.resources``, ``framework.types`` and ``helper``
-(upstream's ``plugins/helper``), typed args in ``agents.scheduler.args``.
+(upstream's ``plugins/helper``: score normalization, and the pod's claims and the storage
+listers the volume plugins share), typed args in ``agents.scheduler.args``. The volume plugins
+read the scheduler's storage informers (``agents.scheduler.volume_listers``) through their
+handle's ``volume_listers``.
 The registry is ``agents.scheduler.registry``.
 """

@@ -25,14 +25,24 @@ score would be truncated toward zero as upstream does.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from agents.scheduler.framework.interface import RowScore
 from agents.scheduler.framework.node_table import IntArray
 from agents.scheduler.framework.types import NodeScore, Status
+from emulator.base.api.core import Pod
 
-__all__ = ["DefaultNormalizeScore", "default_normalize_score", "default_normalize_score_all", "go_div_all"]
+__all__ = [
+    "DefaultNormalizeScore",
+    "PodClaim",
+    "default_normalize_score",
+    "default_normalize_score_all",
+    "go_div_all",
+    "pod_claims",
+    "volume_listers",
+]
 
 
 def _go_div(a: int, b: int) -> int:
@@ -98,3 +108,38 @@ class RowScoreMemo:
 
     def __len__(self) -> int:
         return len(self._scores)
+
+
+# --- volumes (shared by the four volume plugins) ----------------------------------------------
+
+
+class PodClaim(NamedTuple):
+    """A claim a pod's volume names: ``persistentVolumeClaim.claimName``, or the generic
+    ephemeral volume's ``<pod>-<volume>`` (upstream ``ephemeral.VolumeClaimName``)."""
+
+    name: str
+    ephemeral: bool
+    volume: str
+
+
+_NO_CLAIMS: tuple[PodClaim, ...] = ()
+
+
+def pod_claims(pod: Pod) -> tuple[PodClaim, ...]:
+    """The pod's claims in volume order; empty (and allocation-free) without volumes."""
+    volumes = pod.spec.volumes
+    if not volumes:
+        return _NO_CLAIMS
+    out: list[PodClaim] = []
+    for v in volumes:
+        if v.persistent_volume_claim is not None:
+            out.append(PodClaim(v.persistent_volume_claim.claim_name, False, v.name))
+        elif v.ephemeral is not None:
+            out.append(PodClaim(f"{pod.metadata.name}-{v.name}", True, v.name))
+    return tuple(out)
+
+
+def volume_listers(handle: Any) -> Any:
+    """The handle's storage informers (``agents.scheduler.volume_listers.VolumeListers``),
+    or None (a handle without them: unit tests, ``explain`` without storage objects)."""
+    return getattr(handle, "volume_listers", None) if handle is not None else None

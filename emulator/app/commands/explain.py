@@ -311,12 +311,20 @@ def _cell(exp: Explanation, node: str, plugin: str) -> str:
     return " ".join(parts) if parts else "—"
 
 
+def _all_skipped(exp: Explanation, plugin: str) -> bool:
+    """Every node's cell of ``plugin`` is a PreFilter Skip and nothing else (no score)."""
+    return all(_cell(exp, ne.name, plugin) == "skip" for ne in exp.nodes)
+
+
 def render_text(exp: Explanation, console: Console) -> None:
+    """One row per node, one column per plugin; a plugin that skipped on every node (a pod
+    without host ports, claims...) gets no column (the JSON output keeps every verdict)."""
     plugins: list[str] = []
     for ne in exp.nodes:
         for name in [*ne.filter, *(p.name for p in ne.scores or [])]:
             if name not in plugins:
                 plugins.append(name)
+    plugins = [p for p in plugins if not _all_skipped(exp, p)]
     table = Table(title=f"{exp.pod} (profile {exp.profile})", title_justify="left")
     table.add_column("NODE", no_wrap=True)
     table.add_column("FEASIBLE")

@@ -42,6 +42,10 @@ NOT_IMPLEMENTED = (
     "TaintToleration",
     "NodeAffinity",
     "NodePorts",
+    "VolumeRestrictions",
+    "NodeVolumeLimits",
+    "VolumeBinding",
+    "VolumeZone",
     "PodTopologySpread",
     "InterPodAffinity",
     "DynamicResources",
@@ -56,6 +60,10 @@ DEFAULT_LISTS: dict[str, list[tuple[str, int]]] = {
         ("NodeAffinity", 0),
         ("NodePorts", 0),
         ("NodeResourcesFit", 0),
+        ("VolumeRestrictions", 0),
+        ("NodeVolumeLimits", 0),
+        ("VolumeBinding", 0),
+        ("VolumeZone", 0),
         ("PodTopologySpread", 0),
         ("InterPodAffinity", 0),
         ("DynamicResources", 0),
@@ -67,6 +75,10 @@ DEFAULT_LISTS: dict[str, list[tuple[str, int]]] = {
         ("NodeAffinity", 0),
         ("NodePorts", 0),
         ("NodeResourcesFit", 0),
+        ("VolumeRestrictions", 0),
+        ("NodeVolumeLimits", 0),
+        ("VolumeBinding", 0),
+        ("VolumeZone", 0),
         ("PodTopologySpread", 0),
         ("InterPodAffinity", 0),
         ("DynamicResources", 0),
@@ -76,6 +88,7 @@ DEFAULT_LISTS: dict[str, list[tuple[str, int]]] = {
         ("TaintToleration", 0),
         ("NodeAffinity", 0),
         ("NodeResourcesFit", 0),
+        ("VolumeBinding", 0),
         ("PodTopologySpread", 0),
         ("InterPodAffinity", 0),
         ("NodeResourcesBalancedAllocation", 0),
@@ -84,14 +97,15 @@ DEFAULT_LISTS: dict[str, list[tuple[str, int]]] = {
         ("TaintToleration", 3),
         ("NodeAffinity", 2),
         ("NodeResourcesFit", 1),
+        ("VolumeBinding", 1),
         ("PodTopologySpread", 2),
         ("InterPodAffinity", 2),
         ("NodeResourcesBalancedAllocation", 1),
         ("ImageLocality", 1),
     ],
-    "reserve": [("DynamicResources", 0)],
+    "reserve": [("VolumeBinding", 0), ("DynamicResources", 0)],
     "permit": [],
-    "preBind": [("DynamicResources", 0)],
+    "preBind": [("VolumeBinding", 0), ("DynamicResources", 0)],
     "bind": [("DefaultBinder", 0)],
     "postBind": [],
 }
@@ -187,7 +201,7 @@ def test_defaults(doc: dict[str, Any] | None) -> None:
     assert prof.plugin_args["PodTopologySpread"] == {"defaultConstraints": [], "defaultingType": "System"}
     balanced = {"resources": [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}]}
     assert prof.plugin_args["NodeResourcesBalancedAllocation"] == balanced
-    assert "VolumeBinding" not in str(prof.plugins)
+    assert prof.plugin_args["VolumeBinding"] == {"bindTimeoutSeconds": 600, "shape": None}
 
 
 def test_to_spec_drops_missing_plugins_and_builds_a_framework() -> None:
