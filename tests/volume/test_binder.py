@@ -10,6 +10,7 @@ import pytest
 from msgspec.structs import replace
 
 from agents.controllers.volume import SYNC_PERIOD, external_message
+from agents.controllers.volume.cache import VolumeStore
 from emulator.base.api.storage import (
     ANN_BETA_STORAGE_PROVISIONER,
     ANN_BIND_COMPLETED,
@@ -242,3 +243,31 @@ async def test_a_bound_claim_whose_volume_goes_is_lost() -> None:
             "ClaimLost",
             "Bound claim has lost its PersistentVolume. Data on the volume is lost!",
         ) in w.events()
+
+
+def test_the_volume_index_follows_claim_refs() -> None:
+    def versioned(v: Any, rv: str, uid: str) -> Any:
+        status = replace(v.status, phase="Available")
+        return replace(v, metadata=replace(v.metadata, resource_version=rv, uid=uid), status=status)
+
+    def found(c: Any, *, delay: bool = False) -> str | None:
+        v = store.find(c, delay_binding=delay)
+        return None if v is None else v.metadata.name
+
+    store = VolumeStore()
+    store.store(versioned(volume("b", "2Gi"), "1", "ub"))
+    store.store(versioned(volume("a", "2Gi"), "2", "ua"))
+    store.store(versioned(volume("big", "9Gi"), "3", "ubig"))
+    store.store(versioned(volume("pre", "5Gi", claim="c1"), "4", "up"))
+    assert found(claim("c1")) == "pre"
+    assert found(claim("c1"), delay=True) == "pre"
+    assert found(claim("c2", "2Gi")) == "a"  # the smallest, then by name
+    assert found(claim("c2", "3Gi")) == "big"
+    assert found(claim("c2", "2Gi"), delay=True) is None
+    # a is bound to c2: it leaves the unclaimed; an older copy does not bring it back
+    store.store(versioned(volume("a", "2Gi", claim="c2"), "6", "ua"))
+    assert not store.store(versioned(volume("a", "2Gi"), "5", "ua"))
+    assert [v.metadata.name for v in store.prebound("default", "c2")] == ["a"]
+    assert found(claim("c3", "2Gi")) == "b"
+    store.delete(volume("pre"))
+    assert store.prebound("default", "c1") == []

@@ -41,11 +41,10 @@ from typing import Any, Final
 from msgspec.structs import replace
 
 from agents.controllers.context import ControllerContext
-from agents.controllers.volume.cache import VersionedStore
+from agents.controllers.volume.cache import VersionedStore, VolumeStore
 from agents.controllers.volume.pvutil import (
     claim_class,
     claim_ref,
-    find_best_match,
     is_bound_to_claim,
     satisfy_problem,
     volume_mode_mismatch,
@@ -123,7 +122,7 @@ class PersistentVolumeController:
         self.recorder = ctx.recorder(self.NAME, "persistentvolume-controller")
         self.volume_queue: WorkQueue[Key] = WorkQueue(ctx.clock, f"{self.client.name}:volumes")
         self.claim_queue: WorkQueue[Key] = WorkQueue(ctx.clock, f"{self.client.name}:claims")
-        self.volumes: VersionedStore[PersistentVolume] = VersionedStore()
+        self.volumes = VolumeStore()
         self.claims: VersionedStore[PersistentVolumeClaim] = VersionedStore()
         self.classes: Informer | None = None
         self.ready = asyncio.Event()
@@ -232,7 +231,7 @@ class PersistentVolumeController:
     async def _sync_unbound_claim(self, claim: PersistentVolumeClaim) -> None:
         if not claim.spec.volume_name:
             delay = self._delay_binding(claim)
-            volume = find_best_match(claim, self.volumes.values(), delay_binding=delay)
+            volume = self.volumes.find(claim, delay_binding=delay)
             if volume is not None:
                 await self.bind(volume, claim)
                 return
