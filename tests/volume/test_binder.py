@@ -19,6 +19,8 @@ from emulator.base.api.storage import (
     ANN_SELECTED_NODE,
     ANN_STORAGE_PROVISIONER,
 )
+from emulator.base.api.volumes import PersistentVolumeClaimVolumeSource, Volume
+from tests.builders import pod
 from tests.volume.world import claim, klass, volume, world
 
 CASES: list[Any] = [
@@ -148,6 +150,16 @@ async def test_wait_for_first_consumer_waits_for_the_selected_node() -> None:
         w.server.update(replace(pv, spec=replace(pv.spec, claim_ref=ref)))
         await w.clock.sleep_until(2.0)
         assert w.bindings() == {"c1": ("v1", "Bound")}
+
+
+@pytest.mark.asyncio
+async def test_an_unscheduled_pod_using_the_claim_is_named() -> None:
+    user = pod("web-0")
+    vol = Volume(name="data", persistent_volume_claim=PersistentVolumeClaimVolumeSource(claim_name="c1"))
+    user = replace(user, spec=replace(user.spec, volumes=[vol]))
+    async with world(klass("wffc", wait=True), claim("c1", cls="wffc"), user) as w:
+        await w.clock.sleep_until(SYNC_PERIOD + 1.0)  # the pod index fills after the first sync
+        assert ("c1", "WaitForPodScheduled", "waiting for pod web-0 to be scheduled") in w.events()
 
 
 @pytest.mark.asyncio

@@ -3,7 +3,8 @@
 pv-protection controllers (``protection``). ``pvutil`` holds the matching rules binding
 shares with upstream's ``component-helpers/storage/volume``."""
 
-from agents.controllers.volume.binder import SYNC_PERIOD, PersistentVolumeController, external_message
+from agents.controllers.volume.binder import SYNC_PERIOD, PersistentVolumeController
+from agents.controllers.volume.handoff import external_message
 from agents.controllers.volume.protection import PVCProtectionController, PVProtectionController, claims_of_pod
 
 __all__ = [

@@ -42,11 +42,15 @@ from msgspec.structs import replace
 
 from agents.controllers.context import ControllerContext
 from agents.controllers.volume.cache import VersionedStore, VolumeStore
+from agents.controllers.volume.handoff import ANN_MIGRATED_TO, IN_TREE_TO_CSI, external_message
 from agents.controllers.volume.pvutil import (
+    POD_CLAIM_INDEX,
     claim_class,
+    claim_key,
     claim_ref,
     is_bound_to_claim,
     satisfy_problem,
+    unscheduled_claims,
     volume_mode_mismatch,
 )
 from agents.controllers.workqueue import WorkQueue
@@ -65,32 +69,12 @@ from emulator.base.api.storage import (
 )
 from emulator.base.client.informer import Informer
 
-__all__ = ["ANN_MIGRATED_TO", "IN_TREE_TO_CSI", "SYNC_PERIOD", "PersistentVolumeController", "external_message"]
+__all__ = ["SYNC_PERIOD", "PersistentVolumeController"]
 
 SYNC_PERIOD: Final = 15.0
 """Upstream ``--pvclaimbinder-sync-period`` default."""
-ANN_MIGRATED_TO: Final = "pv.kubernetes.io/migrated-to"
-IN_TREE_TO_CSI: Final = {
-    "kubernetes.io/aws-ebs": "ebs.csi.aws.com",
-    "kubernetes.io/gce-pd": "pd.csi.storage.gke.io",
-    "kubernetes.io/azure-disk": "disk.csi.azure.com",
-    "kubernetes.io/azure-file": "file.csi.azure.com",
-    "kubernetes.io/cinder": "cinder.csi.openstack.org",
-    "kubernetes.io/vsphere-volume": "csi.vsphere.vmware.com",
-    "kubernetes.io/portworx-volume": "pxd.portworx.com",
-}
-"""The in-tree provisioners CSI migration hands to a CSI driver (upstream ``csi-translation-lib``)."""
 
 Key = tuple[str, str]
-
-
-def external_message(provisioner: str) -> str:
-    """The ``ExternalProvisioning`` Event's message (upstream's text)."""
-    return (
-        f"Waiting for a volume to be created either by the external provisioner '{provisioner}' "
-        "or manually by the system administrator. If volume creation is delayed, please verify "
-        "that the provisioner is running and correctly registered."
-    )
 
 
 def _ref(obj: Any) -> ObjectReference:
@@ -125,6 +109,8 @@ class PersistentVolumeController:
         self.volumes = VolumeStore()
         self.claims: VersionedStore[PersistentVolumeClaim] = VersionedStore()
         self.classes: Informer | None = None
+        self.pods: Informer | None = None
+        """Pods by the claims they use while unscheduled, from the first claim on."""
         self.ready = asyncio.Event()
         self.counts = {"claimSyncs": 0, "volumeSyncs": 0, "errors": 0}
         self._tg: asyncio.TaskGroup | None = None
@@ -172,6 +158,10 @@ class PersistentVolumeController:
 
     def _claim_added(self, claim: PersistentVolumeClaim) -> None:
         self._seen()
+        if self.pods is None and self._tg is not None:
+            self.pods = Informer(self.client, "Pod")
+            self.pods.add_indexers({POD_CLAIM_INDEX: unscheduled_claims})
+            self._tg.create_task(self.pods.run(), name=f"{self.client.name}:Pod")
         if self.claims.store(claim):
             self.claim_queue.add((claim.metadata.namespace, claim.metadata.name))
 
@@ -236,9 +226,7 @@ class PersistentVolumeController:
                 await self.bind(volume, claim)
                 return
             if delay and ANN_SELECTED_NODE not in claim.metadata.annotations:
-                await self._event(
-                    claim, "Normal", "WaitForFirstConsumer", "waiting for first consumer to be created before binding"
-                )
+                await self._event(claim, "Normal", *self._delay_binding_event(claim))
             elif claim_class(claim):
                 await self.provision_claim(claim)
                 return
@@ -276,6 +264,19 @@ class PersistentVolumeController:
         else:
             msg = "Two claims are bound to the same volume, this one is bound incorrectly"
             await self._claim_status(claim, "Lost", None, ("Warning", "ClaimMisbound", msg))
+
+    def _delay_binding_event(self, claim: PersistentVolumeClaim) -> tuple[str, str]:
+        """``emitEventForUnboundDelayBindingClaim``: the unscheduled pods using the claim,
+        if any, else the first consumer is awaited."""
+        pods = self.pods
+        names = (
+            [] if pods is None else sorted(p.metadata.name for p in pods.by_index(POD_CLAIM_INDEX, claim_key(claim)))
+        )
+        if not names:
+            return "WaitForFirstConsumer", "waiting for first consumer to be created before binding"
+        if len(names) == 1:
+            return "WaitForPodScheduled", f"waiting for pod {names[0]} to be scheduled"
+        return "WaitForPodScheduled", f"waiting for pods {','.join(names)} to be scheduled"
 
     # --- provisioning hand-off -------------------------------------------------------------
 

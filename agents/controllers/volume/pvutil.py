@@ -11,6 +11,7 @@ Pure functions over the API structs; no client, no clock. The PV controller call
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Final
 
 from emulator.base.api.labelselector import label_selector_matches
 from emulator.base.api.meta import ObjectReference
@@ -18,8 +19,10 @@ from emulator.base.api.nodeaffinity import node_selector_requirement_matches
 from emulator.base.api.storage import BETA_STORAGE_CLASS, PersistentVolume, PersistentVolumeClaim
 
 __all__ = [
+    "POD_CLAIM_INDEX",
     "access_modes_match",
     "claim_class",
+    "claim_key",
     "claim_ref",
     "claim_request",
     "find_best_match",
@@ -28,6 +31,7 @@ __all__ = [
     "node_affinity_matches",
     "satisfy_problem",
     "storage_of",
+    "unscheduled_claims",
     "volume_class",
     "volume_mode_mismatch",
 ]
@@ -104,6 +108,8 @@ def node_affinity_matches(volume: PersistentVolume, labels: Mapping[str, str]) -
 
 def satisfy_problem(volume: PersistentVolume, claim: PersistentVolumeClaim) -> str:
     """``checkVolumeSatisfyClaim``: why ``volume`` cannot serve ``claim`` ('' if it can)."""
+    if volume.metadata.deletion_timestamp is not None:
+        return f'the volume is marked for deletion "{volume.metadata.name}"'
     if claim_request(claim) > storage_of(volume):
         return "requested PV is too small"
     if volume_class(volume) != claim_class(claim):
@@ -181,3 +187,26 @@ def find_best_match(
         if found is not None:
             return found
     return None
+
+
+POD_CLAIM_INDEX: Final = "pvc"
+"""The PV controller's pod index: unscheduled pods by the claims they use."""
+
+
+def claim_key(claim: PersistentVolumeClaim) -> str:
+    return f"{claim.metadata.namespace}/{claim.metadata.name}"
+
+
+def unscheduled_claims(pod: Any) -> list[str]:
+    """Upstream's pod index by claim, of pods not yet scheduled: ``namespace/claim`` of each
+    ``persistentVolumeClaim`` and ephemeral (``<pod>-<volume>``) volume."""
+    if pod.spec.node_name:
+        return []
+    ns = pod.metadata.namespace
+    out: list[str] = []
+    for v in pod.spec.volumes:
+        if v.persistent_volume_claim is not None:
+            out.append(f"{ns}/{v.persistent_volume_claim.claim_name}")
+        elif v.ephemeral is not None:
+            out.append(f"{ns}/{pod.metadata.name}-{v.name}")
+    return out
