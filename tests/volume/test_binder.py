@@ -283,3 +283,13 @@ def test_the_volume_index_follows_claim_refs() -> None:
     assert found(claim("c3", "2Gi")) == "b"
     store.delete(volume("pre"))
     assert store.prebound("default", "c1") == []
+
+
+@pytest.mark.asyncio
+async def test_race_claim_before_its_class_binds_at_once() -> None:
+    """Upstream's ``IsDelayBindingMode``: a class not (yet) known is not delayed binding."""
+    async with world(volume("v1", cls="late"), claim("c1", cls="late")) as w:
+        await w.clock.sleep_until(1.0)
+        w.server.create(klass("late", wait=True))
+        await w.clock.sleep_until(2.0)
+        assert w.bindings() == {"c1": ("v1", "Bound")}

@@ -165,3 +165,14 @@ async def test_the_attacher_attaches_after_its_delay_and_detaches_on_deletion() 
         w.server.delete("VolumeAttachment", "csi-1")
         await w.clock.sleep_until(start + 3.0)
         assert [v.metadata.name for v in w.server.list("VolumeAttachment")[0]] == ["other"]
+
+
+@pytest.mark.asyncio
+async def test_race_claim_deleted_while_provisioning_makes_no_volume() -> None:
+    async with driven(klass("ebs"), claim("data", cls="ebs")) as (w, agent):
+        await w.clock.sleep_until(1.0)  # handed off; the provisioner waits its 2 s
+        assert agent.provisioner.in_flight == {("default", "data")}
+        w.server.delete("PersistentVolumeClaim", "data", "default")
+        await w.clock.sleep_until(10.0)
+        assert w.phases() == {}
+        assert agent.counts["provisioned"] == 0
