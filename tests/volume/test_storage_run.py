@@ -10,10 +10,11 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from emulator.app.scenario.loader import load_scenario
+from emulator.app.scenario.loader import load_scenario, load_scenario_text
 from emulator.app.scenario.runner import RunOptions, run_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -90,3 +91,26 @@ def test_kubectl_get_shows_the_drivers_work(tmp_path: Path) -> None:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_a_failing_api_makes_the_provisioner_retry() -> None:
+    """A fault aimed at the driver (``csi:<name>``): its PV creates fail for 10 s; it
+    reports ProvisioningFailed and retries until the volume is made."""
+    text = SCENARIO.read_text() + (
+        "faults:\n"
+        "  - apiError: {verb: create, kind: PersistentVolume, agent: 'csi:*', error: InternalError, stop: 10s}\n"
+    )
+    written: list[tuple[str, str, float]] = []
+
+    def listen(w: Any) -> None:
+        if w.kind == "PersistentVolume" and w.verb == "create":
+            written.append((w.kind, w.verb, w.time))
+        if w.kind == "Event" and w.new is not None and w.new.reason == "ProvisioningFailed":
+            written.append(("Event", "ProvisioningFailed", w.time))
+
+    scenario = load_scenario_text(text, source="storage.yaml", base_dir=SCENARIO.parent)
+    run_scenario(scenario, RunOptions(on_write=listen))
+    creates = [t for k, _v, t in written if k == "PersistentVolume"]
+    assert len(creates) == 1
+    assert creates[0] >= 10.0
+    assert any(v == "ProvisioningFailed" for _k, v, _t in written)
