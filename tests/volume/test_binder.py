@@ -293,3 +293,14 @@ async def test_race_claim_before_its_class_binds_at_once() -> None:
         w.server.create(klass("late", wait=True))
         await w.clock.sleep_until(2.0)
         assert w.bindings() == {"c1": ("v1", "Bound")}
+
+
+@pytest.mark.asyncio
+async def test_an_in_tree_provisioner_is_handed_to_its_csi_driver() -> None:
+    """CSI migration: ``kubernetes.io/aws-ebs`` claims go to ``ebs.csi.aws.com``."""
+    async with world(klass("gp2", "kubernetes.io/aws-ebs"), claim("c1", cls="gp2")) as w:
+        await w.clock.sleep_until(1.0)
+        c1 = w.pvc("c1")
+        assert c1 is not None
+        assert c1.metadata.annotations[ANN_STORAGE_PROVISIONER] == "ebs.csi.aws.com"
+        assert c1.metadata.annotations["pv.kubernetes.io/migrated-to"] == "ebs.csi.aws.com"
