@@ -68,6 +68,11 @@ from agents.controllers.namespace import NamespaceController  # noqa: E402
 from agents.controllers.replicaset import ReplicaSetController  # noqa: E402
 from agents.controllers.statefulset import StatefulSetController  # noqa: E402
 from agents.controllers.ttlafterfinished import TTLAfterFinishedController  # noqa: E402
+from agents.controllers.volume import (  # noqa: E402
+    PersistentVolumeController,
+    PVCProtectionController,
+    PVProtectionController,
+)
 
 WORKLOAD_CONTROLLERS.update(
     {
@@ -81,5 +86,8 @@ WORKLOAD_CONTROLLERS.update(
         "disruption": DisruptionController,
         "garbagecollector": GarbageCollector,
         "namespace": NamespaceController,
+        "persistentvolume-binder": PersistentVolumeController,
+        "pvc-protection": PVCProtectionController,
+        "pv-protection": PVProtectionController,
     }
 )

@@ -2,7 +2,9 @@
 claim and StorageClass (defaulted as upstream), ``get`` with upstream's columns
 (``pkg/printers/internalversion/printers.go``: pv, pvc, storageclass with ``(default)``, csinode,
 csidriver, volumeattachment), short names, the status subresource, a 422 for a bad claim and a
-StorageClass whose provisioner cannot change."""
+StorageClass whose provisioner cannot change. The PV controller runs: the volume turns
+Available, the claim of a WaitForFirstConsumer class waits (the class is applied first: a claim
+whose class does not exist yet binds at once, as upstream's ``IsDelayBindingMode`` says)."""
 
 from __future__ import annotations
 
@@ -20,6 +22,14 @@ pytestmark = [
 ]
 
 MANIFEST = """
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata:
+  name: fast
+  annotations: {storageclass.kubernetes.io/is-default-class: "true"}
+provisioner: ebs.csi.aws.com
+volumeBindingMode: WaitForFirstConsumer
+---
 apiVersion: v1
 kind: PersistentVolume
 metadata: {name: pv-a}
@@ -39,14 +49,6 @@ spec:
   accessModes: [ReadWriteOnce]
   resources: {requests: {storage: 1Gi}}
   storageClassName: fast
----
-apiVersion: storage.k8s.io/v1
-kind: StorageClass
-metadata:
-  name: fast
-  annotations: {storageclass.kubernetes.io/is-default-class: "true"}
-provisioner: ebs.csi.aws.com
-volumeBindingMode: WaitForFirstConsumer
 ---
 apiVersion: storage.k8s.io/v1
 kind: CSIDriver
@@ -78,10 +80,13 @@ def test_apply_and_get_the_volume_kinds(kubectl_server: Server, tmp_path: Path) 
     assert "persistentvolume/pv-a created" in applied
     assert "storageclass.storage.k8s.io/fast created" in applied
     assert "unchanged" in ok(k("apply", "-f", str(path)))
+    # the PV controller makes the volume Available; the claim (WaitForFirstConsumer) waits
+    ok(k("wait", "--for=jsonpath={.status.phase}=Available", "pv/pv-a", "--timeout=30s"))
     rows = _rows(ok(k("get", "pv,pvc,sc,csinode,csidriver,volumeattachments")))
     assert ["NAME", "CAPACITY", "ACCESS", "MODES", "RECLAIM", "POLICY", "STATUS", "CLAIM", "STORAGECLASS",
             "VOLUMEATTRIBUTESCLASS", "REASON", "AGE"] in rows  # fmt: skip
-    assert ["persistentvolume/pv-a", "10Gi", "RWO,ROX", "Retain", "Pending", "fast", "<unset>"] in [r[:7] for r in rows]
+    pv_row = ["persistentvolume/pv-a", "10Gi", "RWO,ROX", "Retain", "Available", "fast", "<unset>"]
+    assert pv_row in [r[:7] for r in rows]
     assert ["NAME", "STATUS", "VOLUME", "CAPACITY", "ACCESS", "MODES", "STORAGECLASS", "VOLUMEATTRIBUTESCLASS",
             "AGE"] in rows  # fmt: skip
     assert ["persistentvolumeclaim/data", "Pending", "fast", "<unset>"] in [r[:4] for r in rows]
@@ -114,7 +119,7 @@ def test_apply_and_get_the_volume_kinds(kubectl_server: Server, tmp_path: Path) 
     pv = json.loads(ok(k("get", "pv", "pv-a", "-o", "json")))
     assert pv["spec"]["persistentVolumeReclaimPolicy"] == "Retain"
     assert pv["spec"]["volumeMode"] == "Filesystem"
-    assert pv["status"]["phase"] == "Pending"
+    assert pv["status"]["phase"] == "Available"
 
 
 def test_status_subresource_and_update_rules(kubectl_server: Server, tmp_path: Path) -> None:

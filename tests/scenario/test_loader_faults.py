@@ -180,7 +180,7 @@ BROKEN = [
     pytest.param(
         faults("apiError: {agent: scheduler}"),
         "scenario.yaml: faults[0].apiError.agent: expected an agent: runner, default-scheduler[-<i>], "
-        'kubelet:<node> or controller:<name> (* matches any text), got "scheduler"',
+        'kubelet:<node>, controller:<name> or csi:<driver> (* matches any text), got "scheduler"',
         id="agent",
     ),
     pytest.param(

@@ -123,6 +123,16 @@ class PodActivity:
                 self.changed.set()
 
 
+class CSIDriversReport:
+    """The simulated CSI drivers of a run, for the report (``csiDrivers``: each one's counts)."""
+
+    def __init__(self, drivers: list[Any]) -> None:
+        self.drivers = drivers
+
+    def report(self) -> dict[str, Any]:
+        return {"csiDrivers": {d.name: d.statistics() for d in self.drivers}}
+
+
 class ControllersReport:
     """The controllers of a run, for the report (``controllers``)."""
 

@@ -203,6 +203,7 @@ async def _main(scenario: Scenario, seed: int, options: RunOptions, virtual: boo
             await guarded(f"nodes[{i}]", cluster.create_nodes(group))
         cluster.start_schedulers()
         cluster.start_controllers()
+        cluster.start_storage_drivers()
         cluster.start_faults()
         if serve is not None:
             assert cluster._tg is not None  # the run's task group

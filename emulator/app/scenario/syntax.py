@@ -66,6 +66,7 @@ from emulator.app.scenario.schema import (
     WatchReorder,
     WorkloadsReady,
     generated_name,
+    storage_problems,
 )
 from emulator.app.scenario.totals import limit_errors
 from emulator.app.scenario.walker import Hook, Reader, SchemaWalker
@@ -171,6 +172,8 @@ class ScenarioWalker(SchemaWalker):
             self.fail("", f"expected a scenario (a mapping with name, nodes, steps, ...), got {show(doc)}")
         scenario: Scenario = self.struct(Scenario, doc, "")
         for path, detail in limit_errors(scenario):  # totals and the horizon: see totals.py
+            self.fail(path, detail)
+        for path, detail in storage_problems(scenario.storage):  # across driver entries
             self.fail(path, detail)
         return scenario
 

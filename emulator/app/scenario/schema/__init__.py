@@ -23,6 +23,7 @@ module             owns
 ``steps``          the timeline's steps (``Step``), their table and generated names
 ``faults``         the faults (``FaultSpec``) and their table
 ``expect``         the expectations (``Expectation``)
+``storage``        the simulated CSI drivers (``StorageConfig``)
 ``__init__``       the ``Scenario``, and what the runner creates first and in which order
 =================  =========================================================================
 
@@ -109,6 +110,7 @@ from emulator.app.scenario.schema.steps import (
     Update,
     WaitFor,
 )
+from emulator.app.scenario.schema.storage import DriverCapacity, StorageConfig, StorageDriver, storage_problems
 from emulator.base.api.codec import ApiObject
 
 __all__ = [
@@ -132,6 +134,7 @@ __all__ = [
     "Delay",
     "Delete",
     "Drain",
+    "DriverCapacity",
     "Duration",
     "Expectation",
     "Fault",
@@ -159,6 +162,8 @@ __all__ = [
     "Spec",
     "Step",
     "StepBase",
+    "StorageConfig",
+    "StorageDriver",
     "TimedPod",
     "TopologySpread",
     "TraceFormat",
@@ -172,6 +177,7 @@ __all__ = [
     "auto_namespaces",
     "creation_order",
     "generated_name",
+    "storage_problems",
 ]
 
 PRECREATED_NAMESPACES: Final = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})
@@ -198,6 +204,8 @@ class Scenario(Spec, frozen=True, kw_only=True):
     objects: list[ApiObject] = []
     """Created when the run starts, before ``nodes`` and the first step."""
     nodes: list[NodeGroup | NodeFile] = []
+    storage: StorageConfig = StorageConfig()
+    """Simulated CSI drivers (see ``storage``)."""
     faults: list[FaultSpec] = []
     """Armed from the start of the run (see the table in ``faults``)."""
     steps: list[Step] = []

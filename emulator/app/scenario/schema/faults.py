@@ -53,14 +53,14 @@ __all__ = [
 API_VERBS: Final = ("create", "get", "list", "update", "updateStatus", "delete", "bind", "evict")
 """The client verbs an API fault may select (``bind`` is the pods/binding subresource,
 ``evict`` pods/eviction)."""
-AGENT_PATTERN: Final = r"^(\*|runner|default-scheduler[-0-9*]*|kubelet:\S+|controller:\S+)$"
+AGENT_PATTERN: Final = r"^(\*|runner|default-scheduler[-0-9*]*|kubelet:\S+|controller:\S+|csi:\S+)$"
 Agent = Annotated[
     str,
     msgspec.Meta(
         pattern=AGENT_PATTERN,
         extra={
-            "expected": "an agent: runner, default-scheduler[-<i>], kubelet:<node> or controller:<name> "
-            "(* matches any text)"
+            "expected": "an agent: runner, default-scheduler[-<i>], kubelet:<node>, controller:<name> "
+            "or csi:<driver> (* matches any text)"
         },
     ),
 ]

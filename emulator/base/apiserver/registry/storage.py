@@ -4,7 +4,10 @@ upstream's update rules (``storagevalidation``). PersistentVolumes, claims and V
 have a status the controllers write: reset on create (a volume's and a claim's phase
 ``Pending``; a volume's ``lastPhaseTransitionTime`` its creation time), kept by updates, and
 replaced only through the status subresource. A claim without a class gets the default one
-(the ``DefaultStorageClass`` admission). Only the claims and CSIStorageCapacities are
+(the ``DefaultStorageClass`` admission). A claim and a volume created (not restored) get
+their protection finalizer, ``kubernetes.io/pvc-protection`` / ``kubernetes.io/pv-protection``
+(upstream's ``StorageObjectInUseProtection`` admission plugin); the pvc-protection and
+pv-protection controllers remove it once the object is no longer in use. Only the claims and CSIStorageCapacities are
 namespaced; none of the kinds has a selectable field beyond the metadata's.
 """
 
@@ -17,6 +20,8 @@ from msgspec.structs import replace
 from emulator.base.api.errors import Invalid
 from emulator.base.api.storage import (
     BETA_STORAGE_CLASS,
+    PV_PROTECTION_FINALIZER,
+    PVC_PROTECTION_FINALIZER,
     PersistentVolumeClaimStatus,
     PersistentVolumeStatus,
     VolumeAttachmentStatus,
@@ -36,6 +41,13 @@ __all__ = [
     "StorageStrategy",
     "VolumeAttachmentStrategy",
 ]
+
+
+def with_finalizer(obj: Any, finalizer: str) -> Any:
+    """``obj`` with ``finalizer`` appended, if absent (upstream ``StorageObjectInUseProtection``)."""
+    if finalizer in obj.metadata.finalizers:
+        return obj
+    return replace(obj, metadata=replace(obj.metadata, finalizers=[*obj.metadata.finalizers, finalizer]))
 
 
 class StorageStrategy(Strategy):
@@ -62,6 +74,10 @@ class PersistentVolumeStrategy(StorageStrategy):
     kind = "PersistentVolume"
     fresh_status = PersistentVolumeStatus()
 
+    def prepare_for_create(self, obj: Any, *, restore: bool) -> Any:
+        obj = super().prepare_for_create(obj, restore=restore)
+        return obj if restore else with_finalizer(obj, PV_PROTECTION_FINALIZER)
+
     def complete_create(self, obj: Any) -> Any:
         """Upstream stamps the ``Pending`` phase's transition at creation."""
         if obj.status.last_phase_transition_time is None and obj.status.phase == "Pending":
@@ -80,6 +96,8 @@ class PersistentVolumeClaimStrategy(StorageStrategy):
 
     def prepare_for_create(self, obj: Any, *, restore: bool) -> Any:
         obj = super().prepare_for_create(obj, restore=restore)
+        if not restore:
+            obj = with_finalizer(obj, PVC_PROTECTION_FINALIZER)
         if restore or obj.spec.storage_class_name is not None or BETA_STORAGE_CLASS in obj.metadata.annotations:
             return obj
         default = default_class(self.store.table("StorageClass").values())
