@@ -131,8 +131,7 @@ def test_status_subresource_and_update_rules(kubectl_server: Server, tmp_path: P
     assert ok(k("get", "pv", "pv-a", "-o", "jsonpath={.status.phase}")) == "Available"
     refused = failed(k("patch", "sc", "fast", "--type=merge", "-p", '{"provisioner":"other.csi"}'))
     assert refused == (
-        'The StorageClass "fast" is invalid: provisioner: Forbidden: '
-        "updates to provisioner are forbidden.\n"
+        'The StorageClass "fast" is invalid: provisioner: Forbidden: updates to provisioner are forbidden.\n'
     )
     grown = failed(
         k("patch", "pvc", "data", "--type=merge", "-p", '{"spec":{"resources":{"requests":{"storage":"2Gi"}}}}')
