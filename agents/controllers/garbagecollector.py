@@ -25,9 +25,9 @@ treated as solid (upstream cannot resolve it either, and never deletes for it).
 
 Watched: the workload kinds (``GC_KINDS``) from the start; Pods only once one of those
 objects exists, so a run without workloads never opens the pod watch (cost: nothing in a
-150,000-bare-pod run). PersistentVolumeClaims likewise only once an object that makes owned
-claims appears: a StatefulSet with ``volumeClaimTemplates`` (its retention policy) or a pod
-with a generic ephemeral volume (the ephemeral-volume controller). Consequently a bare pod
+150,000-bare-pod run). PersistentVolumeClaims once another controller opened their
+shared informer (the StatefulSet controller for a set with ``volumeClaimTemplates``, the
+ephemeral-volume controller once storage exists): only those make owned claims. Consequently a bare pod
 whose owner reference dangles is collected only once some workload object has been seen. Not
 watched: Nodes and Leases (a deleted node's Lease is not collected) -- their watches would
 cost every run. Ownership is checked in the dependent's namespace (or cluster scope for
@@ -74,15 +74,6 @@ UPDATE_RETRY: Final = Backoff(steps=5, duration=0.010, factor=1.0)
 OwnerState = Literal["solid", "dangling", "waiting"]
 
 
-def _makes_claims(obj: Any) -> bool:
-    """A StatefulSet with claim templates, or a pod with a generic ephemeral volume."""
-    if obj.kind == "StatefulSet":
-        return bool(obj.spec.volume_claim_templates)
-    if obj.kind == "Pod":
-        return any(v.ephemeral is not None for v in obj.spec.volumes)
-    return False
-
-
 class GarbageCollector:
     """Cascading deletion: Background, Foreground and Orphan."""
 
@@ -93,7 +84,6 @@ class GarbageCollector:
         self.graph = OwnerGraph()
         self.queue: WorkQueue[Work] = WorkQueue(self.clock, self.client.name)
         self._pods_watched = False
-        self._claims_watched = False
         self._absent: set[tuple[str, str, str, str]] = set()
         self.deleted = 0
         self.orphaned = 0
@@ -123,9 +113,6 @@ class GarbageCollector:
     def _on_add(self, obj: Any) -> None:
         if not self._pods_watched and obj.kind != "Pod":
             self._watch_pods()
-        if not self._claims_watched and _makes_claims(obj):
-            self._claims_watched = True
-            self.ctx.informers.handlers("PersistentVolumeClaim", self._on_add, self._on_update, self._on_delete)
         self._queue_work(self.graph.upsert(obj))
 
     def _on_update(self, old: Any, new: Any) -> None:
@@ -155,9 +142,13 @@ class GarbageCollector:
             if self.ctx.informers.started(kind):
                 await self.ctx.informers.informer(kind).synced.wait()
 
+    def _watch_claims(self) -> None:
+        self.ctx.informers.handlers("PersistentVolumeClaim", self._on_add, self._on_update, self._on_delete)
+
     async def run(self) -> None:
         for kind in GC_KINDS:
             self.ctx.informers.handlers(kind, self._on_add, self._on_update, self._on_delete)
+        self.ctx.informers.when_started("PersistentVolumeClaim", self._watch_claims)
         async with asyncio.TaskGroup() as tg:
             self.queue.run_workers(tg, 1, self._sync)
 

@@ -62,6 +62,7 @@ from agents.controllers.cronjob import CronJobController  # noqa: E402
 from agents.controllers.daemonset import DaemonSetController  # noqa: E402
 from agents.controllers.deployment import DeploymentController  # noqa: E402
 from agents.controllers.disruption import DisruptionController  # noqa: E402
+from agents.controllers.ephemeral import EphemeralVolumeController  # noqa: E402
 from agents.controllers.garbagecollector import GarbageCollector  # noqa: E402
 from agents.controllers.job import JobController  # noqa: E402
 from agents.controllers.namespace import NamespaceController  # noqa: E402
@@ -81,5 +82,6 @@ WORKLOAD_CONTROLLERS.update(
         "disruption": DisruptionController,
         "garbagecollector": GarbageCollector,
         "namespace": NamespaceController,
+        "ephemeral-volume-controller": EphemeralVolumeController,
     }
 )
