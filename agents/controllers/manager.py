@@ -58,6 +58,7 @@ def start_workload_controllers(
 
 # The registry, in start order (imports at the end: each controller module imports the
 # context and utilities above this module, never this module).
+from agents.controllers.attachdetach import AttachDetachController  # noqa: E402
 from agents.controllers.cronjob import CronJobController  # noqa: E402
 from agents.controllers.daemonset import DaemonSetController  # noqa: E402
 from agents.controllers.deployment import DeploymentController  # noqa: E402
@@ -83,5 +84,6 @@ WORKLOAD_CONTROLLERS.update(
         "garbagecollector": GarbageCollector,
         "namespace": NamespaceController,
         "ephemeral-volume-controller": EphemeralVolumeController,
+        "attachdetach-controller": AttachDetachController,
     }
 )
