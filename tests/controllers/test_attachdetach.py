@@ -158,3 +158,19 @@ async def test_a_driver_without_attach_is_not_attached_and_a_missing_csidriver_i
 )
 def test_csi_migration_translation(source: dict[str, Any], want: tuple[str, str] | None) -> None:
     assert csi_source(pv("x", **source)) == want
+
+
+@pytest.mark.asyncio
+async def test_a_finished_pod_no_longer_needs_its_volume() -> None:
+    """Upstream's desired state drops a terminated pod's volumes: the attachment is deleted."""
+    async with world() as c:
+        c.server.create(pv("pv-1", csi=CSIPersistentVolumeSource(driver="ebs.csi.aws.com", volume_handle="vol-1")))
+        c.server.create(claim("data"))
+        bind(c, "data", "pv-1")
+        c.server.create(user("job", "data", "node-0"))
+        await c.at(2.0)
+        assert len(attachments(c)) == 1
+        p = c.pod("job", "default")
+        c.server.update_status(replace(p, status=replace(p.status, phase="Succeeded")))
+        await c.at(3.0)
+        assert attachments(c) == {}

@@ -91,3 +91,17 @@ async def test_a_claim_the_pod_does_not_own_is_an_event_on_the_pod() -> None:
             "ephemeral volume scratch: PVC default/app-scratch was not created for pod default/app (pod is not owner)"
         )
         assert claims(c)["app-scratch"].metadata.owner_references == []
+
+
+@pytest.mark.asyncio
+async def test_a_claim_deleted_under_a_live_pod_is_made_again() -> None:
+    """Upstream ``onPVCDelete``: the pod is queued again and its claim re-created."""
+    async with world() as c:
+        c.server.create(scratch_pod())
+        await c.at(2.0)
+        first = claims(c)["app-scratch"].metadata.uid
+        c.server.delete("PersistentVolumeClaim", "app-scratch", "default")
+        await c.at(3.0)
+        again = claims(c)["app-scratch"]
+        assert again.metadata.uid != first
+        assert again.metadata.owner_references[0].name == "app"

@@ -7,6 +7,8 @@ watched objects' events: no polling."""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from msgspec.structs import replace
 
@@ -156,3 +158,15 @@ async def test_a_pod_without_claims_opens_no_watch() -> None:
         await w.at(10)
         assert w.pod("plain").status.phase == "Running"
         assert w.kubelet._volumes.waits == 0
+
+
+@pytest.mark.asyncio
+async def test_a_pod_deleted_while_it_waits_closes_its_watches() -> None:
+    async with world(PULLING) as w:
+        w.server.create(_pod("db-0", "data-db-0"))
+        await w.at(5)
+        watching = [t.get_name() for t in asyncio.all_tasks() if ":volumes:" in t.get_name()]
+        assert watching, "the claim is watched while the pod waits"
+        w.server.delete("Pod", "db-0", "default", grace_period_seconds=0)
+        await w.at(40)
+        assert [t.get_name() for t in asyncio.all_tasks() if ":volumes:" in t.get_name()] == []

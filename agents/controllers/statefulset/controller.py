@@ -61,6 +61,7 @@ from agents.controllers.history import (
     truncate_history,
 )
 from agents.controllers.statefulset.claimcontrol import create_claims, update_claim_owners
+from agents.controllers.statefulset.claims import storage_matches
 from agents.controllers.statefulset.control import Plan, Revisions, plan_sync
 from agents.controllers.statefulset.identity import pod_revision
 from emulator.base.api.apps import StatefulSet
@@ -228,10 +229,13 @@ class StatefulSetController(BaseController):
         return self._claims
 
     async def _sync_claims(self, sts: StatefulSet, pods: Sequence[Pod]) -> None:
-        """Claims of Pending pods created again when missing; owner references per the policy."""
+        """Claims of Pending pods (or pods whose volumes do not name them) created again when
+        missing (upstream ``createMissingPersistentVolumeClaims``, ``UpdateStatefulPod``);
+        owner references per the policy."""
         claims = await self._claim_informer()
         for pod in pods:
-            if pod.status.phase == "Pending" and pod.metadata.deletion_timestamp is None:
+            missing = pod.status.phase == "Pending" or not storage_matches(sts, pod)
+            if missing and pod.metadata.deletion_timestamp is None:
                 self.counts["claimsCreated"] += (await create_claims(self.client, self.recorder, claims, sts, pod))[1]
             self.counts["claimsUpdated"] += await update_claim_owners(self.client, self.recorder, claims, sts, pod)
 
