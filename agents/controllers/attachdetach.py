@@ -8,7 +8,9 @@ PV whose ``claimRef`` has the claim's UID, the PV is a CSI volume (its own ``spe
 in-tree source translated by CSI migration, ``emulator.base.api.csimigration``), and its driver
 needs attaching: a CSIDriver with ``attachRequired: false`` skips it; no CSIDriver object means
 attach required, as upstream's CSI plugin decides. Actual state: the VolumeAttachments of that
-node (``spec.nodeName``) naming a PV.
+node (``spec.nodeName``) naming a PV that this controller created or found when it started
+watching them (upstream's ``processVolumeAttachments`` at start-up); a VolumeAttachment someone
+else creates later is not this controller's and is left alone, as upstream leaves it.
 
 A node's sync makes the actual state the desired one: a missing VolumeAttachment is created as
 upstream's CSI attacher creates it, named ``csi-<sha256(volumeHandle + driver + node)>``
@@ -94,6 +96,8 @@ class AttachDetachController:
         self.drivers: Informer | None = None
         self.attachments: Informer | None = None
         self.counts = dict.fromkeys(("syncs", "attached", "detached", "errors"), 0)
+        self._actual: set[str] = set()
+        """Names of the VolumeAttachments in the actual state of world."""
 
     def statistics(self) -> dict[str, Any]:
         return {**self.counts, "queue": len(self.queue)} if self.counts["syncs"] else {}
@@ -114,9 +118,9 @@ class AttachDetachController:
         self.drivers = handlers("CSIDriver", self._on_driver, lambda _o, _n: self._on_driver(_n), self._on_driver)
         self.attachments = handlers(
             "VolumeAttachment",
-            self._on_attachment,
+            self._on_attachment_add,
             lambda _o, n: self._on_attachment(n),
-            self._on_attachment,
+            self._on_attachment_delete,
             indexers={VA_NODE_INDEX: _va_node},
         )
         self.pods = handlers(
@@ -147,6 +151,15 @@ class AttachDetachController:
         if self.pods is not None:
             for node in self.pods.index_values(NODE_INDEX):
                 self.queue.add(node)
+
+    def _on_attachment_add(self, va: VolumeAttachment) -> None:
+        if self.attachments is None or not self.attachments.synced.is_set():
+            self._actual.add(va.metadata.name)  # found at start-up
+        self._on_attachment(va)
+
+    def _on_attachment_delete(self, va: VolumeAttachment) -> None:
+        self._actual.discard(va.metadata.name)
+        self._on_attachment(va)
 
     def _on_attachment(self, va: VolumeAttachment) -> None:
         if va.spec.source.persistent_volume_name:
@@ -224,13 +237,15 @@ class AttachDetachController:
                     await self.client.create(want[name])
                 except AlreadyExists:
                     continue
+                self._actual.add(name)
                 self.counts["attached"] += 1
         for name in sorted(have):
             va = have[name]
-            if name in want or va.metadata.deletion_timestamp is not None:
+            if name in want or name not in self._actual or va.metadata.deletion_timestamp is not None:
                 continue
             try:
                 await self.client.delete("VolumeAttachment", name, "", uid=va.metadata.uid)
             except NotFound:
                 continue
+            self._actual.discard(name)
             self.counts["detached"] += 1

@@ -25,6 +25,8 @@ from emulator.base.api.storage import (
     PersistentVolumeClaim,
     PersistentVolumeSpec,
     VolumeAttachment,
+    VolumeAttachmentSource,
+    VolumeAttachmentSpec,
 )
 from emulator.base.api.volumes import (
     PersistentVolumeClaimSpec,
@@ -174,3 +176,26 @@ async def test_a_finished_pod_no_longer_needs_its_volume() -> None:
         c.server.update_status(replace(p, status=replace(p.status, phase="Succeeded")))
         await c.at(3.0)
         assert attachments(c) == {}
+
+
+@pytest.mark.asyncio
+async def test_an_attachment_made_by_someone_else_later_is_left_alone() -> None:
+    """Upstream's actual state holds what it attached and what it found at start-up only."""
+    async with world() as c:
+        c.server.create(pv("pv-1", csi=CSIPersistentVolumeSource(driver="ebs.csi.aws.com", volume_handle="vol-1")))
+        await c.at(2.0)
+        c.server.create(
+            VolumeAttachment(
+                metadata=ObjectMeta(name="va-a"),
+                spec=VolumeAttachmentSpec(
+                    attacher="ebs.csi.aws.com",
+                    source=VolumeAttachmentSource(persistent_volume_name="pv-1"),
+                    node_name="node-0",
+                ),
+            )
+        )
+        c.server.create(claim("data"))
+        bind(c, "data", "pv-1")
+        c.server.create(user("app", "data", "node-1"))
+        await c.at(3.0)
+        assert sorted(a.spec.node_name for a in attachments(c).values()) == ["node-0", "node-1"]
