@@ -42,6 +42,7 @@ class SharedInformers:
         self.client = client
         self._informers: dict[str, Informer] = {}
         self._tg: asyncio.TaskGroup | None = None
+        self._on_start: dict[str, list[Callable[[], None]]] = {}
 
     def __repr__(self) -> str:
         return f"<SharedInformers {sorted(self._informers)}>"
@@ -52,6 +53,14 @@ class SharedInformers:
     def started(self, kind: str) -> bool:
         return kind in self._informers
 
+    def when_started(self, kind: str, callback: Callable[[], None]) -> None:
+        """Call ``callback`` once ``kind``'s informer is started (now if it is): a controller
+        that follows a kind only when some other controller already pays for its watch."""
+        if kind in self._informers:
+            callback()
+        else:
+            self._on_start.setdefault(kind, []).append(callback)
+
     def informer(self, kind: str) -> Informer:
         """The informer of ``kind``, started (in the task group given to ``start``) if new."""
         informer = self._informers.get(kind)
@@ -60,6 +69,8 @@ class SharedInformers:
             informer = Informer(self.client, kind)
             self._informers[kind] = informer
             self._tg.create_task(informer.run(), name=f"{self.client.name}:{kind}")
+            for callback in self._on_start.pop(kind, []):
+                callback()
         return informer
 
     def handlers(

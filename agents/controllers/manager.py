@@ -58,10 +58,12 @@ def start_workload_controllers(
 
 # The registry, in start order (imports at the end: each controller module imports the
 # context and utilities above this module, never this module).
+from agents.controllers.attachdetach import AttachDetachController  # noqa: E402
 from agents.controllers.cronjob import CronJobController  # noqa: E402
 from agents.controllers.daemonset import DaemonSetController  # noqa: E402
 from agents.controllers.deployment import DeploymentController  # noqa: E402
 from agents.controllers.disruption import DisruptionController  # noqa: E402
+from agents.controllers.ephemeral import EphemeralVolumeController  # noqa: E402
 from agents.controllers.garbagecollector import GarbageCollector  # noqa: E402
 from agents.controllers.job import JobController  # noqa: E402
 from agents.controllers.namespace import NamespaceController  # noqa: E402
@@ -89,5 +91,7 @@ WORKLOAD_CONTROLLERS.update(
         "persistentvolume-binder": PersistentVolumeController,
         "pvc-protection": PVCProtectionController,
         "pv-protection": PVProtectionController,
+        "ephemeral-volume-controller": EphemeralVolumeController,
+        "attachdetach-controller": AttachDetachController,
     }
 )

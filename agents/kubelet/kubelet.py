@@ -96,6 +96,7 @@ from agents.kubelet.podstatus import needs_reconcile, pending_status, reconciled
 from agents.kubelet.podworker import Key, PodRecord, PodState, PodWorker
 from agents.kubelet.settings import KubeletSettings
 from agents.kubelet.ticker import Ticker
+from agents.kubelet.volumewait import VolumeWait
 from emulator.base.api.core import Node, Pod
 from emulator.base.client.client import Client
 from emulator.base.client.informer import Informer
@@ -169,8 +170,17 @@ class Kubelet:
         self._rejections: dict[str, int] = {}
         self._writer = PodWriter(client, clock, node_name)
         self._refs = ConfigRefs(clock, rng, self._writer.get, self._writer.record_event)
+        self._volumes = VolumeWait(clock, client, node_name, self._writer.record_event, self._prefix)
         self._worker = PodWorker(
-            clock, settings, self._writer, self._images, node_name, self._counts, self._release, self._refs
+            clock,
+            settings,
+            self._writer,
+            self._images,
+            node_name,
+            self._counts,
+            self._release,
+            self._refs,
+            self._volumes,
         )
         self._pod_informer = Informer(client, "Pod", fields={"spec.nodeName": node_name})
         self._pod_informer.add_handlers(self._on_pod_add, self._on_pod_update, self._on_pod_delete)

@@ -1,7 +1,8 @@
 """The pods of one kubelet and the work on each: upstream's pod workers, in small.
 
 This module owns a pod's record on its node (``PodRecord``, ``PodState``) and
-``PodWorker``, which runs an admitted pod: the Pending status, the image pulls, the start
+``PodWorker``, which runs an admitted pod: the Pending status, the wait for its claim volumes
+(``volumewait``: bound, attached) and ConfigMap/Secret volumes, the image pulls, the start
 delay (or a start-failure fault), then the run of its containers (``podrun.PodRun``)
 with one timer per pod: sleep until the run's next event, apply it, write the status
 (``runstatus.py``; ``succeeded_status`` for a success), a ``BackOff`` Event when a
@@ -32,6 +33,7 @@ from agents.kubelet.podstatus import pending_status, start_failed_status, succee
 from agents.kubelet.prober import prober_for
 from agents.kubelet.runstatus import run_status
 from agents.kubelet.settings import KubeletSettings
+from agents.kubelet.volumewait import VolumeWait, claim_volumes
 from emulator.base.api.core import Container, ContainerStatus, Pod, PodStatus
 from emulator.base.runtime.clock import Clock, format_duration, parse_timestamp
 
@@ -97,6 +99,7 @@ class PodWorker:
         counts: dict[str, int],
         release: Callable[[PodRecord], None],
         refs: ConfigRefs | None = None,
+        volumes: VolumeWait | None = None,
     ) -> None:
         self._clock = clock
         self._settings = settings
@@ -106,6 +109,7 @@ class PodWorker:
         self._counts = counts
         self._release = release
         self._refs = refs
+        self._volumes = volumes
 
     def __repr__(self) -> str:
         return f"<PodWorker {self._node_name}>"
@@ -128,6 +132,8 @@ class PodWorker:
             await self.write_status(rec, lambda p: pending_status(p, now=self._clock.timestamp(), **ips))
         spec = rec.pod.spec
         refs = self._refs
+        if self._volumes is not None and spec.volumes and claim_volumes(spec):
+            await self._volumes.wait(lambda: rec.pod)  # claims bound, CSI volumes attached
         if refs is not None and spec.volumes and volume_refs(spec):
             await refs.mount_volumes(lambda: rec.pod)
         announce = await self._pull(rec) if self._settings.container_events else None

@@ -47,6 +47,7 @@ from dataclasses import dataclass, field
 from msgspec.structs import replace
 
 from agents.controllers.controllerutils import is_pod_available, is_pod_ready, pod_ready_time
+from agents.controllers.statefulset.claims import update_storage
 from agents.controllers.statefulset.identity import new_versioned_pod, ordinal_of, pod_revision, start_ordinal
 from emulator.base.api.apps import StatefulSet, StatefulSetStatus
 from emulator.base.api.core import Pod
@@ -176,7 +177,8 @@ def _walk(sts: StatefulSet, pods: list[Pod], revs: Revisions, now: float, plan: 
     condemned.sort(key=lambda c: c[0])
 
     def new(i: int) -> Pod:
-        return new_versioned_pod(revs.current_template, revs.update_template, revs.current, revs.update, sts, start + i)
+        pod = new_versioned_pod(revs.current_template, revs.update_template, revs.current, revs.update, sts, start + i)
+        return update_storage(sts, pod, start + i)  # upstream newStatefulSetPod's updateStorage
 
     first_unhealthy: Pod | None = next((p for p in replicas if p is not None and not _healthy(p)), None)
     if first_unhealthy is None:

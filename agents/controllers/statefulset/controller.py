@@ -17,6 +17,15 @@ worker syncs a set at a time:
    precondition, so a stale cache never deletes a pod's successor);
 3. the status is written when it changed.
 
+A set with ``volumeClaimTemplates`` (``claims``, ``claimcontrol``): each replica's claims are
+created before its pod (a pod already there whose claims went missing while it is Pending gets
+them again, upstream's ``createMissingPersistentVolumeClaims``), and every sync first brings the
+claims' owner references in line with ``persistentVolumeClaimRetentionPolicy`` for every pod of
+the set (upstream does it for condemned pods first, then replica by replica; here all at once
+before the plan's writes), so the garbage collector deletes a claim with its set (whenDeleted
+Delete) or with its scaled-down pod (whenScaled Delete). Claims are never deleted by this
+controller. The claim informer opens with the first set that has templates.
+
 A pod that turns Ready queues its set again ``minReadySeconds`` + 1 s later (upstream
 ``updatePod``), so ``availableReplicas`` counts it then, whatever the pod management policy.
 
@@ -51,6 +60,8 @@ from agents.controllers.history import (
     template_hash,
     truncate_history,
 )
+from agents.controllers.statefulset.claimcontrol import create_claims, update_claim_owners
+from agents.controllers.statefulset.claims import storage_matches
 from agents.controllers.statefulset.control import Plan, Revisions, plan_sync
 from agents.controllers.statefulset.identity import pod_revision
 from emulator.base.api.apps import StatefulSet
@@ -93,11 +104,12 @@ class StatefulSetController(BaseController):
 
     NAME = NAME
     KIND = "StatefulSet"
-    COUNTS = ("syncs", "created", "deleted", "statusUpdates", "errors")
+    COUNTS = ("syncs", "created", "deleted", "statusUpdates", "errors", "claimsCreated", "claimsUpdated")
 
     def __init__(self, ctx: ControllerContext, *, workers: int = 1) -> None:
         super().__init__(ctx, workers=workers)
         self._history: Informer | None = None
+        self._claims: Informer | None = None
         self._pending: dict[Key, _Pending] = {}
 
     # --- handlers -------------------------------------------------------------------------
@@ -195,6 +207,8 @@ class StatefulSetController(BaseController):
         self.counts["syncs"] += 1
         pods = self.owned(self.dependents, sts)
         try:
+            if sts.spec.volume_claim_templates:
+                await self._sync_claims(sts, pods)
             plan = plan_sync(sts, pods, await self._revisions(sts, pods), self.clock.now())
             await self._execute(key, sts, plan)
             if plan.status != sts.status:
@@ -207,6 +221,23 @@ class StatefulSetController(BaseController):
         self.queue.forget(key)
         if plan.requeue_after is not None:
             self.queue.add_after(key, plan.requeue_after)
+
+    async def _claim_informer(self) -> Informer:
+        if self._claims is None:
+            self._claims = self.informers.handlers("PersistentVolumeClaim")
+        await self._claims.synced.wait()
+        return self._claims
+
+    async def _sync_claims(self, sts: StatefulSet, pods: Sequence[Pod]) -> None:
+        """Claims of Pending pods (or pods whose volumes do not name them) created again when
+        missing (upstream ``createMissingPersistentVolumeClaims``, ``UpdateStatefulPod``);
+        owner references per the policy."""
+        claims = await self._claim_informer()
+        for pod in pods:
+            missing = pod.status.phase == "Pending" or not storage_matches(sts, pod)
+            if missing and pod.metadata.deletion_timestamp is None:
+                self.counts["claimsCreated"] += (await create_claims(self.client, self.recorder, claims, sts, pod))[1]
+            self.counts["claimsUpdated"] += await update_claim_owners(self.client, self.recorder, claims, sts, pod)
 
     def _expect(self, key: Key, *, creates: Sequence[Pod] = (), deletes: Sequence[Pod] = ()) -> None:
         pending = self._pending.setdefault(key, _Pending(at=self.clock.now()))
@@ -254,7 +285,16 @@ class StatefulSetController(BaseController):
         # expected one by one, as each is tried: a batch that stops early leaves none unseen
         self._expect((sts.metadata.namespace, sts.metadata.name), creates=[pod])
         try:
-            await self.client.create(pod)
+            made = None
+            if sts.spec.volume_claim_templates:  # upstream CreateStatefulPod: the claims first
+                made, n = await create_claims(self.client, self.recorder, await self._claim_informer(), sts, pod)
+                self.counts["claimsCreated"] += n
+            created = await self.client.create(pod)
+            if made is not None:
+                claims = await self._claim_informer()
+                self.counts["claimsUpdated"] += await update_claim_owners(
+                    self.client, self.recorder, claims, sts, created, made
+                )
         except ApiError as err:
             self._unexpect(sts, pod, "creates")
             await self.recorder.event(self._ref(sts), "Warning", "FailedCreate", f"{verb} failed error: {err}")

@@ -13,8 +13,8 @@ What this module owns (pure functions):
   ``controller-revision-hash``;
 - ``pod_revision``: that label.
 
-It does not own when a pod is made (``control``) nor volumes (no PVCs are emulated, so
-``volumeClaimTemplates`` and the PVC retention policy have no effect).
+It does not own when a pod is made (``control``) nor its claims and claim volumes
+(``claims``, applied to the new pod by ``control``).
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ from emulator.base.api.core import LabelSelector
 from emulator.base.api.intstr import IntOrString
 from emulator.base.api.meta import K8s, ObjectMeta
 from emulator.base.api.podtemplate import PodTemplateSpec
+from emulator.base.api.storage import PersistentVolumeClaim
 
 __all__ = [
     "ControllerRevision",
@@ -152,6 +153,9 @@ class StatefulSetUpdateStrategy(K8s, frozen=True):
 
 
 class StatefulSetPersistentVolumeClaimRetentionPolicy(K8s, frozen=True):
+    """``Retain`` (the default of both) or ``Delete``: what becomes of the replicas' claims
+    when the set is deleted / when a replica is scaled away (StatefulSetAutoDeletePVC, GA 1.32)."""
+
     when_deleted: str = ""
     when_scaled: str = ""
 
@@ -166,6 +170,9 @@ class StatefulSetSpec(K8s, frozen=True):
     replicas: int | None = None
     selector: LabelSelector | None = None
     template: PodTemplateSpec = PodTemplateSpec()
+    volume_claim_templates: list[PersistentVolumeClaim] = []
+    """Each replica gets the claim ``<template name>-<set>-<ordinal>`` made from each
+    (``agents/controllers/statefulset/claims.py``)."""
     service_name: str = ""
     pod_management_policy: str = ""
     """``OrderedReady`` (the default) or ``Parallel``."""

@@ -20,7 +20,8 @@ Deployment                 replicas 1; strategy RollingUpdate with maxUnavailabl
 ReplicaSet                 replicas 1
 StatefulSet                replicas 1; podManagementPolicy OrderedReady; updateStrategy
                            RollingUpdate with partition 0; revisionHistoryLimit 10;
-                           persistentVolumeClaimRetentionPolicy Retain/Retain
+                           persistentVolumeClaimRetentionPolicy Retain/Retain; each
+                           volumeClaimTemplate as a PersistentVolumeClaim
 DaemonSet                  updateStrategy RollingUpdate with maxUnavailable 1, maxSurge 0;
                            revisionHistoryLimit 10
 Job                        parallelism and completions 1 when both unset, else
@@ -70,6 +71,7 @@ from emulator.base.api.batch import (
 from emulator.base.api.core import LabelSelector, PodSpec
 from emulator.base.api.podtemplate import PodTemplateSpec
 from emulator.base.api.services import Service
+from emulator.base.api.storagedefaults import default_storage
 
 __all__ = ["DEFAULT_SCHEDULER", "default_object", "default_pod_spec", "generate_job_selector", "stored_job"]
 
@@ -149,6 +151,9 @@ def _statefulset(sts: StatefulSet) -> StatefulSet:
         revision_history_limit=10 if spec.revision_history_limit is None else spec.revision_history_limit,
         persistent_volume_claim_retention_policy=retention,
         template=_template(spec.template),
+        # each claim template defaulted as a claim (upstream's generated defaulter:
+        # volumeMode Filesystem, status.phase Pending)
+        volume_claim_templates=[default_storage(t) for t in spec.volume_claim_templates],
     )
     return replace(sts, spec=spec)
 

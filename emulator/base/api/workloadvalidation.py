@@ -21,7 +21,9 @@ Deployment             replicas ≥ 0; selector required, valid, not empty; temp
 ReplicaSet             replicas, minReadySeconds ≥ 0; selector and template as Deployment
 StatefulSet            podManagementPolicy; updateStrategy (partition ≥ 0, OnDelete without
                        rollingUpdate); replicas, minReadySeconds, ordinals.start ≥ 0;
-                       selector and template
+                       selector and template; persistentVolumeClaimRetentionPolicy
+                       (Retain or Delete each); each volumeClaimTemplate's spec as a
+                       claim's (``volumevalidation.pvc_spec_problems``)
 DaemonSet              selector and template; minReadySeconds ≥ 0; updateStrategy (exactly
                        one of maxUnavailable and maxSurge non-zero, each ≤ 100%)
 Job                    the generated selector (when manualSelector is false); parallelism,
@@ -80,6 +82,7 @@ from emulator.base.api.labelselector import compile_selector, label_problems, la
 from emulator.base.api.podtemplate import PodTemplateSpec
 from emulator.base.api.policy import PodDisruptionBudget
 from emulator.base.api.services import Service
+from emulator.base.api.volumevalidation import pvc_spec_problems, supported
 
 __all__ = ["PodProblem", "Problem", "status_problems", "workload_problems", "workload_update_problems"]
 
@@ -214,6 +217,9 @@ def _replicaset(rs: ReplicaSet, pod_problem: PodProblem) -> Iterator[Problem]:
     yield from _replicated(None, spec.selector, spec.template, "deployment", pod_problem)  # sic
 
 
+_RETENTION: Final = ("Retain", "Delete")
+
+
 def _statefulset(sts: StatefulSet, pod_problem: PodProblem) -> Iterator[Problem]:
     spec = sts.spec
     policy = spec.pod_management_policy
@@ -238,6 +244,15 @@ def _statefulset(sts: StatefulSet, pod_problem: PodProblem) -> Iterator[Problem]
     if spec.ordinals is not None:
         yield from _nonnegative(spec.ordinals.start, "spec.ordinals.start")
     yield from _replicated(spec.replicas, spec.selector, spec.template, "statefulset", pod_problem)
+    retention, path = spec.persistent_volume_claim_retention_policy, "spec.persistentVolumeClaimRetentionPolicy"
+    if retention is not None:
+        # upstream ValidatePersistentVolumeClaimRetentionPolicyType
+        if retention.when_deleted not in _RETENTION:
+            yield f"{path}.whenDeleted", supported(retention.when_deleted, _RETENTION)
+        if retention.when_scaled not in _RETENTION:
+            yield f"{path}.whenScaled", supported(retention.when_scaled, _RETENTION)
+    for i, claim in enumerate(spec.volume_claim_templates):
+        yield from pvc_spec_problems(claim.spec, f"spec.volumeClaimTemplates[{i}].spec")
 
 
 def _daemonset(ds: DaemonSet, pod_problem: PodProblem) -> Iterator[Problem]:

@@ -39,7 +39,7 @@ from emulator.base.api import (
 )
 from emulator.base.api.quantity import Quantity
 from emulator.base.http import schema_docs
-from emulator.base.http.resources import Resource, Subresource, by_group_version
+from emulator.base.http.resources import RESOURCES, Resource, Subresource, by_group_version
 
 __all__ = ["INT_OR_STRING", "LIST_MARKERS", "META", "QUANTITY", "REF", "schema_name", "schemas", "subresource_schema"]
 
@@ -331,7 +331,10 @@ def schemas(group: str, version: str) -> dict[str, dict[str, Any]]:
             if text:
                 properties[prop] = _described(extensions, text)
         schemas[full] = schema
-    for r in resources:
+    # a kind of another group carried whole (a StatefulSet's PersistentVolumeClaim templates)
+    # is described there too, as upstream's documents describe it
+    carried = [r for r in RESOURCES if r.stored and r not in resources and schema_name(r.struct) in schemas]
+    for r in [*resources, *carried]:
         full = schema_name(r.struct)
         kind_schema = {"description": schema_docs.KINDS[r.kind], **schemas[full]}
         kind_schema["x-kubernetes-group-version-kind"] = _gvk(r.group, r.version, r.kind)
@@ -340,7 +343,7 @@ def schemas(group: str, version: str) -> dict[str, dict[str, Any]]:
             if prop in properties and "description" not in properties[prop]:
                 properties[prop] = _described(properties[prop], text)
         schemas[full] = kind_schema
-        if r.stored:
+        if r.stored and r in resources:
             schemas[f"{full}List"] = _list_schema(r, full)
     if "Binding" in {s.kind for s in subs} | {r.kind for r in resources}:
         schemas[schema_name(core.Binding)]["x-kubernetes-group-version-kind"] = _gvk("", "v1", "Binding")
