@@ -59,7 +59,7 @@ def db(
 @asynccontextmanager
 async def world(*sets: StatefulSet) -> AsyncIterator[Cluster]:
     async with open_cluster(namespaces=("default",)) as c:
-        await c.start(Controllers(c, ["statefulset", "garbagecollector"]), "controllers")
+        await c.start(Controllers(c, ["statefulset", "garbagecollector", "pvc-protection"]), "controllers")
         for s in sets:
             c.server.create(s)
         await c.at(1.0)
