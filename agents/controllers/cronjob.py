@@ -44,7 +44,7 @@ from agents.controllers.cronschedule import (
 from emulator.base.api.batch import CronJob, CronJobStatus, Job
 from emulator.base.api.cron import CronError, Schedule, parse_schedule
 from emulator.base.api.errors import AlreadyExists, ApiError, NotFound
-from emulator.base.api.meta import ObjectMeta, ObjectReference
+from emulator.base.api.meta import ObjectMeta, reference_to
 from emulator.base.runtime.clock import EPOCH, format_timestamp, parse_timestamp
 
 __all__ = ["NAME", "SCHEDULED_TIMESTAMP", "CronJobController"]
@@ -62,17 +62,6 @@ def _finished(job: Job) -> str | None:
         if c.type in ("Complete", "Failed") and c.status == "True":
             return c.type
     return None
-
-
-def _ref(obj: Any) -> ObjectReference:
-    return ObjectReference(
-        api_version=obj.api_version,
-        kind=obj.kind,
-        namespace=obj.metadata.namespace,
-        name=obj.metadata.name,
-        uid=obj.metadata.uid,
-        resource_version=obj.metadata.resource_version,
-    )
 
 
 def _start_key(job: Job) -> tuple[int, float, str]:
@@ -113,7 +102,7 @@ class CronJobController(BaseController):
     # --- sync -----------------------------------------------------------------------------------
 
     async def _event(self, cj: CronJob, type_: str, reason: str, message: str) -> None:
-        await self.recorder.event(_ref(cj), type_, reason, message)
+        await self.recorder.event(reference_to(cj), type_, reason, message)
 
     async def sync(self, key: Key) -> None:
         assert self.primary is not None
@@ -289,7 +278,7 @@ class CronJobController(BaseController):
         else:
             self.counts["created"] += 1
             await self._event(cj, "Normal", "SuccessfulCreate", f"Created job {name}")
-        status = replace(status, active=[*status.active, _ref(created_job)], last_schedule_time=stamp)
+        status = replace(status, active=[*status.active, reference_to(created_job)], last_schedule_time=stamp)
         earliest = scheduled
         return status, delay()
 

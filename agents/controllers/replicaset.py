@@ -63,10 +63,10 @@ from emulator.base.api.apps import ReplicaSet, ReplicaSetStatus
 from emulator.base.api.core import Pod
 from emulator.base.api.errors import ApiError, Conflict, NotFound
 from emulator.base.api.labelselector import label_selector_matches
-from emulator.base.api.meta import ObjectReference, OwnerReference
+from emulator.base.api.meta import OwnerReference, reference_to
 from emulator.base.client.informer import Informer
 
-__all__ = ["BURST_REPLICAS", "COMPONENT", "NAME", "ReplicaSetController", "object_ref"]
+__all__ = ["BURST_REPLICAS", "COMPONENT", "NAME", "ReplicaSetController"]
 
 NAME: Final = "replicaset"
 COMPONENT: Final = "replicaset-controller"
@@ -74,19 +74,6 @@ BURST_REPLICAS: Final = 500
 """Upstream ``BurstReplicas``: the most pods one sync creates or deletes."""
 
 Key = tuple[str, str]
-
-
-def object_ref(obj: Any) -> ObjectReference:
-    """The Event's ``involvedObject`` for ``obj`` (upstream ``ref.GetReference``)."""
-    meta = obj.metadata
-    return ObjectReference(
-        api_version=obj.api_version,
-        kind=obj.kind,
-        namespace=meta.namespace,
-        name=meta.name,
-        uid=meta.uid,
-        resource_version=meta.resource_version,
-    )
 
 
 def _key(obj: Any) -> Key:
@@ -394,10 +381,12 @@ class ReplicaSetController(BaseController):
         try:
             created = await self.client.create(pod)
         except ApiError as err:
-            await self.recorder.event(object_ref(rs), "Warning", "FailedCreate", f"Error creating: {err}")
+            await self.recorder.event(reference_to(rs), "Warning", "FailedCreate", f"Error creating: {err}")
             raise
         self.counts["created"] += 1
-        await self.recorder.event(object_ref(rs), "Normal", "SuccessfulCreate", f"Created pod: {created.metadata.name}")
+        await self.recorder.event(
+            reference_to(rs), "Normal", "SuccessfulCreate", f"Created pod: {created.metadata.name}"
+        )
 
     async def _delete(self, rs: ReplicaSet, pod: Pod) -> None:
         meta = pod.metadata
@@ -405,10 +394,10 @@ class ReplicaSetController(BaseController):
             await self.client.delete("Pod", meta.name, meta.namespace)
         except ApiError as err:
             if not isinstance(err, NotFound):
-                await self.recorder.event(object_ref(rs), "Warning", "FailedDelete", f"Error deleting: {err}")
+                await self.recorder.event(reference_to(rs), "Warning", "FailedDelete", f"Error deleting: {err}")
             raise
         self.counts["deleted"] += 1
-        await self.recorder.event(object_ref(rs), "Normal", "SuccessfulDelete", f"Deleted pod: {meta.name}")
+        await self.recorder.event(reference_to(rs), "Normal", "SuccessfulDelete", f"Deleted pod: {meta.name}")
 
     # --- status -------------------------------------------------------------------------------
 

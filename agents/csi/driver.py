@@ -31,10 +31,10 @@ from agents.csi.attacher import Attacher
 from agents.csi.capacity import CapacityPublisher
 from agents.csi.keyqueue import KeyQueue
 from agents.csi.provisioner import Provisioner
-from agents.csi.settings import DriverSettings, object_ref
+from agents.csi.settings import DriverSettings
 from emulator.base.api.core import Node
 from emulator.base.api.errors import AlreadyExists, ApiError, NotFound
-from emulator.base.api.meta import ObjectMeta, OwnerReference
+from emulator.base.api.meta import ObjectMeta, OwnerReference, reference_to
 from emulator.base.api.storage import CSIDriver, CSIDriverSpec, CSINode, CSINodeDriver, CSINodeSpec, VolumeNodeResources
 from emulator.base.client.client import Client
 from emulator.base.client.events import EventRecorder
@@ -159,4 +159,4 @@ class CSIDriverAgent:
             self.spawn(self.retry_later(self.nodes, name), f"retry:csinode:{name}")
 
     async def event(self, obj: Any, type_: str, reason: str, message: str) -> None:
-        await self.recorder.event(object_ref(obj), type_, reason, message)
+        await self.recorder.event(reference_to(obj), type_, reason, message)

@@ -4,9 +4,8 @@ takes it) and the names its objects carry."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Final
 
-from emulator.base.api.meta import ObjectReference
 from emulator.base.client.client import Latency
 
 __all__ = [
@@ -15,7 +14,6 @@ __all__ = [
     "MANAGED_BY_LABEL",
     "DriverSettings",
     "attacher_finalizer",
-    "object_ref",
 ]
 
 CAPACITY_NAMESPACE: Final = "kube-system"
@@ -39,16 +37,3 @@ class DriverSettings:
     attach_delay: Latency = field(default_factory=Latency)
     capacity_per_topology: int | None = None
     """Bytes per topology segment and StorageClass; None: no capacity tracking."""
-
-
-def object_ref(obj: Any) -> ObjectReference:
-    """An Event's ``involvedObject`` for ``obj``."""
-    m = obj.metadata
-    return ObjectReference(
-        api_version=obj.api_version,
-        kind=obj.kind,
-        namespace=m.namespace,
-        name=m.name,
-        uid=m.uid,
-        resource_version=m.resource_version,
-    )

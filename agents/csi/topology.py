@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from emulator.base.api.core import NodeSelector, NodeSelectorRequirement, NodeSelectorTerm
-from emulator.base.api.meta import ObjectMeta, ObjectReference
+from emulator.base.api.meta import ObjectMeta, reference_to
 from emulator.base.api.quantity import Quantity
 from emulator.base.api.storage import (
     ANN_DYNAMICALLY_PROVISIONED,
@@ -77,15 +77,7 @@ def build_volume(
     ``claimRef`` to the claim (so the PV controller binds them), provisioned-by, and the
     segment as required node affinity."""
     request = claim.spec.resources.requests.get("storage") or Quantity.from_value(0)
-    m = claim.metadata
-    ref = ObjectReference(
-        api_version="v1",
-        kind="PersistentVolumeClaim",
-        namespace=m.namespace,
-        name=m.name,
-        uid=m.uid,
-        resource_version=m.resource_version,
-    )
+    ref = reference_to(claim)
     mode = claim.spec.volume_mode or "Filesystem"
     return PersistentVolume(
         metadata=ObjectMeta(name=volume_name(claim), annotations={ANN_DYNAMICALLY_PROVISIONED: driver}),
@@ -99,7 +91,7 @@ def build_volume(
             volume_mode=mode,
             node_affinity=_affinity(segment, keys),
             csi=CSIPersistentVolumeSource(
-                driver=driver, volume_handle=f"vol-{m.uid}", fs_type="ext4" if mode == "Filesystem" else ""
+                driver=driver, volume_handle=f"vol-{claim.metadata.uid}", fs_type="ext4" if mode == "Filesystem" else ""
             ),
         ),
     )

@@ -49,11 +49,10 @@ from agents.controllers.deployment.util import (
     set_condition,
     spec_replicas,
 )
-from agents.controllers.replicaset import object_ref
 from emulator.base.api.apps import Deployment, DeploymentStatus, ReplicaSet, ReplicaSetSpec
 from emulator.base.api.core import LabelSelector
 from emulator.base.api.errors import AlreadyExists, ApiError, NotFound
-from emulator.base.api.meta import ObjectMeta
+from emulator.base.api.meta import ObjectMeta, reference_to
 from emulator.base.client.client import Client
 from emulator.base.client.events import EventRecorder
 from emulator.base.runtime.clock import Clock
@@ -103,7 +102,7 @@ class Writer:
         return self.clock.timestamp()
 
     async def event(self, d: Deployment, type_: str, reason: str, message: str) -> None:
-        await self.recorder.event(object_ref(d), type_, reason, message)
+        await self.recorder.event(reference_to(d), type_, reason, message)
 
     async def write_status(self, ro: Rollout, status: DeploymentStatus) -> None:
         """``UpdateStatus`` unless nothing changed."""

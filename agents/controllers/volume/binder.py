@@ -55,7 +55,7 @@ from agents.controllers.volume.pvutil import (
 )
 from agents.controllers.workqueue import WorkQueue
 from emulator.base.api.errors import ApiError, NotFound
-from emulator.base.api.meta import ObjectReference
+from emulator.base.api.meta import ObjectReference, reference_to
 from emulator.base.api.storage import (
     ANN_BETA_STORAGE_PROVISIONER,
     ANN_BIND_COMPLETED,
@@ -75,18 +75,6 @@ SYNC_PERIOD: Final = 15.0
 """Upstream ``--pvclaimbinder-sync-period`` default."""
 
 Key = tuple[str, str]
-
-
-def _ref(obj: Any) -> ObjectReference:
-    m = obj.metadata
-    return ObjectReference(
-        api_version=obj.api_version,
-        kind=obj.kind,
-        namespace=m.namespace,
-        name=m.name,
-        uid=m.uid,
-        resource_version=m.resource_version,
-    )
 
 
 def _annotate(obj: Any, **values: str) -> Any:
@@ -462,4 +450,4 @@ class PersistentVolumeController:
         return out
 
     async def _event(self, obj: Any, type_: str, reason: str, message: str) -> None:
-        await self.recorder.event(_ref(obj), type_, reason, message)
+        await self.recorder.event(reference_to(obj), type_, reason, message)

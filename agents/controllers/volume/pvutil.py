@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
 from emulator.base.api.labelselector import label_selector_matches
-from emulator.base.api.meta import ObjectReference
+from emulator.base.api.meta import ObjectReference, reference_to
 from emulator.base.api.nodeaffinity import node_selector_requirement_matches
 from emulator.base.api.storage import BETA_STORAGE_CLASS, PersistentVolume, PersistentVolumeClaim
 
@@ -65,15 +65,7 @@ def claim_request(claim: PersistentVolumeClaim) -> int:
 
 def claim_ref(claim: PersistentVolumeClaim) -> ObjectReference:
     """``reference.GetReference(claim)``: what a volume's ``claimRef`` holds."""
-    m = claim.metadata
-    return ObjectReference(
-        api_version="v1",
-        kind="PersistentVolumeClaim",
-        namespace=m.namespace,
-        name=m.name,
-        uid=m.uid,
-        resource_version=m.resource_version,
-    )
+    return reference_to(claim)
 
 
 def is_bound_to_claim(volume: PersistentVolume, claim: PersistentVolumeClaim) -> bool:

@@ -9,9 +9,21 @@ full collection over 100k tracked pods costs seconds.
 
 from __future__ import annotations
 
+from typing import Any
+
 import msgspec
 
-__all__ = ["Condition", "K8s", "ListMeta", "ObjectMeta", "ObjectReference", "OwnerReference"]
+__all__ = [
+    "Condition",
+    "K8s",
+    "LabelSelector",
+    "LabelSelectorRequirement",
+    "ListMeta",
+    "ObjectMeta",
+    "ObjectReference",
+    "OwnerReference",
+    "reference_to",
+]
 
 
 class K8s(msgspec.Struct, kw_only=True, omit_defaults=True, rename="camel", frozen=True, gc=False):
@@ -82,3 +94,17 @@ class LabelSelectorRequirement(K8s, frozen=True):
 class LabelSelector(K8s, frozen=True):
     match_labels: dict[str, str] = {}
     match_expressions: list[LabelSelectorRequirement] = []
+
+
+def reference_to(obj: Any) -> ObjectReference:
+    """Upstream's ``reference.GetReference``: an ``ObjectReference`` to a stored object (an
+    Event's ``involvedObject``, a volume's ``claimRef``), its resourceVersion included."""
+    m = obj.metadata
+    return ObjectReference(
+        api_version=obj.api_version,
+        kind=obj.kind,
+        namespace=m.namespace,
+        name=m.name,
+        uid=m.uid,
+        resource_version=m.resource_version,
+    )

@@ -13,16 +13,21 @@ Pure: ``now`` is given, no clock reads, no I/O.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Final
+from typing import Any, Final
 
 from emulator.base.api.core import Container, LabelSelector
 from emulator.base.api.intstr import IntOrString
 from emulator.base.runtime.clock import parse_timestamp
 
 __all__ = [
+    "AGE_COLUMN",
+    "AGE_DOC",
+    "NAME_COLUMN",
+    "NAME_DOC",
     "NONE",
     "Since",
     "bool_ptr",
+    "column",
     "containers",
     "format_labels",
     "format_selector",
@@ -145,3 +150,30 @@ def bool_ptr(value: bool | None) -> str:
     if value is None:
         return "<unset>"
     return "True" if value else "False"
+
+
+# --- Table column definitions (``metav1.TableColumnDefinition``) ------------------------------
+
+NAME_DOC: Final = (
+    "Name must be unique within a namespace. Is required when creating resources, although some resources may "
+    "allow a client to request the generation of an appropriate name automatically. Name is primarily intended "
+    "for creation idempotence and configuration definition. Cannot be updated. More info: "
+    "https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names"
+)
+AGE_DOC: Final = (
+    "CreationTimestamp is a timestamp representing the server time when this object was created. It is not "
+    "guaranteed to be set in happens-before order across separate operations. Clients may not set this value. "
+    "It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. "
+    "More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
+)
+
+
+def column(
+    name: str, type_: str = "string", description: str = "", *, fmt: str = "", priority: int = 0
+) -> dict[str, Any]:
+    """One ``TableColumnDefinition`` as the Table's JSON carries it."""
+    return {"name": name, "type": type_, "format": fmt, "description": description, "priority": priority}
+
+
+NAME_COLUMN: Final = column("Name", "string", NAME_DOC, fmt="name")
+AGE_COLUMN: Final = column("Age", "string", AGE_DOC)

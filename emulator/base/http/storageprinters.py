@@ -30,7 +30,10 @@ from emulator.base.api.storage import (
     VolumeAttachment,
 )
 from emulator.base.api.storagedefaults import is_default_class
+from emulator.base.http.cells import AGE_COLUMN as _AGE
+from emulator.base.http.cells import NAME_COLUMN as _NAME
 from emulator.base.http.cells import Since
+from emulator.base.http.cells import column as _col
 
 __all__ = ["STORAGE_COLUMNS", "STORAGE_ROWS"]
 
@@ -40,28 +43,7 @@ _SHORT_MODES: Final = (
     ("ReadWriteMany", "RWX"),
     ("ReadWriteOncePod", "RWOP"),
 )
-_NAME_DOC: Final = (
-    "Name must be unique within a namespace. Is required when creating resources, although some resources may "
-    "allow a client to request the generation of an appropriate name automatically. Name is primarily intended "
-    "for creation idempotence and configuration definition. Cannot be updated. More info: "
-    "https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names"
-)
-_AGE_DOC: Final = (
-    "CreationTimestamp is a timestamp representing the server time when this object was created. It is not "
-    "guaranteed to be set in happens-before order across separate operations. Clients may not set this value. "
-    "It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. "
-    "More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
-)
 
-
-def _col(
-    name: str, type_: str = "string", description: str = "", *, fmt: str = "", priority: int = 0
-) -> dict[str, Any]:
-    return {"name": name, "type": type_, "format": fmt, "description": description, "priority": priority}
-
-
-_NAME: Final = _col("Name", "string", _NAME_DOC, fmt="name")
-_AGE: Final = _col("Age", "string", _AGE_DOC)
 
 STORAGE_COLUMNS: Final[dict[str, tuple[dict[str, Any], ...]]] = {
     "PersistentVolume": (

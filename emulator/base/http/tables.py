@@ -33,7 +33,10 @@ import msgspec
 
 from emulator.base.api.codec import enc_hook
 from emulator.base.api.errors import BadRequest
-from emulator.base.http.cells import Since
+from emulator.base.http.cells import AGE_COLUMN as _AGE
+from emulator.base.http.cells import AGE_DOC, NAME_DOC, Since
+from emulator.base.http.cells import NAME_COLUMN as _NAME
+from emulator.base.http.cells import column as _col
 from emulator.base.http.printers import cells_of
 from emulator.base.http.resources import Resource
 from emulator.base.http.storageprinters import STORAGE_COLUMNS
@@ -43,32 +46,11 @@ __all__ = ["INCLUDE_OBJECT", "columns", "row_cells", "table"]
 INCLUDE_OBJECT: Final = ("None", "Metadata", "Object")
 
 # --- column definitions ------------------------------------------------------------------
-
-_NAME_DOC: Final = (
-    "Name must be unique within a namespace. Is required when creating resources, although some resources may "
-    "allow a client to request the generation of an appropriate name automatically. Name is primarily intended "
-    "for creation idempotence and configuration definition. Cannot be updated. More info: "
-    "https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names"
-)
-_AGE_DOC: Final = (
-    "CreationTimestamp is a timestamp representing the server time when this object was created. It is not "
-    "guaranteed to be set in happens-before order across separate operations. Clients may not set this value. "
-    "It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. "
-    "More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
-)
 _CONTAINERS_DOC: Final = "Names of each container in the template."
 _IMAGES_DOC: Final = "Images referenced by each container in the template."
 _SELECTOR_DOC: Final = "A label query over pods that should match the replica count."
 
 
-def _col(
-    name: str, type_: str = "string", description: str = "", *, fmt: str = "", priority: int = 0
-) -> dict[str, Any]:
-    return {"name": name, "type": type_, "format": fmt, "description": description, "priority": priority}
-
-
-_NAME: Final = _col("Name", "string", _NAME_DOC, fmt="name")
-_AGE: Final = _col("Age", "string", _AGE_DOC)
 _WIDE_CONTAINERS: Final = (
     _col("Containers", "string", _CONTAINERS_DOC, priority=1),
     _col("Images", "string", _IMAGES_DOC, priority=1),
@@ -136,7 +118,7 @@ _COLUMNS: Final[dict[str, tuple[dict[str, Any], ...]]] = {
             priority=1,
         ),
         _col("Count", "string", "The number of times this event has occurred.", priority=1),
-        _col("Name", "string", _NAME_DOC, fmt="name", priority=1),
+        _col("Name", "string", NAME_DOC, fmt="name", priority=1),
     ),
     "Service": (
         _NAME,
@@ -249,7 +231,7 @@ _COLUMNS: Final[dict[str, tuple[dict[str, Any], ...]]] = {
 
 _DEFAULT_COLUMNS: Final = (
     _NAME,
-    _col("Created At", "date", _AGE_DOC),
+    _col("Created At", "date", AGE_DOC),
 )
 
 
