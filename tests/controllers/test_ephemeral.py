@@ -44,7 +44,9 @@ def scratch_pod(name: str = "app") -> object:
 @asynccontextmanager
 async def world() -> AsyncIterator[Cluster]:
     async with open_cluster(namespaces=("default",)) as c:
-        await c.start(Controllers(c, ["ephemeral-volume-controller", "garbagecollector", "pvc-protection"]), "controllers")
+        await c.start(
+            Controllers(c, ["ephemeral-volume-controller", "garbagecollector", "pvc-protection"]), "controllers"
+        )
         c.server.create(StorageClass(metadata=ObjectMeta(name="fast"), provisioner="ebs.csi.aws.com"))
         await c.at(1.0)
         yield c
