@@ -66,8 +66,10 @@ def node_allocatable(strategy: NodeAllocatableStrategy | None, fail: Fail, path:
     if strategy is None:
         return None
     for name, value in strategy.node_allocatable.items():
-        if parse_quantity(value).error:
-            raise fail(f"{path}.nodeAllocatable.{name}", f'"{value}" is not a quantity')
+        try:
+            parse_quantity(value)
+        except ValueError as err:
+            raise fail(f"{path}.nodeAllocatable.{name}", str(err)) from None
     return NodeAllocatable(
         tuple(sorted(strategy.node_allocatable.items())),
         tuple(sorted((driver, r.count) for driver, r in strategy.csi_node_allocatable.items())),
