@@ -53,6 +53,7 @@ def test_every_workload_of_the_format_file_runs_or_is_skipped(capsys: pytest.Cap
         "Signatures/six",
         "UpdateNodes/two",
         "UpdateStatus/one",
+        "VolumeLimits/one",
     ]
     assert all(o["complete"] and o["stoppedBy"] is None for o in ran.values()), ran
     # updateAny made the waiting pods schedulable: all bound inside the measured window.
@@ -66,7 +67,6 @@ def test_every_workload_of_the_format_file_runs_or_is_skipped(capsys: pytest.Cap
         "Profiled/one": r"opcode startCollectingProfile needs Go runtime profiles",
         "RateLimitedClient/one": r"schedulerApiClientQPS/schedulerApiClientBurst needs a rate-limited",
         "SteadyState/one": r"createPods steadyState needs a steady-state pod creator",
-        "VolumeLimits/one": r"createNodes nodeAllocatableStrategy needs CSINode objects",
         "NominatedPods/one": r"createPods nominatedNodeName needs pods created nominated to a node",
         "TwoMeasuredPhases/one": r"2 measured phases \(workloadTemplate\[1\], workloadTemplate\[2\]\) need a result",
     }

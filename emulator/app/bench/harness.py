@@ -10,9 +10,11 @@ to the server directly — it is the test driver, not an agent — and plays the
 step            what the harness does
 ==============  =================================================================================
 NodesStep       create the nodes (``<generateName><n>``, ``kubernetes.io/hostname`` label,
-                strategy labels), yielding to the loop every ``create_batch`` objects
+                strategy labels, ``nodeAllocatableStrategy``'s allocatable and CSINode:
+                ``volumes.py``), yielding to the loop every ``create_batch`` objects
 NamespacesStep  create the namespaces
-PodsStep        create the pods the same way, then (unless ``wait`` is off) wait as upstream
+PodsStep        create the pods the same way (with a volume template, each pod's own claim and
+                volume first: ``volumes.py``), then (unless ``wait`` is off) wait as upstream
                 does until the namespace holds at least ``count`` scheduled pods — with
                 kubelets, until every pod created there is Running; with ``collectMetrics``
                 this is the measured phase: from before the first create to the end of the wait
@@ -82,6 +84,7 @@ from emulator.app.bench.steps import (
     Workload,
 )
 from emulator.app.bench.update_any import update_objects
+from emulator.app.bench.volumes import claimed_pod, prepare_node
 from emulator.base.api.core import Namespace, Node
 from emulator.base.api.errors import ApiError
 from emulator.base.api.meta import ObjectMeta
@@ -320,6 +323,8 @@ class _Play:
                 node = self.server.get("Node", name)
                 meta = replace(node.metadata, labels={**node.metadata.labels, step.unique_label_key: name})
                 self.server.update(replace(node, metadata=meta))
+            if step.allocatable is not None:
+                prepare_node(self.server, name, step.allocatable)
             if self.options.kubelets:
                 self.start_kubelet(name)
             if (k + 1) % self.options.create_batch == 0:
@@ -342,7 +347,8 @@ class _Play:
             self.begin_measuring((ns,), ())
         self.tracker.watch(stage, ns, self.created.get(ns, 0) + step.count)
         for k in range(step.count):
-            self.create_object(self.pod(step, k), ns)
+            pod = self.pod(step, k)
+            self.create_object(pod if step.claim is None else claimed_pod(self.server, ns, k, step, pod), ns)
             self.created[ns] = self.created.get(ns, 0) + 1
             if not step.wait:
                 self.expected[ns] += 1

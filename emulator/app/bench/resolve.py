@@ -12,7 +12,7 @@ It does not read files (``workloads.py``, ``upstream.py``) or run anything (``ha
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +55,7 @@ from emulator.app.bench.steps import (
     UpdateStep,
     Workload,
 )
+from emulator.app.bench.volumes import node_allocatable, volume_templates
 from emulator.base.api.codec import ApiObject, ManifestError, object_from_dict
 from emulator.base.api.core import Node, Pod
 from emulator.base.api.labels import is_dns1123_label
@@ -360,6 +361,24 @@ class Resolver:
         except YamlError as err:
             raise self.fail(f"templates.{name}", f"not valid YAML: {err.text}") from None
 
+    def typed(self, name: str, kind: type[Any], path: str, made: Callable[[dict[str, Any]], dict[str, Any]]) -> Any:
+        """The createAny-style template ``name`` (no actions) as an object of ``kind``, its
+        document first ``made`` into object 0 (e.g. a PersistentVolume, named per object)."""
+        self.any_template(name, path)
+        try:
+            docs = load_documents(self.spec.any_templates[name], source=self.source).docs
+            doc = docs[0] if len(docs) == 1 else None
+            if isinstance(doc, dict):
+                doc = made(doc)
+            obj = object_from_dict(doc, source=self.source)
+        except ManifestError as err:
+            raise self.fail(f"templates.{name}" + (f".{err.path}" if err.path else ""), err.detail) from None
+        except YamlError as err:
+            raise self.fail(f"templates.{name}", f"not valid YAML: {err.text}") from None
+        if not isinstance(obj, kind):
+            raise self.fail(path, f'template "{name}" is a {obj.kind}, expected a {kind.__name__}')
+        return obj
+
     def namespace(self, name: str, path: str) -> None:
         if not is_dns1123_label(name):
             raise self.fail(path, f'"{name}" is not a valid namespace name (a DNS-1123 label)')
@@ -422,6 +441,7 @@ class Resolver:
                     uniq.label_key if uniq else "",
                     self.spec.indexed_templates.get(op.node_template, ""),
                     tp,
+                    node_allocatable(op.node_allocatable_strategy, self.fail, f"{path}.nodeAllocatableStrategy"),
                 )
             case CreateNamespacesOp():
                 n = count(op.count, op.count_param)
@@ -442,7 +462,8 @@ class Resolver:
                     else 0
                 )
                 ns = op.namespace or default_ns
-                return PodsStep(n, pod, ns, op.collect_metrics, wait, indexed, tp, signature_batch=batch)
+                pv, pvc = volume_templates(op, self.typed, self.fail, path)
+                return PodsStep(n, pod, ns, op.collect_metrics, wait, indexed, tp, batch, pv, pvc)
             case ChurnOp():
                 objs = tuple(
                     render_any(self.spec.any_templates[t], 0)

@@ -70,6 +70,20 @@ class _Op(_Spec, tag_field="opcode", frozen=True):
     pass
 
 
+class VolumeNodeResources(_Spec, frozen=True):
+    count: NonNegative | None = None
+
+
+class NodeAllocatableStrategy(_Spec, frozen=True):
+    """Upstream's ``NodeAllocatableStrategy`` (``test/utils/runners.go``): each node's status
+    gets ``nodeAllocatable``, and a CSINode of the node's name lists ``csiNodeAllocatable``'s
+    drivers with their allocatable and ``migratedPlugins`` in its migrated-plugins annotation."""
+
+    node_allocatable: dict[str, str] = {}
+    csi_node_allocatable: dict[str, VolumeNodeResources] = {}
+    migrated_plugins: list[str] = []
+
+
 class CreateNodesOp(_Op, tag="createNodes", frozen=True):
     count: NonNegative | None = None
     count_param: str | None = None
@@ -78,6 +92,7 @@ class CreateNodesOp(_Op, tag="createNodes", frozen=True):
     """Fields of a Go-template template (``gotemplate.py``); a value ``$x`` is the parameter x."""
     label_node_prepare_strategy: LabelStrategy | None = None
     unique_node_label_strategy: UniqueLabelStrategy | None = None
+    node_allocatable_strategy: NodeAllocatableStrategy | None = None
 
 
 class CreateNamespacesOp(_Op, tag="createNamespaces", frozen=True):
@@ -102,6 +117,11 @@ class CreatePodsOp(_Op, tag="createPods", frozen=True):
     """Every ``signatureBatchSize`` consecutive pods share the label ``signature:
     signature-label-<index / size>`` (upstream's opportunistic-batching workloads); 0: none."""
     signature_batch_size_param: str | None = None
+    persistent_volume_template: str | None = None
+    persistent_volume_claim_template: str | None = None
+    """Both or neither, each an ``anyTemplates`` name (a PersistentVolume, a
+    PersistentVolumeClaim): every pod gets its own claim bound to its own volume (upstream's
+    ``CreatePodWithPersistentVolume``, ``harness_volumes.py``)."""
 
 
 class ChurnOp(_Op, tag="churn", frozen=True):

@@ -11,6 +11,7 @@ from typing import Any, Literal
 from emulator.app.bench.stages import Selector
 from emulator.base.api.codec import ApiObject
 from emulator.base.api.core import Node, Pod
+from emulator.base.api.storage import PersistentVolume, PersistentVolumeClaim
 
 Params = tuple[tuple[str, Any], ...]
 """An op's ``templateParams`` (sorted by key), parameters filled in."""
@@ -22,6 +23,7 @@ __all__ = [
     "DeletePodsStep",
     "MetricsStep",
     "NamespacesStep",
+    "NodeAllocatable",
     "NodesStep",
     "Params",
     "PodsStep",
@@ -36,6 +38,17 @@ __all__ = [
 
 
 @dataclass(frozen=True, slots=True)
+class NodeAllocatable:
+    """Upstream's ``nodeAllocatableStrategy`` for every node of a step (``harness_volumes.py``)."""
+
+    node_allocatable: tuple[tuple[str, str], ...]
+    """Extra ``status.allocatable`` entries (name, quantity), sorted by name."""
+    csi_drivers: tuple[tuple[str, int | None], ...]
+    """The CSINode's drivers (name, ``allocatable.count`` or None), sorted by name."""
+    migrated_plugins: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class NodesStep:
     count: int
     template: Node
@@ -46,6 +59,7 @@ class NodesStep:
     """The template's text when it has Go-template actions (see ``resolve.render``)."""
     params: Params = ()
     """The op's ``templateParams``, parameters filled in."""
+    allocatable: NodeAllocatable | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +98,10 @@ class PodsStep:
     params: Params = ()
     signature_batch: int = 0
     """Pods k share the label ``signature: signature-label-<k // signature_batch>`` (0: none)."""
+    volume: PersistentVolume | None = None
+    claim: PersistentVolumeClaim | None = None
+    """Both or neither: pod k mounts its own claim ``pvc-<k>``, pre-bound to its own volume
+    (upstream's ``CreatePodWithPersistentVolume``, ``harness_volumes.py``)."""
 
 
 @dataclass(frozen=True, slots=True)

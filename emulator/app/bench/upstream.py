@@ -9,24 +9,20 @@ registers it under its relative path as a template name and rewrites the op to r
 ops without a template get upstream's defaults (``DEFAULT_NODE``, ``DEFAULT_POD``). A
 Namespace template gives its labels to the namespaces ``createNamespaces`` makes. Which
 fields and opcodes upstream's format has, which are played and which a workload cannot run
-without: ``upstream_fields.py`` (a file is never refused for one of them; a field upstream does
-not define still is, as upstream decodes strictly). ``metricsCollectorConfig`` and the feature
-gates are passed along per workload (``Translation.metrics``, ``feature_gates``).
+without: ``upstream_fields.py`` (an unknown field is refused: upstream decodes strictly). The
+``persistentVolume(Claim)TemplatePath`` files are kept as text (``volumes.py`` writes them).
 
 A workload is never run differently from upstream's: when it needs what the emulator lacks or
 what this reader does not play yet, it is kept as a ``Skipped`` entry with the reason (an
-opcode in ``LACKING``, a field ``unplayable`` names, a template kind such as
-PersistentVolumeClaim, a Go-template action ``gotemplate.py`` does not understand). Templates with actions
+opcode in ``LACKING``, a field ``unplayable`` names, a createAny of a kind in ``KINDS_LACKING``,
+a Go-template action ``gotemplate.py`` does not understand). Templates with actions
 (``{{.Index}}``, ``{{.Count}}``, ``templateParams`` fields, upstream's ``AddInt``/``Mod``/...)
-are passed on as text (``indexedTemplates``) with the ops' ``templateParams`` and rendered per
-op and object by ``resolve.render``. ``featureGates``
-(the test case's merged with the workload's) are passed along so the report can say which it
-did not honour: the emulator runs kube-scheduler v1.34's default behaviour and has no gate
-switches.
+are passed on as text (``indexedTemplates``) and rendered per op and object by
+``resolve.render``. ``featureGates`` (the test case's merged with the workload's) are passed
+along so the report can say which it did not honour (the emulator has no gate switches).
 
-It owns the translation and ``load_upstream`` (translate, then resolve with
-``resolve.Resolver``, errors pointed back at the upstream file or template); checking the
-result and resolving counts is ``resolve.py``'s.
+It owns the translation and ``load_upstream`` (translate, resolve with ``resolve.Resolver``,
+errors pointed back at the upstream file or template); resolving counts is ``resolve.py``'s.
 """
 
 from __future__ import annotations
@@ -106,6 +102,8 @@ DEFAULT_POD: Final[dict[str, Any]] = {
 """The pod of a test case without ``defaultPodTemplatePath`` and an op without ``podTemplatePath``."""
 
 _PATH_KEYS: Final = ("podTemplatePath", "nodeTemplatePath")
+_PV: Final = "PersistentVolume"
+_VOLUME_KEYS: Final = (("persistentVolumeTemplatePath", _PV), ("persistentVolumeClaimTemplatePath", _PV + "Claim"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -358,6 +356,10 @@ class _Translator:
         if code in ("createAny", "updateAny"):
             new["template"], problem = self.any_template(new.pop("templatePath", None), f"{path}.templatePath")
             why = why or problem
+        for key, kind in _VOLUME_KEYS:
+            if key in new:  # the harness writes them (volumes.py), as upstream's test driver does
+                new[key.removesuffix("Path")], problem = self.any_template(new.pop(key), f"{path}.{key}", kind)
+                why = why or problem
         for key in _PATH_KEYS:
             if key in new:
                 name = self.template(new.pop(key), f"{path}.{key}", "Pod" if key == "podTemplatePath" else "Node")
@@ -384,8 +386,8 @@ class _Translator:
                 raise self.fail(f"{path}.stageRequirement", f'expected "Scheduled" or "Attempted", got {stage!r}')
         return new, why
 
-    def any_template(self, rel: Any, path: str) -> tuple[str, str]:
-        """``createAny``'s template: its name, and why it cannot be created ("" when it can)."""
+    def any_template(self, rel: Any, path: str, expected: str = "") -> tuple[str, str]:
+        """``createAny``'s template (or one of kind ``expected``): its name, why it cannot be made."""
         if not isinstance(rel, str) or not rel:
             raise self.fail(path, "expected a template file path (relative to the config file)")
         file = self.base / rel
@@ -400,9 +402,11 @@ class _Translator:
         except YamlError as err:
             raise PerfConfigError(str(file), "", f"not valid YAML: {err.text}") from None
         kind = (doc.get("apiVersion"), doc.get("kind"))
+        if expected and kind[1] != expected:
+            raise self.fail(path, f'template "{rel}" is a {kind[1]}, expected a {expected}')
         if kind not in KINDS:
             return rel, f'template "{rel}" is a {kind[1]} ({kind[0]}), which the emulator does not have'
-        if kind[1] in KINDS_LACKING:  # the kind is served, what upstream does with it is not yet
+        if kind[1] in KINDS_LACKING and not expected:  # the kind is served, what upstream does with it is not yet
             return rel, f'template "{rel}" is a {kind[1]}: needs {KINDS_LACKING[kind[1]]}, which the emulator lacks'
         self.any_texts[rel] = text
         return rel, ""

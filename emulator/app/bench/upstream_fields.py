@@ -126,6 +126,7 @@ OP_FIELDS: Final[Mapping[str, frozenset[str]]] = {
 
 TEMPLATE_KINDS: Final = frozenset({"Node", "Pod"})
 KINDS_LACKING: Final[Mapping[str, str]] = {
+    "createPodsWithPVs": "PersistentVolumes and PersistentVolumeClaims",
     "PersistentVolume": "PersistentVolumes",
     "PersistentVolumeClaim": "PersistentVolumeClaims",
     "StorageClass": "StorageClasses",
@@ -145,14 +146,10 @@ SUBRESOURCES: Final[Mapping[str, str]] = {
 def unplayable(code: str, op: Mapping[str, Any]) -> str:
     """Why a played opcode with these fields cannot run as upstream runs it ("" when it can)."""
     lacking = ""
-    if code == "createPods" and ("persistentVolumeTemplatePath" in op or "persistentVolumeClaimTemplatePath" in op):
-        lacking = "createPods with persistentVolume(Claim)TemplatePath needs PersistentVolume(Claim)s"
-    elif code == "createPods" and op.get("nominatedNodeName"):
+    if code == "createPods" and op.get("nominatedNodeName"):
         lacking = (
             "createPods nominatedNodeName needs pods created nominated to a node (NominatedNodeNameForExpectation)"
         )
-    elif code == "createNodes" and op.get("nodeAllocatableStrategy"):
-        lacking = "createNodes nodeAllocatableStrategy needs CSINode objects (CSI volume limits)"
     elif code == "createPods" and (op.get("steadyState") or op.get("steadyStateParam")):
         lacking = "createPods steadyState needs a steady-state pod creator (delete each scheduled pod, create another)"
     elif code == "updateAny":
