@@ -47,7 +47,9 @@ def _bench(capsys: pytest.CaptureFixture[str], file: Path, *argv: str) -> tuple[
             r"claim.yaml\" is a PersistentVolumeClaim: needs PersistentVolumeClaims, which the emulator lacks",
             id="createAny-unknown-kind",
         ),
-        pytest.param("NeedsClaims/one", "mounts a PersistentVolumeClaim, which the emulator lacks", id="pvc-volume"),
+        pytest.param(
+            "NeedsClaims/one", "mounts an ephemeral volume, no bench controller makes its claim", id="ephemeral"
+        ),
         pytest.param("ClaimObjects/one", "is a PersistentVolumeClaim: needs PersistentVolumeClaims", id="pvc-kind"),
         pytest.param(
             "UnknownExpression/one",

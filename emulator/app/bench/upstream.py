@@ -479,8 +479,8 @@ class _Translator:
             if has_actions(text):
                 self.indexed[rel] = text  # rendered per op and object (resolve.py), not kept here
             volumes = (docs[0].get("spec") or {}).get("volumes") or []
-            if any(isinstance(v, dict) and ("persistentVolumeClaim" in v or "ephemeral" in v) for v in volumes):
-                self.problems[rel] = f'template "{rel}" mounts a PersistentVolumeClaim, which the emulator lacks'
+            if any(isinstance(v, dict) and "ephemeral" in v for v in volumes):  # claims are mounted as they are
+                self.problems[rel] = f'template "{rel}" mounts an ephemeral volume, no bench controller makes its claim'
             resource_claims = (docs[0].get("spec") or {}).get("resourceClaims")
             if resource_claims:
                 self.problems[rel] = f'template "{rel}" uses DRA resourceClaims, which the emulator lacks'
