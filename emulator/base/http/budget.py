@@ -25,7 +25,7 @@ from typing import Final
 
 from emulator.base.api.errors import Timeout
 
-__all__ = ["CHECK_EVERY", "TIMEOUT_MESSAGE", "RequestTimeout", "limited", "spend"]
+__all__ = ["CHECK_EVERY", "TIMEOUT_MESSAGE", "BodyTimeout", "RequestTimeout", "limited", "spend"]
 
 CHECK_EVERY: Final = 512
 """Items between two reads of the clock (a few hundred microseconds of merge work)."""
@@ -38,6 +38,12 @@ class RequestTimeout(Timeout):
 
     def __init__(self) -> None:
         super().__init__(TIMEOUT_MESSAGE)
+
+
+class BodyTimeout(RequestTimeout):
+    """A request body that did not arrive within the server's request timeout: the same 504,
+    after which the server drops the connection (upstream's HTTP server closes one whose body
+    was not read)."""
 
 
 @dataclass(slots=True)

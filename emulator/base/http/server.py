@@ -131,10 +131,6 @@ class HttpSettings:
     unread body); a client that sends half a body and stalls gets that, not a held socket."""
 
 
-class _BodyTimeout(budget.RequestTimeout):
-    """A body that did not arrive within ``request_timeout``: 504, then the connection closes."""
-
-
 def kubernetes_service(port: int) -> Service:
     """upstream's ``default/kubernetes`` Service: the API server's own address, port 443."""
     return Service(
@@ -269,7 +265,7 @@ class HttpApi:
             return result
         except ApiError as err:
             resp = self._error(err, request)
-            if isinstance(err, _BodyTimeout):  # the rest of the body never came: answer, then drop it
+            if isinstance(err, budget.BodyTimeout):  # the rest of the body never came: answer, then drop it
                 resp.force_close()
                 await resp.prepare(request)
                 await resp.write_eof()
@@ -336,7 +332,7 @@ class HttpApi:
                         raise too_large
                     chunks.append(chunk)
         except TimeoutError:
-            raise _BodyTimeout() from None
+            raise budget.BodyTimeout() from None
         return b"".join(chunks)
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
