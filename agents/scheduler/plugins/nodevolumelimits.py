@@ -42,25 +42,13 @@ from agents.scheduler.framework.types import (
 )
 from agents.scheduler.plugins.helper import pod_claims, volume_listers
 from emulator.base.api.core import Pod
+from emulator.base.api.csimigration import MIGRATED_PROVISIONERS, csi_source
 from emulator.base.api.storage import BETA_STORAGE_CLASS
 
-__all__ = ["ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED", "IN_TREE_DRIVERS", "NAME", "NodeVolumeLimits", "csi_limits"]
+__all__ = ["ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED", "NAME", "NodeVolumeLimits", "csi_limits"]
 
 NAME: Final = "NodeVolumeLimits"
 ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED: Final = "node(s) exceed max volume count"
-IN_TREE_DRIVERS: Final = {
-    "aws_elastic_block_store": ("ebs.csi.aws.com", "volumeID"),
-    "gce_persistent_disk": ("pd.csi.storage.gke.io", "pdName"),
-    "azure_disk": ("disk.csi.azure.com", "diskURI"),
-    "cinder": ("cinder.csi.openstack.org", "volumeID"),
-}
-"""In-tree PV source attribute → (CSI-migrated driver, the field naming the disk)."""
-IN_TREE_PROVISIONERS: Final = {
-    "kubernetes.io/aws-ebs": "ebs.csi.aws.com",
-    "kubernetes.io/gce-pd": "pd.csi.storage.gke.io",
-    "kubernetes.io/azure-disk": "disk.csi.azure.com",
-    "kubernetes.io/cinder": "cinder.csi.openstack.org",
-}
 _SKIP: Final = Status(Code.Skip)
 _EXCEEDED: Final = Status(Code.Unschedulable, ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED)
 
@@ -101,7 +89,7 @@ class NodeVolumeLimits:
         cls = self.listers.storage_class(name) if name else None
         if cls is None or not cls.provisioner:
             return None
-        driver = IN_TREE_PROVISIONERS.get(cls.provisioner, cls.provisioner)
+        driver = MIGRATED_PROVISIONERS.get(cls.provisioner, cls.provisioner)
         return driver, f"{pvc.metadata.namespace}-{pvc.metadata.name}"
 
     def _volume_of(self, pvc: Any, new_pod: bool) -> tuple[str, str] | None:
@@ -110,13 +98,11 @@ class NodeVolumeLimits:
         pv = self.listers.pv(pvc.spec.volume_name)
         if pv is None:
             return self._from_class(pvc) if new_pod else None
-        if pv.spec.csi is not None:
-            return pv.spec.csi.driver, pv.spec.csi.volume_handle
-        for attr, (driver, key) in IN_TREE_DRIVERS.items():
-            src = getattr(pv.spec, attr)
-            if src is not None:
-                return driver, str(src.get(key, pv.metadata.name))
-        return None
+        source = csi_source(pv)  # in-tree sources counted as their CSI-migrated driver's volume
+        if source is None:
+            return None
+        driver, handle = source
+        return driver, handle or pv.metadata.name
 
     def _attachable(self, pod: Pod, new_pod: bool, out: dict[str, str]) -> None:
         """Upstream ``filterAttachableVolumes``: ``driver/handle`` → driver into ``out``."""

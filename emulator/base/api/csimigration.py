@@ -19,7 +19,7 @@ from typing import Final
 
 from emulator.base.api.storage import PersistentVolume
 
-__all__ = ["MIGRATED_DRIVERS", "attachment_name", "csi_source"]
+__all__ = ["MIGRATED_DRIVERS", "MIGRATED_PROVISIONERS", "attachment_name", "csi_source"]
 
 MIGRATED_DRIVERS: Final = {
     "aws_elastic_block_store": "ebs.csi.aws.com",
@@ -28,6 +28,13 @@ MIGRATED_DRIVERS: Final = {
     "cinder": "cinder.csi.openstack.org",
 }
 """In-tree source attribute → the CSI driver that serves it under migration."""
+MIGRATED_PROVISIONERS: Final = {
+    "kubernetes.io/aws-ebs": MIGRATED_DRIVERS["aws_elastic_block_store"],
+    "kubernetes.io/gce-pd": MIGRATED_DRIVERS["gce_persistent_disk"],
+    "kubernetes.io/azure-disk": MIGRATED_DRIVERS["azure_disk"],
+    "kubernetes.io/cinder": MIGRATED_DRIVERS["cinder"],
+}
+"""In-tree StorageClass provisioner → the CSI driver that provisions for it under migration."""
 
 UNSPECIFIED: Final = "UNSPECIFIED"
 ZONE_LABEL: Final = "topology.kubernetes.io/zone"
