@@ -64,8 +64,6 @@ _PACKAGE_OF_MODULE: Final = {
 }
 _PACKAGE_OF_NAME: Final = {
     # where upstream's package differs from the module the emulator keeps the Struct in
-    "LabelSelector": META,
-    "LabelSelectorRequirement": META,
     "ObjectReference": "io.k8s.api.core.v1",
     "Lease": "io.k8s.api.coordination.v1",
     "LeaseSpec": "io.k8s.api.coordination.v1",
@@ -75,15 +73,11 @@ _PACKAGE_OF_NAME: Final = {
             "PersistentVolumeSpec",
             "PersistentVolumeStatus",
             "PersistentVolumeClaim",
-            "PersistentVolumeClaimSpec",
             "PersistentVolumeClaimStatus",
             "PersistentVolumeClaimCondition",
             "CSIPersistentVolumeSource",
             "SecretReference",
             "VolumeNodeAffinity",
-            "TypedLocalObjectReference",
-            "TypedObjectReference",
-            "VolumeResourceRequirements",
             "TopologySelectorTerm",
             "TopologySelectorLabelRequirement",
         ),
