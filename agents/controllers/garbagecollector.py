@@ -27,7 +27,9 @@ Watched: the workload kinds (``GC_KINDS``) from the start; Pods only once one of
 objects exists, so a run without workloads never opens the pod watch (cost: nothing in a
 150,000-bare-pod run). PersistentVolumeClaims once another controller opened their
 shared informer (the StatefulSet controller for a set with ``volumeClaimTemplates``, the
-ephemeral-volume controller once storage exists): only those make owned claims. Consequently a bare pod
+ephemeral-volume controller once storage exists): only those make owned claims; likewise
+ResourceClaims once the resourceclaim controller opened theirs (from the first claim or
+template on: the claims it makes for pods). Consequently a bare pod
 whose owner reference dangles is collected only once some workload object has been seen. Not
 watched: Nodes and Leases (a deleted node's Lease is not collected) -- their watches would
 cost every run. Ownership is checked in the dependent's namespace (or cluster scope for
@@ -138,17 +140,21 @@ class GarbageCollector:
     async def _synced(self) -> None:
         """Upstream's workers start once every monitor has synced: an orphaning or a
         foreground deletion must see all the dependents."""
-        for kind in (*GC_KINDS, "Pod", "PersistentVolumeClaim"):
+        for kind in (*GC_KINDS, "Pod", "PersistentVolumeClaim", "ResourceClaim"):
             if self.ctx.informers.started(kind):
                 await self.ctx.informers.informer(kind).synced.wait()
 
     def _watch_claims(self) -> None:
         self.ctx.informers.handlers("PersistentVolumeClaim", self._on_add, self._on_update, self._on_delete)
 
+    def _watch_resource_claims(self) -> None:
+        self.ctx.informers.handlers("ResourceClaim", self._on_add, self._on_update, self._on_delete)
+
     async def run(self) -> None:
         for kind in GC_KINDS:
             self.ctx.informers.handlers(kind, self._on_add, self._on_update, self._on_delete)
         self.ctx.informers.when_started("PersistentVolumeClaim", self._watch_claims)
+        self.ctx.informers.when_started("ResourceClaim", self._watch_resource_claims)
         async with asyncio.TaskGroup() as tg:
             self.queue.run_workers(tg, 1, self._sync)
 

@@ -68,6 +68,7 @@ from agents.controllers.garbagecollector import GarbageCollector  # noqa: E402
 from agents.controllers.job import JobController  # noqa: E402
 from agents.controllers.namespace import NamespaceController  # noqa: E402
 from agents.controllers.replicaset import ReplicaSetController  # noqa: E402
+from agents.controllers.resourceclaim import ResourceClaimController  # noqa: E402
 from agents.controllers.statefulset import StatefulSetController  # noqa: E402
 from agents.controllers.ttlafterfinished import TTLAfterFinishedController  # noqa: E402
 from agents.controllers.volume import (  # noqa: E402
@@ -93,5 +94,6 @@ WORKLOAD_CONTROLLERS.update(
         "pv-protection": PVProtectionController,
         "ephemeral-volume-controller": EphemeralVolumeController,
         "attachdetach-controller": AttachDetachController,
+        "resource-claim-controller": ResourceClaimController,
     }
 )

@@ -227,7 +227,9 @@ class Informer:
                     self.errors += 1
                     failures += 1
                     need_list = True
-                    await self.client.clock.sleep(min(0.8 * 2 ** (failures - 1), 30.0))
+                    # the exponent capped: past 2**6 the wait is the 30 s cap anyway, and a
+                    # kind that is never served must not overflow the float after 1,000 tries
+                    await self.client.clock.sleep(min(0.8 * 2 ** min(failures - 1, 6), 30.0))
                     continue
                 try:
                     while True:
