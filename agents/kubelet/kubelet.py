@@ -87,6 +87,7 @@ from typing import Any, Final
 from agents.kubelet.admission import NODE_AFFINITY, AdmissionResult, NodeUsage, admission_failures
 from agents.kubelet.configrefs import ConfigRefs
 from agents.kubelet.deletedstatus import deleted_status, unstarted_deleted_status
+from agents.kubelet.dra import ClaimPreparer
 from agents.kubelet.heartbeat import NodeReporter, newer
 from agents.kubelet.images import ImageStore
 from agents.kubelet.lifecycle import RUN_DURATION_ANNOTATION
@@ -171,6 +172,7 @@ class Kubelet:
         self._writer = PodWriter(client, clock, node_name)
         self._refs = ConfigRefs(clock, rng, self._writer.get, self._writer.record_event)
         self._volumes = VolumeWait(clock, client, node_name, self._writer.record_event, self._prefix)
+        self._claims = ClaimPreparer(client, node_name, self._writer.record_event, self._prefix, settings.dra_plugins)
         self._worker = PodWorker(
             clock,
             settings,
@@ -181,6 +183,7 @@ class Kubelet:
             self._release,
             self._refs,
             self._volumes,
+            self._claims,
         )
         self._pod_informer = Informer(client, "Pod", fields={"spec.nodeName": node_name})
         self._pod_informer.add_handlers(self._on_pod_add, self._on_pod_update, self._on_pod_delete)
@@ -325,6 +328,7 @@ class Kubelet:
 
     def _release(self, rec: PodRecord) -> None:
         self._usage.remove(rec.uid)
+        self._claims.release(rec.uid)  # NodeUnprepareResources of the claims no pod here uses
         if rec.pod_ip and rec.pod_ip != self._host_ip:
             self._pod_ips.release(rec.pod_ip)
         rec.pod_ip = ""

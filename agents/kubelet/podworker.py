@@ -2,7 +2,8 @@
 
 This module owns a pod's record on its node (``PodRecord``, ``PodState``) and
 ``PodWorker``, which runs an admitted pod: the Pending status, the wait for its claim volumes
-(``volumewait``: bound, attached) and ConfigMap/Secret volumes, the image pulls, the start
+(``volumewait``: bound, attached) and ConfigMap/Secret volumes, its ResourceClaims
+(``dra``: reserved for it, prepared by their drivers), the image pulls, the start
 delay (or a start-failure fault), then the run of its containers (``podrun.PodRun``)
 with one timer per pod: sleep until the run's next event, apply it, write the status
 (``runstatus.py``; ``succeeded_status`` for a success), a ``BackOff`` Event when a
@@ -23,6 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from agents.kubelet.configrefs import ConfigRefs, env_refs, volume_refs
+from agents.kubelet.dra import ClaimPreparer
 from agents.kubelet.heartbeat import newer
 from agents.kubelet.images import ImageStore
 from agents.kubelet.lifecycle import RUN_DURATION_ANNOTATION, Lifecycle, lifecycle_of
@@ -100,6 +102,7 @@ class PodWorker:
         release: Callable[[PodRecord], None],
         refs: ConfigRefs | None = None,
         volumes: VolumeWait | None = None,
+        claims: ClaimPreparer | None = None,
     ) -> None:
         self._clock = clock
         self._settings = settings
@@ -110,6 +113,7 @@ class PodWorker:
         self._release = release
         self._refs = refs
         self._volumes = volumes
+        self._claims = claims
 
     def __repr__(self) -> str:
         return f"<PodWorker {self._node_name}>"
@@ -136,6 +140,8 @@ class PodWorker:
             await self._volumes.wait(lambda: rec.pod)  # claims bound, CSI volumes attached
         if refs is not None and spec.volumes and volume_refs(spec):
             await refs.mount_volumes(lambda: rec.pod)
+        if self._claims is not None and spec.resource_claims:
+            await self._claims.prepare(lambda: rec.pod)  # DRA: claims reserved, NodePrepareResources
         announce = await self._pull(rec) if self._settings.container_events else None
         if announce is None:
             await self._images.ensure([c.image for c in (*spec.init_containers, *spec.containers)])

@@ -33,6 +33,8 @@ kubelet_version          ``status.nodeInfo.kubeletVersion`` the kubelet reports
 lease_duration_seconds   ``spec.leaseDurationSeconds`` of the node Lease (upstream 40)
 faults                   optional ``KubeletFaults`` hook (fault injection); ``None``: the
                          kubelet behaves normally and never asks
+dra_plugins              the run's ``KubeletPlugins`` (DRA drivers' kubelet plugins per
+                         node); ``None``: no driver is registered on any node
 =======================  ==================================================================
 """
 
@@ -45,6 +47,7 @@ from typing import Final, Protocol
 
 from emulator.base.api.core import Pod
 from emulator.base.client.client import Latency
+from emulator.base.client.kubeletplugins import KubeletPlugins
 
 __all__ = [
     "DEFAULT_IMAGE_SIZE",
@@ -101,6 +104,7 @@ class KubeletSettings:
     kubelet_version: str = KUBELET_VERSION
     lease_duration_seconds: int = 40
     faults: KubeletFaults | None = None
+    dra_plugins: KubeletPlugins | None = None
 
     def __post_init__(self) -> None:
         if self.image_pull_bandwidth < 0:

@@ -37,7 +37,7 @@ from emulator.base.client.client import Client
 from emulator.base.client.informer import Informer
 from emulator.base.runtime.clock import Clock
 
-__all__ = ["ATTACH_AND_MOUNT_TIMEOUT", "VolumeWait", "claim_volumes"]
+__all__ = ["ATTACH_AND_MOUNT_TIMEOUT", "VolumeWait", "Watches", "claim_volumes"]
 
 ATTACH_AND_MOUNT_TIMEOUT: Final = 123.0
 """Upstream ``podAttachAndMountTimeout``: 2 min 3 s."""
@@ -60,13 +60,15 @@ def _go_list(names: list[str]) -> str:
     return "[" + " ".join(names) + "]"
 
 
-class _Watches:
-    """Field-selected watches of single objects, opened on first read, woken on any event."""
+class Watches:
+    """Field-selected watches of single objects, opened on first read, woken on any event
+    (tasks ``<prefix>:<role>:<kind>/<name>``; the DRA claim wait uses them too)."""
 
-    def __init__(self, client: Client, tg: asyncio.TaskGroup, prefix: str) -> None:
+    def __init__(self, client: Client, tg: asyncio.TaskGroup, prefix: str, role: str = "volumes") -> None:
         self._client = client
         self._tg = tg
         self._prefix = prefix
+        self._role = role
         self._informers: dict[tuple[str, str, str], Informer] = {}
         self._tasks: list[asyncio.Task[None]] = []
         self.changed = asyncio.Event()
@@ -79,7 +81,7 @@ class _Watches:
             wake = self.changed.set
             informer.add_handlers(lambda _o: wake(), lambda _o, _n: wake(), lambda _o: wake())
             self._informers[key] = informer
-            self._tasks.append(self._tg.create_task(informer.run(), name=f"{self._prefix}:volumes:{kind}/{name}"))
+            self._tasks.append(self._tg.create_task(informer.run(), name=f"{self._prefix}:{self._role}:{kind}/{name}"))
         await informer.synced.wait()
         return informer.store.get((namespace, name))
 
@@ -103,7 +105,7 @@ class VolumeWait:
     def __repr__(self) -> str:
         return f"<VolumeWait waits={self.waits} failed_mounts={self.failed_mounts}>"
 
-    async def _volume_problem(self, pod: Pod, volume: str, claim: str | None, w: _Watches) -> tuple[str, bool]:
+    async def _volume_problem(self, pod: Pod, volume: str, claim: str | None, w: Watches) -> tuple[str, bool]:
         """('' , _) when ready; else (processing error or '', unattached)."""
         ns = pod.metadata.namespace
         name = claim if claim is not None else f"{pod.metadata.name}-{volume}"
@@ -138,7 +140,7 @@ class VolumeWait:
         va = await w.get("VolumeAttachment", "", attachment_name(handle, driver, self._node))
         return "", va is None or va.status.attached is not True
 
-    async def _check(self, pod: Pod, claims: list[tuple[str, str | None]], w: _Watches) -> tuple[str, bool]:
+    async def _check(self, pod: Pod, claims: list[tuple[str, str | None]], w: Watches) -> tuple[str, bool]:
         """('', False) when every claim volume is ready, else the error ``WaitForAttachAndMount``
         reports and whether a volume failed to process (else the caller adds the timeout)."""
         unmounted: list[str] = []
@@ -169,7 +171,7 @@ class VolumeWait:
             return
         self.waits += 1
         async with asyncio.TaskGroup() as tg:
-            w = _Watches(self._client, tg, f"{self._prefix}:{pod().metadata.name}")
+            w = Watches(self._client, tg, f"{self._prefix}:{pod().metadata.name}")
             alarm: asyncio.Task[None] | None = None
 
             async def ring(at: float) -> None:
