@@ -587,7 +587,7 @@ BROKEN = [
         "name: x\nexpect:\n  - podsRunning: {count: 1}\n  - podsRuning: {count: 1}\n",
         'scenario.yaml: expect[1]: unknown expectation "podsRuning"; expected one of: podsRunning, podsScheduled, '
         "podsPending, podsSucceeded, podsFailed, podOnNode, maxPodsPerNode, topologySpread, podsOnNodes, noOvercommit, "
-        "workloadsReady, jobsComplete",
+        "workloadsReady, jobsComplete, objectCount",
         id="expect-unknown",
     ),
     pytest.param(

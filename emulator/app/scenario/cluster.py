@@ -24,6 +24,7 @@ import anyio
 from msgspec.structs import replace
 
 from agents.kubelet import DEFAULT_NODE_STATUS_REPORT_FREQUENCY, Kubelet, KubeletSettings, Ticker, default_labels
+from emulator.app.scenario.dra import has_devices
 from emulator.app.scenario.drain import drain
 from emulator.app.scenario.expectations import CONDITIONS, count_reached
 from emulator.app.scenario.faults import ArmedFault, FaultPlan
@@ -65,6 +66,7 @@ from emulator.base.api.meta import ObjectMeta
 from emulator.base.api.scheduling import PriorityClass
 from emulator.base.apiserver.server import ApiServer, ServerSettings
 from emulator.base.client.client import Client, Latency
+from emulator.base.client.kubeletplugins import KubeletPlugins
 from emulator.base.client.retry import Backoff, on_error
 from emulator.base.inputs import InputError
 from emulator.base.runtime.channel import Overflow
@@ -106,6 +108,8 @@ class Cluster:
         self._new_uids: dict[str, str] = {}
         """Manifest UID (from a dump) → the UID the API server gave the object."""
         k = scenario.kubelet
+        self.dra_plugins = KubeletPlugins() if has_devices(scenario) else None
+        """The DRA drivers' kubelet plugins per node (``dra``); None without ``devices``."""
         self.kubelet_settings = KubeletSettings(
             image_pull_bandwidth=k.image_pull_bandwidth,
             container_start=Latency(k.container_start.mean, k.container_start.jitter),
@@ -120,6 +124,7 @@ class Cluster:
             container_events=k.container_events,
             image_sizes=dict(scenario.images),
             faults=self.faults if self.faults is not None and self.faults.has_kubelet_faults else None,
+            dra_plugins=self.dra_plugins,
         )
         self.kubelets: dict[str, asyncio.Task[None]] = {}
         self._ticker: Ticker | None = None

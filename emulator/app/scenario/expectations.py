@@ -16,7 +16,7 @@ podsTerminal        Succeeded or Failed
 ==================  ===============================================================
 
 ``workloadsReady`` and ``jobsComplete`` count workload objects, not pods (``workloads``
-has their rules); ``check`` gets those objects by kind.
+has their rules), ``objectCount`` the objects of any kind; ``check`` gets those objects by kind.
 
 ``count: all`` means every pod the selector matches (at least one must match);
 a number means exactly that many.
@@ -34,6 +34,7 @@ from emulator.app.scenario.schema import (
     JobsComplete,
     MaxPodsPerNode,
     NoOvercommit,
+    ObjectCount,
     PodCount,
     PodOnNode,
     PodsOnNodes,
@@ -187,6 +188,12 @@ def _jobs_complete(e: JobsComplete, objects: Mapping[str, Sequence[Any]]) -> Exp
     return ExpectationResult(name, ok, f"{counter.met} of {counter.total} Jobs{_sel_text(e.selector)} complete")
 
 
+def _object_count(e: ObjectCount, objects: Mapping[str, Sequence[Any]]) -> ExpectationResult:
+    found = [o for o in objects.get(e.kind, ()) if not e.namespace or o.metadata.namespace == e.namespace]
+    where = f" in {e.namespace}" if e.namespace else ""
+    return ExpectationResult(f"objectCount: {e.count} {e.kind}{where}", len(found) == e.count, f"{len(found)} found")
+
+
 def check(
     expect: Sequence[Expectation],
     pods: Sequence[Pod],
@@ -216,4 +223,6 @@ def check(
                 out.append(_workloads_ready(e, objects))
             case JobsComplete():
                 out.append(_jobs_complete(e, objects))
+            case ObjectCount():
+                out.append(_object_count(e, objects))
     return out

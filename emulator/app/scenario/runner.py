@@ -66,6 +66,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from emulator.app.scenario.cluster import Cluster, StepError
+from emulator.app.scenario.dra import start_dra_drivers
 from emulator.app.scenario.event_trace import TraceRecorder
 from emulator.app.scenario.expectations import ExpectationResult, check
 from emulator.app.scenario.invariants import install as install_invariants
@@ -74,6 +75,7 @@ from emulator.app.scenario.observe import Observer
 from emulator.app.scenario.observe_labels import fault_markers, step_label
 from emulator.app.scenario.observe_series import series
 from emulator.app.scenario.schema import (
+    ObjectCount,
     Scenario,
     auto_namespaces,
     creation_order,
@@ -204,6 +206,7 @@ async def _main(scenario: Scenario, seed: int, options: RunOptions, virtual: boo
         cluster.start_schedulers()
         cluster.start_controllers()
         cluster.start_storage_drivers()
+        start_dra_drivers(cluster)
         cluster.start_faults()
         if serve is not None:
             assert cluster._tg is not None  # the run's task group
@@ -278,6 +281,9 @@ async def _main(scenario: Scenario, seed: int, options: RunOptions, virtual: boo
     checked = invariants.finish(cluster)
     pods: list[Pod] = server.list("Pod")[0]
     objects = {kind: server.list(kind)[0] for kind in REPORT_KINDS}
+    for e in scenario.expect:
+        if isinstance(e, ObjectCount) and e.kind not in objects:
+            objects[e.kind] = server.list(e.kind)[0]
     results = check(scenario.expect, pods, invariants.overcommits, server.list("Node")[0], objects)
     extra: dict[str, Any] = {
         "agents": [a.report() for a in cluster.agents if hasattr(a, "report")],

@@ -38,6 +38,7 @@ from emulator.app.scenario.schema import (
     Expectation,
     Fault,
     FaultSpec,
+    GroupDevices,
     ImagePullSlow,
     JobsComplete,
     KubeletConfig,
@@ -47,6 +48,7 @@ from emulator.app.scenario.schema import (
     NodeHeartbeatStop,
     NodePartition,
     NoOvercommit,
+    ObjectCount,
     PodCount,
     PodOnNode,
     PodsOnNodes,
@@ -65,6 +67,7 @@ from emulator.app.scenario.schema import (
     WatchDelay,
     WatchReorder,
     WorkloadsReady,
+    device_problems,
     generated_name,
     storage_problems,
 )
@@ -111,6 +114,7 @@ _EXPECTATIONS = (
     "noOvercommit",
     "workloadsReady",
     "jobsComplete",
+    "objectCount",
 )
 _WORKLOAD_FIELDS = ("kind", "name", "namespace")
 """``waitFor`` fields only ``workloadsReady`` takes."""
@@ -153,6 +157,7 @@ class ScenarioWalker(SchemaWalker):
             Replay: self._replay,
             WorkloadsReady: self._workloads_ready,
             TopologySpread: self._topology_spread,
+            ObjectCount: self._object_count,
             **dict.fromkeys(_FAULTS.values(), self._fault),
         }
         readers: dict[Any, Reader] = {
@@ -160,6 +165,7 @@ class ScenarioWalker(SchemaWalker):
             list[NodeGroup | NodeFile]: self.node_entries,
             list[Expectation]: self.expectations,
             FaultSpec: self.fault,
+            list[GroupDevices]: self.devices,
         }
         self.after.update(after)
         self.readers.update(readers)
@@ -229,6 +235,14 @@ class ScenarioWalker(SchemaWalker):
                 out.append(self.struct(NodeGroup, raw, p))
         return out
 
+    def devices(self, value: Any, path: str) -> list[GroupDevices]:
+        """A node group's ``devices``: one driver's mapping, or a list of them."""
+        if isinstance(value, dict):
+            return [self.struct(GroupDevices, value, path)]
+        if not isinstance(value, list):
+            self.fail(path, f"expected a mapping (driver, count, attributes, ...) or a list of them, got {show(value)}")
+        return [self.struct(GroupDevices, v, join_path(path, i)) for i, v in enumerate(value)]
+
     def expectations(self, value: Any, path: str) -> list[Expectation]:
         if not isinstance(value, list):
             self.fail(path, f"expected a list of expectations, got {show(value)}")
@@ -261,6 +275,8 @@ class ScenarioWalker(SchemaWalker):
                 out.append(self.struct(WorkloadsReady, {} if body is None else body, bp))
             elif key == "jobsComplete":
                 out.append(self.struct(JobsComplete, {} if body is None else body, bp))
+            elif key == "objectCount":
+                out.append(self.struct(ObjectCount, body, bp))
             elif key == "noOvercommit":
                 if body is not True:
                     self.fail(bp, f"expected true, got {show(body)}")
@@ -296,6 +312,9 @@ class ScenarioWalker(SchemaWalker):
 
     def _node_group(self, group: NodeGroup, raw: dict[str, Any], path: str) -> NodeGroup:
         self._check_prefix(group.name_prefix, group.count, path)
+        listed = isinstance(raw.get("devices"), list)
+        for where, detail in device_problems(group.devices, join_path(path, "devices"), listed=listed):
+            self.fail(where, detail)
         for key, values in group.label_values.items():
             p = join_path(join_path(path, "labelValues"), key)
             for j, (k, v) in enumerate([(key, ""), *(("k", v) for v in values)]):
@@ -333,6 +352,16 @@ class ScenarioWalker(SchemaWalker):
         if errors := qualified_name_errors(expect.topology_key):
             detail = f"Invalid value: {show(expect.topology_key)}: {'; '.join(errors)}"
             self.fail(join_path(path, "topologyKey"), detail)
+        return expect
+
+    def _object_count(self, expect: ObjectCount, raw: dict[str, Any], path: str) -> ObjectCount:
+        if expect.kind not in _DELETABLE:
+            self.fail(
+                join_path(path, "kind"),
+                f"unsupported kind {show(expect.kind)}; expected one of: {', '.join(_DELETABLE)}",
+            )
+        if expect.namespace and expect.kind in CLUSTER_SCOPED:
+            self.fail(join_path(path, "namespace"), f"{expect.kind} is cluster-scoped: remove namespace")
         return expect
 
     def _delete(self, step: Delete, raw: dict[str, Any], path: str) -> Delete:

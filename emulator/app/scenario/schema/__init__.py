@@ -24,6 +24,7 @@ module             owns
 ``faults``         the faults (``FaultSpec``) and their table
 ``expect``         the expectations (``Expectation``)
 ``storage``        the simulated CSI drivers (``StorageConfig``)
+``devices``        a node group's simulated DRA devices (``GroupDevices``)
 ``__init__``       the ``Scenario``, and what the runner creates first and in which order
 =================  =========================================================================
 
@@ -63,11 +64,13 @@ from emulator.app.scenario.schema.cluster import (
     SchedulerConfig,
     SchedulerOptions,
 )
+from emulator.app.scenario.schema.devices import AttributeValue, CapacityValue, GroupDevices, device_problems
 from emulator.app.scenario.schema.expect import (
     Expectation,
     JobsComplete,
     MaxPodsPerNode,
     NoOvercommit,
+    ObjectCount,
     PodCount,
     PodOnNode,
     PodsOnNodes,
@@ -122,8 +125,10 @@ __all__ = [
     "SCALABLE_KINDS",
     "ApiError",
     "ApiLatency",
+    "AttributeValue",
     "ByteRate",
     "Bytes",
+    "CapacityValue",
     "ContainerStartFailure",
     "Cordon",
     "Count",
@@ -139,6 +144,7 @@ __all__ = [
     "Expectation",
     "Fault",
     "FaultSpec",
+    "GroupDevices",
     "ImagePullSlow",
     "JobsComplete",
     "KubeletConfig",
@@ -149,6 +155,7 @@ __all__ = [
     "NodeGroup",
     "NodeHeartbeatStop",
     "NodePartition",
+    "ObjectCount",
     "PodCount",
     "PodOnNode",
     "PodsOnNodes",
@@ -176,6 +183,7 @@ __all__ = [
     "WorkloadsReady",
     "auto_namespaces",
     "creation_order",
+    "device_problems",
     "generated_name",
     "storage_problems",
 ]

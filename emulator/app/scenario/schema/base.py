@@ -20,6 +20,7 @@ __all__ = [
     "ByteRate",
     "Bytes",
     "Count",
+    "Delay",
     "Duration",
     "ImportPath",
     "NonNegativeInt",
@@ -58,6 +59,13 @@ RUN_DURATION_ANNOTATION: Final = "emulator.k8s.io/run-duration"
 
 class Spec(msgspec.Struct, forbid_unknown_fields=True, rename="camel", kw_only=True, frozen=True):
     """Base of every scenario Struct."""
+
+
+class Delay(Spec, frozen=True, kw_only=True):
+    """A random delay: ``mean`` plus uniform noise in ``[-jitter, +jitter]`` (never below 0)."""
+
+    mean: Duration = 0.0
+    jitter: Duration = 0.0
 
 
 def generated_name(prefix: str, i: int) -> str:

@@ -14,7 +14,17 @@ import msgspec
 from msgspec.structs import replace
 
 from emulator.app.scenario.limits import MAX_GROUP_NODES
-from emulator.app.scenario.schema.base import ByteRate, Bytes, Duration, ImportPath, PositiveInt, Spec, generated_name
+from emulator.app.scenario.schema.base import (
+    ByteRate,
+    Bytes,
+    Delay,
+    Duration,
+    ImportPath,
+    PositiveInt,
+    Spec,
+    generated_name,
+)
+from emulator.app.scenario.schema.devices import GroupDevices
 from emulator.base.api.core import Node
 
 __all__ = [
@@ -30,13 +40,6 @@ __all__ = [
     "SchedulerConfig",
     "SchedulerOptions",
 ]
-
-
-class Delay(Spec, frozen=True, kw_only=True):
-    """A random delay: ``mean`` plus uniform noise in ``[-jitter, +jitter]`` (never below 0)."""
-
-    mean: Duration = 0.0
-    jitter: Duration = 0.0
 
 
 class Latency(Spec, frozen=True, kw_only=True):
@@ -126,6 +129,8 @@ class NodeGroup(Spec, frozen=True, kw_only=True):
     template: Node
     """The template with an empty ``metadata.name``."""
     label_values: dict[str, Annotated[list[str], msgspec.Meta(min_length=1)]] = {}
+    devices: list[GroupDevices] = []
+    """What simulated DRA drivers publish on each node (``devices``): one mapping or a list."""
 
     def name(self, i: int) -> str:
         return generated_name(self.name_prefix, i)

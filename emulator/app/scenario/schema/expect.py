@@ -17,6 +17,7 @@ __all__ = [
     "JobsComplete",
     "MaxPodsPerNode",
     "NoOvercommit",
+    "ObjectCount",
     "PodCount",
     "PodOnNode",
     "PodsOnNodes",
@@ -87,6 +88,23 @@ class JobsComplete(ExpectBase, tag="jobsComplete", frozen=True, kw_only=True):
     selector: LabelSelector = LabelSelector()
 
 
+class ObjectCount(ExpectBase, tag="objectCount", frozen=True, kw_only=True):
+    """Exactly ``count`` objects of ``kind`` (in ``namespace``; empty: all) exist at the end
+    (what agents made: the claims of pods, a driver's ResourceSlices)."""
+
+    kind: str
+    count: NonNegativeInt
+    namespace: str = ""
+
+
 Expectation = (
-    PodCount | PodOnNode | MaxPodsPerNode | TopologySpread | PodsOnNodes | NoOvercommit | WorkloadsReady | JobsComplete
+    PodCount
+    | PodOnNode
+    | MaxPodsPerNode
+    | TopologySpread
+    | PodsOnNodes
+    | NoOvercommit
+    | WorkloadsReady
+    | JobsComplete
+    | ObjectCount
 )

@@ -1,0 +1,85 @@
+"""The simulated DRA drivers of a run: the node groups' ``devices`` sections (``nodes`` and
+``createNodes`` steps) gathered per driver name into ``agents.dra`` settings (node name →
+what the driver publishes there), and their start beside the other agents.
+
+It owns the translation from the scenario's shapes to the API's (``DeviceAttribute``,
+``DeviceCapacity`` with a parsed quantity) only; the agents do the rest (``agents.dra``), and
+the kubelets reach their plugins through the run's ``KubeletPlugins``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from typing import TYPE_CHECKING, Any
+
+from emulator.app.scenario.schema import AttributeValue, CreateNodes, GroupDevices, NodeGroup, Scenario
+from emulator.base.api.quantity import parse_quantity
+from emulator.base.api.resource import DeviceAttribute, DeviceCapacity
+from emulator.base.client.client import Latency
+
+if TYPE_CHECKING:
+    from emulator.app.scenario.cluster import Cluster
+
+__all__ = ["DRADriversReport", "device_groups", "has_devices", "start_dra_drivers"]
+
+
+def device_groups(scenario: Scenario) -> list[NodeGroup]:
+    """The node groups with ``devices``, in file order (``nodes`` first, then the steps')."""
+    groups = [g for g in scenario.nodes if isinstance(g, NodeGroup)]
+    groups += [s.nodes for s in scenario.steps if isinstance(s, CreateNodes)]
+    return [g for g in groups if g.devices]
+
+
+def has_devices(scenario: Scenario) -> bool:
+    return bool(device_groups(scenario))
+
+
+def _attribute(value: AttributeValue) -> DeviceAttribute:
+    return DeviceAttribute(
+        int_value=value.int_value, bool_value=value.bool_value, string_value=value.string, version_value=value.version
+    )
+
+
+def _settings(scenario: Scenario) -> list[Any]:
+    from agents.dra import DRADriverSettings, NodeDevices
+
+    per_driver: dict[str, dict[str, NodeDevices]] = {}
+    for group in device_groups(scenario):
+        for d in group.devices:
+            devices = _node_devices(NodeDevices, d)
+            nodes = per_driver.setdefault(d.driver, {})
+            for i in range(group.count):
+                nodes[group.name(i)] = devices
+    return [DRADriverSettings(name=name, nodes=nodes) for name, nodes in per_driver.items()]
+
+
+def _node_devices(cls: Any, d: GroupDevices) -> Any:
+    return cls(
+        count=d.count,
+        name_prefix=d.name_prefix,
+        attributes={k: _attribute(v) for k, v in d.attributes.items()},
+        capacity={k: DeviceCapacity(value=parse_quantity(str(v.value))) for k, v in d.capacity.items()},
+        prepare_delay=Latency(d.prepare_delay.mean, d.prepare_delay.jitter),
+    )
+
+
+class DRADriversReport:
+    """The simulated DRA drivers of a run, for the report (``draDrivers``: each one's counts)."""
+
+    def __init__(self, drivers: list[Any]) -> None:
+        self.drivers = drivers
+
+    def report(self) -> dict[str, Any]:
+        return {"draDrivers": {d.name: d.statistics() for d in self.drivers}}
+
+
+def start_dra_drivers(cluster: Cluster) -> None:
+    """One simulated DRA driver agent per driver named in a ``devices`` section (none: nothing)."""
+    if cluster.dra_plugins is None or importlib.util.find_spec("agents.dra") is None:
+        return
+    from agents.dra import start_dra_drivers as start
+
+    assert cluster._tg is not None
+    settings = _settings(cluster.scenario)
+    started = start(cluster._tg, cluster.clock, cluster.new_client, cluster.seeds, settings, cluster.dra_plugins)
+    cluster.agents.append(DRADriversReport(started))
