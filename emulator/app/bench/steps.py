@@ -190,21 +190,21 @@ class Workload:
 
     @property
     def measured(self) -> PodsStep | None:
-        """The ``createPods`` op with ``collectMetrics``, if the window is one."""
+        """The first ``createPods`` op with ``collectMetrics``, if any."""
         return next((s for s in self.steps if isinstance(s, PodsStep) and s.collect_metrics), None)
 
     @property
     def measured_pods(self) -> int:
-        """Pods created in the measured window that it counts: the ``collectMetrics`` op's, or
-        those of the window's namespaces (templates matching its selector) created between
-        ``startCollectingMetrics`` and ``stopCollectingMetrics``."""
-        if (op := self.measured) is not None:
-            return op.count
+        """Pods created in the measured phases that they count: each ``collectMetrics`` op's,
+        and in each ``startCollectingMetrics`` ... ``stopCollectingMetrics`` window those of the
+        window's namespaces (templates matching its selector)."""
         window: MetricsStep | None = None
         total = 0
         for s in self.steps:
             if isinstance(s, MetricsStep):
                 window = s if s.start else None
+            elif isinstance(s, PodsStep) and s.collect_metrics:
+                total += s.count
             elif window is not None and isinstance(s, PodsStep) and s.namespace in window.namespaces:
                 labels = s.template.metadata.labels
                 total += s.count if all(labels.get(k) == v for k, v in window.label_selector) else 0

@@ -52,7 +52,6 @@ from emulator.app.bench.upstream_fields import (
     FieldError,
     check_selector,
     metrics_config,
-    several_phases,
     threshold,
     unplayable,
 )
@@ -260,7 +259,6 @@ class _Translator:
                     template_params = counted.get("templateParams")
                     if isinstance(template_params, dict):
                         used |= {v[1:] for v in template_params.values() if isinstance(v, str) and v.startswith("$")}
-            reason = reason or several_phases(ops)
             config_path = case.get("schedulerConfigPath")
             if config_path is not None and (not isinstance(config_path, str) or not config_path):
                 raise self.fail(f"{path}.schedulerConfigPath", "expected a file path (relative to the config file)")
