@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from emulator.app.scenario.dra import device_groups
+from emulator.app.scenario.drivers import device_groups, dra_settings
 from emulator.app.scenario.loader import ScenarioError, load_scenario_text
 from emulator.app.scenario.schema import (
     AttributeValue,
@@ -21,6 +21,9 @@ from emulator.app.scenario.schema import (
     ObjectCount,
     Scenario,
 )
+from emulator.base.api.quantity import parse_quantity
+from emulator.base.api.resource import DeviceAttribute, DeviceCapacity
+from emulator.base.client.client import Latency
 
 GROUP = """\
 name: x
@@ -72,6 +75,23 @@ def test_a_list_of_drivers_and_the_steps_groups() -> None:
         ["gpu.example.com"],
     ]
     assert load("name: x\n").nodes == []
+    gpu, nic = dra_settings(s)
+    assert (gpu.name, sorted(gpu.nodes), nic.name, sorted(nic.nodes)) == (
+        "gpu.example.com",
+        ["gpu-0", "gpu-1", "gpu-2", "gpu-3", "late-0"],
+        "nic.example.com",
+        ["gpu-0", "gpu-1", "gpu-2", "gpu-3"],
+    )
+    assert (gpu.nodes["gpu-0"].names(), gpu.nodes["late-0"].count) == (["gpu-0", "gpu-1"], 0)
+
+
+def test_the_agents_settings_carry_the_api_shapes() -> None:
+    (d,) = dra_settings(load(group(EXAMPLE)))
+    devices = d.nodes["gpu-3"]
+    assert devices.attributes["model"] == DeviceAttribute(string_value="A100")
+    assert devices.attributes["memoryGiB"] == DeviceAttribute(int_value=80)
+    assert devices.capacity["memory"] == DeviceCapacity(value=parse_quantity("80Gi"))
+    assert devices.prepare_delay == Latency(1.0, 0.0)
 
 
 def _one(field: str) -> str:

@@ -24,14 +24,13 @@ import anyio
 from msgspec.structs import replace
 
 from agents.kubelet import DEFAULT_NODE_STATUS_REPORT_FREQUENCY, Kubelet, KubeletSettings, Ticker, default_labels
-from emulator.app.scenario.dra import has_devices
 from emulator.app.scenario.drain import drain
+from emulator.app.scenario.drivers import has_devices
 from emulator.app.scenario.expectations import CONDITIONS, count_reached
 from emulator.app.scenario.faults import ArmedFault, FaultPlan
 from emulator.app.scenario.monitor import (
     ConditionCounter,
     ControllersReport,
-    CSIDriversReport,
     PodActivity,
     WorkloadCounter,
 )
@@ -211,28 +210,6 @@ class Cluster:
             self._tg.create_task(c.run(), name=c.client.name)
         controllers.extend(start_workload_controllers(self._tg, self.clock, self.new_client))
         self.agents.append(ControllersReport(controllers))
-
-    def start_storage_drivers(self) -> None:
-        """Start one simulated CSI driver agent per ``storage.drivers`` entry (none: nothing)."""
-        assert self._tg is not None
-        drivers = self.scenario.storage.drivers
-        if not drivers or importlib.util.find_spec("agents.csi") is None:
-            return
-        from agents.csi import DriverSettings, start_csi_drivers
-
-        settings = [
-            DriverSettings(
-                name=d.name,
-                topology_keys=tuple(d.topology_keys),
-                attach_limit=d.attach_limit,
-                provision_delay=Latency(d.provision_delay.mean, d.provision_delay.jitter),
-                attach_delay=Latency(d.attach_delay.mean, d.attach_delay.jitter),
-                capacity_per_topology=None if d.capacity is None else d.capacity.per_topology,
-            )
-            for d in drivers
-        ]
-        started = start_csi_drivers(self._tg, self.clock, self.new_client, self.seeds, settings)
-        self.agents.append(CSIDriversReport(started))
 
     # --- faults -------------------------------------------------------------------------
 

@@ -66,7 +66,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from emulator.app.scenario.cluster import Cluster, StepError
-from emulator.app.scenario.dra import start_dra_drivers
+from emulator.app.scenario.drivers import start_dra_drivers, start_storage_drivers
 from emulator.app.scenario.event_trace import TraceRecorder
 from emulator.app.scenario.expectations import ExpectationResult, check
 from emulator.app.scenario.invariants import install as install_invariants
@@ -205,7 +205,7 @@ async def _main(scenario: Scenario, seed: int, options: RunOptions, virtual: boo
             await guarded(f"nodes[{i}]", cluster.create_nodes(group))
         cluster.start_schedulers()
         cluster.start_controllers()
-        cluster.start_storage_drivers()
+        start_storage_drivers(cluster)
         start_dra_drivers(cluster)
         cluster.start_faults()
         if serve is not None:

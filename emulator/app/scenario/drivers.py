@@ -1,10 +1,11 @@
-"""The simulated DRA drivers of a run: the node groups' ``devices`` sections (``nodes`` and
-``createNodes`` steps) gathered per driver name into ``agents.dra`` settings (node name →
-what the driver publishes there), and their start beside the other agents.
+"""The simulated drivers of a run, started beside the other agents: one CSI driver per
+``storage.drivers`` entry (``agents.csi``), and one DRA driver per driver name of the node
+groups' ``devices`` sections (``nodes`` and ``createNodes`` steps), gathered into
+``agents.dra`` settings (node name → what the driver publishes there).
 
-It owns the translation from the scenario's shapes to the API's (``DeviceAttribute``,
-``DeviceCapacity`` with a parsed quantity) only; the agents do the rest (``agents.dra``), and
-the kubelets reach their plugins through the run's ``KubeletPlugins``.
+It owns the translation from the scenario's shapes to the agents' settings (for DRA the API's
+``DeviceAttribute`` and ``DeviceCapacity`` with a parsed quantity) only; the agents do the
+rest, and the kubelets reach the DRA drivers' plugins through the run's ``KubeletPlugins``.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import importlib.util
 from typing import TYPE_CHECKING, Any
 
+from emulator.app.scenario.monitor import CSIDriversReport
 from emulator.app.scenario.schema import AttributeValue, CreateNodes, GroupDevices, NodeGroup, Scenario
 from emulator.base.api.quantity import parse_quantity
 from emulator.base.api.resource import DeviceAttribute, DeviceCapacity
@@ -20,7 +22,14 @@ from emulator.base.client.client import Latency
 if TYPE_CHECKING:
     from emulator.app.scenario.cluster import Cluster
 
-__all__ = ["DRADriversReport", "device_groups", "has_devices", "start_dra_drivers"]
+__all__ = [
+    "DRADriversReport",
+    "device_groups",
+    "dra_settings",
+    "has_devices",
+    "start_dra_drivers",
+    "start_storage_drivers",
+]
 
 
 def device_groups(scenario: Scenario) -> list[NodeGroup]:
@@ -40,7 +49,8 @@ def _attribute(value: AttributeValue) -> DeviceAttribute:
     )
 
 
-def _settings(scenario: Scenario) -> list[Any]:
+def dra_settings(scenario: Scenario) -> list[Any]:
+    """One ``agents.dra.DRADriverSettings`` per driver name, in first-seen order."""
     from agents.dra import DRADriverSettings, NodeDevices
 
     per_driver: dict[str, dict[str, NodeDevices]] = {}
@@ -80,6 +90,29 @@ def start_dra_drivers(cluster: Cluster) -> None:
     from agents.dra import start_dra_drivers as start
 
     assert cluster._tg is not None
-    settings = _settings(cluster.scenario)
+    settings = dra_settings(cluster.scenario)
     started = start(cluster._tg, cluster.clock, cluster.new_client, cluster.seeds, settings, cluster.dra_plugins)
     cluster.agents.append(DRADriversReport(started))
+
+
+def start_storage_drivers(cluster: Cluster) -> None:
+    """Start one simulated CSI driver agent per ``storage.drivers`` entry (none: nothing)."""
+    assert cluster._tg is not None
+    drivers = cluster.scenario.storage.drivers
+    if not drivers or importlib.util.find_spec("agents.csi") is None:
+        return
+    from agents.csi import DriverSettings, start_csi_drivers
+
+    settings = [
+        DriverSettings(
+            name=d.name,
+            topology_keys=tuple(d.topology_keys),
+            attach_limit=d.attach_limit,
+            provision_delay=Latency(d.provision_delay.mean, d.provision_delay.jitter),
+            attach_delay=Latency(d.attach_delay.mean, d.attach_delay.jitter),
+            capacity_per_topology=None if d.capacity is None else d.capacity.per_topology,
+        )
+        for d in drivers
+    ]
+    started = start_csi_drivers(cluster._tg, cluster.clock, cluster.new_client, cluster.seeds, settings)
+    cluster.agents.append(CSIDriversReport(started))
