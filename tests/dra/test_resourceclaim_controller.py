@@ -64,7 +64,7 @@ async def test_a_template_claim_is_made_per_pod_and_recorded_in_its_status() -> 
         assert len(made.metadata.name) == len("app-gpu-") + 5
         assert made.metadata.annotations == {"note": "x", POD_CLAIM_NAME_ANNOTATION: "gpu"}
         assert made.metadata.labels == {"team": "ml"}
-        assert made.spec == SPEC
+        assert made.spec == c.server.get("ResourceClaimTemplate", "gpu-template", "default").spec.spec
         p = c.pod("app")
         (ref,) = made.metadata.owner_references
         assert (ref.api_version, ref.kind, ref.name, ref.uid, ref.controller, ref.block_owner_deletion) == (
