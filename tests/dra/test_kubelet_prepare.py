@@ -144,3 +144,19 @@ async def test_pods_without_claims_never_wait() -> None:
         assert phase(c, "plain") == "Running"
         assert kubelet._claims.waits == 0
         assert plugin.calls == []
+
+
+@pytest.mark.asyncio
+async def test_race_the_pod_is_deleted_while_it_waits_for_its_claim() -> None:
+    """The wait ends with the pod: its claim watches close, nothing is prepared."""
+    async with world() as (c, kubelet, _, plugin):
+        c.server.create(claim_pod("app", claim_name="gpu-claim", node="n1"))
+        await c.at(2.0)
+        assert [w.name for w in c.server.watchers() if w.kind == "ResourceClaim"] == ["kubelet:n1"]
+        c.server.delete("Pod", "app", "default", grace_period_seconds=0)
+        await c.at(4.0)
+        assert [w for w in c.server.watchers() if w.kind == "ResourceClaim"] == []
+        c.server.create(claim("gpu-claim"))
+        await c.at(6.0)
+        assert plugin.calls == []
+        assert kubelet._claims.waits == 1

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 import pytest
 from msgspec.structs import replace
 
 from agents.controllers.resourceclaim import ResourceClaimController
 from emulator.base.api.core import PodResourceClaimStatus
+from emulator.base.api.errors import InternalError
 from emulator.base.api.meta import ObjectMeta
 from emulator.base.api.resource import FINALIZER, POD_CLAIM_NAME_ANNOTATION, ResourceClaim
 from emulator.base.api.resourceclaim import generate_name
@@ -208,3 +210,56 @@ async def test_without_claims_or_templates_no_pod_watch_is_opened() -> None:
         c.server.create(ResourceClaim(metadata=ObjectMeta(name="x", namespace="default"), spec=SPEC))
         await c.at(6.0)
         assert ctl.pods is not None
+
+
+# --- races ---------------------------------------------------------------------------------
+
+
+@pytest.mark.asyncio
+async def test_race_the_pod_status_changes_between_read_and_write() -> None:
+    """Another writer (the kubelet) updates the pod's status first: the controller's write
+    conflicts, it reads the pod again and keeps the other writer's fields."""
+    async with world() as (c, ctl):
+        real = ctl.client.update_status
+        raced = False
+
+        async def racing(obj: Any) -> Any:
+            nonlocal raced
+            if obj.kind == "Pod" and not raced:
+                raced = True
+                p = c.pod(obj.metadata.name)
+                c.server.update_status(replace(p, status=replace(p.status, phase="Pending", message="kubelet")))
+            return await real(obj)
+
+        ctl.client.update_status = racing  # type: ignore[method-assign]
+        c.server.create(template())
+        c.server.create(claim_pod("app"))
+        await c.at(3.0)
+        p = c.pod("app")
+        assert (p.status.message, [s.name for s in p.status.resource_claim_statuses]) == ("kubelet", ["gpu"])
+        assert len(claims(c)) == 1
+
+
+@pytest.mark.asyncio
+async def test_race_the_status_write_fails_after_the_claim_was_made() -> None:
+    """Upstream's mutation cache: the retry finds the claim it made (by owner and annotation)
+    instead of making a second one."""
+    async with world() as (c, ctl):
+        real = ctl.client.update_status
+        failed = False
+
+        async def failing(obj: Any) -> Any:
+            nonlocal failed
+            if obj.kind == "Pod" and not failed:
+                failed = True
+                raise InternalError("the status write failed")
+            return await real(obj)
+
+        ctl.client.update_status = failing  # type: ignore[method-assign]
+        c.server.create(template())
+        c.server.create(claim_pod("app"))
+        await c.at(10.0)
+        (made,) = claims(c)
+        (status,) = c.pod("app").status.resource_claim_statuses
+        assert status.resource_claim_name == made
+        assert (ctl.counts["created"], ctl.counts["errors"]) == (1, 1)
