@@ -49,6 +49,7 @@ def test_every_workload_of_the_format_file_runs_or_is_skipped(capsys: pytest.Cap
     skipped = {o["workload"]: o["skipped"] for o in out if "skipped" in o}
     assert sorted(ran) == [
         "BranchyTemplate/three",
+        "RateLimitedClient/one",
         "ReleaseGates/four",
         "Signatures/six",
         "TwoMeasuredPhases/one",
@@ -74,11 +75,14 @@ def test_every_workload_of_the_format_file_runs_or_is_skipped(capsys: pytest.Cap
     assert two["scheduledPods"] == 4
     assert two["measuredSeconds"] == pytest.approx(sum(p["measuredSeconds"] for p in two["phases"]), abs=0.002)
     assert "phases" not in ran["UpdateNodes/two"]  # one phase: no per-phase list
+    # schedulerApiClientQPS/Burst: the scheduler's client waits for tokens (ratelimit.py).
+    assert ran["RateLimitedClient/one"]["schedulerApiClient"]["qps"] == 100
+    assert ran["RateLimitedClient/one"]["schedulerApiClient"]["burst"] == 100
+    assert "schedulerApiClient" not in ran["UpdateNodes/two"]
     expected = {
         "ResizePods/one": r"updateAny of subresource resize needs the pods/resize subresource",
         "DeviceConditions/one": r"opcode updateDeviceConditions needs DRA",
         "Profiled/one": r"opcode startCollectingProfile needs Go runtime profiles",
-        "RateLimitedClient/one": r"schedulerApiClientQPS/schedulerApiClientBurst needs a rate-limited",
         "SteadyState/one": r"createPods steadyState needs a steady-state pod creator",
         "NominatedPods/one": r"createPods nominatedNodeName needs pods created nominated to a node",
     }

@@ -180,6 +180,9 @@ class Workload:
     scheduler_config: str = ""
     """The KubeSchedulerConfiguration file of its test case (checked when loaded); "" for
     upstream's default configuration."""
+    client: tuple[float, int] | None = None
+    """(qps, burst) of the scheduler's API client (upstream files' ``schedulerApiClientQPS`` and
+    ``schedulerApiClientBurst``; burst 0: as qps rounded up); None: unlimited."""
     metrics: tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]] | None = None
     """Its test case's ``metricsCollectorConfig`` (upstream files): the result fields reported,
     the metrics collected, those the emulator lacks; None: upstream's default metrics."""
