@@ -24,6 +24,7 @@ __all__ = [
     "Container",
     "ContainerImage",
     "ContainerPort",
+    "ContainerResizePolicy",
     "ContainerState",
     "ContainerStateRunning",
     "ContainerStateTerminated",
@@ -142,10 +143,19 @@ class ContainerPort(K8s, frozen=True):
     protocol: str = "TCP"
 
 
+class ContainerResizePolicy(K8s, frozen=True):
+    """How a container takes an in-place resize of one resource (``NotRequired``, the
+    default, or ``RestartContainer``)."""
+
+    resource_name: str
+    restart_policy: str
+
+
 class Container(K8s, frozen=True):
     name: str
     image: str = ""
     resources: ResourceRequirements = ResourceRequirements()
+    resize_policy: list[ContainerResizePolicy] = []
     ports: list[ContainerPort] = []
     env: list[EnvVar] = []
     env_from: list[EnvFromSource] = []
@@ -253,6 +263,11 @@ class ContainerStatus(K8s, frozen=True, omit_defaults=False):
     restart_count: int = 0
     state: ContainerState = ContainerState()
     last_state: ContainerState = ContainerState()
+    allocated_resources: ResourceList | msgspec.UnsetType = msgspec.UNSET
+    """The requests the kubelet allocated to the container (in-place resize; upstream's
+    ``omitempty``: UNSET is not written)."""
+    resources: ResourceRequirements | msgspec.UnsetType = msgspec.UNSET
+    """The requests and limits the container runs with (as actuated; UNSET: not written)."""
 
 
 class PodIP(K8s, frozen=True):

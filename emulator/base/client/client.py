@@ -22,7 +22,7 @@ from typing import Any, Protocol, TypeVar
 
 import msgspec
 
-from emulator.base.api.core import Binding
+from emulator.base.api.core import Binding, Pod
 from emulator.base.api.meta import ObjectMeta, ObjectReference
 from emulator.base.apiserver.server import ApiServer
 from emulator.base.apiserver.watch import Watcher, WatchEvent
@@ -127,6 +127,10 @@ class Client:
 
     async def update_status(self, obj: S) -> S:
         return await self._call("updateStatus", getattr(obj, "kind", ""), lambda: self.server.update_status(obj))
+
+    async def resize(self, pod: Pod) -> Pod:
+        """``pods/<name>/resize`` (in-place resize): the containers' resources of ``pod``."""
+        return await self._call("resize", "Pod", lambda: self.server.update_resize(pod))
 
     async def delete(
         self,
