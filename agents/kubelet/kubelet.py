@@ -107,6 +107,7 @@ __all__ = ["INVALID_NODE_INFO", "RUN_DURATION_ANNOTATION", "Kubelet", "PodState"
 
 INVALID_NODE_INFO: Final = AdmissionResult("InvalidNodeInfo", "Kubelet cannot get node info.")
 _TERMINAL: Final = ("Succeeded", "Failed")
+_ALLOCATED: Final = (PodState.STARTING, PodState.RUNNING)
 
 
 def _key(pod: Pod) -> Key:
@@ -141,6 +142,7 @@ class Kubelet:
         self._usage = NodeUsage()
         self._queue: deque[PodRecord] = deque()
         self._admit_wake = asyncio.Event()
+        self._admitting = False
         self._node_seen = asyncio.Event()
         self._host_ip = ""
         self._pod_ips = PodIPs()
@@ -304,12 +306,8 @@ class Kubelet:
         rec.pod = newer(rec.pod, pod)
         if rec.pod is pod and rec.state is PodState.RUNNING and needs_reconcile(pod.status, rec.reported):
             self._reconcile(rec)
-        if (
-            rec.pod is pod
-            and rec.state in (PodState.STARTING, PodState.RUNNING)
-            and pod.metadata.deletion_timestamp is None
-        ):
-            self._resizer.observe(rec)
+        if rec.pod is pod and rec.state in _ALLOCATED and pod.metadata.deletion_timestamp is None:
+            self._resizer.request(rec, after_admissions=bool(self._queue) or self._admitting)
         if pod.metadata.deletion_timestamp is not None:
             if rec.state is PodState.TERMINATING:
                 self._shorten_grace(rec)
@@ -348,8 +346,11 @@ class Kubelet:
             self._admit_wake.clear()
             batch = sorted(self._queue, key=lambda r: r.pod.metadata.creation_timestamp or "")
             self._queue.clear()
+            self._admitting = True
             for rec in batch:
                 await self._admit(rec)
+            self._admitting = False
+            self._resizer.flush()  # the resizes that came after these pods, in order
 
     def _still_queued(self, rec: PodRecord) -> bool:
         return rec.state is PodState.QUEUED and self._pods.get(rec.key) is rec

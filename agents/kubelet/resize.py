@@ -147,6 +147,7 @@ class Resizer:
         self._spawn = spawn
         self._prefix = prefix
         self._pending: dict[tuple[str, str], Any] = {}
+        self._waiting: dict[tuple[str, str], Any] = {}
         self.accepted = 0
         self.deferred = 0
         self.infeasible = 0
@@ -166,6 +167,22 @@ class Resizer:
             return
         if self._pending:
             self.retry()
+
+    def request(self, rec: Any, *, after_admissions: bool) -> None:
+        """A new version of an admitted pod; ``after_admissions``: pods seen before it wait
+        for admission, so it is handled at ``flush`` (upstream's kubelet handles pod additions
+        and updates in the order they come)."""
+        if after_admissions:
+            self._waiting[rec.key] = rec
+        else:
+            self.observe(rec)
+
+    def flush(self) -> None:
+        """Handle the resizes that waited for the admissions before them."""
+        waiting, self._waiting = self._waiting, {}
+        for rec in waiting.values():
+            if rec.allocated is not None and rec.state.value in ("starting", "running"):
+                self.observe(rec)
 
     def observe(self, rec: Any) -> None:
         """A new version of an admitted pod: handle a resize it asks for."""

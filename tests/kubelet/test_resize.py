@@ -110,3 +110,35 @@ async def test_resize_back_clears_pending() -> None:
         assert _cond(w.pod("a"), "PodResizePending") is None
         assert w.kubelet._resizer.pending == []
         assert w.pod("a").spec.node_name == NODE
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("resize_first", [False, True])
+async def test_race_pod_bound_while_a_resize_is_accepted(resize_first: bool) -> None:
+    """The scheduler (its cache still counting ``a`` at 1 cpu) binds ``b`` (2 cpu) to the node
+    in the very instant ``a`` is resized to 3 cpu: the kubelet referees in the order the writes
+    came, as upstream's does. ``b`` first: admitted, and the resize Deferred; the resize first:
+    accepted, and ``b`` rejected OutOfcpu. The node is never overcommitted."""
+    async with world() as w:
+        server = w.cluster.server
+        server.create(make_pod("a", cpu="1"))
+        await w.at(5.0)
+        if resize_first:
+            server.update_resize(_resized(w.pod("a"), "3"))
+            server.create(make_pod("b", cpu="2"))
+        else:
+            server.create(make_pod("b", cpu="2"))
+            server.update_resize(_resized(w.pod("a"), "3"))
+        await w.at(8.0)
+        a, b = w.pod("a"), w.pod("b")
+        if resize_first:
+            assert (_alloc(a), _cond(a, "PodResizePending")) == ("3", None)
+            assert (b.status.phase, b.status.reason) == ("Failed", "OutOfcpu")
+        else:
+            assert b.status.phase == "Running"
+            assert _cond(a, "PodResizePending") == (
+                "Deferred",
+                "Node didn't have enough resource: cpu, requested: 3000, used: 2000, capacity: 4000",
+            )
+            assert _alloc(a) == "1"
+        assert w.kubelet._usage.requested["cpu"] <= 4000
