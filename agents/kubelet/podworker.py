@@ -308,7 +308,9 @@ class PodWorker:
 
     async def write_status(self, rec: PodRecord, build: Callable[[Pod], PodStatus]) -> Pod | None:
         """Write ``build(pod)`` as the pod's status; keep the written pod as the newest."""
-        written = await self._writer.write_status(rec.pod, rec.uid, lambda p: with_resize_status(rec, build(p)))
+        written = await self._writer.write_status(
+            rec.pod, rec.uid, lambda p: with_resize_status(rec, build(p), p.metadata.generation)
+        )
         if written is not None:
             rec.pod = newer(rec.pod, written)
             rec.reported = written.status

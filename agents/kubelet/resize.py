@@ -31,7 +31,8 @@ have come free: a pod released from the node, a resize actuated (upstream's
 carries ``containerStatuses[].allocatedResources`` (the allocated requests) and, for a running
 container, ``resources`` (the actuated requirements), as upstream's
 ``convertToAPIContainerStatuses`` does; 1.34 no longer writes the deprecated ``status.resize``.
-``observedGeneration`` (PodObservedGenerationTracking) is not written by this kubelet at all.
+The kubelet's statuses also carry ``observedGeneration`` (1.34's PodObservedGenerationTracking,
+beta and on), the pod's and its own conditions' (``with_resize_status``'s ``generation``).
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from msgspec import UNSET
 from msgspec.structs import replace
 
 from agents.kubelet.admission import NodeUsage, admission_failures
+from agents.kubelet.podstatus import KUBELET_CONDITIONS
 from emulator.base.api.core import (
     ContainerStatus,
     Node,
@@ -74,6 +76,7 @@ INFEASIBLE: Final = "Infeasible"
 ACTUATION_SECONDS: Final = 0.1
 """How long the emulated runtime takes to apply a resize to the containers."""
 _RESIZE_CONDITIONS: Final = (POD_RESIZE_PENDING, POD_RESIZE_IN_PROGRESS)
+_OWNED: Final = frozenset((*KUBELET_CONDITIONS, *_RESIZE_CONDITIONS))
 _EMPTY: Final = PodStatus()
 
 Allocation = dict[str, ResourceRequirements]
@@ -107,12 +110,30 @@ def _decorate(cs: ContainerStatus, alloc: Allocation, actuated: Allocation) -> C
     return replace(cs, allocated_resources=allocated, resources=resources)
 
 
-def with_resize_status(rec: Any, status: PodStatus) -> PodStatus:
+def _observed(status: PodStatus, generation: int) -> PodStatus:
+    """``status`` and the kubelet's conditions in it marked observed at ``generation``."""
+    if not generation:
+        return status
+    conditions = status.conditions
+    if any(c.type in _OWNED and c.observed_generation != generation for c in conditions):
+        conditions = [
+            replace(c, observed_generation=generation)
+            if c.type in _OWNED and c.observed_generation != generation
+            else c
+            for c in conditions
+        ]
+    if status.observed_generation == generation and conditions is status.conditions:
+        return status
+    return replace(status, observed_generation=generation, conditions=conditions)
+
+
+def with_resize_status(rec: Any, status: PodStatus, generation: int = 0) -> PodStatus:
     """``status`` with the record's allocated/actuated resources in its container statuses and
-    its resize conditions (none of them when the pod was never admitted)."""
+    its resize conditions (none of them when the pod was never admitted), observed at the
+    pod's ``generation``."""
     alloc: Allocation | None = rec.allocated
     if alloc is None:
-        return status
+        return _observed(status, generation)
     actuated: Allocation = rec.actuated or alloc
     containers = [_decorate(cs, alloc, actuated) for cs in status.container_statuses]
     inits = [_decorate(cs, alloc, actuated) for cs in status.init_container_statuses]
@@ -121,7 +142,8 @@ def with_resize_status(rec: Any, status: PodStatus) -> PodStatus:
     if conds or any(c.type in _RESIZE_CONDITIONS for c in conditions):
         conditions = [c for c in conditions if c.type not in _RESIZE_CONDITIONS]
         conditions += [conds[t] for t in _RESIZE_CONDITIONS if t in conds]
-    return replace(status, container_statuses=containers, init_container_statuses=inits, conditions=conditions)
+    status = replace(status, container_statuses=containers, init_container_statuses=inits, conditions=conditions)
+    return _observed(status, generation)
 
 
 Write = Callable[[Any, Callable[[Pod], PodStatus]], Awaitable[Pod | None]]

@@ -142,3 +142,17 @@ async def test_race_pod_bound_while_a_resize_is_accepted(resize_first: bool) -> 
             )
             assert _alloc(a) == "1"
         assert w.kubelet._usage.requested["cpu"] <= 4000
+
+
+@pytest.mark.asyncio
+async def test_observed_generation_follows_the_resize() -> None:
+    async with world() as w:
+        w.cluster.server.create(make_pod("a", cpu="1"))
+        await w.at(5.0)
+        assert w.pod("a").status.observed_generation == 1
+        w.cluster.server.update_resize(_resized(w.pod("a"), "2"))
+        await w.at(6.0)
+        p = w.pod("a")
+        assert (p.metadata.generation, p.status.observed_generation) == (2, 2)
+        ready = next(c for c in p.status.conditions if c.type == "Ready")
+        assert ready.observed_generation == 2

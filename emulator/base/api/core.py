@@ -223,6 +223,9 @@ class PodCondition(K8s, frozen=True):
     message: str = ""
     last_probe_time: str | None = None
     last_transition_time: str | None = None
+    observed_generation: int = 0
+    """The pod's ``metadata.generation`` the condition was set for (1.34's
+    PodObservedGenerationTracking, beta and on: the kubelet's conditions)."""
 
 
 class ContainerStateRunning(K8s, frozen=True):
@@ -291,6 +294,9 @@ class PodStatus(K8s, frozen=True):
     container_statuses: list[ContainerStatus] = []
     init_container_statuses: list[ContainerStatus] = []
     qos_class: str = ""
+    observed_generation: int = 0
+    """The pod's ``metadata.generation`` this status was written for (the kubelet; 1.34's
+    PodObservedGenerationTracking, beta and on)."""
 
 
 class Pod(K8s, frozen=True):
