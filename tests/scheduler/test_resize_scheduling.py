@@ -73,3 +73,36 @@ def test_status_only_scale_down_is_update_pod_scale_down() -> None:
     # an increase is not a scale-down
     up = _running(_pod("1"), "3", "3")
     assert ActionType.UpdatePodScaleDown not in [a for _, a in _actions(pod_scheduling_properties_change(up, new))]
+
+
+async def _scale_down_frees_room() -> tuple[str, float]:
+    from tests.cluster import open_cluster
+
+    async with open_cluster(namespaces=("default", "kube-node-lease")) as c:
+        c.server.create(builders.node("n1", cpu="2", memory="8Gi"))
+        await c.start_kubelet("n1")
+        await c.start_scheduler()
+        c.server.create(builders.pod("big", containers=[builders.container("c", cpu="1500m")]))
+        await c.until(lambda: c.pod("big").status.phase == "Running")
+        c.server.create(builders.pod("waiting", containers=[builders.container("c", cpu="1")]))
+        await c.until(lambda: any(x.type == "PodScheduled" for x in c.pod("waiting").status.conditions))
+        assert not c.pod("waiting").spec.node_name  # Insufficient cpu
+        t0 = c.clock.now()
+        big = c.pod("big")
+        small = ResourceRequirements(requests={"cpu": parse_quantity("500m")})
+        c.server.update_resize(
+            replace(big, spec=replace(big.spec, containers=[replace(big.spec.containers[0], resources=small)]))
+        )
+        await c.until(lambda: bool(c.pod("waiting").spec.node_name), within=60)
+        return c.pod("waiting").spec.node_name, c.clock.now() - t0
+
+
+def test_a_scale_down_lets_a_rejected_pod_in() -> None:
+    """The scheduler keeps counting ``big`` at 1500m (max of desired and allocated) until the
+    kubelet has actuated the resize; the status write that lowers it is UpdatePodScaleDown and
+    requeues ``waiting`` (rejected by NodeResourcesFit) at once, not after the 5-minute flush."""
+    from emulator.base.runtime.clock import run
+
+    node, waited = run(_scale_down_frees_room)
+    assert node == "n1"
+    assert waited < 10
