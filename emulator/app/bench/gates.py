@@ -76,6 +76,8 @@ def describe(gate: str) -> str:
 
 NEEDED: Final[Mapping[str, str]] = {
     "InPlacePodVerticalScalingSchedulerPreemption": "the scheduler's preemption for deferred in-place resizes",
+    "NodeDeclaredFeatures": "the NodeDeclaredFeatures filter over nodes' status.declaredFeatures",
+    "OpportunisticBatching": "the scheduler's opportunistic batching of pods with one signature",
 }
 """Gates without which a workload setting them on measures something else than upstream's:
 set to true and not in 1.34, the workload is skipped (``skip_reason``), never run without."""
