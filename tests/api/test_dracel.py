@@ -405,3 +405,16 @@ def test_view_is_reused_across_selectors() -> None:
         assert model.matches(view)
         assert memory.matches(view)
     assert len(view.activation) == 1
+
+
+@pytest.mark.parametrize(
+    "expression",
+    [
+        'quantity("40Gi") == quantity("40960Mi")',
+        'quantity("8Ei").isGreaterThan(quantity("1"))',  # beyond an int64 of milli: not folded, still exact
+        'semver("1.2.0-rc.1+b") == semver("1.2.0-rc.1")',
+        '"quantity(\\"1\\")" == \'quantity("1")\'',  # inside a string literal: left alone
+    ],
+)
+def test_literal_folding_keeps_meaning(expression: str) -> None:
+    assert _match(expression)

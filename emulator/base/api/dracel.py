@@ -39,7 +39,7 @@ from cel_expr_python.ext import ext_bindings, ext_optional, ext_strings
 
 from emulator.base.api import dracellib
 from emulator.base.api.dracellib import SemVer, parse_semver
-from emulator.base.api.quantity import Quantity
+from emulator.base.api.quantity import Quantity, fits_int64_milli, parse_quantity
 
 __all__ = [
     "CEL_SELECTOR_EXPRESSION_MAX_LENGTH",
@@ -292,9 +292,38 @@ def _issue(expression: str, line: int, col: int, text: str) -> str:
     return f"ERROR: <input>:{line}:{col}: {text}\n | {src}\n | {'.' * (col - 1)}^"
 
 
+_LITERAL_CALL: Final = re.compile(r"""(?<![.\w])(quantity|semver)\(\s*("[^"\\]*"|'[^'\\]*')\s*\)""")
+
+
+def _fold_literals(expression: str, blanked: str) -> str:
+    """``quantity("40Gi")`` / ``semver("1.2.0")`` of a valid literal as the run-time map it makes,
+    so evaluation does not call back into Python for it (a third of a quantity selector's cost).
+    Only for the running environment: checking and positions use the expression as written."""
+    out: list[str] = []
+    last = 0
+    for m in _LITERAL_CALL.finditer(blanked):
+        literal = expression[m.start(2) + 1 : m.end(2) - 1]
+        try:
+            if m.group(1) == "quantity":
+                q = parse_quantity(literal)
+                if not fits_int64_milli(q):
+                    continue  # a CEL int literal could not hold it: the callback computes it
+                folded = f'{{"{dracellib.Q_TAG}": {q.milli}}}'
+            else:
+                folded = f'{{"{dracellib.V_TAG}": "{parse_semver(literal).canonical()}"}}'
+        except ValueError:
+            continue  # stays a call: the error is the evaluation's, as upstream's
+        out.append(expression[last : m.start()])
+        out.append(folded)
+        last = m.end()
+    out.append(expression[last:])
+    return "".join(out)
+
+
 def _blank_strings(expression: str) -> str:
-    """The expression with string literals' contents blanked, positions kept."""
-    return _STRING.sub(lambda m: m.group(0)[0] + " " * (len(m.group(0)) - 1), expression)
+    """The expression with string literals' contents blanked (their first and last characters
+    kept), positions kept."""
+    return _STRING.sub(lambda m: m.group(0)[0] + " " * (len(m.group(0)) - 2) + m.group(0)[-1], expression)
 
 
 @dataclass(frozen=True, slots=True)
@@ -378,7 +407,7 @@ def _compile_cached(expression: str, consumable_capacity: bool) -> CompiledSelec
     out = checked.return_type()
     if out != cel.Type.BOOL and out != cel.Type.DYN:
         return CelCompileError(f"must evaluate to bool or the unknown type, not {_cel_type_name(out)}", None)
-    program = _RUN_ENV.compile(expression, disable_check=True)
+    program = _RUN_ENV.compile(_fold_literals(expression, blanked), disable_check=True)
     domains: list[tuple[str, str]] = []
     for m in _DOMAIN.finditer(expression):
         pair = (m.group(1), m.group(2) if m.group(2) is not None else m.group(3))

@@ -143,8 +143,10 @@ def _normalize(text: str) -> str:
 # ---- run-time values -------------------------------------------------------------------------
 
 
-def quantity_value(milli: int) -> dict[str, int]:
-    return {Q_TAG: milli}
+def quantity_value(milli: int) -> dict[str, int | str]:
+    """A quantity at run time; beyond a CEL int (int64) the milli-value travels as its decimal text
+    (one representation per value either way, so map equality stays value equality)."""
+    return {Q_TAG: milli if -_INT64 - 1 <= milli <= _INT64 else str(milli)}
 
 
 def semver_value(v: SemVer) -> dict[str, str]:
@@ -163,7 +165,7 @@ def _cmp(a: int, b: int) -> int:
     return (a > b) - (a < b)
 
 
-def _quantity(text: str) -> dict[str, int]:
+def _quantity(text: str) -> dict[str, int | str]:
     return quantity_value(parse_quantity(text).milli)  # ValueError: upstream's regular-expression message
 
 
