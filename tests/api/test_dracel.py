@@ -418,3 +418,29 @@ def test_view_is_reused_across_selectors() -> None:
 )
 def test_literal_folding_keeps_meaning(expression: str) -> None:
     assert _match(expression)
+
+
+def test_view_from_the_api_structs() -> None:
+    from emulator.base.api.resource import DeviceAttribute, DeviceCapacity
+
+    view = device_view(
+        DRIVER,
+        {
+            "model": DeviceAttribute(string_value="A100"),
+            "count": DeviceAttribute(int_value=8),
+            "ok": DeviceAttribute(bool_value=False),
+            "other.example.com/v": DeviceAttribute(version_value="1.2.3"),
+        },
+        {"memory": DeviceCapacity(value=parse_quantity("80Gi"))},
+    )
+    assert view.attributes == {
+        DRIVER: {"model": "A100", "count": 8, "ok": False},
+        "other.example.com": {"v": SemVer(1, 2, 3)},
+    }
+    assert view.capacity == {DRIVER: {"memory": parse_quantity("80Gi")}}
+    assert compile_selector(
+        'device.attributes["dra.example.com"].count == 8 && !device.attributes["dra.example.com"].ok'
+    ).matches(view)
+    broken = device_view(DRIVER, {"v": DeviceAttribute()}, {})
+    with pytest.raises(CelEvalError, match="attribute v: unsupported attribute value"):
+        compile_selector("true").matches(broken)

@@ -137,7 +137,7 @@ class DeviceView:
         )
 
 
-_RAW_KEYS: Final = (("int", "int_", "IntValue"), ("bool", "bool_", "BoolValue"), ("string", "StringValue"))
+_RAW_KEYS: Final = (("int_value", "int"), ("bool_value", "bool"), ("string_value", "string"))
 
 
 def _raw_field(raw: Any, names: tuple[str, ...]) -> Any:
@@ -156,12 +156,10 @@ def device_view(
 ) -> DeviceView:
     """A ``DeviceView`` from a device's raw attributes and capacity (upstream ``DeviceMatches``).
 
-    ``attributes``: name -> a resource.k8s.io/v1 DeviceAttribute, as a mapping
-    (``{"int": 1}``, ``{"bool": true}``, ``{"string": "x"}``, ``{"version": "1.2.3"}``) or an
-    object with those fields (``int``/``int_``, ``bool``/``bool_``, ``string``, ``version``);
-    a plain bool/int/str/SemVer is taken as is. ``capacity``: name -> a Quantity, or a
-    DeviceCapacity (a mapping or object with ``value``). Unqualified names belong to the driver's
-    domain."""
+    ``attributes``: name -> a ``resource.DeviceAttribute`` (or its manifest form, a mapping
+    ``{"int": 1}``, ``{"bool": true}``, ``{"string": "x"}``, ``{"version": "1.2.3"}``); a plain
+    bool/int/str/SemVer is taken as is. ``capacity``: name -> a ``resource.DeviceCapacity`` (or a
+    mapping with ``value``), or a Quantity. Unqualified names belong to the driver's domain."""
     error = ""
     attrs: dict[str, dict[str, bool | int | str | SemVer]] = {}
     for name in sorted(attributes):
@@ -176,7 +174,7 @@ def device_view(
                 if value is not None:
                     break
             if value is None:
-                version = _raw_field(raw, ("version", "VersionValue"))
+                version = _raw_field(raw, ("version_value", "version"))
                 if version is None:
                     error = error or f"attribute {name}: unsupported attribute value"
                     continue
