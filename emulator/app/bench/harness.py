@@ -122,7 +122,7 @@ async def run_workload_async(
     selectors = [s.label_selector for s in workload.steps if isinstance(s, BarrierStep)]
     tracker = Tracker(kubelets=options.kubelets, progress=progress, selectors=selectors)
     server.add_write_listener(tracker)
-    settings = scheduler_settings(options.profile, workload.scheduler_config)
+    settings = scheduler_settings(options.profile, workload.scheduler_config, workload.client)
     timers = ExtensionPointTimers()
     play = _Play(workload, options, server, clock, seeds, tracker)
     missing: list[str] = []
@@ -181,6 +181,11 @@ async def run_workload_async(
     )
     if per_phase:
         result.extra["phases"] = per_phase
+    if (limiter := scheduler.client.rate_limiter) is not None:
+        events = scheduler.client.event_rate_limiter
+        waited = limiter.waited + (events.waited if events is not None else 0.0)
+        throttled = {"qps": limiter.qps, "burst": limiter.burst, "waitedSeconds": round(waited, 3)}
+        result.extra["schedulerApiClient"] = throttled
     if play.error:
         result.extra["error"] = play.error
     if workload.scheduler_config and options.profile == "default":

@@ -107,13 +107,15 @@ class PodsStep:
 @dataclass(frozen=True, slots=True)
 class UpdateStep:
     """``updateAny``: object k < ``count`` rendered from ``text`` replaces the stored one, then
-    its status (``status_only``: the status subresource twice, as upstream calls it)."""
+    its status (``status_only``: the status subresource twice, as upstream calls it;
+    ``resize``: the first write to ``pods/<name>/resize``, in-place pod resize)."""
 
     count: int
     text: str
     namespace: str = ""
     per_second: int = 0
     status_only: bool = False
+    resize: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,6 +182,9 @@ class Workload:
     scheduler_config: str = ""
     """The KubeSchedulerConfiguration file of its test case (checked when loaded); "" for
     upstream's default configuration."""
+    client: tuple[float, int] | None = None
+    """(qps, burst) of the scheduler's API client (upstream files' ``schedulerApiClientQPS`` and
+    ``schedulerApiClientBurst``; burst 0: as qps rounded up); None: unlimited."""
     metrics: tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]] | None = None
     """Its test case's ``metricsCollectorConfig`` (upstream files): the result fields reported,
     the metrics collected, those the emulator lacks; None: upstream's default metrics."""
