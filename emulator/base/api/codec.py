@@ -28,6 +28,7 @@ from emulator.base.api.core import Binding, Event, Namespace, Node, Pod
 from emulator.base.api.errors import Invalid
 from emulator.base.api.policy import PodDisruptionBudget
 from emulator.base.api.quantity import Quantity, decode_quantity
+from emulator.base.api.resource import DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice
 from emulator.base.api.scheduling import Lease, PriorityClass
 from emulator.base.api.services import Service
 from emulator.base.api.storage import (
@@ -95,6 +96,10 @@ ApiObject = (
     | CSINode
     | CSIStorageCapacity
     | VolumeAttachment
+    | DeviceClass
+    | ResourceClaim
+    | ResourceClaimTemplate
+    | ResourceSlice
 )
 T = TypeVar("T")
 
@@ -124,6 +129,10 @@ KINDS: Final[dict[tuple[str, str], type[Any]]] = {
     ("storage.k8s.io/v1", "CSINode"): CSINode,
     ("storage.k8s.io/v1", "CSIStorageCapacity"): CSIStorageCapacity,
     ("storage.k8s.io/v1", "VolumeAttachment"): VolumeAttachment,
+    ("resource.k8s.io/v1", "DeviceClass"): DeviceClass,
+    ("resource.k8s.io/v1", "ResourceClaim"): ResourceClaim,
+    ("resource.k8s.io/v1", "ResourceClaimTemplate"): ResourceClaimTemplate,
+    ("resource.k8s.io/v1", "ResourceSlice"): ResourceSlice,
 }
 
 

@@ -41,6 +41,9 @@ from emulator.base.api.podvalidation import kubelet_annotation_problems, schedul
 from emulator.base.api.policy import PodDisruptionBudget
 from emulator.base.api.probevalidation import probe_problems
 from emulator.base.api.quantity import TOO_LARGE, Quantity, fits_int64_milli
+from emulator.base.api.resource import RESOURCE_KINDS
+from emulator.base.api.resourcedefaults import default_resource
+from emulator.base.api.resourcevalidation import resource_problems, resource_update_problems
 from emulator.base.api.scheduling import Lease, LeaseSpec, PriorityClass
 from emulator.base.api.services import Service
 from emulator.base.api.storage import STORAGE_KINDS
@@ -56,6 +59,7 @@ __all__ = [
     "quantity_errors",
     "validate",
     "validate_pod_metadata",
+    "validate_resource_update",
     "validate_status_update",
     "validate_storage_update",
     "validate_update",
@@ -74,6 +78,8 @@ _NAMESPACED = frozenset(
         "Secret",
         "PersistentVolumeClaim",
         "CSIStorageCapacity",
+        "ResourceClaim",
+        "ResourceClaimTemplate",
         *(k.__name__ for k in WORKLOAD_KINDS),
     }
 )
@@ -248,7 +254,7 @@ def _qualified(obj: Any) -> str:
     """The kind as upstream names it in errors, with its group: ``Deployment.apps``,
     ``StorageClass.storage.k8s.io``."""
     group = obj.api_version.rpartition("/")[0]
-    if group != "storage.k8s.io":
+    if group not in ("storage.k8s.io", "resource.k8s.io"):
         group = group.removesuffix(".k8s.io")
     return f"{obj.kind}.{group}" if group else str(obj.kind)
 
@@ -269,6 +275,18 @@ def validate_workload_update(current: Any, candidate: Any) -> None:
 def validate_storage_update(current: Any, candidate: Any) -> None:
     """A storage kind's update rules (immutable fields...): ``Invalid``."""
     if problem := next(storage_update_problems(current, candidate), None):
+        raise Invalid.at(_qualified(candidate), candidate.metadata.name, *problem)
+
+
+def _resource(obj: Any) -> None:
+    """A ``resource.k8s.io`` kind's upstream validation, of the object as stored (defaulted)."""
+    if problem := next(resource_problems(default_resource(obj)), None):
+        raise Invalid.at(_qualified(obj), obj.metadata.name, *problem)
+
+
+def validate_resource_update(current: Any, candidate: Any) -> None:
+    """A ``resource.k8s.io`` kind's update rules (a claim's immutable spec...): ``Invalid``."""
+    if problem := next(resource_update_problems(current, default_resource(candidate)), None):
         raise Invalid.at(_qualified(candidate), candidate.metadata.name, *problem)
 
 
@@ -305,6 +323,8 @@ def validate(obj: object) -> None:
         _node(obj)
     elif isinstance(obj, STORAGE_KINDS):
         _storage(obj)
+    elif isinstance(obj, RESOURCE_KINDS):
+        _resource(obj)
     elif isinstance(obj, ConfigMap):
         if problem := next(config_map_problems(obj), None):
             raise Invalid.at(kind, obj.metadata.name, *problem)
