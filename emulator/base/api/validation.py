@@ -36,6 +36,7 @@ from emulator.base.api.labels import (
 )
 from emulator.base.api.labelselector import label_problems
 from emulator.base.api.meta import ObjectMeta
+from emulator.base.api.podclaimvalidation import pod_claim_name_problems, pod_claim_problems
 from emulator.base.api.podtemplate import PodTemplateSpec
 from emulator.base.api.podvalidation import kubelet_annotation_problems, scheduling_errors
 from emulator.base.api.policy import PodDisruptionBudget
@@ -220,6 +221,9 @@ def _pod(pod: Pod) -> None:
         detail = f"Invalid value: {go_quote(spec.scheduler_name)}: {'; '.join(errors)}"
         raise Invalid.at(kind, name, "spec.schedulerName", detail)
     problem = next(scheduling_errors(spec), None) or next(probe_problems(spec), None)
+    uses_claims = spec.resource_claims or any(c.resources.claims for c in (*spec.containers, *spec.init_containers))
+    if problem is None and uses_claims:
+        problem = next(pod_claim_problems(name, spec), None)
     if problem is not None:
         raise Invalid.at(kind, name, *problem)
     notes = pod.metadata.annotations
@@ -352,6 +356,8 @@ def validate_pod_metadata(pod: Pod) -> None:
     ``tests/apiserver/test_pod_admission.py`` checks it against ``validate``."""
     meta = pod.metadata
     _meta(str(pod.kind), meta, namespaced=pod.kind in _NAMESPACED)
+    if pod.spec.resource_claims and (problem := next(pod_claim_name_problems(meta.name, pod.spec), None)):
+        raise Invalid.at("Pod", meta.name, *problem)  # the claim names a template makes read the pod's name
     notes = meta.annotations
     if notes and (problem := next(kubelet_annotation_problems(notes), None)):
         raise Invalid.at("Pod", meta.name, *problem)
