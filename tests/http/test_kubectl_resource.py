@@ -101,7 +101,11 @@ def test_claim_status_and_update_rules(kubectl_server: Server, tmp_path: Path) -
     path = tmp_path / "dra.yaml"
     path.write_text(MANIFEST)
     ok(k("apply", "-f", str(path)))
-    ok(k("patch", "resourceclaim", "gpu", "--subresource=status", "--type=merge", "-p", json.dumps(ALLOCATED)))
+    # the reservation names a live pod: the resourceclaim controller removes one whose pod is gone
+    ok(k("run", "p", "--image=busybox", "--restart=Never"))
+    allocated = json.loads(json.dumps(ALLOCATED))
+    allocated["status"]["reservedFor"][0]["uid"] = ok(k("get", "pod", "p", "-o", "jsonpath={.metadata.uid}"))
+    ok(k("patch", "resourceclaim", "gpu", "--subresource=status", "--type=merge", "-p", json.dumps(allocated)))
     assert _rows(ok(k("get", "resourceclaim", "gpu")))[1][:2] == ["gpu", "allocated,reserved"]
     refused = failed(
         k(
