@@ -20,6 +20,7 @@ from typing import Any
 
 from agents.scheduler.cache import Snapshot
 from agents.scheduler.config import Profile, SchedulerConfig
+from agents.scheduler.dra_manager import static_dra_manager
 from agents.scheduler.explain import Explanation, explain_pod
 from agents.scheduler.framework.interface import PluginFactory
 from agents.scheduler.framework.runtime import Framework
@@ -101,6 +102,7 @@ def explain_objects(
             pdb_lister=static.pdbs,
             default_selector=static.default_selector,
             volume_listers=static_volume_listers(workloads),
+            dra_manager=static_dra_manager(workloads),
         )
     except ValueError as err:
         raise ProfileError(str(err)) from None

@@ -242,3 +242,11 @@ def _raise_missing(d: dict[str, Any], key: str) -> Any:
     if key not in d:
         raise KeyError(f"no such key: {key}")
     return d[key]
+
+
+def local_selector(node_name: str) -> NodeSelector:
+    return NodeSelector(
+        node_selector_terms=[
+            NodeSelectorTerm(match_fields=[NodeSelectorRequirement(key="metadata.name", operator="In", values=[node_name])])
+        ]
+    )
