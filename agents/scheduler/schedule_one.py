@@ -72,6 +72,7 @@ from agents.scheduler.framework.diagnosis import Diagnosis, FitError
 from agents.scheduler.framework.interface import ExtensionPoint, NodeToStatus, NominatingMode
 from agents.scheduler.framework.types import (
     PODS_TO_ACTIVATE_KEY,
+    SUCCESS,
     Code,
     CycleState,
     NodeInfo,
@@ -461,7 +462,17 @@ class SchedulingCycle:
             self._binding_failure(fwk, state, qpi, assumed, host, Status(status.code, str(fit)) if fit else status, fit)
             return
         self.queue.done(uid)
-        status = await fwk.run_pre_bind_plugins(state, assumed, host)
+        # PreBindPreFlight first: Skip means no PreBind plugin has work for this pod (the
+        # common case: no claims to bind), and PreBind is not entered at all. An Error here is
+        # not the pod's failure (upstream acts on it only behind an off-by-default gate): PreBind
+        # then runs in full, as it would without the pre-flight.
+        status = fwk.run_pre_bind_pre_flights(state, assumed, host)
+        if status.code is not Code.Skip:
+            if status.code is Code.Error:
+                state.skip_pre_bind_plugins = frozenset()
+            status = await fwk.run_pre_bind_plugins(state, assumed, host)
+        else:
+            status = SUCCESS
         if status.is_success():
             status = await fwk.run_bind_plugins(state, assumed, host)
         if self.options.assume_cache and self.cache.is_assumed_pod(assumed):

@@ -61,8 +61,12 @@ def test_every_workload_at_a_hundredth_gives_a_well_formed_report(
     assert r["profile"] == "default"
     assert r["nodes"] == wl.nodes > 0
     assert r["measuredPods"] == wl.measured_pods > 0
-    assert set(r["throughput"]) == {"average", "p50", "p90", "p95", "p99", "samples", "overall"}
+    assert set(r["throughput"]) == {"average", "p50", "p90", "p95", "p99", "samples", "overall", "overallCpu"}
     assert r["throughput"]["overall"] > 0
+    # CPU time of the measured phase: positive, and one process cannot use more of it than wall
+    # time on this single event loop (a little slack for threads the interpreter may run).
+    assert 0 < r["measuredCpuSeconds"] <= 1.5 * r["measuredSeconds"] + 0.05
+    assert r["throughput"]["overallCpu"] > 0
     for key in ("attemptMs", "e2eMs", "filterMs", "scoreMs"):
         assert set(r[key]) == {"p50", "p90", "p99"}
     assert r["attemptMs"]["p50"] is not None

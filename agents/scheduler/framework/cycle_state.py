@@ -37,12 +37,21 @@ class PodsToActivate:
 class CycleState:
     """Per scheduling attempt key/value store shared by the plugins of a profile."""
 
-    __slots__ = ("_data", "pod_info", "record_plugin_metrics", "skip_filter_plugins", "skip_score_plugins")
+    __slots__ = (
+        "_data",
+        "pod_info",
+        "record_plugin_metrics",
+        "skip_filter_plugins",
+        "skip_pre_bind_plugins",
+        "skip_score_plugins",
+    )
 
     def __init__(self, pod_info: PodInfo | None = None) -> None:
         self._data: dict[str, Any] = {}
         self.skip_filter_plugins: set[str] = set()
         self.skip_score_plugins: set[str] = set()
+        self.skip_pre_bind_plugins: frozenset[str] = frozenset()
+        """PreBind plugins whose PreBindPreFlight said Skip (upstream ``SkipPreBindPlugins``)."""
         self.record_plugin_metrics = False
         self.pod_info = pod_info
         """The queue's PodInfo of the pod being scheduled (upstream ``QueuedPodInfo.PodInfo``),
@@ -63,6 +72,7 @@ class CycleState:
         c._data = {k: (v.clone() if hasattr(v, "clone") else v) for k, v in self._data.items()}
         c.skip_filter_plugins = set(self.skip_filter_plugins)
         c.skip_score_plugins = set(self.skip_score_plugins)
+        c.skip_pre_bind_plugins = self.skip_pre_bind_plugins
         c.record_plugin_metrics = self.record_plugin_metrics
         c.pod_info = self.pod_info
         return c

@@ -401,6 +401,10 @@ class PermitPlugin(Plugin, Protocol):
 
 @runtime_checkable
 class PreBindPlugin(Plugin, Protocol):
+    """May also define ``pre_bind_pre_flight(state, pod, node_name) -> Status`` (upstream's
+    ``PreBindPreFlight``, v1.34): Skip when its PreBind would do nothing for this pod, so the
+    framework does not run it; Success or Error otherwise. Without it, PreBind always runs."""
+
     async def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status: ...
 
 

@@ -17,7 +17,7 @@ messages:
 | Score        | per node, then NormalizeScore, weights | any error; normalized score outside [0, 100] → Error  |
 | Reserve      | in order; Unreserve in reverse         | first non-Success                                     |
 | Permit       | all                                    | rejection/Error at once; any Wait → waiting pod       |
-| PreBind      | in order (async)                       | first non-Success                                     |
+| PreBind      | PreBindPreFlight, then in order (async)| all pre-flights Skip → not run; else first non-Success|
 | Bind         | in order (async)                       | first non-Skip; none / all Skip → Skip                |
 | PostBind     | all                                    | informational                                         |
 
@@ -28,14 +28,13 @@ elsewhere; nodes with nominated pods take ``run_filter_plugins_with_nominated_po
 ``score_rows`` first asks ``score_totals.cached_totals``: when every Score plugin's normalized
 score is row-wise this cycle, the weighted totals come from a per-row column the table keeps.
 
-The runners from Reserve on (the table's last six rows) live in ``runtime_binding.py``, mixed
-in as ``BindingRunners``. A plugin raising inside any point gives an ``Error`` status (upstream's
-``AsStatus``) with that point's message, as if it had returned the error; the vectorised
-``filter_all``/``score_all`` fall back to the per-node methods when they raise, so the same
-node and message come out. Plugin statuses are stamped with the plugin's name. The Framework is also the plugins'
-``Handle``. Everything is synchronous except ``wait_on_permit``, ``run_pre_bind_plugins`` and
-``run_bind_plugins``. It does not own the order of the scheduling cycle, node sampling, host
-selection or the failure handling (the scheduler's cycles do), nor the queue or the cache.
+The runners from Reserve on (the table's last six rows) and the waiting pods live in ``runtime_binding.py``, mixed in as
+``BindingRunners``. A plugin raising inside any point gives an ``Error`` status (upstream's ``AsStatus``) with that
+point's message, as if it had returned the error; the vectorised ``filter_all``/``score_all`` fall back to the per-
+node methods when they raise, so the same node and message come out. Plugin statuses are stamped with the plugin's
+name. The Framework is also the plugins' ``Handle``. Everything is synchronous except ``wait_on_permit``,
+``run_pre_bind_plugins`` and ``run_bind_plugins``. It does not own the order of the scheduling cycle, node sampling,
+host selection or the failure handling (the scheduler's cycles do), nor the queue or the cache.
 """
 
 from __future__ import annotations
@@ -89,7 +88,7 @@ from .types import (
     Status,
     as_status,
 )
-from .waiting_pods import WaitingPod, WaitingPodsMap
+from .waiting_pods import WaitingPodsMap
 
 if TYPE_CHECKING:
     from emulator.base.client.client import Client
@@ -212,19 +211,6 @@ class Framework(BindingRunners):
         """The Namespace lister (``get(name)``, ``list()``), or None when there is none."""
         return self._namespaces
 
-    def get_waiting_pod(self, uid: str) -> WaitingPod | None:
-        return self.waiting_pods.get(uid)
-
-    def iterate_over_waiting_pods(self, fn: Callable[[WaitingPod], None]) -> None:
-        self.waiting_pods.iterate(fn)
-
-    def reject_waiting_pod(self, uid: str) -> bool:
-        wp = self.waiting_pods.get(uid)
-        if wp is None:
-            return False
-        wp.reject("", "removed")
-        return True
-
     # --- queue ------------------------------------------------------------------------------
 
     def run_pre_enqueue_plugins(self, pod: Pod, gating_plugin: str = "") -> tuple[Status, str]:
@@ -267,10 +253,11 @@ class Framework(BindingRunners):
                     r, s = pl.pre_filter(state, pod, nodes)
                 except Exception as err:
                     r, s = None, as_status(err)
-                if s.is_skip():
+                code = s.code  # the hot loop: attribute compares, not method calls
+                if code is Code.Skip:
                     skip.add(pl.name)
                     continue
-                if not s.is_success():
+                if code is not Code.Success:
                     s = s.with_plugin(pl.name)
                     if s.code is Code.UnschedulableAndUnresolvable:
                         return None, s, set()
@@ -435,9 +422,10 @@ class Framework(BindingRunners):
                     s = pl.pre_score(state, pod, nodes)
                 except Exception as err:
                     s = as_status(err)
-                if s.is_skip():
+                code = s.code
+                if code is Code.Skip:
                     skip.add(pl.name)
-                elif not s.is_success():
+                elif code is not Code.Success:
                     return _error(f'running PreScore plugin "{pl.name}": {s.message()}', pl.name)
             return SUCCESS
         finally:

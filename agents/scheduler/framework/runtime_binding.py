@@ -12,6 +12,7 @@ filtering and scoring runners, the Handle or building the plugins (``runtime.py`
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from typing import Any
 
 from emulator.base.api.core import Pod
@@ -32,6 +33,9 @@ from .waiting_pods import WaitingPod, WaitingPodsMap
 __all__ = ["BindingRunners"]
 
 
+_PRE_FLIGHT_SKIP = Status(Code.Skip)
+
+
 def _error(msg: str, plugin: str) -> Status:
     return Status(Code.Error, msg, plugin=plugin)
 
@@ -42,6 +46,21 @@ class BindingRunners:
     clock: Clock
     waiting_pods: WaitingPodsMap
     _points: dict[ExtensionPoint, list[Any]]
+
+    # --- the waiting pods (the Handle's part) --------------------------------------------------
+
+    def get_waiting_pod(self, uid: str) -> WaitingPod | None:
+        return self.waiting_pods.get(uid)
+
+    def iterate_over_waiting_pods(self, fn: Callable[[WaitingPod], None]) -> None:
+        self.waiting_pods.iterate(fn)
+
+    def reject_waiting_pod(self, uid: str) -> bool:
+        wp = self.waiting_pods.get(uid)
+        if wp is None:
+            return False
+        wp.reject("", "removed")
+        return True
 
     # --- reserve and permit -----------------------------------------------------------------
 
@@ -104,9 +123,50 @@ class BindingRunners:
 
     # --- binding ----------------------------------------------------------------------------
 
+    def run_pre_bind_pre_flights(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        """Upstream ``RunPreBindPreFlights``: Skip when every PreBind plugin says it has nothing
+        to do for this pod (the binding cycle then need not enter PreBind at all), Success when
+        one or more will work, Error as upstream's. A plugin without ``pre_bind_pre_flight``
+        counts as Success. The plugins that said Skip are left out of ``run_pre_bind_plugins``
+        (upstream ``SetSkipPreBindPlugins``).
+
+        Upstream v1.34 runs this only behind the NominatedNodeNameForExpectation gate (off), to
+        decide whether to publish ``nominatedNodeName`` before binding; here it runs for every
+        pod for the skip alone, which changes nothing observable: a plugin says Skip exactly
+        when its PreBind would return Success without acting."""
+        skip: list[str] = []
+        returned: Status = _PRE_FLIGHT_SKIP
+        for pl in self._points[ExtensionPoint.PreBind]:
+            flight = getattr(pl, "pre_bind_pre_flight", None)
+            if flight is None:
+                returned = SUCCESS
+                continue
+            try:
+                s: Status = flight(state, pod, node_name)
+            except Exception as err:
+                s = as_status(err)
+            code = s.code
+            if code is Code.Skip:
+                skip.append(pl.name)
+            elif code is Code.Success:
+                returned = SUCCESS
+            elif code is Code.Error:
+                return _error(f'running PreBindPreFlight "{pl.name}": {s.message()}', pl.name)
+            else:
+                msg = (
+                    f'PreBindPreFlight {pl.name} returned "{code.name}", which is unsupported. '
+                    "It is supposed to return Success, Skip, or Error status"
+                )
+                return _error(msg, pl.name)
+        state.skip_pre_bind_plugins = frozenset(skip)
+        return returned
+
     async def run_pre_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status:
         pl: PreBindPlugin
+        skip = state.skip_pre_bind_plugins
         for pl in self._points[ExtensionPoint.PreBind]:
+            if pl.name in skip:
+                continue
             try:
                 s = await pl.pre_bind(state, pod, node_name)
             except Exception as err:

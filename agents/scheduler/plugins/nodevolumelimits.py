@@ -78,7 +78,7 @@ class NodeVolumeLimits:
         return "<NodeVolumeLimits>"
 
     def pre_filter(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[None, Status]:
-        return (None, SUCCESS) if pod_claims(pod) else (None, _SKIP)
+        return (None, SUCCESS) if pod.spec.volumes and pod_claims(pod) else (None, _SKIP)
 
     def pre_filter_extensions(self) -> None:
         return None

@@ -97,6 +97,8 @@ class VolumeRestrictions:
         return used
 
     def pre_filter(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[None, Status]:
+        if not pod.spec.volumes:  # most pods: no call at all
+            return None, _SKIP
         names = _claim_names(pod)
         if not names:
             return None, _SKIP

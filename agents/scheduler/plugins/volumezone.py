@@ -132,7 +132,8 @@ class VolumeZone:
         return out, None
 
     def pre_filter(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[None, Status]:
-        if not any(v.persistent_volume_claim is not None for v in pod.spec.volumes):
+        volumes = pod.spec.volumes
+        if not volumes or not any(v.persistent_volume_claim is not None for v in volumes):
             return None, _SKIP
         topologies, status = self._pv_topologies(pod)
         if status is not None:

@@ -156,6 +156,8 @@ async def run_workload_async(
     summary: dict[str, Any] = dict(summarize(samples))
     phase = max(t1 - t0, 1e-9)
     summary["overall"] = round(len(bound_at) / phase, 3)
+    cpu = play.cpu_end - play.cpu_start if play.marks_end is not None else time.process_time() - play.cpu_start
+    summary["overallCpu"] = round(len(bound_at) / max(cpu, 1e-9), 3)
     per_node = Counter(p.spec.node_name for p in server.list("Pod")[0] if p.spec.node_name)
     result = WorkloadResult(
         workload=workload.name,
@@ -172,6 +174,7 @@ async def run_workload_async(
         peak_rss_mib=peak_rss_mib(),
         wall_seconds=time.perf_counter() - wall0,
         measured_seconds=t1 - t0,
+        measured_cpu_seconds=cpu,
         scheduled_pods=len(tracker.bound_at),
         complete=play.stopped_by is None,
         stopped_by=play.stopped_by,
@@ -211,6 +214,7 @@ class _Play:
         self.names: dict[tuple[str, str], int] = {}
         self.stopped_by: str | None = None
         self.t_begin = self.t_start = self.t_end = 0.0
+        self.cpu_start = self.cpu_end = 0.0
         self.marks_start: tuple[int, int, int, int] | None = None
         self.marks_end: tuple[int, int, int, int] | None = None
         self.metrics_marks: Callable[[], tuple[int, int, int, int]] | None = None
@@ -383,11 +387,13 @@ class _Play:
         self.tracker.measure(namespaces, selector)
         self.marks_start = self.marks()
         self.t_start = time.perf_counter()
+        self.cpu_start = time.process_time()
 
     def end_measuring(self) -> None:
         if self.marks_start is None or self.marks_end is not None:
             return
         self.t_end = time.perf_counter()
+        self.cpu_end = time.process_time()
         self.marks_end = self.marks()
         self.tracker.measure((), ())
 

@@ -45,6 +45,7 @@ class WorkloadResult:
     peak_rss_mib: float
     wall_seconds: float
     measured_seconds: float
+    measured_cpu_seconds: float
     scheduled_pods: int
     complete: bool
     stopped_by: str | None
@@ -68,6 +69,7 @@ class WorkloadResult:
             "peakRssMiB": self.peak_rss_mib,
             "wallSeconds": round(self.wall_seconds, 3),
             "measuredSeconds": round(self.measured_seconds, 3),
+            "measuredCpuSeconds": round(self.measured_cpu_seconds, 3),
             "scheduledPods": self.scheduled_pods,
             "complete": self.complete,
             "stoppedBy": self.stopped_by,

@@ -22,8 +22,10 @@ __all__ = [
     "Affinity",
     "Binding",
     "Container",
+    "ContainerExtendedResourceRequest",
     "ContainerImage",
     "ContainerPort",
+    "ContainerResourceClaim",
     "ContainerState",
     "ContainerStateRunning",
     "ContainerStateTerminated",
@@ -52,7 +54,10 @@ __all__ = [
     "PodAffinityTerm",
     "PodAntiAffinity",
     "PodCondition",
+    "PodExtendedResourceClaimStatus",
     "PodIP",
+    "PodResourceClaim",
+    "PodResourceClaimStatus",
     "PodSchedulingGate",
     "PodSpec",
     "PodStatus",
@@ -129,9 +134,18 @@ class Affinity(K8s, frozen=True):
 # --- pod ----------------------------------------------------------------------------------
 
 
+class ContainerResourceClaim(K8s, frozen=True):
+    """Upstream core/v1 ``ResourceClaim``: a container's use of one of the pod's claims
+    (``spec.resourceClaims[].name``), or of one request in it."""
+
+    name: str = ""
+    request: str = ""
+
+
 class ResourceRequirements(K8s, frozen=True):
     requests: ResourceList = {}
     limits: ResourceList = {}
+    claims: list[ContainerResourceClaim] = []
 
 
 class ContainerPort(K8s, frozen=True):
@@ -179,6 +193,14 @@ class PodSchedulingGate(K8s, frozen=True):
     name: str
 
 
+class PodResourceClaim(K8s, frozen=True):
+    """One entry of ``spec.resourceClaims``: exactly one of the two sources is set."""
+
+    name: str = ""
+    resource_claim_name: str | None = None
+    resource_claim_template_name: str | None = None
+
+
 class PodSpec(K8s, frozen=True):
     containers: list[Container] = []
     init_containers: list[Container] = []
@@ -199,6 +221,7 @@ class PodSpec(K8s, frozen=True):
     hostname: str = ""
     subdomain: str = ""
     volumes: list[Volume] = []
+    resource_claims: list[PodResourceClaim] = []
     unmodelled: dict[str, Any] = msgspec.field(default_factory=dict, name="$unmodelled")
     """What the written spec had and the struct does not model (``command``, probes, volume
     sources other than ConfigMaps and Secrets...), as ``emulator.base.api.unmodelled``'s overlay:
@@ -255,6 +278,28 @@ class ContainerStatus(K8s, frozen=True, omit_defaults=False):
     last_state: ContainerState = ContainerState()
 
 
+class PodResourceClaimStatus(K8s, frozen=True):
+    """The claim the resourceclaim controller made for a template entry of ``spec.resourceClaims``
+    (``resourceClaimName`` unset: no claim is needed)."""
+
+    name: str = ""
+    resource_claim_name: str | None = None
+
+
+class ContainerExtendedResourceRequest(K8s, frozen=True, omit_defaults=False):
+    container_name: str = ""
+    resource_name: str = ""
+    request_name: str = ""
+
+
+class PodExtendedResourceClaimStatus(K8s, frozen=True, omit_defaults=False):
+    """The claim the scheduler made for a pod's extended resources backed by a DeviceClass
+    (``DRAExtendedResource``, alpha and off in 1.34: modelled so a written one round-trips)."""
+
+    request_mappings: list[ContainerExtendedResourceRequest] = []
+    resource_claim_name: str = ""
+
+
 class PodIP(K8s, frozen=True):
     """One entry of ``status.podIPs`` (and, as upstream's ``HostIP``, of ``status.hostIPs``)."""
 
@@ -276,6 +321,8 @@ class PodStatus(K8s, frozen=True):
     container_statuses: list[ContainerStatus] = []
     init_container_statuses: list[ContainerStatus] = []
     qos_class: str = ""
+    resource_claim_statuses: list[PodResourceClaimStatus] = []
+    extended_resource_claim_status: PodExtendedResourceClaimStatus | None = None
 
 
 class Pod(K8s, frozen=True):

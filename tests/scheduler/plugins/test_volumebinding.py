@@ -285,3 +285,28 @@ def test_events_and_hints() -> None:
     small, big = capacity("c", "s", "1Gi", None), capacity("c", "s", "2Gi", None)
     assert pl.is_schedulable_after_capacity_change(pod, small, big) is QueueingHint.Queue
     assert pl.is_schedulable_after_capacity_change(pod, big, small) is QueueingHint.QueueSkip
+
+
+@pytest.mark.parametrize(
+    ("make", "want"),
+    [
+        pytest.param(lambda: (plugin(), builders.pod("p")), Code.Skip, id="no claims: PreBind has nothing to do"),
+        pytest.param(
+            lambda: (
+                plugin(pvc("pvc-a", volume="pv-a", bound=True), pv("pv-a", claim=("default", "pvc-a"), phase="Bound")),
+                claim_pod("p", "pvc-a"),
+            ),
+            Code.Skip,
+            id="all claims bound already",
+        ),
+        pytest.param(lambda: (plugin(pvc("pvc-a"), pv("pv-1")), claim_pod("p", "pvc-a")), Code.Success, id="to bind"),
+    ],
+)
+def test_pre_bind_pre_flight_skips_exactly_when_pre_bind_would_not_act(make: Any, want: Code) -> None:
+    pl, pod = make()
+    state = CycleState()
+    pl.pre_filter(state, pod, [])
+    pl.filter(state, pod, node_info(node("node-a")))
+    assert pl.reserve(state, pod, "node-a").is_success()
+    assert pl.pre_bind_pre_flight(state, pod, "node-a").code is want
+    assert pl.pre_bind_pre_flight(CycleState(), pod, "node-a").code is Code.Skip  # no PreFilter state

@@ -116,7 +116,7 @@ class VolumeBinding:
         return None
 
     def pre_filter(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[None, Status]:
-        if not pod_claims(pod):
+        if not pod.spec.volumes or not pod_claims(pod):
             state.write(STATE_KEY, _EMPTY_STATE)
             return None, _SKIP
         problem = self._claims_problem(pod)
@@ -190,6 +190,17 @@ class VolumeBinding:
         volumes = s.by_node.get(node_name)
         if volumes is not None:
             self.binder.revert_assumed(volumes)
+
+    def pre_bind_pre_flight(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        """Upstream ``PreBindPreFlight``: Skip when every claim is already bound (or the pod
+        has none), exactly the cases where ``pre_bind`` returns Success without acting."""
+        try:
+            s: _State = state.read(STATE_KEY)
+        except KeyError:
+            return _SKIP
+        if s.all_bound or s.claims is None:
+            return _SKIP
+        return SUCCESS
 
     async def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:
         try:
