@@ -71,7 +71,9 @@ def build(nodes: int, devices: int) -> tuple[list[Node], list[ResourceSlice], De
     ]
     klass = DeviceClass(
         metadata=ObjectMeta(name="gpu"),
-        spec=DeviceClassSpec(selectors=[DeviceSelector(cel=CELDeviceSelector(expression=f'device.driver == "{DRIVER}"'))]),
+        spec=DeviceClassSpec(
+            selectors=[DeviceSelector(cel=CELDeviceSelector(expression=f'device.driver == "{DRIVER}"'))]
+        ),
     )
     return node_objs, slices, klass
 

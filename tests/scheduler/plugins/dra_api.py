@@ -98,7 +98,9 @@ def api_claim(
     finalizers: list[str] | None = None,
     count: int = 1,
 ) -> ResourceClaim:
-    owners = [OwnerReference(api_version="v1", kind="Pod", name=owner, uid=f"uid-{owner}", controller=True)] if owner else []
+    owners = (
+        [OwnerReference(api_version="v1", kind="Pod", name=owner, uid=f"uid-{owner}", controller=True)] if owner else []
+    )
     return ResourceClaim(
         metadata=ObjectMeta(
             name=name,

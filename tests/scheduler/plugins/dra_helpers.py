@@ -247,6 +247,8 @@ def _raise_missing(d: dict[str, Any], key: str) -> Any:
 def local_selector(node_name: str) -> NodeSelector:
     return NodeSelector(
         node_selector_terms=[
-            NodeSelectorTerm(match_fields=[NodeSelectorRequirement(key="metadata.name", operator="In", values=[node_name])])
+            NodeSelectorTerm(
+                match_fields=[NodeSelectorRequirement(key="metadata.name", operator="In", values=[node_name])]
+            )
         ]
     )

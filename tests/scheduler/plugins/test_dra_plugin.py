@@ -225,12 +225,24 @@ def test_reserve_keeps_the_device_from_the_next_pod() -> None:
         pytest.param(None, api_claim("my-claim"), QueueingHint.Queue, id="claim created"),
         pytest.param(None, api_claim("other"), QueueingHint.QueueSkip, id="unrelated claim created"),
         pytest.param(None, api_claim("my-claim"), QueueingHint.Queue, id="claim of the pod created"),
-        pytest.param(api_claim("my-claim"), api_claim("my-claim", finalizers=["x"]), QueueingHint.QueueSkip,
-                     id="status unchanged"),
-        pytest.param(api_claim("my-claim"), api_claim("my-claim", allocation=("worker", "device-0")),
-                     QueueingHint.Queue, id="status changed"),
-        pytest.param(api_claim("other", allocation=("worker", "device-0")), api_claim("other"), QueueingHint.Queue,
-                     id="other claim deallocated"),
+        pytest.param(
+            api_claim("my-claim"),
+            api_claim("my-claim", finalizers=["x"]),
+            QueueingHint.QueueSkip,
+            id="status unchanged",
+        ),
+        pytest.param(
+            api_claim("my-claim"),
+            api_claim("my-claim", allocation=("worker", "device-0")),
+            QueueingHint.Queue,
+            id="status changed",
+        ),
+        pytest.param(
+            api_claim("other", allocation=("worker", "device-0")),
+            api_claim("other"),
+            QueueingHint.Queue,
+            id="other claim deallocated",
+        ),
     ],
 )
 def test_claim_change_hint(old: Any, new: Any, want: QueueingHint) -> None:

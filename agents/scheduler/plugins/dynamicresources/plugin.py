@@ -23,11 +23,13 @@ PostFilter  state absent → Error "not found"; no claims → "no new claims to 
             unavailable claim reserved for no one else → its allocation is cleared through the
             API ("deallocation of ResourceClaim completed"), else "still not schedulable"
 Reserve     the node's allocations signalled as in flight (their devices count as used from
-            now on, so two pods never get the same device)
+            now on, so two pods never get the same device). Without PreFilter state (a
+            framework driven by hand) Reserve and PreBind succeed doing nothing, as VolumeBinding
 Unreserve   in-flight allocations dropped, assumed claims restored, the pod removed from a
             claim's ``reservedFor``
-PreBind     per claim not yet reserved for the pod: finalizer, allocation and ``reservedFor``
-            written (retried on conflict with the latest claim), the result assumed
+PreBind     (its pre-flight: Skip without claims) per claim not yet reserved for the pod:
+            finalizer, allocation and ``reservedFor`` written (retried on conflict with the
+            latest claim), the result assumed
 ==========  ==============================================================================
 
 Events and hints (QueueingHints on): Node Add|UpdateNodeLabel, ResourceClaim Add|Update
@@ -45,7 +47,6 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 import msgspec
-from emulator.base.api.resource import FINALIZER
 
 from agents.scheduler.framework.interface import Handle, NodeToStatus, PostFilterResult
 from agents.scheduler.framework.types import (
@@ -63,6 +64,7 @@ from agents.scheduler.framework.types import (
 from emulator.base.api.core import NodeSelector, Pod
 from emulator.base.api.errors import ApiError
 from emulator.base.api.nodeaffinity import node_selector_matches
+from emulator.base.api.resource import FINALIZER
 from emulator.base.client.retry import DEFAULT_RETRY, is_conflict, retry_on_conflict
 
 from .allocator import Allocator
@@ -289,8 +291,8 @@ class DynamicResources:
     def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status:
         try:
             s: _State = state.read(STATE_KEY)
-        except KeyError:
-            return _NO_STATE
+        except KeyError:  # no PreFilter ran (a framework driven by hand), as VolumeBinding
+            return SUCCESS
         if not s.claims or not s.to_allocate or s.allocator is None:
             return SUCCESS
         allocations = s.node_allocations.get(node_name)
@@ -332,11 +334,19 @@ class DynamicResources:
 
     # --- PreBind --------------------------------------------------------------------------
 
+    def pre_bind_pre_flight(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        """Upstream ``PreBindPreFlight``: Skip when the pod has no claims (PreBind would do nothing)."""
+        try:
+            s: _State = state.read(STATE_KEY)
+        except KeyError:
+            return _SKIP
+        return _SKIP if not s.claims else SUCCESS
+
     async def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:
         try:
             s: _State = state.read(STATE_KEY)
         except KeyError:
-            return _NO_STATE
+            return SUCCESS
         for index, claim in enumerate(s.claims):
             if is_reserved_for_pod(pod, claim):
                 continue
