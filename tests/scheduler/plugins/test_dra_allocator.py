@@ -493,3 +493,19 @@ def _re(text: str) -> str:
     import re
 
     return re.escape(text)
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=n) for n, c in CASES.items()])
+def test_slice_index_gives_the_pools_of_gather_pools(case: Case) -> None:
+    """The per-node grouping (and its per-node cache) is upstream's ``GatherPools`` result."""
+    from agents.scheduler.plugins.dynamicresources import SliceIndex, gather_pools
+
+    def shape(pools: list[Any]) -> list[Any]:
+        return [(p.pool_id, p.is_incomplete, p.is_invalid, [s.metadata.name for s in p.slices]) for p in pools]
+
+    part = case.features.partitionable_devices
+    index = SliceIndex(case.slices, part)
+    for n in (case.node, node(NODE2, REGION2)):
+        want = shape(gather_pools(case.slices, n, part))
+        assert shape(index.pools(n)) == want
+        assert shape(index.pools(n)) == want  # cached

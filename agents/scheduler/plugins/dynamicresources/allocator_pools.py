@@ -10,8 +10,9 @@ by any of its devices' own node fields. A slice naming none of these is some fut
 extension and is skipped.
 
 ``SliceIndex`` is this emulator's one speed-up over upstream's per-node scan of every
-slice: the slices are grouped once per scheduling cycle by ``spec.nodeName`` (the common
-case, one slice per node) and the rest are scanned per node; the pools found are the same.
+slice: the slices are grouped once (the scheduler's DraManager rebuilds the index only after
+a slice changed) by ``spec.nodeName`` — the common case, one slice per node, whose pools are
+then kept per node — and the rest are scanned per node; the pools found are the same.
 Pools are returned sorted by (driver, pool) and a pool's slices by name (upstream's order
 comes from Go maps and listers; sorting makes the choice of devices deterministic).
 """
@@ -117,12 +118,15 @@ class SliceIndex:
     """The slices of one cycle, grouped by ``spec.nodeName``; ``pools(node)`` equals
     ``gather_pools(slices, node)``."""
 
-    __slots__ = ("_by_node", "_others", "partitionable")
+    __slots__ = ("_by_node", "_cache", "_others", "partitionable")
 
     def __init__(self, slices: Iterable[Any], partitionable: bool = False) -> None:
         self.partitionable = partitionable
         self._by_node: dict[str, list[Any]] = {}
         self._others: list[Any] = []
+        self._cache: dict[str, list[Pool]] = {}
+        """Pools per node name when every slice names its node (they depend on nothing else;
+        the allocator never changes a Pool)."""
         for slc in slices:
             name = slc.spec.node_name
             if name:
@@ -134,9 +138,13 @@ class SliceIndex:
         return f"<SliceIndex nodes={len(self._by_node)} others={len(self._others)}>"
 
     def pools(self, node: Any) -> list[Pool]:
-        own = self._by_node.get(node.metadata.name, ())
+        name = node.metadata.name
+        own = self._by_node.get(name, ())
         if not self._others:
-            return _pools(((s, True) for s in own), self.partitionable)
+            pools = self._cache.get(name)
+            if pools is None:
+                pools = self._cache[name] = _pools(((s, True) for s in own), self.partitionable)
+            return pools
         others = ((s, _slice_offered(s, node, self.partitionable)) for s in self._others)
         return _pools([*((s, True) for s in own), *others], self.partitionable)
 
