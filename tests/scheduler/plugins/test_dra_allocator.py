@@ -4,6 +4,7 @@ same names, same objects, same expected devices and errors)."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,6 +16,8 @@ from agents.scheduler.plugins.dynamicresources import (
     DeviceID,
     Features,
     NodeAllocationError,
+    SliceIndex,
+    gather_pools,
 )
 from agents.scheduler.plugins.dynamicresources.allocator_result import local_node_selector
 from tests.scheduler.plugins.dra_helpers import (
@@ -490,15 +493,12 @@ def test_allocate(case: Case) -> None:
 
 
 def _re(text: str) -> str:
-    import re
-
     return re.escape(text)
 
 
 @pytest.mark.parametrize("case", [pytest.param(c, id=n) for n, c in CASES.items()])
 def test_slice_index_gives_the_pools_of_gather_pools(case: Case) -> None:
     """The per-node grouping (and its per-node cache) is upstream's ``GatherPools`` result."""
-    from agents.scheduler.plugins.dynamicresources import SliceIndex, gather_pools
 
     def shape(pools: list[Any]) -> list[Any]:
         return [(p.pool_id, p.is_incomplete, p.is_invalid, [s.metadata.name for s in p.slices]) for p in pools]
