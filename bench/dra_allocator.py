@@ -127,12 +127,13 @@ def main() -> None:
     index = SliceIndex(slices)
     index_ms = (time.perf_counter() - t0) * 1e3
     in_use: dict[DeviceID, int] = {}
+    views: dict[int, Any] = {}  # as the scheduler's DraManager: kept while the slices stay
     per_call: list[float] = []
     per_pod: list[float] = []
     for p in range(args.pods):
         c = claim(p)
         t_pod = time.perf_counter()
-        alloc = Allocator(Features(), in_use, {"gpu": klass}.get, index, cel)
+        alloc = Allocator(Features(), in_use, {"gpu": klass}.get, index, cel, views)
         first = None
         for node in nodes:
             t = time.perf_counter()

@@ -18,7 +18,8 @@ What this module owns:
   in-flight copy winning — except those allocated with admin access (upstream
   ``ListAllAllocatedDevices``), kept incrementally as reference counts per device;
 * ``slice_index``: the slices grouped by node for the allocator, rebuilt only after a slice
-  changed.
+  changed, and ``views``, the devices' CEL views built for it (devices are immutable, so a
+  view serves every cycle until its slice changes).
 
 It does not own allocation (``plugins/dynamicresources``) nor claims' lifecycle (the
 resourceclaim controller).
@@ -79,6 +80,8 @@ class DraManager:
         self._held: dict[str, tuple[DeviceID, ...]] = {}
         self._count: dict[DeviceID, int] = {}
         self._index: SliceIndex | None = None
+        self.views: dict[int, Any] = {}
+        """Devices' CEL views for the current slice index (dropped with it)."""
         claims = self.informers["ResourceClaim"]
         claims.add_handlers(self._on_claim_add, self._on_claim_update, self._on_claim_delete)
         for kind, resource in KINDS[1:]:
@@ -243,6 +246,7 @@ class DraManager:
         index = self._index
         if index is None or index.partitionable != partitionable:
             index = self._index = SliceIndex(self.slices(), partitionable)
+            self.views = {}
         return index
 
     def has_objects(self) -> bool:

@@ -107,13 +107,16 @@ class Allocator:
         get_class: Callable[[str], Any],
         slices: SliceIndex | Sequence[Any],
         cel: SelectorBackend,
+        views: dict[int, Any] | None = None,
     ) -> None:
+        """``views``: a cache of devices' CEL views to share between allocators over the same
+        slices (the scheduler keeps one per slice index); by default this allocator's own."""
         self.features = features
         self.allocated = allocated
         self.get_class = get_class
         self.index = slices if isinstance(slices, SliceIndex) else SliceIndex(slices, features.partitionable_devices)
         self.cel = cel
-        self._views: dict[int, Any] = {}
+        self._views: dict[int, Any] = views if views is not None else {}
         self.num_allocate_one = 0
 
     def __repr__(self) -> str:

@@ -182,9 +182,8 @@ class DynamicResources:
                 return None, status
         if s.to_allocate:
             f = self.features
-            s.allocator = Allocator(
-                f, manager.allocated, manager.device_class, manager.slice_index(f.partitionable_devices), manager.cel
-            )
+            index = manager.slice_index(f.partitionable_devices)
+            s.allocator = Allocator(f, manager.allocated, manager.device_class, index, manager.cel, manager.views)
         s.claims = claims
         return None, SUCCESS
 
