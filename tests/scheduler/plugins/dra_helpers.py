@@ -252,3 +252,23 @@ def local_selector(node_name: str) -> NodeSelector:
             )
         ]
     )
+
+
+def consumes(counter_set: str, memory: str) -> Any:
+    return NS(counter_set=counter_set, counters={"memory": NS(value=parse_quantity(memory))})
+
+
+def counter_set(name: str, memory: str) -> Any:
+    return NS(name=name, counters={"memory": NS(value=parse_quantity(memory))})
+
+
+def request_with_capacity(name: str, cls: str, memory: str) -> Any:
+    req = request(name, cls, 1)
+    req.exactly.capacity = NS(requests={"memory": parse_quantity(memory)})
+    return req
+
+
+def all_sub_request(name: str, cls: str) -> Any:
+    sub = sub_request(name, cls, 0)
+    sub.allocation_mode = "All"
+    return sub

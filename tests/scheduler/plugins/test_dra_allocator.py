@@ -44,8 +44,11 @@ from tests.scheduler.plugins.dra_helpers import (
     SUB1,
     FakeCel,
     all_request,
+    all_sub_request,
     claim,
     claim_with_request,
+    consumes,
+    counter_set,
     device,
     device_class,
     match_attribute,
@@ -53,6 +56,7 @@ from tests.scheduler.plugins.dra_helpers import (
     node_label_selector,
     prioritized,
     request,
+    request_with_capacity,
     selector,
     slice_with_devices,
     slice_with_one_device,
@@ -460,6 +464,76 @@ CASES = {
         ],
         features=Features(partitionable_devices=True),
         expect=[res(LOCAL1, dev(REQ0, DRIVER_A, POOL1, DEV2))],
+    ),
+    "partitionable-devices-counters": Case(
+        [claim(CLAIM0, request(REQ0, CLASS_A, 2))],
+        [device_class(CLASS_A, DRIVER_A)],
+        [
+            slice_with_devices(
+                SLICE1,
+                NODE1,
+                POOL1,
+                DRIVER_A,
+                device("full", consumes_counters=[consumes("gpu-0", "8Gi")]),
+                device("part-a", consumes_counters=[consumes("gpu-0", "4Gi")]),
+                device("part-b", consumes_counters=[consumes("gpu-0", "4Gi")]),
+                shared_counters=[counter_set("gpu-0", "8Gi")],
+            )
+        ],
+        features=Features(partitionable_devices=True),
+        expect=[res(LOCAL1, dev(REQ0, DRIVER_A, POOL1, "part-a"), dev(REQ0, DRIVER_A, POOL1, "part-b"))],
+    ),
+    "partitionable-devices-counters-used-by-allocated": Case(
+        [claim_with_request(CLAIM0, REQ0, CLASS_A)],
+        [device_class(CLASS_A, DRIVER_A)],
+        [
+            slice_with_devices(
+                SLICE1,
+                NODE1,
+                POOL1,
+                DRIVER_A,
+                device("full", consumes_counters=[consumes("gpu-0", "8Gi")]),
+                device("part-a", consumes_counters=[consumes("gpu-0", "4Gi")]),
+                shared_counters=[counter_set("gpu-0", "8Gi")],
+            )
+        ],
+        allocated=(DeviceID(DRIVER_A, POOL1, "full"),),
+        features=Features(partitionable_devices=True),
+    ),
+    "partitionable-devices-gate-off": Case(
+        [claim_with_request(CLAIM0, REQ0, CLASS_A)],
+        [device_class(CLASS_A, DRIVER_A)],
+        [
+            slice_with_devices(
+                SLICE1,
+                NODE1,
+                POOL1,
+                DRIVER_A,
+                device("part-a", consumes_counters=[consumes("gpu-0", "4Gi")]),
+                device(DEV1),
+                shared_counters=[counter_set("gpu-0", "8Gi")],
+            )
+        ],
+        expect=[res(LOCAL1, dev(REQ0, DRIVER_A, POOL1, DEV1))],
+    ),
+    "consumable-capacity-gate-off": Case(
+        [claim(CLAIM0, request_with_capacity(REQ0, CLASS_A, "1Gi"))],
+        [device_class(CLASS_A, DRIVER_A)],
+        [slice_with_one_device(SLICE1, NODE1, POOL1, DRIVER_A)],
+        error="claim claim-0, request req-0: has capacity requests, but the DRAConsumableCapacity feature is disabled",
+    ),
+    "admin-access-same-claim-twice": Case(  # admin access may share a device, but not within one claim
+        [claim(CLAIM0, request(REQ0, CLASS_A, 2, admin=True))],
+        [device_class(CLASS_A, DRIVER_A)],
+        [slice_with_one_device(SLICE1, NODE1, POOL1, DRIVER_A)],
+    ),
+    "prioritized-list-all-devices": Case(
+        [claim(CLAIM0, prioritized(REQ0, sub_request(SUB0, CLASS_B, 1), all_sub_request(SUB1, CLASS_A)))],
+        [device_class(CLASS_A, DRIVER_A), device_class(CLASS_B, DRIVER_B)],
+        [slice_with_devices(SLICE1, NODE1, POOL1, DRIVER_A, device(DEV1), device(DEV2))],
+        expect=[
+            res(LOCAL1, dev(f"{REQ0}/{SUB1}", DRIVER_A, POOL1, DEV1), dev(f"{REQ0}/{SUB1}", DRIVER_A, POOL1, DEV2))
+        ],
     ),
 }
 
