@@ -16,7 +16,8 @@ What this module owns:
   ``has_pending_allocation``, ``remove_pending_allocation``);
 * ``allocated``: every device of every allocated claim — informer, assumed or in flight, the
   in-flight copy winning — except those allocated with admin access (upstream
-  ``ListAllAllocatedDevices``), kept incrementally as reference counts per device;
+  ``ListAllAllocatedDevices``), kept incrementally as reference counts per device; and
+  ``consumed``, what the shares of shared devices consume (upstream ``GatherAllocatedState``);
 * ``slice_index``: the slices grouped by node for the allocator, rebuilt only after a slice
   changed, and ``views``, the devices' CEL views built for it (devices are immutable, so a
   view serves every cycle until its slice changes).
@@ -55,12 +56,27 @@ def _rv(obj: Any) -> int:
         return 0
 
 
-def claim_devices(claim: Any) -> tuple[DeviceID, ...]:
-    """The devices an allocated claim holds (admin-access results are not counted)."""
+Held = tuple[tuple[DeviceID, ...], tuple[tuple[DeviceID, tuple[tuple[str, int], ...]], ...]]
+
+
+def claim_devices(claim: Any) -> Held:
+    """What an allocated claim holds: the devices it has to itself, and its shares of shared
+    devices (consumable capacity) with what they consume. Admin-access results count for
+    neither (upstream's allocated-devices tracker skips them)."""
     alloc = claim.status.allocation if claim is not None else None
     if alloc is None:
-        return ()
-    return tuple(DeviceID(r.driver, r.pool, r.device) for r in alloc.devices.results if not r.admin_access)
+        return (), ()
+    exclusive = []
+    shares = []
+    for r in alloc.devices.results:
+        if r.admin_access:
+            continue
+        did = DeviceID(r.driver, r.pool, r.device)
+        if r.share_id:
+            shares.append((did, tuple(sorted((k, q.milli) for k, q in r.consumed_capacity.items()))))
+        else:
+            exclusive.append(did)
+    return tuple(exclusive), tuple(shares)
 
 
 class DraManager:
@@ -77,8 +93,9 @@ class DraManager:
         self._assumed: dict[Key, Any] = {}
         self._in_flight: dict[str, Any] = {}
         self._uid_key: dict[str, Key] = {}
-        self._held: dict[str, tuple[DeviceID, ...]] = {}
+        self._held: dict[str, Held] = {}
         self._count: dict[DeviceID, int] = {}
+        self._consumed: dict[DeviceID, dict[str, int]] = {}
         self._index: SliceIndex | None = None
         self.views: dict[int, Any] = {}
         """Devices' CEL views for the current slice index (dropped with it)."""
@@ -211,19 +228,27 @@ class DraManager:
 
     def _refresh(self, uid: str) -> None:
         now = claim_devices(self._effective(uid))
-        before = self._held.get(uid, ())
+        before = self._held.get(uid, ((), ()))
         if now == before:
             return
         count = self._count
-        for did in before:
+        for did in before[0]:
             left = count[did] - 1
             if left:
                 count[did] = left
             else:
                 del count[did]
-        for did in now:
+        for did in now[0]:
             count[did] = count.get(did, 0) + 1
-        if now:
+        for did, items in before[1]:
+            used = self._consumed[did]
+            for k, v in items:
+                used[k] -= v
+        for did, items in now[1]:
+            used = self._consumed.setdefault(did, {})
+            for k, v in items:
+                used[k] = used.get(k, 0) + v
+        if now[0] or now[1]:
             self._held[uid] = now
         else:
             self._held.pop(uid, None)
@@ -232,6 +257,11 @@ class DraManager:
     def allocated(self) -> dict[DeviceID, int]:
         """Every device in use (a live mapping; membership is what counts)."""
         return self._count
+
+    @property
+    def consumed(self) -> dict[DeviceID, dict[str, int]]:
+        """What the shares of each shared device consume, milli per capacity (live)."""
+        return self._consumed
 
     # --- slices and classes ---------------------------------------------------------------
 

@@ -272,3 +272,19 @@ def all_sub_request(name: str, cls: str) -> Any:
     sub = sub_request(name, cls, 0)
     sub.allocation_mode = "All"
     return sub
+
+
+def shared_device(name: str, memory: str, policy: Any = None, attributes: dict[str, Any] | None = None) -> Any:
+    """A device with ``allowMultipleAllocations`` and one ``memory`` capacity."""
+    d = device(name, None, attributes, allow_multiple_allocations=True)
+    d.capacity = {"memory": NS(value=parse_quantity(memory), request_policy=policy)}
+    return d
+
+
+def range_policy(default: str, lo: str, step: str, hi: str) -> Any:
+    q = parse_quantity
+    return NS(default=q(default), valid_values=[], valid_range=NS(min=q(lo), step=q(step), max=q(hi)))
+
+
+def distinct_attribute(attr: str, *requests: str) -> Any:
+    return NS(requests=list(requests), match_attribute=None, distinct_attribute=attr)

@@ -32,14 +32,19 @@ no solution         ``None``; if some pool was invalid, ``NodeAllocationError`` 
                     pools were encountered")
 ==================  =========================================================================
 
-Not modelled: consumable capacity (DRAConsumableCapacity, alpha in v1.34: a request with
-``capacity`` is an ``AllocationError`` naming the gate when it is off, and unsupported when on),
-binding conditions (alpha: devices with them are skipped, as upstream with the gate off).
+Behind DRAConsumableCapacity (alpha in v1.34; ``capacity``): a device with
+``allowMultipleAllocations`` is not taken by one allocation but shares its capacities
+(``capacity.CapacityTracker``; a request picks such a device once), each share with a
+``shareID`` and its ``consumedCapacity``; ``distinctAttribute`` constraints. With the gate off
+a request for capacity is an ``AllocationError`` naming it. Share IDs are upstream's random
+UIDs; here a UUID derived from the claim's uid, the device and the slot, so runs repeat.
+Binding conditions (alpha) are not modelled: devices with them are skipped, as upstream with
+the gate off.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -58,7 +63,8 @@ from .allocator_types import (
     SelectorBackend,
     claim_ref,
 )
-from .constraints import Constraint, MatchAttributeConstraint
+from .capacity import CapacityTracker, exclusive_fits
+from .constraints import Constraint, DistinctAttributeConstraint, MatchAttributeConstraint
 from .counters import CounterTracker
 
 __all__ = ["Allocator"]
@@ -95,6 +101,8 @@ class _Picked:
     device: Any
     slice: Any
     admin_access: bool | None
+    consumed: dict[str, int] | None = None
+    key: tuple[int, int, int] = (0, 0, 0)
 
 
 class Allocator:
@@ -108,9 +116,12 @@ class Allocator:
         slices: SliceIndex | Sequence[Any],
         cel: SelectorBackend,
         views: dict[int, Any] | None = None,
+        consumed: Mapping[DeviceID, Mapping[str, int]] | None = None,
     ) -> None:
         """``views``: a cache of devices' CEL views to share between allocators over the same
-        slices (the scheduler keeps one per slice index); by default this allocator's own."""
+        slices (the scheduler keeps one per slice index); by default this allocator's own.
+        ``consumed``: what earlier shares of shared devices consume (milli per capacity)."""
+        self.consumed: Mapping[DeviceID, Mapping[str, int]] = consumed if consumed is not None else {}
         self.features = features
         self.allocated = allocated
         self.get_class = get_class
@@ -151,6 +162,7 @@ class _Run:
         self.allocating: dict[DeviceID, set[int]] = {}
         self.result: list[list[_Picked]] = [[] for _ in claims]
         self.counters = CounterTracker(owner.allocated)
+        self.capacity = CapacityTracker(owner.consumed)
 
     # --- setup --------------------------------------------------------------------------
 
@@ -186,6 +198,8 @@ class _Run:
             for i, c in enumerate(claim.spec.devices.constraints or ()):
                 if c.match_attribute:
                     cons.append(MatchAttributeConstraint(c.requests or (), c.match_attribute))
+                elif self.features.consumable_capacity and getattr(c, "distinct_attribute", None):
+                    cons.append(DistinctAttributeConstraint(c.requests or (), c.distinct_attribute))
                 else:
                     raise AllocationError(
                         f"claim {claim_ref(claim)}, constraint #{i}: empty constraint (unsupported constraint type?)"
@@ -309,17 +323,13 @@ class _Run:
             if not done:
                 undo()
             return done
-        admin = request.admin_access
         for pool in self.pools:
             if pool.is_incomplete or pool.is_invalid:
                 continue
             for slc in pool.slices:
                 for device in slc.spec.devices:
                     did = DeviceID(pool.driver, pool.pool, device.name)
-                    if admin:
-                        if ci in self.allocating.get(did, ()):
-                            continue
-                    elif did in self.a.allocated or self.allocating.get(did):
+                    if self._in_use(ci, key, request, did, device):
                         continue
                     if not self.is_selectable(key, rd, slc, device, did):
                         continue
@@ -335,6 +345,17 @@ class _Run:
                         return True
                     undo()
         return False
+
+    def _in_use(self, ci: int, key: tuple[int, int, int], request: RequestAccessor, did: DeviceID, device: Any) -> bool:
+        """Upstream's "in use" checks: admin access only excludes a device already in this
+        claim; a shared device (consumable capacity) only one already in this request."""
+        if request.admin_access:
+            return ci in self.allocating.get(did, ())
+        if did in self.a.allocated:
+            return True
+        if self.features.consumable_capacity and getattr(device, "allow_multiple_allocations", None):
+            return any(p.id == did and p.key == key for p in self.result[ci])
+        return bool(self.allocating.get(did))
 
     def is_selectable(self, key: tuple[int, int, int], rd: _RequestData, slc: Any, device: Any, did: DeviceID) -> bool:
         if not self.features.device_binding_and_status and getattr(device, "binding_conditions", None):
@@ -379,10 +400,10 @@ class _Run:
         """Upstream ``allocateDevice``: the undo function, or None when the device cannot go."""
         rd = self.request_data[key]
         request = rd.request
-        if request.admin_access:
-            if ci in self.allocating.get(did, ()):
-                return None
-        elif did in self.a.allocated or self.allocating.get(did):
+        if self._in_use(ci, key, request, did, device):
+            return None
+        shared = self.features.consumable_capacity and bool(getattr(device, "allow_multiple_allocations", None))
+        if request.capacity is not None and not shared and not exclusive_fits(device, did.driver, request.capacity):
             return None
         consumes = getattr(device, "consumes_counters", None)
         if consumes and not self.features.partitionable_devices:
@@ -410,6 +431,13 @@ class _Run:
                 if consumes:
                     self.counters.give_back(pool, device)
                 return None
+        consumed = self.capacity.take(did, device, request.capacity) if shared else None
+        if shared and consumed is None:
+            for c in cons:
+                c.remove(base, sub, device, did)
+            if consumes:
+                self.counters.give_back(pool, device)
+            return None
         self.allocating.setdefault(did, set()).add(ci)
         picked = self.result[ci]
         before = len(picked)
@@ -421,6 +449,8 @@ class _Run:
                 device,
                 slc,
                 True if request.admin_access else None,
+                consumed,
+                key,
             )
         )
 
@@ -428,6 +458,8 @@ class _Run:
             for c in cons:
                 c.remove(base, sub, device, did)
             self.allocating[did].discard(ci)
+            if consumed is not None:
+                self.capacity.give_back(did, consumed)
             if consumes:
                 self.counters.give_back(pool, device)
             del picked[before:]

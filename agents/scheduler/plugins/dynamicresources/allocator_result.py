@@ -13,6 +13,7 @@ node selectors are merged into one term, requirements deduplicated; nothing → 
 
 from __future__ import annotations
 
+import uuid
 from typing import TYPE_CHECKING, Any
 
 from emulator.base.api.core import NodeSelector, NodeSelectorRequirement, NodeSelectorTerm
@@ -65,6 +66,8 @@ def build_results(run: _Run) -> list[ClaimAllocation]:
                     binding_failure_conditions=tuple(getattr(p.device, "binding_failure_conditions", None) or ())
                     if run.features.device_binding_and_status
                     else (),
+                    share_id=_share_id(claim, p) if p.consumed is not None else None,
+                    consumed_capacity=p.consumed,
                 )
             )
         out.append(
@@ -75,6 +78,12 @@ def build_results(run: _Run) -> list[ClaimAllocation]:
             )
         )
     return out
+
+
+def _share_id(claim: Any, p: Any) -> str:
+    """A share's ID: upstream draws a random UID; here one derived from the claim, the slot and
+    the device, so that runs repeat."""
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"{claim.metadata.uid}/{p.key}/{p.id}"))
 
 
 def _configs(run: _Run, ci: int, claim: Any) -> tuple[ConfigResult, ...]:

@@ -15,7 +15,7 @@ autoscaler simulating a node can call it with its own objects.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, NamedTuple, Protocol
 
@@ -142,6 +142,10 @@ class DeviceResult:
     tolerations: Sequence[Any] = ()
     binding_conditions: Sequence[str] = ()
     binding_failure_conditions: Sequence[str] = ()
+    share_id: str | None = None
+    """A share of a device with ``allowMultipleAllocations`` (consumable capacity)."""
+    consumed_capacity: Mapping[str, int] | None = None
+    """What the share consumes, milli per capacity name."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -183,7 +183,9 @@ class DynamicResources:
         if s.to_allocate:
             f = self.features
             index = manager.slice_index(f.partitionable_devices)
-            s.allocator = Allocator(f, manager.allocated, manager.device_class, index, manager.cel, manager.views)
+            s.allocator = Allocator(
+                f, manager.allocated, manager.device_class, index, manager.cel, manager.views, manager.consumed
+            )
         s.claims = claims
         return None, SUCCESS
 

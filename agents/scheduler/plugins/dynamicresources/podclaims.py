@@ -27,6 +27,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Final
 
+from emulator.base.api.core import Pod
+from emulator.base.api.quantity import Quantity
 from emulator.base.api.resource import (
     AllocationResult,
     DeviceAllocationConfiguration,
@@ -34,8 +36,6 @@ from emulator.base.api.resource import (
     DeviceRequestAllocationResult,
     ResourceClaimConsumerReference,
 )
-
-from emulator.base.api.core import Pod
 
 from .allocator_types import ClaimAllocation
 
@@ -118,6 +118,8 @@ def to_allocation_result(a: ClaimAllocation) -> AllocationResult:
                     tolerations=list(d.tolerations),
                     binding_conditions=list(d.binding_conditions),
                     binding_failure_conditions=list(d.binding_failure_conditions),
+                    share_id=d.share_id,
+                    consumed_capacity={k: Quantity.from_milli(v) for k, v in (d.consumed_capacity or {}).items()},
                 )
                 for d in a.devices
             ],
