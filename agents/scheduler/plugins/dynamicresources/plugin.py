@@ -181,6 +181,8 @@ class DynamicResources:
             if status is not None:
                 return None, status
         if s.to_allocate:
+            if manager.cel is None:
+                return None, Status(Code.Error, "no CEL engine for device selectors")
             f = self.features
             index = manager.slice_index(f.partitionable_devices)
             s.allocator = Allocator(
