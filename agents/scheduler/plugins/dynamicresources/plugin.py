@@ -32,7 +32,8 @@ PreBind     (its pre-flight: Skip without claims) per claim not yet reserved for
             latest claim), the result assumed
 ==========  ==============================================================================
 
-Events and hints (QueueingHints on): Node Add|UpdateNodeLabel, ResourceClaim Add|Update
+Events and hints (QueueingHints on): Node Add|UpdateNodeLabel|UpdateNodeAllocatable (the last
+for DRA-backed extended resources, registered whatever that alpha gate), ResourceClaim Add|Update
 (``is_schedulable_after_claim_change``), Pod UpdatePodGeneratedResourceClaim
 (``is_schedulable_after_pod_change``), DeviceClass Add|Update, ResourceSlice Add|Update.
 No Score in v1.34 (it came with v1.35's prioritized-list scoring); the filter timeout
@@ -425,7 +426,11 @@ class DynamicResources:
     def events_to_register(self) -> list[ClusterEventWithHint]:
         add_update = ActionType.Add | ActionType.Update
         return [
-            ClusterEventWithHint(ClusterEvent(EventResource.Node, ActionType.Add | ActionType.UpdateNodeLabel)),
+            ClusterEventWithHint(
+                ClusterEvent(
+                    EventResource.Node, ActionType.Add | ActionType.UpdateNodeLabel | ActionType.UpdateNodeAllocatable
+                )
+            ),
             ClusterEventWithHint(
                 ClusterEvent(EventResource.ResourceClaim, add_update), self.is_schedulable_after_claim_change
             ),
