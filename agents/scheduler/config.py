@@ -31,7 +31,12 @@ Which points a plugin implements comes from its registry class (``extension_poin
 from ``UPSTREAM_PLUGINS``. Emulator choices (deviations, on purpose): ``DynamicResources`` is
 in the default set, modelled for pods without claims; upstream plugins absent
 from the registry stay in ``Profile.plugins`` and are listed in ``Profile.missing_plugins``
-(``to_spec`` drops them) instead of failing; ``extenders`` must be empty; profiles whose
+(``to_spec`` drops them) instead of failing; ``extenders`` must be empty; ``clientConnection``'s
+``qps``/``burst`` limit the scheduler's requests (a token bucket per client, events apart, as
+upstream's two clientsets) only when ``qps`` is set — upstream defaults an absent qps to 50 (burst
+100), the emulator leaves it unlimited so that scenarios and benchmarks are not throttled unasked
+(scheduler_perf itself lifts its clients to 5000); ``kubeconfig`` and the content types have no
+meaning in one process and are accepted and unused; profiles whose
 *expanded* queue sort differs are rejected (upstream compares only the configured ``queueSort``
 sets and silently uses the first profile's); ``NodeAffinityArgs``' ``addedAffinity`` is
 validated with the pod validation's messages (upstream's come from
@@ -158,12 +163,22 @@ class _Profile(_Struct, frozen=True):
     plugin_config: list[_PluginConfig] = []
 
 
+class _ClientConnection(_Struct, frozen=True):
+    """component-base ``ClientConnectionConfiguration``."""
+
+    kubeconfig: str = ""
+    accept_content_types: str = ""
+    content_type: str = ""
+    qps: float = 0.0
+    burst: Int32 = 0
+
+
 class _Document(_Struct, frozen=True):
     api_version: str
     kind: str
     parallelism: Int32 | None = None
     leader_election: dict[str, Any] | None = None
-    client_connection: dict[str, Any] | None = None
+    client_connection: _ClientConnection | None = None
     enable_profiling: bool | None = None
     enable_contention_profiling: bool | None = None
     percentage_of_nodes_to_score: Int32 | None = None
@@ -214,6 +229,12 @@ class SchedulerConfig:
     """0: adaptive (upstream ``DefaultPercentageOfNodesToScore``)."""
     pod_initial_backoff_seconds: int = 1
     pod_max_backoff_seconds: int = 10
+    client_qps: float = 0.0
+    """``clientConnection.qps``: > 0 limits the scheduler's API requests (client-go's token
+    bucket); 0 or negative: unlimited — also when ``clientConnection`` is absent, where upstream
+    would default to 50 (see the module docstring)."""
+    client_burst: int = 0
+    """``clientConnection.burst`` (0 with a qps: upstream's default, 100)."""
 
     def profile(self, scheduler_name: str) -> Profile | None:
         return next((p for p in self.profiles if p.scheduler_name == scheduler_name), None)
@@ -430,7 +451,12 @@ def load_config(
         )
     if raw.extenders:
         raise ConfigError("extenders", "Forbidden: extenders are not supported by the emulator")
-    return SchedulerConfig(profiles, parallelism, pct, initial, maximum)
+    cc = raw.client_connection or _ClientConnection()
+    if cc.burst < 0:
+        raise ConfigError("clientConnection.burst", _invalid(cc.burst, "must be non-negative"))
+    qps = cc.qps if cc.qps > 0 else 0.0
+    burst = (cc.burst or 100) if qps else 0
+    return SchedulerConfig(profiles, parallelism, pct, initial, maximum, qps, burst)
 
 
 def default_config(registry: Mapping[str, PluginFactory] | None = None) -> SchedulerConfig:

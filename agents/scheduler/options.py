@@ -35,6 +35,9 @@ class SchedulerOptions:
     percentage_of_nodes_to_score: int | None = None
     pod_initial_backoff: float = 1.0
     pod_max_backoff: float = 10.0
+    client_qps: float = 0.0
+    """> 0: the scheduler's API client waits for tokens (``clientConnection.qps``)."""
+    client_burst: int = 0
     explain: ExplainHook | None = None
     """Called after every attempt with its per-plugin explanation (``run --explain``)."""
     vectorized: bool = True

@@ -82,7 +82,8 @@ from agents.scheduler.framework.types import (
 )
 from agents.scheduler.queue import EventAssignedPodDelete, QueuedPodInfo
 from agents.scheduler.sampling import num_feasible_nodes_to_find, select_host
-from emulator.base.api.core import Pod, PodCondition
+from agents.scheduler.status_patches import failure_patch, with_condition
+from emulator.base.api.core import Pod
 from emulator.base.api.errors import ApiError, NotFound
 from emulator.base.api.meta import ObjectReference
 from emulator.base.client.retry import Backoff, retry_on_conflict
@@ -130,6 +131,12 @@ class _SchedulingError(Exception):
     def __init__(self, status: Status) -> None:
         super().__init__(status.message())
         self.status = status
+
+
+async def _settle(patch: Coroutine[Any, Any, None] | None) -> None:
+    """Await the failure PATCH a rate-limited scheduler makes in the failing task (if any)."""
+    if patch is not None:
+        await patch
 
 
 class SchedulingCycle:
@@ -191,7 +198,7 @@ class SchedulingCycle:
             self._record_attempt(start, wall0, "unschedulable")
             if self.options.explain is not None:  # explain hook
                 self._explain(fwk, qpi, start, None, str(fit), nominated)
-            self.handle_failure(qpi, Status(Code.Unschedulable, str(fit)), fit, nominated)
+            await _settle(self.handle_failure(qpi, Status(Code.Unschedulable, str(fit)), fit, nominated))
             return
         except (_SchedulingError, CacheError) as err:
             status = err.status if isinstance(err, _SchedulingError) else Status(Code.Error, str(err))
@@ -199,7 +206,7 @@ class SchedulingCycle:
             self._record_attempt(start, wall0, "unschedulable" if status.is_rejected() else "error")
             if self.options.explain is not None:  # explain hook
                 self._explain(fwk, qpi, start, None, status.message(), "")
-            self.handle_failure(qpi, status, None, "")
+            await _settle(self.handle_failure(qpi, status, None, ""))
             return
         await self._cycle_cost()
         host = result.node
@@ -209,7 +216,7 @@ class SchedulingCycle:
                 self.cache.assume_pod(assumed, qpi.pod_info)
             except CacheError as err:  # e.g. the pod was bound by someone else meanwhile
                 self._record_attempt(start, wall0, "error")
-                self.handle_failure(qpi, Status(Code.Error, str(err)), None, "")
+                await _settle(self.handle_failure(qpi, Status(Code.Error, str(err)), None, ""))
                 return
         self.queue.delete_nominated_pod_if_exists(pod)
         status = fwk.run_reserve_plugins_reserve(state, assumed, host)
@@ -223,7 +230,8 @@ class SchedulingCycle:
             if self.options.explain is not None:  # explain hook
                 self._explain(fwk, qpi, start, host, status.message(), "")
             rejection = self._one_node_fit_error(assumed, host, status) if status.is_rejected() else None
-            self.handle_failure(qpi, Status(status.code, str(rejection)) if rejection else status, rejection, "")
+            failed = Status(status.code, str(rejection)) if rejection else status
+            await _settle(self.handle_failure(qpi, failed, rejection, ""))
             return
         self._record_attempt(start, wall0, None)
         if self.options.explain is not None:  # explain hook
@@ -459,7 +467,8 @@ class SchedulingCycle:
         status = await fwk.wait_on_permit(assumed)
         if not status.is_success():
             fit = self._one_node_fit_error(assumed, host, status) if status.is_rejected() else None
-            self._binding_failure(fwk, state, qpi, assumed, host, Status(status.code, str(fit)) if fit else status, fit)
+            failed = Status(status.code, str(fit)) if fit else status
+            await _settle(self._binding_failure(fwk, state, qpi, assumed, host, failed, fit))
             return
         self.queue.done(uid)
         # PreBindPreFlight first: Skip means no PreBind plugin has work for this pod (the
@@ -479,7 +488,7 @@ class SchedulingCycle:
             self.cache.finish_binding(assumed)
         if not status.is_success():
             # PreBind/Bind failures carry no rejecting plugins: the pod backs off as on an error.
-            self._binding_failure(fwk, state, qpi, assumed, host, status, None)
+            await _settle(self._binding_failure(fwk, state, qpi, assumed, host, status, None))
             return
         now = self.clock.now()
         self.metrics.scheduled += 1
@@ -505,8 +514,8 @@ class SchedulingCycle:
         host: str,
         status: Status,
         fit: FitError | None,
-    ) -> None:
-        """Upstream ``handleBindingCycleError``."""
+    ) -> Coroutine[Any, Any, None] | None:
+        """Upstream ``handleBindingCycleError`` (returns ``handle_failure``'s PATCH to await)."""
         if status.is_rejected():
             self.metrics.unschedulable += 1
         else:
@@ -515,13 +524,14 @@ class SchedulingCycle:
         forgotten = self._forget(assumed)
         if forgotten and not status.is_rejected():
             self.queue.move_all_to_active_or_backoff(EventAssignedPodDelete, assumed, None)
-        self.handle_failure(qpi, status, fit, "")
+        patch = self.handle_failure(qpi, status, fit, "")
         if forgotten and status.is_rejected():
             # Deferred and without the pod itself: as an in-flight event it would requeue it.
             uid = assumed.metadata.uid
             self.queue.move_all_to_active_or_backoff(
                 EventAssignedPodDelete, assumed, None, lambda p: p.metadata.uid != uid
             )
+        return patch
 
     # --- failures -----------------------------------------------------------------------
 
@@ -531,8 +541,9 @@ class SchedulingCycle:
         status: Status,
         fit: FitError | None,
         nominated: str | None = None,
-    ) -> None:
-        """Upstream ``handleSchedulingFailure``: requeue, then report on the pod (async).
+    ) -> Coroutine[Any, Any, None] | None:
+        """Upstream ``handleSchedulingFailure``: requeue, then report on the pod (in a task); with
+        a rate-limited client, the status PATCH the caller must await (None otherwise).
 
         ``nominated``: the node to nominate, "" to clear the nomination, None to keep it."""
         pod = qpi.pod
@@ -553,10 +564,14 @@ class SchedulingCycle:
         elif nominated == "":
             self.queue.delete_nominated_pod_if_exists(pod)
         message = str(fit) if fit is not None else status.message()
-        self._spawn(
-            self._report_failure(pod, reason, message, nominated),
-            f"status:{pod.metadata.namespace}/{pod.metadata.name}",
-        )
+        where = f"{pod.metadata.namespace}/{pod.metadata.name}"
+        if self.client.rate_limiter is None:
+            self._spawn(self._report_failure(pod, reason, message, nominated), f"status:{where}")
+            return None
+        # A rate-limited client: the caller awaits one PATCH, as v1.34 does (status_patches.py).
+        event = self.events.event(pod_reference(pod), "Warning", "FailedScheduling", message, action="Scheduling")
+        self._spawn(event, f"event:{where}")
+        return failure_patch(self.client, self.clock, pod, reason, message, nominated)
 
     async def _report_failure(self, pod: Pod, reason: str, message: str, nominated: str | None) -> None:
         """The FailedScheduling Event, then the pod's PodScheduled=False condition (and
@@ -572,26 +587,9 @@ class SchedulingCycle:
                 return
             if current.metadata.uid != pod.metadata.uid or current.spec.node_name:
                 return
-            conds = [c for c in current.status.conditions if c.type != "PodScheduled"]
-            old = next((c for c in current.status.conditions if c.type == "PodScheduled"), None)
-            cond = PodCondition(
-                type="PodScheduled",
-                status="False",
-                reason=reason,
-                message=message,
-                last_transition_time=(
-                    old.last_transition_time if old is not None and old.status == "False" else self.clock.timestamp()
-                ),
-            )
-            new_nominated = current.status.nominated_node_name if nominated is None else nominated
-            if (
-                old is not None
-                and (old.status, old.reason, old.message) == ("False", reason, message)
-                and current.status.nominated_node_name == new_nominated
-            ):
-                return
-            status = replace(current.status, conditions=[*conds, cond], nominated_node_name=new_nominated)
-            await self.client.update_status(replace(current, status=status))
+            updated = with_condition(current, reason, message, nominated, self.clock.timestamp())
+            if updated is not None:
+                await self.client.update_status(updated)
 
         with contextlib.suppress(ApiError):
             await retry_on_conflict(STATUS_RETRY, attempt, clock=self.clock)

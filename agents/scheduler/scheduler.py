@@ -40,6 +40,7 @@ from emulator.base.api.core import Pod
 from emulator.base.client.client import Client
 from emulator.base.client.events import EventRecorder
 from emulator.base.client.informer import Informer
+from emulator.base.client.ratelimit import TokenBucket
 from emulator.base.runtime.clock import Clock
 from emulator.base.runtime.rng import Seeds
 
@@ -87,6 +88,10 @@ class Scheduler(SchedulingCycle, EventHandlers):
         self.name = name
         self.client = client
         self.clock = clock
+        if options.client_qps > 0:  # clientConnection.qps: the client and the events client limited apart
+            burst = max(options.client_burst, 1)
+            client.rate_limiter = TokenBucket(options.client_qps, burst, clock)
+            client.event_rate_limiter = TokenBucket(options.client_qps, burst, clock)
         self.rng = rng
         self.events = EventRecorder(
             client,

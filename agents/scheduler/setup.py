@@ -62,6 +62,9 @@ class SchedulerSettings:
     """The file ``config`` was read from (empty: ``source``)."""
     config_path: str = "scheduler"
     """Where ``config`` sits in ``config_file``: ``scheduler`` when inline, empty for its own file."""
+    client_qps: float | None = None
+    client_burst: int | None = None
+    """Override ``clientConnection.qps``/``burst`` (bench: upstream's ``schedulerApiClientQPS``/``Burst``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +108,8 @@ def build_scheduler_setup(settings: SchedulerSettings, *, construct: bool = Fals
         percentage_of_nodes_to_score=config.percentage_of_nodes_to_score,
         pod_initial_backoff=float(config.pod_initial_backoff_seconds),
         pod_max_backoff=float(config.pod_max_backoff_seconds),
+        client_qps=config.client_qps if settings.client_qps is None else settings.client_qps,
+        client_burst=config.client_burst if settings.client_burst is None else settings.client_burst,
     )
     setup = SchedulerSetup(
         instances=settings.instances,

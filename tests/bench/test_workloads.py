@@ -400,10 +400,10 @@ testCases:
             id="template-kind",
         ),
         pytest.param(
-            _doc(ops=f"{GOOD_OP}, {GOOD_OP}"),
+            _doc(ops=f"{{opcode: startCollectingMetrics, namespaces: [namespace-1]}}, {GOOD_OP}"),
             "testCases[0].workloadTemplate[1].collectMetrics",
-            "only one",
-            id="two-measured",
+            "metrics collection is overlapping",
+            id="measured-inside-a-window",
         ),
         pytest.param(
             _doc(ops="{opcode: createPods, count: 1}"),

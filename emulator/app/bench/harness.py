@@ -65,7 +65,8 @@ from msgspec.structs import replace
 from agents.kubelet import Kubelet, KubeletSettings
 from agents.scheduler import start_schedulers
 from emulator.app.bench.instruments import ExtensionPointTimers, ProgressHook, Tracker, scheduler_settings
-from emulator.app.bench.metrics import millis, peak_rss_mib, reset_peak_rss, summarize, throughput_samples
+from emulator.app.bench.metrics import peak_rss_mib, reset_peak_rss
+from emulator.app.bench.phases import Phase, Samples, figures
 from emulator.app.bench.resolve import render, render_any
 from emulator.app.bench.result import BenchOptions, WorkloadResult
 from emulator.app.bench.stages import ATTEMPTED, SCHEDULED, Selector, matches
@@ -121,7 +122,7 @@ async def run_workload_async(
     selectors = [s.label_selector for s in workload.steps if isinstance(s, BarrierStep)]
     tracker = Tracker(kubelets=options.kubelets, progress=progress, selectors=selectors)
     server.add_write_listener(tracker)
-    settings = scheduler_settings(options.profile, workload.scheduler_config)
+    settings = scheduler_settings(options.profile, workload.scheduler_config, workload.client)
     timers = ExtensionPointTimers()
     play = _Play(workload, options, server, clock, seeds, tracker)
     missing: list[str] = []
@@ -148,16 +149,11 @@ async def run_workload_async(
             tg.create_task(play.run(), name="bench:workload")
     except* _Done:
         pass
-    a0, e0, f0, s0 = play.marks_start or (0, 0, 0, 0)
-    a1, e1, f1, s1 = play.marks_end or play.marks()
-    t0, t1 = play.t_start, play.t_end
-    bound_at = sorted(tracker.bound_at)
-    samples = throughput_samples(bound_at, t0, t1)
-    summary: dict[str, Any] = dict(summarize(samples))
-    phase = max(t1 - t0, 1e-9)
-    summary["overall"] = round(len(bound_at) / phase, 3)
-    cpu = play.cpu_end - play.cpu_start if play.marks_end is not None else time.process_time() - play.cpu_start
-    summary["overallCpu"] = round(len(bound_at) / max(cpu, 1e-9), 3)
+    samples = Samples(
+        raw.attempt_wall_seconds, raw.e2e_seconds, timers.filter, timers.score, tracker.bound_at, tracker.startup
+    )
+    samples.marks_now = play.marks()
+    fig, per_phase = figures(play.phases, samples)
     per_node = Counter(p.spec.node_name for p in server.list("Pod")[0] if p.spec.node_name)
     result = WorkloadResult(
         workload=workload.name,
@@ -166,23 +162,30 @@ async def run_workload_async(
         profile=options.profile,
         kubelets=options.kubelets,
         scale=workload.scale,
-        throughput=summary,
-        attempt_ms=millis(raw.attempt_wall_seconds[a0:a1]),
-        e2e_ms=millis(raw.e2e_seconds[e0:e1]),
-        filter_ms=millis(timers.filter[f0:f1]),
-        score_ms=millis(timers.score[s0:s1]),
+        throughput=fig["throughput"],
+        attempt_ms=fig["attempt_ms"],
+        e2e_ms=fig["e2e_ms"],
+        filter_ms=fig["filter_ms"],
+        score_ms=fig["score_ms"],
         peak_rss_mib=peak_rss_mib(),
         wall_seconds=time.perf_counter() - wall0,
-        measured_seconds=t1 - t0,
-        measured_cpu_seconds=cpu,
+        measured_seconds=fig["measured_seconds"],
+        measured_cpu_seconds=fig["measured_cpu_seconds"],
         scheduled_pods=len(tracker.bound_at),
         complete=play.stopped_by is None,
         stopped_by=play.stopped_by,
         plugins_missing=missing if options.profile == "default" else [],
         max_pods_per_node=max(per_node.values(), default=0),
         threshold=workload.threshold,
-        startup_ms=millis(tracker.startup),
+        startup_ms=fig["startup_ms"],
     )
+    if per_phase:
+        result.extra["phases"] = per_phase
+    if (limiter := scheduler.client.rate_limiter) is not None:
+        events = scheduler.client.event_rate_limiter
+        waited = limiter.waited + (events.waited if events is not None else 0.0)
+        throttled = {"qps": limiter.qps, "burst": limiter.burst, "waitedSeconds": round(waited, 3)}
+        result.extra["schedulerApiClient"] = throttled
     if play.error:
         result.extra["error"] = play.error
     if workload.scheduler_config and options.profile == "default":
@@ -213,10 +216,9 @@ class _Play:
         self.namespaces: set[str] = set()
         self.names: dict[tuple[str, str], int] = {}
         self.stopped_by: str | None = None
-        self.t_begin = self.t_start = self.t_end = 0.0
-        self.cpu_start = self.cpu_end = 0.0
-        self.marks_start: tuple[int, int, int, int] | None = None
-        self.marks_end: tuple[int, int, int, int] | None = None
+        self.t_begin = 0.0
+        self.phases: list[Phase] = []
+        """The measured phases so far (``phases.py``); the last may be open."""
         self.metrics_marks: Callable[[], tuple[int, int, int, int]] | None = None
         self.expected: dict[str, int] = {}
         """Upstream's ``numPodsScheduledPerNamespace``: each namespace a createNamespaces or
@@ -261,7 +263,7 @@ class _Play:
             case SleepStep():
                 await self.clock.sleep(step.seconds)
             case MetricsStep() if step.start:
-                self.begin_measuring(step.namespaces, step.label_selector)
+                self.begin_measuring(f"startCollectingMetrics[{i}]", step.namespaces, step.label_selector)
             case MetricsStep():
                 self.end_measuring()
             case AnyStep():
@@ -348,7 +350,7 @@ class _Play:
         self.expected.setdefault(ns, 0)
         stage = f"createPods[{i}]" + (" (measured)" if step.collect_metrics else "")
         if step.collect_metrics:
-            self.begin_measuring((ns,), ())
+            self.begin_measuring(f"createPods[{i}]", (ns,), ())
         self.tracker.watch(stage, ns, self.created.get(ns, 0) + step.count)
         for k in range(step.count):
             pod = self.pod(step, k)
@@ -377,7 +379,7 @@ class _Play:
             pod = replace(pod, metadata=replace(pod.metadata, labels=labels))
         return pod
 
-    def begin_measuring(self, namespaces: tuple[str, ...], selector: Selector) -> None:
+    def begin_measuring(self, where: str, namespaces: tuple[str, ...], selector: Selector) -> None:
         """The measured window opens: from here the tracker times the bindings of these
         namespaces' pods (matching ``selector``), and the latency samples count."""
         # The set-up's objects (nodes, earlier pods) live to the end: out of the collector's
@@ -385,17 +387,17 @@ class _Play:
         gc.collect()
         gc.freeze()
         self.tracker.measure(namespaces, selector)
-        self.marks_start = self.marks()
-        self.t_start = time.perf_counter()
-        self.cpu_start = time.process_time()
+        t = self.tracker
+        self.phases.append(
+            Phase(where, self.marks(), time.perf_counter(), time.process_time(), len(t.bound_at), len(t.startup))
+        )
 
     def end_measuring(self) -> None:
-        if self.marks_start is None or self.marks_end is not None:
+        if not self.phases or self.phases[-1].marks_end is not None:
             return
-        self.t_end = time.perf_counter()
-        self.cpu_end = time.process_time()
-        self.marks_end = self.marks()
-        self.tracker.measure((), ())
+        t = self.tracker
+        self.phases[-1].close(self.marks(), len(t.bound_at), len(t.startup))
+        t.measure((), ())
 
     def marks(self) -> tuple[int, int, int, int]:
         assert self.metrics_marks is not None

@@ -28,6 +28,7 @@ scheduler's own ``attempt_wall_seconds`` is.
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from collections.abc import Callable, Iterable
 from typing import Any, Final, Literal
@@ -75,17 +76,27 @@ NOOP_CONFIG: Final[dict[str, Any]] = {
 """Queue sort and binder only: every Filter and Score plugin (and every other) disabled."""
 
 
-def scheduler_settings(profile: Profile, config_file: str = "") -> SchedulerSettings:
+def scheduler_settings(
+    profile: Profile, config_file: str = "", client: tuple[float, int] | None = None
+) -> SchedulerSettings:
     """The settings of the scheduler for ``profile`` (one instance). ``config_file``: a
     KubeSchedulerConfiguration for the ``default`` profile (a workload's
-    ``schedulerConfigPath``)."""
+    ``schedulerConfigPath``); ``client``: (qps, burst) of its API client, None: unlimited."""
+    qps, burst = client if client is not None else (None, None)
+    if qps is not None and not burst:
+        burst = max(1, math.ceil(qps))  # client-go with burst 0 would refuse every request
     if profile == "noop":
-        return SchedulerSettings(source="bench", config=NOOP_CONFIG)
+        return SchedulerSettings(source="bench", config=NOOP_CONFIG, client_qps=qps, client_burst=burst)
     if config_file:
         return SchedulerSettings(
-            source=config_file, config=read_config_document(config_file), config_file=config_file, config_path=""
+            source=config_file,
+            config=read_config_document(config_file),
+            config_file=config_file,
+            config_path="",
+            client_qps=qps,
+            client_burst=burst,
         )
-    return SchedulerSettings(source="bench")
+    return SchedulerSettings(source="bench", client_qps=qps, client_burst=burst)
 
 
 def enabled_plugins(group: SchedulerGroup) -> dict[str, list[str]]:

@@ -180,6 +180,9 @@ class Workload:
     scheduler_config: str = ""
     """The KubeSchedulerConfiguration file of its test case (checked when loaded); "" for
     upstream's default configuration."""
+    client: tuple[float, int] | None = None
+    """(qps, burst) of the scheduler's API client (upstream files' ``schedulerApiClientQPS`` and
+    ``schedulerApiClientBurst``; burst 0: as qps rounded up); None: unlimited."""
     metrics: tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]] | None = None
     """Its test case's ``metricsCollectorConfig`` (upstream files): the result fields reported,
     the metrics collected, those the emulator lacks; None: upstream's default metrics."""
@@ -190,21 +193,21 @@ class Workload:
 
     @property
     def measured(self) -> PodsStep | None:
-        """The ``createPods`` op with ``collectMetrics``, if the window is one."""
+        """The first ``createPods`` op with ``collectMetrics``, if any."""
         return next((s for s in self.steps if isinstance(s, PodsStep) and s.collect_metrics), None)
 
     @property
     def measured_pods(self) -> int:
-        """Pods created in the measured window that it counts: the ``collectMetrics`` op's, or
-        those of the window's namespaces (templates matching its selector) created between
-        ``startCollectingMetrics`` and ``stopCollectingMetrics``."""
-        if (op := self.measured) is not None:
-            return op.count
+        """Pods created in the measured phases that they count: each ``collectMetrics`` op's,
+        and in each ``startCollectingMetrics`` ... ``stopCollectingMetrics`` window those of the
+        window's namespaces (templates matching its selector)."""
         window: MetricsStep | None = None
         total = 0
         for s in self.steps:
             if isinstance(s, MetricsStep):
                 window = s if s.start else None
+            elif isinstance(s, PodsStep) and s.collect_metrics:
+                total += s.count
             elif window is not None and isinstance(s, PodsStep) and s.namespace in window.namespaces:
                 labels = s.template.metadata.labels
                 total += s.count if all(labels.get(k) == v for k, v in window.label_selector) else 0

@@ -52,7 +52,6 @@ from emulator.app.bench.upstream_fields import (
     FieldError,
     check_selector,
     metrics_config,
-    several_phases,
     threshold,
     unplayable,
 )
@@ -125,6 +124,9 @@ class Translation:
     metrics: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = field(default_factory=dict)
     """``<testCase>/<workload>`` → its test case's ``metricsCollectorConfig`` as
     ``upstream_fields.metrics_config`` reduces it (absent: upstream's default metrics)."""
+    client: dict[str, tuple[float, int]] = field(default_factory=dict)
+    """``<testCase>/<workload>`` → its test case's ``schedulerApiClientQPS``/``Burst`` (the
+    scheduler's client then waits for tokens: ``ratelimit.py``); absent: unlimited."""
     where: dict[str, str] = field(default_factory=dict)
     """A path in ``document`` (``testCases[k]``) → the path in the upstream file (``[i]``)."""
 
@@ -145,7 +147,12 @@ def load_upstream(doc: list[Any], *, source: str, scale: float) -> list[Workload
     except WorkloadError as err:
         raise _upstream_path(err, tr, source) from None
     gates = {name: tuple(sorted(g.items())) for name, g in tr.feature_gates.items()}
-    out = [with_fields(w, feature_gates=gates.get(w.name, ()), metrics=tr.metrics.get(w.name)) for w in resolved]
+    out = [
+        with_fields(
+            w, feature_gates=gates.get(w.name, ()), metrics=tr.metrics.get(w.name), client=tr.client.get(w.name)
+        )
+        for w in resolved
+    ]
     out += [
         Workload(s.name, s.labels, None, (), scale, skipped=s.reason, feature_gates=gates.get(s.name, ()))
         for s in tr.skipped
@@ -238,15 +245,12 @@ class _Translator:
             if "defaultPodTemplatePath" in case:
                 default_pod = self.template(case["defaultPodTemplatePath"], f"{path}.defaultPodTemplatePath", "Pod")
             reason = ""
-            client = [k for k in ("schedulerApiClientQPS", "schedulerApiClientBurst") if k in case]
-            for key in client:
-                if not isinstance(case[key], int | float) or isinstance(case[key], bool) or case[key] < 0:
+            client = {k: case[k] for k in ("schedulerApiClientQPS", "schedulerApiClientBurst") if k in case}
+            for key, value in client.items():
+                if not isinstance(value, int | float) or isinstance(value, bool) or value < 0:
                     raise self.fail(f"{path}.{key}", "expected a non-negative number")
-            if client:
-                reason = (
-                    f"{'/'.join(client)} needs a rate-limited scheduler API client (the emulator's scheduler "
-                    "calls the API server directly), which the emulator does not have"
-                )
+            if not isinstance(client.get("schedulerApiClientBurst", 0), int):
+                raise self.fail(f"{path}.schedulerApiClientBurst", "expected a whole number")
             new_ops: list[dict[str, Any]] = []
             used: set[str] = set()
             for j, op in enumerate(ops):
@@ -260,7 +264,6 @@ class _Translator:
                     template_params = counted.get("templateParams")
                     if isinstance(template_params, dict):
                         used |= {v[1:] for v in template_params.values() if isinstance(v, str) and v.startswith("$")}
-            reason = reason or several_phases(ops)
             config_path = case.get("schedulerConfigPath")
             if config_path is not None and (not isinstance(config_path, str) or not config_path):
                 raise self.fail(f"{path}.schedulerConfigPath", "expected a file path (relative to the config file)")
@@ -277,6 +280,11 @@ class _Translator:
                 out.feature_gates[full] = gates
                 if metrics is not None:
                     out.metrics[full] = metrics
+                if client.get("schedulerApiClientQPS"):
+                    out.client[full] = (
+                        float(client["schedulerApiClientQPS"]),
+                        int(client.get("schedulerApiClientBurst", 0)),
+                    )
                 if reason:
                     out.skipped.append(Skipped(full, tuple(labels), reason))
                     continue

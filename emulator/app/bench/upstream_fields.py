@@ -161,31 +161,6 @@ def unplayable(code: str, op: Mapping[str, Any]) -> str:
     return f"{lacking}, which the emulator does not have" if lacking else ""
 
 
-def several_phases(ops: list[Any]) -> str:
-    """Why a workload template with more than one measured phase cannot run ("" otherwise):
-    upstream makes each phase its own data item; the emulator's bench reports one per workload.
-    Phases that overlap are left to ``resolve.py``, which refuses them as upstream does."""
-    phases: list[int] = []
-    window = False
-    for j, op in enumerate(ops):
-        code = op.get("opcode") if isinstance(op, dict) else None
-        if code == "startCollectingMetrics":
-            if window:
-                return ""
-            phases.append(j)
-            window = True
-        elif code == "stopCollectingMetrics":
-            window = False
-        elif code == "createPods" and op.get("collectMetrics"):
-            if window:
-                return ""
-            phases.append(j)
-    if len(phases) < 2:
-        return ""
-    where = ", ".join(f"workloadTemplate[{j}]" for j in phases)
-    return f"{len(phases)} measured phases ({where}) need a result per phase, which the emulator does not have"
-
-
 class FieldError(ValueError):
     """``(path suffix, detail)`` of a malformed field."""
 

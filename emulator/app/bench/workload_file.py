@@ -7,7 +7,7 @@ The file has upstream scheduler_perf's shape: ``templates`` (name → a Node or 
 ``testCases``, each a ``workloadTemplate`` (ops tagged by ``opcode``) instantiated by its
 ``workloads`` (``params`` fill the ops' ``countParam: $name``). ``load_workloads`` checks
 everything that can be checked before a run — unknown fields and op shapes (``spec.py``),
-template names and kinds, parameters used and defined, one measured phase per test case,
+template names and kinds, parameters used and defined, measured phases that do not overlap,
 durations, namespace names (``resolve.py``) — and resolves every workload into plain steps
 (``steps.py``) with counts, templates and namespaces filled in:
 

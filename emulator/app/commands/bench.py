@@ -242,6 +242,9 @@ def _table(results: list[WorkloadResult], out: Console) -> None:
             notes.append(f"too short to sample: {_fmt(th.get('overall'))} pods/s overall")
         if r.plugins_missing:
             notes.append("missing: " + ", ".join(r.plugins_missing))
+        if phases := r.extra.get("phases"):
+            each = ", ".join(_fmt(p["throughput"]["overall"]) for p in phases)
+            notes.append(f"{len(phases)} measured phases, pooled; overall pods/s each: {each}")
         cmp = r.extra.get("compare")
         if cmp is not None and r.profile == "noop" and cmp["ratio"] is not None:
             notes.append(f"default/noop = {cmp['ratio']:.3f}")

@@ -23,9 +23,11 @@ from typing import Any, Protocol, TypeVar
 import msgspec
 
 from emulator.base.api.core import Binding
+from emulator.base.api.errors import NotFound
 from emulator.base.api.meta import ObjectMeta, ObjectReference
 from emulator.base.apiserver.server import ApiServer
 from emulator.base.apiserver.watch import Watcher, WatchEvent
+from emulator.base.client.ratelimit import TokenBucket
 from emulator.base.runtime.channel import ChannelClosed
 from emulator.base.runtime.clock import Clock
 
@@ -83,6 +85,11 @@ class Client:
         self.interceptor: Interceptor | None = None
         self.watch_faults: WatchFaults | None = None
         self.stats = ClientStats()
+        self.rate_limiter: TokenBucket | None = None
+        """Requests wait for a token first (client-go's QPS/burst; None: unlimited)."""
+        self.event_rate_limiter: TokenBucket | None = None
+        """The limiter of Event writes: upstream components record events through a clientset
+        of their own with its own limiter, so events never take the main client's tokens."""
         self._rng = rng
 
     def __repr__(self) -> str:
@@ -91,6 +98,9 @@ class Client:
     async def _call(self, verb: str, kind: str, fn: Callable[[], T]) -> T:
         calls = self.stats.calls
         calls[verb] = calls.get(verb, 0) + 1
+        limiter = self.event_rate_limiter if kind == "Event" else self.rate_limiter
+        if limiter is not None:
+            await limiter.wait()
         lat = self.api_latency
         if lat.jitter > 0 or lat.mean > 0:  # else sample() is mean <= 0, with no draw
             delay = lat.sample(self._rng)
@@ -127,6 +137,24 @@ class Client:
 
     async def update_status(self, obj: S) -> S:
         return await self._call("updateStatus", getattr(obj, "kind", ""), lambda: self.server.update_status(obj))
+
+    async def patch_status(
+        self, kind: str, name: str, namespace: str, mutate: Callable[[Any], Any | None]
+    ) -> Any | None:
+        """A status PATCH: the server applies ``mutate`` to the object as it is when the request
+        arrives (after the rate limiter and latency), with no resourceVersion precondition, so it
+        never conflicts; ``mutate`` returning None leaves it unchanged (an empty patch). None if
+        the object is gone; else the object after the patch."""
+
+        def apply() -> Any | None:
+            try:
+                current = self.server.get(kind, name, namespace)
+            except NotFound:
+                return None
+            new = mutate(current)
+            return current if new is None else self.server.update_status(new)
+
+        return await self._call("patch", kind, apply)
 
     async def delete(
         self,
