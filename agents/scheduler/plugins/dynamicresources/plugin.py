@@ -293,6 +293,8 @@ class DynamicResources:
     # --- Reserve / Unreserve --------------------------------------------------------------
 
     def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        if not pod.spec.resource_claims:  # the empty state's answer, without reading it
+            return SUCCESS
         try:
             s: _State = state.read(STATE_KEY)
         except KeyError:  # no PreFilter ran (a framework driven by hand), as VolumeBinding
@@ -340,6 +342,8 @@ class DynamicResources:
 
     def pre_bind_pre_flight(self, state: CycleState, pod: Pod, node_name: str) -> Status:
         """Upstream ``PreBindPreFlight``: Skip when the pod has no claims (PreBind would do nothing)."""
+        if not pod.spec.resource_claims:
+            return _SKIP
         try:
             s: _State = state.read(STATE_KEY)
         except KeyError:
