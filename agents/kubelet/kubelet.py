@@ -94,6 +94,7 @@ from agents.kubelet.nodestatus import PodIPs, host_ip, pod_cidr
 from agents.kubelet.podapi import PodWriter
 from agents.kubelet.podstatus import needs_reconcile, pending_status, reconciled_status, rejected_status
 from agents.kubelet.podworker import Key, PodRecord, PodState, PodWorker
+from agents.kubelet.resize import Resizer
 from agents.kubelet.settings import KubeletSettings
 from agents.kubelet.ticker import Ticker
 from agents.kubelet.volumewait import VolumeWait
@@ -106,6 +107,7 @@ __all__ = ["INVALID_NODE_INFO", "RUN_DURATION_ANNOTATION", "Kubelet", "PodState"
 
 INVALID_NODE_INFO: Final = AdmissionResult("InvalidNodeInfo", "Kubelet cannot get node info.")
 _TERMINAL: Final = ("Succeeded", "Failed")
+_ALLOCATED: Final = (PodState.STARTING, PodState.RUNNING)
 
 
 def _key(pod: Pod) -> Key:
@@ -140,6 +142,7 @@ class Kubelet:
         self._usage = NodeUsage()
         self._queue: deque[PodRecord] = deque()
         self._admit_wake = asyncio.Event()
+        self._admitting = False
         self._node_seen = asyncio.Event()
         self._host_ip = ""
         self._pod_ips = PodIPs()
@@ -181,6 +184,9 @@ class Kubelet:
             self._release,
             self._refs,
             self._volumes,
+        )
+        self._resizer = Resizer(
+            clock, self._usage, lambda: self._reporter.node, self._worker.write_status, self._spawn_quiet, self._prefix
         )
         self._pod_informer = Informer(client, "Pod", fields={"spec.nodeName": node_name})
         self._pod_informer.add_handlers(self._on_pod_add, self._on_pod_update, self._on_pod_delete)
@@ -300,6 +306,8 @@ class Kubelet:
         rec.pod = newer(rec.pod, pod)
         if rec.pod is pod and rec.state is PodState.RUNNING and needs_reconcile(pod.status, rec.reported):
             self._reconcile(rec)
+        if rec.pod is pod and rec.state in _ALLOCATED and pod.metadata.deletion_timestamp is None:
+            self._resizer.request(rec, after_admissions=bool(self._queue) or self._admitting)
         if pod.metadata.deletion_timestamp is not None:
             if rec.state is PodState.TERMINATING:
                 self._shorten_grace(rec)
@@ -324,7 +332,8 @@ class Kubelet:
         self._release(rec)
 
     def _release(self, rec: PodRecord) -> None:
-        self._usage.remove(rec.uid)
+        if self._usage.remove(rec.uid):
+            self._resizer.released(rec)
         if rec.pod_ip and rec.pod_ip != self._host_ip:
             self._pod_ips.release(rec.pod_ip)
         rec.pod_ip = ""
@@ -337,8 +346,11 @@ class Kubelet:
             self._admit_wake.clear()
             batch = sorted(self._queue, key=lambda r: r.pod.metadata.creation_timestamp or "")
             self._queue.clear()
+            self._admitting = True
             for rec in batch:
                 await self._admit(rec)
+            self._admitting = False
+            self._resizer.flush()  # the resizes that came after these pods, in order
 
     def _still_queued(self, rec: PodRecord) -> bool:
         return rec.state is PodState.QUEUED and self._pods.get(rec.key) is rec
@@ -377,6 +389,7 @@ class Kubelet:
 
     def _start(self, rec: PodRecord) -> None:
         self._usage.add(rec.uid, rec.pod)
+        self._resizer.admitted(rec)
         self._counts["admitted"] += 1
         status = rec.pod.status
         if status.phase == "Running" and status.start_time:

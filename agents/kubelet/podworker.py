@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import enum
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from agents.kubelet.configrefs import ConfigRefs, env_refs, volume_refs
 from agents.kubelet.heartbeat import newer
@@ -31,10 +31,11 @@ from agents.kubelet.podapi import PodWriter
 from agents.kubelet.podrun import PodRun, RunPhase
 from agents.kubelet.podstatus import pending_status, start_failed_status, succeeded_status
 from agents.kubelet.prober import prober_for
+from agents.kubelet.resize import with_resize_status
 from agents.kubelet.runstatus import run_status
 from agents.kubelet.settings import KubeletSettings
 from agents.kubelet.volumewait import VolumeWait, claim_volumes
-from emulator.base.api.core import Container, ContainerStatus, Pod, PodStatus
+from emulator.base.api.core import Container, ContainerStatus, Pod, PodCondition, PodStatus, ResourceRequirements
 from emulator.base.runtime.clock import Clock, format_duration, parse_timestamp
 
 __all__ = ["Key", "PodRecord", "PodState", "PodWorker"]
@@ -80,6 +81,13 @@ class PodRecord:
     """It was queued or admitted, its containers not started, when the delete came."""
     kill_announced: bool = False
     """Its ``Killing`` Events are written (a shorter grace period does not repeat them)."""
+    allocated: dict[str, ResourceRequirements] | None = None
+    """Its resizable containers' allocated resources (``resize.py``); None until admitted."""
+    actuated: dict[str, ResourceRequirements] | None = None
+    resize_conditions: dict[str, PodCondition] = field(default_factory=dict)
+    resize_judged: dict[str, ResourceRequirements] | None = None
+    """The desired resources last found pending (not judged again until they change)."""
+    resize_since: float = 0.0
 
     @property
     def label(self) -> str:
@@ -300,7 +308,9 @@ class PodWorker:
 
     async def write_status(self, rec: PodRecord, build: Callable[[Pod], PodStatus]) -> Pod | None:
         """Write ``build(pod)`` as the pod's status; keep the written pod as the newest."""
-        written = await self._writer.write_status(rec.pod, rec.uid, build)
+        written = await self._writer.write_status(
+            rec.pod, rec.uid, lambda p: with_resize_status(rec, build(p), p.metadata.generation)
+        )
         if written is not None:
             rec.pod = newer(rec.pod, written)
             rec.reported = written.status

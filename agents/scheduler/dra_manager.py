@@ -34,6 +34,7 @@ from typing import Any, Final
 
 from agents.scheduler.framework.types import ActionType, ClusterEvent, EventResource
 from agents.scheduler.plugins.dynamicresources import DeviceID, Features, SliceIndex
+from agents.scheduler.plugins.dynamicresources.cel_backend import DraCel
 from emulator.base.client.client import Client
 from emulator.base.client.informer import Informer
 
@@ -86,8 +87,8 @@ class DraManager:
         self.client = client
         self.features = features or Features()
         """The DRA feature gates (v1.34 defaults unless a run sets them)."""
-        self.cel = cel
-        """The allocator's CEL backend (``plugins.dynamicresources.SelectorBackend``)."""
+        self.cel = cel if cel is not None else DraCel(self.features.consumable_capacity)
+        """The allocator's CEL backend (``plugins.dynamicresources.SelectorBackend``): dracel's."""
         self.informers = {kind: Informer(client, kind) for kind, _ in KINDS}  # type: ignore[arg-type]
         self._sink: EventSink | None = None
         self._assumed: dict[Key, Any] = {}

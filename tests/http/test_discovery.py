@@ -84,6 +84,7 @@ SUBRESOURCES = [
     ("v1", "pods/exec", "PodExecOptions", None, ["create", "get"]),
     ("v1", "pods/log", "Pod", None, ["get"]),
     ("v1", "pods/portforward", "PodPortForwardOptions", None, ["create", "get"]),
+    ("v1", "pods/resize", "Pod", None, STATUS),
     ("v1", "pods/status", "Pod", None, STATUS),
     ("v1", "services/status", "Service", None, STATUS),
     ("apps/v1", "daemonsets/status", "DaemonSet", None, STATUS),
@@ -853,7 +854,13 @@ async def test_the_python_clients_dynamic_client_maps_kinds(server: Served, tmp_
             api.close()  # type: ignore[no-untyped-call]
 
     assert await asyncio.to_thread(discover) == [
-        ("pods", True, ["po"], ["all"], ["attach", "binding", "eviction", "exec", "log", "portforward", "status"]),
+        (
+            "pods",
+            True,
+            ["po"],
+            ["all"],
+            ["attach", "binding", "eviction", "exec", "log", "portforward", "resize", "status"],
+        ),
         ("deployments", True, ["deploy"], ["all"], ["scale", "status"]),
         ("poddisruptionbudgets", True, ["pdb"], None, ["status"]),
     ]

@@ -487,7 +487,11 @@ async def test_out_of_cpu_rejection_changes_nothing_else() -> None:
         assert rejected.spec == created.spec
         assert rejected.metadata.labels == created.metadata.labels
         assert rejected.status == replace(
-            created.status, phase="Failed", reason=rejected.status.reason, message=rejected.status.message
+            created.status,
+            phase="Failed",
+            reason=rejected.status.reason,
+            message=rejected.status.message,
+            observed_generation=created.metadata.generation,  # PodObservedGenerationTracking (1.34)
         )
         assert [r.verb for r in w.of("Pod", "too-big")] == ["create", "updateStatus"]
         assert w.pod("big") == before

@@ -20,7 +20,7 @@ from typing import Final
 import msgspec
 
 from emulator.base.api.core import Pod, PodStatus
-from emulator.base.api.resources import pod_requests
+from emulator.base.api.resources import pod_requests, resize_state
 
 from ..framework.types import ActionType, ClusterEvent, EventResource
 
@@ -71,9 +71,12 @@ def pod_scheduling_properties_change(new: Pod, old: Pod) -> list[ClusterEvent]:
     generated resource claims (``extractPodGeneratedResourceClaimChange``); none
     of them gives the generic ``Update`` (only plugins registering Pod/Update hear it).
     """
-    if new.spec is old.spec or new.spec == old.spec:
-        # Requests, gates and tolerations all come from the spec: only the labels and the
-        # generated claims (status) may differ. ``properties_change_reference`` without the shortcut.
+    if (new.spec is old.spec or new.spec == old.spec) and (
+        new.status is old.status or resize_state(new) == resize_state(old)
+    ):
+        # Gates and tolerations come from the spec, requests from the spec and the status's
+        # resize state: only the labels and the generated claims (status) may differ.
+        # ``properties_change_reference`` without the shortcut.
         if new.status.resource_claim_statuses != old.status.resource_claim_statuses:
             return properties_change_reference(new, old)
         resource = _Assigned if new.spec.node_name else _Unscheduled

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
-__all__ = ["EMULATED", "at_1_34", "describe"]
+__all__ = ["EMULATED", "NEEDED", "at_1_34", "describe", "skip_reason"]
 
 EMULATED: Final = "1.34"
 
@@ -72,3 +72,21 @@ def describe(gate: str) -> str:
     if got is None:
         return f"not in {EMULATED} (from {_SPECS[gate][0][0]})"
     return f"{'on' if got[0] else 'off'} ({got[1]})"
+
+
+NEEDED: Final[Mapping[str, str]] = {
+    "InPlacePodVerticalScalingSchedulerPreemption": "the scheduler's preemption for deferred in-place resizes",
+    "NodeDeclaredFeatures": "the NodeDeclaredFeatures filter over nodes' status.declaredFeatures",
+    "OpportunisticBatching": "the scheduler's opportunistic batching of pods with one signature",
+}
+"""Gates without which a workload setting them on measures something else than upstream's:
+set to true and not in 1.34, the workload is skipped (``skip_reason``), never run without."""
+
+
+def skip_reason(gates: Mapping[str, bool]) -> str:
+    """Why a workload setting ``gates`` is not run ("" when it is): a gate of ``NEEDED`` on
+    that 1.34 does not have."""
+    for gate in sorted(gates):
+        if gates[gate] and gate in NEEDED and at_1_34(gate) is None:
+            return f"feature gate {gate} ({NEEDED[gate]}; {describe(gate)}), which the emulator does not have"
+    return ""

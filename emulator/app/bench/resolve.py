@@ -74,13 +74,17 @@ def render(text: str, index: int, *, count: int = 1, params: Params = (), source
     return _with_priority_class(obj)
 
 
-def render_any(text: str, index: int, *, count: int = 1, params: Params = (), source: str = "template") -> ApiObject:
+def render_any(
+    text: str, index: int, *, count: int = 1, params: Params = (), source: str = "template", validated: bool = True
+) -> ApiObject:
     """Any kind's object from a template's text, executed as upstream does (``gotemplate.py``:
     ``templateParams`` plus ``Index`` and ``Count``); ``TemplateError``, ``YamlError`` or
-    ``ManifestError`` if it is not one."""
+    ``ManifestError`` if it is not one. ``validated=False``: a partial object for a
+    subresource (``pods/resize`` takes only the containers' resources, as upstream's template
+    gives them: no image)."""
     rendered = parse(text).render({**dict(params), "Index": index, "Count": count}) if has_actions(text) else text
     docs = load_documents(rendered, source=source).docs
-    return object_from_dict(docs[0] if docs else None, source=source)
+    return object_from_dict(docs[0] if docs else None, source=source, validated=validated)
 
 
 def _filled(template_params: dict[str, Any], params: dict[str, Any]) -> Params:
@@ -345,10 +349,12 @@ class Resolver:
         except TemplateError as err:
             raise self.fail(path, f'template "{name}": {err}') from None
 
-    def rendered(self, name: str, text: str, path: str, count: int, params: Params) -> ApiObject:
+    def rendered(
+        self, name: str, text: str, path: str, count: int, params: Params, *, validated: bool = True
+    ) -> ApiObject:
         """Index 0 of the template ``name`` (its ``text``) for an op at ``path``."""
         try:
-            return render_any(text, 0, count=count, params=params, source=self.source)
+            return render_any(text, 0, count=count, params=params, source=self.source, validated=validated)
         except TemplateError as err:
             raise self.fail(path, f'template "{name}": {err}') from None
         except ManifestError as err:
@@ -487,8 +493,16 @@ class Resolver:
                 return AnyStep(n, self.spec.any_templates[op.template], op.namespace or "", tp)
             case UpdateAnyOp():
                 n = 1 if op.count is None and op.count_param is None else count(op.count, op.count_param)
-                self.rendered(op.template, self.spec.any_templates[op.template], f"{path}.template", n, ())
+                resize = "resize" in op.subresources
                 text = self.spec.any_templates[op.template]
-                return UpdateStep(n, text, op.namespace or "", op.update_per_second, "status" in op.subresources)
+                self.rendered(op.template, text, f"{path}.template", n, (), validated=not resize)
+                return UpdateStep(
+                    n,
+                    text,
+                    op.namespace or "",
+                    op.update_per_second,
+                    "status" in op.subresources,
+                    resize,
+                )
             case CreatePodSetsOp():
                 raise AssertionError("expanded by steps()")

@@ -188,7 +188,7 @@ class UpdateAnyOp(_Op, tag="updateAny", frozen=True):
     count_param: str | None = None
     namespace: str | None = None
     update_per_second: NonNegative = 0
-    subresources: list[Literal["status"]] = []
+    subresources: list[Literal["status", "resize"]] = []
 
 
 class DeletePodsOp(_Op, tag="deletePods", frozen=True):

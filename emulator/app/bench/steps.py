@@ -107,13 +107,15 @@ class PodsStep:
 @dataclass(frozen=True, slots=True)
 class UpdateStep:
     """``updateAny``: object k < ``count`` rendered from ``text`` replaces the stored one, then
-    its status (``status_only``: the status subresource twice, as upstream calls it)."""
+    its status (``status_only``: the status subresource twice, as upstream calls it;
+    ``resize``: the first write to ``pods/<name>/resize``, in-place pod resize)."""
 
     count: int
     text: str
     namespace: str = ""
     per_second: int = 0
     status_only: bool = False
+    resize: bool = False
 
 
 @dataclass(frozen=True, slots=True)

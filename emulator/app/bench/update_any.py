@@ -3,7 +3,9 @@ played against the API server: for each index k < count, the template rendered w
 ``{{.Index}}`` = k replaces the stored object of that name (kind, namespace) — an update
 without a resourceVersion, as upstream's client sends it, so pods and nodes take it
 unconditionally — and then its status, as upstream calls ``Update`` then ``UpdateStatus`` with
-the same object; with ``subresources: [status]`` the first call also goes to the status.
+the same object; with ``subresources: [status]`` the first call also goes to the status, with
+``[resize]`` to the pod's ``resize`` subresource (in-place resize: only the containers'
+resources change, then the kubelet allocates them).
 
 The object is defaulted as upstream's API server defaults and admits a decoded request body
 (a Node's allocatable from its capacity; a Pod's spec defaults, default tolerations and kept
@@ -31,14 +33,16 @@ from emulator.base.runtime.clock import LoopClock
 __all__ = ["update_objects"]
 
 
-def update_one(server: ApiServer, obj: Any, namespace: str, *, status_only: bool) -> None:
+def update_one(server: ApiServer, obj: Any, namespace: str, *, status_only: bool, resize: bool = False) -> None:
     """Upstream's ``updateAny.update`` for one rendered object."""
     obj = replace(obj, metadata=replace(obj.metadata, namespace=namespace))
     if isinstance(obj, Node):
         obj = default_node(obj)
     elif isinstance(obj, Pod):
         obj = default_pod_update(obj, server.get("Pod", obj.metadata.name, namespace))
-    if status_only:
+    if resize and isinstance(obj, Pod):
+        server.update_resize(obj)
+    elif status_only:
         server.update_status(obj)
     else:
         server.update(obj)
@@ -56,9 +60,9 @@ async def update_objects(server: ApiServer, clock: LoopClock, step: UpdateStep, 
             await asyncio.sleep(0)
         if out_of_time():
             return ""
-        obj = render_any(step.text, k, count=step.count)
+        obj = render_any(step.text, k, count=step.count, validated=not step.resize)
         try:
-            update_one(server, obj, step.namespace, status_only=step.status_only)
+            update_one(server, obj, step.namespace, status_only=step.status_only, resize=step.resize)
         except ApiError as err:
             name = f"{step.namespace}/{obj.metadata.name}" if step.namespace else obj.metadata.name
             return f"failed to update {obj.kind} {name}: {err}"

@@ -15,7 +15,9 @@ without: ``upstream_fields.py`` (an unknown field is refused: upstream decodes s
 A workload is never run differently from upstream's: when it needs what the emulator lacks or
 what this reader does not play yet, it is kept as a ``Skipped`` entry with the reason (an
 opcode in ``LACKING``, a field ``unplayable`` names, a createAny of a kind in ``KINDS_LACKING``,
-a Go-template action ``gotemplate.py`` does not understand). Templates with actions
+a Go-template action ``gotemplate.py`` does not understand, a feature gate
+``gates.skip_reason`` names; a test case skipped for its gates may name a missing template,
+as upstream reads templates only when it runs a workload). Templates with actions
 (``{{.Index}}``, ``{{.Count}}``, ``templateParams`` fields, upstream's ``AddInt``/``Mod``/...)
 are passed on as text (``indexedTemplates``) and rendered per op and object by
 ``resolve.render``. ``featureGates`` (the test case's merged with the workload's) are passed
@@ -37,6 +39,7 @@ from typing import Any, Final, TypeVar
 
 import msgspec
 
+from emulator.app.bench.gates import skip_reason
 from emulator.app.bench.gotemplate import TemplateError, has_actions, parse
 from emulator.app.bench.resolve import Resolver
 from emulator.app.bench.spec import WorkloadError, WorkloadFile
@@ -59,7 +62,6 @@ from emulator.base.api.codec import KINDS
 from emulator.base.inputs import InputError, ReadError, YamlError, load_documents, msgspec_error, read_text
 
 __all__ = ["DEFAULT_NODE", "DEFAULT_POD", "PerfConfigError", "Skipped", "Translation", "load_upstream", "translate"]
-
 
 T = TypeVar("T")
 
@@ -119,14 +121,11 @@ class Translation:
     """``{templates, testCases}``: the workloads that can run, in ``spec.py``'s shape."""
     skipped: list[Skipped] = field(default_factory=list)
     feature_gates: dict[str, dict[str, bool]] = field(default_factory=dict)
-    """``<testCase>/<workload>`` → the gates it sets (test case's, then workload's); skipped
-    workloads too."""
+    """``<testCase>/<workload>`` → the gates it sets (test case's, then workload's), skipped too."""
     metrics: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = field(default_factory=dict)
-    """``<testCase>/<workload>`` → its test case's ``metricsCollectorConfig`` as
-    ``upstream_fields.metrics_config`` reduces it (absent: upstream's default metrics)."""
+    """``<testCase>/<workload>`` → ``metricsCollectorConfig`` reduced (absent: upstream's default)."""
     client: dict[str, tuple[float, int]] = field(default_factory=dict)
-    """``<testCase>/<workload>`` → its test case's ``schedulerApiClientQPS``/``Burst`` (the
-    scheduler's client then waits for tokens: ``ratelimit.py``); absent: unlimited."""
+    """``<testCase>/<workload>`` → ``schedulerApiClientQPS``/``Burst`` (``ratelimit.py``); absent: unlimited."""
     where: dict[str, str] = field(default_factory=dict)
     """A path in ``document`` (``testCases[k]``) → the path in the upstream file (``[i]``)."""
 
@@ -161,9 +160,8 @@ def load_upstream(doc: list[Any], *, source: str, scale: float) -> list[Workload
 
 
 def _upstream_path(err: WorkloadError, tr: Translation, source: str) -> WorkloadError:
-    """``err`` with a path into the translated document turned into one into the upstream file
-    (``testCases[k]`` → ``[i]``) or into a template file (``templates.<relative path>``), with
-    the line and column there."""
+    """``err`` pointed into the upstream file (``testCases[k]`` → ``[i]``) or a template file
+    (``templates.<relative path>``), with the line and column there."""
     m = re.match(r"testCases\[\d+\]", err.path)
     if m and m.group(0) in tr.where:
         # The template fields were renamed from upstream's paths: point at those.
@@ -185,8 +183,7 @@ def _upstream_path(err: WorkloadError, tr: Translation, source: str) -> Workload
 
 
 def translate(doc: list[Any], *, source: str, base: Path) -> Translation:
-    """The upstream file ``doc`` (a list of test cases) read from ``source``, its template
-    paths relative to ``base``."""
+    """The upstream file ``doc`` (test cases) read from ``source``, template paths under ``base``."""
     return _Translator(source, base).run(doc)
 
 
@@ -197,12 +194,11 @@ class _Translator:
         self.indexed: dict[str, str] = {}
         self.any_texts: dict[str, str] = {}
         self.kinds: dict[str, str] = {}
-        self.problems: dict[str, str] = {}
-        """Template name → why a workload using it cannot run."""
+        self.problems: dict[str, str] = {}  # template name → why a workload using it cannot run
+        self.lenient = False
 
     def named(self, entry: Any, path: str, what: str, keys: frozenset[str]) -> str:
-        """``entry``'s name, after checking that it is a mapping of ``keys`` with a non-empty
-        ``name`` (a test case, a workload)."""
+        """``entry``'s name, checking it is a mapping of ``keys`` with a ``name`` (a case, a workload)."""
         if not isinstance(entry, dict):
             raise self.fail(path, f"expected {what} (a mapping), got {type(entry).__name__}")
         for key in entry:
@@ -235,6 +231,7 @@ class _Translator:
             if not isinstance(workloads, list) or not workloads:
                 raise self.fail(f"{path}.workloads", "expected a non-empty list of workloads")
             case_gates = self.gates(case.get("featureGates", {}), f"{path}.featureGates")
+            self.lenient = bool(skip_reason(case_gates))  # its templates are never rendered
             metrics = None
             if case.get("metricsCollectorConfig") is not None:
                 metrics = self.check(metrics_config, case["metricsCollectorConfig"], f"{path}.metricsCollectorConfig")
@@ -285,8 +282,8 @@ class _Translator:
                         float(client["schedulerApiClientQPS"]),
                         int(client.get("schedulerApiClientBurst", 0)),
                     )
-                if reason:
-                    out.skipped.append(Skipped(full, tuple(labels), reason))
+                if why := skip_reason(gates) or reason:
+                    out.skipped.append(Skipped(full, tuple(labels), why))
                     continue
                 params = wl.get("params", {})
                 if not isinstance(params, dict):
@@ -446,9 +443,8 @@ class _Translator:
         return docs[0]
 
     def template(self, rel: Any, path: str, expected: str = "") -> str:
-        """Register the template file at ``rel`` (relative to the config) under that name;
-        one of a kind other than ``expected`` (when given) is an error, unless it is a kind the
-        emulator lacks (the workload is then skipped)."""
+        """Register the template file at ``rel`` under that name; of a kind other than
+        ``expected`` it is an error, unless the emulator lacks the kind (then: skipped)."""
         name = self.register(rel, path)
         kind = self.kinds.get(name, "")
         if expected and kind and kind != expected and kind not in KINDS_LACKING:
@@ -464,7 +460,10 @@ class _Translator:
         try:
             text = read_text(file)
         except ReadError as err:
-            raise self.fail(path, f'cannot read template "{rel}": {err.reason}') from None
+            if not self.lenient:  # else every workload using it is skipped for its gates
+                raise self.fail(path, f'cannot read template "{rel}": {err.reason}') from None
+            self.problems[rel], self.templates[rel] = f'cannot read template "{rel}": {err.reason}', DEFAULT_POD
+            return rel
         try:
             doc = _probe(text, str(file))
         except TemplateError as err:

@@ -165,10 +165,14 @@ def to_builtins(obj: Any) -> Any:
     return out
 
 
-def object_from_dict(doc: Any, *, source: str, path: str = "", warn: Callable[[str], None] | None = None) -> ApiObject:
+def object_from_dict(
+    doc: Any, *, source: str, path: str = "", warn: Callable[[str], None] | None = None, validated: bool = True
+) -> ApiObject:
     """Decode and validate one manifest document (a mapping with apiVersion and kind). Fields
     upstream's schema does not have are dropped, as upstream drops them, and each reported to
-    ``warn`` as ``<source>: <path>: unknown field "<field>"`` (``unknownfields``)."""
+    ``warn`` as ``<source>: <path>: unknown field "<field>"`` (``unknownfields``).
+    ``validated=False``: decoded only (a partial object a subresource write takes a part of,
+    as ``pods/resize`` takes the containers' resources; the API server validates the result)."""
     if not isinstance(doc, dict):
         raise ManifestError(source, path, f"expected a Kubernetes object (a mapping), got {type(doc).__name__}")
     api_version, kind = doc.get("apiVersion"), doc.get("kind")
@@ -192,6 +196,8 @@ def object_from_dict(doc: Any, *, source: str, path: str = "", warn: Callable[[s
     except msgspec.ValidationError as err:
         msg, at = msgspec_error(err)
         raise ManifestError(source, join_paths(path, at), msg) from None
+    if not validated:
+        return obj
     try:
         validate(obj)
     except Invalid as err:

@@ -25,6 +25,7 @@ __all__ = [
     "ContainerExtendedResourceRequest",
     "ContainerImage",
     "ContainerPort",
+    "ContainerResizePolicy",
     "ContainerResourceClaim",
     "ContainerState",
     "ContainerStateRunning",
@@ -156,10 +157,19 @@ class ContainerPort(K8s, frozen=True):
     protocol: str = "TCP"
 
 
+class ContainerResizePolicy(K8s, frozen=True):
+    """How a container takes an in-place resize of one resource (``NotRequired``, the
+    default, or ``RestartContainer``)."""
+
+    resource_name: str
+    restart_policy: str
+
+
 class Container(K8s, frozen=True):
     name: str
     image: str = ""
     resources: ResourceRequirements = ResourceRequirements()
+    resize_policy: list[ContainerResizePolicy] = []
     ports: list[ContainerPort] = []
     env: list[EnvVar] = []
     env_from: list[EnvFromSource] = []
@@ -236,6 +246,9 @@ class PodCondition(K8s, frozen=True):
     message: str = ""
     last_probe_time: str | None = None
     last_transition_time: str | None = None
+    observed_generation: int = 0
+    """The pod's ``metadata.generation`` the condition was set for (1.34's
+    PodObservedGenerationTracking, beta and on: the kubelet's conditions)."""
 
 
 class ContainerStateRunning(K8s, frozen=True):
@@ -276,6 +289,11 @@ class ContainerStatus(K8s, frozen=True, omit_defaults=False):
     restart_count: int = 0
     state: ContainerState = ContainerState()
     last_state: ContainerState = ContainerState()
+    allocated_resources: ResourceList | msgspec.UnsetType = msgspec.UNSET
+    """The requests the kubelet allocated to the container (in-place resize; upstream's
+    ``omitempty``: UNSET is not written)."""
+    resources: ResourceRequirements | msgspec.UnsetType = msgspec.UNSET
+    """The requests and limits the container runs with (as actuated; UNSET: not written)."""
 
 
 class PodResourceClaimStatus(K8s, frozen=True):
@@ -323,6 +341,9 @@ class PodStatus(K8s, frozen=True):
     qos_class: str = ""
     resource_claim_statuses: list[PodResourceClaimStatus] = []
     extended_resource_claim_status: PodExtendedResourceClaimStatus | None = None
+    observed_generation: int = 0
+    """The pod's ``metadata.generation`` this status was written for (the kubelet; 1.34's
+    PodObservedGenerationTracking, beta and on)."""
 
 
 class Pod(K8s, frozen=True):

@@ -6,6 +6,14 @@ the sum of the regular containers, restartable (sidecar) init containers added t
 the effective init-container request (each init container plus the sidecars started
 before it) taking the max, then the pod overhead on top.
 
+In-place resize (``InPlacePodVerticalScaling``, on in 1.34: upstream's scheduler passes
+``UseStatusResources``): a container whose status reports ``resources`` (it runs) counts the
+larger of its desired (spec), actuated (``resources.requests``) and allocated
+(``allocatedResources``) requests, resource by resource; while the pod's resize is
+``Infeasible`` the spec is left out (upstream ``determineContainerReqs``). Restartable init
+containers likewise, from ``initContainerStatuses``. ``resize_state`` is what of a pod's status
+these requests read (equal states, equal specs: equal requests).
+
 ``pod_requests`` and ``pod_host_ports`` run on every admission, scheduling and invariant check
 of a pod: each short-cuts the common pod (no init containers, no overhead) and keeps the
 general computation as its reference (``pod_requests_reference``,
@@ -16,8 +24,11 @@ their reference on random pods.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
-from emulator.base.api.core import Node, Pod
+from msgspec import UNSET
+
+from emulator.base.api.core import Container, ContainerStatus, Node, Pod
 from emulator.base.api.quantity import Quantity
 
 __all__ = [
@@ -35,6 +46,7 @@ __all__ = [
     "pod_host_ports_reference",
     "pod_requests",
     "pod_requests_reference",
+    "resize_state",
 ]
 
 CPU = "cpu"
@@ -77,10 +89,67 @@ def _max(into: dict[str, int], other: Mapping[str, int]) -> None:
             into[name] = v
 
 
+def _status_differs(cs: ContainerStatus, c: Container) -> bool:
+    """The status of ``c`` changes its requests from the spec's (or might: a different name)."""
+    if cs.resources is UNSET:
+        return False
+    want = c.resources.requests
+    if cs.name != c.name or cs.resources.requests != want:
+        return True
+    return cs.allocated_resources is not UNSET and cs.allocated_resources != want
+
+
+def _uses_status(pod: Pod) -> bool:
+    statuses = pod.status.container_statuses
+    if not statuses:
+        return bool(pod.status.init_container_statuses)
+    containers = pod.spec.containers
+    if len(statuses) == len(containers):
+        return any(_status_differs(cs, c) for cs, c in zip(statuses, containers, strict=True))
+    return True
+
+
+def resize_state(pod: Pod) -> tuple[Any, ...]:
+    """What of ``pod``'s status its requests read: its containers' actuated and allocated
+    resources and whether its resize is Infeasible."""
+    status = pod.status
+    if not status.container_statuses and not status.init_container_statuses:
+        return ()
+    return (
+        _infeasible(pod),
+        [(cs.name, cs.resources, cs.allocated_resources) for cs in status.container_statuses],
+        [(cs.name, cs.resources, cs.allocated_resources) for cs in status.init_container_statuses],
+    )
+
+
+def _infeasible(pod: Pod) -> bool:
+    """Upstream ``IsPodResizeInfeasible``."""
+    return any(c.type == "PodResizePending" and c.reason == "Infeasible" for c in pod.status.conditions)
+
+
+def _container_requests(
+    c: Container, statuses: dict[str, ContainerStatus], infeasible: bool
+) -> Mapping[str, Quantity] | dict[str, int]:
+    """Upstream ``determineContainerReqs`` (in thousandths), or the spec's requests."""
+    cs = statuses.get(c.name)
+    if cs is None or cs.resources is UNSET:
+        return c.resources.requests
+    out: dict[str, int] = {}
+    sources: list[Mapping[str, Quantity]] = [] if infeasible else [c.resources.requests]
+    sources.append(cs.resources.requests)
+    if cs.allocated_resources is not UNSET:
+        sources.append(cs.allocated_resources)
+    for rl in sources:
+        for name, q in rl.items():
+            if q.milli > out.get(name, -1):
+                out[name] = q.milli
+    return out
+
+
 def pod_requests(pod: Pod) -> dict[str, int]:
     """Effective requests of a pod (``pod_requests_reference``, the common pod short-cut)."""
     spec = pod.spec
-    if spec.init_containers or spec.overhead:
+    if spec.init_containers or spec.overhead or (pod.status.container_statuses and _uses_status(pod)):
         return pod_requests_reference(pod)
     containers = spec.containers
     if len(containers) == 1:
@@ -98,17 +167,21 @@ def pod_requests(pod: Pod) -> dict[str, int]:
 
 def pod_requests_reference(pod: Pod) -> dict[str, int]:
     """Effective requests of a pod (in thousandths until the end, so sums stay exact)."""
-    spec = pod.spec
+    spec, status = pod.spec, pod.status
+    infeasible = _infeasible(pod)
+    statuses = {cs.name: cs for cs in status.container_statuses}
     reqs: dict[str, int] = {}
     for c in spec.containers:
-        _add(reqs, c.resources.requests)
+        _add(reqs, _container_requests(c, statuses, infeasible))
     if spec.init_containers:
+        init_statuses = {cs.name: cs for cs in status.init_container_statuses}
         sidecars: dict[str, int] = {}
         init_max: dict[str, int] = {}
         for c in spec.init_containers:
             if c.restart_policy == "Always":
-                _add(reqs, c.resources.requests)
-                _add(sidecars, c.resources.requests)
+                got = _container_requests(c, init_statuses, infeasible)
+                _add(reqs, got)
+                _add(sidecars, got)
                 effective = dict(sidecars)
             else:
                 effective = dict(sidecars)

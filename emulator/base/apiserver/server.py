@@ -69,6 +69,7 @@ from emulator.base.apiserver.deletion import (
 )
 from emulator.base.apiserver.registry import CLUSTER_SCOPED, STRATEGIES, bind_pod
 from emulator.base.apiserver.registry.nodes import TERMINATING
+from emulator.base.apiserver.registry.pods import PodStrategy
 from emulator.base.apiserver.store import ServerSettings, Store, Verb, WriteRecord
 from emulator.base.apiserver.uids import fast_uid
 from emulator.base.runtime.clock import Clock, parse_timestamp
@@ -216,6 +217,22 @@ class ApiServer(Store):
         if strategy.status_update_deletes(candidate):
             return cast(T, self._commit("delete", kind, current, None))
         return cast(T, self._commit("updateStatus", kind, current, candidate))
+
+    def update_resize(self, obj_in: Pod) -> Pod:
+        """``pods/<name>/resize``: the stored pod with the containers' resources (and resize
+        policies) of ``obj_in``, nothing else of it (upstream ``podResizeStrategy``); a changed
+        spec bumps the generation. The kubelet of the pod's node takes it from there."""
+        kind, current = self._current(obj_in)
+        if kind != "Pod":
+            raise NotFound(f"the server could not find the requested resource ({resource_of(kind)}/resize)")
+        strategy = cast(PodStrategy, self._strategies[kind])
+        candidate = strategy.prepare_for_resize(current, obj_in)
+        strategy.validate_resize(current, candidate)
+        if candidate == current:
+            return cast(Pod, self._unchanged("update", kind, current))
+        meta = candidate.metadata
+        candidate = replace(candidate, metadata=replace(meta, generation=meta.generation + 1))
+        return cast(Pod, self._commit("update", kind, current, candidate))
 
     def delete(
         self,

@@ -22,7 +22,7 @@ from typing import Any, Protocol, TypeVar
 
 import msgspec
 
-from emulator.base.api.core import Binding
+from emulator.base.api.core import Binding, Pod
 from emulator.base.api.errors import NotFound
 from emulator.base.api.meta import ObjectMeta, ObjectReference
 from emulator.base.apiserver.server import ApiServer
@@ -155,6 +155,10 @@ class Client:
             return current if new is None else self.server.update_status(new)
 
         return await self._call("patch", kind, apply)
+
+    async def resize(self, pod: Pod) -> Pod:
+        """``pods/<name>/resize`` (in-place resize): the containers' resources of ``pod``."""
+        return await self._call("resize", "Pod", lambda: self.server.update_resize(pod))
 
     async def delete(
         self,

@@ -163,6 +163,7 @@ RESOURCES: Final[tuple[Resource, ...]] = (
             Subresource("exec", "PodExecOptions", "", "v1", ("create", "get")),
             Subresource("log", "Pod", "", "v1", ("get",)),
             Subresource("portforward", "PodPortForwardOptions", "", "v1", ("create", "get")),
+            Subresource("resize", "Pod", "", "v1", _STATUS_VERBS),
         ),
     ),
     _res("", "secrets", "secret", "Secret"),

@@ -23,6 +23,7 @@ from typing import Any, Final
 from msgspec.structs import replace
 
 from emulator.base.api.errors import BadRequest, NotFound
+from emulator.base.api.podresize import resize_candidate
 from emulator.base.api.unknownfields import prune_unknown, warning_texts
 from emulator.base.api.validation import validate
 from emulator.base.apiserver.registry.leases import check_lease_times
@@ -77,6 +78,8 @@ def dry_run_object(resource: Resource, obj: Any, current: Any | None, sub: str =
     ``/status`` keeps everything of the current object but its status."""
     if resource.subresource("status") is None or not hasattr(obj, "status"):
         return obj
+    if sub == "resize" and current is not None:
+        return resize_candidate(current, obj)
     if sub == "status":
         return obj if current is None else replace(current, status=obj.status)
     return replace(obj, status=type(obj.status)() if current is None else current.status)
@@ -302,8 +305,11 @@ class Verbs:
 
     def _store(self, call: Call, obj: Any) -> Any:
         """Update ``obj``, or only its status on ``/status``; the stored result."""
+        sub = call.target.sub
         with self.api.acting_as(call.agent):
-            return self.api.update_status(obj) if call.target.sub == "status" else self.api.update(obj)
+            if sub == "resize":
+                return self.api.update_resize(obj)
+            return self.api.update_status(obj) if sub == "status" else self.api.update(obj)
 
     def _write(
         self, call: Call, obj: Any, current: Any, written: Any, managed_fields: ManagedFields | None = None

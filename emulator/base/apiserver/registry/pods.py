@@ -4,7 +4,9 @@ Upstream ``pkg/registry/core/pod/strategy.go`` (the strategy) and ``storage/stor
 (``BindingREST``). Defaulting and validation on create go through ``PodAdmission``
 (``emulator.base.apiserver.defaults``), memoised per spec and emptied when a PriorityClass is
 written (``invalidated_by``). What an update may change of the spec is pod validation's rule
-(``emulator.base.api.podvalidation.pod_update_problem``).
+(``emulator.base.api.podvalidation.pod_update_problem``). The ``pods/resize`` subresource's
+rules (upstream ``podResizeStrategy``): ``prepare_for_resize`` and ``validate_resize``, over
+``emulator.base.api.podresize``.
 """
 
 from __future__ import annotations
@@ -16,13 +18,14 @@ from msgspec.structs import replace
 
 from emulator.base.api.core import Binding, Pod, PodCondition
 from emulator.base.api.errors import Conflict, Invalid
+from emulator.base.api.podresize import Problem, resize_candidate, resize_problems
 from emulator.base.api.podvalidation import pod_update_problem
 from emulator.base.api.scheduling import PriorityClass
 from emulator.base.api.validation import validate_update
-from emulator.base.apiserver.defaults import PodAdmission
+from emulator.base.apiserver.defaults import PodAdmission, default_pod_update, qos_class
 from emulator.base.apiserver.registry.strategy import FieldGetter, StoreView, Strategy, field_text
 
-__all__ = ["PodStrategy", "bind_pod"]
+__all__ = ["PodStrategy", "bind_pod", "invalid_all"]
 
 _FIELDS: Final[Mapping[str, FieldGetter]] = {
     "spec.nodeName": lambda pod: pod.spec.node_name,
@@ -69,6 +72,19 @@ class PodStrategy(Strategy):
             raise Invalid.at("Pod", candidate.metadata.name, *problem)
         validate_update(candidate)
 
+    def prepare_for_resize(self, current: Pod, written: Pod) -> Pod:
+        """The stored pod with only its containers' resources and resize policies from
+        ``written`` (defaulted as a decoded body is: requests from limits)."""
+        return resize_candidate(current, default_pod_update(written, current))
+
+    def validate_resize(self, current: Pod, candidate: Pod) -> None:
+        problems = resize_problems(
+            current, candidate, old_qos=current.status.qos_class or qos_class(current), new_qos=qos_class(candidate)
+        )
+        if problems:
+            raise invalid_all("Pod", candidate.metadata.name, problems)
+        validate_update(candidate)
+
     def graceful_delete(self, current: Any, grace_period_seconds: int | None) -> int:
         """A bound pod that has not finished stays until its kubelet confirms (grace 0)."""
         grace = current.spec.termination_grace_period_seconds if grace_period_seconds is None else grace_period_seconds
@@ -78,6 +94,15 @@ class PodStrategy(Strategy):
         unbound = not current.spec.node_name
         terminal = current.status.phase in ("Succeeded", "Failed")
         return grace if grace > 0 and not unbound and not terminal else 0
+
+
+def invalid_all(kind: str, name: str, problems: list[Problem]) -> Invalid:
+    """One ``Invalid`` for every problem, as upstream's aggregated field errors read."""
+    if len(problems) == 1:
+        return Invalid.at(kind, name, *problems[0])
+    listed = ", ".join(f"{path}: {detail}" for path, detail in problems)
+    path, detail = problems[0]
+    return Invalid(f'{kind} "{name}" is invalid: [{listed}]', field=path, kind=kind, name=name, detail=detail)
 
 
 def bind_pod(pod: Pod, binding: Binding, now: str) -> Pod:
