@@ -68,6 +68,8 @@ CONTENT: Final = (
     "ConfigMap",
     "Secret",
     "PersistentVolumeClaim",
+    "ResourceClaimTemplate",
+    "ResourceClaim",
     "CSIStorageCapacity",
     "Lease",
     "Event",

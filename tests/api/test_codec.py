@@ -168,6 +168,10 @@ def test_kinds_table() -> None:
         ("batch/v1", "Job"),
         ("coordination.k8s.io/v1", "Lease"),
         ("policy/v1", "PodDisruptionBudget"),
+        ("resource.k8s.io/v1", "DeviceClass"),
+        ("resource.k8s.io/v1", "ResourceClaim"),
+        ("resource.k8s.io/v1", "ResourceClaimTemplate"),
+        ("resource.k8s.io/v1", "ResourceSlice"),
         ("scheduling.k8s.io/v1", "PriorityClass"),
         ("storage.k8s.io/v1", "CSIDriver"),
         ("storage.k8s.io/v1", "CSINode"),
@@ -341,7 +345,8 @@ _NEW_KINDS = (
     " Service (v1), PodDisruptionBudget (policy/v1), ControllerRevision (apps/v1), ConfigMap (v1), Secret (v1),"
     " PersistentVolume (v1), PersistentVolumeClaim (v1), StorageClass (storage.k8s.io/v1),"
     " CSIDriver (storage.k8s.io/v1), CSINode (storage.k8s.io/v1), CSIStorageCapacity (storage.k8s.io/v1),"
-    " VolumeAttachment (storage.k8s.io/v1)"
+    " VolumeAttachment (storage.k8s.io/v1), DeviceClass (resource.k8s.io/v1), ResourceClaim (resource.k8s.io/v1),"
+    " ResourceClaimTemplate (resource.k8s.io/v1), ResourceSlice (resource.k8s.io/v1)"
 )
 
 

@@ -38,6 +38,10 @@ MODELS = {
     "CSINode": "V1CSINode",
     "CSIStorageCapacity": "V1CSIStorageCapacity",
     "VolumeAttachment": "V1VolumeAttachment",
+    "DeviceClass": "V1DeviceClass",
+    "ResourceClaim": "ResourceV1ResourceClaim",
+    "ResourceClaimTemplate": "V1ResourceClaimTemplate",
+    "ResourceSlice": "V1ResourceSlice",
 }
 _LIST = re.compile(r"^List\[(.+)\]$")
 _DICT = re.compile(r"^Dict\(str, ?(.+)\)$|^Dict\[str, ?(.+)\]$")

@@ -514,10 +514,12 @@ def test_cluster_scoped_objects_drop_the_namespace() -> None:
     assert sorted(CLUSTER_SCOPED) == [
         "CSIDriver",
         "CSINode",
+        "DeviceClass",
         "Namespace",
         "Node",
         "PersistentVolume",
         "PriorityClass",
+        "ResourceSlice",
         "StorageClass",
         "VolumeAttachment",
     ]

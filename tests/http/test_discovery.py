@@ -69,6 +69,11 @@ UPSTREAM = [
     ("csistoragecapacities", [], "storage.k8s.io/v1", True, "CSIStorageCapacity", ALL, []),
     ("storageclasses", ["sc"], "storage.k8s.io/v1", False, "StorageClass", ALL, []),
     ("volumeattachments", [], "storage.k8s.io/v1", False, "VolumeAttachment", ALL, []),
+    # upstream v1.34
+    ("deviceclasses", [], "resource.k8s.io/v1", False, "DeviceClass", ALL, []),
+    ("resourceclaims", [], "resource.k8s.io/v1", True, "ResourceClaim", ALL, []),
+    ("resourceclaimtemplates", [], "resource.k8s.io/v1", True, "ResourceClaimTemplate", ALL, []),
+    ("resourceslices", [], "resource.k8s.io/v1", False, "ResourceSlice", ALL, []),
 ]
 
 # groupVersion, name, kind, group/version when not the parent's, verbs: upstream's APIResourceList
@@ -97,6 +102,7 @@ SUBRESOURCES = [
     ("batch/v1", "cronjobs/status", "CronJob", None, STATUS),
     ("batch/v1", "jobs/status", "Job", None, STATUS),
     ("policy/v1", "poddisruptionbudgets/status", "PodDisruptionBudget", None, STATUS),
+    ("resource.k8s.io/v1", "resourceclaims/status", "ResourceClaim", None, STATUS),
 ]
 
 
@@ -249,7 +255,7 @@ def test_aggregated_and_legacy_agree(core: bool) -> None:
 
 
 def test_groups_are_in_upstreams_priority_order() -> None:
-    names = ["apps", "batch", "policy", "storage.k8s.io", "scheduling.k8s.io", "coordination.k8s.io"]
+    names = ["apps", "batch", "policy", "storage.k8s.io", "scheduling.k8s.io", "coordination.k8s.io", "resource.k8s.io"]
     assert [g["name"] for g in discovery.legacy_groups()["groups"]] == names
     assert [g for g, _ in group_versions()] == ["", *names]
     assert [i["metadata"]["name"] for i in discovery.aggregated(core=False)["items"]] == names
@@ -710,6 +716,7 @@ async def test_kubectl_api_versions(server: Served, tmp_path: Path) -> None:
         "batch/v1",
         "coordination.k8s.io/v1",
         "policy/v1",
+        "resource.k8s.io/v1",
         "scheduling.k8s.io/v1",
         "storage.k8s.io/v1",
         "v1",
@@ -891,7 +898,7 @@ async def test_the_python_clients_typed_discovery_calls_parse(server: Served) ->
     assert await asyncio.to_thread(calls) == (
         "32",
         ["v1"],
-        ["apps", "batch", "policy", "storage.k8s.io", "scheduling.k8s.io", "coordination.k8s.io"],
+        ["apps", "batch", "policy", "storage.k8s.io", "scheduling.k8s.io", "coordination.k8s.io", "resource.k8s.io"],
         "apps/v1",
         [("secrets", "Secret", None), ("services", "Service", None), ("services/status", "Service", None)],
     )

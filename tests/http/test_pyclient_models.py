@@ -132,6 +132,44 @@ apiVersion: storage.k8s.io/v1
 kind: VolumeAttachment
 metadata: {name: va-a}
 spec: {attacher: ebs.csi.aws.com, nodeName: node-a, source: {persistentVolumeName: pv-a}}
+---
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: gpu.example.com}
+spec: {selectors: [{cel: {expression: 'device.driver == "gpu.example.com"'}}]}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: node-a-gpu}
+spec:
+  driver: gpu.example.com
+  nodeName: node-a
+  pool: {name: node-a, generation: 1, resourceSliceCount: 1}
+  devices:
+  - name: gpu-0
+    attributes: {model: {string: A100}, memoryGiB: {int: 80}, driverVersion: {version: 1.2.3}, mig: {bool: false}}
+    capacity: {memory: {value: 80Gi}}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: gpu-claim, namespace: default}
+spec:
+  devices:
+    requests: [{name: gpu, exactly: {deviceClassName: gpu.example.com, selectors: [{cel: {expression: 'true'}}]}}]
+    constraints: [{requests: [gpu], matchAttribute: gpu.example.com/model}]
+    config: [{requests: [gpu], opaque: {driver: gpu.example.com, parameters: {sharing: none}}}]
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: gpu-template, namespace: default}
+spec:
+  spec:
+    devices:
+      requests:
+      - name: gpu
+        firstAvailable:
+        - {name: big, deviceClassName: gpu.example.com}
+        - {name: all, deviceClassName: gpu.example.com, allocationMode: All}
 """
 MODEL = {kind: model for kind, model in MODELS.items() if kind != "Binding"}
 """Every stored kind's client model (one table with the unknown-field schema's, ``tests/api/upstream_fields.py``)."""
@@ -178,6 +216,6 @@ def test_objects_deserialize_in_the_client_models(stored: dict[str, list[Any]], 
     resource = for_kind(objects[0].api_version, kind)
     assert resource is not None
     listed = encode_list(resource, objects, resource_version=7).decode()
-    items = client.deserialize(listed, MODEL[kind] + "List", "application/json")
+    items = client.deserialize(listed, MODEL[kind].replace("ResourceV1", "V1") + "List", "application/json")
     assert len(items.items) == len(objects)
     assert items.metadata.resource_version == "7"

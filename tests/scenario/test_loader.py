@@ -532,7 +532,7 @@ BROKEN = [
         "Pod, Node, Event, Namespace, PriorityClass, Lease, Deployment, "
         "ReplicaSet, StatefulSet, DaemonSet, Job, CronJob, Service, PodDisruptionBudget, ControllerRevision, "
         "ConfigMap, Secret, PersistentVolume, PersistentVolumeClaim, StorageClass, CSIDriver, CSINode, "
-        "CSIStorageCapacity, VolumeAttachment",
+        "CSIStorageCapacity, VolumeAttachment, DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice",
         id="delete-kind",
     ),
     pytest.param(

@@ -174,7 +174,7 @@ BROKEN = [
         "Event, Namespace, PriorityClass, Lease, Deployment, "
         "ReplicaSet, StatefulSet, DaemonSet, Job, CronJob, Service, PodDisruptionBudget, ControllerRevision, "
         "ConfigMap, Secret, PersistentVolume, PersistentVolumeClaim, StorageClass, CSIDriver, CSINode, "
-        "CSIStorageCapacity, VolumeAttachment",
+        "CSIStorageCapacity, VolumeAttachment, DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice",
         id="kind",
     ),
     pytest.param(

@@ -71,10 +71,13 @@ _SCENARIO_ONLY = (
     "ConfigMap",
     "Secret",
     "StorageClass",
+    "DeviceClass",
+    "ResourceClaimTemplate",
 )
 """Kinds only the runner creates: a step naming a missing one is an error at load. Not
 ReplicaSets and Jobs, which the deployment and cronjob controllers create, nor the other volume
-kinds (provisioners make PersistentVolumes, StatefulSets claims, the storage section drivers)."""
+kinds (provisioners make PersistentVolumes, StatefulSets claims, the storage section drivers),
+nor ResourceClaims and ResourceSlices (the resourceclaim controller and DRA drivers make them)."""
 _IMMORTAL_NAMESPACES = ("default", "kube-system", "kube-public")
 """Namespaces upstream's NamespaceLifecycle admission refuses to delete."""
 _NAMESPACE_LABEL = "kubernetes.io/metadata.name"

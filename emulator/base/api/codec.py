@@ -28,6 +28,9 @@ from emulator.base.api.core import Binding, Event, Namespace, Node, Pod
 from emulator.base.api.errors import Invalid
 from emulator.base.api.policy import PodDisruptionBudget
 from emulator.base.api.quantity import Quantity, decode_quantity
+from emulator.base.api.resource import DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice
+from emulator.base.api.resourceconvert import BETA_VERSIONS, CONVERTED_KINDS, not_served, to_v1
+from emulator.base.api.resourcedefaults import dropped_fields
 from emulator.base.api.scheduling import Lease, PriorityClass
 from emulator.base.api.services import Service
 from emulator.base.api.storage import (
@@ -95,6 +98,10 @@ ApiObject = (
     | CSINode
     | CSIStorageCapacity
     | VolumeAttachment
+    | DeviceClass
+    | ResourceClaim
+    | ResourceClaimTemplate
+    | ResourceSlice
 )
 T = TypeVar("T")
 
@@ -124,6 +131,10 @@ KINDS: Final[dict[tuple[str, str], type[Any]]] = {
     ("storage.k8s.io/v1", "CSINode"): CSINode,
     ("storage.k8s.io/v1", "CSIStorageCapacity"): CSIStorageCapacity,
     ("storage.k8s.io/v1", "VolumeAttachment"): VolumeAttachment,
+    ("resource.k8s.io/v1", "DeviceClass"): DeviceClass,
+    ("resource.k8s.io/v1", "ResourceClaim"): ResourceClaim,
+    ("resource.k8s.io/v1", "ResourceClaimTemplate"): ResourceClaimTemplate,
+    ("resource.k8s.io/v1", "ResourceSlice"): ResourceSlice,
 }
 
 
@@ -170,9 +181,12 @@ def object_from_dict(
 ) -> ApiObject:
     """Decode and validate one manifest document (a mapping with apiVersion and kind). Fields
     upstream's schema does not have are dropped, as upstream drops them, and each reported to
-    ``warn`` as ``<source>: <path>: unknown field "<field>"`` (``unknownfields``).
-    ``validated=False``: decoded only (a partial object a subresource write takes a part of,
-    as ``pods/resize`` takes the containers' resources; the API server validates the result)."""
+    ``warn`` as ``<source>: <path>: unknown field "<field>"`` (``unknownfields``). A
+    ``resource.k8s.io`` v1beta1/v1beta2 document is converted to v1 first (``resourceconvert``),
+    and the fields of v1.34's disabled DRA gates the API server will drop are reported to ``warn``
+    (``resourcedefaults.dropped_fields``). ``validated=False``: decoded only (a partial object a
+    subresource write takes a part of, as ``pods/resize`` takes the containers' resources; the API
+    server validates the result)."""
     if not isinstance(doc, dict):
         raise ManifestError(source, path, f"expected a Kubernetes object (a mapping), got {type(doc).__name__}")
     api_version, kind = doc.get("apiVersion"), doc.get("kind")
@@ -180,7 +194,12 @@ def object_from_dict(
         raise ManifestError(source, join_paths(path, "apiVersion"), "required field missing (e.g. apiVersion: v1)")
     if not isinstance(kind, str) or not kind:
         raise ManifestError(source, join_paths(path, "kind"), "required field missing (e.g. kind: Pod)")
+    if api_version in BETA_VERSIONS and kind in CONVERTED_KINDS:
+        doc = to_v1(doc)
+        api_version = doc["apiVersion"]
     tp = KINDS.get((api_version, kind))
+    if tp is None and (why := not_served(api_version, kind)) is not None:
+        raise ManifestError(source, path, why)
     if tp is None:
         known = ", ".join(f"{k} ({v})" for v, k in KINDS)
         raise ManifestError(
@@ -204,6 +223,9 @@ def object_from_dict(
         # upstream's "[]" is the path of the whole object (``field.NewPath("")``)
         field = "" if err.field == "[]" else err.field
         raise ManifestError(source, join_paths(path, field), err.detail) from None
+    if warn is not None:
+        for at, gate in dropped_fields(obj):
+            warn(f"{source}: {join_paths(path, at)}: dropped: the feature gate {gate} is off in v1.34 (alpha)")
     return obj
 
 

@@ -73,6 +73,10 @@ _RESOURCES = {
     "CSINode": "csinodes.storage.k8s.io",
     "CSIStorageCapacity": "csistoragecapacities.storage.k8s.io",
     "VolumeAttachment": "volumeattachments.storage.k8s.io",
+    "DeviceClass": "deviceclasses.resource.k8s.io",
+    "ResourceClaim": "resourceclaims.resource.k8s.io",
+    "ResourceClaimTemplate": "resourceclaimtemplates.resource.k8s.io",
+    "ResourceSlice": "resourceslices.resource.k8s.io",
 }
 
 

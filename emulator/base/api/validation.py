@@ -36,11 +36,15 @@ from emulator.base.api.labels import (
 )
 from emulator.base.api.labelselector import label_problems
 from emulator.base.api.meta import ObjectMeta
+from emulator.base.api.podclaimvalidation import pod_claim_name_problems, pod_claim_problems
 from emulator.base.api.podtemplate import PodTemplateSpec
 from emulator.base.api.podvalidation import kubelet_annotation_problems, scheduling_errors
 from emulator.base.api.policy import PodDisruptionBudget
 from emulator.base.api.probevalidation import probe_problems
 from emulator.base.api.quantity import TOO_LARGE, Quantity, fits_int64_milli
+from emulator.base.api.resource import RESOURCE_KINDS
+from emulator.base.api.resourcedefaults import default_resource
+from emulator.base.api.resourcevalidation import resource_problems, resource_update_problems
 from emulator.base.api.scheduling import Lease, LeaseSpec, PriorityClass
 from emulator.base.api.services import Service
 from emulator.base.api.storage import STORAGE_KINDS
@@ -56,6 +60,7 @@ __all__ = [
     "quantity_errors",
     "validate",
     "validate_pod_metadata",
+    "validate_resource_update",
     "validate_status_update",
     "validate_storage_update",
     "validate_update",
@@ -74,6 +79,8 @@ _NAMESPACED = frozenset(
         "Secret",
         "PersistentVolumeClaim",
         "CSIStorageCapacity",
+        "ResourceClaim",
+        "ResourceClaimTemplate",
         *(k.__name__ for k in WORKLOAD_KINDS),
     }
 )
@@ -214,6 +221,9 @@ def _pod(pod: Pod) -> None:
         detail = f"Invalid value: {go_quote(spec.scheduler_name)}: {'; '.join(errors)}"
         raise Invalid.at(kind, name, "spec.schedulerName", detail)
     problem = next(scheduling_errors(spec), None) or next(probe_problems(spec), None)
+    uses_claims = spec.resource_claims or any(c.resources.claims for c in (*spec.containers, *spec.init_containers))
+    if problem is None and uses_claims:
+        problem = next(pod_claim_problems(name, spec), None)
     if problem is not None:
         raise Invalid.at(kind, name, *problem)
     notes = pod.metadata.annotations
@@ -248,7 +258,7 @@ def _qualified(obj: Any) -> str:
     """The kind as upstream names it in errors, with its group: ``Deployment.apps``,
     ``StorageClass.storage.k8s.io``."""
     group = obj.api_version.rpartition("/")[0]
-    if group != "storage.k8s.io":
+    if group not in ("storage.k8s.io", "resource.k8s.io"):
         group = group.removesuffix(".k8s.io")
     return f"{obj.kind}.{group}" if group else str(obj.kind)
 
@@ -269,6 +279,18 @@ def validate_workload_update(current: Any, candidate: Any) -> None:
 def validate_storage_update(current: Any, candidate: Any) -> None:
     """A storage kind's update rules (immutable fields...): ``Invalid``."""
     if problem := next(storage_update_problems(current, candidate), None):
+        raise Invalid.at(_qualified(candidate), candidate.metadata.name, *problem)
+
+
+def _resource(obj: Any) -> None:
+    """A ``resource.k8s.io`` kind's upstream validation, of the object as stored (defaulted)."""
+    if problem := next(resource_problems(default_resource(obj)), None):
+        raise Invalid.at(_qualified(obj), obj.metadata.name, *problem)
+
+
+def validate_resource_update(current: Any, candidate: Any) -> None:
+    """A ``resource.k8s.io`` kind's update rules (a claim's immutable spec...): ``Invalid``."""
+    if problem := next(resource_update_problems(current, default_resource(candidate)), None):
         raise Invalid.at(_qualified(candidate), candidate.metadata.name, *problem)
 
 
@@ -305,6 +327,8 @@ def validate(obj: object) -> None:
         _node(obj)
     elif isinstance(obj, STORAGE_KINDS):
         _storage(obj)
+    elif isinstance(obj, RESOURCE_KINDS):
+        _resource(obj)
     elif isinstance(obj, ConfigMap):
         if problem := next(config_map_problems(obj), None):
             raise Invalid.at(kind, obj.metadata.name, *problem)
@@ -332,6 +356,8 @@ def validate_pod_metadata(pod: Pod) -> None:
     ``tests/apiserver/test_pod_admission.py`` checks it against ``validate``."""
     meta = pod.metadata
     _meta(str(pod.kind), meta, namespaced=pod.kind in _NAMESPACED)
+    if pod.spec.resource_claims and (problem := next(pod_claim_name_problems(meta.name, pod.spec), None)):
+        raise Invalid.at("Pod", meta.name, *problem)  # the claim names a template makes read the pod's name
     notes = meta.annotations
     if notes and (problem := next(kubelet_annotation_problems(notes), None)):
         raise Invalid.at("Pod", meta.name, *problem)

@@ -28,7 +28,7 @@ response's Content-Type and otherwise decodes the body as legacy ``APIVersions``
 
 Named groups are listed in upstream's priority order (the aggregator's ``apiVersionPriorities``:
 apps 17800, batch 17400, policy 17100, storage.k8s.io 16800, scheduling.k8s.io 16600,
-coordination.k8s.io 16500), which
+coordination.k8s.io 16500, resource.k8s.io 16100), which
 is the order ``kubectl api-versions`` and the REST mapper see; resources inside a group-version
 are sorted by name, subresources after their parent, as upstream's installer does.
 
@@ -83,6 +83,7 @@ _GROUP_PRIORITY: Final = {
     "scheduling.k8s.io": 16600,
     "storage.k8s.io": 16800,
     "coordination.k8s.io": 16500,
+    "resource.k8s.io": 16100,
 }
 """Upstream's ``apiVersionPriorities`` (kube-aggregator) for the groups we could serve."""
 

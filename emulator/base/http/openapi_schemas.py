@@ -32,6 +32,8 @@ from emulator.base.api import (
     podtemplate,
     policy,
     probe,
+    resource,
+    resourcestatus,
     scheduling,
     services,
     storage,
@@ -59,6 +61,8 @@ _PACKAGE_OF_MODULE: Final = {
     policy: "io.k8s.api.policy.v1",
     scheduling: "io.k8s.api.scheduling.v1",
     storage: "io.k8s.api.storage.v1",
+    resource: "io.k8s.api.resource.v1",
+    resourcestatus: "io.k8s.api.resource.v1",
     volumes: "io.k8s.api.core.v1",
     meta: META,
 }

@@ -134,6 +134,7 @@ _POD_STATUS: Final = {
     "conditions": _CONDITIONS,
     "podIPs": _keyed("ip"),
     "hostIPs": _keyed("ip", ssa="atomic"),
+    "resourceClaimStatuses": _keyed("name", retain=True),
 }
 
 
@@ -171,6 +172,7 @@ _KIND_TABLES: Final[dict[str, dict[str, FieldSchema]]] = {
     "PersistentVolumeClaim": {"status.conditions": _CONDITIONS},
     "CSINode": {"spec.drivers": _keyed("name")},
     "CSIDriver": {"spec.volumeLifecycleModes": _SET},
+    "ResourceClaim": {"status.reservedFor": _keyed("uid")},
 }
 
 SCHEMAS: Final[dict[str, dict[str, FieldSchema]]] = {
@@ -181,7 +183,9 @@ SCHEMAS: Final[dict[str, dict[str, FieldSchema]]] = {
 Checked against the ``patchMergeKey``/``patchStrategy`` tags and ``listType`` markers of
 ``k8s.io/api`` v1.34 (core, apps, batch, policy, storage). Paths not listed are maps merged key by
 key and atomic lists. Event, Lease, PriorityClass, Binding, ConfigMap, Secret, PersistentVolume,
-StorageClass, CSIStorageCapacity, VolumeAttachment: only ``metadata``'s entries.
+StorageClass, CSIStorageCapacity, VolumeAttachment, DeviceClass, ResourceClaimTemplate, ResourceSlice:
+only ``metadata``'s entries (resource.k8s.io's lists are atomic; a claim's ``status.reservedFor``
+merges by ``uid``).
 """
 for _kind in (
     "Event",
@@ -194,6 +198,9 @@ for _kind in (
     "StorageClass",
     "CSIStorageCapacity",
     "VolumeAttachment",
+    "DeviceClass",
+    "ResourceClaimTemplate",
+    "ResourceSlice",
 ):
     SCHEMAS[_kind] = _under("metadata", _OBJECT_META)
 

@@ -45,6 +45,7 @@ from emulator.base.http.cells import (
     intstr,
     selector_string,
 )
+from emulator.base.http.resourceprinters import RESOURCE_ROWS
 from emulator.base.http.storageprinters import STORAGE_ROWS
 from emulator.base.runtime.clock import parse_timestamp
 
@@ -441,6 +442,7 @@ _ROWS: Final[dict[str, Callable[[Any, Since], list[Any]]]] = {
     "Lease": _lease_cells,
     "ControllerRevision": _controllerrevision_cells,
     **STORAGE_ROWS,
+    **RESOURCE_ROWS,
 }
 
 

@@ -200,6 +200,11 @@ RESOURCES: Final[tuple[Resource, ...]] = (
     ),
     # coordination.k8s.io/v1
     _res("coordination.k8s.io", "leases", "lease", "Lease"),
+    # resource.k8s.io/v1
+    _res("resource.k8s.io", "deviceclasses", "deviceclass", "DeviceClass", namespaced=False),
+    _res("resource.k8s.io", "resourceclaims", "resourceclaim", "ResourceClaim", status=True),
+    _res("resource.k8s.io", "resourceclaimtemplates", "resourceclaimtemplate", "ResourceClaimTemplate"),
+    _res("resource.k8s.io", "resourceslices", "resourceslice", "ResourceSlice", namespaced=False),
 )
 
 _BY_PATH: Final = {(r.group, r.version, r.name): r for r in RESOURCES}

@@ -45,6 +45,10 @@ KINDS: Final[dict[str, str]] = {
     "CSINode": "The CSI drivers installed on a node, with their node IDs, topology keys and volume limits.",
     "CSIStorageCapacity": "The storage a StorageClass can still provide in a topology segment.",
     "VolumeAttachment": "A request to attach a volume to a node, and whether it is attached.",
+    "DeviceClass": "A kind of device a claim can ask for: CEL selectors and configuration for its drivers.",
+    "ResourceClaim": "A request for devices (DRA): what to allocate, and the allocation and its consumers.",
+    "ResourceClaimTemplate": "A claim spec the resourceclaim controller makes one ResourceClaim of per pod.",
+    "ResourceSlice": "Devices a DRA driver publishes for one pool, with their attributes and capacities.",
 }
 
 TYPES: Final[dict[str, str]] = {

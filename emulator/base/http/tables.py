@@ -38,6 +38,7 @@ from emulator.base.http.cells import AGE_DOC, NAME_DOC, Since
 from emulator.base.http.cells import NAME_COLUMN as _NAME
 from emulator.base.http.cells import column as _col
 from emulator.base.http.printers import cells_of
+from emulator.base.http.resourceprinters import RESOURCE_COLUMNS
 from emulator.base.http.resources import Resource
 from emulator.base.http.storageprinters import STORAGE_COLUMNS
 
@@ -227,6 +228,7 @@ _COLUMNS: Final[dict[str, tuple[dict[str, Any], ...]]] = {
         _AGE,
     ),
     **STORAGE_COLUMNS,
+    **RESOURCE_COLUMNS,
 }
 
 _DEFAULT_COLUMNS: Final = (

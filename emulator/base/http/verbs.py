@@ -24,6 +24,7 @@ from msgspec.structs import replace
 
 from emulator.base.api.errors import BadRequest, NotFound
 from emulator.base.api.podresize import resize_candidate
+from emulator.base.api.resourcedefaults import dropped_fields
 from emulator.base.api.unknownfields import prune_unknown, warning_texts
 from emulator.base.api.validation import validate
 from emulator.base.apiserver.registry.leases import check_lease_times
@@ -248,6 +249,8 @@ class Verbs:
         t = call.target
         data = self._check_fields(call, data)
         obj = decode_object(t.resource, data)
+        for at, gate in dropped_fields(obj):  # resource.k8s.io fields of v1.34's off alpha gates
+            self.warnings.append(f"{at}: dropped: the feature gate {gate} is off in v1.34 (alpha)")
         if t.resource.kind == "Lease":
             check_lease_times(obj)
         meta = obj.metadata

@@ -16,6 +16,12 @@ from emulator.base.apiserver.registry.leases import LeaseStrategy
 from emulator.base.apiserver.registry.nodes import NamespaceStrategy, NodeStrategy
 from emulator.base.apiserver.registry.pods import BindingStrategy, PodStrategy, bind_pod
 from emulator.base.apiserver.registry.priorityclasses import PriorityClassStrategy
+from emulator.base.apiserver.registry.resource import (
+    DeviceClassStrategy,
+    ResourceClaimStrategy,
+    ResourceClaimTemplateStrategy,
+    ResourceSliceStrategy,
+)
 from emulator.base.apiserver.registry.storage import (
     CSIDriverStrategy,
     CSINodeStrategy,
@@ -76,6 +82,10 @@ STRATEGIES: Final[dict[str, type[Strategy]]] = {
         CSINodeStrategy,
         CSIStorageCapacityStrategy,
         VolumeAttachmentStrategy,
+        DeviceClassStrategy,
+        ResourceClaimStrategy,
+        ResourceClaimTemplateStrategy,
+        ResourceSliceStrategy,
     )
 }
 """Every stored kind's strategy class, by kind: the API server makes one of each, the watch
