@@ -1,6 +1,6 @@
-"""A pod's claims as the plugin finds them (upstream ``dynamic-resource-allocation/resourceclaim``
-``Name``, ``IsForPod``, ``IsReservedForPod``, ``CanBeReserved`` and the plugin's
-``foreachPodResourceClaim``, v1.34), and the conversion of the allocator's results into API
+"""A pod's claims as the plugin finds them (the plugin's ``foreachPodResourceClaim``, v1.34, over
+``emulator.base.api.resourceclaims``: upstream's ``resourceclaim.Name``, ``IsForPod``,
+``IsReservedForPod``, ``CanBeReserved``), and the conversion of the allocator's results into API
 ``AllocationResult``s.
 
 ``pod_claims`` returns the claims in ``spec.resourceClaims`` order, or the first reason the
@@ -25,8 +25,9 @@ neither name nor template              ``pod "ns/p", spec.resourceClaim "r": unk
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Final
+from typing import Any
 
+from emulator.base.api import resourceclaims
 from emulator.base.api.core import Pod
 from emulator.base.api.quantity import Quantity
 from emulator.base.api.resource import (
@@ -40,16 +41,12 @@ from emulator.base.api.resource import (
 from .allocator_types import ClaimAllocation
 
 __all__ = [
-    "RESERVED_FOR_MAX_SIZE",
     "can_be_reserved",
     "consumer_ref",
     "is_reserved_for_pod",
     "pod_claims",
     "to_allocation_result",
 ]
-
-RESERVED_FOR_MAX_SIZE: Final = 256
-"""Upstream ``ResourceClaimReservedForMaxSize``."""
 
 
 class ClaimProblem(Exception):
@@ -61,19 +58,12 @@ def pod_claims(pod: Pod, get_claim: Callable[[str, str], Any | None]) -> list[An
     ns, name = pod.metadata.namespace, pod.metadata.name
     out = []
     for ref in pod.spec.resource_claims:
-        must_check_owner = False
-        if ref.resource_claim_name is not None:
-            claim_name: str | None = ref.resource_claim_name
-        elif ref.resource_claim_template_name is not None:
-            for status in pod.status.resource_claim_statuses:
-                if status.name == ref.name:
-                    claim_name = status.resource_claim_name
-                    must_check_owner = True
-                    break
-            else:
-                raise ClaimProblem(f'pod "{ns}/{name}": ResourceClaim not created yet')
-        else:
+        if ref.resource_claim_name is None and ref.resource_claim_template_name is None:
             raise ClaimProblem(f'pod "{ns}/{name}", spec.resourceClaim "{ref.name}": unknown API type')
+        try:
+            claim_name, must_check_owner = resourceclaims.claim_name(pod, ref)
+        except resourceclaims.ClaimNotCreated as err:
+            raise ClaimProblem(str(err)) from None
         if claim_name is None:
             continue
         claim = get_claim(ns, claim_name)
@@ -81,9 +71,7 @@ def pod_claims(pod: Pod, get_claim: Callable[[str, str], Any | None]) -> list[An
             raise ClaimProblem(f'resourceclaim.resource.k8s.io "{claim_name}" not found')
         if claim.metadata.deletion_timestamp is not None:
             raise ClaimProblem(f'resourceclaim "{claim.metadata.name}" is being deleted')
-        if must_check_owner and not any(
-            o.uid == pod.metadata.uid and o.controller for o in claim.metadata.owner_references
-        ):
+        if must_check_owner and not resourceclaims.is_for_pod(pod, claim):
             raise ClaimProblem(
                 f"ResourceClaim {ns}/{claim.metadata.name} was not created for pod {ns}/{name} (pod is not owner)"
             )
@@ -91,13 +79,8 @@ def pod_claims(pod: Pod, get_claim: Callable[[str, str], Any | None]) -> list[An
     return out
 
 
-def is_reserved_for_pod(pod: Pod, claim: Any) -> bool:
-    uid = pod.metadata.uid
-    return any(r.uid == uid for r in claim.status.reserved_for)
-
-
-def can_be_reserved(claim: Any) -> bool:
-    return len(claim.status.reserved_for) < RESERVED_FOR_MAX_SIZE
+is_reserved_for_pod = resourceclaims.is_reserved_for_pod
+can_be_reserved = resourceclaims.can_be_reserved
 
 
 def consumer_ref(pod: Pod) -> ResourceClaimConsumerReference:
