@@ -60,8 +60,16 @@ def exactly(
     )
 
 
-def request(name: str, cls: str, count: int = 1, *selectors: Any, admin: bool | None = None) -> Any:
-    return NS(name=name, exactly=exactly(cls, count, selectors=list(selectors), admin=admin), first_available=[])
+def request(
+    name: str,
+    cls: str,
+    count: int = 1,
+    *selectors: Any,
+    admin: bool | None = None,
+    tolerations: list[Any] | None = None,
+) -> Any:
+    ex = exactly(cls, count, selectors=list(selectors), admin=admin, tolerations=tolerations)
+    return NS(name=name, exactly=ex, first_available=[])
 
 
 def all_request(name: str, cls: str) -> Any:
@@ -288,3 +296,11 @@ def range_policy(default: str, lo: str, step: str, hi: str) -> Any:
 
 def distinct_attribute(attr: str, *requests: str) -> Any:
     return NS(requests=list(requests), match_attribute=None, distinct_attribute=attr)
+
+
+def taint(effect: str, key: str = "example.com/taint", value: str = "x") -> Any:
+    return NS(key=key, value=value, effect=effect, time_added=None)
+
+
+def toleration(operator: str, key: str = "example.com/taint", value: str = "", effect: str = "") -> Any:
+    return NS(key=key, operator=operator, value=value, effect=effect, toleration_seconds=None)

@@ -61,6 +61,8 @@ from tests.scheduler.plugins.dra_helpers import (
     slice_with_devices,
     slice_with_one_device,
     sub_request,
+    taint,
+    toleration,
 )
 
 MEM_1GI = selector(f'device.capacity["{DRIVER_A}"].memory.compareTo(quantity("1Gi")) >= 0')
@@ -534,6 +536,35 @@ CASES = {
         expect=[
             res(LOCAL1, dev(f"{REQ0}/{SUB1}", DRIVER_A, POOL1, DEV1), dev(f"{REQ0}/{SUB1}", DRIVER_A, POOL1, DEV2))
         ],
+    ),
+    "device-taints-gate-off": Case(  # DRADeviceTaints off: taints are not looked at
+        [claim_with_request(CLAIM0, REQ0, CLASS_A)],
+        [device_class(CLASS_A, DRIVER_A)],
+        [slice_with_devices(SLICE1, NODE1, POOL1, DRIVER_A, device(DEV1, taints=[taint("NoSchedule")]))],
+        expect=[res(LOCAL1, dev(REQ0, DRIVER_A, POOL1, DEV1))],
+    ),
+    "device-taints-no-schedule": Case(
+        [claim_with_request(CLAIM0, REQ0, CLASS_A)],
+        [device_class(CLASS_A, DRIVER_A)],
+        [
+            slice_with_devices(
+                SLICE1,
+                NODE1,
+                POOL1,
+                DRIVER_A,
+                device(DEV1, taints=[taint("NoSchedule")]),
+                device(DEV2, taints=[taint("None")]),
+            )
+        ],
+        features=Features(device_taints=True),
+        expect=[res(LOCAL1, dev(REQ0, DRIVER_A, POOL1, DEV2))],
+    ),
+    "device-taints-tolerated": Case(
+        [claim(CLAIM0, request(REQ0, CLASS_A, 1, tolerations=[toleration("Exists")]))],
+        [device_class(CLASS_A, DRIVER_A)],
+        [slice_with_devices(SLICE1, NODE1, POOL1, DRIVER_A, device(DEV1, taints=[taint("NoExecute")]))],
+        features=Features(device_taints=True),
+        expect=[res(LOCAL1, dev(REQ0, DRIVER_A, POOL1, DEV1))],
     ),
 }
 
