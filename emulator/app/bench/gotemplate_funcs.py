@@ -31,7 +31,7 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
-__all__ = ["BUILTINS", "FUNCTIONS", "MISSING", "Missing", "TemplateError", "show", "truth"]
+__all__ = ["BUILTINS", "FUNCTIONS", "MISSING", "Missing", "TemplateError", "filled_params", "show", "truth"]
 
 
 class TemplateError(ValueError):
@@ -339,3 +339,21 @@ ARITY: Final[Mapping[str, int]] = {
     "ge": 2,
 }
 """Functions taking a fixed number of arguments (Go checks it when the action runs)."""
+
+
+def filled_params(template_params: dict[str, Any], params: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
+    """An op's ``templateParams`` with each ``$x`` replaced by the workload's parameter x
+    (upstream's ``resolveTemplateParams``), sorted by key. Numbers are float64, as upstream
+    decodes the file's JSON (it matters to ``eq`` and to how ``1e+06`` prints)."""
+    out = {k: params[v[1:]] if isinstance(v, str) and v.startswith("$") else v for k, v in template_params.items()}
+    return tuple(sorted((k, _float64(v)) for k, v in out.items()))
+
+
+def _float64(value: Any) -> Any:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(value, list):
+        return [_float64(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _float64(v) for k, v in value.items()}
+    return value

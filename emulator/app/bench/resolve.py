@@ -20,6 +20,7 @@ from msgspec.structs import replace
 
 from agents.scheduler import ConfigError, build_registry, load_config_file
 from emulator.app.bench.gotemplate import TemplateError, has_actions, parse
+from emulator.app.bench.gotemplate_funcs import filled_params
 from emulator.app.bench.spec import (
     MAX_SCALED_PARAM,
     BarrierOp,
@@ -85,24 +86,6 @@ def render_any(
     rendered = parse(text).render({**dict(params), "Index": index, "Count": count}) if has_actions(text) else text
     docs = load_documents(rendered, source=source).docs
     return object_from_dict(docs[0] if docs else None, source=source, validated=validated)
-
-
-def _filled(template_params: dict[str, Any], params: dict[str, Any]) -> Params:
-    """An op's ``templateParams`` with each ``$x`` replaced by the workload's parameter x
-    (upstream's ``resolveTemplateParams``), sorted by key. Numbers are float64, as upstream
-    decodes the file's JSON (it matters to ``eq`` and to how ``1e+06`` prints)."""
-    out = {k: params[v[1:]] if isinstance(v, str) and v.startswith("$") else v for k, v in template_params.items()}
-    return tuple(sorted((k, _float64(v)) for k, v in out.items()))
-
-
-def _float64(value: Any) -> Any:
-    if isinstance(value, int) and not isinstance(value, bool):
-        return float(value)
-    if isinstance(value, list):
-        return [_float64(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _float64(v) for k, v in value.items()}
-    return value
 
 
 def _with_priority_class(obj: Node | Pod) -> Node | Pod:
@@ -430,7 +413,7 @@ class Resolver:
         match op:
             case CreateNodesOp():
                 n = count(op.count, op.count_param)
-                tp = _filled(op.template_params, params)
+                tp = filled_params(op.template_params, params)
                 node = self.instance(op.node_template, Node, f"{path}.nodeTemplate", n, tp)
                 assert isinstance(node, Node)
                 lab, uniq = op.label_node_prepare_strategy, op.unique_node_label_strategy
@@ -452,7 +435,7 @@ class Resolver:
                 if op.count_multiplier_param is not None:
                     n *= params[op.count_multiplier_param[1:]]
                 name = op.pod_template or tc.default_pod_template
-                tp = _filled(op.template_params, params)
+                tp = filled_params(op.template_params, params)
                 pod = self.instance(name, Pod, f"{path}.podTemplate", n, tp)
                 assert isinstance(pod, Pod)
                 indexed = self.spec.indexed_templates.get(name, "")
@@ -488,7 +471,7 @@ class Resolver:
                 return DeletePodsStep(op.namespace, op.delete_pods_per_second, wait, selector(op.label_selector))
             case CreateAnyOp():
                 n = 1 if op.count is None and op.count_param is None else count(op.count, op.count_param)
-                tp = _filled(op.template_params, params)
+                tp = filled_params(op.template_params, params)
                 self.rendered(op.template, self.spec.any_templates[op.template], f"{path}.template", n, tp)
                 return AnyStep(n, self.spec.any_templates[op.template], op.namespace or "", tp)
             case UpdateAnyOp():

@@ -54,6 +54,7 @@ from emulator.app.bench.upstream_fields import (
     WORKLOAD_FIELDS,
     FieldError,
     check_selector,
+    client_limits,
     metrics_config,
     threshold,
     unplayable,
@@ -242,12 +243,7 @@ class _Translator:
             if "defaultPodTemplatePath" in case:
                 default_pod = self.template(case["defaultPodTemplatePath"], f"{path}.defaultPodTemplatePath", "Pod")
             reason = ""
-            client = {k: case[k] for k in ("schedulerApiClientQPS", "schedulerApiClientBurst") if k in case}
-            for key, value in client.items():
-                if not isinstance(value, int | float) or isinstance(value, bool) or value < 0:
-                    raise self.fail(f"{path}.{key}", "expected a non-negative number")
-            if not isinstance(client.get("schedulerApiClientBurst", 0), int):
-                raise self.fail(f"{path}.schedulerApiClientBurst", "expected a whole number")
+            client = self.check(client_limits, case, path)
             new_ops: list[dict[str, Any]] = []
             used: set[str] = set()
             for j, op in enumerate(ops):
@@ -277,11 +273,8 @@ class _Translator:
                 out.feature_gates[full] = gates
                 if metrics is not None:
                     out.metrics[full] = metrics
-                if client.get("schedulerApiClientQPS"):
-                    out.client[full] = (
-                        float(client["schedulerApiClientQPS"]),
-                        int(client.get("schedulerApiClientBurst", 0)),
-                    )
+                if client is not None:
+                    out.client[full] = client
                 if why := skip_reason(gates) or reason:
                     out.skipped.append(Skipped(full, tuple(labels), why))
                     continue

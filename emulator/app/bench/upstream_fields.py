@@ -27,6 +27,7 @@ __all__ = [
     "WORKLOAD_FIELDS",
     "FieldError",
     "check_selector",
+    "client_limits",
     "metrics_config",
     "threshold",
     "unplayable",
@@ -166,6 +167,19 @@ class FieldError(ValueError):
     def __init__(self, path: str, detail: str) -> None:
         super().__init__(detail)
         self.path, self.detail = path, detail
+
+
+def client_limits(case: Mapping[str, Any]) -> tuple[float, int] | None:
+    """A test case's ``schedulerApiClientQPS``/``Burst`` as (qps, burst), None without a qps
+    (``FieldError`` if malformed)."""
+    for key in ("schedulerApiClientQPS", "schedulerApiClientBurst"):
+        value = case.get(key, 0)
+        if not isinstance(value, int | float) or isinstance(value, bool) or value < 0:
+            raise FieldError(f".{key}", "expected a non-negative number")
+    if not isinstance(case.get("schedulerApiClientBurst", 0), int):
+        raise FieldError(".schedulerApiClientBurst", "expected a whole number")
+    qps = case.get("schedulerApiClientQPS", 0)
+    return (float(qps), int(case.get("schedulerApiClientBurst", 0))) if qps else None
 
 
 def check_selector(value: Any) -> None:
