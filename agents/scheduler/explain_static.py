@@ -20,6 +20,8 @@ from typing import Any
 
 from agents.scheduler.cache import Snapshot
 from agents.scheduler.config import Profile, SchedulerConfig
+from agents.scheduler.dra_manager import KINDS as DRA_KINDS
+from agents.scheduler.dra_manager import static_dra_manager
 from agents.scheduler.explain import Explanation, explain_pod
 from agents.scheduler.framework.interface import PluginFactory
 from agents.scheduler.framework.runtime import Framework
@@ -33,7 +35,7 @@ from emulator.base.runtime.clock import StoppedClock
 
 __all__ = ["INPUT_KINDS", "ProfileError", "explain_objects"]
 
-INPUT_KINDS = (*WORKLOAD_LISTER_KINDS, *(kind for kind, _ in VOLUME_KINDS))
+INPUT_KINDS = (*WORKLOAD_LISTER_KINDS, *(kind for kind, _ in VOLUME_KINDS), *(kind for kind, _ in DRA_KINDS))
 """The kinds beside nodes, pods and namespaces that ``explain_objects`` reads."""
 
 
@@ -101,6 +103,7 @@ def explain_objects(
             pdb_lister=static.pdbs,
             default_selector=static.default_selector,
             volume_listers=static_volume_listers(workloads),
+            dra_manager=static_dra_manager(workloads),
         )
     except ValueError as err:
         raise ProfileError(str(err)) from None

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, TypeAlias
 if TYPE_CHECKING:
     from agents.scheduler.explain import Explanation
     from agents.scheduler.metrics import MetricsRecorder
+    from agents.scheduler.plugins.dynamicresources import Features
     from emulator.base.api.core import Pod
 
 __all__ = ["ExplainHook", "SchedulerOptions"]
@@ -43,3 +44,6 @@ class SchedulerOptions:
     """Filter and Score over the snapshot's NodeTable (False: node by node; same results)."""
     recorder: MetricsRecorder | None = None
     """Hears extension points' wall durations (benchmarks; ``metrics.MetricsRecorder``)."""
+    dra_features: Features | None = None
+    """The DRA feature gates DynamicResources and its allocator read (None: v1.34's defaults;
+    a scheduler_perf workload's ``featureGates`` set them)."""

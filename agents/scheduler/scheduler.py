@@ -22,6 +22,7 @@ from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from typing import Any
 
 from agents.scheduler.cache import Cache, Snapshot
+from agents.scheduler.dra_manager import DraManager
 from agents.scheduler.eventhandlers import EventHandlers, NodeEvents, node_update_events
 from agents.scheduler.framework.interface import PluginFactory, ProfileSpec
 from agents.scheduler.framework.node_table import IntArray
@@ -113,6 +114,7 @@ class Scheduler(SchedulingCycle, EventHandlers):
         self.namespaces = Informer(client, "Namespace")
         self.workloads = WorkloadListers(workload_client(client))
         self.volumes = VolumeListers(workload_client(client, "volumes"))
+        self.dra = DraManager(workload_client(client, "dra"), features=options.dra_features)
         # The nominator comes first and goes to both the frameworks and the queue (upstream's
         # ``WithPodNominator``): the queue needs the first profile's QueueSort, and the frameworks
         # the nominator. ``activate`` reaches the queue through ``self`` when a plugin calls it.
@@ -135,6 +137,7 @@ class Scheduler(SchedulingCycle, EventHandlers):
                 pdb_lister=self.workloads.pdbs,
                 default_selector=self.workloads.default_selector,
                 volume_listers=self.volumes,
+                dra_manager=self.dra,
             )
         first = next(iter(self.frameworks.values()))
         self._hints: dict[str, dict[str, list[ClusterEventWithHint]]] = {
@@ -158,6 +161,7 @@ class Scheduler(SchedulingCycle, EventHandlers):
         self.pods.add_handlers(self._on_pod_add, self._on_pod_update, self._on_pod_delete)
         self.nodes.add_handlers(self._on_node_add, self._on_node_update, self._on_node_delete)
         self.volumes.set_sink(self.queue.move_all_to_active_or_backoff)
+        self.dra.set_sink(self.queue.move_all_to_active_or_backoff)
         self.next_start_node_index = 0
         self._first_seen: dict[str, float] = {}
         self._evaluated = 0
@@ -210,11 +214,13 @@ class Scheduler(SchedulingCycle, EventHandlers):
             tg.create_task(self.pods.run(), name=f"{self.name}:informer:pods")
             self.workloads.start(tg, self.name)
             self.volumes.start(tg, self.name)
+            self.dra.start(tg, self.name)
             await self.namespaces.synced.wait()
             await self.nodes.synced.wait()
             await self.pods.synced.wait()
             await self.workloads.synced()
             await self.volumes.synced()
+            await self.dra.synced()
             tg.create_task(self.queue.run(), name=f"{self.name}:queue-flush")
             tg.create_task(self.events.run(), name=f"{self.name}:event-series")
             self.ready.set()

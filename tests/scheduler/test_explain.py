@@ -184,6 +184,7 @@ def test_skipped_filters_report_skip() -> None:
         "VolumeZone": SKIP,
         "PodTopologySpread": SKIP,
         "InterPodAffinity": SKIP,
+        "DynamicResources": SKIP,  # no resource claims
     }
 
 

@@ -65,6 +65,9 @@ class EventResource(enum.Enum):
     CSINode = "storage.k8s.io/CSINode"
     CSIDriver = "storage.k8s.io/CSIDriver"
     CSIStorageCapacity = "storage.k8s.io/CSIStorageCapacity"
+    ResourceClaim = "resource.k8s.io/ResourceClaim"
+    ResourceSlice = "resource.k8s.io/ResourceSlice"
+    DeviceClass = "resource.k8s.io/DeviceClass"
     WildCard = "*"
 
 

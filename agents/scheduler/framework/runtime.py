@@ -126,6 +126,7 @@ class Framework(BindingRunners):
         pdb_lister: Callable[[], Sequence[Any]] | None = None,
         default_selector: Callable[[Pod], Any] | None = None,
         volume_listers: Any = None,
+        dra_manager: Any = None,
     ) -> None:
         """Instantiate the profile's plugins; ``ValueError`` with upstream's message if invalid.
         Every handle dependency comes in here (upstream's ``WithPodNominator``,
@@ -153,6 +154,8 @@ class Framework(BindingRunners):
         """PodTopologySpread's system-default selector for a pod (``helper.DefaultSelector``)."""
         self.volume_listers = volume_listers
         """The storage informers the volume plugins read (``agents.scheduler.volume_listers``)."""
+        self.dra_manager = dra_manager
+        """Claims, slices, classes and devices in use for DynamicResources (``agents.scheduler.dra_manager``)."""
         enabled = build_plugins(spec, registry, self)
         self._plugins: dict[str, Plugin] = enabled.plugins
         self._points: dict[ExtensionPoint, list[Any]] = enabled.points

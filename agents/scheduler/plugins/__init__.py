@@ -18,6 +18,9 @@ module                          ``NAME``               extension points
 ``volumezone``                  VolumeZone             PreFilter, Filter
 ``podtopologyspread``           PodTopologySpread      PreFilter, Filter, PreScore, Score
 ``interpodaffinity``            InterPodAffinity       PreFilter, Filter, PreScore, Score
+``dynamicresources`` (package)  DynamicResources       PreEnqueue, PreFilter, Filter, PostFilter,
+                                                       Reserve, PreBind (and the structured
+                                                       allocator)
 ``defaultpreemption``           DefaultPreemption      PreEnqueue, PostFilter
 ``noderesources_balanced_      NodeResourcesBalanced  PreScore, Score
 allocation``                    Allocation
@@ -33,6 +36,7 @@ other; shared arithmetic lives in ``emulator.base.api.resources``, ``framework.t
 (upstream's ``plugins/helper``: score normalization, and the pod's claims and the storage
 listers the volume plugins share), typed args in ``agents.scheduler.args``. The volume plugins
 read the scheduler's storage informers (``agents.scheduler.volume_listers``) through their
-handle's ``volume_listers``.
+handle's ``volume_listers``; DynamicResources reads claims, slices and classes through the
+handle's ``dra_manager`` (``agents.scheduler.dra_manager``).
 The registry is ``agents.scheduler.registry``.
 """

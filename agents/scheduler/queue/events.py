@@ -5,8 +5,8 @@ This module owns the events the scheduling queue itself raises or interprets:
 * the named events ``EventAssignedPodAdd`` ... ``EventForceActivate`` and the queue-internal
   labels (``ScheduleAttemptFailure``, ``BackoffComplete``, ``PopFromBackoffQ``, ...);
 * ``pod_scheduling_properties_change``: an unscheduled/assigned pod update as the specific
-  ``UpdatePod*`` events (labels, scale-down, scheduling gates eliminated, tolerations), falling
-  back to a generic ``Update``;
+  ``UpdatePod*`` events (labels, scale-down, scheduling gates eliminated, tolerations, generated
+  resource claims in ``status.resourceClaimStatuses``), falling back to a generic ``Update``;
 * ``is_pod_updated``: the QueueingHints-off test "did anything but status change?".
 
 It does not own node-change classification or the informer handlers (the scheduler's event
@@ -67,15 +67,18 @@ def pod_scheduling_properties_change(new: Pod, old: Pod) -> list[ClusterEvent]:
     """Upstream ``PodSchedulingPropertiesChange``: the ``UpdatePod*`` events of an update.
 
     The resource is ``AssignedPod`` when ``new`` has a node, else ``UnscheduledPod``. Checked in
-    upstream's order: labels, request scale-down, scheduling gates eliminated, tolerations; none
+    upstream's order: labels, request scale-down, scheduling gates eliminated, tolerations,
+    generated resource claims (``extractPodGeneratedResourceClaimChange``); none
     of them gives the generic ``Update`` (only plugins registering Pod/Update hear it).
     """
     if (new.spec is old.spec or new.spec == old.spec) and (
         new.status is old.status or resize_state(new) == resize_state(old)
     ):
         # Gates and tolerations come from the spec, requests from the spec and the status's
-        # resize state: only the labels may differ. ``properties_change_reference`` without
-        # the shortcut.
+        # resize state: only the labels and the generated claims (status) may differ.
+        # ``properties_change_reference`` without the shortcut.
+        if new.status.resource_claim_statuses != old.status.resource_claim_statuses:
+            return properties_change_reference(new, old)
         resource = _Assigned if new.spec.node_name else _Unscheduled
         labels = new.metadata.labels != old.metadata.labels
         return [ClusterEvent(resource, ActionType.UpdatePodLabel if labels else ActionType.Update)]
@@ -95,6 +98,8 @@ def properties_change_reference(new: Pod, old: Pod) -> list[ClusterEvent]:
     if len(new.spec.tolerations) != len(old.spec.tolerations):
         # The API only lets tolerations be added, so a length change is any change.
         actions.append(ActionType.UpdatePodToleration)
+    if new.status.resource_claim_statuses != old.status.resource_claim_statuses:
+        actions.append(ActionType.UpdatePodGeneratedResourceClaim)
     if not actions:
         actions.append(ActionType.Update)
     return [ClusterEvent(resource, a) for a in actions]

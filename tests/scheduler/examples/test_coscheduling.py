@@ -67,7 +67,7 @@ def framework(clock: Any, args: dict[str, Any] | None = None, snapshot: Any = No
         doc["profiles"][0]["pluginConfig"] = [{"name": NAME, "args": args}]
     prof = load_config(doc, registry).profiles[0]
     assert prof.plugins["permit"] == [(NAME, 0)]
-    assert prof.plugins["reserve"] == [("VolumeBinding", 0), (NAME, 0)]
+    assert prof.plugins["reserve"] == [("VolumeBinding", 0), ("DynamicResources", 0), (NAME, 0)]
     return Framework(prof.to_spec(), registry, clock=clock, rng=random.Random(0), snapshot=snapshot)
 
 
