@@ -1,13 +1,15 @@
-"""``resourceclaims``: upstream ``resourceclaim.Name``/``IsForPod``/``IsReservedForPod``/``CanBeReserved``."""
+"""``resourceclaim``: upstream ``resourceclaim.Name``/``IsForPod``/``IsReservedForPod``/``CanBeReserved``."""
 
 from __future__ import annotations
 
 import pytest
+from msgspec.structs import replace
 
 from emulator.base.api.core import Pod, PodResourceClaim, PodResourceClaimStatus, PodSpec, PodStatus
 from emulator.base.api.meta import ObjectMeta, OwnerReference
 from emulator.base.api.resource import ResourceClaim, ResourceClaimConsumerReference, ResourceClaimStatus
-from emulator.base.api.resourceclaims import (
+from emulator.base.api.resourceclaim import (
+    ApiUnsupported,
     ClaimNotCreated,
     can_be_reserved,
     claim_name,
@@ -38,9 +40,17 @@ def test_claim_name() -> None:
 
 def test_ownership_and_reservations() -> None:
     pod = _pod([])
-    owned = ResourceClaim(metadata=ObjectMeta(owner_references=[OwnerReference(kind="Pod", name="p", uid="u-1")]))
-    assert is_for_pod(pod, owned)
-    assert not is_for_pod(pod, ResourceClaim())
+    owner = OwnerReference(kind="Pod", name="p", uid="u-1", controller=True)
+    owned = ResourceClaim(metadata=ObjectMeta(name="c", namespace="default", owner_references=[owner]))
+    assert is_for_pod(pod, owned) == ""
+    not_controller = replace(owner, controller=None)
+    for other in (
+        ResourceClaim(metadata=ObjectMeta(name="c", namespace="default")),
+        ResourceClaim(metadata=ObjectMeta(name="c", namespace="default", owner_references=[not_controller])),
+        ResourceClaim(metadata=ObjectMeta(name="c", namespace="elsewhere", owner_references=[owner])),
+    ):
+        ns = other.metadata.namespace
+        assert is_for_pod(pod, other) == f"ResourceClaim {ns}/c was not created for pod default/p (pod is not owner)"
     consumer = ResourceClaimConsumerReference(resource="pods", name="p", uid="u-1")
     reserved = ResourceClaim(status=ResourceClaimStatus(reserved_for=[consumer]))
     assert is_reserved_for_pod(pod, reserved)
@@ -51,3 +61,8 @@ def test_ownership_and_reservations() -> None:
     )
     assert can_be_reserved(reserved)
     assert not can_be_reserved(full)
+
+
+def test_an_entry_with_neither_source_is_unsupported() -> None:
+    with pytest.raises(ApiUnsupported, match=r'pod "default/p", spec\.resourceClaim "x": API unsupported'):
+        claim_name(_pod([]), PodResourceClaim(name="x"))

@@ -1,5 +1,5 @@
 """A pod's claims as the plugin finds them (the plugin's ``foreachPodResourceClaim``, v1.34, over
-``emulator.base.api.resourceclaims``: upstream's ``resourceclaim.Name``, ``IsForPod``,
+``emulator.base.api.resourceclaim``: upstream's ``resourceclaim.Name``, ``IsForPod``,
 ``IsReservedForPod``, ``CanBeReserved``), and the conversion of the allocator's results into API
 ``AllocationResult``s.
 
@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from emulator.base.api import resourceclaims
+from emulator.base.api import resourceclaim
 from emulator.base.api.core import Pod
 from emulator.base.api.quantity import Quantity
 from emulator.base.api.resource import (
@@ -61,8 +61,8 @@ def pod_claims(pod: Pod, get_claim: Callable[[str, str], Any | None]) -> list[An
         if ref.resource_claim_name is None and ref.resource_claim_template_name is None:
             raise ClaimProblem(f'pod "{ns}/{name}", spec.resourceClaim "{ref.name}": unknown API type')
         try:
-            claim_name, must_check_owner = resourceclaims.claim_name(pod, ref)
-        except resourceclaims.ClaimNotCreated as err:
+            claim_name, must_check_owner = resourceclaim.claim_name(pod, ref)
+        except resourceclaim.ClaimNotCreated as err:
             raise ClaimProblem(str(err)) from None
         if claim_name is None:
             continue
@@ -71,16 +71,14 @@ def pod_claims(pod: Pod, get_claim: Callable[[str, str], Any | None]) -> list[An
             raise ClaimProblem(f'resourceclaim.resource.k8s.io "{claim_name}" not found')
         if claim.metadata.deletion_timestamp is not None:
             raise ClaimProblem(f'resourceclaim "{claim.metadata.name}" is being deleted')
-        if must_check_owner and not resourceclaims.is_for_pod(pod, claim):
-            raise ClaimProblem(
-                f"ResourceClaim {ns}/{claim.metadata.name} was not created for pod {ns}/{name} (pod is not owner)"
-            )
+        if must_check_owner and (problem := resourceclaim.is_for_pod(pod, claim)):
+            raise ClaimProblem(problem)
         out.append(claim)
     return out
 
 
-is_reserved_for_pod = resourceclaims.is_reserved_for_pod
-can_be_reserved = resourceclaims.can_be_reserved
+is_reserved_for_pod = resourceclaim.is_reserved_for_pod
+can_be_reserved = resourceclaim.can_be_reserved
 
 
 def consumer_ref(pod: Pod) -> ResourceClaimConsumerReference:
