@@ -168,13 +168,8 @@ class ResourceClaimController:
             while len(self.deleted) > MAX_UID_CACHE_ENTRIES:
                 self.deleted.popitem(last=False)
         if not pod_needs_claims(pod, deleted):
-            for pod_claim in pod.spec.resource_claims:
-                try:
-                    name, _ = claim_name(pod, pod_claim)
-                except (ClaimNotCreated, ApiUnsupported):
-                    continue
-                if name is not None:
-                    self.queue.add(("claim", ns, name))
+            for key in pod_claim_keys(pod):
+                self.queue.add(("claim", ns, key.split("/", 1)[1]))
         if not deleted and self._pod_needs_work(pod):
             self.queue.add(("pod", ns, pod.metadata.name))
 
