@@ -28,8 +28,7 @@ pluginConfig        in-tree args decoded strictly, defaulted, validated; every p
 ==================  ==============================================================================
 
 Which points a plugin implements comes from its registry class (``extension_points_of``), else
-from ``UPSTREAM_PLUGINS``. Emulator choices (deviations, on purpose): ``DynamicResources`` is
-in the default set, modelled for pods without claims; upstream plugins absent
+from ``UPSTREAM_PLUGINS``. Emulator choices (deviations, on purpose): upstream plugins absent
 from the registry stay in ``Profile.plugins`` and are listed in ``Profile.missing_plugins``
 (``to_spec`` drops them) instead of failing; ``extenders`` must be empty; ``clientConnection``'s
 ``qps``/``burst`` limit the scheduler's requests (a token bucket per client, events apart, as
