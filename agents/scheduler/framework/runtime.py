@@ -160,6 +160,15 @@ class Framework(BindingRunners):
         self._plugins: dict[str, Plugin] = enabled.plugins
         self._points: dict[ExtensionPoint, list[Any]] = enabled.points
         self.score_plugin_weight: dict[str, int] = enabled.score_weights
+        self._active: dict[tuple[ExtensionPoint, frozenset[str]], list[Any]] = {}  # see _minus
+
+    def _minus(self, point: ExtensionPoint, skip: set[str]) -> list[Any]:
+        """``point``'s plugins minus ``skip``, built once per skipped set (shared: never mutate)."""
+        key = (point, frozenset(skip))
+        plugins = self._active.get(key)
+        if plugins is None:
+            plugins = self._active[key] = [p for p in self._points[point] if p.name not in skip]
+        return plugins
 
     # --- introspection ----------------------------------------------------------------------
 
@@ -356,7 +365,7 @@ class Framework(BindingRunners):
         """Upstream's sampled search over ``candidates`` (table rows; None: all) from position
         ``start``: (feasible rows, nodes processed, an Error status or None); failures go into
         ``diagnosis`` as the per-node search would put them."""
-        plugins = [p for p in self._points[ExtensionPoint.Filter] if p.name not in state.skip_filter_plugins]
+        plugins = self._minus(ExtensionPoint.Filter, state.skip_filter_plugins)
         return vectorized.find_feasible(
             plugins,
             state,
@@ -435,9 +444,7 @@ class Framework(BindingRunners):
         self, state: CycleState, pod: Pod, nodes: list[NodeInfo]
     ) -> tuple[list[NodePluginScores], Status]:
         """Per node: each plugin's raw, normalized and weighted score, and the total."""
-        plugins: list[ScorePlugin] = [
-            p for p in self._points[ExtensionPoint.Score] if p.name not in state.skip_score_plugins
-        ]
+        plugins: list[ScorePlugin] = self._minus(ExtensionPoint.Score, state.skip_score_plugins)
         lists: dict[str, list[NodeScore]] = {pl.name: [] for pl in plugins}
         for ni in nodes:
             for pl in plugins:
@@ -483,7 +490,7 @@ class Framework(BindingRunners):
         self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray, nodes: list[NodeInfo]
     ) -> tuple[IntArray, Status]:
         """The totals ``run_score_plugins`` gives ``nodes`` (= ``table`` rows ``rows``), or its Error."""
-        plugins = [p for p in self._points[ExtensionPoint.Score] if p.name not in state.skip_score_plugins]
+        plugins = self._minus(ExtensionPoint.Score, state.skip_score_plugins)
         totals = score_totals.cached_totals(plugins, self.score_plugin_weight, state, pod, table, rows)
         if totals is not None:
             return totals, SUCCESS

@@ -46,6 +46,7 @@ class BindingRunners:
     clock: Clock
     waiting_pods: WaitingPodsMap
     _points: dict[ExtensionPoint, list[Any]]
+    _flights: list[tuple[Any, Any]] | None = None
 
     # --- the waiting pods (the Handle's part) --------------------------------------------------
 
@@ -134,10 +135,14 @@ class BindingRunners:
         decide whether to publish ``nominatedNodeName`` before binding; here it runs for every
         pod for the skip alone, which changes nothing observable: a plugin says Skip exactly
         when its PreBind would return Success without acting."""
+        flights = self._flights
+        if flights is None:  # (plugin, its pre-flight or None), looked up once
+            flights = self._flights = [
+                (pl, getattr(pl, "pre_bind_pre_flight", None)) for pl in self._points[ExtensionPoint.PreBind]
+            ]
         skip: list[str] = []
         returned: Status = _PRE_FLIGHT_SKIP
-        for pl in self._points[ExtensionPoint.PreBind]:
-            flight = getattr(pl, "pre_bind_pre_flight", None)
+        for pl, flight in flights:
             if flight is None:
                 returned = SUCCESS
                 continue
