@@ -28,11 +28,11 @@ resourceclaim controller).
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Iterable
 from typing import Any, Final
 
 from agents.scheduler.framework.types import ActionType, ClusterEvent, EventResource
+from agents.scheduler.informer_group import InformerGroup
 from agents.scheduler.plugins.dynamicresources import DeviceID, Features, SliceIndex
 from agents.scheduler.plugins.dynamicresources.cel_backend import DraCel
 from emulator.base.client.client import Client
@@ -80,7 +80,7 @@ def claim_devices(claim: Any) -> Held:
     return tuple(exclusive), tuple(shares)
 
 
-class DraManager:
+class DraManager(InformerGroup):
     """The scheduler's view of claims, slices and classes (upstream ``SharedDRAManager``)."""
 
     def __init__(self, client: Client | None, *, features: Features | None = None, cel: Any = None) -> None:
@@ -141,14 +141,6 @@ class DraManager:
             self._emit(delete, obj, None)
 
         return on_add, on_update, on_delete
-
-    def start(self, tg: asyncio.TaskGroup, prefix: str) -> None:
-        for kind, informer in self.informers.items():
-            tg.create_task(informer.run(), name=f"{prefix}:informer:{kind}")
-
-    async def synced(self) -> None:
-        for informer in self.informers.values():
-            await informer.synced.wait()
 
     # --- claims: informer, assume cache, in-flight ----------------------------------------
 

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, Final
 
 from agents.scheduler.framework.types import ActionType, ClusterEvent, EventResource
+from agents.scheduler.informer_group import InformerGroup
 from emulator.base.client.client import Client
 from emulator.base.client.informer import Informer
 
@@ -59,7 +60,7 @@ class Notifier:
         return self._event
 
 
-class VolumeListers:
+class VolumeListers(InformerGroup):
     """The scheduler's informers of the storage kinds and what plugins read from them."""
 
     def __init__(self, client: Client) -> None:
@@ -101,14 +102,6 @@ class VolumeListers:
             self._emit(delete, obj, None)
 
         return on_add, on_update, on_delete
-
-    def start(self, tg: asyncio.TaskGroup, prefix: str) -> None:
-        for kind, informer in self.informers.items():
-            tg.create_task(informer.run(), name=f"{prefix}:informer:{kind}")
-
-    async def synced(self) -> None:
-        for informer in self.informers.values():
-            await informer.synced.wait()
 
     # --- listers ------------------------------------------------------------------------
 

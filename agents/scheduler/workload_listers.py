@@ -29,11 +29,11 @@ with these views.
 
 from __future__ import annotations
 
-import asyncio
 import random
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
+from agents.scheduler.informer_group import InformerGroup
 from agents.scheduler.preemption import PodDisruptionBudget
 from emulator.base.api.core import Pod
 from emulator.base.api.labelselector import EVERYTHING, Selector, SelectorError, compile_selector
@@ -146,7 +146,7 @@ class StaticWorkloads:
         return default_selector(pod, services, s["ReplicaSet"], s["StatefulSet"])
 
 
-class WorkloadListers:
+class WorkloadListers(InformerGroup):
     """The scheduler's informers of ``KINDS`` and the views plugins read."""
 
     def __init__(self, client: Client) -> None:
@@ -160,14 +160,6 @@ class WorkloadListers:
     def __repr__(self) -> str:
         sizes = " ".join(f"{k}={len(i.store)}" for k, i in self.informers.items())
         return f"<WorkloadListers {sizes}>"
-
-    def start(self, tg: asyncio.TaskGroup, prefix: str) -> None:
-        for kind, informer in self.informers.items():
-            tg.create_task(informer.run(), name=f"{prefix}:informer:{kind}")
-
-    async def synced(self) -> None:
-        for informer in self.informers.values():
-            await informer.synced.wait()
 
     def _pdb_changed(self, obj: Any) -> None:
         self._pdbs = None

@@ -91,11 +91,7 @@ def _claim_owner_keys(claim: ResourceClaim) -> list[str]:
 
 def pod_needs_claims(pod: Pod, deleted: bool) -> bool:
     """Upstream ``podNeedsClaims``: False once the pod will never run (its reservations go)."""
-    return not (
-        deleted
-        or pod.status.phase in ("Succeeded", "Failed")
-        or (pod.metadata.deletion_timestamp is not None and not pod.spec.node_name)
-    )
+    return not (deleted or is_pod_done(pod))
 
 
 class ResourceClaimController:

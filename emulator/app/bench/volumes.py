@@ -33,13 +33,14 @@ Owns: ``node_allocatable`` and ``volume_templates`` (reading the op fields, for
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Final
+from typing import Any
 
 from msgspec.structs import replace
 
 from emulator.app.bench.spec import CreatePodsOp, NodeAllocatableStrategy
 from emulator.app.bench.steps import NodeAllocatable, PodsStep
 from emulator.base.api.core import Pod
+from emulator.base.api.csimigration import MIGRATED_PLUGINS_ANNOTATION
 from emulator.base.api.meta import ObjectMeta, ObjectReference
 from emulator.base.api.quantity import parse_quantity
 from emulator.base.api.storage import (
@@ -54,7 +55,6 @@ from emulator.base.api.volumes import PersistentVolumeClaimVolumeSource, Volume
 
 __all__ = ["MIGRATED_PLUGINS_ANNOTATION", "claimed_pod", "node_allocatable", "prepare_node", "volume_templates"]
 
-MIGRATED_PLUGINS_ANNOTATION: Final = "storage.alpha.kubernetes.io/migrated-plugins"
 """Upstream's ``v1.MigratedPluginsAnnotationKey``."""
 
 Fail = Callable[[str, str], Exception]

@@ -19,7 +19,10 @@ from typing import Final
 
 from emulator.base.api.storage import PersistentVolume
 
-__all__ = ["MIGRATED_DRIVERS", "MIGRATED_PROVISIONERS", "attachment_name", "csi_source"]
+__all__ = ["MIGRATED_DRIVERS", "MIGRATED_PLUGINS_ANNOTATION", "MIGRATED_PROVISIONERS", "attachment_name", "csi_source"]
+
+MIGRATED_PLUGINS_ANNOTATION: Final = "storage.alpha.kubernetes.io/migrated-plugins"
+"""A CSINode's in-tree plugins migrated to CSI on that node (comma-separated)."""
 
 MIGRATED_DRIVERS: Final = {
     "aws_elastic_block_store": "ebs.csi.aws.com",

@@ -23,7 +23,7 @@ defaults hold).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from msgspec.structs import replace
 
@@ -62,16 +62,11 @@ def _tolerations(ts: list[DeviceToleration]) -> list[DeviceToleration]:
     return [t if t.operator else replace(t, operator="Equal") for t in ts]
 
 
-def _exact(r: ExactDeviceRequest) -> ExactDeviceRequest:
-    mode = r.allocation_mode or ALLOCATION_MODE_EXACT_COUNT
-    count = 1 if mode == ALLOCATION_MODE_EXACT_COUNT and r.count == 0 else r.count
-    tolerations = _tolerations(r.tolerations)
-    if (mode, count) == (r.allocation_mode, r.count) and tolerations is r.tolerations:
-        return r
-    return replace(r, allocation_mode=mode, count=count, tolerations=tolerations)
+_Counted = TypeVar("_Counted", ExactDeviceRequest, DeviceSubRequest)
 
 
-def _sub(r: DeviceSubRequest) -> DeviceSubRequest:
+def _counted(r: _Counted) -> _Counted:
+    """An exact request's or a sub-request's mode, count and tolerations defaulted."""
     mode = r.allocation_mode or ALLOCATION_MODE_EXACT_COUNT
     count = 1 if mode == ALLOCATION_MODE_EXACT_COUNT and r.count == 0 else r.count
     tolerations = _tolerations(r.tolerations)
@@ -81,8 +76,8 @@ def _sub(r: DeviceSubRequest) -> DeviceSubRequest:
 
 
 def _request(r: DeviceRequest) -> DeviceRequest:
-    exactly = _exact(r.exactly) if r.exactly is not None else None
-    subs = [_sub(s) for s in r.first_available]
+    exactly = _counted(r.exactly) if r.exactly is not None else None
+    subs = [_counted(s) for s in r.first_available]
     if exactly is r.exactly and all(a is b for a, b in zip(subs, r.first_available, strict=True)):
         return r
     return replace(r, exactly=exactly, first_available=subs)

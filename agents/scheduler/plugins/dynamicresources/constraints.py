@@ -55,6 +55,14 @@ def lookup_attribute(device: Any, driver: str, name: str) -> Any | None:
     return attrs.get(ident)
 
 
+def _applies(request_names: frozenset[str], request: str, sub_request: str) -> bool:
+    """A constraint covers every request when it names none, else the named requests and
+    ``<request>/<subrequest>`` of a prioritized list."""
+    if not request_names or request in request_names:
+        return True
+    return bool(sub_request) and f"{request}/{sub_request}" in request_names
+
+
 class Constraint(Protocol):
     def add(self, request: str, sub_request: str, device: Any, did: Any) -> bool: ...
 
@@ -73,15 +81,8 @@ class MatchAttributeConstraint:
     def __repr__(self) -> str:
         return f"<matchAttribute {self.attribute} {self.value} n={self.num_devices}>"
 
-    def _applies(self, request: str, sub_request: str) -> bool:
-        if not self.request_names:
-            return True
-        if request in self.request_names:
-            return True
-        return bool(sub_request) and f"{request}/{sub_request}" in self.request_names
-
     def add(self, request: str, sub_request: str, device: Any, did: Any) -> bool:
-        if not self._applies(request, sub_request):
+        if not _applies(self.request_names, request, sub_request):
             return True
         attr = lookup_attribute(device, did.driver, self.attribute)
         if attr is None:
@@ -99,7 +100,7 @@ class MatchAttributeConstraint:
         return True
 
     def remove(self, request: str, sub_request: str, device: Any, did: Any) -> None:
-        if not self._applies(request, sub_request):
+        if not _applies(self.request_names, request, sub_request):
             return
         self.num_devices -= 1
 
@@ -115,13 +116,8 @@ class DistinctAttributeConstraint:
     def __repr__(self) -> str:
         return f"<distinctAttribute {self.attribute} {self.values}>"
 
-    def _applies(self, request: str, sub_request: str) -> bool:
-        if not self.request_names or request in self.request_names:
-            return True
-        return bool(sub_request) and f"{request}/{sub_request}" in self.request_names
-
     def add(self, request: str, sub_request: str, device: Any, did: Any) -> bool:
-        if not self._applies(request, sub_request):
+        if not _applies(self.request_names, request, sub_request):
             return True
         attr = lookup_attribute(device, did.driver, self.attribute)
         value = attribute_value(attr) if attr is not None else None
@@ -131,7 +127,7 @@ class DistinctAttributeConstraint:
         return True
 
     def remove(self, request: str, sub_request: str, device: Any, did: Any) -> None:
-        if not self._applies(request, sub_request):
+        if not _applies(self.request_names, request, sub_request):
             return
         attr = lookup_attribute(device, did.driver, self.attribute)
         value = attribute_value(attr) if attr is not None else None

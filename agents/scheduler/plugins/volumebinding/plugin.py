@@ -48,6 +48,7 @@ from agents.scheduler.framework.types import (
     Status,
 )
 from emulator.base.api.core import Pod
+from emulator.base.api.csimigration import MIGRATED_PLUGINS_ANNOTATION
 
 from ..helper import pod_claims, volume_listers
 from .binder import BindError, ClaimNotFound, PodVolumeClaims, PodVolumes, VolumeBinder
@@ -58,7 +59,6 @@ __all__ = ["ERR_UNBOUND_IMMEDIATE", "NAME", "STATE_KEY", "VolumeBinding"]
 NAME: Final = "VolumeBinding"
 STATE_KEY: Final = NAME
 ERR_UNBOUND_IMMEDIATE: Final = "pod has unbound immediate PersistentVolumeClaims"
-MIGRATED_PLUGINS_ANNOTATION: Final = "storage.alpha.kubernetes.io/migrated-plugins"
 _SKIP: Final = Status(Code.Skip)
 
 
