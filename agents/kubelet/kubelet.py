@@ -189,7 +189,7 @@ class Kubelet:
             self._claims,
         )
         self._resizer = Resizer(
-            clock, self._usage, lambda: self._reporter.node, self._worker.write_status, self._spawn_quiet, self._prefix
+            clock, self._usage, lambda: self._reporter.node, self._worker, self._spawn, self._prefix
         )
         self._pod_informer = Informer(client, "Pod", fields={"spec.nodeName": node_name})
         self._pod_informer.add_handlers(self._on_pod_add, self._on_pod_update, self._on_pod_delete)

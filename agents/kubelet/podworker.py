@@ -32,7 +32,7 @@ from agents.kubelet.nodestatus import normalize_image
 from agents.kubelet.podapi import PodWriter
 from agents.kubelet.podrun import PodRun, RunPhase
 from agents.kubelet.podstatus import pending_status, start_failed_status, succeeded_status
-from agents.kubelet.prober import prober_for
+from agents.kubelet.prober import KILLED_EXIT_CODE, prober_for
 from agents.kubelet.resize import with_resize_status
 from agents.kubelet.runstatus import run_status
 from agents.kubelet.settings import KubeletSettings
@@ -218,6 +218,31 @@ class PodWorker:
             last_exit=None if running else self._last_exit(statuses),
             prober=prober_for(rec.pod.spec.containers, life, rec.pod_ip),
             now=self._clock.now(),
+        )
+        ips = {"host_ip": rec.pod.status.host_ip, "pod_ip": rec.pod_ip, "start_time": rec.start_time}
+        await self._drive(rec, run, ips)
+
+    async def restart_for_resize(self, rec: PodRecord, names: list[str]) -> None:
+        """A resize whose ``resizePolicy`` is ``RestartContainer``: the running containers are
+        killed (exit 143, a ``Killing`` Event each) and started again at once, as upstream's
+        ``computePodResizeAction`` puts them in ``ContainersToKill`` and ``ContainersToStart``."""
+        now = self._clock.now()
+        statuses = rec.pod.status.container_statuses
+        started = [parse_timestamp(cs.state.running.started_at) for cs in statuses if cs.state.running]
+        for name in names:
+            await self.event(rec.pod, "Normal", "Killing", f"Container {name} resize requires restart", name)
+        life = self.lifecycle(rec.pod)
+        run = PodRun.adopt(
+            rec.pod.spec,
+            life,
+            self.pod_label(rec),
+            started=now,
+            running=False,
+            restarts=max((cs.restart_count for cs in statuses), default=0),
+            ready=False,
+            last_exit=(min(started, default=now), now, KILLED_EXIT_CODE),
+            prober=prober_for(rec.pod.spec.containers, life, rec.pod_ip),
+            now=now,
         )
         ips = {"host_ip": rec.pod.status.host_ip, "pod_ip": rec.pod_ip, "start_time": rec.start_time}
         await self._drive(rec, run, ips)

@@ -33,6 +33,13 @@ container, ``resources`` (the actuated requirements), as upstream's
 ``convertToAPIContainerStatuses`` does; 1.34 no longer writes the deprecated ``status.resize``.
 The kubelet's statuses also carry ``observedGeneration`` (1.34's PodObservedGenerationTracking,
 beta and on), the pod's and its own conditions' (``with_resize_status``'s ``generation``).
+
+A container whose ``resizePolicy`` says ``RestartContainer`` for a resource the resize changes
+(a cpu or memory request or limit) is restarted to take it, as upstream's
+``computePodResizeAction`` kills and starts it in the same sync (``restart_names``): a
+``Killing`` Event "Container c resize requires restart", an exit 143, ``restartCount`` + 1,
+the crash back-off as for any restart. Deviation: a pod's regular containers share one run in
+this kubelet (``podrun.py``), so they restart together; a sidecar takes its resize in place.
 """
 
 from __future__ import annotations
@@ -53,6 +60,7 @@ from emulator.base.api.core import (
     PodStatus,
     ResourceRequirements,
 )
+from emulator.base.api.podresize import RESTART_CONTAINER
 from emulator.base.api.resources import CPU, MEMORY, node_allocatable, pod_requests
 from emulator.base.runtime.clock import Clock
 
@@ -66,6 +74,7 @@ __all__ = [
     "Resizer",
     "allocated_pod",
     "resizable",
+    "restart_names",
     "with_resize_status",
 ]
 
@@ -87,6 +96,29 @@ def resizable(pod: Pod) -> Allocation:
     """The desired requirements of ``pod``'s resizable containers."""
     out = {c.name: c.resources for c in pod.spec.init_containers if c.restart_policy == "Always"}
     out.update((c.name, c.resources) for c in pod.spec.containers)
+    return out
+
+
+def _changed(name: str, new: ResourceRequirements, old: ResourceRequirements) -> bool:
+    def milli(rl: dict[str, Any]) -> int | None:
+        q = rl.get(name)
+        return None if q is None else int(q.milli)
+
+    return milli(new.requests) != milli(old.requests) or milli(new.limits) != milli(old.limits)
+
+
+def restart_names(pod: Pod, desired: Allocation, actuated: Allocation) -> list[str]:
+    """The regular containers that must restart to take ``desired`` (upstream
+    ``computePodResizeAction``: a changed cpu or memory request or limit whose resource's
+    ``resizePolicy`` is ``RestartContainer``; no policy means ``NotRequired``)."""
+    out: list[str] = []
+    for c in pod.spec.containers:
+        new, old = desired.get(c.name), actuated.get(c.name)
+        if new is None or old is None or not c.resize_policy:
+            continue
+        policies = {p.resource_name: p.restart_policy for p in c.resize_policy}
+        if any(policies.get(r) == RESTART_CONTAINER and _changed(r, new, old) for r in (CPU, MEMORY)):
+            out.append(c.name)
     return out
 
 
@@ -158,14 +190,16 @@ class Resizer:
         clock: Clock,
         usage: NodeUsage,
         node: Callable[[], Node | None],
-        write: Write,
+        worker: Any,
         spawn: Callable[[Coroutine[Any, Any, None], str], Any],
         prefix: str,
     ) -> None:
         self._clock = clock
         self._usage = usage
         self._node = node
-        self._write = write
+        self._worker = worker
+        """The kubelet's pod worker: ``write_status``, ``restart_for_resize``."""
+        self._write: Write = worker.write_status
         self._spawn = spawn
         self._prefix = prefix
         self._pending: dict[tuple[str, str], Any] = {}
@@ -300,8 +334,13 @@ class Resizer:
         await self._clock.sleep(ACTUATION_SECONDS)
         if rec.allocated is not desired:
             return  # a newer resize was accepted meanwhile: its own actuation finishes it
-        rec.actuated = desired
+        before, rec.actuated = rec.actuated, desired
         rec.resize_conditions.pop(POD_RESIZE_IN_PROGRESS, None)
-        await self._write(rec, lambda p: p.status)
+        restart = restart_names(rec.pod, desired, before or {})
+        if restart and rec.state.value == "running" and rec.task is not None:  # not starting, not being killed
+            rec.task.cancel()  # the run's timer; its first status write carries the actuation
+            rec.task = self._spawn(self._worker.restart_for_resize(rec, restart), f"{self._prefix}:pod:{rec.label}")
+        else:
+            await self._write(rec, lambda p: p.status)
         if self._pending:
             self.retry()

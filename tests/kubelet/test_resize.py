@@ -13,7 +13,7 @@ import pytest
 from msgspec.structs import replace
 
 from agents.kubelet.resize import ACTUATION_SECONDS
-from emulator.base.api.core import Pod, ResourceRequirements
+from emulator.base.api.core import ContainerResizePolicy, Event, Pod, ResourceRequirements
 from emulator.base.api.quantity import parse_quantity
 from tests.kubelet.test_kubelet import NODE, make_pod, world
 
@@ -156,3 +156,49 @@ async def test_observed_generation_follows_the_resize() -> None:
         assert (p.metadata.generation, p.status.observed_generation) == (2, 2)
         ready = next(c for c in p.status.conditions if c.type == "Ready")
         assert ready.observed_generation == 2
+
+
+def _with_policy(p: Pod, **policies: str) -> Pod:
+    c = p.spec.containers[0]
+    rp = [ContainerResizePolicy(resource_name=r, restart_policy=v) for r, v in policies.items()]
+    return replace(p, spec=replace(p.spec, containers=[replace(c, resize_policy=rp)]))
+
+
+def _resized_memory(p: Pod, memory: str) -> Pod:
+    c = p.spec.containers[0]
+    res = ResourceRequirements(requests={**c.resources.requests, "memory": parse_quantity(memory)})
+    return replace(p, spec=replace(p.spec, containers=[replace(c, resources=res)]))
+
+
+def _killings(w: Any, name: str) -> list[str]:
+    return [
+        r.new.message
+        for r in w.of("Event")
+        if isinstance(r.new, Event) and r.new.reason == "Killing" and r.new.involved_object.name == name
+    ]
+
+
+@pytest.mark.asyncio
+async def test_restart_container_policy_restarts_the_container_for_its_resource_only() -> None:
+    """Upstream ``computePodResizeAction``: a changed resource whose policy is
+    ``RestartContainer`` kills and starts the container (Killing "Container app resize requires
+    restart", exit 143, restartCount + 1); a change to a ``NotRequired`` resource does not."""
+    async with world() as w:
+        w.cluster.server.create(_with_policy(make_pod("a", cpu="1"), cpu="NotRequired", memory="RestartContainer"))
+        await w.at(5.0)
+        w.cluster.server.update_resize(_resized(w.pod("a"), "2"))
+        await w.at(6.0)
+        cs = w.pod("a").status.container_statuses[0]
+        assert (_actual(w.pod("a")), cs.restart_count, _killings(w, "a")) == ("2", 0, [])
+        w.cluster.server.update_resize(_resized_memory(w.pod("a"), "256Mi"))
+        await w.at(7.0)
+        p = w.pod("a")
+        cs = p.status.container_statuses[0]
+        assert _killings(w, "a") == ["Container app resize requires restart"]
+        assert cs.restart_count == 1
+        assert cs.last_state.terminated is not None
+        assert cs.last_state.terminated.exit_code == 143
+        assert cs.state.running is not None
+        assert str(cs.resources.requests["memory"]) == "256Mi"  # type: ignore[union-attr]
+        assert _cond(p, "PodResizeInProgress") is None
+        assert p.status.phase == "Running"

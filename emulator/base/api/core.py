@@ -161,8 +161,8 @@ class ContainerResizePolicy(K8s, frozen=True):
     """How a container takes an in-place resize of one resource (``NotRequired``, the
     default, or ``RestartContainer``)."""
 
-    resource_name: str
-    restart_policy: str
+    resource_name: str = ""
+    restart_policy: str = ""
 
 
 class Container(K8s, frozen=True):

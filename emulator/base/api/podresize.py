@@ -19,19 +19,33 @@ Upstream ``pkg/registry/core/pod/strategy.go`` (``podResizeStrategy.PrepareForUp
 
 The QoS classes are given by the caller (the API server's ``qos_class``), as this layer does
 not compute them. Problems are ``(path, detail)`` pairs as pod validation's.
+
+``resize_policy_problems``: every container's ``resizePolicy`` as pod validation checks it on
+create and update (upstream ``validateResizePolicy``): each resource named once, cpu or memory,
+``NotRequired`` or ``RestartContainer``, and only ``NotRequired`` in a pod whose
+``restartPolicy`` is ``Never``. In 1.34 (InPlacePodVerticalScaling on) init containers may
+carry one too.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 
 from msgspec import UNSET
 from msgspec.structs import replace
 
-from emulator.base.api.core import Container, Pod, ResourceList, ResourceRequirements
+from emulator.base.api.core import Container, ContainerResizePolicy, Pod, PodSpec, ResourceList, ResourceRequirements
 from emulator.base.api.labels import go_quote
 
-__all__ = ["MIRROR_POD_ANNOTATION", "Problem", "resize_candidate", "resize_problems"]
+__all__ = [
+    "MIRROR_POD_ANNOTATION",
+    "NOT_REQUIRED",
+    "RESTART_CONTAINER",
+    "Problem",
+    "resize_candidate",
+    "resize_policy_problems",
+    "resize_problems",
+]
 
 Problem = tuple[str, str]
 
@@ -39,6 +53,38 @@ MIRROR_POD_ANNOTATION = "kubernetes.io/config.mirror"
 _CPU_MEMORY = ("cpu", "memory")
 RESTART_CONTAINER = "RestartContainer"
 NOT_REQUIRED = "NotRequired"
+
+
+def _policy_list(policies: list[ContainerResizePolicy], path: str, never: bool) -> Iterator[Problem]:
+    """Upstream ``validateResizePolicy`` of one container's list."""
+    seen: set[str] = set()
+    for i, p in enumerate(policies):
+        if p.resource_name in seen:
+            yield f"{path}[{i}]", f"Duplicate value: {go_quote(p.resource_name)}"
+        seen.add(p.resource_name)
+        if not p.resource_name:
+            yield path, "Required value"
+        elif p.resource_name not in _CPU_MEMORY:
+            yield path, f'Unsupported value: {go_quote(p.resource_name)}: supported values: "cpu", "memory"'
+        if not p.restart_policy:
+            yield path, "Required value"
+        elif p.restart_policy not in (NOT_REQUIRED, RESTART_CONTAINER):
+            detail = f'supported values: "{NOT_REQUIRED}", "{RESTART_CONTAINER}"'
+            yield path, f"Unsupported value: {go_quote(p.restart_policy)}: {detail}"
+        if never and p.restart_policy != NOT_REQUIRED:
+            yield (
+                path,
+                f"Invalid value: {go_quote(p.restart_policy)}: must be 'NotRequired' when `restartPolicy` is 'Never'",
+            )
+
+
+def resize_policy_problems(spec: PodSpec) -> Iterator[Problem]:
+    """Every problem of the containers' ``resizePolicy`` lists, as ``(path, detail)``."""
+    never = spec.restart_policy == "Never"
+    for group, containers in (("initContainers", spec.init_containers), ("containers", spec.containers)):
+        for i, c in enumerate(containers):
+            if c.resize_policy:
+                yield from _policy_list(c.resize_policy, f"spec.{group}[{i}].resizePolicy", never)
 
 
 def _with_resize(old: list[Container], new: list[Container]) -> list[Container]:

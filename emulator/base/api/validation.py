@@ -37,6 +37,7 @@ from emulator.base.api.labels import (
 from emulator.base.api.labelselector import label_problems
 from emulator.base.api.meta import ObjectMeta
 from emulator.base.api.podclaimvalidation import pod_claim_name_problems, pod_claim_problems
+from emulator.base.api.podresize import resize_policy_problems
 from emulator.base.api.podtemplate import PodTemplateSpec
 from emulator.base.api.podvalidation import kubelet_annotation_problems, scheduling_errors
 from emulator.base.api.policy import PodDisruptionBudget
@@ -220,7 +221,11 @@ def _pod(pod: Pod) -> None:
     if spec.scheduler_name and (errors := dns1123_subdomain_errors(spec.scheduler_name)):
         detail = f"Invalid value: {go_quote(spec.scheduler_name)}: {'; '.join(errors)}"
         raise Invalid.at(kind, name, "spec.schedulerName", detail)
-    problem = next(scheduling_errors(spec), None) or next(probe_problems(spec), None)
+    problem = (
+        next(scheduling_errors(spec), None)
+        or next(resize_policy_problems(spec), None)
+        or next(probe_problems(spec), None)
+    )
     uses_claims = spec.resource_claims or any(c.resources.claims for c in (*spec.containers, *spec.init_containers))
     if problem is None and uses_claims:
         problem = next(pod_claim_problems(name, spec), None)
