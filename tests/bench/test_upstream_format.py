@@ -81,7 +81,7 @@ def test_every_workload_of_the_format_file_runs_or_is_skipped(capsys: pytest.Cap
     assert ran["RateLimitedClient/one"]["schedulerApiClient"]["burst"] == 100
     assert "schedulerApiClient" not in ran["UpdateNodes/two"]
     expected = {
-        "DeviceConditions/one": r"opcode updateDeviceConditions needs DRA",
+        "DeviceConditions/one": r"opcode updateDeviceConditions needs devices. binding conditions",
         "Profiled/one": r"opcode startCollectingProfile needs Go runtime profiles",
         "SteadyState/one": r"createPods steadyState needs a steady-state pod creator",
         "NominatedPods/one": r"createPods nominatedNodeName needs pods created nominated to a node",
@@ -233,7 +233,7 @@ def test_a_directory_runs_every_config_and_tallies_it(capsys: pytest.CaptureFixt
     assert t["total"] == {"complete": 1, "skipped": 3, "failed": 1}
     assert t["skipped"] == [
         {
-            "reason": "opcode createResourceClaims needs DRA in bench (the op is not played yet), "
+            "reason": "opcode updateDeviceConditions needs devices' binding conditions (DRADeviceBindingConditions), "
             "which the emulator does not have",
             "workloads": ["good/beta/gamma/Claims/one", "good/beta/gamma/Claims/two"],
         },
@@ -265,7 +265,7 @@ def test_the_tally_as_text(capsys: pytest.CaptureFixture[str]) -> None:
     assert lines[4].split()[:4] == ["refused", "0", "0", "1"]
     assert "(file refused)" in lines[4]
     assert lines[5].split() == ["total", "1", "3", "1"]
-    assert "  2 × opcode createResourceClaims needs DRA in bench (the op is not played yet)" in tally
+    assert "  2 × opcode updateDeviceConditions needs devices' binding conditions (DRADeviceBindingConditions)" in tally
     assert "  refused: file refused: " in tally
     assert "  InPlacePodVerticalScaling: true 1, false 0; 1.34: on (Beta)" in tally
     assert "== good/alpha/performance-config.yaml" in out

@@ -17,10 +17,12 @@ Params = tuple[tuple[str, Any], ...]
 """An op's ``templateParams`` (sorted by key), parameters filled in."""
 
 __all__ = [
+    "AllocClaimsStep",
     "AnyStep",
     "BarrierStep",
     "ChurnStep",
     "DeletePodsStep",
+    "DriverStep",
     "MetricsStep",
     "NamespacesStep",
     "NodeAllocatable",
@@ -151,6 +153,23 @@ class MetricsStep:
     label_selector: Selector = ()
 
 
+@dataclass(frozen=True, slots=True)
+class DriverStep:
+    """``createResourceDriver``: a ResourceSlice per node matching ``nodes`` (``bench/dra.py``)."""
+
+    driver: str
+    nodes: str
+    """A glob (Go ``filepath.Match``) over node names."""
+    max_claims_per_node: int
+
+
+@dataclass(frozen=True, slots=True)
+class AllocClaimsStep:
+    """``allocResourceClaims``: the unallocated claims of ``namespace`` ("" every one) allocated."""
+
+    namespace: str = ""
+
+
 Step = (
     NodesStep
     | NamespacesStep
@@ -162,6 +181,8 @@ Step = (
     | AnyStep
     | UpdateStep
     | MetricsStep
+    | DriverStep
+    | AllocClaimsStep
 )
 
 

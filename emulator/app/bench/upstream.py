@@ -192,7 +192,13 @@ class _Translator(OpTranslator):
                 reason = reason or why
                 new_ops.append(new_op)
                 for counted in (new_op, new_op.get("createPodsOp") or {}):
-                    for key in ("countParam", "countMultiplierParam", "signatureBatchSizeParam", "durationParam"):
+                    for key in (
+                        "countParam",
+                        "countMultiplierParam",
+                        "signatureBatchSizeParam",
+                        "durationParam",
+                        "maxClaimsPerNodeParam",
+                    ):
                         if isinstance(counted.get(key), str):
                             used.add(counted[key].lstrip("$"))
                     template_params = counted.get("templateParams")

@@ -116,8 +116,14 @@ class OpTranslator:
         if code == "createNamespaces" and "namespaceTemplatePath" in new:
             rel = new.pop("namespaceTemplatePath")
             new["labels"] = self.namespace_labels(rel, f"{path}.namespaceTemplatePath")
+        expected = ""
+        if code == "createResourceClaims":  # upstream's createResourceClaimsOp: createAny of claims, namespace set
+            if not isinstance(new.get("namespace"), str) or not new["namespace"]:
+                raise self.fail(f"{path}.namespace", "expected a namespace (upstream: Namespace must be set)")
+            new["opcode"], code, expected = "createAny", "createAny", "ResourceClaim"
         if code in ("createAny", "updateAny"):
-            new["template"], problem = self.any_template(new.pop("templatePath", None), f"{path}.templatePath")
+            rel = new.pop("templatePath", None)
+            new["template"], problem = self.any_template(rel, f"{path}.templatePath", expected)
             why = why or problem
         for key, kind in _VOLUME_KEYS:
             if key in new:  # the harness writes them (volumes.py), as upstream's test driver does
@@ -246,9 +252,6 @@ class OpTranslator:
             volumes = (docs[0].get("spec") or {}).get("volumes") or []
             if any(isinstance(v, dict) and "ephemeral" in v for v in volumes):  # claims are mounted as they are
                 self.problems[rel] = f'template "{rel}" mounts an ephemeral volume, no bench controller makes its claim'
-            resource_claims = (docs[0].get("spec") or {}).get("resourceClaims")
-            if resource_claims:
-                self.problems[rel] = f'template "{rel}" uses DRA resourceClaims, which the emulator lacks'
             if not has_actions(text):
                 self.templates[rel] = docs[0]
         return rel
