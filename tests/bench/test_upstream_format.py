@@ -53,6 +53,7 @@ def test_every_workload_of_the_format_file_runs_or_is_skipped(capsys: pytest.Cap
         "ReleaseGates/four",
         "ResizePods/one",
         "Signatures/six",
+        "SteadyState/one",
         "TwoMeasuredPhases/one",
         "UpdateNodes/two",
         "UpdateStatus/one",
@@ -61,6 +62,9 @@ def test_every_workload_of_the_format_file_runs_or_is_skipped(capsys: pytest.Cap
     assert all(o["complete"] and o["stoppedBy"] is None for o in ran.values()), ran
     # updateAny made the waiting pods schedulable: all bound inside the measured window.
     assert ran["UpdateNodes/two"]["scheduledPods"] == 4
+    # steadyState: batches of 2 pods, each deleted once scheduled and replaced, for 1 s (steady.py).
+    assert ran["SteadyState/one"]["scheduledPods"] >= 4
+    assert ran["SteadyState/one"]["measuredSeconds"] == pytest.approx(1.0, abs=0.2)
     assert ran["UpdateStatus/one"]["scheduledPods"] == 2
     assert ran["ReleaseGates/four"]["scheduledPods"] == 4
     assert ran["ReleaseGates/four"]["wallSeconds"] >= 4 / 50 - 0.01  # updatePerSecond: 50
@@ -83,7 +87,6 @@ def test_every_workload_of_the_format_file_runs_or_is_skipped(capsys: pytest.Cap
     expected = {
         "DeviceConditions/one": r"opcode updateDeviceConditions needs devices. binding conditions",
         "Profiled/one": r"opcode startCollectingProfile needs Go runtime profiles",
-        "SteadyState/one": r"createPods steadyState needs a steady-state pod creator",
         "NominatedPods/one": r"createPods nominatedNodeName needs pods created nominated to a node",
     }
     assert sorted(skipped) == sorted(expected)

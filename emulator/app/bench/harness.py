@@ -44,10 +44,9 @@ missing from the registry, or the 150k-pod scale workload on a slow machine. Met
 of the measured phase only: the scheduler's attempts and e2e durations recorded during it, the
 extension-point timers, the bindings of the measured namespace (throughput, ``metrics.py``);
 peak RSS covers the whole workload. Before the measured phase the harness collects and then
-``gc.freeze()``s what the set-up created (``run_workload`` unfreezes at the end), so the garbage
-collector's full passes during the measurement do not walk thousands of long-lived nodes and pods
-(a full collection with 100k pods alive paused 1.2–2.1 s on the machine of ``bench/README.md``, 0 ms after
-``gc.freeze()``). It does not own the workload file (``workloads.py``), the options and result
+``gc.freeze()``s what the set-up created (``run_workload`` unfreezes at the end): the collector's
+full passes then skip the long-lived nodes and pods (100k pods: 1.2–2.1 s pauses before, 0 after).
+It does not own the workload file (``workloads.py``), the options and result
 types (``result.py``) or the output (``commands/bench.py``).
 """
 
@@ -74,6 +73,7 @@ from emulator.app.bench.phases import Phase, Samples, figures
 from emulator.app.bench.resolve import render
 from emulator.app.bench.result import BenchOptions, WorkloadResult
 from emulator.app.bench.stages import ATTEMPTED, SCHEDULED, Selector, matches
+from emulator.app.bench.steady import create_steadily
 from emulator.app.bench.steps import (
     AllocClaimsStep,
     AnyStep,
@@ -260,6 +260,8 @@ class _Play:
                 for ns in step.names:
                     self.ensure_namespace(ns, dict(step.labels))
                     self.expected.setdefault(ns, 0)
+            case PodsStep() if step.steady is not None:  # upstream's steady state
+                await create_steadily(self, i, step)
             case PodsStep():
                 await self.create_pods(i, step)
             case ChurnStep():

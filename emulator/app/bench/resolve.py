@@ -71,6 +71,14 @@ from emulator.base.runtime.clock import parse_duration
 __all__ = ["PRIORITY_CLASS_PREFIX", "Resolver", "render", "render_any"]
 
 
+def _is_duration(text: str) -> bool:
+    try:
+        parse_duration(text)
+    except ValueError:
+        return False
+    return True
+
+
 def _priority_classes(steps: Sequence[Step]) -> tuple[tuple[str, int], ...]:
     out: dict[str, int] = {}
     for step in steps:
@@ -219,6 +227,10 @@ class Resolver:
                         ("signatureBatchSizeParam", op.signature_batch_size_param),
                     ):
                         self.param(param, opath, key, j, used, self.integers)
+                    self.param(op.steady_state_param, opath, "steadyStateParam", j, used, set())
+                    self.param(op.duration_param, opath, "durationParam", j, used, self.durations)
+                    if op.duration_param is None and not _is_duration(op.duration):
+                        raise self.fail(f"{opath}.duration", f"expected a duration, got {op.duration!r}")
                     if op.namespace is not None:
                         self.namespace(op.namespace, f"{opath}.namespace")
                     if op.collect_metrics:
@@ -248,6 +260,8 @@ class Resolver:
                         self.namespace(op.namespace, f"{opath}.namespace")
                 case SleepOp():
                     self.param(op.duration_param, opath, "durationParam", j, used, self.durations)
+                    if op.duration_param is None and not _is_duration(op.duration):
+                        raise self.fail(f"{opath}.duration", f"expected a duration, got {op.duration!r}")
                     try:
                         parse_duration(op.duration)
                     except ValueError as err:
@@ -425,7 +439,12 @@ class Resolver:
                 )
                 ns = op.namespace or default_ns
                 pv, pvc = volume_templates(op, self.typed, self.fail, path)
-                return PodsStep(n, pod, ns, op.collect_metrics, wait, indexed, tp, batch, pv, pvc)
+                steady = params[op.steady_state_param[1:]] if op.steady_state_param else op.steady_state
+                if not isinstance(steady, bool):
+                    raise self.fail(f"{path}.steadyStateParam", f"expected true or false, got {steady!r}")
+                seconds = parse_duration(params[op.duration_param[1:]] if op.duration_param else op.duration)
+                steady_for = seconds if steady else None
+                return PodsStep(n, pod, ns, op.collect_metrics, wait, indexed, tp, batch, pv, pvc, steady_for)
             case ChurnOp():
                 objs = tuple(
                     render_any(self.spec.any_templates[t], 0)

@@ -119,6 +119,12 @@ class CreatePodsOp(_Op, tag="createPods", frozen=True):
     """Every ``signatureBatchSize`` consecutive pods share the label ``signature:
     signature-label-<index / size>`` (upstream's opportunistic-batching workloads); 0: none."""
     signature_batch_size_param: str | None = None
+    steady_state: bool = False
+    """Upstream's steady state: keep ``count`` pods coming for ``duration`` (each batch, once
+    scheduled, deleted and replaced: ``steady.py``)."""
+    steady_state_param: str | None = None
+    duration: str = "0s"
+    duration_param: str | None = None
     persistent_volume_template: str | None = None
     persistent_volume_claim_template: str | None = None
     """Both or neither, each an ``anyTemplates`` name (a PersistentVolume, a

@@ -104,6 +104,8 @@ class PodsStep:
     claim: PersistentVolumeClaim | None = None
     """Both or neither: pod k mounts its own claim ``pvc-<k>``, pre-bound to its own volume
     (upstream's ``CreatePodWithPersistentVolume``, ``harness_volumes.py``)."""
+    steady: float | None = None
+    """Upstream's steady state for this many seconds (``steady.py``); None: create and wait."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -198,6 +198,7 @@ class _Translator(OpTranslator):
                         "signatureBatchSizeParam",
                         "durationParam",
                         "maxClaimsPerNodeParam",
+                        "steadyStateParam",
                     ):
                         if isinstance(counted.get(key), str):
                             used.add(counted[key].lstrip("$"))

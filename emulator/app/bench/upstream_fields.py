@@ -149,8 +149,6 @@ def unplayable(code: str, op: Mapping[str, Any]) -> str:
         lacking = (
             "createPods nominatedNodeName needs pods created nominated to a node (NominatedNodeNameForExpectation)"
         )
-    elif code == "createPods" and (op.get("steadyState") or op.get("steadyStateParam")):
-        lacking = "createPods steadyState needs a steady-state pod creator (delete each scheduled pod, create another)"
     elif code == "updateAny":
         for sub in op.get("subresources") or ():
             if sub in SUBRESOURCES:

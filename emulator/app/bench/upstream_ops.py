@@ -104,9 +104,6 @@ class OpTranslator:
         if why:
             return op, why
         new = dict(op)
-        if code == "createPods":
-            for key in ("steadyState", "duration", "durationParam"):  # only read in steady state
-                new.pop(key, None)
         if code == "createPodSets":
             inner = new.get("createPodsOp")
             if not isinstance(inner, dict) or inner.get("opcode") != "createPods":
