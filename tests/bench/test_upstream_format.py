@@ -85,7 +85,7 @@ def test_every_workload_of_the_format_file_runs_or_is_skipped(capsys: pytest.Cap
     assert ran["RateLimitedClient/one"]["schedulerApiClient"]["burst"] == 100
     assert "schedulerApiClient" not in ran["UpdateNodes/two"]
     expected = {
-        "DeviceConditions/one": r"opcode updateDeviceConditions needs devices. binding conditions",
+        "DeviceConditions/one": r"feature gate DRADeviceBindingConditions \(off \(Alpha\); what it turns on\)",
         "Profiled/one": r"opcode startCollectingProfile needs Go runtime profiles",
         "NominatedPods/one": r"createPods nominatedNodeName needs pods created nominated to a node",
     }
@@ -236,8 +236,7 @@ def test_a_directory_runs_every_config_and_tallies_it(capsys: pytest.CaptureFixt
     assert t["total"] == {"complete": 1, "skipped": 3, "failed": 1}
     assert t["skipped"] == [
         {
-            "reason": "opcode updateDeviceConditions needs devices' binding conditions (DRADeviceBindingConditions), "
-            "which the emulator does not have",
+            "reason": "feature gate DRADeviceTaints (off (Alpha); what it turns on), which the emulator does not have",
             "workloads": ["good/beta/gamma/Claims/one", "good/beta/gamma/Claims/two"],
         },
         {
@@ -268,7 +267,7 @@ def test_the_tally_as_text(capsys: pytest.CaptureFixture[str]) -> None:
     assert lines[4].split()[:4] == ["refused", "0", "0", "1"]
     assert "(file refused)" in lines[4]
     assert lines[5].split() == ["total", "1", "3", "1"]
-    assert "  2 × opcode updateDeviceConditions needs devices' binding conditions (DRADeviceBindingConditions)" in tally
+    assert "  2 × feature gate DRADeviceTaints (off (Alpha); what it turns on)" in tally
     assert "  refused: file refused: " in tally
     assert "  InPlacePodVerticalScaling: true 1, false 0; 1.34: on (Beta)" in tally
     assert "== good/alpha/performance-config.yaml" in out

@@ -27,7 +27,8 @@ template with ``resourceClaims``) runs the resourceclaim controller beside the s
 from templates, ``reservedFor`` cleanup), as upstream's scheduler_perf starts it for DRA
 workloads; with kubelets, each driver's node gets a kubelet plugin that prepares claims at once
 (``BenchDriverPlugin``). ``dra_features``: the DRA gates of the workload's ``featureGates`` for
-the scheduler's DynamicResources and the allocator (v1.34's defaults for the others).
+the scheduler's DynamicResources and the allocator, ``server_settings`` for the API server (which
+keeps the ``resource.k8s.io`` fields of a gate turned on); v1.34's defaults for the others.
 """
 
 from __future__ import annotations
@@ -43,7 +44,9 @@ from agents.scheduler import ClaimAllocator, DraAllocationError, DraFeatures
 from emulator.app.bench.steps import AllocClaimsStep, AnyStep, DriverStep, PodsStep, Workload
 from emulator.base.api.codec import object_from_dict
 from emulator.base.api.errors import ApiError
+from emulator.base.api.resourcedefaults import DRA_GATES
 from emulator.base.apiserver.server import ApiServer
+from emulator.base.apiserver.store import ServerSettings
 from emulator.base.client.kubeletplugins import ClaimRef, KubeletPlugins
 
 __all__ = [
@@ -52,7 +55,9 @@ __all__ = [
     "allocate_claims",
     "create_driver",
     "dra_features",
+    "honoured",
     "resource_slice",
+    "server_settings",
     "uses_dra",
 ]
 
@@ -67,10 +72,23 @@ DRA_GATE_FIELDS: Final[Mapping[str, str]] = {
 """Feature gate → the ``DraFeatures`` field it sets."""
 
 
+def honoured(gate: str, on: bool) -> bool:
+    """Whether the emulator runs a workload with ``gate`` as it sets it: a DRA gate the allocator
+    and the API server read, or DynamicResourceAllocation on (GA in 1.34)."""
+    return gate in DRA_GATE_FIELDS or (gate == "DynamicResourceAllocation" and on)
+
+
 def dra_features(gates: Sequence[tuple[str, bool]]) -> DraFeatures | None:
     """The DRA features of a workload's ``featureGates`` (None: it sets none, v1.34's defaults)."""
     chosen = {DRA_GATE_FIELDS[g]: on for g, on in gates if g in DRA_GATE_FIELDS}
     return DraFeatures(**chosen) if chosen else None
+
+
+def server_settings(gates: Sequence[tuple[str, bool]]) -> ServerSettings | None:
+    """The API server's settings for a workload's ``featureGates``: its DRA gates, so that the
+    fields of a gate turned on are kept (None: no DRA gate set, the defaults)."""
+    dra = tuple((g, on) for g, on in gates if g in DRA_GATES)
+    return ServerSettings(dra_gates=dra) if dra else None
 
 
 def uses_dra(workload: Workload) -> bool:

@@ -66,7 +66,7 @@ from msgspec.structs import replace
 from agents.controllers import start_workload_controllers
 from agents.kubelet import Kubelet, KubeletSettings
 from agents.scheduler import start_schedulers
-from emulator.app.bench.dra import allocate_claims, create_driver, dra_features, uses_dra
+from emulator.app.bench.dra import allocate_claims, create_driver, dra_features, server_settings, uses_dra
 from emulator.app.bench.instruments import ExtensionPointTimers, ProgressHook, Tracker, scheduler_settings
 from emulator.app.bench.metrics import peak_rss_mib, reset_peak_rss
 from emulator.app.bench.phases import Phase, Samples, figures
@@ -125,7 +125,7 @@ async def run_workload_async(
     wall0 = time.perf_counter()
     clock = LoopClock(asyncio.get_running_loop(), virtual=options.virtual)
     seeds = Seeds(options.seed)
-    server = ApiServer(clock, seeds.stream("apiserver"))
+    server = ApiServer(clock, seeds.stream("apiserver"), server_settings(workload.feature_gates))
     selectors = [s.label_selector for s in workload.steps if isinstance(s, BarrierStep)]
     tracker = Tracker(kubelets=options.kubelets, progress=progress, selectors=selectors)
     server.add_write_listener(tracker)

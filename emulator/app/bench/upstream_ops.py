@@ -22,6 +22,7 @@ from emulator.app.bench.upstream_fields import (
     unplayable,
 )
 from emulator.base.api.codec import KINDS
+from emulator.base.api.resourceconvert import BETA_VERSIONS, CONVERTED_KINDS
 from emulator.base.inputs import InputError, ReadError, YamlError, load_documents, read_text
 
 __all__ = ["DEFAULT_NODE", "DEFAULT_POD", "OpTranslator", "PerfConfigError", "probe"]
@@ -170,10 +171,11 @@ class OpTranslator:
         kind = (doc.get("apiVersion"), doc.get("kind"))
         if expected and kind[1] != expected:
             raise self.fail(path, f'template "{rel}" is a {kind[1]}, expected a {expected}')
-        if kind not in KINDS:
+        if kind not in KINDS and not (kind[0] in BETA_VERSIONS and kind[1] in CONVERTED_KINDS):  # those: as v1
             return rel, f'template "{rel}" is a {kind[1]} ({kind[0]}), which the emulator does not have'
-        if kind[1] in KINDS_LACKING and not expected:  # the kind is served, what upstream does with it is not yet
-            return rel, f'template "{rel}" is a {kind[1]}: needs {KINDS_LACKING[kind[1]]}, which the emulator lacks'
+        lacking = KINDS_LACKING.get(str(kind[1]))
+        if lacking and not expected:  # the kind is served, what upstream does with it is not yet
+            return rel, f'template "{rel}" is a {kind[1]}: needs {lacking}, which the emulator lacks'
         self.any_texts[rel] = text
         return rel, ""
 
