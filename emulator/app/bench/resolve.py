@@ -90,8 +90,10 @@ def _priority_classes(steps: Sequence[Step]) -> tuple[tuple[str, int], ...]:
 
 
 class Resolver:
-    def __init__(self, source: str, spec: WorkloadFile, scale: float) -> None:
-        self.source, self.spec, self.scale = source, spec, scale
+    def __init__(self, source: str, spec: WorkloadFile, scale: float, *, upstream: bool = False) -> None:
+        """``upstream``: a createAny object is only decoded here; the API server validates it
+        when the op runs (upstream's file fails that workload, not the whole file)."""
+        self.source, self.spec, self.scale, self.upstream = source, spec, scale, upstream
         self.templates: dict[str, Node | Pod] = {}
         for name, doc in spec.templates.items():
             try:
@@ -469,7 +471,8 @@ class Resolver:
             case CreateAnyOp():
                 n = 1 if op.count is None and op.count_param is None else count(op.count, op.count_param)
                 tp = filled_params(op.template_params, params)
-                self.rendered(op.template, self.spec.any_templates[op.template], f"{path}.template", n, tp)
+                text = self.spec.any_templates[op.template]
+                self.rendered(op.template, text, f"{path}.template", n, tp, validated=not self.upstream)
                 return AnyStep(n, self.spec.any_templates[op.template], op.namespace or "", tp)
             case UpdateAnyOp():
                 n = 1 if op.count is None and op.count_param is None else count(op.count, op.count_param)

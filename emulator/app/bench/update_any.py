@@ -25,6 +25,7 @@ from msgspec.structs import replace
 
 from emulator.app.bench.resolve import render_any
 from emulator.app.bench.steps import AnyStep, UpdateStep
+from emulator.base.api.codec import ManifestError
 from emulator.base.api.core import Node, Pod
 from emulator.base.api.errors import ApiError
 from emulator.base.apiserver.defaults import default_node, default_pod_update
@@ -41,7 +42,10 @@ def create_objects(
     ``name_of(namespace, obj)`` unless the object has one); "" or the first create's error
     (upstream's createAny fails the workload: ``tCtx.Fatalf``)."""
     for k in range(step.count):
-        obj = render_any(step.text, k, count=step.count, params=step.params)
+        try:
+            obj = render_any(step.text, k, count=step.count, params=step.params)
+        except ManifestError as err:  # invalid: the API server's refusal (upstream files)
+            return f"{err.path}: {err.detail}" if err.path else err.detail
         if step.namespace:
             ensure_namespace(step.namespace)
         meta = obj.metadata

@@ -96,7 +96,7 @@ def load_upstream(doc: list[Any], *, source: str, scale: float) -> list[Workload
         msg, at = msgspec_error(err)
         raise _upstream_path(WorkloadError(source, at, msg), tr, source) from None
     try:
-        resolved = Resolver(source, spec, scale).workloads()
+        resolved = Resolver(source, spec, scale, upstream=True).workloads()
     except WorkloadError as err:
         raise _upstream_path(err, tr, source) from None
     gates = {name: tuple(sorted(g.items())) for name, g in tr.feature_gates.items()}
