@@ -366,3 +366,21 @@ def test_upstreams_dra_test_cases_run(capsys: pytest.CaptureFixture[str]) -> Non
         "DynamicResourceAllocation": True,
     }
     assert "featureGatesNotHonoured" not in got["Partitionable/fast"]
+
+
+def test_an_invalid_create_any_object_fails_its_workload_not_the_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Upstream's createAny sends the object to the API server: its refusal fails that workload."""
+    bad = {**_SLICE, "spec": {**_SLICE["spec"], "sharedCounters": [{"name": "cs", "counters": {"c": {"value": "1"}}}]}}
+    path = _config(tmp_path, [{"opcode": "createAny", "templatePath": "templates/bad-slice.yaml"}])
+    (tmp_path / "templates" / "bad-slice.yaml").write_text(yaml.safe_dump(bad))
+    parser = argparse.ArgumentParser(prog="python -m emulator")
+    add_bench(parser.add_subparsers(dest="command"))
+    code = run(parser.parse_args(["bench", "--file", str(path), "--workload", "Case/one", "--output", "json"]))
+    (result,) = json.loads(capsys.readouterr().out)
+    assert code == 1
+    assert (result["workload"], result["complete"], result["stoppedBy"]) == ("Case/one", False, "error")
+    assert (
+        result["error"] == 'createAny[0]: spec: Invalid value: "": only one of `sharedCounters` or `devices` is allowed'
+    )

@@ -21,7 +21,7 @@ as upstream reads templates only when it runs a workload). Templates with action
 (``{{.Index}}``, ``{{.Count}}``, ``templateParams`` fields, upstream's ``AddInt``/``Mod``/...)
 are passed on as text (``indexedTemplates``) and rendered per op and object by
 ``resolve.render``. ``featureGates`` (the test case's merged with the workload's) are passed
-along so the report can say which it did not honour (the emulator has no gate switches).
+along: the DRA ones are honoured (``dra.py``), the report says which others it did not honour.
 
 It owns the test cases' and workloads' translation and ``load_upstream`` (translate, resolve
 with ``resolve.Resolver``, errors pointed back at the upstream file or template); one op and its
