@@ -384,3 +384,27 @@ def test_an_invalid_create_any_object_fails_its_workload_not_the_file(
     assert (
         result["error"] == 'createAny[0]: spec: Invalid value: "": only one of `sharedCounters` or `devices` is allowed'
     )
+
+
+def test_with_kubelets_every_driver_prepares_claims(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--kubelets on``: pods with claims start whether their slices came from
+    ``createResourceDriver`` or ``createAny`` (``BenchPlugins``: every driver on every node)."""
+    code, out = _bench(
+        capsys,
+        DRA / "performance-config.yaml",
+        "--workload",
+        "SchedulingWithResourceClaimTemplate/fast",
+        "--workload",
+        "Partitionable/fast",
+        "--kubelets",
+        "on",
+        "--stall-timeout",
+        "20s",
+        "--output",
+        "json",
+    )
+    assert code == 0, out
+    assert [(o["workload"], o["complete"], o["scheduledPods"]) for o in out] == [
+        ("SchedulingWithResourceClaimTemplate/fast", True, 10),
+        ("Partitionable/fast", True, 2),
+    ]

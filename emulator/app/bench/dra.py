@@ -25,8 +25,8 @@ workload with DRA objects needs around the scheduler.
 A workload with DRA (``uses_dra``: a DRA op, a ``resource.k8s.io`` object created, a pod
 template with ``resourceClaims``) runs the resourceclaim controller beside the scheduler (claims
 from templates, ``reservedFor`` cleanup), as upstream's scheduler_perf starts it for DRA
-workloads; with kubelets, each driver's node gets a kubelet plugin that prepares claims at once
-(``BenchDriverPlugin``). ``dra_features``: the DRA gates of the workload's ``featureGates`` for
+workloads; with kubelets, every driver has a kubelet plugin on every node that prepares claims at
+once (``BenchPlugins``). ``dra_features``: the DRA gates of the workload's ``featureGates`` for
 the scheduler's DynamicResources and the allocator, ``server_settings`` for the API server (which
 keeps the ``resource.k8s.io`` fields of a gate turned on); v1.34's defaults for the others.
 """
@@ -47,11 +47,12 @@ from emulator.base.api.errors import ApiError
 from emulator.base.api.resourcedefaults import DRA_GATES
 from emulator.base.apiserver.server import ApiServer
 from emulator.base.apiserver.store import ServerSettings
-from emulator.base.client.kubeletplugins import ClaimRef, KubeletPlugins
+from emulator.base.client.kubeletplugins import ClaimRef, DRAPlugin, KubeletPlugins
 
 __all__ = [
     "DRA_GATE_FIELDS",
     "BenchDriverPlugin",
+    "BenchPlugins",
     "allocate_claims",
     "create_driver",
     "dra_features",
@@ -136,13 +137,11 @@ def resource_slice(driver: str, node: str, capacity: int) -> Any:
     return object_from_dict(doc, source="createResourceDriver")
 
 
-def create_driver(server: ApiServer, step: DriverStep, plugins: KubeletPlugins | None = None) -> list[str]:
+def create_driver(server: ApiServer, step: DriverStep) -> list[str]:
     """Upstream's ``createResourceDriverOp``: the nodes served, in the API server's list order."""
     nodes = [n.metadata.name for n in server.list("Node")[0] if fnmatch.fnmatchcase(n.metadata.name, step.nodes)]
     for name in nodes:
         server.create(resource_slice(step.driver, name, step.max_claims_per_node))
-        if plugins is not None:
-            plugins.register(name, BenchDriverPlugin(step.driver))
     return nodes
 
 
@@ -170,9 +169,21 @@ def allocate_claims(server: ApiServer, step: AllocClaimsStep, features: DraFeatu
     return ""
 
 
+class BenchPlugins(KubeletPlugins):
+    """The kubelet plugins of ``--kubelets on``: every driver has one on every node, asked for
+    (upstream's scheduler_perf runs no kubelet; this only lets pods with claims start, whether
+    their slices come from ``createResourceDriver`` or ``createAny``)."""
+
+    def get(self, node: str, driver: str) -> DRAPlugin | None:
+        got = super().get(node, driver)
+        if got is None:
+            self.register(node, BenchDriverPlugin(driver))
+            got = super().get(node, driver)
+        return got
+
+
 class BenchDriverPlugin:
-    """A driver's kubelet plugin for ``--kubelets on``: claims are prepared at once (upstream's
-    scheduler_perf runs no kubelet; this only lets pods with claims start)."""
+    """A driver's kubelet plugin in the bench: claims are prepared at once."""
 
     def __init__(self, driver: str) -> None:
         self._driver = driver

@@ -66,7 +66,7 @@ from msgspec.structs import replace
 from agents.controllers import start_workload_controllers
 from agents.kubelet import Kubelet, KubeletSettings
 from agents.scheduler import start_schedulers
-from emulator.app.bench.dra import allocate_claims, create_driver, dra_features, server_settings, uses_dra
+from emulator.app.bench.dra import BenchPlugins, allocate_claims, create_driver, dra_features, server_settings, uses_dra
 from emulator.app.bench.instruments import ExtensionPointTimers, ProgressHook, Tracker, scheduler_settings
 from emulator.app.bench.metrics import peak_rss_mib, reset_peak_rss
 from emulator.app.bench.phases import Phase, Samples, figures
@@ -98,7 +98,6 @@ from emulator.base.api.meta import ObjectMeta
 from emulator.base.api.scheduling import PriorityClass
 from emulator.base.apiserver.server import ApiServer
 from emulator.base.client.client import Client
-from emulator.base.client.kubeletplugins import KubeletPlugins
 from emulator.base.runtime.clock import LoopClock, run
 from emulator.base.runtime.rng import Seeds
 
@@ -232,7 +231,7 @@ class _Play:
         barrier waits for; a Scheduled barrier forgets the namespaces it waited on."""
         self.error = ""
         self.dra = dra_features(workload.feature_gates)
-        self.kubelet_settings = KubeletSettings(dra_plugins=KubeletPlugins() if uses_dra(workload) else None)
+        self.kubelet_settings = KubeletSettings(dra_plugins=BenchPlugins() if uses_dra(workload) else None)
 
     async def run(self) -> None:
         self.t_begin = self.clock.now()
@@ -279,7 +278,7 @@ class _Play:
                 if error := create_objects(self.server, step, self.name, self.ensure_namespace):
                     self.stopped_by, self.error = "error", f"createAny[{i}]: {error}"
             case DriverStep():
-                create_driver(self.server, step, self.kubelet_settings.dra_plugins)
+                create_driver(self.server, step)
             case AllocClaimsStep():
                 rng = self.seeds.stream(f"bench/allocResourceClaims/{i}")
                 if error := allocate_claims(self.server, step, self.dra, rng):
