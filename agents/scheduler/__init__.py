@@ -13,6 +13,8 @@ says so); tests and the agent itself may use the modules. Each name is loaded on
 - explaining: ``explain_objects`` (a pod against fixed objects), ``ProfileError``,
   ``Explanation``, ``ExplainRecorder`` (``run --explain``), ``WORKLOAD_KINDS``;
 - checking: ``CacheComparer`` (an instance against the API server, for the invariants);
+- DRA: ``DraFeatures``, ``DraAllocationError`` (the gates ``SchedulerSettings.dra_features`` sets), ``ClaimAllocator``
+  (claims allocated without a pod, as scheduler_perf's ``allocResourceClaims``);
 - framework names the callers read: ``Code``, ``ExtensionPoint``, ``PluginFactory``.
 """
 
@@ -23,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from agents.scheduler.args import ConfigError
+    from agents.scheduler.claim_allocator import ClaimAllocator
     from agents.scheduler.comparer import CacheComparer
     from agents.scheduler.config import API_VERSION as CONFIG_API_VERSION
     from agents.scheduler.config import KIND as CONFIG_KIND
@@ -34,6 +37,8 @@ if TYPE_CHECKING:
     from agents.scheduler.framework.types import Code
     from agents.scheduler.metrics import MetricsRecorder
     from agents.scheduler.options import SchedulerOptions
+    from agents.scheduler.plugins.dynamicresources import AllocationError as DraAllocationError
+    from agents.scheduler.plugins.dynamicresources import Features as DraFeatures
     from agents.scheduler.registry import build_registry
     from agents.scheduler.scheduler import Scheduler, SchedulerGroup, start_schedulers
     from agents.scheduler.setup import SchedulerSettings, SetupError, build_scheduler_setup
@@ -43,8 +48,11 @@ __all__ = [
     "CONFIG_KIND",
     "WORKLOAD_KINDS",
     "CacheComparer",
+    "ClaimAllocator",
     "Code",
     "ConfigError",
+    "DraAllocationError",
+    "DraFeatures",
     "ExplainRecorder",
     "Explanation",
     "ExtensionPoint",
@@ -70,8 +78,11 @@ _WHERE: dict[str, tuple[str, str]] = {
     "CONFIG_KIND": ("config", "KIND"),
     "WORKLOAD_KINDS": ("explain_static", "INPUT_KINDS"),
     "CacheComparer": ("comparer", "CacheComparer"),
+    "ClaimAllocator": ("claim_allocator", "ClaimAllocator"),
     "Code": ("framework.types", "Code"),
     "ConfigError": ("args", "ConfigError"),
+    "DraAllocationError": ("plugins.dynamicresources", "AllocationError"),
+    "DraFeatures": ("plugins.dynamicresources", "Features"),
     "ExplainRecorder": ("explain", "ExplainRecorder"),
     "Explanation": ("explain", "Explanation"),
     "ExtensionPoint": ("framework.interface", "ExtensionPoint"),

@@ -31,6 +31,7 @@ from agents.scheduler.framework.interface import PluginFactory, ProfileSpec
 from agents.scheduler.framework.plugin_set import PluginInitError
 from agents.scheduler.framework.runtime import Framework
 from agents.scheduler.options import SchedulerOptions
+from agents.scheduler.plugins.dynamicresources import Features
 from agents.scheduler.registry import build_registry
 from emulator.base.inputs import PlainInputError
 from emulator.base.runtime.clock import StoppedClock
@@ -65,6 +66,8 @@ class SchedulerSettings:
     client_qps: float | None = None
     client_burst: int | None = None
     """Override ``clientConnection.qps``/``burst`` (bench: upstream's ``schedulerApiClientQPS``/``Burst``)."""
+    dra_features: Features | None = None
+    """The DRA feature gates (None: v1.34's defaults; bench: a workload's ``featureGates``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +113,7 @@ def build_scheduler_setup(settings: SchedulerSettings, *, construct: bool = Fals
         pod_max_backoff=float(config.pod_max_backoff_seconds),
         client_qps=config.client_qps if settings.client_qps is None else settings.client_qps,
         client_burst=config.client_burst if settings.client_burst is None else settings.client_burst,
+        dra_features=settings.dra_features,
     )
     setup = SchedulerSetup(
         instances=settings.instances,

@@ -57,7 +57,9 @@ def _bench(capsys: pytest.CaptureFixture[str], file: Path, *argv: str) -> tuple[
             id="unknown-expression",
         ),
         pytest.param(
-            "DraClaims/one", r"opcode createResourceClaims needs DRA in bench \(the op is not played yet\)", id="dra"
+            "DraClaims/one",
+            r"opcode updateDeviceConditions needs devices' binding conditions \(DRADeviceBindingConditions\)",
+            id="dra",
         ),
         pytest.param("EveryPlayedOpcode/tiny", "", id="runs"),
     ],

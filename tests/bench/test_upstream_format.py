@@ -53,6 +53,7 @@ def test_every_workload_of_the_format_file_runs_or_is_skipped(capsys: pytest.Cap
         "ReleaseGates/four",
         "ResizePods/one",
         "Signatures/six",
+        "SteadyState/one",
         "TwoMeasuredPhases/one",
         "UpdateNodes/two",
         "UpdateStatus/one",
@@ -61,6 +62,9 @@ def test_every_workload_of_the_format_file_runs_or_is_skipped(capsys: pytest.Cap
     assert all(o["complete"] and o["stoppedBy"] is None for o in ran.values()), ran
     # updateAny made the waiting pods schedulable: all bound inside the measured window.
     assert ran["UpdateNodes/two"]["scheduledPods"] == 4
+    # steadyState: batches of 2 pods, each deleted once scheduled and replaced, for 1 s (steady.py).
+    assert ran["SteadyState/one"]["scheduledPods"] >= 4
+    assert ran["SteadyState/one"]["measuredSeconds"] == pytest.approx(1.0, abs=0.2)
     assert ran["UpdateStatus/one"]["scheduledPods"] == 2
     assert ran["ReleaseGates/four"]["scheduledPods"] == 4
     assert ran["ReleaseGates/four"]["wallSeconds"] >= 4 / 50 - 0.01  # updatePerSecond: 50
@@ -81,9 +85,8 @@ def test_every_workload_of_the_format_file_runs_or_is_skipped(capsys: pytest.Cap
     assert ran["RateLimitedClient/one"]["schedulerApiClient"]["burst"] == 100
     assert "schedulerApiClient" not in ran["UpdateNodes/two"]
     expected = {
-        "DeviceConditions/one": r"opcode updateDeviceConditions needs DRA",
+        "DeviceConditions/one": r"feature gate DRADeviceBindingConditions \(off \(Alpha\); what it turns on\)",
         "Profiled/one": r"opcode startCollectingProfile needs Go runtime profiles",
-        "SteadyState/one": r"createPods steadyState needs a steady-state pod creator",
         "NominatedPods/one": r"createPods nominatedNodeName needs pods created nominated to a node",
     }
     assert sorted(skipped) == sorted(expected)
@@ -233,8 +236,7 @@ def test_a_directory_runs_every_config_and_tallies_it(capsys: pytest.CaptureFixt
     assert t["total"] == {"complete": 1, "skipped": 3, "failed": 1}
     assert t["skipped"] == [
         {
-            "reason": "opcode createResourceClaims needs DRA in bench (the op is not played yet), "
-            "which the emulator does not have",
+            "reason": "feature gate DRADeviceTaints (off (Alpha); what it turns on), which the emulator does not have",
             "workloads": ["good/beta/gamma/Claims/one", "good/beta/gamma/Claims/two"],
         },
         {
@@ -265,7 +267,7 @@ def test_the_tally_as_text(capsys: pytest.CaptureFixture[str]) -> None:
     assert lines[4].split()[:4] == ["refused", "0", "0", "1"]
     assert "(file refused)" in lines[4]
     assert lines[5].split() == ["total", "1", "3", "1"]
-    assert "  2 × opcode createResourceClaims needs DRA in bench (the op is not played yet)" in tally
+    assert "  2 × feature gate DRADeviceTaints (off (Alpha); what it turns on)" in tally
     assert "  refused: file refused: " in tally
     assert "  InPlacePodVerticalScaling: true 1, false 0; 1.34: on (Beta)" in tally
     assert "== good/alpha/performance-config.yaml" in out

@@ -1,8 +1,9 @@
 """Kubernetes v1.34's default values of the feature gates upstream's scheduler_perf configs
 name, from the versioned specs of ``pkg/features`` (``defaultVersionedKubernetesFeatureGates``:
 each gate's list of ``{Version, Default, PreRelease}``; the entry in force at 1.34 is the last
-one at or before it). The emulator runs 1.34's behaviour and has no gate switches: the
-``bench --file DIR`` tally says, for each gate a skipped workload sets, whether 1.34 has it on.
+one at or before it). The emulator runs 1.34's behaviour and has no gate switches but the DRA
+ones (``IMPLEMENTED``, and those at their 1.34 default): the ``bench --file DIR`` tally says, for
+each gate a skipped workload sets, whether 1.34 has it on.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
-__all__ = ["EMULATED", "NEEDED", "at_1_34", "describe", "skip_reason"]
+__all__ = ["EMULATED", "IMPLEMENTED", "NEEDED", "at_1_34", "describe", "skip_reason"]
 
 EMULATED: Final = "1.34"
 
@@ -83,10 +84,25 @@ NEEDED: Final[Mapping[str, str]] = {
 set to true and not in 1.34, the workload is skipped (``skip_reason``), never run without."""
 
 
+IMPLEMENTED: Final[Mapping[str, str]] = {
+    "DRAConsumableCapacity": "consumable capacity: devices shared by several allocations",
+    "DRAPartitionableDevices": "partitionable devices: shared counters, per-device nodes",
+}
+"""DRA gates off in 1.34 whose behaviour the emulator has (the allocator's ``Features``, the API
+server's ``dra_gates``): a workload turning them on runs with them on, and its result says so
+(``featureGatesHonoured``)."""
+
+
 def skip_reason(gates: Mapping[str, bool]) -> str:
     """Why a workload setting ``gates`` is not run ("" when it is): a gate of ``NEEDED`` on
-    that 1.34 does not have."""
+    that 1.34 does not have, or a DRA gate on that 1.34 lacks or has off, unless ``IMPLEMENTED``
+    (a DRA workload measures what its gate turns on: run without it, it measures something else)."""
     for gate in sorted(gates):
-        if gates[gate] and gate in NEEDED and at_1_34(gate) is None:
+        if not gates[gate]:
+            continue
+        if gate in NEEDED and at_1_34(gate) is None:
             return f"feature gate {gate} ({NEEDED[gate]}; {describe(gate)}), which the emulator does not have"
+        got = at_1_34(gate)
+        if gate.startswith("DRA") and gate not in IMPLEMENTED and (got is None or not got[0]):
+            return f"feature gate {gate} ({describe(gate)}; what it turns on), which the emulator does not have"
     return ""

@@ -30,6 +30,8 @@ BarrierStep     upstream's ``runBarrierOp``: per namespace (none named: every on
                 Woken by the tracker on each stage change, not polled
 SleepStep       sleep on the clock
 AnyStep         create ``count`` objects of any kind from the template text ({{.Index}} = k)
+DriverStep      upstream's ``createResourceDriver``, AllocClaimsStep its ``allocResourceClaims``
+                (``dra.py``: with DRA, the resourceclaim controller runs beside the scheduler)
 UpdateStep      upstream's ``updateAny`` (``update_any.py``); a failed update stops the workload
                 (``stoppedBy: error``)
 ==============  =================================================================================
@@ -42,10 +44,9 @@ missing from the registry, or the 150k-pod scale workload on a slow machine. Met
 of the measured phase only: the scheduler's attempts and e2e durations recorded during it, the
 extension-point timers, the bindings of the measured namespace (throughput, ``metrics.py``);
 peak RSS covers the whole workload. Before the measured phase the harness collects and then
-``gc.freeze()``s what the set-up created (``run_workload`` unfreezes at the end), so the garbage
-collector's full passes during the measurement do not walk thousands of long-lived nodes and pods
-(a full collection with 100k pods alive paused 1.2–2.1 s on the machine of ``bench/README.md``, 0 ms after
-``gc.freeze()``). It does not own the workload file (``workloads.py``), the options and result
+``gc.freeze()``s what the set-up created (``run_workload`` unfreezes at the end): the collector's
+full passes then skip the long-lived nodes and pods (100k pods: 1.2–2.1 s pauses before, 0 after).
+It does not own the workload file (``workloads.py``), the options and result
 types (``result.py``) or the output (``commands/bench.py``).
 """
 
@@ -62,19 +63,24 @@ from typing import Any
 
 from msgspec.structs import replace
 
+from agents.controllers import start_workload_controllers
 from agents.kubelet import Kubelet, KubeletSettings
 from agents.scheduler import start_schedulers
+from emulator.app.bench.dra import BenchPlugins, allocate_claims, create_driver, dra_features, server_settings, uses_dra
 from emulator.app.bench.instruments import ExtensionPointTimers, ProgressHook, Tracker, scheduler_settings
 from emulator.app.bench.metrics import peak_rss_mib, reset_peak_rss
 from emulator.app.bench.phases import Phase, Samples, figures
-from emulator.app.bench.resolve import render, render_any
+from emulator.app.bench.resolve import render
 from emulator.app.bench.result import BenchOptions, WorkloadResult
 from emulator.app.bench.stages import ATTEMPTED, SCHEDULED, Selector, matches
+from emulator.app.bench.steady import create_steadily
 from emulator.app.bench.steps import (
+    AllocClaimsStep,
     AnyStep,
     BarrierStep,
     ChurnStep,
     DeletePodsStep,
+    DriverStep,
     MetricsStep,
     NamespacesStep,
     NodesStep,
@@ -84,7 +90,7 @@ from emulator.app.bench.steps import (
     UpdateStep,
     Workload,
 )
-from emulator.app.bench.update_any import update_objects
+from emulator.app.bench.update_any import create_objects, update_objects
 from emulator.app.bench.volumes import claimed_pod, prepare_node
 from emulator.base.api.core import Namespace, Node
 from emulator.base.api.errors import ApiError
@@ -118,25 +124,24 @@ async def run_workload_async(
     wall0 = time.perf_counter()
     clock = LoopClock(asyncio.get_running_loop(), virtual=options.virtual)
     seeds = Seeds(options.seed)
-    server = ApiServer(clock, seeds.stream("apiserver"))
+    server = ApiServer(clock, seeds.stream("apiserver"), server_settings(workload.feature_gates))
     selectors = [s.label_selector for s in workload.steps if isinstance(s, BarrierStep)]
     tracker = Tracker(kubelets=options.kubelets, progress=progress, selectors=selectors)
     server.add_write_listener(tracker)
-    settings = scheduler_settings(options.profile, workload.scheduler_config, workload.client)
     timers = ExtensionPointTimers()
     play = _Play(workload, options, server, clock, seeds, tracker)
+    settings = scheduler_settings(options.profile, workload.scheduler_config, workload.client, play.dra)
     missing: list[str] = []
     try:
         async with asyncio.TaskGroup() as tg:
             play.tg = tg
-            group = start_schedulers(
-                settings,
-                tg,
-                new_client=lambda name: Client(server, clock, seeds.stream(f"client/{name}"), name=name),
-                clock=clock,
-                seeds=seeds,
-                recorder=timers,
-            )
+
+            def new_client(name: str) -> Client:
+                return Client(server, clock, seeds.stream(f"client/{name}"), name=name)
+
+            group = start_schedulers(settings, tg, new_client=new_client, clock=clock, seeds=seeds, recorder=timers)
+            if play.kubelet_settings.dra_plugins is not None:  # a DRA workload: claims from templates
+                start_workload_controllers(tg, clock, new_client, names=["resource-claim-controller"])
             scheduler, missing = group.schedulers[0], group.missing_plugins
             raw = scheduler.metrics.keep_samples()
             play.metrics_marks = lambda: (
@@ -225,7 +230,8 @@ class _Play:
         createPods op made → the pods created in it with ``skipWaitToCompletion``, which a later
         barrier waits for; a Scheduled barrier forgets the namespaces it waited on."""
         self.error = ""
-        self.kubelet_settings = KubeletSettings()
+        self.dra = dra_features(workload.feature_gates)
+        self.kubelet_settings = KubeletSettings(dra_plugins=BenchPlugins() if uses_dra(workload) else None)
 
     async def run(self) -> None:
         self.t_begin = self.clock.now()
@@ -253,6 +259,8 @@ class _Play:
                 for ns in step.names:
                     self.ensure_namespace(ns, dict(step.labels))
                     self.expected.setdefault(ns, 0)
+            case PodsStep() if step.steady is not None:  # upstream's steady state
+                await create_steadily(self, i, step)
             case PodsStep():
                 await self.create_pods(i, step)
             case ChurnStep():
@@ -267,17 +275,14 @@ class _Play:
             case MetricsStep():
                 self.end_measuring()
             case AnyStep():
-                for k in range(step.count):
-                    obj = render_any(step.text, k, count=step.count, params=step.params)
-                    if step.namespace:
-                        self.ensure_namespace(step.namespace)
-                    meta = obj.metadata
-                    name = meta.name or self.name(step.namespace, obj)
-                    try:
-                        self.server.create(replace(obj, metadata=replace(meta, name=name, namespace=step.namespace)))
-                    except ApiError as err:  # upstream's createAny fails the workload (tCtx.Fatalf)
-                        self.stopped_by, self.error = "error", f"createAny[{i}]: {err}"
-                        return
+                if error := create_objects(self.server, step, self.name, self.ensure_namespace):
+                    self.stopped_by, self.error = "error", f"createAny[{i}]: {error}"
+            case DriverStep():
+                create_driver(self.server, step)
+            case AllocClaimsStep():
+                rng = self.seeds.stream(f"bench/allocResourceClaims/{i}")
+                if error := allocate_claims(self.server, step, self.dra, rng):
+                    self.stopped_by, self.error = "error", f"allocResourceClaims[{i}]: {error}"
             case UpdateStep():
                 error = await update_objects(self.server, self.clock, step, self.out_of_time)
                 if error:

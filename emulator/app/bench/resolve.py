@@ -1,8 +1,8 @@
 """Resolving a checked ``WorkloadFile`` (``spec.py``) into ``Workload`` s of plain steps
 (``steps.py``): every op checked once per test case (template names and kinds, parameters used
 and defined, measured phases that do not overlap, durations, namespace names), then each workload's parameters
-scaled and filled in. Also the per-object rendering of ``{{.Index}}`` templates (``render``,
-``render_any``) the harness calls while it creates objects.
+scaled and filled in. The per-object rendering of ``{{.Index}}`` templates (``render``,
+``render_any``, re-exported here) is ``render.py``'s.
 
 ``scale`` multiplies every parameter (rounded, at least 1 unless 0): ``--scale 0.01`` runs a
 workload at a hundredth of its size; a scaled parameter past ``MAX_SCALED_PARAM`` is refused.
@@ -19,10 +19,12 @@ from typing import Any
 from msgspec.structs import replace
 
 from agents.scheduler import ConfigError, build_registry, load_config_file
-from emulator.app.bench.gotemplate import TemplateError, has_actions, parse
+from emulator.app.bench.gotemplate import TemplateError, parse
 from emulator.app.bench.gotemplate_funcs import filled_params
+from emulator.app.bench.render import PRIORITY_CLASS_PREFIX, render, render_any, with_priority_class
 from emulator.app.bench.spec import (
     MAX_SCALED_PARAM,
+    AllocResourceClaimsOp,
     BarrierOp,
     ChurnOp,
     CreateAnyOp,
@@ -30,6 +32,7 @@ from emulator.app.bench.spec import (
     CreateNodesOp,
     CreatePodSetsOp,
     CreatePodsOp,
+    CreateResourceDriverOp,
     DeletePodsOp,
     Op,
     SleepOp,
@@ -42,10 +45,12 @@ from emulator.app.bench.spec import (
 )
 from emulator.app.bench.stages import selector
 from emulator.app.bench.steps import (
+    AllocClaimsStep,
     AnyStep,
     BarrierStep,
     ChurnStep,
     DeletePodsStep,
+    DriverStep,
     MetricsStep,
     NamespacesStep,
     NodesStep,
@@ -65,36 +70,13 @@ from emulator.base.runtime.clock import parse_duration
 
 __all__ = ["PRIORITY_CLASS_PREFIX", "Resolver", "render", "render_any"]
 
-PRIORITY_CLASS_PREFIX = "bench-priority-"
 
-
-def render(text: str, index: int, *, count: int = 1, params: Params = (), source: str = "template") -> Node | Pod:
-    """The Node or Pod of a Go-template template's text for the object at ``index`` of ``count``."""
-    obj = render_any(text, index, count=count, params=params, source=source)
-    assert isinstance(obj, Node | Pod)
-    return _with_priority_class(obj)
-
-
-def render_any(
-    text: str, index: int, *, count: int = 1, params: Params = (), source: str = "template", validated: bool = True
-) -> ApiObject:
-    """Any kind's object from a template's text, executed as upstream does (``gotemplate.py``:
-    ``templateParams`` plus ``Index`` and ``Count``); ``TemplateError``, ``YamlError`` or
-    ``ManifestError`` if it is not one. ``validated=False``: a partial object for a
-    subresource (``pods/resize`` takes only the containers' resources, as upstream's template
-    gives them: no image)."""
-    rendered = parse(text).render({**dict(params), "Index": index, "Count": count}) if has_actions(text) else text
-    docs = load_documents(rendered, source=source).docs
-    return object_from_dict(docs[0] if docs else None, source=source, validated=validated)
-
-
-def _with_priority_class(obj: Node | Pod) -> Node | Pod:
-    """Upstream's templates set ``spec.priority`` directly (scheduler_perf's apiserver runs no
-    Priority admission); ours admits it only with a PriorityClass of that value, so refer to one."""
-    if isinstance(obj, Pod) and obj.spec.priority is not None and not obj.spec.priority_class_name:
-        spec = replace(obj.spec, priority_class_name=f"{PRIORITY_CLASS_PREFIX}{obj.spec.priority}")
-        return replace(obj, spec=spec)
-    return obj
+def _is_duration(text: str) -> bool:
+    try:
+        parse_duration(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _priority_classes(steps: Sequence[Step]) -> tuple[tuple[str, int], ...]:
@@ -108,8 +90,10 @@ def _priority_classes(steps: Sequence[Step]) -> tuple[tuple[str, int], ...]:
 
 
 class Resolver:
-    def __init__(self, source: str, spec: WorkloadFile, scale: float) -> None:
-        self.source, self.spec, self.scale = source, spec, scale
+    def __init__(self, source: str, spec: WorkloadFile, scale: float, *, upstream: bool = False) -> None:
+        """``upstream``: a createAny object is only decoded here; the API server validates it
+        when the op runs (upstream's file fails that workload, not the whole file)."""
+        self.source, self.spec, self.scale, self.upstream = source, spec, scale, upstream
         self.templates: dict[str, Node | Pod] = {}
         for name, doc in spec.templates.items():
             try:
@@ -118,7 +102,7 @@ class Resolver:
                 raise WorkloadError(source, err.path, err.detail) from None
             if not isinstance(obj, Node | Pod):
                 raise WorkloadError(source, f"templates.{name}.kind", f"expected a Node or a Pod, got {obj.kind}")
-            self.templates[name] = _with_priority_class(obj)
+            self.templates[name] = with_priority_class(obj)
 
     def fail(self, path: str, detail: str) -> WorkloadError:
         return WorkloadError(self.source, path, detail)
@@ -245,6 +229,10 @@ class Resolver:
                         ("signatureBatchSizeParam", op.signature_batch_size_param),
                     ):
                         self.param(param, opath, key, j, used, self.integers)
+                    self.param(op.steady_state_param, opath, "steadyStateParam", j, used, set())
+                    self.param(op.duration_param, opath, "durationParam", j, used, self.durations)
+                    if op.duration_param is None and not _is_duration(op.duration):
+                        raise self.fail(f"{opath}.duration", f"expected a duration, got {op.duration!r}")
                     if op.namespace is not None:
                         self.namespace(op.namespace, f"{opath}.namespace")
                     if op.collect_metrics:
@@ -274,6 +262,8 @@ class Resolver:
                         self.namespace(op.namespace, f"{opath}.namespace")
                 case SleepOp():
                     self.param(op.duration_param, opath, "durationParam", j, used, self.durations)
+                    if op.duration_param is None and not _is_duration(op.duration):
+                        raise self.fail(f"{opath}.duration", f"expected a duration, got {op.duration!r}")
                     try:
                         parse_duration(op.duration)
                     except ValueError as err:
@@ -283,6 +273,10 @@ class Resolver:
                     window = True
                     for n, ns in enumerate(op.namespaces):
                         self.namespace(ns, f"{opath}.namespaces[{n}]")
+                case CreateResourceDriverOp():
+                    self.param(op.max_claims_per_node_param, opath, "maxClaimsPerNodeParam", j, used, self.integers)
+                    if (op.max_claims_per_node is None) == (op.max_claims_per_node_param is None):
+                        raise self.fail(opath, "exactly one of maxClaimsPerNode and maxClaimsPerNodeParam is required")
                 case StopCollectingMetricsOp():
                     if not window:
                         raise self.fail(opath, "missing startCollectingMetrics operation before stopping")
@@ -403,7 +397,7 @@ class Resolver:
         if not isinstance(got, kind or (Node | Pod)):
             expected = kind.__name__ if kind else "Node or a Pod"
             raise self.fail(path, f'template "{name}" is a {got.kind}, expected a {expected}')
-        return _with_priority_class(got)
+        return with_priority_class(got)
 
     def step(self, op: Op, j: int, tc: TestCase, params: dict[str, Any], path: str) -> Step:
         def count(c: int | None, param: str | None) -> int:
@@ -447,7 +441,12 @@ class Resolver:
                 )
                 ns = op.namespace or default_ns
                 pv, pvc = volume_templates(op, self.typed, self.fail, path)
-                return PodsStep(n, pod, ns, op.collect_metrics, wait, indexed, tp, batch, pv, pvc)
+                steady = params[op.steady_state_param[1:]] if op.steady_state_param else op.steady_state
+                if not isinstance(steady, bool):
+                    raise self.fail(f"{path}.steadyStateParam", f"expected true or false, got {steady!r}")
+                seconds = parse_duration(params[op.duration_param[1:]] if op.duration_param else op.duration)
+                steady_for = seconds if steady else None
+                return PodsStep(n, pod, ns, op.collect_metrics, wait, indexed, tp, batch, pv, pvc, steady_for)
             case ChurnOp():
                 objs = tuple(
                     render_any(self.spec.any_templates[t], 0)
@@ -472,7 +471,8 @@ class Resolver:
             case CreateAnyOp():
                 n = 1 if op.count is None and op.count_param is None else count(op.count, op.count_param)
                 tp = filled_params(op.template_params, params)
-                self.rendered(op.template, self.spec.any_templates[op.template], f"{path}.template", n, tp)
+                text = self.spec.any_templates[op.template]
+                self.rendered(op.template, text, f"{path}.template", n, tp, validated=not self.upstream)
                 return AnyStep(n, self.spec.any_templates[op.template], op.namespace or "", tp)
             case UpdateAnyOp():
                 n = 1 if op.count is None and op.count_param is None else count(op.count, op.count_param)
@@ -487,5 +487,9 @@ class Resolver:
                     "status" in op.subresources,
                     resize,
                 )
+            case CreateResourceDriverOp():
+                return DriverStep(op.driver_name, op.nodes, count(op.max_claims_per_node, op.max_claims_per_node_param))
+            case AllocResourceClaimsOp():
+                return AllocClaimsStep(op.namespace)
             case CreatePodSetsOp():
                 raise AssertionError("expanded by steps()")

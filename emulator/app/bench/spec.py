@@ -17,6 +17,7 @@ from emulator.base.inputs import InputError
 
 __all__ = [
     "MAX_SCALED_PARAM",
+    "AllocResourceClaimsOp",
     "BarrierOp",
     "ChurnOp",
     "CreateAnyOp",
@@ -24,6 +25,7 @@ __all__ = [
     "CreateNodesOp",
     "CreatePodSetsOp",
     "CreatePodsOp",
+    "CreateResourceDriverOp",
     "DeletePodsOp",
     "LabelStrategy",
     "Op",
@@ -117,6 +119,12 @@ class CreatePodsOp(_Op, tag="createPods", frozen=True):
     """Every ``signatureBatchSize`` consecutive pods share the label ``signature:
     signature-label-<index / size>`` (upstream's opportunistic-batching workloads); 0: none."""
     signature_batch_size_param: str | None = None
+    steady_state: bool = False
+    """Upstream's steady state: keep ``count`` pods coming for ``duration`` (each batch, once
+    scheduled, deleted and replaced: ``steady.py``)."""
+    steady_state_param: str | None = None
+    duration: str = "0s"
+    duration_param: str | None = None
     persistent_volume_template: str | None = None
     persistent_volume_claim_template: str | None = None
     """Both or neither, each an ``anyTemplates`` name (a PersistentVolume, a
@@ -201,6 +209,23 @@ class DeletePodsOp(_Op, tag="deletePods", frozen=True):
     """Only the pods carrying every one of these labels (empty: every pod of the namespace)."""
 
 
+class CreateResourceDriverOp(_Op, tag="createResourceDriver", frozen=True):
+    """Upstream's ``createResourceDriverOp``: one ResourceSlice of driver ``driverName`` per node
+    whose name matches the glob ``nodes``, with ``maxClaimsPerNode`` devices (``bench/dra.py``)."""
+
+    driver_name: Annotated[str, msgspec.Meta(min_length=1)]
+    nodes: Annotated[str, msgspec.Meta(min_length=1)]
+    max_claims_per_node: NonNegative | None = None
+    max_claims_per_node_param: str | None = None
+
+
+class AllocResourceClaimsOp(_Op, tag="allocResourceClaims", frozen=True):
+    """Upstream's ``allocResourceClaimsOp``: allocate the unallocated claims of ``namespace``
+    (every namespace if empty) without a pod, as the structured allocator would (``bench/dra.py``)."""
+
+    namespace: str = ""
+
+
 Op = (
     CreateNodesOp
     | CreateNamespacesOp
@@ -214,6 +239,8 @@ Op = (
     | UpdateAnyOp
     | StartCollectingMetricsOp
     | StopCollectingMetricsOp
+    | CreateResourceDriverOp
+    | AllocResourceClaimsOp
 )
 
 

@@ -17,10 +17,12 @@ Params = tuple[tuple[str, Any], ...]
 """An op's ``templateParams`` (sorted by key), parameters filled in."""
 
 __all__ = [
+    "AllocClaimsStep",
     "AnyStep",
     "BarrierStep",
     "ChurnStep",
     "DeletePodsStep",
+    "DriverStep",
     "MetricsStep",
     "NamespacesStep",
     "NodeAllocatable",
@@ -102,6 +104,8 @@ class PodsStep:
     claim: PersistentVolumeClaim | None = None
     """Both or neither: pod k mounts its own claim ``pvc-<k>``, pre-bound to its own volume
     (upstream's ``CreatePodWithPersistentVolume``, ``harness_volumes.py``)."""
+    steady: float | None = None
+    """Upstream's steady state for this many seconds (``steady.py``); None: create and wait."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,6 +155,23 @@ class MetricsStep:
     label_selector: Selector = ()
 
 
+@dataclass(frozen=True, slots=True)
+class DriverStep:
+    """``createResourceDriver``: a ResourceSlice per node matching ``nodes`` (``bench/dra.py``)."""
+
+    driver: str
+    nodes: str
+    """A glob (Go ``filepath.Match``) over node names."""
+    max_claims_per_node: int
+
+
+@dataclass(frozen=True, slots=True)
+class AllocClaimsStep:
+    """``allocResourceClaims``: the unallocated claims of ``namespace`` ("" every one) allocated."""
+
+    namespace: str = ""
+
+
 Step = (
     NodesStep
     | NamespacesStep
@@ -162,6 +183,8 @@ Step = (
     | AnyStep
     | UpdateStep
     | MetricsStep
+    | DriverStep
+    | AllocClaimsStep
 )
 
 

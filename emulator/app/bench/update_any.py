@@ -1,7 +1,7 @@
-"""Upstream scheduler_perf's ``updateAny`` op (``test/integration/scheduler_perf/update.go``),
-played against the API server: for each index k < count, the template rendered with
-``{{.Index}}`` = k replaces the stored object of that name (kind, namespace) — an update
-without a resourceVersion, as upstream's client sends it, so pods and nodes take it
+"""Upstream scheduler_perf's ``createAny`` (``create_objects``) and ``updateAny`` ops
+(``test/integration/scheduler_perf/update.go``), played against the API server: for each index
+k < count, the template rendered with ``{{.Index}}`` = k replaces the stored object of that
+name (kind, namespace) — an update without a resourceVersion, as upstream's client sends it, so pods and nodes take it
 unconditionally — and then its status, as upstream calls ``Update`` then ``UpdateStatus`` with
 the same object; with ``subresources: [status]`` the first call also goes to the status, with
 ``[resize]`` to the pod's ``resize`` subresource (in-place resize: only the containers'
@@ -18,19 +18,43 @@ or run the workload (``harness.py``).
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 from msgspec.structs import replace
 
 from emulator.app.bench.resolve import render_any
-from emulator.app.bench.steps import UpdateStep
+from emulator.app.bench.steps import AnyStep, UpdateStep
+from emulator.base.api.codec import ManifestError
 from emulator.base.api.core import Node, Pod
 from emulator.base.api.errors import ApiError
 from emulator.base.apiserver.defaults import default_node, default_pod_update
 from emulator.base.apiserver.server import ApiServer
 from emulator.base.runtime.clock import LoopClock
 
-__all__ = ["update_objects"]
+__all__ = ["create_objects", "update_objects"]
+
+
+def create_objects(
+    server: ApiServer, step: AnyStep, name_of: Callable[[str, Any], str], ensure_namespace: Callable[[str], None]
+) -> str:
+    """Upstream's ``createAny``: ``count`` objects rendered from the template (a name from
+    ``name_of(namespace, obj)`` unless the object has one); "" or the first create's error
+    (upstream's createAny fails the workload: ``tCtx.Fatalf``)."""
+    for k in range(step.count):
+        try:
+            obj = render_any(step.text, k, count=step.count, params=step.params)
+        except ManifestError as err:  # invalid: the API server's refusal (upstream files)
+            return f"{err.path}: {err.detail}" if err.path else err.detail
+        if step.namespace:
+            ensure_namespace(step.namespace)
+        meta = obj.metadata
+        name = meta.name or name_of(step.namespace, obj)
+        try:
+            server.create(replace(obj, metadata=replace(meta, name=name, namespace=step.namespace)))
+        except ApiError as err:
+            return str(err)
+    return ""
 
 
 def update_one(server: ApiServer, obj: Any, namespace: str, *, status_only: bool, resize: bool = False) -> None:

@@ -47,16 +47,16 @@ PLAYED: Final = frozenset(
         "updateAny",
         "startCollectingMetrics",
         "stopCollectingMetrics",
+        "createResourceDriver",
+        "createResourceClaims",
+        "allocResourceClaims",
     }
 )
 """Opcodes the harness plays."""
 
 LACKING: Final[Mapping[str, str]] = {
     "createPodsWithPVs": "PersistentVolumes and PersistentVolumeClaims",
-    "createResourceClaims": "DRA in bench (the op is not played yet)",
-    "createResourceDriver": "DRA in bench (the op is not played yet)",
-    "allocResourceClaims": "DRA in bench (the op is not played yet)",
-    "updateDeviceConditions": "DRA in bench (the op is not played yet)",
+    "updateDeviceConditions": "devices' binding conditions (DRADeviceBindingConditions)",
     "createPodGroups": "PodGroups (the scheduling.k8s.io workload API)",
     "waitForPodGroups": "PodGroups (the scheduling.k8s.io workload API)",
     "startCollectingProfile": "Go runtime profiles",
@@ -120,10 +120,13 @@ OP_FIELDS: Final[Mapping[str, frozenset[str]]] = {
     "sleep": frozenset({"opcode", "duration", "durationParam"}),
     "createAny": _COUNTED | {"namespace", "templatePath", "templateParams"},
     "updateAny": _COUNTED | {"namespace", "templatePath", "updatePerSecond", "subresources"},
+    "createResourceDriver": frozenset({"opcode", "driverName", "maxClaimsPerNode", "maxClaimsPerNodeParam", "nodes"}),
+    "createResourceClaims": _COUNTED | {"namespace", "templatePath"},
+    "allocResourceClaims": frozenset({"opcode", "namespace"}),
     "startCollectingMetrics": frozenset({"opcode", "name", "namespaces", "labelSelector"}),
     "stopCollectingMetrics": frozenset({"opcode"}),
 }
-"""Played opcode → the fields of upstream's op struct (``operations.go``, ``update.go``)."""
+"""Played opcode → the fields of upstream's op struct (``operations.go``, ``update.go``, ``dra.go``)."""
 
 TEMPLATE_KINDS: Final = frozenset({"Node", "Pod"})
 KINDS_LACKING: Final[Mapping[str, str]] = {
@@ -132,10 +135,6 @@ KINDS_LACKING: Final[Mapping[str, str]] = {
     "PersistentVolumeClaim": "PersistentVolumeClaims",
     "StorageClass": "StorageClasses",
     "CSINode": "CSI drivers",
-    "ResourceClaim": "DRA in bench (createAny of DRA kinds is not played yet)",
-    "ResourceClaimTemplate": "DRA in bench (createAny of DRA kinds is not played yet)",
-    "DeviceClass": "DRA in bench (createAny of DRA kinds is not played yet)",
-    "ResourceSlice": "DRA in bench (createAny of DRA kinds is not played yet)",
 }
 
 SUBRESOURCES: Final[Mapping[str, str]] = {}
@@ -150,8 +149,6 @@ def unplayable(code: str, op: Mapping[str, Any]) -> str:
         lacking = (
             "createPods nominatedNodeName needs pods created nominated to a node (NominatedNodeNameForExpectation)"
         )
-    elif code == "createPods" and (op.get("steadyState") or op.get("steadyStateParam")):
-        lacking = "createPods steadyState needs a steady-state pod creator (delete each scheduled pod, create another)"
     elif code == "updateAny":
         for sub in op.get("subresources") or ():
             if sub in SUBRESOURCES:

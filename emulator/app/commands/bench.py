@@ -43,6 +43,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from emulator.app.bench.dra import honoured as gate_honoured
 from emulator.app.bench.harness import run_workload
 from emulator.app.bench.instruments import Profile, ProgressHook
 from emulator.app.bench.result import BenchOptions, WorkloadResult
@@ -120,8 +121,11 @@ def play(
                 result = run_workload(wl, options, hook_for(wl, profile))
                 if args.repeat > 1:
                     result.extra["run"] = run_no
-                if wl.feature_gates:
-                    result.extra["featureGatesNotHonoured"] = dict(wl.feature_gates)
+                honoured = {g: on for g, on in wl.feature_gates if gate_honoured(g, on)}
+                if honoured:
+                    result.extra["featureGatesHonoured"] = honoured
+                if not_honoured := {g: on for g, on in wl.feature_gates if g not in honoured}:
+                    result.extra["featureGatesNotHonoured"] = not_honoured
                 if wl.metrics is not None:
                     _collected(result, *wl.metrics)
                 results.append(result)

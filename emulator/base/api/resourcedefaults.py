@@ -22,7 +22,7 @@ defaults hold).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Container, Iterator
 from typing import Any, Final, TypeVar
 
 from msgspec.structs import replace
@@ -164,58 +164,53 @@ def dropped_fields(obj: Any, gates: dict[str, bool] | None = None) -> list[tuple
     return [(path, gate) for path, gate in found if not on[gate]]
 
 
-def _drop_claim_spec(spec: ResourceClaimSpec) -> ResourceClaimSpec:
-    def exact(r: ExactDeviceRequest) -> ExactDeviceRequest:
-        return replace(r, tolerations=[], capacity=None)
+def _drop_claim_spec(spec: ResourceClaimSpec, off: Container[str]) -> ResourceClaimSpec:
+    taints, capacity = "DRADeviceTaints" in off, "DRAConsumableCapacity" in off
 
-    def sub(r: DeviceSubRequest) -> DeviceSubRequest:
-        return replace(r, tolerations=[], capacity=None)
+    def sub(r: Any) -> Any:
+        return replace(r, tolerations=[] if taints else r.tolerations, capacity=None if capacity else r.capacity)
 
     requests = [
         replace(
             r,
-            exactly=exact(r.exactly) if r.exactly is not None else None,
+            exactly=sub(r.exactly) if r.exactly is not None else None,
             first_available=[sub(s) for s in r.first_available],
         )
         for r in spec.devices.requests
     ]
-    constraints = [replace(c, distinct_attribute=None) for c in spec.devices.constraints]
+    constraints = [replace(c, distinct_attribute=None) if capacity else c for c in spec.devices.constraints]
     return replace(spec, devices=replace(spec.devices, requests=requests, constraints=constraints))
 
 
-def _drop_device(d: Device) -> Device:
-    return replace(
-        d,
-        taints=[],
-        consumes_counters=[],
-        node_name=None,
-        node_selector=None,
-        all_nodes=None,
-        allow_multiple_allocations=None,
-        capacity={k: replace(v, request_policy=None) for k, v in d.capacity.items()},
-        binds_to_node=None,
-        binding_conditions=[],
-        binding_failure_conditions=[],
-    )
+def _drop_device(d: Device, off: Container[str]) -> Device:
+    if "DRADeviceTaints" in off:
+        d = replace(d, taints=[])
+    if "DRAPartitionableDevices" in off:
+        d = replace(d, consumes_counters=[], node_name=None, node_selector=None, all_nodes=None)
+    if "DRAConsumableCapacity" in off:
+        capacity = {k: replace(v, request_policy=None) for k, v in d.capacity.items()}
+        d = replace(d, allow_multiple_allocations=None, capacity=capacity)
+    if "DRADeviceBindingConditions" in off:
+        d = replace(d, binds_to_node=None, binding_conditions=[], binding_failure_conditions=[])
+    return d
 
 
-def drop_disabled(obj: Any) -> Any:
-    """``obj`` without the fields of v1.34's disabled gates (``obj`` itself when it has none),
-    as upstream's ``dropDisabledFields`` on create."""
-    if not dropped_fields(obj):
+def drop_disabled(obj: Any, gates: dict[str, bool] | None = None) -> Any:
+    """``obj`` without the fields of the gates that are off (v1.34's defaults, ``gates`` over
+    them; ``obj`` itself when it has none), as upstream's ``dropDisabledFields`` on create."""
+    found = dropped_fields(obj, gates)
+    if not found:
         return obj
+    off = {gate for _, gate in found}
     if isinstance(obj, ResourceClaim):
-        return replace(obj, spec=_drop_claim_spec(obj.spec))
+        return replace(obj, spec=_drop_claim_spec(obj.spec, off))
     if isinstance(obj, ResourceClaimTemplate):
-        return replace(obj, spec=replace(obj.spec, spec=_drop_claim_spec(obj.spec.spec)))
+        return replace(obj, spec=replace(obj.spec, spec=_drop_claim_spec(obj.spec.spec, off)))
     if isinstance(obj, ResourceSlice):
-        spec = replace(
-            obj.spec,
-            per_device_node_selection=None,
-            shared_counters=[],
-            devices=[_drop_device(d) for d in obj.spec.devices],
-        )
-        return replace(obj, spec=spec)
+        spec = obj.spec
+        if "DRAPartitionableDevices" in off:
+            spec = replace(spec, per_device_node_selection=None, shared_counters=[])
+        return replace(obj, spec=replace(spec, devices=[_drop_device(d, off) for d in spec.devices]))
     if isinstance(obj, DeviceClass):
         return replace(obj, spec=replace(obj.spec, extended_resource_name=None))
     return obj

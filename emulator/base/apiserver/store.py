@@ -113,6 +113,10 @@ class ServerSettings:
     """Events a watcher may have undelivered before it is ended (its informer relists)."""
     event_ttl: float = DEFAULT_EVENT_TTL
     """Upstream ``--event-ttl``: an Event is deleted this long after its last write (0: never)."""
+    dra_gates: tuple[tuple[str, bool], ...] = ()
+    """DRA feature gates set over v1.34's defaults (``resourcedefaults.DRA_GATES``): the
+    ``resource.k8s.io`` fields of a gate that is off are dropped on create (bench: a workload's
+    ``featureGates``)."""
 
 
 def _key(namespace: str, name: str) -> tuple[str, str]:
@@ -260,6 +264,10 @@ class Store:
     def name_suffix(self) -> str:
         """Five random characters for ``generateName`` (the seeded rng)."""
         return "".join(self._rng.choice(_NAME_CHARS) for _ in range(5))
+
+    def dra_gates(self) -> dict[str, bool] | None:
+        """The DRA gates set over v1.34's defaults (None: none set)."""
+        return dict(self.settings.dra_gates) if self.settings.dra_gates else None
 
     def table(self, kind: str) -> Mapping[tuple[str, str], Any]:
         """The stored objects of ``kind`` by (namespace, name): a strategy's read of the store."""

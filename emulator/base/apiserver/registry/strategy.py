@@ -61,6 +61,10 @@ class StoreView(Protocol):
         """Five random characters for ``generateName`` (the store's seeded rng)."""
         ...
 
+    def dra_gates(self) -> dict[str, bool] | None:
+        """The DRA feature gates set over v1.34's defaults (``ServerSettings.dra_gates``); None: none."""
+        ...
+
 
 def field_text(value: Any) -> str:
     """A field's value as a field selector compares it (``true``/``false`` for booleans)."""
