@@ -113,6 +113,9 @@ class ServerSettings:
     """Events a watcher may have undelivered before it is ended (its informer relists)."""
     event_ttl: float = DEFAULT_EVENT_TTL
     """Upstream ``--event-ttl``: an Event is deleted this long after its last write (0: never)."""
+    feature_gates: tuple[tuple[str, bool], ...] = ()
+    """Upstream ``--feature-gates`` that differ from v1.34's defaults, as ``(name, on)``: today
+    the DRA gates the ``resource.k8s.io`` strategies read (``resourcedefaults.DRA_GATES``)."""
 
 
 def _key(namespace: str, name: str) -> tuple[str, str]:
@@ -256,6 +259,10 @@ class Store:
                     self._commit("delete", kind, event, None)
         finally:
             self._expiring = False
+
+    def feature_gates(self) -> dict[str, bool]:
+        """The gates set in ``ServerSettings.feature_gates`` (the others keep v1.34's defaults)."""
+        return dict(self.settings.feature_gates)
 
     def name_suffix(self) -> str:
         """Five random characters for ``generateName`` (the seeded rng)."""

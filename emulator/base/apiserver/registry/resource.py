@@ -9,7 +9,9 @@ cluster-scoped and start at generation 1; claims and templates are namespaced. A
 is reset on create, kept by updates and replaced through the status subresource only
 (``validateResourceClaimStatusUpdate``). A claim or template asking for ``adminAccess`` is
 refused unless its namespace carries ``resource.kubernetes.io/admin-access: "true"``
-(``DRAAdminAccess``, beta and on). ResourceSlices select on ``spec.nodeName`` and ``spec.driver``.
+(``DRAAdminAccess``, beta and on). ``ServerSettings.feature_gates`` turns gates on (the
+``gpuSharing: dra`` trace mode turns on ``DRAConsumableCapacity``). ResourceSlices select on
+``spec.nodeName`` and ``spec.driver``.
 """
 
 from __future__ import annotations
@@ -56,11 +58,12 @@ class ResourceStrategy(Strategy):
     namespaced = False
 
     def prepare_for_create(self, obj: Any, *, restore: bool) -> Any:
-        return default_resource(drop_disabled(obj))
+        return default_resource(drop_disabled(obj, self.store.feature_gates()))
 
     def prepare_for_update(self, current: Any, candidate: Any) -> Any:
-        if not dropped_fields(current):
-            candidate = drop_disabled(candidate)
+        gates = self.store.feature_gates()
+        if not dropped_fields(current, gates):
+            candidate = drop_disabled(candidate, gates)
         return default_resource(candidate)
 
     def validate_update(self, current: Any, candidate: Any) -> None:

@@ -57,6 +57,10 @@ class StoreView(Protocol):
         """The stored objects of ``kind`` by (namespace, name)."""
         ...
 
+    def feature_gates(self) -> dict[str, bool]:
+        """The feature gates set for this API server (the others keep v1.34's defaults)."""
+        ...
+
     def name_suffix(self) -> str:
         """Five random characters for ``generateName`` (the store's seeded rng)."""
         ...
