@@ -18,7 +18,7 @@ from typing import Any
 from msgspec.structs import replace
 
 from emulator.app.scenario.readers import ScenarioError
-from emulator.app.scenario.schema import NodeFile, Replay, TimedPod, generated_name
+from emulator.app.scenario.schema import GpuSharing, NodeFile, Replay, Scenario, TimedPod, generated_name
 from emulator.app.scenario.schema.devices import MAX_DEVICES
 from emulator.app.scenario.trace_gpus import DRA, dra_trace_node, dra_trace_pod, gpu_device_class
 from emulator.app.scenario.workload_traces import TraceError, read_nodes, read_pods, trace_node, trace_pod
@@ -27,7 +27,7 @@ from emulator.base.api.errors import Invalid
 from emulator.base.api.validation import validate
 from emulator.base.inputs import ReadError, read_text
 
-__all__ = ["NAME_PREFIX", "load_node_file", "load_replay"]
+__all__ = ["NAME_PREFIX", "load_node_file", "load_replay", "with_gpu_sharing"]
 
 NAME_PREFIX = "trace"
 """Row ``i`` (0-based) without a ``name`` becomes pod ``trace-<i>``."""
@@ -94,3 +94,27 @@ def load_node_file(entry: NodeFile, base_dir: Path, path: str, file: str) -> Nod
         _check(obj, source, node.line)
         items.append(obj)
     return replace(entry, items=items, gpus=gpus)
+
+
+def with_gpu_sharing(scenario: Scenario, mode: GpuSharing, file: str) -> Scenario:
+    """``scenario`` (loaded from ``file``) with every ``alibaba-gpu-2023`` node list and replay
+    read again with ``gpuSharing: mode`` (``compare --gpu-sharing``); ``scenario`` itself when it
+    has them so already."""
+    base_dir = Path(file).parent
+    nodes = [
+        load_node_file(replace(n, gpu_sharing=mode), base_dir, f"nodes[{i}]", file)
+        if isinstance(n, NodeFile) and n.gpu_sharing != mode
+        else n
+        for i, n in enumerate(scenario.nodes)
+    ]
+    steps = [
+        load_replay(replace(s, gpu_sharing=mode), base_dir, f"steps[{i}].replay", file)
+        if isinstance(s, Replay) and s.format == "alibaba-gpu-2023" and s.gpu_sharing != mode
+        else s
+        for i, s in enumerate(scenario.steps)
+    ]
+    if all(a is b for a, b in zip(nodes, scenario.nodes, strict=True)) and all(
+        a is b for a, b in zip(steps, scenario.steps, strict=True)
+    ):
+        return scenario
+    return replace(scenario, nodes=nodes, steps=steps)
