@@ -233,3 +233,53 @@ def test_a_second_replay_reuses_the_class_and_templates(tmp_path: Path) -> None:
     assert result.passed, [e for e in result.expectations if not e.passed]
     # two half-GPU claims on the node's first T4
     assert sorted(c.status.allocation.devices.results[0].device for c in claims.values()) == ["gpu-0", "gpu-0"]
+
+
+def test_gpu_allocation_counts_dra_devices_and_shares() -> None:
+    """The observer's ``gpuAllocation`` counts DRA devices (``observe_devices``): in the example
+    both GPUs end fully held either way, but with DRA the T4 fills a quarter at a time."""
+    dra, _ = _run(load_scenario(EXAMPLE))
+    plugin, _ = _run(_with_mode(load_scenario(EXAMPLE), "device-plugin"))
+    held = [r.extra["metrics"]["gpuAllocation"] for r in (dra, plugin)]
+    assert all(h is not None for h in held)
+    assert 0.5 < held[0]["mean"] < held[1]["mean"] <= 1.0
+
+
+def test_device_use_holds_shares_in_milli_devices() -> None:
+    from emulator.app.scenario.observe_devices import DeviceUse
+    from emulator.base.api.codec import load_manifests
+
+    slice_, claim = load_manifests(
+        """
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: s}
+spec:
+  driver: gpu.nvidia.com
+  nodeName: n
+  pool: {name: n, generation: 1, resourceSliceCount: 1}
+  devices: [{name: gpu-0, capacity: {share: {value: '1'}}}, {name: gpu-1}]
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: c, namespace: default}
+spec: {devices: {requests: [{name: gpu, exactly: {deviceClassName: gpu.nvidia.com}}]}}
+status:
+  allocation:
+    devices:
+      results:
+        - {request: gpu, driver: gpu.nvidia.com, pool: n, device: gpu-0, consumedCapacity: {share: 250m}}
+        - {request: gpu, driver: gpu.nvidia.com, pool: n, device: gpu-1}
+        - {request: gpu, driver: gpu.nvidia.com, pool: n, device: gpu-1, adminAccess: true}
+""",
+        source="m.yaml",
+    )
+    use = DeviceUse()
+    assert use.slice(None, slice_) == "n"
+    assert use.node_devices("n") == 2000
+    use.claim(None, claim)
+    assert use.claims == {"default/c": 1250}  # a quarter of gpu-0, all of gpu-1, admin access nothing
+    use.claim(claim, None)
+    assert use.claims == {}
+    assert use.slice(slice_, None) == "n"
+    assert use.node_devices("n") == 0
