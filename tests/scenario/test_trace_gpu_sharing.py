@@ -283,3 +283,12 @@ status:
     assert use.claims == {}
     assert use.slice(slice_, None) == "n"
     assert use.node_devices("n") == 0
+
+
+def test_a_long_model_list_makes_a_short_template_name() -> None:
+    pod, tmpl = dra_trace_pod(_row(1, 500, "|".join(f"MODEL{i:03d}" for i in range(40))), name="p", namespace="n")
+    assert tmpl is not None
+    name = tmpl.metadata.name
+    assert len(name) <= 253
+    assert name.startswith("gpu-share-500m-model000-model001-")
+    assert pod.spec.resource_claims[0].resource_claim_template_name == name

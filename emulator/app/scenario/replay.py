@@ -13,7 +13,6 @@ It does not run anything (``cluster.py`` creates the pods) nor know a format's c
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from msgspec.structs import replace
 
@@ -24,6 +23,7 @@ from emulator.app.scenario.trace_gpus import DRA, dra_trace_node, dra_trace_pod,
 from emulator.app.scenario.workload_traces import TraceError, read_nodes, read_pods, trace_node, trace_pod
 from emulator.base.api.core import Node, Pod
 from emulator.base.api.errors import Invalid
+from emulator.base.api.resource import ResourceClaimTemplate
 from emulator.base.api.validation import validate
 from emulator.base.inputs import ReadError, read_text
 
@@ -42,7 +42,7 @@ def _read(base_dir: Path, name: str, path: str, file: str) -> tuple[str, list[st
     return str(target), text.splitlines()
 
 
-def _check(obj: Pod | Node, source: str, line: int) -> None:
+def _check(obj: Pod | Node | ResourceClaimTemplate, source: str, line: int) -> None:
     try:
         validate(obj)
     except Invalid as err:
@@ -57,15 +57,16 @@ def load_replay(step: Replay, base_dir: Path, path: str, file: str) -> Replay:
     pods: list[TimedPod] = []
     classes: dict[str, int] = {}
     dra = step.gpu_sharing == DRA
-    templates: dict[tuple[str, str], Any] = {}
+    templates: dict[tuple[str, str], ResourceClaimTemplate] = {}
     for i, entry in enumerate(read_pods(lines, source, step.format)):
         if step.limit is not None and i >= step.limit:
             break
         name = generated_name(NAME_PREFIX, i)
         if dra:
             pod, template = dra_trace_pod(entry, name=name, namespace=namespace, time_scale=step.time_scale)
-            if template is not None:
-                templates.setdefault((template.metadata.namespace, template.metadata.name), template)
+            if template is not None and (key := (pod.metadata.namespace, template.metadata.name)) not in templates:
+                _check(template, source, entry.line)  # refused now rather than half-way through the run
+                templates[key] = template
         else:
             pod = trace_pod(entry, name=name, namespace=namespace, time_scale=step.time_scale)
         _check(pod, source, entry.line)

@@ -39,6 +39,7 @@ instead of a node affinity, CPU and memory stay as in the default mode.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from typing import Final
 
@@ -96,6 +97,7 @@ GPU_CLAIM: Final = "gpu"
 SHARE_CAPACITY: Final = "share"
 CONSUMABLE_CAPACITY_GATE: Final = "DRAConsumableCapacity"
 _UNSAFE = re.compile(r"[^a-z0-9-]+")
+_MAX_NAME: Final = 253
 
 
 def gpu_device_class() -> DeviceClass:
@@ -131,7 +133,11 @@ def template_name(entry: TracePod) -> str:
     share = _share(entry)
     name = f"gpu-share-{share}m" if share else f"gpu-{entry.gpu}"
     models = [_UNSAFE.sub("-", m.lower()).strip("-") for m in entry.gpu_models]
-    return "-".join([name, *filter(None, models)])
+    full = "-".join([name, *filter(None, models)])
+    if len(full) <= _MAX_NAME:  # else cut, with a digest of the models for uniqueness
+        return full
+    digest = hashlib.sha256("|".join(entry.gpu_models).encode()).hexdigest()[:10]
+    return f"{full[: _MAX_NAME - 11].rstrip('-')}-{digest}"
 
 
 def gpu_claim_template(entry: TracePod, namespace: str) -> ResourceClaimTemplate:
