@@ -10,7 +10,7 @@ What it does, and whose job that is upstream (``k8s.io/dynamic-resource-allocati
   garbage collector removes it with the Node as well), ``spec.driver`` the driver,
   ``spec.nodeName`` and ``spec.pool.name`` the node, ``pool.generation`` 1,
   ``pool.resourceSliceCount`` 1, the devices ``<prefix>0`` .. ``<prefix><count-1>`` with the
-  group's attributes and capacity;
+  group's attributes, capacity and ``allowMultipleAllocations``;
 - the node's kubelet plugin (``plugin.NodePlugin``) registered in ``KubeletPlugins`` for that
   node, so the kubelet there can call ``NodePrepareResources``;
 - when the Node is deleted: the plugin unregistered and the slice deleted (a slice already
@@ -53,7 +53,12 @@ def slice_for(driver: str, node: Node, devices: NodeDevices) -> ResourceSlice:
         pool=ResourcePool(name=name, generation=1, resource_slice_count=1),
         node_name=name,
         devices=[
-            Device(name=d, attributes=dict(devices.attributes), capacity=dict(devices.capacity))
+            Device(
+                name=d,
+                attributes=dict(devices.attributes),
+                capacity=dict(devices.capacity),
+                allow_multiple_allocations=devices.allow_multiple_allocations,
+            )
             for d in devices.names()
         ],
     )

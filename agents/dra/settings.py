@@ -26,6 +26,9 @@ class NodeDevices:
     capacity: Mapping[str, DeviceCapacity] = field(default_factory=dict)
     prepare_delay: Latency = field(default_factory=Latency)
     name_prefix: str = DEFAULT_DEVICE_PREFIX
+    allow_multiple_allocations: bool | None = None
+    """The devices' ``allowMultipleAllocations`` (DRAConsumableCapacity: several claims share
+    a device, each consuming part of its capacity)."""
 
     def __post_init__(self) -> None:
         if not 0 <= self.count <= MAX_DEVICES_PER_SLICE:

@@ -13,7 +13,8 @@ says so); tests and the agent itself may use the modules. Each name is loaded on
 - explaining: ``explain_objects`` (a pod against fixed objects), ``ProfileError``,
   ``Explanation``, ``ExplainRecorder`` (``run --explain``), ``WORKLOAD_KINDS``;
 - checking: ``CacheComparer`` (an instance against the API server, for the invariants);
-- DRA: ``DraFeatures``, ``DraAllocationError`` (the gates ``SchedulerSettings.dra_features`` sets), ``ClaimAllocator``
+- DRA: ``DraFeatures``, ``DraAllocationError``, ``ClaimAllocator``, ``DRA_FEATURE_FIELDS`` and
+  ``dra_features_for`` (the gates ``SchedulerSettings.feature_gates`` sets)
   (claims allocated without a pod, as scheduler_perf's ``allocResourceClaims``);
 - framework names the callers read: ``Code``, ``ExtensionPoint``, ``PluginFactory``.
 """
@@ -41,11 +42,18 @@ if TYPE_CHECKING:
     from agents.scheduler.plugins.dynamicresources import Features as DraFeatures
     from agents.scheduler.registry import build_registry
     from agents.scheduler.scheduler import Scheduler, SchedulerGroup, start_schedulers
-    from agents.scheduler.setup import SchedulerSettings, SetupError, build_scheduler_setup
+    from agents.scheduler.setup import (
+        DRA_FEATURE_FIELDS,
+        SchedulerSettings,
+        SetupError,
+        build_scheduler_setup,
+        dra_features_for,
+    )
 
 __all__ = [
     "CONFIG_API_VERSION",
     "CONFIG_KIND",
+    "DRA_FEATURE_FIELDS",
     "WORKLOAD_KINDS",
     "CacheComparer",
     "ClaimAllocator",
@@ -66,6 +74,7 @@ __all__ = [
     "SetupError",
     "build_registry",
     "build_scheduler_setup",
+    "dra_features_for",
     "explain_objects",
     "load_config",
     "load_config_file",
@@ -76,6 +85,7 @@ __all__ = [
 _WHERE: dict[str, tuple[str, str]] = {
     "CONFIG_API_VERSION": ("config", "API_VERSION"),
     "CONFIG_KIND": ("config", "KIND"),
+    "DRA_FEATURE_FIELDS": ("setup", "DRA_FEATURE_FIELDS"),
     "WORKLOAD_KINDS": ("explain_static", "INPUT_KINDS"),
     "CacheComparer": ("comparer", "CacheComparer"),
     "ClaimAllocator": ("claim_allocator", "ClaimAllocator"),
@@ -96,6 +106,7 @@ _WHERE: dict[str, tuple[str, str]] = {
     "SetupError": ("setup", "SetupError"),
     "build_registry": ("registry", "build_registry"),
     "build_scheduler_setup": ("setup", "build_scheduler_setup"),
+    "dra_features_for": ("setup", "dra_features_for"),
     "explain_objects": ("explain_static", "explain_objects"),
     "load_config": ("config", "load_config"),
     "load_config_file": ("config", "load_config_file"),

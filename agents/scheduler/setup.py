@@ -24,7 +24,7 @@ from __future__ import annotations
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from agents.scheduler.config import ConfigError, load_config
 from agents.scheduler.framework.interface import PluginFactory, ProfileSpec
@@ -36,7 +36,24 @@ from agents.scheduler.registry import build_registry
 from emulator.base.inputs import PlainInputError
 from emulator.base.runtime.clock import StoppedClock
 
-__all__ = ["SchedulerSettings", "SchedulerSetup", "SetupError", "build_scheduler_setup"]
+__all__ = [
+    "DRA_FEATURE_FIELDS",
+    "SchedulerSettings",
+    "SchedulerSetup",
+    "SetupError",
+    "build_scheduler_setup",
+    "dra_features_for",
+]
+
+DRA_FEATURE_FIELDS: Final = {
+    "DRAAdminAccess": "admin_access",
+    "DRAPrioritizedList": "prioritized_list",
+    "DRAPartitionableDevices": "partitionable_devices",
+    "DRADeviceTaints": "device_taints",
+    "DRADeviceBindingConditions": "device_binding_and_status",
+    "DRAConsumableCapacity": "consumable_capacity",
+}
+"""Upstream's DRA feature gate → the field of the allocator's ``Features`` it sets."""
 
 
 class SetupError(PlainInputError, ValueError):
@@ -66,8 +83,9 @@ class SchedulerSettings:
     client_qps: float | None = None
     client_burst: int | None = None
     """Override ``clientConnection.qps``/``burst`` (bench: upstream's ``schedulerApiClientQPS``/``Burst``)."""
-    dra_features: Features | None = None
-    """The DRA feature gates (None: v1.34's defaults; bench: a workload's ``featureGates``)."""
+    feature_gates: Mapping[str, bool] = field(default_factory=dict)
+    """Feature gates that differ from v1.34's defaults; the DRA ones (``DRA_FEATURE_FIELDS``)
+    set ``SchedulerOptions.dra_features`` (empty: the defaults, ``dra_features`` None)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,7 +131,7 @@ def build_scheduler_setup(settings: SchedulerSettings, *, construct: bool = Fals
         pod_max_backoff=float(config.pod_max_backoff_seconds),
         client_qps=config.client_qps if settings.client_qps is None else settings.client_qps,
         client_burst=config.client_burst if settings.client_burst is None else settings.client_burst,
-        dra_features=settings.dra_features,
+        dra_features=dra_features_for(settings.feature_gates),
     )
     setup = SchedulerSetup(
         instances=settings.instances,
@@ -125,6 +143,12 @@ def build_scheduler_setup(settings: SchedulerSettings, *, construct: bool = Fals
     if construct:
         _construct(setup, settings, where, prefix)
     return setup
+
+
+def dra_features_for(gates: Mapping[str, bool]) -> Features | None:
+    """The allocator's gates with ``gates`` over v1.34's defaults (None: no DRA gate set)."""
+    chosen = {DRA_FEATURE_FIELDS[name]: on for name, on in gates.items() if name in DRA_FEATURE_FIELDS}
+    return Features(**chosen) if chosen else None
 
 
 def _construct(setup: SchedulerSetup, settings: SchedulerSettings, where: str, prefix: str) -> None:

@@ -199,3 +199,29 @@ def test_fields_of_disabled_gates_are_dropped_on_create() -> None:
     text = SLICE.replace("attributes: {model: {string: A100}}", "taints: [{key: k, effect: NoSchedule}]")
     rs = api.create(_one(text))
     assert rs.spec.devices[0].taints == []
+
+
+def test_consumable_capacity_gate_on_keeps_its_fields_and_drops_the_others() -> None:
+    from emulator.base.apiserver.server import ServerSettings
+
+    settings = ServerSettings(feature_gates=(("DRAConsumableCapacity", True),))
+    api = ApiServer(StoppedClock(), random.Random(0), settings)
+    text = SLICE.replace(
+        "attributes: {model: {string: A100}}",
+        "allowMultipleAllocations: true, taints: [{key: k, effect: NoSchedule}],"
+        " capacity: {share: {value: '1', requestPolicy: {default: '1', validRange: {min: 1m}}}}",
+    )
+    device = api.create(_one(text)).spec.devices[0]
+    assert device.allow_multiple_allocations is True
+    assert device.capacity["share"].request_policy is not None
+    assert device.taints == []  # DRADeviceTaints stays off
+    claim = CLAIM.replace(
+        "exactly: {deviceClassName: gpu.example.com}",
+        "exactly: {deviceClassName: gpu.example.com, capacity: {requests: {share: 250m}}}",
+    )
+    api.create(Namespace(metadata=ObjectMeta(name="default")))
+    kept = api.create(_one(claim))
+    assert kept.spec.devices.requests[0].exactly.capacity.requests["share"].milli == 250
+    dropped = ApiServer(StoppedClock(), random.Random(0))
+    dropped.create(Namespace(metadata=ObjectMeta(name="default")))
+    assert dropped.create(_one(claim)).spec.devices.requests[0].exactly.capacity is None

@@ -262,7 +262,7 @@ def test_a_workloads_dra_gates_reach_the_allocator_and_the_api_server(
         assert got is not None
         assert {k: getattr(got, k) for k in features} == features
     settings = server_settings(gates)
-    assert (settings.dra_gates if settings else None) == server
+    assert (settings.feature_gates if settings else None) == server
 
 
 _SLICE = {

@@ -263,3 +263,31 @@ async def test_race_the_status_write_fails_after_the_claim_was_made() -> None:
         (status,) = c.pod("app").status.resource_claim_statuses
         assert status.resource_claim_name == made
         assert (ctl.counts["created"], ctl.counts["errors"]) == (1, 1)
+
+
+@pytest.mark.asyncio
+async def test_race_the_pod_is_synced_again_before_the_informers_see_the_claim_or_the_status() -> None:
+    """The pod's status was written but neither informer has caught up when the pod is synced
+    again (a burst of pod events, a busy replay): the claim just made is remembered until the
+    claim informer has it, so the second sync records it again rather than making a second."""
+    async with world() as (c, ctl):
+        real = ctl._record
+        again: dict[str, str] = {}
+
+        async def then_sync_again(pod: Any, new: dict[str, str]) -> Any:
+            written = await real(pod, new)
+            if not again:
+                assert ctl.claims is not None
+                assert not ctl.claims.objects()  # the claim not seen yet
+                await ctl._handle_claim(pod, pod.spec.resource_claims[0], again)  # the pod as read before
+            return written
+
+        ctl._record = then_sync_again  # type: ignore[method-assign]
+        c.server.create(template())
+        c.server.create(claim_pod("app"))
+        await c.at(10.0)
+        (made,) = claims(c)
+        assert again == {"gpu": made}
+        (status,) = c.pod("app").status.resource_claim_statuses
+        assert status.resource_claim_name == made
+        assert ctl.counts["created"] == 1

@@ -271,3 +271,77 @@ def test_run_variant_on_a_thread_pool() -> None:
     assert got["passed"] is True
     assert got["metrics"]["podsScheduled"] == 13
     assert got["series"]["version"] == 1
+
+
+# --- the gpuSharing axis ---------------------------------------------------------------------
+
+GPU_SHARING = str(ROOT / "scenarios/trace-gpu-sharing.yaml")
+
+
+@pytest.mark.parametrize(
+    ("configs", "modes", "want"),
+    [
+        pytest.param(
+            [],
+            ["device-plugin", "dra"],
+            [("scenario", "device-plugin", "device-plugin"), ("scenario", "dra", "dra")],
+            id="two-modes",
+        ),
+        pytest.param(
+            ["a/x.yaml"],
+            ["dra"],
+            [("scenario", "scenario dra", "dra"), ("a/x.yaml", "x dra", "dra")],
+            id="config-times-mode",
+        ),
+        pytest.param(
+            ["x.yaml", "y.yaml"],
+            ["device-plugin", "dra"],
+            [
+                ("x.yaml", "x device-plugin", "device-plugin"),
+                ("x.yaml", "x dra", "dra"),
+                ("y.yaml", "y device-plugin", "device-plugin"),
+                ("y.yaml", "y dra", "dra"),
+            ],
+            id="two-by-two",
+        ),
+    ],
+)
+def test_variants_for_gpu_sharing(configs: list[str], modes: list[str], want: list[tuple[str, str, str]]) -> None:
+    assert [(v.config, v.header, v.gpu_sharing) for v in variants_for(configs, modes)] == want
+
+
+@pytest.mark.parametrize(
+    ("modes", "message"),
+    [
+        pytest.param(["dra"], r"^--gpu-sharing: give two modes to compare", id="one-side"),
+        pytest.param(["dra", "dra"], r"^--gpu-sharing: dra is given twice$", id="twice"),
+        pytest.param(["dra", "mps"], r"^--gpu-sharing: expected one of device-plugin, dra, got 'mps'$", id="unknown"),
+    ],
+)
+def test_variants_for_gpu_sharing_refuses(modes: list[str], message: str) -> None:
+    with pytest.raises(CompareError, match=message):
+        variants_for([], modes)
+
+
+def test_compare_gpu_sharing_modes_side_by_side(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    results = tmp_path / "runs.csv"
+    argv = ["compare", GPU_SHARING, "--gpu-sharing", "device-plugin", "--gpu-sharing", "dra", "--seeds", "1"]
+    code, out, err = cli(capsys, *argv, "--jobs", "1", "--output", "json", "--results", str(results))
+    assert code == 1  # the scenario's expectations are dra's: the device-plugin run misses them
+    assert "gpuSharing: dra turns on the feature gate DRAConsumableCapacity" in err
+    plugin, dra = json.loads(out)["variants"]
+    assert (plugin["config"], plugin["gpuSharing"], dra["gpuSharing"]) == ("scenario", "device-plugin", "dra")
+    # three pods share the T4 with DRA; whole devices hold one GPU pod each
+    assert (plugin["metrics"]["podsScheduled"], dra["metrics"]["podsScheduled"]) == (3.0, 5.0)
+    assert [e["passed"] for e in (*plugin["perSeed"], *dra["perSeed"])] == [False, True]
+    with results.open() as f:
+        assert [(r["config"], r["gpuSharing"]) for r in csv.DictReader(f)] == [
+            ("scenario", "device-plugin"),
+            ("scenario", "dra"),
+        ]
+
+
+def test_compare_gpu_sharing_needs_a_gpu_trace(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = cli(capsys, "compare", QUICKSTART, "--gpu-sharing", "device-plugin", "--gpu-sharing", "dra")
+    assert (code, out) == (2, "")
+    assert err == f"error: --gpu-sharing: {QUICKSTART} has no alibaba-gpu-2023 node list or replay\n"

@@ -97,7 +97,7 @@ def test_loader_reads_rows(tmp_path: Path) -> None:
             JOBS,
             NODES,
             r"^{dir}/s\.yaml:5:43: steps\[0\]\.replay\.pods: unknown field; expected one of: file, format, timeScale, "
-            r"limit, namespace$",
+            r"limit, namespace, gpuSharing$",
             id="pods-not-writable",
         ),
         pytest.param(

@@ -90,6 +90,7 @@ def pods(text: str, fmt: TraceFormat = "csv") -> list[TracePod]:
                     labels={QOS_LABEL: "LS"},
                     annotations={GPU_MILLI_ANNOTATION: "470"},
                     gpu_models=["V100M16", "V100M32"],
+                    gpu_milli=470,
                 ),
                 TracePod(
                     line=3,
@@ -110,6 +111,7 @@ def pods(text: str, fmt: TraceFormat = "csv") -> list[TracePod]:
                     gpu=8,
                     name="p-3",
                     labels={QOS_LABEL: "BE"},
+                    gpu_milli=1000,
                 ),
             ],
             id="alibaba-share-spec-unscheduled-alive",

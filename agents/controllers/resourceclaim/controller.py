@@ -109,7 +109,9 @@ class ResourceClaimController:
         self.deleted: OrderedDict[str, None] = OrderedDict()
         """UIDs of pods seen deleted (upstream's ``uidCache``, LRU of 500)."""
         self.created: dict[tuple[str, str], ResourceClaim] = {}
-        """(pod UID, entry) → the claim just created (upstream's mutation cache)."""
+        """(pod UID, entry) → the claim just created, until the claim informer has it (upstream's
+        mutation cache): a pod synced again before then, its status not seen yet either, must
+        not get a second claim."""
         self.counts = dict.fromkeys(("syncs", "created", "reserved", "unreserved", "deallocated", "deleted"), 0)
         self.counts["errors"] = 0
 
@@ -159,6 +161,8 @@ class ResourceClaimController:
             return
         ns = pod.metadata.namespace
         if deleted:
+            for entry in pod.spec.resource_claims:
+                self.created.pop((pod.metadata.uid, entry.name), None)
             self.deleted[pod.metadata.uid] = None
             self.deleted.move_to_end(pod.metadata.uid)
             while len(self.deleted) > MAX_UID_CACHE_ENTRIES:
@@ -314,8 +318,11 @@ class ResourceClaimController:
             if claim.metadata.annotations.get(POD_CLAIM_NAME_ANNOTATION) == entry:
                 return claim  # type: ignore[no-any-return]
         made = self.created.get((pod.metadata.uid, entry))
-        if made is not None and self.claims.get(made.metadata.name, made.metadata.namespace) is None:
+        if made is None:
+            return None
+        if self.claims.get(made.metadata.name, made.metadata.namespace) is None:
             return made  # created, not seen by the informer yet
+        del self.created[(pod.metadata.uid, entry)]  # seen: the informer answers from now on
         return None
 
     async def _record(self, pod: Pod, new: dict[str, str]) -> Pod:
@@ -333,9 +340,7 @@ class ResourceClaimController:
                     raise
                 current = await self.client.get("Pod", pod.metadata.name, pod.metadata.namespace)
                 continue
-            for entry in new:
-                self.created.pop((pod.metadata.uid, entry), None)
-            return written
+            return written  # ``created`` keeps the claims until the claim informer has them
         raise AssertionError("unreachable")
 
     async def _reserve(self, pod: Pod, claim: ResourceClaim) -> None:

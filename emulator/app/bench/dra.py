@@ -35,12 +35,12 @@ from __future__ import annotations
 
 import fnmatch
 import random
-from collections.abc import Mapping, Sequence
-from typing import Any, Final
+from collections.abc import Sequence
+from typing import Any
 
 from msgspec.structs import replace
 
-from agents.scheduler import ClaimAllocator, DraAllocationError, DraFeatures
+from agents.scheduler import DRA_FEATURE_FIELDS, ClaimAllocator, DraAllocationError, DraFeatures, dra_features_for
 from emulator.app.bench.steps import AllocClaimsStep, AnyStep, DriverStep, PodsStep, Workload
 from emulator.base.api.codec import object_from_dict
 from emulator.base.api.errors import ApiError
@@ -50,7 +50,6 @@ from emulator.base.apiserver.store import ServerSettings
 from emulator.base.client.kubeletplugins import ClaimRef, DRAPlugin, KubeletPlugins
 
 __all__ = [
-    "DRA_GATE_FIELDS",
     "BenchDriverPlugin",
     "BenchPlugins",
     "allocate_claims",
@@ -62,34 +61,23 @@ __all__ = [
     "uses_dra",
 ]
 
-DRA_GATE_FIELDS: Final[Mapping[str, str]] = {
-    "DRAAdminAccess": "admin_access",
-    "DRAPrioritizedList": "prioritized_list",
-    "DRAPartitionableDevices": "partitionable_devices",
-    "DRADeviceTaints": "device_taints",
-    "DRADeviceBindingConditions": "device_binding_and_status",
-    "DRAConsumableCapacity": "consumable_capacity",
-}
-"""Feature gate → the ``DraFeatures`` field it sets."""
-
 
 def honoured(gate: str, on: bool) -> bool:
     """Whether the emulator runs a workload with ``gate`` as it sets it: a DRA gate the allocator
     and the API server read, or DynamicResourceAllocation on (GA in 1.34)."""
-    return gate in DRA_GATE_FIELDS or (gate == "DynamicResourceAllocation" and on)
+    return gate in DRA_FEATURE_FIELDS or (gate == "DynamicResourceAllocation" and on)
 
 
 def dra_features(gates: Sequence[tuple[str, bool]]) -> DraFeatures | None:
     """The DRA features of a workload's ``featureGates`` (None: it sets none, v1.34's defaults)."""
-    chosen = {DRA_GATE_FIELDS[g]: on for g, on in gates if g in DRA_GATE_FIELDS}
-    return DraFeatures(**chosen) if chosen else None
+    return dra_features_for(dict(gates))
 
 
 def server_settings(gates: Sequence[tuple[str, bool]]) -> ServerSettings | None:
     """The API server's settings for a workload's ``featureGates``: its DRA gates, so that the
     fields of a gate turned on are kept (None: no DRA gate set, the defaults)."""
     dra = tuple((g, on) for g, on in gates if g in DRA_GATES)
-    return ServerSettings(dra_gates=dra) if dra else None
+    return ServerSettings(feature_gates=dra) if dra else None
 
 
 def uses_dra(workload: Workload) -> bool:

@@ -89,7 +89,7 @@ IMPLEMENTED: Final[Mapping[str, str]] = {
     "DRAPartitionableDevices": "partitionable devices: shared counters, per-device nodes",
 }
 """DRA gates off in 1.34 whose behaviour the emulator has (the allocator's ``Features``, the API
-server's ``dra_gates``): a workload turning them on runs with them on, and its result says so
+server's ``feature_gates``): a workload turning them on runs with them on, and its result says so
 (``featureGatesHonoured``)."""
 
 

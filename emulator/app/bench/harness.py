@@ -130,7 +130,9 @@ async def run_workload_async(
     server.add_write_listener(tracker)
     timers = ExtensionPointTimers()
     play = _Play(workload, options, server, clock, seeds, tracker)
-    settings = scheduler_settings(options.profile, workload.scheduler_config, workload.client, play.dra)
+    settings = scheduler_settings(
+        options.profile, workload.scheduler_config, workload.client, dict(workload.feature_gates)
+    )
     missing: list[str] = []
     try:
         async with asyncio.TaskGroup() as tg:

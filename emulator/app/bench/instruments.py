@@ -30,13 +30,12 @@ from __future__ import annotations
 import asyncio
 import math
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final, Literal
 
 from agents.scheduler import (
     CONFIG_API_VERSION,
     CONFIG_KIND,
-    DraFeatures,
     ExtensionPoint,
     SchedulerGroup,
     SchedulerSettings,
@@ -78,18 +77,21 @@ NOOP_CONFIG: Final[dict[str, Any]] = {
 
 
 def scheduler_settings(
-    profile: Profile, config_file: str = "", client: tuple[float, int] | None = None, dra: DraFeatures | None = None
+    profile: Profile,
+    config_file: str = "",
+    client: tuple[float, int] | None = None,
+    gates: Mapping[str, bool] | None = None,
 ) -> SchedulerSettings:
     """The settings of the scheduler for ``profile`` (one instance). ``config_file``: a
     KubeSchedulerConfiguration for the ``default`` profile (a workload's
     ``schedulerConfigPath``); ``client``: (qps, burst) of its API client, None: unlimited;
-    ``dra``: the DRA gates of the workload (None: v1.34's defaults)."""
+    ``gates``: the workload's feature gates (None: v1.34's defaults)."""
     qps, burst = client if client is not None else (None, None)
     if qps is not None and not burst:
         burst = max(1, math.ceil(qps))  # client-go with burst 0 would refuse every request
     if profile == "noop":
         return SchedulerSettings(
-            source="bench", config=NOOP_CONFIG, client_qps=qps, client_burst=burst, dra_features=dra
+            source="bench", config=NOOP_CONFIG, client_qps=qps, client_burst=burst, feature_gates=gates or {}
         )
     if config_file:
         return SchedulerSettings(
@@ -99,9 +101,9 @@ def scheduler_settings(
             config_path="",
             client_qps=qps,
             client_burst=burst,
-            dra_features=dra,
+            feature_gates=gates or {},
         )
-    return SchedulerSettings(source="bench", client_qps=qps, client_burst=burst, dra_features=dra)
+    return SchedulerSettings(source="bench", client_qps=qps, client_burst=burst, feature_gates=gates or {})
 
 
 def enabled_plugins(group: SchedulerGroup) -> dict[str, list[str]]:

@@ -226,6 +226,13 @@ def add_compare(subparsers: Any) -> argparse.ArgumentParser:
         metavar="PATH.yaml",
         help="a KubeSchedulerConfiguration file replacing the scenario's (repeat; one: compared with the scenario's)",
     )
+    p.add_argument(
+        "--gpu-sharing",
+        action="append",
+        default=[],
+        metavar="device-plugin|dra",
+        help="run each configuration with the scenario's alibaba-gpu-2023 traces in this gpuSharing mode (repeat)",
+    )
     add_sweep_arguments(p, unit="run", seeds=5)
     p.add_argument("--output", choices=("text", "json"), default="text", help="report format on stdout")
     p.add_argument("--html", type=Path, default=None, metavar="PATH", help="also write an HTML report here")

@@ -7,7 +7,9 @@ executors (``--executor``, ``--jobs``) ``experiments.executors``'; the results t
 (``--results``) ``experiments.results``'.
 
 Everything is checked before the first run: the scenario, each ``--config`` (its scheduler built
-with its plugins, as ``run`` does), ``--results`` and ``--html`` paths, the executor.
+with its plugins, as ``run`` does), each ``--gpu-sharing`` mode (the scenario must have an
+``alibaba-gpu-2023`` trace; ``dra``'s alpha gate is a warning on stderr), ``--results`` and
+``--html`` paths, the executor.
 
 Text: one table, a column per variant (headed by the config file's stem), a row per metric, each
 cell ``mean ± population sd`` over the seeds; the best value of a row is marked ``*`` (in green):
@@ -32,7 +34,15 @@ from typing import Any, Final
 from emulator.app.commands.common import UsageError, check_scheduler
 from emulator.app.commands.progress import progress_bar
 from emulator.app.commands.report import write_html
-from emulator.app.experiments.compare import CompareError, Variant, compare_doc, read_config, run_variant, variants_for
+from emulator.app.experiments.compare import (
+    CompareError,
+    Variant,
+    compare_doc,
+    read_config,
+    run_variant,
+    variant_traces,
+    variants_for,
+)
 from emulator.app.experiments.compare import variant_scenario as with_config
 from emulator.app.experiments.executors import open_executor, parse_executor
 from emulator.app.experiments.metrics import FIELDS, Field, best, lookup
@@ -40,6 +50,7 @@ from emulator.app.experiments.results import COMPARE_COLUMNS, check_results_path
 from emulator.app.experiments.sweep import run_all
 from emulator.app.report import render_compare
 from emulator.app.scenario.loader import load_scenario
+from emulator.app.scenario.trace_gpus import gpu_sharing_warnings
 
 __all__ = ["MAX_RUNS", "run"]
 
@@ -53,7 +64,7 @@ def _check_input(args: argparse.Namespace) -> tuple[str, list[Variant]]:
         raise CompareError(f"--seeds: must be at least 1, got {args.seeds}")
     if args.jobs is not None and not 1 <= args.jobs <= 256:
         raise CompareError(f"--jobs: must be between 1 and 256, got {args.jobs}")
-    variants = variants_for([str(c) for c in args.config])
+    variants = variants_for([str(c) for c in args.config], args.gpu_sharing)
     if args.seeds * len(variants) > MAX_RUNS:
         raise CompareError(f"--seeds: {len(variants)} configurations × {args.seeds} seeds passes {MAX_RUNS} runs")
     parse_executor(args.executor)
@@ -62,6 +73,13 @@ def _check_input(args: argparse.Namespace) -> tuple[str, list[Variant]]:
     if args.html is not None:
         _check_html_path(args.html)
     scenario = load_scenario(args.file)
+    if args.gpu_sharing and not any(
+        getattr(e, "format", "") == "alibaba-gpu-2023" for e in [*scenario.nodes, *scenario.steps]
+    ):
+        raise CompareError(f"--gpu-sharing: {args.file} has no alibaba-gpu-2023 node list or replay")
+    for mode in dict.fromkeys(v.gpu_sharing for v in variants):
+        for line in gpu_sharing_warnings(variant_traces(scenario, mode, str(args.file)), str(args.file)):
+            print(f"warning: {line}", file=sys.stderr)
     for v in variants:
         config = None if v.path is None else read_config(v.path)
         check_scheduler(with_config(scenario, config), args.file if v.path is None else Path(v.path))
@@ -73,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
     seeds = list(range(args.seed_start, args.seed_start + args.seeds))
     keep_series = args.html is not None
     calls = [
-        ((i, s), (str(args.file), v.path, s, keep_series and s == seeds[0]))
+        ((i, s), (str(args.file), v.path, s, keep_series and s == seeds[0], v.gpu_sharing))
         for i, v in enumerate(variants)
         for s in seeds
     ]

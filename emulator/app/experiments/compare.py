@@ -13,7 +13,14 @@ Variants. Each ``--config`` file replaces the scenario's KubeSchedulerConfigurat
 baseline, variant ``"scenario"``, listed first: a comparison needs two sides. No ``--config`` is
 bad input, and so is the same file twice.
 
-The document: ``{"scenario", "seeds", "variants": [{"config", "runs", "metrics", "spread",
+``--gpu-sharing MODE`` (repeatable: ``device-plugin``, ``dra``) is a second axis: every
+configuration variant runs once per mode, with the scenario's ``alibaba-gpu-2023`` node lists
+and replays read again in that mode (``replay.with_gpu_sharing``); the variant is headed by the
+mode alone when there is one configuration (the scenario's, with no ``--config``: two modes
+then make the comparison), else ``<stem> <mode>``, and its document entry carries
+``gpuSharing``.
+
+The document: ``{"scenario", "seeds", "variants": [{"config", "gpuSharing"?, "runs", "metrics", "spread",
 "perSeed": [{"seed", "metrics", "traceHash", "passed"}]}]}``, variants in ``--config`` order,
 ``perSeed`` by seed, whatever order the runs finished in. ``runs`` counts the runs that produced
 metrics; a run that raised (or whose worker died) has ``"error"`` in its ``perSeed`` entry, null
@@ -26,17 +33,18 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, cast, get_args
 
 from msgspec.structs import replace
 
 from emulator.app.experiments.metrics import aggregate
 from emulator.app.experiments.sweep import Outcome
 from emulator.app.scenario.readers import Readers, ScenarioError
-from emulator.app.scenario.schema import Scenario, SchedulerConfig
+from emulator.app.scenario.schema import GpuSharing, Scenario, SchedulerConfig
 from emulator.base.inputs import PlainInputError, ReadError, read_text
 
 __all__ = [
+    "GPU_SHARING_MODES",
     "SCENARIO_VARIANT",
     "CompareError",
     "Variant",
@@ -44,11 +52,13 @@ __all__ = [
     "read_config",
     "run_variant",
     "variant_scenario",
+    "variant_traces",
     "variants_for",
 ]
 
 SCENARIO_VARIANT: Final = "scenario"
 """The name of the variant that keeps the scenario's own configuration."""
+GPU_SHARING_MODES: Final = get_args(GpuSharing)
 
 
 class CompareError(PlainInputError):
@@ -61,24 +71,43 @@ class Variant:
     """The ``--config`` path as given, or ``"scenario"``."""
     header: str
     """Its column in the table: the file's stem (the path when two stems collide)."""
+    gpu_sharing: GpuSharing | None = None
+    """``--gpu-sharing``: the scenario's ``alibaba-gpu-2023`` traces read in this mode (None: as written)."""
 
     @property
     def path(self) -> str | None:
         return None if self.config == SCENARIO_VARIANT else self.config
 
 
-def variants_for(configs: Sequence[str]) -> list[Variant]:
-    """The variants of a ``--config`` list (see the module docstring)."""
-    if not configs:
-        raise CompareError("--config: give at least one KubeSchedulerConfiguration file to compare")
+def _twice(values: Sequence[str], option: str) -> None:
     seen: set[str] = set()
-    for c in configs:
+    for c in values:
         if c in seen:
-            raise CompareError(f"--config: {c} is given twice")
+            raise CompareError(f"{option}: {c} is given twice")
         seen.add(c)
-    names = ([SCENARIO_VARIANT] if len(configs) == 1 else []) + list(configs)
+
+
+def variants_for(configs: Sequence[str], gpu_sharing: Sequence[str] = ()) -> list[Variant]:
+    """The variants of a ``--config`` list times a ``--gpu-sharing`` list (see the module docstring)."""
+    if not configs and not gpu_sharing:
+        raise CompareError("--config: give at least one KubeSchedulerConfiguration file to compare")
+    if not configs and len(gpu_sharing) < 2:
+        raise CompareError("--gpu-sharing: give two modes to compare (device-plugin, dra), or a --config")
+    _twice(configs, "--config")
+    _twice(gpu_sharing, "--gpu-sharing")
+    for mode in gpu_sharing:
+        if mode not in GPU_SHARING_MODES:
+            raise CompareError(f"--gpu-sharing: expected one of {', '.join(GPU_SHARING_MODES)}, got {mode!r}")
+    names = ([SCENARIO_VARIANT] if len(configs) <= 1 else []) + list(configs)
     stems = [n if n == SCENARIO_VARIANT else Path(n).stem for n in names]
-    return [Variant(n, s if stems.count(s) == 1 else n) for n, s in zip(names, stems, strict=True)]
+    configs_only = [Variant(n, s if stems.count(s) == 1 else n) for n, s in zip(names, stems, strict=True)]
+    if not gpu_sharing:
+        return configs_only
+    return [
+        Variant(v.config, m if len(names) == 1 else f"{v.header} {m}", cast(GpuSharing, m))
+        for v in configs_only
+        for m in gpu_sharing
+    ]
 
 
 def read_config(path: str) -> SchedulerConfig:
@@ -105,13 +134,25 @@ def variant_scenario(scenario: Scenario, config: SchedulerConfig | None) -> Scen
     return scenario if config is None else replace(scenario, scheduler=config)
 
 
-def run_variant(path: str, config_path: str | None, seed: int, series: bool = False) -> dict[str, Any]:
+def variant_traces(scenario: Scenario, gpu_sharing: str | None, path: str) -> Scenario:
+    """``scenario`` (read from ``path``) with its GPU traces in ``gpu_sharing`` (None: kept)."""
+    if gpu_sharing is None:
+        return scenario
+    from emulator.app.scenario.replay import with_gpu_sharing
+
+    return with_gpu_sharing(scenario, cast(GpuSharing, gpu_sharing), path)
+
+
+def run_variant(
+    path: str, config_path: str | None, seed: int, series: bool = False, gpu_sharing: str | None = None
+) -> dict[str, Any]:
     """Run the scenario at ``path`` under the configuration at ``config_path`` (None: its own)
-    with ``seed``, in whatever process calls this; the run's metrics, trace hash and verdict."""
+    and ``gpu_sharing`` (None: as written) with ``seed``, in whatever process calls this; the
+    run's metrics, trace hash and verdict."""
     from emulator.app.scenario.loader import load_scenario
     from emulator.app.scenario.runner import RunOptions, run_scenario
 
-    scenario = load_scenario(path)
+    scenario = variant_traces(load_scenario(path), gpu_sharing, path)
     config = None if config_path is None else read_config(config_path)
     result = run_scenario(variant_scenario(scenario, config), RunOptions(seed=seed, source=path))
     out: dict[str, Any] = {
@@ -151,6 +192,7 @@ def compare_doc(
         means, spreads = aggregate(metrics)
         doc: dict[str, Any] = {
             "config": variant.config,
+            **({"gpuSharing": variant.gpu_sharing} if variant.gpu_sharing else {}),
             "runs": len(metrics),
             "metrics": means,
             "spread": spreads,

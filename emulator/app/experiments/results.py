@@ -54,6 +54,7 @@ class Column:
 HUNT_COLUMNS: Final = (Column("seed", "int"), Column("passed", "bool"), Column("reason", "str"), Column("t", "float"))
 COMPARE_COLUMNS: Final = (
     Column("config", "str"),
+    Column("gpuSharing", "str"),
     Column("seed", "int"),
     Column("passed", "bool"),
     Column("traceHash", "str"),
@@ -94,6 +95,7 @@ def compare_rows(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
         for entry in variant["perSeed"]:
             row = {
                 "config": variant["config"],
+                "gpuSharing": variant.get("gpuSharing"),
                 "seed": entry["seed"],
                 "passed": entry["passed"],
                 "traceHash": entry["traceHash"],

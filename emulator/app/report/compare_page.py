@@ -38,7 +38,8 @@ def render_compare(doc: dict[str, Any]) -> str:
 
 
 def _label(i: int, variant: dict[str, Any]) -> str:
-    return f"{chr(ord('A') + i) if i < 26 else i + 1}: {variant.get('config', '?')}"
+    mode = f" gpuSharing={variant['gpuSharing']}" if variant.get("gpuSharing") else ""
+    return f"{chr(ord('A') + i) if i < 26 else i + 1}: {variant.get('config', '?')}{mode}"
 
 
 def _table(variants: list[dict[str, Any]]) -> str:

@@ -15,6 +15,7 @@ A refused write it cannot retry is a ``StepError`` naming the step.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib.util
 from collections.abc import Awaitable, Callable
 from functools import partial
@@ -57,9 +58,10 @@ from emulator.app.scenario.schema import (
     WaitFor,
     WatchCut,
 )
+from emulator.app.scenario.trace_gpus import feature_gates
 from emulator.app.scenario.workload_status import READY_KINDS, WorkloadFilter, job_complete, workload_ready
 from emulator.base.api.core import Namespace, Node
-from emulator.base.api.errors import ApiError, Conflict, InternalError, NotFound
+from emulator.base.api.errors import AlreadyExists, ApiError, Conflict, InternalError, NotFound
 from emulator.base.api.labelselector import label_selector_matches
 from emulator.base.api.meta import ObjectMeta
 from emulator.base.api.scheduling import PriorityClass
@@ -96,9 +98,9 @@ class Cluster:
         self.scenario = scenario
         self.clock = clock
         self.seeds = Seeds(seed)
-        self.server = ApiServer(
-            clock, self.seeds.stream("apiserver"), ServerSettings(event_ttl=scenario.api_server.event_ttl)
-        )
+        gates = tuple(feature_gates(scenario).items())  # gpuSharing: dra's alpha gate
+        settings = ServerSettings(event_ttl=scenario.api_server.event_ttl, feature_gates=gates)
+        self.server = ApiServer(clock, self.seeds.stream("apiserver"), settings)
         lat = scenario.latency
         self.api_latency = Latency(lat.api.mean, lat.api.jitter)
         self.watch_latency = Latency(lat.watch.mean, lat.watch.jitter)
@@ -344,11 +346,14 @@ class Cluster:
 
     async def replay(self, step: Replay) -> None:
         """A trace's pods, each at its time after the step starts, after the PriorityClasses
-        its integer priorities name (those that do not exist yet)."""
+        its integer priorities name and the DRA objects its pods use (those that do not exist yet)."""
         existing = {c.metadata.name for c in self.server.list("PriorityClass")[0]}
         for name, value in step.priority_classes.items():
             if name not in existing:
                 await self.create(PriorityClass(metadata=ObjectMeta(name=name), value=value))
+        for obj in step.objects:  # gpuSharing: dra's DeviceClass and claim templates
+            with contextlib.suppress(AlreadyExists):
+                await self.create(obj)
         start = self.clock.now()
         for timed in step.pods:
             if timed.at:

@@ -1,6 +1,7 @@
 """The simulated drivers of a run, started beside the other agents: one CSI driver per
 ``storage.drivers`` entry (``agents.csi``), and one DRA driver per driver name of the node
-groups' ``devices`` sections (``nodes`` and ``createNodes`` steps), gathered into
+groups' ``devices`` sections (``nodes`` and ``createNodes`` steps) and of the GPUs of
+``gpuSharing: dra`` trace node lists, gathered into
 ``agents.dra`` settings (node name → what the driver publishes there).
 
 It owns the translation from the scenario's shapes to the agents' settings (for DRA the API's
@@ -14,7 +15,8 @@ import importlib.util
 from typing import TYPE_CHECKING, Any
 
 from emulator.app.scenario.monitor import CSIDriversReport
-from emulator.app.scenario.schema import AttributeValue, CreateNodes, GroupDevices, NodeGroup, Scenario
+from emulator.app.scenario.schema import AttributeValue, CreateNodes, GroupDevices, NodeFile, NodeGroup, Scenario
+from emulator.app.scenario.trace_gpus import GPU_DRIVER, gpu_attributes, gpu_capacity
 from emulator.base.api.quantity import parse_quantity
 from emulator.base.api.resource import DeviceAttribute, DeviceCapacity
 from emulator.base.client.client import Latency
@@ -29,6 +31,7 @@ __all__ = [
     "has_devices",
     "start_dra_drivers",
     "start_storage_drivers",
+    "trace_gpus",
 ]
 
 
@@ -39,8 +42,17 @@ def device_groups(scenario: Scenario) -> list[NodeGroup]:
     return [g for g in groups if g.devices]
 
 
+def trace_gpus(scenario: Scenario) -> dict[str, tuple[int, str]]:
+    """Node name → (GPUs, model) of the ``gpuSharing: dra`` node lists, in file order."""
+    out: dict[str, tuple[int, str]] = {}
+    for entry in scenario.nodes:
+        if isinstance(entry, NodeFile):
+            out.update(entry.gpus)
+    return out
+
+
 def has_devices(scenario: Scenario) -> bool:
-    return bool(device_groups(scenario))
+    return bool(device_groups(scenario)) or bool(trace_gpus(scenario))
 
 
 def _attribute(value: AttributeValue) -> DeviceAttribute:
@@ -50,7 +62,8 @@ def _attribute(value: AttributeValue) -> DeviceAttribute:
 
 
 def dra_settings(scenario: Scenario) -> list[Any]:
-    """One ``agents.dra.DRADriverSettings`` per driver name, in first-seen order."""
+    """One ``agents.dra.DRADriverSettings`` per driver name, in first-seen order; the GPUs of
+    ``gpuSharing: dra`` node lists are driver ``gpu.nvidia.com``'s (``trace_gpus``)."""
     from agents.dra import DRADriverSettings, NodeDevices
 
     per_driver: dict[str, dict[str, NodeDevices]] = {}
@@ -60,6 +73,13 @@ def dra_settings(scenario: Scenario) -> list[Any]:
             nodes = per_driver.setdefault(d.driver, {})
             for i in range(group.count):
                 nodes[group.name(i)] = devices
+    for name, (count, model) in trace_gpus(scenario).items():
+        per_driver.setdefault(GPU_DRIVER, {})[name] = NodeDevices(
+            count=count,
+            attributes=gpu_attributes(model),
+            capacity=gpu_capacity(),
+            allow_multiple_allocations=True,
+        )
     return [DRADriverSettings(name=name, nodes=nodes) for name, nodes in per_driver.items()]
 
 

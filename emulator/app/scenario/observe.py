@@ -1,7 +1,8 @@
 """The run observes itself: quality metrics and time series from the API server's writes.
 
 ``Observer`` is a write listener (``ApiServer.add_write_listener``) installed by the runner on
-every run. It reads Pod and Node writes only and keeps, incrementally (O(1) per write, a
+every run. It reads Pod and Node writes, and ResourceSlice and ResourceClaim writes for the
+GPU allocation of DRA devices (``observe_devices``), and keeps, incrementally (O(1) per write, a
 pod's few conditions aside):
 
 - per live pod: its creation time, first bind, assigned node and effective requests
@@ -75,6 +76,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
+from emulator.app.scenario.observe_devices import WHOLE, DeviceUse
 from emulator.app.scenario.observe_metrics import TimeWeighted
 from emulator.app.scenario.observe_metrics import metrics as metrics_document
 from emulator.app.scenario.observe_nodes import MAX_BUCKETS, NodeBuckets, NodeState
@@ -101,11 +103,12 @@ MAX_TIMELINE_BARS: Final = 20_000
 SLOWEST: Final = 10
 
 Resources = tuple[int, int, int]
-"""(cpu millicores, memory bytes, nvidia.com/gpu)."""
+"""(cpu millicores, memory bytes, GPU milli-devices)."""
 
 
-def _resources(amounts: dict[str, int]) -> Resources:
-    return amounts.get("cpu", 0), amounts.get("memory", 0), amounts.get(GPU, 0)
+def _resources(amounts: dict[str, int], devices: int = 0) -> Resources:
+    """GPUs in milli-devices: ``nvidia.com/gpu`` and DRA ``devices`` (``observe_devices``)."""
+    return amounts.get("cpu", 0), amounts.get("memory", 0), amounts.get(GPU, 0) * WHOLE + devices
 
 
 @dataclass(slots=True)
@@ -150,6 +153,9 @@ class Observer:
         self.slowest: list[tuple[float, str, bool, str | None, str]] = []
         """Min-heap of the slowest pods that were bound or deleted unbound."""
         self.gpu = False
+        self.devices = DeviceUse()
+        self.node_base: dict[str, dict[str, int]] = {}
+        """Each existing node's allocatable as its status says (DRA devices are added to it)."""
         self.allocated = [0, 0, 0]
         self.allocatable = [0, 0, 0]
         self.used = 0
@@ -184,6 +190,11 @@ class Observer:
         elif kind == "Node":
             self._reach(t)
             self._node(t, rec.old, rec.new)
+        elif kind == "ResourceClaim":
+            self.devices.claim(rec.old, rec.new)
+        elif kind == "ResourceSlice" and (name := self.devices.slice(rec.old, rec.new)) is not None:
+            self._reach(t)
+            self._allocatable(t, name, self.node_base.get(name))
 
     def _reach(self, t: float) -> None:
         if t > self.buckets.width * MAX_BUCKETS:
@@ -251,7 +262,7 @@ class Observer:
         state.message = ""
         if state.phase in TERMINAL:
             return
-        state.requests = _resources(pod_requests(pod))
+        state.requests = _resources(pod_requests(pod), self.devices.pod_devices(pod))
         state.node = node
         self._assign(t, node, state.requests, 1)
 
@@ -315,6 +326,7 @@ class Observer:
                 node.advance(t, width)
                 self._existence(t, node, -1)
                 node.exists = False
+                self.node_base.pop(node.name, None)
                 if node.not_ready_since is not None:
                     node.not_ready.append([node.not_ready_since, t])
                 node.not_ready_since = None
@@ -326,17 +338,12 @@ class Observer:
                     self.timeline = None
             node.advance(t, width)
             node.exists = node.existed = True
-            node.allocatable = _resources(node_allocatable(new))
+            self.node_base[node.name] = base = node_allocatable(new)
+            node.allocatable = _resources(base, self.devices.node_devices(node.name))
             node.reshare()
             self._existence(t, node, 1)
         elif new.status.allocatable is not old.status.allocatable or new.status.capacity is not old.status.capacity:
-            allocatable = _resources(node_allocatable(new))
-            if allocatable != node.allocatable:
-                node.advance(t, width)
-                self._existence(t, node, -1)
-                node.allocatable = allocatable
-                node.reshare()
-                self._existence(t, node, 1)
+            self._allocatable(t, node.name, node_allocatable(new))
         if old is None or new.status.conditions is not old.status.conditions:
             ready = _condition(new.status.conditions, "Ready")
             is_ready = ready is not None and ready.status == "True"
@@ -347,6 +354,20 @@ class Observer:
             elif not is_ready and node.not_ready_since is None:
                 node.not_ready_since = t
             node.ready = is_ready
+
+    def _allocatable(self, t: float, name: str, base: dict[str, int] | None) -> None:
+        """An existing node's allocatable (``base``: its status') or its DRA devices changed."""
+        node = self.nodes.get(name)
+        if node is None or not node.exists or base is None:
+            return
+        self.node_base[name] = base
+        allocatable = _resources(base, self.devices.node_devices(name))
+        if allocatable != node.allocatable:
+            node.advance(t, self.buckets.width)
+            self._existence(t, node, -1)
+            node.allocatable = allocatable
+            node.reshare()
+            self._existence(t, node, 1)
 
     def _existence(self, t: float, node: NodeState, sign: int) -> None:
         """Add (+1) or remove (-1) the node's allocatable and assigned pods to the cluster's sums."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from agents.scheduler import SchedulerSettings
 from emulator.app.scenario.schema import Scenario, SchedulerConfig
+from emulator.app.scenario.trace_gpus import feature_gates
 
 __all__ = ["scheduler_settings"]
 
@@ -33,4 +34,5 @@ def scheduler_settings(
         config=doc.document if doc is not None else None,
         config_file=doc.file if doc is not None else "",
         config_path=doc.path if doc is not None else "scheduler",
+        feature_gates=feature_gates(scenario),
     )

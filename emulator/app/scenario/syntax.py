@@ -72,6 +72,7 @@ from emulator.app.scenario.schema import (
     storage_problems,
 )
 from emulator.app.scenario.totals import limit_errors
+from emulator.app.scenario.trace_gpus import gpu_sharing_problems, gpu_sharing_warnings
 from emulator.app.scenario.walker import Hook, Reader, SchemaWalker
 from emulator.app.scenario.workload_status import READY_KINDS
 from emulator.base.api.codec import KINDS
@@ -181,6 +182,9 @@ class ScenarioWalker(SchemaWalker):
             self.fail(path, detail)
         for path, detail in storage_problems(scenario.storage):  # across driver entries
             self.fail(path, detail)
+        for path, detail in gpu_sharing_problems(scenario):  # a trace's nodes and pods agree
+            self.fail(path, detail)
+        self.warnings.extend(gpu_sharing_warnings(scenario, self.file))
         return scenario
 
     def steps(self, value: Any, path: str) -> list[Step]:
@@ -217,7 +221,7 @@ class ScenarioWalker(SchemaWalker):
             else:
                 preset: dict[str, Any] = {"at": at}
                 if cls is Replay:  # filled in from the file, never written
-                    preset.update(pods=[], priority_classes={})
+                    preset.update(pods=[], priority_classes={}, objects=[])
                 out.append(self.struct(cls, raw[verb], body_path, preset))
         return out
 
@@ -229,7 +233,7 @@ class ScenarioWalker(SchemaWalker):
         for i, raw in enumerate(value):
             p = join_path(path, i)
             if isinstance(raw, dict) and "fromFile" in raw:
-                entry: NodeFile = self.struct(NodeFile, raw, p, {"items": []})
+                entry: NodeFile = self.struct(NodeFile, raw, p, {"items": [], "gpus": {}})
                 out.append(load_node_file(entry, self.base_dir, p, self.file))
             else:
                 out.append(self.struct(NodeGroup, raw, p))
@@ -343,6 +347,8 @@ class ScenarioWalker(SchemaWalker):
         return replace(step, namespace=namespace)
 
     def _replay(self, step: Replay, raw: dict[str, Any], path: str) -> Replay:
+        if "gpuSharing" in raw and step.format != "alibaba-gpu-2023":
+            self.fail(join_path(path, "gpuSharing"), f"only format alibaba-gpu-2023 has it, got format {step.format}")
         if step.namespace and (errors := dns1123_label_errors(step.namespace)):
             self.fail(join_path(path, "namespace"), f"Invalid value: {show(step.namespace)}: {'; '.join(errors)}")
         return load_replay(step, self.base_dir, path, self.file)

@@ -32,10 +32,12 @@ pods ``name, cpu_milli, memory_mib, num_gpu, gpu_milli, gpu_spec, qos, pod_phase
 creation_time, deletion_time, scheduled_time`` (times in seconds); nodes ``sn, cpu_milli,
 memory_mib, gpu, model``. What is approximated, because Kubernetes has no equivalent:
 
-- ``gpu_milli`` (a share of one GPU, 1-999 when ``num_gpu`` is 1): Kubernetes' device plugin
-  API hands out whole devices, so the pod asks for one whole ``nvidia.com/gpu`` and keeps the
-  share in the annotation ``emulator.k8s.io/gpu-milli``. GPU packing is therefore coarser than
-  in the paper (a node's 8 GPUs hold 8 such pods, not up to 8000/share).
+- ``gpu_milli`` (a share of one GPU, 1-999 when ``num_gpu`` is 1): by default
+  (``gpuSharing: device-plugin``) Kubernetes' device plugin API hands out whole devices, so
+  the pod asks for one whole ``nvidia.com/gpu`` and keeps the share in the annotation
+  ``emulator.k8s.io/gpu-milli``. GPU packing is therefore coarser than
+  in the paper (a node's 8 GPUs hold 8 such pods, not up to 8000/share). ``gpuSharing: dra``
+  (``trace_gpus``) makes GPUs DRA devices and a share a claim on part of one device instead.
 - ``gpu_spec`` (allowed models, ``V100M16|V100M32``): a required node affinity ``In`` on the
   node label ``nvidia.com/gpu.product`` (the label NVIDIA's GPU feature discovery sets), which a
   node from the node list gets from its ``model``.
@@ -147,6 +149,8 @@ class TracePod(msgspec.Struct, frozen=True, kw_only=True):
     labels: dict[str, str] = {}
     annotations: dict[str, str] = {}
     gpu_models: list[str] = []
+    gpu_milli: int = 0
+    """``alibaba-gpu-2023``'s ``gpu_milli`` (a share of one GPU when 1-999)."""
 
 
 class TraceNode(msgspec.Struct, frozen=True, kw_only=True):
@@ -390,6 +394,7 @@ def _alibaba_pods(rows: Iterator[_Row]) -> Iterator[tuple[TracePod, _Row]]:
             labels={QOS_LABEL: qos},
             annotations=annotations,
             gpu_models=[m for m in spec.split("|") if m] if spec else [],
+            gpu_milli=gpu_milli,
         )
         yield pod, row
 

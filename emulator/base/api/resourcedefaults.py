@@ -22,7 +22,7 @@ defaults hold).
 
 from __future__ import annotations
 
-from collections.abc import Container, Iterator
+from collections.abc import Iterator
 from typing import Any, Final, TypeVar
 
 from msgspec.structs import replace
@@ -164,53 +164,54 @@ def dropped_fields(obj: Any, gates: dict[str, bool] | None = None) -> list[tuple
     return [(path, gate) for path, gate in found if not on[gate]]
 
 
-def _drop_claim_spec(spec: ResourceClaimSpec, off: Container[str]) -> ResourceClaimSpec:
-    taints, capacity = "DRADeviceTaints" in off, "DRAConsumableCapacity" in off
+def _drop_claim_spec(spec: ResourceClaimSpec, on: dict[str, bool]) -> ResourceClaimSpec:
+    taints, capacity = on["DRADeviceTaints"], on["DRAConsumableCapacity"]
 
-    def sub(r: Any) -> Any:
-        return replace(r, tolerations=[] if taints else r.tolerations, capacity=None if capacity else r.capacity)
+    def counted(r: _Counted) -> _Counted:
+        return replace(r, tolerations=r.tolerations if taints else [], capacity=r.capacity if capacity else None)
 
     requests = [
         replace(
             r,
-            exactly=sub(r.exactly) if r.exactly is not None else None,
-            first_available=[sub(s) for s in r.first_available],
+            exactly=counted(r.exactly) if r.exactly is not None else None,
+            first_available=[counted(s) for s in r.first_available],
         )
         for r in spec.devices.requests
     ]
-    constraints = [replace(c, distinct_attribute=None) if capacity else c for c in spec.devices.constraints]
+    constraints = spec.devices.constraints
+    if not capacity:
+        constraints = [replace(c, distinct_attribute=None) for c in constraints]
     return replace(spec, devices=replace(spec.devices, requests=requests, constraints=constraints))
 
 
-def _drop_device(d: Device, off: Container[str]) -> Device:
-    if "DRADeviceTaints" in off:
+def _drop_device(d: Device, on: dict[str, bool]) -> Device:
+    if not on["DRADeviceTaints"]:
         d = replace(d, taints=[])
-    if "DRAPartitionableDevices" in off:
+    if not on["DRAPartitionableDevices"]:
         d = replace(d, consumes_counters=[], node_name=None, node_selector=None, all_nodes=None)
-    if "DRAConsumableCapacity" in off:
+    if not on["DRAConsumableCapacity"]:
         capacity = {k: replace(v, request_policy=None) for k, v in d.capacity.items()}
         d = replace(d, allow_multiple_allocations=None, capacity=capacity)
-    if "DRADeviceBindingConditions" in off:
+    if not on["DRADeviceBindingConditions"]:
         d = replace(d, binds_to_node=None, binding_conditions=[], binding_failure_conditions=[])
     return d
 
 
 def drop_disabled(obj: Any, gates: dict[str, bool] | None = None) -> Any:
-    """``obj`` without the fields of the gates that are off (v1.34's defaults, ``gates`` over
-    them; ``obj`` itself when it has none), as upstream's ``dropDisabledFields`` on create."""
-    found = dropped_fields(obj, gates)
-    if not found:
+    """``obj`` without the fields of the gates that are off (``gates`` over v1.34's defaults;
+    ``obj`` itself when it has none), as upstream's ``dropDisabledFields`` on create."""
+    if not dropped_fields(obj, gates):
         return obj
-    off = {gate for _, gate in found}
+    on = DRA_GATES if gates is None else {**DRA_GATES, **gates}
     if isinstance(obj, ResourceClaim):
-        return replace(obj, spec=_drop_claim_spec(obj.spec, off))
+        return replace(obj, spec=_drop_claim_spec(obj.spec, on))
     if isinstance(obj, ResourceClaimTemplate):
-        return replace(obj, spec=replace(obj.spec, spec=_drop_claim_spec(obj.spec.spec, off)))
+        return replace(obj, spec=replace(obj.spec, spec=_drop_claim_spec(obj.spec.spec, on)))
     if isinstance(obj, ResourceSlice):
         spec = obj.spec
-        if "DRAPartitionableDevices" in off:
+        if not on["DRAPartitionableDevices"]:
             spec = replace(spec, per_device_node_selection=None, shared_counters=[])
-        return replace(obj, spec=replace(spec, devices=[_drop_device(d, off) for d in spec.devices]))
+        return replace(obj, spec=replace(spec, devices=[_drop_device(d, on) for d in spec.devices]))
     if isinstance(obj, DeviceClass):
         return replace(obj, spec=replace(obj.spec, extended_resource_name=None))
     return obj

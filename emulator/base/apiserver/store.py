@@ -113,10 +113,9 @@ class ServerSettings:
     """Events a watcher may have undelivered before it is ended (its informer relists)."""
     event_ttl: float = DEFAULT_EVENT_TTL
     """Upstream ``--event-ttl``: an Event is deleted this long after its last write (0: never)."""
-    dra_gates: tuple[tuple[str, bool], ...] = ()
-    """DRA feature gates set over v1.34's defaults (``resourcedefaults.DRA_GATES``): the
-    ``resource.k8s.io`` fields of a gate that is off are dropped on create (bench: a workload's
-    ``featureGates``)."""
+    feature_gates: tuple[tuple[str, bool], ...] = ()
+    """Upstream ``--feature-gates`` that differ from v1.34's defaults, as ``(name, on)``: today
+    the DRA gates the ``resource.k8s.io`` strategies read (``resourcedefaults.DRA_GATES``)."""
 
 
 def _key(namespace: str, name: str) -> tuple[str, str]:
@@ -261,13 +260,13 @@ class Store:
         finally:
             self._expiring = False
 
+    def feature_gates(self) -> dict[str, bool]:
+        """The gates set in ``ServerSettings.feature_gates`` (the others keep v1.34's defaults)."""
+        return dict(self.settings.feature_gates)
+
     def name_suffix(self) -> str:
         """Five random characters for ``generateName`` (the seeded rng)."""
         return "".join(self._rng.choice(_NAME_CHARS) for _ in range(5))
-
-    def dra_gates(self) -> dict[str, bool] | None:
-        """The DRA gates set over v1.34's defaults (None: none set)."""
-        return dict(self.settings.dra_gates) if self.settings.dra_gates else None
 
     def table(self, kind: str) -> Mapping[tuple[str, str], Any]:
         """The stored objects of ``kind`` by (namespace, name): a strategy's read of the store."""

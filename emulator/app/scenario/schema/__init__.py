@@ -49,6 +49,7 @@ from emulator.app.scenario.schema.base import (
     Bytes,
     Count,
     Duration,
+    GpuSharing,
     Spec,
     generated_name,
 )
@@ -144,6 +145,7 @@ __all__ = [
     "Expectation",
     "Fault",
     "FaultSpec",
+    "GpuSharing",
     "GroupDevices",
     "ImagePullSlow",
     "JobsComplete",

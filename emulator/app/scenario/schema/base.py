@@ -22,6 +22,7 @@ __all__ = [
     "Count",
     "Delay",
     "Duration",
+    "GpuSharing",
     "ImportPath",
     "NonNegativeInt",
     "PositiveDuration",
@@ -53,6 +54,11 @@ ImportPath = Annotated[
         extra={"expected": 'an import path like "package.module:Class"'},
     ),
 ]
+
+GpuSharing = Literal["device-plugin", "dra"]
+"""How an ``alibaba-gpu-2023`` trace's GPUs are requested: whole ``nvidia.com/gpu`` devices of
+a device plugin (the default), or DRA devices with shares as consumable capacity
+(``emulator/app/scenario/trace_gpus.py``)."""
 
 RUN_DURATION_ANNOTATION: Final = "emulator.k8s.io/run-duration"
 

@@ -19,6 +19,7 @@ from emulator.app.scenario.schema.base import (
     Bytes,
     Delay,
     Duration,
+    GpuSharing,
     ImportPath,
     PositiveInt,
     Spec,
@@ -152,8 +153,12 @@ class NodeFile(Spec, frozen=True, kw_only=True):
 
     from_file: str
     format: Literal["alibaba-gpu-2023"]
+    gpu_sharing: GpuSharing = "device-plugin"
+    """``dra``: the nodes' GPUs are DRA devices (``trace_gpus``), not ``nvidia.com/gpu``."""
     items: list[Node] = []
     """Filled in by the loader from ``fromFile`` (not written in YAML)."""
+    gpus: dict[str, tuple[int, str]] = {}
+    """With ``gpuSharing: dra``: node name → (GPUs, model) its DRA driver publishes (loader)."""
 
     @property
     def count(self) -> int:

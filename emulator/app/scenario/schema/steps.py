@@ -22,7 +22,7 @@ YAML verb        body                                            Struct
                  kind?, name?, namespace?}``
 ``fault``        one fault (one-key mapping, ``faults``)         ``Fault(fault)``
 ``replay``       ``{file, format, timeScale?, limit?,             ``Replay``
-                 namespace?}``
+                 namespace?, gpuSharing?}``
 ===============  =============================================  =========================
 
 ``replay`` creates the pods of a trace file (``emulator/app/scenario/workload_traces.py`` has the formats),
@@ -30,7 +30,9 @@ each at its arrival times ``timeScale`` after the step starts, running for its d
 times ``timeScale`` (the run-duration annotation); ``limit`` keeps the first rows. The loader
 reads the file into ``Replay.pods`` (rows never go backwards in time), so a bad row fails
 before anything runs. A ``nodes`` entry ``{fromFile, format}`` (``NodeFile``) is a trace's
-node list, read into ``NodeFile.items`` the same way.
+node list, read into ``NodeFile.items`` the same way. ``gpuSharing`` (``alibaba-gpu-2023``:
+``device-plugin``, the default, or ``dra``) says how the trace's GPUs are requested; a
+scenario's node lists and replays of that format must agree on it.
 
 Generated names (``NodeGroup`` and ``CreatePods``): object ``i`` (0-based) is named
 ``f"{namePrefix}-{i}"``, or ``f"{namePrefix}{i}"`` when the prefix already ends with
@@ -52,6 +54,7 @@ from emulator.app.scenario.schema.base import (
     RUN_DURATION_ANNOTATION,
     Count,
     Duration,
+    GpuSharing,
     PositiveDuration,
     Spec,
     generated_name,
@@ -146,6 +149,11 @@ class Replay(StepBase, tag="replay", frozen=True, kw_only=True):
     """Filled in by the loader from ``file`` (not written in YAML)."""
     priority_classes: dict[str, int] = {}
     """Classes ``priority-<n>`` for integer priorities: the runner creates each one missing."""
+    gpu_sharing: GpuSharing = "device-plugin"
+    """``alibaba-gpu-2023`` only; ``dra``: GPU rows become pods with claims (``trace_gpus``)."""
+    objects: list[ApiObject] = []
+    """With ``gpuSharing: dra``: the DeviceClass and ResourceClaimTemplates the pods use, filled
+    in by the loader; the runner creates each one missing before the first pod."""
 
 
 class Delete(StepBase, tag="delete", frozen=True, kw_only=True):

@@ -2,15 +2,16 @@
 resourceclaimtemplate,resourceslice}/strategy.go``, v1.34).
 
 Every kind is defaulted on create and update (``resourcedefaults.default_resource``) and loses,
-on create, the fields of v1.34's disabled alpha gates (``drop_disabled``; ``ServerSettings.dra_gates``
-may turn gates on; the manifest loader and ``serve`` warn about them), as upstream's
-``dropDisabledFields``; on update they are dropped only if the stored object did not use them
-already. DeviceClasses and ResourceSlices are cluster-scoped and start at generation 1; claims
-and templates are namespaced. A claim's status is reset on create, kept by updates and replaced
-through the status subresource only (``validateResourceClaimStatusUpdate``). A claim or template
-asking for ``adminAccess`` is refused unless its namespace carries
-``resource.kubernetes.io/admin-access: "true"`` (``DRAAdminAccess``, beta and on). ResourceSlices
-select on ``spec.nodeName`` and ``spec.driver``.
+on create, the fields of v1.34's disabled alpha gates (``drop_disabled``; the manifest loader and
+``serve`` warn about them), as upstream's ``dropDisabledFields``; on update they are dropped only
+if the stored object did not use them already. DeviceClasses and ResourceSlices are
+cluster-scoped and start at generation 1; claims and templates are namespaced. A claim's status
+is reset on create, kept by updates and replaced through the status subresource only
+(``validateResourceClaimStatusUpdate``). A claim or template asking for ``adminAccess`` is
+refused unless its namespace carries ``resource.kubernetes.io/admin-access: "true"``
+(``DRAAdminAccess``, beta and on). ``ServerSettings.feature_gates`` turns gates on (the
+``gpuSharing: dra`` trace mode turns on ``DRAConsumableCapacity``). ResourceSlices select on
+``spec.nodeName`` and ``spec.driver``.
 """
 
 from __future__ import annotations
@@ -57,10 +58,10 @@ class ResourceStrategy(Strategy):
     namespaced = False
 
     def prepare_for_create(self, obj: Any, *, restore: bool) -> Any:
-        return default_resource(drop_disabled(obj, self.store.dra_gates()))
+        return default_resource(drop_disabled(obj, self.store.feature_gates()))
 
     def prepare_for_update(self, current: Any, candidate: Any) -> Any:
-        gates = self.store.dra_gates()
+        gates = self.store.feature_gates()
         if not dropped_fields(current, gates):
             candidate = drop_disabled(candidate, gates)
         return default_resource(candidate)

@@ -57,12 +57,12 @@ class StoreView(Protocol):
         """The stored objects of ``kind`` by (namespace, name)."""
         ...
 
-    def name_suffix(self) -> str:
-        """Five random characters for ``generateName`` (the store's seeded rng)."""
+    def feature_gates(self) -> dict[str, bool]:
+        """The feature gates set for this API server (the others keep v1.34's defaults)."""
         ...
 
-    def dra_gates(self) -> dict[str, bool] | None:
-        """The DRA feature gates set over v1.34's defaults (``ServerSettings.dra_gates``); None: none."""
+    def name_suffix(self) -> str:
+        """Five random characters for ``generateName`` (the store's seeded rng)."""
         ...
 
 
