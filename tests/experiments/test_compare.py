@@ -155,7 +155,8 @@ profiles:
         ),
         pytest.param(
             ["NO-CONFIG"],
-            r"^error: --config: give at least one KubeSchedulerConfiguration file to compare$",
+            r"^error: --config: give at least one KubeSchedulerConfiguration file"
+            r" \(or a --variant NAME=PATCH.yaml\) to compare$",
             id="no-config",
         ),
         pytest.param(["--seeds", "0"], r"^error: --seeds: must be at least 1, got 0$", id="seeds"),

@@ -227,6 +227,13 @@ def add_compare(subparsers: Any) -> argparse.ArgumentParser:
         help="a KubeSchedulerConfiguration file replacing the scenario's (repeat; one: compared with the scenario's)",
     )
     p.add_argument(
+        "--variant",
+        action="append",
+        default=[],
+        metavar="NAME=PATCH.yaml",
+        help="a variant: the scenario with this JSON merge patch applied (repeat; one: compared with the scenario)",
+    )
+    p.add_argument(
         "--gpu-sharing",
         action="append",
         default=[],

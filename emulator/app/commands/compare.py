@@ -1,15 +1,16 @@
 """``python -m emulator compare FILE --config A.yaml --config B.yaml``: one scenario under several
-KubeSchedulerConfigurations, N seeds each, the quality metrics side by side.
+KubeSchedulerConfigurations (or ``--variant NAME=PATCH.yaml``: under merge patches of the
+scenario), N seeds each, the quality metrics side by side.
 
 What it owns: the command line (``run``; the options are ``arguments.py``'s) and the text table. The variants, the
 task of one run and the comparison document are ``emulator.app.experiments.compare``'s; the
 executors (``--executor``, ``--jobs``) ``experiments.executors``'; the results table
 (``--results``) ``experiments.results``'.
 
-Everything is checked before the first run: the scenario, each ``--config`` (its scheduler built
-with its plugins, as ``run`` does), each ``--gpu-sharing`` mode (the scenario must have an
-``alibaba-gpu-2023`` trace; ``dra``'s alpha gate is a warning on stderr), ``--results`` and
-``--html`` paths, the executor.
+Everything is checked before the first run: the scenario, each ``--variant``'s patched scenario,
+each ``--config`` (its scheduler built with its plugins, as ``run`` does), each ``--gpu-sharing``
+mode (the scenario must have an ``alibaba-gpu-2023`` trace; ``dra``'s alpha gate is a warning on
+stderr), ``--results`` and ``--html`` paths, the executor.
 
 Text: one table, a column per variant (headed by the config file's stem), a row per metric, each
 cell ``mean ± population sd`` over the seeds; the best value of a row is marked ``*`` (in green):
@@ -38,6 +39,7 @@ from emulator.app.experiments.compare import (
     CompareError,
     Variant,
     compare_doc,
+    load_variant,
     read_config,
     run_variant,
     variant_traces,
@@ -64,7 +66,7 @@ def _check_input(args: argparse.Namespace) -> tuple[str, list[Variant]]:
         raise CompareError(f"--seeds: must be at least 1, got {args.seeds}")
     if args.jobs is not None and not 1 <= args.jobs <= 256:
         raise CompareError(f"--jobs: must be between 1 and 256, got {args.jobs}")
-    variants = variants_for([str(c) for c in args.config], args.gpu_sharing)
+    variants = variants_for([str(c) for c in args.config], args.gpu_sharing, args.variant)
     if args.seeds * len(variants) > MAX_RUNS:
         raise CompareError(f"--seeds: {len(variants)} configurations × {args.seeds} seeds passes {MAX_RUNS} runs")
     parse_executor(args.executor)
@@ -73,6 +75,7 @@ def _check_input(args: argparse.Namespace) -> tuple[str, list[Variant]]:
     if args.html is not None:
         _check_html_path(args.html)
     scenario = load_scenario(args.file)
+    patched = {v.patch: load_variant(str(args.file), v.patch) for v in variants if v.patch is not None}
     if args.gpu_sharing and not any(
         getattr(e, "format", "") == "alibaba-gpu-2023" for e in [*scenario.nodes, *scenario.steps]
     ):
@@ -82,7 +85,10 @@ def _check_input(args: argparse.Namespace) -> tuple[str, list[Variant]]:
             print(f"warning: {line}", file=sys.stderr)
     for v in variants:
         config = None if v.path is None else read_config(v.path)
-        check_scheduler(with_config(scenario, config), args.file if v.path is None else Path(v.path))
+        own = scenario if v.patch is None else patched[v.patch]
+        check_scheduler(
+            with_config(own, config), Path(v.patch) if v.patch else args.file if v.path is None else Path(v.path)
+        )
     return scenario.name, variants
 
 
@@ -91,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
     seeds = list(range(args.seed_start, args.seed_start + args.seeds))
     keep_series = args.html is not None
     calls = [
-        ((i, s), (str(args.file), v.path, s, keep_series and s == seeds[0], v.gpu_sharing))
+        ((i, s), (str(args.file), v.path, s, keep_series and s == seeds[0], v.gpu_sharing, v.patch))
         for i, v in enumerate(variants)
         for s in seeds
     ]

@@ -20,18 +20,27 @@ mode alone when there is one configuration (the scenario's, with no ``--config``
 then make the comparison), else ``<stem> <mode>``, and its document entry carries
 ``gpuSharing``.
 
-The document: ``{"scenario", "seeds", "variants": [{"config", "gpuSharing"?, "runs", "metrics", "spread",
-"perSeed": [{"seed", "metrics", "traceHash", "passed"}]}]}``, variants in ``--config`` order,
-``perSeed`` by seed, whatever order the runs finished in. ``runs`` counts the runs that produced
-metrics; a run that raised (or whose worker died) has ``"error"`` in its ``perSeed`` entry, null
-``metrics`` and ``traceHash``, ``passed`` false, and is left out of the means. With ``series``,
-each variant also carries its lowest seed's ``series`` (for the HTML report only).
-"""
+``--variant NAME=PATCH.yaml`` (repeatable) is a variant of its own, named ``NAME``: the scenario
+with the YAML file ``PATCH.yaml`` applied to it as an RFC 7386 JSON merge patch (``null``
+deletes a key, a list is replaced whole) before it is checked (``load_scenario_patched``), under
+the scenario's own configuration unless the patch changes it. Variants are the ``--config`` files
+then the ``--variant`` patches, in the order given; when there is only one of them, the
+scenario as written is the baseline listed first. Its document entry carries ``variant`` (the
+name) and ``patch`` (the path); two variants may not share a name, nor a name be ``scenario``.
+
+The document: ``{"scenario", "seeds", "variants": [{"config", "variant"?, "patch"?, "gpuSharing"?,
+"runs", "metrics", "spread", "perSeed": [{"seed", "metrics", "traceHash", "passed"}]}]}``, variants
+in ``--config`` order, ``perSeed`` by seed, whatever order the runs finished in. ``runs`` counts the
+runs that produced metrics; a run that raised (or whose worker died) has ``"error"`` in its
+``perSeed`` entry, null ``metrics`` and ``traceHash``, ``passed`` false, and is left out of the
+means. With ``series``, each variant also carries its lowest seed's ``series`` (for the HTML report
+only)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from dataclasses import replace as with_fields
 from pathlib import Path
 from typing import Any, Final, cast, get_args
 
@@ -49,6 +58,8 @@ __all__ = [
     "CompareError",
     "Variant",
     "compare_doc",
+    "load_variant",
+    "parse_variant",
     "read_config",
     "run_variant",
     "variant_scenario",
@@ -73,6 +84,10 @@ class Variant:
     """Its column in the table: the file's stem (the path when two stems collide)."""
     gpu_sharing: GpuSharing | None = None
     """``--gpu-sharing``: the scenario's ``alibaba-gpu-2023`` traces read in this mode (None: as written)."""
+    patch: str | None = None
+    """``--variant``: the merge patch applied to the scenario (None: none)."""
+    name: str | None = None
+    """``--variant``: its name."""
 
     @property
     def path(self) -> str | None:
@@ -87,25 +102,45 @@ def _twice(values: Sequence[str], option: str) -> None:
         seen.add(c)
 
 
-def variants_for(configs: Sequence[str], gpu_sharing: Sequence[str] = ()) -> list[Variant]:
-    """The variants of a ``--config`` list times a ``--gpu-sharing`` list (see the module docstring)."""
-    if not configs and not gpu_sharing:
-        raise CompareError("--config: give at least one KubeSchedulerConfiguration file to compare")
-    if not configs and len(gpu_sharing) < 2:
+def parse_variant(spec: str) -> tuple[str, str]:
+    """``NAME=PATCH.yaml`` → ``(name, path)``."""
+    name, sep, path = spec.partition("=")
+    if not sep or not name or not path:
+        raise CompareError(f"--variant: expected NAME=PATCH.yaml, got {spec!r}")
+    if name == SCENARIO_VARIANT:
+        raise CompareError(f"--variant: {SCENARIO_VARIANT!r} names the scenario as written; choose another name")
+    return name, path
+
+
+def variants_for(configs: Sequence[str], gpu_sharing: Sequence[str] = (), patches: Sequence[str] = ()) -> list[Variant]:
+    """The variants of a ``--config`` list and a ``--variant`` list, times a ``--gpu-sharing``
+    list (see the module docstring)."""
+    if not configs and not gpu_sharing and not patches:
+        raise CompareError(
+            "--config: give at least one KubeSchedulerConfiguration file (or a --variant NAME=PATCH.yaml) to compare"
+        )
+    if not configs and not patches and len(gpu_sharing) < 2:
         raise CompareError("--gpu-sharing: give two modes to compare (device-plugin, dra), or a --config")
     _twice(configs, "--config")
     _twice(gpu_sharing, "--gpu-sharing")
+    named = [parse_variant(p) for p in patches]
+    _twice([n for n, _ in named], "--variant")
     for mode in gpu_sharing:
         if mode not in GPU_SHARING_MODES:
             raise CompareError(f"--gpu-sharing: expected one of {', '.join(GPU_SHARING_MODES)}, got {mode!r}")
-    names = ([SCENARIO_VARIANT] if len(configs) <= 1 else []) + list(configs)
+    names = ([SCENARIO_VARIANT] if len(configs) + len(named) <= 1 else []) + list(configs)
     stems = [n if n == SCENARIO_VARIANT else Path(n).stem for n in names]
-    configs_only = [Variant(n, s if stems.count(s) == 1 else n) for n, s in zip(names, stems, strict=True)]
+    base = [Variant(n, s if stems.count(s) == 1 else n) for n, s in zip(names, stems, strict=True)]
+    headers = {v.header for v in base}
+    for name, _ in named:
+        if name in headers:
+            raise CompareError(f"--variant: {name!r} is also a --config's column; choose another name")
+    base += [Variant(SCENARIO_VARIANT, name, patch=path, name=name) for name, path in named]
     if not gpu_sharing:
-        return configs_only
+        return base
     return [
-        Variant(v.config, m if len(names) == 1 else f"{v.header} {m}", cast(GpuSharing, m))
-        for v in configs_only
+        with_fields(v, header=m if len(base) == 1 else f"{v.header} {m}", gpu_sharing=cast(GpuSharing, m))
+        for v in base
         for m in gpu_sharing
     ]
 
@@ -143,16 +178,27 @@ def variant_traces(scenario: Scenario, gpu_sharing: str | None, path: str) -> Sc
     return with_gpu_sharing(scenario, cast(GpuSharing, gpu_sharing), path)
 
 
+def load_variant(path: str, patch: str | None) -> Scenario:
+    """The scenario at ``path``, with the ``--variant`` merge patch at ``patch`` applied (None: none)."""
+    from emulator.app.scenario.loader import load_scenario, load_scenario_patched
+
+    return load_scenario(path) if patch is None else load_scenario_patched(path, patch)
+
+
 def run_variant(
-    path: str, config_path: str | None, seed: int, series: bool = False, gpu_sharing: str | None = None
+    path: str,
+    config_path: str | None,
+    seed: int,
+    series: bool = False,
+    gpu_sharing: str | None = None,
+    patch: str | None = None,
 ) -> dict[str, Any]:
     """Run the scenario at ``path`` under the configuration at ``config_path`` (None: its own)
     and ``gpu_sharing`` (None: as written) with ``seed``, in whatever process calls this; the
     run's metrics, trace hash and verdict."""
-    from emulator.app.scenario.loader import load_scenario
     from emulator.app.scenario.runner import RunOptions, run_scenario
 
-    scenario = variant_traces(load_scenario(path), gpu_sharing, path)
+    scenario = variant_traces(load_variant(path, patch), gpu_sharing, path)
     config = None if config_path is None else read_config(config_path)
     result = run_scenario(variant_scenario(scenario, config), RunOptions(seed=seed, source=path))
     out: dict[str, Any] = {
@@ -192,6 +238,7 @@ def compare_doc(
         means, spreads = aggregate(metrics)
         doc: dict[str, Any] = {
             "config": variant.config,
+            **({"variant": variant.name, "patch": variant.patch} if variant.patch else {}),
             **({"gpuSharing": variant.gpu_sharing} if variant.gpu_sharing else {}),
             "runs": len(metrics),
             "metrics": means,

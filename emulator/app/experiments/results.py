@@ -54,6 +54,7 @@ class Column:
 HUNT_COLUMNS: Final = (Column("seed", "int"), Column("passed", "bool"), Column("reason", "str"), Column("t", "float"))
 COMPARE_COLUMNS: Final = (
     Column("config", "str"),
+    Column("variant", "str"),
     Column("gpuSharing", "str"),
     Column("seed", "int"),
     Column("passed", "bool"),
@@ -95,6 +96,7 @@ def compare_rows(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
         for entry in variant["perSeed"]:
             row = {
                 "config": variant["config"],
+                "variant": variant.get("variant"),
                 "gpuSharing": variant.get("gpuSharing"),
                 "seed": entry["seed"],
                 "passed": entry["passed"],

@@ -39,7 +39,8 @@ def render_compare(doc: dict[str, Any]) -> str:
 
 def _label(i: int, variant: dict[str, Any]) -> str:
     mode = f" gpuSharing={variant['gpuSharing']}" if variant.get("gpuSharing") else ""
-    return f"{chr(ord('A') + i) if i < 26 else i + 1}: {variant.get('config', '?')}{mode}"
+    name = variant.get("variant") or variant.get("config", "?")
+    return f"{chr(ord('A') + i) if i < 26 else i + 1}: {name}{mode}"
 
 
 def _table(variants: list[dict[str, Any]]) -> str:

@@ -22,6 +22,11 @@ module          owns
                 read through ``traces`` (errors at the trace's ``line:column``)
 ==============  ===========================================================================
 
+``load_scenario_patched`` reads a scenario with an RFC 7386 JSON merge patch (a YAML file)
+applied to its document before any check (``compare --variant``): an error at a path the patch
+wrote names the patch file and its ``line:column``, any other the scenario's; ``{file}``
+references in the patch are relative to the scenario's directory, as the scenario's own.
+
 It does not run anything, nor validate the scenario's own scheduler configuration (the CLI
 builds it before running, ``emulator.app.commands.common.check_scheduler``).
 
@@ -34,14 +39,17 @@ where that path is in that file, when it is there (a missing field points at its
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from emulator.app.scenario.readers import ScenarioError
 from emulator.app.scenario.schema import Scenario
 from emulator.app.scenario.syntax import ScenarioWalker
 from emulator.app.scenario.timeline import Timeline
+from emulator.base.api.mergepatch import merge_patch
 from emulator.base.inputs import ReadError, read_text
+from emulator.base.inputs.errors import split_path
 
-__all__ = ["ScenarioError", "load_scenario", "load_scenario_text"]
+__all__ = ["ScenarioError", "load_scenario", "load_scenario_patched", "load_scenario_text"]
 
 
 def load_scenario(path: str | Path, warnings: list[str] | None = None) -> Scenario:
@@ -63,9 +71,17 @@ def load_scenario_text(text: str, source: str, base_dir: Path, warnings: list[st
     walker = ScenarioWalker(source, Path(base_dir))
     try:
         docs = walker.documents(text, source)
-        if len(docs) != 1:
-            raise ScenarioError(source, "", f"expected one YAML document (the scenario), got {len(docs)}")
-        scenario = walker.scenario(docs[0])
+    except ScenarioError as err:
+        walker.locate(err)
+        raise
+    if len(docs) != 1:
+        raise ScenarioError(source, "", f"expected one YAML document (the scenario), got {len(docs)}")
+    return _walk(walker, docs[0], source, warnings)
+
+
+def _walk(walker: ScenarioWalker, doc: Any, source: str, warnings: list[str] | None) -> Scenario:
+    try:
+        scenario = walker.scenario(doc)
         Timeline(source, walker.origins, scenario).check()
         walker.check_scheduler_faults(scenario)
     except ScenarioError as err:
@@ -74,3 +90,46 @@ def load_scenario_text(text: str, source: str, base_dir: Path, warnings: list[st
     if warnings is not None:
         warnings.extend(walker.warnings)
     return scenario
+
+
+def _read(path: Path) -> str:
+    try:
+        return read_text(path)
+    except ReadError as err:
+        raise ScenarioError(str(path), "", err.detail) from None
+
+
+def _written_by(patch: Any, path: str) -> bool:
+    """Whether the value at ``path`` of the patched document comes from ``patch``."""
+    node = patch
+    for key in split_path(path):
+        if not isinstance(node, dict):
+            return True  # the patch replaced this whole value
+        if key not in node:
+            return False
+        node = node[key]
+    return True
+
+
+def load_scenario_patched(path: str | Path, patch_path: str | Path, warnings: list[str] | None = None) -> Scenario:
+    """The scenario at ``path`` with the merge patch at ``patch_path`` applied (see above)."""
+    p, pp = Path(path), Path(patch_path)
+    text, patch_text = _read(p), _read(pp)
+    walker = ScenarioWalker(str(p), p.parent)
+    try:
+        docs = walker.documents(text, str(p))
+        patches = walker.documents(patch_text, str(pp))
+    except ScenarioError as err:
+        walker.locate(err)
+        raise
+    if len(docs) != 1:
+        raise ScenarioError(str(p), "", f"expected one YAML document (the scenario), got {len(docs)}")
+    if len(patches) != 1 or not isinstance(patches[0], dict):
+        raise ScenarioError(str(pp), "", "expected one YAML mapping: a JSON merge patch of the scenario")
+    try:
+        return _walk(walker, merge_patch(docs[0], patches[0]), str(p), warnings)
+    except ScenarioError as err:
+        if err.file == str(p) and err.path and _written_by(patches[0], err.path):
+            err.file, err.line, err.column = str(pp), None, None
+            walker.locate(err)
+        raise
