@@ -18,7 +18,15 @@ from typing import Any
 import pytest
 import yaml
 
-from emulator.app.bench.dra import allocate_claims, create_driver, dra_features, resource_slice, server_settings
+from emulator.app.bench.dra import (
+    allocate_claims,
+    create_driver,
+    dra_features,
+    resource_slice,
+    server_settings,
+    uses_dra,
+)
+from emulator.app.bench.dra import honoured as gate_honoured
 from emulator.app.bench.gates import skip_reason
 from emulator.app.bench.spec import WorkloadError
 from emulator.app.bench.steps import AllocClaimsStep, AnyStep, DriverStep
@@ -408,3 +416,34 @@ def test_with_kubelets_every_driver_prepares_claims(capsys: pytest.CaptureFixtur
         ("SchedulingWithResourceClaimTemplate/fast", True, 10),
         ("Partitionable/fast", True, 2),
     ]
+
+
+@pytest.mark.parametrize(
+    ("gate", "on", "honoured"),
+    [
+        pytest.param("DynamicResourceAllocation", True, True, id="dra-on"),
+        pytest.param("DynamicResourceAllocation", False, False, id="dra-off"),
+        pytest.param("DRAPartitionableDevices", True, True, id="allocator-gate"),
+        pytest.param("DRAPrioritizedList", False, True, id="allocator-gate-off"),
+        pytest.param("SchedulerQueueingHints", False, False, id="not-dra"),
+    ],
+)
+def test_which_gates_the_bench_honours(gate: str, on: bool, honoured: bool) -> None:
+    assert gate_honoured(gate, on) is honoured
+
+
+@pytest.mark.parametrize(
+    ("case", "dra"),
+    [
+        pytest.param("SchedulingWithResourceClaimTemplate", True, id="driver-op"),
+        pytest.param("Partitionable", True, id="resource-objects"),
+    ],
+)
+def test_a_workload_with_dra_runs_the_claim_controller(case: str, dra: bool) -> None:
+    (wl,) = [w for w in load_workloads(DRA / "performance-config.yaml") if w.name.startswith(case + "/")]
+    assert uses_dra(wl) is dra
+
+
+def test_a_workload_without_dra_runs_no_claim_controller(tmp_path: Path) -> None:
+    (wl,) = load_workloads(_config(tmp_path, [{"opcode": "createNodes", "count": 1}]))
+    assert uses_dra(wl) is False
