@@ -334,6 +334,16 @@ def test_bad_input_is_one_error_with_file_path_and_expectation(text: str, path: 
             id="slice",
         ),
         pytest.param(_class({"selectors": [CEL_TRUE]}), id="class"),
+        pytest.param(
+            _slice(
+                {
+                    "nodeName": "node-1",
+                    "sharedCounters": [{"name": "cs", "counters": {"c": {"value": "2"}}}],
+                    "devices": [_device(consumesCounters=[{"counterSet": "cs", "counters": {"c": {"value": "1"}}}])],
+                }
+            ),
+            id="counters-beside-devices-as-1.34-allows",  # one or the other only from 1.35 (kubernetes#134189)
+        ),
     ],
 )
 def test_valid_objects_load(text: str) -> None:

@@ -225,3 +225,20 @@ def test_consumable_capacity_gate_on_keeps_its_fields_and_drops_the_others() -> 
     dropped = ApiServer(StoppedClock(), random.Random(0))
     dropped.create(Namespace(metadata=ObjectMeta(name="default")))
     assert dropped.create(_one(claim)).spec.devices.requests[0].exactly.capacity is None
+
+
+def test_a_selector_on_allow_multiple_allocations_needs_the_consumable_capacity_gate() -> None:
+    """Upstream compiles selectors with ``EnableConsumableCapacity`` from the API server's
+    DRAConsumableCapacity gate: ``device.allowMultipleAllocations`` is an undefined field while
+    the gate is off (1.34's default), a field with it on."""
+    from emulator.base.api.claimvalidation import cel_features
+    from emulator.base.apiserver.server import ServerSettings
+
+    text = CLASS.replace('device.driver == "gpu.example.com"', "device.allowMultipleAllocations")
+    with cel_features(consumable_capacity=True):
+        cls = _one(text)
+    with pytest.raises(Invalid) as err:
+        _api().create(cls)
+    assert "undefined field 'allowMultipleAllocations'" in err.value.detail
+    on = ApiServer(StoppedClock(), random.Random(0), ServerSettings(feature_gates=(("DRAConsumableCapacity", True),)))
+    assert on.create(cls).spec.selectors[0].cel.expression == "device.allowMultipleAllocations"

@@ -25,6 +25,7 @@ from msgspec.structs import replace
 
 from emulator.app.bench.resolve import render_any
 from emulator.app.bench.steps import AnyStep, UpdateStep
+from emulator.base.api.claimvalidation import cel_features
 from emulator.base.api.codec import ManifestError
 from emulator.base.api.core import Node, Pod
 from emulator.base.api.errors import ApiError
@@ -41,9 +42,11 @@ def create_objects(
     """Upstream's ``createAny``: ``count`` objects rendered from the template (a name from
     ``name_of(namespace, obj)`` unless the object has one); "" or the first create's error
     (upstream's createAny fails the workload: ``tCtx.Fatalf``)."""
+    consumable = server.feature_gates().get("DRAConsumableCapacity", False)  # the server's CEL
     for k in range(step.count):
         try:
-            obj = render_any(step.text, k, count=step.count, params=step.params)
+            with cel_features(consumable_capacity=consumable):
+                obj = render_any(step.text, k, count=step.count, params=step.params)
         except ManifestError as err:  # invalid: the API server's refusal (upstream files)
             return f"{err.path}: {err.detail}" if err.path else err.detail
         if step.namespace:

@@ -23,6 +23,8 @@ import json
 import re
 import uuid
 from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, Final
 
 from emulator.base.api.dracel import CelCompileError, compile_selector
@@ -52,10 +54,12 @@ from emulator.base.api.resourcestatus import CONFIG_SOURCES, AllocationResult, D
 from emulator.base.api.volumevalidation import csi_driver_name_problems, go_json, supported
 
 __all__ = [
+    "CEL_CONSUMABLE_CAPACITY",
     "CEL_SELECTOR_EXPRESSION_MAX_LENGTH",
     "RESERVED_FOR_MAX_SIZE",
     "Problem",
     "binding_condition_problems",
+    "cel_features",
     "claim_spec_problems",
     "claim_status_problems",
     "dns_label_problems",
@@ -114,6 +118,21 @@ def too_long(limit: int) -> str:
     return f"Too long: may not be more than {limit} bytes"
 
 
+CEL_CONSUMABLE_CAPACITY: ContextVar[bool] = ContextVar("CEL_CONSUMABLE_CAPACITY", default=False)
+"""The API server's DRAConsumableCapacity gate while it validates (upstream reads the process's
+``DefaultFeatureGate``): with it on, selectors may use ``device.allowMultipleAllocations``."""
+
+
+@contextmanager
+def cel_features(*, consumable_capacity: bool) -> Iterator[None]:
+    """Validate selectors in this block with the DRAConsumableCapacity gate as given."""
+    token = CEL_CONSUMABLE_CAPACITY.set(consumable_capacity)
+    try:
+        yield
+    finally:
+        CEL_CONSUMABLE_CAPACITY.reset(token)
+
+
 def validate_cel_selector(expr: str, path: str) -> Iterator[Problem]:
     """A device selector's CEL expression (upstream ``validateCELSelector``): at most 10 KiB,
     then compiled in upstream's DRA CEL environment (``dracel.compile_selector``; compiled once
@@ -126,7 +145,7 @@ def validate_cel_selector(expr: str, path: str) -> Iterator[Problem]:
         yield path, "Required value"
         return
     try:
-        compile_selector(expr)
+        compile_selector(expr, consumable_capacity=CEL_CONSUMABLE_CAPACITY.get())
     except CelCompileError as err:
         yield path, str(err) if err.too_long else invalid(expr, str(err))
 

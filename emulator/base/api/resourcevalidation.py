@@ -252,8 +252,6 @@ def _slice(rs: ResourceSlice, old: ResourceSlice | None) -> Iterator[Problem]:
         yield "spec", f"Required value: {_NODE_FIELDS}"
     elif len(chosen) > 1:
         yield "spec", invalid("{" + ", ".join(chosen) + "}", f"{_NODE_FIELDS}, but multiple fields are set")
-    if spec.shared_counters and spec.devices:
-        yield "spec", invalid("", "only one of `sharedCounters` or `devices` is allowed")
     advanced = any(d.taints or d.consumes_counters for d in spec.devices)
     limit = SLICE_MAX_DEVICES_ADVANCED if advanced else SLICE_MAX_DEVICES
     if len(spec.devices) > limit:

@@ -21,6 +21,7 @@ from typing import Any, Final
 
 from msgspec.structs import replace
 
+from emulator.base.api.claimvalidation import cel_features
 from emulator.base.api.errors import Invalid
 from emulator.base.api.resource import (
     DRA_ADMIN_NAMESPACE_LABEL,
@@ -66,9 +67,17 @@ class ResourceStrategy(Strategy):
             candidate = drop_disabled(candidate, gates)
         return default_resource(candidate)
 
+    def _consumable(self) -> bool:
+        return self.store.feature_gates().get("DRAConsumableCapacity", False)
+
+    def validate(self, obj: Any) -> None:
+        with cel_features(consumable_capacity=self._consumable()):
+            super().validate(obj)
+
     def validate_update(self, current: Any, candidate: Any) -> None:
-        validate_update(candidate)
-        validate_resource_update(current, candidate)
+        with cel_features(consumable_capacity=self._consumable()):
+            validate_update(candidate)
+            validate_resource_update(current, candidate)
 
 
 def _admin_requests(spec: ResourceClaimSpec, path: str) -> Iterator[str]:
