@@ -20,6 +20,8 @@ update         optimistic concurrency on resourceVersion (Conflict) and uid; the
                scheduling gates removed); a spec change bumps metadata.generation; no
                new finalizers on a terminating object; emptying the finalizers of an
                object marked with grace 0 removes it (``deletion``)
+renew_lease    the Lease fast path: ``update`` of the stored Lease's spec, its steps
+               that are no-ops then skipped (None when it does not apply)
 update_status  optimistic concurrency; [prepare_for_status_update]: status only;
                [validate_status_update]
 (unchanged)    an update or update_status whose object equals the stored one is not
@@ -57,6 +59,7 @@ from emulator.base.api.errors import (
     resource_of,
 )
 from emulator.base.api.meta import ObjectMeta
+from emulator.base.api.scheduling import Lease, LeaseSpec
 from emulator.base.apiserver import eviction
 from emulator.base.apiserver.deletion import (
     check_delete_options,
@@ -203,6 +206,31 @@ class ApiServer(Store):
             meta = candidate.metadata  # new_meta, or a Job's with its defaulted labels
             candidate = replace(candidate, metadata=replace(meta, generation=meta.generation + 1))
         return cast(T, self._commit("update", kind, current, candidate))
+
+    def renew_lease(self, lease: Lease, spec: LeaseSpec) -> Lease | None:
+        """The Lease fast path: what ``update(replace(lease, spec=spec))`` does, when ``lease``
+        is the stored object itself (the version the kubelet's own last write returned), not
+        terminating, and ``spec`` keeps its validated fields (duration, transitions); None
+        when it does not apply (the caller goes through ``update``, which may refuse).
+
+        The steps ``update`` would take are all no-ops then (the client's metadata is the
+        stored one, Leases have no status and no strategy hook of their own, the validated
+        fields are the stored, valid ones) but the spec comparison, the generation bump of a
+        changed spec and the commit, which are done here, in the same order: same object,
+        same revision, same watch events and write listeners (``tests/apiserver/test_lease_fastpath.py``
+        checks it against ``update``). 100 renewals a simulated second on 1,000 nodes."""
+        meta = lease.metadata
+        current = self._objects["Lease"].get((meta.namespace, meta.name))
+        if current is not lease or meta.deletion_timestamp is not None:
+            return None
+        old = current.spec
+        if spec.lease_duration_seconds != old.lease_duration_seconds or spec.lease_transitions != old.lease_transitions:
+            return None
+        if spec == old:
+            return cast(Lease, self._unchanged("update", "Lease", current))
+        stamped = replace(meta, generation=meta.generation + 1, resource_version=str(self._revision + 1))
+        new = replace(current, metadata=stamped, spec=spec)
+        return cast(Lease, self._commit("update", "Lease", current, new, stamped=True))
 
     def update_status(self, obj_in: T) -> T:
         obj: Any = obj_in
