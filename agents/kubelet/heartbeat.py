@@ -43,8 +43,10 @@ write to the node gives a new one).
 Lease renewals (100 a simulated second on 1,000 nodes) go through the client's synchronous
 fast path first (``_renew_now`` → ``Client.renew_lease_now`` → ``ApiServer.renew_lease``):
 the same write ``renew_lease`` would make, without its coroutine, retry wrapper and the
-generic update's no-op steps; when it does not apply (no Lease yet, latency or faults on the
-client, someone else wrote the Lease) ``renew_lease`` runs as before.
+generic update's no-op steps; a ticked beat adds it to its ticker's ``LeaseBatch`` instead,
+written with the other renewals of the instant in one pass (``_renewed`` answers). When the
+fast path does not apply (no Lease yet, latency or faults on the client, someone else wrote
+the Lease) the batch is flushed and ``renew_lease`` runs as before.
 
 Timers: ``run_heartbeats`` renews the Lease at once and then every ``heartbeat_interval``.
 Alone it sleeps on a timer of its own (the reference); given a ``Ticker`` (``ticker.py``,
@@ -220,7 +222,7 @@ class NodeReporter:
                 renewal = None
                 due += interval
                 if ticker is not None and ticker.accepts(due):
-                    ticker.push(due, self.tick)
+                    ticker.push(due, self.tick, batched=True)
                     await self._handback.wait()
                     self._handback.clear()
                     due, renewal = self._handed
@@ -240,13 +242,16 @@ class NodeReporter:
         posting = self.posting()
         if not (posting and self._idle and self._quiet_beat()):
             self.request()  # else a quiet beat, decided now rather than in the status loop
-        if posting and not self._renew_now():
-            rest = run_inline(self.renew_lease())
-            if rest is not None:
-                self._handed = (due, rest)
-                self._handback.set()
-                return
-        ticker.push(due + self._settings.heartbeat_interval, self.tick)
+        if posting:
+            lease = self._lease
+            if lease is None or not ticker.leases.add(self._client, lease, self._renew_spec(lease), self._renewed):
+                ticker.leases.flush()  # the renewals added before this one are written first
+                rest = run_inline(self.renew_lease())
+                if rest is not None:
+                    self._handed = (due, rest)
+                    self._handback.set()
+                    return
+        ticker.push(due + self._settings.heartbeat_interval, self.tick, batched=True)
 
     def _transient(self, err: Exception) -> bool:
         """Retried after an ``API_RETRY`` wait (and counted): an ApiError but a Conflict
@@ -366,9 +371,13 @@ class NodeReporter:
         new = self._client.renew_lease_now(lease, self._renew_spec(lease))
         if new is None:
             return False
-        self._lease = new
-        self.lease_writes += 1
+        self._renewed(new)
         return True
+
+    def _renewed(self, lease: Lease) -> None:
+        """A fast-path renewal was written (``_renew_now``, or the ticker's ``LeaseBatch``)."""
+        self._lease = lease
+        self.lease_writes += 1
 
     async def _renew_once(self) -> bool:
         client = self._client

@@ -136,13 +136,19 @@ class Client:
     async def update(self, obj: S) -> S:
         return await self._call("update", getattr(obj, "kind", ""), lambda: self.server.update(obj))
 
+    def can_renew_now(self) -> bool:
+        """Whether a call would run at once, without suspending (no rate limiter, latency or
+        interceptor): the condition of the Lease fast path on the client's side."""
+        lat = self.api_latency
+        return self.rate_limiter is None and self.interceptor is None and lat.mean <= 0 and lat.jitter <= 0
+
     def renew_lease_now(self, lease: Lease, spec: LeaseSpec) -> Lease | None:
         """``update(replace(lease, spec=spec))`` done synchronously through the server's Lease
-        fast path (``ApiServer.renew_lease``), when the call would not have suspended (no rate
-        limiter, latency or interceptor: ``update`` then runs at once too) and the fast path
-        applies; None otherwise, with nothing done or counted (await ``update`` instead)."""
-        lat = self.api_latency
-        if self.rate_limiter is not None or self.interceptor is not None or lat.mean > 0 or lat.jitter > 0:
+        fast path (``ApiServer.renew_lease``), when the call would not have suspended
+        (``can_renew_now``: ``update`` then runs at once too) and the fast path applies; None
+        otherwise, with nothing done or counted (await ``update`` instead). Many at one
+        instant: ``leasebatch.LeaseBatch``."""
+        if not self.can_renew_now():
             return None
         new = self.server.renew_lease(lease, spec)
         if new is not None:
