@@ -106,3 +106,13 @@ def test_the_client_takes_the_fast_path_only_when_its_call_would_not_suspend() -
     assert renewed.spec.renew_time.endswith("10.000000Z")
     assert plain.stats.calls == {"update": 1}
     assert [(r.verb, r.kind) for r in records] == [("update", "Lease")]
+
+
+def test_a_renewed_lease_keeps_generation_zero_as_upstream() -> None:
+    """Upstream's lease strategy never sets ``metadata.generation``: renewals by either path
+    leave it at 0 (a Deployment's spec change still bumps its own)."""
+    srv, _, _ = _server()
+    lease = srv.get("Lease", "n", NS)
+    lease = srv.renew_lease(lease, _renewed(lease))
+    lease = srv.update(replace(lease, spec=replace(lease.spec, renew_time="2026-01-01T00:00:20.000000Z")))
+    assert lease.metadata.generation == 0

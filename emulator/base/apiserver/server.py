@@ -17,7 +17,7 @@ update         optimistic concurrency on resourceVersion (Conflict) and uid; the
                client's labels, annotations, owner references and finalizers on the
                stored metadata; [prepare_for_update]; status kept as stored;
                [validate_update] (a pod's spec: only images, tolerations added,
-               scheduling gates removed); a spec change bumps metadata.generation; no
+               scheduling gates removed); a spec change bumps metadata.generation [generation_on_update]; no
                new finalizers on a terminating object; emptying the finalizers of an
                object marked with grace 0 removes it (``deletion``)
 renew_lease(s) the Lease fast path: ``update`` of the stored Leases' specs, the steps
@@ -202,7 +202,7 @@ class ApiServer(Store):
         if should_delete_during_update(current.metadata, candidate.metadata):
             # the last finalizer is gone: the object goes (DELETED carries the stored object)
             return cast(T, self._commit("delete", kind, current, None))
-        if hasattr(current, "spec") and current.spec != candidate.spec:
+        if strategy.generation_on_update and hasattr(current, "spec") and current.spec != candidate.spec:
             meta = candidate.metadata  # new_meta, or a Job's with its defaulted labels
             candidate = replace(candidate, metadata=replace(meta, generation=meta.generation + 1))
         return cast(T, self._commit("update", kind, current, candidate))
@@ -214,8 +214,8 @@ class ApiServer(Store):
 
         The steps ``update`` would take are all no-ops then (the client's metadata is the
         stored one, Leases have no status and no strategy hook of their own, the validated
-        fields are the stored, valid ones) but the spec comparison, the generation bump of a
-        changed spec and the commit, which ``renew_lease(s)`` do, in the same order: same
+        fields are the stored, valid ones; no generation: ``LeaseStrategy``) but the spec
+        comparison and the commit, which ``renew_lease(s)`` do, in the same order: same
         object, same revision, same watch events and write records
         (``tests/apiserver/test_lease_fastpath.py`` checks it against ``update``). 100
         renewals a simulated second on 1,000 nodes."""
@@ -248,7 +248,7 @@ class ApiServer(Store):
                 continue
             rev += 1
             meta = lease.metadata
-            stamped = replace(meta, generation=meta.generation + 1, resource_version=str(rev))
+            stamped = replace(meta, resource_version=str(rev))
             pairs.append((lease, replace(lease, metadata=stamped, spec=spec)))
             answers.append(None)
         written = iter(self._commit_batch("update", "Lease", pairs))

@@ -138,7 +138,7 @@ class LoopClock:
     def timestamp(self, t: float | None = None) -> str:
         if t is not None:
             return format_timestamp(t)
-        now = self._loop.time() - self._origin
+        now = self.now()  # a PacedClock's own
         last, text = self._stamped
         if now != last:
             text = format_timestamp(now)
