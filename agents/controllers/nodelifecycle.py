@@ -116,7 +116,7 @@ class NodeLifecycleController:
         self.nodes = Informer(client, "Node")
         self.nodes.add_handlers(self._on_node, lambda _old, new: self._on_node(new), self._on_node_delete)
         self.leases = Informer(client, "Lease", namespace=LEASE_NAMESPACE)
-        self.leases.add_handlers(self._on_lease, lambda _old, new: self._on_lease(new))
+        self.leases.add_handlers(self._on_lease, self._on_lease_update)
         self.ready = asyncio.Event()
         self.probes = Probes()
         self.zone_states: dict[str, str] = {}
@@ -149,6 +149,15 @@ class NodeLifecycleController:
         name = lease.metadata.name
         self._has_lease.add(name)
         renew = lease.spec.renew_time
+        if self._renew_seen.get(name, "") != renew:
+            self._renew_seen[name] = renew
+            self.probes.renewed(name)
+
+    def _on_lease_update(self, old: Lease, new: Lease) -> None:
+        """``_on_lease(new)`` for a Lease already added (so in ``_has_lease``), in one call: a
+        renewal, 100 a simulated second on 1,000 nodes."""
+        renew = new.spec.renew_time
+        name = new.metadata.name
         if self._renew_seen.get(name, "") != renew:
             self._renew_seen[name] = renew
             self.probes.renewed(name)

@@ -12,6 +12,11 @@ It also owns ``run_inline``, which runs a coroutine up to its first suspension i
 (an API call without latency or faults never suspends) and hands back what is left, if
 anything, for a task to finish.
 
+Lease renewals: ``leases`` (``emulator.base.client.leasebatch``) collects the renewals the
+heartbeats of one instant make through the fast path and writes them in one pass; it is
+flushed before every entry not pushed ``batched`` and after the last entry of the instant,
+before the ticker sleeps, so no other code runs between a renewal being added and written.
+
 It does not know what the callbacks do (``heartbeat.py``: Lease renewals and status
 requests), nor which task group runs it (the scenario runner's, ``cluster.py``; a kubelet
 given no ticker keeps a sleeping task per node, the reference behaviour).
@@ -34,6 +39,7 @@ import heapq
 from collections.abc import Callable, Coroutine, Generator
 from typing import Any
 
+from emulator.base.client.leasebatch import LeaseBatch
 from emulator.base.runtime.clock import Clock
 
 __all__ = ["Fire", "Ticker", "run_inline"]
@@ -48,11 +54,14 @@ class Ticker:
     def __init__(self, clock: Clock, name: str = "ticker") -> None:
         self._clock = clock
         self._name = name
-        self._heap: list[tuple[float, int, Fire]] = []
+        self._heap: list[tuple[float, int, Fire, bool]] = []
         self._seq = 0
         self._target: float | None = None
         """When the ticker's task wakes next; None while it is idle."""
         self._idle = asyncio.Event()
+        self.leases = LeaseBatch()
+        """Lease renewals the heartbeats of an instant add (``batched`` entries), written
+        before any other entry fires and after the last one of the instant."""
         self.fired = 0
         self.wakeups = 0
 
@@ -60,19 +69,26 @@ class Ticker:
         return f"<Ticker {self._name} entries={len(self._heap)} target={self._target!r} fired={self.fired}>"
 
     def statistics(self) -> dict[str, Any]:
-        return {"entries": len(self._heap), "fired": self.fired, "wakeups": self.wakeups}
+        return {
+            "entries": len(self._heap),
+            "fired": self.fired,
+            "wakeups": self.wakeups,
+            "leaseFlushes": self.leases.flushes,
+        }
 
     def accepts(self, due: float) -> bool:
         """Whether an entry due at ``due`` would fire on time if pushed now."""
         target = self._target
         return target is None or target <= due
 
-    def push(self, due: float, fire: Fire) -> None:
-        """Call ``fire(due)`` at ``due``; only when ``accepts(due)``."""
+    def push(self, due: float, fire: Fire, *, batched: bool = False) -> None:
+        """Call ``fire(due)`` at ``due``; only when ``accepts(due)``. ``batched``: ``fire``
+        may add to ``leases`` and flushes it itself before any other write (a heartbeat);
+        any other entry fires with ``leases`` flushed."""
         if not self.accepts(due):
             raise ValueError(f"{self!r} cannot take an entry due at {due!r} before its target")
         self._seq += 1
-        heapq.heappush(self._heap, (due, self._seq, fire))
+        heapq.heappush(self._heap, (due, self._seq, fire, batched))
         if self._target is None:
             self._idle.set()
 
@@ -91,10 +107,14 @@ class Ticker:
                 await clock.sleep_until(self._target)
                 self.wakeups += 1
                 now = clock.now()
+                leases = self.leases
                 while heap and heap[0][0] <= now:
-                    due, _, fire = pop(heap)
+                    due, _, fire, batched = pop(heap)
                     self.fired += 1
+                    if not batched:
+                        leases.flush()
                     fire(due)
+                leases.flush()
         finally:
             self._target = None
 

@@ -19,6 +19,7 @@ def test_there_are_bench_scenarios() -> None:
         "churn-bounded-1000nodes-1h",
         "churn-job-1000nodes-1h",
         "deployment-10k-1000nodes",
+        "diurnal-1000nodes-24h",
         "serve-10k-pods",
     }
 

@@ -79,3 +79,20 @@ def test_repr_names_the_speed() -> None:
         return repr(PacedClock(virtual=True, speed=10.0))
 
     assert run(main) == "<PacedClock virtual=True speed=10.0 now=0.0>"
+
+
+def test_timestamp_of_now_is_the_paced_time_and_moves_with_it() -> None:
+    """``timestamp()`` remembers the text of the current instant; on a PacedClock that instant
+    is the paced time (a regression: the memo once read the loop's own time)."""
+
+    async def main() -> list[tuple[str, str]]:
+        clock = PacedClock(virtual=True, speed=10.0)
+        out = []
+        for t in (0.0, 0.0, 30.0, 95.0):
+            await clock.sleep_until(t)
+            out.append((clock.timestamp(), clock.timestamp(clock.now())))
+        return out
+
+    stamps = run(main)
+    assert all(memo == fresh for memo, fresh in stamps)
+    assert [s[-9:] for s, _ in stamps] == ["00:00:00Z", "00:00:00Z", "00:00:30Z", "00:01:35Z"]

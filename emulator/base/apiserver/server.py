@@ -17,9 +17,11 @@ update         optimistic concurrency on resourceVersion (Conflict) and uid; the
                client's labels, annotations, owner references and finalizers on the
                stored metadata; [prepare_for_update]; status kept as stored;
                [validate_update] (a pod's spec: only images, tolerations added,
-               scheduling gates removed); a spec change bumps metadata.generation; no
+               scheduling gates removed); a spec change bumps metadata.generation [generation_on_update]; no
                new finalizers on a terminating object; emptying the finalizers of an
                object marked with grace 0 removes it (``deletion``)
+renew_lease(s) the Lease fast path: ``update`` of the stored Leases' specs, the steps
+               that are no-ops then skipped, a batch in one pass (``renewable``)
 update_status  optimistic concurrency; [prepare_for_status_update]: status only;
                [validate_status_update]
 (unchanged)    an update or update_status whose object equals the stored one is not
@@ -57,6 +59,7 @@ from emulator.base.api.errors import (
     resource_of,
 )
 from emulator.base.api.meta import ObjectMeta
+from emulator.base.api.scheduling import Lease, LeaseSpec
 from emulator.base.apiserver import eviction
 from emulator.base.apiserver.deletion import (
     check_delete_options,
@@ -199,10 +202,57 @@ class ApiServer(Store):
         if should_delete_during_update(current.metadata, candidate.metadata):
             # the last finalizer is gone: the object goes (DELETED carries the stored object)
             return cast(T, self._commit("delete", kind, current, None))
-        if hasattr(current, "spec") and current.spec != candidate.spec:
+        if strategy.generation_on_update and hasattr(current, "spec") and current.spec != candidate.spec:
             meta = candidate.metadata  # new_meta, or a Job's with its defaulted labels
             candidate = replace(candidate, metadata=replace(meta, generation=meta.generation + 1))
         return cast(T, self._commit("update", kind, current, candidate))
+
+    def renewable(self, lease: Lease, spec: LeaseSpec) -> bool:
+        """Whether the Lease fast path applies to ``update(replace(lease, spec=spec))``: ``lease``
+        is the stored object itself (the version the kubelet's own last write returned), not
+        terminating, and ``spec`` keeps its validated fields (duration, transitions).
+
+        The steps ``update`` would take are all no-ops then (the client's metadata is the
+        stored one, Leases have no status and no strategy hook of their own, the validated
+        fields are the stored, valid ones; no generation: ``LeaseStrategy``) but the spec
+        comparison and the commit, which ``renew_lease(s)`` do, in the same order: same
+        object, same revision, same watch events and write records
+        (``tests/apiserver/test_lease_fastpath.py`` checks it against ``update``). 100
+        renewals a simulated second on 1,000 nodes."""
+        meta = lease.metadata
+        if self._objects["Lease"].get((meta.namespace, meta.name)) is not lease or meta.deletion_timestamp is not None:
+            return False
+        old: LeaseSpec = lease.spec
+        return spec.lease_duration_seconds == old.lease_duration_seconds and (
+            spec.lease_transitions == old.lease_transitions
+        )
+
+    def renew_lease(self, lease: Lease, spec: LeaseSpec) -> Lease | None:
+        """``update(replace(lease, spec=spec))`` through the fast path; None when it does not
+        apply (``renewable``: the caller goes through ``update``, which may refuse)."""
+        if not self.renewable(lease, spec):
+            return None
+        return self.renew_leases([(lease, spec)])[0]
+
+    def renew_leases(self, renewals: list[tuple[Lease, LeaseSpec]]) -> list[Lease]:
+        """The updates of a batch of ``renewable`` Leases (each checked by the caller, none
+        twice), committed in order in one pass (``Store._commit_batch``): what the ``update``
+        calls one after the other would do. A spec equal to the stored one is not written
+        (counted unchanged, the stored Lease is its answer)."""
+        pairs: list[tuple[Lease, Lease]] = []
+        answers: list[Lease | None] = []
+        rev = self._revision
+        for lease, spec in renewals:
+            if spec == lease.spec:
+                answers.append(cast(Lease, self._unchanged("update", "Lease", lease)))
+                continue
+            rev += 1
+            meta = lease.metadata
+            stamped = replace(meta, resource_version=str(rev))
+            pairs.append((lease, replace(lease, metadata=stamped, spec=spec)))
+            answers.append(None)
+        written = iter(self._commit_batch("update", "Lease", pairs))
+        return [next(written) if a is None else a for a in answers]
 
     def update_status(self, obj_in: T) -> T:
         obj: Any = obj_in

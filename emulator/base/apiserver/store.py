@@ -229,6 +229,43 @@ class Store:
             self._expire_events(now)
         return new if new is not None else old
 
+    def _commit_batch(self, verb: Verb, kind: str, pairs: list[tuple[Any, Any]]) -> list[Any]:
+        """``_commit(verb, kind, old, new, stamped=True)`` for each (old, new) in order, in one
+        pass: each ``new`` carries the revision it gets (the current one plus its position,
+        plus one) and replaces ``old`` in the table. The same revisions, table, history
+        and write records in the same order; the watchers get their events at the end, one
+        ``put_many`` each (``WatchHub.publish_many``: the order of the events and of the
+        wake-ups is kept). While an Event's TTL has run out (its delete would come between
+        two of the writes), and for the expiring kind, it is ``_commit`` one by one."""
+        if kind == self._ttl_kind or (self._event_expiry.deadline <= self.clock.now() and not self._expiring):
+            return [self._commit(verb, kind, old, new, stamped=True) for old, new in pairs]
+        table = self._objects[kind]
+        invalidates = self._invalidates.get(kind)
+        now = self.clock.now()
+        history = self._history
+        listeners = self._listeners
+        horizon = now - self._fresh - HISTORY_TRIM_SLACK
+        published: list[tuple[Any, Any, int]] = []
+        for old, new in pairs:
+            self._revision += 1
+            rev = self._revision
+            if invalidates is not None:
+                for invalidate in invalidates:
+                    invalidate()
+            meta = new.metadata
+            table[(meta.namespace, meta.name)] = new
+            history.append((kind, old, new, rev, now))
+            if history[0][4] < horizon and len(history) > HISTORY_LOWER_BOUND:
+                self._trim_history(now)
+            published.append((old, new, rev))
+            if listeners:
+                rec = WriteRecord(rev, now, verb, kind, old, new, self.agent)
+                for fn in listeners:
+                    fn(rec)
+        self.writes += len(pairs)
+        self._hub.publish_many(kind, published, now)
+        return [new for _, new in pairs]
+
     def _unchanged(self, verb: Verb, kind: str, current: Any) -> Any:
         """A write that changes nothing: not committed (upstream's ``GuaranteedUpdate`` does not
         write an object equal to the stored one), counted, answered with the stored object."""

@@ -204,6 +204,8 @@ class WatchHub:
         self._plain_lists: dict[str, list[Watcher]] = {}
         """``list(self._plain[kind].values())``, replaced (never mutated) on add/remove."""
         self._indexed: dict[tuple[str, str, str], dict[int, Watcher]] = {}
+        self._indexed_kinds: dict[str, int] = {}
+        """kind → how many watchers are indexed (``publish_many`` takes its short path at 0)."""
         self._pinned: dict[tuple[str, str, str], dict[int, Watcher]] = {}
         self._pinned_fields: dict[str, dict[str, int]] = {}
         """kind → pinned field → how many watchers are pinned by it."""
@@ -227,7 +229,10 @@ class WatchHub:
     def add(self, w: Watcher) -> None:
         key = self._index_key(w)
         if key is not None:
-            self._indexed.setdefault(key, {})[w.id] = w
+            group = self._indexed.setdefault(key, {})
+            if w.id not in group:
+                group[w.id] = w
+                self._indexed_kinds[w.kind] = self._indexed_kinds.get(w.kind, 0) + 1
             return
         pin = self._pin_key(w)
         if pin is not None:
@@ -242,7 +247,8 @@ class WatchHub:
     def remove(self, w: Watcher) -> None:
         key = self._index_key(w)
         if key is not None:
-            self._indexed.get(key, {}).pop(w.id, None)
+            if self._indexed.get(key, {}).pop(w.id, None) is not None:
+                self._indexed_kinds[w.kind] -= 1
             return
         pin = self._pin_key(w)
         if pin is not None:
@@ -343,10 +349,54 @@ class WatchHub:
                 if w.channel.closed:
                     self.remove(w)
 
+    def publish_many(self, kind: str, writes: list[tuple[Any, Any, int]], time: float) -> None:
+        """``publish`` each write (old, new, revision) of ``kind`` at ``time``, in order, with
+        one ``put_many`` per watcher: each watcher gets the same events in the same order,
+        and the watchers are handed theirs in the order their first event would have reached
+        them (so their consumers wake in the same order). Writes that indexed or pinned
+        watchers may see go through ``publish`` one by one."""
+        if self._indexed_kinds.get(kind) or self._pinned_fields.get(kind):
+            for old, new, revision in writes:
+                self.publish(kind, old, new, revision, time)
+            return
+        shared: list[WatchEvent] | None = None
+        handed: list[tuple[int, int, Watcher, list[WatchEvent]]] = []
+        for position, w in enumerate(self._plain_lists.get(kind, [])):
+            if w.unfiltered:
+                if shared is None:
+                    shared = [
+                        WatchEvent("DELETED", old, revision, time)
+                        if new is None
+                        else WatchEvent("ADDED" if old is None else "MODIFIED", new, revision, time)
+                        for old, new, revision in writes
+                    ]
+                if shared:
+                    handed.append((0, position, w, shared))
+                continue
+            events: list[WatchEvent] = []
+            first = -1
+            for i, (old, new, revision) in enumerate(writes):
+                ev = transition(w, old, new, revision, time)
+                if ev is not None:
+                    if first < 0:
+                        first = i
+                    events.append(ev)
+            if events:
+                handed.append((first, position, w, events))
+        handed.sort(key=_first_event)
+        for _, _, w, events in handed:
+            w.channel.put_many(events)
+            if w.channel.closed:
+                self.remove(w)
+
     def bookmark(self, revision: int, time: float) -> None:
         for w in self.watchers():
             if w.allow_bookmarks and not w.channel.closed:
                 w.channel.put(WatchEvent("BOOKMARK", None, revision, time))
+
+
+def _first_event(entry: tuple[int, int, Watcher, list[WatchEvent]]) -> tuple[int, int]:
+    return entry[0], entry[1]
 
 
 def transition(w: Watcher, old: Any, new: Any, revision: int, time: float) -> WatchEvent | None:

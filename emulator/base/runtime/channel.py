@@ -86,6 +86,18 @@ class Channel(Generic[T]):
         self._items.append(item)
         self._wake()
 
+    def put_many(self, items: list[T]) -> None:
+        """``put`` each of ``items`` in order (one wake-up): the same queue, overflow and
+        close as the ``put`` calls would leave."""
+        if self._exc is not None:
+            return
+        if self._maxsize is not None and len(self._items) + len(items) > self._maxsize:
+            for item in items:
+                self.put(item)
+            return
+        self._items.extend(items)
+        self._wake()
+
     def close(self, exc: BaseException | None = None) -> None:
         """End the stream: once drained, the consumer gets ``exc`` (default ``ChannelClosed``).
 

@@ -118,6 +118,8 @@ class LoopClock:
             raise ValueError(f"LoopClock(virtual={virtual}) needs a {kind}-time loop, got {type(self._loop).__name__}")
         self.virtual = virtual
         self._origin = self._loop.time()
+        self._stamped: tuple[float, str] = (math.nan, "")
+        """The last ``timestamp()`` of now: (the time, its text); most calls share an instant."""
 
     def now(self) -> float:
         return self._loop.time() - self._origin
@@ -134,7 +136,14 @@ class LoopClock:
         await self._sleep_to(when)
 
     def timestamp(self, t: float | None = None) -> str:
-        return format_timestamp(self.now() if t is None else t)
+        if t is not None:
+            return format_timestamp(t)
+        now = self.now()  # a PacedClock's own
+        last, text = self._stamped
+        if now != last:
+            text = format_timestamp(now)
+            self._stamped = (now, text)
+        return text
 
     async def _sleep_to(self, when: float) -> None:
         """Sleep until loop time ``when``, exactly: the timer is set at ``when`` itself."""

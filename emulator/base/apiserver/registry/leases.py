@@ -50,3 +50,4 @@ def check_lease_times(lease: Any) -> None:
 
 class LeaseStrategy(Strategy):
     kind = "Lease"
+    generation_on_update = False  # upstream's leaseStrategy has no PrepareForUpdate bump

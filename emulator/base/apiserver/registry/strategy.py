@@ -15,6 +15,8 @@ hook                           when the verbs call it (upstream's name)
 ``validate``                   the object as it will be stored (Validate)
 ``check_create``               rules against other stored objects, once the name is free
 ``generation_on_create``       ``metadata.generation`` starts at 1
+``generation_on_update``       a spec change bumps ``metadata.generation`` (not for Leases:
+                               upstream's lease strategy never sets it)
 ``complete_create``            what needs the uid (a Job's generated selector)
 ``prepare_for_update``         defaulting of the client's object (PrepareForUpdate)
 ``validate_update``            the candidate against the stored object (ValidateUpdate)
@@ -80,6 +82,7 @@ class Strategy:
     kind: ClassVar[str] = ""
     namespaced: ClassVar[bool] = True
     generation_on_create: ClassVar[bool] = False
+    generation_on_update: ClassVar[bool] = True
     create_refusal: ClassVar[str | None] = None
     """Set: ``create`` refuses the kind with ``Invalid`` at ``kind`` with this detail."""
     fields: ClassVar[Mapping[str, FieldGetter]] = {}
