@@ -59,6 +59,7 @@ UPSTREAM = [
     ("deployments", ["deploy"], "apps/v1", True, "Deployment", ALL, ["all"]),
     ("replicasets", ["rs"], "apps/v1", True, "ReplicaSet", ALL, ["all"]),
     ("statefulsets", ["sts"], "apps/v1", True, "StatefulSet", ALL, ["all"]),
+    ("horizontalpodautoscalers", ["hpa"], "autoscaling/v2", True, "HorizontalPodAutoscaler", ALL, ["all"]),
     ("cronjobs", ["cj"], "batch/v1", True, "CronJob", ALL, ["all"]),
     ("jobs", [], "batch/v1", True, "Job", ALL, ["all"]),
     ("leases", [], "coordination.k8s.io/v1", True, "Lease", ALL, []),
@@ -99,6 +100,7 @@ SUBRESOURCES = [
     ("apps/v1", "replicasets/status", "ReplicaSet", None, STATUS),
     ("apps/v1", "statefulsets/scale", "Scale", ("autoscaling", "v1"), STATUS),
     ("apps/v1", "statefulsets/status", "StatefulSet", None, STATUS),
+    ("autoscaling/v2", "horizontalpodautoscalers/status", "HorizontalPodAutoscaler", None, STATUS),
     ("batch/v1", "cronjobs/status", "CronJob", None, STATUS),
     ("batch/v1", "jobs/status", "Job", None, STATUS),
     ("policy/v1", "poddisruptionbudgets/status", "PodDisruptionBudget", None, STATUS),
@@ -255,7 +257,16 @@ def test_aggregated_and_legacy_agree(core: bool) -> None:
 
 
 def test_groups_are_in_upstreams_priority_order() -> None:
-    names = ["apps", "batch", "policy", "storage.k8s.io", "scheduling.k8s.io", "coordination.k8s.io", "resource.k8s.io"]
+    names = [
+        "apps",
+        "autoscaling",
+        "batch",
+        "policy",
+        "storage.k8s.io",
+        "scheduling.k8s.io",
+        "coordination.k8s.io",
+        "resource.k8s.io",
+    ]
     assert [g["name"] for g in discovery.legacy_groups()["groups"]] == names
     assert [g for g, _ in group_versions()] == ["", *names]
     assert [i["metadata"]["name"] for i in discovery.aggregated(core=False)["items"]] == names
@@ -713,6 +724,7 @@ async def test_kubectl_api_versions(server: Served, tmp_path: Path) -> None:
     out = await _kubectl(server, tmp_path, "api-versions")
     expected = [
         "apps/v1",
+        "autoscaling/v2",
         "batch/v1",
         "coordination.k8s.io/v1",
         "policy/v1",
@@ -898,7 +910,16 @@ async def test_the_python_clients_typed_discovery_calls_parse(server: Served) ->
     assert await asyncio.to_thread(calls) == (
         "32",
         ["v1"],
-        ["apps", "batch", "policy", "storage.k8s.io", "scheduling.k8s.io", "coordination.k8s.io", "resource.k8s.io"],
+        [
+            "apps",
+            "autoscaling",
+            "batch",
+            "policy",
+            "storage.k8s.io",
+            "scheduling.k8s.io",
+            "coordination.k8s.io",
+            "resource.k8s.io",
+        ],
         "apps/v1",
         [("secrets", "Secret", None), ("services", "Service", None), ("services/status", "Service", None)],
     )
