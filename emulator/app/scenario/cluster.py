@@ -56,11 +56,13 @@ from emulator.app.scenario.schema import (
     Update,
     WaitFor,
     WatchCut,
+    load_rules,
 )
 from emulator.app.scenario.workload_status import READY_KINDS, WorkloadFilter, job_complete, workload_ready
 from emulator.base.api.core import Namespace, Node
 from emulator.base.api.errors import ApiError, Conflict, InternalError, NotFound
 from emulator.base.api.labelselector import label_selector_matches
+from emulator.base.api.load import LoadModel
 from emulator.base.api.meta import ObjectMeta
 from emulator.base.api.scheduling import PriorityClass
 from emulator.base.apiserver.server import ApiServer, ServerSettings
@@ -99,6 +101,7 @@ class Cluster:
         self.server = ApiServer(
             clock, self.seeds.stream("apiserver"), ServerSettings(event_ttl=scenario.api_server.event_ttl)
         )
+        self.server.metrics.model = LoadModel(load_rules(scenario.load))
         lat = scenario.latency
         self.api_latency = Latency(lat.api.mean, lat.api.jitter)
         self.watch_latency = Latency(lat.watch.mean, lat.watch.jitter)
