@@ -35,6 +35,8 @@ ALL = ["create", "delete", "deletecollection", "get", "list", "patch", "update",
 STATUS = ["get", "patch", "update"]
 
 # name, short names, apiVersion, namespaced, kind, verbs, categories: upstream v1.32
+METRICS = "metrics.k8s.io/v1beta1"
+"""The resource metrics API (``metricsapi``): served beside the stored resources, not in ``RESOURCES``."""
 UPSTREAM = [
     ("bindings", [], "v1", True, "Binding", ["create"], []),
     ("configmaps", ["cm"], "v1", True, "ConfigMap", ALL, []),
@@ -267,9 +269,9 @@ def test_groups_are_in_upstreams_priority_order() -> None:
         "coordination.k8s.io",
         "resource.k8s.io",
     ]
-    assert [g["name"] for g in discovery.legacy_groups()["groups"]] == names
+    assert [g["name"] for g in discovery.legacy_groups()["groups"]] == [*names, "metrics.k8s.io"]
     assert [g for g, _ in group_versions()] == ["", *names]
-    assert [i["metadata"]["name"] for i in discovery.aggregated(core=False)["items"]] == names
+    assert [i["metadata"]["name"] for i in discovery.aggregated(core=False)["items"]] == [*names, "metrics.k8s.io"]
     assert discovery.aggregated(core=True)["items"][0]["metadata"] == {"creationTimestamp": None}
 
 
@@ -685,8 +687,10 @@ async def test_kubectl_version(server: Served, tmp_path: Path) -> None:
 @pytest.mark.asyncio
 async def test_kubectl_api_resources(server: Served, tmp_path: Path) -> None:
     out = await _kubectl(server, tmp_path, "api-resources")
-    rows = {line.split()[0]: line.split() for line in out.splitlines()[1:]}
+    rows = {line.split()[0]: line.split() for line in out.splitlines()[1:] if METRICS not in line}
     assert out.splitlines()[0].split() == ["NAME", "SHORTNAMES", "APIVERSION", "NAMESPACED", "KIND"]
+    metrics = sorted(line.split() for line in out.splitlines() if METRICS in line)
+    assert metrics == [["nodes", METRICS, "false", "NodeMetrics"], ["pods", METRICS, "true", "PodMetrics"]]
     for name, short, group_version, namespaced, kind, _verbs, _categories in UPSTREAM:
         assert rows[name] == [name, *short, group_version, str(namespaced).lower(), kind]
 
@@ -704,7 +708,8 @@ def _columns(table: str) -> list[dict[str, str]]:
 @pytest.mark.real_time
 @pytest.mark.asyncio
 async def test_kubectl_api_resources_wide(server: Served, tmp_path: Path) -> None:
-    rows = {row["NAME"]: row for row in _columns(await _kubectl(server, tmp_path, "api-resources", "-o", "wide"))}
+    table = await _kubectl(server, tmp_path, "api-resources", "-o", "wide")
+    rows = {row["NAME"]: row for row in _columns(table) if row["APIVERSION"] != METRICS}
     for name, _short, _gv, _namespaced, _kind, verbs, categories in UPSTREAM:
         assert (rows[name]["VERBS"], rows[name]["CATEGORIES"]) == (",".join(verbs), ",".join(categories))
 
@@ -727,6 +732,7 @@ async def test_kubectl_api_versions(server: Served, tmp_path: Path) -> None:
         "autoscaling/v2",
         "batch/v1",
         "coordination.k8s.io/v1",
+        "metrics.k8s.io/v1beta1",
         "policy/v1",
         "resource.k8s.io/v1",
         "scheduling.k8s.io/v1",
@@ -919,6 +925,7 @@ async def test_the_python_clients_typed_discovery_calls_parse(server: Served) ->
             "scheduling.k8s.io",
             "coordination.k8s.io",
             "resource.k8s.io",
+            "metrics.k8s.io",
         ],
         "apps/v1",
         [("secrets", "Secret", None), ("services", "Service", None), ("services/status", "Service", None)],
