@@ -41,11 +41,13 @@ __all__ = [
     "MAX_PERIOD_SECONDS",
     "MAX_STABILIZATION_WINDOW_SECONDS",
     "SCALABLE_KINDS",
+    "UNSERVED_METRIC",
     "default_hpa",
     "drop_tolerance",
     "dropped_tolerance",
     "hpa_problems",
     "hpa_status_problems",
+    "unserved_metrics",
 ]
 
 Problem = tuple[str, str]
@@ -126,6 +128,19 @@ def drop_tolerance(hpa: HorizontalPodAutoscaler) -> HorizontalPodAutoscaler:
     up = replace(b.scale_up, tolerance=None) if b.scale_up is not None else None
     down = replace(b.scale_down, tolerance=None) if b.scale_down is not None else None
     return replace(hpa, spec=replace(hpa.spec, behavior=HorizontalPodAutoscalerBehavior(scale_up=up, scale_down=down)))
+
+
+UNSERVED_METRIC: Final = (
+    "not acted on: the emulator serves no custom or external metrics API, so the HPA controller "
+    "reports this metric as upstream's does without an adapter (a Warning Event, and ScalingActive=False "
+    "when no metric of the HPA can be computed)"
+)
+
+
+def unserved_metrics(hpa: HorizontalPodAutoscaler) -> list[str]:
+    """The paths of the metrics no metrics API of the emulator serves (Pods, Object, External)."""
+    names = {"Pods": "pods", "Object": "object", "External": "external"}
+    return [f"spec.metrics[{i}].{names[m.type]}" for i, m in enumerate(hpa.spec.metrics) if m.type in names]
 
 
 # --- validation ---------------------------------------------------------------------------

@@ -23,7 +23,7 @@ import msgspec
 
 from emulator.base.api.apps import ControllerRevision, DaemonSet, Deployment, ReplicaSet, StatefulSet
 from emulator.base.api.autoscaling import HorizontalPodAutoscaler, hpa_v1_to_v2
-from emulator.base.api.autoscalingvalidation import dropped_tolerance
+from emulator.base.api.autoscalingvalidation import UNSERVED_METRIC, dropped_tolerance, unserved_metrics
 from emulator.base.api.batch import CronJob, Job
 from emulator.base.api.config import ConfigMap, Secret
 from emulator.base.api.core import Binding, Event, Namespace, Node, Pod
@@ -237,6 +237,8 @@ def object_from_dict(
             for at in dropped_tolerance(obj):
                 gate = "HPAConfigurableTolerance"
                 warn(f"{source}: {join_paths(path, at)}: dropped: the feature gate {gate} is off in v1.34 (alpha)")
+            for at in unserved_metrics(obj):
+                warn(f"{source}: {join_paths(path, at)}: {UNSERVED_METRIC}")
     return obj
 
 
