@@ -21,7 +21,7 @@ from emulator.base.api.labelparse import parse_label_selector
 from emulator.base.api.labelselector import EVERYTHING, Selector, SelectorError, compile_selector
 from emulator.base.apiserver.metrics import ResourceMetrics
 
-__all__ = ["GROUP", "VERSION", "aggregated_group", "answer", "group_doc", "match", "resources_doc"]
+__all__ = ["GROUP", "VERSION", "aggregated_group", "answer", "group_doc", "match", "resources_doc", "respond"]
 
 GROUP: Final = "metrics.k8s.io"
 VERSION: Final = "v1beta1"
@@ -75,6 +75,12 @@ def answer(metrics: ResourceMetrics, method: str, route: tuple[str, str | None, 
         "items": [to_builtins(i) for i in items],
     }
     return msgspec.json.encode(doc)
+
+
+def respond(metrics: ResourceMetrics, method: str, path: str, query: dict[str, str]) -> bytes | None:
+    """The answer to a request for a metrics path, or None for any other path."""
+    route = match(path)
+    return None if route is None else answer(metrics, method, route, query)
 
 
 def group_doc() -> dict[str, Any]:

@@ -337,10 +337,8 @@ class HttpApi:
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         query = {k: request.query.get(k, "") for k in request.query}
-        metrics_route = metricsapi.match(request.path)
-        if metrics_route is not None:  # metrics.k8s.io: computed, never stored
-            body = metricsapi.answer(self.api.metrics, request.method, metrics_route, query)
-            return web.Response(status=200, body=body, content_type=JSON)
+        if (body := metricsapi.respond(self.api.metrics, request.method, request.path, query)) is not None:
+            return web.Response(status=200, body=body, content_type=JSON)  # metrics.k8s.io: never stored
         target = route(request.path)
         if isinstance(target, Discovery):
             if target.what == "review":
