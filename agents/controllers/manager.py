@@ -67,6 +67,7 @@ from agents.controllers.ephemeral import EphemeralVolumeController  # noqa: E402
 from agents.controllers.garbagecollector import GarbageCollector  # noqa: E402
 from agents.controllers.job import JobController  # noqa: E402
 from agents.controllers.namespace import NamespaceController  # noqa: E402
+from agents.controllers.podautoscaler import HorizontalController  # noqa: E402
 from agents.controllers.replicaset import ReplicaSetController  # noqa: E402
 from agents.controllers.resourceclaim import ResourceClaimController  # noqa: E402
 from agents.controllers.statefulset import StatefulSetController  # noqa: E402
@@ -95,5 +96,6 @@ WORKLOAD_CONTROLLERS.update(
         "ephemeral-volume-controller": EphemeralVolumeController,
         "attachdetach-controller": AttachDetachController,
         "resource-claim-controller": ResourceClaimController,
+        "horizontal-pod-autoscaler": HorizontalController,
     }
 )

@@ -65,6 +65,7 @@ CONTENT: Final = (
     "Pod",
     "Service",
     "PodDisruptionBudget",
+    "HorizontalPodAutoscaler",
     "ConfigMap",
     "Secret",
     "PersistentVolumeClaim",

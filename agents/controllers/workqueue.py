@@ -152,9 +152,11 @@ class WorkQueue(Generic[K]):
 
     async def _wait_until(self, at: float) -> None:
         """Until clock time ``at`` or an add, whichever comes first (the clock is the
-        loop's time, so the loop's timeout is the clock's, as the other controllers use it)."""
+        loop's time, so the loop's timeout is the clock's, as the other controllers use it;
+        under ``serve``'s ``PacedClock`` a loop second is ``speed`` clock seconds)."""
+        speed = getattr(self.clock, "speed", 1.0)
         with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(max(0.0, at - self.clock.now())):
+            async with asyncio.timeout(max(0.0, at - self.clock.now()) / speed):
                 await self._wake.wait()
 
     def done(self, key: K) -> None:

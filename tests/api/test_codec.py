@@ -164,6 +164,7 @@ def test_kinds_table() -> None:
         ("apps/v1", "Deployment"),
         ("apps/v1", "ReplicaSet"),
         ("apps/v1", "StatefulSet"),
+        ("autoscaling/v2", "HorizontalPodAutoscaler"),
         ("batch/v1", "CronJob"),
         ("batch/v1", "Job"),
         ("coordination.k8s.io/v1", "Lease"),
@@ -346,7 +347,8 @@ _NEW_KINDS = (
     " PersistentVolume (v1), PersistentVolumeClaim (v1), StorageClass (storage.k8s.io/v1),"
     " CSIDriver (storage.k8s.io/v1), CSINode (storage.k8s.io/v1), CSIStorageCapacity (storage.k8s.io/v1),"
     " VolumeAttachment (storage.k8s.io/v1), DeviceClass (resource.k8s.io/v1), ResourceClaim (resource.k8s.io/v1),"
-    " ResourceClaimTemplate (resource.k8s.io/v1), ResourceSlice (resource.k8s.io/v1)"
+    " ResourceClaimTemplate (resource.k8s.io/v1), ResourceSlice (resource.k8s.io/v1),"
+    " HorizontalPodAutoscaler (autoscaling/v2)"
 )
 
 

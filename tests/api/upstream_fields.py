@@ -42,6 +42,7 @@ MODELS = {
     "ResourceClaim": "ResourceV1ResourceClaim",
     "ResourceClaimTemplate": "V1ResourceClaimTemplate",
     "ResourceSlice": "V1ResourceSlice",
+    "HorizontalPodAutoscaler": "V2HorizontalPodAutoscaler",
 }
 _LIST = re.compile(r"^List\[(.+)\]$")
 _DICT = re.compile(r"^Dict\(str, ?(.+)\)$|^Dict\[str, ?(.+)\]$")

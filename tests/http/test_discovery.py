@@ -35,6 +35,8 @@ ALL = ["create", "delete", "deletecollection", "get", "list", "patch", "update",
 STATUS = ["get", "patch", "update"]
 
 # name, short names, apiVersion, namespaced, kind, verbs, categories: upstream v1.32
+METRICS = "metrics.k8s.io/v1beta1"
+"""The resource metrics API (``metricsapi``): served beside the stored resources, not in ``RESOURCES``."""
 UPSTREAM = [
     ("bindings", [], "v1", True, "Binding", ["create"], []),
     ("configmaps", ["cm"], "v1", True, "ConfigMap", ALL, []),
@@ -59,6 +61,7 @@ UPSTREAM = [
     ("deployments", ["deploy"], "apps/v1", True, "Deployment", ALL, ["all"]),
     ("replicasets", ["rs"], "apps/v1", True, "ReplicaSet", ALL, ["all"]),
     ("statefulsets", ["sts"], "apps/v1", True, "StatefulSet", ALL, ["all"]),
+    ("horizontalpodautoscalers", ["hpa"], "autoscaling/v2", True, "HorizontalPodAutoscaler", ALL, ["all"]),
     ("cronjobs", ["cj"], "batch/v1", True, "CronJob", ALL, ["all"]),
     ("jobs", [], "batch/v1", True, "Job", ALL, ["all"]),
     ("leases", [], "coordination.k8s.io/v1", True, "Lease", ALL, []),
@@ -99,6 +102,7 @@ SUBRESOURCES = [
     ("apps/v1", "replicasets/status", "ReplicaSet", None, STATUS),
     ("apps/v1", "statefulsets/scale", "Scale", ("autoscaling", "v1"), STATUS),
     ("apps/v1", "statefulsets/status", "StatefulSet", None, STATUS),
+    ("autoscaling/v2", "horizontalpodautoscalers/status", "HorizontalPodAutoscaler", None, STATUS),
     ("batch/v1", "cronjobs/status", "CronJob", None, STATUS),
     ("batch/v1", "jobs/status", "Job", None, STATUS),
     ("policy/v1", "poddisruptionbudgets/status", "PodDisruptionBudget", None, STATUS),
@@ -255,10 +259,19 @@ def test_aggregated_and_legacy_agree(core: bool) -> None:
 
 
 def test_groups_are_in_upstreams_priority_order() -> None:
-    names = ["apps", "batch", "policy", "storage.k8s.io", "scheduling.k8s.io", "coordination.k8s.io", "resource.k8s.io"]
-    assert [g["name"] for g in discovery.legacy_groups()["groups"]] == names
+    names = [
+        "apps",
+        "autoscaling",
+        "batch",
+        "policy",
+        "storage.k8s.io",
+        "scheduling.k8s.io",
+        "coordination.k8s.io",
+        "resource.k8s.io",
+    ]
+    assert [g["name"] for g in discovery.legacy_groups()["groups"]] == [*names, "metrics.k8s.io"]
     assert [g for g, _ in group_versions()] == ["", *names]
-    assert [i["metadata"]["name"] for i in discovery.aggregated(core=False)["items"]] == names
+    assert [i["metadata"]["name"] for i in discovery.aggregated(core=False)["items"]] == [*names, "metrics.k8s.io"]
     assert discovery.aggregated(core=True)["items"][0]["metadata"] == {"creationTimestamp": None}
 
 
@@ -674,8 +687,10 @@ async def test_kubectl_version(server: Served, tmp_path: Path) -> None:
 @pytest.mark.asyncio
 async def test_kubectl_api_resources(server: Served, tmp_path: Path) -> None:
     out = await _kubectl(server, tmp_path, "api-resources")
-    rows = {line.split()[0]: line.split() for line in out.splitlines()[1:]}
+    rows = {line.split()[0]: line.split() for line in out.splitlines()[1:] if METRICS not in line}
     assert out.splitlines()[0].split() == ["NAME", "SHORTNAMES", "APIVERSION", "NAMESPACED", "KIND"]
+    metrics = sorted(line.split() for line in out.splitlines() if METRICS in line)
+    assert metrics == [["nodes", METRICS, "false", "NodeMetrics"], ["pods", METRICS, "true", "PodMetrics"]]
     for name, short, group_version, namespaced, kind, _verbs, _categories in UPSTREAM:
         assert rows[name] == [name, *short, group_version, str(namespaced).lower(), kind]
 
@@ -693,7 +708,8 @@ def _columns(table: str) -> list[dict[str, str]]:
 @pytest.mark.real_time
 @pytest.mark.asyncio
 async def test_kubectl_api_resources_wide(server: Served, tmp_path: Path) -> None:
-    rows = {row["NAME"]: row for row in _columns(await _kubectl(server, tmp_path, "api-resources", "-o", "wide"))}
+    table = await _kubectl(server, tmp_path, "api-resources", "-o", "wide")
+    rows = {row["NAME"]: row for row in _columns(table) if row["APIVERSION"] != METRICS}
     for name, _short, _gv, _namespaced, _kind, verbs, categories in UPSTREAM:
         assert (rows[name]["VERBS"], rows[name]["CATEGORIES"]) == (",".join(verbs), ",".join(categories))
 
@@ -713,8 +729,10 @@ async def test_kubectl_api_versions(server: Served, tmp_path: Path) -> None:
     out = await _kubectl(server, tmp_path, "api-versions")
     expected = [
         "apps/v1",
+        "autoscaling/v2",
         "batch/v1",
         "coordination.k8s.io/v1",
+        "metrics.k8s.io/v1beta1",
         "policy/v1",
         "resource.k8s.io/v1",
         "scheduling.k8s.io/v1",
@@ -898,7 +916,17 @@ async def test_the_python_clients_typed_discovery_calls_parse(server: Served) ->
     assert await asyncio.to_thread(calls) == (
         "32",
         ["v1"],
-        ["apps", "batch", "policy", "storage.k8s.io", "scheduling.k8s.io", "coordination.k8s.io", "resource.k8s.io"],
+        [
+            "apps",
+            "autoscaling",
+            "batch",
+            "policy",
+            "storage.k8s.io",
+            "scheduling.k8s.io",
+            "coordination.k8s.io",
+            "resource.k8s.io",
+            "metrics.k8s.io",
+        ],
         "apps/v1",
         [("secrets", "Secret", None), ("services", "Service", None), ("services/status", "Service", None)],
     )

@@ -37,6 +37,14 @@ SCENARIOS = [
     ROOT / "scenarios" / "workloads" / "preemption-pdb.yaml",
 ]
 EXTRA = """
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: web, namespace: default}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+  maxReplicas: 5
+  behavior: {scaleDown: {stabilizationWindowSeconds: 60}}
+---
 apiVersion: apps/v1
 kind: StatefulSet
 metadata: {name: db, namespace: default}

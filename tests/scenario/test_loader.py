@@ -295,7 +295,7 @@ BROKEN = [
         "name: x\nnosuchfield: 1\n",
         "scenario.yaml: nosuchfield: unknown field; expected one of: name, description, seed, clock, until, "
         "settle, latency, apiServer, controllers, kubelet, images, scheduler, schedulerOptions, objects, nodes, "
-        "storage, faults, steps, expect",
+        "storage, load, faults, steps, expect",
         id="unknown-top-level-field",
     ),
     pytest.param(
@@ -532,7 +532,8 @@ BROKEN = [
         "Pod, Node, Event, Namespace, PriorityClass, Lease, Deployment, "
         "ReplicaSet, StatefulSet, DaemonSet, Job, CronJob, Service, PodDisruptionBudget, ControllerRevision, "
         "ConfigMap, Secret, PersistentVolume, PersistentVolumeClaim, StorageClass, CSIDriver, CSINode, "
-        "CSIStorageCapacity, VolumeAttachment, DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice",
+        "CSIStorageCapacity, VolumeAttachment, DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice, "
+        "HorizontalPodAutoscaler",
         id="delete-kind",
     ),
     pytest.param(

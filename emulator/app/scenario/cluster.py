@@ -57,12 +57,14 @@ from emulator.app.scenario.schema import (
     Update,
     WaitFor,
     WatchCut,
+    load_rules,
 )
 from emulator.app.scenario.trace_gpus import feature_gates
 from emulator.app.scenario.workload_status import READY_KINDS, WorkloadFilter, job_complete, workload_ready
 from emulator.base.api.core import Namespace, Node
 from emulator.base.api.errors import AlreadyExists, ApiError, Conflict, InternalError, NotFound
 from emulator.base.api.labelselector import label_selector_matches
+from emulator.base.api.load import LoadModel
 from emulator.base.api.meta import ObjectMeta
 from emulator.base.api.scheduling import PriorityClass
 from emulator.base.apiserver.server import ApiServer, ServerSettings
@@ -101,6 +103,7 @@ class Cluster:
         gates = tuple(feature_gates(scenario).items())  # gpuSharing: dra's alpha gate
         settings = ServerSettings(event_ttl=scenario.api_server.event_ttl, feature_gates=gates)
         self.server = ApiServer(clock, self.seeds.stream("apiserver"), settings)
+        self.server.metrics.model = LoadModel(load_rules(scenario.load))
         lat = scenario.latency
         self.api_latency = Latency(lat.api.mean, lat.api.jitter)
         self.watch_latency = Latency(lat.watch.mean, lat.watch.jitter)

@@ -69,6 +69,7 @@ from emulator.app.scenario.schema import (
     WorkloadsReady,
     device_problems,
     generated_name,
+    load_problems,
     storage_problems,
 )
 from emulator.app.scenario.totals import limit_errors
@@ -180,7 +181,7 @@ class ScenarioWalker(SchemaWalker):
         scenario: Scenario = self.struct(Scenario, doc, "")
         for path, detail in limit_errors(scenario):  # totals and the horizon: see totals.py
             self.fail(path, detail)
-        for path, detail in storage_problems(scenario.storage):  # across driver entries
+        for path, detail in (*storage_problems(scenario.storage), *load_problems(scenario.load)):
             self.fail(path, detail)
         for path, detail in gpu_sharing_problems(scenario):  # a trace's nodes and pods agree
             self.fail(path, detail)

@@ -73,6 +73,7 @@ _SCENARIO_ONLY = (
     "StorageClass",
     "DeviceClass",
     "ResourceClaimTemplate",
+    "HorizontalPodAutoscaler",
 )
 """Kinds only the runner creates: a step naming a missing one is an error at load. Not
 ReplicaSets and Jobs, which the deployment and cronjob controllers create, nor the other volume

@@ -72,6 +72,8 @@ def describe(tp: Any) -> str:
         return _QUANTITY
     if extra.get("format") == "rate":
         return _RATE
+    if extra.get("format") == "milli":
+        return _QUANTITY
     if get_origin(base) in _UNION:
         return " or ".join(describe(a) for a in get_args(base) if a is not type(None))
     if get_origin(base) is Literal:
@@ -120,8 +122,8 @@ class SchemaWalker(Readers):
             if meta is not None and meta.gt is not None and seconds <= meta.gt:
                 self.fail(path, f"expected a duration > {format_duration(meta.gt)}, got {show(value)}")
             return seconds
-        if fmt in ("quantity", "rate"):
-            return self.quantity(value, path, rate=fmt == "rate")
+        if fmt in ("quantity", "rate", "milli"):
+            return self.quantity(value, path, rate=fmt == "rate", milli=fmt == "milli")
         if base is Any:
             return value
         if base is LabelSelector:
@@ -208,7 +210,7 @@ class SchemaWalker(Readers):
                 detail = detail[: -len(repr(value))] + show(value)
             self.fail(path, detail)
 
-    def quantity(self, value: Any, path: str, *, rate: bool = False) -> int:
+    def quantity(self, value: Any, path: str, *, rate: bool = False, milli: bool = False) -> int:
         text = value.removesuffix("/s") if rate and isinstance(value, str) else value
         try:
             q = parse_quantity(text)
@@ -218,7 +220,7 @@ class SchemaWalker(Readers):
             self.fail(path, f"expected a quantity >= 0, got {show(value)}")
         if not fits_int64_milli(q):  # image sizes reach the scheduler's int64 columns: see limits.py
             self.fail(path, f"expected a quantity of at most {MAX_VALUE} (resource.MaxMilliValue), got {show(value)}")
-        return q.value
+        return q.milli if milli else q.value
 
     def selector(self, value: Any, path: str) -> LabelSelector:
         if not isinstance(value, str):

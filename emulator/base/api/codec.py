@@ -22,6 +22,8 @@ from typing import Any, Final, TypeVar
 import msgspec
 
 from emulator.base.api.apps import ControllerRevision, DaemonSet, Deployment, ReplicaSet, StatefulSet
+from emulator.base.api.autoscaling import HorizontalPodAutoscaler, hpa_v1_to_v2
+from emulator.base.api.autoscalingvalidation import UNSERVED_METRIC, dropped_tolerance, unserved_metrics
 from emulator.base.api.batch import CronJob, Job
 from emulator.base.api.config import ConfigMap, Secret
 from emulator.base.api.core import Binding, Event, Namespace, Node, Pod
@@ -102,6 +104,7 @@ ApiObject = (
     | ResourceClaim
     | ResourceClaimTemplate
     | ResourceSlice
+    | HorizontalPodAutoscaler
 )
 T = TypeVar("T")
 
@@ -135,6 +138,7 @@ KINDS: Final[dict[tuple[str, str], type[Any]]] = {
     ("resource.k8s.io/v1", "ResourceClaim"): ResourceClaim,
     ("resource.k8s.io/v1", "ResourceClaimTemplate"): ResourceClaimTemplate,
     ("resource.k8s.io/v1", "ResourceSlice"): ResourceSlice,
+    ("autoscaling/v2", "HorizontalPodAutoscaler"): HorizontalPodAutoscaler,
 }
 
 
@@ -197,6 +201,9 @@ def object_from_dict(
     if api_version in BETA_VERSIONS and kind in CONVERTED_KINDS:
         doc = to_v1(doc)
         api_version = doc["apiVersion"]
+    if api_version == "autoscaling/v1" and kind == "HorizontalPodAutoscaler":
+        doc = hpa_v1_to_v2(doc)
+        api_version = "autoscaling/v2"
     tp = KINDS.get((api_version, kind))
     if tp is None and (why := not_served(api_version, kind)) is not None:
         raise ManifestError(source, path, why)
@@ -226,6 +233,12 @@ def object_from_dict(
     if warn is not None:
         for at, gate in dropped_fields(obj):
             warn(f"{source}: {join_paths(path, at)}: dropped: the feature gate {gate} is off in v1.34 (alpha)")
+        if isinstance(obj, HorizontalPodAutoscaler):
+            for at in dropped_tolerance(obj):
+                gate = "HPAConfigurableTolerance"
+                warn(f"{source}: {join_paths(path, at)}: dropped: the feature gate {gate} is off in v1.34 (alpha)")
+            for at in unserved_metrics(obj):
+                warn(f"{source}: {join_paths(path, at)}: {UNSERVED_METRIC}")
     return obj
 
 

@@ -77,6 +77,7 @@ _RESOURCES = {
     "ResourceClaim": "resourceclaims.resource.k8s.io",
     "ResourceClaimTemplate": "resourceclaimtemplates.resource.k8s.io",
     "ResourceSlice": "resourceslices.resource.k8s.io",
+    "HorizontalPodAutoscaler": "horizontalpodautoscalers.autoscaling",
 }
 
 

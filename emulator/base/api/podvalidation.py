@@ -82,6 +82,7 @@ from emulator.base.api.labelselector import (
     label_problems,
     label_selector_problems,
 )
+from emulator.base.api.load import USAGE_ANNOTATION, usage_problem
 from emulator.base.api.nodeaffinity import NODE_NAME_FIELD
 from emulator.base.api.taints import TAINT_EFFECTS, TOLERATION_OP_EQUAL, TOLERATION_OP_EXISTS
 from emulator.base.runtime.clock import parse_duration
@@ -397,6 +398,9 @@ def kubelet_annotation_problems(
                 parse_duration(text)
             except ValueError as err:
                 yield f"{path}[{name}]", f"Invalid value: {go_quote(text)}: {err}"
+    if (problem := usage_problem(annotations)) is not None:
+        text = annotations[USAGE_ANNOTATION]
+        yield f"{path}[{USAGE_ANNOTATION}]", f"Invalid value: {go_quote(text)}: {problem}"
 
 
 def _toleration_key(t: Toleration) -> tuple[str, str, str, str]:

@@ -20,6 +20,8 @@ from functools import lru_cache
 from typing import Any
 
 from emulator.base.api.apps import DaemonSet, Deployment, ReplicaSet, StatefulSet
+from emulator.base.api.autoscaling import HorizontalPodAutoscaler
+from emulator.base.api.autoscalingvalidation import default_hpa, hpa_problems, hpa_status_problems
 from emulator.base.api.batch import CronJob, Job
 from emulator.base.api.config import ConfigMap, Secret, config_map_problems, merge_string_data, secret_problems
 from emulator.base.api.core import Container, Node, Pod
@@ -82,12 +84,22 @@ _NAMESPACED = frozenset(
         "CSIStorageCapacity",
         "ResourceClaim",
         "ResourceClaimTemplate",
+        "HorizontalPodAutoscaler",
         *(k.__name__ for k in WORKLOAD_KINDS),
     }
 )
 
 _PREEMPTION = (None, "Never", "PreemptLowerPriority")
-_FULLY_VALIDATED_ON_UPDATE = (Pod, Node, PriorityClass, ConfigMap, Secret, *STORAGE_KINDS, *WORKLOAD_KINDS)
+_FULLY_VALIDATED_ON_UPDATE = (
+    Pod,
+    Node,
+    PriorityClass,
+    ConfigMap,
+    Secret,
+    HorizontalPodAutoscaler,
+    *STORAGE_KINDS,
+    *WORKLOAD_KINDS,
+)
 
 
 def _resource_lists(obj: object) -> Iterator[tuple[str, Mapping[str, Quantity]]]:
@@ -334,6 +346,9 @@ def validate(obj: object) -> None:
         _storage(obj)
     elif isinstance(obj, RESOURCE_KINDS):
         _resource(obj)
+    elif isinstance(obj, HorizontalPodAutoscaler):
+        if problem := next(hpa_problems(default_hpa(obj)), None):
+            raise Invalid.at(_qualified(obj), obj.metadata.name, *problem)
     elif isinstance(obj, ConfigMap):
         if problem := next(config_map_problems(obj), None):
             raise Invalid.at(kind, obj.metadata.name, *problem)
@@ -383,6 +398,10 @@ def validate_status_update(candidate: Any) -> None:
     if isinstance(candidate, WORKLOAD_KINDS):
         problem = next(status_problems(candidate), None)
         if problem is not None:
+            raise Invalid.at(_qualified(candidate), candidate.metadata.name, *problem)
+        return
+    if isinstance(candidate, HorizontalPodAutoscaler):
+        if problem := next(hpa_status_problems(candidate), None):
             raise Invalid.at(_qualified(candidate), candidate.metadata.name, *problem)
         return
     validate(candidate)

@@ -70,6 +70,7 @@ from emulator.base.apiserver.deletion import (
     mark_deleting,
     should_delete_during_update,
 )
+from emulator.base.apiserver.metrics import ResourceMetrics
 from emulator.base.apiserver.registry import CLUSTER_SCOPED, STRATEGIES, bind_pod
 from emulator.base.apiserver.registry.nodes import TERMINATING
 from emulator.base.apiserver.registry.pods import PodStrategy
@@ -101,6 +102,8 @@ class ApiServer(Store):
 
     def __init__(self, clock: Clock, rng: random.Random, settings: ServerSettings | None = None) -> None:
         super().__init__(clock, rng, settings, STRATEGIES)
+        self.metrics = ResourceMetrics(self, clock)
+        """The resource metrics API (``metrics.k8s.io``) over this store and a load model."""
 
     # --- verbs --------------------------------------------------------------------------
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import bisect
+import builtins
 import random
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -22,8 +23,10 @@ from typing import Any, Protocol, TypeVar
 
 import msgspec
 
+from emulator.base.api.autoscaling import PodMetrics
 from emulator.base.api.core import Binding, Pod
 from emulator.base.api.errors import NotFound
+from emulator.base.api.labelselector import Selector
 from emulator.base.api.meta import ObjectMeta, ObjectReference
 from emulator.base.api.scheduling import Lease, LeaseSpec
 from emulator.base.apiserver.server import ApiServer
@@ -132,6 +135,11 @@ class Client:
         return await self._call(
             "list", kind, lambda: self.server.list(kind, namespace=namespace, label_match=label_match, fields=fields)
         )
+
+    async def pod_metrics(self, namespace: str, selector: Selector) -> builtins.list[PodMetrics]:
+        """``metrics.k8s.io/v1beta1`` PodMetrics of ``namespace``'s pods matching ``selector``
+        (the resource metrics API: ``ApiServer.metrics``)."""
+        return await self._call("list", "PodMetrics", lambda: self.server.metrics.pod_metrics(namespace, selector))
 
     async def update(self, obj: S) -> S:
         return await self._call("update", getattr(obj, "kind", ""), lambda: self.server.update(obj))

@@ -208,6 +208,7 @@ _REQUIRED_STATUS: Final[dict[str, tuple[str, ...]]] = {
     "ReplicaSet": ("replicas",),
     "StatefulSet": ("replicas",),
     "DaemonSet": ("currentNumberScheduled", "numberMisscheduled", "desiredNumberScheduled", "numberReady"),
+    "HorizontalPodAutoscaler": ("desiredReplicas",),
 }
 """Status fields upstream writes even when zero (no ``omitempty``) and the official clients
 require, of kinds whose structs omit zeros (the stored structs keep ``omit_defaults``: their

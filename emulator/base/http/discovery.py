@@ -44,6 +44,7 @@ from typing import Any, Final
 
 import msgspec
 
+from emulator.base.http import metricsapi
 from emulator.base.http.openapi import openapi_document, openapi_root
 from emulator.base.http.resources import RESOURCES, Resource, by_group_version
 
@@ -177,12 +178,10 @@ def aggregated(core: bool) -> dict[str, Any]:
     """``/api`` (``core``) or ``/apis`` as an ``APIGroupDiscoveryList``; serve it with
     ``AGGREGATED_CONTENT_TYPE``."""
     groups = [""] if core else named_groups()
-    return {
-        "kind": "APIGroupDiscoveryList",
-        "apiVersion": "apidiscovery.k8s.io/v2",
-        "metadata": {},
-        "items": [_aggregated_group(g) for g in groups],
-    }
+    items = [_aggregated_group(g) for g in groups]
+    if not core:
+        items.append(metricsapi.aggregated_group())
+    return {"kind": "APIGroupDiscoveryList", "apiVersion": "apidiscovery.k8s.io/v2", "metadata": {}, "items": items}
 
 
 # --- legacy (v1 APIVersions, APIGroupList, APIGroup, APIResourceList) ---------------------
@@ -204,11 +203,14 @@ def _group_doc(group: str) -> dict[str, Any]:
 
 def legacy_groups() -> dict[str, Any]:
     """``/apis``: every named group, preferred version first."""
-    return {"kind": "APIGroupList", "apiVersion": "v1", "groups": [_group_doc(g) for g in named_groups()]}
+    groups = [*(_group_doc(g) for g in named_groups()), metricsapi.group_doc()]
+    return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
 
 
 def legacy_group(group: str) -> dict[str, Any] | None:
     """``/apis/<group>``, or None when the group is not served."""
+    if group == metricsapi.GROUP:
+        return {"kind": "APIGroup", "apiVersion": "v1", **metricsapi.group_doc()}
     if not group or group not in named_groups():
         return None
     return {"kind": "APIGroup", "apiVersion": "v1", **_group_doc(group)}
@@ -249,6 +251,8 @@ def _legacy_resource(r: Resource) -> list[dict[str, Any]]:
 
 def legacy_resources(group: str, version: str) -> dict[str, Any] | None:
     """``/api/v1`` or ``/apis/<group>/<version>``: resources and subresources, or None."""
+    if (group, version) == (metricsapi.GROUP, metricsapi.VERSION):
+        return metricsapi.resources_doc()
     served = _sorted(group, version)
     if not served:
         return None

@@ -25,6 +25,7 @@ import msgspec
 
 from emulator.base.api import (
     apps,
+    autoscaling,
     batch,
     config,
     core,
@@ -57,6 +58,7 @@ _PACKAGE_OF_MODULE: Final = {
     probe: "io.k8s.api.core.v1",
     services: "io.k8s.api.core.v1",
     apps: "io.k8s.api.apps.v1",
+    autoscaling: "io.k8s.api.autoscaling.v2",
     batch: "io.k8s.api.batch.v1",
     policy: "io.k8s.api.policy.v1",
     scheduling: "io.k8s.api.scheduling.v1",

@@ -173,6 +173,7 @@ _KIND_TABLES: Final[dict[str, dict[str, FieldSchema]]] = {
     "CSINode": {"spec.drivers": _keyed("name")},
     "CSIDriver": {"spec.volumeLifecycleModes": _SET},
     "ResourceClaim": {"status.reservedFor": _keyed("uid")},
+    "HorizontalPodAutoscaler": {"status.conditions": _CONDITIONS},
 }
 
 SCHEMAS: Final[dict[str, dict[str, FieldSchema]]] = {

@@ -34,6 +34,7 @@ from emulator.base.api.meta import ObjectMeta
 from emulator.base.api.policy import PodDisruptionBudget
 from emulator.base.api.scheduling import Lease, PriorityClass
 from emulator.base.api.services import Service
+from emulator.base.http.autoscalingprinters import AUTOSCALING_ROWS
 from emulator.base.http.cells import (
     NONE,
     Since,
@@ -443,6 +444,7 @@ _ROWS: Final[dict[str, Callable[[Any, Since], list[Any]]]] = {
     "ControllerRevision": _controllerrevision_cells,
     **STORAGE_ROWS,
     **RESOURCE_ROWS,
+    **AUTOSCALING_ROWS,
 }
 
 

@@ -46,6 +46,8 @@ GROUPS: Final = (
     "events",
     "discovery",
 )
+EXTRA_VERSIONS: Final = ("autoscaling/v2",)
+"""Served versions other than a group's v1 (``autoscaling/v2``: HorizontalPodAutoscaler)."""
 MACHINERY: Final = ("pkg/apis/meta/v1", "pkg/runtime", "pkg/api/resource", "pkg/util/intstr")
 OUT: Final = Path(__file__).parent / "data" / "protobuf_messages.json"
 _SCALARS: Final = {
@@ -145,6 +147,11 @@ def generate(api_repo: str, machinery_repo: str) -> dict[str, Any]:
         go = _go_fields(_go_sources(api_repo, folder))
         pkg = _proto(_git(api_repo, "show", f"HEAD:{folder}/generated.proto"), go, messages, lists)
         packages["v1" if group == "core" else f"{_api_group(group)}/v1"] = pkg
+    for folder in EXTRA_VERSIONS:
+        go = _go_fields(_go_sources(api_repo, folder))
+        pkg = _proto(_git(api_repo, "show", f"HEAD:{folder}/generated.proto"), go, messages, lists)
+        group, version = folder.split("/")
+        packages[f"{_api_group(group)}/{version}"] = pkg
     while missing := sorted({_package(ref) for ref in _refs(messages) if ref not in messages}):
         for package in missing:  # a served message names one of another version (an alpha's)
             folder = "/".join(package.removeprefix("k8s.io.api.").split(".")[:2])

@@ -101,15 +101,16 @@ def _res(
     scale: bool = False,
     extra: tuple[Subresource, ...] = (),
     stored: bool = True,
+    version: str = "v1",
 ) -> Resource:
     subs: list[Subresource] = list(extra)
     if scale:
         subs.append(_scale())
     if status:
-        subs.append(_status(group, "v1", kind))
+        subs.append(_status(group, version, kind))
     return Resource(
         group=group,
-        version="v1",
+        version=version,
         name=name,
         singular=singular,
         kind=kind,
@@ -177,6 +178,17 @@ RESOURCES: Final[tuple[Resource, ...]] = (
     _res("apps", "replicasets", "replicaset", "ReplicaSet", short=("rs",), categories=_ALL, status=True, scale=True),
     _res(
         "apps", "statefulsets", "statefulset", "StatefulSet", short=("sts",), categories=_ALL, status=True, scale=True
+    ),
+    # autoscaling/v2
+    _res(
+        "autoscaling",
+        "horizontalpodautoscalers",
+        "horizontalpodautoscaler",
+        "HorizontalPodAutoscaler",
+        short=("hpa",),
+        categories=_ALL,
+        status=True,
+        version="v2",
     ),
     # batch/v1
     _res("batch", "cronjobs", "cronjob", "CronJob", short=("cj",), categories=("all",), status=True),

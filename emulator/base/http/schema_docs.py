@@ -48,6 +48,7 @@ KINDS: Final[dict[str, str]] = {
     "DeviceClass": "A kind of device a claim can ask for: CEL selectors and configuration for its drivers.",
     "ResourceClaim": "A request for devices (DRA): what to allocate, and the allocation and its consumers.",
     "ResourceClaimTemplate": "A claim spec the resourceclaim controller makes one ResourceClaim of per pod.",
+    "HorizontalPodAutoscaler": "Scales a workload's replicas to keep its pods' metrics at a target.",
     "ResourceSlice": "Devices a DRA driver publishes for one pool, with their attributes and capacities.",
 }
 

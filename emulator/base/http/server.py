@@ -65,7 +65,7 @@ from emulator.base.api.services import Service, ServicePort, ServiceSpec
 from emulator.base.apiserver.server import ApiServer
 from emulator.base.apiserver.serviceips import SERVICE_CIDR
 from emulator.base.apiserver.watch import Watcher
-from emulator.base.http import anonymous, budget, discovery, reviews
+from emulator.base.http import anonymous, budget, discovery, metricsapi, reviews
 from emulator.base.http.apply import FieldManagers
 from emulator.base.http.calls import METHOD_NOT_ALLOWED, Call, check_verb, verb_of
 from emulator.base.http.codec import decode_body, encode
@@ -336,8 +336,10 @@ class HttpApi:
         return b"".join(chunks)
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
-        target = route(request.path)
         query = {k: request.query.get(k, "") for k in request.query}
+        if (body := metricsapi.respond(self.api.metrics, request.method, request.path, query)) is not None:
+            return web.Response(status=200, body=body, content_type=JSON)  # metrics.k8s.io: never stored
+        target = route(request.path)
         if isinstance(target, Discovery):
             if target.what == "review":
                 return await self._review(target, request)

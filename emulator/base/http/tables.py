@@ -33,6 +33,7 @@ import msgspec
 
 from emulator.base.api.codec import enc_hook
 from emulator.base.api.errors import BadRequest
+from emulator.base.http.autoscalingprinters import AUTOSCALING_COLUMNS
 from emulator.base.http.cells import AGE_COLUMN as _AGE
 from emulator.base.http.cells import AGE_DOC, NAME_DOC, Since
 from emulator.base.http.cells import NAME_COLUMN as _NAME
@@ -229,6 +230,7 @@ _COLUMNS: Final[dict[str, tuple[dict[str, Any], ...]]] = {
     ),
     **STORAGE_COLUMNS,
     **RESOURCE_COLUMNS,
+    **AUTOSCALING_COLUMNS,
 }
 
 _DEFAULT_COLUMNS: Final = (

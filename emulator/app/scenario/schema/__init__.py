@@ -25,6 +25,7 @@ module             owns
 ``expect``         the expectations (``Expectation``)
 ``storage``        the simulated CSI drivers (``StorageConfig``)
 ``devices``        a node group's simulated DRA devices (``GroupDevices``)
+``load``           what the pods use, for the metrics API and the HPA (``LoadSpec``)
 ``__init__``       the ``Scenario``, and what the runner creates first and in which order
 =================  =========================================================================
 
@@ -93,6 +94,7 @@ from emulator.app.scenario.schema.faults import (
     WatchDelay,
     WatchReorder,
 )
+from emulator.app.scenario.schema.load import LoadSpec, LoadStep, load_problems, load_rules
 from emulator.app.scenario.schema.steps import (
     DRAIN_TIMEOUT,
     SCALABLE_KINDS,
@@ -151,6 +153,8 @@ __all__ = [
     "JobsComplete",
     "KubeletConfig",
     "Latency",
+    "LoadSpec",
+    "LoadStep",
     "MaxPodsPerNode",
     "NoOvercommit",
     "NodeFile",
@@ -187,6 +191,8 @@ __all__ = [
     "creation_order",
     "device_problems",
     "generated_name",
+    "load_problems",
+    "load_rules",
     "storage_problems",
 ]
 
@@ -216,6 +222,8 @@ class Scenario(Spec, frozen=True, kw_only=True):
     nodes: list[NodeGroup | NodeFile] = []
     storage: StorageConfig = StorageConfig()
     """Simulated CSI drivers (see ``storage``)."""
+    load: list[LoadSpec] = []
+    """What the pods use: the resource metrics API and the HPA read it (see ``load``)."""
     faults: list[FaultSpec] = []
     """Armed from the start of the run (see the table in ``faults``)."""
     steps: list[Step] = []

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
+from emulator.base.apiserver.registry.autoscaling import HorizontalPodAutoscalerStrategy
 from emulator.base.apiserver.registry.config import ConfigMapStrategy, SecretStrategy
 from emulator.base.apiserver.registry.controllerrevisions import ControllerRevisionStrategy
 from emulator.base.apiserver.registry.events import EventStrategy
@@ -86,6 +87,7 @@ STRATEGIES: Final[dict[str, type[Strategy]]] = {
         ResourceClaimStrategy,
         ResourceClaimTemplateStrategy,
         ResourceSliceStrategy,
+        HorizontalPodAutoscalerStrategy,
     )
 }
 """Every stored kind's strategy class, by kind: the API server makes one of each, the watch

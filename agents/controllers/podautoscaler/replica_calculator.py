@@ -1,0 +1,248 @@
+"""Upstream's ``pkg/controller/podautoscaler/replica_calculator.go`` and
+``metrics/utilization.go`` (v1.34): the replica count a metric asks for, as pure functions of
+the pods, their metrics and the time.
+
+``PodMetric`` is one pod's value (milli-units) with its sample's timestamp and window;
+``group_pods`` sorts the selector's pods into ready, unready (Pending; for cpu, not Ready or
+still initialising), missing (no metric) and ignored (deleted, Failed); the two calculations
+treat missing pods as using 100 % of their request on a scale-down and 0 % on a scale-up,
+unready pods as 0 % on a scale-up, and keep the current count inside the tolerance or when the rebalanced ratio turns
+the direction round. Errors are ``ReplicaCalcError`` with upstream's messages.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from emulator.base.api.core import Pod
+from emulator.base.runtime.clock import parse_timestamp
+
+__all__ = [
+    "CPU_INITIALIZATION_PERIOD",
+    "DELAY_OF_INITIAL_READINESS_STATUS",
+    "TOLERANCE",
+    "PodMetric",
+    "ReplicaCalcError",
+    "ReplicaCalculator",
+    "calculate_requests",
+    "group_pods",
+]
+
+TOLERANCE: Final = 0.1
+"""``--horizontal-pod-autoscaler-tolerance``."""
+CPU_INITIALIZATION_PERIOD: Final = 300.0
+"""``--horizontal-pod-autoscaler-cpu-initialization-period``: 5 min."""
+DELAY_OF_INITIAL_READINESS_STATUS: Final = 30.0
+"""``--horizontal-pod-autoscaler-initial-readiness-delay``: 30 s."""
+
+
+class ReplicaCalcError(Exception):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class PodMetric:
+    value: int
+    timestamp: float = 0.0
+    window: float = 15.0
+
+
+def _ready_condition(pod: Pod) -> tuple[str, float] | None:
+    for c in pod.status.conditions:
+        if c.type == "Ready":
+            return c.status, parse_timestamp(c.last_transition_time) if c.last_transition_time else 0.0
+    return None
+
+
+def group_pods(
+    pods: Sequence[Pod],
+    metrics: Mapping[str, PodMetric],
+    resource: str,
+    now: float,
+    cpu_initialization_period: float = CPU_INITIALIZATION_PERIOD,
+    delay_of_initial_readiness_status: float = DELAY_OF_INITIAL_READINESS_STATUS,
+) -> tuple[int, list[str], list[str], list[str]]:
+    """``groupPods``: (ready pod count, unready, missing, ignored pod names). Ignored: being
+    deleted or Failed (their metrics dropped); unready: Pending, or for cpu not Ready or still
+    initialising (dropped, counted as 0 % on a scale-up); missing: no metric."""
+    ready = 0
+    unready: list[str] = []
+    missing: list[str] = []
+    ignored: list[str] = []
+    for pod in pods:
+        name = pod.metadata.name
+        if pod.metadata.deletion_timestamp is not None or pod.status.phase == "Failed":
+            ignored.append(name)
+            continue
+        if pod.status.phase == "Pending":
+            unready.append(name)
+            continue
+        metric = metrics.get(name)
+        if metric is None:
+            missing.append(name)
+            continue
+        if resource == "cpu":
+            cond = _ready_condition(pod)
+            start = parse_timestamp(pod.status.start_time) if pod.status.start_time else None
+            if cond is None or start is None:
+                skip = True
+            else:
+                status, transition = cond
+                if start + cpu_initialization_period > now:
+                    skip = status == "False" or metric.timestamp < transition + metric.window
+                else:
+                    skip = status == "False" and start + delay_of_initial_readiness_status > transition
+            if skip:
+                unready.append(name)
+                continue
+        ready += 1
+    return ready, unready, missing, ignored
+
+
+def calculate_requests(pods: Sequence[Pod], container: str, resource: str) -> dict[str, int]:
+    """``calculateRequests``: each pod's request of ``resource`` (its containers and restartable
+    init containers, or only ``container``), milli-units; a zero request is an error."""
+    out: dict[str, int] = {}
+    for pod in pods:
+        total = 0
+        sidecars = [c for c in pod.spec.init_containers if c.restart_policy == "Always"]
+        for c in (*pod.spec.containers, *sidecars):
+            if container and c.name != container:
+                continue
+            q = c.resources.requests.get(resource)
+            if q is None or q.milli == 0:
+                raise ReplicaCalcError(
+                    f"missing request for {resource} in container {c.name} of Pod {pod.metadata.name}"
+                )
+            total += q.milli
+        out[pod.metadata.name] = total
+    return out
+
+
+def resource_utilization_ratio(
+    metrics: Mapping[str, PodMetric], requests: Mapping[str, int], target_utilization: int
+) -> tuple[float, int, int]:
+    """``GetResourceUtilizationRatio``: (ratio, utilization %, average raw value)."""
+    metrics_total = requests_total = entries = 0
+    for name, metric in metrics.items():
+        request = requests.get(name)
+        if request is None:
+            continue
+        metrics_total += metric.value
+        requests_total += request
+        entries += 1
+    if requests_total == 0:
+        raise ReplicaCalcError("no metrics returned matched known pods")
+    utilization = (metrics_total * 100) // requests_total
+    return utilization / target_utilization, utilization, metrics_total // entries
+
+
+def metric_usage_ratio(metrics: Mapping[str, PodMetric], target_usage: int) -> tuple[float, int]:
+    """``GetMetricUsageRatio``: (ratio, average value)."""
+    total = sum(m.value for m in metrics.values())
+    current = total // len(metrics)
+    return current / target_usage, current
+
+
+@dataclass(frozen=True, slots=True)
+class ReplicaCalculator:
+    tolerance: float = TOLERANCE
+    cpu_initialization_period: float = CPU_INITIALIZATION_PERIOD
+    delay_of_initial_readiness_status: float = DELAY_OF_INITIAL_READINESS_STATUS
+
+    def _within(self, ratio: float) -> bool:
+        return (1.0 - self.tolerance) <= ratio <= (1.0 + self.tolerance)
+
+    def resource_replicas(
+        self,
+        current_replicas: int,
+        target_utilization: int,
+        resource: str,
+        pods: Sequence[Pod],
+        metrics: Mapping[str, PodMetric],
+        now: float,
+        container: str = "",
+    ) -> tuple[int, int, int]:
+        """``GetResourceReplicas``: (replicas, utilization %, average raw value)."""
+        if not pods:
+            raise ReplicaCalcError("no pods returned by selector while calculating replica count")
+        metrics = dict(metrics)
+        ready, unready, missing, ignored = group_pods(
+            pods, metrics, resource, now, self.cpu_initialization_period, self.delay_of_initial_readiness_status
+        )
+        for name in (*ignored, *unready):
+            metrics.pop(name, None)
+        requests = calculate_requests(pods, container, resource)
+        if not metrics:
+            raise ReplicaCalcError("did not receive metrics for targeted pods (pods might be unready)")
+        ratio, utilization, raw = resource_utilization_ratio(metrics, requests, target_utilization)
+        scale_up_with_unready = bool(unready) and ratio > 1.0
+        if not scale_up_with_unready and not missing:
+            if self._within(ratio):
+                return current_replicas, utilization, raw
+            return math.ceil(ratio * ready), utilization, raw
+        if missing:
+            if ratio < 1.0:
+                fallback = max(100, target_utilization)  # all of the request, or the target above 100 %
+                for name in missing:
+                    metrics[name] = PodMetric(requests[name] * fallback // 100)
+            elif ratio > 1.0:
+                for name in missing:
+                    metrics[name] = PodMetric(0)
+        if scale_up_with_unready:
+            for name in unready:
+                metrics[name] = PodMetric(0)
+        new_ratio, _, _ = resource_utilization_ratio(metrics, requests, target_utilization)
+        if self._within(new_ratio) or (ratio < 1.0 < new_ratio) or (ratio > 1.0 > new_ratio):
+            return current_replicas, utilization, raw
+        new_replicas = math.ceil(new_ratio * len(metrics))
+        if (new_ratio < 1.0 and new_replicas > current_replicas) or (
+            new_ratio > 1.0 and new_replicas < current_replicas
+        ):
+            return current_replicas, utilization, raw
+        return new_replicas, utilization, raw
+
+    def plain_metric_replicas(
+        self,
+        current_replicas: int,
+        target_usage: int,
+        resource: str,
+        pods: Sequence[Pod],
+        metrics: Mapping[str, PodMetric],
+        now: float,
+    ) -> tuple[int, int]:
+        """``calcPlainMetricReplicas`` (AverageValue of a resource, Pods metrics): (replicas,
+        average value)."""
+        if not pods:
+            raise ReplicaCalcError("no pods returned by selector while calculating replica count")
+        metrics = dict(metrics)
+        ready, unready, missing, ignored = group_pods(
+            pods, metrics, resource, now, self.cpu_initialization_period, self.delay_of_initial_readiness_status
+        )
+        for name in (*ignored, *unready):
+            metrics.pop(name, None)
+        if not metrics:
+            raise ReplicaCalcError("did not receive metrics for targeted pods (pods might be unready)")
+        ratio, usage = metric_usage_ratio(metrics, target_usage)
+        scale_up_with_unready = bool(unready) and ratio > 1.0
+        if not scale_up_with_unready and not missing:
+            if self._within(ratio):
+                return current_replicas, usage
+            return math.ceil(ratio * ready), usage
+        for name in missing:
+            metrics[name] = PodMetric(target_usage if ratio < 1.0 else 0)
+        if scale_up_with_unready:
+            for name in unready:
+                metrics[name] = PodMetric(0)
+        new_ratio, _ = metric_usage_ratio(metrics, target_usage)
+        if self._within(new_ratio) or (ratio < 1.0 < new_ratio) or (ratio > 1.0 > new_ratio):
+            return current_replicas, usage
+        new_replicas = math.ceil(new_ratio * len(metrics))
+        if (new_ratio < 1.0 and new_replicas > current_replicas) or (
+            new_ratio > 1.0 and new_replicas < current_replicas
+        ):
+            return current_replicas, usage
+        return new_replicas, usage

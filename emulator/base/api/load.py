@@ -1,0 +1,174 @@
+"""The load model: what each running pod uses, as a pure function of the pods and the time.
+
+Upstream has no such thing (a real pod's usage is what its process does); the emulator needs
+one to feed the resource metrics API (``metrics.k8s.io``, ``kubectl top``) and through it the
+Horizontal Pod Autoscaler. Two sources, both deterministic, on the run's clock:
+
+* the annotation ``emulator.k8s.io/usage: '{"cpu": "250m", "memory": "200Mi"}'`` on a pod (or
+  its template): that pod's own usage;
+* ``LoadRule``s (a scenario's ``load:`` section): for the pods of one namespace matching a label
+  selector, a requests-per-second ``LoadCurve`` (constant, steps, or a day curve), a usage per
+  request per second (``perRequest``) and a usage per pod (``base``). The traffic is spread
+  evenly over the rule's Running and Ready pods (a Service's endpoints); a Running pod that is
+  not Ready gets only its base.
+
+A pod's usage is its annotation (else the bases of the rules that select it) plus its share of
+each selecting rule's traffic. Only Running pods have usage (metrics-server reports the pods
+the kubelets run). Values are kept in milli-units (``Quantity.milli``: millicores, and bytes
+× 1000 for memory) and rounded half to even, so a run's figures are the same on every machine.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Final
+
+from emulator.base.api.core import Pod
+from emulator.base.api.labelselector import EVERYTHING, Selector
+from emulator.base.api.quantity import parse_quantity
+
+__all__ = [
+    "DAY_SECONDS",
+    "USAGE_ANNOTATION",
+    "LoadCurve",
+    "LoadModel",
+    "LoadRule",
+    "Usage",
+    "is_running_and_ready",
+    "parse_usage",
+    "usage_problem",
+]
+
+USAGE_ANNOTATION: Final = "emulator.k8s.io/usage"
+DAY_SECONDS: Final = 86_400.0
+Usage = dict[str, int]
+"""Resource name → milli-units."""
+
+
+def parse_usage(text: str) -> Usage:
+    """The annotation's JSON object of quantities; ``ValueError`` with what is wrong."""
+    try:
+        raw = json.loads(text)
+    except ValueError:
+        raise ValueError('expected a JSON object of quantities, e.g. {"cpu": "250m", "memory": "200Mi"}') from None
+    if not isinstance(raw, dict):
+        raise ValueError('expected a JSON object of quantities, e.g. {"cpu": "250m", "memory": "200Mi"}')
+    out: Usage = {}
+    for name, value in raw.items():
+        if isinstance(value, bool) or not isinstance(value, str | int | float):
+            raise ValueError(f"{name}: expected a quantity")
+        try:
+            q = parse_quantity(value)
+        except ValueError as err:
+            raise ValueError(f"{name}: {err}") from None
+        if q.milli < 0:
+            raise ValueError(f"{name}: must be greater than or equal to 0")
+        out[str(name)] = q.milli
+    return out
+
+
+def usage_problem(annotations: Mapping[str, str]) -> str | None:
+    """What is wrong with a pod's usage annotation, or None (absent or valid)."""
+    text = annotations.get(USAGE_ANNOTATION)
+    if text is None:
+        return None
+    try:
+        parse_usage(text)
+    except ValueError as err:
+        return str(err)
+    return None
+
+
+def is_running_and_ready(pod: Pod) -> bool:
+    if pod.status.phase != "Running" or pod.metadata.deletion_timestamp is not None:
+        return False
+    return any(c.type == "Ready" and c.status == "True" for c in pod.status.conditions)
+
+
+@dataclass(frozen=True, slots=True)
+class LoadCurve:
+    """Requests per second over time: ``constant``; else ``steps`` ((from time, value), sorted:
+    the value of the last step started, 0 before the first); else ``daily`` (values at evenly
+    spaced times of a 24 h day from 00:00, linearly interpolated, wrapping at midnight; the
+    day starts at clock time 0 shifted by ``day_offset`` seconds)."""
+
+    constant: float | None = None
+    steps: tuple[tuple[float, float], ...] = ()
+    daily: tuple[float, ...] = ()
+    day_offset: float = 0.0
+
+    def at(self, t: float) -> float:
+        if self.constant is not None:
+            return self.constant
+        if self.steps:
+            i = bisect.bisect_right([s[0] for s in self.steps], t) - 1
+            return self.steps[i][1] if i >= 0 else 0.0
+        if self.daily:
+            n = len(self.daily)
+            x = ((t + self.day_offset) % DAY_SECONDS) / DAY_SECONDS * n
+            i = int(x)
+            frac = x - i
+            a, b = self.daily[i % n], self.daily[(i + 1) % n]
+            return a + (b - a) * frac
+        return 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class LoadRule:
+    namespace: str = "default"
+    selector: Selector = EVERYTHING
+    curve: LoadCurve = LoadCurve()
+    per_request: Mapping[str, float] = field(default_factory=dict)
+    """Resource → milli-units per request per second."""
+    base: Mapping[str, int] = field(default_factory=dict)
+    """Resource → milli-units every Running pod of the rule uses."""
+
+    def matches(self, pod: Pod) -> bool:
+        return pod.metadata.namespace == self.namespace and self.selector.matches(pod.metadata.labels)
+
+
+class LoadModel:
+    """The rules of a run (none: annotations only)."""
+
+    __slots__ = ("rules",)
+
+    def __init__(self, rules: Iterable[LoadRule] = ()) -> None:
+        self.rules = tuple(rules)
+
+    def __repr__(self) -> str:
+        return f"<LoadModel {len(self.rules)} rules>"
+
+    def usage(self, pods: Iterable[Pod], t: float) -> dict[tuple[str, str], Usage]:
+        """Every Running pod's usage at ``t``, by (namespace, name), in the pods' order."""
+        running = [p for p in pods if p.status.phase == "Running" and p.metadata.deletion_timestamp is None]
+        ready = [sum(1 for p in running if rule.matches(p) and is_running_and_ready(p)) for rule in self.rules]
+        out: dict[tuple[str, str], Usage] = {}
+        for pod in running:
+            own = _annotation_usage(pod)
+            usage: dict[str, float] = {k: float(v) for k, v in (own or {}).items()}
+            for rule, n in zip(self.rules, ready, strict=True):
+                if not rule.matches(pod):
+                    continue
+                if own is None:
+                    for k, b in rule.base.items():
+                        usage[k] = usage.get(k, 0.0) + b
+                if not is_running_and_ready(pod):
+                    continue
+                rps = rule.curve.at(t) / n
+                for k, per in rule.per_request.items():
+                    usage[k] = usage.get(k, 0.0) + rps * per
+            out[(pod.metadata.namespace, pod.metadata.name)] = {k: round(v) for k, v in usage.items()}
+        return out
+
+
+def _annotation_usage(pod: Pod) -> Usage | None:
+    text = pod.metadata.annotations.get(USAGE_ANNOTATION)
+    if text is None:
+        return None
+    try:
+        return parse_usage(text)
+    except ValueError:
+        return None  # refused by validation on create; a pod restored from a dump is skipped

@@ -1,0 +1,101 @@
+"""The load model (``emulator.base.api.load``) and the metrics it feeds
+(``emulator.base.apiserver.metrics``): curves, the even spread over Running and Ready pods, the
+annotation, and PodMetrics/NodeMetrics as metrics-server shapes them."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from emulator.base.api.core import (
+    Container,
+    Namespace,
+    Node,
+    NodeStatus,
+    Pod,
+    PodCondition,
+    PodSpec,
+    PodStatus,
+    ResourceRequirements,
+)
+from emulator.base.api.labelselector import Selector
+from emulator.base.api.load import DAY_SECONDS, USAGE_ANNOTATION, LoadCurve, LoadModel, LoadRule, parse_usage
+from emulator.base.api.meta import ObjectMeta
+from emulator.base.api.quantity import Quantity
+from emulator.base.apiserver.server import ApiServer
+from emulator.base.runtime.clock import StoppedClock
+
+
+def _pod(name: str, *, ready: bool = True, phase: str = "Running", usage: str | None = None, node: str = "n1") -> Pod:
+    notes = {USAGE_ANNOTATION: usage} if usage is not None else {}
+    res = ResourceRequirements(requests={"cpu": Quantity.from_milli(500)})
+    return Pod(
+        metadata=ObjectMeta(name=name, namespace="default", labels={"app": "web"}, annotations=notes),
+        spec=PodSpec(node_name=node, containers=[Container(name="a", image="i", resources=res)]),
+        status=PodStatus(phase=phase, conditions=[PodCondition(type="Ready", status="True" if ready else "False")]),
+    )
+
+
+@pytest.mark.parametrize(
+    ("curve", "t", "rps"),
+    [
+        pytest.param(LoadCurve(constant=7.0), 123.0, 7.0, id="constant"),
+        pytest.param(LoadCurve(steps=((60.0, 10.0), (120.0, 40.0))), 30.0, 0.0, id="before-the-first-step"),
+        pytest.param(LoadCurve(steps=((60.0, 10.0), (120.0, 40.0))), 120.0, 40.0, id="at-a-step"),
+        pytest.param(LoadCurve(daily=(0.0, 100.0)), DAY_SECONDS / 4, 50.0, id="day-interpolated"),
+        pytest.param(LoadCurve(daily=(0.0, 100.0)), DAY_SECONDS * 3 / 4, 50.0, id="day-wraps-at-midnight"),
+        pytest.param(LoadCurve(daily=(0.0, 100.0), day_offset=DAY_SECONDS / 2), 0.0, 100.0, id="day-start"),
+    ],
+)
+def test_curves(curve: LoadCurve, t: float, rps: float) -> None:
+    assert curve.at(t) == pytest.approx(rps)
+
+
+def test_traffic_is_spread_over_running_and_ready_pods() -> None:
+    rule = LoadRule(
+        selector=Selector.from_set({"app": "web"}), curve=LoadCurve(constant=100.0), per_request={"cpu": 3.0},
+        base={"cpu": 10},
+    )  # fmt: skip
+    pods = [_pod("a"), _pod("b"), _pod("c", ready=False), _pod("d", phase="Pending"), _pod("e", usage='{"cpu": "1"}')]
+    usage = LoadModel([rule]).usage(pods, 0.0)
+    share = round(300 / 3)  # a, b and e are Running and Ready
+    assert usage[("default", "a")] == {"cpu": 10 + share}
+    assert usage[("default", "c")] == {"cpu": 10}  # not Ready: its base only
+    assert ("default", "d") not in usage  # not Running: no metrics
+    assert usage[("default", "e")] == {"cpu": 1000 + share}  # its annotation instead of the base
+
+
+def test_parse_usage() -> None:
+    assert parse_usage('{"cpu": "250m", "memory": "1Ki"}') == {"cpu": 250, "memory": 1_024_000}
+    with pytest.raises(ValueError, match="expected a JSON object of quantities"):
+        parse_usage("cpu=1")
+
+
+def test_pod_and_node_metrics() -> None:
+    api = ApiServer(StoppedClock(), random.Random(0))
+    api.create(Namespace(metadata=ObjectMeta(name="default")))
+    api.create(Node(metadata=ObjectMeta(name="n1"), status=NodeStatus(capacity={"cpu": Quantity.from_value(4)})))
+    pod = _pod("a", usage='{"cpu": "300m", "memory": "1Mi"}')
+    pod = pod.__class__(
+        metadata=pod.metadata,
+        spec=PodSpec(
+            node_name="n1",
+            containers=[
+                Container(
+                    name="a", image="i", resources=ResourceRequirements(requests={"cpu": Quantity.from_milli(100)})
+                ),
+                Container(
+                    name="b", image="i", resources=ResourceRequirements(requests={"cpu": Quantity.from_milli(200)})
+                ),
+            ],
+        ),
+        status=pod.status,
+    )
+    api.create(pod, restore=True)
+    (pm,) = api.metrics.pod_metrics("default")
+    assert [(c.name, c.usage["cpu"].text) for c in pm.containers] == [("a", "100m"), ("b", "200m")]
+    assert sum(c.usage["memory"].milli for c in pm.containers) == 1024 * 1024 * 1000
+    assert pm.window == "15s"
+    (nm,) = api.metrics.node_metrics()
+    assert (nm.metadata.name, nm.usage["cpu"].text, nm.usage["memory"].text) == ("n1", "300m", "1048576")
