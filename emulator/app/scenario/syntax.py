@@ -67,6 +67,7 @@ from emulator.app.scenario.schema import (
     WatchDelay,
     WatchReorder,
     WorkloadsReady,
+    autoscaling_problems,
     device_problems,
     generated_name,
     storage_problems,
@@ -180,6 +181,8 @@ class ScenarioWalker(SchemaWalker):
         for path, detail in limit_errors(scenario):  # totals and the horizon: see totals.py
             self.fail(path, detail)
         for path, detail in storage_problems(scenario.storage):  # across driver entries
+            self.fail(path, detail)
+        for path, detail in autoscaling_problems(scenario.autoscaling, "autoscaling"):
             self.fail(path, detail)
         return scenario
 

@@ -25,6 +25,7 @@ module             owns
 ``expect``         the expectations (``Expectation``)
 ``storage``        the simulated CSI drivers (``StorageConfig``)
 ``devices``        a node group's simulated DRA devices (``GroupDevices``)
+``autoscaling``    the Cluster Autoscaler's flags and node groups (``AutoscalingConfig``)
 ``__init__``       the ``Scenario``, and what the runner creates first and in which order
 =================  =========================================================================
 
@@ -43,6 +44,14 @@ from __future__ import annotations
 
 from typing import Final, Literal
 
+from emulator.app.scenario.schema.autoscaling import (
+    EXPANDERS,
+    AutoscalingConfig,
+    CANodeGroup,
+    ClusterAutoscalerConfig,
+    Priorities,
+    autoscaling_problems,
+)
 from emulator.app.scenario.schema.base import (
     RUN_DURATION_ANNOTATION,
     ByteRate,
@@ -120,15 +129,19 @@ __all__ = [
     "AGENT_PATTERN",
     "API_VERBS",
     "DRAIN_TIMEOUT",
+    "EXPANDERS",
     "PRECREATED_NAMESPACES",
     "RUN_DURATION_ANNOTATION",
     "SCALABLE_KINDS",
     "ApiError",
     "ApiLatency",
     "AttributeValue",
+    "AutoscalingConfig",
     "ByteRate",
     "Bytes",
+    "CANodeGroup",
     "CapacityValue",
+    "ClusterAutoscalerConfig",
     "ContainerStartFailure",
     "Cordon",
     "Count",
@@ -159,6 +172,7 @@ __all__ = [
     "PodCount",
     "PodOnNode",
     "PodsOnNodes",
+    "Priorities",
     "Replay",
     "Scale",
     "Scenario",
@@ -182,6 +196,7 @@ __all__ = [
     "WatchReorder",
     "WorkloadsReady",
     "auto_namespaces",
+    "autoscaling_problems",
     "creation_order",
     "device_problems",
     "generated_name",
@@ -214,6 +229,8 @@ class Scenario(Spec, frozen=True, kw_only=True):
     nodes: list[NodeGroup | NodeFile] = []
     storage: StorageConfig = StorageConfig()
     """Simulated CSI drivers (see ``storage``)."""
+    autoscaling: AutoscalingConfig = AutoscalingConfig()
+    """The Cluster Autoscaler and its node groups (see ``autoscaling``)."""
     faults: list[FaultSpec] = []
     """Armed from the start of the run (see the table in ``faults``)."""
     steps: list[Step] = []
