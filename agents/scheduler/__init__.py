@@ -13,6 +13,8 @@ says so); tests and the agent itself may use the modules. Each name is loaded on
 - explaining: ``explain_objects`` (a pod against fixed objects), ``ProfileError``,
   ``Explanation``, ``ExplainRecorder`` (``run --explain``), ``WORKLOAD_KINDS``;
 - checking: ``CacheComparer`` (an instance against the API server, for the invariants);
+- simulating: ``SchedulingSimulator`` (the profile's PreFilter and Filter plugins on a forkable
+  snapshot: the Cluster Autoscaler's predicate checker);
 - framework names the callers read: ``Code``, ``ExtensionPoint``, ``PluginFactory``.
 """
 
@@ -37,6 +39,7 @@ if TYPE_CHECKING:
     from agents.scheduler.registry import build_registry
     from agents.scheduler.scheduler import Scheduler, SchedulerGroup, start_schedulers
     from agents.scheduler.setup import SchedulerSettings, SetupError, build_scheduler_setup
+    from agents.scheduler.simulator import SchedulingSimulator
 
 __all__ = [
     "CONFIG_API_VERSION",
@@ -55,6 +58,7 @@ __all__ = [
     "SchedulerGroup",
     "SchedulerOptions",
     "SchedulerSettings",
+    "SchedulingSimulator",
     "SetupError",
     "build_registry",
     "build_scheduler_setup",
@@ -83,6 +87,7 @@ _WHERE: dict[str, tuple[str, str]] = {
     "SchedulerOptions": ("options", "SchedulerOptions"),
     "SchedulerSettings": ("setup", "SchedulerSettings"),
     "SetupError": ("setup", "SetupError"),
+    "SchedulingSimulator": ("simulator", "SchedulingSimulator"),
     "build_registry": ("registry", "build_registry"),
     "build_scheduler_setup": ("setup", "build_scheduler_setup"),
     "explain_objects": ("explain_static", "explain_objects"),

@@ -128,8 +128,8 @@ class Cluster:
         self.kubelets: dict[str, asyncio.Task[None]] = {}
         self._ticker: Ticker | None = None
         self.agents: list[Any] = []
-        self.autoscaler: Any = None
-        """The Cluster Autoscaler's simulated cloud provider (``autoscaling``), if any."""
+        self.autoscaler_cloud: Any = None
+        """The Cluster Autoscaler's simulated cloud (``autoscaling.SimulatedCloud``), if any."""
         self._tg: asyncio.TaskGroup | None = None
         self.on_step: Callable[[int, Step], None] | None = None
         """Called as each step plays (after its ``at``): the observer's markers."""

@@ -65,6 +65,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import IO, Any
 
+from emulator.app.scenario.autoscaling import create_min_size_nodes, prepare_cloud, start_cluster_autoscaler
 from emulator.app.scenario.cluster import Cluster, StepError
 from emulator.app.scenario.cost import COUNTERS, CostMeter
 from emulator.app.scenario.drivers import start_dra_drivers, start_storage_drivers
@@ -206,8 +207,11 @@ async def _main(scenario: Scenario, seed: int, options: RunOptions, virtual: boo
         await guarded("objects", initial_objects())
         for i, group in enumerate(scenario.nodes):
             await guarded(f"nodes[{i}]", cluster.create_nodes(group))
+        prepare_cloud(cluster)
+        await guarded("autoscaling.clusterAutoscaler", create_min_size_nodes(cluster))
         cluster.start_schedulers()
         cluster.start_controllers()
+        start_cluster_autoscaler(cluster)
         start_storage_drivers(cluster)
         start_dra_drivers(cluster)
         cluster.start_faults()
@@ -297,7 +301,7 @@ async def _main(scenario: Scenario, seed: int, options: RunOptions, virtual: boo
     end = clock.now()
     extra["metrics"] = observer.metrics(end)
     extra["metrics"]["cost"] = cost.document(end)
-    counters = cluster.autoscaler.counters if cluster.autoscaler is not None else {}
+    counters = cluster.autoscaler_cloud.counters if cluster.autoscaler_cloud is not None else {}
     extra["metrics"]["autoscaler"] = {name: counters.get(name, 0) for name in COUNTERS}
     extra["series"] = series(observer, end, fault_markers(cluster.faults))
     return RunResult(
