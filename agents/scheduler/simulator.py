@@ -10,8 +10,9 @@ disagree (the disagreement behind kubernetes/autoscaler#9287, #8161, #8162).
 One profile's ``Framework`` (default: upstream's default profile) is built once over the
 simulator's ``Snapshot``; ``reset`` replaces the nodes and pods, ``add_node``/``add_pod``/
 ``remove_node``/``remove_pod`` change them, ``fork``/``revert``/``commit`` nest as upstream's
-``Fork``/``Revert``/``Commit`` (an undo log). The snapshot's lists are rebuilt lazily, before
-the next check after a change.
+``Fork``/``Revert``/``Commit`` (an undo log). A pod added or removed patches its node's row
+in place (``Snapshot._replace``); a node added or removed rebuilds the snapshot's lists lazily,
+before the next check.
 
 A check (``check``) is upstream's ``CheckPredicates``: a fresh ``CycleState``, PreFilter (a
 rejection, or a PreFilterResult without the node, fails), then every Filter plugin in profile
@@ -135,13 +136,21 @@ class SchedulingSimulator:
         self._dirty = True
 
     def add_pod(self, pod: Pod, node_name: str) -> None:
-        self.snapshot.node_info_map[node_name].add_pod(PodInfo(pod))
+        info = self.snapshot.node_info_map[node_name]
+        info.add_pod(PodInfo(pod))
         self._log.append(("pod+", pod, node_name))
-        self._dirty = True
+        self._changed(info)
 
     def remove_pod(self, pod: Pod, node_name: str) -> None:
-        if self.snapshot.node_info_map[node_name].remove_pod(pod):
+        info = self.snapshot.node_info_map[node_name]
+        if info.remove_pod(pod):
             self._log.append(("pod-", pod, node_name))
+            self._changed(info)
+
+    def _changed(self, info: NodeInfo) -> None:
+        """A listed NodeInfo changed in place: patch the snapshot's affinity lists and columnar
+        table for it (``Snapshot._replace``, as the cache's update does), no rebuild."""
+        if not self._dirty and not self.snapshot._replace([info]):
             self._dirty = True
 
     def fork(self) -> None:
@@ -163,9 +172,12 @@ class SchedulingSimulator:
                 self._order.insert(int(where), obj.name)
             elif op == "pod+":
                 infos[where].remove_pod(obj)
+                self._changed(infos[where])
             else:
                 infos[where].add_pod(PodInfo(obj))
-        self._dirty = True
+                self._changed(infos[where])
+            if op in ("node+", "node-"):
+                self._dirty = True
 
     def _refresh(self) -> None:
         if self._dirty:

@@ -56,6 +56,14 @@ CASES = [
         f"{P}.nodeGroups[0].maxSize: expected an integer >= 0 and <= 100000",
         id="max-too-big",
     ),
+    pytest.param(
+        (
+            "autoscaling:",
+            'nodes: [{count: 2, namePrefix: small-, template: {status: {capacity: {cpu: "1"}}}}]\nautoscaling:',
+        ),
+        f'{P}.nodeGroups[0].name: the group\'s node names small-<i> would clash with node "small-0" of nodes[0]',
+        id="node-name-clash",
+    ),
     pytest.param(("scan", "scan"), "", id="good"),
 ]
 

@@ -26,7 +26,7 @@ from msgspec.structs import replace
 from emulator.app.scenario.cost import NODE_GROUP_LABEL
 from emulator.app.scenario.schema import CANodeGroup, ClusterAutoscalerConfig, generated_name
 from emulator.base.api.core import Node
-from emulator.base.api.errors import NotFound
+from emulator.base.api.errors import ApiError, NotFound
 
 if TYPE_CHECKING:
     from emulator.app.scenario.cluster import Cluster
@@ -93,7 +93,11 @@ class SimulatedNodeGroup:
         await self.cloud.cluster.clock.sleep(delay)
         task = asyncio.current_task()
         self.pending = [t for t in self.pending if t is not task]
-        await self.cloud.cluster.create(node)
+        try:
+            await self.cloud.cluster.create(node)
+        except ApiError:  # the instance never registers: the autoscaler's provision timeout copes
+            self.cloud.count("nodesFailed")
+            return
         self.cloud.count("nodesCreated")
 
     def decrease_target_size(self, delta: int) -> None:

@@ -182,7 +182,7 @@ class ScenarioWalker(SchemaWalker):
             self.fail(path, detail)
         for path, detail in storage_problems(scenario.storage):  # across driver entries
             self.fail(path, detail)
-        for path, detail in autoscaling_problems(scenario.autoscaling, "autoscaling"):
+        for path, detail in autoscaling_problems(scenario, "autoscaling"):
             self.fail(path, detail)
         return scenario
 

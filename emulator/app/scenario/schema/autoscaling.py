@@ -32,12 +32,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import Annotated, Final
+from typing import Annotated, Any, Final
 
 import msgspec
 
 from emulator.app.scenario.limits import MAX_GROUP_NODES
 from emulator.app.scenario.schema.base import Delay, Duration, NonNegativeInt, PositiveDuration, Spec
+from emulator.app.scenario.schema.cluster import NodeGroup
+from emulator.app.scenario.schema.steps import Create, CreateNodes
 from emulator.base.api.core import Node
 
 __all__ = [
@@ -98,9 +100,29 @@ class AutoscalingConfig(Spec, frozen=True, kw_only=True):
 _NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 
 
-def autoscaling_problems(config: AutoscalingConfig, path: str) -> Iterator[tuple[str, str]]:
-    """``(path, detail)`` for each problem across fields of ``autoscaling``, in file order."""
-    ca = config.cluster_autoscaler
+def _static_nodes(scenario: Any) -> Iterator[tuple[str, str]]:
+    """``(where, name)`` of every node the scenario creates itself (``nodes``, ``createNodes``
+    steps, Node manifests), for the name clash check."""
+    for i, entry in enumerate(scenario.nodes):
+        for k in range(entry.count):
+            yield f"nodes[{i}]", entry.name(k) if isinstance(entry, NodeGroup) else entry.items[k].metadata.name
+    for i, step in enumerate(scenario.steps):
+        if isinstance(step, CreateNodes):
+            for k in range(step.nodes.count):
+                yield f"steps[{i}].createNodes", step.nodes.name(k)
+        elif isinstance(step, Create):
+            for obj in step.objects:
+                if obj.kind == "Node":
+                    yield f"steps[{i}].create", obj.metadata.name
+    for obj in scenario.objects:
+        if obj.kind == "Node":
+            yield "objects", obj.metadata.name
+
+
+def autoscaling_problems(scenario: Any, path: str) -> Iterator[tuple[str, str]]:
+    """``(path, detail)`` for each problem across fields of ``autoscaling`` (and of its node
+    names against the scenario's own nodes), in file order."""
+    ca = scenario.autoscaling.cluster_autoscaler
     if ca is None:
         return
     p = f"{path}.clusterAutoscaler"
@@ -130,3 +152,12 @@ def autoscaling_problems(config: AutoscalingConfig, path: str) -> Iterator[tuple
         seen.setdefault(g.name, i)
         if g.min_size > g.max_size:
             yield f"{gp}.minSize", f"minSize ({g.min_size}) must not be greater than maxSize ({g.max_size})"
+    groups = {g.name: i for i, g in enumerate(ca.node_groups)}
+    for where, name in _static_nodes(scenario):
+        group, dash, index = name.rpartition("-")
+        if dash and index.isdigit() and group in groups:
+            yield (
+                f"{p}.nodeGroups[{groups[group]}].name",
+                f'the group\'s node names {group}-<i> would clash with node "{name}" of {where}',
+            )
+            return
