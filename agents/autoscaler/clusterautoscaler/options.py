@@ -55,7 +55,9 @@ class AutoscalingOptions:
     skip_nodes_with_system_pods: bool = True
     skip_nodes_with_local_storage: bool = True
     max_empty_bulk_delete: int = 10
+    max_scale_down_parallelism: int = 10
     max_drain_parallelism: int = 1
+    unremovable_node_recheck_timeout: float = 300.0
     node_delete_delay_after_taint: float = 5.0
     expendable_pods_priority_cutoff: int = -10
     initial_node_group_backoff: float = 300.0

@@ -17,6 +17,12 @@ Every loop (``Planner.update``), for each Ready node of a node group not already
    node's moves stay in the snapshot for the next candidates, and its pods' PDBs are charged.
 3. unneeded since: the first loop it was removable (kept while it stays so).
 
+As upstream: a node found unremovable by the simulation (``BlockedByPod``,
+``NoPlaceToMovePods``) is not simulated again for ``unremovableNodeRecheckTimeout`` (5 min;
+``RecentlyUnremovable`` meanwhile), and a loop stops looking once it found
+``unneededNodesLimit`` nodes (the unneeded ones so far plus twice ``maxScaleDownParallelism``,
+at most ``maxScaleDownParallelism`` per loop of ``scaleDownUnneededTime`` plus one batch).
+
 ``Planner.nodes_to_delete`` (outside cooldown): unneeded nodes past ``scaleDownUnneededTime``
 (``NotUnneededLongEnough`` before), whose group stays at or above ``minSize``
 (``NodeGroupMinSizeReached``); empty ones (nothing to move) first, up to
@@ -78,6 +84,9 @@ class Planner:
         self.unneeded: dict[str, tuple[float, Removal]] = {}
         self.unremovable: dict[str, str] = {}
         """Node -> upstream's ``UnremovableReason`` of the last loop."""
+        self.recheck: dict[str, float] = {}
+        """Node -> when to simulate its removal again (``unremovable.Nodes`` TTLs:
+        ``--unremovable-node-recheck-timeout``, 5 min, after BlockedByPod or NoPlaceToMovePods)."""
 
     def update(
         self,
@@ -93,11 +102,19 @@ class Planner:
         removable: dict[str, Removal] = {}
         remaining = RemainingPdbs(pdbs)
         order = sorted(candidates, key=lambda c: (c[0].metadata.name not in self.unneeded, c[0].metadata.name))
+        names = {c[0].metadata.name for c in candidates}
+        self.recheck = {n: until for n, until in self.recheck.items() if n in names and until > now}
+        limit = self._limit()
         away: set[str] = set()
         sim.fork()
         try:
             for node, group in order:
                 name = node.metadata.name
+                if name in self.recheck:
+                    self.unremovable[name] = "RecentlyUnremovable"
+                    continue
+                if len(removable) >= limit:
+                    break  # enough unneeded nodes: no point in looking for more
                 if node.metadata.annotations.get(SCALE_DOWN_DISABLED_ANNOTATION) == "true":
                     self.unremovable[name] = "ScaleDownDisabledAnnotation"
                     continue
@@ -116,6 +133,7 @@ class Planner:
                 )
                 if blocking is not None:
                     self.unremovable[name] = "BlockedByPod"
+                    self.recheck[name] = now + o.unremovable_node_recheck_timeout
                     continue
 
                 def destination(n: str, name: str = name) -> bool:
@@ -123,6 +141,7 @@ class Planner:
 
                 if not self._simulate(sim, name, move, destination):
                     self.unremovable[name] = "NoPlaceToMovePods"
+                    self.recheck[name] = now + o.unremovable_node_recheck_timeout
                     continue
                 away.add(name)
                 remaining.take(move)
@@ -132,6 +151,12 @@ class Planner:
         self.unneeded = {
             name: (self.unneeded[name][0] if name in self.unneeded else now, r) for name, r in removable.items()
         }
+
+    def _limit(self) -> int:
+        """``unneededNodesLimit``: the unneeded nodes worth finding in one loop."""
+        n = self.options.max_scale_down_parallelism
+        loops = max(self.options.scale_down_unneeded_time, self.options.scan_interval) / self.options.scan_interval
+        return min(len(self.unneeded) + 2 * n, n * int(loops) + n)
 
     @staticmethod
     def _simulate(sim: Any, name: str, move: Sequence[Pod], destination: Callable[[str], bool]) -> bool:

@@ -78,9 +78,22 @@ def _priority(pod: Pod) -> int:
 
 
 def filter_out_schedulable(sim: Any, pods: Sequence[Pod]) -> list[Pod]:
-    """The pods that fit nowhere in the snapshot (those that fit are placed there)."""
+    """The pods that fit nowhere in the snapshot (those that fit are placed there). A pod
+    similar to one that fit nowhere (same controller, spec and labels) is not tried again
+    (upstream's ``SimilarPodsScheduling``, ``simulator/scheduling/similar_pods.go``)."""
     ordered = sorted(pods, key=lambda p: -_priority(p))
-    return [p for p in ordered if sim.schedule_anywhere(p) is None]
+    failed: set[tuple[str, str]] = set()
+    out = []
+    for p in ordered:
+        controlled = any(r.controller for r in p.metadata.owner_references)
+        key = _group_key(p) if controlled else None
+        if key is not None and key in failed:
+            out.append(p)
+        elif sim.schedule_anywhere(p) is None:
+            out.append(p)
+            if key is not None:
+                failed.add(key)
+    return out
 
 
 def _group_key(pod: Pod) -> tuple[str, str]:
