@@ -13,9 +13,11 @@ says so); tests and the agent itself may use the modules. Each name is loaded on
 - explaining: ``explain_objects`` (a pod against fixed objects), ``ProfileError``,
   ``Explanation``, ``ExplainRecorder`` (``run --explain``), ``WORKLOAD_KINDS``;
 - checking: ``CacheComparer`` (an instance against the API server, for the invariants);
-- DRA: ``DraFeatures``, ``DraAllocationError``, ``ClaimAllocator``, ``DRA_FEATURE_FIELDS`` and
-  ``dra_features_for`` (the gates ``SchedulerSettings.feature_gates`` sets)
-  (claims allocated without a pod, as scheduler_perf's ``allocResourceClaims``);
+- DRA: ``DraFeatures``, ``DraAllocationError``, ``ClaimAllocator`` (claims allocated without a
+  pod, as scheduler_perf's ``allocResourceClaims``), ``DRA_FEATURE_FIELDS`` and
+  ``dra_features_for`` (the gates ``SchedulerSettings.feature_gates`` sets);
+- simulating: ``SchedulingSimulator`` (the profile's PreFilter and Filter plugins on a forkable
+  snapshot: the Cluster Autoscaler's predicate checker);
 - framework names the callers read: ``Code``, ``ExtensionPoint``, ``PluginFactory``.
 """
 
@@ -49,6 +51,7 @@ if TYPE_CHECKING:
         build_scheduler_setup,
         dra_features_for,
     )
+    from agents.scheduler.simulator import SchedulingSimulator
 
 __all__ = [
     "CONFIG_API_VERSION",
@@ -71,6 +74,7 @@ __all__ = [
     "SchedulerGroup",
     "SchedulerOptions",
     "SchedulerSettings",
+    "SchedulingSimulator",
     "SetupError",
     "build_registry",
     "build_scheduler_setup",
@@ -104,6 +108,7 @@ _WHERE: dict[str, tuple[str, str]] = {
     "SchedulerOptions": ("options", "SchedulerOptions"),
     "SchedulerSettings": ("setup", "SchedulerSettings"),
     "SetupError": ("setup", "SetupError"),
+    "SchedulingSimulator": ("simulator", "SchedulingSimulator"),
     "build_registry": ("registry", "build_registry"),
     "build_scheduler_setup": ("setup", "build_scheduler_setup"),
     "dra_features_for": ("setup", "dra_features_for"),

@@ -295,7 +295,7 @@ BROKEN = [
         "name: x\nnosuchfield: 1\n",
         "scenario.yaml: nosuchfield: unknown field; expected one of: name, description, seed, clock, until, "
         "settle, latency, apiServer, controllers, kubelet, images, scheduler, schedulerOptions, objects, nodes, "
-        "storage, load, faults, steps, expect",
+        "storage, load, autoscaling, faults, steps, expect",
         id="unknown-top-level-field",
     ),
     pytest.param(

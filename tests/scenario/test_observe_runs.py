@@ -27,6 +27,8 @@ METRIC_KEYS = [
     "preemptions",
     "evictions",
     "makespanSeconds",
+    "cost",
+    "autoscaler",
 ]
 
 

@@ -70,12 +70,12 @@ def best_index(key: str, values: Sequence[float | int | None]) -> int | None:
 
 
 def metric_rows(metrics: dict[str, Any]) -> list[tuple[str, Any]]:
-    """``metrics`` flattened to ``(dotted key, value)`` rows in the dict's order (a ``null``
-    group such as ``gpuAllocation`` stays one row)."""
+    """``metrics`` flattened to ``(dotted key, value)`` rows in the dict's order, at any depth
+    (``cost.perHour.max``; a ``null`` group such as ``gpuAllocation`` stays one row)."""
     rows: list[tuple[str, Any]] = []
     for key, value in metrics.items():
         if isinstance(value, dict):
-            rows.extend((f"{key}.{sub}", v) for sub, v in value.items())
+            rows.extend((f"{key}.{sub}", v) for sub, v in metric_rows(value))
         else:
             rows.append((key, value))
     return rows

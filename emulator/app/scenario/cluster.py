@@ -8,8 +8,7 @@ It does not own the order of a run, the settle rule, the report or the expectati
 an ``InternalError`` on its own calls (only a fault makes one) is retried with backoff
 (``RUNNER_RETRY``: 0.5 s, 1 s, 2 s ... up to 10 s, 10 tries); so is a ``Conflict`` on
 create, and a ``Conflict`` on the update of ``cordon``, ``scale`` and ``update`` re-reads the
-object first (``CORDON_RETRY``).
-A refused write it cannot retry is a ``StepError`` naming the step.
+object first (``CORDON_RETRY``). A refused write it cannot retry is a ``StepError`` naming the step.
 """
 
 from __future__ import annotations
@@ -133,6 +132,7 @@ class Cluster:
         self.kubelets: dict[str, asyncio.Task[None]] = {}
         self._ticker: Ticker | None = None
         self.agents: list[Any] = []
+        self.autoscaler_cloud: Any = None  # the Cluster Autoscaler's ``autoscaling.SimulatedCloud``
         self._tg: asyncio.TaskGroup | None = None
         self.on_step: Callable[[int, Step], None] | None = None
         """Called as each step plays (after its ``at``): the observer's markers."""

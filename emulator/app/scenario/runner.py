@@ -65,7 +65,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import IO, Any
 
+from emulator.app.scenario.autoscaling import create_min_size_nodes, prepare_cloud, start_cluster_autoscaler
 from emulator.app.scenario.cluster import Cluster, StepError
+from emulator.app.scenario.cost import COUNTERS, CostMeter
 from emulator.app.scenario.drivers import start_dra_drivers, start_storage_drivers
 from emulator.app.scenario.event_trace import TraceRecorder
 from emulator.app.scenario.expectations import ExpectationResult, check
@@ -178,8 +180,10 @@ async def _main(scenario: Scenario, seed: int, options: RunOptions, virtual: boo
     tracer = TraceRecorder(options.trace)
     activity = PodActivity()
     observer = Observer(lambda: _schedulers(cluster))
+    ca = scenario.autoscaling.cluster_autoscaler
+    cost = CostMeter({g.name: g.price_per_hour for g in ca.node_groups} if ca is not None else {})
     cluster.on_step = lambda index, step: observer.mark(clock.now(), "step", step_label(index, step))
-    for listener in (tracer, activity, observer, options.on_write):
+    for listener in (tracer, activity, observer, cost, options.on_write):
         if listener is not None:
             server.add_write_listener(listener)
     serve = options.serve
@@ -203,8 +207,11 @@ async def _main(scenario: Scenario, seed: int, options: RunOptions, virtual: boo
         await guarded("objects", initial_objects())
         for i, group in enumerate(scenario.nodes):
             await guarded(f"nodes[{i}]", cluster.create_nodes(group))
+        prepare_cloud(cluster)
+        await guarded("autoscaling.clusterAutoscaler", create_min_size_nodes(cluster))
         cluster.start_schedulers()
         cluster.start_controllers()
+        start_cluster_autoscaler(cluster)
         start_storage_drivers(cluster)
         start_dra_drivers(cluster)
         cluster.start_faults()
@@ -293,6 +300,9 @@ async def _main(scenario: Scenario, seed: int, options: RunOptions, virtual: boo
         extra["workloads"] = entries
     end = clock.now()
     extra["metrics"] = observer.metrics(end)
+    extra["metrics"]["cost"] = cost.document(end)
+    counters = cluster.autoscaler_cloud.counters if cluster.autoscaler_cloud is not None else {}
+    extra["metrics"]["autoscaler"] = {name: counters.get(name, 0) for name in COUNTERS}
     extra["series"] = series(observer, end, fault_markers(cluster.faults))
     return RunResult(
         scenario=scenario.name,

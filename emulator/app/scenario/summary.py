@@ -108,18 +108,29 @@ def _seconds(x: float | None) -> str:
 
 
 def metrics_lines(m: dict[str, Any]) -> list[str]:
-    """The run's ``metrics`` as two short lines of the terminal summary."""
+    """The run's ``metrics`` as two short lines of the terminal summary (a third with cost and the
+    autoscaler's counters when nodes had prices or an autoscaler acted)."""
     pend = m["pendingSeconds"]
     used = m["nodesUsed"]
     alloc = [("cpu", m["cpuAllocation"]), ("memory", m["memoryAllocation"]), ("gpu", m["gpuAllocation"])]
     shares = ", ".join(f"{name} {a['mean']:.1%}" for name, a in alloc if a is not None)
-    return [
+    lines = [
         f"metrics: {m['podsScheduled']} pods scheduled, {m['podsUnschedulable']} unschedulable; pending "
         f"p50 {_seconds(pend['p50'])} p90 {_seconds(pend['p90'])} p99 {_seconds(pend['p99'])}; "
         f"makespan {m['makespanSeconds']:g}s",
         f"  nodes used mean {used['mean']:.4g} max {used['max']}; allocation (mean) {shares}; "
         f"preemptions {m['preemptions']}, evictions {m['evictions']}",
     ]
+    cost, auto = m.get("cost"), m.get("autoscaler")
+    if cost and auto and (cost["total"] or any(auto.values())):  # a third line only with prices or an autoscaler
+        per_hour = cost["perHour"]
+        lines.append(
+            f"  cost ${cost['total']:.4f} over {cost['nodeHours']:.4g} node-hours "
+            f"(mean ${per_hour['mean']:.4g}/h, max ${per_hour['max']:.4g}/h); autoscaler: {auto['scaleUps']} "
+            f"scale-ups, {auto['scaleDowns']} scale-downs, nodes +{auto['nodesCreated']} -{auto['nodesRemoved']}, "
+            f"{auto['podsDisrupted']} pods disrupted"
+        )
+    return lines
 
 
 def print_summary(result: RunResult, console: Console) -> None:

@@ -6,10 +6,9 @@ is one field of the Struct), expectations, faults (their kinds; one-of fields; t
 windows), and the checks made once a Struct is built: generated names valid for their
 whole count, ``labelValues`` keys and values, ``delete``'s name-or-selector and namespace,
 the kinds ``scale``, ``update``, ``waitFor`` and ``workloadsReady`` take, the fields of a
-merge patch that name the object (never patched),
-the kubelet's ``nodeStatusReportFrequency`` default, and the configuration of each
-``scheduler`` fault (decoded after the walk, when the scheduler agent is installed). It
-does not read files (``readers``) nor replay the run's writes (``timeline``).
+merge patch that name the object (never patched), the kubelet's ``nodeStatusReportFrequency``
+default, and the configuration of each ``scheduler`` fault (decoded after the walk, when the
+scheduler agent is installed). It does not read files (``readers``) nor replay the run's writes.
 """
 
 from __future__ import annotations
@@ -67,6 +66,7 @@ from emulator.app.scenario.schema import (
     WatchDelay,
     WatchReorder,
     WorkloadsReady,
+    autoscaling_problems,
     device_problems,
     generated_name,
     load_problems,
@@ -171,8 +171,7 @@ class ScenarioWalker(SchemaWalker):
         }
         self.after.update(after)
         self.readers.update(readers)
-        self.scheduler_faults: list[tuple[str, SchedulerConfig]] = []
-        """(path, config) of each ``scheduler`` fault that names its own configuration."""
+        self.scheduler_faults: list[tuple[str, SchedulerConfig]] = []  # (path, its own configuration)
 
     def scenario(self, doc: Any) -> Scenario:
         """The Scenario of the document ``doc``; the run's writes are not replayed here."""
@@ -186,6 +185,8 @@ class ScenarioWalker(SchemaWalker):
         for path, detail in gpu_sharing_problems(scenario):  # a trace's nodes and pods agree
             self.fail(path, detail)
         self.warnings.extend(gpu_sharing_warnings(scenario, self.file))
+        for path, detail in autoscaling_problems(scenario, "autoscaling"):  # node groups, expanders
+            self.fail(path, detail)
         return scenario
 
     def steps(self, value: Any, path: str) -> list[Step]:

@@ -25,7 +25,7 @@ import msgspec
 
 from emulator.app.scenario.limits import parse_simulated_duration
 from emulator.app.scenario.readers import Readers, ScenarioError
-from emulator.app.scenario.schema import SchedulerConfig
+from emulator.app.scenario.schema import Priorities, SchedulerConfig
 from emulator.base.api.codec import ApiObject
 from emulator.base.api.core import LabelSelector, Node, Pod
 from emulator.base.api.labelparse import parse_label_selector
@@ -98,7 +98,7 @@ class SchemaWalker(Readers):
         super().__init__(file, base_dir)
         self.after: dict[type[Any], Hook] = {}
         """Struct type -> hook run on each one built."""
-        self.readers: dict[Any, Reader] = {}
+        self.readers: dict[Any, Reader] = {Priorities: self.priorities}
         """Type (``list[Step]``, ``FaultSpec``, ...) -> the reader of its own syntax."""
 
     def struct(self, cls: type[Any], value: Any, path: str, preset: dict[str, Any] | None = None) -> Any:
@@ -198,6 +198,12 @@ class SchemaWalker(Readers):
         return self.fail(path, f"expected {describe(tp)}, got {show(value)}")
 
     # values with their own syntax ------------------------------------------------------
+
+    def priorities(self, value: Any, path: str) -> dict[str, list[str]]:
+        """The priority expander's table (``autoscaling``): its YAML keys are integer priorities."""
+        if not isinstance(value, dict) or any(isinstance(k, bool) or not isinstance(k, int | str) for k in value):
+            self.fail(path, f"expected a mapping like {{10: [groupA]}}, got {show(value)}")
+        return {str(k): self.value(list[str], v, join_path(path, str(k))) for k, v in value.items()}
 
     def duration(self, value: Any, path: str) -> float:
         if isinstance(value, bool) or not isinstance(value, str | int | float):

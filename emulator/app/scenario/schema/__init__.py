@@ -26,6 +26,7 @@ module             owns
 ``storage``        the simulated CSI drivers (``StorageConfig``)
 ``devices``        a node group's simulated DRA devices (``GroupDevices``)
 ``load``           what the pods use, for the metrics API and the HPA (``LoadSpec``)
+``autoscaling``    the Cluster Autoscaler's flags and node groups (``AutoscalingConfig``)
 ``__init__``       the ``Scenario``, and what the runner creates first and in which order
 =================  =========================================================================
 
@@ -44,6 +45,14 @@ from __future__ import annotations
 
 from typing import Final, Literal
 
+from emulator.app.scenario.schema.autoscaling import (
+    EXPANDERS,
+    AutoscalingConfig,
+    CANodeGroup,
+    ClusterAutoscalerConfig,
+    Priorities,
+    autoscaling_problems,
+)
 from emulator.app.scenario.schema.base import (
     RUN_DURATION_ANNOTATION,
     ByteRate,
@@ -123,15 +132,19 @@ __all__ = [
     "AGENT_PATTERN",
     "API_VERBS",
     "DRAIN_TIMEOUT",
+    "EXPANDERS",
     "PRECREATED_NAMESPACES",
     "RUN_DURATION_ANNOTATION",
     "SCALABLE_KINDS",
     "ApiError",
     "ApiLatency",
     "AttributeValue",
+    "AutoscalingConfig",
     "ByteRate",
     "Bytes",
+    "CANodeGroup",
     "CapacityValue",
+    "ClusterAutoscalerConfig",
     "ContainerStartFailure",
     "Cordon",
     "Count",
@@ -165,6 +178,7 @@ __all__ = [
     "PodCount",
     "PodOnNode",
     "PodsOnNodes",
+    "Priorities",
     "Replay",
     "Scale",
     "Scenario",
@@ -188,6 +202,7 @@ __all__ = [
     "WatchReorder",
     "WorkloadsReady",
     "auto_namespaces",
+    "autoscaling_problems",
     "creation_order",
     "device_problems",
     "generated_name",
@@ -224,6 +239,8 @@ class Scenario(Spec, frozen=True, kw_only=True):
     """Simulated CSI drivers (see ``storage``)."""
     load: list[LoadSpec] = []
     """What the pods use: the resource metrics API and the HPA read it (see ``load``)."""
+    autoscaling: AutoscalingConfig = AutoscalingConfig()
+    """The Cluster Autoscaler and its node groups (see ``autoscaling``)."""
     faults: list[FaultSpec] = []
     """Armed from the start of the run (see the table in ``faults``)."""
     steps: list[Step] = []

@@ -1,0 +1,341 @@
+"""``ClusterAutoscaler``: Cluster Autoscaler's core loop (``core/static_autoscaler.go`` ``RunOnce``,
+1.34) as the agent ``controller:cluster-autoscaler``.
+
+Every ``scanInterval`` (the first loop after the informers synced), on the informers' view:
+
+1. cluster state (``clusterstate/clusterstate.go``): per node group its target size, registered
+   and Ready nodes; a scale-up whose nodes have not all registered within
+   ``maxNodeProvisionTime`` times out: Event ``ScaleUpTimedOut`` ("Nodes added to group <g>
+   failed to register within <d>"), the target shrinks back, and the group backs off (5 min,
+   doubling to 30 min) — scale-ups skip it meanwhile;
+2. the snapshot (``SchedulingSimulator``: the scheduler's own plugins): Ready nodes and their
+   non-terminal pods, plus a template node per upcoming node (target minus Ready);
+3. pods to help: unbound, not terminal nor deleted, ``PodScheduled=False`` reason
+   ``Unschedulable``, older than ``newPodScaleUpDelay``, priority at least the expendable
+   cutoff (-10), not DaemonSet pods; ``filter_out_schedulable`` drops those that fit;
+4. scale-up (``scaleup``): Events ``TriggeredScaleUp`` ("pod triggered scale-up: [{g 1->3
+   (max: 10)}]") on the pods it helps, ``NotTriggerScaleUp`` ("pod didn't trigger scale-up:
+   <reasons>") on the others when no option was chosen, ``ScaledUpGroup`` on the status
+   ConfigMap; a successful scale-up ends the loop (no scale-down in it);
+5. scale-down (``scaledown``, ``actuation``): the planner updates the unneeded nodes; outside
+   cooldown (``scaleDownDelayAfterAdd`` since the last scale-up, ``...AfterDelete`` since the
+   last deletion started — the scan interval when 0 —, ``...AfterFailure`` since the last failed
+   one) the nodes to delete are tainted, drained and deleted, each in its own task;
+6. the status ConfigMap.
+
+Determinism: every list is in node / pod name order or the cloud's group order; the random
+expander draws from the agent's seeded stream; the loop runs on the injected clock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+from msgspec.structs import replace
+
+from agents.autoscaler.clusterautoscaler.actuation import TO_BE_DELETED_TAINT, Actuator
+from agents.autoscaler.clusterautoscaler.estimator import sanitized_node
+from agents.autoscaler.clusterautoscaler.options import COUNTERS, AutoscalingOptions, CloudProvider, NodeGroup
+from agents.autoscaler.clusterautoscaler.scaledown import Planner
+from agents.autoscaler.clusterautoscaler.scaleup import filter_out_schedulable, reasons_message, scale_up
+from agents.autoscaler.clusterautoscaler.status import (
+    LAST_UPDATED_ANNOTATION,
+    GroupState,
+    last_update_format,
+    status_yaml,
+)
+from emulator.base.api.config import ConfigMap
+from emulator.base.api.core import Node, Pod
+from emulator.base.api.errors import ApiError, NotFound
+from emulator.base.api.meta import ObjectMeta, reference_to
+from emulator.base.client.client import Client
+from emulator.base.client.events import EventRecorder
+from emulator.base.client.informer import Informer
+from emulator.base.runtime.clock import Clock, format_duration, parse_timestamp
+
+__all__ = ["COMPONENT", "ClusterAutoscaler"]
+
+COMPONENT = "cluster-autoscaler"
+
+
+def _ready(node: Node) -> bool:
+    return any(c.type == "Ready" and c.status == "True" for c in node.status.conditions)
+
+
+def _unschedulable(pod: Pod) -> bool:
+    if pod.spec.node_name or pod.metadata.deletion_timestamp is not None:
+        return False
+    if pod.status.phase in ("Succeeded", "Failed"):
+        return False
+    return any(
+        c.type == "PodScheduled" and c.status == "False" and c.reason == "Unschedulable" for c in pod.status.conditions
+    )
+
+
+def _daemonset_pod(pod: Pod) -> bool:
+    return any(r.controller and r.kind == "DaemonSet" for r in pod.metadata.owner_references)
+
+
+class ClusterAutoscaler:
+    """The agent (module docstring); ``simulator`` makes its ``SchedulingSimulator``."""
+
+    def __init__(
+        self,
+        client: Client,
+        clock: Clock,
+        rng: Any,
+        provider: CloudProvider,
+        options: AutoscalingOptions,
+        simulator: Callable[..., Any],
+        *,
+        counters: dict[str, int] | None = None,
+    ) -> None:
+        self.client = client
+        self.clock = clock
+        self.rng = rng
+        self.provider = provider
+        self.options = options
+        self.nodes = Informer(client, "Node")
+        self.pods = Informer(client, "Pod")
+        self.pdbs = Informer(client, "PodDisruptionBudget")
+        self.namespaces = Informer(client, "Namespace")
+        self.sim = simulator(namespaces=self.namespaces.objects)
+        self.events = EventRecorder(client, clock, COMPONENT, aggregate=True)
+        self.counters: dict[str, int] = {} if counters is None else counters
+        """``COUNTERS``, shared with the caller (its cloud counts the nodes it creates and removes)."""
+        for name in COUNTERS:
+            self.counters.setdefault(name, 0)
+        self.planner = Planner(options)
+        self.actuator = Actuator(client, clock, options, self.events, self.log_event, self._pod_present, self.counters)
+        self.requests: dict[str, tuple[int, float]] = {}
+        """Group -> (target it asked for, when): scale-ups waiting for their nodes."""
+        self.backoff: dict[str, tuple[float, float]] = {}
+        """Group -> (backed off until, the backoff's duration)."""
+        self.last_scale_up = self.last_delete = self.last_fail = -1e18
+        self.status: ConfigMap | None = None
+        self.loops = 0
+        self._tg: asyncio.TaskGroup | None = None
+
+    def report(self) -> dict[str, Any]:
+        return {"agent": self.client.name, "loops": self.loops, **self.counters, "simulatorChecks": self.sim.checks}
+
+    async def run(self) -> None:
+        prefix = self.client.name
+        async with asyncio.TaskGroup() as tg:
+            self._tg = tg
+            for inf in (self.nodes, self.pods, self.pdbs, self.namespaces):
+                tg.create_task(inf.run(), name=f"{prefix}:informer:{inf.kind.lower()}s")
+            for inf in (self.nodes, self.pods, self.pdbs, self.namespaces):
+                await inf.synced.wait()
+            while True:
+                await self.run_once()
+                await self.clock.sleep(self.options.scan_interval)
+
+    # --- events -------------------------------------------------------------------------------
+
+    async def log_event(self, reason: str, message: str, type_: str = "Normal") -> None:
+        """An Event on the status ConfigMap (upstream's ``LogRecorder``)."""
+        if self.status is not None:
+            await self.events.event(reference_to(self.status), type_, reason, message)
+
+    def _pod_present(self, pod: Pod) -> bool:
+        current = self.pods.get(pod.metadata.name, pod.metadata.namespace)
+        return (
+            current is not None
+            and current.metadata.uid == pod.metadata.uid
+            and current.status.phase not in ("Succeeded", "Failed")
+        )
+
+    # --- one loop -----------------------------------------------------------------------------
+
+    def _in_backoff(self, group: str) -> bool:
+        entry = self.backoff.get(group)
+        return entry is not None and entry[0] > self.clock.now()
+
+    async def _cluster_state(self, groups: list[NodeGroup], registered: dict[str, int]) -> None:
+        now = self.clock.now()
+        for g in groups:
+            asked = self.requests.get(g.id)
+            if asked is None:
+                continue
+            _, since = asked
+            if registered.get(g.id, 0) >= g.target_size():
+                del self.requests[g.id]
+                continue
+            if since + self.options.max_node_provision_time < now:
+                del self.requests[g.id]
+                await self.log_event(
+                    "ScaleUpTimedOut",
+                    f"Nodes added to group {g.id} failed to register within {format_duration(now - since)}",
+                    "Warning",
+                )
+                g.decrease_target_size(g.target_size() - registered.get(g.id, 0))
+                previous = self.backoff.get(g.id)
+                duration = self.options.initial_node_group_backoff if previous is None else previous[1] * 2
+                duration = min(duration, self.options.max_node_group_backoff)
+                self.backoff[g.id] = (now + duration, duration)
+
+    def _pods_to_help(self, pods: list[Pod]) -> list[Pod]:
+        now, o = self.clock.now(), self.options
+        out = []
+        for p in pods:
+            if not _unschedulable(p) or _daemonset_pod(p):
+                continue
+            if (p.spec.priority or 0) < o.expendable_pods_priority_cutoff:
+                continue
+            created = p.metadata.creation_timestamp
+            if o.new_pod_scale_up_delay and created and parse_timestamp(created) + o.new_pod_scale_up_delay > now:
+                continue
+            out.append(p)
+        return out
+
+    async def run_once(self) -> None:
+        self.loops += 1
+        groups = self.provider.node_groups()
+        by_id = {g.id: g for g in groups}
+        nodes: list[Node] = sorted(self.nodes.objects(), key=lambda n: n.metadata.name)
+        pods: list[Pod] = sorted(self.pods.objects(), key=lambda p: (p.metadata.namespace, p.metadata.name))
+        group_of: dict[str, str] = {}
+        registered: dict[str, int] = {}
+        ready: dict[str, int] = {}
+        for n in nodes:
+            g = self.provider.node_group_for_node(n)
+            if g is not None:
+                group_of[n.metadata.name] = g.id
+                registered[g.id] = registered.get(g.id, 0) + 1
+                ready[g.id] = ready.get(g.id, 0) + _ready(n)
+        await self._cluster_state(groups, registered)
+        ready_nodes = [n for n in nodes if _ready(n)]
+        live = [p for p in pods if p.spec.node_name and p.status.phase not in ("Succeeded", "Failed")]
+        self.sim.reset(ready_nodes, live)
+        for g in groups:
+            for i in range(max(0, g.target_size() - ready.get(g.id, 0))):
+                self.sim.add_node(sanitized_node(g.template_node(), f"template-node-for-{g.id}-upcoming-{i}"))
+        to_help = filter_out_schedulable(self.sim, self._pods_to_help(pods))
+        if to_help and await self._scale_up(to_help, groups, len(nodes)):
+            await self._write_status(groups, registered, ready, nodes, group_of)
+            return
+        if self.options.scale_down_enabled:
+            await self._scale_down(ready_nodes, group_of, by_id)
+        await self._write_status(groups, registered, ready, nodes, group_of)
+
+    async def _scale_up(self, to_help: list[Pod], groups: list[NodeGroup], node_count: int) -> bool:
+        status = scale_up(
+            self.sim, to_help, groups, self.options, self.rng, node_count=node_count, in_backoff=self._in_backoff
+        )
+        if status.result != "Successful":
+            for pod, reasons in status.remaining:
+                message = (
+                    "max total nodes in cluster reached"
+                    if status.result == "LimitedByMaxNodesTotal"
+                    else reasons_message(reasons)
+                )
+                await self.events.event(
+                    reference_to(pod), "Normal", "NotTriggerScaleUp", f"pod didn't trigger scale-up: {message}"
+                )
+            return False
+        by_id = {g.id: g for g in groups}
+        for info in status.infos:
+            group = by_id[info.group]
+            await self.log_event(
+                "ScaledUpGroup",
+                f"Scale-up: setting group {info.group} size to {info.new} instead of {info.current} (max: {info.max})",
+            )
+            group.increase_size(info.new - info.current)
+            self.requests[info.group] = (info.new, self.clock.now())
+            self.counters["scaleUps"] += 1
+            await self.log_event(
+                "ScaledUpGroup",
+                f"Scale-up: group {info.group} size set to {info.new} instead of {info.current} (max: {info.max})",
+            )
+        for pod in status.triggered:
+            await self.events.event(
+                reference_to(pod), "Normal", "TriggeredScaleUp", f"pod triggered scale-up: {status.infos_text()}"
+            )
+        self.last_scale_up = self.clock.now()
+        return True
+
+    def _in_cooldown(self) -> bool:
+        o, now = self.options, self.clock.now()
+        after_delete = o.scale_down_delay_after_delete or o.scan_interval
+        return (
+            self.last_scale_up + o.scale_down_delay_after_add > now
+            or self.last_fail + o.scale_down_delay_after_failure > now
+            or self.last_delete + after_delete > now
+        )
+
+    def _failed(self) -> None:
+        self.last_fail = self.clock.now()
+
+    async def _scale_down(self, ready_nodes: list[Node], group_of: dict[str, str], by_id: dict[str, NodeGroup]) -> None:
+        deleting = self.actuator.deleting
+        candidates = [
+            (n, group_of[n.metadata.name])
+            for n in ready_nodes
+            if n.metadata.name in group_of
+            and n.metadata.name not in deleting
+            and not any(t.key == TO_BE_DELETED_TAINT for t in n.spec.taints)
+        ]
+        real = {n.metadata.name for n in ready_nodes}
+        self.planner.update(self.sim, candidates, real.__contains__, self.pdbs.objects(), self.clock.now())
+        if self._in_cooldown() or self._tg is None:
+            return
+        sizes = {gid: g.target_size() - sum(1 for n in deleting if group_of.get(n) == gid) for gid, g in by_id.items()}
+        empty, drain = self.planner.nodes_to_delete(
+            self.clock.now(), sizes, {gid: g.min_size for gid, g in by_id.items()}, deleting
+        )
+        for removal, drained in [*((r, False) for r in empty), *((r, True) for r in drain)]:
+            self.last_delete = self.clock.now()
+            self.planner.unneeded.pop(removal.name, None)
+            self.actuator.start(self._tg, removal, by_id[removal.group], drained, self._failed)
+
+    async def _write_status(
+        self,
+        groups: list[NodeGroup],
+        registered: dict[str, int],
+        ready: dict[str, int],
+        nodes: list[Node],
+        group_of: dict[str, str],
+    ) -> None:
+        now = self.clock.now()
+        counts: dict[str, int] = {}
+        for name in self.planner.unneeded:
+            gid = group_of.get(name, "")
+            counts[gid] = counts.get(gid, 0) + 1
+        states = [
+            GroupState(
+                g.id,
+                registered.get(g.id, 0),
+                ready.get(g.id, 0),
+                g.target_size(),
+                g.min_size,
+                g.max_size,
+                counts.get(g.id, 0),
+                "Scale-up timed out for node group" if self._in_backoff(g.id) else "",
+            )
+            for g in groups
+        ]
+        others = [n for n in nodes if n.metadata.name not in group_of]
+        text = status_yaml(
+            now, states, len(self.planner.unneeded), {"total": len(others), "ready": sum(map(_ready, others))}
+        )
+        o = self.options
+        stamp = {LAST_UPDATED_ANNOTATION: last_update_format(now)}
+        try:
+            if self.status is None:
+                try:
+                    self.status = await self.client.get("ConfigMap", o.status_config_map_name, o.config_namespace)
+                except NotFound:
+                    meta = ObjectMeta(name=o.status_config_map_name, namespace=o.config_namespace, annotations=stamp)
+                    self.status = await self.client.create(ConfigMap(metadata=meta, data={"status": text}))
+                    return
+            current = self.status
+            assert current is not None
+            meta = replace(current.metadata, annotations={**current.metadata.annotations, **stamp})
+            self.status = await self.client.update(
+                replace(current, metadata=meta, data={**current.data, "status": text})
+            )
+        except ApiError:
+            self.status = None  # re-read next loop (upstream: "a free retry each loop")

@@ -1,0 +1,185 @@
+"""Scale-up: which pods need new nodes, and how many of which group
+(``core/podlistprocessor/filter_out_schedulable.go``, ``core/scaleup/equivalence/groups.go``,
+``core/scaleup/orchestrator/orchestrator.go``, ``processors/status/eventing_scale_up_processor.go``, 1.34).
+
+``filter_out_schedulable``: the unschedulable pods, highest priority first, each tried on the
+snapshot (ready nodes, their pods, and a template node per upcoming node); a pod that fits is
+placed there and needs no scale-up (upstream: "pods that would fit on existing nodes").
+
+``scale_up``: the rest in equivalence groups (same controller and same spec and labels);
+for each node group, in the cloud's order: skipped when in backoff ("in backoff after failed
+scale-up"), at its max size ("max node group size reached"); else each equivalence group's
+exemplar is checked on a template node (a group that does not fit is *rejected* with the
+failing predicates' reasons), the binpacking estimator sizes the option for the fitting ones;
+the expander chain picks one; the new size is capped by the group's max and
+``maxNodesTotal``. The status carries the pods that triggered it, the groups' sizes (upstream's
+``ScaleUpInfo``, printed ``{group 1->3 (max: 10)}``), and, for every pod no option helps, its
+reasons ("pod didn't trigger scale-up: 2 max node group size reached, 1 Insufficient cpu",
+reasons sorted here: upstream iterates a map).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import msgspec
+
+from agents.autoscaler.clusterautoscaler.estimator import estimate, sanitized_node
+from agents.autoscaler.clusterautoscaler.expander import Option, best_option
+from agents.autoscaler.clusterautoscaler.options import AutoscalingOptions, NodeGroup
+from emulator.base.api.codec import enc_hook
+from emulator.base.api.core import Pod
+
+__all__ = [
+    "BACKOFF_REASON",
+    "MAX_LIMIT_REACHED_REASON",
+    "ScaleUpInfo",
+    "ScaleUpStatus",
+    "filter_out_schedulable",
+    "pod_groups",
+    "reasons_message",
+    "scale_up",
+]
+
+BACKOFF_REASON: Final = "in backoff after failed scale-up"
+MAX_LIMIT_REACHED_REASON: Final = "max node group size reached"
+MAX_TOTAL_REACHED: Final = "max total nodes in cluster reached"
+
+
+@dataclass(frozen=True, slots=True)
+class ScaleUpInfo:
+    group: str
+    current: int
+    new: int
+    max: int
+
+    def __str__(self) -> str:
+        return f"{{{self.group} {self.current}->{self.new} (max: {self.max})}}"
+
+
+@dataclass(slots=True)
+class ScaleUpStatus:
+    result: str = "NoOptionsAvailable"
+    """``Successful``, ``NoOptionsAvailable``, ``LimitedByMaxNodesTotal``, ``NotNeeded``."""
+    infos: list[ScaleUpInfo] = field(default_factory=list)
+    triggered: list[Pod] = field(default_factory=list)
+    remaining: list[tuple[Pod, dict[str, list[str]]]] = field(default_factory=list)
+    """Pods no option helps, with each considered group's reasons."""
+
+    def infos_text(self) -> str:
+        return "[" + " ".join(str(i) for i in self.infos) + "]"
+
+
+def _priority(pod: Pod) -> int:
+    return pod.spec.priority or 0
+
+
+def filter_out_schedulable(sim: Any, pods: Sequence[Pod]) -> list[Pod]:
+    """The pods that fit nowhere in the snapshot (those that fit are placed there). A pod
+    similar to one that fit nowhere (same controller, spec and labels) is not tried again
+    (upstream's ``SimilarPodsScheduling``, ``simulator/scheduling/similar_pods.go``)."""
+    ordered = sorted(pods, key=lambda p: -_priority(p))
+    failed: set[tuple[str, str]] = set()
+    out = []
+    for p in ordered:
+        controlled = any(r.controller for r in p.metadata.owner_references)
+        key = _group_key(p) if controlled else None
+        if key is not None and key in failed:
+            out.append(p)
+        elif sim.schedule_anywhere(p) is None:
+            out.append(p)
+            if key is not None:
+                failed.add(key)
+    return out
+
+
+def _group_key(pod: Pod) -> tuple[str, str]:
+    ref = next((r for r in pod.metadata.owner_references if r.controller), None)
+    spec = msgspec.structs.replace(pod.spec, node_name="")
+    body = msgspec.json.encode([spec, sorted(pod.metadata.labels.items())], enc_hook=enc_hook).decode()
+    return (ref.uid if ref is not None else pod.metadata.uid), body
+
+
+def pod_groups(pods: Sequence[Pod]) -> list[list[Pod]]:
+    """``BuildPodGroups``: pods of one controller with equal specs and labels, first-seen order."""
+    groups: dict[tuple[str, str], list[Pod]] = {}
+    for p in pods:
+        groups.setdefault(_group_key(p), []).append(p)
+    return list(groups.values())
+
+
+def reasons_message(reasons: dict[str, list[str]]) -> str:
+    """``ReasonsMessage``: each reason with the number of groups giving it."""
+    counts: dict[str, int] = {}
+    for rs in reasons.values():
+        for r in dict.fromkeys(rs):
+            counts[r] = counts.get(r, 0) + 1
+    return ", ".join(f"{n} {r}" for r, n in sorted(counts.items()))
+
+
+def _check_on_template(sim: Any, pod: Pod, group: NodeGroup) -> list[str]:
+    name = f"template-node-for-{group.id}-check"
+    sim.fork()
+    try:
+        sim.add_node(sanitized_node(group.template_node(), name))
+        return list(sim.check(pod, name))
+    finally:
+        sim.revert()
+
+
+def scale_up(
+    sim: Any,
+    pods: Sequence[Pod],
+    groups: Sequence[NodeGroup],
+    options: AutoscalingOptions,
+    rng: random.Random,
+    *,
+    node_count: int,
+    in_backoff: Callable[[str], bool],
+) -> ScaleUpStatus:
+    """Choose the scale-up for ``pods`` (module docstring); nothing is executed here."""
+    pod_lists = pod_groups(pods)
+    reasons: list[dict[str, list[str]]] = [{} for _ in pod_lists]
+    if options.max_nodes_total and node_count >= options.max_nodes_total:
+        remaining = [(p, {"": [MAX_TOTAL_REACHED]}) for g in pod_lists for p in g]
+        return ScaleUpStatus(result="LimitedByMaxNodesTotal", remaining=remaining)
+    candidates: list[Option] = []
+    for group in groups:
+        target = group.target_size()
+        skip = BACKOFF_REASON if in_backoff(group.id) else MAX_LIMIT_REACHED_REASON if target >= group.max_size else ""
+        if skip:
+            for r in reasons:
+                r[group.id] = [skip]
+            continue
+        fitting: list[list[Pod]] = []
+        for i, g in enumerate(pod_lists):
+            rejected = _check_on_template(sim, g[0], group)
+            if rejected:
+                reasons[i][group.id] = rejected
+            else:
+                fitting.append(g)
+        if not fitting:
+            continue
+        limit = group.max_size - target
+        if options.max_nodes_total:
+            limit = min(limit, options.max_nodes_total - node_count)
+        count, placed = estimate(sim, fitting, group.template_node(), group.id, limit)
+        if count and placed:
+            candidates.append(Option(group.id, count, placed, group.template_node(), group.price_per_hour))
+    chain = [e.strip() for e in options.expander.split(",")]
+    best = best_option(candidates, chain, rng, cluster_size=node_count, priorities=options.priorities)
+    if best is None:
+        remaining = [(p, reasons[i]) for i, g in enumerate(pod_lists) for p in g]
+        return ScaleUpStatus(remaining=remaining)
+    group = next(g for g in groups if g.id == best.group)
+    target = group.target_size()
+    new = min(target + best.node_count, group.max_size)
+    if options.max_nodes_total:
+        new = min(new, target + options.max_nodes_total - node_count)
+    helped = {id(p) for p in best.pods}
+    remaining = [(p, reasons[i]) for i, g in enumerate(pod_lists) for p in g if id(p) not in helped]
+    info = ScaleUpInfo(group.id, target, new, group.max_size)
+    return ScaleUpStatus(result="Successful", infos=[info], triggered=list(best.pods), remaining=remaining)

@@ -1,0 +1,242 @@
+"""``SchedulingSimulator``: this scheduler's own PreFilter and Filter plugins run on a mutable,
+forkable snapshot, for a component that asks "would this pod fit there?" without scheduling it.
+
+It is what Cluster Autoscaler's ``simulator/clustersnapshot`` (``PredicateSnapshot``: the
+``SchedulerBasedPredicateChecker`` over a forkable ``ClusterSnapshot``) is upstream, where the
+autoscaler imports kube-scheduler's framework: here the autoscaler agent imports this module's
+class through ``agents.scheduler``'s surface, so its simulation and the scheduler cannot
+disagree (the disagreement behind kubernetes/autoscaler#9287, #8161, #8162).
+
+One profile's ``Framework`` (default: upstream's default profile) is built once over the
+simulator's ``Snapshot``; ``reset`` replaces the nodes and pods, ``add_node``/``add_pod``/
+``remove_node``/``remove_pod`` change them, ``fork``/``revert``/``commit`` nest as upstream's
+``Fork``/``Revert``/``Commit`` (an undo log). A pod added or removed patches its node's row
+in place (``Snapshot._replace``); a node added or removed rebuilds the snapshot's lists lazily,
+before the next check.
+
+A check (``check``) is upstream's ``CheckPredicates``: a fresh ``CycleState``, PreFilter (a
+rejection, or a PreFilterResult without the node, fails), then every Filter plugin in profile
+order until one fails (no nominated pods: the autoscaler does not see the scheduler's
+nominator). It returns the failing status's reasons (``[]``: the pod fits).
+``schedule_anywhere`` is ``SchedulePodOnAnyNodeMatching``: nodes in snapshot order from the
+last hit (upstream's round-robin ``lastIndex``), the first that passes gets the pod.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from agents.scheduler.cache import Snapshot
+from agents.scheduler.config import load_config
+from agents.scheduler.dra_manager import static_dra_manager
+from agents.scheduler.framework.runtime import Framework
+from agents.scheduler.framework.types import CycleState, NodeInfo, PodInfo
+from agents.scheduler.registry import build_registry
+from agents.scheduler.volume_listers import static_volume_listers
+from agents.scheduler.workload_listers import StaticWorkloads
+from emulator.base.api.core import Node, Pod
+from emulator.base.runtime.clock import StoppedClock
+
+__all__ = ["SchedulingSimulator"]
+
+PREFILTER_FAILED = "pod rejected by PreFilter"
+
+
+class _Namespaces:
+    def __init__(self, namespaces: Callable[[], Sequence[Any]]) -> None:
+        self._namespaces = namespaces
+
+    def get(self, name: str) -> Any:
+        return next((ns for ns in self._namespaces() if ns.metadata.name == name), None)
+
+    def list(self) -> list[Any]:
+        return list(self._namespaces())
+
+
+class _NoNominator:
+    def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
+        return []
+
+
+class SchedulingSimulator:
+    """Filter plugins on a mutable snapshot (module docstring)."""
+
+    def __init__(
+        self,
+        *,
+        scheduler_name: str = "default-scheduler",
+        namespaces: Callable[[], Sequence[Any]] = list,
+        workloads: Iterable[Any] = (),
+    ) -> None:
+        registry = build_registry(entry_point_group=None)
+        config = load_config(None, registry)
+        profile = config.profile(scheduler_name) or config.profiles[0]
+        workloads = list(workloads)
+        static = StaticWorkloads(workloads)
+        self.snapshot = Snapshot()
+        self._order: list[str] = []
+        self._dirty = False
+        self._log: list[tuple[str, Any, str]] = []
+        self._marks: list[int] = []
+        self._last = 0
+        self.checks = 0
+        """Predicate checks run (for profiles)."""
+        self.framework = Framework(
+            profile.to_spec(),
+            registry,
+            clock=StoppedClock(),
+            rng=random.Random(0),
+            snapshot=self.snapshot,
+            nominator=_NoNominator(),
+            parallelism=config.parallelism,
+            namespaces=_Namespaces(namespaces),
+            pdb_lister=static.pdbs,
+            default_selector=static.default_selector,
+            volume_listers=static_volume_listers(workloads),
+            dra_manager=static_dra_manager(workloads),
+        )
+
+    # --- the snapshot ---------------------------------------------------------------------
+
+    def reset(self, nodes: Iterable[Node], pods: Iterable[Pod]) -> None:
+        """Exactly these nodes and the pods bound to them; forks are dropped."""
+        self._log.clear()
+        self._marks.clear()
+        self.snapshot.node_info_map = {}
+        self._order = []
+        for node in nodes:
+            self.snapshot.node_info_map[node.metadata.name] = NodeInfo(node)
+            self._order.append(node.metadata.name)
+        for pod in pods:
+            info = self.snapshot.node_info_map.get(pod.spec.node_name) if pod.spec.node_name else None
+            if info is not None:
+                info.add_pod(PodInfo(pod))
+        self._dirty = True
+
+    def node_names(self) -> list[str]:
+        return list(self._order)
+
+    def node_info(self, name: str) -> NodeInfo | None:
+        return self.snapshot.node_info_map.get(name)
+
+    def add_node(self, node: Node) -> None:
+        name = node.metadata.name
+        self.snapshot.node_info_map[name] = NodeInfo(node)
+        self._order.append(name)
+        self._log.append(("node+", node, ""))
+        self._dirty = True
+
+    def remove_node(self, name: str) -> None:
+        info = self.snapshot.node_info_map.pop(name)
+        i = self._order.index(name)
+        del self._order[i]
+        self._log.append(("node-", info, str(i)))
+        self._dirty = True
+
+    def add_pod(self, pod: Pod, node_name: str) -> None:
+        info = self.snapshot.node_info_map[node_name]
+        info.add_pod(PodInfo(pod))
+        self._log.append(("pod+", pod, node_name))
+        self._changed(info)
+
+    def remove_pod(self, pod: Pod, node_name: str) -> None:
+        info = self.snapshot.node_info_map[node_name]
+        if info.remove_pod(pod):
+            self._log.append(("pod-", pod, node_name))
+            self._changed(info)
+
+    def _changed(self, info: NodeInfo) -> None:
+        """A listed NodeInfo changed in place: patch the snapshot's affinity lists and columnar
+        table for it (``Snapshot._replace``, as the cache's update does), no rebuild."""
+        if not self._dirty and not self.snapshot._replace([info]):
+            self._dirty = True
+
+    def fork(self) -> None:
+        self._marks.append(len(self._log))
+
+    def commit(self) -> None:
+        self._marks.pop()
+
+    def revert(self) -> None:
+        mark = self._marks.pop()
+        infos = self.snapshot.node_info_map
+        while len(self._log) > mark:
+            op, obj, where = self._log.pop()
+            if op == "node+":
+                del infos[obj.metadata.name]
+                self._order.remove(obj.metadata.name)
+            elif op == "node-":
+                infos[obj.name] = obj
+                self._order.insert(int(where), obj.name)
+            elif op == "pod+":
+                infos[where].remove_pod(obj)
+                self._changed(infos[where])
+            else:
+                infos[where].add_pod(PodInfo(obj))
+                self._changed(infos[where])
+            if op in ("node+", "node-"):
+                self._dirty = True
+
+    def _refresh(self) -> None:
+        if self._dirty:
+            self.snapshot._rebuild(self._order)
+            self._dirty = False
+
+    # --- predicates -----------------------------------------------------------------------
+
+    def check(self, pod: Pod, node_name: str) -> list[str]:
+        """The reasons ``pod`` does not fit ``node_name`` (``[]``: it fits)."""
+        self._refresh()
+        info = self.snapshot.node_info_map[node_name]
+        state = CycleState()
+        return self._filters(state, pod, info, self._pre_filter(state, pod))
+
+    def _pre_filter(self, state: CycleState, pod: Pod) -> tuple[list[str], frozenset[str] | None]:
+        self.checks += 1
+        result, status, _ = self.framework.run_pre_filter_plugins(state, pod, self.snapshot.node_info_list)
+        if not status.is_success() and not status.is_skip():
+            return list(status.reasons) or [PREFILTER_FAILED], None
+        return [], None if result is None else result.node_names
+
+    def _filters(
+        self, state: CycleState, pod: Pod, info: NodeInfo, pre: tuple[list[str], frozenset[str] | None]
+    ) -> list[str]:
+        reasons, allowed = pre
+        if reasons:
+            return reasons
+        if allowed is not None and info.name not in allowed:
+            return [PREFILTER_FAILED]
+        status = self.framework.run_filter_plugins(state, pod, info)
+        return [] if status.is_success() else list(status.reasons) or [status.message()]
+
+    def schedule_on(self, pod: Pod, node_name: str) -> list[str]:
+        """``SchedulePod``: check, and on success add the pod there."""
+        reasons = self.check(pod, node_name)
+        if not reasons:
+            self.add_pod(pod, node_name)
+        return reasons
+
+    def schedule_anywhere(self, pod: Pod, match: Callable[[str], bool] | None = None) -> str | None:
+        """``SchedulePodOnAnyNodeMatching``: the first node (from the last hit on) where the pod
+        fits gets it; None when none does."""
+        self._refresh()
+        listed = self.snapshot.node_info_list
+        if not listed:
+            return None
+        state = CycleState()
+        pre = self._pre_filter(state, pod)
+        if pre[0]:
+            return None
+        n = len(listed)
+        for k in range(n):
+            i = (self._last + k) % n
+            info = listed[i]
+            if match is not None and not match(info.name):
+                continue
+            if not self._filters(state, pod, info, pre):
+                self._last = i
+                self.add_pod(pod, info.name)
+                return info.name
+        return None

@@ -1,0 +1,163 @@
+"""The ``autoscaling`` section: the Cluster Autoscaler's flags and its node groups.
+
+.. code-block:: yaml
+
+    autoscaling:
+      clusterAutoscaler:
+        scanInterval: 10s                  # upstream --scan-interval
+        expander: least-waste              # random | most-pods | least-waste | price | priority,
+                                           # or a comma-separated chain (upstream --expander)
+        priorities: {10: [small-.*]}       # the priority expander's table (regexes of group names)
+        scaleDownUtilizationThreshold: 0.5
+        scaleDownUnneededTime: 10m
+        scaleDownDelayAfterAdd: 10m
+        scaleDownDelayAfterDelete: 0s      # 0: the scan interval (upstream's default)
+        scaleDownDelayAfterFailure: 3m
+        maxNodeProvisionTime: 15m
+        nodeGroups:
+          - name: small
+            minSize: 0
+            maxSize: 20
+            pricePerHour: 0.096            # dollars per node-hour (the cost metric)
+            provisionDelay: {mean: 45s, jitter: 15s}   # decision -> node registered and Ready
+            template: {metadata: {labels: {...}}, spec: {taints: [...]}, status: {capacity: {...}}}
+
+Every default is upstream's (``cluster-autoscaler/config/autoscaling_options.go`` and the
+flags of ``main.go``, 1.34). ``autoscaling_problems`` holds the checks across fields (``minSize``
+above ``maxSize``, group names twice, expander names, priority regexes); the loader reports
+the first. Pure declarations: the runner's cloud provider is ``emulator/app/scenario/autoscaling.py``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Annotated, Any, Final
+
+import msgspec
+
+from emulator.app.scenario.limits import MAX_GROUP_NODES
+from emulator.app.scenario.schema.base import Delay, Duration, NonNegativeInt, PositiveDuration, Spec
+from emulator.app.scenario.schema.cluster import NodeGroup
+from emulator.app.scenario.schema.steps import Create, CreateNodes
+from emulator.base.api.core import Node
+
+__all__ = [
+    "EXPANDERS",
+    "AutoscalingConfig",
+    "CANodeGroup",
+    "ClusterAutoscalerConfig",
+    "Priorities",
+    "autoscaling_problems",
+]
+
+EXPANDERS: Final = ("random", "most-pods", "least-waste", "price", "priority")
+"""Upstream's expander names (``expander/expander.go``) this emulator models."""
+
+Price = Annotated[float, msgspec.Meta(ge=0)]
+Size = Annotated[int, msgspec.Meta(ge=0, le=MAX_GROUP_NODES)]
+Priorities = dict[str, list[str]]
+"""The priority expander's table (its own reader: YAML keys are integers)."""
+
+
+class CANodeGroup(Spec, frozen=True, kw_only=True):
+    """One node group of the simulated cloud provider (upstream ``cloudprovider.NodeGroup``)."""
+
+    name: Annotated[str, msgspec.Meta(min_length=1, max_length=50)]
+    min_size: Size = 0
+    max_size: Size
+    price_per_hour: Price = 0.0
+    provision_delay: Delay = Delay()
+    template: Node
+    """The template node (``TemplateNodeInfo``): its name is ignored; nodes are ``<name>-<i>``."""
+
+
+class ClusterAutoscalerConfig(Spec, frozen=True, kw_only=True):
+    scan_interval: PositiveDuration = 10.0
+    expander: str = "random"
+    priorities: Priorities = {}
+    """The priority expander's ``priorities``: priority (an integer, as a key) -> regexes."""
+    scale_down_enabled: bool = True
+    scale_down_utilization_threshold: Annotated[float, msgspec.Meta(ge=0, le=1)] = 0.5
+    scale_down_unneeded_time: Duration = 600.0
+    scale_down_delay_after_add: Duration = 600.0
+    scale_down_delay_after_delete: Duration = 0.0
+    scale_down_delay_after_failure: Duration = 180.0
+    max_node_provision_time: Duration = 900.0
+    max_graceful_termination_sec: NonNegativeInt = 600
+    new_pod_scale_up_delay: Duration = 0.0
+    max_nodes_total: NonNegativeInt = 0
+    """0: no limit."""
+    skip_nodes_with_system_pods: bool = True
+    skip_nodes_with_local_storage: bool = True
+    node_groups: Annotated[list[CANodeGroup], msgspec.Meta(min_length=1)]
+
+
+class AutoscalingConfig(Spec, frozen=True, kw_only=True):
+    cluster_autoscaler: ClusterAutoscalerConfig | None = None
+
+
+_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+
+
+def _static_nodes(scenario: Any) -> Iterator[tuple[str, str]]:
+    """``(where, name)`` of every node the scenario creates itself (``nodes``, ``createNodes``
+    steps, Node manifests), for the name clash check."""
+    for i, entry in enumerate(scenario.nodes):
+        for k in range(entry.count):
+            yield f"nodes[{i}]", entry.name(k) if isinstance(entry, NodeGroup) else entry.items[k].metadata.name
+    for i, step in enumerate(scenario.steps):
+        if isinstance(step, CreateNodes):
+            for k in range(step.nodes.count):
+                yield f"steps[{i}].createNodes", step.nodes.name(k)
+        elif isinstance(step, Create):
+            for obj in step.objects:
+                if obj.kind == "Node":
+                    yield f"steps[{i}].create", obj.metadata.name
+    for obj in scenario.objects:
+        if obj.kind == "Node":
+            yield "objects", obj.metadata.name
+
+
+def autoscaling_problems(scenario: Any, path: str) -> Iterator[tuple[str, str]]:
+    """``(path, detail)`` for each problem across fields of ``autoscaling`` (and of its node
+    names against the scenario's own nodes), in file order."""
+    ca = scenario.autoscaling.cluster_autoscaler
+    if ca is None:
+        return
+    p = f"{path}.clusterAutoscaler"
+    names = [n.strip() for n in ca.expander.split(",")]
+    for name in names:
+        if name not in EXPANDERS:
+            yield f"{p}.expander", f"unknown expander {name!r}; expected one of: {', '.join(EXPANDERS)}"
+    for key, regexes in ca.priorities.items():
+        try:
+            int(key)
+        except ValueError:
+            yield f"{p}.priorities.{key}", f"expected an integer priority, got {key!r}"
+        for j, rx in enumerate(regexes):
+            try:
+                re.compile(rx)
+            except re.error as err:
+                yield f"{p}.priorities.{key}[{j}]", f"expected a regular expression: {err}"
+    if "priority" in names and not ca.priorities:
+        yield f"{p}.priorities", "the priority expander needs priorities, e.g. {10: [groupA]}"
+    seen: dict[str, int] = {}
+    for i, g in enumerate(ca.node_groups):
+        gp = f"{p}.nodeGroups[{i}]"
+        if not _NAME.match(g.name):
+            yield f"{gp}.name", f"expected a DNS-1123 label (node names are <name>-<i>), got {g.name!r}"
+        if g.name in seen:
+            yield f"{gp}.name", f"node group {g.name!r} is named twice (first at {p}.nodeGroups[{seen[g.name]}])"
+        seen.setdefault(g.name, i)
+        if g.min_size > g.max_size:
+            yield f"{gp}.minSize", f"minSize ({g.min_size}) must not be greater than maxSize ({g.max_size})"
+    groups = {g.name: i for i, g in enumerate(ca.node_groups)}
+    for where, name in _static_nodes(scenario):
+        group, dash, index = name.rpartition("-")
+        if dash and index.isdigit() and group in groups:
+            yield (
+                f"{p}.nodeGroups[{groups[group]}].name",
+                f'the group\'s node names {group}-<i> would clash with node "{name}" of {where}',
+            )
+            return
