@@ -74,6 +74,9 @@ UPSTREAM = [
     ("resourceclaims", [], "resource.k8s.io/v1", True, "ResourceClaim", ALL, []),
     ("resourceclaimtemplates", [], "resource.k8s.io/v1", True, "ResourceClaimTemplate", ALL, []),
     ("resourceslices", [], "resource.k8s.io/v1", False, "ResourceSlice", ALL, []),
+    # custom resources: kubernetes-sigs/karpenter v1.9.1 CRDs (names.categories: [karpenter])
+    ("nodeclaims", [], "karpenter.sh/v1", False, "NodeClaim", ALL, ["karpenter"]),
+    ("nodepools", [], "karpenter.sh/v1", False, "NodePool", ALL, ["karpenter"]),
 ]
 
 # groupVersion, name, kind, group/version when not the parent's, verbs: upstream's APIResourceList
@@ -103,6 +106,8 @@ SUBRESOURCES = [
     ("batch/v1", "jobs/status", "Job", None, STATUS),
     ("policy/v1", "poddisruptionbudgets/status", "PodDisruptionBudget", None, STATUS),
     ("resource.k8s.io/v1", "resourceclaims/status", "ResourceClaim", None, STATUS),
+    ("karpenter.sh/v1", "nodeclaims/status", "NodeClaim", None, STATUS),
+    ("karpenter.sh/v1", "nodepools/status", "NodePool", None, STATUS),
 ]
 
 
@@ -255,7 +260,16 @@ def test_aggregated_and_legacy_agree(core: bool) -> None:
 
 
 def test_groups_are_in_upstreams_priority_order() -> None:
-    names = ["apps", "batch", "policy", "storage.k8s.io", "scheduling.k8s.io", "coordination.k8s.io", "resource.k8s.io"]
+    names = [
+        "apps",
+        "batch",
+        "policy",
+        "storage.k8s.io",
+        "scheduling.k8s.io",
+        "coordination.k8s.io",
+        "resource.k8s.io",
+        "karpenter.sh",  # a CRD group: after the built-in ones
+    ]
     assert [g["name"] for g in discovery.legacy_groups()["groups"]] == names
     assert [g for g, _ in group_versions()] == ["", *names]
     assert [i["metadata"]["name"] for i in discovery.aggregated(core=False)["items"]] == names
@@ -715,6 +729,7 @@ async def test_kubectl_api_versions(server: Served, tmp_path: Path) -> None:
         "apps/v1",
         "batch/v1",
         "coordination.k8s.io/v1",
+        "karpenter.sh/v1",
         "policy/v1",
         "resource.k8s.io/v1",
         "scheduling.k8s.io/v1",
@@ -898,7 +913,16 @@ async def test_the_python_clients_typed_discovery_calls_parse(server: Served) ->
     assert await asyncio.to_thread(calls) == (
         "32",
         ["v1"],
-        ["apps", "batch", "policy", "storage.k8s.io", "scheduling.k8s.io", "coordination.k8s.io", "resource.k8s.io"],
+        [
+            "apps",
+            "batch",
+            "policy",
+            "storage.k8s.io",
+            "scheduling.k8s.io",
+            "coordination.k8s.io",
+            "resource.k8s.io",
+            "karpenter.sh",
+        ],
         "apps/v1",
         [("secrets", "Secret", None), ("services", "Service", None), ("services/status", "Service", None)],
     )

@@ -77,6 +77,8 @@ _RESOURCES = {
     "ResourceClaim": "resourceclaims.resource.k8s.io",
     "ResourceClaimTemplate": "resourceclaimtemplates.resource.k8s.io",
     "ResourceSlice": "resourceslices.resource.k8s.io",
+    "NodePool": "nodepools.karpenter.sh",
+    "NodeClaim": "nodeclaims.karpenter.sh",
 }
 
 

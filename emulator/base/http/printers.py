@@ -45,6 +45,7 @@ from emulator.base.http.cells import (
     intstr,
     selector_string,
 )
+from emulator.base.http.karpenterprinters import KARPENTER_ROWS
 from emulator.base.http.resourceprinters import RESOURCE_ROWS
 from emulator.base.http.storageprinters import STORAGE_ROWS
 from emulator.base.runtime.clock import parse_timestamp
@@ -443,6 +444,7 @@ _ROWS: Final[dict[str, Callable[[Any, Since], list[Any]]]] = {
     "ControllerRevision": _controllerrevision_cells,
     **STORAGE_ROWS,
     **RESOURCE_ROWS,
+    **KARPENTER_ROWS,
 }
 
 

@@ -49,6 +49,8 @@ KINDS: Final[dict[str, str]] = {
     "ResourceClaim": "A request for devices (DRA): what to allocate, and the allocation and its consumers.",
     "ResourceClaimTemplate": "A claim spec the resourceclaim controller makes one ResourceClaim of per pod.",
     "ResourceSlice": "Devices a DRA driver publishes for one pool, with their attributes and capacities.",
+    "NodePool": "Karpenter's template of the nodes it may launch: requirements, disruption, limits, weight.",
+    "NodeClaim": "Karpenter's request for one node: its requirements and resources, and the node it became.",
 }
 
 TYPES: Final[dict[str, str]] = {

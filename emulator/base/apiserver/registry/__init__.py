@@ -12,6 +12,7 @@ from typing import Final
 from emulator.base.apiserver.registry.config import ConfigMapStrategy, SecretStrategy
 from emulator.base.apiserver.registry.controllerrevisions import ControllerRevisionStrategy
 from emulator.base.apiserver.registry.events import EventStrategy
+from emulator.base.apiserver.registry.karpenter import NodeClaimStrategy, NodePoolStrategy
 from emulator.base.apiserver.registry.leases import LeaseStrategy
 from emulator.base.apiserver.registry.nodes import NamespaceStrategy, NodeStrategy
 from emulator.base.apiserver.registry.pods import BindingStrategy, PodStrategy, bind_pod
@@ -86,6 +87,8 @@ STRATEGIES: Final[dict[str, type[Strategy]]] = {
         ResourceClaimStrategy,
         ResourceClaimTemplateStrategy,
         ResourceSliceStrategy,
+        NodePoolStrategy,
+        NodeClaimStrategy,
     )
 }
 """Every stored kind's strategy class, by kind: the API server makes one of each, the watch
