@@ -22,6 +22,7 @@ from typing import Any, get_args
 import msgspec
 from msgspec.structs import replace
 
+from emulator.app.scenario.instancetypes import instance_types_entry
 from emulator.app.scenario.readers import ScenarioError
 from emulator.app.scenario.replay import load_node_file, load_replay
 from emulator.app.scenario.schema import (
@@ -40,6 +41,7 @@ from emulator.app.scenario.schema import (
     FaultSpec,
     GroupDevices,
     ImagePullSlow,
+    InstanceTypesFile,
     JobsComplete,
     KubeletConfig,
     MaxPodsPerNode,
@@ -167,6 +169,7 @@ class ScenarioWalker(SchemaWalker):
             list[Expectation]: self.expectations,
             FaultSpec: self.fault,
             list[GroupDevices]: self.devices,
+            InstanceTypesFile: lambda value, path: instance_types_entry(self, value, path),
         }
         self.after.update(after)
         self.readers.update(readers)

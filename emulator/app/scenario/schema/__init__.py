@@ -49,6 +49,8 @@ from emulator.app.scenario.schema.autoscaling import (
     AutoscalingConfig,
     CANodeGroup,
     ClusterAutoscalerConfig,
+    InstanceTypesFile,
+    KarpenterConfig,
     Priorities,
     autoscaling_problems,
 )
@@ -159,7 +161,9 @@ __all__ = [
     "FaultSpec",
     "GroupDevices",
     "ImagePullSlow",
+    "InstanceTypesFile",
     "JobsComplete",
+    "KarpenterConfig",
     "KubeletConfig",
     "Latency",
     "MaxPodsPerNode",
