@@ -14,16 +14,21 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import pytest
+from msgspec.structs import replace
+
+from agents.autoscaler.karpenter.disruption import allowed_disruptions
 from agents.autoscaler.karpenter.scheduling import Scheduler
 from agents.scheduler import SchedulingSimulator
 from emulator.app.scenario.karpentercloud import _Type
 from emulator.app.scenario.loader import load_scenario, load_scenario_text
 from emulator.app.scenario.runner import RunOptions, run_scenario
-from emulator.base.api.codec import object_from_dict
+from emulator.base.api.codec import object_from_dict, to_builtins
 from emulator.base.api.core import Container, Pod, PodSpec, ResourceRequirements, Toleration
 from emulator.base.api.meta import ObjectMeta
 from emulator.base.api.quantity import parse_quantity
 from emulator.base.apiserver.server import WriteRecord
+from emulator.base.runtime.clock import parse_timestamp
 
 ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = ROOT / "scenarios" / "karpenter-burst.yaml"
@@ -48,12 +53,10 @@ def test_shipped_scenario_provisions_nodeclaims() -> None:
     assert len(claims) == 5
     assert all(re.fullmatch(r"(spot|on-demand)-[a-z0-9]{5}", name) for name in claims)
     for name, claim in claims.items():
-        assert {c.type: c.status for c in claim.status.conditions} == {
-            "Launched": "True",
-            "Registered": "True",
-            "Initialized": "True",
-            "Ready": "True",
-        }
+        conditions = {c.type: c.status for c in claim.status.conditions}
+        assert {k: conditions[k] for k in ("Launched", "Registered", "Initialized", "Ready")} == dict.fromkeys(
+            ("Launched", "Registered", "Initialized", "Ready"), "True"
+        )
         assert claim.status.node_name == name  # the kwok provider names the node after its NodeClaim
         assert claim.status.provider_id == f"kwok://{name}"
         node = last[("Node", name)]
@@ -68,11 +71,22 @@ def test_shipped_scenario_provisions_nodeclaims() -> None:
     spot = [c for c in claims.values() if c.metadata.labels["karpenter.sh/nodepool"] == "spot"]
     assert sum(c.status.capacity["cpu"].milli for c in spot) <= 8000
     assert {c.metadata.labels["karpenter.sh/capacity-type"] for c in spot} == {"spot"}
-    pool = last[("NodePool", "spot")]
-    assert pool.status.nodes == len(spot)
     m = result.extra["metrics"]
-    assert m["autoscaler"]["scaleUps"] == 5
-    assert m["autoscaler"]["nodesCreated"] == 5
+    assert m["autoscaler"] == {"scaleUps": 5, "scaleDowns": 2, "nodesCreated": 5, "nodesRemoved": 2, "podsDisrupted": 0}
+    # back at 3 replicas: empty NodeClaims are consolidatable 30s after their last pod event and go
+    # within their budgets (spot: 10% of 4 nodes rounded up = 1 at a time; on-demand: 1)
+    removed = [name for (kind, name), obj in last.items() if kind == "NodeClaim" and obj.metadata.deletion_timestamp]
+    assert len(removed) == 2
+    for name in removed:
+        claim = claims[name]
+        consolidatable = next(c for c in claim.status.conditions if c.type == "Consolidatable")
+        assert claim.status.last_pod_event_time is not None
+        assert (
+            parse_timestamp(consolidatable.last_transition_time)
+            >= parse_timestamp(claim.status.last_pod_event_time) + 30
+        )
+    pool = last[("NodePool", "spot")]
+    assert pool.status.nodes == len(spot) - sum(1 for n in removed if n.startswith("spot-"))
     prices = sum(float(last[("Node", n)].metadata.labels["eks-node-viewer/instance-price"]) for n in claims)
     assert abs(m["cost"]["perHour"]["max"] - prices) < 1e-5
 
@@ -160,3 +174,75 @@ def test_requirements_meet_pod_node_selector(tmp_path: Path) -> None:
     labels = claim.options[0].labels
     assert (labels["karpenter.sh/capacity-type"], labels["topology.kubernetes.io/zone"]) == ("on-demand", "test-zone-b")
     assert _solve(tmp_path, [pool], [_pod("x", "1", node_selector={"karpenter.sh/capacity-type": "spot"})]) == []
+
+
+@pytest.mark.parametrize(
+    ("budgets", "nodes", "deleting", "expected"),
+    [
+        pytest.param(None, 4, 0, 1, id="default-10%-rounds-up"),
+        pytest.param([{"nodes": "50%"}], 5, 1, 2, id="percent-minus-deleting"),
+        pytest.param([{"nodes": "3"}, {"nodes": "20%"}], 10, 0, 2, id="most-restrictive"),
+        pytest.param([{"nodes": "0", "reasons": ["Drifted"]}], 10, 0, 10, id="other-reason"),
+        pytest.param([{"nodes": "0", "reasons": ["Empty"]}], 10, 0, 0, id="blocked"),
+    ],
+)
+def test_allowed_disruptions(budgets: list[dict[str, Any]] | None, nodes: int, deleting: int, expected: int) -> None:
+    """pkg/apis/v1/nodepool.go GetAllowedDisruptionsByReason (nodepool_budgets_test.go)."""
+    from emulator.base.api.karpenter import default_karpenter
+
+    pool = _pool("p")
+    if budgets is not None:
+        doc = {"consolidateAfter": "0s", "budgets": budgets}
+        spec = pool.spec
+        pool = replace(pool, spec=replace(spec, disruption=None))
+        pool = object_from_dict(
+            {**to_builtins(pool), "spec": {**to_builtins(pool)["spec"], "disruption": doc}}, source="t"
+        )
+    assert allowed_disruptions(default_karpenter(pool), nodes, deleting, "Empty") == expected
+
+
+EXPIRING = """name: expiring
+kubelet: {heartbeatInterval: 10s}
+autoscaling:
+  karpenter:
+    instanceTypes: {file: types.json}
+    provisionDelay: {mean: 10s}
+    nodePools:
+      - apiVersion: karpenter.sh/v1
+        kind: NodePool
+        metadata: {name: p}
+        spec:
+          disruption: {consolidateAfter: Never}
+          template:
+            spec:
+              expireAfter: 2m
+              nodeClassRef: {group: karpenter.kwok.sh, kind: KWOKNodeClass, name: default}
+              requirements: [{key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}]
+objects:
+  - apiVersion: apps/v1
+    kind: Deployment
+    metadata: {name: web, namespace: default}
+    spec:
+      replicas: 2
+      selector: {matchLabels: {app: web}}
+      template:
+        metadata: {labels: {app: web}}
+        spec: {containers: [{name: web, image: nginx, resources: {requests: {cpu: 900m, memory: 1Gi}}}]}
+steps:
+  - sleep: 5m
+"""
+
+
+def test_expiration_replaces_the_nodeclaim(tmp_path: Path) -> None:
+    """pkg/controllers/nodeclaim/expiration: expireAfter since creation deletes the NodeClaim; the
+    termination controller drains its node (pods evicted, replaced by a new NodeClaim)."""
+    shutil.copy(ROOT / "scenarios" / "karpenter" / "instance_types.json", tmp_path / "types.json")
+    (tmp_path / "s.yaml").write_text(EXPIRING)
+    result, last, first = _run(tmp_path / "s.yaml")
+    claims = sorted((first[k], k[1]) for k in first if k[0] == "NodeClaim")
+    assert len(claims) >= 2
+    gone = [name for (kind, name), obj in last.items() if kind == "NodeClaim" and obj.metadata.deletion_timestamp]
+    assert claims[0][1] in gone
+    m = result.extra["metrics"]["autoscaler"]
+    assert m["podsDisrupted"] == 2 * len(gone)  # each expired NodeClaim had both pods (2m apart in 5m: 2)
+    assert m["nodesRemoved"] == len(gone) == 2

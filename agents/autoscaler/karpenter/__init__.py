@@ -7,6 +7,8 @@ module             owns (upstream source)
                    (``pkg/controllers/provisioning``, ``pkg/controllers/nodeclaim/lifecycle``)
 ``scheduling``     the batch's simulation: options per NodePool, bin-packing, limits
                    (``pkg/controllers/provisioning/scheduling``)
+``disruption``     Consolidatable, expiration, emptiness within budgets, termination
+                   (``pkg/controllers/disruption``, ``nodeclaim/expiration``, ``node/termination``)
 =================  ==========================================================================
 """
 

@@ -28,6 +28,7 @@ from typing import Any, Final, Protocol
 
 from msgspec.structs import replace
 
+from agents.autoscaler.karpenter.disruption import Disruption
 from agents.autoscaler.karpenter.scheduling import (
     NewNodeClaim,
     Scheduler,
@@ -77,6 +78,10 @@ class KarpenterCloud(Protocol):
         """Launch ``node``: it registers (and its kubelet starts) after the provision delay."""
         ...
 
+    async def delete(self, name: str) -> None:
+        """Terminate the instance of node ``name`` (its kubelet stops, the Node goes)."""
+        ...
+
 
 def _unschedulable(pod: Pod) -> bool:
     if pod.spec.node_name or pod.metadata.deletion_timestamp is not None:
@@ -124,6 +129,7 @@ class Karpenter:
         self.batch: dict[str, None] = {}
         self.opened = self.last_added = 0.0
         self.batches = 0
+        self.disruption = Disruption(self)
 
     def report(self) -> dict[str, Any]:
         return {"agent": self.client.name, "batches": self.batches, **self.counters, "simulatorChecks": self.sim.checks}
@@ -170,6 +176,8 @@ class Karpenter:
             if pending:
                 await self.provision(pending)
         await self.lifecycle()
+        claims = sorted(self.claims.objects(), key=lambda c: c.metadata.name)
+        await self.disruption.tick(claims, {p.metadata.name: p for p in self.pools.objects()})
 
     def _name(self, pool: str) -> str:
         taken = {c.metadata.name for c in self.claims.objects()}
@@ -199,7 +207,11 @@ class Karpenter:
         )
         bound = [p for p in self.pods.objects() if p.spec.node_name]
         known = {n.metadata.name for n in nodes}
-        inflight = [c for c in self.claims.objects() if c.status.node_name not in known and c.status.capacity]
+        inflight = [
+            c
+            for c in self.claims.objects()
+            if c.status.node_name not in known and c.status.capacity and c.metadata.deletion_timestamp is None
+        ]
         self.sim.reset([*nodes, *(self._inflight_node(c) for c in inflight)], bound)
         scheduler = Scheduler(self.sim, pools, self.cloud.instance_types(), self._usage(), self._name)
         for claim in scheduler.solve(pods):
@@ -269,7 +281,7 @@ class Karpenter:
             allocatable=option.instance_type.allocatable(),
             conditions=self._conditions(claim, Launched="True"),
         )
-        await self._status(replace(claim, status=status))
+        await self.write_status(replace(claim, status=status))
 
     def _conditions(self, claim: NodeClaim, **set_: str) -> list[Condition]:
         now = self.clock.timestamp()
@@ -309,7 +321,7 @@ class Karpenter:
             )
         return [current[t] for t in sorted(current)]
 
-    async def _status(self, claim: NodeClaim) -> None:
+    async def write_status(self, claim: NodeClaim) -> None:
         try:
             await self.client.update_status(claim)
         except (NotFound, ApiError):
@@ -319,7 +331,7 @@ class Karpenter:
         """Registration and initialization of launched NodeClaims; the NodePools' counters."""
         for claim in sorted(self.claims.objects(), key=lambda c: c.metadata.name):
             node = self.nodes.get(claim.metadata.name, "")
-            if node is None or not claim.status.provider_id:
+            if node is None or not claim.status.provider_id or claim.metadata.deletion_timestamp is not None:
                 continue
             registered = claim.status.node_name == node.metadata.name
             initialized = _ready(node)
@@ -328,7 +340,7 @@ class Karpenter:
                 continue
             flags = {"Registered": "True", **({"Initialized": "True"} if initialized else {})}
             status = replace(claim.status, node_name=node.metadata.name, conditions=self._conditions(claim, **flags))
-            await self._status(replace(claim, status=status))
+            await self.write_status(replace(claim, status=status))
         await self._pool_counters()
 
     async def _pool_counters(self) -> None:

@@ -12,6 +12,7 @@ before the first step. Without ``autoscaling.karpenter`` nothing here runs and n
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib.util
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -19,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from emulator.app.scenario.instancetypes import InstanceType, allocatable
 from emulator.app.scenario.schema import KarpenterConfig
 from emulator.base.api.core import Node
-from emulator.base.api.errors import ApiError
+from emulator.base.api.errors import ApiError, NotFound
 
 if TYPE_CHECKING:
     from emulator.app.scenario.cluster import Cluster
@@ -75,6 +76,14 @@ class KwokCloud:
         delay = max(0.0, d.mean + (self.rng.uniform(-d.jitter, d.jitter) if d.jitter else 0.0))
         name = node.metadata.name
         self.pending.append(tg.create_task(self._provision(node, delay), name=f"cloud:karpenter:create:{name}"))
+
+    async def delete(self, name: str) -> None:
+        """The instance goes: its kubelet stops and the Node is deleted (the cloud controller's job)."""
+        cluster = self.cluster
+        cluster.stop_kubelet(name)
+        with contextlib.suppress(NotFound):
+            await cluster.retrying(lambda: cluster.client.delete("Node", name, ""))
+        self.count("nodesRemoved")
 
     async def _provision(self, node: Node, delay: float) -> None:
         await self.cluster.clock.sleep(delay)
