@@ -79,16 +79,17 @@ class Disruption:
         self.candidates: dict[str, float] = {}
         """Empty NodeClaim -> when it was first chosen (validated ``CONSOLIDATION_TTL`` later)."""
         self.terminating: dict[str, None] = {}
+        self.by_node: dict[str, list[Pod]] = {}
 
     def _pods_on(self, node: str) -> list[Pod]:
-        return [
-            p
-            for p in self.agent.pods.objects()
-            if p.spec.node_name == node and p.status.phase not in ("Succeeded", "Failed")
-        ]
+        return self.by_node.get(node, [])
 
     async def tick(self, claims: Sequence[NodeClaim], pools: dict[str, NodePool]) -> None:
         now = self.agent.clock.now()
+        self.by_node = {}  # node -> its running pods, once per tick
+        for p in self.agent.pods.objects():
+            if p.spec.node_name and p.status.phase not in ("Succeeded", "Failed"):
+                self.by_node.setdefault(p.spec.node_name, []).append(p)
         for claim in claims:
             if claim.metadata.deletion_timestamp is not None:
                 await self._terminate(claim)
