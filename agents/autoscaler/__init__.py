@@ -10,6 +10,8 @@ server, and to the (simulated) cloud through the ``CloudProvider`` protocol the 
   ``controller:cluster-autoscaler``), ``AutoscalingOptions`` (upstream's flags and defaults),
   ``CloudProvider`` and ``NodeGroup`` (what the agent needs of a cloud), ``NODE_GROUP_LABEL``,
   ``TO_BE_DELETED_TAINT``, ``COUNTERS``.
+- Karpenter (``karpenter``): ``Karpenter`` (agent ``controller:karpenter``), ``KarpenterCloud``
+  (what it needs of the simulated kwok cloud), ``PRICE_LABEL``, ``BATCH_IDLE``, ``BATCH_MAX``.
 """
 
 from __future__ import annotations
@@ -23,13 +25,19 @@ from agents.autoscaler.clusterautoscaler import (
     ClusterAutoscaler,
     NodeGroup,
 )
+from agents.autoscaler.karpenter import BATCH_IDLE, BATCH_MAX, PRICE_LABEL, Karpenter, KarpenterCloud
 
 __all__ = [
+    "BATCH_IDLE",
+    "BATCH_MAX",
     "COUNTERS",
     "NODE_GROUP_LABEL",
+    "PRICE_LABEL",
     "TO_BE_DELETED_TAINT",
     "AutoscalingOptions",
     "CloudProvider",
     "ClusterAutoscaler",
+    "Karpenter",
+    "KarpenterCloud",
     "NodeGroup",
 ]

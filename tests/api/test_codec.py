@@ -168,6 +168,8 @@ def test_kinds_table() -> None:
         ("batch/v1", "CronJob"),
         ("batch/v1", "Job"),
         ("coordination.k8s.io/v1", "Lease"),
+        ("karpenter.sh/v1", "NodeClaim"),
+        ("karpenter.sh/v1", "NodePool"),
         ("policy/v1", "PodDisruptionBudget"),
         ("resource.k8s.io/v1", "DeviceClass"),
         ("resource.k8s.io/v1", "ResourceClaim"),
@@ -348,7 +350,7 @@ _NEW_KINDS = (
     " CSIDriver (storage.k8s.io/v1), CSINode (storage.k8s.io/v1), CSIStorageCapacity (storage.k8s.io/v1),"
     " VolumeAttachment (storage.k8s.io/v1), DeviceClass (resource.k8s.io/v1), ResourceClaim (resource.k8s.io/v1),"
     " ResourceClaimTemplate (resource.k8s.io/v1), ResourceSlice (resource.k8s.io/v1),"
-    " HorizontalPodAutoscaler (autoscaling/v2)"
+    " HorizontalPodAutoscaler (autoscaling/v2), NodePool (karpenter.sh/v1), NodeClaim (karpenter.sh/v1)"
 )
 
 

@@ -517,6 +517,8 @@ def test_cluster_scoped_objects_drop_the_namespace() -> None:
         "DeviceClass",
         "Namespace",
         "Node",
+        "NodeClaim",
+        "NodePool",
         "PersistentVolume",
         "PriorityClass",
         "ResourceSlice",

@@ -77,6 +77,9 @@ UPSTREAM = [
     ("resourceclaims", [], "resource.k8s.io/v1", True, "ResourceClaim", ALL, []),
     ("resourceclaimtemplates", [], "resource.k8s.io/v1", True, "ResourceClaimTemplate", ALL, []),
     ("resourceslices", [], "resource.k8s.io/v1", False, "ResourceSlice", ALL, []),
+    # custom resources: kubernetes-sigs/karpenter v1.9.1 CRDs (names.categories: [karpenter])
+    ("nodeclaims", [], "karpenter.sh/v1", False, "NodeClaim", ALL, ["karpenter"]),
+    ("nodepools", [], "karpenter.sh/v1", False, "NodePool", ALL, ["karpenter"]),
 ]
 
 # groupVersion, name, kind, group/version when not the parent's, verbs: upstream's APIResourceList
@@ -107,6 +110,8 @@ SUBRESOURCES = [
     ("batch/v1", "jobs/status", "Job", None, STATUS),
     ("policy/v1", "poddisruptionbudgets/status", "PodDisruptionBudget", None, STATUS),
     ("resource.k8s.io/v1", "resourceclaims/status", "ResourceClaim", None, STATUS),
+    ("karpenter.sh/v1", "nodeclaims/status", "NodeClaim", None, STATUS),
+    ("karpenter.sh/v1", "nodepools/status", "NodePool", None, STATUS),
 ]
 
 
@@ -268,6 +273,7 @@ def test_groups_are_in_upstreams_priority_order() -> None:
         "scheduling.k8s.io",
         "coordination.k8s.io",
         "resource.k8s.io",
+        "karpenter.sh",  # a CRD group: after the built-in ones
     ]
     assert [g["name"] for g in discovery.legacy_groups()["groups"]] == [*names, "metrics.k8s.io"]
     assert [g for g, _ in group_versions()] == ["", *names]
@@ -732,6 +738,7 @@ async def test_kubectl_api_versions(server: Served, tmp_path: Path) -> None:
         "autoscaling/v2",
         "batch/v1",
         "coordination.k8s.io/v1",
+        "karpenter.sh/v1",
         "metrics.k8s.io/v1beta1",
         "policy/v1",
         "resource.k8s.io/v1",
@@ -925,6 +932,7 @@ async def test_the_python_clients_typed_discovery_calls_parse(server: Served) ->
             "scheduling.k8s.io",
             "coordination.k8s.io",
             "resource.k8s.io",
+            "karpenter.sh",
             "metrics.k8s.io",
         ],
         "apps/v1",

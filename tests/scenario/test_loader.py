@@ -533,7 +533,7 @@ BROKEN = [
         "ReplicaSet, StatefulSet, DaemonSet, Job, CronJob, Service, PodDisruptionBudget, ControllerRevision, "
         "ConfigMap, Secret, PersistentVolume, PersistentVolumeClaim, StorageClass, CSIDriver, CSINode, "
         "CSIStorageCapacity, VolumeAttachment, DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice, "
-        "HorizontalPodAutoscaler",
+        "HorizontalPodAutoscaler, NodePool, NodeClaim",
         id="delete-kind",
     ),
     pytest.param(

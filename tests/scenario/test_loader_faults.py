@@ -175,7 +175,7 @@ BROKEN = [
         "ReplicaSet, StatefulSet, DaemonSet, Job, CronJob, Service, PodDisruptionBudget, ControllerRevision, "
         "ConfigMap, Secret, PersistentVolume, PersistentVolumeClaim, StorageClass, CSIDriver, CSINode, "
         "CSIStorageCapacity, VolumeAttachment, DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice, "
-        "HorizontalPodAutoscaler",
+        "HorizontalPodAutoscaler, NodePool, NodeClaim",
         id="kind",
     ),
     pytest.param(

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from msgspec.structs import replace
 
 from emulator.app.scenario.cost import NODE_GROUP_LABEL
+from emulator.app.scenario.karpentercloud import create_node_pools, prepare_kwok_cloud, start_karpenter
 from emulator.app.scenario.schema import CANodeGroup, ClusterAutoscalerConfig, generated_name
 from emulator.base.api.core import Node
 from emulator.base.api.errors import ApiError, NotFound
@@ -157,6 +158,7 @@ def _options(config: ClusterAutoscalerConfig) -> Any:
 
 async def create_min_size_nodes(cluster: Cluster) -> None:
     """The groups' ``minSize`` nodes, present from the start."""
+    await create_node_pools(cluster)
     cloud = cluster.autoscaler_cloud
     if cloud is None:
         return
@@ -169,10 +171,12 @@ def prepare_cloud(cluster: Cluster) -> None:
     config = cluster.scenario.autoscaling.cluster_autoscaler
     if config is not None:
         cluster.autoscaler_cloud = SimulatedCloud(cluster, config)
+    prepare_kwok_cloud(cluster)
 
 
 def start_cluster_autoscaler(cluster: Cluster) -> None:
     """Start ``controller:cluster-autoscaler`` when the scenario has one and the agents exist."""
+    start_karpenter(cluster)
     config = cluster.scenario.autoscaling.cluster_autoscaler
     cloud = cluster.autoscaler_cloud
     if config is None or cloud is None or importlib.util.find_spec("agents.autoscaler") is None:

@@ -6,7 +6,8 @@ only. A node costs from its create write to its delete write (or the run's end),
 label Cluster Autoscaler's kwok cloud provider reads, ``nodegroups.fromNodeLabelKey``),
 which the simulated cloud provider sets on every node it creates. A node without a priced
 group (the ``nodes`` section's, or a group without ``pricePerHour``) counts in ``nodeHours``
-only, at $0.
+only, at $0. A node of Karpenter's kwok provider costs the price of its offering (its
+``eks-node-viewer/instance-price`` label, as the kwok provider writes it).
 
 ``metrics.cost``: ``total`` (dollars), ``nodeHours`` (every node's lifetime), ``perHour``
 {``mean``: total over the run's hours, ``max``: the highest $/h the existing nodes reached}.
@@ -25,6 +26,8 @@ from emulator.base.apiserver.server import WriteRecord
 __all__ = ["COUNTERS", "NODE_GROUP_LABEL", "CostMeter"]
 
 NODE_GROUP_LABEL: Final = "kwok-nodegroup"
+PRICE_LABEL: Final = "eks-node-viewer/instance-price"
+"""Karpenter's kwok provider's price label (``NodeViewerLabelKey``), on every node it creates."""
 COUNTERS: Final = ("scaleUps", "scaleDowns", "nodesCreated", "nodesRemoved", "podsDisrupted")
 
 
@@ -50,6 +53,11 @@ class CostMeter:
 
     def _created(self, t: float, node: Node) -> None:
         price = self.prices.get(node.metadata.labels.get(NODE_GROUP_LABEL, ""), 0.0)
+        if PRICE_LABEL in node.metadata.labels:  # a node of Karpenter's kwok provider: its offering's price
+            try:
+                price = float(node.metadata.labels[PRICE_LABEL])
+            except ValueError:
+                price = 0.0
         self.live[node.metadata.name] = (t, price)
         self.rate += price
         self.max_rate = max(self.max_rate, self.rate)

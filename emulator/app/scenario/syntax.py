@@ -21,6 +21,7 @@ from typing import Any, get_args
 import msgspec
 from msgspec.structs import replace
 
+from emulator.app.scenario.instancetypes import instance_types_entry
 from emulator.app.scenario.readers import ScenarioError
 from emulator.app.scenario.replay import load_node_file, load_replay
 from emulator.app.scenario.schema import (
@@ -39,6 +40,7 @@ from emulator.app.scenario.schema import (
     FaultSpec,
     GroupDevices,
     ImagePullSlow,
+    InstanceTypesFile,
     JobsComplete,
     KubeletConfig,
     MaxPodsPerNode,
@@ -168,6 +170,7 @@ class ScenarioWalker(SchemaWalker):
             list[Expectation]: self.expectations,
             FaultSpec: self.fault,
             list[GroupDevices]: self.devices,
+            InstanceTypesFile: lambda value, path: instance_types_entry(self, value, path),
         }
         self.after.update(after)
         self.readers.update(readers)

@@ -28,6 +28,7 @@ from emulator.base.api.batch import CronJob, Job
 from emulator.base.api.config import ConfigMap, Secret
 from emulator.base.api.core import Binding, Event, Namespace, Node, Pod
 from emulator.base.api.errors import Invalid
+from emulator.base.api.karpenter import NodeClaim, NodePool
 from emulator.base.api.policy import PodDisruptionBudget
 from emulator.base.api.quantity import Quantity, decode_quantity
 from emulator.base.api.resource import DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice
@@ -105,6 +106,8 @@ ApiObject = (
     | ResourceClaimTemplate
     | ResourceSlice
     | HorizontalPodAutoscaler
+    | NodePool
+    | NodeClaim
 )
 T = TypeVar("T")
 
@@ -139,6 +142,8 @@ KINDS: Final[dict[tuple[str, str], type[Any]]] = {
     ("resource.k8s.io/v1", "ResourceClaimTemplate"): ResourceClaimTemplate,
     ("resource.k8s.io/v1", "ResourceSlice"): ResourceSlice,
     ("autoscaling/v2", "HorizontalPodAutoscaler"): HorizontalPodAutoscaler,
+    ("karpenter.sh/v1", "NodePool"): NodePool,
+    ("karpenter.sh/v1", "NodeClaim"): NodeClaim,
 }
 
 

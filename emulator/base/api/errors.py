@@ -78,6 +78,8 @@ _RESOURCES = {
     "ResourceClaimTemplate": "resourceclaimtemplates.resource.k8s.io",
     "ResourceSlice": "resourceslices.resource.k8s.io",
     "HorizontalPodAutoscaler": "horizontalpodautoscalers.autoscaling",
+    "NodePool": "nodepools.karpenter.sh",
+    "NodeClaim": "nodeclaims.karpenter.sh",
 }
 
 

@@ -26,7 +26,15 @@ import json
 from importlib import resources
 from typing import Any, Final
 
-__all__ = ["MAX_UNKNOWN", "UnknownFields", "prune_unknown", "unknown_fields", "warning_texts"]
+__all__ = [
+    "CRD_FIELDS",
+    "CRD_KINDS",
+    "MAX_UNKNOWN",
+    "UnknownFields",
+    "prune_unknown",
+    "unknown_fields",
+    "warning_texts",
+]
 
 MAX_UNKNOWN: Final = 100
 """Unknown field paths reported per object; the rest are counted."""
@@ -54,11 +62,81 @@ class UnknownFields:
             self.paths.append(path)
 
 
+_REQ: Final = "[KarpenterV1NodeSelectorRequirementWithMinValues"
+CRD_KINDS: Final = {"NodePool": "KarpenterV1NodePool", "NodeClaim": "KarpenterV1NodeClaim"}
+"""Custom resources (no Python client model): kind -> type, in the same table format."""
+CRD_FIELDS: Final[dict[str, dict[str, str]]] = {
+    # kubernetes-sigs/karpenter v1.9.1 pkg/apis/crds/karpenter.sh_nodepools.yaml, _nodeclaims.yaml:
+    # a CRD's structural schema prunes unknown fields and warns about them as a built-in kind's
+    "KarpenterV1NodePool": {
+        "apiVersion": "",
+        "kind": "",
+        "metadata": "V1ObjectMeta",
+        "spec": "KarpenterV1NodePoolSpec",
+        "status": "KarpenterV1NodePoolStatus",
+    },
+    "KarpenterV1NodePoolSpec": {
+        "template": "KarpenterV1NodeClaimTemplate",
+        "disruption": "KarpenterV1Disruption",
+        "limits": "",
+        "weight": "",
+        "replicas": "",
+    },
+    "KarpenterV1NodeClaimTemplate": {"metadata": "KarpenterV1ObjectMeta", "spec": "KarpenterV1NodeClaimTemplateSpec"},
+    "KarpenterV1ObjectMeta": {"labels": "", "annotations": ""},
+    "KarpenterV1NodeClaimTemplateSpec": {
+        "taints": "[V1Taint",
+        "startupTaints": "[V1Taint",
+        "requirements": _REQ,
+        "nodeClassRef": "KarpenterV1NodeClassReference",
+        "terminationGracePeriod": "",
+        "expireAfter": "",
+    },
+    "KarpenterV1NodeSelectorRequirementWithMinValues": {"key": "", "operator": "", "values": "", "minValues": ""},
+    "KarpenterV1NodeClassReference": {"kind": "", "name": "", "group": ""},
+    "KarpenterV1Disruption": {"consolidateAfter": "", "consolidationPolicy": "", "budgets": "[KarpenterV1Budget"},
+    "KarpenterV1Budget": {"reasons": "", "nodes": "", "schedule": "", "duration": ""},
+    "KarpenterV1NodePoolStatus": {
+        "resources": "",
+        "nodes": "",
+        "nodeClassObservedGeneration": "",
+        "conditions": "[V1Condition",
+    },
+    "KarpenterV1NodeClaim": {
+        "apiVersion": "",
+        "kind": "",
+        "metadata": "V1ObjectMeta",
+        "spec": "KarpenterV1NodeClaimSpec",
+        "status": "KarpenterV1NodeClaimStatus",
+    },
+    "KarpenterV1NodeClaimSpec": {
+        "taints": "[V1Taint",
+        "startupTaints": "[V1Taint",
+        "requirements": _REQ,
+        "resources": "KarpenterV1ResourceRequirements",
+        "nodeClassRef": "KarpenterV1NodeClassReference",
+        "terminationGracePeriod": "",
+        "expireAfter": "",
+    },
+    "KarpenterV1ResourceRequirements": {"requests": ""},
+    "KarpenterV1NodeClaimStatus": {
+        "nodeName": "",
+        "providerID": "",
+        "imageID": "",
+        "capacity": "",
+        "allocatable": "",
+        "conditions": "[V1Condition",
+        "lastPodEventTime": "",
+    },
+}
+"""The custom resources' field tables (their CRDs' schemas)."""
+
+
 @functools.cache
 def _schema() -> tuple[dict[str, str], dict[str, dict[str, str]]]:
     text = resources.files("emulator.base.api").joinpath("data", "upstream_fields.json").read_text("utf-8")
     data = json.loads(text)
-    return data["kinds"], data["types"]
+    return {**data["kinds"], **CRD_KINDS}, {**data["types"], **CRD_FIELDS}
 
 
 def _walk(value: Any, tp: str, path: str, out: UnknownFields, types: dict[str, dict[str, str]]) -> Any:

@@ -26,6 +26,8 @@ from emulator.base.api.batch import CronJob, Job
 from emulator.base.api.config import ConfigMap, Secret, config_map_problems, merge_string_data, secret_problems
 from emulator.base.api.core import Container, Node, Pod
 from emulator.base.api.errors import Invalid
+from emulator.base.api.karpenter import KARPENTER_KINDS, default_karpenter
+from emulator.base.api.karpentervalidation import karpenter_problems, karpenter_update_problems
 from emulator.base.api.labels import (
     DNS1123_SUBDOMAIN_MAX_LEN,
     DNS1123_SUBDOMAIN_RE,
@@ -62,6 +64,7 @@ __all__ = [
     "metadata_labels_problem",
     "quantity_errors",
     "validate",
+    "validate_karpenter_update",
     "validate_pod_metadata",
     "validate_resource_update",
     "validate_status_update",
@@ -90,7 +93,7 @@ _NAMESPACED = frozenset(
 )
 
 _PREEMPTION = (None, "Never", "PreemptLowerPriority")
-_FULLY_VALIDATED_ON_UPDATE = (
+_FULLY_VALIDATED_ON_UPDATE: tuple[type[Any], ...] = (
     Pod,
     Node,
     PriorityClass,
@@ -99,6 +102,7 @@ _FULLY_VALIDATED_ON_UPDATE = (
     HorizontalPodAutoscaler,
     *STORAGE_KINDS,
     *WORKLOAD_KINDS,
+    *KARPENTER_KINDS,
 )
 
 
@@ -311,6 +315,12 @@ def validate_resource_update(current: Any, candidate: Any) -> None:
         raise Invalid.at(_qualified(candidate), candidate.metadata.name, *problem)
 
 
+def validate_karpenter_update(current: Any, candidate: Any) -> None:
+    """A ``karpenter.sh`` kind's transition rules (the CRDs' ``oldSelf`` CEL rules): ``Invalid``."""
+    if problem := next(karpenter_update_problems(current, default_karpenter(candidate)), None):
+        raise Invalid.at(f"{candidate.kind}.karpenter.sh", candidate.metadata.name, *problem)
+
+
 def _workload(obj: Any) -> None:
     """The kind's upstream validation, of the object as the API server stores it: defaulted
     (a manifest is checked as it will be stored) and, for a Job, with its generated selector
@@ -349,6 +359,9 @@ def validate(obj: object) -> None:
     elif isinstance(obj, HorizontalPodAutoscaler):
         if problem := next(hpa_problems(default_hpa(obj)), None):
             raise Invalid.at(_qualified(obj), obj.metadata.name, *problem)
+    elif isinstance(obj, KARPENTER_KINDS):
+        if problem := next(karpenter_problems(default_karpenter(obj)), None):
+            raise Invalid.at(f"{kind}.karpenter.sh", obj.metadata.name, *problem)
     elif isinstance(obj, ConfigMap):
         if problem := next(config_map_problems(obj), None):
             raise Invalid.at(kind, obj.metadata.name, *problem)

@@ -29,6 +29,7 @@ from emulator.base.api import (
     batch,
     config,
     core,
+    karpenter,
     meta,
     podtemplate,
     policy,
@@ -66,6 +67,7 @@ _PACKAGE_OF_MODULE: Final = {
     resource: "io.k8s.api.resource.v1",
     resourcestatus: "io.k8s.api.resource.v1",
     volumes: "io.k8s.api.core.v1",
+    karpenter: "sh.karpenter.v1",
     meta: META,
 }
 _PACKAGE_OF_NAME: Final = {

@@ -184,7 +184,8 @@ SCHEMAS: Final[dict[str, dict[str, FieldSchema]]] = {
 Checked against the ``patchMergeKey``/``patchStrategy`` tags and ``listType`` markers of
 ``k8s.io/api`` v1.34 (core, apps, batch, policy, storage). Paths not listed are maps merged key by
 key and atomic lists. Event, Lease, PriorityClass, Binding, ConfigMap, Secret, PersistentVolume,
-StorageClass, CSIStorageCapacity, VolumeAttachment, DeviceClass, ResourceClaimTemplate, ResourceSlice:
+StorageClass, CSIStorageCapacity, VolumeAttachment, DeviceClass, ResourceClaimTemplate, ResourceSlice,
+NodePool, NodeClaim:
 only ``metadata``'s entries (resource.k8s.io's lists are atomic; a claim's ``status.reservedFor``
 merges by ``uid``).
 """
@@ -202,6 +203,8 @@ for _kind in (
     "DeviceClass",
     "ResourceClaimTemplate",
     "ResourceSlice",
+    "NodePool",
+    "NodeClaim",
 ):
     SCHEMAS[_kind] = _under("metadata", _OBJECT_META)
 

@@ -46,6 +46,7 @@ from emulator.base.http.cells import (
     intstr,
     selector_string,
 )
+from emulator.base.http.karpenterprinters import KARPENTER_ROWS
 from emulator.base.http.resourceprinters import RESOURCE_ROWS
 from emulator.base.http.storageprinters import STORAGE_ROWS
 from emulator.base.runtime.clock import parse_timestamp
@@ -445,6 +446,7 @@ _ROWS: Final[dict[str, Callable[[Any, Since], list[Any]]]] = {
     **STORAGE_ROWS,
     **RESOURCE_ROWS,
     **AUTOSCALING_ROWS,
+    **KARPENTER_ROWS,
 }
 
 

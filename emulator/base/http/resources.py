@@ -27,6 +27,7 @@ __all__ = [
 ALL_VERBS: Final = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
 _STATUS_VERBS: Final = ("get", "patch", "update")
 _ALL: Final = ("all",)
+_KARPENTER: Final = ("karpenter",)
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,6 +218,11 @@ RESOURCES: Final[tuple[Resource, ...]] = (
     _res("resource.k8s.io", "resourceclaims", "resourceclaim", "ResourceClaim", status=True),
     _res("resource.k8s.io", "resourceclaimtemplates", "resourceclaimtemplate", "ResourceClaimTemplate"),
     _res("resource.k8s.io", "resourceslices", "resourceslice", "ResourceSlice", namespaced=False),
+    # karpenter.sh/v1: custom resources (kubernetes-sigs/karpenter v1.9.1 CRDs; a CRD group has no
+    # aggregator priority, so it comes after the built-in groups). NodePool's scale subresource
+    # (spec.replicas, alpha static NodePools) is not served.
+    _res("karpenter.sh", "nodeclaims", "nodeclaim", "NodeClaim", namespaced=False, categories=_KARPENTER, status=True),
+    _res("karpenter.sh", "nodepools", "nodepool", "NodePool", namespaced=False, categories=_KARPENTER, status=True),
 )
 
 _BY_PATH: Final = {(r.group, r.version, r.name): r for r in RESOURCES}

@@ -50,6 +50,8 @@ KINDS: Final[dict[str, str]] = {
     "ResourceClaimTemplate": "A claim spec the resourceclaim controller makes one ResourceClaim of per pod.",
     "HorizontalPodAutoscaler": "Scales a workload's replicas to keep its pods' metrics at a target.",
     "ResourceSlice": "Devices a DRA driver publishes for one pool, with their attributes and capacities.",
+    "NodePool": "Karpenter's template of the nodes it may launch: requirements, disruption, limits, weight.",
+    "NodeClaim": "Karpenter's request for one node: its requirements and resources, and the node it became.",
 }
 
 TYPES: Final[dict[str, str]] = {

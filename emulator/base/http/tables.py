@@ -38,6 +38,7 @@ from emulator.base.http.cells import AGE_COLUMN as _AGE
 from emulator.base.http.cells import AGE_DOC, NAME_DOC, Since
 from emulator.base.http.cells import NAME_COLUMN as _NAME
 from emulator.base.http.cells import column as _col
+from emulator.base.http.karpenterprinters import KARPENTER_COLUMNS
 from emulator.base.http.printers import cells_of
 from emulator.base.http.resourceprinters import RESOURCE_COLUMNS
 from emulator.base.http.resources import Resource
@@ -231,6 +232,7 @@ _COLUMNS: Final[dict[str, tuple[dict[str, Any], ...]]] = {
     **STORAGE_COLUMNS,
     **RESOURCE_COLUMNS,
     **AUTOSCALING_COLUMNS,
+    **KARPENTER_COLUMNS,
 }
 
 _DEFAULT_COLUMNS: Final = (

@@ -50,6 +50,8 @@ from emulator.app.scenario.schema.autoscaling import (
     AutoscalingConfig,
     CANodeGroup,
     ClusterAutoscalerConfig,
+    InstanceTypesFile,
+    KarpenterConfig,
     Priorities,
     autoscaling_problems,
 )
@@ -163,7 +165,9 @@ __all__ = [
     "GpuSharing",
     "GroupDevices",
     "ImagePullSlow",
+    "InstanceTypesFile",
     "JobsComplete",
+    "KarpenterConfig",
     "KubeletConfig",
     "Latency",
     "LoadSpec",

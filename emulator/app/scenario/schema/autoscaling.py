@@ -40,6 +40,7 @@ from emulator.app.scenario.limits import MAX_GROUP_NODES
 from emulator.app.scenario.schema.base import Delay, Duration, NonNegativeInt, PositiveDuration, Spec
 from emulator.app.scenario.schema.cluster import NodeGroup
 from emulator.app.scenario.schema.steps import Create, CreateNodes
+from emulator.base.api.codec import ApiObject
 from emulator.base.api.core import Node
 
 __all__ = [
@@ -47,6 +48,8 @@ __all__ = [
     "AutoscalingConfig",
     "CANodeGroup",
     "ClusterAutoscalerConfig",
+    "InstanceTypesFile",
+    "KarpenterConfig",
     "Priorities",
     "autoscaling_problems",
 ]
@@ -93,8 +96,27 @@ class ClusterAutoscalerConfig(Spec, frozen=True, kw_only=True):
     node_groups: Annotated[list[CANodeGroup], msgspec.Meta(min_length=1)]
 
 
+class InstanceTypesFile(Spec, frozen=True, kw_only=True):
+    """``instanceTypes: {file: instance_types.json}`` (Karpenter's kwok provider format)."""
+
+    file: str
+    items: list[Any] = []
+    """Filled in by the loader (``emulator/app/scenario/instancetypes.py``), not written in YAML."""
+
+
+class KarpenterConfig(Spec, frozen=True, kw_only=True):
+    """Karpenter (kubernetes-sigs/karpenter v1.9.1) over a simulated kwok cloud."""
+
+    instance_types: InstanceTypesFile
+    node_pools: Annotated[list[ApiObject], msgspec.Meta(min_length=1)]
+    """``karpenter.sh/v1`` NodePool manifests, created before the first step."""
+    provision_delay: Delay = Delay()
+    """NodeClaim launched -> its node registered and Ready."""
+
+
 class AutoscalingConfig(Spec, frozen=True, kw_only=True):
     cluster_autoscaler: ClusterAutoscalerConfig | None = None
+    karpenter: KarpenterConfig | None = None
 
 
 _NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
@@ -122,6 +144,9 @@ def _static_nodes(scenario: Any) -> Iterator[tuple[str, str]]:
 def autoscaling_problems(scenario: Any, path: str) -> Iterator[tuple[str, str]]:
     """``(path, detail)`` for each problem across fields of ``autoscaling`` (and of its node
     names against the scenario's own nodes), in file order."""
+    yield from _karpenter_problems(scenario.autoscaling.karpenter, f"{path}.karpenter")
+    if scenario.autoscaling.karpenter is not None and scenario.autoscaling.cluster_autoscaler is not None:
+        yield f"{path}.karpenter", "one autoscaler per run: remove clusterAutoscaler or karpenter"
     ca = scenario.autoscaling.cluster_autoscaler
     if ca is None:
         return
@@ -161,3 +186,19 @@ def autoscaling_problems(scenario: Any, path: str) -> Iterator[tuple[str, str]]:
                 f'the group\'s node names {group}-<i> would clash with node "{name}" of {where}',
             )
             return
+
+
+def _karpenter_problems(config: KarpenterConfig | None, path: str) -> Iterator[tuple[str, str]]:
+    """Every ``nodePools`` entry is a NodePool (the CRD's checks ran as it was decoded), named once."""
+    if config is None:
+        return
+    seen: dict[str, int] = {}
+    for i, obj in enumerate(config.node_pools):
+        p = f"{path}.nodePools[{i}]"
+        if obj.kind != "NodePool":
+            yield f"{p}.kind", f"expected a karpenter.sh/v1 NodePool, got {obj.kind}"
+            continue
+        name = obj.metadata.name
+        if name in seen:
+            yield f"{p}.metadata.name", f"NodePool {name!r} is named twice (first at {path}.nodePools[{seen[name]}])"
+        seen.setdefault(name, i)

@@ -13,6 +13,7 @@ from emulator.base.apiserver.registry.autoscaling import HorizontalPodAutoscaler
 from emulator.base.apiserver.registry.config import ConfigMapStrategy, SecretStrategy
 from emulator.base.apiserver.registry.controllerrevisions import ControllerRevisionStrategy
 from emulator.base.apiserver.registry.events import EventStrategy
+from emulator.base.apiserver.registry.karpenter import NodeClaimStrategy, NodePoolStrategy
 from emulator.base.apiserver.registry.leases import LeaseStrategy
 from emulator.base.apiserver.registry.nodes import NamespaceStrategy, NodeStrategy
 from emulator.base.apiserver.registry.pods import BindingStrategy, PodStrategy, bind_pod
@@ -88,6 +89,8 @@ STRATEGIES: Final[dict[str, type[Strategy]]] = {
         ResourceClaimTemplateStrategy,
         ResourceSliceStrategy,
         HorizontalPodAutoscalerStrategy,
+        NodePoolStrategy,
+        NodeClaimStrategy,
     )
 }
 """Every stored kind's strategy class, by kind: the API server makes one of each, the watch

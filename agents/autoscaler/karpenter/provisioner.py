@@ -1,0 +1,357 @@
+"""``controller:karpenter``: Karpenter's provisioner and NodeClaim lifecycle (kubernetes-sigs/karpenter
+v1.9.1 ``pkg/controllers/provisioning``, ``pkg/controllers/nodeclaim/lifecycle``).
+
+The batcher (``provisioning/batcher.go``): a pending pod (``PodScheduled=False``,
+``Unschedulable``, not bound, not terminal, not a DaemonSet's) opens a batch; the batch closes
+once no new pod arrived for ``BATCH_IDLE`` (1s) or ``BATCH_MAX`` (10s) after it opened
+(``--batch-idle-duration``, ``--batch-max-duration``). Pods waiting for a NodeClaim already
+launched for them are not pending again (upstream's in-flight capacity, ``state.Cluster``).
+
+Then ``scheduling.Scheduler`` packs the batch (see there) and each new NodeClaim is created:
+named ``<nodepool>-<5 random characters>`` from the agent's seeded stream, the NodePool's
+template labels and annotations plus ``karpenter.sh/nodepool``, the instance type, zone and
+capacity type of its cheapest option, ``spec`` from the template (requirements plus
+``node.kubernetes.io/instance-type In`` the remaining options), ``resources.requests`` the
+pods'. Launch (``lifecycle/launch.go``) asks the cloud for the node and sets ``providerID``,
+``capacity``, ``allocatable`` and ``Launched=True``; when the node registers
+(``registration.go``), ``Registered=True`` and ``status.nodeName``; when it is Ready
+(``initialization.go``), ``Initialized=True`` and ``Ready=True``. The NodePool's
+``status.resources``/``status.nodes`` count its NodeClaims' capacity (the counter controller).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import string
+from collections.abc import Callable, Sequence
+from typing import Any, Final, Protocol
+
+from msgspec.structs import replace
+
+from agents.autoscaler.karpenter.disruption import Disruption
+from agents.autoscaler.karpenter.scheduling import (
+    NewNodeClaim,
+    Scheduler,
+    launched,
+    template_node,
+    template_of,
+    with_hostname,
+)
+from emulator.base.api.core import Node, NodeSpec, NodeStatus, Pod
+from emulator.base.api.errors import ApiError, NotFound
+from emulator.base.api.karpenter import (
+    CAPACITY_TYPE_LABEL,
+    NODEPOOL_LABEL,
+    NodeClaim,
+    NodeClaimResources,
+    NodeClaimSpec,
+    NodeClaimStatus,
+    NodeSelectorRequirementWithMinValues,
+)
+from emulator.base.api.meta import Condition, ObjectMeta
+from emulator.base.api.quantity import Quantity, parse_quantity
+from emulator.base.client.client import Client
+from emulator.base.client.informer import Informer
+from emulator.base.runtime.clock import Clock
+
+__all__ = ["BATCH_IDLE", "BATCH_MAX", "COUNTERS", "PRICE_LABEL", "Karpenter", "KarpenterCloud"]
+
+BATCH_IDLE: Final = 1.0
+BATCH_MAX: Final = 10.0
+PRICE_LABEL: Final = "eks-node-viewer/instance-price"
+"""The kwok provider's price label on every node it creates (``NodeViewerLabelKey``)."""
+COUNTERS: Final = ("scaleUps", "scaleDowns", "nodesCreated", "nodesRemoved", "podsDisrupted")
+_SUFFIX: Final = string.ascii_lowercase + string.digits
+
+
+class KarpenterCloud(Protocol):
+    """What the agent needs of the (simulated kwok) cloud."""
+
+    counters: dict[str, int]
+
+    def instance_types(self) -> Sequence[Any]:
+        """Objects with ``name``, ``offerings`` (``price``, ``available``, ``requirements``),
+        ``labels()``, ``capacity()`` and ``allocatable()`` (ResourceLists)."""
+        ...
+
+    def create(self, node: Node) -> None:
+        """Launch ``node``: it registers (and its kubelet starts) after the provision delay."""
+        ...
+
+    async def delete(self, name: str) -> None:
+        """Terminate the instance of node ``name`` (its kubelet stops, the Node goes)."""
+        ...
+
+
+def _unschedulable(pod: Pod) -> bool:
+    if pod.spec.node_name or pod.metadata.deletion_timestamp is not None:
+        return False
+    if pod.status.phase in ("Succeeded", "Failed"):
+        return False
+    if any(o.kind == "DaemonSet" and o.controller for o in pod.metadata.owner_references):
+        return False
+    return any(
+        c.type == "PodScheduled" and c.status == "False" and c.reason == "Unschedulable" for c in pod.status.conditions
+    )
+
+
+def _ready(node: Node) -> bool:
+    return any(c.type == "Ready" and c.status == "True" for c in node.status.conditions)
+
+
+def _text(name: str, amount: int) -> Quantity:
+    return parse_quantity(f"{amount}m" if name == "cpu" else str(amount))
+
+
+class Karpenter:
+    """The agent (module docstring); ``simulator`` makes its ``SchedulingSimulator``."""
+
+    def __init__(
+        self,
+        client: Client,
+        clock: Clock,
+        rng: Any,
+        cloud: KarpenterCloud,
+        simulator: Callable[..., Any],
+    ) -> None:
+        self.client, self.clock, self.rng, self.cloud = client, clock, rng, cloud
+        self.pods = Informer(client, "Pod")
+        self.nodes = Informer(client, "Node")
+        self.pools = Informer(client, "NodePool")
+        self.claims = Informer(client, "NodeClaim")
+        self.namespaces = Informer(client, "Namespace")
+        self.sim = simulator(namespaces=self.namespaces.objects)
+        self.counters = cloud.counters
+        for name in COUNTERS:
+            self.counters.setdefault(name, 0)
+        self.nominated: dict[str, str] = {}
+        """Pod uid -> the NodeClaim launched for it (until the claim's node is initialized)."""
+        self.batch: dict[str, None] = {}
+        self.opened = self.last_added = 0.0
+        self.batches = 0
+        self.disruption = Disruption(self)
+
+    def report(self) -> dict[str, Any]:
+        return {"agent": self.client.name, "batches": self.batches, **self.counters, "simulatorChecks": self.sim.checks}
+
+    async def run(self) -> None:
+        informers = (self.pods, self.nodes, self.pools, self.claims, self.namespaces)
+        async with asyncio.TaskGroup() as tg:
+            for inf in informers:
+                tg.create_task(inf.run(), name=f"{self.client.name}:informer:{inf.kind.lower()}s")
+            for inf in informers:
+                await inf.synced.wait()
+            while True:
+                await self.tick()
+                await self.clock.sleep(BATCH_IDLE / 2)
+
+    def _pending(self) -> list[Pod]:
+        initialized = {
+            c.metadata.name
+            for c in self.claims.objects()
+            if any(k.type == "Initialized" and k.status == "True" for k in c.status.conditions)
+        }
+        live = {c.metadata.name for c in self.claims.objects()}
+        out = []
+        for p in sorted(self.pods.objects(), key=lambda p: (p.metadata.namespace, p.metadata.name)):
+            claim = self.nominated.get(p.metadata.uid)
+            if claim is not None and claim in live and claim not in initialized:
+                continue
+            if _unschedulable(p):
+                out.append(p)
+        return out
+
+    async def tick(self) -> None:
+        """One pass: the batcher, a provisioning when a batch closes, the NodeClaims' lifecycle."""
+        now = self.clock.now()
+        pending = self._pending()
+        new = [p.metadata.uid for p in pending if p.metadata.uid not in self.batch]
+        if new:
+            if not self.batch:
+                self.opened = now
+            self.last_added = now
+            self.batch.update(dict.fromkeys(new))
+        if self.batch and (now - self.last_added >= BATCH_IDLE or now - self.opened >= BATCH_MAX):
+            self.batch.clear()
+            if pending:
+                await self.provision(pending)
+        await self.lifecycle()
+        claims = sorted(self.claims.objects(), key=lambda c: c.metadata.name)
+        await self.disruption.tick(claims, {p.metadata.name: p for p in self.pools.objects()})
+
+    def _name(self, pool: str) -> str:
+        taken = {c.metadata.name for c in self.claims.objects()}
+        while True:
+            name = f"{pool}-" + "".join(self.rng.choice(_SUFFIX) for _ in range(5))
+            if name not in taken and name not in self.nominated.values():
+                return name
+
+    def _usage(self) -> dict[str, dict[str, int]]:
+        usage: dict[str, dict[str, int]] = {}
+        for c in self.claims.objects():
+            pool = c.metadata.labels.get(NODEPOOL_LABEL, "")
+            u = usage.setdefault(pool, {})
+            for k, q in c.status.capacity.items():
+                u[k] = u.get(k, 0) + (q.milli if k == "cpu" else q.milli // 1000)
+            u["nodes"] = u.get("nodes", 0) + 1
+        return usage
+
+    async def provision(self, pods: list[Pod]) -> None:
+        """``Provisioner.Schedule`` and ``CreateNodeClaims`` for one closed batch."""
+        self.batches += 1
+        pools = [p for p in self.pools.objects() if p.metadata.deletion_timestamp is None and p.spec is not None]
+        if not pools:
+            return
+        nodes = sorted(
+            (n for n in self.nodes.objects() if n.metadata.deletion_timestamp is None), key=lambda n: n.metadata.name
+        )
+        bound = [p for p in self.pods.objects() if p.spec.node_name]
+        known = {n.metadata.name for n in nodes}
+        inflight = [
+            c
+            for c in self.claims.objects()
+            if c.status.node_name not in known and c.status.capacity and c.metadata.deletion_timestamp is None
+        ]
+        self.sim.reset([*nodes, *(self._inflight_node(c) for c in inflight)], bound)
+        scheduler = Scheduler(self.sim, pools, self.cloud.instance_types(), self._usage(), self._name)
+        for claim in scheduler.solve(pods):
+            await self._create(claim)
+
+    def _inflight_node(self, claim: NodeClaim) -> Node:
+        labels = {**claim.metadata.labels, "kubernetes.io/hostname": claim.metadata.name}
+        spec = claim.spec
+        return Node(
+            metadata=ObjectMeta(name=claim.metadata.name, labels=labels),
+            spec=NodeSpec(taints=list(spec.taints) if spec is not None else []),
+            status=NodeStatus(capacity=claim.status.capacity, allocatable=claim.status.allocatable),
+        )
+
+    async def _create(self, new: NewNodeClaim) -> None:
+        option, names = launched(new)
+        pool = new.pool
+        template, spec = template_of(pool)
+        labels = {
+            **template.metadata.labels,
+            NODEPOOL_LABEL: pool.metadata.name,
+            "node.kubernetes.io/instance-type": option.instance_type.name,
+            CAPACITY_TYPE_LABEL: option.labels.get(CAPACITY_TYPE_LABEL, ""),
+            "topology.kubernetes.io/zone": option.labels.get("topology.kubernetes.io/zone", ""),
+        }
+        reqs = [
+            *(spec.requirements or []),
+            NodeSelectorRequirementWithMinValues(key="node.kubernetes.io/instance-type", operator="In", values=names),
+        ]
+        claim = NodeClaim(
+            metadata=ObjectMeta(
+                name=new.name,
+                labels={k: v for k, v in labels.items() if v},
+                annotations=dict(template.metadata.annotations),
+                finalizers=["karpenter.sh/termination"],
+            ),
+            spec=NodeClaimSpec(
+                taints=list(spec.taints),
+                startup_taints=list(spec.startup_taints),
+                requirements=reqs,
+                resources=NodeClaimResources(requests={k: _text(k, v) for k, v in sorted(new.requests.items())}),
+                node_class_ref=spec.node_class_ref,
+                termination_grace_period=spec.termination_grace_period,
+                expire_after=spec.expire_after,
+            ),
+        )
+        try:
+            claim = await self.client.create(claim)
+        except ApiError:
+            return
+        for p in new.pods:
+            self.nominated[p.metadata.uid] = new.name
+        self.counters["scaleUps"] += 1
+        node = with_hostname(template_node(NewNodeClaim(new.pool, new.name, [option])), new.name)
+        node_labels = {**node.metadata.labels, **option.labels, **claim.metadata.labels}
+        node_labels[PRICE_LABEL] = f"{option.price:f}"
+        node = replace(
+            node,
+            metadata=replace(node.metadata, labels=node_labels),
+            spec=replace(node.spec, taints=[*spec.taints, *spec.startup_taints]),
+            status=NodeStatus(capacity=option.instance_type.capacity(), allocatable=option.instance_type.allocatable()),
+        )
+        self.cloud.create(node)
+        status = NodeClaimStatus(
+            provider_id=f"kwok://{new.name}",
+            capacity=option.instance_type.capacity(),
+            allocatable=option.instance_type.allocatable(),
+            conditions=self._conditions(claim, Launched="True"),
+        )
+        await self.write_status(replace(claim, status=status))
+
+    def _conditions(self, claim: NodeClaim, **set_: str) -> list[Condition]:
+        now = self.clock.timestamp()
+        current = {c.type: c for c in claim.status.conditions}
+        for type_ in ("Launched", "Registered", "Initialized"):
+            current.setdefault(
+                type_,
+                Condition(
+                    type=type_,
+                    status="Unknown",
+                    reason="AwaitingReconciliation",
+                    message="object is awaiting reconciliation",
+                    last_transition_time=now,
+                ),
+            )
+        for type_, status in set_.items():
+            old = current.get(type_)
+            if old is None or old.status != status:
+                current[type_] = Condition(
+                    type=type_,
+                    status=status,
+                    reason=type_,
+                    message="",
+                    last_transition_time=now,
+                    observed_generation=claim.metadata.generation,
+                )
+        ready = all(current[t].status == "True" for t in ("Launched", "Registered", "Initialized"))
+        state = "True" if ready else "Unknown"
+        if current.get("Ready") is None or current["Ready"].status != state:
+            current["Ready"] = Condition(
+                type="Ready",
+                status=state,
+                reason="Ready" if ready else "UnhealthyDependents",
+                message="",
+                last_transition_time=now,
+                observed_generation=claim.metadata.generation,
+            )
+        return [current[t] for t in sorted(current)]
+
+    async def write_status(self, claim: NodeClaim) -> None:
+        try:
+            await self.client.update_status(claim)
+        except (NotFound, ApiError):
+            return
+
+    async def lifecycle(self) -> None:
+        """Registration and initialization of launched NodeClaims; the NodePools' counters."""
+        for claim in sorted(self.claims.objects(), key=lambda c: c.metadata.name):
+            node = self.nodes.get(claim.metadata.name, "")
+            if node is None or not claim.status.provider_id or claim.metadata.deletion_timestamp is not None:
+                continue
+            registered = claim.status.node_name == node.metadata.name
+            initialized = _ready(node)
+            done = any(c.type == "Initialized" and c.status == "True" for c in claim.status.conditions)
+            if registered and (done or not initialized):
+                continue
+            flags = {"Registered": "True", **({"Initialized": "True"} if initialized else {})}
+            status = replace(claim.status, node_name=node.metadata.name, conditions=self._conditions(claim, **flags))
+            await self.write_status(replace(claim, status=status))
+        await self._pool_counters()
+
+    async def _pool_counters(self) -> None:
+        usage = self._usage()
+        for pool in sorted(self.pools.objects(), key=lambda p: p.metadata.name):
+            u = usage.get(pool.metadata.name, {})
+            resources = {k: _text(k, v) for k, v in sorted(u.items()) if k != "nodes"}
+            status = replace(pool.status, resources=resources, nodes=u.get("nodes", 0))
+            if status == pool.status:
+                continue
+            try:
+                await self.client.update_status(replace(pool, status=status))
+            except ApiError:
+                continue
