@@ -206,21 +206,8 @@ class PodWorker:
         since = (
             parse_timestamp(min((s for s in started if s), default=rec.start_time)) if running else self._clock.now()
         )
-        life = self.lifecycle(rec.pod)
-        run = PodRun.adopt(
-            rec.pod.spec,
-            life,
-            self.pod_label(rec),
-            started=since,
-            running=running,
-            restarts=max((cs.restart_count for cs in statuses), default=0),
-            ready=running and all(cs.ready for cs in statuses),
-            last_exit=None if running else self._last_exit(statuses),
-            prober=prober_for(rec.pod.spec.containers, life, rec.pod_ip),
-            now=self._clock.now(),
-        )
-        ips = {"host_ip": rec.pod.status.host_ip, "pod_ip": rec.pod_ip, "start_time": rec.start_time}
-        await self._drive(rec, run, ips)
+        last_exit = None if running else self._last_exit(statuses)
+        await self._adopt_and_drive(rec, since, running, running and all(cs.ready for cs in statuses), last_exit)
 
     async def restart_for_resize(self, rec: PodRecord, names: list[str]) -> None:
         """A resize whose ``resizePolicy`` is ``RestartContainer``: the running containers are
@@ -231,18 +218,29 @@ class PodWorker:
         started = [parse_timestamp(cs.state.running.started_at) for cs in statuses if cs.state.running]
         for name in names:
             await self.event(rec.pod, "Normal", "Killing", f"Container {name} resize requires restart", name)
+        await self._adopt_and_drive(rec, now, False, False, (min(started, default=now), now, KILLED_EXIT_CODE))
+
+    async def _adopt_and_drive(
+        self,
+        rec: PodRecord,
+        started: float,
+        running: bool,
+        ready: bool,
+        last_exit: tuple[float | None, float, int] | None,
+    ) -> None:
+        """Take the pod's containers over as its status shows them (``PodRun.adopt``) and run on."""
         life = self.lifecycle(rec.pod)
         run = PodRun.adopt(
             rec.pod.spec,
             life,
             self.pod_label(rec),
-            started=now,
-            running=False,
-            restarts=max((cs.restart_count for cs in statuses), default=0),
-            ready=False,
-            last_exit=(min(started, default=now), now, KILLED_EXIT_CODE),
+            started=started,
+            running=running,
+            restarts=max((cs.restart_count for cs in rec.pod.status.container_statuses), default=0),
+            ready=ready,
+            last_exit=last_exit,
             prober=prober_for(rec.pod.spec.containers, life, rec.pod_ip),
-            now=now,
+            now=self._clock.now(),
         )
         ips = {"host_ip": rec.pod.status.host_ip, "pod_ip": rec.pod_ip, "start_time": rec.start_time}
         await self._drive(rec, run, ips)
