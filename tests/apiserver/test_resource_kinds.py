@@ -231,7 +231,7 @@ def test_a_selector_on_allow_multiple_allocations_needs_the_consumable_capacity_
     """Upstream compiles selectors with ``EnableConsumableCapacity`` from the API server's
     DRAConsumableCapacity gate: ``device.allowMultipleAllocations`` is an undefined field while
     the gate is off (1.34's default), a field with it on."""
-    from emulator.base.api.claimvalidation import cel_features
+    from emulator.base.api.dracel import cel_features
     from emulator.base.apiserver.server import ServerSettings
 
     text = CLASS.replace('device.driver == "gpu.example.com"', "device.allowMultipleAllocations")

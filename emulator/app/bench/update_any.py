@@ -25,9 +25,9 @@ from msgspec.structs import replace
 
 from emulator.app.bench.resolve import render_any
 from emulator.app.bench.steps import AnyStep, UpdateStep
-from emulator.base.api.claimvalidation import cel_features
 from emulator.base.api.codec import ManifestError
 from emulator.base.api.core import Node, Pod
+from emulator.base.api.dracel import cel_features
 from emulator.base.api.errors import ApiError
 from emulator.base.apiserver.defaults import default_node, default_pod_update
 from emulator.base.apiserver.server import ApiServer

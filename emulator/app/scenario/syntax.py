@@ -1,14 +1,13 @@
 """The scenario's own syntax: steps, expectations and faults, and the checks across fields.
 
 What this module owns: ``ScenarioWalker``, the schema walk (``walker``) taught the scenario's
-one-key mappings: steps (one verb each, ``at`` never going backwards; verbs whose YAML body
-is one field of the Struct), expectations, faults (their kinds; one-of fields; time
-windows), and the checks made once a Struct is built: generated names valid for their
-whole count, ``labelValues`` keys and values, ``delete``'s name-or-selector and namespace,
-the kinds ``scale``, ``update``, ``waitFor`` and ``workloadsReady`` take, the fields of a
-merge patch that name the object (never patched), the kubelet's ``nodeStatusReportFrequency``
-default, and the configuration of each ``scheduler`` fault (decoded after the walk, when the
-scheduler agent is installed). It does not read files (``readers``) nor replay the run's writes.
+one-key mappings: steps (one verb each, ``at`` never going backwards; verbs whose YAML body is
+one field of the Struct), expectations, faults (their kinds; one-of fields; time windows), and
+the checks made once a Struct is built: generated names valid for their whole count,
+``labelValues``, ``delete``'s name-or-selector and namespace, the kinds ``scale``, ``update``,
+``waitFor`` and ``workloadsReady`` take, the fields of a merge patch that name the object, the
+kubelet's ``nodeStatusReportFrequency`` default, and each ``scheduler`` fault's configuration
+(decoded after the walk). It does not read files (``readers``) nor replay the run's writes.
 """
 
 from __future__ import annotations
@@ -224,9 +223,8 @@ class ScenarioWalker(SchemaWalker):
                 body = self.value(field.type, raw[verb], body_path)
                 out.append(cls(at=at, **{field.name: body}))
             else:
-                preset: dict[str, Any] = {"at": at}
-                if cls is Replay:  # filled in from the file, never written
-                    preset.update(pods=[], priority_classes={}, objects=[])
+                filled: dict[str, Any] = {"pods": [], "priority_classes": {}, "objects": []}  # from the file
+                preset: dict[str, Any] = {"at": at, **(filled if cls is Replay else {})}
                 out.append(self.struct(cls, raw[verb], body_path, preset))
         return out
 
@@ -238,7 +236,7 @@ class ScenarioWalker(SchemaWalker):
         for i, raw in enumerate(value):
             p = join_path(path, i)
             if isinstance(raw, dict) and "fromFile" in raw:
-                entry: NodeFile = self.struct(NodeFile, raw, p, {"items": [], "gpus": {}})
+                entry: NodeFile = self.struct(NodeFile, raw, p, {"items": [], "gpus": {}})  # items: from its file
                 out.append(load_node_file(entry, self.base_dir, p, self.file))
             else:
                 out.append(self.struct(NodeGroup, raw, p))

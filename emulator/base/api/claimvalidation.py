@@ -23,11 +23,9 @@ import json
 import re
 import uuid
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
-from contextvars import ContextVar
 from typing import Any, Final
 
-from emulator.base.api.dracel import CelCompileError, compile_selector
+from emulator.base.api.dracel import CEL_CONSUMABLE_CAPACITY, CelCompileError, compile_selector
 from emulator.base.api.labels import (
     _regex_error,
     dns1123_label_errors,
@@ -54,12 +52,10 @@ from emulator.base.api.resourcestatus import CONFIG_SOURCES, AllocationResult, D
 from emulator.base.api.volumevalidation import csi_driver_name_problems, go_json, supported
 
 __all__ = [
-    "CEL_CONSUMABLE_CAPACITY",
     "CEL_SELECTOR_EXPRESSION_MAX_LENGTH",
     "RESERVED_FOR_MAX_SIZE",
     "Problem",
     "binding_condition_problems",
-    "cel_features",
     "claim_spec_problems",
     "claim_status_problems",
     "dns_label_problems",
@@ -116,21 +112,6 @@ def too_many(n: int, limit: int) -> str:
 
 def too_long(limit: int) -> str:
     return f"Too long: may not be more than {limit} bytes"
-
-
-CEL_CONSUMABLE_CAPACITY: ContextVar[bool] = ContextVar("CEL_CONSUMABLE_CAPACITY", default=False)
-"""The API server's DRAConsumableCapacity gate while it validates (upstream reads the process's
-``DefaultFeatureGate``): with it on, selectors may use ``device.allowMultipleAllocations``."""
-
-
-@contextmanager
-def cel_features(*, consumable_capacity: bool) -> Iterator[None]:
-    """Validate selectors in this block with the DRAConsumableCapacity gate as given."""
-    token = CEL_CONSUMABLE_CAPACITY.set(consumable_capacity)
-    try:
-        yield
-    finally:
-        CEL_CONSUMABLE_CAPACITY.reset(token)
 
 
 def validate_cel_selector(expr: str, path: str) -> Iterator[Problem]:

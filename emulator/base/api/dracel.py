@@ -29,7 +29,9 @@ selectors name them; a runtime error is ``CelEvalError``, which upstream's alloc
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Final
@@ -42,6 +44,7 @@ from emulator.base.api.dracellib import SemVer, parse_semver
 from emulator.base.api.quantity import Quantity, fits_int64_milli, parse_quantity
 
 __all__ = [
+    "CEL_CONSUMABLE_CAPACITY",
     "CEL_SELECTOR_EXPRESSION_MAX_LENGTH",
     "CelCompileError",
     "CelEvalError",
@@ -49,6 +52,7 @@ __all__ = [
     "DeviceView",
     "cache_clear",
     "cache_info",
+    "cel_features",
     "compile_selector",
     "device_view",
     "split_qualified_name",
@@ -363,6 +367,21 @@ def _runtime_message(text: str) -> str:
     if m:
         return f"no such key: {m.group(1)}"
     return text
+
+
+CEL_CONSUMABLE_CAPACITY: ContextVar[bool] = ContextVar("CEL_CONSUMABLE_CAPACITY", default=False)
+"""The API server's DRAConsumableCapacity gate while it validates (upstream reads the process's
+``DefaultFeatureGate``): with it on, selectors may use ``device.allowMultipleAllocations``."""
+
+
+@contextmanager
+def cel_features(*, consumable_capacity: bool) -> Iterator[None]:
+    """Validate selectors in this block with the DRAConsumableCapacity gate as given."""
+    token = CEL_CONSUMABLE_CAPACITY.set(consumable_capacity)
+    try:
+        yield
+    finally:
+        CEL_CONSUMABLE_CAPACITY.reset(token)
 
 
 def compile_selector(expression: str, consumable_capacity: bool = False) -> CompiledSelector:

@@ -21,7 +21,7 @@ from typing import Any, Final
 
 from msgspec.structs import replace
 
-from emulator.base.api.claimvalidation import cel_features
+from emulator.base.api.dracel import cel_features
 from emulator.base.api.errors import Invalid
 from emulator.base.api.resource import (
     DRA_ADMIN_NAMESPACE_LABEL,
