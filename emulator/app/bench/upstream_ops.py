@@ -155,13 +155,7 @@ class OpTranslator:
 
     def any_template(self, rel: Any, path: str, expected: str = "") -> tuple[str, str]:
         """``createAny``'s template (or one of kind ``expected``): its name, why it cannot be made."""
-        if not isinstance(rel, str) or not rel:
-            raise self.fail(path, "expected a template file path (relative to the config file)")
-        file = self.base / rel
-        try:
-            text = read_text(file)
-        except ReadError as err:
-            raise self.fail(path, f'cannot read template "{rel}": {err.reason}') from None
+        file, text = self._template_text(rel, path)
         try:
             doc = probe(text, str(file))
         except TemplateError as err:
@@ -189,14 +183,18 @@ class OpTranslator:
             raise PerfConfigError(str(self.base / rel), "metadata.labels", "expected a mapping of strings")
         return {str(k): v for k, v in labels.items()}
 
-    def read(self, rel: Any, path: str) -> dict[str, Any]:
+    def _template_text(self, rel: Any, path: str) -> tuple[Path, str]:
+        """The file a template path names (relative to the config file) and its text."""
         if not isinstance(rel, str) or not rel:
             raise self.fail(path, "expected a template file path (relative to the config file)")
         file = self.base / rel
         try:
-            text = read_text(file)
+            return file, read_text(file)
         except ReadError as err:
             raise self.fail(path, f'cannot read template "{rel}": {err.reason}') from None
+
+    def read(self, rel: Any, path: str) -> dict[str, Any]:
+        file, text = self._template_text(rel, path)
         try:
             docs = load_documents(text, source=str(file)).docs
         except YamlError as err:
