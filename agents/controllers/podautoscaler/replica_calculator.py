@@ -153,6 +153,33 @@ class ReplicaCalculator:
     cpu_initialization_period: float = CPU_INITIALIZATION_PERIOD
     delay_of_initial_readiness_status: float = DELAY_OF_INITIAL_READINESS_STATUS
 
+    def _usable(
+        self, pods: Sequence[Pod], metrics: Mapping[str, PodMetric], resource: str, now: float
+    ) -> tuple[dict[str, PodMetric], int, list[str], list[str]]:
+        """Upstream's ``groupPods`` and ``removeMetricsForPods``: (the metrics of the pods that
+        count, the ready pods, the unready ones, those without metrics)."""
+        if not pods:
+            raise ReplicaCalcError("no pods returned by selector while calculating replica count")
+        metrics = dict(metrics)
+        ready, unready, missing, ignored = group_pods(
+            pods, metrics, resource, now, self.cpu_initialization_period, self.delay_of_initial_readiness_status
+        )
+        for name in (*ignored, *unready):
+            metrics.pop(name, None)
+        return metrics, ready, unready, missing
+
+    def _rebalanced(self, current_replicas: int, ratio: float, new_ratio: float, count: int) -> int:
+        """The second pass, once missing and unready pods are counted in: no change inside the
+        tolerance or when the direction flips, else ``ceil(new_ratio * count)``."""
+        if self._within(new_ratio) or (ratio < 1.0 < new_ratio) or (ratio > 1.0 > new_ratio):
+            return current_replicas
+        new_replicas = math.ceil(new_ratio * count)
+        if (new_ratio < 1.0 and new_replicas > current_replicas) or (
+            new_ratio > 1.0 and new_replicas < current_replicas
+        ):
+            return current_replicas
+        return new_replicas
+
     def _within(self, ratio: float) -> bool:
         return (1.0 - self.tolerance) <= ratio <= (1.0 + self.tolerance)
 
@@ -167,14 +194,7 @@ class ReplicaCalculator:
         container: str = "",
     ) -> tuple[int, int, int]:
         """``GetResourceReplicas``: (replicas, utilization %, average raw value)."""
-        if not pods:
-            raise ReplicaCalcError("no pods returned by selector while calculating replica count")
-        metrics = dict(metrics)
-        ready, unready, missing, ignored = group_pods(
-            pods, metrics, resource, now, self.cpu_initialization_period, self.delay_of_initial_readiness_status
-        )
-        for name in (*ignored, *unready):
-            metrics.pop(name, None)
+        metrics, ready, unready, missing = self._usable(pods, metrics, resource, now)
         requests = calculate_requests(pods, container, resource)
         if not metrics:
             raise ReplicaCalcError("did not receive metrics for targeted pods (pods might be unready)")
@@ -196,14 +216,7 @@ class ReplicaCalculator:
             for name in unready:
                 metrics[name] = PodMetric(0)
         new_ratio, _, _ = resource_utilization_ratio(metrics, requests, target_utilization)
-        if self._within(new_ratio) or (ratio < 1.0 < new_ratio) or (ratio > 1.0 > new_ratio):
-            return current_replicas, utilization, raw
-        new_replicas = math.ceil(new_ratio * len(metrics))
-        if (new_ratio < 1.0 and new_replicas > current_replicas) or (
-            new_ratio > 1.0 and new_replicas < current_replicas
-        ):
-            return current_replicas, utilization, raw
-        return new_replicas, utilization, raw
+        return self._rebalanced(current_replicas, ratio, new_ratio, len(metrics)), utilization, raw
 
     def plain_metric_replicas(
         self,
@@ -216,14 +229,7 @@ class ReplicaCalculator:
     ) -> tuple[int, int]:
         """``calcPlainMetricReplicas`` (AverageValue of a resource, Pods metrics): (replicas,
         average value)."""
-        if not pods:
-            raise ReplicaCalcError("no pods returned by selector while calculating replica count")
-        metrics = dict(metrics)
-        ready, unready, missing, ignored = group_pods(
-            pods, metrics, resource, now, self.cpu_initialization_period, self.delay_of_initial_readiness_status
-        )
-        for name in (*ignored, *unready):
-            metrics.pop(name, None)
+        metrics, ready, unready, missing = self._usable(pods, metrics, resource, now)
         if not metrics:
             raise ReplicaCalcError("did not receive metrics for targeted pods (pods might be unready)")
         ratio, usage = metric_usage_ratio(metrics, target_usage)
@@ -238,11 +244,4 @@ class ReplicaCalculator:
             for name in unready:
                 metrics[name] = PodMetric(0)
         new_ratio, _ = metric_usage_ratio(metrics, target_usage)
-        if self._within(new_ratio) or (ratio < 1.0 < new_ratio) or (ratio > 1.0 > new_ratio):
-            return current_replicas, usage
-        new_replicas = math.ceil(new_ratio * len(metrics))
-        if (new_ratio < 1.0 and new_replicas > current_replicas) or (
-            new_ratio > 1.0 and new_replicas < current_replicas
-        ):
-            return current_replicas, usage
-        return new_replicas, usage
+        return self._rebalanced(current_replicas, ratio, new_ratio, len(metrics)), usage
