@@ -33,7 +33,7 @@ from agents.scheduler.workload_listers import StaticWorkloads
 from emulator.base.api.core import Namespace, Node, Pod
 from emulator.base.runtime.clock import StoppedClock
 
-__all__ = ["INPUT_KINDS", "ProfileError", "explain_objects"]
+__all__ = ["INPUT_KINDS", "ProfileError", "explain_objects", "static_framework"]
 
 INPUT_KINDS = (*WORKLOAD_LISTER_KINDS, *(kind for kind, _ in VOLUME_KINDS), *(kind for kind, _ in DRA_KINDS))
 """The kinds beside nodes, pods and namespaces that ``explain_objects`` reads."""
@@ -87,24 +87,51 @@ def explain_objects(
     are ignored). ``ProfileError`` if the profile's plugins refuse
     their arguments."""
     snapshot = Snapshot.from_objects(list(running), list(nodes))
-    workloads = list(workloads)
-    static = StaticWorkloads(workloads)
     rng = random.Random(0)
     try:
-        fwk = Framework(
-            profile.to_spec(),
+        fwk = static_framework(
+            profile,
             registry,
-            clock=StoppedClock(),
-            rng=rng,
-            snapshot=snapshot,
-            nominator=_Nominator(nominated),
-            parallelism=config.parallelism,
-            namespaces=_Namespaces(namespaces),
-            pdb_lister=static.pdbs,
-            default_selector=static.default_selector,
-            volume_listers=static_volume_listers(workloads),
-            dra_manager=static_dra_manager(workloads),
+            config.parallelism,
+            snapshot,
+            rng,
+            _Nominator(nominated),
+            _Namespaces(namespaces),
+            workloads,
         )
     except ValueError as err:
         raise ProfileError(str(err)) from None
     return explain_pod(fwk, snapshot, pod, rng=rng)
+
+
+def static_framework(
+    profile: Profile,
+    registry: Mapping[str, PluginFactory],
+    parallelism: int,
+    snapshot: Snapshot,
+    rng: random.Random,
+    nominator: Any,
+    namespaces: Any,
+    workloads: Iterable[Any],
+) -> Framework:
+    """One profile's ``Framework`` over given objects, outside any running scheduler (clock
+    fixed at 0): ``explain_objects``' and the ``SchedulingSimulator``'s. ``namespaces`` and
+    ``nominator`` are listers (``get``/``list``, ``nominated_pods_for_node``); ``workloads``
+    the PodDisruptionBudgets, Services, ReplicaSets, StatefulSets and the storage and DRA kinds
+    the plugins read. ``ValueError`` if the profile's plugins refuse their arguments."""
+    workloads = list(workloads)
+    static = StaticWorkloads(workloads)
+    return Framework(
+        profile.to_spec(),
+        registry,
+        clock=StoppedClock(),
+        rng=rng,
+        snapshot=snapshot,
+        nominator=nominator,
+        parallelism=parallelism,
+        namespaces=namespaces,
+        pdb_lister=static.pdbs,
+        default_selector=static.default_selector,
+        volume_listers=static_volume_listers(workloads),
+        dra_manager=static_dra_manager(workloads),
+    )

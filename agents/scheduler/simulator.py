@@ -30,14 +30,10 @@ from typing import Any
 
 from agents.scheduler.cache import Snapshot
 from agents.scheduler.config import load_config
-from agents.scheduler.dra_manager import static_dra_manager
-from agents.scheduler.framework.runtime import Framework
+from agents.scheduler.explain_static import static_framework
 from agents.scheduler.framework.types import CycleState, NodeInfo, PodInfo
 from agents.scheduler.registry import build_registry
-from agents.scheduler.volume_listers import static_volume_listers
-from agents.scheduler.workload_listers import StaticWorkloads
 from emulator.base.api.core import Node, Pod
-from emulator.base.runtime.clock import StoppedClock
 
 __all__ = ["SchedulingSimulator"]
 
@@ -73,8 +69,6 @@ class SchedulingSimulator:
         registry = build_registry(entry_point_group=None)
         config = load_config(None, registry)
         profile = config.profile(scheduler_name) or config.profiles[0]
-        workloads = list(workloads)
-        static = StaticWorkloads(workloads)
         self.snapshot = Snapshot()
         self._order: list[str] = []
         self._dirty = False
@@ -83,19 +77,15 @@ class SchedulingSimulator:
         self._last = 0
         self.checks = 0
         """Predicate checks run (for profiles)."""
-        self.framework = Framework(
-            profile.to_spec(),
+        self.framework = static_framework(
+            profile,
             registry,
-            clock=StoppedClock(),
-            rng=random.Random(0),
-            snapshot=self.snapshot,
-            nominator=_NoNominator(),
-            parallelism=config.parallelism,
-            namespaces=_Namespaces(namespaces),
-            pdb_lister=static.pdbs,
-            default_selector=static.default_selector,
-            volume_listers=static_volume_listers(workloads),
-            dra_manager=static_dra_manager(workloads),
+            config.parallelism,
+            self.snapshot,
+            random.Random(0),
+            _NoNominator(),
+            _Namespaces(namespaces),
+            workloads,
         )
 
     # --- the snapshot ---------------------------------------------------------------------
