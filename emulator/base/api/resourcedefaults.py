@@ -22,7 +22,7 @@ defaults hold).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any, Final, TypeVar
 
 from msgspec.structs import replace
@@ -148,7 +148,7 @@ def _slice_gated(obj: ResourceSlice) -> Iterator[tuple[str, str]]:
             yield f"{dp}.bindingFailureConditions", "DRADeviceBindingConditions"
 
 
-def dropped_fields(obj: Any, gates: dict[str, bool] | None = None) -> list[tuple[str, str]]:
+def dropped_fields(obj: Any, gates: Mapping[str, bool] | None = None) -> list[tuple[str, str]]:
     """The fields of ``obj`` that upstream's API server, with ``gates`` (default: v1.34's),
     drops on create, as ``(path, gate)`` in field order."""
     on = DRA_GATES if gates is None else {**DRA_GATES, **gates}
@@ -197,7 +197,7 @@ def _drop_device(d: Device, on: dict[str, bool]) -> Device:
     return d
 
 
-def drop_disabled(obj: Any, gates: dict[str, bool] | None = None) -> Any:
+def drop_disabled(obj: Any, gates: Mapping[str, bool] | None = None) -> Any:
     """``obj`` without the fields of the gates that are off (``gates`` over v1.34's defaults;
     ``obj`` itself when it has none), as upstream's ``dropDisabledFields`` on create."""
     if not dropped_fields(obj, gates):

@@ -44,6 +44,7 @@ import random
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any, Final, Literal
 
 import msgspec
@@ -135,6 +136,7 @@ class Store:
     ) -> None:
         self.clock = clock
         self.settings = settings or ServerSettings()
+        self._feature_gates: Mapping[str, bool] = MappingProxyType(dict(self.settings.feature_gates))
         self._rng = rng
         self._revision = 0
         self._strategies: dict[str, Strategy] = {k: strategies[k](self) for k in sorted(strategies)}
@@ -297,9 +299,10 @@ class Store:
         finally:
             self._expiring = False
 
-    def feature_gates(self) -> dict[str, bool]:
-        """The gates set in ``ServerSettings.feature_gates`` (the others keep v1.34's defaults)."""
-        return dict(self.settings.feature_gates)
+    def feature_gates(self) -> Mapping[str, bool]:
+        """The gates set in ``ServerSettings.feature_gates`` (the others keep v1.34's defaults);
+        read-only, built once: the resource strategies ask on every write."""
+        return self._feature_gates
 
     def name_suffix(self) -> str:
         """Five random characters for ``generateName`` (the seeded rng)."""

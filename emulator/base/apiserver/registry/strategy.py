@@ -59,7 +59,7 @@ class StoreView(Protocol):
         """The stored objects of ``kind`` by (namespace, name)."""
         ...
 
-    def feature_gates(self) -> dict[str, bool]:
+    def feature_gates(self) -> Mapping[str, bool]:
         """The feature gates set for this API server (the others keep v1.34's defaults)."""
         ...
 
