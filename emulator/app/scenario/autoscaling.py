@@ -32,7 +32,7 @@ from emulator.base.api.errors import ApiError, NotFound
 if TYPE_CHECKING:
     from emulator.app.scenario.cluster import Cluster
 
-__all__ = ["SimulatedCloud", "SimulatedNodeGroup", "start_cluster_autoscaler"]
+__all__ = ["SimulatedCloud", "SimulatedNodeGroup", "start_autoscalers"]
 
 
 class SimulatedNodeGroup:
@@ -157,7 +157,7 @@ def _options(config: ClusterAutoscalerConfig) -> Any:
 
 
 async def create_min_size_nodes(cluster: Cluster) -> None:
-    """The groups' ``minSize`` nodes, present from the start."""
+    """The nodes present from the start: Karpenter's NodePools, the node groups' ``minSize`` nodes."""
     await create_node_pools(cluster)
     cloud = cluster.autoscaler_cloud
     if cloud is None:
@@ -168,14 +168,16 @@ async def create_min_size_nodes(cluster: Cluster) -> None:
 
 
 def prepare_cloud(cluster: Cluster) -> None:
+    """The simulated cloud of the scenario's autoscaler (Cluster Autoscaler's groups or Karpenter's kwok)."""
     config = cluster.scenario.autoscaling.cluster_autoscaler
     if config is not None:
         cluster.autoscaler_cloud = SimulatedCloud(cluster, config)
     prepare_kwok_cloud(cluster)
 
 
-def start_cluster_autoscaler(cluster: Cluster) -> None:
-    """Start ``controller:cluster-autoscaler`` when the scenario has one and the agents exist."""
+def start_autoscalers(cluster: Cluster) -> None:
+    """Start ``controller:karpenter`` and ``controller:cluster-autoscaler``, each when the scenario
+    has it and the agents exist."""
     start_karpenter(cluster)
     config = cluster.scenario.autoscaling.cluster_autoscaler
     cloud = cluster.autoscaler_cloud

@@ -65,7 +65,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-from emulator.app.scenario.autoscaling import create_min_size_nodes, prepare_cloud, start_cluster_autoscaler
+from emulator.app.scenario.autoscaling import create_min_size_nodes, prepare_cloud, start_autoscalers
 from emulator.app.scenario.cluster import Cluster, StepError
 from emulator.app.scenario.cost import COUNTERS, CostMeter
 from emulator.app.scenario.drivers import start_dra_drivers, start_storage_drivers
@@ -211,7 +211,7 @@ async def _main(scenario: Scenario, seed: int, options: RunOptions, virtual: boo
         await guarded("autoscaling.clusterAutoscaler", create_min_size_nodes(cluster))
         cluster.start_schedulers()
         cluster.start_controllers()
-        start_cluster_autoscaler(cluster)
+        start_autoscalers(cluster)
         start_storage_drivers(cluster)
         start_dra_drivers(cluster)
         cluster.start_faults()
