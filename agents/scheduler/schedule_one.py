@@ -402,7 +402,8 @@ class SchedulingCycle:
                 # on): one slice of the list, or two when the visit wrapped past the last row.
                 infos = table.infos
                 if first <= last:
-                    return list(infos[first : last + 1]), processed, None
+                    part = infos[first : last + 1]  # a list already when ``infos`` is the snapshot's
+                    return part if isinstance(part, list) else list(part), processed, None
                 return [*infos[first:], *infos[: last + 1]], processed, None
             return list(itemgetter(*rows.tolist())(table.infos)), processed, None
         feasible: list[NodeInfo] = []

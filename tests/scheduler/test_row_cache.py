@@ -605,3 +605,35 @@ def test_log_overflow_drops_the_columns(size: int, keep: int) -> None:
     _update(table, infos, 0, 999)
     assert table.rows_cached("k", toy.compute, _rows(0, 1), toy.one).tolist() == toy.truth(table, [0, 1])
     assert toy.ones == ["n0"]  # kept current again afterwards
+
+
+@pytest.mark.parametrize(
+    ("updates", "rows", "expected"),
+    [
+        pytest.param([], [0, 1, 2], [1000, 1001, 1002], id="never-negative"),
+        pytest.param([(1, 1500)], [0, 2], [1000, 1002], id="negative-row-not-asked"),
+        pytest.param([(1, 1500)], [0, 1], None, id="negative-by-one"),
+        pytest.param([(i, 1500) for i in range(FEW_ROWS + 1)], [2], None, id="negative-by-compute"),
+        pytest.param([(1, 1500), (1, 0)], [0, 1], [1000, 1001], id="negative-then-mended"),
+    ],
+)
+def test_rows_cached_nonnegative(updates: list[tuple[int, int]], rows: list[int], expected: list[int] | None) -> None:
+    """None exactly when a returned row is negative, whether the column got it from ``compute``
+    or ``one``; a column that once held a negative value keeps checking."""
+    table, infos = _table(FEW_ROWS + 4)
+    toy = _Toy()
+    for _ in range(2):  # the column is built on the second use
+        assert table.rows_cached_nonnegative("k", toy.compute, _rows(0), toy.one) is not None
+    for i, used in updates:
+        _update(table, infos, i, used)
+    got = table.rows_cached_nonnegative("k", toy.compute, _rows(*rows), toy.one)
+    assert (got.tolist() if got is not None else None) == expected
+
+
+def test_rows_cached_nonnegative_checks_a_first_use() -> None:
+    table, infos = _table(3)
+    _update(table, infos, 2, 5000)
+    toy = _Toy()
+    assert table.rows_cached_nonnegative("k", toy.compute, _rows(0, 2), toy.one) is None  # not kept yet
+    assert table.rows_cached_nonnegative("k", toy.compute, _rows(0, 1), toy.one) is not None
+    assert table.rows_cached_nonnegative("k", toy.compute, _rows(2), toy.one) is None  # the column's first build

@@ -176,7 +176,7 @@ operation makes a vectorised pass over one row slower than Python over its NodeI
 
 
 class _RowCache:
-    __slots__ = ("seen", "values", "wide")
+    __slots__ = ("negative", "seen", "values", "wide")
 
     def __init__(self, values: IntArray, seen: int, wide: bool) -> None:
         self.values = values
@@ -184,6 +184,8 @@ class _RowCache:
         """How much of the table's update log ``values`` already reflects."""
         self.wide = wide
         """Which log: ``_touched`` (True) or ``_log`` (the columns alone)."""
+        self.negative = bool(len(values)) and bool(np.minimum.reduce(values) < 0)
+        """Has a negative value ever been written (never reset: a True only costs a check)."""
 
 
 class NodeTable:
@@ -370,19 +372,41 @@ class NodeTable:
         read. With ``node_and_images`` they may also read the row's Node object and image states:
         the row is then recomputed after an ``update_row`` that changed either, or the columns.
         The returned array is a fresh one (``values[rows]``)."""
+        return self._cached(key, compute, rows, one, node_and_images)[0]
+
+    def rows_cached_nonnegative(
+        self,
+        key: Hashable,
+        compute: RowCompute,
+        rows: IntArray,
+        one: OneRow | None = None,
+        *,
+        node_and_images: bool = False,
+    ) -> IntArray | None:
+        """``rows_cached``, or None when one of the returned values is negative. A column that
+        never held a negative value skips the check."""
+        values, maybe_negative = self._cached(key, compute, rows, one, node_and_images)
+        if maybe_negative and len(values) and np.minimum.reduce(values) < 0:
+            return None
+        return values
+
+    def _cached(
+        self, key: Hashable, compute: RowCompute, rows: IntArray, one: OneRow | None, node_and_images: bool
+    ) -> tuple[IntArray, bool]:
+        """(``rows_cached``'s values, whether the column may hold a negative value)."""
         c = self._row_caches.get(key)
         if c is None:
             if key not in self._row_keys_seen:
                 self._row_keys_seen[key] = None
                 if len(self._row_keys_seen) > MAX_ROW_KEYS_SEEN:
                     self._row_keys_seen.popitem(last=False)
-                return compute(self, rows)
+                return compute(self, rows), True
             values = compute(self, np.arange(self.size, dtype=np.int64))
             seen = len(self._touched if node_and_images else self._log)
             c = self._row_caches[key] = _RowCache(values, seen, node_and_images)
             if len(self._row_caches) > MAX_ROW_CACHES:
                 self._row_caches.popitem(last=False)
-            return values[rows]
+            return values[rows], c.negative
         self._row_caches.move_to_end(key)
         log = self._touched if c.wide else self._log
         if c.seen < len(log):
@@ -390,12 +414,16 @@ class NodeTable:
             if one is not None and len(pending) <= FEW_ROWS:
                 values, infos = c.values, self.infos
                 for i in dict.fromkeys(pending):
-                    values[i] = one(infos[i])
+                    v = values[i] = one(infos[i])
+                    if v < 0:
+                        c.negative = True
             else:
                 changed = np.unique(np.array(pending, dtype=np.int64))
-                c.values[changed] = compute(self, changed)
+                fresh = c.values[changed] = compute(self, changed)
+                if len(fresh) and np.minimum.reduce(fresh) < 0:
+                    c.negative = True
             c.seen = len(log)
-        return c.values[rows]
+        return c.values[rows], c.negative
 
     def __len__(self) -> int:
         return self.size

@@ -72,12 +72,10 @@ def cached_totals(
         parts.append((w, rs))
     key = (_KEY, tuple((w, rs.key) for w, rs in parts))
     try:
-        values = table.rows_cached(key, _compute(parts), rows, _one(parts), node_and_images=True)
+        # None when a row's total is -1 (a score out of range): the usual path says what.
+        return table.rows_cached_nonnegative(key, _compute(parts), rows, _one(parts), node_and_images=True)
     except Exception:  # a misbehaving plugin: the usual path says what
         return None
-    if len(values) and np.minimum.reduce(values) < 0:
-        return None
-    return values
 
 
 def _one(parts: list[tuple[int, RowScore]]) -> OneRow:

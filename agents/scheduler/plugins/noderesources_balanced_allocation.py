@@ -171,6 +171,43 @@ def _scalar_scores(counted: tuple[tuple[str, int], ...]) -> OneRow:
     return one
 
 
+def _row_score(counted: tuple[tuple[str, int], ...]) -> OneRow:
+    """``_score_node`` for a node without scalar resources (``score_row``'s case): over the
+    ``counted`` (resource, request) pairs of the non-scalar resources, each left out where the
+    node's allocatable is 0; a resource the table has no amount of is left out everywhere."""
+    getters = [(attrgetter(_AMOUNTS[name]), want) for name, want in counted if name in _AMOUNTS]
+    if len(getters) == 2:
+        (get0, want0), (get1, want1) = getters
+
+        def two(info: NodeInfo) -> int:
+            alloc, used = info.allocatable, info.requested
+            a0, a1 = get0(alloc), get1(alloc)
+            if a0 and a1:  # balanced_resource_scorer's two-resource case, inline
+                f0 = min(float(get0(used) + want0) / float(a0), 1.0)
+                f1 = min(float(get1(used) + want1) / float(a1), 1.0)
+                return int((1 - abs((f0 - f1) / 2)) * float(MAX_NODE_SCORE))
+            if a0:
+                return balanced_resource_scorer([get0(used) + want0], [a0])
+            if a1:
+                return balanced_resource_scorer([get1(used) + want1], [a1])
+            return balanced_resource_scorer([], [])
+
+        return two
+
+    def one(info: NodeInfo) -> int:
+        alloc, used = info.allocatable, info.requested
+        requested: list[int] = []
+        allocatable: list[int] = []
+        for get, want in getters:
+            a = get(alloc)
+            if a:
+                allocatable.append(a)
+                requested.append(get(used) + want)
+        return balanced_resource_scorer(requested, allocatable)
+
+    return one
+
+
 @dataclass(frozen=True, slots=True)
 class _PreScoreState:
     pod_requests: tuple[int, ...]
@@ -301,7 +338,7 @@ class NodeResourcesBalancedAllocation:
             requests,
             lambda: RowScore(
                 (self, requests),
-                lambda info: self._score_node(info, requests),
+                _row_score(tuple((n, r) for n, r, s in zip(self._names, requests, self._scalar, strict=True) if not s)),
                 lambda t, at: self._score_rows(requests, t, at, cached=False),
             ),
         )

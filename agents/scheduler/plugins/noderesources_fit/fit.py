@@ -342,7 +342,9 @@ class NodeResourcesFit:
             requests,
             lambda: RowScore(
                 (self, requests),
-                lambda info: self._score_node(info, requests),
+                # ``_score_node`` with the amounts read directly: with no scalar resources on any
+                # node, the resources it reads are the ones ``_one_row`` reads.
+                self._one_row(requests),
                 lambda t, at: self._score_rows(requests, t, at, cached=False),
             ),
         )
