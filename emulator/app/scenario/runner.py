@@ -182,6 +182,7 @@ async def _main(scenario: Scenario, seed: int, options: RunOptions, virtual: boo
     observer = Observer(lambda: _schedulers(cluster))
     ca = scenario.autoscaling.cluster_autoscaler
     cost = CostMeter({g.name: g.price_per_hour for g in ca.node_groups} if ca is not None else {})
+    observer.samplers.append(cost)
     cluster.on_step = lambda index, step: observer.mark(clock.now(), "step", step_label(index, step))
     for listener in (tracer, activity, observer, cost, options.on_write):
         if listener is not None:
@@ -304,6 +305,7 @@ async def _main(scenario: Scenario, seed: int, options: RunOptions, virtual: boo
     counters = cluster.autoscaler_cloud.counters if cluster.autoscaler_cloud is not None else {}
     extra["metrics"]["autoscaler"] = {name: counters.get(name, 0) for name in COUNTERS}
     extra["series"] = series(observer, end, fault_markers(cluster.faults))
+    extra["series"]["cost"] = cost.series_document(end)
     return RunResult(
         scenario=scenario.name,
         seed=seed,
