@@ -65,7 +65,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-from emulator.app.scenario.autoscaling import create_min_size_nodes, prepare_cloud, start_autoscalers
+from emulator.app.scenario.autoscaling import prepare_cloud, start_autoscalers, startup_writes
 from emulator.app.scenario.cluster import Cluster, StepError
 from emulator.app.scenario.cost import COUNTERS, CostMeter
 from emulator.app.scenario.drivers import start_dra_drivers, start_storage_drivers
@@ -209,7 +209,8 @@ async def _main(scenario: Scenario, seed: int, options: RunOptions, virtual: boo
         for i, group in enumerate(scenario.nodes):
             await guarded(f"nodes[{i}]", cluster.create_nodes(group))
         prepare_cloud(cluster)
-        await guarded("autoscaling.clusterAutoscaler", create_min_size_nodes(cluster))
+        for path, write in startup_writes(cluster):
+            await guarded(path, write())
         cluster.start_schedulers()
         cluster.start_controllers()
         start_autoscalers(cluster)
