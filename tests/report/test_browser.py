@@ -209,6 +209,7 @@ def test_autoscaler_report_draws_nodes_and_cost(tmp_path: Path, scenario: str, b
     display, text = result["tip"]
     assert display == "block"
     assert band in text
+    assert "/h" in text  # dollars per hour
     assert shot.stat().st_size > 10_000
 
 
@@ -225,4 +226,4 @@ def test_compare_of_two_autoscaler_variants_overlays_cost(tmp_path: Path) -> Non
     display, text = result["tip"]
     assert display == "block"
     assert "A: scenario: " in text
-    assert "B: priority: " in text
+    assert "B: priority: $" in text

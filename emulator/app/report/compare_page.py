@@ -178,7 +178,8 @@ def _overlays(variants: list[dict[str, Any]]) -> list[str]:
     charts += _cost_charts(with_series, line)
     out = []
     for cid, title, unit, lines, pct in charts:
-        body = time_chart(f"cmp-{cid}", lines, end=end, unit=unit, percent=pct, integer=unit != RATE_UNIT)
+        money = unit == RATE_UNIT
+        body = time_chart(f"cmp-{cid}", lines, end=end, unit=unit, percent=pct, integer=not money, money=money)
         if missing:
             body += note("Without series: " + ", ".join(missing) + ".")
         out.append(

@@ -137,7 +137,7 @@ def cost_section(report: dict[str, Any], series: dict[str, Any], markers: list[M
     body += time_chart("cost-nodes", nodes, end=end, unit="nodes", stacked=True, markers=markers, height=200)
     body += '<p class="plot-title">What they cost, $ per hour</p>'
     body += time_chart(
-        "cost-rate", rates, end=end, unit="$ / h", stacked=True, markers=markers, integer=False, height=200
+        "cost-rate", rates, end=end, unit="$ / h", stacked=True, markers=markers, integer=False, height=200, money=True
     )
     body += '<p class="plot-title">Totals</p>' + totals
     body += '<p class="plot-title">Per group</p>'
