@@ -5,6 +5,7 @@ against the Node writes of the run; the totals against ``metrics.cost``; determi
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -199,3 +200,21 @@ def test_shipped_scenarios_series_match_their_node_writes(path: Path, names: lis
     # the same seed, the same series
     again, _ = _run(path)
     assert again.extra["series"]["cost"] == cost
+
+
+def test_a_day_of_twenty_instance_types_stays_small() -> None:
+    """Bounded whatever the run's length: at most ``MAX_SAMPLES`` samples, ``MAX_GROUPS`` groups."""
+    feed = Feed({})
+    for i in range(24 * 60):  # a node a minute, each living 20 minutes, over 20 instance types
+        t = 60.0 * i
+        feed.create(t, _karpenter(f"k{i}", f"type-{i % 20:02d}", "spot" if i % 3 else "on-demand", "0.1"))
+        if i >= 20:
+            feed.delete(t, f"k{i - 20}")
+    doc, cost = feed.document(86400.0)
+    assert len(doc["t"]) <= observe.MAX_SAMPLES
+    assert len(cost["groups"]) == cost_module.MAX_GROUPS
+    assert cost["groups"][-1]["kind"] == "other"
+    for g in cost["groups"]:
+        assert len(g["nodes"]) == len(g["perHour"]) == len(doc["t"])
+    assert max(cost["nodes"]) == 20
+    assert len(json.dumps(cost)) < 400_000
