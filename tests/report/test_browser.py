@@ -88,7 +88,17 @@ def test_faults_demo_report_draws_and_node_2_goes_dark(tmp_path: Path, capsys: p
     shot = tmp_path / "faults-demo.png"
     result = asyncio.run(inspect(html, shot, hover=True))
     assert_drawn(result)
-    assert result["sections"] == ["pods", "queues", "heatmap", "timeline", "latency", "checks", "slowest", "metrics"]
+    assert result["sections"] == [
+        "pods",
+        "queues",
+        "cost",
+        "heatmap",
+        "timeline",
+        "latency",
+        "checks",
+        "slowest",
+        "metrics",
+    ]
     assert [s["label"] for s in result["svgs"]] == [
         "pods",
         "pods in queue",
@@ -151,3 +161,69 @@ def test_compare_page_of_two_real_runs(tmp_path: Path, capsys: pytest.CaptureFix
     assert_drawn(result)
     assert len(result["svgs"]) == 5
     assert result["canvases"] == []
+
+
+CA_BURST = str(Path(__file__).parents[2] / "scenarios" / "cluster-autoscaler-burst.yaml")
+KARPENTER_BURST = str(Path(__file__).parents[2] / "scenarios" / "karpenter-burst.yaml")
+PRIORITY = "autoscaling: {clusterAutoscaler: {expander: priority, priorities: {10: [large]}}}\n"
+
+
+async def hover_chart(html: Path, shot: Path, chart: str, at: float) -> dict[str, Any]:
+    """``html`` loaded, the pointer over chart ``chart`` at ``at`` of its width, the tooltip read;
+    the page's checks and a screenshot of the chart's section."""
+    where = f"""
+    (() => {{
+      const el = document.querySelector('rect.hover[data-chart="{chart}"]');
+      el.scrollIntoView({{block: "center"}});
+      const r = el.getBoundingClientRect();
+      return [r.left + r.width * {at}, r.top + r.height * 0.5];
+    }})()
+    """
+    async with open_page(shot.parent / f"profile-{shot.stem}") as page:
+        await page.goto(html.as_uri())
+        result: dict[str, Any] = await page.evaluate(CHECKS)
+        x, y = await page.evaluate(where)
+        await page.send("Input.dispatchMouseEvent", type="mouseMoved", x=x, y=y)
+        result["tip"] = await page.evaluate(TIP)
+        await page.screenshot(shot)
+        result["errors"] = page.errors
+    return result
+
+
+@pytest.mark.parametrize(
+    ("scenario", "band"),
+    [
+        pytest.param(CA_BURST, "small: ", id="cluster-autoscaler"),
+        pytest.param(KARPENTER_BURST, "/spot: ", id="karpenter"),
+    ],
+)
+def test_autoscaler_report_draws_nodes_and_cost(tmp_path: Path, scenario: str, band: str) -> None:
+    html = tmp_path / "run.html"
+    assert main(["run", scenario, "--html", str(html), "--output", "json"]) == 0
+    shot = tmp_path / "run.png"
+    result = asyncio.run(hover_chart(html, shot, "cost-rate", 0.3))
+    assert_drawn(result)
+    assert result["sections"][:4] == ["pods", "queues", "cost", "heatmap"]
+    labels = [s["label"] for s in result["svgs"]]
+    assert labels[:5] == ["pods", "pods in queue", "attempts / s", "nodes", "$ / h"]
+    display, text = result["tip"]
+    assert display == "block"
+    assert band in text
+    assert "/h" in text  # dollars per hour
+    assert shot.stat().st_size > 10_000
+
+
+def test_compare_of_two_autoscaler_variants_overlays_cost(tmp_path: Path) -> None:
+    patch = tmp_path / "priority.yaml"
+    patch.write_text(PRIORITY)
+    html = tmp_path / "compare.html"
+    args = ["compare", CA_BURST, "--variant", f"priority={patch}", "--seeds", "1", "--html", str(html)]
+    assert main([*args, "--output", "json"]) == 0
+    shot = tmp_path / "compare.png"
+    result = asyncio.run(hover_chart(html, shot, "cmp-cost-rate", 0.3))
+    assert_drawn(result)
+    assert result["sections"][-2:] == ["series-cost-nodes", "series-cost-rate"]
+    display, text = result["tip"]
+    assert display == "block"
+    assert "A: scenario: " in text
+    assert "B: priority: $" in text

@@ -75,6 +75,7 @@ def test_better_covers_every_contract_metric() -> None:
         "preemptions",
         "evictions",
         "makespanSeconds",
+        "cost",
     }
 
 

@@ -12,7 +12,7 @@ from emulator.app.report import render_run
 from emulator.app.report.heatmap import sort_order
 from tests.report.fixtures import run_report
 
-SECTIONS = ["pods", "queues", "heatmap", "timeline", "latency", "checks", "slowest", "metrics"]
+SECTIONS = ["pods", "queues", "cost", "heatmap", "timeline", "latency", "checks", "slowest", "metrics"]
 
 
 def section(html: str, anchor: str) -> str:

@@ -43,6 +43,14 @@ def bad_row() -> dict[str, Any]:
     return doc
 
 
+def bad_cost() -> dict[str, Any]:
+    doc = run_report()
+    n = len(doc["series"]["t"])
+    group = {"name": "small", "kind": "nodeGroup", "nodes": [1] * n, "perHour": [0.1] * (n - 1)}
+    doc["series"]["cost"] = {"groups": [group], "nodes": [1] * n, "perHour": [0.1] * n}
+    return doc
+
+
 def bad_nodes() -> dict[str, Any]:
     doc = run_report()
     doc["series"]["nodes"]["edges"] = "0,1"
@@ -79,6 +87,12 @@ def bad_nodes() -> dict[str, Any]:
         ),
         pytest.param(
             bad_nodes(), r"^error: {dir}/run\.json: series\.nodes\.edges: expected a list$", id="series-shape"
+        ),
+        pytest.param(
+            bad_cost(),
+            r"^error: {dir}/run\.json: series\.cost\.groups\[0\]\.perHour: expected a list of 212 numbers "
+            r"\(one per series\.t\)$",
+            id="series-cost-shape",
         ),
         pytest.param(
             bad_row(),

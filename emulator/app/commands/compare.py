@@ -15,8 +15,8 @@ stderr), ``--results`` and ``--html`` paths, the executor.
 Text: one table, a column per variant (headed by the config file's stem), a row per metric, each
 cell ``mean ± population sd`` over the seeds; the best value of a row is marked ``*`` (in green):
 more pods scheduled; fewer unschedulable, less pending, fewer nodes, higher allocation, fewer
-preemptions and evictions, shorter makespan; no mark on a tie. A last row counts the runs whose
-expectations passed.
+preemptions and evictions, shorter makespan, fewer dollars and node-hours (``cost``); no mark on
+a tie. A last row counts the runs whose expectations passed.
 
 Exit status: 0 every run met the scenario's expectations; 1 some run did not (or a waitFor timed
 out, or an invariant was violated: the comparison is printed all the same, and a run that failed
@@ -139,13 +139,20 @@ def _check_html_path(path: Path) -> None:
 
 # --- the text table --------------------------------------------------------------------------
 
-_UNITS: Final = {"pendingSeconds": "s", "makespanSeconds": "s"}
+_UNITS: Final = {
+    "pendingSeconds": "s",
+    "makespanSeconds": "s",
+    "cost.total": "$",
+    "cost.nodeHours": "h",
+    "cost.perHour.mean": "$/h",
+    "cost.perHour.max": "$/h",
+}
 
 
 def _label(f: Field) -> str:
     arrow = "↑" if f.better == "higher" else "↓"
     head = f.name.split(".")[0]
-    unit = _UNITS.get(head, "%" if head.endswith("Allocation") else "")
+    unit = _UNITS.get(f.name) or _UNITS.get(head, "%" if head.endswith("Allocation") else "")
     return f"{f.name}{f' ({unit})' if unit else ''} {arrow}"
 
 

@@ -16,7 +16,7 @@ byte-identical JSON on any executor.
 
 Better direction, per field: ``emulator.app.report.BETTER``, the one rule the HTML compare table
 uses too (fewer unschedulable pods, less pending, fewer nodes, higher allocation, fewer
-preemptions and evictions, a shorter makespan; more pods scheduled); ``best`` is its
+preemptions and evictions, a shorter makespan, fewer dollars and node-hours; more pods scheduled); ``best`` is its
 ``best_index``.
 """
 
@@ -52,6 +52,7 @@ def _fields() -> tuple[Field, ...]:
         out += [field(f"{resource}Allocation.{s}", False) for s in ("mean", "p50", "p90")]
     out += [field("preemptions", True), field("evictions", True)]
     out.append(field("makespanSeconds", False))
+    out += [field(f"cost.{name}", False) for name in ("total", "nodeHours", "perHour.mean", "perHour.max")]
     return tuple(out)
 
 

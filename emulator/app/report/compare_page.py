@@ -2,7 +2,9 @@
 mean ± standard deviation over the seeds, the best value per row marked by ``fmt.BETTER``,
 the rule ``compare``'s text table uses too) and each time series overlaid per variant (from
 each variant's lowest seed): pods Running, pods Pending, pods in the scheduling queues, nodes
-used and the mean CPU allocation of the existing nodes.
+used, the mean CPU allocation of the existing nodes, and (from ``series.cost``, when a variant
+has an autoscaler or a priced node) the existing nodes and their $/h. The table's ``cost.*``
+rows are in dollars.
 
 The last two are derived from the heat map's buckets: "nodes used" counts nodes with at
 least one assigned pod at each bucket's end (``nodes.pods``; without it, nodes with some CPU
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from emulator.app.report.cost_section import cost_lines, fmt_dollars
 from emulator.app.report.fmt import BETTER, best_index, esc, fmt_duration, fmt_number, metric_rows
 from emulator.app.report.heatmap import ABSENT, decode_rows
 from emulator.app.report.page import VARIANT_COLORS, document, note, section, table
@@ -21,6 +24,9 @@ from emulator.app.report.svg import Series, time_chart
 __all__ = ["bucket_lines", "render_compare"]
 
 DASHES = ("", "6 3", "2 2", "8 3 2 3")
+RATE_UNIT = "$ / h"
+Chart = tuple[str, str, str, list[Series], bool]
+"""(id, title, unit, lines, percent)."""
 
 
 def render_compare(doc: dict[str, Any]) -> str:
@@ -84,6 +90,8 @@ def _get(metrics: dict[str, Any] | None, key: str) -> Any:
 
 
 def _value(key: str, value: Any) -> str:
+    if key.startswith("cost.") and key != "cost.nodeHours":
+        return fmt_dollars(value)
     if "Allocation" in key and isinstance(value, int | float):
         return f"{value * 100:.1f}%"
     if "Seconds" in key and isinstance(value, int | float):
@@ -97,6 +105,8 @@ def _spread(key: str, spread: float) -> str:
         return f"{spread * 100:.2g}%"
     if "Seconds" in key:
         return fmt_duration(float(f"{spread:.2g}"))
+    if key.startswith("cost.") and key != "cost.nodeHours":
+        return f"${spread:.2g}"
     return f"{spread:.2g}"
 
 
@@ -138,7 +148,7 @@ def _overlays(variants: list[dict[str, Any]]) -> list[str]:
             dash=DASHES[i % len(DASHES)],
         )
 
-    charts: list[tuple[str, str, str, list[Series], bool]] = []
+    charts: list[Chart] = []
     for phase in ("Running", "Pending"):
         lines = [line(i, v, v["series"]["t"], v["series"]["pods"].get(phase) or []) for i, v in with_series]
         charts.append((phase.lower(), f"Pods {phase}", "pods", lines, False))
@@ -165,12 +175,34 @@ def _overlays(variants: list[dict[str, Any]]) -> list[str]:
         cpu_lines.append(line(i, v, mids, cpu))
     charts.append(("nodes", "Nodes used (at least one assigned pod)", "nodes", used_lines, False))
     charts.append(("cpu", "Mean CPU allocation of the existing nodes", "CPU allocated", cpu_lines, True))
+    charts += _cost_charts(with_series, line)
     out = []
     for cid, title, unit, lines, pct in charts:
-        body = time_chart(f"cmp-{cid}", lines, end=end, unit=unit, percent=pct)
+        money = unit == RATE_UNIT
+        body = time_chart(f"cmp-{cid}", lines, end=end, unit=unit, percent=pct, integer=not money, money=money)
         if missing:
             body += note("Without series: " + ", ".join(missing) + ".")
         out.append(
             section(f"series-{cid}", title, f"Over simulated time ({fmt_duration(end)} in all), {caption_end}", body)
         )
     return out
+
+
+def _cost_charts(with_series: list[tuple[int, dict[str, Any]]], line: Any) -> list[Chart]:
+    """The existing nodes and their $/h per variant, when some variant's nodes are managed or priced."""
+    node_lines, rate_lines, shown = [], [], False
+    for i, v in with_series:
+        lines = cost_lines(v["series"])
+        if lines is None:
+            continue
+        t, nodes, rates = lines
+        node_lines.append(line(i, v, t, nodes))
+        rate_lines.append(line(i, v, t, rates))
+        groups = v["series"]["cost"]["groups"]
+        shown = shown or any(rates) or any(g["kind"] != "unmanaged" for g in groups)
+    if not shown:
+        return []
+    return [
+        ("cost-nodes", "Existing nodes (every group)", "nodes", node_lines, False),
+        ("cost-rate", "What the existing nodes cost, $ per hour", RATE_UNIT, rate_lines, False),
+    ]

@@ -39,9 +39,11 @@ BETTER: dict[str, Direction] = {
     "preemptions": "lower",
     "evictions": "lower",
     "makespanSeconds": "lower",
+    "cost": "lower",
 }
 """Top-level metric key → which direction is better. Fewer nodes and higher allocation mean
-tighter packing (the question a compare usually asks); a nested key (``pendingSeconds.p90``)
+tighter packing (the question a compare usually asks), and fewer dollars and node-hours
+(``cost``) a cheaper cluster; a nested key (``pendingSeconds.p90``)
 takes its top-level key's direction. A metric not listed here is shown but never marked."""
 
 

@@ -91,6 +91,26 @@ def check_series(series: Any) -> tuple[str, str] | None:
     allocation = nodes.get("allocation")
     if not isinstance(allocation, dict) or any(not isinstance(allocation.get(r), list) for r in nodes["resources"]):
         return "series.nodes.allocation", "expected an object with a list of base64 rows per resource"
+    return _check_cost(series)
+
+
+def _check_cost(series: dict[str, Any]) -> tuple[str, str] | None:
+    """``series.cost`` (absent from reports older than it): its groups' lists align with ``t``."""
+    if "cost" not in series:
+        return None
+    cost, n = series["cost"], len(series["t"])
+    if not isinstance(cost, dict) or not isinstance(cost.get("groups"), list):
+        return "series.cost", "expected an object with a list of groups"
+    aligned = f"expected a list of {n} numbers (one per series.t)"
+    for key in ("nodes", "perHour"):
+        if not isinstance(cost.get(key), list) or len(cost[key]) != n:
+            return f"series.cost.{key}", aligned
+    for i, group in enumerate(cost["groups"]):
+        if not isinstance(group, dict) or not isinstance(group.get("name"), str) or "kind" not in group:
+            return f"series.cost.groups[{i}]", "expected an object with a name and a kind"
+        for key in ("nodes", "perHour"):
+            if not isinstance(group.get(key), list) or len(group[key]) != n:
+                return f"series.cost.groups[{i}].{key}", aligned
     return None
 
 

@@ -3,11 +3,13 @@ and, optionally, its trace and its ``--explain`` file.
 
 Sections, in order, each with a heading and a one-line caption saying how to read it:
 the header; pods by phase over time with the steps and faults marked; the scheduling queue
-and attempts per second; the node allocation heat map; the pods-on-nodes timeline (runs of
-at most 200 nodes); the pending-time and end-to-end latency histograms; expectations and
-invariants; the slowest pods (with their write history when the trace is given); the
-per-plugin tables of their last attempts (when the explanations are given); the metrics. A
-section without its data says why instead of drawing an empty plot.
+and attempts per second; the nodes and their $/h over time per node group or instance type,
+with the cost totals and autoscaler counters (``cost_section``); the node allocation heat
+map; the pods-on-nodes timeline (runs of at most 200 nodes); the pending-time and
+end-to-end latency histograms; expectations and invariants; the slowest pods (with their
+write history when the trace is given); the per-plugin tables of their last attempts (when
+the explanations are given); the metrics. A section without its data says why instead of
+drawing an empty plot.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+from emulator.app.report.cost_section import cost_section
 from emulator.app.report.explain import explain_section_body, last_attempts
 from emulator.app.report.fmt import esc, fmt_duration, fmt_number, metric_rows
 from emulator.app.report.heatmap import heatmap
@@ -59,7 +62,8 @@ def render_run(
             )
         )
     else:
-        parts += [_pods(series), _queues(series), _heat(series), _timeline(series), _histograms(series)]
+        parts += [_pods(series), _queues(series), cost_section(report, series, markers_of(series))]
+        parts += [_heat(series), _timeline(series), _histograms(series)]
     parts.append(_checks(report))
     if series is not None:
         histories = None

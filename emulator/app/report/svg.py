@@ -197,8 +197,10 @@ def time_chart(
     percent: bool = False,
     integer: bool = True,
     height: int = 220,
+    money: bool = False,
 ) -> str:
-    """Lines (or a stack of areas, first series at the bottom) over simulated time 0..end."""
+    """Lines (or a stack of areas, first series at the bottom) over simulated time 0..end;
+    ``money``: the values are dollars per hour (the hover shows ``$0.576/h``)."""
     if stacked:
         totals = [0.0] * max((len(s.values) for s in series), default=0)
         bands: list[tuple[Series, list[float], list[float]]] = []
@@ -244,6 +246,7 @@ def time_chart(
         "left": frame.left,
         "w": frame.plot_w,
         "pct": percent,
+        "money": money,
         "ts": [],
         "series": [],
     }

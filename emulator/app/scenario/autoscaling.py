@@ -19,12 +19,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib.util
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from msgspec.structs import replace
 
 from emulator.app.scenario.cost import NODE_GROUP_LABEL
-from emulator.app.scenario.karpentercloud import create_node_pools, prepare_kwok_cloud, start_karpenter
+from emulator.app.scenario.karpentercloud import node_pool_writes, prepare_kwok_cloud, start_karpenter
 from emulator.app.scenario.schema import CANodeGroup, ClusterAutoscalerConfig, generated_name
 from emulator.base.api.core import Node
 from emulator.base.api.errors import ApiError, NotFound
@@ -32,7 +33,7 @@ from emulator.base.api.errors import ApiError, NotFound
 if TYPE_CHECKING:
     from emulator.app.scenario.cluster import Cluster
 
-__all__ = ["SimulatedCloud", "SimulatedNodeGroup", "start_autoscalers"]
+__all__ = ["SimulatedCloud", "SimulatedNodeGroup", "start_autoscalers", "startup_writes"]
 
 
 class SimulatedNodeGroup:
@@ -156,15 +157,17 @@ def _options(config: ClusterAutoscalerConfig) -> Any:
     )
 
 
-async def create_min_size_nodes(cluster: Cluster) -> None:
-    """The nodes present from the start: Karpenter's NodePools, the node groups' ``minSize`` nodes."""
-    await create_node_pools(cluster)
+def startup_writes(cluster: Cluster) -> list[tuple[str, Callable[[], Awaitable[Any]]]]:
+    """The autoscalers' writes before the first step, in order, each with the scenario path a
+    refused write is reported at (``StepError``): Karpenter's NodePools
+    (``autoscaling.karpenter.nodePools[i]``), then each node group's ``minSize`` nodes
+    (``autoscaling.clusterAutoscaler.nodeGroups[i]``)."""
+    writes = node_pool_writes(cluster)
     cloud = cluster.autoscaler_cloud
-    if cloud is None:
-        return
-    for g in cloud.groups:
-        for _ in range(g.min_size):
-            await g.create_now()
+    if isinstance(cloud, SimulatedCloud):
+        for i, g in enumerate(cloud.groups):
+            writes += [(f"autoscaling.clusterAutoscaler.nodeGroups[{i}]", g.create_now) for _ in range(g.min_size)]
+    return writes
 
 
 def prepare_cloud(cluster: Cluster) -> None:

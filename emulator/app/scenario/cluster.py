@@ -88,7 +88,8 @@ T = TypeVar("T")
 
 class StepError(InputError):
     """The API server refused one of the runner's own writes: ``<file>: <path>: <detail>``,
-    the path being the step (``steps[3].cordon``), ``objects`` or ``nodes[i]``."""
+    the path being the step (``steps[3].cordon``), ``objects``, ``nodes[i]``,
+    ``autoscaling.karpenter.nodePools[i]`` or ``autoscaling.clusterAutoscaler.nodeGroups[i]``."""
 
 
 class Cluster:

@@ -14,7 +14,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib.util
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from emulator.app.scenario.instancetypes import InstanceType, allocatable
@@ -25,7 +26,7 @@ from emulator.base.api.errors import ApiError, NotFound
 if TYPE_CHECKING:
     from emulator.app.scenario.cluster import Cluster
 
-__all__ = ["KwokCloud", "create_node_pools", "start_karpenter"]
+__all__ = ["KwokCloud", "node_pool_writes", "start_karpenter"]
 
 
 class _Type:
@@ -53,7 +54,7 @@ class KwokCloud:
     """``KarpenterCloud`` over the scenario's instance types (module docstring)."""
 
     groups: Sequence[Any] = ()
-    """No Cluster Autoscaler node groups (``create_min_size_nodes`` finds none)."""
+    """No Cluster Autoscaler node groups (``startup_writes`` finds none)."""
 
     def __init__(self, cluster: Cluster, config: KarpenterConfig) -> None:
         self.cluster = cluster
@@ -103,13 +104,16 @@ def prepare_kwok_cloud(cluster: Cluster) -> None:
         cluster.autoscaler_cloud = KwokCloud(cluster, config)
 
 
-async def create_node_pools(cluster: Cluster) -> None:
-    """The scenario's NodePools, created before the first step."""
+def node_pool_writes(cluster: Cluster) -> list[tuple[str, Callable[[], Awaitable[Any]]]]:
+    """The scenario's NodePools, created before the first step: each with its path
+    (``autoscaling.karpenter.nodePools[i]``) for the ``StepError`` of a refused create."""
     config = cluster.scenario.autoscaling.karpenter
     if config is None:
-        return
-    for pool in config.node_pools:
-        await cluster.create_manifest(pool)
+        return []
+    return [
+        (f"autoscaling.karpenter.nodePools[{i}]", partial(cluster.create_manifest, pool))
+        for i, pool in enumerate(config.node_pools)
+    ]
 
 
 def start_karpenter(cluster: Cluster) -> None:

@@ -176,6 +176,9 @@ class Observer:
         }
         self.count = 0
         self.has_scheduler = False
+        self.samplers: list[Any] = []
+        """More series on this clock (``cost.CostMeter``): ``record()`` at each sample,
+        ``keep_every(k)`` when the interval steps up."""
 
     # --- the listener ---------------------------------------------------------------------
 
@@ -430,6 +433,8 @@ class Observer:
         s["scheduled"].append(scheduled)
         s["unschedulable"].append(failed)
         s["error"].append(errors)
+        for sampler in self.samplers:
+            sampler.record()
 
     def _coarsen(self) -> None:
         """Step the interval up the chain; keep the samples at its multiples (the attempt
@@ -439,6 +444,8 @@ class Observer:
         k = round(new / self.interval)
         for values in self.samples.values():
             values[:] = values[::k]
+        for sampler in self.samplers:
+            sampler.keep_every(k)
         self.interval = new
         self.count = len(self.samples["Pending"])
 

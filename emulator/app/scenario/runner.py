@@ -65,7 +65,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-from emulator.app.scenario.autoscaling import create_min_size_nodes, prepare_cloud, start_autoscalers
+from emulator.app.scenario.autoscaling import prepare_cloud, start_autoscalers, startup_writes
 from emulator.app.scenario.cluster import Cluster, StepError
 from emulator.app.scenario.cost import COUNTERS, CostMeter
 from emulator.app.scenario.drivers import start_dra_drivers, start_storage_drivers
@@ -182,6 +182,7 @@ async def _main(scenario: Scenario, seed: int, options: RunOptions, virtual: boo
     observer = Observer(lambda: _schedulers(cluster))
     ca = scenario.autoscaling.cluster_autoscaler
     cost = CostMeter({g.name: g.price_per_hour for g in ca.node_groups} if ca is not None else {})
+    observer.samplers.append(cost)
     cluster.on_step = lambda index, step: observer.mark(clock.now(), "step", step_label(index, step))
     for listener in (tracer, activity, observer, cost, options.on_write):
         if listener is not None:
@@ -208,7 +209,8 @@ async def _main(scenario: Scenario, seed: int, options: RunOptions, virtual: boo
         for i, group in enumerate(scenario.nodes):
             await guarded(f"nodes[{i}]", cluster.create_nodes(group))
         prepare_cloud(cluster)
-        await guarded("autoscaling.clusterAutoscaler", create_min_size_nodes(cluster))
+        for path, write in startup_writes(cluster):
+            await guarded(path, write())
         cluster.start_schedulers()
         cluster.start_controllers()
         start_autoscalers(cluster)
@@ -304,6 +306,7 @@ async def _main(scenario: Scenario, seed: int, options: RunOptions, virtual: boo
     counters = cluster.autoscaler_cloud.counters if cluster.autoscaler_cloud is not None else {}
     extra["metrics"]["autoscaler"] = {name: counters.get(name, 0) for name in COUNTERS}
     extra["series"] = series(observer, end, fault_markers(cluster.faults))
+    extra["series"]["cost"] = cost.series_document(end)
     return RunResult(
         scenario=scenario.name,
         seed=seed,

@@ -93,7 +93,10 @@
         var i = atOrBefore(d.ts[s.ti], t);
         if (i < 0) return;
         var v = +s.v[i];
-        lines.push(s.name + ": " + (d.pct ? v.toFixed(1) + "%" : v.toLocaleString()));
+        var text = d.pct ? v.toFixed(1) + "%"
+          : d.money ? "$" + v.toLocaleString(undefined, {minimumFractionDigits: 2, maximumFractionDigits: 4}) + "/h"
+          : v.toLocaleString();
+        lines.push(s.name + ": " + text);
       });
       show(e, lines);
     });
