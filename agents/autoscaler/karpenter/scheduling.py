@@ -66,6 +66,8 @@ class NewNodeClaim:
     options: list[Option]
     pods: list[Pod] = field(default_factory=list)
     requests: dict[str, int] = field(default_factory=dict)
+    spot_only: bool = False
+    """A consolidation replacement restricted to spot (``karpenter.sh/capacity-type In [spot]``)."""
 
 
 def _amounts(rl: Mapping[str, Any]) -> dict[str, int]:
@@ -207,7 +209,9 @@ class Scheduler:
         self.new_name = new_name
         self.claims: list[NewNodeClaim] = []
         self.errors: dict[str, str] = {}
-        """Pod key -> why no NodePool could take it."""
+        """Pod uid -> why no NodePool could take it."""
+        self.placed: dict[str, str] = {}
+        """Pod uid -> the existing (or in-flight) node it fits on."""
 
     def solve(self, pods: Sequence[Pod]) -> list[NewNodeClaim]:
         def size(p: Pod) -> tuple[int, int, str, str]:
@@ -216,12 +220,11 @@ class Scheduler:
 
         existing = set(self.sim.node_names())
         for pod in sorted(pods, key=size):
-            if self.sim.schedule_anywhere(pod, lambda name: name in existing) is not None:
+            if (node := self.sim.schedule_anywhere(pod, lambda name: name in existing)) is not None:
+                self.placed[pod.metadata.uid] = node
                 continue
             if not self._add_to_new(pod) and not self._open(pod):
-                self.errors.setdefault(
-                    f"{pod.metadata.namespace}/{pod.metadata.name}", "incompatible with all nodepools"
-                )
+                self.errors.setdefault(pod.metadata.uid, "incompatible with all nodepools")
         return self.claims
 
     def _narrowed(self, claim: NewNodeClaim, pod: Pod, requests: Mapping[str, int]) -> list[Option]:
