@@ -88,11 +88,15 @@ class Command:
         return source - sum(r.options[0].price for r in self.replacements if r.options)
 
     def text(self) -> str:
+        """``Command.String``: the short form until the controller gives the command its ID
+        (the form the candidate and rejection Events carry, as upstream's)."""
         sources = ", ".join(c.name for c in self.candidates)
         tail = ""
         if self.replacements:
             n = len(self.replacements)
             tail = f" -> [{n} replacement{'' if n == 1 else 's'}]"
+        if not self.id:
+            return f"{self.decision}: [{sources}]{tail}"
         return f"{self.method.reason}/{self.id}: {self.decision}: [{sources}]{tail} (savings: ${self.savings():.2f})"
 
     def text_for(self, c: Candidate) -> str:

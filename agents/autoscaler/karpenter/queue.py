@@ -45,6 +45,8 @@ class Queue:
         self.by_claim: dict[str, Command] = {}
         self.commands: list[Command] = []
         self.next_try: dict[str, float] = {}
+        self.seen: dict[str, None] = {}
+        """Replacements the informer has shown (one gone from it afterwards was deleted)."""
 
     def has(self, name: str) -> bool:
         return name in self.by_claim
@@ -126,6 +128,8 @@ class Queue:
         self.next_try.pop(cmd.id, None)
         for c in cmd.candidates:
             self.by_claim.pop(c.claim.metadata.name, None)
+        for name in cmd.names:
+            self.seen.pop(name, None)
 
     async def _wait_or_terminate(self, cmd: Command) -> str:
         agent = self.agent
@@ -135,7 +139,11 @@ class Queue:
                 continue
             claim = agent.claims.get(name, "")
             if claim is None:
-                return "failed"  # "replacement was deleted"
+                if name in self.seen:
+                    return "failed"  # "replacement was deleted"
+                waiting = True  # created, not in the informer yet
+                continue
+            self.seen[name] = None
             await agent.recorder.publish(ev.launching(claim, cmd.method.reason))
             if not is_true(claim, "Initialized"):
                 await agent.recorder.publish(ev.waiting_on_readiness(claim))
