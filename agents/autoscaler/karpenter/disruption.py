@@ -36,6 +36,7 @@ from msgspec.structs import replace
 from agents.autoscaler.karpenter.candidates import get_candidates, is_true
 from agents.autoscaler.karpenter.consolidation import Command, methods
 from agents.autoscaler.karpenter.queue import DISRUPTED_TAINT, Queue
+from agents.autoscaler.karpenter.scheduling import req_matches
 from emulator.base.api.codec import to_builtins
 from emulator.base.api.core import Node, Pod
 from emulator.base.api.errors import ApiError, NotFound, TooManyRequests
@@ -262,6 +263,8 @@ class Disruption:
                 status = replace(status, conditions=_set(status.conditions, cond, "Consolidatable"))
             elif not ready and has:
                 status = replace(status, conditions=_set(status.conditions, None, "Consolidatable"))
+        else:  # "removing consolidatable status condition, isn't initialized"
+            status = replace(status, conditions=_set(status.conditions, None, "Consolidatable"))
         if status != claim.status:
             await self.agent.write_status(replace(claim, status=status))
 
@@ -292,12 +295,17 @@ class Disruption:
 
     @staticmethod
     def _requirements_drifted(claim: NodeClaim, pool: NodePool) -> bool:
-        from agents.autoscaler.karpenter.scheduling import _req_matches
-
         template = pool.spec.template if pool.spec is not None else None
         reqs = (template.spec.requirements or []) if template is not None and template.spec is not None else []
         labels = claim.metadata.labels
-        return any(r.key in labels and not _req_matches(r.key, r.operator, r.values, labels) for r in reqs)
+        # NewLabelRequirements(labels).Compatible(pool): a key the NodeClaim has no label for
+        # is compatible only with NotIn and DoesNotExist
+        return any(
+            not req_matches(r.key, r.operator, r.values, labels)
+            if r.key in labels
+            else r.operator not in ("NotIn", "DoesNotExist")
+            for r in reqs
+        )
 
     async def _delete(self, claim: NodeClaim, reason: str) -> None:
         name = claim.metadata.name

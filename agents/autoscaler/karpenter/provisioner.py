@@ -320,6 +320,7 @@ class Karpenter:
         pool = new.pool
         template, spec = template_of(pool)
         labels = {
+            **option.labels,  # launch.go PopulateNodeClaimDetails: the instance's labels (arch, os, ...)
             **template.metadata.labels,
             NODEPOOL_LABEL: pool.metadata.name,
             "node.kubernetes.io/instance-type": option.instance_type.name,
