@@ -121,3 +121,44 @@ def test_drift_replaces_the_nodeclaim(tmp_path: Path) -> None:
     assert "Launching NodeClaim: Drifted" in r.messages("DisruptionLaunching")
     # consolidateAfter: Never: consolidation says so once per node (15 minute dedupe)
     assert r.messages("Unconsolidatable").count('NodePool "default" has consolidation disabled') == 4
+
+
+SCALE_DOWN = {"scale": {"kind": "Deployment", "name": "web", "namespace": "default", "replicas": 1}}
+
+
+@pytest.mark.parametrize(
+    ("during", "reason"),
+    [
+        pytest.param(
+            {"scale": {"kind": "Deployment", "name": "web", "namespace": "default", "replicas": 2}},
+            "churn",
+            id="pod-churn",
+        ),
+        pytest.param(
+            {
+                "update": {
+                    "kind": "NodePool",
+                    "name": "default",
+                    "patch": {"spec": {"disruption": {"budgets": [{"nodes": "0"}]}}},
+                }
+            },
+            "budget",
+            id="blocking-budget",
+        ),
+    ],
+)
+def test_validation_rejects(tmp_path: Path, during: dict[str, object], reason: str) -> None:
+    """consolidation_test.go "should correctly report invalidated commands for single node
+    disruption": a pod landing on the candidate, or a budget going to 0, during the 15s wait
+    (the candidate is chosen at 160s) rejects the command; nothing is disrupted."""
+    steps = [{"sleep": "2m"}, SCALE_DOWN, {"at": "165s", **during}, {"sleep": "2m"}]
+    r = run(scenario(tmp_path, steps=steps))
+    rejected = r.messages("ConsolidationRejected")
+    assert rejected
+    assert all(m.endswith(f"reason: {reason} (savings: $0.18)") for m in rejected)
+    assert next(t for t, e in r.events if e.reason == "ConsolidationRejected") == 175.0
+    assert r.autoscaler["nodesDisrupted"] == {}
+    if reason == "budget":
+        assert "No allowed disruptions for disruption reason Underutilized due to blocking budget" in r.messages(
+            "DisruptionBlocked"
+        )
