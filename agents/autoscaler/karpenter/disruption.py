@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import Sequence
 from typing import Any, Final
 
@@ -119,6 +120,9 @@ class Disruption:
         self.marked: dict[str, None] = {}
         self.disrupted: dict[str, int] = {}
         """reason (snake case) -> NodeClaims disrupted (``NodeClaimsDisruptedTotal``)"""
+        self._reconciled: dict[str, tuple[tuple[str, str, tuple[str, ...]], float]] = {}
+        """NodeClaim -> (what its conditions were computed from, when they are due again)."""
+        self._pod_keys: dict[str, tuple[str, ...]] = {}
         self._signature: tuple[int, int] = (0, 0)
         self._state = 0.0
         self.evaluations = 0
@@ -133,9 +137,16 @@ class Disruption:
             for p in self.agent.pods.objects():
                 if p.spec.node_name and p.status.phase not in ("Succeeded", "Failed"):
                     self.by_node.setdefault(p.spec.node_name, []).append(p)
-            for pods in self.by_node.values():
+            self._pod_keys = {}
+            for name, pods in self.by_node.items():
                 pods.sort(key=lambda p: (p.metadata.namespace, p.metadata.name))
+                self._pod_keys[name] = tuple(sorted(p.metadata.uid for p in pods if not _daemon(p)))
         return self.by_node.get(node, [])
+
+    def pod_key(self, node: str) -> tuple[str, ...]:
+        """The uids of the node's pods, DaemonSet pods aside (sorted)."""
+        self.pods_on(node)
+        return self._pod_keys.get(node, ())
 
     def marked_for_deletion(self, claim: str) -> bool:
         return claim in self.marked or claim in self.terminating
@@ -197,7 +208,19 @@ class Disruption:
             if claim.metadata.deletion_timestamp is not None:
                 await self._terminate(claim)
                 continue
-            await self._conditions(claim, pools.get(claim.metadata.labels.get(NODEPOOL_LABEL, "")), now)
+            pool = pools.get(claim.metadata.labels.get(NODEPOOL_LABEL, ""))
+            # the conditions only move with the NodeClaim, its NodePool, its pods or the clock
+            # (upstream's watches and RequeueAfter): skip a NodeClaim none of them changed for
+            key = (
+                claim.metadata.resource_version,
+                pool.metadata.resource_version if pool is not None else "",
+                self.pod_key(claim.status.node_name),
+            )
+            seen = self._reconciled.get(claim.metadata.name)
+            if seen is not None and seen[0] == key and now < seen[1]:
+                continue
+            due = await self._conditions(claim, pool, now)
+            self._reconciled[claim.metadata.name] = (key, due)
         await self.queue.tick()
         if now - self.last_poll < POLLING_PERIOD:
             return
@@ -240,14 +263,16 @@ class Disruption:
         except ApiError:
             return
 
-    async def _conditions(self, claim: NodeClaim, pool: NodePool | None, now: float) -> None:
-        """``lastPodEventTime``, ``Consolidatable`` and ``Drifted``."""
+    async def _conditions(self, claim: NodeClaim, pool: NodePool | None, now: float) -> float:
+        """``lastPodEventTime``, ``Consolidatable`` and ``Drifted``; when they may change next
+        with nothing else changing (``RequeueAfter``)."""
+        due = math.inf
         if pool is None:
-            return
+            return due
         status = replace(claim.status, conditions=self._drifted(claim, pool))
         initialized = _condition(claim, "Initialized")
         if initialized is not None and initialized.status == "True" and claim.status.node_name:
-            pods = tuple(sorted(p.metadata.uid for p in self.pods_on(claim.status.node_name) if not _daemon(p)))
+            pods = self.pod_key(claim.status.node_name)
             previous = self.pod_sets.get(claim.metadata.name)
             self.pod_sets[claim.metadata.name] = pods
             if previous is not None and previous != pods:
@@ -255,6 +280,8 @@ class Disruption:
             after = _duration(pool.spec.disruption.consolidate_after if pool.spec and pool.spec.disruption else None)
             since = status.last_pod_event_time or initialized.last_transition_time
             ready = after is not None and since is not None and parse_timestamp(since) + after <= now
+            if after is not None and since is not None and not ready:
+                due = parse_timestamp(since) + after
             has = _condition(claim, "Consolidatable") is not None
             if ready and not has:
                 cond = Condition(type="Consolidatable", status="True", reason="Consolidatable",
@@ -267,6 +294,7 @@ class Disruption:
             status = replace(status, conditions=_set(status.conditions, None, "Consolidatable"))
         if status != claim.status:
             await self.agent.write_status(replace(claim, status=status))
+        return due
 
     def _drifted(self, claim: NodeClaim, pool: NodePool) -> list[Condition]:
         current = _condition(claim, "Drifted")
