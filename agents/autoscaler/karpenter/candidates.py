@@ -291,6 +291,32 @@ async def budget_mapping(agent: Any, reason: str) -> dict[str, int]:
     return out
 
 
+def _base(agent: Any, deleting: set[str], deleting_pods: set[str]) -> set[str]:
+    """The simulator holding every active node and in-flight NodeClaim but the deleting ones,
+    with their pods (those leaving deleting nodes aside): built once and reused, each
+    simulation forking it, while nothing it was built from changed. Returns the names of its
+    nodes that are not initialized."""
+    d = agent.disruption
+    d.consolidation_state()
+    key = (
+        agent.clock.now(),
+        agent.sim_generation,
+        tuple(sorted(deleting)),
+        d._signature,
+        tuple(sorted((c.metadata.name, c.metadata.resource_version) for c in agent.claims.objects())),
+        tuple(sorted((n.metadata.name, n.metadata.resource_version) for n in agent.nodes.objects())),
+    )
+    if d.sim_base is not None and d.sim_base[0] == key:
+        inflight: set[str] = d.sim_base[1]
+        return inflight
+    nodes, inflight = agent.state_nodes(exclude=deleting)
+    kept = {n.metadata.name for n in nodes}
+    bound = [p for p in agent.pods.objects() if p.spec.node_name in kept and p.metadata.uid not in deleting_pods]
+    agent.sim.reset(nodes, bound)
+    d.sim_base = (key, inflight)
+    return inflight
+
+
 def simulate(agent: Any, candidates: Sequence[Candidate]) -> Results | None:
     """``SimulateScheduling`` (module docstring); None when a candidate is deleting meanwhile."""
     d = agent.disruption
@@ -308,18 +334,21 @@ def simulate(agent: Any, candidates: Sequence[Candidate]) -> Results | None:
     moving: list[Pod] = []
     for c in candidates:
         moving.extend(p for p in c.reschedulable if limits.currently_reschedulable(p))
-    nodes, inflight = agent.state_nodes(exclude=names | deleting_claims)
     deleting_pods = [
         p for n in sorted(deleting_claims) for p in d.pods_on(n) if n and limits.currently_reschedulable(p)
     ]
-    moving_uids = {p.metadata.uid for p in [*moving, *deleting_pods]}
-    kept = {n.metadata.name for n in nodes}
-    bound = [p for p in agent.pods.objects() if p.spec.node_name in kept and p.metadata.uid not in moving_uids]
-    agent.sim.reset(nodes, bound)
+    inflight = _base(agent, deleting_claims, {p.metadata.uid for p in deleting_pods})
     usage = agent.usage(exclude=names)
     scheduler = Scheduler(agent.sim, agent.live_pools(), agent.cloud.instance_types(), usage, agent.sim_name)
     unbound = [replace(p, spec=replace(p.spec, node_name="")) for p in [*moving, *deleting_pods]]
-    new = scheduler.solve([*pending, *unbound])
+    agent.sim.fork()
+    try:
+        for name in sorted(names):  # the candidates go, with every pod on them
+            if agent.sim.node_info(name) is not None:
+                agent.sim.remove_node(name)
+        new = scheduler.solve([*pending, *unbound])
+    finally:
+        agent.sim.revert()
     results = Results(new)
     pending_uids = {p.metadata.uid for p in pending}
     deleting_uids = {p.metadata.uid for p in deleting_pods}

@@ -124,6 +124,8 @@ class Disruption:
         """NodeClaim -> (what its conditions were computed from, when they are due again)."""
         self._pod_keys: dict[str, tuple[str, ...]] = {}
         self._signature: tuple[int, int] = (0, 0)
+        self.sim_base: tuple[Any, set[str]] | None = None
+        """What the simulator was last built from for disruption (``candidates._base``)."""
         self._state = 0.0
         self.evaluations = 0
 

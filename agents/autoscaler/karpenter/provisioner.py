@@ -143,6 +143,8 @@ class Karpenter:
         self.nominations: dict[str, float] = {}
         """Existing node -> until when a provisioning pass nominated it for a pending pod."""
         self._sim_names = 0
+        self.sim_generation = 0
+        """Bumped when the provisioner resets the shared simulator."""
         self.nominated: dict[str, str] = {}
         """Pod uid -> the NodeClaim launched for it (until the claim's node is initialized)."""
         self.batch: dict[str, None] = {}
@@ -298,6 +300,7 @@ class Karpenter:
             if c.status.node_name not in known and c.status.capacity and c.metadata.deletion_timestamp is None
         ]
         self.sim.reset([*nodes, *(self._inflight_node(c) for c in inflight)], bound)
+        self.sim_generation += 1  # the disruption controller's base snapshot is gone
         scheduler = Scheduler(self.sim, pools, self.cloud.instance_types(), self._usage(), self._name)
         claims = scheduler.solve(pods)
         until = self.clock.now() + max(2 * BATCH_MAX, 10.0)  # nominationWindow
