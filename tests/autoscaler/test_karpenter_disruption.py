@@ -162,3 +162,22 @@ def test_validation_rejects(tmp_path: Path, during: dict[str, object], reason: s
         assert "No allowed disruptions for disruption reason Underutilized due to blocking budget" in r.messages(
             "DisruptionBlocked"
         )
+
+
+def test_on_demand_to_spot_replacement_is_held_to_spot(tmp_path: Path) -> None:
+    """consolidation.go computeConsolidation: an on-demand candidate whose replacement could be
+    on-demand or spot gets ``karpenter.sh/capacity-type In [spot]`` (priced as spot), so a short
+    spot supply cannot end in a dearer on-demand node (consolidation_test.go "can replace node"
+    with a NodePool allowing both)."""
+    both = {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["on-demand", "spot"]}
+    patch = {"spec": {"template": {"spec": {"requirements": [both]}}}}
+    steps = [{"sleep": "2m"}, {"update": {"kind": "NodePool", "name": "default", "patch": patch}}, SCALE_DOWN]
+    r = run(scenario(tmp_path, steps=[*steps, {"sleep": "4m"}]))
+    claims = r.kind("NodeClaim")
+    new = next(c for c in claims.values() if c.metadata.labels[INSTANCE] != "large")
+    assert new.metadata.labels["karpenter.sh/capacity-type"] == "spot"
+    assert [q.values for q in new.spec.requirements if q.key == "karpenter.sh/capacity-type"] == [["spot"]]
+    assert r.autoscaler["nodesDisrupted"] == {"underutilized": 1}
+    assert all(
+        not any(k.type == "Drifted" for k in c.status.conditions) for c in claims.values()
+    )  # requirements expanded

@@ -275,8 +275,10 @@ class _Consolidation(_Base):
             if single:
                 await self.publish(single, "Can't replace with a cheaper node")
             return None
-        if mixed:
-            new.options, new.spot_only = _spot(new.options) or new.options, True
+        if mixed:  # held to spot: without a cheaper spot offering the launch could only fail
+            new.options, new.spot_only = _spot(new.options), True
+            if not new.options:
+                return None
         cmd = Command(self, list(cands), [new], results)
         await cmd.emit_candidates(self.agent.recorder)
         return cmd
