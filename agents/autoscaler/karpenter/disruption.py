@@ -34,7 +34,7 @@ from typing import Any, Final
 
 from msgspec.structs import replace
 
-from agents.autoscaler.karpenter.candidates import get_candidates, is_true
+from agents.autoscaler.karpenter.candidates import budget_mapping, get_candidates, is_true
 from agents.autoscaler.karpenter.consolidation import Command, methods
 from agents.autoscaler.karpenter.queue import DISRUPTED_TAINT, Queue
 from agents.autoscaler.karpenter.scheduling import req_matches
@@ -381,8 +381,6 @@ class Disruption:
         return False
 
     async def _budgets(self, reason: str) -> dict[str, int]:
-        from agents.autoscaler.karpenter.candidates import budget_mapping
-
         return await budget_mapping(self.agent, reason)
 
     # --- termination ------------------------------------------------------------------------
