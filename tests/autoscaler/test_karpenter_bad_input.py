@@ -50,6 +50,19 @@ CASES = [
     pytest.param(("types.json", "bad.json"), "bad.json: [0]: not the kwok instance type format", id="bad-format"),
     pytest.param(("types.json", "notjson.json"), "notjson.json: expected the kwok instance_types.json", id="not-json"),
     pytest.param(("30s", "-1s"), f"{P}.provisionDelay.mean", id="negative-delay"),
+    pytest.param(
+        ("provisionDelay: {mean: 30s}", "provisionDelay: {mean: 30s}\n    featureGates: {SpotToSpot: true}"),
+        f"{P}.featureGates",
+        id="unknown-feature-gate",
+    ),
+    pytest.param(
+        (
+            "provisionDelay: {mean: 30s}",
+            "provisionDelay: {mean: 30s}\n    featureGates: {SpotToSpotConsolidation: yes please}",
+        ),
+        f"{P}.featureGates.SpotToSpotConsolidation",
+        id="feature-gate-not-a-bool",
+    ),
     pytest.param(("30s", "30s"), "", id="good"),
 ]
 

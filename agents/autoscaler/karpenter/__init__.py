@@ -7,8 +7,14 @@ module             owns (upstream source)
                    (``pkg/controllers/provisioning``, ``pkg/controllers/nodeclaim/lifecycle``)
 ``scheduling``     the batch's simulation: options per NodePool, bin-packing, limits
                    (``pkg/controllers/provisioning/scheduling``)
-``disruption``     Consolidatable, expiration, emptiness within budgets, termination
-                   (``pkg/controllers/disruption``, ``nodeclaim/expiration``, ``node/termination``)
+``disruption``     Consolidatable and Drifted, the NodePool hash, expiration, the disruption
+                   controller's loop, termination (``nodeclaim/disruption``, ``nodepool/hash``,
+                   ``nodeclaim/expiration``, ``disruption/controller.go``, ``node/termination``)
+``consolidation``  the methods: emptiness, drift, multi- and single-node consolidation, their
+                   validation (``pkg/controllers/disruption``)
+``candidates``     candidates, budgets, PDB limits, the scheduling simulation (``helpers.go``)
+``queue``          the orchestration queue (``disruption/queue.go``)
+``events``         Karpenter's Events and their dedupe (``pkg/events``, ``disruption/events``)
 =================  ==========================================================================
 """
 

@@ -1,42 +1,69 @@
-"""Karpenter's disruption (kubernetes-sigs/karpenter v1.9.1): expiration, emptiness consolidation,
-budgets and termination.
+"""Karpenter's disruption (kubernetes-sigs/karpenter v1.9.1): the NodeClaims' disruption
+conditions, the NodePool hash, expiration, the disruption controller and termination.
 
 - ``Consolidatable`` (``pkg/controllers/nodeclaim/disruption/consolidation.go``): an initialized
   NodeClaim whose NodePool's ``consolidateAfter`` is not ``Never`` becomes consolidatable once
   that long has passed since its ``lastPodEventTime`` (a pod bound to or gone from its node,
-  ``pkg/controllers/nodeclaim/podevents``), or since it was initialized.
-- Every ``POLLING_PERIOD`` (10s, ``disruption/controller.go``): expired NodeClaims
-  (``expireAfter`` since creation, ``pkg/controllers/nodeclaim/expiration``) are deleted, budgets
-  aside; then the empty consolidatable ones (``disruption/emptiness.go``: no reschedulable pod,
-  DaemonSet pods aside; either consolidation policy) within the NodePool's budget for
-  ``Empty`` (the most restrictive active budget: a percentage of the NodePool's nodes rounded
-  up, or a count, minus the NodeClaims being deleted: ``GetAllowedDisruptionsByReason``); an
-  empty candidate is validated again after ``CONSOLIDATION_TTL`` (15s, ``validation.go``).
-- Termination (``pkg/controllers/node/termination``): a deleted NodeClaim's node is tainted
-  ``karpenter.sh/disrupted:NoSchedule``, its pods evicted (DaemonSet pods stay), then the
-  instance is deleted through the cloud and the ``karpenter.sh/termination`` finalizer removed.
+  ``pkg/controllers/nodeclaim/podevents``), or since it was initialized; otherwise it loses it.
+- ``Drifted`` (``nodeclaim/disruption/drift.go``): a launched NodeClaim whose
+  ``karpenter.sh/nodepool-hash`` differs from its NodePool's (same
+  ``karpenter.sh/nodepool-hash-version``) is ``NodePoolDrifted``; one whose labels no longer
+  meet the NodePool's requirements (keys it has a label for) ``RequirementsDrifted``.
+- The NodePool hash (``pkg/controllers/nodepool/hash``): every NodePool carries the hash of its
+  template (requirements aside; ``template_hash``) and ``NODEPOOL_HASH_VERSION`` (v3); a
+  NodeClaim gets both at creation. Upstream's number is ``hashstructure``'s; ours is a
+  SHA-256 of the same fields, so the two agree on equality, not on digits.
+- Expiration (``nodeclaim/expiration``): ``expireAfter`` since creation deletes the NodeClaim,
+  budgets aside.
+- The disruption controller (``disruption/controller.go``), its own task: every
+  ``POLLING_PERIOD`` (10s, at once after a command started) it untaints nodes left
+  ``karpenter.sh/disrupted`` outside the queue, then tries the methods in order
+  (``consolidation.methods``): the first that yields a command starts it in the queue.
+- Termination (``pkg/controllers/node/termination``): a deleted NodeClaim's node is tainted,
+  its pods evicted (DaemonSet pods stay; the eviction API applies PDBs), then the instance is
+  deleted through the cloud and the ``karpenter.sh/termination`` finalizer removed.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 from collections.abc import Sequence
 from typing import Any, Final
 
 from msgspec.structs import replace
 
-from emulator.base.api.core import Node, Pod, Taint
+from agents.autoscaler.karpenter.candidates import budget_mapping, get_candidates, is_true
+from agents.autoscaler.karpenter.consolidation import Command, methods
+from agents.autoscaler.karpenter.queue import DISRUPTED_TAINT, Queue
+from agents.autoscaler.karpenter.scheduling import req_matches
+from emulator.base.api.codec import to_builtins
+from emulator.base.api.core import Node, Pod
 from emulator.base.api.errors import ApiError, NotFound, TooManyRequests
 from emulator.base.api.karpenter import NODEPOOL_LABEL, NodeClaim, NodePool
 from emulator.base.api.meta import Condition
 from emulator.base.runtime.clock import parse_duration, parse_timestamp
 
-__all__ = ["CONSOLIDATION_TTL", "DISRUPTED_TAINT", "POLLING_PERIOD", "TERMINATION_FINALIZER", "Disruption"]
+__all__ = [
+    "DISRUPTED_TAINT",
+    "NODEPOOL_HASH",
+    "NODEPOOL_HASH_VERSION",
+    "NODEPOOL_HASH_VERSION_KEY",
+    "POLLING_PERIOD",
+    "TERMINATION_FINALIZER",
+    "Disruption",
+    "template_hash",
+]
 
 POLLING_PERIOD: Final = 10.0
-CONSOLIDATION_TTL: Final = 15.0
+REQUEUE_IMMEDIATELY: Final = 1e-3
+STATE_REFRESH: Final = 300.0
+"""``ConsolidationState``: unchanged for 5 minutes, it counts as changed (re-evaluate)."""
 TERMINATION_FINALIZER: Final = "karpenter.sh/termination"
-DISRUPTED_TAINT: Final = Taint(key="karpenter.sh/disrupted", effect="NoSchedule")
+NODEPOOL_HASH: Final = "karpenter.sh/nodepool-hash"
+NODEPOOL_HASH_VERSION_KEY: Final = "karpenter.sh/nodepool-hash-version"
+NODEPOOL_HASH_VERSION: Final = "v3"
 
 
 def _duration(text: str | None) -> float | None:
@@ -54,18 +81,27 @@ def _condition(claim: NodeClaim, type_: str) -> Condition | None:
     return next((c for c in claim.status.conditions if c.type == type_), None)
 
 
-def allowed_disruptions(pool: NodePool, nodes: int, deleting: int, reason: str) -> int:
-    """``GetAllowedDisruptionsByReason``: the most restrictive budget for ``reason`` (schedules
-    are treated as always active), minus the NodeClaims already being deleted."""
-    d = pool.spec.disruption if pool.spec is not None else None
-    allowed = nodes
-    for b in (d.budgets or []) if d is not None else []:
-        if b.reasons and reason not in b.reasons:
-            continue
-        text = b.nodes or "10%"
-        value = math.ceil(int(text[:-1]) * nodes / 100) if text.endswith("%") else int(text)
-        allowed = min(allowed, value)
-    return max(0, allowed - deleting)
+def _prune(value: Any) -> Any:
+    """``IgnoreZeroValue``/``ZeroNil``/``SlicesAsSets``: zero values dropped, lists sorted."""
+    if isinstance(value, dict):
+        out = {k: _prune(v) for k, v in sorted(value.items())}
+        return {k: v for k, v in out.items() if v not in (None, "", 0, False, [], {})}
+    if isinstance(value, list):
+        return sorted((_prune(v) for v in value), key=lambda v: json.dumps(v, sort_keys=True))
+    return value
+
+
+def template_hash(pool: NodePool) -> str:
+    """``NodePool.Hash``: the template, its requirements aside (``hash:"ignore"``)."""
+    doc = to_builtins(pool.spec.template) if pool.spec is not None and pool.spec.template is not None else {}
+    (doc.get("spec") or {}).pop("requirements", None)
+    digest = hashlib.sha256(json.dumps(_prune(doc), sort_keys=True).encode()).digest()
+    return str(int.from_bytes(digest[:8], "big"))
+
+
+def _set(conditions: Sequence[Condition], cond: Condition | None, type_: str) -> list[Condition]:
+    kept = [c for c in conditions if c.type != type_]
+    return sorted([*kept, cond], key=lambda c: c.type) if cond is not None else kept
 
 
 class Disruption:
@@ -76,105 +112,278 @@ class Disruption:
         self.agent = agent
         self.last_poll = -POLLING_PERIOD
         self.pod_sets: dict[str, tuple[str, ...]] = {}
-        self.candidates: dict[str, float] = {}
-        """Empty NodeClaim -> when it was first chosen (validated ``CONSOLIDATION_TTL`` later)."""
         self.terminating: dict[str, None] = {}
         self.by_node: dict[str, list[Pod]] = {}
+        self.indexed_at = -1.0
+        self.queue = Queue(agent)
+        self.methods = methods(agent)
+        self.marked: dict[str, None] = {}
+        self.disrupted: dict[str, int] = {}
+        """reason (snake case) -> NodeClaims disrupted (``NodeClaimsDisruptedTotal``)"""
+        self._reconciled: dict[str, tuple[tuple[str, str, tuple[str, ...]], float]] = {}
+        """NodeClaim -> (what its conditions were computed from, when they are due again)."""
+        self._pod_keys: dict[str, tuple[str, ...]] = {}
+        self._signature: tuple[int, int] = (0, 0)
+        self.sim_base: tuple[Any, set[str]] | None = None
+        """What the simulator was last built from for disruption (``candidates._base``)."""
+        self._state = 0.0
+        self.evaluations = 0
 
-    def _pods_on(self, node: str) -> list[Pod]:
+    # --- shared state ------------------------------------------------------------------
+
+    def pods_on(self, node: str) -> list[Pod]:
+        now = self.agent.clock.now()
+        if self.indexed_at != now:
+            self.indexed_at = now
+            self.by_node = {}
+            for p in self.agent.pods.objects():
+                if p.spec.node_name and p.status.phase not in ("Succeeded", "Failed"):
+                    self.by_node.setdefault(p.spec.node_name, []).append(p)
+            self._pod_keys = {}
+            for name, pods in self.by_node.items():
+                pods.sort(key=lambda p: (p.metadata.namespace, p.metadata.name))
+                self._pod_keys[name] = tuple(sorted(p.metadata.uid for p in pods if not _daemon(p)))
         return self.by_node.get(node, [])
+
+    def pod_key(self, node: str) -> tuple[str, ...]:
+        """The uids of the node's pods, DaemonSet pods aside (sorted)."""
+        self.pods_on(node)
+        return self._pod_keys.get(node, ())
+
+    def marked_for_deletion(self, claim: str) -> bool:
+        return claim in self.marked or claim in self.terminating
+
+    def mark(self, claim: str) -> None:
+        self.marked[claim] = None
+
+    def unmark(self, claim: str) -> None:
+        self.marked.pop(claim, None)
+
+    def count_disrupted(self, reason: str) -> None:
+        self.disrupted[reason] = self.disrupted.get(reason, 0) + 1
+        self.agent.counters["scaleDowns"] += 1
+
+    def consolidation_state(self) -> float:
+        """``Cluster.ConsolidationState``: when the pods' placement or the nodes last changed."""
+        now = self.agent.clock.now()
+        bound = [f"{p.metadata.uid}@{p.spec.node_name}" for p in self.agent.pods.objects() if p.spec.node_name]
+        claims = [c.metadata.name for c in self.agent.claims.objects()]
+        signature = (
+            len(bound) + len(claims),
+            int(hashlib.sha256("|".join(sorted(bound + claims)).encode()).hexdigest()[:15], 16),
+        )
+        if signature != self._signature or now - self._state >= STATE_REFRESH:
+            self._signature, self._state = signature, now
+        return self._state
+
+    async def set_taint(self, node_name: str, on: bool) -> bool:
+        """``RequireNoScheduleTaint``: add or remove ``karpenter.sh/disrupted:NoSchedule``."""
+        node: Node | None = self.agent.nodes.get(node_name, "")
+        if node is None:
+            return not on
+        has = any(t.key == DISRUPTED_TAINT.key for t in node.spec.taints)
+        if has == on:
+            return True
+        taints = (
+            [*node.spec.taints, DISRUPTED_TAINT]
+            if on
+            else [t for t in node.spec.taints if t.key != DISRUPTED_TAINT.key]
+        )
+        try:
+            await self.agent.client.update(replace(node, spec=replace(node.spec, taints=taints)))
+        except ApiError:
+            return False
+        return True
+
+    async def clear_reason(self, name: str) -> None:
+        claim = self.agent.claims.get(name, "")
+        if claim is not None and _condition(claim, "DisruptionReason") is not None:
+            status = replace(claim.status, conditions=_set(claim.status.conditions, None, "DisruptionReason"))
+            await self.agent.write_status(replace(claim, status=status))
+
+    # --- the per-tick controllers ------------------------------------------------------------
 
     async def tick(self, claims: Sequence[NodeClaim], pools: dict[str, NodePool]) -> None:
         now = self.agent.clock.now()
-        self.by_node = {}  # node -> its running pods, once per tick
-        for p in self.agent.pods.objects():
-            if p.spec.node_name and p.status.phase not in ("Succeeded", "Failed"):
-                self.by_node.setdefault(p.spec.node_name, []).append(p)
+        await self._hashes(pools, claims)
         for claim in claims:
             if claim.metadata.deletion_timestamp is not None:
                 await self._terminate(claim)
                 continue
-            await self._conditions(claim, pools.get(claim.metadata.labels.get(NODEPOOL_LABEL, "")), now)
+            pool = pools.get(claim.metadata.labels.get(NODEPOOL_LABEL, ""))
+            # the conditions only move with the NodeClaim, its NodePool, its pods or the clock
+            # (upstream's watches and RequeueAfter): skip a NodeClaim none of them changed for
+            key = (
+                claim.metadata.resource_version,
+                pool.metadata.resource_version if pool is not None else "",
+                self.pod_key(claim.status.node_name),
+            )
+            seen = self._reconciled.get(claim.metadata.name)
+            if seen is not None and seen[0] == key and now < seen[1]:
+                continue
+            due = await self._conditions(claim, pool, now)
+            self._reconciled[claim.metadata.name] = (key, due)
+        await self.queue.tick()
         if now - self.last_poll < POLLING_PERIOD:
             return
         self.last_poll = now
-        live = [c for c in claims if c.metadata.deletion_timestamp is None]
-        for claim in live:
+        for claim in claims:
+            if claim.metadata.deletion_timestamp is not None:
+                continue
             pool = pools.get(claim.metadata.labels.get(NODEPOOL_LABEL, ""))
             expire = _duration(claim.spec.expire_after if claim.spec is not None else None)
             created = claim.metadata.creation_timestamp
             if pool is not None and expire is not None and created and parse_timestamp(created) + expire <= now:
-                await self._delete(claim)
-        await self._emptiness([c for c in live if c.metadata.name not in self.terminating], pools, claims, now)
+                await self._delete(claim, "expired")
 
-    async def _conditions(self, claim: NodeClaim, pool: NodePool | None, now: float) -> None:
-        """``lastPodEventTime`` and ``Consolidatable``."""
-        initialized = _condition(claim, "Initialized")
-        if pool is None or initialized is None or initialized.status != "True" or not claim.status.node_name:
+    async def _hashes(self, pools: dict[str, NodePool], claims: Sequence[NodeClaim]) -> None:
+        """The NodePool hash controller (module docstring)."""
+        for name in sorted(pools):
+            pool = pools[name]
+            if pool.metadata.deletion_timestamp is not None or pool.spec is None:
+                continue
+            digest = template_hash(pool)
+            ann = pool.metadata.annotations
+            if ann.get(NODEPOOL_HASH_VERSION_KEY) != NODEPOOL_HASH_VERSION:
+                for c in claims:
+                    if c.metadata.labels.get(NODEPOOL_LABEL) != name:
+                        continue
+                    if c.metadata.annotations.get(NODEPOOL_HASH_VERSION_KEY) == NODEPOOL_HASH_VERSION:
+                        continue
+                    new = {**c.metadata.annotations, NODEPOOL_HASH_VERSION_KEY: NODEPOOL_HASH_VERSION}
+                    if _condition(c, "Drifted") is None:
+                        new[NODEPOOL_HASH] = digest
+                    await self._update_meta(c, new)
+            if ann.get(NODEPOOL_HASH) != digest or ann.get(NODEPOOL_HASH_VERSION_KEY) != NODEPOOL_HASH_VERSION:
+                await self._update_meta(
+                    pool, {**ann, NODEPOOL_HASH: digest, NODEPOOL_HASH_VERSION_KEY: NODEPOOL_HASH_VERSION}
+                )
+
+    async def _update_meta(self, obj: Any, annotations: dict[str, str]) -> None:
+        try:
+            await self.agent.client.update(replace(obj, metadata=replace(obj.metadata, annotations=annotations)))
+        except ApiError:
             return
-        pods = tuple(sorted(p.metadata.uid for p in self._pods_on(claim.status.node_name) if not _daemon(p)))
-        status = claim.status
-        previous = self.pod_sets.get(claim.metadata.name)
-        self.pod_sets[claim.metadata.name] = pods
-        if previous is not None and previous != pods:
-            status = replace(status, last_pod_event_time=self.agent.clock.timestamp())
-        after = _duration(pool.spec.disruption.consolidate_after if pool.spec and pool.spec.disruption else None)
-        since = status.last_pod_event_time or initialized.last_transition_time
-        ready = after is not None and since is not None and parse_timestamp(since) + after <= now
-        has = _condition(claim, "Consolidatable") is not None
-        conditions = [c for c in status.conditions if c.type != "Consolidatable"]
-        if ready and not has:
-            conditions = sorted(
-                [*conditions, Condition(type="Consolidatable", status="True", reason="Consolidatable",
-                                        last_transition_time=self.agent.clock.timestamp(),
-                                        observed_generation=claim.metadata.generation)],
-                key=lambda c: c.type,
-            )  # fmt: skip
-        elif ready or not has:
-            conditions = list(status.conditions)
-        status = replace(status, conditions=conditions)
+
+    async def _conditions(self, claim: NodeClaim, pool: NodePool | None, now: float) -> float:
+        """``lastPodEventTime``, ``Consolidatable`` and ``Drifted``; when they may change next
+        with nothing else changing (``RequeueAfter``)."""
+        due = math.inf
+        if pool is None:
+            return due
+        status = replace(claim.status, conditions=self._drifted(claim, pool))
+        initialized = _condition(claim, "Initialized")
+        if initialized is not None and initialized.status == "True" and claim.status.node_name:
+            pods = self.pod_key(claim.status.node_name)
+            previous = self.pod_sets.get(claim.metadata.name)
+            self.pod_sets[claim.metadata.name] = pods
+            if previous is not None and previous != pods:
+                status = replace(status, last_pod_event_time=self.agent.clock.timestamp())
+            after = _duration(pool.spec.disruption.consolidate_after if pool.spec and pool.spec.disruption else None)
+            since = status.last_pod_event_time or initialized.last_transition_time
+            ready = after is not None and since is not None and parse_timestamp(since) + after <= now
+            if after is not None and since is not None and not ready:
+                due = parse_timestamp(since) + after
+            has = _condition(claim, "Consolidatable") is not None
+            if ready and not has:
+                cond = Condition(type="Consolidatable", status="True", reason="Consolidatable",
+                                 last_transition_time=self.agent.clock.timestamp(),
+                                 observed_generation=claim.metadata.generation)  # fmt: skip
+                status = replace(status, conditions=_set(status.conditions, cond, "Consolidatable"))
+            elif not ready and has:
+                status = replace(status, conditions=_set(status.conditions, None, "Consolidatable"))
+        else:  # "removing consolidatable status condition, isn't initialized"
+            status = replace(status, conditions=_set(status.conditions, None, "Consolidatable"))
         if status != claim.status:
             await self.agent.write_status(replace(claim, status=status))
+        return due
 
-    async def _emptiness(
-        self, live: list[NodeClaim], pools: dict[str, NodePool], claims: Sequence[NodeClaim], now: float
-    ) -> None:
-        empty = {
-            c.metadata.name: c
-            for c in live
-            if (k := _condition(c, "Consolidatable")) is not None
-            and k.status == "True"
-            and c.status.node_name
-            and not any(not _daemon(p) for p in self._pods_on(c.status.node_name))
-        }
-        self.candidates = {name: t for name, t in self.candidates.items() if name in empty}
-        for name in empty:
-            self.candidates.setdefault(name, now)
-        for name, claim in sorted(empty.items()):
-            if self.candidates[name] + CONSOLIDATION_TTL > now:
-                continue
-            pool = pools.get(claim.metadata.labels.get(NODEPOOL_LABEL, ""))
-            if pool is None:
-                continue
-            mine = [c for c in claims if c.metadata.labels.get(NODEPOOL_LABEL) == pool.metadata.name]
-            deleting = sum(
-                1 for c in mine if c.metadata.deletion_timestamp is not None or c.metadata.name in self.terminating
-            )
-            if allowed_disruptions(pool, len(mine), deleting, "Empty") <= 0:
-                continue
-            await self._delete(claim)
+    def _drifted(self, claim: NodeClaim, pool: NodePool) -> list[Condition]:
+        current = _condition(claim, "Drifted")
+        if not is_true(claim, "Launched"):
+            return _set(claim.status.conditions, None, "Drifted")
+        reason = ""
+        ann, pann = claim.metadata.annotations, pool.metadata.annotations
+        keys = (NODEPOOL_HASH, NODEPOOL_HASH_VERSION_KEY)
+        if (
+            all(k in ann for k in keys)
+            and all(k in pann for k in keys)
+            and ann[NODEPOOL_HASH_VERSION_KEY] == pann[NODEPOOL_HASH_VERSION_KEY]
+            and ann[NODEPOOL_HASH] != pann[NODEPOOL_HASH]
+        ):
+            reason = "NodePoolDrifted"
+        if not reason and self._requirements_drifted(claim, pool):
+            reason = "RequirementsDrifted"
+        if not reason:
+            return _set(claim.status.conditions, None, "Drifted")
+        if current is not None and current.status == "True" and current.reason == reason:
+            return list(claim.status.conditions)
+        cond = Condition(type="Drifted", status="True", reason=reason, message=reason,
+                         last_transition_time=self.agent.clock.timestamp(),
+                         observed_generation=claim.metadata.generation)  # fmt: skip
+        return _set(claim.status.conditions, cond, "Drifted")
 
-    async def _delete(self, claim: NodeClaim) -> None:
+    @staticmethod
+    def _requirements_drifted(claim: NodeClaim, pool: NodePool) -> bool:
+        template = pool.spec.template if pool.spec is not None else None
+        reqs = (template.spec.requirements or []) if template is not None and template.spec is not None else []
+        labels = claim.metadata.labels
+        # NewLabelRequirements(labels).Compatible(pool): a key the NodeClaim has no label for
+        # is compatible only with NotIn and DoesNotExist
+        return any(
+            not req_matches(r.key, r.operator, r.values, labels)
+            if r.key in labels
+            else r.operator not in ("NotIn", "DoesNotExist")
+            for r in reqs
+        )
+
+    async def _delete(self, claim: NodeClaim, reason: str) -> None:
         name = claim.metadata.name
         if name in self.terminating:
             return
         self.terminating[name] = None
-        self.candidates.pop(name, None)
-        self.agent.counters["scaleDowns"] += 1
+        self.count_disrupted(reason)
         try:
             await self.agent.client.delete("NodeClaim", name, "")
         except NotFound:
             return
+
+    # --- the disruption controller ---------------------------------------------------------
+
+    async def run(self) -> None:
+        """``Controller.Reconcile`` in a loop (module docstring)."""
+        while True:
+            started = await self.reconcile()
+            await self.agent.clock.sleep(REQUEUE_IMMEDIATELY if started else POLLING_PERIOD)
+
+    async def reconcile(self) -> bool:
+        self.evaluations += 1
+        for claim in sorted(self.agent.claims.objects(), key=lambda c: c.metadata.name):
+            name = claim.metadata.name
+            if self.queue.has(name) or claim.metadata.deletion_timestamp is not None or name in self.marked:
+                continue
+            if claim.status.node_name:
+                await self.set_taint(claim.status.node_name, False)
+            await self.clear_reason(name)
+        for method in self.methods:
+            cands = await get_candidates(self.agent, method.should_disrupt, method.klass)
+            if not cands:
+                continue
+            budgets = await self._budgets(method.reason)
+            commands: list[Command] = [c for c in await method.compute(budgets, cands) if c.decision != "no-op"]
+            started = False
+            for cmd in commands:
+                cmd.created = self.agent.clock.now()
+                cmd.id = f"{self.agent.rng.getrandbits(128):032x}"
+                started = await self.queue.start(cmd) or started
+            if commands:
+                return started
+        return False
+
+    async def _budgets(self, reason: str) -> dict[str, int]:
+        return await budget_mapping(self.agent, reason)
+
+    # --- termination ------------------------------------------------------------------------
 
     async def _terminate(self, claim: NodeClaim) -> None:
         """Taint, drain, delete the instance, drop the finalizer (module docstring)."""
@@ -182,13 +391,9 @@ class Disruption:
         self.terminating[name] = None
         node: Node | None = self.agent.nodes.get(claim.status.node_name or name, "")
         if node is not None:
-            if DISRUPTED_TAINT not in node.spec.taints:
-                tainted = replace(node, spec=replace(node.spec, taints=[*node.spec.taints, DISRUPTED_TAINT]))
-                try:
-                    await self.agent.client.update(tainted)
-                except ApiError:
-                    return
-            pods = [p for p in self._pods_on(node.metadata.name) if not _daemon(p)]
+            if not await self.set_taint(node.metadata.name, True):
+                return
+            pods = [p for p in self.pods_on(node.metadata.name) if not _daemon(p)]
             for pod in pods:
                 if pod.metadata.deletion_timestamp is not None:
                     continue
@@ -205,4 +410,5 @@ class Disruption:
         except ApiError:
             return
         self.terminating.pop(name, None)
+        self.marked.pop(name, None)
         self.pod_sets.pop(name, None)

@@ -28,7 +28,15 @@ from typing import Any, Final, Protocol
 
 from msgspec.structs import replace
 
-from agents.autoscaler.karpenter.disruption import Disruption
+from agents.autoscaler.karpenter import events as ev
+from agents.autoscaler.karpenter.disruption import (
+    NODEPOOL_HASH,
+    NODEPOOL_HASH_VERSION,
+    NODEPOOL_HASH_VERSION_KEY,
+    Disruption,
+    template_hash,
+)
+from agents.autoscaler.karpenter.events import Recorder
 from agents.autoscaler.karpenter.scheduling import (
     NewNodeClaim,
     Scheduler,
@@ -113,6 +121,8 @@ class Karpenter:
         rng: Any,
         cloud: KarpenterCloud,
         simulator: Callable[..., Any],
+        *,
+        spot_to_spot: bool = False,
     ) -> None:
         self.client, self.clock, self.rng, self.cloud = client, clock, rng, cloud
         self.pods = Informer(client, "Pod")
@@ -120,27 +130,102 @@ class Karpenter:
         self.pools = Informer(client, "NodePool")
         self.claims = Informer(client, "NodeClaim")
         self.namespaces = Informer(client, "Namespace")
+        self.pdbs = Informer(client, "PodDisruptionBudget")
         self.sim = simulator(namespaces=self.namespaces.objects)
         self.counters = cloud.counters
         for name in COUNTERS:
             self.counters.setdefault(name, 0)
+        self.spot_to_spot = spot_to_spot
+        """The ``SpotToSpotConsolidation`` feature gate (off by default, as upstream)."""
+        self.recorder = Recorder(client, clock)
+        self.decisions: dict[str, int] = {}
+        """``decision/reason`` -> commands started (``DecisionsPerformedTotal``)."""
+        self.nominations: dict[str, float] = {}
+        """Existing node -> until when a provisioning pass nominated it for a pending pod."""
+        self._sim_names = 0
+        self.sim_generation = 0
+        """Bumped when the provisioner resets the shared simulator."""
         self.nominated: dict[str, str] = {}
         """Pod uid -> the NodeClaim launched for it (until the claim's node is initialized)."""
         self.batch: dict[str, None] = {}
         self.opened = self.last_added = 0.0
         self.batches = 0
         self.disruption = Disruption(self)
+        self.disruption.disrupted = getattr(cloud, "disrupted", self.disruption.disrupted)
 
     def report(self) -> dict[str, Any]:
-        return {"agent": self.client.name, "batches": self.batches, **self.counters, "simulatorChecks": self.sim.checks}
+        return {
+            "agent": self.client.name,
+            "batches": self.batches,
+            **self.counters,
+            "simulatorChecks": self.sim.checks,
+            "disrupted": dict(sorted(self.disruption.disrupted.items())),
+            "decisions": dict(sorted(self.decisions.items())),
+            "events": dict(sorted(self.recorder.published.items())),
+        }
+
+    # --- what the disruption controller asks of the provisioner -------------------------------
+
+    def nominated_node(self, name: str, now: float) -> bool:
+        return self.nominations.get(name, -1.0) > now
+
+    def pending_pods(self) -> list[Pod]:
+        """``GetPendingPods``: every provisionable pending pod."""
+        return [
+            p
+            for p in sorted(self.pods.objects(), key=lambda p: (p.metadata.namespace, p.metadata.name))
+            if _unschedulable(p)
+        ]
+
+    def live_pools(self) -> list[Any]:
+        return [p for p in self.pools.objects() if p.metadata.deletion_timestamp is None and p.spec is not None]
+
+    def sim_name(self, pool: str) -> str:
+        self._sim_names += 1
+        return f"{pool}-simulated-{self._sim_names}"
+
+    def state_nodes(self, exclude: set[str] | frozenset[str] = frozenset()) -> tuple[list[Node], set[str]]:
+        """The active nodes and in-flight NodeClaims (as nodes), and which of them are not initialized."""
+        initialized = {
+            c.status.node_name for c in self.claims.objects()
+            if c.status.node_name and any(k.type == "Initialized" and k.status == "True" for k in c.status.conditions)
+        }  # fmt: skip
+        nodes = sorted(
+            (
+                n
+                for n in self.nodes.objects()
+                if n.metadata.deletion_timestamp is None and n.metadata.name not in exclude
+            ),
+            key=lambda n: n.metadata.name,
+        )
+        known = {n.metadata.name for n in self.nodes.objects()}
+        inflight = [
+            c for c in sorted(self.claims.objects(), key=lambda c: c.metadata.name)
+            if c.status.node_name not in known and c.status.capacity and c.metadata.deletion_timestamp is None
+        ]  # fmt: skip
+        managed = {c.status.node_name for c in self.claims.objects() if c.status.node_name}
+        waiting = {n.metadata.name for n in nodes if n.metadata.name in managed and n.metadata.name not in initialized}
+        waiting |= {c.metadata.name for c in inflight}
+        return [*nodes, *(self._inflight_node(c) for c in inflight)], waiting
+
+    def usage(self, exclude: set[str] | frozenset[str] = frozenset()) -> dict[str, dict[str, int]]:
+        return self._usage(exclude)
+
+    async def launch(self, new: NewNodeClaim, reason: str) -> str | None:
+        """``CreateNodeClaims`` for a disruption replacement: a fresh name, then ``_create``."""
+        named = NewNodeClaim(
+            new.pool, self._name(new.pool.metadata.name), new.options, new.pods, new.requests, new.spot_only
+        )
+        return await self._create(named)
 
     async def run(self) -> None:
-        informers = (self.pods, self.nodes, self.pools, self.claims, self.namespaces)
+        informers = (self.pods, self.nodes, self.pools, self.claims, self.namespaces, self.pdbs)
         async with asyncio.TaskGroup() as tg:
             for inf in informers:
                 tg.create_task(inf.run(), name=f"{self.client.name}:informer:{inf.kind.lower()}s")
             for inf in informers:
                 await inf.synced.wait()
+            tg.create_task(self.disruption.run(), name=f"{self.client.name}:disruption")
             while True:
                 await self.tick()
                 await self.clock.sleep(BATCH_IDLE / 2)
@@ -186,9 +271,11 @@ class Karpenter:
             if name not in taken and name not in self.nominated.values():
                 return name
 
-    def _usage(self) -> dict[str, dict[str, int]]:
+    def _usage(self, exclude: set[str] | frozenset[str] = frozenset()) -> dict[str, dict[str, int]]:
         usage: dict[str, dict[str, int]] = {}
         for c in self.claims.objects():
+            if c.status.node_name in exclude:
+                continue
             pool = c.metadata.labels.get(NODEPOOL_LABEL, "")
             u = usage.setdefault(pool, {})
             for k, q in c.status.capacity.items():
@@ -213,8 +300,13 @@ class Karpenter:
             if c.status.node_name not in known and c.status.capacity and c.metadata.deletion_timestamp is None
         ]
         self.sim.reset([*nodes, *(self._inflight_node(c) for c in inflight)], bound)
+        self.sim_generation += 1  # the disruption controller's base snapshot is gone
         scheduler = Scheduler(self.sim, pools, self.cloud.instance_types(), self._usage(), self._name)
-        for claim in scheduler.solve(pods):
+        claims = scheduler.solve(pods)
+        until = self.clock.now() + max(2 * BATCH_MAX, 10.0)  # nominationWindow
+        for node in sorted(set(scheduler.placed.values()) & known):
+            self.nominations[node] = until
+        for claim in claims:
             await self._create(claim)
 
     def _inflight_node(self, claim: NodeClaim) -> Node:
@@ -226,11 +318,12 @@ class Karpenter:
             status=NodeStatus(capacity=claim.status.capacity, allocatable=claim.status.allocatable),
         )
 
-    async def _create(self, new: NewNodeClaim) -> None:
+    async def _create(self, new: NewNodeClaim) -> str | None:
         option, names = launched(new)
         pool = new.pool
         template, spec = template_of(pool)
         labels = {
+            **option.labels,  # launch.go PopulateNodeClaimDetails: the instance's labels (arch, os, ...)
             **template.metadata.labels,
             NODEPOOL_LABEL: pool.metadata.name,
             "node.kubernetes.io/instance-type": option.instance_type.name,
@@ -241,11 +334,19 @@ class Karpenter:
             *(spec.requirements or []),
             NodeSelectorRequirementWithMinValues(key="node.kubernetes.io/instance-type", operator="In", values=names),
         ]
+        if new.spot_only:
+            reqs = [r for r in reqs if r.key != CAPACITY_TYPE_LABEL]
+            reqs.append(NodeSelectorRequirementWithMinValues(key=CAPACITY_TYPE_LABEL, operator="In", values=["spot"]))
+        annotations = {
+            **template.metadata.annotations,
+            NODEPOOL_HASH: template_hash(pool),
+            NODEPOOL_HASH_VERSION_KEY: NODEPOOL_HASH_VERSION,
+        }
         claim = NodeClaim(
             metadata=ObjectMeta(
                 name=new.name,
                 labels={k: v for k, v in labels.items() if v},
-                annotations=dict(template.metadata.annotations),
+                annotations=annotations,
                 finalizers=["karpenter.sh/termination"],
             ),
             spec=NodeClaimSpec(
@@ -261,9 +362,10 @@ class Karpenter:
         try:
             claim = await self.client.create(claim)
         except ApiError:
-            return
+            return None
         for p in new.pods:
             self.nominated[p.metadata.uid] = new.name
+            await self.recorder.publish(ev.nominated(p, new.name))
         self.counters["scaleUps"] += 1
         node = with_hostname(template_node(NewNodeClaim(new.pool, new.name, [option])), new.name)
         node_labels = {**node.metadata.labels, **option.labels, **claim.metadata.labels}
@@ -282,6 +384,7 @@ class Karpenter:
             conditions=self._conditions(claim, Launched="True"),
         )
         await self.write_status(replace(claim, status=status))
+        return new.name
 
     def _conditions(self, claim: NodeClaim, **set_: str) -> list[Condition]:
         now = self.clock.timestamp()

@@ -38,7 +38,7 @@ from emulator.base.api.karpenter import (
 from emulator.base.api.meta import ObjectMeta
 from emulator.base.api.resources import pod_requests
 
-__all__ = ["MAX_INSTANCE_TYPES", "NewNodeClaim", "Option", "Scheduler", "option_labels", "template_of"]
+__all__ = ["MAX_INSTANCE_TYPES", "NewNodeClaim", "Option", "Scheduler", "option_labels", "req_matches", "template_of"]
 
 MAX_INSTANCE_TYPES: Final = 60
 """``MaxInstanceTypes``: a launched NodeClaim lists at most this many instance types."""
@@ -66,13 +66,15 @@ class NewNodeClaim:
     options: list[Option]
     pods: list[Pod] = field(default_factory=list)
     requests: dict[str, int] = field(default_factory=dict)
+    spot_only: bool = False
+    """A consolidation replacement restricted to spot (``karpenter.sh/capacity-type In [spot]``)."""
 
 
 def _amounts(rl: Mapping[str, Any]) -> dict[str, int]:
     return {k: (q.milli if k == "cpu" else -((-q.milli) // 1000)) for k, q in rl.items()}
 
 
-def _req_matches(key: str, op: str, values: Sequence[str], labels: Mapping[str, str]) -> bool:
+def req_matches(key: str, op: str, values: Sequence[str], labels: Mapping[str, str]) -> bool:
     present = key in labels
     value = labels.get(key, "")
     if op == "In":
@@ -102,7 +104,7 @@ def _pod_matches(pod: Pod, labels: Mapping[str, str]) -> bool:
     if required is None or not required.node_selector_terms:
         return True
     return any(
-        all(_req_matches(r.key, r.operator, r.values, labels) for r in term.match_expressions)
+        all(req_matches(r.key, r.operator, r.values, labels) for r in term.match_expressions)
         for term in required.node_selector_terms
     )
 
@@ -154,7 +156,7 @@ def pool_options(pool: NodePool, instance_types: Sequence[Any]) -> list[Option]:
             if not off.available:
                 continue
             labels = option_labels(pool, it, off)
-            if all(_req_matches(r.key, r.operator, r.values, labels) for r in reqs):
+            if all(req_matches(r.key, r.operator, r.values, labels) for r in reqs):
                 out.append(Option(it, off, labels, allocatable, capacity))
     out.sort(
         key=lambda o: (o.price, o.instance_type.name, o.labels.get(ZONE, ""), o.labels.get(CAPACITY_TYPE_LABEL, ""))
@@ -207,7 +209,9 @@ class Scheduler:
         self.new_name = new_name
         self.claims: list[NewNodeClaim] = []
         self.errors: dict[str, str] = {}
-        """Pod key -> why no NodePool could take it."""
+        """Pod uid -> why no NodePool could take it."""
+        self.placed: dict[str, str] = {}
+        """Pod uid -> the existing (or in-flight) node it fits on."""
 
     def solve(self, pods: Sequence[Pod]) -> list[NewNodeClaim]:
         def size(p: Pod) -> tuple[int, int, str, str]:
@@ -216,12 +220,11 @@ class Scheduler:
 
         existing = set(self.sim.node_names())
         for pod in sorted(pods, key=size):
-            if self.sim.schedule_anywhere(pod, lambda name: name in existing) is not None:
+            if (node := self.sim.schedule_anywhere(pod, lambda name: name in existing)) is not None:
+                self.placed[pod.metadata.uid] = node
                 continue
             if not self._add_to_new(pod) and not self._open(pod):
-                self.errors.setdefault(
-                    f"{pod.metadata.namespace}/{pod.metadata.name}", "incompatible with all nodepools"
-                )
+                self.errors.setdefault(pod.metadata.uid, "incompatible with all nodepools")
         return self.claims
 
     def _narrowed(self, claim: NewNodeClaim, pod: Pod, requests: Mapping[str, int]) -> list[Option]:

@@ -62,6 +62,8 @@ class KwokCloud:
         self.rng = cluster.seeds.stream("cloudprovider/karpenter")
         self.types = [_Type(it) for it in config.instance_types.items]
         self.counters: dict[str, int] = {}
+        self.disrupted: dict[str, int] = {}
+        """NodeClaims disrupted by reason (the agent's ``NodeClaimsDisruptedTotal``)."""
         self.pending: list[asyncio.Task[None]] = []
 
     def count(self, name: str) -> None:
@@ -132,6 +134,7 @@ def start_karpenter(cluster: Cluster) -> None:
         cluster.seeds.stream("controller/karpenter"),
         cloud,
         SchedulingSimulator,
+        spot_to_spot=cloud.config.feature_gates.spot_to_spot_consolidation,
     )
     cluster.agents.append(agent)
     tg.create_task(agent.run(), name="controller:karpenter")

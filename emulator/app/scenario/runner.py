@@ -305,6 +305,9 @@ async def _main(scenario: Scenario, seed: int, options: RunOptions, virtual: boo
     extra["metrics"]["cost"] = cost.document(end)
     counters = cluster.autoscaler_cloud.counters if cluster.autoscaler_cloud is not None else {}
     extra["metrics"]["autoscaler"] = {name: counters.get(name, 0) for name in COUNTERS}
+    disrupted = getattr(cluster.autoscaler_cloud, "disrupted", None)
+    if disrupted is not None:  # Karpenter: NodeClaims disrupted by reason (empty, underutilized, drifted, expired)
+        extra["metrics"]["autoscaler"]["nodesDisrupted"] = dict(sorted(disrupted.items()))
     extra["series"] = series(observer, end, fault_markers(cluster.faults))
     extra["series"]["cost"] = cost.series_document(end)
     return RunResult(

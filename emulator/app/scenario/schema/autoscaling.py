@@ -104,6 +104,10 @@ class InstanceTypesFile(Spec, frozen=True, kw_only=True):
     """Filled in by the loader (``emulator/app/scenario/instancetypes.py``), not written in YAML."""
 
 
+class KarpenterFeatureGates(Spec, frozen=True, kw_only=True):
+    spot_to_spot_consolidation: bool = msgspec.field(default=False, name="SpotToSpotConsolidation")
+
+
 class KarpenterConfig(Spec, frozen=True, kw_only=True):
     """Karpenter (kubernetes-sigs/karpenter v1.9.1) over a simulated kwok cloud."""
 
@@ -112,6 +116,8 @@ class KarpenterConfig(Spec, frozen=True, kw_only=True):
     """``karpenter.sh/v1`` NodePool manifests, created before the first step."""
     provision_delay: Delay = Delay()
     """NodeClaim launched -> its node registered and Ready."""
+    feature_gates: KarpenterFeatureGates = msgspec.field(default_factory=lambda: KarpenterFeatureGates())
+    """``--feature-gates``: only ``SpotToSpotConsolidation`` (default false) bears on the emulation."""
 
 
 class AutoscalingConfig(Spec, frozen=True, kw_only=True):

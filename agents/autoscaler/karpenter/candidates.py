@@ -1,0 +1,361 @@
+"""Disruption candidates, budgets and the scheduling simulation (kubernetes-sigs/karpenter v1.9.1
+``pkg/controllers/disruption/types.go`` ``NewCandidate``, ``helpers.go`` ``GetCandidates``,
+``BuildDisruptionBudgetMapping``, ``SimulateScheduling``; ``pkg/controllers/state/statenode.go``
+``ValidateNodeDisruptable``/``ValidatePodsDisruptable``; ``pkg/utils/pdb``; ``pkg/utils/disruption``).
+
+A candidate is an initialized Karpenter node (NodeClaim and Node) not in the orchestration
+queue, not deleting or marked for deletion, not nominated for a pending pod, without the
+``karpenter.sh/do-not-disrupt`` annotation, of a known NodePool; its pods must be disruptable
+(no active pod with ``karpenter.sh/do-not-disrupt: "true"``; no evictable pod whose PDB
+allows no disruption, nor one matched by two PDBs) unless the method is eventual and the
+NodeClaim has a ``terminationGracePeriod``. Otherwise a ``DisruptionBlocked`` Event on the
+Node and NodeClaim says why. Its disruption cost is the sum of its pods' eviction costs
+(1 each, plus ``controller.kubernetes.io/pod-deletion-cost``/2^27 and priority/2^25, clamped
+to [-10, 10]) times the fraction of its lifetime (``expireAfter``) remaining.
+
+``simulate`` runs the provisioner's ``Scheduler`` over the pending pods, the candidates'
+currently reschedulable pods (not ``do-not-disrupt``, not fully blocked by a PDB:
+``maxUnavailable`` 0 or ``0%``, ``minAvailable`` ``100%``) and those of deleting nodes,
+against every other node and the NodeClaims in flight; a non-pending pod placed on a node
+that is not initialized is an error (``UninitializedNodeError``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from msgspec.structs import replace
+
+from agents.autoscaler.karpenter import events as ev
+from agents.autoscaler.karpenter.scheduling import NewNodeClaim, Scheduler
+from emulator.base.api.core import Node, Pod
+from emulator.base.api.karpenter import CAPACITY_TYPE_LABEL, NODEPOOL_LABEL, NodeClaim, NodePool
+from emulator.base.api.labelselector import label_selector_matches
+from emulator.base.runtime.clock import parse_duration, parse_timestamp
+
+__all__ = [
+    "DO_NOT_DISRUPT",
+    "Candidate",
+    "Results",
+    "allowed_disruptions",
+    "budget_mapping",
+    "condition",
+    "get_candidates",
+    "simulate",
+]
+
+DO_NOT_DISRUPT: Final = "karpenter.sh/do-not-disrupt"
+INSTANCE_TYPE: Final = "node.kubernetes.io/instance-type"
+ZONE: Final = "topology.kubernetes.io/zone"
+DELETION_COST: Final = "controller.kubernetes.io/pod-deletion-cost"
+GRACEFUL: Final = "graceful"
+EVENTUAL: Final = "eventual"
+
+
+def condition(claim: NodeClaim, type_: str) -> Any:
+    return next((c for c in claim.status.conditions if c.type == type_), None)
+
+
+def is_true(claim: NodeClaim, type_: str) -> bool:
+    c = condition(claim, type_)
+    return c is not None and c.status == "True"
+
+
+def _owned_by(pod: Pod, kind: str) -> bool:
+    return any(o.kind == kind and o.controller for o in pod.metadata.owner_references)
+
+
+def _active(pod: Pod) -> bool:
+    return pod.status.phase not in ("Succeeded", "Failed") and pod.metadata.deletion_timestamp is None
+
+
+def reschedulable(pod: Pod) -> bool:
+    """``pod.IsReschedulable``."""
+    terminating_sts = _owned_by(pod, "StatefulSet") and pod.metadata.deletion_timestamp is not None
+    return (_active(pod) or terminating_sts) and not _owned_by(pod, "DaemonSet") and not _owned_by(pod, "Node")
+
+
+def do_not_disrupt(pod: Pod) -> bool:
+    return pod.metadata.annotations.get(DO_NOT_DISRUPT) == "true"
+
+
+def allowed_disruptions(pool: NodePool, nodes: int, reason: str) -> int:
+    """``GetAllowedDisruptionsByReason``: the most restrictive budget for ``reason`` (percentages
+    of the NodePool's nodes rounded up; schedules are treated as always active)."""
+    d = pool.spec.disruption if pool.spec is not None else None
+    allowed = nodes
+    for b in (d.budgets or []) if d is not None else []:
+        if b.reasons and reason not in b.reasons:
+            continue
+        text = b.nodes or "10%"
+        value = math.ceil(int(text[:-1]) * nodes / 100) if text.endswith("%") else int(text)
+        allowed = min(allowed, value)
+    return max(0, allowed)
+
+
+class PdbLimits:
+    """``pdb.Limits``: each PDB's selector, allowed disruptions and whether it blocks fully."""
+
+    def __init__(self, pdbs: Sequence[Any]) -> None:
+        self.items = []
+        for p in sorted(pdbs, key=lambda p: (p.metadata.namespace, p.metadata.name)):
+            s = p.spec
+            full = s.max_unavailable in (0, "0%") or s.min_available == "100%"
+            always = s.unhealthy_pod_eviction_policy == "AlwaysAllow"
+            self.items.append((p, full, always))
+
+    def _matching(self, pod: Pod) -> list[Any]:
+        return [
+            item
+            for item in self.items
+            if item[0].metadata.namespace == pod.metadata.namespace
+            and item[0].spec.selector is not None
+            and label_selector_matches(item[0].spec.selector, pod.metadata.labels)
+        ]
+
+    def _blocks(self, pod: Pod, fully: bool) -> list[str]:
+        evictable = _active(pod) and not _owned_by(pod, "Node") and not do_not_disrupt(pod)
+        if not evictable:
+            return []
+        matching = self._matching(pod)
+        keys = [f"{p.metadata.namespace}/{p.metadata.name}" for p, _, _ in matching]
+        if len(matching) > 1:
+            return keys
+        for p, full, always in matching:
+            if always and any(c.type == "Ready" and c.status == "False" for c in pod.status.conditions):
+                return []
+            if full if fully else p.status.disruptions_allowed == 0:
+                return keys
+        return []
+
+    def can_evict(self, pods: Sequence[Pod]) -> list[str]:
+        """The PDB keys blocking the first pod that cannot be evicted (empty: all can)."""
+        for pod in pods:
+            if keys := self._blocks(pod, False):
+                return keys
+        return []
+
+    def currently_reschedulable(self, pod: Pod) -> bool:
+        return reschedulable(pod) and not do_not_disrupt(pod) and not self._blocks(pod, True)
+
+
+@dataclass(slots=True)
+class Candidate:
+    claim: NodeClaim
+    node: Node
+    pool: NodePool
+    instance_type: Any | None
+    pods: list[Pod]
+    reschedulable: list[Pod]
+    cost: float
+
+    @property
+    def name(self) -> str:
+        return self.node.metadata.name
+
+    @property
+    def capacity_type(self) -> str:
+        return self.node.metadata.labels.get(CAPACITY_TYPE_LABEL, "")
+
+    @property
+    def price(self) -> float:
+        """The cheapest offering of its instance type compatible with its labels (0 if none)."""
+        if self.instance_type is None:
+            return 0.0
+        labels = self.node.metadata.labels
+        prices = [
+            float(o.price)
+            for o in self.instance_type.offerings
+            if all(r.operator != "In" or labels.get(r.key) in r.values for r in o.requirements)
+        ]
+        return min(prices) if prices else 0.0
+
+
+def _eviction_cost(pod: Pod) -> float:
+    cost = 1.0
+    text = pod.metadata.annotations.get(DELETION_COST)
+    if text is not None:
+        with contextlib.suppress(ValueError):
+            cost += float(text) / 2**27
+    if pod.spec.priority is not None:
+        cost += pod.spec.priority / 2**25
+    return min(10.0, max(-10.0, cost))
+
+
+def _lifetime_remaining(claim: NodeClaim, now: float) -> float:
+    text = claim.spec.expire_after if claim.spec is not None else None
+    created = claim.metadata.creation_timestamp
+    if text is None or text == "Never" or not created:
+        return 1.0
+    total = parse_duration(text)
+    if total <= 0:
+        return 0.0
+    return min(1.0, max(0.0, (total - (now - parse_timestamp(created))) / total))
+
+
+@dataclass(slots=True)
+class Results:
+    """``scheduling.Results``: the new NodeClaims and the pods that could not be placed."""
+
+    claims: list[NewNodeClaim]
+    errors: dict[str, str] = field(default_factory=dict)
+    """uid of a non-pending pod -> why it has nowhere to go"""
+
+    def all_non_pending_scheduled(self) -> bool:
+        return not self.errors
+
+    def error_text(self) -> str:
+        return "; ".join(f"{v}" for _, v in sorted(self.errors.items()))
+
+
+async def get_candidates(agent: Any, should: Any, klass: str) -> list[Candidate]:
+    """``GetCandidates`` (module docstring); ``should`` the method's filter."""
+    d = agent.disruption
+    now = agent.clock.now()
+    pools = {p.metadata.name: p for p in agent.pools.objects()}
+    types = {t.name: t for t in agent.cloud.instance_types()}
+    limits = PdbLimits(agent.pdbs.objects())
+    out: list[Candidate] = []
+    for claim in sorted(agent.claims.objects(), key=lambda c: c.metadata.name):
+        node = agent.nodes.get(claim.status.node_name, "") if claim.status.node_name else None
+        if node is None or d.queue.has(claim.metadata.name):
+            continue
+        why = ""
+        if not is_true(claim, "Initialized"):
+            why = "node isn't initialized"
+        elif claim.metadata.deletion_timestamp is not None or d.marked_for_deletion(claim.metadata.name):
+            why = "node is deleting or marked for deletion"
+        elif agent.nominated_node(node.metadata.name, now):
+            why = "node is nominated for a pending pod"
+        elif node.metadata.annotations.get(DO_NOT_DISRUPT) == "true":
+            why = f'disruption is blocked through the "{DO_NOT_DISRUPT}" annotation'
+        if why:
+            await agent.recorder.publish(*ev.blocked(node, claim, why[:1].upper() + why[1:]))
+            continue
+        pool_name = node.metadata.labels.get(NODEPOOL_LABEL, "")
+        pool = pools.get(pool_name)
+        if pool is None:
+            await agent.recorder.publish(*ev.blocked(node, claim, f"NodePool not found (NodePool={pool_name})"))
+            continue
+        pods = d.pods_on(node.metadata.name)
+        block = ""
+        if any(_active(p) and do_not_disrupt(p) for p in pods):
+            p = next(p for p in pods if _active(p) and do_not_disrupt(p))
+            block = f'Pod has "{DO_NOT_DISRUPT}" annotation (Pod={p.metadata.namespace}/{p.metadata.name})'
+        elif keys := limits.can_evict(pods):
+            many = len(keys) > 1
+            what = "Eviction does not support multiple PDBs" if many else "Pdb prevents pod evictions"
+            block = f"{what} (PodDisruptionBudget{'(s)' if many else ''}=[{' '.join(keys)}])"
+        tgp = claim.spec is not None and claim.spec.termination_grace_period is not None
+        if block and not (tgp and klass == EVENTUAL):
+            await agent.recorder.publish(*ev.blocked(node, claim, block))
+            continue
+        rank = sum(_eviction_cost(p) for p in pods) * _lifetime_remaining(claim, now)
+        c = Candidate(
+            claim, node, pool, types.get(node.metadata.labels.get(INSTANCE_TYPE, "")),
+            pods, [p for p in pods if reschedulable(p)], rank,
+        )  # fmt: skip
+        if await should(c):
+            out.append(c)
+    return out
+
+
+async def budget_mapping(agent: Any, reason: str) -> dict[str, int]:
+    """``BuildDisruptionBudgetMapping``: per NodePool, its allowed disruptions for ``reason``
+    among its initialized nodes, minus those NotReady or being disrupted; a
+    ``DisruptionBlocked`` Event on a NodePool with nodes and no allowed disruption."""
+    d = agent.disruption
+    nodes: dict[str, int] = {}
+    disrupting: dict[str, int] = {}
+    for claim in agent.claims.objects():
+        node = agent.nodes.get(claim.status.node_name, "") if claim.status.node_name else None
+        if node is None or not is_true(claim, "Initialized") or is_true(claim, "InstanceTerminating"):
+            continue
+        pool = node.metadata.labels.get(NODEPOOL_LABEL, "")
+        nodes[pool] = nodes.get(pool, 0) + 1
+        ready = any(c.type == "Ready" and c.status == "True" for c in node.status.conditions)
+        marked = claim.metadata.deletion_timestamp is not None or d.marked_for_deletion(claim.metadata.name)
+        if not ready or marked or node.metadata.deletion_timestamp is not None:
+            disrupting[pool] = disrupting.get(pool, 0) + 1
+    out: dict[str, int] = {}
+    for pool in sorted(agent.pools.objects(), key=lambda p: p.metadata.name):
+        name = pool.metadata.name
+        allowed = allowed_disruptions(pool, nodes.get(name, 0), reason)
+        out[name] = max(0, allowed - disrupting.get(name, 0))
+        if nodes.get(name, 0) and allowed == 0:
+            await agent.recorder.publish(ev.nodepool_blocked_for_reason(pool, reason))
+    return out
+
+
+def _base(agent: Any, deleting: set[str], deleting_pods: set[str]) -> set[str]:
+    """The simulator holding every active node and in-flight NodeClaim but the deleting ones,
+    with their pods (those leaving deleting nodes aside): built once and reused, each
+    simulation forking it, while nothing it was built from changed. Returns the names of its
+    nodes that are not initialized."""
+    d = agent.disruption
+    d.consolidation_state()
+    key = (
+        agent.clock.now(),
+        agent.sim_generation,
+        tuple(sorted(deleting)),
+        d._signature,
+        tuple(sorted((c.metadata.name, c.metadata.resource_version) for c in agent.claims.objects())),
+        tuple(sorted((n.metadata.name, n.metadata.resource_version) for n in agent.nodes.objects())),
+    )
+    if d.sim_base is not None and d.sim_base[0] == key:
+        inflight: set[str] = d.sim_base[1]
+        return inflight
+    nodes, inflight = agent.state_nodes(exclude=deleting)
+    kept = {n.metadata.name for n in nodes}
+    bound = [p for p in agent.pods.objects() if p.spec.node_name in kept and p.metadata.uid not in deleting_pods]
+    agent.sim.reset(nodes, bound)
+    d.sim_base = (key, inflight)
+    return inflight
+
+
+def simulate(agent: Any, candidates: Sequence[Candidate]) -> Results | None:
+    """``SimulateScheduling`` (module docstring); None when a candidate is deleting meanwhile."""
+    d = agent.disruption
+    names = {c.name for c in candidates}
+    claims = list(agent.claims.objects())
+    deleting_claims = {
+        c.status.node_name
+        for c in claims
+        if c.metadata.deletion_timestamp is not None or d.marked_for_deletion(c.metadata.name)
+    }
+    if names & deleting_claims:
+        return None
+    limits = PdbLimits(agent.pdbs.objects())
+    pending = agent.pending_pods()
+    moving: list[Pod] = []
+    for c in candidates:
+        moving.extend(p for p in c.reschedulable if limits.currently_reschedulable(p))
+    deleting_pods = [
+        p for n in sorted(deleting_claims) for p in d.pods_on(n) if n and limits.currently_reschedulable(p)
+    ]
+    inflight = _base(agent, deleting_claims, {p.metadata.uid for p in deleting_pods})
+    usage = agent.usage(exclude=names)
+    scheduler = Scheduler(agent.sim, agent.live_pools(), agent.cloud.instance_types(), usage, agent.sim_name)
+    unbound = [replace(p, spec=replace(p.spec, node_name="")) for p in [*moving, *deleting_pods]]
+    agent.sim.fork()
+    try:
+        for name in sorted(names):  # the candidates go, with every pod on them
+            if agent.sim.node_info(name) is not None:
+                agent.sim.remove_node(name)
+        new = scheduler.solve([*pending, *unbound])
+    finally:
+        agent.sim.revert()
+    results = Results(new)
+    pending_uids = {p.metadata.uid for p in pending}
+    deleting_uids = {p.metadata.uid for p in deleting_pods}
+    for key, why in scheduler.errors.items():
+        if key not in pending_uids:
+            results.errors[key] = why
+    for uid, node_name in scheduler.placed.items():
+        if node_name in inflight and uid not in pending_uids and uid not in deleting_uids:
+            results.errors[uid] = f"would schedule against uninitialized nodeclaim/{node_name}"
+    return results
