@@ -160,3 +160,54 @@ def test_same_seed_same_trace() -> None:
     a = run_scenario(load_scenario(path)).trace_hash
     b = run_scenario(load_scenario(path)).trace_hash
     assert a == b
+
+
+ZONES = """name: ca-balance
+kubelet: {{heartbeatInterval: 10s}}
+autoscaling:
+  clusterAutoscaler:
+    balanceSimilarNodeGroups: {balance}
+    balancingIgnoreLabels: [kwok-nodegroup]
+    expander: most-pods
+    nodeGroups:
+{groups}
+steps:
+  - createPods:
+      count: 6
+      namePrefix: p
+      template: {{spec: {{containers: [{{name: c, image: busybox, resources: {{requests: {{cpu: 1500m}}}}}}]}}}}
+  - sleep: 2m
+"""
+GROUP = """      - name: {name}
+        maxSize: {max}
+        provisionDelay: {{mean: 30s}}
+        template:
+          metadata: {{labels: {{topology.kubernetes.io/zone: {name}, tier: {tier}}}}}
+          status: {{capacity: {{cpu: "{cpu}", memory: 4Gi, pods: "110"}}}}
+"""
+
+
+def _zones(balance: bool, *groups: tuple[str, int, str, str]) -> list[str]:
+    text = ZONES.format(
+        balance=str(balance).lower(),
+        groups="".join(GROUP.format(name=n, max=m, tier=t, cpu=c) for n, m, t, c in groups),
+    )
+    _, events, _ = _run(load_scenario_text(text, source="s.yaml", base_dir=ROOT))
+    return [e[4] for e in events if e[1] == "ScaledUpGroup" and "size set to" in e[4]]
+
+
+def test_balance_similar_node_groups_splits_the_scale_up() -> None:
+    """``core/scaleup/orchestrator/orchestrator.go`` ``balanceScaleUps`` with
+    ``processors/nodegroupset`` (1.34): six 1.5-CPU pods need six 2-CPU nodes; three zones'
+    groups differ only in the zone label (and the group label ``kwok-nodegroup``, which upstream's
+    kwok provider puts on its templates too: ignored through ``balancingIgnoreLabels``), so the
+    six are spread (the max of one caps it)."""
+    zones = [("zone-a", 10, "web", "2"), ("zone-b", 10, "web", "2"), ("zone-c", 1, "web", "2")]
+    assert _zones(False, *zones) == ["Scale-up: group zone-a size set to 6 instead of 0 (max: 10)"]
+    balanced = _zones(True, *zones)
+    sizes = {m.split()[2]: int(m.split()[6]) for m in balanced}  # the most-pods tie is drawn at random
+    assert sizes["zone-c"] == 1
+    assert sorted(sizes.values()) == [1, 2, 3]
+    # a different label (not an ignored one) or a different capacity: not similar
+    other = [("zone-a", 10, "web", "2"), ("zone-b", 10, "batch", "2"), ("zone-c", 10, "web", "4")]
+    assert _zones(True, *other) == ["Scale-up: group zone-a size set to 6 instead of 0 (max: 10)"]

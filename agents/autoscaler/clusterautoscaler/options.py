@@ -62,6 +62,15 @@ class AutoscalingOptions:
     expendable_pods_priority_cutoff: int = -10
     initial_node_group_backoff: float = 300.0
     max_node_group_backoff: float = 1800.0
+    balance_similar_node_groups: bool = False
+    """Split a scale-up between the chosen group and the ones similar to it (``nodegroupset``)."""
+    balancing_ignore_labels: tuple[str, ...] = ()
+    """``--balancing-ignore-label``: labels left out of the comparison, besides the basic ones."""
+    balancing_labels: tuple[str, ...] = ()
+    """``--balancing-label``: when set, groups are similar when these labels are equal (only)."""
+    memory_difference_ratio: float = 0.015
+    max_allocatable_difference_ratio: float = 0.05
+    max_free_difference_ratio: float = 0.05
     status_config_map_name: str = STATUS_CONFIG_MAP_NAME
     config_namespace: str = CONFIG_NAMESPACE
 
