@@ -89,6 +89,11 @@ CASES = [
         "",
         id="good-balancing",
     ),
+    pytest.param(
+        ("least-waste", "least-waste\n    removalSimulation: 1.34.3"),
+        f'{P}.removalSimulation: expected "taintedGhostNode", "removeNode" or "keepNode", got "1.34.3"',
+        id="unknown-removal-simulation",
+    ),
     pytest.param(("scan", "scan"), "", id="good"),
 ]
 

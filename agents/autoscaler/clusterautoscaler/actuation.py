@@ -30,7 +30,7 @@ from typing import Final
 
 from msgspec.structs import replace
 
-from agents.autoscaler.clusterautoscaler.options import AutoscalingOptions, NodeGroup
+from agents.autoscaler.clusterautoscaler.options import TO_BE_DELETED_TAINT, AutoscalingOptions, NodeGroup
 from agents.autoscaler.clusterautoscaler.scaledown import Removal
 from emulator.base.api.core import Node, Pod, Taint
 from emulator.base.api.errors import ApiError, Conflict, NotFound, TooManyRequests
@@ -41,7 +41,6 @@ from emulator.base.runtime.clock import Clock, calendar_epoch
 
 __all__ = ["EVICTION_RETRY", "POD_EVICTION_HEADROOM", "TO_BE_DELETED_TAINT", "Actuator"]
 
-TO_BE_DELETED_TAINT: Final = "ToBeDeletedByClusterAutoscaler"
 EVICTION_RETRY: Final = 10.0
 POD_EVICTION_HEADROOM: Final = 30.0
 POLL: Final = 5.0

@@ -14,6 +14,9 @@
         scaleDownDelayAfterDelete: 0s      # 0: the scan interval (upstream's default)
         scaleDownDelayAfterFailure: 3m
         maxNodeProvisionTime: 15m
+        removalSimulation: taintedGhostNode  # not a flag: the release whose scale-down simulation
+                                           # to emulate: taintedGhostNode (1.34.4 on) | removeNode
+                                           # (1.32.3 to 1.34.3) | keepNode (up to 1.32.2)
         balanceSimilarNodeGroups: false    # upstream --balance-similar-node-groups
         balancingIgnoreLabels: []          # --balancing-ignore-label (besides zone, hostname, ...);
                                            # the groups' nodes carry kwok-nodegroup: <group>, as
@@ -38,7 +41,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import Annotated, Any, Final
+from typing import Annotated, Any, Final, Literal
 
 import msgspec
 
@@ -100,6 +103,9 @@ class ClusterAutoscalerConfig(Spec, frozen=True, kw_only=True):
     """0: no limit."""
     skip_nodes_with_system_pods: bool = True
     skip_nodes_with_local_storage: bool = True
+    removal_simulation: Literal["taintedGhostNode", "removeNode", "keepNode"] = "taintedGhostNode"
+    """Not an upstream flag: which releases' scale-down simulation to emulate (the node being
+    removed as a tainted pod-less copy, 1.34.4 on; gone, 1.32.3 to 1.34.3; kept, before)."""
     balance_similar_node_groups: bool = False
     """Upstream ``--balance-similar-node-groups``: split scale-ups between similar groups."""
     balancing_ignore_labels: list[str] = []
