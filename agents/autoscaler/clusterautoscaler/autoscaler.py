@@ -43,8 +43,9 @@ from agents.autoscaler.clusterautoscaler.scaleup import filter_out_schedulable, 
 from agents.autoscaler.clusterautoscaler.status import (
     LAST_UPDATED_ANNOTATION,
     GroupState,
+    StatusBuilder,
+    counts_of,
     last_update_format,
-    status_yaml,
 )
 from emulator.base.api.config import ConfigMap
 from emulator.base.api.core import Node, Pod
@@ -114,7 +115,12 @@ class ClusterAutoscaler:
         self.backoff: dict[str, tuple[float, float]] = {}
         """Group -> (backed off until, the backoff's duration)."""
         self.last_scale_up = self.last_delete = self.last_fail = -1e18
+        self.backoff_errors: dict[str, str] = {}
+        """Group -> its backoff's error message (``ScaleUpTimedOut``)."""
         self.status: ConfigMap | None = None
+        self.status_builder = StatusBuilder()
+        self.scale_down_probed: float | None = None
+        """When the planner last updated the unneeded nodes (``lastScaleDownUpdateTime``)."""
         self.loops = 0
         self._tg: asyncio.TaskGroup | None = None
 
@@ -176,6 +182,9 @@ class ClusterAutoscaler:
                 duration = self.options.initial_node_group_backoff if previous is None else previous[1] * 2
                 duration = min(duration, self.options.max_node_group_backoff)
                 self.backoff[g.id] = (now + duration, duration)
+                self.backoff_errors[g.id] = (
+                    f"Scale-up timed out for node group {g.id} after {format_duration(now - since)}"
+                )
 
     def _pods_to_help(self, pods: list[Pod]) -> list[Pod]:
         now, o = self.clock.now(), self.options
@@ -280,6 +289,7 @@ class ClusterAutoscaler:
         ]
         real = {n.metadata.name for n in ready_nodes}
         self.planner.update(self.sim, candidates, real.__contains__, self.pdbs.objects(), self.clock.now())
+        self.scale_down_probed = self.clock.now()
         if self._in_cooldown() or self._tg is None:
             return
         sizes = {gid: g.target_size() - sum(1 for n in deleting if group_of.get(n) == gid) for gid, g in by_id.items()}
@@ -300,27 +310,30 @@ class ClusterAutoscaler:
         group_of: dict[str, str],
     ) -> None:
         now = self.clock.now()
-        counts: dict[str, int] = {}
+        candidates: dict[str, int] = {}
         for name in self.planner.unneeded:
             gid = group_of.get(name, "")
-            counts[gid] = counts.get(gid, 0) + 1
-        states = [
+            candidates[gid] = candidates.get(gid, 0) + 1
+        states: dict[str, list[tuple[bool, float]]] = {}
+        for n in nodes:
+            created = n.metadata.creation_timestamp
+            states.setdefault(group_of.get(n.metadata.name, ""), []).append(
+                (_ready(n), parse_timestamp(created) if created else now)
+            )
+        groups_state = [
             GroupState(
                 g.id,
-                registered.get(g.id, 0),
-                ready.get(g.id, 0),
+                counts_of(states.get(g.id, []), now, g.target_size()),
                 g.target_size(),
                 g.min_size,
                 g.max_size,
-                counts.get(g.id, 0),
-                "Scale-up timed out for node group" if self._in_backoff(g.id) else "",
+                candidates.get(g.id, 0),
+                g.id in self.requests and g.target_size() > registered.get(g.id, 0),
+                self.backoff_errors.get(g.id, "") if self._in_backoff(g.id) else "",
             )
             for g in groups
         ]
-        others = [n for n in nodes if n.metadata.name not in group_of]
-        text = status_yaml(
-            now, states, len(self.planner.unneeded), {"total": len(others), "ready": sum(map(_ready, others))}
-        )
+        text = self.status_builder.build(now, groups_state, counts_of(states.get("", []), now), self.scale_down_probed)
         o = self.options
         stamp = {LAST_UPDATED_ANNOTATION: last_update_format(now)}
         try:
