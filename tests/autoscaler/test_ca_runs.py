@@ -69,7 +69,8 @@ def test_shipped_scenario_scales_up_then_down() -> None:
     drained = [e for e in ca if e[1] == "ScaleDown" and e[4].startswith("Scale-down: removing node")]
     assert len(empty) == 3
     assert len(drained) == 1
-    assert "utilization: 0.45, pods to reschedule: default/web-" in drained[0][4]
+    # utilization.Info printed with %v: {CpuUtil MemUtil GpuUtil DynamicResourceUtil ResourceName Utilization}
+    assert "utilization: {0.45 0.125 0 0 cpu 0.45}, pods to reschedule: default/web-" in drained[0][4]
     evicted = [e for e in events if e[1] == "ScaleDown" and e[2] == "Pod"]
     assert [e[4] for e in evicted] == ["deleting pod for node scale down"]
     deleted = {name: t for t, verb, name in nodes if verb == "delete"}

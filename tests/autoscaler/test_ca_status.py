@@ -12,8 +12,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
+from agents.autoscaler.clusterautoscaler.scaledown import Removal
 from agents.autoscaler.clusterautoscaler.status import (
     Counts,
     GroupState,
@@ -26,6 +28,7 @@ from emulator.app.scenario.loader import load_scenario_text
 from emulator.app.scenario.runner import RunOptions, run_scenario
 from emulator.base.apiserver.server import WriteRecord
 from emulator.base.runtime.clock import calendar_epoch_at
+from tests.builders import node
 
 ROOT = Path(__file__).resolve().parents[2]
 UPSTREAM_EPOCH = datetime(2023, 11, 24, 4, 28, 19, tzinfo=UTC)
@@ -155,3 +158,18 @@ def test_status_config_map_through_a_timed_out_scale_up() -> None:
     last = docs[-1][1]["nodeGroups"][0]["health"]
     assert last["cloudProviderTarget"] == 0
     assert last["nodeCounts"]["unregistered"] == 0
+
+
+@pytest.mark.parametrize(
+    ("cpu", "mem", "text"),
+    [
+        (0.45, 0.125, "{0.45 0.125 0 0 cpu 0.45}"),
+        (0.05, 0.05, "{0.05 0.05 0 0 memory 0.05}"),  # a tie is memory (cpu > mem is false)
+        (1.0, 0.0, "{1 0 0 0 cpu 1}"),
+        (1e-05, 0.0, "{1e-05 0 0 0 cpu 1e-05}"),
+    ],
+)
+def test_scale_down_event_prints_utilization_info_as_go(cpu: float, mem: float, text: str) -> None:
+    """``actuator.go`` ``deleteAsyncDrain``: "utilization: %v" of a ``utilization.Info``."""
+    r = Removal(node("n"), "g", utilization=max(cpu, mem), cpu_util=cpu, mem_util=mem)
+    assert r.util_info() == text

@@ -68,21 +68,41 @@ class Removal:
     """Pods to move (evicted at the drain)."""
     daemons: list[Pod] = field(default_factory=list)
     utilization: float = 0.0
+    cpu_util: float = 0.0
+    mem_util: float = 0.0
 
     @property
     def name(self) -> str:
         return self.node.metadata.name
 
+    def util_info(self) -> str:
+        """``utilization.Info`` as Go's ``%v`` prints it (``{CpuUtil MemUtil GpuUtil
+        DynamicResourceUtil ResourceName Utilization}``), as the ScaleDown event shows it."""
+        name = "cpu" if self.cpu_util > self.mem_util else "memory"
+        return f"{{{_go_float(self.cpu_util)} {_go_float(self.mem_util)} 0 0 {name} {_go_float(self.utilization)}}}"
 
-def utilization(node: Node, pods: Sequence[Pod]) -> float:
-    """``utilization.Calculate`` for cpu and memory: the higher ratio of requests to allocatable."""
+
+def _go_float(x: float) -> str:
+    """Go's ``%v`` of a float64 (the shortest form; no ``.0`` on whole numbers)."""
+    text = repr(float(x))
+    return text[:-2] if text.endswith(".0") else text
+
+
+def utilization_parts(node: Node, pods: Sequence[Pod]) -> tuple[float, float]:
+    """``utilization.Calculate``'s cpu and memory ratios of requests to allocatable."""
     alloc = node_allocatable(node)
     used = {"cpu": 0, "memory": 0}
     for p in pods:
         req = pod_requests(p)
         for r in used:
             used[r] += req.get(r, 0)
-    return max((used[r] / alloc[r] if alloc.get(r, 0) > 0 else 0.0) for r in used)
+    cpu, mem = ((used[r] / alloc[r] if alloc.get(r, 0) > 0 else 0.0) for r in used)
+    return cpu, mem
+
+
+def utilization(node: Node, pods: Sequence[Pod]) -> float:
+    """``utilization.Calculate`` for cpu and memory: the higher ratio of requests to allocatable."""
+    return max(utilization_parts(node, pods))
 
 
 class Planner:
@@ -129,7 +149,8 @@ class Planner:
                     continue
                 info = sim.node_info(name)
                 pods = [pi.pod for pi in info.pods] if info is not None else []
-                util = utilization(node, pods)
+                cpu_util, mem_util = utilization_parts(node, pods)
+                util = max(cpu_util, mem_util)
                 if util > o.scale_down_utilization_threshold:
                     self.unremovable[name] = "NotUnderutilized"
                     continue
@@ -154,7 +175,7 @@ class Planner:
                     continue
                 away.add(name)
                 remaining.take(move)
-                removable[name] = Removal(node, group, move, daemons, util)
+                removable[name] = Removal(node, group, move, daemons, util, cpu_util, mem_util)
         finally:
             sim.revert()
         self.unneeded = {
