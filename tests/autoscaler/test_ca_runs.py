@@ -9,6 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from emulator.app.scenario.loader import load_scenario, load_scenario_text
 from emulator.app.scenario.runner import RunOptions, RunResult, run_scenario
 from emulator.base.apiserver.server import WriteRecord
@@ -212,3 +214,41 @@ def test_balance_similar_node_groups_splits_the_scale_up() -> None:
     # a different label (not an ignored one) or a different capacity: not similar
     other = [("zone-a", 10, "web", "2"), ("zone-b", 10, "batch", "2"), ("zone-c", 10, "web", "4")]
     assert _zones(True, *other) == ["Scale-up: group zone-a size set to 6 instead of 0 (max: 10)"]
+
+
+NEW_PODS = """name: ca-new-pods
+kubelet: {{heartbeatInterval: 10s}}
+autoscaling:
+  clusterAutoscaler:
+    nodeGroups:
+      - name: g
+        maxSize: 3
+        provisionDelay: {{mean: 30s}}
+        template: {{status: {{capacity: {{cpu: "2", memory: 4Gi, pods: "110", nvidia.com/gpu: "1"}}}}}}
+steps:
+  - at: {at}
+    createPods:
+      count: 1
+      namePrefix: p
+      template: {{spec: {{containers: [{{name: c, image: busybox, resources: {{requests: {requests}}}}}]}}}}
+  - sleep: 1m
+"""
+
+
+@pytest.mark.parametrize(
+    ("at", "requests", "first"),
+    [
+        pytest.param("5s", "{cpu: 1}", 10, id="old-enough-at-the-next-loop"),
+        pytest.param("9s", "{cpu: 1}", 20, id="less-than-2s-old-waits-a-loop"),
+        pytest.param("5s", "{cpu: 1, nvidia.com/gpu: 1}", 40, id="gpu-pod-waits-30s"),
+    ],
+)
+def test_all_pods_are_new_waits_one_iteration(at: str, requests: str, first: float) -> None:
+    """``core/static_autoscaler.go`` ``allPodsAreNew`` (1.34): no scale-up while the oldest pod
+    to help is younger than ``unschedulablePodTimeBuffer`` (2 s), or the oldest GPU pod younger
+    than ``unschedulablePodWithGpuTimeBuffer`` (30 s); loops every 10 s from the informers' sync."""
+    text = NEW_PODS.format(at=at, requests=requests)
+    _, events, _ = _run(load_scenario_text(text, source="s.yaml", base_dir=ROOT))
+    triggered = [e[0] for e in events if e[1] == "TriggeredScaleUp"]
+    assert triggered
+    assert first <= triggered[0] < first + 1

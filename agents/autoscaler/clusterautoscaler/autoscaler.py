@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
 from msgspec.structs import replace
 
@@ -59,6 +59,9 @@ from emulator.base.runtime.clock import Clock, format_duration, parse_timestamp
 __all__ = ["COMPONENT", "ClusterAutoscaler"]
 
 COMPONENT = "cluster-autoscaler"
+UNSCHEDULABLE_POD_TIME_BUFFER: Final = 2.0
+UNSCHEDULABLE_POD_WITH_GPU_TIME_BUFFER: Final = 30.0
+GPU: Final = "nvidia.com/gpu"
 
 
 def _ready(node: Node) -> bool:
@@ -223,12 +226,26 @@ class ClusterAutoscaler:
             for i in range(max(0, g.target_size() - ready.get(g.id, 0))):
                 self.sim.add_node(sanitized_node(g.template_node(), f"template-node-for-{g.id}-upcoming-{i}"))
         to_help = filter_out_schedulable(self.sim, self._pods_to_help(pods))
-        if to_help and await self._scale_up(to_help, groups, len(nodes)):
+        new_pods = bool(to_help) and self._all_pods_new(to_help)
+        if to_help and not new_pods and await self._scale_up(to_help, groups, len(nodes)):
             await self._write_status(groups, registered, ready, nodes, group_of)
             return
         if self.options.scale_down_enabled:
-            await self._scale_down(ready_nodes, group_of, by_id)
+            await self._scale_down(ready_nodes, group_of, by_id, disabled_for_loop=new_pods)
         await self._write_status(groups, registered, ready, nodes, group_of)
+
+    def _all_pods_new(self, pods: list[Pod]) -> bool:
+        """``allPodsAreNew``: the oldest pod to help was created less than 2 s ago, or the oldest
+        one requesting ``nvidia.com/gpu`` less than 30 s ago: no scale-up this loop ("waiting one
+        iteration for more", ``ScaleUpInCooldown``), and no scale-down either."""
+        now = self.clock.now()
+        created = [(parse_timestamp(p.metadata.creation_timestamp), p) for p in pods if p.metadata.creation_timestamp]
+        if not created:
+            return False
+        if min(t for t, _ in created) + UNSCHEDULABLE_POD_TIME_BUFFER > now:
+            return True
+        gpu = [t for t, p in created if any(GPU in c.resources.requests for c in p.spec.containers)]
+        return bool(gpu) and min(gpu) + UNSCHEDULABLE_POD_WITH_GPU_TIME_BUFFER > now
 
     async def _scale_up(self, to_help: list[Pod], groups: list[NodeGroup], node_count: int) -> bool:
         status = scale_up(
@@ -278,7 +295,14 @@ class ClusterAutoscaler:
     def _failed(self) -> None:
         self.last_fail = self.clock.now()
 
-    async def _scale_down(self, ready_nodes: list[Node], group_of: dict[str, str], by_id: dict[str, NodeGroup]) -> None:
+    async def _scale_down(
+        self,
+        ready_nodes: list[Node],
+        group_of: dict[str, str],
+        by_id: dict[str, NodeGroup],
+        *,
+        disabled_for_loop: bool = False,
+    ) -> None:
         deleting = self.actuator.deleting
         candidates = [
             (n, group_of[n.metadata.name])
@@ -290,7 +314,7 @@ class ClusterAutoscaler:
         real = {n.metadata.name for n in ready_nodes}
         self.planner.update(self.sim, candidates, real.__contains__, self.pdbs.objects(), self.clock.now())
         self.scale_down_probed = self.clock.now()
-        if self._in_cooldown() or self._tg is None:
+        if disabled_for_loop or self._in_cooldown() or self._tg is None:
             return
         sizes = {gid: g.target_size() - sum(1 for n in deleting if group_of.get(n) == gid) for gid, g in by_id.items()}
         empty, drain = self.planner.nodes_to_delete(
