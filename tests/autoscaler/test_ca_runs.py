@@ -252,3 +252,21 @@ def test_all_pods_are_new_waits_one_iteration(at: str, requests: str, first: flo
     triggered = [e[0] for e in events if e[1] == "TriggeredScaleUp"]
     assert triggered
     assert first <= triggered[0] < first + 1
+
+
+def test_max_nodes_total_reached() -> None:
+    """``core/static_autoscaler.go`` (1.34): the Ready nodes at ``maxNodesTotal``: a Warning
+    ``MaxNodesTotalReached`` on the status ConfigMap each loop, the pods told why."""
+    text = BASE.format(provision_limit="15m", max_size=3, delay="30s", cpu="3", sleep="30s")
+    text = text.replace("    maxNodeProvisionTime", "    maxNodesTotal: 1\n    maxNodeProvisionTime")
+    text = text.replace("        minSize: 0\n", "        minSize: 1\n")
+    _, events, nodes = _run(load_scenario_text(text, source="s.yaml", base_dir=ROOT))
+    warned = [e for e in events if e[1] == "MaxNodesTotalReached"]
+    assert warned
+    assert {(e[2], e[3], e[4]) for e in warned} == {
+        ("ConfigMap", "cluster-autoscaler-status", "Max total nodes in cluster reached: 1")
+    }
+    assert {e[4] for e in events if e[1] == "NotTriggerScaleUp"} == {
+        "pod didn't trigger scale-up: max total nodes in cluster reached"
+    }
+    assert len([n for n in nodes if n[1] == "create"]) == 1  # the minSize node only

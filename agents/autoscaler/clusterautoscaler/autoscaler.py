@@ -12,11 +12,17 @@ Every ``scanInterval`` (the first loop after the informers synced), on the infor
    non-terminal pods, plus a template node per upcoming node (target minus Ready);
 3. pods to help: unbound, not terminal nor deleted, ``PodScheduled=False`` reason
    ``Unschedulable``, older than ``newPodScaleUpDelay``, priority at least the expendable
-   cutoff (-10), not DaemonSet pods; ``filter_out_schedulable`` drops those that fit;
-4. scale-up (``scaleup``): Events ``TriggeredScaleUp`` ("pod triggered scale-up: [{g 1->3
-   (max: 10)}]") on the pods it helps, ``NotTriggerScaleUp`` ("pod didn't trigger scale-up:
-   <reasons>") on the others when no option was chosen, ``ScaledUpGroup`` on the status
-   ConfigMap; a successful scale-up ends the loop (no scale-down in it);
+   cutoff (-10), not DaemonSet pods; ``filter_out_schedulable`` drops those that fit; with
+   ``maxNodesTotal`` reached by the Ready nodes: Warning ``MaxNodesTotalReached`` ("Max total
+   nodes in cluster reached: <n>") on the ConfigMap and ``NotTriggerScaleUp`` ("... max total
+   nodes in cluster reached") on the pods, no scale-up; when they are all new
+   (``allPodsAreNew``: younger than 2 s, or a GPU pod younger than 30 s) neither scale-up nor
+   scale-down this loop;
+4. scale-up (``scaleup``; the cluster's size for ``maxNodesTotal``: Ready plus upcoming
+   nodes): Events ``TriggeredScaleUp`` ("pod triggered scale-up: [{g 1->3 (max: 10)}]") on the
+   pods it helps, ``NotTriggerScaleUp`` ("pod didn't trigger scale-up: <reasons>") on the
+   others when no option was chosen, ``ScaledUpGroup`` on the status ConfigMap; a successful
+   scale-up ends the loop (no scale-down in it);
 5. scale-down (``scaledown``, ``actuation``): the planner updates the unneeded nodes; outside
    cooldown (``scaleDownDelayAfterAdd`` since the last scale-up, ``...AfterDelete`` since the
    last deletion started — the scan interval when 0 —, ``...AfterFailure`` since the last failed
@@ -222,17 +228,40 @@ class ClusterAutoscaler:
         ready_nodes = [n for n in nodes if _ready(n)]
         live = [p for p in pods if p.spec.node_name and p.status.phase not in ("Succeeded", "Failed")]
         self.sim.reset(ready_nodes, live)
+        upcoming = 0
         for g in groups:
-            for i in range(max(0, g.target_size() - ready.get(g.id, 0))):
+            count = max(0, g.target_size() - ready.get(g.id, 0))
+            upcoming += count
+            for i in range(count):
                 self.sim.add_node(sanitized_node(g.template_node(), f"template-node-for-{g.id}-upcoming-{i}"))
         to_help = filter_out_schedulable(self.sim, self._pods_to_help(pods))
-        new_pods = bool(to_help) and self._all_pods_new(to_help)
-        if to_help and not new_pods and await self._scale_up(to_help, groups, len(nodes)):
+        limit = self.options.max_nodes_total
+        new_pods = False
+        if not to_help:
+            pass
+        elif limit and len(ready_nodes) >= limit:
+            await self._max_nodes_total_reached(to_help)
+        elif self._all_pods_new(to_help):
+            new_pods = True
+        elif await self._scale_up(to_help, groups, len(ready_nodes) + upcoming):
             await self._write_status(groups, registered, ready, nodes, group_of)
             return
         if self.options.scale_down_enabled:
             await self._scale_down(ready_nodes, group_of, by_id, disabled_for_loop=new_pods)
         await self._write_status(groups, registered, ready, nodes, group_of)
+
+    async def _max_nodes_total_reached(self, pods: list[Pod]) -> None:
+        """``ScaleUpLimitedByMaxNodesTotal``: the Ready nodes reached ``maxNodesTotal``."""
+        await self.log_event(
+            "MaxNodesTotalReached", f"Max total nodes in cluster reached: {self.options.max_nodes_total}", "Warning"
+        )
+        for pod in pods:
+            await self.events.event(
+                reference_to(pod),
+                "Normal",
+                "NotTriggerScaleUp",
+                "pod didn't trigger scale-up: max total nodes in cluster reached",
+            )
 
     def _all_pods_new(self, pods: list[Pod]) -> bool:
         """``allPodsAreNew``: the oldest pod to help was created less than 2 s ago, or the oldest
