@@ -21,6 +21,7 @@ from agents.autoscaler.clusterautoscaler.status import (
     GroupState,
     StatusBuilder,
     counts_of,
+    initializing_yaml,
     last_update_format,
     rfc3339_nano,
 )
@@ -173,3 +174,12 @@ def test_scale_down_event_prints_utilization_info_as_go(cpu: float, mem: float, 
     """``actuator.go`` ``deleteAsyncDrain``: "utilization: %v" of a ``utilization.Info``."""
     r = Removal(node("n"), "g", utilization=max(cpu, mem), cpu_util=cpu, mem_util=mem)
     assert r.util_info() == text
+
+
+def test_initializing_status_is_empty_cluster_autoscaler_status() -> None:
+    """``EmptyClusterAutoscalerStatus`` (``status.go``): only ``time`` and ``Initializing``."""
+    with calendar_epoch_at(UPSTREAM_EPOCH):
+        assert yaml.safe_load(initializing_yaml(1.5)) == {
+            "time": "2023-11-24 04:28:20.5 +0000 UTC",
+            "autoscalerStatus": "Initializing",
+        }

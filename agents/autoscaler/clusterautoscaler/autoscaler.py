@@ -51,6 +51,7 @@ from agents.autoscaler.clusterautoscaler.status import (
     GroupState,
     StatusBuilder,
     counts_of,
+    initializing_yaml,
     last_update_format,
 )
 from emulator.base.api.config import ConfigMap
@@ -151,7 +152,11 @@ class ClusterAutoscaler:
     # --- events -------------------------------------------------------------------------------
 
     async def log_event(self, reason: str, message: str, type_: str = "Normal") -> None:
-        """An Event on the status ConfigMap (upstream's ``LogRecorder``)."""
+        """An Event on the status ConfigMap (upstream's ``LogRecorder``). Upstream writes the
+        ConfigMap (``autoscalerStatus: Initializing``) as it starts; here it is written then
+        when an Event needs it before the first loop's status."""
+        if self.status is None:
+            await self._put_status(self.clock.now(), initializing_yaml(self.clock.now()))
         if self.status is not None:
             await self.events.event(reference_to(self.status), type_, reason, message)
 
@@ -387,6 +392,10 @@ class ClusterAutoscaler:
             for g in groups
         ]
         text = self.status_builder.build(now, groups_state, counts_of(states.get("", []), now), self.scale_down_probed)
+        await self._put_status(now, text)
+
+    async def _put_status(self, now: float, text: str) -> None:
+        """``WriteStatusConfigMap``: get (once), create or update the status ConfigMap."""
         o = self.options
         stamp = {LAST_UPDATED_ANNOTATION: last_update_format(now)}
         try:

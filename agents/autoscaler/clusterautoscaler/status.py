@@ -40,6 +40,7 @@ __all__ = [
     "GroupState",
     "StatusBuilder",
     "counts_of",
+    "initializing_yaml",
     "last_update_format",
     "rfc3339_nano",
 ]
@@ -102,6 +103,11 @@ def rfc3339_nano(t: float) -> str:
     """Go's ``time.RFC3339Nano`` in UTC: ``2023-11-24T04:28:19.000048988Z``."""
     when = _when(t)
     return when.strftime("%Y-%m-%dT%H:%M:%S") + _fraction(when) + "Z"
+
+
+def initializing_yaml(t: float) -> str:
+    """``EmptyClusterAutoscalerStatus`` as ``WriteStatusConfigMap`` writes it at start."""
+    return str(yaml.safe_dump({"time": last_update_format(t), "autoscalerStatus": "Initializing"}, sort_keys=False))
 
 
 def _node_count(c: Counts) -> dict[str, Any]:
