@@ -69,6 +69,10 @@ def test_9287_scale_down_scale_up_oscillation_on_1_34_3() -> None:
             in refused[0][3]
         )
         assert any(t < u <= t + 20 for u in ups), t  # the next loop (scanInterval 10s) scales up
+        # the replacement runs on the new node, the drained one goes: three nodes, one pod each
+        placed = [e[3] for e in events if e[1] == "Scheduled" and e[2].startswith("spread-") and t < e[0] <= t + 40]
+        assert len(placed) == 1
+        assert int(placed[0].rsplit("-", 1)[1]) >= 3, placed  # workers-3 on: made after the filler's
     assert len([u for u in ups if u > first_up]) == len(drains)
     assert counters["scaleDowns"] == len(drains)
     assert counters["scaleUps"] == len(drains) + 1
