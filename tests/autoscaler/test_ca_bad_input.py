@@ -64,6 +64,36 @@ CASES = [
         f'{P}.nodeGroups[0].name: the group\'s node names small-<i> would clash with node "small-0" of nodes[0]',
         id="node-name-clash",
     ),
+    pytest.param(
+        ("expander: least-waste", "expander: least-waste\n    balancingLabels: [a, 'b c']"),
+        f"{P}.balancingLabels[1]: expected a label key",
+        id="bad-balancing-label",
+    ),
+    pytest.param(
+        ("expander: least-waste", "expander: least-waste\n    balancingLabels: [tier]\n    balancingIgnoreLabels: [x]"),
+        f"{P}.balancingLabels: balancingLabels cannot be combined with balancingIgnoreLabels",
+        id="balancing-label-and-ignore-label",
+    ),
+    pytest.param(
+        ("expander: least-waste", "expander: least-waste\n    maxFreeDifferenceRatio: -0.1"),
+        f"{P}.maxFreeDifferenceRatio",
+        id="negative-ratio",
+    ),
+    pytest.param(
+        ("expander: least-waste", "expander: least-waste\n    balanceSimilarNodeGroups: yes-please"),
+        f"{P}.balanceSimilarNodeGroups",
+        id="balance-not-bool",
+    ),
+    pytest.param(
+        ("least-waste", "least-waste\n    balanceSimilarNodeGroups: true\n    balancingLabels: [x]"),
+        "",
+        id="good-balancing",
+    ),
+    pytest.param(
+        ("least-waste", "least-waste\n    removalSimulation: 1.34.3"),
+        f'{P}.removalSimulation: expected "taintedGhostNode", "removeNode" or "keepNode", got "1.34.3"',
+        id="unknown-removal-simulation",
+    ),
     pytest.param(("scan", "scan"), "", id="good"),
 ]
 
@@ -101,6 +131,13 @@ def test_defaults_are_upstreams() -> None:
         True,
     )
     assert ca.priorities == {"10": ["small"], "20": ["big-.*"]}
+    # processors/nodegroupset: off by default, config.NewDefaultNodeGroupDifferenceRatios
+    assert (ca.balance_similar_node_groups, ca.balancing_ignore_labels, ca.balancing_labels) == (False, [], [])
+    assert (ca.memory_difference_ratio, ca.max_allocatable_difference_ratio, ca.max_free_difference_ratio) == (
+        0.015,
+        0.05,
+        0.05,
+    )
     g = ca.node_groups[0]
     assert (g.name, g.min_size, g.max_size, g.price_per_hour) == ("small", 0, 5, 0.096)
     assert (g.provision_delay.mean, g.provision_delay.jitter) == (45.0, 15.0)

@@ -9,6 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from emulator.app.scenario.loader import load_scenario, load_scenario_text
 from emulator.app.scenario.runner import RunOptions, RunResult, run_scenario
 from emulator.base.apiserver.server import WriteRecord
@@ -69,7 +71,8 @@ def test_shipped_scenario_scales_up_then_down() -> None:
     drained = [e for e in ca if e[1] == "ScaleDown" and e[4].startswith("Scale-down: removing node")]
     assert len(empty) == 3
     assert len(drained) == 1
-    assert "utilization: 0.45, pods to reschedule: default/web-" in drained[0][4]
+    # utilization.Info printed with %v: {CpuUtil MemUtil GpuUtil DynamicResourceUtil ResourceName Utilization}
+    assert "utilization: {0.45 0.125 0 0 cpu 0.45}, pods to reschedule: default/web-" in drained[0][4]
     evicted = [e for e in events if e[1] == "ScaleDown" and e[2] == "Pod"]
     assert [e[4] for e in evicted] == ["deleting pod for node scale down"]
     deleted = {name: t for t, verb, name in nodes if verb == "delete"}
@@ -160,3 +163,110 @@ def test_same_seed_same_trace() -> None:
     a = run_scenario(load_scenario(path)).trace_hash
     b = run_scenario(load_scenario(path)).trace_hash
     assert a == b
+
+
+ZONES = """name: ca-balance
+kubelet: {{heartbeatInterval: 10s}}
+autoscaling:
+  clusterAutoscaler:
+    balanceSimilarNodeGroups: {balance}
+    balancingIgnoreLabels: [kwok-nodegroup]
+    expander: most-pods
+    nodeGroups:
+{groups}
+steps:
+  - createPods:
+      count: 6
+      namePrefix: p
+      template: {{spec: {{containers: [{{name: c, image: busybox, resources: {{requests: {{cpu: 1500m}}}}}}]}}}}
+  - sleep: 2m
+"""
+GROUP = """      - name: {name}
+        maxSize: {max}
+        provisionDelay: {{mean: 30s}}
+        template:
+          metadata: {{labels: {{topology.kubernetes.io/zone: {name}, tier: {tier}}}}}
+          status: {{capacity: {{cpu: "{cpu}", memory: 4Gi, pods: "110"}}}}
+"""
+
+
+def _zones(balance: bool, *groups: tuple[str, int, str, str]) -> list[str]:
+    text = ZONES.format(
+        balance=str(balance).lower(),
+        groups="".join(GROUP.format(name=n, max=m, tier=t, cpu=c) for n, m, t, c in groups),
+    )
+    _, events, _ = _run(load_scenario_text(text, source="s.yaml", base_dir=ROOT))
+    return [e[4] for e in events if e[1] == "ScaledUpGroup" and "size set to" in e[4]]
+
+
+def test_balance_similar_node_groups_splits_the_scale_up() -> None:
+    """``core/scaleup/orchestrator/orchestrator.go`` ``balanceScaleUps`` with
+    ``processors/nodegroupset`` (1.34): six 1.5-CPU pods need six 2-CPU nodes; three zones'
+    groups differ only in the zone label (and the group label ``kwok-nodegroup``, which upstream's
+    kwok provider puts on its templates too: ignored through ``balancingIgnoreLabels``), so the
+    six are spread (the max of one caps it)."""
+    zones = [("zone-a", 10, "web", "2"), ("zone-b", 10, "web", "2"), ("zone-c", 1, "web", "2")]
+    assert _zones(False, *zones) == ["Scale-up: group zone-a size set to 6 instead of 0 (max: 10)"]
+    balanced = _zones(True, *zones)
+    sizes = {m.split()[2]: int(m.split()[6]) for m in balanced}  # the most-pods tie is drawn at random
+    assert sizes["zone-c"] == 1
+    assert sorted(sizes.values()) == [1, 2, 3]
+    # a different label (not an ignored one) or a different capacity: not similar
+    other = [("zone-a", 10, "web", "2"), ("zone-b", 10, "batch", "2"), ("zone-c", 10, "web", "4")]
+    assert _zones(True, *other) == ["Scale-up: group zone-a size set to 6 instead of 0 (max: 10)"]
+
+
+NEW_PODS = """name: ca-new-pods
+kubelet: {{heartbeatInterval: 10s}}
+autoscaling:
+  clusterAutoscaler:
+    nodeGroups:
+      - name: g
+        maxSize: 3
+        provisionDelay: {{mean: 30s}}
+        template: {{status: {{capacity: {{cpu: "2", memory: 4Gi, pods: "110", nvidia.com/gpu: "1"}}}}}}
+steps:
+  - at: {at}
+    createPods:
+      count: 1
+      namePrefix: p
+      template: {{spec: {{containers: [{{name: c, image: busybox, resources: {{requests: {requests}}}}}]}}}}
+  - sleep: 1m
+"""
+
+
+@pytest.mark.parametrize(
+    ("at", "requests", "first"),
+    [
+        pytest.param("5s", "{cpu: 1}", 10, id="old-enough-at-the-next-loop"),
+        pytest.param("9s", "{cpu: 1}", 20, id="less-than-2s-old-waits-a-loop"),
+        pytest.param("5s", "{cpu: 1, nvidia.com/gpu: 1}", 40, id="gpu-pod-waits-30s"),
+    ],
+)
+def test_all_pods_are_new_waits_one_iteration(at: str, requests: str, first: float) -> None:
+    """``core/static_autoscaler.go`` ``allPodsAreNew`` (1.34): no scale-up while the oldest pod
+    to help is younger than ``unschedulablePodTimeBuffer`` (2 s), or the oldest GPU pod younger
+    than ``unschedulablePodWithGpuTimeBuffer`` (30 s); loops every 10 s from the informers' sync."""
+    text = NEW_PODS.format(at=at, requests=requests)
+    _, events, _ = _run(load_scenario_text(text, source="s.yaml", base_dir=ROOT))
+    triggered = [e[0] for e in events if e[1] == "TriggeredScaleUp"]
+    assert triggered
+    assert first <= triggered[0] < first + 1
+
+
+def test_max_nodes_total_reached() -> None:
+    """``core/static_autoscaler.go`` (1.34): the Ready nodes at ``maxNodesTotal``: a Warning
+    ``MaxNodesTotalReached`` on the status ConfigMap each loop, the pods told why."""
+    text = BASE.format(provision_limit="15m", max_size=3, delay="30s", cpu="3", sleep="30s")
+    text = text.replace("    maxNodeProvisionTime", "    maxNodesTotal: 1\n    maxNodeProvisionTime")
+    text = text.replace("        minSize: 0\n", "        minSize: 1\n")
+    _, events, nodes = _run(load_scenario_text(text, source="s.yaml", base_dir=ROOT))
+    warned = [e for e in events if e[1] == "MaxNodesTotalReached"]
+    assert warned
+    assert {(e[2], e[3], e[4]) for e in warned} == {
+        ("ConfigMap", "cluster-autoscaler-status", "Max total nodes in cluster reached: 1")
+    }
+    assert {e[4] for e in events if e[1] == "NotTriggerScaleUp"} == {
+        "pod didn't trigger scale-up: max total nodes in cluster reached"
+    }
+    assert len([n for n in nodes if n[1] == "create"]) == 1  # the minSize node only

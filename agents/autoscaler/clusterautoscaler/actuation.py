@@ -7,7 +7,8 @@ One task per node (``Actuator.start``):
    again on Conflict); Event ``ScaleDown`` "marked the node as toBeDeleted/unschedulable" on the
    node, and on the status ConfigMap ``ScaleDownEmpty`` "Scale-down: removing empty node
    \"<n>\"" or ``ScaleDown`` "Scale-down: removing node <n>, utilization: <u>, pods to
-   reschedule: <ns/name,...>";
+   reschedule: <ns/name,...>" (``<u>`` the ``utilization.Info`` as Go's ``%v`` prints it:
+   ``{0.45 0.125 0 0 cpu 0.45}``);
 2. empty node: wait ``nodeDeleteDelayAfterTaint`` (5 s). Node to drain: each pod to move gets
    Event ``ScaleDown`` "deleting pod for node scale down" and is evicted through the API
    (grace: its own, capped at ``maxGracefulTerminationSec``); a 429 (a PDB refuses) is
@@ -30,7 +31,7 @@ from typing import Final
 
 from msgspec.structs import replace
 
-from agents.autoscaler.clusterautoscaler.options import AutoscalingOptions, NodeGroup
+from agents.autoscaler.clusterautoscaler.options import TO_BE_DELETED_TAINT, AutoscalingOptions, NodeGroup
 from agents.autoscaler.clusterautoscaler.scaledown import Removal
 from emulator.base.api.core import Node, Pod, Taint
 from emulator.base.api.errors import ApiError, Conflict, NotFound, TooManyRequests
@@ -41,7 +42,6 @@ from emulator.base.runtime.clock import Clock, calendar_epoch
 
 __all__ = ["EVICTION_RETRY", "POD_EVICTION_HEADROOM", "TO_BE_DELETED_TAINT", "Actuator"]
 
-TO_BE_DELETED_TAINT: Final = "ToBeDeletedByClusterAutoscaler"
 EVICTION_RETRY: Final = 10.0
 POD_EVICTION_HEADROOM: Final = 30.0
 POLL: Final = 5.0
@@ -112,7 +112,7 @@ class Actuator:
                 pods = ",".join(f"{p.metadata.namespace}/{p.metadata.name}" for p in r.pods)
                 await self.log_event(
                     "ScaleDown",
-                    f"Scale-down: removing node {name}, utilization: {r.utilization:g}, pods to reschedule: {pods}",
+                    f"Scale-down: removing node {name}, utilization: {r.util_info()}, pods to reschedule: {pods}",
                     "Normal",
                 )
                 await self._drain(r)

@@ -12,11 +12,17 @@ Every ``scanInterval`` (the first loop after the informers synced), on the infor
    non-terminal pods, plus a template node per upcoming node (target minus Ready);
 3. pods to help: unbound, not terminal nor deleted, ``PodScheduled=False`` reason
    ``Unschedulable``, older than ``newPodScaleUpDelay``, priority at least the expendable
-   cutoff (-10), not DaemonSet pods; ``filter_out_schedulable`` drops those that fit;
-4. scale-up (``scaleup``): Events ``TriggeredScaleUp`` ("pod triggered scale-up: [{g 1->3
-   (max: 10)}]") on the pods it helps, ``NotTriggerScaleUp`` ("pod didn't trigger scale-up:
-   <reasons>") on the others when no option was chosen, ``ScaledUpGroup`` on the status
-   ConfigMap; a successful scale-up ends the loop (no scale-down in it);
+   cutoff (-10), not DaemonSet pods; ``filter_out_schedulable`` drops those that fit; with
+   ``maxNodesTotal`` reached by the Ready nodes: Warning ``MaxNodesTotalReached`` ("Max total
+   nodes in cluster reached: <n>") on the ConfigMap and ``NotTriggerScaleUp`` ("... max total
+   nodes in cluster reached") on the pods, no scale-up; when they are all new
+   (``allPodsAreNew``: younger than 2 s, or a GPU pod younger than 30 s) neither scale-up nor
+   scale-down this loop;
+4. scale-up (``scaleup``; the cluster's size for ``maxNodesTotal``: Ready plus upcoming
+   nodes): Events ``TriggeredScaleUp`` ("pod triggered scale-up: [{g 1->3 (max: 10)}]") on the
+   pods it helps, ``NotTriggerScaleUp`` ("pod didn't trigger scale-up: <reasons>") on the
+   others when no option was chosen, ``ScaledUpGroup`` on the status ConfigMap; a successful
+   scale-up ends the loop (no scale-down in it);
 5. scale-down (``scaledown``, ``actuation``): the planner updates the unneeded nodes; outside
    cooldown (``scaleDownDelayAfterAdd`` since the last scale-up, ``...AfterDelete`` since the
    last deletion started — the scan interval when 0 —, ``...AfterFailure`` since the last failed
@@ -31,7 +37,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
 from msgspec.structs import replace
 
@@ -43,8 +49,10 @@ from agents.autoscaler.clusterautoscaler.scaleup import filter_out_schedulable, 
 from agents.autoscaler.clusterautoscaler.status import (
     LAST_UPDATED_ANNOTATION,
     GroupState,
+    StatusBuilder,
+    counts_of,
+    initializing_yaml,
     last_update_format,
-    status_yaml,
 )
 from emulator.base.api.config import ConfigMap
 from emulator.base.api.core import Node, Pod
@@ -58,6 +66,9 @@ from emulator.base.runtime.clock import Clock, format_duration, parse_timestamp
 __all__ = ["COMPONENT", "ClusterAutoscaler"]
 
 COMPONENT = "cluster-autoscaler"
+UNSCHEDULABLE_POD_TIME_BUFFER: Final = 2.0
+UNSCHEDULABLE_POD_WITH_GPU_TIME_BUFFER: Final = 30.0
+GPU: Final = "nvidia.com/gpu"
 
 
 def _ready(node: Node) -> bool:
@@ -114,7 +125,12 @@ class ClusterAutoscaler:
         self.backoff: dict[str, tuple[float, float]] = {}
         """Group -> (backed off until, the backoff's duration)."""
         self.last_scale_up = self.last_delete = self.last_fail = -1e18
+        self.backoff_errors: dict[str, str] = {}
+        """Group -> its backoff's error message (``ScaleUpTimedOut``)."""
         self.status: ConfigMap | None = None
+        self.status_builder = StatusBuilder()
+        self.scale_down_probed: float | None = None
+        """When the planner last updated the unneeded nodes (``lastScaleDownUpdateTime``)."""
         self.loops = 0
         self._tg: asyncio.TaskGroup | None = None
 
@@ -136,7 +152,11 @@ class ClusterAutoscaler:
     # --- events -------------------------------------------------------------------------------
 
     async def log_event(self, reason: str, message: str, type_: str = "Normal") -> None:
-        """An Event on the status ConfigMap (upstream's ``LogRecorder``)."""
+        """An Event on the status ConfigMap (upstream's ``LogRecorder``). Upstream writes the
+        ConfigMap (``autoscalerStatus: Initializing``) as it starts; here it is written then
+        when an Event needs it before the first loop's status."""
+        if self.status is None:
+            await self._put_status(self.clock.now(), initializing_yaml(self.clock.now()))
         if self.status is not None:
             await self.events.event(reference_to(self.status), type_, reason, message)
 
@@ -176,6 +196,9 @@ class ClusterAutoscaler:
                 duration = self.options.initial_node_group_backoff if previous is None else previous[1] * 2
                 duration = min(duration, self.options.max_node_group_backoff)
                 self.backoff[g.id] = (now + duration, duration)
+                self.backoff_errors[g.id] = (
+                    f"Scale-up timed out for node group {g.id} after {format_duration(now - since)}"
+                )
 
     def _pods_to_help(self, pods: list[Pod]) -> list[Pod]:
         now, o = self.clock.now(), self.options
@@ -210,16 +233,53 @@ class ClusterAutoscaler:
         ready_nodes = [n for n in nodes if _ready(n)]
         live = [p for p in pods if p.spec.node_name and p.status.phase not in ("Succeeded", "Failed")]
         self.sim.reset(ready_nodes, live)
+        upcoming = 0
         for g in groups:
-            for i in range(max(0, g.target_size() - ready.get(g.id, 0))):
+            count = max(0, g.target_size() - ready.get(g.id, 0))
+            upcoming += count
+            for i in range(count):
                 self.sim.add_node(sanitized_node(g.template_node(), f"template-node-for-{g.id}-upcoming-{i}"))
         to_help = filter_out_schedulable(self.sim, self._pods_to_help(pods))
-        if to_help and await self._scale_up(to_help, groups, len(nodes)):
+        limit = self.options.max_nodes_total
+        new_pods = False
+        if not to_help:
+            pass
+        elif limit and len(ready_nodes) >= limit:
+            await self._max_nodes_total_reached(to_help)
+        elif self._all_pods_new(to_help):
+            new_pods = True
+        elif await self._scale_up(to_help, groups, len(ready_nodes) + upcoming):
             await self._write_status(groups, registered, ready, nodes, group_of)
             return
         if self.options.scale_down_enabled:
-            await self._scale_down(ready_nodes, group_of, by_id)
+            await self._scale_down(ready_nodes, group_of, by_id, disabled_for_loop=new_pods)
         await self._write_status(groups, registered, ready, nodes, group_of)
+
+    async def _max_nodes_total_reached(self, pods: list[Pod]) -> None:
+        """``ScaleUpLimitedByMaxNodesTotal``: the Ready nodes reached ``maxNodesTotal``."""
+        await self.log_event(
+            "MaxNodesTotalReached", f"Max total nodes in cluster reached: {self.options.max_nodes_total}", "Warning"
+        )
+        for pod in pods:
+            await self.events.event(
+                reference_to(pod),
+                "Normal",
+                "NotTriggerScaleUp",
+                "pod didn't trigger scale-up: max total nodes in cluster reached",
+            )
+
+    def _all_pods_new(self, pods: list[Pod]) -> bool:
+        """``allPodsAreNew``: the oldest pod to help was created less than 2 s ago, or the oldest
+        one requesting ``nvidia.com/gpu`` less than 30 s ago: no scale-up this loop ("waiting one
+        iteration for more", ``ScaleUpInCooldown``), and no scale-down either."""
+        now = self.clock.now()
+        created = [(parse_timestamp(p.metadata.creation_timestamp), p) for p in pods if p.metadata.creation_timestamp]
+        if not created:
+            return False
+        if min(t for t, _ in created) + UNSCHEDULABLE_POD_TIME_BUFFER > now:
+            return True
+        gpu = [t for t, p in created if any(GPU in c.resources.requests for c in p.spec.containers)]
+        return bool(gpu) and min(gpu) + UNSCHEDULABLE_POD_WITH_GPU_TIME_BUFFER > now
 
     async def _scale_up(self, to_help: list[Pod], groups: list[NodeGroup], node_count: int) -> bool:
         status = scale_up(
@@ -269,7 +329,14 @@ class ClusterAutoscaler:
     def _failed(self) -> None:
         self.last_fail = self.clock.now()
 
-    async def _scale_down(self, ready_nodes: list[Node], group_of: dict[str, str], by_id: dict[str, NodeGroup]) -> None:
+    async def _scale_down(
+        self,
+        ready_nodes: list[Node],
+        group_of: dict[str, str],
+        by_id: dict[str, NodeGroup],
+        *,
+        disabled_for_loop: bool = False,
+    ) -> None:
         deleting = self.actuator.deleting
         candidates = [
             (n, group_of[n.metadata.name])
@@ -280,7 +347,8 @@ class ClusterAutoscaler:
         ]
         real = {n.metadata.name for n in ready_nodes}
         self.planner.update(self.sim, candidates, real.__contains__, self.pdbs.objects(), self.clock.now())
-        if self._in_cooldown() or self._tg is None:
+        self.scale_down_probed = self.clock.now()
+        if disabled_for_loop or self._in_cooldown() or self._tg is None:
             return
         sizes = {gid: g.target_size() - sum(1 for n in deleting if group_of.get(n) == gid) for gid, g in by_id.items()}
         empty, drain = self.planner.nodes_to_delete(
@@ -300,27 +368,34 @@ class ClusterAutoscaler:
         group_of: dict[str, str],
     ) -> None:
         now = self.clock.now()
-        counts: dict[str, int] = {}
+        candidates: dict[str, int] = {}
         for name in self.planner.unneeded:
             gid = group_of.get(name, "")
-            counts[gid] = counts.get(gid, 0) + 1
-        states = [
+            candidates[gid] = candidates.get(gid, 0) + 1
+        states: dict[str, list[tuple[bool, float]]] = {}
+        for n in nodes:
+            created = n.metadata.creation_timestamp
+            states.setdefault(group_of.get(n.metadata.name, ""), []).append(
+                (_ready(n), parse_timestamp(created) if created else now)
+            )
+        groups_state = [
             GroupState(
                 g.id,
-                registered.get(g.id, 0),
-                ready.get(g.id, 0),
+                counts_of(states.get(g.id, []), now, g.target_size()),
                 g.target_size(),
                 g.min_size,
                 g.max_size,
-                counts.get(g.id, 0),
-                "Scale-up timed out for node group" if self._in_backoff(g.id) else "",
+                candidates.get(g.id, 0),
+                g.id in self.requests and g.target_size() > registered.get(g.id, 0),
+                self.backoff_errors.get(g.id, "") if self._in_backoff(g.id) else "",
             )
             for g in groups
         ]
-        others = [n for n in nodes if n.metadata.name not in group_of]
-        text = status_yaml(
-            now, states, len(self.planner.unneeded), {"total": len(others), "ready": sum(map(_ready, others))}
-        )
+        text = self.status_builder.build(now, groups_state, counts_of(states.get("", []), now), self.scale_down_probed)
+        await self._put_status(now, text)
+
+    async def _put_status(self, now: float, text: str) -> None:
+        """``WriteStatusConfigMap``: get (once), create or update the status ConfigMap."""
         o = self.options
         stamp = {LAST_UPDATED_ANNOTATION: last_update_format(now)}
         try:

@@ -16,7 +16,9 @@ __all__ = [
     "CONFIG_NAMESPACE",
     "COUNTERS",
     "NODE_GROUP_LABEL",
+    "REMOVAL_SIMULATIONS",
     "STATUS_CONFIG_MAP_NAME",
+    "TO_BE_DELETED_TAINT",
     "AutoscalingOptions",
     "CloudProvider",
     "NodeGroup",
@@ -25,6 +27,12 @@ __all__ = [
 NODE_GROUP_LABEL: Final = "kwok-nodegroup"
 """The label naming a node's group, as Cluster Autoscaler's kwok cloud provider reads it
 (``nodegroups.fromNodeLabelKey``)."""
+TO_BE_DELETED_TAINT: Final = "ToBeDeletedByClusterAutoscaler"
+"""``taints.ToBeDeletedTaint``: the NoSchedule taint on a node being scaled down."""
+REMOVAL_SIMULATIONS: Final = ("taintedGhostNode", "removeNode", "keepNode")
+"""How the scale-down simulation treats the node it removes (``RemovalSimulator.findPlaceFor``),
+release by release: ``taintedGhostNode`` 1.34.4 on (kubernetes/autoscaler#9288, #9559),
+``removeNode`` 1.32.3 to 1.34.3 (#8164), ``keepNode`` before (1.32.2). Not an upstream flag."""
 STATUS_CONFIG_MAP_NAME: Final = "cluster-autoscaler-status"
 CONFIG_NAMESPACE: Final = "kube-system"
 COUNTERS: Final = ("scaleUps", "scaleDowns", "nodesCreated", "nodesRemoved", "podsDisrupted")
@@ -62,6 +70,17 @@ class AutoscalingOptions:
     expendable_pods_priority_cutoff: int = -10
     initial_node_group_backoff: float = 300.0
     max_node_group_backoff: float = 1800.0
+    removal_simulation: str = "taintedGhostNode"
+    """One of ``REMOVAL_SIMULATIONS``: which releases' scale-down simulation to emulate."""
+    balance_similar_node_groups: bool = False
+    """Split a scale-up between the chosen group and the ones similar to it (``nodegroupset``)."""
+    balancing_ignore_labels: tuple[str, ...] = ()
+    """``--balancing-ignore-label``: labels left out of the comparison, besides the basic ones."""
+    balancing_labels: tuple[str, ...] = ()
+    """``--balancing-label``: when set, groups are similar when these labels are equal (only)."""
+    memory_difference_ratio: float = 0.015
+    max_allocatable_difference_ratio: float = 0.05
+    max_free_difference_ratio: float = 0.05
     status_config_map_name: str = STATUS_CONFIG_MAP_NAME
     config_namespace: str = CONFIG_NAMESPACE
 

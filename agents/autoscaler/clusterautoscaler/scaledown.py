@@ -15,6 +15,14 @@ Every loop (``Planner.update``), for each Ready node of a node group not already
    move is placed on another real node (not one already planned away, not the candidate) with
    the scheduler's filters; one that fits nowhere makes it ``NoPlaceToMovePods``. A removable
    node's moves stay in the snapshot for the next candidates, and its pods' PDBs are charged.
+   While its pods are placed the candidate is, by ``removalSimulation`` (the release emulated):
+   ``taintedGhostNode`` (1.34.4 on, kubernetes/autoscaler#9288): a pod-less copy tainted
+   ``ToBeDeletedByClusterAutoscaler:NoSchedule``, as the drain leaves it: a topology domain
+   still for spread constraints with ``nodeTaintsPolicy: Ignore`` (the default), none with
+   ``Honor``; ``removeNode`` (1.32.3 to 1.34.3, #8164): gone, no domain at all, so the
+   simulation approves moves the scheduler refuses while the node drains (#9287);
+   ``keepNode`` (up to 1.32.2): there, untainted and empty, a domain for every policy (#8162).
+   On success the node leaves the snapshot (``keepNode``: it stays).
 3. unneeded since: the first loop it was removable (kept while it stays so).
 
 As upstream: a node found unremovable by the simulation (``BlockedByPod``,
@@ -39,10 +47,11 @@ from typing import Any, Final
 from msgspec.structs import replace
 
 from agents.autoscaler.clusterautoscaler.drain import RemainingPdbs, pods_to_move
-from agents.autoscaler.clusterautoscaler.options import AutoscalingOptions
-from emulator.base.api.core import Node, Pod
+from agents.autoscaler.clusterautoscaler.options import TO_BE_DELETED_TAINT, AutoscalingOptions
+from emulator.base.api.core import Node, Pod, Taint
 from emulator.base.api.policy import PodDisruptionBudget
 from emulator.base.api.resources import node_allocatable, pod_requests
+from emulator.base.runtime.clock import calendar_epoch
 
 __all__ = ["SCALE_DOWN_DISABLED_ANNOTATION", "Planner", "Removal", "utilization"]
 
@@ -59,21 +68,41 @@ class Removal:
     """Pods to move (evicted at the drain)."""
     daemons: list[Pod] = field(default_factory=list)
     utilization: float = 0.0
+    cpu_util: float = 0.0
+    mem_util: float = 0.0
 
     @property
     def name(self) -> str:
         return self.node.metadata.name
 
+    def util_info(self) -> str:
+        """``utilization.Info`` as Go's ``%v`` prints it (``{CpuUtil MemUtil GpuUtil
+        DynamicResourceUtil ResourceName Utilization}``), as the ScaleDown event shows it."""
+        name = "cpu" if self.cpu_util > self.mem_util else "memory"
+        return f"{{{_go_float(self.cpu_util)} {_go_float(self.mem_util)} 0 0 {name} {_go_float(self.utilization)}}}"
 
-def utilization(node: Node, pods: Sequence[Pod]) -> float:
-    """``utilization.Calculate`` for cpu and memory: the higher ratio of requests to allocatable."""
+
+def _go_float(x: float) -> str:
+    """Go's ``%v`` of a float64 (the shortest form; no ``.0`` on whole numbers)."""
+    text = repr(float(x))
+    return text[:-2] if text.endswith(".0") else text
+
+
+def utilization_parts(node: Node, pods: Sequence[Pod]) -> tuple[float, float]:
+    """``utilization.Calculate``'s cpu and memory ratios of requests to allocatable."""
     alloc = node_allocatable(node)
     used = {"cpu": 0, "memory": 0}
     for p in pods:
         req = pod_requests(p)
         for r in used:
             used[r] += req.get(r, 0)
-    return max((used[r] / alloc[r] if alloc.get(r, 0) > 0 else 0.0) for r in used)
+    cpu, mem = ((used[r] / alloc[r] if alloc.get(r, 0) > 0 else 0.0) for r in used)
+    return cpu, mem
+
+
+def utilization(node: Node, pods: Sequence[Pod]) -> float:
+    """``utilization.Calculate`` for cpu and memory: the higher ratio of requests to allocatable."""
+    return max(utilization_parts(node, pods))
 
 
 class Planner:
@@ -120,7 +149,8 @@ class Planner:
                     continue
                 info = sim.node_info(name)
                 pods = [pi.pod for pi in info.pods] if info is not None else []
-                util = utilization(node, pods)
+                cpu_util, mem_util = utilization_parts(node, pods)
+                util = max(cpu_util, mem_util)
                 if util > o.scale_down_utilization_threshold:
                     self.unremovable[name] = "NotUnderutilized"
                     continue
@@ -139,13 +169,13 @@ class Planner:
                 def destination(n: str, name: str = name) -> bool:
                     return real(n) and n != name and n not in away
 
-                if not self._simulate(sim, name, move, destination):
+                if not self._simulate(sim, name, move, destination, now):
                     self.unremovable[name] = "NoPlaceToMovePods"
                     self.recheck[name] = now + o.unremovable_node_recheck_timeout
                     continue
                 away.add(name)
                 remaining.take(move)
-                removable[name] = Removal(node, group, move, daemons, util)
+                removable[name] = Removal(node, group, move, daemons, util, cpu_util, mem_util)
         finally:
             sim.revert()
         self.unneeded = {
@@ -158,15 +188,30 @@ class Planner:
         loops = max(self.options.scale_down_unneeded_time, self.options.scan_interval) / self.options.scan_interval
         return min(len(self.unneeded) + 2 * n, n * int(loops) + n)
 
-    @staticmethod
-    def _simulate(sim: Any, name: str, move: Sequence[Pod], destination: Callable[[str], bool]) -> bool:
+    def _simulate(
+        self, sim: Any, name: str, move: Sequence[Pod], destination: Callable[[str], bool], now: float
+    ) -> bool:
+        """``findPlaceFor``: the pods off the node, the node as ``removalSimulation`` says
+        (module docstring), each pod placed elsewhere; on success the node leaves the snapshot
+        (but with ``keepNode``) and the moves stay."""
+        mode = self.options.removal_simulation
         sim.fork()
         for p in move:
             sim.remove_pod(p, name)
+        if mode != "keepNode":
+            info = sim.node_info(name)
+            sim.remove_node(name)
+            if mode == "taintedGhostNode" and info is not None and info.node is not None:
+                node: Node = info.node
+                stamp = str(int(calendar_epoch().timestamp() + now))
+                taint = Taint(key=TO_BE_DELETED_TAINT, value=stamp, effect="NoSchedule")
+                sim.add_node(replace(node, spec=replace(node.spec, taints=[*node.spec.taints, taint])))
         for p in move:  # as a new pod: upstream clears spec.nodeName before the simulation
             if sim.schedule_anywhere(replace(p, spec=replace(p.spec, node_name="")), destination) is None:
                 sim.revert()
                 return False
+        if mode == "taintedGhostNode":
+            sim.remove_node(name)
         sim.commit()
         return True
 

@@ -10,11 +10,14 @@ placed there and needs no scale-up (upstream: "pods that would fit on existing n
 for each node group, in the cloud's order: skipped when in backoff ("in backoff after failed
 scale-up"), at its max size ("max node group size reached"); else each equivalence group's
 exemplar is checked on a template node (a group that does not fit is *rejected* with the
-failing predicates' reasons), the binpacking estimator sizes the option for the fitting ones;
-the expander chain picks one; the new size is capped by the group's max and
-``maxNodesTotal``. The status carries the pods that triggered it, the groups' sizes (upstream's
-``ScaleUpInfo``, printed ``{group 1->3 (max: 10)}``), and, for every pod no option helps, its
-reasons ("pod didn't trigger scale-up: 2 max node group size reached, 1 Insufficient cpu",
+failing predicates' reasons), the binpacking estimator sizes the option for the fitting ones
+(at most the room of the group and of its similar groups, and ``maxNodesTotal``'s); the
+expander chain picks one; ``balance_scale_up`` splits its nodes between the group and, with
+``balanceSimilarNodeGroups``, the groups similar to it (``nodegroupset``: valid for a scale-up,
+every pod group fitting the chosen one fitting them too), each capped at its max. The status
+carries the pods that triggered it, the groups' sizes (upstream's ``ScaleUpInfo``, printed
+``{group 1->3 (max: 10)}``), and, for every pod no option helps, its reasons ("pod didn't
+trigger scale-up: 2 max node group size reached, 1 Insufficient cpu",
 reasons sorted here: upstream iterates a map).
 """
 
@@ -29,6 +32,16 @@ import msgspec
 
 from agents.autoscaler.clusterautoscaler.estimator import estimate, sanitized_node
 from agents.autoscaler.clusterautoscaler.expander import Option, best_option
+from agents.autoscaler.clusterautoscaler.nodegroupset import (
+    Comparator,
+    DifferenceRatios,
+    NodeInfo,
+    ScaleUpInfo,
+    balance_scale_up,
+    find_similar_node_groups,
+    generic_comparator,
+    label_comparator,
+)
 from agents.autoscaler.clusterautoscaler.options import AutoscalingOptions, NodeGroup
 from emulator.base.api.codec import enc_hook
 from emulator.base.api.core import Pod
@@ -42,22 +55,12 @@ __all__ = [
     "pod_groups",
     "reasons_message",
     "scale_up",
+    "similar_node_groups",
 ]
 
 BACKOFF_REASON: Final = "in backoff after failed scale-up"
 MAX_LIMIT_REACHED_REASON: Final = "max node group size reached"
 MAX_TOTAL_REACHED: Final = "max total nodes in cluster reached"
-
-
-@dataclass(frozen=True, slots=True)
-class ScaleUpInfo:
-    group: str
-    current: int
-    new: int
-    max: int
-
-    def __str__(self) -> str:
-        return f"{{{self.group} {self.current}->{self.new} (max: {self.max})}}"
 
 
 @dataclass(slots=True)
@@ -130,6 +133,46 @@ def _check_on_template(sim: Any, pod: Pod, group: NodeGroup) -> list[str]:
         sim.revert()
 
 
+def _comparator(o: AutoscalingOptions) -> Comparator:
+    """``main.go``: the label comparator with ``--balancing-label``, else the generic one."""
+    if o.balancing_labels:
+        return label_comparator(o.balancing_labels)
+    ratios = DifferenceRatios(
+        o.memory_difference_ratio, o.max_allocatable_difference_ratio, o.max_free_difference_ratio
+    )
+    return generic_comparator(o.balancing_ignore_labels, ratios)
+
+
+def similar_node_groups(
+    groups: Sequence[NodeGroup], schedulable: dict[str, list[list[Pod]]], options: AutoscalingOptions
+) -> dict[str, list[NodeGroup]]:
+    """``ComputeSimilarNodeGroups`` for each group with pods to help: the groups the comparator
+    finds similar to it among those valid for a scale-up (not backed off, below their max:
+    the keys of ``schedulable``) on which every pod group that fits the group fits too."""
+    if not options.balance_similar_node_groups:
+        return {}
+    compare = _comparator(options)
+    infos = {g.id: NodeInfo(sanitized_node(g.template_node(), f"template-node-for-{g.id}")) for g in groups}
+    by_id = {g.id: g for g in groups}
+    out: dict[str, list[NodeGroup]] = {}
+    for g in groups:
+        mine = schedulable.get(g.id)
+        if not mine:
+            continue
+        exemplars = [id(pods[0]) for pods in mine]
+        similar = []
+        for other in find_similar_node_groups(compare, g.id, list(by_id), infos):
+            theirs = schedulable.get(other)
+            if theirs is not None and set(exemplars) <= {id(pods[0]) for pods in theirs}:
+                similar.append(by_id[other])
+        out[g.id] = similar
+    return out
+
+
+def _room(group: NodeGroup) -> int:
+    return max(0, group.max_size - group.target_size())
+
+
 def scale_up(
     sim: Any,
     pods: Sequence[Pod],
@@ -146,7 +189,8 @@ def scale_up(
     if options.max_nodes_total and node_count >= options.max_nodes_total:
         remaining = [(p, {"": [MAX_TOTAL_REACHED]}) for g in pod_lists for p in g]
         return ScaleUpStatus(result="LimitedByMaxNodesTotal", remaining=remaining)
-    candidates: list[Option] = []
+    valid: list[NodeGroup] = []
+    schedulable: dict[str, list[list[Pod]]] = {}
     for group in groups:
         target = group.target_size()
         skip = BACKOFF_REASON if in_backoff(group.id) else MAX_LIMIT_REACHED_REASON if target >= group.max_size else ""
@@ -154,6 +198,7 @@ def scale_up(
             for r in reasons:
                 r[group.id] = [skip]
             continue
+        valid.append(group)
         fitting: list[list[Pod]] = []
         for i, g in enumerate(pod_lists):
             rejected = _check_on_template(sim, g[0], group)
@@ -161,9 +206,15 @@ def scale_up(
                 reasons[i][group.id] = rejected
             else:
                 fitting.append(g)
+        schedulable[group.id] = fitting
+    similar = similar_node_groups(valid, schedulable, options)
+    candidates: list[Option] = []
+    for group in valid:
+        fitting = schedulable[group.id]
         if not fitting:
             continue
-        limit = group.max_size - target
+        # the limiter's sngCapacityThreshold: the room of the group and of its similar groups
+        limit = _room(group) + sum(_room(s) for s in similar.get(group.id, []))
         if options.max_nodes_total:
             limit = min(limit, options.max_nodes_total - node_count)
         count, placed = estimate(sim, fitting, group.template_node(), group.id, limit)
@@ -174,12 +225,12 @@ def scale_up(
     if best is None:
         remaining = [(p, reasons[i]) for i, g in enumerate(pod_lists) for p in g]
         return ScaleUpStatus(remaining=remaining)
-    group = next(g for g in groups if g.id == best.group)
-    target = group.target_size()
-    new = min(target + best.node_count, group.max_size)
+    group = next(g for g in valid if g.id == best.group)
+    new_nodes = best.node_count
     if options.max_nodes_total:
-        new = min(new, target + options.max_nodes_total - node_count)
+        new_nodes = min(new_nodes, options.max_nodes_total - node_count)
+    members = [group, *similar.get(group.id, [])]
+    infos = balance_scale_up([(g.id, g.target_size(), g.max_size) for g in members], new_nodes)
     helped = {id(p) for p in best.pods}
     remaining = [(p, reasons[i]) for i, g in enumerate(pod_lists) for p in g if id(p) not in helped]
-    info = ScaleUpInfo(group.id, target, new, group.max_size)
-    return ScaleUpStatus(result="Successful", infos=[info], triggered=list(best.pods), remaining=remaining)
+    return ScaleUpStatus(result="Successful", infos=infos, triggered=list(best.pods), remaining=remaining)

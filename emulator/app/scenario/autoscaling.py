@@ -154,6 +154,13 @@ def _options(config: ClusterAutoscalerConfig) -> Any:
         max_nodes_total=config.max_nodes_total,
         skip_nodes_with_system_pods=config.skip_nodes_with_system_pods,
         skip_nodes_with_local_storage=config.skip_nodes_with_local_storage,
+        removal_simulation=config.removal_simulation,
+        balance_similar_node_groups=config.balance_similar_node_groups,
+        balancing_ignore_labels=tuple(config.balancing_ignore_labels),
+        balancing_labels=tuple(config.balancing_labels),
+        memory_difference_ratio=config.memory_difference_ratio,
+        max_allocatable_difference_ratio=config.max_allocatable_difference_ratio,
+        max_free_difference_ratio=config.max_free_difference_ratio,
     )
 
 

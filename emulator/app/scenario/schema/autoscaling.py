@@ -14,6 +14,14 @@
         scaleDownDelayAfterDelete: 0s      # 0: the scan interval (upstream's default)
         scaleDownDelayAfterFailure: 3m
         maxNodeProvisionTime: 15m
+        removalSimulation: taintedGhostNode  # not a flag: the release whose scale-down simulation
+                                           # to emulate: taintedGhostNode (1.34.4 on) | removeNode
+                                           # (1.32.3 to 1.34.3) | keepNode (up to 1.32.2)
+        balanceSimilarNodeGroups: false    # upstream --balance-similar-node-groups
+        balancingIgnoreLabels: []          # --balancing-ignore-label (besides zone, hostname, ...);
+                                           # the groups' nodes carry kwok-nodegroup: <group>, as
+                                           # upstream's kwok provider's do: list it to balance
+        balancingLabels: []                # --balancing-label (compare only these)
         nodeGroups:
           - name: small
             minSize: 0
@@ -24,7 +32,8 @@
 
 Every default is upstream's (``cluster-autoscaler/config/autoscaling_options.go`` and the
 flags of ``main.go``, 1.34). ``autoscaling_problems`` holds the checks across fields (``minSize``
-above ``maxSize``, group names twice, expander names, priority regexes); the loader reports
+above ``maxSize``, group names twice, expander names, priority regexes, balancing label keys,
+``balancingLabels`` with ``balancingIgnoreLabels``); the loader reports
 the first. Pure declarations: the runner's cloud provider is ``emulator/app/scenario/autoscaling.py``.
 """
 
@@ -32,16 +41,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import Annotated, Any, Final
+from typing import Annotated, Any, Final, Literal
 
 import msgspec
 
 from emulator.app.scenario.limits import MAX_GROUP_NODES
-from emulator.app.scenario.schema.base import Delay, Duration, NonNegativeInt, PositiveDuration, Spec
+from emulator.app.scenario.schema.base import Delay, Duration, NonNegativeInt, PositiveDuration, Probability, Spec
 from emulator.app.scenario.schema.cluster import NodeGroup
 from emulator.app.scenario.schema.steps import Create, CreateNodes
 from emulator.base.api.codec import ApiObject
 from emulator.base.api.core import Node
+from emulator.base.api.labels import qualified_name_errors
 
 __all__ = [
     "EXPANDERS",
@@ -93,6 +103,18 @@ class ClusterAutoscalerConfig(Spec, frozen=True, kw_only=True):
     """0: no limit."""
     skip_nodes_with_system_pods: bool = True
     skip_nodes_with_local_storage: bool = True
+    removal_simulation: Literal["taintedGhostNode", "removeNode", "keepNode"] = "taintedGhostNode"
+    """Not an upstream flag: which releases' scale-down simulation to emulate (the node being
+    removed as a tainted pod-less copy, 1.34.4 on; gone, 1.32.3 to 1.34.3; kept, before)."""
+    balance_similar_node_groups: bool = False
+    """Upstream ``--balance-similar-node-groups``: split scale-ups between similar groups."""
+    balancing_ignore_labels: list[str] = []
+    """``--balancing-ignore-label`` (repeatable): labels not compared, besides the basic ones."""
+    balancing_labels: list[str] = []
+    """``--balancing-label`` (repeatable): compare only these labels."""
+    memory_difference_ratio: Probability = 0.015
+    max_allocatable_difference_ratio: Probability = 0.05
+    max_free_difference_ratio: Probability = 0.05
     node_groups: Annotated[list[CANodeGroup], msgspec.Meta(min_length=1)]
 
 
@@ -173,6 +195,13 @@ def autoscaling_problems(scenario: Any, path: str) -> Iterator[tuple[str, str]]:
                 yield f"{p}.priorities.{key}[{j}]", f"expected a regular expression: {err}"
     if "priority" in names and not ca.priorities:
         yield f"{p}.priorities", "the priority expander needs priorities, e.g. {10: [groupA]}"
+    balancing = (("balancingIgnoreLabels", ca.balancing_ignore_labels), ("balancingLabels", ca.balancing_labels))
+    for key, labels in balancing:
+        for j, label in enumerate(labels):
+            for problem in qualified_name_errors(label):
+                yield f"{p}.{key}[{j}]", f"expected a label key: {problem}"
+    if ca.balancing_labels and ca.balancing_ignore_labels:
+        yield f"{p}.balancingLabels", "balancingLabels cannot be combined with balancingIgnoreLabels (upstream's flag)"
     seen: dict[str, int] = {}
     for i, g in enumerate(ca.node_groups):
         gp = f"{p}.nodeGroups[{i}]"
