@@ -34,7 +34,12 @@ store's tables hold live objects only (a delete removes the key); Events leave a
 ``eventTTL`` (``eventttl``), terminated pods by pod GC.
 
 Every write is also handed to the write listeners (trace, invariant checker, metrics)
-with its verb and the object before and after (``WriteRecord``).
+with its verb and the object before and after (``WriteRecord``). A batch of writes of one
+kind and verb at one instant (``_commit_batch``: the Lease renewals of an instant) is handed
+whole to a listener with a ``write_many(verb, kind, time, agent, writes)`` method (``writes``:
+(old, new, revision) in order; ``WriteMany``), one ``WriteRecord`` at a time to the others:
+each listener sees the same writes in the same order, only not interleaved with the other
+listeners' calls (listeners keep state of their own and do not read the store).
 """
 
 from __future__ import annotations
@@ -67,6 +72,9 @@ __all__ = [
 ]
 
 Verb = Literal["create", "update", "updateStatus", "bind", "delete", "evict"]
+WriteMany = Callable[[Verb, str, float, str, list[tuple[Any, Any, int]]], None]
+"""``write_many(verb, kind, time, agent, writes)``: a listener's batch entry (see the module
+docstring); ``writes`` are (old, new, revision), read it, never change it."""
 _NAME_CHARS: Final = "bcdfghjklmnpqrstvwxz2456789"
 
 
@@ -260,11 +268,15 @@ class Store:
             if history[0][4] < horizon and len(history) > HISTORY_LOWER_BOUND:
                 self._trim_history(now)
             published.append((old, new, rev))
-            if listeners:
-                rec = WriteRecord(rev, now, verb, kind, old, new, self.agent)
-                for fn in listeners:
-                    fn(rec)
         self.writes += len(pairs)
+        agent = self.agent
+        for fn in listeners:
+            many: WriteMany | None = getattr(fn, "write_many", None)
+            if many is not None:
+                many(verb, kind, now, agent, published)
+            else:
+                for old, new, rev in published:
+                    fn(WriteRecord(rev, now, verb, kind, old, new, agent))
         self._hub.publish_many(kind, published, now)
         return [new for _, new in pairs]
 

@@ -124,6 +124,7 @@ class Watcher:
         "label_match",
         "name",
         "namespace",
+        "namespace_only",
         "predicate",
         "unfiltered",
     )
@@ -153,6 +154,9 @@ class Watcher:
         fields the hub does not index); checked last, after the label selector."""
         self.unfiltered = namespace is None and not self.fields and label_match is None and predicate is None
         """Sees every object of its kind (``matches`` is always True): see ``WatchHub.publish``."""
+        self.namespace_only = namespace is not None and not self.fields and label_match is None and predicate is None
+        """Sees every object of its kind in ``namespace`` (an informer of one namespace: the
+        node lifecycle controller's of ``kube-node-lease``): see ``WatchHub.publish_many``."""
         self._getters = tuple((_getter(kind, key), want) for key, want in self.fields.items())
         """(read the field from an object of ``kind``, wanted value) per selected field."""
 
@@ -361,8 +365,10 @@ class WatchHub:
             return
         shared: list[WatchEvent] | None = None
         handed: list[tuple[int, int, Watcher, list[WatchEvent]]] = []
+        space: str | None = _one_namespace(writes)
         for position, w in enumerate(self._plain_lists.get(kind, [])):
-            if w.unfiltered:
+            if w.unfiltered or (w.namespace_only and w.namespace == space):
+                # every write concerns it, as a MODIFIED/ADDED/DELETED event anyone unfiltered gets
                 if shared is None:
                     shared = [
                         WatchEvent("DELETED", old, revision, time)
@@ -373,6 +379,8 @@ class WatchHub:
                 if shared:
                     handed.append((0, position, w, shared))
                 continue
+            if w.namespace_only and space is not None:
+                continue  # all the writes are in another namespace
             events: list[WatchEvent] = []
             first = -1
             for i, (old, new, revision) in enumerate(writes):
@@ -393,6 +401,20 @@ class WatchHub:
         for w in self.watchers():
             if w.allow_bookmarks and not w.channel.closed:
                 w.channel.put(WatchEvent("BOOKMARK", None, revision, time))
+
+
+def _one_namespace(writes: list[tuple[Any, Any, int]]) -> str | None:
+    """The namespace of every object of the writes (old and new), None if there are several."""
+    space: str | None = None
+    for old, new, _ in writes:
+        for obj in (old, new):
+            if obj is not None:
+                ns = obj.metadata.namespace
+                if space is None:
+                    space = ns
+                elif ns != space:
+                    return None
+    return space
 
 
 def _first_event(entry: tuple[int, int, Watcher, list[WatchEvent]]) -> tuple[int, int]:
