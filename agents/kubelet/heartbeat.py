@@ -242,7 +242,11 @@ class NodeReporter:
     def beats(due: float, reporters: list[NodeReporter]) -> None:
         """``tick(due)`` of each reporter, in order, in one pass: the ticker's group call for
         the heartbeats of one instant (1,000 kubelets beating together), with ``request``,
-        ``posting``, ``_quiet_beat`` and ``_renew_spec`` inlined."""
+        ``posting``, ``_quiet_beat`` and ``_renew_spec`` inlined; the next beats are pushed
+        together, in order, at the end (only heartbeats push onto the ticker)."""
+        again: list[NodeReporter] = []
+        again_due = 0.0
+        again_ticker: Ticker | None = None
         for r in reporters:
             ticker = r._ticker
             if ticker is None:  # the heartbeat task has ended: the kubelet stopped
@@ -282,7 +286,14 @@ class NodeReporter:
                         r._handed = (due, rest)
                         r._handback.set()
                         continue
-            ticker.push_member(due + settings.heartbeat_interval, _BEATS, r)
+            next_due = due + settings.heartbeat_interval
+            if next_due != again_due or ticker is not again_ticker:
+                if again_ticker is not None:
+                    again_ticker.push_members(again_due, _BEATS, again)
+                again, again_due, again_ticker = [], next_due, ticker
+            again.append(r)
+        if again_ticker is not None:
+            again_ticker.push_members(again_due, _BEATS, again)
 
     def _transient(self, err: Exception) -> bool:
         """Retried after an ``API_RETRY`` wait (and counted): an ApiError but a Conflict

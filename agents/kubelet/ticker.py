@@ -112,6 +112,17 @@ class Ticker:
             raise ValueError(f"{self!r} cannot take an entry due at {due!r} before its target")
         self._add(due, (group, member, True))
 
+    def push_members(self, due: float, group: Group, members: list[Any]) -> None:
+        """``push_member(due, group, m)`` for each of ``members`` in order, in one call."""
+        if not self.accepts(due):
+            raise ValueError(f"{self!r} cannot take an entry due at {due!r} before its target")
+        if not members:
+            return
+        self._add(due, (group, members[0], True))
+        bucket = self._buckets[due]
+        bucket.extend([(group, m, True) for m in members[1:]])
+        self._entries += len(members) - 1
+
     def _add(self, due: float, entry: tuple[Any, Any, bool]) -> None:
         self._entries += 1
         bucket = self._buckets.get(due)

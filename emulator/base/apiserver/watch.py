@@ -405,16 +405,9 @@ class WatchHub:
 
 def _one_namespace(writes: list[tuple[Any, Any, int]]) -> str | None:
     """The namespace of every object of the writes (old and new), None if there are several."""
-    space: str | None = None
-    for old, new, _ in writes:
-        for obj in (old, new):
-            if obj is not None:
-                ns = obj.metadata.namespace
-                if space is None:
-                    space = ns
-                elif ns != space:
-                    return None
-    return space
+    spaces = {new.metadata.namespace for _, new, _ in writes if new is not None}
+    spaces.update([old.metadata.namespace for old, _, _ in writes if old is not None])
+    return spaces.pop() if len(spaces) == 1 else None
 
 
 def _first_event(entry: tuple[int, int, Watcher, list[WatchEvent]]) -> tuple[int, int]:

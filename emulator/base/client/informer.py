@@ -154,6 +154,7 @@ class Informer:
         oracle of ``tests/client/test_informer_apply.py``."""
         store = self.store
         indices = self._indices
+        indexed = indices.funcs
         on_add = self._on_add
         on_update = self._on_update
         for ev in batch:
@@ -164,7 +165,7 @@ class Informer:
                 key = (meta.namespace, meta.name)
                 old = store.get(key)
                 store[key] = obj
-                if indices:
+                if indexed:
                     indices.update(key, old, obj)
                 if old is None:
                     for fn in on_add:
