@@ -384,6 +384,7 @@ class Store:
         allow_bookmarks: bool = False,
         buffer: int | None = None,
         predicate: Callable[[Any], bool] | None = None,
+        lazy_bookmarks: bool = False,
     ) -> Watcher:
         """Open a watch. ``resource_version`` None: new events only (a convenience of this
         in-process API); 0: the current objects first as synthetic ADDED events (upstream's
@@ -406,6 +407,7 @@ class Store:
             maxsize=(buffer or self.settings.watch_buffer) + len(initial),
             allow_bookmarks=allow_bookmarks,
             predicate=predicate,
+            lazy_bookmarks=lazy_bookmarks,
         )
         if resource_version is None:
             pass  # this in-process API's convenience: new events only

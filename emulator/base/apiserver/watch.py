@@ -122,6 +122,7 @@ class Watcher:
         "id",
         "kind",
         "label_match",
+        "lazy_bookmarks",
         "name",
         "namespace",
         "namespace_only",
@@ -140,6 +141,7 @@ class Watcher:
         maxsize: int,
         allow_bookmarks: bool,
         predicate: Callable[[Any], bool] | None = None,
+        lazy_bookmarks: bool = False,
     ) -> None:
         self.id = next(_ids)
         self.kind = kind
@@ -148,6 +150,9 @@ class Watcher:
         self.fields = dict(fields)
         self.label_match = label_match
         self.allow_bookmarks = allow_bookmarks
+        self.lazy_bookmarks = lazy_bookmarks
+        """Its BOOKMARKs go in lazily (``Channel.put_lazy``): an in-process informer, which
+        only keeps the latest one's revision, is not woken for one (``Client.watch``)."""
         self.channel: Channel[WatchEvent] = Channel(maxsize=maxsize)
         self.predicate = predicate
         """Any further test on the whole object (the HTTP door's field selectors: ``!=``, and
@@ -398,9 +403,13 @@ class WatchHub:
                 self.remove(w)
 
     def bookmark(self, revision: int, time: float) -> None:
+        ev = WatchEvent("BOOKMARK", None, revision, time)  # frozen: one for all
         for w in self.watchers():
             if w.allow_bookmarks and not w.channel.closed:
-                w.channel.put(WatchEvent("BOOKMARK", None, revision, time))
+                if w.lazy_bookmarks:
+                    w.channel.put_lazy(ev)
+                else:
+                    w.channel.put(ev)
 
 
 def _one_namespace(writes: list[tuple[Any, Any, int]]) -> str | None:
