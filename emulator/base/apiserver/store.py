@@ -45,6 +45,7 @@ listeners' calls (listeners keep state of their own and do not read the store).
 from __future__ import annotations
 
 import contextlib
+import itertools
 import random
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping
@@ -290,8 +291,14 @@ class Store:
     def _trim_history(self, now: float) -> None:
         """Drop the events older than the fresh duration, keeping at least the lower bound."""
         history, horizon = self._history, now - self._fresh
-        while len(history) > HISTORY_LOWER_BOUND and history[0][4] < horizon:
-            history.popleft()
+        n = 0  # the entries to drop, counted first (the times only grow), then dropped
+        for entry in itertools.islice(history, max(0, len(history) - HISTORY_LOWER_BOUND)):
+            if entry[4] >= horizon:
+                break
+            n += 1
+        pop = history.popleft
+        for _ in itertools.repeat(None, n):
+            pop()
 
     def _expire_events(self, now: float) -> None:
         """Delete the objects of the ``ttl`` kind (Events) whose TTL ran out (checked after every
