@@ -1,10 +1,15 @@
 """``Ticker``: one task and one heap for the periodic work of many kubelets.
 
 This module owns coalesced timers: instead of a task per node sleeping on its own event-loop
-timer, callers ``push(due, fire)`` entries onto one heap of ``(due, sequence, fire)``; the
-ticker's single task sleeps until the earliest due time and calls ``fire(due)`` for every
-entry due by then, in (due, sequence) order, that is in the order they were pushed when their
-due times are equal, as the virtual-time loop orders equal timers. Due times are kept exactly
+timer, callers ``push(due, fire)`` entries into one bucket per due time (a list, in the order
+they were pushed), the due times on one heap; the ticker's single task sleeps until the
+earliest due time and calls ``fire(due)`` for every entry due by then, in (due, push) order,
+that is in the order they were pushed when their due times are equal, as the virtual-time
+loop orders equal timers (1,000 kubelets beating at one instant are one heap entry and one
+list, not 1,000 heap entries). Entries may be members of a group (``push_member(due, group,
+member)``): a run of consecutive entries of one group in a bucket is fired in one call,
+``group(due, members)``, which must do exactly what firing each member in order would
+(``heartbeat.beats``: the heartbeats of an instant in one pass). Due times are kept exactly
 (no rounding to a tick), so every callback runs at the simulated instant its own timer would
 have fired. A callback is synchronous; it pushes its next entry itself if it wants one.
 
@@ -42,10 +47,15 @@ from typing import Any
 from emulator.base.client.leasebatch import LeaseBatch
 from emulator.base.runtime.clock import Clock
 
-__all__ = ["Fire", "Ticker", "run_inline"]
+__all__ = ["Fire", "Group", "Ticker", "run_inline"]
 
 Fire = Callable[[float], None]
 """``fire(due)``: the work of an entry due at ``due``, called at that simulated instant."""
+Group = Callable[[float, list[Any]], None]
+"""``group(due, members)``: the work of several entries due at ``due``, in their order."""
+
+_PLAIN: Any = object()
+"""The member of an entry pushed by ``push`` (fired alone, as ``fire(due)``)."""
 
 
 class Ticker:
@@ -54,8 +64,13 @@ class Ticker:
     def __init__(self, clock: Clock, name: str = "ticker") -> None:
         self._clock = clock
         self._name = name
-        self._heap: list[tuple[float, int, Fire, bool]] = []
-        self._seq = 0
+        self._heap: list[float] = []
+        """The due times of the buckets, each once."""
+        self._buckets: dict[float, list[tuple[Any, Any, bool]]] = {}
+        """due → its entries (``fire`` or group, member or ``_PLAIN``, ``batched``) in push
+        order; an entry pushed for the instant being fired joins its bucket while the ticker
+        walks it."""
+        self._entries = 0
         self._target: float | None = None
         """When the ticker's task wakes next; None while it is idle."""
         self._idle = asyncio.Event()
@@ -66,11 +81,11 @@ class Ticker:
         self.wakeups = 0
 
     def __repr__(self) -> str:
-        return f"<Ticker {self._name} entries={len(self._heap)} target={self._target!r} fired={self.fired}>"
+        return f"<Ticker {self._name} entries={self._entries} target={self._target!r} fired={self.fired}>"
 
     def statistics(self) -> dict[str, Any]:
         return {
-            "entries": len(self._heap),
+            "entries": self._entries,
             "fired": self.fired,
             "wakeups": self.wakeups,
             "leaseFlushes": self.leases.flushes,
@@ -87,14 +102,40 @@ class Ticker:
         any other entry fires with ``leases`` flushed."""
         if not self.accepts(due):
             raise ValueError(f"{self!r} cannot take an entry due at {due!r} before its target")
-        self._seq += 1
-        heapq.heappush(self._heap, (due, self._seq, fire, batched))
+        self._add(due, (fire, _PLAIN, batched))
+
+    def push_member(self, due: float, group: Group, member: Any) -> None:
+        """``push`` for a member of ``group`` (a ``batched`` entry): consecutive members of
+        one group due at one instant are fired together, ``group(due, members)``. ``group``
+        is compared by identity: pass the same function object every time."""
+        if not self.accepts(due):
+            raise ValueError(f"{self!r} cannot take an entry due at {due!r} before its target")
+        self._add(due, (group, member, True))
+
+    def push_members(self, due: float, group: Group, members: list[Any]) -> None:
+        """``push_member(due, group, m)`` for each of ``members`` in order, in one call."""
+        if not self.accepts(due):
+            raise ValueError(f"{self!r} cannot take an entry due at {due!r} before its target")
+        if not members:
+            return
+        self._add(due, (group, members[0], True))
+        bucket = self._buckets[due]
+        bucket.extend([(group, m, True) for m in members[1:]])
+        self._entries += len(members) - 1
+
+    def _add(self, due: float, entry: tuple[Any, Any, bool]) -> None:
+        self._entries += 1
+        bucket = self._buckets.get(due)
+        if bucket is None:
+            self._buckets[due] = bucket = []
+            heapq.heappush(self._heap, due)
+        bucket.append(entry)
         if self._target is None:
             self._idle.set()
 
     async def run(self) -> None:
         """Fire the entries as they fall due; runs until cancelled."""
-        heap, clock = self._heap, self._clock
+        heap, buckets, clock = self._heap, self._buckets, self._clock
         pop = heapq.heappop
         try:
             while True:
@@ -103,17 +144,32 @@ class Ticker:
                     await self._idle.wait()
                     self._idle.clear()
                     continue
-                self._target = heap[0][0]
+                self._target = heap[0]
                 await clock.sleep_until(self._target)
                 self.wakeups += 1
                 now = clock.now()
                 leases = self.leases
-                while heap and heap[0][0] <= now:
-                    due, _, fire, batched = pop(heap)
-                    self.fired += 1
-                    if not batched:
-                        leases.flush()
-                    fire(due)
+                while heap and heap[0] <= now:
+                    due = pop(heap)
+                    bucket = buckets[due]
+                    i = 0
+                    while i < len(bucket):  # entries pushed for ``due`` meanwhile join the walk
+                        fire, member, batched = bucket[i]
+                        if not batched:
+                            leases.flush()
+                        if member is _PLAIN:
+                            i += 1
+                            fire(due)
+                            continue
+                        j, n = i + 1, len(bucket)
+                        while j < n and bucket[j][0] is fire and bucket[j][1] is not _PLAIN:
+                            j += 1
+                        members = [entry[1] for entry in bucket[i:j]]
+                        i = j
+                        fire(due, members)
+                    del buckets[due]
+                    self.fired += i
+                    self._entries -= i
                 leases.flush()
         finally:
             self._target = None

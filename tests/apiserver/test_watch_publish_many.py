@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from msgspec.structs import replace
 
 from emulator.base.apiserver.watch import Watcher, WatchEvent, WatchHub
 from emulator.base.runtime.channel import Channel
@@ -64,6 +65,44 @@ def _deliver(ws: list[Watcher], batch: list[Any], maxsize: int, *, many: bool) -
     maxsize=st.sampled_from([2, 1_000]),
 )
 def test_publish_many_equals_publish_one_by_one(ws: list[Watcher], batch: list[Any], maxsize: int) -> None:
+    assert _deliver(ws, batch, maxsize, many=True) == _deliver(ws, batch, maxsize, many=False)
+
+
+namespace_only = st.builds(
+    lambda ns: Watcher(
+        "Pod", name="w", namespace=ns, fields={}, label_match=None, maxsize=1_000, allow_bookmarks=False
+    ),
+    st.sampled_from(["default", "team"]),
+)
+
+
+def _one_pod_write(write: tuple[str, Any, Any]) -> bool:
+    """A pod's write that keeps its namespace, as every write does (namespaces are immutable)."""
+    kind, old, new = write
+    return kind == "Pod" and (old is None or new is None or old.metadata.namespace == new.metadata.namespace)
+
+
+def _in_team(write: tuple[str, Any, Any]) -> tuple[str, Any, Any]:
+    _, old, new = write
+    moved = [None if o is None else replace(o, metadata=replace(o.metadata, namespace="team")) for o in (old, new)]
+    return "Pod", moved[0], moved[1]
+
+
+@pytest.mark.slow
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    ws=st.lists(st.one_of(namespace_only, watchers(), unfiltered), max_size=8),
+    batch=st.lists(writes().filter(_one_pod_write), min_size=1, max_size=8),
+    one=st.booleans(),
+    maxsize=st.sampled_from([2, 1_000]),
+)
+def test_publish_many_equals_publish_for_watchers_of_one_namespace(
+    ws: list[Watcher], batch: list[Any], one: bool, maxsize: int
+) -> None:
+    """A watcher of one namespace shares the batch's events when every write is in its
+    namespace (the lifecycle controller's Lease informer), and none when all are elsewhere."""
+    if one:
+        batch = [_in_team(w) for w in batch]
     assert _deliver(ws, batch, maxsize, many=True) == _deliver(ws, batch, maxsize, many=False)
 
 

@@ -328,3 +328,24 @@ async def test_api_errors_on_list_are_retried_with_backoff_not_fatal() -> None:
     assert list(inf.store) == [("", "default")]
     task.cancel()
     await asyncio.wait([task])
+
+
+@pytest.mark.asyncio
+async def test_a_bookmark_waits_lazily_and_a_cut_resumes_from_it() -> None:
+    """An informer is not woken for a BOOKMARK alone (``Channel.put_lazy``), yet its revision
+    counts it at once, and a stream cut hands it over first: the re-watch starts from it."""
+    srv, clock = setup()
+    inf, log = logging_informer(Client(srv, clock, random.Random(0), name="sched"))
+    async with running(inf):
+        srv.create(Namespace(metadata=ObjectMeta(name="other")))  # 2: not a pod
+        await settle(clock)
+        srv.bookmark()
+        await settle(clock)
+        assert inf._stream is not None
+        assert inf._stream.watcher.channel.lazy is not None
+        assert inf.revision == 2
+        inf.cut()
+        await settle(clock)
+        assert inf._revision == 2
+        assert inf.relists == 0
+        assert log == []

@@ -91,6 +91,60 @@ def test_ticker_refuses_an_entry_before_its_target_and_refires_pushed_entries() 
         loop.close()
 
 
+@pytest.mark.parametrize(
+    "entries",
+    [
+        pytest.param([(1.0, "g", "a"), (1.0, "g", "b"), (1.0, "g", "c")], id="one-run"),
+        pytest.param([(1.0, "g", "a"), (1.0, "", "x"), (1.0, "g", "b")], id="split-by-a-plain-entry"),
+        pytest.param([(1.0, "g", "a"), (1.0, "h", "b"), (1.0, "g", "c")], id="two-groups-interleaved"),
+        pytest.param([(2.0, "g", "a"), (1.0, "g", "b"), (1.0, "", "x"), (2.0, "g", "c")], id="two-instants"),
+    ],
+)
+def test_ticker_fires_group_members_in_push_order_in_runs(entries: list[tuple[float, str, str]]) -> None:
+    """Members of a group (``push_member``) fire as they would alone: at their due time, in
+    push order among the other entries; a run of consecutive members is one call."""
+
+    async def main() -> tuple[list[tuple[float, str]], list[list[str]]]:
+        clock = LoopClock(virtual=True)
+        ticker = Ticker(clock)
+        fired: list[tuple[float, str]] = []
+        calls: list[list[str]] = []
+
+        def group(due: float, members: list[str]) -> None:
+            calls.append(members)
+            fired.extend((due, m) for m in members)
+
+        def other(due: float, members: list[str]) -> None:
+            group(due, members)
+
+        for due, name, member in entries:
+            if name:
+                ticker.push_member(due, group if name == "g" else other, member)
+            else:
+                ticker.push(due, lambda d, m=member: fired.append((d, m)))
+        async with asyncio.TaskGroup() as tg:
+            task = tg.create_task(ticker.run(), name="ticker")
+            await clock.sleep(10)
+            task.cancel()
+        return fired, calls
+
+    loop = new_virtual_loop()
+    try:
+        fired, calls = loop.run_until_complete(main())
+    finally:
+        loop.close()
+    assert fired == sorted(((due, m) for due, _, m in entries), key=lambda e: e[0])
+    runs: list[list[str]] = []
+    last = None
+    for due, name, member in sorted(entries, key=lambda e: e[0]):
+        if name and runs and last == (due, name):
+            runs[-1].append(member)
+        elif name:
+            runs.append([member])
+        last = (due, name)
+    assert calls == runs
+
+
 # --- run_inline -----------------------------------------------------------------------------
 
 

@@ -205,3 +205,43 @@ def test_there_is_one_consumer() -> None:
             await first
 
     run(main)
+
+
+@pytest.mark.parametrize(
+    ("steps", "expected"),
+    [
+        pytest.param(["put:1"], (["b0", 1], []), id="waits-then-comes-first"),
+        pytest.param(["lazy:b1", "lazy:b2", "put:1"], (["b2", 1], []), id="the-latest-replaces"),
+        pytest.param(["put:1", "lazy:b1", "put:2"], (["b0", 1, "b1", 2], []), id="behind-queued-items-a-put"),
+        pytest.param(["lazy:b1", "close"], (["b1"], ["closed"]), id="before-the-close"),
+        pytest.param(["lazy:b1", "put:1", "put:2", "put:3"], (["b1", 1, 2, 3], []), id="not-counted-in-maxsize"),
+    ],
+)
+def test_a_lazy_item_waits_for_the_next_batch(steps: list[str], expected: tuple[list[object], list[str]]) -> None:
+    """``put_lazy`` (an informer's BOOKMARK): no wake-up by itself, first in the next batch."""
+
+    async def main() -> tuple[list[object], list[str]]:
+        ch: Channel[object] = Channel(maxsize=3)
+        waiter = asyncio.ensure_future(ch.get_batch())
+        await asyncio.sleep(0)
+        ch.put_lazy("b0")
+        await asyncio.sleep(0)
+        assert not waiter.done()
+        assert ch.lazy == "b0"
+        for step in steps:  # then at one instant, the consumer woken by the first put or close
+            verb, _, arg = step.partition(":")
+            if verb == "lazy":
+                ch.put_lazy(arg)
+            elif verb == "put":
+                ch.put(int(arg))
+            else:
+                ch.close()
+        got = await waiter
+        ends: list[str] = []
+        try:
+            ch.get_nowait_batch()
+        except ChannelClosed:
+            ends.append("closed")
+        return got, ends
+
+    assert run(main) == expected

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from emulator.base.api.core import Node
-from emulator.base.apiserver.server import WriteRecord
+from emulator.base.apiserver.server import Verb, WriteRecord
 
 __all__ = ["COUNTERS", "MAX_GROUPS", "NODE_GROUP_LABEL", "CostMeter"]
 
@@ -100,6 +100,12 @@ class CostMeter:
             self._created(rec.time, rec.new)
         elif rec.new is None and rec.old is not None:
             self._gone(rec.time, rec.old.metadata.name)
+
+    def write_many(self, verb: Verb, kind: str, time: float, agent: str, writes: list[tuple[Any, Any, int]]) -> None:
+        """A batch of writes of one kind (the Lease renewals of an instant): only Nodes count."""
+        if kind == "Node":
+            for old, new, rev in writes:
+                self(WriteRecord(rev, time, verb, kind, old, new, agent))
 
     def _created(self, t: float, node: Node) -> None:
         price = self.prices.get(node.metadata.labels.get(NODE_GROUP_LABEL, ""), 0.0)

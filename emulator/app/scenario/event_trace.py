@@ -29,7 +29,7 @@ from typing import IO, Any
 
 import msgspec
 
-from emulator.base.apiserver.server import WriteRecord
+from emulator.base.apiserver.server import Verb, WriteRecord
 
 __all__ = ["TraceLine", "TraceRecorder", "fast_trace_line"]
 
@@ -138,6 +138,32 @@ class TraceRecorder:
         data = _encoder.encode(fast_trace_line(rec, self._t)) + b"\n"
         self._hash.update(data)
         self._out.write(data)
+
+    def write_many(self, verb: Verb, kind: str, time: float, agent: str, writes: list[tuple[Any, Any, int]]) -> None:
+        """The lines of a batch of writes (``Store._commit_batch``: the Lease renewals of an
+        instant), as ``__call__`` makes them one by one; a kind's other than pods' line is its
+        ``TraceLine`` of six keys (and ``agent``), built here without a ``WriteRecord``."""
+        if kind == "Pod" or self._out is not None:
+            for old, new, rev in writes:
+                self(WriteRecord(rev, time, verb, kind, old, new, agent))
+            return
+        self.lines += len(writes)
+        if time != self._time:
+            self._time = time
+            self._t = round(time, 6)
+        t = self._t
+        buf = self._buf
+        encode_into = _encoder.encode_into
+        for old, new, rev in writes:
+            meta = (new if new is not None else old).metadata
+            line = TraceLine(rev, t, verb, kind, meta.namespace, meta.name)
+            if agent:
+                line.agent = agent
+            encode_into(line, buf, -1)
+            buf.append(10)  # "\n"
+        if len(buf) >= _HASH_CHUNK:
+            self._hash.update(buf)
+            buf.clear()
 
     @property
     def hexdigest(self) -> str:

@@ -70,7 +70,7 @@ from typing import TYPE_CHECKING, Any, Final, Protocol
 from emulator.app.scenario.monitor import Overcommit
 from emulator.base.api.core import Node, Pod
 from emulator.base.api.resources import HostPort, node_allocatable, pod_host_ports, pod_requests
-from emulator.base.apiserver.server import ApiServer, WriteRecord
+from emulator.base.apiserver.server import ApiServer, Verb, WriteRecord
 from emulator.base.runtime.clock import Clock
 
 if TYPE_CHECKING:
@@ -266,6 +266,13 @@ class InvariantChecker:
             self._admit(rec.time, uid, new)
         if new is None:
             self._created.pop(uid, None)
+
+    def write_many(self, verb: Verb, kind: str, time: float, agent: str, writes: list[tuple[Any, Any, int]]) -> None:
+        """A batch of writes of one kind (the Lease renewals of an instant): ``__call__`` for
+        each, nothing for a kind other than Pod and Node."""
+        if kind == "Pod" or kind == "Node":
+            for old, new, rev in writes:
+                self(WriteRecord(rev, time, verb, kind, old, new, agent))
 
     def _binding(self, rec: WriteRecord, uid: str) -> None:
         old, new = rec.old, rec.new

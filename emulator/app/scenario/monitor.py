@@ -28,7 +28,7 @@ from emulator.app.scenario.workload_status import WorkloadFilter
 from emulator.base.api.core import LabelSelector, Pod
 from emulator.base.api.labelparse import format_label_selector
 from emulator.base.api.labelselector import label_selector_matches
-from emulator.base.apiserver.server import WriteRecord
+from emulator.base.apiserver.server import Verb, WriteRecord
 
 __all__ = ["ConditionCounter", "Overcommit", "PodActivity", "SelectionCounter", "WorkloadCounter"]
 
@@ -121,6 +121,13 @@ class PodActivity:
                     moved = wc.update(rec.old, rec.new) or moved
             if moved:
                 self.changed.set()
+
+    def write_many(self, verb: Verb, kind: str, time: float, agent: str, writes: list[tuple[Any, Any, int]]) -> None:
+        """A batch of writes of one kind (the Lease renewals of an instant): ``__call__`` for
+        each, unless no counter reads ``kind``."""
+        if kind == "Pod" or any(kind in wc.kinds for wc in self.workload_counters):
+            for old, new, rev in writes:
+                self(WriteRecord(rev, time, verb, kind, old, new, agent))
 
 
 class CSIDriversReport:

@@ -82,7 +82,7 @@ from emulator.app.scenario.observe_metrics import metrics as metrics_document
 from emulator.app.scenario.observe_nodes import MAX_BUCKETS, NodeBuckets, NodeState
 from emulator.base.api.core import Node, Pod
 from emulator.base.api.resources import node_allocatable, pod_requests
-from emulator.base.apiserver.server import WriteRecord
+from emulator.base.apiserver.server import Verb, WriteRecord
 from emulator.base.runtime.stats import QuantileSketch
 
 __all__ = ["EVICTION_REASONS", "GPU", "INTERVALS", "MAX_SAMPLES", "Observer"]
@@ -100,6 +100,8 @@ INTERVALS: Final = (1.0, 2.0, 10.0, 30.0, 60.0, 300.0, 600.0, 1800.0, 3600.0, 72
 TIMELINE_MAX_NODES: Final = 200
 MAX_TIMELINE_BARS: Final = 20_000
 """Ended timeline bars kept (the latest); live pods' bars are always there."""
+_WATCHED: Final = frozenset({"Pod", "Node", "ResourceClaim", "ResourceSlice"})
+"""The kinds ``__call__`` reads beyond the sampling check."""
 SLOWEST: Final = 10
 
 Resources = tuple[int, int, int]
@@ -198,6 +200,15 @@ class Observer:
         elif kind == "ResourceSlice" and (name := self.devices.slice(rec.old, rec.new)) is not None:
             self._reach(t)
             self._allocatable(t, name, self.node_base.get(name))
+
+    def write_many(self, verb: Verb, kind: str, time: float, agent: str, writes: list[tuple[Any, Any, int]]) -> None:
+        """A batch of writes of one kind at one instant (the Lease renewals of an instant):
+        ``__call__`` for each, the sampling check made once (it is a no-op after the first)."""
+        if kind in _WATCHED:
+            for old, new, rev in writes:
+                self(WriteRecord(rev, time, verb, kind, old, new, agent))
+        elif time > self.next_sample:
+            self.sample_until(time, inclusive=False)
 
     def _reach(self, t: float) -> None:
         if t > self.buckets.width * MAX_BUCKETS:

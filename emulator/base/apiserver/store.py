@@ -34,12 +34,18 @@ store's tables hold live objects only (a delete removes the key); Events leave a
 ``eventTTL`` (``eventttl``), terminated pods by pod GC.
 
 Every write is also handed to the write listeners (trace, invariant checker, metrics)
-with its verb and the object before and after (``WriteRecord``).
+with its verb and the object before and after (``WriteRecord``). A batch of writes of one
+kind and verb at one instant (``_commit_batch``: the Lease renewals of an instant) is handed
+whole to a listener with a ``write_many(verb, kind, time, agent, writes)`` method (``writes``:
+(old, new, revision) in order; ``WriteMany``), one ``WriteRecord`` at a time to the others:
+each listener sees the same writes in the same order, only not interleaved with the other
+listeners' calls (listeners keep state of their own and do not read the store).
 """
 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import random
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping
@@ -67,6 +73,9 @@ __all__ = [
 ]
 
 Verb = Literal["create", "update", "updateStatus", "bind", "delete", "evict"]
+WriteMany = Callable[[Verb, str, float, str, list[tuple[Any, Any, int]]], None]
+"""``write_many(verb, kind, time, agent, writes)``: a listener's batch entry (see the module
+docstring); ``writes`` are (old, new, revision), read it, never change it."""
 _NAME_CHARS: Final = "bcdfghjklmnpqrstvwxz2456789"
 
 
@@ -260,11 +269,15 @@ class Store:
             if history[0][4] < horizon and len(history) > HISTORY_LOWER_BOUND:
                 self._trim_history(now)
             published.append((old, new, rev))
-            if listeners:
-                rec = WriteRecord(rev, now, verb, kind, old, new, self.agent)
-                for fn in listeners:
-                    fn(rec)
         self.writes += len(pairs)
+        agent = self.agent
+        for fn in listeners:
+            many: WriteMany | None = getattr(fn, "write_many", None)
+            if many is not None:
+                many(verb, kind, now, agent, published)
+            else:
+                for old, new, rev in published:
+                    fn(WriteRecord(rev, now, verb, kind, old, new, agent))
         self._hub.publish_many(kind, published, now)
         return [new for _, new in pairs]
 
@@ -278,8 +291,14 @@ class Store:
     def _trim_history(self, now: float) -> None:
         """Drop the events older than the fresh duration, keeping at least the lower bound."""
         history, horizon = self._history, now - self._fresh
-        while len(history) > HISTORY_LOWER_BOUND and history[0][4] < horizon:
-            history.popleft()
+        n = 0  # the entries to drop, counted first (the times only grow), then dropped
+        for entry in itertools.islice(history, max(0, len(history) - HISTORY_LOWER_BOUND)):
+            if entry[4] >= horizon:
+                break
+            n += 1
+        pop = history.popleft
+        for _ in itertools.repeat(None, n):
+            pop()
 
     def _expire_events(self, now: float) -> None:
         """Delete the objects of the ``ttl`` kind (Events) whose TTL ran out (checked after every
@@ -372,6 +391,7 @@ class Store:
         allow_bookmarks: bool = False,
         buffer: int | None = None,
         predicate: Callable[[Any], bool] | None = None,
+        lazy_bookmarks: bool = False,
     ) -> Watcher:
         """Open a watch. ``resource_version`` None: new events only (a convenience of this
         in-process API); 0: the current objects first as synthetic ADDED events (upstream's
@@ -394,6 +414,7 @@ class Store:
             maxsize=(buffer or self.settings.watch_buffer) + len(initial),
             allow_bookmarks=allow_bookmarks,
             predicate=predicate,
+            lazy_bookmarks=lazy_bookmarks,
         )
         if resource_version is None:
             pass  # this in-process API's convenience: new events only

@@ -122,8 +122,10 @@ class Watcher:
         "id",
         "kind",
         "label_match",
+        "lazy_bookmarks",
         "name",
         "namespace",
+        "namespace_only",
         "predicate",
         "unfiltered",
     )
@@ -139,6 +141,7 @@ class Watcher:
         maxsize: int,
         allow_bookmarks: bool,
         predicate: Callable[[Any], bool] | None = None,
+        lazy_bookmarks: bool = False,
     ) -> None:
         self.id = next(_ids)
         self.kind = kind
@@ -147,12 +150,18 @@ class Watcher:
         self.fields = dict(fields)
         self.label_match = label_match
         self.allow_bookmarks = allow_bookmarks
+        self.lazy_bookmarks = lazy_bookmarks
+        """Its BOOKMARKs go in lazily (``Channel.put_lazy``): an in-process informer, which
+        only keeps the latest one's revision, is not woken for one (``Client.watch``)."""
         self.channel: Channel[WatchEvent] = Channel(maxsize=maxsize)
         self.predicate = predicate
         """Any further test on the whole object (the HTTP door's field selectors: ``!=``, and
         fields the hub does not index); checked last, after the label selector."""
         self.unfiltered = namespace is None and not self.fields and label_match is None and predicate is None
         """Sees every object of its kind (``matches`` is always True): see ``WatchHub.publish``."""
+        self.namespace_only = namespace is not None and not self.fields and label_match is None and predicate is None
+        """Sees every object of its kind in ``namespace`` (an informer of one namespace: the
+        node lifecycle controller's of ``kube-node-lease``): see ``WatchHub.publish_many``."""
         self._getters = tuple((_getter(kind, key), want) for key, want in self.fields.items())
         """(read the field from an object of ``kind``, wanted value) per selected field."""
 
@@ -361,8 +370,10 @@ class WatchHub:
             return
         shared: list[WatchEvent] | None = None
         handed: list[tuple[int, int, Watcher, list[WatchEvent]]] = []
+        space: str | None = _one_namespace(writes)
         for position, w in enumerate(self._plain_lists.get(kind, [])):
-            if w.unfiltered:
+            if w.unfiltered or (w.namespace_only and w.namespace == space):
+                # every write concerns it, as a MODIFIED/ADDED/DELETED event anyone unfiltered gets
                 if shared is None:
                     shared = [
                         WatchEvent("DELETED", old, revision, time)
@@ -373,6 +384,8 @@ class WatchHub:
                 if shared:
                     handed.append((0, position, w, shared))
                 continue
+            if w.namespace_only and space is not None:
+                continue  # all the writes are in another namespace
             events: list[WatchEvent] = []
             first = -1
             for i, (old, new, revision) in enumerate(writes):
@@ -390,9 +403,20 @@ class WatchHub:
                 self.remove(w)
 
     def bookmark(self, revision: int, time: float) -> None:
+        ev = WatchEvent("BOOKMARK", None, revision, time)  # frozen: one for all
         for w in self.watchers():
             if w.allow_bookmarks and not w.channel.closed:
-                w.channel.put(WatchEvent("BOOKMARK", None, revision, time))
+                if w.lazy_bookmarks:
+                    w.channel.put_lazy(ev)
+                else:
+                    w.channel.put(ev)
+
+
+def _one_namespace(writes: list[tuple[Any, Any, int]]) -> str | None:
+    """The namespace of every object of the writes (old and new), None if there are several."""
+    spaces = {new.metadata.namespace for _, new, _ in writes if new is not None}
+    spaces.update([old.metadata.namespace for old, _, _ in writes if old is not None])
+    return spaces.pop() if len(spaces) == 1 else None
 
 
 def _first_event(entry: tuple[int, int, Watcher, list[WatchEvent]]) -> tuple[int, int]:

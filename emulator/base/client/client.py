@@ -240,8 +240,11 @@ class Client:
         fields: Mapping[str, str] | None = None,
         resource_version: int | None = None,
         allow_bookmarks: bool = False,
+        lazy_bookmarks: bool = False,
     ) -> WatchStream:
-        """Open a watch now (raises ``Gone`` for a compacted ``resource_version``)."""
+        """Open a watch now (raises ``Gone`` for a compacted ``resource_version``).
+        ``lazy_bookmarks``: a BOOKMARK does not wake the consumer by itself (``Watcher``);
+        only where the latest bookmark is all that matters and none draws a random delay."""
         w = self.server.watch(
             kind,
             name=self.name,
@@ -250,6 +253,7 @@ class Client:
             fields=fields,
             resource_version=resource_version,
             allow_bookmarks=allow_bookmarks,
+            lazy_bookmarks=lazy_bookmarks and self.watch_latency.jitter <= 0,
         )
         return WatchStream(self, w)
 

@@ -46,6 +46,9 @@ class Indices:
 
     def __init__(self) -> None:
         self._funcs: dict[str, IndexFunc] = {}
+        self.funcs = self._funcs
+        """Index name → function, read-only: empty while there is no index (a test without
+        the call ``bool(indices)`` makes: the informers ask it for every event)."""
         self._values: dict[str, dict[str, set[Key]]] = {}
 
     def __repr__(self) -> str:

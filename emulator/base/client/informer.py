@@ -18,6 +18,12 @@ watching    Overflow / Gone on re-watch         listing (relist)
 any         other ApiError on list / watch      back off (0.8 s doubling to 30 s), listing
 ==========  ==================================  ====================================
 
+BOOKMARKs come lazily (``Channel.put_lazy``): one does not wake the informer by itself, it is
+taken with the next batch or before the stream's end, and ``revision`` counts a bookmark
+waiting so from the moment it is sent, as if it had been taken at once (1,000 kubelets' two
+informers each are not woken every minute for nothing else). With a watch delay that has
+jitter (a random draw per event) they come eagerly, as before.
+
 ``synced`` is set once the first list has been applied (readiness by handshake: agents
 wait on it instead of sleeping).
 
@@ -69,7 +75,7 @@ class Informer:
         self.fields = dict(fields or {})
         self.store: dict[Key, Any] = {}
         self.synced = asyncio.Event()
-        self.revision = 0
+        self._revision = 0
         self.relists = 0
         self.errors = 0
         self._on_add: list[Callable[[Any], None]] = []
@@ -83,6 +89,21 @@ class Informer:
             f"<Informer {self.client.name}/{self.kind} objects={len(self.store)} "
             f"rev={self.revision} relists={self.relists}>"
         )
+
+    @property
+    def revision(self) -> int:
+        """The revision the informer has seen: its last event's or bookmark's (one waiting
+        lazily included), or its last list's."""
+        stream = self._stream
+        if stream is not None:
+            mark = stream.watcher.channel.lazy
+            if mark is not None and mark.revision > self._revision:
+                return mark.revision
+        return self._revision
+
+    @revision.setter
+    def revision(self, value: int) -> None:
+        self._revision = value
 
     def add_handlers(
         self,
@@ -154,6 +175,7 @@ class Informer:
         oracle of ``tests/client/test_informer_apply.py``."""
         store = self.store
         indices = self._indices
+        indexed = indices.funcs
         on_add = self._on_add
         on_update = self._on_update
         for ev in batch:
@@ -164,7 +186,7 @@ class Informer:
                 key = (meta.namespace, meta.name)
                 old = store.get(key)
                 store[key] = obj
-                if indices:
+                if indexed:
                     indices.update(key, old, obj)
                 if old is None:
                     for fn in on_add:
@@ -174,7 +196,7 @@ class Informer:
                         fu(old, obj)
             elif etype == "DELETED":
                 self._deleted(ev.object)
-            self.revision = ev.revision
+            self._revision = ev.revision
 
     def _replace(self, items: list[Any], revision: int) -> None:
         """Upstream ``Replace``: deletes for vanished objects, then adds/updates."""
@@ -185,7 +207,7 @@ class Informer:
             old = self.store.get(key)
             if old is None or old.metadata.resource_version != obj.metadata.resource_version:
                 self._upsert(obj)
-        self.revision = revision
+        self._revision = revision
 
     # --- the loop -----------------------------------------------------------------------
 
@@ -201,8 +223,9 @@ class Informer:
             namespace=self.namespace,
             label_match=self.label_match,
             fields=self.fields,
-            resource_version=self.revision,
+            resource_version=self._revision,
             allow_bookmarks=True,
+            lazy_bookmarks=True,
         )
 
     async def run(self) -> None:

@@ -33,37 +33,41 @@ class LeaseBatch:
     """Renewals added at one instant; ``flush`` commits them in one pass."""
 
     def __init__(self) -> None:
-        self._items: list[tuple[Client, Lease, LeaseSpec, Done]] = []
+        self._renewals: list[tuple[Lease, LeaseSpec]] = []
+        self._answers: list[tuple[Client, Done]] = []
         self.flushes = 0
         self.renewals = 0
 
     def __len__(self) -> int:
-        return len(self._items)
+        return len(self._renewals)
 
     def __repr__(self) -> str:
-        return f"<LeaseBatch pending={len(self._items)} renewals={self.renewals} flushes={self.flushes}>"
+        return f"<LeaseBatch pending={len(self._renewals)} renewals={self.renewals} flushes={self.flushes}>"
 
     def add(self, client: Client, lease: Lease, spec: LeaseSpec, done: Done) -> bool:
         """Queue ``update(replace(lease, spec=spec))`` through ``client`` if the fast path
         applies (True); False with nothing queued otherwise (flush, then write it yourself)."""
-        if not client.can_renew_now() or not client.server.renewable(lease, spec):
+        server = client.server
+        if not client.can_renew_now() or not server.renewable(lease, spec):
             return False
-        items = self._items
-        if items and items[0][0].server is not client.server:
+        answers = self._answers
+        if answers and answers[0][0].server is not server:
             self.flush()
-        items.append((client, lease, spec, done))
+        self._renewals.append((lease, spec))
+        answers.append((client, done))
         return True
 
     def flush(self) -> None:
         """Write every queued renewal, in order, and answer each caller."""
-        items = self._items
-        if not items:
+        renewals = self._renewals
+        if not renewals:
             return
-        self._items = []
+        answers = self._answers
+        self._renewals, self._answers = [], []
         self.flushes += 1
-        self.renewals += len(items)
-        written = items[0][0].server.renew_leases([(lease, spec) for _, lease, spec, _ in items])
-        for (client, _, _, done), new in zip(items, written, strict=True):
+        self.renewals += len(renewals)
+        written = answers[0][0].server.renew_leases(renewals)
+        for (client, done), new in zip(answers, written, strict=True):
             calls = client.stats.calls
             calls["update"] = calls.get("update", 0) + 1
             done(new)
