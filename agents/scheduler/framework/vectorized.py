@@ -255,14 +255,30 @@ def _record(
     if not failed:
         return
     infos = table.infos
-    nts = diagnosis.node_to_status
-    firsts = first.tolist() if len(failed) > 8 else None
+    row_of = rows[:end].tolist()
+    firsts = first[:end].tolist()
+    codes_of: dict[int, list[int]] = {}
+    names: list[str] = []
+    statuses: list[Status] = []
+    rejectors: dict[int, Status] = {}
+    """Distinct statuses by id: ``add_plugin_status`` only adds the plugin to a set, so one call
+    per distinct (stamped, shared) status gives the same diagnosis as one per node."""
     for j in failed:
         s = walked.get(j)
         if s is None:
-            p = firsts[j] if firsts is not None else int(first[j])
-            s = _stamp(stamped, plugins, results, p, _code(results, first, j))
-        nts.set(infos[int(rows[j])].name, s)
+            p = firsts[j]
+            codes = codes_of.get(p)
+            if codes is None:
+                r = results[p]
+                assert r is not None
+                assert r.codes is not None
+                codes = codes_of[p] = r.codes[:end].tolist()
+            s = _stamp(stamped, plugins, results, p, codes[j])
+        names.append(infos[row_of[j]].name)
+        statuses.append(s)
+        rejectors[id(s)] = s
+    diagnosis.node_to_status.set_many(zip(names, statuses, strict=True))
+    for s in rejectors.values():
         diagnosis.add_plugin_status(s)
 
 
