@@ -249,9 +249,11 @@ def _record(
 ) -> None:
     """Set the statuses of the failed positions before ``end``, in visiting order."""
     n_plugins = len(plugins)
-    failed = np.flatnonzero((first[:end] < n_plugins) & ~python_rows[:end]).tolist()
-    if walked:
-        failed = sorted([*failed, *(j for j in walked if j < end)])
+    positions = np.flatnonzero((first[:end] < n_plugins) & ~python_rows[:end])
+    if not walked:  # every failed node failed at a vectorised plugin: no per-node Python
+        _record_stamped(diagnosis, table, rows, first, results, plugins, stamped, positions)
+        return
+    failed = sorted([*positions.tolist(), *(j for j in walked if j < end)])
     if not failed:
         return
     infos = table.infos
@@ -279,6 +281,40 @@ def _record(
         rejectors[id(s)] = s
     diagnosis.node_to_status.set_many(zip(names, statuses, strict=True))
     for s in rejectors.values():
+        diagnosis.add_plugin_status(s)
+
+
+def _record_stamped(
+    diagnosis: Diagnosis,
+    table: NodeTable,
+    rows: IntArray,
+    first: IntArray,
+    results: Sequence[FilterCodes | None],
+    plugins: Sequence[Any],
+    stamped: dict[tuple[int, int], Status],
+    positions: IntArray,
+) -> None:
+    """``_record`` when no position was walked: each failed node's status is the stamped one of
+    its first failing plugin and code, so the (plugin, code) pairs are found with numpy and each
+    distinct status is stamped once; the node statuses are set in visiting order."""
+    if not len(positions):
+        return
+    firsts = first[positions]
+    codes = np.zeros(len(positions), dtype=np.int64)
+    for p in np.unique(firsts).tolist():
+        r = results[p]
+        assert r is not None
+        assert r.codes is not None
+        sel = firsts == p
+        codes[sel] = r.codes[positions[sel]]
+    width = int(codes.max()) + 1
+    keys = (firsts * width + codes).tolist()
+    status_of = {k: _stamp(stamped, plugins, results, k // width, k % width) for k in dict.fromkeys(keys)}
+    names = table.names
+    diagnosis.node_to_status.set_many(
+        zip([names[r] for r in rows[positions].tolist()], [status_of[k] for k in keys], strict=True)
+    )
+    for s in status_of.values():
         diagnosis.add_plugin_status(s)
 
 
