@@ -10,7 +10,7 @@ own the informers, the task group or the loop (``scheduler.py``), the informer h
 Why ~580 lines in one module: the two cycles and the failure path share every piece of
 per-attempt state, so they stay together as upstream keeps them in ``schedule_one.go``. Events
 go through the client layer's ``EventRecorder`` (``self.events``) and the status report
-through its ``retry_on_conflict``.
+through ``status_patches.failure_patch`` (one PATCH).
 
 Scheduling cycle (``schedule_one``), one pod at a time, never awaiting the API:
 pop → skip deleting or already-assumed pods → pick the profile by ``spec.schedulerName`` →
@@ -60,7 +60,7 @@ import time
 from collections.abc import Coroutine
 from dataclasses import dataclass
 from operator import itemgetter
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from msgspec.structs import replace
@@ -84,9 +84,7 @@ from agents.scheduler.queue import EventAssignedPodDelete, QueuedPodInfo
 from agents.scheduler.sampling import num_feasible_nodes_to_find, select_host
 from agents.scheduler.status_patches import failure_patch, with_condition
 from emulator.base.api.core import Pod
-from emulator.base.api.errors import ApiError, NotFound
 from emulator.base.api.meta import ObjectReference
-from emulator.base.client.retry import Backoff, retry_on_conflict
 
 if TYPE_CHECKING:
     from agents.scheduler.cache import Cache, Snapshot
@@ -100,10 +98,7 @@ if TYPE_CHECKING:
     from emulator.base.client.informer import Informer
     from emulator.base.runtime.clock import Clock
 
-__all__ = ["STATUS_RETRY", "SchedulingCycle", "pod_reference"]
-
-STATUS_RETRY: Final = Backoff(steps=5)
-"""The failure report's status update: five tries, no wait (each re-reads the pod)."""
+__all__ = ["SchedulingCycle", "pod_reference"]
 
 
 def pod_reference(pod: Pod) -> ObjectReference:
@@ -564,33 +559,24 @@ class SchedulingCycle:
             self.queue.add_nominated_pod(qpi.pod_info, nominated)
         elif nominated == "":
             self.queue.delete_nominated_pod_if_exists(pod)
-        message = str(fit) if fit is not None else status.message()
+        message = status.message()  # a rejection's status carries ``str(fit)`` (every caller)
         where = f"{pod.metadata.namespace}/{pod.metadata.name}"
+        # Upstream ``updatePod``: no request at all when the pod as popped already carries this
+        # condition and nomination (``UpdatePodCondition`` and the nominatedNodeName check).
+        changed = with_condition(pod, reason, message, nominated, "") is not None
         if self.client.rate_limiter is None:
-            self._spawn(self._report_failure(pod, reason, message, nominated), f"status:{where}")
+            self._spawn(self._report_failure(pod, reason, message, nominated, changed), f"status:{where}")
             return None
         # A rate-limited client: the caller awaits one PATCH, as v1.34 does (status_patches.py).
         event = self.events.event(pod_reference(pod), "Warning", "FailedScheduling", message, action="Scheduling")
         self._spawn(event, f"event:{where}")
-        return failure_patch(self.client, self.clock, pod, reason, message, nominated)
+        return failure_patch(self.client, self.clock, pod, reason, message, nominated) if changed else None
 
-    async def _report_failure(self, pod: Pod, reason: str, message: str, nominated: str | None) -> None:
-        """The FailedScheduling Event, then the pod's PodScheduled=False condition (and
-        nomination) as a status update, retried on Conflict (``retry.RetryOnConflict``
-        with no waits, as the scheduler's status patch is re-read each try); any other API
-        error ends it: the next attempt will report again."""
+    async def _report_failure(self, pod: Pod, reason: str, message: str, nominated: str | None, changed: bool) -> None:
+        """The FailedScheduling Event, then (``changed``) the pod's PodScheduled=False condition
+        and nomination as one status PATCH (upstream ``util.PatchPodStatus``: computed against
+        the object as the server holds it, never a Conflict; API errors end it, the next attempt
+        reports again)."""
         await self.events.event(pod_reference(pod), "Warning", "FailedScheduling", message, action="Scheduling")
-
-        async def attempt() -> None:
-            try:
-                current: Pod = await self.client.get("Pod", pod.metadata.name, pod.metadata.namespace)
-            except NotFound:
-                return
-            if current.metadata.uid != pod.metadata.uid or current.spec.node_name:
-                return
-            updated = with_condition(current, reason, message, nominated, self.clock.timestamp())
-            if updated is not None:
-                await self.client.update_status(updated)
-
-        with contextlib.suppress(ApiError):
-            await retry_on_conflict(STATUS_RETRY, attempt, clock=self.clock)
+        if changed:
+            await failure_patch(self.client, self.clock, pod, reason, message, nominated)

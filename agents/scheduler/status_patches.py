@@ -1,9 +1,11 @@
-"""A rate-limited scheduler's PodScheduled=False status update, as upstream v1.34 makes it.
+"""The scheduler's PodScheduled=False status update, as upstream v1.34 makes it.
 
-Without a client rate limit the emulator's requests never queue, and the scheduler reports a
-failure in a task of its own (``schedule_one._report_failure``: re-read, update, retry on
-Conflict), which costs only latency. With one (``clientConnection.qps``, or bench's
-``schedulerApiClientQPS``) every request waits for a token, and upstream's exact shape matters:
+Either way it is one PATCH (``failure_patch``), and none at all when the pod as the scheduler
+popped it already says so (``with_condition`` returns None: upstream ``updatePod``).
+Without a client rate limit the emulator's requests never queue, and the scheduler sends it
+from a task of its own after the Event (``schedule_one._report_failure``), which costs only
+latency. With one (``clientConnection.qps``, or bench's ``schedulerApiClientQPS``) every
+request waits for a token, and upstream's exact shape matters:
 
 - v1.34 ``handleSchedulingFailure`` updates the pod *synchronously* in the goroutine that failed
   it (the scheduling loop, or the pod's binding cycle): with SchedulerAsyncAPICalls off — beta but

@@ -28,7 +28,7 @@ from agents.scheduler.framework.interface import NodeToStatus
 from agents.scheduler.framework.runtime import Framework
 from agents.scheduler.framework.types import CycleState
 from agents.scheduler.plugins.defaultpreemption import DefaultPreemption
-from agents.scheduler.plugins.defaultpreemption.fastpath import VictimSearch
+from agents.scheduler.plugins.defaultpreemption.fastpath import NO_VICTIMS, VictimSearch
 from agents.scheduler.preemption import Candidate, PodDisruptionBudget
 from agents.scheduler.registry import in_tree_registry
 from emulator.base.api.core import ContainerPort, LabelSelector, Node, Pod
@@ -393,3 +393,74 @@ def test_fast_path_leaves_nodes_untouched() -> None:
 
 def _infos(fwk: Framework) -> list[Any]:
     return list(fwk.snapshot_shared_lister().node_info_list)
+
+
+# --- the uniform shortcut: no lower-priority pod anywhere ----------------------------------------------
+
+NO_VICTIMS_CASES = [
+    pytest.param((None, 0, None), 0, True, id="equal-priority-everywhere"),
+    pytest.param((20, 10, 10), 10, True, id="higher-or-equal"),
+    pytest.param((None, 20, 20), 5, False, id="one-lower-pod"),
+    pytest.param((-5, -5, -5), -5, True, id="negative-equal"),
+    pytest.param((0, 0, -1), 0, False, id="lowest-on-the-last-node"),
+]
+
+
+@pytest.mark.parametrize(("priorities", "priority", "uniform"), NO_VICTIMS_CASES)
+@pytest.mark.parametrize("seed", [0, 7])
+def test_uniform_no_victims_matches_reference(
+    priorities: tuple[int | None, ...], priority: int, uniform: bool, seed: int
+) -> None:
+    """Cluster-Autoscaler-burst shapes: every node is full for the preemptor; when no pod has a
+    lower priority the shortcut answers for every node, as the full dry run does."""
+    nodes = [make_node(f"n{i}", 1000, 4000, 110, 0, False, False, "a") for i in range(3)]
+    bound = [make_pod(f"p{i}", cpu=900, mem=None, priority=p, node=f"n{i}") for i, p in enumerate(priorities)]
+    world = World(nodes, bound)
+    pod = make_pod("preemptor", cpu=900, mem=None, priority=priority)
+    fwk = _framework("default", world, seed)
+    plugin = fwk.plugin("DefaultPreemption")
+    assert isinstance(plugin, DefaultPreemption)
+    assert (plugin.uniform_victims_status(pod) is not None) is uniform
+    fast, _ = _attempt(fwk, pod, [], fast=True)
+    reference, _ = _attempt(_framework("default", world, seed), pod, [], fast=False)
+    assert fast == reference
+    candidates, statuses, errors, _, _ = fast
+    assert errors == []
+    if uniform:
+        assert candidates == []
+        assert [(s[1].name, s[2]) for s in statuses] == [("UnschedulableAndUnresolvable", (NO_VICTIMS,))] * 3
+    else:
+        assert candidates
+
+
+def test_uniform_on_an_empty_cluster() -> None:
+    world = World([make_node("n0", 1000, 4000, 110, 0, False, False, "a")], [])
+    plugin = _framework("default", world, 0).plugin("DefaultPreemption")
+    assert isinstance(plugin, DefaultPreemption)
+    status = plugin.uniform_victims_status(make_pod("p", cpu=1, mem=None, priority=-100))
+    assert status is not None
+    assert (status.code.name, status.reasons) == ("UnschedulableAndUnresolvable", (NO_VICTIMS,))
+
+
+def test_uniform_message_is_upstreams() -> None:
+    """The PostFilter message of a pod that fits nowhere and may preempt no one."""
+    nodes = [make_node(f"n{i}", 1000, 4000, 110, 0, False, False, "a") for i in range(3)]
+    world = World(nodes, [make_pod(f"a{i}", cpu=900, mem=None, node=f"n{i}") for i in range(3)])
+    fwk = _framework("default", world, 0)
+    pod = make_pod("preemptor", cpu=900, mem=None)
+    state = CycleState()
+    nodes_ = fwk.snapshot_shared_lister().node_info_list
+    fwk.run_pre_filter_plugins(state, pod, nodes_)
+    filtered = NodeToStatus()
+    for ni in nodes_:
+        filtered.set(ni.name, fwk.run_filter_plugins_with_nominated_pods(state, pod, ni))
+    _, status = fwk.run_post_filter_plugins(state, pod, filtered)
+    assert status.message().endswith(
+        "preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."
+    )
+
+
+def test_overriding_plugin_has_no_uniform_shortcut() -> None:
+    world = World([make_node("n0", 1000, 4000, 110, 0, False, False, "a")], [])
+    fwk = _framework("default", world, 0)
+    assert _Overriding(None, fwk).uniform_victims_status(make_pod("p", cpu=1, mem=None)) is None

@@ -49,3 +49,36 @@ async def test_without_a_limit_the_loop_does_not_wait_for_the_status_update() ->
         t3 = await w.until(lambda: w.pod("fits").spec.node_name == "small")
         assert t3 - t0 < 0.05
         assert w.client.rate_limiter is None
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        pytest.param(SchedulerOptions(), id="no-limit"),
+        pytest.param(SchedulerOptions(client_qps=100.0, client_burst=10), id="rate-limited"),
+    ],
+)
+@pytest.mark.asyncio
+async def test_a_failure_that_changes_nothing_sends_no_request(options: SchedulerOptions) -> None:
+    """Upstream ``updatePod``: when the pod as popped already has this PodScheduled=False
+    condition (and nomination), a failure with the same message sends no request at all; its
+    Event is still recorded."""
+    async with world(options=options) as w:
+        w.server.create(node("small", cpu="1"))
+        await w.until(lambda: w.scheduler.nodes.get("small") is not None)
+        w.server.create(pod("big", cpu="2"))
+        await w.until(lambda: _scheduled_false(w, "big"))
+        queued = w.scheduler.queue.unschedulable_pods
+        await w.until(lambda: any(p.status.conditions for p in queued() if p.metadata.name == "big"))
+        calls = w.client.stats.calls
+        assert calls.get("patch", 0) == 1
+        w.scheduler.queue.activate([w.pod("big")])  # the same attempt again: the same message
+        await w.until(lambda: w.scheduler.metrics.attempts == 2)
+        # (the first PATCH changed the pod's resourceVersion, part of the Event series key)
+        await w.until(lambda: sum(e.series.count if e.series else 1 for e in _failed(w)) == 2)
+        assert calls.get("patch", 0) == 1
+        assert calls.get("get", 0) == calls.get("updateStatus", 0) == 0
+
+
+def _failed(w) -> list:  # type: ignore[no-untyped-def,type-arg]
+    return [e for e in w.server.list("Event")[0] if e.reason == "FailedScheduling"]

@@ -30,6 +30,12 @@ The columnar view (``table``, a ``framework.node_table.NodeTable`` for the vecto
 and Score) is built on first use after a rebuild and then kept row by row: ``_replace`` updates
 the rows of the NodeInfos it puts in place, ``_rebuild`` drops the table.
 
+Pod priorities (``lowest_pod_priority``, for DefaultPreemption's dry run): a count of the pods
+on listed nodes per priority, made on first use after a rebuild and then kept by ``_replace``
+(the replaced NodeInfo's pods out, the new one's in; a NodeInfo changed in place, as the
+autoscalers' ``SchedulingSimulator`` does, drops the count), so the lowest priority in the cluster is
+one ``min`` over the distinct priorities, not a pass over every pod.
+
 What it does not own: the cache's book-keeping (``cache.py``), the node order (``node_tree.py``),
 NodeInfo arithmetic (``framework/types.py``).
 """
@@ -72,6 +78,7 @@ class Snapshot:
         "_affinity_rows",
         "_anti_affinity_rows",
         "_index",
+        "_priorities",
         "_table",
         "generation",
         "have_pods_with_affinity_node_info_list",
@@ -92,6 +99,8 @@ class Snapshot:
         """``node_info_list`` positions of the affinity sub-list's NodeInfos (ascending)."""
         self._anti_affinity_rows: builtins.list[int] = []
         self._table: NodeTable | None = None
+        self._priorities: dict[int, int] | None = None
+        """priority -> pods on listed nodes with it (no zero counts); None: not counted yet."""
 
     @classmethod
     def from_objects(cls, pods: Iterable[Pod], nodes: Iterable[Node]) -> Snapshot:
@@ -150,6 +159,16 @@ class Snapshot:
             self._table = NodeTable(self.node_info_list)
         return self._table
 
+    def lowest_pod_priority(self) -> int | None:
+        """The lowest priority (``spec.priority``, 0 when unset: upstream ``PodPriority``) of any
+        pod on a listed node, assumed pods included; None when no listed node holds a pod."""
+        counts = self._priorities
+        if counts is None:
+            counts = self._priorities = {}
+            for info in self.node_info_list:
+                _count_priorities(counts, info, 1)
+        return min(counts) if counts else None
+
     def __repr__(self) -> str:
         return (
             f"<Snapshot nodes={len(self.node_info_list)} "
@@ -166,6 +185,7 @@ class Snapshot:
         self.node_info_list = [infos[name] for name in order if name in infos]
         self._index = {info.name: i for i, info in enumerate(self.node_info_list)}
         self._table = None
+        self._priorities = None
         self._rebuild_affinity_lists()
 
     def _rebuild_affinity_lists(self) -> None:
@@ -182,13 +202,19 @@ class Snapshot:
         or stopped holding pods with (anti-)affinity is inserted or removed (upstream rebuilds
         both lists then; the result is the same, without a pass over every node)."""
         ok = True
-        table = self._table
+        table, counts = self._table, self._priorities
         index, listed = self._index, self.node_info_list
         for info in infos:
             i = index.get(info.name)
             if i is None:
                 ok = False
                 continue
+            if counts is not None:
+                if listed[i] is info:  # changed in place (simulator.py): count afresh when asked
+                    counts = self._priorities = None
+                else:
+                    _count_priorities(counts, listed[i], -1)
+                    _count_priorities(counts, info, 1)
             listed[i] = info
             if table is not None:
                 table.update_row(i, info)
@@ -206,6 +232,17 @@ class Snapshot:
                     info.pods_with_required_anti_affinity,
                 )
         return ok
+
+
+def _count_priorities(counts: dict[int, int], info: NodeInfo, sign: int) -> None:
+    """Add (``sign`` 1) or remove (-1) the priorities of ``info``'s pods to/from ``counts``."""
+    for pi in info.pods:
+        p = pi.pod.spec.priority or 0
+        n = counts.get(p, 0) + sign
+        if n:
+            counts[p] = n
+        else:
+            del counts[p]
 
 
 def _patch(sub: builtins.list[NodeInfo], rows: builtins.list[int], i: int, info: NodeInfo, member: object) -> None:

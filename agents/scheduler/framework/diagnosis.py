@@ -24,7 +24,7 @@ It does not own building the diagnosis during the cycle (the scheduling cycle do
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Any, Final
 
 from emulator.base.api.core import Pod
 
@@ -72,11 +72,21 @@ class FitError(Exception):
 
     def reasons_histogram(self) -> dict[str, int]:
         """reason → number of nodes rejected with it (absent nodes included), in first-seen order."""
-        counts: dict[str, int] = {}
+        # Nodes share Status objects (one per plugin and code): count each object once, then
+        # its reasons; a reason is first seen with the first node of the first status holding it,
+        # so the order is the per-node walk's.
         nts = self.diagnosis.node_to_status
-        for _, status in nts.explicit_nodes():
+        nodes_of: dict[int, list[Any]] = {}
+        for status in nts.explicit_statuses():
+            seen = nodes_of.get(id(status))
+            if seen is None:
+                nodes_of[id(status)] = [status, 1]
+            else:
+                seen[1] += 1
+        counts: dict[str, int] = {}
+        for status, n in nodes_of.values():
             for reason in status.reasons:
-                counts[reason] = counts.get(reason, 0) + 1
+                counts[reason] = counts.get(reason, 0) + n
         absent = self.num_all_nodes - len(nts)
         if absent > 0:
             for reason in nts.absent_nodes_status.reasons:

@@ -50,7 +50,7 @@ from __future__ import annotations
 
 import enum
 import random
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -274,6 +274,10 @@ class NodeToStatus:
     def set(self, node_name: str, status: Status) -> None:
         self._statuses[node_name] = status
 
+    def set_many(self, items: Iterable[tuple[str, Status]]) -> None:
+        """``set`` for each (node name, status), in order."""
+        self._statuses.update(items)
+
     def __len__(self) -> int:
         """Number of explicitly set nodes (upstream ``Len``)."""
         return len(self._statuses)
@@ -289,9 +293,16 @@ class NodeToStatus:
         """(node name, status) in insertion order (upstream ``ForEachExplicitNode``)."""
         return iter(list(self._statuses.items()))
 
+    def explicit_statuses(self) -> Iterator[Status]:
+        """The explicitly set statuses, in insertion order (one per node)."""
+        return iter(list(self._statuses.values()))
+
     def nodes_for_status_code(self, nodes: list[NodeInfo], code: Code) -> list[NodeInfo]:
         """The nodes among ``nodes`` whose status (explicit or absent) has ``code``."""
-        return [n for n in nodes if self.get(n.name).code == code]
+        statuses, absent = self._statuses, self._absent
+        if not statuses and absent.code is not code:
+            return []
+        return [n for n in nodes if statuses.get(n.name, absent).code is code]
 
     def __repr__(self) -> str:
         return f"<NodeToStatus {self._statuses!r} absent={self._absent!r}>"

@@ -219,6 +219,7 @@ class NodeTable:
         "huge",
         "index",
         "infos",
+        "names",
         "num_pods",
         "nz_cpu",
         "nz_mem",
@@ -234,6 +235,8 @@ class NodeTable:
         """The snapshot's list itself (the snapshot replaces entries and calls ``update_row``)."""
         n = self.size = len(infos)
         self.index: dict[str, int] = {info.name: i for i, info in enumerate(infos)}
+        self.names: list[str] = [info.name for info in infos]
+        """Row -> node name (a row keeps its node: ``update_row`` puts a clone of the same node)."""
         self._nodes = [info.node for info in infos]
         rows = self._row_values = [_values(info) for info in infos]
         try:

@@ -249,20 +249,72 @@ def _record(
 ) -> None:
     """Set the statuses of the failed positions before ``end``, in visiting order."""
     n_plugins = len(plugins)
-    failed = np.flatnonzero((first[:end] < n_plugins) & ~python_rows[:end]).tolist()
-    if walked:
-        failed = sorted([*failed, *(j for j in walked if j < end)])
+    positions = np.flatnonzero((first[:end] < n_plugins) & ~python_rows[:end])
+    if not walked:  # every failed node failed at a vectorised plugin: no per-node Python
+        _record_stamped(diagnosis, table, rows, first, results, plugins, stamped, positions)
+        return
+    failed = sorted([*positions.tolist(), *(j for j in walked if j < end)])
     if not failed:
         return
     infos = table.infos
-    nts = diagnosis.node_to_status
-    firsts = first.tolist() if len(failed) > 8 else None
+    row_of = rows[:end].tolist()
+    firsts = first[:end].tolist()
+    codes_of: dict[int, list[int]] = {}
+    names: list[str] = []
+    statuses: list[Status] = []
+    rejectors: dict[int, Status] = {}
+    """Distinct statuses by id: ``add_plugin_status`` only adds the plugin to a set, so one call
+    per distinct (stamped, shared) status gives the same diagnosis as one per node."""
     for j in failed:
         s = walked.get(j)
         if s is None:
-            p = firsts[j] if firsts is not None else int(first[j])
-            s = _stamp(stamped, plugins, results, p, _code(results, first, j))
-        nts.set(infos[int(rows[j])].name, s)
+            p = firsts[j]
+            codes = codes_of.get(p)
+            if codes is None:
+                r = results[p]
+                assert r is not None
+                assert r.codes is not None
+                codes = codes_of[p] = r.codes[:end].tolist()
+            s = _stamp(stamped, plugins, results, p, codes[j])
+        names.append(infos[row_of[j]].name)
+        statuses.append(s)
+        rejectors[id(s)] = s
+    diagnosis.node_to_status.set_many(zip(names, statuses, strict=True))
+    for s in rejectors.values():
+        diagnosis.add_plugin_status(s)
+
+
+def _record_stamped(
+    diagnosis: Diagnosis,
+    table: NodeTable,
+    rows: IntArray,
+    first: IntArray,
+    results: Sequence[FilterCodes | None],
+    plugins: Sequence[Any],
+    stamped: dict[tuple[int, int], Status],
+    positions: IntArray,
+) -> None:
+    """``_record`` when no position was walked: each failed node's status is the stamped one of
+    its first failing plugin and code, so the (plugin, code) pairs are found with numpy and each
+    distinct status is stamped once; the node statuses are set in visiting order."""
+    if not len(positions):
+        return
+    firsts = first[positions]
+    codes = np.zeros(len(positions), dtype=np.int64)
+    for p in np.unique(firsts).tolist():
+        r = results[p]
+        assert r is not None
+        assert r.codes is not None
+        sel = firsts == p
+        codes[sel] = r.codes[positions[sel]]
+    width = int(codes.max()) + 1
+    keys = (firsts * width + codes).tolist()
+    status_of = {k: _stamp(stamped, plugins, results, k // width, k % width) for k in dict.fromkeys(keys)}
+    names = table.names
+    diagnosis.node_to_status.set_many(
+        zip([names[r] for r in rows[positions].tolist()], [status_of[k] for k in keys], strict=True)
+    )
+    for s in status_of.values():
         diagnosis.add_plugin_status(s)
 
 

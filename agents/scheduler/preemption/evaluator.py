@@ -27,7 +27,13 @@ Non-violating candidates come first, then violating ones, each in scan order. A 
 ``victim_search(state, pod, pdbs)``, returning for this dry run a ``VictimSearchFunc`` that gives
 exactly ``select_victims_on_node``'s result for a node without copying it (or None for a node,
 when the reference must run on copies); DefaultPreemption's is ``defaultpreemption/fastpath.py``.
-``Evaluator.fast_dry_run = False`` turns it off (the tests compare both).
+Before that, a plugin may offer ``uniform_victims_status(pod)``: the non-success status its
+``select_victims_on_node`` would give on *every* node of the snapshot, known without visiting
+them (DefaultPreemption: no pod anywhere has a lower priority than the preemptor, from the
+snapshot's ``lowest_pod_priority``); the dry run then sets that status for each potential node in
+scan order and finds no candidate, as the full scan would. Under a Cluster Autoscaler burst
+every pending pod of one priority fails this way on every attempt.
+``Evaluator.fast_dry_run = False`` turns both off (the tests compare both).
 
 Choosing (``pick_one_node_for_preemption``), each criterion applied only to the ties of the
 previous one: fewest PDB violations; lowest highest-victim priority; smallest
@@ -319,6 +325,12 @@ class Evaluator:
         statuses = NodeToStatus()
         errors: list[str] = []
         n = len(potential_nodes)
+        uniform = self._uniform_status(pod)
+        if uniform is not None:  # every node would give this status: no candidate anywhere
+            failed = [potential_nodes[(offset + i) % n].name for i in range(n)]
+            if uniform.code is Code.Error:
+                errors = [uniform.message()] * n
+            return [], NodeToStatus(dict.fromkeys(failed, uniform)), errors
         fast = self._victim_search(state, pod, pdbs)
         for i in range(n):
             node_info = potential_nodes[(offset + i) % n]
@@ -348,6 +360,14 @@ class Evaluator:
             return None
         prepare: Callable[..., VictimSearchFunc | None] | None = getattr(self.plugin, "victim_search", None)
         return prepare(state, pod, pdbs) if prepare is not None else None
+
+    def _uniform_status(self, pod: Pod) -> Status | None:
+        """The plugin's optional shortcut (see the module docstring): the one non-success status
+        ``select_victims_on_node`` would give on every node of the snapshot, or None."""
+        if not self.fast_dry_run:
+            return None
+        uniform: Callable[[Pod], Status | None] | None = getattr(self.plugin, "uniform_victims_status", None)
+        return uniform(pod) if uniform is not None else None
 
     def select_candidate(self, candidates: Sequence[Candidate]) -> Candidate | None:
         """Upstream ``SelectCandidate``."""

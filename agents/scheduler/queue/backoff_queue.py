@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator
-from typing import Final
+from typing import Any, Final
 
 from emulator.base.runtime.clock import Clock
 
@@ -62,7 +62,12 @@ class BackoffQueue:
         maximum: float,
         active_less: Callable[[QueuedPodInfo, QueuedPodInfo], bool],
         pop_from_backoff_q: bool,
+        active_key: Callable[[QueuedPodInfo], Any] | None = None,
     ) -> None:
+        """``active_key``: activeQ's ``sort_key`` when its QueueSort offers one (its order is
+        exactly ``active_less``); the heaps then compare precomputed ranks (``heap.py``). A
+        pod's expiry is fixed while it is in a heap (it changes only with a failure, when the
+        pod is in flight), so it can be part of the rank."""
         self._clock = clock
         self._initial = initial
         self._maximum = maximum
@@ -78,10 +83,17 @@ class BackoffQueue:
                 return ea < eb
             return active_less(a, b)
 
+        def window_then_key(qpi: QueuedPodInfo) -> tuple[float, Any]:
+            assert active_key is not None
+            return expiry(qpi), active_key(qpi)
+
+        rejected_rank: Callable[[QueuedPodInfo], Any] | None = expiry
+        if pop_from_backoff_q:
+            rejected_rank = window_then_key if active_key is not None else None
         self._rejected: KeyedHeap[QueuedPodInfo] = KeyedHeap(
-            _key, by_window_then_priority if pop_from_backoff_q else by_expiry
+            _key, by_window_then_priority if pop_from_backoff_q else by_expiry, rejected_rank
         )
-        self._errors: KeyedHeap[QueuedPodInfo] = KeyedHeap(_key, by_expiry)
+        self._errors: KeyedHeap[QueuedPodInfo] = KeyedHeap(_key, by_expiry, expiry)
 
     # --- expiry --------------------------------------------------------------------------
 

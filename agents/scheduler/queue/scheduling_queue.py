@@ -159,6 +159,7 @@ class SchedulingQueue:
             maximum=pod_max_backoff,
             active_less=less,
             pop_from_backoff_q=pop_from_backoff_q,
+            active_key=sort_key,
         )
         self._unschedulable: dict[str, QueuedPodInfo] = {}
         self._in_flight = InFlightTracker()

@@ -311,3 +311,55 @@ def test_from_objects() -> None:
     with pytest.raises(KeyError):
         s.get("zz")
     assert repr(s) == f"<Snapshot nodes=3 with_affinity=1 with_required_anti_affinity=1 generation={s.generation}>"
+
+
+# --- pod priorities (DefaultPreemption's shortcut) -------------------------------------------------
+
+
+def prioritized(name: str, node: str, priority: int | None) -> Pod:
+    p = make_pod(name, node)
+    return p if priority is None else pod(name, uid=f"uid-{name}", node=node, priority=priority)
+
+
+@pytest.mark.parametrize(
+    ("bound", "lowest"),
+    [
+        pytest.param([], None, id="no-pods"),
+        pytest.param([("p", "a1", None)], 0, id="unset-is-zero"),
+        pytest.param([("p", "a1", 5), ("q", "b1", -3), ("r", "b1", 7)], -3, id="lowest-of-all-nodes"),
+        pytest.param([("p", "a1", 5), ("q", "zz", -3)], 5, id="pods-of-unlisted-nodes-left-out"),
+    ],
+)
+def test_lowest_pod_priority(bound: list[tuple[str, str, int | None]], lowest: int | None) -> None:
+    nodes = [make_node(n, z) for n, z in (("a1", "a"), ("b1", "b"))]
+    pods = [prioritized(*b) for b in bound]
+    assert Snapshot.from_objects(pods, nodes).lowest_pod_priority() == lowest
+
+
+def test_lowest_pod_priority_follows_incremental_updates() -> None:
+    """The count kept by ``_replace`` equals a fresh count after every kind of change."""
+    cache = zoned_cache()
+    s = Snapshot()
+    cache.update_snapshot(s)
+    assert s.lowest_pod_priority() is None
+
+    def step(expected: int | None) -> None:
+        cache.update_snapshot(s)
+        fresh = Snapshot()
+        cache.update_snapshot(fresh)
+        assert s.lowest_pod_priority() == fresh.lowest_pod_priority() == expected
+
+    low = prioritized("low", "a1", -5)
+    cache.add_pod(prioritized("high", "a2", 10))
+    step(10)
+    cache.assume_pod(low)
+    step(-5)
+    cache.add_pod(prioritized("zero", "a1", None))
+    step(-5)
+    cache.forget_pod(low)
+    step(0)
+    cache.add_node(make_node("c1", "c"))  # a rebuild: counted afresh when asked
+    cache.add_pod(prioritized("c", "c1", -1))
+    step(-1)
+    cache.remove_node(make_node("c1", "c"))  # its pod stays on a ghost, which is not listed
+    step(0)

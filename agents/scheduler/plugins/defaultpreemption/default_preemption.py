@@ -17,8 +17,10 @@ What this module owns: the default policy plugged into the generic ``Evaluator``
   still does not fit (filters with nominated pods), that status; else the candidates are sorted
   most important first (priority, then earlier start) and reprieved in that order — the
   PDB-violating ones first — each added back and kept if the pod still fits;
-* the dry run's fast path (``victim_search``, ``fastpath.py``): the same victims and statuses
-  without copying nodes, when the cycle's Filter plugins read nothing but resources from pods;
+* the dry run's fast paths: ``uniform_victims_status`` (no pod in the snapshot has a lower
+  priority: "No preemption victims found for incoming pod" on every node, without visiting them)
+  and ``victim_search`` (``fastpath.py``): the same victims and statuses without copying nodes,
+  when the cycle's Filter plugins read nothing but resources from pods;
 * PostFilter: ``Evaluator.preempt``; a non-empty message is prefixed "preemption: ";
 * PreEnqueue (async preemption, on in v1.34): UnschedulableAndUnresolvable "waiting for the
   preemption for this pod to be finished" while the pod's preemption API calls run; events:
@@ -30,7 +32,7 @@ It does not own the dry run, node choice or API calls (the ``preemption`` packag
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
 from agents.scheduler.args import DefaultPreemptionArgs, decode_args
@@ -165,6 +167,24 @@ class DefaultPreemption:
                     if pod_priority(pi.pod) < priority and pod_terminating_by_preemption(pi.pod):
                         return False, NOT_ELIGIBLE_TERMINATING
         return True, ""
+
+    def uniform_victims_status(self, pod: Pod) -> Status | None:
+        """The evaluator's shortcut: when no pod on any node of the snapshot has a lower priority
+        than ``pod``, ``select_victims_on_node`` finds no potential victim on every node and says
+        UnschedulableAndUnresolvable "No preemption victims found for incoming pod" (before any
+        filter or PreFilter extension runs); None otherwise, or when that method is overridden or
+        the snapshot does not count priorities."""
+        if type(self).select_victims_on_node is not DefaultPreemption.select_victims_on_node:
+            return None
+        lowest: Callable[[], int | None] | None = getattr(
+            self._handle.snapshot_shared_lister(), "lowest_pod_priority", None
+        )
+        if lowest is None:
+            return None
+        low = lowest()
+        if low is not None and low < pod_priority(pod):
+            return None
+        return Status(Code.UnschedulableAndUnresolvable, NO_VICTIMS)
 
     def victim_search(
         self, state: CycleState, pod: Pod, pdbs: Sequence[PodDisruptionBudget]
