@@ -80,21 +80,37 @@ class Disruption:
         """Empty NodeClaim -> when it was first chosen (validated ``CONSOLIDATION_TTL`` later)."""
         self.terminating: dict[str, None] = {}
         self.by_node: dict[str, list[Pod]] = {}
+        self._by_node_revision = -1
+        self._flip = math.inf
+        """When the next NodeClaim becomes consolidatable (its ``consolidateAfter`` passes)."""
 
     def _pods_on(self, node: str) -> list[Pod]:
         return self.by_node.get(node, [])
 
     async def tick(self, claims: Sequence[NodeClaim], pools: dict[str, NodePool]) -> None:
-        now = self.agent.clock.now()
-        self.by_node = {}  # node -> its running pods, once per tick
-        for p in self.agent.pods.objects():
-            if p.spec.node_name and p.status.phase not in ("Succeeded", "Failed"):
-                self.by_node.setdefault(p.spec.node_name, []).append(p)
-        for claim in claims:
-            if claim.metadata.deletion_timestamp is not None:
-                await self._terminate(claim)
-                continue
-            await self._conditions(claim, pools.get(claim.metadata.labels.get(NODEPOOL_LABEL, "")), now)
+        agent = self.agent
+        now = agent.clock.now()
+        if self._by_node_revision != agent.pods.revision:
+            self._by_node_revision = agent.pods.revision
+            self.by_node = {}  # node -> its running pods, once per change of the pods
+            for p in agent.pods.objects():
+                if p.spec.node_name and p.status.phase not in ("Succeeded", "Failed"):
+                    self.by_node.setdefault(p.spec.node_name, []).append(p)
+        # The per-NodeClaim pass finds nothing new while no pod, NodeClaim or NodePool changed,
+        # none is being deleted (the last pass said so) and no consolidateAfter has passed.
+        key = (agent.pods.revision, agent.claims.revision, agent.pools.revision)
+        if not agent.quiet("conditions", key) or now >= self._flip:
+            quiet, self._flip = True, math.inf
+            for claim in claims:
+                if claim.metadata.deletion_timestamp is not None:
+                    quiet = False
+                    await self._terminate(claim)
+                    continue
+                pool = pools.get(claim.metadata.labels.get(NODEPOOL_LABEL, ""))
+                wrote, flip = await self._conditions(claim, pool, now)
+                quiet = quiet and not wrote
+                self._flip = min(self._flip, flip)
+            agent.mark("conditions", key, quiet)
         if now - self.last_poll < POLLING_PERIOD:
             return
         self.last_poll = now
@@ -107,11 +123,12 @@ class Disruption:
                 await self._delete(claim)
         await self._emptiness([c for c in live if c.metadata.name not in self.terminating], pools, claims, now)
 
-    async def _conditions(self, claim: NodeClaim, pool: NodePool | None, now: float) -> None:
-        """``lastPodEventTime`` and ``Consolidatable``."""
+    async def _conditions(self, claim: NodeClaim, pool: NodePool | None, now: float) -> tuple[bool, float]:
+        """``lastPodEventTime`` and ``Consolidatable``: (whether it wrote, when the claim becomes
+        consolidatable if nothing changes, ``inf``: not by waiting)."""
         initialized = _condition(claim, "Initialized")
         if pool is None or initialized is None or initialized.status != "True" or not claim.status.node_name:
-            return
+            return False, math.inf
         pods = tuple(sorted(p.metadata.uid for p in self._pods_on(claim.status.node_name) if not _daemon(p)))
         status = claim.status
         previous = self.pod_sets.get(claim.metadata.name)
@@ -120,7 +137,8 @@ class Disruption:
             status = replace(status, last_pod_event_time=self.agent.clock.timestamp())
         after = _duration(pool.spec.disruption.consolidate_after if pool.spec and pool.spec.disruption else None)
         since = status.last_pod_event_time or initialized.last_transition_time
-        ready = after is not None and since is not None and parse_timestamp(since) + after <= now
+        at = parse_timestamp(since) + after if after is not None and since is not None else math.inf
+        ready = at <= now
         has = _condition(claim, "Consolidatable") is not None
         conditions = [c for c in status.conditions if c.type != "Consolidatable"]
         if ready and not has:
@@ -135,6 +153,8 @@ class Disruption:
         status = replace(status, conditions=conditions)
         if status != claim.status:
             await self.agent.write_status(replace(claim, status=status))
+            return True, math.inf
+        return False, math.inf if ready else at
 
     async def _emptiness(
         self, live: list[NodeClaim], pools: dict[str, NodePool], claims: Sequence[NodeClaim], now: float
