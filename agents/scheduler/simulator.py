@@ -4,8 +4,11 @@ forkable snapshot, for a component that asks "would this pod fit there?" without
 It is what Cluster Autoscaler's ``simulator/clustersnapshot`` (``PredicateSnapshot``: the
 ``SchedulerBasedPredicateChecker`` over a forkable ``ClusterSnapshot``) is upstream, where the
 autoscaler imports kube-scheduler's framework: here the autoscaler agent imports this module's
-class through ``agents.scheduler``'s surface, so its simulation and the scheduler cannot
-disagree (the disagreement behind kubernetes/autoscaler#9287, #8161, #8162).
+class through ``agents.scheduler``'s surface, so its plugins and the scheduler's are the same
+code. That does not make the reported disagreements impossible: kubernetes/autoscaler#9287 and
+#8162 come from how the scale-down simulation treats the node being removed (the autoscaler's
+``removalSimulation`` option emulates each release), not from the plugins, and both reproduce
+here (``scenarios/regressions/``).
 
 One profile's ``Framework`` (default: upstream's default profile) is built once over the
 simulator's ``Snapshot``; ``reset`` replaces the nodes and pods, ``add_node``/``add_pod``/

@@ -99,3 +99,25 @@ def test_pod_and_node_metrics() -> None:
     assert pm.window == "15s"
     (nm,) = api.metrics.node_metrics()
     assert (nm.metadata.name, nm.usage["cpu"].text, nm.usage["memory"].text) == ("n1", "300m", "1048576")
+
+
+def test_pod_usage_is_pod_metrics_summed_over_containers() -> None:
+    """``pod_usage`` (the HPA's read) gives what the PodMetrics give, container shares summed;
+    a resource the model does not give is reported missing (``None``), as a PodMetrics
+    without it."""
+    api = ApiServer(StoppedClock(), random.Random(0))
+    api.create(Namespace(metadata=ObjectMeta(name="default")))
+    api.create(Node(metadata=ObjectMeta(name="n1"), status=NodeStatus(capacity={"cpu": Quantity.from_value(4)})))
+    api.create(_pod("a", usage='{"cpu": "301m", "memory": "1Mi", "ephemeral-storage": "1Gi"}'), restore=True)
+    api.create(_pod("b", usage='{"cpu": "7m"}'), restore=True)
+    api.create(_pod("c", phase="Pending"), restore=True)
+    everything = Selector.from_set({"app": "web"})
+    for resource in ("cpu", "memory", "ephemeral-storage"):
+        stamp, usage = api.metrics.pod_usage("default", everything, resource)
+        want = {}
+        for pm in api.metrics.pod_metrics("default", everything):
+            amounts = [c.usage.get(resource) for c in pm.containers]
+            want[pm.metadata.name] = None if None in amounts else sum(q.milli for q in amounts if q is not None)
+            assert pm.timestamp == stamp
+        assert usage == want
+    assert api.metrics.pod_usage("default", everything, "ephemeral-storage")[1] == {"a": 1024**3 * 1000, "b": None}

@@ -54,6 +54,7 @@ from agents.autoscaler.clusterautoscaler.status import (
     initializing_yaml,
     last_update_format,
 )
+from agents.autoscaler.snapshot import ReusingReset
 from emulator.base.api.config import ConfigMap
 from emulator.base.api.core import Node, Pod
 from emulator.base.api.errors import ApiError, NotFound
@@ -113,6 +114,7 @@ class ClusterAutoscaler:
         self.pdbs = Informer(client, "PodDisruptionBudget")
         self.namespaces = Informer(client, "Namespace")
         self.sim = simulator(namespaces=self.namespaces.objects)
+        self.snapshot = ReusingReset()
         self.events = EventRecorder(client, clock, COMPONENT, aggregate=True)
         self.counters: dict[str, int] = {} if counters is None else counters
         """``COUNTERS``, shared with the caller (its cloud counts the nodes it creates and removes)."""
@@ -232,7 +234,7 @@ class ClusterAutoscaler:
         await self._cluster_state(groups, registered)
         ready_nodes = [n for n in nodes if _ready(n)]
         live = [p for p in pods if p.spec.node_name and p.status.phase not in ("Succeeded", "Failed")]
-        self.sim.reset(ready_nodes, live)
+        self.snapshot.reset(self.sim, ready_nodes, live)
         upcoming = 0
         for g in groups:
             count = max(0, g.target_size() - ready.get(g.id, 0))

@@ -116,6 +116,9 @@ class Planner:
         self.recheck: dict[str, float] = {}
         """Node -> when to simulate its removal again (``unremovable.Nodes`` TTLs:
         ``--unremovable-node-recheck-timeout``, 5 min, after BlockedByPod or NoPlaceToMovePods)."""
+        self._utilization: dict[str, tuple[Node, Any, int, tuple[float, float]]] = {}
+        """Node -> (its Node, its NodeInfo, that NodeInfo's generation, their utilization): a
+        node whose NodeInfo the simulator kept since the last loop is not summed again."""
 
     def update(
         self,
@@ -133,6 +136,7 @@ class Planner:
         order = sorted(candidates, key=lambda c: (c[0].metadata.name not in self.unneeded, c[0].metadata.name))
         names = {c[0].metadata.name for c in candidates}
         self.recheck = {n: until for n, until in self.recheck.items() if n in names and until > now}
+        self._utilization = {n: c for n, c in self._utilization.items() if n in names}
         limit = self._limit()
         away: set[str] = set()
         sim.fork()
@@ -149,7 +153,7 @@ class Planner:
                     continue
                 info = sim.node_info(name)
                 pods = [pi.pod for pi in info.pods] if info is not None else []
-                cpu_util, mem_util = utilization_parts(node, pods)
+                cpu_util, mem_util = self._utilization_of(node, info, pods)
                 util = max(cpu_util, mem_util)
                 if util > o.scale_down_utilization_threshold:
                     self.unremovable[name] = "NotUnderutilized"
@@ -181,6 +185,17 @@ class Planner:
         self.unneeded = {
             name: (self.unneeded[name][0] if name in self.unneeded else now, r) for name, r in removable.items()
         }
+
+    def _utilization_of(self, node: Node, info: Any, pods: Sequence[Pod]) -> tuple[float, float]:
+        """``utilization_parts``, kept per node while its Node and NodeInfo are unchanged."""
+        name = node.metadata.name
+        cached = self._utilization.get(name)
+        if cached is not None and cached[0] is node and cached[1] is info and cached[2] == info.generation:
+            return cached[3]
+        parts = utilization_parts(node, pods)
+        if info is not None:
+            self._utilization[name] = (node, info, info.generation, parts)
+        return parts
 
     def _limit(self) -> int:
         """``unneededNodesLimit``: the unneeded nodes worth finding in one loop."""

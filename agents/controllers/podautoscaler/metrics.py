@@ -113,7 +113,14 @@ class MetricsComputer:
     async def _pod_metrics(
         self, namespace: str, selector: Selector, resource: str, container: str
     ) -> dict[str, PodMetric]:
-        """``getResourceMetric`` / ``getContainerMetrics``: each pod's usage, milli-units."""
+        """``getResourceMetric`` / ``getContainerMetrics``: each pod's usage, milli-units (a pod
+        resource's: the same figures through ``pod_usage``, without the PodMetrics objects)."""
+        if not container:
+            stamp, usage = await self.client.pod_usage(namespace, selector, resource)
+            if not usage:
+                raise ReplicaCalcError("no metrics returned from resource metrics API")
+            at = parse_timestamp(stamp)
+            return {name: PodMetric(milli, at, 15.0) for name, milli in usage.items() if milli is not None}
         raw = await self.client.pod_metrics(namespace, selector)
         if not raw:
             raise ReplicaCalcError("no metrics returned from resource metrics API")

@@ -144,20 +144,23 @@ class LoadModel:
     def usage(self, pods: Iterable[Pod], t: float) -> dict[tuple[str, str], Usage]:
         """Every Running pod's usage at ``t``, by (namespace, name), in the pods' order."""
         running = [p for p in pods if p.status.phase == "Running" and p.metadata.deletion_timestamp is None]
-        ready = [sum(1 for p in running if rule.matches(p) and is_running_and_ready(p)) for rule in self.rules]
+        rules = self.rules
+        matched = [[rule.matches(p) for rule in rules] for p in running]
+        ready_pod = [is_running_and_ready(p) for p in running]
+        ready = [sum(1 for m, r in zip(matched, ready_pod, strict=True) if m[i] and r) for i in range(len(rules))]
+        rates = [rule.curve.at(t) / n if n else 0.0 for rule, n in zip(rules, ready, strict=True)]
         out: dict[tuple[str, str], Usage] = {}
-        for pod in running:
+        for pod, matches, is_ready in zip(running, matched, ready_pod, strict=True):
             own = _annotation_usage(pod)
             usage: dict[str, float] = {k: float(v) for k, v in (own or {}).items()}
-            for rule, n in zip(self.rules, ready, strict=True):
-                if not rule.matches(pod):
+            for rule, hit, rps in zip(rules, matches, rates, strict=True):
+                if not hit:
                     continue
                 if own is None:
                     for k, b in rule.base.items():
                         usage[k] = usage.get(k, 0.0) + b
-                if not is_running_and_ready(pod):
+                if not is_ready:
                     continue
-                rps = rule.curve.at(t) / n
                 for k, per in rule.per_request.items():
                     usage[k] = usage.get(k, 0.0) + rps * per
             out[(pod.metadata.namespace, pod.metadata.name)] = {k: round(v) for k, v in usage.items()}

@@ -141,6 +141,12 @@ class Client:
         (the resource metrics API: ``ApiServer.metrics``)."""
         return await self._call("list", "PodMetrics", lambda: self.server.metrics.pod_metrics(namespace, selector))
 
+    async def pod_usage(self, namespace: str, selector: Selector, resource: str) -> tuple[str, dict[str, int | None]]:
+        """``pod_metrics`` reduced to one resource per pod, the same call (``ResourceMetrics.pod_usage``)."""
+        return await self._call(
+            "list", "PodMetrics", lambda: self.server.metrics.pod_usage(namespace, selector, resource)
+        )
+
     async def update(self, obj: S) -> S:
         return await self._call("update", getattr(obj, "kind", ""), lambda: self.server.update(obj))
 
