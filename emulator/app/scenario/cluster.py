@@ -87,9 +87,8 @@ T = TypeVar("T")
 
 
 class StepError(InputError):
-    """The API server refused one of the runner's own writes: ``<file>: <path>: <detail>``,
-    the path being the step (``steps[3].cordon``), ``objects``, ``nodes[i]``,
-    ``autoscaling.karpenter.nodePools[i]`` or ``autoscaling.clusterAutoscaler.nodeGroups[i]``."""
+    """The API server refused one of the runner's own writes: ``<file>: <path>: <detail>``; the path is a
+    step (``steps[3].cordon``), ``objects``, ``nodes[i]`` or ``autoscaling.karpenter.nodePools[i]`` and the like."""
 
 
 class Cluster:
