@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from emulator.app.scenario.loader import load_scenario_text
-from emulator.cli import main
+from tests.autoscaler.cli_verdict import assert_verdict
 
 GOOD = """name: ca
 autoscaling:
@@ -106,16 +106,7 @@ def test_bad_cluster_autoscaler_is_refused(
     path = tmp_path / "scenario.yaml"
     text = GOOD.replace(*change)
     path.write_text(text)
-    if not expected:
-        if command == "validate":
-            assert main([command, str(path)]) == 0, capsys.readouterr().err
-        return
-    assert main([command, str(path)]) == 2
-    err = capsys.readouterr().err
-    lines = [line for line in err.splitlines() if line.strip()]
-    assert len(lines) == 1, err
-    assert lines[0].startswith(f"error: {path}:")
-    assert expected in lines[0], lines[0]
+    assert_verdict(command, path, expected, f"error: {path}:", capsys)
 
 
 def test_defaults_are_upstreams() -> None:

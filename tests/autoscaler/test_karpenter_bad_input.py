@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from emulator.app.scenario.loader import load_scenario_text
-from emulator.cli import main
+from tests.autoscaler.cli_verdict import assert_verdict
 
 ROOT = Path(__file__).resolve().parents[2]
 TYPES = ROOT / "scenarios" / "karpenter" / "instance_types.json"
@@ -77,16 +77,7 @@ def test_bad_karpenter_is_refused(
     (tmp_path / "notjson.json").write_text("name: x\n")
     path = tmp_path / "scenario.yaml"
     path.write_text(GOOD.replace(*change))
-    if not expected:
-        if command == "validate":
-            assert main([command, str(path)]) == 0, capsys.readouterr().err
-        return
-    assert main([command, str(path)]) == 2
-    err = capsys.readouterr().err
-    lines = [line for line in err.splitlines() if line.strip()]
-    assert len(lines) == 1, err
-    assert lines[0].startswith("error: ")
-    assert expected in lines[0], lines[0]
+    assert_verdict(command, path, expected, "error: ", capsys)
 
 
 def test_instance_types_are_read_with_the_kwok_overhead(tmp_path: Path) -> None:
