@@ -24,6 +24,7 @@ nanoseconds, trailing zeros dropped).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -39,6 +40,7 @@ __all__ = [
     "Counts",
     "GroupState",
     "StatusBuilder",
+    "block_yaml",
     "counts_of",
     "initializing_yaml",
     "last_update_format",
@@ -186,7 +188,78 @@ class StatusBuilder:
         doc: dict[str, Any] = {"time": last_update_format(t), "autoscalerStatus": "Running", "clusterWide": wide}
         if out:
             doc["nodeGroups"] = out
+        return block_yaml(doc)
+
+
+_WIDTH: Final = 80
+"""PyYAML's default ``best_width``: a scalar with a space may be folded past this column."""
+_RFC3339: Final = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?Z")
+_scalars: dict[str, str | None] = {}
+"""String -> its PyYAML rendering as a block mapping's value (None: no single-line form)."""
+
+
+class _Unsure(Exception):
+    """A scalar whose rendering depends on its column: the document goes through PyYAML."""
+
+
+def _scalar(text: str, column: int) -> str:
+    if _RFC3339.fullmatch(text):
+        return f"'{text}'"  # the timestamp resolver matches it: quoted, no quote inside
+    out = _scalars.get(text, "")
+    if out == "":
+        alone = str(yaml.safe_dump(text))
+        quoted = "'" + text.replace("'", "''") + "'\n"
+        out = alone[:-5] if alone == text + "\n...\n" else alone[:-1] if alone == quoted else None
+        if len(_scalars) < 4096:
+            _scalars[text] = out
+    if out is None or (" " in out and column + len(out) > _WIDTH):
+        raise _Unsure
+    return out
+
+
+def _emit(lines: list[str], value: Any, indent: int) -> None:
+    pad = " " * indent
+    for key, v in value.items():
+        if len(key) > 100 or _scalar(key, 0) != key:  # a key PyYAML would quote (or mark "? ")
+            raise _Unsure
+        if isinstance(v, dict):
+            if not v:
+                lines.append(f"{pad}{key}: {{}}")
+                continue
+            lines.append(f"{pad}{key}:")
+            _emit(lines, v, indent + 2)
+        elif isinstance(v, list):
+            if not v:
+                lines.append(f"{pad}{key}: []")
+                continue
+            lines.append(f"{pad}{key}:")
+            for item in v:  # PyYAML's indentless sequence of mappings
+                if not isinstance(item, dict) or not item:
+                    raise _Unsure
+                start = len(lines)
+                _emit(lines, item, indent + 2)
+                lines[start] = f"{pad}- {lines[start][indent + 2 :]}"
+        elif isinstance(v, bool) or not isinstance(v, int | str):
+            raise _Unsure
+        elif isinstance(v, int):
+            lines.append(f"{pad}{key}: {v}")
+        else:
+            lines.append(f"{pad}{key}: {_scalar(v, indent + len(key) + 2)}")
+
+
+def block_yaml(doc: dict[str, Any]) -> str:
+    """``yaml.safe_dump(doc, sort_keys=False, default_flow_style=False)``, byte for byte, for a
+    document of mappings (string keys), lists of non-empty mappings, ints and strings, written
+    line by line (the status is written every loop); a string whose form depends on its column
+    (one PyYAML could fold) sends the whole document through PyYAML."""
+    lines: list[str] = []
+    try:
+        if not doc:
+            raise _Unsure
+        _emit(lines, doc, 0)
+    except _Unsure:
         return str(yaml.safe_dump(doc, sort_keys=False, default_flow_style=False))
+    return "\n".join(lines) + "\n"
 
 
 def counts_of(nodes: Sequence[tuple[bool, float]], now: float, target: int | None = None) -> Counts:
