@@ -54,6 +54,7 @@ from agents.autoscaler.clusterautoscaler.status import (
     initializing_yaml,
     last_update_format,
 )
+from agents.autoscaler.clusterautoscaler.view import NodeFact, NodeFacts, SortedObjects
 from agents.autoscaler.snapshot import ReusingReset
 from emulator.base.api.config import ConfigMap
 from emulator.base.api.core import Node, Pod
@@ -70,10 +71,6 @@ COMPONENT = "cluster-autoscaler"
 UNSCHEDULABLE_POD_TIME_BUFFER: Final = 2.0
 UNSCHEDULABLE_POD_WITH_GPU_TIME_BUFFER: Final = 30.0
 GPU: Final = "nvidia.com/gpu"
-
-
-def _ready(node: Node) -> bool:
-    return any(c.type == "Ready" and c.status == "True" for c in node.status.conditions)
 
 
 def _unschedulable(pod: Pod) -> bool:
@@ -114,6 +111,9 @@ class ClusterAutoscaler:
         self.pdbs = Informer(client, "PodDisruptionBudget")
         self.namespaces = Informer(client, "Namespace")
         self.sim = simulator(namespaces=self.namespaces.objects)
+        self.sorted_nodes = SortedObjects(self.nodes)
+        self.sorted_pods = SortedObjects(self.pods)
+        self.node_facts = NodeFacts(provider)
         self.snapshot = ReusingReset()
         self.events = EventRecorder(client, clock, COMPONENT, aggregate=True)
         self.counters: dict[str, int] = {} if counters is None else counters
@@ -220,20 +220,26 @@ class ClusterAutoscaler:
         self.loops += 1
         groups = self.provider.node_groups()
         by_id = {g.id: g for g in groups}
-        nodes: list[Node] = sorted(self.nodes.objects(), key=lambda n: n.metadata.name)
-        pods: list[Pod] = sorted(self.pods.objects(), key=lambda p: (p.metadata.namespace, p.metadata.name))
+        nodes = self.node_facts.of(self.sorted_nodes.objects())  # by name
+        pods: list[Pod] = self.sorted_pods.objects()  # by namespace and name
         group_of: dict[str, str] = {}
         registered: dict[str, int] = {}
         ready: dict[str, int] = {}
-        for n in nodes:
-            g = self.provider.node_group_for_node(n)
-            if g is not None:
-                group_of[n.metadata.name] = g.id
-                registered[g.id] = registered.get(g.id, 0) + 1
-                ready[g.id] = ready.get(g.id, 0) + _ready(n)
+        for f in nodes:
+            gid = f.group
+            if gid is not None:
+                group_of[f.node.metadata.name] = gid
+                registered[gid] = registered.get(gid, 0) + 1
+                ready[gid] = ready.get(gid, 0) + f.ready
         await self._cluster_state(groups, registered)
-        ready_nodes = [n for n in nodes if _ready(n)]
-        live = [p for p in pods if p.spec.node_name and p.status.phase not in ("Succeeded", "Failed")]
+        ready_nodes = [f.node for f in nodes if f.ready]
+        live: list[Pod] = []
+        unbound: list[Pod] = []
+        for p in pods:
+            if not p.spec.node_name:
+                unbound.append(p)
+            elif p.status.phase not in ("Succeeded", "Failed"):
+                live.append(p)
         self.snapshot.reset(self.sim, ready_nodes, live)
         upcoming = 0
         for g in groups:
@@ -241,7 +247,7 @@ class ClusterAutoscaler:
             upcoming += count
             for i in range(count):
                 self.sim.add_node(sanitized_node(g.template_node(), f"template-node-for-{g.id}-upcoming-{i}"))
-        to_help = filter_out_schedulable(self.sim, self._pods_to_help(pods))
+        to_help = filter_out_schedulable(self.sim, self._pods_to_help(unbound))
         limit = self.options.max_nodes_total
         new_pods = False
         if not to_help:
@@ -366,7 +372,7 @@ class ClusterAutoscaler:
         groups: list[NodeGroup],
         registered: dict[str, int],
         ready: dict[str, int],
-        nodes: list[Node],
+        nodes: list[NodeFact],
         group_of: dict[str, str],
     ) -> None:
         now = self.clock.now()
@@ -375,11 +381,8 @@ class ClusterAutoscaler:
             gid = group_of.get(name, "")
             candidates[gid] = candidates.get(gid, 0) + 1
         states: dict[str, list[tuple[bool, float]]] = {}
-        for n in nodes:
-            created = n.metadata.creation_timestamp
-            states.setdefault(group_of.get(n.metadata.name, ""), []).append(
-                (_ready(n), parse_timestamp(created) if created else now)
-            )
+        for f in nodes:
+            states.setdefault(f.group or "", []).append((f.ready, now if f.created is None else f.created))
         groups_state = [
             GroupState(
                 g.id,

@@ -133,7 +133,10 @@ class Planner:
         self.unremovable = {}
         removable: dict[str, Removal] = {}
         remaining = RemainingPdbs(pdbs)
-        order = sorted(candidates, key=lambda c: (c[0].metadata.name not in self.unneeded, c[0].metadata.name))
+        unneeded = self.unneeded
+        by_name = sorted(candidates, key=lambda c: c[0].metadata.name)  # already so: a pass, no moves
+        order = [c for c in by_name if c[0].metadata.name in unneeded]
+        order += [c for c in by_name if c[0].metadata.name not in unneeded]
         names = {c[0].metadata.name for c in candidates}
         self.recheck = {n: until for n, until in self.recheck.items() if n in names and until > now}
         self._utilization = {n: c for n, c in self._utilization.items() if n in names}
@@ -152,12 +155,12 @@ class Planner:
                     self.unremovable[name] = "ScaleDownDisabledAnnotation"
                     continue
                 info = sim.node_info(name)
-                pods = [pi.pod for pi in info.pods] if info is not None else []
-                cpu_util, mem_util = self._utilization_of(node, info, pods)
+                cpu_util, mem_util = self._utilization_of(node, info)
                 util = max(cpu_util, mem_util)
                 if util > o.scale_down_utilization_threshold:
                     self.unremovable[name] = "NotUnderutilized"
                     continue
+                pods = [pi.pod for pi in info.pods] if info is not None else []
                 move, daemons, blocking = pods_to_move(
                     pods,
                     remaining,
@@ -186,13 +189,14 @@ class Planner:
             name: (self.unneeded[name][0] if name in self.unneeded else now, r) for name, r in removable.items()
         }
 
-    def _utilization_of(self, node: Node, info: Any, pods: Sequence[Pod]) -> tuple[float, float]:
-        """``utilization_parts``, kept per node while its Node and NodeInfo are unchanged."""
+    def _utilization_of(self, node: Node, info: Any) -> tuple[float, float]:
+        """``utilization_parts`` of the node's pods in the snapshot, kept per node while its
+        Node and NodeInfo are unchanged."""
         name = node.metadata.name
         cached = self._utilization.get(name)
         if cached is not None and cached[0] is node and cached[1] is info and cached[2] == info.generation:
             return cached[3]
-        parts = utilization_parts(node, pods)
+        parts = utilization_parts(node, [pi.pod for pi in info.pods] if info is not None else [])
         if info is not None:
             self._utilization[name] = (node, info, info.generation, parts)
         return parts
