@@ -121,3 +121,37 @@ def test_pod_usage_is_pod_metrics_summed_over_containers() -> None:
             assert pm.timestamp == stamp
         assert usage == want
     assert api.metrics.pod_usage("default", everything, "ephemeral-storage")[1] == {"a": 1024**3 * 1000, "b": None}
+
+
+def test_a_model_across_calls_gives_what_a_fresh_one_gives() -> None:
+    """``LoadModel.usage`` keeps each pod object's rule matches, readiness and annotation from
+    one call to the next and computes a usage once per combination: the figures are a fresh
+    model's, whatever pods are replaced, added or dropped between calls, and no two pods share
+    a dict."""
+    rules = [
+        LoadRule(
+            selector=Selector.from_set({"app": "web"}), curve=LoadCurve(daily=(10.0, 70.0, 30.0)),
+            per_request={"cpu": 3.0, "memory": 1.5}, base={"cpu": 10},
+        ),
+        LoadRule(curve=LoadCurve(constant=9.0), per_request={"cpu": 0.7}),
+    ]  # fmt: skip
+    rng = random.Random(7)
+    kept = LoadModel(rules)
+    pods = {f"p{i}": _pod(f"p{i}") for i in range(12)}
+    for step in range(40):
+        for _ in range(3):
+            name = f"p{rng.randrange(16)}"
+            pods[name] = _pod(
+                name,
+                ready=rng.random() < 0.7,
+                phase=rng.choice(["Running", "Running", "Pending"]),
+                usage=rng.choice([None, None, '{"cpu": "1"}', "not json"]),
+            )
+        if rng.random() < 0.2:
+            pods.pop(rng.choice(sorted(pods)))
+        listed = [pods[k] for k in sorted(pods)]
+        t = step * 977.0
+        got = kept.usage(listed, t)
+        assert got == LoadModel(rules).usage(listed, t)
+        assert list(got) == [("default", p.metadata.name) for p in listed if p.status.phase == "Running"]
+        assert len({id(u) for u in got.values()}) == len(got)

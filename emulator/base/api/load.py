@@ -133,42 +133,68 @@ class LoadRule:
 class LoadModel:
     """The rules of a run (none: annotations only)."""
 
-    __slots__ = ("rules",)
+    __slots__ = ("_seen", "rules")
 
     def __init__(self, rules: Iterable[LoadRule] = ()) -> None:
         self.rules = tuple(rules)
+        self._seen: dict[tuple[str, str], tuple[Pod, tuple[bool, ...], bool, str | None]] = {}
+        """(namespace, name) -> (the Pod object, the rules it matches, Ready, its usage annotation)
+        as of the last call: a pod object is read once (objects are replaced, not changed)."""
 
     def __repr__(self) -> str:
         return f"<LoadModel {len(self.rules)} rules>"
 
     def usage(self, pods: Iterable[Pod], t: float) -> dict[tuple[str, str], Usage]:
-        """Every Running pod's usage at ``t``, by (namespace, name), in the pods' order."""
-        running = [p for p in pods if p.status.phase == "Running" and p.metadata.deletion_timestamp is None]
+        """Every Running pod's usage at ``t``, by (namespace, name), in the pods' order. A pod's
+        usage depends on its annotation, the rules it matches and whether it is Ready: it is
+        computed once per such combination (each pod gets its own copy)."""
         rules = self.rules
-        matched = [[rule.matches(p) for rule in rules] for p in running]
-        ready_pod = [is_running_and_ready(p) for p in running]
-        ready = [sum(1 for m, r in zip(matched, ready_pod, strict=True) if m[i] and r) for i in range(len(rules))]
+        seen = self._seen
+        kept: dict[tuple[str, str], tuple[Pod, tuple[bool, ...], bool, str | None]] = {}
+        running: list[tuple[tuple[str, str], tuple[bool, ...], bool, str | None]] = []
+        for p in pods:
+            meta = p.metadata
+            if p.status.phase != "Running" or meta.deletion_timestamp is not None:
+                continue
+            key = (meta.namespace, meta.name)
+            row = seen.get(key)
+            if row is None or row[0] is not p:
+                matched = tuple(rule.matches(p) for rule in rules)
+                row = (p, matched, is_running_and_ready(p), meta.annotations.get(USAGE_ANNOTATION))
+            kept[key] = row
+            running.append((key, row[1], row[2], row[3]))
+        self._seen = kept
+        ready = [sum(1 for _, m, r, _a in running if m[i] and r) for i in range(len(rules))]
         rates = [rule.curve.at(t) / n if n else 0.0 for rule, n in zip(rules, ready, strict=True)]
+        made: dict[tuple[tuple[bool, ...], bool, str | None], Usage] = {}
         out: dict[tuple[str, str], Usage] = {}
-        for pod, matches, is_ready in zip(running, matched, ready_pod, strict=True):
-            own = _annotation_usage(pod)
-            usage: dict[str, float] = {k: float(v) for k, v in (own or {}).items()}
-            for rule, hit, rps in zip(rules, matches, rates, strict=True):
-                if not hit:
-                    continue
-                if own is None:
-                    for k, b in rule.base.items():
-                        usage[k] = usage.get(k, 0.0) + b
-                if not is_ready:
-                    continue
-                for k, per in rule.per_request.items():
-                    usage[k] = usage.get(k, 0.0) + rps * per
-            out[(pod.metadata.namespace, pod.metadata.name)] = {k: round(v) for k, v in usage.items()}
+        for key, matches, is_ready, text in running:
+            shared = made.get((matches, is_ready, text))
+            if shared is None:
+                shared = made[(matches, is_ready, text)] = _usage(rules, rates, matches, is_ready, text)
+            out[key] = dict(shared)
         return out
 
 
-def _annotation_usage(pod: Pod) -> Usage | None:
-    text = pod.metadata.annotations.get(USAGE_ANNOTATION)
+def _usage(
+    rules: tuple[LoadRule, ...], rates: list[float], matches: tuple[bool, ...], is_ready: bool, text: str | None
+) -> Usage:
+    own = _annotation_text_usage(text)
+    usage: dict[str, float] = {k: float(v) for k, v in (own or {}).items()}
+    for rule, hit, rps in zip(rules, matches, rates, strict=True):
+        if not hit:
+            continue
+        if own is None:
+            for k, b in rule.base.items():
+                usage[k] = usage.get(k, 0.0) + b
+        if not is_ready:
+            continue
+        for k, per in rule.per_request.items():
+            usage[k] = usage.get(k, 0.0) + rps * per
+    return {k: round(v) for k, v in usage.items()}
+
+
+def _annotation_text_usage(text: str | None) -> Usage | None:
     if text is None:
         return None
     try:

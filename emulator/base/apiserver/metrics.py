@@ -68,13 +68,19 @@ class ResourceMetrics:
         self.store = store
         self.clock = clock
         self.model = model if model is not None else LoadModel()
+        self._keys: set[tuple[str, str]] = set()
+        self._order: list[tuple[str, str]] = []
+        """The Pod table's keys, sorted (re-sorted when they change)."""
 
     def __repr__(self) -> str:
         return f"<ResourceMetrics {self.model!r}>"
 
     def _pods(self) -> list[Pod]:
         table = self.store.table("Pod")
-        return [table[k] for k in sorted(table)]
+        if table.keys() != self._keys:
+            self._keys = set(table)
+            self._order = sorted(self._keys)
+        return list(map(table.__getitem__, self._order))
 
     def usage(self) -> dict[tuple[str, str], Usage]:
         """Every Running pod's usage now, by (namespace, name)."""
