@@ -147,6 +147,7 @@ def test_status_config_map_through_a_timed_out_scale_up() -> None:
             docs.append((rec.time, yaml.safe_load(rec.new.data["status"])))
 
     run_scenario(load_scenario_text(TIMEOUT, source="s.yaml", base_dir=ROOT), RunOptions(on_write=on_write))
+    docs = [(t, d) for t, d in docs if d["autoscalerStatus"] == "Running"]  # after the Initializing one
     states = [(t, d["nodeGroups"][0]["scaleUp"]) for t, d in docs]
     in_progress = [t for t, up in states if up["status"] == "InProgress"]
     backoff = [(t, up) for t, up in states if up["status"] == "Backoff"]
@@ -183,3 +184,19 @@ def test_initializing_status_is_empty_cluster_autoscaler_status() -> None:
             "time": "2023-11-24 04:28:20.5 +0000 UTC",
             "autoscalerStatus": "Initializing",
         }
+
+
+def test_status_config_map_is_initializing_before_the_first_loop() -> None:
+    """``NewStatusMapRecorder`` (``clusterstate/utils/status.go``, built with the autoscaling
+    context before the informers start): the ConfigMap is created ``Initializing`` at start;
+    the first loop's status is an update of it."""
+    writes: list[tuple[float, str, str]] = []
+
+    def on_write(rec: WriteRecord) -> None:
+        if rec.kind == "ConfigMap" and rec.new is not None and rec.new.metadata.name == "cluster-autoscaler-status":
+            writes.append((rec.time, rec.verb, yaml.safe_load(rec.new.data["status"])["autoscalerStatus"]))
+
+    run_scenario(load_scenario_text(TIMEOUT, source="s.yaml", base_dir=ROOT), RunOptions(on_write=on_write))
+    assert writes[0] == (0.0, "create", "Initializing")
+    assert writes[1][1:] == ("update", "Running")
+    assert all(status == "Running" for _, _, status in writes[1:])

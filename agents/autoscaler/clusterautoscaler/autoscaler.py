@@ -27,7 +27,8 @@ Every ``scanInterval`` (the first loop after the informers synced), on the infor
    cooldown (``scaleDownDelayAfterAdd`` since the last scale-up, ``...AfterDelete`` since the
    last deletion started — the scan interval when 0 —, ``...AfterFailure`` since the last failed
    one) the nodes to delete are tainted, drained and deleted, each in its own task;
-6. the status ConfigMap.
+6. the status ConfigMap (``autoscalerStatus: Running``; written ``Initializing`` as the agent
+   starts, before its informers: ``NewStatusMapRecorder``, ``clusterstate/utils/status.go``).
 
 Determinism: every list is in node / pod name order or the cloud's group order; the random
 expander draws from the agent's seeded stream; the loop runs on the injected clock.
@@ -141,6 +142,8 @@ class ClusterAutoscaler:
 
     async def run(self) -> None:
         prefix = self.client.name
+        # NewStatusMapRecorder, as the autoscaling context is built, before the informers start
+        await self._put_status(self.clock.now(), initializing_yaml(self.clock.now()))
         async with asyncio.TaskGroup() as tg:
             self._tg = tg
             for inf in (self.nodes, self.pods, self.pdbs, self.namespaces):
@@ -154,9 +157,9 @@ class ClusterAutoscaler:
     # --- events -------------------------------------------------------------------------------
 
     async def log_event(self, reason: str, message: str, type_: str = "Normal") -> None:
-        """An Event on the status ConfigMap (upstream's ``LogRecorder``). Upstream writes the
-        ConfigMap (``autoscalerStatus: Initializing``) as it starts; here it is written then
-        when an Event needs it before the first loop's status."""
+        """An Event on the status ConfigMap (upstream's ``LogRecorder``). The ConfigMap is
+        written (``autoscalerStatus: Initializing``) as the agent starts; when that write
+        failed, it is written again here before the Event."""
         if self.status is None:
             await self._put_status(self.clock.now(), initializing_yaml(self.clock.now()))
         if self.status is not None:
