@@ -12,7 +12,9 @@ module             owns (upstream source)
                    ``nodeclaim/expiration``, ``disruption/controller.go``, ``node/termination``)
 ``consolidation``  the methods: emptiness, drift, multi- and single-node consolidation, their
                    validation (``pkg/controllers/disruption``)
-``candidates``     candidates, budgets, PDB limits, the scheduling simulation (``helpers.go``)
+``candidates``     candidates, budget mapping, PDB limits, the scheduling simulation (``helpers.go``)
+``budgets``        a NodePool's allowed disruptions per reason, cron schedules on the clock
+                   (``pkg/apis/v1/nodepool.go``)
 ``queue``          the orchestration queue (``disruption/queue.go``)
 ``events``         Karpenter's Events and their dedupe (``pkg/events``, ``disruption/events``)
 =================  ==========================================================================
