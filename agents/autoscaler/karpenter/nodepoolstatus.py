@@ -33,12 +33,12 @@ from typing import Final
 from msgspec.structs import replace
 
 from emulator.base.api.karpenter import NodePool, NodePoolStatus
+from emulator.base.api.karpenterignored import KWOK_NODE_CLASS
 from emulator.base.api.meta import Condition
 from emulator.base.api.quantity import Quantity, parse_quantity
 
 __all__ = ["KWOK_NODE_CLASS", "is_managed", "nodepool_status", "provisions"]
 
-KWOK_NODE_CLASS: Final = ("karpenter.kwok.sh", "KWOKNodeClass")
 ROOT: Final = "Ready"
 DEPENDENTS: Final = ("ValidationSucceeded", "NodeClassReady")
 REGISTRATION: Final = "NodeRegistrationHealthy"

@@ -52,6 +52,7 @@ from emulator.app.scenario.schema.steps import Create, CreateNodes
 from emulator.base.api.codec import ApiObject
 from emulator.base.api.core import Node
 from emulator.base.api.cron import CronError, parse_schedule
+from emulator.base.api.karpenterignored import karpenter_ignored
 from emulator.base.api.labels import qualified_name_errors
 
 __all__ = [
@@ -63,6 +64,7 @@ __all__ = [
     "KarpenterConfig",
     "Priorities",
     "autoscaling_problems",
+    "autoscaling_warnings",
 ]
 
 EXPANDERS: Final = ("random", "most-pods", "least-waste", "price", "priority")
@@ -222,6 +224,15 @@ def autoscaling_problems(scenario: Any, path: str) -> Iterator[tuple[str, str]]:
                 f'the group\'s node names {group}-<i> would clash with node "{name}" of {where}',
             )
             return
+
+
+def autoscaling_warnings(scenario: Any) -> Iterator[tuple[str, str]]:
+    """``(path, text)`` for what the emulator's Karpenter ignores in the scenario's NodePools
+    (``emulator.base.api.karpenterignored``)."""
+    config = scenario.autoscaling.karpenter
+    for i, pool in enumerate(config.node_pools if config is not None else []):
+        for at, text in karpenter_ignored(pool):
+            yield f"autoscaling.karpenter.nodePools[{i}].{at}", text
 
 
 def _karpenter_problems(config: KarpenterConfig | None, path: str) -> Iterator[tuple[str, str]]:
