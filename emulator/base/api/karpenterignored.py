@@ -8,8 +8,6 @@ dropped: each says what upstream would do instead.
   upstream's does).
 - ``spec.template.spec.nodeClassRef`` of another provider: upstream's kwok provider does not
   manage the NodePool (``IsManaged``) and neither does the emulator: the NodePool is ignored.
-- ``requirements[].minValues``: the provisioner does not hold its instance-type options to
-  that many distinct values of the key.
 """
 
 from __future__ import annotations
@@ -43,9 +41,3 @@ def karpenter_ignored(obj: Any) -> Iterator[tuple[str, str]]:
             f"ignored NodePool: {ref.group}/{ref.kind} is not the kwok provider's NodeClass "
             f"({'/'.join(KWOK_NODE_CLASS)}); Karpenter does not manage it",
         )
-    for i, r in enumerate((t.requirements or []) if t is not None else []):
-        if r.min_values is not None:
-            yield (
-                f"spec.template.spec.requirements[{i}].minValues",
-                f"ignored: instance types are not held to {r.min_values} distinct values of {r.key}",
-            )
