@@ -144,6 +144,7 @@ class Karpenter:
         self.nominations: dict[str, float] = {}
         """Existing node -> until when a provisioning pass nominated it for a pending pod."""
         self._sim_names = 0
+        self._pool_status_keys: dict[str, tuple[Any, ...]] = {}
         self.sim_generation = 0
         """Bumped when the provisioner resets the shared simulator."""
         self.nominated: dict[str, str] = {}
@@ -469,13 +470,14 @@ class Karpenter:
             if not is_managed(pool):
                 continue
             u = usage.get(pool.metadata.name, {})
+            # the status only moves with the NodePool, its NodeClaims' usage and registrations
+            key = (pool.metadata.resource_version, tuple(sorted(u.items())), registered.get(pool.metadata.name))
+            if self._pool_status_keys.get(pool.metadata.name) == key:
+                continue
+            self._pool_status_keys[pool.metadata.name] = key
             resources = {k: _text(k, v) for k, v in sorted(u.items())}
             status = nodepool_status(pool, resources, u.get("nodes", 0), registered.get(pool.metadata.name), now)
             if status == pool.status:
-                continue
-            try:
-                await self.client.update_status(replace(pool, status=status))
-            except ApiError:
                 continue
             try:
                 await self.client.update_status(replace(pool, status=status))
