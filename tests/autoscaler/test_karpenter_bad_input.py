@@ -33,6 +33,11 @@ autoscaling:
                 - {key: karpenter.sh/capacity-type, operator: In, values: [spot]}
 """
 P = "autoscaling.karpenter"
+SPEC = "spec:\n          template:"
+DISRUPTION = "spec:\n          disruption: {consolidateAfter: 0s, budgets: [BUDGET]}\n          template:"
+BUDGET = (
+    DISRUPTION.replace("{", "{{").replace("}", "}}").replace("BUDGET", "{{nodes: '0', schedule: '{}', duration: {}}}")
+)
 CASES = [
     pytest.param(
         ("operator: In", "operator: Within"),
@@ -64,6 +69,30 @@ CASES = [
         id="feature-gate-not-a-bool",
     ),
     pytest.param(("30s", "30s"), "", id="good"),
+    # pkg/apis/v1/nodepool.go Budget: the CRD's pattern and CEL rule; robfig/cron ParseStandard
+    pytest.param(
+        (SPEC, BUDGET.format("0 0 * * tue-mon", "1h")),
+        f"{P}.nodePools[0].spec.disruption.budgets[0].schedule: expected a cron schedule (robfig/cron's standard "
+        "parser, UTC): beginning of range (2) beyond end of range (1): tue-mon",
+        id="budget-cron-unparseable",
+    ),
+    pytest.param(
+        (SPEC, BUDGET.format("@wrongly", "1h")),
+        f'{P}.nodePools[0].spec.disruption.budgets[0].schedule: Invalid value: "@wrongly": spec.disruption.budgets'
+        "[0].schedule in body should match",
+        id="budget-schedule-pattern",
+    ),
+    pytest.param(
+        (SPEC, DISRUPTION.replace("BUDGET", "{nodes: '1', duration: 1h}")),
+        f"{P}.nodePools[0].spec.disruption.budgets: Invalid value: \"array\": 'schedule' must be set with 'duration'",
+        id="budget-duration-without-schedule",
+    ),
+    pytest.param(
+        (SPEC, BUDGET.format("0 9 * * mon-fri", "90s")),
+        f'{P}.nodePools[0].spec.disruption.budgets[0].duration: Invalid value: "90s"',
+        id="budget-duration-in-seconds",
+    ),
+    pytest.param((SPEC, BUDGET.format("0 9 * * mon-fri", "8h")), "", id="good-budget"),
 ]
 
 

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from msgspec.structs import replace
 
-from agents.autoscaler.karpenter.candidates import allowed_disruptions
+from agents.autoscaler.karpenter.budgets import allowed_disruptions
 from agents.autoscaler.karpenter.scheduling import Scheduler
 from agents.scheduler import SchedulingSimulator
 from emulator.app.scenario.karpentercloud import _Type
@@ -185,7 +185,7 @@ def test_requirements_meet_pod_node_selector(tmp_path: Path) -> None:
         pytest.param(None, 4, 0, 1, id="default-10%-rounds-up"),
         pytest.param([{"nodes": "50%"}], 5, 1, 2, id="percent-minus-deleting"),
         pytest.param([{"nodes": "3"}, {"nodes": "20%"}], 10, 0, 2, id="most-restrictive"),
-        pytest.param([{"nodes": "0", "reasons": ["Drifted"]}], 10, 0, 10, id="other-reason"),
+        pytest.param([{"nodes": "0", "reasons": ["Drifted"]}], 10, 0, 2**31 - 1, id="other-reason-maxint32"),
         pytest.param([{"nodes": "0", "reasons": ["Empty"]}], 10, 0, 0, id="blocked"),
     ],
 )
@@ -202,7 +202,7 @@ def test_allowed_disruptions(budgets: list[dict[str, Any]] | None, nodes: int, d
             {**to_builtins(pool), "spec": {**to_builtins(pool)["spec"], "disruption": doc}}, source="t"
         )
     # BuildDisruptionBudgetMapping: the NodePool's allowed disruptions minus those already disrupting
-    assert max(0, allowed_disruptions(default_karpenter(pool), nodes, "Empty") - deleting) == expected
+    assert max(0, allowed_disruptions(default_karpenter(pool), nodes, "Empty", 0.0) - deleting) == expected
 
 
 EXPIRING = """name: expiring

@@ -1,21 +1,27 @@
 """Karpenter (kubernetes-sigs/karpenter v1.9.1) as an agent.
 
-=================  ==========================================================================
-module             owns (upstream source)
-=================  ==========================================================================
-``provisioner``    the agent: batcher, NodeClaim creation and lifecycle, NodePool counters
-                   (``pkg/controllers/provisioning``, ``pkg/controllers/nodeclaim/lifecycle``)
-``scheduling``     the batch's simulation: options per NodePool, bin-packing, limits
-                   (``pkg/controllers/provisioning/scheduling``)
-``disruption``     Consolidatable and Drifted, the NodePool hash, expiration, the disruption
-                   controller's loop, termination (``nodeclaim/disruption``, ``nodepool/hash``,
-                   ``nodeclaim/expiration``, ``disruption/controller.go``, ``node/termination``)
-``consolidation``  the methods: emptiness, drift, multi- and single-node consolidation, their
-                   validation (``pkg/controllers/disruption``)
-``candidates``     candidates, budgets, PDB limits, the scheduling simulation (``helpers.go``)
-``queue``          the orchestration queue (``disruption/queue.go``)
-``events``         Karpenter's Events and their dedupe (``pkg/events``, ``disruption/events``)
-=================  ==========================================================================
+==================  ==========================================================================
+module              owns (upstream source)
+==================  ==========================================================================
+``provisioner``     the agent: batcher, NodeClaim creation and lifecycle, NodePool status writes
+                    (``pkg/controllers/provisioning``, ``pkg/controllers/nodeclaim/lifecycle``)
+``scheduling``      the batch's simulation: options per NodePool, bin-packing, limits
+                    (``pkg/controllers/provisioning/scheduling``)
+``disruption``      Consolidatable and Drifted, the NodePool hash, expiration, the disruption
+                    controller's loop (``nodeclaim/disruption``, ``nodepool/hash``,
+                    ``nodeclaim/expiration``, ``disruption/controller.go``)
+``consolidation``   the methods: emptiness, drift, multi- and single-node consolidation, their
+                    validation (``pkg/controllers/disruption``)
+``candidates``      candidates, budget mapping, PDB limits, the scheduling simulation (``helpers.go``)
+``termination``     a deleted NodeClaim's drain (``terminationGracePeriod``) and instance deletion
+                    (``nodeclaim/lifecycle``, ``node/termination``)
+``nodepoolstatus``  NodePool conditions and counters, which NodePools provision
+                    (``nodepool/{validation,readiness,registrationhealth,counter}``)
+``budgets``         a NodePool's allowed disruptions per reason, cron schedules on the clock
+                    (``pkg/apis/v1/nodepool.go``)
+``queue``           the orchestration queue (``disruption/queue.go``)
+``events``          Karpenter's Events and their dedupe (``pkg/events``, ``disruption/events``)
+==================  ==========================================================================
 """
 
 from __future__ import annotations

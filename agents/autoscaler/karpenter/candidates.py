@@ -1,6 +1,7 @@
 """Disruption candidates, budgets and the scheduling simulation (kubernetes-sigs/karpenter v1.9.1
 ``pkg/controllers/disruption/types.go`` ``NewCandidate``, ``helpers.go`` ``GetCandidates``,
-``BuildDisruptionBudgetMapping``, ``SimulateScheduling``; ``pkg/controllers/state/statenode.go``
+``BuildDisruptionBudgetMapping`` (a budget's own rules: ``budgets``), ``SimulateScheduling``;
+``pkg/controllers/state/statenode.go``
 ``ValidateNodeDisruptable``/``ValidatePodsDisruptable``; ``pkg/utils/pdb``; ``pkg/utils/disruption``).
 
 A candidate is an initialized Karpenter node (NodeClaim and Node) not in the orchestration
@@ -23,7 +24,6 @@ that is not initialized is an error (``UninitializedNodeError``).
 from __future__ import annotations
 
 import contextlib
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -31,6 +31,7 @@ from typing import Any, Final
 from msgspec.structs import replace
 
 from agents.autoscaler.karpenter import events as ev
+from agents.autoscaler.karpenter.budgets import allowed_disruptions, unix_now
 from agents.autoscaler.karpenter.scheduling import NewNodeClaim, Scheduler
 from emulator.base.api.core import Node, Pod
 from emulator.base.api.karpenter import CAPACITY_TYPE_LABEL, NODEPOOL_LABEL, NodeClaim, NodePool
@@ -41,7 +42,6 @@ __all__ = [
     "DO_NOT_DISRUPT",
     "Candidate",
     "Results",
-    "allowed_disruptions",
     "budget_mapping",
     "condition",
     "get_candidates",
@@ -81,20 +81,6 @@ def reschedulable(pod: Pod) -> bool:
 
 def do_not_disrupt(pod: Pod) -> bool:
     return pod.metadata.annotations.get(DO_NOT_DISRUPT) == "true"
-
-
-def allowed_disruptions(pool: NodePool, nodes: int, reason: str) -> int:
-    """``GetAllowedDisruptionsByReason``: the most restrictive budget for ``reason`` (percentages
-    of the NodePool's nodes rounded up; schedules are treated as always active)."""
-    d = pool.spec.disruption if pool.spec is not None else None
-    allowed = nodes
-    for b in (d.budgets or []) if d is not None else []:
-        if b.reasons and reason not in b.reasons:
-            continue
-        text = b.nodes or "10%"
-        value = math.ceil(int(text[:-1]) * nodes / 100) if text.endswith("%") else int(text)
-        allowed = min(allowed, value)
-    return max(0, allowed)
 
 
 class PdbLimits:
@@ -284,7 +270,7 @@ async def budget_mapping(agent: Any, reason: str) -> dict[str, int]:
     out: dict[str, int] = {}
     for pool in sorted(agent.pools.objects(), key=lambda p: p.metadata.name):
         name = pool.metadata.name
-        allowed = allowed_disruptions(pool, nodes.get(name, 0), reason)
+        allowed = allowed_disruptions(pool, nodes.get(name, 0), reason, unix_now(agent.clock.now()))
         out[name] = max(0, allowed - disrupting.get(name, 0))
         if nodes.get(name, 0) and allowed == 0:
             await agent.recorder.publish(ev.nodepool_blocked_for_reason(pool, reason))

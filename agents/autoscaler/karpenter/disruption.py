@@ -19,9 +19,7 @@ conditions, the NodePool hash, expiration, the disruption controller and termina
   ``POLLING_PERIOD`` (10s, at once after a command started) it untaints nodes left
   ``karpenter.sh/disrupted`` outside the queue, then tries the methods in order
   (``consolidation.methods``): the first that yields a command starts it in the queue.
-- Termination (``pkg/controllers/node/termination``): a deleted NodeClaim's node is tainted,
-  its pods evicted (DaemonSet pods stay; the eviction API applies PDBs), then the instance is
-  deleted through the cloud and the ``karpenter.sh/termination`` finalizer removed.
+- Termination (``pkg/controllers/node/termination``): ``termination``.
 """
 
 from __future__ import annotations
@@ -38,9 +36,10 @@ from agents.autoscaler.karpenter.candidates import budget_mapping, get_candidate
 from agents.autoscaler.karpenter.consolidation import Command, methods
 from agents.autoscaler.karpenter.queue import DISRUPTED_TAINT, Queue
 from agents.autoscaler.karpenter.scheduling import req_matches
+from agents.autoscaler.karpenter.termination import terminate
 from emulator.base.api.codec import to_builtins
 from emulator.base.api.core import Node, Pod
-from emulator.base.api.errors import ApiError, NotFound, TooManyRequests
+from emulator.base.api.errors import ApiError, NotFound
 from emulator.base.api.karpenter import NODEPOOL_LABEL, NodeClaim, NodePool
 from emulator.base.api.meta import Condition
 from emulator.base.runtime.clock import parse_duration, parse_timestamp
@@ -383,32 +382,7 @@ class Disruption:
     async def _budgets(self, reason: str) -> dict[str, int]:
         return await budget_mapping(self.agent, reason)
 
-    # --- termination ------------------------------------------------------------------------
+    # --- termination ---------------------------------------------------------------------
 
     async def _terminate(self, claim: NodeClaim) -> None:
-        """Taint, drain, delete the instance, drop the finalizer (module docstring)."""
-        name = claim.metadata.name
-        self.terminating[name] = None
-        node: Node | None = self.agent.nodes.get(claim.status.node_name or name, "")
-        if node is not None:
-            if not await self.set_taint(node.metadata.name, True):
-                return
-            pods = [p for p in self.pods_on(node.metadata.name) if not _daemon(p)]
-            for pod in pods:
-                if pod.metadata.deletion_timestamp is not None:
-                    continue
-                try:
-                    await self.agent.client.evict(pod.metadata.namespace, pod.metadata.name, uid=pod.metadata.uid)
-                    self.agent.counters["podsDisrupted"] += 1
-                except (NotFound, TooManyRequests):
-                    continue
-            if pods:
-                return
-            await self.agent.cloud.delete(node.metadata.name)
-        try:
-            await self.agent.client.update(replace(claim, metadata=replace(claim.metadata, finalizers=[])))
-        except ApiError:
-            return
-        self.terminating.pop(name, None)
-        self.marked.pop(name, None)
-        self.pod_sets.pop(name, None)
+        await terminate(self, claim)

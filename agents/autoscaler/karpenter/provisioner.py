@@ -37,6 +37,7 @@ from agents.autoscaler.karpenter.disruption import (
     template_hash,
 )
 from agents.autoscaler.karpenter.events import Recorder
+from agents.autoscaler.karpenter.nodepoolstatus import is_managed, nodepool_status, provisions
 from agents.autoscaler.karpenter.scheduling import (
     NewNodeClaim,
     Scheduler,
@@ -143,6 +144,7 @@ class Karpenter:
         self.nominations: dict[str, float] = {}
         """Existing node -> until when a provisioning pass nominated it for a pending pod."""
         self._sim_names = 0
+        self._pool_status_keys: dict[str, tuple[Any, ...]] = {}
         self.sim_generation = 0
         """Bumped when the provisioner resets the shared simulator."""
         self.nominated: dict[str, str] = {}
@@ -178,7 +180,7 @@ class Karpenter:
         ]
 
     def live_pools(self) -> list[Any]:
-        return [p for p in self.pools.objects() if p.metadata.deletion_timestamp is None and p.spec is not None]
+        return [p for p in self.pools.objects() if provisions(p)]
 
     def sim_name(self, pool: str) -> str:
         self._sim_names += 1
@@ -286,7 +288,7 @@ class Karpenter:
     async def provision(self, pods: list[Pod]) -> None:
         """``Provisioner.Schedule`` and ``CreateNodeClaims`` for one closed batch."""
         self.batches += 1
-        pools = [p for p in self.pools.objects() if p.metadata.deletion_timestamp is None and p.spec is not None]
+        pools = self.live_pools()
         if not pools:
             return
         nodes = sorted(
@@ -447,11 +449,34 @@ class Karpenter:
         await self._pool_counters()
 
     async def _pool_counters(self) -> None:
-        usage = self._usage()
+        """The NodePool status controllers (``nodepoolstatus``)."""
+        usage: dict[str, dict[str, int]] = {}
+        registered: dict[str, str] = {}
+        for c in self.claims.objects():
+            pool = c.metadata.labels.get(NODEPOOL_LABEL, "")
+            reg = next((k for k in c.status.conditions if k.type == "Registered" and k.status == "True"), None)
+            if reg is not None and reg.last_transition_time:
+                registered[pool] = max(registered.get(pool, ""), reg.last_transition_time)
+            if c.metadata.deletion_timestamp is not None or self.disruption.marked_for_deletion(c.metadata.name):
+                continue
+            if not c.status.capacity:
+                continue
+            u = usage.setdefault(pool, {})
+            for k, q in c.status.capacity.items():
+                u[k] = u.get(k, 0) + (q.milli if k == "cpu" else q.milli // 1000)
+            u["nodes"] = u.get("nodes", 0) + 1
+        now = self.clock.timestamp()
         for pool in sorted(self.pools.objects(), key=lambda p: p.metadata.name):
+            if not is_managed(pool):
+                continue
             u = usage.get(pool.metadata.name, {})
-            resources = {k: _text(k, v) for k, v in sorted(u.items()) if k != "nodes"}
-            status = replace(pool.status, resources=resources, nodes=u.get("nodes", 0))
+            # the status only moves with the NodePool, its NodeClaims' usage and registrations
+            key = (pool.metadata.resource_version, tuple(sorted(u.items())), registered.get(pool.metadata.name))
+            if self._pool_status_keys.get(pool.metadata.name) == key:
+                continue
+            self._pool_status_keys[pool.metadata.name] = key
+            resources = {k: _text(k, v) for k, v in sorted(u.items())}
+            status = nodepool_status(pool, resources, u.get("nodes", 0), registered.get(pool.metadata.name), now)
             if status == pool.status:
                 continue
             try:

@@ -27,6 +27,7 @@ from typing import Any, Final
 
 from msgspec.structs import replace
 
+from agents.autoscaler.karpenter.minvalues import TRUNCATE_ERROR, satisfies, truncated_satisfies
 from emulator.base.api.core import Node, NodeSpec, NodeStatus, Pod, Taint
 from emulator.base.api.karpenter import (
     CAPACITY_TYPE_LABEL,
@@ -225,6 +226,9 @@ class Scheduler:
                 continue
             if not self._add_to_new(pod) and not self._open(pod):
                 self.errors.setdefault(pod.metadata.uid, "incompatible with all nodepools")
+        for claim in [c for c in self.claims if not truncated_satisfies(c.pool, c.options, MAX_INSTANCE_TYPES)]:
+            self.claims.remove(claim)  # Results.TruncateInstanceTypes (minvalues)
+            self.errors.update((p.metadata.uid, TRUNCATE_ERROR) for p in claim.pods)
         return self.claims
 
     def _narrowed(self, claim: NewNodeClaim, pod: Pod, requests: Mapping[str, int]) -> list[Option]:
@@ -234,7 +238,7 @@ class Scheduler:
         for claim in self.claims:
             requests = _plus(claim.requests, {**pod_requests(pod), "pods": 1})
             options = self._narrowed(claim, pod, requests)
-            if not options or self.sim.check(pod, claim.name):
+            if not options or not satisfies(claim.pool, options) or self.sim.check(pod, claim.name):
                 continue
             self.sim.add_pod(pod, claim.name)
             claim.options, claim.requests = options, requests
@@ -260,7 +264,7 @@ class Scheduler:
                 for o in self.options[pool.metadata.name]
                 if _fits(o, requests) and _pod_matches(pod, o.labels) and self._within_limits(pool, o)
             ]
-            if not options:
+            if not options or not satisfies(pool, options):
                 continue
             claim = NewNodeClaim(pool, self.new_name(pool.metadata.name), options)
             self.sim.add_node(template_node(claim))

@@ -68,6 +68,7 @@ from emulator.app.scenario.schema import (
     WatchReorder,
     WorkloadsReady,
     autoscaling_problems,
+    autoscaling_warnings,
     device_problems,
     generated_name,
     load_problems,
@@ -189,6 +190,7 @@ class ScenarioWalker(SchemaWalker):
         self.warnings.extend(gpu_sharing_warnings(scenario, self.file))
         for path, detail in autoscaling_problems(scenario, "autoscaling"):  # node groups, expanders
             self.fail(path, detail)
+        self.warnings.extend(f"{self.file}: {path}: {text}" for path, text in autoscaling_warnings(scenario))
         return scenario
 
     def steps(self, value: Any, path: str) -> list[Step]:

@@ -83,7 +83,8 @@ class NodeClaimTemplate(K8s, frozen=True):
 
 
 class Budget(K8s, frozen=True):
-    reasons: list[str] = []
+    reasons: list[str] | None = None
+    """Unset: the budget applies to every reason; ``[]``: to none (``budget.Reasons == nil``)."""
     nodes: str | None = None
     """Defaulted to ``10%``."""
     schedule: str | None = None

@@ -201,7 +201,7 @@ def _nodepool(pool: NodePool) -> Iterator[Problem]:
                 yield problem
             if b.nodes is not None and (problem := _pattern(f"{p}.nodes", b.nodes, _BUDGET_NODES)):
                 yield problem
-            for j, reason in enumerate(b.reasons):
+            for j, reason in enumerate(b.reasons or []):
                 if reason not in _REASONS:
                     yield _unsupported(f"{p}.reasons[{j}]", reason, _REASONS)
             if b.schedule is not None and (problem := _pattern(f"{p}.schedule", b.schedule, _BUDGET_SCHEDULE)):

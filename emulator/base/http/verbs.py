@@ -23,6 +23,7 @@ from typing import Any, Final
 from msgspec.structs import replace
 
 from emulator.base.api.errors import BadRequest, NotFound
+from emulator.base.api.karpenterignored import karpenter_ignored
 from emulator.base.api.podresize import resize_candidate
 from emulator.base.api.resourcedefaults import dropped_fields
 from emulator.base.api.unknownfields import prune_unknown, warning_texts
@@ -251,6 +252,7 @@ class Verbs:
         obj = decode_object(t.resource, data)
         for at, gate in dropped_fields(obj):  # resource.k8s.io fields of v1.34's off alpha gates
             self.warnings.append(f"{at}: dropped: the feature gate {gate} is off in v1.34 (alpha)")
+        self.warnings.extend(f"{at}: {text}" for at, text in karpenter_ignored(obj))
         if t.resource.kind == "Lease":
             check_lease_times(obj)
         meta = obj.metadata

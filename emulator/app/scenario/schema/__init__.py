@@ -54,6 +54,7 @@ from emulator.app.scenario.schema.autoscaling import (
     KarpenterConfig,
     Priorities,
     autoscaling_problems,
+    autoscaling_warnings,
 )
 from emulator.app.scenario.schema.base import (
     RUN_DURATION_ANNOTATION,
@@ -207,6 +208,7 @@ __all__ = [
     "WorkloadsReady",
     "auto_namespaces",
     "autoscaling_problems",
+    "autoscaling_warnings",
     "creation_order",
     "device_problems",
     "generated_name",

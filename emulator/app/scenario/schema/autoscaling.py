@@ -51,6 +51,8 @@ from emulator.app.scenario.schema.cluster import NodeGroup
 from emulator.app.scenario.schema.steps import Create, CreateNodes
 from emulator.base.api.codec import ApiObject
 from emulator.base.api.core import Node
+from emulator.base.api.cron import CronError, parse_schedule
+from emulator.base.api.karpenterignored import karpenter_ignored
 from emulator.base.api.labels import qualified_name_errors
 
 __all__ = [
@@ -62,6 +64,7 @@ __all__ = [
     "KarpenterConfig",
     "Priorities",
     "autoscaling_problems",
+    "autoscaling_warnings",
 ]
 
 EXPANDERS: Final = ("random", "most-pods", "least-waste", "price", "priority")
@@ -223,6 +226,15 @@ def autoscaling_problems(scenario: Any, path: str) -> Iterator[tuple[str, str]]:
             return
 
 
+def autoscaling_warnings(scenario: Any) -> Iterator[tuple[str, str]]:
+    """``(path, text)`` for what the emulator's Karpenter ignores in the scenario's NodePools
+    (``emulator.base.api.karpenterignored``)."""
+    config = scenario.autoscaling.karpenter
+    for i, pool in enumerate(config.node_pools if config is not None else []):
+        for at, text in karpenter_ignored(pool):
+            yield f"autoscaling.karpenter.nodePools[{i}].{at}", text
+
+
 def _karpenter_problems(config: KarpenterConfig | None, path: str) -> Iterator[tuple[str, str]]:
     """Every ``nodePools`` entry is a NodePool (the CRD's checks ran as it was decoded), named once."""
     if config is None:
@@ -237,3 +249,23 @@ def _karpenter_problems(config: KarpenterConfig | None, path: str) -> Iterator[t
         if name in seen:
             yield f"{p}.metadata.name", f"NodePool {name!r} is named twice (first at {path}.nodePools[{seen[name]}])"
         seen.setdefault(name, i)
+        yield from _budget_schedules(obj, p)
+
+
+def _budget_schedules(pool: Any, path: str) -> Iterator[tuple[str, str]]:
+    """A budget ``schedule`` the CRD's pattern lets through but robfig/cron's standard parser
+    refuses (``0 0 * * tue-mon``, a ``TZ=`` of its own): upstream's API server stores it and its
+    disruption controller then allows no disruption of the NodePool at all ("invariant
+    violated, invalid cron": ``MustGetAllowedDisruptions`` fails closed). A scenario says so
+    up front instead."""
+    d = pool.spec.disruption if pool.spec is not None else None
+    for j, b in enumerate((d.budgets or []) if d is not None else []):
+        if b.schedule is None:
+            continue
+        try:
+            parse_schedule(b.schedule.strip())
+        except CronError as e:
+            yield (
+                f"{path}.spec.disruption.budgets[{j}].schedule",
+                f"expected a cron schedule (robfig/cron's standard parser, UTC): {e}",
+            )

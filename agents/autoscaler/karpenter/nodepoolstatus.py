@@ -1,0 +1,139 @@
+"""A NodePool's status as kubernetes-sigs/karpenter v1.9.1 writes it for the kwok provider.
+
+- Conditions (``pkg/apis/v1/nodepool_status.go``: ``NewReadyConditions(ValidationSucceeded,
+  NodeClassReady)``, awslabs/operatorpkg ``status/condition_set.go``): ``Ready`` is the root,
+  True once both dependents are True at the NodePool's generation, else Unknown
+  (``ReconcilingDependents``) or False (``UnhealthyDependents``) with ``Type=Status`` of the
+  unhealthy ones, newest first. A condition keeps its ``lastTransitionTime`` while its status
+  does not change; a dependent first set gets the NodePool's creation time; conditions are kept
+  in transition order with ``Ready`` last.
+- ``ValidationSucceeded`` (``nodepool/validation``): True (``RuntimeValidate``'s checks are the
+  CRD's here, which the API server already ran).
+- ``NodeClassReady`` (``nodepool/readiness``): True. The kwok provider's ``KWOKNodeClass`` has
+  no spec that matters and is always Ready; the emulator serves no NodeClass kind and stands in
+  for the one a managed NodePool references.
+- ``NodeRegistrationHealthy`` (``nodepool/registrationhealth``, ``nodeclaim/lifecycle/
+  registration.go``): Unknown (``AwaitingReconciliation``) when missing or set for an older
+  generation; True once a NodeClaim of the NodePool registers. ``nodeClassObservedGeneration``
+  is the stand-in NodeClass's generation, 1.
+- The counter (``nodepool/counter``): ``status.resources`` is the zeros of ``cpu``,
+  ``ephemeral-storage``, ``memory``, ``nodes`` and ``pods`` overlaid with the capacity of the
+  NodePool's NodeClaims not marked for deletion (``nodes`` one each); ``status.nodes`` that count.
+
+Only NodePools Karpenter manages get a status (``IsManaged``: the ``nodeClassRef``'s group and
+kind are ``karpenter.kwok.sh``/``KWOKNodeClass``); only Ready, dynamic (no ``replicas``), managed
+NodePools provision (``provisioner.go`` ``NewScheduler``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Final
+
+from msgspec.structs import replace
+
+from emulator.base.api.karpenter import NodePool, NodePoolStatus
+from emulator.base.api.karpenterignored import KWOK_NODE_CLASS
+from emulator.base.api.meta import Condition
+from emulator.base.api.quantity import Quantity, parse_quantity
+
+__all__ = ["KWOK_NODE_CLASS", "is_managed", "nodepool_status", "provisions"]
+
+ROOT: Final = "Ready"
+DEPENDENTS: Final = ("ValidationSucceeded", "NodeClassReady")
+REGISTRATION: Final = "NodeRegistrationHealthy"
+BASE_RESOURCES: Final = ("cpu", "ephemeral-storage", "memory", "nodes", "pods")
+NODE_CLASS_GENERATION: Final = 1
+
+
+def is_managed(pool: NodePool) -> bool:
+    """``nodepoolutils.IsManaged`` for the kwok provider."""
+    t = pool.spec.template if pool.spec is not None else None
+    ref = t.spec.node_class_ref if t is not None and t.spec is not None else None
+    return ref is not None and (ref.group, ref.kind) == KWOK_NODE_CLASS
+
+
+def provisions(pool: NodePool) -> bool:
+    """``NewScheduler``'s filter: managed, dynamic, Ready, not deleting."""
+    ready = any(c.type == ROOT and c.status == "True" for c in pool.status.conditions)
+    return (
+        pool.spec is not None
+        and is_managed(pool)
+        and pool.spec.replicas is None
+        and ready
+        and pool.metadata.deletion_timestamp is None
+    )
+
+
+class _Conditions:
+    """``ConditionSet`` over one NodePool's conditions (module docstring)."""
+
+    def __init__(self, pool: NodePool, now: str) -> None:
+        self.items = list(pool.status.conditions)
+        self.generation = pool.metadata.generation
+        self.created = pool.metadata.creation_timestamp
+        self.now = now
+        for type_ in (ROOT, *DEPENDENTS):  # For: the known conditions Unknown if not set
+            if self.get(type_) is None:
+                self.set(type_, "Unknown", "AwaitingReconciliation", "object is awaiting reconciliation")
+
+    def get(self, type_: str) -> Condition | None:
+        return next((c for c in self.items if c.type == type_), None)
+
+    def set(self, type_: str, status: str, reason: str, message: str = "") -> None:
+        old = self.get(type_)
+        if old is not None:
+            when = old.last_transition_time if old.status == status else self.now
+        else:
+            when = self.created if type_ in (ROOT, *DEPENDENTS) else self.now
+        new = Condition(type=type_, status=status, observed_generation=self.generation,
+                        last_transition_time=when, reason=reason, message=message)  # fmt: skip
+        if new == old:
+            return
+        kept = [c for c in self.items if c.type != type_]
+        self.items = sorted([*kept, new], key=lambda c: (c.type == ROOT, _since(c)))  # stable
+        if type_ != ROOT:
+            self._root()
+
+    def _root(self) -> None:
+        unhealthy = [
+            c
+            for c in self.items
+            if c.type in DEPENDENTS and (c.status != "True" or c.observed_generation != self.generation)
+        ]
+        if not unhealthy:
+            self.set(ROOT, "True", ROOT)
+            return
+        unhealthy.sort(key=lambda c: c.last_transition_time or "", reverse=True)
+        false = any(c.status == "False" and c.observed_generation == self.generation for c in unhealthy)
+        message = ", ".join(f"{c.type}={c.status}" for c in unhealthy)
+        self.set(ROOT, "False" if false else "Unknown", "UnhealthyDependents" if false else "ReconcilingDependents",
+                 message)  # fmt: skip
+
+
+def _since(c: Condition) -> str:
+    return c.last_transition_time or ""
+
+
+def nodepool_status(
+    pool: NodePool, resources: Mapping[str, Quantity], nodes: int, registered: str | None, now: str
+) -> NodePoolStatus:
+    """The status the NodePool controllers leave (module docstring); ``registered``: when a
+    NodeClaim of the NodePool last registered (None: never)."""
+    cs = _Conditions(pool, now)
+    cs.set("ValidationSucceeded", "True", "ValidationSucceeded")
+    cs.set("NodeClassReady", "True", "NodeClassReady")
+    reg = cs.get(REGISTRATION)
+    if reg is None or reg.observed_generation != pool.metadata.generation:
+        cs.set(REGISTRATION, "Unknown", "AwaitingReconciliation", "object is awaiting reconciliation")
+    reg = cs.get(REGISTRATION)
+    if registered is not None and reg is not None and reg.status != "True" and registered >= _since(reg):
+        cs.set(REGISTRATION, "True", REGISTRATION)
+    zero = {k: parse_quantity("0") for k in BASE_RESOURCES}
+    return replace(
+        pool.status,
+        resources=dict(sorted({**zero, **resources}.items())),
+        nodes=nodes,
+        node_class_observed_generation=NODE_CLASS_GENERATION,
+        conditions=cs.items,
+    )

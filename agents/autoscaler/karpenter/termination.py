@@ -1,0 +1,175 @@
+"""Termination of a deleted NodeClaim (kubernetes-sigs/karpenter v1.9.1
+``pkg/controllers/nodeclaim/lifecycle/controller.go`` ``finalize``,
+``pkg/controllers/node/termination/controller.go`` ``finalize``/``awaitDrain``,
+``terminator/terminator.go`` ``Drain``/``DeleteExpiringPods``, ``pkg/utils/pod``).
+
+- The termination time: a NodeClaim with ``spec.terminationGracePeriod`` gets the annotation
+  ``karpenter.sh/nodeclaim-termination-timestamp`` = its ``deletionTimestamp`` plus that
+  period (RFC 3339), once, with a ``TerminationGracePeriodExpiring`` Warning on it; while its
+  node drains, the same Warning on the node (deduplicated by Karpenter's recorder).
+- The drain: the node is tainted ``karpenter.sh/disrupted:NoSchedule``. The pods waiting for
+  eviction are those not terminal, not tolerating that taint, not terminating for more than a
+  minute past their ``deletionTimestamp`` (``IsStuckTerminating``), not mirror pods (owned by
+  the Node); DaemonSet pods stay (the emulator's DaemonSets keep their pods, see README). With
+  a termination time, a waiting pod not yet terminating (or terminating past that time) whose
+  ``terminationGracePeriodSeconds`` before it has passed is deleted at once with the grace left
+  (at least 1 s): PDBs and ``karpenter.sh/do-not-disrupt`` are bypassed, and a ``Disrupted``
+  Event says so. The others are evicted through the eviction API (PDBs apply), the non-critical
+  first (``priorityClassName`` ``system-cluster-critical``/``system-node-critical`` last), pods
+  with ``karpenter.sh/do-not-disrupt: "true"`` or tolerating the taint never. Once none waits,
+  the instance is deleted through the cloud and the ``karpenter.sh/termination`` finalizer
+  removed.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import timedelta
+from typing import Any, Final
+
+from msgspec.structs import replace
+
+from agents.autoscaler.karpenter.events import KEvent
+from agents.autoscaler.karpenter.queue import DISRUPTED_TAINT
+from emulator.base.api.core import Node, Pod
+from emulator.base.api.errors import ApiError, NotFound, TooManyRequests
+from emulator.base.api.karpenter import NodeClaim
+from emulator.base.api.taints import toleration_tolerates_taint
+from emulator.base.runtime.clock import calendar_epoch, format_timestamp, parse_duration, parse_timestamp
+
+__all__ = ["TERMINATION_TIMESTAMP", "terminate"]
+
+TERMINATION_TIMESTAMP: Final = "karpenter.sh/nodeclaim-termination-timestamp"
+"""``NodeClaimTerminationTimestampAnnotationKey``."""
+DO_NOT_DISRUPT: Final = "karpenter.sh/do-not-disrupt"
+STUCK_AFTER: Final = 60.0
+_CRITICAL: Final = ("system-cluster-critical", "system-node-critical")
+
+
+def _owned_by(pod: Pod, kind: str) -> bool:
+    return any(o.kind == kind for o in pod.metadata.owner_references)
+
+
+def _tolerates_disrupted(pod: Pod) -> bool:
+    """``ToleratesDisruptedNoScheduleTaint``."""
+    return any(toleration_tolerates_taint(t, DISRUPTED_TAINT) for t in pod.spec.tolerations)
+
+
+def waiting_eviction(pod: Pod, now: float) -> bool:
+    """``IsWaitingEviction``: not terminal and ``IsDrainable`` (DaemonSet pods aside, module docstring)."""
+    if pod.status.phase in ("Succeeded", "Failed") or _owned_by(pod, "Node") or _tolerates_disrupted(pod):
+        return False
+    if any(o.kind == "DaemonSet" and o.controller for o in pod.metadata.owner_references):
+        return False
+    ts = pod.metadata.deletion_timestamp
+    return not (ts is not None and now - parse_timestamp(ts) > STUCK_AFTER)
+
+
+def _evictable(pod: Pod) -> bool:
+    """``IsEvictable`` (the pod is already waiting eviction): active, not ``do-not-disrupt``."""
+    return pod.metadata.deletion_timestamp is None and pod.metadata.annotations.get(DO_NOT_DISRUPT) != "true"
+
+
+def _go_time(t: float) -> str:
+    """Go's ``%v`` of a UTC ``time.Time``."""
+    return (calendar_epoch() + timedelta(seconds=math.floor(t))).strftime("%Y-%m-%d %H:%M:%S +0000 UTC")
+
+
+def _expiring(obj: Any, when: str) -> KEvent:
+    return KEvent(
+        obj, "Warning", "TerminationGracePeriodExpiring", f"All pods will be deleted by {when}", (obj.metadata.name,)
+    )
+
+
+async def _termination_time(agent: Any, claim: NodeClaim) -> str | None:
+    """``ensureTerminationGracePeriodTerminationTimeAnnotation``; the annotation's value."""
+    ann = claim.metadata.annotations
+    if TERMINATION_TIMESTAMP in ann:
+        return ann[TERMINATION_TIMESTAMP]
+    tgp = claim.spec.termination_grace_period if claim.spec is not None else None
+    if tgp is None or claim.metadata.deletion_timestamp is None:
+        return None
+    when = format_timestamp(parse_timestamp(claim.metadata.deletion_timestamp) + parse_duration(tgp))
+    meta = replace(claim.metadata, annotations={**ann, TERMINATION_TIMESTAMP: when})
+    try:
+        await agent.client.update(replace(claim, metadata=meta))
+    except ApiError:
+        return None
+    await agent.recorder.publish(_expiring(claim, when))
+    return when
+
+
+async def _delete_expiring(agent: Any, pods: list[Pod], expiry: float, now: float) -> None:
+    """``DeleteExpiringPods`` for the pods not terminating, or terminating past ``expiry``."""
+    for pod in pods:
+        ts = pod.metadata.deletion_timestamp
+        if ts is not None and parse_timestamp(ts) <= expiry:
+            continue
+        grace_s = pod.spec.termination_grace_period_seconds
+        if grace_s is None or not now > expiry - grace_s:
+            continue
+        grace = max(int(expiry - now), 1)
+        msg = (
+            f"Deleting the pod to accommodate the terminationTime {_go_time(expiry)} of the node. The pod was "
+            f"granted {grace} seconds of grace-period of its {grace_s} terminationGracePeriodSeconds. This "
+            "bypasses the PDB of the pod and the do-not-disrupt annotation."
+        )
+        await agent.recorder.publish(KEvent(pod, "Normal", "Disrupted", msg, (pod.metadata.name,)))
+        try:
+            await agent.client.delete(
+                "Pod", pod.metadata.name, pod.metadata.namespace, grace_period_seconds=grace, uid=pod.metadata.uid
+            )
+            agent.counters["podsDisrupted"] += 1
+        except NotFound:
+            continue
+
+
+async def _drain(d: Any, node: Node, expiry: float | None) -> bool:
+    """``Terminator.Drain``: True once no pod waits for eviction."""
+    agent = d.agent
+    now = agent.clock.now()
+    waiting = [p for p in d.pods_on(node.metadata.name) if waiting_eviction(p, now)]
+    if expiry is not None:
+        await _delete_expiring(agent, waiting, expiry, now)
+    groups = (
+        [p for p in waiting if p.spec.priority_class_name not in _CRITICAL],
+        [p for p in waiting if p.spec.priority_class_name in _CRITICAL],
+    )
+    for group in groups:
+        if not group:
+            continue
+        for pod in group:
+            if not _evictable(pod):
+                continue
+            try:
+                await agent.client.evict(pod.metadata.namespace, pod.metadata.name, uid=pod.metadata.uid)
+                agent.counters["podsDisrupted"] += 1
+            except (NotFound, TooManyRequests):
+                continue
+        return False
+    return True
+
+
+async def terminate(d: Any, claim: NodeClaim) -> None:
+    """Taint, drain (forced at the termination time), delete the instance, drop the finalizer
+    (module docstring); ``d`` the agent's ``Disruption``."""
+    agent = d.agent
+    name = claim.metadata.name
+    d.terminating[name] = None
+    when = await _termination_time(agent, claim)
+    node: Node | None = agent.nodes.get(claim.status.node_name or name, "")
+    if node is not None:
+        if when is not None:
+            await agent.recorder.publish(_expiring(node, when))
+        if not await d.set_taint(node.metadata.name, True):
+            return
+        if not await _drain(d, node, parse_timestamp(when) if when is not None else None):
+            return
+        await agent.cloud.delete(node.metadata.name)
+    try:
+        await agent.client.update(replace(claim, metadata=replace(claim.metadata, finalizers=[])))
+    except ApiError:
+        return
+    d.terminating.pop(name, None)
+    d.marked.pop(name, None)
+    d.pod_sets.pop(name, None)

@@ -1,0 +1,113 @@
+"""A NodeClaim's ``terminationGracePeriod``: kubernetes-sigs/karpenter v1.9.1
+pkg/controllers/nodeclaim/lifecycle/controller.go (the termination-timestamp annotation),
+pkg/controllers/node/termination/controller.go and terminator/terminator.go (``Drain``,
+``DeleteExpiringPods``: pods deleted ``terminationGracePeriodSeconds`` before the node's
+termination time, PDBs and do-not-disrupt bypassed), with ``expireAfter`` starting it
+(pkg/controllers/nodeclaim/expiration); cases after termination/suite_test.go."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from agents.autoscaler.karpenter.termination import TERMINATION_TIMESTAMP, waiting_eviction
+from emulator.base.api.codec import object_from_dict
+from emulator.base.runtime.clock import format_timestamp, parse_timestamp
+from tests.autoscaler.karpenter_disruption_helpers import run, scenario
+
+PDB = {
+    "apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "web", "namespace": "default"},
+    "spec": {"minAvailable": "100%", "selector": {"matchLabels": {"app": "web"}}},
+}  # fmt: skip
+
+
+def _expiring(tmp: Path, tgp: str | None, **kw: Any) -> Path:
+    path = scenario(tmp, replicas=1, down_to=1, disruption={"consolidateAfter": "Never"}, steps=[{"sleep": "8m"}], **kw)
+    doc = yaml.safe_load(path.read_text())
+    spec = doc["autoscaling"]["karpenter"]["nodePools"][0]["spec"]["template"]["spec"]
+    spec["expireAfter"] = "3m"
+    if tgp is not None:
+        spec["terminationGracePeriod"] = tgp
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return path
+
+
+@pytest.mark.parametrize(
+    "blocker",
+    [
+        pytest.param({"objects": [PDB]}, id="pdb"),
+        pytest.param({"pod_annotations": {"karpenter.sh/do-not-disrupt": "true"}}, id="do-not-disrupt"),
+    ],
+)
+def test_grace_period_forces_the_drain(tmp_path: Path, blocker: dict[str, Any]) -> None:
+    """ "should delete pods ... before the node's terminationGracePeriod": the expired NodeClaim
+    is annotated deletionTimestamp + 2m; its blocked pod (30 s grace) is deleted 90 s after the
+    deletion with the 30 s left, then the node goes."""
+    r = run(_expiring(tmp_path, "2m", **blocker))
+    claims = sorted(r.kind("NodeClaim").values(), key=lambda c: r.first[("NodeClaim", c.metadata.name)])
+    first = claims[0]
+    deleted = parse_timestamp(first.metadata.deletion_timestamp)
+    assert first.metadata.annotations[TERMINATION_TIMESTAMP] == format_timestamp(deleted + 120)
+    forced = [(t, e) for t, e in r.events if e.reason == "Disrupted"]
+    assert forced
+    t, event = forced[0]
+    assert deleted + 90 < t <= deleted + 92
+    assert "This bypasses the PDB of the pod and the do-not-disrupt annotation." in event.message
+    assert f"granted {int(deleted + 120 - t)} seconds of grace-period of its 30 terminationGracePeriodSeconds" in (
+        event.message
+    )
+    assert (
+        r.messages("TerminationGracePeriodExpiring")[0]
+        == f"All pods will be deleted by {format_timestamp(deleted + 120)}"
+    )
+    # the node went with the instance; the pod's replacement landed on a new NodeClaim, expiring in turn
+    assert r.autoscaler["nodesRemoved"] >= 1
+    assert len(claims) == 2
+
+
+def test_without_grace_period_the_drain_waits(tmp_path: Path) -> None:
+    """No terminationGracePeriod: the drain waits for the PDB forever (the pod is never forced)."""
+    r = run(_expiring(tmp_path, None, objects=[PDB]))
+    assert not [e for _, e in r.events if e.reason == "Disrupted"]
+    (claim,) = r.kind("NodeClaim").values()
+    assert claim.metadata.deletion_timestamp is not None
+    assert TERMINATION_TIMESTAMP not in claim.metadata.annotations
+
+
+def _pod(**extra: Any) -> Any:
+    doc: dict[str, Any] = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "d"},
+                           "spec": {"containers": [{"name": "c", "image": "i"}]}}  # fmt: skip
+    for key, value in extra.items():
+        section, field = key.split("__")
+        doc.setdefault(section, {})[field] = value
+    return object_from_dict(doc, source="t")
+
+
+@pytest.mark.parametrize(
+    ("pod", "now", "waits"),
+    [
+        pytest.param(_pod(), 0.0, True, id="running"),
+        pytest.param(_pod(status__phase="Succeeded"), 0.0, False, id="terminal"),
+        pytest.param(_pod(spec__tolerations=[{"operator": "Exists"}]), 0.0, False, id="tolerates-everything"),
+        pytest.param(
+            _pod(spec__tolerations=[{"key": "karpenter.sh/disrupted", "operator": "Exists", "effect": "NoSchedule"}]),
+            0.0,
+            False,
+            id="tolerates-disrupted",
+        ),
+        pytest.param(
+            _pod(metadata__ownerReferences=[{"apiVersion": "v1", "kind": "Node", "name": "n", "uid": "u"}]),
+            0.0,
+            False,
+            id="mirror",
+        ),
+        pytest.param(_pod(metadata__deletionTimestamp="2026-01-01T00:00:00Z"), 60.0, True, id="terminating"),
+        pytest.param(_pod(metadata__deletionTimestamp="2026-01-01T00:00:00Z"), 61.0, False, id="stuck-terminating"),
+    ],
+)
+def test_waiting_eviction(pod: Any, now: float, waits: bool) -> None:
+    """pkg/utils/pod/scheduling.go IsWaitingEviction / IsDrainable / IsStuckTerminating."""
+    assert waiting_eviction(pod, now) is waits
