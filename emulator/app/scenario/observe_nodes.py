@@ -111,22 +111,18 @@ class NodeState:
             sums[2][ka] += d * s2
         if hi < t:
             ends[ka] = pods
-        if kt - ka > _WHOLE_SLOTS_LOOP:
-            # the same additions slot by slot, through numpy views (each slot gets exactly
-            # one, so the floats are the loop's): a pod's end after a minute spans ~60
-            _whole_slots(self, ka + 1, kt, width, pods)
-        elif exists:
-            f0, f1, f2 = width * s0, width * s1, width * s2
-            a0, a1, a2 = sums
-            for k in range(ka + 1, kt):
-                alive[k] += width
-                a0[k] += f0
-                a1[k] += f1
-                a2[k] += f2
-                ends[k] = pods
-        else:
-            for k in range(ka + 1, kt):
-                ends[k] = pods
+        if kt - ka > 1:
+            # The whole slots between: untouched until now (every slot after the one holding
+            # ``since`` is still zero: times only grow, and ``merge_pairs`` zeroes the upper
+            # half), so each gets exactly ``0.0 + width`` (resp. ``width * share``): set, not
+            # added, in one slice each (a pod ending a minute after its node last changed
+            # spans ~60 slots; the loop was most of the observer's time)
+            n = kt - ka - 1
+            if exists:
+                alive[ka + 1 : kt] = array("d", (width,)) * n
+                for values, sh in zip(sums, (s0, s1, s2), strict=True):
+                    values[ka + 1 : kt] = array("d", (width * sh,)) * n
+            ends[ka + 1 : kt] = array(ends.typecode, (pods,)) * n
         if kt > ka:
             lo = kt * width
             if exists and t > lo:
@@ -148,21 +144,6 @@ class NodeState:
         ends = self.pods_at_end
         ends[:half] = array("l", [ends[2 * i + 1] for i in range(half)])
         ends[half:] = array("l", bytes(ends.itemsize * (MAX_BUCKETS - half)))
-
-
-_WHOLE_SLOTS_LOOP: Final = 8
-"""Up to this many whole slots are added in a Python loop, more through numpy views."""
-
-
-def _whole_slots(node: NodeState, lo: int, hi: int, width: float, pods: int) -> None:
-    """``advance``'s loop over the whole slots ``lo .. hi - 1``, vectorised."""
-    if node.exists:
-        s0, s1, s2 = node.shares
-        np.frombuffer(node.alive, dtype=np.float64)[lo:hi] += width
-        for values, f in zip(node.sums, (width * s0, width * s1, width * s2), strict=True):
-            np.frombuffer(values, dtype=np.float64)[lo:hi] += f
-    ends = node.pods_at_end
-    np.frombuffer(ends, dtype=f"i{ends.itemsize}")[lo:hi] = pods
 
 
 class NodeBuckets:
