@@ -129,15 +129,17 @@ def same_requests(a: Pod, b: Pod) -> bool:
     containers; every container's reported resources, and allocated ones if set, equal to
     its spec's requests: what a kubelet reports for a pod it runs as specified, so a pod
     going from Pending, with no container statuses, to Running keeps its requests)."""
-    if a.status is b.status or resize_state(a) == resize_state(b):
+    if a.status is b.status:
         return True
-    return not (
+    if not (
         a.spec.init_containers
         or a.status.init_container_statuses
         or b.status.init_container_statuses
         or _uses_status(a)
         or _uses_status(b)
-    )
+    ):
+        return True  # the common pod, checked first: no tuples built
+    return resize_state(a) == resize_state(b)
 
 
 def _infeasible(pod: Pod) -> bool:
