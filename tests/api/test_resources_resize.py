@@ -2,7 +2,9 @@
 1.34's scheduler calls it; cases after upstream's ``TestPodResourceRequests``): the larger of
 desired, actuated and allocated, resource by resource; the spec left out while Infeasible;
 a container that does not run (no ``resources`` in its status) counts its spec. The fast path
-agrees with the reference, and ``resize_state`` moves exactly when the status does."""
+agrees with the reference, and ``resize_state`` moves exactly when the status does;
+``same_requests`` (what the scheduler's cache and queue compare) only says equal of states
+that give equal requests."""
 
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ from emulator.base.api.core import (
     ResourceRequirements,
 )
 from emulator.base.api.quantity import parse_quantity
-from emulator.base.api.resources import pod_requests, pod_requests_reference, resize_state
+from emulator.base.api.resources import pod_requests, pod_requests_reference, resize_state, same_requests
 
 UNSET = msgspec.UNSET
 
@@ -86,3 +88,45 @@ def test_resize_state_follows_the_status() -> None:
     assert resize_state(a) != resize_state(_pod(_rl("1"), _rl("1"), _rl("2")))
     assert resize_state(a) != resize_state(_pod(_rl("1"), _rl("1"), _rl("1"), "Infeasible"))
     assert resize_state(Pod()) == ()
+
+
+def _pending(spec: dict[str, Any], *, sidecar: bool = False) -> Pod:
+    """The same pod before its kubelet reported containers (Pending: no container statuses)."""
+    pod = _pod(spec, None, None, sidecar=sidecar)
+    return msgspec.structs.replace(pod, status=PodStatus())
+
+
+SAME = [
+    # (name, a, b, same): a and b have equal specs
+    ("pending -> running as specified", _pending(_rl("1")), _pod(_rl("1"), _rl("1"), _rl("1")), True),
+    ("pending -> running, allocated unset", _pending(_rl("1")), _pod(_rl("1"), _rl("1"), None), True),
+    ("running, not reported -> as specified", _pod(_rl("1"), None, None), _pod(_rl("1"), _rl("1"), None), True),
+    ("pending -> actuated differs", _pending(_rl("1")), _pod(_rl("1"), _rl("2"), _rl("1")), False),
+    ("pending -> allocated differs", _pending(_rl("1")), _pod(_rl("1"), _rl("1"), _rl("3")), False),
+    (
+        "as specified -> infeasible, same amounts",
+        _pod(_rl("1"), _rl("1"), _rl("1")),
+        _pod(_rl("1"), _rl("1"), _rl("1"), "Infeasible"),
+        True,
+    ),
+    (
+        "as specified -> infeasible, smaller actual",
+        _pod(_rl("4"), _rl("4"), _rl("4")),
+        _pod(_rl("4"), _rl("2"), _rl("2"), "Infeasible"),
+        False,
+    ),
+    (
+        "sidecar pending -> running as specified",
+        _pending(_rl("1"), sidecar=True),
+        _pod(_rl("1"), _rl("1"), _rl("1"), sidecar=True),
+        False,
+    ),  # init containers: states compared
+]
+
+
+@pytest.mark.parametrize(("name", "a", "b", "same"), SAME, ids=[c[0] for c in SAME])
+def test_same_requests(name: str, a: Pod, b: Pod, same: bool) -> None:
+    assert same_requests(a, b) is same
+    assert same_requests(b, a) is same
+    if same:
+        assert pod_requests(a) == pod_requests(b) == pod_requests_reference(a) == pod_requests_reference(b)

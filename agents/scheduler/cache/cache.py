@@ -44,7 +44,8 @@ PodInfo reuse: each pod's state keeps the PodInfo filed on its NodeInfo. When a 
 the pod replaces it (``update_pod``, or ``add_pod`` confirming an assumed pod) and the spec is
 equal, the new PodInfo copies the derived data from the old one instead of recomputing it
 (``reuse_pod_info``): a PodInfo is a function of ``pod.spec`` without ``nodeName`` and of the
-resize state of its status (``resources.resize_state``) only, so
+resize state of its status (``resources.resize_state``; ``resources.same_requests``: states
+that give the spec's requests count as equal) only, so
 ``assume_pod`` also reuses the queue's PodInfo of the pod it assumes. The NodeInfo then replaces the
 entry in one step (``NodeInfo.replace_pod``: the lists and their order the remove-then-add would
 leave, the same amounts, one new generation instead of two) when the pod stays on a real node and
@@ -63,7 +64,7 @@ from msgspec import structs
 
 from agents.scheduler.framework.types import ImageStateSummary, NodeInfo, PodInfo, Resource, next_generation
 from emulator.base.api.core import Node, Pod
-from emulator.base.api.resources import resize_state
+from emulator.base.api.resources import same_requests
 from emulator.base.runtime.clock import Clock
 
 from .node_tree import NodeTree
@@ -136,7 +137,7 @@ def reuse_pod_info(prev: PodInfo | None, pod: Pod) -> PodInfo | None:
         and (spec.node_name == new.node_name or structs.replace(spec, node_name=new.node_name) != new)
     ):
         return None
-    if prev.pod.status is not pod.status and resize_state(prev.pod) != resize_state(pod):
+    if not same_requests(prev.pod, pod):
         return None  # an in-place resize moved the requests (``resources.resize_state``)
     info = PodInfo.__new__(PodInfo)
     info.pod = pod

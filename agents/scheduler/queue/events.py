@@ -20,7 +20,7 @@ from typing import Final
 import msgspec
 
 from emulator.base.api.core import Pod, PodStatus
-from emulator.base.api.resources import pod_requests, resize_state
+from emulator.base.api.resources import pod_requests, same_requests
 
 from ..framework.types import ActionType, ClusterEvent, EventResource
 
@@ -71,9 +71,7 @@ def pod_scheduling_properties_change(new: Pod, old: Pod) -> list[ClusterEvent]:
     generated resource claims (``extractPodGeneratedResourceClaimChange``); none
     of them gives the generic ``Update`` (only plugins registering Pod/Update hear it).
     """
-    if (new.spec is old.spec or new.spec == old.spec) and (
-        new.status is old.status or resize_state(new) == resize_state(old)
-    ):
+    if (new.spec is old.spec or new.spec == old.spec) and same_requests(new, old):
         # Gates and tolerations come from the spec, requests from the spec and the status's
         # resize state: only the labels and the generated claims (status) may differ.
         # ``properties_change_reference`` without the shortcut.

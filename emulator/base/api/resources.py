@@ -47,6 +47,7 @@ __all__ = [
     "pod_requests",
     "pod_requests_reference",
     "resize_state",
+    "same_requests",
 ]
 
 CPU = "cpu"
@@ -120,6 +121,25 @@ def resize_state(pod: Pod) -> tuple[Any, ...]:
         [(cs.name, cs.resources, cs.allocated_resources) for cs in status.container_statuses],
         [(cs.name, cs.resources, cs.allocated_resources) for cs in status.init_container_statuses],
     )
+
+
+def same_requests(a: Pod, b: Pod) -> bool:
+    """Whether two versions of a pod with equal specs have equal requests by their statuses:
+    equal ``resize_state``s, or neither status changes the spec's requests (no init
+    containers; every container's reported resources, and allocated ones if set, equal to
+    its spec's requests: what a kubelet reports for a pod it runs as specified, so a pod
+    going from Pending, with no container statuses, to Running keeps its requests)."""
+    if a.status is b.status:
+        return True
+    if not (
+        a.spec.init_containers
+        or a.status.init_container_statuses
+        or b.status.init_container_statuses
+        or _uses_status(a)
+        or _uses_status(b)
+    ):
+        return True  # the common pod, checked first: no tuples built
+    return resize_state(a) == resize_state(b)
 
 
 def _infeasible(pod: Pod) -> bool:

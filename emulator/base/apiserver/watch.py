@@ -218,6 +218,8 @@ class WatchHub:
         self._pinned: dict[tuple[str, str, str], dict[int, Watcher]] = {}
         self._pinned_fields: dict[str, dict[str, int]] = {}
         """kind → pinned field → how many watchers are pinned by it."""
+        self._getters: dict[tuple[str, str], Callable[[Any], str | None]] = {}
+        """(kind, pinned field) → how its value is read (``_getter``, resolved once)."""
 
     @staticmethod
     def _index_key(w: Watcher) -> tuple[str, str, str] | None:
@@ -283,9 +285,13 @@ class WatchHub:
         """The pinned watchers of ``kind`` whose value ``old`` or ``new`` has (each once)."""
         out: list[Watcher] = []
         pinned = self._pinned
+        getters = self._getters
         for field in fields:
-            was = None if old is None else _field(old, field)
-            now = None if new is None else _field(new, field)
+            get = getters.get((kind, field))
+            if get is None:
+                get = getters[(kind, field)] = _getter(kind, field)
+            was = None if old is None else get(old)
+            now = None if new is None else get(new)
             if was is not None:
                 group = pinned.get((kind, field, was))
                 if group:
