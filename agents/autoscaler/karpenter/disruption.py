@@ -126,8 +126,20 @@ class Disruption:
         self._signature: tuple[int, int] = (0, 0)
         self.sim_base: tuple[Any, set[str]] | None = None
         """What the simulator was last built from for disruption (``candidates._base``)."""
+        self.sim_inputs: Any = None
+        """The simulations' per-pass inputs (``candidates._inputs``)."""
         self._state = 0.0
         self.evaluations = 0
+        self.changes = 0
+        """Informer events seen (pods, nodes, NodePools, NodeClaims, PDBs): while it stays the
+        same, so do their stores (the simulation's per-pass caches key on it)."""
+        informers = [getattr(agent, kind, None) for kind in ("pods", "nodes", "pools", "claims", "pdbs")]
+        self.watching = all(hasattr(i, "add_handlers") for i in informers)
+        """Whether ``changes`` counts every event (a test's stand-in informers may not say)."""
+        for informer in informers if self.watching else []:
+            informer.add_handlers(self._event, lambda old, new: self._event(new), self._event)  # type: ignore[union-attr]
+        self._signed: tuple[int, tuple[int, int]] = (-1, (0, 0))
+        """(``changes`` when the signature below was computed, that signature)."""
 
     # --- shared state ------------------------------------------------------------------
 
@@ -163,15 +175,23 @@ class Disruption:
         self.disrupted[reason] = self.disrupted.get(reason, 0) + 1
         self.agent.counters["scaleDowns"] += 1
 
+    def _event(self, obj: Any) -> None:
+        self.changes += 1
+
     def consolidation_state(self) -> float:
-        """``Cluster.ConsolidationState``: when the pods' placement or the nodes last changed."""
+        """``Cluster.ConsolidationState``: when the pods' placement or the nodes last changed.
+        The signature is computed again only after an informer event."""
         now = self.agent.clock.now()
-        bound = [f"{p.metadata.uid}@{p.spec.node_name}" for p in self.agent.pods.objects() if p.spec.node_name]
-        claims = [c.metadata.name for c in self.agent.claims.objects()]
-        signature = (
-            len(bound) + len(claims),
-            int(hashlib.sha256("|".join(sorted(bound + claims)).encode()).hexdigest()[:15], 16),
-        )
+        if self.watching and self._signed[0] == self.changes:
+            signature = self._signed[1]
+        else:
+            bound = [f"{p.metadata.uid}@{p.spec.node_name}" for p in self.agent.pods.objects() if p.spec.node_name]
+            claims = [c.metadata.name for c in self.agent.claims.objects()]
+            signature = (
+                len(bound) + len(claims),
+                int(hashlib.sha256("|".join(sorted(bound + claims)).encode()).hexdigest()[:15], 16),
+            )
+            self._signed = (self.changes, signature)
         if signature != self._signature or now - self._state >= STATE_REFRESH:
             self._signature, self._state = signature, now
         return self._state

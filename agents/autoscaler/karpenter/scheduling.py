@@ -192,7 +192,9 @@ def template_node(claim: NewNodeClaim) -> Node:
 
 class Scheduler:
     """One batch's simulation (module docstring). ``sim``: a ``SchedulingSimulator`` holding the
-    existing and in-flight nodes; ``usage``: NodePool -> resources of its NodeClaims so far."""
+    existing and in-flight nodes; ``usage``: NodePool -> resources of its NodeClaims so far;
+    ``options``: a memo of each NodePool's options the caller keeps between simulations (filled
+    here; a NodePool's entry is used again for the same NodePool object and instance types)."""
 
     def __init__(
         self,
@@ -201,10 +203,18 @@ class Scheduler:
         instance_types: Sequence[Any],
         usage: Mapping[str, Mapping[str, int]],
         new_name: Callable[[str], str],
+        *,
+        options: dict[str, Any] | None = None,
     ) -> None:
         self.sim = sim
         self.pools = sorted(pools, key=lambda p: (-((p.spec.weight if p.spec else None) or 0), p.metadata.name))
-        self.options = {p.metadata.name: pool_options(p, instance_types) for p in self.pools}
+        memo = options if options is not None else {}
+        self.options: dict[str, list[Option]] = {}
+        for p in self.pools:
+            kept = memo.get(p.metadata.name)
+            if kept is None or kept[0] is not p or kept[1] is not instance_types:
+                kept = memo[p.metadata.name] = (p, instance_types, pool_options(p, instance_types))
+            self.options[p.metadata.name] = kept[2]
         self.usage = {name: dict(u) for name, u in usage.items()}
         self.new_name = new_name
         self.claims: list[NewNodeClaim] = []
