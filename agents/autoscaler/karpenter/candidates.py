@@ -204,6 +204,9 @@ class Results:
     claims: list[NewNodeClaim]
     errors: dict[str, str] = field(default_factory=dict)
     """uid of a non-pending pod -> why it has nowhere to go"""
+    gave_up: bool = False
+    """The solve stopped early (``simulate``'s ``most_claims``): ``claims`` are more than that
+    and ``errors`` may be incomplete."""
 
     def all_non_pending_scheduled(self) -> bool:
         return not self.errors
@@ -386,8 +389,10 @@ def _base(agent: Any, deleting: set[str], deleting_pods: set[str], inputs: _Inpu
     return inflight
 
 
-def simulate(agent: Any, candidates: Sequence[Candidate]) -> Results | None:
-    """``SimulateScheduling`` (module docstring); None when a candidate is deleting meanwhile."""
+def simulate(agent: Any, candidates: Sequence[Candidate], most_claims: int | None = None) -> Results | None:
+    """``SimulateScheduling`` (module docstring); None when a candidate is deleting meanwhile.
+    ``most_claims``: the caller fails any result needing more new NodeClaims, so the solve may
+    stop early (``Scheduler.solve``; ``Results.gave_up``)."""
     names = {c.name for c in candidates}
     inputs = _inputs(agent)
     deleting_claims = inputs.deleting_claims
@@ -410,10 +415,10 @@ def simulate(agent: Any, candidates: Sequence[Candidate]) -> Results | None:
         for name in sorted(names):  # the candidates go, with every pod on them
             if agent.sim.node_info(name) is not None:
                 agent.sim.remove_node(name)
-        new = scheduler.solve([*pending, *unbound])
+        new = scheduler.solve([*pending, *unbound], most_claims)
     finally:
         agent.sim.revert()
-    results = Results(new)
+    results = Results(new, gave_up=scheduler.gave_up)
     pending_uids = {p.metadata.uid for p in pending}
     deleting_uids = {p.metadata.uid for p in deleting_pods}
     for key, why in scheduler.errors.items():
