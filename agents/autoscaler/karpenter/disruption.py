@@ -114,7 +114,8 @@ class Disruption:
         self.pod_sets: dict[str, tuple[str, ...]] = {}
         self.terminating: dict[str, None] = {}
         self.by_node: dict[str, list[Pod]] = {}
-        self.indexed_at = -1.0
+        self.indexed_at: Any = None
+        """What ``by_node`` was indexed at: the pods' event count (or, unwatched, the instant)."""
         self.queue = Queue(agent)
         self.methods = methods(agent)
         self.marked: dict[str, None] = {}
@@ -138,15 +139,19 @@ class Disruption:
         """Whether ``changes`` counts every event (a test's stand-in informers may not say)."""
         for informer in informers if self.watching else []:
             informer.add_handlers(self._event, lambda old, new: self._event(new), self._event)  # type: ignore[union-attr]
+        self.pod_changes = 0
+        """Pod events seen (``pods_on``'s index is kept while it stays the same)."""
+        if self.watching:
+            agent.pods.add_handlers(self._pod_event, lambda old, new: self._pod_event(new), self._pod_event)
         self._signed: tuple[int, tuple[int, int]] = (-1, (0, 0))
         """(``changes`` when the signature below was computed, that signature)."""
 
     # --- shared state ------------------------------------------------------------------
 
     def pods_on(self, node: str) -> list[Pod]:
-        now = self.agent.clock.now()
-        if self.indexed_at != now:
-            self.indexed_at = now
+        stamp = ("events", self.pod_changes) if self.watching else ("at", self.agent.clock.now())
+        if self.indexed_at != stamp:
+            self.indexed_at = stamp
             self.by_node = {}
             for p in self.agent.pods.objects():
                 if p.spec.node_name and p.status.phase not in ("Succeeded", "Failed"):
@@ -177,6 +182,9 @@ class Disruption:
 
     def _event(self, obj: Any) -> None:
         self.changes += 1
+
+    def _pod_event(self, obj: Any) -> None:
+        self.pod_changes += 1
 
     def consolidation_state(self) -> float:
         """``Cluster.ConsolidationState``: when the pods' placement or the nodes last changed.
