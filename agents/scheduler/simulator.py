@@ -158,6 +158,9 @@ class SchedulingSimulator:
             self._rows.changed(info)
 
     def fork(self) -> None:
+        if self._rows is None:  # built before the fork's edits, so that a revert keeps it
+            self._refresh()
+            self._rows = SimRows(self.snapshot.node_info_list)
         self._marks.append(len(self._log))
 
     def commit(self) -> None:
