@@ -22,7 +22,9 @@ rejection, or a PreFilterResult without the node, fails), then every Filter plug
 order until one fails (no nominated pods: the autoscaler does not see the scheduler's
 nominator). It returns the failing status's reasons (``[]``: the pod fits).
 ``schedule_anywhere`` is ``SchedulePodOnAnyNodeMatching``: nodes in snapshot order from the
-last hit (upstream's round-robin ``lastIndex``), the first that passes gets the pod.
+last hit (upstream's round-robin ``lastIndex``), the first that passes gets the pod; the nodes a
+vectorised Filter plugin rejects are left out of the walk (``simulator_rows.SimRows``, a table
+of the nodes kept current through the edits and forks: the same node gets the pod).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from agents.scheduler.config import load_config
 from agents.scheduler.explain_static import static_framework
 from agents.scheduler.framework.types import CycleState, NodeInfo, PodInfo
 from agents.scheduler.registry import build_registry
+from agents.scheduler.simulator_rows import SimRows
 from emulator.base.api.core import Node, Pod
 
 __all__ = ["SchedulingSimulator"]
@@ -78,6 +81,7 @@ class SchedulingSimulator:
         self._log: list[tuple[str, Any, str]] = []
         self._marks: list[int] = []
         self._last = 0
+        self._rows: SimRows | None = None
         self.checks = 0
         """Predicate checks run (for profiles)."""
         self.framework = static_framework(
@@ -97,6 +101,7 @@ class SchedulingSimulator:
         """Exactly these nodes and the pods bound to them; forks are dropped."""
         self._log.clear()
         self._marks.clear()
+        self._rows = None
         self.snapshot.node_info_map = {}
         self._order = []
         for node in nodes:
@@ -120,6 +125,8 @@ class SchedulingSimulator:
         self._order.append(name)
         self._log.append(("node+", node, ""))
         self._dirty = True
+        if self._rows is not None and not self._rows.added(name):
+            self._rows = None
 
     def remove_node(self, name: str) -> None:
         info = self.snapshot.node_info_map.pop(name)
@@ -127,6 +134,8 @@ class SchedulingSimulator:
         del self._order[i]
         self._log.append(("node-", info, str(i)))
         self._dirty = True
+        if self._rows is not None and not self._rows.dropped(info):
+            self._rows = None
 
     def add_pod(self, pod: Pod, node_name: str) -> None:
         info = self.snapshot.node_info_map[node_name]
@@ -145,8 +154,13 @@ class SchedulingSimulator:
         table for it (``Snapshot._replace``, as the cache's update does), no rebuild."""
         if not self._dirty and not self.snapshot._replace([info]):
             self._dirty = True
+        if self._rows is not None:
+            self._rows.changed(info)
 
     def fork(self) -> None:
+        if self._rows is None:  # built before the fork's edits, so that a revert keeps it
+            self._refresh()
+            self._rows = SimRows(self.snapshot.node_info_list)
         self._marks.append(len(self._log))
 
     def commit(self) -> None:
@@ -157,12 +171,17 @@ class SchedulingSimulator:
         infos = self.snapshot.node_info_map
         while len(self._log) > mark:
             op, obj, where = self._log.pop()
+            rows = self._rows
             if op == "node+":
-                del infos[obj.metadata.name]
+                gone = infos.pop(obj.metadata.name)
                 self._order.remove(obj.metadata.name)
+                if rows is not None and not rows.dropped(gone):
+                    self._rows = None
             elif op == "node-":
                 infos[obj.name] = obj
                 self._order.insert(int(where), obj.name)
+                if rows is not None and not rows.restored(obj, int(where)):
+                    self._rows = None
             elif op == "pod+":
                 infos[where].remove_pod(obj)
                 self._changed(infos[where])
@@ -223,8 +242,10 @@ class SchedulingSimulator:
         if pre[0]:
             return None
         n = len(listed)
-        for k in range(n):
-            i = (self._last + k) % n
+        if self._rows is None:
+            self._rows = SimRows(listed)
+        order = self._rows.candidates(self.framework, state, pod, self._last % n, n)
+        for i in order if order is not None else ((self._last + k) % n for k in range(n)):
             info = listed[i]
             if match is not None and not match(info.name):
                 continue

@@ -251,8 +251,9 @@ class _Consolidation(_Base):
     async def compute_one(self, cands: list[Candidate]) -> Command | None:
         """``computeConsolidation`` (module docstring)."""
         single = cands[0] if len(cands) == 1 else None
-        results = simulate(self.agent, cands)
-        if results is None:
+        # several candidates fail alike however many NodeClaims the solve would open past one
+        results = simulate(self.agent, cands, None if single else 1)
+        if results is None or results.gave_up:
             return None
         if not results.all_non_pending_scheduled():
             if single:

@@ -113,7 +113,8 @@ class Disruption:
         self.pod_sets: dict[str, tuple[str, ...]] = {}
         self.terminating: dict[str, None] = {}
         self.by_node: dict[str, list[Pod]] = {}
-        self.indexed_at = -1.0
+        self.indexed_at: Any = None
+        """What ``by_node`` was indexed at: the pods' event count (or, unwatched, the instant)."""
         self.queue = Queue(agent)
         self.methods = methods(agent)
         self.marked: dict[str, None] = {}
@@ -125,15 +126,31 @@ class Disruption:
         self._signature: tuple[int, int] = (0, 0)
         self.sim_base: tuple[Any, set[str]] | None = None
         """What the simulator was last built from for disruption (``candidates._base``)."""
+        self.sim_inputs: Any = None
+        """The simulations' per-pass inputs (``candidates._inputs``)."""
         self._state = 0.0
         self.evaluations = 0
+        self.changes = 0
+        """Informer events seen (pods, nodes, NodePools, NodeClaims, PDBs): while it stays the
+        same, so do their stores (the simulation's per-pass caches key on it)."""
+        informers = [getattr(agent, kind, None) for kind in ("pods", "nodes", "pools", "claims", "pdbs")]
+        self.watching = all(hasattr(i, "add_handlers") for i in informers)
+        """Whether ``changes`` counts every event (a test's stand-in informers may not say)."""
+        for informer in informers if self.watching else []:
+            informer.add_handlers(self._event, lambda old, new: self._event(new), self._event)  # type: ignore[union-attr]
+        self.pod_changes = 0
+        """Pod events seen (``pods_on``'s index is kept while it stays the same)."""
+        if self.watching:
+            agent.pods.add_handlers(self._pod_event, lambda old, new: self._pod_event(new), self._pod_event)
+        self._signed: tuple[int, tuple[int, int]] = (-1, (0, 0))
+        """(``changes`` when the signature below was computed, that signature)."""
 
     # --- shared state ------------------------------------------------------------------
 
     def pods_on(self, node: str) -> list[Pod]:
-        now = self.agent.clock.now()
-        if self.indexed_at != now:
-            self.indexed_at = now
+        stamp = ("events", self.pod_changes) if self.watching else ("at", self.agent.clock.now())
+        if self.indexed_at != stamp:
+            self.indexed_at = stamp
             self.by_node = {}
             for p in self.agent.pods.objects():
                 if p.spec.node_name and p.status.phase not in ("Succeeded", "Failed"):
@@ -162,15 +179,26 @@ class Disruption:
         self.disrupted[reason] = self.disrupted.get(reason, 0) + 1
         self.agent.counters["scaleDowns"] += 1
 
+    def _event(self, obj: Any) -> None:
+        self.changes += 1
+
+    def _pod_event(self, obj: Any) -> None:
+        self.pod_changes += 1
+
     def consolidation_state(self) -> float:
-        """``Cluster.ConsolidationState``: when the pods' placement or the nodes last changed."""
+        """``Cluster.ConsolidationState``: when the pods' placement or the nodes last changed.
+        The signature is computed again only after an informer event."""
         now = self.agent.clock.now()
-        bound = [f"{p.metadata.uid}@{p.spec.node_name}" for p in self.agent.pods.objects() if p.spec.node_name]
-        claims = [c.metadata.name for c in self.agent.claims.objects()]
-        signature = (
-            len(bound) + len(claims),
-            int(hashlib.sha256("|".join(sorted(bound + claims)).encode()).hexdigest()[:15], 16),
-        )
+        if self.watching and self._signed[0] == self.changes:
+            signature = self._signed[1]
+        else:
+            bound = [f"{p.metadata.uid}@{p.spec.node_name}" for p in self.agent.pods.objects() if p.spec.node_name]
+            claims = [c.metadata.name for c in self.agent.claims.objects()]
+            signature = (
+                len(bound) + len(claims),
+                int(hashlib.sha256("|".join(sorted(bound + claims)).encode()).hexdigest()[:15], 16),
+            )
+            self._signed = (self.changes, signature)
         if signature != self._signature or now - self._state >= STATE_REFRESH:
             self._signature, self._state = signature, now
         return self._state

@@ -152,6 +152,7 @@ class Karpenter:
         self.batch: dict[str, None] = {}
         self.opened = self.last_added = 0.0
         self.batches = 0
+        self._unschedulable_at: tuple[int | None, list[Pod]] = (None, [])
         self.disruption = Disruption(self)
         self.disruption.disrupted = getattr(cloud, "disrupted", self.disruption.disrupted)
 
@@ -173,11 +174,16 @@ class Karpenter:
 
     def pending_pods(self) -> list[Pod]:
         """``GetPendingPods``: every provisionable pending pod."""
-        return [
-            p
-            for p in sorted(self.pods.objects(), key=lambda p: (p.metadata.namespace, p.metadata.name))
-            if _unschedulable(p)
-        ]
+        return list(self._unschedulable_pods())
+
+    def _unschedulable_pods(self) -> list[Pod]:
+        """The ``_unschedulable`` pods by namespace and name, kept while no pod event arrives."""
+        d = self.disruption
+        key = d.pod_changes if d.watching else None
+        if key is None or self._unschedulable_at[0] != key:
+            by_name = sorted(self.pods.objects(), key=lambda p: (p.metadata.namespace, p.metadata.name))
+            self._unschedulable_at = (key, [p for p in by_name if _unschedulable(p)])
+        return self._unschedulable_at[1]
 
     def live_pools(self) -> list[Any]:
         return [p for p in self.pools.objects() if provisions(p)]
@@ -233,6 +239,9 @@ class Karpenter:
                 await self.clock.sleep(BATCH_IDLE / 2)
 
     def _pending(self) -> list[Pod]:
+        pods = self._unschedulable_pods()
+        if not pods or not self.nominated:
+            return list(pods)
         initialized = {
             c.metadata.name
             for c in self.claims.objects()
@@ -240,12 +249,11 @@ class Karpenter:
         }
         live = {c.metadata.name for c in self.claims.objects()}
         out = []
-        for p in sorted(self.pods.objects(), key=lambda p: (p.metadata.namespace, p.metadata.name)):
+        for p in pods:
             claim = self.nominated.get(p.metadata.uid)
             if claim is not None and claim in live and claim not in initialized:
                 continue
-            if _unschedulable(p):
-                out.append(p)
+            out.append(p)
         return out
 
     async def tick(self) -> None:

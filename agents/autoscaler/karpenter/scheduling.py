@@ -124,6 +124,40 @@ def _tolerates(pod: Pod, taints: Sequence[Taint]) -> bool:
     return True
 
 
+def _monotone(pod: Pod) -> bool:
+    """Whether the pod's fit on a node can only shrink while pods are added to the simulation:
+    no required pod affinity and no topology spread constraints (a pod placed elsewhere can
+    satisfy those), no resource claims."""
+    affinity = pod.spec.affinity
+    pa = affinity.pod_affinity if affinity is not None else None
+    return (
+        not (pa is not None and pa.required_during_scheduling_ignored_during_execution)
+        and not pod.spec.topology_spread_constraints
+        and not pod.spec.resource_claims
+    )
+
+
+@dataclass(slots=True)
+class _Shape:
+    """Pods alike for every Filter (same namespace, labels, annotations and spec) and
+    ``_monotone``: what the last of them found (``Scheduler.solve``)."""
+
+    pod: Pod
+    failed_at: int = -1
+    """``Scheduler._on_existing`` when the last one fitted no existing node (-1: it fitted one)."""
+    claims_from: int = 0
+    """The new NodeClaims before this index rejected the last one."""
+
+    def matches(self, pod: Pod) -> bool:
+        a, b = self.pod, pod
+        return (
+            a.spec == b.spec
+            and a.metadata.namespace == b.metadata.namespace
+            and a.metadata.labels == b.metadata.labels
+            and a.metadata.annotations == b.metadata.annotations
+        )
+
+
 def template_of(pool: NodePool) -> tuple[NodeClaimTemplate, NodeClaimTemplateSpec]:
     """The NodePool's template and its spec (both required: a stored NodePool has them)."""
     template = pool.spec.template if pool.spec is not None else None
@@ -193,7 +227,9 @@ def template_node(claim: NewNodeClaim) -> Node:
 
 class Scheduler:
     """One batch's simulation (module docstring). ``sim``: a ``SchedulingSimulator`` holding the
-    existing and in-flight nodes; ``usage``: NodePool -> resources of its NodeClaims so far."""
+    existing and in-flight nodes; ``usage``: NodePool -> resources of its NodeClaims so far;
+    ``options``: a memo of each NodePool's options the caller keeps between simulations (filled
+    here; a NodePool's entry is used again for the same NodePool object and instance types)."""
 
     def __init__(
         self,
@@ -202,10 +238,18 @@ class Scheduler:
         instance_types: Sequence[Any],
         usage: Mapping[str, Mapping[str, int]],
         new_name: Callable[[str], str],
+        *,
+        options: dict[str, Any] | None = None,
     ) -> None:
         self.sim = sim
         self.pools = sorted(pools, key=lambda p: (-((p.spec.weight if p.spec else None) or 0), p.metadata.name))
-        self.options = {p.metadata.name: pool_options(p, instance_types) for p in self.pools}
+        memo = options if options is not None else {}
+        self.options: dict[str, list[Option]] = {}
+        for p in self.pools:
+            kept = memo.get(p.metadata.name)
+            if kept is None or kept[0] is not p or kept[1] is not instance_types:
+                kept = memo[p.metadata.name] = (p, instance_types, pool_options(p, instance_types))
+            self.options[p.metadata.name] = kept[2]
         self.usage = {name: dict(u) for name, u in usage.items()}
         self.new_name = new_name
         self.claims: list[NewNodeClaim] = []
@@ -213,29 +257,77 @@ class Scheduler:
         """Pod uid -> why no NodePool could take it."""
         self.placed: dict[str, str] = {}
         """Pod uid -> the existing (or in-flight) node it fits on."""
+        self.gave_up = False
+        """``solve`` stopped once more than ``most_claims`` NodeClaims were needed."""
+        self._on_existing = 0
+        self._shapes: list[_Shape] = []
 
-    def solve(self, pods: Sequence[Pod]) -> list[NewNodeClaim]:
+    def _shape(self, pod: Pod) -> _Shape | None:
+        if not _monotone(pod):
+            return None
+        for shape in self._shapes:
+            if shape.matches(pod):
+                return shape
+        shape = _Shape(pod)
+        self._shapes.append(shape)
+        return shape
+
+    def solve(self, pods: Sequence[Pod], most_claims: int | None = None) -> list[NewNodeClaim]:
+        """The pods placed (module docstring). Pods alike (``_Shape``) skip what their like
+        already found: no existing node fits one while no pod was placed on an existing node
+        since the last one fitted none; the NodeClaims that rejected the last one reject it
+        (fit only shrinks as pods are added). With ``most_claims``, the solve stops once more
+        NodeClaims are open and every pod left is known to fit no existing node: the rest of
+        the solve could only open more or add to them, leaving the simulator's round-robin
+        position as it is (``gave_up``; the caller only needs to know it failed)."""
+
         def size(p: Pod) -> tuple[int, int, str, str]:
             r = pod_requests(p)
             return (-r.get("cpu", 0), -r.get("memory", 0), p.metadata.namespace, p.metadata.name)
 
         existing = set(self.sim.node_names())
-        for pod in sorted(pods, key=size):
-            if (node := self.sim.schedule_anywhere(pod, lambda name: name in existing)) is not None:
-                self.placed[pod.metadata.uid] = node
-                continue
-            if not self._add_to_new(pod) and not self._open(pod):
+        ordered = sorted(pods, key=size)
+        for i, pod in enumerate(ordered):
+            shape = self._shape(pod)
+            if shape is None or shape.failed_at != self._on_existing:
+                if (node := self.sim.schedule_anywhere(pod, lambda name: name in existing)) is not None:
+                    self.placed[pod.metadata.uid] = node
+                    self._on_existing += 1
+                    if shape is not None:
+                        shape.failed_at = -1
+                    continue
+                if shape is not None:
+                    shape.failed_at = self._on_existing
+            used = self._add_to_new(pod, shape.claims_from if shape is not None else 0)
+            if used < 0 and self._open(pod):
+                used = len(self.claims) - 1
+            if used < 0:
                 self.errors.setdefault(pod.metadata.uid, "incompatible with all nodepools")
+            if shape is not None:
+                shape.claims_from = used if used >= 0 else len(self.claims)
+            if most_claims is not None and len(self.claims) > most_claims and self._settled(ordered[i + 1 :]):
+                self.gave_up = True
+                break
         for claim in [c for c in self.claims if not truncated_satisfies(c.pool, c.options, MAX_INSTANCE_TYPES)]:
             self.claims.remove(claim)  # Results.TruncateInstanceTypes (minvalues)
             self.errors.update((p.metadata.uid, TRUNCATE_ERROR) for p in claim.pods)
         return self.claims
 
+    def _settled(self, rest: Sequence[Pod]) -> bool:
+        """Every pod in ``rest`` is known to fit no existing node."""
+        for pod in rest:
+            shape = self._shape(pod)
+            if shape is None or shape.failed_at != self._on_existing:
+                return False
+        return True
+
     def _narrowed(self, claim: NewNodeClaim, pod: Pod, requests: Mapping[str, int]) -> list[Option]:
         return [o for o in claim.options if _fits(o, requests) and _pod_matches(pod, o.labels)]
 
-    def _add_to_new(self, pod: Pod) -> bool:
-        for claim in self.claims:
+    def _add_to_new(self, pod: Pod, start: int = 0) -> int:
+        """The index of the NodeClaim (from ``start`` on) the pod was added to, or -1."""
+        for i in range(start, len(self.claims)):
+            claim = self.claims[i]
             requests = _plus(claim.requests, {**pod_requests(pod), "pods": 1})
             options = self._narrowed(claim, pod, requests)
             if not options or not satisfies(claim.pool, options) or self.sim.check(pod, claim.name):
@@ -243,8 +335,8 @@ class Scheduler:
             self.sim.add_pod(pod, claim.name)
             claim.options, claim.requests = options, requests
             claim.pods.append(pod)
-            return True
-        return False
+            return i
+        return -1
 
     def _within_limits(self, pool: NodePool, option: Option) -> bool:
         limits = pool.spec.limits if pool.spec is not None else {}

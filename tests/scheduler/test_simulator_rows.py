@@ -1,0 +1,84 @@
+"""``SchedulingSimulator.schedule_anywhere`` with its table of rows (``simulator_rows.SimRows``):
+the node it picks is the one the per-node walk from the last hit picks (upstream
+``SchedulePodOnAnyNodeMatching``), through random sequences of the edits the autoscalers make
+(pods added and removed, nodes added and removed, forks reverted and committed, resets)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from agents.scheduler import SchedulingSimulator
+from emulator.base.api.core import Taint
+from tests.builders import node, pod
+
+HOST = "kubernetes.io/hostname"
+
+
+def _node(name: str, rng: random.Random):  # type: ignore[no-untyped-def]
+    taints = [Taint(key="dedicated", value="x", effect="NoSchedule")] if rng.random() < 0.15 else []
+    return node(name, cpu=rng.choice(["1", "2", "4"]), pods=rng.choice(["3", "110"]), labels={HOST: name},
+                taints=taints)  # fmt: skip
+
+
+def _reference(sim: SchedulingSimulator, p, match) -> str | None:  # type: ignore[no-untyped-def]
+    """The per-node walk: from the last hit, the first matching node the Filter passes."""
+    names = sim.node_names()
+    n = len(names)
+    for k in range(n):
+        name = names[(sim._last + k) % n]
+        if (match is None or match(name)) and not sim.check(p, name):
+            return name
+    return None
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_schedule_anywhere_picks_the_per_node_walks_node(seed: int) -> None:
+    rng = random.Random(seed)
+    sim = SchedulingSimulator()
+    made = 0
+
+    def fresh() -> str:
+        nonlocal made
+        made += 1
+        return f"n{made}"
+
+    sim.reset([_node(fresh(), rng) for _ in range(rng.randint(0, 12))], [])
+    placed: list[tuple[object, str]] = []
+    depth = 0
+    for step in range(300):
+        op = rng.random()
+        names = sim.node_names()
+        if op < 0.45:
+            p = pod(f"p{step}", uid=f"p{step}", cpu=rng.choice(["100m", "500m", "900m", "1500m"]))
+            match = None
+            if names and rng.random() < 0.3:
+                allowed = set(rng.sample(names, max(1, len(names) // 2)))
+                match = allowed.__contains__
+            want = _reference(sim, p, match)
+            got = sim.schedule_anywhere(p, match)
+            assert got == want, (seed, step)
+            if got is not None:
+                placed.append((p, got))
+        elif op < 0.55:
+            sim.add_node(_node(fresh(), rng))
+        elif op < 0.65 and names:
+            sim.remove_node(rng.choice(names))
+        elif op < 0.72 and placed:
+            p, where = placed.pop(rng.randrange(len(placed)))
+            if sim.node_info(where) is not None:
+                sim.remove_pod(p, where)  # type: ignore[arg-type]
+        elif op < 0.82:
+            sim.fork()
+            depth += 1
+        elif op < 0.95 and depth:
+            depth -= 1
+            if rng.random() < 0.7:
+                sim.revert()
+            else:
+                sim.commit()
+            placed = [(p, w) for p, w in placed if sim.node_info(w) is not None]
+        elif op >= 0.98:
+            sim.reset([_node(fresh(), rng) for _ in range(rng.randint(0, 12))], [])
+            placed, depth = [], 0
