@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
-from agents.autoscaler.karpenter.termination import TERMINATION_TIMESTAMP, waiting_eviction
+from agents.autoscaler.karpenter.termination import TERMINATION_TIMESTAMP, priority_groups, waiting_eviction
 from emulator.base.api.codec import object_from_dict
 from emulator.base.runtime.clock import format_timestamp, parse_timestamp
 from tests.autoscaler.karpenter_disruption_helpers import run, scenario
@@ -86,6 +86,9 @@ def _pod(**extra: Any) -> Any:
     return object_from_dict(doc, source="t")
 
 
+_DS = {"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "ds", "uid": "d"}
+
+
 @pytest.mark.parametrize(
     ("pod", "now", "waits"),
     [
@@ -104,6 +107,13 @@ def _pod(**extra: Any) -> Any:
             False,
             id="mirror",
         ),
+        pytest.param(
+            _pod(metadata__ownerReferences=[{"apiVersion": "x.io/v1", "kind": "Node", "name": "n", "uid": "u"}]),
+            0.0,
+            True,
+            id="node-of-another-group",
+        ),
+        pytest.param(_pod(metadata__ownerReferences=[_DS]), 0.0, True, id="daemonset-pod-drained"),
         pytest.param(_pod(metadata__deletionTimestamp="2026-01-01T00:00:00Z"), 60.0, True, id="terminating"),
         pytest.param(_pod(metadata__deletionTimestamp="2026-01-01T00:00:00Z"), 61.0, False, id="stuck-terminating"),
     ],
@@ -111,3 +121,18 @@ def _pod(**extra: Any) -> Any:
 def test_waiting_eviction(pod: Any, now: float, waits: bool) -> None:
     """pkg/utils/pod/scheduling.go IsWaitingEviction / IsDrainable / IsStuckTerminating."""
     assert waiting_eviction(pod, now) is waits
+
+
+def test_priority_groups() -> None:
+    """terminator.go groupPodsByPriority: DaemonSet pods (an apps/v1 DaemonSet owner reference,
+    controller or not: IsOwnedByDaemonSet) drain after the others of their priority."""
+    ds = [{**_DS, "controller": False}]
+    pods = [
+        _pod(metadata__name="crit-ds", metadata__ownerReferences=ds, spec__priorityClassName="system-node-critical"),
+        _pod(metadata__name="crit", spec__priorityClassName="system-cluster-critical"),
+        _pod(metadata__name="ds", metadata__ownerReferences=ds),
+        _pod(metadata__name="plain"),
+        _pod(metadata__name="ds-v1beta", metadata__ownerReferences=[{**_DS, "apiVersion": "apps/v1beta2"}]),
+    ]
+    got = [[p.metadata.name for p in g] for g in priority_groups(pods)]
+    assert got == [["plain", "ds-v1beta"], ["ds"], ["crit"], ["crit-ds"]]

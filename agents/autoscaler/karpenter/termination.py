@@ -9,13 +9,15 @@
   node drains, the same Warning on the node (deduplicated by Karpenter's recorder).
 - The drain: the node is tainted ``karpenter.sh/disrupted:NoSchedule``. The pods waiting for
   eviction are those not terminal, not tolerating that taint, not terminating for more than a
-  minute past their ``deletionTimestamp`` (``IsStuckTerminating``), not mirror pods (owned by
-  the Node); DaemonSet pods stay (the emulator's DaemonSets keep their pods, see README). With
+  minute past their ``deletionTimestamp`` (``IsStuckTerminating``), not mirror pods (an owner
+  reference ``v1`` ``Node``); DaemonSet pods (an owner reference ``apps/v1`` ``DaemonSet``) are
+  waited for, evicted and force-deleted like the others, in their own priority groups. With
   a termination time, a waiting pod not yet terminating (or terminating past that time) whose
   ``terminationGracePeriodSeconds`` before it has passed is deleted at once with the grace left
   (at least 1 s): PDBs and ``karpenter.sh/do-not-disrupt`` are bypassed, and a ``Disrupted``
-  Event says so. The others are evicted through the eviction API (PDBs apply), the non-critical
-  first (``priorityClassName`` ``system-cluster-critical``/``system-node-critical`` last), pods
+  Event says so. The others are evicted through the eviction API (PDBs apply), one group at a
+  time (``groupPodsByPriority``: non-critical non-DaemonSet, non-critical DaemonSet, then with
+  ``priorityClassName`` ``system-cluster-critical``/``system-node-critical`` the same two), pods
   with ``karpenter.sh/do-not-disrupt: "true"`` or tolerating the taint never. Once none waits,
   the instance is deleted through the cloud and the ``karpenter.sh/termination`` finalizer
   removed.
@@ -37,7 +39,7 @@ from emulator.base.api.karpenter import NodeClaim
 from emulator.base.api.taints import toleration_tolerates_taint
 from emulator.base.runtime.clock import calendar_epoch, format_timestamp, parse_duration, parse_timestamp
 
-__all__ = ["TERMINATION_TIMESTAMP", "terminate"]
+__all__ = ["TERMINATION_TIMESTAMP", "priority_groups", "terminate", "waiting_eviction"]
 
 TERMINATION_TIMESTAMP: Final = "karpenter.sh/nodeclaim-termination-timestamp"
 """``NodeClaimTerminationTimestampAnnotationKey``."""
@@ -46,8 +48,9 @@ STUCK_AFTER: Final = 60.0
 _CRITICAL: Final = ("system-cluster-critical", "system-node-critical")
 
 
-def _owned_by(pod: Pod, kind: str) -> bool:
-    return any(o.kind == kind for o in pod.metadata.owner_references)
+def _owned_by(pod: Pod, api_version: str, kind: str) -> bool:
+    """``IsOwnedBy``: any owner reference of that apiVersion and kind."""
+    return any(o.api_version == api_version and o.kind == kind for o in pod.metadata.owner_references)
 
 
 def _tolerates_disrupted(pod: Pod) -> bool:
@@ -56,10 +59,8 @@ def _tolerates_disrupted(pod: Pod) -> bool:
 
 
 def waiting_eviction(pod: Pod, now: float) -> bool:
-    """``IsWaitingEviction``: not terminal and ``IsDrainable`` (DaemonSet pods aside, module docstring)."""
-    if pod.status.phase in ("Succeeded", "Failed") or _owned_by(pod, "Node") or _tolerates_disrupted(pod):
-        return False
-    if any(o.kind == "DaemonSet" and o.controller for o in pod.metadata.owner_references):
+    """``IsWaitingEviction``: not terminal and ``IsDrainable``."""
+    if pod.status.phase in ("Succeeded", "Failed") or _owned_by(pod, "v1", "Node") or _tolerates_disrupted(pod):
         return False
     ts = pod.metadata.deletion_timestamp
     return not (ts is not None and now - parse_timestamp(ts) > STUCK_AFTER)
@@ -124,6 +125,21 @@ async def _delete_expiring(agent: Any, pods: list[Pod], expiry: float, now: floa
             continue
 
 
+def _daemon(pod: Pod) -> bool:
+    """``IsOwnedByDaemonSet``."""
+    return _owned_by(pod, "apps/v1", "DaemonSet")
+
+
+def priority_groups(pods: list[Pod]) -> list[list[Pod]]:
+    """``groupPodsByPriority``: non-critical non-DaemonSet, non-critical DaemonSet, critical
+    non-DaemonSet, critical DaemonSet."""
+    return [
+        [p for p in pods if (p.spec.priority_class_name in _CRITICAL) == critical and _daemon(p) == daemon]
+        for critical in (False, True)
+        for daemon in (False, True)
+    ]
+
+
 async def _drain(d: Any, node: Node, expiry: float | None) -> bool:
     """``Terminator.Drain``: True once no pod waits for eviction."""
     agent = d.agent
@@ -131,10 +147,7 @@ async def _drain(d: Any, node: Node, expiry: float | None) -> bool:
     waiting = [p for p in d.pods_on(node.metadata.name) if waiting_eviction(p, now)]
     if expiry is not None:
         await _delete_expiring(agent, waiting, expiry, now)
-    groups = (
-        [p for p in waiting if p.spec.priority_class_name not in _CRITICAL],
-        [p for p in waiting if p.spec.priority_class_name in _CRITICAL],
-    )
+    groups = priority_groups(waiting)
     for group in groups:
         if not group:
             continue
