@@ -7,6 +7,7 @@ termination time, PDBs and do-not-disrupt bypassed), with ``expireAfter`` starti
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 from typing import Any
 
@@ -75,6 +76,25 @@ def test_without_grace_period_the_drain_waits(tmp_path: Path) -> None:
     (claim,) = r.kind("NodeClaim").values()
     assert claim.metadata.deletion_timestamp is not None
     assert TERMINATION_TIMESTAMP not in claim.metadata.annotations
+    # node/termination/controller.go awaitDrain: terminator/events NodeFailedToDrain on each failing
+    # pass, deduplicated per node for 2 minutes (the PDB's refusal shares the key, eviction.go)
+    failing = [(t, e) for t, e in r.events if e.reason == "FailedDraining"]
+    assert failing
+    assert all(e.type == "Warning" for _, e in failing)
+    assert failing[0][1].message == "Failed to drain node, 1 pods are waiting to be evicted"
+    times = [t for t, _ in failing]
+    assert all(b - a >= 120 for a, b in itertools.pairwise(times))
+    assert not r.messages("Evicted")
+
+
+def test_evicted_pods_get_an_event(tmp_path: Path) -> None:
+    """terminator/eviction.go Evict: "Evicted pod: <reason>" per evicted pod, the reason the
+    NodeClaim's DisruptionReason or "Forceful Termination" (expiry sets none)."""
+    r = run(_expiring(tmp_path, None))
+    evicted = [e for _, e in r.events if e.reason == "Evicted"]
+    assert evicted
+    assert {e.message for e in evicted} == {"Evicted pod: Forceful Termination"}
+    assert all(e.involved_object.kind == "Pod" for e in evicted)
 
 
 def _pod(**extra: Any) -> Any:

@@ -31,7 +31,7 @@ from typing import Any, Final
 
 from msgspec.structs import replace
 
-from agents.autoscaler.karpenter.events import KEvent
+from agents.autoscaler.karpenter.events import KEvent, evict_pod, node_failed_to_drain
 from agents.autoscaler.karpenter.queue import DISRUPTED_TAINT
 from emulator.base.api.core import Node, Pod
 from emulator.base.api.errors import ApiError, NotFound, TooManyRequests
@@ -140,8 +140,18 @@ def priority_groups(pods: list[Pod]) -> list[list[Pod]]:
     ]
 
 
-async def _drain(d: Any, node: Node, expiry: float | None) -> bool:
-    """``Terminator.Drain``: True once no pod waits for eviction."""
+def _eviction_reason(claim: NodeClaim) -> str:
+    """``evictionReason``: the NodeClaim's ``DisruptionReason`` (when True), else forceful."""
+    for c in claim.status.conditions if claim.status is not None else []:
+        if c.type == "DisruptionReason" and c.status == "True":
+            return c.reason
+    return "Forceful Termination"
+
+
+async def _drain(d: Any, node: Node, expiry: float | None, claim: NodeClaim) -> bool:
+    """``Terminator.Drain``: True once no pod waits for eviction; each failing pass publishes
+    ``FailedDraining`` (``awaitDrain``), each eviction ``Evicted`` and each eviction a PDB
+    refuses ``FailedDraining`` (``eviction.go`` ``Evict``)."""
     agent = d.agent
     now = agent.clock.now()
     waiting = [p for p in d.pods_on(node.metadata.name) if waiting_eviction(p, now)]
@@ -151,14 +161,20 @@ async def _drain(d: Any, node: Node, expiry: float | None) -> bool:
     for group in groups:
         if not group:
             continue
+        # awaitDrain's event goes out as Drain returns, before the eviction queue evicts
+        await agent.recorder.publish(node_failed_to_drain(node, f"{len(waiting)} pods are waiting to be evicted"))
         for pod in group:
             if not _evictable(pod):
                 continue
             try:
                 await agent.client.evict(pod.metadata.namespace, pod.metadata.name, uid=pod.metadata.uid)
-                agent.counters["podsDisrupted"] += 1
-            except (NotFound, TooManyRequests):
+            except NotFound:
                 continue
+            except TooManyRequests:
+                await agent.recorder.publish(node_failed_to_drain(node, "evicting pod violates a PDB"))
+                continue
+            agent.counters["podsDisrupted"] += 1
+            await agent.recorder.publish(evict_pod(pod, _eviction_reason(claim)))
         return False
     return True
 
@@ -176,7 +192,7 @@ async def terminate(d: Any, claim: NodeClaim) -> None:
             await agent.recorder.publish(_expiring(node, when))
         if not await d.set_taint(node.metadata.name, True):
             return
-        if not await _drain(d, node, parse_timestamp(when) if when is not None else None):
+        if not await _drain(d, node, parse_timestamp(when) if when is not None else None, claim):
             return
         await agent.cloud.delete(node.metadata.name)
     try:
