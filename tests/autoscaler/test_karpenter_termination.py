@@ -156,3 +156,15 @@ def test_priority_groups() -> None:
     ]
     got = [[p.metadata.name for p in g] for g in priority_groups(pods)]
     assert got == [["plain", "ds-v1beta"], ["ds"], ["crit"], ["crit-ds"]]
+
+
+def test_forced_pod_is_not_evicted_again(tmp_path: Path) -> None:
+    """terminator.go Drain: a pod DeleteExpiringPods just deleted (its 30 s grace exceeds the
+    10 s terminationGracePeriod) is terminating, so IsEvictable excludes it: it is disrupted
+    (and counted in podsDisrupted) once."""
+    r = run(_expiring(tmp_path, "10s"))
+    forced = [e.involved_object.name for _, e in r.events if e.reason == "Disrupted"]
+    evicted = [e.involved_object.name for _, e in r.events if e.reason == "Evicted"]
+    assert forced
+    assert not set(forced) & set(evicted)
+    assert r.autoscaler["podsDisrupted"] == len(forced) + len(evicted)

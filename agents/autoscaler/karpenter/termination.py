@@ -100,8 +100,10 @@ async def _termination_time(agent: Any, claim: NodeClaim) -> str | None:
     return when
 
 
-async def _delete_expiring(agent: Any, pods: list[Pod], expiry: float, now: float) -> None:
-    """``DeleteExpiringPods`` for the pods not terminating, or terminating past ``expiry``."""
+async def _delete_expiring(agent: Any, pods: list[Pod], expiry: float, now: float) -> set[str]:
+    """``DeleteExpiringPods`` for the pods not terminating, or terminating past ``expiry``; the
+    UIDs of the pods it deleted."""
+    deleted: set[str] = set()
     for pod in pods:
         ts = pod.metadata.deletion_timestamp
         if ts is not None and parse_timestamp(ts) <= expiry:
@@ -121,8 +123,10 @@ async def _delete_expiring(agent: Any, pods: list[Pod], expiry: float, now: floa
                 "Pod", pod.metadata.name, pod.metadata.namespace, grace_period_seconds=grace, uid=pod.metadata.uid
             )
             agent.counters["podsDisrupted"] += 1
+            deleted.add(pod.metadata.uid)
         except NotFound:
             continue
+    return deleted
 
 
 def _daemon(pod: Pod) -> bool:
@@ -155,8 +159,7 @@ async def _drain(d: Any, node: Node, expiry: float | None, claim: NodeClaim) -> 
     agent = d.agent
     now = agent.clock.now()
     waiting = [p for p in d.pods_on(node.metadata.name) if waiting_eviction(p, now)]
-    if expiry is not None:
-        await _delete_expiring(agent, waiting, expiry, now)
+    forced = await _delete_expiring(agent, waiting, expiry, now) if expiry is not None else set()
     groups = priority_groups(waiting)
     for group in groups:
         if not group:
@@ -164,8 +167,8 @@ async def _drain(d: Any, node: Node, expiry: float | None, claim: NodeClaim) -> 
         # awaitDrain's event goes out as Drain returns, before the eviction queue evicts
         await agent.recorder.publish(node_failed_to_drain(node, f"{len(waiting)} pods are waiting to be evicted"))
         for pod in group:
-            if not _evictable(pod):
-                continue
+            if not _evictable(pod) or pod.metadata.uid in forced:
+                continue  # a pod just deleted is terminating: not evicted (nor counted) again
             try:
                 await agent.client.evict(pod.metadata.namespace, pod.metadata.name, uid=pod.metadata.uid)
             except NotFound:
