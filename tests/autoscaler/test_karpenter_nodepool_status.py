@@ -157,3 +157,38 @@ def test_unmanaged_nodepool_is_ignored(tmp_path: Path) -> None:
     r = run(path)
     assert r.kind("NodeClaim") == {}
     assert r.kind("NodePool")["default"].status.conditions == []
+
+
+def test_failed_status_write_is_retried() -> None:
+    """nodepool/counter and registrationhealth requeue when the status write fails: the change
+    key is cached only after a successful write, so the next pass writes again."""
+    import asyncio
+    from types import SimpleNamespace
+
+    from agents.autoscaler.karpenter.provisioner import Karpenter
+    from emulator.base.api.errors import ApiError
+
+    writes: list[Any] = []
+
+    async def update_status(obj: Any) -> None:
+        writes.append(obj)
+        if len(writes) == 1:
+            raise ApiError("conflict")
+
+    k = object.__new__(Karpenter)
+    pool = _pool()
+    pool = replace(pool, metadata=replace(pool.metadata, uid="uid-p", resource_version="1"))
+    pool = replace(pool, status=nodepool_status(pool, {}, 0, False, T0))
+    k.claims = SimpleNamespace(objects=list)
+    k.pools = SimpleNamespace(objects=lambda: [pool])
+    k.disruption = SimpleNamespace(marked_for_deletion=lambda name: False)
+    k.clock = SimpleNamespace(timestamp=lambda: T1)
+    k.client = SimpleNamespace(update_status=update_status)
+    k._pool_status_keys, k._registrations = {}, {"uid-p"}
+    asyncio.run(k._pool_counters())
+    asyncio.run(k._pool_counters())
+    assert len(writes) == 2
+    assert _by_type(writes[1].status.conditions)["NodeRegistrationHealthy"][0] == "True"  # not lost
+    assert "uid-p" not in k._registrations
+    asyncio.run(k._pool_counters())
+    assert len(writes) == 2  # cached after the success

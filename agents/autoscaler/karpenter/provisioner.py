@@ -486,13 +486,12 @@ class Karpenter:
             key = (pool.metadata.resource_version, tuple(sorted(u.items())), fresh)
             if self._pool_status_keys.get(pool.metadata.name) == key:
                 continue
-            self._pool_status_keys[pool.metadata.name] = key
             resources = {k: _text(k, v) for k, v in sorted(u.items())}
             status = nodepool_status(pool, resources, u.get("nodes", 0), fresh, now)
+            if status != pool.status:
+                try:
+                    await self.client.update_status(replace(pool, status=status))
+                except ApiError:
+                    continue  # upstream requeues: the key stays uncached, the next pass retries
+            self._pool_status_keys[pool.metadata.name] = key
             self._registrations.discard(pool.metadata.uid)
-            if status == pool.status:
-                continue
-            try:
-                await self.client.update_status(replace(pool, status=status))
-            except ApiError:
-                continue
