@@ -168,3 +168,36 @@ def test_forced_pod_is_not_evicted_again(tmp_path: Path) -> None:
     assert forced
     assert not set(forced) & set(evicted)
     assert r.autoscaler["podsDisrupted"] == len(forced) + len(evicted)
+
+
+def test_failed_annotation_write_requeues() -> None:
+    """nodeclaim/lifecycle/controller.go finalize: when writing the termination-timestamp
+    annotation fails the NodeClaim is requeued; nothing drains without its deadline."""
+    import asyncio
+    from types import SimpleNamespace
+
+    from agents.autoscaler.karpenter.termination import terminate
+    from emulator.base.api.errors import ApiError
+
+    async def update(obj: Any) -> None:
+        raise ApiError("conflict")
+
+    async def set_taint(name: str, on: bool) -> bool:
+        tainted.append(name)
+        return True
+
+    tainted: list[str] = []
+    claim = object_from_dict(
+        {"apiVersion": "karpenter.sh/v1", "kind": "NodeClaim",
+         "metadata": {"name": "c", "deletionTimestamp": "2026-01-01T00:00:00Z",
+                      "finalizers": ["karpenter.sh/termination"]},
+         "spec": {"terminationGracePeriod": "2m", "nodeClassRef": {"group": "g", "kind": "K", "name": "n"},
+                  "requirements": []}},
+        source="t",
+    )  # fmt: skip
+    node = object_from_dict({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "c"}}, source="t")
+    agent = SimpleNamespace(client=SimpleNamespace(update=update), nodes=SimpleNamespace(get=lambda name, ns: node))
+    d = SimpleNamespace(agent=agent, terminating={}, set_taint=set_taint)
+    asyncio.run(terminate(d, claim))
+    assert tainted == []
+    assert "c" in d.terminating  # still terminating: the next pass tries again

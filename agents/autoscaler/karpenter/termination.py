@@ -83,7 +83,8 @@ def _expiring(obj: Any, when: str) -> KEvent:
 
 
 async def _termination_time(agent: Any, claim: NodeClaim) -> str | None:
-    """``ensureTerminationGracePeriodTerminationTimeAnnotation``; the annotation's value."""
+    """``ensureTerminationGracePeriodTerminationTimeAnnotation``; the annotation's value (an
+    ``ApiError`` when writing it fails)."""
     ann = claim.metadata.annotations
     if TERMINATION_TIMESTAMP in ann:
         return ann[TERMINATION_TIMESTAMP]
@@ -92,10 +93,7 @@ async def _termination_time(agent: Any, claim: NodeClaim) -> str | None:
         return None
     when = format_timestamp(parse_timestamp(claim.metadata.deletion_timestamp) + parse_duration(tgp))
     meta = replace(claim.metadata, annotations={**ann, TERMINATION_TIMESTAMP: when})
-    try:
-        await agent.client.update(replace(claim, metadata=meta))
-    except ApiError:
-        return None
+    await agent.client.update(replace(claim, metadata=meta))  # an ApiError: the caller requeues
     await agent.recorder.publish(_expiring(claim, when))
     return when
 
@@ -188,7 +186,10 @@ async def terminate(d: Any, claim: NodeClaim) -> None:
     agent = d.agent
     name = claim.metadata.name
     d.terminating[name] = None
-    when = await _termination_time(agent, claim)
+    try:
+        when = await _termination_time(agent, claim)
+    except ApiError:
+        return  # lifecycle/controller.go finalize requeues: no drain without the deadline
     node: Node | None = agent.nodes.get(claim.status.node_name or name, "")
     if node is not None:
         if when is not None:
