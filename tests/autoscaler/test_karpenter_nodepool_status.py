@@ -192,3 +192,18 @@ def test_failed_status_write_is_retried() -> None:
     assert "uid-p" not in k._registrations
     asyncio.run(k._pool_counters())
     assert len(writes) == 2  # cached after the success
+
+
+def test_nodeclaims_owned_by_their_nodepool(tmp_path: Path) -> None:
+    """nodeclaimtemplate.go ToNodeClaim: a NodeClaim's owner reference is its NodePool (UID,
+    blockOwnerDeletion); registration.go counts a registration only for that owner's UID."""
+    r = run(scenario(tmp_path))
+    (pool,) = r.kind("NodePool").values()
+    claims = list(r.kind("NodeClaim").values())
+    assert claims
+    for c in claims:
+        (ref,) = c.metadata.owner_references
+        assert (ref.api_version, ref.kind, ref.name, ref.uid) == ("karpenter.sh/v1", "NodePool", pool.metadata.name,
+                                                                  pool.metadata.uid)  # fmt: skip
+        assert ref.block_owner_deletion is True
+    assert _by_type(pool.status.conditions)["NodeRegistrationHealthy"][0] == "True"
