@@ -4,7 +4,7 @@ pkg/apis/v1/nodepool.go (``Budget.IsActive``, ``GetAllowedDisruptions``,
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -127,10 +127,6 @@ def test_percent_rounds_up() -> None:
 @pytest.mark.parametrize(
     ("now", "schedule", "duration", "active"),
     [
-        # "should always consider a schedule and time in UTC": June 0 2000 00:00 at UTC+1
-        pytest.param(
-            _at(2000, 5, 31, 0, 0, 0, tz=timezone(timedelta(hours=1))), "@daily", "30m", False, id="utc-not-local"
-        ),
         pytest.param(NOW, None, None, True, id="no-schedule-always-active"),
         pytest.param(NOW, "* * * * *", "1h", True, id="active"),
         pytest.param(NOW, "@yearly", "1h", False, id="inactive"),
@@ -250,3 +246,26 @@ def test_budget_crd_rules(budgets: list[dict[str, Any]], error: str | None) -> N
     with pytest.raises(ManifestError) as info:
         object_from_dict(_budget_pool(budgets), source="f.yaml")
     assert error in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("now", "active"),
+    [
+        pytest.param(_at(2000, 6, 1, 0, 15, 0), True, id="utc-midnight-hit"),
+        pytest.param(_at(2000, 5, 31, 23, 15, 0), False, id="local-midnight-not-a-hit"),
+    ],
+)
+def test_schedule_in_utc_whatever_the_local_zone(monkeypatch: pytest.MonkeyPatch, now: float, active: bool) -> None:
+    """ "should always consider a schedule and time in UTC" (pkg/apis/v1/nodepool.go IsActive
+    parses "TZ=UTC " + schedule): with the process in UTC+1, "@daily" for 30m is active 15
+    minutes after midnight UTC, not 15 minutes after local midnight (23:15 UTC)."""
+    import time
+
+    monkeypatch.setenv("TZ", "XXX-1")
+    time.tzset()
+    try:
+        assert datetime.fromtimestamp(_at(2000, 5, 31, 23, 15, 0)).hour == 0  # local is UTC+1
+        assert is_active(replace(_budgets()[0], schedule="@daily", duration="30m"), now) is active
+    finally:
+        monkeypatch.undo()
+        time.tzset()

@@ -12,10 +12,14 @@ from typing import Any
 
 import pytest
 
-from agents.autoscaler.karpenter.minvalues import TRUNCATE_ERROR, truncated_satisfies, unsatisfied
+from agents.autoscaler.karpenter import scheduling
+from agents.autoscaler.karpenter.minvalues import MIN_VALUES_ERROR, TRUNCATE_ERROR, truncated_satisfies, unsatisfied
+from agents.scheduler import SchedulingSimulator
 from tests.autoscaler.test_karpenter_runs import _pod, _pool, _solve
+from tests.autoscaler.test_karpenter_runs import _types as _shipped_types
 
 IT = "node.kubernetes.io/instance-type"
+ZONE = "topology.kubernetes.io/zone"
 
 
 def _reqs(least: int, key: str = IT) -> str:
@@ -51,8 +55,12 @@ def test_pods_do_not_narrow_below_min_values(tmp_path: Path) -> None:
     assert len(_solve(tmp_path, [_pool("p", reqs=_reqs(2))], pods)) == 2
 
 
-def _opt(it: str, **labels: str) -> Any:
-    return SimpleNamespace(instance_type=SimpleNamespace(name=it), labels={IT: it, **labels})
+def _opt(it: str, zones: tuple[str, ...] = (), **labels: str) -> Any:
+    """An option of instance type ``it`` whose own requirements carry ``zones`` (all its
+    offerings') and ``labels``; the option's labels say only the offering's first zone."""
+    offs = [SimpleNamespace(requirements=[SimpleNamespace(key=ZONE, operator="In", values=[z])]) for z in zones]
+    t = SimpleNamespace(name=it, offerings=offs, labels=lambda: {IT: it, **labels})
+    return SimpleNamespace(instance_type=t, labels={IT: it, **labels, **({ZONE: zones[0]} if zones else {})})
 
 
 @pytest.mark.parametrize(
@@ -60,22 +68,61 @@ def _opt(it: str, **labels: str) -> Any:
     [
         pytest.param([(IT, 2)], [_opt("a"), _opt("b")], {}, id="met"),
         pytest.param([(IT, 3)], [_opt("a"), _opt("b"), _opt("b")], {IT: 2}, id="duplicates-count-once"),
-        pytest.param([("zone", 2)], [_opt("a", zone="z1"), _opt("b", zone="z1")], {"zone": 1}, id="other-key"),
+        pytest.param([(ZONE, 2)], [_opt("a", ("z1",)), _opt("b", ("z1",))], {ZONE: 1}, id="zone-short"),
+        pytest.param([(ZONE, 2)], [_opt("a", ("z1", "z2"))], {}, id="all-offerings-zones-count"),
+        pytest.param([("family", 2)], [_opt("a", family="f1"), _opt("b", family="f2")], {}, id="type-label"),
         pytest.param([("missing", 1)], [_opt("a")], {"missing": 0}, id="key-absent"),
-        pytest.param([(IT, 1), ("zone", 2)], [_opt("a", zone="z1"), _opt("a", zone="z2")], {}, id="two-keys"),
+        pytest.param([(IT, 1), (ZONE, 2)], [_opt("a", ("z1",)), _opt("b", ("z2",))], {}, id="two-keys"),
     ],
 )
 def test_satisfies_min_values(wanted: list[tuple[str, int]], options: list[Any], expected: dict[str, int]) -> None:
-    """SatisfiesMinValues: the keys short of their minimum, with the distinct values found."""
+    """SatisfiesMinValues (pkg/cloudprovider/types.go): the keys short of their minimum, with the
+    distinct values found in the instance types' own requirements (it.Requirements.Get(key))."""
     assert unsatisfied(wanted, options) == expected
 
 
 def test_truncation_breaking_min_values() -> None:
     """Truncate: the cheapest MaxInstanceTypes must still cover minValues, or the NodeClaim is
-    dropped (TruncateInstanceTypes) and its pods get upstream's error."""
+    dropped (TruncateInstanceTypes)."""
     pool = SimpleNamespace(spec=SimpleNamespace(template=SimpleNamespace(spec=SimpleNamespace(
-        requirements=[SimpleNamespace(key="zone", min_values=2)]))))  # fmt: skip
-    options = [_opt("a", zone="z1"), _opt("b", zone="z1"), _opt("c", zone="z2")]
+        requirements=[SimpleNamespace(key=ZONE, min_values=2)]))))  # fmt: skip
+    options = [_opt("a", ("z1",)), _opt("b", ("z1",)), _opt("c", ("z2",))]
     assert truncated_satisfies(pool, options, 3)
     assert not truncated_satisfies(pool, options, 2)
-    assert TRUNCATE_ERROR.startswith("pod didn’t schedule because NodePool couldn’t meet minValues")
+
+
+def _scheduler(tmp_path: Path, pools: list[Any]) -> Any:
+    sim = SchedulingSimulator()
+    sim.reset([], [])
+    names = iter(range(100))
+    return scheduling.Scheduler(sim, pools, _shipped_types(tmp_path), {}, lambda pool: f"{pool}-{next(names)}")
+
+
+def test_zone_counts_every_offering_of_the_instance_type(tmp_path: Path) -> None:
+    """kwok helpers.go newInstanceType: an instance type's zone requirement holds all its
+    offerings' zones, so a pod pinned to one zone still meets zone minValues 2."""
+    pod = _pod("a", "3", node_selector={ZONE: "test-zone-a"})
+    got = _solve(tmp_path, [_pool("p", reqs=_reqs(2, ZONE))], [pod])
+    assert len(got) == 1
+    assert {o.labels[ZONE] for o in got[0].options} == {"test-zone-a"}
+
+
+def test_custom_key_counts_nothing(tmp_path: Path) -> None:
+    """A key the instance type does not define (here a single-value requirement, i.e. a node
+    label) has no values in it.Requirements: minValues 1 fails and the pod gets
+    SatisfiesMinValues' error (nodeclaim.go InstanceTypeFilterError)."""
+    reqs = "[{key: team, operator: In, values: [a], minValues: 1}]"
+    s = _scheduler(tmp_path, [_pool("p", reqs=reqs)])
+    assert s.solve([_pod("a", "1")]) == []
+    assert s.errors == {"a": MIN_VALUES_ERROR}
+
+
+def test_truncation_error_reaches_the_pods(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """scheduler.go TruncateInstanceTypes: with MaxInstanceTypes 2 the two cheapest types of a
+    1-CPU pod cannot cover instance-type minValues 3; the NodeClaim is dropped and its pod gets
+    "pod didn’t schedule because NodePool couldn’t meet minValues requirements, validating minValues, ..."."""
+    monkeypatch.setattr(scheduling, "MAX_INSTANCE_TYPES", 2)
+    s = _scheduler(tmp_path, [_pool("p", reqs=_reqs(3))])
+    assert s.solve([_pod("a", "1")]) == []
+    assert s.errors == {"a": TRUNCATE_ERROR}
+    assert TRUNCATE_ERROR.endswith(", validating minValues, minValues requirement is not met for label(s)")

@@ -42,7 +42,7 @@ def _by_type(conditions: list[Condition]) -> dict[str, tuple[str, str, str, str 
 def test_first_status() -> None:
     """A new NodePool: its dependents start at its creation time (IsDependentCondition), are set
     True, so Ready turns True; NodeRegistrationHealthy awaits a registration; Ready is last."""
-    s = nodepool_status(_pool(), {}, 0, None, T1)
+    s = nodepool_status(_pool(), {}, 0, False, T1)
     assert [c.type for c in s.conditions][-1] == "Ready"
     assert _by_type(s.conditions) == {
         "ValidationSucceeded": ("True", "ValidationSucceeded", "", T1),
@@ -61,28 +61,27 @@ def test_first_status() -> None:
 def test_stable_status_keeps_transition_times() -> None:
     """condition_set.go Set: an unchanged status keeps its lastTransitionTime; nothing to write."""
     pool = _pool()
-    first = nodepool_status(pool, {}, 0, None, T1)
-    again = nodepool_status(replace(pool, status=first), {}, 0, None, T2)
+    first = nodepool_status(pool, {}, 0, False, T1)
+    again = nodepool_status(replace(pool, status=first), {}, 0, False, T2)
     assert again == first
 
 
 @pytest.mark.parametrize(
     ("registered", "generation", "expected"),
     [
-        pytest.param(T2, 1, ("True", "NodeRegistrationHealthy"), id="registered-after"),
-        pytest.param(T0, 1, ("Unknown", "AwaitingReconciliation"), id="registered-before-the-reset"),
-        pytest.param(T2, 2, ("Unknown", "AwaitingReconciliation"), id="new-generation-resets"),
+        pytest.param(True, 1, ("True", "NodeRegistrationHealthy"), id="registered-after"),
+        pytest.param(False, 1, ("Unknown", "AwaitingReconciliation"), id="no-registration"),
+        pytest.param(True, 2, ("Unknown", "AwaitingReconciliation"), id="registered-before-the-reset"),
     ],
 )
-def test_registration_health(registered: str, generation: int, expected: tuple[str, str]) -> None:
-    """registration.go sets True on a registration; registrationhealth/controller.go resets to
-    Unknown when the condition's observedGeneration is not the NodePool's."""
-    first = nodepool_status(_pool(), {}, 0, None, T1)
+def test_registration_health(registered: bool, generation: int, expected: tuple[str, str]) -> None:
+    """registration.go updateNodePoolRegistrationHealth sets True on a registration after the
+    reset; registrationhealth/controller.go resets to Unknown when the condition's
+    observedGeneration is not the NodePool's (a registration before that reset does not count,
+    whatever the second it happened in)."""
+    first = nodepool_status(_pool(), {}, 0, False, T1)
     pool = replace(_pool(generation), status=first)
-    if generation == 1:
-        s = nodepool_status(pool, {}, 1, registered, T2)
-    else:
-        s = nodepool_status(pool, {}, 1, None, T2)
+    s = nodepool_status(pool, {}, 1, registered, T1)
     status, reason, _, _ = _by_type(s.conditions)["NodeRegistrationHealthy"]
     assert (status, reason) == expected
 
@@ -93,14 +92,14 @@ def test_stale_dependent_is_set_again() -> None:
     old = Condition(type="ValidationSucceeded", status="False", observed_generation=1,
                     last_transition_time=T1, reason="NodePoolValidationFailed", message="bad")  # fmt: skip
     pool = _pool(2, [old])
-    s = nodepool_status(pool, {}, 0, None, T2)
+    s = nodepool_status(pool, {}, 0, False, T2)
     assert _by_type(s.conditions)["Ready"][:2] == ("True", "Ready")
     assert _by_type(s.conditions)["ValidationSucceeded"] == ("True", "ValidationSucceeded", "", T2)
 
 
 def test_counter_overlays_base_resources() -> None:
     resources = {"cpu": parse_quantity("8"), "memory": parse_quantity("16Gi"), "nodes": parse_quantity("2")}
-    s = nodepool_status(_pool(), resources, 2, None, T1)
+    s = nodepool_status(_pool(), resources, 2, False, T1)
     assert {k: q.text for k, q in s.resources.items()} == {
         "cpu": "8", "ephemeral-storage": "0", "memory": "16Gi", "nodes": "2", "pods": "0",
     }  # fmt: skip
@@ -110,13 +109,13 @@ def test_counter_overlays_base_resources() -> None:
 @pytest.mark.parametrize(
     ("pool", "expected"),
     [
-        pytest.param(replace(_pool(), status=nodepool_status(_pool(), {}, 0, None, T1)), True, id="ready"),
+        pytest.param(replace(_pool(), status=nodepool_status(_pool(), {}, 0, False, T1)), True, id="ready"),
         pytest.param(_pool(), False, id="not-ready-yet"),
         pytest.param(
             _pool(ref={"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "x"}), False, id="unmanaged"
         ),
         pytest.param(
-            replace(_pool(replicas=2), status=nodepool_status(_pool(replicas=2), {}, 0, None, T1)), False, id="static"
+            replace(_pool(replicas=2), status=nodepool_status(_pool(replicas=2), {}, 0, False, T1)), False, id="static"
         ),
     ],
 )
@@ -129,7 +128,7 @@ def test_printer_columns() -> None:
     """The CRD's columns (NodeClass, Nodes, Ready, Age; -o wide: Weight, CPU, Memory)."""
     resources = {"cpu": parse_quantity("4"), "memory": parse_quantity("8Gi")}
     pool = _pool()
-    pool = replace(pool, status=nodepool_status(pool, resources, 1, None, T1))
+    pool = replace(pool, status=nodepool_status(pool, resources, 1, False, T1))
     cells = KARPENTER_ROWS["NodePool"](pool, lambda _t: "5s")
     assert cells == ["p", "default", "1", "True", "5s", None, "4", "8Gi"]
 
@@ -158,3 +157,53 @@ def test_unmanaged_nodepool_is_ignored(tmp_path: Path) -> None:
     r = run(path)
     assert r.kind("NodeClaim") == {}
     assert r.kind("NodePool")["default"].status.conditions == []
+
+
+def test_failed_status_write_is_retried() -> None:
+    """nodepool/counter and registrationhealth requeue when the status write fails: the change
+    key is cached only after a successful write, so the next pass writes again."""
+    import asyncio
+    from types import SimpleNamespace
+
+    from agents.autoscaler.karpenter.provisioner import Karpenter
+    from emulator.base.api.errors import ApiError
+
+    writes: list[Any] = []
+
+    async def update_status(obj: Any) -> None:
+        writes.append(obj)
+        if len(writes) == 1:
+            raise ApiError("conflict")
+
+    k = object.__new__(Karpenter)
+    pool = _pool()
+    pool = replace(pool, metadata=replace(pool.metadata, uid="uid-p", resource_version="1"))
+    pool = replace(pool, status=nodepool_status(pool, {}, 0, False, T0))
+    k.claims = SimpleNamespace(objects=list)
+    k.pools = SimpleNamespace(objects=lambda: [pool])
+    k.disruption = SimpleNamespace(marked_for_deletion=lambda name: False)
+    k.clock = SimpleNamespace(timestamp=lambda: T1)
+    k.client = SimpleNamespace(update_status=update_status)
+    k._pool_status_keys, k._registrations = {}, {"uid-p"}
+    asyncio.run(k._pool_counters())
+    asyncio.run(k._pool_counters())
+    assert len(writes) == 2
+    assert _by_type(writes[1].status.conditions)["NodeRegistrationHealthy"][0] == "True"  # not lost
+    assert "uid-p" not in k._registrations
+    asyncio.run(k._pool_counters())
+    assert len(writes) == 2  # cached after the success
+
+
+def test_nodeclaims_owned_by_their_nodepool(tmp_path: Path) -> None:
+    """nodeclaimtemplate.go ToNodeClaim: a NodeClaim's owner reference is its NodePool (UID,
+    blockOwnerDeletion); registration.go counts a registration only for that owner's UID."""
+    r = run(scenario(tmp_path))
+    (pool,) = r.kind("NodePool").values()
+    claims = list(r.kind("NodeClaim").values())
+    assert claims
+    for c in claims:
+        (ref,) = c.metadata.owner_references
+        assert (ref.api_version, ref.kind, ref.name, ref.uid) == ("karpenter.sh/v1", "NodePool", pool.metadata.name,
+                                                                  pool.metadata.uid)  # fmt: skip
+        assert ref.block_owner_deletion is True
+    assert _by_type(pool.status.conditions)["NodeRegistrationHealthy"][0] == "True"

@@ -7,13 +7,14 @@ termination time, PDBs and do-not-disrupt bypassed), with ``expireAfter`` starti
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
-from agents.autoscaler.karpenter.termination import TERMINATION_TIMESTAMP, waiting_eviction
+from agents.autoscaler.karpenter.termination import TERMINATION_TIMESTAMP, priority_groups, waiting_eviction
 from emulator.base.api.codec import object_from_dict
 from emulator.base.runtime.clock import format_timestamp, parse_timestamp
 from tests.autoscaler.karpenter_disruption_helpers import run, scenario
@@ -75,6 +76,25 @@ def test_without_grace_period_the_drain_waits(tmp_path: Path) -> None:
     (claim,) = r.kind("NodeClaim").values()
     assert claim.metadata.deletion_timestamp is not None
     assert TERMINATION_TIMESTAMP not in claim.metadata.annotations
+    # node/termination/controller.go awaitDrain: terminator/events NodeFailedToDrain on each failing
+    # pass, deduplicated per node for 2 minutes (the PDB's refusal shares the key, eviction.go)
+    failing = [(t, e) for t, e in r.events if e.reason == "FailedDraining"]
+    assert failing
+    assert all(e.type == "Warning" for _, e in failing)
+    assert failing[0][1].message == "Failed to drain node, 1 pods are waiting to be evicted"
+    times = [t for t, _ in failing]
+    assert all(b - a >= 120 for a, b in itertools.pairwise(times))
+    assert not r.messages("Evicted")
+
+
+def test_evicted_pods_get_an_event(tmp_path: Path) -> None:
+    """terminator/eviction.go Evict: "Evicted pod: <reason>" per evicted pod, the reason the
+    NodeClaim's DisruptionReason or "Forceful Termination" (expiry sets none)."""
+    r = run(_expiring(tmp_path, None))
+    evicted = [e for _, e in r.events if e.reason == "Evicted"]
+    assert evicted
+    assert {e.message for e in evicted} == {"Evicted pod: Forceful Termination"}
+    assert all(e.involved_object.kind == "Pod" for e in evicted)
 
 
 def _pod(**extra: Any) -> Any:
@@ -84,6 +104,9 @@ def _pod(**extra: Any) -> Any:
         section, field = key.split("__")
         doc.setdefault(section, {})[field] = value
     return object_from_dict(doc, source="t")
+
+
+_DS = {"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "ds", "uid": "d"}
 
 
 @pytest.mark.parametrize(
@@ -104,6 +127,13 @@ def _pod(**extra: Any) -> Any:
             False,
             id="mirror",
         ),
+        pytest.param(
+            _pod(metadata__ownerReferences=[{"apiVersion": "x.io/v1", "kind": "Node", "name": "n", "uid": "u"}]),
+            0.0,
+            True,
+            id="node-of-another-group",
+        ),
+        pytest.param(_pod(metadata__ownerReferences=[_DS]), 0.0, True, id="daemonset-pod-drained"),
         pytest.param(_pod(metadata__deletionTimestamp="2026-01-01T00:00:00Z"), 60.0, True, id="terminating"),
         pytest.param(_pod(metadata__deletionTimestamp="2026-01-01T00:00:00Z"), 61.0, False, id="stuck-terminating"),
     ],
@@ -111,3 +141,63 @@ def _pod(**extra: Any) -> Any:
 def test_waiting_eviction(pod: Any, now: float, waits: bool) -> None:
     """pkg/utils/pod/scheduling.go IsWaitingEviction / IsDrainable / IsStuckTerminating."""
     assert waiting_eviction(pod, now) is waits
+
+
+def test_priority_groups() -> None:
+    """terminator.go groupPodsByPriority: DaemonSet pods (an apps/v1 DaemonSet owner reference,
+    controller or not: IsOwnedByDaemonSet) drain after the others of their priority."""
+    ds = [{**_DS, "controller": False}]
+    pods = [
+        _pod(metadata__name="crit-ds", metadata__ownerReferences=ds, spec__priorityClassName="system-node-critical"),
+        _pod(metadata__name="crit", spec__priorityClassName="system-cluster-critical"),
+        _pod(metadata__name="ds", metadata__ownerReferences=ds),
+        _pod(metadata__name="plain"),
+        _pod(metadata__name="ds-v1beta", metadata__ownerReferences=[{**_DS, "apiVersion": "apps/v1beta2"}]),
+    ]
+    got = [[p.metadata.name for p in g] for g in priority_groups(pods)]
+    assert got == [["plain", "ds-v1beta"], ["ds"], ["crit"], ["crit-ds"]]
+
+
+def test_forced_pod_is_not_evicted_again(tmp_path: Path) -> None:
+    """terminator.go Drain: a pod DeleteExpiringPods just deleted (its 30 s grace exceeds the
+    10 s terminationGracePeriod) is terminating, so IsEvictable excludes it: it is disrupted
+    (and counted in podsDisrupted) once."""
+    r = run(_expiring(tmp_path, "10s"))
+    forced = [e.involved_object.name for _, e in r.events if e.reason == "Disrupted"]
+    evicted = [e.involved_object.name for _, e in r.events if e.reason == "Evicted"]
+    assert forced
+    assert not set(forced) & set(evicted)
+    assert r.autoscaler["podsDisrupted"] == len(forced) + len(evicted)
+
+
+def test_failed_annotation_write_requeues() -> None:
+    """nodeclaim/lifecycle/controller.go finalize: when writing the termination-timestamp
+    annotation fails the NodeClaim is requeued; nothing drains without its deadline."""
+    import asyncio
+    from types import SimpleNamespace
+
+    from agents.autoscaler.karpenter.termination import terminate
+    from emulator.base.api.errors import ApiError
+
+    async def update(obj: Any) -> None:
+        raise ApiError("conflict")
+
+    async def set_taint(name: str, on: bool) -> bool:
+        tainted.append(name)
+        return True
+
+    tainted: list[str] = []
+    claim = object_from_dict(
+        {"apiVersion": "karpenter.sh/v1", "kind": "NodeClaim",
+         "metadata": {"name": "c", "deletionTimestamp": "2026-01-01T00:00:00Z",
+                      "finalizers": ["karpenter.sh/termination"]},
+         "spec": {"terminationGracePeriod": "2m", "nodeClassRef": {"group": "g", "kind": "K", "name": "n"},
+                  "requirements": []}},
+        source="t",
+    )  # fmt: skip
+    node = object_from_dict({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "c"}}, source="t")
+    agent = SimpleNamespace(client=SimpleNamespace(update=update), nodes=SimpleNamespace(get=lambda name, ns: node))
+    d = SimpleNamespace(agent=agent, terminating={}, set_taint=set_taint)
+    asyncio.run(terminate(d, claim))
+    assert tainted == []
+    assert "c" in d.terminating  # still terminating: the next pass tries again

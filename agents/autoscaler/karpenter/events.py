@@ -28,7 +28,9 @@ __all__ = [
     "blocked",
     "consolidation_candidate",
     "consolidation_rejected",
+    "evict_pod",
     "launching",
+    "node_failed_to_drain",
     "nodepool_blocked_for_reason",
     "nominated",
     "terminating",
@@ -163,3 +165,13 @@ def nominated(pod: Any, claim_name: str) -> KEvent:
     return KEvent(
         pod, "Normal", "Nominated", f"Pod should schedule on: nodeclaim/{claim_name}", (_uid(pod),), 0.0, True
     )
+
+
+def evict_pod(pod: Any, reason: str) -> KEvent:
+    """``terminator/events`` ``EvictPod``."""
+    return KEvent(pod, "Normal", "Evicted", f"Evicted pod: {reason}", (pod.metadata.name,))
+
+
+def node_failed_to_drain(node: Any, err: str) -> KEvent:
+    """``terminator/events`` ``NodeFailedToDrain``."""
+    return KEvent(node, "Warning", "FailedDraining", f"Failed to drain node, {err}", (node.metadata.name,))

@@ -14,7 +14,8 @@
   for the one a managed NodePool references.
 - ``NodeRegistrationHealthy`` (``nodepool/registrationhealth``, ``nodeclaim/lifecycle/
   registration.go``): Unknown (``AwaitingReconciliation``) when missing or set for an older
-  generation; True once a NodeClaim of the NodePool registers. ``nodeClassObservedGeneration``
+  generation; True once a NodeClaim owned by the NodePool (owner reference UID) registers after
+  that reset. ``nodeClassObservedGeneration``
   is the stand-in NodeClass's generation, 1.
 - The counter (``nodepool/counter``): ``status.resources`` is the zeros of ``cpu``,
   ``ephemeral-storage``, ``memory``, ``nodes`` and ``pods`` overlaid with the capacity of the
@@ -116,18 +117,18 @@ def _since(c: Condition) -> str:
 
 
 def nodepool_status(
-    pool: NodePool, resources: Mapping[str, Quantity], nodes: int, registered: str | None, now: str
+    pool: NodePool, resources: Mapping[str, Quantity], nodes: int, registered: bool, now: str
 ) -> NodePoolStatus:
-    """The status the NodePool controllers leave (module docstring); ``registered``: when a
-    NodeClaim of the NodePool last registered (None: never)."""
+    """The status the NodePool controllers leave (module docstring); ``registered``: a NodeClaim
+    owned by the NodePool (owner reference UID) registered since the status was last computed."""
     cs = _Conditions(pool, now)
     cs.set("ValidationSucceeded", "True", "ValidationSucceeded")
     cs.set("NodeClassReady", "True", "NodeClassReady")
     reg = cs.get(REGISTRATION)
     if reg is None or reg.observed_generation != pool.metadata.generation:
+        # a registration seen in the same pass came before this reset: the reset wins
         cs.set(REGISTRATION, "Unknown", "AwaitingReconciliation", "object is awaiting reconciliation")
-    reg = cs.get(REGISTRATION)
-    if registered is not None and reg is not None and reg.status != "True" and registered >= _since(reg):
+    elif registered and reg.status != "True":
         cs.set(REGISTRATION, "True", REGISTRATION)
     zero = {k: parse_quantity("0") for k in BASE_RESOURCES}
     return replace(

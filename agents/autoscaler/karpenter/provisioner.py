@@ -57,7 +57,7 @@ from emulator.base.api.karpenter import (
     NodeClaimStatus,
     NodeSelectorRequirementWithMinValues,
 )
-from emulator.base.api.meta import Condition, ObjectMeta
+from emulator.base.api.meta import Condition, ObjectMeta, OwnerReference
 from emulator.base.api.quantity import Quantity, parse_quantity
 from emulator.base.client.client import Client
 from emulator.base.client.informer import Informer
@@ -145,6 +145,8 @@ class Karpenter:
         """Existing node -> until when a provisioning pass nominated it for a pending pod."""
         self._sim_names = 0
         self._pool_status_keys: dict[str, tuple[Any, ...]] = {}
+        self._registrations: set[str] = set()
+        """UIDs of NodePools a NodeClaim registered for since their status was last computed."""
         self.sim_generation = 0
         """Bumped when the provisioner resets the shared simulator."""
         self.nominated: dict[str, str] = {}
@@ -358,6 +360,15 @@ class Karpenter:
                 labels={k: v for k, v in labels.items() if v},
                 annotations=annotations,
                 finalizers=["karpenter.sh/termination"],
+                owner_references=[  # nodeclaimtemplate.go ToNodeClaim
+                    OwnerReference(
+                        api_version="karpenter.sh/v1",
+                        kind="NodePool",
+                        name=pool.metadata.name,
+                        uid=pool.metadata.uid,
+                        block_owner_deletion=True,
+                    )
+                ],
             ),
             spec=NodeClaimSpec(
                 taints=list(spec.taints),
@@ -434,11 +445,12 @@ class Karpenter:
             )
         return [current[t] for t in sorted(current)]
 
-    async def write_status(self, claim: NodeClaim) -> None:
+    async def write_status(self, claim: NodeClaim) -> bool:
         try:
             await self.client.update_status(claim)
         except (NotFound, ApiError):
-            return
+            return False
+        return True
 
     async def lifecycle(self) -> None:
         """Registration and initialization of launched NodeClaims; the NodePools' counters."""
@@ -453,18 +465,17 @@ class Karpenter:
                 continue
             flags = {"Registered": "True", **({"Initialized": "True"} if initialized else {})}
             status = replace(claim.status, node_name=node.metadata.name, conditions=self._conditions(claim, **flags))
-            await self.write_status(replace(claim, status=status))
+            if await self.write_status(replace(claim, status=status)) and not registered:
+                # registration.go updateNodePoolRegistrationHealth: the NodePool owning it by UID
+                uids = [o.uid for o in claim.metadata.owner_references if o.kind == "NodePool"]
+                self._registrations.update(uids)
         await self._pool_counters()
 
     async def _pool_counters(self) -> None:
         """The NodePool status controllers (``nodepoolstatus``)."""
         usage: dict[str, dict[str, int]] = {}
-        registered: dict[str, str] = {}
         for c in self.claims.objects():
             pool = c.metadata.labels.get(NODEPOOL_LABEL, "")
-            reg = next((k for k in c.status.conditions if k.type == "Registered" and k.status == "True"), None)
-            if reg is not None and reg.last_transition_time:
-                registered[pool] = max(registered.get(pool, ""), reg.last_transition_time)
             if c.metadata.deletion_timestamp is not None or self.disruption.marked_for_deletion(c.metadata.name):
                 continue
             if not c.status.capacity:
@@ -479,15 +490,16 @@ class Karpenter:
                 continue
             u = usage.get(pool.metadata.name, {})
             # the status only moves with the NodePool, its NodeClaims' usage and registrations
-            key = (pool.metadata.resource_version, tuple(sorted(u.items())), registered.get(pool.metadata.name))
+            fresh = pool.metadata.uid in self._registrations
+            key = (pool.metadata.resource_version, tuple(sorted(u.items())), fresh)
             if self._pool_status_keys.get(pool.metadata.name) == key:
                 continue
-            self._pool_status_keys[pool.metadata.name] = key
             resources = {k: _text(k, v) for k, v in sorted(u.items())}
-            status = nodepool_status(pool, resources, u.get("nodes", 0), registered.get(pool.metadata.name), now)
-            if status == pool.status:
-                continue
-            try:
-                await self.client.update_status(replace(pool, status=status))
-            except ApiError:
-                continue
+            status = nodepool_status(pool, resources, u.get("nodes", 0), fresh, now)
+            if status != pool.status:
+                try:
+                    await self.client.update_status(replace(pool, status=status))
+                except ApiError:
+                    continue  # upstream requeues: the key stays uncached, the next pass retries
+            self._pool_status_keys[pool.metadata.name] = key
+            self._registrations.discard(pool.metadata.uid)

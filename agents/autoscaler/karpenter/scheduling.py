@@ -27,7 +27,7 @@ from typing import Any, Final
 
 from msgspec.structs import replace
 
-from agents.autoscaler.karpenter.minvalues import TRUNCATE_ERROR, satisfies, truncated_satisfies
+from agents.autoscaler.karpenter.minvalues import MIN_VALUES_ERROR, TRUNCATE_ERROR, satisfies, truncated_satisfies
 from emulator.base.api.core import Node, NodeSpec, NodeStatus, Pod, Taint
 from emulator.base.api.karpenter import (
     CAPACITY_TYPE_LABEL,
@@ -254,6 +254,7 @@ class Scheduler:
         self.new_name = new_name
         self.claims: list[NewNodeClaim] = []
         self.errors: dict[str, str] = {}
+        self.why = ""
         """Pod uid -> why no NodePool could take it."""
         self.placed: dict[str, str] = {}
         """Pod uid -> the existing (or in-flight) node it fits on."""
@@ -302,7 +303,7 @@ class Scheduler:
             if used < 0 and self._open(pod):
                 used = len(self.claims) - 1
             if used < 0:
-                self.errors.setdefault(pod.metadata.uid, "incompatible with all nodepools")
+                self.errors.setdefault(pod.metadata.uid, self.why)
             if shape is not None:
                 shape.claims_from = used if used >= 0 else len(self.claims)
             if most_claims is not None and len(self.claims) > most_claims and self._settled(ordered[i + 1 :]):
@@ -348,6 +349,7 @@ class Scheduler:
 
     def _open(self, pod: Pod) -> bool:
         requests = {**pod_requests(pod), "pods": 1}
+        self.why = "incompatible with all nodepools"
         for pool in self.pools:
             if not _tolerates(pod, template_of(pool)[1].taints):
                 continue
@@ -356,7 +358,10 @@ class Scheduler:
                 for o in self.options[pool.metadata.name]
                 if _fits(o, requests) and _pod_matches(pod, o.labels) and self._within_limits(pool, o)
             ]
-            if not options or not satisfies(pool, options):
+            if not options:
+                continue
+            if not satisfies(pool, options):
+                self.why = MIN_VALUES_ERROR  # filterInstanceTypesByRequirements' minValuesIncompatibleErr
                 continue
             claim = NewNodeClaim(pool, self.new_name(pool.metadata.name), options)
             self.sim.add_node(template_node(claim))

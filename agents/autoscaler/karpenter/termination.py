@@ -9,13 +9,15 @@
   node drains, the same Warning on the node (deduplicated by Karpenter's recorder).
 - The drain: the node is tainted ``karpenter.sh/disrupted:NoSchedule``. The pods waiting for
   eviction are those not terminal, not tolerating that taint, not terminating for more than a
-  minute past their ``deletionTimestamp`` (``IsStuckTerminating``), not mirror pods (owned by
-  the Node); DaemonSet pods stay (the emulator's DaemonSets keep their pods, see README). With
+  minute past their ``deletionTimestamp`` (``IsStuckTerminating``), not mirror pods (an owner
+  reference ``v1`` ``Node``); DaemonSet pods (an owner reference ``apps/v1`` ``DaemonSet``) are
+  waited for, evicted and force-deleted like the others, in their own priority groups. With
   a termination time, a waiting pod not yet terminating (or terminating past that time) whose
   ``terminationGracePeriodSeconds`` before it has passed is deleted at once with the grace left
   (at least 1 s): PDBs and ``karpenter.sh/do-not-disrupt`` are bypassed, and a ``Disrupted``
-  Event says so. The others are evicted through the eviction API (PDBs apply), the non-critical
-  first (``priorityClassName`` ``system-cluster-critical``/``system-node-critical`` last), pods
+  Event says so. The others are evicted through the eviction API (PDBs apply), one group at a
+  time (``groupPodsByPriority``: non-critical non-DaemonSet, non-critical DaemonSet, then with
+  ``priorityClassName`` ``system-cluster-critical``/``system-node-critical`` the same two), pods
   with ``karpenter.sh/do-not-disrupt: "true"`` or tolerating the taint never. Once none waits,
   the instance is deleted through the cloud and the ``karpenter.sh/termination`` finalizer
   removed.
@@ -29,7 +31,7 @@ from typing import Any, Final
 
 from msgspec.structs import replace
 
-from agents.autoscaler.karpenter.events import KEvent
+from agents.autoscaler.karpenter.events import KEvent, evict_pod, node_failed_to_drain
 from agents.autoscaler.karpenter.queue import DISRUPTED_TAINT
 from emulator.base.api.core import Node, Pod
 from emulator.base.api.errors import ApiError, NotFound, TooManyRequests
@@ -37,7 +39,7 @@ from emulator.base.api.karpenter import NodeClaim
 from emulator.base.api.taints import toleration_tolerates_taint
 from emulator.base.runtime.clock import calendar_epoch, format_timestamp, parse_duration, parse_timestamp
 
-__all__ = ["TERMINATION_TIMESTAMP", "terminate"]
+__all__ = ["TERMINATION_TIMESTAMP", "priority_groups", "terminate", "waiting_eviction"]
 
 TERMINATION_TIMESTAMP: Final = "karpenter.sh/nodeclaim-termination-timestamp"
 """``NodeClaimTerminationTimestampAnnotationKey``."""
@@ -46,8 +48,9 @@ STUCK_AFTER: Final = 60.0
 _CRITICAL: Final = ("system-cluster-critical", "system-node-critical")
 
 
-def _owned_by(pod: Pod, kind: str) -> bool:
-    return any(o.kind == kind for o in pod.metadata.owner_references)
+def _owned_by(pod: Pod, api_version: str, kind: str) -> bool:
+    """``IsOwnedBy``: any owner reference of that apiVersion and kind."""
+    return any(o.api_version == api_version and o.kind == kind for o in pod.metadata.owner_references)
 
 
 def _tolerates_disrupted(pod: Pod) -> bool:
@@ -56,10 +59,8 @@ def _tolerates_disrupted(pod: Pod) -> bool:
 
 
 def waiting_eviction(pod: Pod, now: float) -> bool:
-    """``IsWaitingEviction``: not terminal and ``IsDrainable`` (DaemonSet pods aside, module docstring)."""
-    if pod.status.phase in ("Succeeded", "Failed") or _owned_by(pod, "Node") or _tolerates_disrupted(pod):
-        return False
-    if any(o.kind == "DaemonSet" and o.controller for o in pod.metadata.owner_references):
+    """``IsWaitingEviction``: not terminal and ``IsDrainable``."""
+    if pod.status.phase in ("Succeeded", "Failed") or _owned_by(pod, "v1", "Node") or _tolerates_disrupted(pod):
         return False
     ts = pod.metadata.deletion_timestamp
     return not (ts is not None and now - parse_timestamp(ts) > STUCK_AFTER)
@@ -82,7 +83,8 @@ def _expiring(obj: Any, when: str) -> KEvent:
 
 
 async def _termination_time(agent: Any, claim: NodeClaim) -> str | None:
-    """``ensureTerminationGracePeriodTerminationTimeAnnotation``; the annotation's value."""
+    """``ensureTerminationGracePeriodTerminationTimeAnnotation``; the annotation's value (an
+    ``ApiError`` when writing it fails)."""
     ann = claim.metadata.annotations
     if TERMINATION_TIMESTAMP in ann:
         return ann[TERMINATION_TIMESTAMP]
@@ -91,16 +93,15 @@ async def _termination_time(agent: Any, claim: NodeClaim) -> str | None:
         return None
     when = format_timestamp(parse_timestamp(claim.metadata.deletion_timestamp) + parse_duration(tgp))
     meta = replace(claim.metadata, annotations={**ann, TERMINATION_TIMESTAMP: when})
-    try:
-        await agent.client.update(replace(claim, metadata=meta))
-    except ApiError:
-        return None
+    await agent.client.update(replace(claim, metadata=meta))  # an ApiError: the caller requeues
     await agent.recorder.publish(_expiring(claim, when))
     return when
 
 
-async def _delete_expiring(agent: Any, pods: list[Pod], expiry: float, now: float) -> None:
-    """``DeleteExpiringPods`` for the pods not terminating, or terminating past ``expiry``."""
+async def _delete_expiring(agent: Any, pods: list[Pod], expiry: float, now: float) -> set[str]:
+    """``DeleteExpiringPods`` for the pods not terminating, or terminating past ``expiry``; the
+    UIDs of the pods it deleted."""
+    deleted: set[str] = set()
     for pod in pods:
         ts = pod.metadata.deletion_timestamp
         if ts is not None and parse_timestamp(ts) <= expiry:
@@ -120,32 +121,61 @@ async def _delete_expiring(agent: Any, pods: list[Pod], expiry: float, now: floa
                 "Pod", pod.metadata.name, pod.metadata.namespace, grace_period_seconds=grace, uid=pod.metadata.uid
             )
             agent.counters["podsDisrupted"] += 1
+            deleted.add(pod.metadata.uid)
         except NotFound:
             continue
+    return deleted
 
 
-async def _drain(d: Any, node: Node, expiry: float | None) -> bool:
-    """``Terminator.Drain``: True once no pod waits for eviction."""
+def _daemon(pod: Pod) -> bool:
+    """``IsOwnedByDaemonSet``."""
+    return _owned_by(pod, "apps/v1", "DaemonSet")
+
+
+def priority_groups(pods: list[Pod]) -> list[list[Pod]]:
+    """``groupPodsByPriority``: non-critical non-DaemonSet, non-critical DaemonSet, critical
+    non-DaemonSet, critical DaemonSet."""
+    return [
+        [p for p in pods if (p.spec.priority_class_name in _CRITICAL) == critical and _daemon(p) == daemon]
+        for critical in (False, True)
+        for daemon in (False, True)
+    ]
+
+
+def _eviction_reason(claim: NodeClaim) -> str:
+    """``evictionReason``: the NodeClaim's ``DisruptionReason`` (when True), else forceful."""
+    for c in claim.status.conditions if claim.status is not None else []:
+        if c.type == "DisruptionReason" and c.status == "True":
+            return c.reason
+    return "Forceful Termination"
+
+
+async def _drain(d: Any, node: Node, expiry: float | None, claim: NodeClaim) -> bool:
+    """``Terminator.Drain``: True once no pod waits for eviction; each failing pass publishes
+    ``FailedDraining`` (``awaitDrain``), each eviction ``Evicted`` and each eviction a PDB
+    refuses ``FailedDraining`` (``eviction.go`` ``Evict``)."""
     agent = d.agent
     now = agent.clock.now()
     waiting = [p for p in d.pods_on(node.metadata.name) if waiting_eviction(p, now)]
-    if expiry is not None:
-        await _delete_expiring(agent, waiting, expiry, now)
-    groups = (
-        [p for p in waiting if p.spec.priority_class_name not in _CRITICAL],
-        [p for p in waiting if p.spec.priority_class_name in _CRITICAL],
-    )
+    forced = await _delete_expiring(agent, waiting, expiry, now) if expiry is not None else set()
+    groups = priority_groups(waiting)
     for group in groups:
         if not group:
             continue
+        # awaitDrain's event goes out as Drain returns, before the eviction queue evicts
+        await agent.recorder.publish(node_failed_to_drain(node, f"{len(waiting)} pods are waiting to be evicted"))
         for pod in group:
-            if not _evictable(pod):
-                continue
+            if not _evictable(pod) or pod.metadata.uid in forced:
+                continue  # a pod just deleted is terminating: not evicted (nor counted) again
             try:
                 await agent.client.evict(pod.metadata.namespace, pod.metadata.name, uid=pod.metadata.uid)
-                agent.counters["podsDisrupted"] += 1
-            except (NotFound, TooManyRequests):
+            except NotFound:
                 continue
+            except TooManyRequests:
+                await agent.recorder.publish(node_failed_to_drain(node, "evicting pod violates a PDB"))
+                continue
+            agent.counters["podsDisrupted"] += 1
+            await agent.recorder.publish(evict_pod(pod, _eviction_reason(claim)))
         return False
     return True
 
@@ -156,14 +186,17 @@ async def terminate(d: Any, claim: NodeClaim) -> None:
     agent = d.agent
     name = claim.metadata.name
     d.terminating[name] = None
-    when = await _termination_time(agent, claim)
+    try:
+        when = await _termination_time(agent, claim)
+    except ApiError:
+        return  # lifecycle/controller.go finalize requeues: no drain without the deadline
     node: Node | None = agent.nodes.get(claim.status.node_name or name, "")
     if node is not None:
         if when is not None:
             await agent.recorder.publish(_expiring(node, when))
         if not await d.set_taint(node.metadata.name, True):
             return
-        if not await _drain(d, node, parse_timestamp(when) if when is not None else None):
+        if not await _drain(d, node, parse_timestamp(when) if when is not None else None, claim):
             return
         await agent.cloud.delete(node.metadata.name)
     try:

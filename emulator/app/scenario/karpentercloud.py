@@ -35,6 +35,7 @@ class _Type:
     def __init__(self, it: InstanceType) -> None:
         self.name = it.name
         self.offerings = it.offerings
+        self.operating_systems = it.operating_systems
         self._it = it
         self._labels = it.labels()
         self._capacity = it.capacity()
