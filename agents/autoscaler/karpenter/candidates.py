@@ -33,6 +33,7 @@ from msgspec.structs import replace
 from agents.autoscaler.karpenter import events as ev
 from agents.autoscaler.karpenter.budgets import allowed_disruptions, unix_now
 from agents.autoscaler.karpenter.scheduling import NewNodeClaim, Scheduler
+from agents.autoscaler.karpenter.scheduling import claim_usage as claim_amounts  # the local name is taken
 from emulator.base.api.core import Node, Pod
 from emulator.base.api.karpenter import CAPACITY_TYPE_LABEL, NODEPOOL_LABEL, NodeClaim, NodePool
 from emulator.base.api.labelselector import label_selector_matches
@@ -326,10 +327,7 @@ def _inputs(agent: Any) -> _Inputs:
     claim_usage: dict[str, list[tuple[str, dict[str, int]]]] = {}
     for c in claims:
         if c.status.node_name:
-            # what ``Karpenter._usage`` adds for the NodeClaim
-            amounts = {k: (q.milli if k == "cpu" else q.milli // 1000) for k, q in c.status.capacity.items()}
-            amounts["nodes"] = 1
-            claim_usage.setdefault(c.status.node_name, []).append((c.metadata.labels.get(NODEPOOL_LABEL, ""), amounts))
+            claim_usage.setdefault(c.status.node_name, []).append(claim_amounts(c))
     out = _Inputs(token or (), agent.pending_pods(), deleting_claims, limits, deleting_pods, agent.usage(), claim_usage)
     d.sim_inputs = out if token is not None else None
     return out

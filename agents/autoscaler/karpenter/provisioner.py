@@ -41,6 +41,7 @@ from agents.autoscaler.karpenter.nodepoolstatus import is_managed, nodepool_stat
 from agents.autoscaler.karpenter.scheduling import (
     NewNodeClaim,
     Scheduler,
+    claim_usage,
     launched,
     template_node,
     template_of,
@@ -288,11 +289,10 @@ class Karpenter:
         for c in self.claims.objects():
             if c.status.node_name in exclude:
                 continue
-            pool = c.metadata.labels.get(NODEPOOL_LABEL, "")
+            pool, amounts = claim_usage(c)
             u = usage.setdefault(pool, {})
-            for k, q in c.status.capacity.items():
-                u[k] = u.get(k, 0) + (q.milli if k == "cpu" else q.milli // 1000)
-            u["nodes"] = u.get("nodes", 0) + 1
+            for k, v in amounts.items():
+                u[k] = u.get(k, 0) + v
         return usage
 
     async def provision(self, pods: list[Pod]) -> None:
@@ -475,15 +475,14 @@ class Karpenter:
         """The NodePool status controllers (``nodepoolstatus``)."""
         usage: dict[str, dict[str, int]] = {}
         for c in self.claims.objects():
-            pool = c.metadata.labels.get(NODEPOOL_LABEL, "")
             if c.metadata.deletion_timestamp is not None or self.disruption.marked_for_deletion(c.metadata.name):
                 continue
             if not c.status.capacity:
                 continue
+            pool, amounts = claim_usage(c)
             u = usage.setdefault(pool, {})
-            for k, q in c.status.capacity.items():
-                u[k] = u.get(k, 0) + (q.milli if k == "cpu" else q.milli // 1000)
-            u["nodes"] = u.get("nodes", 0) + 1
+            for k, v in amounts.items():
+                u[k] = u.get(k, 0) + v
         now = self.clock.timestamp()
         for pool in sorted(self.pools.objects(), key=lambda p: p.metadata.name):
             if not is_managed(pool):

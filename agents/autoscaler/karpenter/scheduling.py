@@ -32,6 +32,7 @@ from emulator.base.api.core import Node, NodeSpec, NodeStatus, Pod, Taint
 from emulator.base.api.karpenter import (
     CAPACITY_TYPE_LABEL,
     NODEPOOL_LABEL,
+    NodeClaim,
     NodeClaimTemplate,
     NodeClaimTemplateSpec,
     NodePool,
@@ -39,7 +40,16 @@ from emulator.base.api.karpenter import (
 from emulator.base.api.meta import ObjectMeta
 from emulator.base.api.resources import pod_requests
 
-__all__ = ["MAX_INSTANCE_TYPES", "NewNodeClaim", "Option", "Scheduler", "option_labels", "req_matches", "template_of"]
+__all__ = [
+    "MAX_INSTANCE_TYPES",
+    "NewNodeClaim",
+    "Option",
+    "Scheduler",
+    "claim_usage",
+    "option_labels",
+    "req_matches",
+    "template_of",
+]
 
 MAX_INSTANCE_TYPES: Final = 60
 """``MaxInstanceTypes``: a launched NodeClaim lists at most this many instance types."""
@@ -73,6 +83,15 @@ class NewNodeClaim:
 
 def _amounts(rl: Mapping[str, Any]) -> dict[str, int]:
     return {k: (q.milli if k == "cpu" else -((-q.milli) // 1000)) for k, q in rl.items()}
+
+
+def claim_usage(claim: NodeClaim) -> tuple[str, dict[str, int]]:
+    """What a launched NodeClaim adds to its NodePool's usage (the limits are checked against
+    it): its NodePool's name, and its capacity (cpu in millis, the rest in whole units, rounded
+    down) with ``nodes: 1``."""
+    amounts = {k: (q.milli if k == "cpu" else q.milli // 1000) for k, q in claim.status.capacity.items()}
+    amounts["nodes"] = 1
+    return claim.metadata.labels.get(NODEPOOL_LABEL, ""), amounts
 
 
 def req_matches(key: str, op: str, values: Sequence[str], labels: Mapping[str, str]) -> bool:
