@@ -62,10 +62,14 @@ def test_a_configmap_over_1MiB_is_422(kubectl_server: Server, tmp_path: Path) ->
 
 def test_delete_namespace_terminates_then_removes_it(kubectl_server: Server) -> None:
     """Upstream ``pkg/controller/namespace``: Terminating, content deleted, then gone; the
-    NamespaceLifecycle admission refuses creates meanwhile (Forbidden)."""
+    NamespaceLifecycle admission refuses creates meanwhile (Forbidden). The ConfigMap's own
+    finalizer holds the Namespace in Terminating (the deleter waits for content with
+    finalizers) until the test removes it, so a slow kubectl cannot miss the phase."""
     k = kubectl_server.kubectl
     ok(k("create", "namespace", "doomed"))
     ok(k("create", "configmap", "c", "-n", "doomed", "--from-literal=a=b"))
+    hold = '{"metadata":{"finalizers":["example.com/hold"]}}'
+    ok(k("patch", "configmap", "c", "-n", "doomed", "--type=merge", "-p", hold))
     ok(k("delete", "namespace", "doomed", "--wait=false"))
     assert ok(k("get", "namespace", "doomed", "-o", "jsonpath={.status.phase}")) == "Terminating"
     refused = failed(k("create", "configmap", "d", "-n", "doomed", "--from-literal=a=b"))
@@ -73,5 +77,11 @@ def test_delete_namespace_terminates_then_removes_it(kubectl_server: Server) -> 
         'error: failed to create configmap: configmaps "d" is forbidden: unable to create new content in '
         "namespace doomed because it is being terminated\n"
     )
+    # The deleter (after namespaceDeletionGracePeriod) marks the held ConfigMap deleted.
+    marked = "--for=jsonpath={.metadata.deletionTimestamp}"
+    ok(k("wait", marked, "configmap/c", "-n", "doomed", "--timeout=60s", timeout=70))
+    assert ok(k("get", "namespace", "doomed", "-o", "jsonpath={.status.phase}")) == "Terminating"
+    release = '[{"op":"remove","path":"/metadata/finalizers"}]'
+    ok(k("patch", "configmap", "c", "-n", "doomed", "--type=json", "-p", release))
     ok(k("wait", "--for=delete", "namespace/doomed", "--timeout=60s", timeout=70))
     assert "NotFound" in failed(k("get", "configmap", "c", "-n", "doomed"))
