@@ -44,10 +44,10 @@ PodDisruptionBudget    not both minAvailable and maxUnavailable; each an int ≥
 =====================  =====================================================================
 
 Upstream ``parallelism: 0`` is valid (a paused Job): only negative counts are refused.
-``status_problems(obj)`` checks the status the controllers write (upstream
-``Validate<Kind>Status``): every count ≥ 0, and a Deployment's and ReplicaSet's ready,
-available, updated and fully labeled replicas not above ``status.replicas`` (available not
-above ready).
+``status_problems(obj)`` (``workloadstatusvalidation``'s, re-exported) checks the status
+the controllers write (upstream ``Validate<Kind>Status``): every count ≥ 0, and a
+Deployment's and ReplicaSet's ready, available, updated and fully labeled replicas not above
+``status.replicas`` (available not above ready).
 
 ``workload_update_problems(old, new)`` adds upstream's update rules: the selector of every
 workload kind is immutable; a Job's template and completions too; a StatefulSet may change
@@ -83,6 +83,7 @@ from emulator.base.api.podtemplate import PodTemplateSpec
 from emulator.base.api.policy import PodDisruptionBudget
 from emulator.base.api.services import Service
 from emulator.base.api.volumevalidation import pvc_spec_problems, supported
+from emulator.base.api.workloadstatusvalidation import status_problems
 
 __all__ = ["PodProblem", "Problem", "status_problems", "workload_problems", "workload_update_problems"]
 
@@ -400,48 +401,6 @@ def _pdb(pdb: PodDisruptionBudget) -> Iterator[Problem]:
     policy = spec.unhealthy_pod_eviction_policy
     if policy is not None and policy not in ("AlwaysAllow", "IfHealthyBudget"):
         yield "spec.unhealthyPodEvictionPolicy", _supported(policy, ("AlwaysAllow", "IfHealthyBudget"))
-
-
-_ABOVE_REPLICAS: Final = "cannot be greater than status.replicas"
-
-
-_STATUS_FIELDS: dict[type, tuple[tuple[str, str], ...]] = {}
-
-
-def _status_fields(tp: type) -> tuple[tuple[str, str], ...]:
-    """(name, wire name) of a status struct's fields, remembered per type:
-    ``msgspec.structs.fields`` resolves the class's annotations on every call
-    (milliseconds), and a status is checked on every controller's status write."""
-    fields = _STATUS_FIELDS.get(tp)
-    if fields is None:
-        fields = _STATUS_FIELDS[tp] = tuple((f.name, f.encode_name) for f in msgspec.structs.fields(tp))
-    return fields
-
-
-def status_problems(obj: Any) -> Iterator[Problem]:
-    """``Validate<Kind>Status``: counts ≥ 0, and the replica counts' order."""
-    status = getattr(obj, "status", None)
-    if status is None:
-        return
-    for name, wire in _status_fields(type(status)):
-        value = getattr(status, name)
-        if isinstance(value, int) and not isinstance(value, bool) and value < 0:
-            yield f"status.{wire}", f"Invalid value: {value}: must be greater than or equal to 0"
-    if isinstance(obj, Deployment | ReplicaSet):
-        st = obj.status
-        above = [("readyReplicas", st.ready_replicas), ("availableReplicas", st.available_replicas)]
-        if isinstance(obj, Deployment):
-            above.insert(0, ("updatedReplicas", obj.status.updated_replicas))
-        else:
-            above.insert(0, ("fullyLabeledReplicas", obj.status.fully_labeled_replicas))
-        for name, value in above:
-            if value > st.replicas:
-                yield f"status.{name}", f"Invalid value: {value}: {_ABOVE_REPLICAS}"
-        if st.available_replicas > st.ready_replicas:
-            yield (
-                "status.availableReplicas",
-                f"Invalid value: {st.available_replicas}: cannot be greater than readyReplicas",
-            )
 
 
 def workload_problems(obj: Any, pod_problem: PodProblem) -> Iterator[Problem]:
