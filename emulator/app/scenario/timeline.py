@@ -19,8 +19,7 @@ no YAML: its input is the loaded ``Scenario`` and where each manifest came from.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -44,6 +43,18 @@ from emulator.app.scenario.schema import (
     auto_namespaces,
     creation_order,
     generated_name,
+)
+from emulator.app.scenario.timelinesteps import (
+    EnsureClass,
+    GeneratedGroup,
+    Make,
+    MakeGroup,
+    Remove,
+    TimelineEvent,
+    UseNode,
+    UseObject,
+    constant_labels,
+    split_generated,
 )
 from emulator.base.api.core import LabelSelector, Namespace, Pod
 from emulator.base.api.errors import Invalid
@@ -88,106 +99,6 @@ def _display(kind: str, namespace: str, name: str) -> str:
     return f'{kind} "{namespace}/{name}"' if namespace else f'{kind} "{name}"'
 
 
-def _split_generated(name: str) -> tuple[str, int]:
-    """``(prefix, i)`` when ``name`` is generated object ``i`` of a group whose names start
-    with ``prefix`` (which ends with ``-``); ``("", -1)`` when no group makes it."""
-    tail = len(name) - len(name.rstrip("0123456789"))
-    prefix, digits = name[: len(name) - tail], name[len(name) - tail :]
-    if not digits or not prefix.endswith("-") or (len(digits) > 1 and digits[0] == "0"):
-        return "", -1
-    return prefix, int(digits)
-
-
-@dataclass(slots=True)
-class _Group:
-    """Generated objects ``prefix + str(i)`` for ``i < count``, and which were deleted."""
-
-    kind: str
-    namespace: str
-    prefix: str
-    count: int
-    label: str
-    labels: Callable[[int], Mapping[str, str]]
-    period: int
-    """``labels(i) == labels(i % period)``."""
-    gone: dict[int, str] = field(default_factory=dict)
-    """Index -> the step that deleted it."""
-    gone_by: str = ""
-    """The step that deleted every member."""
-
-    def alive(self, i: int) -> bool:
-        return not self.gone_by and 0 <= i < self.count and i not in self.gone
-
-    def deleted_by(self, i: int) -> str:
-        return (self.gone.get(i) or self.gone_by) if 0 <= i < self.count else ""
-
-    def first_alive(self, below: int) -> int | None:
-        """The smallest live index under ``below``: ``len(gone) + 1`` probes at most."""
-        n = min(below, self.count)
-        i = 0
-        while i < n and i in self.gone:
-            i += 1
-        return None if self.gone_by or i >= n else i
-
-    def delete_matching(self, selector: LabelSelector, where: str) -> None:
-        if self.gone_by:
-            return
-        n = min(self.count, self.period)
-        hits = {i for i in range(n) if label_selector_matches(selector, self.labels(i))}
-        if len(hits) == n:
-            self.gone_by = where
-        elif hits:
-            for i in range(self.count):
-                if i % self.period in hits:
-                    self.gone.setdefault(i, where)
-
-
-@dataclass(frozen=True, slots=True)
-class _Make:
-    obj: Any
-    origin: Origin
-
-
-@dataclass(frozen=True, slots=True)
-class _MakeGroup:
-    group: _Group
-    path: str
-    template: Pod | None
-
-
-@dataclass(frozen=True, slots=True)
-class _Remove:
-    step: Delete
-    path: str
-
-
-@dataclass(frozen=True, slots=True)
-class _UseNode:
-    node: str
-    path: str
-
-
-@dataclass(frozen=True, slots=True)
-class _UseObject:
-    step: Scale | Update
-    path: str
-
-
-@dataclass(frozen=True, slots=True)
-class _EnsureClass:
-    """A ``replay`` step's ``priority-<n>`` class: the runner creates it unless it exists."""
-
-    obj: PriorityClass
-    origin: Origin
-
-
-_Event = _Make | _MakeGroup | _Remove | _UseNode | _UseObject | _EnsureClass
-
-
-def _constant(labels: Mapping[str, str]) -> Callable[[int], Mapping[str, str]]:
-    return lambda _: labels
-
-
 def _tag(obj: Any) -> str:
     return str(obj.__struct_config__.tag)
 
@@ -200,13 +111,13 @@ class Timeline:
         self.file = file
         self.origins = origins
         self.scenario = scenario
-        self.events: list[_Event] = list(self._events())
+        self.events: list[TimelineEvent] = list(self._events())
         self.pos = 0
         self.singles: dict[tuple[str, str, str], tuple[Any, str]] = {}
         """(kind, namespace, name) -> (object, label) of each live object written by name."""
         self.generated: dict[tuple[str, str, str], set[str]] = {}
         """(kind, namespace, prefix) -> names among ``singles`` a group with that prefix makes."""
-        self.groups: dict[tuple[str, str, str], list[_Group]] = {}
+        self.groups: dict[tuple[str, str, str], list[GeneratedGroup]] = {}
         self.gone: dict[tuple[str, str, str], str] = {}
         self.classes: dict[str, PriorityClass] = {}
 
@@ -215,49 +126,49 @@ class Timeline:
 
     # the runner's order ------------------------------------------------------------------
 
-    def _events(self) -> Iterator[_Event]:
+    def _events(self) -> Iterator[TimelineEvent]:
         file, origins = self.file, self.origins
         for ns in auto_namespaces(self.scenario):
-            yield _Make(Namespace(metadata=ObjectMeta(name=ns)), Origin(file, "", "the runner"))
+            yield Make(Namespace(metadata=ObjectMeta(name=ns)), Origin(file, "", "the runner"))
         for obj in creation_order(self.scenario.objects):
-            yield _Make(obj, origins[id(obj)])
+            yield Make(obj, origins[id(obj)])
         for i, group in enumerate(self.scenario.nodes):
             if isinstance(group, NodeFile):
                 source = str(Path(file).parent / group.from_file)
                 for node in group.items:
-                    yield _Make(node, Origin(source, "", f"nodes[{i}] ({source})"))
+                    yield Make(node, Origin(source, "", f"nodes[{i}] ({source})"))
             else:
-                yield _MakeGroup(self._node_group(group, f"nodes[{i}]"), f"nodes[{i}]", None)
+                yield MakeGroup(self._node_group(group, f"nodes[{i}]"), f"nodes[{i}]", None)
         for i, step in enumerate(self.scenario.steps):
             path = f"steps[{i}].{_tag(step)}"
             match step:
                 case Create():
-                    yield from (_Make(obj, origins[id(obj)]) for obj in step.objects)
+                    yield from (Make(obj, origins[id(obj)]) for obj in step.objects)
                 case CreatePods():
                     prefix = generated_name(step.name_prefix, 0)[:-1]
-                    labels = _constant(step.template.metadata.labels)
-                    yield _MakeGroup(
-                        _Group("Pod", step.namespace, prefix, step.count, path, labels, 1), path, step.template
+                    labels = constant_labels(step.template.metadata.labels)
+                    yield MakeGroup(
+                        GeneratedGroup("Pod", step.namespace, prefix, step.count, path, labels, 1), path, step.template
                     )
                 case CreateNodes():
-                    yield _MakeGroup(self._node_group(step.nodes, path), path, None)
+                    yield MakeGroup(self._node_group(step.nodes, path), path, None)
                 case Replay():
                     for name, value in step.priority_classes.items():
                         pc = PriorityClass(metadata=ObjectMeta(name=name), value=value)
-                        yield _EnsureClass(pc, Origin(file, path, path))
+                        yield EnsureClass(pc, Origin(file, path, path))
                     trace = str(Path(file).parent / step.file)
                     for timed in step.pods:
                         where = f"{trace}:{timed.line}"  # the row: no line:column of a YAML path
-                        yield _Make(timed.pod, Origin(where, "", f"{path} ({where})"))
+                        yield Make(timed.pod, Origin(where, "", f"{path} ({where})"))
                 case Delete():
-                    yield _Remove(step, path)
+                    yield Remove(step, path)
                 case Cordon() | Uncordon() | Drain():
-                    yield _UseNode(step.node, join_path(path, "node"))
+                    yield UseNode(step.node, join_path(path, "node"))
                 case Scale() | Update():
-                    yield _UseObject(step, path)
+                    yield UseObject(step, path)
 
     @staticmethod
-    def _node_group(group: NodeGroup, label: str) -> _Group:
+    def _node_group(group: NodeGroup, label: str) -> GeneratedGroup:
         values, base = group.label_values, group.template.metadata.labels
         period = math.lcm(*(len(v) for v in values.values())) if values else 1
 
@@ -265,25 +176,25 @@ class Timeline:
             return {**base, **{k: v[i % len(v)] for k, v in values.items()}}
 
         prefix = generated_name(group.name_prefix, 0)[:-1]
-        return _Group("Node", "", prefix, group.count, label, labels, period)
+        return GeneratedGroup("Node", "", prefix, group.count, label, labels, period)
 
     def check(self) -> None:
         for pos, event in enumerate(self.events):
             self.pos = pos
             match event:
-                case _Make():
+                case Make():
                     self._make(event.obj, event.origin)
-                case _EnsureClass():
+                case EnsureClass():
                     if event.obj.metadata.name not in self.classes:
                         self._make(event.obj, event.origin)
-                case _MakeGroup():
+                case MakeGroup():
                     self._make_group(event)
-                case _Remove():
+                case Remove():
                     self._remove(event.step, event.path)
-                case _UseNode():
+                case UseNode():
                     if self._owner("Node", "", event.node) is None:
                         self._missing("Node", "", event.node, self.file, event.path)
-                case _UseObject():
+                case UseObject():
                     self._use(event.step, event.path)
         self._check_fault_nodes()
 
@@ -294,17 +205,17 @@ class Timeline:
         single = self.singles.get((kind, ns, name))
         if single is not None:
             return single[1]
-        prefix, i = _split_generated(name)
+        prefix, i = split_generated(name)
         return next((g.label for g in self.groups.get((kind, ns, prefix), ()) if g.alive(i)), None)
 
-    def _creates(self, event: _Event, kind: str, ns: str, name: str) -> str | None:
-        if isinstance(event, _Make):
+    def _creates(self, event: TimelineEvent, kind: str, ns: str, name: str) -> str | None:
+        if isinstance(event, Make):
             obj = event.obj
             obj_ns = "" if obj.kind in CLUSTER_SCOPED else obj.metadata.namespace or "default"
             return event.origin.label if (obj.kind, obj_ns, obj.metadata.name) == (kind, ns, name) else None
-        if isinstance(event, _MakeGroup):
+        if isinstance(event, MakeGroup):
             g = event.group
-            prefix, i = _split_generated(name)
+            prefix, i = split_generated(name)
             return g.label if (g.kind, g.namespace, g.prefix) == (kind, ns, prefix) and i < g.count else None
         return None
 
@@ -313,7 +224,7 @@ class Timeline:
         return next(filter(None, (self._creates(e, kind, ns, name) for e in self.events[self.pos + 1 :])), None)
 
     def _missing(self, kind: str, ns: str, name: str, file: str, path: str) -> NoReturn:
-        prefix, i = _split_generated(name)
+        prefix, i = split_generated(name)
         deleted = self.gone.get((kind, ns, name)) or next(
             (w for g in reversed(self.groups.get((kind, ns, prefix), [])) if (w := g.deleted_by(i))), ""
         )
@@ -350,20 +261,20 @@ class Timeline:
                 f"{_display(kind, ns, meta.name)} already exists (created by {first})",
             )
         self.singles[(kind, ns, meta.name)] = (obj, origin.label)
-        prefix, _ = _split_generated(meta.name)
+        prefix, _ = split_generated(meta.name)
         if prefix:
             self.generated.setdefault((kind, ns, prefix), set()).add(meta.name)
         if isinstance(obj, PriorityClass):
             self.classes[meta.name] = obj
 
-    def _make_group(self, event: _MakeGroup) -> None:
+    def _make_group(self, event: MakeGroup) -> None:
         g, file = event.group, self.file
         if event.template is not None:
             self._need_namespace(g.namespace, file, join_path(event.path, "namespace"))
             self._check_priority(event.template, file, join_path(event.path, "template"))
         key = (g.kind, g.namespace, g.prefix)
         at = join_path(event.path, "namePrefix")
-        clashes = sorted((i, n) for n in self.generated.get(key, ()) if (i := _split_generated(n)[1]) < g.count)
+        clashes = sorted((i, n) for n in self.generated.get(key, ()) if (i := split_generated(n)[1]) < g.count)
         if clashes:
             name = clashes[0][1]
             first = self._owner(g.kind, g.namespace, name)
@@ -449,7 +360,7 @@ class Timeline:
     def _discard(self, key: tuple[str, str, str], where: str) -> bool:
         """Delete one live object by name; False when there is none."""
         kind, ns, name = key
-        prefix, i = _split_generated(name)
+        prefix, i = split_generated(name)
         if self.singles.pop(key, None) is not None:
             self.generated.get((kind, ns, prefix), set()).discard(name)
             if kind == "PriorityClass":
