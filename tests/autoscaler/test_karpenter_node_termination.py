@@ -160,6 +160,27 @@ async def test_drained_condition_waits_for_pods() -> None:
 
 
 @pytest.mark.asyncio
+async def test_conflicting_status_write_is_retried() -> None:
+    """Race: the pass reads a NodeClaim the informer has not yet seen written (its Drained
+    Unknown write). Its status update conflicts (upstream's optimistic lock, a requeue): the
+    instance stays; the next pass, on the stored NodeClaim, finishes with all three conditions."""
+    async with open_cluster() as c:
+        w = _World(c)
+        c.server.create(_pod("a"))
+        w.start(_claim())
+        stale = c.server.get("NodeClaim", "n")
+        await w.step()
+        c.server.delete("Pod", "a", "default", grace_period_seconds=0)
+        await terminate(w.d, stale)
+        assert w.deleted == []
+        assert "n" in w.d.terminating
+        assert await w.step() is None
+        assert w.deleted == ["n"]
+        last = next(r.new for r in reversed(c.writes) if r.kind == "NodeClaim" and r.verb == "updateStatus")
+        assert [_cond(last, t) for t in CONDITIONS] == [("True", t) for t in CONDITIONS]
+
+
+@pytest.mark.asyncio
 async def test_waits_for_volume_attachments() -> None:
     """suite_test.go "should wait for volume attachments": VolumesDetached Unknown
     ``AwaitingVolumeDetachment`` and the node's ``AwaitingVolumeDetachment`` Event while the

@@ -28,7 +28,9 @@
   termination time they are not.
 - Then the instance is deleted through the cloud (``awaitInstanceTermination``; the kwok
   provider's ``Delete`` reports the instance gone at once, so no 5 s requeue) and the
-  ``karpenter.sh/termination`` finalizer removed. A NodeClaim without a node (never registered)
+  ``karpenter.sh/termination`` finalizer removed. The conditions are written just before the
+  cloud call rather than just after it: a failed write (a conflict) then leaves the node for the
+  next pass to run through again, as upstream's Node finalizer leaves it. A NodeClaim without a node (never registered)
   skips all of this; with a ``providerID`` it still gets ``InstanceTerminating``
   (``nodeclaim/lifecycle`` ``finalize``).
 - The NodeClaim's conditions (operatorpkg's rules, ``conditions``), written by one status update
@@ -274,7 +276,7 @@ async def _pending_volume_attachments(agent: Any, node: str, now: float) -> list
 
 async def _await_termination(d: Any, node: Node, expiry: float | None, claim: NodeClaim, cs: ConditionSet) -> bool:
     """``awaitDrain``, ``awaitVolumeDetachment`` and ``awaitInstanceTermination`` in turn, each
-    setting its condition in ``cs``; True once the instance is gone."""
+    setting its condition in ``cs``; True once the instance may go."""
     agent = d.agent
     if not await _drain(d, node, expiry, claim):
         cs.set("Drained", "Unknown", "Draining", "Draining")
@@ -293,8 +295,7 @@ async def _await_termination(d: Any, node: Node, expiry: float | None, claim: No
         return False
     else:
         cs.set("VolumesDetached", "False", "TerminationGracePeriodElapsed", "TerminationGracePeriodElapsed")
-    await agent.cloud.delete(node.metadata.name)
-    cs.set_true("InstanceTerminating")
+    cs.set_true("InstanceTerminating")  # the kwok provider's Delete: the instance is gone (the caller deletes it)
     return True
 
 
@@ -321,19 +322,20 @@ async def terminate(d: Any, claim: NodeClaim) -> None:
         if claim.status.provider_id:
             cs.set_true("InstanceTerminating")
     if cs.changed:
+        status = replace(claim.status, conditions=cs.items)
         try:
-            status = replace(claim.status, conditions=cs.items)
-            written = await agent.client.update_status(replace(claim, status=status))
-        except NotFound:
-            written = None
-        except ApiError:
-            return  # a conflict: the next pass reads the NodeClaim again
-        if written is None:
+            claim = await agent.client.update_status(replace(claim, status=status))
+        except NotFound:  # gone already: upstream ignores it and goes on with the node
+            if done and node is not None:
+                await agent.cloud.delete(node.metadata.name)
             _forget(d, name)
             return
-        claim = written
+        except ApiError:
+            return  # a conflict: the next pass reads the NodeClaim again
     if not done:
         return
+    if node is not None:
+        await agent.cloud.delete(node.metadata.name)
     try:
         await agent.client.update(replace(claim, metadata=replace(claim.metadata, finalizers=[])))
     except ApiError:
