@@ -13,8 +13,10 @@ module              owns (upstream source)
 ``consolidation``   the methods: emptiness, drift, multi- and single-node consolidation, their
                     validation (``pkg/controllers/disruption``)
 ``candidates``      candidates, budget mapping, PDB limits, the scheduling simulation (``helpers.go``)
-``termination``     a deleted NodeClaim's drain (``terminationGracePeriod``) and instance deletion
-                    (``nodeclaim/lifecycle``, ``node/termination``)
+``termination``     a deleted NodeClaim's drain (``terminationGracePeriod``), the wait for its
+                    VolumeAttachments, instance deletion, the Drained, VolumesDetached and
+                    InstanceTerminating conditions (``nodeclaim/lifecycle``, ``node/termination``)
+``conditions``      operatorpkg's condition rules (``status/condition_set.go``)
 ``nodepoolstatus``  NodePool conditions and counters, which NodePools provision
                     (``nodepool/{validation,readiness,registrationhealth,counter}``)
 ``budgets``         a NodePool's allowed disruptions per reason, cron schedules on the clock

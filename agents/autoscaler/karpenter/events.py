@@ -30,9 +30,11 @@ __all__ = [
     "consolidation_rejected",
     "evict_pod",
     "launching",
+    "node_awaiting_volume_detachment",
     "node_failed_to_drain",
     "nodepool_blocked_for_reason",
     "nominated",
+    "pretty_slice",
     "terminating",
     "unconsolidatable",
     "waiting_on_readiness",
@@ -175,3 +177,16 @@ def evict_pod(pod: Any, reason: str) -> KEvent:
 def node_failed_to_drain(node: Any, err: str) -> KEvent:
     """``terminator/events`` ``NodeFailedToDrain``."""
     return KEvent(node, "Warning", "FailedDraining", f"Failed to drain node, {err}", (node.metadata.name,))
+
+
+def pretty_slice(items: list[str], max_items: int) -> str:
+    """``pretty.Slice``: the first ``max_items`` joined by ", ", then " and N other(s)"."""
+    head = ", ".join(items[:max_items])
+    return head + (f" and {len(items) - max_items} other(s)" if len(items) > max_items else "")
+
+
+def node_awaiting_volume_detachment(node: Any, attachments: list[str]) -> KEvent:
+    """``terminator/events`` ``NodeAwaitingVolumeDetachmentEvent`` (``attachments``: the
+    VolumeAttachments' names)."""
+    msg = f"Awaiting deletion of bound volumeattachments ({pretty_slice(attachments, 5)})"
+    return KEvent(node, "Normal", "AwaitingVolumeDetachment", msg, (node.metadata.name,))

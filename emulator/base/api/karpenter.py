@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+import msgspec
 from msgspec.structs import replace
 
 from emulator.base.api.core import ResourceList, Taint
@@ -140,8 +141,8 @@ class NodeClaimSpec(K8s, frozen=True):
 
 class NodeClaimStatus(K8s, frozen=True):
     node_name: str = ""
-    provider_id: str = ""
-    image_id: str = ""
+    provider_id: str = msgspec.field(default="", name="providerID")
+    image_id: str = msgspec.field(default="", name="imageID")
     capacity: ResourceList = {}
     allocatable: ResourceList = {}
     conditions: list[Condition] = []
