@@ -20,9 +20,11 @@ Score/Normalize/weights → select host (one seeded draw among the top scores) �
 [``cycleCost``: the cycle takes ``fixed + perNode × nodes evaluated`` on the clock; events
 delivered meanwhile reach the cache and are recorded as in-flight events, but the decision
 was made on the snapshot taken at the start, as upstream's cycle races its informers] →
-assume → Reserve → Permit → activate ``PodsToActivate`` → the binding cycle, as a task of
-the scheduler's task group. The loop yields to the event loop between cycles, so binding
-cycles and informer deliveries interleave with scheduling as upstream's goroutines do.
+assume → Reserve → Permit → activate ``PodsToActivate`` → the binding cycle, started by the
+loop where its task's first step would have run (``Scheduler.bind_next``), the rest of it (a
+Permit wait, a bind with latency) a task of the scheduler's task group. The loop yields to
+the event loop between cycles, so binding cycles and informer deliveries interleave with
+scheduling as upstream's goroutines do.
 
 Binding cycle (concurrent): WaitOnPermit → ``queue.done`` → PreBind → Bind (through the
 client: with latency, and it may fail) → ``cache.finish_binding`` → PostBind → activate.
@@ -155,6 +157,9 @@ class SchedulingCycle:
     _evaluated: int
     _feasible_rows: IntArray | None
     _tg: asyncio.TaskGroup | None
+    _binding: tuple[Coroutine[Any, Any, None], str] | None
+    inline_binding: bool = True
+    """Leave the binding cycle to the loop (``Scheduler.bind_next``); False: a task of its own."""
 
     async def schedule_one(self) -> None:
         qpi = await self.queue.pop()
@@ -232,10 +237,12 @@ class SchedulingCycle:
         if self.options.explain is not None:  # explain hook
             self._explain(fwk, qpi, start, host, None, "")
         self._activate(to_activate)
-        self._spawn(
-            self.binding_cycle(fwk, state, qpi, assumed, host),
-            f"bind:{pod.metadata.namespace}/{pod.metadata.name}",
-        )
+        binding = self.binding_cycle(fwk, state, qpi, assumed, host)
+        name = f"bind:{pod.metadata.namespace}/{pod.metadata.name}"
+        if self.inline_binding:
+            self._binding = (binding, name)
+        else:
+            self._spawn(binding, name)
 
     async def _cycle_cost(self) -> None:
         """``schedulerOptions.cycleCost``: the decision is made; the cycle now takes its time

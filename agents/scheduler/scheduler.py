@@ -43,6 +43,7 @@ from emulator.base.client.events import EventRecorder
 from emulator.base.client.informer import Informer
 from emulator.base.client.ratelimit import TokenBucket
 from emulator.base.runtime.clock import Clock
+from emulator.base.runtime.inline import run_inline
 from emulator.base.runtime.rng import Seeds
 
 __all__ = [
@@ -169,6 +170,7 @@ class Scheduler(SchedulingCycle, EventHandlers):
         self._feasible_rows: IntArray | None = None
         """The table rows of the last vectorised search's feasible nodes (same order)."""
         self._tg: asyncio.TaskGroup | None = None
+        self._binding: tuple[Coroutine[Any, Any, None], str] | None = None
         self.ready = asyncio.Event()
 
     def __repr__(self) -> str:
@@ -228,8 +230,34 @@ class Scheduler(SchedulingCycle, EventHandlers):
                 while True:
                     await self.schedule_one()
                     await asyncio.sleep(0)  # let binding cycles and informers run (no clock time)
+                    self.bind_next()
             except QueueClosed:
                 return
+            finally:
+                self.drop_binding()
+
+    def bind_next(self) -> None:
+        """Start the binding cycle the last ``schedule_one`` left (upstream's goroutine): run
+        it here up to its first suspension, the rest (a Permit wait, a bind with latency) in a
+        task of its own. The loop calls this right after its ``sleep(0)``, which is where the
+        binding task's first step would have run: that step was queued by the cycle's last
+        statement and the loop's wake-up right after it, so the two were adjacent in the ready
+        queue and nothing ran between them. The same order, without a task, its step and its
+        done-callback for the common binding that never waits."""
+        pending = self._binding
+        if pending is None:
+            return
+        self._binding = None
+        coro, name = pending
+        rest = run_inline(coro)
+        if rest is not None:
+            self._spawn(rest, name)
+
+    def drop_binding(self) -> None:
+        """The loop ends before the binding cycle left by ``schedule_one`` started: close it."""
+        pending, self._binding = self._binding, None
+        if pending is not None:
+            pending[0].close()
 
     # --- reporting ----------------------------------------------------------------------
 
