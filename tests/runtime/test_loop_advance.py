@@ -146,3 +146,34 @@ def test_a_drain_runs_in_place_only_when_nothing_else_is_ready() -> None:
     assert held[:3] == [("a", [0]), ("b", [1]), "producer-done"]  # drained at release
     held = _play([("soon", "x"), ("put", "a")], held=True)
     assert held[:3] == ["producer-done", "x", ("a", [0])]  # woken, behind the callback
+
+
+def test_wakes_are_held_by_one_holder_and_a_failing_drain_leaves_no_consumer_asleep() -> None:
+    async def main() -> list[Any]:
+        loop = _loop()
+        log: list[Any] = []
+        bad, good = Channel[int](), Channel[int]()
+
+        def boom() -> bool:
+            raise ValueError("drain failed")
+
+        async def consume(name: str, channel: Channel[int]) -> None:
+            log.append((name, await channel.get_batch()))
+
+        async with asyncio.TaskGroup() as tg:
+            tg.create_task(consume("good", good))
+            tg.create_task(consume("bad", bad))
+            await asyncio.sleep(0)
+            bad.set_drain(boom)
+            good.set_drain(lambda: False)
+            loop.hold_wakes()
+            with pytest.raises(RuntimeError, match="already held"):
+                loop.hold_wakes()
+            bad.put(1)
+            good.put(2)
+            with pytest.raises(ValueError, match="drain failed"):
+                loop.release_wakes()
+            bad.put(3)  # held no more: wakes at once
+        return log
+
+    assert _run(main) == [("good", [2]), ("bad", [1, 3])]

@@ -271,7 +271,10 @@ class VirtualTimeEventLoop(asyncio.SelectorEventLoop):
         return True
 
     def hold_wakes(self) -> None:
-        """Until ``release_wakes``, wake-ups of channels with a drain are owed, not made."""
+        """Until ``release_wakes``, wake-ups of channels with a drain are owed, not made
+        (one holder at a time: the caller releases before it yields to the loop)."""
+        if self._owed is not None:
+            raise RuntimeError("wake-ups are already held")
         self._owed = []
 
     def owe(self, channel: Owing) -> bool:
@@ -292,16 +295,23 @@ class VirtualTimeEventLoop(asyncio.SelectorEventLoop):
         ready = self._ready
         inline = not ready
         moved = 0
-        for position, channel in owed:
-            if inline and channel.drain_owed():
-                continue
-            inline = False
-            before = len(ready)
-            channel.wake_owed()
-            if len(ready) == before + 1:
-                if position + moved < before:
-                    ready.insert(position + moved, ready.pop())
-                moved += 1
+        settled = 0
+        try:
+            for position, channel in owed:
+                settled += 1
+                if inline and channel.drain_owed():
+                    continue
+                inline = False
+                before = len(ready)
+                channel.wake_owed()
+                if len(ready) == before + 1:
+                    if position + moved < before:
+                        ready.insert(position + moved, ready.pop())
+                    moved += 1
+        except BaseException:
+            for _, channel in owed[settled:]:  # a drain failed: no consumer is left asleep
+                channel.wake_owed()
+            raise
 
     def _on_idle(self, timeout: float | None) -> _Events:
         """Nothing is runnable and no real fd is ready: wait, jump or give up."""
