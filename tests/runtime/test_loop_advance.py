@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from emulator.base.runtime import Channel, ChannelClosed, VirtualTimeEventLoop, new_virtual_loop
+from emulator.base.runtime.loop import POLL_EVERY
 
 
 def _run(main: Callable[[], Any]) -> Any:
@@ -177,3 +178,18 @@ def test_wakes_are_held_by_one_holder_and_a_failing_drain_leaves_no_consumer_asl
         return log
 
     assert _run(main) == [("good", [2]), ("bad", [1, 3])]
+
+
+def test_every_pollth_step_goes_through_the_loop_which_polls_the_real_fds() -> None:
+    async def main() -> tuple[list[bool], bool]:
+        loop = _loop()
+        loop.call_at(1000.0, lambda: None)
+        steps = [loop.advance(float(i)) for i in range(1, 2 * POLL_EVERY)]
+        await asyncio.sleep(0)  # a loop iteration: its select polls the real fds
+        return steps, loop.advance(500.0)
+
+    steps, after_poll = _run(main)
+    first_refused = steps.index(False)
+    assert 0 < first_refused < POLL_EVERY
+    assert not any(steps[first_refused:])
+    assert after_poll

@@ -50,7 +50,9 @@ kubelets' Lease ticker, ``agents/kubelet/ticker.py``). A task that fires timed w
 own may, instead of sleeping until its next instant, move the clock there itself, when the
 loop would do exactly that next: nothing ready, no executor job, the loop not stopping, and no
 other live timer due before the instant plus the clock resolution (such a timer would be
-taken in the same loop step, or before). ``advance(when)`` checks this and moves the clock.
+taken in the same loop step, or before). ``advance(when)`` checks this and moves the clock;
+a step counts as a loop iteration for the polling of real fds (every ``POLL_EVERY``-th
+goes through the loop).
 Wake-ups are the other half: a channel whose consumer can apply a batch synchronously
 (``Channel.set_drain``) does not wake it while wakes are held; the loop records where its
 wake-up would have joined the ready queue. ``release_wakes`` settles them: when nothing at
@@ -266,6 +268,10 @@ class VirtualTimeEventLoop(asyncio.SelectorEventLoop):
             heapq.heappop(scheduled)._scheduled = False  # type: ignore[attr-defined]
         if not scheduled or scheduled[0].when() < when + self._clock_resolution:
             return False  # no other timer (the loop may be waiting for I/O), or one due as soon
+        selector = self._idle_selector
+        if selector._busy >= POLL_EVERY - 1:
+            return False  # a step counts as a loop iteration: this one polls the real fds
+        selector._busy += 1
         self._now = when
         self.advances += 1
         return True
