@@ -26,7 +26,10 @@ Unknown, ``unschedulable:NoSchedule`` while cordoned...). Evicting the pods of a
 NoExecute-tainted node is the taint eviction controller's job (``tainteviction.py``).
 
 Cost: no per-node timer; a pass touches the renewed, the overdue and the not-Ready nodes
-only. Deviations, on purpose: only nodes that have posted a Lease are monitored (no
+only. The Lease informer is ``inline`` (its handlers only mark probes): a renewal the Lease
+ticker commits is applied without waking the informer's task, at the point its wake-up would
+have run (``Informer`` docstring), so the order against the monitor pass is the same.
+Deviations, on purpose: only nodes that have posted a Lease are monitored (no
 ``nodeStartupGracePeriod`` / ``NodeStatusNeverUpdated`` for nodes that never did); the
 runner does not start this controller when heartbeats are off (``heartbeatInterval: 0``),
 or every node would go Unknown; no ``RegisteredNode`` Events, no label reconciliation.
@@ -115,7 +118,9 @@ class NodeLifecycleController:
         self.marker = NotReadyMarker(client, clock, self.events)
         self.nodes = Informer(client, "Node")
         self.nodes.add_handlers(self._on_node, lambda _old, new: self._on_node(new), self._on_node_delete)
-        self.leases = Informer(client, "Lease", namespace=LEASE_NAMESPACE)
+        # inline: its handlers only mark probes (no API call, no wake-up), so a renewal at an
+        # instant of its own is applied where the informer's wake-up would have run
+        self.leases = Informer(client, "Lease", namespace=LEASE_NAMESPACE, inline=True)
         self.leases.add_handlers(self._on_lease, self._on_lease_update)
         self.ready = asyncio.Event()
         self.probes = Probes()

@@ -22,6 +22,15 @@ heartbeats of one instant make through the fast path and writes them in one pass
 flushed before every entry not pushed ``batched`` and after the last entry of the instant,
 before the ticker sleeps, so no other code runs between a renewal being added and written.
 
+Stepping (on the virtual-time loop, ``VirtualTimeEventLoop.advance``): after an instant,
+when the loop would do nothing but wake this task at its next due time (nothing ready, no
+other timer due as soon), the ticker moves the clock there itself and fires on, rather than
+sleeping on a timer. While it fires an instant it holds the loop's wake-ups
+(``hold_wakes``/``release_wakes``): a consumer that can apply its events in place (the node
+lifecycle controller's Lease informer, ``Informer(inline=True)``) is not woken for a
+renewal; its events are applied where its wake-up would have run. So a renewal at an
+instant of its own costs no task switch, and every write keeps its instant and its order.
+
 It does not know what the callbacks do (``heartbeat.py``: Lease renewals and status
 requests), nor which task group runs it (the scenario runner's, ``cluster.py``; a kubelet
 given no ticker keeps a sleeping task per node, the reference behaviour).
@@ -46,6 +55,7 @@ from typing import Any
 
 from emulator.base.client.leasebatch import LeaseBatch
 from emulator.base.runtime.clock import Clock
+from emulator.base.runtime.loop import VirtualTimeEventLoop
 
 __all__ = ["Fire", "Group", "Ticker", "run_inline"]
 
@@ -79,6 +89,9 @@ class Ticker:
         before any other entry fires and after the last one of the instant."""
         self.fired = 0
         self.wakeups = 0
+        """Instants fired (each a wake-up of the task, or a step of the clock)."""
+        self.stepped = 0
+        """Instants reached by stepping the clock (``run``) rather than by a timer."""
 
     def __repr__(self) -> str:
         return f"<Ticker {self._name} entries={self._entries} target={self._target!r} fired={self.fired}>"
@@ -135,8 +148,10 @@ class Ticker:
 
     async def run(self) -> None:
         """Fire the entries as they fall due; runs until cancelled."""
-        heap, buckets, clock = self._heap, self._buckets, self._clock
-        pop = heapq.heappop
+        heap, clock = self._heap, self._clock
+        loop = asyncio.get_running_loop()
+        stepper = loop if isinstance(loop, VirtualTimeEventLoop) else None
+        advance_to = getattr(clock, "advance_to", None) if stepper is not None else None
         try:
             while True:
                 if not heap:
@@ -146,33 +161,48 @@ class Ticker:
                     continue
                 self._target = heap[0]
                 await clock.sleep_until(self._target)
-                self.wakeups += 1
-                now = clock.now()
-                leases = self.leases
-                while heap and heap[0] <= now:
-                    due = pop(heap)
-                    bucket = buckets[due]
-                    i = 0
-                    while i < len(bucket):  # entries pushed for ``due`` meanwhile join the walk
-                        fire, member, batched = bucket[i]
-                        if not batched:
-                            leases.flush()
-                        if member is _PLAIN:
-                            i += 1
-                            fire(due)
-                            continue
-                        j, n = i + 1, len(bucket)
-                        while j < n and bucket[j][0] is fire and bucket[j][1] is not _PLAIN:
-                            j += 1
-                        members = [entry[1] for entry in bucket[i:j]]
-                        i = j
-                        fire(due, members)
-                    del buckets[due]
-                    self.fired += i
-                    self._entries -= i
-                leases.flush()
+                while True:  # an instant, then the next ones while the loop would only wake us
+                    self.wakeups += 1
+                    if stepper is not None:
+                        stepper.hold_wakes()
+                    try:
+                        self._fire(clock.now())
+                    finally:
+                        if stepper is not None:
+                            stepper.release_wakes()
+                    if not heap or advance_to is None or not advance_to(heap[0]):
+                        break
+                    self._target = heap[0]
+                    self.stepped += 1
         finally:
             self._target = None
+
+    def _fire(self, now: float) -> None:
+        """Fire every entry due by ``now`` and write the Lease renewals they added."""
+        heap, buckets, leases = self._heap, self._buckets, self.leases
+        pop = heapq.heappop
+        while heap and heap[0] <= now:
+            due = pop(heap)
+            bucket = buckets[due]
+            i = 0
+            while i < len(bucket):  # entries pushed for ``due`` meanwhile join the walk
+                fire, member, batched = bucket[i]
+                if not batched:
+                    leases.flush()
+                if member is _PLAIN:
+                    i += 1
+                    fire(due)
+                    continue
+                j, n = i + 1, len(bucket)
+                while j < n and bucket[j][0] is fire and bucket[j][1] is not _PLAIN:
+                    j += 1
+                members = [entry[1] for entry in bucket[i:j]]
+                i = j
+                fire(due, members)
+            del buckets[due]
+            self.fired += i
+            self._entries -= i
+        leases.flush()
 
 
 def run_inline(coro: Coroutine[Any, Any, None]) -> Coroutine[Any, Any, None] | None:

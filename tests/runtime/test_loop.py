@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextvars
 import heapq
 import os
@@ -325,7 +326,14 @@ def test_the_private_asyncio_internals_the_loop_relies_on_still_exist() -> None:
         assert loop._scheduled == [handle]
         assert handle._scheduled is True  # type: ignore[attr-defined]
         handle.cancel()
-        assert loop._timer_cancelled_count == 1  # type: ignore[attr-defined]
+        assert loop._timer_cancelled_count == 1
+        # advance / release_wakes: the ready queue (a deque call_soon appends to), the
+        # stopping flag and the resolution _run_once adds when it takes the timers due
+        assert isinstance(loop._ready, collections.deque)
+        soon = loop.call_soon(lambda: None)
+        assert loop._ready[-1] is soon
+        assert loop._stopping is False
+        assert loop._clock_resolution == time.get_clock_info("monotonic").resolution
     finally:
         loop.close()
 

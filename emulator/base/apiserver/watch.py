@@ -420,6 +420,12 @@ class WatchHub:
 
 def _one_namespace(writes: list[tuple[Any, Any, int]]) -> str | None:
     """The namespace of every object of the writes (old and new), None if there are several."""
+    if len(writes) == 1:  # a renewal at an instant of its own: an update within one namespace
+        old, new, _ = writes[0]
+        if old is not None and new is not None:
+            space: str = new.metadata.namespace
+            if old.metadata.namespace == space:
+                return space
     spaces = {new.metadata.namespace for _, new, _ in writes if new is not None}
     spaces.update([old.metadata.namespace for old, _, _ in writes if old is not None])
     return spaces.pop() if len(spaces) == 1 else None

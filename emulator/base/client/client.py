@@ -315,6 +315,13 @@ class WatchStream:
             await client.clock.sleep_until(due0)
         return self._take(max(due0, client.clock.now()))
 
+    def direct(self) -> bool:
+        """Whether ``next_batch`` hands the channel's batch over as it is (no delay, no
+        faults, nothing pending): what an inline informer's drain may do instead."""
+        client = self._client
+        lat = client.watch_latency
+        return client.watch_faults is None and lat.mean <= 0 and lat.jitter <= 0 and not self._pending
+
     def _take(self, ready: float) -> list[WatchEvent]:
         i = 0
         while i < len(self._pending) and self._pending[i][0] <= ready:

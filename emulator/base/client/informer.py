@@ -24,6 +24,15 @@ waiting so from the moment it is sent, as if it had been taken at once (1,000 ku
 informers each are not woken every minute for nothing else). With a watch delay that has
 jitter (a random draw per event) they come eagerly, as before.
 
+An informer made ``inline`` (its handlers only change state of their own: no API call, no
+timer, no wake-up, nothing that calls into the loop) gives its watch channel a drain
+(``Channel.set_drain``): while the virtual-time loop holds wakes (the kubelets' Lease ticker
+firing an instant), the events are applied from the task that wrote them, at the point the
+informer's own wake-up would have run, instead of waking its task (the node lifecycle
+controller's Lease informer: a renewal at an instant of its own is then not a task switch).
+It drains only where ``next_batch`` would hand the channel's batch straight over (no watch
+delay, no watch faults); otherwise the task is woken as usual.
+
 ``synced`` is set once the first list has been applied (readiness by handshake: agents
 wait on it instead of sleeping).
 
@@ -67,8 +76,11 @@ class Informer:
         namespace: str | None = None,
         label_match: Callable[[Mapping[str, str]], bool] | None = None,
         fields: Mapping[str, str] | None = None,
+        inline: bool = False,
     ) -> None:
         self.client = client
+        self.inline = inline
+        """Its handlers never call into the loop: events may be applied without a wake-up."""
         self.kind = kind
         self.namespace = namespace
         self.label_match = label_match
@@ -218,7 +230,7 @@ class Informer:
         self._replace(items, rev)
 
     def _open(self) -> WatchStream:
-        return self.client.watch(
+        stream = self.client.watch(
             self.kind,
             namespace=self.namespace,
             label_match=self.label_match,
@@ -227,6 +239,17 @@ class Informer:
             allow_bookmarks=True,
             lazy_bookmarks=True,
         )
+        if self.inline:
+            stream.watcher.channel.set_drain(lambda: self._drain(stream))
+        return stream
+
+    def _drain(self, stream: WatchStream) -> bool:
+        """What ``run`` does once woken, done in the caller: take the batch and apply it
+        (False, nothing done, where ``next_batch`` would not hand it straight over)."""
+        if stream is not self._stream or not stream.direct():
+            return False
+        self._apply(stream.watcher.channel.get_nowait_batch())
+        return True
 
     async def run(self) -> None:
         """List and watch until cancelled; API errors are retried with backoff (as client-go's

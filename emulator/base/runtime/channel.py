@@ -25,6 +25,15 @@ the queue and not counted against ``maxsize``, and is handed out first with the 
 before the close exception); a later lazy item replaces it (only the latest one matters to
 such a consumer). Queued behind other items, it is a plain ``put``.
 
+A consumer that can apply a batch synchronously, in whatever task is running, exactly as it
+would once woken (an in-process informer whose handlers never call into the loop) gives the
+channel a *drain* (``set_drain``). On the virtual-time loop, while the loop holds wakes
+(``VirtualTimeEventLoop.hold_wakes``: the kubelets' Lease ticker firing an instant), waking
+that consumer is owed to the loop instead (``owe``); the loop settles it when it releases
+the wakes, by calling the drain (``drain_owed``) when nothing else is ready, else by waking
+the consumer at the place its wake-up would have taken (``wake_owed``). Everything queued,
+overflow and close behave as without a drain.
+
 A slow consumer is ended rather than allowed to block writers or grow without bound, as
 Kubernetes ends a watcher that falls too far behind; it still receives everything queued
 before the overflow, then ``Overflow``. Closing wakes the consumer by completing its waiter
@@ -38,6 +47,7 @@ Not thread-safe: producers and the consumer run on the same event loop.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Generic, TypeVar
 
 __all__ = ["Channel", "ChannelClosed", "Overflow"]
@@ -56,7 +66,7 @@ class Overflow(ChannelClosed):
 class Channel(Generic[T]):
     """A bounded channel with one consumer that drains everything queued at each wake-up."""
 
-    __slots__ = ("_exc", "_items", "_lazy", "_maxsize", "_waiter")
+    __slots__ = ("_drain", "_exc", "_items", "_lazy", "_maxsize", "_owe", "_owed", "_waiter")
 
     def __init__(self, maxsize: int | None = None) -> None:
         if maxsize is not None and maxsize < 1:
@@ -66,6 +76,11 @@ class Channel(Generic[T]):
         self._waiter: asyncio.Future[None] | None = None
         self._exc: BaseException | None = None
         self._lazy: T | None = None
+        self._drain: Callable[[], bool] | None = None
+        self._owe: Callable[[Channel[T]], bool] | None = None
+        """The loop's ``owe`` while a drain is set (on the virtual-time loop)."""
+        self._owed = False
+        """The consumer's wake-up is owed to the loop (not made yet)."""
 
     @property
     def maxsize(self) -> int | None:
@@ -165,7 +180,36 @@ class Channel(Generic[T]):
             items.insert(0, lazy)
         return items
 
+    def set_drain(self, drain: Callable[[], bool] | None) -> None:
+        """``drain()``: take what is queued and apply it as the consumer woken from
+        ``get_batch`` would, returning True, or do nothing and return False (the consumer is
+        woken then). Its wake-ups may be owed while the running loop holds wakes; only on
+        the virtual-time loop (None: every wake-up is made at once, as without)."""
+        self._drain = drain
+        self._owe = None if drain is None else getattr(asyncio.get_running_loop(), "owe", None)
+
+    def drain_owed(self) -> bool:
+        """The loop settles an owed wake-up by draining here: False if the consumer must be
+        woken instead (it stopped waiting, the channel is closed, or the drain declines)."""
+        self._owed = False
+        waiter, drain = self._waiter, self._drain
+        if waiter is None or waiter.done() or self._exc is not None or drain is None:
+            return False
+        return drain()
+
+    def wake_owed(self) -> None:
+        """The loop settles an owed wake-up by making it (once it no longer holds wakes)."""
+        self._owed = False
+        self._wake()
+
     def _wake(self) -> None:
         waiter = self._waiter
         if waiter is not None and not waiter.done():
+            owe = self._owe
+            if owe is not None:
+                if self._owed:
+                    return  # owed already: as a waiter already woken
+                if owe(self):
+                    self._owed = True
+                    return
             waiter.set_result(None)

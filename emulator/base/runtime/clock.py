@@ -135,6 +135,21 @@ class LoopClock:
             when = math.nextafter(when, math.inf)
         await self._sleep_to(when)
 
+    def advance_to(self, t: float) -> bool:
+        """On the virtual-time loop, move the clock to ``t`` if the loop would do so next
+        with a ``sleep_until(t)`` of the caller's and wake nothing else (the same loop time
+        ``sleep_until`` would set); False (nothing changed) otherwise
+        (``VirtualTimeEventLoop.advance``)."""
+        loop = self._loop
+        if not isinstance(loop, VirtualTimeEventLoop):
+            return False
+        when = self._origin + t
+        while when - self._origin < t:  # as sleep_until
+            when = math.nextafter(when, math.inf)
+        if when <= loop.time():
+            return False  # sleep_until would only yield: take the normal path
+        return loop.advance(when)
+
     def timestamp(self, t: float | None = None) -> str:
         if t is not None:
             return format_timestamp(t)
@@ -194,6 +209,10 @@ class PacedClock(LoopClock):
         while (when - self._origin) * self.speed < t:
             when = math.nextafter(when, math.inf)
         await self._sleep_to(when)
+
+    def advance_to(self, t: float) -> bool:
+        """Never: a paced clock keeps the loop's timers (``LoopClock.advance_to``)."""
+        return False
 
     def __repr__(self) -> str:
         return f"<PacedClock virtual={self.virtual} speed={self.speed!r} now={self.now()!r}>"

@@ -1,0 +1,149 @@
+"""The ticker stepping the virtual clock itself (``Ticker.run``, ``LoopClock.advance_to``):
+the same instants, in the same order against every other timer, as when it sleeps on a
+timer for each instant; and the race it could create with the node lifecycle controller,
+whose Lease informer is applied in place (``Informer(inline=True)``): a renewal committed at
+the same instant as the monitor's pass, in both orders of their timers, and one at an
+earlier stepped instant, give the probes an eager informer gives."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from msgspec.structs import replace
+
+from agents.controllers import NodeLifecycleController
+from agents.kubelet.ticker import Ticker
+from emulator.base.api.meta import ObjectMeta
+from emulator.base.api.scheduling import Lease, LeaseSpec
+from emulator.base.runtime.clock import LoopClock
+from emulator.base.runtime.loop import new_virtual_loop
+from tests.builders import node
+from tests.cluster import open_cluster
+
+NS = "kube-node-lease"
+
+
+class _NoStepping(LoopClock):
+    """The reference: the ticker sleeps on a timer for every instant."""
+
+    def advance_to(self, t: float) -> bool:
+        return False
+
+
+def _run(main: Any) -> Any:
+    loop = new_virtual_loop()
+    try:
+        return loop.run_until_complete(main())
+    finally:
+        loop.close()
+
+
+DUES = [0.5, 1.0, 1.0 + 1e-12, 1.75, 2.0, 2.0 + 1e-12, 2.5, 3.0, 3.25, 4.0, 4.5, 6.0]
+OTHERS = [1.0, 2.0 + 5e-13, 3.0, 3.0 + 1e-3, 5.0]
+"""Timers of another task: at an entry's instant, within the clock resolution after one,
+just after one, between two; the deadline cancels the ticker at 6.0 (``--until``)."""
+
+
+def _fire_log(stepping: bool) -> tuple[list[tuple[float, str]], int]:
+    async def main() -> tuple[list[tuple[float, str]], int]:
+        loop = asyncio.get_running_loop()
+        clock = LoopClock(virtual=True) if stepping else _NoStepping(virtual=True)
+        ticker = Ticker(clock)
+        log: list[tuple[float, str]] = []
+        for i, due in enumerate(DUES):
+            ticker.push(due, lambda d, i=i: log.append((loop.time(), f"entry{i}@{d!r}")))
+
+        async def other() -> None:
+            for t in OTHERS:
+                await clock.sleep_until(t)
+                log.append((loop.time(), f"other@{t!r}"))
+
+        async with asyncio.TaskGroup() as tg:
+            task = tg.create_task(ticker.run(), name="ticker")
+            tg.create_task(other(), name="other")
+            await clock.sleep_until(6.0)
+            log.append((loop.time(), "deadline"))
+            task.cancel()
+        return log, ticker.stepped
+
+    return _run(main)  # type: ignore[no-any-return]
+
+
+def test_stepping_fires_at_the_same_instants_in_the_same_order_as_sleeping() -> None:
+    stepped_log, stepped = _fire_log(stepping=True)
+    reference, none = _fire_log(stepping=False)
+    assert stepped_log == reference
+    assert none == 0
+    assert stepped > 0
+    assert reference[-1] == (6.0, "deadline")  # the entry due at 6.0 is not fired
+    assert not any("@6.0" in name for _, name in reference)
+
+
+# --- the node lifecycle controller's Lease informer ----------------------------------------
+
+
+def _probes(*, inline: bool, ticker_first: bool) -> list[Any]:
+    """Lease a renewed by one ticker at 0.25, 1.5 and 4.5 (a stepped instant), Lease b by
+    another at 5.0, the monitor's instant (that ticker's timer made before or after the
+    monitor's): the probes after each monitor pass (pending renewals, stamps)."""
+
+    async def main() -> list[Any]:
+        async with open_cluster(seed=1) as c:
+            for name in ("a", "b"):
+                c.server.create(node(name))
+                meta = ObjectMeta(name=name, namespace=NS)
+                c.server.create(Lease(metadata=meta, spec=LeaseSpec(holder_identity=name)))
+            client = c.client("kubelet")
+            ticker, other = Ticker(c.clock, "kubelet:heartbeats"), Ticker(c.clock, "b")
+
+            def renew(ticker: Ticker, name: str) -> Any:
+                def fire(due: float) -> None:
+                    lease = c.server.get("Lease", name, NS)
+                    spec = replace(lease.spec, renew_time=f"t{due:g}")
+                    assert ticker.leases.add(client, lease, spec, lambda _new: None)
+
+                return fire
+
+            for due in (0.25, 1.5, 4.5):
+                ticker.push(due, renew(ticker, "a"), batched=True)
+            other.push(5.0, renew(other, "b"), batched=True)
+            nlc = NodeLifecycleController(c.client("controller:nodelifecycle"), c.clock)
+            nlc.leases.inline = inline
+            passes: list[Any] = []
+            monitor = nlc.monitor
+
+            async def logged() -> None:
+                await monitor()
+                probes = nlc.probes
+                passes.append((c.clock.now(), sorted(probes._renewed), dict(probes._stamps)))
+
+            nlc.monitor = logged  # type: ignore[method-assign]
+            c.spawn(ticker.run(), "heartbeats")
+            if ticker_first:
+                c.spawn(other.run(), "b")
+                await asyncio.sleep(0)  # its timer for 5.0 before the monitor's
+                await c.start(nlc, "nodelifecycle")
+            else:
+                await c.start(nlc, "nodelifecycle")  # the monitor's timer for 5.0 first
+                c.spawn(other.run(), "b")
+            await c.at(12.0)
+            return [passes, ticker.stepped]
+
+    return _run(main)  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize("ticker_first", [True, False], ids=["ticker-timer-first", "monitor-timer-first"])
+def test_a_renewal_at_the_monitors_instant_is_seen_as_by_an_eager_informer(ticker_first: bool) -> None:
+    eager, _ = _probes(inline=False, ticker_first=ticker_first)
+    inline, stepped = _probes(inline=True, ticker_first=ticker_first)
+    assert inline == eager
+    assert stepped > 0  # 1.5 → 4.5 at least is stepped (no other timer between)
+    # a's renewal of 4.5 (a stepped instant) is seen by the pass at 5.0; b's of 5.0 is not,
+    # in either order (the informer's wake-up comes after the monitor's), but at 10.0
+    assert [(t, stamps) for t, _, stamps in eager] == [
+        (0.0, {"a": 0.0, "b": 0.0}),
+        (5.0, {"b": 0.0, "a": 5.0}),
+        (10.0, {"a": 5.0, "b": 10.0}),
+    ]
