@@ -13,9 +13,9 @@ member)``): a run of consecutive entries of one group in a bucket is fired in on
 (no rounding to a tick), so every callback runs at the simulated instant its own timer would
 have fired. A callback is synchronous; it pushes its next entry itself if it wants one.
 
-It also owns ``run_inline``, which runs a coroutine up to its first suspension in the caller
-(an API call without latency or faults never suspends) and hands back what is left, if
-anything, for a task to finish.
+It re-exports ``run_inline`` (``emulator.base.runtime.inline``), which runs a coroutine up to
+its first suspension in the caller (an API call without latency or faults never suspends) and
+hands back what is left, if anything, for a task to finish.
 
 Lease renewals: ``leases`` (``emulator.base.client.leasebatch``) collects the renewals the
 heartbeats of one instant make through the fast path and writes them in one pass; it is
@@ -50,11 +50,12 @@ from __future__ import annotations
 
 import asyncio
 import heapq
-from collections.abc import Callable, Coroutine, Generator
+from collections.abc import Callable
 from typing import Any
 
 from emulator.base.client.leasebatch import LeaseBatch
 from emulator.base.runtime.clock import Clock
+from emulator.base.runtime.inline import run_inline
 from emulator.base.runtime.loop import VirtualTimeEventLoop
 
 __all__ = ["Fire", "Group", "Ticker", "run_inline"]
@@ -152,6 +153,7 @@ class Ticker:
         loop = asyncio.get_running_loop()
         stepper = loop if isinstance(loop, VirtualTimeEventLoop) else None
         advance_to = getattr(clock, "advance_to", None) if stepper is not None else None
+        task = asyncio.current_task()
         try:
             while True:
                 if not heap:
@@ -163,14 +165,16 @@ class Ticker:
                 await clock.sleep_until(self._target)
                 while True:  # an instant, then the next ones while the loop would only wake us
                     self.wakeups += 1
-                    if stepper is not None:
-                        stepper.hold_wakes()
                     try:
+                        if stepper is not None:
+                            stepper.hold_wakes()
                         self._fire(clock.now())
                     finally:
                         if stepper is not None:
                             stepper.release_wakes()
-                    if not heap or advance_to is None or not advance_to(heap[0]):
+                    if not heap or advance_to is None or (task is not None and task.cancelling()):
+                        break  # a cancel requested meanwhile is delivered at the next await
+                    if not advance_to(heap[0]):
                         break
                     self._target = heap[0]
                     self.stepped += 1
@@ -203,46 +207,3 @@ class Ticker:
             self.fired += i
             self._entries -= i
         leases.flush()
-
-
-def run_inline(coro: Coroutine[Any, Any, None]) -> Coroutine[Any, Any, None] | None:
-    """Run ``coro`` in the caller up to its first suspension: ``None`` if it finished, else
-    a coroutine that finishes it (await it, from a task). An exception it raises before
-    suspending propagates here."""
-    try:
-        pending = coro.send(None)
-    except StopIteration:
-        return None
-    return _finish(coro, pending)
-
-
-async def _finish(coro: Coroutine[Any, Any, None], pending: Any) -> None:
-    await _Resume(coro, pending)
-
-
-class _Resume:
-    """Awaiting it hands ``pending`` (what ``coro`` yielded when it suspended, e.g. a
-    future) to the awaiting task, then drives ``coro`` on as ``await coro`` would have:
-    values and exceptions (cancellation included) go in, yields come out."""
-
-    __slots__ = ("_coro", "_pending")
-
-    def __init__(self, coro: Coroutine[Any, Any, None], pending: Any) -> None:
-        self._coro = coro
-        self._pending = pending
-
-    def __await__(self) -> Generator[Any, Any, None]:
-        coro, pending = self._coro, self._pending
-        while True:
-            try:
-                value = yield pending
-            except BaseException as exc:  # thrown in by the task (CancelledError): pass it on
-                try:
-                    pending = coro.throw(exc)
-                except StopIteration:
-                    return
-            else:
-                try:
-                    pending = coro.send(value)
-                except StopIteration:
-                    return

@@ -143,11 +143,15 @@ class LoopClock:
         loop = self._loop
         if not isinstance(loop, VirtualTimeEventLoop):
             return False
+        if not math.isfinite(t):
+            return False  # NaN or infinite: the normal path (a sleep that never ends)
         when = self._origin + t
         while when - self._origin < t:  # as sleep_until
             when = math.nextafter(when, math.inf)
         if when <= loop.time():
             return False  # sleep_until would only yield: take the normal path
+        if not when - loop.time() <= MAX_DURATION_SECONDS:
+            return False  # _sleep_to sets no timer beyond Go's Duration: it would never wake
         return loop.advance(when)
 
     def timestamp(self, t: float | None = None) -> str:

@@ -24,6 +24,10 @@ async def _finish(coro: Coroutine[Any, Any, None], pending: Any) -> None:
 
 
 class _Resume:
+    """Awaiting it hands ``pending`` (what ``coro`` yielded when it suspended, e.g. a
+    future) to the awaiting task, then drives ``coro`` on as ``await coro`` would have:
+    values and exceptions (cancellation included) go in, yields come out."""
+
     __slots__ = ("_coro", "_pending")
 
     def __init__(self, coro: Coroutine[Any, Any, None], pending: Any) -> None:
@@ -35,7 +39,7 @@ class _Resume:
         while True:
             try:
                 value = yield pending
-            except BaseException as exc:
+            except BaseException as exc:  # thrown in by the task (CancelledError): pass it on
                 try:
                     pending = coro.throw(exc)
                 except StopIteration:
