@@ -23,6 +23,8 @@ It does not own building the diagnosis during the cycle (the scheduling cycle do
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -31,7 +33,14 @@ from emulator.base.api.core import Pod
 from .interface import NodeToStatus
 from .types import Code, Status
 
-__all__ = ["NO_NODES_AVAILABLE_TO_SCHEDULE", "NO_NODE_AVAILABLE_MSG", "Diagnosis", "FitError"]
+__all__ = [
+    "NO_NODES_AVAILABLE_TO_SCHEDULE",
+    "NO_NODE_AVAILABLE_MSG",
+    "Diagnosis",
+    "FitError",
+    "count_for_status_code",
+    "status_counts",
+]
 
 NO_NODE_AVAILABLE_MSG: Final = "0/{} nodes are available"
 """Upstream ``NoNodeAvailableMsg``."""
@@ -61,6 +70,27 @@ class Diagnosis:
             self.unschedulable_plugins.add(status.plugin)
 
 
+def status_counts(nts: NodeToStatus) -> list[tuple[Status, int]]:
+    """(status, number of nodes explicitly set to that very object), in the order of each
+    object's first node: nodes share Status objects (one per plugin and code), so this is the
+    per-node walk grouped, counted without a Python step per node."""
+    values = list(nts.explicit_statuses())
+    ids = list(map(id, values))
+    by_id = dict(zip(ids, values, strict=True))
+    return [(by_id[i], n) for i, n in Counter(ids).items()]
+
+
+def count_for_status_code(nts: NodeToStatus, node_map: Mapping[str, Any], code: Code) -> int | None:
+    """``len(nts.nodes_for_status_code(nodes, code))`` for the nodes of ``node_map`` (by name),
+    without listing them; None when an explicit status names a node outside it."""
+    if not dict(nts.explicit_nodes()).keys() <= node_map.keys():
+        return None
+    count = sum(n for status, n in status_counts(nts) if status.code is code)
+    if nts.absent_nodes_status.code is code:
+        count += len(node_map) - len(nts)
+    return count
+
+
 class FitError(Exception):
     """No node fits the pod; ``str()`` is upstream's ``FitError.Error()``."""
 
@@ -76,15 +106,8 @@ class FitError(Exception):
         # its reasons; a reason is first seen with the first node of the first status holding it,
         # so the order is the per-node walk's.
         nts = self.diagnosis.node_to_status
-        nodes_of: dict[int, list[Any]] = {}
-        for status in nts.explicit_statuses():
-            seen = nodes_of.get(id(status))
-            if seen is None:
-                nodes_of[id(status)] = [status, 1]
-            else:
-                seen[1] += 1
         counts: dict[str, int] = {}
-        for status, n in nodes_of.values():
+        for status, n in status_counts(nts):
             for reason in status.reasons:
                 counts[reason] = counts.get(reason, 0) + n
         absent = self.num_all_nodes - len(nts)
