@@ -54,11 +54,11 @@ shared ``Candidate``/``Victims`` types (``candidate.py``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Protocol
 
-from agents.scheduler.framework.diagnosis import Diagnosis, FitError, count_for_status_code
+from agents.scheduler.framework.diagnosis import CountedStatuses, Diagnosis, FitError, count_for_status_code
 from agents.scheduler.framework.interface import Handle, NodeToStatus, PostFilterResult
 from agents.scheduler.framework.types import SUCCESS, Code, CycleState, NodeInfo, PodInfo, Status
 from emulator.base.api.core import LabelSelector, Pod
@@ -218,23 +218,6 @@ def _aggregate(messages: Sequence[str]) -> str:
 # --- the evaluator -----------------------------------------------------------------------
 
 
-class _Counted(NodeToStatus):
-    """``count`` nodes explicitly set to ``status``, their names not kept, the rest ``absent``:
-    what a uniform dry run's statuses amount to in its FitError message."""
-
-    __slots__ = ("_count", "_status")
-
-    def __init__(self, status: Status, count: int, absent: Status) -> None:
-        super().__init__(absent=absent)
-        self._status, self._count = status, count
-
-    def __len__(self) -> int:
-        return self._count
-
-    def explicit_statuses(self) -> Iterator[Status]:
-        return iter([self._status] * self._count)
-
-
 class PreemptionPlugin(Protocol):
     """What a preemption plugin gives the evaluator (upstream ``preemption.Interface``)."""
 
@@ -330,7 +313,7 @@ class Evaluator:
             return None
         if count:
             self.plugin.get_offset_and_num_candidates(count)
-        statuses = _Counted(uniform, count, Status(Code.UnschedulableAndUnresolvable, PREEMPTION_NOT_HELPFUL))
+        statuses = CountedStatuses(uniform, count, Status(Code.UnschedulableAndUnresolvable, PREEMPTION_NOT_HELPFUL))
         return FitError(pod, len(all_nodes), Diagnosis(node_to_status=statuses)).message()
 
     def _latest(self, pod: Pod) -> Pod | None:
