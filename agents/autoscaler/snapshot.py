@@ -15,6 +15,7 @@ amounts; only the generations of the kept ``NodeInfo``\\s are older.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from operator import is_
 from typing import Any
 
 from emulator.base.api.core import Node, Pod
@@ -55,7 +56,7 @@ class ReusingReset:
                 and previous[0] is nodes_by_name[name]
                 and previous[2].generation == previous[3]
                 and len(previous[1]) == len(bound)
-                and all(a is b for a, b in zip(previous[1], bound, strict=True))
+                and all(map(is_, previous[1], bound))
             ):
                 reused[name] = previous[2]
             else:

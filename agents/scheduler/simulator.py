@@ -120,6 +120,7 @@ class SchedulingSimulator:
         return self.snapshot.node_info_map.get(name)
 
     def add_node(self, node: Node) -> None:
+        self._rows_before_node_edit()
         name = node.metadata.name
         self.snapshot.node_info_map[name] = NodeInfo(node)
         self._order.append(name)
@@ -129,6 +130,7 @@ class SchedulingSimulator:
             self._rows = None
 
     def remove_node(self, name: str) -> None:
+        self._rows_before_node_edit()
         info = self.snapshot.node_info_map.pop(name)
         i = self._order.index(name)
         del self._order[i]
@@ -158,10 +160,15 @@ class SchedulingSimulator:
             self._rows.changed(info)
 
     def fork(self) -> None:
-        if self._rows is None:  # built before the fork's edits, so that a revert keeps it
+        self._marks.append(len(self._log))
+
+    def _rows_before_node_edit(self) -> None:
+        """Inside a fork, the rows table is built (when missing) before the first node edit, so
+        that a revert re-inserting the node keeps it; a fork that edits no node (a scale-down
+        pass finding every node busy) builds none."""
+        if self._rows is None and self._marks:
             self._refresh()
             self._rows = SimRows(self.snapshot.node_info_list)
-        self._marks.append(len(self._log))
 
     def commit(self) -> None:
         self._marks.pop()

@@ -82,3 +82,22 @@ def test_schedule_anywhere_picks_the_per_node_walks_node(seed: int) -> None:
         elif op >= 0.98:
             sim.reset([_node(fresh(), rng) for _ in range(rng.randint(0, 12))], [])
             placed, depth = [], 0
+
+
+def test_rows_built_before_a_forks_first_node_edit_and_kept_by_its_revert() -> None:
+    """A fork editing no node builds no table; one removing a node builds it first, so the
+    revert that re-inserts the node keeps it (no rebuild per simulation)."""
+    rng = random.Random(0)
+    sim = SchedulingSimulator()
+    sim.reset([_node(f"n{i}", rng) for i in range(4)], [])
+    sim.fork()
+    sim.revert()
+    assert sim._rows is None
+    sim.fork()
+    sim.remove_node("n1")
+    rows = sim._rows
+    assert rows is not None
+    assert sim.schedule_anywhere(pod("p", uid="p", cpu="100m")) is not None
+    sim.revert()
+    assert sim._rows is rows
+    assert sim.node_names() == ["n0", "n1", "n2", "n3"]

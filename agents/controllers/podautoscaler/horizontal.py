@@ -32,6 +32,7 @@ from agents.controllers.podautoscaler.behavior import (
 )
 from agents.controllers.podautoscaler.conditions import set_condition
 from agents.controllers.podautoscaler.metrics import MetricsComputer, MetricsError
+from agents.controllers.podautoscaler.replica_calculator import PodMemo
 from agents.controllers.workqueue import WorkQueue
 from emulator.base.api.autoscaling import HorizontalPodAutoscaler, HorizontalPodAutoscalerStatus
 from emulator.base.api.errors import ApiError, NotFound
@@ -72,6 +73,8 @@ class HorizontalController:
         self.pods: Informer | None = None
         self._trigger: asyncio.Task[None] | None = None
         self.states: dict[Key, ScalingState] = {}
+        self.memos: dict[Key, PodMemo] = {}
+        """Per HPA, what its syncs read of each pod object (``replica_calculator.PodMemo``)."""
         self.counts = dict.fromkeys(("syncs", "rescales", "statusWrites", "errors"), 0)
 
     def __repr__(self) -> str:
@@ -111,6 +114,7 @@ class HorizontalController:
         hpa = self.hpas.get(key[1], key[0])
         if hpa is None:
             self.states.pop(key, None)
+            self.memos.pop(key, None)
             return
         try:
             await self.reconcile(hpa, key)
@@ -179,7 +183,9 @@ class HorizontalController:
             rescale_reason, desired = "Current number of replicas below Spec.MinReplicas", low
         else:
             selector_text = format_label_selector(target.spec.selector) if target.spec.selector is not None else ""
-            computer = MetricsComputer(self.client, self.recorder, self.clock, _ref(hpa))
+            memo = self.memos.setdefault(key, PodMemo())
+            memo.next_sync()
+            computer = MetricsComputer(self.client, self.recorder, self.clock, _ref(hpa), memo)
             try:
                 if not selector_text:
                     await self.recorder.event(_ref(hpa), "Warning", "SelectorRequired", "selector is required")

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from agents.controllers.podautoscaler.replica_calculator import PodMetric, ReplicaCalcError, ReplicaCalculator
+from agents.controllers.podautoscaler.replica_calculator import PodMemo, PodMetric, ReplicaCalcError, ReplicaCalculator
 from emulator.base.api.autoscaling import (
     ContainerResourceMetricStatus,
     HorizontalPodAutoscaler,
@@ -72,12 +72,19 @@ class Proposal:
 class MetricsComputer:
     """One reconcile's metric proposals for one HPA."""
 
-    def __init__(self, client: Client, recorder: EventRecorder, clock: Clock, ref: ObjectReference) -> None:
+    def __init__(
+        self,
+        client: Client,
+        recorder: EventRecorder,
+        clock: Clock,
+        ref: ObjectReference,
+        memo: PodMemo | None = None,
+    ) -> None:
         self.client = client
         self.recorder = recorder
         self.clock = clock
         self.ref = ref
-        self.calc = ReplicaCalculator()
+        self.calc = ReplicaCalculator(memo=memo)
 
     async def compute(
         self,
@@ -120,7 +127,15 @@ class MetricsComputer:
             if not usage:
                 raise ReplicaCalcError("no metrics returned from resource metrics API")
             at = parse_timestamp(stamp)
-            return {name: PodMetric(milli, at, 15.0) for name, milli in usage.items() if milli is not None}
+            made: dict[int, PodMetric] = {}  # most pods use the same: one (frozen) PodMetric per value
+            by_pod: dict[str, PodMetric] = {}
+            for name, milli in usage.items():
+                if milli is not None:
+                    metric = made.get(milli)
+                    if metric is None:
+                        metric = made[milli] = PodMetric(milli, at, 15.0)
+                    by_pod[name] = metric
+            return by_pod
         raw = await self.client.pod_metrics(namespace, selector)
         if not raw:
             raise ReplicaCalcError("no metrics returned from resource metrics API")

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Final
+from dataclasses import dataclass, field
+from typing import Any, Final
 
 from emulator.base.api.core import Pod
 from emulator.base.runtime.clock import parse_timestamp
@@ -24,6 +24,7 @@ __all__ = [
     "CPU_INITIALIZATION_PERIOD",
     "DELAY_OF_INITIAL_READINESS_STATUS",
     "TOLERANCE",
+    "PodMemo",
     "PodMetric",
     "ReplicaCalcError",
     "ReplicaCalculator",
@@ -57,6 +58,66 @@ def _ready_condition(pod: Pod) -> tuple[str, float] | None:
     return None
 
 
+def _times(pod: Pod) -> tuple[tuple[str, float] | None, float | None]:
+    """(its Ready condition's status and transition time, its start time)."""
+    return _ready_condition(pod), parse_timestamp(pod.status.start_time) if pod.status.start_time else None
+
+
+def _request(pod: Pod, container: str, resource: str) -> int:
+    """One pod's request of ``resource`` for ``calculate_requests`` (raising as it does)."""
+    total = 0
+    sidecars = [c for c in pod.spec.init_containers if c.restart_policy == "Always"]
+    for c in (*pod.spec.containers, *sidecars):
+        if container and c.name != container:
+            continue
+        q = c.resources.requests.get(resource)
+        if q is None or q.milli == 0:
+            raise ReplicaCalcError(f"missing request for {resource} in container {c.name} of Pod {pod.metadata.name}")
+        total += q.milli
+    return total
+
+
+class PodMemo:
+    """What ``group_pods`` and ``calculate_requests`` read of a pod, kept per pod object (objects
+    are replaced, never changed in place) for the objects seen in this sync or the previous one:
+    an HPA reads the same hundreds of mostly unchanged pods every 15 s. ``next_sync()`` between
+    syncs. The figures are those of the plain functions, pod for pod."""
+
+    __slots__ = ("_last", "_now")
+
+    def __init__(self) -> None:
+        self._last: dict[str, list[Any]] = {}
+        self._now: dict[str, list[Any]] = {}
+
+    def next_sync(self) -> None:
+        self._last, self._now = self._now, {}
+
+    def _entry(self, pod: Pod) -> list[Any]:
+        """[the pod, its ``_times`` (None until asked), its requests by (container, resource)]."""
+        name = pod.metadata.name
+        entry = self._now.get(name)
+        if entry is None or entry[0] is not pod:
+            entry = self._last.get(name)
+            if entry is None or entry[0] is not pod:
+                entry = [pod, None, {}]
+            self._now[name] = entry
+        return entry
+
+    def times(self, pod: Pod) -> tuple[tuple[str, float] | None, float | None]:
+        entry = self._entry(pod)
+        if entry[1] is None:
+            entry[1] = _times(pod)
+        times: tuple[tuple[str, float] | None, float | None] = entry[1]
+        return times
+
+    def request(self, pod: Pod, container: str, resource: str) -> int:
+        known: dict[tuple[str, str], int] = self._entry(pod)[2]
+        value = known.get((container, resource))
+        if value is None:
+            value = known[(container, resource)] = _request(pod, container, resource)
+        return value
+
+
 def group_pods(
     pods: Sequence[Pod],
     metrics: Mapping[str, PodMetric],
@@ -64,6 +125,7 @@ def group_pods(
     now: float,
     cpu_initialization_period: float = CPU_INITIALIZATION_PERIOD,
     delay_of_initial_readiness_status: float = DELAY_OF_INITIAL_READINESS_STATUS,
+    memo: PodMemo | None = None,
 ) -> tuple[int, list[str], list[str], list[str]]:
     """``groupPods``: (ready pod count, unready, missing, ignored pod names). Ignored: being
     deleted or Failed (their metrics dropped); unready: Pending, or for cpu not Ready or still
@@ -85,8 +147,7 @@ def group_pods(
             missing.append(name)
             continue
         if resource == "cpu":
-            cond = _ready_condition(pod)
-            start = parse_timestamp(pod.status.start_time) if pod.status.start_time else None
+            cond, start = _times(pod) if memo is None else memo.times(pod)
             if cond is None or start is None:
                 skip = True
             else:
@@ -102,24 +163,14 @@ def group_pods(
     return ready, unready, missing, ignored
 
 
-def calculate_requests(pods: Sequence[Pod], container: str, resource: str) -> dict[str, int]:
+def calculate_requests(
+    pods: Sequence[Pod], container: str, resource: str, memo: PodMemo | None = None
+) -> dict[str, int]:
     """``calculateRequests``: each pod's request of ``resource`` (its containers and restartable
     init containers, or only ``container``), milli-units; a zero request is an error."""
-    out: dict[str, int] = {}
-    for pod in pods:
-        total = 0
-        sidecars = [c for c in pod.spec.init_containers if c.restart_policy == "Always"]
-        for c in (*pod.spec.containers, *sidecars):
-            if container and c.name != container:
-                continue
-            q = c.resources.requests.get(resource)
-            if q is None or q.milli == 0:
-                raise ReplicaCalcError(
-                    f"missing request for {resource} in container {c.name} of Pod {pod.metadata.name}"
-                )
-            total += q.milli
-        out[pod.metadata.name] = total
-    return out
+    if memo is None:
+        return {pod.metadata.name: _request(pod, container, resource) for pod in pods}
+    return {pod.metadata.name: memo.request(pod, container, resource) for pod in pods}
 
 
 def resource_utilization_ratio(
@@ -152,6 +203,7 @@ class ReplicaCalculator:
     tolerance: float = TOLERANCE
     cpu_initialization_period: float = CPU_INITIALIZATION_PERIOD
     delay_of_initial_readiness_status: float = DELAY_OF_INITIAL_READINESS_STATUS
+    memo: PodMemo | None = field(default=None, compare=False)
 
     def _usable(
         self, pods: Sequence[Pod], metrics: Mapping[str, PodMetric], resource: str, now: float
@@ -162,7 +214,13 @@ class ReplicaCalculator:
             raise ReplicaCalcError("no pods returned by selector while calculating replica count")
         metrics = dict(metrics)
         ready, unready, missing, ignored = group_pods(
-            pods, metrics, resource, now, self.cpu_initialization_period, self.delay_of_initial_readiness_status
+            pods,
+            metrics,
+            resource,
+            now,
+            self.cpu_initialization_period,
+            self.delay_of_initial_readiness_status,
+            self.memo,
         )
         for name in (*ignored, *unready):
             metrics.pop(name, None)
@@ -195,7 +253,7 @@ class ReplicaCalculator:
     ) -> tuple[int, int, int]:
         """``GetResourceReplicas``: (replicas, utilization %, average raw value)."""
         metrics, ready, unready, missing = self._usable(pods, metrics, resource, now)
-        requests = calculate_requests(pods, container, resource)
+        requests = calculate_requests(pods, container, resource, self.memo)
         if not metrics:
             raise ReplicaCalcError("did not receive metrics for targeted pods (pods might be unready)")
         ratio, utilization, raw = resource_utilization_ratio(metrics, requests, target_utilization)

@@ -23,6 +23,7 @@ It does not own building the diagnosis during the cycle (the scheduling cycle do
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -31,7 +32,15 @@ from emulator.base.api.core import Pod
 from .interface import NodeToStatus
 from .types import Code, Status
 
-__all__ = ["NO_NODES_AVAILABLE_TO_SCHEDULE", "NO_NODE_AVAILABLE_MSG", "Diagnosis", "FitError"]
+__all__ = [
+    "NO_NODES_AVAILABLE_TO_SCHEDULE",
+    "NO_NODE_AVAILABLE_MSG",
+    "CountedStatuses",
+    "Diagnosis",
+    "FitError",
+    "count_for_status_code",
+    "status_counts",
+]
 
 NO_NODE_AVAILABLE_MSG: Final = "0/{} nodes are available"
 """Upstream ``NoNodeAvailableMsg``."""
@@ -61,6 +70,49 @@ class Diagnosis:
             self.unschedulable_plugins.add(status.plugin)
 
 
+class CountedStatuses(NodeToStatus):
+    """``count`` nodes explicitly set to ``status``, their names not kept, the others ``absent``:
+    all a FitError message reads of a dry run that found the same status on every node."""
+
+    __slots__ = ("_count", "_status")
+
+    def __init__(self, status: Status, count: int, absent: Status) -> None:
+        super().__init__(absent=absent)
+        self._status, self._count = status, count
+
+    def __len__(self) -> int:
+        return self._count
+
+    def explicit_statuses(self) -> Iterator[Status]:
+        return iter([self._status] * self._count)
+
+
+def status_counts(nts: NodeToStatus) -> list[tuple[Status, int]]:
+    """(status, number of nodes explicitly set to that very object), in the order of each
+    object's first node: nodes share Status objects (one per plugin and code)."""
+    if isinstance(nts, CountedStatuses):
+        return [(nts._status, nts._count)] if nts._count else []
+    nodes_of: dict[int, list[Any]] = {}
+    for status in nts.explicit_statuses():
+        seen = nodes_of.get(id(status))
+        if seen is None:
+            nodes_of[id(status)] = [status, 1]
+        else:
+            seen[1] += 1
+    return [(status, n) for status, n in nodes_of.values()]
+
+
+def count_for_status_code(nts: NodeToStatus, node_map: Mapping[str, Any], code: Code) -> int | None:
+    """``len(nts.nodes_for_status_code(nodes, code))`` for the nodes of ``node_map`` (by name),
+    without listing them; None when an explicit status names a node outside it."""
+    if not nts.explicit_names() <= node_map.keys():
+        return None
+    count = sum(n for status, n in status_counts(nts) if status.code is code)
+    if nts.absent_nodes_status.code is code:
+        count += len(node_map) - len(nts)
+    return count
+
+
 class FitError(Exception):
     """No node fits the pod; ``str()`` is upstream's ``FitError.Error()``."""
 
@@ -76,15 +128,8 @@ class FitError(Exception):
         # its reasons; a reason is first seen with the first node of the first status holding it,
         # so the order is the per-node walk's.
         nts = self.diagnosis.node_to_status
-        nodes_of: dict[int, list[Any]] = {}
-        for status in nts.explicit_statuses():
-            seen = nodes_of.get(id(status))
-            if seen is None:
-                nodes_of[id(status)] = [status, 1]
-            else:
-                seen[1] += 1
         counts: dict[str, int] = {}
-        for status, n in nodes_of.values():
+        for status, n in status_counts(nts):
             for reason in status.reasons:
                 counts[reason] = counts.get(reason, 0) + n
         absent = self.num_all_nodes - len(nts)

@@ -50,7 +50,7 @@ from __future__ import annotations
 
 import enum
 import random
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, KeysView, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -292,6 +292,10 @@ class NodeToStatus:
     def explicit_nodes(self) -> Iterator[tuple[str, Status]]:
         """(node name, status) in insertion order (upstream ``ForEachExplicitNode``)."""
         return iter(list(self._statuses.items()))
+
+    def explicit_names(self) -> KeysView[str]:
+        """The explicitly set nodes' names (a live view)."""
+        return self._statuses.keys()
 
     def explicit_statuses(self) -> Iterator[Status]:
         """The explicitly set statuses, in insertion order (one per node)."""

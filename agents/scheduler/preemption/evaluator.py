@@ -31,8 +31,10 @@ Before that, a plugin may offer ``uniform_victims_status(pod)``: the non-success
 ``select_victims_on_node`` would give on *every* node of the snapshot, known without visiting
 them (DefaultPreemption: no pod anywhere has a lower priority than the preemptor, from the
 snapshot's ``lowest_pod_priority``); the dry run then sets that status for each potential node in
-scan order and finds no candidate, as the full scan would. Under a Cluster Autoscaler burst
-every pending pod of one priority fails this way on every attempt.
+scan order and finds no candidate, as the full scan would; ``preempt`` then does not even list
+the potential nodes: the "no candidate" message needs only their number (``_uniform_message``).
+Under a Cluster Autoscaler burst every pending pod of one priority fails this way on every
+attempt, against every node.
 ``Evaluator.fast_dry_run = False`` turns both off (the tests compare both).
 
 Choosing (``pick_one_node_for_preemption``), each criterion applied only to the ties of the
@@ -54,9 +56,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Final, Protocol
+from typing import Any, Final, Protocol
 
-from agents.scheduler.framework.diagnosis import Diagnosis, FitError
+from agents.scheduler.framework.diagnosis import CountedStatuses, Diagnosis, FitError, count_for_status_code
 from agents.scheduler.framework.interface import Handle, NodeToStatus, PostFilterResult
 from agents.scheduler.framework.types import SUCCESS, Code, CycleState, NodeInfo, PodInfo, Status
 from emulator.base.api.core import LabelSelector, Pod
@@ -277,7 +279,11 @@ class Evaluator:
         eligible, reason = self.plugin.pod_eligible_to_preempt_others(pod, nominated_status)
         if not eligible:
             return None, Status(Code.Unschedulable, reason)
-        all_nodes = self.handle.snapshot_shared_lister().node_info_list
+        lister = self.handle.snapshot_shared_lister()
+        all_nodes = lister.node_info_list
+        uniform = self._uniform_message(pod, lister, node_to_status)
+        if uniform is not None:
+            return PostFilterResult(""), Status(Code.Unschedulable, uniform)
         candidates, statuses, errors = self.find_candidates(state, all_nodes, pod, node_to_status)
         if errors and not candidates:
             return None, Status(Code.Error, _aggregate(errors))
@@ -290,6 +296,25 @@ class Evaluator:
             return None, Status(Code.Unschedulable, NO_CANDIDATE_NODE)
         self.executor.prepare_candidate(best, pod)
         return PostFilterResult(best.name), SUCCESS
+
+    def _uniform_message(self, pod: Pod, lister: Any, node_to_status: NodeToStatus) -> str | None:
+        """Steps 2 to the end when the plugin's ``uniform_victims_status`` holds (no candidate
+        anywhere, module docstring): the "no candidate" message from the number of potential
+        nodes alone, without listing them (the offset is still drawn, as the dry run draws it);
+        None when the shortcut does not apply."""
+        all_nodes, node_map = lister.node_info_list, getattr(lister, "node_info_map", None)
+        if not all_nodes or node_map is None or len(node_map) != len(all_nodes):
+            return None
+        uniform = self._uniform_status(pod)
+        if uniform is None or uniform.code is Code.Error:
+            return None
+        count = count_for_status_code(node_to_status, node_map, Code.Unschedulable)
+        if count is None:
+            return None
+        if count:
+            self.plugin.get_offset_and_num_candidates(count)
+        statuses = CountedStatuses(uniform, count, Status(Code.UnschedulableAndUnresolvable, PREEMPTION_NOT_HELPFUL))
+        return FitError(pod, len(all_nodes), Diagnosis(node_to_status=statuses)).message()
 
     def _latest(self, pod: Pod) -> Pod | None:
         """Step 0: the informer's copy when the scheduler offers ``get_pod``, else ``pod``."""

@@ -148,6 +148,10 @@ class LoadModel:
         """Every Running pod's usage at ``t``, by (namespace, name), in the pods' order. A pod's
         usage depends on its annotation, the rules it matches and whether it is Ready: it is
         computed once per such combination (each pod gets its own copy)."""
+        return {key: dict(u) for key, u in self.shared_usage(pods, t).items()}
+
+    def shared_usage(self, pods: Iterable[Pod], t: float) -> dict[tuple[str, str], Usage]:
+        """``usage``, the pods of one combination sharing one dict: read them, never change them."""
         rules = self.rules
         seen = self._seen
         kept: dict[tuple[str, str], tuple[Pod, tuple[bool, ...], bool, str | None]] = {}
@@ -172,7 +176,7 @@ class LoadModel:
             shared = made.get((matches, is_ready, text))
             if shared is None:
                 shared = made[(matches, is_ready, text)] = _usage(rules, rates, matches, is_ready, text)
-            out[key] = dict(shared)
+            out[key] = shared
         return out
 
 

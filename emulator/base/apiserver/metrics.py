@@ -91,7 +91,7 @@ class ResourceMetrics:
         (and named ``name``, if given), by namespace and name."""
         now = self.clock.now()
         pods = self._pods()
-        usage = self.model.usage(pods, now)
+        usage = self.model.shared_usage(pods, now)
         stamp = self.clock.timestamp(now)
         out: list[PodMetrics] = []
         for pod in pods:
@@ -122,7 +122,7 @@ class ResourceMetrics:
         for the HPA controller, which reads one resource of many pods every 15 s."""
         now = self.clock.now()
         pods = self._pods()
-        usage = self.model.usage(pods, now)
+        usage = self.model.shared_usage(pods, now)
         out: dict[str, int | None] = {}
         for pod in pods:
             meta = pod.metadata
@@ -137,7 +137,7 @@ class ResourceMetrics:
         """NodeMetrics of every Node (named ``name``, if given) matching ``selector``, by name."""
         now = self.clock.now()
         pods = self._pods()
-        usage = self.model.usage(pods, now)
+        usage = self.model.shared_usage(pods, now)
         per_node: dict[str, dict[str, int]] = {}
         for pod in pods:
             u = usage.get((pod.metadata.namespace, pod.metadata.name))
