@@ -33,6 +33,7 @@ __all__ = [
     "node_failed_to_drain",
     "nodepool_blocked_for_reason",
     "nominated",
+    "pod_failed_to_schedule",
     "terminating",
     "unconsolidatable",
     "waiting_on_readiness",
@@ -175,3 +176,8 @@ def evict_pod(pod: Any, reason: str) -> KEvent:
 def node_failed_to_drain(node: Any, err: str) -> KEvent:
     """``terminator/events`` ``NodeFailedToDrain``."""
     return KEvent(node, "Warning", "FailedDraining", f"Failed to drain node, {err}", (node.metadata.name,))
+
+
+def pod_failed_to_schedule(pod: Any, err: str) -> KEvent:
+    """``scheduling/events.go`` ``PodFailedToScheduleEvent`` (deduplicated by pod for 5 minutes)."""
+    return KEvent(pod, "Warning", "FailedScheduling", f"Failed to schedule pod, {err}", (_uid(pod),), 300.0)

@@ -47,6 +47,8 @@ from agents.autoscaler.karpenter.scheduling import (
     template_of,
     with_hostname,
 )
+from agents.autoscaler.karpenter.volumetopology import provisionable as _unschedulable
+from agents.autoscaler.karpenter.volumetopology import valid_pods
 from emulator.base.api.core import Node, NodeSpec, NodeStatus, Pod
 from emulator.base.api.errors import ApiError, NotFound
 from emulator.base.api.karpenter import (
@@ -93,18 +95,6 @@ class KarpenterCloud(Protocol):
         ...
 
 
-def _unschedulable(pod: Pod) -> bool:
-    if pod.spec.node_name or pod.metadata.deletion_timestamp is not None:
-        return False
-    if pod.status.phase in ("Succeeded", "Failed"):
-        return False
-    if any(o.kind == "DaemonSet" and o.controller for o in pod.metadata.owner_references):
-        return False
-    return any(
-        c.type == "PodScheduled" and c.status == "False" and c.reason == "Unschedulable" for c in pod.status.conditions
-    )
-
-
 def _ready(node: Node) -> bool:
     return any(c.type == "Ready" and c.status == "True" for c in node.status.conditions)
 
@@ -133,7 +123,7 @@ class Karpenter:
         self.claims = Informer(client, "NodeClaim")
         self.namespaces = Informer(client, "Namespace")
         self.pdbs = Informer(client, "PodDisruptionBudget")
-        self.sim = simulator(namespaces=self.namespaces.objects)
+        self.sim = simulator(namespaces=self.namespaces.objects, volumes_client=client)  # VolumeTopology's reads
         self.counters = cloud.counters
         for name in COUNTERS:
             self.counters.setdefault(name, 0)
@@ -156,6 +146,7 @@ class Karpenter:
         self.opened = self.last_added = 0.0
         self.batches = 0
         self._unschedulable_at: tuple[int | None, list[Pod]] = (None, [])
+        self.ignored: dict[str, tuple[Pod, str]] = {}  # pod uid -> (pod, why Validate ignores it)
         self.disruption = Disruption(self)
         self.disruption.disrupted = getattr(cloud, "disrupted", self.disruption.disrupted)
 
@@ -176,8 +167,8 @@ class Karpenter:
         return self.nominations.get(name, -1.0) > now
 
     def pending_pods(self) -> list[Pod]:
-        """``GetPendingPods``: every provisionable pending pod."""
-        return list(self._unschedulable_pods())
+        """``GetPendingPods``: every provisionable pending pod (``Validate``'s PVC checks passed)."""
+        return valid_pods(list(self._unschedulable_pods()), self.sim.volumes, self.ignored)
 
     def _unschedulable_pods(self) -> list[Pod]:
         """The ``_unschedulable`` pods by namespace and name, kept while no pod event arrives."""
@@ -234,15 +225,17 @@ class Karpenter:
         async with asyncio.TaskGroup() as tg:
             for inf in informers:
                 tg.create_task(inf.run(), name=f"{self.client.name}:informer:{inf.kind.lower()}s")
+            self.sim.volumes.start(tg, self.client.name)
             for inf in informers:
                 await inf.synced.wait()
+            await self.sim.volumes.synced()
             tg.create_task(self.disruption.run(), name=f"{self.client.name}:disruption")
             while True:
                 await self.tick()
                 await self.clock.sleep(BATCH_IDLE / 2)
 
     def _pending(self) -> list[Pod]:
-        pods = self._unschedulable_pods()
+        pods = self.pending_pods()
         if not pods or not self.nominated:
             return list(pods)
         initialized = {
@@ -263,6 +256,8 @@ class Karpenter:
         """One pass: the batcher, a provisioning when a batch closes, the NodeClaims' lifecycle."""
         now = self.clock.now()
         pending = self._pending()
+        await self.recorder.publish(*(ev.pod_failed_to_schedule(p, why) for p, why in self.ignored.values()))
+        self.ignored.clear()
         new = [p.metadata.uid for p in pending if p.metadata.uid not in self.batch]
         if new:
             if not self.batch:

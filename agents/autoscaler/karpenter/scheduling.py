@@ -11,7 +11,9 @@ new NodeClaim from the first NodePool, in weight order (heaviest first, then by 
 offering) pair: its labels (the template's, the NodePool's single-valued ``In`` requirements,
 the instance type's and the offering's zone and capacity type) must satisfy the NodePool's
 requirements and the pod's node selector and required node affinity; the pod must tolerate
-the NodePool's taints (startup taints are ignored, as upstream); its allocatable (capacity
+the NodePool's taints (startup taints are ignored, as upstream); its labels must also satisfy the
+pod's volume topology requirements (``volumetopology``: a bound volume's node affinity, an
+unbound claim's StorageClass ``allowedTopologies``); its allocatable (capacity
 minus the provider's overhead) must hold the pods' requests plus the daemon overhead; a
 NodePool's ``limits`` must hold its usage plus the instance type's capacity, a new NodeClaim
 reserving the largest capacity of its options (``subtractMax``). Options are
@@ -28,6 +30,7 @@ from typing import Any, Final
 from msgspec.structs import replace
 
 from agents.autoscaler.karpenter.minvalues import MIN_VALUES_ERROR, TRUNCATE_ERROR, satisfies, truncated_satisfies
+from agents.autoscaler.karpenter.volumetopology import Requirement, VolumeLookupError, has_claims, requirements
 from emulator.base.api.core import Node, NodeSpec, NodeStatus, Pod, Taint
 from emulator.base.api.karpenter import (
     CAPACITY_TYPE_LABEL,
@@ -281,6 +284,28 @@ class Scheduler:
         """``solve`` stopped once more than ``most_claims`` NodeClaims were needed."""
         self._on_existing = 0
         self._shapes: list[_Shape] = []
+        self._volume_reqs: dict[str, list[Requirement] | None] = {}
+        """Pod uid -> its volume topology requirements (None: a lookup failed)."""
+
+    def _volumes(self, pod: Pod) -> list[Requirement] | None:
+        """``getVolumeTopologyRequirements``: what the pod's claims add to a NodeClaim's
+        requirements (``volumetopology.requirements``); None (and the pod's error) when a
+        lookup fails, which leaves the pod out of the simulation."""
+        if not has_claims(pod):
+            return []
+        uid = pod.metadata.uid
+        if uid not in self._volume_reqs:
+            try:
+                self._volume_reqs[uid] = requirements(pod, self.sim.volumes)
+            except VolumeLookupError as err:
+                self._volume_reqs[uid] = None
+                self.errors[uid] = f"getting volume topology requirements, {err}"
+        return self._volume_reqs[uid]
+
+    def _matches(self, pod: Pod, labels: Mapping[str, str]) -> bool:
+        """The pod's node selector, required node affinity and volume requirements."""
+        reqs = self._volume_reqs.get(pod.metadata.uid) or ()
+        return _pod_matches(pod, labels) and all(req_matches(k, op, vs, labels) for k, op, vs in reqs)
 
     def _shape(self, pod: Pod) -> _Shape | None:
         if not _monotone(pod):
@@ -308,6 +333,8 @@ class Scheduler:
         existing = set(self.sim.node_names())
         ordered = sorted(pods, key=size)
         for i, pod in enumerate(ordered):
+            if self._volumes(pod) is None:
+                continue
             shape = self._shape(pod)
             if shape is None or shape.failed_at != self._on_existing:
                 if (node := self.sim.schedule_anywhere(pod, lambda name: name in existing)) is not None:
@@ -342,7 +369,7 @@ class Scheduler:
         return True
 
     def _narrowed(self, claim: NewNodeClaim, pod: Pod, requests: Mapping[str, int]) -> list[Option]:
-        return [o for o in claim.options if _fits(o, requests) and _pod_matches(pod, o.labels)]
+        return [o for o in claim.options if _fits(o, requests) and self._matches(pod, o.labels)]
 
     def _add_to_new(self, pod: Pod, start: int = 0) -> int:
         """The index of the NodeClaim (from ``start`` on) the pod was added to, or -1."""
@@ -375,7 +402,7 @@ class Scheduler:
             options = [
                 o
                 for o in self.options[pool.metadata.name]
-                if _fits(o, requests) and _pod_matches(pod, o.labels) and self._within_limits(pool, o)
+                if _fits(o, requests) and self._matches(pod, o.labels) and self._within_limits(pool, o)
             ]
             if not options:
                 continue
