@@ -29,6 +29,7 @@ from typing import Any, Final, Protocol
 from msgspec.structs import replace
 
 from agents.autoscaler.karpenter import events as ev
+from agents.autoscaler.karpenter.daemonoverhead import daemon_pods
 from agents.autoscaler.karpenter.disruption import (
     NODEPOOL_HASH,
     NODEPOOL_HASH_VERSION,
@@ -42,6 +43,7 @@ from agents.autoscaler.karpenter.scheduling import (
     NewNodeClaim,
     Scheduler,
     claim_usage,
+    inflight_node,
     launched,
     template_node,
     template_of,
@@ -49,7 +51,7 @@ from agents.autoscaler.karpenter.scheduling import (
 )
 from agents.autoscaler.karpenter.volumetopology import provisionable as _unschedulable
 from agents.autoscaler.karpenter.volumetopology import valid_pods
-from emulator.base.api.core import Node, NodeSpec, NodeStatus, Pod
+from emulator.base.api.core import Node, NodeStatus, Pod
 from emulator.base.api.errors import ApiError, NotFound
 from emulator.base.api.karpenter import (
     CAPACITY_TYPE_LABEL,
@@ -124,6 +126,7 @@ class Karpenter:
         self.namespaces = Informer(client, "Namespace")
         self.pdbs = Informer(client, "PodDisruptionBudget")
         self.sim = simulator(namespaces=self.namespaces.objects, volumes_client=client)  # VolumeTopology's reads
+        self.daemonsets = Informer(self.sim.volumes.client, "DaemonSet")  # the latency-free aux client: traces hold
         self.counters = cloud.counters
         for name in COUNTERS:
             self.counters.setdefault(name, 0)
@@ -179,6 +182,9 @@ class Karpenter:
             self._unschedulable_at = (key, [p for p in by_name if _unschedulable(p)])
         return self._unschedulable_at[1]
 
+    def daemon_pods(self) -> list[Pod]:
+        return daemon_pods(self.daemonsets.objects(), self.pods.objects())  # getDaemonSetPods
+
     def live_pools(self) -> list[Any]:
         return [p for p in self.pools.objects() if provisions(p)]
 
@@ -208,7 +214,7 @@ class Karpenter:
         managed = {c.status.node_name for c in self.claims.objects() if c.status.node_name}
         waiting = {n.metadata.name for n in nodes if n.metadata.name in managed and n.metadata.name not in initialized}
         waiting |= {c.metadata.name for c in inflight}
-        return [*nodes, *(self._inflight_node(c) for c in inflight)], waiting
+        return [*nodes, *(inflight_node(c) for c in inflight)], waiting
 
     def usage(self, exclude: set[str] | frozenset[str] = frozenset()) -> dict[str, dict[str, int]]:
         return self._usage(exclude)
@@ -221,7 +227,7 @@ class Karpenter:
         return await self._create(named)
 
     async def run(self) -> None:
-        informers = (self.pods, self.nodes, self.pools, self.claims, self.namespaces, self.pdbs)
+        informers = (self.pods, self.nodes, self.pools, self.claims, self.namespaces, self.pdbs, self.daemonsets)
         async with asyncio.TaskGroup() as tg:
             for inf in informers:
                 tg.create_task(inf.run(), name=f"{self.client.name}:informer:{inf.kind.lower()}s")
@@ -306,24 +312,16 @@ class Karpenter:
             for c in self.claims.objects()
             if c.status.node_name not in known and c.status.capacity and c.metadata.deletion_timestamp is None
         ]
-        self.sim.reset([*nodes, *(self._inflight_node(c) for c in inflight)], bound)
+        self.sim.reset([*nodes, *(inflight_node(c) for c in inflight)], bound)
         self.sim_generation += 1  # the disruption controller's base snapshot is gone
-        scheduler = Scheduler(self.sim, pools, self.cloud.instance_types(), self._usage(), self._name)
+        daemons = self.daemon_pods()
+        scheduler = Scheduler(self.sim, pools, self.cloud.instance_types(), self._usage(), self._name, daemons=daemons)
         claims = scheduler.solve(pods)
         until = self.clock.now() + max(2 * BATCH_MAX, 10.0)  # nominationWindow
         for node in sorted(set(scheduler.placed.values()) & known):
             self.nominations[node] = until
         for claim in claims:
             await self._create(claim)
-
-    def _inflight_node(self, claim: NodeClaim) -> Node:
-        labels = {**claim.metadata.labels, "kubernetes.io/hostname": claim.metadata.name}
-        spec = claim.spec
-        return Node(
-            metadata=ObjectMeta(name=claim.metadata.name, labels=labels),
-            spec=NodeSpec(taints=list(spec.taints) if spec is not None else []),
-            status=NodeStatus(capacity=claim.status.capacity, allocatable=claim.status.allocatable),
-        )
 
     async def _create(self, new: NewNodeClaim) -> str | None:
         option, names = launched(new)

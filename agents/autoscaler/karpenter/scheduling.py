@@ -14,7 +14,8 @@ requirements and the pod's node selector and required node affinity; the pod mus
 the NodePool's taints (startup taints are ignored, as upstream); its labels must also satisfy the
 pod's volume topology requirements (``volumetopology``: a bound volume's node affinity, an
 unbound claim's StorageClass ``allowedTopologies``); its allocatable (capacity
-minus the provider's overhead) must hold the pods' requests plus the daemon overhead; a
+minus the provider's overhead) must hold the pods' requests plus the daemon overhead
+(``daemonoverhead``: the NodePool's compatible DaemonSet pods, ``daemons``); a
 NodePool's ``limits`` must hold its usage plus the instance type's capacity, a new NodeClaim
 reserving the largest capacity of its options (``subtractMax``). Options are
 ordered by price, cheapest first (``InstanceTypes.OrderByPrice``); at launch the cheapest
@@ -29,6 +30,7 @@ from typing import Any, Final
 
 from msgspec.structs import replace
 
+from agents.autoscaler.karpenter.daemonoverhead import overhead
 from agents.autoscaler.karpenter.minvalues import MIN_VALUES_ERROR, TRUNCATE_ERROR, satisfies, truncated_satisfies
 from agents.autoscaler.karpenter.volumetopology import Requirement, VolumeLookupError, has_claims, requirements
 from emulator.base.api.core import Node, NodeSpec, NodeStatus, Pod, Taint
@@ -49,6 +51,7 @@ __all__ = [
     "Option",
     "Scheduler",
     "claim_usage",
+    "inflight_node",
     "option_labels",
     "req_matches",
     "template_of",
@@ -247,6 +250,17 @@ def template_node(claim: NewNodeClaim) -> Node:
     )
 
 
+def inflight_node(claim: NodeClaim) -> Node:
+    """An in-flight NodeClaim (launched, no node yet) as a node of the simulator."""
+    labels = {**claim.metadata.labels, "kubernetes.io/hostname": claim.metadata.name}
+    spec = claim.spec
+    return Node(
+        metadata=ObjectMeta(name=claim.metadata.name, labels=labels),
+        spec=NodeSpec(taints=list(spec.taints) if spec is not None else []),
+        status=NodeStatus(capacity=claim.status.capacity, allocatable=claim.status.allocatable),
+    )
+
+
 class Scheduler:
     """One batch's simulation (module docstring). ``sim``: a ``SchedulingSimulator`` holding the
     existing and in-flight nodes; ``usage``: NodePool -> resources of its NodeClaims so far;
@@ -262,6 +276,7 @@ class Scheduler:
         new_name: Callable[[str], str],
         *,
         options: dict[str, Any] | None = None,
+        daemons: Sequence[Pod] = (),
     ) -> None:
         self.sim = sim
         self.pools = sorted(pools, key=lambda p: (-((p.spec.weight if p.spec else None) or 0), p.metadata.name))
@@ -272,6 +287,11 @@ class Scheduler:
             if kept is None or kept[0] is not p or kept[1] is not instance_types:
                 kept = memo[p.metadata.name] = (p, instance_types, pool_options(p, instance_types))
             self.options[p.metadata.name] = kept[2]
+        self.overhead = {
+            p.metadata.name: overhead(daemons, self.options[p.metadata.name], self._tolerator(p), _pod_matches)
+            for p in self.pools
+        }
+        """NodePool -> what its new NodeClaims start with: the compatible DaemonSet pods' requests."""
         self.usage = {name: dict(u) for name, u in usage.items()}
         self.new_name = new_name
         self.claims: list[NewNodeClaim] = []
@@ -286,6 +306,11 @@ class Scheduler:
         self._shapes: list[_Shape] = []
         self._volume_reqs: dict[str, list[Requirement] | None] = {}
         """Pod uid -> its volume topology requirements (None: a lookup failed)."""
+
+    @staticmethod
+    def _tolerator(pool: NodePool) -> Callable[[Pod], bool]:
+        taints = template_of(pool)[1].taints
+        return lambda pod: _tolerates(pod, taints)
 
     def _volumes(self, pod: Pod) -> list[Requirement] | None:
         """``getVolumeTopologyRequirements``: what the pod's claims add to a NodeClaim's
@@ -394,11 +419,12 @@ class Scheduler:
         return all(after.get(k, 0) <= v for k, v in _amounts(limits).items())
 
     def _open(self, pod: Pod) -> bool:
-        requests = {**pod_requests(pod), "pods": 1}
+        own = {**pod_requests(pod), "pods": 1}
         self.why = "incompatible with all nodepools"
         for pool in self.pools:
             if not _tolerates(pod, template_of(pool)[1].taints):
                 continue
+            requests = _plus(self.overhead[pool.metadata.name], own)
             options = [
                 o
                 for o in self.options[pool.metadata.name]
