@@ -113,7 +113,7 @@ class ClusterAutoscaler:
         self.pdbs = Informer(client, "PodDisruptionBudget")
         self.namespaces = Informer(client, "Namespace")
         self.daemonsets = Informer(aux_client(client, "daemonsets"), "DaemonSet")  # latency-free: traces hold
-        self.sim = simulator(namespaces=self.namespaces.objects)
+        self.sim = simulator(namespaces=self.namespaces.objects, volumes_client=client)  # the volume plugins' reads
         self.sorted_nodes = SortedObjects(self.nodes)
         self.sorted_pods = SortedObjects(self.pods)
         self.node_facts = NodeFacts(provider)
@@ -150,8 +150,10 @@ class ClusterAutoscaler:
             self._tg = tg
             for inf in (self.nodes, self.pods, self.pdbs, self.namespaces, self.daemonsets):
                 tg.create_task(inf.run(), name=f"{prefix}:informer:{inf.kind.lower()}s")
+            self.sim.volumes.start(tg, prefix)
             for inf in (self.nodes, self.pods, self.pdbs, self.namespaces, self.daemonsets):
                 await inf.synced.wait()
+            await self.sim.volumes.synced()
             while True:
                 await self.run_once()
                 await self.clock.sleep(self.options.scan_interval)
