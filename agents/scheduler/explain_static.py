@@ -113,12 +113,15 @@ def static_framework(
     nominator: Any,
     namespaces: Any,
     workloads: Iterable[Any],
+    *,
+    volume_listers: Any = None,
 ) -> Framework:
     """One profile's ``Framework`` over given objects, outside any running scheduler (clock
     fixed at 0): ``explain_objects``' and the ``SchedulingSimulator``'s. ``namespaces`` and
     ``nominator`` are listers (``get``/``list``, ``nominated_pods_for_node``); ``workloads``
     the PodDisruptionBudgets, Services, ReplicaSets, StatefulSets and the storage and DRA kinds
-    the plugins read. ``ValueError`` if the profile's plugins refuse their arguments."""
+    the plugins read (``volume_listers``: live ones instead of the storage kinds among them).
+    ``ValueError`` if the profile's plugins refuse their arguments."""
     workloads = list(workloads)
     static = StaticWorkloads(workloads)
     return Framework(
@@ -132,6 +135,6 @@ def static_framework(
         namespaces=namespaces,
         pdb_lister=static.pdbs,
         default_selector=static.default_selector,
-        volume_listers=static_volume_listers(workloads),
+        volume_listers=volume_listers if volume_listers is not None else static_volume_listers(workloads),
         dra_manager=static_dra_manager(workloads),
     )

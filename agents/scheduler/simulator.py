@@ -10,6 +10,10 @@ code. That does not make the reported disagreements impossible: kubernetes/autos
 ``removalSimulation`` option emulates each release), not from the plugins, and both reproduce
 here (``scenarios/regressions/``).
 
+The volume plugins read the storage objects among ``workloads``, or, given ``volumes_client``,
+live informers of the storage kinds (``volumes``: Karpenter's provisioner, which reads the
+cluster's claims as upstream's ``VolumeTopology`` does).
+
 One profile's ``Framework`` (default: upstream's default profile) is built once over the
 simulator's ``Snapshot``; ``reset`` replaces the nodes and pods, ``add_node``/``add_pod``/
 ``remove_node``/``remove_pod`` change them, ``fork``/``revert``/``commit`` nest as upstream's
@@ -39,7 +43,10 @@ from agents.scheduler.explain_static import static_framework
 from agents.scheduler.framework.types import CycleState, NodeInfo, PodInfo
 from agents.scheduler.registry import build_registry
 from agents.scheduler.simulator_rows import SimRows
+from agents.scheduler.volume_listers import VolumeListers, static_volume_listers
+from agents.scheduler.workload_listers import workload_client
 from emulator.base.api.core import Node, Pod
+from emulator.base.client.client import Client
 
 __all__ = ["SchedulingSimulator"]
 
@@ -71,6 +78,7 @@ class SchedulingSimulator:
         scheduler_name: str = "default-scheduler",
         namespaces: Callable[[], Sequence[Any]] = list,
         workloads: Iterable[Any] = (),
+        volumes_client: Client | None = None,
     ) -> None:
         registry = build_registry(entry_point_group=None)
         config = load_config(None, registry)
@@ -84,6 +92,15 @@ class SchedulingSimulator:
         self._rows: SimRows | None = None
         self.checks = 0
         """Predicate checks run (for profiles)."""
+        workloads = list(workloads)
+        self.volumes = (
+            VolumeListers(workload_client(volumes_client, "volumes"))
+            if volumes_client is not None
+            else static_volume_listers(workloads)
+        )
+        """What the volume plugins read: with ``volumes_client``, informers of the storage kinds
+        the caller runs (``volumes.start(tg, prefix)``, ``await volumes.synced()``); else the
+        storage objects among ``workloads``."""
         self.framework = static_framework(
             profile,
             registry,
@@ -93,6 +110,7 @@ class SchedulingSimulator:
             _NoNominator(),
             _Namespaces(namespaces),
             workloads,
+            volume_listers=self.volumes,
         )
 
     # --- the snapshot ---------------------------------------------------------------------

@@ -43,6 +43,7 @@ from typing import Any, Final
 from msgspec.structs import replace
 
 from agents.autoscaler.clusterautoscaler.actuation import TO_BE_DELETED_TAINT, Actuator
+from agents.autoscaler.clusterautoscaler.daemonsets import add_template_node, aux_client
 from agents.autoscaler.clusterautoscaler.estimator import sanitized_node
 from agents.autoscaler.clusterautoscaler.options import COUNTERS, AutoscalingOptions, CloudProvider, NodeGroup
 from agents.autoscaler.clusterautoscaler.scaledown import Planner
@@ -111,7 +112,8 @@ class ClusterAutoscaler:
         self.pods = Informer(client, "Pod")
         self.pdbs = Informer(client, "PodDisruptionBudget")
         self.namespaces = Informer(client, "Namespace")
-        self.sim = simulator(namespaces=self.namespaces.objects)
+        self.daemonsets = Informer(aux_client(client, "daemonsets"), "DaemonSet")  # latency-free: traces hold
+        self.sim = simulator(namespaces=self.namespaces.objects, volumes_client=client)  # the volume plugins' reads
         self.sorted_nodes = SortedObjects(self.nodes)
         self.sorted_pods = SortedObjects(self.pods)
         self.node_facts = NodeFacts(provider)
@@ -146,10 +148,12 @@ class ClusterAutoscaler:
         await self._put_status(self.clock.now(), initializing_yaml(self.clock.now()))
         async with asyncio.TaskGroup() as tg:
             self._tg = tg
-            for inf in (self.nodes, self.pods, self.pdbs, self.namespaces):
+            for inf in (self.nodes, self.pods, self.pdbs, self.namespaces, self.daemonsets):
                 tg.create_task(inf.run(), name=f"{prefix}:informer:{inf.kind.lower()}s")
-            for inf in (self.nodes, self.pods, self.pdbs, self.namespaces):
+            self.sim.volumes.start(tg, prefix)
+            for inf in (self.nodes, self.pods, self.pdbs, self.namespaces, self.daemonsets):
                 await inf.synced.wait()
+            await self.sim.volumes.synced()
             while True:
                 await self.run_once()
                 await self.clock.sleep(self.options.scan_interval)
@@ -249,7 +253,8 @@ class ClusterAutoscaler:
             count = max(0, g.target_size() - ready.get(g.id, 0))
             upcoming += count
             for i in range(count):
-                self.sim.add_node(sanitized_node(g.template_node(), f"template-node-for-{g.id}-upcoming-{i}"))
+                node = sanitized_node(g.template_node(), f"template-node-for-{g.id}-upcoming-{i}")
+                add_template_node(self.sim, node, self.daemonsets.objects())
         to_help = filter_out_schedulable(self.sim, self._pods_to_help(unbound))
         limit = self.options.max_nodes_total
         new_pods = False
@@ -294,7 +299,14 @@ class ClusterAutoscaler:
 
     async def _scale_up(self, to_help: list[Pod], groups: list[NodeGroup], node_count: int) -> bool:
         status = scale_up(
-            self.sim, to_help, groups, self.options, self.rng, node_count=node_count, in_backoff=self._in_backoff
+            self.sim,
+            to_help,
+            groups,
+            self.options,
+            self.rng,
+            node_count=node_count,
+            in_backoff=self._in_backoff,
+            daemonsets=self.daemonsets.objects(),
         )
         if status.result != "Successful":
             for pod, reasons in status.remaining:

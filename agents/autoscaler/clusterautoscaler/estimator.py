@@ -21,6 +21,7 @@ from typing import Any, Final
 
 from msgspec.structs import replace
 
+from agents.autoscaler.clusterautoscaler.daemonsets import add_template_node
 from emulator.base.api.core import Node, Pod
 from emulator.base.api.resources import node_allocatable, pod_requests
 
@@ -47,7 +48,7 @@ def _score(pod: Pod, template: Node) -> float:
 
 
 def estimate(
-    sim: Any, groups: Sequence[Sequence[Pod]], template: Node, group: str, limit: int
+    sim: Any, groups: Sequence[Sequence[Pod]], template: Node, group: str, limit: int, daemonsets: Sequence[Any] = ()
 ) -> tuple[int, list[Pod]]:
     """``Estimate``: (new nodes with pods, pods scheduled on them); ``sim`` a ``SchedulingSimulator``."""
     ordered = sorted(groups, key=lambda g: -_score(g[0], template))
@@ -82,7 +83,7 @@ def estimate(
                     break
                 last = f"template-node-for-{group}-e-{len(new)}"
                 new[last] = None
-                sim.add_node(sanitized_node(template, last))
+                add_template_node(sim, sanitized_node(template, last), daemonsets)
                 if sim.schedule_on(pod, last):
                     break
                 with_pods[last] = None

@@ -5,7 +5,7 @@ group and the groups *similar* to it, so that zones (or any other groups that di
 labels that do not matter) stay the same size.
 
 Similarity is a ``Comparator`` over two node infos (a node and the pods on it; here a group's
-template node, which carries no pods):
+template node with its DaemonSet pods, ``daemonsets``):
 
 - ``generic_comparator`` (``compare_nodegroups.go`` ``CreateGenericNodeInfoComparator``):
   every capacity resource present on both, equal — but memory, within

@@ -30,6 +30,7 @@ from typing import Any, Final
 
 import msgspec
 
+from agents.autoscaler.clusterautoscaler.daemonsets import add_template_node, daemon_pods_for_node
 from agents.autoscaler.clusterautoscaler.estimator import estimate, sanitized_node
 from agents.autoscaler.clusterautoscaler.expander import Option, best_option
 from agents.autoscaler.clusterautoscaler.nodegroupset import (
@@ -123,11 +124,11 @@ def reasons_message(reasons: dict[str, list[str]]) -> str:
     return ", ".join(f"{n} {r}" for r, n in sorted(counts.items()))
 
 
-def _check_on_template(sim: Any, pod: Pod, group: NodeGroup) -> list[str]:
+def _check_on_template(sim: Any, pod: Pod, group: NodeGroup, daemonsets: Sequence[Any]) -> list[str]:
     name = f"template-node-for-{group.id}-check"
     sim.fork()
     try:
-        sim.add_node(sanitized_node(group.template_node(), name))
+        add_template_node(sim, sanitized_node(group.template_node(), name), daemonsets)
         return list(sim.check(pod, name))
     finally:
         sim.revert()
@@ -144,7 +145,10 @@ def _comparator(o: AutoscalingOptions) -> Comparator:
 
 
 def similar_node_groups(
-    groups: Sequence[NodeGroup], schedulable: dict[str, list[list[Pod]]], options: AutoscalingOptions
+    groups: Sequence[NodeGroup],
+    schedulable: dict[str, list[list[Pod]]],
+    options: AutoscalingOptions,
+    daemonsets: Sequence[Any] = (),
 ) -> dict[str, list[NodeGroup]]:
     """``ComputeSimilarNodeGroups`` for each group with pods to help: the groups the comparator
     finds similar to it among those valid for a scale-up (not backed off, below their max:
@@ -152,7 +156,10 @@ def similar_node_groups(
     if not options.balance_similar_node_groups:
         return {}
     compare = _comparator(options)
-    infos = {g.id: NodeInfo(sanitized_node(g.template_node(), f"template-node-for-{g.id}")) for g in groups}
+    infos = {}
+    for g in groups:
+        node = sanitized_node(g.template_node(), f"template-node-for-{g.id}")
+        infos[g.id] = NodeInfo(node, daemon_pods_for_node(node, daemonsets))
     by_id = {g.id: g for g in groups}
     out: dict[str, list[NodeGroup]] = {}
     for g in groups:
@@ -182,6 +189,7 @@ def scale_up(
     *,
     node_count: int,
     in_backoff: Callable[[str], bool],
+    daemonsets: Sequence[Any] = (),
 ) -> ScaleUpStatus:
     """Choose the scale-up for ``pods`` (module docstring); nothing is executed here."""
     pod_lists = pod_groups(pods)
@@ -201,13 +209,13 @@ def scale_up(
         valid.append(group)
         fitting: list[list[Pod]] = []
         for i, g in enumerate(pod_lists):
-            rejected = _check_on_template(sim, g[0], group)
+            rejected = _check_on_template(sim, g[0], group, daemonsets)
             if rejected:
                 reasons[i][group.id] = rejected
             else:
                 fitting.append(g)
         schedulable[group.id] = fitting
-    similar = similar_node_groups(valid, schedulable, options)
+    similar = similar_node_groups(valid, schedulable, options, daemonsets)
     candidates: list[Option] = []
     for group in valid:
         fitting = schedulable[group.id]
@@ -217,7 +225,7 @@ def scale_up(
         limit = _room(group) + sum(_room(s) for s in similar.get(group.id, []))
         if options.max_nodes_total:
             limit = min(limit, options.max_nodes_total - node_count)
-        count, placed = estimate(sim, fitting, group.template_node(), group.id, limit)
+        count, placed = estimate(sim, fitting, group.template_node(), group.id, limit, daemonsets)
         if count and placed:
             candidates.append(Option(group.id, count, placed, group.template_node(), group.price_per_hour))
     chain = [e.strip() for e in options.expander.split(",")]

@@ -391,7 +391,13 @@ def simulate(agent: Any, candidates: Sequence[Candidate], most_claims: int | Non
     inflight = _base(agent, deleting_claims, {p.metadata.uid for p in deleting_pods}, inputs)
     usage = _usage_without(inputs, names)
     scheduler = Scheduler(
-        agent.sim, agent.live_pools(), agent.cloud.instance_types(), usage, agent.sim_name, options=inputs.options
+        agent.sim,
+        agent.live_pools(),
+        agent.cloud.instance_types(),
+        usage,
+        agent.sim_name,
+        options=inputs.options,
+        daemons=agent.daemon_pods(),
     )
     unbound = [replace(p, spec=replace(p.spec, node_name="")) for p in [*moving, *deleting_pods]]
     agent.sim.fork()

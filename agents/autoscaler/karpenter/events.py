@@ -34,6 +34,7 @@ __all__ = [
     "node_failed_to_drain",
     "nodepool_blocked_for_reason",
     "nominated",
+    "pod_failed_to_schedule",
     "pretty_slice",
     "terminating",
     "unconsolidatable",
@@ -190,3 +191,8 @@ def node_awaiting_volume_detachment(node: Any, attachments: list[str]) -> KEvent
     VolumeAttachments' names)."""
     msg = f"Awaiting deletion of bound volumeattachments ({pretty_slice(attachments, 5)})"
     return KEvent(node, "Normal", "AwaitingVolumeDetachment", msg, (node.metadata.name,))
+
+
+def pod_failed_to_schedule(pod: Any, err: str) -> KEvent:
+    """``scheduling/events.go`` ``PodFailedToScheduleEvent`` (deduplicated by pod for 5 minutes)."""
+    return KEvent(pod, "Warning", "FailedScheduling", f"Failed to schedule pod, {err}", (_uid(pod),), 300.0)

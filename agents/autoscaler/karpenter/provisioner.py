@@ -29,6 +29,7 @@ from typing import Any, Final, Protocol
 from msgspec.structs import replace
 
 from agents.autoscaler.karpenter import events as ev
+from agents.autoscaler.karpenter.daemonoverhead import daemon_pods
 from agents.autoscaler.karpenter.disruption import (
     NODEPOOL_HASH,
     NODEPOOL_HASH_VERSION,
@@ -42,12 +43,15 @@ from agents.autoscaler.karpenter.scheduling import (
     NewNodeClaim,
     Scheduler,
     claim_usage,
+    inflight_node,
     launched,
     template_node,
     template_of,
     with_hostname,
 )
-from emulator.base.api.core import Node, NodeSpec, NodeStatus, Pod
+from agents.autoscaler.karpenter.volumetopology import provisionable as _unschedulable
+from agents.autoscaler.karpenter.volumetopology import valid_pods
+from emulator.base.api.core import Node, NodeStatus, Pod
 from emulator.base.api.errors import ApiError, NotFound
 from emulator.base.api.karpenter import (
     CAPACITY_TYPE_LABEL,
@@ -93,18 +97,6 @@ class KarpenterCloud(Protocol):
         ...
 
 
-def _unschedulable(pod: Pod) -> bool:
-    if pod.spec.node_name or pod.metadata.deletion_timestamp is not None:
-        return False
-    if pod.status.phase in ("Succeeded", "Failed"):
-        return False
-    if any(o.kind == "DaemonSet" and o.controller for o in pod.metadata.owner_references):
-        return False
-    return any(
-        c.type == "PodScheduled" and c.status == "False" and c.reason == "Unschedulable" for c in pod.status.conditions
-    )
-
-
 def _ready(node: Node) -> bool:
     return any(c.type == "Ready" and c.status == "True" for c in node.status.conditions)
 
@@ -133,7 +125,8 @@ class Karpenter:
         self.claims = Informer(client, "NodeClaim")
         self.namespaces = Informer(client, "Namespace")
         self.pdbs = Informer(client, "PodDisruptionBudget")
-        self.sim = simulator(namespaces=self.namespaces.objects)
+        self.sim = simulator(namespaces=self.namespaces.objects, volumes_client=client)  # VolumeTopology's reads
+        self.daemonsets = Informer(self.sim.volumes.client, "DaemonSet")  # the latency-free aux client: traces hold
         self.counters = cloud.counters
         for name in COUNTERS:
             self.counters.setdefault(name, 0)
@@ -156,6 +149,7 @@ class Karpenter:
         self.opened = self.last_added = 0.0
         self.batches = 0
         self._unschedulable_at: tuple[int | None, list[Pod]] = (None, [])
+        self.ignored: dict[str, tuple[Pod, str]] = {}  # pod uid -> (pod, why Validate ignores it)
         self.disruption = Disruption(self)
         self.disruption.disrupted = getattr(cloud, "disrupted", self.disruption.disrupted)
 
@@ -176,8 +170,8 @@ class Karpenter:
         return self.nominations.get(name, -1.0) > now
 
     def pending_pods(self) -> list[Pod]:
-        """``GetPendingPods``: every provisionable pending pod."""
-        return list(self._unschedulable_pods())
+        """``GetPendingPods``: every provisionable pending pod (``Validate``'s PVC checks passed)."""
+        return valid_pods(list(self._unschedulable_pods()), self.sim.volumes, self.ignored)
 
     def _unschedulable_pods(self) -> list[Pod]:
         """The ``_unschedulable`` pods by namespace and name, kept while no pod event arrives."""
@@ -187,6 +181,9 @@ class Karpenter:
             by_name = sorted(self.pods.objects(), key=lambda p: (p.metadata.namespace, p.metadata.name))
             self._unschedulable_at = (key, [p for p in by_name if _unschedulable(p)])
         return self._unschedulable_at[1]
+
+    def daemon_pods(self) -> list[Pod]:
+        return daemon_pods(self.daemonsets.objects(), self.pods.objects())  # getDaemonSetPods
 
     def live_pools(self) -> list[Any]:
         return [p for p in self.pools.objects() if provisions(p)]
@@ -217,7 +214,7 @@ class Karpenter:
         managed = {c.status.node_name for c in self.claims.objects() if c.status.node_name}
         waiting = {n.metadata.name for n in nodes if n.metadata.name in managed and n.metadata.name not in initialized}
         waiting |= {c.metadata.name for c in inflight}
-        return [*nodes, *(self._inflight_node(c) for c in inflight)], waiting
+        return [*nodes, *(inflight_node(c) for c in inflight)], waiting
 
     def usage(self, exclude: set[str] | frozenset[str] = frozenset()) -> dict[str, dict[str, int]]:
         return self._usage(exclude)
@@ -230,19 +227,21 @@ class Karpenter:
         return await self._create(named)
 
     async def run(self) -> None:
-        informers = (self.pods, self.nodes, self.pools, self.claims, self.namespaces, self.pdbs)
+        informers = (self.pods, self.nodes, self.pools, self.claims, self.namespaces, self.pdbs, self.daemonsets)
         async with asyncio.TaskGroup() as tg:
             for inf in informers:
                 tg.create_task(inf.run(), name=f"{self.client.name}:informer:{inf.kind.lower()}s")
+            self.sim.volumes.start(tg, self.client.name)
             for inf in informers:
                 await inf.synced.wait()
+            await self.sim.volumes.synced()
             tg.create_task(self.disruption.run(), name=f"{self.client.name}:disruption")
             while True:
                 await self.tick()
                 await self.clock.sleep(BATCH_IDLE / 2)
 
     def _pending(self) -> list[Pod]:
-        pods = self._unschedulable_pods()
+        pods = self.pending_pods()
         if not pods or not self.nominated:
             return list(pods)
         initialized = {
@@ -263,6 +262,8 @@ class Karpenter:
         """One pass: the batcher, a provisioning when a batch closes, the NodeClaims' lifecycle."""
         now = self.clock.now()
         pending = self._pending()
+        await self.recorder.publish(*(ev.pod_failed_to_schedule(p, why) for p, why in self.ignored.values()))
+        self.ignored.clear()
         new = [p.metadata.uid for p in pending if p.metadata.uid not in self.batch]
         if new:
             if not self.batch:
@@ -311,24 +312,16 @@ class Karpenter:
             for c in self.claims.objects()
             if c.status.node_name not in known and c.status.capacity and c.metadata.deletion_timestamp is None
         ]
-        self.sim.reset([*nodes, *(self._inflight_node(c) for c in inflight)], bound)
+        self.sim.reset([*nodes, *(inflight_node(c) for c in inflight)], bound)
         self.sim_generation += 1  # the disruption controller's base snapshot is gone
-        scheduler = Scheduler(self.sim, pools, self.cloud.instance_types(), self._usage(), self._name)
+        daemons = self.daemon_pods()
+        scheduler = Scheduler(self.sim, pools, self.cloud.instance_types(), self._usage(), self._name, daemons=daemons)
         claims = scheduler.solve(pods)
         until = self.clock.now() + max(2 * BATCH_MAX, 10.0)  # nominationWindow
         for node in sorted(set(scheduler.placed.values()) & known):
             self.nominations[node] = until
         for claim in claims:
             await self._create(claim)
-
-    def _inflight_node(self, claim: NodeClaim) -> Node:
-        labels = {**claim.metadata.labels, "kubernetes.io/hostname": claim.metadata.name}
-        spec = claim.spec
-        return Node(
-            metadata=ObjectMeta(name=claim.metadata.name, labels=labels),
-            spec=NodeSpec(taints=list(spec.taints) if spec is not None else []),
-            status=NodeStatus(capacity=claim.status.capacity, allocatable=claim.status.allocatable),
-        )
 
     async def _create(self, new: NewNodeClaim) -> str | None:
         option, names = launched(new)

@@ -11,8 +11,11 @@ new NodeClaim from the first NodePool, in weight order (heaviest first, then by 
 offering) pair: its labels (the template's, the NodePool's single-valued ``In`` requirements,
 the instance type's and the offering's zone and capacity type) must satisfy the NodePool's
 requirements and the pod's node selector and required node affinity; the pod must tolerate
-the NodePool's taints (startup taints are ignored, as upstream); its allocatable (capacity
-minus the provider's overhead) must hold the pods' requests plus the daemon overhead; a
+the NodePool's taints (startup taints are ignored, as upstream); its labels must also satisfy the
+pod's volume topology requirements (``volumetopology``: a bound volume's node affinity, an
+unbound claim's StorageClass ``allowedTopologies``); its allocatable (capacity
+minus the provider's overhead) must hold the pods' requests plus the daemon overhead
+(``daemonoverhead``: the NodePool's compatible DaemonSet pods, ``daemons``); a
 NodePool's ``limits`` must hold its usage plus the instance type's capacity, a new NodeClaim
 reserving the largest capacity of its options (``subtractMax``). Options are
 ordered by price, cheapest first (``InstanceTypes.OrderByPrice``); at launch the cheapest
@@ -27,7 +30,9 @@ from typing import Any, Final
 
 from msgspec.structs import replace
 
+from agents.autoscaler.karpenter.daemonoverhead import overhead
 from agents.autoscaler.karpenter.minvalues import MIN_VALUES_ERROR, TRUNCATE_ERROR, satisfies, truncated_satisfies
+from agents.autoscaler.karpenter.volumetopology import Requirement, VolumeLookupError, has_claims, requirements
 from emulator.base.api.core import Node, NodeSpec, NodeStatus, Pod, Taint
 from emulator.base.api.karpenter import (
     CAPACITY_TYPE_LABEL,
@@ -46,6 +51,7 @@ __all__ = [
     "Option",
     "Scheduler",
     "claim_usage",
+    "inflight_node",
     "option_labels",
     "req_matches",
     "template_of",
@@ -244,6 +250,17 @@ def template_node(claim: NewNodeClaim) -> Node:
     )
 
 
+def inflight_node(claim: NodeClaim) -> Node:
+    """An in-flight NodeClaim (launched, no node yet) as a node of the simulator."""
+    labels = {**claim.metadata.labels, "kubernetes.io/hostname": claim.metadata.name}
+    spec = claim.spec
+    return Node(
+        metadata=ObjectMeta(name=claim.metadata.name, labels=labels),
+        spec=NodeSpec(taints=list(spec.taints) if spec is not None else []),
+        status=NodeStatus(capacity=claim.status.capacity, allocatable=claim.status.allocatable),
+    )
+
+
 class Scheduler:
     """One batch's simulation (module docstring). ``sim``: a ``SchedulingSimulator`` holding the
     existing and in-flight nodes; ``usage``: NodePool -> resources of its NodeClaims so far;
@@ -259,6 +276,7 @@ class Scheduler:
         new_name: Callable[[str], str],
         *,
         options: dict[str, Any] | None = None,
+        daemons: Sequence[Pod] = (),
     ) -> None:
         self.sim = sim
         self.pools = sorted(pools, key=lambda p: (-((p.spec.weight if p.spec else None) or 0), p.metadata.name))
@@ -269,6 +287,11 @@ class Scheduler:
             if kept is None or kept[0] is not p or kept[1] is not instance_types:
                 kept = memo[p.metadata.name] = (p, instance_types, pool_options(p, instance_types))
             self.options[p.metadata.name] = kept[2]
+        self.overhead = {
+            p.metadata.name: overhead(daemons, self.options[p.metadata.name], self._tolerator(p), _pod_matches)
+            for p in self.pools
+        }
+        """NodePool -> what its new NodeClaims start with: the compatible DaemonSet pods' requests."""
         self.usage = {name: dict(u) for name, u in usage.items()}
         self.new_name = new_name
         self.claims: list[NewNodeClaim] = []
@@ -281,6 +304,33 @@ class Scheduler:
         """``solve`` stopped once more than ``most_claims`` NodeClaims were needed."""
         self._on_existing = 0
         self._shapes: list[_Shape] = []
+        self._volume_reqs: dict[str, list[Requirement] | None] = {}
+        """Pod uid -> its volume topology requirements (None: a lookup failed)."""
+
+    @staticmethod
+    def _tolerator(pool: NodePool) -> Callable[[Pod], bool]:
+        taints = template_of(pool)[1].taints
+        return lambda pod: _tolerates(pod, taints)
+
+    def _volumes(self, pod: Pod) -> list[Requirement] | None:
+        """``getVolumeTopologyRequirements``: what the pod's claims add to a NodeClaim's
+        requirements (``volumetopology.requirements``); None (and the pod's error) when a
+        lookup fails, which leaves the pod out of the simulation."""
+        if not has_claims(pod):
+            return []
+        uid = pod.metadata.uid
+        if uid not in self._volume_reqs:
+            try:
+                self._volume_reqs[uid] = requirements(pod, self.sim.volumes)
+            except VolumeLookupError as err:
+                self._volume_reqs[uid] = None
+                self.errors[uid] = f"getting volume topology requirements, {err}"
+        return self._volume_reqs[uid]
+
+    def _matches(self, pod: Pod, labels: Mapping[str, str]) -> bool:
+        """The pod's node selector, required node affinity and volume requirements."""
+        reqs = self._volume_reqs.get(pod.metadata.uid) or ()
+        return _pod_matches(pod, labels) and all(req_matches(k, op, vs, labels) for k, op, vs in reqs)
 
     def _shape(self, pod: Pod) -> _Shape | None:
         if not _monotone(pod):
@@ -308,6 +358,8 @@ class Scheduler:
         existing = set(self.sim.node_names())
         ordered = sorted(pods, key=size)
         for i, pod in enumerate(ordered):
+            if self._volumes(pod) is None:
+                continue
             shape = self._shape(pod)
             if shape is None or shape.failed_at != self._on_existing:
                 if (node := self.sim.schedule_anywhere(pod, lambda name: name in existing)) is not None:
@@ -342,7 +394,7 @@ class Scheduler:
         return True
 
     def _narrowed(self, claim: NewNodeClaim, pod: Pod, requests: Mapping[str, int]) -> list[Option]:
-        return [o for o in claim.options if _fits(o, requests) and _pod_matches(pod, o.labels)]
+        return [o for o in claim.options if _fits(o, requests) and self._matches(pod, o.labels)]
 
     def _add_to_new(self, pod: Pod, start: int = 0) -> int:
         """The index of the NodeClaim (from ``start`` on) the pod was added to, or -1."""
@@ -367,15 +419,16 @@ class Scheduler:
         return all(after.get(k, 0) <= v for k, v in _amounts(limits).items())
 
     def _open(self, pod: Pod) -> bool:
-        requests = {**pod_requests(pod), "pods": 1}
+        own = {**pod_requests(pod), "pods": 1}
         self.why = "incompatible with all nodepools"
         for pool in self.pools:
             if not _tolerates(pod, template_of(pool)[1].taints):
                 continue
+            requests = _plus(self.overhead[pool.metadata.name], own)
             options = [
                 o
                 for o in self.options[pool.metadata.name]
-                if _fits(o, requests) and _pod_matches(pod, o.labels) and self._within_limits(pool, o)
+                if _fits(o, requests) and self._matches(pod, o.labels) and self._within_limits(pool, o)
             ]
             if not options:
                 continue
