@@ -332,14 +332,17 @@ def test_condition_set_bumps_generation_when_deleting() -> None:
 def _pvc_scenario(tmp: Path) -> Path:
     """The disruption helpers' scenario (4 replicas scaled to 1: consolidation) with storage: a
     DaemonSet whose pod on every node mounts a generic ephemeral volume of an attach-required
-    CSI driver, so each node has a VolumeAttachment. (A DaemonSet, as the provisioner's
-    simulation does not place pods with claims; DaemonSet pods are drained, not rescheduled.)"""
+    CSI driver, so each node has a VolumeAttachment (DaemonSet pods are drained, not
+    rescheduled). With the DaemonSet's overhead counted on new NodeClaims, the four web pods
+    of 800m share one large node, replaced by a 1-CPU type once one is left."""
     path = scenario(tmp)
     doc = yaml.safe_load(path.read_text())
     doc["storage"] = {"drivers": [{"name": "ebs.csi.aws.com", "provisionDelay": {"mean": "1s"},
                                    "attachDelay": {"mean": "1s"}}]}  # fmt: skip
     volume = {"name": "scratch", "ephemeral": {"volumeClaimTemplate": {"spec": {
         "accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}}}  # fmt: skip
+    web = doc["objects"][0]["spec"]["template"]["spec"]["containers"][0]
+    web["resources"]["requests"]["cpu"] = "800m"  # one web pod and the agent fit a 1-CPU type
     doc["objects"] += [
         {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": "gp3",
          "annotations": {"storageclass.kubernetes.io/is-default-class": "true"}},
