@@ -29,7 +29,6 @@ with these views.
 
 from __future__ import annotations
 
-import random
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
@@ -37,7 +36,7 @@ from agents.scheduler.informer_group import InformerGroup
 from agents.scheduler.preemption import PodDisruptionBudget
 from emulator.base.api.core import Pod
 from emulator.base.api.labelselector import EVERYTHING, Selector, SelectorError, compile_selector
-from emulator.base.client.client import Client, Latency
+from emulator.base.client.client import Client
 from emulator.base.client.informer import Informer
 
 __all__ = [
@@ -54,19 +53,8 @@ KINDS: Final = ("PodDisruptionBudget", "Service", "ReplicaSet", "StatefulSet")
 
 
 def workload_client(client: Client, suffix: str = "workloads") -> Client:
-    """A client like ``client`` (server, clock, watch latency, faults) named
-    ``<client>:<suffix>``, with its own seeded stream and no API latency."""
-    aux = Client(
-        client.server,
-        client.clock,
-        random.Random(f"{client.name}:{suffix}"),
-        name=f"{client.name}:{suffix}",
-        api_latency=Latency(),
-        watch_latency=client.watch_latency,
-    )
-    aux.interceptor = client.interceptor
-    aux.watch_faults = client.watch_faults
-    return aux
+    """``client.side_client(suffix)``: the listers' latency-free client."""
+    return client.side_client(suffix)
 
 
 def default_selector(

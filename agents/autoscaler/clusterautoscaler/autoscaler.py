@@ -43,7 +43,7 @@ from typing import Any, Final
 from msgspec.structs import replace
 
 from agents.autoscaler.clusterautoscaler.actuation import TO_BE_DELETED_TAINT, Actuator
-from agents.autoscaler.clusterautoscaler.daemonsets import add_template_node, aux_client
+from agents.autoscaler.clusterautoscaler.daemonsets import add_template_node
 from agents.autoscaler.clusterautoscaler.estimator import sanitized_node
 from agents.autoscaler.clusterautoscaler.options import COUNTERS, AutoscalingOptions, CloudProvider, NodeGroup
 from agents.autoscaler.clusterautoscaler.scaledown import Planner
@@ -112,7 +112,7 @@ class ClusterAutoscaler:
         self.pods = Informer(client, "Pod")
         self.pdbs = Informer(client, "PodDisruptionBudget")
         self.namespaces = Informer(client, "Namespace")
-        self.daemonsets = Informer(aux_client(client, "daemonsets"), "DaemonSet")  # latency-free: traces hold
+        self.daemonsets = Informer(client.side_client("daemonsets"), "DaemonSet")  # latency-free: traces hold
         self.sim = simulator(namespaces=self.namespaces.objects, volumes_client=client)  # the volume plugins' reads
         self.sorted_nodes = SortedObjects(self.nodes)
         self.sorted_pods = SortedObjects(self.pods)

@@ -16,7 +16,6 @@ NoSchedule; ``network-unavailable`` NoSchedule with ``hostNetwork``). The pod is
 
 from __future__ import annotations
 
-import random
 from collections.abc import Iterable, Sequence
 from typing import Any, Final
 
@@ -26,9 +25,8 @@ from emulator.base.api.core import Node, Pod, Toleration
 from emulator.base.api.meta import ObjectMeta, OwnerReference
 from emulator.base.api.nodeaffinity import pod_matches_node_selector_and_affinity
 from emulator.base.api.taints import find_untolerated_taint
-from emulator.base.client.client import Client, Latency
 
-__all__ = ["add_template_node", "aux_client", "daemon_pods_for_node"]
+__all__ = ["add_template_node", "daemon_pods_for_node"]
 
 _DAEMON_TOLERATIONS: Final = (
     ("node.kubernetes.io/not-ready", "NoExecute"),
@@ -80,20 +78,3 @@ def add_template_node(sim: Any, node: Node, daemonsets: Sequence[Any]) -> None:
     sim.add_node(node)
     for pod in daemon_pods_for_node(node, daemonsets):
         sim.add_pod(pod, node.metadata.name)
-
-
-def aux_client(client: Client, suffix: str) -> Client:
-    """A client like ``client`` named ``<client>:<suffix>`` with its own seeded stream and no
-    API latency (as the scheduler's listers' ``workload_client``): an informer on it leaves
-    the agent's requests, and so the pinned traces, as they were."""
-    aux = Client(
-        client.server,
-        client.clock,
-        random.Random(f"{client.name}:{suffix}"),
-        name=f"{client.name}:{suffix}",
-        api_latency=Latency(),
-        watch_latency=client.watch_latency,
-    )
-    aux.interceptor = client.interceptor
-    aux.watch_faults = client.watch_faults
-    return aux

@@ -99,6 +99,23 @@ class Client:
     def __repr__(self) -> str:
         return f"<Client {self.name!r} calls={sum(self.stats.calls.values())}>"
 
+    def side_client(self, suffix: str) -> Client:
+        """A client like this one (server, clock, watch latency, interceptor, watch faults)
+        named ``<name>:<suffix>``, with its own seeded stream and no API latency: the
+        scheduler's listers and the autoscalers' informers of kinds they only read, so their
+        reads draw nothing from this client's stream (the pinned traces stay as they were)."""
+        aux = Client(
+            self.server,
+            self.clock,
+            random.Random(f"{self.name}:{suffix}"),
+            name=f"{self.name}:{suffix}",
+            api_latency=Latency(),
+            watch_latency=self.watch_latency,
+        )
+        aux.interceptor = self.interceptor
+        aux.watch_faults = self.watch_faults
+        return aux
+
     async def _call(self, verb: str, kind: str, fn: Callable[[], T]) -> T:
         calls = self.stats.calls
         calls[verb] = calls.get(verb, 0) + 1
