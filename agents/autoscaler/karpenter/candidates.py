@@ -417,15 +417,25 @@ def _base(agent: Any, deleting: set[str], deleting_pods: set[str], inputs: _Inpu
     d = agent.disruption
     d.consolidation_state()
     key = inputs.base_key if inputs.token else None
-    if key is None or key[1] != agent.sim_generation:
-        key = (
-            agent.clock.now(),
-            agent.sim_generation,
-            tuple(sorted(deleting)),
-            d._signature,
-            tuple(sorted((c.metadata.name, c.metadata.resource_version) for c in agent.claims.objects())),
-            tuple(sorted((n.metadata.name, n.metadata.resource_version) for n in agent.nodes.objects())),
-        )
+    if key is None or key[0] != agent.sim_generation:
+        if d.watching:  # what it is built from: the pods, the NodeClaims, the Nodes (heartbeats aside)
+            key = (
+                agent.sim_generation,
+                tuple(sorted(deleting)),
+                tuple(sorted(deleting_pods)),
+                d.pod_changes,
+                d.track.changes,
+                d.track.node_content,
+            )
+        else:
+            key = (
+                agent.sim_generation,
+                agent.clock.now(),
+                tuple(sorted(deleting)),
+                d._signature,
+                tuple(sorted((c.metadata.name, c.metadata.resource_version) for c in agent.claims.objects())),
+                tuple(sorted((n.metadata.name, n.metadata.resource_version) for n in agent.nodes.objects())),
+            )
         inputs.base_key = key
     if d.sim_base is not None and d.sim_base[0] == key:
         inflight: set[str] = d.sim_base[1]

@@ -15,6 +15,9 @@ which the full check would find nothing to do, so the same writes happen at the 
   would compare an unchanged key and skip. A pod event marks the NodeClaim named after its node:
   a NodeClaim's ``status.nodeName`` is its own name or empty (``lifecycle``); one that is not
   turns the tracking off (``exact``), every NodeClaim then being checked in full as before.
+- ``node_content``: bumped by a Node added or deleted, or updated in anything but its status
+  conditions (the kubelet's heartbeats): the disruption simulations' base snapshot, and the
+  candidates, read nothing else of a Node.
 - ``changes``: NodeClaim events seen; ``sorted_claims``, the NodeClaims by name, and
   ``pool_usage``, the NodePool counters' sums, kept while it (and the marks) stay the same.
 """
@@ -23,6 +26,8 @@ from __future__ import annotations
 
 import heapq
 from typing import Any
+
+from msgspec.structs import replace
 
 from agents.autoscaler.karpenter.scheduling import claim_usage
 
@@ -47,6 +52,7 @@ class ClaimTracking:
         self.watching = watching
         self.exact = watching
         self.changes = 0
+        self.node_content = 0
         self.open: dict[str, None] = {}
         self.stale: dict[str, None] = {}
         self._due: list[tuple[float, str]] = []
@@ -56,6 +62,7 @@ class ClaimTracking:
             agent.claims.add_handlers(self._claim, lambda old, new: self._claim(new), self._claim_gone)
             agent.pools.add_handlers(self._pool, lambda old, new: self._pool(new), self._pool)
             agent.pods.add_handlers(self._pod, self._pod_moved, self._pod)
+            agent.nodes.add_handlers(self._node, self._node_updated, self._node)
 
     # --- handlers ------------------------------------------------------------------------
 
@@ -87,6 +94,20 @@ class ClaimTracking:
             self.stale[old.spec.node_name] = None
         if new.spec.node_name:
             self.stale[new.spec.node_name] = None
+
+    def _node(self, node: Any) -> None:
+        self.node_content += 1
+
+    def _node_updated(self, old: Any, new: Any) -> None:
+        a, b = old.metadata, new.metadata
+        if (
+            a.labels != b.labels
+            or a.annotations != b.annotations
+            or a.deletion_timestamp != b.deletion_timestamp
+            or old.spec != new.spec
+            or replace(old.status, conditions=new.status.conditions) != new.status
+        ):
+            self.node_content += 1
 
     # --- what the tick asks --------------------------------------------------------------
 
