@@ -34,6 +34,7 @@ from msgspec.structs import replace
 
 from agents.autoscaler.karpenter.candidates import budget_mapping, get_candidates, is_true
 from agents.autoscaler.karpenter.consolidation import Command, methods
+from agents.autoscaler.karpenter.memo import SingleOutcomes
 from agents.autoscaler.karpenter.queue import DISRUPTED_TAINT, Queue
 from agents.autoscaler.karpenter.scheduling import req_matches
 from agents.autoscaler.karpenter.termination import terminate
@@ -118,6 +119,8 @@ class Disruption:
         """What ``by_node`` was indexed at: the pods' event count (or, unwatched, the instant)."""
         self.queue = Queue(agent)
         self.methods = methods(agent)
+        self.outcomes = SingleOutcomes(agent)
+        """Single-node consolidation's attempts that made no command (``memo``)."""
         self.marked: dict[str, None] = {}
         self.disrupted: dict[str, int] = {}
         """reason (snake case) -> NodeClaims disrupted (``NodeClaimsDisruptedTotal``)"""
@@ -130,6 +133,7 @@ class Disruption:
         self.sim_inputs: Any = None
         """The simulations' per-pass inputs (``candidates._inputs``)."""
         self._state = 0.0
+        self.state_reads = 0
         self.evaluations = 0
         self.changes = 0
         """Informer events seen (pods, nodes, NodePools, NodeClaims, PDBs): while it stays the
@@ -195,6 +199,7 @@ class Disruption:
         """``Cluster.ConsolidationState``: when the pods' placement or the nodes last changed.
         The signature is computed again only after an informer event."""
         now = self.agent.clock.now()
+        self.state_reads += 1
         if self.watching and self._signed[0] == self.changes:
             signature = self._signed[1]
         else:

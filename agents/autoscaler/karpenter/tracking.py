@@ -18,6 +18,9 @@ which the full check would find nothing to do, so the same writes happen at the 
 - ``node_content``: bumped by a Node added or deleted, or updated in anything but its status
   conditions (the kubelet's heartbeats): the disruption simulations' base snapshot, and the
   candidates, read nothing else of a Node.
+- ``content``: a stamp that moves whenever anything the disruption methods read may have:
+  pods, NodeClaims, Nodes (``node_content``), NodePools, PDBs, the marks, the queue, the
+  nominations (set only by a provisioning batch, which counts itself).
 - ``changes``: NodeClaim events seen; ``sorted_claims``, the NodeClaims by name, and
   ``pool_usage``, the NodePool counters' sums, kept while it (and the marks) stay the same.
 """
@@ -53,6 +56,8 @@ class ClaimTracking:
         self.exact = watching
         self.changes = 0
         self.node_content = 0
+        self.other = 0
+        """NodePool and PDB events seen."""
         self.open: dict[str, None] = {}
         self.stale: dict[str, None] = {}
         self._due: list[tuple[float, str]] = []
@@ -63,6 +68,7 @@ class ClaimTracking:
             agent.pools.add_handlers(self._pool, lambda old, new: self._pool(new), self._pool)
             agent.pods.add_handlers(self._pod, self._pod_moved, self._pod)
             agent.nodes.add_handlers(self._node, self._node_updated, self._node)
+            agent.pdbs.add_handlers(self._other, lambda old, new: self._other(new), self._other)
 
     # --- handlers ------------------------------------------------------------------------
 
@@ -82,7 +88,11 @@ class ClaimTracking:
         self.open.pop(claim.metadata.name, None)
         self.stale.pop(claim.metadata.name, None)
 
+    def _other(self, obj: Any) -> None:
+        self.other += 1
+
     def _pool(self, pool: Any) -> None:
+        self.other += 1
         self.stale.update(dict.fromkeys(c.metadata.name for c in self.agent.claims.objects()))
 
     def _pod(self, pod: Any) -> None:
@@ -164,3 +174,19 @@ class ClaimTracking:
                 u[k] = u.get(k, 0) + v
         self._usage = (stamp, usage)
         return usage
+
+    def content(self) -> tuple[Any, ...] | None:
+        """The module docstring's ``content`` stamp (None: not watching)."""
+        if not self.watching:
+            return None
+        d = self.agent.disruption
+        return (
+            d.pod_changes,
+            self.changes,
+            self.node_content,
+            self.other,
+            tuple(d.marked),
+            tuple(d.terminating),
+            tuple(d.queue.by_claim),
+            self.agent.batches,
+        )
