@@ -18,6 +18,14 @@ gave a rejection. A plugin's ``filter_all`` is bit-for-bit its ``filter`` (the s
 vectorised cycle relies on the same), so a node left out here fails the per-node Filter too, and
 the first node that passes, in the same order, is the one the per-node walk would find.
 
+Verdicts kept per pod shape (``_Verdicts``): when every plugin that runs ``filter_all`` this
+cycle is row-local (``ROW_LOCAL``: its verdict on a row reads only that row and the pod, its
+PreFilter state coming from the pod alone), the rows' pass/fail mask for a pod is kept, and a pod
+alike (same namespace, labels, annotations and spec: the same PreFilter state) with the same
+skipped plugins gets it back with only the rows changed since (``changed``) evaluated again.
+Any mask that leaves out only rows failing the per-node Filter gives the same first node, so
+the walk is unchanged.
+
 Why: the autoscalers' simulations (Karpenter's consolidation places every pod of up to 100
 candidates, node by node) spent most of their time in the per-node Filter of nodes that were
 full (issue 28's Karpenter day).
@@ -26,22 +34,48 @@ full (issue 28's Karpenter day).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
+import numpy.typing as npt
 
 from agents.scheduler.framework.interface import ExtensionPoint
 from agents.scheduler.framework.node_table import IntArray, NodeTable
 from agents.scheduler.framework.types import CycleState, NodeInfo
 from emulator.base.api.core import Pod
 
-__all__ = ["SimRows"]
+__all__ = ["ROW_LOCAL", "SimRows"]
+
+ROW_LOCAL: Final = frozenset(
+    {"NodeResourcesFit", "NodeName", "NodeUnschedulable", "TaintToleration", "NodeAffinity", "NodePorts"}
+)
+"""Filter plugins whose verdict on a node reads only that node's NodeInfo and the pod."""
+MAX_VERDICTS: Final = 8
+
+
+class _Verdicts:
+    """One pod shape's pass mask over the table rows, current up to ``seen`` changed rows."""
+
+    __slots__ = ("mask", "pod", "seen", "skip")
+
+    def __init__(self, pod: Pod, skip: frozenset[str], mask: npt.NDArray[np.bool_], seen: int) -> None:
+        self.pod, self.skip, self.mask, self.seen = pod, skip, mask, seen
+
+    def alike(self, pod: Pod, skip: frozenset[str]) -> bool:
+        a = self.pod
+        return (
+            skip == self.skip
+            and a.spec == pod.spec
+            and a.metadata.namespace == pod.metadata.namespace
+            and a.metadata.labels == pod.metadata.labels
+            and a.metadata.annotations == pod.metadata.annotations
+        )
 
 
 class SimRows:
     """The simulator's nodes as table rows (module docstring)."""
 
-    __slots__ = ("_positions", "appended", "n_removed", "removed", "table")
+    __slots__ = ("_changed", "_positions", "_verdicts", "appended", "n_removed", "removed", "table")
 
     def __init__(self, infos: Sequence[NodeInfo]) -> None:
         self.table = NodeTable(list(infos))
@@ -49,6 +83,9 @@ class SimRows:
         self.n_removed = 0
         self.appended: list[str] = []
         self._positions: IntArray | None = None
+        self._changed: list[int] = []
+        """Rows updated, in order (``_Verdicts.seen`` counts into it)."""
+        self._verdicts: list[_Verdicts] = []
         """Base row -> listed position (valid for the rows not removed); None: recompute."""
 
     # --- the simulator's edits; False: the view no longer holds (drop it) -----------------
@@ -62,6 +99,8 @@ class SimRows:
         r = self.row_of(info)
         if r is not None:
             self.table.update_row(r, info)
+            if self._verdicts:
+                self._changed.append(r)
 
     def added(self, name: str) -> bool:
         if name in self.table.index or name in self.appended:
@@ -109,18 +148,15 @@ class SimRows:
         base = table.size - self.n_removed
         if base + len(self.appended) != n:
             return None
-        ok = ~self.removed
-        rows = np.arange(table.size, dtype=np.int64)
-        for pl in framework._minus(ExtensionPoint.Filter, state.skip_filter_plugins):
-            fa = getattr(pl, "filter_all", None)
-            if fa is None:
-                continue
-            try:
-                result = fa(state, pod, table, rows)
-            except Exception:  # a misbehaving plugin: its per-node filter decides
-                result = None
-            if result is not None and result.codes is not None:
-                ok &= result.codes == 0
+        plugins = [
+            pl
+            for pl in framework._minus(ExtensionPoint.Filter, state.skip_filter_plugins)
+            if getattr(pl, "filter_all", None) is not None
+        ]
+        if all(pl.name in ROW_LOCAL for pl in plugins):
+            ok = ~self.removed & self._kept_mask(plugins, state, pod)
+        else:
+            ok = ~self.removed & _passing(plugins, state, pod, table, np.arange(table.size, dtype=np.int64))
         if self._positions is None:
             self._positions = np.cumsum(~self.removed) - 1
         listed = self._positions[ok]
@@ -130,3 +166,40 @@ class SimRows:
         out: list[int] = listed[cut:].tolist()
         out.extend(listed[:cut].tolist())
         return out
+
+    def _kept_mask(self, plugins: list[Any], state: CycleState, pod: Pod) -> npt.NDArray[np.bool_]:
+        """``_passing`` over every row, from the kept mask of a pod alike (module docstring)."""
+        skip = frozenset(state.skip_filter_plugins)
+        changed = self._changed
+        if len(changed) > 4 * max(self.table.size, 256):  # the masks are computed afresh
+            self._verdicts.clear()
+            changed.clear()
+        for i, v in enumerate(self._verdicts):
+            if v.alike(pod, skip):
+                if v.seen < len(changed):
+                    rows = np.unique(np.array(changed[v.seen :], dtype=np.int64))
+                    v.mask[rows] = _passing(plugins, state, pod, self.table, rows)
+                    v.seen = len(changed)
+                if i:
+                    self._verdicts.insert(0, self._verdicts.pop(i))
+                return v.mask
+        mask = _passing(plugins, state, pod, self.table, np.arange(self.table.size, dtype=np.int64))
+        self._verdicts.insert(0, _Verdicts(pod, skip, mask, len(changed)))
+        del self._verdicts[MAX_VERDICTS:]
+        return mask
+
+
+def _passing(
+    plugins: list[Any], state: CycleState, pod: Pod, table: NodeTable, rows: IntArray
+) -> npt.NDArray[np.bool_]:
+    """Per row of ``rows``: no vectorised Filter plugin rejects it (a plugin that declines, or
+    fails, leaves the row to the per-node Filter)."""
+    ok = np.ones(len(rows), dtype=bool)
+    for pl in plugins:
+        try:
+            result = pl.filter_all(state, pod, table, rows)
+        except Exception:  # a misbehaving plugin: its per-node filter decides
+            result = None
+        if result is not None and result.codes is not None:
+            ok &= result.codes == 0
+    return ok

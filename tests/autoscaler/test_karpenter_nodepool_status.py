@@ -166,6 +166,7 @@ def test_failed_status_write_is_retried() -> None:
     from types import SimpleNamespace
 
     from agents.autoscaler.karpenter.provisioner import Karpenter
+    from agents.autoscaler.karpenter.tracking import ClaimTracking
     from emulator.base.api.errors import ApiError
 
     writes: list[Any] = []
@@ -182,6 +183,7 @@ def test_failed_status_write_is_retried() -> None:
     k.claims = SimpleNamespace(objects=list)
     k.pools = SimpleNamespace(objects=lambda: [pool])
     k.disruption = SimpleNamespace(marked_for_deletion=lambda name: False)
+    k.disruption.track = ClaimTracking(k, watching=False)
     k.clock = SimpleNamespace(timestamp=lambda: T1)
     k.client = SimpleNamespace(update_status=update_status)
     k._pool_status_keys, k._registrations = {}, {"uid-p"}

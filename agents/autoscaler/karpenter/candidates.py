@@ -24,7 +24,7 @@ that is not initialized is an error (``UninitializedNodeError``).
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -203,14 +203,85 @@ class Results:
 
 
 async def get_candidates(agent: Any, should: Any, klass: str) -> list[Candidate]:
-    """``GetCandidates`` (module docstring); ``should`` the method's filter."""
+    """``GetCandidates`` (module docstring); ``should`` the method's filter.
+
+    The methods of one pass ask in turn, so what does not depend on the method (``_entries``:
+    each NodeClaim's Node, why it is blocked, its ``Candidate``) is kept while nothing it reads
+    changed (``_stamp``). A pass that finds it changed after one of its awaits (an Event, the
+    method's filter) goes on from the next NodeClaim reading the stores again, as computing
+    everything afresh would have."""
     d = agent.disruption
-    now = agent.clock.now()
-    pools = {p.metadata.name: p for p in agent.pools.objects()}
-    types = {t.name: t for t in agent.cloud.instance_types()}
-    limits = PdbLimits(agent.pdbs.objects())
+    stamp = _stamp(agent)
+    kept = d.prepared
+    building: list[_Entry] | None = None
+    if stamp is not None and kept[0] == stamp:
+        ctx: _Context = kept[1]
+        source: Iterator[_Entry] = iter(kept[2])
+    else:
+        ctx = _Context(
+            agent.clock.now(),
+            sorted(agent.claims.objects(), key=lambda c: c.metadata.name),
+            {p.metadata.name: p for p in agent.pools.objects()},
+            {t.name: t for t in agent.cloud.instance_types()},
+            PdbLimits(agent.pdbs.objects()),
+        )
+        source = _entries(agent, ctx, 0)
+        building = []
     out: list[Candidate] = []
-    for claim in sorted(agent.claims.objects(), key=lambda c: c.metadata.name):
+    for entry in _resuming(agent, ctx, source, stamp):
+        if building is not None:
+            building.append(entry)
+        _, node, claim, why, always, cand = entry
+        tgp = claim.spec is not None and claim.spec.termination_grace_period is not None
+        if why and (always or not (tgp and klass == EVENTUAL)):
+            await agent.recorder.publish(*ev.blocked(node, claim, why))
+        elif cand is not None and await should(cand):
+            out.append(cand)
+    if building is not None and stamp is not None and _stamp(agent) == stamp:
+        d.prepared = (stamp, ctx, building)
+    return out
+
+
+_Entry = tuple[int, Node, NodeClaim, str, bool, "Candidate | None"]
+"""(index in the sorted NodeClaims, Node, NodeClaim, why it is blocked ("": it is not), whether
+for every method (else unless the method is eventual and the NodeClaim has a
+``terminationGracePeriod``), its ``Candidate`` (None if blocked for every method))."""
+
+
+@dataclass(slots=True)
+class _Context:
+    """What ``GetCandidates`` takes once at its start."""
+
+    now: float
+    claims: list[NodeClaim]
+    pools: dict[str, NodePool]
+    types: dict[str, Any]
+    limits: PdbLimits
+
+
+def _stamp(agent: Any) -> tuple[Any, ...] | None:
+    """What ``_entries`` reads besides its context: the instant, the informers' stores, the
+    marks, the queue, the nominations (set only by a provisioning batch, which counts itself)."""
+    d = agent.disruption
+    if not d.watching:
+        return None
+    return (agent.clock.now(), d.changes, tuple(d.marked), tuple(d.terminating), tuple(d.queue.by_claim), agent.batches)
+
+
+def _resuming(agent: Any, ctx: _Context, source: Iterator[_Entry], stamp: Any) -> Iterator[_Entry]:
+    """``source``'s entries until ``_stamp`` moves; then fresh ones from the next NodeClaim."""
+    for entry in source:
+        yield entry
+        if stamp is not None and _stamp(agent) != stamp:
+            yield from _entries(agent, ctx, entry[0] + 1)
+            return
+
+
+def _entries(agent: Any, ctx: _Context, first: int) -> Iterator[_Entry]:
+    d = agent.disruption
+    now = ctx.now
+    for i in range(first, len(ctx.claims)):
+        claim = ctx.claims[i]
         node = agent.nodes.get(claim.status.node_name, "") if claim.status.node_name else None
         if node is None or d.queue.has(claim.metadata.name):
             continue
@@ -224,34 +295,28 @@ async def get_candidates(agent: Any, should: Any, klass: str) -> list[Candidate]
         elif node.metadata.annotations.get(DO_NOT_DISRUPT) == "true":
             why = f'disruption is blocked through the "{DO_NOT_DISRUPT}" annotation'
         if why:
-            await agent.recorder.publish(*ev.blocked(node, claim, why[:1].upper() + why[1:]))
+            yield (i, node, claim, why[:1].upper() + why[1:], True, None)
             continue
         pool_name = node.metadata.labels.get(NODEPOOL_LABEL, "")
-        pool = pools.get(pool_name)
+        pool = ctx.pools.get(pool_name)
         if pool is None:
-            await agent.recorder.publish(*ev.blocked(node, claim, f"NodePool not found (NodePool={pool_name})"))
+            yield (i, node, claim, f"NodePool not found (NodePool={pool_name})", True, None)
             continue
         pods = d.pods_on(node.metadata.name)
         block = ""
         if any(_active(p) and do_not_disrupt(p) for p in pods):
             p = next(p for p in pods if _active(p) and do_not_disrupt(p))
             block = f'Pod has "{DO_NOT_DISRUPT}" annotation (Pod={p.metadata.namespace}/{p.metadata.name})'
-        elif keys := limits.can_evict(pods):
+        elif keys := ctx.limits.can_evict(pods):
             many = len(keys) > 1
             what = "Eviction does not support multiple PDBs" if many else "Pdb prevents pod evictions"
             block = f"{what} (PodDisruptionBudget{'(s)' if many else ''}=[{' '.join(keys)}])"
-        tgp = claim.spec is not None and claim.spec.termination_grace_period is not None
-        if block and not (tgp and klass == EVENTUAL):
-            await agent.recorder.publish(*ev.blocked(node, claim, block))
-            continue
         rank = sum(_eviction_cost(p) for p in pods) * _lifetime_remaining(claim, now)
         c = Candidate(
-            claim, node, pool, types.get(node.metadata.labels.get(INSTANCE_TYPE, "")),
+            claim, node, pool, ctx.types.get(node.metadata.labels.get(INSTANCE_TYPE, "")),
             pods, [p for p in pods if reschedulable(p)], rank,
         )  # fmt: skip
-        if await should(c):
-            out.append(c)
-    return out
+        yield (i, node, claim, block, False, c)
 
 
 async def budget_mapping(agent: Any, reason: str) -> dict[str, int]:
@@ -352,15 +417,25 @@ def _base(agent: Any, deleting: set[str], deleting_pods: set[str], inputs: _Inpu
     d = agent.disruption
     d.consolidation_state()
     key = inputs.base_key if inputs.token else None
-    if key is None or key[1] != agent.sim_generation:
-        key = (
-            agent.clock.now(),
-            agent.sim_generation,
-            tuple(sorted(deleting)),
-            d._signature,
-            tuple(sorted((c.metadata.name, c.metadata.resource_version) for c in agent.claims.objects())),
-            tuple(sorted((n.metadata.name, n.metadata.resource_version) for n in agent.nodes.objects())),
-        )
+    if key is None or key[0] != agent.sim_generation:
+        if d.watching:  # what it is built from: the pods, the NodeClaims, the Nodes (heartbeats aside)
+            key = (
+                agent.sim_generation,
+                tuple(sorted(deleting)),
+                tuple(sorted(deleting_pods)),
+                d.pod_changes,
+                d.track.changes,
+                d.track.node_content,
+            )
+        else:
+            key = (
+                agent.sim_generation,
+                agent.clock.now(),
+                tuple(sorted(deleting)),
+                d._signature,
+                tuple(sorted((c.metadata.name, c.metadata.resource_version) for c in agent.claims.objects())),
+                tuple(sorted((n.metadata.name, n.metadata.resource_version) for n in agent.nodes.objects())),
+            )
         inputs.base_key = key
     if d.sim_base is not None and d.sim_base[0] == key:
         inflight: set[str] = d.sim_base[1]

@@ -43,6 +43,7 @@ from agents.autoscaler.karpenter.candidates import (
     is_true,
     simulate,
 )
+from agents.autoscaler.karpenter.memo import EmptySearch
 from agents.autoscaler.karpenter.scheduling import NewNodeClaim, Option
 from emulator.base.api.karpenter import CAPACITY_TYPE_LABEL
 from emulator.base.runtime.clock import parse_timestamp
@@ -156,6 +157,8 @@ class _Base:
         self.last_state = self.agent.disruption.consolidation_state()
 
     async def publish(self, c: Candidate, msg: str) -> None:
+        if (record := self.agent.disruption.outcomes.messages) is not None:
+            record.append(msg)
         await self.agent.recorder.publish(*ev.unconsolidatable(c.node, c.claim, msg))
 
 
@@ -362,6 +365,10 @@ class _Consolidation(_Base):
 class MultiNodeConsolidation(_Consolidation):
     kind = "multi"
 
+    def __init__(self, agent: Any) -> None:
+        super().__init__(agent)
+        self.empty = EmptySearch(agent)
+
     async def compute(self, budgets: dict[str, int], cands: list[Candidate]) -> list[Command]:
         if self.is_consolidated():
             return []
@@ -375,7 +382,7 @@ class MultiNodeConsolidation(_Consolidation):
                 continue
             usable.append(c)
             budgets[c.pool.metadata.name] -= 1
-        cmd = await self._first_n(usable, min(len(usable), MAX_PARALLEL))
+        cmd = await self.empty.run(self._first_n, usable, min(len(usable), MAX_PARALLEL))
         if cmd is None:
             if not constrained:
                 self.mark_consolidated()
@@ -442,7 +449,7 @@ class SingleNodeConsolidation(_Consolidation):
                 continue
             if not c.reschedulable:
                 continue
-            cmd = await self.compute_one([c])
+            cmd = await self.agent.disruption.outcomes.run(self, c)
             if cmd is None or cmd.decision == "no-op":
                 continue
             return await self._finish(cmd)

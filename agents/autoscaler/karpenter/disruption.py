@@ -34,9 +34,11 @@ from msgspec.structs import replace
 
 from agents.autoscaler.karpenter.candidates import budget_mapping, get_candidates, is_true
 from agents.autoscaler.karpenter.consolidation import Command, methods
+from agents.autoscaler.karpenter.memo import SingleOutcomes
 from agents.autoscaler.karpenter.queue import DISRUPTED_TAINT, Queue
 from agents.autoscaler.karpenter.scheduling import req_matches
 from agents.autoscaler.karpenter.termination import terminate
+from agents.autoscaler.karpenter.tracking import ClaimTracking
 from emulator.base.api.codec import to_builtins
 from emulator.base.api.core import Node, Pod
 from emulator.base.api.errors import ApiError, NotFound
@@ -117,6 +119,8 @@ class Disruption:
         """What ``by_node`` was indexed at: the pods' event count (or, unwatched, the instant)."""
         self.queue = Queue(agent)
         self.methods = methods(agent)
+        self.outcomes = SingleOutcomes(agent)
+        """Single-node consolidation's attempts that made no command (``memo``)."""
         self.marked: dict[str, None] = {}
         self.disrupted: dict[str, int] = {}
         """reason (snake case) -> NodeClaims disrupted (``NodeClaimsDisruptedTotal``)"""
@@ -129,6 +133,7 @@ class Disruption:
         self.sim_inputs: Any = None
         """The simulations' per-pass inputs (``candidates._inputs``)."""
         self._state = 0.0
+        self.state_reads = 0
         self.evaluations = 0
         self.changes = 0
         """Informer events seen (pods, nodes, NodePools, NodeClaims, PDBs): while it stays the
@@ -144,6 +149,11 @@ class Disruption:
             agent.pods.add_handlers(self._pod_event, lambda old, new: self._pod_event(new), self._pod_event)
         self._signed: tuple[int, tuple[int, int]] = (-1, (0, 0))
         """(``changes`` when the signature below was computed, that signature)."""
+        self.track = ClaimTracking(agent, self.watching)
+        self.prepared: tuple[Any, Any, list[Any]] = (None, None, [])
+        """``get_candidates``' kept entries: (their stamp, context, entries)."""
+        self._digests: dict[str, tuple[NodePool, str]] = {}
+        """NodePool -> (the object, its ``template_hash``)."""
 
     # --- shared state ------------------------------------------------------------------
 
@@ -189,6 +199,7 @@ class Disruption:
         """``Cluster.ConsolidationState``: when the pods' placement or the nodes last changed.
         The signature is computed again only after an informer event."""
         now = self.agent.clock.now()
+        self.state_reads += 1
         if self.watching and self._signed[0] == self.changes:
             signature = self._signed[1]
         else:
@@ -233,11 +244,16 @@ class Disruption:
     async def tick(self, claims: Sequence[NodeClaim], pools: dict[str, NodePool]) -> None:
         now = self.agent.clock.now()
         await self._hashes(pools, claims)
+        track = self.track
+        track.due_until(now)
         for claim in claims:
             if claim.metadata.deletion_timestamp is not None:
                 await self._terminate(claim)
                 continue
+            if not track.needs_check(claim.metadata.name):
+                continue  # the key below is unchanged and not due (``tracking``)
             pool = pools.get(claim.metadata.labels.get(NODEPOOL_LABEL, ""))
+            track.checked(claim, pool)
             # the conditions only move with the NodeClaim, its NodePool, its pods or the clock
             # (upstream's watches and RequeueAfter): skip a NodeClaim none of them changed for
             key = (
@@ -250,6 +266,7 @@ class Disruption:
                 continue
             due = await self._conditions(claim, pool, now)
             self._reconciled[claim.metadata.name] = (key, due)
+            track.schedule(due, claim.metadata.name)
         await self.queue.tick()
         if now - self.last_poll < POLLING_PERIOD:
             return
@@ -269,7 +286,10 @@ class Disruption:
             pool = pools[name]
             if pool.metadata.deletion_timestamp is not None or pool.spec is None:
                 continue
-            digest = template_hash(pool)
+            kept = self._digests.get(name)
+            if kept is None or kept[0] is not pool:
+                kept = self._digests[name] = (pool, template_hash(pool))
+            digest = kept[1]
             ann = pool.metadata.annotations
             if ann.get(NODEPOOL_HASH_VERSION_KEY) != NODEPOOL_HASH_VERSION:
                 for c in claims:

@@ -275,7 +275,7 @@ class Karpenter:
             if pending:
                 await self.provision(pending)
         await self.lifecycle()
-        claims = sorted(self.claims.objects(), key=lambda c: c.metadata.name)
+        claims = self.disruption.track.sorted_claims()
         await self.disruption.tick(claims, {p.metadata.name: p for p in self.pools.objects()})
 
     def _name(self, pool: str) -> str:
@@ -446,8 +446,9 @@ class Karpenter:
         return True
 
     async def lifecycle(self) -> None:
-        """Registration and initialization of launched NodeClaims; the NodePools' counters."""
-        for claim in sorted(self.claims.objects(), key=lambda c: c.metadata.name):
+        """Registration and initialization of launched NodeClaims (those ``tracking`` keeps
+        open: the others would be skipped); the NodePools' counters."""
+        for claim in self.disruption.track.lifecycle_claims():
             node = self.nodes.get(claim.metadata.name, "")
             if node is None or not claim.status.provider_id or claim.metadata.deletion_timestamp is not None:
                 continue
@@ -466,16 +467,7 @@ class Karpenter:
 
     async def _pool_counters(self) -> None:
         """The NodePool status controllers (``nodepoolstatus``)."""
-        usage: dict[str, dict[str, int]] = {}
-        for c in self.claims.objects():
-            if c.metadata.deletion_timestamp is not None or self.disruption.marked_for_deletion(c.metadata.name):
-                continue
-            if not c.status.capacity:
-                continue
-            pool, amounts = claim_usage(c)
-            u = usage.setdefault(pool, {})
-            for k, v in amounts.items():
-                u[k] = u.get(k, 0) + v
+        usage = self.disruption.track.pool_usage()
         now = self.clock.timestamp()
         for pool in sorted(self.pools.objects(), key=lambda p: p.metadata.name):
             if not is_managed(pool):
