@@ -17,26 +17,16 @@ NoSchedule; ``network-unavailable`` NoSchedule with ``hostNetwork``). The pod is
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any, Final
+from typing import Any
 
 from msgspec.structs import replace
 
-from emulator.base.api.core import Node, Pod, Toleration
+from emulator.base.api.core import Node, Pod
 from emulator.base.api.meta import ObjectMeta, OwnerReference
 from emulator.base.api.nodeaffinity import pod_matches_node_selector_and_affinity
-from emulator.base.api.taints import find_untolerated_taint
+from emulator.base.api.taints import daemon_tolerations, find_untolerated_taint
 
 __all__ = ["add_template_node", "daemon_pods_for_node"]
-
-_DAEMON_TOLERATIONS: Final = (
-    ("node.kubernetes.io/not-ready", "NoExecute"),
-    ("node.kubernetes.io/unreachable", "NoExecute"),
-    ("node.kubernetes.io/disk-pressure", "NoSchedule"),
-    ("node.kubernetes.io/memory-pressure", "NoSchedule"),
-    ("node.kubernetes.io/pid-pressure", "NoSchedule"),
-    ("node.kubernetes.io/unschedulable", "NoSchedule"),
-)
-_HOST_NETWORK: Final = (("node.kubernetes.io/network-unavailable", "NoSchedule"),)
 
 
 def daemon_pods_for_node(node: Node, daemonsets: Iterable[Any]) -> list[Pod]:
@@ -63,10 +53,7 @@ def daemon_pods_for_node(node: Node, daemonsets: Iterable[Any]) -> list[Pod]:
         )
         if not pod_matches_node_selector_and_affinity(pod, node):
             continue
-        extra = _DAEMON_TOLERATIONS + (
-            (("node.kubernetes.io/network-unavailable", "NoSchedule"),) if spec.host_network else ()
-        )
-        tolerations = [*spec.tolerations, *(Toleration(key=k, operator="Exists", effect=e) for k, e in extra)]
+        tolerations = daemon_tolerations(spec)
         if find_untolerated_taint(node.spec.taints, tolerations, ("NoSchedule", "NoExecute")) is not None:
             continue
         out.append(replace(pod, spec=replace(spec, node_name=name)))

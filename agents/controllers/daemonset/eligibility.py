@@ -3,8 +3,9 @@
 
 What this module owns (pure):
 
-- ``daemon_tolerations``: the tolerations every daemon pod gets
-  (``AddOrUpdateDaemonPodTolerations``), all ``Exists``:
+- ``daemon_tolerations`` (kept in ``emulator.base.api.taints``, which the Cluster
+  Autoscaler's template nodes use too; re-exported here): the tolerations every daemon pod
+  gets (``AddOrUpdateDaemonPodTolerations``), all ``Exists``:
 
   ==========================================  ==========  ========================
   key                                         effect      when
@@ -54,13 +55,12 @@ from emulator.base.api.core import (
     NodeSelectorRequirement,
     NodeSelectorTerm,
     Pod,
-    PodSpec,
     Toleration,
 )
 from emulator.base.api.meta import ObjectMeta
 from emulator.base.api.nodeaffinity import NODE_NAME_FIELD, pod_matches_node_selector_and_affinity
 from emulator.base.api.podtemplate import PodTemplateSpec
-from emulator.base.api.taints import find_untolerated_taint
+from emulator.base.api.taints import daemon_tolerations, find_untolerated_taint
 
 __all__ = [
     "POD_TEMPLATE_GENERATION",
@@ -82,37 +82,8 @@ per template change), and so does the emulated one (``registry.workloads``); a p
 ``pod-template-generation`` label is copied from it. A DaemonSet that never went through the
 API server (a unit test's) has none: its ``metadata.generation`` stands in."""
 
-_ALWAYS: Final = (
-    ("node.kubernetes.io/not-ready", "NoExecute"),
-    ("node.kubernetes.io/unreachable", "NoExecute"),
-    ("node.kubernetes.io/disk-pressure", "NoSchedule"),
-    ("node.kubernetes.io/memory-pressure", "NoSchedule"),
-    ("node.kubernetes.io/pid-pressure", "NoSchedule"),
-    ("node.kubernetes.io/unschedulable", "NoSchedule"),
-)
-_HOST_NETWORK: Final = (("node.kubernetes.io/network-unavailable", "NoSchedule"),)
 _RUN_EFFECTS: Final = ("NoSchedule", "NoExecute")
 _CONTINUE_EFFECTS: Final = ("NoExecute",)
-
-
-def _same(a: Toleration, b: Toleration) -> bool:
-    """Upstream ``Toleration.MatchToleration``: key, operator, value and effect."""
-    return (a.key, a.operator, a.value, a.effect) == (b.key, b.operator, b.value, b.effect)
-
-
-def daemon_tolerations(spec: PodSpec) -> list[Toleration]:
-    """``spec``'s tolerations with the daemon ones added (see the module docstring)."""
-    out = list(spec.tolerations)
-    extra = _ALWAYS + (_HOST_NETWORK if spec.host_network else ())
-    for key, effect in extra:
-        tol = Toleration(key=key, operator="Exists", effect=effect)
-        for i, have in enumerate(out):
-            if _same(have, tol):
-                out[i] = tol
-                break
-        else:
-            out.append(tol)
-    return out
 
 
 def node_should_run(node: Node, ds: DaemonSet, tolerations: list[Toleration] | None = None) -> tuple[bool, bool]:

@@ -13,12 +13,13 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from typing import Final
 
-from emulator.base.api.core import Taint, Toleration
+from emulator.base.api.core import PodSpec, Taint, Toleration
 
 __all__ = [
     "TAINT_EFFECTS",
     "TOLERATION_OP_EQUAL",
     "TOLERATION_OP_EXISTS",
+    "daemon_tolerations",
     "find_untolerated_taint",
     "toleration_tolerates_taint",
     "tolerations_tolerate_taint",
@@ -56,3 +57,38 @@ def find_untolerated_taint(
         if taint.effect in effects and not tolerations_tolerate_taint(tolerations, taint):
             return taint
     return None
+
+
+_DAEMON_ALWAYS: Final = (
+    ("node.kubernetes.io/not-ready", "NoExecute"),
+    ("node.kubernetes.io/unreachable", "NoExecute"),
+    ("node.kubernetes.io/disk-pressure", "NoSchedule"),
+    ("node.kubernetes.io/memory-pressure", "NoSchedule"),
+    ("node.kubernetes.io/pid-pressure", "NoSchedule"),
+    ("node.kubernetes.io/unschedulable", "NoSchedule"),
+)
+_DAEMON_HOST_NETWORK: Final = (("node.kubernetes.io/network-unavailable", "NoSchedule"),)
+
+
+def _same(a: Toleration, b: Toleration) -> bool:
+    """Upstream ``Toleration.MatchToleration``: key, operator, value and effect."""
+    return (a.key, a.operator, a.value, a.effect) == (b.key, b.operator, b.value, b.effect)
+
+
+def daemon_tolerations(spec: PodSpec) -> list[Toleration]:
+    """``spec``'s tolerations with those every daemon pod gets added or updated (upstream
+    ``pkg/controller/daemon/util`` ``AddOrUpdateDaemonPodTolerations``): NoExecute for
+    not-ready and unreachable, NoSchedule for disk, memory and pid pressure and
+    unschedulable, and network-unavailable for host-network pods. The DaemonSet controller
+    and the Cluster Autoscaler's template nodes both use it."""
+    out = list(spec.tolerations)
+    extra = _DAEMON_ALWAYS + (_DAEMON_HOST_NETWORK if spec.host_network else ())
+    for key, effect in extra:
+        tol = Toleration(key=key, operator="Exists", effect=effect)
+        for i, have in enumerate(out):
+            if _same(have, tol):
+                out[i] = tol
+                break
+        else:
+            out.append(tol)
+    return out
