@@ -49,6 +49,7 @@ from emulator.base.api.storage import (
     VolumeAttachment,
     VolumeAttachmentSource,
     VolumeAttachmentSpec,
+    pod_claim_names,
 )
 from emulator.base.client.informer import Informer
 
@@ -58,17 +59,6 @@ NAME: Final = "attachdetach-controller"
 NODE_INDEX: Final = "spec.nodeName"
 CLAIM_INDEX: Final = "claims"
 VA_NODE_INDEX: Final = "va.nodeName"
-
-
-def pod_claim_names(pod: Pod) -> list[str]:
-    """The claims a pod's volumes name (``persistentVolumeClaim`` and generic ephemeral)."""
-    names: list[str] = []
-    for v in pod.spec.volumes:
-        if v.persistent_volume_claim is not None:
-            names.append(v.persistent_volume_claim.claim_name)
-        elif v.ephemeral is not None:
-            names.append(f"{pod.metadata.name}-{v.name}")
-    return names
 
 
 def _node_of(pod: Pod) -> list[str]:

@@ -65,7 +65,7 @@ from agents.autoscaler.karpenter.queue import DISRUPTED_TAINT
 from emulator.base.api.core import Node, Pod
 from emulator.base.api.errors import ApiError, NotFound, TooManyRequests
 from emulator.base.api.karpenter import NodeClaim
-from emulator.base.api.storage import VolumeAttachment
+from emulator.base.api.storage import VolumeAttachment, pod_claim_names
 from emulator.base.api.taints import toleration_tolerates_taint
 from emulator.base.runtime.clock import calendar_epoch, format_timestamp, parse_duration, parse_timestamp
 
@@ -223,18 +223,6 @@ async def _drain(d: Any, node: Node, expiry: float | None, claim: NodeClaim) -> 
     return True
 
 
-def _claims_of(pod: Pod) -> list[str]:
-    """``GetPersistentVolumeClaim``'s names: a ``persistentVolumeClaim``'s, a generic ephemeral
-    volume's ``<pod>-<volume>``."""
-    out = []
-    for v in pod.spec.volumes:
-        if v.persistent_volume_claim is not None:
-            out.append(v.persistent_volume_claim.claim_name)
-        elif v.ephemeral is not None:
-            out.append(f"{pod.metadata.name}-{v.name}")
-    return out
-
-
 async def filter_volume_attachments(
     client: Any, attachments: list[VolumeAttachment], pods: list[Pod], now: float
 ) -> list[VolumeAttachment]:
@@ -247,7 +235,7 @@ async def filter_volume_attachments(
     for pod in pods:
         if drainable(pod, now):
             continue
-        for name in _claims_of(pod):
+        for name in pod_claim_names(pod):
             try:
                 pvc = await client.get("PersistentVolumeClaim", name, pod.metadata.namespace)
             except NotFound:

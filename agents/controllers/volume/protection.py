@@ -31,6 +31,7 @@ from emulator.base.api.storage import (
     PVC_PROTECTION_FINALIZER,
     PersistentVolume,
     PersistentVolumeClaim,
+    pod_claim_names,
 )
 from emulator.base.client.informer import Informer
 
@@ -44,13 +45,7 @@ def claims_of_pod(pod: Pod) -> list[str]:
     volume order; none while it is unscheduled or terminated."""
     if not pod.spec.node_name or pod.status.phase in ("Succeeded", "Failed"):
         return []
-    out: list[str] = []
-    for v in pod.spec.volumes:
-        if v.persistent_volume_claim is not None:
-            out.append(v.persistent_volume_claim.claim_name)
-        elif v.ephemeral is not None:
-            out.append(f"{pod.metadata.name}-{v.name}")
-    return out
+    return pod_claim_names(pod)
 
 
 class _Protection:
@@ -134,21 +129,11 @@ class PVCProtectionController(_Protection):
 
     def on_pod(self, pod: Pod) -> None:
         """A pod deleted (or done with its claims): its claims being deleted may go."""
-        self._queue_claims(pod, self._all_claims(pod))
+        self._queue_claims(pod, pod_claim_names(pod))
 
     def on_pod_update(self, old: Pod, new: Pod) -> None:
         if claims_of_pod(old) and not claims_of_pod(new):
             self._queue_claims(new, claims_of_pod(old))
-
-    @staticmethod
-    def _all_claims(pod: Pod) -> list[str]:
-        out = []
-        for v in pod.spec.volumes:
-            if v.persistent_volume_claim is not None:
-                out.append(v.persistent_volume_claim.claim_name)
-            elif v.ephemeral is not None:
-                out.append(f"{pod.metadata.name}-{v.name}")
-        return out
 
     def _queue_claims(self, pod: Pod, names: list[str]) -> None:
         assert self.objects is not None

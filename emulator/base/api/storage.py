@@ -19,7 +19,7 @@ from typing import Any, Final
 
 import msgspec
 
-from emulator.base.api.core import LabelSelector, NodeSelector
+from emulator.base.api.core import LabelSelector, NodeSelector, Pod
 from emulator.base.api.meta import K8s, ObjectMeta, ObjectReference
 from emulator.base.api.quantity import Quantity
 from emulator.base.api.volumes import (
@@ -75,6 +75,7 @@ __all__ = [
     "VolumeNodeResources",
     "VolumeResourceRequirements",
     "in_tree_sources",
+    "pod_claim_names",
 ]
 
 ACCESS_MODES: Final = ("ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod")
@@ -369,3 +370,16 @@ STORAGE_KINDS: Final = (
     CSIStorageCapacity,
     VolumeAttachment,
 )
+
+
+def pod_claim_names(pod: Pod) -> list[str]:
+    """The PersistentVolumeClaims a pod's volumes name, in volume order: a
+    ``persistentVolumeClaim``'s ``claimName``, and a generic ephemeral volume's
+    ``<pod>-<volume>`` (upstream ``ephemeral.VolumeClaimName``)."""
+    names: list[str] = []
+    for v in pod.spec.volumes:
+        if v.persistent_volume_claim is not None:
+            names.append(v.persistent_volume_claim.claim_name)
+        elif v.ephemeral is not None:
+            names.append(f"{pod.metadata.name}-{v.name}")
+    return names
