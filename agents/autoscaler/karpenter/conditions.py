@@ -4,15 +4,17 @@ and ``recomputeRootCondition``) over one object's conditions, as Karpenter v1.9.
 - ``For``: the root and its dependents are set Unknown (``AwaitingReconciliation``, "object is
   awaiting reconciliation") when missing, the root first.
 - ``set``: the condition gets the object's generation as ``observedGeneration``; it keeps its
-  ``lastTransitionTime`` while its status does not change, a new one takes the clock's time (a
-  dependent first set: the object's creation time). Setting what is already there changes
-  nothing. On an object being deleted, every other condition's ``observedGeneration`` is bumped
-  to the generation (the deletion bumped it). Conditions are kept in transition order, the root
-  last (a stable sort).
+  ``lastTransitionTime`` while its status does not change, a new one takes the clock's time (the
+  root or a dependent first set: the object's creation time, ``IsDependentCondition``).
+  Setting what is already there changes nothing. On an object being deleted, every other
+  condition's ``observedGeneration`` is bumped to the generation (the deletion bumped it).
+  Conditions are kept in transition order, the root last (a stable sort).
 - The root is recomputed after any other condition is set: True once every dependent is True
   at the object's generation, else Unknown (``ReconcilingDependents``) or, when one is False at
   that generation, False (``UnhealthyDependents``), the message ``Type=Status`` of the unhealthy
   ones, newest first.
+- ``clear``: a condition that is neither the root nor a dependent is removed; the others are
+  then sorted by type (``sort.Slice``: types are unique, so any sort gives that order).
 
 ``nodeclaim_conditions`` is the set of a NodeClaim (``pkg/apis/v1/nodeclaim_status.go``: root
 ``Ready``, dependents ``Launched``, ``Registered``, ``Initialized``).
@@ -72,7 +74,7 @@ class ConditionSet:
         if old is not None:
             when = old.last_transition_time if old.status == status else self.now()
         else:
-            when = self.created if type_ in self.dependents else self.now()
+            when = self.created if type_ == self.root or type_ in self.dependents else self.now()
         new = Condition(type=type_, status=status, observed_generation=self.generation,
                         last_transition_time=when, reason=reason, message=message)  # fmt: skip
         if new == old:
@@ -87,6 +89,26 @@ class ConditionSet:
         self.changed = True
         if type_ != self.root:
             self._root()
+        return True
+
+    def set_unknown(self, type_: str, reason: str = "AwaitingReconciliation",
+                    message: str = "object is awaiting reconciliation") -> bool:  # fmt: skip
+        return self.set(type_, "Unknown", reason, message)
+
+    def refresh(self, type_: str) -> bool:
+        """``Set(*cond)``: the condition as it is, at the object's generation."""
+        c = self.get(type_)
+        return c is not None and self.set(type_, c.status, c.reason, c.message)
+
+    def clear(self, type_: str) -> bool:
+        """``Clear``; whether it removed the condition. The root and dependents cannot be
+        cleared (upstream returns an error)."""
+        if type_ == self.root or type_ in self.dependents:
+            raise ValueError(f"clearing dependent condition {type_!r} not implemented")
+        if self.get(type_) is None:
+            return False
+        self.items = sorted((c for c in self.items if c.type != type_), key=lambda c: c.type)
+        self.changed = True
         return True
 
     def _root(self) -> None:

@@ -32,7 +32,8 @@ from typing import Any, Final
 
 from msgspec.structs import replace
 
-from agents.autoscaler.karpenter.candidates import budget_mapping, get_candidates, is_true
+from agents.autoscaler.karpenter.candidates import budget_mapping, get_candidates
+from agents.autoscaler.karpenter.conditions import ConditionSet, nodeclaim_conditions
 from agents.autoscaler.karpenter.consolidation import Command, methods
 from agents.autoscaler.karpenter.memo import SingleOutcomes
 from agents.autoscaler.karpenter.queue import DISRUPTED_TAINT, Queue
@@ -98,11 +99,6 @@ def template_hash(pool: NodePool) -> str:
     (doc.get("spec") or {}).pop("requirements", None)
     digest = hashlib.sha256(json.dumps(_prune(doc), sort_keys=True).encode()).digest()
     return str(int.from_bytes(digest[:8], "big"))
-
-
-def _set(conditions: Sequence[Condition], cond: Condition | None, type_: str) -> list[Condition]:
-    kept = [c for c in conditions if c.type != type_]
-    return sorted([*kept, cond], key=lambda c: c.type) if cond is not None else kept
 
 
 class Disruption:
@@ -235,9 +231,11 @@ class Disruption:
 
     async def clear_reason(self, name: str) -> None:
         claim = self.agent.claims.get(name, "")
-        if claim is not None and _condition(claim, "DisruptionReason") is not None:
-            status = replace(claim.status, conditions=_set(claim.status.conditions, None, "DisruptionReason"))
-            await self.agent.write_status(replace(claim, status=status))
+        if claim is None:
+            return
+        cs = nodeclaim_conditions(claim, self.agent.clock.timestamp)
+        if cs.clear("DisruptionReason"):  # ClearNodeClaimsCondition
+            await self.agent.write_status(replace(claim, status=replace(claim.status, conditions=cs.items)))
 
     # --- the per-tick controllers ------------------------------------------------------------
 
@@ -318,8 +316,10 @@ class Disruption:
         due = math.inf
         if pool is None:
             return due
-        status = replace(claim.status, conditions=self._drifted(claim, pool))
-        initialized = _condition(claim, "Initialized")
+        cs = nodeclaim_conditions(claim, self.agent.clock.timestamp)
+        self._drifted(claim, pool, cs)
+        status = claim.status
+        initialized = cs.get("Initialized")
         if initialized is not None and initialized.status == "True" and claim.status.node_name:
             pods = self.pod_key(claim.status.node_name)
             previous = self.pod_sets.get(claim.metadata.name)
@@ -331,24 +331,23 @@ class Disruption:
             ready = after is not None and since is not None and parse_timestamp(since) + after <= now
             if after is not None and since is not None and not ready:
                 due = parse_timestamp(since) + after
-            has = _condition(claim, "Consolidatable") is not None
-            if ready and not has:
-                cond = Condition(type="Consolidatable", status="True", reason="Consolidatable",
-                                 last_transition_time=self.agent.clock.timestamp(),
-                                 observed_generation=claim.metadata.generation)  # fmt: skip
-                status = replace(status, conditions=_set(status.conditions, cond, "Consolidatable"))
-            elif not ready and has:
-                status = replace(status, conditions=_set(status.conditions, None, "Consolidatable"))
+            if ready:
+                cs.set_true("Consolidatable")
+            else:
+                cs.clear("Consolidatable")
         else:  # "removing consolidatable status condition, isn't initialized"
-            status = replace(status, conditions=_set(status.conditions, None, "Consolidatable"))
+            cs.clear("Consolidatable")
+        status = replace(status, conditions=cs.items)
         if status != claim.status:
             await self.agent.write_status(replace(claim, status=status))
         return due
 
-    def _drifted(self, claim: NodeClaim, pool: NodePool) -> list[Condition]:
-        current = _condition(claim, "Drifted")
-        if not is_true(claim, "Launched"):
-            return _set(claim.status.conditions, None, "Drifted")
+    def _drifted(self, claim: NodeClaim, pool: NodePool, cs: ConditionSet) -> None:
+        """``Drift.Reconcile``'s condition (``isDrifted``: the NodePool hash, then the
+        requirements)."""
+        if not cs.is_true("Launched"):
+            cs.clear("Drifted")
+            return
         reason = ""
         ann, pann = claim.metadata.annotations, pool.metadata.annotations
         keys = (NODEPOOL_HASH, NODEPOOL_HASH_VERSION_KEY)
@@ -362,13 +361,9 @@ class Disruption:
         if not reason and self._requirements_drifted(claim, pool):
             reason = "RequirementsDrifted"
         if not reason:
-            return _set(claim.status.conditions, None, "Drifted")
-        if current is not None and current.status == "True" and current.reason == reason:
-            return list(claim.status.conditions)
-        cond = Condition(type="Drifted", status="True", reason=reason, message=reason,
-                         last_transition_time=self.agent.clock.timestamp(),
-                         observed_generation=claim.metadata.generation)  # fmt: skip
-        return _set(claim.status.conditions, cond, "Drifted")
+            cs.clear("Drifted")
+        else:
+            cs.set("Drifted", "True", reason, reason)
 
     @staticmethod
     def _requirements_drifted(claim: NodeClaim, pool: NodePool) -> bool:

@@ -33,9 +33,9 @@ from typing import Final
 
 from msgspec.structs import replace
 
+from agents.autoscaler.karpenter.conditions import ConditionSet
 from emulator.base.api.karpenter import NodePool, NodePoolStatus
 from emulator.base.api.karpenterignored import KWOK_NODE_CLASS
-from emulator.base.api.meta import Condition
 from emulator.base.api.quantity import Quantity, parse_quantity
 
 __all__ = ["KWOK_NODE_CLASS", "is_managed", "nodepool_status", "provisions"]
@@ -66,70 +66,29 @@ def provisions(pool: NodePool) -> bool:
     )
 
 
-class _Conditions:
-    """``ConditionSet`` over one NodePool's conditions (module docstring)."""
-
-    def __init__(self, pool: NodePool, now: str) -> None:
-        self.items = list(pool.status.conditions)
-        self.generation = pool.metadata.generation
-        self.created = pool.metadata.creation_timestamp
-        self.now = now
-        for type_ in (ROOT, *DEPENDENTS):  # For: the known conditions Unknown if not set
-            if self.get(type_) is None:
-                self.set(type_, "Unknown", "AwaitingReconciliation", "object is awaiting reconciliation")
-
-    def get(self, type_: str) -> Condition | None:
-        return next((c for c in self.items if c.type == type_), None)
-
-    def set(self, type_: str, status: str, reason: str, message: str = "") -> None:
-        old = self.get(type_)
-        if old is not None:
-            when = old.last_transition_time if old.status == status else self.now
-        else:
-            when = self.created if type_ in (ROOT, *DEPENDENTS) else self.now
-        new = Condition(type=type_, status=status, observed_generation=self.generation,
-                        last_transition_time=when, reason=reason, message=message)  # fmt: skip
-        if new == old:
-            return
-        kept = [c for c in self.items if c.type != type_]
-        self.items = sorted([*kept, new], key=lambda c: (c.type == ROOT, _since(c)))  # stable
-        if type_ != ROOT:
-            self._root()
-
-    def _root(self) -> None:
-        unhealthy = [
-            c
-            for c in self.items
-            if c.type in DEPENDENTS and (c.status != "True" or c.observed_generation != self.generation)
-        ]
-        if not unhealthy:
-            self.set(ROOT, "True", ROOT)
-            return
-        unhealthy.sort(key=lambda c: c.last_transition_time or "", reverse=True)
-        false = any(c.status == "False" and c.observed_generation == self.generation for c in unhealthy)
-        message = ", ".join(f"{c.type}={c.status}" for c in unhealthy)
-        self.set(ROOT, "False" if false else "Unknown", "UnhealthyDependents" if false else "ReconcilingDependents",
-                 message)  # fmt: skip
-
-
-def _since(c: Condition) -> str:
-    return c.last_transition_time or ""
-
-
 def nodepool_status(
     pool: NodePool, resources: Mapping[str, Quantity], nodes: int, registered: bool, now: str
 ) -> NodePoolStatus:
     """The status the NodePool controllers leave (module docstring); ``registered``: a NodeClaim
     owned by the NodePool (owner reference UID) registered since the status was last computed."""
-    cs = _Conditions(pool, now)
+    meta = pool.metadata
+    cs = ConditionSet(
+        pool.status.conditions,
+        root=ROOT,
+        dependents=DEPENDENTS,
+        generation=meta.generation,
+        created=meta.creation_timestamp,
+        deleting=meta.deletion_timestamp is not None,
+        now=lambda: now,
+    )
     cs.set("ValidationSucceeded", "True", "ValidationSucceeded")
     cs.set("NodeClassReady", "True", "NodeClassReady")
     reg = cs.get(REGISTRATION)
     if reg is None or reg.observed_generation != pool.metadata.generation:
         # a registration seen in the same pass came before this reset: the reset wins
-        cs.set(REGISTRATION, "Unknown", "AwaitingReconciliation", "object is awaiting reconciliation")
+        cs.set_unknown(REGISTRATION)
     elif registered and reg.status != "True":
-        cs.set(REGISTRATION, "True", REGISTRATION)
+        cs.set_true(REGISTRATION)
     zero = {k: parse_quantity("0") for k in BASE_RESOURCES}
     return replace(
         pool.status,

@@ -38,6 +38,7 @@ from agents.autoscaler.karpenter.disruption import (
     template_hash,
 )
 from agents.autoscaler.karpenter.events import Recorder
+from agents.autoscaler.karpenter.lifecycle import UNREGISTERED_TAINT, launch_conditions, reconcile, state_taints
 from agents.autoscaler.karpenter.nodepoolstatus import is_managed, nodepool_status, provisions
 from agents.autoscaler.karpenter.scheduling import (
     NewNodeClaim,
@@ -62,7 +63,7 @@ from emulator.base.api.karpenter import (
     NodeClaimStatus,
     NodeSelectorRequirementWithMinValues,
 )
-from emulator.base.api.meta import Condition, ObjectMeta, OwnerReference
+from emulator.base.api.meta import ObjectMeta, OwnerReference
 from emulator.base.api.quantity import Quantity, parse_quantity
 from emulator.base.client.client import Client
 from emulator.base.client.informer import Informer
@@ -95,10 +96,6 @@ class KarpenterCloud(Protocol):
     async def delete(self, name: str) -> None:
         """Terminate the instance of node ``name`` (its kubelet stops, the Node goes)."""
         ...
-
-
-def _ready(node: Node) -> bool:
-    return any(c.type == "Ready" and c.status == "True" for c in node.status.conditions)
 
 
 def _text(name: str, amount: int) -> Quantity:
@@ -206,6 +203,7 @@ class Karpenter:
             ),
             key=lambda n: n.metadata.name,
         )
+        nodes = self.state_view(nodes)
         known = {n.metadata.name for n in self.nodes.objects()}
         inflight = [
             c for c in sorted(self.claims.objects(), key=lambda c: c.metadata.name)
@@ -215,6 +213,16 @@ class Karpenter:
         waiting = {n.metadata.name for n in nodes if n.metadata.name in managed and n.metadata.name not in initialized}
         waiting |= {c.metadata.name for c in inflight}
         return [*nodes, *(inflight_node(c) for c in inflight)], waiting
+
+    def state_view(self, nodes: list[Node]) -> list[Node]:
+        """The nodes with the taints cluster state gives them (``lifecycle.state_taints``:
+        a NodeClaim's node not yet registered or initialized)."""
+        out = []
+        for n in nodes:
+            claim = self.claims.get(n.metadata.name, "")
+            taints = state_taints(n, claim) if claim is not None else n.spec.taints
+            out.append(n if taints is n.spec.taints else replace(n, spec=replace(n.spec, taints=taints)))
+        return out
 
     def usage(self, exclude: set[str] | frozenset[str] = frozenset()) -> dict[str, dict[str, int]]:
         return self._usage(exclude)
@@ -305,6 +313,7 @@ class Karpenter:
         nodes = sorted(
             (n for n in self.nodes.objects() if n.metadata.deletion_timestamp is None), key=lambda n: n.metadata.name
         )
+        nodes = self.state_view(nodes)
         bound = [p for p in self.pods.objects() if p.spec.node_name]
         known = {n.metadata.name for n in nodes}
         inflight = [
@@ -387,7 +396,7 @@ class Karpenter:
         node = replace(
             node,
             metadata=replace(node.metadata, labels=node_labels),
-            spec=replace(node.spec, taints=[*spec.taints, *spec.startup_taints]),
+            spec=replace(node.spec, taints=[UNREGISTERED_TAINT]),  # the kwok provider's toNode
             status=NodeStatus(capacity=option.instance_type.capacity(), allocatable=option.instance_type.allocatable()),
         )
         self.cloud.create(node)
@@ -395,48 +404,10 @@ class Karpenter:
             provider_id=f"kwok://{new.name}",
             capacity=option.instance_type.capacity(),
             allocatable=option.instance_type.allocatable(),
-            conditions=self._conditions(claim, Launched="True"),
+            conditions=launch_conditions(claim, self.clock.timestamp),
         )
         await self.write_status(replace(claim, status=status))
         return new.name
-
-    def _conditions(self, claim: NodeClaim, **set_: str) -> list[Condition]:
-        now = self.clock.timestamp()
-        current = {c.type: c for c in claim.status.conditions}
-        for type_ in ("Launched", "Registered", "Initialized"):
-            current.setdefault(
-                type_,
-                Condition(
-                    type=type_,
-                    status="Unknown",
-                    reason="AwaitingReconciliation",
-                    message="object is awaiting reconciliation",
-                    last_transition_time=now,
-                ),
-            )
-        for type_, status in set_.items():
-            old = current.get(type_)
-            if old is None or old.status != status:
-                current[type_] = Condition(
-                    type=type_,
-                    status=status,
-                    reason=type_,
-                    message="",
-                    last_transition_time=now,
-                    observed_generation=claim.metadata.generation,
-                )
-        ready = all(current[t].status == "True" for t in ("Launched", "Registered", "Initialized"))
-        state = "True" if ready else "Unknown"
-        if current.get("Ready") is None or current["Ready"].status != state:
-            current["Ready"] = Condition(
-                type="Ready",
-                status=state,
-                reason="Ready" if ready else "UnhealthyDependents",
-                message="",
-                last_transition_time=now,
-                observed_generation=claim.metadata.generation,
-            )
-        return [current[t] for t in sorted(current)]
 
     async def write_status(self, claim: NodeClaim) -> bool:
         try:
@@ -449,17 +420,9 @@ class Karpenter:
         """Registration and initialization of launched NodeClaims (those ``tracking`` keeps
         open: the others would be skipped); the NodePools' counters."""
         for claim in self.disruption.track.lifecycle_claims():
-            node = self.nodes.get(claim.metadata.name, "")
-            if node is None or not claim.status.provider_id or claim.metadata.deletion_timestamp is not None:
+            if not claim.status.provider_id or claim.metadata.deletion_timestamp is not None:
                 continue
-            registered = claim.status.node_name == node.metadata.name
-            initialized = _ready(node)
-            done = any(c.type == "Initialized" and c.status == "True" for c in claim.status.conditions)
-            if registered and (done or not initialized):
-                continue
-            flags = {"Registered": "True", **({"Initialized": "True"} if initialized else {})}
-            status = replace(claim.status, node_name=node.metadata.name, conditions=self._conditions(claim, **flags))
-            if await self.write_status(replace(claim, status=status)) and not registered:
+            if await reconcile(self, claim):
                 # registration.go updateNodePoolRegistrationHealth: the NodePool owning it by UID
                 uids = [o.uid for o in claim.metadata.owner_references if o.kind == "NodePool"]
                 self._registrations.update(uids)

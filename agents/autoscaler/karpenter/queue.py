@@ -20,10 +20,10 @@ from msgspec.structs import replace
 
 from agents.autoscaler.karpenter import events as ev
 from agents.autoscaler.karpenter.candidates import is_true
+from agents.autoscaler.karpenter.conditions import nodeclaim_conditions
 from agents.autoscaler.karpenter.consolidation import Command
 from emulator.base.api.core import Taint
 from emulator.base.api.errors import ApiError, NotFound
-from emulator.base.api.meta import Condition
 
 __all__ = ["DISRUPTED_TAINT", "QUEUE_BASE_DELAY", "Queue"]
 
@@ -92,12 +92,9 @@ class Queue:
         if claim is None:
             return False
         reason = cmd.method.reason
-        kept = [c for c in claim.status.conditions if c.type != "DisruptionReason"]
-        cond = Condition(
-            type="DisruptionReason", status="True", reason=reason, message=reason,
-            last_transition_time=self.agent.clock.timestamp(), observed_generation=claim.metadata.generation,
-        )  # fmt: skip
-        status = replace(claim.status, conditions=sorted([*kept, cond], key=lambda c: c.type))
+        cs = nodeclaim_conditions(claim, self.agent.clock.timestamp)
+        cs.set("DisruptionReason", "True", reason, reason)
+        status = replace(claim.status, conditions=cs.items)
         try:
             await self.agent.client.update_status(replace(claim, status=status))
         except ApiError:
