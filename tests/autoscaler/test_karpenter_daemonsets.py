@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from msgspec.structs import replace
 
-from agents.autoscaler.karpenter.daemonoverhead import daemon_pods
-from agents.autoscaler.karpenter.scheduling import Scheduler
+from agents.autoscaler.karpenter.daemonoverhead import daemon_pods, reservations
+from agents.autoscaler.karpenter.scheduling import Scheduler, pod_matches, tolerates
 from agents.scheduler import SchedulingSimulator
 from emulator.app.scenario.loader import load_scenario_text
 from emulator.app.scenario.runner import RunOptions, run_scenario
@@ -193,3 +193,54 @@ def test_daemonset_pod_fits_on_the_new_nodeclaim(tmp_path: Path) -> None:
     assert claim.metadata.labels["node.kubernetes.io/instance-type"] == "c-4x-amd64-linux"
     requests = {k: q.milli for k, q in claim.spec.resources.requests.items()}
     assert requests == {"cpu": 3000, "memory": 2 * 1024**3 * 1000, "pods": 2000}
+
+
+# --- existing and in-flight nodes (scheduler.go calculateExistingNodeClaims, NewExistingNode) ---
+
+
+def _existing(taints: list[Taint] | None = None, labels: dict[str, str] | None = None) -> Any:
+    """A 4-CPU node already in the cluster (registered and initialized)."""
+    doc = {
+        "apiVersion": "v1", "kind": "Node",
+        "metadata": {"name": "n", "labels": {"kubernetes.io/hostname": "n", **(labels or {})}},
+        "spec": {"taints": [{"key": t.key, "value": t.value, "effect": t.effect} for t in taints or []]},
+        "status": {"capacity": {"cpu": "4", "memory": "16Gi", "pods": "110"},
+                   "allocatable": {"cpu": "4", "memory": "16Gi", "pods": "110"}},
+    }  # fmt: skip
+    return object_from_dict(doc, source="t")
+
+
+def _daemon_pod_on(node: str) -> Pod:
+    (pod,) = daemon_pods([_ds()], [])
+    return replace(pod, metadata=replace(pod.metadata, name="ds-x", uid="ds-x"), spec=replace(pod.spec, node_name=node))
+
+
+@pytest.mark.parametrize(
+    ("node", "bound", "daemonset", "reserved", "placed_on_node"),
+    [
+        pytest.param(_existing(), [], None, 0, True, id="no-daemonset"),
+        pytest.param(_existing(), [], _ds(), 1, False, id="daemon-still-to-come-takes-its-requests"),
+        pytest.param(_existing(), [_daemon_pod_on("n")], _ds(), 0, False, id="daemon-pod-already-there"),
+        pytest.param(_existing(taints=[Taint(key="foo", value="bar", effect="NoSchedule")]), [], _ds(), 0, True,
+                     id="daemon-not-tolerating-the-node"),
+        pytest.param(_existing(), [], _ds(nodeSelector={"node": "invalid"}), 0, True,
+                     id="daemon-not-selecting-the-node"),
+        pytest.param(_existing(labels={"node": "ok"}), [], _ds(nodeSelector={"node": "ok"}), 1, False,
+                     id="daemon-selecting-the-node"),
+    ],
+)  # fmt: skip
+def test_existing_nodes_keep_room_for_their_daemons(
+    tmp_path: Path, node: Any, bound: list[Pod], daemonset: Any, reserved: int, placed_on_node: bool
+) -> None:
+    """A 3-CPU pod (tolerating everything) fits the 4-CPU node only while no 2-CPU daemon pod
+    is, or is still to be, on it."""
+    daemons = daemon_pods([daemonset] if daemonset is not None else [], bound)
+    stand_ins = reservations([node], bound, daemons, lambda n: n.spec.taints, tolerates, pod_matches)
+    assert len(stand_ins) == reserved
+    assert all(p.spec.node_name == "n" and pod_requests(p)["cpu"] == 2000 for p in stand_ins)
+    sim = SchedulingSimulator()
+    sim.reset([node], [*bound, *stand_ins])
+    names = iter(range(100))
+    scheduler = Scheduler(sim, [_pool("p")], _types(tmp_path), {}, lambda p: f"{p}-{next(names)}", daemons=daemons)
+    claims = scheduler.solve([_pod("a", "3", tolerations=EVERYTHING)])
+    assert (claims == []) is placed_on_node

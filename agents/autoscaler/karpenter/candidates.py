@@ -443,7 +443,7 @@ def _base(agent: Any, deleting: set[str], deleting_pods: set[str], inputs: _Inpu
     nodes, inflight = agent.state_nodes(exclude=deleting)
     kept = {n.metadata.name for n in nodes}
     bound = [p for p in agent.pods.objects() if p.spec.node_name in kept and p.metadata.uid not in deleting_pods]
-    agent.sim.reset(nodes, bound)
+    agent.sim.reset(nodes, [*bound, *agent.reservations(nodes, bound)])
     d.sim_base = (key, inflight)
     return inflight
 

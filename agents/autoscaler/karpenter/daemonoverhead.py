@@ -15,6 +15,16 @@ instance-type options' labels satisfy — this project's stand-in for upstream's
 compatibility (``Requirements.IsCompatible`` against the NodeClaim template's requirements). A
 new NodeClaim starts with these requests (``NewNodeClaim``: ``Spec.Resources.Requests`` the
 daemon resources), so its options must hold them besides its pods.
+
+``reservations``: ``calculateExistingNodeClaims`` and ``NewExistingNode``: on every existing or
+in-flight node the provisioner simulates onto, the compatible daemon pods (tolerating the
+node's cluster-state taints, their node selector and required affinity satisfied by its labels)
+that have no pod of their DaemonSet bound there yet take their requests (and a pod slot each)
+before any pending pod: as stand-in pods bound to the node, their containers' requests only (no
+labels, ports or affinity: upstream subtracts resources only). Upstream subtracts the
+resources of every DaemonSet pod already on the node from the compatible ones' sum; here a
+DaemonSet's own pod there answers for it (the same unless a node runs DaemonSet pods the
+labels no longer admit).
 """
 
 from __future__ import annotations
@@ -24,11 +34,11 @@ from typing import Any
 
 from msgspec.structs import replace
 
-from emulator.base.api.core import Affinity, NodeAffinity, Pod
-from emulator.base.api.meta import ObjectMeta
+from emulator.base.api.core import Affinity, Container, Node, NodeAffinity, Pod, PodSpec, ResourceRequirements, Taint
+from emulator.base.api.meta import ObjectMeta, OwnerReference
 from emulator.base.api.resources import pod_requests
 
-__all__ = ["daemon_pods", "overhead"]
+__all__ = ["daemon_pods", "overhead", "reservations"]
 
 
 def _owner_uid(pod: Pod) -> str:
@@ -48,7 +58,10 @@ def _from_template(ds: Any) -> Pod:
         return out
 
     spec = replace(spec, containers=merged(spec.containers), init_containers=merged(spec.init_containers))
-    return Pod(metadata=ObjectMeta(name=ds.metadata.name, namespace=ds.metadata.namespace), spec=spec)
+    owner = OwnerReference(api_version="apps/v1", kind="DaemonSet", name=ds.metadata.name, uid=ds.metadata.uid,
+                           controller=True)  # fmt: skip
+    meta = ObjectMeta(name=ds.metadata.name, namespace=ds.metadata.namespace, owner_references=[owner])
+    return Pod(metadata=meta, spec=spec)
 
 
 def daemon_pods(daemonsets: Iterable[Any], pods: Iterable[Pod]) -> list[Pod]:
@@ -95,3 +108,45 @@ def overhead(
             total[k] = total.get(k, 0) + v
         total["pods"] = total.get("pods", 0) + 1
     return total
+
+
+def _requests_only(containers: Sequence[Any]) -> list[Container]:
+    return [Container(name=c.name, image="", resources=ResourceRequirements(requests=c.resources.requests))
+            for c in containers]  # fmt: skip
+
+
+def reservations(
+    nodes: Sequence[Node],
+    bound: Iterable[Pod],
+    daemons: Sequence[Pod],
+    taints: Callable[[Node], Sequence[Taint]],
+    tolerates: Callable[[Pod, Sequence[Taint]], bool],
+    matches: Callable[[Pod, Mapping[str, str]], bool],
+) -> list[Pod]:
+    """The stand-in pods of the daemon pods still to come on ``nodes`` (module docstring);
+    ``bound`` the pods bound to nodes, ``taints`` a node's cluster-state taints."""
+    if not daemons:
+        return []
+    present: dict[str, set[str]] = {}
+    for p in bound:
+        uid = _owner_uid(p)
+        if uid and p.spec.node_name:
+            present.setdefault(p.spec.node_name, set()).add(uid)
+    out = []
+    for node in nodes:
+        name = node.metadata.name
+        there = present.get(name, set())
+        node_taints = taints(node)
+        for d in daemons:
+            if _owner_uid(d) in there or not tolerates(d, node_taints) or not matches(d, node.metadata.labels):
+                continue
+            spec = PodSpec(
+                containers=_requests_only(d.spec.containers),
+                init_containers=_requests_only(d.spec.init_containers),
+                overhead=d.spec.overhead,
+                node_name=name,
+            )
+            meta = ObjectMeta(name=f"{d.metadata.name}-daemon-{name}", namespace=d.metadata.namespace,
+                              uid=f"karpenter-daemon/{_owner_uid(d)}/{name}")  # fmt: skip
+            out.append(Pod(metadata=meta, spec=spec))
+    return out

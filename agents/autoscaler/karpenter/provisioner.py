@@ -29,7 +29,7 @@ from typing import Any, Final, Protocol
 from msgspec.structs import replace
 
 from agents.autoscaler.karpenter import events as ev
-from agents.autoscaler.karpenter.daemonoverhead import daemon_pods
+from agents.autoscaler.karpenter.daemonoverhead import daemon_pods, reservations
 from agents.autoscaler.karpenter.disruption import (
     NODEPOOL_HASH,
     NODEPOOL_HASH_VERSION,
@@ -46,8 +46,10 @@ from agents.autoscaler.karpenter.scheduling import (
     claim_usage,
     inflight_node,
     launched,
+    pod_matches,
     template_node,
     template_of,
+    tolerates,
     with_hostname,
 )
 from agents.autoscaler.karpenter.volumetopology import provisionable as _unschedulable
@@ -181,6 +183,12 @@ class Karpenter:
 
     def daemon_pods(self) -> list[Pod]:
         return daemon_pods(self.daemonsets.objects(), self.pods.objects())  # getDaemonSetPods
+
+    def reservations(self, nodes: list[Node], bound: list[Pod], daemons: list[Pod] | None = None) -> list[Pod]:
+        """The daemon pods still to come on ``nodes`` (cluster-state views), as stand-ins
+        bound there (``daemonoverhead.reservations``)."""
+        daemons = self.daemon_pods() if daemons is None else daemons
+        return reservations(nodes, bound, daemons, lambda n: n.spec.taints, tolerates, pod_matches)
 
     def live_pools(self) -> list[Any]:
         return [p for p in self.pools.objects() if provisions(p)]
@@ -321,9 +329,10 @@ class Karpenter:
             for c in self.claims.objects()
             if c.status.node_name not in known and c.status.capacity and c.metadata.deletion_timestamp is None
         ]
-        self.sim.reset([*nodes, *(inflight_node(c) for c in inflight)], bound)
-        self.sim_generation += 1  # the disruption controller's base snapshot is gone
         daemons = self.daemon_pods()
+        everything = [*nodes, *(inflight_node(c) for c in inflight)]
+        self.sim.reset(everything, [*bound, *self.reservations(everything, bound, daemons)])
+        self.sim_generation += 1  # the disruption controller's base snapshot is gone
         scheduler = Scheduler(self.sim, pools, self.cloud.instance_types(), self._usage(), self._name, daemons=daemons)
         claims = scheduler.solve(pods)
         until = self.clock.now() + max(2 * BATCH_MAX, 10.0)  # nominationWindow

@@ -53,8 +53,10 @@ __all__ = [
     "claim_usage",
     "inflight_node",
     "option_labels",
+    "pod_matches",
     "req_matches",
     "template_of",
+    "tolerates",
 ]
 
 MAX_INSTANCE_TYPES: Final = 60
@@ -147,6 +149,10 @@ def _tolerates(pod: Pod, taints: Sequence[Taint]) -> bool:
         ):
             return False
     return True
+
+
+pod_matches = _pod_matches
+tolerates = _tolerates
 
 
 def _monotone(pod: Pod) -> bool:
