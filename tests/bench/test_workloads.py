@@ -136,7 +136,8 @@ def test_repeat_interleaves_the_profiles_and_gives_the_median_ratio(capsys: pyte
         basis = cmp["basis"]
         assert cmp["default"] == d["throughput"][basis]
         assert cmp["noop"] == n["throughput"][basis]
-        assert cmp["ratio"] == pytest.approx(d["throughput"][basis] / n["throughput"][basis], rel=1e-3)
+        # rounded to 4 decimals: under heavy load the ratio can be small enough for that to exceed rel
+        assert cmp["ratio"] == pytest.approx(d["throughput"][basis] / n["throughput"][basis], rel=1e-3, abs=5e-5)
         ratios.append(cmp["ratio"])
     assert reports[0]["compare"]["ratios"] == ratios
     assert reports[0]["compare"]["median"] == sorted(ratios)[1]
