@@ -15,7 +15,7 @@ from __future__ import annotations
 import importlib.util
 import re
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any
 
 import msgspec
 from msgspec.structs import replace
@@ -25,17 +25,10 @@ from emulator.app.scenario.readers import ScenarioError
 from emulator.app.scenario.replay import load_node_file, load_replay
 from emulator.app.scenario.schema import (
     SCALABLE_KINDS,
-    ApiError,
-    ApiLatency,
-    ContainerStartFailure,
-    Cordon,
-    Create,
-    CreateNodes,
     CreatePods,
     Delete,
     Drain,
     Expectation,
-    Fault,
     FaultSpec,
     GroupDevices,
     ImagePullSlow,
@@ -57,15 +50,11 @@ from emulator.app.scenario.schema import (
     Scenario,
     SchedulerConfig,
     SchedulerInstances,
-    Sleep,
     Step,
     TopologySpread,
-    Uncordon,
     Update,
     WaitFor,
     WatchCut,
-    WatchDelay,
-    WatchReorder,
     WorkloadsReady,
     autoscaling_problems,
     autoscaling_warnings,
@@ -74,11 +63,23 @@ from emulator.app.scenario.schema import (
     load_problems,
     storage_problems,
 )
+from emulator.app.scenario.syntaxtables import (
+    API_KINDS,
+    BODY_FIELD,
+    DELETABLE,
+    EXPECTATIONS,
+    FAULT_EXAMPLE,
+    FAULTS,
+    IMMUTABLE_PATCH,
+    POD_COUNTS,
+    UPDATABLE,
+    VERBS,
+    WORKLOAD_FIELDS,
+)
 from emulator.app.scenario.totals import limit_errors
 from emulator.app.scenario.trace_gpus import gpu_sharing_problems, gpu_sharing_warnings
 from emulator.app.scenario.walker import Hook, Reader, SchemaWalker
 from emulator.app.scenario.workload_status import READY_KINDS
-from emulator.base.api.codec import KINDS
 from emulator.base.api.core import LabelSelector, Node
 from emulator.base.api.errors import Invalid
 from emulator.base.api.labels import dns1123_label_errors, qualified_name_errors
@@ -90,58 +91,6 @@ from emulator.base.inputs import join_path, show
 from emulator.base.runtime.clock import format_duration
 
 __all__ = ["ScenarioWalker"]
-
-_VERBS: dict[str, type[Any]] = {
-    "create": Create,
-    "createPods": CreatePods,
-    "createNodes": CreateNodes,
-    "delete": Delete,
-    "scale": Scale,
-    "update": Update,
-    "cordon": Cordon,
-    "uncordon": Uncordon,
-    "drain": Drain,
-    "sleep": Sleep,
-    "waitFor": WaitFor,
-    "fault": Fault,
-    "replay": Replay,
-}
-_BODY_FIELD = {"create": "objects", "createNodes": "nodes", "sleep": "duration", "fault": "fault"}
-"""Verbs whose YAML body is one field of the Struct rather than a mapping of its fields."""
-_POD_COUNTS: tuple[str, ...] = get_args(next(f.type for f in msgspec.structs.fields(PodCount) if f.name == "condition"))
-_EXPECTATIONS = (
-    *_POD_COUNTS,
-    "podOnNode",
-    "maxPodsPerNode",
-    "topologySpread",
-    "podsOnNodes",
-    "noOvercommit",
-    "workloadsReady",
-    "jobsComplete",
-    "objectCount",
-)
-_WORKLOAD_FIELDS = ("kind", "name", "namespace")
-"""``waitFor`` fields only ``workloadsReady`` takes."""
-_IMMUTABLE_PATCH = (("apiVersion",), ("kind",), ("metadata", "name"), ("metadata", "namespace"))
-_DELETABLE = tuple(dict.fromkeys(k for _, k in KINDS if k != "Binding"))
-_UPDATABLE = tuple(k for k in _DELETABLE if k != "Event")
-_API_KINDS = tuple(dict.fromkeys(k for _, k in KINDS))
-_FAULTS: dict[str, type[Any]] = {
-    str(cls.__struct_config__.tag): cls
-    for cls in (
-        ApiError,
-        ApiLatency,
-        WatchDelay,
-        WatchCut,
-        WatchReorder,
-        NodeHeartbeatStop,
-        NodePartition,
-        ImagePullSlow,
-        ContainerStartFailure,
-        SchedulerInstances,
-    )
-}
-_FAULT_EXAMPLE = "{apiError: {verb: bind, probability: 0.1}}"
 
 
 class ScenarioWalker(SchemaWalker):
@@ -162,7 +111,7 @@ class ScenarioWalker(SchemaWalker):
             WorkloadsReady: self._workloads_ready,
             TopologySpread: self._topology_spread,
             ObjectCount: self._object_count,
-            **dict.fromkeys(_FAULTS.values(), self._fault),
+            **dict.fromkeys(FAULTS.values(), self._fault),
         }
         readers: dict[Any, Reader] = {
             list[Step]: self.steps,
@@ -203,11 +152,11 @@ class ScenarioWalker(SchemaWalker):
             if not isinstance(raw, dict):
                 self.fail(p, f"expected a step (a mapping like {{sleep: 5s}}), got {show(raw)}")
             for key in raw:
-                if key != "at" and key not in _VERBS:
-                    self.fail(p, f"unknown step verb {show(key)}; expected one of: {', '.join(_VERBS)}")
-            verbs = [v for v in _VERBS if v in raw]
+                if key != "at" and key not in VERBS:
+                    self.fail(p, f"unknown step verb {show(key)}; expected one of: {', '.join(VERBS)}")
+            verbs = [v for v in VERBS if v in raw]
             if len(verbs) != 1:
-                got = f"{len(verbs)}: {', '.join(verbs)}" if verbs else f"none; expected one of: {', '.join(_VERBS)}"
+                got = f"{len(verbs)}: {', '.join(verbs)}" if verbs else f"none; expected one of: {', '.join(VERBS)}"
                 self.fail(p, f"a step has exactly one verb, got {got}")
             at = self.duration(raw["at"], join_path(p, "at")) if raw.get("at") is not None else None
             if at is not None:
@@ -219,9 +168,9 @@ class ScenarioWalker(SchemaWalker):
                     )
                 last = (at, join_path(p, "at"))
             verb = verbs[0]
-            cls, body_path = _VERBS[verb], join_path(p, verb)
-            if verb in _BODY_FIELD:
-                field = next(f for f in msgspec.structs.fields(cls) if f.name == _BODY_FIELD[verb])
+            cls, body_path = VERBS[verb], join_path(p, verb)
+            if verb in BODY_FIELD:
+                field = next(f for f in msgspec.structs.fields(cls) if f.name == BODY_FIELD[verb])
                 body = self.value(field.type, raw[verb], body_path)
                 out.append(cls(at=at, **{field.name: body}))
             else:
@@ -264,7 +213,7 @@ class ScenarioWalker(SchemaWalker):
                 self.fail(p, f"an expectation has exactly one key, got {len(raw)}: {', '.join(map(str, raw))}")
             ((key, body),) = raw.items()
             bp = join_path(p, key)
-            if key in _POD_COUNTS:
+            if key in POD_COUNTS:
                 out.append(self.struct(PodCount, body, bp, {"condition": key}))
             elif key == "maxPodsPerNode":
                 out.append(self.struct(MaxPodsPerNode, body, bp))
@@ -291,18 +240,18 @@ class ScenarioWalker(SchemaWalker):
                     self.fail(bp, f"expected true, got {show(body)}")
                 out.append(NoOvercommit())
             else:
-                self.fail(p, f"unknown expectation {show(key)}; expected one of: {', '.join(_EXPECTATIONS)}")
+                self.fail(p, f"unknown expectation {show(key)}; expected one of: {', '.join(EXPECTATIONS)}")
         return out
 
     def fault(self, value: Any, path: str) -> FaultSpec:
         if not isinstance(value, dict) or not value:
-            self.fail(path, f"expected a one-key mapping like {_FAULT_EXAMPLE}, got {show(value)}")
+            self.fail(path, f"expected a one-key mapping like {FAULT_EXAMPLE}, got {show(value)}")
         if len(value) != 1:
             self.fail(path, f"a fault has exactly one key, got {len(value)}: {', '.join(map(str, value))}")
         ((key, body),) = value.items()
-        cls = _FAULTS.get(key)
+        cls = FAULTS.get(key)
         if cls is None:
-            self.fail(path, f"unknown fault {show(key)}; expected one of: {', '.join(_FAULTS)}")
+            self.fail(path, f"unknown fault {show(key)}; expected one of: {', '.join(FAULTS)}")
         fault: FaultSpec = self.struct(cls, {} if body is None else body, join_path(path, key))
         return fault
 
@@ -366,19 +315,19 @@ class ScenarioWalker(SchemaWalker):
         return expect
 
     def _object_count(self, expect: ObjectCount, raw: dict[str, Any], path: str) -> ObjectCount:
-        if expect.kind not in _DELETABLE:
+        if expect.kind not in DELETABLE:
             self.fail(
                 join_path(path, "kind"),
-                f"unsupported kind {show(expect.kind)}; expected one of: {', '.join(_DELETABLE)}",
+                f"unsupported kind {show(expect.kind)}; expected one of: {', '.join(DELETABLE)}",
             )
         if expect.namespace and expect.kind in CLUSTER_SCOPED:
             self.fail(join_path(path, "namespace"), f"{expect.kind} is cluster-scoped: remove namespace")
         return expect
 
     def _delete(self, step: Delete, raw: dict[str, Any], path: str) -> Delete:
-        if step.kind not in _DELETABLE:
+        if step.kind not in DELETABLE:
             self.fail(
-                join_path(path, "kind"), f"unsupported kind {show(step.kind)}; expected one of: {', '.join(_DELETABLE)}"
+                join_path(path, "kind"), f"unsupported kind {show(step.kind)}; expected one of: {', '.join(DELETABLE)}"
             )
         if ("name" in raw) == ("selector" in raw):
             self.fail(path, "expected either name or selector (exactly one of them)")
@@ -402,13 +351,13 @@ class ScenarioWalker(SchemaWalker):
         return replace(step, namespace=step.namespace or "default")
 
     def _update(self, step: Update, raw: dict[str, Any], path: str) -> Update:
-        if step.kind not in _UPDATABLE:
+        if step.kind not in UPDATABLE:
             self.fail(
-                join_path(path, "kind"), f"unsupported kind {show(step.kind)}; expected one of: {', '.join(_UPDATABLE)}"
+                join_path(path, "kind"), f"unsupported kind {show(step.kind)}; expected one of: {', '.join(UPDATABLE)}"
             )
         if not step.patch:
             self.fail(join_path(path, "patch"), "expected a non-empty merge patch like {spec: {replicas: 3}}")
-        for keys in _IMMUTABLE_PATCH:
+        for keys in IMMUTABLE_PATCH:
             value: Any = step.patch
             for k in keys:
                 value = value.get(k) if isinstance(value, dict) else None
@@ -425,7 +374,7 @@ class ScenarioWalker(SchemaWalker):
 
     def _wait_for(self, step: WaitFor, raw: dict[str, Any], path: str) -> WaitFor:
         if step.condition != "workloadsReady":
-            for key in _WORKLOAD_FIELDS:
+            for key in WORKLOAD_FIELDS:
                 if key in raw:
                     self.fail(join_path(path, key), "only with condition workloadsReady")
         elif step.kind and step.kind not in READY_KINDS:
@@ -453,9 +402,9 @@ class ScenarioWalker(SchemaWalker):
     def _fault(self, fault: Any, raw: dict[str, Any], path: str) -> Any:
         """Cross-field checks of one fault (``path`` is ``...<kind>``)."""
         kind = getattr(fault, "kind", None)
-        if kind is not None and kind not in _API_KINDS:
+        if kind is not None and kind not in API_KINDS:
             self.fail(
-                join_path(path, "kind"), f"unsupported kind {show(kind)}; expected one of: {', '.join(_API_KINDS)}"
+                join_path(path, "kind"), f"unsupported kind {show(kind)}; expected one of: {', '.join(API_KINDS)}"
             )
         start, stop = getattr(fault, "start", None), getattr(fault, "stop", None)
         if start is not None and stop is not None and stop <= start:
