@@ -246,7 +246,9 @@ class Disruption:
         await self._hashes(pools, claims)
         track = self.track
         track.due_until(now)
-        for claim in claims:
+        i = -1
+        while (i := track.next_to_check(claims, i + 1)) < len(claims):
+            claim = claims[i]
             if claim.metadata.deletion_timestamp is not None:
                 await self._terminate(claim)
                 continue
