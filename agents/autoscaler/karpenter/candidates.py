@@ -323,19 +323,7 @@ async def budget_mapping(agent: Any, reason: str) -> dict[str, int]:
     """``BuildDisruptionBudgetMapping``: per NodePool, its allowed disruptions for ``reason``
     among its initialized nodes, minus those NotReady or being disrupted; a
     ``DisruptionBlocked`` Event on a NodePool with nodes and no allowed disruption."""
-    d = agent.disruption
-    nodes: dict[str, int] = {}
-    disrupting: dict[str, int] = {}
-    for claim in agent.claims.objects():
-        node = agent.nodes.get(claim.status.node_name, "") if claim.status.node_name else None
-        if node is None or not is_true(claim, "Initialized") or is_true(claim, "InstanceTerminating"):
-            continue
-        pool = node.metadata.labels.get(NODEPOOL_LABEL, "")
-        nodes[pool] = nodes.get(pool, 0) + 1
-        ready = any(c.type == "Ready" and c.status == "True" for c in node.status.conditions)
-        marked = claim.metadata.deletion_timestamp is not None or d.marked_for_deletion(claim.metadata.name)
-        if not ready or marked or node.metadata.deletion_timestamp is not None:
-            disrupting[pool] = disrupting.get(pool, 0) + 1
+    nodes, disrupting = _budget_counts(agent)
     out: dict[str, int] = {}
     for pool in sorted(agent.pools.objects(), key=lambda p: p.metadata.name):
         name = pool.metadata.name
@@ -344,6 +332,41 @@ async def budget_mapping(agent: Any, reason: str) -> dict[str, int]:
         if nodes.get(name, 0) and allowed == 0:
             await agent.recorder.publish(ev.nodepool_blocked_for_reason(pool, reason))
     return out
+
+
+def _budget_counts(agent: Any) -> tuple[dict[str, int], dict[str, int]]:
+    """Per NodePool, its initialized nodes and those of them NotReady or being disrupted. Kept
+    while the informers' stores and the marks are the same (``Disruption.changes``); each
+    NodeClaim's part is kept while its object, its Node's object and its mark are."""
+    d = agent.disruption
+    stamp = (d.changes, tuple(d.marked), tuple(d.terminating)) if d.watching else None
+    kept = d.budget_counts
+    if stamp is not None and kept[0] == stamp:
+        return kept[1], kept[2]
+    parts: dict[str, tuple[Any, Any, bool, str | None, bool]] = {}
+    previous = kept[3] if d.watching else {}
+    nodes: dict[str, int] = {}
+    disrupting: dict[str, int] = {}
+    for claim in agent.claims.objects():
+        name = claim.metadata.name
+        node = agent.nodes.get(claim.status.node_name, "") if claim.status.node_name else None
+        marked = claim.metadata.deletion_timestamp is not None or d.marked_for_deletion(name)
+        part = previous.get(name)
+        if part is None or part[0] is not claim or part[1] is not node or part[2] != marked:
+            pool: str | None = None
+            out = False
+            if node is not None and is_true(claim, "Initialized") and not is_true(claim, "InstanceTerminating"):
+                pool = node.metadata.labels.get(NODEPOOL_LABEL, "")
+                ready = any(c.type == "Ready" and c.status == "True" for c in node.status.conditions)
+                out = not ready or marked or node.metadata.deletion_timestamp is not None
+            part = (claim, node, marked, pool, out)
+        parts[name] = part
+        if part[3] is not None:
+            nodes[part[3]] = nodes.get(part[3], 0) + 1
+            if part[4]:
+                disrupting[part[3]] = disrupting.get(part[3], 0) + 1
+    d.budget_counts = (stamp, nodes, disrupting, parts)
+    return nodes, disrupting
 
 
 @dataclass(slots=True)

@@ -130,6 +130,8 @@ class Disruption:
         self._signature: tuple[int, int] = (0, 0)
         self.sim_base: tuple[Any, set[str]] | None = None
         """What the simulator was last built from for disruption (``candidates._base``)."""
+        self.budget_counts: tuple[Any, dict[str, int], dict[str, int], dict[str, Any]] = (None, {}, {}, {})
+        """``candidates._budget_counts``: (its stamp, nodes, disrupting, each NodeClaim's part)."""
         self.sim_inputs: Any = None
         """The simulations' per-pass inputs (``candidates._inputs``)."""
         self._state = 0.0
