@@ -1,19 +1,22 @@
 """What the disruption controller keeps from one pass to the next (issue 28's Karpenter day),
 each against computing afresh: ``candidates._budget_counts`` (the disruption budgets' node
-counts, upstream ``BuildDisruptionBudgetMapping``'s loop over the state nodes)."""
+counts, upstream ``BuildDisruptionBudgetMapping``'s loop over the state nodes) and
+``candidates._entries``' per-NodeClaim parts (``GetCandidates``' checks of each NodeClaim)."""
 
 from __future__ import annotations
 
+import asyncio
 import random
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from msgspec.structs import replace
 
 from agents.autoscaler.karpenter import candidates as cand_mod
-from emulator.base.api.core import Node, NodeCondition, NodeStatus
-from emulator.base.api.karpenter import NodeClaim, NodeClaimStatus
-from emulator.base.api.meta import Condition, ObjectMeta
+from emulator.base.api.core import Node, NodeCondition, NodeStatus, Pod, PodSpec
+from emulator.base.api.karpenter import NodeClaim, NodeClaimSpec, NodeClaimStatus
+from emulator.base.api.meta import Condition, LabelSelector, ObjectMeta, OwnerReference
 from tests.autoscaler.test_karpenter_tracking import _agent
 
 
@@ -126,3 +129,133 @@ def test_budget_counts_follow_each_input(change: str) -> None:
         d.terminating["n"] = None
     assert cand_mod._budget_counts(a) == _plain_counts(a)
     assert cand_mod._budget_counts(a) != ({"p": 1}, {})
+
+
+def _entries_agent(r: random.Random) -> Any:
+    a = _agent()
+    now = [1000.0]
+    a.clock = SimpleNamespace(now=lambda: now[0])
+    types = [SimpleNamespace(name="t1"), SimpleNamespace(name="t2")]
+    a.cloud = SimpleNamespace(instance_types=lambda: types)
+    published: list[str] = []
+
+    async def publish(*events: Any) -> None:
+        published.extend(f"{e.involved.metadata.name}:{e.message}" for e in events)
+
+    a.recorder = SimpleNamespace(publish=publish)
+    d = a.disruption
+    d.watching, d.changes, d.prepared = False, 0, (None, None, [])
+    d.queue.has = lambda name: name in d.queue.by_claim
+    d.marked_for_deletion = lambda name: name in d.marked or name in d.terminating
+    d.pods = {}
+    d.pods_on = lambda node: d.pods.get(node, [])
+    a.nominations = {}
+    a.nominated_node = lambda name, t: a.nominations.get(name, -1.0) > t
+    a.pools.put(SimpleNamespace(metadata=ObjectMeta(name="p")))
+    return a, now, published
+
+
+def _pod(name: str, r: random.Random) -> Pod:
+    ann = {"karpenter.sh/do-not-disrupt": "true"} if r.random() < 0.05 else {}
+    if r.random() < 0.2:
+        ann["controller.kubernetes.io/pod-deletion-cost"] = str(r.randint(-5, 5) * 2**26)
+    owners = [OwnerReference(kind="DaemonSet", name="ds", uid="ds", controller=True)] if r.random() < 0.2 else []
+    meta = ObjectMeta(name=name, namespace="d", uid=name, annotations=ann, owner_references=owners)
+    return Pod(metadata=meta, spec=PodSpec(priority=r.choice([None, 0, 1000])))
+
+
+def _entry_claim(name: str, r: random.Random) -> NodeClaim:
+    conds = [Condition(type="Initialized", status=r.choice(["True", "True", "True", "Unknown"]), reason="r")]
+    meta = ObjectMeta(name=name, labels={}, creation_timestamp="2026-01-01T00:00:00Z", resource_version=str(r.random()))
+    if r.random() < 0.05:
+        meta = replace(meta, deletion_timestamp="2026-01-01T00:00:00Z")
+    spec = NodeClaimSpec(expire_after=r.choice([None, "720h", "Never"]))
+    return NodeClaim(metadata=meta, spec=spec, status=NodeClaimStatus(node_name=name, conditions=conds))
+
+
+def _entry_node(name: str, r: random.Random) -> Node:
+    labels = {"karpenter.sh/nodepool": r.choice(["p", "p", "p", "gone"]), "node.kubernetes.io/instance-type": "t1"}
+    ann = {"karpenter.sh/do-not-disrupt": "true"} if r.random() < 0.05 else {}
+    return Node(metadata=ObjectMeta(name=name, labels=labels, annotations=ann))
+
+
+def _seen(cands: list[Any]) -> list[tuple[Any, ...]]:
+    return [
+        (c.name, c.claim, c.node, c.pool, c.instance_type.name, [p.metadata.uid for p in c.pods],
+         [p.metadata.uid for p in c.reschedulable], c.cost)
+        for c in cands
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize("seed", range(16))
+def test_kept_parts_give_the_candidates_computed_afresh(seed: int) -> None:
+    """Random NodeClaims, Nodes, pods (the same list, an equal new list, other pods), marks,
+    nominations, the queue, PDBs and the clock moving between passes: every pass gives the
+    same candidates (the same objects, the same cost) and the same DisruptionBlocked Events
+    with the parts kept as without them."""
+    r = random.Random(seed)
+    a, now, published = _entries_agent(r)
+    d = a.disruption
+    names = [f"n{i}" for i in range(10)]
+    for name in names:
+        a.claims.put(_entry_claim(name, r))
+        a.nodes.put(_entry_node(name, r))
+    pdb = SimpleNamespace(
+        metadata=ObjectMeta(name="pdb", namespace="d"),
+        spec=SimpleNamespace(selector=None, max_unavailable=None, min_available=None, unhealthy_pod_eviction_policy=""),
+        status=SimpleNamespace(disruptions_allowed=1),
+    )
+
+    async def should(c: Any) -> bool:
+        return c.name != "n3"
+
+    reused = 0
+    for step in range(120):
+        op, name = r.random(), r.choice(names)
+        if op < 0.15:
+            a.claims.put(_entry_claim(name, r))
+        elif op < 0.25:
+            a.nodes.put(_entry_node(name, r))
+        elif op < 0.4:
+            d.pods[name] = [_pod(f"{name}-{step}-{k}", r) for k in range(r.randint(0, 3))]
+        elif op < 0.45:
+            d.pods[name] = list(d.pods.get(name, []))
+        elif op < 0.5:
+            d.marked[name] = None
+        elif op < 0.55:
+            d.marked.pop(name, None)
+        elif op < 0.6:
+            a.nominations[name] = now[0] + r.choice([-1.0, 5.0, 30.0])
+        elif op < 0.65:
+            d.queue.by_claim[name] = None
+        elif op < 0.7:
+            d.queue.by_claim.pop(name, None)
+        elif op < 0.75:
+            a.pdbs.put(replace_pdb(pdb, r))
+        now[0] += r.choice([0.0, 0.5, 10.0])
+        runs = []
+        for keep in (True, False):
+            if keep:
+                d.entry_parts = getattr(d, "kept_parts", {})
+                d.pdb_limits = getattr(d, "kept_limits", None)
+            else:
+                for attr in ("entry_parts", "pdb_limits"):
+                    if hasattr(d, attr):
+                        delattr(d, attr)
+            published.clear()
+            got = asyncio.run(cand_mod.get_candidates(a, should, cand_mod.GRACEFUL))
+            runs.append((_seen(got), list(published)))
+            if keep:
+                d.kept_parts, d.kept_limits = d.entry_parts, d.pdb_limits
+        assert runs[0] == runs[1], (seed, step)
+        reused += sum(1 for c in runs[0][0] if c[1] is d.kept_parts[c[0]].claim)
+    assert reused > 100  # the kept parts were used
+
+
+def replace_pdb(pdb: Any, r: random.Random) -> Any:
+    """A PDB object changed (a new object): its selector and allowed disruptions."""
+    spec = SimpleNamespace(**vars(pdb.spec))
+    spec.selector = r.choice([None, LabelSelector(match_labels={})])
+    return SimpleNamespace(
+        metadata=pdb.metadata, spec=spec, status=SimpleNamespace(disruptions_allowed=r.choice([0, 1]))
+    )

@@ -36,15 +36,14 @@ from agents.autoscaler.karpenter.candidates import (
     EVENTUAL,
     GRACEFUL,
     Candidate,
-    Results,
     budget_mapping,
     condition,
     get_candidates,
     is_true,
-    simulate,
 )
 from agents.autoscaler.karpenter.memo import EmptySearch
 from agents.autoscaler.karpenter.scheduling import NewNodeClaim, Option
+from agents.autoscaler.karpenter.simulation import Results, simulate
 from emulator.base.api.karpenter import CAPACITY_TYPE_LABEL
 from emulator.base.runtime.clock import parse_timestamp
 
