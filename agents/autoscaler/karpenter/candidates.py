@@ -131,6 +131,9 @@ class Candidate:
     pods: list[Pod]
     reschedulable: list[Pod]
     cost: float
+    verdicts: dict[str, Any] = field(default_factory=dict)
+    """Each disruption method's filter on this NodeClaim as it is (``consolidation``), shared
+    by the candidates of one ``_Part``: what the filters read is what the part is kept on."""
 
     @property
     def name(self) -> str:
@@ -285,6 +288,7 @@ class _Part:
     always: bool
     reschedulable: list[Pod] = field(default_factory=list)
     eviction: float = 0.0
+    verdicts: dict[str, Any] = field(default_factory=dict)
 
     def same(self, claim: NodeClaim, node: Node, marked: bool, nominated: bool, pool: Any, it: Any,
              limits: PdbLimits, pods: list[Pod]) -> bool:  # fmt: skip
@@ -358,7 +362,7 @@ def _entries(agent: Any, ctx: _Context, first: int) -> Iterator[_Entry]:
             continue
         assert pool is not None
         rank = part.eviction * _lifetime_remaining(claim, now)
-        c = Candidate(claim, node, pool, it, pods, part.reschedulable, rank)
+        c = Candidate(claim, node, pool, it, pods, part.reschedulable, rank, part.verdicts)
         yield (i, node, claim, part.why, False, c)
 
 
