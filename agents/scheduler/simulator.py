@@ -18,8 +18,9 @@ One profile's ``Framework`` (default: upstream's default profile) is built once 
 simulator's ``Snapshot``; ``reset`` replaces the nodes and pods, ``add_node``/``add_pod``/
 ``remove_node``/``remove_pod`` change them, ``fork``/``revert``/``commit`` nest as upstream's
 ``Fork``/``Revert``/``Commit`` (an undo log). A pod added or removed patches its node's row
-in place (``Snapshot._replace``); a node added or removed rebuilds the snapshot's lists lazily,
-before the next check.
+in place (``Snapshot._replace``); a node added or removed is listed or unlisted in place
+(``Snapshot._insert``/``_delete``: the lists a rebuild would give, without a pass over every
+node); a ``reset`` rebuilds them before the next check.
 
 A check (``check``) is upstream's ``CheckPredicates``: a fresh ``CycleState``, PreFilter (a
 rejection, or a PreFilterResult without the node, fails), then every Filter plugin in profile
@@ -86,6 +87,8 @@ class SchedulingSimulator:
         self.snapshot = Snapshot()
         self._order: list[str] = []
         self._dirty = False
+        self._twice = False
+        """A node name was added while listed: node edits rebuild until the next ``reset``."""
         self._log: list[tuple[str, Any, str]] = []
         self._marks: list[int] = []
         self._last = 0
@@ -120,6 +123,7 @@ class SchedulingSimulator:
         self._log.clear()
         self._marks.clear()
         self._rows = None
+        self._twice = False
         self.snapshot.node_info_map = {}
         self._order = []
         for node in nodes:
@@ -140,10 +144,12 @@ class SchedulingSimulator:
     def add_node(self, node: Node) -> None:
         self._rows_before_node_edit()
         name = node.metadata.name
-        self.snapshot.node_info_map[name] = NodeInfo(node)
+        if name in self.snapshot.node_info_map:
+            self._twice = True
+        info = self.snapshot.node_info_map[name] = NodeInfo(node)
         self._order.append(name)
         self._log.append(("node+", node, ""))
-        self._dirty = True
+        self._listed(len(self._order) - 1, info)
         if self._rows is not None and not self._rows.added(name):
             self._rows = None
 
@@ -153,7 +159,7 @@ class SchedulingSimulator:
         i = self._order.index(name)
         del self._order[i]
         self._log.append(("node-", info, str(i)))
-        self._dirty = True
+        self._unlisted(i)
         if self._rows is not None and not self._rows.dropped(info):
             self._rows = None
 
@@ -199,12 +205,15 @@ class SchedulingSimulator:
             rows = self._rows
             if op == "node+":
                 gone = infos.pop(obj.metadata.name)
-                self._order.remove(obj.metadata.name)
+                i = self._order.index(obj.metadata.name)
+                del self._order[i]
+                self._unlisted(i)
                 if rows is not None and not rows.dropped(gone):
                     self._rows = None
             elif op == "node-":
                 infos[obj.name] = obj
                 self._order.insert(int(where), obj.name)
+                self._listed(int(where), obj)
                 if rows is not None and not rows.restored(obj, int(where)):
                     self._rows = None
             elif op == "pod+":
@@ -213,8 +222,22 @@ class SchedulingSimulator:
             else:
                 infos[where].add_pod(PodInfo(obj))
                 self._changed(infos[where])
-            if op in ("node+", "node-"):
-                self._dirty = True
+
+    def _listed(self, i: int, info: NodeInfo) -> None:
+        """A node entered ``_order`` at ``i``: list it in place (``Snapshot._insert``, the same
+        lists a rebuild gives) unless a rebuild is pending anyway or a name was added twice
+        (then the order and the listing no longer match position for position)."""
+        if self._dirty or self._twice:
+            self._dirty = True
+        else:
+            self.snapshot._insert(i, info)
+
+    def _unlisted(self, i: int) -> None:
+        """The node at ``_order``'s position ``i`` left it (``Snapshot._delete``)."""
+        if self._dirty or self._twice:
+            self._dirty = True
+        else:
+            self.snapshot._delete(i)
 
     def _refresh(self) -> None:
         if self._dirty:

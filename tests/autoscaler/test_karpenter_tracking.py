@@ -7,9 +7,11 @@ methods of a pass, resumed afresh after a change)."""
 from __future__ import annotations
 
 import asyncio
+import random
 from types import SimpleNamespace
 from typing import Any
 
+import pytest
 from msgspec.structs import replace
 
 from agents.autoscaler.karpenter import candidates as cand_mod
@@ -244,3 +246,84 @@ def test_get_candidates_resumes_afresh_after_a_change_during_an_await() -> None:
     assert third[0] is again[0]
     assert third[1] is again[1]
     assert [e[2].metadata.name for e in d.prepared[2]] == ["n1", "n3"]
+
+
+def _walk(t: ClaimTracking, claims: list[Any], act: Any) -> list[int]:
+    """The disruption tick's walk through ``next_to_check``; ``act(i)`` runs where it acts."""
+    out, i = [], -1
+    while (i := t.next_to_check(claims, i + 1)) < len(claims):
+        c = claims[i]
+        if c.metadata.deletion_timestamp is None and not t.needs_check(c.metadata.name):
+            continue
+        out.append(i)
+        act(i)
+    return out
+
+
+def _plain(t: ClaimTracking, claims: list[Any], act: Any) -> list[int]:
+    """The walk over every position, as before ``next_to_check``."""
+    out = []
+    for i, c in enumerate(claims):
+        if c.metadata.deletion_timestamp is None and not t.needs_check(c.metadata.name):
+            continue
+        out.append(i)
+        act(i)
+    return out
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_the_ticks_jumps_act_where_the_plain_walk_acts(seed: int) -> None:
+    """Random NodeClaims (some deleting), stale names (some of no NodeClaim), and checks that
+    clear or mark names while the walk goes on (the awaits): the same positions acted on."""
+    runs: list[list[int]] = []
+    for walk in (_walk, _plain):
+        r = random.Random(seed)
+        a = _agent()
+        t = a.disruption.track
+        for k in range(r.randint(0, 30)):
+            c = _claim(f"n{k:02d}", node_name=f"n{k:02d}", initialized=True)
+            if r.random() < 0.15:
+                c = replace(c, metadata=replace(c.metadata, deletion_timestamp="2026-01-01T00:00:00Z"))
+            a.claims.put(c)
+        claims = t.sorted_claims()
+        for c in claims:
+            t.checked(c, None)
+        for _ in range(r.randint(0, 10)):
+            t.stale[f"n{r.randint(0, 40):02d}"] = None
+
+        def act(i: int, r: random.Random = r, t: ClaimTracking = t, claims: list[Any] = claims) -> None:
+            t.checked(claims[i], None)
+            if r.random() < 0.4:  # an event during the check's await marks another NodeClaim
+                t.stale[f"n{r.randint(0, 40):02d}"] = None
+
+        runs.append(walk(t, claims, act))
+    assert runs[0] == runs[1], seed
+
+
+@pytest.mark.parametrize(
+    ("stale", "deleting", "start", "want"),
+    [
+        pytest.param([], [], 0, 4, id="nothing to do"),
+        pytest.param(["n2"], [], 0, 2, id="a stale NodeClaim"),
+        pytest.param(["n2"], [1], 0, 1, id="a deleting one first"),
+        pytest.param(["n0", "n3"], [], 1, 3, id="stale before the start is passed"),
+        pytest.param(["gone"], [], 0, 4, id="a stale name of no NodeClaim"),
+        pytest.param([], [3], 3, 3, id="at the start"),
+    ],
+)
+def test_next_to_check_table(stale: list[str], deleting: list[int], start: int, want: int) -> None:
+    a = _agent()
+    t = a.disruption.track
+    for k in range(4):
+        c = _claim(f"n{k}", node_name=f"n{k}", initialized=True)
+        if k in deleting:
+            c = replace(c, metadata=replace(c.metadata, deletion_timestamp="2026-01-01T00:00:00Z"))
+        a.claims.put(c)
+    claims = t.sorted_claims()
+    for c in claims:
+        t.checked(c, None)
+    t.stale.update(dict.fromkeys(stale))
+    assert t.next_to_check(claims, start) == want
+    assert t.next_to_check(list(claims), start) == start  # another list: every position walked
+    a.claims.put(_claim("n9", node_name="elsewhere"))  # a NodeClaim named apart: tracking off
+    assert t.next_to_check(claims, start) == start

@@ -1,6 +1,6 @@
 """Disruption candidates, budgets and the scheduling simulation (kubernetes-sigs/karpenter v1.9.1
 ``pkg/controllers/disruption/types.go`` ``NewCandidate``, ``helpers.go`` ``GetCandidates``,
-``BuildDisruptionBudgetMapping`` (a budget's own rules: ``budgets``), ``SimulateScheduling``;
+``BuildDisruptionBudgetMapping`` (a budget's own rules: ``budgets``);
 ``pkg/controllers/state/statenode.go``
 ``ValidateNodeDisruptable``/``ValidatePodsDisruptable``; ``pkg/utils/pdb``; ``pkg/utils/disruption``).
 
@@ -14,11 +14,7 @@ Node and NodeClaim says why. Its disruption cost is the sum of its pods' evictio
 (1 each, plus ``controller.kubernetes.io/pod-deletion-cost``/2^27 and priority/2^25, clamped
 to [-10, 10]) times the fraction of its lifetime (``expireAfter``) remaining.
 
-``simulate`` runs the provisioner's ``Scheduler`` over the pending pods, the candidates'
-currently reschedulable pods (not ``do-not-disrupt``, not fully blocked by a PDB:
-``maxUnavailable`` 0 or ``0%``, ``minAvailable`` ``100%``) and those of deleting nodes,
-against every other node and the NodeClaims in flight; a non-pending pod placed on a node
-that is not initialized is an error (``UninitializedNodeError``).
+The scheduling simulation (``SimulateScheduling``) is ``simulation.simulate``.
 """
 
 from __future__ import annotations
@@ -26,14 +22,11 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from operator import is_
 from typing import Any, Final
-
-from msgspec.structs import replace
 
 from agents.autoscaler.karpenter import events as ev
 from agents.autoscaler.karpenter.budgets import allowed_disruptions, unix_now
-from agents.autoscaler.karpenter.scheduling import NewNodeClaim, Scheduler
-from agents.autoscaler.karpenter.scheduling import claim_usage as claim_amounts  # the local name is taken
 from emulator.base.api.core import Node, Pod
 from emulator.base.api.karpenter import CAPACITY_TYPE_LABEL, NODEPOOL_LABEL, NodeClaim, NodePool
 from emulator.base.api.labelselector import label_selector_matches
@@ -42,11 +35,10 @@ from emulator.base.runtime.clock import parse_duration, parse_timestamp
 __all__ = [
     "DO_NOT_DISRUPT",
     "Candidate",
-    "Results",
+    "PdbLimits",
     "budget_mapping",
     "condition",
     "get_candidates",
-    "simulate",
 ]
 
 DO_NOT_DISRUPT: Final = "karpenter.sh/do-not-disrupt"
@@ -139,6 +131,9 @@ class Candidate:
     pods: list[Pod]
     reschedulable: list[Pod]
     cost: float
+    verdicts: dict[str, Any] = field(default_factory=dict)
+    """Each disruption method's filter on this NodeClaim as it is (``consolidation``), shared
+    by the candidates of one ``_Part``: what the filters read is what the part is kept on."""
 
     @property
     def name(self) -> str:
@@ -184,24 +179,6 @@ def _lifetime_remaining(claim: NodeClaim, now: float) -> float:
     return min(1.0, max(0.0, (total - (now - parse_timestamp(created))) / total))
 
 
-@dataclass(slots=True)
-class Results:
-    """``scheduling.Results``: the new NodeClaims and the pods that could not be placed."""
-
-    claims: list[NewNodeClaim]
-    errors: dict[str, str] = field(default_factory=dict)
-    """uid of a non-pending pod -> why it has nowhere to go"""
-    gave_up: bool = False
-    """The solve stopped early (``simulate``'s ``most_claims``): ``claims`` are more than that
-    and ``errors`` may be incomplete."""
-
-    def all_non_pending_scheduled(self) -> bool:
-        return not self.errors
-
-    def error_text(self) -> str:
-        return "; ".join(f"{v}" for _, v in sorted(self.errors.items()))
-
-
 async def get_candidates(agent: Any, should: Any, klass: str) -> list[Candidate]:
     """``GetCandidates`` (module docstring); ``should`` the method's filter.
 
@@ -223,7 +200,7 @@ async def get_candidates(agent: Any, should: Any, klass: str) -> list[Candidate]
             sorted(agent.claims.objects(), key=lambda c: c.metadata.name),
             {p.metadata.name: p for p in agent.pools.objects()},
             {t.name: t for t in agent.cloud.instance_types()},
-            PdbLimits(agent.pdbs.objects()),
+            _pdb_limits(agent),
         )
         source = _entries(agent, ctx, 0)
         building = []
@@ -277,65 +254,123 @@ def _resuming(agent: Any, ctx: _Context, source: Iterator[_Entry], stamp: Any) -
             return
 
 
+def _pdb_limits(agent: Any) -> PdbLimits:
+    """``PdbLimits`` of the stored PDBs, the same object while they are the same objects."""
+    d = agent.disruption
+    pdbs = list(agent.pdbs.objects())
+    kept = getattr(d, "pdb_limits", None)
+    if kept is not None and len(kept[0]) == len(pdbs) and all(map(is_, kept[0], pdbs)):
+        limits: PdbLimits = kept[1]
+        return limits
+    limits = PdbLimits(pdbs)
+    if hasattr(d, "pdb_limits"):  # a test's stand-in may not keep it
+        d.pdb_limits = (pdbs, limits)
+    return limits
+
+
+@dataclass(slots=True)
+class _Part:
+    """What ``_entries`` found for one NodeClaim, kept across passes while everything it was
+    computed from is the same (``same``): the objects (NodeClaim, Node, NodePool, instance
+    type, PDB limits, the pods on the node, by identity), whether the NodeClaim is marked for
+    deletion and whether its node is nominated. Only the instant changes the disruption cost
+    (the lifetime remaining), which each pass computes again from the kept sum."""
+
+    claim: NodeClaim
+    node: Node
+    marked: bool
+    nominated: bool
+    pool: NodePool | None
+    instance_type: Any
+    limits: PdbLimits
+    pods: list[Pod]
+    why: str
+    always: bool
+    reschedulable: list[Pod] = field(default_factory=list)
+    eviction: float = 0.0
+    verdicts: dict[str, Any] = field(default_factory=dict)
+
+    def same(self, claim: NodeClaim, node: Node, marked: bool, nominated: bool, pool: Any, it: Any,
+             limits: PdbLimits, pods: list[Pod]) -> bool:  # fmt: skip
+        mine = self.pods
+        return (
+            self.claim is claim
+            and self.node is node
+            and self.marked == marked
+            and self.nominated == nominated
+            and self.pool is pool
+            and self.instance_type is it
+            and self.limits is limits
+            and (mine is pods or (len(mine) == len(pods) and all(map(is_, mine, pods))))
+        )
+
+
+def _part(claim: NodeClaim, node: Node, marked: bool, nominated: bool, pool: NodePool | None, it: Any,
+          limits: PdbLimits, pods: list[Pod]) -> _Part:  # fmt: skip
+    """``GetCandidates``' checks of one NodeClaim (module docstring), the instant aside."""
+    why = ""
+    if not is_true(claim, "Initialized"):
+        why = "node isn't initialized"
+    elif marked:
+        why = "node is deleting or marked for deletion"
+    elif nominated:
+        why = "node is nominated for a pending pod"
+    elif node.metadata.annotations.get(DO_NOT_DISRUPT) == "true":
+        why = f'disruption is blocked through the "{DO_NOT_DISRUPT}" annotation'
+    if why:
+        return _Part(claim, node, marked, nominated, pool, it, limits, pods, why[:1].upper() + why[1:], True)
+    if pool is None:
+        why = f"NodePool not found (NodePool={node.metadata.labels.get(NODEPOOL_LABEL, '')})"
+        return _Part(claim, node, marked, nominated, pool, it, limits, pods, why, True)
+    block = ""
+    if any(_active(p) and do_not_disrupt(p) for p in pods):
+        p = next(p for p in pods if _active(p) and do_not_disrupt(p))
+        block = f'Pod has "{DO_NOT_DISRUPT}" annotation (Pod={p.metadata.namespace}/{p.metadata.name})'
+    elif keys := limits.can_evict(pods):
+        many = len(keys) > 1
+        what = "Eviction does not support multiple PDBs" if many else "Pdb prevents pod evictions"
+        block = f"{what} (PodDisruptionBudget{'(s)' if many else ''}=[{' '.join(keys)}])"
+    return _Part(
+        claim, node, marked, nominated, pool, it, limits, pods, block, False,
+        [p for p in pods if reschedulable(p)], sum(_eviction_cost(p) for p in pods),
+    )  # fmt: skip
+
+
 def _entries(agent: Any, ctx: _Context, first: int) -> Iterator[_Entry]:
     d = agent.disruption
     now = ctx.now
+    parts: dict[str, _Part] | None = getattr(d, "entry_parts", None)
     for i in range(first, len(ctx.claims)):
         claim = ctx.claims[i]
         node = agent.nodes.get(claim.status.node_name, "") if claim.status.node_name else None
-        if node is None or d.queue.has(claim.metadata.name):
+        name = claim.metadata.name
+        if node is None or d.queue.has(name):
             continue
-        why = ""
-        if not is_true(claim, "Initialized"):
-            why = "node isn't initialized"
-        elif claim.metadata.deletion_timestamp is not None or d.marked_for_deletion(claim.metadata.name):
-            why = "node is deleting or marked for deletion"
-        elif agent.nominated_node(node.metadata.name, now):
-            why = "node is nominated for a pending pod"
-        elif node.metadata.annotations.get(DO_NOT_DISRUPT) == "true":
-            why = f'disruption is blocked through the "{DO_NOT_DISRUPT}" annotation'
-        if why:
-            yield (i, node, claim, why[:1].upper() + why[1:], True, None)
-            continue
-        pool_name = node.metadata.labels.get(NODEPOOL_LABEL, "")
-        pool = ctx.pools.get(pool_name)
-        if pool is None:
-            yield (i, node, claim, f"NodePool not found (NodePool={pool_name})", True, None)
-            continue
+        marked = claim.metadata.deletion_timestamp is not None or d.marked_for_deletion(name)
+        nominated = agent.nominated_node(node.metadata.name, now)
+        labels = node.metadata.labels
+        pool = ctx.pools.get(labels.get(NODEPOOL_LABEL, ""))
+        it = ctx.types.get(labels.get(INSTANCE_TYPE, ""))
         pods = d.pods_on(node.metadata.name)
-        block = ""
-        if any(_active(p) and do_not_disrupt(p) for p in pods):
-            p = next(p for p in pods if _active(p) and do_not_disrupt(p))
-            block = f'Pod has "{DO_NOT_DISRUPT}" annotation (Pod={p.metadata.namespace}/{p.metadata.name})'
-        elif keys := ctx.limits.can_evict(pods):
-            many = len(keys) > 1
-            what = "Eviction does not support multiple PDBs" if many else "Pdb prevents pod evictions"
-            block = f"{what} (PodDisruptionBudget{'(s)' if many else ''}=[{' '.join(keys)}])"
-        rank = sum(_eviction_cost(p) for p in pods) * _lifetime_remaining(claim, now)
-        c = Candidate(
-            claim, node, pool, ctx.types.get(node.metadata.labels.get(INSTANCE_TYPE, "")),
-            pods, [p for p in pods if reschedulable(p)], rank,
-        )  # fmt: skip
-        yield (i, node, claim, block, False, c)
+        part = parts.get(name) if parts is not None else None
+        if part is None or not part.same(claim, node, marked, nominated, pool, it, ctx.limits, pods):
+            part = _part(claim, node, marked, nominated, pool, it, ctx.limits, pods)
+            if parts is not None:
+                parts[name] = part
+        if part.always:
+            yield (i, node, claim, part.why, True, None)
+            continue
+        assert pool is not None
+        rank = part.eviction * _lifetime_remaining(claim, now)
+        c = Candidate(claim, node, pool, it, pods, part.reschedulable, rank, part.verdicts)
+        yield (i, node, claim, part.why, False, c)
 
 
 async def budget_mapping(agent: Any, reason: str) -> dict[str, int]:
     """``BuildDisruptionBudgetMapping``: per NodePool, its allowed disruptions for ``reason``
     among its initialized nodes, minus those NotReady or being disrupted; a
     ``DisruptionBlocked`` Event on a NodePool with nodes and no allowed disruption."""
-    d = agent.disruption
-    nodes: dict[str, int] = {}
-    disrupting: dict[str, int] = {}
-    for claim in agent.claims.objects():
-        node = agent.nodes.get(claim.status.node_name, "") if claim.status.node_name else None
-        if node is None or not is_true(claim, "Initialized") or is_true(claim, "InstanceTerminating"):
-            continue
-        pool = node.metadata.labels.get(NODEPOOL_LABEL, "")
-        nodes[pool] = nodes.get(pool, 0) + 1
-        ready = any(c.type == "Ready" and c.status == "True" for c in node.status.conditions)
-        marked = claim.metadata.deletion_timestamp is not None or d.marked_for_deletion(claim.metadata.name)
-        if not ready or marked or node.metadata.deletion_timestamp is not None:
-            disrupting[pool] = disrupting.get(pool, 0) + 1
+    nodes, disrupting = _budget_counts(agent)
     out: dict[str, int] = {}
     for pool in sorted(agent.pools.objects(), key=lambda p: p.metadata.name):
         name = pool.metadata.name
@@ -346,150 +381,36 @@ async def budget_mapping(agent: Any, reason: str) -> dict[str, int]:
     return out
 
 
-@dataclass(slots=True)
-class _Inputs:
-    """What every simulation of one pass reads that the candidates do not change, kept while
-    ``_token`` is the same (the same instant, no informer event, the same NodeClaims marked or
-    terminating): each value is what computing it again would give."""
-
-    token: tuple[Any, ...]
-    pending: list[Pod]
-    deleting_claims: set[str]
-    limits: PdbLimits
-    deleting_pods: list[Pod]
-    usage: dict[str, dict[str, int]]
-    """``agent.usage()``: every NodeClaim's."""
-    claim_usage: dict[str, list[tuple[str, dict[str, int]]]]
-    """node name -> (NodePool, what its NodeClaim adds to ``usage``) per NodeClaim on it"""
-    options: dict[str, Any] = field(default_factory=dict)
-    base_key: tuple[Any, ...] | None = None
-    """``_base``'s key, once computed under this token."""
-
-
-def _token(agent: Any) -> tuple[Any, ...] | None:
+def _budget_counts(agent: Any) -> tuple[dict[str, int], dict[str, int]]:
+    """Per NodePool, its initialized nodes and those of them NotReady or being disrupted. Kept
+    while the informers' stores and the marks are the same (``Disruption.changes``); each
+    NodeClaim's part is kept while its object, its Node's object and its mark are."""
     d = agent.disruption
-    if not d.watching:
-        return None
-    return (agent.clock.now(), d.changes, tuple(d.marked), tuple(d.terminating))
-
-
-def _inputs(agent: Any) -> _Inputs:
-    d = agent.disruption
-    token = _token(agent)
-    cached: _Inputs | None = d.sim_inputs
-    if token is not None and cached is not None and cached.token == token:
-        return cached
-    claims = list(agent.claims.objects())
-    deleting_claims = {
-        c.status.node_name
-        for c in claims
-        if c.metadata.deletion_timestamp is not None or d.marked_for_deletion(c.metadata.name)
-    }
-    limits = PdbLimits(agent.pdbs.objects())
-    deleting_pods = [
-        p for n in sorted(deleting_claims) for p in d.pods_on(n) if n and limits.currently_reschedulable(p)
-    ]
-    claim_usage: dict[str, list[tuple[str, dict[str, int]]]] = {}
-    for c in claims:
-        if c.status.node_name:
-            claim_usage.setdefault(c.status.node_name, []).append(claim_amounts(c))
-    out = _Inputs(token or (), agent.pending_pods(), deleting_claims, limits, deleting_pods, agent.usage(), claim_usage)
-    d.sim_inputs = out if token is not None else None
-    return out
-
-
-def _usage_without(inputs: _Inputs, names: set[str]) -> dict[str, dict[str, int]]:
-    """``agent.usage(exclude=names)`` from the pass's totals (the same amounts: integer sums)."""
-    usage = {pool: dict(u) for pool, u in inputs.usage.items()}
-    for name in sorted(names):
-        for pool, amounts in inputs.claim_usage.get(name, []):
-            u = usage[pool]
-            for k, v in amounts.items():
-                u[k] -= v
-    return usage
-
-
-def _base(agent: Any, deleting: set[str], deleting_pods: set[str], inputs: _Inputs) -> set[str]:
-    """The simulator holding every active node and in-flight NodeClaim but the deleting ones,
-    with their pods (those leaving deleting nodes aside): built once and reused, each
-    simulation forking it, while nothing it was built from changed. Returns the names of its
-    nodes that are not initialized."""
-    d = agent.disruption
-    d.consolidation_state()
-    key = inputs.base_key if inputs.token else None
-    if key is None or key[0] != agent.sim_generation:
-        if d.watching:  # what it is built from: the pods, the NodeClaims, the Nodes (heartbeats aside)
-            key = (
-                agent.sim_generation,
-                tuple(sorted(deleting)),
-                tuple(sorted(deleting_pods)),
-                d.pod_changes,
-                d.track.changes,
-                d.track.node_content,
-            )
-        else:
-            key = (
-                agent.sim_generation,
-                agent.clock.now(),
-                tuple(sorted(deleting)),
-                d._signature,
-                tuple(sorted((c.metadata.name, c.metadata.resource_version) for c in agent.claims.objects())),
-                tuple(sorted((n.metadata.name, n.metadata.resource_version) for n in agent.nodes.objects())),
-            )
-        inputs.base_key = key
-    if d.sim_base is not None and d.sim_base[0] == key:
-        inflight: set[str] = d.sim_base[1]
-        return inflight
-    nodes, inflight = agent.state_nodes(exclude=deleting)
-    kept = {n.metadata.name for n in nodes}
-    bound = [p for p in agent.pods.objects() if p.spec.node_name in kept and p.metadata.uid not in deleting_pods]
-    agent.sim.reset(nodes, [*bound, *agent.reservations(nodes, bound)])
-    d.sim_base = (key, inflight)
-    return inflight
-
-
-def simulate(agent: Any, candidates: Sequence[Candidate], most_claims: int | None = None) -> Results | None:
-    """``SimulateScheduling`` (module docstring); None when a candidate is deleting meanwhile.
-    ``most_claims``: the caller fails any result needing more new NodeClaims, so the solve may
-    stop early (``Scheduler.solve``; ``Results.gave_up``)."""
-    names = {c.name for c in candidates}
-    inputs = _inputs(agent)
-    deleting_claims = inputs.deleting_claims
-    if names & deleting_claims:
-        return None
-    limits = inputs.limits
-    pending = inputs.pending
-    moving: list[Pod] = []
-    for c in candidates:
-        moving.extend(p for p in c.reschedulable if limits.currently_reschedulable(p))
-    deleting_pods = inputs.deleting_pods
-    inflight = _base(agent, deleting_claims, {p.metadata.uid for p in deleting_pods}, inputs)
-    usage = _usage_without(inputs, names)
-    scheduler = Scheduler(
-        agent.sim,
-        agent.live_pools(),
-        agent.cloud.instance_types(),
-        usage,
-        agent.sim_name,
-        options=inputs.options,
-        daemons=agent.daemon_pods(),
-    )
-    unbound = [replace(p, spec=replace(p.spec, node_name="")) for p in [*moving, *deleting_pods]]
-    agent.sim.fork()
-    try:
-        for name in sorted(names):  # the candidates go, with every pod on them
-            if agent.sim.node_info(name) is not None:
-                agent.sim.remove_node(name)
-        new = scheduler.solve([*pending, *unbound], most_claims)
-    finally:
-        agent.sim.revert()
-    results = Results(new, gave_up=scheduler.gave_up)
-    pending_uids = {p.metadata.uid for p in pending}
-    deleting_uids = {p.metadata.uid for p in deleting_pods}
-    for key, why in scheduler.errors.items():
-        if key not in pending_uids:
-            results.errors[key] = why
-    for uid, node_name in scheduler.placed.items():
-        if node_name in inflight and uid not in pending_uids and uid not in deleting_uids:
-            results.errors[uid] = f"would schedule against uninitialized nodeclaim/{node_name}"
-    return results
+    stamp = (d.changes, tuple(d.marked), tuple(d.terminating)) if d.watching else None
+    kept = d.budget_counts
+    if stamp is not None and kept[0] == stamp:
+        return kept[1], kept[2]
+    parts: dict[str, tuple[Any, Any, bool, str | None, bool]] = {}
+    previous = kept[3] if d.watching else {}
+    nodes: dict[str, int] = {}
+    disrupting: dict[str, int] = {}
+    for claim in agent.claims.objects():
+        name = claim.metadata.name
+        node = agent.nodes.get(claim.status.node_name, "") if claim.status.node_name else None
+        marked = claim.metadata.deletion_timestamp is not None or d.marked_for_deletion(name)
+        part = previous.get(name)
+        if part is None or part[0] is not claim or part[1] is not node or part[2] != marked:
+            pool: str | None = None
+            out = False
+            if node is not None and is_true(claim, "Initialized") and not is_true(claim, "InstanceTerminating"):
+                pool = node.metadata.labels.get(NODEPOOL_LABEL, "")
+                ready = any(c.type == "Ready" and c.status == "True" for c in node.status.conditions)
+                out = not ready or marked or node.metadata.deletion_timestamp is not None
+            part = (claim, node, marked, pool, out)
+        parts[name] = part
+        if part[3] is not None:
+            nodes[part[3]] = nodes.get(part[3], 0) + 1
+            if part[4]:
+                disrupting[part[3]] = disrupting.get(part[3], 0) + 1
+    d.budget_counts = (stamp, nodes, disrupting, parts)
+    return nodes, disrupting

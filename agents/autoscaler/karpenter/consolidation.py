@@ -36,15 +36,14 @@ from agents.autoscaler.karpenter.candidates import (
     EVENTUAL,
     GRACEFUL,
     Candidate,
-    Results,
     budget_mapping,
     condition,
     get_candidates,
     is_true,
-    simulate,
 )
 from agents.autoscaler.karpenter.memo import EmptySearch
 from agents.autoscaler.karpenter.scheduling import NewNodeClaim, Option
+from agents.autoscaler.karpenter.simulation import Results, simulate
 from emulator.base.api.karpenter import CAPACITY_TYPE_LABEL
 from emulator.base.runtime.clock import parse_timestamp
 
@@ -156,6 +155,22 @@ class _Base:
     def mark_consolidated(self) -> None:
         self.last_state = self.agent.disruption.consolidation_state()
 
+    async def should_disrupt(self, c: Candidate) -> bool:
+        """The method's filter: ``verdict`` (kept on the candidate, ``Candidate.verdicts``),
+        its message published each time, as upstream's filter publishes it on every pass."""
+        v = c.verdicts.get(self.__class__.__name__)
+        if v is None:
+            v = c.verdicts[self.__class__.__name__] = self.verdict(c)
+        if isinstance(v, str):
+            await self.publish(c, v)
+            return False
+        return bool(v)
+
+    def verdict(self, c: Candidate) -> bool | str:
+        """Whether the method may disrupt ``c``, or the Unconsolidatable message saying why not.
+        It reads only the candidate's NodeClaim, Node, NodePool, instance type and pods."""
+        raise NotImplementedError
+
     async def publish(self, c: Candidate, msg: str) -> None:
         if (record := self.agent.disruption.outcomes.messages) is not None:
             record.append(msg)
@@ -165,11 +180,10 @@ class _Base:
 class Emptiness(_Base):
     reason, kind = "Empty", "empty"
 
-    async def should_disrupt(self, c: Candidate) -> bool:
+    def verdict(self, c: Candidate) -> bool | str:
         d = c.pool.spec.disruption if c.pool.spec is not None else None
         if d is None or d.consolidate_after in (None, "Never"):
-            await self.publish(c, f'NodePool "{c.pool.metadata.name}" has consolidation disabled')
-            return False
+            return f'NodePool "{c.pool.metadata.name}" has consolidation disabled'
         return not c.reschedulable and is_true(c.claim, "Consolidatable")
 
     async def compute(self, budgets: dict[str, int], cands: list[Candidate]) -> list[Command]:
@@ -206,7 +220,7 @@ class Emptiness(_Base):
 class Drift(_Base):
     reason, klass = "Drifted", EVENTUAL
 
-    async def should_disrupt(self, c: Candidate) -> bool:
+    def verdict(self, c: Candidate) -> bool | str:
         return is_true(c.claim, "Drifted")
 
     async def compute(self, budgets: dict[str, int], cands: list[Candidate]) -> list[Command]:
@@ -232,7 +246,7 @@ class Drift(_Base):
 class _Consolidation(_Base):
     reason = "Underutilized"
 
-    async def should_disrupt(self, c: Candidate) -> bool:
+    def verdict(self, c: Candidate) -> bool | str:
         label = c.node.metadata.labels
         name = c.pool.metadata.name
         d = c.pool.spec.disruption if c.pool.spec is not None else None
@@ -248,8 +262,7 @@ class _Consolidation(_Base):
             msg = f'NodePool "{name}" has non-empty consolidation disabled'
         else:
             return is_true(c.claim, "Consolidatable")
-        await self.publish(c, msg)
-        return False
+        return msg
 
     async def compute_one(self, cands: list[Candidate]) -> Command | None:
         """``computeConsolidation`` (module docstring)."""

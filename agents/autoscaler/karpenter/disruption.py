@@ -125,9 +125,15 @@ class Disruption:
         self._pod_keys: dict[str, tuple[str, ...]] = {}
         self._signature: tuple[int, int] = (0, 0)
         self.sim_base: tuple[Any, set[str]] | None = None
-        """What the simulator was last built from for disruption (``candidates._base``)."""
+        """What the simulator was last built from for disruption (``simulation._base``)."""
+        self.budget_counts: tuple[Any, dict[str, int], dict[str, int], dict[str, Any]] = (None, {}, {}, {})
+        """``candidates._budget_counts``: (its stamp, nodes, disrupting, each NodeClaim's part)."""
+        self.entry_parts: dict[str, Any] = {}
+        """``candidates._entries``' per-NodeClaim parts, kept across passes."""
+        self.pdb_limits: tuple[list[Any], Any] | None = None
+        """``candidates._pdb_limits``: (the PDB objects, their ``PdbLimits``)."""
         self.sim_inputs: Any = None
-        """The simulations' per-pass inputs (``candidates._inputs``)."""
+        """The simulations' per-pass inputs (``simulation._inputs``)."""
         self._state = 0.0
         self.state_reads = 0
         self.evaluations = 0
@@ -244,7 +250,9 @@ class Disruption:
         await self._hashes(pools, claims)
         track = self.track
         track.due_until(now)
-        for claim in claims:
+        i = -1
+        while (i := track.next_to_check(claims, i + 1)) < len(claims):
+            claim = claims[i]
             if claim.metadata.deletion_timestamp is not None:
                 await self._terminate(claim)
                 continue

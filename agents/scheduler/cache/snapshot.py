@@ -188,6 +188,56 @@ class Snapshot:
         self._priorities = None
         self._rebuild_affinity_lists()
 
+    def _insert(self, i: int, info: NodeInfo) -> None:
+        """List ``info`` (already in ``node_info_map``) at position ``i``: what ``_rebuild``
+        with its name inserted there in the order gives, without a pass over every node (the
+        autoscalers' ``SchedulingSimulator`` adds and removes simulated nodes one at a time)."""
+        listed = self.node_info_list
+        listed.insert(i, info)
+        self._reindex(i)
+        self._table = None
+        self._priorities = None
+        for sub, rows, member in self._sub_lists(info):
+            j = bisect_left(rows, i)
+            for k in range(j, len(rows)):
+                rows[k] += 1
+            if member:
+                sub.insert(j, info)
+                rows.insert(j, i)
+
+    def _delete(self, i: int) -> NodeInfo:
+        """Unlist the NodeInfo at position ``i`` (``_insert``'s inverse; ``node_info_map`` is
+        the caller's)."""
+        listed = self.node_info_list
+        info = listed.pop(i)
+        del self._index[info.name]
+        self._reindex(i)
+        self._table = None
+        self._priorities = None
+        for sub, rows, _ in self._sub_lists(info):
+            j = bisect_left(rows, i)
+            if j < len(rows) and rows[j] == i:
+                del sub[j]
+                del rows[j]
+            for k in range(j, len(rows)):
+                rows[k] -= 1
+        return info
+
+    def _reindex(self, start: int) -> None:
+        index, listed = self._index, self.node_info_list
+        for k in range(start, len(listed)):
+            index[listed[k].name] = k
+
+    def _sub_lists(self, info: NodeInfo) -> builtins.list[tuple[builtins.list[NodeInfo], builtins.list[int], object]]:
+        return [
+            (self.have_pods_with_affinity_node_info_list, self._affinity_rows, info.pods_with_affinity),
+            (
+                self.have_pods_with_required_anti_affinity_node_info_list,
+                self._anti_affinity_rows,
+                info.pods_with_required_anti_affinity,
+            ),
+        ]
+
     def _rebuild_affinity_lists(self) -> None:
         listed = self.node_info_list
         self._affinity_rows = [i for i, info in enumerate(listed) if info.pods_with_affinity]
