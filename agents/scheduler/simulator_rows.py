@@ -8,8 +8,12 @@ rebuilt: a pod added or removed updates its row (the simulator changes NodeInfos
 the table's ``infos`` stay the live objects); a base node removed is masked (``removed``), and
 put back unmasked when a ``revert`` re-inserts it at the position it had; a node added after
 the base is listed after the base rows (``appended``, in order). So the simulator's listed order
-is always: the base rows not removed, in row order, then ``appended``. Anything else (a name
-added twice, a re-insertion elsewhere) drops the view (the simulator builds a new one).
+is always: the base rows not removed, in row order, then ``appended``. A node added under the
+name of a removed base row is appended like any new node (the Cluster Autoscaler's
+``taintedGhostNode`` removal simulation replaces each candidate by a tainted copy: without this
+every candidate's simulation built a table of every node, a fifth of the autoscaler's day).
+Anything else (a name listed twice, a re-insertion elsewhere) drops the view (the simulator
+builds a new one).
 
 ``candidates(state, pod, start, n)``: the listed positions ``schedule_anywhere`` must still try,
 in its visiting order (from ``start``, wrapping): every appended node, and every base node not
@@ -103,10 +107,18 @@ class SimRows:
                 self._changed.append(r)
 
     def added(self, name: str) -> bool:
-        if name in self.table.index or name in self.appended:
+        """A node named ``name`` is listed last. It may be a removed base row's name (the Cluster
+        Autoscaler's tainted ghost of the node whose removal it simulates): a new node all the
+        same, appended, its base row staying masked."""
+        if name in self.appended or not self._unlisted(name):
             return False
         self.appended.append(name)
         return True
+
+    def _unlisted(self, name: str) -> bool:
+        """No base row of that name is listed."""
+        r = self.table.index.get(name)
+        return r is None or bool(self.removed[r])
 
     def dropped(self, info: NodeInfo) -> bool:
         """``info`` is no longer listed."""
@@ -129,12 +141,14 @@ class SimRows:
         if r is not None:
             if not self.removed[r] or r - int(np.count_nonzero(self.removed[:r])) != position:
                 return False
+            if info.name in self.appended:
+                return False  # its ghost is still listed
             self.removed[r] = False
             self.n_removed -= 1
             self._positions = None
             return True
         at = position - (self.table.size - self.n_removed)
-        if not 0 <= at <= len(self.appended) or info.name in self.appended:
+        if not 0 <= at <= len(self.appended) or info.name in self.appended or not self._unlisted(info.name):
             return False
         self.appended.insert(at, info.name)
         return True
