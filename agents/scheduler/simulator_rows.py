@@ -94,6 +94,31 @@ class SimRows:
 
     # --- the simulator's edits; False: the view no longer holds (drop it) -----------------
 
+    def clean(self) -> bool:
+        """Every base row listed and nothing appended (every fork reverted)."""
+        return not self.n_removed and not self.appended
+
+    def rebase(self, infos: Sequence[NodeInfo]) -> bool:
+        """A ``reset`` listed ``infos``: if they are this clean view's nodes in its row order,
+        the rows whose NodeInfo is another object are updated (``changed``) and the view is
+        kept; False (nothing changed) otherwise. The autoscalers reset on every loop, keeping
+        most NodeInfos (``agents/autoscaler/snapshot.py``): a loop updates the rows of the nodes
+        that changed instead of building a table of every node."""
+        table = self.table
+        if not self.clean() or len(infos) != table.size:
+            return False
+        old, names = table.infos, table.names
+        moved = [r for r, (a, b) in enumerate(zip(infos, old, strict=True)) if a is not b]
+        if 2 * len(moved) > table.size or any(infos[r].name != names[r] for r in moved):
+            return False  # (most rows new: as cheap to build afresh)
+        table.infos = list(infos)
+        for r in moved:
+            table.update_row(r, infos[r])
+            if self._verdicts:
+                self._changed.append(r)
+        self._positions = None
+        return True
+
     def row_of(self, info: NodeInfo) -> int | None:
         r = self.table.index.get(info.name)
         return r if r is not None and self.table.infos[r] is info else None

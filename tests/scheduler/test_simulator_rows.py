@@ -6,10 +6,12 @@ the node it picks is the one the per-node walk from the last hit picks (upstream
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import pytest
 from msgspec.structs import replace
 
+from agents.autoscaler.snapshot import ReusingReset
 from agents.scheduler import SchedulingSimulator
 from emulator.base.api.core import Taint
 from tests.builders import node, pod
@@ -46,8 +48,9 @@ def test_schedule_anywhere_picks_the_per_node_walks_node(seed: int) -> None:
         return f"n{made}"
 
     sim.reset([_node(fresh(), rng) for _ in range(rng.randint(0, 12))], [])
-    placed: list[tuple[object, str]] = []
+    placed: list[tuple[Any, str]] = []
     depth = 0
+    keeper = ReusingReset()
     for step in range(300):
         op = rng.random()
         names = sim.node_names()
@@ -61,7 +64,7 @@ def test_schedule_anywhere_picks_the_per_node_walks_node(seed: int) -> None:
             got = sim.schedule_anywhere(p, match)
             assert got == want, (seed, step)
             if got is not None:
-                placed.append((p, got))
+                placed.append((replace(p, spec=replace(p.spec, node_name=got)), got))
         elif op < 0.55:
             sim.add_node(_node(fresh(), rng))
         elif op < 0.62 and names:
@@ -85,6 +88,15 @@ def test_schedule_anywhere_picks_the_per_node_walks_node(seed: int) -> None:
         elif op >= 0.98:
             sim.reset([_node(fresh(), rng) for _ in range(rng.randint(0, 12))], [])
             placed, depth = [], 0
+        elif op >= 0.95 or (op >= 0.82 and not depth):
+            # The autoscalers' reset of the same cluster: unchanged NodeInfos kept, the rows
+            # table rebased (SimRows.rebase) rather than built.
+            listed = [sim.node_info(n) for n in names]
+            placed = [(p, w) for p, w in placed if sim.node_info(w) is not None]
+            if placed and rng.random() < 0.5:  # a pod deleted meanwhile: its node's row changes
+                placed.pop(rng.randrange(len(placed)))
+            keeper.reset(sim, [i.node for i in listed if i is not None and i.node is not None], [p for p, _ in placed])
+            depth = 0
 
 
 def _ghost(sim: SchedulingSimulator, name: str) -> None:
