@@ -301,14 +301,21 @@ def _record_stamped(
     if not len(positions):
         return
     firsts = first[positions]
-    codes = np.zeros(len(positions), dtype=np.int64)
-    failing = np.unique(firsts).tolist()
-    for p in failing:
-        r = results[p]
+    if int(firsts.min()) == int(firsts.max()):  # one plugin rejected every failed node
+        failing = [int(firsts[0])]
+        r = results[failing[0]]
         assert r is not None
         assert r.codes is not None
-        sel = firsts == p
-        codes[sel] = r.codes[positions[sel]]
+        codes = r.codes[positions]
+    else:
+        codes = np.zeros(len(positions), dtype=np.int64)
+        failing = np.unique(firsts).tolist()
+        for p in failing:
+            r = results[p]
+            assert r is not None
+            assert r.codes is not None
+            sel = firsts == p
+            codes[sel] = r.codes[positions[sel]]
     lo, hi = int(codes.min()), int(codes.max())
     if len(failing) == 1 and lo == hi:
         # One (plugin, code) for every failed node: the common case.
