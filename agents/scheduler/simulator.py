@@ -93,6 +93,8 @@ class SchedulingSimulator:
         self._marks: list[int] = []
         self._last = 0
         self._rows: SimRows | None = None
+        self._spare: SimRows | None = None
+        """The last reset's view, clean, for the next one to rebase (``SimRows.rebase``)."""
         self.checks = 0
         """Predicate checks run (for profiles)."""
         workloads = list(workloads)
@@ -122,7 +124,9 @@ class SchedulingSimulator:
         """Exactly these nodes and the pods bound to them; forks are dropped."""
         self._log.clear()
         self._marks.clear()
-        self._rows = None
+        rows, self._rows = self._rows, None
+        if rows is not None:
+            self._spare = rows if rows.clean() else None
         self._twice = False
         self.snapshot.node_info_map = {}
         self._order = []
@@ -182,6 +186,8 @@ class SchedulingSimulator:
             self._dirty = True
         if self._rows is not None:
             self._rows.changed(info)
+        elif self._spare is not None:
+            self._spare.changed(info)  # still the row of that NodeInfo if it is rebased
 
     def fork(self) -> None:
         self._marks.append(len(self._log))
@@ -192,7 +198,14 @@ class SchedulingSimulator:
         pass finding every node busy) builds none."""
         if self._rows is None and self._marks:
             self._refresh()
-            self._rows = SimRows(self.snapshot.node_info_list)
+            self._rows = self._new_rows(self.snapshot.node_info_list)
+
+    def _new_rows(self, listed: list[NodeInfo]) -> SimRows:
+        """The view of ``listed``: the last reset's rebased when it fits, else a new table."""
+        spare, self._spare = self._spare, None
+        if spare is not None and spare.rebase(listed):
+            return spare
+        return SimRows(listed)
 
     def commit(self) -> None:
         self._marks.pop()
@@ -291,7 +304,7 @@ class SchedulingSimulator:
             return None
         n = len(listed)
         if self._rows is None:
-            self._rows = SimRows(listed)
+            self._rows = self._new_rows(listed)
         order = self._rows.candidates(self.framework, state, pod, self._last % n, n)
         for i in order if order is not None else ((self._last + k) % n for k in range(n)):
             info = listed[i]

@@ -8,8 +8,12 @@ rebuilt: a pod added or removed updates its row (the simulator changes NodeInfos
 the table's ``infos`` stay the live objects); a base node removed is masked (``removed``), and
 put back unmasked when a ``revert`` re-inserts it at the position it had; a node added after
 the base is listed after the base rows (``appended``, in order). So the simulator's listed order
-is always: the base rows not removed, in row order, then ``appended``. Anything else (a name
-added twice, a re-insertion elsewhere) drops the view (the simulator builds a new one).
+is always: the base rows not removed, in row order, then ``appended``. A node added under the
+name of a removed base row is appended like any new node (the Cluster Autoscaler's
+``taintedGhostNode`` removal simulation replaces each candidate by a tainted copy: without this
+every candidate's simulation built a table of every node, a fifth of the autoscaler's day).
+Anything else (a name listed twice, a re-insertion elsewhere) drops the view (the simulator
+builds a new one).
 
 ``candidates(state, pod, start, n)``: the listed positions ``schedule_anywhere`` must still try,
 in its visiting order (from ``start``, wrapping): every appended node, and every base node not
@@ -90,6 +94,31 @@ class SimRows:
 
     # --- the simulator's edits; False: the view no longer holds (drop it) -----------------
 
+    def clean(self) -> bool:
+        """Every base row listed and nothing appended (every fork reverted)."""
+        return not self.n_removed and not self.appended
+
+    def rebase(self, infos: Sequence[NodeInfo]) -> bool:
+        """A ``reset`` listed ``infos``: if they are this clean view's nodes in its row order,
+        the rows whose NodeInfo is another object are updated (``changed``) and the view is
+        kept; False (nothing changed) otherwise. The autoscalers reset on every loop, keeping
+        most NodeInfos (``agents/autoscaler/snapshot.py``): a loop updates the rows of the nodes
+        that changed instead of building a table of every node."""
+        table = self.table
+        if not self.clean() or len(infos) != table.size:
+            return False
+        old, names = table.infos, table.names
+        moved = [r for r, (a, b) in enumerate(zip(infos, old, strict=True)) if a is not b]
+        if 2 * len(moved) > table.size or any(infos[r].name != names[r] for r in moved):
+            return False  # (most rows new: as cheap to build afresh)
+        table.infos = list(infos)
+        for r in moved:
+            table.update_row(r, infos[r])
+            if self._verdicts:
+                self._changed.append(r)
+        self._positions = None
+        return True
+
     def row_of(self, info: NodeInfo) -> int | None:
         r = self.table.index.get(info.name)
         return r if r is not None and self.table.infos[r] is info else None
@@ -103,10 +132,18 @@ class SimRows:
                 self._changed.append(r)
 
     def added(self, name: str) -> bool:
-        if name in self.table.index or name in self.appended:
+        """A node named ``name`` is listed last. It may be a removed base row's name (the Cluster
+        Autoscaler's tainted ghost of the node whose removal it simulates): a new node all the
+        same, appended, its base row staying masked."""
+        if name in self.appended or not self._unlisted(name):
             return False
         self.appended.append(name)
         return True
+
+    def _unlisted(self, name: str) -> bool:
+        """No base row of that name is listed."""
+        r = self.table.index.get(name)
+        return r is None or bool(self.removed[r])
 
     def dropped(self, info: NodeInfo) -> bool:
         """``info`` is no longer listed."""
@@ -129,12 +166,14 @@ class SimRows:
         if r is not None:
             if not self.removed[r] or r - int(np.count_nonzero(self.removed[:r])) != position:
                 return False
+            if info.name in self.appended:
+                return False  # its ghost is still listed
             self.removed[r] = False
             self.n_removed -= 1
             self._positions = None
             return True
         at = position - (self.table.size - self.n_removed)
-        if not 0 <= at <= len(self.appended) or info.name in self.appended:
+        if not 0 <= at <= len(self.appended) or info.name in self.appended or not self._unlisted(info.name):
             return False
         self.appended.insert(at, info.name)
         return True

@@ -6,9 +6,12 @@ the node it picks is the one the per-node walk from the last hit picks (upstream
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import pytest
+from msgspec.structs import replace
 
+from agents.autoscaler.snapshot import ReusingReset
 from agents.scheduler import SchedulingSimulator
 from emulator.base.api.core import Taint
 from tests.builders import node, pod
@@ -45,8 +48,9 @@ def test_schedule_anywhere_picks_the_per_node_walks_node(seed: int) -> None:
         return f"n{made}"
 
     sim.reset([_node(fresh(), rng) for _ in range(rng.randint(0, 12))], [])
-    placed: list[tuple[object, str]] = []
+    placed: list[tuple[Any, str]] = []
     depth = 0
+    keeper = ReusingReset()
     for step in range(300):
         op = rng.random()
         names = sim.node_names()
@@ -60,11 +64,13 @@ def test_schedule_anywhere_picks_the_per_node_walks_node(seed: int) -> None:
             got = sim.schedule_anywhere(p, match)
             assert got == want, (seed, step)
             if got is not None:
-                placed.append((p, got))
+                placed.append((replace(p, spec=replace(p.spec, node_name=got)), got))
         elif op < 0.55:
             sim.add_node(_node(fresh(), rng))
-        elif op < 0.65 and names:
+        elif op < 0.62 and names:
             sim.remove_node(rng.choice(names))
+        elif op < 0.67 and names:
+            _ghost(sim, rng.choice(names))
         elif op < 0.72 and placed:
             p, where = placed.pop(rng.randrange(len(placed)))
             if sim.node_info(where) is not None:
@@ -82,6 +88,52 @@ def test_schedule_anywhere_picks_the_per_node_walks_node(seed: int) -> None:
         elif op >= 0.98:
             sim.reset([_node(fresh(), rng) for _ in range(rng.randint(0, 12))], [])
             placed, depth = [], 0
+        elif op >= 0.95 or (op >= 0.82 and not depth):
+            # The autoscalers' reset of the same cluster: unchanged NodeInfos kept, the rows
+            # table rebased (SimRows.rebase) rather than built.
+            listed = [sim.node_info(n) for n in names]
+            placed = [(p, w) for p, w in placed if sim.node_info(w) is not None]
+            if placed and rng.random() < 0.5:  # a pod deleted meanwhile: its node's row changes
+                placed.pop(rng.randrange(len(placed)))
+            keeper.reset(sim, [i.node for i in listed if i is not None and i.node is not None], [p for p, _ in placed])
+            depth = 0
+
+
+def _ghost(sim: SchedulingSimulator, name: str) -> None:
+    """The Cluster Autoscaler's ``taintedGhostNode``: the node replaced by a tainted copy."""
+    info = sim.node_info(name)
+    assert info is not None
+    assert info.node is not None
+    n = info.node
+    sim.remove_node(name)
+    taint = Taint(key="ToBeDeletedByClusterAutoscaler", value="1", effect="NoSchedule")
+    sim.add_node(replace(n, spec=replace(n.spec, taints=[*n.spec.taints, taint])))
+
+
+def test_a_ghost_under_a_removed_nodes_name_keeps_the_rows() -> None:
+    """A node added under a removed node's name (the ghost) is appended to the kept table, and
+    both reverts (the ghost's, then the node's) keep it too: one table per fork, not per
+    simulated removal."""
+    rng = random.Random(1)
+    sim = SchedulingSimulator()
+    sim.reset([_node(f"n{i}", rng) for i in range(5)], [])
+    sim.fork()
+    for name in ("n1", "n3"):
+        sim.fork()
+        _ghost(sim, name)
+        rows = sim._rows
+        assert rows is not None
+        p = pod(f"p{name}", uid=f"p{name}", cpu="100m")
+        want = _reference(sim, p, None)
+        assert sim.schedule_anywhere(p) == want
+        assert sim._rows is rows
+        sim.remove_node(name)  # the ghost leaves too (a removable node)
+        sim.commit()
+        assert sim._rows is rows
+    assert sim.node_names() == ["n0", "n2", "n4"]
+    sim.revert()
+    assert sim._rows is rows
+    assert sim.node_names() == ["n0", "n1", "n2", "n3", "n4"]
 
 
 def test_rows_built_before_a_forks_first_node_edit_and_kept_by_its_revert() -> None:

@@ -45,6 +45,8 @@ from __future__ import annotations
 import builtins
 from bisect import bisect_left
 from collections.abc import Iterable
+from itertools import compress
+from operator import attrgetter
 
 from agents.scheduler.framework.node_table import NodeTable
 from agents.scheduler.framework.types import ImageStateSummary, NodeInfo, PodInfo
@@ -53,6 +55,9 @@ from emulator.base.api.core import Node, Pod
 from .node_tree import NodeTree
 
 __all__ = ["Snapshot", "normalized_image_name"]
+
+_WITH_AFFINITY = attrgetter("pods_with_affinity")
+_WITH_ANTI_AFFINITY = attrgetter("pods_with_required_anti_affinity")
 
 
 def normalized_image_name(name: str) -> str:
@@ -182,8 +187,9 @@ class Snapshot:
     def _rebuild(self, order: builtins.list[str]) -> None:
         """Rebuild every list from ``node_info_map`` in ``order`` (names absent from the map skipped)."""
         infos = self.node_info_map
-        self.node_info_list = [infos[name] for name in order if name in infos]
-        self._index = {info.name: i for i, info in enumerate(self.node_info_list)}
+        names = [name for name in order if name in infos]
+        self.node_info_list = list(map(infos.__getitem__, names))
+        self._index = dict(zip(names, range(len(names)), strict=True))  # a NodeInfo is keyed by its name
         self._table = None
         self._priorities = None
         self._rebuild_affinity_lists()
@@ -240,8 +246,9 @@ class Snapshot:
 
     def _rebuild_affinity_lists(self) -> None:
         listed = self.node_info_list
-        self._affinity_rows = [i for i, info in enumerate(listed) if info.pods_with_affinity]
-        self._anti_affinity_rows = [i for i, info in enumerate(listed) if info.pods_with_required_anti_affinity]
+        rows = range(len(listed))
+        self._affinity_rows = list(compress(rows, map(_WITH_AFFINITY, listed)))
+        self._anti_affinity_rows = list(compress(rows, map(_WITH_ANTI_AFFINITY, listed)))
         self.have_pods_with_affinity_node_info_list = [listed[i] for i in self._affinity_rows]
         self.have_pods_with_required_anti_affinity_node_info_list = [listed[i] for i in self._anti_affinity_rows]
 

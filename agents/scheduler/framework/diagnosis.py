@@ -86,26 +86,20 @@ class CountedStatuses(NodeToStatus):
     def explicit_statuses(self) -> Iterator[Status]:
         return iter([self._status] * self._count)
 
+    def status_counts(self) -> list[tuple[Status, int]]:
+        return [(self._status, self._count)] if self._count else []
+
 
 def status_counts(nts: NodeToStatus) -> list[tuple[Status, int]]:
     """(status, number of nodes explicitly set to that very object), in the order of each
     object's first node: nodes share Status objects (one per plugin and code)."""
-    if isinstance(nts, CountedStatuses):
-        return [(nts._status, nts._count)] if nts._count else []
-    nodes_of: dict[int, list[Any]] = {}
-    for status in nts.explicit_statuses():
-        seen = nodes_of.get(id(status))
-        if seen is None:
-            nodes_of[id(status)] = [status, 1]
-        else:
-            seen[1] += 1
-    return [(status, n) for status, n in nodes_of.values()]
+    return nts.status_counts()
 
 
 def count_for_status_code(nts: NodeToStatus, node_map: Mapping[str, Any], code: Code) -> int | None:
     """``len(nts.nodes_for_status_code(nodes, code))`` for the nodes of ``node_map`` (by name),
     without listing them; None when an explicit status names a node outside it."""
-    if not nts.explicit_names() <= node_map.keys():
+    if not nts.names_within(node_map):
         return None
     count = sum(n for status, n in status_counts(nts) if status.code is code)
     if nts.absent_nodes_status.code is code:

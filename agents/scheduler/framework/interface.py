@@ -8,8 +8,8 @@ What this module owns: the contract between plugins and the runtime.
   ``ReservePlugin``, ``PermitPlugin``, ``PreBindPlugin``, ``BindPlugin``, ``PostBindPlugin``) and
   ``EnqueueExtensions``. A plugin is a plain class: it does NOT inherit from these Protocols (it may,
   for documentation); it implements any subset of them by defining the methods.
-* ``PreFilterResult`` / ``PostFilterResult`` / ``NodeToStatus`` / ``PluginScore`` /
-  ``NodePluginScores``: the values those points take and return.
+* ``PreFilterResult`` / ``PostFilterResult`` / ``NodeToStatus`` (``node_to_status.py``, re-exported
+  here) / ``PluginScore`` / ``NodePluginScores``: the values those points take and return.
 * ``ExtensionPoint`` / ``ProfileSpec``: the profile the runtime is built from (final per-point
   ``(name, weight)`` lists, ``multiPoint`` already expanded by the configuration loader).
 * ``Handle``: what a plugin factory receives (the profile's ``Framework`` implements it).
@@ -50,14 +50,15 @@ from __future__ import annotations
 
 import enum
 import random
-from collections.abc import Callable, Iterable, Iterator, KeysView, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from emulator.base.api.core import Pod
 from emulator.base.runtime.clock import Clock
 
-from .types import ClusterEventWithHint, Code, CycleState, NodeInfo, NodeScore, PodInfo, Status
+from .node_to_status import NodeToStatus
+from .types import ClusterEventWithHint, CycleState, NodeInfo, NodeScore, PodInfo, Status
 from .vector_interface import (
     FilterCodes,
     RowScore,
@@ -252,64 +253,6 @@ class PostFilterResult:
 
     nominated_node_name: str = ""
     nominating_mode: NominatingMode = NominatingMode.Override
-
-
-class NodeToStatus:
-    """Upstream ``NodeToStatus`` (v1.31+): explicit per-node statuses plus one for absent nodes.
-
-    Nodes not set explicitly (e.g. excluded by a PreFilterResult, or a whole-cycle PreFilter
-    rejection) have ``absent_nodes_status``, by default ``UnschedulableAndUnresolvable``
-    without reasons. Insertion order is kept (deterministic iteration).
-    """
-
-    __slots__ = ("_absent", "_statuses")
-
-    def __init__(self, statuses: Mapping[str, Status] | None = None, absent: Status | None = None) -> None:
-        self._statuses: dict[str, Status] = dict(statuses or {})
-        self._absent = absent if absent is not None else Status(Code.UnschedulableAndUnresolvable)
-
-    def get(self, node_name: str) -> Status:
-        return self._statuses.get(node_name, self._absent)
-
-    def set(self, node_name: str, status: Status) -> None:
-        self._statuses[node_name] = status
-
-    def set_many(self, items: Iterable[tuple[str, Status]]) -> None:
-        """``set`` for each (node name, status), in order."""
-        self._statuses.update(items)
-
-    def __len__(self) -> int:
-        """Number of explicitly set nodes (upstream ``Len``)."""
-        return len(self._statuses)
-
-    @property
-    def absent_nodes_status(self) -> Status:
-        return self._absent
-
-    def set_absent_nodes_status(self, status: Status) -> None:
-        self._absent = status
-
-    def explicit_nodes(self) -> Iterator[tuple[str, Status]]:
-        """(node name, status) in insertion order (upstream ``ForEachExplicitNode``)."""
-        return iter(list(self._statuses.items()))
-
-    def explicit_names(self) -> KeysView[str]:
-        """The explicitly set nodes' names (a live view)."""
-        return self._statuses.keys()
-
-    def explicit_statuses(self) -> Iterator[Status]:
-        """The explicitly set statuses, in insertion order (one per node)."""
-        return iter(list(self._statuses.values()))
-
-    def nodes_for_status_code(self, nodes: list[NodeInfo], code: Code) -> list[NodeInfo]:
-        """The nodes among ``nodes`` whose status (explicit or absent) has ``code``."""
-        statuses, absent = self._statuses, self._absent
-        if not statuses and absent.code is not code:
-            return []
-        return [n for n in nodes if statuses.get(n.name, absent).code is code]
-
-    def __repr__(self) -> str:
-        return f"<NodeToStatus {self._statuses!r} absent={self._absent!r}>"
 
 
 # --- the extension points --------------------------------------------------------------

@@ -296,25 +296,44 @@ def _record_stamped(
 ) -> None:
     """``_record`` when no position was walked: each failed node's status is the stamped one of
     its first failing plugin and code, so the (plugin, code) pairs are found with numpy and each
-    distinct status is stamped once; the node statuses are set in visiting order."""
+    distinct status is stamped once; the rows go to the diagnosis as arrays
+    (``NodeToStatus.set_rows``: entries in visiting order once a reader needs them)."""
     if not len(positions):
         return
     firsts = first[positions]
-    codes = np.zeros(len(positions), dtype=np.int64)
-    for p in np.unique(firsts).tolist():
-        r = results[p]
+    if int(firsts.min()) == int(firsts.max()):  # one plugin rejected every failed node
+        failing = [int(firsts[0])]
+        r = results[failing[0]]
         assert r is not None
         assert r.codes is not None
-        sel = firsts == p
-        codes[sel] = r.codes[positions[sel]]
-    width = int(codes.max()) + 1
-    keys = (firsts * width + codes).tolist()
-    status_of = {k: _stamp(stamped, plugins, results, k // width, k % width) for k in dict.fromkeys(keys)}
-    names = table.names
-    diagnosis.node_to_status.set_many(
-        zip([names[r] for r in rows[positions].tolist()], [status_of[k] for k in keys], strict=True)
-    )
-    for s in status_of.values():
+        codes = r.codes[positions]
+    else:
+        codes = np.zeros(len(positions), dtype=np.int64)
+        failing = np.unique(firsts).tolist()
+        for p in failing:
+            r = results[p]
+            assert r is not None
+            assert r.codes is not None
+            sel = firsts == p
+            codes[sel] = r.codes[positions[sel]]
+    lo, hi = int(codes.min()), int(codes.max())
+    if len(failing) == 1 and lo == hi:
+        # One (plugin, code) for every failed node: the common case.
+        statuses = [_stamp(stamped, plugins, results, failing[0], lo)]
+        which = np.zeros(len(positions), dtype=np.int64)
+        counts = [len(positions)]
+    else:
+        keys = firsts * (hi + 1) + codes
+        uniq, first_at, inverse, n_of = np.unique(keys, return_index=True, return_inverse=True, return_counts=True)
+        order = np.argsort(first_at, kind="stable")  # the statuses in the order of their first node
+        rank = np.empty(len(order), dtype=np.int64)
+        rank[order] = np.arange(len(order), dtype=np.int64)
+        width = hi + 1
+        statuses = [_stamp(stamped, plugins, results, k // width, k % width) for k in uniq[order].tolist()]
+        which = rank[inverse.reshape(-1)]
+        counts = n_of[order].tolist()
+    diagnosis.node_to_status.set_rows(table.names, table.index, rows[positions], which, statuses, counts)
+    for s in statuses:
         diagnosis.add_plugin_status(s)
 
 
