@@ -122,7 +122,7 @@ def req_matches(key: str, op: str, values: Sequence[str], labels: Mapping[str, s
     return False
 
 
-def _pod_matches(pod: Pod, labels: Mapping[str, str]) -> bool:
+def pod_matches(pod: Pod, labels: Mapping[str, str]) -> bool:
     """The pod's node selector and required node affinity (any term) against ``labels``."""
     if any(labels.get(k) != v for k, v in pod.spec.node_selector.items()):
         return False
@@ -137,7 +137,7 @@ def _pod_matches(pod: Pod, labels: Mapping[str, str]) -> bool:
     )
 
 
-def _tolerates(pod: Pod, taints: Sequence[Taint]) -> bool:
+def tolerates(pod: Pod, taints: Sequence[Taint]) -> bool:
     for t in taints:
         if t.effect not in ("NoSchedule", "NoExecute"):
             continue
@@ -149,10 +149,6 @@ def _tolerates(pod: Pod, taints: Sequence[Taint]) -> bool:
         ):
             return False
     return True
-
-
-pod_matches = _pod_matches
-tolerates = _tolerates
 
 
 def _monotone(pod: Pod) -> bool:
@@ -294,7 +290,7 @@ class Scheduler:
                 kept = memo[p.metadata.name] = (p, instance_types, pool_options(p, instance_types))
             self.options[p.metadata.name] = kept[2]
         self.overhead = {
-            p.metadata.name: overhead(daemons, self.options[p.metadata.name], self._tolerator(p), _pod_matches)
+            p.metadata.name: overhead(daemons, self.options[p.metadata.name], self._tolerator(p), pod_matches)
             for p in self.pools
         }
         """NodePool -> what its new NodeClaims start with: the compatible DaemonSet pods' requests."""
@@ -316,7 +312,7 @@ class Scheduler:
     @staticmethod
     def _tolerator(pool: NodePool) -> Callable[[Pod], bool]:
         taints = template_of(pool)[1].taints
-        return lambda pod: _tolerates(pod, taints)
+        return lambda pod: tolerates(pod, taints)
 
     def _volumes(self, pod: Pod) -> list[Requirement] | None:
         """``getVolumeTopologyRequirements``: what the pod's claims add to a NodeClaim's
@@ -336,7 +332,7 @@ class Scheduler:
     def _matches(self, pod: Pod, labels: Mapping[str, str]) -> bool:
         """The pod's node selector, required node affinity and volume requirements."""
         reqs = self._volume_reqs.get(pod.metadata.uid) or ()
-        return _pod_matches(pod, labels) and all(req_matches(k, op, vs, labels) for k, op, vs in reqs)
+        return pod_matches(pod, labels) and all(req_matches(k, op, vs, labels) for k, op, vs in reqs)
 
     def _shape(self, pod: Pod) -> _Shape | None:
         if not _monotone(pod):
@@ -428,7 +424,7 @@ class Scheduler:
         own = {**pod_requests(pod), "pods": 1}
         self.why = "incompatible with all nodepools"
         for pool in self.pools:
-            if not _tolerates(pod, template_of(pool)[1].taints):
+            if not tolerates(pod, template_of(pool)[1].taints):
                 continue
             requests = _plus(self.overhead[pool.metadata.name], own)
             options = [
