@@ -95,3 +95,36 @@ def test_advance_equals_the_slot_loop(seed: int) -> None:
     assert list(fast.alive) == list(loop.alive)
     assert [list(s) for s in fast.sums] == [list(s) for s in loop.sums]
     assert list(fast.pods_at_end) == list(loop.pods_at_end)
+
+
+def merge_pairs_reference(self: NodeState) -> None:
+    """``NodeState.merge_pairs`` before numpy: element by element."""
+    from array import array
+
+    half = MAX_BUCKETS // 2
+    for values in (*self.sums, self.alive):
+        merged = [values[2 * i] + values[2 * i + 1] for i in range(half)]
+        values[:half] = array("d", merged)
+        values[half:] = array("d", bytes(8 * (MAX_BUCKETS - half)))
+    ends = self.pods_at_end
+    ends[:half] = array("l", [ends[2 * i + 1] for i in range(half)])
+    ends[half:] = array("l", bytes(ends.itemsize * (MAX_BUCKETS - half)))
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_merge_pairs_equals_the_element_loop(seed: int) -> None:
+    rng = random.Random(seed)
+    fast, loop = NodeState("a"), NodeState("b")
+    for node in (fast, loop):
+        r = random.Random(seed)
+        for values in (*node.sums, node.alive):
+            for k in range(MAX_BUCKETS):
+                values[k] = r.choice([0.0, r.uniform(0, 1e3), 0.1, 1 / 3])
+        for k in range(MAX_BUCKETS):
+            node.pods_at_end[k] = r.randrange(0, 2**40)
+    for _ in range(rng.randrange(1, 4)):
+        fast.merge_pairs()
+        merge_pairs_reference(loop)
+    assert list(fast.alive) == list(loop.alive)
+    assert [list(s) for s in fast.sums] == [list(s) for s in loop.sums]
+    assert list(fast.pods_at_end) == list(loop.pods_at_end)

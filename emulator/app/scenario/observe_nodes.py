@@ -52,6 +52,10 @@ def _floats() -> array[float]:
     return array("d", bytes(8 * MAX_BUCKETS))
 
 
+_ENDS_DTYPE: Final = np.dtype(f"i{array('l').itemsize}")
+"""numpy's view of ``pods_at_end`` (``array("l")``: C long)."""
+
+
 def _ints() -> array[int]:
     return array("l", bytes(array("l").itemsize * MAX_BUCKETS))
 
@@ -154,14 +158,20 @@ class NodeState:
         self.since = t
 
     def merge_pairs(self) -> None:
+        """Halve the slots: slot ``i`` becomes slots ``2i`` and ``2i + 1`` (integrals added,
+        the pods at the second's end), the upper half zero. In place, through numpy views of
+        the arrays: one float addition per merged slot, as the element loop it replaced
+        (``tests/scenario/test_observe_slots.py`` compares them); 1,000 nodes merge at every
+        doubling of the width, which the loop made ~1 % of a 10-minute churn run."""
         half = MAX_BUCKETS // 2
         for values in (*self.sums, self.alive):
-            merged = [values[2 * i] + values[2 * i + 1] for i in range(half)]
-            values[:half] = array("d", merged)
-            values[half:] = array("d", bytes(8 * (MAX_BUCKETS - half)))
+            v = np.frombuffer(values, dtype=np.float64)
+            v[:half] = v[0::2] + v[1::2]
+            v[half:] = 0.0
         ends = self.pods_at_end
-        ends[:half] = array("l", [ends[2 * i + 1] for i in range(half)])
-        ends[half:] = array("l", bytes(ends.itemsize * (MAX_BUCKETS - half)))
+        e = np.frombuffer(ends, dtype=_ENDS_DTYPE)
+        e[:half] = e[1::2].copy()
+        e[half:] = 0
 
 
 class NodeBuckets:
