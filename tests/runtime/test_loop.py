@@ -375,6 +375,37 @@ def test_a_fifo_timer_has_the_slots_of_a_stock_timer(debug: bool) -> None:
         loop.close()
 
 
+@pytest.mark.parametrize("debug", [pytest.param(False, id="inlined"), pytest.param(True, id="debug")])
+def test_call_soon_makes_the_handle_of_the_stock_call_soon(debug: bool) -> None:
+    loop = VirtualTimeEventLoop()
+    loop.set_debug(debug)
+    try:
+
+        def callback(x: int) -> None:
+            pass
+
+        ctx = contextvars.copy_context()
+        ours = loop.call_soon(callback, 1, context=ctx)
+        stock = asyncio.Handle(callback, (1,), loop, ctx)
+        assert type(ours) is asyncio.Handle
+        assert loop._ready[-1] is ours
+        slots = [s for cls in type(stock).__mro__ for s in getattr(cls, "__slots__", ()) if s != "__weakref__"]
+        assert sorted(slots) == sorted(
+            ["_args", "_callback", "_cancelled", "_context", "_loop", "_repr", "_source_traceback"]
+        )
+        for slot in slots:
+            if slot != "_source_traceback":
+                assert getattr(ours, slot) == getattr(stock, slot), slot
+        assert (ours._source_traceback is None) == (not debug)  # type: ignore[attr-defined]
+        no_context = loop.call_soon(callback, 2)
+        assert isinstance(no_context._context, contextvars.Context)  # type: ignore[attr-defined]
+        assert no_context._context is not ctx  # type: ignore[attr-defined]
+    finally:
+        loop.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        loop.call_soon(lambda: None)
+
+
 # --- determinism ---------------------------------------------------------------------------
 
 
