@@ -41,9 +41,10 @@ from typing import Any
 from agents.scheduler.cache import Snapshot
 from agents.scheduler.config import load_config
 from agents.scheduler.explain_static import static_framework
+from agents.scheduler.framework.interface import ExtensionPoint
 from agents.scheduler.framework.types import CycleState, NodeInfo, PodInfo
 from agents.scheduler.registry import build_registry
-from agents.scheduler.simulator_rows import SimRows
+from agents.scheduler.simulator_rows import ROW_LOCAL, SimRows
 from agents.scheduler.volume_listers import VolumeListers, static_volume_listers
 from agents.scheduler.workload_listers import workload_client
 from emulator.base.api.core import Node, Pod
@@ -283,6 +284,18 @@ class SchedulingSimulator:
             return [PREFILTER_FAILED]
         status = self.framework.run_filter_plugins(state, pod, info)
         return [] if status.is_success() else list(status.reasons) or [status.message()]
+
+    def row_local(self, pod: Pod) -> bool:
+        """Whether a search for ``pod`` here passes PreFilter without narrowing the nodes and
+        then runs only row-local Filter plugins (``simulator_rows.ROW_LOCAL``: a node's verdict
+        reads that node and the pod alone). Counts no check."""
+        self._refresh()
+        state = CycleState()
+        result, status, _ = self.framework.run_pre_filter_plugins(state, pod, self.snapshot.node_info_list)
+        if not status.is_success() or (result is not None and result.node_names is not None):
+            return False
+        running = self.framework._minus(ExtensionPoint.Filter, state.skip_filter_plugins)
+        return all(pl.name in ROW_LOCAL for pl in running)
 
     def schedule_on(self, pod: Pod, node_name: str) -> list[str]:
         """``SchedulePod``: check, and on success add the pod there."""

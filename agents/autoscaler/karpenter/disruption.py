@@ -134,6 +134,8 @@ class Disruption:
         """``candidates._pdb_limits``: (the PDB objects, their ``PdbLimits``)."""
         self.sim_inputs: Any = None
         """The simulations' per-pass inputs (``simulation._inputs``)."""
+        self.sim_reference: Any = None
+        """The one-candidate simulations' reference solve (``replay``, ``simulation._replay``)."""
         self._state = 0.0
         self.state_reads = 0
         self.evaluations = 0
