@@ -285,17 +285,36 @@ class SchedulingSimulator:
         status = self.framework.run_filter_plugins(state, pod, info)
         return [] if status.is_success() else list(status.reasons) or [status.message()]
 
-    def row_local(self, pod: Pod) -> bool:
-        """Whether a search for ``pod`` here passes PreFilter without narrowing the nodes and
-        then runs only row-local Filter plugins (``simulator_rows.ROW_LOCAL``: a node's verdict
-        reads that node and the pod alone). Counts no check."""
+    def row_local_fits(self, pod: Pod) -> list[int] | None:
+        """The listed positions where ``pod`` fits, when its check here passes PreFilter without
+        narrowing the nodes and then runs only row-local Filter plugins
+        (``simulator_rows.ROW_LOCAL``: a node's verdict reads that node and the pod alone, so it
+        changes only with that node); None otherwise. Counts no check."""
+        self._refresh()
+        listed = self.snapshot.node_info_list
+        state = CycleState()
+        result, status, _ = self.framework.run_pre_filter_plugins(state, pod, listed)
+        if not status.is_success() or (result is not None and result.node_names is not None):
+            return None
+        running = self.framework._minus(ExtensionPoint.Filter, state.skip_filter_plugins)
+        if not all(pl.name in ROW_LOCAL for pl in running):
+            return None
+        if not listed:
+            return []
+        if self._rows is None:
+            self._rows = self._new_rows(listed)
+        order = self._rows.candidates(self.framework, state, pod, 0, len(listed))
+        pre: tuple[list[str], frozenset[str] | None] = ([], None)
+        return [i for i in order if not self._filters(state, pod, listed[i], pre)] if order is not None else None
+
+    def first_fit(self, pod: Pod, names: Iterable[str]) -> str | None:
+        """The first of ``names`` (listed nodes) where ``pod`` fits: ``check`` of each in turn,
+        one PreFilter for all (counted as one check)."""
         self._refresh()
         state = CycleState()
-        result, status, _ = self.framework.run_pre_filter_plugins(state, pod, self.snapshot.node_info_list)
-        if not status.is_success() or (result is not None and result.node_names is not None):
-            return False
-        running = self.framework._minus(ExtensionPoint.Filter, state.skip_filter_plugins)
-        return all(pl.name in ROW_LOCAL for pl in running)
+        pre = self._pre_filter(state, pod)
+        infos = self.snapshot.node_info_map
+        return next((name for name in names if not self._filters(state, pod, infos[name], pre)), None)
 
     def schedule_on(self, pod: Pod, node_name: str) -> list[str]:
         """``SchedulePod``: check, and on success add the pod there."""

@@ -1,40 +1,42 @@
 """One-candidate consolidation simulations answered from a reference solve (issue 28's Karpenter
-day: single-node consolidation simulates every candidate, and each simulation places the same
-pending pods again before and after the candidate's own 1-2 pods).
+day: single-node consolidation simulates every candidate, and each simulation searches the
+existing nodes again for the same pending pods, before and after the candidate's own 1-2 pods).
 
 What this module owns: ``Reference``, the log of one solve of the pods every simulation of a
 pass shares (the pending pods and those of deleting nodes) on the base snapshot, nothing
-removed; and ``Replay``, the stand-in ``Scheduler.solve`` asks instead of
-``SchedulingSimulator.schedule_anywhere`` in a simulation that removes one node ``c``, which
-answers a shared pod's search from the log when the log's answer is provably the one the
-search would give, and otherwise runs the search.
+removed, from one round-robin position: for each search, the base positions of the nodes the pod
+fitted then (``SchedulingSimulator.row_local_fits``); ``References``, those of one base and one
+list of shared pods; and ``Replay``, the stand-in ``Scheduler.solve`` asks instead of
+``SchedulingSimulator.schedule_anywhere`` in a simulation that removes one node ``c``: it answers
+a shared pod's search from the log, running the Filter only on the nodes whose content differs
+from the reference's at that step, and runs the search for the other pods.
 
-Why an answer carries over. The log's step for pod ``p`` was taken in the state *base + the
-reference's first j placements* from the walk start ``s``. The simulation, when it reaches
-``p``, is in the state *base − c + the same j placements + extra pods on some nodes* (the
-candidate's own pods placed on existing nodes: ``dirty``, with ``c`` itself). If every Filter
-plugin the search runs is row-local (``simulator_rows.ROW_LOCAL``: a node's verdict reads only
-that node and the pod; they are monotone, a pod added to a node can only make it fail), a node
-not dirty has the same verdict in both, and a dirty node can only fail where it passed. So if the
-walk starts at the same node and the log's answer is not dirty, every node before it in the
-walk failed in the reference and fails here, and the answer passes here: the same node; a log
-answer of "none" stays none. The other Filter plugins (inter-pod affinity, topology spread,
-volumes, DRA) must have been skipped in the reference's PreFilter, which reads the pod alone or,
-for inter-pod affinity, the pods with required anti-affinity: those can only be fewer in the
-simulation when the candidate's pods have none (``Replay.usable``). Positions: the simulation
-lists the base nodes but ``c`` in the same order, so a base position ``q`` is ``q − (q > r)``
-there (``r``: ``c``'s base position), and the new NodeClaims come after the base nodes in both
-(the walk skips them: ``Scheduler.solve`` matches existing nodes only).
+Why the answer is the search's. The log's step for pod ``p`` was taken in the state *base + the
+reference's first j placements*. The simulation, when it reaches ``p``, is in the state *base −
+c + its own placements so far*. Every Filter plugin the search runs is row-local (else the step
+is not used): a node's verdict reads only that node and the pod. So a node whose pods are the
+same in both states (``delta`` empty: the placements on it so far are the reference's first j
+there) has the logged verdict; the others (``differing``) are checked here (``check``: PreFilter
+and Filter on that node); ``c`` is not listed. The first node that fits, walking from the
+simulation's start in listing order, is then the search's answer. The plugins that are not
+row-local (inter-pod affinity, topology spread, the volume plugins, DRA) must have been skipped
+by the reference's PreFilter, which reads the pod alone or, for inter-pod affinity, the pods with
+required anti-affinity: the simulation has no other such pods when the candidate's pods have
+no pod (anti-)affinity terms (``no_pod_affinity``, checked by the caller) and its shared pods are
+the reference's. Positions: the simulation lists the base nodes but ``c`` in the same order, so a
+base position ``q`` is ``q − (q > r)`` there (``r``: ``c``'s base position), and the new
+NodeClaims come after the base nodes in both (the walk skips them: ``Scheduler.solve`` matches
+existing nodes only).
 
-The simulation's state follows the log only while its placements of shared pods are the log's,
-in order (``matched``); once one differs (a shared pod placed elsewhere, or not placed), no step
-with a later index is answered. What a replayed step leaves is what the search would: the pod
-added on the node, the round-robin position on it; ``SchedulingSimulator.checks`` counts only
-the searches run.
+What a replayed step leaves is what the search would: the pod added on the node, the
+round-robin position on it; ``SchedulingSimulator.checks`` counts the searches and checks run.
+When more than ``MAX_DIFFERING`` nodes differ, the search runs (it would cost less).
 """
 
 from __future__ import annotations
 
+import itertools
+from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from operator import is_
@@ -42,22 +44,19 @@ from typing import Any, Final
 
 from emulator.base.api.core import Pod
 
-__all__ = ["MAX_REFERENCES", "Reference", "References", "Replay", "base_start", "no_pod_affinity"]
+__all__ = ["MAX_DIFFERING", "MAX_REFERENCES", "Reference", "References", "Replay", "base_start", "no_pod_affinity"]
 
 MAX_REFERENCES: Final = 8
+MAX_DIFFERING: Final = 64
 
 
 @dataclass(slots=True, frozen=True)
 class _Step:
     j: int
     """The reference's placements before this step."""
-    start: int
-    """The base position the walk started from (a position past the base nodes: 0)."""
-    node: str | None
-    end: int
-    """The base position of ``node`` (the round-robin position after)."""
-    usable: bool
-    """PreFilter passed without narrowing the nodes, and every Filter plugin left is row-local."""
+    fits: list[int] | None
+    """The base positions where the pod fitted, ascending (None: a plugin that is not row-local
+    ran, or PreFilter failed or narrowed the nodes: not answered)."""
 
 
 def no_pod_affinity(pod: Pod) -> bool:
@@ -80,11 +79,11 @@ class Reference:
     """The log of one solve of the shared pods on the base from one round-robin position
     (module docstring)."""
 
-    def __init__(self, sim: Any, uids: set[str], listed: int) -> None:
+    def __init__(self, sim: Any, uids: set[str], names: list[str]) -> None:
         self.sim = sim
         self.uids = uids
-        self.listed = listed
-        """Base nodes listed."""
+        self.names = names
+        """The base nodes, listed."""
         self.steps: dict[str, _Step] = {}
         self.placements: list[tuple[str, str]] = []
 
@@ -106,11 +105,12 @@ class Reference:
 
     def schedule_anywhere(self, pod: Pod, match: Callable[[str], bool] | None = None) -> str | None:
         sim = self.sim
-        start = base_start(sim._last, len(sim._order), self.listed, None)
-        usable = bool(sim.row_local(pod))
+        fits = sim.row_local_fits(pod)
+        listed = len(self.names)
+        if fits is not None:
+            fits = [i for i in fits if i < listed]
         node: str | None = sim.schedule_anywhere(pod, match)
-        end = sim._last if node is not None else -1
-        self.steps[pod.metadata.uid] = _Step(len(self.placements), start, node, end, usable)
+        self.steps[pod.metadata.uid] = _Step(len(self.placements), fits)
         if node is not None:
             self.placements.append((pod.metadata.uid, node))
         return node
@@ -118,8 +118,9 @@ class Reference:
 
 class References:
     """The reference solves of one base snapshot and one list of shared pods, one per start
-    (a simulation's round-robin position when it begins, as a base position); one is taken
-    when a start is seen the second time (a reference costs about one simulation), at most
+    (a simulation's round-robin position when it begins, as a base position; any of them
+    answers, the one from the same start with the fewest differing nodes): one is taken when
+    a start is seen the second time (it costs about one simulation), at most
     ``MAX_REFERENCES``."""
 
     def __init__(self, sim: Any, base: Any, pods: Sequence[Pod]) -> None:
@@ -127,66 +128,93 @@ class References:
         self.base = base
         self.pods = list(pods)
         self.uids = {p.metadata.uid for p in pods}
-        self.listed = len(sim.node_names())
+        self.names: list[str] = sim.node_names()
+        self.positions = {name: i for i, name in enumerate(self.names)}
         self.by_start: dict[int, Reference] = {}
         self.seen: set[int] = set()
+        self.last: Reference | None = None
 
     def same(self, base: Any, pods: Sequence[Pod]) -> bool:
         mine = self.pods
         return base is self.base and len(mine) == len(pods) and all(map(is_, mine, pods))
 
     def get(self, start: int, scheduler: Callable[[], Any], pods: Sequence[Pod]) -> Reference | None:
-        """The reference from ``start``, taken now if due (``scheduler()``: a ``Scheduler`` for it;
-        ``pods``: the shared pods as the simulations solve them)."""
+        """A reference for a simulation from ``start`` (taken now if due: ``scheduler()``, a
+        ``Scheduler`` for it; ``pods``, the shared pods as the simulations solve them)."""
         ref = self.by_start.get(start)
+        if ref is None and start in self.seen and len(self.by_start) < MAX_REFERENCES:
+            ref = self.by_start[start] = Reference(self.sim, self.uids, self.names)
+            ref.record(scheduler(), pods, start)
+        self.seen.add(start)
         if ref is not None:
-            return ref
-        if start not in self.seen or len(self.by_start) >= MAX_REFERENCES:
-            self.seen.add(start)
-            return None
-        ref = self.by_start[start] = Reference(self.sim, self.uids, self.listed)
-        ref.record(scheduler(), pods, start)
-        return ref
+            self.last = ref
+        return ref or self.last
 
 
 class Replay:
-    """The search stand-in of one simulation removing the base node at position ``removed``
-    (None: it removes none listed) (module docstring)."""
+    """The search stand-in of one simulation removing the base node ``removed`` at base position
+    ``position`` (None: it removes none listed) (module docstring)."""
 
-    def __init__(self, ref: Reference, removed: str | None, position: int | None) -> None:
+    def __init__(self, refs: References, ref: Reference, removed: str | None, position: int | None) -> None:
+        self.refs = refs
         self.ref = ref
         self.sim = ref.sim
+        self.removed = removed
         self.r = position
-        self.dirty: set[str] = {removed} if removed is not None else set()
-        self.matched = 0
+        self.delta: dict[str, set[str]] = {}
+        """Node -> the pods on it in one state and not the other (the reference's at ``applied``,
+        the simulation's)."""
+        self.applied = 0
+        """The reference's placements counted in ``delta``."""
         self.answered = 0
+
+    def _toggle(self, node: str, uid: str) -> None:
+        d = self.delta.setdefault(node, set())
+        d ^= {uid}
+        if not d:
+            del self.delta[node]
 
     def schedule_anywhere(self, pod: Pod, match: Callable[[str], bool] | None = None) -> str | None:
         sim, ref = self.sim, self.ref
         uid = pod.metadata.uid
         step = ref.steps.get(uid)
-        if (
-            step is not None
-            and step.usable
-            and step.j == self.matched
-            and sim._order
-            and base_start(sim._last, len(sim._order), ref.listed, self.r) == step.start
-            and (step.node is None or step.node not in self.dirty)
-        ):
-            self.answered += 1
-            if step.node is None:
-                return None
-            sim.add_pod(pod, step.node)
-            sim._last = step.end - 1 if self.r is not None and step.end > self.r else step.end
-            self.matched += 1
-            return step.node
-        node: str | None = sim.schedule_anywhere(pod, match)
-        if node is not None:
-            placements = ref.placements
-            if 0 <= self.matched < len(placements) and placements[self.matched] == (uid, node):
-                self.matched += 1
-            elif uid in ref.uids:
-                self.matched = -1  # the state left the log's: nothing more is answered
-            else:
-                self.dirty.add(node)
-        return node
+        if step is not None and step.fits is not None and self.applied <= step.j and sim._order:
+            while self.applied < step.j:
+                self._toggle(*reversed(ref.placements[self.applied]))
+                self.applied += 1
+            if len(self.delta) <= MAX_DIFFERING:
+                self.answered += 1
+                node = self._answer(pod, step.fits)
+                if node is not None:
+                    q = self.refs.positions[node]
+                    sim.add_pod(pod, node)
+                    sim._last = q - 1 if self.r is not None and q > self.r else q
+                    self._toggle(node, uid)
+                return node
+        found: str | None = sim.schedule_anywhere(pod, match)
+        if found is not None:
+            self._toggle(found, uid)
+        return found
+
+    def _answer(self, pod: Pod, fits: list[int]) -> str | None:
+        """The first node, walking from the simulation's start, where ``pod`` fits: the logged
+        verdicts for the nodes alike in both states, a check for the others."""
+        refs, sim = self.refs, self.sim
+        listed = len(refs.names)
+        start = base_start(sim._last, len(sim._order), listed, self.r)
+        differing = {refs.positions[n] for n in self.delta}
+        if self.r is not None:
+            differing.add(self.r)
+        first = bisect_left(fits, start)
+        best = None
+        for q in itertools.chain(fits[first:], fits[:first]):
+            if q not in differing:
+                best = q
+                break
+        reach = (best - start) % listed if best is not None else listed
+        before = [(q - start) % listed for q in differing if q != self.r]
+        walk = [refs.names[(start + k) % listed] for k in sorted(k for k in before if k < reach)]
+        found: str | None = sim.first_fit(pod, walk) if walk else None
+        if found is not None:
+            return found
+        return refs.names[best] if best is not None else None

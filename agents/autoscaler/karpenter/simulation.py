@@ -148,8 +148,8 @@ def _base(agent: Any, deleting: set[str], deleting_pods: set[str], inputs: _Inpu
 
 def _replay(agent: Any, inputs: _Inputs, names: set[str], moving: list[Pod], deleting: list[Pod]) -> Replay | None:
     """The search stand-in of a one-candidate simulation (``replay``); None when the candidate's
-    pods have pod (anti-)affinity terms, nothing is shared, or no reference from this start is
-    kept. ``deleting``: the deleting nodes' pods, unbound."""
+    pods have pod (anti-)affinity terms, nothing is shared, or no reference is kept yet.
+    ``deleting``: the deleting nodes' pods, unbound."""
     d = agent.disruption
     shared = [*inputs.pending, *inputs.deleting_pods]
     if not d.watching or len(names) != 1 or not shared or not all(no_pod_affinity(p) for p in moving):
@@ -161,12 +161,9 @@ def _replay(agent: Any, inputs: _Inputs, names: set[str], moving: list[Pod], del
     sim = agent.sim
     position = sim._order.index(name) if sim.node_info(name) is not None else None
     total = len(sim._order) - (position is not None)
-    ref = refs.get(
-        base_start(sim._last, total, refs.listed, position),
-        lambda: _scheduler(agent, inputs),
-        [*inputs.pending, *deleting],
-    )
-    return Replay(ref, name if position is not None else None, position) if ref is not None else None
+    start = base_start(sim._last, total, len(refs.names), position)
+    ref = refs.get(start, lambda: _scheduler(agent, inputs), [*inputs.pending, *deleting])
+    return Replay(refs, ref, name if position is not None else None, position) if ref is not None else None
 
 
 def _scheduler(agent: Any, inputs: _Inputs) -> Scheduler:
