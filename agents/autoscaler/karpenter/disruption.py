@@ -239,8 +239,8 @@ class Disruption:
 
     async def clear_reason(self, name: str) -> None:
         claim = self.agent.claims.get(name, "")
-        if claim is None:
-            return
+        if claim is None or not any(c.type == "DisruptionReason" for c in claim.status.conditions):
+            return  # nothing to clear (every pass asks of every NodeClaim)
         cs = nodeclaim_conditions(claim, self.agent.clock.timestamp)
         if cs.clear("DisruptionReason"):  # ClearNodeClaimsCondition
             await self.agent.write_status(replace(claim, status=replace(claim.status, conditions=cs.items)))
