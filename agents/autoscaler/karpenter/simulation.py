@@ -5,7 +5,8 @@
 currently reschedulable pods (not ``do-not-disrupt``, not fully blocked by a PDB:
 ``maxUnavailable`` 0 or ``0%``, ``minAvailable`` ``100%``) and those of deleting nodes,
 against every other node and the NodeClaims in flight; a non-pending pod placed on a node
-that is not initialized is an error (``UninitializedNodeError``).
+that is not initialized is an error (``UninitializedNodeError``). A one-candidate simulation
+finds the shared pods' existing nodes through ``replay`` (the answers the searches would give).
 """
 
 from __future__ import annotations
