@@ -36,14 +36,15 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, Final
 
 from agents.scheduler.cache import Snapshot
 from agents.scheduler.config import load_config
 from agents.scheduler.explain_static import static_framework
+from agents.scheduler.framework.interface import ExtensionPoint
 from agents.scheduler.framework.types import CycleState, NodeInfo, PodInfo
 from agents.scheduler.registry import build_registry
-from agents.scheduler.simulator_rows import SimRows
+from agents.scheduler.simulator_rows import ROW_LOCAL, SimRows
 from agents.scheduler.volume_listers import VolumeListers, static_volume_listers
 from agents.scheduler.workload_listers import workload_client
 from emulator.base.api.core import Node, Pod
@@ -52,6 +53,7 @@ from emulator.base.client.client import Client
 __all__ = ["SchedulingSimulator"]
 
 PREFILTER_FAILED = "pod rejected by PreFilter"
+MAX_POD_INFOS: Final = 20_000
 
 
 class _Namespaces:
@@ -97,6 +99,8 @@ class SchedulingSimulator:
         """The last reset's view, clean, for the next one to rebase (``SimRows.rebase``)."""
         self.checks = 0
         """Predicate checks run (for profiles)."""
+        self._pod_infos: dict[int, PodInfo] = {}
+        """id(pod) -> its PodInfo (``_pod_info``; the PodInfo holds the pod, so the id stays its)."""
         workloads = list(workloads)
         self.volumes = (
             VolumeListers(workload_client(volumes_client, "volumes"))
@@ -136,8 +140,19 @@ class SchedulingSimulator:
         for pod in pods:
             info = self.snapshot.node_info_map.get(pod.spec.node_name) if pod.spec.node_name else None
             if info is not None:
-                info.add_pod(PodInfo(pod))
+                info.add_pod(self._pod_info(pod))
         self._dirty = True
+
+    def _pod_info(self, pod: Pod) -> PodInfo:
+        """``pod``'s PodInfo, one per Pod object (pods are immutable, so it holds the same values
+        as a fresh one; ``PodInfo`` is not changed once built here): the simulations add and
+        revert the same pods over and over."""
+        pi = self._pod_infos.get(id(pod))
+        if pi is None or pi.pod is not pod:
+            if len(self._pod_infos) >= MAX_POD_INFOS:
+                self._pod_infos.clear()
+            pi = self._pod_infos[id(pod)] = PodInfo(pod)
+        return pi
 
     def node_names(self) -> list[str]:
         return list(self._order)
@@ -169,7 +184,7 @@ class SchedulingSimulator:
 
     def add_pod(self, pod: Pod, node_name: str) -> None:
         info = self.snapshot.node_info_map[node_name]
-        info.add_pod(PodInfo(pod))
+        info.add_pod(self._pod_info(pod))
         self._log.append(("pod+", pod, node_name))
         self._changed(info)
 
@@ -233,7 +248,7 @@ class SchedulingSimulator:
                 infos[where].remove_pod(obj)
                 self._changed(infos[where])
             else:
-                infos[where].add_pod(PodInfo(obj))
+                infos[where].add_pod(self._pod_info(obj))
                 self._changed(infos[where])
 
     def _listed(self, i: int, info: NodeInfo) -> None:
@@ -263,7 +278,7 @@ class SchedulingSimulator:
         """The reasons ``pod`` does not fit ``node_name`` (``[]``: it fits)."""
         self._refresh()
         info = self.snapshot.node_info_map[node_name]
-        state = CycleState()
+        state = CycleState(self._pod_info(pod))
         return self._filters(state, pod, info, self._pre_filter(state, pod))
 
     def _pre_filter(self, state: CycleState, pod: Pod) -> tuple[list[str], frozenset[str] | None]:
@@ -284,6 +299,37 @@ class SchedulingSimulator:
         status = self.framework.run_filter_plugins(state, pod, info)
         return [] if status.is_success() else list(status.reasons) or [status.message()]
 
+    def row_local_fits(self, pod: Pod) -> list[int] | None:
+        """The listed positions where ``pod`` fits, when its check here passes PreFilter without
+        narrowing the nodes and then runs only row-local Filter plugins
+        (``simulator_rows.ROW_LOCAL``: a node's verdict reads that node and the pod alone, so it
+        changes only with that node); None otherwise. Counts no check."""
+        self._refresh()
+        listed = self.snapshot.node_info_list
+        state = CycleState(self._pod_info(pod))
+        result, status, _ = self.framework.run_pre_filter_plugins(state, pod, listed)
+        if not status.is_success() or (result is not None and result.node_names is not None):
+            return None
+        running = self.framework._minus(ExtensionPoint.Filter, state.skip_filter_plugins)
+        if not all(pl.name in ROW_LOCAL for pl in running):
+            return None
+        if not listed:
+            return []
+        if self._rows is None:
+            self._rows = self._new_rows(listed)
+        order = self._rows.candidates(self.framework, state, pod, 0, len(listed))
+        pre: tuple[list[str], frozenset[str] | None] = ([], None)
+        return [i for i in order if not self._filters(state, pod, listed[i], pre)] if order is not None else None
+
+    def first_fit(self, pod: Pod, names: Iterable[str]) -> str | None:
+        """The first of ``names`` (listed nodes) where ``pod`` fits: ``check`` of each in turn,
+        one PreFilter for all (counted as one check)."""
+        self._refresh()
+        state = CycleState(self._pod_info(pod))
+        pre = self._pre_filter(state, pod)
+        infos = self.snapshot.node_info_map
+        return next((name for name in names if not self._filters(state, pod, infos[name], pre)), None)
+
     def schedule_on(self, pod: Pod, node_name: str) -> list[str]:
         """``SchedulePod``: check, and on success add the pod there."""
         reasons = self.check(pod, node_name)
@@ -298,7 +344,7 @@ class SchedulingSimulator:
         listed = self.snapshot.node_info_list
         if not listed:
             return None
-        state = CycleState()
+        state = CycleState(self._pod_info(pod))
         pre = self._pre_filter(state, pod)
         if pre[0]:
             return None

@@ -134,6 +134,8 @@ class Disruption:
         """``candidates._pdb_limits``: (the PDB objects, their ``PdbLimits``)."""
         self.sim_inputs: Any = None
         """The simulations' per-pass inputs (``simulation._inputs``)."""
+        self.sim_reference: Any = None
+        """The one-candidate simulations' reference solve (``replay``, ``simulation._replay``)."""
         self._state = 0.0
         self.state_reads = 0
         self.evaluations = 0
@@ -237,8 +239,8 @@ class Disruption:
 
     async def clear_reason(self, name: str) -> None:
         claim = self.agent.claims.get(name, "")
-        if claim is None:
-            return
+        if claim is None or not any(c.type == "DisruptionReason" for c in claim.status.conditions):
+            return  # nothing to clear (every pass asks of every NodeClaim)
         cs = nodeclaim_conditions(claim, self.agent.clock.timestamp)
         if cs.clear("DisruptionReason"):  # ClearNodeClaimsCondition
             await self.agent.write_status(replace(claim, status=replace(claim.status, conditions=cs.items)))

@@ -308,6 +308,9 @@ class Scheduler:
         self._shapes: list[_Shape] = []
         self._volume_reqs: dict[str, list[Requirement] | None] = {}
         """Pod uid -> its volume topology requirements (None: a lookup failed)."""
+        self.searcher: Any = sim
+        """What ``solve`` asks for a pod's existing node (``schedule_anywhere``): the simulator,
+        or a stand-in answering for it (``replay``)."""
 
     @staticmethod
     def _tolerator(pool: NodePool) -> Callable[[Pod], bool]:
@@ -364,7 +367,7 @@ class Scheduler:
                 continue
             shape = self._shape(pod)
             if shape is None or shape.failed_at != self._on_existing:
-                if (node := self.sim.schedule_anywhere(pod, lambda name: name in existing)) is not None:
+                if (node := self.searcher.schedule_anywhere(pod, lambda name: name in existing)) is not None:
                     self.placed[pod.metadata.uid] = node
                     self._on_existing += 1
                     if shape is not None:
