@@ -42,7 +42,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from operator import attrgetter, is_
 from typing import Any, Final
 
 from msgspec.structs import replace
@@ -57,7 +56,6 @@ from emulator.base.runtime.clock import calendar_epoch
 __all__ = ["SCALE_DOWN_DISABLED_ANNOTATION", "Planner", "Removal", "utilization"]
 
 SCALE_DOWN_DISABLED_ANNOTATION: Final = "cluster-autoscaler.kubernetes.io/scale-down-disabled"
-_POD = attrgetter("pod")
 
 
 @dataclass(slots=True)
@@ -118,10 +116,9 @@ class Planner:
         self.recheck: dict[str, float] = {}
         """Node -> when to simulate its removal again (``unremovable.Nodes`` TTLs:
         ``--unremovable-node-recheck-timeout``, 5 min, after BlockedByPod or NoPlaceToMovePods)."""
-        self._utilization: dict[str, tuple[Node, tuple[Pod, ...], tuple[float, float]]] = {}
-        """Node -> (its Node, the pod objects on it, their utilization): a node with the same
-        Node and pods as when last summed (in the snapshot: whether or not its NodeInfo was
-        rebuilt or touched by a simulation since) is not summed again."""
+        self._utilization: dict[str, tuple[Node, Any, int, tuple[float, float]]] = {}
+        """Node -> (its Node, its NodeInfo, that NodeInfo's generation, their utilization): a
+        node whose NodeInfo the simulator kept since the last loop is not summed again."""
 
     def update(
         self,
@@ -194,22 +191,14 @@ class Planner:
 
     def _utilization_of(self, node: Node, info: Any) -> tuple[float, float]:
         """``utilization_parts`` of the node's pods in the snapshot, kept per node while its
-        Node and its pod objects are the same."""
+        Node and NodeInfo are unchanged."""
         name = node.metadata.name
-        if info is None:
-            return utilization_parts(node, [])
         cached = self._utilization.get(name)
-        infos = info.pods
-        if (
-            cached is not None
-            and cached[0] is node
-            and len(cached[1]) == len(infos)
-            and all(map(is_, cached[1], map(_POD, infos)))
-        ):
-            return cached[2]
-        pods = tuple(map(_POD, infos))
-        parts = utilization_parts(node, pods)
-        self._utilization[name] = (node, pods, parts)
+        if cached is not None and cached[0] is node and cached[1] is info and cached[2] == info.generation:
+            return cached[3]
+        parts = utilization_parts(node, [pi.pod for pi in info.pods] if info is not None else [])
+        if info is not None:
+            self._utilization[name] = (node, info, info.generation, parts)
         return parts
 
     def _limit(self) -> int:
