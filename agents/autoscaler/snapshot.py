@@ -7,9 +7,7 @@ node and bound pod: with 1,000 nodes and 2,000 pods every 10 s, most of a day's 
 time. Between two loops few nodes change, so a node's ``NodeInfo`` is kept when its Node object,
 the pod objects bound to it (the same objects, in the same order) and the ``NodeInfo`` itself
 (its ``generation``: nothing the last loop simulated on it, even reverted, moved its pods'
-order) are unchanged; or, changed and put back, it holds what building it again would give
-(``_as_built``: the scale-down simulations touch the same candidates and destinations every
-loop, and mostly leave them as built). What the simulator then holds is
+order) are unchanged. What the simulator then holds is
 what a fresh ``reset`` would build, entry for entry: the same lists in the same order, the same
 amounts; only the generations of the kept ``NodeInfo``\\s are older.
 """
@@ -25,25 +23,6 @@ from emulator.base.api.core import Node, Pod
 __all__ = ["ReusingReset"]
 
 _NAME = attrgetter("metadata.name")
-_POD = attrgetter("pod")
-
-
-def _as_built(info: Any, bound: list[Pod]) -> bool:
-    """Whether ``info``, changed since it was built (a simulation removed pods and put them
-    back, or added some and took them away), is what building it of ``bound`` gives: the same
-    pod objects in the same order, at most one pod in each affinity list (whose order then
-    cannot differ), no host ports and no extended resources (whose maps keep emptied entries)
-    — its amounts are then the same sums."""
-    pods = info.pods
-    return (
-        len(pods) == len(bound)
-        and all(map(is_, map(_POD, pods), bound))
-        and len(info.pods_with_affinity) <= 1
-        and len(info.pods_with_required_anti_affinity) <= 1
-        and not info.requested.scalar_resources
-        and not info.non_zero_requested.scalar_resources
-        and not any(pi.host_ports for pi in pods)
-    )
 
 
 class ReusingReset:
@@ -54,9 +33,7 @@ class ReusingReset:
         """Node name -> (its Node, its pods, the NodeInfo built of them, that NodeInfo's generation)."""
         self.kept = 0
         self.built = 0
-        self.restored = 0
-        """NodeInfos kept and built over the run, and of the kept ones those changed and put back
-        (for profiles)."""
+        """NodeInfos kept and built over the run (for profiles)."""
 
     def reset(self, sim: Any, nodes: Iterable[Node], pods: Iterable[Pod]) -> None:
         nodes = list(nodes)
@@ -78,19 +55,14 @@ class ReusingReset:
             if (
                 previous is not None
                 and previous[0] is node
+                and previous[2].generation == previous[3]
                 and len(previous[1]) == len(bound)
                 and all(map(is_, previous[1], bound))
             ):
-                info = previous[2]
-                if info.generation == previous[3]:
-                    kept[name] = previous
-                    continue
-                if _as_built(info, bound):
-                    kept[name] = (node, previous[1], info, info.generation)
-                    self.restored += 1
-                    continue
-            changed.append(name)
-            changed_nodes.append(node)
+                kept[name] = previous
+            else:
+                changed.append(name)
+                changed_nodes.append(node)
         # The changed nodes are built by the simulator's own reset, the others put back.
         sim.reset(changed_nodes, [p for n in changed for p in on[n]])
         built = sim.snapshot.node_info_map
