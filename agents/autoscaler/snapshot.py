@@ -15,12 +15,14 @@ amounts; only the generations of the kept ``NodeInfo``\\s are older.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from operator import is_
+from operator import attrgetter, is_
 from typing import Any
 
 from emulator.base.api.core import Node, Pod
 
 __all__ = ["ReusingReset"]
+
+_NAME = attrgetter("metadata.name")
 
 
 class ReusingReset:
@@ -34,41 +36,41 @@ class ReusingReset:
         """NodeInfos kept and built over the run (for profiles)."""
 
     def reset(self, sim: Any, nodes: Iterable[Node], pods: Iterable[Pod]) -> None:
-        names: list[str] = []
-        nodes_by_name: dict[str, Node] = {}
-        on: dict[str, list[Pod]] = {}
-        for node in nodes:
-            name = node.metadata.name
-            names.append(name)
-            nodes_by_name[name] = node
-            on[name] = []
+        nodes = list(nodes)
+        names: list[str] = list(map(_NAME, nodes))
+        on: dict[str, list[Pod]] = {name: [] for name in names}
+        bucket_of = on.get
         for pod in pods:
-            bucket = on.get(pod.spec.node_name) if pod.spec.node_name else None
-            if bucket is not None:
-                bucket.append(pod)
-        reused: dict[str, Any] = {}
+            if pod.spec.node_name:
+                bucket = bucket_of(pod.spec.node_name)
+                if bucket is not None:
+                    bucket.append(pod)
+        before = self._kept
+        kept: dict[str, tuple[Node, tuple[Pod, ...], Any, int]] = {}
         changed: list[str] = []
-        for name in names:
-            previous = self._kept.get(name)
+        changed_nodes: list[Node] = []
+        for name, node in zip(names, nodes, strict=True):
+            previous = before.get(name)
             bound = on[name]
             if (
                 previous is not None
-                and previous[0] is nodes_by_name[name]
+                and previous[0] is node
                 and previous[2].generation == previous[3]
                 and len(previous[1]) == len(bound)
                 and all(map(is_, previous[1], bound))
             ):
-                reused[name] = previous[2]
+                kept[name] = previous
             else:
                 changed.append(name)
+                changed_nodes.append(node)
         # The changed nodes are built by the simulator's own reset, the others put back.
-        sim.reset([nodes_by_name[n] for n in changed], [p for n in changed for p in on[n]])
+        sim.reset(changed_nodes, [p for n in changed for p in on[n]])
         built = sim.snapshot.node_info_map
-        infos = {name: reused[name] if name in reused else built[name] for name in names}
-        self.kept += len(reused)
+        for name, node in zip(changed, changed_nodes, strict=True):
+            info = built[name]
+            kept[name] = (node, tuple(on[name]), info, info.generation)
+        self.kept += len(names) - len(changed)
         self.built += len(changed)
-        self._kept = {
-            name: (nodes_by_name[name], tuple(on[name]), info, info.generation) for name, info in infos.items()
-        }
-        sim.snapshot.node_info_map = infos
+        self._kept = kept
+        sim.snapshot.node_info_map = {name: kept[name][2] for name in names}
         sim._order = names

@@ -121,6 +121,16 @@ def test_pod_usage_is_pod_metrics_summed_over_containers() -> None:
             assert pm.timestamp == stamp
         assert usage == want
     assert api.metrics.pod_usage("default", everything, "ephemeral-storage")[1] == {"a": 1024**3 * 1000, "b": None}
+    # asked again (the pods unchanged: the selection kept), then after a pod changed
+    assert api.metrics.pod_usage("default", everything, "cpu")[1] == {"a": 301, "b": 7}
+    assert api.metrics.pod_usage("default", Selector.from_set({"app": "db"}), "cpu")[1] == {}
+    api.update_status(_pod("c"))
+    assert api.metrics.pod_usage("default", everything, "cpu")[1] == {"a": 301, "b": 7, "c": 0}
+    assert api.metrics.pod_usage("default", everything, "ephemeral-storage")[1] == {
+        "a": 1024**3 * 1000,
+        "b": None,
+        "c": None,
+    }
 
 
 def test_a_model_across_calls_gives_what_a_fresh_one_gives() -> None:
@@ -155,3 +165,7 @@ def test_a_model_across_calls_gives_what_a_fresh_one_gives() -> None:
         assert got == LoadModel(rules).usage(listed, t)
         assert list(got) == [("default", p.metadata.name) for p in listed if p.status.phase == "Running"]
         assert len({id(u) for u in got.values()}) == len(got)
+        version = kept.version
+        later = kept.usage(list(listed), t + 311.0)  # the same objects again: the rates alone
+        assert kept.version == version
+        assert later == LoadModel(rules).usage(listed, t + 311.0)

@@ -9,6 +9,7 @@ import random
 import pytest
 from msgspec.structs import replace
 
+from agents.controllers.podautoscaler import replica_calculator
 from agents.controllers.podautoscaler.replica_calculator import (
     PodMemo,
     PodMetric,
@@ -68,3 +69,36 @@ def test_memo_raises_the_plain_error() -> None:
     fixed = replace(bad, spec=replace(bad.spec, containers=[Container(name="c", image="i", resources=zero)]))
     with pytest.raises(ReplicaCalcError):
         calculate_requests([good, fixed], "", "cpu", memo)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_whole_answers_follow_time_and_metrics(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same pod objects sync after sync while the time passes their cpu initialization
+    period and their metrics come and go: the memo's kept answers are the plain functions'."""
+    grouped = 0
+    real = replica_calculator._group
+
+    def counted(*args: object) -> object:
+        nonlocal grouped
+        grouped += 1
+        return real(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(replica_calculator, "_group", counted)
+    rng = random.Random(seed)
+    memo = PodMemo()
+    pods = [
+        _pod(i, 500, ready=rng.choice(["True", "False"]), started=NOW - rng.choice([20, 200, 600]),
+             transition=NOW - rng.choice([0, 10, 150, 590]))
+        for i in range(10)
+    ]  # fmt: skip
+    names = [p.metadata.name for p in pods]
+    for step in range(30):
+        now = NOW + 15.0 * step
+        with_metric = names if rng.random() < 0.6 else rng.sample(names, 7)
+        metrics = {n: PodMetric(rng.randrange(1000), now - rng.choice([1, 20]), 15.0) for n in with_metric}
+        for resource in ("cpu", "memory"):
+            plain = (group_pods(pods, metrics, resource, now), calculate_requests(pods, "", "cpu"))
+            memo.next_sync()
+            got = (group_pods(pods, metrics, resource, now, memo=memo), calculate_requests(pods, "", "cpu", memo))
+            assert got == plain, (step, resource)
+    assert grouped < 2 * 30 * 2 - 10  # the kept groupings were used (the plain calls group each time)

@@ -366,7 +366,7 @@ class ClusterAutoscaler:
             for n in ready_nodes
             if n.metadata.name in group_of
             and n.metadata.name not in deleting
-            and not any(t.key == TO_BE_DELETED_TAINT for t in n.spec.taints)
+            and not (n.spec.taints and any(t.key == TO_BE_DELETED_TAINT for t in n.spec.taints))
         ]
         real = {n.metadata.name for n in ready_nodes}
         self.planner.update(self.sim, candidates, real.__contains__, self.pdbs.objects(), self.clock.now())

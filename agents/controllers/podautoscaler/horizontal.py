@@ -19,6 +19,8 @@ not move); from then on the shared informers of HPAs and pods.
 from __future__ import annotations
 
 import asyncio
+from itertools import compress
+from operator import attrgetter
 from typing import Any, Final
 
 from msgspec.structs import replace
@@ -51,6 +53,7 @@ HPA: Final = "HorizontalPodAutoscaler"
 SCALABLE: Final = {("apps", "Deployment"), ("apps", "ReplicaSet"), ("apps", "StatefulSet")}
 """The kinds with a ``scale`` subresource that the emulator serves."""
 _NAMESPACE_INDEX: Final = "namespace"
+_LABELS: Final = attrgetter("metadata.labels")
 
 Key = tuple[str, str]
 
@@ -199,8 +202,9 @@ class HorizontalController:
                     await self.recorder.event(_ref(hpa), "Warning", "InvalidSelector", msg)
                     raise MetricsError(msg, "InvalidSelector", msg) from None
                 assert self.pods is not None
-                pods = [p for p in self.pods.by_index(_NAMESPACE_INDEX, ns) if selector.matches(p.metadata.labels)]
-                pods.sort(key=lambda p: p.metadata.name)
+                # by name: the index lists them by (namespace, name), all of namespace ns
+                listed = self.pods.by_index(_NAMESPACE_INDEX, ns)
+                pods = list(compress(listed, map(selector.matches, map(_LABELS, listed))))
                 result = await computer.compute(hpa, current, target.status.replicas, selector, pods)
             except MetricsError as err:
                 conditions = set_condition(conditions, "ScalingActive", "False", err.reason, err.message, now_ts)

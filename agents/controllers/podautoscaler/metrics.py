@@ -127,15 +127,11 @@ class MetricsComputer:
             if not usage:
                 raise ReplicaCalcError("no metrics returned from resource metrics API")
             at = parse_timestamp(stamp)
-            made: dict[int, PodMetric] = {}  # most pods use the same: one (frozen) PodMetric per value
-            by_pod: dict[str, PodMetric] = {}
-            for name, milli in usage.items():
-                if milli is not None:
-                    metric = made.get(milli)
-                    if metric is None:
-                        metric = made[milli] = PodMetric(milli, at, 15.0)
-                    by_pod[name] = metric
-            return by_pod
+            values = set(usage.values())  # most pods use the same: one (frozen) PodMetric per value
+            made: dict[int | None, PodMetric] = {m: PodMetric(m, at, 15.0) for m in values if m is not None}
+            if None in values:
+                return {name: made[milli] for name, milli in usage.items() if milli is not None}
+            return dict(zip(usage, map(made.__getitem__, usage.values()), strict=True))
         raw = await self.client.pod_metrics(namespace, selector)
         if not raw:
             raise ReplicaCalcError("no metrics returned from resource metrics API")

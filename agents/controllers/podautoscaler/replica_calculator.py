@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter, is_
 from typing import Any, Final
 
 from emulator.base.api.core import Pod
@@ -40,6 +41,10 @@ DELAY_OF_INITIAL_READINESS_STATUS: Final = 30.0
 """``--horizontal-pod-autoscaler-initial-readiness-delay``: 30 s."""
 
 
+Grouping = tuple[int, list[str], list[str], list[str]]
+"""``group_pods``'s answer: (ready pod count, unready, missing, ignored pod names)."""
+
+
 class ReplicaCalcError(Exception):
     pass
 
@@ -49,6 +54,9 @@ class PodMetric:
     value: int
     timestamp: float = 0.0
     window: float = 15.0
+
+
+_value = attrgetter("value")
 
 
 def _ready_condition(pod: Pod) -> tuple[str, float] | None:
@@ -81,16 +89,26 @@ class PodMemo:
     """What ``group_pods`` and ``calculate_requests`` read of a pod, kept per pod object (objects
     are replaced, never changed in place) for the objects seen in this sync or the previous one:
     an HPA reads the same hundreds of mostly unchanged pods every 15 s. ``next_sync()`` between
-    syncs. The figures are those of the plain functions, pod for pod."""
+    syncs. The figures are those of the plain functions, pod for pod.
 
-    __slots__ = ("_last", "_now")
+    Whole answers too: a sync given the same pod objects in the same order as the last one gets
+    the last requests again, and the last grouping when the pods with metrics are the same ones
+    and no pod was still in its cpu initialization period (the grouping then reads no time and
+    no metric value: ``group_pods``'s ``volatile``)."""
+
+    __slots__ = ("_grouped", "_last", "_now", "_requests")
 
     def __init__(self) -> None:
         self._last: dict[str, list[Any]] = {}
         self._now: dict[str, list[Any]] = {}
+        self._grouped: dict[tuple[str, float, float], tuple[list[Pod], set[str], Grouping]] = {}
+        """(resource, the two periods) -> (the pods, the names with metrics, their grouping)."""
+        self._requests: dict[tuple[str, str], tuple[list[Pod], dict[str, int]]] = {}
+        """(container, resource) -> (the pods, their requests): read, never changed."""
 
     def next_sync(self) -> None:
-        self._last, self._now = self._now, {}
+        if self._now:  # a sync answered whole read no pod: the last one's entries still stand
+            self._last, self._now = self._now, {}
 
     def _entry(self, pod: Pod) -> list[Any]:
         """[the pod, its ``_times`` (None until asked), its requests by (container, resource)]."""
@@ -117,6 +135,45 @@ class PodMemo:
             value = known[(container, resource)] = _request(pod, container, resource)
         return value
 
+    def group(
+        self,
+        pods: Sequence[Pod],
+        metrics: Mapping[str, PodMetric],
+        resource: str,
+        now: float,
+        cpu_initialization_period: float,
+        delay_of_initial_readiness_status: float,
+    ) -> Grouping:
+        """``group_pods`` with this memo."""
+        how = (resource, cpu_initialization_period, delay_of_initial_readiness_status)
+        last = self._grouped.get(how)
+        if last is not None and _same(pods, last[0]) and metrics.keys() == last[1]:
+            ready, unready, missing, ignored = last[2]
+            return ready, list(unready), list(missing), list(ignored)
+        grouping, volatile = _group(
+            pods, metrics, resource, now, cpu_initialization_period, delay_of_initial_readiness_status, self
+        )
+        if volatile:
+            self._grouped.pop(how, None)
+        else:
+            self._grouped[how] = (list(pods), set(metrics), grouping)
+        ready, unready, missing, ignored = grouping
+        return ready, list(unready), list(missing), list(ignored)
+
+    def requests(self, pods: Sequence[Pod], container: str, resource: str) -> dict[str, int]:
+        """``calculate_requests`` with this memo; the answer is shared: read it, never change it."""
+        last = self._requests.get((container, resource))
+        if last is not None and _same(pods, last[0]):
+            return last[1]
+        out = {pod.metadata.name: self.request(pod, container, resource) for pod in pods}
+        self._requests[(container, resource)] = (list(pods), out)
+        return out
+
+
+def _same(pods: Sequence[Pod], last: list[Pod]) -> bool:
+    """The same pod objects in the same order."""
+    return len(pods) == len(last) and all(map(is_, pods, last))
+
 
 def group_pods(
     pods: Sequence[Pod],
@@ -126,14 +183,33 @@ def group_pods(
     cpu_initialization_period: float = CPU_INITIALIZATION_PERIOD,
     delay_of_initial_readiness_status: float = DELAY_OF_INITIAL_READINESS_STATUS,
     memo: PodMemo | None = None,
-) -> tuple[int, list[str], list[str], list[str]]:
+) -> Grouping:
     """``groupPods``: (ready pod count, unready, missing, ignored pod names). Ignored: being
     deleted or Failed (their metrics dropped); unready: Pending, or for cpu not Ready or still
     initialising (dropped, counted as 0 % on a scale-up); missing: no metric."""
+    if memo is not None:
+        return memo.group(pods, metrics, resource, now, cpu_initialization_period, delay_of_initial_readiness_status)
+    grouping, _ = _group(pods, metrics, resource, now, cpu_initialization_period, delay_of_initial_readiness_status)
+    return grouping
+
+
+def _group(
+    pods: Sequence[Pod],
+    metrics: Mapping[str, PodMetric],
+    resource: str,
+    now: float,
+    cpu_initialization_period: float,
+    delay_of_initial_readiness_status: float,
+    memo: PodMemo | None = None,
+) -> tuple[Grouping, bool]:
+    """``group_pods`` and whether it is ``volatile``: a pod with a metric read the time (still in
+    its cpu initialization period, where its metric's timestamp counts too). Otherwise the same
+    pods, with metrics for the same ones, group the same at any later time."""
     ready = 0
     unready: list[str] = []
     missing: list[str] = []
     ignored: list[str] = []
+    volatile = False
     for pod in pods:
         name = pod.metadata.name
         if pod.metadata.deletion_timestamp is not None or pod.status.phase == "Failed":
@@ -153,6 +229,7 @@ def group_pods(
             else:
                 status, transition = cond
                 if start + cpu_initialization_period > now:
+                    volatile = True
                     skip = status == "False" or metric.timestamp < transition + metric.window
                 else:
                     skip = status == "False" and start + delay_of_initial_readiness_status > transition
@@ -160,23 +237,32 @@ def group_pods(
                 unready.append(name)
                 continue
         ready += 1
-    return ready, unready, missing, ignored
+    return (ready, unready, missing, ignored), volatile
 
 
 def calculate_requests(
     pods: Sequence[Pod], container: str, resource: str, memo: PodMemo | None = None
 ) -> dict[str, int]:
     """``calculateRequests``: each pod's request of ``resource`` (its containers and restartable
-    init containers, or only ``container``), milli-units; a zero request is an error."""
+    init containers, or only ``container``), milli-units; a zero request is an error. With
+    ``memo`` the answer may be shared with the last sync's: read it, never change it."""
     if memo is None:
         return {pod.metadata.name: _request(pod, container, resource) for pod in pods}
-    return {pod.metadata.name: memo.request(pod, container, resource) for pod in pods}
+    return memo.requests(pods, container, resource)
 
 
 def resource_utilization_ratio(
     metrics: Mapping[str, PodMetric], requests: Mapping[str, int], target_utilization: int
 ) -> tuple[float, int, int]:
     """``GetResourceUtilizationRatio``: (ratio, utilization %, average raw value)."""
+    if metrics.keys() <= requests.keys():  # every pod with a metric has a request: sums in C
+        metrics_total = sum(map(_value, metrics.values()))
+        requests_total = sum(map(requests.__getitem__, metrics))
+        entries = len(metrics)
+        if requests_total == 0:
+            raise ReplicaCalcError("no metrics returned matched known pods")
+        utilization = (metrics_total * 100) // requests_total
+        return utilization / target_utilization, utilization, metrics_total // entries
     metrics_total = requests_total = entries = 0
     for name, metric in metrics.items():
         request = requests.get(name)

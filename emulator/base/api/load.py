@@ -24,6 +24,7 @@ import bisect
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from operator import is_
 from typing import Final
 
 from emulator.base.api.core import Pod
@@ -133,13 +134,23 @@ class LoadRule:
 class LoadModel:
     """The rules of a run (none: annotations only)."""
 
-    __slots__ = ("_seen", "rules")
+    __slots__ = ("_combos", "_keys", "_pods", "_ready", "_seen", "rules", "version")
 
     def __init__(self, rules: Iterable[LoadRule] = ()) -> None:
         self.rules = tuple(rules)
         self._seen: dict[tuple[str, str], tuple[Pod, tuple[bool, ...], bool, str | None]] = {}
         """(namespace, name) -> (the Pod object, the rules it matches, Ready, its usage annotation)
         as of the last call: a pod object is read once (objects are replaced, not changed)."""
+        self._pods: list[Pod] = []
+        """The pods of the last call, in its order: the same objects again need no pass over them."""
+        self._keys: list[tuple[str, str]] = []
+        self._combos: list[tuple[tuple[bool, ...], bool, str | None]] = []
+        """The last call's Running pods: their keys and (rules matched, Ready, annotation), in order."""
+        self._ready: list[int] = []
+        """The last call's Running and Ready pods per rule."""
+        self.version = 0
+        """Counts the calls whose pods were not the previous call's (the same objects in the same
+        order): a reader may keep what it derived from ``shared_usage``'s keys while it is the same."""
 
     def __repr__(self) -> str:
         return f"<LoadModel {len(self.rules)} rules>"
@@ -151,11 +162,26 @@ class LoadModel:
         return {key: dict(u) for key, u in self.shared_usage(pods, t).items()}
 
     def shared_usage(self, pods: Iterable[Pod], t: float) -> dict[tuple[str, str], Usage]:
-        """``usage``, the pods of one combination sharing one dict: read them, never change them."""
+        """``usage``, the pods of one combination sharing one dict: read them, never change them.
+        Called again with the same pod objects in the same order (the HPA's reads every 15 s of a
+        cluster that did not change), only the rates are computed again."""
+        listed = pods if isinstance(pods, list) else list(pods)
+        last = self._pods
+        if len(listed) != len(last) or not all(map(is_, listed, last)):
+            self._scan(listed)
+        rules = self.rules
+        rates = [rule.curve.at(t) / n if n else 0.0 for rule, n in zip(rules, self._ready, strict=True)]
+        combos = self._combos
+        made = {c: _usage(rules, rates, c[0], c[1], c[2]) for c in dict.fromkeys(combos)}
+        return dict(zip(self._keys, map(made.__getitem__, combos), strict=True))
+
+    def _scan(self, pods: list[Pod]) -> None:
+        """Read ``pods`` (each object once over its life: ``_seen``) into the call's rows."""
         rules = self.rules
         seen = self._seen
         kept: dict[tuple[str, str], tuple[Pod, tuple[bool, ...], bool, str | None]] = {}
-        running: list[tuple[tuple[str, str], tuple[bool, ...], bool, str | None]] = []
+        keys: list[tuple[str, str]] = []
+        combos: list[tuple[tuple[bool, ...], bool, str | None]] = []
         for p in pods:
             meta = p.metadata
             if p.status.phase != "Running" or meta.deletion_timestamp is not None:
@@ -166,18 +192,14 @@ class LoadModel:
                 matched = tuple(rule.matches(p) for rule in rules)
                 row = (p, matched, is_running_and_ready(p), meta.annotations.get(USAGE_ANNOTATION))
             kept[key] = row
-            running.append((key, row[1], row[2], row[3]))
+            keys.append(key)
+            combos.append((row[1], row[2], row[3]))
         self._seen = kept
-        ready = [sum(1 for _, m, r, _a in running if m[i] and r) for i in range(len(rules))]
-        rates = [rule.curve.at(t) / n if n else 0.0 for rule, n in zip(rules, ready, strict=True)]
-        made: dict[tuple[tuple[bool, ...], bool, str | None], Usage] = {}
-        out: dict[tuple[str, str], Usage] = {}
-        for key, matches, is_ready, text in running:
-            shared = made.get((matches, is_ready, text))
-            if shared is None:
-                shared = made[(matches, is_ready, text)] = _usage(rules, rates, matches, is_ready, text)
-            out[key] = shared
-        return out
+        self._pods = list(pods)
+        self._keys = keys
+        self._combos = combos
+        self._ready = [sum(1 for m, r, _a in combos if m[i] and r) for i in range(len(rules))]
+        self.version += 1
 
 
 def _usage(

@@ -15,6 +15,7 @@ resolution (15 s).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from operator import methodcaller
 from typing import Any, Final, Protocol
 
 from emulator.base.api.autoscaling import ContainerMetrics, NodeMetrics, PodMetrics
@@ -71,6 +72,9 @@ class ResourceMetrics:
         self._keys: set[tuple[str, str]] = set()
         self._order: list[tuple[str, str]] = []
         """The Pod table's keys, sorted (re-sorted when they change)."""
+        self._selected: dict[tuple[str, Selector, str], tuple[list[str], list[tuple[str, str]], list[bool] | None]] = {}
+        self._selected_version = -1
+        """``pod_usage``'s pods by (namespace, selector, resource), for the load model's ``version``."""
 
     def __repr__(self) -> str:
         return f"<ResourceMetrics {self.model!r}>"
@@ -123,15 +127,43 @@ class ResourceMetrics:
         now = self.clock.now()
         pods = self._pods()
         usage = self.model.shared_usage(pods, now)
-        out: dict[str, int | None] = {}
+        model = self.model
+        if self._selected_version != model.version:
+            self._selected_version = model.version
+            self._selected = {}
+        selected = self._selected.get((namespace, selector, resource))
+        if selected is None:
+            selected = self._selected[(namespace, selector, resource)] = self._select(
+                pods, usage, namespace, selector, resource
+            )
+        names, keys, reported = selected
+        values = map(methodcaller("get", resource, 0), map(usage.__getitem__, keys))
+        if reported is None:  # every selected pod reports it
+            return self.clock.timestamp(now), dict(zip(names, values, strict=True))
+        return self.clock.timestamp(now), {
+            name: value if ok else None for name, value, ok in zip(names, values, reported, strict=True)
+        }
+
+    @staticmethod
+    def _select(
+        pods: list[Pod], usage: Mapping[tuple[str, str], Usage], namespace: str, selector: Selector, resource: str
+    ) -> tuple[list[str], list[tuple[str, str]], list[bool] | None]:
+        """``pod_usage``'s pods: (their names, keys, whether each reports ``resource``; None when
+        all do), in order. What it reads of a pod is its object's, and of its usage the resources
+        named, which the time does not change: kept while the load model's pods are the same."""
+        names: list[str] = []
+        keys: list[tuple[str, str]] = []
+        reported: list[bool] = []
         for pod in pods:
             meta = pod.metadata
-            u = usage.get((meta.namespace, meta.name))
+            key = (meta.namespace, meta.name)
+            u = usage.get(key)
             if u is None or (namespace and meta.namespace != namespace) or not selector.matches(meta.labels):
                 continue
-            reported = bool(pod.spec.containers) and (resource in _ALWAYS or resource in u)
-            out[meta.name] = u.get(resource, 0) if reported else None
-        return self.clock.timestamp(now), out
+            names.append(meta.name)
+            keys.append(key)
+            reported.append(bool(pod.spec.containers) and (resource in _ALWAYS or resource in u))
+        return names, keys, None if all(reported) else reported
 
     def node_metrics(self, name: str = "", selector: Selector = EVERYTHING) -> list[NodeMetrics]:
         """NodeMetrics of every Node (named ``name``, if given) matching ``selector``, by name."""
