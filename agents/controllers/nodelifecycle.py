@@ -29,6 +29,11 @@ Cost: no per-node timer; a pass touches the renewed, the overdue and the not-Rea
 only. The Lease informer is ``inline`` (its handlers only mark probes): a renewal the Lease
 ticker commits is applied without waking the informer's task, at the point its wake-up would
 have run (``Informer`` docstring), so the order against the monitor pass is the same.
+Standing renewals (renewals the API server holds for a quiet kubelet without writing them,
+``ApiServer.stand_lease``): the Lease informer is ``standing_aware`` and each pass first marks
+the renewals held and due before it, in due order (``_standing_marks``), as their events would
+have been applied before the pass; a renewal due at the pass's own instant is the next pass's,
+as an eagerly woken informer applies it after the pass.
 Deviations, on purpose: only nodes that have posted a Lease are monitored (no
 ``nodeStartupGracePeriod`` / ``NodeStatusNeverUpdated`` for nodes that never did); the
 runner does not start this controller when heartbeats are off (``heartbeatInterval: 0``),
@@ -39,6 +44,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Final
@@ -66,6 +72,7 @@ from emulator.base.api.core import Node, Taint
 from emulator.base.api.errors import ApiError, Conflict, NotFound
 from emulator.base.api.meta import ObjectReference
 from emulator.base.api.scheduling import Lease
+from emulator.base.apiserver.standing import StandingRenewal
 from emulator.base.client.client import Client
 from emulator.base.client.events import EventRecorder
 from emulator.base.client.informer import Informer
@@ -107,6 +114,10 @@ def _has(node: Node, taint: Taint) -> bool:
     return any(t.key == taint.key and t.effect == taint.effect for t in node.spec.taints)
 
 
+def _due(entry: tuple[float, str]) -> float:
+    return entry[0]
+
+
 class NodeLifecycleController:
     """Marks silent nodes Unknown and taints them; ``await run()`` until cancelled."""
 
@@ -120,7 +131,10 @@ class NodeLifecycleController:
         self.nodes.add_handlers(self._on_node, lambda _old, new: self._on_node(new), self._on_node_delete)
         # inline: its handlers only mark probes (no API call, no wake-up), so a renewal at an
         # instant of its own is applied where the informer's wake-up would have run
-        self.leases = Informer(client, "Lease", namespace=LEASE_NAMESPACE, inline=True)
+        self.leases = Informer(client, "Lease", namespace=LEASE_NAMESPACE, inline=True, standing_aware=True)
+        self._standing: dict[str, StandingRenewal] = {}
+        """The standing renewals (``ApiServer.stand_lease``) of node Leases it follows."""
+        self._standing_version = -1
         self.leases.add_handlers(self._on_lease, self._on_lease_update)
         self.ready = asyncio.Event()
         self.probes = Probes()
@@ -166,6 +180,37 @@ class NodeLifecycleController:
         if self._renew_seen.get(name, "") != renew:
             self._renew_seen[name] = renew
             self.probes.renewed(name)
+
+    def _standing_marks(self, now: float) -> None:
+        """The renewals the API server holds (standing) due before ``now`` and not yet seen,
+        marked in due order as their watch events would have been before this pass (a
+        renewal at the pass's own instant is seen by the next one, as an eagerly woken
+        informer applies it after the pass). A node's last renewal before its kubelet stopped
+        is its last mark."""
+        renewals = self.client.standing_renewals()
+        tracked = self._standing
+        if renewals.version != self._standing_version:
+            self._standing_version = renewals.version
+            for (namespace, name), entry in renewals.entries.items():
+                if namespace == LEASE_NAMESPACE and tracked.get(name) is not entry:
+                    tracked[name] = entry
+        if not tracked:
+            return
+        bound = math.nextafter(now, -math.inf)
+        fresh: list[tuple[float, str]] = []
+        for name, entry in list(tracked.items()):
+            due = entry.last_due(bound)
+            if due is not None:
+                fresh.append((due, name))
+            if entry.end is not None and entry.end < bound:
+                del tracked[name]  # its last renewal is marked now, if not already
+        fresh.sort(key=_due)
+        stamp, seen = self.clock.timestamp, self._renew_seen
+        for due, name in fresh:
+            renew = stamp(due)
+            if seen.get(name, "") != renew and name in self._has_lease:
+                seen[name] = renew
+                self.probes.renewed(name)
 
     def _on_node(self, node: Node) -> None:
         name = node.metadata.name
@@ -245,6 +290,7 @@ class NodeLifecycleController:
     async def monitor(self) -> None:
         """One ``monitorNodeHealth`` pass."""
         now = self.clock.now()
+        self._standing_marks(now)
         # taint-based eviction acts on the nodes as observed before this pass's own writes
         observed = [(name, self.nodes.get(name)) for name in self._candidates]
         renewed, expired = self.probes.tick(now, self.settings.node_monitor_grace_period)
