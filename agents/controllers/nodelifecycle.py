@@ -132,9 +132,13 @@ class NodeLifecycleController:
         # inline: its handlers only mark probes (no API call, no wake-up), so a renewal at an
         # instant of its own is applied where the informer's wake-up would have run
         self.leases = Informer(client, "Lease", namespace=LEASE_NAMESPACE, inline=True, standing_aware=True)
-        self._standing: dict[str, StandingRenewal] = {}
-        """The standing renewals (``ApiServer.stand_lease``) of node Leases it follows."""
-        self._standing_version = -1
+        self._standing: list[StandingRenewal] = []
+        """The standing renewals (``ApiServer.stand_lease``) of node Leases it follows, until
+        their last due is marked."""
+        self._granted = 0
+        """How many of the server's granted renewals it has taken (a cursor)."""
+        self._marked: dict[int, float] = {}
+        """id of a followed renewal → its last due marked."""
         self.leases.add_handlers(self._on_lease, self._on_lease_update)
         self.ready = asyncio.Event()
         self.probes = Probes()
@@ -188,27 +192,32 @@ class NodeLifecycleController:
         informer applies it after the pass). A node's last renewal before its kubelet stopped
         is its last mark."""
         renewals = self.client.standing_renewals()
-        tracked = self._standing
-        if renewals.version != self._standing_version:
-            self._standing_version = renewals.version
-            for (namespace, name), entry in renewals.entries.items():
-                if namespace == LEASE_NAMESPACE and tracked.get(name) is not entry:
-                    tracked[name] = entry
-        if not tracked:
+        granted = renewals.granted
+        if self._granted < len(granted):  # every grant, even one that ended since the last pass
+            self._standing.extend(e for e in granted[self._granted :] if e.key[0] == LEASE_NAMESPACE)
+            self._granted = len(granted)
+        if not self._standing:
             return
         bound = math.nextafter(now, -math.inf)
         fresh: list[tuple[float, str]] = []
-        for name, entry in list(tracked.items()):
+        kept: list[StandingRenewal] = []
+        marked = self._marked
+        for entry in self._standing:
             due = entry.last_due(bound)
-            if due is not None:
-                fresh.append((due, name))
+            if due is not None and marked.get(id(entry)) != due:
+                marked[id(entry)] = due
+                fresh.append((due, entry.key[1]))
             if entry.end is not None and entry.end < bound:
-                del tracked[name]  # its last renewal is marked now, if not already
+                marked.pop(id(entry), None)  # its last renewal is marked now, if it was not
+            else:
+                kept.append(entry)
+        self._standing = kept
         fresh.sort(key=_due)
         stamp, seen = self.clock.timestamp, self._renew_seen
         for due, name in fresh:
             renew = stamp(due)
-            if seen.get(name, "") != renew and name in self._has_lease:
+            old = seen.get(name)
+            if (old is None or renew > old) and name in self._has_lease:  # newer than any seen
                 seen[name] = renew
                 self.probes.renewed(name)
 

@@ -124,8 +124,11 @@ class ApiServer(Store):
         if key in renewals.entries:
             return False
         renewals.ended.pop(key, None)  # a kubelet that stopped and started again: renewed since
-        renewals.entries[key] = StandingRenewal(key, lease, spec, first, interval, on_end)
+        entry = renewals.entries[key] = StandingRenewal(key, lease, spec, first, interval, on_end)
+        renewals.granted.append(entry)
         renewals.version += 1
+        if self._read_hooks.get("Lease") is None:
+            self._read_hooks["Lease"] = self._read_leases
         return True
 
     def end_standing(self, namespace: str, name: str) -> None:
@@ -139,8 +142,9 @@ class ApiServer(Store):
             renewals.version += 1
 
     def _read_leases(self, namespace: str | None, name: str | None) -> None:
-        """A read of Leases: materialise and end the standing renewals it sees (their kubelets
-        write again, and may ask anew once quiet)."""
+        """A read of Leases (``Store.get``/``list``'s read hook, set while any renewal was
+        granted): materialise and end the standing renewals it sees (their kubelets write
+        again, and may ask anew once quiet)."""
         renewals = self.standing
         if name is not None:
             key = (namespace or "", name)
@@ -427,17 +431,7 @@ class ApiServer(Store):
         result: Pod = self._commit("bind", "Pod", pod, bind_pod(pod, binding, self.clock.timestamp()))
         return result
 
-    # --- reads that materialise standing renewals (last: ``list`` would shadow the builtin)
-
-    def get(self, kind: str, name: str, namespace: str = "") -> Any:
-        if kind == "Lease" and (self.standing.entries or self.standing.ended):
-            self._read_leases(namespace or "default", name)
-        return super().get(kind, name, namespace)
-
-    def list(self, kind: str, *, namespace: str | None = None, **selectors: Any) -> tuple[list[Any], int]:
-        if kind == "Lease" and (self.standing.entries or self.standing.ended):
-            self._read_leases(namespace, None)
-        return super().list(kind, namespace=namespace, **selectors)
+    # --- a watch of Leases ends the standing renewals (last: ``list`` would shadow the builtin)
 
     def watch(self, kind: str, *, standing_aware: bool = False, **options: Any) -> Any:
         """``Store.watch``; a watch of Leases by a watcher that is not ``standing_aware``

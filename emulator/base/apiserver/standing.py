@@ -45,7 +45,7 @@ Key = tuple[str, str]
 class StandingRenewal:
     """One Lease renewed every ``interval`` from ``first`` without writes."""
 
-    __slots__ = ("_cur", "_next", "end", "first", "interval", "key", "lease", "on_end", "spec")
+    __slots__ = ("_cur", "_next", "_prev", "end", "first", "interval", "key", "lease", "on_end", "spec")
 
     def __init__(
         self, key: Key, lease: Any, spec: Any, first: float, interval: float, on_end: Callable[[Any], None]
@@ -61,6 +61,7 @@ class StandingRenewal:
         """Called with the stored Lease when the server ends it (a watcher that is not aware)."""
         self.end: float | None = None
         """Set when the kubelet stopped (``end_standing``): no renewal after it."""
+        self._prev = first
         self._cur = first
         self._next = first + interval
 
@@ -75,11 +76,13 @@ class StandingRenewal:
         if t < self.first:
             return None
         if t < self._cur:
-            self._cur, self._next = self.first, self.first + self.interval
-        cur, nxt, step = self._cur, self._next, self.interval
+            if self._prev <= t:  # one step back (a pass asking just before a read's instant)
+                return self._prev
+            self._prev, self._cur, self._next = self.first, self.first, self.first + self.interval
+        prev, cur, nxt, step = self._prev, self._cur, self._next, self.interval
         while nxt <= t:
-            cur, nxt = nxt, nxt + step
-        self._cur, self._next = cur, nxt
+            prev, cur, nxt = cur, nxt, nxt + step
+        self._prev, self._cur, self._next = prev, cur, nxt
         return cur
 
 
@@ -96,6 +99,9 @@ class StandingRenewals:
         ``serve``), and never again once a watcher that is not aware has watched Leases."""
         self.version = 0
         """Bumped whenever a renewal is granted or ended (for readers that keep a view)."""
+        self.granted: list[StandingRenewal] = []
+        """Every renewal granted, in order (a reader keeps a cursor: ``NodeLifecycleController``
+        takes each one, even one that ended before it looked)."""
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -127,5 +133,7 @@ def end(server: Any, keys: list[Key], *, notify: bool) -> None:
             continue
         renewals.version += 1
         materialise(server, entry)
-        if notify and entry.end is None:
-            entry.on_end(server.table("Lease").get(key))
+        if entry.end is None:  # no held renewal after now: its kubelet writes them again
+            entry.end = server.clock.now()
+            if notify:
+                entry.on_end(server.table("Lease").get(key))

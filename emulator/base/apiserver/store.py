@@ -152,6 +152,9 @@ class Store:
         self._objects: dict[str, dict[tuple[str, str], Any]] = {k: {} for k in sorted(strategies)}
         self._cluster_scoped = frozenset(k for k, s in self._strategies.items() if not s.namespaced)
         self._invalidates: dict[str, list[Callable[[], None]]] = {}
+        self._read_hooks: dict[str, Callable[[str | None, str | None], None]] = {}
+        """kind → called with (namespace, name or None) before a get or list of it reads the
+        table (the API server's standing Lease renewals materialise there)."""
         for strategy in self._strategies.values():
             for kind in strategy.invalidated_by:
                 self._invalidates.setdefault(kind, []).append(strategy.invalidate)
@@ -336,6 +339,9 @@ class Store:
     def get(self, kind: str, name: str, namespace: str = "") -> Any:
         if kind not in self._cluster_scoped and not namespace:
             namespace = "default"
+        hook = self._read_hooks.get(kind)
+        if hook is not None:
+            hook(namespace, name)
         try:
             return self._table(kind)[_key("" if kind in self._cluster_scoped else namespace, name)]
         except KeyError:
@@ -352,6 +358,9 @@ class Store:
     ) -> tuple[list[Any], int]:
         """Matching objects in (namespace, name) order, and the revision they reflect.
         ``predicate``: any further test on the whole object (``Watcher.predicate``)."""
+        hook = self._read_hooks.get(kind)
+        if hook is not None:
+            hook(namespace, None)
         probe = Watcher(
             kind,
             name="list",
