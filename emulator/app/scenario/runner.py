@@ -278,6 +278,7 @@ async def _main(scenario: Scenario, seed: int, options: RunOptions, virtual: boo
             tg.create_task(timeline(), name="runner:timeline")
             tg.create_task(deadline(), name="runner:until")
             tg.create_task(bookmarks(), name="apiserver:bookmarks")
+            tg.create_task(server.expire_events_on_time(), name="apiserver:event-ttl")
     except* _Stop:
         pass
     except* InputError as group:  # a StepError, or bad input found by ``serve`` (a port in use)
