@@ -29,6 +29,11 @@ Cost: no per-node timer; a pass touches the renewed, the overdue and the not-Rea
 only. The Lease informer is ``inline`` (its handlers only mark probes): a renewal the Lease
 ticker commits is applied without waking the informer's task, at the point its wake-up would
 have run (``Informer`` docstring), so the order against the monitor pass is the same.
+Standing renewals (renewals the API server holds for a quiet kubelet without writing them,
+``ApiServer.stand_lease``): the Lease informer is ``standing_aware`` and each pass first marks
+the renewals held and due before it, in due order (``_standing_marks``), as their events would
+have been applied before the pass; a renewal due at the pass's own instant is the next pass's,
+as an eagerly woken informer applies it after the pass.
 Deviations, on purpose: only nodes that have posted a Lease are monitored (no
 ``nodeStartupGracePeriod`` / ``NodeStatusNeverUpdated`` for nodes that never did); the
 runner does not start this controller when heartbeats are off (``heartbeatInterval: 0``),
@@ -39,6 +44,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Final
@@ -66,6 +72,7 @@ from emulator.base.api.core import Node, Taint
 from emulator.base.api.errors import ApiError, Conflict, NotFound
 from emulator.base.api.meta import ObjectReference
 from emulator.base.api.scheduling import Lease
+from emulator.base.apiserver.standing import StandingRenewal
 from emulator.base.client.client import Client
 from emulator.base.client.events import EventRecorder
 from emulator.base.client.informer import Informer
@@ -107,6 +114,10 @@ def _has(node: Node, taint: Taint) -> bool:
     return any(t.key == taint.key and t.effect == taint.effect for t in node.spec.taints)
 
 
+def _due(entry: tuple[float, str]) -> float:
+    return entry[0]
+
+
 class NodeLifecycleController:
     """Marks silent nodes Unknown and taints them; ``await run()`` until cancelled."""
 
@@ -120,7 +131,14 @@ class NodeLifecycleController:
         self.nodes.add_handlers(self._on_node, lambda _old, new: self._on_node(new), self._on_node_delete)
         # inline: its handlers only mark probes (no API call, no wake-up), so a renewal at an
         # instant of its own is applied where the informer's wake-up would have run
-        self.leases = Informer(client, "Lease", namespace=LEASE_NAMESPACE, inline=True)
+        self.leases = Informer(client, "Lease", namespace=LEASE_NAMESPACE, inline=True, standing_aware=True)
+        self._standing: list[StandingRenewal] = []
+        """The standing renewals (``ApiServer.stand_lease``) of node Leases it follows, until
+        their last due is marked."""
+        self._granted = 0
+        """How many of the server's granted renewals it has taken (a cursor)."""
+        self._marked: dict[int, float] = {}
+        """id of a followed renewal → its last due marked."""
         self.leases.add_handlers(self._on_lease, self._on_lease_update)
         self.ready = asyncio.Event()
         self.probes = Probes()
@@ -166,6 +184,42 @@ class NodeLifecycleController:
         if self._renew_seen.get(name, "") != renew:
             self._renew_seen[name] = renew
             self.probes.renewed(name)
+
+    def _standing_marks(self, now: float) -> None:
+        """The renewals the API server holds (standing) due before ``now`` and not yet seen,
+        marked in due order as their watch events would have been before this pass (a
+        renewal at the pass's own instant is seen by the next one, as an eagerly woken
+        informer applies it after the pass). A node's last renewal before its kubelet stopped
+        is its last mark."""
+        renewals = self.client.standing_renewals()
+        granted = renewals.granted
+        if self._granted < len(granted):  # every grant, even one that ended since the last pass
+            self._standing.extend(e for e in granted[self._granted :] if e.key[0] == LEASE_NAMESPACE)
+            self._granted = len(granted)
+        if not self._standing:
+            return
+        bound = math.nextafter(now, -math.inf)
+        fresh: list[tuple[float, str]] = []
+        kept: list[StandingRenewal] = []
+        marked = self._marked
+        for entry in self._standing:
+            due = entry.last_due(bound)
+            if due is not None and marked.get(id(entry)) != due:
+                marked[id(entry)] = due
+                fresh.append((due, entry.key[1]))
+            if entry.end is not None and entry.end < bound:
+                marked.pop(id(entry), None)  # its last renewal is marked now, if it was not
+            else:
+                kept.append(entry)
+        self._standing = kept
+        fresh.sort(key=_due)
+        stamp, seen = self.clock.timestamp, self._renew_seen
+        for due, name in fresh:
+            renew = stamp(due)
+            old = seen.get(name)
+            if (old is None or renew > old) and name in self._has_lease:  # newer than any seen
+                seen[name] = renew
+                self.probes.renewed(name)
 
     def _on_node(self, node: Node) -> None:
         name = node.metadata.name
@@ -245,6 +299,7 @@ class NodeLifecycleController:
     async def monitor(self) -> None:
         """One ``monitorNodeHealth`` pass."""
         now = self.clock.now()
+        self._standing_marks(now)
         # taint-based eviction acts on the nodes as observed before this pass's own writes
         observed = [(name, self.nodes.get(name)) for name in self._candidates]
         renewed, expired = self.probes.tick(now, self.settings.node_monitor_grace_period)

@@ -63,6 +63,24 @@ might look at it in this one (whether it does depends on the order of steps with
 instant; upstream's status loop reads its node when it runs, the same race). A quiet beat
 of the reference returns before ``write_status``.
 
+Standing renewals (``ApiServer.stand_lease``, ``emulator/base/apiserver/standing.py``): a
+ticked beat that finds the status quiet, on a kubelet without fault hooks whose client calls
+would not suspend, asks the API server to hold its renewals from that beat on (each due by
+repeated addition of the interval, as ``due += interval``) and writes none. It then needs a
+beat only where its status may have to be posted: the next beat is pushed at the first due
+of its grid at which the report frequency has passed (``_report_beat``), and moved earlier to
+the next due when its node object changes or an image is pulled (``_rearm``: onto the ticker,
+or to the heartbeat task when the ticker sleeps past it; a ticker entry due at another time
+than ``_next_due`` is a stale one and does nothing). A reader of Leases ends the standing
+renewal (``_standing_ended``: the kubelet writes from its next due on, and may ask again once
+quiet); the heartbeat task's end ends it at that instant. The writes other than the renewals
+are the same, at the same instants, in the same order (``tests/kubelet/test_standing_heartbeats.py``,
+``tests/scenarios/test_standing_renewals.py``: every scenario both ways), but for one thing:
+kubelets beating at the very same instant (nodes created together) may post in another order
+once one of them was looked at apart, since its beat is pushed when needed rather than kept in
+its place in the ticker's bucket (the writes of each instant are the same; upstream's kubelets
+race there anyway). Held renewals are not counted in ``lease_writes`` or the client's calls.
+
 Fault injection (``KubeletSettings.faults``): while ``heartbeat_enabled`` says no, neither
 the Lease nor the status is written (image changes wait for the next allowed write), as
 if the kubelet could not reach the API server; everything else keeps working.
@@ -153,6 +171,15 @@ class NodeReporter:
         self._handback = asyncio.Event()
         self._idle = True  # the status loop is not in the middle of a write
         self._handed: tuple[float, Coroutine[Any, Any, None] | None] = (0.0, None)
+        self._standing = False
+        """The API server holds this node's Lease renewals (``ApiServer.stand_lease``)."""
+        self._next_due = -1.0
+        """The due of this reporter's live ticker entry (-1: none); an entry due at another
+        time is a stale one, left behind when the beat was moved earlier (``_rearm``)."""
+        self._beat_due = 0.0
+        """The due of its last beat (the grid every later beat is on)."""
+        self._late_due: float | None = None
+        """A beat ``_rearm`` hands to the heartbeat task (the ticker sleeps past it)."""
         self.status_writes = 0
         self.lease_writes = 0
         self.conflicts = 0
@@ -164,11 +191,15 @@ class NodeReporter:
     def observe(self, node: Node | None) -> None:
         """The node as the kubelet's informer sees it (``None``: deleted)."""
         self.node = None if node is None else newer(self.node, node)
+        if self._standing and self.node is not self._quiet:
+            self._rearm()  # the next beat looks at it, as the next of every 10 s would
 
     def images_changed(self) -> None:
         """An image was pulled: write ``status.images`` soon."""
         self._images_dirty = True
         self._wake.set()
+        if self._standing:
+            self._rearm()
 
     def request(self) -> None:
         """Write the status soon (a heartbeat)."""
@@ -217,21 +248,95 @@ class NodeReporter:
             while True:
                 if renewal is not None:
                     await renewal
-                elif self.posting() and not self._renew_now():
+                elif not self._standing and self.posting() and not self._renew_now():
                     await self.renew_lease()
                 renewal = None
+                self._beat_due = due
                 due += interval
                 if ticker is not None and ticker.accepts(due):
+                    self._next_due = due
                     ticker.push_member(due, _BEATS, self)
                     await self._handback.wait()
                     self._handback.clear()
                     due, renewal = self._handed
                     self._handed = (0.0, None)
+                    if self._late_due is not None:  # ``_rearm``: a beat the ticker could not take
+                        due, renewal = self._late_due, self._late_beat(self._late_due)
+                        self._late_due = None
                     continue
                 await self._clock.sleep_until(due)
                 self.request()
         finally:
             self._ticker = None
+            self._next_due = -1.0
+            if self._standing:  # no renewal after now (the server writes nothing)
+                self._standing = False
+                self._client.end_standing(LEASE_NAMESPACE, self._name)
+
+    def _rearm(self) -> None:
+        """A standing reporter whose next beat is far (its status was quiet) must look at its
+        node or images at the next due of its grid: move its beat there (onto the ticker, or,
+        where the ticker sleeps past it, into its own task)."""
+        ticker = self._ticker
+        if ticker is None:
+            return
+        now, step = self._clock.now(), self._settings.heartbeat_interval
+        due = self._beat_due + step
+        while due <= now:
+            due += step
+        if self._next_due < 0 or self._next_due <= due:
+            return  # the heartbeat task has the beat, or it is due by then anyway
+        if ticker.accepts(due):
+            self._next_due = due
+            ticker.push_member(due, _BEATS, self)
+            return
+        self._next_due = -1.0
+        self._late_due = due
+        self._handback.set()
+
+    async def _late_beat(self, due: float) -> None:
+        """A beat the ticker could not take in time, run by the heartbeat task at ``due``."""
+        await self._clock.sleep_until(due)
+        self._beat_due = due
+        self.request()
+        if not self._standing and self.posting() and not self._renew_now():
+            await self.renew_lease()
+
+    def _stand(self, due: float) -> bool:
+        """Ask the server to hold this node's renewals from the beat at ``due`` on."""
+        lease, settings = self._lease, self._settings
+        if lease is None or settings.faults is not None:
+            return False
+        spec = replace(
+            lease.spec,
+            holder_identity=self._name,
+            lease_duration_seconds=settings.lease_duration_seconds,
+            renew_time=self._clock.timestamp(),
+        )
+        if not self._client.stand_lease(lease, spec, due, settings.heartbeat_interval, self._standing_ended):
+            return False
+        self._standing = True
+        return True
+
+    def _standing_ended(self, lease: Lease | None) -> None:
+        """The server ended this node's standing renewal (a reader of Leases): write them
+        again, from the next beat."""
+        self._standing = False
+        self._lease = lease
+        self._rearm()
+
+    def _report_beat(self, due: float) -> float:
+        """The first beat of the grid from ``due`` at which the report frequency has passed."""
+        last, frequency, step = (
+            self._reported_at,
+            self._settings.node_status_report_frequency,
+            self._settings.heartbeat_interval,
+        )
+        if last is None:
+            return due
+        while due - last < frequency:
+            due += step
+        return due
 
     def tick(self, due: float) -> None:
         """A beat the ticker fires at ``due``: what one turn of ``run_heartbeats`` does,
@@ -249,13 +354,14 @@ class NodeReporter:
         again_ticker: Ticker | None = None
         for r in reporters:
             ticker = r._ticker
-            if ticker is None:  # the heartbeat task has ended: the kubelet stopped
+            if ticker is None or due != r._next_due:  # the kubelet stopped, or a stale entry
                 continue
+            r._beat_due = due
             settings, clock = r._settings, r._clock
             faults = settings.faults
             posting = faults is None or faults.heartbeat_enabled(r._name, clock.now())
             node = r.node
-            if not (  # else a quiet beat (``_quiet_beat``), decided now rather than in the status loop
+            quiet = (  # a quiet beat (``_quiet_beat``), decided now rather than in the status loop
                 posting
                 and r._idle
                 and r.memo
@@ -264,9 +370,12 @@ class NodeReporter:
                 and node is r._quiet
                 and (last := r._reported_at) is not None
                 and clock.now() - last < settings.node_status_report_frequency
-            ):
+            )
+            if not quiet:
                 r._wake.set()
-            if posting:
+            if posting and (r._standing or (quiet and r._stand(due))):
+                pass  # the server holds the renewal
+            elif posting:
                 lease = r._lease
                 leases = ticker.leases
                 if lease is None or not leases.add(
@@ -283,10 +392,14 @@ class NodeReporter:
                     leases.flush()  # the renewals added before this one are written first
                     rest = run_inline(r.renew_lease())
                     if rest is not None:
+                        r._next_due = -1.0
                         r._handed = (due, rest)
                         r._handback.set()
                         continue
             next_due = due + settings.heartbeat_interval
+            if quiet and r._standing:
+                next_due = r._report_beat(next_due)  # nothing to do before: no beat
+            r._next_due = next_due
             if next_due != again_due or ticker is not again_ticker:
                 if again_ticker is not None:
                     again_ticker.push_members(again_due, _BEATS, again)

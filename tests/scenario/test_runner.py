@@ -18,9 +18,9 @@ CONTAINERS = "[{name: c, image: busybox}]"
 TEAM_POD = f"{{apiVersion: v1, kind: Pod, metadata: {{name: p, namespace: team}}, spec: {{containers: {CONTAINERS}}}}}"
 
 
-def run(text: str, trace: io.BytesIO | None = None) -> RunResult:
+def run(text: str, trace: io.BytesIO | None = None, *, standing_renewals: bool = True) -> RunResult:
     scenario = load_scenario_text(text, source="s.yaml", base_dir=Path("."))
-    return run_scenario(scenario, RunOptions(source="s.yaml", trace=trace))
+    return run_scenario(scenario, RunOptions(source="s.yaml", trace=trace, standing_renewals=standing_renewals))
 
 
 def failures(result: RunResult) -> list[str]:
@@ -171,9 +171,17 @@ def test_wait_for_continues_at_the_write_that_meets_the_condition() -> None:
         pytest.param("kubelet: {nodeStatusReportFrequency: 2m}\n", [0.0, 120.0, 240.0, 360.0], id="explicit-2m"),
     ],
 )
-def test_node_status_posts_follow_the_report_frequency(kubelet: str, posts: list[float]) -> None:
+@pytest.mark.parametrize("standing", [True, False], ids=["renewals-held", "renewals-written"])
+def test_node_status_posts_follow_the_report_frequency(kubelet: str, posts: list[float], standing: bool) -> None:
     trace = io.BytesIO()
-    run(f"name: x\nsettle: 0s\n{kubelet}{NODE}steps:\n  - sleep: 6m\n", trace)
+    run(f"name: x\nsettle: 0s\n{kubelet}{NODE}steps:\n  - sleep: 6m\n", trace, standing_renewals=standing)
     records = [json.loads(line) for line in trace.getvalue().splitlines()]
     assert [r["t"] for r in records if r["kind"] == "Node" and r["verb"] == "updateStatus"] == posts
-    assert [r["t"] for r in records if r["kind"] == "Lease"] == [10.0 * i for i in range(37)]
+    leases = [r["t"] for r in records if r["kind"] == "Lease"]
+    if not standing:
+        assert leases == [10.0 * i for i in range(37)]  # every renewal written
+    elif kubelet.startswith("kubelet: {heartbeatInterval"):
+        assert leases == [10.0 * i for i in range(37)]  # never quiet: a post every beat
+    else:  # created, renewed until a beat finds the status quiet; then held by the server
+        assert leases[0] == 0.0
+        assert len(leases) < 5

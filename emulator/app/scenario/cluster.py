@@ -137,6 +137,22 @@ class Cluster:
         self.on_step: Callable[[int, Step], None] | None = None
         """Called as each step plays (after its ``at``): the observer's markers."""
 
+    @property
+    def standing_renewals_apply(self) -> bool:
+        """Whether the kubelets may leave their Lease renewals to the API server
+        (``ApiServer.stand_lease``): heartbeats on, no faults (their interceptors and kubelet
+        hooks act on each call), no API or watch latency (each renewal would be a call in
+        flight)."""
+        lat, watch = self.api_latency, self.watch_latency
+        return (
+            self.kubelet_settings.heartbeat_interval > 0
+            and self.faults is None
+            and lat.mean <= 0
+            and lat.jitter <= 0
+            and watch.mean <= 0
+            and watch.jitter <= 0
+        )
+
     def new_client(self, name: str) -> Client:
         client = Client(
             self.server,

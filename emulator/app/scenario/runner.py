@@ -121,6 +121,10 @@ class RunOptions:
     serve: Serve | None = None
     """Serve mode (see the module docstring): runs beside the agents, calls its third argument
     once listening (the steps wait for it); the run ends when it returns."""
+    standing_renewals: bool = True
+    """Let the kubelets leave their Lease renewals to the API server where nothing can tell
+    (``Cluster.standing_renewals_apply``); False writes every renewal (the reference the
+    differential test compares with)."""
 
 
 @dataclass(slots=True)
@@ -188,6 +192,8 @@ async def _main(scenario: Scenario, seed: int, options: RunOptions, virtual: boo
         if listener is not None:
             server.add_write_listener(listener)
     serve = options.serve
+    # standing Lease renewals: never where a watcher through ``serve`` could want every one
+    server.standing.allowed = options.standing_renewals and serve is None and cluster.standing_renewals_apply
     until = options.until if options.until is not None or serve is not None else scenario.until
     timeouts: list[str] = []
 
@@ -272,6 +278,7 @@ async def _main(scenario: Scenario, seed: int, options: RunOptions, virtual: boo
             tg.create_task(timeline(), name="runner:timeline")
             tg.create_task(deadline(), name="runner:until")
             tg.create_task(bookmarks(), name="apiserver:bookmarks")
+            tg.create_task(server.expire_events_on_time(), name="apiserver:event-ttl")
     except* _Stop:
         pass
     except* InputError as group:  # a StepError, or bad input found by ``serve`` (a port in use)

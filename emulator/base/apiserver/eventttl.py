@@ -28,19 +28,24 @@ DEFAULT_EVENT_TTL: Final = 3600.0
 class EventExpiry:
     """Deadlines of the stored Events, oldest first. ``ttl`` 0 or less: Events never expire."""
 
-    __slots__ = ("_queue", "deadline", "ttl")
+    __slots__ = ("_queue", "deadline", "on_deadline", "ttl")
 
     def __init__(self, ttl: float = DEFAULT_EVENT_TTL) -> None:
         self.ttl = ttl
         self._queue: deque[tuple[float, int, str, str]] = deque()
         self.deadline = math.inf
         """The earliest deadline queued (inf: none): the API server's one comparison per write."""
+        self.on_deadline: Callable[[], None] | None = None
+        """Called when a deadline appears where there was none (the timer that expires Events
+        on time, ``Store.expire_events_on_time``, waits for it)."""
 
     def written(self, now: float, revision: int, namespace: str, name: str) -> None:
         """An Event was created or updated at ``now`` with ``revision``."""
         if self.ttl > 0:
             if not self._queue:
                 self.deadline = now + self.ttl
+                if self.on_deadline is not None:
+                    self.on_deadline()
             self._queue.append((now + self.ttl, revision, namespace, name))
 
     def due(self, now: float, lookup: Callable[[str, str], Any]) -> list[Any]:

@@ -43,6 +43,7 @@ bind           pods/binding: NotFound if gone; the rules of ``registry.pods.bind
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from typing import Any, Final, TypeVar, cast
 
 import msgspec
@@ -74,6 +75,7 @@ from emulator.base.apiserver.metrics import ResourceMetrics
 from emulator.base.apiserver.registry import CLUSTER_SCOPED, STRATEGIES, bind_pod
 from emulator.base.apiserver.registry.nodes import TERMINATING
 from emulator.base.apiserver.registry.pods import PodStrategy
+from emulator.base.apiserver.standing import StandingRenewal, StandingRenewals, end
 from emulator.base.apiserver.store import ServerSettings, Store, Verb, WriteRecord
 from emulator.base.apiserver.uids import fast_uid
 from emulator.base.runtime.clock import Clock, parse_timestamp
@@ -104,6 +106,58 @@ class ApiServer(Store):
         super().__init__(clock, rng, settings, STRATEGIES)
         self.metrics = ResourceMetrics(self, clock)
         """The resource metrics API (``metrics.k8s.io``) over this store and a load model."""
+        self.standing = StandingRenewals()
+        """Lease renewals held as a function of time (``standing``; off unless ``allowed``)."""
+
+    # --- standing Lease renewals (``standing``) -----------------------------------------
+
+    def stand_lease(
+        self, lease: Lease, spec: LeaseSpec, first: float, interval: float, on_end: Callable[[Lease | None], None]
+    ) -> bool:
+        """Hold ``lease``'s renewals due at ``first`` (now or later) and every ``interval``
+        after, each writing ``spec`` with that due as its ``renewTime``, without writing them;
+        False (nothing held) unless allowed and ``renewable(lease, spec)``."""
+        renewals = self.standing
+        if not renewals.allowed or not interval > 0 or not self.renewable(lease, spec):
+            return False
+        key = (lease.metadata.namespace, lease.metadata.name)
+        if key in renewals.entries:
+            return False
+        renewals.ended.pop(key, None)  # a kubelet that stopped and started again: renewed since
+        entry = renewals.entries[key] = StandingRenewal(key, lease, spec, first, interval, on_end)
+        renewals.granted.append(entry)
+        renewals.version += 1
+        if self._read_hooks.get("Lease") is None:
+            self._read_hooks["Lease"] = self._read_leases
+        return True
+
+    def end_standing(self, namespace: str, name: str) -> None:
+        """The kubelet stopped renewing: no renewal after now (nothing is written; a reader
+        materialises the last one)."""
+        renewals = self.standing
+        entry = renewals.entries.pop((namespace, name), None)
+        if entry is not None:
+            entry.end = self.clock.now()
+            renewals.ended[entry.key] = entry
+            renewals.version += 1
+
+    def _read_leases(self, namespace: str | None, name: str | None) -> None:
+        """A read of Leases (``Store.get``/``list``'s read hook, set while any renewal was
+        granted): materialise and end the standing renewals it sees (their kubelets write
+        again, and may ask anew once quiet)."""
+        renewals = self.standing
+        if name is not None:
+            key = (namespace or "", name)
+            keys = [key] if key in renewals.entries or key in renewals.ended else []
+        else:
+            keys = [
+                k
+                for table in (renewals.entries, renewals.ended)
+                for k in table
+                if namespace is None or k[0] == namespace
+            ]
+        if keys:
+            end(self, keys, notify=True)
 
     # --- verbs --------------------------------------------------------------------------
 
@@ -376,3 +430,13 @@ class ApiServer(Store):
         pod: Pod = self.get("Pod", meta.name, meta.namespace or "default")
         result: Pod = self._commit("bind", "Pod", pod, bind_pod(pod, binding, self.clock.timestamp()))
         return result
+
+    # --- a watch of Leases ends the standing renewals (last: ``list`` would shadow the builtin)
+
+    def watch(self, kind: str, *, standing_aware: bool = False, **options: Any) -> Any:
+        """``Store.watch``; a watch of Leases by a watcher that is not ``standing_aware``
+        ends every standing renewal and allows none after (it sees every renewal)."""
+        if kind == "Lease" and not standing_aware:
+            self.standing.allowed = False
+            end(self, [*self.standing.entries, *self.standing.ended], notify=True)
+        return super().watch(kind, **options)

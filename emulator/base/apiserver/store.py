@@ -20,7 +20,8 @@ watch          from a revision (replays the history window; older → Gone)
                returned and counted in ``unchanged``, as upstream's
                ``GuaranteedUpdate`` skips it
 (expiry)       an object of the ``ttl`` kind (Event) ``eventTTL`` after its last
-               write: a delete by the server, done after the next write (``eventttl``)
+               write: a delete by the server, at that deadline (the run's timer,
+               ``expire_events_on_time``) or by the first write past it (``eventttl``)
 =============  =================================================================
 
 The history window (``_history``, one deque for all kinds) is bounded as upstream's watch
@@ -44,8 +45,10 @@ listeners' calls (listeners keep state of their own and do not read the store).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import itertools
+import math
 import random
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping
@@ -152,6 +155,9 @@ class Store:
         self._objects: dict[str, dict[tuple[str, str], Any]] = {k: {} for k in sorted(strategies)}
         self._cluster_scoped = frozenset(k for k, s in self._strategies.items() if not s.namespaced)
         self._invalidates: dict[str, list[Callable[[], None]]] = {}
+        self._read_hooks: dict[str, Callable[[str | None, str | None], None]] = {}
+        """kind → called with (namespace, name or None) before a get or list of it reads the
+        table (the API server's standing Lease renewals materialise there)."""
         for strategy in self._strategies.values():
             for kind in strategy.invalidated_by:
                 self._invalidates.setdefault(kind, []).append(strategy.invalidate)
@@ -300,6 +306,26 @@ class Store:
         for _ in itertools.repeat(None, n):
             pop()
 
+    async def expire_events_on_time(self) -> None:
+        """Expire the Events at their deadlines, as etcd's lease does, also when nothing else is
+        written then (with the kubelets' renewals held, ``standing``, minutes may pass without
+        a write); a write at or past a deadline still expires them first. Runs until cancelled."""
+        expiry, clock = self._event_expiry, self.clock
+        wake = asyncio.Event()
+        expiry.on_deadline = wake.set
+        try:
+            while True:
+                deadline = expiry.deadline
+                if deadline == math.inf:
+                    await wake.wait()
+                    wake.clear()
+                    continue
+                await clock.sleep_until(deadline)
+                if expiry.deadline <= clock.now() and not self._expiring:
+                    self._expire_events(clock.now())
+        finally:
+            expiry.on_deadline = None
+
     def _expire_events(self, now: float) -> None:
         """Delete the objects of the ``ttl`` kind (Events) whose TTL ran out (checked after every
         write: see ``eventttl``)."""
@@ -336,6 +362,9 @@ class Store:
     def get(self, kind: str, name: str, namespace: str = "") -> Any:
         if kind not in self._cluster_scoped and not namespace:
             namespace = "default"
+        hook = self._read_hooks.get(kind)
+        if hook is not None:
+            hook(namespace, name)
         try:
             return self._table(kind)[_key("" if kind in self._cluster_scoped else namespace, name)]
         except KeyError:
@@ -352,6 +381,9 @@ class Store:
     ) -> tuple[list[Any], int]:
         """Matching objects in (namespace, name) order, and the revision they reflect.
         ``predicate``: any further test on the whole object (``Watcher.predicate``)."""
+        hook = self._read_hooks.get(kind)
+        if hook is not None:
+            hook(namespace, None)
         probe = Watcher(
             kind,
             name="list",

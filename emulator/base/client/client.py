@@ -30,6 +30,7 @@ from emulator.base.api.labelselector import Selector
 from emulator.base.api.meta import ObjectMeta, ObjectReference
 from emulator.base.api.scheduling import Lease, LeaseSpec
 from emulator.base.apiserver.server import ApiServer
+from emulator.base.apiserver.standing import StandingRenewals
 from emulator.base.apiserver.watch import Watcher, WatchEvent
 from emulator.base.client.ratelimit import TokenBucket
 from emulator.base.runtime.channel import ChannelClosed
@@ -187,6 +188,24 @@ class Client:
             calls["update"] = calls.get("update", 0) + 1
         return new
 
+    def stand_lease(
+        self, lease: Lease, spec: LeaseSpec, first: float, interval: float, on_end: Callable[[Lease | None], None]
+    ) -> bool:
+        """Ask the server to hold ``lease``'s renewals from ``first`` every ``interval``
+        (``ApiServer.stand_lease``) when a call would not suspend (``can_renew_now``); False,
+        nothing asked, otherwise. ``on_end(lease)``: the server ended it (write again)."""
+        if not self.can_renew_now():
+            return False
+        return self.server.stand_lease(lease, spec, first, interval, on_end)
+
+    def end_standing(self, namespace: str, name: str) -> None:
+        """No renewal of the Lease after now (``ApiServer.end_standing``)."""
+        self.server.end_standing(namespace, name)
+
+    def standing_renewals(self) -> StandingRenewals:
+        """The server's standing renewals, as a ``standing_aware`` watcher reads them."""
+        return self.server.standing
+
     async def update_status(self, obj: S) -> S:
         return await self._call("updateStatus", getattr(obj, "kind", ""), lambda: self.server.update_status(obj))
 
@@ -264,10 +283,13 @@ class Client:
         resource_version: int | None = None,
         allow_bookmarks: bool = False,
         lazy_bookmarks: bool = False,
+        standing_aware: bool = False,
     ) -> WatchStream:
         """Open a watch now (raises ``Gone`` for a compacted ``resource_version``).
         ``lazy_bookmarks``: a BOOKMARK does not wake the consumer by itself (``Watcher``);
-        only where the latest bookmark is all that matters and none draws a random delay."""
+        only where the latest bookmark is all that matters and none draws a random delay.
+        ``standing_aware``: a watcher of Leases that reads the standing renewals itself (the
+        node lifecycle controller); any other ends them (``ApiServer.watch``)."""
         w = self.server.watch(
             kind,
             name=self.name,
@@ -277,6 +299,7 @@ class Client:
             resource_version=resource_version,
             allow_bookmarks=allow_bookmarks,
             lazy_bookmarks=lazy_bookmarks and self.watch_latency.jitter <= 0,
+            standing_aware=standing_aware,
         )
         return WatchStream(self, w)
 

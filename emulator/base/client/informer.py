@@ -77,8 +77,11 @@ class Informer:
         label_match: Callable[[Mapping[str, str]], bool] | None = None,
         fields: Mapping[str, str] | None = None,
         inline: bool = False,
+        standing_aware: bool = False,
     ) -> None:
         self.client = client
+        self.standing_aware = standing_aware
+        """Its owner reads the server's standing Lease renewals itself (``ApiServer.watch``)."""
         self.inline = inline
         """Its handlers never call into the loop: events may be applied without a wake-up."""
         self.kind = kind
@@ -238,6 +241,7 @@ class Informer:
             resource_version=self._revision,
             allow_bookmarks=True,
             lazy_bookmarks=True,
+            standing_aware=self.standing_aware,
         )
         if self.inline:
             stream.watcher.channel.set_drain(lambda: self._drain(stream))

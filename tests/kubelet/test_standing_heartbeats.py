@@ -1,0 +1,74 @@
+"""Kubelets whose Lease renewals the API server holds (standing) beat only when their status
+may have to be posted, and everything else happens as when every renewal is written: the
+node status posts (the report frequency, after a foreign write to the node, after an image
+pull), and the node lifecycle controller's verdict on a node whose kubelet stopped (Ready
+Unknown at the same pass, with the same Events)."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from msgspec.structs import replace
+
+from agents.controllers.nodelifecycle import NodeLifecycleController
+from agents.kubelet import Kubelet, KubeletSettings
+from agents.kubelet.ticker import Ticker
+from emulator.base.runtime.loop import new_virtual_loop
+from tests.builders import node, pod
+from tests.cluster import open_cluster
+
+
+def _run(*, standing: bool) -> tuple[list[tuple[Any, ...]], int, int]:
+    """Three kubelets (10 s beats, 60 s reports) on one ticker, started 3.3 s apart, and the
+    lifecycle controller; n1 relabelled at 95 s, a pod with an image bound to n2 at 130 s,
+    n0's kubelet stopped at 200 s (its node stays). The writes but the Lease renewals as
+    (time, verb, kind, name), and the renewals written and held."""
+
+    async def main() -> tuple[list[tuple[Any, ...]], int, int]:
+        async with open_cluster(seed=3) as c:
+            c.server.standing.allowed = standing
+            ticker = Ticker(c.clock, "kubelet:heartbeats")
+            c.spawn(ticker.run(), "heartbeats")
+            await c.start(NodeLifecycleController(c.client("controller:nodelifecycle"), c.clock), "nodelifecycle")
+            settings = KubeletSettings(heartbeat_interval=10.0, node_status_report_frequency=60.0)
+            tasks = {}
+            for i in range(3):
+                c.server.create(node(f"n{i}"))
+            for i in range(3):
+                await c.at(i * 3.3 + 0.01)
+                name = f"n{i}"
+                kubelet = Kubelet(c.client(f"kubelet:{name}"), name, c.clock, random.Random(i), settings, ticker=ticker)
+                tasks[name] = c.spawn(kubelet.run(), f"kubelet:{name}")
+            await c.at(95.0)
+            n1 = c.server.get("Node", "n1")
+            c.server.update(replace(n1, metadata=replace(n1.metadata, labels={**n1.metadata.labels, "x": "y"})))
+            await c.at(130.0)
+            p = pod("p", node="n2", image="registry/app:1")
+            c.server.create(p)
+            await c.at(200.0)
+            tasks["n0"].cancel()
+            await c.at(400.0)
+            writes = [
+                (round(w.time, 6), w.verb, w.kind, w.obj.metadata.name)
+                for w in c.writes
+                if not (w.kind == "Lease" and w.verb == "update")
+            ]
+            renewals = len([w for w in c.writes if w.kind == "Lease" and w.verb == "update"])
+            return writes, renewals, ticker.fired
+
+    loop = new_virtual_loop()
+    try:
+        return loop.run_until_complete(main())
+    finally:
+        loop.close()
+
+
+def test_the_same_writes_as_when_every_renewal_is_written() -> None:
+    reference, written, beats = _run(standing=False)
+    standing, held_written, sparse_beats = _run(standing=True)
+    assert standing == reference
+    unknown = [w for w in reference if w[1] == "updateStatus" and w[3] == "n0" and w[0] > 200.0]
+    assert unknown  # the lifecycle controller marked n0 Unknown after its kubelet stopped
+    assert held_written < written / 3
+    assert sparse_beats < 0.6 * beats  # a beat in 6 between reports, and two after each
