@@ -16,18 +16,7 @@ from emulator.base.api.core import Event, Namespace
 from emulator.base.api.meta import ObjectMeta, ObjectReference
 from emulator.base.apiserver.eventttl import DEFAULT_EVENT_TTL, EventExpiry
 from emulator.base.apiserver.server import ApiServer, ServerSettings, WriteRecord
-from emulator.base.runtime.clock import format_timestamp
-
-
-class _Clock:
-    def __init__(self) -> None:
-        self.t = 0.0
-
-    def now(self) -> float:
-        return self.t
-
-    def timestamp(self, t: float | None = None) -> str:
-        return format_timestamp(self.t if t is None else t)
+from tests.clocks import ManualClock
 
 
 def _event(name: str) -> Event:
@@ -38,8 +27,8 @@ def _event(name: str) -> Event:
     )
 
 
-def _server(ttl: float) -> tuple[ApiServer, _Clock, list[tuple[float, str, str]]]:
-    clock = _Clock()
+def _server(ttl: float) -> tuple[ApiServer, ManualClock, list[tuple[float, str, str]]]:
+    clock = ManualClock()
     srv = ApiServer(clock, random.Random(0), ServerSettings(event_ttl=ttl))  # type: ignore[arg-type]
     writes: list[tuple[float, str, str]] = []
 
@@ -52,7 +41,7 @@ def _server(ttl: float) -> tuple[ApiServer, _Clock, list[tuple[float, str, str]]
     return srv, clock, writes
 
 
-def _tick(srv: ApiServer, clock: _Clock, t: float) -> None:
+def _tick(srv: ApiServer, clock: ManualClock, t: float) -> None:
     """Move to ``t`` and make some unrelated write there."""
     clock.t = t
     srv.create(Namespace(metadata=ObjectMeta(name=f"ns-{int(t * 1000)}")))

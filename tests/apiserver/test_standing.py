@@ -19,25 +19,13 @@ from emulator.base.api.scheduling import Lease, LeaseSpec
 from emulator.base.apiserver import ApiServer, WriteRecord
 from emulator.base.apiserver.standing import StandingRenewal
 from emulator.base.runtime.clock import format_timestamp
+from tests.clocks import ManualClock
 
 NS = "kube-node-lease"
 
 
-class _Clock:
-    """A clock the test moves by hand."""
-
-    def __init__(self) -> None:
-        self.t = 0.0
-
-    def now(self) -> float:
-        return self.t
-
-    def timestamp(self, t: float | None = None) -> str:
-        return format_timestamp(self.t if t is None else t)
-
-
-def _server() -> tuple[ApiServer, _Clock, list[WriteRecord], Lease]:
-    clock = _Clock()
+def _server() -> tuple[ApiServer, ManualClock, list[WriteRecord], Lease]:
+    clock = ManualClock()
     srv = ApiServer(clock, random.Random(0))  # type: ignore[arg-type]
     srv.create(Namespace(metadata=ObjectMeta(name=NS)))
     spec = LeaseSpec(holder_identity="n", lease_duration_seconds=40, renew_time=clock.timestamp())
