@@ -307,12 +307,7 @@ class NodeReporter:
         lease, settings = self._lease, self._settings
         if lease is None or settings.faults is not None:
             return False
-        spec = replace(
-            lease.spec,
-            holder_identity=self._name,
-            lease_duration_seconds=settings.lease_duration_seconds,
-            renew_time=self._clock.timestamp(),
-        )
+        spec = self._renew_spec(lease)
         if not self._client.stand_lease(lease, spec, due, settings.heartbeat_interval, self._standing_ended):
             return False
         self._standing = True

@@ -42,7 +42,7 @@ def _stand(srv: ApiServer, lease: Lease, first: float, ended: list[Any]) -> bool
 
 
 def test_dues_are_found_by_repeated_addition_as_the_kubelet_adds() -> None:
-    entry = StandingRenewal(("ns", "n"), None, None, 0.1, 0.1, lambda _lease: None)
+    entry = StandingRenewal(("ns", "n"), None, 0.1, 0.1, lambda _lease: None)
     due, expected = 0.1, []
     for _ in range(30):
         expected.append(due)

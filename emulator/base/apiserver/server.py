@@ -124,9 +124,8 @@ class ApiServer(Store):
         if key in renewals.entries:
             return False
         renewals.ended.pop(key, None)  # a kubelet that stopped and started again: renewed since
-        entry = renewals.entries[key] = StandingRenewal(key, lease, spec, first, interval, on_end)
+        entry = renewals.entries[key] = StandingRenewal(key, spec, first, interval, on_end)
         renewals.granted.append(entry)
-        renewals.version += 1
         if self._read_hooks.get("Lease") is None:
             self._read_hooks["Lease"] = self._read_leases
         return True
@@ -139,7 +138,6 @@ class ApiServer(Store):
         if entry is not None:
             entry.end = self.clock.now()
             renewals.ended[entry.key] = entry
-            renewals.version += 1
 
     def _read_leases(self, namespace: str | None, name: str | None) -> None:
         """A read of Leases (``Store.get``/``list``'s read hook, set while any renewal was
@@ -438,5 +436,5 @@ class ApiServer(Store):
         ends every standing renewal and allows none after (it sees every renewal)."""
         if kind == "Lease" and not standing_aware:
             self.standing.allowed = False
-            end(self, [*self.standing.entries, *self.standing.ended], notify=True)
+            self._read_leases(None, None)
         return super().watch(kind, **options)

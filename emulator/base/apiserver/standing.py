@@ -25,9 +25,9 @@ a watcher that is not  (``on_end``: they beat and write every renewal again), an
 ``end_standing``       materialised and ended (the kubelet stops, or leaves the quiet state)
 =====================  ======================================================================
 
-The node lifecycle controller (the one ``standing_aware`` watcher) reads the renewals through
-``due_in``: the dues of a standing renewal in a window of simulated time, so its probes are
-stamped at the monitor pass that would have seen each renewal.
+The node lifecycle controller (the one ``standing_aware`` watcher) takes every grant from
+``StandingRenewals.granted`` and asks each for its ``last_due`` before a monitor pass, so its
+probes are stamped at the pass that would have seen each renewal.
 """
 
 from __future__ import annotations
@@ -45,14 +45,10 @@ Key = tuple[str, str]
 class StandingRenewal:
     """One Lease renewed every ``interval`` from ``first`` without writes."""
 
-    __slots__ = ("_cur", "_next", "_prev", "end", "first", "interval", "key", "lease", "on_end", "spec")
+    __slots__ = ("_cur", "_next", "_prev", "end", "first", "interval", "key", "on_end", "spec")
 
-    def __init__(
-        self, key: Key, lease: Any, spec: Any, first: float, interval: float, on_end: Callable[[Any], None]
-    ) -> None:
+    def __init__(self, key: Key, spec: Any, first: float, interval: float, on_end: Callable[[Any], None]) -> None:
         self.key = key
-        self.lease = lease
-        """The stored Lease (its last real write; kept current as materialisations write it)."""
         self.spec = spec
         """The spec each renewal writes, but its ``renewTime``."""
         self.first = first
@@ -97,8 +93,6 @@ class StandingRenewals:
         self.allowed = False
         """Granted only while True (the scenario runner's ``run`` sets it; never through
         ``serve``), and never again once a watcher that is not aware has watched Leases."""
-        self.version = 0
-        """Bumped whenever a renewal is granted or ended (for readers that keep a view)."""
         self.granted: list[StandingRenewal] = []
         """Every renewal granted, in order (a reader keeps a cursor: ``NodeLifecycleController``
         takes each one, even one that ended before it looked)."""
@@ -120,7 +114,7 @@ def materialise(server: Any, entry: StandingRenewal) -> None:
     text = server.clock.timestamp(due)
     if stored.spec.renew_time == text:
         return
-    entry.lease = server.renew_leases([(stored, replace(entry.spec, renew_time=text))])[0]
+    server.renew_leases([(stored, replace(entry.spec, renew_time=text))])
 
 
 def end(server: Any, keys: list[Key], *, notify: bool) -> None:
@@ -131,7 +125,6 @@ def end(server: Any, keys: list[Key], *, notify: bool) -> None:
         entry = renewals.entries.pop(key, None) or renewals.ended.pop(key, None)
         if entry is None:
             continue
-        renewals.version += 1
         materialise(server, entry)
         if entry.end is None:  # no held renewal after now: its kubelet writes them again
             entry.end = server.clock.now()
