@@ -36,6 +36,7 @@ from emulator.base.api.scheduling import PriorityClass
 from emulator.base.apiserver import CLUSTER_SCOPED, ApiServer, ServerSettings, WriteRecord
 from emulator.base.apiserver.defaults import DEFAULT_SCHEDULER, qos_class
 from emulator.base.runtime.clock import format_timestamp
+from tests.clocks import ManualClock
 from tests.references import new_uid
 
 ALL_KINDS = sorted(k for _, k in KINDS)
@@ -48,21 +49,6 @@ UNREACHABLE = Toleration(
 STALE = (
     "the object has been modified; please apply your changes to the latest version and try again"  # upstream wording
 )
-
-
-class FakeClock:
-    """A settable clock: ``now()`` and ``timestamp()`` as the ``Clock`` protocol has them."""
-
-    virtual = True
-
-    def __init__(self, t: float = 0.0) -> None:
-        self.t = t
-
-    def now(self) -> float:
-        return self.t
-
-    def timestamp(self, t: float | None = None) -> str:
-        return format_timestamp(self.t if t is None else t)
 
 
 def ts(seconds: float) -> str:
@@ -87,8 +73,8 @@ def binding(name: str, node: str, *, namespace: str = "default", uid: str = "") 
     )
 
 
-def new_server(seed: int = 0, clock: FakeClock | None = None, **settings: Any) -> ApiServer:
-    srv = ApiServer(clock or FakeClock(), random.Random(seed), ServerSettings(**settings))
+def new_server(seed: int = 0, clock: ManualClock | None = None, **settings: Any) -> ApiServer:
+    srv = ApiServer(clock or ManualClock(), random.Random(seed), ServerSettings(**settings))
     srv.create(Namespace(metadata=ObjectMeta(name="default")))
     return srv
 
@@ -129,7 +115,7 @@ def rejected(srv: ApiServer, exc: type[ApiError], match: str, fn: Callable[[], A
 @dataclass
 class World:
     srv: ApiServer
-    clock: FakeClock
+    clock: ManualClock
     node: Node
     free: Pod
     bound: Pod
@@ -138,7 +124,7 @@ class World:
 
 @pytest.fixture
 def world() -> World:
-    clock = FakeClock()
+    clock = ManualClock()
     srv = new_server(clock=clock)
     srv.create(convert({"metadata": {"name": "base"}, "value": 10, "globalDefault": True}, PriorityClass))
     srv.create(convert({"metadata": {"name": "high"}, "value": 1000}, PriorityClass))
@@ -487,7 +473,7 @@ def test_uid_comes_from_the_server_rng() -> None:
 
 
 def test_create_stamps_metadata_from_the_clock() -> None:
-    clock = FakeClock(3600 + 7.9)
+    clock = ManualClock(3600 + 7.9)
     srv = new_server(clock=clock)
     given = make_pod("a")
     given = replace(

@@ -16,25 +16,12 @@ from emulator.base.api.meta import ObjectMeta, ObjectReference
 from emulator.base.apiserver import ApiServer, ServerSettings, Watcher, WatchEvent, object_fields
 from emulator.base.apiserver.watch import WatchHub, transition
 from emulator.base.runtime.channel import ChannelClosed, Overflow
-from emulator.base.runtime.clock import format_timestamp
 from tests.builders import pod
+from tests.clocks import ManualClock
 
 
-class FakeClock:
-    virtual = True
-
-    def __init__(self, t: float = 0.0) -> None:
-        self.t = t
-
-    def now(self) -> float:
-        return self.t
-
-    def timestamp(self, t: float | None = None) -> str:
-        return format_timestamp(self.t if t is None else t)
-
-
-def server(**settings: Any) -> tuple[ApiServer, FakeClock]:
-    clock = FakeClock()
+def server(**settings: Any) -> tuple[ApiServer, ManualClock]:
+    clock = ManualClock()
     srv = ApiServer(clock, random.Random(0), ServerSettings(**settings))
     srv.create(Namespace(metadata=ObjectMeta(name="default")))
     return srv, clock
