@@ -146,7 +146,9 @@ class NodeLifecycleController:
         self._zones: dict[str, _Zone] = {}
         self._counted: dict[str, tuple[str, bool]] = {}
         self._has_lease: set[str] = set()
-        self._renew_seen: dict[str, str | None] = {}
+        self._renew_seen: dict[str, str | float | None] = {}
+        """Node -> the last ``renewTime`` seen: a Lease's, or a held renewal's due (a float,
+        formatted only when compared with a Lease's: ``_seen_text``)."""
         self._beat_seen: dict[str, str | None] = {}
         self._overdue: dict[str, None] = {}
         self._candidates: dict[str, None] = {}
@@ -172,16 +174,20 @@ class NodeLifecycleController:
         name = lease.metadata.name
         self._has_lease.add(name)
         renew = lease.spec.renew_time
-        if self._renew_seen.get(name, "") != renew:
+        if self._seen_text(name) != renew:
             self._renew_seen[name] = renew
             self.probes.renewed(name)
+
+    def _seen_text(self, name: str) -> str | None:
+        seen = self._renew_seen.get(name, "")
+        return self.clock.timestamp(seen) if isinstance(seen, float) else seen
 
     def _on_lease_update(self, old: Lease, new: Lease) -> None:
         """``_on_lease(new)`` for a Lease already added (so in ``_has_lease``), in one call: a
         renewal, 100 a simulated second on 1,000 nodes."""
         renew = new.spec.renew_time
         name = new.metadata.name
-        if self._renew_seen.get(name, "") != renew:
+        if self._seen_text(name) != renew:
             self._renew_seen[name] = renew
             self.probes.renewed(name)
 
@@ -190,7 +196,7 @@ class NodeLifecycleController:
         marked in due order as their watch events would have been before this pass (a
         renewal at the pass's own instant is seen by the next one, as an eagerly woken
         informer applies it after the pass). A node's last renewal before its kubelet stopped
-        is its last mark."""
+        is its last mark. A due is formatted only to compare it with a Lease's ``renewTime``."""
         renewals = self.client.standing_renewals()
         granted = renewals.granted
         if self._granted < len(granted):  # every grant, even one that ended since the last pass
@@ -213,13 +219,21 @@ class NodeLifecycleController:
                 kept.append(entry)
         self._standing = kept
         fresh.sort(key=_due)
-        stamp, seen = self.clock.timestamp, self._renew_seen
+        seen, has_lease = self._renew_seen, self._has_lease
         for due, name in fresh:
-            renew = stamp(due)
             old = seen.get(name)
-            if (old is None or renew > old) and name in self._has_lease:  # newer than any seen
-                seen[name] = renew
+            if name in has_lease and (old is None or self._newer(due, old)):  # newer than any seen
+                seen[name] = due
                 self.probes.renewed(name)
+
+    def _newer(self, due: float, old: str | float) -> bool:
+        """Whether the renewal at ``due`` is newer than the ``renewTime`` seen, as their texts
+        compare (microseconds): far apart, the floats say the same."""
+        if isinstance(old, float):
+            if abs(due - old) >= 1e-3:
+                return due > old
+            old = self.clock.timestamp(old)
+        return self.clock.timestamp(due) > old
 
     def _on_node(self, node: Node) -> None:
         name = node.metadata.name
