@@ -72,3 +72,54 @@ def test_the_same_writes_as_when_every_renewal_is_written() -> None:
     assert unknown  # the lifecycle controller marked n0 Unknown after its kubelet stopped
     assert held_written < written / 3
     assert sparse_beats < 0.6 * beats  # a beat in 6 between reports, and two after each
+
+
+def _probes(*, standing: bool) -> list[tuple[float, dict[str, float]]]:
+    """Two kubelets (10 s beats) and the lifecycle controller; n0's Lease read at 57 s and 121 s
+    (the read writes its last held renewal, whose watch event the controller then sees), n0's
+    kubelet stopped at 150 s. The controller's probe stamps after each pass."""
+
+    async def main() -> list[tuple[float, dict[str, float]]]:
+        async with open_cluster(seed=5) as c:
+            c.server.standing.allowed = standing
+            ticker = Ticker(c.clock, "kubelet:heartbeats")
+            c.spawn(ticker.run(), "heartbeats")
+            controller = NodeLifecycleController(c.client("controller:nodelifecycle"), c.clock)
+            await c.start(controller, "nodelifecycle")
+            settings = KubeletSettings(heartbeat_interval=10.0, node_status_report_frequency=60.0)
+            tasks = {}
+            for i in range(2):
+                c.server.create(node(f"n{i}"))
+            for i in range(2):
+                await c.at(i * 4.1 + 0.01)
+                name = f"n{i}"
+                kubelet = Kubelet(c.client(f"kubelet:{name}"), name, c.clock, random.Random(i), settings, ticker=ticker)
+                tasks[name] = c.spawn(kubelet.run(), f"kubelet:{name}")
+            seen: list[tuple[float, dict[str, float]]] = []
+            t = 10.5
+            while t < 300.0:
+                await c.at(t)
+                if t in (55.5, 120.5):
+                    await c.at(t + 1.5)
+                    c.server.get("Lease", "n0", "kube-node-lease")
+                if t == 145.5:
+                    tasks["n0"].cancel()
+                seen.append((t, dict(controller.probes._stamps)))
+                t += 5.0
+            return seen
+
+    loop = new_virtual_loop()
+    try:
+        return loop.run_until_complete(main())
+    finally:
+        loop.close()
+
+
+def test_a_held_renewal_seen_again_in_its_lease_event_is_not_a_new_renewal() -> None:
+    """The controller keeps a held renewal's due as a number and compares it with the
+    ``renewTime`` of the Lease event a read causes: the same renewal is not counted twice, so
+    the probes (and n0's expiry after its kubelet stopped) are those of every renewal written."""
+    reference = _probes(standing=False)
+    assert _probes(standing=True) == reference
+    assert "n0" not in reference[-1][1]  # expired after its kubelet stopped
+    assert "n1" in reference[-1][1]
