@@ -83,6 +83,13 @@ Private asyncio internals used, and why (the same in CPython 3.11 to 3.13;
   an owed wake-up at the place it would have taken (a ``deque``, appended to by
   ``call_soon``, popped only by ``_run_once`` between callbacks); ``_clock_resolution``,
   which ``_run_once`` adds to the time when it takes the timers due.
+- ``BaseEventLoop._run_once``, replaced outside debug mode by ``VirtualTimeEventLoop._run_once``
+  (the same step without a selector call on an iteration that does not poll, and running a
+  plain handle's callback itself): it reads the stock step's constants
+  (``_MIN_SCHEDULED_TIMER_HANDLES``, ``_MIN_CANCELLED_TIMER_HANDLES_FRACTION``,
+  ``MAXIMUM_SELECT_TIMEOUT``), ``_timer_cancelled_count``, ``_process_events`` and, for a raising
+  callback, ``format_helpers._format_callback_source`` as ``Handle._run`` does. Debug mode
+  keeps the stock step (``test_loop.py`` runs a workload through both and compares the logs).
 
 Everything else is public: the selector handed to ``SelectorEventLoop(selector)``, ``time()``,
 ``call_at()`` and ``run_in_executor()``. Debug-mode checks of the stock ``call_at`` (calling
