@@ -152,7 +152,7 @@ def lifecycle_of(pod: Pod) -> tuple[Lifecycle, tuple[str, ...]]:
     """The pod's ``Lifecycle`` and the annotations that did not parse (ignored)."""
     notes = pod.metadata.annotations
     policy, init_policy = effective_restart_policy(pod), pod.spec.restart_policy or "Always"
-    if not any(name in notes for name in _LIFECYCLE_ANNOTATIONS):  # the common case: memoised
+    if notes.keys().isdisjoint(_LIFECYCLE_ANNOTATIONS):  # the common case: memoised
         return _plain_lifecycle(notes.get(RUN_DURATION_ANNOTATION), policy, init_policy)
     bad: list[str] = []
     run_duration = _duration(notes, RUN_DURATION_ANNOTATION, bad)

@@ -108,7 +108,9 @@ def merge_conditions(old: Sequence[PodCondition], owned: Sequence[PodCondition],
             since = prev.last_transition_time
         out.append(replace(cond, last_transition_time=since))
     types = {c.type for c in owned}
-    out.extend(c for c in old if c.type not in types)
+    for c in old:
+        if c.type not in types:
+            out.append(c)
     if "PodScheduled" not in before:
         # upstream generateAPIPodStatus: a pod on a kubelet was scheduled, even if bound by
         # hand through spec.nodeName (the scheduler's binding sets it otherwise).

@@ -95,7 +95,8 @@ Allocation = dict[str, ResourceRequirements]
 def resizable(pod: Pod) -> Allocation:
     """The desired requirements of ``pod``'s resizable containers."""
     out = {c.name: c.resources for c in pod.spec.init_containers if c.restart_policy == "Always"}
-    out.update((c.name, c.resources) for c in pod.spec.containers)
+    for c in pod.spec.containers:
+        out[c.name] = c.resources
     return out
 
 
@@ -142,12 +143,21 @@ def _decorate(cs: ContainerStatus, alloc: Allocation, actuated: Allocation) -> C
     return replace(cs, allocated_resources=allocated, resources=resources)
 
 
+def _unobserved(conditions: Any, generation: int) -> bool:
+    """Whether one of the kubelet's ``conditions`` is not marked observed at ``generation``
+    (a loop rather than ``any()``: no generator per status write)."""
+    for c in conditions:  # noqa: SIM110 (a loop: no generator per status write)
+        if c.type in _OWNED and c.observed_generation != generation:
+            return True
+    return False
+
+
 def _observed(status: PodStatus, generation: int) -> PodStatus:
     """``status`` and the kubelet's conditions in it marked observed at ``generation``."""
     if not generation:
         return status
     conditions = status.conditions
-    if any(c.type in _OWNED and c.observed_generation != generation for c in conditions):
+    if _unobserved(conditions, generation):
         conditions = [
             replace(c, observed_generation=generation)
             if c.type in _OWNED and c.observed_generation != generation
@@ -157,6 +167,13 @@ def _observed(status: PodStatus, generation: int) -> PodStatus:
     if status.observed_generation == generation and conditions is status.conditions:
         return status
     return replace(status, observed_generation=generation, conditions=conditions)
+
+
+def _has_resize_condition(conditions: Any) -> bool:
+    for c in conditions:  # noqa: SIM110 (a loop: no generator per status write)
+        if c.type in _RESIZE_CONDITIONS:
+            return True
+    return False
 
 
 def with_resize_status(rec: Any, status: PodStatus, generation: int = 0) -> PodStatus:
@@ -171,7 +188,7 @@ def with_resize_status(rec: Any, status: PodStatus, generation: int = 0) -> PodS
     inits = [_decorate(cs, alloc, actuated) for cs in status.init_container_statuses]
     conds: dict[str, PodCondition] = rec.resize_conditions
     conditions = status.conditions
-    if conds or any(c.type in _RESIZE_CONDITIONS for c in conditions):
+    if conds or _has_resize_condition(conditions):
         conditions = [c for c in conditions if c.type not in _RESIZE_CONDITIONS]
         conditions += [conds[t] for t in _RESIZE_CONDITIONS if t in conds]
     status = replace(status, container_statuses=containers, init_container_statuses=inits, conditions=conditions)

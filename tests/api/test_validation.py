@@ -7,11 +7,12 @@ from typing import Any
 import pytest
 
 from emulator.base.api.codec import convert
-from emulator.base.api.core import Namespace, Node, Pod
+from emulator.base.api.core import Event, Namespace, Node, Pod
 from emulator.base.api.errors import ApiError, Invalid
+from emulator.base.api.meta import ObjectMeta, ObjectReference
 from emulator.base.api.quantity import EXPECTED
 from emulator.base.api.scheduling import PriorityClass
-from emulator.base.api.validation import quantity_errors, validate
+from emulator.base.api.validation import quantity_errors, validate, validate_event
 
 SUBDOMAIN_MSG = (
     "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
@@ -384,3 +385,32 @@ def test_quantity_errors_lists_every_bad_quantity_with_its_path() -> None:
         ("spec.overhead.memory", "-5"),
     ]
     assert list(quantity_errors(convert({"metadata": {"name": "x"}}, Namespace))) == []
+
+
+@pytest.mark.parametrize(
+    ("name", "namespace"),
+    [
+        ("web-1.1880a1b2c3d4e5f6", "default"),  # the scheduler's and kubelets' Event names
+        ("", ""),  # no name, no generateName
+        ("Bad_Name", "default"),
+        ("x" * 300, "default"),
+        ("ok", "Bad_Namespace"),
+        ("ok", ""),
+    ],
+)
+def test_validate_event_is_validate_for_an_event(name: str, namespace: str) -> None:
+    """``validate_event`` (the Event strategy's) raises what ``validate`` raises, or nothing."""
+    event = Event(
+        involved_object=ObjectReference(kind="Pod", name="web-1", namespace="default"),
+        metadata=ObjectMeta(name=name, namespace=namespace),
+        reason="Scheduled",
+        message="Successfully assigned default/web-1 to node-1",
+    )
+    outcomes = []
+    for check in (validate, validate_event):
+        try:
+            check(event)
+            outcomes.append(None)
+        except Invalid as err:
+            outcomes.append(str(err))
+    assert outcomes[0] == outcomes[1]

@@ -231,13 +231,12 @@ def test_a_write_on_one_node_evaluates_only_interested_watchers(monkeypatch: pyt
     kubelets = [srv.watch("Pod", fields={"spec.nodeName": f"node-{i}"}) for i in range(200)]
     srv.create(pod("a", node="node-1"))
     calls: list[int] = []
-    original = Watcher.matches
 
-    def counting(self: Watcher, obj: Any) -> bool:
-        calls.append(self.id)
-        return original(self, obj)
+    def counting(w: Watcher, old: Any, new: Any, revision: int, time: float) -> WatchEvent | None:
+        calls.append(w.id)  # a kubelet's watcher is matched inside ``transition`` (``node_only``)
+        return transition(w, old, new, revision, time)
 
-    monkeypatch.setattr(Watcher, "matches", counting)
+    monkeypatch.setattr("emulator.base.apiserver.watch.transition", counting)
     relabel(srv, "a", {"x": "1"})
     assert set(calls) == {kubelets[1].id}
     assert [len(w.channel) for w in kubelets[:3]] == [0, 2, 0]
@@ -440,3 +439,40 @@ def test_history_never_trims_below_the_lower_bound() -> None:
         clock.t = i * 10.0  # 100 writes over 1,000 s: all older than the fresh duration but the last ones
         srv.create(pod(f"p{i}"))
     assert len(drain(srv.watch("Pod", resource_version=1))) == HISTORY_LOWER_BOUND
+
+
+def test_a_kubelets_watcher_matches_in_transition_as_matches_says() -> None:
+    """``Watcher.node_only`` (a pod watcher selecting exactly ``spec.nodeName``): ``transition``
+    reads the node itself; the events are those ``matches`` gives, on every pair of nodes."""
+    kubelet = Watcher(
+        "Pod",
+        name="k",
+        namespace=None,
+        fields={"spec.nodeName": "n1"},
+        label_match=None,
+        maxsize=9,
+        allow_bookmarks=False,
+    )
+    spaced = Watcher(
+        "Pod",
+        name="s",
+        namespace="default",
+        fields={"spec.nodeName": "n1"},
+        label_match=None,
+        maxsize=9,
+        allow_bookmarks=False,
+    )
+    assert kubelet.node_only == "n1"
+    assert spaced.node_only is None
+    versions = [None, pod("a", node=""), pod("a", node="n1"), pod("a", node="n2")]
+    for old in versions:
+        for new in versions:
+            if old is None and new is None:
+                continue
+            was = old is not None and kubelet.matches(old)
+            now = new is not None and kubelet.matches(new)
+            got = transition(kubelet, old, new, 7, 1.0)
+            want = transition(spaced, old, new, 7, 1.0)  # the same selection through ``matches``
+            assert (got is None) == (not (was or now)) == (want is None)
+            if got is not None and want is not None:
+                assert (got.type, got.object, got.revision) == (want.type, want.object, want.revision)

@@ -334,8 +334,67 @@ def test_the_private_asyncio_internals_the_loop_relies_on_still_exist() -> None:
         assert loop._ready[-1] is soon
         assert loop._stopping is False
         assert loop._clock_resolution == time.get_clock_info("monotonic").resolution
+        # _run_once: the stock step's constants and Handle._run's report of a raising callback
+        base_events: Any = asyncio.base_events
+        assert base_events._MIN_SCHEDULED_TIMER_HANDLES > 0
+        assert 0 < base_events._MIN_CANCELLED_TIMER_HANDLES_FRACTION < 1
+        assert base_events.MAXIMUM_SELECT_TIMEOUT > 0
+        assert callable(asyncio.format_helpers._format_callback_source)  # type: ignore[attr-defined]
     finally:
         loop.close()
+
+
+@pytest.mark.parametrize("debug", [pytest.param(False, id="ours"), pytest.param(True, id="stock")])
+def test_a_raising_callback_is_reported_as_the_stock_loop_reports_it(debug: bool) -> None:
+    """``_run_once`` runs a plain handle's callback itself outside debug mode (the stock
+    ``_run_once`` and ``Handle._run`` in debug mode): the same context reaches the handler,
+    and the next callbacks still run."""
+
+    def bad(x: int) -> None:
+        raise ValueError(x)
+
+    def collect(loop: VirtualTimeEventLoop) -> tuple[list[dict[str, Any]], list[int], asyncio.Handle]:
+        seen: list[dict[str, Any]] = []
+        ran: list[int] = []
+        loop.set_exception_handler(lambda _loop, context: seen.append(context))
+        handle = loop.call_soon(bad, 7)
+        loop.call_soon(ran.append, 1)
+        loop.call_at(0.0, ran.append, 2)  # a timer due now: a _FifoTimerHandle
+        loop.call_at(1.0, loop.stop)
+        loop.run_forever()
+        return seen, ran, handle
+
+    loop = VirtualTimeEventLoop()
+    loop.set_debug(debug)
+    try:
+        seen, ran, handle = collect(loop)
+    finally:
+        loop.close()
+    assert ran == [1, 2]
+    assert len(seen) == 1
+    context = seen[0]
+    assert context["handle"] is handle
+    assert isinstance(context["exception"], ValueError)
+    assert context["exception"].args == (7,)
+    assert context["message"].startswith("Exception in callback ")
+    assert "bad(7)" in context["message"]
+    assert ("source_traceback" in context) == debug
+
+
+def test_the_lean_loop_step_runs_what_the_stock_step_runs_in_the_same_order() -> None:
+    """``_run_once`` outside debug mode against the stock step (debug mode): 200 tasks with
+    ties, timeouts, cancellations and a channel give the same (time, task, step) log."""
+
+    def logged(debug: bool) -> list[str]:
+        def factory() -> asyncio.AbstractEventLoop:
+            loop = new_virtual_loop()
+            loop.set_debug(debug)
+            loop.slow_callback_duration = 1e9  # no slow-callback warnings in debug mode
+            return loop
+
+        return run_virtual(lambda: determinism_main(5), factory)
+
+    assert logged(False) == logged(True)
 
 
 @pytest.mark.parametrize("debug", [pytest.param(False, id="inlined"), pytest.param(True, id="debug")])
@@ -412,6 +471,11 @@ def test_call_soon_makes_the_handle_of_the_stock_call_soon(debug: bool) -> None:
 def determinism_workload(seed: int) -> list[str]:
     """200 tasks sleeping seeded durations with many exact ties, plus channel hand-offs and
     timeouts; returns the (time, task, step) log."""
+    return run_virtual(lambda: determinism_main(seed))
+
+
+def determinism_main(seed: int) -> Coroutine[Any, Any, list[str]]:
+    """``determinism_workload``'s coroutine (to run on a loop of one's choice)."""
 
     async def main() -> list[str]:
         log: list[str] = []
@@ -444,7 +508,7 @@ def determinism_workload(seed: int) -> list[str]:
             reader.cancel()
         return log
 
-    return run_virtual(main)
+    return main()
 
 
 @pytest.mark.real_time

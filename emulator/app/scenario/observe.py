@@ -190,7 +190,8 @@ class Observer:
             self.sample_until(t, inclusive=False)
         kind = rec.kind
         if kind == "Pod":
-            self._reach(t)
+            if t > self.buckets.width * MAX_BUCKETS:  # ``_reach``, inlined for the most frequent kind
+                self._reach(t)
             self._pod(t, rec.old, rec.new)
         elif kind == "Node":
             self._reach(t)

@@ -106,7 +106,10 @@ def _uses_status(pod: Pod) -> bool:
         return bool(pod.status.init_container_statuses)
     containers = pod.spec.containers
     if len(statuses) == len(containers):
-        return any(_status_differs(cs, c) for cs, c in zip(statuses, containers, strict=True))
+        for cs, c in zip(statuses, containers, strict=True):  # noqa: SIM110 (no generator per call)
+            if _status_differs(cs, c):
+                return True
+        return False
     return True
 
 

@@ -24,7 +24,7 @@ from emulator.base.api.autoscaling import HorizontalPodAutoscaler
 from emulator.base.api.autoscalingvalidation import default_hpa, hpa_problems, hpa_status_problems
 from emulator.base.api.batch import CronJob, Job
 from emulator.base.api.config import ConfigMap, Secret, config_map_problems, merge_string_data, secret_problems
-from emulator.base.api.core import Container, Node, Pod
+from emulator.base.api.core import Container, Event, Node, Pod
 from emulator.base.api.errors import Invalid
 from emulator.base.api.karpenter import KARPENTER_KINDS, default_karpenter
 from emulator.base.api.karpentervalidation import karpenter_problems, karpenter_update_problems
@@ -64,6 +64,7 @@ __all__ = [
     "metadata_labels_problem",
     "quantity_errors",
     "validate",
+    "validate_event",
     "validate_karpenter_update",
     "validate_pod_metadata",
     "validate_resource_update",
@@ -378,6 +379,14 @@ def validate(obj: object) -> None:
             "value",
             "Invalid value: must be no greater than 1000000000 for user priority classes",
         )
+
+
+def validate_event(event: Event) -> None:
+    """``validate(event)`` for an Event, without the walk over every other kind's rules: of
+    them an Event meets only the metadata's (no quantities, no rule of its kind); one a pod
+    (the scheduler's ``Scheduled``). ``tests/api/test_validation.py`` checks it against
+    ``validate``."""
+    _meta("Event", event.metadata, namespaced=True)
 
 
 def validate_pod_metadata(pod: Pod) -> None:

@@ -225,9 +225,11 @@ class Store:
         if new is not None:
             if not stamped:
                 new = replace(new, metadata=replace(new.metadata, resource_version=str(rev)))
-            table[_key(new.metadata.namespace, new.metadata.name)] = new
+            meta = new.metadata
+            table[(meta.namespace, meta.name)] = new
         else:
-            del table[_key(old.metadata.namespace, old.metadata.name)]
+            meta = old.metadata
+            del table[(meta.namespace, meta.name)]
             old = replace(old, metadata=replace(old.metadata, resource_version=str(rev)))
         now = self.clock.now()
         history = self._history

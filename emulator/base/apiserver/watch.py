@@ -126,6 +126,7 @@ class Watcher:
         "name",
         "namespace",
         "namespace_only",
+        "node_only",
         "predicate",
         "unfiltered",
     )
@@ -162,6 +163,19 @@ class Watcher:
         self.namespace_only = namespace is not None and not self.fields and label_match is None and predicate is None
         """Sees every object of its kind in ``namespace`` (an informer of one namespace: the
         node lifecycle controller's of ``kube-node-lease``): see ``WatchHub.publish_many``."""
+        self.node_only: str | None = (
+            self.fields[NODE_NAME]
+            if kind == "Pod"
+            and namespace is None
+            and label_match is None
+            and predicate is None
+            and len(self.fields) == 1
+            and NODE_NAME in self.fields
+            else None
+        )
+        """The node of a pod watcher that selects exactly ``spec.nodeName`` (a kubelet's):
+        ``matches`` is then ``obj.spec.node_name == node_only``, which ``transition`` reads
+        directly (≈ 5 events a churn pod, two ``matches`` each)."""
         self._getters = tuple((_getter(kind, key), want) for key, want in self.fields.items())
         """(read the field from an object of ``kind``, wanted value) per selected field."""
 
@@ -437,8 +451,13 @@ def _first_event(entry: tuple[int, int, Watcher, list[WatchEvent]]) -> tuple[int
 
 def transition(w: Watcher, old: Any, new: Any, revision: int, time: float) -> WatchEvent | None:
     """The event watcher ``w`` sees for a write from ``old`` to ``new`` (or None)."""
-    was = old is not None and w.matches(old)
-    now = new is not None and w.matches(new)
+    node = w.node_only
+    if node is not None:  # ``matches`` of a kubelet's watcher, read directly
+        was = old is not None and old.spec.node_name == node
+        now = new is not None and new.spec.node_name == node
+    else:
+        was = old is not None and w.matches(old)
+        now = new is not None and w.matches(new)
     if was and now:
         return WatchEvent("MODIFIED", new, revision, time)
     if now:

@@ -106,7 +106,16 @@ class Channel(Generic[T]):
             self.close(Overflow(f"channel overflowed: more than {self._maxsize} items queued"))
             return
         self._items.append(item)
-        self._wake()
+        waiter = self._waiter  # ``_wake``, inlined: every watch event of every watcher comes here
+        if waiter is not None and not waiter.done():
+            owe = self._owe
+            if owe is not None:
+                if self._owed:
+                    return  # owed already: as a waiter already woken
+                if owe(self):
+                    self._owed = True
+                    return
+            waiter.set_result(None)
 
     def put_lazy(self, item: T) -> None:
         """Queue ``item`` without waking the consumer if nothing is queued (it comes first

@@ -5,8 +5,9 @@ its last write (``emulator.base.apiserver.eventttl``)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Final
+from typing import Any, Final
 
+from emulator.base.api.validation import validate_event
 from emulator.base.apiserver.registry.strategy import FieldGetter, Strategy
 
 __all__ = ["EventStrategy"]
@@ -30,3 +31,6 @@ class EventStrategy(Strategy):
     kind = "Event"
     fields = _FIELDS
     ttl = True
+
+    def validate(self, obj: Any) -> None:
+        validate_event(obj)  # ``validate(obj)``'s part that concerns an Event
