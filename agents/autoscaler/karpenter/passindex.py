@@ -129,7 +129,7 @@ class PassIndex:
             self._claim(claim)
         agent.pods.add_handlers(self._pod_added, self._pod_updated, self._pod_deleted)
         agent.nodes.add_handlers(self._node, lambda old, new: self._node(new), self._node_gone)
-        agent.claims.add_handlers(self._claim, lambda old, new: self._claim_updated(new), self._claim_gone)
+        agent.claims.add_handlers(self._claim, self._claim_changed, self._claim_gone)
         agent.pools.add_handlers(self._all, lambda old, new: self._all(new), self._all)
         agent.pdbs.add_handlers(self._all, lambda old, new: self._all(new), self._all)
 
@@ -178,6 +178,13 @@ class PassIndex:
             self.reasoned[name] = None
         else:
             self.reasoned.pop(name, None)
+
+    def _claim_changed(self, old: Any, new: Any) -> None:
+        self._claim_updated(new)
+        if old.spec != new.spec or old.metadata.creation_timestamp != new.metadata.creation_timestamp:
+            when = expiry_of(new)  # both are fixed at creation: only a test changes them
+            if when is not None:
+                heapq.heappush(self.expiry, (when, new.metadata.name))
 
     def _claim(self, claim: Any) -> None:
         self._claim_updated(claim)
