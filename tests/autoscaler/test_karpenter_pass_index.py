@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from msgspec.structs import replace
 
+from agents.autoscaler.karpenter import budgetmapping
 from agents.autoscaler.karpenter import candidates as cand_mod
 from agents.autoscaler.karpenter.disruption import DISRUPTED_TAINT, Disruption
 from agents.autoscaler.karpenter.passindex import WatchedDict, _digest, expiry_of
@@ -189,7 +190,7 @@ def test_the_index_is_what_the_stores_say(seed: int) -> None:
             daemon = [p for p in _plain_pods(a, node) if p.metadata.owner_references]
             uids = sorted(p.metadata.uid for p in _plain_pods(a, node) if p not in daemon)
             assert d.pod_key(node) == tuple(uids), (seed, step, node)
-        assert cand_mod._budget_counts(a) == _plain_counts(a), (seed, step)
+        assert budgetmapping._budget_counts(a) == _plain_counts(a), (seed, step)
         bound = [f"{p.metadata.uid}@{p.spec.node_name}" for p in a.pods.objects() if p.spec.node_name]
         claims = [c.metadata.name for c in a.claims.objects()]
         total = (1 + sum(_digest(t) for t in bound + claims)) & ((1 << 64) - 1)

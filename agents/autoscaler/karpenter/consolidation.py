@@ -32,11 +32,11 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from agents.autoscaler.karpenter import events as ev
+from agents.autoscaler.karpenter.budgetmapping import budget_mapping
 from agents.autoscaler.karpenter.candidates import (
     EVENTUAL,
     GRACEFUL,
     Candidate,
-    budget_mapping,
     condition,
     get_candidates,
     is_true,

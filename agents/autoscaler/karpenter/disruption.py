@@ -32,7 +32,8 @@ from typing import Any, Final
 
 from msgspec.structs import replace
 
-from agents.autoscaler.karpenter.candidates import budget_mapping, get_candidates
+from agents.autoscaler.karpenter.budgetmapping import budget_mapping
+from agents.autoscaler.karpenter.candidates import get_candidates
 from agents.autoscaler.karpenter.conditions import ConditionSet, nodeclaim_conditions
 from agents.autoscaler.karpenter.consolidation import Command, methods
 from agents.autoscaler.karpenter.memo import SingleOutcomes
@@ -128,7 +129,7 @@ class Disruption:
         self.sim_base: tuple[Any, set[str]] | None = None
         """What the simulator was last built from for disruption (``simulation._base``)."""
         self.budget_counts: tuple[Any, dict[str, int], dict[str, int], dict[str, Any]] = (None, {}, {}, {})
-        """``candidates._budget_counts``: (its stamp, nodes, disrupting, each NodeClaim's part)."""
+        """``budgetmapping._budget_counts``: (its stamp, nodes, disrupting, each NodeClaim's part)."""
         self.entry_parts: dict[str, Any] = {}
         """``candidates._entries``' per-NodeClaim parts, kept across passes."""
         self.rows: dict[str, Any] = {}
