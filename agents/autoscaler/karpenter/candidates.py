@@ -212,7 +212,7 @@ async def get_candidates(agent: Any, should: Any, klass: str) -> list[Candidate]
     else:
         ctx = _Context(
             agent.clock.now(),
-            sorted(agent.claims.objects(), key=lambda c: c.metadata.name),
+            _sorted_claims(agent),
             {p.metadata.name: p for p in agent.pools.objects()},
             {t.name: t for t in agent.cloud.instance_types()},
             _pdb_limits(agent),
@@ -266,6 +266,14 @@ class _Context:
     pools: dict[str, NodePool]
     types: dict[str, Any]
     limits: PdbLimits
+
+
+def _sorted_claims(agent: Any) -> list[NodeClaim]:
+    """The stored NodeClaims by name (with the index, ``ClaimTracking``'s list: the same)."""
+    d = agent.disruption
+    if getattr(d, "index", None) is not None:
+        return d.track.sorted_claims()  # type: ignore[no-any-return]
+    return sorted(agent.claims.objects(), key=lambda c: c.metadata.name)
 
 
 def _has_grace(claim: NodeClaim) -> bool:
