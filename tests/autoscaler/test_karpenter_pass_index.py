@@ -219,3 +219,39 @@ def test_a_watched_dict_tells_of_keys_added_and_removed() -> None:
     w.clear()
     assert seen == ["a", "b", "c", "a", "b", "c"]
     assert dict(w) == {}
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_the_clean_up_writes_as_the_plain_loop(seed: int) -> None:
+    """``Disruption._clean_up`` with the index visits only NodeClaims with the condition or
+    the taint: the same writes, in the same order, as visiting every NodeClaim by name."""
+    r = random.Random(seed)
+    a, now, _ = _agent()
+    d = a.disruption
+    writes: list[tuple[str, str]] = []
+
+    async def set_taint(node: str, on: bool) -> bool:
+        n = a.nodes.get(node)
+        if n is not None and DISRUPTED_TAINT in n.spec.taints:
+            writes.append(("untaint", node))
+        return True
+
+    async def clear_reason(name: str) -> None:
+        c = a.claims.get(name)
+        if c is not None and cand_mod.condition(c, "DisruptionReason"):
+            writes.append(("clear", name))
+
+    d.set_taint, d.clear_reason = set_taint, clear_reason
+    visited = 0
+    for step in range(200):
+        _step(a, now, r, step)
+        writes.clear()
+        asyncio.run(d._clean_up())
+        got = list(writes)
+        index, d.index = d.index, None
+        writes.clear()
+        asyncio.run(d._clean_up())
+        d.index = index
+        assert got == writes, (seed, step)
+        visited += len(got)
+    assert visited > 20
