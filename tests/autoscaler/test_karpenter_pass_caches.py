@@ -1,5 +1,5 @@
 """What the disruption controller keeps from one pass to the next (issue 28's Karpenter day),
-each against computing afresh: ``candidates._budget_counts`` (the disruption budgets' node
+each against computing afresh: ``budgetmapping._budget_counts`` (the disruption budgets' node
 counts, upstream ``BuildDisruptionBudgetMapping``'s loop over the state nodes) and
 ``candidates._entries``' per-NodeClaim parts (``GetCandidates``' checks of each NodeClaim)."""
 
@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from msgspec.structs import replace
 
+from agents.autoscaler.karpenter import budgetmapping, consolidation
 from agents.autoscaler.karpenter import candidates as cand_mod
-from agents.autoscaler.karpenter import consolidation
 from emulator.base.api.core import Node, NodeCondition, NodeStatus, Pod, PodSpec
 from emulator.base.api.karpenter import NodeClaim, NodeClaimSpec, NodeClaimStatus
 from emulator.base.api.meta import Condition, LabelSelector, ObjectMeta, OwnerReference
@@ -93,8 +93,8 @@ def test_budget_counts_are_the_plain_loops(seed: int) -> None:
             d.marked.pop(name, None)
         elif op < 0.9:
             d.terminating[name] = None
-        assert cand_mod._budget_counts(a) == _plain_counts(a), (seed, step)
-        assert cand_mod._budget_counts(a) == _plain_counts(a), (seed, step)  # kept
+        assert budgetmapping._budget_counts(a) == _plain_counts(a), (seed, step)
+        assert budgetmapping._budget_counts(a) == _plain_counts(a), (seed, step)  # kept
 
 
 @pytest.mark.parametrize(
@@ -117,7 +117,7 @@ def test_budget_counts_follow_each_input(change: str) -> None:
         status=NodeStatus(conditions=[NodeCondition(type="Ready", status="True")]),
     )
     a.nodes.put(node)
-    assert cand_mod._budget_counts(a) == ({"p": 1}, {})
+    assert budgetmapping._budget_counts(a) == ({"p": 1}, {})
     if change == "mark":
         d.marked["n"] = None
     elif change == "ready":
@@ -128,8 +128,8 @@ def test_budget_counts_follow_each_input(change: str) -> None:
     else:
         d.watching = False
         d.terminating["n"] = None
-    assert cand_mod._budget_counts(a) == _plain_counts(a)
-    assert cand_mod._budget_counts(a) != ({"p": 1}, {})
+    assert budgetmapping._budget_counts(a) == _plain_counts(a)
+    assert budgetmapping._budget_counts(a) != ({"p": 1}, {})
 
 
 def _entries_agent(r: random.Random) -> Any:

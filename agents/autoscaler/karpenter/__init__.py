@@ -12,7 +12,10 @@ module              owns (upstream source)
                     ``nodeclaim/expiration``, ``disruption/controller.go``)
 ``consolidation``   the methods: emptiness, drift, multi- and single-node consolidation, their
                     validation (``pkg/controllers/disruption``)
-``candidates``      candidates, budget mapping, PDB limits, the scheduling simulation (``helpers.go``)
+``candidates``      candidates, PDB limits (``helpers.go`` ``GetCandidates``)
+``budgetmapping``   the budget mapping per NodePool (``helpers.go`` ``BuildDisruptionBudgetMapping``)
+``passindex``       what the disruption pass keeps from the informers' handlers (this project's:
+                    the pass costs what changed, issue 28's speed)
 ``termination``     a deleted NodeClaim's drain (``terminationGracePeriod``), the wait for its
                     VolumeAttachments, instance deletion, the Drained, VolumesDetached and
                     InstanceTerminating conditions (``nodeclaim/lifecycle``, ``node/termination``)

@@ -1,6 +1,6 @@
 """Disruption candidates, budgets and the scheduling simulation (kubernetes-sigs/karpenter v1.9.1
 ``pkg/controllers/disruption/types.go`` ``NewCandidate``, ``helpers.go`` ``GetCandidates``,
-``BuildDisruptionBudgetMapping`` (a budget's own rules: ``budgets``);
+(``BuildDisruptionBudgetMapping``: ``budgetmapping``);
 ``pkg/controllers/state/statenode.go``
 ``ValidateNodeDisruptable``/``ValidatePodsDisruptable``; ``pkg/utils/pdb``; ``pkg/utils/disruption``).
 
@@ -26,7 +26,6 @@ from operator import is_
 from typing import Any, Final
 
 from agents.autoscaler.karpenter import events as ev
-from agents.autoscaler.karpenter.budgets import allowed_disruptions, unix_now
 from emulator.base.api.core import Node, Pod
 from emulator.base.api.karpenter import CAPACITY_TYPE_LABEL, NODEPOOL_LABEL, NodeClaim, NodePool
 from emulator.base.api.labelselector import label_selector_matches
@@ -36,7 +35,6 @@ __all__ = [
     "DO_NOT_DISRUPT",
     "Candidate",
     "PdbLimits",
-    "budget_mapping",
     "condition",
     "get_candidates",
 ]
@@ -168,15 +166,31 @@ def _eviction_cost(pod: Pod) -> float:
     return min(10.0, max(-10.0, cost))
 
 
-def _lifetime_remaining(claim: NodeClaim, now: float) -> float:
+def _life(claim: NodeClaim) -> tuple[float, float] | None:
+    """(``expireAfter``, creation) in seconds; None when it never expires."""
     text = claim.spec.expire_after if claim.spec is not None else None
     created = claim.metadata.creation_timestamp
     if text is None or text == "Never" or not created:
-        return 1.0
+        return None
     total = parse_duration(text)
+    return (total, parse_timestamp(created) if total > 0 else 0.0)
+
+
+def _lifetime_remaining(life: tuple[float, float] | None, now: float) -> float:
+    if life is None:
+        return 1.0
+    total, created = life
     if total <= 0:
         return 0.0
-    return min(1.0, max(0.0, (total - (now - parse_timestamp(created))) / total))
+    return min(1.0, max(0.0, (total - (now - created)) / total))
+
+
+def kept_verdict(fn: Any) -> Any:
+    """Marks a method's filter ``fn(self, candidate)`` as ``self.verdict(candidate)`` kept in
+    ``Candidate.verdicts`` under the class's name, its message (a ``str`` verdict) published:
+    ``get_candidates`` then reads a ``bool`` verdict itself, without the call."""
+    fn.kept_verdict = True
+    return fn
 
 
 async def get_candidates(agent: Any, should: Any, klass: str) -> list[Candidate]:
@@ -186,36 +200,54 @@ async def get_candidates(agent: Any, should: Any, klass: str) -> list[Candidate]
     each NodeClaim's Node, why it is blocked, its ``Candidate``) is kept while nothing it reads
     changed (``_stamp``). A pass that finds it changed after one of its awaits (an Event, the
     method's filter) goes on from the next NodeClaim reading the stores again, as computing
-    everything afresh would have."""
+    everything afresh would have. Nothing it reads changes but across an await, so the
+    entries are computed at once and the stamp read again only after one."""
     d = agent.disruption
     stamp = _stamp(agent)
     kept = d.prepared
-    building: list[_Entry] | None = None
+    source: Iterator[_Entry]
     if stamp is not None and kept[0] == stamp:
         ctx: _Context = kept[1]
-        source: Iterator[_Entry] = iter(kept[2])
+        source = iter(kept[2])
     else:
         ctx = _Context(
             agent.clock.now(),
-            sorted(agent.claims.objects(), key=lambda c: c.metadata.name),
+            _sorted_claims(agent),
             {p.metadata.name: p for p in agent.pools.objects()},
             {t.name: t for t in agent.cloud.instance_types()},
             _pdb_limits(agent),
         )
         source = _entries(agent, ctx, 0)
-        building = []
+        if stamp is not None:
+            entries = _all_entries(agent, ctx) if getattr(d, "index", None) is not None else list(source)
+            d.prepared = (stamp, ctx, entries)
+            source = iter(entries)
+    fn = getattr(should, "__func__", None)
+    key, verdict = "", None
+    if getattr(fn, "kept_verdict", False):
+        key, verdict = should.__self__.__class__.__name__, should.__self__.verdict
+    eventual = klass == EVENTUAL
+    publish = agent.recorder.publish
     out: list[Candidate] = []
-    for entry in _resuming(agent, ctx, source, stamp):
-        if building is not None:
-            building.append(entry)
+    while (entry := next(source, None)) is not None:
         _, node, claim, why, always, cand = entry
-        tgp = claim.spec is not None and claim.spec.termination_grace_period is not None
-        if why and (always or not (tgp and klass == EVENTUAL)):
-            await agent.recorder.publish(*ev.blocked(node, claim, why))
-        elif cand is not None and await should(cand):
-            out.append(cand)
-    if building is not None and stamp is not None and _stamp(agent) == stamp:
-        d.prepared = (stamp, ctx, building)
+        if why and (always or not (eventual and _has_grace(claim))):
+            await publish(*ev.blocked(node, claim, why))
+        elif cand is None:
+            continue
+        else:
+            if verdict is not None:
+                v = cand.verdicts.get(key)
+                if v is None:
+                    v = cand.verdicts[key] = verdict(cand)
+                if v.__class__ is bool:
+                    if v:
+                        out.append(cand)
+                    continue  # no await: nothing read can have changed
+            if await should(cand):
+                out.append(cand)
+        if stamp is not None and _stamp(agent) != stamp:
+            source, stamp = _entries(agent, ctx, entry[0] + 1), None
     return out
 
 
@@ -236,22 +268,29 @@ class _Context:
     limits: PdbLimits
 
 
+def _sorted_claims(agent: Any) -> list[NodeClaim]:
+    """The stored NodeClaims by name (with the index, ``ClaimTracking``'s list: the same)."""
+    d = agent.disruption
+    if getattr(d, "index", None) is not None:
+        return d.track.sorted_claims()  # type: ignore[no-any-return]
+    return sorted(agent.claims.objects(), key=lambda c: c.metadata.name)
+
+
+def _has_grace(claim: NodeClaim) -> bool:
+    return claim.spec is not None and claim.spec.termination_grace_period is not None
+
+
 def _stamp(agent: Any) -> tuple[Any, ...] | None:
     """What ``_entries`` reads besides its context: the instant, the informers' stores, the
-    marks, the queue, the nominations (set only by a provisioning batch, which counts itself)."""
+    marks, the queue (``PassIndex.epoch`` counts all four), the nominations (set only by a
+    provisioning batch, which counts itself)."""
     d = agent.disruption
     if not d.watching:
         return None
+    index = getattr(d, "index", None)
+    if index is not None:
+        return (agent.clock.now(), index.epoch, agent.batches)
     return (agent.clock.now(), d.changes, tuple(d.marked), tuple(d.terminating), tuple(d.queue.by_claim), agent.batches)
-
-
-def _resuming(agent: Any, ctx: _Context, source: Iterator[_Entry], stamp: Any) -> Iterator[_Entry]:
-    """``source``'s entries until ``_stamp`` moves; then fresh ones from the next NodeClaim."""
-    for entry in source:
-        yield entry
-        if stamp is not None and _stamp(agent) != stamp:
-            yield from _entries(agent, ctx, entry[0] + 1)
-            return
 
 
 def _pdb_limits(agent: Any) -> PdbLimits:
@@ -289,6 +328,8 @@ class _Part:
     reschedulable: list[Pod] = field(default_factory=list)
     eviction: float = 0.0
     verdicts: dict[str, Any] = field(default_factory=dict)
+    life: tuple[float, float] | None = None
+    """(``expireAfter``, creation) in seconds for ``_lifetime_remaining`` (None: 1)."""
 
     def same(self, claim: NodeClaim, node: Node, marked: bool, nominated: bool, pool: Any, it: Any,
              limits: PdbLimits, pods: list[Pod]) -> bool:  # fmt: skip
@@ -332,85 +373,82 @@ def _part(claim: NodeClaim, node: Node, marked: bool, nominated: bool, pool: Nod
         block = f"{what} (PodDisruptionBudget{'(s)' if many else ''}=[{' '.join(keys)}])"
     return _Part(
         claim, node, marked, nominated, pool, it, limits, pods, block, False,
-        [p for p in pods if reschedulable(p)], sum(_eviction_cost(p) for p in pods),
+        [p for p in pods if reschedulable(p)], sum(_eviction_cost(p) for p in pods), life=_life(claim),
     )  # fmt: skip
 
 
+def _row(agent: Any, ctx: _Context, claim: NodeClaim, parts: dict[str, _Part] | None) -> _Part | None:
+    """``GetCandidates``' checks of one NodeClaim now (None: not a candidate, no Event: no
+    Node, or in the queue), the part kept in ``parts`` reused while ``same``."""
+    d = agent.disruption
+    node = agent.nodes.get(claim.status.node_name, "") if claim.status.node_name else None
+    name = claim.metadata.name
+    if node is None or d.queue.has(name):
+        return None
+    marked = claim.metadata.deletion_timestamp is not None or d.marked_for_deletion(name)
+    nominated = agent.nominated_node(node.metadata.name, ctx.now)
+    labels = node.metadata.labels
+    pool = ctx.pools.get(labels.get(NODEPOOL_LABEL, ""))
+    it = ctx.types.get(labels.get(INSTANCE_TYPE, ""))
+    pods = d.pods_on(node.metadata.name)
+    part = parts.get(name) if parts is not None else None
+    if part is None or not part.same(claim, node, marked, nominated, pool, it, ctx.limits, pods):
+        part = _part(claim, node, marked, nominated, pool, it, ctx.limits, pods)
+        if parts is not None:
+            parts[name] = part
+    else:
+        part.pods = pods  # the same pods (``same``), the list the store gives now
+    return part
+
+
+def _entry(i: int, part: _Part, now: float) -> _Entry:
+    if part.always:
+        return (i, part.node, part.claim, part.why, True, None)
+    assert part.pool is not None
+    rank = part.eviction * _lifetime_remaining(part.life, now)
+    claim, node = part.claim, part.node
+    c = Candidate(claim, node, part.pool, part.instance_type, part.pods, part.reschedulable, rank, part.verdicts)
+    return (i, node, claim, part.why, False, c)
+
+
 def _entries(agent: Any, ctx: _Context, first: int) -> Iterator[_Entry]:
-    d = agent.disruption
-    now = ctx.now
-    parts: dict[str, _Part] | None = getattr(d, "entry_parts", None)
+    parts: dict[str, _Part] | None = getattr(agent.disruption, "entry_parts", None)
     for i in range(first, len(ctx.claims)):
-        claim = ctx.claims[i]
-        node = agent.nodes.get(claim.status.node_name, "") if claim.status.node_name else None
-        name = claim.metadata.name
-        if node is None or d.queue.has(name):
-            continue
-        marked = claim.metadata.deletion_timestamp is not None or d.marked_for_deletion(name)
-        nominated = agent.nominated_node(node.metadata.name, now)
-        labels = node.metadata.labels
-        pool = ctx.pools.get(labels.get(NODEPOOL_LABEL, ""))
-        it = ctx.types.get(labels.get(INSTANCE_TYPE, ""))
-        pods = d.pods_on(node.metadata.name)
-        part = parts.get(name) if parts is not None else None
-        if part is None or not part.same(claim, node, marked, nominated, pool, it, ctx.limits, pods):
-            part = _part(claim, node, marked, nominated, pool, it, ctx.limits, pods)
-            if parts is not None:
-                parts[name] = part
-        if part.always:
-            yield (i, node, claim, part.why, True, None)
-            continue
-        assert pool is not None
-        rank = part.eviction * _lifetime_remaining(claim, now)
-        c = Candidate(claim, node, pool, it, pods, part.reschedulable, rank, part.verdicts)
-        yield (i, node, claim, part.why, False, c)
+        part = _row(agent, ctx, ctx.claims[i], parts)
+        if part is not None:
+            yield _entry(i, part, ctx.now)
 
 
-async def budget_mapping(agent: Any, reason: str) -> dict[str, int]:
-    """``BuildDisruptionBudgetMapping``: per NodePool, its allowed disruptions for ``reason``
-    among its initialized nodes, minus those NotReady or being disrupted; a
-    ``DisruptionBlocked`` Event on a NodePool with nodes and no allowed disruption."""
-    nodes, disrupting = _budget_counts(agent)
-    out: dict[str, int] = {}
-    for pool in sorted(agent.pools.objects(), key=lambda p: p.metadata.name):
-        name = pool.metadata.name
-        allowed = allowed_disruptions(pool, nodes.get(name, 0), reason, unix_now(agent.clock.now()))
-        out[name] = max(0, allowed - disrupting.get(name, 0))
-        if nodes.get(name, 0) and allowed == 0:
-            await agent.recorder.publish(ev.nodepool_blocked_for_reason(pool, reason))
-    return out
+_MISSING: Final = object()
 
 
-def _budget_counts(agent: Any) -> tuple[dict[str, int], dict[str, int]]:
-    """Per NodePool, its initialized nodes and those of them NotReady or being disrupted. Kept
-    while the informers' stores and the marks are the same (``Disruption.changes``); each
-    NodeClaim's part is kept while its object, its Node's object and its mark are."""
+def _all_entries(agent: Any, ctx: _Context) -> list[_Entry]:
+    """``_entries(agent, ctx, 0)`` at the start of a call (``ctx.claims`` the store's), each
+    NodeClaim's row (``_row``) kept in ``Disruption.rows`` while the index (``passindex``)
+    names none of its inputs changed: its object, its Node's (named as it:
+    ``ClaimTracking.exact``), its node's pods, its mark, termination or queue entry; any
+    NodePool or PDB event, or other instance types, and every row is checked again. The
+    nomination (it ends with time) is checked on every row; the cost is computed anew."""
     d = agent.disruption
-    stamp = (d.changes, tuple(d.marked), tuple(d.terminating)) if d.watching else None
-    kept = d.budget_counts
-    if stamp is not None and kept[0] == stamp:
-        return kept[1], kept[2]
-    parts: dict[str, tuple[Any, Any, bool, str | None, bool]] = {}
-    previous = kept[3] if d.watching else {}
-    nodes: dict[str, int] = {}
-    disrupting: dict[str, int] = {}
-    for claim in agent.claims.objects():
+    index = d.index
+    everything, dirty = index.take_dirty("candidates")
+    rows: dict[str, Any] = d.rows
+    types = agent.cloud.instance_types()
+    if everything or not d.track.exact or types is not d.rows_inputs[0] or ctx.limits is not d.rows_inputs[1]:
+        rows.clear()
+        d.rows_inputs = (types, ctx.limits)
+    else:
+        for name in dirty:
+            rows.pop(name, None)
+    parts = d.entry_parts
+    now = ctx.now
+    nominated_node = agent.nominated_node
+    out: list[_Entry] = []
+    for i, claim in enumerate(ctx.claims):
         name = claim.metadata.name
-        node = agent.nodes.get(claim.status.node_name, "") if claim.status.node_name else None
-        marked = claim.metadata.deletion_timestamp is not None or d.marked_for_deletion(name)
-        part = previous.get(name)
-        if part is None or part[0] is not claim or part[1] is not node or part[2] != marked:
-            pool: str | None = None
-            out = False
-            if node is not None and is_true(claim, "Initialized") and not is_true(claim, "InstanceTerminating"):
-                pool = node.metadata.labels.get(NODEPOOL_LABEL, "")
-                ready = any(c.type == "Ready" and c.status == "True" for c in node.status.conditions)
-                out = not ready or marked or node.metadata.deletion_timestamp is not None
-            part = (claim, node, marked, pool, out)
-        parts[name] = part
-        if part[3] is not None:
-            nodes[part[3]] = nodes.get(part[3], 0) + 1
-            if part[4]:
-                disrupting[part[3]] = disrupting.get(part[3], 0) + 1
-    d.budget_counts = (stamp, nodes, disrupting, parts)
-    return nodes, disrupting
+        part = rows.get(name, _MISSING)
+        if part is _MISSING or (part is not None and part.nominated != nominated_node(part.node.metadata.name, now)):
+            part = rows[name] = _row(agent, ctx, claim, parts)
+        if part is not None:
+            out.append(_entry(i, part, now))
+    return out

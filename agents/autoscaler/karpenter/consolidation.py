@@ -32,14 +32,15 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from agents.autoscaler.karpenter import events as ev
+from agents.autoscaler.karpenter.budgetmapping import budget_mapping
 from agents.autoscaler.karpenter.candidates import (
     EVENTUAL,
     GRACEFUL,
     Candidate,
-    budget_mapping,
     condition,
     get_candidates,
     is_true,
+    kept_verdict,
 )
 from agents.autoscaler.karpenter.memo import EmptySearch
 from agents.autoscaler.karpenter.scheduling import NewNodeClaim, Option
@@ -155,6 +156,7 @@ class _Base:
     def mark_consolidated(self) -> None:
         self.last_state = self.agent.disruption.consolidation_state()
 
+    @kept_verdict
     async def should_disrupt(self, c: Candidate) -> bool:
         """The method's filter: ``verdict`` (kept on the candidate, ``Candidate.verdicts``),
         its message published each time, as upstream's filter publishes it on every pass."""

@@ -32,10 +32,12 @@ from typing import Any, Final
 
 from msgspec.structs import replace
 
-from agents.autoscaler.karpenter.candidates import budget_mapping, get_candidates
+from agents.autoscaler.karpenter.budgetmapping import budget_mapping
+from agents.autoscaler.karpenter.candidates import get_candidates
 from agents.autoscaler.karpenter.conditions import ConditionSet, nodeclaim_conditions
 from agents.autoscaler.karpenter.consolidation import Command, methods
 from agents.autoscaler.karpenter.memo import SingleOutcomes
+from agents.autoscaler.karpenter.passindex import PassIndex, WatchedDict
 from agents.autoscaler.karpenter.queue import DISRUPTED_TAINT, Queue
 from agents.autoscaler.karpenter.scheduling import req_matches
 from agents.autoscaler.karpenter.termination import terminate
@@ -127,9 +129,13 @@ class Disruption:
         self.sim_base: tuple[Any, set[str]] | None = None
         """What the simulator was last built from for disruption (``simulation._base``)."""
         self.budget_counts: tuple[Any, dict[str, int], dict[str, int], dict[str, Any]] = (None, {}, {}, {})
-        """``candidates._budget_counts``: (its stamp, nodes, disrupting, each NodeClaim's part)."""
+        """``budgetmapping._budget_counts``: (its stamp, nodes, disrupting, each NodeClaim's part)."""
         self.entry_parts: dict[str, Any] = {}
         """``candidates._entries``' per-NodeClaim parts, kept across passes."""
+        self.rows: dict[str, Any] = {}
+        """``candidates._all_entries``' rows: NodeClaim -> its part (None: not a candidate)."""
+        self.rows_inputs: tuple[Any, Any] = (None, None)
+        """What every row was computed with: the instance types, the PDB limits."""
         self.pdb_limits: tuple[list[Any], Any] | None = None
         """``candidates._pdb_limits``: (the PDB objects, their ``PdbLimits``)."""
         self.sim_inputs: Any = None
@@ -154,6 +160,13 @@ class Disruption:
         self._signed: tuple[int, tuple[int, int]] = (-1, (0, 0))
         """(``changes`` when the signature below was computed, that signature)."""
         self.track = ClaimTracking(agent, self.watching)
+        self.index: PassIndex | None = None
+        """The handlers' structures (``passindex``); None when not watching."""
+        if self.watching:
+            self.index = PassIndex(agent, DISRUPTED_TAINT.key)
+            self.marked = WatchedDict(self.index.changed)
+            self.terminating = WatchedDict(self.index.changed)
+            self.queue.by_claim = WatchedDict(self.index.changed)
         self.prepared: tuple[Any, Any, list[Any]] = (None, None, [])
         """``get_candidates``' kept entries: (their stamp, context, entries)."""
         self._digests: dict[str, tuple[NodePool, str]] = {}
@@ -162,6 +175,8 @@ class Disruption:
     # --- shared state ------------------------------------------------------------------
 
     def pods_on(self, node: str) -> list[Pod]:
+        if self.index is not None:
+            return self.index.pods_on(node)
         stamp = ("events", self.pod_changes) if self.watching else ("at", self.agent.clock.now())
         if self.indexed_at != stamp:
             self.indexed_at = stamp
@@ -177,6 +192,8 @@ class Disruption:
 
     def pod_key(self, node: str) -> tuple[str, ...]:
         """The uids of the node's pods, DaemonSet pods aside (sorted)."""
+        if self.index is not None:
+            return self.index.pod_key(node)
         self.pods_on(node)
         return self._pod_keys.get(node, ())
 
@@ -204,7 +221,9 @@ class Disruption:
         The signature is computed again only after an informer event."""
         now = self.agent.clock.now()
         self.state_reads += 1
-        if self.watching and self._signed[0] == self.changes:
+        if self.index is not None:
+            signature = self.index.signature()
+        elif self._signed[0] == self.changes and self.watching:
             signature = self._signed[1]
         else:
             bound = [f"{p.metadata.uid}@{p.spec.node_name}" for p in self.agent.pods.objects() if p.spec.node_name]
@@ -279,6 +298,10 @@ class Disruption:
         if now - self.last_poll < POLLING_PERIOD:
             return
         self.last_poll = now
+        if self.index is not None and not self.index.may_have_expired(
+            now, lambda name: any(c.metadata.name == name for c in claims)
+        ):
+            return  # no NodeClaim listed has expired (``passindex``: the loop below would find none)
         for claim in claims:
             if claim.metadata.deletion_timestamp is not None:
                 continue
@@ -410,13 +433,7 @@ class Disruption:
 
     async def reconcile(self) -> bool:
         self.evaluations += 1
-        for claim in sorted(self.agent.claims.objects(), key=lambda c: c.metadata.name):
-            name = claim.metadata.name
-            if self.queue.has(name) or claim.metadata.deletion_timestamp is not None or name in self.marked:
-                continue
-            if claim.status.node_name:
-                await self.set_taint(claim.status.node_name, False)
-            await self.clear_reason(name)
+        await self._clean_up()
         for method in self.methods:
             cands = await get_candidates(self.agent, method.should_disrupt, method.klass)
             if not cands:
@@ -431,6 +448,49 @@ class Disruption:
             if commands:
                 return started
         return False
+
+    async def _clean_up(self) -> None:
+        """Every NodeClaim by name not in the queue, deleting or marked: its node untainted,
+        its ``DisruptionReason`` cleared. Watching with NodeClaims named as their nodes
+        (``ClaimTracking.exact``), only those with the condition or the taint (``passindex``)
+        are visited: for the others both calls return without a write or an await."""
+        index, track = self.index, self.track
+        if index is None or not track.exact:
+            for claim in sorted(self.agent.claims.objects(), key=lambda c: c.metadata.name):
+                await self._clean(claim)
+            return
+        claims = track.sorted_claims()
+        positions = track.positions()
+        start = 0
+        while True:
+            best = len(claims)
+            for names in (index.reasoned, index.tainted):
+                for name in names:
+                    i = positions.get(name, -1)
+                    if start <= i < best and self._cleanable(claims[i]):
+                        best = i
+            if best == len(claims):
+                return
+            await self._clean(claims[best])
+            start = best + 1
+
+    def _cleanable(self, claim: NodeClaim) -> bool:
+        """Whether ``_clean`` may write for ``claim`` (the index's sets are the live stores')."""
+        name = claim.metadata.name
+        if self.queue.has(name) or claim.metadata.deletion_timestamp is not None or name in self.marked:
+            return False
+        index = self.index
+        assert index is not None
+        node = claim.status.node_name
+        return name in index.reasoned or bool(node and node in index.tainted)
+
+    async def _clean(self, claim: NodeClaim) -> None:
+        name = claim.metadata.name
+        if self.queue.has(name) or claim.metadata.deletion_timestamp is not None or name in self.marked:
+            return
+        if claim.status.node_name:
+            await self.set_taint(claim.status.node_name, False)
+        await self.clear_reason(name)
 
     async def _budgets(self, reason: str) -> dict[str, int]:
         return await budget_mapping(self.agent, reason)

@@ -133,6 +133,17 @@ class ClaimTracking:
             self._walk = None
         return self._sorted[1]
 
+    def positions(self) -> dict[str, int]:
+        """Each NodeClaim's position in ``sorted_claims``' list (shared: do not change it)."""
+        return self._walked(self.sorted_claims())[0]
+
+    def _walked(self, claims: list[Any]) -> tuple[dict[str, int], list[int]]:
+        """``_walk`` for ``claims``, ``sorted_claims``' current list."""
+        if self._walk is None:
+            positions = {c.metadata.name: i for i, c in enumerate(claims)}
+            self._walk = (positions, [i for i, c in enumerate(claims) if c.metadata.deletion_timestamp is not None])
+        return self._walk
+
     def next_to_check(self, claims: Sequence[Any], start: int) -> int:
         """The first position from ``start`` in ``claims`` whose NodeClaim the disruption tick
         acts on (deleting in ``claims``, or ``needs_check``); ``len(claims)`` if none. Every
@@ -141,10 +152,7 @@ class ClaimTracking:
         list, or tracking off, gives ``start`` (the caller then walks every position)."""
         if not self.exact or claims is not self._sorted[1]:
             return start
-        if self._walk is None:
-            positions = {c.metadata.name: i for i, c in enumerate(claims)}
-            self._walk = (positions, [i for i, c in enumerate(claims) if c.metadata.deletion_timestamp is not None])
-        positions, deleting = self._walk
+        positions, deleting = self._walked(self._sorted[1])
         best = next((i for i in deleting if i >= start), len(claims))
         for name in self.stale:
             i = positions.get(name)
