@@ -299,27 +299,35 @@ class SchedulingSimulator:
         status = self.framework.run_filter_plugins(state, pod, info)
         return [] if status.is_success() else list(status.reasons) or [status.message()]
 
-    def row_local_fits(self, pod: Pod) -> list[int] | None:
-        """The listed positions where ``pod`` fits, when its check here passes PreFilter without
-        narrowing the nodes and then runs only row-local Filter plugins
-        (``simulator_rows.ROW_LOCAL``: a node's verdict reads that node and the pod alone, so it
-        changes only with that node); None otherwise. Counts no check."""
+    def row_local(self, pod: Pod) -> CycleState | None:
+        """``pod``'s PreFilter on the listed nodes, when it passes without narrowing them and leaves
+        only row-local Filter plugins to run (``simulator_rows.ROW_LOCAL``: a node's verdict
+        then reads that node and the pod alone, so it changes only with that node): its cycle
+        state, for ``row_local_fits`` and ``passes``; None otherwise. Counts no check."""
         self._refresh()
-        listed = self.snapshot.node_info_list
         state = CycleState(self._pod_info(pod))
-        result, status, _ = self.framework.run_pre_filter_plugins(state, pod, listed)
+        result, status, _ = self.framework.run_pre_filter_plugins(state, pod, self.snapshot.node_info_list)
         if not status.is_success() or (result is not None and result.node_names is not None):
             return None
         running = self.framework._minus(ExtensionPoint.Filter, state.skip_filter_plugins)
-        if not all(pl.name in ROW_LOCAL for pl in running):
-            return None
+        return state if all(pl.name in ROW_LOCAL for pl in running) else None
+
+    def row_local_fits(self, state: CycleState, pod: Pod) -> list[int]:
+        """The listed positions where ``pod`` fits, ascending (``state``: ``row_local``'s)."""
+        listed = self.snapshot.node_info_list
         if not listed:
             return []
         if self._rows is None:
             self._rows = self._new_rows(listed)
         order = self._rows.candidates(self.framework, state, pod, 0, len(listed))
         pre: tuple[list[str], frozenset[str] | None] = ([], None)
-        return [i for i in order if not self._filters(state, pod, listed[i], pre)] if order is not None else None
+        walk = range(len(listed)) if order is None else order
+        return [i for i in walk if not self._filters(state, pod, listed[i], pre)]
+
+    def passes(self, state: CycleState, pod: Pod, node_name: str) -> bool:
+        """Whether ``pod`` passes the Filter on ``node_name`` (``state``: ``row_local``'s, or a
+        PreFilter that passed). Counts no check."""
+        return not self._filters(state, pod, self.snapshot.node_info_map[node_name], ([], None))
 
     def first_fit(self, pod: Pod, names: Iterable[str]) -> str | None:
         """The first of ``names`` (listed nodes) where ``pod`` fits: ``check`` of each in turn,
