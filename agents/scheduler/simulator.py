@@ -95,6 +95,12 @@ class SchedulingSimulator:
         self._marks: list[int] = []
         self._last = 0
         self._rows: SimRows | None = None
+        self._stale: dict[int, tuple[NodeInfo, int]] = {}
+        """id(info) -> (a NodeInfo changed since ``_rows`` last saw it, the log index of that
+        change; -1: kept through reverts): ``_rows`` learns of it when next read (``_view``)."""
+        self._seen = 0
+        """The log's length when ``_rows`` last saw every NodeInfo (``_view``, built), or the
+        mark of a revert since (``revert``)."""
         self._spare: SimRows | None = None
         """The last reset's view, clean, for the next one to rebase (``SimRows.rebase``)."""
         self.checks = 0
@@ -126,11 +132,13 @@ class SchedulingSimulator:
 
     def reset(self, nodes: Iterable[Node], pods: Iterable[Pod]) -> None:
         """Exactly these nodes and the pods bound to them; forks are dropped."""
+        rows = self._rows
+        if rows is not None:
+            self._flush(rows)
+            self._spare = rows if rows.clean() else None
+        self._drop_rows()
         self._log.clear()
         self._marks.clear()
-        rows, self._rows = self._rows, None
-        if rows is not None:
-            self._spare = rows if rows.clean() else None
         self._twice = False
         self.snapshot.node_info_map = {}
         self._order = []
@@ -170,7 +178,7 @@ class SchedulingSimulator:
         self._log.append(("node+", node, ""))
         self._listed(len(self._order) - 1, info)
         if self._rows is not None and not self._rows.added(name):
-            self._rows = None
+            self._drop_rows()
 
     def remove_node(self, name: str) -> None:
         self._rows_before_node_edit()
@@ -180,29 +188,54 @@ class SchedulingSimulator:
         self._log.append(("node-", info, str(i)))
         self._unlisted(i)
         if self._rows is not None and not self._rows.dropped(info):
-            self._rows = None
+            self._drop_rows()
 
     def add_pod(self, pod: Pod, node_name: str) -> None:
         info = self.snapshot.node_info_map[node_name]
         info.add_pod(self._pod_info(pod))
         self._log.append(("pod+", pod, node_name))
-        self._changed(info)
+        self._changed(info, len(self._log) - 1)
 
     def remove_pod(self, pod: Pod, node_name: str) -> None:
         info = self.snapshot.node_info_map[node_name]
         if info.remove_pod(pod):
             self._log.append(("pod-", pod, node_name))
-            self._changed(info)
+            self._changed(info, len(self._log) - 1)
 
-    def _changed(self, info: NodeInfo) -> None:
-        """A listed NodeInfo changed in place: patch the snapshot's affinity lists and columnar
-        table for it (``Snapshot._replace``, as the cache's update does), no rebuild."""
+    def _changed(self, info: NodeInfo, at: int | None) -> None:
+        """A listed NodeInfo changed in place (by the log entry at ``at``; None: a revert that
+        leaves the rows as they were): patch the snapshot's affinity lists and columnar table
+        for it (``Snapshot._replace``, as the cache's update does), no rebuild; the rows view
+        learns of it when next read (``_stale``)."""
         if not self._dirty and not self.snapshot._replace([info]):
             self._dirty = True
         if self._rows is not None:
-            self._rows.changed(info)
+            if at is not None and id(info) not in self._stale:
+                self._stale[id(info)] = (info, at)
         elif self._spare is not None:
             self._spare.changed(info)  # still the row of that NodeInfo if it is rebased
+
+    def _flush(self, rows: SimRows) -> None:
+        """The rows view told of every NodeInfo changed since it last looked."""
+        for info, _ in self._stale.values():
+            rows.changed(info)
+        self._stale.clear()
+        self._seen = len(self._log)
+
+    def _view(self, listed: list[NodeInfo]) -> SimRows:
+        """The rows view, current (built if missing)."""
+        rows = self._rows
+        if rows is None:
+            rows = self._rows = self._new_rows(listed)
+            self._stale.clear()
+            self._seen = len(self._log)
+        elif self._stale:
+            self._flush(rows)
+        return rows
+
+    def _drop_rows(self) -> None:
+        self._rows = None
+        self._stale.clear()
 
     def fork(self) -> None:
         self._marks.append(len(self._log))
@@ -213,7 +246,7 @@ class SchedulingSimulator:
         pass finding every node busy) builds none."""
         if self._rows is None and self._marks:
             self._refresh()
-            self._rows = self._new_rows(self.snapshot.node_info_list)
+            self._view(self.snapshot.node_info_list)
 
     def _new_rows(self, listed: list[NodeInfo]) -> SimRows:
         """The view of ``listed``: the last reset's rebased when it fits, else a new table."""
@@ -226,8 +259,14 @@ class SchedulingSimulator:
         self._marks.pop()
 
     def revert(self) -> None:
+        """Undo the log down to the last mark. The rows view was last current at ``_seen``: if
+        that is not past the mark, a NodeInfo changed since the mark only is as the view has it
+        once undone, and leaves ``_stale``; otherwise every NodeInfo undone stays there, kept
+        (the view saw some of them past the mark)."""
         mark = self._marks.pop()
         infos = self.snapshot.node_info_map
+        kept = self._seen > mark
+        at = -1 if kept else None
         while len(self._log) > mark:
             op, obj, where = self._log.pop()
             rows = self._rows
@@ -237,19 +276,28 @@ class SchedulingSimulator:
                 del self._order[i]
                 self._unlisted(i)
                 if rows is not None and not rows.dropped(gone):
-                    self._rows = None
+                    self._drop_rows()
             elif op == "node-":
                 infos[obj.name] = obj
                 self._order.insert(int(where), obj.name)
                 self._listed(int(where), obj)
                 if rows is not None and not rows.restored(obj, int(where)):
-                    self._rows = None
+                    self._drop_rows()
             elif op == "pod+":
                 infos[where].remove_pod(obj)
-                self._changed(infos[where])
+                self._changed(infos[where], at)
             else:
                 infos[where].add_pod(self._pod_info(obj))
-                self._changed(infos[where])
+                self._changed(infos[where], at)
+        stale = self._stale
+        if kept:
+            for key, (info, when) in stale.items():
+                if when >= mark:
+                    stale[key] = (info, -1)
+            self._seen = mark
+        else:
+            for key in [key for key, (_, when) in stale.items() if when >= mark]:
+                del stale[key]
 
     def _listed(self, i: int, info: NodeInfo) -> None:
         """A node entered ``_order`` at ``i``: list it in place (``Snapshot._insert``, the same
@@ -299,27 +347,33 @@ class SchedulingSimulator:
         status = self.framework.run_filter_plugins(state, pod, info)
         return [] if status.is_success() else list(status.reasons) or [status.message()]
 
-    def row_local_fits(self, pod: Pod) -> list[int] | None:
-        """The listed positions where ``pod`` fits, when its check here passes PreFilter without
-        narrowing the nodes and then runs only row-local Filter plugins
-        (``simulator_rows.ROW_LOCAL``: a node's verdict reads that node and the pod alone, so it
-        changes only with that node); None otherwise. Counts no check."""
+    def row_local(self, pod: Pod) -> CycleState | None:
+        """``pod``'s PreFilter on the listed nodes, when it passes without narrowing them and leaves
+        only row-local Filter plugins to run (``simulator_rows.ROW_LOCAL``: a node's verdict
+        then reads that node and the pod alone, so it changes only with that node): its cycle
+        state, for ``row_local_fits`` and ``passes``; None otherwise. Counts no check."""
         self._refresh()
-        listed = self.snapshot.node_info_list
         state = CycleState(self._pod_info(pod))
-        result, status, _ = self.framework.run_pre_filter_plugins(state, pod, listed)
+        result, status, _ = self.framework.run_pre_filter_plugins(state, pod, self.snapshot.node_info_list)
         if not status.is_success() or (result is not None and result.node_names is not None):
             return None
         running = self.framework._minus(ExtensionPoint.Filter, state.skip_filter_plugins)
-        if not all(pl.name in ROW_LOCAL for pl in running):
-            return None
+        return state if all(pl.name in ROW_LOCAL for pl in running) else None
+
+    def row_local_fits(self, state: CycleState, pod: Pod) -> list[int]:
+        """The listed positions where ``pod`` fits, ascending (``state``: ``row_local``'s)."""
+        listed = self.snapshot.node_info_list
         if not listed:
             return []
-        if self._rows is None:
-            self._rows = self._new_rows(listed)
-        order = self._rows.candidates(self.framework, state, pod, 0, len(listed))
+        order = self._view(listed).candidates(self.framework, state, pod, 0, len(listed))
         pre: tuple[list[str], frozenset[str] | None] = ([], None)
-        return [i for i in order if not self._filters(state, pod, listed[i], pre)] if order is not None else None
+        walk = range(len(listed)) if order is None else order
+        return [i for i in walk if not self._filters(state, pod, listed[i], pre)]
+
+    def passes(self, state: CycleState, pod: Pod, node_name: str) -> bool:
+        """Whether ``pod`` passes the Filter on ``node_name`` (``state``: ``row_local``'s, or a
+        PreFilter that passed). Counts no check."""
+        return not self._filters(state, pod, self.snapshot.node_info_map[node_name], ([], None))
 
     def first_fit(self, pod: Pod, names: Iterable[str]) -> str | None:
         """The first of ``names`` (listed nodes) where ``pod`` fits: ``check`` of each in turn,
@@ -349,9 +403,7 @@ class SchedulingSimulator:
         if pre[0]:
             return None
         n = len(listed)
-        if self._rows is None:
-            self._rows = self._new_rows(listed)
-        order = self._rows.candidates(self.framework, state, pod, self._last % n, n)
+        order = self._view(listed).candidates(self.framework, state, pod, self._last % n, n)
         for i in order if order is not None else ((self._last + k) % n for k in range(n)):
             info = listed[i]
             if match is not None and not match(info.name):

@@ -1,7 +1,9 @@
 """``SchedulingSimulator.schedule_anywhere`` with its table of rows (``simulator_rows.SimRows``):
 the node it picks is the one the per-node walk from the last hit picks (upstream
 ``SchedulePodOnAnyNodeMatching``), through random sequences of the edits the autoscalers make
-(pods added and removed, nodes added and removed, forks reverted and committed, resets)."""
+(pods added and removed, nodes added and removed, forks reverted and committed, resets). The
+rows learn of pods added and removed when next read (``SchedulingSimulator._stale``): pods are
+also added without a search, and forks reverted with no search since."""
 
 from __future__ import annotations
 
@@ -36,7 +38,7 @@ def _reference(sim: SchedulingSimulator, p, match) -> str | None:  # type: ignor
     return None
 
 
-@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("seed", range(30))
 def test_schedule_anywhere_picks_the_per_node_walks_node(seed: int) -> None:
     rng = random.Random(seed)
     sim = SchedulingSimulator()
@@ -65,6 +67,11 @@ def test_schedule_anywhere_picks_the_per_node_walks_node(seed: int) -> None:
             assert got == want, (seed, step)
             if got is not None:
                 placed.append((replace(p, spec=replace(p.spec, node_name=got)), got))
+        elif op < 0.5 and names:  # a pod placed without a search (a NodeClaim's first pod)
+            where = rng.choice(names)
+            p = pod(f"p{step}", uid=f"p{step}", cpu=rng.choice(["100m", "500m", "900m"]), node=where)
+            sim.add_pod(p, where)
+            placed.append((p, where))
         elif op < 0.55:
             sim.add_node(_node(fresh(), rng))
         elif op < 0.62 and names:
@@ -153,3 +160,20 @@ def test_rows_built_before_a_forks_first_node_edit_and_kept_by_its_revert() -> N
     sim.revert()
     assert sim._rows is rows
     assert sim.node_names() == ["n0", "n1", "n2", "n3"]
+
+
+def test_a_node_the_rows_saw_inside_a_reverted_fork_stays_to_be_told() -> None:
+    """The rows learn of a pod in a fork (a search reads them), the fork is reverted: the node
+    stays to be told through the next fork's revert, which undoes nothing the rows saw."""
+    sim = SchedulingSimulator()
+    sim.reset([node("a", cpu="1", labels={HOST: "a"}), node("b", cpu="1", labels={HOST: "b"})], [])
+    sim.schedule_anywhere(pod("warm", uid="warm", cpu="100m"), lambda name: False)  # the rows built
+    sim.fork()
+    sim.add_pod(pod("x", uid="x", cpu="900m", node="a"), "a")
+    assert sim.schedule_anywhere(pod("y", uid="y", cpu="900m"), "b".__eq__) == "b"  # the rows see x on a
+    sim.add_pod(pod("x2", uid="x2", cpu="100m", node="a"), "a")
+    sim.revert()
+    sim.fork()
+    sim.add_pod(pod("z", uid="z", cpu="100m", node="b"), "b")
+    sim.revert()
+    assert sim.schedule_anywhere(pod("w", uid="w", cpu="900m"), "a".__eq__) == "a"

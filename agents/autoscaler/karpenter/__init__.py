@@ -25,8 +25,8 @@ module              owns (upstream source)
 ``budgets``         a NodePool's allowed disruptions per reason, cron schedules on the clock
                     (``pkg/apis/v1/nodepool.go``)
 ``queue``           the orchestration queue (``disruption/queue.go``)
-``replay``          one-candidate simulations answered from a reference solve (this project's:
-                    the same answers as searching, issue 28's speed)
+``fits``            the simulations' searches answered from each pod shape's fitting nodes
+                    (this project's: the same answers as searching, issue 28's speed)
 ``events``          Karpenter's Events and their dedupe (``pkg/events``, ``disruption/events``)
 ==================  ==========================================================================
 """

@@ -141,7 +141,7 @@ class Disruption:
         self.sim_inputs: Any = None
         """The simulations' per-pass inputs (``simulation._inputs``)."""
         self.sim_reference: Any = None
-        """The one-candidate simulations' reference solve (``replay``, ``simulation._replay``)."""
+        """Each pod shape's fitting nodes on the simulations' base (``fits``, ``simulation._searcher``)."""
         self._state = 0.0
         self.state_reads = 0
         self.evaluations = 0

@@ -310,7 +310,7 @@ class Scheduler:
         """Pod uid -> its volume topology requirements (None: a lookup failed)."""
         self.searcher: Any = sim
         """What ``solve`` asks for a pod's existing node (``schedule_anywhere``): the simulator,
-        or a stand-in answering for it (``replay``)."""
+        or a stand-in answering for it (``fits``)."""
 
     @staticmethod
     def _tolerator(pool: NodePool) -> Callable[[Pod], bool]:

@@ -5,13 +5,12 @@
 currently reschedulable pods (not ``do-not-disrupt``, not fully blocked by a PDB:
 ``maxUnavailable`` 0 or ``0%``, ``minAvailable`` ``100%``) and those of deleting nodes,
 against every other node and the NodeClaims in flight; a non-pending pod placed on a node
-that is not initialized is an error (``UninitializedNodeError``). A one-candidate simulation
-finds the shared pods' existing nodes through ``replay`` (the answers the searches would give).
+that is not initialized is an error (``UninitializedNodeError``). A simulation finds the pods'
+existing nodes through ``fits`` (the answers the searches would give).
 """
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,7 +18,7 @@ from typing import Any
 from msgspec.structs import replace
 
 from agents.autoscaler.karpenter.candidates import Candidate, PdbLimits, _pdb_limits
-from agents.autoscaler.karpenter.replay import References, Replay, base_start, no_pod_affinity
+from agents.autoscaler.karpenter.fits import BaseFits, FitSearch
 from agents.autoscaler.karpenter.scheduling import NewNodeClaim, Scheduler
 from agents.autoscaler.karpenter.scheduling import claim_usage as claim_amounts  # the local name is taken
 from emulator.base.api.core import Pod
@@ -147,39 +146,14 @@ def _base(agent: Any, deleting: set[str], deleting_pods: set[str], inputs: _Inpu
     return inflight
 
 
-def _replay(agent: Any, inputs: _Inputs, names: set[str], moving: list[Pod], deleting: list[Pod]) -> Replay | None:
-    """The search stand-in of a one-candidate simulation (``replay``); None when the candidate's
-    pods have pod (anti-)affinity terms, nothing is shared, or no reference is kept yet.
-    ``deleting``: the deleting nodes' pods, unbound."""
+def _searcher(agent: Any, names: set[str], pods: list[Pod]) -> FitSearch | None:
+    """The search stand-in of a simulation removing ``names`` and solving ``pods`` (``fits``),
+    the simulator holding the base."""
     d = agent.disruption
-    shared = [*inputs.pending, *inputs.deleting_pods]
-    if not d.watching or len(names) != 1 or not shared or not all(no_pod_affinity(p) for p in moving):
-        return None
-    refs: References | None = d.sim_reference
-    if refs is None or not refs.same(d.sim_base, shared):
-        refs = d.sim_reference = References(agent.sim, d.sim_base, shared)
-    (name,) = names
-    sim = agent.sim
-    position = sim._order.index(name) if sim.node_info(name) is not None else None
-    total = len(sim._order) - (position is not None)
-    start = base_start(sim._last, total, len(refs.names), position)
-    ref = refs.get(start, lambda: _scheduler(agent, inputs), [*inputs.pending, *deleting])
-    return Replay(refs, ref, name if position is not None else None, position) if ref is not None else None
-
-
-def _scheduler(agent: Any, inputs: _Inputs) -> Scheduler:
-    """A ``Scheduler`` for a reference solve (``replay``), its simulated NodeClaims named apart
-    (``agent.sim_name`` untouched)."""
-    count = itertools.count()
-    return Scheduler(
-        agent.sim,
-        agent.live_pools(),
-        agent.cloud.instance_types(),
-        inputs.usage,
-        lambda pool: f"{pool}-reference-{next(count)}",
-        options=inputs.options,
-        daemons=agent.daemon_pods(),
-    )
+    fits: BaseFits | None = d.sim_reference
+    if fits is None or fits.base is not d.sim_base:
+        fits = d.sim_reference = BaseFits(agent.sim, d.sim_base)
+    return fits.search(pods, sorted(names))
 
 
 def simulate(agent: Any, candidates: Sequence[Candidate], most_claims: int | None = None) -> Results | None:
@@ -209,13 +183,14 @@ def simulate(agent: Any, candidates: Sequence[Candidate], most_claims: int | Non
         daemons=agent.daemon_pods(),
     )
     unbound = [replace(p, spec=replace(p.spec, node_name="")) for p in [*moving, *deleting_pods]]
-    scheduler.searcher = _replay(agent, inputs, names, moving, unbound[len(moving) :]) or agent.sim
+    pods = [*pending, *unbound]
+    scheduler.searcher = _searcher(agent, names, pods) or agent.sim
     agent.sim.fork()
     try:
         for name in sorted(names):  # the candidates go, with every pod on them
             if agent.sim.node_info(name) is not None:
                 agent.sim.remove_node(name)
-        new = scheduler.solve([*pending, *unbound], most_claims)
+        new = scheduler.solve(pods, most_claims)
     finally:
         agent.sim.revert()
     results = Results(new, gave_up=scheduler.gave_up)

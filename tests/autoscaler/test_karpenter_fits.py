@@ -1,13 +1,13 @@
-"""One-candidate simulations answered from a reference solve (``karpenter/replay.py``): the same
-outcome as searching every pod.
+"""Simulations whose searches are answered from each pod shape's fitting nodes
+(``karpenter/fits.py``): the same outcome as searching every pod.
 
 Two simulators hold the same random cluster (nodes of several sizes, some tainted, some full;
-pods bound on them). A sequence of one-candidate simulations runs on each, as
-``simulation.simulate`` does (fork, the candidate's node removed, the shared pods and the
-candidate's pods solved, revert), the round-robin position carried from one to the next: one
-searching every pod, the other through ``Replay`` over a ``Reference`` of the shared pods.
-After every simulation, the same placements, NodeClaims (names, pods, options), errors, node
-contents before the revert, and round-robin position."""
+pods bound on them). A sequence of simulations runs on each, as ``simulation.simulate`` does
+(fork, the candidates' nodes removed, the shared pods and the candidates' pods solved, revert),
+the round-robin position carried from one to the next: one searching every pod, the other
+through a ``FitSearch`` of one ``BaseFits``. After every simulation, the same placements,
+NodeClaims (names, pods, options), errors, node contents before the revert, and round-robin
+position."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from msgspec.structs import replace
 
-from agents.autoscaler.karpenter.replay import References, Replay, base_start, no_pod_affinity
+from agents.autoscaler.karpenter.fits import BaseFits, FitSearch
 from agents.autoscaler.karpenter.scheduling import Scheduler
 from agents.scheduler import SchedulingSimulator
 from emulator.base.api.codec import object_from_dict
@@ -46,7 +46,7 @@ def _node(name: str, cpu: int, tainted: bool) -> Any:
     return object_from_dict(doc, source="t")
 
 
-def _random_pod(name: str, r: random.Random) -> Pod:
+def _random_pod(name: str, r: random.Random, anti: bool = True) -> Pod:
     cpu = r.choice(["500m", "900m", "900m", "900m", "1", "1500m"])
     spec: dict[str, Any] = {}
     roll = r.random()
@@ -54,7 +54,7 @@ def _random_pod(name: str, r: random.Random) -> Pod:
         spec["tolerations"] = [Toleration(key="t", operator="Exists")]
     elif roll < 0.25:
         spec["node_selector"] = {"zone": r.choice("ab")}
-    elif roll < 0.3:
+    elif roll < 0.3 and anti:
         term = PodAffinityTerm(label_selector=LabelSelector(match_labels={"app": "x"}), topology_key="zone")
         spec["affinity"] = Affinity(
             pod_anti_affinity=PodAntiAffinity(required_during_scheduling_ignored_during_execution=[term])
@@ -95,68 +95,65 @@ def _outcome(sim: SchedulingSimulator, scheduler: Scheduler, claims: list[Any]) 
 
 
 def _simulate(
-    sim: SchedulingSimulator, pools: list[Any], types: list[Any], shared: list[Pod], moving: list[Pod], cand: str,
-    names: Any, refs: References | None,
-) -> tuple[tuple[Any, ...], Replay | None]:  # fmt: skip
-    """One simulation as ``simulation.simulate`` runs it (with ``refs``: as ``simulation._replay``
-    sets it up)."""
+    sim: SchedulingSimulator, pools: list[Any], types: list[Any], pods: list[Pod], cands: list[str], names: Any,
+    fits: BaseFits | None,
+) -> tuple[tuple[Any, ...], FitSearch | None]:  # fmt: skip
+    """One simulation as ``simulation.simulate`` runs it (with ``fits``: through its stand-in)."""
     scheduler = Scheduler(sim, pools, types, {}, lambda pool: f"{pool}-sim-{next(names)}")
-    replay = None
-    if refs is not None and all(no_pod_affinity(p) for p in moving):
-        position = sim._order.index(cand) if sim.node_info(cand) is not None else None
-        start = base_start(sim._last, len(sim._order) - (position is not None), len(refs.names), position)
-        count = itertools.count()
-        ref = refs.get(start, lambda: Scheduler(sim, pools, types, {}, lambda p: f"{p}-ref-{next(count)}"), shared)
-        if ref is not None:
-            replay = Replay(refs, ref, cand if position is not None else None, position)
-            scheduler.searcher = replay
+    search = fits.search(pods, cands) if fits is not None else None
+    if search is not None:
+        scheduler.searcher = search
     sim.fork()
     try:
-        if sim.node_info(cand) is not None:
-            sim.remove_node(cand)
-        claims = scheduler.solve([*shared, *moving])
+        for cand in sorted(cands):
+            if sim.node_info(cand) is not None:
+                sim.remove_node(cand)
+        claims = scheduler.solve(pods)
         out = _outcome(sim, scheduler, claims)
     finally:
         sim.revert()
-    return (*out, sim._last), replay
+    return (*out, sim._last), search
 
 
-@pytest.mark.parametrize("seed", range(40))
-def test_replayed_simulations_are_the_searched_ones(tmp_path: Path, seed: int) -> None:
+@pytest.mark.parametrize("seed", range(60))
+def test_answered_simulations_are_the_searched_ones(tmp_path: Path, seed: int) -> None:
     r = random.Random(seed)
     types = _types(tmp_path)
     pools = [_pool("p")]
     nodes, bound, on = _cluster(r)
-    shared = [_random_pod(f"s{i:02d}", r) for i in range(r.randint(0, 24))]
-    if r.random() < 0.5:  # many pods alike (the diurnal day's): the shape shortcut takes part
+    anti = seed % 4 == 3  # else no pod (anti-)affinity terms: the stand-in answers
+    shared = [_random_pod(f"s{i:02d}", r, anti) for i in range(r.randint(0, 24))]
+    if r.random() < 0.5:  # many pods alike (the diurnal day's)
         shared += [_pod(f"w{i:02d}", "900m") for i in range(r.randint(5, 20))]
-    plain, replaying = SchedulingSimulator(), SchedulingSimulator()
-    for sim in (plain, replaying):
+    plain, answering = SchedulingSimulator(), SchedulingSimulator()
+    for sim in (plain, answering):
         sim.reset(nodes, bound)
         sim._last = r.randrange(len(nodes) + 3) if seed % 2 else 0
-        replaying._last = plain._last
-    refs = References(replaying, "base", shared)
-    plain_names, replay_names = itertools.count(), itertools.count()
+        answering._last = plain._last
+    fits = BaseFits(answering, "base")
+    plain_names, fit_names = itertools.count(), itertools.count()
     answered = 0
     for _ in range(25):
-        cand = r.choice([*(n.metadata.name for n in nodes), "gone"])
-        moving = [replace(p, spec=replace(p.spec, node_name="")) for p in on.get(cand, [])]
+        k = r.choice([1, 1, 1, 2, 3])
+        cands = r.sample([*(n.metadata.name for n in nodes), "gone"], k)
+        moving = [replace(p, spec=replace(p.spec, node_name="")) for c in cands for p in on.get(c, [])]
+        pods = [*shared, *moving]
         plain_checks = plain.checks
-        want, _ = _simulate(plain, pools, types, shared, moving, cand, plain_names, None)
-        checks = replaying.checks
-        got, replay = _simulate(replaying, pools, types, shared, moving, cand, replay_names, refs)
+        want, _ = _simulate(plain, pools, types, pods, cands, plain_names, None)
+        checks = answering.checks
+        got, search = _simulate(answering, pools, types, pods, cands, fit_names, fits)
         assert got == want
-        if replay is None:  # no reference, or one just taken: every search runs, the reference's uncounted
-            assert replaying.checks - checks == plain.checks - plain_checks
-        answered += replay.answered if replay is not None else 0
+        if search is None:  # a pod with pod (anti-)affinity terms: every search runs
+            assert answering.checks - checks == plain.checks - plain_checks
+        answered += search.answered if search is not None else 0
     if seed == 0:
-        assert answered > 0  # the replay takes part
+        assert answered > 0  # the stand-in takes part
 
 
-def test_the_replay_answers_most_searches_of_a_full_cluster(tmp_path: Path) -> None:
-    """Full 2-CPU nodes with two 900m pods and three empty 4-CPU ones, the pending pods all alike
-    and ordered before the candidates' pods: each simulation searches only for the candidate's
-    own pods."""
+def test_a_full_cluster_is_answered_without_searches(tmp_path: Path) -> None:
+    """Full 2-CPU nodes with two 900m pods and three empty 4-CPU ones, the pending pods all
+    alike: every search of every simulation is answered, one check per simulation (the shape's
+    PreFilter) instead of one per pod."""
     types, pools = _types(tmp_path), [_pool("p")]
     nodes = [_node(f"n{i:02d}a", 2, False) for i in range(20)] + [_node(f"f{i}a", 4, False) for i in range(3)]
     bound = [
@@ -164,22 +161,32 @@ def test_the_replay_answers_most_searches_of_a_full_cluster(tmp_path: Path) -> N
         for i in range(20)
         for p in (_pod(f"b{i:02d}-{k}", "900m") for k in range(2))
     ]
-    shared = [_pod(f"a{i:02d}", "900m") for i in range(8)]  # before the candidates' pods ("b…")
-    plain, replaying = SchedulingSimulator(), SchedulingSimulator()
+    shared = [_pod(f"a{i:02d}", "900m") for i in range(8)]
+    plain, answering = SchedulingSimulator(), SchedulingSimulator()
     plain.reset(nodes, bound)
-    replaying.reset(nodes, bound)
-    refs = References(replaying, "base", shared)
-    plain_names, replay_names = itertools.count(), itertools.count()
-    answered = searched = 0
+    answering.reset(nodes, bound)
+    fits = BaseFits(answering, "base")
+    plain_names, fit_names = itertools.count(), itertools.count()
     for i in range(20):
         cand = f"n{i:02d}a"
         moving = [replace(p, spec=replace(p.spec, node_name="")) for p in bound if p.spec.node_name == cand]
-        want, _ = _simulate(plain, pools, types, shared, moving, cand, plain_names, None)
-        before = replaying.checks
-        got, replay = _simulate(replaying, pools, types, shared, moving, cand, replay_names, refs)
+        pods = [*shared, *moving]
+        want, _ = _simulate(plain, pools, types, pods, [cand], plain_names, None)
+        before = answering.checks
+        got, search = _simulate(answering, pools, types, pods, [cand], fit_names, fits)
         assert got == want
-        if replay is None:
-            continue
-        answered += replay.answered
-        searched += replaying.checks - before
-    assert answered > searched
+        assert search is not None
+        assert search.answered == len(pods)  # the three 4-CPU nodes hold them all
+        assert answering.checks - before == 1
+
+
+def test_a_name_listed_twice_is_searched(tmp_path: Path) -> None:
+    """A NodeClaim not yet registered whose Node exists is listed twice (one NodeInfo at two
+    positions): a placement there changes both, so its simulations search every pod."""
+    nodes = [_node("n00a", 2, False), _node("n01a", 2, False), _node("n00a", 2, False)]
+    sim = SchedulingSimulator()
+    sim.reset(nodes, [])
+    fits = BaseFits(sim, "base")
+    assert fits.search([_pod("a", "900m")], ["n01a"]) is None
+    sim.reset(nodes[:2], [])
+    assert BaseFits(sim, "base").search([_pod("a", "900m")], ["n01a"]) is not None
