@@ -25,8 +25,8 @@ the first node that passes, in the same order, is the one the per-node walk woul
 Verdicts kept per pod shape (``_Verdicts``): when every plugin that runs ``filter_all`` this
 cycle is row-local (``ROW_LOCAL``: its verdict on a row reads only that row and the pod, its
 PreFilter state coming from the pod alone), the rows' pass/fail mask for a pod is kept, and a pod
-alike (same namespace, labels, annotations and spec: the same PreFilter state) with the same
-skipped plugins gets it back with only the rows changed since (``changed``) evaluated again.
+alike (``pods_alike``: the same namespace, labels, annotations, spec and requests by status;
+the same PreFilter state) with the same skipped plugins gets it back with only the rows changed since (``changed``) evaluated again.
 Any mask that leaves out only rows failing the per-node Filter gives the same first node, so
 the walk is unchanged.
 
@@ -47,6 +47,7 @@ from agents.scheduler.framework.interface import ExtensionPoint
 from agents.scheduler.framework.node_table import IntArray, NodeTable
 from agents.scheduler.framework.types import CycleState, NodeInfo
 from emulator.base.api.core import Pod
+from emulator.base.api.resources import pods_alike
 
 __all__ = ["ROW_LOCAL", "SimRows"]
 
@@ -66,14 +67,7 @@ class _Verdicts:
         self.pod, self.skip, self.mask, self.seen = pod, skip, mask, seen
 
     def alike(self, pod: Pod, skip: frozenset[str]) -> bool:
-        a = self.pod
-        return (
-            skip == self.skip
-            and a.spec == pod.spec
-            and a.metadata.namespace == pod.metadata.namespace
-            and a.metadata.labels == pod.metadata.labels
-            and a.metadata.annotations == pod.metadata.annotations
-        )
+        return skip == self.skip and pods_alike(self.pod, pod)
 
 
 class SimRows:

@@ -26,12 +26,15 @@ from emulator.base.api.codec import object_from_dict
 from emulator.base.api.core import (
     Affinity,
     ContainerPort,
+    ContainerStatus,
     LabelSelector,
     Pod,
     PodAffinityTerm,
     PodAntiAffinity,
+    ResourceRequirements,
     Toleration,
 )
+from emulator.base.api.quantity import parse_quantity
 from tests.autoscaler.test_karpenter_runs import _pod, _pool, _types
 
 
@@ -190,3 +193,31 @@ def test_a_name_listed_twice_is_searched(tmp_path: Path) -> None:
     assert fits.search([_pod("a", "900m")], ["n01a"]) is None
     sim.reset(nodes[:2], [])
     assert BaseFits(sim, "base").search([_pod("a", "900m")], ["n01a"]) is not None
+
+
+def _resized(p: Any, cpu: str) -> Any:
+    """``p`` running with ``cpu`` after an in-place resize its spec does not say (the kubelet's
+    reported resources are what count: ``pod_requests`` reads them)."""
+    reported = ResourceRequirements(requests={"cpu": parse_quantity(cpu), "memory": parse_quantity("1Gi")})
+    return replace(p, status=replace(p.status, container_statuses=[ContainerStatus(name="c", resources=reported)]))
+
+
+def test_pods_with_equal_specs_and_other_requests_by_status_are_not_one_shape(tmp_path: Path) -> None:
+    """A pending pod and a moved one with the same spec, the moved one running with twice its
+    spec's cpu after a resize: the answers are the search's, which puts the moved pod on a new
+    NodeClaim (n00a's 500m free fit the pending pod, not it)."""
+    types, pools = _types(tmp_path), [_pool("p")]
+    nodes = [_node("n00a", 2, False), _node("n01a", 2, False), _node("n02a", 4, False)]
+    bound = [
+        replace(p, spec=replace(p.spec, node_name=n))
+        for p, n in ((_pod("b0", "1500m"), "n00a"), (_pod("b1", "1500m"), "n01a"))
+    ]
+    pods = [_pod("pend", "500m"), _resized(_pod("moved", "500m"), "1")]
+    plain, answering = SchedulingSimulator(), SchedulingSimulator()
+    for s in (plain, answering):
+        s.reset(nodes, bound)
+    want, _ = _simulate(plain, pools, types, pods, ["n02a"], itertools.count(), None)
+    got, _ = _simulate(answering, pools, types, pods, ["n02a"], itertools.count(), BaseFits(answering, "base"))
+    assert got == want
+    assert want[0] == {"pend": "n00a"}
+    assert [c[1] for c in want[2]] == [["moved"]]

@@ -15,7 +15,8 @@ from msgspec.structs import replace
 
 from agents.autoscaler.snapshot import ReusingReset
 from agents.scheduler import SchedulingSimulator
-from emulator.base.api.core import Taint
+from emulator.base.api.core import ContainerStatus, ResourceRequirements, Taint
+from emulator.base.api.quantity import parse_quantity
 from tests.builders import node, pod
 
 HOST = "kubernetes.io/hostname"
@@ -177,3 +178,16 @@ def test_a_node_the_rows_saw_inside_a_reverted_fork_stays_to_be_told() -> None:
     sim.add_pod(pod("z", uid="z", cpu="100m", node="b"), "b")
     sim.revert()
     assert sim.schedule_anywhere(pod("w", uid="w", cpu="900m"), "a".__eq__) == "a"
+
+
+def test_a_pod_resized_in_place_does_not_lend_its_verdicts_to_one_with_the_same_spec() -> None:
+    """Two pods with one spec (500m), the first running with 1 CPU after an in-place resize
+    (its reported resources count): it fits nowhere, and the second, which fits n0's 500m
+    free, still finds n0 (kept verdicts are per ``pods_alike``, requests by status included)."""
+    sim = SchedulingSimulator()
+    sim.reset([node("n0", cpu="2")], [pod("b0", cpu="1500m", node="n0")])
+    big = pod("big", cpu="500m")
+    reported = ResourceRequirements(requests={"cpu": parse_quantity("1")})
+    big = replace(big, status=replace(big.status, container_statuses=[ContainerStatus(name="c", resources=reported)]))
+    assert sim.schedule_anywhere(big) is None
+    assert sim.schedule_anywhere(pod("small", cpu="500m")) == "n0"

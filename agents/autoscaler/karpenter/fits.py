@@ -3,12 +3,12 @@ nodes (issue 28's Karpenter day: single-node consolidation simulates every candi
 simulation searched the existing nodes again for the same pending pods and the candidate's own).
 
 What this module owns: ``BaseFits``, for one base snapshot (``simulation._base``): per pod shape
-(pods alike for every Filter: the same namespace, labels, annotations and spec), the base
-positions of the nodes where such a pod fits, found once (``SchedulingSimulator.row_local``
-and ``row_local_fits``: only when PreFilter passes without narrowing the nodes and only
-row-local Filter plugins are left to run); and ``FitSearch``, the stand-in ``Scheduler.solve``
-asks instead of ``SchedulingSimulator.schedule_anywhere`` in one simulation, which removes
-some base nodes (the candidates) and then places pods.
+(pods alike for every Filter, ``pods_alike``: the same namespace, labels, annotations, spec and
+requests by status), the base positions of the nodes where such a pod fits, found once
+(``SchedulingSimulator.row_local`` and ``row_local_fits``: only when PreFilter passes without
+narrowing the nodes and only row-local Filter plugins are left to run); and ``FitSearch``, the
+stand-in ``Scheduler.solve`` asks instead of ``SchedulingSimulator.schedule_anywhere`` in one
+simulation, which removes some base nodes (the candidates) and then places pods.
 
 Why the answer is the search's. ``schedule_anywhere`` walks the listed nodes from the
 round-robin position and gives the pod to the first existing node where it passes the Filter.
@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from emulator.base.api.core import Pod
+from emulator.base.api.resources import pods_alike
 
 __all__ = ["MAX_SHAPES", "BaseFits", "FitSearch", "no_pod_affinity"]
 
@@ -50,15 +51,6 @@ MAX_SHAPES: Final = 64
 def no_pod_affinity(pod: Pod) -> bool:
     a = pod.spec.affinity
     return a is None or (a.pod_affinity is None and a.pod_anti_affinity is None)
-
-
-def _alike(a: Pod, b: Pod) -> bool:
-    return a is b or (
-        a.spec == b.spec
-        and a.metadata.namespace == b.metadata.namespace
-        and a.metadata.labels == b.metadata.labels
-        and a.metadata.annotations == b.metadata.annotations
-    )
 
 
 @dataclass(slots=True, eq=False)
@@ -88,7 +80,7 @@ class BaseFits:
     def _shape(self, pod: Pod) -> _Shape | None:
         shapes = self.shapes
         for i, s in enumerate(shapes):
-            if _alike(s.pod, pod):
+            if pods_alike(s.pod, pod):
                 if i:
                     shapes.insert(0, shapes.pop(i))
                 return s

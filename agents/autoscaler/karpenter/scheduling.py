@@ -43,7 +43,7 @@ from emulator.base.api.karpenter import (
     NodePool,
 )
 from emulator.base.api.meta import ObjectMeta
-from emulator.base.api.resources import pod_requests
+from emulator.base.api.resources import pod_requests, pods_alike
 
 __all__ = [
     "MAX_INSTANCE_TYPES",
@@ -166,7 +166,7 @@ def _monotone(pod: Pod) -> bool:
 
 @dataclass(slots=True)
 class _Shape:
-    """Pods alike for every Filter (same namespace, labels, annotations and spec) and
+    """Pods alike for every Filter (``pods_alike``) and
     ``_monotone``: what the last of them found (``Scheduler.solve``)."""
 
     pod: Pod
@@ -176,13 +176,7 @@ class _Shape:
     """The new NodeClaims before this index rejected the last one."""
 
     def matches(self, pod: Pod) -> bool:
-        a, b = self.pod, pod
-        return (
-            a.spec == b.spec
-            and a.metadata.namespace == b.metadata.namespace
-            and a.metadata.labels == b.metadata.labels
-            and a.metadata.annotations == b.metadata.annotations
-        )
+        return pods_alike(self.pod, pod)
 
 
 def template_of(pool: NodePool) -> tuple[NodeClaimTemplate, NodeClaimTemplateSpec]:

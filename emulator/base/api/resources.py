@@ -46,6 +46,7 @@ __all__ = [
     "pod_host_ports_reference",
     "pod_requests",
     "pod_requests_reference",
+    "pods_alike",
     "resize_state",
     "same_requests",
 ]
@@ -143,6 +144,20 @@ def same_requests(a: Pod, b: Pod) -> bool:
     ):
         return True  # the common pod, checked first: no tuples built
     return resize_state(a) == resize_state(b)
+
+
+def pods_alike(a: Pod, b: Pod) -> bool:
+    """Whether every Filter treats the two pods alike: the same namespace, labels, annotations
+    and spec, and the same requests by their statuses (``same_requests``: an in-place resize
+    makes a running pod's requests its status's). The shapes of the autoscalers' simulations
+    (``simulator_rows``, Karpenter's ``fits`` and ``scheduling``) key on it."""
+    return a is b or (
+        a.spec == b.spec
+        and a.metadata.namespace == b.metadata.namespace
+        and a.metadata.labels == b.metadata.labels
+        and a.metadata.annotations == b.metadata.annotations
+        and same_requests(a, b)
+    )
 
 
 def _infeasible(pod: Pod) -> bool:
