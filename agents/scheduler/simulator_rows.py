@@ -26,9 +26,9 @@ Verdicts kept per pod shape (``_Verdicts``): when every plugin that runs ``filte
 cycle is row-local (``ROW_LOCAL``: its verdict on a row reads only that row and the pod, its
 PreFilter state coming from the pod alone), the rows' pass/fail mask for a pod is kept, and a pod
 alike (``pods_alike``: the same namespace, labels, annotations, spec and requests by status;
-the same PreFilter state) with the same skipped plugins gets it back with only the rows changed since (``changed``) evaluated again.
-Any mask that leaves out only rows failing the per-node Filter gives the same first node, so
-the walk is unchanged.
+the same PreFilter state) with the same skipped plugins gets it back with only the rows changed
+since (``changed``) evaluated again. Any mask that leaves out only rows failing the per-node
+Filter gives the same first node, so the walk is unchanged.
 
 Why: the autoscalers' simulations (Karpenter's consolidation places every pod of up to 100
 candidates, node by node) spent most of their time in the per-node Filter of nodes that were

@@ -217,8 +217,58 @@ def test_a_watched_dict_tells_of_keys_added_and_removed() -> None:
     w.pop("zz", None)
     del w["b"]
     w.clear()
-    assert seen == ["a", "b", "c", "a", "b", "c"]
-    assert dict(w) == {}
+    w |= {"d": 3}
+    assert seen == ["a", "b", "c", "a", "b", "c", "d"]
+    assert dict(w) == {"d": 3}
+
+
+def test_an_instance_type_replaced_in_the_clouds_list_is_seen() -> None:
+    """The rows are kept while the cloud's instance types are the same objects, not merely the
+    same list: a type swapped inside it reaches the candidates as a fresh computation's would."""
+    r = random.Random(3)
+    a, now, _ = _agent()
+    types = a.cloud.instance_types()
+    for n in ("n1", "n2", "n3"):
+        a.claims.put(_claim(n, r))
+        a.nodes.put(_node(n, r))
+    method = a.disruption.methods[-1]
+
+    def instance_types() -> list[Any]:
+        cands = asyncio.run(cand_mod.get_candidates(a, method.should_disrupt, method.klass))
+        return [c.instance_type for c in cands]
+
+    assert instance_types()
+    types[0] = SimpleNamespace(name="t1", offerings=[])
+    now[0] += 1
+    assert all(t is types[0] for t in instance_types())
+
+
+def test_nodeclaims_stored_before_the_disruption_is_built_are_tracked() -> None:
+    """A NodeClaim already stored when ``Disruption`` is built counts as its handlers would
+    have counted it: its Node named otherwise turns the name-keyed tracking off, so a node left
+    with the disrupted taint is still untainted by the clean-up."""
+    a = SimpleNamespace(
+        pods=_Informer(), nodes=_Informer(), pools=_Informer(), claims=_Informer(), pdbs=_Informer(),
+        batches=0, nominations={}, clock=SimpleNamespace(now=lambda: 0.0),
+    )  # fmt: skip
+    a.claims.put(
+        NodeClaim(metadata=ObjectMeta(name="c1"), spec=NodeClaimSpec(), status=NodeClaimStatus(node_name="x1"))
+    )
+    a.nodes.put(Node(metadata=ObjectMeta(name="x1"), spec=NodeSpec(taints=[DISRUPTED_TAINT]), status=NodeStatus()))
+    d = a.disruption = Disruption(a)
+    writes: list[str] = []
+
+    async def set_taint(node: str, on: bool) -> bool:
+        writes.append(node)
+        return True
+
+    async def clear_reason(name: str) -> None:
+        return None
+
+    d.set_taint, d.clear_reason = set_taint, clear_reason  # type: ignore[method-assign]
+    assert not d.track.exact
+    asyncio.run(d._clean_up())
+    assert writes == ["x1"]
 
 
 @pytest.mark.parametrize("seed", range(8))

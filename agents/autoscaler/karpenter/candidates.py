@@ -434,9 +434,13 @@ def _all_entries(agent: Any, ctx: _Context) -> list[_Entry]:
     everything, dirty = index.take_dirty("candidates")
     rows: dict[str, Any] = d.rows
     types = agent.cloud.instance_types()
-    if everything or not d.track.exact or types is not d.rows_inputs[0] or ctx.limits is not d.rows_inputs[1]:
+    kept_types = d.rows_inputs[0]
+    same_types = types is kept_types or (
+        kept_types is not None and len(types) == len(kept_types) and all(map(is_, types, kept_types))
+    )  # a list the cloud changed in place is other instance types too
+    if everything or not d.track.exact or not same_types or ctx.limits is not d.rows_inputs[1]:
         rows.clear()
-        d.rows_inputs = (types, ctx.limits)
+        d.rows_inputs = (list(types), ctx.limits)
     else:
         for name in dirty:
             rows.pop(name, None)

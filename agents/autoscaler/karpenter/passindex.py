@@ -73,6 +73,10 @@ class WatchedDict(dict[str, Any]):
         for k, v in dict(*args, **kwargs).items():
             self[k] = v
 
+    def __ior__(self, other: Any) -> WatchedDict:  # type: ignore[override,misc]
+        self.update(other)
+        return self
+
     def popitem(self) -> tuple[str, Any]:
         key, value = super().popitem()
         self.on_change(key)

@@ -74,6 +74,8 @@ class ClaimTracking:
             agent.pods.add_handlers(self._pod, self._pod_moved, self._pod)
             agent.nodes.add_handlers(self._node, self._node_updated, self._node)
             agent.pdbs.add_handlers(self._other, lambda old, new: self._other(new), self._other)
+            for claim in agent.claims.objects():  # stored before the handlers (none in the agent)
+                self._claim(claim)
 
     # --- handlers ------------------------------------------------------------------------
 
