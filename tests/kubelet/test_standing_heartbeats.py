@@ -19,6 +19,26 @@ from tests.builders import node, pod
 from tests.cluster import open_cluster
 
 
+async def _start(c: Any, standing: bool, count: int, spacing: float) -> tuple[Any, Ticker, dict[str, Any]]:
+    """The lifecycle controller and ``count`` kubelets (10 s beats, 60 s reports) on one
+    ticker, started ``spacing`` seconds apart: (the controller, the ticker, each kubelet's task)."""
+    c.server.standing.allowed = standing
+    ticker = Ticker(c.clock, "kubelet:heartbeats")
+    c.spawn(ticker.run(), "heartbeats")
+    controller = NodeLifecycleController(c.client("controller:nodelifecycle"), c.clock)
+    await c.start(controller, "nodelifecycle")
+    settings = KubeletSettings(heartbeat_interval=10.0, node_status_report_frequency=60.0)
+    tasks = {}
+    for i in range(count):
+        c.server.create(node(f"n{i}"))
+    for i in range(count):
+        await c.at(i * spacing + 0.01)
+        name = f"n{i}"
+        kubelet = Kubelet(c.client(f"kubelet:{name}"), name, c.clock, random.Random(i), settings, ticker=ticker)
+        tasks[name] = c.spawn(kubelet.run(), f"kubelet:{name}")
+    return controller, ticker, tasks
+
+
 def _run(*, standing: bool) -> tuple[list[tuple[Any, ...]], int, int]:
     """Three kubelets (10 s beats, 60 s reports) on one ticker, started 3.3 s apart, and the
     lifecycle controller; n1 relabelled at 95 s, a pod with an image bound to n2 at 130 s,
@@ -27,19 +47,7 @@ def _run(*, standing: bool) -> tuple[list[tuple[Any, ...]], int, int]:
 
     async def main() -> tuple[list[tuple[Any, ...]], int, int]:
         async with open_cluster(seed=3) as c:
-            c.server.standing.allowed = standing
-            ticker = Ticker(c.clock, "kubelet:heartbeats")
-            c.spawn(ticker.run(), "heartbeats")
-            await c.start(NodeLifecycleController(c.client("controller:nodelifecycle"), c.clock), "nodelifecycle")
-            settings = KubeletSettings(heartbeat_interval=10.0, node_status_report_frequency=60.0)
-            tasks = {}
-            for i in range(3):
-                c.server.create(node(f"n{i}"))
-            for i in range(3):
-                await c.at(i * 3.3 + 0.01)
-                name = f"n{i}"
-                kubelet = Kubelet(c.client(f"kubelet:{name}"), name, c.clock, random.Random(i), settings, ticker=ticker)
-                tasks[name] = c.spawn(kubelet.run(), f"kubelet:{name}")
+            _, ticker, tasks = await _start(c, standing, 3, 3.3)
             await c.at(95.0)
             n1 = c.server.get("Node", "n1")
             c.server.update(replace(n1, metadata=replace(n1.metadata, labels={**n1.metadata.labels, "x": "y"})))
@@ -81,20 +89,7 @@ def _probes(*, standing: bool) -> list[tuple[float, dict[str, float]]]:
 
     async def main() -> list[tuple[float, dict[str, float]]]:
         async with open_cluster(seed=5) as c:
-            c.server.standing.allowed = standing
-            ticker = Ticker(c.clock, "kubelet:heartbeats")
-            c.spawn(ticker.run(), "heartbeats")
-            controller = NodeLifecycleController(c.client("controller:nodelifecycle"), c.clock)
-            await c.start(controller, "nodelifecycle")
-            settings = KubeletSettings(heartbeat_interval=10.0, node_status_report_frequency=60.0)
-            tasks = {}
-            for i in range(2):
-                c.server.create(node(f"n{i}"))
-            for i in range(2):
-                await c.at(i * 4.1 + 0.01)
-                name = f"n{i}"
-                kubelet = Kubelet(c.client(f"kubelet:{name}"), name, c.clock, random.Random(i), settings, ticker=ticker)
-                tasks[name] = c.spawn(kubelet.run(), f"kubelet:{name}")
+            controller, _, tasks = await _start(c, standing, 2, 4.1)
             seen: list[tuple[float, dict[str, float]]] = []
             t = 10.5
             while t < 300.0:
