@@ -293,12 +293,17 @@ def _stamp(agent: Any) -> tuple[Any, ...] | None:
     return (agent.clock.now(), d.changes, tuple(d.marked), tuple(d.terminating), tuple(d.queue.by_claim), agent.batches)
 
 
+def _same_objects(a: Sequence[Any], b: Sequence[Any]) -> bool:
+    """The same objects (by identity) in the same order."""
+    return a is b or (len(a) == len(b) and all(map(is_, a, b)))
+
+
 def _pdb_limits(agent: Any) -> PdbLimits:
     """``PdbLimits`` of the stored PDBs, the same object while they are the same objects."""
     d = agent.disruption
     pdbs = list(agent.pdbs.objects())
     kept = getattr(d, "pdb_limits", None)
-    if kept is not None and len(kept[0]) == len(pdbs) and all(map(is_, kept[0], pdbs)):
+    if kept is not None and _same_objects(kept[0], pdbs):
         limits: PdbLimits = kept[1]
         return limits
     limits = PdbLimits(pdbs)
@@ -342,7 +347,7 @@ class _Part:
             and self.pool is pool
             and self.instance_type is it
             and self.limits is limits
-            and (mine is pods or (len(mine) == len(pods) and all(map(is_, mine, pods))))
+            and _same_objects(mine, pods)
         )
 
 
@@ -435,9 +440,8 @@ def _all_entries(agent: Any, ctx: _Context) -> list[_Entry]:
     rows: dict[str, Any] = d.rows
     types = agent.cloud.instance_types()
     kept_types = d.rows_inputs[0]
-    same_types = types is kept_types or (
-        kept_types is not None and len(types) == len(kept_types) and all(map(is_, types, kept_types))
-    )  # a list the cloud changed in place is other instance types too
+    # a list the cloud changed in place is other instance types too
+    same_types = kept_types is not None and _same_objects(types, kept_types)
     if everything or not d.track.exact or not same_types or ctx.limits is not d.rows_inputs[1]:
         rows.clear()
         d.rows_inputs = (list(types), ctx.limits)
