@@ -41,6 +41,16 @@ def _stand(srv: ApiServer, lease: Lease, first: float, ended: list[Any]) -> bool
     return srv.stand_lease(lease, spec, first, 10.0, ended.append)
 
 
+def _held(first: float) -> tuple[ApiServer, ManualClock, list[WriteRecord], Lease, list[Any]]:
+    """``_server()`` with the Lease's renewals held from ``first`` (the clock there): (server,
+    clock, its writes, the Lease, the kubelets told their renewals ended)."""
+    srv, clock, records, lease = _server()
+    ended: list[Any] = []
+    clock.t = first
+    assert _stand(srv, lease, first, ended)
+    return srv, clock, records, lease, ended
+
+
 def test_dues_are_found_by_repeated_addition_as_the_kubelet_adds() -> None:
     entry = StandingRenewal(("ns", "n"), None, 0.1, 0.1, lambda _lease: None)
     due, expected = 0.1, []
@@ -54,10 +64,7 @@ def test_dues_are_found_by_repeated_addition_as_the_kubelet_adds() -> None:
 
 
 def test_held_renewals_write_nothing_until_a_get_materialises_the_last_due_one() -> None:
-    srv, clock, records, lease = _server()
-    ended: list[Any] = []
-    clock.t = 10.0
-    assert _stand(srv, lease, 10.0, ended)
+    srv, clock, records, lease, ended = _held(10.0)
     clock.t = 35.0
     assert records == []
     assert srv.revision == int(lease.metadata.resource_version)
@@ -70,10 +77,7 @@ def test_held_renewals_write_nothing_until_a_get_materialises_the_last_due_one()
 
 
 def test_a_list_and_a_write_read_first() -> None:
-    srv, clock, records, lease = _server()
-    ended: list[Any] = []
-    clock.t = 10.0
-    assert _stand(srv, lease, 10.0, ended)
+    srv, clock, records, _lease, ended = _held(10.0)
     clock.t = 12.0
     (listed,), _ = srv.list("Lease", namespace=NS)
     assert listed.spec.renew_time == format_timestamp(10.0)
@@ -88,10 +92,7 @@ def test_a_list_and_a_write_read_first() -> None:
 
 
 def test_a_watcher_that_is_not_aware_ends_them_all_and_none_is_granted_after() -> None:
-    srv, clock, records, lease = _server()
-    ended: list[Any] = []
-    clock.t = 5.0
-    assert _stand(srv, lease, 5.0, ended)
+    srv, clock, records, _lease, ended = _held(5.0)
     clock.t = 16.0
     srv.watch("Lease", namespace=NS, standing_aware=True)
     assert srv.standing.entries
@@ -104,10 +105,7 @@ def test_a_watcher_that_is_not_aware_ends_them_all_and_none_is_granted_after() -
 
 
 def test_a_stopped_kubelets_renewals_end_at_its_stop_nothing_written() -> None:
-    srv, clock, records, lease = _server()
-    ended: list[Any] = []
-    clock.t = 10.0
-    assert _stand(srv, lease, 10.0, ended)
+    srv, clock, records, _lease, ended = _held(10.0)
     clock.t = 25.0
     srv.end_standing(NS, "n")
     clock.t = 100.0

@@ -7,7 +7,8 @@ Unknown at the same pass, with the same Events)."""
 from __future__ import annotations
 
 import random
-from typing import Any
+from collections.abc import Coroutine
+from typing import Any, TypeVar
 
 from msgspec.structs import replace
 
@@ -17,6 +18,16 @@ from agents.kubelet.ticker import Ticker
 from emulator.base.runtime.loop import new_virtual_loop
 from tests.builders import node, pod
 from tests.cluster import open_cluster
+
+_T = TypeVar("_T")
+
+
+def _on_virtual_loop(main: Coroutine[Any, Any, _T]) -> _T:
+    loop = new_virtual_loop()
+    try:
+        return loop.run_until_complete(main)
+    finally:
+        loop.close()
 
 
 async def _start(c: Any, standing: bool, count: int, spacing: float) -> tuple[Any, Ticker, dict[str, Any]]:
@@ -65,11 +76,7 @@ def _run(*, standing: bool) -> tuple[list[tuple[Any, ...]], int, int]:
             renewals = len([w for w in c.writes if w.kind == "Lease" and w.verb == "update"])
             return writes, renewals, ticker.fired
 
-    loop = new_virtual_loop()
-    try:
-        return loop.run_until_complete(main())
-    finally:
-        loop.close()
+    return _on_virtual_loop(main())
 
 
 def test_the_same_writes_as_when_every_renewal_is_written() -> None:
@@ -103,11 +110,7 @@ def _probes(*, standing: bool) -> list[tuple[float, dict[str, float]]]:
                 t += 5.0
             return seen
 
-    loop = new_virtual_loop()
-    try:
-        return loop.run_until_complete(main())
-    finally:
-        loop.close()
+    return _on_virtual_loop(main())
 
 
 def test_a_held_renewal_seen_again_in_its_lease_event_is_not_a_new_renewal() -> None:

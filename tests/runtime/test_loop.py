@@ -397,6 +397,18 @@ def test_the_lean_loop_step_runs_what_the_stock_step_runs_in_the_same_order() ->
     assert logged(False) == logged(True)
 
 
+def _assert_stock_slots(ours: Any, stock: asyncio.Handle, debug: bool, extra: list[str]) -> None:
+    """``ours`` has the slots of the stock handle ``stock`` (a Handle's, and ``extra``), with its
+    values; a source traceback only in debug mode."""
+    slots = [s for cls in type(stock).__mro__ for s in getattr(cls, "__slots__", ()) if s != "__weakref__"]
+    handle = ["_args", "_callback", "_cancelled", "_context", "_loop", "_repr", "_source_traceback"]
+    assert sorted(slots) == sorted(handle + extra)
+    for slot in slots:
+        if slot != "_source_traceback":
+            assert getattr(ours, slot) == getattr(stock, slot), slot
+    assert (ours._source_traceback is None) == (not debug)
+
+
 @pytest.mark.parametrize("debug", [pytest.param(False, id="inlined"), pytest.param(True, id="debug")])
 def test_a_fifo_timer_has_the_slots_of_a_stock_timer(debug: bool) -> None:
     loop = VirtualTimeEventLoop()
@@ -410,24 +422,7 @@ def test_a_fifo_timer_has_the_slots_of_a_stock_timer(debug: bool) -> None:
         ours = loop.call_at(5.0, callback, 1, context=ctx)
         stock = asyncio.TimerHandle(5.0, callback, (1,), loop, ctx)
         stock._scheduled = True  # type: ignore[attr-defined]
-        slots = [s for cls in type(stock).__mro__ for s in getattr(cls, "__slots__", ()) if s != "__weakref__"]
-        assert sorted(slots) == sorted(
-            [
-                "_args",
-                "_callback",
-                "_cancelled",
-                "_context",
-                "_loop",
-                "_repr",
-                "_scheduled",
-                "_source_traceback",
-                "_when",
-            ]
-        )
-        for slot in slots:
-            if slot != "_source_traceback":
-                assert getattr(ours, slot) == getattr(stock, slot), slot
-        assert (ours._source_traceback is None) == (not debug)  # type: ignore[attr-defined]
+        _assert_stock_slots(ours, stock, debug, ["_scheduled", "_when"])
         no_context = loop.call_at(6.0, callback, 2)
         assert isinstance(no_context._context, contextvars.Context)  # type: ignore[attr-defined]
     finally:
@@ -448,14 +443,7 @@ def test_call_soon_makes_the_handle_of_the_stock_call_soon(debug: bool) -> None:
         stock = asyncio.Handle(callback, (1,), loop, ctx)
         assert type(ours) is asyncio.Handle
         assert loop._ready[-1] is ours
-        slots = [s for cls in type(stock).__mro__ for s in getattr(cls, "__slots__", ()) if s != "__weakref__"]
-        assert sorted(slots) == sorted(
-            ["_args", "_callback", "_cancelled", "_context", "_loop", "_repr", "_source_traceback"]
-        )
-        for slot in slots:
-            if slot != "_source_traceback":
-                assert getattr(ours, slot) == getattr(stock, slot), slot
-        assert (ours._source_traceback is None) == (not debug)  # type: ignore[attr-defined]
+        _assert_stock_slots(ours, stock, debug, [])
         no_context = loop.call_soon(callback, 2)
         assert isinstance(no_context._context, contextvars.Context)  # type: ignore[attr-defined]
         assert no_context._context is not ctx  # type: ignore[attr-defined]

@@ -24,6 +24,7 @@ from emulator.base.api.core import Node, Pod, PodCondition
 from emulator.base.api.errors import ApiError, NotFound
 from emulator.base.runtime.clock import format_timestamp
 from tests.builders import container, node, pod
+from tests.clocks import ManualClock
 
 EP = ExtensionPoint
 NEG, LOW, MID, HIGH, VERY_HIGH = -100, 0, 100, 1000, 10000
@@ -89,17 +90,11 @@ def topo_node(spec: str, res: dict[str, str] | None = None) -> Node:
     return make_node(parts[0], res, labels)
 
 
-class FakeClock:
-    virtual = True
+class FakeClock(ManualClock):
+    """``ManualClock`` from 100 s."""
 
     def __init__(self, t: float = 100.0) -> None:
-        self.t = t
-
-    def now(self) -> float:
-        return self.t
-
-    def timestamp(self, t: float | None = None) -> str:
-        return format_timestamp(self.t if t is None else t)
+        super().__init__(t)
 
 
 class ScriptedRng(random.Random):
