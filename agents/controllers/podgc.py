@@ -27,14 +27,22 @@ watches filtered on ``status.phase`` (Succeeded, Failed): a terminal phase is fi
 terminated pods ever reach them. Left out: ``gcUnscheduledTerminating`` (the emulated API
 server removes an unbound pod at once).
 
+The deletion order (``TerminatedOrder``) is kept as the terminated pods arrive, in a heap
+the informers' handlers feed, rather than sorted at every pass as upstream does: the same
+pods are deleted in the same order, and a pass costs what it deletes, not a sort of 12,500
+pods every 20 s.
+
 Memory: the terminated-pod informers hold at most the threshold plus one ``gcCheckPeriod`` of
-newly terminated pods (every pass deletes the excess); the node maps hold nodes.
+newly terminated pods (every pass deletes the excess); the order's heap at most twice as many
+entries as they hold; the node maps hold nodes.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import heapq
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -83,6 +91,73 @@ def _evicted_then_oldest(pod: Pod) -> tuple[bool, str, str]:
     return (pod.status.reason != "Evicted", pod.metadata.creation_timestamp or "", pod.metadata.name)
 
 
+GCKey = tuple[bool, str, str, str]
+
+
+def _gc_key(pod: Pod) -> GCKey:
+    """``_evicted_then_oldest`` then the namespace: one pod's place in the deletion order."""
+    meta = pod.metadata
+    return (pod.status.reason != "Evicted", meta.creation_timestamp or "", meta.name, meta.namespace)
+
+
+class TerminatedOrder:
+    """The terminated pods in ``gcTerminated``'s deletion order, kept as they arrive.
+
+    Upstream sorts every terminated pod at each pass (12,500 of them at the default threshold,
+    every 20 s); here the terminated informers' handlers push each pod's ``_gc_key`` onto a
+    heap, and a pass pops only what it deletes. Entries are checked when popped (a pod deleted,
+    replaced or re-keyed since leaves a stale entry, skipped then), and the heap is rebuilt from
+    the stores when stale entries outnumber the pods (a run below the threshold never pops).
+    ``first(n)`` is the first ``n`` pods of the sorted stores, as the full sort would give.
+    """
+
+    __slots__ = ("_heap", "_stores")
+
+    def __init__(self, stores: Sequence[Mapping[tuple[str, str], Pod]]) -> None:
+        self._stores = stores
+        self._heap: list[GCKey] = [_gc_key(p) for store in stores for p in store.values()]
+        heapq.heapify(self._heap)
+
+    def __len__(self) -> int:
+        return sum(len(store) for store in self._stores)
+
+    def add(self, pod: Pod) -> None:
+        heap = self._heap
+        heapq.heappush(heap, _gc_key(pod))
+        if len(heap) > 64 and len(heap) > 2 * len(self):
+            self._heap = [_gc_key(p) for store in self._stores for p in store.values()]
+            heapq.heapify(self._heap)
+
+    def update(self, old: Pod, new: Pod) -> None:
+        if _gc_key(new) != _gc_key(old):
+            self.add(new)
+
+    def _current(self, key: GCKey) -> Pod | None:
+        name_key = (key[3], key[2])
+        for store in self._stores:
+            pod = store.get(name_key)
+            if pod is not None and _gc_key(pod) == key:
+                return pod
+        return None
+
+    def first(self, n: int) -> list[Pod]:
+        """The first ``n`` pods in deletion order (fewer if there are fewer); they stay."""
+        heap = self._heap
+        taken: list[Pod] = []
+        keys: list[GCKey] = []
+        while heap and len(taken) < n:
+            key = heapq.heappop(heap)
+            if keys and keys[-1] == key:
+                continue  # the same pod pushed twice (re-keyed back, or re-added)
+            pod = self._current(key)
+            if pod is not None:
+                taken.append(pod)
+                keys.append(key)
+        for key in keys:
+            heapq.heappush(heap, key)
+        return taken
+
+
 class PodGCController:
     """Deletes orphaned and out-of-service terminating pods; ``await run()`` until cancelled."""
 
@@ -103,6 +178,9 @@ class PodGCController:
         """The Succeeded and the Failed pods (none when ``gcTerminated`` is off)."""
         if self.settings.terminated_pod_gc_threshold > 0:
             self.terminated = [Informer(client, "Pod", fields={"status.phase": phase}) for phase in _TERMINAL]
+        self.order = TerminatedOrder([informer.store for informer in self.terminated])
+        for informer in self.terminated:
+            informer.add_handlers(self.order.add, self.order.update)
         self.counts = dict.fromkeys(("terminated", "orphaned", "terminating", "errors"), 0)
 
     def __repr__(self) -> str:
@@ -194,12 +272,10 @@ class PodGCController:
         """Upstream ``gcTerminated``: delete the terminated pods past the threshold."""
         if not self.terminated:
             return
-        pods: list[Pod] = [p for informer in self.terminated for p in informer.objects()]
-        excess = len(pods) - self.settings.terminated_pod_gc_threshold
+        excess = len(self.order) - self.settings.terminated_pod_gc_threshold
         if excess <= 0:
             return
-        pods.sort(key=lambda p: (*_evicted_then_oldest(p), p.metadata.namespace))
-        for pod in pods[:excess]:
+        for pod in self.order.first(excess):
             await self._mark_failed_and_delete(pod, None, "terminated")
 
     async def _mark_failed_and_delete(self, pod: Pod, condition: PodCondition | None, why: str) -> None:
