@@ -64,6 +64,7 @@ __all__ = [
     "merge_conditions",
     "needs_reconcile",
     "pending_status",
+    "pending_status_reference",
     "reconciled_status",
     "rejected_status",
     "running_status",
@@ -156,6 +157,78 @@ def _by_name(statuses: list[ContainerStatus]) -> list[ContainerStatus]:
 def pending_status(pod: Pod, *, host_ip: str, pod_ip: str, start_time: str, now: str) -> PodStatus:
     """Admitted, containers being created (images pulling): phase Pending."""
     spec = pod.spec
+    statuses, inits, owned = _pending_parts(spec.containers, spec.init_containers)
+    return replace(
+        pod.status,
+        phase="Pending",
+        conditions=merge_conditions(pod.status.conditions, owned, now),
+        host_ip=host_ip,
+        pod_ip=pod_ip,
+        host_ips=ip_list(host_ip),
+        pod_ips=ip_list(pod_ip),
+        start_time=start_time,
+        container_statuses=list(statuses),
+        init_container_statuses=list(inits),
+    )
+
+
+_PendingParts = tuple[tuple[ContainerStatus, ...], tuple[ContainerStatus, ...], tuple[PodCondition, ...]]
+_PENDING_MEMO: dict[tuple[int, int], tuple[Sequence[Container], Sequence[Container], _PendingParts]] = {}
+_PENDING_MEMO_SIZE: Final = 256
+
+
+def _pending_parts(containers: Sequence[Container], inits: Sequence[Container]) -> _PendingParts:
+    """What a Pending status takes from the spec alone: its container statuses (regular ones
+    sorted by name, init ones in spec order) and the kubelet's conditions before their
+    transition times; kept per pair of container lists. The lists are the spec's own (pods of
+    one template share them: the API server's ``PodAdmission`` hands out one spec per
+    template and binding keeps its lists), held here so an id is never reused while kept;
+    like every spec list they are never mutated. ``tests/kubelet/test_pending_memo.py``
+    compares the result with ``pending_status_reference``."""
+    key = (id(containers), id(inits))
+    hit = _PENDING_MEMO.get(key)
+    if hit is not None and hit[0] is containers and hit[1] is inits:
+        return hit[2]
+    parts = _pending_parts_of(containers, inits)
+    if len(_PENDING_MEMO) >= _PENDING_MEMO_SIZE:
+        _PENDING_MEMO.clear()
+    _PENDING_MEMO[key] = (containers, inits, parts)
+    return parts
+
+
+def _pending_parts_of(containers: Sequence[Container], inits: Sequence[Container]) -> _PendingParts:
+    waiting = ContainerState(waiting=ContainerStateWaiting(reason="PodInitializing" if inits else "ContainerCreating"))
+    unready = go_list(sorted(c.name for c in containers))
+    owned = (
+        PodCondition(type=READY_TO_START, status="False"),
+        PodCondition(type=INITIALIZED, status="True")
+        if not inits
+        else PodCondition(
+            type=INITIALIZED,
+            status="False",
+            reason="ContainersNotInitialized",
+            message=f"containers with incomplete status: {go_list([c.name for c in inits])}",
+        ),
+        PodCondition(
+            type=READY,
+            status="False",
+            reason="ContainersNotReady",
+            message=f"containers with unready status: {unready}",
+        ),
+        PodCondition(
+            type=CONTAINERS_READY,
+            status="False",
+            reason="ContainersNotReady",
+            message=f"containers with unready status: {unready}",
+        ),
+    )
+    statuses = tuple(_by_name([_status(c, waiting, ready=False, started=False) for c in containers]))
+    return statuses, tuple(_status(c, waiting, ready=False, started=False) for c in inits), owned
+
+
+def pending_status_reference(pod: Pod, *, host_ip: str, pod_ip: str, start_time: str, now: str) -> PodStatus:
+    """``pending_status`` built in full every time (the reference its memo is tested against)."""
+    spec = pod.spec
     inits = spec.init_containers
     waiting = ContainerState(waiting=ContainerStateWaiting(reason="PodInitializing" if inits else "ContainerCreating"))
     unready = go_list(sorted(c.name for c in spec.containers))
@@ -230,19 +303,22 @@ def _terminated(cs: ContainerStatus, now: str) -> ContainerStatus:
     return replace(cs, ready=False, started=False, state=ContainerState(terminated=term))
 
 
+_SUCCEEDED_OWNED: Final = (
+    PodCondition(type=READY_TO_START, status="False"),
+    PodCondition(type=INITIALIZED, status="True", reason=_POD_COMPLETED),
+    PodCondition(type=READY, status="False", reason=_POD_COMPLETED),
+    PodCondition(type=CONTAINERS_READY, status="False", reason=_POD_COMPLETED),
+)
+"""A success's conditions before their transition times: the same for every pod, built once."""
+
+
 def succeeded_status(pod: Pod, *, now: str) -> PodStatus:
     """Every container exited 0 at ``now``: phase Succeeded (IPs and start time kept)."""
-    owned = [
-        PodCondition(type=READY_TO_START, status="False"),
-        PodCondition(type=INITIALIZED, status="True", reason=_POD_COMPLETED),
-        PodCondition(type=READY, status="False", reason=_POD_COMPLETED),
-        PodCondition(type=CONTAINERS_READY, status="False", reason=_POD_COMPLETED),
-    ]
     status = pod.status
     return replace(
         status,
         phase="Succeeded",
-        conditions=merge_conditions(status.conditions, owned, now),
+        conditions=merge_conditions(status.conditions, _SUCCEEDED_OWNED, now),
         container_statuses=[_terminated(cs, now) for cs in status.container_statuses],
         init_container_statuses=[_terminated(cs, now) for cs in status.init_container_statuses],
     )
