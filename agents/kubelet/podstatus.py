@@ -183,7 +183,7 @@ def _pending_parts(containers: Sequence[Container], inits: Sequence[Container]) 
     transition times; kept per pair of container lists. The lists are the spec's own (pods of
     one template share them: the API server's ``PodAdmission`` hands out one spec per
     template and binding keeps its lists), held here so an id is never reused while kept;
-    like every spec list they are never mutated. ``tests/kubelet/test_pending_memo.py``
+    like every spec list they are never mutated. ``tests/kubelet/test_status_shortcuts.py``
     compares the result with ``pending_status_reference``."""
     key = (id(containers), id(inits))
     hit = _PENDING_MEMO.get(key)

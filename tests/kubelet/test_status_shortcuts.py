@@ -1,9 +1,13 @@
-"""``pending_status`` takes what it reads of the spec (container statuses, the kubelet's
+"""The kubelet's status builders' short cuts against the plain builders.
+
+``pending_status`` takes what it reads of the spec (container statuses, the kubelet's
 conditions before their transition times) from a memo kept per pair of container lists, and
 ``succeeded_status`` its conditions from one built once: both must give what the plain
 builders give, whatever the pod (init containers and sidecars, several containers, restart
 policy, resources, probes, volumes, prior conditions), on a memo hit as on a miss, also for
-pods that share their spec's lists, and after the kubelet's resize decoration."""
+pods that share their spec's lists, and after the kubelet's resize decoration.
+``with_resize_status`` marks the conditions observed in the same copy of the status that
+decorates it: the same as decorating, then ``_observed``, for any record and generation."""
 
 from __future__ import annotations
 
@@ -25,8 +29,17 @@ from agents.kubelet.podstatus import (
     running_status,
     succeeded_status,
 )
-from agents.kubelet.resize import resizable, with_resize_status
-from emulator.base.api.core import Container, ContainerResizePolicy, Pod, PodCondition
+from agents.kubelet.resize import (
+    _RESIZE_CONDITIONS,
+    POD_RESIZE_IN_PROGRESS,
+    POD_RESIZE_PENDING,
+    _decorate,
+    _has_resize_condition,
+    _observed,
+    resizable,
+    with_resize_status,
+)
+from emulator.base.api.core import Container, ContainerResizePolicy, Pod, PodCondition, PodStatus, ResourceRequirements
 from emulator.base.api.probe import ExecAction, Probe
 from emulator.base.api.volumes import Volume
 from tests import builders
@@ -152,3 +165,77 @@ def test_succeeded_status_equals_the_plain_builder(pod: Pod, ip: bool) -> None:
     assert [cs.state.terminated.finished_at for cs in done.container_statuses if cs.state.terminated] == [T2] * len(
         running.status.container_statuses
     )
+
+
+def _decorated_then_observed(rec: SimpleNamespace, status: PodStatus, generation: int) -> PodStatus:
+    """``with_resize_status`` as two steps: the decoration's copy, then ``_observed``'s."""
+    alloc = rec.allocated
+    if alloc is None:
+        return _observed(status, generation)
+    actuated = rec.actuated or alloc
+    containers = [_decorate(cs, alloc, actuated) for cs in status.container_statuses]
+    inits = [_decorate(cs, alloc, actuated) for cs in status.init_container_statuses]
+    conds = rec.resize_conditions
+    conditions = status.conditions
+    if conds or _has_resize_condition(conditions):
+        conditions = [c for c in conditions if c.type not in _RESIZE_CONDITIONS]
+        conditions += [conds[t] for t in _RESIZE_CONDITIONS if t in conds]
+    status = replace(status, container_statuses=containers, init_container_statuses=inits, conditions=conditions)
+    return _observed(status, generation)
+
+
+RESIZE_CONDITIONS = st.dictionaries(
+    st.sampled_from([POD_RESIZE_PENDING, POD_RESIZE_IN_PROGRESS]),
+    st.builds(
+        PodCondition,
+        type=st.just(POD_RESIZE_PENDING),
+        status=st.just("True"),
+        reason=st.sampled_from(["", "Deferred", "Infeasible"]),
+        observed_generation=st.sampled_from([0, 1, 2]),
+    ),
+    max_size=2,
+).map(lambda d: {t: replace(c, type=t) for t, c in d.items()})
+
+
+@given(
+    pod=pods(),
+    stage=st.sampled_from(["pending", "running", "succeeded"]),
+    admitted=st.booleans(),
+    resized=st.booleans(),
+    actuated=st.sampled_from(["same", "none", "other"]),
+    resize_conditions=RESIZE_CONDITIONS,
+    prior=st.lists(
+        st.sampled_from([POD_RESIZE_PENDING, POD_RESIZE_IN_PROGRESS, READY, "DisruptionTarget"]), max_size=2
+    ),
+    observed=st.sampled_from([0, 1, 2]),
+    generation=st.sampled_from([0, 1, 2, 5]),
+)
+def test_with_resize_status_equals_decorating_then_observing(
+    pod: Pod,
+    stage: str,
+    admitted: bool,
+    resized: bool,
+    actuated: str,
+    resize_conditions: dict[str, PodCondition],
+    prior: list[str],
+    observed: int,
+    generation: int,
+) -> None:
+    facts = _facts(True)
+    status = pending_status_reference(pod, now=T1, **facts)
+    if stage != "pending":
+        status = running_status(pod, now=T1, **facts)
+    if stage == "succeeded":
+        status = succeeded_status(replace(pod, status=status), now=T2)
+    extra = [PodCondition(type=t, status="True", observed_generation=observed) for t in prior]
+    status = replace(status, conditions=status.conditions + extra, observed_generation=observed)
+    alloc = resizable(pod) if admitted else None
+    if alloc is not None and resized:
+        alloc = {name: ResourceRequirements(requests=builders.quantities(cpu="250m")) for name in alloc}
+    other = {name: ResourceRequirements() for name in alloc or {}}
+    rec = SimpleNamespace(
+        allocated=alloc,
+        actuated={"same": alloc, "none": None, "other": other}[actuated],
+        resize_conditions=resize_conditions,
+    )
+    assert with_resize_status(rec, status, generation) == _decorated_then_observed(rec, status, generation)
