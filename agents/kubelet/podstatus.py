@@ -96,10 +96,14 @@ def go_list(names: Sequence[str]) -> str:
     return "[" + " ".join(names) + "]"
 
 
-def merge_conditions(old: Sequence[PodCondition], owned: Sequence[PodCondition], now: str) -> list[PodCondition]:
+def merge_conditions(
+    old: Sequence[PodCondition], owned: Sequence[PodCondition], now: str, generation: int = 0
+) -> list[PodCondition]:
     """The kubelet's ``owned`` conditions first (a transition time kept while the status
     holds, else ``now``), then the other conditions of ``old`` in their order, then
-    ``PodScheduled=True`` if the pod had none (upstream always reports it)."""
+    ``PodScheduled=True`` if the pod had none (upstream always reports it). ``generation``
+    (not 0): the owned ones marked observed at it, as the kubelet's write marks them
+    (``resize.with_resize_status``, which then has nothing left to copy for them)."""
     before = {c.type: c for c in old}
     out: list[PodCondition] = []
     for cond in owned:
@@ -107,7 +111,10 @@ def merge_conditions(old: Sequence[PodCondition], owned: Sequence[PodCondition],
         since = now
         if prev is not None and prev.status == cond.status and prev.last_transition_time:
             since = prev.last_transition_time
-        out.append(replace(cond, last_transition_time=since))
+        if generation:
+            out.append(replace(cond, last_transition_time=since, observed_generation=generation))
+        else:
+            out.append(replace(cond, last_transition_time=since))
     types = {c.type for c in owned}
     for c in old:
         if c.type not in types:
@@ -154,14 +161,15 @@ def _by_name(statuses: list[ContainerStatus]) -> list[ContainerStatus]:
     return sorted(statuses, key=lambda s: s.name)
 
 
-def pending_status(pod: Pod, *, host_ip: str, pod_ip: str, start_time: str, now: str) -> PodStatus:
-    """Admitted, containers being created (images pulling): phase Pending."""
+def pending_status(pod: Pod, *, host_ip: str, pod_ip: str, start_time: str, now: str, generation: int = 0) -> PodStatus:
+    """Admitted, containers being created (images pulling): phase Pending. ``generation``:
+    as ``merge_conditions``'."""
     spec = pod.spec
     statuses, inits, owned = _pending_parts(spec.containers, spec.init_containers)
     return replace(
         pod.status,
         phase="Pending",
-        conditions=merge_conditions(pod.status.conditions, owned, now),
+        conditions=merge_conditions(pod.status.conditions, owned, now, generation),
         host_ip=host_ip,
         pod_ip=pod_ip,
         host_ips=ip_list(host_ip),
@@ -312,13 +320,14 @@ _SUCCEEDED_OWNED: Final = (
 """A success's conditions before their transition times: the same for every pod, built once."""
 
 
-def succeeded_status(pod: Pod, *, now: str) -> PodStatus:
-    """Every container exited 0 at ``now``: phase Succeeded (IPs and start time kept)."""
+def succeeded_status(pod: Pod, *, now: str, generation: int = 0) -> PodStatus:
+    """Every container exited 0 at ``now``: phase Succeeded (IPs and start time kept).
+    ``generation``: as ``merge_conditions``'."""
     status = pod.status
     return replace(
         status,
         phase="Succeeded",
-        conditions=merge_conditions(status.conditions, _SUCCEEDED_OWNED, now),
+        conditions=merge_conditions(status.conditions, _SUCCEEDED_OWNED, now, generation),
         container_statuses=[_terminated(cs, now) for cs in status.container_statuses],
         init_container_statuses=[_terminated(cs, now) for cs in status.init_container_statuses],
     )

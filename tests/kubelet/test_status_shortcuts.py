@@ -18,6 +18,8 @@ from hypothesis import strategies as st
 from msgspec.structs import replace
 
 from agents.kubelet import podstatus
+from agents.kubelet.lifecycle import lifecycle_of
+from agents.kubelet.podrun import PodRun
 from agents.kubelet.podstatus import (
     CONTAINERS_READY,
     INITIALIZED,
@@ -29,6 +31,7 @@ from agents.kubelet.podstatus import (
     running_status,
     succeeded_status,
 )
+from agents.kubelet.prober import prober_for
 from agents.kubelet.resize import (
     _RESIZE_CONDITIONS,
     POD_RESIZE_IN_PROGRESS,
@@ -39,6 +42,7 @@ from agents.kubelet.resize import (
     resizable,
     with_resize_status,
 )
+from agents.kubelet.runstatus import run_status
 from emulator.base.api.core import Container, ContainerResizePolicy, Pod, PodCondition, PodStatus, ResourceRequirements
 from emulator.base.api.probe import ExecAction, Probe
 from emulator.base.api.volumes import Volume
@@ -239,3 +243,41 @@ def test_with_resize_status_equals_decorating_then_observing(
         resize_conditions=resize_conditions,
     )
     assert with_resize_status(rec, status, generation) == _decorated_then_observed(rec, status, generation)
+
+
+def _stamp(t: float) -> str:
+    return f"2026-01-01T00:{int(t) // 60:02d}:{int(t) % 60:02d}Z"
+
+
+@given(
+    pod=pods(),
+    generation=st.sampled_from([0, 1, 2, 7]),
+    admitted=st.booleans(),
+    resize_conditions=RESIZE_CONDITIONS,
+    advance=st.sampled_from([0.0, 1.0, 30.0, 90.0]),
+)
+def test_builders_marking_the_generation_write_what_the_write_marks(
+    pod: Pod, generation: int, admitted: bool, resize_conditions: dict[str, PodCondition], advance: float
+) -> None:
+    """A builder given the pod's ``generation`` marks its conditions observed itself; what
+    the kubelet writes (``with_resize_status`` on top, as ``PodWorker.write_status`` does) is
+    the same as from the builder without it."""
+    pod = replace(pod, metadata=replace(pod.metadata, generation=generation))
+    rec = SimpleNamespace(
+        allocated=resizable(pod) if admitted else None, actuated=None, resize_conditions=resize_conditions
+    )
+
+    def written(status: PodStatus) -> PodStatus:
+        return with_resize_status(rec, status, generation)
+
+    facts = _facts(True)
+    pending = pending_status(pod, now=T1, generation=generation, **facts)
+    assert written(pending) == written(pending_status(pod, now=T1, **facts))
+    life, _bad = lifecycle_of(pod)
+    run = PodRun.start(pod.spec, life, "p_default(u)", 5.0, prober_for(pod.spec.containers, life, "10.0.2.2"))
+    run.advance(5.0 + advance)
+    at = 5.0 + advance
+    running = run_status(pod, run, stamp=_stamp, now=at, generation=generation, **facts)
+    assert written(running) == written(run_status(pod, run, stamp=_stamp, now=at, **facts))
+    done = replace(pod, status=running)
+    assert written(succeeded_status(done, now=T2, generation=generation)) == written(succeeded_status(done, now=T2))
