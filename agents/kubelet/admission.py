@@ -258,22 +258,24 @@ def _is_static(pod: Pod) -> bool:
     return source is not None and source != "api"
 
 
-_ALLOCATABLE: dict[int, tuple[Node, dict[str, int]]] = {}
+_ALLOCATABLE: dict[str, tuple[Node, dict[str, int]]] = {}
 _ALLOCATABLE_SIZE: Final = 4096
 
 
 def _allocatable(node: Node) -> dict[str, int]:
-    """``node_allocatable(node)``, kept per node object (a kubelet admits every pod against
-    the same version of its node, which changes only when its status is written; the node
-    is held, so its id is not reused while kept). Read only: ``_fits_resources`` does not
-    write it. ``tests/kubelet/test_admission.py`` checks it against ``node_allocatable``."""
-    hit = _ALLOCATABLE.get(id(node))
+    """``node_allocatable(node)``, kept for the newest node object seen under its name (a
+    kubelet admits every pod against the same version of its node, which changes only when
+    its status is written; a new version takes the old one's place, so none is kept alive).
+    Read only: ``_fits_resources`` does not write it. ``tests/kubelet/test_admission.py``
+    checks it against ``node_allocatable``."""
+    name = node.metadata.name
+    hit = _ALLOCATABLE.get(name)
     if hit is not None and hit[0] is node:
         return hit[1]
     value = node_allocatable(node)
-    if len(_ALLOCATABLE) >= _ALLOCATABLE_SIZE:
+    if hit is None and len(_ALLOCATABLE) >= _ALLOCATABLE_SIZE:
         _ALLOCATABLE.clear()
-    _ALLOCATABLE[id(node)] = (node, value)
+    _ALLOCATABLE[name] = (node, value)
     return value
 
 
