@@ -258,8 +258,29 @@ def _is_static(pod: Pod) -> bool:
     return source is not None and source != "api"
 
 
+_ALLOCATABLE: dict[str, tuple[Node, dict[str, int]]] = {}
+_ALLOCATABLE_SIZE: Final = 4096
+
+
+def _allocatable(node: Node) -> dict[str, int]:
+    """``node_allocatable(node)``, kept for the newest node object seen under its name (a
+    kubelet admits every pod against the same version of its node, which changes only when
+    its status is written; a new version takes the old one's place, so none is kept alive).
+    Read only: ``_fits_resources`` does not write it. ``tests/kubelet/test_admission.py``
+    checks it against ``node_allocatable``."""
+    name = node.metadata.name
+    hit = _ALLOCATABLE.get(name)
+    if hit is not None and hit[0] is node:
+        return hit[1]
+    value = node_allocatable(node)
+    if hit is None and len(_ALLOCATABLE) >= _ALLOCATABLE_SIZE:
+        _ALLOCATABLE.clear()
+    _ALLOCATABLE[name] = (node, value)
+    return value
+
+
 def _general_filter(pod: Pod, node: Node, usage: NodeUsage) -> list[AdmissionResult]:
-    out = _fits_resources(pod, node_allocatable(node), usage)
+    out = _fits_resources(pod, _allocatable(node), usage)
     if not pod_matches_node_selector_and_affinity(pod, node):
         out.append(_predicate(NODE_AFFINITY, _ERR_NODE_AFFINITY))
     if pod.spec.node_name and pod.spec.node_name != node.metadata.name:

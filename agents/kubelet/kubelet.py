@@ -479,11 +479,13 @@ class Kubelet:
         self._release(rec)
         if rec.kill_unstarted:  # status_manager.go TerminatePod: Failed, ContainerStatusUnknown
             now = self.clock.timestamp()
-            ips = {"host_ip": self._host_ip, "pod_ip": pod_ip, "start_time": rec.start_time or now}
+            host, start = self._host_ip, rec.start_time or now
             await self._writer.write_status(
                 rec.pod,
                 rec.uid,
-                lambda p: unstarted_deleted_status(p, pending_status(p, now=now, **ips)),
+                lambda p: unstarted_deleted_status(
+                    p, pending_status(p, now=now, host_ip=host, pod_ip=pod_ip, start_time=start)
+                ),
                 deleting=True,
             )
         elif rec.kill_running:  # the terminal phase first, as upstream's kubelet since 1.27

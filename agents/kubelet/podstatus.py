@@ -64,6 +64,7 @@ __all__ = [
     "merge_conditions",
     "needs_reconcile",
     "pending_status",
+    "pending_status_reference",
     "reconciled_status",
     "rejected_status",
     "running_status",
@@ -95,10 +96,14 @@ def go_list(names: Sequence[str]) -> str:
     return "[" + " ".join(names) + "]"
 
 
-def merge_conditions(old: Sequence[PodCondition], owned: Sequence[PodCondition], now: str) -> list[PodCondition]:
+def merge_conditions(
+    old: Sequence[PodCondition], owned: Sequence[PodCondition], now: str, generation: int = 0
+) -> list[PodCondition]:
     """The kubelet's ``owned`` conditions first (a transition time kept while the status
     holds, else ``now``), then the other conditions of ``old`` in their order, then
-    ``PodScheduled=True`` if the pod had none (upstream always reports it)."""
+    ``PodScheduled=True`` if the pod had none (upstream always reports it). ``generation``
+    (not 0): the owned ones marked observed at it, as the kubelet's write marks them
+    (``resize.with_resize_status``, which then has nothing left to copy for them)."""
     before = {c.type: c for c in old}
     out: list[PodCondition] = []
     for cond in owned:
@@ -106,7 +111,10 @@ def merge_conditions(old: Sequence[PodCondition], owned: Sequence[PodCondition],
         since = now
         if prev is not None and prev.status == cond.status and prev.last_transition_time:
             since = prev.last_transition_time
-        out.append(replace(cond, last_transition_time=since))
+        if generation:
+            out.append(replace(cond, last_transition_time=since, observed_generation=generation))
+        else:
+            out.append(replace(cond, last_transition_time=since))
     types = {c.type for c in owned}
     for c in old:
         if c.type not in types:
@@ -153,8 +161,81 @@ def _by_name(statuses: list[ContainerStatus]) -> list[ContainerStatus]:
     return sorted(statuses, key=lambda s: s.name)
 
 
-def pending_status(pod: Pod, *, host_ip: str, pod_ip: str, start_time: str, now: str) -> PodStatus:
-    """Admitted, containers being created (images pulling): phase Pending."""
+def pending_status(pod: Pod, *, host_ip: str, pod_ip: str, start_time: str, now: str, generation: int = 0) -> PodStatus:
+    """Admitted, containers being created (images pulling): phase Pending. ``generation``:
+    as ``merge_conditions``'."""
+    spec = pod.spec
+    statuses, inits, owned = _pending_parts(spec.containers, spec.init_containers)
+    return replace(
+        pod.status,
+        phase="Pending",
+        conditions=merge_conditions(pod.status.conditions, owned, now, generation),
+        host_ip=host_ip,
+        pod_ip=pod_ip,
+        host_ips=ip_list(host_ip),
+        pod_ips=ip_list(pod_ip),
+        start_time=start_time,
+        container_statuses=list(statuses),
+        init_container_statuses=list(inits),
+    )
+
+
+_PendingParts = tuple[tuple[ContainerStatus, ...], tuple[ContainerStatus, ...], tuple[PodCondition, ...]]
+_PENDING_MEMO: dict[tuple[int, int], tuple[Sequence[Container], Sequence[Container], _PendingParts]] = {}
+_PENDING_MEMO_SIZE: Final = 256
+
+
+def _pending_parts(containers: Sequence[Container], inits: Sequence[Container]) -> _PendingParts:
+    """What a Pending status takes from the spec alone: its container statuses (regular ones
+    sorted by name, init ones in spec order) and the kubelet's conditions before their
+    transition times; kept per pair of container lists. The lists are the spec's own (pods of
+    one template share them: the API server's ``PodAdmission`` hands out one spec per
+    template and binding keeps its lists), held here so an id is never reused while kept;
+    like every spec list they are never mutated. ``tests/kubelet/test_status_shortcuts.py``
+    compares the result with ``pending_status_reference``."""
+    key = (id(containers), id(inits))
+    hit = _PENDING_MEMO.get(key)
+    if hit is not None and hit[0] is containers and hit[1] is inits:
+        return hit[2]
+    parts = _pending_parts_of(containers, inits)
+    if len(_PENDING_MEMO) >= _PENDING_MEMO_SIZE:
+        _PENDING_MEMO.clear()
+    _PENDING_MEMO[key] = (containers, inits, parts)
+    return parts
+
+
+def _pending_parts_of(containers: Sequence[Container], inits: Sequence[Container]) -> _PendingParts:
+    waiting = ContainerState(waiting=ContainerStateWaiting(reason="PodInitializing" if inits else "ContainerCreating"))
+    unready = go_list(sorted(c.name for c in containers))
+    owned = (
+        PodCondition(type=READY_TO_START, status="False"),
+        PodCondition(type=INITIALIZED, status="True")
+        if not inits
+        else PodCondition(
+            type=INITIALIZED,
+            status="False",
+            reason="ContainersNotInitialized",
+            message=f"containers with incomplete status: {go_list([c.name for c in inits])}",
+        ),
+        PodCondition(
+            type=READY,
+            status="False",
+            reason="ContainersNotReady",
+            message=f"containers with unready status: {unready}",
+        ),
+        PodCondition(
+            type=CONTAINERS_READY,
+            status="False",
+            reason="ContainersNotReady",
+            message=f"containers with unready status: {unready}",
+        ),
+    )
+    statuses = tuple(_by_name([_status(c, waiting, ready=False, started=False) for c in containers]))
+    return statuses, tuple(_status(c, waiting, ready=False, started=False) for c in inits), owned
+
+
+def pending_status_reference(pod: Pod, *, host_ip: str, pod_ip: str, start_time: str, now: str) -> PodStatus:
+    """``pending_status`` built in full every time (the reference its memo is tested against)."""
     spec = pod.spec
     inits = spec.init_containers
     waiting = ContainerState(waiting=ContainerStateWaiting(reason="PodInitializing" if inits else "ContainerCreating"))
@@ -230,19 +311,23 @@ def _terminated(cs: ContainerStatus, now: str) -> ContainerStatus:
     return replace(cs, ready=False, started=False, state=ContainerState(terminated=term))
 
 
-def succeeded_status(pod: Pod, *, now: str) -> PodStatus:
-    """Every container exited 0 at ``now``: phase Succeeded (IPs and start time kept)."""
-    owned = [
-        PodCondition(type=READY_TO_START, status="False"),
-        PodCondition(type=INITIALIZED, status="True", reason=_POD_COMPLETED),
-        PodCondition(type=READY, status="False", reason=_POD_COMPLETED),
-        PodCondition(type=CONTAINERS_READY, status="False", reason=_POD_COMPLETED),
-    ]
+_SUCCEEDED_OWNED: Final = (
+    PodCondition(type=READY_TO_START, status="False"),
+    PodCondition(type=INITIALIZED, status="True", reason=_POD_COMPLETED),
+    PodCondition(type=READY, status="False", reason=_POD_COMPLETED),
+    PodCondition(type=CONTAINERS_READY, status="False", reason=_POD_COMPLETED),
+)
+"""A success's conditions before their transition times: the same for every pod, built once."""
+
+
+def succeeded_status(pod: Pod, *, now: str, generation: int = 0) -> PodStatus:
+    """Every container exited 0 at ``now``: phase Succeeded (IPs and start time kept).
+    ``generation``: as ``merge_conditions``'."""
     status = pod.status
     return replace(
         status,
         phase="Succeeded",
-        conditions=merge_conditions(status.conditions, owned, now),
+        conditions=merge_conditions(status.conditions, _SUCCEEDED_OWNED, now, generation),
         container_statuses=[_terminated(cs, now) for cs in status.container_statuses],
         init_container_statuses=[_terminated(cs, now) for cs in status.init_container_statuses],
     )

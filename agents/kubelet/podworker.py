@@ -141,7 +141,9 @@ class PodWorker:
         """A pod just admitted: Pending, images, start delay, then its run."""
         ips = {"host_ip": host_ip, "pod_ip": rec.pod_ip, "start_time": rec.start_time}
         if self._settings.report_pending_status:
-            await self.write_status(rec, lambda p: pending_status(p, now=self._clock.timestamp(), **ips))
+            await self.write_status(
+                rec, lambda p: pending_status(p, now=self._clock.timestamp(), generation=p.metadata.generation, **ips)
+            )
         spec = rec.pod.spec
         refs = self._refs
         if self._volumes is not None and spec.volumes and claim_volumes(spec):
@@ -158,7 +160,7 @@ class PodWorker:
             await refs.resolve_env(
                 lambda: rec.pod,
                 lambda build: self.write_status(rec, build),
-                lambda p: pending_status(p, now=now(), **ips),
+                lambda p: pending_status(p, now=now(), generation=p.metadata.generation, **ips),
             )
         if rec.start_delay > 0:
             await self._clock.sleep(rec.start_delay)
@@ -175,7 +177,8 @@ class PodWorker:
             prober = prober_for(pod.spec.containers, life, rec.pod_ip)
             fresh = None if announce is None else set(announce)
             runs[:] = [PodRun.start(pod.spec, life, label, self._clock.now(), prober, fresh)]
-            return run_status(pod, runs[0], stamp=self._clock.timestamp, now=self._clock.now(), **ips)
+            now, generation = self._clock.now(), pod.metadata.generation
+            return run_status(pod, runs[0], stamp=self._clock.timestamp, now=now, generation=generation, **ips)
 
         if await self.write_status(rec, started) is None:
             return
@@ -320,7 +323,10 @@ class PodWorker:
 
     async def _write_run(self, rec: PodRecord, run: PodRun, ips: dict[str, str]) -> Pod | None:
         return await self.write_status(
-            rec, lambda p: run_status(p, run, stamp=self._clock.timestamp, now=self._clock.now(), **ips)
+            rec,
+            lambda p: run_status(
+                p, run, stamp=self._clock.timestamp, now=self._clock.now(), generation=p.metadata.generation, **ips
+            ),
         )
 
     async def _finish(self, rec: PodRecord, run: PodRun, ips: dict[str, str]) -> None:
@@ -328,7 +334,8 @@ class PodWorker:
         self._release(rec)
         if run.result == "Succeeded":
             rec.state = PodState.SUCCEEDED
-            if await self.write_status(rec, lambda p: succeeded_status(p, now=self._clock.timestamp())):
+            now = self._clock.timestamp
+            if await self.write_status(rec, lambda p: succeeded_status(p, now=now(), generation=p.metadata.generation)):
                 self._counts["succeeded"] += 1
             return
         rec.state = PodState.FAILED

@@ -191,8 +191,23 @@ def with_resize_status(rec: Any, status: PodStatus, generation: int = 0) -> PodS
     if conds or _has_resize_condition(conditions):
         conditions = [c for c in conditions if c.type not in _RESIZE_CONDITIONS]
         conditions += [conds[t] for t in _RESIZE_CONDITIONS if t in conds]
-    status = replace(status, container_statuses=containers, init_container_statuses=inits, conditions=conditions)
-    return _observed(status, generation)
+    if not generation:
+        return replace(status, container_statuses=containers, init_container_statuses=inits, conditions=conditions)
+    # ``_observed`` of the status just built, in the same replace (one copy of the status)
+    if _unobserved(conditions, generation):
+        conditions = [
+            replace(c, observed_generation=generation)
+            if c.type in _OWNED and c.observed_generation != generation
+            else c
+            for c in conditions
+        ]
+    return replace(
+        status,
+        container_statuses=containers,
+        init_container_statuses=inits,
+        conditions=conditions,
+        observed_generation=generation,
+    )
 
 
 Write = Callable[[Any, Callable[[Pod], PodStatus]], Awaitable[Pod | None]]

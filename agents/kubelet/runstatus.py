@@ -168,10 +168,19 @@ def _owned(run: PodRun) -> Sequence[PodCondition]:
 
 
 def run_status(
-    pod: Pod, run: PodRun, *, stamp: Stamp, now: float, host_ip: str, pod_ip: str, start_time: str
+    pod: Pod,
+    run: PodRun,
+    *,
+    stamp: Stamp,
+    now: float,
+    host_ip: str,
+    pod_ip: str,
+    start_time: str,
+    generation: int = 0,
 ) -> PodStatus:
     """The status of ``pod`` whose containers are in ``run`` at ``now`` (phase Pending
-    while initializing, Running once its containers started, Failed when the run failed)."""
+    while initializing, Running once its containers started, Failed when the run failed).
+    ``generation``: as ``podstatus.merge_conditions``'."""
     spec = pod.spec
     statuses = [_container_status(c, run.app, run, stamp, regular_init=False) for c in spec.containers]
     if len(statuses) > 1:
@@ -183,7 +192,7 @@ def run_status(
     return replace(
         pod.status,
         phase=run.pod_phase(),
-        conditions=merge_conditions(pod.status.conditions, _owned(run), stamp(now)),
+        conditions=merge_conditions(pod.status.conditions, _owned(run), stamp(now), generation),
         host_ip=host_ip,
         pod_ip=pod_ip,
         host_ips=ip_list(host_ip),

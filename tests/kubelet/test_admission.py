@@ -19,7 +19,7 @@ from emulator.base.api.core import (
     Taint,
     Toleration,
 )
-from emulator.base.api.resources import pod_requests
+from emulator.base.api.resources import node_allocatable, pod_requests
 from tests import builders
 
 NODE = "node-1"
@@ -496,3 +496,32 @@ def test_node_usage_rejects_a_pod_counted_twice() -> None:
     usage.add("u", p)
     with pytest.raises(ValueError, match="already counted"):
         usage.add("u", p)
+
+
+@given(
+    cpu=st.sampled_from(["1", "4", "250m", None]),
+    memory=st.sampled_from(["1Gi", "32Gi", None]),
+    pods=st.sampled_from(["0", "110", None]),
+    extra=st.sampled_from([{}, {"nvidia.com/gpu": "2"}, {"example.com/foo": "3"}]),
+    capacity_only=st.booleans(),
+)
+def test_a_nodes_allocatable_is_kept_per_node_object(
+    cpu: str | None, memory: str | None, pods: str | None, extra: dict[str, str], capacity_only: bool
+) -> None:
+    """``_allocatable`` gives ``node_allocatable``'s answer on a miss and on a hit, and a new
+    version of the node (another object, as a status write makes) is read afresh."""
+    admission._ALLOCATABLE.clear()
+    node = builders.node("n", cpu=cpu, memory=memory, pods=pods, extra=extra, capacity_only=capacity_only)
+    assert admission._allocatable(node) == node_allocatable(node)
+    assert admission._allocatable(node) == node_allocatable(node)
+    bigger = builders.node("n", cpu="64", memory="256Gi", pods="250", capacity_only=capacity_only)
+    assert admission._allocatable(bigger) == node_allocatable(bigger)
+    assert admission._allocatable(node) == node_allocatable(node)
+
+
+def test_the_allocatable_memo_is_bounded() -> None:
+    admission._ALLOCATABLE.clear()
+    nodes = [builders.node(f"n{i}") for i in range(admission._ALLOCATABLE_SIZE + 3)]
+    for node in nodes:
+        assert admission._allocatable(node) == node_allocatable(node)
+    assert len(admission._ALLOCATABLE) <= admission._ALLOCATABLE_SIZE

@@ -317,16 +317,22 @@ class Observer:
         return state
 
     def _assign(self, t: float, name: str, requests: Resources, sign: int) -> None:
-        node = self._node_state(name)
+        node = self.nodes.get(name)
+        if node is None:
+            node = self._node_state(name)
         node.advance(t, self.buckets.width)
+        r0, r1, r2 = sign * requests[0], sign * requests[1], sign * requests[2]
         a = node.allocated
-        for i in range(3):
-            a[i] += sign * requests[i]
+        a[0] += r0
+        a[1] += r1
+        a[2] += r2
         node.pods += sign
         node.reshare()
         if node.exists:
-            for i in range(3):
-                self.allocated[i] += sign * requests[i]
+            a = self.allocated
+            a[0] += r0
+            a[1] += r1
+            a[2] += r2
             if node.pods == (1 if sign > 0 else 0):
                 self.used += sign
             self._changed(t)
@@ -408,8 +414,9 @@ class Observer:
             return
         if self.first_created is not None:
             d = t - self.values_since
-            for summary, value in zip(self.summaries, self.values, strict=True):
-                summary.add(value, d)
+            if d > 0:  # (``TimeWeighted.add`` ignores an empty piece)
+                for summary, value in zip(self.summaries, self.values, strict=True):
+                    summary.add(value, d)
         self.values = values
         self.values_since = t
 
