@@ -637,3 +637,52 @@ def test_rows_cached_nonnegative_checks_a_first_use() -> None:
     assert table.rows_cached_nonnegative("k", toy.compute, _rows(0, 2), toy.one) is None  # not kept yet
     assert table.rows_cached_nonnegative("k", toy.compute, _rows(0, 1), toy.one) is not None
     assert table.rows_cached_nonnegative("k", toy.compute, _rows(2), toy.one) is None  # the column's first build
+
+
+def _busy(table: NodeTable, at: IntArray) -> IntArray:
+    """A toy Filter code: 1 where a row's requested cpu is over 500m."""
+    return (table.req_cpu[at] > 500).astype(np.int64)
+
+
+def _busy_one(info: NodeInfo) -> int:
+    return int(info.requested.milli_cpu > 500)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_rows_cached_codes_matches_rows_cached(seed: int) -> None:
+    """``rows_cached_codes`` is ``rows_cached`` with None for an all-zero answer, through random
+    updates applied by ``one`` (few rows) and by ``compute`` (many), whichever rows are asked;
+    its count of non-zero values stays the column's."""
+    rnd = random.Random(seed)
+    size = FEW_ROWS * 3
+    table, infos = _table(size)
+    plain, plain_infos = _table(size)  # the same rows under ``rows_cached``
+    for _ in range(40):
+        for _ in range(rnd.choice([0, 1, 2, FEW_ROWS + 1, size])):
+            i, used = rnd.randrange(size), rnd.choice([0, 100, 501, 900])
+            _update(table, infos, i, used)
+            plain_infos[i] = infos[i]
+            plain.update_row(i, infos[i])
+        rows = _rows(*rnd.sample(range(size), rnd.randint(1, size)))
+        want = plain.rows_cached("plain", _busy, rows, _busy_one)
+        got = table.rows_cached_codes("codes", _busy, rows, _busy_one)
+        assert (got.tolist() if got is not None else None) == (want.tolist() if want.any() else None)
+        cache = table._row_caches.get("codes")
+        if cache is not None:
+            assert cache.nonzero == int(np.count_nonzero(cache.values))
+
+
+def test_rows_cached_codes_all_zero_column_skips_the_rows() -> None:
+    """A kept column of zeros answers None whatever rows are asked (out of range included: it
+    does not look at them); one busy row makes the answer the codes of the rows asked."""
+    table, infos = _table(4)
+    for _ in range(2):
+        assert table.rows_cached_codes("k", _busy, _rows(0, 1), _busy_one) is None
+    assert table.rows_cached_codes("k", _busy, _rows(99), _busy_one) is None
+    _update(table, infos, 2, 600)
+    assert table.rows_cached_codes("k", _busy, _rows(0, 1), _busy_one) is None
+    got = table.rows_cached_codes("k", _busy, _rows(2, 0), _busy_one)
+    assert got is not None
+    assert got.tolist() == [1, 0]
+    _update(table, infos, 2, 0)
+    assert table.rows_cached_codes("k", _busy, _rows(2), _busy_one) is None

@@ -68,7 +68,16 @@ from agents.scheduler.framework.node_table import (
     OneRow,
     RowCompute,
 )
-from agents.scheduler.framework.types import MAX_NODE_SCORE, SUCCESS, Code, CycleState, NodeInfo, Status, pod_info_of
+from agents.scheduler.framework.types import (
+    MAX_NODE_SCORE,
+    SKIP,
+    SUCCESS,
+    Code,
+    CycleState,
+    NodeInfo,
+    Status,
+    pod_info_of,
+)
 from agents.scheduler.plugins.helper import RowScoreMemo
 from emulator.base.api.core import Pod
 from emulator.base.api.resources import is_scalar_resource
@@ -235,12 +244,12 @@ class NodeResourcesBalancedAllocation:
     def _pod_request_list(self, state: CycleState, pod: Pod) -> tuple[int, ...]:
         """Upstream ``calculatePodResourceRequestList`` with ``useRequested``: real requests."""
         reqs = pod_info_of(state, pod).requests
-        return tuple(reqs.get(n, 0) for n in self._names)
+        return tuple([reqs.get(n, 0) for n in self._names])
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status:
         requests = self._pod_request_list(state, pod)
         if not any(requests):  # best effort: skip (issue #129138)
-            return Status(Code.Skip)
+            return SKIP
         state.write(PRE_SCORE_STATE_KEY, _PreScoreState(requests))
         return SUCCESS
 

@@ -18,7 +18,7 @@ from typing import Any, Final
 import numpy as np
 
 from agents.scheduler.args import NodeResourcesFitArgs, decode_args
-from agents.scheduler.framework.interface import FilterCodes, Handle, RowScore
+from agents.scheduler.framework.interface import ALL_PASS, FilterCodes, Handle, RowScore
 from agents.scheduler.framework.node_table import (
     ALLOC_CPU,
     ALLOC_EPH,
@@ -260,10 +260,8 @@ class NodeResourcesFit:
         if table.huge or any(v and is_scalar_resource(n) for n, v in req.scalar_resources.items()):
             return None
         wants = (req.milli_cpu, req.memory, req.ephemeral_storage)
-        codes = table.rows_cached((self, "filter", wants), _vector_fit_codes(wants), rows, _fit_code(wants))
-        if not np.count_nonzero(codes):  # (cheaper than ``codes.any()``)
-            return FilterCodes(None)
-        return FilterCodes(codes, _FIT_STATUSES)
+        codes = table.rows_cached_codes((self, "filter", wants), _vector_fit_codes(wants), rows, _fit_code(wants))
+        return ALL_PASS if codes is None else FilterCodes(codes, _FIT_STATUSES)
 
     # PreScore / Score
 

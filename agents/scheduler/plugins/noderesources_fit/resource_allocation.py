@@ -175,8 +175,17 @@ STRATEGIES: Final[dict[str, Callable[[ScoringStrategy], Scorer]]] = {
 
 def pod_score_requests(pod_info: PodInfo, resources: Sequence[ResourceSpec]) -> tuple[int, ...]:
     """Per configured resource: the non-zero request for cpu/memory, the real one otherwise."""
-    special = {"cpu": pod_info.non_zero_cpu, "memory": pod_info.non_zero_memory}
-    return tuple(special.get(r.name, pod_info.requests.get(r.name, 0)) for r in resources)
+    out: list[int] = []
+    requests = pod_info.requests
+    for r in resources:
+        name = r.name
+        if name == "cpu":
+            out.append(pod_info.non_zero_cpu)
+        elif name == "memory":
+            out.append(pod_info.non_zero_memory)
+        else:
+            out.append(requests.get(name, 0))
+    return tuple(out)
 
 
 def alloc_and_requested(node_info: NodeInfo, name: str, pod_request: int) -> tuple[int, int]:
