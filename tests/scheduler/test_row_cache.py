@@ -686,3 +686,30 @@ def test_rows_cached_codes_all_zero_column_skips_the_rows() -> None:
     assert got.tolist() == [1, 0]
     _update(table, infos, 2, 0)
     assert table.rows_cached_codes("k", _busy, _rows(2), _busy_one) is None
+
+
+@pytest.mark.parametrize("strategy", ["LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"])
+@pytest.mark.parametrize("resources", ["default", "wide"])
+@pytest.mark.parametrize(
+    "reads", [(0, 0, 0, 0), (100, 200 * 2**20, 0, 0), (3000, 2**30, 2**30, 0), (700, 0, 5 * 2**30, 0)]
+)
+def test_fit_one_row_matches_score_node(strategy: str, resources: str, reads: tuple[int, ...]) -> None:
+    """NodeResourcesFit's ``one`` for the row caches (a direct weighted mean for the two
+    mean strategies) says what ``_score_node`` says, on nodes with and without each amount,
+    empty, busy and over-committed."""
+    fit = _fit(strategy, FIT_RESOURCES[resources])
+    want = reads[: len(fit.strategy.resources)]
+    one = fit._one_row(want)
+    capacities = [
+        {"cpu": "4", "memory": "8Gi", "ephemeral-storage": "10Gi", "pods": "10"},
+        {"cpu": "0", "memory": "8Gi", "pods": "10"},
+        {"memory": "1Gi", "pods": "10"},
+        {"cpu": "500m", "pods": "10"},
+        {"pods": "10"},
+    ]
+    for k, capacity in enumerate(capacities):
+        for used in ([], [{"cpu": "250m"}], [{"cpu": "3", "memory": "7Gi", "ephemeral-storage": "12Gi"}]):
+            info = NodeInfo(_node(f"n{k}", capacity))
+            if used:
+                info.add_pod(PodInfo(_pod(f"p{k}", used, f"n{k}")))
+            assert one(info) == fit._score_node(info, want), (capacity, used)
