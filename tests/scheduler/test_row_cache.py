@@ -713,3 +713,16 @@ def test_fit_one_row_matches_score_node(strategy: str, resources: str, reads: tu
             if used:
                 info.add_pod(PodInfo(_pod(f"p{k}", used, f"n{k}")))
             assert one(info) == fit._score_node(info, want), (capacity, used)
+
+
+def test_row_ids_are_every_row_read_only() -> None:
+    """``NodeTable.row_ids``: the rows in order, one array per table, and neither it nor a
+    window of it (what ``find_feasible`` hands the plugins) can be written."""
+    table, _ = _table(5)
+    ids = table.row_ids
+    assert ids.tolist() == [0, 1, 2, 3, 4]
+    assert table.row_ids is ids
+    window = ids[1:4]
+    with pytest.raises(ValueError, match="read-only"):
+        window[0] = 7
+    assert NodeTable([]).row_ids.tolist() == []

@@ -201,6 +201,7 @@ class NodeTable:
         "_log",
         "_nodes",
         "_row_caches",
+        "_row_ids",
         "_row_keys_seen",
         "_row_values",
         "_touched",
@@ -281,6 +282,16 @@ class NodeTable:
         """Rows whose columns, Node object or image states changed, in order (``node_and_images``)."""
         self._images = [info.image_states for info in infos]
         """Each row's image states, to tell a re-clone that changed them."""
+        self._row_ids: IntArray | None = None
+
+    @property
+    def row_ids(self) -> IntArray:
+        """``0 … size-1``, read-only (slices of it are windows of rows that nobody can write)."""
+        ids = self._row_ids
+        if ids is None:
+            ids = self._row_ids = np.arange(self.size, dtype=np.int64)
+            ids.flags.writeable = False
+        return ids
 
     def _flag(self, info: NodeInfo) -> None:
         node = info.node

@@ -100,13 +100,12 @@ def find_feasible(
         if order is not None:
             rows = order[lo:hi]
         elif start + hi <= n:
-            rows = np.arange(start + lo, start + hi, dtype=np.int64)
+            rows = table.row_ids[start + lo : start + hi]  # a read-only view: no array built
         elif start + lo >= n:
-            rows = np.arange(start + lo - n, start + hi - n, dtype=np.int64)
+            rows = table.row_ids[start + lo - n : start + hi - n]
         else:  # the window wraps past the last row
-            rows = np.concatenate(
-                (np.arange(start + lo, n, dtype=np.int64), np.arange(0, start + hi - n, dtype=np.int64))
-            )
+            ids = table.row_ids
+            rows = np.concatenate((ids[start + lo : n], ids[: start + hi - n]))
         results: list[FilterCodes | None] = []
         all_pass = nominated is None  # so far: every plugin vectorised, every node passing
         for fa in filter_alls:
@@ -430,7 +429,8 @@ def score(
 
 def select_host(totals: IntArray, rng: random.Random) -> int:
     """The index the reference ``select_host`` picks: the highest total, one draw among ties."""
-    top = (totals == np.maximum.reduce(totals)).nonzero()[0]
+    # (``argmax`` finds the highest total in a fraction of ``np.maximum.reduce``'s time.)
+    top = (totals == totals[totals.argmax()]).nonzero()[0]
     if len(top) == 1:
         return int(top[0])
     return int(top[rng.randrange(len(top))])
