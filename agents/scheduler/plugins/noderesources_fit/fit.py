@@ -204,17 +204,26 @@ def _fit_code(wants: tuple[int, int, int]) -> OneRow:
 # --- the plugin -------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
 class _PreFilterState:
-    request: Resource
+    """Read-only once written (a plain slotted class: a frozen dataclass's ``__init__`` costs
+    two ``object.__setattr__`` calls, every cycle)."""
+
+    __slots__ = ("request",)
+
+    def __init__(self, request: Resource) -> None:
+        self.request = request
 
     def clone(self) -> _PreFilterState:
         return self
 
 
-@dataclass(frozen=True, slots=True)
 class _PreScoreState:
-    pod_requests: tuple[int, ...]
+    """Read-only once written (see ``_PreFilterState``)."""
+
+    __slots__ = ("pod_requests",)
+
+    def __init__(self, pod_requests: tuple[int, ...]) -> None:
+        self.pod_requests = pod_requests
 
     def clone(self) -> _PreScoreState:
         return self
