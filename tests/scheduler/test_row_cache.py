@@ -716,12 +716,14 @@ def test_fit_one_row_matches_score_node(strategy: str, resources: str, reads: tu
 
 
 def test_row_ids_are_every_row_read_only() -> None:
-    """``NodeTable.row_ids``: the rows in order, one array per table, and neither it nor a
-    window of it (what ``find_feasible`` hands the plugins) can be written."""
+    """``NodeTable.row_ids``: the rows in order twice (a window from any start, wrapping, is
+    one slice), one array per table, and neither it nor a window of it (what ``find_feasible``
+    hands the plugins) can be written."""
     table, _ = _table(5)
     ids = table.row_ids
-    assert ids.tolist() == [0, 1, 2, 3, 4]
+    assert ids.tolist() == [0, 1, 2, 3, 4, 0, 1, 2, 3, 4]
     assert table.row_ids is ids
+    assert ids[3:7].tolist() == [3, 4, 0, 1]
     window = ids[1:4]
     with pytest.raises(ValueError, match="read-only"):
         window[0] = 7

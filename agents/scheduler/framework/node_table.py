@@ -286,10 +286,13 @@ class NodeTable:
 
     @property
     def row_ids(self) -> IntArray:
-        """``0 … size-1``, read-only (slices of it are windows of rows that nobody can write)."""
+        """``0 … size-1`` twice (``row_ids[k] == k % size``), read-only: any ``size`` rows in
+        visiting order from a start index, wrapping past the last row, are one slice of it, a
+        window of rows that nobody can write."""
         ids = self._row_ids
         if ids is None:
-            ids = self._row_ids = np.arange(self.size, dtype=np.int64)
+            once = np.arange(self.size, dtype=np.int64)
+            ids = self._row_ids = np.concatenate((once, once))
             ids.flags.writeable = False
         return ids
 

@@ -99,13 +99,8 @@ def find_feasible(
         m = hi - lo
         if order is not None:
             rows = order[lo:hi]
-        elif start + hi <= n:
-            rows = table.row_ids[start + lo : start + hi]  # a read-only view: no array built
-        elif start + lo >= n:
-            rows = table.row_ids[start + lo - n : start + hi - n]
-        else:  # the window wraps past the last row
-            ids = table.row_ids
-            rows = np.concatenate((ids[start + lo : n], ids[: start + hi - n]))
+        else:  # a read-only view, wrapping past the last row included: no array built
+            rows = table.row_ids[start + lo : start + hi]
         results: list[FilterCodes | None] = []
         all_pass = nominated is None  # so far: every plugin vectorised, every node passing
         for fa in filter_alls:
