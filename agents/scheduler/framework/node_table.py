@@ -62,6 +62,11 @@ Node object and image states (ImageLocality's image counts, frozen in each clone
 follows a second log, of the updates that changed the columns, the Node object or the image
 states (compared by value: a re-clone re-takes the counts).
 
+``rows_cached_codes`` is ``rows_cached`` for a column of Filter codes: the column counts its
+non-zero values as it is kept current (both update paths), so when none is left (every node
+passes) it answers None without gathering the rows asked. ``row_ids`` is ``0 … size-1`` twice,
+read-only: the vectorised search's windows (from any start index, wrapping) are slices of it.
+
 Maintenance (``cache/snapshot.py``): ``update_row(i, info)`` when the snapshot puts a fresh
 clone at row ``i``; a new table when the rows are rebuilt (nodes added, removed or reordered).
 
