@@ -78,7 +78,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -227,6 +227,7 @@ class NodeTable:
         "huge",
         "index",
         "infos",
+        "memo",
         "names",
         "num_pods",
         "nz_cpu",
@@ -288,6 +289,8 @@ class NodeTable:
         self._images = [info.image_states for info in infos]
         """Each row's image states, to tell a re-clone that changed them."""
         self._row_ids: IntArray | None = None
+        self.memo: dict[Hashable, Any] = {}
+        """Callers' own per-table memos, by a key of theirs (e.g. ``score_totals``)."""
 
     @property
     def row_ids(self) -> IntArray:

@@ -70,7 +70,7 @@ def cached_totals(
         if rs is None:
             return None
         parts.append((w, rs))
-    key, compute, one = _assembled(parts)
+    key, compute, one = _assembled(table, parts)
     try:
         # None when a row's total is -1 (a score out of range): the usual path says what.
         return table.rows_cached_nonnegative(key, compute, rows, one, node_and_images=True)
@@ -79,21 +79,21 @@ def cached_totals(
 
 
 _MAX_ASSEMBLED: Final = 256
-_assembled_by_ids: dict[tuple[int, ...], tuple[list[tuple[int, RowScore]], Hashable, RowCompute, OneRow]] = {}
-"""The row cache's key, ``compute`` and ``one`` per combination of weights and ``RowScore``
-objects (the plugins memoise theirs per pod shape), built once rather than every cycle. Keyed
-by the objects' ids: each entry holds its ``RowScore``s, so no id in a live key is reused."""
 
 
-def _assembled(parts: list[tuple[int, RowScore]]) -> tuple[Hashable, RowCompute, OneRow]:
-    """(the cache key, ``compute``, ``one``) of the weighted total of ``parts``."""
+def _assembled(table: NodeTable, parts: list[tuple[int, RowScore]]) -> tuple[Hashable, RowCompute, OneRow]:
+    """(the cache key, ``compute``, ``one``) of the weighted total of ``parts``, built once per
+    combination of weights and ``RowScore`` objects (the plugins memoise theirs per pod shape)
+    rather than every cycle, and kept with the table (``NodeTable.memo``: gone with it). Keyed by
+    the objects' ids: each entry holds its ``RowScore``s, so no id in a live key is reused."""
+    memo: dict[Hashable, Any] = table.memo.setdefault(_KEY, {})
     ids = tuple([id(rs) for _, rs in parts] + [w for w, _ in parts])
-    found = _assembled_by_ids.get(ids)
+    found = memo.get(ids)
     if found is None:
-        if len(_assembled_by_ids) >= _MAX_ASSEMBLED:
-            _assembled_by_ids.clear()
+        if len(memo) >= _MAX_ASSEMBLED:
+            memo.clear()
         key = (_KEY, tuple((w, rs.key) for w, rs in parts))
-        found = _assembled_by_ids[ids] = (parts, key, _compute(parts), _one(parts))
+        found = memo[ids] = (parts, key, _compute(parts), _one(parts))
     return found[1], found[2], found[3]
 
 
