@@ -72,7 +72,11 @@ def default_selector(
         if all(labels.get(k) == v for k, v in sel.items()):
             merged.update(sel)
     selector = Selector.from_set(merged) if merged else EVERYTHING
-    owner = next((r for r in pod.metadata.owner_references if r.controller), None)
+    owner = None
+    for ref in pod.metadata.owner_references:  # the controller, if any
+        if ref.controller:
+            owner = ref
+            break
     if owner is None or owner.api_version != "apps/v1":
         return selector
     store = {"ReplicaSet": replica_sets, "StatefulSet": stateful_sets}.get(owner.kind)

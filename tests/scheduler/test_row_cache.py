@@ -637,3 +637,94 @@ def test_rows_cached_nonnegative_checks_a_first_use() -> None:
     assert table.rows_cached_nonnegative("k", toy.compute, _rows(0, 2), toy.one) is None  # not kept yet
     assert table.rows_cached_nonnegative("k", toy.compute, _rows(0, 1), toy.one) is not None
     assert table.rows_cached_nonnegative("k", toy.compute, _rows(2), toy.one) is None  # the column's first build
+
+
+def _busy(table: NodeTable, at: IntArray) -> IntArray:
+    """A toy Filter code: 1 where a row's requested cpu is over 500m."""
+    return (table.req_cpu[at] > 500).astype(np.int64)
+
+
+def _busy_one(info: NodeInfo) -> int:
+    return int(info.requested.milli_cpu > 500)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_rows_cached_codes_matches_rows_cached(seed: int) -> None:
+    """``rows_cached_codes`` is ``rows_cached`` with None for an all-zero answer, through random
+    updates applied by ``one`` (few rows) and by ``compute`` (many), whichever rows are asked;
+    its count of non-zero values stays the column's."""
+    rnd = random.Random(seed)
+    size = FEW_ROWS * 3
+    table, infos = _table(size)
+    plain, plain_infos = _table(size)  # the same rows under ``rows_cached``
+    for _ in range(40):
+        for _ in range(rnd.choice([0, 1, 2, FEW_ROWS + 1, size])):
+            i, used = rnd.randrange(size), rnd.choice([0, 100, 501, 900])
+            _update(table, infos, i, used)
+            plain_infos[i] = infos[i]
+            plain.update_row(i, infos[i])
+        rows = _rows(*rnd.sample(range(size), rnd.randint(1, size)))
+        want = plain.rows_cached("plain", _busy, rows, _busy_one)
+        got = table.rows_cached_codes("codes", _busy, rows, _busy_one)
+        assert (got.tolist() if got is not None else None) == (want.tolist() if want.any() else None)
+        cache = table._row_caches.get("codes")
+        if cache is not None:
+            assert cache.nonzero == int(np.count_nonzero(cache.values))
+
+
+def test_rows_cached_codes_all_zero_column_skips_the_rows() -> None:
+    """A kept column of zeros answers None whatever rows are asked (out of range included: it
+    does not look at them); one busy row makes the answer the codes of the rows asked."""
+    table, infos = _table(4)
+    for _ in range(2):
+        assert table.rows_cached_codes("k", _busy, _rows(0, 1), _busy_one) is None
+    assert table.rows_cached_codes("k", _busy, _rows(99), _busy_one) is None
+    _update(table, infos, 2, 600)
+    assert table.rows_cached_codes("k", _busy, _rows(0, 1), _busy_one) is None
+    got = table.rows_cached_codes("k", _busy, _rows(2, 0), _busy_one)
+    assert got is not None
+    assert got.tolist() == [1, 0]
+    _update(table, infos, 2, 0)
+    assert table.rows_cached_codes("k", _busy, _rows(2), _busy_one) is None
+
+
+@pytest.mark.parametrize("strategy", ["LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"])
+@pytest.mark.parametrize("resources", ["default", "wide"])
+@pytest.mark.parametrize(
+    "reads", [(0, 0, 0, 0), (100, 200 * 2**20, 0, 0), (3000, 2**30, 2**30, 0), (700, 0, 5 * 2**30, 0)]
+)
+def test_fit_one_row_matches_score_node(strategy: str, resources: str, reads: tuple[int, ...]) -> None:
+    """NodeResourcesFit's ``one`` for the row caches (a direct weighted mean for the two
+    mean strategies) says what ``_score_node`` says, on nodes with and without each amount,
+    empty, busy and over-committed."""
+    fit = _fit(strategy, FIT_RESOURCES[resources])
+    want = reads[: len(fit.strategy.resources)]
+    one = fit._one_row(want)
+    capacities = [
+        {"cpu": "4", "memory": "8Gi", "ephemeral-storage": "10Gi", "pods": "10"},
+        {"cpu": "0", "memory": "8Gi", "pods": "10"},
+        {"memory": "1Gi", "pods": "10"},
+        {"cpu": "500m", "pods": "10"},
+        {"pods": "10"},
+    ]
+    for k, capacity in enumerate(capacities):
+        for used in ([], [{"cpu": "250m"}], [{"cpu": "3", "memory": "7Gi", "ephemeral-storage": "12Gi"}]):
+            info = NodeInfo(_node(f"n{k}", capacity))
+            if used:
+                info.add_pod(PodInfo(_pod(f"p{k}", used, f"n{k}")))
+            assert one(info) == fit._score_node(info, want), (capacity, used)
+
+
+def test_row_ids_are_every_row_read_only() -> None:
+    """``NodeTable.row_ids``: the rows in order twice (a window from any start, wrapping, is
+    one slice), one array per table, and neither it nor a window of it (what ``find_feasible``
+    hands the plugins) can be written."""
+    table, _ = _table(5)
+    ids = table.row_ids
+    assert ids.tolist() == [0, 1, 2, 3, 4, 0, 1, 2, 3, 4]
+    assert table.row_ids is ids
+    assert ids[3:7].tolist() == [3, 4, 0, 1]
+    window = ids[1:4]
+    with pytest.raises(ValueError, match="read-only"):
+        window[0] = 7
+    assert NodeTable([]).row_ids.tolist() == []

@@ -296,3 +296,29 @@ def test_a_new_table_starts_afresh() -> None:
     got = _totals(world, plugins)  # (checked against the reference inside)
     assert got is not None
     assert len(got) == 4
+
+
+def test_assembled_once_per_weights_and_row_scores() -> None:
+    """The row cache's key, ``compute`` and ``one`` are built once per (weights, RowScore
+    objects) and are those ``cached_totals`` built every cycle before: the same key for equal
+    parts, a different one when a weight differs."""
+    from agents.scheduler.framework import score_totals
+
+    a = RowScore(("A", 1), lambda info: 1, lambda t, at: np.ones(len(at), dtype=np.int64))
+    b = RowScore(("B", 2), lambda info: 2, lambda t, at: np.full(len(at), 2, dtype=np.int64))
+    table = NodeTable([NodeInfo(builders.node("n0")), NodeInfo(builders.node("n1"))])
+    first = score_totals._assembled(table, [(1, a), (3, b)])
+    assert first[0] == ("ScoreTotals", ((1, ("A", 1)), (3, ("B", 2))))
+    again = score_totals._assembled(table, [(1, a), (3, b)])
+    assert again[0] is first[0]
+    assert again[1] is first[1]
+    assert again[2] is first[2]
+    other = score_totals._assembled(table, [(2, a), (3, b)])
+    assert other[0] == ("ScoreTotals", ((2, ("A", 1)), (3, ("B", 2))))
+    fresh = NodeTable(table.infos)
+    assert score_totals._assembled(fresh, [(1, a), (3, b)])[1] is not first[1]  # kept per table
+    at = np.array([1, 0], dtype=np.int64)
+    assert first[1](table, at).tolist() == [7, 7]
+    assert other[1](table, at).tolist() == [8, 8]
+    assert first[2](table.infos[0]) == 7
+    assert other[2](table.infos[0]) == 8

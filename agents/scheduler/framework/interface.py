@@ -60,6 +60,7 @@ from emulator.base.runtime.clock import Clock
 from .node_to_status import NodeToStatus
 from .types import ClusterEventWithHint, CycleState, NodeInfo, NodeScore, PodInfo, Status
 from .vector_interface import (
+    ALL_PASS,
     FilterCodes,
     RowScore,
     RowScorePlugin,
@@ -73,6 +74,7 @@ if TYPE_CHECKING:
     from emulator.base.client.client import Client
 
 __all__ = [
+    "ALL_PASS",
     "MAX_TIMEOUT_SECONDS",
     "BindPlugin",
     "EnqueueExtensions",

@@ -62,6 +62,11 @@ Node object and image states (ImageLocality's image counts, frozen in each clone
 follows a second log, of the updates that changed the columns, the Node object or the image
 states (compared by value: a re-clone re-takes the counts).
 
+``rows_cached_codes`` is ``rows_cached`` for a column of Filter codes: the column counts its
+non-zero values as it is kept current (both update paths), so when none is left (every node
+passes) it answers None without gathering the rows asked. ``row_ids`` is ``0 … size-1`` twice,
+read-only: the vectorised search's windows (from any start index, wrapping) are slices of it.
+
 Maintenance (``cache/snapshot.py``): ``update_row(i, info)`` when the snapshot puts a fresh
 clone at row ``i``; a new table when the rows are rebuilt (nodes added, removed or reordered).
 
@@ -73,7 +78,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -176,9 +181,9 @@ operation makes a vectorised pass over one row slower than Python over its NodeI
 
 
 class _RowCache:
-    __slots__ = ("negative", "seen", "values", "wide")
+    __slots__ = ("negative", "nonzero", "seen", "values", "wide")
 
-    def __init__(self, values: IntArray, seen: int, wide: bool) -> None:
+    def __init__(self, values: IntArray, seen: int, wide: bool, count_nonzero: bool) -> None:
         self.values = values
         self.seen = seen
         """How much of the table's update log ``values`` already reflects."""
@@ -186,6 +191,8 @@ class _RowCache:
         """Which log: ``_touched`` (True) or ``_log`` (the columns alone)."""
         self.negative = bool(len(values)) and bool(np.minimum.reduce(values) < 0)
         """Has a negative value ever been written (never reset: a True only costs a check)."""
+        self.nonzero = int(np.count_nonzero(values)) if count_nonzero else -1
+        """How many values are not 0 (kept by every update), or -1: not counted."""
 
 
 class NodeTable:
@@ -199,6 +206,7 @@ class NodeTable:
         "_log",
         "_nodes",
         "_row_caches",
+        "_row_ids",
         "_row_keys_seen",
         "_row_values",
         "_touched",
@@ -219,6 +227,7 @@ class NodeTable:
         "huge",
         "index",
         "infos",
+        "memo",
         "names",
         "num_pods",
         "nz_cpu",
@@ -279,6 +288,21 @@ class NodeTable:
         """Rows whose columns, Node object or image states changed, in order (``node_and_images``)."""
         self._images = [info.image_states for info in infos]
         """Each row's image states, to tell a re-clone that changed them."""
+        self._row_ids: IntArray | None = None
+        self.memo: dict[Hashable, Any] = {}
+        """Callers' own per-table memos, by a key of theirs (e.g. ``score_totals``)."""
+
+    @property
+    def row_ids(self) -> IntArray:
+        """``0 … size-1`` twice (``row_ids[k] == k % size``), read-only: any ``size`` rows in
+        visiting order from a start index, wrapping past the last row, are one slice of it, a
+        window of rows that nobody can write."""
+        ids = self._row_ids
+        if ids is None:
+            once = np.arange(self.size, dtype=np.int64)
+            ids = self._row_ids = np.concatenate((once, once))
+            ids.flags.writeable = False
+        return ids
 
     def _flag(self, info: NodeInfo) -> None:
         node = info.node
@@ -393,8 +417,32 @@ class NodeTable:
             return None
         return values
 
+    def rows_cached_codes(
+        self, key: Hashable, compute: RowCompute, rows: IntArray, one: OneRow | None = None
+    ) -> IntArray | None:
+        """``rows_cached`` for a column of Filter codes, or None when every returned value is 0
+        (every row passes). The column counts its non-zero values as it is kept current, so a
+        column of zeros (every node fits) answers without a look at ``rows``."""
+        c = self._row_caches.get(key)
+        if c is not None and c.nonzero >= 0:
+            self._row_caches.move_to_end(key)
+            self._refresh(c, compute, one)
+            if not c.nonzero:
+                return None
+            codes = c.values[rows]
+        else:
+            codes = self._cached(key, compute, rows, one, False, count_nonzero=True)[0]
+        return codes if np.count_nonzero(codes) else None
+
     def _cached(
-        self, key: Hashable, compute: RowCompute, rows: IntArray, one: OneRow | None, node_and_images: bool
+        self,
+        key: Hashable,
+        compute: RowCompute,
+        rows: IntArray,
+        one: OneRow | None,
+        node_and_images: bool,
+        *,
+        count_nonzero: bool = False,
     ) -> tuple[IntArray, bool]:
         """(``rows_cached``'s values, whether the column may hold a negative value)."""
         c = self._row_caches.get(key)
@@ -406,27 +454,42 @@ class NodeTable:
                 return compute(self, rows), True
             values = compute(self, np.arange(self.size, dtype=np.int64))
             seen = len(self._touched if node_and_images else self._log)
-            c = self._row_caches[key] = _RowCache(values, seen, node_and_images)
+            c = self._row_caches[key] = _RowCache(values, seen, node_and_images, count_nonzero)
             if len(self._row_caches) > MAX_ROW_CACHES:
                 self._row_caches.popitem(last=False)
             return values[rows], c.negative
         self._row_caches.move_to_end(key)
+        self._refresh(c, compute, one)
+        return c.values[rows], c.negative
+
+    def _refresh(self, c: _RowCache, compute: RowCompute, one: OneRow | None) -> None:
+        """Recompute the rows of ``c`` changed since it last read its log."""
         log = self._touched if c.wide else self._log
-        if c.seen < len(log):
-            pending = log[c.seen :]
-            if one is not None and len(pending) <= FEW_ROWS:
-                values, infos = c.values, self.infos
-                for i in dict.fromkeys(pending):
-                    v = values[i] = one(infos[i])
+        if c.seen >= len(log):
+            return
+        pending = log[c.seen :]
+        counted = c.nonzero >= 0
+        if one is not None and len(pending) <= FEW_ROWS:
+            values, infos = c.values, self.infos
+            for i in dict.fromkeys(pending):
+                if counted and values[i]:
+                    c.nonzero -= 1
+                v = values[i] = one(infos[i])
+                if v:
+                    if counted:
+                        c.nonzero += 1
                     if v < 0:
                         c.negative = True
-            else:
-                changed = np.unique(np.array(pending, dtype=np.int64))
-                fresh = c.values[changed] = compute(self, changed)
-                if len(fresh) and np.minimum.reduce(fresh) < 0:
-                    c.negative = True
-            c.seen = len(log)
-        return c.values[rows], c.negative
+        else:
+            changed = np.unique(np.array(pending, dtype=np.int64))
+            if counted:
+                c.nonzero -= int(np.count_nonzero(c.values[changed]))
+            fresh = c.values[changed] = compute(self, changed)
+            if counted:
+                c.nonzero += int(np.count_nonzero(fresh))
+            if len(fresh) and np.minimum.reduce(fresh) < 0:
+                c.negative = True
+        c.seen = len(log)
 
     def __len__(self) -> int:
         return self.size

@@ -161,13 +161,42 @@ class Framework(BindingRunners):
         self._points: dict[ExtensionPoint, list[Any]] = enabled.points
         self.score_plugin_weight: dict[str, int] = enabled.score_weights
         self._active: dict[tuple[ExtensionPoint, frozenset[str]], list[Any]] = {}  # see _minus
+        # The per-cycle points' lists by attribute (an ``ExtensionPoint`` key hashes in Python).
+        self._pre_filter: list[PreFilterPlugin] = self._points[ExtensionPoint.PreFilter]
+        self._filter: list[FilterPlugin] = self._points[ExtensionPoint.Filter]
+        self._pre_score: list[PreScorePlugin] = self._points[ExtensionPoint.PreScore]
+        self._score: list[ScorePlugin] = self._points[ExtensionPoint.Score]
+        self._filter_minus: dict[frozenset[str], tuple[list[Any], list[Any]]] = {}
+        """Per skipped set: the Filter plugins left and their ``filter_all`` (None: none)."""
+        self._score_minus: dict[frozenset[str], list[Any]] = {}
 
     def _minus(self, point: ExtensionPoint, skip: set[str]) -> list[Any]:
         """``point``'s plugins minus ``skip``, built once per skipped set (shared: never mutate)."""
+        if point is ExtensionPoint.Filter:
+            return self._filters_minus(skip)[0]
+        if point is ExtensionPoint.Score:
+            return self._scores_minus(skip)
         key = (point, frozenset(skip))
         plugins = self._active.get(key)
         if plugins is None:
             plugins = self._active[key] = [p for p in self._points[point] if p.name not in skip]
+        return plugins
+
+    def _filters_minus(self, skip: set[str]) -> tuple[list[Any], list[Any]]:
+        """The Filter plugins minus ``skip`` and their ``filter_all`` methods (shared: never mutate)."""
+        key = frozenset(skip)
+        found = self._filter_minus.get(key)
+        if found is None:
+            plugins = [p for p in self._filter if p.name not in skip]
+            found = self._filter_minus[key] = (plugins, [getattr(p, "filter_all", None) for p in plugins])
+        return found
+
+    def _scores_minus(self, skip: set[str]) -> list[Any]:
+        """The Score plugins minus ``skip`` (shared: never mutate)."""
+        key = frozenset(skip)
+        plugins = self._score_minus.get(key)
+        if plugins is None:
+            plugins = self._score_minus[key] = [p for p in self._score if p.name not in skip]
         return plugins
 
     # --- introspection ----------------------------------------------------------------------
@@ -188,10 +217,10 @@ class Framework(BindingRunners):
         return {p: [pl.name for pl in pls] for p, pls in self._points.items() if pls}
 
     def has_filter_plugins(self) -> bool:
-        return bool(self._points[ExtensionPoint.Filter])
+        return bool(self._filter)
 
     def has_score_plugins(self) -> bool:
-        return bool(self._points[ExtensionPoint.Score])
+        return bool(self._score)
 
     def has_post_filter_plugins(self) -> bool:
         return bool(self._points[ExtensionPoint.PostFilter])
@@ -225,7 +254,9 @@ class Framework(BindingRunners):
     def run_pre_enqueue_plugins(self, pod: Pod, gating_plugin: str = "") -> tuple[Status, str]:
         """(Success, "") if every PreEnqueue plugin admits the pod, else (status, gating plugin)."""
         plugins: list[PreEnqueuePlugin] = self._points[ExtensionPoint.PreEnqueue]
-        ordered = [p for p in plugins if p.name == gating_plugin] + [p for p in plugins if p.name != gating_plugin]
+        ordered = plugins
+        if gating_plugin:  # the plugin that gated the pod last time runs first
+            ordered = [p for p in plugins if p.name == gating_plugin] + [p for p in plugins if p.name != gating_plugin]
         for pl in ordered:
             try:
                 s = pl.pre_enqueue(pod)
@@ -257,7 +288,7 @@ class Framework(BindingRunners):
             with_nodes: set[str] = set()
             returned = SUCCESS
             pl: PreFilterPlugin
-            for pl in self._points[ExtensionPoint.PreFilter]:
+            for pl in self._pre_filter:
                 try:
                     r, s = pl.pre_filter(state, pod, nodes)
                 except Exception as err:
@@ -318,7 +349,7 @@ class Framework(BindingRunners):
 
     def run_filter_plugins(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
         pl: FilterPlugin
-        for pl in self._points[ExtensionPoint.Filter]:
+        for pl in self._filter:
             if pl.name in state.skip_filter_plugins:
                 continue
             try:
@@ -365,7 +396,7 @@ class Framework(BindingRunners):
         """Upstream's sampled search over ``candidates`` (table rows; None: all) from position
         ``start``: (feasible rows, nodes processed, an Error status or None); failures go into
         ``diagnosis`` as the per-node search would put them."""
-        plugins = self._minus(ExtensionPoint.Filter, state.skip_filter_plugins)
+        plugins, filter_alls = self._filters_minus(state.skip_filter_plugins)
         return vectorized.find_feasible(
             plugins,
             state,
@@ -377,6 +408,7 @@ class Framework(BindingRunners):
             diagnosis,
             self._nominated_rows(table),
             self.run_filter_plugins_with_nominated_pods,
+            filter_alls,
         )
 
     def _nominated_rows(self, table: NodeTable) -> np.ndarray[Any, np.dtype[np.bool_]] | None:
@@ -426,7 +458,7 @@ class Framework(BindingRunners):
         skip: set[str] = set()
         try:
             pl: PreScorePlugin
-            for pl in self._points[ExtensionPoint.PreScore]:
+            for pl in self._pre_score:
                 try:
                     s = pl.pre_score(state, pod, nodes)
                 except Exception as err:
@@ -444,7 +476,7 @@ class Framework(BindingRunners):
         self, state: CycleState, pod: Pod, nodes: list[NodeInfo]
     ) -> tuple[list[NodePluginScores], Status]:
         """Per node: each plugin's raw, normalized and weighted score, and the total."""
-        plugins: list[ScorePlugin] = self._minus(ExtensionPoint.Score, state.skip_score_plugins)
+        plugins: list[ScorePlugin] = self._scores_minus(state.skip_score_plugins)
         lists: dict[str, list[NodeScore]] = {pl.name: [] for pl in plugins}
         for ni in nodes:
             for pl in plugins:
@@ -490,7 +522,7 @@ class Framework(BindingRunners):
         self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray, nodes: list[NodeInfo]
     ) -> tuple[IntArray, Status]:
         """The totals ``run_score_plugins`` gives ``nodes`` (= ``table`` rows ``rows``), or its Error."""
-        plugins = self._minus(ExtensionPoint.Score, state.skip_score_plugins)
+        plugins = self._scores_minus(state.skip_score_plugins)
         totals = score_totals.cached_totals(plugins, self.score_plugin_weight, state, pod, table, rows)
         if totals is not None:
             return totals, SUCCESS

@@ -34,7 +34,7 @@ It does not own the plugins' arithmetic, the table (``node_table.py``), host sel
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from typing import Any, Final
 
 import numpy as np
@@ -70,12 +70,31 @@ def cached_totals(
         if rs is None:
             return None
         parts.append((w, rs))
-    key = (_KEY, tuple((w, rs.key) for w, rs in parts))
+    key, compute, one = _assembled(table, parts)
     try:
         # None when a row's total is -1 (a score out of range): the usual path says what.
-        return table.rows_cached_nonnegative(key, _compute(parts), rows, _one(parts), node_and_images=True)
+        return table.rows_cached_nonnegative(key, compute, rows, one, node_and_images=True)
     except Exception:  # a misbehaving plugin: the usual path says what
         return None
+
+
+_MAX_ASSEMBLED: Final = 256
+
+
+def _assembled(table: NodeTable, parts: list[tuple[int, RowScore]]) -> tuple[Hashable, RowCompute, OneRow]:
+    """(the cache key, ``compute``, ``one``) of the weighted total of ``parts``, built once per
+    combination of weights and ``RowScore`` objects (the plugins memoise theirs per pod shape)
+    rather than every cycle, and kept with the table (``NodeTable.memo``: gone with it). Keyed by
+    the objects' ids: each entry holds its ``RowScore``s, so no id in a live key is reused."""
+    memo: dict[Hashable, Any] = table.memo.setdefault(_KEY, {})
+    ids = tuple([id(rs) for _, rs in parts] + [w for w, _ in parts])
+    found = memo.get(ids)
+    if found is None:
+        if len(memo) >= _MAX_ASSEMBLED:
+            memo.clear()
+        key = (_KEY, tuple((w, rs.key) for w, rs in parts))
+        found = memo[ids] = (parts, key, _compute(parts), _one(parts))
+    return found[1], found[2], found[3]
 
 
 def _one(parts: list[tuple[int, RowScore]]) -> OneRow:

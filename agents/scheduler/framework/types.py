@@ -35,6 +35,8 @@ __all__ = [
     "MAX_NODE_SCORE",
     "MIN_NODE_SCORE",
     "PODS_TO_ACTIVATE_KEY",
+    "SKIP",
+    "SUCCESS",
     "ActionType",
     "ClusterEvent",
     "ClusterEventWithHint",
@@ -128,6 +130,8 @@ class Status:
 
 
 SUCCESS: Final = Status()
+SKIP: Final = Status(Code.Skip)
+"""A plugin's Skip, shared (statuses are never changed in place: ``with_plugin`` copies)."""
 
 
 def as_status(err: Exception) -> Status:

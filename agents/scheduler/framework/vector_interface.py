@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Final, Protocol, runtime_checkable
 
 from emulator.base.api.core import Pod
 
@@ -20,6 +20,7 @@ from .node_table import IntArray, NodeTable
 from .types import CycleState, NodeInfo, Status
 
 __all__ = [
+    "ALL_PASS",
     "FilterCodes",
     "RowScore",
     "RowScorePlugin",
@@ -36,6 +37,10 @@ class FilterCodes:
 
     codes: IntArray | None
     statuses: Sequence[Status] = ()
+
+
+ALL_PASS: Final = FilterCodes(None)
+"""``FilterCodes(None)``, shared (it is immutable): every row passes."""
 
 
 @runtime_checkable

@@ -153,7 +153,10 @@ class ImageLocality:
             return None  # ``score`` fails
         total_num_nodes = len(self._handle.snapshot_shared_lister().node_info_list)
         spec = pod.spec
-        images = tuple(c.image for c in (*spec.init_containers, *spec.containers))
+        if spec.init_containers:
+            images = tuple([c.image for c in (*spec.init_containers, *spec.containers)])
+        else:
+            images = tuple([c.image for c in spec.containers])
         if not images:
             return None
 

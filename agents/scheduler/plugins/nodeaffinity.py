@@ -49,10 +49,11 @@ import msgspec
 import numpy as np
 
 from agents.scheduler.args import NodeAffinityArgs, decode_args
-from agents.scheduler.framework.interface import FilterCodes, Handle, PreFilterResult
+from agents.scheduler.framework.interface import ALL_PASS, FilterCodes, Handle, PreFilterResult
 from agents.scheduler.framework.node_table import IntArray, NodeTable
 from agents.scheduler.framework.types import (
     MAX_NODE_SCORE,
+    SKIP,
     SUCCESS,
     ActionType,
     ClusterEvent,
@@ -198,7 +199,7 @@ class NodeAffinity:
     def pre_filter(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[PreFilterResult | None, Status]:
         required = _required_of(pod)
         if required is None and self._added_selector is None and not pod.spec.node_selector:
-            return None, Status(Code.Skip)
+            return None, SKIP
         state.write(PRE_FILTER_STATE_KEY, _PreFilterState.of(pod))
         if required is None or not required.node_selector_terms:
             return None, SUCCESS
@@ -250,7 +251,7 @@ class NodeAffinity:
                 return int(ni.node is not None and not node_selector_matches(added, ni.node))
 
             codes = np.where(table.derived((self, "added"), added_fails)[rows] != 0, 1, codes)
-        return FilterCodes(codes, _FILTER_STATUSES) if np.count_nonzero(codes) else FilterCodes(None)
+        return FilterCodes(codes, _FILTER_STATUSES) if np.count_nonzero(codes) else ALL_PASS
 
     # PreScore / Score / NormalizeScore
 
@@ -259,7 +260,7 @@ class NodeAffinity:
         if errs := preferred_terms_errors(terms):
             return Status(Code.Error, aggregate(errs))
         if not terms and self._added_preferred is None:
-            return Status(Code.Skip)
+            return SKIP
         state.write(PRE_SCORE_STATE_KEY, _PreScoreState(_weighted(terms)))
         return SUCCESS
 

@@ -13,7 +13,7 @@ from typing import Any, Final
 
 import numpy as np
 
-from agents.scheduler.framework.interface import FilterCodes, Handle
+from agents.scheduler.framework.interface import ALL_PASS, FilterCodes, Handle
 from agents.scheduler.framework.node_table import IntArray, NodeTable
 from agents.scheduler.framework.types import (
     SUCCESS,
@@ -54,7 +54,7 @@ class NodeName:
     def filter_all(self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray) -> FilterCodes | None:
         name = pod.spec.node_name
         if not name:
-            return FilterCodes(None)
+            return ALL_PASS
         return FilterCodes((rows != table.index.get(name, -1)).astype(np.int64), _STATUSES)
 
     def events_to_register(self) -> list[ClusterEventWithHint]:

@@ -42,9 +42,10 @@ from typing import Any, Final
 
 import numpy as np
 
-from agents.scheduler.framework.interface import FilterCodes, Handle
+from agents.scheduler.framework.interface import ALL_PASS, FilterCodes, Handle
 from agents.scheduler.framework.node_table import IntArray, NodeTable
 from agents.scheduler.framework.types import (
+    SKIP,
     SUCCESS,
     ActionType,
     ClusterEvent,
@@ -100,7 +101,7 @@ class NodePorts:
     def pre_filter(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[None, Status]:
         ports = pod_host_ports(pod)
         if not ports:
-            return None, Status(Code.Skip)
+            return None, SKIP
         state.write(PRE_FILTER_STATE_KEY, _PreFilterState(tuple(ports)))
         return None, SUCCESS
 
@@ -122,11 +123,11 @@ class NodePorts:
         except KeyError:
             return None
         if not table.any_ports:
-            return FilterCodes(None)
+            return ALL_PASS
         conflict = np.zeros(len(rows), dtype=bool)
         for want in s.ports:
             conflict |= table.derived(("NodePorts", want), _conflicts(want), "info")[rows] != 0
-        return FilterCodes(conflict.astype(np.int64), _STATUSES) if np.count_nonzero(conflict) else FilterCodes(None)
+        return FilterCodes(conflict.astype(np.int64), _STATUSES) if np.count_nonzero(conflict) else ALL_PASS
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [

@@ -47,7 +47,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from functools import lru_cache
 from operator import attrgetter
 from typing import Any, Final
@@ -68,7 +67,16 @@ from agents.scheduler.framework.node_table import (
     OneRow,
     RowCompute,
 )
-from agents.scheduler.framework.types import MAX_NODE_SCORE, SUCCESS, Code, CycleState, NodeInfo, Status, pod_info_of
+from agents.scheduler.framework.types import (
+    MAX_NODE_SCORE,
+    SKIP,
+    SUCCESS,
+    Code,
+    CycleState,
+    NodeInfo,
+    Status,
+    pod_info_of,
+)
 from agents.scheduler.plugins.helper import RowScoreMemo
 from emulator.base.api.core import Pod
 from emulator.base.api.resources import is_scalar_resource
@@ -208,10 +216,14 @@ def _row_score(counted: tuple[tuple[str, int], ...]) -> OneRow:
     return one
 
 
-@dataclass(frozen=True, slots=True)
 class _PreScoreState:
-    pod_requests: tuple[int, ...]
-    """The pod's real request per configured resource, in ``args.resources`` order."""
+    """Read-only once written (a plain slotted class: cheaper to build than a frozen dataclass)."""
+
+    __slots__ = ("pod_requests",)
+
+    def __init__(self, pod_requests: tuple[int, ...]) -> None:
+        self.pod_requests = pod_requests
+        """The pod's real request per configured resource, in ``args.resources`` order."""
 
     def clone(self) -> _PreScoreState:
         return self  # read-only after PreScore, as upstream
@@ -235,12 +247,12 @@ class NodeResourcesBalancedAllocation:
     def _pod_request_list(self, state: CycleState, pod: Pod) -> tuple[int, ...]:
         """Upstream ``calculatePodResourceRequestList`` with ``useRequested``: real requests."""
         reqs = pod_info_of(state, pod).requests
-        return tuple(reqs.get(n, 0) for n in self._names)
+        return tuple([reqs.get(n, 0) for n in self._names])
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status:
         requests = self._pod_request_list(state, pod)
         if not any(requests):  # best effort: skip (issue #129138)
-            return Status(Code.Skip)
+            return SKIP
         state.write(PRE_SCORE_STATE_KEY, _PreScoreState(requests))
         return SUCCESS
 

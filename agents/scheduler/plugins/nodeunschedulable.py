@@ -21,7 +21,7 @@ from typing import Any, Final
 
 import numpy as np
 
-from agents.scheduler.framework.interface import FilterCodes, Handle
+from agents.scheduler.framework.interface import ALL_PASS, FilterCodes, Handle
 from agents.scheduler.framework.node_table import IntArray, NodeTable
 from agents.scheduler.framework.types import (
     SUCCESS,
@@ -73,9 +73,9 @@ class NodeUnschedulable:
 
     def filter_all(self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray) -> FilterCodes | None:
         if not table.any_unschedulable or _tolerates(pod):
-            return FilterCodes(None)
+            return ALL_PASS
         codes = table.unschedulable[rows].astype(np.int64)
-        return FilterCodes(codes, _STATUSES) if np.count_nonzero(codes) else FilterCodes(None)
+        return FilterCodes(codes, _STATUSES) if np.count_nonzero(codes) else ALL_PASS
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [

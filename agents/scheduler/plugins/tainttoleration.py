@@ -46,7 +46,7 @@ from typing import Any, Final
 
 import numpy as np
 
-from agents.scheduler.framework.interface import FilterCodes, Handle, RowScore
+from agents.scheduler.framework.interface import ALL_PASS, FilterCodes, Handle, RowScore
 from agents.scheduler.framework.node_table import IntArray, NodeTable
 from agents.scheduler.framework.types import (
     MAX_NODE_SCORE,
@@ -107,6 +107,9 @@ class _PreScoreState:
         return self
 
 
+_NO_TOLERATIONS: Final = _PreScoreState(())
+"""PreScore's state for a pod without tolerations (shared: the state is immutable)."""
+
 _UNTAINTED: Final = RowScore(
     (NAME, "untainted"), lambda info: MAX_NODE_SCORE, lambda t, at: np.full(len(at), MAX_NODE_SCORE, dtype=np.int64)
 )
@@ -126,11 +129,11 @@ class TaintToleration:
 
     def filter_all(self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray) -> FilterCodes | None:
         if not table.any_taints:
-            return FilterCodes(None)
+            return ALL_PASS
         tolerations = tuple(pod.spec.tolerations)
         column = table.derived((self, "filter", tolerations), lambda ni: self._filter_code(ni, tolerations))
         codes = column[rows]
-        return FilterCodes(codes, _STATUSES) if np.count_nonzero(codes) else FilterCodes(None)
+        return FilterCodes(codes, _STATUSES) if np.count_nonzero(codes) else ALL_PASS
 
     # Filter
 
@@ -146,7 +149,11 @@ class TaintToleration:
     # PreScore / Score / NormalizeScore
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status:
-        kept = tuple(t for t in pod.spec.tolerations if not t.effect or t.effect == _PREFER_NO_SCHEDULE)
+        tolerations = pod.spec.tolerations
+        if not tolerations:
+            state.write(PRE_SCORE_STATE_KEY, _NO_TOLERATIONS)
+            return SUCCESS
+        kept = tuple([t for t in tolerations if not t.effect or t.effect == _PREFER_NO_SCHEDULE])
         state.write(PRE_SCORE_STATE_KEY, _PreScoreState(kept))
         return SUCCESS
 

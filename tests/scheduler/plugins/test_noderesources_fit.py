@@ -601,3 +601,30 @@ def test_name_and_repr() -> None:
     pl = NodeResourcesFit(None, None)
     assert pl.name == NAME == "NodeResourcesFit"
     assert repr(pl) == "<NodeResourcesFit LeastAllocated [('cpu', 1), ('memory', 1)]>"
+
+
+@pytest.mark.parametrize(
+    "resources",
+    [
+        [("cpu", 1), ("memory", 1)],
+        [("memory", 2), ("cpu", 1), ("ephemeral-storage", 1)],
+        [("example.com/gpu", 3), ("cpu", 1)],
+        [],
+    ],
+)
+@pytest.mark.parametrize(
+    "requests",
+    [{}, {"cpu": "0", "memory": "0"}, {"cpu": "250m", "ephemeral-storage": "1Gi"}, {"example.com/gpu": "2"}],
+)
+def test_pod_score_requests_table(resources: list[tuple[str, int]], requests: dict[str, str]) -> None:
+    """Per configured resource, in order: the non-zero cpu and memory, the real request of any
+    other (0 when not requested), as the mapping upstream's ``calculatePodResourceRequest`` reads."""
+    from agents.scheduler.args import ResourceSpec
+    from agents.scheduler.framework.types import PodInfo
+    from agents.scheduler.plugins.noderesources_fit.resource_allocation import pod_score_requests
+
+    pi = PodInfo(builders.pod("p", containers=[builders.container("c", requests=requests)]))
+    specs = [ResourceSpec(name=n, weight=w) for n, w in resources]
+    special = {"cpu": pi.non_zero_cpu, "memory": pi.non_zero_memory}
+    want = tuple(special.get(n, pi.requests.get(n, 0)) for n, _ in resources)
+    assert pod_score_requests(pi, specs) == want

@@ -29,7 +29,7 @@ from typing import Any, Final
 
 import numpy as np
 
-from agents.scheduler.framework.interface import FilterCodes
+from agents.scheduler.framework.interface import ALL_PASS, FilterCodes
 from agents.scheduler.framework.node_table import IntArray, NodeTable
 from agents.scheduler.framework.types import SUCCESS, Code, NodeInfo, Status
 
@@ -178,7 +178,7 @@ def filter_codes(s: PreFilterState, codes: Codes, table: NodeTable, rows: IntArr
 
 def _combine(fails: list[tuple[int, BoolArray]], m: int) -> FilterCodes:
     if not any(f.any() for _, f in fails):
-        return FilterCodes(None)
+        return ALL_PASS
     out = np.zeros(m, dtype=np.int64)
     for code, f in reversed(fails):
         out[f] = code

@@ -9,7 +9,7 @@ indexing pre-built statuses), and the plugin, which scores with a strategy of
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from operator import attrgetter
@@ -18,7 +18,7 @@ from typing import Any, Final
 import numpy as np
 
 from agents.scheduler.args import NodeResourcesFitArgs, decode_args
-from agents.scheduler.framework.interface import FilterCodes, Handle, RowScore
+from agents.scheduler.framework.interface import ALL_PASS, FilterCodes, Handle, RowScore
 from agents.scheduler.framework.node_table import (
     ALLOC_CPU,
     ALLOC_EPH,
@@ -54,7 +54,13 @@ from agents.scheduler.plugins.helper import RowScoreMemo
 from emulator.base.api.core import Node, Pod
 from emulator.base.api.resources import is_extended_resource, is_scalar_resource, node_allocatable, pod_requests
 
-from .resource_allocation import STRATEGIES, VECTOR_STRATEGIES, alloc_and_requested, pod_score_requests
+from .resource_allocation import (
+    PER_RESOURCE,
+    STRATEGIES,
+    VECTOR_STRATEGIES,
+    alloc_and_requested,
+    pod_score_requests,
+)
 
 __all__ = [
     "NAME",
@@ -198,17 +204,26 @@ def _fit_code(wants: tuple[int, int, int]) -> OneRow:
 # --- the plugin -------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
 class _PreFilterState:
-    request: Resource
+    """Read-only once written (a plain slotted class: a frozen dataclass's ``__init__`` costs
+    two ``object.__setattr__`` calls, every cycle)."""
+
+    __slots__ = ("request",)
+
+    def __init__(self, request: Resource) -> None:
+        self.request = request
 
     def clone(self) -> _PreFilterState:
         return self
 
 
-@dataclass(frozen=True, slots=True)
 class _PreScoreState:
-    pod_requests: tuple[int, ...]
+    """Read-only once written (see ``_PreFilterState``)."""
+
+    __slots__ = ("pod_requests",)
+
+    def __init__(self, pod_requests: tuple[int, ...]) -> None:
+        self.pod_requests = pod_requests
 
     def clone(self) -> _PreScoreState:
         return self
@@ -225,6 +240,8 @@ class NodeResourcesFit:
         self.strategy = self.args.scoring_strategy
         self._scorer = STRATEGIES[self.strategy.type](self.strategy)
         self._vector_scorer = VECTOR_STRATEGIES[self.strategy.type](self.strategy)
+        self._filter_fns: dict[tuple[int, int, int], tuple[Hashable, RowCompute, OneRow]] = {}
+        """The Filter's row cache key, ``compute`` and ``one`` per requests, built once."""
         self._row_fns: dict[tuple[tuple[int, int, int, int], ...], tuple[RowCompute, OneRow]] = {}
         """The row cache's (compute, one) per score spec, built once rather than every cycle."""
         self._row_scores = RowScoreMemo()
@@ -257,13 +274,17 @@ class NodeResourcesFit:
         except KeyError:
             return None
         req = s.request
-        if table.huge or any(v and is_scalar_resource(n) for n, v in req.scalar_resources.items()):
+        scalars = req.scalar_resources
+        if table.huge or (scalars and any(v and is_scalar_resource(n) for n, v in scalars.items())):
             return None
         wants = (req.milli_cpu, req.memory, req.ephemeral_storage)
-        codes = table.rows_cached((self, "filter", wants), _vector_fit_codes(wants), rows, _fit_code(wants))
-        if not np.count_nonzero(codes):  # (cheaper than ``codes.any()``)
-            return FilterCodes(None)
-        return FilterCodes(codes, _FIT_STATUSES)
+        fns = self._filter_fns.get(wants)
+        if fns is None:
+            if len(self._filter_fns) >= 256:
+                self._filter_fns.clear()
+            fns = self._filter_fns[wants] = ((self, "filter", wants), _vector_fit_codes(wants), _fit_code(wants))
+        codes = table.rows_cached_codes(fns[0], fns[1], rows, fns[2])
+        return ALL_PASS if codes is None else FilterCodes(codes, _FIT_STATUSES)
 
     # PreScore / Score
 
@@ -371,6 +392,22 @@ class NodeResourcesFit:
             for i, (r, want) in enumerate(zip(resources, reads, strict=True))
             if r.name in _AMOUNT_GETTERS
         ]
+        per = PER_RESOURCE.get(self.strategy.type)
+        if per is not None:
+            # A weighted mean of ``per`` (``_weighted_mean``): the resources without allocatable
+            # on this node, or not read at all, drop out of the sum and of the weights.
+            read = [(get_alloc, get_used, want, resources[i].weight) for i, (get_alloc, get_used), want in getters]
+
+            def mean(info: NodeInfo) -> int:
+                total = weights = 0
+                for get_alloc, get_used, want, weight in read:
+                    alloc = get_alloc(info)
+                    if alloc:
+                        total += per(get_used(info) + want, alloc) * weight
+                        weights += weight
+                return total // weights if weights else 0
+
+            return mean
         scorer = self._scorer
 
         def one(info: NodeInfo) -> int:

@@ -22,6 +22,7 @@ from agents.scheduler.plugins.helper import go_div_all
 from emulator.base.api.resources import is_scalar_resource
 
 __all__ = [
+    "PER_RESOURCE",
     "STRATEGIES",
     "VECTOR_STRATEGIES",
     "Scorer",
@@ -55,14 +56,25 @@ def _weighted_mean(resources: Sequence[ResourceSpec], per: Callable[[int, int], 
     return scorer
 
 
+def _least(req: int, alloc: int) -> int:
+    return 0 if req > alloc else (alloc - req) * MAX_NODE_SCORE // alloc
+
+
+def _most(req: int, alloc: int) -> int:
+    return min(req, alloc) * MAX_NODE_SCORE // alloc
+
+
+PER_RESOURCE: Final[dict[str, Callable[[int, int], int]]] = {"LeastAllocated": _least, "MostAllocated": _most}
+"""The per-resource score of the strategies whose node score is the weighted integer mean of it
+over the resources with allocatable (``_weighted_mean``)."""
+
+
 def _least_allocated(strategy: ScoringStrategy) -> Scorer:
-    return _weighted_mean(
-        strategy.resources, lambda req, alloc: 0 if req > alloc else (alloc - req) * MAX_NODE_SCORE // alloc
-    )
+    return _weighted_mean(strategy.resources, _least)
 
 
 def _most_allocated(strategy: ScoringStrategy) -> Scorer:
-    return _weighted_mean(strategy.resources, lambda req, alloc: min(req, alloc) * MAX_NODE_SCORE // alloc)
+    return _weighted_mean(strategy.resources, _most)
 
 
 def _requested_to_capacity_ratio(strategy: ScoringStrategy) -> Scorer:
@@ -175,8 +187,17 @@ STRATEGIES: Final[dict[str, Callable[[ScoringStrategy], Scorer]]] = {
 
 def pod_score_requests(pod_info: PodInfo, resources: Sequence[ResourceSpec]) -> tuple[int, ...]:
     """Per configured resource: the non-zero request for cpu/memory, the real one otherwise."""
-    special = {"cpu": pod_info.non_zero_cpu, "memory": pod_info.non_zero_memory}
-    return tuple(special.get(r.name, pod_info.requests.get(r.name, 0)) for r in resources)
+    out: list[int] = []
+    requests = pod_info.requests
+    for r in resources:
+        name = r.name
+        if name == "cpu":
+            out.append(pod_info.non_zero_cpu)
+        elif name == "memory":
+            out.append(pod_info.non_zero_memory)
+        else:
+            out.append(requests.get(name, 0))
+    return tuple(out)
 
 
 def alloc_and_requested(node_info: NodeInfo, name: str, pod_request: int) -> tuple[int, int]:

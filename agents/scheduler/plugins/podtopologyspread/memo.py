@@ -39,7 +39,7 @@ from typing import Final
 import msgspec
 import numpy as np
 
-from agents.scheduler.framework.interface import FilterCodes
+from agents.scheduler.framework.interface import ALL_PASS, FilterCodes
 from agents.scheduler.framework.node_table import IntArray, NodeTable
 from agents.scheduler.framework.types import SUCCESS, Code, NodeInfo, Status
 from emulator.base.api.core import Pod
@@ -152,7 +152,7 @@ class PreFilterMemo:
             skew = counts[vals] + (self_match - s.min_match_num(i, c.min_domains))
             verdict = np.where(vals < 0, 1, np.where(skew > c.max_skew, 2, 0))
             codes = np.where(codes == 0, verdict, codes)
-        return FilterCodes(codes, _FILTER_STATUSES) if codes.any() else FilterCodes(None)
+        return FilterCodes(codes, _FILTER_STATUSES) if codes.any() else ALL_PASS
 
     def state(self, pod: Pod, nodes: Sequence[NodeInfo], constraints: list[Constraint]) -> PreFilterState:
         """``cal_pre_filter_state(pod, nodes, constraints)``, from the memo where it can."""

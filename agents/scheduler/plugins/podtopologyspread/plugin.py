@@ -63,6 +63,7 @@ from agents.scheduler.args import PodTopologySpreadArgs, decode_args
 from agents.scheduler.framework.interface import FilterCodes, Handle, PreFilterResult
 from agents.scheduler.framework.node_table import IntArray, NodeTable
 from agents.scheduler.framework.types import (
+    SKIP,
     SUCCESS,
     ActionType,
     ClusterEvent,
@@ -169,7 +170,7 @@ class PodTopologySpread:
         except ValueError as err:
             return None, _error(f"get constraints from pod: obtaining pod's hard topology spread constraints: {err}")
         if not constraints:
-            return None, Status(Code.Skip)
+            return None, SKIP
         state.write(PRE_FILTER_STATE_KEY, self._pre_filter_memo.state(pod, nodes, constraints))
         return None, SUCCESS
 
@@ -217,13 +218,13 @@ class PodTopologySpread:
     def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status:
         all_nodes = self.handle.snapshot_shared_lister().node_info_list if self.handle is not None else []
         if not all_nodes:
-            return Status(Code.Skip)
+            return SKIP
         try:
             constraints = self._constraints(pod, SCHEDULE_ANYWAY)
         except ValueError as err:
             return _error(f"calculating preScoreState: obtaining pod's soft topology spread constraints: {err}")
         if not constraints:
-            return Status(Code.Skip)
+            return SKIP
         # Nodes lacking a topology key are only tolerated with the system defaults, so that
         # zone-less nodes still get hostname spreading.
         require_all = bool(pod.spec.topology_spread_constraints) or not self.system_defaulted
