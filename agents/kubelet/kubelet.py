@@ -307,7 +307,8 @@ class Kubelet:
                 self._admit_wake.set()
             return
         rec.pod = newer(rec.pod, pod)
-        if rec.pod is pod and rec.state is PodState.RUNNING and needs_reconcile(pod.status, rec.reported):
+        reported = rec.reported if rec.writing is None else rec.writing  # its own write's echo, in place
+        if rec.pod is pod and rec.state is PodState.RUNNING and needs_reconcile(pod.status, reported):
             self._reconcile(rec)
         if rec.pod is pod and rec.state in _ALLOCATED and pod.metadata.deletion_timestamp is None:
             self._resizer.request(rec, after_admissions=bool(self._queue) or self._admitting)

@@ -76,6 +76,10 @@ class PodRecord:
     kill_deadline: float = 0.0
     reported: PodStatus | None = None
     """The last status this kubelet wrote (what its status manager caches)."""
+    writing: PodStatus | None = None
+    """The status being written, while its write is in flight (upstream's status manager
+    caches a status before it writes it): the pod informer, handed the write's own event in
+    place before the write returns, compares with it rather than with ``reported``."""
     reconciling: bool = False
     kill_running: bool = False
     """Its containers were running when the delete came (``deletedstatus.py``)."""
@@ -337,9 +341,15 @@ class PodWorker:
 
     async def write_status(self, rec: PodRecord, build: Callable[[Pod], PodStatus]) -> Pod | None:
         """Write ``build(pod)`` as the pod's status; keep the written pod as the newest."""
-        written = await self._writer.write_status(
-            rec.pod, rec.uid, lambda p: with_resize_status(rec, build(p), p.metadata.generation)
-        )
+
+        def noted(p: Pod) -> PodStatus:
+            status = rec.writing = with_resize_status(rec, build(p), p.metadata.generation)
+            return status
+
+        try:
+            written = await self._writer.write_status(rec.pod, rec.uid, noted)
+        finally:
+            rec.writing = None
         if written is not None:
             rec.pod = newer(rec.pod, written)
             rec.reported = written.status

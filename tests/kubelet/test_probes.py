@@ -279,3 +279,23 @@ def test_liveness_kill_time_property(delay: int, period: int, failure: int, fail
             break
     first_failing = max(0, -(-(fails_after - delay) // period))  # the first tick index at or past fails_after
     assert kill_at == delay + (first_failing + failure - 1) * period
+
+
+@pytest.mark.asyncio
+async def test_the_kubelets_own_ready_flips_applied_in_place_are_not_reconciled() -> None:
+    # its pod informer gets the status write's event before the write returns: compared with
+    # the status being written, not the last one written, it is no one else's change
+    async with kubelet() as (c, k):
+        reconciled: list[str] = []
+        reconcile = k._reconcile
+        k._reconcile = lambda rec: reconciled.append(rec.label) or reconcile(rec)  # type: ignore[method-assign]
+        pod = probed(
+            "web-0",
+            annotations={"emulator.k8s.io/readiness-fails-after": "25s"},
+            readiness_probe=Probe(http_get=HTTP),
+        )
+        c.server.create(pod)
+        await c.at(60)
+        assert ready_times(c, "web-0") == [(0, False), (0, True), (50, False)]
+        assert reconciled == []
+        assert c.server.unchanged.get(("updateStatus", "Pod"), 0) == 0

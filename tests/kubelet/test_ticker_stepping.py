@@ -1,9 +1,9 @@
 """The ticker stepping the virtual clock itself (``Ticker.run``, ``LoopClock.advance_to``):
 the same instants, in the same order against every other timer, as when it sleeps on a
 timer for each instant; and the race it could create with the node lifecycle controller,
-whose Lease informer is applied in place (``Informer(inline=True)``): a renewal committed at
-the same instant as the monitor's pass, in both orders of their timers, and one at an
-earlier stepped instant, give the probes an eager informer gives."""
+whose Lease informer is handed renewals in place (``Informer``): a renewal committed at the
+same instant as the monitor's pass is seen by the pass when the ticker's timer comes first,
+one at an earlier stepped instant always."""
 
 from __future__ import annotations
 
@@ -110,7 +110,7 @@ def _probes(*, inline: bool, ticker_first: bool) -> list[Any]:
                 ticker.push(due, renew(ticker, "a"), batched=True)
             other.push(5.0, renew(other, "b"), batched=True)
             nlc = NodeLifecycleController(c.client("controller:nodelifecycle"), c.clock)
-            nlc.leases.inline = inline
+            nlc.leases.deliver_in_place = inline  # type: ignore[misc]
             passes: list[Any] = []
             monitor = nlc.monitor
 
@@ -135,17 +135,25 @@ def _probes(*, inline: bool, ticker_first: bool) -> list[Any]:
 
 
 @pytest.mark.parametrize("ticker_first", [True, False], ids=["ticker-timer-first", "monitor-timer-first"])
-def test_a_renewal_at_the_monitors_instant_is_seen_as_by_an_eager_informer(ticker_first: bool) -> None:
+def test_a_renewal_at_the_monitors_instant_is_seen_as_its_timer_orders_it(ticker_first: bool) -> None:
     eager, _ = _probes(inline=False, ticker_first=ticker_first)
-    inline, stepped = _probes(inline=True, ticker_first=ticker_first)
-    assert inline == eager
+    in_place, stepped = _probes(inline=True, ticker_first=ticker_first)
     assert stepped > 0  # 1.5 → 4.5 at least is stepped (no other timer between)
-    # a's renewal of 4.5 (a stepped instant) is seen by the pass at 5.0; b's of 5.0 is not,
-    # in either order (the informer's wake-up comes after the monitor's), but at 10.0
+    # a's renewal of 4.5 (a stepped instant) is seen by the pass at 5.0 either way. Woken, the
+    # informer applies b's renewal of 5.0 after the monitor's pass in either order of their
+    # timers (its wake-up comes after the monitor's), so the pass at 10.0 sees it
     assert [(t, stamps) for t, _, stamps in eager] == [
         (0.0, {"a": 0.0, "b": 0.0}),
         (5.0, {"b": 0.0, "a": 5.0}),
         (10.0, {"a": 5.0, "b": 10.0}),
+    ]
+    # applied in place, it is applied by the commit: the pass at 5.0 sees it when the
+    # ticker's timer comes first (both orders are what an informer running apart could see)
+    b_seen = 5.0 if ticker_first else 10.0
+    assert [(t, stamps) for t, _, stamps in in_place] == [
+        (0.0, {"a": 0.0, "b": 0.0}),
+        (5.0, {"a": 5.0, "b": 5.0} if ticker_first else {"b": 0.0, "a": 5.0}),
+        (10.0, {"a": 5.0, "b": b_seen}),
     ]
 
 
@@ -244,25 +252,23 @@ def test_a_staggered_partition_run_is_the_same_with_and_without_stepping(monkeyp
     from emulator.base.runtime.loop import VirtualTimeEventLoop
 
     counts = {"steps": 0, "drains": 0}
-    advance, drain = VirtualTimeEventLoop.advance, Channel.drain_owed
+    advance, settle = VirtualTimeEventLoop.advance, Channel.settle
 
     def counted_advance(self: VirtualTimeEventLoop, when: float) -> bool:
         moved = advance(self, when)
         counts["steps"] += moved
         return moved
 
-    def counted_drain(self: Channel[Any]) -> bool:
-        done = drain(self)
-        counts["drains"] += done
-        return done
+    def counted_settle(self: Channel[Any]) -> None:
+        counts["drains"] += 1
+        settle(self)
 
     monkeypatch.setattr(VirtualTimeEventLoop, "advance", counted_advance)
-    monkeypatch.setattr(Channel, "drain_owed", counted_drain)
+    monkeypatch.setattr(Channel, "settle", counted_settle)
     stepped = run_scenario(load_scenario_text(STAGGERED, "staggered.yaml", Path(".")))
     assert counts["steps"] > 0, counts  # the new paths ran
     assert counts["drains"] > 0, counts
     monkeypatch.setattr(LoopClock, "advance_to", lambda self, t: False)
-    monkeypatch.setattr(Channel, "drain_owed", lambda self: False)
     reference = run_scenario(load_scenario_text(STAGGERED, "staggered.yaml", Path(".")))
     assert stepped.trace_hash == reference.trace_hash
     assert (stepped.pods, stepped.events) == (reference.pods, reference.events)
