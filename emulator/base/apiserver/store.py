@@ -46,6 +46,7 @@ listeners' calls (listeners keep state of their own and do not read the store).
 from __future__ import annotations
 
 import asyncio
+import builtins
 import contextlib
 import itertools
 import math
@@ -477,11 +478,11 @@ class Store:
             self._hub.add(w)
         return w
 
-    def deliver_in_place(self, w: Watcher, drain: Callable[[], bool]) -> None:
-        """Hand ``w``'s waiting consumer its events by calling ``drain`` once each write is
-        complete, in the writer's code, instead of waking it (``WatchHub.settle``;
+    def deliver_in_place(self, w: Watcher, drain: Callable[[builtins.list[WatchEvent]], bool]) -> None:
+        """Hand ``w``'s waiting consumer its events by calling ``drain(batch)`` once each write
+        is complete, in the writer's code, instead of waking it (``WatchHub.settle``;
         ``Channel.set_drain``: a drain that declines has the consumer woken as usual)."""
-        w.channel.set_drain(drain, self._hub.owe)
+        w.channel.set_drain(drain, self._hub.owed)
 
     def stop_watch(self, w: Watcher) -> None:
         self._hub.remove(w)

@@ -252,23 +252,22 @@ class Informer:
             standing_aware=self.standing_aware,
         )
         if self.deliver_in_place and stream.direct():
-            self.client.server.deliver_in_place(stream.watcher, lambda: self._drain(stream))
+            self.client.server.deliver_in_place(stream.watcher, self._deliver)
         return stream
 
-    def _drain(self, stream: WatchStream) -> bool:
-        """What ``run`` does once woken, done in the writer's code: apply everything queued,
-        including what the handlers cause to be queued meanwhile (False, nothing done, where
-        ``next_batch`` would not hand it straight over). A handler's exception is kept for
-        ``run`` and the stream closed, so that the informer's task wakes to raise it."""
-        if stream is not self._stream or not stream.direct():
+    def _deliver(self, batch: list[WatchEvent]) -> bool:
+        """What ``run`` does once woken, done in the writer's code: apply ``batch`` (False,
+        nothing done, where ``next_batch`` would not hand it straight over). A handler's
+        exception is kept for ``run`` and the stream closed, so that the informer's task
+        wakes to raise it."""
+        stream = self._stream
+        if stream is None or not stream.direct():
             return False
-        channel = stream.watcher.channel
         try:
-            while len(channel):
-                self._apply(channel.get_nowait_batch())
+            self._apply(batch)
         except Exception as exc:  # raised from ``run``, not into the writer
             self._failure = exc
-            channel.close()
+            stream.watcher.channel.close()
         return True
 
     async def run(self) -> None:

@@ -27,14 +27,15 @@ such a consumer). Queued behind other items, it is a plain ``put``.
 
 A consumer that can apply a batch synchronously, in whatever code is running, exactly as
 it would once woken (an in-process informer: its handlers are synchronous) gives the channel
-a *drain* and an *owe* (``set_drain``: the API server's watch hub, ``WatchHub.owe``). Waking
-that consumer is then owed instead: ``put`` hands the channel to ``owe`` once, and the owner
-settles it (``settle``) when the write that queued the items is complete, by calling the
-drain there, in the writer's code, instead of a wake-up and a task switch. While owed, and
-while the drain runs, puts only queue (a drain is never re-entered: what its own handlers
-cause to be queued is applied by the same drain after, in order). A drain that declines
-(returns False) or leaves the channel closed or items queued has the consumer woken as
-without a drain. Everything queued, overflow and close behave as without a drain.
+a *drain* and an *owe* list (``set_drain``: the API server's watch hub, ``WatchHub.owed``).
+Waking that consumer is then owed instead: ``put`` appends the channel to the list once, and
+the owner settles it (``settle``) when the write that queued the items is complete, by
+handing the queued batch to the drain there, in the writer's code, instead of a wake-up and
+a task switch. While owed, and while the drain runs, puts only queue (a drain is never
+re-entered: what its own handlers cause to be queued is handed to it after, in order). A
+drain that declines (returns False: the batch is put back), a close, or items left queued
+have the consumer woken as without a drain. Everything queued, overflow and close behave as
+without a drain.
 
 A slow consumer is ended rather than allowed to block writers or grow without bound, as
 Kubernetes ends a watcher that falls too far behind; it still receives everything queued
@@ -78,9 +79,10 @@ class Channel(Generic[T]):
         self._waiter: asyncio.Future[None] | None = None
         self._exc: BaseException | None = None
         self._lazy: T | None = None
-        self._drain: Callable[[], bool] | None = None
-        self._owe: Callable[[Channel[T]], None] | None = None
-        """Who settles an owed wake-up (the watch hub's ``owe``), while a drain is set."""
+        self._drain: Callable[[list[T]], bool] | None = None
+        self._owe: list[Channel[T]] | None = None
+        """Where an owed wake-up is recorded for ``settle`` (the watch hub's ``owed``), while a
+        drain is set."""
         self._owed = False
         """The consumer's wake-up is owed (not made yet), or its drain is running."""
 
@@ -115,7 +117,7 @@ class Channel(Generic[T]):
             owe = self._owe
             if owe is not None:
                 self._owed = True
-                owe(self)
+                owe.append(self)
                 return
             waiter.set_result(None)
 
@@ -193,11 +195,12 @@ class Channel(Generic[T]):
             items.insert(0, lazy)
         return items
 
-    def set_drain(self, drain: Callable[[], bool] | None, owe: Callable[[Channel[T]], None] | None = None) -> None:
-        """``drain()``: take what is queued and apply it as the consumer woken from
-        ``get_batch`` would, returning True, or do nothing and return False (the consumer is
-        woken then). ``owe(channel)`` records a wake-up owed, to be settled by ``settle``
-        (None, or no drain: every wake-up is made at once, as without)."""
+    def set_drain(self, drain: Callable[[list[T]], bool] | None, owe: list[Channel[T]] | None = None) -> None:
+        """``drain(batch)``: apply a batch taken from the queue as the consumer woken from
+        ``get_batch`` would, returning True, or return False without applying it (it is put
+        back and the consumer woken). A waiting consumer's wake-up is then owed: the channel
+        is appended to ``owe`` once, for its owner to call ``settle`` (None, or no drain:
+        every wake-up is made at once, as without)."""
         self._drain = drain
         self._owe = owe if drain is not None else None
 
@@ -207,20 +210,34 @@ class Channel(Generic[T]):
         return self._owed
 
     def settle(self) -> None:
-        """Settle the owed wake-up: drain here if the consumer still waits and the channel is
-        open, else (or if the drain declines, or leaves the channel closed or items queued)
-        wake the consumer. An exception of the drain propagates, the consumer woken first."""
-        waiter, drain = self._waiter, self._drain
+        """Settle the owed wake-up: while the consumer still waits and the channel is open,
+        hand the drain everything queued (again while its handlers queue more); then, if
+        the drain declined, or items are left, or the channel is closed, wake the consumer.
+        An exception of the drain propagates, its batch put back and the consumer woken."""
+        waiter = self._waiter
         if waiter is None or waiter.done():
             self._owed = False  # the consumer stopped waiting (cancelled): nothing to wake
             return
-        done = False
+        drain = self._drain
         try:
-            if self._exc is None and drain is not None:
-                done = drain()  # ``_owed`` stays set meanwhile: puts only queue
+            while self._items and self._exc is None and drain is not None:
+                batch = self._items  # ``_take``, inlined
+                self._items = []
+                lazy = self._lazy
+                if lazy is not None:
+                    self._lazy = None
+                    batch.insert(0, lazy)
+                try:
+                    done = drain(batch)  # ``_owed`` stays set meanwhile: puts only queue
+                except BaseException:
+                    self._items[:0] = batch
+                    raise
+                if not done:
+                    self._items[:0] = batch
+                    break
         finally:
             self._owed = False
-            if (not done or self._items or self._exc is not None) and not waiter.done():
+            if (self._items or self._exc is not None) and not waiter.done():
                 waiter.set_result(None)
 
     def _wake(self) -> None:
@@ -231,6 +248,6 @@ class Channel(Generic[T]):
             owe = self._owe
             if owe is not None:
                 self._owed = True
-                owe(self)
+                owe.append(self)
                 return
             waiter.set_result(None)
