@@ -204,3 +204,17 @@ def test_a_scenario_delivered_in_place_is_the_same_twice(name: str) -> None:
     first, second = (run_scenario(load_scenario(scenario)) for _ in range(2))
     assert first.trace_hash == second.trace_hash
     assert (first.pods, first.events) == (second.pods, second.events)
+
+
+@pytest.mark.asyncio
+async def test_handlers_run_once_the_write_is_complete_so_a_handlers_write_is_recorded_after_it() -> None:
+    srv, clock = setup()
+    recorded: list[int] = []
+    srv.add_write_listener(lambda rec: recorded.append(rec.revision))
+    inf, log = logging_informer(Client(srv, clock, random.Random(0), name="sched"))
+    inf.add_handlers(on_add=lambda o: o.metadata.name == "a" and srv.create(pod("b")) and None)
+    async with running(inf):
+        recorded.clear()
+        srv.create(pod("a"))
+        assert recorded == [2, 3]  # the write's listeners (the trace) ran before the handler's write
+        assert log == [("add", "a", "2"), ("add", "b", "3")]

@@ -26,13 +26,14 @@ jitter (a random draw per event) they come eagerly, as before.
 
 Delivery in place. Where the stream hands the channel's batches over as they are
 (``WatchStream.direct``: no watch latency, no watch faults, nothing pending), an informer
-waiting for its next batch is not woken: the API server calls its drain once the write is
-complete (``ApiServer.deliver_in_place``, ``WatchHub.settle``), and the drain applies
-what is queued there, in the writer's code, exactly as ``run`` would once woken, so an event
-costs no wake-up and no task switch. Handlers are synchronous, so they cannot tell; they
+waiting for its next batch is not woken: once the write is complete (stored, recorded, its
+listeners called) the API server hands the queued batch to ``_deliver``
+(``ApiServer.deliver_in_place``, ``WatchHub.settle``, ``Channel.settle``), which applies it
+there, in the writer's code, exactly as ``run`` would once woken, so an event costs no
+wake-up and no task switch. Handlers are synchronous, so they cannot tell; they
 may wake other tasks. The events of one informer are applied in revision order and never
-re-entered: what its handlers cause to be written meanwhile is queued and applied by the same
-drain after. A handler that raises does not raise into the writer: the exception is kept,
+re-entered: what its handlers cause to be written meanwhile is queued and handed to
+``_deliver`` after. A handler that raises does not raise into the writer: the exception is kept,
 the stream closed, and ``run`` raises it from the informer's own task, as if it had been
 raised there. With a watch latency or watch faults, every batch goes through ``next_batch``
 and a wake-up, as before. ``Informer.deliver_in_place = False`` turns it off (the tests'
