@@ -145,6 +145,37 @@ async def test_a_raising_handler_does_not_raise_into_the_writer_but_from_the_inf
 
 
 @pytest.mark.asyncio
+async def test_a_handler_raising_a_base_exception_is_raised_from_the_informer_once() -> None:
+    # a CancelledError (a cancelled future's result read in a handler): not into the writer,
+    # the batch not put back and applied again, raised from the informer's own task
+    srv, clock = setup()
+    inf, log = logging_informer(Client(srv, clock, random.Random(0), name="sched"))
+    cancelled = asyncio.get_running_loop().create_future()
+    cancelled.cancel()
+    calls: list[str] = []
+
+    def on_add(obj: Any) -> None:
+        calls.append(obj.metadata.name)
+        if obj.metadata.name == "bad":
+            cancelled.result()
+
+    inf.add_handlers(on_add=on_add)
+    task = asyncio.create_task(inf.run(), name="informer:Pod")
+    await inf.synced.wait()
+    written = srv.create(pod("bad"))  # the writer is not disturbed
+    assert written.metadata.name == "bad"
+    await asyncio.sleep(0)
+    await asyncio.sleep(0)
+    assert calls == ["bad"]  # applied once
+    assert log == [("add", "bad", "2")]
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert task.cancelled()
+    assert calls == ["bad"]
+    assert srv.watchers() == []
+
+
+@pytest.mark.asyncio
 async def test_overflow_of_writes_queued_while_applying_relists() -> None:
     srv, clock = setup(watch_buffer=2)
     inf, log = logging_informer(Client(srv, clock, random.Random(0), name="sched"))

@@ -105,8 +105,9 @@ class Informer:
         self._on_delete: list[Callable[[Any], None]] = []
         self._stream: WatchStream | None = None
         self._indices = Indices()
-        self._failure: Exception | None = None
-        """A handler's exception raised while applying in place, for ``run`` to raise."""
+        self._failure: BaseException | None = None
+        """A handler's exception (any, a ``CancelledError`` too) raised while applying in
+        place, for ``run`` to raise."""
 
     def __repr__(self) -> str:
         return (
@@ -259,14 +260,15 @@ class Informer:
     def _deliver(self, batch: list[WatchEvent]) -> bool:
         """What ``run`` does once woken, done in the writer's code: apply ``batch`` (False,
         nothing done, where ``next_batch`` would not hand it straight over). A handler's
-        exception is kept for ``run`` and the stream closed, so that the informer's task
-        wakes to raise it."""
+        exception, a ``BaseException`` too (the writer's write is complete: it must neither
+        see it nor have the batch put back and applied again), is kept for ``run`` and the
+        stream closed, so that the informer's task wakes to raise it."""
         stream = self._stream
         if stream is None or not stream.direct():
             return False
         try:
             self._apply(batch)
-        except Exception as exc:  # raised from ``run``, not into the writer
+        except BaseException as exc:  # raised from ``run``, not into the writer
             self._failure = exc
             stream.watcher.channel.close()
         return True
