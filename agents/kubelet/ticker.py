@@ -25,9 +25,10 @@ before the ticker sleeps, so no other code runs between a renewal being added an
 Stepping (on the virtual-time loop, ``VirtualTimeEventLoop.advance``): after an instant,
 when the loop would do nothing but wake this task at its next due time (nothing ready, no
 other timer due as soon), the ticker moves the clock there itself and fires on, rather than
-sleeping on a timer. The informers a renewal concerns (the node lifecycle controller's Lease
-informer) are handed it in place by the API server, with no wake-up (``Informer``), so a
-renewal at an instant of its own costs no task switch, and every write keeps its instant.
+sleeping on a timer. A written renewal wakes the node lifecycle controller's Lease informer
+(it is not handed renewals in place, so that a renewal at a monitor pass's instant is the
+next pass's, written or held: ``nodelifecycle.py``); the loop then has work and the ticker
+sleeps on its timer as before. Every write keeps its instant and its order either way.
 
 It does not know what the callbacks do (``heartbeat.py``: Lease renewals and status
 requests), nor which task group runs it (the scenario runner's, ``cluster.py``; a kubelet
