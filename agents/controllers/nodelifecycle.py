@@ -26,9 +26,12 @@ Unknown, ``unschedulable:NoSchedule`` while cordoned...). Evicting the pods of a
 NoExecute-tainted node is the taint eviction controller's job (``tainteviction.py``).
 
 Cost: no per-node timer; a pass touches the renewed, the overdue and the not-Ready nodes
-only. The Lease informer is ``inline`` (its handlers only mark probes): a renewal the Lease
-ticker commits is applied without waking the informer's task, at the point its wake-up would
-have run (``Informer`` docstring), so the order against the monitor pass is the same.
+only. Unlike the other informers of a direct stream, the Lease informer is not handed a
+renewal in place (``Informer.deliver_in_place`` off): woken, it applies a renewal committed at
+a monitor pass's own instant after that pass in either order of their timers, as
+``_standing_marks`` assumes of a held one, so held and written renewals give the same writes
+(in place, a written one would be seen by that very pass when the ticker's timer comes first,
+a held one by the next).
 Standing renewals (renewals the API server holds for a quiet kubelet without writing them,
 ``ApiServer.stand_lease``): the Lease informer is ``standing_aware`` and each pass first marks
 the renewals held and due before it, in due order (``_standing_marks``), as their events would
@@ -129,9 +132,10 @@ class NodeLifecycleController:
         self.marker = NotReadyMarker(client, clock, self.events)
         self.nodes = Informer(client, "Node")
         self.nodes.add_handlers(self._on_node, lambda _old, new: self._on_node(new), self._on_node_delete)
-        # inline: its handlers only mark probes (no API call, no wake-up), so a renewal at an
-        # instant of its own is applied where the informer's wake-up would have run
-        self.leases = Informer(client, "Lease", namespace=LEASE_NAMESPACE, inline=True, standing_aware=True)
+        self.leases = Informer(client, "Lease", namespace=LEASE_NAMESPACE, standing_aware=True)
+        # woken, not handed renewals in place: a renewal at a pass's own instant is the next
+        # pass's whether it is written or held (``_standing_marks``; module docstring)
+        self.leases.deliver_in_place = False
         self._standing: list[StandingRenewal] = []
         """The standing renewals (``ApiServer.stand_lease``) of node Leases it follows, until
         their last due is marked."""

@@ -93,7 +93,7 @@ from agents.kubelet.images import ImageStore
 from agents.kubelet.lifecycle import RUN_DURATION_ANNOTATION
 from agents.kubelet.nodestatus import PodIPs, host_ip, pod_cidr
 from agents.kubelet.podapi import PodWriter
-from agents.kubelet.podstatus import needs_reconcile, pending_status, reconciled_status, rejected_status
+from agents.kubelet.podstatus import pending_status, reconciled_status, rejected_status
 from agents.kubelet.podworker import Key, PodRecord, PodState, PodWorker
 from agents.kubelet.resize import Resizer
 from agents.kubelet.settings import KubeletSettings
@@ -307,7 +307,7 @@ class Kubelet:
                 self._admit_wake.set()
             return
         rec.pod = newer(rec.pod, pod)
-        if rec.pod is pod and rec.state is PodState.RUNNING and needs_reconcile(pod.status, rec.reported):
+        if rec.pod is pod and rec.state is PodState.RUNNING and rec.needs_reconcile(pod.status):
             self._reconcile(rec)
         if rec.pod is pod and rec.state in _ALLOCATED and pod.metadata.deletion_timestamp is None:
             self._resizer.request(rec, after_admissions=bool(self._queue) or self._admitting)

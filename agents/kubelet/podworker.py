@@ -31,7 +31,7 @@ from agents.kubelet.lifecycle import RUN_DURATION_ANNOTATION, Lifecycle, lifecyc
 from agents.kubelet.nodestatus import normalize_image
 from agents.kubelet.podapi import PodWriter
 from agents.kubelet.podrun import PodRun, RunPhase
-from agents.kubelet.podstatus import pending_status, start_failed_status, succeeded_status
+from agents.kubelet.podstatus import needs_reconcile, pending_status, start_failed_status, succeeded_status
 from agents.kubelet.prober import KILLED_EXIT_CODE, prober_for
 from agents.kubelet.resize import with_resize_status
 from agents.kubelet.runstatus import run_status
@@ -76,6 +76,12 @@ class PodRecord:
     kill_deadline: float = 0.0
     reported: PodStatus | None = None
     """The last status this kubelet wrote (what its status manager caches)."""
+    writing: dict[object, PodStatus] = field(default_factory=dict)
+    """The statuses being written, one per write in flight, by the write's own token
+    (upstream's status manager caches a status before it writes it): the pod informer,
+    handed a write's own event in place before the write returns, compares with them rather
+    than with ``reported`` (``needs_reconcile``). Two writes in flight (a probe's and a
+    reconcile's, with API latency) each keep their own."""
     reconciling: bool = False
     kill_running: bool = False
     """Its containers were running when the delete came (``deletedstatus.py``)."""
@@ -94,6 +100,15 @@ class PodRecord:
     @property
     def label(self) -> str:
         return f"{self.key[0]}/{self.key[1]}"
+
+    def needs_reconcile(self, current: PodStatus) -> bool:
+        """``needs_reconcile`` against what this kubelet wrote: the last status written, or,
+        while writes are in flight, each of theirs (an event that is one write's own echo,
+        handed in place before that write returns, is compared with that write's status)."""
+        writing = self.writing
+        if not writing:
+            return needs_reconcile(current, self.reported)
+        return all(needs_reconcile(current, status) for status in writing.values())
 
 
 class PodWorker:
@@ -344,9 +359,17 @@ class PodWorker:
 
     async def write_status(self, rec: PodRecord, build: Callable[[Pod], PodStatus]) -> Pod | None:
         """Write ``build(pod)`` as the pod's status; keep the written pod as the newest."""
-        written = await self._writer.write_status(
-            rec.pod, rec.uid, lambda p: with_resize_status(rec, build(p), p.metadata.generation)
-        )
+
+        token, writing = object(), rec.writing  # this write's own slot
+
+        def noted(p: Pod) -> PodStatus:
+            status = writing[token] = with_resize_status(rec, build(p), p.metadata.generation)
+            return status
+
+        try:
+            written = await self._writer.write_status(rec.pod, rec.uid, noted)
+        finally:
+            writing.pop(token, None)
         if written is not None:
             rec.pod = newer(rec.pod, written)
             rec.reported = written.status

@@ -25,11 +25,10 @@ before the ticker sleeps, so no other code runs between a renewal being added an
 Stepping (on the virtual-time loop, ``VirtualTimeEventLoop.advance``): after an instant,
 when the loop would do nothing but wake this task at its next due time (nothing ready, no
 other timer due as soon), the ticker moves the clock there itself and fires on, rather than
-sleeping on a timer. While it fires an instant it holds the loop's wake-ups
-(``hold_wakes``/``release_wakes``): a consumer that can apply its events in place (the node
-lifecycle controller's Lease informer, ``Informer(inline=True)``) is not woken for a
-renewal; its events are applied where its wake-up would have run. So a renewal at an
-instant of its own costs no task switch, and every write keeps its instant and its order.
+sleeping on a timer. A written renewal wakes the node lifecycle controller's Lease informer
+(it is not handed renewals in place, so that a renewal at a monitor pass's instant is the
+next pass's, written or held: ``nodelifecycle.py``); the loop then has work and the ticker
+sleeps on its timer as before. Every write keeps its instant and its order either way.
 
 It does not know what the callbacks do (``heartbeat.py``: Lease renewals and status
 requests), nor which task group runs it (the scenario runner's, ``cluster.py``; a kubelet
@@ -165,13 +164,7 @@ class Ticker:
                 await clock.sleep_until(self._target)
                 while True:  # an instant, then the next ones while the loop would only wake us
                     self.wakeups += 1
-                    try:
-                        if stepper is not None:
-                            stepper.hold_wakes()
-                        self._fire(clock.now())
-                    finally:
-                        if stepper is not None:
-                            stepper.release_wakes()
+                    self._fire(clock.now())
                     if not heap or advance_to is None or (task is not None and task.cancelling()):
                         break  # a cancel requested meanwhile is delivered at the next await
                     if not advance_to(heap[0]):

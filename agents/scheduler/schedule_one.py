@@ -467,6 +467,9 @@ class SchedulingCycle:
         self, fwk: Framework, state: CycleState, qpi: QueuedPodInfo, assumed: Pod, host: str
     ) -> None:
         uid = assumed.metadata.uid
+        # read before the bind: its event may reach the pod handler before ``bind`` returns
+        # (in place), which forgets an unassumed pod's first sight (``assumeCache: false``)
+        first_seen = self._first_seen.get(uid)
         status = await fwk.wait_on_permit(assumed)
         if not status.is_success():
             fit = self._one_node_fit_error(assumed, host, status) if status.is_rejected() else None
@@ -495,7 +498,8 @@ class SchedulingCycle:
             return
         now = self.clock.now()
         self.metrics.scheduled += 1
-        self.metrics.bound(now, now - self._first_seen.pop(uid, now))
+        self._first_seen.pop(uid, None)
+        self.metrics.bound(now, now - (now if first_seen is None else first_seen))
         fwk.run_post_bind_plugins(state, assumed, host)
         with contextlib.suppress(KeyError):
             self._activate(state.read(PODS_TO_ACTIVATE_KEY))

@@ -141,10 +141,10 @@ async def test_a_success_resets_the_recreation_backoff() -> None:
     async with world(job("mix", completions=3, parallelism=1, backoff_limit=6)) as w:
         await w.clock.sleep_until(1.0)
         await w.finish_all("mix", "Failed")
-        await w.clock.sleep_until(12.0)
-        await w.finish_all("mix")  # success at t=12: the next pod comes with the batch period
+        await w.clock.sleep_until(12.5)  # off the instant the creation's batched sync comes
+        await w.finish_all("mix")  # success at t=12.5: the next pod comes with the batch period
         await w.clock.sleep_until(20.0)
-        assert [t for t, _ in _created(w, "mix")] == [0.0, 11.0, 13.0]
+        assert [t for t, _ in _created(w, "mix")] == [0.0, 11.0, 13.5]
 
 
 @pytest.mark.asyncio

@@ -136,7 +136,7 @@ async def test_ignored_failures_do_not_count_towards_the_backoff_limit() -> None
 @pytest.mark.asyncio
 async def test_restarts_under_on_failure_reach_the_backoff_limit() -> None:
     async with world(job("rs", restart_policy="OnFailure", backoff_limit=3)) as w:
-        await w.clock.sleep_until(1.0)
+        await w.clock.sleep_until(1.5)  # off the instant the creations' batched sync comes
         (p,) = w.active("rs")
         current = w.server.get("Pod", p.metadata.name, "default")
         status = replace(

@@ -178,7 +178,7 @@ async def test_every_pod_failing_fails_the_job_with_failed_indexes() -> None:
 async def test_max_failed_indexes_fails_the_job_before_the_others_finish() -> None:
     spec = {"completion_mode": "Indexed", "completions": 3, "parallelism": 3}
     async with world(job("m", backoff_limit_per_index=0, max_failed_indexes=0, **spec)) as w:
-        await w.clock.sleep_until(1.0)
+        await w.clock.sleep_until(1.5)  # off the instant the creations' batched sync comes
         await w.finish(w.active("m")[1], "Failed")
         await w.clock.sleep_until(3.0)
         j = w.job("m")
@@ -193,7 +193,7 @@ async def test_success_policy_completes_early_and_deletes_the_rest() -> None:
     policy = SuccessPolicy(rules=[SuccessPolicyRule(succeeded_indexes="1")])
     spec = {"completion_mode": "Indexed", "completions": 4, "parallelism": 4}
     async with world(job("leader", success_policy=policy, **spec)) as w:
-        await w.clock.sleep_until(1.0)
+        await w.clock.sleep_until(1.5)  # off the instant the creations' batched sync comes
         (one,) = [p for p in w.active("leader") if p.metadata.annotations[COMPLETION_INDEX] == "1"]
         await w.finish(one)
         await w.clock.sleep_until(3.0)

@@ -8,7 +8,8 @@ at exact simulated times. The probes succeed unless the ``*-fails-after`` annota
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import asyncio
+from collections.abc import Callable, Mapping
 
 import pytest
 from hypothesis import given, settings
@@ -16,12 +17,13 @@ from hypothesis import strategies as st
 from msgspec.structs import replace
 
 from agents.kubelet.lifecycle import Lifecycle
+from agents.kubelet.podworker import PodRecord, PodWorker
 from agents.kubelet.prober import prober_for
-from emulator.base.api.core import Event, Pod
+from emulator.base.api.core import Event, Pod, PodCondition, PodStatus
 from emulator.base.api.errors import Invalid
 from emulator.base.api.probe import ExecAction, HTTPGetAction, Probe
 from emulator.base.api.validation import validate
-from tests.builders import container
+from tests.builders import container, pod
 from tests.cluster import Cluster
 from tests.kubelet.test_restarts import cond, kubelet, make_pod, t, web
 
@@ -279,3 +281,56 @@ def test_liveness_kill_time_property(delay: int, period: int, failure: int, fail
             break
     first_failing = max(0, -(-(fails_after - delay) // period))  # the first tick index at or past fails_after
     assert kill_at == delay + (first_failing + failure - 1) * period
+
+
+@pytest.mark.asyncio
+async def test_the_kubelets_own_ready_flips_applied_in_place_are_not_reconciled() -> None:
+    # its pod informer gets the status write's event before the write returns: compared with
+    # the status being written, not the last one written, it is no one else's change
+    async with kubelet() as (c, k):
+        reconciled: list[str] = []
+        reconcile = k._reconcile
+        k._reconcile = lambda rec: reconciled.append(rec.label) or reconcile(rec)  # type: ignore[method-assign]
+        pod = probed(
+            "web-0",
+            annotations={"emulator.k8s.io/readiness-fails-after": "25s"},
+            readiness_probe=Probe(http_get=HTTP),
+        )
+        c.server.create(pod)
+        await c.at(60)
+        assert ready_times(c, "web-0") == [(0, False), (0, True), (50, False)]
+        assert reconciled == []
+        assert c.server.unchanged.get(("updateStatus", "Pod"), 0) == 0
+
+
+@pytest.mark.asyncio
+async def test_two_status_writes_in_flight_each_compare_with_their_own_echo() -> None:
+    # a probe's write and a reconcile's, with API latency, both in flight on one pod: the
+    # first to return must not take the second's status with it (its echo, handed in place
+    # before it returns, is then compared with the last status written and reconciled)
+    def status(ready: str) -> PodStatus:
+        return PodStatus(phase="Running", conditions=[PodCondition(type="Ready", status=ready)])
+
+    class SlowWriter:
+        def __init__(self, delays: list[float]) -> None:
+            self.delays = delays
+
+        async def write_status(self, current: Pod, uid: str, build: Callable[[Pod], PodStatus]) -> None:
+            build(current)
+            await asyncio.sleep(self.delays.pop(0))
+            return  # dropped: only what is in flight matters here
+
+    p = pod("web")
+    rec = PodRecord(("default", "web"), p.metadata.uid, p, reported=status("False"))
+    worker = object.__new__(PodWorker)
+    worker._writer = SlowWriter([0.1, 0.3])  # type: ignore[assignment]
+    first = asyncio.create_task(worker.write_status(rec, lambda _p: status("False")), name="first")
+    second = asyncio.create_task(worker.write_status(rec, lambda _p: status("True")), name="second")
+    await asyncio.sleep(0.05)
+    assert not rec.needs_reconcile(status("True"))  # each write's echo, either
+    assert not rec.needs_reconcile(status("False"))
+    await asyncio.sleep(0.15)  # the first returned, the second is in flight
+    assert not rec.needs_reconcile(status("True"))  # the second's own echo
+    await asyncio.gather(first, second)
+    assert rec.writing == {}
+    assert rec.needs_reconcile(status("True"))  # dropped: the last written says not Ready

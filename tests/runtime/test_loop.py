@@ -327,7 +327,7 @@ def test_the_private_asyncio_internals_the_loop_relies_on_still_exist() -> None:
         assert handle._scheduled is True  # type: ignore[attr-defined]
         handle.cancel()
         assert loop._timer_cancelled_count == 1
-        # advance / release_wakes: the ready queue (a deque call_soon appends to), the
+        # advance: the ready queue (a deque call_soon appends to), the
         # stopping flag and the resolution _run_once adds when it takes the timers due
         assert isinstance(loop._ready, collections.deque)
         soon = loop.call_soon(lambda: None)

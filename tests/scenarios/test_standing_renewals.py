@@ -94,3 +94,37 @@ def test_nodes_created_together() -> None:
         (130.0, "update"),
     ]
     assert held < written / 5
+
+
+# A kubelet stopping under a node kept by a finalizer while its renewals are still held (no
+# Lease read first): its last renewal (70 s) comes at a monitor pass's own instant; held, the
+# next pass marks it; written, the Lease informer must see it no sooner (it is woken, not
+# handed it in place before the pass when the ticker's timer comes first).
+_STOPPED_HELD = """
+name: stopped-held
+seed: 1
+settle: 0s
+kubelet: {heartbeatInterval: 10s, nodeStatusReportFrequency: 1m}
+nodes:
+  - count: 3
+    namePrefix: n
+    template:
+      metadata: {finalizers: [example.com/keep]}
+      status: {capacity: {cpu: "2", memory: 8Gi, pods: "110"}}
+steps:
+  - sleep: 75s
+  - delete: {kind: Node, name: n-1}
+  - sleep: 3m
+"""
+
+
+def test_a_kubelet_stopping_while_its_renewals_are_held() -> None:
+    reference, written = _writes(_STOPPED_HELD, standing=False)
+    standing, held = _writes(_STOPPED_HELD, standing=True)
+    assert standing == reference
+    assert [(w["t"], w["verb"]) for w in standing if w["name"].startswith("n-1") and w["t"] > 75.0][:3] == [
+        (130.0, "updateStatus"),
+        (130.0, "create"),
+        (130.0, "update"),
+    ]
+    assert held < written / 5

@@ -46,6 +46,7 @@ listeners' calls (listeners keep state of their own and do not read the store).
 from __future__ import annotations
 
 import asyncio
+import builtins
 import contextlib
 import itertools
 import math
@@ -246,6 +247,8 @@ class Store:
             self._event_expiry.written(now, rev, new.metadata.namespace, new.metadata.name)
         if self._event_expiry.deadline <= now and not self._expiring:
             self._expire_events(now)
+        if self._hub.owed and not self._expiring:
+            self._hub.settle()  # the write is complete: informers waiting get it in place
         return new if new is not None else old
 
     def _commit_batch(self, verb: Verb, kind: str, pairs: list[tuple[Any, Any]]) -> list[Any]:
@@ -287,6 +290,8 @@ class Store:
                 for old, new, rev in published:
                     fn(WriteRecord(rev, now, verb, kind, old, new, agent))
         self._hub.publish_many(kind, published, now)
+        if self._hub.owed:
+            self._hub.settle()
         return [new for _, new in pairs]
 
     def _unchanged(self, verb: Verb, kind: str, current: Any) -> Any:
@@ -345,6 +350,8 @@ class Store:
                     self._commit("delete", kind, event, None)
         finally:
             self._expiring = False
+        if self._hub.owed:
+            self._hub.settle()
 
     def feature_gates(self) -> Mapping[str, bool]:
         """The gates set in ``ServerSettings.feature_gates`` (the others keep v1.34's defaults);
@@ -470,6 +477,12 @@ class Store:
         if not w.channel.closed:
             self._hub.add(w)
         return w
+
+    def deliver_in_place(self, w: Watcher, drain: Callable[[builtins.list[WatchEvent]], bool]) -> None:
+        """Hand ``w``'s waiting consumer its events by calling ``drain(batch)`` once each write
+        is complete, in the writer's code, instead of waking it (``WatchHub.settle``;
+        ``Channel.set_drain``: a drain that declines has the consumer woken as usual)."""
+        w.channel.set_drain(drain, self._hub.owed)
 
     def stop_watch(self, w: Watcher) -> None:
         self._hub.remove(w)

@@ -30,6 +30,15 @@ makes one event per write for all the watchers without a selector (``Watcher.unf
 the scheduler's, the controllers') and shares it; the per-watcher version is the oracle
 ``publish_reference`` there (``tests/apiserver/test_watch_shared_events.py``).
 
+Delivery in place: a watcher's channel may be given a drain (``Store.deliver_in_place``: an
+in-process informer on a direct stream). Its waiting consumer is then not woken by ``put``:
+the channel is appended to the hub's ``owed`` list, and the store, once the write is
+complete (stored, recorded, listeners called, expired Events deleted), calls ``settle``,
+which hands each owed channel's batch to its drain in the order their first event reached
+them, in the writer's code. A drain that writes adds to the list the running ``settle``
+goes on with; a channel whose drain is running only queues
+(``emulator.base.runtime.channel``).
+
 Selector transitions follow Kubernetes: an object that starts matching is delivered as
 ADDED, one that stops matching as DELETED, one that matches before and after as MODIFIED.
 Events of one object are delivered in revision order (each watcher sees writes in the
@@ -234,6 +243,28 @@ class WatchHub:
         """kind → pinned field → how many watchers are pinned by it."""
         self._getters: dict[tuple[str, str], Callable[[Any], str | None]] = {}
         """(kind, pinned field) → how its value is read (``_getter``, resolved once)."""
+        self.owed: list[Channel[WatchEvent]] = []
+        """Channels whose consumer is to be handed its events in place (``settle``), in the
+        order their first event reached them (appended by ``Channel.put``: ``set_drain``)."""
+        self._settling = False
+
+    def settle(self) -> None:
+        """Hand the owed channels' consumers their events, in order, in the writer's code (the
+        store calls it once a write, with its record and listeners, is complete). A drain
+        that writes only adds to the list, which this call goes on with; a channel still
+        draining only queues (its drain is handed the events after)."""
+        if self._settling:
+            return  # a drain's own write: the settle running goes on with what it owed
+        owed = self.owed
+        self._settling = True
+        settled = 0
+        try:
+            for channel in owed:  # a list iterator also visits what is appended meanwhile
+                settled += 1
+                channel.settle()
+        finally:
+            del owed[:settled]
+            self._settling = False
 
     @staticmethod
     def _index_key(w: Watcher) -> tuple[str, str, str] | None:

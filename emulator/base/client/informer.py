@@ -24,14 +24,20 @@ waiting so from the moment it is sent, as if it had been taken at once (1,000 ku
 informers each are not woken every minute for nothing else). With a watch delay that has
 jitter (a random draw per event) they come eagerly, as before.
 
-An informer made ``inline`` (its handlers only change state of their own: no API call, no
-timer, no wake-up, nothing that calls into the loop) gives its watch channel a drain
-(``Channel.set_drain``): while the virtual-time loop holds wakes (the kubelets' Lease ticker
-firing an instant), the events are applied from the task that wrote them, at the point the
-informer's own wake-up would have run, instead of waking its task (the node lifecycle
-controller's Lease informer: a renewal at an instant of its own is then not a task switch).
-It drains only where ``next_batch`` would hand the channel's batch straight over (no watch
-delay, no watch faults); otherwise the task is woken as usual.
+Delivery in place. Where the stream hands the channel's batches over as they are
+(``WatchStream.direct``: no watch latency, no watch faults, nothing pending), an informer
+waiting for its next batch is not woken: once the write is complete (stored, recorded, its
+listeners called) the API server hands the queued batch to ``_deliver``
+(``ApiServer.deliver_in_place``, ``WatchHub.settle``, ``Channel.settle``), which applies it
+there, in the writer's code, exactly as ``run`` would once woken, so an event costs no
+wake-up and no task switch. Handlers are synchronous, so they cannot tell; they
+may wake other tasks. The events of one informer are applied in revision order and never
+re-entered: what its handlers cause to be written meanwhile is queued and handed to
+``_deliver`` after. A handler that raises does not raise into the writer: the exception is kept,
+the stream closed, and ``run`` raises it from the informer's own task, as if it had been
+raised there. With a watch latency or watch faults, every batch goes through ``next_batch``
+and a wake-up, as before. ``Informer.deliver_in_place = False`` turns it off (the tests'
+oracle: a wake-up per batch).
 
 ``synced`` is set once the first list has been applied (readiness by handshake: agents
 wait on it instead of sleeping).
@@ -68,6 +74,10 @@ def _key(obj: Any) -> Key:
 class Informer:
     """A cached, handler-driven view of one kind (optionally filtered)."""
 
+    deliver_in_place = True
+    """Events of a direct stream are applied by the writer's code, without a wake-up (see the
+    module docstring); False: every batch wakes ``run`` (the tests' oracle)."""
+
     def __init__(
         self,
         client: Client,
@@ -76,14 +86,11 @@ class Informer:
         namespace: str | None = None,
         label_match: Callable[[Mapping[str, str]], bool] | None = None,
         fields: Mapping[str, str] | None = None,
-        inline: bool = False,
         standing_aware: bool = False,
     ) -> None:
         self.client = client
         self.standing_aware = standing_aware
         """Its owner reads the server's standing Lease renewals itself (``ApiServer.watch``)."""
-        self.inline = inline
-        """Its handlers never call into the loop: events may be applied without a wake-up."""
         self.kind = kind
         self.namespace = namespace
         self.label_match = label_match
@@ -98,6 +105,9 @@ class Informer:
         self._on_delete: list[Callable[[Any], None]] = []
         self._stream: WatchStream | None = None
         self._indices = Indices()
+        self._failure: BaseException | None = None
+        """A handler's exception (any, a ``CancelledError`` too) raised while applying in
+        place, for ``run`` to raise."""
 
     def __repr__(self) -> str:
         return (
@@ -243,16 +253,24 @@ class Informer:
             lazy_bookmarks=True,
             standing_aware=self.standing_aware,
         )
-        if self.inline:
-            stream.watcher.channel.set_drain(lambda: self._drain(stream))
+        if self.deliver_in_place and stream.direct():
+            self.client.server.deliver_in_place(stream.watcher, self._deliver)
         return stream
 
-    def _drain(self, stream: WatchStream) -> bool:
-        """What ``run`` does once woken, done in the caller: take the batch and apply it
-        (False, nothing done, where ``next_batch`` would not hand it straight over)."""
-        if stream is not self._stream or not stream.direct():
+    def _deliver(self, batch: list[WatchEvent]) -> bool:
+        """What ``run`` does once woken, done in the writer's code: apply ``batch`` (False,
+        nothing done, where ``next_batch`` would not hand it straight over). A handler's
+        exception, a ``BaseException`` too (the writer's write is complete: it must neither
+        see it nor have the batch put back and applied again), is kept for ``run`` and the
+        stream closed, so that the informer's task wakes to raise it."""
+        stream = self._stream
+        if stream is None or not stream.direct():
             return False
-        self._apply(stream.watcher.channel.get_nowait_batch())
+        try:
+            self._apply(batch)
+        except BaseException as exc:  # raised from ``run``, not into the writer
+            self._failure = exc
+            stream.watcher.channel.close()
         return True
 
     async def run(self) -> None:
@@ -284,6 +302,8 @@ class Informer:
                 try:
                     while True:
                         batch = await self._stream.next_batch()
+                        if self._failure is not None:
+                            break
                         self._apply(batch)
                 except Overflow:
                     self.relists += 1
@@ -293,6 +313,9 @@ class Informer:
                 finally:
                     self._stream.close()
                     self._stream = None
+                failure, self._failure = self._failure, None
+                if failure is not None:
+                    raise failure  # a handler's, applied in place: raised from this task
         finally:
             if self._stream is not None:
                 self._stream.close()

@@ -25,14 +25,17 @@ the queue and not counted against ``maxsize``, and is handed out first with the 
 before the close exception); a later lazy item replaces it (only the latest one matters to
 such a consumer). Queued behind other items, it is a plain ``put``.
 
-A consumer that can apply a batch synchronously, in whatever task is running, exactly as it
-would once woken (an in-process informer whose handlers never call into the loop) gives the
-channel a *drain* (``set_drain``). On the virtual-time loop, while the loop holds wakes
-(``VirtualTimeEventLoop.hold_wakes``: the kubelets' Lease ticker firing an instant), waking
-that consumer is owed to the loop instead (``owe``); the loop settles it when it releases
-the wakes, by calling the drain (``drain_owed``) when nothing else is ready, else by waking
-the consumer at the place its wake-up would have taken (``wake_owed``). Everything queued,
-overflow and close behave as without a drain.
+A consumer that can apply a batch synchronously, in whatever code is running, exactly as
+it would once woken (an in-process informer: its handlers are synchronous) gives the channel
+a *drain* and an *owe* list (``set_drain``: the API server's watch hub, ``WatchHub.owed``).
+Waking that consumer is then owed instead: ``put`` appends the channel to the list once, and
+the owner settles it (``settle``) when the write that queued the items is complete, by
+handing the queued batch to the drain there, in the writer's code, instead of a wake-up and
+a task switch. While owed, and while the drain runs, puts only queue (a drain is never
+re-entered: what its own handlers cause to be queued is handed to it after, in order). A
+drain that declines (returns False: the batch is put back), a close, or items left queued
+have the consumer woken as without a drain. Everything queued, overflow and close behave as
+without a drain.
 
 A slow consumer is ended rather than allowed to block writers or grow without bound, as
 Kubernetes ends a watcher that falls too far behind; it still receives everything queued
@@ -76,11 +79,12 @@ class Channel(Generic[T]):
         self._waiter: asyncio.Future[None] | None = None
         self._exc: BaseException | None = None
         self._lazy: T | None = None
-        self._drain: Callable[[], bool] | None = None
-        self._owe: Callable[[Channel[T]], bool] | None = None
-        """The loop's ``owe`` while a drain is set (on the virtual-time loop)."""
+        self._drain: Callable[[list[T]], bool] | None = None
+        self._owe: list[Channel[T]] | None = None
+        """Where an owed wake-up is recorded for ``settle`` (the watch hub's ``owed``), while a
+        drain is set."""
         self._owed = False
-        """The consumer's wake-up is owed to the loop (not made yet)."""
+        """The consumer's wake-up is owed (not made yet), or its drain is running."""
 
     @property
     def maxsize(self) -> int | None:
@@ -108,13 +112,13 @@ class Channel(Generic[T]):
         self._items.append(item)
         waiter = self._waiter  # ``_wake``, inlined: every watch event of every watcher comes here
         if waiter is not None and not waiter.done():
+            if self._owed:
+                return  # owed already, or draining: as a waiter already woken
             owe = self._owe
             if owe is not None:
-                if self._owed:
-                    return  # owed already: as a waiter already woken
-                if owe(self):
-                    self._owed = True
-                    return
+                self._owed = True
+                owe.append(self)
+                return
             waiter.set_result(None)
 
     def put_lazy(self, item: T) -> None:
@@ -152,7 +156,9 @@ class Channel(Generic[T]):
         if self._exc is not None:
             return
         self._exc = exc if exc is not None else ChannelClosed("channel closed")
-        self._wake()
+        waiter = self._waiter
+        if waiter is not None and not waiter.done() and not self._owed:  # owed: ``settle`` wakes it
+            waiter.set_result(None)
 
     async def get_batch(self) -> list[T]:
         """Take everything queued, waiting while the channel is open and empty.
@@ -189,36 +195,59 @@ class Channel(Generic[T]):
             items.insert(0, lazy)
         return items
 
-    def set_drain(self, drain: Callable[[], bool] | None) -> None:
-        """``drain()``: take what is queued and apply it as the consumer woken from
-        ``get_batch`` would, returning True, or do nothing and return False (the consumer is
-        woken then). Its wake-ups may be owed while the running loop holds wakes; only on
-        the virtual-time loop (None: every wake-up is made at once, as without)."""
+    def set_drain(self, drain: Callable[[list[T]], bool] | None, owe: list[Channel[T]] | None = None) -> None:
+        """``drain(batch)``: apply a batch taken from the queue as the consumer woken from
+        ``get_batch`` would, returning True, or return False without applying it (it is put
+        back and the consumer woken). A waiting consumer's wake-up is then owed: the channel
+        is appended to ``owe`` once, for its owner to call ``settle`` (None, or no drain:
+        every wake-up is made at once, as without)."""
         self._drain = drain
-        self._owe = None if drain is None else getattr(asyncio.get_running_loop(), "owe", None)
+        self._owe = owe if drain is not None else None
 
-    def drain_owed(self) -> bool:
-        """The loop settles an owed wake-up by draining here: False if the consumer must be
-        woken instead (it stopped waiting, the channel is closed, or the drain declines)."""
-        self._owed = False
-        waiter, drain = self._waiter, self._drain
-        if waiter is None or waiter.done() or self._exc is not None or drain is None:
-            return False
-        return drain()
+    @property
+    def owed(self) -> bool:
+        """The consumer's wake-up is owed, or its drain is running."""
+        return self._owed
 
-    def wake_owed(self) -> None:
-        """The loop settles an owed wake-up by making it (once it no longer holds wakes)."""
-        self._owed = False
-        self._wake()
+    def settle(self) -> None:
+        """Settle the owed wake-up: while the consumer still waits and the channel is open,
+        hand the drain everything queued (again while its handlers queue more); then, if
+        the drain declined, or items are left, or the channel is closed, wake the consumer.
+        An exception of the drain propagates, its batch put back and the consumer woken."""
+        waiter = self._waiter
+        if waiter is None or waiter.done():
+            self._owed = False  # the consumer stopped waiting (cancelled): nothing to wake
+            return
+        drain = self._drain
+        try:
+            while self._items and self._exc is None and drain is not None:
+                batch = self._items  # ``_take``, inlined
+                self._items = []
+                lazy = self._lazy
+                if lazy is not None:
+                    self._lazy = None
+                    batch.insert(0, lazy)
+                try:
+                    done = drain(batch)  # ``_owed`` stays set meanwhile: puts only queue
+                except BaseException:
+                    self._items[:0] = batch
+                    raise
+                if not done:
+                    self._items[:0] = batch
+                    break
+        finally:
+            self._owed = False
+            if (self._items or self._exc is not None) and not waiter.done():
+                waiter.set_result(None)
 
     def _wake(self) -> None:
         waiter = self._waiter
         if waiter is not None and not waiter.done():
+            if self._owed:
+                return  # owed already, or draining: as a waiter already woken
             owe = self._owe
             if owe is not None:
-                if self._owed:
-                    return  # owed already: as a waiter already woken
-                if owe(self):
-                    self._owed = True
-                    return
+                self._owed = True
+                owe.append(self)
+                return
             waiter.set_result(None)

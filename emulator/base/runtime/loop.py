@@ -45,21 +45,15 @@ number that breaks ties in the timer heap (the stock heap orders ties by heap po
 by creation). Together with asyncio's FIFO ready queue this makes a run without threads or
 real I/O reproducible event for event.
 
-Stepping without a round trip (``hold_wakes`` / ``release_wakes`` / ``advance``: the
-kubelets' Lease ticker, ``agents/kubelet/ticker.py``). A task that fires timed work of its
-own may, instead of sleeping until its next instant, move the clock there itself, when the
-loop would do exactly that next: nothing ready, no executor job, the loop not stopping, and no
-other live timer due before the instant plus the clock resolution (such a timer would be
-taken in the same loop step, or before). ``advance(when)`` checks this and moves the clock;
-a step counts as a loop iteration for the polling of real fds (every ``POLL_EVERY``-th
-goes through the loop).
-Wake-ups are the other half: a channel whose consumer can apply a batch synchronously
-(``Channel.set_drain``) does not wake it while wakes are held; the loop records where its
-wake-up would have joined the ready queue. ``release_wakes`` settles them: when nothing at
-all is ready, the owed wake-ups would run next, one after the other, so their drains run
-now, in order (a drain must not call into the loop: no timer, no wake); otherwise, or when a
-drain declines, the consumer is woken and its wake-up moved to its place in the queue. The
-order of everything is the timer-driven loop's (``tests/runtime/test_loop_advance.py``).
+Stepping without a round trip (``advance``: the kubelets' Lease ticker,
+``agents/kubelet/ticker.py``). A task that fires timed work of its own may, instead of
+sleeping until its next instant, move the clock there itself, when the loop would do exactly
+that next: nothing ready, no executor job, the loop not stopping, and no other live timer due
+before the instant plus the clock resolution (such a timer would be taken in the same loop
+step, or before). ``advance(when)`` checks this and moves the clock; a step counts as a loop
+iteration for the polling of real fds (every ``POLL_EVERY``-th goes through the loop). (The
+informers a renewal concerns are handed it in place by the API server, with no wake-up:
+``emulator.base.client.informer``.)
 
 Private asyncio internals used, and why (the same in CPython 3.11 to 3.13;
 ``test_loop.py`` pins them):
@@ -79,9 +73,7 @@ Private asyncio internals used, and why (the same in CPython 3.11 to 3.13;
   frames were ~1 % of a churn run.
 
 - ``BaseEventLoop._ready``, the queue of ready callbacks, and ``_stopping``, read by
-  ``advance`` (nothing ready, the loop not stopping) and by ``release_wakes``, which inserts
-  an owed wake-up at the place it would have taken (a ``deque``, appended to by
-  ``call_soon``, popped only by ``_run_once`` between callbacks); ``_clock_resolution``,
+  ``advance`` (nothing ready, the loop not stopping); ``_clock_resolution``,
   which ``_run_once`` adds to the time when it takes the timers due.
 - ``BaseEventLoop._run_once``, replaced outside debug mode by ``VirtualTimeEventLoop._run_once``
   (the same step without a selector call on an iteration that does not poll, and running a
@@ -107,25 +99,13 @@ from asyncio import base_events, format_helpers
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
 from contextvars import Context, copy_context
-from typing import Any, Protocol, TypeVar, TypeVarTuple, Unpack
+from typing import Any, TypeVar, TypeVarTuple, Unpack
 
-__all__ = ["POLL_EVERY", "DeadlockError", "Owing", "VirtualTimeEventLoop", "new_virtual_loop"]
+__all__ = ["POLL_EVERY", "DeadlockError", "VirtualTimeEventLoop", "new_virtual_loop"]
 
 _T = TypeVar("_T")
 _Ts = TypeVarTuple("_Ts")
 _Events = list[tuple[selectors.SelectorKey, int]]
-
-
-class Owing(Protocol):
-    """A channel whose consumer's wake-up can be owed (``Channel``)."""
-
-    def drain_owed(self) -> bool:
-        """Apply what is queued in the caller, as the woken consumer would; False if not."""
-        ...
-
-    def wake_owed(self) -> None:
-        """Wake the consumer now (its wake-up is appended to the ready queue)."""
-        ...
 
 
 #: How many waiting tasks a DeadlockError names.
@@ -240,8 +220,6 @@ class VirtualTimeEventLoop(asyncio.SelectorEventLoop):
         self._idle_real_wait = float(idle_real_wait)
         self._timer_seq = itertools.count()
         self._executor_jobs = 0
-        self._owed: list[tuple[int, Owing]] | None = None
-        """While wakes are held: (length of the ready queue then, channel) per owed wake-up."""
         self.advances = 0
         """How many times ``advance`` moved the clock."""
         self._idle_selector = _IdleHookSelector(self._on_idle)
@@ -396,49 +374,6 @@ class VirtualTimeEventLoop(asyncio.SelectorEventLoop):
         self._now = when
         self.advances += 1
         return True
-
-    def hold_wakes(self) -> None:
-        """Until ``release_wakes``, wake-ups of channels with a drain are owed, not made
-        (one holder at a time: the caller releases before it yields to the loop)."""
-        if self._owed is not None:
-            raise RuntimeError("wake-ups are already held")
-        self._owed = []
-
-    def owe(self, channel: Owing) -> bool:
-        """Record ``channel``'s wake-up while wakes are held (True); False: wake it now."""
-        owed = self._owed
-        if owed is None:
-            return False
-        owed.append((len(self._ready), channel))
-        return True
-
-    def release_wakes(self) -> None:
-        """Settle the owed wake-ups in order: drained now while nothing at all is ready,
-        else made and each moved to where it would have joined the ready queue."""
-        owed = self._owed
-        self._owed = None
-        if not owed:
-            return
-        ready = self._ready
-        inline = not ready
-        moved = 0
-        settled = 0
-        try:
-            for position, channel in owed:
-                settled += 1
-                if inline and channel.drain_owed():
-                    continue
-                inline = False
-                before = len(ready)
-                channel.wake_owed()
-                if len(ready) == before + 1:
-                    if position + moved < before:
-                        ready.insert(position + moved, ready.pop())
-                    moved += 1
-        except BaseException:
-            for _, channel in owed[settled:]:  # a drain failed: no consumer is left asleep
-                channel.wake_owed()
-            raise
 
     def _on_idle(self, timeout: float | None) -> _Events:
         """Nothing is runnable and no real fd is ready: wait, jump or give up."""
