@@ -76,8 +76,9 @@ def test_kubectl_get_shows_the_drivers_work(tmp_path: Path) -> None:
             assert got.returncode == 0, got.stderr
             out = got.stdout
             # kubectl lists the kinds one after another: the PVC may read Bound in a listing
-            # whose PV list, taken just before, missed the PV provisioned meanwhile
-            if "Bound" in out and "persistentvolume/pvc-" in out:
+            # whose PV list, taken just before, missed the PV provisioned meanwhile or showed
+            # it before its phase was Bound
+            if out.count("Bound") == 2 and "persistentvolume/pvc-" in out:
                 break
             time.sleep(0.2)
         assert "persistentvolume/pvc-" in out, out
