@@ -165,7 +165,14 @@ def pending_status(pod: Pod, *, host_ip: str, pod_ip: str, start_time: str, now:
     """Admitted, containers being created (images pulling): phase Pending. ``generation``:
     as ``merge_conditions``'."""
     spec = pod.spec
-    statuses, inits, owned = _pending_parts(spec.containers, spec.init_containers)
+    parts = _pending_parts(spec.containers, spec.init_containers)
+    return _pending(pod, parts, host_ip=host_ip, pod_ip=pod_ip, start_time=start_time, now=now, generation=generation)
+
+
+def _pending(
+    pod: Pod, parts: _PendingParts, *, host_ip: str, pod_ip: str, start_time: str, now: str, generation: int = 0
+) -> PodStatus:
+    statuses, inits, owned = parts
     return replace(
         pod.status,
         phase="Pending",
@@ -235,46 +242,11 @@ def _pending_parts_of(containers: Sequence[Container], inits: Sequence[Container
 
 
 def pending_status_reference(pod: Pod, *, host_ip: str, pod_ip: str, start_time: str, now: str) -> PodStatus:
-    """``pending_status`` built in full every time (the reference its memo is tested against)."""
+    """``pending_status`` with its spec parts built afresh, not memoised (the reference its memo
+    is tested against)."""
     spec = pod.spec
-    inits = spec.init_containers
-    waiting = ContainerState(waiting=ContainerStateWaiting(reason="PodInitializing" if inits else "ContainerCreating"))
-    unready = go_list(sorted(c.name for c in spec.containers))
-    owned = [
-        PodCondition(type=READY_TO_START, status="False"),
-        PodCondition(type=INITIALIZED, status="True")
-        if not inits
-        else PodCondition(
-            type=INITIALIZED,
-            status="False",
-            reason="ContainersNotInitialized",
-            message=f"containers with incomplete status: {go_list([c.name for c in inits])}",
-        ),
-        PodCondition(
-            type=READY,
-            status="False",
-            reason="ContainersNotReady",
-            message=f"containers with unready status: {unready}",
-        ),
-        PodCondition(
-            type=CONTAINERS_READY,
-            status="False",
-            reason="ContainersNotReady",
-            message=f"containers with unready status: {unready}",
-        ),
-    ]
-    return replace(
-        pod.status,
-        phase="Pending",
-        conditions=merge_conditions(pod.status.conditions, owned, now),
-        host_ip=host_ip,
-        pod_ip=pod_ip,
-        host_ips=ip_list(host_ip),
-        pod_ips=ip_list(pod_ip),
-        start_time=start_time,
-        container_statuses=_by_name([_status(c, waiting, ready=False, started=False) for c in spec.containers]),
-        init_container_statuses=[_status(c, waiting, ready=False, started=False) for c in inits],
-    )
+    parts = _pending_parts_of(spec.containers, spec.init_containers)
+    return _pending(pod, parts, host_ip=host_ip, pod_ip=pod_ip, start_time=start_time, now=now)
 
 
 def running_status(pod: Pod, *, host_ip: str, pod_ip: str, start_time: str, now: str) -> PodStatus:

@@ -152,18 +152,22 @@ def _unobserved(conditions: Any, generation: int) -> bool:
     return False
 
 
+def _conditions_observed(conditions: list[PodCondition], generation: int) -> list[PodCondition]:
+    """``conditions`` with the kubelet's own marked observed at ``generation`` (the same list
+    when they all are)."""
+    if not _unobserved(conditions, generation):
+        return conditions
+    return [
+        replace(c, observed_generation=generation) if c.type in _OWNED and c.observed_generation != generation else c
+        for c in conditions
+    ]
+
+
 def _observed(status: PodStatus, generation: int) -> PodStatus:
     """``status`` and the kubelet's conditions in it marked observed at ``generation``."""
     if not generation:
         return status
-    conditions = status.conditions
-    if _unobserved(conditions, generation):
-        conditions = [
-            replace(c, observed_generation=generation)
-            if c.type in _OWNED and c.observed_generation != generation
-            else c
-            for c in conditions
-        ]
+    conditions = _conditions_observed(status.conditions, generation)
     if status.observed_generation == generation and conditions is status.conditions:
         return status
     return replace(status, observed_generation=generation, conditions=conditions)
@@ -194,13 +198,7 @@ def with_resize_status(rec: Any, status: PodStatus, generation: int = 0) -> PodS
     if not generation:
         return replace(status, container_statuses=containers, init_container_statuses=inits, conditions=conditions)
     # ``_observed`` of the status just built, in the same replace (one copy of the status)
-    if _unobserved(conditions, generation):
-        conditions = [
-            replace(c, observed_generation=generation)
-            if c.type in _OWNED and c.observed_generation != generation
-            else c
-            for c in conditions
-        ]
+    conditions = _conditions_observed(conditions, generation)
     return replace(
         status,
         container_statuses=containers,

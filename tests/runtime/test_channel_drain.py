@@ -11,15 +11,8 @@ from typing import Any
 
 import pytest
 
-from emulator.base.runtime import Channel, ChannelClosed, new_virtual_loop
-
-
-def _run(main: Callable[[], Any]) -> Any:
-    loop = new_virtual_loop()
-    try:
-        return loop.run_until_complete(main())
-    finally:
-        loop.close()
+from emulator.base.runtime import Channel, ChannelClosed
+from tests.clocks import run_virtual
 
 
 class _Setup:
@@ -66,7 +59,7 @@ def _play(setup: _Setup, act: Callable[[_Setup], None]) -> list[Any]:
             task.cancel()
         return setup.log
 
-    return _run(main)  # type: ignore[no-any-return]
+    return run_virtual(main())  # type: ignore[no-any-return]
 
 
 def _puts(s: _Setup) -> None:
@@ -176,7 +169,7 @@ def test_a_consumer_not_waiting_is_not_owed_and_one_that_stopped_is_not_woken() 
         assert s.channel.get_nowait_batch() == [2]
         return s.log
 
-    _run(main)
+    run_virtual(main())
 
 
 def test_a_failing_drain_wakes_the_consumer_and_raises_to_the_settler() -> None:
@@ -195,4 +188,4 @@ def test_a_failing_drain_wakes_the_consumer_and_raises_to_the_settler() -> None:
             owed[0].settle()
         return await got
 
-    assert _run(main) == [1]
+    assert run_virtual(main()) == [1]

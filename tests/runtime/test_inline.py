@@ -9,7 +9,7 @@ import pytest
 
 from emulator.base.runtime.clock import LoopClock
 from emulator.base.runtime.inline import run_inline
-from emulator.base.runtime.loop import new_virtual_loop
+from tests.clocks import run_virtual
 
 
 async def _walk(log: list[str], clock: LoopClock, waits: int) -> None:
@@ -18,14 +18,6 @@ async def _walk(log: list[str], clock: LoopClock, waits: int) -> None:
         await clock.sleep(1.0)
         log.append(f"{i}@{clock.now():g}")
     log.append("end")
-
-
-def _run(main: object) -> object:
-    loop = new_virtual_loop()
-    try:
-        return loop.run_until_complete(main)  # type: ignore[arg-type]
-    finally:
-        loop.close()
 
 
 @pytest.mark.parametrize(
@@ -46,7 +38,7 @@ def test_runs_up_to_the_first_suspension(waits: int, finished: bool, log: list[s
             await asyncio.get_running_loop().create_task(rest, name="rest")
         return got
 
-    assert _run(main()) == log
+    assert run_virtual(main()) == log
 
 
 def test_errors_before_and_after_the_suspension_and_cancellation() -> None:
@@ -75,4 +67,4 @@ def test_errors_before_and_after_the_suspension_and_cancellation() -> None:
             await task
         assert log == ["start", "0@2"]
 
-    _run(main())
+    run_virtual(main())

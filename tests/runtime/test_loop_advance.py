@@ -5,21 +5,12 @@ when the loop would do exactly that next. (Wake-ups owed and settled in place:
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
-from typing import Any
 
 import pytest
 
-from emulator.base.runtime import VirtualTimeEventLoop, new_virtual_loop
+from emulator.base.runtime import VirtualTimeEventLoop
 from emulator.base.runtime.loop import POLL_EVERY
-
-
-def _run(main: Callable[[], Any]) -> Any:
-    loop = new_virtual_loop()
-    try:
-        return loop.run_until_complete(main())
-    finally:
-        loop.close()
+from tests.clocks import run_virtual
 
 
 def _loop() -> VirtualTimeEventLoop:
@@ -50,7 +41,7 @@ def test_advance_moves_the_clock_only_before_every_other_timer(other_timer: floa
         moved = loop.advance(2.0)
         return moved, loop.time()
 
-    assert _run(main) == (expected, 2.0 if expected else 1.0)
+    assert run_virtual(main()) == (expected, 2.0 if expected else 1.0)
 
 
 def test_advance_drops_cancelled_timers_and_refuses_while_anything_is_ready() -> None:
@@ -66,7 +57,7 @@ def test_advance_drops_cancelled_timers_and_refuses_while_anything_is_ready() ->
         out.append(loop.advance(1.0))  # never backwards
         return out
 
-    assert _run(main) == [True, False, False]
+    assert run_virtual(main()) == [True, False, False]
 
 
 def test_every_pollth_step_goes_through_the_loop_which_polls_the_real_fds() -> None:
@@ -77,7 +68,7 @@ def test_every_pollth_step_goes_through_the_loop_which_polls_the_real_fds() -> N
         await asyncio.sleep(0)  # a loop iteration: its select polls the real fds
         return steps, loop.advance(500.0)
 
-    steps, after_poll = _run(main)
+    steps, after_poll = run_virtual(main())
     first_refused = steps.index(False)
     assert 0 < first_refused < POLL_EVERY
     assert not any(steps[first_refused:])
