@@ -111,3 +111,36 @@ async def test_init_containers_that_never_started_stay_waiting_but_the_first() -
         first, second = status.init_container_statuses
         assert _unknown(first)
         assert second.state.waiting is not None
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(
+    ("settings", "delete_at", "phase"),
+    [
+        pytest.param(KubeletSettings(heartbeat_interval=0), 5.0, "Succeeded", id="deleted-while-running"),
+        pytest.param(
+            KubeletSettings(container_start=Latency(30.0), heartbeat_interval=0), 2.0, "Failed", id="deleted-unstarted"
+        ),
+    ],
+)
+async def test_the_terminal_status_is_observed_at_the_generation_the_delete_set(
+    settings: KubeletSettings, delete_at: float, phase: str
+) -> None:
+    """Graceful deletion bumps ``metadata.generation``; the kubelet's last status, like every
+    other it writes (upstream ``generateAPIPodStatus`` with PodObservedGenerationTracking, on
+    in 1.34), reports it as ``status.observedGeneration`` and on its own conditions."""
+    async with world(settings) as w:
+        w.server.create(make_pod("web"))
+        await w.at(delete_at)
+        w.server.delete("Pod", "web", "default", grace_period_seconds=1)
+        await w.at(60)
+        last = [r for r in w.of("Pod", "web") if r.verb == "updateStatus"][-1]
+        status = last.new.status
+        assert status.phase == phase
+        generation = last.new.metadata.generation
+        assert generation == 2
+        assert status.observed_generation == generation
+        owned = {"PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady"}
+        assert {c.type: c.observed_generation for c in status.conditions if c.type in owned} == dict.fromkeys(
+            owned, generation
+        )
