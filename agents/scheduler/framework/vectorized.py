@@ -74,7 +74,9 @@ def find_feasible(
     with_nominated: Callable[[CycleState, Any, NodeInfo], Status],
     filter_alls: Sequence[Any] | None = None,
 ) -> tuple[IntArray, int, Status | None]:
-    """(feasible table rows in visiting order, processed, Error status or None).
+    """(feasible table rows in visiting order, processed, Error status or None). The rows may
+    be a read-only view of ``NodeTable.row_ids`` (an all-passing window): callers copy before
+    writing.
 
     ``candidates``: the table rows to search (None: all), visited from position ``start``
     (modulo their number) on, wrapping around. ``plugins``: the Filter plugins not skipped this
