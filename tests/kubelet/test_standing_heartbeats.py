@@ -7,27 +7,16 @@ Unknown at the same pass, with the same Events)."""
 from __future__ import annotations
 
 import random
-from collections.abc import Coroutine
-from typing import Any, TypeVar
+from typing import Any
 
 from msgspec.structs import replace
 
 from agents.controllers.nodelifecycle import NodeLifecycleController
 from agents.kubelet import Kubelet, KubeletSettings
 from agents.kubelet.ticker import Ticker
-from emulator.base.runtime.loop import new_virtual_loop
 from tests.builders import node, pod
+from tests.clocks import run_virtual
 from tests.cluster import open_cluster
-
-_T = TypeVar("_T")
-
-
-def _on_virtual_loop(main: Coroutine[Any, Any, _T]) -> _T:
-    loop = new_virtual_loop()
-    try:
-        return loop.run_until_complete(main)
-    finally:
-        loop.close()
 
 
 async def _start(c: Any, standing: bool, count: int, spacing: float) -> tuple[Any, Ticker, dict[str, Any]]:
@@ -76,7 +65,7 @@ def _run(*, standing: bool) -> tuple[list[tuple[Any, ...]], int, int]:
             renewals = len([w for w in c.writes if w.kind == "Lease" and w.verb == "update"])
             return writes, renewals, ticker.fired
 
-    return _on_virtual_loop(main())
+    return run_virtual(main())
 
 
 def test_the_same_writes_as_when_every_renewal_is_written() -> None:
@@ -110,7 +99,7 @@ def _probes(*, standing: bool) -> list[tuple[float, dict[str, float]]]:
                 t += 5.0
             return seen
 
-    return _on_virtual_loop(main())
+    return run_virtual(main())
 
 
 def test_a_held_renewal_seen_again_in_its_lease_event_is_not_a_new_renewal() -> None:
