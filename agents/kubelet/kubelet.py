@@ -95,7 +95,7 @@ from agents.kubelet.nodestatus import PodIPs, host_ip, pod_cidr
 from agents.kubelet.podapi import PodWriter
 from agents.kubelet.podstatus import pending_status, reconciled_status, rejected_status
 from agents.kubelet.podworker import Key, PodRecord, PodState, PodWorker
-from agents.kubelet.resize import Resizer, with_resize_status
+from agents.kubelet.resize import Resizer
 from agents.kubelet.settings import KubeletSettings
 from agents.kubelet.ticker import Ticker
 from agents.kubelet.volumewait import VolumeWait
@@ -480,26 +480,16 @@ class Kubelet:
         if rec.kill_unstarted:  # status_manager.go TerminatePod: Failed, ContainerStatusUnknown
             now = self.clock.timestamp()
             host, start = self._host_ip, rec.start_time or now
-            await self._writer.write_status(
-                rec.pod,
-                rec.uid,
-                lambda p: with_resize_status(
-                    rec,
-                    unstarted_deleted_status(
-                        p, pending_status(p, now=now, host_ip=host, pod_ip=pod_ip, start_time=start)
-                    ),
-                    p.metadata.generation,
+            await self._worker.write_status(
+                rec,
+                lambda p: unstarted_deleted_status(
+                    p, pending_status(p, now=now, host_ip=host, pod_ip=pod_ip, start_time=start)
                 ),
                 deleting=True,
             )
         elif rec.kill_running:  # the terminal phase first, as upstream's kubelet since 1.27
             killed = rec.kill_delay > self._grace(rec.pod)
             now = self.clock.timestamp()
-            await self._writer.write_status(
-                rec.pod,
-                rec.uid,
-                lambda p: with_resize_status(rec, deleted_status(p, killed=killed, now=now), p.metadata.generation),
-                deleting=True,
-            )
+            await self._worker.write_status(rec, lambda p: deleted_status(p, killed=killed, now=now), deleting=True)
         await self._writer.confirm_deletion(rec.key[0], rec.key[1], rec.uid)
         self._counts["terminated"] += 1

@@ -357,8 +357,12 @@ class PodWorker:
         if await self._write_run(rec, run, ips):
             self._counts["failed"] += 1
 
-    async def write_status(self, rec: PodRecord, build: Callable[[Pod], PodStatus]) -> Pod | None:
-        """Write ``build(pod)`` as the pod's status; keep the written pod as the newest."""
+    async def write_status(
+        self, rec: PodRecord, build: Callable[[Pod], PodStatus], *, deleting: bool = False
+    ) -> Pod | None:
+        """Write ``build(pod)`` as the pod's status, its resize state and observed generation
+        added (``with_resize_status``); keep the written pod as the newest. ``deleting``: the
+        terminal status of a terminating pod (``PodWriter.write_status``)."""
 
         token, writing = object(), rec.writing  # this write's own slot
 
@@ -367,7 +371,7 @@ class PodWorker:
             return status
 
         try:
-            written = await self._writer.write_status(rec.pod, rec.uid, noted)
+            written = await self._writer.write_status(rec.pod, rec.uid, noted, deleting=deleting)
         finally:
             writing.pop(token, None)
         if written is not None:

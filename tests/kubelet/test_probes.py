@@ -315,7 +315,9 @@ async def test_two_status_writes_in_flight_each_compare_with_their_own_echo() ->
         def __init__(self, delays: list[float]) -> None:
             self.delays = delays
 
-        async def write_status(self, current: Pod, uid: str, build: Callable[[Pod], PodStatus]) -> None:
+        async def write_status(
+            self, current: Pod, uid: str, build: Callable[[Pod], PodStatus], *, deleting: bool = False
+        ) -> None:
             build(current)
             await asyncio.sleep(self.delays.pop(0))
             return  # dropped: only what is in flight matters here
