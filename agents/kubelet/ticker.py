@@ -149,9 +149,8 @@ class Ticker:
     async def run(self) -> None:
         """Fire the entries as they fall due; runs until cancelled."""
         heap, clock = self._heap, self._clock
-        loop = asyncio.get_running_loop()
-        stepper = loop if isinstance(loop, VirtualTimeEventLoop) else None
-        advance_to = getattr(clock, "advance_to", None) if stepper is not None else None
+        stepping = isinstance(asyncio.get_running_loop(), VirtualTimeEventLoop)
+        advance_to = getattr(clock, "advance_to", None) if stepping else None
         task = asyncio.current_task()
         try:
             while True:

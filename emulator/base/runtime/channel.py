@@ -204,11 +204,6 @@ class Channel(Generic[T]):
         self._drain = drain
         self._owe = owe if drain is not None else None
 
-    @property
-    def owed(self) -> bool:
-        """The consumer's wake-up is owed, or its drain is running."""
-        return self._owed
-
     def settle(self) -> None:
         """Settle the owed wake-up: while the consumer still waits and the channel is open,
         hand the drain everything queued (again while its handlers queue more); then, if

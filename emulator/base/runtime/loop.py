@@ -51,9 +51,7 @@ sleeping until its next instant, move the clock there itself, when the loop woul
 that next: nothing ready, no executor job, the loop not stopping, and no other live timer due
 before the instant plus the clock resolution (such a timer would be taken in the same loop
 step, or before). ``advance(when)`` checks this and moves the clock; a step counts as a loop
-iteration for the polling of real fds (every ``POLL_EVERY``-th goes through the loop). (The
-informers a renewal concerns are handed it in place by the API server, with no wake-up:
-``emulator.base.client.informer``.)
+iteration for the polling of real fds (every ``POLL_EVERY``-th goes through the loop).
 
 Private asyncio internals used, and why (the same in CPython 3.11 to 3.13;
 ``test_loop.py`` pins them):
