@@ -117,6 +117,8 @@ HUGE: Final = 1 << 50
 MAX_DERIVED: Final = 64
 MAX_ROW_CACHES: Final = 32
 MAX_ROW_KEYS_SEEN: Final = 256
+MAX_ROW_MEMO: Final = 4096
+"""Answers of ``one`` kept per row cache, by row state (emptied when full)."""
 
 ALLOC_CPU, ALLOC_MEM, ALLOC_EPH, ALLOC_PODS = 0, 1, 2, 3
 REQ_CPU, REQ_MEM, REQ_EPH, NUM_PODS = 4, 5, 6, 7
@@ -181,14 +183,18 @@ operation makes a vectorised pass over one row slower than Python over its NodeI
 
 
 class _RowCache:
-    __slots__ = ("negative", "nonzero", "seen", "values", "wide")
+    __slots__ = ("by_images", "memo", "negative", "nonzero", "seen", "values", "wide")
 
-    def __init__(self, values: IntArray, seen: int, wide: bool, count_nonzero: bool) -> None:
+    def __init__(self, values: IntArray, seen: int, wide: bool, count_nonzero: bool, memo: bool) -> None:
         self.values = values
         self.seen = seen
         """How much of the table's update log ``values`` already reflects."""
         self.wide = wide
         """Which log: ``_touched`` (True) or ``_log`` (the columns alone)."""
+        self.memo: dict[Hashable, int] | None = {} if memo else None
+        """``one``'s answers by row state (see ``NodeTable._refresh``), or None: not memoised."""
+        self.by_images = wide
+        """The memo's key: the row's columns and image states (True) or its columns alone."""
         self.negative = bool(len(values)) and bool(np.minimum.reduce(values) < 0)
         """Has a negative value ever been written (never reset: a True only costs a check)."""
         self.nonzero = int(np.count_nonzero(values)) if count_nonzero else -1
@@ -202,6 +208,7 @@ class NodeTable:
         "_derived",
         "_derived_on_images",
         "_derived_on_info",
+        "_image_keys",
         "_images",
         "_log",
         "_nodes",
@@ -288,6 +295,8 @@ class NodeTable:
         """Rows whose columns, Node object or image states changed, in order (``node_and_images``)."""
         self._images = [info.image_states for info in infos]
         """Each row's image states, to tell a re-clone that changed them."""
+        self._image_keys: list[Hashable | None] = [None] * n
+        """Each row's image states as a hashable value (``_image_key``), computed when first asked."""
         self._row_ids: IntArray | None = None
         self.memo: dict[Hashable, Any] = {}
         """Callers' own per-table memos, by a key of theirs (e.g. ``score_totals``)."""
@@ -337,6 +346,7 @@ class NodeTable:
         images_changed = info.image_states != self._images[i]
         if images_changed:
             self._images[i] = info.image_states
+            self._image_keys[i] = None
         if self._row_caches:
             if columns_changed:
                 log = self._log
@@ -391,15 +401,18 @@ class NodeTable:
         one: OneRow | None = None,
         *,
         node_and_images: bool = False,
+        reads_node: bool = True,
     ) -> IntArray:
         """``compute(self, rows)``, from a column kept current per ``key`` once the key recurs.
 
         ``compute`` may read only the rows' ``data`` columns, and ``one`` (which must agree with
         it) only the NodeInfo fields those columns hold; ``key`` must name everything else they
         read. With ``node_and_images`` they may also read the row's Node object and image states:
-        the row is then recomputed after an ``update_row`` that changed either, or the columns.
+        the row is then recomputed after an ``update_row`` that changed either, or the columns;
+        ``reads_node=False`` says they read the image states but not the Node object (``one``'s
+        answers are then memoised by columns and image states, see ``_refresh``).
         The returned array is a fresh one (``values[rows]``)."""
-        return self._cached(key, compute, rows, one, node_and_images)[0]
+        return self._cached(key, compute, rows, one, node_and_images, reads_node)[0]
 
     def rows_cached_nonnegative(
         self,
@@ -409,10 +422,11 @@ class NodeTable:
         one: OneRow | None = None,
         *,
         node_and_images: bool = False,
+        reads_node: bool = True,
     ) -> IntArray | None:
         """``rows_cached``, or None when one of the returned values is negative. A column that
         never held a negative value skips the check."""
-        values, maybe_negative = self._cached(key, compute, rows, one, node_and_images)
+        values, maybe_negative = self._cached(key, compute, rows, one, node_and_images, reads_node)
         if maybe_negative and len(values) and np.minimum.reduce(values) < 0:
             return None
         return values
@@ -431,7 +445,7 @@ class NodeTable:
                 return None
             codes = c.values[rows]
         else:
-            codes = self._cached(key, compute, rows, one, False, count_nonzero=True)[0]
+            codes = self._cached(key, compute, rows, one, False, False, count_nonzero=True)[0]
         return codes if np.count_nonzero(codes) else None
 
     def _cached(
@@ -441,6 +455,7 @@ class NodeTable:
         rows: IntArray,
         one: OneRow | None,
         node_and_images: bool,
+        reads_node: bool,
         *,
         count_nonzero: bool = False,
     ) -> tuple[IntArray, bool]:
@@ -454,7 +469,8 @@ class NodeTable:
                 return compute(self, rows), True
             values = compute(self, np.arange(self.size, dtype=np.int64))
             seen = len(self._touched if node_and_images else self._log)
-            c = self._row_caches[key] = _RowCache(values, seen, node_and_images, count_nonzero)
+            memo = not (node_and_images and reads_node)
+            c = self._row_caches[key] = _RowCache(values, seen, node_and_images, count_nonzero, memo)
             if len(self._row_caches) > MAX_ROW_CACHES:
                 self._row_caches.popitem(last=False)
             return values[rows], c.negative
@@ -470,11 +486,23 @@ class NodeTable:
         pending = log[c.seen :]
         counted = c.nonzero >= 0
         if one is not None and len(pending) <= FEW_ROWS:
-            values, infos = c.values, self.infos
+            values, infos, memo, states = c.values, self.infos, c.memo, self._row_values
             for i in dict.fromkeys(pending):
                 if counted and values[i]:
                     c.nonzero -= 1
-                v = values[i] = one(infos[i])
+                if memo is None:
+                    v = one(infos[i])
+                else:
+                    # ``one`` reads nothing of a row but what this key holds (the contract of
+                    # ``rows_cached``): rows in the same state share the answer.
+                    k = (states[i], self._image_key(i)) if c.by_images else states[i]
+                    got = memo.get(k)
+                    if got is None:
+                        if len(memo) >= MAX_ROW_MEMO:
+                            memo.clear()
+                        got = memo[k] = one(infos[i])
+                    v = got
+                values[i] = v
                 if v:
                     if counted:
                         c.nonzero += 1
@@ -490,6 +518,13 @@ class NodeTable:
             if len(fresh) and np.minimum.reduce(fresh) < 0:
                 c.negative = True
         c.seen = len(log)
+
+    def _image_key(self, i: int) -> Hashable:
+        """Row ``i``'s image states as a value: (image, size, number of nodes) for each."""
+        key = self._image_keys[i]
+        if key is None:
+            key = self._image_keys[i] = frozenset([(name, s.size, s.num_nodes) for name, s in self._images[i].items()])
+        return key
 
     def __len__(self) -> int:
         return self.size

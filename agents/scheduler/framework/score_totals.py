@@ -70,10 +70,10 @@ def cached_totals(
         if rs is None:
             return None
         parts.append((w, rs))
-    key, compute, one = _assembled(table, parts)
+    key, compute, one, reads_node = _assembled(table, parts)
     try:
         # None when a row's total is -1 (a score out of range): the usual path says what.
-        return table.rows_cached_nonnegative(key, compute, rows, one, node_and_images=True)
+        return table.rows_cached_nonnegative(key, compute, rows, one, node_and_images=True, reads_node=reads_node)
     except Exception:  # a misbehaving plugin: the usual path says what
         return None
 
@@ -81,11 +81,12 @@ def cached_totals(
 _MAX_ASSEMBLED: Final = 256
 
 
-def _assembled(table: NodeTable, parts: list[tuple[int, RowScore]]) -> tuple[Hashable, RowCompute, OneRow]:
+def _assembled(table: NodeTable, parts: list[tuple[int, RowScore]]) -> tuple[Hashable, RowCompute, OneRow, bool]:
     """(the cache key, ``compute``, ``one``) of the weighted total of ``parts``, built once per
     combination of weights and ``RowScore`` objects (the plugins memoise theirs per pod shape)
     rather than every cycle, and kept with the table (``NodeTable.memo``: gone with it). Keyed by
-    the objects' ids: each entry holds its ``RowScore``s, so no id in a live key is reused."""
+    the objects' ids: each entry holds its ``RowScore``s, so no id in a live key is reused.
+    The last item: whether some part reads the Node object (``RowScore.reads_node``)."""
     memo: dict[Hashable, Any] = table.memo.setdefault(_KEY, {})
     ids = tuple([id(rs) for _, rs in parts] + [w for w, _ in parts])
     found = memo.get(ids)
@@ -93,8 +94,9 @@ def _assembled(table: NodeTable, parts: list[tuple[int, RowScore]]) -> tuple[Has
         if len(memo) >= _MAX_ASSEMBLED:
             memo.clear()
         key = (_KEY, tuple((w, rs.key) for w, rs in parts))
-        found = memo[ids] = (parts, key, _compute(parts), _one(parts))
-    return found[1], found[2], found[3]
+        reads_node = any(rs.reads_node for _, rs in parts)
+        found = memo[ids] = (parts, key, _compute(parts), _one(parts), reads_node)
+    return found[1], found[2], found[3], found[4]
 
 
 def _one(parts: list[tuple[int, RowScore]]) -> OneRow:

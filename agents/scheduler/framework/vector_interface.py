@@ -73,11 +73,13 @@ class RowScore:
     ``compute(table, rows)`` the same over table rows (None: ``one`` row by row); both read
     nothing of the pod or the cycle that ``key`` does not name (they serve later pods with an
     equal key), and nothing of a row but its table columns (the amounts), Node object and image
-    states."""
+    states; ``reads_node=False`` promises they do not read the Node object (rows in the same
+    amounts and image states then share ``one``'s answer: ``NodeTable.rows_cached``)."""
 
     key: Hashable
     one: Callable[[NodeInfo], int]
     compute: Callable[[NodeTable, IntArray], IntArray | None]
+    reads_node: bool = True
 
 
 @runtime_checkable

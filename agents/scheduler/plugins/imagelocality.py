@@ -169,7 +169,10 @@ class ImageLocality:
                 return calculate_priority(_sum_scores(info, names, total_num_nodes), len(names))
 
             return RowScore(
-                (self, names, total_num_nodes), one, lambda t, at: _score_rows(names, total_num_nodes, t, at)
+                (self, names, total_num_nodes),
+                one,
+                lambda t, at: _score_rows(names, total_num_nodes, t, at),
+                reads_node=False,  # image states only
             )
 
         return self._row_scores.get((images, total_num_nodes), make)

@@ -352,6 +352,7 @@ class NodeResourcesBalancedAllocation:
                 (self, requests),
                 _row_score(tuple((n, r) for n, r, s in zip(self._names, requests, self._scalar, strict=True) if not s)),
                 lambda t, at: self._score_rows(requests, t, at, cached=False),
+                reads_node=False,  # the amounts only
             ),
         )
 

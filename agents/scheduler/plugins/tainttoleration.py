@@ -111,7 +111,10 @@ _NO_TOLERATIONS: Final = _PreScoreState(())
 """PreScore's state for a pod without tolerations (shared: the state is immutable)."""
 
 _UNTAINTED: Final = RowScore(
-    (NAME, "untainted"), lambda info: MAX_NODE_SCORE, lambda t, at: np.full(len(at), MAX_NODE_SCORE, dtype=np.int64)
+    (NAME, "untainted"),
+    lambda info: MAX_NODE_SCORE,
+    lambda t, at: np.full(len(at), MAX_NODE_SCORE, dtype=np.int64),
+    reads_node=False,
 )
 """``score_row`` when no node has a taint."""
 

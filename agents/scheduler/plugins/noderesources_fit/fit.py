@@ -367,6 +367,7 @@ class NodeResourcesFit:
                 # node, the resources it reads are the ones ``_one_row`` reads.
                 self._one_row(requests),
                 lambda t, at: self._score_rows(requests, t, at, cached=False),
+                reads_node=False,  # the amounts only
             ),
         )
 
