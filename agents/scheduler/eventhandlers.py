@@ -72,6 +72,9 @@ def node_update_events(old: Node, new: Node) -> list[ClusterEvent]:
     return [ClusterEvent(EventResource.Node, a) for a in actions]
 
 
+_TERMINAL_PHASES: Final = ("Succeeded", "Failed")
+
+
 def _priority(pod: Pod) -> int:
     return pod.spec.priority or 0
 
@@ -98,7 +101,7 @@ class EventHandlers:
 
     @staticmethod
     def _terminal(pod: Pod) -> bool:
-        return pod.status.phase in ("Succeeded", "Failed")
+        return pod.status.phase in _TERMINAL_PHASES
 
     def _assigned(self, pod: Pod) -> bool:
         """In the assigned-pod view: bound and not terminal (upstream's informer filter)."""
@@ -121,13 +124,16 @@ class EventHandlers:
             self.queue.assigned_pod_added(pod)
 
     def _on_pod_update(self, old: Pod, new: Pod) -> None:
-        if old.metadata.resource_version == new.metadata.resource_version:
+        om, nm = old.metadata, new.metadata
+        if om.resource_version == nm.resource_version:
             return
-        if old.metadata.uid != new.metadata.uid:  # deleted and re-created between two list/watch views
+        if om.uid != nm.uid:  # deleted and re-created between two list/watch views
             self._on_pod_delete(old)
             self._on_pod_add(new)
             return
-        was, now = self._assigned(old), self._assigned(new)
+        # ``_assigned`` of each, inline (every status write of a bound pod comes through here)
+        was = bool(old.spec.node_name) and old.status.phase not in _TERMINAL_PHASES
+        now = bool(new.spec.node_name) and new.status.phase not in _TERMINAL_PHASES
         if was and now:
             self.cache.update_pod(old, new)
             events = pod_scheduling_properties_change(new, old)

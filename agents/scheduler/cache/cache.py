@@ -328,7 +328,10 @@ class Cache:
             return False
         self._nodes.move_to_end(name)
         key = pod.metadata.uid
-        self._pods[key] = _PodState(pod, pi)
+        if self._pods.get(key) is state:  # the state as ``_add(pod, assumed=False)`` files it, in place
+            state.pod, state.info, state.binding_finished, state.deadline = pod, pi, False, None
+        else:
+            self._pods[key] = _PodState(pod, pi)
         self._assumed.pop(key, None)
         return True
 

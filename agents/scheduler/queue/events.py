@@ -77,10 +77,19 @@ def pod_scheduling_properties_change(new: Pod, old: Pod) -> list[ClusterEvent]:
         # ``properties_change_reference`` without the shortcut.
         if new.status.resource_claim_statuses != old.status.resource_claim_statuses:
             return properties_change_reference(new, old)
-        resource = _Assigned if new.spec.node_name else _Unscheduled
         labels = new.metadata.labels != old.metadata.labels
-        return [ClusterEvent(resource, ActionType.UpdatePodLabel if labels else ActionType.Update)]
+        return [_UPDATES[bool(new.spec.node_name), labels]]
     return properties_change_reference(new, old)
+
+
+_UPDATES: Final = {
+    (assigned, labels): ClusterEvent(
+        _Assigned if assigned else _Unscheduled, ActionType.UpdatePodLabel if labels else ActionType.Update
+    )
+    for assigned in (False, True)
+    for labels in (False, True)
+}
+"""``pod_scheduling_properties_change``'s four one-event answers, built once (they are immutable)."""
 
 
 def properties_change_reference(new: Pod, old: Pod) -> list[ClusterEvent]:

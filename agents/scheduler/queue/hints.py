@@ -80,11 +80,12 @@ class HintEvaluator:
 
         Without a list of registered events every event is of interest.
         """
-        if event.is_wildcard() or self._registered is None:
-            return True
-        cached = self._interest.get(event)
+        cached = self._interest.get(event)  # wildcards included: True, once looked at
         if cached is None:
-            cached = self._interest[event] = any(r.match(event) for r in self._registered)
+            registered = self._registered
+            cached = self._interest[event] = (
+                event.is_wildcard() or registered is None or any(r.match(event) for r in registered)
+            )
         return cached
 
     def gating_events(self, pod: Pod, plugin: str) -> tuple[ClusterEvent, ...]:
