@@ -319,7 +319,7 @@ class NodeTable:
             self.any_taints = True
         if info.image_states:
             self.any_images = True
-        if len(info.used_ports):
+        if info.used_ports:  # (``HostPortInfo.__bool__``: no count to sum)
             self.any_ports = True
         if info.allocatable.scalar_resources or info.requested.scalar_resources:
             self.any_scalars = True

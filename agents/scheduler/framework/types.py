@@ -199,9 +199,18 @@ class Resource:
             self.scalar_resources[name] = self.scalar_resources.get(name, 0) + sign * v
 
     def clone(self) -> Resource:
-        return Resource(
-            self.milli_cpu, self.memory, self.ephemeral_storage, self.allowed_pod_number, dict(self.scalar_resources)
-        )
+        # the fields set here rather than through ``__init__`` (a snapshot clone takes three)
+        r = _new_resource(Resource)
+        r.milli_cpu = self.milli_cpu
+        r.memory = self.memory
+        r.ephemeral_storage = self.ephemeral_storage
+        r.allowed_pod_number = self.allowed_pod_number
+        scalars = self.scalar_resources
+        r.scalar_resources = dict(scalars) if scalars else {}
+        return r
+
+
+_new_resource: Final = object.__new__
 
 
 def _non_zero(pod: Pod) -> tuple[int, int]:
@@ -341,9 +350,15 @@ class HostPortInfo:
     def __len__(self) -> int:
         return sum(sum(b.values()) for b in self._ports.values())
 
+    def __bool__(self) -> bool:
+        """``len(self) > 0``: no bucket is kept empty and no count at 0 (``add``, ``remove``)."""
+        return bool(self._ports)
+
     def clone(self) -> HostPortInfo:
         c = HostPortInfo()
-        c._ports = {ip: dict(b) for ip, b in self._ports.items()}
+        ports = self._ports
+        if ports:
+            c._ports = {ip: dict(b) for ip, b in ports.items()}
         return c
 
 
