@@ -208,3 +208,41 @@ def test_rows_with_other_images_do_not_share_the_total() -> None:
     assert got is not None
     assert got.tolist() == _reference(kept, weights, state, pod, list(infos))
     assert got[0] != got[1]
+
+
+def test_a_row_edited_in_place_is_not_filed_under_its_logged_state() -> None:
+    """A NodeInfo changed in place after its ``update_row`` and read before the next one (the
+    table's contract asks for ``update_row`` after every edit; this pins what happens if it is
+    broken): its answer must not be memoised under the state the log still holds, where another
+    row reaching that state later would read it."""
+    from tests import builders
+
+    infos = [NodeInfo(builders.node(f"n{i}", cpu="4", memory="8Gi", pods="10")) for i in range(3)]
+    table = NodeTable(list(infos))
+    rows = np.arange(3)
+
+    def one(info: NodeInfo) -> int:
+        return int(info.allocatable.milli_cpu - info.requested.milli_cpu)
+
+    def compute(tb: NodeTable, at: Any) -> Any:
+        return tb.free_cpu[at].copy()
+
+    def cached() -> list[int]:
+        return [int(v) for v in table.rows_cached("free", compute, rows, one)]
+
+    cached()
+    cached()  # (a cache is made the second time its key is asked)
+    infos[0].add_pod(_info(_pod("a", [{"cpu": "1"}], "n0")))
+    table.update_row(0, infos[0])  # row 0 logged with one 1-CPU pod
+    infos[0].add_pod(_info(_pod("b", [{"cpu": "1"}], "n0")))  # edited in place, not told
+    cached()  # row 0 recomputed from its info, two pods on it
+    table.update_row(0, infos[0])
+    infos[1].add_pod(_info(_pod("c", [{"cpu": "1"}], "n1")))
+    table.update_row(1, infos[1])  # row 1 reaches row 0's logged state for real
+    assert cached() == [one(info) for info in infos] == [2000, 3000, 4000]
+
+
+def _info(pod: Any) -> Any:
+    from agents.scheduler.framework.types import PodInfo
+
+    return PodInfo(pod)

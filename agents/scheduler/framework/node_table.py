@@ -213,6 +213,7 @@ class NodeTable:
         "_log",
         "_nodes",
         "_row_caches",
+        "_row_gens",
         "_row_ids",
         "_row_keys_seen",
         "_row_values",
@@ -255,6 +256,9 @@ class NodeTable:
         """Row -> node name (a row keeps its node: ``update_row`` puts a clone of the same node)."""
         self._nodes = [info.node for info in infos]
         rows = self._row_values = [_values(info) for info in infos]
+        self._row_gens = [info.generation for info in infos]
+        """Each row's NodeInfo generation as ``_row_values`` read it: a row whose info has moved
+        on since (changed in place, no ``update_row`` yet) is recomputed outside the memo."""
         try:
             data = np.array(rows, dtype=np.int64).reshape(n, _WIDTH) if n else np.zeros((0, _WIDTH), np.int64)
         except OverflowError:  # a sum beyond int64 (see the docstring): saturate, ``huge`` is then set
@@ -327,6 +331,7 @@ class NodeTable:
     def update_row(self, i: int, info: NodeInfo) -> None:
         """Row ``i`` now holds ``info`` (a fresh clone of the same node)."""
         values = _values(info)
+        self._row_gens[i] = info.generation
         columns_changed = values != self._row_values[i]
         if columns_changed:
             self._row_values[i] = values
@@ -411,6 +416,9 @@ class NodeTable:
         the row is then recomputed after an ``update_row`` that changed either, or the columns;
         ``reads_node=False`` says they read the image states but not the Node object (``one``'s
         answers are then memoised by columns and image states, see ``_refresh``).
+        Without ``node_and_images``, ``one``'s answers are always memoised by the row's columns:
+        rows in the same state share them, so a ``one`` reading anything else (labels, taints,
+        scalar resources) would be answered for another row.
         The returned array is a fresh one (``values[rows]``)."""
         return self._cached(key, compute, rows, one, node_and_images, reads_node)[0]
 
@@ -486,12 +494,14 @@ class NodeTable:
         pending = log[c.seen :]
         counted = c.nonzero >= 0
         if one is not None and len(pending) <= FEW_ROWS:
-            values, infos, memo, states = c.values, self.infos, c.memo, self._row_values
+            values, infos, memo, states, gens = c.values, self.infos, c.memo, self._row_values, self._row_gens
             for i in dict.fromkeys(pending):
                 if counted and values[i]:
                     c.nonzero -= 1
-                if memo is None:
-                    v = one(infos[i])
+                info = infos[i]
+                if memo is None or info.generation != gens[i]:
+                    # (a row edited in place since its ``update_row``: its state is not the key's)
+                    v = one(info)
                 else:
                     # ``one`` reads nothing of a row but what this key holds (the contract of
                     # ``rows_cached``): rows in the same state share the answer.
@@ -500,7 +510,7 @@ class NodeTable:
                     if got is None:
                         if len(memo) >= MAX_ROW_MEMO:
                             memo.clear()
-                        got = memo[k] = one(infos[i])
+                        got = memo[k] = one(info)
                     v = got
                 values[i] = v
                 if v:
