@@ -72,7 +72,7 @@ from emulator.base.apiserver.deletion import (
     should_delete_during_update,
 )
 from emulator.base.apiserver.metrics import ResourceMetrics
-from emulator.base.apiserver.registry import CLUSTER_SCOPED, STRATEGIES, bind_pod
+from emulator.base.apiserver.registry import CLUSTER_SCOPED, STRATEGIES, Strategy, bind_pod
 from emulator.base.apiserver.registry.nodes import TERMINATING
 from emulator.base.apiserver.registry.pods import PodStrategy
 from emulator.base.apiserver.standing import StandingRenewal, StandingRenewals, end
@@ -99,6 +99,22 @@ def _same_spec(candidate: Any, current: Any) -> bool:
     return spec is getattr(current, "spec", None) or spec == current.spec
 
 
+_STATUS_UNVALIDATED: Final = ("Pod",)
+"""Kinds of which ``validation.validate_status_update`` reads nothing (it returns at once for a
+Pod: pod validation reads no status field, and a status write keeps the valid metadata and spec)."""
+
+
+def _plain_status_hooks(strategy: Any) -> bool:
+    """The strategy keeps the base status hooks (``Strategy``): the candidate is the stored
+    object with the written status, validated by ``validate_status_update``, never deleted."""
+    cls = type(strategy)
+    return (
+        cls.prepare_for_status_update is Strategy.prepare_for_status_update
+        and cls.validate_status_update is Strategy.validate_status_update
+        and cls.status_update_deletes is Strategy.status_update_deletes
+    )
+
+
 class ApiServer(Store):
     """The verbs over the store, every kind's rules looked up in ``registry.STRATEGIES``."""
 
@@ -108,6 +124,8 @@ class ApiServer(Store):
         """The resource metrics API (``metrics.k8s.io``) over this store and a load model."""
         self.standing = StandingRenewals()
         """Lease renewals held as a function of time (``standing``; off unless ``allowed``)."""
+        self._plain_status = frozenset(k for k in _STATUS_UNVALIDATED if _plain_status_hooks(self._strategies[k]))
+        """Kinds whose status writes take ``_update_plain_status``."""
 
     # --- standing Lease renewals (``standing``) -----------------------------------------
 
@@ -311,6 +329,9 @@ class ApiServer(Store):
 
     def update_status(self, obj_in: T) -> T:
         obj: Any = obj_in
+        kind: str = obj.kind
+        if kind in self._plain_status and kind not in self._read_hooks:
+            return cast(T, self._update_plain_status(kind, obj))
         kind, current = self._current(obj)
         if not hasattr(current, "status"):
             raise NotFound(f"the server could not find the requested resource ({resource_of(kind)}/status)")
@@ -322,6 +343,31 @@ class ApiServer(Store):
         if strategy.status_update_deletes(candidate):
             return cast(T, self._commit("delete", kind, current, None))
         return cast(T, self._commit("updateStatus", kind, current, candidate))
+
+    def _update_plain_status(self, kind: str, obj: Any) -> Any:
+        """``update_status`` of a kind whose strategy says nothing of status writes (the
+        base hooks: the candidate is the stored object with ``obj``'s status, never deleted)
+        and whose status validation reads no field a status write can change (Pods:
+        ``validation.validate_status_update``): the same checks and answers in the same
+        order, ``_current``'s read inlined and the candidate built with its revision (one
+        copy fewer). Three writes a pod; ``tests/apiserver/test_status_fastpath.py`` compares
+        it with the general steps."""
+        meta: ObjectMeta = obj.metadata
+        name = meta.name
+        current = self._objects[kind].get((meta.namespace or "default", name))
+        if current is None:
+            raise NotFound.of(kind, name)
+        stored: ObjectMeta = current.metadata
+        if meta.resource_version and meta.resource_version != stored.resource_version:
+            raise Conflict.stale(kind, name)
+        if meta.uid and meta.uid != stored.uid:
+            raise Conflict(f"Precondition failed: UID in precondition: {meta.uid}, UID in object meta: {stored.uid}")
+        status = obj.status
+        if status == current.status:
+            return self._unchanged("updateStatus", kind, current)
+        stamped = replace(stored, resource_version=str(self._revision + 1))  # the revision _commit gives it
+        new = replace(current, metadata=stamped, status=status)
+        return self._commit("updateStatus", kind, current, new, stamped=True)
 
     def update_resize(self, obj_in: Pod) -> Pod:
         """``pods/<name>/resize``: the stored pod with the containers' resources (and resize
