@@ -5,7 +5,9 @@ status write takes) equals the general steps of ``update_status`` (``_current``,
 objects, write records, watch events and unchanged counts, on random sequences of status
 writes from fresh and stale copies, with and without a uid or a resourceVersion precondition,
 to pods present and gone, in the default namespace given or left out, equal statuses included.
-A server with ``_plain_status`` emptied is the general path (the oracle)."""
+A server with ``_plain_status`` emptied is the general path (the oracle). Also: ``create``
+skips only the base (no-op) ``check_create``/``complete_create``, and ``bind`` stamps the
+revision in its own copy of the metadata."""
 
 from __future__ import annotations
 
@@ -17,9 +19,10 @@ from hypothesis import strategies as st
 from msgspec.structs import replace
 
 from emulator.base.api.codec import convert
-from emulator.base.api.core import Namespace, Pod, PodStatus
-from emulator.base.api.meta import ObjectMeta
+from emulator.base.api.core import Binding, Namespace, Pod, PodStatus
+from emulator.base.api.meta import ObjectMeta, ObjectReference
 from emulator.base.apiserver import ApiServer, WriteRecord
+from emulator.base.apiserver.registry import Strategy
 from tests.clocks import ManualClock
 
 PHASES = st.sampled_from(["Pending", "Running", "Succeeded", "Failed", ""])
@@ -113,3 +116,31 @@ def test_the_fast_path_is_taken_for_pods_only() -> None:
     assert calls == ["Namespace"]
     assert records[-1].verb == "updateStatus"
     assert records[-1].new.status.phase == "Running"
+
+
+def test_create_skips_only_the_base_hooks() -> None:
+    """``create`` calls ``check_create``/``complete_create`` only where a strategy has its own
+    (``_create_hooks``); the base ones do nothing (None, the object itself)."""
+    srv = ApiServer(ManualClock(), random.Random(0))
+    for kind, strategy in srv._strategies.items():
+        own = (
+            type(strategy).check_create is not Strategy.check_create,
+            type(strategy).complete_create is not Strategy.complete_create,
+        )
+        assert srv._create_hooks[kind] == own
+    base = Strategy(srv)
+    pod = convert({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "i"}]}}, Pod)
+    assert base.check_create(pod) is None
+    assert base.complete_create(pod) is pod
+    assert any(own for own in srv._create_hooks.values())  # a Job's generated selector, for one
+
+
+def test_bind_stamps_the_revision_once() -> None:
+    srv, records, _ = _server(True)
+    pod = srv.create(convert({"metadata": {"name": "u"}, "spec": {"containers": [{"name": "c", "image": "i"}]}}, Pod))
+    bound = srv.bind(
+        Binding(metadata=ObjectMeta(name="u", namespace="default"), target=ObjectReference(kind="Node", name="n1"))
+    )
+    assert bound.metadata.resource_version == str(srv.revision) == str(int(pod.metadata.resource_version) + 1)
+    assert records[-1].new is bound
+    assert srv.get("Pod", "u", "default") is bound

@@ -126,6 +126,15 @@ class ApiServer(Store):
         """Lease renewals held as a function of time (``standing``; off unless ``allowed``)."""
         self._plain_status = frozenset(k for k in _STATUS_UNVALIDATED if _plain_status_hooks(self._strategies[k]))
         """Kinds whose status writes take ``_update_plain_status``."""
+        self._create_hooks = {
+            kind: (
+                type(s).check_create is not Strategy.check_create,
+                type(s).complete_create is not Strategy.complete_create,
+            )
+            for kind, s in self._strategies.items()
+        }
+        """kind → whether its strategy has a ``check_create``, a ``complete_create`` of its own
+        (the base hooks do nothing: ``create`` skips their calls)."""
 
     # --- standing Lease renewals (``standing``) -----------------------------------------
 
@@ -223,7 +232,9 @@ class ApiServer(Store):
                 )
         if (meta.namespace, meta.name) in table:
             raise AlreadyExists.of(kind, meta.name)
-        strategy.check_create(obj)
+        hooks = self._create_hooks[kind]
+        if hooks[0]:
+            strategy.check_create(obj)
         if dry_run:
             return cast(T, obj)
         meta = replace(
@@ -234,7 +245,9 @@ class ApiServer(Store):
             generation=1 if strategy.generation_on_create else meta.generation,
             resource_version=str(self._revision + 1),  # the revision _commit gives it
         )
-        obj = strategy.complete_create(replace(obj, metadata=meta))
+        obj = replace(obj, metadata=meta)
+        if hooks[1]:
+            obj = strategy.complete_create(obj)
         return cast(T, self._commit("create", kind, None, obj, stamped=True))
 
     def _current(self, obj: Any) -> tuple[str, Any]:
@@ -472,7 +485,8 @@ class ApiServer(Store):
         """The pods/binding subresource: assign the pod to ``binding.target.name``."""
         meta = binding.metadata
         pod: Pod = self.get("Pod", meta.name, meta.namespace or "default")
-        result: Pod = self._commit("bind", "Pod", pod, bind_pod(pod, binding, self.clock.timestamp()))
+        bound = bind_pod(pod, binding, self.clock.timestamp(), str(self._revision + 1))  # the revision _commit gives it
+        result: Pod = self._commit("bind", "Pod", pod, bound, stamped=True)
         return result
 
     # --- a watch of Leases ends the standing renewals (last: ``list`` would shadow the builtin)

@@ -105,9 +105,10 @@ def invalid_all(kind: str, name: str, problems: list[Problem]) -> Invalid:
     return Invalid(f'{kind} "{name}" is invalid: [{listed}]', field=path, kind=kind, name=name, detail=detail)
 
 
-def bind_pod(pod: Pod, binding: Binding, now: str) -> Pod:
+def bind_pod(pod: Pod, binding: Binding, now: str, resource_version: str | None = None) -> Pod:
     """``pod`` assigned to ``binding.target.name`` with PodScheduled=True at ``now``, or the
-    typed error of upstream's ``BindingREST`` (Conflict, Invalid)."""
+    typed error of upstream's ``BindingREST`` (Conflict, Invalid). ``resource_version``: the
+    revision the commit will give it, set in the same copy of the metadata (None: kept)."""
     meta = binding.metadata
     if meta.uid and meta.uid != pod.metadata.uid:
         raise Conflict(f"Precondition failed: UID in precondition: {meta.uid}, UID in object meta: {pod.metadata.uid}")
@@ -138,9 +139,10 @@ def bind_pod(pod: Pod, binding: Binding, now: str) -> Pod:
     conditions = [c for c in pod.status.conditions if c.type != "PodScheduled"]
     conditions.append(PodCondition(type="PodScheduled", status="True", last_transition_time=now))
     annotations = {**pod.metadata.annotations, **meta.annotations} if meta.annotations else pod.metadata.annotations
+    rv = pod.metadata.resource_version if resource_version is None else resource_version
     return replace(
         pod,
-        metadata=replace(pod.metadata, annotations=annotations),
+        metadata=replace(pod.metadata, annotations=annotations, resource_version=rv),
         spec=replace(pod.spec, node_name=binding.target.name),
         status=replace(pod.status, conditions=conditions),
     )
