@@ -363,7 +363,7 @@ class ApiServer(Store):
         and whose status validation reads no field a status write can change (Pods:
         ``validation.validate_status_update``): the same checks and answers in the same
         order, ``_current``'s read inlined and the candidate built with its revision (one
-        copy fewer). Three writes a pod; ``tests/apiserver/test_status_fastpath.py`` compares
+        copy fewer). Three writes a pod; ``tests/apiserver/test_write_fastpaths.py`` compares
         it with the general steps."""
         meta: ObjectMeta = obj.metadata
         name = meta.name

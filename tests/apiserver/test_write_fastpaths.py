@@ -7,7 +7,7 @@ writes from fresh and stale copies, with and without a uid or a resourceVersion 
 to pods present and gone, in the default namespace given or left out, equal statuses included.
 A server with ``_plain_status`` emptied is the general path (the oracle). Also: ``create``
 skips only the base (no-op) ``check_create``/``complete_create``, and ``bind`` stamps the
-revision in its own copy of the metadata."""
+revision in its own copy of the metadata; write listeners are called alike however given."""
 
 from __future__ import annotations
 
@@ -144,3 +144,38 @@ def test_bind_stamps_the_revision_once() -> None:
     assert bound.metadata.resource_version == str(srv.revision) == str(int(pod.metadata.resource_version) + 1)
     assert records[-1].new is bound
     assert srv.get("Pod", "u", "default") is bound
+
+
+def test_listeners_are_called_alike_however_given() -> None:
+    """``add_write_listener`` keeps an instance's bound ``__call__`` (``_calls``): every kind of
+    listener is still called once per write, in the order added, with the same record."""
+    seen: list[tuple[str, int]] = []
+
+    class Listener:
+        def __init__(self, name: str) -> None:
+            self.name = name
+
+        def __call__(self, rec: WriteRecord) -> None:
+            seen.append((self.name, rec.revision))
+
+    class Derived(Listener):
+        pass
+
+    class Holder:
+        def note(self, rec: WriteRecord) -> None:
+            seen.append(("method", rec.revision))
+
+    def function(rec: WriteRecord) -> None:
+        seen.append(("function", rec.revision))
+
+    records: list[WriteRecord] = []
+    srv = ApiServer(ManualClock(), random.Random(0))
+    for fn in (Listener("instance"), Derived("derived"), Holder().note, function, records.append):
+        srv.add_write_listener(fn)
+    assert srv._listeners[0] is not srv._calls[0]  # the bound __call__
+    assert srv._calls[2:] == srv._listeners[2:]
+    srv.create(Namespace(metadata=ObjectMeta(name="default")))
+    srv.create(Namespace(metadata=ObjectMeta(name="other")))
+    names = ["instance", "derived", "method", "function"]
+    assert seen == [(n, 1) for n in names] + [(n, 2) for n in names]
+    assert [r.revision for r in records] == [1, 2]
