@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Mapping
+from operator import attrgetter
 from typing import Any, Final, Literal
 
 import msgspec
@@ -75,8 +76,8 @@ class WatchEvent(msgspec.Struct, frozen=True, gc=False):
 
 
 _FIELDS: Final[dict[str, Callable[[Any], str]]] = {
-    METADATA_NAME: lambda obj: obj.metadata.name,
-    "metadata.namespace": lambda obj: obj.metadata.namespace,
+    METADATA_NAME: attrgetter("metadata.name"),
+    "metadata.namespace": attrgetter("metadata.namespace"),
 }
 """The selectable fields of every kind, as upstream's field selectors see them; each kind's
 others are its strategy's ``fields`` (``emulator.base.apiserver.registry``, upstream's ``GetAttrs``)."""

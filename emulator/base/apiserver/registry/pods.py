@@ -12,6 +12,7 @@ rules (upstream ``podResizeStrategy``): ``prepare_for_resize`` and ``validate_re
 from __future__ import annotations
 
 from collections.abc import Mapping
+from operator import attrgetter
 from typing import Any, Final
 
 from msgspec.structs import replace
@@ -28,14 +29,16 @@ from emulator.base.apiserver.registry.strategy import FieldGetter, StoreView, St
 __all__ = ["PodStrategy", "bind_pod", "invalid_all"]
 
 _FIELDS: Final[Mapping[str, FieldGetter]] = {
-    "spec.nodeName": lambda pod: pod.spec.node_name,
-    "spec.restartPolicy": lambda pod: pod.spec.restart_policy,
-    "spec.schedulerName": lambda pod: pod.spec.scheduler_name,
+    # string fields read as they are: ``attrgetter`` (no Python frame: the watch hub reads
+    # ``status.phase`` of every pod write for the pod GC's pinned watchers)
+    "spec.nodeName": attrgetter("spec.node_name"),
+    "spec.restartPolicy": attrgetter("spec.restart_policy"),
+    "spec.schedulerName": attrgetter("spec.scheduler_name"),
     "spec.serviceAccountName": lambda pod: field_text(getattr(pod.spec, "service_account_name", "")),
     "spec.hostNetwork": lambda pod: field_text(pod.spec.host_network),
-    "status.phase": lambda pod: pod.status.phase,
-    "status.podIP": lambda pod: pod.status.pod_ip,
-    "status.nominatedNodeName": lambda pod: pod.status.nominated_node_name,
+    "status.phase": attrgetter("status.phase"),
+    "status.podIP": attrgetter("status.pod_ip"),
+    "status.nominatedNodeName": attrgetter("status.nominated_node_name"),
 }
 
 
