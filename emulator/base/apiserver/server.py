@@ -23,7 +23,7 @@ update         optimistic concurrency on resourceVersion (Conflict) and uid; the
 renew_lease(s) the Lease fast path: ``update`` of the stored Leases' specs, the steps
                that are no-ops then skipped, a batch in one pass (``renewable``)
 update_status  optimistic concurrency; [prepare_for_status_update]: status only;
-               [validate_status_update]
+               [validate_status_update] (Pods: the same steps in ``_update_plain_status``)
 (unchanged)    an update or update_status whose object equals the stored one is not
                written (``Store._unchanged``)
 delete         preconditions uid / resourceVersion (Conflict); propagationPolicy

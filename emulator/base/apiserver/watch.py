@@ -17,9 +17,12 @@ unindexed watchers (by watcher id), so the order of delivery is the same as if t
 offered every write.
 
 Fast path (every write goes through it): the unindexed watchers of each kind are kept as a
-list, rebuilt (never mutated) when one is added or removed, so ``_candidates`` copies nothing
-when no indexed watcher is concerned; the index keys of ``old`` and ``new`` are compared
-directly instead of through a set; ``Watcher.matches`` reads the selected fields straight
+list, and the indexed and pinned ones as lists per kind and value (``_by_name``, ``_by_node``,
+``_pins``), all rebuilt (never mutated) when a watcher is added or removed, so
+``_candidates`` looks each group up by its value alone and copies nothing when no indexed
+watcher is concerned; the index keys of ``old`` and ``new`` are compared directly instead of
+through a set; ``publish`` reads a kubelet watcher's update (``node_only``) inline and asks
+``Channel.put`` whether the channel is still open; ``Watcher.matches`` reads the selected fields straight
 from the object, through getters resolved once per watcher, instead of building
 ``object_fields``. ``Watcher.matches_reference`` is the plain version of ``matches`` (and
 its path for a field it has no getter for); the plain version of ``_candidates`` (it filters

@@ -8,6 +8,11 @@ call before it reaches the server and may delay it or raise an ``ApiError`` inst
 ``Client.watch_faults`` adds a delay to each watch event, and may let events of
 different objects overtake each other (``WatchStream`` documents the rules).
 
+When no limiter, latency or interceptor is set (``Client.instant``: nothing can suspend), the
+hot verbs (create, get, update_status, bind, delete) call the server directly, counted as
+``_call`` counts; a caller that checked ``instant`` may also write synchronously
+(``update_status_now``: the kubelet's first try of a status write).
+
 The client holds no cache; informers (``emulator.base.client.informer``) do.
 """
 

@@ -29,7 +29,8 @@ A consumer that can apply a batch synchronously, in whatever code is running, ex
 it would once woken (an in-process informer: its handlers are synchronous) gives the channel
 a *drain* and an *owe* list (``set_drain``: the API server's watch hub, ``WatchHub.owed``).
 Waking that consumer is then owed instead: ``put`` appends the channel to the list once, and
-the owner settles it (``settle``) when the write that queued the items is complete, by
+the owner settles it (``settle``; the hub settles its whole list with ``settle_each``) when
+the write that queued the items is complete, by
 handing the queued batch to the drain there, in the writer's code, instead of a wake-up and
 a task switch. While owed, and while the drain runs, puts only queue (a drain is never
 re-entered: what its own handlers cause to be queued is handed to it after, in order). A
