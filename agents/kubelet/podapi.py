@@ -90,8 +90,42 @@ class PodWriter:
         version known); the written pod, or ``None`` if nothing was written. ``deleting``:
         the terminal status of a terminating pod (``deletedstatus.py``), written over its
         ``deletionTimestamp``."""
+        client = self._client
+        if client.instant("Pod"):  # the first try made at once, without the retry loop's frames
+            meta = current.metadata
+            if meta.uid != uid or (meta.deletion_timestamp is not None and not deleting):
+                return None
+            if current.status.phase in _TERMINAL:
+                return None
+            try:
+                written: Pod = client.update_status_now(replace(current, status=build(current)))
+            except ApiError as err:
+                return await self._write_status(current, uid, build, deleting, err)
+            self.status_writes += 1
+            return written
+        return await self._write_status(current, uid, build, deleting, None)
+
+    async def _write_status(
+        self, current: Pod, uid: str, build: Callable[[Pod], PodStatus], deleting: bool, first: ApiError | None
+    ) -> Pod | None:
+        """``write_status`` through the retry loop; ``first``: the error of a first try already
+        made (``write_status``'s), taken up as the loop would have taken it up (a Conflict
+        re-reads at once; a transient error waits the first backoff step; NotFound gives up)."""
         namespace, name = current.metadata.namespace, current.metadata.name
         pod: Pod | None = current
+        backoff = API_RETRY
+        if isinstance(first, Conflict):
+            self.conflicts += 1
+            pod = None
+        elif first is not None:
+            if not self._transient(first):
+                if isinstance(first, NotFound):
+                    return None
+                raise first
+            pod = None
+            wait, backoff = backoff.step()
+            if wait > 0:
+                await self._clock.sleep(wait)
 
         async def attempt() -> Pod | None:
             nonlocal pod
@@ -116,7 +150,7 @@ class PodWriter:
                 return written
 
         try:
-            return await on_error(API_RETRY, self._transient, attempt, clock=self._clock, attempts=UNLIMITED)
+            return await on_error(backoff, self._transient, attempt, clock=self._clock, attempts=UNLIMITED)
         except NotFound:
             return None
 

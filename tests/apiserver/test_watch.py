@@ -231,12 +231,15 @@ def test_a_write_on_one_node_evaluates_only_interested_watchers(monkeypatch: pyt
     kubelets = [srv.watch("Pod", fields={"spec.nodeName": f"node-{i}"}) for i in range(200)]
     srv.create(pod("a", node="node-1"))
     calls: list[int] = []
+    hub: WatchHub = srv._hub
+    candidates = hub._candidates
 
-    def counting(w: Watcher, old: Any, new: Any, revision: int, time: float) -> WatchEvent | None:
-        calls.append(w.id)  # a kubelet's watcher is matched inside ``transition`` (``node_only``)
-        return transition(w, old, new, revision, time)
+    def counting(kind: str, old: Any, new: Any) -> list[Watcher]:
+        offered = candidates(kind, old, new)  # the watchers ``publish`` evaluates
+        calls.extend(w.id for w in offered)
+        return offered
 
-    monkeypatch.setattr("emulator.base.apiserver.watch.transition", counting)
+    monkeypatch.setattr(hub, "_candidates", counting)
     relabel(srv, "a", {"x": "1"})
     assert set(calls) == {kubelets[1].id}
     assert [len(w.channel) for w in kubelets[:3]] == [0, 2, 0]

@@ -26,9 +26,9 @@ class _Recording(Channel[WatchEvent]):
         super().__init__(maxsize)
         self.log, self.ident = log, ident
 
-    def put(self, item: WatchEvent) -> None:
+    def put(self, item: WatchEvent) -> bool:
         self._note()
-        super().put(item)
+        return super().put(item)
 
     def put_many(self, items: list[WatchEvent]) -> None:
         if items:

@@ -175,6 +175,12 @@ def _lease_problem(spec: LeaseSpec) -> tuple[str, str] | None:
     return None
 
 
+@lru_cache(maxsize=256)
+def _valid_namespace(namespace: str) -> bool:
+    """``is_dns1123_label`` of a namespace, memoised: a run writes into a few namespaces."""
+    return is_dns1123_label(namespace)
+
+
 def _meta(kind: str, meta: ObjectMeta, namespaced: bool) -> None:
     name = meta.name
     if not name:
@@ -198,7 +204,7 @@ def _meta(kind: str, meta: ObjectMeta, namespaced: bool) -> None:
             f'Invalid value: "{name}": a lowercase RFC 1123 subdomain must consist of lower case '
             "alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character",
         )
-    if namespaced and meta.namespace and not is_dns1123_label(meta.namespace):
+    if namespaced and meta.namespace and not _valid_namespace(meta.namespace):
         raise Invalid.at(kind, name, "metadata.namespace", f'Invalid value: "{meta.namespace}"')
     if meta.labels and (problem := metadata_labels_problem(tuple(meta.labels.items()))):
         raise Invalid.at(kind, name, *problem)

@@ -54,7 +54,7 @@ import random
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from types import MappingProxyType
+from types import FunctionType, MappingProxyType, MethodType
 from typing import Any, Final, Literal
 
 import msgspec
@@ -169,6 +169,9 @@ class Store:
         self._fresh = self.settings.event_fresh_duration
         self._hub = WatchHub()
         self._listeners: list[Callable[[WriteRecord], None]] = []
+        self._calls: list[Callable[[WriteRecord], None]] = []
+        """``_listeners`` as ``_commit`` calls them: an instance's bound ``__call__`` (calling
+        the instance looks the method up on every call), any other callable as it is."""
         self.writes = 0
         self.unchanged: dict[tuple[str, str], int] = {}
         """(verb, kind) -> writes skipped because they changed nothing (upstream's store skips
@@ -196,6 +199,8 @@ class Store:
 
     def add_write_listener(self, fn: Callable[[WriteRecord], None]) -> None:
         self._listeners.append(fn)
+        call = next((vars(c)["__call__"] for c in type(fn).__mro__ if "__call__" in vars(c)), None)
+        self._calls.append(MethodType(call, fn) if isinstance(call, FunctionType) else fn)
 
     def watchers(self) -> list[Watcher]:
         return self._hub.watchers()
@@ -239,9 +244,10 @@ class Store:
             self._trim_history(now)
         self._hub.publish(kind, old, new, rev, now)
         self.writes += 1
-        if self._listeners:
+        calls = self._calls
+        if calls:
             rec = WriteRecord(rev, now, verb, kind, old, new, self.agent)
-            for fn in self._listeners:
+            for fn in calls:
                 fn(rec)
         if kind == self._ttl_kind and new is not None:
             self._event_expiry.written(now, rev, new.metadata.namespace, new.metadata.name)

@@ -17,9 +17,12 @@ unindexed watchers (by watcher id), so the order of delivery is the same as if t
 offered every write.
 
 Fast path (every write goes through it): the unindexed watchers of each kind are kept as a
-list, rebuilt (never mutated) when one is added or removed, so ``_candidates`` copies nothing
-when no indexed watcher is concerned; the index keys of ``old`` and ``new`` are compared
-directly instead of through a set; ``Watcher.matches`` reads the selected fields straight
+list, and the indexed and pinned ones as lists per kind and value (``_by_name``, ``_by_node``,
+``_pins``), all rebuilt (never mutated) when a watcher is added or removed, so
+``_candidates`` looks each group up by its value alone and copies nothing when no indexed
+watcher is concerned; the index keys of ``old`` and ``new`` are compared directly instead of
+through a set; ``publish`` reads a kubelet watcher's update (``node_only``) inline and asks
+``Channel.put`` whether the channel is still open; ``Watcher.matches`` reads the selected fields straight
 from the object, through getters resolved once per watcher, instead of building
 ``object_fields``. ``Watcher.matches_reference`` is the plain version of ``matches`` (and
 its path for a field it has no getter for); the plain version of ``_candidates`` (it filters
@@ -49,13 +52,14 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Mapping
+from operator import attrgetter
 from typing import Any, Final, Literal
 
 import msgspec
 from msgspec.structs import replace
 
 from emulator.base.apiserver.registry import selectable_fields
-from emulator.base.runtime.channel import Channel
+from emulator.base.runtime.channel import Channel, settle_each
 
 __all__ = ["EventType", "WatchEvent", "WatchHub", "Watcher", "field_getter", "object_fields"]
 
@@ -75,8 +79,8 @@ class WatchEvent(msgspec.Struct, frozen=True, gc=False):
 
 
 _FIELDS: Final[dict[str, Callable[[Any], str]]] = {
-    METADATA_NAME: lambda obj: obj.metadata.name,
-    "metadata.namespace": lambda obj: obj.metadata.namespace,
+    METADATA_NAME: attrgetter("metadata.name"),
+    "metadata.namespace": attrgetter("metadata.namespace"),
 }
 """The selectable fields of every kind, as upstream's field selectors see them; each kind's
 others are its strategy's ``fields`` (``emulator.base.apiserver.registry``, upstream's ``GetAttrs``)."""
@@ -114,6 +118,8 @@ def _getter(kind: str, key: str) -> Callable[[Any], str | None]:
 
 
 _ids = itertools.count(1)
+_NONE: Final[list[Any]] = []
+"""No watchers (shared: never changed)."""
 
 
 def _watcher_id(w: Watcher) -> int:
@@ -243,6 +249,14 @@ class WatchHub:
         """kind → pinned field → how many watchers are pinned by it."""
         self._getters: dict[tuple[str, str], Callable[[Any], str | None]] = {}
         """(kind, pinned field) → how its value is read (``_getter``, resolved once)."""
+        self._by_name: dict[str, dict[str, list[Watcher]]] = {}
+        self._by_node: dict[str, dict[str, list[Watcher]]] = {}
+        """kind → indexed value → the watchers of ``_indexed[(kind, field, value)]`` as a list
+        (``metadata.name``; ``spec.nodeName`` for pods): what ``_candidates`` looks up, rebuilt
+        (never mutated) on add/remove."""
+        self._pins: dict[str, list[tuple[Callable[[Any], str | None], dict[str | None, list[Watcher]]]]] = {}
+        """kind → (read the pinned field, value → the watchers of ``_pinned[(kind, field, value)]``)
+        per pinned field, in ``_pinned_fields`` order; rebuilt on add/remove."""
         self.owed: list[Channel[WatchEvent]] = []
         """Channels whose consumer is to be handed its events in place (``settle``), in the
         order their first event reached them (appended by ``Channel.put``: ``set_drain``)."""
@@ -255,15 +269,10 @@ class WatchHub:
         draining only queues (its drain is handed the events after)."""
         if self._settling:
             return  # a drain's own write: the settle running goes on with what it owed
-        owed = self.owed
         self._settling = True
-        settled = 0
         try:
-            for channel in owed:  # a list iterator also visits what is appended meanwhile
-                settled += 1
-                channel.settle()
+            settle_each(self.owed)  # visits what is appended meanwhile too, then empties the list
         finally:
-            del owed[:settled]
             self._settling = False
 
     @staticmethod
@@ -282,6 +291,36 @@ class WatchHub:
         field = min(w.fields)
         return (w.kind, field, w.fields[field])
 
+    def _reindex(self, key: tuple[str, str, str]) -> None:
+        """``_by_name``/``_by_node`` after a change of ``_indexed[key]``."""
+        kind, field, value = key
+        table = (self._by_node if field == NODE_NAME else self._by_name).setdefault(kind, {})
+        group = self._indexed.get(key)
+        if group:
+            table[value] = list(group.values())
+        else:
+            table.pop(value, None)
+            if not table:
+                del (self._by_node if field == NODE_NAME else self._by_name)[kind]
+
+    def _repin(self, kind: str) -> None:
+        """``_pins[kind]`` after a change of ``kind``'s pinned watchers."""
+        pins = []
+        for field in self._pinned_fields.get(kind, {}):
+            get = self._getters.get((kind, field))
+            if get is None:
+                get = self._getters[(kind, field)] = _getter(kind, field)
+            groups: dict[str | None, list[Watcher]] = {
+                value: list(group.values())
+                for (k, f, value), group in self._pinned.items()
+                if k == kind and f == field and group
+            }
+            pins.append((get, groups))
+        if pins:
+            self._pins[kind] = pins
+        else:
+            self._pins.pop(kind, None)
+
     def add(self, w: Watcher) -> None:
         key = self._index_key(w)
         if key is not None:
@@ -289,12 +328,14 @@ class WatchHub:
             if w.id not in group:
                 group[w.id] = w
                 self._indexed_kinds[w.kind] = self._indexed_kinds.get(w.kind, 0) + 1
+                self._reindex(key)
             return
         pin = self._pin_key(w)
         if pin is not None:
             self._pinned.setdefault(pin, {})[w.id] = w
             counts = self._pinned_fields.setdefault(w.kind, {})
             counts[pin[1]] = counts.get(pin[1], 0) + 1
+            self._repin(w.kind)
             return
         group = self._plain.setdefault(w.kind, {})
         group[w.id] = w
@@ -305,6 +346,7 @@ class WatchHub:
         if key is not None:
             if self._indexed.get(key, {}).pop(w.id, None) is not None:
                 self._indexed_kinds[w.kind] -= 1
+                self._reindex(key)
             return
         pin = self._pin_key(w)
         if pin is not None:
@@ -314,6 +356,7 @@ class WatchHub:
                 counts[pin[1]] -= 1
                 if not counts[pin[1]]:
                     del counts[pin[1]]
+                self._repin(w.kind)
             return
         if w.kind in self._plain:
             group = self._plain[w.kind]
@@ -326,66 +369,60 @@ class WatchHub:
         out += [w for g in self._indexed.values() for w in g.values()]
         return sorted(out, key=_watcher_id)
 
-    def _pinned_candidates(self, kind: str, fields: Mapping[str, int], old: Any, new: Any) -> list[Watcher]:
-        """The pinned watchers of ``kind`` whose value ``old`` or ``new`` has (each once)."""
-        out: list[Watcher] = []
-        pinned = self._pinned
-        getters = self._getters
-        for field in fields:
-            get = getters.get((kind, field))
-            if get is None:
-                get = getters[(kind, field)] = _getter(kind, field)
-            was = None if old is None else get(old)
-            now = None if new is None else get(new)
-            if was is not None:
-                group = pinned.get((kind, field, was))
-                if group:
-                    out.extend(group.values())
-            if now is not None and now != was:
-                group = pinned.get((kind, field, now))
-                if group:
-                    out.extend(group.values())
-        return out
-
     def _candidates(self, kind: str, old: Any, new: Any) -> list[Watcher]:
-        """The watchers a write may concern: the unindexed ones of ``kind``, then those indexed
-        under ``old``'s name and node, then under ``new``'s (each group once). The result may
-        be the cached list itself: read it, never change it."""
-        plain = self._plain_lists.get(kind, [])
-        pinned_fields = self._pinned_fields.get(kind)
-        if pinned_fields:
-            pinned = self._pinned_candidates(kind, pinned_fields, old, new)
-            if pinned:
+        """The watchers a write may concern: the unindexed ones of ``kind`` (the pinned ones
+        among them in watcher order), then those indexed under ``old``'s name and node, then
+        under ``new``'s (each group once). The result may be the cached list itself: read it,
+        never change it."""
+        plain = self._plain_lists.get(kind, _NONE)
+        pins = self._pins.get(kind)
+        if pins is not None:
+            pinned: list[Watcher] | None = None
+            for get, groups in pins:
+                was = None if old is None else get(old)
+                if was is not None:
+                    group = groups.get(was)
+                    if group:
+                        pinned = group if pinned is None else pinned + group
+                if new is not None:
+                    now = get(new)
+                    if now is not None and now != was:
+                        group = groups.get(now)
+                        if group:
+                            pinned = group if pinned is None else pinned + group
+            if pinned is not None:
                 plain = sorted(plain + pinned, key=_watcher_id)
-        indexed = self._indexed
-        if not indexed:
+        names = self._by_name.get(kind)
+        nodes = self._by_node.get(kind)
+        if names is None and nodes is None:
             return plain
-        extra: list[Watcher] = []
-        pod = kind == "Pod"
+        extra: list[Watcher] | None = None
         old_name = old_node = None
         if old is not None:
-            old_name = old.metadata.name
-            group = indexed.get((kind, METADATA_NAME, old_name))
-            if group:
-                extra.extend(group.values())
-            if pod:
+            if names is not None:
+                old_name = old.metadata.name
+                group = names.get(old_name)
+                if group:
+                    extra = group
+            if nodes is not None:
                 old_node = old.spec.node_name
-                group = indexed.get((kind, NODE_NAME, old_node))
+                group = nodes.get(old_node)
                 if group:
-                    extra.extend(group.values())
+                    extra = group if extra is None else extra + group
         if new is not None:
-            name = new.metadata.name
-            if old is None or name != old_name:
-                group = indexed.get((kind, METADATA_NAME, name))
-                if group:
-                    extra.extend(group.values())
-            if pod:
+            if names is not None:
+                name = new.metadata.name
+                if old is None or name != old_name:
+                    group = names.get(name)
+                    if group:
+                        extra = group if extra is None else extra + group
+            if nodes is not None:
                 node = new.spec.node_name
                 if old is None or node != old_node:
-                    group = indexed.get((kind, NODE_NAME, node))
+                    group = nodes.get(node)
                     if group:
-                        extra.extend(group.values())
-        return plain + extra if extra else plain
+                        extra = group if extra is None else extra + group
+        return plain + extra if extra is not None else plain
 
     def publish(self, kind: str, old: Any, new: Any, revision: int, time: float) -> None:
         """Deliver one write: ``old`` is None for a create, ``new`` None for a removal.
@@ -402,12 +439,17 @@ class WatchHub:
                     else:
                         shared = WatchEvent("ADDED" if old is None else "MODIFIED", new, revision, time)
                 ev: WatchEvent | None = shared
+            elif w.node_only is not None and old is not None and new is not None:
+                # ``transition`` of a kubelet's watcher for an update, read directly
+                node = w.node_only
+                if new.spec.node_name == node:
+                    ev = WatchEvent("MODIFIED" if old.spec.node_name == node else "ADDED", new, revision, time)
+                else:
+                    ev = transition(w, old, new, revision, time)
             else:
                 ev = transition(w, old, new, revision, time)
-            if ev is not None:
-                w.channel.put(ev)
-                if w.channel.closed:
-                    self.remove(w)
+            if ev is not None and not w.channel.put(ev):
+                self.remove(w)  # ended (overflow, or closed by its consumer)
 
     def publish_many(self, kind: str, writes: list[tuple[Any, Any, int]], time: float) -> None:
         """``publish`` each write (old, new, revision) of ``kind`` at ``time``, in order, with

@@ -8,6 +8,11 @@ call before it reaches the server and may delay it or raise an ``ApiError`` inst
 ``Client.watch_faults`` adds a delay to each watch event, and may let events of
 different objects overtake each other (``WatchStream`` documents the rules).
 
+When no limiter, latency or interceptor is set (``Client.instant``: nothing can suspend), the
+hot verbs (create, get, update_status, bind, delete) call the server directly, counted as
+``_call`` counts; a caller that checked ``instant`` may also write synchronously
+(``update_status_now``: the kubelet's first try of a status write).
+
 The client holds no cache; informers (``emulator.base.client.informer``) do.
 """
 
@@ -85,7 +90,8 @@ class Client:
         self.server = server
         self.clock = clock
         self.name = name
-        self.api_latency = api_latency
+        self._latency = api_latency
+        self._no_latency = api_latency.mean <= 0 and api_latency.jitter <= 0
         self.watch_latency = watch_latency
         self.interceptor: Interceptor | None = None
         self.watch_faults: WatchFaults | None = None
@@ -99,6 +105,16 @@ class Client:
 
     def __repr__(self) -> str:
         return f"<Client {self.name!r} calls={sum(self.stats.calls.values())}>"
+
+    @property
+    def api_latency(self) -> Latency:
+        """The seeded latency of each call (``_call``)."""
+        return self._latency
+
+    @api_latency.setter
+    def api_latency(self, latency: Latency) -> None:
+        self._latency = latency
+        self._no_latency = latency.mean <= 0 and latency.jitter <= 0
 
     def side_client(self, suffix: str) -> Client:
         """A client like this one (server, clock, watch latency, interceptor, watch faults)
@@ -117,6 +133,18 @@ class Client:
         aux.watch_faults = self.watch_faults
         return aux
 
+    def instant(self, kind: str = "") -> bool:
+        """Whether a call about ``kind`` runs at once, without suspending: no rate limiter (the
+        Event limiter for Events), no latency, no interceptor. The hot verbs then call the
+        server directly, counted as ``_call`` counts; what they do is ``_call``'s with
+        nothing to await (``tests/client/test_client_direct.py`` compares both)."""
+        limiter = self.event_rate_limiter if kind == "Event" else self.rate_limiter
+        return limiter is None and self.interceptor is None and self._no_latency
+
+    def _failed(self, verb: str) -> None:
+        errors = self.stats.errors
+        errors[verb] = errors.get(verb, 0) + 1
+
     async def _call(self, verb: str, kind: str, fn: Callable[[], T]) -> T:
         calls = self.stats.calls
         calls[verb] = calls.get(verb, 0) + 1
@@ -133,13 +161,31 @@ class Client:
                 await self.interceptor(self.name, verb, kind)
             return fn()
         except Exception:
-            self.stats.errors[verb] = self.stats.errors.get(verb, 0) + 1
+            self._failed(verb)
             raise
 
     async def create(self, obj: S) -> S:
-        return await self._call("create", getattr(obj, "kind", ""), lambda: self.server.create(obj))
+        kind: str = getattr(obj, "kind", "")
+        limiter = self.event_rate_limiter if kind == "Event" else self.rate_limiter
+        if limiter is None and self.interceptor is None and self._no_latency:  # ``instant``
+            calls = self.stats.calls
+            calls["create"] = calls.get("create", 0) + 1
+            try:
+                return self.server.create(obj)
+            except Exception:
+                self._failed("create")
+                raise
+        return await self._call("create", kind, lambda: self.server.create(obj))
 
     async def get(self, kind: str, name: str, namespace: str = "") -> Any:
+        if self.instant(kind):
+            calls = self.stats.calls
+            calls["get"] = calls.get("get", 0) + 1
+            try:
+                return self.server.get(kind, name, namespace)
+            except Exception:
+                self._failed("get")
+                raise
         return await self._call("get", kind, lambda: self.server.get(kind, name, namespace))
 
     async def list(
@@ -207,7 +253,21 @@ class Client:
         return self.server.standing
 
     async def update_status(self, obj: S) -> S:
-        return await self._call("updateStatus", getattr(obj, "kind", ""), lambda: self.server.update_status(obj))
+        kind: str = getattr(obj, "kind", "")
+        limiter = self.event_rate_limiter if kind == "Event" else self.rate_limiter
+        if limiter is None and self.interceptor is None and self._no_latency:  # ``instant``
+            return self.update_status_now(obj)
+        return await self._call("updateStatus", kind, lambda: self.server.update_status(obj))
+
+    def update_status_now(self, obj: S) -> S:
+        """``update_status`` done synchronously, for a caller that checked ``instant(kind)``."""
+        calls = self.stats.calls
+        calls["updateStatus"] = calls.get("updateStatus", 0) + 1
+        try:
+            return self.server.update_status(obj)
+        except Exception:
+            self._failed("updateStatus")
+            raise
 
     async def patch_status(
         self, kind: str, name: str, namespace: str, mutate: Callable[[Any], Any | None]
@@ -244,6 +304,22 @@ class Client:
     ) -> Any:
         """``DeleteOptions``: grace period, the uid and resourceVersion preconditions, and
         ``propagationPolicy`` (``Background``, ``Foreground``, ``Orphan``; None: the kind's default)."""
+        if self.instant(kind):
+            calls = self.stats.calls
+            calls["delete"] = calls.get("delete", 0) + 1
+            try:
+                return self.server.delete(
+                    kind,
+                    name,
+                    namespace,
+                    grace_period_seconds=grace_period_seconds,
+                    uid=uid,
+                    propagation_policy=propagation_policy,
+                    resource_version=resource_version,
+                )
+            except Exception:
+                self._failed("delete")
+                raise
         return await self._call(
             "delete",
             kind,
@@ -271,6 +347,14 @@ class Client:
             metadata=ObjectMeta(name=name, namespace=namespace, uid=uid),
             target=ObjectReference(kind="Node", name=node),
         )
+        if self.interceptor is None and self._no_latency and self.rate_limiter is None:  # ``instant``
+            calls = self.stats.calls
+            calls["bind"] = calls.get("bind", 0) + 1
+            try:
+                return self.server.bind(binding)
+            except Exception:
+                self._failed("bind")
+                raise
         return await self._call("bind", "Pod", lambda: self.server.bind(binding))
 
     def watch(

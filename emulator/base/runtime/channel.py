@@ -29,7 +29,8 @@ A consumer that can apply a batch synchronously, in whatever code is running, ex
 it would once woken (an in-process informer: its handlers are synchronous) gives the channel
 a *drain* and an *owe* list (``set_drain``: the API server's watch hub, ``WatchHub.owed``).
 Waking that consumer is then owed instead: ``put`` appends the channel to the list once, and
-the owner settles it (``settle``) when the write that queued the items is complete, by
+the owner settles it (``settle``; the hub settles its whole list with ``settle_each``) when
+the write that queued the items is complete, by
 handing the queued batch to the drain there, in the writer's code, instead of a wake-up and
 a task switch. While owed, and while the drain runs, puts only queue (a drain is never
 re-entered: what its own handlers cause to be queued is handed to it after, in order). A
@@ -53,7 +54,7 @@ import asyncio
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
-__all__ = ["Channel", "ChannelClosed", "Overflow"]
+__all__ = ["Channel", "ChannelClosed", "Overflow", "settle_each"]
 
 T = TypeVar("T")
 
@@ -102,24 +103,26 @@ class Channel(Generic[T]):
     def __repr__(self) -> str:
         return f"<Channel queued={len(self._items)} maxsize={self._maxsize} closed={self.closed}>"
 
-    def put(self, item: T) -> None:
-        """Queue ``item`` without waiting; dropped if closed, overflow closes the channel."""
+    def put(self, item: T) -> bool:
+        """Queue ``item`` without waiting; dropped if closed, overflow closes the channel.
+        False when the channel is closed after the call (the item dropped)."""
         if self._exc is not None:
-            return
+            return False
         if self._maxsize is not None and len(self._items) >= self._maxsize:
             self.close(Overflow(f"channel overflowed: more than {self._maxsize} items queued"))
-            return
+            return False
         self._items.append(item)
         waiter = self._waiter  # ``_wake``, inlined: every watch event of every watcher comes here
         if waiter is not None and not waiter.done():
             if self._owed:
-                return  # owed already, or draining: as a waiter already woken
+                return True  # owed already, or draining: as a waiter already woken
             owe = self._owe
             if owe is not None:
                 self._owed = True
                 owe.append(self)
-                return
+                return True
             waiter.set_result(None)
+        return True
 
     def put_lazy(self, item: T) -> None:
         """Queue ``item`` without waking the consumer if nothing is queued (it comes first
@@ -208,32 +211,9 @@ class Channel(Generic[T]):
         """Settle the owed wake-up: while the consumer still waits and the channel is open,
         hand the drain everything queued (again while its handlers queue more); then, if
         the drain declined, or items are left, or the channel is closed, wake the consumer.
-        An exception of the drain propagates, its batch put back and the consumer woken."""
-        waiter = self._waiter
-        if waiter is None or waiter.done():
-            self._owed = False  # the consumer stopped waiting (cancelled): nothing to wake
-            return
-        drain = self._drain
-        try:
-            while self._items and self._exc is None and drain is not None:
-                batch = self._items  # ``_take``, inlined
-                self._items = []
-                lazy = self._lazy
-                if lazy is not None:
-                    self._lazy = None
-                    batch.insert(0, lazy)
-                try:
-                    done = drain(batch)  # ``_owed`` stays set meanwhile: puts only queue
-                except BaseException:
-                    self._items[:0] = batch
-                    raise
-                if not done:
-                    self._items[:0] = batch
-                    break
-        finally:
-            self._owed = False
-            if (self._items or self._exc is not None) and not waiter.done():
-                waiter.set_result(None)
+        An exception of the drain propagates, its batch put back and the consumer woken.
+        (``settle_each`` of this one channel.)"""
+        settle_each([self])
 
     def _wake(self) -> None:
         waiter = self._waiter
@@ -246,3 +226,41 @@ class Channel(Generic[T]):
                 owe.append(self)
                 return
             waiter.set_result(None)
+
+
+def settle_each(owed: list[Channel[T]]) -> None:
+    """``Channel.settle`` of each channel of ``owed`` in order, those appended meanwhile too
+    (a list iterator visits them), then the settled ones removed from the list's front (also
+    when a drain raises: the raising one counts as settled). One loop for every owed channel
+    of a write (the watch hub's ``settle``), the per-channel steps written out in it."""
+    settled = 0
+    try:
+        for channel in owed:
+            settled += 1
+            waiter = channel._waiter
+            if waiter is None or waiter.done():
+                channel._owed = False  # the consumer stopped waiting (cancelled): nothing to wake
+                continue
+            drain = channel._drain
+            try:
+                while channel._items and channel._exc is None and drain is not None:
+                    batch = channel._items  # ``_take``, inlined
+                    channel._items = []
+                    lazy = channel._lazy
+                    if lazy is not None:
+                        channel._lazy = None
+                        batch.insert(0, lazy)
+                    try:
+                        done = drain(batch)  # ``_owed`` stays set meanwhile: puts only queue
+                    except BaseException:
+                        channel._items[:0] = batch
+                        raise
+                    if not done:
+                        channel._items[:0] = batch
+                        break
+            finally:
+                channel._owed = False
+                if (channel._items or channel._exc is not None) and not waiter.done():
+                    waiter.set_result(None)
+    finally:
+        del owed[:settled]

@@ -12,6 +12,7 @@ rules (upstream ``podResizeStrategy``): ``prepare_for_resize`` and ``validate_re
 from __future__ import annotations
 
 from collections.abc import Mapping
+from operator import attrgetter
 from typing import Any, Final
 
 from msgspec.structs import replace
@@ -28,14 +29,16 @@ from emulator.base.apiserver.registry.strategy import FieldGetter, StoreView, St
 __all__ = ["PodStrategy", "bind_pod", "invalid_all"]
 
 _FIELDS: Final[Mapping[str, FieldGetter]] = {
-    "spec.nodeName": lambda pod: pod.spec.node_name,
-    "spec.restartPolicy": lambda pod: pod.spec.restart_policy,
-    "spec.schedulerName": lambda pod: pod.spec.scheduler_name,
+    # string fields read as they are: ``attrgetter`` (no Python frame: the watch hub reads
+    # ``status.phase`` of every pod write for the pod GC's pinned watchers)
+    "spec.nodeName": attrgetter("spec.node_name"),
+    "spec.restartPolicy": attrgetter("spec.restart_policy"),
+    "spec.schedulerName": attrgetter("spec.scheduler_name"),
     "spec.serviceAccountName": lambda pod: field_text(getattr(pod.spec, "service_account_name", "")),
     "spec.hostNetwork": lambda pod: field_text(pod.spec.host_network),
-    "status.phase": lambda pod: pod.status.phase,
-    "status.podIP": lambda pod: pod.status.pod_ip,
-    "status.nominatedNodeName": lambda pod: pod.status.nominated_node_name,
+    "status.phase": attrgetter("status.phase"),
+    "status.podIP": attrgetter("status.pod_ip"),
+    "status.nominatedNodeName": attrgetter("status.nominated_node_name"),
 }
 
 
@@ -105,9 +108,10 @@ def invalid_all(kind: str, name: str, problems: list[Problem]) -> Invalid:
     return Invalid(f'{kind} "{name}" is invalid: [{listed}]', field=path, kind=kind, name=name, detail=detail)
 
 
-def bind_pod(pod: Pod, binding: Binding, now: str) -> Pod:
+def bind_pod(pod: Pod, binding: Binding, now: str, resource_version: str | None = None) -> Pod:
     """``pod`` assigned to ``binding.target.name`` with PodScheduled=True at ``now``, or the
-    typed error of upstream's ``BindingREST`` (Conflict, Invalid)."""
+    typed error of upstream's ``BindingREST`` (Conflict, Invalid). ``resource_version``: the
+    revision the commit will give it, set in the same copy of the metadata (None: kept)."""
     meta = binding.metadata
     if meta.uid and meta.uid != pod.metadata.uid:
         raise Conflict(f"Precondition failed: UID in precondition: {meta.uid}, UID in object meta: {pod.metadata.uid}")
@@ -138,9 +142,10 @@ def bind_pod(pod: Pod, binding: Binding, now: str) -> Pod:
     conditions = [c for c in pod.status.conditions if c.type != "PodScheduled"]
     conditions.append(PodCondition(type="PodScheduled", status="True", last_transition_time=now))
     annotations = {**pod.metadata.annotations, **meta.annotations} if meta.annotations else pod.metadata.annotations
+    rv = pod.metadata.resource_version if resource_version is None else resource_version
     return replace(
         pod,
-        metadata=replace(pod.metadata, annotations=annotations),
+        metadata=replace(pod.metadata, annotations=annotations, resource_version=rv),
         spec=replace(pod.spec, node_name=binding.target.name),
         status=replace(pod.status, conditions=conditions),
     )
