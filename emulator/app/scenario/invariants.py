@@ -296,9 +296,13 @@ class InvariantChecker:
                 self._bound[uid] = (new_node, rec.time)
 
     def _admit(self, t: float, uid: str, pod: Pod) -> None:
-        node, key = pod.spec.node_name, _key(pod)
         req = pod_requests(pod)
         req["pods"] = 1
+        self._enter(t, uid, pod, req)
+
+    def _enter(self, t: float, uid: str, pod: Pod, req: dict[str, int]) -> None:
+        """``pod`` admitted with requests ``req`` (``pods`` included; the checker keeps it)."""
+        node, key = pod.spec.node_name, _key(pod)
         ports = pod_host_ports(pod)
         self._admitted[uid] = _Admitted(node, key, req, ports)
         used = self._used.get(node)
