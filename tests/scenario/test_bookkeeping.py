@@ -6,7 +6,9 @@ cost, workloads with waits) with ``RunOptions(plain_listeners=True)`` and withou
 the whole JSON report (wall-clock fields aside) and the trace file byte for byte; and random
 write sequences fed to both by hand (binds, double binds, moves, admission, resizes with
 status resources, terminal phases, evictions, preemptions, unschedulable messages, deletes,
-node allocatable changes and deletes, HTTP agents), compared object by object."""
+node allocatable changes and deletes, HTTP agents), compared object by object (the checker's
+per-pod bind and admission, which ``RunBook`` keeps in the observer's per-pod record, against
+the checker's own dicts)."""
 
 from __future__ import annotations
 
@@ -87,8 +89,8 @@ def _state(five: tuple[InvariantChecker, TraceRecorder, PodActivity, Observer, C
             checker._alloc,
             checker._used,
             checker._ports,
-            checker._admitted,
-            checker._bound,
+            checker._admitted or {u: p.admitted for u, p in observer.pods.items() if p.admitted is not None},
+            checker._bound or {u: p.bound_to for u, p in observer.pods.items() if p.bound_to is not None},
             checker._created,
             checker.overcommits,
             checker.last_revision,
@@ -97,7 +99,10 @@ def _state(five: tuple[InvariantChecker, TraceRecorder, PodActivity, Observer, C
         "activity": activity.last_write,
         "metrics": observer.metrics(end),
         "series": series(observer, end),
-        "pods": {uid: repr(p) for uid, p in observer.pods.items()},
+        "pods": {
+            uid: (p.key, p.created, p.phase, p.bound_at, p.node, p.requests, p.finished, p.message, p.disrupted)
+            for uid, p in observer.pods.items()
+        },
         "observer": (observer.phases, observer.slowest, list(observer.timeline or ()), observer.unfinished),
         "cost": (cost.document(end), cost.series_document(end)),
     }

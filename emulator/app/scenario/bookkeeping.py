@@ -200,6 +200,10 @@ class RunBook:
                 moved = counter.update(old, new) or moved
             if moved:
                 activity.changed.set()
+        if t > observer.next_sample:  # before any of the observer's state changes
+            observer.sample_until(t, inclusive=False)
+        if t > observer.buckets.width * MAX_BUCKETS:
+            observer._reach(t)
         if new is None:
             self._pod_gone(rev, t, verb, old, agent)
             return
@@ -208,6 +212,15 @@ class RunBook:
         node = new.spec.node_name
         st = new.status
         phase = st.phase
+        pods = observer.pods
+        state = pods.get(uid)  # the observer's record, and the checker's bind and admission
+        if state is None:
+            state = PodState(f"{meta.namespace}/{meta.name}", t, phase)
+            pods[uid] = state
+            observer.phases[phase] = observer.phases.get(phase, 0) + 1
+            observer.unfinished += 1
+            if observer.first_created is None:
+                observer.first_created = observer.values_since = t
         line = TraceLine(rev, self.tracer._t, verb, "Pod", meta.namespace, meta.name)
         if agent:
             line.agent = agent
@@ -270,8 +283,18 @@ class RunBook:
                 if changed and (reason or message):
                     line.reason = reason
                     line.message = message
-        self._emit(line)
-        # the checker (``InvariantChecker.__call__``, ``_binding``)
+        tracer = self.tracer
+        if tracer._out is None:  # ``_emit``, written out for the most frequent kind
+            buf = tracer._buf
+            _encoder.encode_into(line, buf, -1)
+            buf.append(10)  # "\n"
+            if len(buf) >= _HASH_CHUNK:
+                tracer._hash.update(buf)
+                buf.clear()
+        else:
+            self._emit(line)
+        # the checker (``InvariantChecker.__call__``, ``_binding``; its ``_bound`` and
+        # ``_admitted`` are the record's ``bound_to`` and ``admitted``)
         if old_node:
             if verb == "bind":
                 checker._tallies[NO_DOUBLE_BINDING].add(
@@ -282,35 +305,23 @@ class RunBook:
                     t, f"pod {_key(new)} moved from node {old_node} to {node or '(none)'}"
                 )
         elif node:
-            prev_bound = checker._bound.get(uid)
-            if prev_bound is not None:
+            bound_to = state.bound_to
+            if bound_to is not None:
                 checker._tallies[NO_DOUBLE_BINDING].add(
-                    t, f"pod {_key(new)} bound to {node}, already bound to {prev_bound[0]} at t={prev_bound[1]:g}s"
+                    t, f"pod {_key(new)} bound to {node}, already bound to {bound_to[0]} at t={bound_to[1]:g}s"
                 )
             else:
-                checker._bound[uid] = (node, t)
+                state.bound_to = (node, t)
         admitted = bool(node) and phase not in TERMINAL and (phase == "Running" or bool(st.start_time))
-        if uid in checker._admitted:
+        if state.admitted is not None:
             if not admitted:
-                checker._release(uid)
+                checker._free(state.admitted)
+                state.admitted = None
         elif admitted:
             req = dict(self._requests.of(new))
             req["pods"] = 1
-            checker._enter(t, uid, new, req)
-        # the observer (``Observer.__call__``, ``_pod``)
-        if t > observer.next_sample:
-            observer.sample_until(t, inclusive=False)
-        if t > observer.buckets.width * MAX_BUCKETS:
-            observer._reach(t)
-        pods = observer.pods
-        state = pods.get(uid)
-        if state is None:
-            state = PodState(f"{meta.namespace}/{meta.name}", t, phase)
-            pods[uid] = state
-            observer.phases[phase] = observer.phases.get(phase, 0) + 1
-            observer.unfinished += 1
-            if observer.first_created is None:
-                observer.first_created = observer.values_since = t
+            state.admitted = checker._enter(t, new, req)
+        # the observer (``Observer._pod``)
         if state.bound_at is None and node:
             self._bind(t, state, new, node)
         if phase != state.phase:
@@ -334,7 +345,7 @@ class RunBook:
                     observer.evictions += 1
 
     def _pod_gone(self, rev: int, t: float, verb: Verb, old: Any, agent: str) -> None:
-        """A pod's final delete (the checker, the trace line, the observer)."""
+        """A pod's final delete (the trace line, the checker, the observer)."""
         checker, observer = self.checker, self.observer
         meta = old.metadata
         line = TraceLine(rev, self.tracer._t, verb, "Pod", meta.namespace, meta.name)
@@ -342,16 +353,12 @@ class RunBook:
             line.agent = agent
         self._emit(line)
         uid = meta.uid
-        checker._bound.pop(uid, None)
-        if uid in checker._admitted:
-            checker._release(uid)
         checker._created.pop(uid, None)
-        if t > observer.next_sample:
-            observer.sample_until(t, inclusive=False)
-        if t > observer.buckets.width * MAX_BUCKETS:
-            observer._reach(t)
         state = observer.pods.get(uid)
         if state is not None:
+            if state.admitted is not None:
+                checker._free(state.admitted)
+                state.admitted = None
             observer._gone(t, uid, state)
 
     def _bind(self, t: float, state: PodState, pod: Pod, node: str) -> None:

@@ -125,6 +125,12 @@ class PodState:
     finished: bool = False
     message: str = ""
     disrupted: bool = False
+    bound_to: tuple[str, float] | None = None
+    """The invariant checker's first bind (node, time), kept here by ``bookkeeping.RunBook``
+    (the checker's own ``_bound`` otherwise)."""
+    admitted: Any = None
+    """The invariant checker's admission record (``invariants._Admitted``), kept here by
+    ``bookkeeping.RunBook`` (the checker's own ``_admitted`` otherwise)."""
 
 
 def _condition(conditions: Any, kind: str) -> Any:
