@@ -5,17 +5,27 @@ the trace recorder (``event_trace``), the pod activity (``monitor``), the report
 (``observe``) and the cost meter (``cost``). Each, called on its own, reads the write again:
 its kind, the object's metadata, the pod's node, phase and conditions, a pod's requests (the
 observer at the bind, the checker at the admission), a node's allocatable (the checker on every
-Node write). ``RunBook`` is the one listener that owns the five objects and feeds them from a
-single read of each write: one dispatch on the kind, the pod's fields read once for the trace
-line, the checker and the observer, one pass over its conditions, its requests kept per
-container list (``_Requests``: the pods of one template share theirs), a node's allocatable
-parsed only when its status' allocatable or capacity object changed. A kind none of them
-reads beyond the trace (Events, Leases, Namespaces) costs the trace line and the observer's
-sampling check. The five objects keep exactly the state they keep as listeners (their
-documents, ``finish`` and ``hexdigest`` read it at the end as before), and their own
-``__call__``\\ s stay the plain path: ``tests/scenario/test_bookkeeping.py`` feeds the same
-writes to both (runs of several scenarios, hand-made edge cases) and compares every state and
-document.
+Node write), the pod's record in a dict of the live pods (the observer's, the checker's two).
+
+``RunBook`` is the one listener that owns the five objects and feeds them from a single read
+of each write:
+
+- one dispatch on the kind; a kind none of them reads beyond the trace (Events, Leases,
+  Namespaces) costs its trace line and the observer's sampling check;
+- a pod's fields read once for the trace line, the checker and the observer, one pass over
+  its conditions, one lookup of its record: the observer's ``PodState``, which also keeps the
+  checker's first bind and admission (``bound_to``, ``admitted``);
+- its requests kept per container list (``_Requests``: the pods of one template share
+  theirs), for the observer's bind and the checker's admission;
+- a node's allocatable parsed only when its status' allocatable or capacity object changed;
+- the observer's assignment with its node slot, shares and summaries written out in one
+  function (the same arithmetic in the same order).
+
+The five objects keep the state they keep as listeners (their documents, ``finish`` and
+``hexdigest`` read it at the end as before), the checker's per-pod bind and admission aside,
+and their own ``__call__``\\ s stay the plain path (``RunOptions(plain_listeners=True)``):
+``tests/scenario/test_bookkeeping.py`` feeds the same writes to both (runs of several
+scenarios, random write sequences) and compares every state and document.
 
 What is different is only where the work happens: the effects on each object are the ones its
 own ``__call__`` has, in its order, and the objects do not read each other's state within a
