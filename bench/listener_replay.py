@@ -7,7 +7,10 @@ Runs SCENARIO (default the churn bench) for SECONDS of simulated time (default 1
 listener that keeps every ``WriteRecord``, then feeds the records, in order, to a fresh trace
 recorder, report observer (no scheduler to sample), invariant checker, pod activity and cost
 meter, each on its own, and prints the CPU microseconds a write of each (best of three, the
-cyclic GC off while timing) beside a listener that returns at once. Run it from a tree's own
+cyclic GC off while timing) beside a listener that returns at once; then the five in turn (a
+call each, as ``RunOptions(plain_listeners=True)`` installs them) and the five fed as one by
+``bookkeeping.RunBook`` (what a run installs; the record's fields passed as the store passes
+them, the lambda's call included). Run it from a tree's own
 directory (``cd TREE && PYTHONPATH=$PWD python bench/listener_replay.py``).
 """
 
@@ -19,6 +22,7 @@ import sys
 import time
 from collections.abc import Callable
 
+from emulator.app.scenario.bookkeeping import RunBook
 from emulator.app.scenario.cost import CostMeter
 from emulator.app.scenario.event_trace import TraceRecorder
 from emulator.app.scenario.invariants import InvariantChecker
@@ -51,6 +55,27 @@ def _per_write(records: list[WriteRecord], make: Callable[[], Listener], repeats
     return best * 1e6 / len(records)
 
 
+def _five() -> Listener:
+    """The runner's five listeners, each called with the record (``plain_listeners``)."""
+    observer, cost = Observer(list), CostMeter({})
+    observer.samplers.append(cost)
+    five: list[Listener] = [InvariantChecker(), TraceRecorder(), PodActivity(), observer, cost]
+
+    def call(rec: WriteRecord) -> None:
+        for fn in five:
+            fn(rec)
+
+    return call
+
+
+def _book() -> Listener:
+    """The same five fed by one ``RunBook`` (its direct entry, the record's fields as arguments)."""
+    observer, cost = Observer(list), CostMeter({})
+    observer.samplers.append(cost)
+    book = RunBook(InvariantChecker(), TraceRecorder(), PodActivity(), observer, cost)
+    return lambda rec: book(rec.revision, rec.time, rec.verb, rec.kind, rec.old, rec.new, rec.agent)
+
+
 def main(path: str, seconds: float) -> None:
     records: list[WriteRecord] = []
     run_scenario(load_scenario(path), RunOptions(until=seconds, on_write=records.append))
@@ -63,6 +88,8 @@ def main(path: str, seconds: float) -> None:
         ("pod activity", PodActivity),
         ("cost meter", lambda: CostMeter({})),
         ("(returns at once)", lambda: _ignore),
+        ("the five in turn", _five),
+        ("the five as one", _book),
     ]
     for name, make in listeners:
         print(f"{name:18s} {_per_write(records, make):6.2f} us a write")

@@ -114,10 +114,10 @@ def _unchanged_after(path: str, idle: float) -> tuple[dict[tuple[str, str], int]
     scenario = replace(scenario, steps=[*scenario.steps, Sleep(duration=idle)], until=None)
     original = ApiServer.add_write_listener
 
-    def capture(self: ApiServer, fn: Callable[[WriteRecord], None]) -> None:
+    def capture(self: ApiServer, fn: Callable[..., None], *, direct: bool = False) -> None:
         if self not in servers:
             servers.append(self)
-        original(self, fn)
+        original(self, fn, direct=direct)
 
     with pytest.MonkeyPatch.context() as m:
         m.setattr(ApiServer, "add_write_listener", capture)

@@ -1,7 +1,9 @@
 """Write listeners take a batch of writes (``Store._commit_batch``: the Lease renewals of an
 instant) through ``write_many`` exactly as they take its writes one ``WriteRecord`` at a time:
 the trace recorder's lines (random kinds, instants and agents against the reference
-``trace_line``), and a whole run's report with and without every listener's ``write_many``."""
+``trace_line``), and a whole run's report with and without every listener's ``write_many``
+(the five listeners called one by one, ``plain_listeners``: ``RunBook``'s batches are
+``tests/scenario/test_bookkeeping.py``'s)."""
 
 from __future__ import annotations
 
@@ -102,7 +104,7 @@ def _report(monkeypatch: pytest.MonkeyPatch, *, many: bool) -> dict[str, Any]:
             ):
                 m.delattr(cls, "write_many")
         scenario = load_scenario_text(SCENARIO, source="<test>", base_dir=Path.cwd())
-        result = run_scenario(scenario, RunOptions())
+        result = run_scenario(scenario, RunOptions(plain_listeners=True))
     return {"trace": result.trace_hash, "events": result.events, "pods": result.pods, "extra": _simulated(result.extra)}
 
 

@@ -52,7 +52,8 @@ yet seen by its informer, in activeQ/backoffQ, in flight, at Permit, assumed, ga
 PreEnqueue, or parked less than ``report_grace`` seconds ago (its failure report may still be
 on the wire).
 
-Memory: the per-pod records (``_admitted``, ``_bound``, ``_created``) are dropped when the
+Memory: the per-pod records (``_admitted``, ``_bound``, ``_created``; under the run's
+``bookkeeping.RunBook`` the first two are fields of the observer's per-pod record) are dropped when the
 pod is deleted and the per-node ones follow the nodes, so a long run with pod GC keeps them
 at the size of the live set; ``overcommits`` grows only with violations.
 
@@ -296,11 +297,16 @@ class InvariantChecker:
                 self._bound[uid] = (new_node, rec.time)
 
     def _admit(self, t: float, uid: str, pod: Pod) -> None:
-        node, key = pod.spec.node_name, _key(pod)
         req = pod_requests(pod)
         req["pods"] = 1
+        self._admitted[uid] = self._enter(t, pod, req)
+
+    def _enter(self, t: float, pod: Pod, req: dict[str, int]) -> _Admitted:
+        """``pod`` admitted with requests ``req`` (``pods`` included; the checker keeps it):
+        its node's sums and ports checked and taken; the record ``_free`` gives back."""
+        node, key = pod.spec.node_name, _key(pod)
         ports = pod_host_ports(pod)
-        self._admitted[uid] = _Admitted(node, key, req, ports)
+        adm = _Admitted(node, key, req, ports)
         used = self._used.get(node)
         if used is None:
             used = self._used[node] = {}
@@ -320,7 +326,7 @@ class InvariantChecker:
                         f"after admitting {key}",
                     )
         if not ports:
-            return
+            return adm
         taken = self._ports.setdefault(node, [])
         for port in ports:
             other = next((k for p, k in taken if _clash(p, port)), None)
@@ -330,9 +336,13 @@ class InvariantChecker:
                     t, f"node {node}: pods {other} and {key} both use hostPort {proto}/{number} on {ip}"
                 )
         taken.extend((p, key) for p in ports)
+        return adm
 
     def _release(self, uid: str) -> None:
-        adm = self._admitted.pop(uid)
+        self._free(self._admitted.pop(uid))
+
+    def _free(self, adm: _Admitted) -> None:
+        """An admitted pod's requests and ports given back to its node."""
         used = self._used[adm.node]
         for r, v in adm.requests.items():
             used[r] -= v

@@ -125,6 +125,12 @@ class PodState:
     finished: bool = False
     message: str = ""
     disrupted: bool = False
+    bound_to: tuple[str, float] | None = None
+    """The invariant checker's first bind (node, time), kept here by ``bookkeeping.RunBook``
+    (the checker's own ``_bound`` otherwise)."""
+    admitted: Any = None
+    """The invariant checker's admission record (``invariants._Admitted``), kept here by
+    ``bookkeeping.RunBook`` (the checker's own ``_admitted`` otherwise)."""
 
 
 def _condition(conditions: Any, kind: str) -> Any:
@@ -302,11 +308,16 @@ class Observer:
         del self.pods[uid]
 
     def _slow(self, wait: float, key: str, bound: bool, node: str | None, message: str) -> None:
+        slowest = self.slowest
+        if len(slowest) < SLOWEST:
+            heapq.heappush(slowest, (wait, key, bound, node, message))
+            return
+        low = slowest[0]
+        if wait < low[0] or (wait == low[0] and key < low[1]):
+            return  # below the tenth on the first field that differs (most pods: no tuple built)
         entry = (wait, key, bound, node, message)
-        if len(self.slowest) < SLOWEST:
-            heapq.heappush(self.slowest, entry)
-        elif entry > self.slowest[0]:
-            heapq.heapreplace(self.slowest, entry)
+        if entry > low:
+            heapq.heapreplace(slowest, entry)
 
     # --- nodes ------------------------------------------------------------------------------
 

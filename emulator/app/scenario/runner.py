@@ -2,8 +2,9 @@
 
 One run, in order:
 
-1. Clock (virtual unless ``clock: real``), the API server, write listeners (trace, pod
-   activity, the invariant checker, the caller's progress hook).
+1. Clock (virtual unless ``clock: real``), the API server, write listeners (the invariant
+   checker, trace, pod activity, report observer and cost meter, fed as one by
+   ``bookkeeping.RunBook``; the caller's progress hook).
 2. Namespaces ``default``, ``kube-system``, ``kube-public``, ``kube-node-lease`` and any
    namespace the scenario's objects or templates name (created for the user, as a
    convenience; upstream would refuse a pod in a missing namespace), except the
@@ -66,12 +67,13 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from emulator.app.scenario.autoscaling import prepare_cloud, start_autoscalers, startup_writes
+from emulator.app.scenario.bookkeeping import RunBook
 from emulator.app.scenario.cluster import Cluster, StepError
 from emulator.app.scenario.cost import COUNTERS, CostMeter
 from emulator.app.scenario.drivers import start_dra_drivers, start_storage_drivers
 from emulator.app.scenario.event_trace import TraceRecorder
 from emulator.app.scenario.expectations import ExpectationResult, check
-from emulator.app.scenario.invariants import install as install_invariants
+from emulator.app.scenario.invariants import InvariantChecker
 from emulator.app.scenario.monitor import PodActivity
 from emulator.app.scenario.observe import Observer
 from emulator.app.scenario.observe_labels import fault_markers, step_label
@@ -125,6 +127,10 @@ class RunOptions:
     """Let the kubelets leave their Lease renewals to the API server where nothing can tell
     (``Cluster.standing_renewals_apply``); False writes every renewal (the reference the
     differential test compares with)."""
+    plain_listeners: bool = False
+    """The run's five write listeners called one by one with a ``WriteRecord`` each, the
+    reference path of the one listener that feeds them all (``bookkeeping.RunBook``; the tests
+    compare the two)."""
 
 
 @dataclass(slots=True)
@@ -180,7 +186,7 @@ async def _main(scenario: Scenario, seed: int, options: RunOptions, virtual: boo
     cluster = Cluster(scenario, seed, clock)
     cluster.explain = options.explain
     server = cluster.server
-    invariants = install_invariants(cluster)
+    invariants = InvariantChecker()
     tracer = TraceRecorder(options.trace)
     activity = PodActivity()
     observer = Observer(lambda: _schedulers(cluster))
@@ -188,9 +194,13 @@ async def _main(scenario: Scenario, seed: int, options: RunOptions, virtual: boo
     cost = CostMeter({g.name: g.price_per_hour for g in ca.node_groups} if ca is not None else {})
     observer.samplers.append(cost)
     cluster.on_step = lambda index, step: observer.mark(clock.now(), "step", step_label(index, step))
-    for listener in (tracer, activity, observer, cost, options.on_write):
-        if listener is not None:
+    if options.plain_listeners:
+        for listener in (invariants, tracer, activity, observer, cost):
             server.add_write_listener(listener)
+    else:
+        server.add_write_listener(RunBook(invariants, tracer, activity, observer, cost), direct=True)
+    if options.on_write is not None:
+        server.add_write_listener(options.on_write)
     serve = options.serve
     # standing Lease renewals: never where a watcher through ``serve`` could want every one
     server.standing.allowed = options.standing_renewals and serve is None and cluster.standing_renewals_apply

@@ -40,7 +40,9 @@ kind and verb at one instant (``_commit_batch``: the Lease renewals of an instan
 whole to a listener with a ``write_many(verb, kind, time, agent, writes)`` method (``writes``:
 (old, new, revision) in order; ``WriteMany``), one ``WriteRecord`` at a time to the others:
 each listener sees the same writes in the same order, only not interleaved with the other
-listeners' calls (listeners keep state of their own and do not read the store).
+listeners' calls (listeners keep state of their own and do not read the store). A *direct*
+listener (the run's bookkeeping, ``add_write_listener(fn, direct=True)``) is called with the
+record's fields as arguments, no ``WriteRecord`` built, before the others.
 """
 
 from __future__ import annotations
@@ -172,6 +174,8 @@ class Store:
         self._calls: list[Callable[[WriteRecord], None]] = []
         """``_listeners`` as ``_commit`` calls them: an instance's bound ``__call__`` (calling
         the instance looks the method up on every call), any other callable as it is."""
+        self._direct: list[Callable[[int, float, Verb, str, Any, Any, str], None]] = []
+        self._direct_many: list[WriteMany] = []
         self.writes = 0
         self.unchanged: dict[tuple[str, str], int] = {}
         """(verb, kind) -> writes skipped because they changed nothing (upstream's store skips
@@ -197,7 +201,17 @@ class Store:
     def revision(self) -> int:
         return self._revision
 
-    def add_write_listener(self, fn: Callable[[WriteRecord], None]) -> None:
+    def add_write_listener(self, fn: Callable[..., None], *, direct: bool = False) -> None:
+        """``direct``: ``fn(revision, time, verb, kind, old, new, agent)``, no ``WriteRecord``
+        built for it, and its ``write_many`` takes the batches. The direct listeners are called
+        before the others, whenever added (listeners do not read each other's state). Any other
+        is called with a ``WriteRecord``: an instance through its bound ``__call__``."""
+        if direct:
+            many: WriteMany | None = getattr(fn, "write_many", None)
+            assert many is not None, "a direct write listener takes batches whole"
+            self._direct.append(fn)
+            self._direct_many.append(many)
+            return
         self._listeners.append(fn)
         call = next((vars(c)["__call__"] for c in type(fn).__mro__ if "__call__" in vars(c)), None)
         self._calls.append(MethodType(call, fn) if isinstance(call, FunctionType) else fn)
@@ -244,6 +258,8 @@ class Store:
             self._trim_history(now)
         self._hub.publish(kind, old, new, rev, now)
         self.writes += 1
+        for direct in self._direct:
+            direct(rev, now, verb, kind, old, new, self.agent)
         calls = self._calls
         if calls:
             rec = WriteRecord(rev, now, verb, kind, old, new, self.agent)
@@ -288,6 +304,8 @@ class Store:
             published.append((old, new, rev))
         self.writes += len(pairs)
         agent = self.agent
+        for direct_many in self._direct_many:
+            direct_many(verb, kind, now, agent, published)
         for fn in listeners:
             many: WriteMany | None = getattr(fn, "write_many", None)
             if many is not None:
