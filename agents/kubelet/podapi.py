@@ -92,6 +92,36 @@ class PodWriter:
         ``deletionTimestamp``."""
         namespace, name = current.metadata.namespace, current.metadata.name
         pod: Pod | None = current
+        # The first try, as ``on_error``'s first call of ``attempt`` below runs it, without
+        # the two coroutines (three writes a pod): a Conflict re-reads at once, NotFound
+        # gives up, another error is raised; a transient one goes on to ``on_error``'s
+        # waits, which come after a first failed try.
+        try:
+            while True:  # a Conflict re-reads at once, without a backoff wait
+                if pod is None:
+                    pod = await self._client.get("Pod", name, namespace)
+                meta = pod.metadata
+                if meta.uid != uid or (meta.deletion_timestamp is not None and not deleting):
+                    return None
+                if pod.status.phase in _TERMINAL:
+                    return None
+                try:
+                    written: Pod = await self._client.update_status(replace(pod, status=build(pod)))
+                except Conflict:
+                    self.conflicts += 1
+                    pod = None
+                    continue
+                self.status_writes += 1
+                return written
+        except NotFound:
+            return None
+        except Exception as err:
+            if not self._transient(err):
+                raise
+        wait, backoff = API_RETRY.step()
+        if wait > 0:
+            await self._clock.sleep(wait)
+        pod = None
 
         async def attempt() -> Pod | None:
             nonlocal pod
@@ -116,7 +146,7 @@ class PodWriter:
                 return written
 
         try:
-            return await on_error(API_RETRY, self._transient, attempt, clock=self._clock, attempts=UNLIMITED)
+            return await on_error(backoff, self._transient, attempt, clock=self._clock, attempts=UNLIMITED)
         except NotFound:
             return None
 
