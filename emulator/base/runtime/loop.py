@@ -139,8 +139,9 @@ class _FifoTimerHandle(asyncio.TimerHandle):
         args: Sequence[Any],
         loop: asyncio.AbstractEventLoop,
         context: Context | None,
+        debug: bool,
     ) -> None:
-        if loop.get_debug():
+        if debug:  # the loop's get_debug(), read by call_at
             super().__init__(when, callback, args, loop, context)
         else:
             # TimerHandle.__init__ and Handle.__init__ outside debug mode, inlined (two frames
@@ -356,11 +357,12 @@ class VirtualTimeEventLoop(asyncio.SelectorEventLoop):
         *args: *_Ts,
         context: Context | None = None,
     ) -> asyncio.TimerHandle:
-        if self.is_closed():
+        if self._closed:  # the stock is_closed()
             raise RuntimeError("Event loop is closed")
         seq = next(self._timer_seq)
-        timer = _FifoTimerHandle(when, seq, callback, args, self, context)
-        if self._debug:
+        debug = self._debug  # the stock get_debug()
+        timer = _FifoTimerHandle(when, seq, callback, args, self, context, debug)
+        if debug:
             heapq.heappush(self._scheduled, timer)  # the stock step's heap
         else:
             heapq.heappush(self._timers, (when, seq, timer))
