@@ -77,7 +77,7 @@ Private asyncio internals used, and why (the same in CPython 3.11 to 3.13;
   ``advance`` (nothing ready, the loop not stopping); ``_clock_resolution``,
   which ``_run_once`` adds to the time when it takes the timers due.
 - ``BaseEventLoop._run_once``, replaced outside debug mode by ``VirtualTimeEventLoop._run_once``
-  (the same step without a selector call on an iteration that does not poll, and running a
+  (which iterates until the loop is stopping, as ``run_forever`` would call it; each iteration the same step without a selector call on an iteration that does not poll, and running a
   plain handle's callback itself): it reads the stock step's constants
   (``_MIN_SCHEDULED_TIMER_HANDLES``, ``_MIN_CANCELLED_TIMER_HANDLES_FRACTION``,
   ``MAXIMUM_SELECT_TIMEOUT``), ``_timer_cancelled_count``, ``_process_events`` and, for a raising
@@ -286,69 +286,78 @@ class VirtualTimeEventLoop(asyncio.SelectorEventLoop):
         return handle
 
     def _run_once(self) -> None:
-        # One loop iteration, outside debug mode: the stock ``BaseEventLoop._run_once`` step
-        # for step (cancelled timers dropped or compacted, the selector asked, the due timers
-        # moved to the ready queue, the ready handles run), less its overhead on this loop
-        # (≈ 9 iterations and 19 handles a churn pod): an iteration with handles ready that
-        # does not poll the real fds (``POLL_EVERY``) only counts itself, as ``select(0)``
-        # would, with no selector call and no empty event list processed; the clock is read
-        # from ``_now``; a plain handle's callback runs here, as ``Handle._run`` runs it
-        # (``_report`` when it raises), one frame less per handle.
+        # Loop iterations, outside debug mode, until the loop is stopping (``run_forever``'s
+        # own loop, ``_run_once`` then a ``_stopping`` check, written out here: a frame less
+        # per iteration, ≈ 9 a churn pod) or debug mode is switched on (``run_forever`` then
+        # calls again: the stock step). Each iteration is the stock ``BaseEventLoop._run_once``
+        # step for step (cancelled timers dropped or compacted, the selector asked, the due
+        # timers moved to the ready queue, the ready handles run), less its overhead on this
+        # loop: an iteration with handles ready that does not poll the real fds
+        # (``POLL_EVERY``) only counts itself, as ``select(0)`` would, with no selector call
+        # and no empty event list processed; the clock is read from ``_now``; the timers are
+        # ``(when, seq, timer)`` tuples (``_timers``); a plain handle's callback runs here, as
+        # ``Handle._run`` runs it (``_report`` when it raises), one frame less per handle.
         if self._debug:
             super()._run_once()  # type: ignore[misc]
             return
-        timers = self._timers
-        count = len(timers)
-        if count > _MIN_SCHEDULED and self._timer_cancelled_count / count > _MIN_CANCELLED_FRACTION:
-            kept = []
-            for entry in timers:
-                if entry[2]._cancelled:
-                    entry[2]._scheduled = False
-                else:
-                    kept.append(entry)
-            heapq.heapify(kept)
-            self._timers = timers = kept
-            self._timer_cancelled_count = 0
-        else:
-            while timers and timers[0][2]._cancelled:
-                self._timer_cancelled_count -= 1
-                heapq.heappop(timers)[2]._scheduled = False
         ready = self._ready
         selector = self._idle_selector
-        if ready or self._stopping:
-            if selector._busy < POLL_EVERY - 1:
-                selector._busy += 1  # select(0) on an iteration that does not poll: nothing else
+        process_events = self._process_events  # type: ignore[attr-defined]
+        resolution = self._clock_resolution
+        heappop = heapq.heappop
+        while True:
+            timers = self._timers
+            count = len(timers)
+            if count > _MIN_SCHEDULED and self._timer_cancelled_count / count > _MIN_CANCELLED_FRACTION:
+                kept = []
+                for entry in timers:
+                    if entry[2]._cancelled:
+                        entry[2]._scheduled = False
+                    else:
+                        kept.append(entry)
+                heapq.heapify(kept)
+                self._timers = timers = kept
+                self._timer_cancelled_count = 0
             else:
-                self._process_events(selector.select(0))  # type: ignore[attr-defined]
-        else:
-            timeout = None
-            if timers:
-                timeout = min(max(0, timers[0][0] - self._now), _MAX_SELECT_TIMEOUT)
-            self._process_events(selector.select(timeout))  # type: ignore[attr-defined]
-        timers = self._timers
-        end_time = self._now + self._clock_resolution
-        while timers:
-            if timers[0][0] >= end_time:
-                break
-            timer = heapq.heappop(timers)[2]
-            timer._scheduled = False
-            ready.append(timer)
-        popleft = ready.popleft
-        for _ in range(len(ready)):
-            handle: Any = popleft()
-            if handle._cancelled:
-                continue
-            kind = type(handle)
-            if kind is not _Handle and kind is not _FifoTimerHandle:
-                handle._run()  # a handle of another kind runs its own way
-                continue
-            try:
-                handle._context.run(handle._callback, *handle._args)
-            except (SystemExit, KeyboardInterrupt):
-                raise
-            except BaseException as exc:
-                _report(handle, exc)
-        handle = None  # breaks cycles when an exception occurs, as the stock loop does
+                while timers and timers[0][2]._cancelled:
+                    self._timer_cancelled_count -= 1
+                    heappop(timers)[2]._scheduled = False
+            if ready or self._stopping:
+                if selector._busy < POLL_EVERY - 1:
+                    selector._busy += 1  # select(0) on an iteration that does not poll: nothing else
+                else:
+                    process_events(selector.select(0))
+            else:
+                timeout = None
+                if timers:
+                    timeout = min(max(0, timers[0][0] - self._now), _MAX_SELECT_TIMEOUT)
+                process_events(selector.select(timeout))
+            timers = self._timers
+            end_time = self._now + resolution
+            while timers:
+                if timers[0][0] >= end_time:
+                    break
+                timer = heappop(timers)[2]
+                timer._scheduled = False
+                ready.append(timer)
+            popleft = ready.popleft
+            for _ in range(len(ready)):
+                handle: Any = popleft()
+                if handle._cancelled:
+                    continue
+                kind = type(handle)
+                if kind is not _Handle and kind is not _FifoTimerHandle:
+                    handle._run()  # a handle of another kind runs its own way
+                    continue
+                try:
+                    handle._context.run(handle._callback, *handle._args)
+                except (SystemExit, KeyboardInterrupt):
+                    raise
+                except BaseException as exc:
+                    _report(handle, exc)
+            handle = None  # breaks cycles when an exception occurs, as the stock loop does
+            if self._stopping or self._debug:
+                return  # run_forever stops, or calls again for the stock step
 
     def call_at(
         self,
