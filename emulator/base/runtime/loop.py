@@ -77,7 +77,8 @@ Private asyncio internals used, and why (the same in CPython 3.11 to 3.13;
   ``advance`` (nothing ready, the loop not stopping); ``_clock_resolution``,
   which ``_run_once`` adds to the time when it takes the timers due.
 - ``BaseEventLoop._run_once``, replaced outside debug mode by ``VirtualTimeEventLoop._run_once``
-  (which iterates until the loop is stopping, as ``run_forever`` would call it; each iteration the same step without a selector call on an iteration that does not poll, and running a
+  (which iterates until the loop is stopping, as ``run_forever`` would call it; each iteration
+  the same step without a selector call on an iteration that does not poll, and running a
   plain handle's callback itself): it reads the stock step's constants
   (``_MIN_SCHEDULED_TIMER_HANDLES``, ``_MIN_CANCELLED_TIMER_HANDLES_FRACTION``,
   ``MAXIMUM_SELECT_TIMEOUT``), ``_timer_cancelled_count``, ``_process_events`` and, for a raising
