@@ -142,7 +142,9 @@ class Kubelet:
         self._pods: dict[Key, PodRecord] = {}
         self._usage = NodeUsage()
         self._queue: deque[PodRecord] = deque()
-        self._admit_wake = asyncio.Event()
+        self._admit_waiter: asyncio.Future[None] | None = None
+        """The admission worker's wait for a pod queued (a plain future: an ``Event`` per
+        kubelet made and dropped a future per wait all the same, in three more frames)."""
         self._admitting = False
         self._node_seen = asyncio.Event()
         self._host_ip = ""
@@ -282,15 +284,14 @@ class Kubelet:
     # --- pod informer -------------------------------------------------------------------
 
     def _on_pod_add(self, pod: Pod) -> None:
-        self._observe(pod)
-
-    def _on_pod_update(self, _old: Pod, new: Pod) -> None:
-        self._observe(new)  # a new UID under the same name (a relist) is handled there
+        self._on_pod_update(None, pod)
 
     def _on_pod_delete(self, pod: Pod) -> None:
         self._forget(pod)
 
-    def _observe(self, pod: Pod) -> None:
+    def _on_pod_update(self, _old: Pod | None, pod: Pod) -> None:
+        """A pod seen (added or updated: ≈ 3 events a pod, the handler's body is the whole
+        observation); a new UID under the same name (a relist) forgets the old pod first."""
         key = _key(pod)
         rec = self._pods.get(key)
         if rec is not None and rec.uid != pod.metadata.uid:
@@ -304,7 +305,9 @@ class Kubelet:
                 self._terminate(rec)
             else:
                 self._queue.append(rec)
-                self._admit_wake.set()
+                waiter = self._admit_waiter
+                if waiter is not None and not waiter.done():
+                    waiter.set_result(None)  # wakes the admission worker (one handle)
             return
         rec.pod = newer(rec.pod, pod)
         if rec.pod is pod and rec.state is PodState.RUNNING and rec.needs_reconcile(pod.status):
@@ -345,9 +348,15 @@ class Kubelet:
     # --- admission ----------------------------------------------------------------------
 
     async def _admission_loop(self) -> None:
+        loop = asyncio.get_running_loop()
         while True:
-            await self._admit_wake.wait()
-            self._admit_wake.clear()
+            if not self._queue:  # nothing queued since the last batch was taken: wait for one
+                waiter: asyncio.Future[None] = asyncio.Future(loop=loop)
+                self._admit_waiter = waiter
+                try:
+                    await waiter
+                finally:
+                    self._admit_waiter = None
             batch = sorted(self._queue, key=lambda r: r.pod.metadata.creation_timestamp or "")
             self._queue.clear()
             self._admitting = True

@@ -169,7 +169,9 @@ class PodWorker:
             await self._claims.prepare(lambda: rec.pod)  # DRA: claims reserved, NodePrepareResources
         announce = await self._pull(rec) if self._settings.container_events else None
         if announce is None:
-            await self._images.ensure([c.image for c in (*spec.init_containers, *spec.containers)])
+            images = [c.image for c in (*spec.init_containers, *spec.containers)]
+            if not self._images.all_present(images):  # else ``ensure`` returns at once
+                await self._images.ensure(images)
         if refs is not None and env_refs(spec):
             now = self._clock.timestamp
             await refs.resolve_env(
@@ -200,7 +202,8 @@ class PodWorker:
         rec.state = PodState.RUNNING
         run = runs[0]
         run.anchor(self._clock.now())  # durations count from the write's end, as they always did
-        await self._container_events(rec.pod, run)
+        if run.events:
+            await self._container_events(rec.pod, run)
         await self._drive(rec, run, ips)
 
     async def _fail_start(self, rec: PodRecord, reason: str, message: str, *, ips: dict[str, str]) -> None:
@@ -286,12 +289,14 @@ class PodWorker:
             backoffs = run.advance(self._clock.now())
             if run.phase is RunPhase.DONE:
                 await self._finish(rec, run, ips)
-                await self._container_events(rec.pod, run)
+                if run.events:
+                    await self._container_events(rec.pod, run)
                 return
             written = rec.pod if run.quiet else await self._write_run(rec, run, ips)
             if written is None:
                 return
-            await self._container_events(written, run)
+            if run.events:
+                await self._container_events(written, run)
             for name in backoffs:
                 self._counts["backoffs"] += 1
                 message = f"Back-off restarting failed container {name} in pod {self.pod_label(rec)}"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+from typing import Any
 
 import pytest
 from msgspec.structs import replace
@@ -13,11 +14,11 @@ from msgspec.structs import replace
 from agents.kubelet.podapi import API_RETRY, PodWriter
 from emulator.base.api.codec import convert
 from emulator.base.api.core import Namespace, Pod, PodStatus
-from emulator.base.api.errors import ApiError, Conflict, InternalError
+from emulator.base.api.errors import ApiError, Conflict, InternalError, NotFound
 from emulator.base.api.meta import ObjectMeta
 from emulator.base.apiserver import ApiServer
 from emulator.base.client.client import Client, Interceptor
-from emulator.base.client.retry import UNLIMITED, Backoff
+from emulator.base.client.retry import UNLIMITED, Backoff, on_error
 from emulator.base.runtime.clock import LoopClock
 
 OLD_WAITS = [min(0.5 * 2.0 ** min(a, 16), 30.0) for a in range(12)]  # the former retry_delay
@@ -102,3 +103,99 @@ async def test_write_status_gives_up_on_a_deleted_pod() -> None:
     writer = PodWriter(client, clock, "n1")
     assert await writer.write_status(pod, pod.metadata.uid, lambda p: p.status) is None
     assert clock.now() == 0.0
+
+
+async def _reference_write_status(writer: PodWriter, current: Pod, uid: str, build: Any) -> Pod | None:
+    """``PodWriter.write_status`` as it was before its first try ran without ``on_error``:
+    every try an ``attempt`` coroutine under ``on_error``."""
+    client = writer._client
+    namespace, name = current.metadata.namespace, current.metadata.name
+    pod: Pod | None = current
+
+    async def attempt() -> Pod | None:
+        nonlocal pod
+        while True:
+            if pod is None:
+                pod = await client.get("Pod", name, namespace)
+            assert pod is not None
+            meta = pod.metadata
+            if meta.uid != uid or meta.deletion_timestamp is not None or pod.status.phase in ("Succeeded", "Failed"):
+                return None
+            try:
+                written: Pod = await client.update_status(replace(pod, status=build(pod)))
+            except Conflict:
+                writer.conflicts += 1
+                pod = None
+                continue
+            except ApiError:
+                pod = None
+                raise
+            writer.status_writes += 1
+            return written
+
+    try:
+        return await on_error(API_RETRY, writer._transient, attempt, clock=writer._clock, attempts=UNLIMITED)
+    except NotFound:
+        return None
+
+
+_SEQUENCES = {
+    "clean": [],
+    "conflict": ["Conflict"],
+    "conflicts": ["Conflict", "Conflict", "Conflict"],
+    "error": ["Internal"],
+    "errors-then-conflict": ["Internal", "Internal", "Conflict", "Internal"],
+    "conflict-then-error": ["Conflict", "Internal"],
+    "not-found": ["NotFound"],
+    "error-then-not-found": ["Internal", "NotFound"],
+    "conflict-then-not-found": ["Conflict", "NotFound"],
+    "bug": ["ValueError"],
+    "error-then-bug": ["Internal", "ValueError"],
+    "conflict-then-terminal": ["Conflict", "terminal"],
+    "error-then-terminal": ["Internal", "terminal"],
+}
+
+
+@pytest.mark.parametrize("sequence", list(_SEQUENCES), ids=list(_SEQUENCES))
+@pytest.mark.asyncio
+async def test_write_status_does_what_the_on_error_reference_does(sequence: str) -> None:
+    """The first try runs without ``on_error``; every error sequence gives what the reference
+    gives: the calls' times, the counters, the result (or the error raised)."""
+
+    async def play(reference: bool) -> tuple[Any, ...]:
+        srv, client, clock, pod = _setup()
+        seen: list[tuple[str, float]] = []
+        steps = list(_SEQUENCES[sequence])
+
+        async def interceptor(agent: str, verb: str, kind: str) -> None:
+            if kind != "Pod":
+                return
+            seen.append((verb, clock.now()))
+            if verb != "updateStatus" or not steps:
+                return
+            step = steps.pop(0)
+            if step == "terminal":  # someone else finished it before this write
+                srv.update_status(replace(srv.get("Pod", "p", "default"), status=PodStatus(phase="Failed")))
+                raise Conflict("finished")
+            raise {"Conflict": Conflict, "Internal": InternalError, "NotFound": NotFound, "ValueError": ValueError}[
+                step
+            ](step)
+
+        client.interceptor = interceptor
+        writer = PodWriter(client, clock, "n1")
+
+        def build(p: Pod) -> PodStatus:
+            return replace(p.status, phase="Running")
+
+        call = _reference_write_status(writer, pod, pod.metadata.uid, build) if reference else None
+        try:
+            if call is None:
+                written = await writer.write_status(pod, pod.metadata.uid, build)
+            else:
+                written = await call
+            outcome: Any = None if written is None else (written.status.phase, written.metadata.resource_version)
+        except ValueError as err:
+            outcome = repr(err)
+        return outcome, seen, writer.api_errors, writer.conflicts, writer.status_writes, clock.now()
+
+    assert await play(False) == await play(True)

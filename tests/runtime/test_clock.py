@@ -15,6 +15,7 @@ from emulator.base.runtime import (
     Clock,
     DeadlockError,
     LoopClock,
+    PacedClock,
     VirtualTimeEventLoop,
     format_duration,
     format_timestamp,
@@ -205,6 +206,26 @@ def test_timestamp_defaults_to_now_and_never_reads_the_wall_clock() -> None:
 
     assert run(main) == ("2026-01-02T01:01:01Z", "2026-01-01T00:00:00Z")
     assert EPOCH.isoformat() == "2026-01-01T00:00:00+00:00"
+
+
+def test_the_virtual_clocks_timestamp_reads_what_the_plain_one_reads() -> None:
+    """A virtual ``LoopClock`` at origin 0 reads the loop's clock in place for ``timestamp()``;
+    a ``PacedClock`` at speed 1 keeps the plain method: both give the same text at every step."""
+
+    async def main() -> list[tuple[str, str, str, str]]:
+        fast = LoopClock(virtual=True)
+        plain = PacedClock(virtual=True, speed=1.0)
+        assert fast.timestamp != plain.timestamp  # the in-place reader is in use
+        out = []
+        for step in (0.0, 0.25, 0.75, 1.0, 59.0, 3600.5, 0.0, 86400.0):
+            await fast.sleep(step)
+            out.append((fast.timestamp(), plain.timestamp(), fast.timestamp(12.5), plain.timestamp(12.5)))
+            out.append((fast.timestamp(), plain.timestamp(), fast.timestamp(None), plain.timestamp(None)))
+        return out
+
+    for a, b, c, d in run(main):
+        assert a == b
+        assert c == d
 
 
 @pytest.mark.parametrize(

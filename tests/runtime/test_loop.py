@@ -323,10 +323,16 @@ def test_the_private_asyncio_internals_the_loop_relies_on_still_exist() -> None:
         assert loop._scheduled == []
         assert "_scheduled" in asyncio.TimerHandle.__slots__
         handle = loop.call_at(5.0, lambda: None)
-        assert loop._scheduled == [handle]
+        assert loop._timers == [(5.0, 0, handle)]  # outside debug mode: our tuple heap
         assert handle._scheduled is True  # type: ignore[attr-defined]
         handle.cancel()
         assert loop._timer_cancelled_count == 1
+        loop.set_debug(True)  # the stock step's heap of handles (BaseEventLoop._scheduled)
+        assert loop._scheduled == [handle]
+        assert loop._timers == []
+        loop.set_debug(False)
+        assert loop._scheduled == []
+        assert loop._timers == [(5.0, 0, handle)]
         # advance: the ready queue (a deque call_soon appends to), the
         # stopping flag and the resolution _run_once adds when it takes the timers due
         assert isinstance(loop._ready, collections.deque)
@@ -527,3 +533,27 @@ def test_two_processes_with_different_hash_seeds_produce_identical_logs() -> Non
 
 if __name__ == "__main__":
     print("\n".join(determinism_workload(int(sys.argv[1]))))
+
+
+def test_timers_keep_their_order_when_debug_mode_is_switched_with_timers_pending() -> None:
+    """``set_debug`` moves the pending timers between our tuple heap and the stock step's
+    heap of handles: ties still fire first in, first out, cancelled ones not at all."""
+    loop = VirtualTimeEventLoop()
+    try:
+        fired: list[tuple[float, int]] = []
+        cancelled = []
+        for i in range(40):
+            when = float(i % 7)
+            handle = loop.call_at(when, lambda w=when, n=i: fired.append((w, n)))
+            if i % 5 == 3:
+                cancelled.append(i)
+                handle.cancel()
+            if i % 9 == 4:
+                loop.set_debug(not loop.get_debug())
+        loop.call_at(3.5, lambda: loop.set_debug(not loop.get_debug()))
+        loop.call_at(10.0, loop.stop)
+        loop.run_forever()
+        want = sorted((float(i % 7), i) for i in range(40) if i not in cancelled)
+        assert fired == want
+    finally:
+        loop.close()

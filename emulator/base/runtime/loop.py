@@ -56,9 +56,12 @@ iteration for the polling of real fds (every ``POLL_EVERY``-th goes through the 
 Private asyncio internals used, and why (the same in CPython 3.11 to 3.13;
 ``test_loop.py`` pins them):
 
-- ``BaseEventLoop._scheduled``, the timer heap: ``call_at`` pushes our tie-breaking timers onto
-  it (as the stock ``call_at`` does), and the idle hook reads its head to know where to jump.
-  ``_run_once`` has already dropped cancelled timers from the head when it calls ``select``.
+- ``BaseEventLoop._scheduled``, the stock step's timer heap, used in debug mode only: there
+  ``call_at`` pushes our tie-breaking timers onto it (as the stock ``call_at`` does). Outside
+  debug mode the timers are ``(when, seq, timer)`` tuples on ``_timers``, a heap compared in C
+  (the handles' Python ``__lt__`` was ~30 calls a churn pod); ``set_debug`` moves them from one
+  heap to the other. The idle hook reads the head to know where to jump; the step has already
+  dropped cancelled timers from the head when it calls ``select``.
 - ``TimerHandle._scheduled``: set for the push, as the stock ``call_at`` does, so that
   ``cancel()`` counts the timer for the loop's periodic heap compaction.
 - The slots ``Handle.__init__`` and ``TimerHandle.__init__`` set (``_context``, ``_loop``,
@@ -74,7 +77,8 @@ Private asyncio internals used, and why (the same in CPython 3.11 to 3.13;
   ``advance`` (nothing ready, the loop not stopping); ``_clock_resolution``,
   which ``_run_once`` adds to the time when it takes the timers due.
 - ``BaseEventLoop._run_once``, replaced outside debug mode by ``VirtualTimeEventLoop._run_once``
-  (the same step without a selector call on an iteration that does not poll, and running a
+  (which iterates until the loop is stopping, as ``run_forever`` would call it; each iteration
+  the same step without a selector call on an iteration that does not poll, and running a
   plain handle's callback itself): it reads the stock step's constants
   (``_MIN_SCHEDULED_TIMER_HANDLES``, ``_MIN_CANCELLED_TIMER_HANDLES_FRACTION``,
   ``MAXIMUM_SELECT_TIMEOUT``), ``_timer_cancelled_count``, ``_process_events`` and, for a raising
@@ -119,10 +123,13 @@ class DeadlockError(RuntimeError):
 class _FifoTimerHandle(asyncio.TimerHandle):
     """A timer ordered by (deadline, creation sequence): equal deadlines fire FIFO.
 
-    ``heapq`` only uses ``<``; the other comparisons keep their stock meaning.
+    Outside debug mode the loop keeps its timers as ``(when, seq, timer)`` tuples, compared
+    in C (``VirtualTimeEventLoop._timers``); in debug mode the stock step's heap of handles
+    (``_scheduled``) orders them by ``<``, the same order. ``heapq`` only uses ``<``; the other
+    comparisons keep their stock meaning.
     """
 
-    __slots__ = ("_key",)
+    __slots__ = ("_seq",)
     _scheduled: bool  # TimerHandle's slot (private; see the module docstring)
 
     def __init__(
@@ -133,8 +140,9 @@ class _FifoTimerHandle(asyncio.TimerHandle):
         args: Sequence[Any],
         loop: asyncio.AbstractEventLoop,
         context: Context | None,
+        debug: bool,
     ) -> None:
-        if loop.get_debug():
+        if debug:  # the loop's get_debug(), read by call_at
             super().__init__(when, callback, args, loop, context)
         else:
             # TimerHandle.__init__ and Handle.__init__ outside debug mode, inlined (two frames
@@ -149,13 +157,13 @@ class _FifoTimerHandle(asyncio.TimerHandle):
             self._source_traceback = None
             self._when = when
         self._scheduled = True  # call_at pushes it at once
-        self._key = (when, seq)
+        self._seq = seq
 
     def __lt__(self, other: asyncio.TimerHandle) -> bool:
         # Every timer on the heap is ours (``call_at`` is the only way in), so the common case
-        # skips the isinstance test; heap pushes and pops call this ~20 times per timer.
+        # skips the isinstance test.
         try:
-            return self._key < other._key  # type: ignore[attr-defined, no-any-return]
+            return (self._when, self._seq) < (other._when, other._seq)  # type: ignore[attr-defined]
         except AttributeError:
             return self.when() < other.when()
 
@@ -206,6 +214,7 @@ class VirtualTimeEventLoop(asyncio.SelectorEventLoop):
 
     # BaseEventLoop's timer heap, ready queue and more (private; see the module docstring).
     _scheduled: list[asyncio.TimerHandle]
+    _timers: list[tuple[float, int, _FifoTimerHandle]]
     _ready: collections.deque[asyncio.Handle]
     _stopping: bool
     _timer_cancelled_count: int
@@ -218,6 +227,7 @@ class VirtualTimeEventLoop(asyncio.SelectorEventLoop):
         self._idle_real_wait = float(idle_real_wait)
         self._timer_seq = itertools.count()
         self._executor_jobs = 0
+        self._timers = []  # before BaseEventLoop.__init__, which calls set_debug
         self.advances = 0
         """How many times ``advance`` moved the clock."""
         self._idle_selector = _IdleHookSelector(self._on_idle)
@@ -233,6 +243,23 @@ class VirtualTimeEventLoop(asyncio.SelectorEventLoop):
 
     def time(self) -> float:
         return self._now
+
+    def set_debug(self, enabled: bool) -> None:
+        super().set_debug(enabled)
+        # The timers move to the heap the step of this mode reads (see ``_timers``).
+        if enabled and self._timers:
+            self._scheduled.extend(entry[2] for entry in self._timers)
+            heapq.heapify(self._scheduled)
+            self._timers = []
+        elif not enabled and self._scheduled:
+            timers: list[Any] = self._scheduled
+            self._timers = [(timer._when, timer._seq, timer) for timer in timers]
+            heapq.heapify(self._timers)
+            self._scheduled = []
+
+    def close(self) -> None:
+        super().close()
+        self._timers.clear()
 
     def call_soon(
         self,
@@ -260,70 +287,78 @@ class VirtualTimeEventLoop(asyncio.SelectorEventLoop):
         return handle
 
     def _run_once(self) -> None:
-        # One loop iteration, outside debug mode: the stock ``BaseEventLoop._run_once`` step
-        # for step (cancelled timers dropped or compacted, the selector asked, the due timers
-        # moved to the ready queue, the ready handles run), less its overhead on this loop
-        # (≈ 9 iterations and 19 handles a churn pod): an iteration with handles ready that
-        # does not poll the real fds (``POLL_EVERY``) only counts itself, as ``select(0)``
-        # would, with no selector call and no empty event list processed; the clock is read
-        # from ``_now``; a plain handle's callback runs here, as ``Handle._run`` runs it
-        # (``_report`` when it raises), one frame less per handle.
+        # Loop iterations, outside debug mode, until the loop is stopping (``run_forever``'s
+        # own loop, ``_run_once`` then a ``_stopping`` check, written out here: a frame less
+        # per iteration, ≈ 9 a churn pod) or debug mode is switched on (``run_forever`` then
+        # calls again: the stock step). Each iteration is the stock ``BaseEventLoop._run_once``
+        # step for step (cancelled timers dropped or compacted, the selector asked, the due
+        # timers moved to the ready queue, the ready handles run), less its overhead on this
+        # loop: an iteration with handles ready that does not poll the real fds
+        # (``POLL_EVERY``) only counts itself, as ``select(0)`` would, with no selector call
+        # and no empty event list processed; the clock is read from ``_now``; the timers are
+        # ``(when, seq, timer)`` tuples (``_timers``); a plain handle's callback runs here, as
+        # ``Handle._run`` runs it (``_report`` when it raises), one frame less per handle.
         if self._debug:
             super()._run_once()  # type: ignore[misc]
             return
-        scheduled = self._scheduled
-        sched_count = len(scheduled)
-        if sched_count > _MIN_SCHEDULED and self._timer_cancelled_count / sched_count > _MIN_CANCELLED_FRACTION:
-            kept = []
-            for timer in scheduled:
-                if timer._cancelled:
-                    timer._scheduled = False  # type: ignore[attr-defined]
-                else:
-                    kept.append(timer)
-            heapq.heapify(kept)
-            self._scheduled = scheduled = kept
-            self._timer_cancelled_count = 0
-        else:
-            while scheduled and scheduled[0]._cancelled:
-                self._timer_cancelled_count -= 1
-                heapq.heappop(scheduled)._scheduled = False  # type: ignore[attr-defined]
         ready = self._ready
         selector = self._idle_selector
-        if ready or self._stopping:
-            if selector._busy < POLL_EVERY - 1:
-                selector._busy += 1  # select(0) on an iteration that does not poll: nothing else
+        process_events = self._process_events  # type: ignore[attr-defined]
+        resolution = self._clock_resolution
+        heappop = heapq.heappop
+        while True:
+            timers = self._timers
+            count = len(timers)
+            if count > _MIN_SCHEDULED and self._timer_cancelled_count / count > _MIN_CANCELLED_FRACTION:
+                kept = []
+                for entry in timers:
+                    if entry[2]._cancelled:
+                        entry[2]._scheduled = False
+                    else:
+                        kept.append(entry)
+                heapq.heapify(kept)
+                self._timers = timers = kept
+                self._timer_cancelled_count = 0
             else:
-                self._process_events(selector.select(0))  # type: ignore[attr-defined]
-        else:
-            timeout = None
-            if scheduled:
-                timeout = min(max(0, scheduled[0]._when - self._now), _MAX_SELECT_TIMEOUT)  # type: ignore[attr-defined]
-            self._process_events(selector.select(timeout))  # type: ignore[attr-defined]
-        scheduled = self._scheduled
-        end_time = self._now + self._clock_resolution
-        while scheduled:
-            timer = scheduled[0]
-            if timer._when >= end_time:  # type: ignore[attr-defined]
-                break
-            timer = heapq.heappop(scheduled)
-            timer._scheduled = False  # type: ignore[attr-defined]
-            ready.append(timer)
-        popleft = ready.popleft
-        for _ in range(len(ready)):
-            handle: Any = popleft()
-            if handle._cancelled:
-                continue
-            kind = type(handle)
-            if kind is not _Handle and kind is not _FifoTimerHandle:
-                handle._run()  # a handle of another kind runs its own way
-                continue
-            try:
-                handle._context.run(handle._callback, *handle._args)
-            except (SystemExit, KeyboardInterrupt):
-                raise
-            except BaseException as exc:
-                _report(handle, exc)
-        handle = None  # breaks cycles when an exception occurs, as the stock loop does
+                while timers and timers[0][2]._cancelled:
+                    self._timer_cancelled_count -= 1
+                    heappop(timers)[2]._scheduled = False
+            if ready or self._stopping:
+                if selector._busy < POLL_EVERY - 1:
+                    selector._busy += 1  # select(0) on an iteration that does not poll: nothing else
+                else:
+                    process_events(selector.select(0))
+            else:
+                timeout = None
+                if timers:
+                    timeout = min(max(0, timers[0][0] - self._now), _MAX_SELECT_TIMEOUT)
+                process_events(selector.select(timeout))
+            timers = self._timers
+            end_time = self._now + resolution
+            while timers:
+                if timers[0][0] >= end_time:
+                    break
+                timer = heappop(timers)[2]
+                timer._scheduled = False
+                ready.append(timer)
+            popleft = ready.popleft
+            for _ in range(len(ready)):
+                handle: Any = popleft()
+                if handle._cancelled:
+                    continue
+                kind = type(handle)
+                if kind is not _Handle and kind is not _FifoTimerHandle:
+                    handle._run()  # a handle of another kind runs its own way
+                    continue
+                try:
+                    handle._context.run(handle._callback, *handle._args)
+                except (SystemExit, KeyboardInterrupt):
+                    raise
+                except BaseException as exc:
+                    _report(handle, exc)
+            handle = None  # breaks cycles when an exception occurs, as the stock loop does
+            if self._stopping or self._debug:
+                return  # run_forever stops, or calls again for the stock step
 
     def call_at(
         self,
@@ -332,10 +367,15 @@ class VirtualTimeEventLoop(asyncio.SelectorEventLoop):
         *args: *_Ts,
         context: Context | None = None,
     ) -> asyncio.TimerHandle:
-        if self.is_closed():
+        if self._closed:  # the stock is_closed()
             raise RuntimeError("Event loop is closed")
-        timer = _FifoTimerHandle(when, next(self._timer_seq), callback, args, self, context)
-        heapq.heappush(self._scheduled, timer)
+        seq = next(self._timer_seq)
+        debug = self._debug  # the stock get_debug()
+        timer = _FifoTimerHandle(when, seq, callback, args, self, context, debug)
+        if debug:
+            heapq.heappush(self._scheduled, timer)  # the stock step's heap
+        else:
+            heapq.heappush(self._timers, (when, seq, timer))
         return timer
 
     def run_in_executor(
@@ -359,11 +399,8 @@ class VirtualTimeEventLoop(asyncio.SelectorEventLoop):
         is at ``when`` (created now) and nothing else; False (nothing changed) otherwise."""
         if self._ready or self._executor_jobs or self._stopping or when < self._now:
             return False
-        scheduled = self._scheduled
-        while scheduled and scheduled[0]._cancelled:  # as _run_once drops them
-            self._timer_cancelled_count -= 1
-            heapq.heappop(scheduled)._scheduled = False  # type: ignore[attr-defined]
-        if not scheduled or scheduled[0].when() < when + self._clock_resolution:
+        head = self._earliest()
+        if head is None or head < when + self._clock_resolution:
             return False  # no other timer (the loop may be waiting for I/O), or one due as soon
         selector = self._idle_selector
         if selector._busy >= POLL_EVERY - 1:
@@ -373,6 +410,21 @@ class VirtualTimeEventLoop(asyncio.SelectorEventLoop):
         self.advances += 1
         return True
 
+    def _earliest(self) -> float | None:
+        """The deadline of the earliest live timer (cancelled ones dropped from the head as
+        the step drops them), or None."""
+        if self._debug:
+            scheduled = self._scheduled
+            while scheduled and scheduled[0]._cancelled:
+                self._timer_cancelled_count -= 1
+                heapq.heappop(scheduled)._scheduled = False  # type: ignore[attr-defined]
+            return scheduled[0].when() if scheduled else None
+        timers = self._timers
+        while timers and timers[0][2]._cancelled:
+            self._timer_cancelled_count -= 1
+            heapq.heappop(timers)[2]._scheduled = False
+        return timers[0][0] if timers else None
+
     def _on_idle(self, timeout: float | None) -> _Events:
         """Nothing is runnable and no real fd is ready: wait, jump or give up."""
         if self._executor_jobs or timeout is None:
@@ -381,7 +433,8 @@ class VirtualTimeEventLoop(asyncio.SelectorEventLoop):
                 return events
         if timeout is not None:
             # _run_once saw a live timer at the head of the heap, in the future.
-            self._now = max(self._now, self._scheduled[0].when())
+            head = self._timers[0][0] if self._timers else self._scheduled[0].when()
+            self._now = max(self._now, head)
             return []
         if self._executor_jobs:
             return []  # a worker thread still owes us a result: go round again

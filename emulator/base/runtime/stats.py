@@ -147,8 +147,11 @@ class QuantileSketch:
             self._exact.append(x)
             if len(self._exact) > self.cap:
                 self._to_buckets()
+        elif x == 0.0:  # ``_put(x, 1)`` written out (five samples a churn pod, most of them 0)
+            self._zeros += 1
         else:
-            self._put(x, 1)
+            key = bucket_of(x)
+            self._buckets[key] = self._buckets.get(key, 0) + 1
 
     def _put(self, x: float, n: int) -> None:
         if x == 0.0:
