@@ -557,3 +557,57 @@ def test_timers_keep_their_order_when_debug_mode_is_switched_with_timers_pending
         assert fired == want
     finally:
         loop.close()
+
+
+def test_a_fired_timer_is_not_kept_alive_by_the_loop_step() -> None:
+    """The lean step's frame lives as long as ``run_forever``: it must not hold the last timer
+    it fired, nor the last entry of a heap it compacted (their callbacks' arguments would live
+    on, unlike under the stock loop)."""
+    import gc
+    import weakref
+
+    class Payload:
+        pass
+
+    loop = VirtualTimeEventLoop()
+    refs: list[weakref.ref[Payload]] = []
+
+    async def main() -> None:
+        handles = [loop.call_later(100 + i, lambda: None) for i in range(150)]
+        payload = Payload()
+        refs.append(weakref.ref(payload))
+        loop.call_later(200, lambda _p: None, payload)  # live, last in the heap's list
+        del payload
+        for h in handles:
+            h.cancel()
+        del handles
+        await asyncio.sleep(0)  # the heap is compacted in this iteration
+        await asyncio.sleep(300)  # the live timer fires at 200
+        gc.collect()
+        assert refs[0]() is None
+        fired = Payload()
+        refs.append(weakref.ref(fired))
+        seen: list[bool] = []
+
+        def next_iteration() -> None:  # no timer fired since the payload's
+            gc.collect()
+            seen.append(refs[1]() is None)
+
+        loop.call_later(1, lambda _p: loop.call_soon(next_iteration), fired)
+        del fired
+        await asyncio.sleep(2)
+        assert seen == [True]
+
+    try:
+        loop.run_until_complete(main())
+    finally:
+        loop.close()
+
+
+def test_call_at_refuses_none_as_the_stock_loop_does() -> None:
+    loop = VirtualTimeEventLoop()
+    try:
+        with pytest.raises(TypeError, match="when cannot be None"):
+            loop.call_at(None, lambda: None)  # type: ignore[arg-type]
+    finally:
+        loop.close()

@@ -316,6 +316,7 @@ class VirtualTimeEventLoop(asyncio.SelectorEventLoop):
                         entry[2]._scheduled = False
                     else:
                         kept.append(entry)
+                del entry  # (this frame outlives the iteration: hold no fired or dropped timer)
                 heapq.heapify(kept)
                 self._timers = timers = kept
                 self._timer_cancelled_count = 0
@@ -357,6 +358,7 @@ class VirtualTimeEventLoop(asyncio.SelectorEventLoop):
                 except BaseException as exc:
                     _report(handle, exc)
             handle = None  # breaks cycles when an exception occurs, as the stock loop does
+            timer = None  # type: ignore[assignment]  # (this frame outlives the iteration)
             if self._stopping or self._debug:
                 return  # run_forever stops, or calls again for the stock step
 
@@ -367,6 +369,8 @@ class VirtualTimeEventLoop(asyncio.SelectorEventLoop):
         *args: *_Ts,
         context: Context | None = None,
     ) -> asyncio.TimerHandle:
+        if when is None:  # as the stock call_at, before the heap would fail to compare it
+            raise TypeError("when cannot be None")
         if self._closed:  # the stock is_closed()
             raise RuntimeError("Event loop is closed")
         seq = next(self._timer_seq)
