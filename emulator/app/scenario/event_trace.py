@@ -63,7 +63,8 @@ def _scheduled(conditions: Any) -> Any:
 def fast_trace_line(rec: WriteRecord, t: float | None = None) -> TraceLine:
     """``trace_line(rec)`` as a ``TraceLine``, with the common cases short-cut: a write that is
     not a pod's, and a pod update that kept the status object (nothing of the status part can
-    have changed). ``t``: ``round(rec.time, 6)`` if the caller has it already."""
+    have changed). ``t``: ``round(rec.time, 6)`` if the caller has it already.
+    Mirrored in ``bookkeeping.RunBook``: change both (``test_bookkeeping``)."""
     old, new = rec.old, rec.new
     meta = (new if new is not None else old).metadata
     if t is None:
@@ -123,6 +124,7 @@ class TraceRecorder:
         self._t = -1.0
 
     def __call__(self, rec: WriteRecord) -> None:
+        # Mirrored in ``bookkeeping.RunBook``: change both (``test_bookkeeping``).
         self.lines += 1
         if rec.time != self._time:
             self._time = rec.time

@@ -243,6 +243,7 @@ class InvariantChecker:
     # --- history ----------------------------------------------------------------------------
 
     def __call__(self, rec: WriteRecord) -> None:
+        # Mirrored in ``bookkeeping.RunBook``: change both (``test_bookkeeping``).
         kind, old, new = rec.kind, rec.old, rec.new
         if kind == "Node":
             self.last_revision["Node"] = rec.revision
@@ -276,6 +277,7 @@ class InvariantChecker:
                 self(WriteRecord(rev, time, verb, kind, old, new, agent))
 
     def _binding(self, rec: WriteRecord, uid: str) -> None:
+        # Mirrored in ``bookkeeping.RunBook``: change both (``test_bookkeeping``).
         old, new = rec.old, rec.new
         if new is None:
             self._bound.pop(uid, None)

@@ -228,6 +228,7 @@ class Observer:
     # --- pods -------------------------------------------------------------------------------
 
     def _pod(self, t: float, old: Pod | None, new: Pod | None) -> None:
+        # Mirrored in ``bookkeeping.RunBook``: change both (``test_bookkeeping``).
         obj = new if new is not None else old
         assert obj is not None
         uid = obj.metadata.uid
@@ -328,6 +329,7 @@ class Observer:
         return state
 
     def _assign(self, t: float, name: str, requests: Resources, sign: int) -> None:
+        # Mirrored in ``bookkeeping.RunBook``: change both (``test_bookkeeping``).
         node = self.nodes.get(name)
         if node is None:
             node = self._node_state(name)

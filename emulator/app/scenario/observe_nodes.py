@@ -89,7 +89,8 @@ class NodeState:
         self.shares = (share(a[0], c[0]), share(a[1], c[1]), share(a[2], c[2]))
 
     def advance(self, t: float, width: float) -> None:
-        """Account for ``[since, t)`` in the current state."""
+        """Account for ``[since, t)`` in the current state.
+        Mirrored in ``bookkeeping.RunBook``: change both (``test_bookkeeping``)."""
         a = self.since
         if t <= a:
             return
