@@ -97,12 +97,15 @@ class PodWriter:
                 return None
             if current.status.phase in _TERMINAL:
                 return None
+            first: ApiError | None = None
             try:
                 written: Pod = client.update_status_now(replace(current, status=build(current)))
             except ApiError as err:
-                return await self._write_status(current, uid, build, deleting, err)
-            self.status_writes += 1
-            return written
+                first = err  # retried below, outside the handler (a later error has no context)
+            if first is None:
+                self.status_writes += 1
+                return written
+            return await self._write_status(current, uid, build, deleting, first)
         return await self._write_status(current, uid, build, deleting, None)
 
     async def _write_status(

@@ -179,3 +179,26 @@ def test_listeners_are_called_alike_however_given() -> None:
     names = ["instance", "derived", "method", "function"]
     assert seen == [(n, 1) for n in names] + [(n, 2) for n in names]
     assert [r.revision for r in records] == [1, 2]
+
+
+def test_the_status_shortcut_skips_only_a_validation_that_reads_nothing() -> None:
+    """``_update_plain_status`` takes the kinds of ``_STATUS_UNVALIDATED`` past
+    ``validate_status_update`` on the ground that it reads nothing of them. If status
+    validation is ever given a rule for a Pod (upstream v1.34 checks pod IPs, container state
+    transitions, conditions), a status that breaks any such rule would pass here unchecked:
+    this test fails first, and the kind must leave ``_STATUS_UNVALIDATED``."""
+    from emulator.base.api.core import PodCondition
+    from emulator.base.api.validation import validate_status_update
+    from emulator.base.apiserver.server import _STATUS_UNVALIDATED
+
+    assert _STATUS_UNVALIDATED == ("Pod",)
+    spec = {"nodeName": "n1", "containers": [{"name": "c", "image": "i"}]}
+    pod = convert({"metadata": {"name": "a", "namespace": "default"}, "spec": spec}, Pod)
+    nonsense = PodStatus(
+        phase="NoSuchPhase",
+        pod_ip="not-an-ip",
+        host_ip="999.1.1.1",
+        nominated_node_name="-Not_A_Name-",
+        conditions=[PodCondition(type="", status="Maybe"), PodCondition(type="", status="Maybe")],
+    )
+    validate_status_update(replace(pod, status=nonsense))  # raises nothing: reads nothing

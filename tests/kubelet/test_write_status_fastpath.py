@@ -13,6 +13,7 @@ import asyncio
 import random
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from msgspec.structs import replace
@@ -127,3 +128,43 @@ def test_cases_that_matter_are_reached() -> None:
     answer, calls, _, _, _, _, _ = _run(True, "terminal", [], False)
     assert answer is None
     assert calls == []
+
+
+def test_an_error_after_a_failed_first_try_carries_no_context_from_it() -> None:
+    """The retry after a failed first try runs outside its ``except``: an error raised later
+    (here by the status builder) is not chained to the first try's error, as under the
+    retry loop alone."""
+
+    async def main() -> BaseException | None:
+        clock = LoopClock(asyncio.get_running_loop(), virtual=True)
+        srv = ApiServer(clock, random.Random(0))
+        srv.create(Namespace(metadata=ObjectMeta(name="default")))
+        spec = {"nodeName": "n1", "containers": [{"name": "c", "image": "i"}]}
+        pod = srv.create(convert({"metadata": {"name": "p", "namespace": "default"}, "spec": spec}, Pod))
+        client = Client(srv, clock, random.Random(1), name="kubelet:n1")
+        real, calls = srv.update_status, [0]
+
+        def flaky(obj: Any) -> Any:
+            calls[0] += 1
+            if calls[0] == 1:
+                raise InternalError("transient")
+            return real(obj)
+
+        srv.update_status = flaky  # type: ignore[method-assign]
+        builds = [0]
+
+        def build(p: Pod) -> PodStatus:
+            builds[0] += 1
+            if builds[0] == 2:
+                raise RuntimeError("a builder's bug")
+            return replace(p.status, phase="Running")
+
+        with pytest.raises(RuntimeError) as caught:
+            await PodWriter(client, clock, "n1").write_status(pod, pod.metadata.uid, build)
+        return caught.value.__context__
+
+    loop = VirtualTimeEventLoop()
+    try:
+        assert loop.run_until_complete(main()) is None
+    finally:
+        loop.close()
