@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import bisect
 import builtins
+import functools
 import random
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -141,6 +142,17 @@ class Client:
         limiter = self.event_rate_limiter if kind == "Event" else self.rate_limiter
         return limiter is None and self.interceptor is None and self._no_latency
 
+    def _now(self, verb: str, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """``fn(*args, **kwargs)`` counted as ``_call`` counts it, for a caller that checked
+        ``instant``: ``_call`` with nothing to await."""
+        calls = self.stats.calls
+        calls[verb] = calls.get(verb, 0) + 1
+        try:
+            return fn(*args, **kwargs)
+        except Exception:
+            self._failed(verb)
+            raise
+
     def _failed(self, verb: str) -> None:
         errors = self.stats.errors
         errors[verb] = errors.get(verb, 0) + 1
@@ -168,24 +180,13 @@ class Client:
         kind: str = getattr(obj, "kind", "")
         limiter = self.event_rate_limiter if kind == "Event" else self.rate_limiter
         if limiter is None and self.interceptor is None and self._no_latency:  # ``instant``
-            calls = self.stats.calls
-            calls["create"] = calls.get("create", 0) + 1
-            try:
-                return self.server.create(obj)
-            except Exception:
-                self._failed("create")
-                raise
+            created: S = self._now("create", self.server.create, obj)
+            return created
         return await self._call("create", kind, lambda: self.server.create(obj))
 
     async def get(self, kind: str, name: str, namespace: str = "") -> Any:
         if self.instant(kind):
-            calls = self.stats.calls
-            calls["get"] = calls.get("get", 0) + 1
-            try:
-                return self.server.get(kind, name, namespace)
-            except Exception:
-                self._failed("get")
-                raise
+            return self._now("get", self.server.get, kind, name, namespace)
         return await self._call("get", kind, lambda: self.server.get(kind, name, namespace))
 
     async def list(
@@ -217,8 +218,7 @@ class Client:
     def can_renew_now(self) -> bool:
         """Whether a call would run at once, without suspending (no rate limiter, latency or
         interceptor): the condition of the Lease fast path on the client's side."""
-        lat = self.api_latency
-        return self.rate_limiter is None and self.interceptor is None and lat.mean <= 0 and lat.jitter <= 0
+        return self.instant()
 
     def renew_lease_now(self, lease: Lease, spec: LeaseSpec) -> Lease | None:
         """``update(replace(lease, spec=spec))`` done synchronously through the server's Lease
@@ -261,13 +261,8 @@ class Client:
 
     def update_status_now(self, obj: S) -> S:
         """``update_status`` done synchronously, for a caller that checked ``instant(kind)``."""
-        calls = self.stats.calls
-        calls["updateStatus"] = calls.get("updateStatus", 0) + 1
-        try:
-            return self.server.update_status(obj)
-        except Exception:
-            self._failed("updateStatus")
-            raise
+        written: S = self._now("updateStatus", self.server.update_status, obj)
+        return written
 
     async def patch_status(
         self, kind: str, name: str, namespace: str, mutate: Callable[[Any], Any | None]
@@ -304,35 +299,19 @@ class Client:
     ) -> Any:
         """``DeleteOptions``: grace period, the uid and resourceVersion preconditions, and
         ``propagationPolicy`` (``Background``, ``Foreground``, ``Orphan``; None: the kind's default)."""
-        if self.instant(kind):
-            calls = self.stats.calls
-            calls["delete"] = calls.get("delete", 0) + 1
-            try:
-                return self.server.delete(
-                    kind,
-                    name,
-                    namespace,
-                    grace_period_seconds=grace_period_seconds,
-                    uid=uid,
-                    propagation_policy=propagation_policy,
-                    resource_version=resource_version,
-                )
-            except Exception:
-                self._failed("delete")
-                raise
-        return await self._call(
-            "delete",
+        call = functools.partial(
+            self.server.delete,
             kind,
-            lambda: self.server.delete(
-                kind,
-                name,
-                namespace,
-                grace_period_seconds=grace_period_seconds,
-                uid=uid,
-                propagation_policy=propagation_policy,
-                resource_version=resource_version,
-            ),
+            name,
+            namespace,
+            grace_period_seconds=grace_period_seconds,
+            uid=uid,
+            propagation_policy=propagation_policy,
+            resource_version=resource_version,
         )
+        if self.instant(kind):
+            return self._now("delete", call)
+        return await self._call("delete", kind, call)
 
     async def evict(self, namespace: str, name: str, *, grace_period_seconds: int | None = None, uid: str = "") -> Any:
         """The pods/eviction subresource (a 429 ``TooManyRequests`` when a budget refuses)."""
@@ -348,13 +327,7 @@ class Client:
             target=ObjectReference(kind="Node", name=node),
         )
         if self.interceptor is None and self._no_latency and self.rate_limiter is None:  # ``instant``
-            calls = self.stats.calls
-            calls["bind"] = calls.get("bind", 0) + 1
-            try:
-                return self.server.bind(binding)
-            except Exception:
-                self._failed("bind")
-                raise
+            return self._now("bind", self.server.bind, binding)
         return await self._call("bind", "Pod", lambda: self.server.bind(binding))
 
     def watch(
