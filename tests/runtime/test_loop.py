@@ -611,3 +611,85 @@ def test_call_at_refuses_none_as_the_stock_loop_does() -> None:
             loop.call_at(None, lambda: None)  # type: ignore[arg-type]
     finally:
         loop.close()
+
+
+def test_get_debug_answers_as_the_stock_method_in_both_modes() -> None:
+    """Outside debug mode ``get_debug`` is ``bool`` (no Python frame for the C futures' call):
+    it must answer what the stock method answers, before, after and across switches."""
+    loop = VirtualTimeEventLoop()
+    try:
+        for enabled in (False, True, True, False, True, False):
+            loop.set_debug(enabled)
+            assert loop.get_debug() is enabled
+            assert asyncio.BaseEventLoop.get_debug(loop) is enabled
+            # what the C Future and Task constructors see: a source traceback only in debug mode
+            future = loop.create_future()
+            assert (future._source_traceback is not None) is enabled  # type: ignore[attr-defined]
+            future.cancel()
+    finally:
+        loop.close()
+
+
+@pytest.mark.parametrize("debug", [pytest.param(False, id="inlined"), pytest.param(True, id="debug")])
+def test_create_task_makes_the_task_of_the_stock_create_task(debug: bool) -> None:
+    names: list[tuple[str, bool, object]] = []
+    var: contextvars.ContextVar[str] = contextvars.ContextVar("var", default="unset")
+
+    async def child(tag: str) -> str:
+        names.append((asyncio.current_task().get_name(), asyncio.current_task().get_loop() is loop, var.get()))  # type: ignore[union-attr]
+        return tag
+
+    async def main() -> None:
+        var.set("main")
+        ctx = contextvars.copy_context()
+        ctx.run(var.set, "ctx")
+        tasks = [
+            loop.create_task(child("a"), name="named"),
+            loop.create_task(child("b")),
+            loop.create_task(child("c"), name=7),  # the stock Task takes any object: its str()
+            loop.create_task(child("d"), context=ctx),
+        ]
+        for task in tasks:
+            assert type(task) is asyncio.Task
+            assert (task._source_traceback is not None) is debug  # type: ignore[attr-defined]
+        async with asyncio.TaskGroup() as tg:
+            grouped = tg.create_task(child("e"), name="grouped")
+        assert [await t for t in tasks] + [grouped.result()] == ["a", "b", "c", "d", "e"]
+
+    loop = VirtualTimeEventLoop()
+    loop.set_debug(debug)
+    try:
+        loop.run_until_complete(main())
+    finally:
+        loop.close()
+    assert names[0][0] == "named"
+    assert names[2][0] == "7"
+    assert names[4][0] == "grouped"
+    assert names[1][0].startswith("Task-")
+    assert all(n[1] for n in names)
+    assert [n[2] for n in names] == ["main", "main", "main", "ctx", "main"]
+    coro = child("x")
+    with pytest.raises(RuntimeError, match="Event loop is closed"):
+        loop.create_task(coro)
+    coro.close()
+
+
+def test_create_task_with_a_task_factory_takes_the_stock_path() -> None:
+    made: list[str] = []
+
+    def factory(loop: asyncio.AbstractEventLoop, coro: Any, **kwargs: Any) -> asyncio.Task[Any]:
+        made.append("factory")
+        return asyncio.Task(coro, loop=loop, **kwargs)
+
+    async def main() -> None:
+        task = asyncio.get_running_loop().create_task(asyncio.sleep(1), name="slept")
+        assert task.get_name() == "slept"
+        await task
+
+    loop = VirtualTimeEventLoop()
+    loop.set_task_factory(factory)
+    try:
+        loop.run_until_complete(main())
+    finally:
+        loop.close()
+    assert made == ["factory", "factory"]  # run_until_complete's task and ours

@@ -66,12 +66,17 @@ Private asyncio internals used, and why (the same in CPython 3.11 to 3.13;
   ``cancel()`` counts the timer for the loop's periodic heap compaction.
 - The slots ``Handle.__init__`` and ``TimerHandle.__init__`` set (``_context``, ``_loop``,
   ``_callback``, ``_args``, ``_cancelled``, ``_repr``, ``_source_traceback``, ``_when``):
-  ``_FifoTimerHandle`` sets them itself outside debug mode (a timer per sleep makes the two
-  inherited constructors ~0.5 % of a churn run); ``test_loop.py`` checks that they are the same
-  as the stock constructors'. ``call_soon`` likewise builds its ``Handle`` itself, outside
-  debug mode (it reads ``_debug`` and ``_closed``, the flags the stock ``get_debug`` and
-  ``_check_closed`` read): a handle per wake-up of a task or future, the stock path's four
-  frames were ~1 % of a churn run.
+  ``call_at`` sets them itself on a bare ``_FifoTimerHandle`` outside debug mode (a timer per
+  sleep made the two inherited constructors ~0.5 % of a churn run, and the handle's own
+  constructor was a frame more); ``test_loop.py`` checks that they are the same as the stock
+  constructors'. ``call_soon`` likewise builds its ``Handle`` itself, outside debug mode (it
+  reads ``_debug`` and ``_closed``, the flags the stock ``get_debug`` and ``_check_closed``
+  read): a handle per wake-up of a task or future, the stock path's four frames were ~1 % of a
+  churn run. ``create_task`` (no task factory, outside debug mode) reads ``_closed`` and
+  ``_task_factory`` and builds the ``Task`` as the stock one does.
+- ``get_debug`` outside debug mode is the instance attribute ``bool`` (``bool()`` is False):
+  the C ``Future`` and ``Task`` constructors call ``loop.get_debug()`` each time, and ``bool``
+  answers without a Python frame; ``set_debug`` sets and removes it.
 
 - ``BaseEventLoop._ready``, the queue of ready callbacks, and ``_stopping``, read by
   ``advance`` (nothing ready, the loop not stopping); ``_clock_resolution``,
@@ -98,7 +103,7 @@ import heapq
 import itertools
 import selectors
 from asyncio import base_events, format_helpers
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Generator, Sequence
 from concurrent.futures import Executor
 from contextvars import Context, copy_context
 from typing import Any, TypeVar, TypeVarTuple, Unpack
@@ -140,22 +145,9 @@ class _FifoTimerHandle(asyncio.TimerHandle):
         args: Sequence[Any],
         loop: asyncio.AbstractEventLoop,
         context: Context | None,
-        debug: bool,
     ) -> None:
-        if debug:  # the loop's get_debug(), read by call_at
-            super().__init__(when, callback, args, loop, context)
-        else:
-            # TimerHandle.__init__ and Handle.__init__ outside debug mode, inlined (two frames
-            # and a get_debug() less per timer; see the module docstring): the same slots with
-            # the same values, already marked as on the heap.
-            self._context = copy_context() if context is None else context
-            self._loop = loop
-            self._callback = callback
-            self._args = args
-            self._cancelled = False
-            self._repr = None
-            self._source_traceback = None
-            self._when = when
+        # Debug mode's constructor: outside it, ``call_at`` sets the same slots itself.
+        super().__init__(when, callback, args, loop, context)
         self._scheduled = True  # call_at pushes it at once
         self._seq = seq
 
@@ -170,6 +162,8 @@ class _FifoTimerHandle(asyncio.TimerHandle):
 
 _Handle = asyncio.Handle
 _new_handle = asyncio.Handle.__new__
+_new_timer = _FifoTimerHandle.__new__
+_Task = asyncio.Task
 _MIN_SCHEDULED: int = base_events._MIN_SCHEDULED_TIMER_HANDLES  # type: ignore[attr-defined]
 _MIN_CANCELLED_FRACTION: float = base_events._MIN_CANCELLED_TIMER_HANDLES_FRACTION  # type: ignore[attr-defined]
 _MAX_SELECT_TIMEOUT: float = base_events.MAXIMUM_SELECT_TIMEOUT  # type: ignore[attr-defined]
@@ -246,6 +240,13 @@ class VirtualTimeEventLoop(asyncio.SelectorEventLoop):
 
     def set_debug(self, enabled: bool) -> None:
         super().set_debug(enabled)
+        # ``get_debug`` outside debug mode is ``bool`` itself, which returns False: the C
+        # ``Future`` and ``Task`` constructors call ``loop.get_debug()`` (≈ 7 a churn pod), and a
+        # C call costs no Python frame. In debug mode the stock method (the class') answers.
+        if enabled:
+            self.__dict__.pop("get_debug", None)
+        else:
+            self.get_debug = bool  # type: ignore[method-assign]
         # The timers move to the heap the step of this mode reads (see ``_timers``).
         if enabled and self._timers:
             self._scheduled.extend(entry[2] for entry in self._timers)
@@ -285,6 +286,22 @@ class VirtualTimeEventLoop(asyncio.SelectorEventLoop):
         slots._source_traceback = None
         self._ready.append(handle)
         return handle
+
+    def create_task(
+        self,
+        coro: Coroutine[Any, Any, _T] | Generator[Any, None, _T],
+        *,
+        name: object = None,
+        context: Context | None = None,
+    ) -> asyncio.Task[_T]:
+        # Outside debug mode and without a task factory, the stock create_task with its
+        # _check_closed() read in place (a frame less per task; a TaskGroup's create_task
+        # calls it): the same Task, with no source traceback to trim.
+        if self._debug or self._task_factory is not None:  # type: ignore[attr-defined]
+            return super().create_task(coro, name=name, context=context)
+        if self._closed:
+            raise RuntimeError("Event loop is closed")
+        return _Task(coro, loop=self, name=name, context=context)  # type: ignore[arg-type]  # as the stock one
 
     def _run_once(self) -> None:
         # Loop iterations, outside debug mode, until the loop is stopping (``run_forever``'s
@@ -374,12 +391,26 @@ class VirtualTimeEventLoop(asyncio.SelectorEventLoop):
         if self._closed:  # the stock is_closed()
             raise RuntimeError("Event loop is closed")
         seq = next(self._timer_seq)
-        debug = self._debug  # the stock get_debug()
-        timer = _FifoTimerHandle(when, seq, callback, args, self, context, debug)
-        if debug:
+        if self._debug:  # the stock get_debug()
+            timer = _FifoTimerHandle(when, seq, callback, args, self, context)
             heapq.heappush(self._scheduled, timer)  # the stock step's heap
-        else:
-            heapq.heappush(self._timers, (when, seq, timer))
+            return timer
+        # TimerHandle.__init__ and Handle.__init__ outside debug mode, inlined (no constructor
+        # frame per timer; see the module docstring): the same slots with the same values,
+        # already marked as on the heap.
+        timer = _new_timer(_FifoTimerHandle)
+        slots: Any = timer
+        slots._context = copy_context() if context is None else context
+        slots._loop = self
+        slots._callback = callback
+        slots._args = args
+        slots._cancelled = False
+        slots._repr = None
+        slots._source_traceback = None
+        slots._when = when
+        slots._scheduled = True
+        slots._seq = seq
+        heapq.heappush(self._timers, (when, seq, timer))
         return timer
 
     def run_in_executor(
