@@ -693,3 +693,43 @@ def test_create_task_with_a_task_factory_takes_the_stock_path() -> None:
     finally:
         loop.close()
     assert made == ["factory", "factory"]  # run_until_complete's task and ours
+
+
+@pytest.mark.parametrize("debug", [pytest.param(False, id="in-place"), pytest.param(True, id="stock")])
+def test_a_sleep_timer_due_with_its_sleeper_cancelled_wakes_nothing_and_reports_nothing(debug: bool) -> None:
+    """The step runs a sleep's ``wake`` in place outside debug mode: when the sleeper was cancelled
+    in the same step (its future done, its timer not yet cancelled), the timer must do nothing,
+    as the callback does under the stock step; a sleep not cancelled wakes at its deadline."""
+    from emulator.base.runtime.clock import LoopClock
+
+    reported: list[dict[str, Any]] = []
+    log: list[tuple[str, float]] = []
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        loop.set_exception_handler(lambda _loop, context: reported.append(context))
+        clock = LoopClock(loop, virtual=True)
+
+        async def sleeper(name: str) -> None:
+            try:
+                await clock.sleep(5.0)
+                log.append((name, clock.now()))
+            except asyncio.CancelledError:
+                log.append((name + " cancelled", clock.now()))
+                raise
+
+        tasks: list[asyncio.Task[None]] = []
+        # due at 5 s like both sleeps' timers, and made before them: it runs first in the step
+        # that takes them, so the victim's future is done when its timer runs
+        loop.call_at(5.0, lambda: tasks[0].cancel())
+        tasks += [asyncio.create_task(sleeper("victim")), asyncio.create_task(sleeper("other"))]
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    loop = VirtualTimeEventLoop()
+    loop.set_debug(debug)
+    try:
+        loop.run_until_complete(main())
+    finally:
+        loop.close()
+    assert reported == []
+    assert log == [("victim cancelled", 5.0), ("other", 5.0)]

@@ -33,6 +33,7 @@ from fractions import Fraction
 from typing import Any, Final, Protocol, TypeVar
 
 from .loop import VirtualTimeEventLoop, new_virtual_loop
+from .loop import wake as _wake
 
 __all__ = [
     "EPOCH",
@@ -277,11 +278,6 @@ class StoppedClock:
 
     def __repr__(self) -> str:
         return "<StoppedClock now=0.0>"
-
-
-def _wake(future: asyncio.Future[None]) -> None:
-    if not future.done():
-        future.set_result(None)
 
 
 def run(main: Callable[[], Coroutine[Any, Any, T]], *, virtual: bool = True) -> T:

@@ -83,8 +83,9 @@ Private asyncio internals used, and why (the same in CPython 3.11 to 3.13;
   which ``_run_once`` adds to the time when it takes the timers due.
 - ``BaseEventLoop._run_once``, replaced outside debug mode by ``VirtualTimeEventLoop._run_once``
   (which iterates until the loop is stopping, as ``run_forever`` would call it; each iteration
-  the same step without a selector call on an iteration that does not poll, and running a
-  plain handle's callback itself): it reads the stock step's constants
+  the same step without a selector call on an iteration that does not poll — a jump of the
+  clock included —, running a plain handle's callback itself, and a sleep's timer's ``wake``
+  in place): it reads the stock step's constants
   (``_MIN_SCHEDULED_TIMER_HANDLES``, ``_MIN_CANCELLED_TIMER_HANDLES_FRACTION``,
   ``MAXIMUM_SELECT_TIMEOUT``), ``_timer_cancelled_count``, ``_process_events`` and, for a raising
   callback, ``format_helpers._format_callback_source`` as ``Handle._run`` does. Debug mode
@@ -108,7 +109,7 @@ from concurrent.futures import Executor
 from contextvars import Context, copy_context
 from typing import Any, TypeVar, TypeVarTuple, Unpack
 
-__all__ = ["POLL_EVERY", "DeadlockError", "VirtualTimeEventLoop", "new_virtual_loop"]
+__all__ = ["POLL_EVERY", "DeadlockError", "VirtualTimeEventLoop", "new_virtual_loop", "wake"]
 
 _T = TypeVar("_T")
 _Ts = TypeVarTuple("_Ts")
@@ -158,6 +159,14 @@ class _FifoTimerHandle(asyncio.TimerHandle):
             return (self._when, self._seq) < (other._when, other._seq)  # type: ignore[attr-defined]
         except AttributeError:
             return self.when() < other.when()
+
+
+def wake(future: asyncio.Future[None]) -> None:
+    """A sleep's timer callback (``clock.py``): complete ``future`` unless it is done (cancelled).
+
+    The virtual loop's step runs it in place, without a frame (``_run_once``)."""
+    if not future.done():
+        future.set_result(None)
 
 
 _Handle = asyncio.Handle
@@ -314,7 +323,9 @@ class VirtualTimeEventLoop(asyncio.SelectorEventLoop):
         # (``POLL_EVERY``) only counts itself, as ``select(0)`` would, with no selector call
         # and no empty event list processed; the clock is read from ``_now``; the timers are
         # ``(when, seq, timer)`` tuples (``_timers``); a plain handle's callback runs here, as
-        # ``Handle._run`` runs it (``_report`` when it raises), one frame less per handle.
+        # ``Handle._run`` runs it (``_report`` when it raises), one frame less per handle; a
+        # sleep's timer (callback ``wake``) completes its future here; a jump of the clock on an
+        # iteration that does not poll is ``select`` and ``_on_idle``'s, written out.
         if self._debug:
             super()._run_once()  # type: ignore[misc]
             return
@@ -346,6 +357,14 @@ class VirtualTimeEventLoop(asyncio.SelectorEventLoop):
                     selector._busy += 1  # select(0) on an iteration that does not poll: nothing else
                 else:
                     process_events(selector.select(0))
+            elif timers and not self._executor_jobs and selector._busy < POLL_EVERY - 1:
+                # ``select(timeout)`` on an iteration that does not poll, and ``_on_idle``'s jump,
+                # written out (two frames and an empty event list less per jump): the clock
+                # moves to the earliest timer if it is ahead (else the timeout was 0).
+                selector._busy += 1
+                head = timers[0][0]
+                if head > self._now:
+                    self._now = head
             else:
                 timeout = None
                 if timers:
@@ -365,7 +384,15 @@ class VirtualTimeEventLoop(asyncio.SelectorEventLoop):
                 if handle._cancelled:
                     continue
                 kind = type(handle)
-                if kind is not _Handle and kind is not _FifoTimerHandle:
+                if kind is _FifoTimerHandle:
+                    if handle._callback is wake:
+                        # a sleep's timer: what ``wake`` does, without its frame and its
+                        # ``Context.run`` (it reads no context variable)
+                        future = handle._args[0]
+                        if not future.done():
+                            future.set_result(None)
+                        continue
+                elif kind is not _Handle:
                     handle._run()  # a handle of another kind runs its own way
                     continue
                 try:
@@ -374,7 +401,7 @@ class VirtualTimeEventLoop(asyncio.SelectorEventLoop):
                     raise
                 except BaseException as exc:
                     _report(handle, exc)
-            handle = None  # breaks cycles when an exception occurs, as the stock loop does
+            handle = future = None  # breaks cycles when an exception occurs, as the stock loop does
             timer = None  # type: ignore[assignment]  # (this frame outlives the iteration)
             if self._stopping or self._debug:
                 return  # run_forever stops, or calls again for the stock step
