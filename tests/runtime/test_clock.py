@@ -7,6 +7,7 @@ import re
 import sys
 import time
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 import pytest
 
@@ -221,6 +222,10 @@ def test_the_virtual_clocks_timestamp_reads_what_the_plain_one_reads() -> None:
             await fast.sleep(step)
             out.append((fast.timestamp(), plain.timestamp(), fast.timestamp(12.5), plain.timestamp(12.5)))
             out.append((fast.timestamp(), plain.timestamp(), fast.timestamp(None), plain.timestamp(None)))
+        loop: Any = asyncio.get_running_loop()
+        for far in (-6e10, 2e11, 3e11, 1e300):  # beyond the range written out in place: clamped
+            loop._now = far
+            out.append((fast.timestamp(), plain.timestamp(), fast.timestamp(), format_timestamp(far)))
         return out
 
     for a, b, c, d in run(main):
