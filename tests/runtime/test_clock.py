@@ -226,6 +226,7 @@ def test_the_virtual_clocks_timestamp_reads_what_the_plain_one_reads() -> None:
         for far in (-6e10, 2e11, 3e11, 1e300):  # beyond the range written out in place: clamped
             loop._now = far
             out.append((fast.timestamp(), plain.timestamp(), fast.timestamp(), format_timestamp(far)))
+            out.append((fast.timestamp(far), plain.timestamp(far), fast.timestamp(-far), plain.timestamp(-far)))
         return out
 
     for a, b, c, d in run(main):
