@@ -50,7 +50,8 @@ class PodWriter:
     """Pod writes of the kubelet of ``node_name``; counts what happened."""
 
     def __init__(self, client: Client, clock: Clock, node_name: str) -> None:
-        self._client = client
+        self._client = self.client = client
+        """``client``: read by ``PodWorker.write_status``, which makes a first try itself."""
         self._clock = clock
         self._node_name = node_name
         self.status_writes = 0
@@ -105,10 +106,10 @@ class PodWriter:
             if first is None:
                 self.status_writes += 1
                 return written
-            return await self._write_status(current, uid, build, deleting, first)
-        return await self._write_status(current, uid, build, deleting, None)
+            return await self.retry_status(current, uid, build, deleting, first)
+        return await self.retry_status(current, uid, build, deleting, None)
 
-    async def _write_status(
+    async def retry_status(
         self, current: Pod, uid: str, build: Callable[[Pod], PodStatus], deleting: bool, first: ApiError | None
     ) -> Pod | None:
         """``write_status`` through the retry loop; ``first``: the error of a first try already
