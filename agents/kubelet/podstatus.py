@@ -36,7 +36,6 @@ A condition keeps its ``lastTransitionTime`` while its status does not change.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from operator import attrgetter
 from typing import Final
 
 from msgspec.structs import replace
@@ -98,9 +97,6 @@ def go_list(names: Sequence[str]) -> str:
     return "[" + " ".join(names) + "]"
 
 
-_type = attrgetter("type")
-
-
 def merge_conditions(
     old: Sequence[PodCondition], owned: Sequence[PodCondition], now: str, generation: int = 0
 ) -> list[PodCondition]:
@@ -110,12 +106,18 @@ def merge_conditions(
     (not 0): the owned ones marked observed at it, as the kubelet's write marks them
     (``resize.with_resize_status``, which then has nothing left to copy for them).
 
-    One frame (every status write calls it): the lookups by type are built in C rather than
-    by comprehensions (``merge_conditions_reference`` is the plain form, tested equal)."""
-    before = dict(zip(map(_type, old), old, strict=True))  # the last of a type wins, as a dict display
+    One frame (every status write calls it): the lookups by type are filled by loops rather
+    than by comprehensions, whose frames cost more than these few items
+    (``merge_conditions_reference`` is the plain form, tested equal)."""
+    before: dict[str, PodCondition] = {}
+    for c in old:
+        before[c.type] = c  # the last of a type wins, as in a dict display
     out: list[PodCondition] = []
+    types: set[str] = set()
     for cond in owned:
-        prev = before.get(cond.type)
+        kind = cond.type
+        types.add(kind)
+        prev = before.get(kind)
         since = now
         if prev is not None and prev.status == cond.status and prev.last_transition_time:
             since = prev.last_transition_time
@@ -123,7 +125,6 @@ def merge_conditions(
             out.append(replace(cond, last_transition_time=since, observed_generation=generation))
         else:
             out.append(replace(cond, last_transition_time=since))
-    types = set(map(_type, owned))
     for c in old:
         if c.type not in types:
             out.append(c)

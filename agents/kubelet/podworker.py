@@ -22,7 +22,6 @@ import asyncio
 import enum
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from operator import attrgetter
 from typing import Final
 
 from msgspec.structs import replace
@@ -56,7 +55,6 @@ __all__ = ["Key", "PodRecord", "PodState", "PodWorker"]
 
 Key = tuple[str, str]
 _TERMINAL: Final = ("Succeeded", "Failed")
-_image = attrgetter("image")
 
 
 class PodState(enum.Enum):
@@ -191,7 +189,7 @@ class PodWorker:
             await self._claims.prepare(lambda: rec.pod)  # DRA: claims reserved, NodePrepareResources
         announce = await self._pull(rec) if self._settings.container_events else None
         if announce is None:
-            images = list(map(_image, (*spec.init_containers, *spec.containers)))
+            images = [c.image for c in (*spec.init_containers, *spec.containers)]
             if not self._images.all_present(images):  # else ``ensure`` returns at once
                 await self._images.ensure(images)
         if refs is not None and env_refs(spec):
