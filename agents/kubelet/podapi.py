@@ -20,6 +20,8 @@ Any other ``ApiError`` (an injected ``InternalError``, a missing namespace) is r
 the call goes through, after the waits of ``API_RETRY``: 0.5 s, 1 s, 2 s ... capped at 30 s,
 without jitter (the run's randomness stays in the seeded streams). A Conflict re-read does
 not advance the backoff. ``heartbeat.py`` retries its node and Lease writes the same way.
+``PodWorker.write_status`` makes a status write's first try itself when the client cannot
+suspend (``client.instant``) and hands a failure to ``retry_status``, as ``write_status`` does.
 """
 
 from __future__ import annotations
