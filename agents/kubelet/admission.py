@@ -152,8 +152,11 @@ class NodeUsage:
     def add(self, uid: str, pod: Pod) -> None:
         if uid in self._pods:
             raise ValueError(f"pod {uid} is already counted")
-        requests = {name: v for name, v in pod_requests(pod).items() if v}
-        ports = host_ports(pod)
+        requests: dict[str, int] = {}
+        for name, v in pod_requests(pod).items():
+            if v:
+                requests[name] = v
+        ports = pod_host_ports(pod)  # ``host_ports``
         self._pods[uid] = (requests, ports)
         for name, v in requests.items():
             self.requested[name] = self.requested.get(name, 0) + v
@@ -285,7 +288,7 @@ def _general_filter(pod: Pod, node: Node, usage: NodeUsage) -> list[AdmissionRes
         out.append(_predicate(NODE_AFFINITY, _ERR_NODE_AFFINITY))
     if pod.spec.node_name and pod.spec.node_name != node.metadata.name:
         out.append(_predicate(NODE_NAME, _ERR_NODE_NAME))
-    if usage.ports_conflict(host_ports(pod)):
+    if usage.ports_conflict(pod_host_ports(pod)):  # ``host_ports``
         out.append(_predicate(NODE_PORTS, _ERR_NODE_PORTS))
     if not _is_static(pod) and find_untolerated_taint(node.spec.taints, pod.spec.tolerations, _NO_EXECUTE):
         out.append(_predicate(TAINT_TOLERATION, _ERR_TAINT))

@@ -78,7 +78,7 @@ def volume_refs(spec: PodSpec) -> bool:
 
 def env_refs(spec: PodSpec) -> bool:
     """A container of the pod reads a ConfigMap or Secret into its environment."""
-    for c in _containers(spec):
+    for c in (*spec.init_containers, *spec.containers):  # not ``_containers``: no generator per pod
         if c.env_from:
             return True
         for e in c.env:

@@ -90,6 +90,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Coroutine
+from operator import attrgetter
 from typing import Any, Final
 
 from msgspec.structs import replace
@@ -122,9 +123,12 @@ def newer(a: Any, b: Any) -> Any:
     return b if rv_b > rv_a else a
 
 
+_type = attrgetter("type")
+
+
 def _without_heartbeats(conditions: list[NodeCondition]) -> list[NodeCondition]:
     """The conditions stably sorted by type, heartbeat times cleared (``nodeConditionsHaveChanged``)."""
-    ordered = sorted(conditions, key=lambda c: c.type)
+    ordered = sorted(conditions, key=_type)
     return [replace(c, last_heartbeat_time=None) if c.last_heartbeat_time is not None else c for c in ordered]
 
 

@@ -88,7 +88,7 @@ from agents.kubelet.admission import NODE_AFFINITY, AdmissionResult, NodeUsage, 
 from agents.kubelet.configrefs import ConfigRefs
 from agents.kubelet.deletedstatus import deleted_status, unstarted_deleted_status
 from agents.kubelet.dra import ClaimPreparer
-from agents.kubelet.heartbeat import NodeReporter, newer
+from agents.kubelet.heartbeat import NodeReporter
 from agents.kubelet.images import ImageStore
 from agents.kubelet.lifecycle import RUN_DURATION_ANNOTATION
 from agents.kubelet.nodestatus import PodIPs, host_ip, pod_cidr
@@ -108,7 +108,10 @@ __all__ = ["INVALID_NODE_INFO", "RUN_DURATION_ANNOTATION", "Kubelet", "PodState"
 
 INVALID_NODE_INFO: Final = AdmissionResult("InvalidNodeInfo", "Kubelet cannot get node info.")
 _TERMINAL: Final = ("Succeeded", "Failed")
-_ALLOCATED: Final = (PodState.STARTING, PodState.RUNNING)
+
+
+def _created(rec: PodRecord) -> str:
+    return rec.pod.metadata.creation_timestamp or ""
 
 
 def _key(pod: Pod) -> Key:
@@ -291,17 +294,23 @@ class Kubelet:
 
     def _on_pod_update(self, _old: Pod | None, pod: Pod) -> None:
         """A pod seen (added or updated: ≈ 3 events a pod, the handler's body is the whole
-        observation); a new UID under the same name (a relist) forgets the old pod first."""
-        key = _key(pod)
+        observation); a new UID under the same name (a relist) forgets the old pod first.
+
+        Most events are this kubelet's own status writes coming back (handed in place before
+        the write returns): for them the body is one frame, ``_key`` and ``newer`` written
+        out, and a resize not looked for when the record is ``settled`` (``resize.py``: the
+        same spec, still allocated as it asks, so ``Resizer.observe`` would return at once)."""
+        meta = pod.metadata
+        key = (meta.namespace, meta.name)
         rec = self._pods.get(key)
-        if rec is not None and rec.uid != pod.metadata.uid:
+        if rec is not None and rec.uid != meta.uid:
             self._forget(rec.pod)
             rec = None
         if rec is None:
             if pod.status.phase in _TERMINAL:
                 return  # finished elsewhere (or before this kubelet started): nothing to run
-            rec = self._pods[key] = PodRecord(key, pod.metadata.uid, pod)
-            if pod.metadata.deletion_timestamp is not None:
+            rec = self._pods[key] = PodRecord(key, meta.uid, pod)
+            if meta.deletion_timestamp is not None:
                 self._terminate(rec)
             else:
                 self._queue.append(rec)
@@ -309,12 +318,27 @@ class Kubelet:
                 if waiter is not None and not waiter.done():
                     waiter.set_result(None)  # wakes the admission worker (one handle)
             return
-        rec.pod = newer(rec.pod, pod)
-        if rec.pod is pod and rec.state is PodState.RUNNING and rec.needs_reconcile(pod.status):
-            self._reconcile(rec)
-        if rec.pod is pod and rec.state in _ALLOCATED and pod.metadata.deletion_timestamp is None:
-            self._resizer.request(rec, after_admissions=bool(self._queue) or self._admitting)
-        if pod.metadata.deletion_timestamp is not None:
+        known = rec.pod
+        # ``newer(known, pod)``, written out
+        if known is not pod and int(meta.resource_version or 0) > int(known.metadata.resource_version or 0):
+            rec.pod = known = pod
+        if known is pod:
+            state = rec.state
+            if state is PodState.RUNNING and rec.needs_reconcile(pod.status):
+                self._reconcile(rec)
+            if (state is PodState.STARTING or state is PodState.RUNNING) and meta.deletion_timestamp is None:
+                after = bool(self._queue) or self._admitting
+                resizer = self._resizer
+                # ``settled(rec)`` written out (``rec.pod`` is ``pod`` here)
+                if (
+                    after
+                    or not resizer.shortcut
+                    or rec.resize_spec is not pod.spec
+                    or rec.resize_alloc is not rec.allocated
+                    or rec.resize_conditions
+                ):
+                    resizer.request(rec, after_admissions=after)
+        if meta.deletion_timestamp is not None:
             if rec.state is PodState.TERMINATING:
                 self._shorten_grace(rec)
             elif rec.state is not PodState.GONE:
@@ -357,7 +381,8 @@ class Kubelet:
                     await waiter
                 finally:
                     self._admit_waiter = None
-            batch = sorted(self._queue, key=lambda r: r.pod.metadata.creation_timestamp or "")
+            queue = self._queue
+            batch = sorted(queue, key=_created) if len(queue) > 1 else list(queue)
             self._queue.clear()
             self._admitting = True
             for rec in batch:

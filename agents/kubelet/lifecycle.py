@@ -77,11 +77,10 @@ def effective_restart_policy(pod: Pod) -> str:
     empty), but ``Never`` for a bare pod that kept the default ``Always`` and gave no exit
     code (the deviation in the module docstring; init containers follow the spec's)."""
     policy = pod.spec.restart_policy or "Always"
-    if (
-        policy == "Always"
-        and EXIT_CODE_ANNOTATION not in pod.metadata.annotations
-        and not any(ref.controller for ref in pod.metadata.owner_references)
-    ):
+    if policy == "Always" and EXIT_CODE_ANNOTATION not in pod.metadata.annotations:
+        for ref in pod.metadata.owner_references:  # a loop, not ``any()``: no generator per pod
+            if ref.controller:
+                return policy
         return "Never"
     return policy
 

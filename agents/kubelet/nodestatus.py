@@ -150,11 +150,15 @@ class PodIPs:
     """Pod addresses of one node, handed out round robin as host-local IPAM does (a freed
     address is not reused at once); ``""`` when the pool is exhausted."""
 
-    __slots__ = ("_cidr", "_cursor", "_pool", "_used")
+    __slots__ = ("_cidr", "_cursor", "_first", "_pool", "_size", "_used")
 
     def __init__(self, cidr: str = "") -> None:
         self._cidr = cidr
         self._pool: Sequence[str] | None = None  # made on the first allocation (1,000s of nodes)
+        self._size = 0
+        self._first = -1
+        """For a ``_V4Range`` pool, its first address: ``allocate`` formats the address itself
+        (what ``_V4Range.__getitem__`` returns, without its frames)."""
         self._used: set[str] = set()
         self._cursor = 0
 
@@ -165,11 +169,20 @@ class PodIPs:
         pool = self._pool
         if pool is None:
             pool = self._pool = pod_ip_range(self._cidr) if self._cidr else []
-        for step in range(len(pool)):
-            ip = pool[(self._cursor + step) % len(pool)]
-            if ip not in self._used:
-                self._cursor = (self._cursor + step + 1) % len(pool)
-                self._used.add(ip)
+            self._size = len(pool)
+            if isinstance(pool, _V4Range):
+                self._first = pool._first
+        size, cursor, first, used = self._size, self._cursor, self._first, self._used
+        for step in range(size):
+            index = (cursor + step) % size
+            if first >= 0:
+                i = first + index
+                ip = f"{i >> 24}.{(i >> 16) & 255}.{(i >> 8) & 255}.{i & 255}"
+            else:
+                ip = pool[index]
+            if ip not in used:
+                self._cursor = (cursor + step + 1) % size
+                used.add(ip)
                 return ip
         return ""
 

@@ -20,6 +20,8 @@ Any other ``ApiError`` (an injected ``InternalError``, a missing namespace) is r
 the call goes through, after the waits of ``API_RETRY``: 0.5 s, 1 s, 2 s ... capped at 30 s,
 without jitter (the run's randomness stays in the seeded streams). A Conflict re-read does
 not advance the backoff. ``heartbeat.py`` retries its node and Lease writes the same way.
+``PodWorker.write_status`` makes a status write's first try itself when the client cannot
+suspend (``client.instant``) and hands a failure to ``retry_status``, as ``write_status`` does.
 """
 
 from __future__ import annotations
@@ -50,7 +52,8 @@ class PodWriter:
     """Pod writes of the kubelet of ``node_name``; counts what happened."""
 
     def __init__(self, client: Client, clock: Clock, node_name: str) -> None:
-        self._client = client
+        self._client = self.client = client
+        """``client``: read by ``PodWorker.write_status``, which makes a first try itself."""
         self._clock = clock
         self._node_name = node_name
         self.status_writes = 0
@@ -105,10 +108,10 @@ class PodWriter:
             if first is None:
                 self.status_writes += 1
                 return written
-            return await self._write_status(current, uid, build, deleting, first)
-        return await self._write_status(current, uid, build, deleting, None)
+            return await self.retry_status(current, uid, build, deleting, first)
+        return await self.retry_status(current, uid, build, deleting, None)
 
-    async def _write_status(
+    async def retry_status(
         self, current: Pod, uid: str, build: Callable[[Pod], PodStatus], deleting: bool, first: ApiError | None
     ) -> Pod | None:
         """``write_status`` through the retry loop; ``first``: the error of a first try already

@@ -179,7 +179,7 @@ class PodRun:
         self.life = life
         self.pod_label = pod_label
         """Upstream ``format.Pod``: ``name_namespace(uid)``."""
-        self.inits = [ContainerRun() for _ in spec.init_containers]
+        self.inits = [ContainerRun() for _ in spec.init_containers] if spec.init_containers else []
         self.app = ContainerRun()
         self.phase = RunPhase.INIT
         self.result = ""

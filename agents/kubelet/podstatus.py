@@ -62,6 +62,7 @@ __all__ = [
     "go_list",
     "ip_list",
     "merge_conditions",
+    "merge_conditions_reference",
     "needs_reconcile",
     "pending_status",
     "pending_status_reference",
@@ -103,7 +104,41 @@ def merge_conditions(
     holds, else ``now``), then the other conditions of ``old`` in their order, then
     ``PodScheduled=True`` if the pod had none (upstream always reports it). ``generation``
     (not 0): the owned ones marked observed at it, as the kubelet's write marks them
-    (``resize.with_resize_status``, which then has nothing left to copy for them)."""
+    (``resize.with_resize_status``, which then has nothing left to copy for them).
+
+    One frame (every status write calls it): the lookups by type are filled by loops rather
+    than by comprehensions, whose frames cost more than these few items
+    (``merge_conditions_reference`` is the plain form, tested equal)."""
+    before: dict[str, PodCondition] = {}
+    for c in old:
+        before[c.type] = c  # the last of a type wins, as in a dict display
+    out: list[PodCondition] = []
+    types: set[str] = set()
+    for cond in owned:
+        kind = cond.type
+        types.add(kind)
+        prev = before.get(kind)
+        since = now
+        if prev is not None and prev.status == cond.status and prev.last_transition_time:
+            since = prev.last_transition_time
+        if generation:
+            out.append(replace(cond, last_transition_time=since, observed_generation=generation))
+        else:
+            out.append(replace(cond, last_transition_time=since))
+    for c in old:
+        if c.type not in types:
+            out.append(c)
+    if "PodScheduled" not in before:
+        # upstream generateAPIPodStatus: a pod on a kubelet was scheduled, even if bound by
+        # hand through spec.nodeName (the scheduler's binding sets it otherwise).
+        out.append(PodCondition(type="PodScheduled", status="True", last_transition_time=now))
+    return out
+
+
+def merge_conditions_reference(
+    old: Sequence[PodCondition], owned: Sequence[PodCondition], now: str, generation: int = 0
+) -> list[PodCondition]:
+    """``merge_conditions`` with comprehensions (the plain form its one frame is tested against)."""
     before = {c.type: c for c in old}
     out: list[PodCondition] = []
     for cond in owned:
@@ -120,8 +155,6 @@ def merge_conditions(
         if c.type not in types:
             out.append(c)
     if "PodScheduled" not in before:
-        # upstream generateAPIPodStatus: a pod on a kubelet was scheduled, even if bound by
-        # hand through spec.nodeName (the scheduler's binding sets it otherwise).
         out.append(PodCondition(type="PodScheduled", status="True", last_transition_time=now))
     return out
 
@@ -179,8 +212,8 @@ def _pending(
         conditions=merge_conditions(pod.status.conditions, owned, now, generation),
         host_ip=host_ip,
         pod_ip=pod_ip,
-        host_ips=ip_list(host_ip),
-        pod_ips=ip_list(pod_ip),
+        host_ips=[PodIP(ip=host_ip)] if host_ip else [],  # ``ip_list``, written out
+        pod_ips=[PodIP(ip=pod_ip)] if pod_ip else [],
         start_time=start_time,
         container_statuses=list(statuses),
         init_container_statuses=list(inits),
@@ -296,12 +329,13 @@ def succeeded_status(pod: Pod, *, now: str, generation: int = 0) -> PodStatus:
     """Every container exited 0 at ``now``: phase Succeeded (IPs and start time kept).
     ``generation``: as ``merge_conditions``'."""
     status = pod.status
+    inits = status.init_container_statuses  # most pods have none: no comprehension then
     return replace(
         status,
         phase="Succeeded",
         conditions=merge_conditions(status.conditions, _SUCCEEDED_OWNED, now, generation),
         container_statuses=[_terminated(cs, now) for cs in status.container_statuses],
-        init_container_statuses=[_terminated(cs, now) for cs in status.init_container_statuses],
+        init_container_statuses=[_terminated(cs, now) for cs in inits] if inits else [],
     )
 
 

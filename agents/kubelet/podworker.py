@@ -22,10 +22,12 @@ import asyncio
 import enum
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Final
+
+from msgspec.structs import replace
 
 from agents.kubelet.configrefs import ConfigRefs, env_refs, volume_refs
 from agents.kubelet.dra import ClaimPreparer
-from agents.kubelet.heartbeat import newer
 from agents.kubelet.images import ImageStore
 from agents.kubelet.lifecycle import RUN_DURATION_ANNOTATION, Lifecycle, lifecycle_of
 from agents.kubelet.nodestatus import normalize_image
@@ -37,12 +39,22 @@ from agents.kubelet.resize import with_resize_status
 from agents.kubelet.runstatus import run_status
 from agents.kubelet.settings import KubeletSettings
 from agents.kubelet.volumewait import VolumeWait, claim_volumes
-from emulator.base.api.core import Container, ContainerStatus, Pod, PodCondition, PodStatus, ResourceRequirements
+from emulator.base.api.core import (
+    Container,
+    ContainerStatus,
+    Pod,
+    PodCondition,
+    PodSpec,
+    PodStatus,
+    ResourceRequirements,
+)
+from emulator.base.api.errors import ApiError
 from emulator.base.runtime.clock import Clock, format_duration, parse_timestamp
 
 __all__ = ["Key", "PodRecord", "PodState", "PodWorker"]
 
 Key = tuple[str, str]
+_TERMINAL: Final = ("Succeeded", "Failed")
 
 
 class PodState(enum.Enum):
@@ -96,6 +108,10 @@ class PodRecord:
     resize_judged: dict[str, ResourceRequirements] | None = None
     """The desired resources last found pending (not judged again until they change)."""
     resize_since: float = 0.0
+    resize_spec: PodSpec | None = None
+    resize_alloc: dict[str, ResourceRequirements] | None = None
+    """The spec whose desired resources ``resize.observe`` last found equal to the
+    allocation, and that allocation (``resize.settled``)."""
 
     @property
     def label(self) -> str:
@@ -113,6 +129,10 @@ class PodRecord:
 
 class PodWorker:
     """Runs the pods of the kubelet of ``node_name``; counts into ``counts``."""
+
+    direct: bool = True
+    """``write_status`` makes its first try itself when the client cannot suspend (False:
+    always through ``PodWriter.write_status``, the general path the tests compare)."""
 
     def __init__(
         self,
@@ -367,19 +387,45 @@ class PodWorker:
     ) -> Pod | None:
         """Write ``build(pod)`` as the pod's status, its resize state and observed generation
         added (``with_resize_status``); keep the written pod as the newest. ``deleting``: the
-        terminal status of a terminating pod (``PodWriter.write_status``)."""
+        terminal status of a terminating pod (``PodWriter.write_status``).
 
-        token, writing = object(), rec.writing  # this write's own slot
+        With a client whose calls cannot suspend, the first try is made here, in this one frame:
+        ``PodWriter.write_status``'s first try with its status built in place of the ``noted``
+        wrapper below; a failure goes to the writer's retry loop as that first try hands it
+        over (``PodWriter.retry_status``). ``tests/kubelet/test_write_status_fastpath.py``
+        compares both ways."""
+        token, writing, writer, current = object(), rec.writing, self._writer, rec.pod  # this write's own slot
 
         def noted(p: Pod) -> PodStatus:
             status = writing[token] = with_resize_status(rec, build(p), p.metadata.generation)
             return status
 
         try:
-            written = await self._writer.write_status(rec.pod, rec.uid, noted, deleting=deleting)
+            if self.direct and writer.client.instant("Pod"):
+                meta = current.metadata
+                if meta.uid != rec.uid or (meta.deletion_timestamp is not None and not deleting):
+                    return None
+                if current.status.phase in _TERMINAL:
+                    return None
+                first: ApiError | None = None
+                try:
+                    status = writing[token] = with_resize_status(rec, build(current), meta.generation)
+                    written: Pod | None = writer.client.update_status_now(replace(current, status=status))
+                except ApiError as err:
+                    first = err  # retried below, outside the handler (a later error has no context)
+                if first is None:
+                    writer.status_writes += 1
+                else:
+                    written = await writer.retry_status(current, rec.uid, noted, deleting, first)
+            else:
+                written = await writer.write_status(current, rec.uid, noted, deleting=deleting)
         finally:
             writing.pop(token, None)
         if written is not None:
-            rec.pod = newer(rec.pod, written)
+            known = rec.pod  # ``newer(known, written)``, written out
+            if known is not written and int(written.metadata.resource_version or 0) > int(
+                known.metadata.resource_version or 0
+            ):
+                rec.pod = written
             rec.reported = written.status
         return written

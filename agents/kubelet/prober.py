@@ -213,6 +213,11 @@ def _workers(c: Container, life: Lifecycle, pod_ip: str) -> list[_Worker]:
 
 def prober_for(containers: Sequence[Container], life: Lifecycle, pod_ip: str) -> Prober | None:
     """The probe workers of ``containers`` (a pod's regular ones); None when none has a probe."""
+    for c in containers:  # the common pod has none: no list built (a loop, not ``any()``)
+        if c.startup_probe is not None or c.liveness_probe is not None or c.readiness_probe is not None:
+            break
+    else:
+        return None
     workers = [
         w
         for c in containers

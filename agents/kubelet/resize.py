@@ -75,7 +75,9 @@ __all__ = [
     "allocated_pod",
     "resizable",
     "restart_names",
+    "settled",
     "with_resize_status",
+    "with_resize_status_reference",
 ]
 
 POD_RESIZE_PENDING: Final = "PodResizePending"
@@ -94,7 +96,10 @@ Allocation = dict[str, ResourceRequirements]
 
 def resizable(pod: Pod) -> Allocation:
     """The desired requirements of ``pod``'s resizable containers."""
-    out = {c.name: c.resources for c in pod.spec.init_containers if c.restart_policy == "Always"}
+    out: Allocation = {}
+    for c in pod.spec.init_containers:
+        if c.restart_policy == "Always":
+            out[c.name] = c.resources
     for c in pod.spec.containers:
         out[c.name] = c.resources
     return out
@@ -183,15 +188,58 @@ def _has_resize_condition(conditions: Any) -> bool:
 def with_resize_status(rec: Any, status: PodStatus, generation: int = 0) -> PodStatus:
     """``status`` with the record's allocated/actuated resources in its container statuses and
     its resize conditions (none of them when the pod was never admitted), observed at the
-    pod's ``generation``."""
+    pod's ``generation``.
+
+    One frame for every status write (``with_resize_status_reference`` is the same in its
+    helpers' frames, and ``tests/kubelet/test_status_shortcuts.py`` compares both): the
+    containers decorated in place of ``_decorate``, and, when the record holds no resize
+    condition and the status carries none (every write of a pod never resized), the
+    conditions' observation checked in the same pass that looks for a resize condition."""
     alloc: Allocation | None = rec.allocated
     if alloc is None:
         return _observed(status, generation)
     actuated: Allocation = rec.actuated or alloc
-    containers = [_decorate(cs, alloc, actuated) for cs in status.container_statuses]
-    inits = [_decorate(cs, alloc, actuated) for cs in status.init_container_statuses]
+    containers: list[ContainerStatus] = []
+    for cs in status.container_statuses:
+        got = alloc.get(cs.name)
+        allocated = dict(got.requests) if got is not None and got.requests else UNSET
+        run = actuated.get(cs.name)
+        resources = run if run is not None and cs.state.running is not None else UNSET
+        if not (cs.allocated_resources == allocated and cs.resources == resources):
+            cs = replace(cs, allocated_resources=allocated, resources=resources)
+        containers.append(cs)
+    inits: list[ContainerStatus] = []
+    for cs in status.init_container_statuses:
+        got = alloc.get(cs.name)
+        allocated = dict(got.requests) if got is not None and got.requests else UNSET
+        run = actuated.get(cs.name)
+        resources = run if run is not None and cs.state.running is not None else UNSET
+        if not (cs.allocated_resources == allocated and cs.resources == resources):
+            cs = replace(cs, allocated_resources=allocated, resources=resources)
+        inits.append(cs)
     conds: dict[str, PodCondition] = rec.resize_conditions
     conditions = status.conditions
+    unobserved = False
+    if not conds:
+        for c in conditions:
+            kind = c.type
+            if kind in _RESIZE_CONDITIONS:
+                break  # the general path below
+            if generation and kind in _OWNED and c.observed_generation != generation:
+                unobserved = True
+        else:
+            if not unobserved:
+                if not generation:
+                    return replace(
+                        status, container_statuses=containers, init_container_statuses=inits, conditions=conditions
+                    )
+                return replace(
+                    status,
+                    container_statuses=containers,
+                    init_container_statuses=inits,
+                    conditions=conditions,
+                    observed_generation=generation,
+                )
     if conds or _has_resize_condition(conditions):
         conditions = [c for c in conditions if c.type not in _RESIZE_CONDITIONS]
         conditions += [conds[t] for t in _RESIZE_CONDITIONS if t in conds]
@@ -208,12 +256,53 @@ def with_resize_status(rec: Any, status: PodStatus, generation: int = 0) -> PodS
     )
 
 
+def with_resize_status_reference(rec: Any, status: PodStatus, generation: int = 0) -> PodStatus:
+    """``with_resize_status`` through its helpers (``_decorate``, ``_has_resize_condition``,
+    ``_conditions_observed``): the general path its one frame is tested against."""
+    alloc: Allocation | None = rec.allocated
+    if alloc is None:
+        return _observed(status, generation)
+    actuated: Allocation = rec.actuated or alloc
+    containers = [_decorate(cs, alloc, actuated) for cs in status.container_statuses]
+    inits = [_decorate(cs, alloc, actuated) for cs in status.init_container_statuses]
+    conds: dict[str, PodCondition] = rec.resize_conditions
+    conditions = status.conditions
+    if conds or _has_resize_condition(conditions):
+        conditions = [c for c in conditions if c.type not in _RESIZE_CONDITIONS]
+        conditions += [conds[t] for t in _RESIZE_CONDITIONS if t in conds]
+    if not generation:
+        return replace(status, container_statuses=containers, init_container_statuses=inits, conditions=conditions)
+    conditions = _conditions_observed(conditions, generation)
+    return replace(
+        status,
+        container_statuses=containers,
+        init_container_statuses=inits,
+        conditions=conditions,
+        observed_generation=generation,
+    )
+
+
 Write = Callable[[Any, Callable[[Pod], PodStatus]], Awaitable[Pod | None]]
+
+
+def settled(rec: Any) -> bool:
+    """Whether ``observe`` has nothing to do for the record's pod: its spec is the very object
+    whose desired resources were found equal to the allocation it still holds, and no resize
+    is pending (nor any resize condition held). Specs are never mutated, so the same spec
+    asks for the same resources, and ``observe`` would find them allocated and return: a
+    kubelet's own status write coming back by watch (the spec is the stored one), O(1)
+    instead of the desired resources rebuilt and compared. ``tests/kubelet/test_resize.py``
+    plays resizes with and without it."""
+    return rec.resize_spec is rec.pod.spec and rec.resize_alloc is rec.allocated and not rec.resize_conditions
 
 
 class Resizer:
     """The resizes of one kubelet's pods, against its ``usage``; writes through ``write``
     (the pod worker's status write, which adds ``with_resize_status``)."""
+
+    shortcut: bool = True
+    """``observe`` returns at once for a ``settled`` record (False: the general path, which
+    the tests compare)."""
 
     def __init__(
         self,
@@ -245,7 +334,8 @@ class Resizer:
 
     def admitted(self, rec: Any) -> None:
         """The pod was admitted with its spec's resources: allocated and actuated."""
-        rec.allocated = rec.actuated = resizable(rec.pod)
+        rec.allocated = rec.actuated = alloc = resizable(rec.pod)
+        rec.resize_spec, rec.resize_alloc = rec.pod.spec, alloc
 
     def released(self, rec: Any) -> None:
         """The pod left the node's accounting: its resources are free for pending resizes."""
@@ -272,7 +362,7 @@ class Resizer:
 
     def observe(self, rec: Any) -> None:
         """A new version of an admitted pod: handle a resize it asks for."""
-        if rec.allocated is None:
+        if rec.allocated is None or (self.shortcut and settled(rec)):
             return
         desired = resizable(rec.pod)
         if desired == rec.allocated:
@@ -281,6 +371,7 @@ class Resizer:
                 del rec.resize_conditions[POD_RESIZE_PENDING]
                 rec.resize_judged = None
                 self._spawn(self._post(rec), f"{self._prefix}:resize:{rec.key[0]}/{rec.key[1]}")
+            rec.resize_spec, rec.resize_alloc = rec.pod.spec, rec.allocated
             return
         if desired == rec.resize_judged:
             return  # already pending with this very request

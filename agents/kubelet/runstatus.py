@@ -52,7 +52,6 @@ from agents.kubelet.podstatus import (
     READY,
     READY_TO_START,
     go_list,
-    ip_list,
     merge_conditions,
 )
 from emulator.base.api.core import (
@@ -64,6 +63,7 @@ from emulator.base.api.core import (
     ContainerStatus,
     Pod,
     PodCondition,
+    PodIP,
     PodStatus,
 )
 from emulator.base.runtime.clock import format_duration
@@ -134,9 +134,11 @@ def _owned(run: PodRun) -> Sequence[PodCondition]:
     """The kubelet's conditions, from the run (every regular container shares ``run.app``)."""
     spec = run.spec
     over = run.phase is RunPhase.DONE
-    sidecars_unready = [
-        c.name for c, r in zip(spec.init_containers, run.inits, strict=True) if _sidecar(c) and not r.ready
-    ]
+    sidecars_unready = (
+        [c.name for c, r in zip(spec.init_containers, run.inits, strict=True) if _sidecar(c) and not r.ready]
+        if spec.init_containers
+        else []
+    )
     if not over and run.app_started and run.all_ready() and not sidecars_unready:
         return _ALL_TRUE  # the common case, built once
     owned = [PodCondition(type=READY_TO_START, status="False" if over else "True")]
@@ -182,21 +184,23 @@ def run_status(
     while initializing, Running once its containers started, Failed when the run failed).
     ``generation``: as ``podstatus.merge_conditions``'."""
     spec = pod.spec
-    statuses = [_container_status(c, run.app, run, stamp, regular_init=False) for c in spec.containers]
+    app = run.app
+    statuses = []  # loops, not comprehensions: no frame of their own per status write
+    for c in spec.containers:
+        statuses.append(_container_status(c, app, run, stamp, regular_init=False))
     if len(statuses) > 1:
         statuses.sort(key=lambda s: s.name)
-    inits = [
-        _container_status(c, r, run, stamp, regular_init=not _sidecar(c))
-        for c, r in zip(spec.init_containers, run.inits, strict=True)
-    ]
+    inits = []
+    for c, r in zip(spec.init_containers, run.inits, strict=True):
+        inits.append(_container_status(c, r, run, stamp, regular_init=not _sidecar(c)))
     return replace(
         pod.status,
         phase=run.pod_phase(),
         conditions=merge_conditions(pod.status.conditions, _owned(run), stamp(now), generation),
         host_ip=host_ip,
         pod_ip=pod_ip,
-        host_ips=ip_list(host_ip),
-        pod_ips=ip_list(pod_ip),
+        host_ips=[PodIP(ip=host_ip)] if host_ip else [],  # ``ip_list``, written out
+        pod_ips=[PodIP(ip=pod_ip)] if pod_ip else [],
         start_time=start_time,
         container_statuses=statuses,
         init_container_statuses=inits,

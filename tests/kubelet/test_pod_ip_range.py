@@ -42,6 +42,7 @@ def test_pod_ips_hand_out_the_reference_addresses(cidr: str, ops: list[int | Non
     """``None`` allocates; an int releases the address handed out that many allocations ago."""
     fast, ref = PodIPs(cidr), PodIPs(cidr)
     ref._pool = pod_ip_pool(cidr)
+    ref._size = len(ref._pool)  # the reference list, indexed as ``allocate`` does
     given_out: list[str] = []
     for op in ops:
         if op is None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Mapping
+from types import SimpleNamespace
 
 import pytest
 from hypothesis import given, settings
@@ -312,6 +313,8 @@ async def test_two_status_writes_in_flight_each_compare_with_their_own_echo() ->
         return PodStatus(phase="Running", conditions=[PodCondition(type="Ready", status=ready)])
 
     class SlowWriter:
+        client = SimpleNamespace(instant=lambda _kind: False)  # API latency: no first try at once
+
         def __init__(self, delays: list[float]) -> None:
             self.delays = delays
 

@@ -7,7 +7,9 @@ builders give, whatever the pod (init containers and sidecars, several container
 policy, resources, probes, volumes, prior conditions), on a memo hit as on a miss, also for
 pods that share their spec's lists, and after the kubelet's resize decoration.
 ``with_resize_status`` marks the conditions observed in the same copy of the status that
-decorates it: the same as decorating, then ``_observed``, for any record and generation."""
+decorates it: the same as decorating, then ``_observed``, for any record and generation, and
+its one frame the same as ``with_resize_status_reference`` (its helpers' frames);
+``merge_conditions`` the same as ``merge_conditions_reference`` (comprehensions)."""
 
 from __future__ import annotations
 
@@ -26,6 +28,7 @@ from agents.kubelet.podstatus import (
     READY,
     READY_TO_START,
     merge_conditions,
+    merge_conditions_reference,
     pending_status,
     pending_status_reference,
     running_status,
@@ -41,6 +44,7 @@ from agents.kubelet.resize import (
     _observed,
     resizable,
     with_resize_status,
+    with_resize_status_reference,
 )
 from agents.kubelet.runstatus import run_status
 from emulator.base.api.core import Container, ContainerResizePolicy, Pod, PodCondition, PodStatus, ResourceRequirements
@@ -75,20 +79,16 @@ def containers(draw: st.DrawFn, *, init: bool) -> list[Container]:
     return out
 
 
-CONDITIONS = st.lists(
-    st.sampled_from(
-        [
-            PodCondition(type="PodScheduled", status="True", last_transition_time=T0),
-            PodCondition(type=READY, status="False", last_transition_time=T0),
-            PodCondition(type=INITIALIZED, status="True", last_transition_time=T1),
-            PodCondition(type=READY_TO_START, status="False", last_transition_time=""),
-            PodCondition(type="DisruptionTarget", status="True", reason="x", last_transition_time=T1),
-            PodCondition(type=CONTAINERS_READY, status="True", last_transition_time=T0),
-        ]
-    ),
-    max_size=4,
-    unique_by=lambda c: c.type,
-)
+CONDITIONS_POOL = [
+    PodCondition(type="PodScheduled", status="True", last_transition_time=T0),
+    PodCondition(type=READY, status="False", last_transition_time=T0),
+    PodCondition(type=INITIALIZED, status="True", last_transition_time=T1),
+    PodCondition(type=READY_TO_START, status="False", last_transition_time=""),
+    PodCondition(type="DisruptionTarget", status="True", reason="x", last_transition_time=T1),
+    PodCondition(type=CONTAINERS_READY, status="True", last_transition_time=T0),
+    PodCondition(type=READY, status="True", last_transition_time=T1, observed_generation=1),
+]
+CONDITIONS = st.lists(st.sampled_from(CONDITIONS_POOL[:6]), max_size=4, unique_by=lambda c: c.type)
 
 
 @st.composite
@@ -243,6 +243,43 @@ def test_with_resize_status_equals_decorating_then_observing(
         resize_conditions=resize_conditions,
     )
     assert with_resize_status(rec, status, generation) == _decorated_then_observed(rec, status, generation)
+    # the one frame against the same steps through their helpers
+    assert with_resize_status(rec, status, generation) == with_resize_status_reference(rec, status, generation)
+
+
+OWNED = st.lists(
+    st.sampled_from(
+        [
+            PodCondition(type=READY_TO_START, status="False"),
+            PodCondition(type=READY_TO_START, status="True"),
+            PodCondition(type=INITIALIZED, status="True", reason="PodCompleted"),
+            PodCondition(type=INITIALIZED, status="False", reason="ContainersNotInitialized", message="m"),
+            PodCondition(type=READY, status="True"),
+            PodCondition(type=READY, status="False", reason="ContainersNotReady", message="[web]"),
+            PodCondition(type=CONTAINERS_READY, status="False"),
+            PodCondition(type=CONTAINERS_READY, status="True", observed_generation=4),
+        ]
+    ),
+    max_size=4,
+    unique_by=lambda c: c.type,
+)
+
+
+@given(
+    old=st.lists(st.sampled_from(CONDITIONS_POOL), max_size=6),
+    owned=OWNED,
+    now=st.sampled_from([T1, T2]),
+    generation=st.sampled_from([0, 1, 4]),
+)
+def test_merge_conditions_equals_its_plain_form(
+    old: list[PodCondition], owned: list[PodCondition], now: str, generation: int
+) -> None:
+    """``merge_conditions``' lookups built in C against the comprehensions (duplicate types in
+    ``old`` included: the last one wins in both)."""
+    assert merge_conditions(old, owned, now, generation) == merge_conditions_reference(old, owned, now, generation)
+    assert merge_conditions(old, tuple(owned), now, generation) == merge_conditions_reference(
+        old, owned, now, generation
+    )
 
 
 def _stamp(t: float) -> str:

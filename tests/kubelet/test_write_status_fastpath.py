@@ -1,6 +1,6 @@
 """``PodWriter.write_status`` with a client whose calls cannot suspend makes its first try at
 once (no retry loop) and hands a failure to the loop as the loop would have met it. Against
-the loop alone (``_write_status(..., None)``, the general path): random runs of server errors
+the loop alone (``retry_status(..., None)``, the general path): random runs of server errors
 (transient ``InternalError``/``Invalid``, ``Conflict``, ``NotFound``) raised by the server
 itself, on fresh, stale, deleted, terminating, terminal and re-created pods, with and without
 ``deleting``, give the same answer, the same server calls at the same virtual times, the same
@@ -19,6 +19,8 @@ from hypothesis import strategies as st
 from msgspec.structs import replace
 
 from agents.kubelet.podapi import PodWriter
+from agents.kubelet.podworker import PodRecord, PodWorker
+from agents.kubelet.settings import KubeletSettings
 from emulator.base.api.codec import convert
 from emulator.base.api.core import Namespace, Pod, PodStatus
 from emulator.base.api.errors import ApiError, Conflict, InternalError, Invalid, NotFound
@@ -49,7 +51,7 @@ def _pod(name: str = "p", finalizers: list[str] | None = None) -> Pod:
     return convert(body, Pod)
 
 
-async def _scenario(fast: bool, state: str, errors: list[str], deleting: bool) -> Any:
+async def _scenario(fast: bool | str, state: str, errors: list[str], deleting: bool) -> Any:
     clock = LoopClock(asyncio.get_running_loop(), virtual=True)
     srv = ApiServer(clock, random.Random(0))
     srv.create(Namespace(metadata=ObjectMeta(name="default")))
@@ -89,18 +91,24 @@ async def _scenario(fast: bool, state: str, errors: list[str], deleting: bool) -
         built.append(p.metadata.resource_version)
         return replace(p.status, phase="Running", reason=f"try{len(built)}")
 
+    rec = PodRecord(("default", "p"), uid, pod)
+    worker = PodWorker(clock, KubeletSettings(), writer, None, "n1", {}, lambda _rec: None)  # type: ignore[arg-type]
+    worker.direct = fast == "direct"
     try:
-        if fast:
-            answer: Any = await writer.write_status(pod, uid, build, deleting=deleting)
+        if fast in ("direct", "worker"):
+            answer: Any = await worker.write_status(rec, build, deleting=deleting)
+        elif fast:
+            answer = await writer.write_status(pod, uid, build, deleting=deleting)
         else:
-            answer = await writer._write_status(pod, uid, build, deleting, None)
+            answer = await writer.retry_status(pod, uid, build, deleting, None)
     except Exception as err:
         answer = (type(err).__name__, str(err))
     counters = (writer.status_writes, writer.conflicts, writer.api_errors, client.stats.calls, client.stats.errors)
-    return answer, calls, built, counters, clock.now(), srv.list("Pod"), srv.revision
+    kept = (rec.pod, rec.reported, rec.writing)
+    return answer, calls, built, counters, clock.now(), srv.list("Pod"), srv.revision, kept
 
 
-def _run(fast: bool, state: str, errors: list[str], deleting: bool) -> Any:
+def _run(fast: bool | str, state: str, errors: list[str], deleting: bool) -> Any:
     loop = VirtualTimeEventLoop()
     try:
         return loop.run_until_complete(_scenario(fast, state, errors, deleting))
@@ -111,21 +119,30 @@ def _run(fast: bool, state: str, errors: list[str], deleting: bool) -> Any:
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(STATES, st.lists(ERRORS, max_size=4), st.booleans())
 def test_first_try_at_once_equals_the_retry_loop(state: str, errors: list[str], deleting: bool) -> None:
-    assert _run(True, state, errors, deleting) == _run(False, state, errors, deleting)
+    assert _run(True, state, errors, deleting)[:-1] == _run(False, state, errors, deleting)[:-1]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(STATES, st.lists(ERRORS, max_size=4), st.booleans())
+def test_the_pod_workers_own_first_try_equals_the_writers(state: str, errors: list[str], deleting: bool) -> None:
+    """``PodWorker.write_status`` trying first itself (``direct``) against handing every try to
+    ``PodWriter.write_status``: the same answer, calls, builds, counters, stored pod, and the
+    same record kept (newest pod, reported status, no write left in flight)."""
+    assert _run("direct", state, errors, deleting) == _run("worker", state, errors, deleting)
 
 
 def test_cases_that_matter_are_reached() -> None:
     """The comparison above covers a retried success, a give-up and a refused write."""
-    answer, calls, _, counters, now, _, _ = _run(True, "fresh", ["internal", "conflict"], False)
+    answer, calls, _, counters, now, _, _, _ = _run(True, "fresh", ["internal", "conflict"], False)
     assert answer.status.phase == "Running"
     assert now == 0.5
     assert counters[:3] == (1, 1, 1)
     assert [t for t, _ in calls] == [0.0, 0.5, 0.5]
-    answer, calls, _, counters, _, _, _ = _run(True, "deleted", [], False)
+    answer, calls, _, counters, _, _, _, _ = _run(True, "deleted", [], False)
     assert answer is None
     assert len(calls) == 1
     assert counters[:3] == (0, 0, 0)
-    answer, calls, _, _, _, _, _ = _run(True, "terminal", [], False)
+    answer, calls, _, _, _, _, _, _ = _run(True, "terminal", [], False)
     assert answer is None
     assert calls == []
 
