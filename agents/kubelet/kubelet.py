@@ -329,7 +329,7 @@ class Kubelet:
             if (state is PodState.STARTING or state is PodState.RUNNING) and meta.deletion_timestamp is None:
                 after = bool(self._queue) or self._admitting
                 resizer = self._resizer
-                # ``settled(rec)`` written out (``rec.pod`` is ``pod`` here)
+                # ``resize.settled(rec)`` written out (``rec.pod`` is ``pod`` here): keep the two alike
                 if (
                     after
                     or not resizer.shortcut

@@ -39,9 +39,12 @@ from emulator.base.client.events import EventRecorder
 from emulator.base.client.retry import UNLIMITED, Backoff, on_error
 from emulator.base.runtime.clock import Clock
 
-__all__ = ["API_RETRY", "PodWriter"]
+__all__ = ["API_RETRY", "TERMINAL_PHASES", "PodWriter"]
 
-_TERMINAL: Final = ("Succeeded", "Failed")
+# The phases after which no status is written (the write refusals are kept alike in three places:
+# ``PodWriter.write_status``, ``PodWriter.retry_status`` and ``PodWorker.write_status``).
+TERMINAL_PHASES: Final = ("Succeeded", "Failed")
+_TERMINAL = TERMINAL_PHASES
 
 API_RETRY: Final = Backoff(duration=0.5, factor=2.0, cap=30.0, steps=UNLIMITED)
 """The kubelet's waits between tries of a failed write: doubling from 0.5 s up to 30 s,
@@ -115,8 +118,9 @@ class PodWriter:
         self, current: Pod, uid: str, build: Callable[[Pod], PodStatus], deleting: bool, first: ApiError | None
     ) -> Pod | None:
         """``write_status`` through the retry loop; ``first``: the error of a first try already
-        made (``write_status``'s), taken up as the loop would have taken it up (a Conflict
-        re-reads at once; a transient error waits the first backoff step; NotFound gives up)."""
+        made (``write_status``'s or ``PodWorker.write_status``'s), taken up as the loop would
+        have taken it up (a Conflict re-reads at once; a transient error waits the first backoff
+        step; NotFound gives up)."""
         namespace, name = current.metadata.namespace, current.metadata.name
         pod: Pod | None = current
         backoff = API_RETRY

@@ -22,7 +22,6 @@ import asyncio
 import enum
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Final
 
 from msgspec.structs import replace
 
@@ -31,6 +30,7 @@ from agents.kubelet.dra import ClaimPreparer
 from agents.kubelet.images import ImageStore
 from agents.kubelet.lifecycle import RUN_DURATION_ANNOTATION, Lifecycle, lifecycle_of
 from agents.kubelet.nodestatus import normalize_image
+from agents.kubelet.podapi import TERMINAL_PHASES as _TERMINAL
 from agents.kubelet.podapi import PodWriter
 from agents.kubelet.podrun import PodRun, RunPhase
 from agents.kubelet.podstatus import needs_reconcile, pending_status, start_failed_status, succeeded_status
@@ -54,7 +54,6 @@ from emulator.base.runtime.clock import Clock, format_duration, parse_timestamp
 __all__ = ["Key", "PodRecord", "PodState", "PodWorker"]
 
 Key = tuple[str, str]
-_TERMINAL: Final = ("Succeeded", "Failed")
 
 
 class PodState(enum.Enum):
@@ -402,6 +401,7 @@ class PodWorker:
 
         try:
             if self.direct and writer.client.instant("Pod"):
+                # ``PodWriter.write_status``'s first try written out: keep its refusals alike
                 meta = current.metadata
                 if meta.uid != rec.uid or (meta.deletion_timestamp is not None and not deleting):
                     return None

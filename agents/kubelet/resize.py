@@ -291,8 +291,9 @@ def settled(rec: Any) -> bool:
     is pending (nor any resize condition held). Specs are never mutated, so the same spec
     asks for the same resources, and ``observe`` would find them allocated and return: a
     kubelet's own status write coming back by watch (the spec is the stored one), O(1)
-    instead of the desired resources rebuilt and compared. ``tests/kubelet/test_resize.py``
-    plays resizes with and without it."""
+    instead of the desired resources rebuilt and compared. ``tests/kubelet/test_kubelet_shortcuts.py``
+    plays resizes with and without it. ``Kubelet._on_pod_update`` repeats this test written out:
+    a condition added here must be added there too."""
     return rec.resize_spec is rec.pod.spec and rec.resize_alloc is rec.allocated and not rec.resize_conditions
 
 

@@ -274,7 +274,7 @@ OWNED = st.lists(
 def test_merge_conditions_equals_its_plain_form(
     old: list[PodCondition], owned: list[PodCondition], now: str, generation: int
 ) -> None:
-    """``merge_conditions``' lookups built in C against the comprehensions (duplicate types in
+    """``merge_conditions``' lookups filled by loops against the comprehensions (duplicate types in
     ``old`` included: the last one wins in both)."""
     assert merge_conditions(old, owned, now, generation) == merge_conditions_reference(old, owned, now, generation)
     assert merge_conditions(old, tuple(owned), now, generation) == merge_conditions_reference(
