@@ -7,6 +7,7 @@ import collections
 import contextvars
 import heapq
 import os
+import socket
 import subprocess
 import sys
 import threading
@@ -20,6 +21,7 @@ import anyio
 import pytest
 
 from emulator.base.runtime import Channel, DeadlockError, VirtualTimeEventLoop, new_virtual_loop, stream
+from emulator.base.runtime.loop import POLL_EVERY, wake
 
 T = TypeVar("T")
 ROOT = Path(__file__).resolve().parents[2]
@@ -733,3 +735,88 @@ def test_a_sleep_timer_due_with_its_sleeper_cancelled_wakes_nothing_and_reports_
         loop.close()
     assert reported == []
     assert log == [("victim cancelled", 5.0), ("other", 5.0)]
+
+
+# --- the review of session 42's loop shortcuts: each against the stock path ---
+
+
+def _task_traceback_tail(factory: Callable[[], asyncio.AbstractEventLoop]) -> list[str]:
+    async def main() -> list[str]:
+        task = asyncio.get_running_loop().create_task(asyncio.sleep(0))
+        await task
+        return [f.name for f in task._source_traceback[-2:]]  # type: ignore[attr-defined]
+
+    with asyncio.Runner(loop_factory=factory, debug=True) as runner:
+        return runner.run(main())
+
+
+def test_debug_mode_task_source_traceback_ends_at_the_caller_as_stock() -> None:
+    """``create_task`` trims its own frame from a debug-mode task's source traceback, as the
+    stock one does (what "Task was destroyed but it is pending" prints)."""
+    assert _task_traceback_tail(new_virtual_loop) == _task_traceback_tail(asyncio.new_event_loop)
+
+
+class _RaisingFuture:
+    def done(self) -> bool:
+        return False
+
+    def set_result(self, _value: object) -> None:
+        raise ValueError("boom")
+
+
+@pytest.mark.parametrize("debug", [False, True])
+def test_a_raising_wake_is_reported_not_raised(debug: bool) -> None:
+    """The sleep timer completed in the step is reported like any handle's callback when it
+    fails, in place (lean step) as under the stock step (debug mode)."""
+    loop = VirtualTimeEventLoop()
+    loop.set_debug(debug)
+    loop.slow_callback_duration = 1e9
+    reported: list[str] = []
+    loop.set_exception_handler(lambda _loop, context: reported.append(context["message"]))
+
+    async def main() -> None:
+        loop.call_at(1.0, wake, _RaisingFuture())
+        await asyncio.sleep(2)
+
+    try:
+        loop.run_until_complete(main())
+    finally:
+        loop.close()
+    assert len(reported) == 1
+
+
+def _jumps(debug: bool) -> list[tuple[object, ...]]:
+    """A jump-heavy workload with a real fd that becomes readable now and then: the time and
+    the selector's iteration count at every wake-up and every read."""
+    loop = VirtualTimeEventLoop()
+    loop.set_debug(debug)
+    loop.slow_callback_duration = 1e9
+    log: list[tuple[object, ...]] = []
+    a, b = socket.socketpair()
+    a.setblocking(False)
+    loop.add_reader(a.fileno(), lambda: log.append(("read", loop.time(), loop._idle_selector._busy, a.recv(99))))
+
+    async def sleeper(i: int) -> None:
+        for k in range(3 * POLL_EVERY):
+            await asyncio.sleep(1.0 + (i * k) % 3)
+            log.append((i, k, loop.time(), loop._idle_selector._busy))
+            if k % 17 == 3:
+                b.send(b"x")
+
+    async def main() -> None:
+        await asyncio.gather(*(sleeper(i) for i in range(3)))
+
+    try:
+        loop.run_until_complete(main())
+    finally:
+        loop.remove_reader(a.fileno())
+        a.close()
+        b.close()
+        loop.close()
+    return log
+
+
+def test_the_clock_jump_written_out_counts_and_polls_as_the_stock_select() -> None:
+    """The lean step's jump (``select`` and ``_on_idle`` written out) counts its iterations and
+    polls the real fds exactly when the stock step does."""
+    assert _jumps(False) == _jumps(True)

@@ -52,7 +52,7 @@ def _run_making_cycles(threshold: int) -> tuple[int, int, int]:
 
     def count(phase: str, _info: dict[str, int]) -> None:
         nonlocal collections
-        if phase == "stop":
+        if phase == "stop" and gc.get_threshold()[0] == threshold:  # the run's own policy's
             collections += 1
 
     def on_write(_record: WriteRecord) -> None:
@@ -78,7 +78,7 @@ def _run_making_cycles(threshold: int) -> tuple[int, int, int]:
     return made, peak, collections
 
 
-@pytest.mark.parametrize("threshold", [10_000, 20_000])
+@pytest.mark.parametrize("threshold", [5_000, 10_000])
 def test_a_run_that_makes_cycles_keeps_them_bounded_by_the_young_threshold(threshold: int) -> None:
     before = gc.get_threshold()
     made, peak, collections = _run_making_cycles(threshold)

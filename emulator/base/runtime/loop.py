@@ -302,15 +302,20 @@ class VirtualTimeEventLoop(asyncio.SelectorEventLoop):
         *,
         name: object = None,
         context: Context | None = None,
+        **kwargs: Any,
     ) -> asyncio.Task[_T]:
-        # Outside debug mode and without a task factory, the stock create_task with its
-        # _check_closed() read in place (a frame less per task; a TaskGroup's create_task
-        # calls it): the same Task, with no source traceback to trim.
-        if self._debug or self._task_factory is not None:  # type: ignore[attr-defined]
-            return super().create_task(coro, name=name, context=context)
+        # Without a task factory (and without the keywords of later Pythons), the stock
+        # create_task with its _check_closed() read in place (a frame less per task; a
+        # TaskGroup's create_task calls it): the same Task; in debug mode its source traceback
+        # trimmed of this frame, as the stock one trims its own.
+        if self._task_factory is not None or kwargs:  # type: ignore[attr-defined]
+            return super().create_task(coro, name=name, context=context, **kwargs)
         if self._closed:
             raise RuntimeError("Event loop is closed")
-        return _Task(coro, loop=self, name=name, context=context)  # type: ignore[arg-type]  # as the stock one
+        task = _Task(coro, loop=self, name=name, context=context)  # type: ignore[arg-type]  # as the stock one
+        if task._source_traceback:  # type: ignore[attr-defined]  # debug mode only
+            del task._source_traceback[-1]  # type: ignore[attr-defined]
+        return task
 
     def _run_once(self) -> None:
         # Loop iterations, outside debug mode, until the loop is stopping (``run_forever``'s
@@ -387,10 +392,16 @@ class VirtualTimeEventLoop(asyncio.SelectorEventLoop):
                 if kind is _FifoTimerHandle:
                     if handle._callback is wake:
                         # a sleep's timer: what ``wake`` does, without its frame and its
-                        # ``Context.run`` (it reads no context variable)
-                        future = handle._args[0]
-                        if not future.done():
-                            future.set_result(None)
+                        # ``Context.run`` (it reads no context variable); reported, not
+                        # raised, if it fails, as any handle's callback
+                        try:
+                            future = handle._args[0]
+                            if not future.done():
+                                future.set_result(None)
+                        except (SystemExit, KeyboardInterrupt):
+                            raise
+                        except BaseException as exc:
+                            _report(handle, exc)
                         continue
                 elif kind is not _Handle:
                     handle._run()  # a handle of another kind runs its own way
