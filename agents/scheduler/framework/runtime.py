@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 
@@ -94,6 +94,10 @@ if TYPE_CHECKING:
     from emulator.base.client.client import Client
 
 __all__ = ["Framework"]
+
+
+_OK: Final = Code.Success
+"""``status.code is _OK``: ``Status.is_success`` without the method call (the per-cycle runners)."""
 
 
 def _error(msg: str, plugin: str) -> Status:
@@ -166,6 +170,11 @@ class Framework(BindingRunners):
         self._filter: list[FilterPlugin] = self._points[ExtensionPoint.Filter]
         self._pre_score: list[PreScorePlugin] = self._points[ExtensionPoint.PreScore]
         self._score: list[ScorePlugin] = self._points[ExtensionPoint.Score]
+        self._pre_enqueue: list[PreEnqueuePlugin] = self._points[ExtensionPoint.PreEnqueue]
+        self._reserve: list[Any] = self._points[ExtensionPoint.Reserve]
+        self._permit: list[Any] = self._points[ExtensionPoint.Permit]
+        self._bind: list[Any] = self._points[ExtensionPoint.Bind]
+        self._post_bind: list[Any] = self._points[ExtensionPoint.PostBind]
         self._filter_minus: dict[frozenset[str], tuple[list[Any], list[Any]]] = {}
         """Per skipped set: the Filter plugins left and their ``filter_all`` (None: none)."""
         self._score_minus: dict[frozenset[str], list[Any]] = {}
@@ -253,7 +262,7 @@ class Framework(BindingRunners):
 
     def run_pre_enqueue_plugins(self, pod: Pod, gating_plugin: str = "") -> tuple[Status, str]:
         """(Success, "") if every PreEnqueue plugin admits the pod, else (status, gating plugin)."""
-        plugins: list[PreEnqueuePlugin] = self._points[ExtensionPoint.PreEnqueue]
+        plugins: list[PreEnqueuePlugin] = self._pre_enqueue
         ordered = plugins
         if gating_plugin:  # the plugin that gated the pod last time runs first
             ordered = [p for p in plugins if p.name == gating_plugin] + [p for p in plugins if p.name != gating_plugin]
@@ -262,7 +271,7 @@ class Framework(BindingRunners):
                 s = pl.pre_enqueue(pod)
             except Exception as err:  # a misbehaving plugin: Error, as upstream's AsStatus
                 s = as_status(err)
-            if not s.is_success():
+            if s.code is not _OK:
                 return s.with_plugin(pl.name), pl.name
         return SUCCESS, ""
 
