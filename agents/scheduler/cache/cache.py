@@ -198,15 +198,16 @@ class Cache:
     def assume_pod(self, pod: Pod, prev: PodInfo | None = None) -> None:
         """Count ``pod`` (``spec.nodeName`` = the chosen node) on its node before it is bound;
         ``prev``: a PodInfo of the pod before ``nodeName`` was set (reused, see ``reuse_pod_info``)."""
-        key = self._key(pod)
+        key = pod.metadata.uid or self._key(pod)  # ``_key`` raises on an empty UID
         if key in self._pods:
             raise CacheError(f"pod {_pod_ref(pod)} is in the cache, so can't be assumed")
-        _require_node_name(pod)
+        if not pod.spec.node_name:
+            _require_node_name(pod)
         self._add(pod, assumed=True, prev=prev)
 
     def finish_binding(self, pod: Pod) -> None:
         """The binding cycle ended (successfully or not); starts the TTL if there is one."""
-        key = self._key(pod)
+        key = pod.metadata.uid or self._key(pod)  # ``_key`` raises on an empty UID
         state = self._pods.get(key)
         if state is None or key not in self._assumed:
             return
@@ -215,7 +216,7 @@ class Cache:
 
     def forget_pod(self, pod: Pod) -> None:
         """Undo ``assume_pod`` (Reserve/Permit/bind failed)."""
-        key = self._key(pod)
+        key = pod.metadata.uid or self._key(pod)  # ``_key`` raises on an empty UID
         state = self._pods.get(key)
         if state is not None and state.pod.spec.node_name != pod.spec.node_name:
             raise CacheError(
@@ -227,8 +228,9 @@ class Cache:
 
     def add_pod(self, pod: Pod) -> None:
         """The informer saw an assigned pod: confirm it if assumed, else add it."""
-        key = self._key(pod)
-        _require_node_name(pod)
+        key = pod.metadata.uid or self._key(pod)  # ``_key`` raises on an empty UID
+        if not pod.spec.node_name:
+            _require_node_name(pod)
         state = self._pods.get(key)
         if state is None:
             self._add(pod, assumed=False)
@@ -241,7 +243,7 @@ class Cache:
             raise CacheError(f"pod {_pod_ref(pod)} was already in added state")
 
     def update_pod(self, old: Pod, new: Pod) -> None:
-        key = self._key(old)
+        key = old.metadata.uid or self._key(old)  # ``_key`` raises on an empty UID
         state = self._pods.get(key)
         if state is None:
             raise CacheError(f"pod {_pod_ref(old)} is not added to scheduler cache, so cannot be updated")
@@ -257,7 +259,7 @@ class Cache:
             self._add(new, assumed=False, prev=state.info)
 
     def remove_pod(self, pod: Pod) -> None:
-        key = self._key(pod)
+        key = pod.metadata.uid or self._key(pod)  # ``_key`` raises on an empty UID
         state = self._pods.get(key)
         if state is None:
             raise CacheError(f"pod {_pod_ref(pod)} is not found in scheduler cache, so cannot be removed from it")
@@ -270,7 +272,7 @@ class Cache:
         self._remove(state.pod)
 
     def is_assumed_pod(self, pod: Pod) -> bool:
-        return self._key(pod) in self._assumed
+        return (pod.metadata.uid or self._key(pod)) in self._assumed
 
     def get_pod(self, pod: Pod) -> Pod | None:
         """The cached copy of the pod with this UID (it may sit on a ghost node), or None."""
@@ -433,7 +435,7 @@ class Cache:
             if info.node is None:
                 continue
             clone = self._clone(info)
-            name = clone.name
+            name = info.node.metadata.name  # ``clone.name`` (the node is set)
             existing = infos.get(name)
             if existing is None:
                 update_all = True

@@ -1,0 +1,179 @@
+"""The scheduling cycle's per-pod shortcuts (session 42) against their plain forms.
+
+* ``CycleState.read``/``write`` are the state dict's own ``__getitem__``/``__setitem__``: they
+  behave as the methods did (``KeyError`` for a missing key, the last write wins), and a
+  clone's are its own dict's (writes on either side stay on that side).
+* ``HintEvaluator.is_event_of_interest`` answers the first instance of each event value by
+  identity: over random sequences of shared and freshly built (and dropped, so their ids are
+  reused) events it answers as ``ClusterEvent.match`` over the registration list.
+* ``next_generation`` is the counter's ``__next__``: strictly increasing, shared by every
+  NodeInfo change.
+* The cache's inlined ``_key``: an empty UID still raises ``CacheError`` everywhere.
+* ``BackoffQueue.delete`` asks each heap's index first: the same pod comes out as from the
+  heaps' own ``delete``, and absent keys give None.
+"""
+
+from __future__ import annotations
+
+import gc
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from msgspec.structs import replace
+
+from agents.scheduler.cache import Cache, CacheError
+from agents.scheduler.framework.cycle_state import CycleState
+from agents.scheduler.framework.types import ActionType, ClusterEvent, EventResource, NodeInfo, next_generation
+from agents.scheduler.queue.backoff_queue import BackoffQueue
+from agents.scheduler.queue.hints import HintEvaluator
+from agents.scheduler.queue.queued_pod_info import QueuedPodInfo
+from tests import builders
+from tests.scheduler.queue.queue_helpers import FakeClock
+
+# --- CycleState -------------------------------------------------------------------------
+
+
+def test_cycle_state_read_write_as_the_dict() -> None:
+    state = CycleState()
+    with pytest.raises(KeyError):
+        state.read("missing")
+    state.write("k", 1)
+    state.write("k", 2)
+    assert state.read("k") == 2
+    assert list(state) == ["k"]
+    state.delete("k")
+    with pytest.raises(KeyError):
+        state.read("k")
+
+
+def test_cycle_state_clone_has_its_own_read_write() -> None:
+    class _Cloned:
+        def __init__(self, n: int) -> None:
+            self.n = n
+
+        def clone(self) -> _Cloned:
+            return _Cloned(self.n)
+
+    state = CycleState()
+    state.write("a", 1)
+    state.write("c", _Cloned(1))
+    clone = state.clone()
+    clone.write("a", 2)
+    clone.write("b", 3)
+    state.read("c").n = 5
+    assert state.read("a") == 1
+    assert clone.read("a") == 2
+    assert clone.read("c").n == 1  # cloned, not shared
+    with pytest.raises(KeyError):
+        state.read("b")
+    assert sorted(clone) == ["a", "b", "c"]
+
+
+# --- is_event_of_interest ---------------------------------------------------------------
+
+_RESOURCES = [EventResource.Pod, EventResource.AssignedPod, EventResource.Node, EventResource.WildCard]
+_ACTIONS = [ActionType.Add, ActionType.Delete, ActionType.Update, ActionType.UpdatePodLabel, ActionType.All]
+_events = st.builds(ClusterEvent, st.sampled_from(_RESOURCES), st.sampled_from(_ACTIONS), st.sampled_from(["", "x"]))
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    registered=st.none() | st.lists(_events, max_size=4).map(tuple),
+    shared=st.lists(_events, min_size=1, max_size=5),
+    steps=st.lists(st.tuples(st.booleans(), st.integers(0, 4)), max_size=40),
+)
+def test_event_of_interest_by_identity_as_match_says(
+    registered: tuple[ClusterEvent, ...] | None, shared: list[ClusterEvent], steps: list[tuple[bool, int]]
+) -> None:
+    decide = HintEvaluator(lambda pod: None, queueing_hints=True, registered_events=registered, namespace_labels=None)
+
+    def want(event: ClusterEvent) -> bool:
+        return event.is_wildcard() or registered is None or any(r.match(event) for r in registered)
+
+    for fresh, i in steps:
+        base = shared[i % len(shared)]
+        if fresh:  # an equal event built afresh, then dropped (its id may be reused next)
+            event = ClusterEvent(base.resource, base.action, base.label)
+            assert decide.is_event_of_interest(event) is want(event)
+            del event
+            gc.collect(0)
+        else:
+            assert decide.is_event_of_interest(base) is want(base)
+
+
+def test_event_of_interest_not_fooled_by_a_reused_id() -> None:
+    """A dropped event's id, reused by an event of another value, must not answer for it."""
+    registered = (ClusterEvent(EventResource.Node, ActionType.Add),)
+    decide = HintEvaluator(lambda pod: None, queueing_hints=True, registered_events=registered, namespace_labels=None)
+    for _ in range(50):
+        assert decide.is_event_of_interest(ClusterEvent(EventResource.Node, ActionType.Add)) is True
+        assert decide.is_event_of_interest(ClusterEvent(EventResource.Node, ActionType.Delete)) is False
+        assert decide.is_event_of_interest(ClusterEvent(EventResource.AssignedPod, ActionType.Add)) is False
+
+
+# --- generations, cache keys, backoff -------------------------------------------------------
+
+
+def test_next_generation_strictly_increases() -> None:
+    seen = [next_generation() for _ in range(5)]
+    assert seen == sorted(set(seen))
+    info = NodeInfo()
+    assert info.generation < next_generation()
+
+
+def test_cache_empty_uid_still_raises() -> None:
+    cache = Cache()
+    pod = builders.pod("p", uid="u1", node="n1")
+    nameless = replace(pod, metadata=replace(pod.metadata, uid=""))
+    for call in (
+        lambda: cache.add_pod(nameless),
+        lambda: cache.assume_pod(nameless),
+        lambda: cache.update_pod(nameless, nameless),
+        lambda: cache.remove_pod(nameless),
+        lambda: cache.is_assumed_pod(nameless),
+        lambda: cache.forget_pod(nameless),
+        lambda: cache.finish_binding(nameless),
+    ):
+        with pytest.raises(CacheError, match="empty UID"):
+            call()
+    unbound = builders.pod("q", uid="u2")
+    with pytest.raises(CacheError, match=r"no spec\.nodeName"):
+        cache.add_pod(unbound)
+    with pytest.raises(CacheError, match=r"no spec\.nodeName"):
+        cache.assume_pod(unbound)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["add", "delete"]), st.integers(0, 5), st.booleans()), max_size=30))
+def test_backoff_delete_as_the_heaps_say(ops: list[tuple[str, int, bool]]) -> None:
+    clock = FakeClock()
+    queue = BackoffQueue(
+        clock, initial=1.0, maximum=10.0, active_less=lambda a, b: a.timestamp < b.timestamp, pop_from_backoff_q=True
+    )
+    where: dict[str, bool] = {}  # key -> in the errors heap
+    infos: dict[str, QueuedPodInfo] = {}
+    for op, i, error in ops:
+        pod = builders.pod(f"p{i}")
+        key = f"{pod.metadata.namespace}/{pod.metadata.name}"
+        if op == "add":
+            if key in where:
+                continue
+            qpi = QueuedPodInfo.new(pod, clock.now())
+            qpi.attempts = 1
+            if error:
+                qpi.consecutive_errors_count = 1
+            else:
+                qpi.unschedulable_count = 1
+                qpi.unschedulable_plugins.add("NodeResourcesFit")
+            queue.add(qpi)
+            where[key], infos[key] = error, qpi
+        else:
+            got = queue.delete(key)
+            if key in where:
+                assert got is infos.pop(key)
+                del where[key]
+            else:
+                assert got is None
+            assert key not in queue
+    assert len(queue) == len(where)
