@@ -56,7 +56,6 @@ in-flight protection off).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import random
 import time
 from collections.abc import Coroutine
@@ -238,7 +237,8 @@ class SchedulingCycle:
         self._record_attempt(start, wall0, None)
         if self.options.explain is not None:  # explain hook
             self._explain(fwk, qpi, start, host, None, "")
-        self._activate(to_activate)
+        if to_activate.map:  # (``_activate``'s own test, without the call)
+            self._activate(to_activate)
         binding = self.binding_cycle(fwk, state, qpi, assumed, host)
         name = f"bind:{pod.metadata.namespace}/{pod.metadata.name}"
         if self.inline_binding:
@@ -504,8 +504,13 @@ class SchedulingCycle:
         self._first_seen.pop(uid, None)
         self.metrics.bound(now, now - (now if first_seen is None else first_seen))
         fwk.run_post_bind_plugins(state, assumed, host)
-        with contextlib.suppress(KeyError):
-            self._activate(state.read(PODS_TO_ACTIVATE_KEY))
+        try:
+            to_activate = state.read(PODS_TO_ACTIVATE_KEY)
+        except KeyError:
+            pass
+        else:
+            if to_activate.map:  # (``_activate``'s own test, without the call)
+                self._activate(to_activate)
         pod = assumed
         await self.events.event(
             pod_reference(pod),

@@ -9,6 +9,9 @@
 * ``next_generation`` is the counter's ``__next__``: strictly increasing, shared by every
   NodeInfo change.
 * The cache's inlined ``_key``: an empty UID still raises ``CacheError`` everywhere.
+* ``Resource.from_amounts`` (``add`` inline) and ``_non_zero`` (its containers' loop inline)
+  against their plain forms; a NodeInfo clone shares ``allocatable`` (replaced by
+  ``set_node``, never changed in place) and has host ports of its own.
 * ``BackoffQueue.delete`` asks each heap's index first: the same pod comes out as from the
   heaps' own ``delete``, and absent keys give None.
 """
@@ -16,6 +19,7 @@
 from __future__ import annotations
 
 import gc
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -24,10 +28,21 @@ from msgspec.structs import replace
 
 from agents.scheduler.cache import Cache, CacheError
 from agents.scheduler.framework.cycle_state import CycleState
-from agents.scheduler.framework.types import ActionType, ClusterEvent, EventResource, NodeInfo, next_generation
+from agents.scheduler.framework.types import (
+    DEFAULT_MEMORY_REQUEST,
+    DEFAULT_MILLI_CPU_REQUEST,
+    ActionType,
+    ClusterEvent,
+    EventResource,
+    NodeInfo,
+    Resource,
+    _non_zero,
+    next_generation,
+)
 from agents.scheduler.queue.backoff_queue import BackoffQueue
 from agents.scheduler.queue.hints import HintEvaluator
 from agents.scheduler.queue.queued_pod_info import QueuedPodInfo
+from emulator.base.api.core import Pod
 from tests import builders
 from tests.scheduler.queue.queue_helpers import FakeClock
 
@@ -177,3 +192,89 @@ def test_backoff_delete_as_the_heaps_say(ops: list[tuple[str, int, bool]]) -> No
                 assert got is None
             assert key not in queue
     assert len(queue) == len(where)
+
+
+# --- PodInfo and NodeInfo clones ------------------------------------------------------------
+
+_NAMES = ["cpu", "memory", "ephemeral-storage", "pods", "nvidia.com/gpu", "example.com/foo"]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.dictionaries(st.sampled_from(_NAMES), st.integers(0, 10**12)))
+def test_resource_from_amounts_as_add_says(amounts: dict[str, int]) -> None:
+    want = Resource()
+    for name, v in amounts.items():
+        want.add(name, v)
+    assert Resource.from_amounts(amounts) == want
+
+
+def _non_zero_reference(pod: Pod) -> tuple[int, int]:
+    """``_non_zero`` as written before its containers' loop was inlined."""
+
+    def container(c: Any) -> tuple[int, int]:
+        req = c.resources.requests
+        cpu = req["cpu"].milli if "cpu" in req else DEFAULT_MILLI_CPU_REQUEST
+        mem = req["memory"].value if "memory" in req else DEFAULT_MEMORY_REQUEST
+        return cpu, mem
+
+    cpu = mem = 0
+    for c in pod.spec.containers:
+        a, b = container(c)
+        cpu += a
+        mem += b
+    init_cpu = init_mem = side_cpu = side_mem = 0
+    for c in pod.spec.init_containers:
+        a, b = container(c)
+        if c.restart_policy == "Always":
+            cpu, mem, side_cpu, side_mem = cpu + a, mem + b, side_cpu + a, side_mem + b
+            eff = (side_cpu, side_mem)
+        else:
+            eff = (side_cpu + a, side_mem + b)
+        init_cpu, init_mem = max(init_cpu, eff[0]), max(init_mem, eff[1])
+    cpu, mem = max(cpu, init_cpu), max(mem, init_mem)
+    overhead = pod.spec.overhead
+    if overhead:
+        cpu += overhead["cpu"].milli if "cpu" in overhead else 0
+        mem += overhead["memory"].value if "memory" in overhead else 0
+    return cpu, mem
+
+
+_requests = st.fixed_dictionaries(
+    {}, optional={"cpu": st.sampled_from(["0", "50m", "1"]), "memory": st.sampled_from(["0", "64Mi", "1Gi"])}
+)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(_requests, min_size=1, max_size=3),
+    st.lists(st.tuples(_requests, st.booleans()), max_size=2),
+    st.none() | _requests,
+)
+def test_non_zero_as_the_per_container_form(
+    containers: list[dict[str, str]], inits: list[tuple[dict[str, str], bool]], overhead: dict[str, str] | None
+) -> None:
+    main = [builders.container(f"c{i}", requests=r) for i, r in enumerate(containers)]
+    init = [
+        builders.container(f"i{i}", requests=r, restart_policy="Always" if side else None)
+        for i, (r, side) in enumerate(inits)
+    ]
+    pod = builders.pod("p", uid="u", containers=main, init_containers=init, overhead=overhead)
+    assert _non_zero(pod) == _non_zero_reference(pod)
+
+
+def test_node_info_clone_shares_allocatable_until_the_node_changes() -> None:
+    info = NodeInfo(builders.node("n1", cpu="4", memory="8Gi"))
+    info.used_ports.add("", "TCP", 80)
+    clone = info.clone()
+    assert clone.allocatable is info.allocatable
+    assert clone.used_ports is not info.used_ports
+    clone.used_ports.add("", "TCP", 81)
+    assert len(info.used_ports) == 1
+    assert len(clone.used_ports) == 2
+    before = clone.allocatable.milli_cpu
+    info.set_node(builders.node("n1", cpu="8", memory="8Gi"))
+    assert info.allocatable.milli_cpu == 8000
+    assert clone.allocatable.milli_cpu == before == 4000
+    empty = NodeInfo().used_ports.clone()
+    empty.add("", "UDP", 53)  # a clone of no ports has a map of its own
+    assert not NodeInfo().used_ports

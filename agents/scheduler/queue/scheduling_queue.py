@@ -353,11 +353,13 @@ class SchedulingQueue:
         now in flight: ``attempts`` and ``scheduling_cycle`` grow by one, its rejector plugins are
         cleared for the new attempt.
         """
+        active, backoff = self._active, self._backoff
         while True:
-            qpi = self._active.pop()
+            # The heaps' entry lists asked first: every pod's first pop attempt finds both empty.
+            qpi = active.pop() if active._entries else None
             label = ""
-            if qpi is None and self._pop_from_backoff_q:
-                qpi = self._backoff.pop_backoff()
+            if qpi is None and self._pop_from_backoff_q and backoff._rejected._entries:
+                qpi = backoff.pop_backoff()
                 label = ev.POP_FROM_BACKOFF_Q
             if qpi is None:
                 return None
