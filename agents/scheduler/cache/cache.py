@@ -120,24 +120,29 @@ class _PodState:
     deadline: float | None = None
 
 
-def reuse_pod_info(prev: PodInfo | None, pod: Pod) -> PodInfo | None:
+def reuse_pod_info(prev: PodInfo | None, pod: Pod, alike: Pod | None = None) -> PodInfo | None:
     """A PodInfo for ``pod`` copied from ``prev`` (the PodInfo of an earlier version of the
     same pod), or None when the spec differs other than in ``nodeName``. Everything a PodInfo
     derives (requests, non-zero requests, host ports, affinity terms) is a function of
     ``pod.spec`` without ``nodeName``, so such specs give equal PodInfos (the queue's PodInfo
     serves the assumed copy of its pod); the derived lists and dicts are shared (nobody mutates
     them). A slot added to PodInfo must be copied here too (the property test compares every
-    slot)."""
+    slot).
+
+    ``alike``: a version of the pod the caller found to have ``pod``'s very spec object and
+    requests (``same_requests``); when ``prev`` is that version's, both checks are known to pass."""
     if prev is None:
         return None
     spec, new = prev.pod.spec, pod.spec
-    if (
+    if prev.pod is alike:
+        pass
+    elif (
         spec is not new
         and spec != new
         and (spec.node_name == new.node_name or structs.replace(spec, node_name=new.node_name) != new)
     ):
         return None
-    if not same_requests(prev.pod, pod):
+    elif not same_requests(prev.pod, pod):
         return None  # an in-place resize moved the requests (``resources.resize_state``)
     info = PodInfo.__new__(PodInfo)
     info.pod = pod
@@ -242,7 +247,9 @@ class Cache:
         else:
             raise CacheError(f"pod {_pod_ref(pod)} was already in added state")
 
-    def update_pod(self, old: Pod, new: Pod) -> None:
+    def update_pod(self, old: Pod, new: Pod, *, alike: bool = False) -> None:
+        """``alike``: ``new`` has ``old``'s spec object and ``same_requests(old, new)`` (the
+        caller checked: a status write); the PodInfo filed for ``old`` is then reused unchecked."""
         key = old.metadata.uid or self._key(old)  # ``_key`` raises on an empty UID
         state = self._pods.get(key)
         if state is None:
@@ -254,7 +261,7 @@ class Cache:
                 f"pod {_pod_ref(old)} updated on a different node than previously added to "
                 f"({state.pod.spec.node_name} -> {new.spec.node_name}); scheduler cache is corrupted"
             )
-        if not self._replace(state, new):
+        if not self._replace(state, new, old if alike else None):
             self._remove(state.pod)
             self._add(new, assumed=False, prev=state.info)
 
@@ -315,17 +322,18 @@ class Cache:
         if assumed:
             self._assumed[key] = None
 
-    def _replace(self, state: _PodState, pod: Pod) -> bool:
+    def _replace(self, state: _PodState, pod: Pod, alike: Pod | None = None) -> bool:
         """``_remove(state.pod)`` then ``_add(pod, prev=state.info)`` (the pod added, not
         assumed) in one step, when ``pod`` has the filed PodInfo's spec, on the same node, a
-        real one, and no host ports; False (nothing changed) otherwise."""
+        real one, and no host ports; False (nothing changed) otherwise. ``alike``: as
+        ``reuse_pod_info``'s."""
         name = pod.spec.node_name
         if state.pod.spec.node_name != name:
             return False
         info = self._nodes.get(name)
         if info is None or info.node is None:
             return False
-        pi = reuse_pod_info(state.info, pod)
+        pi = reuse_pod_info(state.info, pod, alike)
         if pi is None or pi.host_ports or not info.replace_pod(pi):
             return False
         self._nodes.move_to_end(name)

@@ -146,6 +146,12 @@ class SchedulingQueue:
             namespace_labels=namespace_labels,
         )
         self._qhints = queueing_hints
+        self.dismissed_event_ids: frozenset[int] = frozenset(
+            id(e) for e in ev.SHARED_POD_UPDATES if not self._decide.is_event_of_interest(e)
+        )
+        """The ids of ``pod_scheduling_properties_change``'s shared one-event answers (module
+        constants, so their ids are theirs for good) that no plugin registered for: their
+        ``move_all_to_active_or_backoff`` would do nothing (it stops at the interest check)."""
         self._in_flight_events = in_flight_events
         self._record = queueing_hints and in_flight_events
         """Record events for in-flight pods (QueueingHints on, protection on)."""
