@@ -278,3 +278,43 @@ def test_node_info_clone_shares_allocatable_until_the_node_changes() -> None:
     empty = NodeInfo().used_ports.clone()
     empty.add("", "UDP", 53)  # a clone of no ports has a map of its own
     assert not NodeInfo().used_ports
+
+
+# --- the Handle's snapshot and the plugins' RowScore memo ------------------------------------
+
+
+def test_snapshot_shared_lister_answers_the_set_snapshot() -> None:
+    from tests.scheduler.framework.test_runtime import build
+
+    fwk = build({})
+    with pytest.raises(RuntimeError, match="no snapshot set"):
+        fwk.snapshot_shared_lister()
+    first, second = object(), object()
+    fwk.set_snapshot(first)  # type: ignore[arg-type]
+    assert fwk.snapshot_shared_lister() is first
+    assert fwk.snapshot_shared_lister() is first  # every call, not once
+    fwk.set_snapshot(second)  # type: ignore[arg-type]
+    assert fwk.snapshot_shared_lister() is second
+    fwk.set_snapshot(None)  # type: ignore[arg-type]
+    with pytest.raises(RuntimeError, match="no snapshot set"):
+        fwk.snapshot_shared_lister()
+    given_one = build({}, snapshot=first)
+    assert given_one.snapshot_shared_lister() is first
+
+
+def test_row_score_memo_peek_sees_what_get_keeps() -> None:
+    from agents.scheduler.framework.interface import RowScore
+    from agents.scheduler.plugins.helper import RowScoreMemo
+
+    memo = RowScoreMemo(limit=2)
+
+    def make(key: int) -> RowScore:
+        return RowScore(key, lambda info: 0, lambda t, at: at)
+
+    assert memo.peek(1) is None
+    one = memo.get(1, lambda: make(1))
+    assert memo.peek(1) is one
+    memo.get(2, lambda: make(2))
+    three = memo.get(3, lambda: make(3))  # the limit: emptied, then kept
+    assert memo.peek(1) is None
+    assert memo.peek(3) is three

@@ -442,7 +442,8 @@ class Cache:
                 break  # everything older was already in the snapshot
             if info.node is None:
                 continue
-            clone = self._clone(info)
+            clone = info.clone()  # ``_clone(info)`` inline
+            clone.image_states = {k: ImageStateSummary(s.size, s.num_nodes) for k, s in info.image_states.items()}
             name = info.node.metadata.name  # ``clone.name`` (the node is set)
             existing = infos.get(name)
             if existing is None:
@@ -452,7 +453,8 @@ class Cache:
         if self._nodes:
             snapshot.generation = next(reversed(self._nodes.values())).generation
 
-        if len(infos) > self._tree.num_nodes:
+        num_nodes = self._tree.num_nodes
+        if len(infos) > num_nodes:
             # Nodes deleted since the last snapshot (gone, or ghosts now).
             for name in [n for n in infos if (i := self._nodes.get(n)) is None or i.node is None]:
                 del infos[name]
@@ -461,7 +463,7 @@ class Cache:
         if update_all or not snapshot._replace(changed):  # (it patches the affinity sub-lists)
             snapshot._rebuild(self._tree.list())
 
-        if len(snapshot.node_info_list) != self._tree.num_nodes:
+        if len(snapshot.node_info_list) != num_nodes:  # (the tree did not change since)
             snapshot._rebuild(self._tree.list())
             raise CacheError(
                 f"snapshot state is not consistent, length of NodeInfoList={len(snapshot.node_info_list)} not equal "

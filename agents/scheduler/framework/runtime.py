@@ -39,6 +39,7 @@ host selection or the failure handling (the scheduler's cycles do), nor the queu
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
@@ -143,6 +144,7 @@ class Framework(BindingRunners):
         self.rng = rng
         self.parallelism = parallelism
         self._snapshot = snapshot
+        self._set_lister()
         self._nominator = nominator
         self.waiting_pods = waiting_pods if waiting_pods is not None else WaitingPodsMap()
         self._namespaces = namespaces
@@ -244,12 +246,24 @@ class Framework(BindingRunners):
     # --- Handle ---------------------------------------------------------------------------
 
     def snapshot_shared_lister(self) -> SharedLister:
+        """The snapshot; ``RuntimeError`` when none is set. Once one is, an instance attribute
+        answers instead (``_set_lister``)."""
         if self._snapshot is None:
             raise RuntimeError(f"profile {self.scheduler_name}: no snapshot set")
         return self._snapshot
 
     def set_snapshot(self, snapshot: SharedLister) -> None:
         self._snapshot = snapshot
+        self._set_lister()
+
+    def _set_lister(self) -> None:
+        """``snapshot_shared_lister`` as ``repeat(snapshot).__next__``: a C callable returning
+        the snapshot on every call (plugins ask four times a cycle; a Python method cost a
+        frame each). No snapshot: the method (which raises)."""
+        if self._snapshot is None:
+            self.__dict__.pop("snapshot_shared_lister", None)
+        else:
+            self.__dict__["snapshot_shared_lister"] = itertools.repeat(self._snapshot).__next__
 
     def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
         return self._nominator.nominated_pods_for_node(node_name) if self._nominator is not None else []

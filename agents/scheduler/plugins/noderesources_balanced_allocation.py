@@ -346,6 +346,9 @@ class NodeResourcesBalancedAllocation:
             return None
         if not self._names:
             return None  # ``score`` fails
+        kept = self._row_scores.peek(requests)
+        if kept is not None:
+            return kept
         return self._row_scores.get(
             requests,
             lambda: RowScore(

@@ -359,6 +359,9 @@ class NodeResourcesFit:
             requests: tuple[int, ...] = state.read(PRE_SCORE_STATE_KEY).pod_requests
         except KeyError:
             return None
+        kept = self._row_scores.peek(requests)
+        if kept is not None:
+            return kept
         return self._row_scores.get(
             requests,
             lambda: RowScore(
