@@ -318,3 +318,33 @@ def test_row_score_memo_peek_sees_what_get_keeps() -> None:
     three = memo.get(3, lambda: make(3))  # the limit: emptied, then kept
     assert memo.peek(1) is None
     assert memo.peek(3) is three
+
+
+# --- the node table's flags ---------------------------------------------------------------
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 2), st.booleans(), st.booleans(), st.booleans(), st.booleans()), max_size=8))
+def test_update_row_flags_as_flag_says(updates: list[tuple[int, bool, bool, bool, bool]]) -> None:
+    """``update_row``'s inlined flags: after each update, those a table gets from ``_flag`` over
+    every NodeInfo it held (flags only ever turn on)."""
+    from agents.scheduler.framework.node_table import NodeTable
+    from agents.scheduler.framework.types import ImageStateSummary
+
+    def info(name: str, taint: bool, image: bool, port: bool, scalar: bool) -> NodeInfo:
+        taints = [builders.taint("k", "v")] if taint else []
+        ni = NodeInfo(builders.node(name, taints=taints, extra={"example.com/gpu": "1"} if scalar else None))
+        if image:
+            ni.image_states = {"img": ImageStateSummary(10, 1)}
+        if port:
+            ni.used_ports.add("", "TCP", 8080)
+        return ni
+
+    infos = [info(f"n{i}", False, False, False, False) for i in range(3)]
+    table, reference = NodeTable(infos), NodeTable(infos)
+    for i, *flags in updates:
+        ni = info(f"n{i}", *flags)
+        table.update_row(i, ni)
+        reference._flag(ni)
+        got = (table.any_taints, table.any_images, table.any_ports, table.any_scalars)
+        assert got == (reference.any_taints, reference.any_images, reference.any_ports, reference.any_scalars)

@@ -532,10 +532,12 @@ class SchedulingQueue:
         self._unschedulable.pop(key, None)
         self._backoff.delete(key)
         self._active.add_or_update(qpi)
-        self._count(ACTIVE_Q, label)
+        incoming, k = self._incoming, (ACTIVE_Q, label)  # ``_count`` inline
+        incoming[k] = incoming.get(k, 0) + 1
         if label in _NOMINATE_ON:
             self.nominator.add_nominated_pod(qpi.pod_info, None)
-        self._wake()
+        if self._waiters:  # (``_wake`` of none wakes none)
+            self._wake()
         return True
 
     def _move_to_backoff(self, qpi: QueuedPodInfo, label: str) -> bool:
