@@ -32,6 +32,7 @@ from agents.scheduler.cache import CacheError
 from agents.scheduler.framework.types import ActionType, ClusterEvent, EventResource
 from agents.scheduler.queue import EventAssignedPodAdd, EventAssignedPodDelete, pod_scheduling_properties_change
 from emulator.base.api.core import Node, Pod
+from emulator.base.api.resources import same_requests
 
 if TYPE_CHECKING:
     from agents.scheduler.cache import Cache
@@ -135,12 +136,18 @@ class EventHandlers:
         was = bool(old.spec.node_name) and old.status.phase not in _TERMINAL_PHASES
         now = bool(new.spec.node_name) and new.status.phase not in _TERMINAL_PHASES
         if was and now:
-            self.cache.update_pod(old, new)
-            events = pod_scheduling_properties_change(new, old)
-            for event in events:
-                if self.options.queueing_hints:
-                    self.queue.move_all_to_active_or_backoff(event, old, new)
-                else:
+            # A status write keeps the spec object: its requests are compared once, for the
+            # cache's PodInfo and the events both.
+            alike = new.spec is old.spec and same_requests(new, old)
+            self.cache.update_pod(old, new, alike=alike)
+            events = pod_scheduling_properties_change(new, old, alike)
+            if self.options.queueing_hints:
+                dismissed = self.queue.dismissed_event_ids
+                for event in events:
+                    if id(event) not in dismissed:  # (its move would stop at the interest check)
+                        self.queue.move_all_to_active_or_backoff(event, old, new)
+            else:
+                for event in events:
                     self.queue.assigned_pod_updated(old, new, event)
         elif was:  # terminal now (or, oddly, unbound): it left the assigned view
             self._remove_assigned(old)

@@ -56,13 +56,12 @@ in-flight protection off).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import random
 import time
 from collections.abc import Coroutine
 from dataclasses import dataclass
 from operator import itemgetter
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 from msgspec.structs import replace
@@ -101,6 +100,9 @@ if TYPE_CHECKING:
     from emulator.base.runtime.clock import Clock
 
 __all__ = ["SchedulingCycle", "pod_reference"]
+
+_OK: Final = Code.Success
+"""``status.code is _OK``: ``Status.is_success`` without the method call (every pod's cycle)."""
 
 
 def pod_reference(pod: Pod) -> ObjectReference:
@@ -163,7 +165,7 @@ class SchedulingCycle:
 
     async def schedule_one(self) -> None:
         qpi = await self.queue.pop()
-        pod = qpi.pod
+        pod = qpi.pod_info.pod
         uid = pod.metadata.uid
         fwk = self.frameworks.get(pod.spec.scheduler_name)
         if fwk is None or self.cache.is_assumed_pod(pod):
@@ -220,11 +222,10 @@ class SchedulingCycle:
                 return
         self.queue.delete_nominated_pod_if_exists(pod)
         status = fwk.run_reserve_plugins_reserve(state, assumed, host)
-        if status.is_success():
+        if status.code is _OK:
             status = fwk.run_permit_plugins(state, assumed, host)
-        if not status.is_success() and not status.is_wait():
-            if status.code is not Code.Success:
-                fwk.run_reserve_plugins_unreserve(state, assumed, host)
+        if status.code is not _OK and not status.is_wait():
+            fwk.run_reserve_plugins_unreserve(state, assumed, host)
             self._forget(assumed)
             self._record_attempt(start, wall0, "unschedulable" if status.is_rejected() else "error")
             if self.options.explain is not None:  # explain hook
@@ -236,7 +237,8 @@ class SchedulingCycle:
         self._record_attempt(start, wall0, None)
         if self.options.explain is not None:  # explain hook
             self._explain(fwk, qpi, start, host, None, "")
-        self._activate(to_activate)
+        if to_activate.map:  # (``_activate``'s own test, without the call)
+            self._activate(to_activate)
         binding = self.binding_cycle(fwk, state, qpi, assumed, host)
         name = f"bind:{pod.metadata.namespace}/{pod.metadata.name}"
         if self.inline_binding:
@@ -311,7 +313,7 @@ class SchedulingCycle:
     ) -> str:
         """``prioritize_nodes`` + ``select_host`` over table rows: the chosen node's name."""
         status = fwk.run_pre_score_plugins(state, pod, nodes)
-        if not status.is_success():
+        if status.code is not _OK:
             raise _SchedulingError(status)
         rec, t0 = self.options.recorder, time.perf_counter()
         try:
@@ -319,7 +321,7 @@ class SchedulingCycle:
         finally:
             if rec is not None:
                 rec.observe_extension_point(ExtensionPoint.Score, time.perf_counter() - t0)
-        if not status.is_success():
+        if status.code is not _OK:
             raise _SchedulingError(status)
         return nodes[vectorized.select_host(totals, self.rng)].name
 
@@ -328,8 +330,9 @@ class SchedulingCycle:
         self._feasible_rows = None
         all_nodes = self.snapshot.node_info_list
         pre, status, plugins = fwk.run_pre_filter_plugins(state, pod, all_nodes)
-        diagnosis.unschedulable_plugins.update(plugins)
-        if not status.is_success():
+        if plugins:
+            diagnosis.unschedulable_plugins.update(plugins)
+        if status.code is not _OK:
             if not status.is_rejected():
                 raise _SchedulingError(status)
             diagnosis.node_to_status.set_absent_nodes_status(status)
@@ -471,7 +474,7 @@ class SchedulingCycle:
         # (in place), which forgets an unassumed pod's first sight (``assumeCache: false``)
         first_seen = self._first_seen.get(uid)
         status = await fwk.wait_on_permit(assumed)
-        if not status.is_success():
+        if status.code is not _OK:
             fit = self._one_node_fit_error(assumed, host, status) if status.is_rejected() else None
             failed = Status(status.code, str(fit)) if fit else status
             await _settle(self._binding_failure(fwk, state, qpi, assumed, host, failed, fit))
@@ -488,11 +491,11 @@ class SchedulingCycle:
             status = await fwk.run_pre_bind_plugins(state, assumed, host)
         else:
             status = SUCCESS
-        if status.is_success():
+        if status.code is _OK:
             status = await fwk.run_bind_plugins(state, assumed, host)
         if self.options.assume_cache and self.cache.is_assumed_pod(assumed):
             self.cache.finish_binding(assumed)
-        if not status.is_success():
+        if status.code is not _OK:
             # PreBind/Bind failures carry no rejecting plugins: the pod backs off as on an error.
             await _settle(self._binding_failure(fwk, state, qpi, assumed, host, status, None))
             return
@@ -501,8 +504,13 @@ class SchedulingCycle:
         self._first_seen.pop(uid, None)
         self.metrics.bound(now, now - (now if first_seen is None else first_seen))
         fwk.run_post_bind_plugins(state, assumed, host)
-        with contextlib.suppress(KeyError):
-            self._activate(state.read(PODS_TO_ACTIVATE_KEY))
+        try:
+            to_activate = state.read(PODS_TO_ACTIVATE_KEY)
+        except KeyError:
+            pass
+        else:
+            if to_activate.map:  # (``_activate``'s own test, without the call)
+                self._activate(to_activate)
         pod = assumed
         await self.events.event(
             pod_reference(pod),

@@ -27,7 +27,7 @@ from agents.scheduler.eventhandlers import EventHandlers, NodeEvents, node_updat
 from agents.scheduler.framework.interface import PluginFactory, ProfileSpec
 from agents.scheduler.framework.node_table import IntArray
 from agents.scheduler.framework.runtime import Framework
-from agents.scheduler.framework.types import ClusterEventWithHint, Status
+from agents.scheduler.framework.types import ClusterEventWithHint, Code, Status
 from agents.scheduler.framework.waiting_pods import WaitingPodsMap
 from agents.scheduler.metrics import MetricsRecorder, SchedulingMetrics
 from agents.scheduler.options import ExplainHook, SchedulerOptions
@@ -184,7 +184,7 @@ class Scheduler(SchedulingCycle, EventHandlers):
         if fwk is None:
             return None
         status, plugin = fwk.run_pre_enqueue_plugins(pod)
-        return None if status.is_success() else (status, plugin)
+        return None if status.code is Code.Success else (status, plugin)
 
     def _namespace_labels(self, namespace: str) -> Mapping[str, str]:
         ns = self.namespaces.get(namespace)

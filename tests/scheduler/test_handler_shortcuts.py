@@ -50,6 +50,7 @@ class _Handlers(EventHandlers):
         self.calls: list[str] = []
         self.cache = _Recorder(self.calls, "cache")  # type: ignore[assignment]
         self.queue = _Recorder(self.calls, "queue")  # type: ignore[assignment]
+        self.queue.dismissed_event_ids = frozenset()
         self.frameworks = {}
         self.options = _Options()
         self._first_seen = {}
@@ -143,3 +144,27 @@ def test_one_event_answers_are_the_events_built_afresh() -> None:
     assert pod_scheduling_properties_change(new, old) == [POD_UPDATE]
     relabelled = replace(new, metadata=replace(new.metadata, labels={"a": "b"}))
     assert pod_scheduling_properties_change(relabelled, old) == [POD_LABEL]
+
+
+@pytest.mark.parametrize("registered", REGISTERED)
+def test_dismissed_events_are_those_no_plugin_registered_for(registered: tuple[ClusterEvent, ...] | None) -> None:
+    """The handler skips, by identity, the shared update events whose move would stop at the
+    interest check: exactly those ``is_event_of_interest`` says no to, and their move changes
+    nothing (no move request cycle, no in-flight event)."""
+    from agents.scheduler.queue.events import SHARED_POD_UPDATES
+    from tests.scheduler.queue.queue_helpers import FakeClock, make_queue, pop
+
+    q = make_queue(FakeClock(), registered_events=registered, with_registered_events=registered is not None)
+    for event in SHARED_POD_UPDATES:
+        dismissed = id(event) in q.dismissed_event_ids
+        assert dismissed is not q._decide.is_event_of_interest(event)
+        q.add(builders.pod("p", uid="u1"))
+        pop(q)  # in flight: a move of interest would record the event for it
+        q._move_request_cycle = -1
+        recorded = q._in_flight.event_count
+        q.move_all_to_active_or_backoff(event, None, None)
+        if dismissed:
+            assert (q._move_request_cycle, q._in_flight.event_count) == (-1, recorded)
+        else:
+            assert (q._move_request_cycle, q._in_flight.event_count) == (q.scheduling_cycle, recorded + 1)
+        q.done("u1")

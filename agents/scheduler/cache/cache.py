@@ -120,24 +120,29 @@ class _PodState:
     deadline: float | None = None
 
 
-def reuse_pod_info(prev: PodInfo | None, pod: Pod) -> PodInfo | None:
+def reuse_pod_info(prev: PodInfo | None, pod: Pod, alike: Pod | None = None) -> PodInfo | None:
     """A PodInfo for ``pod`` copied from ``prev`` (the PodInfo of an earlier version of the
     same pod), or None when the spec differs other than in ``nodeName``. Everything a PodInfo
     derives (requests, non-zero requests, host ports, affinity terms) is a function of
     ``pod.spec`` without ``nodeName``, so such specs give equal PodInfos (the queue's PodInfo
     serves the assumed copy of its pod); the derived lists and dicts are shared (nobody mutates
     them). A slot added to PodInfo must be copied here too (the property test compares every
-    slot)."""
+    slot).
+
+    ``alike``: a version of the pod the caller found to have ``pod``'s very spec object and
+    requests (``same_requests``); when ``prev`` is that version's, both checks are known to pass."""
     if prev is None:
         return None
     spec, new = prev.pod.spec, pod.spec
-    if (
+    if prev.pod is alike:
+        pass
+    elif (
         spec is not new
         and spec != new
         and (spec.node_name == new.node_name or structs.replace(spec, node_name=new.node_name) != new)
     ):
         return None
-    if not same_requests(prev.pod, pod):
+    elif not same_requests(prev.pod, pod):
         return None  # an in-place resize moved the requests (``resources.resize_state``)
     info = PodInfo.__new__(PodInfo)
     info.pod = pod
@@ -198,15 +203,16 @@ class Cache:
     def assume_pod(self, pod: Pod, prev: PodInfo | None = None) -> None:
         """Count ``pod`` (``spec.nodeName`` = the chosen node) on its node before it is bound;
         ``prev``: a PodInfo of the pod before ``nodeName`` was set (reused, see ``reuse_pod_info``)."""
-        key = self._key(pod)
+        key = pod.metadata.uid or self._key(pod)  # ``_key`` raises on an empty UID
         if key in self._pods:
             raise CacheError(f"pod {_pod_ref(pod)} is in the cache, so can't be assumed")
-        _require_node_name(pod)
+        if not pod.spec.node_name:
+            _require_node_name(pod)
         self._add(pod, assumed=True, prev=prev)
 
     def finish_binding(self, pod: Pod) -> None:
         """The binding cycle ended (successfully or not); starts the TTL if there is one."""
-        key = self._key(pod)
+        key = pod.metadata.uid or self._key(pod)  # ``_key`` raises on an empty UID
         state = self._pods.get(key)
         if state is None or key not in self._assumed:
             return
@@ -215,7 +221,7 @@ class Cache:
 
     def forget_pod(self, pod: Pod) -> None:
         """Undo ``assume_pod`` (Reserve/Permit/bind failed)."""
-        key = self._key(pod)
+        key = pod.metadata.uid or self._key(pod)  # ``_key`` raises on an empty UID
         state = self._pods.get(key)
         if state is not None and state.pod.spec.node_name != pod.spec.node_name:
             raise CacheError(
@@ -227,8 +233,9 @@ class Cache:
 
     def add_pod(self, pod: Pod) -> None:
         """The informer saw an assigned pod: confirm it if assumed, else add it."""
-        key = self._key(pod)
-        _require_node_name(pod)
+        key = pod.metadata.uid or self._key(pod)  # ``_key`` raises on an empty UID
+        if not pod.spec.node_name:
+            _require_node_name(pod)
         state = self._pods.get(key)
         if state is None:
             self._add(pod, assumed=False)
@@ -240,8 +247,10 @@ class Cache:
         else:
             raise CacheError(f"pod {_pod_ref(pod)} was already in added state")
 
-    def update_pod(self, old: Pod, new: Pod) -> None:
-        key = self._key(old)
+    def update_pod(self, old: Pod, new: Pod, *, alike: bool = False) -> None:
+        """``alike``: ``new`` has ``old``'s spec object and ``same_requests(old, new)`` (the
+        caller checked: a status write); the PodInfo filed for ``old`` is then reused unchecked."""
+        key = old.metadata.uid or self._key(old)  # ``_key`` raises on an empty UID
         state = self._pods.get(key)
         if state is None:
             raise CacheError(f"pod {_pod_ref(old)} is not added to scheduler cache, so cannot be updated")
@@ -252,12 +261,12 @@ class Cache:
                 f"pod {_pod_ref(old)} updated on a different node than previously added to "
                 f"({state.pod.spec.node_name} -> {new.spec.node_name}); scheduler cache is corrupted"
             )
-        if not self._replace(state, new):
+        if not self._replace(state, new, old if alike else None):
             self._remove(state.pod)
             self._add(new, assumed=False, prev=state.info)
 
     def remove_pod(self, pod: Pod) -> None:
-        key = self._key(pod)
+        key = pod.metadata.uid or self._key(pod)  # ``_key`` raises on an empty UID
         state = self._pods.get(key)
         if state is None:
             raise CacheError(f"pod {_pod_ref(pod)} is not found in scheduler cache, so cannot be removed from it")
@@ -270,7 +279,7 @@ class Cache:
         self._remove(state.pod)
 
     def is_assumed_pod(self, pod: Pod) -> bool:
-        return self._key(pod) in self._assumed
+        return (pod.metadata.uid or self._key(pod)) in self._assumed
 
     def get_pod(self, pod: Pod) -> Pod | None:
         """The cached copy of the pod with this UID (it may sit on a ghost node), or None."""
@@ -313,17 +322,18 @@ class Cache:
         if assumed:
             self._assumed[key] = None
 
-    def _replace(self, state: _PodState, pod: Pod) -> bool:
+    def _replace(self, state: _PodState, pod: Pod, alike: Pod | None = None) -> bool:
         """``_remove(state.pod)`` then ``_add(pod, prev=state.info)`` (the pod added, not
         assumed) in one step, when ``pod`` has the filed PodInfo's spec, on the same node, a
-        real one, and no host ports; False (nothing changed) otherwise."""
+        real one, and no host ports; False (nothing changed) otherwise. ``alike``: as
+        ``reuse_pod_info``'s."""
         name = pod.spec.node_name
         if state.pod.spec.node_name != name:
             return False
         info = self._nodes.get(name)
         if info is None or info.node is None:
             return False
-        pi = reuse_pod_info(state.info, pod)
+        pi = reuse_pod_info(state.info, pod, alike)
         if pi is None or pi.host_ports or not info.replace_pod(pi):
             return False
         self._nodes.move_to_end(name)
@@ -432,8 +442,9 @@ class Cache:
                 break  # everything older was already in the snapshot
             if info.node is None:
                 continue
-            clone = self._clone(info)
-            name = clone.name
+            clone = info.clone()  # ``_clone(info)`` inline
+            clone.image_states = {k: ImageStateSummary(s.size, s.num_nodes) for k, s in info.image_states.items()}
+            name = info.node.metadata.name  # ``clone.name`` (the node is set)
             existing = infos.get(name)
             if existing is None:
                 update_all = True
@@ -442,7 +453,8 @@ class Cache:
         if self._nodes:
             snapshot.generation = next(reversed(self._nodes.values())).generation
 
-        if len(infos) > self._tree.num_nodes:
+        num_nodes = self._tree.num_nodes
+        if len(infos) > num_nodes:
             # Nodes deleted since the last snapshot (gone, or ghosts now).
             for name in [n for n in infos if (i := self._nodes.get(n)) is None or i.node is None]:
                 del infos[name]
@@ -451,7 +463,7 @@ class Cache:
         if update_all or not snapshot._replace(changed):  # (it patches the affinity sub-lists)
             snapshot._rebuild(self._tree.list())
 
-        if len(snapshot.node_info_list) != self._tree.num_nodes:
+        if len(snapshot.node_info_list) != num_nodes:  # (the tree did not change since)
             snapshot._rebuild(self._tree.list())
             raise CacheError(
                 f"snapshot state is not consistent, length of NodeInfoList={len(snapshot.node_info_list)} not equal "

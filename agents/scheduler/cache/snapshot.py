@@ -262,7 +262,8 @@ class Snapshot:
         table, counts = self._table, self._priorities
         index, listed = self._index, self.node_info_list
         for info in infos:
-            i = index.get(info.name)
+            node = info.node
+            i = index.get(node.metadata.name if node is not None else "")  # ``info.name``
             if i is None:
                 ok = False
                 continue

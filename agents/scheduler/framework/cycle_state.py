@@ -8,7 +8,7 @@ framework's vocabulary.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, Final
 
 from emulator.base.api.core import Pod
@@ -40,14 +40,22 @@ class CycleState:
     __slots__ = (
         "_data",
         "pod_info",
+        "read",
         "record_plugin_metrics",
         "skip_filter_plugins",
         "skip_pre_bind_plugins",
         "skip_score_plugins",
+        "write",
     )
 
+    read: Callable[[str], Any]
+    """``read(key)``: the value written under ``key``; ``KeyError`` if none (upstream ErrNotFound)."""
+    write: Callable[[str, Any], None]
+    """``write(key, value)``."""
+
     def __init__(self, pod_info: PodInfo | None = None) -> None:
-        self._data: dict[str, Any] = {}
+        data: dict[str, Any] = {}
+        self._data, self.read, self.write = data, data.__getitem__, data.__setitem__  # as ``_bind``
         self.skip_filter_plugins: set[str] = set()
         self.skip_score_plugins: set[str] = set()
         self.skip_pre_bind_plugins: frozenset[str] = frozenset()
@@ -57,19 +65,20 @@ class CycleState:
         """The queue's PodInfo of the pod being scheduled (upstream ``QueuedPodInfo.PodInfo``),
         when the scheduler runs the cycle; read it through ``pod_info_of``."""
 
-    def read(self, key: str) -> Any:
-        """The value written under ``key``; ``KeyError`` if none (upstream ErrNotFound)."""
-        return self._data[key]
-
-    def write(self, key: str, value: Any) -> None:
-        self._data[key] = value
+    def _bind(self, data: dict[str, Any]) -> None:
+        """Hold ``data``; ``read``/``write`` are its own ``__getitem__``/``__setitem__`` (C
+        methods: the plugins read and write a dozen times a cycle, a Python method each cost a
+        frame), so they behave as ``data[key]`` and ``data[key] = value`` exactly."""
+        self._data = data
+        self.read = data.__getitem__
+        self.write = data.__setitem__
 
     def delete(self, key: str) -> None:
         self._data.pop(key, None)
 
     def clone(self) -> CycleState:
         c = CycleState()
-        c._data = {k: (v.clone() if hasattr(v, "clone") else v) for k, v in self._data.items()}
+        c._bind({k: (v.clone() if hasattr(v, "clone") else v) for k, v in self._data.items()})
         c.skip_filter_plugins = set(self.skip_filter_plugins)
         c.skip_score_plugins = set(self.skip_score_plugins)
         c.skip_pre_bind_plugins = self.skip_pre_bind_plugins

@@ -347,7 +347,16 @@ class NodeTable:
             unschedulable = bool(info.node is not None and info.node.spec.unschedulable)
             self.unschedulable[i] = unschedulable
             self.any_unschedulable = self.any_unschedulable or unschedulable
-        self._flag(info)
+        # ``_flag(info)`` inline (every changed row; ``used_ports._ports``: its ``__bool__``)
+        node = info.node
+        if node is not None and node.spec.taints:
+            self.any_taints = True
+        if info.image_states:
+            self.any_images = True
+        if info.used_ports._ports:
+            self.any_ports = True
+        if info.allocatable.scalar_resources or info.requested.scalar_resources:
+            self.any_scalars = True
         images_changed = info.image_states != self._images[i]
         if images_changed:
             self._images[i] = info.image_states

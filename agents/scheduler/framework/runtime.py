@@ -39,9 +39,10 @@ host selection or the failure handling (the scheduler's cycles do), nor the queu
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 
@@ -96,6 +97,10 @@ if TYPE_CHECKING:
 __all__ = ["Framework"]
 
 
+_OK: Final = Code.Success
+"""``status.code is _OK``: ``Status.is_success`` without the method call (the per-cycle runners)."""
+
+
 def _error(msg: str, plugin: str) -> Status:
     return Status(Code.Error, msg, plugin=plugin)
 
@@ -139,6 +144,7 @@ class Framework(BindingRunners):
         self.rng = rng
         self.parallelism = parallelism
         self._snapshot = snapshot
+        self._set_lister()
         self._nominator = nominator
         self.waiting_pods = waiting_pods if waiting_pods is not None else WaitingPodsMap()
         self._namespaces = namespaces
@@ -166,6 +172,11 @@ class Framework(BindingRunners):
         self._filter: list[FilterPlugin] = self._points[ExtensionPoint.Filter]
         self._pre_score: list[PreScorePlugin] = self._points[ExtensionPoint.PreScore]
         self._score: list[ScorePlugin] = self._points[ExtensionPoint.Score]
+        self._pre_enqueue: list[PreEnqueuePlugin] = self._points[ExtensionPoint.PreEnqueue]
+        self._reserve: list[Any] = self._points[ExtensionPoint.Reserve]
+        self._permit: list[Any] = self._points[ExtensionPoint.Permit]
+        self._bind: list[Any] = self._points[ExtensionPoint.Bind]
+        self._post_bind: list[Any] = self._points[ExtensionPoint.PostBind]
         self._filter_minus: dict[frozenset[str], tuple[list[Any], list[Any]]] = {}
         """Per skipped set: the Filter plugins left and their ``filter_all`` (None: none)."""
         self._score_minus: dict[frozenset[str], list[Any]] = {}
@@ -235,12 +246,24 @@ class Framework(BindingRunners):
     # --- Handle ---------------------------------------------------------------------------
 
     def snapshot_shared_lister(self) -> SharedLister:
+        """The snapshot; ``RuntimeError`` when none is set. Once one is, an instance attribute
+        answers instead (``_set_lister``)."""
         if self._snapshot is None:
             raise RuntimeError(f"profile {self.scheduler_name}: no snapshot set")
         return self._snapshot
 
     def set_snapshot(self, snapshot: SharedLister) -> None:
         self._snapshot = snapshot
+        self._set_lister()
+
+    def _set_lister(self) -> None:
+        """``snapshot_shared_lister`` as ``repeat(snapshot).__next__``: a C callable returning
+        the snapshot on every call (plugins ask four times a cycle; a Python method cost a
+        frame each). No snapshot: the method (which raises)."""
+        if self._snapshot is None:
+            self.__dict__.pop("snapshot_shared_lister", None)
+        else:
+            self.__dict__["snapshot_shared_lister"] = itertools.repeat(self._snapshot).__next__
 
     def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
         return self._nominator.nominated_pods_for_node(node_name) if self._nominator is not None else []
@@ -253,7 +276,7 @@ class Framework(BindingRunners):
 
     def run_pre_enqueue_plugins(self, pod: Pod, gating_plugin: str = "") -> tuple[Status, str]:
         """(Success, "") if every PreEnqueue plugin admits the pod, else (status, gating plugin)."""
-        plugins: list[PreEnqueuePlugin] = self._points[ExtensionPoint.PreEnqueue]
+        plugins: list[PreEnqueuePlugin] = self._pre_enqueue
         ordered = plugins
         if gating_plugin:  # the plugin that gated the pod last time runs first
             ordered = [p for p in plugins if p.name == gating_plugin] + [p for p in plugins if p.name != gating_plugin]
@@ -262,7 +285,7 @@ class Framework(BindingRunners):
                 s = pl.pre_enqueue(pod)
             except Exception as err:  # a misbehaving plugin: Error, as upstream's AsStatus
                 s = as_status(err)
-            if not s.is_success():
+            if s.code is not _OK:
                 return s.with_plugin(pl.name), pl.name
         return SUCCESS, ""
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
 from emulator.base.api.core import Pod
 from emulator.base.runtime.clock import Clock
@@ -27,13 +27,15 @@ from .interface import (
     PreBindPlugin,
     ReservePlugin,
 )
-from .types import SUCCESS, Code, CycleState, Status, as_status
+from .types import SKIP, SUCCESS, Code, CycleState, Status, as_status
 from .waiting_pods import WaitingPod, WaitingPodsMap
 
 __all__ = ["BindingRunners"]
 
 
 _PRE_FLIGHT_SKIP = Status(Code.Skip)
+_OK: Final = Code.Success
+"""``status.code is _OK``: ``Status.is_success`` without the method call (the per-pod runners)."""
 
 
 def _error(msg: str, plugin: str) -> Status:
@@ -46,6 +48,11 @@ class BindingRunners:
     clock: Clock
     waiting_pods: WaitingPodsMap
     _points: dict[ExtensionPoint, list[Any]]
+    # The per-pod points' lists by attribute (an ``ExtensionPoint`` key hashes in Python).
+    _reserve: list[Any]
+    _permit: list[Any]
+    _bind: list[Any]
+    _post_bind: list[Any]
     _flights: list[tuple[Any, Any]] | None = None
 
     # --- the waiting pods (the Handle's part) --------------------------------------------------
@@ -67,12 +74,12 @@ class BindingRunners:
 
     def run_reserve_plugins_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status:
         pl: ReservePlugin
-        for pl in self._points[ExtensionPoint.Reserve]:
+        for pl in self._reserve:
             try:
                 s = pl.reserve(state, pod, node_name)
             except Exception as err:
                 s = as_status(err)
-            if not s.is_success():
+            if s.code is not _OK:
                 if s.is_rejected():
                     return s.with_plugin(pl.name)
                 return _error(f'running Reserve plugin "{pl.name}": {s.message()}', pl.name)
@@ -90,12 +97,12 @@ class BindingRunners:
         """Success, a rejection/Error, or Wait (the pod is then in the waiting-pods map)."""
         wait: dict[str, float] = {}
         pl: PermitPlugin
-        for pl in self._points[ExtensionPoint.Permit]:
+        for pl in self._permit:
             try:
                 s, timeout = pl.permit(state, pod, node_name)
             except Exception as err:
                 s, timeout = as_status(err), 0.0
-            if s.is_success():
+            if s.code is _OK:
                 continue
             if s.is_rejected():
                 return s.with_plugin(pl.name)
@@ -183,16 +190,17 @@ class BindingRunners:
         return SUCCESS
 
     async def run_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status:
-        status = Status(Code.Skip)
+        status = SKIP
         pl: BindPlugin
-        for pl in self._points[ExtensionPoint.Bind]:
+        for pl in self._bind:
             try:
                 status = await pl.bind(state, pod, node_name)
             except Exception as err:
                 status = as_status(err)
-            if status.is_skip():
+            code = status.code
+            if code is Code.Skip:
                 continue
-            if status.is_success():
+            if code is _OK:
                 return status
             if status.is_rejected():
                 return status.with_plugin(pl.name)
@@ -201,7 +209,7 @@ class BindingRunners:
 
     def run_post_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> None:
         pl: PostBindPlugin
-        for pl in self._points[ExtensionPoint.PostBind]:
+        for pl in self._post_bind:
             # Informational, as upstream's (no status): a plugin raising there changes nothing.
             with contextlib.suppress(Exception):
                 pl.post_bind(state, pod, node_name)

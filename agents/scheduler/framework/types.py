@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import enum
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -163,8 +164,17 @@ class Resource:
     @classmethod
     def from_amounts(cls, amounts: dict[str, int]) -> Resource:
         r = cls()
-        for name, v in amounts.items():
-            r.add(name, v)
+        for name, v in amounts.items():  # ``r.add(name, v)`` inline (every queued pod's PodInfo)
+            if name == "cpu":
+                r.milli_cpu += v
+            elif name == "memory":
+                r.memory += v
+            elif name == "ephemeral-storage":
+                r.ephemeral_storage += v
+            elif name == "pods":
+                r.allowed_pod_number += v
+            else:
+                r.scalar_resources[name] = r.scalar_resources.get(name, 0) + v
         return r
 
     def add(self, name: str, v: int) -> None:
@@ -223,10 +233,10 @@ def _non_zero(pod: Pod) -> tuple[int, int]:
         return cpu, mem
 
     cpu = mem = 0
-    for c in pod.spec.containers:
-        a, b = container(c)
-        cpu += a
-        mem += b
+    for c in pod.spec.containers:  # ``container(c)`` inline
+        req = c.resources.requests
+        cpu += req["cpu"].milli if "cpu" in req else DEFAULT_MILLI_CPU_REQUEST
+        mem += req["memory"].value if "memory" in req else DEFAULT_MEMORY_REQUEST
     init_cpu = init_mem = 0
     side_cpu = side_mem = 0
     for c in pod.spec.init_containers:
@@ -355,11 +365,13 @@ class HostPortInfo:
         return bool(self._ports)
 
     def clone(self) -> HostPortInfo:
-        c = HostPortInfo()
+        c = _new_host_ports(HostPortInfo)  # without ``__init__`` (every snapshot clone takes one)
         ports = self._ports
-        if ports:
-            c._ports = {ip: dict(b) for ip, b in ports.items()}
+        c._ports = {ip: dict(b) for ip, b in ports.items()} if ports else {}
         return c
+
+
+_new_host_ports: Final = object.__new__
 
 
 @dataclass(slots=True)
@@ -370,10 +382,9 @@ class ImageStateSummary:
 
 _generation = itertools.count(1)
 
-
-def next_generation() -> int:
-    """Global, monotonically increasing NodeInfo generation (upstream ``nextGeneration``)."""
-    return next(_generation)
+next_generation: Final[Callable[[], int]] = _generation.__next__
+"""``next_generation()``: the global, monotonically increasing NodeInfo generation (upstream
+``nextGeneration``); the counter's own ``__next__`` (a C call: five a pod in churn)."""
 
 
 class NodeInfo:
@@ -487,7 +498,7 @@ class NodeInfo:
         c.used_ports = self.used_ports.clone()
         c.requested = self.requested.clone()
         c.non_zero_requested = self.non_zero_requested.clone()
-        c.allocatable = self.allocatable.clone()
+        c.allocatable = self.allocatable  # shared: replaced by ``set_node``, never changed in place
         c.image_states = dict(self.image_states)
         c.generation = self.generation
         return c

@@ -92,11 +92,14 @@ class RowScoreMemo:
     the same shape reuse the one whose cached column the node table keeps. Emptied once it holds
     ``limit`` keys: bounded by shapes, never by pods."""
 
-    __slots__ = ("_limit", "_scores")
+    __slots__ = ("_limit", "_scores", "peek")
 
     def __init__(self, limit: int = 256) -> None:
         self._limit = limit
         self._scores: dict[Hashable, RowScore] = {}
+        self.peek: Callable[[Hashable], RowScore | None] = self._scores.get
+        """``peek(key)``: the kept RowScore or None (the dict's own ``get``: callers ask it
+        before building ``make``, and call ``get`` only on a miss)."""
 
     def get(self, key: Hashable, make: Callable[[], RowScore]) -> RowScore:
         rs = self._scores.get(key)

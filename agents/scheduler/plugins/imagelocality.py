@@ -159,6 +159,9 @@ class ImageLocality:
             images = tuple([c.image for c in spec.containers])
         if not images:
             return None
+        kept = self._row_scores.peek((images, total_num_nodes))
+        if kept is not None:
+            return kept
 
         def make() -> RowScore:
             names = tuple(normalized_image_name(image) for image in images)

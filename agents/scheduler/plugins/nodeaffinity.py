@@ -257,7 +257,7 @@ class NodeAffinity:
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status:
         terms = _preferred_of(pod)
-        if errs := preferred_terms_errors(terms):
+        if terms and (errs := preferred_terms_errors(terms)):  # (no terms, no errors)
             return Status(Code.Error, aggregate(errs))
         if not terms and self._added_preferred is None:
             return SKIP

@@ -246,7 +246,8 @@ class NodeResourcesBalancedAllocation:
 
     def _pod_request_list(self, state: CycleState, pod: Pod) -> tuple[int, ...]:
         """Upstream ``calculatePodResourceRequestList`` with ``useRequested``: real requests."""
-        reqs = pod_info_of(state, pod).requests
+        pi = state.pod_info  # ``pod_info_of`` inline: the cycle's PodInfo when it is this pod's
+        reqs = (pi if pi is not None and pi.pod is pod else pod_info_of(state, pod)).requests
         return tuple([reqs.get(n, 0) for n in self._names])
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status:
@@ -346,6 +347,9 @@ class NodeResourcesBalancedAllocation:
             return None
         if not self._names:
             return None  # ``score`` fails
+        kept = self._row_scores.peek(requests)
+        if kept is not None:
+            return kept
         return self._row_scores.get(
             requests,
             lambda: RowScore(

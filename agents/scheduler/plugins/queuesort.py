@@ -34,7 +34,8 @@ class PrioritySort:
 
     def sort_key(self, a: QueuedPod) -> tuple[int, float]:
         """``less`` as a key: ``sort_key(a) < sort_key(b)`` exactly when ``less(a, b)``."""
-        return -pod_priority(a.pod), a.timestamp
+        priority = a.pod.spec.priority  # ``pod_priority`` inline (every pod's activeQ entry)
+        return -(priority if priority is not None else 0), a.timestamp
 
     def __repr__(self) -> str:
         return "<PrioritySort>"

@@ -146,8 +146,11 @@ class BackoffQueue:
         return key in self._rejected or key in self._errors
 
     def delete(self, key: str) -> QueuedPodInfo | None:
-        qpi = self._rejected.delete(key)
-        return qpi if qpi is not None else self._errors.delete(key)
+        # Each heap's index asked first: a popped pod (every bound one) is in neither.
+        rejected, errors = self._rejected, self._errors
+        if key in rejected._index:
+            return rejected.delete(key)
+        return errors.delete(key) if key in errors._index else None
 
     def __len__(self) -> int:
         return len(self._rejected) + len(self._errors)

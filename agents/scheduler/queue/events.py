@@ -29,6 +29,7 @@ __all__ = [
     "FORCE_ACTIVATE",
     "POP_FROM_BACKOFF_Q",
     "SCHEDULE_ATTEMPT_FAILURE",
+    "SHARED_POD_UPDATES",
     "UNSCHEDULABLE_TIMEOUT",
     "EventAssignedPodAdd",
     "EventAssignedPodDelete",
@@ -63,15 +64,17 @@ EventForceActivate: Final = ClusterEvent(EventResource.WildCard, ActionType.All,
 """``Activate``: a wildcard aimed at one pod (carried as ``new_obj``)."""
 
 
-def pod_scheduling_properties_change(new: Pod, old: Pod) -> list[ClusterEvent]:
+def pod_scheduling_properties_change(new: Pod, old: Pod, alike: bool = False) -> list[ClusterEvent]:
     """Upstream ``PodSchedulingPropertiesChange``: the ``UpdatePod*`` events of an update.
 
     The resource is ``AssignedPod`` when ``new`` has a node, else ``UnscheduledPod``. Checked in
     upstream's order: labels, request scale-down, scheduling gates eliminated, tolerations,
     generated resource claims (``extractPodGeneratedResourceClaimChange``); none
     of them gives the generic ``Update`` (only plugins registering Pod/Update hear it).
+
+    ``alike``: the caller found equal specs and ``same_requests(new, old)`` already.
     """
-    if (new.spec is old.spec or new.spec == old.spec) and same_requests(new, old):
+    if alike or ((new.spec is old.spec or new.spec == old.spec) and same_requests(new, old)):
         # Gates and tolerations come from the spec, requests from the spec and the status's
         # resize state: only the labels and the generated claims (status) may differ.
         # ``properties_change_reference`` without the shortcut.
@@ -90,6 +93,8 @@ _UPDATES: Final = {
     for labels in (False, True)
 }
 """``pod_scheduling_properties_change``'s four one-event answers, built once (they are immutable)."""
+SHARED_POD_UPDATES: Final = tuple(_UPDATES.values())
+"""The same four events (the queue dismisses, by identity, those no plugin registered for)."""
 
 
 def properties_change_reference(new: Pod, old: Pod) -> list[ClusterEvent]:

@@ -59,7 +59,7 @@ class QueueingStrategy(enum.IntEnum):
 class HintEvaluator:
     """Answers "where should this pod go?" from the registered events and hints."""
 
-    __slots__ = ("_hints", "_interest", "_namespace_labels", "_qhints", "_registered")
+    __slots__ = ("_hints", "_interest", "_interest_of", "_namespace_labels", "_qhints", "_registered")
 
     def __init__(
         self,
@@ -73,6 +73,7 @@ class HintEvaluator:
         self._qhints = queueing_hints
         self._registered = None if registered_events is None else tuple(registered_events)
         self._interest: dict[ClusterEvent, bool] = {}
+        self._interest_of: dict[int, tuple[ClusterEvent, bool]] = {}
         self._namespace_labels = namespace_labels
 
     def is_event_of_interest(self, event: ClusterEvent) -> bool:
@@ -80,12 +81,19 @@ class HintEvaluator:
 
         Without a list of registered events every event is of interest.
         """
+        hit = self._interest_of.get(id(event))
+        if hit is not None and hit[0] is event:
+            return hit[1]
         cached = self._interest.get(event)  # wildcards included: True, once looked at
         if cached is None:
             registered = self._registered
             cached = self._interest[event] = (
                 event.is_wildcard() or registered is None or any(r.match(event) for r in registered)
             )
+            # The first instance of each value, by identity (kept alive by the entry, so its id
+            # is not reused): the shared events (``events.py``'s) skip the dataclass's hash,
+            # which hashes its ``EventResource`` in Python. Bounded by the distinct values.
+            self._interest_of[id(event)] = (event, cached)
         return cached
 
     def gating_events(self, pod: Pod, plugin: str) -> tuple[ClusterEvent, ...]:

@@ -39,7 +39,8 @@ class Nominator:
         """Nominate the pod to ``node_name`` (Override; "" clears), or, with ``None``, to its
         ``status.nominatedNodeName`` (Noop). Any previous nomination of the pod is dropped."""
         pod = pod_info.pod
-        self._delete(pod.metadata.uid)
+        if pod.metadata.uid in self._node_of:
+            self._delete(pod.metadata.uid)
         node = pod.status.nominated_node_name if node_name is None else node_name
         if not node:
             return
@@ -64,7 +65,9 @@ class Nominator:
         self.add_nominated_pod(new_pod_info, node_name)
 
     def delete_nominated_pod_if_exists(self, pod: Pod) -> None:
-        self._delete(pod.metadata.uid)
+        uid = pod.metadata.uid
+        if uid in self._node_of:  # (most pods never are nominated)
+            self._delete(uid)
 
     def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
         """The pods nominated to ``node_name``, in nomination order (a copy)."""

@@ -146,6 +146,12 @@ class SchedulingQueue:
             namespace_labels=namespace_labels,
         )
         self._qhints = queueing_hints
+        self.dismissed_event_ids: frozenset[int] = frozenset(
+            id(e) for e in ev.SHARED_POD_UPDATES if not self._decide.is_event_of_interest(e)
+        )
+        """The ids of ``pod_scheduling_properties_change``'s shared one-event answers (module
+        constants, so their ids are theirs for good) that no plugin registered for: their
+        ``move_all_to_active_or_backoff`` would do nothing (it stops at the interest check)."""
         self._in_flight_events = in_flight_events
         self._record = queueing_hints and in_flight_events
         """Record events for in-flight pods (QueueingHints on, protection on)."""
@@ -353,21 +359,25 @@ class SchedulingQueue:
         now in flight: ``attempts`` and ``scheduling_cycle`` grow by one, its rejector plugins are
         cleared for the new attempt.
         """
+        active, backoff = self._active, self._backoff
         while True:
-            qpi = self._active.pop()
+            # The heaps' entry lists asked first: every pod's first pop attempt finds both empty.
+            qpi = active.pop() if active._entries else None
             label = ""
-            if qpi is None and self._pop_from_backoff_q:
-                qpi = self._backoff.pop_backoff()
+            if qpi is None and self._pop_from_backoff_q and backoff._rejected._entries:
+                qpi = backoff.pop_backoff()
                 label = ev.POP_FROM_BACKOFF_Q
             if qpi is None:
                 return None
-            if self._qhints and qpi.uid in self._in_flight:
+            pod = qpi.pod_info.pod  # ``qpi.pod``, ``qpi.uid`` without the properties
+            uid = pod.metadata.uid
+            if self._qhints and uid in self._in_flight:
                 continue  # tracked twice (upstream logs and discards the duplicate)
             if label:
                 self._count(ACTIVE_Q, label)
             qpi.attempts += 1
             qpi.backoff_expiration = None
-            self._in_flight.add_pod(qpi.uid, qpi.pod)
+            self._in_flight.add_pod(uid, pod)
             self._cycle += 1
             qpi.unschedulable_plugins.clear()
             qpi.pending_plugins.clear()
@@ -455,8 +465,11 @@ class SchedulingQueue:
         ):
             check, node = self._pre_check_for_node, new
             pre_check = lambda pod: check(pod, node)  # noqa: E731
-        pods = [q for q in self._unschedulable.values() if pre_check is None or pre_check(q.pod)]
-        self._move_pods(pods, event, old, new)
+        if pre_check is None:
+            pods = list(self._unschedulable.values())
+        else:
+            pods = [q for q in self._unschedulable.values() if pre_check(q.pod)]
+        self._move(pods, event, old, new)
 
     def assigned_pod_added(self, pod: Pod | PodInfo) -> None:
         """A bound pod appeared: only pods it may help (affinity, PodTopologySpread) are asked."""
@@ -475,8 +488,11 @@ class SchedulingQueue:
 
     def _move_pods(self, pods: list[QueuedPodInfo], event: ClusterEvent, old: Any, new: Any) -> None:
         """Upstream ``movePodsToActiveOrBackoffQueue``."""
-        if not self._decide.is_event_of_interest(event):
-            return
+        if self._decide.is_event_of_interest(event):
+            self._move(pods, event, old, new)
+
+    def _move(self, pods: list[QueuedPodInfo], event: ClusterEvent, old: Any, new: Any) -> None:
+        """``_move_pods`` for an event of interest."""
         label = str(event) if pods else ""
         for qpi in pods:
             if qpi.gated and not any(g.match(event) for g in qpi.gating_plugin_events):
@@ -506,8 +522,8 @@ class SchedulingQueue:
         pop-from-backoffQ: it ran on entry), then activeQ, or unschedulablePods if gated."""
         if not (from_backoff and self._pop_from_backoff_q):
             self._run_pre_enqueue(qpi)
-        key = qpi.key
-        if qpi.gated:
+        key = _key(qpi)
+        if qpi.gating_plugin:  # ``qpi.gated``
             if key not in self._active and key not in self._backoff and key not in self._unschedulable:
                 self._add_unschedulable(qpi, label)
             return False
@@ -516,10 +532,12 @@ class SchedulingQueue:
         self._unschedulable.pop(key, None)
         self._backoff.delete(key)
         self._active.add_or_update(qpi)
-        self._count(ACTIVE_Q, label)
+        incoming, k = self._incoming, (ACTIVE_Q, label)  # ``_count`` inline
+        incoming[k] = incoming.get(k, 0) + 1
         if label in _NOMINATE_ON:
             self.nominator.add_nominated_pod(qpi.pod_info, None)
-        self._wake()
+        if self._waiters:  # (``_wake`` of none wakes none)
+            self._wake()
         return True
 
     def _move_to_backoff(self, qpi: QueuedPodInfo, label: str) -> bool:
@@ -544,7 +562,7 @@ class SchedulingQueue:
         self._unschedulable[key] = qpi
 
     def _run_pre_enqueue(self, qpi: QueuedPodInfo) -> None:
-        result = self._pre_enqueue(qpi.pod) if self._pre_enqueue is not None else None
+        result = self._pre_enqueue(qpi.pod_info.pod) if self._pre_enqueue is not None else None
         if result is None or result[0].is_success():
             qpi.gating_plugin = ""
             return
@@ -613,7 +631,8 @@ _NOMINATE_ON: Final = frozenset({_UNSCHEDULED_POD_ADD, _UNSCHEDULED_POD_UPDATE})
 
 
 def _key(qpi: QueuedPodInfo) -> str:
-    return qpi.key
+    meta = qpi.pod_info.pod.metadata  # ``qpi.key`` without the property
+    return f"{meta.namespace}/{meta.name}"
 
 
 def _pod_key(pod: Pod) -> str:

@@ -1,5 +1,6 @@
 """Property: the cache's PodInfo reuse (``reuse_pod_info``) files exactly the PodInfos a fresh
-``PodInfo(pod)`` would, in the same order, whatever the sequence of pod and node events.
+``PodInfo(pod)`` would, in the same order, whatever the sequence of pod and node events (status
+writes told ``alike``, as the scheduler's handler tells them, included).
 
 The reference is the same cache with reuse switched off (``reuse_pod_info`` → None)."""
 
@@ -16,6 +17,7 @@ from agents.scheduler.cache import Cache, CacheError
 from agents.scheduler.cache import cache as cache_module
 from agents.scheduler.framework.types import NodeInfo, PodInfo
 from emulator.base.api.core import PodStatus
+from emulator.base.api.resources import same_requests
 from tests.scheduler.cache.test_cache_property import POD_NAMES, Model, Spec, apply, make_pod, op_st
 
 status_op = st.tuples(st.just("status"), st.sampled_from(POD_NAMES), st.sampled_from(["Pending", "Running"]))
@@ -43,7 +45,8 @@ def state(cache: Cache) -> list[tuple[Any, ...]]:
 
 
 def step(cache: Cache, model: Model, op: tuple[Any, ...]) -> bool:
-    """``apply``, plus ``status``: a status-only update that keeps the spec object."""
+    """``apply``, plus ``status``: a status-only update that keeps the spec object (told
+    ``alike`` as the scheduler's handler tells it, when the requests are the same)."""
     if op[0] != "status":
         return bool(apply(cache, model, op))
     _, p, phase = op
@@ -51,7 +54,7 @@ def step(cache: Cache, model: Model, op: tuple[Any, ...]) -> bool:
         return False
     old = model.pods[p][0]
     new = replace(old, status=PodStatus(phase=phase))
-    cache.update_pod(old, new)
+    cache.update_pod(old, new, alike=new.spec is old.spec and same_requests(new, old))
     model.pods[p] = (new, False)
     return True
 
@@ -72,7 +75,7 @@ def test_reuse_files_the_same_pod_infos_as_fresh_ones(seq: list[Any]) -> None:
     for op in seq:
         got = run(fast, fast_model, op)
         with pytest.MonkeyPatch.context() as m:
-            m.setattr(cache_module, "reuse_pod_info", lambda prev, pod: None)
+            m.setattr(cache_module, "reuse_pod_info", lambda prev, pod, alike=None: None)
             want = run(ref, ref_model, op)
         assert got == want
         # Same pods, same order, same derived data; the fast cache's pods are the newest versions.

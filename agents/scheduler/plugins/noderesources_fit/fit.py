@@ -250,7 +250,10 @@ class NodeResourcesFit:
     # PreFilter / Filter
 
     def pre_filter(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[None, Status]:
-        state.write(PRE_FILTER_STATE_KEY, _PreFilterState(pod_info_of(state, pod).resource))
+        pi = state.pod_info  # ``pod_info_of`` inline: the cycle's PodInfo when it is this pod's
+        if pi is None or pi.pod is not pod:
+            pi = pod_info_of(state, pod)
+        state.write(PRE_FILTER_STATE_KEY, _PreFilterState(pi.resource))
         return None, SUCCESS
 
     def pre_filter_extensions(self) -> None:
@@ -289,7 +292,9 @@ class NodeResourcesFit:
     # PreScore / Score
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status:
-        pi = pod_info_of(state, pod)
+        pi = state.pod_info  # ``pod_info_of`` inline: the cycle's PodInfo when it is this pod's
+        if pi is None or pi.pod is not pod:
+            pi = pod_info_of(state, pod)
         state.write(PRE_SCORE_STATE_KEY, _PreScoreState(pod_score_requests(pi, self.strategy.resources)))
         return SUCCESS
 
@@ -359,6 +364,9 @@ class NodeResourcesFit:
             requests: tuple[int, ...] = state.read(PRE_SCORE_STATE_KEY).pod_requests
         except KeyError:
             return None
+        kept = self._row_scores.peek(requests)
+        if kept is not None:
+            return kept
         return self._row_scores.get(
             requests,
             lambda: RowScore(

@@ -156,6 +156,8 @@ class PodTopologySpread:
         filtered = self._defaults_by_action.get(action)
         if filtered is None:
             filtered = self._defaults_by_action[action] = filter_constraints(self.default_constraints, {}, action)
+        if not filtered:  # (``with_default_selector`` of none is none: the defaults' PreFilter)
+            return []
         return with_default_selector(filtered, pod, self.default_selector)
 
     def get_constraints(self, pod: Pod) -> list[Constraint]:
@@ -166,7 +168,7 @@ class PodTopologySpread:
 
     def pre_filter(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[PreFilterResult | None, Status]:
         try:
-            constraints = self.get_constraints(pod)
+            constraints = self._constraints(pod, DO_NOT_SCHEDULE)  # ``get_constraints``
         except ValueError as err:
             return None, _error(f"get constraints from pod: obtaining pod's hard topology spread constraints: {err}")
         if not constraints:
