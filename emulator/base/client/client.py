@@ -11,7 +11,8 @@ different objects overtake each other (``WatchStream`` documents the rules).
 When no limiter, latency or interceptor is set (``Client.instant``: nothing can suspend), the
 hot verbs (create, get, update_status, bind, delete) call the server directly, counted as
 ``_call`` counts; a caller that checked ``instant`` may also write synchronously
-(``update_status_now``: the kubelet's first try of a status write).
+(``update_status_now``: the kubelet's first try of a status write; ``create_now``: the
+scenario driver's first try of a create).
 
 The client holds no cache; informers (``emulator.base.client.informer``) do.
 """
@@ -180,9 +181,14 @@ class Client:
         kind: str = getattr(obj, "kind", "")
         limiter = self.event_rate_limiter if kind == "Event" else self.rate_limiter
         if limiter is None and self.interceptor is None and self._no_latency:  # ``instant``
-            created: S = self._now("create", self.server.create, obj)
-            return created
+            return self.create_now(obj)
         return await self._call("create", kind, lambda: self.server.create(obj))
+
+    def create_now(self, obj: S) -> S:
+        """``create`` done synchronously, for a caller that checked ``instant(kind)`` (the
+        scenario driver's first try of a create)."""
+        created: S = self._now("create", self.server.create, obj)
+        return created
 
     async def get(self, kind: str, name: str, namespace: str = "") -> Any:
         if self.instant(kind):
