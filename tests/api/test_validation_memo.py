@@ -1,5 +1,6 @@
-"""``metadata_labels_problem`` (memoised) equals the first ``label_problems`` of the same map,
-whatever the order of its items and however often it is asked."""
+"""``metadata_labels_problem``, ``annotations_problem`` and ``kubelet_annotation_problem``
+(memoised) equal the first problem computed afresh of the same map, whatever the order of its
+items and however often they are asked."""
 
 from __future__ import annotations
 
@@ -7,7 +8,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from emulator.base.api.labelselector import label_problems
-from emulator.base.api.validation import metadata_labels_problem
+from emulator.base.api.podvalidation import kubelet_annotation_problems
+from emulator.base.api.validation import (
+    annotations_problem,
+    annotations_problem_reference,
+    kubelet_annotation_problem,
+    metadata_labels_problem,
+)
 
 KEYS = st.sampled_from(["app", "a b", "example.com/tier", "-bad", "k" * 64, "x/y/z", "", "zone"])
 VALUES = st.sampled_from(["", "web", "a b", "v" * 64, "-x", "ok.1", "zone-a"])
@@ -21,3 +28,36 @@ def test_memoised_problem_equals_label_problems(labels: dict[str, str], rnd: obj
     want = next(label_problems(labels, "metadata.labels"), None)
     assert metadata_labels_problem(tuple(items)) == want
     assert metadata_labels_problem(tuple(items)) == want  # asked again: from the memo
+
+
+NOTE_KEYS = st.sampled_from(
+    [
+        "emulator.k8s.io/run-duration",
+        "emulator.k8s.io/exit-code",
+        "emulator.k8s.io/ready-after",
+        "emulator.k8s.io/usage",
+        "example.com/note",
+        "Bad Key",
+        "-x",
+        "a" * 70,
+    ]
+)
+NOTE_VALUES = st.sampled_from(["60s", "1m30s", "soon", "0", "3", "300", "-1", "", "x" * 40, "cpu=100m", "é"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(NOTE_KEYS, NOTE_VALUES, max_size=4), st.randoms(use_true_random=False))
+def test_memoised_annotation_problems_equal_fresh_ones(notes: dict[str, str], rnd: object) -> None:
+    items = list(notes.items())
+    rnd.shuffle(items)  # type: ignore[attr-defined]
+    shuffled = dict(items)
+    want = annotations_problem_reference(notes)
+    kubelet_want = next(kubelet_annotation_problems(notes), None)
+    for _ in range(2):  # asked again: from the memo
+        assert annotations_problem(shuffled) == want
+        assert kubelet_annotation_problem(tuple(items)) == kubelet_want
+
+
+def test_the_annotation_size_limit_is_kept() -> None:
+    big = {"example.com/a": "x" * (256 * 1024)}
+    assert annotations_problem(big) == annotations_problem_reference(big) is not None

@@ -1,5 +1,5 @@
-"""A Pod's status write through ``ApiServer._update_plain_status`` (the fast path every pod
-status write takes) equals the general steps of ``update_status`` (``_current``, the strategy's
+"""A Pod's status write through ``ApiServer.update_status``'s written-out steps (the fast path
+every pod status write takes) equals the general steps (``_update_status``: ``_current``, the strategy's
 ``prepare_for_status_update``, ``validate_status_update``, ``status_update_deletes``, then
 ``_commit``): the same answer or typed error (message included), the same revision, stored
 objects, write records, watch events and unchanged counts, on random sequences of status
@@ -182,7 +182,7 @@ def test_listeners_are_called_alike_however_given() -> None:
 
 
 def test_the_status_shortcut_skips_only_a_validation_that_reads_nothing() -> None:
-    """``_update_plain_status`` takes the kinds of ``_STATUS_UNVALIDATED`` past
+    """``update_status``'s written-out steps take the kinds of ``_STATUS_UNVALIDATED`` past
     ``validate_status_update`` on the ground that it reads nothing of them. If status
     validation is ever given a rule for a Pod (upstream v1.34 checks pod IPs, container state
     transitions, conditions), a status that breaks any such rule would pass here unchecked:

@@ -1,10 +1,12 @@
-"""``Informer._apply`` (the per-event dispatch with ``_upsert`` inlined) equals
-``apply_reference`` (the plain loop, kept here as the oracle): the same handler calls in the
-same order, the same store and revision, on random batches of watch events and any number of
-handlers."""
+"""``Informer._apply`` (the per-event dispatch with ``_upsert`` inlined) and ``Informer._deliver``
+(the same loop written out for delivery in place) equal ``apply_reference`` (the plain loop,
+kept here as the oracle): the same handler calls in the same order, the same store, index and
+revision, on random batches of watch events, any number of handlers, with and without an
+index."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any, cast
 
 import pytest
@@ -14,13 +16,17 @@ from hypothesis import strategies as st
 from emulator.base.apiserver.watch import WatchEvent
 from emulator.base.client.client import Client
 from emulator.base.client.informer import Informer
+from emulator.base.runtime.channel import Channel
 from tests.builders import pod
 
 Log = list[tuple[Any, ...]]
 
 
-def informer(handlers: int, log: Log) -> Informer:
-    inf = Informer(cast(Client, None), "Pod")  # _apply never touches the client
+def informer(handlers: int, log: Log, *, indexed: bool = False) -> Informer:
+    # _apply never touches the client; _deliver reads its ``watch_direct`` and the stream's ``pending``
+    inf = Informer(cast(Client, SimpleNamespace(watch_direct=True)), "Pod")
+    if indexed:
+        inf.add_indexers({"by-rv": lambda o: [o.metadata.resource_version[-1:]]})
     for i in range(handlers):
         inf.add_handlers(
             on_add=lambda o, i=i: log.append((i, "add", o.metadata.name, o.metadata.resource_version)),
@@ -30,6 +36,11 @@ def informer(handlers: int, log: Log) -> Informer:
             on_delete=lambda o, i=i: log.append((i, "delete", o.metadata.name)),
         )
     return inf
+
+
+def _direct_stream() -> Any:
+    """What ``_deliver`` and ``revision`` read of a direct stream: nothing pending, no lazy bookmark."""
+    return SimpleNamespace(pending=[], watcher=SimpleNamespace(channel=Channel()))
 
 
 def apply_reference(inf: Informer, batch: list[WatchEvent]) -> None:
@@ -61,17 +72,42 @@ def batches(draw: st.DrawFn) -> list[list[WatchEvent]]:
 
 
 @settings(max_examples=200, deadline=None)
-@given(handlers=st.integers(0, 3), stream=batches())
-def test_apply_equals_the_reference(handlers: int, stream: list[list[WatchEvent]]) -> None:
+@given(handlers=st.integers(0, 3), indexed=st.booleans(), stream=batches())
+def test_apply_equals_the_reference(handlers: int, indexed: bool, stream: list[list[WatchEvent]]) -> None:
     fast_log: Log = []
+    delivered_log: Log = []
     ref_log: Log = []
-    fast, ref = informer(handlers, fast_log), informer(handlers, ref_log)
+    fast = informer(handlers, fast_log, indexed=indexed)
+    delivered = informer(handlers, delivered_log, indexed=indexed)
+    delivered._stream = _direct_stream()
+    ref = informer(handlers, ref_log, indexed=indexed)
     for batch in stream:
         fast._apply(batch)
+        assert delivered._deliver(batch)
         apply_reference(ref, batch)
-        assert fast_log == ref_log
-        assert fast.store == ref.store
-        assert fast.revision == ref.revision
+        assert fast_log == ref_log == delivered_log
+        assert fast.store == ref.store == delivered.store
+        assert fast.revision == ref.revision == delivered.revision
+        if indexed:
+            for value in "0123456789":
+                assert fast.index_keys("by-rv", value) == ref.index_keys("by-rv", value)
+                assert delivered.index_keys("by-rv", value) == ref.index_keys("by-rv", value)
+
+
+def test_deliver_declines_where_the_stream_is_not_direct() -> None:
+    """``_deliver`` applies nothing (False) with the client's watch delayed or events pending."""
+    log: Log = []
+    batch = [WatchEvent("ADDED", pod("a", resource_version="1"), 1)]
+    inf = informer(1, log)
+    inf._stream = _direct_stream()
+    inf.client.watch_direct = False
+    assert not inf._deliver(batch)
+    inf.client.watch_direct = True
+    inf._stream = cast(Any, SimpleNamespace(pending=[(1.0, batch[0])], watcher=SimpleNamespace(channel=Channel())))
+    assert not inf._deliver(batch)
+    inf._stream = None
+    assert not inf._deliver(batch)
+    assert (log, inf.store, inf.revision) == ([], {}, 0)
 
 
 @pytest.mark.parametrize(

@@ -253,6 +253,7 @@ def test_a_staggered_partition_run_is_the_same_with_and_without_stepping(monkeyp
 
     from emulator.app.scenario.loader import load_scenario_text
     from emulator.app.scenario.runner import run_scenario
+    from emulator.base.apiserver import store as store_module
     from emulator.base.apiserver import watch as watch_module
     from emulator.base.runtime.channel import Channel
     from emulator.base.runtime.loop import VirtualTimeEventLoop
@@ -266,11 +267,12 @@ def test_a_staggered_partition_run_is_the_same_with_and_without_stepping(monkeyp
         return moved
 
     def counted_settle(owed: list[Channel[Any]]) -> None:
-        counts["drains"] += len(owed)  # the owed channels the hub settles
+        counts["drains"] += len(owed)  # the owed channels the hub (or the store, after a write) settles
         settle_each(owed)
 
     monkeypatch.setattr(VirtualTimeEventLoop, "advance", counted_advance)
     monkeypatch.setattr(watch_module, "settle_each", counted_settle)
+    monkeypatch.setattr(store_module, "settle_each", counted_settle)
     stepped = run_scenario(load_scenario_text(STAGGERED, "staggered.yaml", Path(".")))
     assert counts["steps"] > 0, counts  # the new paths ran
     assert counts["drains"] > 0, counts

@@ -312,12 +312,41 @@ class Cluster:
             RUNNER_RETRY, lambda err: isinstance(err, retried), call, clock=self.clock, attempts=RUNNER_ATTEMPTS
         )
 
+    async def _retry_after(self, first: ApiError, call: Callable[[], Awaitable[T]], *errors: type[ApiError]) -> T:
+        """``retrying(call, *errors)`` whose first try was made already and failed with the
+        retriable ``first``: the loop's first wait, then its other tries (the same waits, the
+        same tries, the same last error)."""
+        wait, backoff = RUNNER_RETRY.step()
+        if RUNNER_ATTEMPTS <= 1:
+            raise first
+        if wait > 0:
+            await self.clock.sleep(wait)
+        retried: tuple[type[ApiError], ...] = (InternalError, *errors)
+        return await on_error(
+            backoff, lambda err: isinstance(err, retried), call, clock=self.clock, attempts=RUNNER_ATTEMPTS - 1
+        )
+
     async def create(self, obj: Any) -> Any:
         """Create ``obj`` (an InternalError or Conflict is retried, other errors raise). A
-        Node is created as its kubelet registers it, with the default labels it lacks."""
+        Node is created as its kubelet registers it, with the default labels it lacks.
+
+        With a client whose calls cannot suspend (``Client.instant``) the first try is made
+        at once, without the retry loop's frames (one create a pod); a retriable failure is
+        taken up as the loop would have taken it up (``_retry_after``);
+        ``tests/scenario/test_create_fastpath.py`` compares it with the loop alone."""
         if isinstance(obj, Node):
             obj = default_labels(obj)
-        created = await self.retrying(lambda: self.client.create(obj), Conflict)
+        client = self.client
+        if client.instant(getattr(obj, "kind", "")):
+            first: ApiError | None = None
+            try:
+                created = client.create_now(obj)
+            except (InternalError, Conflict) as err:
+                first = err  # retried below, outside the handler (a later error has no context)
+            if first is not None:
+                created = await self._retry_after(first, lambda: client.create(obj), Conflict)
+        else:
+            created = await self.retrying(lambda: self.client.create(obj), Conflict)
         if isinstance(created, Node):
             self.start_kubelet(created.metadata.name)
         return created

@@ -102,15 +102,39 @@ def _status_differs(cs: ContainerStatus, c: Container) -> bool:
 
 
 def _uses_status(pod: Pod) -> bool:
+    """Whether ``pod``'s status may change its requests from its spec's: any init container
+    status, container statuses not one per container, or one that ``_status_differs`` (written
+    out in the loop: ten calls a churn pod, from the scheduler's cache and queue; the plain
+    version is ``_uses_status_reference``, which ``tests/api/test_resources_fastpath.py``
+    compares it with)."""
+    status = pod.status
+    statuses = status.container_statuses
+    if not statuses:
+        return bool(status.init_container_statuses)
+    containers = pod.spec.containers
+    if len(statuses) != len(containers):
+        return True
+    for cs, c in zip(statuses, containers, strict=True):
+        resources = cs.resources
+        if resources is UNSET:
+            continue
+        want = c.resources.requests
+        if cs.name != c.name or resources.requests != want:
+            return True
+        allocated = cs.allocated_resources
+        if allocated is not UNSET and allocated != want:
+            return True
+    return False
+
+
+def _uses_status_reference(pod: Pod) -> bool:
+    """``_uses_status`` through ``_status_differs`` per container."""
     statuses = pod.status.container_statuses
     if not statuses:
         return bool(pod.status.init_container_statuses)
     containers = pod.spec.containers
     if len(statuses) == len(containers):
-        for cs, c in zip(statuses, containers, strict=True):  # noqa: SIM110 (no generator per call)
-            if _status_differs(cs, c):
-                return True
-        return False
+        return any(_status_differs(cs, c) for cs, c in zip(statuses, containers, strict=True))
     return True
 
 

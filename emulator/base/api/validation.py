@@ -156,13 +156,35 @@ def _annotation_keys_problem(keys: tuple[str, ...]) -> tuple[str, str] | None:
 
 
 def annotations_problem(annotations: Mapping[str, str]) -> tuple[str, str] | None:
-    """``ValidateAnnotations``: every key a qualified name (any case), 256 KiB in all."""
+    """``ValidateAnnotations``: every key a qualified name (any case), 256 KiB in all;
+    memoised by the annotations' items (every pod of a template carries the same ones)."""
+    return _annotations_problem(tuple(annotations.items()))
+
+
+@lru_cache(maxsize=1024)
+def _annotations_problem(items: tuple[tuple[str, str], ...]) -> tuple[str, str] | None:
+    """``annotations_problem`` of the annotations given as items (in any order: neither the
+    keys' check nor the size depends on it). ``tests/api/test_validation_memo.py`` checks it
+    against ``annotations_problem_reference``."""
+    return annotations_problem_reference(dict(items))
+
+
+def annotations_problem_reference(annotations: Mapping[str, str]) -> tuple[str, str] | None:
+    """``annotations_problem`` computed afresh."""
     if problem := _annotation_keys_problem(tuple(annotations)):
         return problem
     size = sum(len(k) + (len(v) if v.isascii() else len(v.encode())) for k, v in annotations.items())
     if size > TOTAL_ANNOTATION_SIZE_LIMIT_B:
         return "metadata.annotations", f"Too long: may not be more than {TOTAL_ANNOTATION_SIZE_LIMIT_B} bytes"
     return None
+
+
+@lru_cache(maxsize=1024)
+def kubelet_annotation_problem(items: tuple[tuple[str, str], ...]) -> tuple[str, str] | None:
+    """The first ``kubelet_annotation_problems`` of annotations given as items, memoised (the
+    lifecycle annotations are read by name, so the items' order does not matter; every pod of
+    a template carries the same ones). ``tests/api/test_validation_memo.py`` checks it."""
+    return next(kubelet_annotation_problems(dict(items)), None)
 
 
 def _lease_problem(spec: LeaseSpec) -> tuple[str, str] | None:
@@ -255,7 +277,7 @@ def _pod(pod: Pod) -> None:
     if problem is not None:
         raise Invalid.at(kind, name, *problem)
     notes = pod.metadata.annotations
-    if notes and (problem := next(kubelet_annotation_problems(notes), None)):
+    if notes and (problem := kubelet_annotation_problem(tuple(notes.items()))):
         raise Invalid.at(kind, name, *problem)
     if spec.preemption_policy not in _PREEMPTION:
         raise Invalid.at(kind, name, "spec.preemptionPolicy", f'Unsupported value: "{spec.preemption_policy}"')
@@ -407,7 +429,7 @@ def validate_pod_metadata(pod: Pod) -> None:
     if pod.spec.resource_claims and (problem := next(pod_claim_name_problems(meta.name, pod.spec), None)):
         raise Invalid.at("Pod", meta.name, *problem)  # the claim names a template makes read the pod's name
     notes = meta.annotations
-    if notes and (problem := next(kubelet_annotation_problems(notes), None)):
+    if notes and (problem := kubelet_annotation_problem(tuple(notes.items()))):
         raise Invalid.at("Pod", meta.name, *problem)
 
 

@@ -23,7 +23,7 @@ update         optimistic concurrency on resourceVersion (Conflict) and uid; the
 renew_lease(s) the Lease fast path: ``update`` of the stored Leases' specs, the steps
                that are no-ops then skipped, a batch in one pass (``renewable``)
 update_status  optimistic concurrency; [prepare_for_status_update]: status only;
-               [validate_status_update] (Pods: the same steps in ``_update_plain_status``)
+               [validate_status_update] (Pods: the same steps written out)
 (unchanged)    an update or update_status whose object equals the stored one is not
                written (``Store._unchanged``)
 delete         preconditions uid / resourceVersion (Conflict); propagationPolicy
@@ -125,7 +125,7 @@ class ApiServer(Store):
         self.standing = StandingRenewals()
         """Lease renewals held as a function of time (``standing``; off unless ``allowed``)."""
         self._plain_status = frozenset(k for k in _STATUS_UNVALIDATED if _plain_status_hooks(self._strategies[k]))
-        """Kinds whose status writes take ``_update_plain_status``."""
+        """Kinds whose status writes take ``update_status``'s written-out steps."""
         self._create_hooks = {
             kind: (
                 type(s).check_create is not Strategy.check_create,
@@ -192,7 +192,9 @@ class ApiServer(Store):
         ``dry_run=True``: every check a create makes, and the prepared object, not stored."""
         obj: Any = obj_in
         kind: str = obj.kind
-        table = self._table(kind)
+        table = self._objects.get(kind)
+        if table is None:
+            table = self._table(kind)  # raises NotFound
         strategy = self._strategies[kind]
         if strategy.create_refusal is not None:
             raise Invalid.at(kind, "", "kind", strategy.create_refusal)
@@ -341,30 +343,19 @@ class ApiServer(Store):
         return [next(written) if a is None else a for a in answers]
 
     def update_status(self, obj_in: T) -> T:
+        """Replace the status (optimistic concurrency on resourceVersion and uid).
+
+        For kinds whose strategy says nothing of status writes (the base hooks: the candidate
+        is the stored object with ``obj``'s status, never deleted) and whose status validation
+        reads no field a status write can change (Pods: ``validation.validate_status_update``),
+        the steps are written out here: the read inlined, the same checks and answers in the
+        same order, the candidate built with its revision (one copy fewer). Three writes a
+        pod; ``tests/apiserver/test_write_fastpaths.py`` compares it with the general steps
+        (``_update_status``)."""
         obj: Any = obj_in
         kind: str = obj.kind
-        if kind in self._plain_status and kind not in self._read_hooks:
-            return cast(T, self._update_plain_status(kind, obj))
-        kind, current = self._current(obj)
-        if not hasattr(current, "status"):
-            raise NotFound(f"the server could not find the requested resource ({resource_of(kind)}/status)")
-        strategy = self._strategies[kind]
-        candidate = strategy.prepare_for_status_update(current, obj)
-        strategy.validate_status_update(current, candidate)
-        if candidate.status == current.status and _same_spec(candidate, current):
-            return cast(T, self._unchanged("updateStatus", kind, current))
-        if strategy.status_update_deletes(candidate):
-            return cast(T, self._commit("delete", kind, current, None))
-        return cast(T, self._commit("updateStatus", kind, current, candidate))
-
-    def _update_plain_status(self, kind: str, obj: Any) -> Any:
-        """``update_status`` of a kind whose strategy says nothing of status writes (the
-        base hooks: the candidate is the stored object with ``obj``'s status, never deleted)
-        and whose status validation reads no field a status write can change (Pods:
-        ``validation.validate_status_update``): the same checks and answers in the same
-        order, ``_current``'s read inlined and the candidate built with its revision (one
-        copy fewer). Three writes a pod; ``tests/apiserver/test_write_fastpaths.py`` compares
-        it with the general steps."""
+        if kind not in self._plain_status or kind in self._read_hooks:
+            return cast(T, self._update_status(kind, obj))
         meta: ObjectMeta = obj.metadata
         name = meta.name
         current = self._objects[kind].get((meta.namespace or "default", name))
@@ -377,10 +368,24 @@ class ApiServer(Store):
             raise Conflict(f"Precondition failed: UID in precondition: {meta.uid}, UID in object meta: {stored.uid}")
         status = obj.status
         if status == current.status:
-            return self._unchanged("updateStatus", kind, current)
+            return cast(T, self._unchanged("updateStatus", kind, current))
         stamped = replace(stored, resource_version=str(self._revision + 1))  # the revision _commit gives it
         new = replace(current, metadata=stamped, status=status)
-        return self._commit("updateStatus", kind, current, new, stamped=True)
+        return cast(T, self._commit("updateStatus", kind, current, new, stamped=True))
+
+    def _update_status(self, kind: str, obj: Any) -> Any:
+        """``update_status`` through the strategy's hooks (every kind but the plain ones)."""
+        kind, current = self._current(obj)
+        if not hasattr(current, "status"):
+            raise NotFound(f"the server could not find the requested resource ({resource_of(kind)}/status)")
+        strategy = self._strategies[kind]
+        candidate = strategy.prepare_for_status_update(current, obj)
+        strategy.validate_status_update(current, candidate)
+        if candidate.status == current.status and _same_spec(candidate, current):
+            return self._unchanged("updateStatus", kind, current)
+        if strategy.status_update_deletes(candidate):
+            return self._commit("delete", kind, current, None)
+        return self._commit("updateStatus", kind, current, candidate)
 
     def update_resize(self, obj_in: Pod) -> Pod:
         """``pods/<name>/resize``: the stored pod with the containers' resources (and resize
@@ -484,7 +489,13 @@ class ApiServer(Store):
     def bind(self, binding: Binding) -> Pod:
         """The pods/binding subresource: assign the pod to ``binding.target.name``."""
         meta = binding.metadata
-        pod: Pod = self.get("Pod", meta.name, meta.namespace or "default")
+        namespace, name = meta.namespace or "default", meta.name
+        hook = self._read_hooks.get("Pod")
+        if hook is not None:
+            hook(namespace, name)
+        pod: Pod | None = self._objects["Pod"].get((namespace, name))  # ``get``, inlined
+        if pod is None:
+            raise NotFound.of("Pod", name)
         bound = bind_pod(pod, binding, self.clock.timestamp(), str(self._revision + 1))  # the revision _commit gives it
         result: Pod = self._commit("bind", "Pod", pod, bound, stamped=True)
         return result

@@ -66,6 +66,7 @@ from emulator.base.api.errors import Gone, NotFound, Timeout
 from emulator.base.apiserver.eventttl import DEFAULT_EVENT_TTL, EventExpiry
 from emulator.base.apiserver.registry import Strategy
 from emulator.base.apiserver.watch import Watcher, WatchEvent, WatchHub, transition
+from emulator.base.runtime.channel import settle_each
 from emulator.base.runtime.clock import Clock
 
 __all__ = [
@@ -256,21 +257,31 @@ class Store:
         history.append((kind, old, new, rev, now))
         if history[0][4] < now - self._fresh - HISTORY_TRIM_SLACK and len(history) > HISTORY_LOWER_BOUND:
             self._trim_history(now)
-        self._hub.publish(kind, old, new, rev, now)
+        hub = self._hub
+        hub.publish(kind, old, new, rev, now)
         self.writes += 1
+        agent = self.agent
         for direct in self._direct:
-            direct(rev, now, verb, kind, old, new, self.agent)
+            direct(rev, now, verb, kind, old, new, agent)
         calls = self._calls
         if calls:
-            rec = WriteRecord(rev, now, verb, kind, old, new, self.agent)
+            rec = WriteRecord(rev, now, verb, kind, old, new, agent)
             for fn in calls:
                 fn(rec)
+        expiry = self._event_expiry
         if kind == self._ttl_kind and new is not None:
-            self._event_expiry.written(now, rev, new.metadata.namespace, new.metadata.name)
-        if self._event_expiry.deadline <= now and not self._expiring:
-            self._expire_events(now)
-        if self._hub.owed and not self._expiring:
-            self._hub.settle()  # the write is complete: informers waiting get it in place
+            expiry.written(now, rev, new.metadata.namespace, new.metadata.name)
+        if not self._expiring:
+            if expiry.deadline <= now:
+                self._expire_events(now)
+            owed = hub.owed
+            if owed and not hub.settling:  # ``WatchHub.settle``, inlined
+                # the write is complete: informers waiting get it in place
+                hub.settling = True
+                try:
+                    settle_each(owed)
+                finally:
+                    hub.settling = False
         return new if new is not None else old
 
     def _commit_batch(self, verb: Verb, kind: str, pairs: list[tuple[Any, Any]]) -> list[Any]:

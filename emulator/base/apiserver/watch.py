@@ -257,23 +257,48 @@ class WatchHub:
         self._pins: dict[str, list[tuple[Callable[[Any], str | None], dict[str | None, list[Watcher]]]]] = {}
         """kind → (read the pinned field, value → the watchers of ``_pinned[(kind, field, value)]``)
         per pinned field, in ``_pinned_fields`` order; rebuilt on add/remove."""
+        self._routes: dict[
+            str,
+            tuple[
+                list[Watcher],
+                list[tuple[Callable[[Any], str | None], dict[str | None, list[Watcher]]]] | None,
+                dict[str, list[Watcher]] | None,
+                dict[str, list[Watcher]] | None,
+            ],
+        ] = {}
+        """kind → (``_plain_lists``, ``_pins``, ``_by_name``, ``_by_node`` of it): the routes
+        of a write found with one lookup (``_reroute``, after every change of the four)."""
         self.owed: list[Channel[WatchEvent]] = []
         """Channels whose consumer is to be handed its events in place (``settle``), in the
         order their first event reached them (appended by ``Channel.put``: ``set_drain``)."""
-        self._settling = False
+        self.settling = False
+        """A ``settle`` is running (the store's ``_commit`` settles in place when it is not)."""
+
+    def _reroute(self, kind: str) -> None:
+        """``_routes[kind]`` after a change of ``kind``'s watchers."""
+        route = (
+            self._plain_lists.get(kind, _NONE),
+            self._pins.get(kind),
+            self._by_name.get(kind),
+            self._by_node.get(kind),
+        )
+        if route[0] or route[1] is not None or route[2] is not None or route[3] is not None:
+            self._routes[kind] = route
+        else:
+            self._routes.pop(kind, None)
 
     def settle(self) -> None:
         """Hand the owed channels' consumers their events, in order, in the writer's code (the
         store calls it once a write, with its record and listeners, is complete). A drain
         that writes only adds to the list, which this call goes on with; a channel still
         draining only queues (its drain is handed the events after)."""
-        if self._settling:
+        if self.settling:
             return  # a drain's own write: the settle running goes on with what it owed
-        self._settling = True
+        self.settling = True
         try:
             settle_each(self.owed)  # visits what is appended meanwhile too, then empties the list
         finally:
-            self._settling = False
+            self.settling = False
 
     @staticmethod
     def _index_key(w: Watcher) -> tuple[str, str, str] | None:
@@ -329,6 +354,7 @@ class WatchHub:
                 group[w.id] = w
                 self._indexed_kinds[w.kind] = self._indexed_kinds.get(w.kind, 0) + 1
                 self._reindex(key)
+                self._reroute(w.kind)
             return
         pin = self._pin_key(w)
         if pin is not None:
@@ -336,10 +362,12 @@ class WatchHub:
             counts = self._pinned_fields.setdefault(w.kind, {})
             counts[pin[1]] = counts.get(pin[1], 0) + 1
             self._repin(w.kind)
+            self._reroute(w.kind)
             return
         group = self._plain.setdefault(w.kind, {})
         group[w.id] = w
         self._plain_lists[w.kind] = list(group.values())
+        self._reroute(w.kind)
 
     def remove(self, w: Watcher) -> None:
         key = self._index_key(w)
@@ -347,6 +375,7 @@ class WatchHub:
             if self._indexed.get(key, {}).pop(w.id, None) is not None:
                 self._indexed_kinds[w.kind] -= 1
                 self._reindex(key)
+                self._reroute(w.kind)
             return
         pin = self._pin_key(w)
         if pin is not None:
@@ -357,11 +386,13 @@ class WatchHub:
                 if not counts[pin[1]]:
                     del counts[pin[1]]
                 self._repin(w.kind)
+                self._reroute(w.kind)
             return
         if w.kind in self._plain:
             group = self._plain[w.kind]
             group.pop(w.id, None)
             self._plain_lists[w.kind] = list(group.values())
+            self._reroute(w.kind)
 
     def watchers(self) -> list[Watcher]:
         out = [w for g in self._plain.values() for w in g.values()]
@@ -374,8 +405,10 @@ class WatchHub:
         among them in watcher order), then those indexed under ``old``'s name and node, then
         under ``new``'s (each group once). The result may be the cached list itself: read it,
         never change it."""
-        plain = self._plain_lists.get(kind, _NONE)
-        pins = self._pins.get(kind)
+        route = self._routes.get(kind)
+        if route is None:
+            return _NONE
+        plain, pins, names, nodes = route
         if pins is not None:
             pinned: list[Watcher] | None = None
             for get, groups in pins:
@@ -392,8 +425,6 @@ class WatchHub:
                             pinned = group if pinned is None else pinned + group
             if pinned is not None:
                 plain = sorted(plain + pinned, key=_watcher_id)
-        names = self._by_name.get(kind)
-        nodes = self._by_node.get(kind)
         if names is None and nodes is None:
             return plain
         extra: list[Watcher] | None = None
@@ -429,7 +460,9 @@ class WatchHub:
 
         Every unfiltered watcher gets the same event (``transition`` for a watcher matching
         everything: MODIFIED, ADDED, or DELETED with ``old`` as it was), made once per write
-        and shared (events are frozen); the tests' ``publish_reference`` asks ``transition`` each time."""
+        and shared (events are frozen), and so does a kubelet's watcher that sees an update
+        as MODIFIED (the same event); the tests' ``publish_reference`` asks ``transition``
+        each time."""
         shared: WatchEvent | None = None
         for w in self._candidates(kind, old, new):
             if w.unfiltered:
@@ -443,7 +476,12 @@ class WatchHub:
                 # ``transition`` of a kubelet's watcher for an update, read directly
                 node = w.node_only
                 if new.spec.node_name == node:
-                    ev = WatchEvent("MODIFIED" if old.spec.node_name == node else "ADDED", new, revision, time)
+                    if old.spec.node_name == node:  # MODIFIED: the event an unfiltered watcher gets
+                        if shared is None:
+                            shared = WatchEvent("MODIFIED", new, revision, time)
+                        ev = shared
+                    else:
+                        ev = WatchEvent("ADDED", new, revision, time)
                 else:
                     ev = transition(w, old, new, revision, time)
             else:

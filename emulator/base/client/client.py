@@ -11,7 +11,8 @@ different objects overtake each other (``WatchStream`` documents the rules).
 When no limiter, latency or interceptor is set (``Client.instant``: nothing can suspend), the
 hot verbs (create, get, update_status, bind, delete) call the server directly, counted as
 ``_call`` counts; a caller that checked ``instant`` may also write synchronously
-(``update_status_now``: the kubelet's first try of a status write).
+(``update_status_now``: the kubelet's first try of a status write; ``create_now``: the
+scenario driver's first try of a create).
 
 The client holds no cache; informers (``emulator.base.client.informer``) do.
 """
@@ -93,9 +94,12 @@ class Client:
         self.name = name
         self._latency = api_latency
         self._no_latency = api_latency.mean <= 0 and api_latency.jitter <= 0
-        self.watch_latency = watch_latency
+        self._watch_latency = watch_latency
+        self._watch_faults: WatchFaults | None = None
+        self.watch_direct = watch_latency.mean <= 0 and watch_latency.jitter <= 0
+        """No watch latency and no watch faults (kept by their setters): a stream with nothing
+        pending hands its channel's batches over as they are (``WatchStream.direct``)."""
         self.interceptor: Interceptor | None = None
-        self.watch_faults: WatchFaults | None = None
         self.stats = ClientStats()
         self.rate_limiter: TokenBucket | None = None
         """Requests wait for a token first (client-go's QPS/burst; None: unlimited)."""
@@ -116,6 +120,27 @@ class Client:
     def api_latency(self, latency: Latency) -> None:
         self._latency = latency
         self._no_latency = latency.mean <= 0 and latency.jitter <= 0
+
+    @property
+    def watch_latency(self) -> Latency:
+        """The seeded delay added to each watch event's write time (``WatchStream``)."""
+        return self._watch_latency
+
+    @watch_latency.setter
+    def watch_latency(self, latency: Latency) -> None:
+        self._watch_latency = latency
+        self.watch_direct = self._watch_faults is None and latency.mean <= 0 and latency.jitter <= 0
+
+    @property
+    def watch_faults(self) -> WatchFaults | None:
+        """The fault hook of watch delivery (None: none)."""
+        return self._watch_faults
+
+    @watch_faults.setter
+    def watch_faults(self, faults: WatchFaults | None) -> None:
+        self._watch_faults = faults
+        lat = self._watch_latency
+        self.watch_direct = faults is None and lat.mean <= 0 and lat.jitter <= 0
 
     def side_client(self, suffix: str) -> Client:
         """A client like this one (server, clock, watch latency, interceptor, watch faults)
@@ -142,13 +167,14 @@ class Client:
         limiter = self.event_rate_limiter if kind == "Event" else self.rate_limiter
         return limiter is None and self.interceptor is None and self._no_latency
 
-    def _now(self, verb: str, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        """``fn(*args, **kwargs)`` counted as ``_call`` counts it, for a caller that checked
-        ``instant``: ``_call`` with nothing to await."""
+    def _now(self, verb: str, fn: Callable[..., T], *args: Any) -> T:
+        """``fn(*args)`` counted as ``_call`` counts it, for a caller that checked ``instant``:
+        ``_call`` with nothing to await (positional arguments only: no keyword dict built on
+        each of a pod's six calls)."""
         calls = self.stats.calls
         calls[verb] = calls.get(verb, 0) + 1
         try:
-            return fn(*args, **kwargs)
+            return fn(*args)
         except Exception:
             self._failed(verb)
             raise
@@ -180,9 +206,14 @@ class Client:
         kind: str = getattr(obj, "kind", "")
         limiter = self.event_rate_limiter if kind == "Event" else self.rate_limiter
         if limiter is None and self.interceptor is None and self._no_latency:  # ``instant``
-            created: S = self._now("create", self.server.create, obj)
-            return created
+            return self.create_now(obj)
         return await self._call("create", kind, lambda: self.server.create(obj))
+
+    def create_now(self, obj: S) -> S:
+        """``create`` done synchronously, for a caller that checked ``instant(kind)`` (the
+        scenario driver's first try of a create)."""
+        created: S = self._now("create", self.server.create, obj)
+        return created
 
     async def get(self, kind: str, name: str, namespace: str = "") -> Any:
         if self.instant(kind):
@@ -384,7 +415,8 @@ class WatchStream:
     def __init__(self, client: Client, watcher: Watcher) -> None:
         self._client = client
         self.watcher = watcher
-        self._pending: list[tuple[float, WatchEvent]] = []
+        self.pending: list[tuple[float, WatchEvent]] = []
+        """Events taken from the channel, waiting for their delivery time (a delayed stream), in order."""
         self._last_due = 0.0
         self._object_due: dict[tuple[str, str], float] = {}
         self._progress = 0
@@ -399,15 +431,15 @@ class WatchStream:
             return await self._next_batch_with_faults(client.watch_faults)
         lat = client.watch_latency
         delayed = lat.mean > 0 or lat.jitter > 0
-        if not delayed and not self._pending:
+        if not delayed and not self.pending:
             return await self.watcher.channel.get_batch()
-        if not self._pending:
+        if not self.pending:
             batch = await self.watcher.channel.get_batch()
             for ev in batch:
                 due = max(self._last_due, ev.time + lat.sample(client._rng))
                 self._last_due = due
-                self._pending.append((due, ev))
-        due0 = self._pending[0][0]
+                self.pending.append((due, ev))
+        due0 = self.pending[0][0]
         if due0 > client.clock.now():
             await client.clock.sleep_until(due0)
         return self._take(max(due0, client.clock.now()))
@@ -415,16 +447,14 @@ class WatchStream:
     def direct(self) -> bool:
         """Whether ``next_batch`` hands the channel's batch over as it is (no delay, no
         faults, nothing pending): what an inline informer's drain may do instead."""
-        client = self._client
-        lat = client.watch_latency
-        return client.watch_faults is None and lat.mean <= 0 and lat.jitter <= 0 and not self._pending
+        return self._client.watch_direct and not self.pending
 
     def _take(self, ready: float) -> list[WatchEvent]:
         i = 0
-        while i < len(self._pending) and self._pending[i][0] <= ready:
+        while i < len(self.pending) and self.pending[i][0] <= ready:
             i += 1
-        out = [ev for _, ev in self._pending[:i]]
-        del self._pending[:i]
+        out = [ev for _, ev in self.pending[:i]]
+        del self.pending[:i]
         return out
 
     # --- with faults ----------------------------------------------------------------------
@@ -446,7 +476,7 @@ class WatchStream:
                     due = max(self._last_due, base + extra)
                 self._object_due[key] = due
             self._last_due = max(self._last_due, due)
-            bisect.insort_right(self._pending, (due, ev), key=lambda p: p[0])
+            bisect.insort_right(self.pending, (due, ev), key=lambda p: p[0])
 
     async def _next_batch_with_faults(self, faults: WatchFaults) -> list[WatchEvent]:
         clock = self._client.clock
@@ -457,17 +487,17 @@ class WatchStream:
                     self._schedule(channel.get_nowait_batch(), faults)
                 except ChannelClosed as closed:
                     self._closed = closed
-            if not self._pending:
+            if not self.pending:
                 if self._closed is not None:
                     raise self._closed
                 self._object_due.clear()
             now = clock.now()
-            if self._pending and self._pending[0][0] <= now:
+            if self.pending and self.pending[0][0] <= now:
                 return self._with_progress(self._take(now))
             if self._closed is not None:
-                await clock.sleep_until(self._pending[0][0])
+                await clock.sleep_until(self.pending[0][0])
                 continue
-            wait = self._pending[0][0] - now if self._pending else None
+            wait = self.pending[0][0] - now if self.pending else None
             try:
                 async with asyncio.timeout(wait):
                     batch = await channel.get_batch()

@@ -60,9 +60,9 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 from msgspec.structs import replace
 
@@ -181,7 +181,9 @@ class EventRecorder:
         if len(message) > NOTE_LENGTH_LIMIT:
             message = message[: NOTE_LENGTH_LIMIT - 4] + " ..."
         if self.mode == "series":
-            await self._series_event(involved, type_, reason, message, action)
+            pending = self._series_event(involved, type_, reason, message, action)
+            if pending is not None:
+                await pending
             return
         now = self._clock.timestamp()
         namespace = involved.namespace or "default"
@@ -226,9 +228,13 @@ class EventRecorder:
 
     # --- events/v1 series ---------------------------------------------------------------
 
-    async def _series_event(
+    def _series_event(
         self, involved: ObjectReference, type_: str, reason: str, message: str, action: str
-    ) -> None:
+    ) -> Coroutine[Any, Any, None] | None:
+        """An events/v1 Event: what needs no API call done at once, the write left to await
+        (None: nothing left, the first Event of a key created at once when the client's
+        calls cannot suspend: ``Client.instant``, the scheduler's ``Scheduled`` Event of every
+        pod; ``tests/client/test_events_direct.py`` compares it with the awaited create)."""
         now = self._clock.now()
         key: _IsoKey = (type_, action, reason, involved)
         cached = self._cache.get(key)
@@ -237,8 +243,8 @@ class EventRecorder:
             cached.last_observed = now
             self.repeats += 1
             if cached.count == 2:  # the series starts: written now; later repeats wait for a pass
-                await self._write_series(cached)
-            return
+                return self._write_series(cached)
+            return None
         event = Event(
             metadata=self._metadata(involved.name, involved.namespace or "default"),
             involved_object=involved,
@@ -252,6 +258,18 @@ class EventRecorder:
             action=action,
         )
         self._cache[key] = _Cached(event, now)
+        client = self._client
+        if not client.instant("Event"):
+            return self._create(event)
+        try:
+            client.create_now(event)
+            self.recorded += 1
+        except ApiError as err:
+            self._failed(err)
+        return None
+
+    async def _create(self, event: Event) -> None:
+        """The first Event of a series key, created through the awaited call."""
         try:
             await self._client.create(event)
             self.recorded += 1
