@@ -118,7 +118,9 @@ def test_event_of_interest_by_identity_as_match_says(
 
 
 def test_event_of_interest_not_fooled_by_a_reused_id() -> None:
-    """A dropped event's id, reused by an event of another value, must not answer for it."""
+    """Events built anew of the same and of other values get the general answer each time (the
+    first instance of each value is kept as the interest key, so its id cannot be reused: the
+    identity check's value test is a defence this test cannot break)."""
     registered = (ClusterEvent(EventResource.Node, ActionType.Add),)
     decide = HintEvaluator(lambda pod: None, queueing_hints=True, registered_events=registered, namespace_labels=None)
     for _ in range(50):

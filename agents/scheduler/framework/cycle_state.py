@@ -66,7 +66,8 @@ class CycleState:
         when the scheduler runs the cycle; read it through ``pod_info_of``."""
 
     def _bind(self, data: dict[str, Any]) -> None:
-        """Hold ``data``; ``read``/``write`` are its own ``__getitem__``/``__setitem__`` (C
+        """The one way to replace the state's dict (assigning ``_data`` alone would leave
+        ``read``/``write`` on the old one). Hold ``data``; ``read``/``write`` are its own ``__getitem__``/``__setitem__`` (C
         methods: the plugins read and write a dozen times a cycle, a Python method each cost a
         frame), so they behave as ``data[key]`` and ``data[key] = value`` exactly."""
         self._data = data

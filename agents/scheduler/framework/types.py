@@ -388,7 +388,10 @@ next_generation: Final[Callable[[], int]] = _generation.__next__
 
 
 class NodeInfo:
-    """Aggregated information about one node and the pods on it (assumed ones included)."""
+    """Aggregated information about one node and the pods on it (assumed ones included).
+
+    ``allocatable`` is shared between a NodeInfo and its clones (the snapshot's, the
+    simulations'): read-only for plugins; ``set_node`` replaces it."""
 
     __slots__ = (
         "allocatable",
@@ -498,7 +501,9 @@ class NodeInfo:
         c.used_ports = self.used_ports.clone()
         c.requested = self.requested.clone()
         c.non_zero_requested = self.non_zero_requested.clone()
-        c.allocatable = self.allocatable  # shared: replaced by ``set_node``, never changed in place
+        # shared with the clone: replaced by ``set_node``, never changed in place. Plugins and
+        # simulations (preemption, nominated pods) must treat ``allocatable`` as read-only.
+        c.allocatable = self.allocatable
         c.image_states = dict(self.image_states)
         c.generation = self.generation
         return c

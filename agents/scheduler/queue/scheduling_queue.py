@@ -151,7 +151,9 @@ class SchedulingQueue:
         )
         """The ids of ``pod_scheduling_properties_change``'s shared one-event answers (module
         constants, so their ids are theirs for good) that no plugin registered for: their
-        ``move_all_to_active_or_backoff`` would do nothing (it stops at the interest check)."""
+        ``move_all_to_active_or_backoff`` would do nothing (it stops at the interest check).
+        Worked out once: right only while the registered events never change after the queue
+        is built (``HintEvaluator``'s are fixed); registering events later must rebuild it."""
         self._in_flight_events = in_flight_events
         self._record = queueing_hints and in_flight_events
         """Record events for in-flight pods (QueueingHints on, protection on)."""
