@@ -67,9 +67,10 @@ class CycleState:
 
     def _bind(self, data: dict[str, Any]) -> None:
         """The one way to replace the state's dict (assigning ``_data`` alone would leave
-        ``read``/``write`` on the old one). Hold ``data``; ``read``/``write`` are its own ``__getitem__``/``__setitem__`` (C
-        methods: the plugins read and write a dozen times a cycle, a Python method each cost a
-        frame), so they behave as ``data[key]`` and ``data[key] = value`` exactly."""
+        ``read``/``write`` on the old one). Hold ``data``; ``read``/``write`` are its own
+        ``__getitem__``/``__setitem__`` (C methods: the plugins read and write a dozen times a
+        cycle, a Python method each cost a frame), so they behave as ``data[key]`` and
+        ``data[key] = value`` exactly."""
         self._data = data
         self.read = data.__getitem__
         self.write = data.__setitem__
