@@ -4,6 +4,9 @@ items and however often they are asked."""
 
 from __future__ import annotations
 
+import gc
+import weakref
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -61,3 +64,26 @@ def test_memoised_annotation_problems_equal_fresh_ones(notes: dict[str, str], rn
 def test_the_annotation_size_limit_is_kept() -> None:
     big = {"example.com/a": "x" * (256 * 1024)}
     assert annotations_problem(big) == annotations_problem_reference(big) is not None
+
+
+class _Watched(str):
+    """A str a weakref can watch."""
+
+
+def test_a_large_annotations_map_is_checked_afresh_and_not_kept() -> None:
+    """The memos keep only small maps: a refused 300 KiB annotation (say, a client's
+    last-applied-configuration) is not held once its object is gone."""
+    from emulator.base.api import validation
+
+    for check in (validation.annotations_problem, validation.kubelet_annotations_problem):
+        big = _Watched("x" * (300 * 1024))
+        ref = weakref.ref(big)
+        notes = {"example.com/a": big}
+        assert check(notes) == (
+            annotations_problem_reference(notes)
+            if check is validation.annotations_problem
+            else next(kubelet_annotation_problems(notes), None)
+        )
+        del big, notes
+        gc.collect()
+        assert ref() is None

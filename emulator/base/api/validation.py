@@ -157,14 +157,32 @@ def _annotation_keys_problem(keys: tuple[str, ...]) -> tuple[str, str] | None:
 
 def annotations_problem(annotations: Mapping[str, str]) -> tuple[str, str] | None:
     """``ValidateAnnotations``: every key a qualified name (any case), 256 KiB in all;
-    memoised by the annotations' items (every pod of a template carries the same ones)."""
-    return _annotations_problem(tuple(annotations.items()))
+    memoised by the annotations' items when they are small (every pod of a template carries
+    the same ones; a large map, such as kubectl's last-applied-configuration, is checked
+    afresh so that the memo never holds more than ``MEMO_ANNOTATIONS_MAX_B`` a map)."""
+    if _small(annotations):
+        return _annotations_problem(tuple(annotations.items()))
+    return annotations_problem_reference(annotations)
+
+
+#: The largest annotations map (keys and values, in characters) the validation memos keep.
+MEMO_ANNOTATIONS_MAX_B = 4096
+
+
+def _small(annotations: Mapping[str, str]) -> bool:
+    if len(annotations) > 16:
+        return False
+    total = 0
+    for k, v in annotations.items():
+        total += len(k) + len(v)
+    return total <= MEMO_ANNOTATIONS_MAX_B
 
 
 @lru_cache(maxsize=1024)
 def _annotations_problem(items: tuple[tuple[str, str], ...]) -> tuple[str, str] | None:
-    """``annotations_problem`` of the annotations given as items (in any order: neither the
-    keys' check nor the size depends on it). ``tests/api/test_validation_memo.py`` checks it
+    """``annotations_problem`` of the annotations given as items (the answer does not depend
+    on their order, though a hit needs the same order: neither the keys' check nor the size
+    depends on it). ``tests/api/test_validation_memo.py`` checks it
     against ``annotations_problem_reference``."""
     return annotations_problem_reference(dict(items))
 
@@ -177,6 +195,14 @@ def annotations_problem_reference(annotations: Mapping[str, str]) -> tuple[str, 
     if size > TOTAL_ANNOTATION_SIZE_LIMIT_B:
         return "metadata.annotations", f"Too long: may not be more than {TOTAL_ANNOTATION_SIZE_LIMIT_B} bytes"
     return None
+
+
+def kubelet_annotations_problem(annotations: Mapping[str, str]) -> tuple[str, str] | None:
+    """The first ``kubelet_annotation_problems``; memoised for small maps (as
+    ``annotations_problem``), afresh for large ones."""
+    if _small(annotations):
+        return kubelet_annotation_problem(tuple(annotations.items()))
+    return next(kubelet_annotation_problems(annotations), None)
 
 
 @lru_cache(maxsize=1024)
@@ -277,7 +303,7 @@ def _pod(pod: Pod) -> None:
     if problem is not None:
         raise Invalid.at(kind, name, *problem)
     notes = pod.metadata.annotations
-    if notes and (problem := kubelet_annotation_problem(tuple(notes.items()))):
+    if notes and (problem := kubelet_annotations_problem(notes)):
         raise Invalid.at(kind, name, *problem)
     if spec.preemption_policy not in _PREEMPTION:
         raise Invalid.at(kind, name, "spec.preemptionPolicy", f'Unsupported value: "{spec.preemption_policy}"')
@@ -429,7 +455,7 @@ def validate_pod_metadata(pod: Pod) -> None:
     if pod.spec.resource_claims and (problem := next(pod_claim_name_problems(meta.name, pod.spec), None)):
         raise Invalid.at("Pod", meta.name, *problem)  # the claim names a template makes read the pod's name
     notes = meta.annotations
-    if notes and (problem := kubelet_annotation_problem(tuple(notes.items()))):
+    if notes and (problem := kubelet_annotations_problem(notes)):
         raise Invalid.at("Pod", meta.name, *problem)
 
 

@@ -355,7 +355,7 @@ class ApiServer(Store):
         obj: Any = obj_in
         kind: str = obj.kind
         if kind not in self._plain_status or kind in self._read_hooks:
-            return cast(T, self._update_status(kind, obj))
+            return cast(T, self._update_status(obj))
         meta: ObjectMeta = obj.metadata
         name = meta.name
         current = self._objects[kind].get((meta.namespace or "default", name))
@@ -373,7 +373,7 @@ class ApiServer(Store):
         new = replace(current, metadata=stamped, status=status)
         return cast(T, self._commit("updateStatus", kind, current, new, stamped=True))
 
-    def _update_status(self, kind: str, obj: Any) -> Any:
+    def _update_status(self, obj: Any) -> Any:
         """``update_status`` through the strategy's hooks (every kind but the plain ones)."""
         kind, current = self._current(obj)
         if not hasattr(current, "status"):

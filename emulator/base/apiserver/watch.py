@@ -31,7 +31,11 @@ in ``tests/references.py``: ``tests/apiserver/test_watch_fastpath.py`` requires 
 watchers in the same order and the same matches on random watchers and writes. ``publish``
 makes one event per write for all the watchers without a selector (``Watcher.unfiltered``:
 the scheduler's, the controllers') and shares it; the per-watcher version is the oracle
-``publish_reference`` there (``tests/apiserver/test_watch_shared_events.py``).
+``publish_reference`` there (``tests/apiserver/test_watch_shared_events.py``). A kubelet's
+watcher (pinned to its node) that sees a pod update as MODIFIED (old and new both on its
+node) shares that same event too. A write finds its watchers through ``_routes`` (per kind:
+the plain list, the pins and the name and node indexes, rebuilt whenever a watcher is added
+or removed, replaced rather than changed in place).
 
 Delivery in place: a watcher's channel may be given a drain (``Store.deliver_in_place``: an
 in-process informer on a direct stream). Its waiting consumer is then not woken by ``put``:
@@ -289,7 +293,8 @@ class WatchHub:
 
     def settle(self) -> None:
         """Hand the owed channels' consumers their events, in order, in the writer's code (the
-        store calls it once a write, with its record and listeners, is complete). A drain
+        store calls it once a write, with its record and listeners, is complete; ``Store._commit``
+        holds a written-out copy of this method: keep the two alike). A drain
         that writes only adds to the list, which this call goes on with; a channel still
         draining only queues (its drain is handed the events after)."""
         if self.settling:

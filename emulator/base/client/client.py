@@ -97,8 +97,9 @@ class Client:
         self._watch_latency = watch_latency
         self._watch_faults: WatchFaults | None = None
         self.watch_direct = watch_latency.mean <= 0 and watch_latency.jitter <= 0
-        """No watch latency and no watch faults (kept by their setters): a stream with nothing
-        pending hands its channel's batches over as they are (``WatchStream.direct``)."""
+        """No watch latency and no watch faults (kept by their setters; read-only elsewhere:
+        set it only through ``watch_latency``/``watch_faults``): a stream with nothing pending
+        hands its channel's batches over as they are (``WatchStream.direct``)."""
         self.interceptor: Interceptor | None = None
         self.stats = ClientStats()
         self.rate_limiter: TokenBucket | None = None
