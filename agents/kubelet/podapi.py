@@ -39,12 +39,11 @@ from emulator.base.client.events import EventRecorder
 from emulator.base.client.retry import UNLIMITED, Backoff, on_error
 from emulator.base.runtime.clock import Clock
 
-__all__ = ["API_RETRY", "TERMINAL_PHASES", "PodWriter"]
+__all__ = ["API_RETRY", "PodWriter"]
 
-# The phases after which no status is written (the write refusals are kept alike in three places:
-# ``PodWriter.write_status``, ``PodWriter.retry_status`` and ``PodWorker.write_status``).
-TERMINAL_PHASES: Final = ("Succeeded", "Failed")
-_TERMINAL = TERMINAL_PHASES
+# The phases after which no status is written (the write refusals are kept alike in
+# ``PodWriter.first_try`` and ``PodWriter.retry_status``).
+_TERMINAL: Final = ("Succeeded", "Failed")
 
 API_RETRY: Final = Backoff(duration=0.5, factor=2.0, cap=30.0, steps=UNLIMITED)
 """The kubelet's waits between tries of a failed write: doubling from 0.5 s up to 30 s,
@@ -56,7 +55,7 @@ class PodWriter:
 
     def __init__(self, client: Client, clock: Clock, node_name: str) -> None:
         self._client = self.client = client
-        """``client``: read by ``PodWorker.write_status``, which makes a first try itself."""
+        """``client``: read by ``PodWorker.write_status``, which makes the first try itself."""
         self._clock = clock
         self._node_name = node_name
         self.status_writes = 0
@@ -96,23 +95,32 @@ class PodWriter:
         version known); the written pod, or ``None`` if nothing was written. ``deleting``:
         the terminal status of a terminating pod (``deletedstatus.py``), written over its
         ``deletionTimestamp``."""
-        client = self._client
-        if client.instant("Pod"):  # the first try made at once, without the retry loop's frames
-            meta = current.metadata
-            if meta.uid != uid or (meta.deletion_timestamp is not None and not deleting):
-                return None
-            if current.status.phase in _TERMINAL:
-                return None
-            first: ApiError | None = None
-            try:
-                written: Pod = client.update_status_now(replace(current, status=build(current)))
-            except ApiError as err:
-                first = err  # retried below, outside the handler (a later error has no context)
-            if first is None:
-                self.status_writes += 1
-                return written
+        if self._client.instant("Pod"):  # the first try made at once, without the retry loop's frames
+            first = self.first_try(current, uid, build, deleting)
+            if not isinstance(first, ApiError):
+                return first
             return await self.retry_status(current, uid, build, deleting, first)
         return await self.retry_status(current, uid, build, deleting, None)
+
+    def first_try(
+        self, current: Pod, uid: str, build: Callable[[Pod], PodStatus], deleting: bool
+    ) -> Pod | ApiError | None:
+        """``write_status``'s first try, made at once by a caller that checked
+        ``client.instant("Pod")``: the written pod; ``None`` when nothing may be written (another
+        uid, a terminating pod unless ``deleting``, a terminal phase: as the retry loop
+        refuses); or the ``ApiError`` the try met, for ``retry_status`` to take up (returned,
+        not raised: the retry runs outside this handler, so a later error has no context)."""
+        meta = current.metadata
+        if meta.uid != uid or (meta.deletion_timestamp is not None and not deleting):
+            return None
+        if current.status.phase in _TERMINAL:
+            return None
+        try:
+            written: Pod = self._client.update_status_now(replace(current, status=build(current)))
+        except ApiError as err:
+            return err
+        self.status_writes += 1
+        return written
 
     async def retry_status(
         self, current: Pod, uid: str, build: Callable[[Pod], PodStatus], deleting: bool, first: ApiError | None

@@ -23,14 +23,11 @@ import enum
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from msgspec.structs import replace
-
 from agents.kubelet.configrefs import ConfigRefs, env_refs, volume_refs
 from agents.kubelet.dra import ClaimPreparer
 from agents.kubelet.images import ImageStore
 from agents.kubelet.lifecycle import RUN_DURATION_ANNOTATION, Lifecycle, lifecycle_of
 from agents.kubelet.nodestatus import normalize_image
-from agents.kubelet.podapi import TERMINAL_PHASES as _TERMINAL
 from agents.kubelet.podapi import PodWriter
 from agents.kubelet.podrun import PodRun, RunPhase
 from agents.kubelet.podstatus import needs_reconcile, pending_status, start_failed_status, succeeded_status
@@ -388,10 +385,10 @@ class PodWorker:
         added (``with_resize_status``); keep the written pod as the newest. ``deleting``: the
         terminal status of a terminating pod (``PodWriter.write_status``).
 
-        With a client whose calls cannot suspend, the first try is made here, in this one frame:
-        ``PodWriter.write_status``'s first try with its status built in place of the ``noted``
-        wrapper below; a failure goes to the writer's retry loop as that first try hands it
-        over (``PodWriter.retry_status``). ``tests/kubelet/test_write_status_fastpath.py``
+        With a client whose calls cannot suspend, the writer's first try is made from here
+        (``PodWriter.first_try``, without ``PodWriter.write_status``'s coroutine); a failure
+        goes to the writer's retry loop as that first try hands it over
+        (``PodWriter.retry_status``). ``tests/kubelet/test_write_status_fastpath.py``
         compares both ways."""
         token, writing, writer, current = object(), rec.writing, self._writer, rec.pod  # this write's own slot
 
@@ -401,22 +398,11 @@ class PodWorker:
 
         try:
             if self.direct and writer.client.instant("Pod"):
-                # ``PodWriter.write_status``'s first try written out: keep its refusals alike
-                meta = current.metadata
-                if meta.uid != rec.uid or (meta.deletion_timestamp is not None and not deleting):
-                    return None
-                if current.status.phase in _TERMINAL:
-                    return None
-                first: ApiError | None = None
-                try:
-                    status = writing[token] = with_resize_status(rec, build(current), meta.generation)
-                    written: Pod | None = writer.client.update_status_now(replace(current, status=status))
-                except ApiError as err:
-                    first = err  # retried below, outside the handler (a later error has no context)
-                if first is None:
-                    writer.status_writes += 1
-                else:
+                first = writer.first_try(current, rec.uid, noted, deleting)
+                if isinstance(first, ApiError):
                     written = await writer.retry_status(current, rec.uid, noted, deleting, first)
+                else:
+                    written = first
             else:
                 written = await writer.write_status(current, rec.uid, noted, deleting=deleting)
         finally:
