@@ -223,24 +223,25 @@ class Resource:
 _new_resource: Final = object.__new__
 
 
+def _container_non_zero(c: Any) -> tuple[int, int]:
+    """A container's non-zero cpu and memory requests (100m / 200Mi where unset)."""
+    req = c.resources.requests
+    cpu = req["cpu"].milli if "cpu" in req else DEFAULT_MILLI_CPU_REQUEST
+    mem = req["memory"].value if "memory" in req else DEFAULT_MEMORY_REQUEST
+    return cpu, mem
+
+
 def _non_zero(pod: Pod) -> tuple[int, int]:
     """Upstream non-zero requests for scoring: per container, 100m / 200Mi where unset."""
-
-    def container(c: Any) -> tuple[int, int]:
-        req = c.resources.requests
-        cpu = req["cpu"].milli if "cpu" in req else DEFAULT_MILLI_CPU_REQUEST
-        mem = req["memory"].value if "memory" in req else DEFAULT_MEMORY_REQUEST
-        return cpu, mem
-
     cpu = mem = 0
-    for c in pod.spec.containers:  # ``container(c)`` inline
+    for c in pod.spec.containers:  # ``_container_non_zero(c)`` inline (every pod's PodInfo)
         req = c.resources.requests
         cpu += req["cpu"].milli if "cpu" in req else DEFAULT_MILLI_CPU_REQUEST
         mem += req["memory"].value if "memory" in req else DEFAULT_MEMORY_REQUEST
     init_cpu = init_mem = 0
     side_cpu = side_mem = 0
     for c in pod.spec.init_containers:
-        a, b = container(c)
+        a, b = _container_non_zero(c)
         if c.restart_policy == "Always":
             cpu += a
             mem += b

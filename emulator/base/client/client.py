@@ -96,7 +96,7 @@ class Client:
         self._no_latency = api_latency.mean <= 0 and api_latency.jitter <= 0
         self._watch_latency = watch_latency
         self._watch_faults: WatchFaults | None = None
-        self.watch_direct = watch_latency.mean <= 0 and watch_latency.jitter <= 0
+        self.watch_direct = self._direct_watch()
         """No watch latency and no watch faults (kept by their setters; read-only elsewhere:
         set it only through ``watch_latency``/``watch_faults``): a stream with nothing pending
         hands its channel's batches over as they are (``WatchStream.direct``)."""
@@ -130,7 +130,7 @@ class Client:
     @watch_latency.setter
     def watch_latency(self, latency: Latency) -> None:
         self._watch_latency = latency
-        self.watch_direct = self._watch_faults is None and latency.mean <= 0 and latency.jitter <= 0
+        self.watch_direct = self._direct_watch()
 
     @property
     def watch_faults(self) -> WatchFaults | None:
@@ -140,8 +140,12 @@ class Client:
     @watch_faults.setter
     def watch_faults(self, faults: WatchFaults | None) -> None:
         self._watch_faults = faults
+        self.watch_direct = self._direct_watch()
+
+    def _direct_watch(self) -> bool:
+        """``watch_direct``'s value: no watch faults and no watch latency."""
         lat = self._watch_latency
-        self.watch_direct = faults is None and lat.mean <= 0 and lat.jitter <= 0
+        return self._watch_faults is None and lat.mean <= 0 and lat.jitter <= 0
 
     def side_client(self, suffix: str) -> Client:
         """A client like this one (server, clock, watch latency, interceptor, watch faults)

@@ -192,12 +192,12 @@ class LoopClock:
     def _virtual_timestamp(self, t: float | None = None) -> str:
         """``timestamp`` where ``now()`` is the virtual loop's time: the same, read in place."""
         if t is not None:  # ``format_timestamp(t)``, its usual range written out (≈ 2 a churn pod)
-            return _format_second(math.floor(t)) if -6e10 < t < 2e11 else format_timestamp(t)
+            return _format_second(math.floor(t)) if _USUAL_LOW < t < _USUAL_HIGH else format_timestamp(t)
         now = self._loop._now  # type: ignore[attr-defined]  # VirtualTimeEventLoop.time()
         last, text = self._stamped
         if now != last:
             # ``format_timestamp(now)``, its usual range written out (≈ 1 a churn pod)
-            text = _format_second(math.floor(now)) if -6e10 < now < 2e11 else format_timestamp(now)
+            text = _format_second(math.floor(now)) if _USUAL_LOW < now < _USUAL_HIGH else format_timestamp(now)
             self._stamped = (now, text)
         return text
 
@@ -304,6 +304,11 @@ def _real_time_loop_factory() -> Callable[[], asyncio.AbstractEventLoop]:
 _RFC3339 = re.compile(r"(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?(?:([Zz])|([+-])(\d{2}):(\d{2}))")
 
 
+_USUAL_LOW: Final = -6e10
+_USUAL_HIGH: Final = 2e11
+"""Times (s) within about 1900 years before and 6300 after any calendar epoch: formatted as
+their second without clamping (``format_timestamp`` and ``LoopClock._virtual_timestamp``)."""
+
 _FIRST_SECOND: Final = datetime(1, 1, 1, tzinfo=UTC)
 _LAST_SECOND: Final = datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC)
 
@@ -313,8 +318,7 @@ def format_timestamp(t: float) -> str:
 
     Clamped to the years 0001-9999, the range metav1.Time writes (a deletion grace of 2^63-1
     seconds lands on 9999-12-31T23:59:59Z rather than overflowing)."""
-    # within about 1900 years before and 6300 after any calendar epoch (``_virtual_timestamp`` too)
-    if -6e10 < t < 2e11:
+    if _USUAL_LOW < t < _USUAL_HIGH:
         return _format_second(math.floor(t))
     last = (_LAST_SECOND - _calendar_epoch) // timedelta(seconds=1)
     first = -((_calendar_epoch - _FIRST_SECOND) // timedelta(seconds=1))
