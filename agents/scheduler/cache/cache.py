@@ -51,6 +51,20 @@ entry in one step (``NodeInfo.replace_pod``: the lists and their order the remov
 leave, the same amounts, one new generation instead of two) when the pod stays on a real node and
 has no host ports (their bookkeeping is re-done by remove-then-add, as before).
 
+In-place swap (``_swap``): when nothing of the node changes but the Pod object — a status
+write (same spec object, same requests) or the confirmation of an assumed pod (an equal spec),
+the same labels and deletion timestamp, and the pod last in its NodeInfo's lists (where
+remove-then-add would leave it) — the filed PodInfo's ``pod`` is replaced in place: no new
+PodInfo, no generation, and the node is not re-cloned (every snapshot clone listing that PodInfo
+shows the new version at once, which is what its next re-clone would show). Generations are
+not observable; the per-generation memos (PodTopologySpread's, InterPodAffinity's counts) read
+a pod's labels, namespace and deletion timestamp only, none of which a swap changes.
+
+Image states in snapshots: a re-cloned node's image counts are frozen once per *image epoch*
+(bumped whenever a count or a node's images change) and the frozen dict is shared by its later
+clones while the epoch lasts (``_frozen_images``); a node update that keeps the node's images
+leaves the image table alone (removing and adding the same images changes no count).
+
 What it does not own: NodeInfo arithmetic (``framework/types.py``), the node order
 (``node_tree.py``), informers (the scheduler agent calls in here from its event handlers).
 """
@@ -60,11 +74,16 @@ from __future__ import annotations
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
-from msgspec import structs
-
-from agents.scheduler.framework.types import ImageStateSummary, NodeInfo, PodInfo, Resource, next_generation
+from agents.scheduler.framework.types import (
+    ImageStateSummary,
+    NodeInfo,
+    PodInfo,
+    Resource,
+    next_generation,
+    pod_info_alike,
+    reuse_pod_info,
+)
 from emulator.base.api.core import Node, Pod
-from emulator.base.api.resources import same_requests
 from emulator.base.runtime.clock import Clock
 
 from .node_tree import NodeTree
@@ -120,49 +139,17 @@ class _PodState:
     deadline: float | None = None
 
 
-def reuse_pod_info(prev: PodInfo | None, pod: Pod, alike: Pod | None = None) -> PodInfo | None:
-    """A PodInfo for ``pod`` copied from ``prev`` (the PodInfo of an earlier version of the
-    same pod), or None when the spec differs other than in ``nodeName``. Everything a PodInfo
-    derives (requests, non-zero requests, host ports, affinity terms) is a function of
-    ``pod.spec`` without ``nodeName``, so such specs give equal PodInfos (the queue's PodInfo
-    serves the assumed copy of its pod); the derived lists and dicts are shared (nobody mutates
-    them). A slot added to PodInfo must be copied here too (the property test compares every
-    slot).
-
-    ``alike``: a version of the pod the caller found to have ``pod``'s very spec object and
-    requests (``same_requests``); when ``prev`` is that version's, both checks are known to pass."""
-    if prev is None:
-        return None
-    spec, new = prev.pod.spec, pod.spec
-    if prev.pod is alike:
-        pass
-    elif (
-        spec is not new
-        and spec != new
-        and (spec.node_name == new.node_name or structs.replace(spec, node_name=new.node_name) != new)
-    ):
-        return None
-    elif not same_requests(prev.pod, pod):
-        return None  # an in-place resize moved the requests (``resources.resize_state``)
-    info = PodInfo.__new__(PodInfo)
-    info.pod = pod
-    info.requests = prev.requests
-    info.resource = prev.resource
-    info.non_zero_cpu = prev.non_zero_cpu
-    info.non_zero_memory = prev.non_zero_memory
-    info.host_ports = prev.host_ports
-    info.required_affinity_terms = prev.required_affinity_terms
-    info.required_anti_affinity_terms = prev.required_anti_affinity_terms
-    info.preferred_affinity_terms = prev.preferred_affinity_terms
-    info.preferred_anti_affinity_terms = prev.preferred_anti_affinity_terms
-    return info
-
-
 @dataclass(slots=True)
 class _ImageState:
     summary: ImageStateSummary
     """Shared by the NodeInfos of every node holding the image; ``num_nodes == len(nodes)``."""
     nodes: dict[str, None] = field(default_factory=dict)
+
+
+def _same_images(old: Node, new: Node) -> bool:
+    """Whether the two versions of a node report the same images (``node_image_names`` equal)."""
+    a, b = old.status.images, new.status.images
+    return a is b or a == b
 
 
 def _pod_ref(pod: Pod) -> str:
@@ -197,6 +184,13 @@ class Cache:
         self._nodes: OrderedDict[str, NodeInfo] = OrderedDict()
         self._tree = NodeTree()
         self._images: dict[str, _ImageState] = {}
+        self._image_epoch = 0
+        """Bumped whenever an image count or a node's images change (``_add_image_states``,
+        ``_remove_image_states``): image states frozen at an epoch hold while it lasts."""
+        self._frozen_images: dict[str, tuple[int, dict[str, ImageStateSummary]]] = {}
+        """Node name -> (epoch, its image states frozen then): what ``update_snapshot`` hands a
+        re-cloned node while the epoch lasts (the counts are the same), one dict shared by its
+        clones (read-only, as every snapshot's image states)."""
 
     # --- pods -------------------------------------------------------------------------------
 
@@ -241,6 +235,10 @@ class Cache:
             self._add(pod, assumed=False)
         elif key in self._assumed:
             # Confirmed: replace the assumed copy with the real pod, on the node it really got.
+            info = state.info
+            if info is not None and pod_info_alike(info, pod) and self._swap(state, info, pod):
+                self._assumed.pop(key, None)
+                return
             if not self._replace(state, pod):
                 self._remove(state.pod)
                 self._add(pod, assumed=False, prev=state.info)
@@ -261,6 +259,9 @@ class Cache:
                 f"pod {_pod_ref(old)} updated on a different node than previously added to "
                 f"({state.pod.spec.node_name} -> {new.spec.node_name}); scheduler cache is corrupted"
             )
+        info = state.info
+        if alike and info is not None and info.pod is old and self._swap(state, info, new):
+            return
         if not self._replace(state, new, old if alike else None):
             self._remove(state.pod)
             self._add(new, assumed=False, prev=state.info)
@@ -345,6 +346,52 @@ class Cache:
         self._assumed.pop(key, None)
         return True
 
+    def _swap(self, state: _PodState, pi: PodInfo, pod: Pod) -> bool:
+        """``_replace`` without a new PodInfo or generation, when nothing of the node changes but
+        the Pod object: ``pi`` (the PodInfo filed for the pod, whose derived data the caller
+        found valid for ``pod``) is the last entry of its NodeInfo's lists (where the removal
+        then addition would leave it: the same order), on a real node, without host ports, and
+        ``pod`` has the filed version's labels and deletion timestamp (the other things of a
+        pod on a node that the plugins' per-generation memos read: PodTopologySpread's and
+        InterPodAffinity's counts). ``pi.pod`` then becomes ``pod`` in place: the NodeInfo and
+        every snapshot clone that lists ``pi`` show the new version, as the next snapshot would
+        after a replace; the node keeps its generation (its amounts, lists and order are what
+        the replace would leave), so the snapshot need not re-clone it. False: nothing changed.
+
+        Between cycles this is what ``update_snapshot`` would give; during one, only the pod's
+        status and resourceVersion can differ from the version the cycle started with, and no
+        decision reads them after the Filter, Score and PostFilter steps, which run before the
+        cycle yields (``_cycle_cost``)."""
+        filed = pi.pod
+        name = pod.spec.node_name
+        if filed.spec.node_name != name or pi.host_ports:
+            return False
+        fm, nm = filed.metadata, pod.metadata
+        if fm.deletion_timestamp != nm.deletion_timestamp or (fm.labels is not nm.labels and fm.labels != nm.labels):
+            return False
+        info = self._nodes.get(name)
+        if info is None or info.node is None:
+            return False
+        pods = info.pods
+        if not pods or pods[-1] is not pi:
+            return False
+        if pi.required_anti_affinity_terms:
+            lst = info.pods_with_required_anti_affinity
+            if not lst or lst[-1] is not pi:
+                return False
+        if (
+            pi.required_affinity_terms
+            or pi.required_anti_affinity_terms
+            or pi.preferred_affinity_terms
+            or pi.preferred_anti_affinity_terms
+        ):  # ``pi.has_affinity()`` inline
+            lst = info.pods_with_affinity
+            if not lst or lst[-1] is not pi:
+                return False
+        pi.pod = pod
+        state.pod, state.binding_finished, state.deadline = pod, False, None
+        return True
+
     def _remove(self, pod: Pod) -> None:
         """Remove the cached ``pod`` from its node; a ghost node goes with its last pod."""
         name = pod.spec.node_name
@@ -377,6 +424,7 @@ class Cache:
             raise CacheError(f"node {name} is not found")
         self._tree.remove_node(info.node)
         self._remove_image_states(name, info)
+        self._frozen_images.pop(name, None)
         info.node = None
         info.generation = next_generation()
         if info.pods:
@@ -394,12 +442,15 @@ class Cache:
         else:
             self._tree.update_node(info.node, node)
         self._nodes.move_to_end(name)
-        self._remove_image_states(name, info)
-        self._add_image_states(node, info)
+        old = info.node
+        if old is None or not _same_images(old, node):  # (else removing and adding them changes nothing)
+            self._remove_image_states(name, info)
+            self._add_image_states(node, info)
         info.set_node(node)
         return self._clone(info)
 
     def _add_image_states(self, node: Node, info: NodeInfo) -> None:
+        self._image_epoch += 1
         name = node.metadata.name
         states: dict[str, ImageStateSummary] = {}
         for image, size in node_image_names(node):
@@ -412,6 +463,7 @@ class Cache:
         info.image_states = states
 
     def _remove_image_states(self, name: str, info: NodeInfo) -> None:
+        self._image_epoch += 1
         for image in info.image_states:
             state = self._images.get(image)
             if state is None:
@@ -437,14 +489,22 @@ class Cache:
         infos = snapshot.node_info_map
         update_all = False
         changed: list[NodeInfo] = []
+        epoch, frozen = self._image_epoch, self._frozen_images
         for info in reversed(self._nodes.values()):
             if info.generation <= seen:
                 break  # everything older was already in the snapshot
-            if info.node is None:
+            node = info.node
+            if node is None:
                 continue
-            clone = info.clone()  # ``_clone(info)`` inline
-            clone.image_states = {k: ImageStateSummary(s.size, s.num_nodes) for k, s in info.image_states.items()}
-            name = info.node.metadata.name  # ``clone.name`` (the node is set)
+            name = node.metadata.name  # ``clone.name`` (the node is set)
+            # ``_clone(info)``, its image counts frozen once per epoch and node
+            got = frozen.get(name)
+            if got is not None and got[0] == epoch:
+                states = got[1]
+            else:
+                states = {k: ImageStateSummary(s.size, s.num_nodes) for k, s in info.image_states.items()}
+                frozen[name] = (epoch, states)
+            clone = info.clone(states)
             existing = infos.get(name)
             if existing is None:
                 update_all = True

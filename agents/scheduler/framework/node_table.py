@@ -357,10 +357,14 @@ class NodeTable:
             self.any_ports = True
         if info.allocatable.scalar_resources or info.requested.scalar_resources:
             self.any_scalars = True
-        images_changed = info.image_states != self._images[i]
-        if images_changed:
-            self._images[i] = info.image_states
-            self._image_keys[i] = None
+        images = info.image_states
+        images_changed = False
+        # (the cache hands successive clones of a node the same frozen dict while no count moved)
+        if images is not self._images[i]:
+            images_changed = images != self._images[i]
+            self._images[i] = images  # (an equal dict: its key stays, the next compare is by identity)
+            if images_changed:
+                self._image_keys[i] = None
         if self._row_caches:
             if columns_changed:
                 log = self._log

@@ -24,8 +24,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from msgspec import structs
+
 from emulator.base.api.core import Node, Pod, PodAffinityTerm, WeightedPodAffinityTerm
-from emulator.base.api.resources import pod_host_ports, pod_requests
+from emulator.base.api.resources import pod_host_ports, pod_requests, same_requests
 
 from .cycle_state import PODS_TO_ACTIVATE_KEY, CycleState, PodsToActivate
 from .events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource, QueueingHint, QueueingHintFn
@@ -55,7 +57,9 @@ __all__ = [
     "Resource",
     "Status",
     "next_generation",
+    "pod_info_alike",
     "pod_info_of",
+    "reuse_pod_info",
 ]
 
 MAX_NODE_SCORE: Final = 100
@@ -323,6 +327,46 @@ class PodInfo:
         return f"<PodInfo {self.key} cpu={self.requests.get('cpu', 0)}m>"
 
 
+def reuse_pod_info(prev: PodInfo | None, pod: Pod, alike: Pod | None = None) -> PodInfo | None:
+    """A PodInfo for ``pod`` copied from ``prev`` (the PodInfo of an earlier version of the
+    same pod), or None when the spec differs other than in ``nodeName``. Everything a PodInfo
+    derives (requests, non-zero requests, host ports, affinity terms) is a function of
+    ``pod.spec`` without ``nodeName``, so such specs give equal PodInfos (the queue's PodInfo
+    serves the assumed copy of its pod); the derived lists and dicts are shared (nobody mutates
+    them). A slot added to PodInfo must be copied here too (the property test compares every
+    slot).
+
+    ``alike``: a version of the pod the caller found to have ``pod``'s very spec object and
+    requests (``same_requests``); when ``prev`` is that version's, both checks are known to pass."""
+    if prev is None or (prev.pod is not alike and not pod_info_alike(prev, pod)):
+        return None
+    info = PodInfo.__new__(PodInfo)
+    info.pod = pod
+    info.requests = prev.requests
+    info.resource = prev.resource
+    info.non_zero_cpu = prev.non_zero_cpu
+    info.non_zero_memory = prev.non_zero_memory
+    info.host_ports = prev.host_ports
+    info.required_affinity_terms = prev.required_affinity_terms
+    info.required_anti_affinity_terms = prev.required_anti_affinity_terms
+    info.preferred_affinity_terms = prev.preferred_affinity_terms
+    info.preferred_anti_affinity_terms = prev.preferred_anti_affinity_terms
+    return info
+
+
+def pod_info_alike(prev: PodInfo, pod: Pod) -> bool:
+    """Whether ``prev``'s derived data holds for ``pod`` too: equal specs but for ``nodeName``,
+    and the same requests by their statuses (an in-place resize moves them: ``resize_state``)."""
+    spec, new = prev.pod.spec, pod.spec
+    if (
+        spec is not new
+        and spec != new
+        and (spec.node_name == new.node_name or structs.replace(spec, node_name=new.node_name) != new)
+    ):
+        return False
+    return same_requests(prev.pod, pod)
+
+
 class HostPortInfo:
     """Used host ports of a node: ip → set of (protocol, port)."""
 
@@ -493,7 +537,9 @@ class NodeInfo:
                 self.used_ports.remove(ip, proto, port)
         self.generation = next_generation()
 
-    def clone(self) -> NodeInfo:
+    def clone(self, image_states: dict[str, ImageStateSummary] | None = None) -> NodeInfo:
+        """A copy whose lists and amounts are its own; ``image_states``: the clone's (shared,
+        read-only: the cache's snapshot clones), else a copy of this NodeInfo's."""
         c = NodeInfo.__new__(NodeInfo)
         c.node = self.node
         c.pods = list(self.pods)
@@ -505,7 +551,7 @@ class NodeInfo:
         # shared with the clone: replaced by ``set_node``, never changed in place. Plugins and
         # simulations (preemption, nominated pods) must treat ``allocatable`` as read-only.
         c.allocatable = self.allocatable
-        c.image_states = dict(self.image_states)
+        c.image_states = dict(self.image_states) if image_states is None else image_states
         c.generation = self.generation
         return c
 
