@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from emulator.base.api.core import Pod
 
-from ..framework.types import ClusterEvent, PodInfo
+from ..framework.types import ClusterEvent, PodInfo, reuse_pod_info
 
 __all__ = ["QueuedPodInfo", "backoff_count", "backoff_duration"]
 
@@ -106,8 +106,14 @@ class QueuedPodInfo:
         """Cached backoff expiry (clock time); ``None`` until computed."""
 
     @classmethod
-    def new(cls, pod: Pod, now: float) -> QueuedPodInfo:
-        return cls(PodInfo(pod), now)
+    def new(cls, pod: Pod, now: float, like: PodInfo | None = None) -> QueuedPodInfo:
+        """A fresh entry for ``pod``; ``like``: a PodInfo of another pod, whose derived data
+        is copied when ``pod`` has its very spec object and the same requests by their statuses
+        (pods created from one template share it: ``reuse_pod_info``), instead of derived anew."""
+        pi = None
+        if like is not None and like.pod.spec is pod.spec:
+            pi = reuse_pod_info(like, pod)
+        return cls(pi or PodInfo(pod), now)
 
     @property
     def pod(self) -> Pod:

@@ -177,6 +177,9 @@ class SchedulingQueue:
         self._closed = False
         self._waiters: list[asyncio.Future[None]] = []
         self._incoming: dict[tuple[str, str], int] = {}
+        self._last_added: PodInfo | None = None
+        """The PodInfo of the last pod ``add`` queued: the next pod of the same spec object (a
+        stream of pods from one template) copies its derived data (``QueuedPodInfo.new``)."""
 
     # --- properties and introspection ------------------------------------------------------
 
@@ -280,7 +283,9 @@ class SchedulingQueue:
 
     def add(self, pod: Pod) -> None:
         """An unscheduled pod was created: to activeQ (or unschedulablePods if gated)."""
-        self._move_to_active(QueuedPodInfo.new(pod, self._clock.now()), _UNSCHEDULED_POD_ADD)
+        qpi = QueuedPodInfo.new(pod, self._clock.now(), self._last_added)
+        self._last_added = qpi.pod_info
+        self._move_to_active(qpi, _UNSCHEDULED_POD_ADD)
 
     def update(self, old: Pod, new: Pod) -> None:
         """An unscheduled pod was updated (upstream ``Update``)."""
