@@ -487,15 +487,17 @@ class NodeInfo:
     def remove_pod(self, pod: Pod) -> bool:
         uid = pod.metadata.uid
         for lst in (self.pods_with_affinity, self.pods_with_required_anti_affinity):
-            for i, p in enumerate(lst):
-                if p.uid == uid:
-                    lst[i] = lst[-1]
-                    lst.pop()
-                    break
-        for i, p in enumerate(self.pods):
-            if p.uid == uid:
-                self.pods[i] = self.pods[-1]
-                self.pods.pop()
+            if lst:  # (mostly empty: no loop set up)
+                for i, p in enumerate(lst):
+                    if p.pod.metadata.uid == uid:  # ``p.uid`` without the property's call
+                        lst[i] = lst[-1]
+                        lst.pop()
+                        break
+        pods = self.pods
+        for i, p in enumerate(pods):
+            if p.pod.metadata.uid == uid:
+                pods[i] = pods[-1]
+                pods.pop()
                 self._update(p, -1)
                 return True
         return False
@@ -527,14 +529,25 @@ class NodeInfo:
         return True
 
     def _update(self, pi: PodInfo, sign: int) -> None:
-        self.requested.add_resource(pi.resource, sign)
-        self.non_zero_requested.milli_cpu += sign * pi.non_zero_cpu
-        self.non_zero_requested.memory += sign * pi.non_zero_memory
-        for ip, proto, port in pi.host_ports:
-            if sign > 0:
-                self.used_ports.add(ip, proto, port)
-            else:
-                self.used_ports.remove(ip, proto, port)
+        # ``self.requested.add_resource(pi.resource, sign)`` inline (every add and remove)
+        r, o = self.requested, pi.resource
+        r.milli_cpu += sign * o.milli_cpu
+        r.memory += sign * o.memory
+        r.ephemeral_storage += sign * o.ephemeral_storage
+        r.allowed_pod_number += sign * o.allowed_pod_number
+        if o.scalar_resources:
+            scalars = r.scalar_resources
+            for name, v in o.scalar_resources.items():
+                scalars[name] = scalars.get(name, 0) + sign * v
+        nz = self.non_zero_requested
+        nz.milli_cpu += sign * pi.non_zero_cpu
+        nz.memory += sign * pi.non_zero_memory
+        if pi.host_ports:
+            for ip, proto, port in pi.host_ports:
+                if sign > 0:
+                    self.used_ports.add(ip, proto, port)
+                else:
+                    self.used_ports.remove(ip, proto, port)
         self.generation = next_generation()
 
     def clone(self, image_states: dict[str, ImageStateSummary] | None = None) -> NodeInfo:
