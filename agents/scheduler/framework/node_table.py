@@ -60,7 +60,8 @@ those ``compute`` gives, so a cached column is exact as long as ``compute`` is r
 ``rows_cached(..., node_and_images=True)`` is the same for a value that may also read the row's
 Node object and image states (ImageLocality's image counts, frozen in each clone): such a column
 follows a second log, of the updates that changed the columns, the Node object or the image
-states (compared by value: a re-clone re-takes the counts).
+states (compared by value: a re-clone re-takes the counts; the cache hands a node's clones one
+frozen dict while no count moved, which compares by identity).
 
 ``rows_cached_codes`` is ``rows_cached`` for a column of Filter codes: the column counts its
 non-zero values as it is kept current (both update paths), so when none is left (every node

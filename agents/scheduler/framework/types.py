@@ -4,7 +4,9 @@
 * ``Code`` / ``Status``: a plugin's verdict. An expected "no" is a Status, never a raise.
 * ``Resource``, ``PodInfo``, ``NodeInfo``: the cache's per-pod and per-node aggregates
   (requested and non-zero requested resources, host ports, image states, pods with
-  affinity terms) and their ``generation`` for incremental snapshots.
+  affinity terms) and their ``generation`` for incremental snapshots; ``reuse_pod_info``
+  copies a PodInfo's derived data to another version of its pod (or a pod of the same spec
+  object) when it holds for it (``pod_info_alike``).
 * ``CycleState``: per-attempt scratch space shared by a profile's plugins.
 * ``ActionType`` / ``EventResource`` / ``ClusterEvent`` / ``QueueingHint``: what plugins
   register to be told about, and their verdict on whether a rejected pod may now fit.
