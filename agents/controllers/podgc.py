@@ -300,8 +300,12 @@ class PodGCController:
                 raise
 
         try:
-            with contextlib.suppress(Conflict):  # still conflicting: delete it anyway
-                await retry_on_conflict(MARK_FAILED_RETRY, mark_failed, clock=self.clock)
+            # A terminal pod is not marked (upstream checks the phase first; ``mark_failed``
+            # would return at its first try without a call): ``gcTerminated``'s deletes go
+            # straight to the delete, without the retry loop's frames.
+            if pod.status.phase not in _TERMINAL:
+                with contextlib.suppress(Conflict):  # still conflicting: delete it anyway
+                    await retry_on_conflict(MARK_FAILED_RETRY, mark_failed, clock=self.clock)
             await self.client.delete("Pod", name, ns, grace_period_seconds=0)
         except NotFound:
             pass
