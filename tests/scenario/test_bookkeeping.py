@@ -98,7 +98,12 @@ def _state(five: tuple[InvariantChecker, TraceRecorder, PodActivity, Observer, C
         ),
         "activity": activity.last_write,
         "metrics": observer.metrics(end),
+        "summaries": [(s.total, s.integral, s.peak, list(s.spent.items())) for s in observer.summaries],
         "series": series(observer, end),
+        "slots": [  # (``series`` settled the logged pieces)
+            (n.name, n.since, n.alive.tobytes(), [v.tobytes() for v in n.sums], n.pods_at_end.tobytes())
+            for n in observer.nodes.values()
+        ],
         "pods": {
             uid: (p.key, p.created, p.phase, p.bound_at, p.node, p.requests, p.finished, p.message, p.disrupted)
             for uid, p in observer.pods.items()

@@ -31,6 +31,7 @@ from typing import Any
 import msgspec
 import pytest
 
+import emulator.app.scenario.bookkeeping as bookkeeping
 import emulator.app.scenario.cluster as cluster_module
 import emulator.app.scenario.observe as observe
 import emulator.base.runtime.stats as stats
@@ -132,6 +133,7 @@ def test_state_is_flat_over_simulated_time(monkeypatch: pytest.MonkeyPatch) -> N
     # sizes, like the sketch's cap): small enough for this run too.
     monkeypatch.setattr(observe, "MAX_SAMPLES", 256, raising=False)
     monkeypatch.setattr(observe, "MAX_TIMELINE_BARS", 256, raising=False)
+    monkeypatch.setattr(bookkeeping, "MAX_PIECES", 5 * 16, raising=False)
     clusters: list[Any] = []
     kubelets: list[Any] = []
 

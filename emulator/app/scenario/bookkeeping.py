@@ -56,7 +56,7 @@ from emulator.app.scenario.observe import (
     PodState,
     _resources,
 )
-from emulator.app.scenario.observe_metrics import _SCALE
+from emulator.app.scenario.observe_metrics import add_pieces
 from emulator.app.scenario.observe_nodes import MAX_BUCKETS
 from emulator.base.api.core import Pod
 from emulator.base.api.resources import _uses_status, node_allocatable, pod_requests
@@ -66,6 +66,9 @@ __all__ = ["RunBook"]
 
 _encoder: Final = msgspec.json.Encoder()
 _HASH_CHUNK: Final = 1 << 16
+MAX_PIECES = 5 << 15
+"""The observer's logged pieces (five numbers each) are added to its summaries by this many
+numbers at most (a fixed size: ``tests/scenario/test_bounded_state.py`` sets it small)."""
 _MEMO: Final = 64
 """Container lists whose requests ``_Requests`` keeps (a run's templates, a few at most)."""
 
@@ -405,8 +408,10 @@ class RunBook:
     def _assign(self, t: float, name: str, r0: int, r1: int, r2: int, sign: int) -> None:
         """``Observer._assign`` (``r``: the requests times ``sign``) with what it calls written
         out, the same arithmetic in the same order: ``NodeState.advance`` inside one slot
-        (the usual case; the others call it), ``reshare``, ``Observer._changed`` and the four
-        ``TimeWeighted.add``."""
+        (the usual case; the others call it), ``reshare`` and ``Observer._changed``, whose
+        four ``TimeWeighted.add`` are logged as one piece in ``observer.pieces`` and made by
+        ``add_pieces`` (numpy, the same float operations in the same order) by the batch, at
+        the observer's next ``_changed`` of its own and at ``metrics``."""
         observer = self.observer
         node = observer.nodes.get(name)
         if node is None:
@@ -459,14 +464,11 @@ class RunBook:
             return
         if observer.first_created is not None:
             d = t - observer.values_since
-            if d > 0:
-                for summary, value in zip(observer.summaries, previous, strict=True):
-                    summary.total += d
-                    summary.integral += value * d
-                    if value > summary.peak:
-                        summary.peak = value
-                    key = int(value * _SCALE + 0.5)
-                    spent = summary.spent
-                    spent[key] = spent.get(key, 0.0) + d
+            if d > 0:  # the piece, logged for ``add_pieces`` (four ``TimeWeighted.add`` at once)
+                pieces = observer.pieces
+                pieces.append(d)
+                pieces.extend(previous)
+                if len(pieces) >= MAX_PIECES:
+                    add_pieces(observer.summaries, pieces)
         observer.values = values
         observer.values_since = t

@@ -387,10 +387,11 @@ class Cluster:
     async def create_pods(self, step: CreatePods) -> None:
         interval = 1.0 / step.rate_per_second if step.rate_per_second else 0.0
         start = self.clock.now()
+        pod = step.pods()
         for i in range(step.count):
             if interval and i:
                 await self.clock.sleep_until(start + i * interval)
-            await self.create(step.pod(i))
+            await self.create(pod(i))
 
     async def replay(self, step: Replay) -> None:
         """A trace's pods, each at its time after the step starts, after the PriorityClasses

@@ -71,13 +71,14 @@ This module does not build the documents: ``observe_metrics`` (metrics) and
 from __future__ import annotations
 
 import heapq
+from array import array
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
 from emulator.app.scenario.observe_devices import WHOLE, DeviceUse
-from emulator.app.scenario.observe_metrics import TimeWeighted
+from emulator.app.scenario.observe_metrics import TimeWeighted, add_pieces
 from emulator.app.scenario.observe_metrics import metrics as metrics_document
 from emulator.app.scenario.observe_nodes import MAX_BUCKETS, NodeBuckets, NodeState
 from emulator.base.api.core import Node, Pod
@@ -171,6 +172,9 @@ class Observer:
         """The cluster's cpu, memory, gpu allocation and nodes used, since ``values_since``."""
         self.values_since = 0.0
         self.summaries = [TimeWeighted() for _ in range(4)]
+        self.pieces: array[float] = array("d")
+        """Pieces ``(d, *values)`` not yet in ``summaries`` (``RunBook`` logs them; read
+        ``summaries`` after ``add_pieces``, as ``_changed`` and ``metrics`` do)."""
         self.phases = dict.fromkeys(PHASES, 0)
         self.timeline: deque[tuple[str, str, float, float, str]] | None = deque(maxlen=MAX_TIMELINE_BARS)
         """Ended bars (pod, node, start, end, phase); None past ``TIMELINE_MAX_NODES``."""
@@ -425,6 +429,8 @@ class Observer:
         )
         if values == self.values:
             return
+        if self.pieces:
+            add_pieces(self.summaries, self.pieces)
         if self.first_created is not None:
             d = t - self.values_since
             if d > 0:  # (``TimeWeighted.add`` ignores an empty piece)
@@ -494,9 +500,11 @@ class Observer:
         return sum(1 for p in self.pods.values() if p.bound_at is None)
 
     def metrics(self, end: float) -> dict[str, Any]:
-        """The contract's ``metrics`` of the run ending at ``end`` (changes nothing)."""
+        """The contract's ``metrics`` of the run ending at ``end`` (changes nothing it reports:
+        the logged pieces are added to the summaries first)."""
         window = self.window(end)
         tail = 0.0 if window is None else max(0.0, window[1] - self.values_since)
+        add_pieces(self.summaries, self.pieces)
         cpu, memory, gpu, used = (s.with_piece(v, tail) for s, v in zip(self.summaries, self.values, strict=True))
         return metrics_document(
             scheduled=self.scheduled,

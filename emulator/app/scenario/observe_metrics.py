@@ -15,12 +15,15 @@ total (the rule of ``emulator.base.runtime.stats`` with durations for counts), w
 
 from __future__ import annotations
 
+from array import array
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+import numpy as np
+
 from emulator.base.runtime.stats import QuantileSketch
 
-__all__ = ["PERCENTILES", "RESOLUTION", "TimeWeighted", "metrics"]
+__all__ = ["PERCENTILES", "RESOLUTION", "TimeWeighted", "add_pieces", "metrics"]
 
 PERCENTILES: Final = (50.0, 90.0)
 """Allocation percentiles (``p50``, ``p90``)."""
@@ -75,6 +78,38 @@ class TimeWeighted:
             if seen >= need:
                 return key / _SCALE
         return keys[-1] / _SCALE
+
+
+def add_pieces(summaries: list[TimeWeighted], log: array[float]) -> None:
+    """``summaries[i].add(values[i], d)`` for each piece ``(d, *values)`` of ``log`` (flat,
+    ``1 + len(summaries)`` numbers a piece, every ``d > 0``), in order, then ``log`` emptied.
+
+    By numpy over the whole log, with the float operations ``add``'s loop makes, in its order:
+    the running ``total`` and ``integral`` are sequential accumulations (``np.add.accumulate``
+    adds left to right, unlike ``sum``'s pairwise tree), ``value * d`` the same products, each
+    key's time added to ``spent`` in the pieces' order (``np.add.at`` applies its indices in
+    order), new keys inserted in the order of their first piece. ``bookkeeping.RunBook`` logs
+    the cluster's pieces here instead of four ``add`` calls at each change;
+    ``tests/scenario/test_observe_pieces.py`` compares the two."""
+    if not log:
+        return
+    rows = np.frombuffer(log, dtype=np.float64).reshape(-1, 1 + len(summaries)).copy()  # (``log`` is resized below)
+    d = rows[:, 0]
+    for i, summary in enumerate(summaries):
+        v = rows[:, 1 + i]
+        summary.total = float(np.add.accumulate(np.concatenate(((summary.total,), d)))[-1])
+        summary.integral = float(np.add.accumulate(np.concatenate(((summary.integral,), v * d)))[-1])
+        peak = float(v.max())
+        if peak > summary.peak:
+            summary.peak = peak
+        keys = (v * _SCALE + 0.5).astype(np.int64)  # ``int()``: truncation, the values are >= 0
+        unique, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+        spent = summary.spent
+        sums = np.array([spent.get(k, 0.0) for k in unique.tolist()], dtype=np.float64)
+        np.add.at(sums, inverse, d)
+        for j in np.argsort(first, kind="stable").tolist():
+            spent[int(unique[j])] = float(sums[j])
+    del log[:]
 
 
 def _allocation(tw: TimeWeighted) -> dict[str, float]:

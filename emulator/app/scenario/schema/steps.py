@@ -44,6 +44,7 @@ Generated names (``NodeGroup`` and ``CreatePods``): object ``i`` (0-based) is na
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated, Any, Final, Literal
 
 import msgspec
@@ -117,6 +118,20 @@ class CreatePods(StepBase, tag="createPods", frozen=True, kw_only=True):
         if self.run_duration is not None:
             meta = replace(meta, annotations={**meta.annotations, RUN_DURATION_ANNOTATION: f"{self.run_duration:g}s"})
         return replace(self.template, metadata=meta)
+
+    def pods(self) -> Callable[[int], Pod]:
+        """``pod`` for a run of the step: the metadata its pods share (the namespace, the
+        run-duration annotation) made once, each pod's name put in
+        (``tests/scenario/test_create_pods_maker.py`` compares it with ``pod``)."""
+        template, prefix = self.template, self.name_prefix
+        meta = replace(template.metadata, namespace=self.namespace)
+        if self.run_duration is not None:
+            meta = replace(meta, annotations={**meta.annotations, RUN_DURATION_ANNOTATION: f"{self.run_duration:g}s"})
+
+        def pod(i: int) -> Pod:
+            return replace(template, metadata=replace(meta, name=generated_name(prefix, i)))
+
+        return pod
 
 
 class CreateNodes(StepBase, tag="createNodes", frozen=True, kw_only=True):
