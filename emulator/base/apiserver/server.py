@@ -250,7 +250,8 @@ class ApiServer(Store):
         obj = replace(obj, metadata=meta)
         if hooks[1]:
             obj = strategy.complete_create(obj)
-        return cast(T, self._commit("create", kind, None, obj, stamped=True))
+        created: T = self._commit("create", kind, None, obj, stamped=True)  # no ``cast`` frame
+        return created
 
     def _current(self, obj: Any) -> tuple[str, Any]:
         kind: str = obj.kind
@@ -368,10 +369,13 @@ class ApiServer(Store):
             raise Conflict(f"Precondition failed: UID in precondition: {meta.uid}, UID in object meta: {stored.uid}")
         status = obj.status
         if status == current.status:
-            return cast(T, self._unchanged("updateStatus", kind, current))
+            unchanged: T = self._unchanged("updateStatus", kind, current)
+            return unchanged
         stamped = replace(stored, resource_version=str(self._revision + 1))  # the revision _commit gives it
-        new = replace(current, metadata=stamped, status=status)
-        return cast(T, self._commit("updateStatus", kind, current, new, stamped=True))
+        written: T = self._commit(
+            "updateStatus", kind, current, replace(current, metadata=stamped, status=status), stamped=True
+        )
+        return written  # no ``cast`` frame
 
     def _update_status(self, obj: Any) -> Any:
         """``update_status`` through the strategy's hooks (every kind but the plain ones)."""
