@@ -67,6 +67,7 @@ from emulator.base.apiserver.deletion import (
     check_finalizers,
     check_owner_references,
     check_preconditions,
+    default_policy,
     finalizers_for_deletion,
     mark_deleting,
     should_delete_during_update,
@@ -135,6 +136,14 @@ class ApiServer(Store):
         }
         """kind → whether its strategy has a ``check_create``, a ``complete_create`` of its own
         (the base hooks do nothing: ``create`` skips their calls)."""
+        self._plain_deletes = frozenset(
+            kind
+            for kind, s in self._strategies.items()
+            if type(s).held_on_delete is Strategy.held_on_delete and default_policy(kind) != "Orphan"
+        )
+        """Kinds whose objects, without finalizers and with no policy given, go at once on a
+        delete at grace 0: the base ``held_on_delete`` (None) and a default policy that adds
+        no finalizer (``finalizers_for_deletion`` answers the same empty list)."""
 
     # --- standing Lease renewals (``standing``) -----------------------------------------
 
@@ -419,12 +428,23 @@ class ApiServer(Store):
         resource_version: str = "",
     ) -> Any:
         """Delete (the rules: ``deletion``). A bound, non-terminal pod is only marked
-        (graceful) unless grace is 0; an object left with finalizers is only marked."""
-        check_delete_options(propagation_policy)
+        (graceful) unless grace is 0; an object left with finalizers is only marked.
+
+        An object without finalizers and no policy given, of a kind in ``_plain_deletes``, goes
+        at grace 0 without asking ``finalizers_for_deletion`` and ``held_on_delete``, whose
+        answers are then known (none, None); the checks that pass on no option are skipped (a
+        PodGC force-delete a churn pod; ``tests/apiserver/test_delete_fastpath.py`` compares it
+        with the general steps)."""
+        if propagation_policy is not None:
+            check_delete_options(propagation_policy)
         current = self.get(kind, name, namespace)
-        check_preconditions(kind, current, uid=uid, resource_version=resource_version)
+        if uid or resource_version:
+            check_preconditions(kind, current, uid=uid, resource_version=resource_version)
         meta: ObjectMeta = current.metadata
         grace = self._strategies[kind].graceful_delete(current, grace_period_seconds)
+        if not grace and not meta.finalizers and propagation_policy is None and kind in self._plain_deletes:
+            self._commit("delete", kind, current, None)
+            return current
         if grace > 0:
             if meta.deletion_timestamp is not None and (
                 grace_period_seconds is None or (meta.deletion_grace_period_seconds or 0) <= grace
