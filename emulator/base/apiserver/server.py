@@ -131,11 +131,13 @@ class ApiServer(Store):
             kind: (
                 type(s).check_create is not Strategy.check_create,
                 type(s).complete_create is not Strategy.complete_create,
+                type(s).prepare_for_create is not Strategy.prepare_for_create,
             )
             for kind, s in self._strategies.items()
         }
-        """kind → whether its strategy has a ``check_create``, a ``complete_create`` of its own
-        (the base hooks do nothing: ``create`` skips their calls)."""
+        """kind → whether its strategy has a ``check_create``, a ``complete_create``, a
+        ``prepare_for_create`` of its own (the base hooks do nothing: ``create`` skips their
+        calls; an Event's, one a churn pod)."""
         self._plain_deletes = frozenset(
             kind
             for kind, s in self._strategies.items()
@@ -224,7 +226,9 @@ class ApiServer(Store):
             )
         if meta is not obj.metadata:
             obj = replace(obj, metadata=meta)
-        obj = strategy.prepare_for_create(obj, restore=restore)
+        hooks = self._create_hooks[kind]
+        if hooks[2]:
+            obj = strategy.prepare_for_create(obj, restore=restore)
         strategy.validate(obj)
         meta = obj.metadata
         if meta.finalizers:
@@ -243,7 +247,6 @@ class ApiServer(Store):
                 )
         if (meta.namespace, meta.name) in table:
             raise AlreadyExists.of(kind, meta.name)
-        hooks = self._create_hooks[kind]
         if hooks[0]:
             strategy.check_create(obj)
         if dry_run:
