@@ -21,8 +21,9 @@ list, and the indexed and pinned ones as lists per kind and value (``_by_name``,
 ``_pins``), all rebuilt (never mutated) when a watcher is added or removed, so
 ``_candidates`` looks each group up by its value alone and copies nothing when no indexed
 watcher is concerned; the index keys of ``old`` and ``new`` are compared directly instead of
-through a set; ``publish`` reads a kubelet watcher's update (``node_only``) inline and asks
-``Channel.put`` whether the channel is still open; ``Watcher.matches`` reads the selected fields straight
+through a set; ``publish`` holds ``_candidates``' steps itself (one frame a write), reads a
+watcher that selects one field (``field_only``: the kubelets', podgc's) through its getter
+and asks ``Channel.put`` whether the channel is still open; ``Watcher.matches`` reads the selected fields straight
 from the object, through getters resolved once per watcher, instead of building
 ``object_fields``. ``Watcher.matches_reference`` is the plain version of ``matches`` (and
 its path for a field it has no getter for); the plain version of ``_candidates`` (it filters
@@ -31,11 +32,12 @@ in ``tests/references.py``: ``tests/apiserver/test_watch_fastpath.py`` requires 
 watchers in the same order and the same matches on random watchers and writes. ``publish``
 makes one event per write for all the watchers without a selector (``Watcher.unfiltered``:
 the scheduler's, the controllers') and shares it; the per-watcher version is the oracle
-``publish_reference`` there (``tests/apiserver/test_watch_shared_events.py``). A kubelet's
-watcher (pinned to its node) that sees a pod update as MODIFIED (old and new both on its
-node) shares that same event too. A write finds its watchers through ``_routes`` (per kind:
-the plain list, the pins and the name and node indexes, rebuilt whenever a watcher is added
-or removed, replaced rather than changed in place).
+``publish_reference`` there (``tests/apiserver/test_watch_shared_events.py``: it routes
+through ``_candidates``). A one-field watcher that sees a write as MODIFIED or a removal as
+DELETED shares that same event too. A write finds its watchers through ``_routes`` (per kind:
+the plain list, the pins, each pinned group also merged with the plain list in watcher order,
+and the name and node indexes, rebuilt whenever a watcher is added or removed, replaced
+rather than changed in place).
 
 Delivery in place: a watcher's channel may be given a drain (``Store.deliver_in_place``: an
 in-process informer on a direct stream). Its waiting consumer is then not woken by ``put``:
