@@ -1,4 +1,4 @@
-"""``pod_requests``, ``pod_host_ports`` and ``_uses_status`` equal their references
+"""``pod_requests``, ``pod_host_ports``, ``_uses_status`` and ``same_requests`` equal their references
 (``*_reference``: the general computation) on random pods: containers with and without requests and host ports,
 init containers (sidecars or not), overhead. Equal includes the order of the keys and of the
 ports, which callers iterate."""
@@ -19,6 +19,8 @@ from emulator.base.api.resources import (
     pod_host_ports_reference,
     pod_requests,
     pod_requests_reference,
+    same_requests,
+    same_requests_reference,
 )
 from tests import builders
 
@@ -70,7 +72,10 @@ def test_pod_host_ports_equals_reference(pod: Pod) -> None:
 def pods_with_statuses(draw: st.DrawFn) -> Pod:
     """Pods with container statuses: reported and allocated resources unset, equal to the
     spec's requests or not, names matching or not, one status per container or not."""
-    pod = draw(pods())
+    return _with_status(draw, draw(pods()))
+
+
+def _with_status(draw: st.DrawFn, pod: Pod) -> Pod:
     statuses = []
     for c in pod.spec.containers:
         name = draw(st.sampled_from([c.name, c.name, "other"]))
@@ -97,3 +102,47 @@ def pods_with_statuses(draw: st.DrawFn) -> Pod:
 @given(pods_with_statuses())
 def test_uses_status_equals_reference(pod: Pod) -> None:
     assert _uses_status(pod) == _uses_status_reference(pod)
+
+
+@st.composite
+def versions(draw: st.DrawFn) -> tuple[Pod, Pod]:
+    """Two versions of a pod with the same spec: statuses drawn apart, or the same object."""
+    pod = draw(pods_with_statuses())
+    if draw(st.integers(0, 5)) == 0:
+        return pod, pod
+    return pod, _with_status(draw, pod)
+
+
+@settings(max_examples=600, deadline=None)
+@given(versions())
+def test_same_requests_equals_reference(ab: tuple[Pod, Pod]) -> None:
+    a, b = ab
+    assert same_requests(a, b) == same_requests_reference(a, b)
+    assert same_requests(b, a) == same_requests_reference(b, a)
+
+
+def _status_of(pod: Pod, **fields: object) -> Pod:
+    """``pod`` with one container status for its first container (``fields`` over the name)."""
+    status = ContainerStatus(**{"name": pod.spec.containers[0].name, **fields})  # type: ignore[arg-type]
+    return replace(pod, status=replace(pod.status, container_statuses=[status]))
+
+
+def test_same_requests_reads_each_difference_of_either_version() -> None:
+    """Each way a version's status may change its requests, on ``a`` and on ``b``, against a
+    version that runs as specified: the answer is the reference's (``resize_state``s differ)."""
+    pod = builders.pod("p", containers=[builders.container("c0", image="i", requests={"cpu": "1"})])
+    want = pod.spec.containers[0].resources.requests
+    plain = _status_of(pod)
+    specified = _status_of(pod, resources=ResourceRequirements(requests=want), allocated_resources=want)
+    two = {"cpu": parse_quantity("2")}
+    changed = [
+        _status_of(pod, resources=ResourceRequirements(requests=want), allocated_resources=two),
+        _status_of(pod, resources=ResourceRequirements(requests=two)),
+        _status_of(pod, name="other", resources=ResourceRequirements(requests=want)),
+        replace(pod, status=replace(pod.status, container_statuses=[ContainerStatus(name="c0")] * 2)),
+        replace(plain, status=replace(plain.status, init_container_statuses=[ContainerStatus(name="i0")])),
+    ]
+    for version in changed:
+        for a, b in ((version, plain), (plain, version), (version, specified), (specified, version)):
+            assert same_requests(a, b) == same_requests_reference(a, b) is False
+    assert same_requests(plain, specified) == same_requests_reference(plain, specified) is True

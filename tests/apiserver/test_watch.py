@@ -226,20 +226,24 @@ def test_node_watchers_by_name_see_only_their_node() -> None:
     assert all(len(w.channel) == 0 for name, w in own.items() if name != "n5")
 
 
-def test_a_write_on_one_node_evaluates_only_interested_watchers(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_write_on_one_node_evaluates_only_interested_watchers() -> None:
     srv, _ = server()
     kubelets = [srv.watch("Pod", fields={"spec.nodeName": f"node-{i}"}) for i in range(200)]
     srv.create(pod("a", node="node-1"))
     calls: list[int] = []
     hub: WatchHub = srv._hub
-    candidates = hub._candidates
+    for w in kubelets:  # ``publish`` reads a one-field watcher's field through ``field_only``
+        assert w.field_only is not None
+        get, want = w.field_only
 
-    def counting(kind: str, old: Any, new: Any) -> list[Watcher]:
-        offered = candidates(kind, old, new)  # the watchers ``publish`` evaluates
-        calls.extend(w.id for w in offered)
-        return offered
+        def counting(obj: Any, get: Any = get, wid: int = w.id) -> Any:
+            calls.append(wid)
+            return get(obj)
 
-    monkeypatch.setattr(hub, "_candidates", counting)
+        w.field_only = (counting, want)
+    current = srv.get("Pod", "a")
+    offered = hub._candidates("Pod", current, replace(current, metadata=replace(current.metadata, labels={"x": "1"})))
+    assert [w.id for w in offered] == [kubelets[1].id]
     relabel(srv, "a", {"x": "1"})
     assert set(calls) == {kubelets[1].id}
     assert [len(w.channel) for w in kubelets[:3]] == [0, 2, 0]

@@ -6,8 +6,9 @@ objects, write records, watch events and unchanged counts, on random sequences o
 writes from fresh and stale copies, with and without a uid or a resourceVersion precondition,
 to pods present and gone, in the default namespace given or left out, equal statuses included.
 A server with ``_plain_status`` emptied is the general path (the oracle). Also: ``create``
-skips only the base (no-op) ``check_create``/``complete_create``, and ``bind`` stamps the
-revision in its own copy of the metadata; write listeners are called alike however given."""
+skips only the base (no-op) ``check_create``/``complete_create``/``prepare_for_create``, and
+``bind`` stamps the revision in its own copy of the metadata; write listeners are called alike
+however given."""
 
 from __future__ import annotations
 
@@ -126,12 +127,17 @@ def test_create_skips_only_the_base_hooks() -> None:
         own = (
             type(strategy).check_create is not Strategy.check_create,
             type(strategy).complete_create is not Strategy.complete_create,
+            type(strategy).prepare_for_create is not Strategy.prepare_for_create,
         )
         assert srv._create_hooks[kind] == own
     base = Strategy(srv)
     pod = convert({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "i"}]}}, Pod)
     assert base.check_create(pod) is None
     assert base.complete_create(pod) is pod
+    assert base.prepare_for_create(pod, restore=False) is pod
+    assert base.prepare_for_create(pod, restore=True) is pod
+    assert not srv._create_hooks["Event"][2]
+    assert srv._create_hooks["Pod"][2]
     assert any(own for own in srv._create_hooks.values())  # a Job's generated selector, for one
 
 

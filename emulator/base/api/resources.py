@@ -156,7 +156,49 @@ def same_requests(a: Pod, b: Pod) -> bool:
     equal ``resize_state``s, or neither status changes the spec's requests (no init
     containers; every container's reported resources, and allocated ones if set, equal to
     its spec's requests: what a kubelet reports for a pod it runs as specified, so a pod
-    going from Pending, with no container statuses, to Running keeps its requests)."""
+    going from Pending, with no container statuses, to Running keeps its requests).
+
+    ``same_requests_reference`` with ``_uses_status`` of both versions written out in one
+    loop (four calls a churn pod from the scheduler's cache and its pod update handler, two
+    ``_uses_status`` frames each); ``tests/api/test_resources_fastpath.py`` compares them."""
+    status = a.status
+    if status is b.status:
+        return True
+    if not a.spec.init_containers:
+        pod = a
+        while True:  # ``_uses_status`` of ``a``, then of ``b`` (their init statuses first)
+            if status.init_container_statuses:
+                break
+            statuses = status.container_statuses
+            if statuses:
+                containers = pod.spec.containers
+                if len(statuses) != len(containers):
+                    break
+                differs = False
+                for cs, c in zip(statuses, containers, strict=True):
+                    resources = cs.resources
+                    if resources is UNSET:
+                        continue
+                    want = c.resources.requests
+                    allocated = cs.allocated_resources
+                    if (
+                        cs.name != c.name
+                        or resources.requests != want
+                        or (allocated is not UNSET and allocated != want)
+                    ):
+                        differs = True
+                        break
+                if differs:
+                    break
+            if pod is b:
+                return True  # the common pod: no tuples built
+            pod = b
+            status = b.status
+    return resize_state(a) == resize_state(b)
+
+
+def same_requests_reference(a: Pod, b: Pod) -> bool:
+    """``same_requests`` through ``_uses_status``."""
     if a.status is b.status:
         return True
     if not (

@@ -22,5 +22,5 @@ _SET: Final = (0x8000 << 48) | (4 << 76)
 
 def fast_uid(rng: random.Random) -> str:
     """The UUID string ``str(uuid.UUID(int=rng.getrandbits(128), version=4))`` would be."""
-    h = f"{(rng.getrandbits(128) & _CLEAR) | _SET:032x}"
+    h = ((rng.getrandbits(128) & _CLEAR) | _SET).to_bytes(16, "big").hex()  # faster than the ``:032x`` format
     return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"

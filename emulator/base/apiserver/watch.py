@@ -21,8 +21,9 @@ list, and the indexed and pinned ones as lists per kind and value (``_by_name``,
 ``_pins``), all rebuilt (never mutated) when a watcher is added or removed, so
 ``_candidates`` looks each group up by its value alone and copies nothing when no indexed
 watcher is concerned; the index keys of ``old`` and ``new`` are compared directly instead of
-through a set; ``publish`` reads a kubelet watcher's update (``node_only``) inline and asks
-``Channel.put`` whether the channel is still open; ``Watcher.matches`` reads the selected fields straight
+through a set; ``publish`` holds ``_candidates``' steps itself (one frame a write), reads a
+watcher that selects one field (``field_only``: the kubelets', podgc's) through its getter
+and asks ``Channel.put`` whether the channel is still open; ``Watcher.matches`` reads the selected fields straight
 from the object, through getters resolved once per watcher, instead of building
 ``object_fields``. ``Watcher.matches_reference`` is the plain version of ``matches`` (and
 its path for a field it has no getter for); the plain version of ``_candidates`` (it filters
@@ -31,11 +32,12 @@ in ``tests/references.py``: ``tests/apiserver/test_watch_fastpath.py`` requires 
 watchers in the same order and the same matches on random watchers and writes. ``publish``
 makes one event per write for all the watchers without a selector (``Watcher.unfiltered``:
 the scheduler's, the controllers') and shares it; the per-watcher version is the oracle
-``publish_reference`` there (``tests/apiserver/test_watch_shared_events.py``). A kubelet's
-watcher (pinned to its node) that sees a pod update as MODIFIED (old and new both on its
-node) shares that same event too. A write finds its watchers through ``_routes`` (per kind:
-the plain list, the pins and the name and node indexes, rebuilt whenever a watcher is added
-or removed, replaced rather than changed in place).
+``publish_reference`` there (``tests/apiserver/test_watch_shared_events.py``: it routes
+through ``_candidates``). A one-field watcher that sees a write as MODIFIED or a removal as
+DELETED shares that same event too. A write finds its watchers through ``_routes`` (per kind:
+the plain list, the pins, each pinned group also merged with the plain list in watcher order,
+and the name and node indexes, rebuilt whenever a watcher is added or removed, replaced
+rather than changed in place).
 
 Delivery in place: a watcher's channel may be given a drain (``Store.deliver_in_place``: an
 in-process informer on a direct stream). Its waiting consumer is then not woken by ``put``:
@@ -130,6 +132,11 @@ def _watcher_id(w: Watcher) -> int:
     return w.id
 
 
+_Pins = list[tuple[Callable[[Any], "str | None"], dict["str | None", tuple[list["Watcher"], list["Watcher"]]]]]
+"""Per pinned field of a kind: (read the field, value → (the watchers pinned to it, the kind's
+unindexed watchers and them in watcher order)): ``WatchHub._routes``' second part."""
+
+
 class Watcher:
     """One watch stream; ``matches`` decides whether an object is in its view."""
 
@@ -137,6 +144,7 @@ class Watcher:
         "_getters",
         "allow_bookmarks",
         "channel",
+        "field_only",
         "fields",
         "id",
         "kind",
@@ -197,6 +205,14 @@ class Watcher:
         directly (≈ 5 events a churn pod, two ``matches`` each)."""
         self._getters = tuple((_getter(kind, key), want) for key, want in self.fields.items())
         """(read the field from an object of ``kind``, wanted value) per selected field."""
+        self.field_only: tuple[Callable[[Any], str | None], str] | None = (
+            self._getters[0]
+            if len(self._getters) == 1 and namespace is None and label_match is None and predicate is None
+            else None
+        )
+        """(read the field, wanted value) of a watcher that selects exactly one field (a
+        kubelet's ``spec.nodeName``, podgc's ``status.phase``): ``matches`` of an object of its
+        kind is then ``read(obj) == wanted``, which ``WatchHub.publish`` reads directly."""
 
     def matches(self, obj: Any) -> bool:
         meta = obj.metadata
@@ -263,15 +279,11 @@ class WatchHub:
         per pinned field, in ``_pinned_fields`` order; rebuilt on add/remove."""
         self._routes: dict[
             str,
-            tuple[
-                list[Watcher],
-                list[tuple[Callable[[Any], str | None], dict[str | None, list[Watcher]]]] | None,
-                dict[str, list[Watcher]] | None,
-                dict[str, list[Watcher]] | None,
-            ],
+            tuple[list[Watcher], _Pins | None, dict[str, list[Watcher]] | None, dict[str, list[Watcher]] | None],
         ] = {}
-        """kind → (``_plain_lists``, ``_pins``, ``_by_name``, ``_by_node`` of it): the routes
-        of a write found with one lookup (``_reroute``, after every change of the four)."""
+        """kind → (``_plain_lists``, ``_pins`` with each group also merged into the plain list,
+        ``_by_name``, ``_by_node`` of it): the routes of a write found with one lookup
+        (``_reroute``, after every change of the four)."""
         self.owed: list[Channel[WatchEvent]] = []
         """Channels whose consumer is to be handed its events in place (``settle``), in the
         order their first event reached them (appended by ``Channel.put``: ``set_drain``)."""
@@ -280,9 +292,16 @@ class WatchHub:
 
     def _reroute(self, kind: str) -> None:
         """``_routes[kind]`` after a change of ``kind``'s watchers."""
+        plain = self._plain_lists.get(kind, _NONE)
+        pins = self._pins.get(kind)
         route = (
-            self._plain_lists.get(kind, _NONE),
-            self._pins.get(kind),
+            plain,
+            None
+            if pins is None
+            else [
+                (get, {value: (group, sorted(plain + group, key=_watcher_id)) for value, group in groups.items()})
+                for get, groups in pins
+            ],
             self._by_name.get(kind),
             self._by_node.get(kind),
         )
@@ -414,22 +433,29 @@ class WatchHub:
         if route is None:
             return _NONE
         plain, pins, names, nodes = route
-        if pins is not None:
+        if pins is not None:  # the pinned watchers concerned, merged in watcher order
             pinned: list[Watcher] | None = None
+            merged: list[Watcher] | None = None  # made in advance when one group is concerned
             for get, groups in pins:
                 was = None if old is None else get(old)
                 if was is not None:
-                    group = groups.get(was)
-                    if group:
-                        pinned = group if pinned is None else pinned + group
+                    hit = groups.get(was)
+                    if hit is not None:
+                        if pinned is None:
+                            pinned, merged = hit
+                        else:
+                            pinned, merged = pinned + hit[0], None
                 if new is not None:
                     now = get(new)
                     if now is not None and now != was:
-                        group = groups.get(now)
-                        if group:
-                            pinned = group if pinned is None else pinned + group
+                        hit = groups.get(now)
+                        if hit is not None:
+                            if pinned is None:
+                                pinned, merged = hit
+                            else:
+                                pinned, merged = pinned + hit[0], None
             if pinned is not None:
-                plain = sorted(plain + pinned, key=_watcher_id)
+                plain = merged if merged is not None else sorted(plain + pinned, key=_watcher_id)
         if names is None and nodes is None:
             return plain
         extra: list[Watcher] | None = None
@@ -463,35 +489,107 @@ class WatchHub:
     def publish(self, kind: str, old: Any, new: Any, revision: int, time: float) -> None:
         """Deliver one write: ``old`` is None for a create, ``new`` None for a removal.
 
-        Every unfiltered watcher gets the same event (``transition`` for a watcher matching
+        The watchers are ``_candidates``' (its steps written out here: one frame a write, the
+        tests compare this with ``publish_reference``, which asks ``_candidates``). Every
+        unfiltered watcher gets the same event (``transition`` for a watcher matching
         everything: MODIFIED, ADDED, or DELETED with ``old`` as it was), made once per write
-        and shared (events are frozen), and so does a kubelet's watcher that sees an update
-        as MODIFIED (the same event); the tests' ``publish_reference`` asks ``transition``
-        each time."""
+        and shared (events are frozen), and so does a watcher with a field selector
+        (``field_only``: a kubelet's, podgc's) that sees an update as MODIFIED or a removal
+        as DELETED (the same event); it reads its one field directly where ``transition``
+        would ask ``matches``. The tests' ``publish_reference`` asks ``transition`` each time."""
+        route = self._routes.get(kind)
+        if route is None:
+            return
+        # --- ``_candidates``' steps
+        plain, pins, names, nodes = route
+        if pins is not None:  # the pinned watchers concerned, merged in watcher order
+            pinned: list[Watcher] | None = None
+            merged: list[Watcher] | None = None  # made in advance when one group is concerned
+            for get, groups in pins:
+                was = None if old is None else get(old)
+                if was is not None:
+                    hit = groups.get(was)
+                    if hit is not None:
+                        if pinned is None:
+                            pinned, merged = hit
+                        else:
+                            pinned, merged = pinned + hit[0], None
+                if new is not None:
+                    now = get(new)
+                    if now is not None and now != was:
+                        hit = groups.get(now)
+                        if hit is not None:
+                            if pinned is None:
+                                pinned, merged = hit
+                            else:
+                                pinned, merged = pinned + hit[0], None
+            if pinned is not None:
+                plain = merged if merged is not None else sorted(plain + pinned, key=_watcher_id)
+        candidates = plain
+        if names is not None or nodes is not None:
+            extra: list[Watcher] | None = None
+            old_name = old_node = None
+            if old is not None:
+                if names is not None:
+                    old_name = old.metadata.name
+                    group = names.get(old_name)
+                    if group:
+                        extra = group
+                if nodes is not None:
+                    old_node = old.spec.node_name
+                    group = nodes.get(old_node)
+                    if group:
+                        extra = group if extra is None else extra + group
+            if new is not None:
+                if names is not None:
+                    name = new.metadata.name
+                    if old is None or name != old_name:
+                        group = names.get(name)
+                        if group:
+                            extra = group if extra is None else extra + group
+                if nodes is not None:
+                    node = new.spec.node_name
+                    if old is None or node != old_node:
+                        group = nodes.get(node)
+                        if group:
+                            extra = group if extra is None else extra + group
+            if extra is not None:
+                candidates = plain + extra
+        # --- the events
         shared: WatchEvent | None = None
-        for w in self._candidates(kind, old, new):
+        for w in candidates:
             if w.unfiltered:
                 if shared is None:
                     if new is None:
                         shared = WatchEvent("DELETED", old, revision, time)
                     else:
                         shared = WatchEvent("ADDED" if old is None else "MODIFIED", new, revision, time)
-                ev: WatchEvent | None = shared
-            elif w.node_only is not None and old is not None and new is not None:
-                # ``transition`` of a kubelet's watcher for an update, read directly
-                node = w.node_only
-                if new.spec.node_name == node:
-                    if old.spec.node_name == node:  # MODIFIED: the event an unfiltered watcher gets
+                ev: WatchEvent = shared
+            elif w.field_only is not None:  # ``transition`` with ``matches`` read directly
+                get_field, want = w.field_only
+                if new is not None and get_field(new) == want:
+                    if old is not None and get_field(old) == want:  # MODIFIED: as an unfiltered watcher's
                         if shared is None:
                             shared = WatchEvent("MODIFIED", new, revision, time)
                         ev = shared
                     else:
                         ev = WatchEvent("ADDED", new, revision, time)
+                elif old is not None and get_field(old) == want:
+                    if new is None:  # DELETED of the object as it was: as an unfiltered watcher's
+                        if shared is None:
+                            shared = WatchEvent("DELETED", old, revision, time)
+                        ev = shared
+                    else:  # leaving the view: the previous content, stamped with this revision
+                        gone = replace(old, metadata=replace(old.metadata, resource_version=str(revision)))
+                        ev = WatchEvent("DELETED", gone, revision, time)
                 else:
-                    ev = transition(w, old, new, revision, time)
+                    continue
             else:
-                ev = transition(w, old, new, revision, time)
-            if ev is not None and not w.channel.put(ev):
+                seen = transition(w, old, new, revision, time)
+                if seen is None:
+                    continue
+                ev = seen
+            if not w.channel.put(ev):
                 self.remove(w)  # ended (overflow, or closed by its consumer)
 
     def publish_many(self, kind: str, writes: list[tuple[Any, Any, int]], time: float) -> None:
