@@ -103,6 +103,10 @@ class Informer:
         self._on_add: list[Callable[[Any], None]] = []
         self._on_update: list[Callable[[Any, Any], None]] = []
         self._on_delete: list[Callable[[Any], None]] = []
+        self._add_one: Callable[[Any], None] | None = None
+        self._update_one: Callable[[Any, Any], None] | None = None
+        """The handler when there is exactly one (an agent's informer has one of each): ``_deliver``
+        calls it without iterating the list; None: iterate the list (none, or several)."""
         self._stream: WatchStream | None = None
         self._indices = Indices()
         self._failure: BaseException | None = None
@@ -142,6 +146,8 @@ class Informer:
             self._on_update.append(on_update)
         if on_delete:
             self._on_delete.append(on_delete)
+        self._add_one = self._on_add[0] if len(self._on_add) == 1 else None
+        self._update_one = self._on_update[0] if len(self._on_update) == 1 else None
 
     def get(self, name: str, namespace: str = "") -> Any | None:
         return self.store.get((namespace, name))
@@ -285,12 +291,20 @@ class Informer:
                     store[key] = obj
                     if indexed:
                         indices.update(key, old, obj)
-                    if old is None:
-                        for fn in self._on_add:
-                            fn(obj)
+                    if old is not None:
+                        update = self._update_one
+                        if update is not None:
+                            update(old, obj)
+                        else:
+                            for fu in self._on_update:
+                                fu(old, obj)
                     else:
-                        for fu in self._on_update:
-                            fu(old, obj)
+                        add = self._add_one
+                        if add is not None:
+                            add(obj)
+                        else:
+                            for fn in self._on_add:
+                                fn(obj)
                 elif etype == "DELETED":
                     self._deleted(ev.object)
                 self._revision = ev.revision

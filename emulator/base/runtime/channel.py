@@ -51,6 +51,7 @@ Not thread-safe: producers and the consumer run on the same event loop.
 from __future__ import annotations
 
 import asyncio
+import sys
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
@@ -70,12 +71,14 @@ class Overflow(ChannelClosed):
 class Channel(Generic[T]):
     """A bounded channel with one consumer that drains everything queued at each wake-up."""
 
-    __slots__ = ("_drain", "_exc", "_items", "_lazy", "_maxsize", "_owe", "_owed", "_waiter")
+    __slots__ = ("_drain", "_exc", "_items", "_lazy", "_limit", "_maxsize", "_owe", "_owed", "_waiter")
 
     def __init__(self, maxsize: int | None = None) -> None:
         if maxsize is not None and maxsize < 1:
             raise ValueError(f"maxsize must be at least 1 (or None for unbounded), got {maxsize}")
         self._maxsize = maxsize
+        self._limit = maxsize if maxsize is not None else sys.maxsize
+        """``maxsize``, or a bound no queue reaches (one comparison a put)."""
         self._items: list[T] = []
         self._waiter: asyncio.Future[None] | None = None
         self._exc: BaseException | None = None
@@ -108,20 +111,24 @@ class Channel(Generic[T]):
         False when the channel is closed after the call (the item dropped)."""
         if self._exc is not None:
             return False
-        if self._maxsize is not None and len(self._items) >= self._maxsize:
+        items = self._items
+        if len(items) >= self._limit:
             self.close(Overflow(f"channel overflowed: more than {self._maxsize} items queued"))
             return False
-        self._items.append(item)
-        waiter = self._waiter  # ``_wake``, inlined: every watch event of every watcher comes here
-        if waiter is not None and not waiter.done():
-            if self._owed:
-                return True  # owed already, or draining: as a waiter already woken
+        items.append(item)
+        # ``_wake``, written out: every watch event of every watcher comes here
+        if self._owed:
+            return True  # owed already, or draining: as a waiter already woken
+        waiter = self._waiter
+        if waiter is not None:
             owe = self._owe
             if owe is not None:
+                # owed (``settle_each`` finds a waiter no longer pending, a cancelled
+                # consumer's, itself, and wakes nothing: as this put would have)
                 self._owed = True
                 owe.append(self)
-                return True
-            waiter.set_result(None)
+            elif not waiter.done():
+                waiter.set_result(None)
         return True
 
     def put_lazy(self, item: T) -> None:
@@ -144,7 +151,7 @@ class Channel(Generic[T]):
         close as the ``put`` calls would leave."""
         if self._exc is not None:
             return
-        if self._maxsize is not None and len(self._items) + len(items) > self._maxsize:
+        if len(self._items) + len(items) > self._limit:
             for item in items:
                 self.put(item)
             return
@@ -216,16 +223,16 @@ class Channel(Generic[T]):
         settle_each([self])
 
     def _wake(self) -> None:
+        if self._owed:
+            return  # owed already, or draining: as a waiter already woken
         waiter = self._waiter
-        if waiter is not None and not waiter.done():
-            if self._owed:
-                return  # owed already, or draining: as a waiter already woken
+        if waiter is not None:
             owe = self._owe
             if owe is not None:
-                self._owed = True
+                self._owed = True  # (a waiter no longer pending: ``settle_each`` wakes nothing)
                 owe.append(self)
-                return
-            waiter.set_result(None)
+            elif not waiter.done():
+                waiter.set_result(None)
 
 
 def settle_each(owed: list[Channel[T]]) -> None:
@@ -242,10 +249,10 @@ def settle_each(owed: list[Channel[T]]) -> None:
                 channel._owed = False  # the consumer stopped waiting (cancelled): nothing to wake
                 continue
             drain = channel._drain
+            batch = channel._items
             try:
-                while channel._items and channel._exc is None and drain is not None:
-                    batch = channel._items  # ``_take``, inlined
-                    channel._items = []
+                while batch and channel._exc is None and drain is not None:
+                    channel._items = []  # ``_take``, inlined
                     lazy = channel._lazy
                     if lazy is not None:
                         channel._lazy = None
@@ -258,9 +265,13 @@ def settle_each(owed: list[Channel[T]]) -> None:
                     if not done:
                         channel._items[:0] = batch
                         break
+                    batch = channel._items  # what its handlers queued meanwhile
             finally:
                 channel._owed = False
                 if (channel._items or channel._exc is not None) and not waiter.done():
                     waiter.set_result(None)
     finally:
-        del owed[:settled]
+        if settled == len(owed):
+            owed.clear()  # (the usual case: a slice's deletion costs more)
+        else:
+            del owed[:settled]

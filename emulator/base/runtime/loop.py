@@ -62,6 +62,18 @@ Private asyncio internals used, and why (the same in CPython 3.11 to 3.13;
   (the handles' Python ``__lt__`` was ~30 calls a churn pod); ``set_debug`` moves them from one
   heap to the other. The idle hook reads the head to know where to jump; the step has already
   dropped cancelled timers from the head when it calls ``select``.
+- Timer lanes (outside debug mode). Timers made with the same delay come in deadline order
+  (the clock never goes back): ``call_at`` appends such a timer to its delay's lane (a deque,
+  ``_lanes``) when it is due no earlier than the lane's last, and only each lane's head is on
+  the heap; a timer taken off the heap brings its lane's next one on. The heap then holds a
+  few entries (churn: the timeline's next arrival and the head of ≈ 3,000 sleeping pods'
+  60-second runs) instead of one per sleeping task, so a timer costs a pop from a
+  few-entry heap, not ≈ 22 tuple comparisons. The heap and the sorted lanes give the timers
+  in exactly the one heap's order (``(when, seq)`` keys are unique); a timer of another delay
+  past ``_MAX_LANES`` lanes, or due before its lane's last, is on the heap alone. The
+  compaction of a heap of mostly cancelled timers (the stock step's rule, counted over the
+  heap and the lanes) filters the lanes too. ``tests/runtime/test_loop_lanes.py`` compares
+  the order with the stock step's on random timers, cancellations and debug switches.
 - ``TimerHandle._scheduled``: set for the push, as the stock ``call_at`` does, so that
   ``cancel()`` counts the timer for the loop's periodic heap compaction.
 - The slots ``Handle.__init__`` and ``TimerHandle.__init__`` set (``_context``, ``_loop``,
@@ -135,8 +147,10 @@ class _FifoTimerHandle(asyncio.TimerHandle):
     comparisons keep their stock meaning.
     """
 
-    __slots__ = ("_seq",)
+    __slots__ = ("_lane", "_seq")
     _scheduled: bool  # TimerHandle's slot (private; see the module docstring)
+    _lane: collections.deque[_Entry] | None
+    """The lane holding the timer's entry (outside debug mode), or None: on the heap alone."""
 
     def __init__(
         self,
@@ -151,6 +165,7 @@ class _FifoTimerHandle(asyncio.TimerHandle):
         super().__init__(when, callback, args, loop, context)
         self._scheduled = True  # call_at pushes it at once
         self._seq = seq
+        self._lane = None
 
     def __lt__(self, other: asyncio.TimerHandle) -> bool:
         # Every timer on the heap is ours (``call_at`` is the only way in), so the common case
@@ -169,6 +184,10 @@ def wake(future: asyncio.Future[None]) -> None:
         future.set_result(None)
 
 
+_Entry = tuple[float, int, "_FifoTimerHandle"]
+_MAX_LANES = 64
+"""The most lanes the loop keeps (``VirtualTimeEventLoop._lanes``); past it, empty lanes are
+dropped, and a timer of yet another delay goes to the heap alone."""
 _Handle = asyncio.Handle
 _new_handle = asyncio.Handle.__new__
 _new_timer = _FifoTimerHandle.__new__
@@ -217,7 +236,7 @@ class VirtualTimeEventLoop(asyncio.SelectorEventLoop):
 
     # BaseEventLoop's timer heap, ready queue and more (private; see the module docstring).
     _scheduled: list[asyncio.TimerHandle]
-    _timers: list[tuple[float, int, _FifoTimerHandle]]
+    _timers: list[_Entry]
     _ready: collections.deque[asyncio.Handle]
     _stopping: bool
     _timer_cancelled_count: int
@@ -231,6 +250,11 @@ class VirtualTimeEventLoop(asyncio.SelectorEventLoop):
         self._timer_seq = itertools.count()
         self._executor_jobs = 0
         self._timers = []  # before BaseEventLoop.__init__, which calls set_debug
+        self._lanes: dict[float, collections.deque[_Entry]] = {}
+        """Timers by their delay at creation (``call_at``): each lane in (deadline, sequence)
+        order, its head alone on ``_timers`` (see ``call_at``)."""
+        self._lane_extra = 0
+        """The timers in lanes but not on ``_timers`` (the lanes' entries less their heads)."""
         self.advances = 0
         """How many times ``advance`` moved the clock."""
         self._idle_selector = _IdleHookSelector(self._on_idle)
@@ -256,20 +280,35 @@ class VirtualTimeEventLoop(asyncio.SelectorEventLoop):
             self.__dict__.pop("get_debug", None)
         else:
             self.get_debug = bool  # type: ignore[method-assign]
-        # The timers move to the heap the step of this mode reads (see ``_timers``).
+        # The timers move to the heap the step of this mode reads (see ``_timers``); out of
+        # debug mode they come back to the heap alone (no lane).
         if enabled and self._timers:
-            self._scheduled.extend(entry[2] for entry in self._timers)
+            self._scheduled.extend(entry[2] for entry in self._all_timers())
             heapq.heapify(self._scheduled)
+            for timer in self._scheduled:
+                timer._lane = None  # type: ignore[attr-defined]
             self._timers = []
+            self._lanes.clear()
+            self._lane_extra = 0
         elif not enabled and self._scheduled:
             timers: list[Any] = self._scheduled
             self._timers = [(timer._when, timer._seq, timer) for timer in timers]
             heapq.heapify(self._timers)
             self._scheduled = []
 
+    def _all_timers(self) -> list[_Entry]:
+        """Every pending timer's entry, outside debug mode: the heap's less the lanes' heads,
+        then every lane's (in no particular order)."""
+        entries = [entry for entry in self._timers if entry[2]._lane is None]
+        for lane in self._lanes.values():
+            entries.extend(lane)
+        return entries
+
     def close(self) -> None:
         super().close()
         self._timers.clear()
+        self._lanes.clear()
+        self._lane_extra = 0
 
     def call_soon(
         self,
@@ -339,24 +378,25 @@ class VirtualTimeEventLoop(asyncio.SelectorEventLoop):
         process_events = self._process_events  # type: ignore[attr-defined]
         resolution = self._clock_resolution
         heappop = heapq.heappop
+        heappush = heapq.heappush
         while True:
             timers = self._timers
-            count = len(timers)
-            if count > _MIN_SCHEDULED and self._timer_cancelled_count / count > _MIN_CANCELLED_FRACTION:
-                kept = []
-                for entry in timers:
-                    if entry[2]._cancelled:
-                        entry[2]._scheduled = False
-                    else:
-                        kept.append(entry)
-                del entry  # (this frame outlives the iteration: hold no fired or dropped timer)
-                heapq.heapify(kept)
-                self._timers = timers = kept
-                self._timer_cancelled_count = 0
+            cancelled = self._timer_cancelled_count
+            count = len(timers) + self._lane_extra
+            if cancelled and count > _MIN_SCHEDULED and cancelled / count > _MIN_CANCELLED_FRACTION:
+                self._compact()
+                timers = self._timers
             else:
                 while timers and timers[0][2]._cancelled:
                     self._timer_cancelled_count -= 1
-                    heappop(timers)[2]._scheduled = False
+                    timer = heappop(timers)[2]
+                    timer._scheduled = False
+                    lane = timer._lane
+                    if lane is not None:  # its lane's next timer comes onto the heap
+                        lane.popleft()
+                        if lane:
+                            heappush(timers, lane[0])
+                            self._lane_extra -= 1
             if ready or self._stopping:
                 if selector._busy < POLL_EVERY - 1:
                     selector._busy += 1  # select(0) on an iteration that does not poll: nothing else
@@ -383,13 +423,22 @@ class VirtualTimeEventLoop(asyncio.SelectorEventLoop):
                 timer = heappop(timers)[2]
                 timer._scheduled = False
                 ready.append(timer)
+                lane = timer._lane
+                if lane is not None:  # its lane's next timer comes onto the heap
+                    lane.popleft()
+                    if lane:
+                        heappush(timers, lane[0])
+                        self._lane_extra -= 1
             popleft = ready.popleft
             for _ in range(len(ready)):
                 handle: Any = popleft()
                 if handle._cancelled:
                     continue
                 kind = type(handle)
-                if kind is _FifoTimerHandle:
+                if kind is not _Handle:  # (most are: a task's step or wake-up)
+                    if kind is not _FifoTimerHandle:
+                        handle._run()  # a handle of another kind runs its own way
+                        continue
                     if handle._callback is wake:
                         # a sleep's timer: what ``wake`` does, without its frame and its
                         # ``Context.run`` (it reads no context variable); reported, not
@@ -403,19 +452,54 @@ class VirtualTimeEventLoop(asyncio.SelectorEventLoop):
                         except BaseException as exc:
                             _report(handle, exc)
                         continue
-                elif kind is not _Handle:
-                    handle._run()  # a handle of another kind runs its own way
-                    continue
                 try:
-                    handle._context.run(handle._callback, *handle._args)
+                    # ``Handle._run``'s call, its arguments passed without a star call (no
+                    # argument tuple built): none for a task's step, one for a wake-up
+                    args = handle._args
+                    if not args:
+                        handle._context.run(handle._callback)
+                    elif len(args) == 1:
+                        handle._context.run(handle._callback, args[0])
+                    else:
+                        handle._context.run(handle._callback, *args)
                 except (SystemExit, KeyboardInterrupt):
                     raise
                 except BaseException as exc:
                     _report(handle, exc)
-            handle = future = None  # breaks cycles when an exception occurs, as the stock loop does
-            timer = None  # type: ignore[assignment]  # (this frame outlives the iteration)
+            handle = future = args = None  # breaks cycles when an exception occurs, as the stock loop does
+            timer = lane = None  # type: ignore[assignment]  # (this frame outlives the iteration)
             if self._stopping or self._debug:
                 return  # run_forever stops, or calls again for the stock step
+
+    def _compact(self) -> None:
+        """The stock step's compaction of a heap where most timers are cancelled: the
+        cancelled ones dropped (from the lanes too), the rest kept in their lanes."""
+        kept: list[_Entry] = []
+        extra = 0
+        for entry in self._timers:
+            timer = entry[2]
+            if timer._lane is None:
+                if timer._cancelled:
+                    timer._scheduled = False
+                else:
+                    kept.append(entry)
+        for delay, lane in list(self._lanes.items()):
+            live = [entry for entry in lane if not entry[2]._cancelled]
+            if len(live) < len(lane):
+                for entry in lane:
+                    if entry[2]._cancelled:
+                        entry[2]._scheduled = False
+                lane.clear()
+                lane.extend(live)
+            if lane:
+                kept.append(lane[0])
+                extra += len(lane) - 1
+            else:
+                del self._lanes[delay]
+        heapq.heapify(kept)
+        self._timers = kept
+        self._lane_extra = extra
+        self._timer_cancelled_count = 0
 
     def call_at(
         self,
@@ -448,8 +532,38 @@ class VirtualTimeEventLoop(asyncio.SelectorEventLoop):
         slots._when = when
         slots._scheduled = True
         slots._seq = seq
-        heapq.heappush(self._timers, (when, seq, timer))
+        # Its lane: the timers made with the same delay (≈ 3,000 pods' runs of 60 s in churn)
+        # come in deadline order, so a lane is a queue in (deadline, sequence) order and only
+        # its head needs the heap: the heap holds a few entries, not one per sleeping pod.
+        # A timer due before its lane's last goes to the heap alone, so the heap and the
+        # lanes' heads give the timers in the one heap's order (``_run_once`` takes them).
+        entry = (when, seq, timer)
+        delay = when - self._now
+        lanes = self._lanes
+        lane = lanes.get(delay)
+        if lane is None and (len(lanes) < _MAX_LANES or self._drop_empty_lanes()):
+            lane = lanes[delay] = collections.deque()
+        if lane is not None:
+            if not lane:
+                slots._lane = lane
+                lane.append(entry)
+                heapq.heappush(self._timers, entry)
+                return timer
+            if lane[-1][0] <= when:
+                slots._lane = lane
+                lane.append(entry)
+                self._lane_extra += 1
+                return timer
+        slots._lane = None
+        heapq.heappush(self._timers, entry)
         return timer
+
+    def _drop_empty_lanes(self) -> bool:
+        """Forget the empty lanes; True if there is room for one more."""
+        lanes = self._lanes
+        for delay in [delay for delay, lane in lanes.items() if not lane]:
+            del lanes[delay]
+        return len(lanes) < _MAX_LANES
 
     def run_in_executor(
         self,
@@ -495,7 +609,14 @@ class VirtualTimeEventLoop(asyncio.SelectorEventLoop):
         timers = self._timers
         while timers and timers[0][2]._cancelled:
             self._timer_cancelled_count -= 1
-            heapq.heappop(timers)[2]._scheduled = False
+            timer = heapq.heappop(timers)[2]
+            timer._scheduled = False
+            lane = timer._lane
+            if lane is not None:
+                lane.popleft()
+                if lane:
+                    heapq.heappush(timers, lane[0])
+                    self._lane_extra -= 1
         return timers[0][0] if timers else None
 
     def _on_idle(self, timeout: float | None) -> _Events:
