@@ -116,6 +116,7 @@ class PodSteps:
         self._volumes = volumes
         self._claims = claims
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._loop_clock = False
         self._context = contextvars.copy_context()
 
     def __repr__(self) -> str:
@@ -132,10 +133,11 @@ class PodSteps:
             return False
         if not self._client.instant("Pod"):
             return False
-        loop = self._loop
-        if loop is None:
-            loop = self._loop = asyncio.get_running_loop()
-        if self._clock.now != loop.time:  # a LoopClock from the loop's 0: clock times are loop times
+        if self._loop is None:
+            loop = asyncio.get_running_loop()
+            # a LoopClock from the loop's 0 (``now`` is the loop's ``time``): clock times are loop times
+            self._loop, self._loop_clock = loop, self._clock.now == loop.time
+        if not self._loop_clock:
             return False
         spec = rec.pod.spec
         return not (
