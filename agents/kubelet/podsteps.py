@@ -175,7 +175,7 @@ class PodSteps:
             if spec.init_containers:
                 images[:0] = [c.image for c in spec.init_containers]
             if not worker.images.all_present(images):
-                self._pull(fast, worker.images.ensure(images))
+                self._pull(fast, worker.images.ensure(images), _FIRST)
                 return
             self._pulled(fast)
         except Exception as exc:
@@ -228,10 +228,14 @@ class PodSteps:
     def _pull(self, fast: FastRun, pulls: Coroutine[Any, Any, int], waited: asyncio.Future[Any] | None = None) -> None:
         """``ImageStore.ensure`` stepped as the pod's task steps it: each wait on a pull's
         future resumes it from that future's callback, queued where the task's wake-up would be
-        (a wait no timer ends: handed to a task, it would wake a handle late); then ``_pulled``."""
+        (a wait no timer ends: handed to a task, it would wake a handle late); then ``_pulled``.
+        Called first from the step that asked (``waited`` the ``_FIRST`` marker), then resumed
+        by the future (``waited`` that future) or after a bare yield (``None``)."""
         fast.waiting = None
         try:
-            if waited is not None and waited.cancelled():  # cancelled while it waited, as its task would be
+            if waited is _FIRST:
+                waiting = pulls.send(None)
+            elif fast.cancelled:  # cancelled since it waited: the task's cancel, thrown in on waking
                 waiting = pulls.throw(asyncio.CancelledError())
             else:
                 waiting = pulls.send(None)
@@ -239,13 +243,13 @@ class PodSteps:
             self._pulled(fast)
             return
         except asyncio.CancelledError:
-            return  # the pod's run is over (``FastRun.cancel``): nothing follows
+            return  # the pod's run is over (``FastRun.cancel``): nothing follows, as after its task's end
         except Exception as exc:
             self._crash(fast, exc)
             return
         assert self._loop is not None
-        if waiting is None:  # a bare yield
-            fast.handle = self._loop.call_soon(self._pull, fast, pulls, None, context=self._context)
+        if waiting is None:  # a bare yield: resumed (or cancelled) in the next step, as a task
+            self._loop.call_soon(self._pull, fast, pulls, None, context=self._context)
             return
         waiting.add_done_callback(functools.partial(self._pull, fast, pulls), context=self._context)
         fast.waiting = waiting
@@ -403,6 +407,10 @@ class PodSteps:
             task = rec.task
             if type(task) is FastRun:
                 task.cancel()
+
+
+_FIRST: Any = object()
+"""``PodSteps._pull``'s first call, from the step that asked (not a future)."""
 
 
 def _probed(spec: PodSpec) -> bool:

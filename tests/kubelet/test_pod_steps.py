@@ -25,6 +25,7 @@ from agents.kubelet.lifecycle import (
     RUN_DURATION_ANNOTATION,
 )
 from agents.kubelet.podsteps import FastRun, PodSteps
+from agents.kubelet.podworker import PodWorker
 from emulator.base.api.core import ContainerImage, Pod
 from emulator.base.client.client import Latency
 from emulator.base.runtime.loop import VirtualTimeEventLoop
@@ -147,7 +148,7 @@ def _run(ops: list[tuple[Any, ...]], kind: str, steps: bool, monkeypatch: pytest
 
 
 @settings(
-    max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+    max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
 )
 @given(ops=OPS, kind=SETTINGS)
 @example(ops=MEETING, kind="instant")
@@ -195,3 +196,29 @@ def test_the_runs_reach_the_handles_and_the_tasks_left_to_them(monkeypatch: pyte
     assert on == off
     succeeded = [x for x in on[0] if not isinstance(x, str) and x[3] == "Pod" and x[4].status.phase == "Succeeded"]
     assert [x[4].metadata.name for x in succeeded] == ["a", "b"]
+
+
+def test_a_step_that_fails_fails_the_kubelet_as_the_pods_task_would(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An exception in a step is not left to the loop's handler: the kubelet's task group
+    fails with it, as it fails when a pod's task raises."""
+
+    def broken(*_args: Any) -> Any:
+        raise RuntimeError("a bug in a status builder")
+
+    async def play() -> None:
+        async with world(KubeletSettings(container_events=False, heartbeat_interval=0)) as w:
+            monkeypatch.setattr(PodWorker, "started_build", broken)
+            w.cluster.server.create(_pod("a", PLAIN))
+            await w.at(2.0)
+
+    for steps in (True, False):
+        monkeypatch.setattr(PodSteps, "enabled", steps)
+        loop = VirtualTimeEventLoop()
+        try:
+            with pytest.raises(BaseExceptionGroup) as failed:
+                loop.run_until_complete(play())
+        finally:
+            loop.close()
+        bugs = failed.value.subgroup(lambda e: isinstance(e, RuntimeError))
+        assert bugs is not None
+        assert "a bug in a status builder" in repr(bugs)
