@@ -393,7 +393,7 @@ class PodSteps:
         except StopIteration:
             return
         rec = fast.rec
-        task = self._spawn(_resumed(coro, waiting, fast.cancelled), f"{self._prefix}:pod:{rec.label}")
+        task = self._spawn(_Resumed(coro, waiting, fast.cancelled), f"{self._prefix}:pod:{rec.label}")
         if rec.task is fast:
             rec.task = task
 
@@ -425,43 +425,43 @@ async def _raise(exc: Exception) -> None:
     raise exc
 
 
-async def _resumed(coro: Coroutine[Any, Any, None], waiting: Any, cancelled: bool) -> None:
-    await _Resume(coro, waiting, cancelled)
-
-
-class _Resume:
-    """A coroutine already under way, handed to a task at the wait it was left in: the
-    task waits on ``waiting`` (a future) as if the coroutine had yielded it to it; a bare yield,
-    a future already done or a cancel made before are taken up in the task's first step, which
-    is queued where the pod's own task would have queued that step."""
+class _Resumed(Coroutine[Any, None, None]):
+    """A coroutine already under way, as the coroutine of the task that takes it from the wait
+    it was left in (``PodSteps._carry``). The task's first step hands it ``waiting`` (the
+    future it yielded) to wait on; a bare yield or a future already done is taken up at once,
+    in that first step, which stands where the pod's own task would have had that step; a
+    cancel made in the step that handed it over is thrown in then, as the task would have
+    thrown it at its wait. From then on the task steps the coroutine itself (a cancel of the
+    task before its first step is thrown into the coroutine in that step)."""
 
     __slots__ = ("cancelled", "coro", "waiting")
 
     def __init__(self, coro: Coroutine[Any, Any, None], waiting: Any, cancelled: bool) -> None:
         self.coro = coro
-        self.waiting = waiting
+        self.waiting: Any = waiting
         self.cancelled = cancelled
 
-    def __await__(self) -> Generator[Any, Any, None]:
-        coro, value = self.coro, self.waiting
-        self.waiting = None
-        try:
-            if self.cancelled:
-                value = coro.throw(asyncio.CancelledError())
-            elif value is None or value.done():
-                value = coro.send(None)
-        except StopIteration:
-            return
-        while True:
-            try:
-                sent = yield value
-            except BaseException as exc:  # the task's cancel (or close): into the coroutine
-                try:
-                    value = coro.throw(exc)
-                except StopIteration:
-                    return
-            else:
-                try:
-                    value = coro.send(sent)
-                except StopIteration:
-                    return
+    def __await__(self) -> Generator[Any, None, None]:
+        raise TypeError("a _Resumed is a task's coroutine, not awaited")
+
+    def send(self, value: None) -> Any:
+        waiting, self.waiting = self.waiting, _TAKEN
+        if waiting is _TAKEN:
+            return self.coro.send(value)
+        if self.cancelled:
+            return self.coro.throw(asyncio.CancelledError())
+        if waiting is None or waiting.done():
+            return self.coro.send(None)
+        return waiting  # the task waits on it, as the pod's task did
+
+    def throw(self, typ: Any, val: Any = None, tb: Any = None) -> Any:
+        self.waiting = _TAKEN
+        if val is None and tb is None:
+            return self.coro.throw(typ)
+        return self.coro.throw(typ, val, tb)
+
+    def close(self) -> None:
+        self.coro.close()
+
+
+_TAKEN: Any = object()
