@@ -1,35 +1,35 @@
 """A plain pod's life on the kubelet's own loop handles, without a task of its own.
 
-This module owns ``PodSteps``: for a pod whose life needs no wait but the clock's (no volume,
-claim or ConfigMap/Secret wait, no probe, no container Event, no start-failure fault, a client
+This module owns ``PodSteps``: for a pod whose life needs no wait but the clock's and its own
+writes' (no volume, claim or ConfigMap/Secret wait, no probe, no start-failure fault, a client
 whose calls cannot suspend), the steps ``PodWorker.run_pod`` would take, taken from the loop's
-handles: the first one writes Pending, checks the images, starts the containers (their status
-written), and each of the run's events (``podrun.py``: ready, exit, an init container's end, a
-restart) is a timer that hands the next step to the ready queue, which writes the status and
-sets the next timer; the last writes Succeeded or Failed. The handles stand where the pod's
-task had its steps: the first step in the ready queue where the task's first step was
-(``call_soon`` at admission), a timer at the instant the task's sleep set its own (``call_at``,
-the same deadline computed the same way), and on firing a step queued where the timer's future
-queued the task's wake-up. So every write happens at the same instant, in the same order
-against every other handle, as from the task: churn's trace is byte-identical, and
-``tests/kubelet/test_pod_steps.py`` plays pods both ways and compares every write.
+handles: the first one writes Pending, pulls or checks the images, starts the containers
+(their status written), and each of the run's events (``podrun.py``: ready, exit, an init
+container's end, a restart) is a timer that hands the next step to the ready queue, which
+writes the status and sets the next timer; the last writes Succeeded or Failed. The handles
+stand where the pod's task had its steps: the first step in the ready queue where the task's
+first step was (``call_soon`` at admission), a timer at the instant the task's sleep set its
+own (``call_at``, the same deadline computed the same way), and on firing a step queued where
+the timer's future queued the task's wake-up. So every write happens at the same instant, in
+the same order against every other handle, as from the task; ``tests/kubelet/test_pod_steps.py``
+plays pods both ways and compares every write.
 
-What a pod's task would do by waiting on something else is left to a task after all: a write
-whose first try fails (a Conflict, NotFound: the retry loop), an image to pull (an image
-changed since admission), an Event to record (a container entering CrashLoopBackOff). The
-coroutine that does the rest (``PodWorker``'s, from that point) is started at once, in the
-step (``_carry``), and handed to a task named as the pod's (``kubelet:<node>:pod:<ns>/<name>``)
-only if it waits. That task then takes up the wait it was left in; its first wait must be on a
-clock timer later than now or a bare yield (as a retry's backoff, a write's retry with an
-instant client and the run's sleeps are) for its wake-up to stand where the pod's own task's
-would (an image pull started in that step may wake it one handle later).
+A pull and the container Events (``Pulling``, ``Pulled``, ``Created``, ``Started``,
+``BackOff``) are coroutines that may wait on something else than the clock: they are stepped
+as the pod's task steps them (``_step``: resumed from the callback of the future they wait on,
+queued where the task's wake-up would be; with an instant client most finish in the step).
+A status write whose first try fails (a Conflict, NotFound: the retry loop) is left to a task
+after all: the coroutine that does the rest (``PodWorker``'s, from that point) is started at
+once, in the step (``_carry``), and handed to a task named as the pod's
+(``kubelet:<node>:pod:<ns>/<name>``) only if it waits; its first wait is then on a clock timer
+(a retry's backoff, the run's sleep), where the task's first step keeps the wake-up in place.
 
 A pod's ``PodRecord.task`` holds its ``FastRun`` (``cancel()`` stops it as a task's cancel
-would: no further step; a step that cancels its own pod, through an echo of its own write,
-sets no further timer, as its task would have stopped at its next wait); the kubelet cancels
-them all when its run ends (``Kubelet.run``), in the step where its task group is aborted.
-An exception in a step is raised in a task of the kubelet's group, which fails as the pod's
-task would have made it fail.
+would: no further step, the future waited for cancelled, a cancel thrown in on waking; a step
+that cancels its own pod, through an echo of its own write, sets no further timer, as its task
+would have stopped at its next wait); the kubelet cancels them all when its run ends
+(``Kubelet.run``), in the step where its task group is aborted. An exception in a step is
+raised in a task of the kubelet's group, which fails as the pod's task would have made it fail.
 """
 
 from __future__ import annotations
@@ -57,15 +57,16 @@ Spawn = Callable[[Coroutine[Any, Any, None], str], asyncio.Task[None]]
 class FastRun:
     """A pod run by ``PodSteps``: the handle of its next step (``None``: nothing pending)."""
 
-    __slots__ = ("cancelled", "handle", "ips", "rec", "run", "waiting")
+    __slots__ = ("announce", "cancelled", "handle", "ips", "rec", "run", "waiting")
 
     def __init__(self, rec: PodRecord, ips: dict[str, str]) -> None:
         self.rec = rec
         self.ips = ips
         self.run: PodRun | None = None
+        self.announce: set[str] | None = None
         self.handle: asyncio.Handle | None = None
         self.waiting: asyncio.Future[Any] | None = None
-        """The pull it waits for (``PodSteps._pull``), if any."""
+        """The future its pull or Event write waits for (``PodSteps._step``), if any."""
         self.cancelled = False
 
     def __repr__(self) -> str:
@@ -125,11 +126,11 @@ class PodSteps:
     # --- which pods ---------------------------------------------------------------------
 
     def plain(self, rec: PodRecord) -> bool:
-        """Whether ``rec``'s pod may run on handles: nothing in its life but the clock and
-        instant writes would make its task wait (``run_pod``'s waits, each ruled out by what
+        """Whether ``rec``'s pod may run on handles: nothing in its life but the clock and its
+        writes would make its task wait (``run_pod``'s other waits, each ruled out by what
         cannot change: the settings, the immutable parts of the spec)."""
         settings = self._settings
-        if not self.enabled or settings.container_events or settings.faults is not None:
+        if not self.enabled or settings.faults is not None:
             return False
         if not self._client.instant("Pod"):
             return False
@@ -170,19 +171,27 @@ class PodSteps:
                 if isinstance(first, RetryWrite):
                     self._carry(fast, self._pending_then(fast, build, first))
                     return
+            if self._settings.container_events:  # ``Pulling``/``Pulled`` for the images not on the node
+                self._step(fast, worker.pull(rec), self._pulled, _FIRST)
+                return
             spec = rec.pod.spec
             images = [c.image for c in spec.containers]
             if spec.init_containers:
                 images[:0] = [c.image for c in spec.init_containers]
             if not worker.images.all_present(images):
-                self._pull(fast, worker.images.ensure(images), _FIRST)
+                self._step(fast, worker.images.ensure(images), self._ensured, _FIRST)
                 return
-            self._pulled(fast)
+            self._pulled(fast, None)
         except Exception as exc:
             self._crash(fast, exc)
 
-    def _pulled(self, fast: FastRun) -> None:
-        """The images present: the start, or its delay first."""
+    def _ensured(self, fast: FastRun, _pulls: int) -> None:
+        self._pulled(fast, None)
+
+    def _pulled(self, fast: FastRun, announce: set[str] | None) -> None:
+        """The images present: the start, or its delay first (``announce``: the containers
+        whose image this pod pulled, with container Events)."""
+        fast.announce = announce
         try:
             rec = fast.rec
             delay = rec.start_delay
@@ -206,7 +215,7 @@ class PodSteps:
     def _started(self, fast: FastRun) -> None:
         rec, worker = fast.rec, self._worker
         runs: list[PodRun] = []
-        build = worker.started_build(rec, fast.ips, None, runs)
+        build = worker.started_build(rec, fast.ips, fast.announce, runs)
         if not self._client.instant("Pod"):
             self._carry(fast, self._started_then(fast, build, None, runs))
             return
@@ -220,27 +229,41 @@ class PodSteps:
         run = fast.run = runs[0]
         assert self._loop is not None
         run.anchor(self._loop.time())  # durations count from the write's end, as ``after_started``
-        if run.events:
-            self._carry(fast, self._events_then(fast))
+        if run.events:  # the starts' container Events, then the run's first timer
+            self._step(fast, worker.container_events(rec.pod, run), self._then_next, _FIRST)
             return
         self._next(fast)
 
-    def _pull(self, fast: FastRun, pulls: Coroutine[Any, Any, int], waited: asyncio.Future[Any] | None = None) -> None:
-        """``ImageStore.ensure`` stepped as the pod's task steps it: each wait on a pull's
-        future resumes it from that future's callback, queued where the task's wake-up would be
-        (a wait no timer ends: handed to a task, it would wake a handle late); then ``_pulled``.
-        Called first from the step that asked (``waited`` the ``_FIRST`` marker), then resumed
-        by the future (``waited`` that future) or after a bare yield (``None``)."""
+    def _then_next(self, fast: FastRun, _result: object) -> None:
+        try:
+            self._next(fast)
+        except Exception as exc:
+            self._crash(fast, exc)
+
+    def _step(
+        self,
+        fast: FastRun,
+        coro: Coroutine[Any, Any, Any],
+        then: Callable[[FastRun, Any], None],
+        waited: asyncio.Future[Any] | None = None,
+    ) -> None:
+        """``coro`` (an image pull, container Events: writes that may wait on something else
+        than the clock) stepped as the pod's task steps a coroutine, then ``then(fast, its
+        result)``: each wait on a future resumes it from that future's callback, queued where
+        the task's wake-up would be; a bare yield in the next handle; a cancel
+        (``FastRun.cancel``) cancels the future waited for, or is thrown in on waking, as
+        ``Task.cancel`` does. Called first from the step that asks (``waited`` the ``_FIRST``
+        marker), then by the future (``waited`` that future) or after a bare yield (``None``)."""
         fast.waiting = None
         try:
             if waited is _FIRST:
-                waiting = pulls.send(None)
+                waiting = coro.send(None)
             elif fast.cancelled:  # cancelled since it waited: the task's cancel, thrown in on waking
-                waiting = pulls.throw(asyncio.CancelledError())
+                waiting = coro.throw(asyncio.CancelledError())
             else:
-                waiting = pulls.send(None)
-        except StopIteration:
-            self._pulled(fast)
+                waiting = coro.send(None)
+        except StopIteration as stop:
+            then(fast, stop.value)
             return
         except asyncio.CancelledError:
             return  # the pod's run is over (``FastRun.cancel``): nothing follows, as after its task's end
@@ -249,9 +272,9 @@ class PodSteps:
             return
         assert self._loop is not None
         if waiting is None:  # a bare yield: resumed (or cancelled) in the next step, as a task
-            self._loop.call_soon(self._pull, fast, pulls, None, context=self._context)
+            self._loop.call_soon(self._step, fast, coro, then, None, context=self._context)
             return
-        waiting.add_done_callback(functools.partial(self._pull, fast, pulls), context=self._context)
+        waiting.add_done_callback(functools.partial(self._step, fast, coro, then), context=self._context)
         fast.waiting = waiting
         if fast.cancelled:
             waiting.cancel()  # cancelled by this step: as its task, at its first wait
@@ -311,8 +334,8 @@ class PodSteps:
                 if first is None:
                     return
                 written = first
-            if run.events or backoffs:
-                self._carry(fast, self._drive_on(fast, written, backoffs))
+            if run.events or backoffs:  # their Events, then the next timer
+                self._step(fast, worker.after_write(rec, run, written, backoffs), self._then_next, _FIRST)
                 return
             self._next(fast)
         except Exception as exc:
@@ -337,7 +360,7 @@ class PodSteps:
         if first:
             self._counts[key] += 1
         if run.events:
-            self._carry(fast, worker.container_events(rec.pod, run))
+            self._step(fast, worker.container_events(rec.pod, run), _over, _FIRST)
 
     # --- what is left to a task ---------------------------------------------------------
 
@@ -367,12 +390,6 @@ class PodSteps:
         run = fast.run
         assert run is not None
         await self._worker.after_write(fast.rec, run, written, backoffs)
-        await self._worker.drive(fast.rec, run, fast.ips)
-
-    async def _events_then(self, fast: FastRun) -> None:
-        run = fast.run
-        assert run is not None
-        await self._worker.container_events(fast.rec.pod, run)
         await self._worker.drive(fast.rec, run, fast.ips)
 
     async def _finish_then(
@@ -409,8 +426,12 @@ class PodSteps:
                 task.cancel()
 
 
+def _over(_fast: FastRun, _result: object) -> None:
+    """Nothing follows (the run's last Events written)."""
+
+
 _FIRST: Any = object()
-"""``PodSteps._pull``'s first call, from the step that asked (not a future)."""
+"""``PodSteps._step``'s first call, from the step that asks (not a future)."""
 
 
 def _probed(spec: PodSpec) -> bool:

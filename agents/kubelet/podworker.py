@@ -201,7 +201,7 @@ class PodWorker:
             await refs.mount_volumes(lambda: rec.pod)
         if self._claims is not None and spec.resource_claims:
             await self._claims.prepare(lambda: rec.pod)  # DRA: claims reserved, NodePrepareResources
-        announce = await self._pull(rec) if self._settings.container_events else None
+        announce = await self.pull(rec) if self._settings.container_events else None
         if announce is None:
             images = [c.image for c in (*spec.init_containers, *spec.containers)]
             if not self.images.all_present(images):  # else ``ensure`` returns at once
@@ -360,7 +360,7 @@ class PodWorker:
             message = f"Back-off restarting failed container {name} in pod {self.pod_label(rec)}"
             await self._writer.record_event(written, "Warning", "BackOff", message)
 
-    async def _pull(self, rec: PodRecord) -> set[str]:
+    async def pull(self, rec: PodRecord) -> set[str]:
         """The images of the pod's containers, with upstream's ``Pulling`` and ``Pulled``
         Events (``pkg/kubelet/images/image_manager.go`` ``EnsureImageExists``) for each
         container whose image is not on the node (the first that names it); those

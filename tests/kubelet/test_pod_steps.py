@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from msgspec.structs import replace
 
-from agents.kubelet import KubeletSettings
+from agents.kubelet import KubeletSettings, podsteps
 from agents.kubelet.lifecycle import (
     EXIT_CODE_ANNOTATION,
     INIT_DURATION_ANNOTATION,
@@ -57,7 +57,7 @@ OPS = st.lists(
     ),
     max_size=14,
 )
-SETTINGS = st.sampled_from(["instant", "start-delay", "pulls", "watch-lag"])
+SETTINGS = st.sampled_from(["instant", "start-delay", "pulls", "watch-lag", "events", "events-pulls"])
 PLAIN = {"run": "3s", "exit": None, "policy": "", "ready": None, "init": None, "image": NGINX}
 MEETING = [  # the run's timers and the ops at one instant: a step out of its handle's place shows
     ("create", "a", PLAIN),
@@ -101,6 +101,12 @@ def _settings(kind: str) -> tuple[KubeletSettings, Latency | None]:
         return dataclasses.replace(base, image_pull_bandwidth=25 * Mi, image_sizes={"redis:7": 30 * Mi}), None
     if kind == "watch-lag":
         return base, Latency(0.3)
+    if kind == "events":  # the container Events (Pulling, Pulled, Created, Started, Killing, BackOff)
+        return dataclasses.replace(base, container_events=True), Latency(0.3)
+    if kind == "events-pulls":
+        return dataclasses.replace(
+            base, container_events=True, image_pull_bandwidth=25 * Mi, image_sizes={"redis:7": 30 * Mi}
+        ), None
     return base, None
 
 
@@ -154,6 +160,7 @@ def _run(ops: list[tuple[Any, ...]], kind: str, steps: bool, monkeypatch: pytest
 @given(ops=OPS, kind=SETTINGS)
 @example(ops=MEETING, kind="instant")
 @example(ops=MEETING, kind="pulls")
+@example(ops=MEETING, kind="events-pulls")
 def test_pods_on_handles_write_what_their_tasks_write(
     ops: list[tuple[Any, ...]], kind: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -161,8 +168,9 @@ def test_pods_on_handles_write_what_their_tasks_write(
 
 
 def test_the_runs_reach_the_handles_and_the_tasks_left_to_them(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The comparison covers pods that run on handles to their end, and pods whose write met a
-    Conflict (their watch lagging behind someone else's write) and went on in a task."""
+    """The comparison covers pods that run on handles to their end, pods whose write met a
+    Conflict (their watch lagging behind someone else's write) and went on in a task, and
+    Event writes stepped from the handles."""
     started: list[FastRun] = []
     carried: list[str] = []
     start, carry = PodSteps.start, PodSteps._carry
@@ -176,8 +184,17 @@ def test_the_runs_reach_the_handles_and_the_tasks_left_to_them(monkeypatch: pyte
         carried.append(coro.__qualname__)
         carry(self, fast, coro)
 
+    stepped: list[str] = []
+    step = PodSteps._step
+
+    def counting_step(self: PodSteps, fast: FastRun, coro: Any, then: Any, waited: Any = None) -> None:
+        if waited is podsteps._FIRST:
+            stepped.append(coro.__qualname__)
+        step(self, fast, coro, then, waited)
+
     monkeypatch.setattr(PodSteps, "start", counting_start)
     monkeypatch.setattr(PodSteps, "_carry", counting_carry)
+    monkeypatch.setattr(PodSteps, "_step", counting_step)
     plain = PLAIN
     ops = [
         ("create", "a", plain),
@@ -191,7 +208,7 @@ def test_the_runs_reach_the_handles_and_the_tasks_left_to_them(monkeypatch: pyte
     on = _run(ops, "watch-lag", True, monkeypatch)
     assert len(started) == 3
     assert "PodSteps._run_then" in carried  # b's ready write met the Conflict
-    assert "PodSteps._drive_on" in carried  # c's restart: a BackOff Event to record
+    assert "PodWorker.after_write" in stepped  # c's restart: a BackOff Event, written from the step
     off = _run(ops, "watch-lag", False, monkeypatch)
     assert len(started) == 3  # none with the steps off
     assert on == off
