@@ -45,7 +45,9 @@ the worker re-reads the Node from the API and checks again, as upstream does, so
 added just before the binding is not missed because the node watch lags.
 
 A running pod has one timer, its task: it sleeps until the run's next event, applies it
-and writes the status. Durations count from the end of the write that reported the
+and writes the status. A plain pod (``podsteps.py``: nothing to wait for but the clock and
+its writes) has no task: the same steps run from the kubelet's loop handles, at the same
+places among them. Durations count from the end of the write that reported the
 containers started. A pod with no lifecycle annotations but ``run-duration`` writes what
 it always did: Pending, Running, Succeeded.
 

@@ -12,6 +12,10 @@ A pod's timed steps stay on a timer of its own rather than a shared heap (``tick
 their due times hardly ever coincide (on ``churn-1000nodes-1h``, 6,000 sleeps at 6,000
 distinct instants in 2 simulated minutes), so a heap would still wake the loop once per
 due time and add a hand-off to the pod's task on top.
+``run_pod`` is split into the stages (``after_pending``, ``start_run``, ``after_started``,
+``drive``, ``after_write``) that ``podsteps.py`` also builds on: it runs a plain pod's steps
+from the kubelet's handles with the same builders and first tries (``try_status``), and hands
+the rest of a pod's life to a task from one of these stages when it must wait otherwise.
 It does not admit, terminate or forget pods, nor account for them on the node
 (``kubelet.py``, which gives it ``release`` to free what a finished pod held).
 """
