@@ -45,7 +45,9 @@ the worker re-reads the Node from the API and checks again, as upstream does, so
 added just before the binding is not missed because the node watch lags.
 
 A running pod has one timer, its task: it sleeps until the run's next event, applies it
-and writes the status. Durations count from the end of the write that reported the
+and writes the status. A plain pod (``podsteps.py``: nothing to wait for but the clock and
+its writes) has no task: the same steps run from the kubelet's loop handles, at the same
+places among them. Durations count from the end of the write that reported the
 containers started. A pod with no lifecycle annotations but ``run-duration`` writes what
 it always did: Pending, Running, Succeeded.
 
@@ -94,6 +96,7 @@ from agents.kubelet.lifecycle import RUN_DURATION_ANNOTATION
 from agents.kubelet.nodestatus import PodIPs, host_ip, pod_cidr
 from agents.kubelet.podapi import PodWriter
 from agents.kubelet.podstatus import pending_status, reconciled_status, rejected_status
+from agents.kubelet.podsteps import PodSteps
 from agents.kubelet.podworker import Key, PodRecord, PodState, PodWorker
 from agents.kubelet.resize import Resizer
 from agents.kubelet.settings import KubeletSettings
@@ -193,6 +196,18 @@ class Kubelet:
             self._volumes,
             self._claims,
         )
+        self._steps = PodSteps(
+            self._worker,
+            client,
+            clock,
+            settings,
+            self._counts,
+            self._spawn,
+            self._prefix,
+            self._refs,
+            self._volumes,
+            self._claims,
+        )
         self._resizer = Resizer(
             clock, self._usage, lambda: self._reporter.node, self._worker, self._spawn, self._prefix
         )
@@ -255,6 +270,11 @@ class Kubelet:
                     tg.create_task(self._reporter.run_heartbeats(self._ticker), name=f"{self._prefix}:heartbeat")
                 tg.create_task(self._admission_loop(), name=f"{self._prefix}:admission")
                 self.ready.set()
+                try:
+                    await asyncio.get_running_loop().create_future()  # until cancelled
+                finally:
+                    # the pods on handles stop in the step that aborts the group, as its tasks
+                    self._steps.stop(self._pods.values())
         finally:
             self._tg = None
             self.ready.clear()
@@ -444,7 +464,11 @@ class Kubelet:
         rec.start_time = self.clock.timestamp()
         rec.pod_ip = self._host_ip if rec.pod.spec.host_network else self._pod_ips.allocate()
         rec.start_delay = self.settings.container_start.sample(self._rng)
-        rec.task = self._spawn(self._worker.run_pod(rec, self._host_ip), f"{self._prefix}:pod:{rec.label}")
+        steps = self._steps
+        if steps.plain(rec):
+            rec.task = steps.start(rec, self._host_ip)
+        else:
+            rec.task = self._spawn(self._worker.run_pod(rec, self._host_ip), f"{self._prefix}:pod:{rec.label}")
 
     def _reconcile(self, rec: PodRecord) -> None:
         """Someone else changed a condition this kubelet reports (the node lifecycle

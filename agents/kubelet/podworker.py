@@ -12,6 +12,10 @@ A pod's timed steps stay on a timer of its own rather than a shared heap (``tick
 their due times hardly ever coincide (on ``churn-1000nodes-1h``, 6,000 sleeps at 6,000
 distinct instants in 2 simulated minutes), so a heap would still wake the loop once per
 due time and add a hand-off to the pod's task on top.
+``run_pod`` is split into the stages (``after_pending``, ``start_run``, ``after_started``,
+``drive``, ``after_write``) that ``podsteps.py`` also builds on: it runs a plain pod's steps
+from the kubelet's handles with the same builders and first tries (``try_status``), and hands
+the rest of a pod's life to a task from one of these stages when it must wait otherwise.
 It does not admit, terminate or forget pods, nor account for them on the node
 (``kubelet.py``, which gives it ``release`` to free what a finished pod held).
 """
@@ -22,6 +26,7 @@ import asyncio
 import enum
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from agents.kubelet.configrefs import ConfigRefs, env_refs, volume_refs
 from agents.kubelet.dra import ClaimPreparer
@@ -48,7 +53,7 @@ from emulator.base.api.core import (
 from emulator.base.api.errors import ApiError
 from emulator.base.runtime.clock import Clock, format_duration, parse_timestamp
 
-__all__ = ["Key", "PodRecord", "PodState", "PodWorker"]
+__all__ = ["Key", "PodRecord", "PodState", "PodWorker", "RetryWrite"]
 
 Key = tuple[str, str]
 
@@ -66,6 +71,14 @@ class PodState(enum.Enum):
     GONE = "gone"
 
 
+class Cancellable(Protocol):
+    """A pod's run without a task of its own (``podsteps.FastRun``): stopped as a task is."""
+
+    def cancel(self) -> bool: ...
+
+    def done(self) -> bool: ...
+
+
 @dataclass(eq=False, slots=True)
 class PodRecord:
     """One pod on this node (``kubelet.py`` keeps them by namespace/name)."""
@@ -75,7 +88,8 @@ class PodRecord:
     pod: Pod
     """The newest version seen (watch or own write)."""
     state: PodState = PodState.QUEUED
-    task: asyncio.Task[None] | None = None
+    task: asyncio.Task[None] | Cancellable | None = None
+    """What runs it: its task, or its ``podsteps.FastRun`` (the pod on the kubelet's handles)."""
     start_time: str = ""
     pod_ip: str = ""
     start_delay: float = 0.0
@@ -146,10 +160,11 @@ class PodWorker:
         self._clock = clock
         self._settings = settings
         self._writer = writer
-        self._images = images
+        self.images = images
         self._node_name = node_name
         self._counts = counts
-        self._release = release
+        self.release = release
+        """Frees what a finished pod held (the kubelet's)."""
         self._refs = refs
         self._volumes = volumes
         self._claims = claims
@@ -172,9 +187,16 @@ class PodWorker:
         """A pod just admitted: Pending, images, start delay, then its run."""
         ips = {"host_ip": host_ip, "pod_ip": rec.pod_ip, "start_time": rec.start_time}
         if self._settings.report_pending_status:
-            await self.write_status(
-                rec, lambda p: pending_status(p, now=self._clock.timestamp(), generation=p.metadata.generation, **ips)
-            )
+            await self.write_status(rec, self.pending_build(ips))
+        await self.after_pending(rec, ips)
+
+    def pending_build(self, ips: dict[str, str]) -> Callable[[Pod], PodStatus]:
+        """The builder of the Pending status written at admission."""
+        stamp = self._clock.timestamp
+        return lambda p: pending_status(p, now=stamp(), generation=p.metadata.generation, **ips)
+
+    async def after_pending(self, rec: PodRecord, ips: dict[str, str]) -> None:
+        """``run_pod`` after the Pending status: volumes, claims, images, start delay, the start."""
         spec = rec.pod.spec
         refs = self._refs
         if self._volumes is not None and spec.volumes and claim_volumes(spec):
@@ -183,11 +205,11 @@ class PodWorker:
             await refs.mount_volumes(lambda: rec.pod)
         if self._claims is not None and spec.resource_claims:
             await self._claims.prepare(lambda: rec.pod)  # DRA: claims reserved, NodePrepareResources
-        announce = await self._pull(rec) if self._settings.container_events else None
+        announce = await self.pull(rec) if self._settings.container_events else None
         if announce is None:
             images = [c.image for c in (*spec.init_containers, *spec.containers)]
-            if not self._images.all_present(images):  # else ``ensure`` returns at once
-                await self._images.ensure(images)
+            if not self.images.all_present(images):  # else ``ensure`` returns at once
+                await self.images.ensure(images)
         if refs is not None and env_refs(spec):
             now = self._clock.timestamp
             await refs.resolve_env(
@@ -197,35 +219,53 @@ class PodWorker:
             )
         if rec.start_delay > 0:
             await self._clock.sleep(rec.start_delay)
+        await self.start_run(rec, ips, announce)
+
+    async def start_run(self, rec: PodRecord, ips: dict[str, str], announce: set[str] | None) -> None:
+        """``run_pod`` after the start delay: a start failure (a fault) or the containers
+        started (their status written), then the run."""
         faults = self._settings.faults
         failure = None if faults is None else faults.start_failure(self._node_name, rec.pod, self._clock.now())
         if failure is not None:
             await self._fail_start(rec, *failure, ips=ips)
             return
-        life, label = self.lifecycle(rec.pod), self.pod_label(rec)
         runs: list[PodRun] = []
+        started = self.started_build(rec, ips, announce, runs)
+        await self.after_started(rec, await self.write_status(rec, started), runs, ips)
+
+    def started_build(
+        self, rec: PodRecord, ips: dict[str, str], announce: set[str] | None, runs: list[PodRun]
+    ) -> Callable[[Pod], PodStatus]:
+        """The builder of the status that reports the containers started; it starts them
+        (``runs[:]``: a retried write restarts them)."""
+        life, label = self.lifecycle(rec.pod), self.pod_label(rec)
+        clock = self._clock
 
         def started(pod: Pod) -> PodStatus:
-            # the containers start when the status is built (a retried write restarts them)
             prober = prober_for(pod.spec.containers, life, rec.pod_ip)
             fresh = None if announce is None else set(announce)
-            runs[:] = [PodRun.start(pod.spec, life, label, self._clock.now(), prober, fresh)]
-            now, generation = self._clock.now(), pod.metadata.generation
-            return run_status(pod, runs[0], stamp=self._clock.timestamp, now=now, generation=generation, **ips)
+            runs[:] = [PodRun.start(pod.spec, life, label, clock.now(), prober, fresh)]
+            now, generation = clock.now(), pod.metadata.generation
+            return run_status(pod, runs[0], stamp=clock.timestamp, now=now, generation=generation, **ips)
 
-        if await self.write_status(rec, started) is None:
+        return started
+
+    async def after_started(self, rec: PodRecord, written: Pod | None, runs: list[PodRun], ips: dict[str, str]) -> None:
+        """The containers' start written (``written``; ``None``: nothing written, the pod is
+        over): the run."""
+        if written is None:
             return
         rec.state = PodState.RUNNING
         run = runs[0]
         run.anchor(self._clock.now())  # durations count from the write's end, as they always did
         if run.events:
-            await self._container_events(rec.pod, run)
-        await self._drive(rec, run, ips)
+            await self.container_events(rec.pod, run)
+        await self.drive(rec, run, ips)
 
     async def _fail_start(self, rec: PodRecord, reason: str, message: str, *, ips: dict[str, str]) -> None:
         """A fault: the containers could not be started; the pod fails (no restarts)."""
         rec.state = PodState.FAILED
-        self._release(rec)
+        self.release(rec)
         self._counts["start_failures"] += 1
         written = await self.write_status(
             rec,
@@ -280,7 +320,7 @@ class PodWorker:
             now=self._clock.now(),
         )
         ips = {"host_ip": rec.pod.status.host_ip, "pod_ip": rec.pod_ip, "start_time": rec.start_time}
-        await self._drive(rec, run, ips)
+        await self.drive(rec, run, ips)
 
     @staticmethod
     def _last_exit(statuses: Sequence[ContainerStatus]) -> tuple[float | None, float, int] | None:
@@ -293,7 +333,7 @@ class PodWorker:
                     return started, parse_timestamp(term.finished_at), term.exit_code
         return None
 
-    async def _drive(self, rec: PodRecord, run: PodRun, ips: dict[str, str]) -> None:
+    async def drive(self, rec: PodRecord, run: PodRun, ips: dict[str, str]) -> None:
         """Sleep until the run's next event, do it, write the status; until the run is
         over or nothing is left to happen (one timer per pod)."""
         while (event := run.next_event()) is not None:
@@ -306,19 +346,25 @@ class PodWorker:
             if run.phase is RunPhase.DONE:
                 await self._finish(rec, run, ips)
                 if run.events:
-                    await self._container_events(rec.pod, run)
+                    await self.container_events(rec.pod, run)
                 return
-            written = rec.pod if run.quiet else await self._write_run(rec, run, ips)
+            written = rec.pod if run.quiet else await self.write_status(rec, self.run_build(run, ips))
             if written is None:
                 return
-            if run.events:
-                await self._container_events(written, run)
-            for name in backoffs:
-                self._counts["backoffs"] += 1
-                message = f"Back-off restarting failed container {name} in pod {self.pod_label(rec)}"
-                await self._writer.record_event(written, "Warning", "BackOff", message)
+            if run.events or backoffs:
+                await self.after_write(rec, run, written, backoffs)
 
-    async def _pull(self, rec: PodRecord) -> set[str]:
+    async def after_write(self, rec: PodRecord, run: PodRun, written: Pod, backoffs: list[str]) -> None:
+        """After the status written for one of the run's events: the run's container Events,
+        then a ``BackOff`` Event for each container that entered CrashLoopBackOff."""
+        if run.events:
+            await self.container_events(written, run)
+        for name in backoffs:
+            self._counts["backoffs"] += 1
+            message = f"Back-off restarting failed container {name} in pod {self.pod_label(rec)}"
+            await self._writer.record_event(written, "Warning", "BackOff", message)
+
+    async def pull(self, rec: PodRecord) -> set[str]:
         """The images of the pod's containers, with upstream's ``Pulling`` and ``Pulled``
         Events (``pkg/kubelet/images/image_manager.go`` ``EnsureImageExists``) for each
         container whose image is not on the node (the first that names it); those
@@ -327,16 +373,16 @@ class PodWorker:
         containers = (*spec.init_containers, *spec.containers)
         fresh: dict[str, Container] = {}
         for c in containers:
-            if not self._images.has(c.image) and c.image not in fresh:
+            if not self.images.has(c.image) and c.image not in fresh:
                 fresh[c.image] = c
         asked = self._clock.now()
         for c in fresh.values():
             await self.event(pod, "Normal", "Pulling", f'Pulling image "{c.image}"', c.name)
-        await self._images.ensure([c.image for c in containers])
+        await self.images.ensure([c.image for c in containers])
         waited = format_duration(self._clock.now() - asked)
         for c in fresh.values():
-            pulled = format_duration(self._images.pull_time.get(normalize_image(c.image), 0.0))
-            size = self._images.size_of(c.image)
+            pulled = format_duration(self.images.pull_time.get(normalize_image(c.image), 0.0))
+            size = self.images.size_of(c.image)
             message = (
                 f'Successfully pulled image "{c.image}" in {pulled} ({waited} including waiting). '
                 f"Image size: {size} bytes."
@@ -349,7 +395,7 @@ class PodWorker:
         group = "initContainers" if any(c.name == container for c in pod.spec.init_containers) else "containers"
         await self._writer.record_event(pod, type_, reason, message, field_path=f"spec.{group}{{{container}}}")
 
-    async def _container_events(self, pod: Pod, run: PodRun) -> None:
+    async def container_events(self, pod: Pod, run: PodRun) -> None:
         """The Events the run asked for (starts, probes' Unhealthy, Killing)."""
         if not run.events:
             return
@@ -357,25 +403,28 @@ class PodWorker:
         for type_, reason, message, container in events:
             await self.event(pod, type_, reason, message, container)
 
-    async def _write_run(self, rec: PodRecord, run: PodRun, ips: dict[str, str]) -> Pod | None:
-        return await self.write_status(
-            rec,
-            lambda p: run_status(
-                p, run, stamp=self._clock.timestamp, now=self._clock.now(), generation=p.metadata.generation, **ips
-            ),
+    def run_build(self, run: PodRun, ips: dict[str, str]) -> Callable[[Pod], PodStatus]:
+        """The builder of the status of ``run`` now (``run_status``)."""
+        clock = self._clock
+        return lambda p: run_status(
+            p, run, stamp=clock.timestamp, now=clock.now(), generation=p.metadata.generation, **ips
         )
+
+    def succeeded_build(self) -> Callable[[Pod], PodStatus]:
+        """The builder of the Succeeded status (``succeeded_status``)."""
+        now = self._clock.timestamp
+        return lambda p: succeeded_status(p, now=now(), generation=p.metadata.generation)
 
     async def _finish(self, rec: PodRecord, run: PodRun, ips: dict[str, str]) -> None:
         """The run is over: Succeeded (as upstream writes it whatever the way there) or Failed."""
-        self._release(rec)
+        self.release(rec)
         if run.result == "Succeeded":
             rec.state = PodState.SUCCEEDED
-            now = self._clock.timestamp
-            if await self.write_status(rec, lambda p: succeeded_status(p, now=now(), generation=p.metadata.generation)):
+            if await self.write_status(rec, self.succeeded_build()):
                 self._counts["succeeded"] += 1
             return
         rec.state = PodState.FAILED
-        if await self._write_run(rec, run, ips):
+        if await self.write_status(rec, self.run_build(run, ips)):
             self._counts["failed"] += 1
 
     async def write_status(
@@ -385,28 +434,61 @@ class PodWorker:
         added (``with_resize_status``); keep the written pod as the newest. ``deleting``: the
         terminal status of a terminating pod (``PodWriter.write_status``).
 
-        With a client whose calls cannot suspend, the writer's first try is made from here
-        (``PodWriter.first_try``, without ``PodWriter.write_status``'s coroutine); a failure
-        goes to the writer's retry loop as that first try hands it over
-        (``PodWriter.retry_status``). ``tests/kubelet/test_write_status_fastpath.py``
-        compares both ways."""
-        token, writing, writer, current = object(), rec.writing, self._writer, rec.pod  # this write's own slot
+        With a client whose calls cannot suspend, the writer's first try is made at once
+        (``try_status``, without ``PodWriter.write_status``'s coroutine); a failure goes to the
+        writer's retry loop as that first try hands it over (``finish_status``).
+        ``tests/kubelet/test_write_status_fastpath.py`` compares both ways."""
+        if self.direct and self._writer.client.instant("Pod"):
+            first = self.try_status(rec, build, deleting)
+            if isinstance(first, RetryWrite):
+                return await self.finish_status(rec, first)
+            return first
+        token, writing, current = object(), rec.writing, rec.pod  # this write's own slot
 
         def noted(p: Pod) -> PodStatus:
             status = writing[token] = with_resize_status(rec, build(p), p.metadata.generation)
             return status
 
         try:
-            if self.direct and writer.client.instant("Pod"):
-                first = writer.first_try(current, rec.uid, noted, deleting)
-                if isinstance(first, ApiError):
-                    written = await writer.retry_status(current, rec.uid, noted, deleting, first)
-                else:
-                    written = first
-            else:
-                written = await writer.write_status(current, rec.uid, noted, deleting=deleting)
+            written = await self._writer.write_status(current, rec.uid, noted, deleting=deleting)
         finally:
             writing.pop(token, None)
+        return self._keep(rec, written)
+
+    def try_status(
+        self, rec: PodRecord, build: Callable[[Pod], PodStatus], deleting: bool = False
+    ) -> Pod | RetryWrite | None:
+        """``write_status``' first try, made at once by a caller that checked
+        ``client.instant("Pod")`` (``PodWriter.first_try``): the written pod (kept as the
+        newest), ``None`` when nothing may be written, or the ``RetryWrite`` that
+        ``finish_status`` takes up (the status being written still noted in ``rec.writing``)."""
+        token, writing, current = object(), rec.writing, rec.pod  # this write's own slot
+
+        def noted(p: Pod) -> PodStatus:
+            status = writing[token] = with_resize_status(rec, build(p), p.metadata.generation)
+            return status
+
+        try:
+            first = self._writer.first_try(current, rec.uid, noted, deleting)
+        except BaseException:
+            writing.pop(token, None)
+            raise
+        if isinstance(first, ApiError):
+            return RetryWrite(token, current, noted, deleting, first)
+        writing.pop(token, None)
+        return self._keep(rec, first)
+
+    async def finish_status(self, rec: PodRecord, retry: RetryWrite) -> Pod | None:
+        """A write whose first try (``try_status``) failed, through the writer's retry loop
+        (``PodWriter.retry_status``)."""
+        try:
+            written = await self._writer.retry_status(retry.current, rec.uid, retry.build, retry.deleting, retry.error)
+        finally:
+            rec.writing.pop(retry.token, None)
+        return self._keep(rec, written)
+
+    @staticmethod
+    def _keep(rec: PodRecord, written: Pod | None) -> Pod | None:
         if written is not None:
             known = rec.pod  # ``newer(known, written)``, written out
             if known is not written and int(written.metadata.resource_version or 0) > int(
@@ -415,3 +497,14 @@ class PodWorker:
                 rec.pod = written
             rec.reported = written.status
         return written
+
+
+@dataclass(frozen=True, slots=True)
+class RetryWrite:
+    """A status write whose first try failed: what ``PodWorker.finish_status`` retries."""
+
+    token: object
+    current: Pod
+    build: Callable[[Pod], PodStatus]
+    deleting: bool
+    error: ApiError

@@ -19,6 +19,7 @@ import pytest
 from msgspec.structs import replace
 
 from agents.kubelet import RUN_DURATION_ANNOTATION, Kubelet, KubeletSettings
+from agents.kubelet.podsteps import PodSteps
 from emulator.base.api.core import (
     ContainerImage,
     Event,
@@ -707,14 +708,21 @@ async def test_no_heartbeats_when_the_interval_is_zero() -> None:
 
 
 @pytest.mark.asyncio
-async def test_tasks_are_named_after_the_kubelet_and_the_pod() -> None:
+@pytest.mark.parametrize("steps", [True, False])
+async def test_tasks_are_named_after_the_kubelet_and_the_pod(steps: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pod's task is named after it; a plain pod runs on the kubelet's handles instead
+    (``podsteps.py``), its ``FastRun`` named after it."""
+    monkeypatch.setattr(PodSteps, "enabled", steps)
     async with world(PULLING) as w:
         w.server.create(make_pod("web"))
         await w.at(1)
         names = {t.get_name() for t in asyncio.all_tasks()}
-        assert {"kubelet:node-1:pod:default/web", "kubelet:node-1:pull:nginx:1.27"} <= names
+        assert "kubelet:node-1:pull:nginx:1.27" in names
+        assert ("kubelet:node-1:pod:default/web" in names) is not steps
         assert {"kubelet:node-1:admission", "kubelet:node-1:node-status"} <= names
         assert repr(w.kubelet).startswith("<Kubelet node-1 ready pods=1 active=1")
+        run = w.kubelet._pods["default", "web"].task
+        assert repr(run).startswith("<FastRun default/web") is steps
 
 
 async def _trace(seed: int) -> list[tuple[float, str, str, str]]:
