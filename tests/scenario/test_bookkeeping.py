@@ -21,6 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from msgspec.structs import replace
 
+from emulator.app.scenario import bookkeeping, observe
 from emulator.app.scenario.bookkeeping import RunBook
 from emulator.app.scenario.cost import CostMeter
 from emulator.app.scenario.event_trace import TraceRecorder
@@ -68,6 +69,20 @@ def test_a_run_reports_the_same_through_one_listener(path: str, until: float | N
     assert docs[0] == docs[1]
 
 
+@pytest.mark.parametrize("cap", [5, 15])
+def test_pieces_added_in_small_batches_report_the_same(monkeypatch: pytest.MonkeyPatch, cap: int) -> None:
+    """The cluster's logged pieces added at every ``cap`` numbers (one or three pieces, mid-run,
+    by ``RunBook._assign`` and by ``Observer._changed``), through either listener, report what
+    the default batches report."""
+    scenario = load_scenario(ROOT / "scenarios/cluster-autoscaler-burst.yaml")
+    want = _without_wall(to_json(run_scenario(scenario, RunOptions(until=600.0))))
+    monkeypatch.setattr(bookkeeping, "MAX_PIECES", cap)
+    monkeypatch.setattr(observe, "MAX_PIECES", cap)
+    for plain in (True, False):
+        got = _without_wall(to_json(run_scenario(scenario, RunOptions(until=600.0, plain_listeners=plain))))
+        assert got == want
+
+
 # --- random writes, by hand ------------------------------------------------------------------
 
 
@@ -100,7 +115,7 @@ def _state(five: tuple[InvariantChecker, TraceRecorder, PodActivity, Observer, C
         "metrics": observer.metrics(end),
         "summaries": [(s.total, s.integral, s.peak, list(s.spent.items())) for s in observer.summaries],
         "series": series(observer, end),
-        "slots": [  # (``series`` settled the logged pieces)
+        "slots": [
             (n.name, n.since, n.alive.tobytes(), [v.tobytes() for v in n.sums], n.pods_at_end.tobytes())
             for n in observer.nodes.values()
         ],

@@ -134,6 +134,7 @@ def test_state_is_flat_over_simulated_time(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setattr(observe, "MAX_SAMPLES", 256, raising=False)
     monkeypatch.setattr(observe, "MAX_TIMELINE_BARS", 256, raising=False)
     monkeypatch.setattr(bookkeeping, "MAX_PIECES", 5 * 16, raising=False)
+    monkeypatch.setattr(observe, "MAX_PIECES", 5 * 16, raising=False)
     clusters: list[Any] = []
     kubelets: list[Any] = []
 

@@ -50,6 +50,7 @@ from emulator.app.scenario.invariants import NO_DOUBLE_BINDING, InvariantChecker
 from emulator.app.scenario.monitor import PodActivity
 from emulator.app.scenario.observe import (
     EVICTION_REASONS,
+    MAX_PIECES,
     PREEMPTION_REASON,
     TERMINAL,
     Observer,
@@ -66,9 +67,6 @@ __all__ = ["RunBook"]
 
 _encoder: Final = msgspec.json.Encoder()
 _HASH_CHUNK: Final = 1 << 16
-MAX_PIECES = 5 << 15
-"""The observer's logged pieces (five numbers each) are added to its summaries by this many
-numbers at most (a fixed size: ``tests/scenario/test_bounded_state.py`` sets it small)."""
 _MEMO: Final = 64
 """Container lists whose requests ``_Requests`` keeps (a run's templates, a few at most)."""
 

@@ -101,6 +101,10 @@ INTERVALS: Final = (1.0, 2.0, 10.0, 30.0, 60.0, 300.0, 600.0, 1800.0, 3600.0, 72
 TIMELINE_MAX_NODES: Final = 200
 MAX_TIMELINE_BARS: Final = 20_000
 """Ended timeline bars kept (the latest); live pods' bars are always there."""
+MAX_PIECES = 5 << 15
+"""The cluster's logged pieces (five numbers each: ``Observer.pieces``, logged by
+``Observer._changed`` and ``bookkeeping.RunBook._assign``) are added to its summaries by this
+many numbers at most (a fixed size: ``tests/scenario/test_bounded_state.py`` sets it small)."""
 _WATCHED: Final = frozenset({"Pod", "Node", "ResourceClaim", "ResourceSlice"})
 """The kinds ``__call__`` reads beyond the sampling check."""
 SLOWEST: Final = 10
@@ -429,13 +433,14 @@ class Observer:
         )
         if values == self.values:
             return
-        if self.pieces:
-            add_pieces(self.summaries, self.pieces)
         if self.first_created is not None:
             d = t - self.values_since
-            if d > 0:  # (``TimeWeighted.add`` ignores an empty piece)
-                for summary, value in zip(self.summaries, self.values, strict=True):
-                    summary.add(value, d)
+            if d > 0:  # (``TimeWeighted.add`` ignores an empty piece) logged as ``RunBook._assign`` logs
+                pieces = self.pieces  # its own: in order after them; one numpy batch, not one a change
+                pieces.append(d)
+                pieces.extend(self.values)
+                if len(pieces) >= MAX_PIECES:
+                    add_pieces(self.summaries, pieces)
         self.values = values
         self.values_since = t
 
