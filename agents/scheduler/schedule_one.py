@@ -192,7 +192,10 @@ class SchedulingCycle:
         state.write(PODS_TO_ACTIVATE_KEY, to_activate)
         self._evaluated = 0
         try:
-            self.cache.update_snapshot(self.snapshot)
+            cache = self.cache
+            if cache.hold_swaps:
+                cache.hold_swaps = False
+            cache.update_snapshot(self.snapshot)
             result = self.schedule_pod(fwk, state, pod)
         except FitError as fit:
             nominated = self._post_filter(fwk, state, pod, fit)
@@ -251,6 +254,7 @@ class SchedulingCycle:
         on the clock, during which informer events keep arriving (and count as in-flight)."""
         cost = self.options.cycle_cost_fixed + self.options.cycle_cost_per_node * self._evaluated
         if cost > 0:
+            self.cache.hold_swaps = True  # the snapshot is held across the wait (``Cache.hold_swaps``)
             await self.clock.sleep(cost)
 
     def _spawn(self, coro: Coroutine[Any, Any, Any], name: str) -> None:

@@ -293,3 +293,42 @@ async def test_scheduled_counts_only_bound_pods_and_events_aggregate() -> None:
         events.sort(key=lambda e: e.event_time or "")
         assert [e.series.count if e.series else 1 for e in events] == [1, 2]
         assert w.scheduler.metrics.scheduled == 0
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("cost", [0.0, 2.0])
+async def test_a_cycle_that_waits_keeps_its_snapshots_pods_as_it_started(cost: float) -> None:
+    # A bound pod's status write that changes nothing of the node is swapped into the cached
+    # PodInfo in place (``Cache._swap``), which every snapshot clone shares. A cycle that holds
+    # its snapshot across the cycleCost wait must keep reading the versions it started with
+    # (the explain hook recomputes preemption's victims from it, ordered by start time): no
+    # swap from the wait until the next cycle's snapshot.
+    from msgspec.structs import replace
+
+    from emulator.base.api.core import PodStatus
+
+    async with world(options=SchedulerOptions(cycle_cost_fixed=cost)) as w:
+        w.server.create(node("n0", cpu="4"))
+        w.server.create(pod("a", cpu="1"))
+        await w.until(lambda: bool(w.pod("a").spec.node_name))
+        await w.clock.sleep(5.0)  # past a's cycle and binding
+        if cost:  # a cycle under way, waiting; without cost, no cycle holds the snapshot
+            w.server.create(pod("p", cpu="1"))
+            await w.clock.sleep(cost / 2)
+        held = w.scheduler.snapshot.get("n0") if cost else w.scheduler.cache._nodes["n0"]
+        snapshot_a = next(pi for pi in held.pods if pi.pod.metadata.name == "a")
+        before = snapshot_a.pod
+        a = w.pod("a")
+        w.server.update_status(replace(a, status=PodStatus(phase="Running", start_time="2026-01-01T00:00:00Z")))
+        await w.clock.sleep(0.0)
+        assert w.scheduler.cache.hold_swaps is (cost > 0)
+        if cost:
+            assert snapshot_a.pod is before  # the cycle's snapshot kept a's version
+        else:
+            assert snapshot_a.pod.status.phase == "Running"  # the cached PodInfo, swapped in place
+        if cost:
+            await w.until(lambda: bool(w.pod("p").spec.node_name))
+        w.server.create(pod("q", cpu="1"))
+        await w.until(lambda: bool(w.pod("q").spec.node_name))
+        listed = next(pi for pi in w.scheduler.snapshot.get("n0").pods if pi.pod.metadata.name == "a")
+        assert listed.pod.status.phase == "Running"  # the next cycle's snapshot shows the write

@@ -191,6 +191,11 @@ class Cache:
         """Node name -> (epoch, its image states frozen then): what ``update_snapshot`` hands a
         re-cloned node while the epoch lasts (the counts are the same), one dict shared by its
         clones (read-only, as every snapshot's image states)."""
+        self.hold_swaps = False
+        """Set while a scheduling cycle holds its snapshot across a wait (``schedulerOptions.
+        cycleCost``: ``Scheduler._cycle_cost``) until the next ``update_snapshot``: no ``_swap``
+        then, so the pods the cycle reads keep the versions it started with (the explain
+        hook's victims are the preemption's)."""
 
     # --- pods -------------------------------------------------------------------------------
 
@@ -359,12 +364,13 @@ class Cache:
         the replace would leave), so the snapshot need not re-clone it. False: nothing changed.
 
         Between cycles this is what ``update_snapshot`` would give; during one, only the pod's
-        status and resourceVersion can differ from the version the cycle started with, and no
-        decision reads them after the Filter, Score and PostFilter steps, which run before the
-        cycle yields (``_cycle_cost``)."""
+        status, resourceVersion and metadata but labels and deletion timestamp can differ from
+        the version the cycle started with, and no decision reads them after the Filter, Score
+        and PostFilter steps, which run before the cycle yields (``_cycle_cost``); a cycle that
+        yields sets ``hold_swaps`` first."""
         filed = pi.pod
         name = pod.spec.node_name
-        if filed.spec.node_name != name or pi.host_ports:
+        if filed.spec.node_name != name or pi.host_ports or self.hold_swaps:
             return False
         fm, nm = filed.metadata, pod.metadata
         if fm.deletion_timestamp != nm.deletion_timestamp or (fm.labels is not nm.labels and fm.labels != nm.labels):
