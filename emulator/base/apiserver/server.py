@@ -67,7 +67,6 @@ from emulator.base.apiserver.deletion import (
     check_finalizers,
     check_owner_references,
     check_preconditions,
-    default_policy,
     finalizers_for_deletion,
     mark_deleting,
     should_delete_during_update,
@@ -141,11 +140,11 @@ class ApiServer(Store):
         self._plain_deletes = frozenset(
             kind
             for kind, s in self._strategies.items()
-            if type(s).held_on_delete is Strategy.held_on_delete and default_policy(kind) != "Orphan"
+            if type(s).held_on_delete is Strategy.held_on_delete and not finalizers_for_deletion(kind, [], None)
         )
         """Kinds whose objects, without finalizers and with no policy given, go at once on a
         delete at grace 0: the base ``held_on_delete`` (None) and a default policy that adds
-        no finalizer (``finalizers_for_deletion`` answers the same empty list)."""
+        no finalizer (``finalizers_for_deletion`` itself asked, whatever the kind's default)."""
 
     # --- standing Lease renewals (``standing``) -----------------------------------------
 
