@@ -136,3 +136,44 @@ def test_pinned_routing_delivers_what_offering_every_watcher_would(
             got = w.channel.get_nowait_batch()
             want = naive.get(w.id)
             assert got == ([] if want is None else [want])
+
+
+def test_publish_routes_every_phase_and_node_move_as_the_reference() -> None:
+    """``publish`` (the routing written out in it) against ``publish_reference`` (through
+    ``_candidates`` and ``transition``), on every pair of phases and nodes, with two pinned
+    groups on one field, a plain watcher, a kubelet's and an unassigned-pods watcher: each
+    watcher gets the same events (type, object, revision), a write hitting two groups included.
+    A fast twin of ``test_watch_shared_events``' slow property."""
+    from tests.references import publish_reference
+
+    def hub_and_watchers() -> tuple[WatchHub, list[Watcher]]:
+        hub = WatchHub()
+        ws = [
+            watcher(**{"status.phase": "Succeeded"}),
+            watcher(),
+            watcher(**{"status.phase": "Failed"}),
+            watcher(**{"spec.nodeName": "n1"}),
+            watcher(**{"spec.nodeName": ""}),
+            watcher(**{"status.phase": "Running", "spec.nodeName": "n1"}),
+        ]
+        for w in ws:
+            hub.add(w)
+        return hub, ws
+
+    fast, fast_ws = hub_and_watchers()
+    ref, ref_ws = hub_and_watchers()
+    revision = 0
+    for was in [None, *PHASES]:
+        for now in [None, *PHASES]:
+            for old_node, new_node in [("", ""), ("", "n1"), ("n1", "n1"), ("n2", "n2"), ("n1", "n2")]:
+                old = None if was is None else pod(phase=was, node=old_node)
+                new = None if now is None else pod(phase=now, node=new_node)
+                if old is None and new is None:
+                    continue
+                revision += 1
+                fast.publish("Pod", old, new, revision, 1.0)
+                publish_reference(ref, "Pod", old, new, revision, 1.0)
+    got = [[(e.type, e.object, e.revision) for e in w.channel.get_nowait_batch()] for w in fast_ws]
+    want = [[(e.type, e.object, e.revision) for e in w.channel.get_nowait_batch()] for w in ref_ws]
+    assert got == want
+    assert all(got)  # every watcher saw some write
