@@ -189,3 +189,47 @@ def test_a_failing_drain_wakes_the_consumer_and_raises_to_the_settler() -> None:
         return await got
 
     assert run_virtual(main()) == [1]
+
+
+def test_a_put_no_settle_follows_after_a_declined_drain_leaves_nothing_owed() -> None:
+    # A write's settle finds the drain declining and wakes the consumer; before the consumer
+    # runs, a bookmark is queued (a put that no settle follows). It owes nothing (the waiter
+    # is already woken): a later close, with no settle after it either, still wakes the
+    # consumer at once, and the channel is not left on the owed list to be settled out of
+    # its hub's order at the next write.
+    from emulator.base.runtime.channel import settle_each
+
+    async def main() -> tuple[list[object], bool, int]:
+        owed: list[Channel[str]] = []
+        log: list[object] = []
+        ch: Channel[str] = Channel(maxsize=100)
+        ch.set_drain(lambda batch: False, owed)
+
+        async def consumer() -> None:
+            while True:
+                try:
+                    log.append(await ch.get_batch())
+                except ChannelClosed:
+                    log.append("closed")
+                    return
+
+        task = asyncio.get_running_loop().create_task(consumer(), name="consumer")
+        await asyncio.sleep(0)
+        ch.put("e1")
+        settle_each(owed)
+        ch.put_lazy("bookmark")
+        owed_after = (ch._owed, len(owed))
+        await asyncio.sleep(0)
+        await asyncio.sleep(0)
+        ch.close()
+        for _ in range(3):
+            await asyncio.sleep(0)
+        done = task.done()
+        if not done:
+            task.cancel()
+        return log, owed_after == (False, 0), done
+
+    log, nothing_owed, done = asyncio.run(main())
+    assert nothing_owed
+    assert done
+    assert log[-1] == "closed"

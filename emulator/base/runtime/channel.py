@@ -120,14 +120,14 @@ class Channel(Generic[T]):
         if self._owed:
             return True  # owed already, or draining: as a waiter already woken
         waiter = self._waiter
-        if waiter is not None:
+        if waiter is not None and not waiter.done():
+            # (a waiter already done owes nothing: a put that no settle follows, a bookmark's,
+            # must not leave the channel owed, or a later close would wake no one)
             owe = self._owe
             if owe is not None:
-                # owed (``settle_each`` finds a waiter no longer pending, a cancelled
-                # consumer's, itself, and wakes nothing: as this put would have)
                 self._owed = True
                 owe.append(self)
-            elif not waiter.done():
+            else:
                 waiter.set_result(None)
         return True
 
@@ -226,12 +226,12 @@ class Channel(Generic[T]):
         if self._owed:
             return  # owed already, or draining: as a waiter already woken
         waiter = self._waiter
-        if waiter is not None:
+        if waiter is not None and not waiter.done():
             owe = self._owe
             if owe is not None:
-                self._owed = True  # (a waiter no longer pending: ``settle_each`` wakes nothing)
+                self._owed = True
                 owe.append(self)
-            elif not waiter.done():
+            else:
                 waiter.set_result(None)
 
 
