@@ -115,3 +115,44 @@ def test_lanes_are_bounded_and_a_timer_past_the_bound_goes_to_the_heap() -> None
         assert len(loop._lanes) == 1
     finally:
         loop.close()
+
+
+def test_close_frees_the_timers_still_waiting_in_lanes_without_the_cycle_collector() -> None:
+    # A timer waiting in a lane and its lane refer to each other; ``close`` undoes that, so a
+    # closed loop's pending timers (their callbacks and arguments) go by reference counting
+    # alone (runs freeze the cycle collector's generations).
+    import gc
+
+    freed: list[int] = []
+
+    class Payload:
+        def __del__(self) -> None:
+            freed.append(1)
+
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        loop = VirtualTimeEventLoop()
+        for _ in range(3):
+            loop.call_later(60, print, Payload())
+        loop.close()
+        del loop
+        assert len(freed) == 3
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def test_an_earlier_timer_whose_delay_rounds_to_a_lanes_key_fires_first() -> None:
+    # ``when - now`` rounds: at now = 2**-52, 3 + 2**-51 and 3.0 both give the key 3.0. The
+    # second, due earlier than the lane's last, must not join the lane behind it.
+    loop = VirtualTimeEventLoop(start=2**-52)
+    fired: list[str] = []
+    try:
+        loop.call_at(3 + 2**-51, fired.append, "later")
+        loop.call_at(3.0, fired.append, "earlier")
+        loop.call_at(10, loop.stop)
+        loop.run_forever()
+    finally:
+        loop.close()
+    assert fired == ["earlier", "later"]

@@ -307,6 +307,10 @@ class VirtualTimeEventLoop(asyncio.SelectorEventLoop):
     def close(self) -> None:
         super().close()
         self._timers.clear()
+        for lane in self._lanes.values():  # a waiting timer and its lane refer to each other:
+            for entry in lane:  # undone here, so they go without the cycle collector
+                entry[2]._lane = None  # type: ignore[attr-defined]
+            lane.clear()
         self._lanes.clear()
         self._lane_extra = 0
 
