@@ -255,6 +255,8 @@ class VirtualTimeEventLoop(asyncio.SelectorEventLoop):
         order, its head alone on ``_timers`` (see ``call_at``)."""
         self._lane_extra = 0
         """The timers in lanes but not on ``_timers`` (the lanes' entries less their heads)."""
+        self._lane_skip = 0
+        """Asks of ``_drop_empty_lanes`` answered False without a scan."""
         self.advances = 0
         """How many times ``advance`` moved the clock."""
         self._idle_selector = _IdleHookSelector(self._on_idle)
@@ -309,7 +311,7 @@ class VirtualTimeEventLoop(asyncio.SelectorEventLoop):
         self._timers.clear()
         for lane in self._lanes.values():  # a waiting timer and its lane refer to each other:
             for entry in lane:  # undone here, so they go without the cycle collector
-                entry[2]._lane = None  # type: ignore[attr-defined]
+                entry[2]._lane = None
             lane.clear()
         self._lanes.clear()
         self._lane_extra = 0
@@ -563,11 +565,20 @@ class VirtualTimeEventLoop(asyncio.SelectorEventLoop):
         return timer
 
     def _drop_empty_lanes(self) -> bool:
-        """Forget the empty lanes; True if there is room for one more."""
+        """Forget the empty lanes; True if there is room for one more. A scan that finds no
+        room is not repeated for the next ``_MAX_LANES`` asks (those timers go to the heap
+        alone, which gives the same order): a run of many distinct delays costs no scan of
+        every lane per timer."""
+        if self._lane_skip:
+            self._lane_skip -= 1
+            return False
         lanes = self._lanes
         for delay in [delay for delay, lane in lanes.items() if not lane]:
             del lanes[delay]
-        return len(lanes) < _MAX_LANES
+        if len(lanes) < _MAX_LANES:
+            return True
+        self._lane_skip = _MAX_LANES
+        return False
 
     def run_in_executor(
         self,
