@@ -208,6 +208,7 @@ class Kubelet:
             self._volumes,
             self._claims,
         )
+        self._steps.on_abort = self._abort_steps
         self._resizer = Resizer(
             clock, self._usage, lambda: self._reporter.node, self._worker, self._spawn, self._prefix
         )
@@ -259,16 +260,18 @@ class Kubelet:
         try:
             async with asyncio.TaskGroup() as tg:
                 self._tg = tg
-                tg.create_task(self._pod_informer.run(), name=f"{self._prefix}:informer:pods")
-                tg.create_task(self._node_informer.run(), name=f"{self._prefix}:informer:node")
+                self._watched(tg.create_task(self._pod_informer.run(), name=f"{self._prefix}:informer:pods"))
+                self._watched(tg.create_task(self._node_informer.run(), name=f"{self._prefix}:informer:node"))
                 await self._pod_informer.synced.wait()
                 await self._node_informer.synced.wait()
                 await self._node_seen.wait()
                 await self._reporter.write_status()
-                tg.create_task(self._reporter.run_status_loop(), name=f"{self._prefix}:node-status")
+                self._watched(tg.create_task(self._reporter.run_status_loop(), name=f"{self._prefix}:node-status"))
                 if self.settings.heartbeat_interval > 0:
-                    tg.create_task(self._reporter.run_heartbeats(self._ticker), name=f"{self._prefix}:heartbeat")
-                tg.create_task(self._admission_loop(), name=f"{self._prefix}:admission")
+                    self._watched(
+                        tg.create_task(self._reporter.run_heartbeats(self._ticker), name=f"{self._prefix}:heartbeat")
+                    )
+                self._watched(tg.create_task(self._admission_loop(), name=f"{self._prefix}:admission"))
                 self.ready.set()
                 try:
                     await asyncio.get_running_loop().create_future()  # until cancelled
@@ -283,7 +286,21 @@ class Kubelet:
         if self._tg is None:
             coro.close()
             raise RuntimeError(f"{self!r} is not running")
-        return self._tg.create_task(coro, name=name)
+        return self._watched(self._tg.create_task(coro, name=name))
+
+    def _watched(self, task: asyncio.Task[Any]) -> asyncio.Task[Any]:
+        """``task`` of the kubelet's group, whose failure also stops the pods on handles in
+        the step where the group aborts (its done callback runs right after the group's)."""
+        task.add_done_callback(self._child_done)
+        return task
+
+    def _child_done(self, task: asyncio.Task[Any]) -> None:
+        if not task.cancelled() and task.exception() is not None:
+            self._abort_steps()
+
+    def _abort_steps(self) -> None:
+        """Stop every pod on handles (``PodSteps.stop``): the group aborts, as its tasks."""
+        self._steps.stop(self._pods.values())
 
     def _spawn_quiet(self, coro: Coroutine[Any, Any, None], name: str) -> None:
         self._spawn(coro, name)

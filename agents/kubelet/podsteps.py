@@ -112,6 +112,8 @@ class PodSteps:
         self._settings = settings
         self._counts = counts
         self._spawn = spawn
+        self.on_abort: Callable[[], None] | None = None
+        """Stops every pod on handles (the kubelet's ``_abort_steps``), called when a step fails."""
         self._prefix = prefix
         self._refs = refs
         self._volumes = volumes
@@ -130,8 +132,8 @@ class PodSteps:
         writes would make its task wait (``run_pod``'s other waits, each ruled out by what
         cannot change: the settings, the immutable parts of the spec)."""
         settings = self._settings
-        if not self.enabled or settings.faults is not None:
-            return False
+        if not self.enabled or settings.faults is not None or not self._worker.direct:
+            return False  # (``PodWorker.direct`` off: every write through the general path, tasks too)
         if not self._client.instant("Pod"):
             return False
         if self._loop is None:
@@ -410,13 +412,28 @@ class PodSteps:
         except StopIteration:
             return
         rec = fast.rec
-        task = self._spawn(_Resumed(coro, waiting, fast.cancelled), f"{self._prefix}:pod:{rec.label}")
+        try:
+            task = self._spawn(_Resumed(coro, waiting, fast.cancelled), f"{self._prefix}:pod:{rec.label}")
+        except RuntimeError:  # the group is shutting down: as a task it would have been cancelled
+            if isinstance(waiting, asyncio.Future):
+                waiting.cancel()
+            coro.close()
+            return
         if rec.task is fast:
             rec.task = task
 
     def _crash(self, fast: FastRun, exc: Exception) -> None:
-        """A step failed: the kubelet's task group fails with ``exc``, as the pod's task would make it."""
-        self._spawn(_raise(exc), f"{self._prefix}:pod:{fast.rec.label}")
+        """A step failed: the kubelet's task group fails with ``exc``, as the pod's task would
+        make it; every pod on handles stops at once (``on_abort``: none steps on while the
+        group aborts; on this failure path they stop a step or two before the pods' tasks
+        would, cancelled by the abort, and the run ends with ``exc`` either way)."""
+        if self.on_abort is not None:
+            self.on_abort()
+        raising = _raise(exc)
+        try:
+            self._spawn(raising, f"{self._prefix}:pod:{fast.rec.label}")
+        except RuntimeError:  # the group is already shutting down (failing): ``exc`` adds nothing
+            raising.close()
 
     def stop(self, records: Iterable[PodRecord]) -> None:
         """Cancel every pod still on handles (the kubelet's run ends)."""

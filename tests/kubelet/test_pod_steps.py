@@ -276,3 +276,59 @@ def test_a_coroutine_handed_over_is_cancelled_as_its_own_task_would_be() -> None
             assert loop.run_until_complete(play(before)) == [f"finally at {at}"]
         finally:
             loop.close()
+
+
+def test_a_failing_step_fails_the_kubelet_and_stops_every_pod_on_handles() -> None:
+    # Pod a's status builder raises at its first exit tick (t=2). The kubelet's run fails with
+    # that error, and no pod on handles writes once it was raised (before the fix, pods due
+    # in the same instant kept stepping while the group aborted, and a continuation's spawn
+    # into the aborting group went to the loop's exception handler).
+    orig_build = PodWorker.run_build
+    errors: list[dict[str, Any]] = []
+    shapes = [
+        {**PLAIN, "run": "2s", "exit": "1", "policy": "Always", "ready": "1s"},
+        {**PLAIN, "run": "1s", "exit": "1", "policy": "Always", "ready": "2s"},
+        {**PLAIN, "run": "3s", "policy": "Never"},
+        {**PLAIN, "run": "1s", "ready": "2s"},
+        {**PLAIN, "run": "3s", "policy": "Never", "ready": "1s"},
+    ]
+    raised_at: list[float] = []
+
+    def run_build(self: PodWorker, run: Any, ips: Any) -> Any:
+        build = orig_build(self, run, ips)
+
+        def wrapped(p: Pod) -> Any:
+            if p.metadata.name == "a" and p.status.phase == "Running":
+                raised_at.append(asyncio.get_running_loop().time())
+                raise RuntimeError("boom")
+            return build(p)
+
+        return wrapped
+
+    captured: dict[str, Any] = {}
+
+    async def go() -> None:
+        asyncio.get_running_loop().set_exception_handler(lambda _loop, ctx: errors.append(ctx))
+        node = make_node(images=[ContainerImage(names=[NGINX], size_bytes=50 * 2**20)])
+        async with world(KubeletSettings(container_events=False, heartbeat_interval=0), node=node) as w:
+            captured["w"] = w
+            await w.at(1.0)
+            for name, shape in zip("abcde", shapes, strict=True):
+                w.cluster.server.create(_pod(name, shape))
+            await w.at(30.0)
+
+    loop = VirtualTimeEventLoop()
+    PodSteps.enabled = True
+    try:
+        with pytest.MonkeyPatch.context() as m:
+            m.setattr(PodWorker, "run_build", run_build)
+            with pytest.raises(BaseException) as failed:  # noqa: PT011 (whatever wraps it: "boom" below)
+                loop.run_until_complete(go())
+    finally:
+        loop.close()
+    assert "boom" in repr(failed.value)
+    assert raised_at
+    writes = [x for x in captured["w"].cluster.writes if x.kind == "Pod" and x.verb == "updateStatus"]
+    assert writes
+    assert all(x.time < raised_at[0] for x in writes)
+    assert errors == []
