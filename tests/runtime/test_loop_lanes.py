@@ -65,8 +65,12 @@ def test_timers_fire_in_the_stock_heaps_order(
     want = _play(script, initial, debug=True, switch=False)
     assert _play(script, initial, debug=False, switch=False) == want
     # switched modes: the same order (the time a timer within the clock's resolution of
-    # now fires at may differ by that much between the modes, lanes or not: main's loop too)
-    assert [n for _, n in _play(script, initial, debug=False, switch=True)] == [n for _, n in want]
+    # now fires at may differ by that much between the modes, lanes or not: main's loop too),
+    # unless a delay is shorter than the clock's resolution without being 0: the modes' steps
+    # then take such a timer into different iterations, and the order differs in the loop
+    # before the lanes (90827d6) as in this one (a case found by CI: delays 0, 0, 1e-12)
+    if all(d == 0.0 or d >= 1e-6 for made, _, _ in script for d in made):
+        assert [n for _, n in _play(script, initial, debug=False, switch=True)] == [n for _, n in want]
 
 
 @pytest.mark.parametrize("debug", [False, True])
