@@ -11,7 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from emulator.base.runtime.loop import _MAX_LANES, VirtualTimeEventLoop
+from emulator.base.runtime.loop import VirtualTimeEventLoop
+from emulator.base.runtime.timers import _MAX_LANES
 
 DELAYS = (0.0, 0.25, 1.0, 1.0, 2.5, 60.0, 0.1 + 0.2)
 

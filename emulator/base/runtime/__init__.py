@@ -3,6 +3,7 @@
 The bottom layer: it depends on nothing else of ours (checked by import-linter).
 
 - ``loop``: ``VirtualTimeEventLoop``, the asyncio loop whose clock jumps to the next timer.
+- ``timers``: where the loop's pending timers wait (a small heap beside per-delay lanes).
 - ``clock``: the ``Clock`` seam handed to every component, ``run()``, timestamp and duration text.
 - ``rng``: per-component random streams derived from one seed, and UIDs drawn from them.
 - ``channel``: the bounded, batching, single-consumer ``Channel`` under watch streams.

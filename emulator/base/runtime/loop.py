@@ -5,7 +5,8 @@ This module owns *how simulated time moves*. ``VirtualTimeEventLoop`` is a stock
 ``time.monotonic()``. Whenever every task is waiting, the clock jumps straight to the
 earliest pending timer, so an hour of simulated heartbeats costs only the CPU time of the
 callbacks. It does not own the ``Clock`` API that the emulator's components are given
-(``clock.py``), nor any policy about what a simulation does with time.
+(``clock.py``), nor where a pending timer waits (the heap and lanes of ``timers.py``), nor any
+policy about what a simulation does with time.
 
 How the loop decides what to do when nothing is ready to run (asyncio calls the selector's
 ``select(timeout)`` exactly when it would block; ``timeout`` is 0 if callbacks are ready, the
@@ -40,10 +41,10 @@ longer than ``idle_real_wait`` while timers are pending lets the clock move on w
 result then lands at a virtual time that depends on the machine, so keep threads out of
 simulated code paths.
 
-Timers with equal deadlines fire first in, first out: each timer carries a creation sequence
-number that breaks ties in the timer heap (the stock heap orders ties by heap position, not
-by creation). Together with asyncio's FIFO ready queue this makes a run without threads or
-real I/O reproducible event for event.
+Timers with equal deadlines fire first in, first out (a creation sequence number breaks ties),
+and wait on a heap of a few entries beside per-delay lanes: ``timers.py`` (``TimerLanes``, a
+mixin of the loop) owns that. Together with asyncio's FIFO ready queue this makes a run without
+threads or real I/O reproducible event for event.
 
 Stepping without a round trip (``advance``: the kubelets' Lease ticker,
 ``agents/kubelet/ticker.py``). A task that fires timed work of its own may, instead of
@@ -58,33 +59,21 @@ Private asyncio internals used, and why (the same in CPython 3.11 to 3.13;
 
 - ``BaseEventLoop._scheduled``, the stock step's timer heap, used in debug mode only: there
   ``call_at`` pushes our tie-breaking timers onto it (as the stock ``call_at`` does). Outside
-  debug mode the timers are ``(when, seq, timer)`` tuples on ``_timers``, a heap compared in C
-  (the handles' Python ``__lt__`` was ~30 calls a churn pod); ``set_debug`` moves them from one
-  heap to the other. The idle hook reads the head to know where to jump; the step has already
-  dropped cancelled timers from the head when it calls ``select``.
-- Timer lanes (outside debug mode). Timers made with the same delay come in deadline order
-  (the clock never goes back): ``call_at`` appends such a timer to its delay's lane (a deque,
-  ``_lanes``) when it is due no earlier than the lane's last, and only each lane's head is on
-  the heap; a timer taken off the heap brings its lane's next one on. The heap then holds a
-  few entries (churn: the timeline's next arrival and the head of ≈ 3,000 sleeping pods'
-  60-second runs) instead of one per sleeping task, so a timer costs a pop from a
-  few-entry heap, not ≈ 22 tuple comparisons. The heap and the sorted lanes give the timers
-  in exactly the one heap's order (``(when, seq)`` keys are unique); a timer of another delay
-  past ``_MAX_LANES`` lanes, or due before its lane's last, is on the heap alone. The
-  compaction of a heap of mostly cancelled timers (the stock step's rule, counted over the
-  heap and the lanes) filters the lanes too. ``tests/runtime/test_loop_lanes.py`` compares
-  the order with the stock step's on random timers, cancellations and debug switches.
+  debug mode the timers are ``(when, seq, timer)`` tuples on ``_timers`` and per-delay lanes
+  (``timers.py``); ``set_debug`` moves them from one heap to the other. The idle hook reads
+  the head to know where to jump; the step has already dropped cancelled timers from the head
+  when it calls ``select``.
 - ``TimerHandle._scheduled``: set for the push, as the stock ``call_at`` does, so that
   ``cancel()`` counts the timer for the loop's periodic heap compaction.
 - The slots ``Handle.__init__`` and ``TimerHandle.__init__`` set (``_context``, ``_loop``,
   ``_callback``, ``_args``, ``_cancelled``, ``_repr``, ``_source_traceback``, ``_when``):
-  ``call_at`` sets them itself on a bare ``_FifoTimerHandle`` outside debug mode (a timer per
-  sleep made the two inherited constructors ~0.5 % of a churn run, and the handle's own
-  constructor was a frame more); ``test_loop.py`` checks that they are the same as the stock
-  constructors'. ``call_soon`` likewise builds its ``Handle`` itself, outside debug mode (it
-  reads ``_debug`` and ``_closed``, the flags the stock ``get_debug`` and ``_check_closed``
-  read): a handle per wake-up of a task or future, the stock path's four frames were ~1 % of a
-  churn run. ``create_task`` (no task factory, outside debug mode) reads ``_closed`` and
+  ``call_at`` (``timers.py``) sets them itself on a bare ``_FifoTimerHandle`` outside debug
+  mode (a timer per sleep made the two inherited constructors ~0.5 % of a churn run, and the
+  handle's own constructor was a frame more); ``test_loop.py`` checks that they are the same
+  as the stock constructors'. ``call_soon`` likewise builds its ``Handle`` itself, outside
+  debug mode (it reads ``_debug`` and ``_closed``, the flags the stock ``get_debug`` and
+  ``_check_closed`` read): a handle per wake-up of a task or future, the stock path's four
+  frames were ~1 % of a churn run. ``create_task`` (no task factory, outside debug mode) reads ``_closed`` and
   ``_task_factory`` and builds the ``Task`` as the stock one does.
 - ``get_debug`` outside debug mode is the instance attribute ``bool`` (``bool()`` is False):
   the C ``Future`` and ``Task`` constructors call ``loop.get_debug()`` each time, and ``bool``
@@ -104,8 +93,7 @@ Private asyncio internals used, and why (the same in CPython 3.11 to 3.13;
   keeps the stock step (``test_loop.py`` runs a workload through both and compares the logs).
 
 Everything else is public: the selector handed to ``SelectorEventLoop(selector)``, ``time()``,
-``call_at()`` and ``run_in_executor()``. Debug-mode checks of the stock ``call_at`` (calling
-thread, callback type) are not repeated.
+``call_at()`` and ``run_in_executor()``.
 """
 
 from __future__ import annotations
@@ -116,10 +104,12 @@ import heapq
 import itertools
 import selectors
 from asyncio import base_events, format_helpers
-from collections.abc import Callable, Coroutine, Generator, Sequence
+from collections.abc import Callable, Coroutine, Generator
 from concurrent.futures import Executor
 from contextvars import Context, copy_context
 from typing import Any, TypeVar, TypeVarTuple, Unpack
+
+from .timers import TimerLanes, _FifoTimerHandle
 
 __all__ = ["POLL_EVERY", "DeadlockError", "VirtualTimeEventLoop", "new_virtual_loop", "wake"]
 
@@ -138,44 +128,6 @@ class DeadlockError(RuntimeError):
     """No task can run, no timer is pending and no I/O or thread result arrived."""
 
 
-class _FifoTimerHandle(asyncio.TimerHandle):
-    """A timer ordered by (deadline, creation sequence): equal deadlines fire FIFO.
-
-    Outside debug mode the loop keeps its timers as ``(when, seq, timer)`` tuples, compared
-    in C (``VirtualTimeEventLoop._timers``); in debug mode the stock step's heap of handles
-    (``_scheduled``) orders them by ``<``, the same order. ``heapq`` only uses ``<``; the other
-    comparisons keep their stock meaning.
-    """
-
-    __slots__ = ("_lane", "_seq")
-    _scheduled: bool  # TimerHandle's slot (private; see the module docstring)
-    _lane: collections.deque[_Entry] | None
-    """The lane holding the timer's entry (outside debug mode), or None: on the heap alone."""
-
-    def __init__(
-        self,
-        when: float,
-        seq: int,
-        callback: Callable[..., object],
-        args: Sequence[Any],
-        loop: asyncio.AbstractEventLoop,
-        context: Context | None,
-    ) -> None:
-        # Debug mode's constructor: outside it, ``call_at`` sets the same slots itself.
-        super().__init__(when, callback, args, loop, context)
-        self._scheduled = True  # call_at pushes it at once
-        self._seq = seq
-        self._lane = None
-
-    def __lt__(self, other: asyncio.TimerHandle) -> bool:
-        # Every timer on the heap is ours (``call_at`` is the only way in), so the common case
-        # skips the isinstance test.
-        try:
-            return (self._when, self._seq) < (other._when, other._seq)  # type: ignore[attr-defined]
-        except AttributeError:
-            return self.when() < other.when()
-
-
 def wake(future: asyncio.Future[None]) -> None:
     """A sleep's timer callback (``clock.py``): complete ``future`` unless it is done (cancelled).
 
@@ -184,13 +136,8 @@ def wake(future: asyncio.Future[None]) -> None:
         future.set_result(None)
 
 
-_Entry = tuple[float, int, "_FifoTimerHandle"]
-_MAX_LANES = 64
-"""The most lanes the loop keeps (``VirtualTimeEventLoop._lanes``); past it, empty lanes are
-dropped, and a timer of yet another delay goes to the heap alone."""
 _Handle = asyncio.Handle
 _new_handle = asyncio.Handle.__new__
-_new_timer = _FifoTimerHandle.__new__
 _Task = asyncio.Task
 _MIN_SCHEDULED: int = base_events._MIN_SCHEDULED_TIMER_HANDLES  # type: ignore[attr-defined]
 _MIN_CANCELLED_FRACTION: float = base_events._MIN_CANCELLED_TIMER_HANDLES_FRACTION  # type: ignore[attr-defined]
@@ -231,12 +178,10 @@ class _IdleHookSelector(selectors.DefaultSelector):
         return super().select(timeout)
 
 
-class VirtualTimeEventLoop(asyncio.SelectorEventLoop):
+class VirtualTimeEventLoop(TimerLanes, asyncio.SelectorEventLoop):
     """A selector event loop on a virtual clock; see the module docstring for the rules."""
 
     # BaseEventLoop's timer heap, ready queue and more (private; see the module docstring).
-    _scheduled: list[asyncio.TimerHandle]
-    _timers: list[_Entry]
     _ready: collections.deque[asyncio.Handle]
     _stopping: bool
     _timer_cancelled_count: int
@@ -249,14 +194,7 @@ class VirtualTimeEventLoop(asyncio.SelectorEventLoop):
         self._idle_real_wait = float(idle_real_wait)
         self._timer_seq = itertools.count()
         self._executor_jobs = 0
-        self._timers = []  # before BaseEventLoop.__init__, which calls set_debug
-        self._lanes: dict[float, collections.deque[_Entry]] = {}
-        """Timers by their delay at creation (``call_at``): each lane in (deadline, sequence)
-        order, its head alone on ``_timers`` (see ``call_at``)."""
-        self._lane_extra = 0
-        """The timers in lanes but not on ``_timers`` (the lanes' entries less their heads)."""
-        self._lane_skip = 0
-        """Asks of ``_drop_empty_lanes`` answered False without a scan."""
+        self._init_timers()  # before BaseEventLoop.__init__, which calls set_debug
         self.advances = 0
         """How many times ``advance`` moved the clock."""
         self._idle_selector = _IdleHookSelector(self._on_idle)
@@ -282,39 +220,11 @@ class VirtualTimeEventLoop(asyncio.SelectorEventLoop):
             self.__dict__.pop("get_debug", None)
         else:
             self.get_debug = bool  # type: ignore[method-assign]
-        # The timers move to the heap the step of this mode reads (see ``_timers``); out of
-        # debug mode they come back to the heap alone (no lane).
-        if enabled and self._timers:
-            self._scheduled.extend(entry[2] for entry in self._all_timers())
-            heapq.heapify(self._scheduled)
-            for timer in self._scheduled:
-                timer._lane = None  # type: ignore[attr-defined]
-            self._timers = []
-            self._lanes.clear()
-            self._lane_extra = 0
-        elif not enabled and self._scheduled:
-            timers: list[Any] = self._scheduled
-            self._timers = [(timer._when, timer._seq, timer) for timer in timers]
-            heapq.heapify(self._timers)
-            self._scheduled = []
-
-    def _all_timers(self) -> list[_Entry]:
-        """Every pending timer's entry, outside debug mode: the heap's less the lanes' heads,
-        then every lane's (in no particular order)."""
-        entries = [entry for entry in self._timers if entry[2]._lane is None]
-        for lane in self._lanes.values():
-            entries.extend(lane)
-        return entries
+        self._move_timers(enabled)
 
     def close(self) -> None:
         super().close()
-        self._timers.clear()
-        for lane in self._lanes.values():  # a waiting timer and its lane refer to each other:
-            for entry in lane:  # undone here, so they go without the cycle collector
-                entry[2]._lane = None
-            lane.clear()
-        self._lanes.clear()
-        self._lane_extra = 0
+        self._clear_timers()
 
     def call_soon(
         self,
@@ -372,7 +282,7 @@ class VirtualTimeEventLoop(asyncio.SelectorEventLoop):
         # loop: an iteration with handles ready that does not poll the real fds
         # (``POLL_EVERY``) only counts itself, as ``select(0)`` would, with no selector call
         # and no empty event list processed; the clock is read from ``_now``; the timers are
-        # ``(when, seq, timer)`` tuples (``_timers``); a plain handle's callback runs here, as
+        # ``(when, seq, timer)`` tuples taken by ``_take`` (``timers.py``); a plain handle's callback runs here, as
         # ``Handle._run`` runs it (``_report`` when it raises), one frame less per handle; a
         # sleep's timer (callback ``wake``) completes its future here; a jump of the clock on an
         # iteration that does not poll is ``select`` and ``_on_idle``'s, written out.
@@ -383,8 +293,7 @@ class VirtualTimeEventLoop(asyncio.SelectorEventLoop):
         selector = self._idle_selector
         process_events = self._process_events  # type: ignore[attr-defined]
         resolution = self._clock_resolution
-        heappop = heapq.heappop
-        heappush = heapq.heappush
+        take = self._take
         while True:
             timers = self._timers
             cancelled = self._timer_cancelled_count
@@ -395,14 +304,7 @@ class VirtualTimeEventLoop(asyncio.SelectorEventLoop):
             else:
                 while timers and timers[0][2]._cancelled:
                     self._timer_cancelled_count -= 1
-                    timer = heappop(timers)[2]
-                    timer._scheduled = False
-                    lane = timer._lane
-                    if lane is not None:  # its lane's next timer comes onto the heap
-                        lane.popleft()
-                        if lane:
-                            heappush(timers, lane[0])
-                            self._lane_extra -= 1
+                    take(timers)
             if ready or self._stopping:
                 if selector._busy < POLL_EVERY - 1:
                     selector._busy += 1  # select(0) on an iteration that does not poll: nothing else
@@ -426,15 +328,7 @@ class VirtualTimeEventLoop(asyncio.SelectorEventLoop):
             while timers:
                 if timers[0][0] >= end_time:
                     break
-                timer = heappop(timers)[2]
-                timer._scheduled = False
-                ready.append(timer)
-                lane = timer._lane
-                if lane is not None:  # its lane's next timer comes onto the heap
-                    lane.popleft()
-                    if lane:
-                        heappush(timers, lane[0])
-                        self._lane_extra -= 1
+                ready.append(take(timers))  # its lane's next timer comes onto the heap
             popleft = ready.popleft
             for _ in range(len(ready)):
                 handle: Any = popleft()
@@ -473,112 +367,8 @@ class VirtualTimeEventLoop(asyncio.SelectorEventLoop):
                 except BaseException as exc:
                     _report(handle, exc)
             handle = future = args = None  # breaks cycles when an exception occurs, as the stock loop does
-            timer = lane = None  # type: ignore[assignment]  # (this frame outlives the iteration)
             if self._stopping or self._debug:
                 return  # run_forever stops, or calls again for the stock step
-
-    def _compact(self) -> None:
-        """The stock step's compaction of a heap where most timers are cancelled: the
-        cancelled ones dropped (from the lanes too), the rest kept in their lanes."""
-        kept: list[_Entry] = []
-        extra = 0
-        for entry in self._timers:
-            timer = entry[2]
-            if timer._lane is None:
-                if timer._cancelled:
-                    timer._scheduled = False
-                else:
-                    kept.append(entry)
-        for delay, lane in list(self._lanes.items()):
-            live = [entry for entry in lane if not entry[2]._cancelled]
-            if len(live) < len(lane):
-                for entry in lane:
-                    if entry[2]._cancelled:
-                        entry[2]._scheduled = False
-                lane.clear()
-                lane.extend(live)
-            if lane:
-                kept.append(lane[0])
-                extra += len(lane) - 1
-            else:
-                del self._lanes[delay]
-        heapq.heapify(kept)
-        self._timers = kept
-        self._lane_extra = extra
-        self._timer_cancelled_count = 0
-
-    def call_at(
-        self,
-        when: float,
-        callback: Callable[[Unpack[_Ts]], object],
-        *args: *_Ts,
-        context: Context | None = None,
-    ) -> asyncio.TimerHandle:
-        if when is None:  # as the stock call_at, before the heap would fail to compare it
-            raise TypeError("when cannot be None")
-        if self._closed:  # the stock is_closed()
-            raise RuntimeError("Event loop is closed")
-        seq = next(self._timer_seq)
-        if self._debug:  # the stock get_debug()
-            timer = _FifoTimerHandle(when, seq, callback, args, self, context)
-            heapq.heappush(self._scheduled, timer)  # the stock step's heap
-            return timer
-        # TimerHandle.__init__ and Handle.__init__ outside debug mode, inlined (no constructor
-        # frame per timer; see the module docstring): the same slots with the same values,
-        # already marked as on the heap.
-        timer = _new_timer(_FifoTimerHandle)
-        slots: Any = timer
-        slots._context = copy_context() if context is None else context
-        slots._loop = self
-        slots._callback = callback
-        slots._args = args
-        slots._cancelled = False
-        slots._repr = None
-        slots._source_traceback = None
-        slots._when = when
-        slots._scheduled = True
-        slots._seq = seq
-        # Its lane: the timers made with the same delay (≈ 3,000 pods' runs of 60 s in churn)
-        # come in deadline order, so a lane is a queue in (deadline, sequence) order and only
-        # its head needs the heap: the heap holds a few entries, not one per sleeping pod.
-        # A timer due before its lane's last goes to the heap alone, so the heap and the
-        # lanes' heads give the timers in the one heap's order (``_run_once`` takes them).
-        entry = (when, seq, timer)
-        delay = when - self._now
-        lanes = self._lanes
-        lane = lanes.get(delay)
-        if lane is None and (len(lanes) < _MAX_LANES or self._drop_empty_lanes()):
-            lane = lanes[delay] = collections.deque()
-        if lane is not None:
-            if not lane:
-                slots._lane = lane
-                lane.append(entry)
-                heapq.heappush(self._timers, entry)
-                return timer
-            if lane[-1][0] <= when:
-                slots._lane = lane
-                lane.append(entry)
-                self._lane_extra += 1
-                return timer
-        slots._lane = None
-        heapq.heappush(self._timers, entry)
-        return timer
-
-    def _drop_empty_lanes(self) -> bool:
-        """Forget the empty lanes; True if there is room for one more. A scan that finds no
-        room is not repeated for the next ``_MAX_LANES`` asks (those timers go to the heap
-        alone, which gives the same order): a run of many distinct delays costs no scan of
-        every lane per timer."""
-        if self._lane_skip:
-            self._lane_skip -= 1
-            return False
-        lanes = self._lanes
-        for delay in [delay for delay, lane in lanes.items() if not lane]:
-            del lanes[delay]
-        if len(lanes) < _MAX_LANES:
-            return True
-        self._lane_skip = _MAX_LANES
-        return False
 
     def run_in_executor(
         self,
@@ -624,14 +414,7 @@ class VirtualTimeEventLoop(asyncio.SelectorEventLoop):
         timers = self._timers
         while timers and timers[0][2]._cancelled:
             self._timer_cancelled_count -= 1
-            timer = heapq.heappop(timers)[2]
-            timer._scheduled = False
-            lane = timer._lane
-            if lane is not None:
-                lane.popleft()
-                if lane:
-                    heapq.heappush(timers, lane[0])
-                    self._lane_extra -= 1
+            self._take(timers)
         return timers[0][0] if timers else None
 
     def _on_idle(self, timeout: float | None) -> _Events:
