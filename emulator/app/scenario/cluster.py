@@ -1,7 +1,8 @@
 """The live cluster of one run (``Cluster``): the API server, the clock, the seeds, the
-agents it starts (kubelets, controllers, schedulers through ``scenario.schedulers``, timed
-faults) and the runner's own API calls (create, delete, scale, update, cordon, drain through
-``drain``, waitFor), each retried as a controller would.
+agents it starts (kubelets, controllers, schedulers through ``scenario.schedulers``; the timed
+faults through ``timedfaults``) and the runner's own API calls (create, delete, scale, update,
+cordon; drain through ``drain``, waitFor through ``waitfor``), each retried as a controller
+would.
 
 It does not own the order of a run, the settle rule, the report or the expectations
 (``runner``), nor what the loader foresees (``loader``). The runner's retry policy is here:
@@ -20,20 +21,13 @@ from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Any, TypeVar
 
-import anyio
 from msgspec.structs import replace
 
 from agents.kubelet import DEFAULT_NODE_STATUS_REPORT_FREQUENCY, Kubelet, KubeletSettings, Ticker, default_labels
 from emulator.app.scenario.drain import drain
 from emulator.app.scenario.drivers import has_devices
-from emulator.app.scenario.expectations import CONDITIONS, count_reached
-from emulator.app.scenario.faults import ArmedFault, FaultPlan
-from emulator.app.scenario.monitor import (
-    ConditionCounter,
-    ControllersReport,
-    PodActivity,
-    WorkloadCounter,
-)
+from emulator.app.scenario.faults import FaultPlan
+from emulator.app.scenario.monitor import ControllersReport, PodActivity
 from emulator.app.scenario.patch import patched
 from emulator.app.scenario.schema import (
     Cordon,
@@ -45,21 +39,19 @@ from emulator.app.scenario.schema import (
     Fault,
     NodeFile,
     NodeGroup,
-    NodePartition,
     Replay,
     Scale,
     Scenario,
-    SchedulerInstances,
     Sleep,
     Step,
     Uncordon,
     Update,
     WaitFor,
-    WatchCut,
     load_rules,
 )
+from emulator.app.scenario.timedfaults import arm_fault
 from emulator.app.scenario.trace_gpus import feature_gates
-from emulator.app.scenario.workload_status import READY_KINDS, WorkloadFilter, job_complete, workload_ready
+from emulator.app.scenario.waitfor import wait_for
 from emulator.base.api.core import Namespace, Node
 from emulator.base.api.errors import AlreadyExists, ApiError, Conflict, InternalError, NotFound
 from emulator.base.api.labelselector import label_selector_matches
@@ -71,7 +63,6 @@ from emulator.base.client.client import Client, Latency
 from emulator.base.client.kubeletplugins import KubeletPlugins
 from emulator.base.client.retry import Backoff, on_error
 from emulator.base.inputs import InputError
-from emulator.base.runtime.channel import Overflow
 from emulator.base.runtime.clock import LoopClock
 from emulator.base.runtime.rng import Seeds
 
@@ -231,76 +222,6 @@ class Cluster:
             self._tg.create_task(c.run(), name=c.client.name)
         controllers.extend(start_workload_controllers(self._tg, self.clock, self.new_client))
         self.agents.append(ControllersReport(controllers))
-
-    # --- faults -------------------------------------------------------------------------
-
-    def start_faults(self) -> None:
-        """Play the timed faults armed from the start (``faults:``)."""
-        if self.faults is None:
-            return
-        self.agents.append(self.faults)
-        for fault in self.faults.faults:
-            if fault.armed_at is not None:
-                self._play_fault(fault)
-
-    def arm_fault(self, where: str) -> None:
-        """A ``fault`` step plays: arm its fault now."""
-        assert self.faults is not None
-        self._play_fault(self.faults.arm(where, self.clock.now()))
-
-    def _play_fault(self, fault: ArmedFault) -> None:
-        assert self._tg is not None
-        if isinstance(fault.spec, WatchCut | SchedulerInstances | NodePartition):
-            self._tg.create_task(self._timed_fault(fault), name=f"runner:fault:{fault.where}")
-
-    async def _timed_fault(self, fault: ArmedFault) -> None:
-        spec, armed = fault.spec, fault.armed_at
-        assert armed is not None
-        if isinstance(spec, SchedulerInstances):
-            await self.clock.sleep_until(max(armed, spec.at or 0.0))
-            fault.injected += spec.instances
-            self.start_more_schedulers(spec)
-            return
-        if isinstance(spec, NodePartition):
-            # the kubelet's watches end with the network; its relists fail until the heal
-            start = FaultPlan.partition_start(spec, armed)
-            if spec.stop is not None and start >= spec.stop:
-                return  # armed after its window: it never partitions
-            await self.clock.sleep_until(start)
-            for w in self.server.watchers():
-                if w.name == f"kubelet:{spec.node}" and not w.channel.closed:
-                    w.channel.close(Overflow(f"watch ended: node {spec.node} is partitioned"))
-            return
-        assert isinstance(spec, WatchCut)
-        for t in FaultPlan.cut_times(spec, armed):
-            await self.clock.sleep_until(t)
-            for w in self.server.watchers():
-                if FaultPlan.cuts_watcher(spec, w.name, w.kind) and not w.channel.closed:
-                    fault.injected += 1
-                    w.channel.close(Overflow("watch cut by a fault: relist") if spec.relist else None)
-
-    def start_more_schedulers(self, spec: SchedulerInstances) -> None:
-        """A ``scheduler`` fault: more instances, numbered after the existing ones
-        (``default-scheduler-<i>``), with the scenario's configuration or the fault's."""
-        assert self._tg is not None
-        if importlib.util.find_spec("agents.scheduler") is None:
-            return
-        from agents.scheduler import SchedulerGroup, start_schedulers
-        from emulator.app.scenario.schedulers import scheduler_settings
-
-        group = next((a for a in self.agents if isinstance(a, SchedulerGroup)), None)
-        added = start_schedulers(
-            scheduler_settings(self.scenario, config=spec.config),
-            self._tg,
-            new_client=self.new_client,
-            clock=self.clock,
-            seeds=self.seeds,
-            explain=self.explain,
-            group=group,
-            instances=spec.instances,
-        )
-        if group is None:
-            self.agents.append(added)
 
     # --- creating things ----------------------------------------------------------------
 
@@ -475,39 +396,6 @@ class Cluster:
         """``kubectl patch --type merge``: the patch on the current object, then an update."""
         await self.read_modify_write(step.kind, step.name, step.namespace, lambda o: patched(o, step.patch))
 
-    async def wait_for_workloads(self, step: WaitFor, activity: PodActivity) -> bool:
-        if step.condition == "jobsComplete":
-            kinds: tuple[str, ...] = ("Job",)
-            select = WorkloadFilter(kinds, selector=step.selector)
-            counter = WorkloadCounter(select, job_complete, self.server.list("Job")[0])
-        else:
-            kinds = (step.kind,) if step.kind else READY_KINDS
-            select = WorkloadFilter(kinds, name=step.name, namespace=step.namespace, selector=step.selector)
-            counter = WorkloadCounter(select, workload_ready, (o for k in kinds for o in self.server.list(k)[0]))
-        activity.workload_counters.append(counter)
-        try:
-            with anyio.move_on_after(step.timeout):
-                while not count_reached(counter.met, counter.total, step.count):
-                    activity.changed.clear()
-                    await activity.changed.wait()
-            return count_reached(counter.met, counter.total, step.count)
-        finally:
-            activity.workload_counters.remove(counter)
-
-    async def wait_for(self, step: WaitFor, activity: PodActivity) -> bool:
-        if step.condition not in CONDITIONS:
-            return await self.wait_for_workloads(step, activity)
-        counter = ConditionCounter(CONDITIONS[step.condition], step.selector, self.server.list("Pod")[0])
-        activity.counters.append(counter)
-        try:
-            with anyio.move_on_after(step.timeout):
-                while not count_reached(counter.met, counter.total, step.count):
-                    activity.changed.clear()
-                    await activity.changed.wait()
-            return count_reached(counter.met, counter.total, step.count)  # a write at the deadline counts
-        finally:
-            activity.counters.remove(counter)
-
     async def play(self, step: Step, activity: PodActivity, timeouts: list[str], index: int = -1) -> None:
         if step.at is not None and step.at > self.clock.now():
             await self.clock.sleep_until(step.at)
@@ -540,7 +428,7 @@ class Cluster:
             case Sleep():
                 await self.clock.sleep(step.duration)
             case WaitFor():
-                if not await self.wait_for(step, activity):
+                if not await wait_for(self, step, activity):
                     timeouts.append(f"waitFor {step.condition} timed out after {step.timeout:g}s")
             case Fault():
-                self.arm_fault(f"steps[{index}].fault")
+                arm_fault(self, f"steps[{index}].fault")

@@ -7,8 +7,9 @@ it answers "delay this much", "fail with this error", "deliver this event later"
 node posts no heartbeat now", "this pull takes that long", "this pod fails to start". It
 never sleeps and never calls the API: the thin adapters that act on its answers are
 ``FaultPlan.attach`` (a ``Client.interceptor`` and ``Client.watch_faults``), the kubelet's
-``KubeletSettings.faults`` hook (``FaultPlan`` implements ``KubeletFaults``), and the
-runner, which plays the timed faults (``watchCut``, ``scheduler``) and arms step faults.
+``KubeletSettings.faults`` hook (``FaultPlan`` implements ``KubeletFaults``), and
+``timedfaults``, which plays the timed faults (``watchCut``, ``nodePartition``, ``scheduler``)
+and arms step faults.
 
 Determinism: fault ``i`` (the scenario's ``faults`` in order, then the ``fault`` steps in
 order) draws from its own stream ``Seeds.stream(f"fault/{i}")``, only when a matching call
@@ -29,12 +30,12 @@ watchDelay,            ``watch_delay(agent, kind, t)``         ``WatchStream`` (
 watchReorder                                                   ``t`` = its write time)
 nodeHeartbeatStop      ``heartbeat_enabled(node, now)``        the kubelet's NodeReporter
 nodePartition          ``partition_error(agent, now, ...)``,   the client interceptor of
-                       ``partition_starts``                    ``kubelet:<node>``; the runner
+                       ``partition_starts``                    ``kubelet:<node>``; timedfaults
                                                                (ends its watches at start)
 imagePullSlow          ``pull_seconds(node, image, ...)``      the kubelet's ImageStore
 containerStartFailure  ``start_failure(node, pod, now)``       the kubelet, before Running
-watchCut               ``cut_times`` / ``cuts_watcher``        the runner
-scheduler              (timing only)                           the runner
+watchCut               ``cut_times`` / ``cuts_watcher``        ``timedfaults``
+scheduler              (timing only)                           ``timedfaults``
 =====================  ======================================  ============================
 """
 

@@ -84,6 +84,7 @@ from emulator.app.scenario.schema import (
     auto_namespaces,
     creation_order,
 )
+from emulator.app.scenario.timedfaults import start_faults
 from emulator.app.scenario.workload_status import REPORT_KINDS
 from emulator.app.scenario.workload_status import report as workload_report
 from emulator.base.api.core import Pod
@@ -232,7 +233,7 @@ async def _main(scenario: Scenario, seed: int, options: RunOptions, virtual: boo
         start_autoscalers(cluster)
         start_storage_drivers(cluster)
         start_dra_drivers(cluster)
-        cluster.start_faults()
+        start_faults(cluster)
         if serve is not None:
             assert cluster._tg is not None  # the run's task group
             listening = asyncio.Event()
