@@ -34,6 +34,7 @@ import pytest
 import emulator.app.scenario.bookkeeping as bookkeeping
 import emulator.app.scenario.cluster as cluster_module
 import emulator.app.scenario.observe as observe
+import emulator.app.scenario.observe_samples as observe_samples
 import emulator.base.runtime.stats as stats
 from emulator.app.scenario import runner
 from emulator.app.scenario.loader import load_scenario_text
@@ -131,7 +132,7 @@ def test_state_is_flat_over_simulated_time(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setattr(stats, "EXACT_CAP", 256, raising=False)
     # The run's own series keep at most this many samples and ended timeline bars (fixed
     # sizes, like the sketch's cap): small enough for this run too.
-    monkeypatch.setattr(observe, "MAX_SAMPLES", 256, raising=False)
+    monkeypatch.setattr(observe_samples, "MAX_SAMPLES", 256, raising=False)
     monkeypatch.setattr(observe, "MAX_TIMELINE_BARS", 256, raising=False)
     monkeypatch.setattr(bookkeeping, "MAX_PIECES", 5 * 16, raising=False)
     monkeypatch.setattr(observe, "MAX_PIECES", 5 * 16, raising=False)

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from emulator.app.scenario import cost as cost_module
-from emulator.app.scenario import observe
+from emulator.app.scenario import observe_samples
 from emulator.app.scenario.cost import NODE_GROUP_LABEL, PRICE_LABEL, CostMeter, group_of
 from emulator.app.scenario.loader import load_scenario
 from emulator.app.scenario.observe import Observer
@@ -103,7 +103,7 @@ def test_group_of_a_node() -> None:
 
 
 def test_samples_coarsen_with_the_observer(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(observe, "MAX_SAMPLES", 16)
+    monkeypatch.setattr(observe_samples, "MAX_SAMPLES", 16)
     feed = Feed({"small": 1.0})
     for i in range(40):
         feed.create(i + 0.5, _ca(f"small-{i}", "small"))
@@ -117,7 +117,7 @@ def test_samples_coarsen_with_the_observer(monkeypatch: pytest.MonkeyPatch) -> N
 
 
 def test_a_group_appearing_after_coarsening_is_padded(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(observe, "MAX_SAMPLES", 8)
+    monkeypatch.setattr(observe_samples, "MAX_SAMPLES", 8)
     feed = Feed({})
     feed.create(0.5, Node(metadata=ObjectMeta(name="static")))
     feed.create(25.0, _karpenter("k", "c-1x", "spot", "0.5"))
@@ -211,7 +211,7 @@ def test_a_day_of_twenty_instance_types_stays_small() -> None:
         if i >= 20:
             feed.delete(t, f"k{i - 20}")
     doc, cost = feed.document(86400.0)
-    assert len(doc["t"]) <= observe.MAX_SAMPLES
+    assert len(doc["t"]) <= observe_samples.MAX_SAMPLES
     assert len(cost["groups"]) == cost_module.MAX_GROUPS
     assert cost["groups"][-1]["kind"] == "other"
     for g in cost["groups"]:

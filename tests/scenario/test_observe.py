@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 from msgspec.structs import replace
 
-from emulator.app.scenario.observe import INTERVALS, MAX_SAMPLES, Observer
+from emulator.app.scenario.observe import Observer
+from emulator.app.scenario.observe_samples import INTERVALS, MAX_SAMPLES
 from emulator.app.scenario.observe_series import series
 from emulator.base.api.core import Node, Pod, PodCondition
 from emulator.base.apiserver.server import WriteRecord

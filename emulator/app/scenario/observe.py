@@ -30,20 +30,15 @@ last pod's end when every pod ended: while no pod is unfinished none is assigned
 time-weighted value is 0 and stays so; a piece is added to the summaries only when a value
 changes, so that zero tail is never added and the window can end at the last pod's end.
 
-Sampling, without a timer task (a task sleeping on the virtual clock could reorder
-same-instant timers and change the trace): samples sit at ``t[i] = i * interval``. When a
-write's time passes the next sample time, every passed sample is recorded *before* the write
-applies, so the pod counts of a sample are exact (nothing changed between the writes), writes
-at exactly ``t[i]`` included. Queue sizes and attempt counters are read from the scheduler
-instances at that moment, i.e. up to the next write late (attempts in between belong to the
-next interval). ``series`` fills the samples up to the run's end.
+Sampling, without a timer task (``observe_samples``, the ``Sampling`` mixin): pod phase counts
+and scheduler queues at ``t[i] = i * interval``, every passed sample recorded *before* a write
+applies. ``series`` fills the samples up to the run's end.
 
 Memory, bounded whatever the run's length ("Bounded state" in ``docs/architecture.md``): live
 pods; per node ever created ~10 kB of buckets plus its Ready transitions; at most
-``MAX_SAMPLES`` samples of ten ints (past the cap the interval steps up the ``INTERVALS``
-chain, each dividing the next, and every k-th sample is kept); at most ``RESOLUTION``-spaced
-keys per time-weighted summary; the last ``MAX_TIMELINE_BARS`` ended timeline bars plus the
-live ones (runs of at most ``TIMELINE_MAX_NODES`` nodes only).
+``observe_samples.MAX_SAMPLES`` samples of ten ints (past the cap the interval steps up); at
+most ``RESOLUTION``-spaced keys per time-weighted summary; the last ``MAX_TIMELINE_BARS`` ended
+timeline bars plus the live ones (runs of at most ``TIMELINE_MAX_NODES`` nodes only).
 
 Cost, measured on this project's 2-vCPU machine shared with other jobs (wall times there vary
 by ±30 % between identical runs, so the in-process figures are the ones to read):
@@ -65,7 +60,7 @@ its requests (``pod_requests``), two node-slot updates and two cluster summary u
 tuning it was 7.7 % (a Python loop per bucket at the end, a min/max per slot).
 
 This module does not build the documents: ``observe_metrics`` (metrics) and
-``observe_series`` (series) do, from this state.
+``observe_series`` (series) do, from this state; nor take the samples (``observe_samples``).
 """
 
 from __future__ import annotations
@@ -81,23 +76,19 @@ from emulator.app.scenario.observe_devices import WHOLE, DeviceUse
 from emulator.app.scenario.observe_metrics import TimeWeighted, add_pieces
 from emulator.app.scenario.observe_metrics import metrics as metrics_document
 from emulator.app.scenario.observe_nodes import MAX_BUCKETS, NodeBuckets, NodeState
+from emulator.app.scenario.observe_samples import PHASES, Sampling
 from emulator.base.api.core import Node, Pod
 from emulator.base.api.resources import node_allocatable, pod_requests
 from emulator.base.apiserver.server import Verb, WriteRecord
 from emulator.base.runtime.stats import QuantileSketch
 
-__all__ = ["EVICTION_REASONS", "GPU", "INTERVALS", "MAX_SAMPLES", "Observer"]
+__all__ = ["EVICTION_REASONS", "GPU", "Observer"]
 
 GPU: Final = "nvidia.com/gpu"
 RESOURCES: Final = ("cpu", "memory", GPU)
 PREEMPTION_REASON: Final = "PreemptionByScheduler"
 EVICTION_REASONS: Final = frozenset({"EvictionByEvictionAPI", "DeletionByTaintManager", "TerminationByKubelet"})
 TERMINAL: Final = frozenset({"Succeeded", "Failed"})
-PHASES: Final = ("Pending", "Running", "Succeeded", "Failed")
-MAX_SAMPLES: Final = 4096  # read at each sample (tests lower it)
-"""Samples kept at most (a 1-hour run keeps its 1 s interval)."""
-INTERVALS: Final = (1.0, 2.0, 10.0, 30.0, 60.0, 300.0, 600.0, 1800.0, 3600.0, 7200.0, 21600.0, 43200.0, 86400.0)
-"""Sampling intervals, finest first; each divides the next (then doubling past the last)."""
 TIMELINE_MAX_NODES: Final = 200
 MAX_TIMELINE_BARS: Final = 20_000
 """Ended timeline bars kept (the latest); live pods' bars are always there."""
@@ -145,14 +136,13 @@ def _condition(conditions: Any, kind: str) -> Any:
     return None
 
 
-class Observer:
+class Observer(Sampling):
     """The write listener collecting a run's metrics and series (see the module docstring).
 
     ``schedulers()`` gives the run's scheduler instances at that moment (each with ``queue``
     and ``metrics``); ``[]`` without a scheduler."""
 
     def __init__(self, schedulers: Callable[[], list[Any]] = list) -> None:
-        self.schedulers = schedulers
         self.pods: dict[str, PodState] = {}
         self.nodes: dict[str, NodeState] = {}
         self.buckets = NodeBuckets()
@@ -184,17 +174,7 @@ class Observer:
         """Ended bars (pod, node, start, end, phase); None past ``TIMELINE_MAX_NODES``."""
         self.markers: list[tuple[float, int, str, str]] = []
         self.node_count = 0
-        self.interval = INTERVALS[0]
-        self.next_sample = 0.0
-        self.samples: dict[str, list[int]] = {
-            name: []
-            for name in (*PHASES, "activeQ", "backoffQ", "unschedulablePods", "scheduled", "unschedulable", "error")
-        }
-        self.count = 0
-        self.has_scheduler = False
-        self.samplers: list[Any] = []
-        """More series on this clock (``cost.CostMeter``): ``record()`` at each sample,
-        ``keep_every(k)`` when the interval steps up."""
+        self._init_samples(schedulers)
 
     # --- the listener ---------------------------------------------------------------------
 
@@ -443,54 +423,6 @@ class Observer:
                     add_pieces(self.summaries, pieces)
         self.values = values
         self.values_since = t
-
-    # --- samples ----------------------------------------------------------------------------
-
-    def sample_until(self, t: float, *, inclusive: bool) -> None:
-        """Record every sample before ``t`` (at or before with ``inclusive``)."""
-        while self.next_sample < t or (inclusive and self.next_sample <= t):
-            self._record()
-            self.count += 1
-            if self.count >= MAX_SAMPLES:
-                self._coarsen()
-            self.next_sample = self.count * self.interval
-
-    def _record(self) -> None:
-        s = self.samples
-        for phase in PHASES:
-            s[phase].append(self.phases[phase])
-        active = backoff = unschedulable = scheduled = failed = errors = 0
-        for sched in self.schedulers():
-            self.has_scheduler = True
-            a, b, u = sched.queue.sizes()
-            active += a
-            backoff += b
-            unschedulable += u
-            m = sched.metrics
-            scheduled += m.scheduled
-            failed += m.unschedulable
-            errors += m.errors
-        s["activeQ"].append(active)
-        s["backoffQ"].append(backoff)
-        s["unschedulablePods"].append(unschedulable)
-        s["scheduled"].append(scheduled)
-        s["unschedulable"].append(failed)
-        s["error"].append(errors)
-        for sampler in self.samplers:
-            sampler.record()
-
-    def _coarsen(self) -> None:
-        """Step the interval up the chain; keep the samples at its multiples (the attempt
-        counters are cumulative, so nothing is lost)."""
-        i = INTERVALS.index(self.interval) if self.interval in INTERVALS else len(INTERVALS)
-        new = INTERVALS[i + 1] if i + 1 < len(INTERVALS) else self.interval * 2
-        k = round(new / self.interval)
-        for values in self.samples.values():
-            values[:] = values[::k]
-        for sampler in self.samplers:
-            sampler.keep_every(k)
-        self.interval = new
-        self.count = len(self.samples["Pending"])
 
     # --- results ----------------------------------------------------------------------------
 
