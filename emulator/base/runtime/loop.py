@@ -73,8 +73,8 @@ Private asyncio internals used, and why (the same in CPython 3.11 to 3.13;
   as the stock constructors'. ``call_soon`` likewise builds its ``Handle`` itself, outside
   debug mode (it reads ``_debug`` and ``_closed``, the flags the stock ``get_debug`` and
   ``_check_closed`` read): a handle per wake-up of a task or future, the stock path's four
-  frames were ~1 % of a churn run. ``create_task`` (no task factory, outside debug mode) reads ``_closed`` and
-  ``_task_factory`` and builds the ``Task`` as the stock one does.
+  frames were ~1 % of a churn run. ``create_task`` (no task factory, outside debug mode)
+  reads ``_closed`` and ``_task_factory`` and builds the ``Task`` as the stock one does.
 - ``get_debug`` outside debug mode is the instance attribute ``bool`` (``bool()`` is False):
   the C ``Future`` and ``Task`` constructors call ``loop.get_debug()`` each time, and ``bool``
   answers without a Python frame; ``set_debug`` sets and removes it.
@@ -282,10 +282,11 @@ class VirtualTimeEventLoop(TimerLanes, asyncio.SelectorEventLoop):
         # loop: an iteration with handles ready that does not poll the real fds
         # (``POLL_EVERY``) only counts itself, as ``select(0)`` would, with no selector call
         # and no empty event list processed; the clock is read from ``_now``; the timers are
-        # ``(when, seq, timer)`` tuples taken by ``_take`` (``timers.py``); a plain handle's callback runs here, as
-        # ``Handle._run`` runs it (``_report`` when it raises), one frame less per handle; a
-        # sleep's timer (callback ``wake``) completes its future here; a jump of the clock on an
-        # iteration that does not poll is ``select`` and ``_on_idle``'s, written out.
+        # ``(when, seq, timer)`` tuples, taken off the heap by ``_take`` (``timers.py``); a
+        # plain handle's callback runs here, as ``Handle._run`` runs it (``_report`` when it
+        # raises), one frame less per handle; a sleep's timer (callback ``wake``) completes its
+        # future here; a jump of the clock on an iteration that does not poll is ``select`` and
+        # ``_on_idle``'s, written out.
         if self._debug:
             super()._run_once()  # type: ignore[misc]
             return

@@ -109,7 +109,7 @@ class TimerLanes:
     _timer_seq: Iterator[int]
 
     def _init_timers(self) -> None:
-        """The empty heap and lanes (before ``BaseEventLoop.__init__``, which calls ``set_debug``)."""
+        """The empty heap and lanes (before ``BaseEventLoop.__init__``: it calls ``set_debug``)."""
         self._timers = []
         self._lanes: dict[float, collections.deque[_Entry]] = {}
         """Timers by their delay at creation (``call_at``): each lane in (deadline, sequence)
