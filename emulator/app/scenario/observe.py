@@ -143,6 +143,7 @@ class Observer(Sampling):
     and ``metrics``); ``[]`` without a scheduler."""
 
     def __init__(self, schedulers: Callable[[], list[Any]] = list) -> None:
+        self.schedulers = schedulers
         self.pods: dict[str, PodState] = {}
         self.nodes: dict[str, NodeState] = {}
         self.buckets = NodeBuckets()
@@ -174,7 +175,7 @@ class Observer(Sampling):
         """Ended bars (pod, node, start, end, phase); None past ``TIMELINE_MAX_NODES``."""
         self.markers: list[tuple[float, int, str, str]] = []
         self.node_count = 0
-        self._init_samples(schedulers)
+        self._init_samples()  # last: the attributes in the order they always had
 
     # --- the listener ---------------------------------------------------------------------
 

@@ -41,9 +41,11 @@ class Sampling:
 
     phases: dict[str, int]
     """The observer's live pod count per phase (``Observer.phases``): what a sample records."""
+    schedulers: Callable[[], list[Any]]
+    """The run's scheduler instances at that moment (``Observer``'s argument): their queue
+    sizes and attempt counters are sampled."""
 
-    def _init_samples(self, schedulers: Callable[[], list[Any]]) -> None:
-        self.schedulers = schedulers
+    def _init_samples(self) -> None:
         self.interval = INTERVALS[0]
         self.next_sample = 0.0
         self.samples: dict[str, list[int]] = {
