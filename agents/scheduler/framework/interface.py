@@ -57,8 +57,12 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from emulator.base.api.core import Pod
 from emulator.base.runtime.clock import Clock
 
+from .cycle_state import CycleState
+from .events import ClusterEventWithHint
+from .node_info import NodeInfo
 from .node_to_status import NodeToStatus
-from .types import ClusterEventWithHint, CycleState, NodeInfo, NodeScore, PodInfo, Status
+from .pod_info import PodInfo
+from .status import NodeScore, Status
 from .vector_interface import (
     ALL_PASS,
     FilterCodes,

@@ -84,7 +84,7 @@ from typing import Any, Final, Literal
 import numpy as np
 import numpy.typing as npt
 
-from .types import NodeInfo
+from .node_info import NodeInfo
 
 __all__ = [
     "ALLOC_CPU",

@@ -27,10 +27,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .types import Code, Status
+from .status import Code, Status
 
 if TYPE_CHECKING:
-    from .types import NodeInfo
+    from .node_info import NodeInfo
 
 __all__ = ["NodeToStatus"]
 

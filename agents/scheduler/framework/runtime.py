@@ -50,7 +50,9 @@ from emulator.base.api.core import Pod
 from emulator.base.runtime.clock import Clock
 
 from . import score_totals, vectorized
+from .cycle_state import CycleState
 from .diagnosis import Diagnosis
+from .events import ClusterEventWithHint
 from .interface import (
     ExtensionPoint,
     FilterPlugin,
@@ -73,22 +75,12 @@ from .interface import (
     ScorePlugin,
     SharedLister,
 )
+from .node_info import NodeInfo
 from .node_table import IntArray, NodeTable
 from .plugin_set import build_plugins, enqueue_events
+from .pod_info import PodInfo
 from .runtime_binding import BindingRunners
-from .types import (
-    MAX_NODE_SCORE,
-    MIN_NODE_SCORE,
-    SUCCESS,
-    ClusterEventWithHint,
-    Code,
-    CycleState,
-    NodeInfo,
-    NodeScore,
-    PodInfo,
-    Status,
-    as_status,
-)
+from .status import MAX_NODE_SCORE, MIN_NODE_SCORE, SUCCESS, Code, NodeScore, Status, as_status
 from .waiting_pods import WaitingPodsMap
 
 if TYPE_CHECKING:

@@ -18,6 +18,7 @@ from typing import Any, Final
 from emulator.base.api.core import Pod
 from emulator.base.runtime.clock import Clock
 
+from .cycle_state import CycleState
 from .interface import (
     MAX_TIMEOUT_SECONDS,
     BindPlugin,
@@ -27,7 +28,7 @@ from .interface import (
     PreBindPlugin,
     ReservePlugin,
 )
-from .types import SKIP, SUCCESS, Code, CycleState, Status, as_status
+from .status import SKIP, SUCCESS, Code, Status, as_status
 from .waiting_pods import WaitingPod, WaitingPodsMap
 
 __all__ = ["BindingRunners"]
