@@ -6,7 +6,8 @@ WaitOnPermit, PreBind, Bind, PostBind (upstream ``framework/runtime/framework.go
 (the plugins per extension point, the waiting-pods map, the clock). A plugin raising inside
 one of these points gives an ``Error`` status as upstream's ``AsStatus`` would (Unreserve and
 PostBind have no status upstream: an exception there changes nothing). It does not own the
-filtering and scoring runners, the Handle or building the plugins (``runtime.py``).
+filtering and scoring runners (``runtime_filtering.py``, ``runtime_scoring.py``), the Handle
+or building the plugins (``runtime.py``).
 """
 
 from __future__ import annotations
