@@ -42,13 +42,9 @@ from .interface import (
 from .node_info import NodeInfo
 from .node_table import IntArray, NodeTable
 from .pod_info import PodInfo
-from .status import SUCCESS, Code, Status, as_status
+from .status import SUCCESS, Code, Status, as_status, error_status
 
 __all__ = ["FilterRunners"]
-
-
-def _error(msg: str, plugin: str) -> Status:
-    return Status(Code.Error, msg, plugin=plugin)
 
 
 def _pod_priority(pod: Pod) -> int:
@@ -105,7 +101,7 @@ class FilterRunners:
                     if s.code is Code.Unschedulable:
                         returned = s
                         continue
-                    return None, _error(f'running PreFilter plugin "{pl.name}": {s.message()}', pl.name), set()
+                    return None, error_status(f'running PreFilter plugin "{pl.name}": {s.message()}', pl.name), set()
                 if r is not None and not r.all_nodes():
                     with_nodes.add(pl.name)
                 result = r if result is None else result.merge(r)
@@ -145,7 +141,7 @@ class FilterRunners:
             except Exception as err:
                 s = as_status(err)
             if not s.is_success():
-                return _error(f'running {op} on PreFilter plugin "{pl.name}": {s.message()}', pl.name)
+                return error_status(f'running {op} on PreFilter plugin "{pl.name}": {s.message()}', pl.name)
         return SUCCESS
 
     def run_filter_plugins(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
@@ -159,7 +155,7 @@ class FilterRunners:
                 s = as_status(err)
             if not s.is_success():
                 if not s.is_rejected():
-                    return _error(f'running "{pl.name}" filter plugin: {s.message()}', pl.name)
+                    return error_status(f'running "{pl.name}" filter plugin: {s.message()}', pl.name)
                 return s.with_plugin(pl.name)
         return SUCCESS
 

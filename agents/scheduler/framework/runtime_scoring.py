@@ -29,13 +29,9 @@ from .cycle_state import CycleState
 from .interface import NodePluginScores, PluginScore, PreScorePlugin, ScorePlugin
 from .node_info import NodeInfo
 from .node_table import IntArray, NodeTable
-from .status import MAX_NODE_SCORE, MIN_NODE_SCORE, SUCCESS, Code, NodeScore, Status, as_status
+from .status import MAX_NODE_SCORE, MIN_NODE_SCORE, SUCCESS, Code, NodeScore, Status, as_status, error_status
 
 __all__ = ["ScoringRunners"]
-
-
-def _error(msg: str, plugin: str) -> Status:
-    return Status(Code.Error, msg, plugin=plugin)
 
 
 class ScoringRunners:
@@ -69,7 +65,7 @@ class ScoringRunners:
                 if code is Code.Skip:
                     skip.add(pl.name)
                 elif code is not Code.Success:
-                    return _error(f'running PreScore plugin "{pl.name}": {s.message()}', pl.name)
+                    return error_status(f'running PreScore plugin "{pl.name}": {s.message()}', pl.name)
             return SUCCESS
         finally:
             state.skip_score_plugins = skip
@@ -88,7 +84,7 @@ class ScoringRunners:
                     score, s = 0, as_status(err)
                 if not s.is_success():
                     msg = f'running Score plugins: plugin "{pl.name}" failed with: {s.message()}'
-                    return [], _error(msg, pl.name)
+                    return [], error_status(msg, pl.name)
                 lists[pl.name].append(NodeScore(ni.name, score))
         raw = {name: [ns.score for ns in lst] for name, lst in lists.items()}
         for pl in plugins:
@@ -101,7 +97,7 @@ class ScoringRunners:
                 s = as_status(err)
             if not s.is_success():
                 msg = f'running Normalize on Score plugins: plugin "{pl.name}" failed with: {s.message()}'
-                return [], _error(msg, pl.name)
+                return [], error_status(msg, pl.name)
         out: list[NodePluginScores] = []
         for i, ni in enumerate(nodes):
             nps = NodePluginScores(ni.name)
@@ -113,7 +109,7 @@ class ScoringRunners:
                         f"score {normalized}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] "
                         "after normalizing"
                     )
-                    return [], _error(msg, pl.name)
+                    return [], error_status(msg, pl.name)
                 weight = self.score_plugin_weight[pl.name]
                 nps.scores.append(PluginScore(pl.name, raw[pl.name][i], normalized, weight, normalized * weight))
                 nps.total_score += normalized * weight

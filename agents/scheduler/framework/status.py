@@ -3,8 +3,9 @@ half: ``Code``, ``Status``, ``AsStatus``, ``NodeScore``, ``MaxNodeScore``/``MinN
 
 What this module owns: the status codes in upstream's order, the immutable ``Status`` (code,
 reasons, the plugin that produced it) with the shared ``SUCCESS`` and ``SKIP``, ``as_status``
-(an exception a plugin raised, as an ``Error`` status), ``NodeScore`` and the score bounds. An
-expected "no" is a Status, never a raise.
+(an exception a plugin raised, as an ``Error`` status), ``error_status`` (a runner's ``Error``
+with the point's message), ``NodeScore`` and the score bounds. An expected "no" is a Status,
+never a raise.
 
 What it does not own: the plugin interfaces (``interface.py``), the runners that stamp a
 plugin's name and point on a status (``runtime.py`` and its mixins), the per-node statuses of a
@@ -18,7 +19,17 @@ import enum
 from dataclasses import dataclass
 from typing import Final
 
-__all__ = ["MAX_NODE_SCORE", "MIN_NODE_SCORE", "SKIP", "SUCCESS", "Code", "NodeScore", "Status", "as_status"]
+__all__ = [
+    "MAX_NODE_SCORE",
+    "MIN_NODE_SCORE",
+    "SKIP",
+    "SUCCESS",
+    "Code",
+    "NodeScore",
+    "Status",
+    "as_status",
+    "error_status",
+]
 
 MAX_NODE_SCORE: Final = 100
 MIN_NODE_SCORE: Final = 0
@@ -88,6 +99,12 @@ class Status:
 SUCCESS: Final = Status()
 SKIP: Final = Status(Code.Skip)
 """A plugin's Skip, shared (statuses are never changed in place: ``with_plugin`` copies)."""
+
+
+def error_status(msg: str, plugin: str) -> Status:
+    """A runner's ``Error`` for ``plugin`` with the point's message (upstream's
+    ``AsStatus(fmt.Errorf(...)).WithPlugin(name)``)."""
+    return Status(Code.Error, msg, plugin=plugin)
 
 
 def as_status(err: Exception) -> Status:
