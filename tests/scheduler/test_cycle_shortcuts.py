@@ -28,6 +28,7 @@ from msgspec.structs import replace
 
 from agents.scheduler.cache import Cache, CacheError
 from agents.scheduler.framework.cycle_state import CycleState
+from agents.scheduler.framework.pod_info import _non_zero
 from agents.scheduler.framework.types import (
     DEFAULT_MEMORY_REQUEST,
     DEFAULT_MILLI_CPU_REQUEST,
@@ -36,7 +37,6 @@ from agents.scheduler.framework.types import (
     EventResource,
     NodeInfo,
     Resource,
-    _non_zero,
     next_generation,
 )
 from agents.scheduler.queue.backoff_queue import BackoffQueue

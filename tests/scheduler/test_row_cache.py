@@ -34,7 +34,8 @@ from hypothesis import strategies as st
 
 from agents.scheduler.cache.cache import Cache
 from agents.scheduler.cache.snapshot import Snapshot
-from agents.scheduler.framework.node_table import FEW_ROWS, MAX_ROW_CACHES, MAX_ROW_KEYS_SEEN, IntArray, NodeTable
+from agents.scheduler.framework.node_table import NodeTable
+from agents.scheduler.framework.row_cache import FEW_ROWS, MAX_ROW_CACHES, MAX_ROW_KEYS_SEEN, IntArray
 from agents.scheduler.framework.types import SUCCESS, CycleState, NodeInfo, PodInfo
 from agents.scheduler.plugins import noderesources_fit
 from agents.scheduler.plugins.noderesources_balanced_allocation import NodeResourcesBalancedAllocation

@@ -2,7 +2,7 @@
 
 A row cache recomputes the rows changed since its last use with ``one``; rows in the same
 state (the same amounts, and for a score total over image states the same images) share
-``one``'s answer (``NodeTable._refresh``'s memo). These tests compare the memoised answers with
+``one``'s answer (``RowCaches._refresh``'s memo). These tests compare the memoised answers with
 the reference on clusters built to make states collide: every node of one or two capacities,
 pods with and without requests and with requests of 0 (so that two rows can differ only in
 their pod count, or only in their non-zero requests), images of several sizes on some nodes

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Final
 from emulator.base.api.core import Pod
 
 if TYPE_CHECKING:
-    from .types import PodInfo
+    from .pod_info import PodInfo
 
 __all__ = ["PODS_TO_ACTIVATE_KEY", "CycleState", "PodsToActivate"]
 

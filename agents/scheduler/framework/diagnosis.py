@@ -30,7 +30,7 @@ from typing import Any, Final
 from emulator.base.api.core import Pod
 
 from .interface import NodeToStatus
-from .types import Code, Status
+from .status import Code, Status
 
 __all__ = [
     "NO_NODES_AVAILABLE_TO_SCHEDULE",

@@ -39,10 +39,12 @@ says that, this cycle, the plugin's normalized score of a node depends on that n
 (``score_totals.py``).
 
 Statuses: an expected "no" is a ``Status`` (never a raise). Plugins need not set ``Status.plugin``;
-the runtime stamps it. A plugin raising an exception is a bug and propagates.
+the runtime stamps it. A plugin raising an exception is a bug; the runners turn it into an
+``Error`` status (upstream's ``AsStatus``).
 
 The vectorised companions live in ``vector_interface.py`` and are re-exported here. It does not
-own: the shared data types (``types.py``), running the plugins (``runtime.py``),
+own: the shared data types (``types.py`` re-exports them from ``status.py``, ``pod_info.py``,
+``node_info.py`` ...), running the plugins (``runtime.py`` and its mixins),
 the waiting-pods map (``waiting_pods.py``), the failure diagnosis (``diagnosis.py``).
 """
 
@@ -57,8 +59,12 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from emulator.base.api.core import Pod
 from emulator.base.runtime.clock import Clock
 
+from .cycle_state import CycleState
+from .events import ClusterEventWithHint
+from .node_info import NodeInfo
 from .node_to_status import NodeToStatus
-from .types import ClusterEventWithHint, CycleState, NodeInfo, NodeScore, PodInfo, Status
+from .pod_info import PodInfo
+from .status import NodeScore, Status
 from .vector_interface import (
     ALL_PASS,
     FilterCodes,

@@ -46,33 +46,18 @@ with equal keys get the same answers. At most ``MAX_DERIVED`` are kept (least re
 dropped). Because the values come from the plugins' reference code, a derived column is exact
 by construction.
 
-Row-wise cached results (``rows_cached(key, compute, rows)``): for a vectorised computation
-``compute(table, rows) -> values`` whose value on a row depends only on that row's ``data``
-columns and on what ``key`` names (the plugin, its arguments, the pod's requests), e.g. a
-resource score. The first time a key is seen the values are computed for ``rows`` only; from
-the second time on the table keeps the whole column and recomputes only the rows whose columns
-changed since (``update_row`` logs them; a new clone with the same amounts, e.g. a bound pod
-confirming its assumed copy or a node status update, is not logged), so a stream of pods of the
-same shape pays for the few nodes the last bindings changed.
-At most ``MAX_ROW_CACHES`` columns are kept (least recently used dropped); when the log of updated
-rows outgrows the table, the columns are dropped and rebuilt on their next use. The values are
-those ``compute`` gives, so a cached column is exact as long as ``compute`` is row-wise.
-``rows_cached(..., node_and_images=True)`` is the same for a value that may also read the row's
-Node object and image states (ImageLocality's image counts, frozen in each clone): such a column
-follows a second log, of the updates that changed the columns, the Node object or the image
-states (compared by value: a re-clone re-takes the counts; the cache hands a node's clones one
-frozen dict while no count moved, which compares by identity).
-
-``rows_cached_codes`` is ``rows_cached`` for a column of Filter codes: the column counts its
-non-zero values as it is kept current (both update paths), so when none is left (every node
-passes) it answers None without gathering the rows asked. ``row_ids`` is ``0 … size-1`` twice,
-read-only: the vectorised search's windows (from any start index, wrapping) are slices of it.
+Row-wise cached results (``rows_cached``, ``rows_cached_nonnegative``, ``rows_cached_codes``):
+a vectorised computation's column kept current row by row, from the logs ``update_row``
+writes; the caches themselves are ``row_cache.RowCaches``, mixed in (see its docstring).
+``row_ids`` is ``0 … size-1`` twice, read-only: the vectorised search's windows (from any start
+index, wrapping) are slices of it.
 
 Maintenance (``cache/snapshot.py``): ``update_row(i, info)`` when the snapshot puts a fresh
 clone at row ``i``; a new table when the rows are rebuilt (nodes added, removed or reordered).
 
-What it does not own: the snapshot and its order, the plugins' arithmetic (each plugin's
-``filter_all`` / ``score_all`` in its own module), running them (``vectorized.py``).
+What it does not own: the row-wise caches' state and refresh (``row_cache.py``), the snapshot
+and its order, the plugins' arithmetic (each plugin's ``filter_all`` / ``score_all`` in its own
+module), running them (``vectorized.py``).
 """
 
 from __future__ import annotations
@@ -82,9 +67,9 @@ from collections.abc import Callable, Hashable, Sequence
 from typing import Any, Final, Literal
 
 import numpy as np
-import numpy.typing as npt
 
-from .types import NodeInfo
+from .node_info import NodeInfo
+from .row_cache import IntArray, RowCaches
 
 __all__ = [
     "ALLOC_CPU",
@@ -97,7 +82,6 @@ __all__ = [
     "FREE_PODS",
     "HUGE",
     "MAX_DERIVED",
-    "MAX_ROW_CACHES",
     "NUM_PODS",
     "NZ_CPU",
     "NZ_MEM",
@@ -107,19 +91,12 @@ __all__ = [
     "Depends",
     "IntArray",
     "NodeTable",
-    "OneRow",
-    "RowCompute",
 ]
 
-IntArray = npt.NDArray[np.int64]
 INT64_MAX: Final = 2**63 - 1
 HUGE: Final = 1 << 50
 """Amounts from here on make the vectorised paths decline (int64 products could overflow)."""
 MAX_DERIVED: Final = 64
-MAX_ROW_CACHES: Final = 32
-MAX_ROW_KEYS_SEEN: Final = 256
-MAX_ROW_MEMO: Final = 4096
-"""Answers of ``one`` kept per row cache, by row state (emptied when full)."""
 
 ALLOC_CPU, ALLOC_MEM, ALLOC_EPH, ALLOC_PODS = 0, 1, 2, 3
 REQ_CPU, REQ_MEM, REQ_EPH, NUM_PODS = 4, 5, 6, 7
@@ -174,35 +151,7 @@ class _Derived:
         self.values = values
 
 
-RowCompute = Callable[["NodeTable", IntArray], IntArray]
-"""``compute(table, rows)``: one value per row of ``rows``, each a function of that row alone."""
-OneRow = Callable[[NodeInfo], int]
-"""``one(info)``: the same value for one row, from its NodeInfo (the plugin's reference code)."""
-FEW_ROWS: Final = 16
-"""Up to this many updated rows are recomputed one by one with ``one`` (NumPy's fixed cost per
-operation makes a vectorised pass over one row slower than Python over its NodeInfo)."""
-
-
-class _RowCache:
-    __slots__ = ("by_images", "memo", "negative", "nonzero", "seen", "values", "wide")
-
-    def __init__(self, values: IntArray, seen: int, wide: bool, count_nonzero: bool, memo: bool) -> None:
-        self.values = values
-        self.seen = seen
-        """How much of the table's update log ``values`` already reflects."""
-        self.wide = wide
-        """Which log: ``_touched`` (True) or ``_log`` (the columns alone)."""
-        self.memo: dict[Hashable, int] | None = {} if memo else None
-        """``one``'s answers by row state (see ``NodeTable._refresh``), or None: not memoised."""
-        self.by_images = wide
-        """The memo's key: the row's columns and image states (True) or its columns alone."""
-        self.negative = bool(len(values)) and bool(np.minimum.reduce(values) < 0)
-        """Has a negative value ever been written (never reset: a True only costs a check)."""
-        self.nonzero = int(np.count_nonzero(values)) if count_nonzero else -1
-        """How many values are not 0 (kept by every update), or -1: not counted."""
-
-
-class NodeTable:
+class NodeTable(RowCaches):
     """Columns over a snapshot's NodeInfos; row ``i`` is ``infos[i]``."""
 
     __slots__ = (
@@ -291,7 +240,7 @@ class NodeTable:
         """The derived columns with ``depends="info"`` (a subset of ``_derived``)."""
         self._derived_on_images: dict[Hashable, _Derived] = {}
         """The derived columns with ``depends="images"`` (a subset of ``_derived``)."""
-        self._row_caches: OrderedDict[Hashable, _RowCache] = OrderedDict()
+        self._row_caches = OrderedDict()  # (typed in ``RowCaches``)
         self._row_keys_seen: OrderedDict[Hashable, None] = OrderedDict()
         self._log: list[int] = []
         """Rows whose columns changed (``update_row``), in order; the row caches remember how far
@@ -411,144 +360,6 @@ class NodeTable:
             self._derived_on_info.pop(old, None)
             self._derived_on_images.pop(old, None)
         return values
-
-    def rows_cached(
-        self,
-        key: Hashable,
-        compute: RowCompute,
-        rows: IntArray,
-        one: OneRow | None = None,
-        *,
-        node_and_images: bool = False,
-        reads_node: bool = True,
-    ) -> IntArray:
-        """``compute(self, rows)``, from a column kept current per ``key`` once the key recurs.
-
-        ``compute`` may read only the rows' ``data`` columns, and ``one`` (which must agree with
-        it) only the NodeInfo fields those columns hold; ``key`` must name everything else they
-        read. With ``node_and_images`` they may also read the row's Node object and image states:
-        the row is then recomputed after an ``update_row`` that changed either, or the columns;
-        ``reads_node=False`` says they read the image states but not the Node object (``one``'s
-        answers are then memoised by columns and image states, see ``_refresh``).
-        Without ``node_and_images``, ``one``'s answers are always memoised by the row's columns:
-        rows in the same state share them, so a ``one`` reading anything else (labels, taints,
-        scalar resources) would be answered for another row.
-        The returned array is a fresh one (``values[rows]``)."""
-        return self._cached(key, compute, rows, one, node_and_images, reads_node)[0]
-
-    def rows_cached_nonnegative(
-        self,
-        key: Hashable,
-        compute: RowCompute,
-        rows: IntArray,
-        one: OneRow | None = None,
-        *,
-        node_and_images: bool = False,
-        reads_node: bool = True,
-    ) -> IntArray | None:
-        """``rows_cached``, or None when one of the returned values is negative. A column that
-        never held a negative value skips the check."""
-        values, maybe_negative = self._cached(key, compute, rows, one, node_and_images, reads_node)
-        if maybe_negative and len(values) and np.minimum.reduce(values) < 0:
-            return None
-        return values
-
-    def rows_cached_codes(
-        self, key: Hashable, compute: RowCompute, rows: IntArray, one: OneRow | None = None
-    ) -> IntArray | None:
-        """``rows_cached`` for a column of Filter codes, or None when every returned value is 0
-        (every row passes). The column counts its non-zero values as it is kept current, so a
-        column of zeros (every node fits) answers without a look at ``rows``."""
-        c = self._row_caches.get(key)
-        if c is not None and c.nonzero >= 0:
-            self._row_caches.move_to_end(key)
-            self._refresh(c, compute, one)
-            if not c.nonzero:
-                return None
-            codes = c.values[rows]
-        else:
-            codes = self._cached(key, compute, rows, one, False, False, count_nonzero=True)[0]
-        return codes if np.count_nonzero(codes) else None
-
-    def _cached(
-        self,
-        key: Hashable,
-        compute: RowCompute,
-        rows: IntArray,
-        one: OneRow | None,
-        node_and_images: bool,
-        reads_node: bool,
-        *,
-        count_nonzero: bool = False,
-    ) -> tuple[IntArray, bool]:
-        """(``rows_cached``'s values, whether the column may hold a negative value)."""
-        c = self._row_caches.get(key)
-        if c is None:
-            if key not in self._row_keys_seen:
-                self._row_keys_seen[key] = None
-                if len(self._row_keys_seen) > MAX_ROW_KEYS_SEEN:
-                    self._row_keys_seen.popitem(last=False)
-                return compute(self, rows), True
-            values = compute(self, np.arange(self.size, dtype=np.int64))
-            seen = len(self._touched if node_and_images else self._log)
-            memo = not (node_and_images and reads_node)
-            c = self._row_caches[key] = _RowCache(values, seen, node_and_images, count_nonzero, memo)
-            if len(self._row_caches) > MAX_ROW_CACHES:
-                self._row_caches.popitem(last=False)
-            return values[rows], c.negative
-        self._row_caches.move_to_end(key)
-        self._refresh(c, compute, one)
-        return c.values[rows], c.negative
-
-    def _refresh(self, c: _RowCache, compute: RowCompute, one: OneRow | None) -> None:
-        """Recompute the rows of ``c`` changed since it last read its log."""
-        log = self._touched if c.wide else self._log
-        if c.seen >= len(log):
-            return
-        pending = log[c.seen :]
-        counted = c.nonzero >= 0
-        if one is not None and len(pending) <= FEW_ROWS:
-            values, infos, memo, states, gens = c.values, self.infos, c.memo, self._row_values, self._row_gens
-            for i in dict.fromkeys(pending):
-                if counted and values[i]:
-                    c.nonzero -= 1
-                info = infos[i]
-                if memo is None or info.generation != gens[i]:
-                    # (a row edited in place since its ``update_row``: its state is not the key's)
-                    v = one(info)
-                else:
-                    # ``one`` reads nothing of a row but what this key holds (the contract of
-                    # ``rows_cached``): rows in the same state share the answer.
-                    k = (states[i], self._image_key(i)) if c.by_images else states[i]
-                    got = memo.get(k)
-                    if got is None:
-                        if len(memo) >= MAX_ROW_MEMO:
-                            memo.clear()
-                        got = memo[k] = one(info)
-                    v = got
-                values[i] = v
-                if v:
-                    if counted:
-                        c.nonzero += 1
-                    if v < 0:
-                        c.negative = True
-        else:
-            changed = np.unique(np.array(pending, dtype=np.int64))
-            if counted:
-                c.nonzero -= int(np.count_nonzero(c.values[changed]))
-            fresh = c.values[changed] = compute(self, changed)
-            if counted:
-                c.nonzero += int(np.count_nonzero(fresh))
-            if len(fresh) and np.minimum.reduce(fresh) < 0:
-                c.negative = True
-        c.seen = len(log)
-
-    def _image_key(self, i: int) -> Hashable:
-        """Row ``i``'s image states as a value: (image, size, number of nodes) for each."""
-        key = self._image_keys[i]
-        if key is None:
-            key = self._image_keys[i] = frozenset([(name, s.size, s.num_nodes) for name, s in self._images[i].items()])
-        return key
 
     def __len__(self) -> int:
         return self.size

@@ -16,7 +16,7 @@ Cluster Autoscaler's day retries each pending pod at every node arrival: issue 2
 everything else behaves as the plain dict (``tests/scheduler/test_node_to_status_rows.py``
 compares the two over random windows and reads).
 
-It does not own the statuses themselves (``types.py``), the diagnosis and the FitError text
+It does not own the statuses themselves (``status.py``), the diagnosis and the FitError text
 (``diagnosis.py``), or the search (``vectorized.py``).
 """
 
@@ -27,10 +27,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .types import Code, Status
+from .status import Code, Status
 
 if TYPE_CHECKING:
-    from .types import NodeInfo
+    from .node_info import NodeInfo
 
 __all__ = ["NodeToStatus"]
 

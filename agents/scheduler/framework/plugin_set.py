@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from .events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource
 from .interface import (
     BindPlugin,
     EnqueueExtensions,
@@ -40,7 +41,7 @@ from .interface import (
     ReservePlugin,
     ScorePlugin,
 )
-from .types import MAX_NODE_SCORE, ActionType, ClusterEvent, ClusterEventWithHint, EventResource
+from .status import MAX_NODE_SCORE
 
 __all__ = [
     "MAX_TOTAL_SCORE",

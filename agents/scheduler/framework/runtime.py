@@ -21,20 +21,21 @@ messages:
 | Bind         | in order (async)                       | first non-Skip; none / all Skip → Skip                |
 | PostBind     | all                                    | informational                                         |
 
-Vectorised runners (``vectorized.py``, over the snapshot's ``NodeTable``): ``find_feasible_rows``
-and ``score_rows`` give the Filter and Score results of the per-node runners for many nodes at
-once, using plugins' ``filter_all`` / ``score_all`` where offered and their per-node methods
-elsewhere; nodes with nominated pods take ``run_filter_plugins_with_nominated_pods``.
-``score_rows`` first asks ``score_totals.cached_totals``: when every Score plugin's normalized
-score is row-wise this cycle, the weighted totals come from a per-row column the table keeps.
+Where the runners live: this module holds PreEnqueue and QueueSort (the queue's points), the
+plugins' lists per point and per skipped set (``_minus``), the introspection and the ``Handle``
+(the Framework is the plugins' Handle). The rest are mixed in: PreFilter, Filter (per node, with
+nominated pods, and the vectorised ``find_feasible_rows``) and PostFilter from
+``runtime_filtering.py`` (``FilterRunners``); PreScore, Score and the vectorised ``score_rows``
+from ``runtime_scoring.py`` (``ScoringRunners``); Reserve on (the table's last six rows) and the
+waiting pods from ``runtime_binding.py`` (``BindingRunners``).
 
-The runners from Reserve on (the table's last six rows) and the waiting pods live in ``runtime_binding.py``, mixed in as
-``BindingRunners``. A plugin raising inside any point gives an ``Error`` status (upstream's ``AsStatus``) with that
-point's message, as if it had returned the error; the vectorised ``filter_all``/``score_all`` fall back to the per-
-node methods when they raise, so the same node and message come out. Plugin statuses are stamped with the plugin's
-name. The Framework is also the plugins' ``Handle``. Everything is synchronous except ``wait_on_permit``,
-``run_pre_bind_plugins`` and ``run_bind_plugins``. It does not own the order of the scheduling cycle, node sampling,
-host selection or the failure handling (the scheduler's cycles do), nor the queue or the cache.
+A plugin raising inside any point gives an ``Error`` status (upstream's ``AsStatus``) with that
+point's message, as if it had returned the error; the vectorised ``filter_all``/``score_all``
+fall back to the per-node methods when they raise, so the same node and message come out.
+Plugin statuses are stamped with the plugin's name. Everything is synchronous except
+``wait_on_permit``, ``run_pre_bind_plugins`` and ``run_bind_plugins``. It does not own the order
+of the scheduling cycle, node sampling, host selection or the failure handling (the scheduler's
+cycles do), nor the queue or the cache.
 """
 
 from __future__ import annotations
@@ -44,28 +45,18 @@ import random
 from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
-import numpy as np
-
 from emulator.base.api.core import Pod
 from emulator.base.runtime.clock import Clock
 
-from . import score_totals, vectorized
-from .diagnosis import Diagnosis
+from .events import ClusterEventWithHint
 from .interface import (
     ExtensionPoint,
     FilterPlugin,
-    NodePluginScores,
-    NodeToStatus,
-    NominatingMode,
     Plugin,
     PluginFactory,
-    PluginScore,
     PodNominator,
-    PostFilterPlugin,
-    PostFilterResult,
     PreEnqueuePlugin,
     PreFilterPlugin,
-    PreFilterResult,
     PreScorePlugin,
     ProfileSpec,
     QueuedPod,
@@ -73,22 +64,12 @@ from .interface import (
     ScorePlugin,
     SharedLister,
 )
-from .node_table import IntArray, NodeTable
 from .plugin_set import build_plugins, enqueue_events
+from .pod_info import PodInfo
 from .runtime_binding import BindingRunners
-from .types import (
-    MAX_NODE_SCORE,
-    MIN_NODE_SCORE,
-    SUCCESS,
-    ClusterEventWithHint,
-    Code,
-    CycleState,
-    NodeInfo,
-    NodeScore,
-    PodInfo,
-    Status,
-    as_status,
-)
+from .runtime_filtering import FilterRunners
+from .runtime_scoring import ScoringRunners
+from .status import SUCCESS, Code, Status, as_status
 from .waiting_pods import WaitingPodsMap
 
 if TYPE_CHECKING:
@@ -101,16 +82,9 @@ _OK: Final = Code.Success
 """``status.code is _OK``: ``Status.is_success`` without the method call (the per-cycle runners)."""
 
 
-def _error(msg: str, plugin: str) -> Status:
-    return Status(Code.Error, msg, plugin=plugin)
-
-
-def _pod_priority(pod: Pod) -> int:
-    return pod.spec.priority if pod.spec.priority is not None else 0
-
-
-class Framework(BindingRunners):
-    """The plugins of one profile and the runners of its extension points."""
+class Framework(FilterRunners, ScoringRunners, BindingRunners):
+    """The plugins of one profile and the runners of its extension points (those of PreFilter
+    to PostFilter, PreScore and Score, Reserve on: mixed in)."""
 
     def __init__(
         self,
@@ -191,23 +165,6 @@ class Framework(BindingRunners):
         plugins = self._active.get(key)
         if plugins is None:
             plugins = self._active[key] = [p for p in self._points[point] if p.name not in skip]
-        return plugins
-
-    def _filters_minus(self, skip: set[str]) -> tuple[list[Any], list[Any]]:
-        """The Filter plugins minus ``skip`` and their ``filter_all`` methods (shared: never mutate)."""
-        key = frozenset(skip)
-        found = self._filter_minus.get(key)
-        if found is None:
-            plugins = [p for p in self._filter if p.name not in skip]
-            found = self._filter_minus[key] = (plugins, [getattr(p, "filter_all", None) for p in plugins])
-        return found
-
-    def _scores_minus(self, skip: set[str]) -> list[Any]:
-        """The Score plugins minus ``skip`` (shared: never mutate)."""
-        key = frozenset(skip)
-        plugins = self._score_minus.get(key)
-        if plugins is None:
-            plugins = self._score_minus[key] = [p for p in self._score if p.name not in skip]
         return plugins
 
     # --- introspection ----------------------------------------------------------------------
@@ -298,258 +255,3 @@ class Framework(BindingRunners):
         ``less``), or None."""
         key: Callable[[QueuedPod], Any] | None = getattr(self._points[ExtensionPoint.QueueSort][0], "sort_key", None)
         return key
-
-    # --- filtering --------------------------------------------------------------------------
-
-    def run_pre_filter_plugins(
-        self, state: CycleState, pod: Pod, nodes: list[NodeInfo]
-    ) -> tuple[PreFilterResult | None, Status, set[str]]:
-        """(merged result, status, plugins whose result restricted the nodes)."""
-        skip: set[str] = set()
-        try:
-            result: PreFilterResult | None = None
-            with_nodes: set[str] = set()
-            returned = SUCCESS
-            pl: PreFilterPlugin
-            for pl in self._pre_filter:
-                try:
-                    r, s = pl.pre_filter(state, pod, nodes)
-                except Exception as err:
-                    r, s = None, as_status(err)
-                code = s.code  # the hot loop: attribute compares, not method calls
-                if code is Code.Skip:
-                    skip.add(pl.name)
-                    continue
-                if code is not Code.Success:
-                    s = s.with_plugin(pl.name)
-                    if s.code is Code.UnschedulableAndUnresolvable:
-                        return None, s, set()
-                    if s.code is Code.Unschedulable:
-                        returned = s
-                        continue
-                    return None, _error(f'running PreFilter plugin "{pl.name}": {s.message()}', pl.name), set()
-                if r is not None and not r.all_nodes():
-                    with_nodes.add(pl.name)
-                result = r if result is None else result.merge(r)
-                if result is not None and result.node_names is not None and not result.node_names:
-                    names = sorted(with_nodes)
-                    if len(names) == 1:
-                        msg = f"node(s) didn't satisfy plugin {names[0]}"
-                    else:
-                        msg = f"node(s) didn't satisfy plugin(s) [{' '.join(names)}] simultaneously"
-                    return result, Status(Code.UnschedulableAndUnresolvable, msg), with_nodes
-            return result, returned, with_nodes
-        finally:
-            state.skip_filter_plugins = skip
-
-    def run_pre_filter_extension_add_pod(
-        self, state: CycleState, pod_to_schedule: Pod, pod_info_to_add: PodInfo, node_info: NodeInfo
-    ) -> Status:
-        return self._run_extension(state, "AddPod", pod_to_schedule, pod_info_to_add, node_info)
-
-    def run_pre_filter_extension_remove_pod(
-        self, state: CycleState, pod_to_schedule: Pod, pod_info_to_remove: PodInfo, node_info: NodeInfo
-    ) -> Status:
-        return self._run_extension(state, "RemovePod", pod_to_schedule, pod_info_to_remove, node_info)
-
-    def _run_extension(self, state: CycleState, op: str, pod: Pod, pi: PodInfo, node_info: NodeInfo) -> Status:
-        pl: PreFilterPlugin
-        for pl in self._points[ExtensionPoint.PreFilter]:
-            ext = pl.pre_filter_extensions()
-            if ext is None or pl.name in state.skip_filter_plugins:
-                continue
-            try:
-                s = (
-                    ext.add_pod(state, pod, pi, node_info)
-                    if op == "AddPod"
-                    else ext.remove_pod(state, pod, pi, node_info)
-                )
-            except Exception as err:
-                s = as_status(err)
-            if not s.is_success():
-                return _error(f'running {op} on PreFilter plugin "{pl.name}": {s.message()}', pl.name)
-        return SUCCESS
-
-    def run_filter_plugins(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
-        pl: FilterPlugin
-        for pl in self._filter:
-            if pl.name in state.skip_filter_plugins:
-                continue
-            try:
-                s = pl.filter(state, pod, node_info)
-            except Exception as err:
-                s = as_status(err)
-            if not s.is_success():
-                if not s.is_rejected():
-                    return _error(f'running "{pl.name}" filter plugin: {s.message()}', pl.name)
-                return s.with_plugin(pl.name)
-        return SUCCESS
-
-    def run_filter_plugins_with_nominated_pods(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
-        """Filters with the ≥-priority pods nominated to the node, then (if any) without them."""
-        priority = _pod_priority(pod)
-        nominated = [
-            pi
-            for pi in self.nominated_pods_for_node(node_info.name)
-            if _pod_priority(pi.pod) >= priority and pi.uid != pod.metadata.uid
-        ]
-        if not nominated:
-            return self.run_filter_plugins(state, pod, node_info)
-        state_with, node_with = state.clone(), node_info.clone()
-        for pi in nominated:
-            node_with.add_pod(pi)
-            s = self.run_pre_filter_extension_add_pod(state_with, pod, pi, node_with)
-            if not s.is_success():
-                return Status(Code.Error, *s.reasons, plugin=s.plugin)
-        status = self.run_filter_plugins(state_with, pod, node_with)
-        if not status.is_success():
-            return status
-        return self.run_filter_plugins(state, pod, node_info)
-
-    def find_feasible_rows(
-        self,
-        state: CycleState,
-        pod: Pod,
-        table: NodeTable,
-        candidates: IntArray | None,
-        start: int,
-        to_find: int,
-        diagnosis: Diagnosis,
-    ) -> tuple[IntArray, int, Status | None]:
-        """Upstream's sampled search over ``candidates`` (table rows; None: all) from position
-        ``start``: (feasible rows, nodes processed, an Error status or None); failures go into
-        ``diagnosis`` as the per-node search would put them."""
-        plugins, filter_alls = self._filters_minus(state.skip_filter_plugins)
-        return vectorized.find_feasible(
-            plugins,
-            state,
-            pod,
-            table,
-            candidates,
-            start,
-            to_find,
-            diagnosis,
-            self._nominated_rows(table),
-            self.run_filter_plugins_with_nominated_pods,
-            filter_alls,
-        )
-
-    def _nominated_rows(self, table: NodeTable) -> np.ndarray[Any, np.dtype[np.bool_]] | None:
-        """Rows of nodes with nominated pods (None: there are none)."""
-        nominator = self._nominator
-        if nominator is None:
-            return None
-        names_of = getattr(nominator, "nominated_node_names", None)
-        if names_of is not None:
-            names: list[str] = names_of()
-        else:
-            names = [info.name for info in table.infos if nominator.nominated_pods_for_node(info.name)]
-        rows = [i for i in (table.index.get(n) for n in names) if i is not None]
-        if not rows:
-            return None
-        mask = np.zeros(table.size, dtype=bool)
-        mask[rows] = True
-        return mask
-
-    def run_post_filter_plugins(
-        self, state: CycleState, pod: Pod, filtered_node_status: NodeToStatus
-    ) -> tuple[PostFilterResult | None, Status]:
-        result: PostFilterResult | None = None
-        reasons: list[str] = []
-        rejector = ""
-        pl: PostFilterPlugin
-        for pl in self._points[ExtensionPoint.PostFilter]:
-            try:
-                r, s = pl.post_filter(state, pod, filtered_node_status)
-            except Exception as err:
-                r, s = None, as_status(err)
-            if s.is_success():
-                return r, s
-            if s.code is Code.UnschedulableAndUnresolvable:
-                return r, s.with_plugin(pl.name)
-            if not s.is_rejected():
-                return None, Status(Code.Error, *s.reasons, plugin=pl.name)
-            if r is not None and r.nominating_mode is not NominatingMode.Noop:
-                result = r
-            reasons.extend(s.reasons)
-            rejector = rejector or pl.name
-        return result, Status(Code.Unschedulable, *reasons, plugin=rejector)
-
-    # --- scoring ----------------------------------------------------------------------------
-
-    def run_pre_score_plugins(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status:
-        skip: set[str] = set()
-        try:
-            pl: PreScorePlugin
-            for pl in self._pre_score:
-                try:
-                    s = pl.pre_score(state, pod, nodes)
-                except Exception as err:
-                    s = as_status(err)
-                code = s.code
-                if code is Code.Skip:
-                    skip.add(pl.name)
-                elif code is not Code.Success:
-                    return _error(f'running PreScore plugin "{pl.name}": {s.message()}', pl.name)
-            return SUCCESS
-        finally:
-            state.skip_score_plugins = skip
-
-    def run_score_plugins(
-        self, state: CycleState, pod: Pod, nodes: list[NodeInfo]
-    ) -> tuple[list[NodePluginScores], Status]:
-        """Per node: each plugin's raw, normalized and weighted score, and the total."""
-        plugins: list[ScorePlugin] = self._scores_minus(state.skip_score_plugins)
-        lists: dict[str, list[NodeScore]] = {pl.name: [] for pl in plugins}
-        for ni in nodes:
-            for pl in plugins:
-                try:
-                    score, s = pl.score(state, pod, ni)
-                except Exception as err:
-                    score, s = 0, as_status(err)
-                if not s.is_success():
-                    msg = f'running Score plugins: plugin "{pl.name}" failed with: {s.message()}'
-                    return [], _error(msg, pl.name)
-                lists[pl.name].append(NodeScore(ni.name, score))
-        raw = {name: [ns.score for ns in lst] for name, lst in lists.items()}
-        for pl in plugins:
-            ext = pl.score_extensions()
-            if ext is None:
-                continue
-            try:
-                s = ext.normalize_score(state, pod, lists[pl.name])
-            except Exception as err:
-                s = as_status(err)
-            if not s.is_success():
-                msg = f'running Normalize on Score plugins: plugin "{pl.name}" failed with: {s.message()}'
-                return [], _error(msg, pl.name)
-        out: list[NodePluginScores] = []
-        for i, ni in enumerate(nodes):
-            nps = NodePluginScores(ni.name)
-            for pl in plugins:
-                normalized = lists[pl.name][i].score
-                if not MIN_NODE_SCORE <= normalized <= MAX_NODE_SCORE:
-                    msg = (
-                        f'applying score defaultWeights on Score plugins: plugin "{pl.name}" returns an invalid '
-                        f"score {normalized}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] "
-                        "after normalizing"
-                    )
-                    return [], _error(msg, pl.name)
-                weight = self.score_plugin_weight[pl.name]
-                nps.scores.append(PluginScore(pl.name, raw[pl.name][i], normalized, weight, normalized * weight))
-                nps.total_score += normalized * weight
-            out.append(nps)
-        return out, SUCCESS
-
-    def score_rows(
-        self, state: CycleState, pod: Pod, table: NodeTable, rows: IntArray, nodes: list[NodeInfo]
-    ) -> tuple[IntArray, Status]:
-        """The totals ``run_score_plugins`` gives ``nodes`` (= ``table`` rows ``rows``), or its Error."""
-        plugins = self._scores_minus(state.skip_score_plugins)
-        totals = score_totals.cached_totals(plugins, self.score_plugin_weight, state, pod, table, rows)
-        if totals is not None:
-            return totals, SUCCESS
-        try:
-            return vectorized.score(plugins, self.score_plugin_weight, state, pod, table, rows, nodes), SUCCESS
-        except vectorized.ScoreError as err:
-            return np.zeros(0, dtype=np.int64), err.status

@@ -6,7 +6,8 @@ WaitOnPermit, PreBind, Bind, PostBind (upstream ``framework/runtime/framework.go
 (the plugins per extension point, the waiting-pods map, the clock). A plugin raising inside
 one of these points gives an ``Error`` status as upstream's ``AsStatus`` would (Unreserve and
 PostBind have no status upstream: an exception there changes nothing). It does not own the
-filtering and scoring runners, the Handle or building the plugins (``runtime.py``).
+filtering and scoring runners (``runtime_filtering.py``, ``runtime_scoring.py``), the Handle
+or building the plugins (``runtime.py``).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any, Final
 from emulator.base.api.core import Pod
 from emulator.base.runtime.clock import Clock
 
+from .cycle_state import CycleState
 from .interface import (
     MAX_TIMEOUT_SECONDS,
     BindPlugin,
@@ -27,7 +29,7 @@ from .interface import (
     PreBindPlugin,
     ReservePlugin,
 )
-from .types import SKIP, SUCCESS, Code, CycleState, Status, as_status
+from .status import SKIP, SUCCESS, Code, Status, as_status, error_status
 from .waiting_pods import WaitingPod, WaitingPodsMap
 
 __all__ = ["BindingRunners"]
@@ -36,10 +38,6 @@ __all__ = ["BindingRunners"]
 _PRE_FLIGHT_SKIP = Status(Code.Skip)
 _OK: Final = Code.Success
 """``status.code is _OK``: ``Status.is_success`` without the method call (the per-pod runners)."""
-
-
-def _error(msg: str, plugin: str) -> Status:
-    return Status(Code.Error, msg, plugin=plugin)
 
 
 class BindingRunners:
@@ -82,7 +80,7 @@ class BindingRunners:
             if s.code is not _OK:
                 if s.is_rejected():
                     return s.with_plugin(pl.name)
-                return _error(f'running Reserve plugin "{pl.name}": {s.message()}', pl.name)
+                return error_status(f'running Reserve plugin "{pl.name}": {s.message()}', pl.name)
         return SUCCESS
 
     def run_reserve_plugins_unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
@@ -109,7 +107,7 @@ class BindingRunners:
             if s.is_wait():
                 wait[pl.name] = min(timeout, MAX_TIMEOUT_SECONDS)
                 continue
-            return _error(f'running Permit plugin "{pl.name}": {s.message()}', pl.name)
+            return error_status(f'running Permit plugin "{pl.name}": {s.message()}', pl.name)
         if wait:
             self.waiting_pods.add(WaitingPod(pod, wait, self.clock))
             msg = f'one or more plugins asked to wait and no plugin rejected pod "{pod.metadata.name}"'
@@ -127,7 +125,7 @@ class BindingRunners:
             self.waiting_pods.remove(pod.metadata.uid)
         if s.is_success() or s.is_rejected():
             return s
-        return _error(f"waiting on permit for pod: {s.message()}", s.plugin)
+        return error_status(f"waiting on permit for pod: {s.message()}", s.plugin)
 
     # --- binding ----------------------------------------------------------------------------
 
@@ -163,13 +161,13 @@ class BindingRunners:
             elif code is Code.Success:
                 returned = SUCCESS
             elif code is Code.Error:
-                return _error(f'running PreBindPreFlight "{pl.name}": {s.message()}', pl.name)
+                return error_status(f'running PreBindPreFlight "{pl.name}": {s.message()}', pl.name)
             else:
                 msg = (
                     f'PreBindPreFlight {pl.name} returned "{code.name}", which is unsupported. '
                     "It is supposed to return Success, Skip, or Error status"
                 )
-                return _error(msg, pl.name)
+                return error_status(msg, pl.name)
         state.skip_pre_bind_plugins = frozenset(skip)
         return returned
 
@@ -186,7 +184,7 @@ class BindingRunners:
             if not s.is_success():
                 if s.is_rejected():
                     return s.with_plugin(pl.name)
-                return _error(f'running PreBind plugin "{pl.name}": {s.message()}', pl.name)
+                return error_status(f'running PreBind plugin "{pl.name}": {s.message()}', pl.name)
         return SUCCESS
 
     async def run_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> Status:
@@ -204,7 +202,7 @@ class BindingRunners:
                 return status
             if status.is_rejected():
                 return status.with_plugin(pl.name)
-            return _error(f'running Bind plugin "{pl.name}": {status.message()}', pl.name)
+            return error_status(f'running Bind plugin "{pl.name}": {status.message()}', pl.name)
         return status
 
     def run_post_bind_plugins(self, state: CycleState, pod: Pod, node_name: str) -> None:

@@ -39,9 +39,12 @@ from typing import Any, Final
 
 import numpy as np
 
+from .cycle_state import CycleState
 from .interface import RowScore
-from .node_table import IntArray, NodeTable, OneRow, RowCompute
-from .types import MAX_NODE_SCORE, MIN_NODE_SCORE, CycleState, NodeInfo
+from .node_info import NodeInfo
+from .node_table import NodeTable
+from .row_cache import IntArray, OneRow, RowCompute
+from .status import MAX_NODE_SCORE, MIN_NODE_SCORE
 
 __all__ = ["MAX_WEIGHT", "cached_totals"]
 

@@ -16,8 +16,10 @@ from typing import Final, Protocol, runtime_checkable
 
 from emulator.base.api.core import Pod
 
+from .cycle_state import CycleState
+from .node_info import NodeInfo
 from .node_table import IntArray, NodeTable
-from .types import CycleState, NodeInfo, Status
+from .status import Status
 
 __all__ = [
     "ALL_PASS",

@@ -32,10 +32,12 @@ from typing import Any, Final
 
 import numpy as np
 
+from .cycle_state import CycleState
 from .diagnosis import Diagnosis
 from .interface import FilterCodes
+from .node_info import NodeInfo
 from .node_table import IntArray, NodeTable
-from .types import MAX_NODE_SCORE, MIN_NODE_SCORE, SUCCESS, Code, CycleState, NodeInfo, NodeScore, Status, as_status
+from .status import MAX_NODE_SCORE, MIN_NODE_SCORE, SUCCESS, Code, NodeScore, Status, as_status
 
 __all__ = ["MIN_WINDOW", "ScoreError", "find_feasible", "rotated", "score", "select_host"]
 

@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterator, Mapping
 from emulator.base.api.core import Pod
 from emulator.base.runtime.clock import Clock, format_duration
 
-from .types import Code, Status
+from .status import Code, Status
 
 __all__ = ["WaitingPod", "WaitingPodsMap"]
 

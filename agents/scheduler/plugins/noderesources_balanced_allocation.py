@@ -64,9 +64,8 @@ from agents.scheduler.framework.node_table import (
     REQ_MEM,
     IntArray,
     NodeTable,
-    OneRow,
-    RowCompute,
 )
+from agents.scheduler.framework.row_cache import OneRow, RowCompute
 from agents.scheduler.framework.types import (
     MAX_NODE_SCORE,
     SKIP,

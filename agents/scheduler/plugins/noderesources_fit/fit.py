@@ -32,9 +32,8 @@ from agents.scheduler.framework.node_table import (
     REQ_EPH,
     IntArray,
     NodeTable,
-    OneRow,
-    RowCompute,
 )
+from agents.scheduler.framework.row_cache import OneRow, RowCompute
 from agents.scheduler.framework.types import (
     SUCCESS,
     ActionType,
