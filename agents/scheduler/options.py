@@ -2,8 +2,9 @@
 KubeSchedulerConfiguration (``schedulerOptions`` in a scenario, plus the explain hook and a
 benchmark's metrics recorder).
 
-Built by ``setup.py`` from a scenario, read by the agent (``scheduler.py``) and its cycle
-(``schedule_one.py``). It sits below both so that neither imports the other to reach it.
+Built by ``setup.py`` from a scenario, read by the agent (``scheduler.py``) and its cycles
+(``schedule_one.py``, ``binding_cycle.py``, ``failure_handler.py``). It sits below both so that
+neither imports the other to reach it.
 """
 
 from __future__ import annotations

@@ -1,16 +1,15 @@
-"""One pod's scheduling cycle and binding cycle (upstream ``schedule_one.go``).
+"""One pod's scheduling cycle (upstream ``scheduleOne``/``schedulingCycle``, ``schedulePod``,
+``findNodesThatFitPod``, ``prioritizeNodes`` in ``schedule_one.go``, v1.34).
 
 What this module owns: ``SchedulingCycle``, the part of the ``Scheduler`` agent that takes
-one pod from the queue to a bound node or back to the queue — ``schedule_one``,
-``schedule_pod``, ``find_nodes_that_fit``, ``prioritize_nodes``, host selection, assume,
-Reserve/Permit, ``binding_cycle`` and ``handle_failure`` with its API reports. It does not
-own the informers, the task group or the loop (``scheduler.py``), the informer handlers
-(``eventhandlers.py``), nor the node sampling and tie-break (``sampling.py``).
-
-Why ~580 lines in one module: the two cycles and the failure path share every piece of
-per-attempt state, so they stay together as upstream keeps them in ``schedule_one.go``. Events
-go through the client layer's ``EventRecorder`` (``self.events``) and the status report
-through ``status_patches.failure_patch`` (one PATCH).
+one pod from the queue to an assumed, reserved and permitted node (or back to the queue) --
+``schedule_one``, ``schedule_pod``, ``find_nodes_that_fit``, ``prioritize_nodes``, host
+selection, assume, Reserve/Permit -- and hands it to the binding cycle. It does not own the
+binding cycle (``binding_cycle.py``, its base ``BindingCycle``), requeueing and reporting a
+failure (``failure_handler.py``, ``FailureHandler``, the base of both), the informers, the task
+group or the loop (``scheduler.py``), the informer handlers (``eventhandlers.py``), nor the node
+sampling and tie-break (``sampling.py``). The three cycles' modules are one object, as upstream's
+``schedule_one.go`` methods share the ``Scheduler``: each declares the agent state it reads.
 
 Scheduling cycle (``schedule_one``), one pod at a time, never awaiting the API:
 pop → skip deleting or already-assumed pods → pick the profile by ``spec.schedulerName`` →
@@ -25,17 +24,6 @@ loop where its task's first step would have run (``Scheduler.bind_next``), the r
 Permit wait, a bind with latency) a task of the scheduler's task group. The loop yields to
 the event loop between cycles, so binding cycles and informer deliveries interleave with
 scheduling as upstream's goroutines do.
-
-Binding cycle (concurrent): WaitOnPermit → ``queue.done`` → PreBind → Bind (through the
-client: with latency, and it may fail) → ``cache.finish_binding`` → PostBind → activate.
-On failure: Unreserve, forget (a forgotten pod is an ``AssignedPodDelete`` for the others;
-for a rejection deferred and excluding the pod itself), requeue, clear the nomination.
-
-Failure handling (``handle_failure``): rejected pods remember their rejecting plugins (they
-drive queueing hints); the pod gets ``PodScheduled=False`` with reason ``Unschedulable`` (or
-``SchedulerError``) and upstream's ``0/N nodes are available: ...`` message, plus a
-``FailedScheduling`` Event (aggregated: a repeat bumps the count); success gives a
-``Scheduled`` Event. Those API writes run as tasks: the cycle itself does not wait on them.
 
 Metrics (``schedule_attempts_total`` as upstream): an attempt counts ``scheduled`` when its
 binding succeeds, ``unschedulable`` on a rejection, ``error`` otherwise. A benchmark's
@@ -55,7 +43,6 @@ in-flight protection off).
 
 from __future__ import annotations
 
-import asyncio
 import random
 import time
 from collections.abc import Coroutine
@@ -66,57 +53,34 @@ from typing import TYPE_CHECKING, Any, Final
 import numpy as np
 from msgspec.structs import replace
 
+from agents.scheduler.binding_cycle import BindingCycle
 from agents.scheduler.cache import CacheError
 from agents.scheduler.explain import Decided, explain_pod
+from agents.scheduler.failure_handler import pod_reference, settle
 from agents.scheduler.framework import vectorized
 from agents.scheduler.framework.diagnosis import Diagnosis, FitError
 from agents.scheduler.framework.interface import ExtensionPoint, NodeToStatus, NominatingMode
 from agents.scheduler.framework.types import (
     PODS_TO_ACTIVATE_KEY,
-    SUCCESS,
     Code,
     CycleState,
     NodeInfo,
-    PodInfo,
     PodsToActivate,
     Status,
 )
-from agents.scheduler.queue import EventAssignedPodDelete, QueuedPodInfo
+from agents.scheduler.queue import QueuedPodInfo
 from agents.scheduler.sampling import num_feasible_nodes_to_find, select_host
-from agents.scheduler.status_patches import failure_patch, with_condition
 from emulator.base.api.core import Pod
-from emulator.base.api.meta import ObjectReference
 
 if TYPE_CHECKING:
-    from agents.scheduler.cache import Cache, Snapshot
+    from agents.scheduler.cache import Snapshot
     from agents.scheduler.framework.node_table import IntArray
     from agents.scheduler.framework.runtime import Framework
-    from agents.scheduler.metrics import SchedulingMetrics
-    from agents.scheduler.options import SchedulerOptions
-    from agents.scheduler.queue import SchedulingQueue
-    from emulator.base.client.client import Client
-    from emulator.base.client.events import EventRecorder
-    from emulator.base.client.informer import Informer
-    from emulator.base.runtime.clock import Clock
 
-__all__ = ["SchedulingCycle", "pod_reference"]
+__all__ = ["SchedulingCycle"]
 
 _OK: Final = Code.Success
 """``status.code is _OK``: ``Status.is_success`` without the method call (every pod's cycle)."""
-
-
-def pod_reference(pod: Pod) -> ObjectReference:
-    """The ``regarding`` object of the scheduler's Events about ``pod``: upstream's
-    ``reference.GetReference``, resourceVersion included (so it is part of the series key)."""
-    meta = pod.metadata
-    return ObjectReference(
-        api_version="v1",
-        kind="Pod",
-        namespace=meta.namespace,
-        name=meta.name,
-        uid=meta.uid,
-        resource_version=meta.resource_version,
-    )
 
 
 @dataclass(slots=True)
@@ -132,33 +96,16 @@ class _SchedulingError(Exception):
         self.status = status
 
 
-async def _settle(patch: Coroutine[Any, Any, None] | None) -> None:
-    """Await the failure PATCH a rate-limited scheduler makes in the failing task (if any)."""
-    if patch is not None:
-        await patch
+class SchedulingCycle(BindingCycle):
+    """The scheduling cycle of the ``Scheduler`` agent (a mixin: the agent builds the state
+    declared here and in its bases)."""
 
-
-class SchedulingCycle:
-    """The scheduling and binding cycles of the ``Scheduler`` agent (a mixin: the agent
-    builds the state declared here)."""
-
-    name: str
-    client: Client
-    clock: Clock
     rng: random.Random
-    events: EventRecorder
-    options: SchedulerOptions
-    cache: Cache
     snapshot: Snapshot
-    metrics: SchedulingMetrics
-    queue: SchedulingQueue
-    pods: Informer
     frameworks: dict[str, Framework]
     next_start_node_index: int
-    _first_seen: dict[str, float]
     _evaluated: int
     _feasible_rows: IntArray | None
-    _tg: asyncio.TaskGroup | None
     _binding: tuple[Coroutine[Any, Any, None], str] | None
     inline_binding: bool = True
     """Leave the binding cycle to the loop (``Scheduler.bind_next``); False: a task of its own."""
@@ -203,7 +150,7 @@ class SchedulingCycle:
             self._record_attempt(start, wall0, "unschedulable")
             if self.options.explain is not None:  # explain hook
                 self._explain(fwk, qpi, start, None, str(fit), nominated)
-            await _settle(self.handle_failure(qpi, Status(Code.Unschedulable, str(fit)), fit, nominated))
+            await settle(self.handle_failure(qpi, Status(Code.Unschedulable, str(fit)), fit, nominated))
             return
         except (_SchedulingError, CacheError) as err:
             status = err.status if isinstance(err, _SchedulingError) else Status(Code.Error, str(err))
@@ -211,7 +158,7 @@ class SchedulingCycle:
             self._record_attempt(start, wall0, "unschedulable" if status.is_rejected() else "error")
             if self.options.explain is not None:  # explain hook
                 self._explain(fwk, qpi, start, None, status.message(), "")
-            await _settle(self.handle_failure(qpi, status, None, ""))
+            await settle(self.handle_failure(qpi, status, None, ""))
             return
         await self._cycle_cost()
         host = result.node
@@ -221,7 +168,7 @@ class SchedulingCycle:
                 self.cache.assume_pod(assumed, qpi.pod_info)
             except CacheError as err:  # e.g. the pod was bound by someone else meanwhile
                 self._record_attempt(start, wall0, "error")
-                await _settle(self.handle_failure(qpi, Status(Code.Error, str(err)), None, ""))
+                await settle(self.handle_failure(qpi, Status(Code.Error, str(err)), None, ""))
                 return
         self.queue.delete_nominated_pod_if_exists(pod)
         status = fwk.run_reserve_plugins_reserve(state, assumed, host)
@@ -235,7 +182,7 @@ class SchedulingCycle:
                 self._explain(fwk, qpi, start, host, status.message(), "")
             rejection = self._one_node_fit_error(assumed, host, status) if status.is_rejected() else None
             failed = Status(status.code, str(rejection)) if rejection else status
-            await _settle(self.handle_failure(qpi, failed, rejection, ""))
+            await settle(self.handle_failure(qpi, failed, rejection, ""))
             return
         self._record_attempt(start, wall0, None)
         if self.options.explain is not None:  # explain hook
@@ -256,23 +203,6 @@ class SchedulingCycle:
         if cost > 0:
             self.cache.hold_swaps = True  # the snapshot is held across the wait (``Cache.hold_swaps``)
             await self.clock.sleep(cost)
-
-    def _spawn(self, coro: Coroutine[Any, Any, Any], name: str) -> None:
-        assert self._tg is not None, "the scheduler is not running"
-        self._tg.create_task(coro, name=f"{self.name}:{name}")
-
-    def _activate(self, to_activate: PodsToActivate) -> None:
-        if to_activate.map:
-            pods = list(to_activate.map.values())
-            to_activate.map.clear()
-            self.queue.activate(pods)
-
-    @staticmethod
-    def _one_node_fit_error(pod: Pod, host: str, status: Status) -> FitError:
-        """Reserve/Permit rejections are reported as a FitError over the one chosen node."""
-        diagnosis = Diagnosis(node_to_status=NodeToStatus({host: status}))
-        diagnosis.add_plugin_status(status)
-        return FitError(pod, 1, diagnosis)
 
     # --- explain hook (agents/scheduler/explain.py): after the attempt's decision, never when
     # options.explain is None; on the cycle's snapshot, a fresh CycleState, its own rng.
@@ -460,146 +390,3 @@ class SchedulingCycle:
         if result is not None and result.nominating_mode is NominatingMode.Override:
             return result.nominated_node_name
         return None
-
-    def _forget(self, assumed: Pod) -> bool:
-        """Forget an assumed pod; whether there was one to forget."""
-        if self.options.assume_cache and self.cache.is_assumed_pod(assumed):
-            self.cache.forget_pod(assumed)
-            return True
-        return False
-
-    # --- the binding cycle --------------------------------------------------------------
-
-    async def binding_cycle(
-        self, fwk: Framework, state: CycleState, qpi: QueuedPodInfo, assumed: Pod, host: str
-    ) -> None:
-        uid = assumed.metadata.uid
-        # read before the bind: its event may reach the pod handler before ``bind`` returns
-        # (in place), which forgets an unassumed pod's first sight (``assumeCache: false``)
-        first_seen = self._first_seen.get(uid)
-        status = await fwk.wait_on_permit(assumed)
-        if status.code is not _OK:
-            fit = self._one_node_fit_error(assumed, host, status) if status.is_rejected() else None
-            failed = Status(status.code, str(fit)) if fit else status
-            await _settle(self._binding_failure(fwk, state, qpi, assumed, host, failed, fit))
-            return
-        self.queue.done(uid)
-        # PreBindPreFlight first: Skip means no PreBind plugin has work for this pod (the
-        # common case: no claims to bind), and PreBind is not entered at all. An Error here is
-        # not the pod's failure (upstream acts on it only behind an off-by-default gate): PreBind
-        # then runs in full, as it would without the pre-flight.
-        status = fwk.run_pre_bind_pre_flights(state, assumed, host)
-        if status.code is not Code.Skip:
-            if status.code is Code.Error:
-                state.skip_pre_bind_plugins = frozenset()
-            status = await fwk.run_pre_bind_plugins(state, assumed, host)
-        else:
-            status = SUCCESS
-        if status.code is _OK:
-            status = await fwk.run_bind_plugins(state, assumed, host)
-        if self.options.assume_cache and self.cache.is_assumed_pod(assumed):
-            self.cache.finish_binding(assumed)
-        if status.code is not _OK:
-            # PreBind/Bind failures carry no rejecting plugins: the pod backs off as on an error.
-            await _settle(self._binding_failure(fwk, state, qpi, assumed, host, status, None))
-            return
-        now = self.clock.now()
-        self.metrics.scheduled += 1
-        self._first_seen.pop(uid, None)
-        self.metrics.bound(now, now - (now if first_seen is None else first_seen))
-        fwk.run_post_bind_plugins(state, assumed, host)
-        try:
-            to_activate = state.read(PODS_TO_ACTIVATE_KEY)
-        except KeyError:
-            pass
-        else:
-            if to_activate.map:  # (``_activate``'s own test, without the call)
-                self._activate(to_activate)
-        pod = assumed
-        await self.events.event(
-            pod_reference(pod),
-            "Normal",
-            "Scheduled",
-            f"Successfully assigned {pod.metadata.namespace}/{pod.metadata.name} to {host}",
-            action="Binding",
-        )
-
-    def _binding_failure(
-        self,
-        fwk: Framework,
-        state: CycleState,
-        qpi: QueuedPodInfo,
-        assumed: Pod,
-        host: str,
-        status: Status,
-        fit: FitError | None,
-    ) -> Coroutine[Any, Any, None] | None:
-        """Upstream ``handleBindingCycleError`` (returns ``handle_failure``'s PATCH to await)."""
-        if status.is_rejected():
-            self.metrics.unschedulable += 1
-        else:
-            self.metrics.errors += 1
-        fwk.run_reserve_plugins_unreserve(state, assumed, host)
-        forgotten = self._forget(assumed)
-        if forgotten and not status.is_rejected():
-            self.queue.move_all_to_active_or_backoff(EventAssignedPodDelete, assumed, None)
-        patch = self.handle_failure(qpi, status, fit, "")
-        if forgotten and status.is_rejected():
-            # Deferred and without the pod itself: as an in-flight event it would requeue it.
-            uid = assumed.metadata.uid
-            self.queue.move_all_to_active_or_backoff(
-                EventAssignedPodDelete, assumed, None, lambda p: p.metadata.uid != uid
-            )
-        return patch
-
-    # --- failures -----------------------------------------------------------------------
-
-    def handle_failure(
-        self,
-        qpi: QueuedPodInfo,
-        status: Status,
-        fit: FitError | None,
-        nominated: str | None = None,
-    ) -> Coroutine[Any, Any, None] | None:
-        """Upstream ``handleSchedulingFailure``: requeue, then report on the pod (in a task); with
-        a rate-limited client, the status PATCH the caller must await (None otherwise).
-
-        ``nominated``: the node to nominate, "" to clear the nomination, None to keep it."""
-        pod = qpi.pod
-        reason = "Unschedulable" if status.is_rejected() else "SchedulerError"
-        if fit is not None:
-            qpi.unschedulable_plugins = set(fit.diagnosis.unschedulable_plugins)
-            qpi.pending_plugins = set(fit.diagnosis.pending_plugins)
-        else:
-            qpi.unschedulable_plugins = set()
-            qpi.pending_plugins = set()
-        current: Pod | None = self.pods.get(pod.metadata.name, pod.metadata.namespace)
-        if current is not None and current.metadata.uid == pod.metadata.uid and not current.spec.node_name:
-            qpi.pod_info = PodInfo(current)
-            self.queue.add_unschedulable_if_not_present(qpi, self.queue.scheduling_cycle)
-        self.queue.done(pod.metadata.uid)
-        if nominated:
-            self.queue.add_nominated_pod(qpi.pod_info, nominated)
-        elif nominated == "":
-            self.queue.delete_nominated_pod_if_exists(pod)
-        message = status.message()  # a rejection's status carries ``str(fit)`` (every caller)
-        where = f"{pod.metadata.namespace}/{pod.metadata.name}"
-        # Upstream ``updatePod``: no request at all when the pod as popped already carries this
-        # condition and nomination (``UpdatePodCondition`` and the nominatedNodeName check).
-        changed = with_condition(pod, reason, message, nominated, "") is not None
-        if self.client.rate_limiter is None:
-            self._spawn(self._report_failure(pod, reason, message, nominated, changed), f"status:{where}")
-            return None
-        # A rate-limited client: the caller awaits one PATCH, as v1.34 does (status_patches.py).
-        event = self.events.event(pod_reference(pod), "Warning", "FailedScheduling", message, action="Scheduling")
-        self._spawn(event, f"event:{where}")
-        return failure_patch(self.client, self.clock, pod, reason, message, nominated) if changed else None
-
-    async def _report_failure(self, pod: Pod, reason: str, message: str, nominated: str | None, changed: bool) -> None:
-        """The FailedScheduling Event, then (``changed``) the pod's PodScheduled=False condition
-        and nomination as one status PATCH (upstream ``util.PatchPodStatus``: computed against
-        the object as the server holds it, never a Conflict; API errors end it, the next attempt
-        reports again)."""
-        await self.events.event(pod_reference(pod), "Warning", "FailedScheduling", message, action="Scheduling")
-        if changed:
-            await failure_patch(self.client, self.clock, pod, reason, message, nominated)

@@ -9,7 +9,8 @@ What this module owns: building an instance (frameworks per profile, the queue w
 profiles' queueing hints, informer handlers), running it (informers synced before the loop,
 then ``schedule_one`` until the queue closes, all in one named task group) and reporting.
 It does not own one pod's scheduling and binding cycles (``schedule_one.py``, mixed in as
-``SchedulingCycle``), the informer handlers (``eventhandlers.py``), nor turning a scenario
+``SchedulingCycle`` over ``BindingCycle`` in ``binding_cycle.py`` and ``FailureHandler`` in
+``failure_handler.py``), the informer handlers (``eventhandlers.py``), nor turning a scenario
 into settings (``setup.py``).
 """
 

@@ -3,7 +3,7 @@
 Either way it is one PATCH (``failure_patch``), and none at all when the pod as the scheduler
 popped it already says so (``with_condition`` returns None: upstream ``updatePod``).
 Without a client rate limit the emulator's requests never queue, and the scheduler sends it
-from a task of its own after the Event (``schedule_one._report_failure``), which costs only
+from a task of its own after the Event (``failure_handler._report_failure``), which costs only
 latency. With one (``clientConnection.qps``, or bench's ``schedulerApiClientQPS``) every
 request waits for a token, and upstream's exact shape matters:
 

@@ -1,4 +1,4 @@
-"""The binding cycle run inline by the scheduling loop (``SchedulingCycle.bind_next``) writes
+"""The binding cycle run inline by the scheduling loop (``Scheduler.bind_next``) writes
 exactly what a task per binding cycle wrote, in the same order: scenarios with many bindings in
 one instant next to other ready work (kubelets starting, pods created together) and with
 Permit waits (coscheduling: the rest of the cycle runs in a task), each run both ways."""

@@ -10,9 +10,8 @@ from typing import Any
 
 from msgspec.structs import replace
 
-from agents.scheduler.cache.cache import reuse_pod_info
 from agents.scheduler.framework.events import ActionType, ClusterEvent, EventResource
-from agents.scheduler.framework.types import PodInfo
+from agents.scheduler.framework.types import PodInfo, reuse_pod_info
 from agents.scheduler.queue.events import pod_scheduling_properties_change, properties_change_reference
 from emulator.base.api.core import ContainerState, ContainerStateRunning, ContainerStatus, Pod, ResourceRequirements
 from emulator.base.api.quantity import parse_quantity

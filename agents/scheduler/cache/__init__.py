@@ -1,11 +1,13 @@
-"""The scheduler cache (assume / forget / confirm, ghost nodes, image states) and the
-per-cycle ``Snapshot`` it keeps up to date incrementally; node order from ``NodeTree``.
+"""The scheduler cache (assume / forget / confirm in ``pod_states``; ghost nodes, image states
+in ``cache``) and the per-cycle ``Snapshot`` it keeps up to date incrementally; node order
+from ``NodeTree``.
 
 Upstream: ``pkg/scheduler/backend/cache/{cache,snapshot,node_tree}.go``.
 """
 
-from .cache import Cache, CacheDump, CacheError, CacheStatistics, NodeDump
+from .cache import Cache, CacheDump, CacheStatistics, NodeDump
 from .node_tree import NodeTree, get_zone_key
+from .pod_states import CacheError
 from .snapshot import Snapshot, normalized_image_name
 
 __all__ = [

@@ -36,7 +36,7 @@ on listed nodes per priority, made on first use after a rebuild and then kept by
 autoscalers' ``SchedulingSimulator`` does, drops the count), so the lowest priority in the cluster is
 one ``min`` over the distinct priorities, not a pass over every pod.
 
-What it does not own: the cache's book-keeping (``cache.py``), the node order (``node_tree.py``),
+What it does not own: the cache's book-keeping (``cache.py``, ``pod_states.py``), the node order (``node_tree.py``),
 NodeInfo arithmetic (``framework/types.py``).
 """
 

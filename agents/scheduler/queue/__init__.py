@@ -1,7 +1,10 @@
 """The scheduling queue (upstream ``pkg/scheduler/backend/queue``, v1.34).
 
 - ``scheduling_queue``: ``SchedulingQueue`` (upstream ``PriorityQueue``): activeQ, backoffQ,
-  unschedulablePods, queueing hints, flushes, ``pop``.
+  unschedulablePods, the nominator; add/update/delete/activate, failed attempts, flushes. Its
+  bases: ``active_queue`` (``pop``, ``done``, ``close``, in flight; ``QueueClosed``),
+  ``unschedulable_pods`` (cluster events through the hints, the leftover flush) and ``moves``
+  (the shared state and the moves into a sub-queue).
 - ``hints``: ``HintEvaluator``, the requeueing decision (queueing hints, events of interest).
 - ``backoff_queue``: the two backoff heaps and the expiry arithmetic (1 s ordering windows).
 - ``inflight``: events received while pods are being scheduled, replayed when they fail.
@@ -11,6 +14,7 @@
 - ``heap``: ``KeyedHeap``, a keyed binary heap with a deterministic tie-break.
 """
 
+from .active_queue import QueueClosed
 from .backoff_queue import BACKOFF_Q_ORDERING_WINDOW, BackoffQueue, truncate_to_window
 from .events import (
     EventAssignedPodAdd,
@@ -35,7 +39,6 @@ from .scheduling_queue import (
     DEFAULT_POD_MAX_IN_UNSCHEDULABLE,
     FLUSH_BACKOFF_Q_PERIOD,
     FLUSH_UNSCHEDULABLE_PERIOD,
-    QueueClosed,
     SchedulingQueue,
 )
 

@@ -4,7 +4,7 @@
 
 This module owns the pure decision part of requeueing: given a ``QueuedPodInfo`` and a cluster
 event (or the events recorded while it was in flight), which ``QueueingStrategy`` applies. It
-does not own the sub-queues or move anything (``scheduling_queue.py`` does, by strategy).
+does not own the sub-queues or move anything (``moves.py``'s ``_requeue`` does, by strategy).
 
 The rule (v1.34), over the pod's *rejector plugins* (``unschedulable_plugins ∪ pending_plugins``):
 

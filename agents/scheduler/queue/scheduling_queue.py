@@ -48,29 +48,51 @@ order; heap ties go first-added first; ``update`` stops evaluating a pod's updat
 pod has left unschedulablePods (upstream continues when pop-from-backoffQ is off and could then
 hold the pod in two places).
 
-Why ~600 lines in one module: the three sub-queues, the in-flight event log and the
-nominator move a pod between them under one invariant (a pod is in exactly one place), as
-upstream's ``scheduling_queue.go``; the pieces that stand alone already live beside it
-(``heap.py``, ``backoff_queue.py``, ``hints.py``, ``nominator.py``).
+The queue is one object, as upstream's, split by concern into bases that share its state
+(declared in ``moves.py``, built by ``SchedulingQueue.__init__``)::
+
+    module                  | class               | owns
+    ------------------------+---------------------+-------------------------------------------
+    scheduling_queue.py     | SchedulingQueue     | construction, introspection, the nominator,
+                            |                     | add/update/delete/activate, a failed
+                            |                     | attempt's requeue, backoff flush, ``run``
+    active_queue.py         | ActiveQueue         | pop, done, close, cycle, in-flight pods
+    unschedulable_pods.py   | UnschedulablePods   | cluster events (hints), the leftover flush
+    moves.py                | QueueMoves          | the state; moves into a sub-queue
+                            |                     | (PreEnqueue, counts, nomination, waking)
+
+The pieces that stand alone live beside them (``heap.py``, ``backoff_queue.py``, ``hints.py``,
+``inflight.py``, ``nominator.py``).
 """
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
 
 from emulator.base.api.core import Node, Pod
 from emulator.base.runtime.clock import Clock
 
-from ..framework.types import ActionType, ClusterEvent, EventResource, PodInfo, Status
+from ..framework.types import ClusterEvent, PodInfo
 from . import events as ev
+from .active_queue import ActiveQueue
 from .backoff_queue import BACKOFF_Q_ORDERING_WINDOW, BackoffQueue, truncate_to_window
 from .heap import KeyedHeap
-from .hints import HintEvaluator, HintsFn, QueueingStrategy
+from .hints import HintEvaluator, HintsFn
 from .inflight import InFlightTracker
+from .moves import (
+    ACTIVE_Q,
+    BACKOFF_Q,
+    UNSCHEDULABLE_Q,
+    UNSCHEDULED_POD_ADD,
+    UNSCHEDULED_POD_UPDATE,
+    PreEnqueueFn,
+    pod_key,
+    queued_key,
+)
 from .nominator import Nominator, PodLister
 from .queued_pod_info import QueuedPodInfo
+from .unschedulable_pods import UnschedulablePods
 
 __all__ = [
     "DEFAULT_POD_INITIAL_BACKOFF",
@@ -78,7 +100,6 @@ __all__ = [
     "DEFAULT_POD_MAX_IN_UNSCHEDULABLE",
     "FLUSH_BACKOFF_Q_PERIOD",
     "FLUSH_UNSCHEDULABLE_PERIOD",
-    "QueueClosed",
     "SchedulingQueue",
 ]
 
@@ -88,23 +109,10 @@ DEFAULT_POD_MAX_IN_UNSCHEDULABLE: Final = 300.0
 FLUSH_BACKOFF_Q_PERIOD: Final = BACKOFF_Q_ORDERING_WINDOW
 FLUSH_UNSCHEDULABLE_PERIOD: Final = 30.0
 
-ACTIVE_Q: Final = "Active"
-BACKOFF_Q: Final = "Backoff"
-UNSCHEDULABLE_Q: Final = "Unschedulable"
-
 LessFn = Callable[[QueuedPodInfo, QueuedPodInfo], bool]
-PreEnqueueFn = Callable[[Pod], "tuple[Status, str] | None"]
-"""``pre_enqueue(pod)``: None if every PreEnqueue plugin admits it, else (status, plugin name)."""
-PreCheck = Callable[[Pod], bool]
-
-_NODE_PRECHECK_ACTIONS: Final = ActionType.Add | ActionType.Update
 
 
-class QueueClosed(Exception):
-    """``pop`` on a closed, empty queue: the scheduling loop should end."""
-
-
-class SchedulingQueue:
+class SchedulingQueue(ActiveQueue, UnschedulablePods):
     """activeQ, backoffQ, unschedulablePods, in-flight tracking and the nominator."""
 
     def __init__(
@@ -160,7 +168,7 @@ class SchedulingQueue:
         self._pop_from_backoff_q = pop_from_backoff_q
         self._max_in_unschedulable = pod_max_in_unschedulable
         self._pre_check_for_node = pre_check_for_node
-        self._active: KeyedHeap[QueuedPodInfo] = KeyedHeap(_key, less, sort_key)
+        self._active = KeyedHeap(queued_key, less, sort_key)
         self._backoff = BackoffQueue(
             clock,
             initial=pod_initial_backoff,
@@ -169,23 +177,19 @@ class SchedulingQueue:
             pop_from_backoff_q=pop_from_backoff_q,
             active_key=sort_key,
         )
-        self._unschedulable: dict[str, QueuedPodInfo] = {}
+        self._unschedulable = {}
         self._in_flight = InFlightTracker()
         self.nominator = nominator if nominator is not None else Nominator(pod_lister)
         self._cycle = 0
         self._move_request_cycle = -1
         self._closed = False
-        self._waiters: list[asyncio.Future[None]] = []
-        self._incoming: dict[tuple[str, str], int] = {}
+        self._waiters = []
+        self._incoming = {}
         self._last_added: PodInfo | None = None
         """The PodInfo of the last pod ``add`` queued: the next pod of the same spec object (a
         stream of pods from one template) copies its derived data (``QueuedPodInfo.new``)."""
 
     # --- properties and introspection ------------------------------------------------------
-
-    @property
-    def scheduling_cycle(self) -> int:
-        return self._cycle
 
     @property
     def move_request_cycle(self) -> int:
@@ -194,10 +198,6 @@ class SchedulingQueue:
     @property
     def queueing_hints(self) -> bool:
         return self._qhints
-
-    @property
-    def closed(self) -> bool:
-        return self._closed
 
     def where(self, key: str) -> str | None:
         """Where the pod ``namespace/name`` waits: "Active", "Backoff", "Unschedulable" or None."""
@@ -215,12 +215,6 @@ class SchedulingQueue:
         if qpi is None:
             qpi = self._backoff.get(key)
         return qpi if qpi is not None else self._unschedulable.get(key)
-
-    def is_in_flight(self, uid: str) -> bool:
-        return uid in self._in_flight
-
-    def in_flight_pods(self) -> list[Pod]:
-        return self._in_flight.pods()
 
     def pods_in_active_q(self) -> list[Pod]:
         return [q.pod for q in self._active.ordered()]
@@ -285,11 +279,11 @@ class SchedulingQueue:
         """An unscheduled pod was created: to activeQ (or unschedulablePods if gated)."""
         qpi = QueuedPodInfo.new(pod, self._clock.now(), self._last_added)
         self._last_added = qpi.pod_info
-        self._move_to_active(qpi, _UNSCHEDULED_POD_ADD)
+        self._move_to_active(qpi, UNSCHEDULED_POD_ADD)
 
     def update(self, old: Pod, new: Pod) -> None:
         """An unscheduled pod was updated (upstream ``Update``)."""
-        key = _pod_key(new)
+        key = pod_key(new)
         events: list[ClusterEvent] = []
         if self._qhints:
             events = ev.pod_scheduling_properties_change(new, old)
@@ -310,7 +304,7 @@ class SchedulingQueue:
             return
         qpi = self._unschedulable.get(key)
         if qpi is None:
-            self._move_to_active(QueuedPodInfo.new(new, self._clock.now()), _UNSCHEDULED_POD_UPDATE)
+            self._move_to_active(QueuedPodInfo.new(new, self._clock.now()), UNSCHEDULED_POD_UPDATE)
             return
         qpi.update(new)
         self.nominator.update_nominated_pod(old, qpi.pod_info)
@@ -322,14 +316,14 @@ class SchedulingQueue:
             return
         if ev.is_pod_updated(old, new):
             if self._backoff.is_backing_off(qpi):
-                self._move_to_backoff(qpi, _UNSCHEDULED_POD_UPDATE)
+                self._move_to_backoff(qpi, UNSCHEDULED_POD_UPDATE)
             else:
-                self._move_to_active(qpi, _UNSCHEDULED_POD_UPDATE)
+                self._move_to_active(qpi, UNSCHEDULED_POD_UPDATE)
 
     def delete(self, pod: Pod) -> None:
         """The pod was deleted (or bound): drop it from every sub-queue and the nominator."""
         self.nominator.delete_nominated_pod_if_exists(pod)
-        key = _pod_key(pod)
+        key = pod_key(pod)
         if self._active.delete(key) is None and self._backoff.delete(key) is None:
             self._unschedulable.pop(key, None)
 
@@ -347,7 +341,7 @@ class SchedulingQueue:
             self._move_request_cycle = self._cycle
 
     def _activate_one(self, pod: Pod) -> bool:
-        key = _pod_key(pod)
+        key = pod_key(pod)
         from_backoff = False
         qpi = self._unschedulable.get(key)
         if qpi is None:
@@ -356,67 +350,6 @@ class SchedulingQueue:
                 return False
             from_backoff = True
         return self._move_to_active(qpi, ev.FORCE_ACTIVATE, from_backoff=from_backoff)
-
-    # --- popping ---------------------------------------------------------------------------
-
-    def pop_nowait(self) -> QueuedPodInfo | None:
-        """The next pod to schedule, or None if nothing is poppable (never blocks).
-
-        activeQ's head; with pop-from-backoffQ and activeQ empty, podBackoffQ's head. The pod is
-        now in flight: ``attempts`` and ``scheduling_cycle`` grow by one, its rejector plugins are
-        cleared for the new attempt.
-        """
-        active, backoff = self._active, self._backoff
-        while True:
-            # The heaps' entry lists asked first: every pod's first pop attempt finds both empty.
-            qpi = active.pop() if active._entries else None
-            label = ""
-            if qpi is None and self._pop_from_backoff_q and backoff._rejected._entries:
-                qpi = backoff.pop_backoff()
-                label = ev.POP_FROM_BACKOFF_Q
-            if qpi is None:
-                return None
-            pod = qpi.pod_info.pod  # ``qpi.pod``, ``qpi.uid`` without the properties
-            uid = pod.metadata.uid
-            if self._qhints and uid in self._in_flight:
-                continue  # tracked twice (upstream logs and discards the duplicate)
-            if label:
-                self._count(ACTIVE_Q, label)
-            qpi.attempts += 1
-            qpi.backoff_expiration = None
-            self._in_flight.add_pod(uid, pod)
-            self._cycle += 1
-            qpi.unschedulable_plugins.clear()
-            qpi.pending_plugins.clear()
-            return qpi
-
-    async def pop(self) -> QueuedPodInfo:
-        """Wait for a poppable pod and pop it. Cancellable; raises ``QueueClosed`` once the queue
-        is closed and nothing is left to pop."""
-        while True:
-            qpi = self.pop_nowait()
-            if qpi is not None:
-                return qpi
-            if self._closed:
-                raise QueueClosed("scheduling queue is closed")
-            waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-            self._waiters.append(waiter)
-            try:
-                await waiter
-            finally:
-                if waiter in self._waiters:
-                    self._waiters.remove(waiter)
-
-    def done(self, uid: str) -> None:
-        """The pod's attempt is over (failure requeued, or Permit passed): stop tracking it."""
-        self._in_flight.done(uid)
-
-    def close(self) -> None:
-        """Wake every ``pop`` (they raise ``QueueClosed`` once the queue is empty); ``run`` ends
-        at its next tick. In-flight tracking is dropped, as upstream's ``close``."""
-        self._closed = True
-        self._in_flight.clear()
-        self._wake()
 
     # --- failures --------------------------------------------------------------------------
 
@@ -454,140 +387,6 @@ class SchedulingQueue:
         finally:
             self.done(qpi.uid)
 
-    # --- cluster events --------------------------------------------------------------------
-
-    def move_all_to_active_or_backoff(
-        self, event: ClusterEvent, old: Any = None, new: Any = None, pre_check: PreCheck | None = None
-    ) -> None:
-        """A cluster event may have made unschedulable pods schedulable: ask their hints."""
-        if not self._decide.is_event_of_interest(event):
-            return
-        if (
-            pre_check is None
-            and not self._qhints
-            and self._pre_check_for_node is not None
-            and event.resource is EventResource.Node
-            and event.action & _NODE_PRECHECK_ACTIONS
-            and isinstance(new, Node)
-        ):
-            check, node = self._pre_check_for_node, new
-            pre_check = lambda pod: check(pod, node)  # noqa: E731
-        if pre_check is None:
-            pods = list(self._unschedulable.values())
-        else:
-            pods = [q for q in self._unschedulable.values() if pre_check(q.pod)]
-        self._move(pods, event, old, new)
-
-    def assigned_pod_added(self, pod: Pod | PodInfo) -> None:
-        """A bound pod appeared: only pods it may help (affinity, PodTopologySpread) are asked."""
-        p = pod.pod if isinstance(pod, PodInfo) else pod
-        self._move_pods(
-            self._decide.cross_topology_pods(self._unschedulable.values(), p), ev.EventAssignedPodAdd, None, p
-        )
-
-    def assigned_pod_updated(self, old: Pod, new: Pod, event: ClusterEvent) -> None:
-        """A bound pod changed; a request scale-down may help anyone, other changes only pods
-        with cross-topology terms."""
-        if ClusterEvent(EventResource.Pod, ActionType.UpdatePodScaleDown).match(event):
-            self.move_all_to_active_or_backoff(event, old, new)
-        else:
-            self._move_pods(self._decide.cross_topology_pods(self._unschedulable.values(), new), event, old, new)
-
-    def _move_pods(self, pods: list[QueuedPodInfo], event: ClusterEvent, old: Any, new: Any) -> None:
-        """Upstream ``movePodsToActiveOrBackoffQueue``."""
-        if self._decide.is_event_of_interest(event):
-            self._move(pods, event, old, new)
-
-    def _move(self, pods: list[QueuedPodInfo], event: ClusterEvent, old: Any, new: Any) -> None:
-        """``_move_pods`` for an event of interest."""
-        label = str(event) if pods else ""
-        for qpi in pods:
-            if qpi.gated and not any(g.match(event) for g in qpi.gating_plugin_events):
-                continue  # only the gating plugin's events can lift a gate
-            strategy = self._decide.worth_requeuing(qpi, event, old, new)
-            if strategy is QueueingStrategy.Skip:
-                continue
-            self._unschedulable.pop(qpi.key, None)
-            self._requeue(qpi, strategy, label)
-        self._move_request_cycle = self._cycle
-        if self._record:
-            self._in_flight.add_event_if_any_in_flight(event, old, new)
-
-    # --- moving between sub-queues ---------------------------------------------------------
-
-    def _requeue(self, qpi: QueuedPodInfo, strategy: QueueingStrategy, label: str) -> str:
-        """Upstream ``requeuePodWithQueueingStrategy``; returns where the pod ended up."""
-        if strategy is QueueingStrategy.Skip:
-            self._add_unschedulable(qpi, label)
-            return UNSCHEDULABLE_Q
-        if strategy is QueueingStrategy.AfterBackoff and self._backoff.is_backing_off(qpi):
-            return BACKOFF_Q if self._move_to_backoff(qpi, label) else UNSCHEDULABLE_Q
-        return ACTIVE_Q if self._move_to_active(qpi, label) else UNSCHEDULABLE_Q
-
-    def _move_to_active(self, qpi: QueuedPodInfo, label: str, *, from_backoff: bool = False) -> bool:
-        """Upstream ``moveToActiveQ``: PreEnqueue (skipped for pods leaving backoffQ with
-        pop-from-backoffQ: it ran on entry), then activeQ, or unschedulablePods if gated."""
-        if not (from_backoff and self._pop_from_backoff_q):
-            self._run_pre_enqueue(qpi)
-        key = _key(qpi)
-        if qpi.gating_plugin:  # ``qpi.gated``
-            if key not in self._active and key not in self._backoff and key not in self._unschedulable:
-                self._add_unschedulable(qpi, label)
-            return False
-        if qpi.initial_attempt_timestamp is None:
-            qpi.initial_attempt_timestamp = self._clock.now()
-        self._unschedulable.pop(key, None)
-        self._backoff.delete(key)
-        self._active.add_or_update(qpi)
-        incoming, k = self._incoming, (ACTIVE_Q, label)  # ``_count`` inline
-        incoming[k] = incoming.get(k, 0) + 1
-        if label in _NOMINATE_ON:
-            self.nominator.add_nominated_pod(qpi.pod_info, None)
-        if self._waiters:  # (``_wake`` of none wakes none)
-            self._wake()
-        return True
-
-    def _move_to_backoff(self, qpi: QueuedPodInfo, label: str) -> bool:
-        """Upstream ``moveToBackoffQ``; with pop-from-backoffQ PreEnqueue runs here."""
-        if self._pop_from_backoff_q:
-            self._run_pre_enqueue(qpi)
-            if qpi.gated:
-                if qpi.key not in self._unschedulable:
-                    self._add_unschedulable(qpi, label)
-                return False
-        self._unschedulable.pop(qpi.key, None)
-        self._backoff.add(qpi)
-        self._count(BACKOFF_Q, label)
-        if self._pop_from_backoff_q:
-            self._wake()
-        return True
-
-    def _add_unschedulable(self, qpi: QueuedPodInfo, label: str) -> None:
-        key = qpi.key
-        if key not in self._unschedulable:
-            self._count("Gated" if qpi.gated else UNSCHEDULABLE_Q, label)
-        self._unschedulable[key] = qpi
-
-    def _run_pre_enqueue(self, qpi: QueuedPodInfo) -> None:
-        result = self._pre_enqueue(qpi.pod_info.pod) if self._pre_enqueue is not None else None
-        if result is None or result[0].is_success():
-            qpi.gating_plugin = ""
-            return
-        plugin = result[1]
-        qpi.unschedulable_plugins.add(plugin)
-        qpi.gating_plugin = plugin
-        qpi.gating_plugin_events = self._decide.gating_events(qpi.pod, plugin)
-
-    def _count(self, queue: str, label: str) -> None:
-        k = (queue, label)
-        self._incoming[k] = self._incoming.get(k, 0) + 1
-
-    def _wake(self) -> None:
-        waiters, self._waiters = self._waiters, []
-        for w in waiters:
-            if not w.done():
-                w.set_result(None)
-
     # --- periodic flushes ------------------------------------------------------------------
 
     def _stopping(self) -> bool:
@@ -597,13 +396,6 @@ class SchedulingQueue:
         """Move every pod whose backoff is over to activeQ (upstream: every second)."""
         for qpi in self._backoff.pop_all_completed():
             self._move_to_active(qpi, ev.BACKOFF_COMPLETE, from_backoff=True)
-
-    def flush_unschedulable_pods_leftover(self) -> None:
-        """Move pods that waited longer than ``pod_max_in_unschedulable`` (upstream: every 30 s)."""
-        now = self._clock.now()
-        stale = [q for q in self._unschedulable.values() if now - q.timestamp > self._max_in_unschedulable]
-        if stale:
-            self._move_pods(stale, ev.EventUnschedulableTimeout, None, None)
 
     async def run(self) -> None:
         """Run both flush timers until ``close()`` (or cancellation).
@@ -629,18 +421,3 @@ class SchedulingQueue:
                     break
                 self.flush_backoff_q_completed()
                 next_backoff += FLUSH_BACKOFF_Q_PERIOD
-
-
-_UNSCHEDULED_POD_ADD: Final = str(ev.EventUnscheduledPodAdd)
-_UNSCHEDULED_POD_UPDATE: Final = str(ev.EventUnscheduledPodUpdate)
-"""The two events' labels, formatted once (a label is formatted from the event's enums)."""
-_NOMINATE_ON: Final = frozenset({_UNSCHEDULED_POD_ADD, _UNSCHEDULED_POD_UPDATE})
-
-
-def _key(qpi: QueuedPodInfo) -> str:
-    meta = qpi.pod_info.pod.metadata  # ``qpi.key`` without the property
-    return f"{meta.namespace}/{meta.name}"
-
-
-def _pod_key(pod: Pod) -> str:
-    return f"{pod.metadata.namespace}/{pod.metadata.name}"

@@ -8,8 +8,7 @@ from __future__ import annotations
 import pytest
 from msgspec.structs import replace
 
-from agents.scheduler.cache import Cache
-from agents.scheduler.cache import cache as cache_module
+from agents.scheduler.cache import Cache, pod_states
 from agents.scheduler.framework.types import PodInfo
 from tests import builders
 from tests.scheduler.cache.test_cache_podinfo_reuse import SPEC, pod_info_key
@@ -28,7 +27,7 @@ from tests.scheduler.cache.test_cache_property import Spec, make_pod
 def test_reuse_ignores_only_the_node_name(new_spec: Spec, node: str, reused: bool) -> None:
     old = make_pod("p", "", SPEC)
     new = make_pod("p", node, new_spec)
-    got = cache_module.reuse_pod_info(PodInfo(old), new)
+    got = pod_states.reuse_pod_info(PodInfo(old), new)
     assert (got is not None) == reused
     if got is not None:
         assert got.pod is new

@@ -13,8 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from msgspec.structs import replace
 
-from agents.scheduler.cache import Cache, CacheError
-from agents.scheduler.cache import cache as cache_module
+from agents.scheduler.cache import Cache, CacheError, pod_states
 from agents.scheduler.framework.types import NodeInfo, PodInfo
 from emulator.base.api.core import PodStatus
 from emulator.base.api.resources import same_requests
@@ -75,7 +74,7 @@ def test_reuse_files_the_same_pod_infos_as_fresh_ones(seq: list[Any]) -> None:
     for op in seq:
         got = run(fast, fast_model, op)
         with pytest.MonkeyPatch.context() as m:
-            m.setattr(cache_module, "reuse_pod_info", lambda prev, pod, alike=None: None)
+            m.setattr(pod_states, "reuse_pod_info", lambda prev, pod, alike=None: None)
             want = run(ref, ref_model, op)
         assert got == want
         # Same pods, same order, same derived data; the fast cache's pods are the newest versions.
@@ -101,7 +100,7 @@ SPEC: Spec = ([("250m", "64Mi")], None, True)
 def test_reuse_pod_info_only_for_an_equal_spec(new_spec: Spec, reused: bool) -> None:
     old = make_pod("p", "n0", SPEC)
     new = make_pod("p", "n0", new_spec)
-    got = cache_module.reuse_pod_info(PodInfo(old), new)
+    got = pod_states.reuse_pod_info(PodInfo(old), new)
     assert (got is not None) == reused
     if got is not None:
         assert got.pod is new
