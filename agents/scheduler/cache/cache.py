@@ -26,7 +26,7 @@ clones while the epoch lasts (``_frozen_images``); a node update that keeps the 
 leaves the image table alone (removing and adding the same images changes no count).
 
 What it does not own: the pod state machine (``pod_states.py``), NodeInfo arithmetic
-(``framework/types.py``), the node order (``node_tree.py``), informers (the scheduler agent
+(``framework/node_info.py``), the node order (``node_tree.py``), informers (the scheduler agent
 calls in here from its event handlers).
 """
 

@@ -51,7 +51,7 @@ not observable; the per-generation memos (PodTopologySpread's, InterPodAffinity'
 a pod's labels, namespace and deletion timestamp only, none of which a swap changes.
 
 What it does not own: the nodes, image states and snapshots (``cache.py``: ``Cache``, which
-builds the state declared here), nor NodeInfo arithmetic (``framework/types.py``).
+builds the state declared here), nor NodeInfo arithmetic (``framework/node_info.py``).
 """
 
 from __future__ import annotations

@@ -37,7 +37,7 @@ autoscalers' ``SchedulingSimulator`` does, drops the count), so the lowest prior
 one ``min`` over the distinct priorities, not a pass over every pod.
 
 What it does not own: the cache's book-keeping (``cache.py``, ``pod_states.py``), the node order (``node_tree.py``),
-NodeInfo arithmetic (``framework/types.py``).
+NodeInfo arithmetic (``framework/node_info.py``).
 """
 
 from __future__ import annotations
