@@ -9,7 +9,7 @@ containers do over time (``podrun.py``) are pure; status shapes are in ``podstat
 and ``runstatus.py``; a pod's work from admission on (pending status, pulls, start, the
 run's timer) in ``podworker.py``; graceful deletion (the ``terminating`` row below) in
 ``podkill.py``; pod writes and their retries in ``podapi.py``; images in ``images.py``; node
-status and Lease writes in ``heartbeat.py``. Every delay is a
+status and Lease writes in ``heartbeat.py`` (and ``leasewriter.py``). Every delay is a
 ``clock`` sleep and every random draw comes from ``rng``; every task lives in the
 kubelet's task group, named ``kubelet:<node>:<role>[:<namespace>/<pod>]``. Given a
 ``ticker`` (``ticker.py``; the scenario runner shares one among all its kubelets), the
