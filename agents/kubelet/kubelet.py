@@ -96,9 +96,10 @@ from agents.kubelet.lifecycle import RUN_DURATION_ANNOTATION
 from agents.kubelet.nodestatus import PodIPs, host_ip, pod_cidr
 from agents.kubelet.podapi import PodWriter
 from agents.kubelet.podkill import PodKiller
+from agents.kubelet.podrecord import Key, PodRecord, PodState
 from agents.kubelet.podstatus import reconciled_status, rejected_status
 from agents.kubelet.podsteps import PodSteps
-from agents.kubelet.podworker import Key, PodRecord, PodState, PodWorker
+from agents.kubelet.podworker import PodWorker
 from agents.kubelet.resize import Resizer
 from agents.kubelet.settings import KubeletSettings
 from agents.kubelet.ticker import Ticker

@@ -23,8 +23,9 @@ from typing import Any
 
 from agents.kubelet.deletedstatus import deleted_status, unstarted_deleted_status
 from agents.kubelet.podapi import PodWriter
+from agents.kubelet.podrecord import PodRecord, PodState
 from agents.kubelet.podstatus import pending_status
-from agents.kubelet.podworker import PodRecord, PodState, PodWorker
+from agents.kubelet.podworker import PodWorker
 from agents.kubelet.settings import KubeletSettings
 from emulator.base.api.core import Pod
 from emulator.base.runtime.clock import Clock
