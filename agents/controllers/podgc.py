@@ -16,7 +16,10 @@ Every ``gcCheckPeriod`` (20 s) it runs, as upstream's ``gc``:
   grace 0. Pods bound there later go through a new quarantine.
 
 Force deletion (``markFailedAndDeletePod``): a pod not yet Succeeded or Failed is first
-written Failed, then deleted with grace period 0.
+marked Failed by a status PATCH (upstream ``PatchPodStatus``: the UID as precondition, no
+resourceVersion, so it never conflicts with another writer), then deleted with grace period
+0. A failed PATCH (the name now holds another pod, an API error) leaves the pod undeleted
+until a later pass, as upstream's ``gc`` does.
 
 It watches Nodes, plus the pods of the nodes that matter only (deleted ones, and
 out-of-service ones), through ``NodePodWatches``: a full pod watch would cost as much
@@ -40,9 +43,8 @@ entries as they hold; the node maps hold nodes.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import heapq
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -53,7 +55,6 @@ from emulator.base.api.core import Node, Pod, PodCondition
 from emulator.base.api.errors import ApiError, Conflict, NotFound
 from emulator.base.client.client import Client
 from emulator.base.client.informer import Informer
-from emulator.base.client.retry import Backoff, retry_on_conflict
 from emulator.base.runtime.clock import Clock
 
 __all__ = ["DEFAULT_TERMINATED_POD_GC_THRESHOLD", "ORPHAN_CONDITION", "PodGCController", "PodGCSettings"]
@@ -65,9 +66,6 @@ ORPHAN_CONDITION: Final = PodCondition(
     type="DisruptionTarget", status="True", reason="DeletionByPodGC", message="PodGC: node no longer exists"
 )
 _TERMINAL: Final = ("Succeeded", "Failed")
-MARK_FAILED_RETRY: Final = Backoff(steps=5)
-"""Marking a pod Failed before deleting it: five tries back to back, re-reading the pod
-after a Conflict; still conflicting after that, the pod is deleted anyway."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -279,33 +277,16 @@ class PodGCController:
             await self._mark_failed_and_delete(pod, None, "terminated")
 
     async def _mark_failed_and_delete(self, pod: Pod, condition: PodCondition | None, why: str) -> None:
-        """Upstream ``markFailedAndDeletePodWithCondition``."""
+        """Upstream ``markFailedAndDeletePodWithCondition``: a pod not yet terminal is first
+        marked Failed (with ``condition``) by one status PATCH (``failed_patch``); if that
+        fails, the pod is left as it is (counted in ``errors``) and tried again at a later
+        pass, as upstream returns the error before its delete. Then a delete with grace 0."""
         ns, name = pod.metadata.namespace, pod.metadata.name
-        current: Pod | None = pod
-
-        async def mark_failed() -> None:
-            nonlocal current
-            if current is None:
-                current = await self.client.get("Pod", name, ns)
-            assert current is not None
-            if current.status.phase in _TERMINAL:
-                return
-            status = replace(current.status, phase="Failed")
-            if condition is not None:
-                status = update_pod_condition(status, condition, self.clock.timestamp()) or status
-            try:
-                await self.client.update_status(replace(current, status=status))
-            except Conflict:
-                current = None
-                raise
-
         try:
-            # A terminal pod is not marked (upstream checks the phase first; ``mark_failed``
-            # would return at its first try without a call): ``gcTerminated``'s deletes go
-            # straight to the delete, without the retry loop's frames.
             if pod.status.phase not in _TERMINAL:
-                with contextlib.suppress(Conflict):  # still conflicting: delete it anyway
-                    await retry_on_conflict(MARK_FAILED_RETRY, mark_failed, clock=self.clock)
+                mark = failed_patch(pod, condition, self.clock.timestamp())
+                if await self.client.patch_status("Pod", name, ns, mark) is None:
+                    raise NotFound(f'pods "{name}" not found')  # gone meanwhile: as the delete's
             await self.client.delete("Pod", name, ns, grace_period_seconds=0)
         except NotFound:
             pass
@@ -313,3 +294,33 @@ class PodGCController:
             self.counts["errors"] += 1
             return
         self.counts[why] += 1
+
+
+def failed_patch(pod: Pod, condition: PodCondition | None, now: str) -> Callable[[Pod], Pod]:
+    """Upstream ``PatchPodStatus`` of ``pod`` (as listed) marked Failed: a strategic-merge patch
+    of the difference (``phase: Failed`` and ``condition``, merged by type, its transition time
+    computed against the listed status at ``now`` as ``UpdatePodCondition`` does), with the pod's UID as
+    its precondition (a Conflict if the name now holds another pod) and no resourceVersion: it
+    applies to the pod as the server holds it and never meets a stale copy."""
+    uid = pod.metadata.uid
+    entry: PodCondition | None = None
+    if condition is not None:
+        marked = update_pod_condition(pod.status, condition, now)
+        if marked is not None:  # the listed status lacks it: the patch carries the condition
+            entry = next(c for c in marked.conditions if c.type == condition.type)
+
+    def apply(current: Pod) -> Pod:
+        held = current.metadata.uid
+        if held != uid:
+            raise Conflict(f"Precondition failed: UID in precondition: {uid}, UID in object meta: {held}")
+        status = replace(current.status, phase="Failed")
+        if entry is not None:  # merged by type: replaced in place, else appended
+            conditions = status.conditions
+            if any(c.type == entry.type for c in conditions):
+                conditions = [entry if c.type == entry.type else c for c in conditions]
+            else:
+                conditions = [*conditions, entry]
+            status = replace(status, conditions=conditions)
+        return replace(current, status=status)
+
+    return apply

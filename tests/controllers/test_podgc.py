@@ -9,9 +9,13 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
 import pytest
+from msgspec.structs import replace
 
 from agents.controllers import PodGCController
-from emulator.base.api.core import Node, Pod
+from agents.controllers.podgc import ORPHAN_CONDITION, failed_patch
+from emulator.base.api.core import Node, Pod, PodCondition
+from emulator.base.api.errors import ApiError, Conflict, InternalError
+from emulator.base.runtime.clock import format_timestamp
 from tests.builders import node, pod, taint
 from tests.cluster import Cluster, OnCluster, open_cluster
 
@@ -128,3 +132,63 @@ async def test_terminating_pods_on_out_of_service_nodes_are_force_deleted() -> N
         assert w.last_status("stuck").status.phase == "Failed"
         assert w.server.get("Pod", "alive", "default").metadata.deletion_timestamp is None
         assert w.controller.statistics()["terminating"] == 1
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize(
+    "error",
+    [
+        pytest.param(Conflict("Precondition failed: UID in precondition"), id="conflict"),
+        pytest.param(InternalError("etcd timeout"), id="internal-error"),
+    ],
+)
+async def test_a_failed_mark_leaves_the_pod_for_a_later_pass(error: ApiError) -> None:
+    # upstream ``markFailedAndDeletePodWithCondition`` returns the PATCH's error before its
+    # delete: the pod stays (Running), and the node's next quarantine hands it to a later pass
+    async with world(node("n1", ready="True"), pods=(pod("a", node="n1", phase="Running"),)) as w:
+        patches: list[float] = []
+        errors = [error]
+
+        async def failing(agent: str, verb: str, kind: str) -> None:
+            if verb == "patch" and kind == "Pod":
+                patches.append(w.clock.now())
+                if errors:
+                    raise errors.pop()
+
+        w.controller.client.interceptor = failing
+        await w.clock.sleep_until(1.0)
+        w.server.delete("Node", "n1")
+        await w.clock.sleep_until(110.0)
+        assert patches == [60.0]
+        assert w.gone() == {}
+        assert w.server.get("Pod", "a", "default").status.phase == "Running"
+        assert w.controller.statistics()["errors"] == 1
+        assert w.controller.quarantine == {"n1": 120.0}  # seen again at 80 s
+        await w.clock.sleep_until(130.0)
+        assert patches == [60.0, 120.0]
+        assert w.gone() == {"a": 120.0}
+        assert w.last_status("a").status.phase == "Failed"
+        assert w.controller.statistics()["orphaned"] == 1
+
+
+def test_the_mark_is_a_patch_of_the_listed_difference_on_the_pod_as_stored() -> None:
+    # PatchPodStatus: no resourceVersion (a newer stored copy takes the patch: nothing else of
+    # it is lost), the UID as precondition, the condition merged by type
+    listed = pod("a", uid="u1", node="n1", phase="Running", resource_version="5")
+    other = PodCondition(type="Ready", status="False", reason="SomeoneElse")
+    stored = replace(
+        listed,
+        metadata=replace(listed.metadata, resource_version="9"),
+        status=replace(listed.status, conditions=[other]),
+    )
+    apply = failed_patch(listed, ORPHAN_CONDITION, format_timestamp(7.0))
+    marked = apply(stored)
+    assert marked.metadata.resource_version == "9"
+    assert marked.status.phase == "Failed"
+    assert [(c.type, c.status, c.reason, c.last_transition_time) for c in marked.status.conditions] == [
+        ("Ready", "False", "SomeoneElse", None),
+        ("DisruptionTarget", "True", "DeletionByPodGC", format_timestamp(7.0)),
+    ]
+    replaced = replace(stored, metadata=replace(stored.metadata, uid="u2"))
+    with pytest.raises(Conflict, match="UID in precondition: u1, UID in object meta: u2"):
+        apply(replaced)
