@@ -9,17 +9,26 @@ Every ``gcCheckPeriod`` (20 s) it runs, as upstream's ``gc``:
   creation timestamp (then name, namespace);
 - ``gcTerminating``: terminating pods on nodes that are not Ready *and* carry the
   ``node.kubernetes.io/out-of-service`` taint are force-deleted (oldest first);
-- ``gcOrphaned``: pods bound to a node that no longer exists. A node seen missing with
-  pods on it is quarantined for ``quarantineTime`` (40 s); at the first pass after that, if
-  a ``get`` still says NotFound, its pods get phase Failed and the ``DisruptionTarget``
-  condition (``DeletionByPodGC``, "PodGC: node no longer exists") and are deleted with
-  grace 0. Pods bound there later go through a new quarantine.
+- ``gcOrphaned``: pods bound to a node that no longer exists. At every pass, each missing
+  node with pods on it is quarantined for ``quarantineTime`` (40 s) unless a quarantine of
+  it is still running (upstream's ``nodeQueue.AddAfter``: the earlier end is kept). At the
+  first pass after a quarantine ends, if a ``get`` still says NotFound, the node's pods get
+  phase Failed and the ``DisruptionTarget`` condition (``DeletionByPodGC``, "PodGC: node no
+  longer exists") and are deleted with grace 0. That pass has already quarantined the node
+  again (its pods were there as it started), so a failed mark or ``get`` is retried 40 s
+  later, and pods bound there since are collected then.
 
 Force deletion (``markFailedAndDeletePod``): a pod not yet Succeeded or Failed is first
 marked Failed by a status PATCH (upstream ``PatchPodStatus``: the UID as precondition, no
 resourceVersion, so it never conflicts with another writer), then deleted with grace period
 0. A failed PATCH (the name now holds another pod, an API error) leaves the pod undeleted
-until a later pass, as upstream's ``gc`` does.
+until a later pass, as upstream's ``gc`` does: the next one for ``gcTerminating`` and
+``gcTerminated``, the node's next check (40 s) for ``gcOrphaned``.
+
+``counts`` (``statistics()``) counts pods collected, per reason, and errors: a pod found gone
+(NotFound on the PATCH or the delete) counts as collected, not as an error, since what
+``gc`` wanted is done. These are not upstream's metrics (``DeletingPodsTotal`` counts every
+attempt, ``DeletingPodsErrorTotal`` every error, NotFound included).
 
 It watches Nodes, plus the pods of the nodes that matter only (deleted ones, and
 out-of-service ones), through ``NodePodWatches``: a full pod watch would cost as much
@@ -242,20 +251,32 @@ class PodGCController:
             await self.pods.synced(node)
 
     async def gc(self) -> None:
-        """One pass: ``gcTerminated``, ``gcTerminating`` then ``gcOrphaned``."""
+        """One pass: ``gcTerminated``, ``gcTerminating`` then ``gcOrphaned``, on the missing
+        nodes that have pods as the pass starts (upstream's one pod listing)."""
+        listed = [name for name in self.missing if self.pods.pods(name)]
         await self._gc_terminated()
         now = self.clock.now()
         terminating = [p for n in self._out_of_service for p in self.pods.pods(n) if p.metadata.deletion_timestamp]
         for pod in sorted(terminating, key=_evicted_then_oldest):
             await self._mark_failed_and_delete(pod, None, "terminating")
-        deleted: list[str] = []
-        for name in list(self.missing):
-            if self.pods.pods(name) and name not in self.quarantine:
-                self.quarantine[name] = now + self.settings.quarantine_time
-        for name, until in list(self.quarantine.items()):
-            if until > now:
-                continue
+        await self._gc_orphaned(listed, now)
+
+    async def _gc_orphaned(self, listed: list[str], now: float) -> None:
+        """Upstream ``gcOrphaned``, in its order. The quarantines that have ended left the
+        delaying queue's wait before this pass (``until <= now``); then every missing node of
+        ``listed`` is quarantined (``AddAfter``: a quarantine still running keeps its earlier
+        end), the ended ones included, so a node whose check or marks fail below is checked
+        again ``quarantine_time`` later; then each ended node is checked by a ``get`` and the
+        pods of those NotFound are marked Failed and deleted."""
+        ended = [name for name, until in self.quarantine.items() if until <= now]
+        for name in ended:
             del self.quarantine[name]
+        until = now + self.settings.quarantine_time
+        for name in listed:
+            if name in self.missing:  # (not back during the pass's awaits)
+                self.quarantine.setdefault(name, until)
+        deleted: list[str] = []
+        for name in ended:
             try:
                 await self.client.get("Node", name)
             except NotFound:

@@ -102,14 +102,17 @@ async def test_pods_bound_to_a_node_missing_at_start_are_collected() -> None:
 
 
 @pytest.mark.asyncio
-async def test_a_pod_bound_to_a_missing_node_later_gets_its_own_quarantine() -> None:
+async def test_a_pod_bound_to_a_missing_node_later_goes_at_the_nodes_next_check() -> None:
     async with world(node("n1", ready="True"), pods=(pod("a", node="n1", phase="Running"),)) as w:
         await w.clock.sleep_until(1.0)
         w.server.delete("Node", "n1")
         await w.clock.sleep_until(70.0)
         w.server.create(pod("late", node="n1", phase="Running"))
         await w.clock.sleep_until(200.0)
-        assert w.gone() == {"a": 60.0, "late": 120.0}  # seen at 80 s, quarantined to 120 s
+        # the pass at 60 s found "a" there as it started and quarantined n1 again, to 100 s
+        # (upstream's AddAfter at every pass); "late", seen at 80 s, keeps that earlier end
+        assert w.gone() == {"a": 60.0, "late": 100.0}
+        assert w.controller.quarantine == {}  # checked at 140 s with nothing left on it
 
 
 @pytest.mark.asyncio
@@ -144,7 +147,9 @@ async def test_terminating_pods_on_out_of_service_nodes_are_force_deleted() -> N
 )
 async def test_a_failed_mark_leaves_the_pod_for_a_later_pass(error: ApiError) -> None:
     # upstream ``markFailedAndDeletePodWithCondition`` returns the PATCH's error before its
-    # delete: the pod stays (Running), and the node's next quarantine hands it to a later pass
+    # delete: the pod stays (Running). The failing pass (60 s) had already quarantined n1
+    # again, as ``gcOrphaned`` calls ``nodeQueue.AddAfter`` for every listed orphan's node
+    # before it takes the ended ones: the retry comes one quarantine (40 s) later, at 100 s
     async with world(node("n1", ready="True"), pods=(pod("a", node="n1", phase="Running"),)) as w:
         patches: list[float] = []
         errors = [error]
@@ -158,17 +163,97 @@ async def test_a_failed_mark_leaves_the_pod_for_a_later_pass(error: ApiError) ->
         w.controller.client.interceptor = failing
         await w.clock.sleep_until(1.0)
         w.server.delete("Node", "n1")
-        await w.clock.sleep_until(110.0)
+        await w.clock.sleep_until(90.0)
         assert patches == [60.0]
         assert w.gone() == {}
         assert w.server.get("Pod", "a", "default").status.phase == "Running"
         assert w.controller.statistics()["errors"] == 1
-        assert w.controller.quarantine == {"n1": 120.0}  # seen again at 80 s
-        await w.clock.sleep_until(130.0)
-        assert patches == [60.0, 120.0]
-        assert w.gone() == {"a": 120.0}
+        assert w.controller.quarantine == {"n1": 100.0}  # set by the failing pass itself
+        await w.clock.sleep_until(110.0)
+        assert patches == [60.0, 100.0]
+        assert w.gone() == {"a": 100.0}
         assert w.last_status("a").status.phase == "Failed"
         assert w.controller.statistics()["orphaned"] == 1
+
+
+@pytest.mark.asyncio
+async def test_a_failed_node_get_is_retried_one_quarantine_later() -> None:
+    # upstream ``discoverDeletedNodes`` logs the error ("added back to the queue in the
+    # subsequent loop if still needed"): the pass's own AddAfter already re-queued the node
+    async with world(node("n1", ready="True"), pods=(pod("a", node="n1", phase="Running"),)) as w:
+        gets: list[float] = []
+
+        async def failing(agent: str, verb: str, kind: str) -> None:
+            if verb == "get" and kind == "Node":
+                gets.append(w.clock.now())
+                if len(gets) == 1:
+                    raise InternalError("etcd timeout")
+
+        w.controller.client.interceptor = failing
+        await w.clock.sleep_until(1.0)
+        w.server.delete("Node", "n1")
+        await w.clock.sleep_until(90.0)
+        assert gets == [60.0]
+        assert w.gone() == {}
+        assert w.controller.quarantine == {"n1": 100.0}
+        await w.clock.sleep_until(110.0)
+        assert gets == [60.0, 100.0]
+        assert w.gone() == {"a": 100.0}
+        assert w.controller.statistics() == {
+            "terminated": 0,
+            "orphaned": 1,
+            "terminating": 0,
+            "errors": 1,
+            "missingNodes": 1,
+        }
+
+
+@pytest.mark.asyncio
+async def test_a_pod_gone_before_its_mark_counts_as_collected() -> None:
+    # the PATCH finds no pod (deleted meanwhile by someone else): what gc wanted is done, so
+    # it is counted as collected, not as an error, and no delete follows
+    async with world(node("n1", ready="True"), pods=(pod("a", node="n1", phase="Running"),)) as w:
+
+        async def vanish(agent: str, verb: str, kind: str) -> None:
+            if verb == "patch" and kind == "Pod":
+                w.server.delete("Pod", "a", "default", grace_period_seconds=0)
+
+        w.controller.client.interceptor = vanish
+        await w.clock.sleep_until(1.0)
+        w.server.delete("Node", "n1")
+        await w.clock.sleep_until(70.0)
+        assert w.gone() == {"a": 60.0}
+        assert [x.verb for x in w.cluster.of("Pod", "a")] == ["delete"]  # the test's: no status, no 2nd delete
+        assert w.controller.statistics()["orphaned"] == 1
+        assert w.controller.statistics()["errors"] == 0
+
+
+@pytest.mark.asyncio
+async def test_a_failed_mark_on_an_out_of_service_node_is_retried_at_the_next_pass() -> None:
+    # gcTerminating has no quarantine: the pod, still terminating there, is tried again 20 s later
+    async with world(
+        node("n1", ready="False", taints=[OUT_OF_SERVICE]), pods=(pod("stuck", node="n1", phase="Running"),)
+    ) as w:
+        patches: list[float] = []
+
+        async def failing(agent: str, verb: str, kind: str) -> None:
+            if verb == "patch" and kind == "Pod":
+                patches.append(w.clock.now())
+                if len(patches) == 1:
+                    raise InternalError("etcd timeout")
+
+        w.controller.client.interceptor = failing
+        w.server.delete("Pod", "stuck", "default")  # graceful: terminating (no kubelet here)
+        await w.clock.sleep_until(30.0)
+        assert patches == [20.0]
+        assert w.gone() == {}
+        assert w.server.get("Pod", "stuck", "default").status.phase == "Running"
+        await w.clock.sleep_until(50.0)
+        assert patches == [20.0, 40.0]
+        assert w.gone() == {"stuck": 40.0}
+        assert w.last_status("stuck").status.phase == "Failed"
+        assert w.controller.statistics()["terminating"] == 1
+        assert w.controller.statistics()["errors"] == 1
 
 
 def test_the_mark_is_a_patch_of_the_listed_difference_on_the_pod_as_stored() -> None:
