@@ -20,10 +20,11 @@ Every ``gcCheckPeriod`` (20 s) it runs, as upstream's ``gc``:
 
 Force deletion (``markFailedAndDeletePod``): a pod not yet Succeeded or Failed is first
 marked Failed by a status PATCH (upstream ``PatchPodStatus``: the UID as precondition, no
-resourceVersion, so it never conflicts with another writer), then deleted with grace period
-0. A failed PATCH (the name now holds another pod, an API error) leaves the pod undeleted
-until a later pass, as upstream's ``gc`` does: the next one for ``gcTerminating`` and
-``gcTerminated``, the node's next check (40 s) for ``gcOrphaned``.
+resourceVersion, so it never conflicts with another writer; ``status.observedGeneration``
+and the condition's are the pod's generation), then deleted with grace period 0. A failed
+PATCH (the name now holds another pod, an API error) leaves the pod undeleted until a later
+pass, as upstream's ``gc`` does: the next one for ``gcTerminating`` and ``gcTerminated``,
+the node's next check (40 s) for ``gcOrphaned``.
 
 ``counts`` (``statistics()``) counts pods collected, per reason, and errors: a pod found gone
 (NotFound on the PATCH or the delete) counts as collected, not as an error, since what
@@ -319,14 +320,22 @@ class PodGCController:
 
 def failed_patch(pod: Pod, condition: PodCondition | None, now: str) -> Callable[[Pod], Pod]:
     """Upstream ``PatchPodStatus`` of ``pod`` (as listed) marked Failed: a strategic-merge patch
-    of the difference (``phase: Failed`` and ``condition``, merged by type, its transition time
-    computed against the listed status at ``now`` as ``UpdatePodCondition`` does), with the pod's UID as
-    its precondition (a Conflict if the name now holds another pod) and no resourceVersion: it
-    applies to the pod as the server holds it and never meets a stale copy."""
+    of the difference (``phase: Failed``, ``observedGeneration`` and ``condition``, merged by
+    type, its transition time computed against the listed status at ``now`` as
+    ``UpdatePodCondition`` does), with the pod's UID as its precondition (a Conflict if the
+    name now holds another pod) and no resourceVersion: it applies to the pod as the server
+    holds it and never meets a stale copy.
+
+    ``observedGeneration``, of the status and of the condition, is the listed pod's
+    ``metadata.generation`` (1.34's PodObservedGenerationTracking, beta and on:
+    ``GetPodObservedGenerationIfEnabled`` and ``GetPodObservedGenerationIfEnabledOnCondition``);
+    the status's is in the patch only when the listed status has another."""
     uid = pod.metadata.uid
+    generation = pod.metadata.generation
+    observed = generation if pod.status.observed_generation != generation else None
     entry: PodCondition | None = None
     if condition is not None:
-        marked = update_pod_condition(pod.status, condition, now)
+        marked = update_pod_condition(pod.status, replace(condition, observed_generation=generation), now)
         if marked is not None:  # the listed status lacks it: the patch carries the condition
             entry = next(c for c in marked.conditions if c.type == condition.type)
 
@@ -335,6 +344,8 @@ def failed_patch(pod: Pod, condition: PodCondition | None, now: str) -> Callable
         if held != uid:
             raise Conflict(f"Precondition failed: UID in precondition: {uid}, UID in object meta: {held}")
         status = replace(current.status, phase="Failed")
+        if observed is not None:
+            status = replace(status, observed_generation=observed)
         if entry is not None:  # merged by type: replaced in place, else appended
             conditions = status.conditions
             if any(c.type == entry.type for c in conditions):

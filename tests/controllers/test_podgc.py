@@ -277,3 +277,31 @@ def test_the_mark_is_a_patch_of_the_listed_difference_on_the_pod_as_stored() -> 
     replaced = replace(stored, metadata=replace(stored.metadata, uid="u2"))
     with pytest.raises(Conflict, match="UID in precondition: u1, UID in object meta: u2"):
         apply(replaced)
+
+
+def test_the_mark_carries_the_pods_generation_as_observed() -> None:
+    # 1.34 (PodObservedGenerationTracking on): status.observedGeneration =
+    # GetPodObservedGenerationIfEnabled(pod), the condition's from
+    # GetPodObservedGenerationIfEnabledOnCondition: both the listed pod's generation
+    listed = pod("a", uid="u1", node="n1", phase="Running")
+    listed = replace(
+        listed,
+        metadata=replace(listed.metadata, generation=3),
+        status=replace(listed.status, observed_generation=2),
+    )
+    marked = failed_patch(listed, ORPHAN_CONDITION, format_timestamp(7.0))(listed)
+    assert marked.status.observed_generation == 3
+    assert [(c.type, c.observed_generation) for c in marked.status.conditions] == [("DisruptionTarget", 3)]
+    # the patch is the listed difference: an observedGeneration the listed status already
+    # had is not in it, and the stored one stays
+    seen = replace(listed, status=replace(listed.status, observed_generation=3))
+    stored = replace(seen, status=replace(seen.status, observed_generation=4))
+    assert failed_patch(seen, None, format_timestamp(7.0))(stored).status.observed_generation == 4
+    # a DisruptionTarget listed for an older generation differs from the one UpdatePodCondition
+    # puts in the new status: the patch carries it, its transition time kept (same status)
+    old = replace(ORPHAN_CONDITION, observed_generation=1, last_transition_time=format_timestamp(1.0))
+    stale = replace(seen, status=replace(seen.status, conditions=[old]))
+    again = failed_patch(stale, ORPHAN_CONDITION, format_timestamp(7.0))(stale)
+    assert [(c.observed_generation, c.last_transition_time) for c in again.status.conditions] == [
+        (3, format_timestamp(1.0))
+    ]
