@@ -1,8 +1,9 @@
 """Controllers of kube-controller-manager the emulator runs, each an agent with its own
 ``Client`` and informers, talking only to the API server:
 
-- ``NodeLifecycleController`` (``nodelifecycle.py``, pure parts in ``nodehealth.py``):
-  nodes that stop renewing their Lease go Ready=Unknown and get the
+- ``NodeLifecycleController`` (``nodelifecycle.py``, pure parts in ``nodehealth.py``, the
+  Leases' renewals seen in ``leaserenewals.py``): nodes that stop renewing their Lease go
+  Ready=Unknown and get the
   ``node.kubernetes.io/unreachable`` taints (NoSchedule at once, NoExecute rate-limited
   per zone); condition and cordon NoSchedule taints.
 - ``TaintEvictionController`` (``tainteviction.py``): evicts pods from NoExecute-tainted

@@ -29,14 +29,16 @@ Cost: no per-node timer; a pass touches the renewed, the overdue and the not-Rea
 only. Unlike the other informers of a direct stream, the Lease informer is not handed a
 renewal in place (``Informer.deliver_in_place`` off): woken, it applies a renewal committed at
 a monitor pass's own instant after that pass in either order of their timers, as
-``_standing_marks`` assumes of a held one, so held and written renewals give the same writes
+``LeaseRenewals.mark`` assumes of a held one, so held and written renewals give the same writes
 (in place, a written one would be seen by that very pass when the ticker's timer comes first,
 a held one by the next).
-Standing renewals (renewals the API server holds for a quiet kubelet without writing them,
-``ApiServer.stand_lease``): the Lease informer is ``standing_aware`` and each pass first marks
-the renewals held and due before it, in due order (``_standing_marks``), as their events would
-have been applied before the pass; a renewal due at the pass's own instant is the next pass's,
-as an eagerly woken informer applies it after the pass.
+What the controller has seen of the Leases' renewals (which nodes have one, the last
+``renewTime``, the standing renewals the API server holds for a quiet kubelet,
+``ApiServer.stand_lease``) is ``leaserenewals.py``'s: the Lease informer is ``standing_aware``
+and each pass first marks the renewals held and due before it, in due order
+(``LeaseRenewals.mark``), as their events would have been applied before the pass; a renewal
+due at the pass's own instant is the next pass's, as an eagerly woken informer applies it
+after the pass.
 Deviations, on purpose: only nodes that have posted a Lease are monitored (no
 ``nodeStartupGracePeriod`` / ``NodeStatusNeverUpdated`` for nodes that never did); the
 runner does not start this controller when heartbeats are off (``heartbeatInterval: 0``),
@@ -47,8 +49,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import math
-import operator
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Final
@@ -56,6 +56,7 @@ from typing import Any, Final
 from msgspec.structs import replace
 
 from agents.controllers.common import node_condition, swap_node_taints
+from agents.controllers.leaserenewals import LEASE_NAMESPACE, LeaseRenewals
 from agents.controllers.markpods import NotReadyMarker
 from agents.controllers.nodehealth import (
     FULL_DISRUPTION,
@@ -75,8 +76,6 @@ from agents.controllers.nodehealth import (
 from emulator.base.api.core import Node, Taint
 from emulator.base.api.errors import ApiError, Conflict, NotFound
 from emulator.base.api.meta import ObjectReference
-from emulator.base.api.scheduling import Lease
-from emulator.base.apiserver.standing import StandingRenewal
 from emulator.base.client.client import Client
 from emulator.base.client.events import EventRecorder
 from emulator.base.client.informer import Informer
@@ -86,7 +85,6 @@ from emulator.base.runtime.clock import Clock
 __all__ = ["COMPONENT", "NodeLifecycleController", "NodeLifecycleSettings"]
 
 COMPONENT: Final = "node-controller"
-LEASE_NAMESPACE: Final = "kube-node-lease"
 EXCLUDE_DISRUPTION: Final = "node.kubernetes.io/exclude-disruption"
 _RETRY_PERIOD: Final = 0.1
 """Upstream ``NodeEvictionPeriod``: how soon a failed NoExecute tainting is retried."""
@@ -118,10 +116,6 @@ def _has(node: Node, taint: Taint) -> bool:
     return any(t.key == taint.key and t.effect == taint.effect for t in node.spec.taints)
 
 
-_due = operator.itemgetter(0)
-"""A fresh mark's due (the sort key of ``_standing_marks``; C: no frame a mark)."""
-
-
 class NodeLifecycleController:
     """Marks silent nodes Unknown and taints them; ``await run()`` until cancelled."""
 
@@ -135,25 +129,16 @@ class NodeLifecycleController:
         self.nodes.add_handlers(self._on_node, lambda _old, new: self._on_node(new), self._on_node_delete)
         self.leases = Informer(client, "Lease", namespace=LEASE_NAMESPACE, standing_aware=True)
         # woken, not handed renewals in place: a renewal at a pass's own instant is the next
-        # pass's whether it is written or held (``_standing_marks``; module docstring)
+        # pass's whether it is written or held (``LeaseRenewals.mark``; module docstring)
         self.leases.deliver_in_place = False
-        self._standing: list[StandingRenewal] = []
-        """The standing renewals (``ApiServer.stand_lease``) of node Leases it follows, until
-        their last due is marked."""
-        self._granted = 0
-        """How many of the server's granted renewals it has taken (a cursor)."""
-        self._marked: dict[int, float] = {}
-        """id of a followed renewal → its last due marked."""
-        self.leases.add_handlers(self._on_lease, self._on_lease_update)
         self.ready = asyncio.Event()
         self.probes = Probes()
+        self.renewals = LeaseRenewals(client, clock, self.probes)
+        self.leases.add_handlers(self.renewals.on_lease, self.renewals.on_lease_update)
+        self._has_lease = self.renewals.has_lease
         self.zone_states: dict[str, str] = {}
         self._zones: dict[str, _Zone] = {}
         self._counted: dict[str, tuple[str, bool]] = {}
-        self._has_lease: set[str] = set()
-        self._renew_seen: dict[str, str | float | None] = {}
-        """Node -> the last ``renewTime`` seen: a Lease's, or a held renewal's due (a float,
-        formatted only when compared with a Lease's: ``_seen_text``)."""
         self._beat_seen: dict[str, str | None] = {}
         self._overdue: dict[str, None] = {}
         self._candidates: dict[str, None] = {}
@@ -174,71 +159,6 @@ class NodeLifecycleController:
         }
 
     # --- informer handlers --------------------------------------------------------------
-
-    def _on_lease(self, lease: Lease) -> None:
-        name = lease.metadata.name
-        self._has_lease.add(name)
-        renew = lease.spec.renew_time
-        if self._seen_text(name) != renew:
-            self._renew_seen[name] = renew
-            self.probes.renewed(name)
-
-    def _seen_text(self, name: str) -> str | None:
-        seen = self._renew_seen.get(name, "")
-        return self.clock.timestamp(seen) if isinstance(seen, float) else seen
-
-    def _on_lease_update(self, old: Lease, new: Lease) -> None:
-        """``_on_lease(new)`` for a Lease already added (so in ``_has_lease``), in one call: a
-        renewal, 100 a simulated second on 1,000 nodes."""
-        renew = new.spec.renew_time
-        name = new.metadata.name
-        if self._seen_text(name) != renew:
-            self._renew_seen[name] = renew
-            self.probes.renewed(name)
-
-    def _standing_marks(self, now: float) -> None:
-        """The renewals the API server holds (standing) due before ``now`` and not yet seen,
-        marked in due order as their watch events would have been before this pass (a
-        renewal at the pass's own instant is seen by the next one, as an eagerly woken
-        informer applies it after the pass). A node's last renewal before its kubelet stopped
-        is its last mark. A due is formatted only to compare it with a Lease's ``renewTime``."""
-        renewals = self.client.standing_renewals()
-        granted = renewals.granted
-        if self._granted < len(granted):  # every grant, even one that ended since the last pass
-            self._standing.extend(e for e in granted[self._granted :] if e.key[0] == LEASE_NAMESPACE)
-            self._granted = len(granted)
-        if not self._standing:
-            return
-        bound = math.nextafter(now, -math.inf)
-        fresh: list[tuple[float, str]] = []
-        kept: list[StandingRenewal] = []
-        marked = self._marked
-        for entry in self._standing:
-            due = entry.last_due(bound)
-            if due is not None and marked.get(id(entry)) != due:
-                marked[id(entry)] = due
-                fresh.append((due, entry.key[1]))
-            if entry.end is not None and entry.end < bound:
-                marked.pop(id(entry), None)  # its last renewal is marked now, if it was not
-            else:
-                kept.append(entry)
-        self._standing = kept
-        fresh.sort(key=_due)
-        seen, has_lease = self._renew_seen, self._has_lease
-        for due, name in fresh:
-            old = seen.get(name)
-            if name in has_lease and (old is None or self._newer(due, old)):  # newer than any seen
-                seen[name] = due
-                self.probes.renewed(name)
-
-    def _newer(self, due: float, old: str | float) -> bool:
-        """Whether the renewal at ``due`` is newer than the ``renewTime`` seen, as their texts
-        compare (microseconds): far apart, the floats say the same."""
-        if isinstance(old, float):
-            if abs(due - old) >= 1e-3:
-                return due > old
-            old = self.clock.timestamp(old)
-        return self.clock.timestamp(due) > old
 
     def _on_node(self, node: Node) -> None:
         name = node.metadata.name
@@ -318,7 +238,7 @@ class NodeLifecycleController:
     async def monitor(self) -> None:
         """One ``monitorNodeHealth`` pass."""
         now = self.clock.now()
-        self._standing_marks(now)
+        self.renewals.mark(now)
         # taint-based eviction acts on the nodes as observed before this pass's own writes
         observed = [(name, self.nodes.get(name)) for name in self._candidates]
         renewed, expired = self.probes.tick(now, self.settings.node_monitor_grace_period)

@@ -9,14 +9,27 @@ Every ``gcCheckPeriod`` (20 s) it runs, as upstream's ``gc``:
   creation timestamp (then name, namespace);
 - ``gcTerminating``: terminating pods on nodes that are not Ready *and* carry the
   ``node.kubernetes.io/out-of-service`` taint are force-deleted (oldest first);
-- ``gcOrphaned``: pods bound to a node that no longer exists. A node seen missing with
-  pods on it is quarantined for ``quarantineTime`` (40 s); at the first pass after that, if
-  a ``get`` still says NotFound, its pods get phase Failed and the ``DisruptionTarget``
-  condition (``DeletionByPodGC``, "PodGC: node no longer exists") and are deleted with
-  grace 0. Pods bound there later go through a new quarantine.
+- ``gcOrphaned``: pods bound to a node that no longer exists. At every pass, each missing
+  node with pods on it is quarantined for ``quarantineTime`` (40 s) unless a quarantine of
+  it is still running (upstream's ``nodeQueue.AddAfter``: the earlier end is kept). At the
+  first pass after a quarantine ends, if a ``get`` still says NotFound, the node's pods get
+  phase Failed and the ``DisruptionTarget`` condition (``DeletionByPodGC``, "PodGC: node no
+  longer exists") and are deleted with grace 0. That pass has already quarantined the node
+  again (its pods were there as it started), so a failed mark or ``get`` is retried 40 s
+  later, and pods bound there since are collected then.
 
 Force deletion (``markFailedAndDeletePod``): a pod not yet Succeeded or Failed is first
-written Failed, then deleted with grace period 0.
+marked Failed by a status PATCH (upstream ``PatchPodStatus``: the UID as precondition, no
+resourceVersion, so it never conflicts with another writer; ``status.observedGeneration``
+and the condition's are the pod's generation), then deleted with grace period 0. A failed
+PATCH (the name now holds another pod, an API error) leaves the pod undeleted until a later
+pass, as upstream's ``gc`` does: the next one for ``gcTerminating`` and ``gcTerminated``,
+the node's next check (40 s) for ``gcOrphaned``.
+
+``counts`` (``statistics()``) counts pods collected, per reason, and errors: a pod found gone
+(NotFound on the PATCH or the delete) counts as collected, not as an error, since what
+``gc`` wanted is done. These are not upstream's metrics (``DeletingPodsTotal`` counts every
+attempt, ``DeletingPodsErrorTotal`` every error, NotFound included).
 
 It watches Nodes, plus the pods of the nodes that matter only (deleted ones, and
 out-of-service ones), through ``NodePodWatches``: a full pod watch would cost as much
@@ -40,9 +53,8 @@ entries as they hold; the node maps hold nodes.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import heapq
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -53,7 +65,6 @@ from emulator.base.api.core import Node, Pod, PodCondition
 from emulator.base.api.errors import ApiError, Conflict, NotFound
 from emulator.base.client.client import Client
 from emulator.base.client.informer import Informer
-from emulator.base.client.retry import Backoff, retry_on_conflict
 from emulator.base.runtime.clock import Clock
 
 __all__ = ["DEFAULT_TERMINATED_POD_GC_THRESHOLD", "ORPHAN_CONDITION", "PodGCController", "PodGCSettings"]
@@ -65,9 +76,6 @@ ORPHAN_CONDITION: Final = PodCondition(
     type="DisruptionTarget", status="True", reason="DeletionByPodGC", message="PodGC: node no longer exists"
 )
 _TERMINAL: Final = ("Succeeded", "Failed")
-MARK_FAILED_RETRY: Final = Backoff(steps=5)
-"""Marking a pod Failed before deleting it: five tries back to back, re-reading the pod
-after a Conflict; still conflicting after that, the pod is deleted anyway."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -244,20 +252,32 @@ class PodGCController:
             await self.pods.synced(node)
 
     async def gc(self) -> None:
-        """One pass: ``gcTerminated``, ``gcTerminating`` then ``gcOrphaned``."""
+        """One pass: ``gcTerminated``, ``gcTerminating`` then ``gcOrphaned``, on the missing
+        nodes that have pods as the pass starts (upstream's one pod listing)."""
+        listed = [name for name in self.missing if self.pods.pods(name)]
         await self._gc_terminated()
         now = self.clock.now()
         terminating = [p for n in self._out_of_service for p in self.pods.pods(n) if p.metadata.deletion_timestamp]
         for pod in sorted(terminating, key=_evicted_then_oldest):
             await self._mark_failed_and_delete(pod, None, "terminating")
-        deleted: list[str] = []
-        for name in list(self.missing):
-            if self.pods.pods(name) and name not in self.quarantine:
-                self.quarantine[name] = now + self.settings.quarantine_time
-        for name, until in list(self.quarantine.items()):
-            if until > now:
-                continue
+        await self._gc_orphaned(listed, now)
+
+    async def _gc_orphaned(self, listed: list[str], now: float) -> None:
+        """Upstream ``gcOrphaned``, in its order. The quarantines that have ended left the
+        delaying queue's wait before this pass (``until <= now``); then every missing node of
+        ``listed`` is quarantined (``AddAfter``: a quarantine still running keeps its earlier
+        end), the ended ones included, so a node whose check or marks fail below is checked
+        again ``quarantine_time`` later; then each ended node is checked by a ``get`` and the
+        pods of those NotFound are marked Failed and deleted."""
+        ended = [name for name, until in self.quarantine.items() if until <= now]
+        for name in ended:
             del self.quarantine[name]
+        until = now + self.settings.quarantine_time
+        for name in listed:
+            if name in self.missing:  # (not back during the pass's awaits)
+                self.quarantine.setdefault(name, until)
+        deleted: list[str] = []
+        for name in ended:
             try:
                 await self.client.get("Node", name)
             except NotFound:
@@ -279,33 +299,16 @@ class PodGCController:
             await self._mark_failed_and_delete(pod, None, "terminated")
 
     async def _mark_failed_and_delete(self, pod: Pod, condition: PodCondition | None, why: str) -> None:
-        """Upstream ``markFailedAndDeletePodWithCondition``."""
+        """Upstream ``markFailedAndDeletePodWithCondition``: a pod not yet terminal is first
+        marked Failed (with ``condition``) by one status PATCH (``failed_patch``); if that
+        fails, the pod is left as it is (counted in ``errors``) and tried again at a later
+        pass, as upstream returns the error before its delete. Then a delete with grace 0."""
         ns, name = pod.metadata.namespace, pod.metadata.name
-        current: Pod | None = pod
-
-        async def mark_failed() -> None:
-            nonlocal current
-            if current is None:
-                current = await self.client.get("Pod", name, ns)
-            assert current is not None
-            if current.status.phase in _TERMINAL:
-                return
-            status = replace(current.status, phase="Failed")
-            if condition is not None:
-                status = update_pod_condition(status, condition, self.clock.timestamp()) or status
-            try:
-                await self.client.update_status(replace(current, status=status))
-            except Conflict:
-                current = None
-                raise
-
         try:
-            # A terminal pod is not marked (upstream checks the phase first; ``mark_failed``
-            # would return at its first try without a call): ``gcTerminated``'s deletes go
-            # straight to the delete, without the retry loop's frames.
             if pod.status.phase not in _TERMINAL:
-                with contextlib.suppress(Conflict):  # still conflicting: delete it anyway
-                    await retry_on_conflict(MARK_FAILED_RETRY, mark_failed, clock=self.clock)
+                mark = failed_patch(pod, condition, self.clock.timestamp())
+                if await self.client.patch_status("Pod", name, ns, mark) is None:
+                    raise NotFound(f'pods "{name}" not found')  # gone meanwhile: as the delete's
             await self.client.delete("Pod", name, ns, grace_period_seconds=0)
         except NotFound:
             pass
@@ -313,3 +316,43 @@ class PodGCController:
             self.counts["errors"] += 1
             return
         self.counts[why] += 1
+
+
+def failed_patch(pod: Pod, condition: PodCondition | None, now: str) -> Callable[[Pod], Pod]:
+    """Upstream ``PatchPodStatus`` of ``pod`` (as listed) marked Failed: a strategic-merge patch
+    of the difference (``phase: Failed``, ``observedGeneration`` and ``condition``, merged by
+    type, its transition time computed against the listed status at ``now`` as
+    ``UpdatePodCondition`` does), with the pod's UID as its precondition (a Conflict if the
+    name now holds another pod) and no resourceVersion: it applies to the pod as the server
+    holds it and never meets a stale copy.
+
+    ``observedGeneration``, of the status and of the condition, is the listed pod's
+    ``metadata.generation`` (1.34's PodObservedGenerationTracking, beta and on:
+    ``GetPodObservedGenerationIfEnabled`` and ``GetPodObservedGenerationIfEnabledOnCondition``);
+    the status's is in the patch only when the listed status has another."""
+    uid = pod.metadata.uid
+    generation = pod.metadata.generation
+    observed = generation if pod.status.observed_generation != generation else None
+    entry: PodCondition | None = None
+    if condition is not None:
+        marked = update_pod_condition(pod.status, replace(condition, observed_generation=generation), now)
+        if marked is not None:  # the listed status lacks it: the patch carries the condition
+            entry = next(c for c in marked.conditions if c.type == condition.type)
+
+    def apply(current: Pod) -> Pod:
+        held = current.metadata.uid
+        if held != uid:
+            raise Conflict(f"Precondition failed: UID in precondition: {uid}, UID in object meta: {held}")
+        status = replace(current.status, phase="Failed")
+        if observed is not None:
+            status = replace(status, observed_generation=observed)
+        if entry is not None:  # merged by type: replaced in place, else appended
+            conditions = status.conditions
+            if any(c.type == entry.type for c in conditions):
+                conditions = [entry if c.type == entry.type else c for c in conditions]
+            else:
+                conditions = [*conditions, entry]
+            status = replace(status, conditions=conditions)
+        return replace(current, status=status)
+
+    return apply

@@ -1,7 +1,9 @@
 """``NodeReporter``: the kubelet's writes about its node: status and Lease.
 
-This module owns *when and how* the node's status and its heartbeat Lease are written;
-*what* the status says comes from ``nodestatus.py``. The node's status has a single
+This module owns *when and how* the node's status is written and *when* its heartbeat Lease
+is renewed; *what* the status says comes from ``nodestatus.py``, and *how* the Lease is
+created and renewed (the object last written, the retried update, the fast path) from
+``leasewriter.py``. The node's status has a single
 writer task per kubelet, so the kubelet never conflicts with itself; a write that meets
 a ``Conflict`` (someone else wrote the node) is redone on a fresh ``get``; any other
 failed write is retried until it lands, after ``podapi.API_RETRY``'s waits.
@@ -41,12 +43,12 @@ write to the node gives a new one).
 ``NodeReporter.memo = False`` turns this off (the property test compares both).
 
 Lease renewals (100 a simulated second on 1,000 nodes) go through the client's synchronous
-fast path first (``_renew_now`` → ``Client.renew_lease_now`` → ``ApiServer.renew_lease``):
-the same write ``renew_lease`` would make, without its coroutine, retry wrapper and the
+fast path first (``LeaseWriter.renew_now`` → ``Client.renew_lease_now`` → ``ApiServer.renew_lease``):
+the same write ``LeaseWriter.renew`` would make, without its coroutine, retry wrapper and the
 generic update's no-op steps; a ticked beat adds it to its ticker's ``LeaseBatch`` instead,
-written with the other renewals of the instant in one pass (``_renewed`` answers). When the
+written with the other renewals of the instant in one pass (``LeaseWriter.renewed`` answers). When the
 fast path does not apply (no Lease yet, latency or faults on the client, someone else wrote
-the Lease) the batch is flushed and ``renew_lease`` runs as before.
+the Lease) the batch is flushed and ``LeaseWriter.renew`` runs as before.
 
 Timers: ``run_heartbeats`` renews the Lease at once and then every ``heartbeat_interval``.
 Alone it sleeps on a timer of its own (the reference); given a ``Ticker`` (``ticker.py``,
@@ -96,21 +98,19 @@ from typing import Any, Final
 from msgspec.structs import replace
 
 from agents.kubelet.images import ImageStore
+from agents.kubelet.leasewriter import LEASE_NAMESPACE, LeaseWriter
 from agents.kubelet.nodestatus import node_status, system_info
 from agents.kubelet.podapi import API_RETRY
 from agents.kubelet.settings import KubeletSettings
 from agents.kubelet.ticker import Ticker, run_inline
 from emulator.base.api.core import Node, NodeCondition, NodeStatus, NodeSystemInfo
-from emulator.base.api.errors import AlreadyExists, ApiError, Conflict, NotFound
-from emulator.base.api.meta import ObjectMeta, OwnerReference
-from emulator.base.api.scheduling import Lease, LeaseSpec
+from emulator.base.api.errors import ApiError, Conflict, NotFound
+from emulator.base.api.scheduling import Lease
 from emulator.base.client.client import Client
 from emulator.base.client.retry import UNLIMITED, on_error
 from emulator.base.runtime.clock import Clock
 
 __all__ = ["LEASE_NAMESPACE", "NodeReporter", "newer", "status_changed"]
-
-LEASE_NAMESPACE: Final = "kube-node-lease"
 
 
 def newer(a: Any, b: Any) -> Any:
@@ -168,7 +168,7 @@ class NodeReporter:
         self._info: NodeSystemInfo | None = None
         self._images_dirty = False
         self._wake = asyncio.Event()
-        self._lease: Lease | None = None
+        self._leases = LeaseWriter(client, clock, node_name, settings, lambda: self.node)
         self._reported_at: float | None = None  # clock time of the last status write
         self._quiet: Node | None = None  # the node object a heartbeat last found unchanged
         self._ticker: Ticker | None = None  # while ``run_heartbeats`` hands its beats to one
@@ -185,12 +185,25 @@ class NodeReporter:
         self._late_due: float | None = None
         """A beat ``_rearm`` hands to the heartbeat task (the ticker sleeps past it)."""
         self.status_writes = 0
-        self.lease_writes = 0
-        self.conflicts = 0
-        self.api_errors = 0
+        self._status_conflicts = 0
+        self._status_errors = 0
 
     def __repr__(self) -> str:
         return f"<NodeReporter {self._name} status_writes={self.status_writes} lease_writes={self.lease_writes}>"
+
+    @property
+    def lease_writes(self) -> int:
+        return self._leases.writes
+
+    @property
+    def conflicts(self) -> int:
+        """Conflicts met by the status and the Lease writes."""
+        return self._status_conflicts + self._leases.conflicts
+
+    @property
+    def api_errors(self) -> int:
+        """Other API errors met (and retried) by the status and the Lease writes."""
+        return self._status_errors + self._leases.api_errors
 
     def observe(self, node: Node | None) -> None:
         """The node as the kubelet's informer sees it (``None``: deleted)."""
@@ -252,8 +265,8 @@ class NodeReporter:
             while True:
                 if renewal is not None:
                     await renewal
-                elif not self._standing and self.posting() and not self._renew_now():
-                    await self.renew_lease()
+                elif not self._standing and self.posting() and not self._leases.renew_now():
+                    await self._leases.renew()
                 renewal = None
                 self._beat_due = due
                 due += interval
@@ -303,15 +316,15 @@ class NodeReporter:
         await self._clock.sleep_until(due)
         self._beat_due = due
         self.request()
-        if not self._standing and self.posting() and not self._renew_now():
-            await self.renew_lease()
+        if not self._standing and self.posting() and not self._leases.renew_now():
+            await self._leases.renew()
 
     def _stand(self, due: float) -> bool:
         """Ask the server to hold this node's renewals from the beat at ``due`` on."""
-        lease, settings = self._lease, self._settings
+        lease, settings = self._leases.lease, self._settings
         if lease is None or settings.faults is not None:
             return False
-        spec = self._renew_spec(lease)
+        spec = self._leases.renew_spec(lease)
         if not self._client.stand_lease(lease, spec, due, settings.heartbeat_interval, self._standing_ended):
             return False
         self._standing = True
@@ -321,7 +334,7 @@ class NodeReporter:
         """The server ended this node's standing renewal (a reader of Leases): write them
         again, from the next beat."""
         self._standing = False
-        self._lease = lease
+        self._leases.lease = lease
         self._rearm()
 
     def _report_beat(self, due: float) -> float:
@@ -346,7 +359,7 @@ class NodeReporter:
     def beats(due: float, reporters: list[NodeReporter]) -> None:
         """``tick(due)`` of each reporter, in order, in one pass: the ticker's group call for
         the heartbeats of one instant (1,000 kubelets beating together), with ``request``,
-        ``posting``, ``_quiet_beat`` and ``_renew_spec`` inlined; the next beats are pushed
+        ``posting``, ``_quiet_beat`` and ``LeaseWriter.renew_spec`` inlined; the next beats are pushed
         together, in order, at the end (only heartbeats push onto the ticker)."""
         again: list[NodeReporter] = []
         again_due = 0.0
@@ -375,9 +388,10 @@ class NodeReporter:
             if posting and (r._standing or (quiet and r._stand(due))):
                 pass  # the server holds the renewal
             elif posting:
-                lease = r._lease
-                leases = ticker.leases
-                if lease is None or not leases.add(
+                writer = r._leases
+                lease = writer.lease
+                batch = ticker.leases
+                if lease is None or not batch.add(
                     r._client,
                     lease,
                     replace(
@@ -386,10 +400,10 @@ class NodeReporter:
                         lease_duration_seconds=settings.lease_duration_seconds,
                         renew_time=clock.timestamp(),
                     ),
-                    r._renewed,
+                    writer.renewed,
                 ):
-                    leases.flush()  # the renewals added before this one are written first
-                    rest = run_inline(r.renew_lease())
+                    batch.flush()  # the renewals added before this one are written first
+                    rest = run_inline(writer.renew())
                     if rest is not None:
                         r._next_due = -1.0
                         r._handed = (due, rest)
@@ -411,7 +425,7 @@ class NodeReporter:
         """Retried after an ``API_RETRY`` wait (and counted): an ApiError but a Conflict
         (re-read at once); NotFound only where the caller lets it through."""
         if isinstance(err, ApiError) and not isinstance(err, Conflict):
-            self.api_errors += 1
+            self._status_errors += 1
             return True
         return False
 
@@ -455,7 +469,7 @@ class NodeReporter:
                         return True
                     written = await self._client.update_status(replace(node, status=status))
                 except Conflict:
-                    self.conflicts += 1
+                    self._status_conflicts += 1
                     node = None
                     continue
                 except ApiError:  # NotFound ends the write; others are retried after a wait
@@ -475,80 +489,6 @@ class NodeReporter:
         except NotFound:
             self._images_dirty |= include_images
             return False
-
-    def _new_lease(self) -> Lease:
-        owners = []
-        if self.node is not None and self.node.metadata.uid:
-            owners = [OwnerReference(api_version="v1", kind="Node", name=self._name, uid=self.node.metadata.uid)]
-        return Lease(
-            metadata=ObjectMeta(name=self._name, namespace=LEASE_NAMESPACE, owner_references=owners),
-            spec=LeaseSpec(
-                holder_identity=self._name,
-                lease_duration_seconds=self._settings.lease_duration_seconds,
-                renew_time=self._clock.timestamp(),
-            ),
-        )
-
-    async def renew_lease(self) -> None:
-        """Create the node's Lease, or move its ``renewTime`` to now; retried until done."""
-
-        async def attempt() -> None:
-            while True:  # a Conflict re-reads at once, without a backoff wait
-                try:
-                    if await self._renew_once():
-                        self.lease_writes += 1
-                        return
-                except Conflict:
-                    self.conflicts += 1
-                    self._lease = None
-                except ApiError:  # NotFound here: the namespace is missing
-                    self._lease = None
-                    raise
-
-        await on_error(API_RETRY, self._transient, attempt, clock=self._clock, attempts=UNLIMITED)
-
-    def _renew_spec(self, lease: Lease) -> LeaseSpec:
-        return replace(
-            lease.spec,
-            holder_identity=self._name,
-            lease_duration_seconds=self._settings.lease_duration_seconds,
-            renew_time=self._clock.timestamp(),
-        )
-
-    def _renew_now(self) -> bool:
-        """A renewal of the Lease this kubelet last wrote, done at once through the client's
-        fast path (``Client.renew_lease_now``): the same write ``renew_lease`` makes when its
-        update needs no retry; False if it does not apply (nothing written)."""
-        lease = self._lease
-        if lease is None:
-            return False
-        new = self._client.renew_lease_now(lease, self._renew_spec(lease))
-        if new is None:
-            return False
-        self._renewed(new)
-        return True
-
-    def _renewed(self, lease: Lease) -> None:
-        """A fast-path renewal was written (``_renew_now``, or the ticker's ``LeaseBatch``)."""
-        self._lease = lease
-        self.lease_writes += 1
-
-    async def _renew_once(self) -> bool:
-        client = self._client
-        lease = self._lease
-        if lease is None:
-            try:
-                self._lease = await client.create(self._new_lease())
-            except AlreadyExists:
-                lease = await client.get("Lease", self._name, LEASE_NAMESPACE)
-            else:
-                return True
-        try:
-            self._lease = await client.update(replace(lease, spec=self._renew_spec(lease)))
-        except NotFound:  # deleted meanwhile: create it again next round
-            self._lease = None
-            return False
-        return True
 
 
 _BEATS: Final = NodeReporter.beats

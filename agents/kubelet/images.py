@@ -31,8 +31,9 @@ from emulator.base.runtime.clock import Clock
 
 __all__ = ["ImageStore", "Spawn"]
 
-Spawn = Callable[[Coroutine[Any, Any, None], str], None]
-"""``spawn(coro, name)``: start ``coro`` as a task of the kubelet's task group."""
+Spawn = Callable[[Coroutine[Any, Any, None], str], object]
+"""``spawn(coro, name)``: start ``coro`` as a task of the kubelet's task group (what it
+returns, the task, is not used here)."""
 
 
 class ImageStore:

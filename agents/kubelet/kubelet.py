@@ -7,8 +7,9 @@ by ``spec.nodeName`` (the hub routes it by node, so 5,000 kubelets cost nothing 
 event) and a node informer on its own Node. Admission (``admission.py``) and what the
 containers do over time (``podrun.py``) are pure; status shapes are in ``podstatus.py``
 and ``runstatus.py``; a pod's work from admission on (pending status, pulls, start, the
-run's timer) in ``podworker.py``; pod writes and their retries in ``podapi.py``; images in
-``images.py``; node status and Lease writes in ``heartbeat.py``. Every delay is a
+run's timer) in ``podworker.py``; graceful deletion (the ``terminating`` row below) in
+``podkill.py``; pod writes and their retries in ``podapi.py``; images in ``images.py``; node
+status and Lease writes in ``heartbeat.py`` (and ``leasewriter.py``). Every delay is a
 ``clock`` sleep and every random draw comes from ``rng``; every task lives in the
 kubelet's task group, named ``kubelet:<node>:<role>[:<namespace>/<pod>]``. Given a
 ``ticker`` (``ticker.py``; the scenario runner shares one among all its kubelets), the
@@ -88,16 +89,17 @@ from typing import Any, Final
 
 from agents.kubelet.admission import NODE_AFFINITY, AdmissionResult, NodeUsage, admission_failures
 from agents.kubelet.configrefs import ConfigRefs
-from agents.kubelet.deletedstatus import deleted_status, unstarted_deleted_status
 from agents.kubelet.dra import ClaimPreparer
 from agents.kubelet.heartbeat import NodeReporter
 from agents.kubelet.images import ImageStore
 from agents.kubelet.lifecycle import RUN_DURATION_ANNOTATION
 from agents.kubelet.nodestatus import PodIPs, host_ip, pod_cidr
 from agents.kubelet.podapi import PodWriter
-from agents.kubelet.podstatus import pending_status, reconciled_status, rejected_status
+from agents.kubelet.podkill import PodKiller
+from agents.kubelet.podrecord import Key, PodRecord, PodState
+from agents.kubelet.podstatus import reconciled_status, rejected_status
 from agents.kubelet.podsteps import PodSteps
-from agents.kubelet.podworker import Key, PodRecord, PodState, PodWorker
+from agents.kubelet.podworker import PodWorker
 from agents.kubelet.resize import Resizer
 from agents.kubelet.settings import KubeletSettings
 from agents.kubelet.ticker import Ticker
@@ -111,14 +113,12 @@ __all__ = ["INVALID_NODE_INFO", "RUN_DURATION_ANNOTATION", "Kubelet", "PodState"
 
 INVALID_NODE_INFO: Final = AdmissionResult("InvalidNodeInfo", "Kubelet cannot get node info.")
 _TERMINAL: Final = ("Succeeded", "Failed")
+_COUNTERS: Final = ("admitted", "rejected", "succeeded", "failed", "terminated", "start_failures", "backoffs")
+_COUNTERS_INVALID: Final = ("invalid_run_duration", "invalid_annotations")
 
 
 def _created(rec: PodRecord) -> str:
     return rec.pod.metadata.creation_timestamp or ""
-
-
-def _key(pod: Pod) -> Key:
-    return (pod.metadata.namespace, pod.metadata.name)
 
 
 class Kubelet:
@@ -159,26 +159,13 @@ class Kubelet:
         self._images = ImageStore(
             clock,
             settings,
-            spawn=self._spawn_quiet,
+            spawn=self._spawn,
             on_pulled=self._images_changed,
             task_prefix=self._prefix,
             node_name=node_name,
         )
         self._reporter = NodeReporter(client, clock, node_name, settings, self._images, ids)
-        self._counts = dict.fromkeys(
-            (
-                "admitted",
-                "rejected",
-                "succeeded",
-                "failed",
-                "terminated",
-                "start_failures",
-                "backoffs",
-                "invalid_run_duration",
-                "invalid_annotations",
-            ),
-            0,
-        )
+        self._counts = dict.fromkeys((*_COUNTERS, *_COUNTERS_INVALID), 0)
         self._rejections: dict[str, int] = {}
         self._writer = PodWriter(client, clock, node_name)
         self._refs = ConfigRefs(clock, rng, self._writer.get, self._writer.record_event)
@@ -209,6 +196,18 @@ class Kubelet:
             self._claims,
         )
         self._steps.on_abort = self._abort_steps
+        self._killer = PodKiller(
+            clock,
+            rng,
+            settings,
+            self._worker,
+            self._writer,
+            self._counts,
+            self._release,
+            lambda: self._host_ip,
+            self._spawn,
+            self._prefix,
+        )
         self._resizer = Resizer(
             clock, self._usage, lambda: self._reporter.node, self._worker, self._spawn, self._prefix
         )
@@ -302,9 +301,6 @@ class Kubelet:
         """Stop every pod on handles (``PodSteps.stop``): the group aborts, as its tasks."""
         self._steps.stop(self._pods.values())
 
-    def _spawn_quiet(self, coro: Coroutine[Any, Any, None], name: str) -> None:
-        self._spawn(coro, name)
-
     def _images_changed(self) -> None:
         self._reporter.images_changed()
 
@@ -348,7 +344,7 @@ class Kubelet:
                 return  # finished elsewhere (or before this kubelet started): nothing to run
             rec = self._pods[key] = PodRecord(key, meta.uid, pod)
             if meta.deletion_timestamp is not None:
-                self._terminate(rec)
+                self._killer.terminate(rec)
             else:
                 self._queue.append(rec)
                 waiter = self._admit_waiter
@@ -377,15 +373,15 @@ class Kubelet:
                     resizer.request(rec, after_admissions=after)
         if meta.deletion_timestamp is not None:
             if rec.state is PodState.TERMINATING:
-                self._shorten_grace(rec)
+                self._killer.shorten_grace(rec)
             elif rec.state is not PodState.GONE:
-                self._terminate(rec)
+                self._killer.terminate(rec)
         elif pod.status.phase in _TERMINAL and rec.state in (PodState.QUEUED, PodState.STARTING, PodState.RUNNING):
             self._stop(rec)  # made terminal by someone else: nothing to run any more
             rec.state = PodState.SUCCEEDED if pod.status.phase == "Succeeded" else PodState.FAILED
 
     def _forget(self, pod: Pod) -> None:
-        rec = self._pods.get(_key(pod))
+        rec = self._pods.get((pod.metadata.namespace, pod.metadata.name))
         if rec is None or rec.uid != pod.metadata.uid:
             return
         del self._pods[rec.key]
@@ -502,69 +498,3 @@ class Kubelet:
                 rec.reconciling = False
 
         self._spawn(write(), f"{self._prefix}:reconcile:{rec.label}")
-
-    # --- graceful deletion --------------------------------------------------------------
-
-    def _grace(self, pod: Pod) -> float:
-        grace = pod.metadata.deletion_grace_period_seconds
-        if grace is None:
-            grace = pod.spec.termination_grace_period_seconds
-        return float(30 if grace is None else max(grace, 0))
-
-    def _terminate(self, rec: PodRecord) -> None:
-        was_running = rec.state is PodState.RUNNING
-        # queued or starting (a restarted kubelet's Running pod excepted: it was adopted as is)
-        rec.kill_unstarted = rec.state in (PodState.QUEUED, PodState.STARTING) and rec.pod.status.phase not in (
-            *_TERMINAL,
-            "Running",
-        )
-        if rec.task is not None:
-            rec.task.cancel()
-        rec.state = PodState.TERMINATING
-        rec.kill_started = self.clock.now()
-        rec.kill_delay = self.settings.termination.sample(self._rng) if was_running else 0.0
-        rec.kill_running = was_running
-        self._schedule_kill(rec)
-
-    def _kill_deadline(self, rec: PodRecord) -> float:
-        return rec.kill_started + min(rec.kill_delay, self._grace(rec.pod))
-
-    def _schedule_kill(self, rec: PodRecord) -> None:
-        rec.kill_deadline = deadline = self._kill_deadline(rec)
-        rec.task = self._spawn(self._kill(rec, deadline), f"{self._prefix}:kill:{rec.label}")
-
-    def _shorten_grace(self, rec: PodRecord) -> None:
-        """A second delete with a shorter grace period: stop sooner, as upstream does."""
-        task = rec.task
-        if task is None or task.done() or rec.kill_deadline <= self.clock.now():
-            return  # already past the wait: the delete is on its way
-        if self._kill_deadline(rec) < rec.kill_deadline:
-            task.cancel()
-            self._schedule_kill(rec)
-
-    async def _kill(self, rec: PodRecord, deadline: float) -> None:
-        if rec.kill_running and not rec.kill_announced and self.settings.container_events:
-            rec.kill_announced = True  # kuberuntime killContainer: one Killing per running container
-            status = rec.pod.status
-            for cs in (*status.container_statuses, *status.init_container_statuses):
-                if cs.state.running is not None:
-                    await self._worker.event(rec.pod, "Normal", "Killing", f"Stopping container {cs.name}", cs.name)
-        await self.clock.sleep_until(deadline)
-        pod_ip = rec.pod_ip
-        self._release(rec)
-        if rec.kill_unstarted:  # status_manager.go TerminatePod: Failed, ContainerStatusUnknown
-            now = self.clock.timestamp()
-            host, start = self._host_ip, rec.start_time or now
-            await self._worker.write_status(
-                rec,
-                lambda p: unstarted_deleted_status(
-                    p, pending_status(p, now=now, host_ip=host, pod_ip=pod_ip, start_time=start)
-                ),
-                deleting=True,
-            )
-        elif rec.kill_running:  # the terminal phase first, as upstream's kubelet since 1.27
-            killed = rec.kill_delay > self._grace(rec.pod)
-            now = self.clock.timestamp()
-            await self._worker.write_status(rec, lambda p: deleted_status(p, killed=killed, now=now), deleting=True)
-        await self._writer.confirm_deletion(rec.key[0], rec.key[1], rec.uid)
-        self._counts["terminated"] += 1

@@ -20,7 +20,7 @@ as the pod's task steps them (``_step``: resumed from the callback of the future
 queued where the task's wake-up would be; with an instant client most finish in the step).
 A status write whose first try fails (a Conflict, NotFound: the retry loop) is left to a task
 after all: the coroutine that does the rest (``PodWorker``'s, from that point) is started at
-once, in the step (``_carry``), and handed to a task named as the pod's
+once, in the step (``_carry``), and handed to a task (``handover.Resumed``) named as the pod's
 (``kubelet:<node>:pod:<ns>/<name>``) only if it waits; its first wait is then on a clock timer
 (a retry's backoff, the run's sleep), where the task's first step keeps the wake-up in place.
 
@@ -37,12 +37,14 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import functools
-from collections.abc import Callable, Coroutine, Generator, Iterable
+from collections.abc import Callable, Coroutine, Iterable
 from typing import Any
 
 from agents.kubelet.configrefs import ConfigRefs, env_refs, volume_refs
+from agents.kubelet.handover import Resumed
+from agents.kubelet.podrecord import PodRecord, PodState
 from agents.kubelet.podrun import PodRun, RunPhase
-from agents.kubelet.podworker import PodRecord, PodState, PodWorker, RetryWrite
+from agents.kubelet.podworker import PodWorker, RetryWrite
 from agents.kubelet.settings import KubeletSettings
 from agents.kubelet.volumewait import claim_volumes
 from emulator.base.api.core import Pod, PodSpec, PodStatus
@@ -413,7 +415,7 @@ class PodSteps:
             return
         rec = fast.rec
         try:
-            task = self._spawn(_Resumed(coro, waiting, fast.cancelled), f"{self._prefix}:pod:{rec.label}")
+            task = self._spawn(Resumed(coro, waiting, fast.cancelled), f"{self._prefix}:pod:{rec.label}")
         except RuntimeError:  # the group is shutting down: as a task it would have been cancelled
             if isinstance(waiting, asyncio.Future):
                 waiting.cancel()
@@ -461,45 +463,3 @@ def _probed(spec: PodSpec) -> bool:
 
 async def _raise(exc: Exception) -> None:
     raise exc
-
-
-class _Resumed(Coroutine[Any, None, None]):
-    """A coroutine already under way, as the coroutine of the task that takes it from the wait
-    it was left in (``PodSteps._carry``). The task's first step hands it ``waiting`` (the
-    future it yielded) to wait on; a bare yield or a future already done is taken up at once,
-    in that first step, which stands where the pod's own task would have had that step; a
-    cancel made in the step that handed it over is thrown in then, as the task would have
-    thrown it at its wait. From then on the task steps the coroutine itself (a cancel of the
-    task before its first step is thrown into the coroutine in that step)."""
-
-    __slots__ = ("cancelled", "coro", "waiting")
-
-    def __init__(self, coro: Coroutine[Any, Any, None], waiting: Any, cancelled: bool) -> None:
-        self.coro = coro
-        self.waiting: Any = waiting
-        self.cancelled = cancelled
-
-    def __await__(self) -> Generator[Any, None, None]:
-        raise TypeError("a _Resumed is a task's coroutine, not awaited")
-
-    def send(self, value: None) -> Any:
-        waiting, self.waiting = self.waiting, _TAKEN
-        if waiting is _TAKEN:
-            return self.coro.send(value)
-        if self.cancelled:
-            return self.coro.throw(asyncio.CancelledError())
-        if waiting is None or waiting.done():
-            return self.coro.send(None)
-        return waiting  # the task waits on it, as the pod's task did
-
-    def throw(self, typ: Any, val: Any = None, tb: Any = None) -> Any:
-        self.waiting = _TAKEN
-        if val is None and tb is None:
-            return self.coro.throw(typ)
-        return self.coro.throw(typ, val, tb)
-
-    def close(self) -> None:
-        self.coro.close()
-
-
-_TAKEN: Any = object()

@@ -1,7 +1,7 @@
 """The pods of one kubelet and the work on each: upstream's pod workers, in small.
 
-This module owns a pod's record on its node (``PodRecord``, ``PodState``) and
-``PodWorker``, which runs an admitted pod: the Pending status, the wait for its claim volumes
+This module owns ``PodWorker``, which runs an admitted pod (its record on the node,
+``PodRecord`` and ``PodState``, is ``podrecord.py``'s): the Pending status, the wait for its claim volumes
 (``volumewait``: bound, attached) and ConfigMap/Secret volumes, its ResourceClaims
 (``dra``: reserved for it, prepared by their drivers), the image pulls, the start
 delay (or a start-failure fault), then the run of its containers (``podrun.PodRun``)
@@ -17,16 +17,14 @@ due time and add a hand-off to the pod's task on top.
 from the kubelet's handles with the same builders and first tries (``try_status``), and hands
 the rest of a pod's life to a task from one of these stages when it must wait otherwise.
 It does not admit, terminate or forget pods, nor account for them on the node
-(``kubelet.py``, which gives it ``release`` to free what a finished pod held).
+(``kubelet.py``, which gives it ``release`` to free what a finished pod held; a graceful
+deletion is ``podkill.py``'s).
 """
 
 from __future__ import annotations
 
-import asyncio
-import enum
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Protocol
+from dataclasses import dataclass
 
 from agents.kubelet.configrefs import ConfigRefs, env_refs, volume_refs
 from agents.kubelet.dra import ClaimPreparer
@@ -34,8 +32,9 @@ from agents.kubelet.images import ImageStore
 from agents.kubelet.lifecycle import RUN_DURATION_ANNOTATION, Lifecycle, lifecycle_of
 from agents.kubelet.nodestatus import normalize_image
 from agents.kubelet.podapi import PodWriter
+from agents.kubelet.podrecord import PodRecord, PodState
 from agents.kubelet.podrun import PodRun, RunPhase
-from agents.kubelet.podstatus import needs_reconcile, pending_status, start_failed_status, succeeded_status
+from agents.kubelet.podstatus import pending_status, start_failed_status, succeeded_status
 from agents.kubelet.prober import KILLED_EXIT_CODE, prober_for
 from agents.kubelet.resize import with_resize_status
 from agents.kubelet.runstatus import run_status
@@ -45,96 +44,12 @@ from emulator.base.api.core import (
     Container,
     ContainerStatus,
     Pod,
-    PodCondition,
-    PodSpec,
     PodStatus,
-    ResourceRequirements,
 )
 from emulator.base.api.errors import ApiError
 from emulator.base.runtime.clock import Clock, format_duration, parse_timestamp
 
-__all__ = ["Key", "PodRecord", "PodState", "PodWorker", "RetryWrite"]
-
-Key = tuple[str, str]
-
-
-class PodState(enum.Enum):
-    """Where a pod is in its life on this node (the table in ``kubelet.py``)."""
-
-    QUEUED = "queued"
-    REJECTED = "rejected"
-    STARTING = "starting"
-    RUNNING = "running"
-    SUCCEEDED = "succeeded"
-    FAILED = "failed"
-    TERMINATING = "terminating"
-    GONE = "gone"
-
-
-class Cancellable(Protocol):
-    """A pod's run without a task of its own (``podsteps.FastRun``): stopped as a task is."""
-
-    def cancel(self) -> bool: ...
-
-    def done(self) -> bool: ...
-
-
-@dataclass(eq=False, slots=True)
-class PodRecord:
-    """One pod on this node (``kubelet.py`` keeps them by namespace/name)."""
-
-    key: Key
-    uid: str
-    pod: Pod
-    """The newest version seen (watch or own write)."""
-    state: PodState = PodState.QUEUED
-    task: asyncio.Task[None] | Cancellable | None = None
-    """What runs it: its task, or its ``podsteps.FastRun`` (the pod on the kubelet's handles)."""
-    start_time: str = ""
-    pod_ip: str = ""
-    start_delay: float = 0.0
-    kill_started: float = 0.0
-    kill_delay: float = 0.0
-    kill_deadline: float = 0.0
-    reported: PodStatus | None = None
-    """The last status this kubelet wrote (what its status manager caches)."""
-    writing: dict[object, PodStatus] = field(default_factory=dict)
-    """The statuses being written, one per write in flight, by the write's own token
-    (upstream's status manager caches a status before it writes it): the pod informer,
-    handed a write's own event in place before the write returns, compares with them rather
-    than with ``reported`` (``needs_reconcile``). Two writes in flight (a probe's and a
-    reconcile's, with API latency) each keep their own."""
-    reconciling: bool = False
-    kill_running: bool = False
-    """Its containers were running when the delete came (``deletedstatus.py``)."""
-    kill_unstarted: bool = False
-    """It was queued or admitted, its containers not started, when the delete came."""
-    kill_announced: bool = False
-    """Its ``Killing`` Events are written (a shorter grace period does not repeat them)."""
-    allocated: dict[str, ResourceRequirements] | None = None
-    """Its resizable containers' allocated resources (``resize.py``); None until admitted."""
-    actuated: dict[str, ResourceRequirements] | None = None
-    resize_conditions: dict[str, PodCondition] = field(default_factory=dict)
-    resize_judged: dict[str, ResourceRequirements] | None = None
-    """The desired resources last found pending (not judged again until they change)."""
-    resize_since: float = 0.0
-    resize_spec: PodSpec | None = None
-    resize_alloc: dict[str, ResourceRequirements] | None = None
-    """The spec whose desired resources ``resize.observe`` last found equal to the
-    allocation, and that allocation (``resize.settled``)."""
-
-    @property
-    def label(self) -> str:
-        return f"{self.key[0]}/{self.key[1]}"
-
-    def needs_reconcile(self, current: PodStatus) -> bool:
-        """``needs_reconcile`` against what this kubelet wrote: the last status written, or,
-        while writes are in flight, each of theirs (an event that is one write's own echo,
-        handed in place before that write returns, is compared with that write's status)."""
-        writing = self.writing
-        if not writing:
-            return needs_reconcile(current, self.reported)
-        return all(needs_reconcile(current, status) for status in writing.values())
+__all__ = ["PodWorker", "RetryWrite"]
 
 
 class PodWorker:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from agents.autoscaler.karpenter.consolidation import MIN_SPOT_TO_SPOT_TYPES
-from agents.autoscaler.karpenter.disruption import NODEPOOL_HASH, NODEPOOL_HASH_VERSION_KEY
+from agents.autoscaler.karpenter.nodepoolhash import NODEPOOL_HASH, NODEPOOL_HASH_VERSION_KEY
 from emulator.base.runtime.clock import parse_timestamp
 from tests.autoscaler.karpenter_disruption_helpers import run, scenario
 

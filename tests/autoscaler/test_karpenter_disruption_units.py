@@ -17,12 +17,8 @@ from msgspec.structs import replace
 
 from agents.autoscaler.karpenter.candidates import PdbLimits, _eviction_cost
 from agents.autoscaler.karpenter.consolidation import _without_same_type
-from agents.autoscaler.karpenter.disruption import (
-    NODEPOOL_HASH,
-    NODEPOOL_HASH_VERSION_KEY,
-    Disruption,
-    template_hash,
-)
+from agents.autoscaler.karpenter.disruption import Disruption
+from agents.autoscaler.karpenter.nodepoolhash import NODEPOOL_HASH, NODEPOOL_HASH_VERSION_KEY, template_hash
 from emulator.base.api.codec import object_from_dict, to_builtins
 from emulator.base.api.core import Container, Pod, PodCondition, PodSpec, PodStatus
 from emulator.base.api.karpenter import NodeClaim, NodeClaimStatus, NodePool, default_karpenter

@@ -16,12 +16,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from msgspec.structs import replace
 
-from agents.kubelet.podworker import PodWorker
 from agents.kubelet.resize import Resizer
 from emulator.base.api.core import Pod, ResourceRequirements
 from emulator.base.api.quantity import parse_quantity
 from emulator.base.client.client import Latency
-from emulator.base.runtime.loop import VirtualTimeEventLoop
+from tests.kubelet.shortcutrun import run_with_shortcuts
 from tests.kubelet.test_kubelet import make_pod, world
 
 NAMES = st.sampled_from(["a", "b", "c"])
@@ -65,14 +64,7 @@ async def _play(ops: list[tuple[Any, ...]], latency: bool) -> list[Any]:
 
 
 def _run(ops: list[tuple[Any, ...]], latency: bool, shortcuts: bool, monkeypatch: pytest.MonkeyPatch) -> list[Any]:
-    with monkeypatch.context() as m:
-        m.setattr(Resizer, "shortcut", shortcuts)
-        m.setattr(PodWorker, "direct", shortcuts)
-        loop = VirtualTimeEventLoop()
-        try:
-            return loop.run_until_complete(_play(ops, latency))
-        finally:
-            loop.close()
+    return run_with_shortcuts(lambda: _play(ops, latency), shortcuts, monkeypatch)
 
 
 @settings(

@@ -26,15 +26,13 @@ from msgspec.structs import replace
 
 from agents.kubelet import EXIT_CODE_ANNOTATION, READY_AFTER_ANNOTATION, RUN_DURATION_ANNOTATION
 from agents.kubelet.podapi import PodWriter
-from agents.kubelet.podworker import PodWorker
-from agents.kubelet.resize import Resizer
 from emulator.base.api.core import Container, Pod, PodCondition, ResourceRequirements
 from emulator.base.api.errors import ApiError, Conflict, InternalError
 from emulator.base.api.probe import HTTPGetAction, Probe
 from emulator.base.api.quantity import parse_quantity
 from emulator.base.client.client import Latency
-from emulator.base.runtime.loop import VirtualTimeEventLoop
 from tests.builders import container, pod
+from tests.kubelet.shortcutrun import run_with_shortcuts
 from tests.kubelet.test_kubelet import NODE, world
 
 NAMES = st.sampled_from(["a", "b"])
@@ -157,14 +155,7 @@ async def _play(ops: list[tuple[Any, ...]], latency: bool) -> list[Any]:
 
 
 def _run(ops: list[tuple[Any, ...]], latency: bool, shortcuts: bool, monkeypatch: pytest.MonkeyPatch) -> list[Any]:
-    with monkeypatch.context() as m:
-        m.setattr(Resizer, "shortcut", shortcuts)
-        m.setattr(PodWorker, "direct", shortcuts)
-        loop = VirtualTimeEventLoop()
-        try:
-            return loop.run_until_complete(_play(ops, latency))
-        finally:
-            loop.close()
+    return run_with_shortcuts(lambda: _play(ops, latency), shortcuts, monkeypatch)
 
 
 @settings(

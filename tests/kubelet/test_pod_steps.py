@@ -242,42 +242,6 @@ def test_a_step_that_fails_fails_the_kubelet_as_the_pods_task_would(monkeypatch:
         assert "a bug in a status builder" in repr(bugs)
 
 
-def test_a_coroutine_handed_over_is_cancelled_as_its_own_task_would_be() -> None:
-    """``_Resumed``: the coroutine left in a wait goes on in its task; a cancel before the
-    task's first step is thrown into it there (its ``finally`` runs), as after."""
-    from agents.kubelet.podsteps import _Resumed
-
-    async def play(cancel_before: bool) -> list[str]:
-        loop = asyncio.get_running_loop()
-        seen: list[str] = []
-
-        async def rest() -> None:
-            try:
-                await asyncio.sleep(5)
-                seen.append("woke")
-            finally:
-                seen.append(f"finally at {loop.time()}")
-
-        coro = rest()
-        waiting = coro.send(None)
-        task = loop.create_task(_Resumed(coro, waiting, False), name="test:resumed")
-        if cancel_before:
-            task.cancel()
-        else:
-            await asyncio.sleep(1)
-            task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
-        assert task.cancelled()
-        return seen
-
-    for before, at in ((True, 0.0), (False, 1.0)):
-        loop = VirtualTimeEventLoop()
-        try:
-            assert loop.run_until_complete(play(before)) == [f"finally at {at}"]
-        finally:
-            loop.close()
-
-
 def test_a_failing_step_fails_the_kubelet_and_stops_every_pod_on_handles() -> None:
     # Pod a's status builder raises at its first exit tick (t=2). The kubelet's run fails with
     # that error, and no pod on handles writes once it was raised (before the fix, pods due

@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 from msgspec.structs import replace
 
 from agents.kubelet.lifecycle import Lifecycle
-from agents.kubelet.podworker import PodRecord, PodWorker
+from agents.kubelet.podrecord import PodRecord
+from agents.kubelet.podworker import PodWorker
 from agents.kubelet.prober import prober_for
 from emulator.base.api.core import Event, Pod, PodCondition, PodStatus
 from emulator.base.api.errors import Invalid

@@ -146,7 +146,7 @@ def test_a_renewal_at_the_monitors_instant_is_seen_by_the_next_pass(ticker_first
     assert stepped > 0  # in place, 1.5 → 4.5 at least is stepped (no other timer between)
     # a's renewal of 4.5 (a stepped instant) is seen by the pass at 5.0; b's of 5.0 is not,
     # in either order (the informer's wake-up comes after the monitor's), but at 10.0, as
-    # ``_standing_marks`` marks a held renewal
+    # ``LeaseRenewals.mark`` (nodelifecycle) marks a held renewal
     assert [(t, stamps) for t, _, stamps in eager] == [
         (0.0, {"a": 0.0, "b": 0.0}),
         (5.0, {"b": 0.0, "a": 5.0}),

@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 from msgspec.structs import replace
 
 from agents.kubelet.podapi import PodWriter
-from agents.kubelet.podworker import PodRecord, PodWorker
+from agents.kubelet.podrecord import PodRecord
+from agents.kubelet.podworker import PodWorker
 from agents.kubelet.settings import KubeletSettings
 from emulator.base.api.codec import convert
 from emulator.base.api.core import Namespace, Pod, PodStatus

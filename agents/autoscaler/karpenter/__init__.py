@@ -7,9 +7,10 @@ module              owns (upstream source)
                     (``pkg/controllers/provisioning``, ``pkg/controllers/nodeclaim/lifecycle``)
 ``scheduling``      the batch's simulation: options per NodePool, bin-packing, limits
                     (``pkg/controllers/provisioning/scheduling``)
-``disruption``      Consolidatable and Drifted, the NodePool hash, expiration, the disruption
-                    controller's loop (``nodeclaim/disruption``, ``nodepool/hash``,
-                    ``nodeclaim/expiration``, ``disruption/controller.go``)
+``disruption``      Consolidatable and Drifted, expiration, the disruption controller's loop
+                    (``nodeclaim/disruption``, ``nodeclaim/expiration``,
+                    ``disruption/controller.go``)
+``nodepoolhash``    the NodePool hash and its annotations (``nodepool/hash``)
 ``consolidation``   the methods: emptiness, drift, multi- and single-node consolidation, their
                     validation (``pkg/controllers/disruption``)
 ``candidates``      candidates, PDB limits (``helpers.go`` ``GetCandidates``)

@@ -1,5 +1,6 @@
 """Karpenter's disruption (kubernetes-sigs/karpenter v1.9.1): the NodeClaims' disruption
-conditions, the NodePool hash, expiration, the disruption controller and termination.
+conditions, expiration, the disruption controller and termination (the NodePool hash:
+``nodepoolhash.py``).
 
 - ``Consolidatable`` (``pkg/controllers/nodeclaim/disruption/consolidation.go``): an initialized
   NodeClaim whose NodePool's ``consolidateAfter`` is not ``Never`` becomes consolidatable once
@@ -9,10 +10,8 @@ conditions, the NodePool hash, expiration, the disruption controller and termina
   ``karpenter.sh/nodepool-hash`` differs from its NodePool's (same
   ``karpenter.sh/nodepool-hash-version``) is ``NodePoolDrifted``; one whose labels no longer
   meet the NodePool's requirements (keys it has a label for) ``RequirementsDrifted``.
-- The NodePool hash (``pkg/controllers/nodepool/hash``): every NodePool carries the hash of its
-  template (requirements aside; ``template_hash``) and ``NODEPOOL_HASH_VERSION`` (v3); a
-  NodeClaim gets both at creation. Upstream's number is ``hashstructure``'s; ours is a
-  SHA-256 of the same fields, so the two agree on equality, not on digits.
+- The NodePool hash (``pkg/controllers/nodepool/hash``): ``nodepoolhash.py``, run first at
+  every tick; ``Drifted`` compares the hashes it writes.
 - Expiration (``nodeclaim/expiration``): ``expireAfter`` since creation deletes the NodeClaim,
   budgets aside.
 - The disruption controller (``disruption/controller.go``), its own task: every
@@ -25,7 +24,6 @@ conditions, the NodePool hash, expiration, the disruption controller and termina
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 from collections.abc import Sequence
 from typing import Any, Final
@@ -37,37 +35,24 @@ from agents.autoscaler.karpenter.candidates import get_candidates
 from agents.autoscaler.karpenter.conditions import ConditionSet, nodeclaim_conditions
 from agents.autoscaler.karpenter.consolidation import Command, methods
 from agents.autoscaler.karpenter.memo import SingleOutcomes
+from agents.autoscaler.karpenter.nodepoolhash import NODEPOOL_HASH, NODEPOOL_HASH_VERSION_KEY, NodePoolHash
 from agents.autoscaler.karpenter.passindex import PassIndex, WatchedDict
 from agents.autoscaler.karpenter.queue import DISRUPTED_TAINT, Queue
 from agents.autoscaler.karpenter.scheduling import req_matches
 from agents.autoscaler.karpenter.termination import terminate
 from agents.autoscaler.karpenter.tracking import ClaimTracking
-from emulator.base.api.codec import to_builtins
 from emulator.base.api.core import Node, Pod
 from emulator.base.api.errors import ApiError, NotFound
 from emulator.base.api.karpenter import NODEPOOL_LABEL, NodeClaim, NodePool
-from emulator.base.api.meta import Condition
 from emulator.base.runtime.clock import parse_duration, parse_timestamp
 
-__all__ = [
-    "DISRUPTED_TAINT",
-    "NODEPOOL_HASH",
-    "NODEPOOL_HASH_VERSION",
-    "NODEPOOL_HASH_VERSION_KEY",
-    "POLLING_PERIOD",
-    "TERMINATION_FINALIZER",
-    "Disruption",
-    "template_hash",
-]
+__all__ = ["DISRUPTED_TAINT", "POLLING_PERIOD", "TERMINATION_FINALIZER", "Disruption"]
 
 POLLING_PERIOD: Final = 10.0
 REQUEUE_IMMEDIATELY: Final = 1e-3
 STATE_REFRESH: Final = 300.0
 """``ConsolidationState``: unchanged for 5 minutes, it counts as changed (re-evaluate)."""
 TERMINATION_FINALIZER: Final = "karpenter.sh/termination"
-NODEPOOL_HASH: Final = "karpenter.sh/nodepool-hash"
-NODEPOOL_HASH_VERSION_KEY: Final = "karpenter.sh/nodepool-hash-version"
-NODEPOOL_HASH_VERSION: Final = "v3"
 
 
 def _duration(text: str | None) -> float | None:
@@ -79,28 +64,6 @@ def _duration(text: str | None) -> float | None:
 
 def _daemon(pod: Pod) -> bool:
     return any(o.kind == "DaemonSet" and o.controller for o in pod.metadata.owner_references)
-
-
-def _condition(claim: NodeClaim, type_: str) -> Condition | None:
-    return next((c for c in claim.status.conditions if c.type == type_), None)
-
-
-def _prune(value: Any) -> Any:
-    """``IgnoreZeroValue``/``ZeroNil``/``SlicesAsSets``: zero values dropped, lists sorted."""
-    if isinstance(value, dict):
-        out = {k: _prune(v) for k, v in sorted(value.items())}
-        return {k: v for k, v in out.items() if v not in (None, "", 0, False, [], {})}
-    if isinstance(value, list):
-        return sorted((_prune(v) for v in value), key=lambda v: json.dumps(v, sort_keys=True))
-    return value
-
-
-def template_hash(pool: NodePool) -> str:
-    """``NodePool.Hash``: the template, its requirements aside (``hash:"ignore"``)."""
-    doc = to_builtins(pool.spec.template) if pool.spec is not None and pool.spec.template is not None else {}
-    (doc.get("spec") or {}).pop("requirements", None)
-    digest = hashlib.sha256(json.dumps(_prune(doc), sort_keys=True).encode()).digest()
-    return str(int.from_bytes(digest[:8], "big"))
 
 
 class Disruption:
@@ -169,8 +132,7 @@ class Disruption:
             self.queue.by_claim = WatchedDict(self.index.changed)
         self.prepared: tuple[Any, Any, list[Any]] = (None, None, [])
         """``get_candidates``' kept entries: (their stamp, context, entries)."""
-        self._digests: dict[str, tuple[NodePool, str]] = {}
-        """NodePool -> (the object, its ``template_hash``)."""
+        self.hashes = NodePoolHash(agent)
 
     # --- shared state ------------------------------------------------------------------
 
@@ -268,7 +230,7 @@ class Disruption:
 
     async def tick(self, claims: Sequence[NodeClaim], pools: dict[str, NodePool]) -> None:
         now = self.agent.clock.now()
-        await self._hashes(pools, claims)
+        await self.hashes.reconcile(pools, claims)
         track = self.track
         track.due_until(now)
         i = -1
@@ -310,38 +272,6 @@ class Disruption:
             created = claim.metadata.creation_timestamp
             if pool is not None and expire is not None and created and parse_timestamp(created) + expire <= now:
                 await self._delete(claim, "expired")
-
-    async def _hashes(self, pools: dict[str, NodePool], claims: Sequence[NodeClaim]) -> None:
-        """The NodePool hash controller (module docstring)."""
-        for name in sorted(pools):
-            pool = pools[name]
-            if pool.metadata.deletion_timestamp is not None or pool.spec is None:
-                continue
-            kept = self._digests.get(name)
-            if kept is None or kept[0] is not pool:
-                kept = self._digests[name] = (pool, template_hash(pool))
-            digest = kept[1]
-            ann = pool.metadata.annotations
-            if ann.get(NODEPOOL_HASH_VERSION_KEY) != NODEPOOL_HASH_VERSION:
-                for c in claims:
-                    if c.metadata.labels.get(NODEPOOL_LABEL) != name:
-                        continue
-                    if c.metadata.annotations.get(NODEPOOL_HASH_VERSION_KEY) == NODEPOOL_HASH_VERSION:
-                        continue
-                    new = {**c.metadata.annotations, NODEPOOL_HASH_VERSION_KEY: NODEPOOL_HASH_VERSION}
-                    if _condition(c, "Drifted") is None:
-                        new[NODEPOOL_HASH] = digest
-                    await self._update_meta(c, new)
-            if ann.get(NODEPOOL_HASH) != digest or ann.get(NODEPOOL_HASH_VERSION_KEY) != NODEPOOL_HASH_VERSION:
-                await self._update_meta(
-                    pool, {**ann, NODEPOOL_HASH: digest, NODEPOOL_HASH_VERSION_KEY: NODEPOOL_HASH_VERSION}
-                )
-
-    async def _update_meta(self, obj: Any, annotations: dict[str, str]) -> None:
-        try:
-            await self.agent.client.update(replace(obj, metadata=replace(obj.metadata, annotations=annotations)))
-        except ApiError:
-            return
 
     async def _conditions(self, claim: NodeClaim, pool: NodePool | None, now: float) -> float:
         """``lastPodEventTime``, ``Consolidatable`` and ``Drifted``; when they may change next

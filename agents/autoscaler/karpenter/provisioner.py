@@ -30,15 +30,15 @@ from msgspec.structs import replace
 
 from agents.autoscaler.karpenter import events as ev
 from agents.autoscaler.karpenter.daemonoverhead import daemon_pods, reservations
-from agents.autoscaler.karpenter.disruption import (
+from agents.autoscaler.karpenter.disruption import Disruption
+from agents.autoscaler.karpenter.events import Recorder
+from agents.autoscaler.karpenter.lifecycle import UNREGISTERED_TAINT, launch_conditions, reconcile, state_taints
+from agents.autoscaler.karpenter.nodepoolhash import (
     NODEPOOL_HASH,
     NODEPOOL_HASH_VERSION,
     NODEPOOL_HASH_VERSION_KEY,
-    Disruption,
     template_hash,
 )
-from agents.autoscaler.karpenter.events import Recorder
-from agents.autoscaler.karpenter.lifecycle import UNREGISTERED_TAINT, launch_conditions, reconcile, state_taints
 from agents.autoscaler.karpenter.nodepoolstatus import is_managed, nodepool_status, provisions
 from agents.autoscaler.karpenter.scheduling import (
     NewNodeClaim,
