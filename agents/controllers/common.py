@@ -56,13 +56,14 @@ def node_condition(node: Node, type_: str) -> NodeCondition | None:
 
 def update_pod_condition(status: PodStatus, cond: PodCondition, now: str) -> PodStatus | None:
     """Upstream ``UpdatePodCondition``: ``status`` with ``cond`` added or replaced (its
-    transition time kept while its status holds), or None when nothing changed."""
+    transition time kept while its status holds), or None when nothing changed
+    (``observedGeneration`` alone does not count: upstream's ``isEqual`` leaves it out)."""
     old = next((c for c in status.conditions if c.type == cond.type), None)
     if old is None:
         return replace(status, conditions=[*status.conditions, replace(cond, last_transition_time=now)])
     since = old.last_transition_time if old.status == cond.status else now
     new = replace(cond, last_transition_time=since)
-    if new == old:
+    if replace(new, observed_generation=old.observed_generation) == old:
         return None
     return replace(status, conditions=[new if c.type == cond.type else c for c in status.conditions])
 

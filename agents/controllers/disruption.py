@@ -321,7 +321,12 @@ class DisruptionController:
             return
         now = self.clock.timestamp()
         conditions = [
-            PodCondition(type=DISRUPTION_TARGET, status="False", last_transition_time=now)
+            PodCondition(
+                type=DISRUPTION_TARGET,
+                status="False",
+                last_transition_time=now,
+                observed_generation=pod.metadata.generation,
+            )
             if c.type == DISRUPTION_TARGET
             else c
             for c in pod.status.conditions

@@ -262,6 +262,7 @@ class TaintEvictionController:
                 status="True",
                 reason="DeletionByTaintManager",
                 message="Taint manager: deleting due to NoExecute taint",
+                observed_generation=pod.metadata.generation,
             )
             status = update_pod_condition(pod.status, cond, self.clock.timestamp())
             if status is not None:

@@ -69,6 +69,7 @@ def with_condition(current: Pod, reason: str, message: str, nominated: str | Non
         reason=reason,
         message=message,
         last_transition_time=old.last_transition_time if old is not None and old.status == "False" else now,
+        observed_generation=current.metadata.generation,  # CalculatePodConditionObservedGeneration
     )
     conds = [c for c in current.status.conditions if c.type != "PodScheduled"]
     status = replace(current.status, conditions=[*conds, cond], nominated_node_name=new_nominated)

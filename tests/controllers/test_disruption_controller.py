@@ -14,7 +14,7 @@ from msgspec.structs import replace
 
 from agents.controllers.manager import start_workload_controllers
 from emulator.base.api.apps import Deployment, DeploymentSpec, ReplicaSet, ReplicaSetSpec, StatefulSet, StatefulSetSpec
-from emulator.base.api.core import LabelSelector, Pod, PodCondition
+from emulator.base.api.core import LabelSelector, Pod, PodCondition, Toleration
 from emulator.base.api.intstr import IntOrString
 from emulator.base.api.meta import ObjectMeta, OwnerReference
 from emulator.base.api.podtemplate import PodTemplateSpec
@@ -262,3 +262,23 @@ async def test_stale_disruption_target_is_reset_after_two_minutes(disruption: Cl
     [cond] = [x for x in c.pod("web-0").status.conditions if x.type == "DisruptionTarget"]
     assert (cond.status, cond.reason) == ("False", "")
     assert STARTED[id(c)].statistics()["staleDisruptionResets"] == 1
+
+
+@pytest.mark.asyncio
+async def test_the_stale_reset_carries_the_pods_generation(disruption: Cluster) -> None:
+    """1.34 (PodObservedGenerationTracking, beta, on): ``syncStalePodDisruption``'s
+    DisruptionTarget=False has ``observedGeneration`` = the pod's ``metadata.generation``."""
+    c = disruption
+    [victim, _] = _add_pods(c, 2)
+    c.server.create(_pdb(min_available=1))
+    cur = c.pod(victim.metadata.name)
+    extra = Toleration(key="example.com/extra", operator="Exists")
+    cur = c.server.update(replace(cur, spec=replace(cur.spec, tolerations=[*cur.spec.tolerations, extra])))
+    assert cur.metadata.generation == 2
+    target = PodCondition(
+        type="DisruptionTarget", status="True", reason="PreemptionByScheduler", last_transition_time=c.clock.timestamp()
+    )
+    c.server.update_status(replace(cur, status=replace(cur.status, conditions=[*cur.status.conditions, target])))
+    await c.at(125.0)
+    [cond] = [x for x in c.pod("web-0").status.conditions if x.type == "DisruptionTarget"]
+    assert (cond.status, cond.observed_generation) == ("False", 2)

@@ -13,8 +13,9 @@ import pytest
 from msgspec.structs import replace
 
 from agents.controllers import TaintEvictionController
+from agents.controllers.common import update_pod_condition
 from agents.controllers.tainteviction import matching_tolerations, min_toleration_seconds
-from emulator.base.api.core import Pod, Taint, Toleration
+from emulator.base.api.core import Pod, PodCondition, PodStatus, Taint, Toleration
 from tests.builders import node, pod, toleration
 from tests.cluster import Cluster, OnCluster, open_cluster
 
@@ -184,3 +185,33 @@ async def test_a_pod_deleted_meanwhile_is_not_evicted_and_new_pods_on_the_node_a
         await w.clock.sleep_until(100.0)
         assert w.deleted_at() == {"late": 50.0}
         assert w.controller.statistics()["cancelled"] == 1
+
+
+@pytest.mark.asyncio
+async def test_the_eviction_condition_carries_the_pods_generation() -> None:
+    """1.34 (PodObservedGenerationTracking, beta, on): ``addConditionAndDeletePod``'s
+    DisruptionTarget has ``observedGeneration`` = the pod's ``metadata.generation`` (read just
+    before; the delete that follows bumps it once more)."""
+    async with world() as w:
+        created = w.server.create(pod("web", node="n1", tolerations=[THIRTY]))
+        spec = replace(created.spec, tolerations=[*created.spec.tolerations, tol("example.com/extra")])
+        assert w.server.update(replace(created, spec=spec)).metadata.generation == 2
+        w.taint("n1", UNREACHABLE)
+        await w.clock.sleep_until(60.0)
+        web: Pod = w.server.get("Pod", "web", "default")
+        assert (web.metadata.deletion_timestamp is not None, web.metadata.generation) == (True, 3)
+        (cond,) = [c for c in web.status.conditions if c.type == "DisruptionTarget"]
+        assert (cond.reason, cond.observed_generation) == ("DeletionByTaintManager", 2)
+
+
+def test_a_new_generation_alone_is_no_change() -> None:
+    """Upstream ``UpdatePodCondition``'s ``isEqual`` leaves ``observedGeneration`` out: a pod
+    evicted again (its delete bumped the generation) gets no second status write."""
+    cond = PodCondition(type="DisruptionTarget", status="True", reason="DeletionByTaintManager", message="m")
+    status = PodStatus(conditions=[replace(cond, last_transition_time="T0", observed_generation=1)])
+    assert update_pod_condition(status, replace(cond, observed_generation=2), "T1") is None
+    changed = update_pod_condition(status, replace(cond, reason="Other", observed_generation=2), "T1")
+    assert changed is not None
+    assert [(c.reason, c.observed_generation, c.last_transition_time) for c in changed.conditions] == [
+        ("Other", 2, "T0")
+    ]

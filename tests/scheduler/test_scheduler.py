@@ -5,8 +5,10 @@ from __future__ import annotations
 import random
 
 import pytest
+from msgspec.structs import replace
 
 from agents.scheduler.scheduler import SchedulerOptions, num_feasible_nodes_to_find, select_host
+from emulator.base.api.core import Toleration
 from emulator.base.api.errors import Conflict
 from tests.scheduler.world import node, pod, world
 
@@ -332,3 +334,18 @@ async def test_a_cycle_that_waits_keeps_its_snapshots_pods_as_it_started(cost: f
         await w.until(lambda: bool(w.pod("q").spec.node_name))
         listed = next(pi for pi in w.scheduler.snapshot.get("n0").pods if pi.pod.metadata.name == "a")
         assert listed.pod.status.phase == "Running"  # the next cycle's snapshot shows the write
+
+
+@pytest.mark.asyncio
+async def test_the_failure_condition_carries_the_pods_generation() -> None:
+    """1.34 (PodObservedGenerationTracking, beta, on): ``handleSchedulingFailure``'s
+    PodScheduled=False has ``observedGeneration`` = the pod's ``metadata.generation``."""
+    async with world() as w:
+        w.server.create(node("small", cpu="1"))
+        created = w.server.create(pod("big", cpu="2"))
+        extra = Toleration(key="example.com/extra", operator="Exists")
+        spec = replace(created.spec, tolerations=[*created.spec.tolerations, extra])
+        assert w.server.update(replace(created, spec=spec)).metadata.generation == 2
+        await w.until(lambda: any(c.type == "PodScheduled" for c in w.pod("big").status.conditions))
+        cond = next(c for c in w.pod("big").status.conditions if c.type == "PodScheduled")
+        assert (cond.status, cond.reason, cond.observed_generation) == ("False", "Unschedulable", 2)

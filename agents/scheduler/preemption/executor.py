@@ -85,10 +85,16 @@ class AsyncRunner(Protocol):
     def __call__(self, coro: Coroutine[Any, Any, None], name: str) -> None: ...
 
 
-def with_disruption_target(status: PodStatus, message: str, now: str) -> tuple[PodStatus, bool]:
-    """``apipod.UpdatePodCondition`` with the preemption condition: (new status, changed?)."""
+def with_disruption_target(status: PodStatus, message: str, now: str, generation: int) -> tuple[PodStatus, bool]:
+    """``apipod.UpdatePodCondition`` with the preemption condition, observed at the victim's
+    ``generation`` (1.34 PodObservedGenerationTracking): (new status, changed?)."""
     cond = PodCondition(
-        type=DISRUPTION_TARGET, status="True", reason=PREEMPTION_BY_SCHEDULER, message=message, last_transition_time=now
+        type=DISRUPTION_TARGET,
+        status="True",
+        reason=PREEMPTION_BY_SCHEDULER,
+        message=message,
+        last_transition_time=now,
+        observed_generation=generation,
     )
     conds = list(status.conditions)
     for i, old in enumerate(conds):
@@ -97,7 +103,7 @@ def with_disruption_target(status: PodStatus, message: str, now: str) -> tuple[P
         if old.status == cond.status:
             cond = replace(cond, last_transition_time=old.last_transition_time)
         conds[i] = cond
-        return replace(status, conditions=conds), cond != old
+        return replace(status, conditions=conds), replace(cond, observed_generation=old.observed_generation) != old
     return replace(status, conditions=[*conds, cond]), True
 
 
@@ -259,8 +265,8 @@ class Executor:
             waiting.reject(self.plugin_name, "preempted")
         else:
             message = f"{preemptor.spec.scheduler_name}: preempting to accommodate a higher priority pod"
-            now = self.handle.clock.timestamp()
-            if not await self._update_status(victim, lambda s: with_disruption_target(s, message, now)):
+            now, gen = self.handle.clock.timestamp(), victim.metadata.generation
+            if not await self._update_status(victim, lambda s: with_disruption_target(s, message, now, gen)):
                 return  # already gone
             try:
                 await self._client().delete("Pod", victim.metadata.name, victim.metadata.namespace)

@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pytest
+from msgspec.structs import replace
 
 from agents.scheduler.framework.types import Code, CycleState, NodeInfo, PodInfo, Status
 from agents.scheduler.framework.waiting_pods import WaitingPod, WaitingPodsMap
@@ -448,7 +449,7 @@ async def test_run_async_hook_receives_named_coroutines() -> None:
 )
 def test_with_disruption_target(conditions: list[dict[str, str]], changed: bool, ltt: str) -> None:
     status = convert({"conditions": conditions}, PodStatus)
-    new, got_changed = with_disruption_target(status, CONDITION["message"], "T1")
+    new, got_changed = with_disruption_target(status, CONDITION["message"], "T1", 0)
     assert got_changed is changed
     (cond,) = new.conditions
     assert (cond.type, cond.status, cond.reason, cond.message, cond.last_transition_time) == (
@@ -470,3 +471,25 @@ def test_executor_queues_work_without_run_async() -> None:
     assert [name for name, _ in ex.pending] == ["preemption:default/preemptor"]
     assert ex.is_pod_running_preemption("preemptor")
     assert client.calls == []
+
+
+@pytest.mark.asyncio
+async def test_the_preemption_condition_carries_the_victims_generation() -> None:
+    """1.34 (PodObservedGenerationTracking, beta, on): ``prepareCandidate``'s DisruptionTarget
+    has ``observedGeneration`` = the victim's ``metadata.generation``."""
+    victim = replace(victim1, metadata=replace(victim1.metadata, generation=3))
+    client = FakeClient([victim], {})
+    _fwk, plugin = build([victim], [make_node("node1")], client=client)
+    ex = plugin.evaluator.executor
+    ex.prepare_candidate(Candidate("node1", Victims([victim])), preemptor)
+    await ex.run_pending()
+    [patched] = client.updated
+    (cond,) = patched.status.conditions
+    assert (cond.type, cond.observed_generation) == ("DisruptionTarget", 3)
+
+
+def test_a_new_generation_alone_is_no_preemption_write() -> None:
+    """``UpdatePodCondition``'s ``isEqual`` leaves ``observedGeneration`` out."""
+    status = convert({"conditions": [dict(CONDITION, lastTransitionTime="T0", observedGeneration=1)]}, PodStatus)
+    _new, changed = with_disruption_target(status, CONDITION["message"], "T1", 2)
+    assert changed is False
