@@ -65,7 +65,8 @@ from msgspec.structs import replace
 from emulator.base.api.errors import Gone, NotFound, Timeout
 from emulator.base.apiserver.eventttl import DEFAULT_EVENT_TTL, EventExpiry
 from emulator.base.apiserver.registry import Strategy
-from emulator.base.apiserver.watch import Watcher, WatchEvent, WatchHub, transition
+from emulator.base.apiserver.watch import WatchHub
+from emulator.base.apiserver.watcher import Watcher, WatchEvent, transition
 from emulator.base.runtime.channel import settle_each
 from emulator.base.runtime.clock import Clock
 

@@ -38,7 +38,7 @@ from emulator.base.api.meta import ObjectMeta, ObjectReference
 from emulator.base.api.scheduling import Lease, LeaseSpec
 from emulator.base.apiserver.server import ApiServer
 from emulator.base.apiserver.standing import StandingRenewals
-from emulator.base.apiserver.watch import Watcher, WatchEvent
+from emulator.base.apiserver.watcher import Watcher, WatchEvent
 from emulator.base.client.ratelimit import TokenBucket
 from emulator.base.runtime.channel import ChannelClosed
 from emulator.base.runtime.clock import Clock
