@@ -12,7 +12,9 @@ and ``scale`` are ``subresources``'. Every write runs with
 synchronous, as the store is: it does not own sockets, watch streams or auth (``server``).
 
 ``dryRun=All`` never reaches the store's write path: the object is decoded, defaulted where
-the store would default it and validated, and answered without a revision.
+the store would default it and validated, and answered without a revision; a dry-run
+delete makes the real delete's checks (``propagationPolicy``, the preconditions, NotFound)
+and gives its answer (``ApiServer.plan_delete``).
 """
 
 from __future__ import annotations
@@ -415,9 +417,18 @@ class Verbs:
         grace = opts.get("gracePeriodSeconds")
         if grace is not None and not isinstance(grace, int):
             raise BadRequest("gracePeriodSeconds must be an integer")
-        if opts.get("dryRun"):
-            return obj, False
         meta = obj.metadata
+        if opts.get("dryRun"):  # the real delete's checks and answer, nothing written
+            _, left = self.api.plan_delete(
+                res.kind,
+                meta.name,
+                meta.namespace,
+                grace_period_seconds=grace,
+                uid=pre.get("uid") or "",
+                propagation_policy=opts.get("propagationPolicy"),
+                resource_version=pre.get("resourceVersion") or "",
+            )
+            return (obj, True) if left is None else (left, False)
         with self.api.acting_as(call.agent):
             result = self.api.delete(
                 res.kind,
