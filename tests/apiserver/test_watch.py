@@ -424,7 +424,7 @@ def test_watcher_repr_and_ids() -> None:
 
 
 def test_history_keeps_the_fresh_duration_and_trims_once_past_the_slack() -> None:
-    from emulator.base.apiserver.store import EVENT_FRESH_DURATION, HISTORY_LOWER_BOUND, HISTORY_TRIM_SLACK
+    from emulator.base.apiserver.records import EVENT_FRESH_DURATION, HISTORY_LOWER_BOUND, HISTORY_TRIM_SLACK
 
     srv, clock = server()
     revisions_at: list[tuple[float, int]] = []
@@ -443,7 +443,7 @@ def test_history_keeps_the_fresh_duration_and_trims_once_past_the_slack() -> Non
 
 
 def test_history_never_trims_below_the_lower_bound() -> None:
-    from emulator.base.apiserver.store import HISTORY_LOWER_BOUND
+    from emulator.base.apiserver.records import HISTORY_LOWER_BOUND
 
     srv, clock = server()
     for i in range(HISTORY_LOWER_BOUND):

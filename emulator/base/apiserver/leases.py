@@ -19,9 +19,10 @@ from typing import Any, cast
 from msgspec.structs import replace
 
 from emulator.base.api.scheduling import Lease, LeaseSpec
+from emulator.base.apiserver.records import ServerSettings
 from emulator.base.apiserver.registry import Strategy
 from emulator.base.apiserver.standing import StandingRenewal, StandingRenewals, end
-from emulator.base.apiserver.store import ServerSettings, Store
+from emulator.base.apiserver.store import Store
 from emulator.base.runtime.clock import Clock
 
 __all__ = ["LeaseStore"]

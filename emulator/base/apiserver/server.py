@@ -74,10 +74,10 @@ from emulator.base.apiserver.deletion import (
 )
 from emulator.base.apiserver.leases import LeaseStore
 from emulator.base.apiserver.metrics import ResourceMetrics
+from emulator.base.apiserver.records import ServerSettings, Verb, WriteRecord
 from emulator.base.apiserver.registry import CLUSTER_SCOPED, STRATEGIES, Strategy, bind_pod
 from emulator.base.apiserver.registry.nodes import TERMINATING
 from emulator.base.apiserver.registry.pods import PodStrategy
-from emulator.base.apiserver.store import ServerSettings, Verb, WriteRecord
 from emulator.base.apiserver.uids import fast_uid
 from emulator.base.runtime.clock import Clock
 
