@@ -419,7 +419,7 @@ class Verbs:
             raise BadRequest("gracePeriodSeconds must be an integer")
         meta = obj.metadata
         if opts.get("dryRun"):  # the real delete's checks and answer, nothing written
-            _, left = self.api.plan_delete(
+            current, left = self.api.plan_delete(
                 res.kind,
                 meta.name,
                 meta.namespace,
@@ -428,7 +428,7 @@ class Verbs:
                 propagation_policy=opts.get("propagationPolicy"),
                 resource_version=pre.get("resourceVersion") or "",
             )
-            return (obj, True) if left is None else (left, False)
+            return (current, True) if left is None else (left, False)
         with self.api.acting_as(call.agent):
             result = self.api.delete(
                 res.kind,
