@@ -14,8 +14,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from msgspec.structs import replace
 
+from emulator.base.api.config import ConfigMap
 from emulator.base.api.errors import Conflict, Invalid, NotFound
+from emulator.base.api.meta import ObjectMeta
 from emulator.base.apiserver import ApiServer
+from emulator.base.runtime.clock import parse_timestamp
 from tests.apiserver.test_delete_fastpath import _server, deletes
 from tests.builders import namespace, pod
 from tests.clocks import ManualClock
@@ -72,14 +75,34 @@ def test_a_dry_run_delete_answers_as_the_delete_and_writes_nothing(ds: list[dict
             continue
         assert not isinstance(dry, tuple)
         if srv.revision == rev + 1 and records[-1].new is None:
-            # removed at once: the real answer at the deletion's revision, the dry one as stored
-            assert dry == stored_object(stored, kind, name)
-            assert real == replace(dry, metadata=replace(dry.metadata, resource_version=str(rev + 1)))
+            # removed at once: the real answer at the deletion's revision, the dry one as upstream
+            # answers it (a pod marked as BeforeDelete marks it, another kind as stored)
+            before = stored_object(stored, kind, name)
+            assert real == replace(before, metadata=replace(before.metadata, resource_version=str(rev + 1)))
             assert records[-1].old == real
+            assert dry == (_marked_at_grace_zero(before, srv.clock) if kind == "Pod" else before)
         else:  # marked (or nothing to write): the same object, the real one at its new revision
             assert _unversioned(dry) == _unversioned(real)
         for w in watchers:
             w.channel.get_nowait_batch()
+
+
+def _marked_at_grace_zero(pod: Any, clock: Any) -> Any:
+    """Upstream ``BeforeDelete`` for a pod deleted at grace 0 (``CheckGracefulDelete`` true):
+    deletionTimestamp now (a terminating pod's deadline moved back to its start, never into the
+    past), grace 0, a first mark bumping a positive generation; no grace left: unchanged."""
+    meta = pod.metadata
+    if meta.deletion_timestamp is None:
+        generation = meta.generation + 1 if meta.generation > 0 else meta.generation
+        when = clock.timestamp()
+    elif meta.deletion_grace_period_seconds:
+        generation = meta.generation
+        start = parse_timestamp(meta.deletion_timestamp) - meta.deletion_grace_period_seconds
+        when = clock.timestamp(max(start, clock.now()))
+    else:
+        return pod
+    marked = replace(meta, deletion_timestamp=when, deletion_grace_period_seconds=0, generation=generation)
+    return replace(pod, metadata=replace(marked, finalizers=[]))
 
 
 def stored_object(stored: dict[str, list[Any]], kind: str, name: str) -> Any:
@@ -120,10 +143,24 @@ def test_a_dry_run_delete_refuses_what_the_delete_refuses(
     assert not w.channel.get_nowait_batch()
 
 
-def test_a_dry_run_delete_of_a_removable_object_answers_it_as_stored(srv: ApiServer) -> None:
+def test_a_dry_run_delete_of_a_pod_removed_at_once_answers_it_marked(srv: ApiServer) -> None:
+    """Upstream's ``Store.Delete`` answers a dry run the pod ``BeforeDelete`` marked (the pod
+    strategy's ``CheckGracefulDelete`` is true even at grace 0), not the stored pod."""
+    srv.clock.t += 7.0  # type: ignore[attr-defined]
     stored = srv.get("Pod", "a", "default")
-    assert srv.delete("Pod", "a", "default", dry_run=True, uid=stored.metadata.uid) is stored
+    assert stored.metadata.deletion_timestamp is None
+    dry = srv.delete("Pod", "a", "default", dry_run=True, uid=stored.metadata.uid)
+    assert dry.metadata.deletion_timestamp == srv.clock.timestamp()
+    assert dry.metadata.deletion_grace_period_seconds == 0
+    assert dry.metadata.generation == stored.metadata.generation + (1 if stored.metadata.generation > 0 else 0)
+    assert replace(dry, metadata=stored.metadata) == stored
     assert srv.get("Pod", "a", "default") is stored
+
+
+def test_a_dry_run_delete_of_another_kind_removed_at_once_answers_it_as_stored(srv: ApiServer) -> None:
+    stored = srv.create(ConfigMap(metadata=ObjectMeta(name="c", namespace="default")))
+    assert srv.delete("ConfigMap", "c", "default", dry_run=True, grace_period_seconds=0) is stored
+    assert srv.get("ConfigMap", "c", "default") is stored
 
 
 def test_a_delete_answers_the_removed_object_at_the_deletion_revision(srv: ApiServer) -> None:

@@ -1,7 +1,8 @@
 """``DELETE ...?dryRun=All`` through the HTTP door makes the real delete's checks (an invalid
 ``propagationPolicy``: 422 ``Invalid``; a uid or resourceVersion precondition that does not
-hold: 409 ``Conflict``; an absent object: 404) and gives its answer (the pod as stored, or a
-success ``Status`` for a kind that does not return the deleted object), writing nothing. A real
+hold: 409 ``Conflict``; an absent object: 404) and gives its answer (the pod marked as the
+delete marks it, or a success ``Status`` for a kind that does not return the deleted object),
+writing nothing. A real
 delete answers the removed pod at the deletion's revision (``kubectl delete -o json`` prints
 it)."""
 
@@ -47,6 +48,11 @@ async def test_a_dry_run_delete_answers_as_the_delete_and_writes_nothing() -> No
         code, pod = await s.call("DELETE", PATH + "?dryRun=All", body)
         assert code == 200
         assert (pod["kind"], pod["metadata"]["resourceVersion"]) == ("Pod", stored.metadata.resource_version)
+        # marked as upstream's BeforeDelete marks a pod deleted at grace 0 (the pod is unbound)
+        assert (pod["metadata"]["deletionTimestamp"], pod["metadata"]["deletionGracePeriodSeconds"]) == (
+            s.api.clock.timestamp(),
+            0,
+        )
         code, status = await s.call("DELETE", "/api/v1/nodes/n1?dryRun=All")
         assert (code, status["kind"], status["status"], status["details"]["name"]) == (200, "Status", "Success", "n1")
         assert s.api.revision == before

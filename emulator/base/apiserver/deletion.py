@@ -60,6 +60,7 @@ __all__ = [
     "finalizers_for_deletion",
     "left_by_delete",
     "mark_deleting",
+    "marked_before_removal",
     "should_delete_during_update",
 ]
 
@@ -184,6 +185,27 @@ def deletion_time(meta: ObjectMeta, grace: int, clock: Clock) -> tuple[str, int]
             return clock.timestamp(now), 1
         return clock.timestamp(start + grace), grace
     return clock.timestamp(now + grace), grace
+
+
+def marked_before_removal(current: Any, clock: Clock) -> Any:
+    """What a delete at grace 0 of an object of a kind with graceful deletion (a pod) writes
+    before it removes the object, which a dry run answers (upstream ``BeforeDelete``: the pod
+    strategy's ``CheckGracefulDelete`` always answers true, so the object is marked
+    ``deletionTimestamp`` now, ``deletionGracePeriodSeconds`` 0, ``generation`` + 1 on the first
+    mark; a shorter grace on a terminating object moves its deadline to its start, never into
+    the past, the generation kept; ``Store.Delete`` answers that object for a dry run). An
+    object already terminating with no grace left is not marked again (``current``)."""
+    meta: ObjectMeta = current.metadata
+    if meta.deletion_timestamp is None:
+        now = clock.timestamp()
+        generation = meta.generation + 1 if meta.generation > 0 else meta.generation
+    elif meta.deletion_grace_period_seconds:
+        start = parse_timestamp(meta.deletion_timestamp) - meta.deletion_grace_period_seconds
+        now, generation = clock.timestamp(max(start, clock.now())), meta.generation
+    else:
+        return current
+    marked = replace(meta, deletion_timestamp=now, deletion_grace_period_seconds=0, generation=generation)
+    return replace(current, metadata=replace(marked, finalizers=[]) if marked.finalizers else marked)
 
 
 def mark_deleting(meta: ObjectMeta, finalizers: list[str], now: str) -> ObjectMeta:

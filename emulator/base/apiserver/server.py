@@ -70,6 +70,7 @@ from emulator.base.apiserver.deletion import (
     check_preconditions,
     finalizers_for_deletion,
     left_by_delete,
+    marked_before_removal,
     should_delete_during_update,
 )
 from emulator.base.apiserver.leases import LeaseStore
@@ -144,6 +145,11 @@ class ApiServer(LeaseStore):
         """Kinds whose objects, without finalizers and with no policy given, go at once on a
         delete at grace 0: the base ``held_on_delete`` (None) and a default policy that adds
         no finalizer (``finalizers_for_deletion`` itself asked, whatever the kind's default)."""
+
+        self._graceful_kinds = frozenset(
+            kind for kind, s in self._strategies.items() if type(s).graceful_delete is not Strategy.graceful_delete
+        )
+        """Kinds with graceful deletion (upstream's ``RESTGracefulDeleteStrategy``: pods)."""
 
     # --- verbs --------------------------------------------------------------------------
 
@@ -374,9 +380,10 @@ class ApiServer(LeaseStore):
         finalizers is only marked. Returns the object as the delete left it: marked, or, when
         removed at once, its last state with the revision of the deletion (upstream's etcd3
         store decodes the deleted object at the delete's revision; the DELETED watch event
-        carries the same). ``dry_run`` (``dryRun=All``): the same checks and answer, nothing
-        written; an object removed at once is answered as stored (upstream's
-        ``DryRunnableStorage.Delete``)."""
+        carries the same; upstream first writes a pod removed at once marked, MODIFIED, then
+        removes that: this server removes it in one write, unmarked). ``dry_run``
+        (``dryRun=All``): the same checks, nothing written; an object removed at once is answered
+        as ``dry_run_removal`` gives it."""
         current, left = self.plan_delete(
             kind,
             name,
@@ -386,9 +393,18 @@ class ApiServer(LeaseStore):
             propagation_policy=propagation_policy,
             resource_version=resource_version,
         )
-        if left is current or dry_run:
-            return current if left is None else left
+        if dry_run:
+            return self.dry_run_removal(kind, current) if left is None else left
+        if left is current:
+            return current
         return self._commit("delete", kind, current, left)
+
+    def dry_run_removal(self, kind: str, current: Any) -> Any:
+        """A dry run's answer for a delete that removes ``current`` at once: the object as the
+        delete marks it before removing it for a kind with graceful deletion (a pod:
+        ``deletion.marked_before_removal``), else as stored (upstream's
+        ``DryRunnableStorage.Delete``)."""
+        return marked_before_removal(current, self.clock) if kind in self._graceful_kinds else current
 
     def evict(self, namespace: str, name: str, *, grace_period_seconds: int | None = None, uid: str = "") -> Pod:
         """The pods/eviction subresource (``eviction`` has the rules); a refused eviction

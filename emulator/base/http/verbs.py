@@ -428,7 +428,7 @@ class Verbs:
                 propagation_policy=opts.get("propagationPolicy"),
                 resource_version=pre.get("resourceVersion") or "",
             )
-            return (current, True) if left is None else (left, False)
+            return (self.api.dry_run_removal(res.kind, current), True) if left is None else (left, False)
         with self.api.acting_as(call.agent):
             result = self.api.delete(
                 res.kind,
