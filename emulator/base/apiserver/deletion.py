@@ -78,18 +78,36 @@ def default_policy(kind: str) -> str:
     return "Orphan" if kind in _ORPHAN_BY_DEFAULT else "Background"
 
 
-def check_delete_options(propagation_policy: str | None) -> None:
-    """``ValidateDeleteOptions``: refused before the object is even read."""
-    if propagation_policy is not None and propagation_policy not in PROPAGATION_POLICIES:
-        detail = (
+def check_delete_options(propagation_policy: str | None, *, orphan_dependents: bool | None = None) -> None:
+    """``ValidateDeleteOptions``: refused before the object is even read (upstream's
+    ``DeleteResource`` and ``DeleteCollection`` handlers validate the decoded options first):
+    ``orphanDependents`` and ``propagationPolicy`` both set, a ``propagationPolicy`` not one of
+    ``PROPAGATION_POLICIES``; every problem in one Invalid. (``dryRun``: the HTTP layer's
+    ``check_dry_run``.)"""
+    if propagation_policy is None:
+        return
+    problems: list[str] = []
+    if orphan_dependents is not None:
+        problems.append(
+            f'Invalid value: "{propagation_policy}": orphanDependents and deletionPropagation cannot be both set'
+        )
+    if propagation_policy not in PROPAGATION_POLICIES:
+        problems.append(
             f'Unsupported value: "{propagation_policy}": supported values: "Foreground", "Background", "Orphan", "nil"'
         )
-        raise Invalid(
-            f'DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: {detail}',
-            field="propagationPolicy",
-            kind="DeleteOptions",
-            detail=detail,
-        )
+    if not problems:
+        return
+    shown = (
+        f"propagationPolicy: {problems[0]}"
+        if len(problems) == 1
+        else f"[{', '.join(f'propagationPolicy: {p}' for p in problems)}]"
+    )
+    raise Invalid(
+        f'DeleteOptions.meta.k8s.io "" is invalid: {shown}',
+        field="propagationPolicy",
+        kind="DeleteOptions",
+        detail=problems[0],
+    )
 
 
 def _qualified_kind(kind: str) -> str:

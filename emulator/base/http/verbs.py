@@ -30,6 +30,7 @@ from emulator.base.api.podresize import resize_candidate
 from emulator.base.api.resourcedefaults import dropped_fields
 from emulator.base.api.unknownfields import prune_unknown, warning_texts
 from emulator.base.api.validation import validate
+from emulator.base.apiserver.deletion import check_delete_options
 from emulator.base.apiserver.registry.leases import check_lease_times
 from emulator.base.apiserver.server import ApiServer
 from emulator.base.http import logs, tables
@@ -400,10 +401,15 @@ class Verbs:
                 opts["gracePeriodSeconds"] = int(q["gracePeriodSeconds"])
             except ValueError:
                 raise BadRequest(f'invalid gracePeriodSeconds "{q["gracePeriodSeconds"]}"') from None
+        grace = opts.get("gracePeriodSeconds")
+        if grace is not None and not isinstance(grace, int):
+            raise BadRequest("gracePeriodSeconds must be an integer")
         if "propagationPolicy" in q and "propagationPolicy" not in opts:
             opts["propagationPolicy"] = q["propagationPolicy"]
-        if opts.get("orphanDependents") is not None and "propagationPolicy" not in opts:
-            opts["propagationPolicy"] = "Orphan" if opts["orphanDependents"] else "Background"
+        orphan = opts.get("orphanDependents")
+        check_delete_options(opts.get("propagationPolicy"), orphan_dependents=orphan)
+        if orphan is not None and opts.get("propagationPolicy") is None:
+            opts["propagationPolicy"] = "Orphan" if orphan else "Background"
         if "dryRun" in q and "dryRun" not in opts:
             opts["dryRun"] = [q["dryRun"]]
         if opts.get("dryRun") is not None:
@@ -415,8 +421,6 @@ class Verbs:
         """Delete ``obj``; (the answer object, removed at once)."""
         pre = opts.get("preconditions") or {}
         grace = opts.get("gracePeriodSeconds")
-        if grace is not None and not isinstance(grace, int):
-            raise BadRequest("gracePeriodSeconds must be an integer")
         meta = obj.metadata
         if opts.get("dryRun"):  # the real delete's checks and answer, nothing written
             current, left = self.api.plan_delete(
