@@ -5,16 +5,17 @@ store): the dispatch of a ``Call`` (``calls``) to its verb, get, list (selectors
 resourceVersion, Tables), create (201, ``generateName``, ``dryRun``), update (PUT), patch
 (the three patch types through ``patch.apply_patch``; server-side apply through
 ``apply.FieldManagers``, which creates an absent object), delete (DeleteOptions from the
-body or the query; the object or a success ``Status`` as upstream's registries answer),
-deletecollection, and the ``status`` and ``log`` subresources; ``binding``, ``eviction``
-and ``scale`` are ``subresources``'. Every write runs with
+body or the query, all checked before the object is read; the object or a success
+``Status`` as upstream's registries answer), deletecollection (the items as listed), and
+the ``status`` and ``log`` subresources; ``binding``, ``eviction`` and ``scale`` are
+``subresources``'. Every write runs with
 ``ApiServer.agent`` set to the caller's User-Agent product, so the trace names it. It is
 synchronous, as the store is: it does not own sockets, watch streams or auth (``server``).
 
 ``dryRun=All`` never reaches the store's write path: the object is decoded, defaulted where
 the store would default it and validated, and answered without a revision; a dry-run
 delete makes the real delete's checks (``propagationPolicy``, the preconditions, NotFound)
-and gives its answer (``ApiServer.plan_delete``).
+and gives upstream's answer (``ApiServer.plan_delete``, ``ApiServer.dry_run_removal``).
 """
 
 from __future__ import annotations
@@ -471,6 +472,14 @@ class Verbs:
         res = t.resource
         lopts = parse_list_options(res.kind, call.query)
         opts = self._delete_options(call)
-        items, _ = self.list_objects(t, lopts)
-        out = [self._delete_one(res, obj, opts, call)[0] for obj in items]
-        return Answer(200, encode_list(res, out, resource_version=self.api.revision))
+        items, rev = self.list_objects(t, lopts)
+        # upstream's Store.DeleteCollection answers the list as listed (before the deletes, which
+        # forget the managed fields), for a dry run and a real delete alike; an item gone
+        # meanwhile (NotFound) is skipped
+        body = encode_list(res, items, resource_version=rev, managed=self.managers.managed_fields, extras=self.extras)
+        for obj in items:
+            try:
+                self._delete_one(res, obj, opts, call)
+            except NotFound:
+                continue
+        return Answer(200, body)
