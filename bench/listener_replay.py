@@ -30,7 +30,7 @@ from emulator.app.scenario.loader import load_scenario
 from emulator.app.scenario.monitor import PodActivity
 from emulator.app.scenario.observe import Observer
 from emulator.app.scenario.runner import RunOptions, run_scenario
-from emulator.base.apiserver.store import WriteRecord
+from emulator.base.apiserver.records import WriteRecord
 
 Listener = Callable[[WriteRecord], None]
 

@@ -6,8 +6,12 @@ uses them; they live here so that production modules hold only what runs.
   (``emulator.base.apiserver.uids.fast_uid``; ``tests/apiserver/test_uids.py``).
 - ``trace_line``: one trace line as a dict, key by key as ``emulator.app.scenario.event_trace``'s
   docstring defines them (``fast_trace_line``; ``tests/scenario/test_trace_buffer.py``).
-- ``candidates_reference``, ``publish_reference``: ``WatchHub._candidates`` and
-  ``WatchHub.publish`` without their indexes, pins and shared events
+- ``candidates_reference``: the watchers ``WatchHub.publish`` offers a write, found by filtering
+  every watcher (no indexes, no pins); ``routed_candidates``: the same found as ``publish``
+  finds them, from the hub's ``_routes`` (its routing steps as a function of their own, so the
+  tests can compare the tables ``publish`` reads with the plain answer);
+  ``publish_reference``: ``WatchHub.publish`` through ``candidates_reference`` and
+  ``transition`` for every watcher (no shared event)
   (``tests/apiserver/test_watch_fastpath.py``, ``test_watch_pinned.py``,
   ``test_watch_shared_events.py``). They read the hub's private state on purpose.
 """
@@ -19,9 +23,10 @@ import uuid
 from typing import Any
 
 from emulator.base.apiserver.server import WriteRecord
-from emulator.base.apiserver.watch import METADATA_NAME, NODE_NAME, Watcher, WatchHub, _field, transition
+from emulator.base.apiserver.watch import WatchHub
+from emulator.base.apiserver.watcher import METADATA_NAME, NODE_NAME, Watcher, field_getter, transition
 
-__all__ = ["candidates_reference", "new_uid", "publish_reference", "trace_line"]
+__all__ = ["candidates_reference", "new_uid", "publish_reference", "routed_candidates", "trace_line"]
 
 
 def new_uid(rng: random.Random) -> str:
@@ -29,9 +34,15 @@ def new_uid(rng: random.Random) -> str:
     return str(uuid.UUID(int=rng.getrandbits(128), version=4))
 
 
+def _field(obj: Any, key: str) -> str | None:
+    """``object_fields(obj).get(key)`` without building the mapping."""
+    get = field_getter(obj.kind, key)
+    return None if get is None else get(obj)
+
+
 def candidates_reference(hub: WatchHub, kind: str, old: Any, new: Any) -> list[Watcher]:
-    """The reference for ``WatchHub._candidates``: the same watchers in the same order. It
-    filters every unindexed watcher by its pinned field instead of looking the pins up."""
+    """The watchers ``WatchHub.publish`` offers a write, in its order. It filters every
+    unindexed watcher by its pinned field instead of looking the pins up."""
     out = []
     for w in hub.watchers():
         if w.kind != kind or hub._index_key(w) is not None:
@@ -57,9 +68,52 @@ def candidates_reference(hub: WatchHub, kind: str, old: Any, new: Any) -> list[W
     return out
 
 
+def _name(obj: Any) -> str:
+    return str(obj.metadata.name)
+
+
+def _node(obj: Any) -> str:
+    return str(obj.spec.node_name)
+
+
+def routed_candidates(hub: WatchHub, kind: str, old: Any, new: Any) -> list[Watcher]:
+    """The watchers a write may concern, found from ``hub._routes`` as ``WatchHub.publish``
+    finds them: the unindexed ones of ``kind`` (the pinned ones among them in watcher order),
+    then those indexed under ``old``'s name and node, then under ``new``'s (each group once)."""
+    route = hub._routes.get(kind)
+    if route is None:
+        return []
+    plain, pins, names, nodes = route
+    if pins is not None:
+        pinned: list[Watcher] = []
+        for get, groups in pins:
+            was = None if old is None else get(old)
+            now = None if new is None else get(new)
+            for value in (was, now if now != was else None):
+                if value is not None and value in groups:
+                    pinned += groups[value][0]
+        if pinned:
+            plain = sorted(plain + pinned, key=lambda w: w.id)
+    out = list(plain)
+    for index, read in ((names, _name), (nodes, _node)):
+        if index is None:
+            continue
+        was = None if old is None else read(old)
+        if was is not None:
+            out += index.get(was, [])
+    for index, read in ((names, _name), (nodes, _node)):
+        if index is None or new is None:
+            continue
+        now = read(new)
+        if old is None or now != read(old):
+            out += index.get(now, [])
+    return out
+
+
 def publish_reference(hub: WatchHub, kind: str, old: Any, new: Any, revision: int, time: float) -> None:
-    """``WatchHub.publish`` through ``transition`` for every watcher (no shared event)."""
-    for w in hub._candidates(kind, old, new):
+    """``WatchHub.publish`` through ``candidates_reference`` and ``transition`` for every
+    watcher (no shared event)."""
+    for w in candidates_reference(hub, kind, old, new):
         ev = transition(w, old, new, revision, time)
         if ev is not None:
             w.channel.put(ev)

@@ -404,7 +404,7 @@ def test_object_from_dict_rejects_non_mapping() -> None:
         object_from_dict(3, source="s", path="x")
 
 
-# Regression (fixed bug): validation._meta required metadata.name even with generateName, so kubectl-valid
+# Regression (fixed bug): check_meta required metadata.name even with generateName, so kubectl-valid
 # manifests with only generateName were rejected.
 def test_generate_name_manifest_is_accepted() -> None:
     text = "apiVersion: v1\nkind: Pod\nmetadata: {generateName: web-}\nspec: {containers: [{name: c, image: i}]}\n"

@@ -129,21 +129,21 @@ def test_namespace_name_is_a_label() -> None:
     assert err.field == "metadata.name"
 
 
-# Regression (fixed bug): validation._meta checks Namespace names (DNS-1123 labels) against len > 253, so a
+# Regression (fixed bug): check_meta checks Namespace names (DNS-1123 labels) against len > 253, so a
 # 64..253-character namespace is accepted; upstream IsDNS1123Label caps labels at 63
 def test_namespace_name_longer_than_63_rejected() -> None:
     validate(convert({"metadata": {"name": "a" * 63}}, Namespace))
     invalid(convert({"metadata": {"name": "a" * 64}}, Namespace))
 
 
-# Regression (fixed bug): validation._meta reports a bad Namespace name with the RFC 1123 *subdomain* message
+# Regression (fixed bug): check_meta reports a bad Namespace name with the RFC 1123 *subdomain* message
 # (which says '.' is allowed); upstream uses the label message
 def test_namespace_name_error_uses_the_label_message() -> None:
     err = invalid(convert({"metadata": {"name": "a.b"}}, Namespace))
     assert "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-'" in err.message
 
 
-# Regression (fixed bug): validation._meta raises 'Required value' when metadata.name is empty even if
+# Regression (fixed bug): check_meta raises 'Required value' when metadata.name is empty even if
 # metadata.generateName is set (upstream: name OR generateName is required)
 def test_generate_name_without_name_is_valid() -> None:
     validate(pod(name="", generateName="web-"))

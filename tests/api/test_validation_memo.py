@@ -11,13 +11,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from emulator.base.api.labelselector import label_problems
-from emulator.base.api.podvalidation import kubelet_annotation_problems
-from emulator.base.api.validation import (
+from emulator.base.api.metavalidation import (
     annotations_problem,
     annotations_problem_reference,
     kubelet_annotation_problem,
     metadata_labels_problem,
 )
+from emulator.base.api.podvalidation import kubelet_annotation_problems
 
 KEYS = st.sampled_from(["app", "a b", "example.com/tier", "-bad", "k" * 64, "x/y/z", "", "zone"])
 VALUES = st.sampled_from(["", "web", "a b", "v" * 64, "-x", "ok.1", "zone-a"])
@@ -73,7 +73,7 @@ class _Watched(str):
 def test_a_large_annotations_map_is_checked_afresh_and_not_kept() -> None:
     """The memos keep only small maps: a refused 300 KiB annotation (say, a client's
     last-applied-configuration) is not held once its object is gone."""
-    from emulator.base.api import validation
+    from emulator.base.api import metavalidation as validation
 
     for check in (validation.annotations_problem, validation.kubelet_annotations_problem):
         big = _Watched("x" * (300 * 1024))

@@ -114,23 +114,24 @@ def test_plain_delete_equals_the_general_steps(ds: list[dict[str, Any]]) -> None
 
 
 def test_a_force_delete_of_a_plain_pod_takes_the_shortcut() -> None:
-    """PodGC's force-delete of a terminated pod: no ``finalizers_for_deletion`` call."""
-    import emulator.base.apiserver.server as server_module
+    """PodGC's force-delete of a terminated pod: no ``finalizers_for_deletion`` call (looked up
+    by ``deletion.left_by_delete``, where the general steps ask it)."""
+    import emulator.base.apiserver.deletion as deletion_module
 
     srv, records, _ = _server(True)
     calls: list[str] = []
-    general = server_module.finalizers_for_deletion
+    general = deletion_module.finalizers_for_deletion
 
     def spy(kind: str, finalizers: list[str], policy: str | None) -> list[str]:
         calls.append(kind)
         return general(kind, finalizers, policy)
 
-    server_module.finalizers_for_deletion = spy  # type: ignore[assignment]
+    deletion_module.finalizers_for_deletion = spy  # type: ignore[assignment]
     try:
         gone = srv.delete("Pod", "done", "default", grace_period_seconds=0)
         srv.delete("Pod", "held", "default", grace_period_seconds=0)
     finally:
-        server_module.finalizers_for_deletion = general
+        deletion_module.finalizers_for_deletion = general
     assert calls == ["Pod"]  # the pod with a finalizer only
     assert (records[-2].verb, records[-2].new, records[-2].old.metadata.name) == ("delete", None, "done")
     assert gone.metadata.name == "done"

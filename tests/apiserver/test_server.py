@@ -923,11 +923,14 @@ def test_immediate_delete(world: World, name: str, kwargs: dict[str, Any]) -> No
     rev = srv.revision
     w = srv.watch("Pod", fields={"metadata.name": name})
     out = srv.delete("Pod", name, **kwargs)
-    assert out == before
+    # the last state at the deletion's revision (upstream's etcd3 store), as the DELETED event's
+    assert out == replace(before, metadata=replace(before.metadata, resource_version=str(rev + 1)))
     with pytest.raises(NotFound):
         srv.get("Pod", name)
     assert srv.revision == rev + 1
-    assert [(e.type, e.revision) for e in w.channel.get_nowait_batch()] == [("DELETED", rev + 1)]
+    events = w.channel.get_nowait_batch()
+    assert [(e.type, e.revision) for e in events] == [("DELETED", rev + 1)]
+    assert events[0].object == out
 
 
 @pytest.mark.parametrize("phase", [pytest.param("Succeeded", id="succeeded"), pytest.param("Failed", id="failed")])
@@ -959,8 +962,9 @@ def test_delete_of_terminating_pod_without_shorter_grace_writes_nothing(world: W
 
 def test_delete_other_kinds_at_once(world: World) -> None:
     srv = world.srv
+    rev = srv.revision
     out = srv.delete("Node", "node-1")
-    assert out == world.node
+    assert out == replace(world.node, metadata=replace(world.node.metadata, resource_version=str(rev + 1)))
     assert srv.list("Node")[0] == []
     srv.delete("PriorityClass", "high")
     assert [p.metadata.name for p in srv.list("PriorityClass")[0]] == ["base"]

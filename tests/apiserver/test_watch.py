@@ -14,10 +14,12 @@ from emulator.base.api.core import Binding, Namespace, Node, Pod
 from emulator.base.api.errors import Gone
 from emulator.base.api.meta import ObjectMeta, ObjectReference
 from emulator.base.apiserver import ApiServer, ServerSettings, Watcher, WatchEvent, object_fields
-from emulator.base.apiserver.watch import WatchHub, transition
+from emulator.base.apiserver.watch import WatchHub
+from emulator.base.apiserver.watcher import transition
 from emulator.base.runtime.channel import ChannelClosed, Overflow
 from tests.builders import pod
 from tests.clocks import ManualClock
+from tests.references import routed_candidates
 
 
 def server(**settings: Any) -> tuple[ApiServer, ManualClock]:
@@ -205,11 +207,11 @@ def test_node_watchers_are_indexed_by_node_name() -> None:
     assert sorted(v for (_, f, v) in hub._indexed if f == "spec.nodeName") == sorted([*kubelets, ""])
     assert list(hub._plain["Pod"].values()) == [plain]
     pod_on_1 = pod("a", node="node-1")
-    candidates = hub._candidates("Pod", pod_on_1, pod_on_1)
+    candidates = routed_candidates(hub, "Pod", pod_on_1, pod_on_1)
     assert candidates == [plain, kubelets["node-1"]]
-    moved = hub._candidates("Pod", pod("a"), pod_on_1)  # a bind: old and new node
+    moved = routed_candidates(hub, "Pod", pod("a"), pod_on_1)  # a bind: old and new node
     assert moved == [plain, unassigned, kubelets["node-1"]]
-    assert hub._candidates("Node", None, convert({"metadata": {"name": "x"}}, Node)) == []
+    assert routed_candidates(hub, "Node", None, convert({"metadata": {"name": "x"}}, Node)) == []
 
 
 def test_node_watchers_by_name_see_only_their_node() -> None:
@@ -220,7 +222,7 @@ def test_node_watchers_by_name_see_only_their_node() -> None:
     everything = srv.watch("Node")
     hub: WatchHub = srv._hub
     n5 = convert({"metadata": {"name": "n5"}}, Node)
-    assert hub._candidates("Node", None, n5) == [everything, own["n5"]]
+    assert routed_candidates(hub, "Node", None, n5) == [everything, own["n5"]]
     srv.create(n5)
     assert len(own["n5"].channel) == 1
     assert all(len(w.channel) == 0 for name, w in own.items() if name != "n5")
@@ -242,7 +244,9 @@ def test_a_write_on_one_node_evaluates_only_interested_watchers() -> None:
 
         w.field_only = (counting, want)
     current = srv.get("Pod", "a")
-    offered = hub._candidates("Pod", current, replace(current, metadata=replace(current.metadata, labels={"x": "1"})))
+    offered = routed_candidates(
+        hub, "Pod", current, replace(current, metadata=replace(current.metadata, labels={"x": "1"}))
+    )
     assert [w.id for w in offered] == [kubelets[1].id]
     relabel(srv, "a", {"x": "1"})
     assert set(calls) == {kubelets[1].id}
@@ -420,7 +424,7 @@ def test_watcher_repr_and_ids() -> None:
 
 
 def test_history_keeps_the_fresh_duration_and_trims_once_past_the_slack() -> None:
-    from emulator.base.apiserver.store import EVENT_FRESH_DURATION, HISTORY_LOWER_BOUND, HISTORY_TRIM_SLACK
+    from emulator.base.apiserver.records import EVENT_FRESH_DURATION, HISTORY_LOWER_BOUND, HISTORY_TRIM_SLACK
 
     srv, clock = server()
     revisions_at: list[tuple[float, int]] = []
@@ -439,7 +443,7 @@ def test_history_keeps_the_fresh_duration_and_trims_once_past_the_slack() -> Non
 
 
 def test_history_never_trims_below_the_lower_bound() -> None:
-    from emulator.base.apiserver.store import HISTORY_LOWER_BOUND
+    from emulator.base.apiserver.records import HISTORY_LOWER_BOUND
 
     srv, clock = server()
     for i in range(HISTORY_LOWER_BOUND):

@@ -1,4 +1,5 @@
-"""The watch hub's fast routing equals its reference: ``_candidates`` gives the watchers of
+"""The watch hub's routing tables equal their reference: ``routed_candidates`` (the watchers
+found from ``WatchHub._routes`` as ``publish`` finds them) gives the watchers of
 ``candidates_reference`` (``tests/references.py``) in the same order, ``Watcher.matches``
 agrees with ``matches_reference``, on random watchers (kinds, namespaces, field and label selectors,
 added and removed) and random writes (creates, updates that move pods between nodes or
@@ -15,8 +16,9 @@ from hypothesis import strategies as st
 
 from emulator.base.api.codec import convert
 from emulator.base.api.core import Node, Pod
-from emulator.base.apiserver.watch import Watcher, WatchHub
-from tests.references import candidates_reference
+from emulator.base.apiserver.watch import WatchHub
+from emulator.base.apiserver.watcher import Watcher
+from tests.references import candidates_reference, routed_candidates
 
 NAMES = st.sampled_from(["a", "b", "c"])
 NODES = st.sampled_from(["", "n1", "n2"])
@@ -80,7 +82,7 @@ def test_fast_routing_equals_the_reference(ws: list[Watcher], removed: list[int]
         if i < len(ws):
             hub.remove(ws[i])
     for kind, old, new in batch:
-        fast = hub._candidates(kind, old, new)
+        fast = routed_candidates(hub, kind, old, new)
         reference = candidates_reference(hub, kind, old, new)
         assert [w.id for w in fast] == [w.id for w in reference]
         for w in ws:

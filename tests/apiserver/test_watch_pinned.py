@@ -13,8 +13,9 @@ from hypothesis import strategies as st
 
 from emulator.base.api.codec import convert
 from emulator.base.api.core import Node, Pod
-from emulator.base.apiserver.watch import Watcher, WatchEvent, WatchHub, transition
-from tests.references import candidates_reference
+from emulator.base.apiserver.watch import WatchHub
+from emulator.base.apiserver.watcher import Watcher, WatchEvent, transition
+from tests.references import candidates_reference, routed_candidates
 
 PHASES = ["", "Pending", "Running", "Succeeded", "Failed"]
 
@@ -39,15 +40,15 @@ def test_phase_watchers_are_offered_only_writes_to_or_from_their_phase() -> None
     kubelet = watcher(**{"spec.nodeName": "n1"})
     for w in (succeeded, everything, failed, kubelet):
         hub.add(w)
-    assert hub._candidates("Pod", pod(phase="Pending", node="n1"), pod(phase="Running", node="n1")) == [
+    assert routed_candidates(hub, "Pod", pod(phase="Pending", node="n1"), pod(phase="Running", node="n1")) == [
         everything,
         kubelet,
     ]
-    finished = hub._candidates("Pod", pod(phase="Running", node="n1"), pod(phase="Succeeded", node="n1"))
+    finished = routed_candidates(hub, "Pod", pod(phase="Running", node="n1"), pod(phase="Succeeded", node="n1"))
     assert finished == [succeeded, everything, kubelet]  # in watcher order, as when offered all
-    assert hub._candidates("Pod", pod(phase="Succeeded"), None) == [succeeded, everything]
+    assert routed_candidates(hub, "Pod", pod(phase="Succeeded"), None) == [succeeded, everything]
     hub.remove(succeeded)
-    assert hub._candidates("Pod", pod(phase="Succeeded"), None) == [everything]
+    assert routed_candidates(hub, "Pod", pod(phase="Succeeded"), None) == [everything]
     assert hub._pinned_fields == {"Pod": {"status.phase": 1}}
     hub.remove(failed)
     assert hub._pinned_fields == {"Pod": {}}
@@ -125,7 +126,7 @@ def test_pinned_routing_delivers_what_offering_every_watcher_would(
             hub.remove(ws[i])
     live = hub.watchers()
     for rev, (kind, old, new) in enumerate(batch, start=1):
-        fast = hub._candidates(kind, old, new)
+        fast = routed_candidates(hub, kind, old, new)
         assert [w.id for w in fast] == [w.id for w in candidates_reference(hub, kind, old, new)]
         # Offered every watcher of the kind, each would get exactly what the candidates get.
         naive: dict[int, WatchEvent | None] = {w.id: transition(w, old, new, rev, 0.0) for w in live if w.kind == kind}
@@ -140,7 +141,7 @@ def test_pinned_routing_delivers_what_offering_every_watcher_would(
 
 def test_publish_routes_every_phase_and_node_move_as_the_reference() -> None:
     """``publish`` (the routing written out in it) against ``publish_reference`` (through
-    ``_candidates`` and ``transition``), on every pair of phases and nodes, with two pinned
+    ``candidates_reference`` and ``transition``), on every pair of phases and nodes, with two pinned
     groups on one field, a plain watcher, a kubelet's and an unassigned-pods watcher: each
     watcher gets the same events (type, object, revision), a write hitting two groups included.
     A fast twin of ``test_watch_shared_events``' slow property."""

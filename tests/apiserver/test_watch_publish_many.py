@@ -13,7 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from msgspec.structs import replace
 
-from emulator.base.apiserver.watch import Watcher, WatchEvent, WatchHub
+from emulator.base.apiserver.watch import WatchHub
+from emulator.base.apiserver.watcher import Watcher, WatchEvent
 from emulator.base.runtime.channel import Channel
 from tests.apiserver.test_watch_fastpath import watchers, writes
 from tests.apiserver.test_watch_shared_events import _clone, unfiltered

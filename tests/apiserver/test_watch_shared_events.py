@@ -1,6 +1,8 @@
-"""``WatchHub.publish`` (one shared event for the unfiltered watchers) delivers exactly what
-``publish_reference`` (``transition`` per watcher) does: the same events, in the same order,
-to the same watchers, on random watchers (with and without selectors) and random writes."""
+"""``WatchHub.publish`` (its own routing through the hub's indexes and pins, one shared event
+for the unfiltered watchers) delivers exactly what ``publish_reference`` (every watcher
+filtered, ``transition`` per watcher) does: the same events to the same watchers, handed to
+them in the same order across watchers, on random watchers (with and without selectors) and
+random writes."""
 
 from __future__ import annotations
 
@@ -10,7 +12,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from emulator.base.apiserver.watch import Watcher, WatchHub
+from emulator.base.apiserver.watch import WatchHub
+from emulator.base.apiserver.watcher import Watcher, WatchEvent
+from emulator.base.runtime.channel import Channel
 from tests.apiserver.test_watch_fastpath import app_is, watchers, writes
 from tests.references import publish_reference
 
@@ -34,10 +38,24 @@ def _clone(w: Watcher, maxsize: int) -> Watcher:
     )
 
 
+class _Recording(Channel[WatchEvent]):
+    """A channel that logs each ``put`` (which watcher, which event) in one shared list."""
+
+    def __init__(self, maxsize: int, log: list[tuple[int, str, int]], position: int) -> None:
+        super().__init__(maxsize=maxsize)
+        self.log, self.position = log, position
+
+    def put(self, item: WatchEvent) -> bool:
+        self.log.append((self.position, item.type, item.revision))
+        return super().put(item)
+
+
 def _deliver(ws: list[Watcher], batch: list[Any], maxsize: int, *, reference: bool) -> list[Any]:
     hub = WatchHub()
     mine = [_clone(w, maxsize) for w in ws]
-    for w in mine:
+    order: list[tuple[int, str, int]] = []  # the puts across watchers, in the order made
+    for position, w in enumerate(mine):
+        w.channel = _Recording(maxsize, order, position)
         hub.add(w)
     for rev, (kind, old, new) in enumerate(batch, start=1):
         if reference:
@@ -48,6 +66,7 @@ def _deliver(ws: list[Watcher], batch: list[Any], maxsize: int, *, reference: bo
     for w in mine:
         items = w.channel._items
         out.append((w.channel.closed, [(e.type, e.object, e.revision, e.time) for e in items]))
+    out.append(order)
     return out
 
 

@@ -11,7 +11,7 @@ import pytest
 from msgspec.structs import replace
 
 from agents.autoscaler.clusterautoscaler.view import SortedObjects
-from emulator.base.apiserver.watch import WatchEvent
+from emulator.base.apiserver.watcher import WatchEvent
 from emulator.base.client.client import Client
 from emulator.base.client.informer import Informer
 from tests.builders import pod

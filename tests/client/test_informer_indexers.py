@@ -13,7 +13,7 @@ from msgspec.structs import replace
 
 from emulator.base.api.core import Pod
 from emulator.base.api.meta import OwnerReference
-from emulator.base.apiserver.watch import WatchEvent
+from emulator.base.apiserver.watcher import WatchEvent
 from emulator.base.client.client import Client
 from emulator.base.client.indexer import CONTROLLER_UID_INDEX, ORPHAN, controller_uid
 from emulator.base.client.informer import Informer

@@ -19,7 +19,7 @@ from agents.controllers.deployment import controller as deployment
 from agents.controllers.job import controller as job
 from agents.controllers.statefulset import controller as statefulset
 from emulator.base.api.meta import OwnerReference
-from emulator.base.apiserver.watch import WatchEvent
+from emulator.base.apiserver.watcher import WatchEvent
 from emulator.base.client.client import Client
 from emulator.base.runtime.clock import Clock
 from tests.builders import pod

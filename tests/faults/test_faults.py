@@ -33,7 +33,7 @@ from emulator.base.api.errors import ApiError, Conflict, InternalError, NotFound
 from emulator.base.api.meta import ObjectMeta
 from emulator.base.api.scheduling import PriorityClass
 from emulator.base.apiserver.server import ApiServer
-from emulator.base.apiserver.watch import WatchEvent
+from emulator.base.apiserver.watcher import WatchEvent
 from emulator.base.client.client import Client
 from emulator.base.client.informer import Informer
 from emulator.base.runtime.clock import LoopClock

@@ -23,7 +23,7 @@ from emulator.app.scenario.loader import ScenarioError, load_scenario, load_scen
 from emulator.app.scenario.runner import RunOptions, run_scenario
 from emulator.app.scenario.schema import NodePartition
 from emulator.base.api.errors import Timeout
-from emulator.base.apiserver.store import WriteRecord
+from emulator.base.apiserver.records import WriteRecord
 from emulator.base.runtime.rng import Seeds
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -363,6 +363,30 @@ async def test_deletecollection_answers_the_list() -> None:
         assert [p.metadata.name for p in s.api.list("Pod")[0]] == ["p1", "p3"]
 
 
+@pytest.mark.parametrize("dry", [False, True], ids=["real", "dry-run"])
+async def test_deletecollection_answers_the_items_as_listed(dry: bool) -> None:
+    """Upstream's ``Store.DeleteCollection`` answers the list it listed (each item unchanged, the
+    list's resourceVersion), not each delete's result: a pod removed at once is not shown at the
+    deletion's revision, nor marked; a pod deleted gracefully is not shown marked."""
+    api = new_api(pods=2)
+    api.create(pod("bound", node="n1", labels={"app": "web"}))
+    async with serving(api) as s:
+        path = "/api/v1/namespaces/default/pods?labelSelector=app%3Dweb&gracePeriodSeconds=30"
+        code, listed = await s.call("GET", "/api/v1/namespaces/default/pods?labelSelector=app%3Dweb")
+        before = s.api.revision
+        code, out = await s.call("DELETE", path + ("&dryRun=All" if dry else ""))
+        assert (code, out["kind"]) == (200, "PodList")
+        assert out["metadata"]["resourceVersion"] == listed["metadata"]["resourceVersion"] == str(before)
+        assert out["items"] == listed["items"]
+        assert [i["metadata"]["name"] for i in out["items"]] == ["bound", "p0"]
+        assert all("deletionTimestamp" not in i["metadata"] for i in out["items"])
+        if dry:
+            assert s.api.revision == before
+            return
+        assert [p.metadata.name for p in s.api.list("Pod")[0]] == ["bound", "p1"]
+        assert s.api.get("Pod", "bound", "default").metadata.deletion_grace_period_seconds == 30
+
+
 @pytest.mark.parametrize(
     "path",
     [

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from emulator.base.apiserver.watch import WatchEvent
+from emulator.base.apiserver.watcher import WatchEvent
 from emulator.base.http.resources import find
 from emulator.base.http.watch import EncodedObjects, EventWriter
 from tests.builders import pod

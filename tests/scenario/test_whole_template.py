@@ -15,7 +15,7 @@ from emulator.app.scenario.loader import load_scenario
 from emulator.app.scenario.runner import RunOptions, run_scenario
 from emulator.base.api.codec import to_builtins
 from emulator.base.api.unmodelled import lift
-from emulator.base.apiserver.store import WriteRecord
+from emulator.base.apiserver.records import WriteRecord
 
 SCENARIO = Path(__file__).parents[2] / "scenarios" / "workloads" / "rollout-env-change.yaml"
 

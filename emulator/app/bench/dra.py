@@ -45,8 +45,8 @@ from emulator.app.bench.steps import AllocClaimsStep, AnyStep, DriverStep, PodsS
 from emulator.base.api.codec import object_from_dict
 from emulator.base.api.errors import ApiError
 from emulator.base.api.resourcedefaults import DRA_GATES
+from emulator.base.apiserver.records import ServerSettings
 from emulator.base.apiserver.server import ApiServer
-from emulator.base.apiserver.store import ServerSettings
 from emulator.base.client.kubeletplugins import ClaimRef, DRAPlugin, KubeletPlugins
 
 __all__ = [

@@ -2,7 +2,7 @@
 
 ``validate(obj)`` raises ``Invalid`` naming the first bad field with its path
 (``spec.containers[0].resources.requests.cpu``). It checks what the emulator relies on:
-names, labels, annotations (keys, 256 KiB in all), a Lease's spec, container names,
+names, labels, annotations (keys, 256 KiB in all: ``metavalidation``), a Lease's spec, container names,
 ``schedulerName``, quantities (malformed, negative, request above limit), priorities,
 taints, and every pod field the scheduler reads (``podvalidation``: node selector, affinity,
 tolerations, spread constraints, ports, with upstream's paths and messages). Defaulting lives
@@ -16,7 +16,6 @@ a check added to ``validate`` must be weighed against them too).
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from functools import lru_cache
 from typing import Any
 
 from emulator.base.api.apps import DaemonSet, Deployment, ReplicaSet, StatefulSet
@@ -29,21 +28,21 @@ from emulator.base.api.errors import Invalid
 from emulator.base.api.karpenter import KARPENTER_KINDS, default_karpenter
 from emulator.base.api.karpentervalidation import karpenter_problems, karpenter_update_problems
 from emulator.base.api.labels import (
-    DNS1123_SUBDOMAIN_MAX_LEN,
-    DNS1123_SUBDOMAIN_RE,
     dns1123_label_errors,
     dns1123_subdomain_errors,
     go_quote,
-    is_dns1123_label,
-    is_label_key,
-    qualified_name_errors,
 )
-from emulator.base.api.labelselector import label_problems
 from emulator.base.api.meta import ObjectMeta
+from emulator.base.api.metavalidation import (
+    annotations_problem,
+    check_meta,
+    kubelet_annotations_problem,
+    metadata_labels_problem,
+)
 from emulator.base.api.podclaimvalidation import pod_claim_name_problems, pod_claim_problems
 from emulator.base.api.podresize import resize_policy_problems
 from emulator.base.api.podtemplate import PodTemplateSpec
-from emulator.base.api.podvalidation import kubelet_annotation_problems, scheduling_errors
+from emulator.base.api.podvalidation import scheduling_errors
 from emulator.base.api.policy import PodDisruptionBudget
 from emulator.base.api.probevalidation import probe_problems
 from emulator.base.api.quantity import TOO_LARGE, Quantity, fits_int64_milli
@@ -61,7 +60,6 @@ from emulator.base.api.workloadvalidation import Problem, status_problems, workl
 
 __all__ = [
     "WORKLOAD_KINDS",
-    "metadata_labels_problem",
     "quantity_errors",
     "validate",
     "validate_event",
@@ -134,85 +132,6 @@ def quantity_errors(obj: object) -> Iterator[tuple[str, Quantity]]:
                 yield f"{path}.{name}", q
 
 
-@lru_cache(maxsize=4096)
-def metadata_labels_problem(items: tuple[tuple[str, str], ...]) -> tuple[str, str] | None:
-    """The first ``label_problems`` of ``metadata.labels`` given as its items, memoised: a run
-    writes the same few label maps over and over (every pod of a template, every node status
-    write). ``tests/api/test_validation_memo.py`` checks it against ``label_problems``."""
-    return next(label_problems(dict(items), "metadata.labels"), None)
-
-
-TOTAL_ANNOTATION_SIZE_LIMIT_B = 256 * 1024
-"""Upstream's ``TotalAnnotationSizeLimitB``: the bytes of every annotation key and value together."""
-
-
-@lru_cache(maxsize=1024)
-def _annotation_keys_problem(keys: tuple[str, ...]) -> tuple[str, str] | None:
-    for key in sorted(keys):  # upstream: IsQualifiedName of the lower-cased key, the key as given
-        if not is_label_key(key.lower()):
-            msg = qualified_name_errors(key.lower())[0]
-            return "metadata.annotations", f"Invalid value: {go_quote(key)}: {msg}"
-    return None
-
-
-def annotations_problem(annotations: Mapping[str, str]) -> tuple[str, str] | None:
-    """``ValidateAnnotations``: every key a qualified name (any case), 256 KiB in all;
-    memoised by the annotations' items when they are small (every pod of a template carries
-    the same ones; a large map, such as kubectl's last-applied-configuration, is checked
-    afresh so that the memo never holds more than ``MEMO_ANNOTATIONS_MAX_B`` a map)."""
-    if _small(annotations):
-        return _annotations_problem(tuple(annotations.items()))
-    return annotations_problem_reference(annotations)
-
-
-#: The largest annotations map (keys and values, in characters) the validation memos keep.
-MEMO_ANNOTATIONS_MAX_B = 4096
-
-
-def _small(annotations: Mapping[str, str]) -> bool:
-    if len(annotations) > 16:
-        return False
-    total = 0
-    for k, v in annotations.items():
-        total += len(k) + len(v)
-    return total <= MEMO_ANNOTATIONS_MAX_B
-
-
-@lru_cache(maxsize=1024)
-def _annotations_problem(items: tuple[tuple[str, str], ...]) -> tuple[str, str] | None:
-    """``annotations_problem`` of the annotations given as items (the answer does not depend
-    on their order, though a hit needs the same order: neither the keys' check nor the size
-    depends on it). ``tests/api/test_validation_memo.py`` checks it
-    against ``annotations_problem_reference``."""
-    return annotations_problem_reference(dict(items))
-
-
-def annotations_problem_reference(annotations: Mapping[str, str]) -> tuple[str, str] | None:
-    """``annotations_problem`` computed afresh."""
-    if problem := _annotation_keys_problem(tuple(annotations)):
-        return problem
-    size = sum(len(k) + (len(v) if v.isascii() else len(v.encode())) for k, v in annotations.items())
-    if size > TOTAL_ANNOTATION_SIZE_LIMIT_B:
-        return "metadata.annotations", f"Too long: may not be more than {TOTAL_ANNOTATION_SIZE_LIMIT_B} bytes"
-    return None
-
-
-def kubelet_annotations_problem(annotations: Mapping[str, str]) -> tuple[str, str] | None:
-    """The first ``kubelet_annotation_problems``; memoised for small maps (as
-    ``annotations_problem``), afresh for large ones."""
-    if _small(annotations):
-        return kubelet_annotation_problem(tuple(annotations.items()))
-    return next(kubelet_annotation_problems(annotations), None)
-
-
-@lru_cache(maxsize=1024)
-def kubelet_annotation_problem(items: tuple[tuple[str, str], ...]) -> tuple[str, str] | None:
-    """The first ``kubelet_annotation_problems`` of annotations given as items, memoised (the
-    lifecycle annotations are read by name, so the items' order does not matter; every pod of
-    a template carries the same ones). ``tests/api/test_validation_memo.py`` checks it."""
-    return next(kubelet_annotation_problems(dict(items)), None)
-
-
 def _lease_problem(spec: LeaseSpec) -> tuple[str, str] | None:
     """``ValidateLeaseSpec``: a positive duration, no negative transition count."""
     if spec.lease_duration_seconds is not None and spec.lease_duration_seconds <= 0:
@@ -221,43 +140,6 @@ def _lease_problem(spec: LeaseSpec) -> tuple[str, str] | None:
         detail = f"Invalid value: {spec.lease_transitions}: must be greater than or equal to 0"
         return "spec.leaseTransitions", detail
     return None
-
-
-@lru_cache(maxsize=256)
-def _valid_namespace(namespace: str) -> bool:
-    """``is_dns1123_label`` of a namespace, memoised: a run writes into a few namespaces."""
-    return is_dns1123_label(namespace)
-
-
-def _meta(kind: str, meta: ObjectMeta, namespaced: bool) -> None:
-    name = meta.name
-    if not name:
-        if meta.generate_name:
-            return
-        raise Invalid.at(kind, name, "metadata.name", "Required value: name or generateName is required")
-    if kind == "Namespace":
-        if not is_dns1123_label(name):
-            raise Invalid.at(
-                kind,
-                name,
-                "metadata.name",
-                f'Invalid value: "{name}": a lowercase RFC 1123 label must consist of lower case alphanumeric '
-                "characters or '-', and must start and end with an alphanumeric character",
-            )
-    elif len(name) > DNS1123_SUBDOMAIN_MAX_LEN or not DNS1123_SUBDOMAIN_RE.fullmatch(name):
-        raise Invalid.at(
-            kind,
-            name,
-            "metadata.name",
-            f'Invalid value: "{name}": a lowercase RFC 1123 subdomain must consist of lower case '
-            "alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character",
-        )
-    if namespaced and meta.namespace and not _valid_namespace(meta.namespace):
-        raise Invalid.at(kind, name, "metadata.namespace", f'Invalid value: "{meta.namespace}"')
-    if meta.labels and (problem := metadata_labels_problem(tuple(meta.labels.items()))):
-        raise Invalid.at(kind, name, *problem)
-    if meta.annotations and (problem := annotations_problem(meta.annotations)):
-        raise Invalid.at(kind, name, *problem)
 
 
 def _container(kind: str, name: str, path: str, c: Container) -> None:
@@ -393,7 +275,7 @@ def validate(obj: object) -> None:
     kind = str(getattr(obj, "kind", type(obj).__name__))
     meta: ObjectMeta | None = getattr(obj, "metadata", None)
     if meta is not None:
-        _meta(kind, meta, namespaced=kind in _NAMESPACED)
+        check_meta(kind, meta, namespaced=kind in _NAMESPACED)
     for path, q in quantity_errors(obj):
         name = meta.name if meta else ""
         if q.error:
@@ -440,7 +322,7 @@ def validate_event(event: Event) -> None:
     them an Event meets only the metadata's (no quantities, no rule of its kind); one a pod
     (the scheduler's ``Scheduled``). ``tests/api/test_validation.py`` checks it against
     ``validate``."""
-    _meta("Event", event.metadata, namespaced=True)
+    check_meta("Event", event.metadata, namespaced=True)
 
 
 def validate_pod_metadata(pod: Pod) -> None:
@@ -451,7 +333,7 @@ def validate_pod_metadata(pod: Pod) -> None:
     memo (``emulator.base.apiserver.defaults.PodAdmission``) relies on this;
     ``tests/apiserver/test_pod_admission.py`` checks it against ``validate``."""
     meta = pod.metadata
-    _meta(str(pod.kind), meta, namespaced=pod.kind in _NAMESPACED)
+    check_meta(str(pod.kind), meta, namespaced=pod.kind in _NAMESPACED)
     if pod.spec.resource_claims and (problem := next(pod_claim_name_problems(meta.name, pod.spec), None)):
         raise Invalid.at("Pod", meta.name, *problem)  # the claim names a template makes read the pod's name
     notes = meta.annotations

@@ -2,7 +2,7 @@
 strategy per kind (``registry``)."""
 
 from emulator.base.apiserver.server import CLUSTER_SCOPED, ApiServer, ServerSettings, Verb, WriteRecord
-from emulator.base.apiserver.watch import Watcher, WatchEvent, object_fields
+from emulator.base.apiserver.watcher import Watcher, WatchEvent, object_fields
 
 __all__ = [
     "CLUSTER_SCOPED",

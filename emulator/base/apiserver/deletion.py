@@ -5,12 +5,15 @@ registry store (``Store.Delete``, ``updateForGracefulDeletionAndFinalizers``,
 ``ShouldDeleteDuringUpdate``) and ``ValidateObjectMetaUpdate`` apply them.
 
 Owns: checking ``DeleteOptions`` (``propagationPolicy``, the ``uid`` and
-``resourceVersion`` preconditions); which finalizers a delete leaves on an object; marking
+``resourceVersion`` preconditions); what a delete leaves of an object (``left_by_delete``:
+nothing, the object unchanged, or the object marked, with a graceful deletion's timing,
+``deletion_time``); which finalizers a delete leaves on an object; marking
 an object as being deleted; when an update that empties ``finalizers`` removes the object;
 refusing new finalizers on a terminating object and the ``orphan`` + ``foregroundDeletion``
 pair; the shape of ``ownerReferences`` (``ValidateOwnerReferences``), on every kind.
-Does not own: the store, revisions and events (``server``), pods' graceful deletion timing
-(``server._deletion_time``), or acting on the finalizers (the garbage collector,
+Does not own: the store, revisions and events (``server``: ``ApiServer.plan_delete`` reads
+the object and checks the options, ``delete`` writes what this module decides), or acting on
+the finalizers (the garbage collector,
 ``agents.controllers.garbagecollector``).
 
 =====================  =====================================================================
@@ -42,6 +45,7 @@ from msgspec.structs import replace
 from emulator.base.api.codec import KINDS
 from emulator.base.api.errors import Conflict, Invalid
 from emulator.base.api.meta import ObjectMeta, OwnerReference
+from emulator.base.runtime.clock import Clock, parse_timestamp
 
 __all__ = [
     "FINALIZER_DELETE_DEPENDENTS",
@@ -52,8 +56,11 @@ __all__ = [
     "check_owner_references",
     "check_preconditions",
     "default_policy",
+    "deletion_time",
     "finalizers_for_deletion",
+    "left_by_delete",
     "mark_deleting",
+    "marked_before_removal",
     "should_delete_during_update",
 ]
 
@@ -71,18 +78,36 @@ def default_policy(kind: str) -> str:
     return "Orphan" if kind in _ORPHAN_BY_DEFAULT else "Background"
 
 
-def check_delete_options(propagation_policy: str | None) -> None:
-    """``ValidateDeleteOptions``: refused before the object is even read."""
-    if propagation_policy is not None and propagation_policy not in PROPAGATION_POLICIES:
-        detail = (
+def check_delete_options(propagation_policy: str | None, *, orphan_dependents: bool | None = None) -> None:
+    """``ValidateDeleteOptions``: refused before the object is even read (upstream's
+    ``DeleteResource`` and ``DeleteCollection`` handlers validate the decoded options first):
+    ``orphanDependents`` and ``propagationPolicy`` both set, a ``propagationPolicy`` not one of
+    ``PROPAGATION_POLICIES``; every problem in one Invalid. (``dryRun``: the HTTP layer's
+    ``check_dry_run``.)"""
+    if propagation_policy is None:
+        return
+    problems: list[str] = []
+    if orphan_dependents is not None:
+        problems.append(
+            f'Invalid value: "{propagation_policy}": orphanDependents and deletionPropagation cannot be both set'
+        )
+    if propagation_policy not in PROPAGATION_POLICIES:
+        problems.append(
             f'Unsupported value: "{propagation_policy}": supported values: "Foreground", "Background", "Orphan", "nil"'
         )
-        raise Invalid(
-            f'DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: {detail}',
-            field="propagationPolicy",
-            kind="DeleteOptions",
-            detail=detail,
-        )
+    if not problems:
+        return
+    shown = (
+        f"propagationPolicy: {problems[0]}"
+        if len(problems) == 1
+        else f"[{', '.join(f'propagationPolicy: {p}' for p in problems)}]"
+    )
+    raise Invalid(
+        f'DeleteOptions.meta.k8s.io "" is invalid: {shown}',
+        field="propagationPolicy",
+        kind="DeleteOptions",
+        detail=problems[0],
+    )
 
 
 def _qualified_kind(kind: str) -> str:
@@ -122,6 +147,83 @@ def finalizers_for_deletion(kind: str, finalizers: list[str], policy: str | None
     elif policy == "Foreground":
         wanted.append(FINALIZER_DELETE_DEPENDENTS)
     return finalizers if set(wanted) == set(finalizers) else wanted
+
+
+def left_by_delete(
+    kind: str,
+    current: Any,
+    strategy: Any,
+    grace: int,
+    grace_period_seconds: int | None,
+    policy: str | None,
+    clock: Clock,
+) -> Any:
+    """What a delete of ``current`` (its options checked) leaves in the store: None when it
+    removes the object at once, ``current`` itself when it writes nothing (a graceful deletion
+    already pending, or an object already terminating as asked), else the object marked
+    (``Store.Delete``: ``BeforeDelete``, then ``updateForGracefulDeletionAndFinalizers``).
+    ``grace``: the strategy's ``graceful_delete`` answer for ``grace_period_seconds``;
+    ``strategy``: the kind's (``held_on_delete``)."""
+    meta: ObjectMeta = current.metadata
+    if grace > 0:
+        if meta.deletion_timestamp is not None and (
+            grace_period_seconds is None or (meta.deletion_grace_period_seconds or 0) <= grace
+        ):
+            return current  # graceful deletion pending: only an explicit shorter grace changes it
+        when, grace = deletion_time(meta, grace, clock)
+        generation = meta.generation + 1 if meta.generation > 0 and meta.deletion_timestamp is None else meta.generation
+        finalizers = finalizers_for_deletion(kind, meta.finalizers, policy)
+        return replace(
+            current,
+            metadata=replace(
+                meta,
+                deletion_timestamp=when,
+                deletion_grace_period_seconds=grace,
+                generation=generation,
+                finalizers=finalizers,
+            ),
+        )
+    finalizers = finalizers_for_deletion(kind, meta.finalizers, policy)
+    held = strategy.held_on_delete(current)
+    if finalizers or held is not None:
+        base = current if held is None else held
+        marked = replace(base, metadata=mark_deleting(meta, finalizers, clock.timestamp()))
+        return current if marked == current else marked  # already terminating as asked: nothing to write
+    return None
+
+
+def deletion_time(meta: ObjectMeta, grace: int, clock: Clock) -> tuple[str, int]:
+    """(deletionTimestamp, deletionGracePeriodSeconds): now + grace; a shorter grace on a
+    terminating object moves the deadline earlier from the original one, never into the
+    past — then the grace becomes 1 s (upstream ``BeforeDelete``)."""
+    now = clock.now()
+    if meta.deletion_timestamp is not None and meta.deletion_grace_period_seconds is not None:
+        start = parse_timestamp(meta.deletion_timestamp) - meta.deletion_grace_period_seconds
+        if start + grace < now:
+            return clock.timestamp(now), 1
+        return clock.timestamp(start + grace), grace
+    return clock.timestamp(now + grace), grace
+
+
+def marked_before_removal(current: Any, clock: Clock) -> Any:
+    """What a delete at grace 0 of an object of a kind with graceful deletion (a pod) writes
+    before it removes the object, which a dry run answers (upstream ``BeforeDelete``: the pod
+    strategy's ``CheckGracefulDelete`` always answers true, so the object is marked
+    ``deletionTimestamp`` now, ``deletionGracePeriodSeconds`` 0, ``generation`` + 1 on the first
+    mark; a shorter grace on a terminating object moves its deadline to its start, never into
+    the past, the generation kept; ``Store.Delete`` answers that object for a dry run). An
+    object already terminating with no grace left is not marked again (``current``)."""
+    meta: ObjectMeta = current.metadata
+    if meta.deletion_timestamp is None:
+        now = clock.timestamp()
+        generation = meta.generation + 1 if meta.generation > 0 else meta.generation
+    elif meta.deletion_grace_period_seconds:
+        start = parse_timestamp(meta.deletion_timestamp) - meta.deletion_grace_period_seconds
+        now, generation = clock.timestamp(max(start, clock.now())), meta.generation
+    else:
+        return current
+    marked = replace(meta, deletion_timestamp=now, deletion_grace_period_seconds=0, generation=generation)
+    return replace(current, metadata=replace(marked, finalizers=[]) if marked.finalizers else marked)
 
 
 def mark_deleting(meta: ObjectMeta, finalizers: list[str], now: str) -> ObjectMeta:

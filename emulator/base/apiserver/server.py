@@ -21,7 +21,8 @@ update         optimistic concurrency on resourceVersion (Conflict) and uid; the
                new finalizers on a terminating object; emptying the finalizers of an
                object marked with grace 0 removes it (``deletion``)
 renew_lease(s) the Lease fast path: ``update`` of the stored Leases' specs, the steps
-               that are no-ops then skipped, a batch in one pass (``renewable``)
+               that are no-ops then skipped, a batch in one pass (``renewable``);
+               with the standing renewals, ``leases.LeaseStore``'s, ``ApiServer``'s base
 update_status  optimistic concurrency; [prepare_for_status_update]: status only;
                [validate_status_update] (Pods: the same steps written out)
 (unchanged)    an update or update_status whose object equals the stored one is not
@@ -30,7 +31,9 @@ delete         preconditions uid / resourceVersion (Conflict); propagationPolicy
                sets the GC finalizers; [graceful_delete] > 0 (pods bound and running):
                deletionTimestamp set, object kept until the kubelet confirms with
                grace 0; otherwise removed at once unless finalizers remain, then only
-               marked (``deletion``)
+               marked (``deletion``); answers the object as left, a removed one at
+               the deletion's revision; ``dry_run``: the same checks, nothing written
+               (``plan_delete``)
 evict          pods/eviction: the rules of ``eviction`` (PDBs, 429); the PDB status
                write, then the pod's DisruptionTarget condition (verb ``evict``),
                then an ordinary delete
@@ -43,7 +46,6 @@ bind           pods/binding: NotFound if gone; the rules of ``registry.pods.bind
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
 from typing import Any, Final, TypeVar, cast
 
 import msgspec
@@ -60,7 +62,6 @@ from emulator.base.api.errors import (
     resource_of,
 )
 from emulator.base.api.meta import ObjectMeta
-from emulator.base.api.scheduling import Lease, LeaseSpec
 from emulator.base.apiserver import eviction
 from emulator.base.apiserver.deletion import (
     check_delete_options,
@@ -68,17 +69,18 @@ from emulator.base.apiserver.deletion import (
     check_owner_references,
     check_preconditions,
     finalizers_for_deletion,
-    mark_deleting,
+    left_by_delete,
+    marked_before_removal,
     should_delete_during_update,
 )
+from emulator.base.apiserver.leases import LeaseStore
 from emulator.base.apiserver.metrics import ResourceMetrics
+from emulator.base.apiserver.records import ServerSettings, Verb, WriteRecord
 from emulator.base.apiserver.registry import CLUSTER_SCOPED, STRATEGIES, Strategy, bind_pod
 from emulator.base.apiserver.registry.nodes import TERMINATING
 from emulator.base.apiserver.registry.pods import PodStrategy
-from emulator.base.apiserver.standing import StandingRenewal, StandingRenewals, end
-from emulator.base.apiserver.store import ServerSettings, Store, Verb, WriteRecord
 from emulator.base.apiserver.uids import fast_uid
-from emulator.base.runtime.clock import Clock, parse_timestamp
+from emulator.base.runtime.clock import Clock
 
 __all__ = [
     "CLUSTER_SCOPED",
@@ -115,15 +117,13 @@ def _plain_status_hooks(strategy: Any) -> bool:
     )
 
 
-class ApiServer(Store):
+class ApiServer(LeaseStore):
     """The verbs over the store, every kind's rules looked up in ``registry.STRATEGIES``."""
 
     def __init__(self, clock: Clock, rng: random.Random, settings: ServerSettings | None = None) -> None:
         super().__init__(clock, rng, settings, STRATEGIES)
         self.metrics = ResourceMetrics(self, clock)
         """The resource metrics API (``metrics.k8s.io``) over this store and a load model."""
-        self.standing = StandingRenewals()
-        """Lease renewals held as a function of time (``standing``; off unless ``allowed``)."""
         self._plain_status = frozenset(k for k in _STATUS_UNVALIDATED if _plain_status_hooks(self._strategies[k]))
         """Kinds whose status writes take ``update_status``'s written-out steps."""
         self._create_hooks = {
@@ -146,53 +146,10 @@ class ApiServer(Store):
         delete at grace 0: the base ``held_on_delete`` (None) and a default policy that adds
         no finalizer (``finalizers_for_deletion`` itself asked, whatever the kind's default)."""
 
-    # --- standing Lease renewals (``standing``) -----------------------------------------
-
-    def stand_lease(
-        self, lease: Lease, spec: LeaseSpec, first: float, interval: float, on_end: Callable[[Lease | None], None]
-    ) -> bool:
-        """Hold ``lease``'s renewals due at ``first`` (now or later) and every ``interval``
-        after, each writing ``spec`` with that due as its ``renewTime``, without writing them;
-        False (nothing held) unless allowed and ``renewable(lease, spec)``."""
-        renewals = self.standing
-        if not renewals.allowed or not interval > 0 or not self.renewable(lease, spec):
-            return False
-        key = (lease.metadata.namespace, lease.metadata.name)
-        if key in renewals.entries:
-            return False
-        renewals.ended.pop(key, None)  # a kubelet that stopped and started again: renewed since
-        entry = renewals.entries[key] = StandingRenewal(key, spec, first, interval, on_end)
-        renewals.granted.append(entry)
-        if self._read_hooks.get("Lease") is None:
-            self._read_hooks["Lease"] = self._read_leases
-        return True
-
-    def end_standing(self, namespace: str, name: str) -> None:
-        """The kubelet stopped renewing: no renewal after now (nothing is written; a reader
-        materialises the last one)."""
-        renewals = self.standing
-        entry = renewals.entries.pop((namespace, name), None)
-        if entry is not None:
-            entry.end = self.clock.now()
-            renewals.ended[entry.key] = entry
-
-    def _read_leases(self, namespace: str | None, name: str | None) -> None:
-        """A read of Leases (``Store.get``/``list``'s read hook, set while any renewal was
-        granted): materialise and end the standing renewals it sees (their kubelets write
-        again, and may ask anew once quiet)."""
-        renewals = self.standing
-        if name is not None:
-            key = (namespace or "", name)
-            keys = [key] if key in renewals.entries or key in renewals.ended else []
-        else:
-            keys = [
-                k
-                for table in (renewals.entries, renewals.ended)
-                for k in table
-                if namespace is None or k[0] == namespace
-            ]
-        if keys:
-            end(self, keys, notify=True)
+        self._graceful_kinds = frozenset(
+            kind for kind, s in self._strategies.items() if type(s).graceful_delete is not Strategy.graceful_delete
+        )
+        """Kinds with graceful deletion (upstream's ``RESTGracefulDeleteStrategy``: pods)."""
 
     # --- verbs --------------------------------------------------------------------------
 
@@ -307,53 +264,6 @@ class ApiServer(Store):
             candidate = replace(candidate, metadata=replace(meta, generation=meta.generation + 1))
         return cast(T, self._commit("update", kind, current, candidate))
 
-    def renewable(self, lease: Lease, spec: LeaseSpec) -> bool:
-        """Whether the Lease fast path applies to ``update(replace(lease, spec=spec))``: ``lease``
-        is the stored object itself (the version the kubelet's own last write returned), not
-        terminating, and ``spec`` keeps its validated fields (duration, transitions).
-
-        The steps ``update`` would take are all no-ops then (the client's metadata is the
-        stored one, Leases have no status and no strategy hook of their own, the validated
-        fields are the stored, valid ones; no generation: ``LeaseStrategy``) but the spec
-        comparison and the commit, which ``renew_lease(s)`` do, in the same order: same
-        object, same revision, same watch events and write records
-        (``tests/apiserver/test_lease_fastpath.py`` checks it against ``update``). 100
-        renewals a simulated second on 1,000 nodes."""
-        meta = lease.metadata
-        if self._objects["Lease"].get((meta.namespace, meta.name)) is not lease or meta.deletion_timestamp is not None:
-            return False
-        old: LeaseSpec = lease.spec
-        return spec.lease_duration_seconds == old.lease_duration_seconds and (
-            spec.lease_transitions == old.lease_transitions
-        )
-
-    def renew_lease(self, lease: Lease, spec: LeaseSpec) -> Lease | None:
-        """``update(replace(lease, spec=spec))`` through the fast path; None when it does not
-        apply (``renewable``: the caller goes through ``update``, which may refuse)."""
-        if not self.renewable(lease, spec):
-            return None
-        return self.renew_leases([(lease, spec)])[0]
-
-    def renew_leases(self, renewals: list[tuple[Lease, LeaseSpec]]) -> list[Lease]:
-        """The updates of a batch of ``renewable`` Leases (each checked by the caller, none
-        twice), committed in order in one pass (``Store._commit_batch``): what the ``update``
-        calls one after the other would do. A spec equal to the stored one is not written
-        (counted unchanged, the stored Lease is its answer)."""
-        pairs: list[tuple[Lease, Lease]] = []
-        answers: list[Lease | None] = []
-        rev = self._revision
-        for lease, spec in renewals:
-            if spec == lease.spec:
-                answers.append(cast(Lease, self._unchanged("update", "Lease", lease)))
-                continue
-            rev += 1
-            meta = lease.metadata
-            stamped = replace(meta, resource_version=str(rev))
-            pairs.append((lease, replace(lease, metadata=stamped, spec=spec)))
-            answers.append(None)
-        written = iter(self._commit_batch("update", "Lease", pairs))
-        return [next(written) if a is None else a for a in answers]
-
     def update_status(self, obj_in: T) -> T:
         """Replace the status (optimistic concurrency on resourceVersion and uid).
 
@@ -418,7 +328,7 @@ class ApiServer(Store):
         candidate = replace(candidate, metadata=replace(meta, generation=meta.generation + 1))
         return cast(Pod, self._commit("update", kind, current, candidate))
 
-    def delete(
+    def plan_delete(
         self,
         kind: str,
         name: str,
@@ -428,9 +338,12 @@ class ApiServer(Store):
         uid: str = "",
         propagation_policy: str | None = None,
         resource_version: str = "",
-    ) -> Any:
-        """Delete (the rules: ``deletion``). A bound, non-terminal pod is only marked
-        (graceful) unless grace is 0; an object left with finalizers is only marked.
+    ) -> tuple[Any, Any]:
+        """``delete``'s checks and decision, writing nothing: (the stored object, what the
+        delete leaves: None when it removes the object at once, the stored object itself when
+        it writes nothing, else the object marked: ``deletion.left_by_delete``). Raises what
+        ``delete`` raises: an invalid ``propagationPolicy`` (Invalid, before the read, as
+        upstream's handler), NotFound, a precondition that does not hold (Conflict).
 
         An object without finalizers and no policy given, of a kind in ``_plain_deletes``, goes
         at grace 0 without asking ``finalizers_for_deletion`` and ``held_on_delete``, whose
@@ -442,42 +355,56 @@ class ApiServer(Store):
         current = self.get(kind, name, namespace)
         if uid or resource_version:
             check_preconditions(kind, current, uid=uid, resource_version=resource_version)
-        meta: ObjectMeta = current.metadata
-        grace = self._strategies[kind].graceful_delete(current, grace_period_seconds)
-        if not grace and not meta.finalizers and propagation_policy is None and kind in self._plain_deletes:
-            self._commit("delete", kind, current, None)
+        strategy = self._strategies[kind]
+        grace = strategy.graceful_delete(current, grace_period_seconds)
+        if not grace and not current.metadata.finalizers and propagation_policy is None and kind in self._plain_deletes:
+            return current, None
+        return current, left_by_delete(
+            kind, current, strategy, grace, grace_period_seconds, propagation_policy, self.clock
+        )
+
+    def delete(
+        self,
+        kind: str,
+        name: str,
+        namespace: str = "",
+        *,
+        grace_period_seconds: int | None = None,
+        uid: str = "",
+        propagation_policy: str | None = None,
+        resource_version: str = "",
+        dry_run: bool = False,
+    ) -> Any:
+        """Delete (the rules: ``deletion``; the checks and decision: ``plan_delete``). A bound,
+        non-terminal pod is only marked (graceful) unless grace is 0; an object left with
+        finalizers is only marked. Returns the object as the delete left it: marked, or, when
+        removed at once, its last state with the revision of the deletion (upstream's etcd3
+        store decodes the deleted object at the delete's revision; the DELETED watch event
+        carries the same; upstream first writes a pod removed at once marked, MODIFIED, then
+        removes that: this server removes it in one write, unmarked). ``dry_run``
+        (``dryRun=All``): the same checks, nothing written; an object removed at once is answered
+        as ``dry_run_removal`` gives it."""
+        current, left = self.plan_delete(
+            kind,
+            name,
+            namespace,
+            grace_period_seconds=grace_period_seconds,
+            uid=uid,
+            propagation_policy=propagation_policy,
+            resource_version=resource_version,
+        )
+        if dry_run:
+            return self.dry_run_removal(kind, current) if left is None else left
+        if left is current:
             return current
-        if grace > 0:
-            if meta.deletion_timestamp is not None and (
-                grace_period_seconds is None or (meta.deletion_grace_period_seconds or 0) <= grace
-            ):
-                return current  # graceful deletion pending: only an explicit shorter grace changes it
-            when, grace = self._deletion_time(meta, grace)
-            generation = (
-                meta.generation + 1 if meta.generation > 0 and meta.deletion_timestamp is None else meta.generation
-            )
-            finalizers = finalizers_for_deletion(kind, meta.finalizers, propagation_policy)
-            marked = replace(
-                current,
-                metadata=replace(
-                    meta,
-                    deletion_timestamp=when,
-                    deletion_grace_period_seconds=grace,
-                    generation=generation,
-                    finalizers=finalizers,
-                ),
-            )
-            return self._commit("delete", kind, current, marked)
-        finalizers = finalizers_for_deletion(kind, meta.finalizers, propagation_policy)
-        held = self._strategies[kind].held_on_delete(current)
-        if finalizers or held is not None:
-            base = current if held is None else held
-            marked = replace(base, metadata=mark_deleting(meta, finalizers, self.clock.timestamp()))
-            if marked == current:
-                return current  # already terminating as asked: nothing to write
-            return self._commit("delete", kind, current, marked)
-        self._commit("delete", kind, current, None)
-        return current
+        return self._commit("delete", kind, current, left)
+
+    def dry_run_removal(self, kind: str, current: Any) -> Any:
+        """A dry run's answer for a delete that removes ``current`` at once: the object as the
+        delete marks it before removing it for a kind with graceful deletion (a pod:
+        ``deletion.marked_before_removal``), else as stored (upstream's
+        ``DryRunnableStorage.Delete``)."""
+        return marked_before_removal(current, self.clock) if kind in self._graceful_kinds else current
 
     def evict(self, namespace: str, name: str, *, grace_period_seconds: int | None = None, uid: str = "") -> Pod:
         """The pods/eviction subresource (``eviction`` has the rules); a refused eviction
@@ -500,18 +427,6 @@ class ApiServer(Store):
         )
         return result
 
-    def _deletion_time(self, meta: ObjectMeta, grace: int) -> tuple[str, int]:
-        """(deletionTimestamp, deletionGracePeriodSeconds): now + grace; a shorter grace on a
-        terminating object moves the deadline earlier from the original one, never into the
-        past — then the grace becomes 1 s (upstream ``BeforeDelete``)."""
-        now = self.clock.now()
-        if meta.deletion_timestamp is not None and meta.deletion_grace_period_seconds is not None:
-            start = parse_timestamp(meta.deletion_timestamp) - meta.deletion_grace_period_seconds
-            if start + grace < now:
-                return self.clock.timestamp(now), 1
-            return self.clock.timestamp(start + grace), grace
-        return self.clock.timestamp(now + grace), grace
-
     def bind(self, binding: Binding) -> Pod:
         """The pods/binding subresource: assign the pod to ``binding.target.name``."""
         meta = binding.metadata
@@ -525,13 +440,3 @@ class ApiServer(Store):
         bound = bind_pod(pod, binding, self.clock.timestamp(), str(self._revision + 1))  # the revision _commit gives it
         result: Pod = self._commit("bind", "Pod", pod, bound, stamped=True)
         return result
-
-    # --- a watch of Leases ends the standing renewals (last: ``list`` would shadow the builtin)
-
-    def watch(self, kind: str, *, standing_aware: bool = False, **options: Any) -> Any:
-        """``Store.watch``; a watch of Leases by a watcher that is not ``standing_aware``
-        ends every standing renewal and allows none after (it sees every renewal)."""
-        if kind == "Lease" and not standing_aware:
-            self.standing.allowed = False
-            self._read_leases(None, None)
-        return super().watch(kind, **options)

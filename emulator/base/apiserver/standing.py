@@ -2,8 +2,8 @@
 function of time instead of written one by one (issues 27 and 28: 100 renewals a simulated
 second on 1,000 nodes were the largest cost of an autoscaler's day).
 
-This module owns the bookkeeping; the verbs that use it are ``ApiServer``'s
-(``stand_lease``, ``end_standing``, and the reads that materialise).
+This module owns the bookkeeping; the verbs that use it are ``leases.LeaseStore``'s, the base
+of ``ApiServer`` (``stand_lease``, ``end_standing``, and the reads that materialise).
 
 A kubelet whose heartbeats would only renew its Lease (no faults, no latency, its node
 status quiet) asks for a *standing renewal* at one of its beats, ``first``: from then on its

@@ -1,10 +1,9 @@
-"""The watch hub: routes every write to the watchers that want it.
+"""The watch hub: routes every write to the watchers that want it (``WatchHub``).
 
-A ``Watcher`` is one watch stream: a kind, an optional namespace, label selector and
-field selector (any of the kind's selectable fields: ``field_getter``), and a
-bounded ``Channel`` of ``WatchEvent``s. Delivery never blocks the writer: a watcher whose
-buffer is full is ended with ``Overflow`` (its informer relists), as upstream's watch
-cache ends a slow watcher.
+The watchers themselves, their events and what one watcher sees of one write (``Watcher``,
+``WatchEvent``, ``transition``) are ``emulator.base.apiserver.watcher``'s. Delivery never
+blocks the writer: a watcher whose buffer is full is ended with ``Overflow`` (its informer
+relists), as upstream's watch cache ends a slow watcher.
 
 Routing costs O(interested watchers), not O(all watchers): pod watchers whose field
 selector pins ``spec.nodeName`` (every kubelet) are indexed by that value, and watchers that
@@ -18,26 +17,22 @@ offered every write.
 
 Fast path (every write goes through it): the unindexed watchers of each kind are kept as a
 list, and the indexed and pinned ones as lists per kind and value (``_by_name``, ``_by_node``,
-``_pins``), all rebuilt (never mutated) when a watcher is added or removed, so
-``_candidates`` looks each group up by its value alone and copies nothing when no indexed
+``_pins``), all rebuilt (never mutated) when a watcher is added or removed, and gathered per
+kind in ``_routes`` (the plain list, the pins, each pinned group also merged with the plain
+list in watcher order, and the name and node indexes), so ``publish`` finds a write's routes
+with one lookup, looks each group up by its value alone and copies nothing when no indexed
 watcher is concerned; the index keys of ``old`` and ``new`` are compared directly instead of
-through a set; ``publish`` holds ``_candidates``' steps itself (one frame a write), reads a
-watcher that selects one field (``field_only``: the kubelets', podgc's) through its getter
-and asks ``Channel.put`` whether the channel is still open; ``Watcher.matches`` reads the selected fields straight
-from the object, through getters resolved once per watcher, instead of building
-``object_fields``. ``Watcher.matches_reference`` is the plain version of ``matches`` (and
-its path for a field it has no getter for); the plain version of ``_candidates`` (it filters
-every unindexed watcher by its pinned field instead of looking the pins up) is a test oracle
-in ``tests/references.py``: ``tests/apiserver/test_watch_fastpath.py`` requires the same
-watchers in the same order and the same matches on random watchers and writes. ``publish``
-makes one event per write for all the watchers without a selector (``Watcher.unfiltered``:
-the scheduler's, the controllers') and shares it; the per-watcher version is the oracle
-``publish_reference`` there (``tests/apiserver/test_watch_shared_events.py``: it routes
-through ``_candidates``). A one-field watcher that sees a write as MODIFIED or a removal as
-DELETED shares that same event too. A write finds its watchers through ``_routes`` (per kind:
-the plain list, the pins, each pinned group also merged with the plain list in watcher order,
-and the name and node indexes, rebuilt whenever a watcher is added or removed, replaced
-rather than changed in place).
+through a set. ``publish`` is the one routing (one frame a write): the tests hold its plain
+versions (``tests/references.py``: ``candidates_reference`` filters every watcher,
+``routed_candidates`` reads ``_routes`` as ``publish`` does, ``publish_reference`` delivers
+through ``transition`` per watcher; ``tests/apiserver/test_watch_fastpath.py``,
+``test_watch_pinned.py``, ``test_watch_shared_events.py`` require the same watchers in the
+same order and the same events). ``publish`` reads a watcher that selects one field
+(``field_only``: the kubelets', podgc's) through its getter and asks ``Channel.put`` whether
+the channel is still open; it makes one event per write for all the watchers without a
+selector (``Watcher.unfiltered``: the scheduler's, the controllers') and shares it. A
+one-field watcher that sees a write as MODIFIED or a removal as DELETED shares that same
+event too.
 
 Delivery in place: a watcher's channel may be given a drain (``Store.deliver_in_place``: an
 in-process informer on a direct stream). Its waiting consumer is then not woken by ``put``:
@@ -48,82 +43,22 @@ them, in the writer's code. A drain that writes adds to the list the running ``s
 goes on with; a channel whose drain is running only queues
 (``emulator.base.runtime.channel``).
 
-Selector transitions follow Kubernetes: an object that starts matching is delivered as
-ADDED, one that stops matching as DELETED, one that matches before and after as MODIFIED.
 Events of one object are delivered in revision order (each watcher sees writes in the
 order they were made).
 """
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Callable, Mapping
-from operator import attrgetter
-from typing import Any, Final, Literal
+from collections.abc import Callable
+from typing import Any, Final
 
-import msgspec
 from msgspec.structs import replace
 
-from emulator.base.apiserver.registry import selectable_fields
+from emulator.base.apiserver.watcher import METADATA_NAME, NODE_NAME, Watcher, WatchEvent, field_reader, transition
 from emulator.base.runtime.channel import Channel, settle_each
 
-__all__ = ["EventType", "WatchEvent", "WatchHub", "Watcher", "field_getter", "object_fields"]
+__all__ = ["WatchHub"]
 
-EventType = Literal["ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"]
-NODE_NAME: Final = "spec.nodeName"
-METADATA_NAME: Final = "metadata.name"
-
-
-class WatchEvent(msgspec.Struct, frozen=True, gc=False):
-    """One watch event: ``object`` is the object after the write (the last state for DELETED)."""
-
-    type: EventType
-    object: Any
-    revision: int
-    time: float = 0.0
-    """Simulated time of the write (the client adds its delivery delay to it)."""
-
-
-_FIELDS: Final[dict[str, Callable[[Any], str]]] = {
-    METADATA_NAME: attrgetter("metadata.name"),
-    "metadata.namespace": attrgetter("metadata.namespace"),
-}
-"""The selectable fields of every kind, as upstream's field selectors see them; each kind's
-others are its strategy's ``fields`` (``emulator.base.apiserver.registry``, upstream's ``GetAttrs``)."""
-
-
-def field_getter(kind: str, key: str) -> Callable[[Any], str] | None:
-    """How to read the selectable field ``key`` of a ``kind`` object; None: not selectable."""
-    get = _FIELDS.get(key)
-    if get is None:
-        get = selectable_fields(kind).get(key)
-    return get
-
-
-def object_fields(obj: Any) -> dict[str, str]:
-    """The selectable fields of an object, as upstream's field selectors see them."""
-    fields = {key: get(obj) for key, get in _FIELDS.items()}
-    fields.update((key, get(obj)) for key, get in selectable_fields(obj.kind).items())
-    return fields
-
-
-def _field(obj: Any, key: str) -> str | None:
-    """``object_fields(obj).get(key)`` without building the mapping."""
-    get = field_getter(obj.kind, key)
-    return None if get is None else get(obj)
-
-
-def _no_such_field(obj: Any) -> None:
-    return None
-
-
-def _getter(kind: str, key: str) -> Callable[[Any], str | None]:
-    """How ``_field`` reads ``key`` from an object of ``kind``, resolved once."""
-    get = field_getter(kind, key)
-    return _no_such_field if get is None else get
-
-
-_ids = itertools.count(1)
 _NONE: Final[list[Any]] = []
 """No watchers (shared: never changed)."""
 
@@ -135,117 +70,6 @@ def _watcher_id(w: Watcher) -> int:
 _Pins = list[tuple[Callable[[Any], "str | None"], dict["str | None", tuple[list["Watcher"], list["Watcher"]]]]]
 """Per pinned field of a kind: (read the field, value → (the watchers pinned to it, the kind's
 unindexed watchers and them in watcher order)): ``WatchHub._routes``' second part."""
-
-
-class Watcher:
-    """One watch stream; ``matches`` decides whether an object is in its view."""
-
-    __slots__ = (
-        "_getters",
-        "allow_bookmarks",
-        "channel",
-        "field_only",
-        "fields",
-        "id",
-        "kind",
-        "label_match",
-        "lazy_bookmarks",
-        "name",
-        "namespace",
-        "namespace_only",
-        "node_only",
-        "predicate",
-        "unfiltered",
-    )
-
-    def __init__(
-        self,
-        kind: str,
-        *,
-        name: str,
-        namespace: str | None,
-        fields: Mapping[str, str],
-        label_match: Callable[[Mapping[str, str]], bool] | None,
-        maxsize: int,
-        allow_bookmarks: bool,
-        predicate: Callable[[Any], bool] | None = None,
-        lazy_bookmarks: bool = False,
-    ) -> None:
-        self.id = next(_ids)
-        self.kind = kind
-        self.name = name
-        self.namespace = namespace
-        self.fields = dict(fields)
-        self.label_match = label_match
-        self.allow_bookmarks = allow_bookmarks
-        self.lazy_bookmarks = lazy_bookmarks
-        """Its BOOKMARKs go in lazily (``Channel.put_lazy``): an in-process informer, which
-        only keeps the latest one's revision, is not woken for one (``Client.watch``)."""
-        self.channel: Channel[WatchEvent] = Channel(maxsize=maxsize)
-        self.predicate = predicate
-        """Any further test on the whole object (the HTTP door's field selectors: ``!=``, and
-        fields the hub does not index); checked last, after the label selector."""
-        self.unfiltered = namespace is None and not self.fields and label_match is None and predicate is None
-        """Sees every object of its kind (``matches`` is always True): see ``WatchHub.publish``."""
-        self.namespace_only = namespace is not None and not self.fields and label_match is None and predicate is None
-        """Sees every object of its kind in ``namespace`` (an informer of one namespace: the
-        node lifecycle controller's of ``kube-node-lease``): see ``WatchHub.publish_many``."""
-        self.node_only: str | None = (
-            self.fields[NODE_NAME]
-            if kind == "Pod"
-            and namespace is None
-            and label_match is None
-            and predicate is None
-            and len(self.fields) == 1
-            and NODE_NAME in self.fields
-            else None
-        )
-        """The node of a pod watcher that selects exactly ``spec.nodeName`` (a kubelet's):
-        ``matches`` is then ``obj.spec.node_name == node_only``, which ``transition`` reads
-        directly (≈ 5 events a churn pod, two ``matches`` each)."""
-        self._getters = tuple((_getter(kind, key), want) for key, want in self.fields.items())
-        """(read the field from an object of ``kind``, wanted value) per selected field."""
-        self.field_only: tuple[Callable[[Any], str | None], str] | None = (
-            self._getters[0]
-            if len(self._getters) == 1 and namespace is None and label_match is None and predicate is None
-            else None
-        )
-        """(read the field, wanted value) of a watcher that selects exactly one field (a
-        kubelet's ``spec.nodeName``, podgc's ``status.phase``): ``matches`` of an object of its
-        kind is then ``read(obj) == wanted``, which ``WatchHub.publish`` reads directly."""
-
-    def matches(self, obj: Any) -> bool:
-        meta = obj.metadata
-        if self.namespace is not None and meta.namespace != self.namespace:
-            return False
-        getters = self._getters
-        if getters:
-            if obj.kind != self.kind:  # never from the hub, which routes by kind
-                return self.matches_reference(obj)
-            for get, want in getters:
-                if get(obj) != want:
-                    return False
-        if self.label_match is not None and not self.label_match(meta.labels):
-            return False
-        return self.predicate is None or self.predicate(obj)
-
-    def matches_reference(self, obj: Any) -> bool:
-        """``matches`` through ``object_fields`` (the reference for the fast path)."""
-        meta = obj.metadata
-        if self.namespace is not None and meta.namespace != self.namespace:
-            return False
-        if self.fields:
-            have = object_fields(obj)
-            for key, want in self.fields.items():
-                if have.get(key) != want:
-                    return False
-        if self.label_match is not None and not self.label_match(meta.labels):
-            return False
-        return self.predicate is None or self.predicate(obj)
-
-    def __repr__(self) -> str:
-        sel = ",".join(f"{k}={v}" for k, v in self.fields.items())
-        return f"<Watcher {self.name!r} {self.kind} fields={sel!r} {self.channel!r}>"
 
 
 class WatchHub:
@@ -268,11 +92,11 @@ class WatchHub:
         self._pinned_fields: dict[str, dict[str, int]] = {}
         """kind → pinned field → how many watchers are pinned by it."""
         self._getters: dict[tuple[str, str], Callable[[Any], str | None]] = {}
-        """(kind, pinned field) → how its value is read (``_getter``, resolved once)."""
+        """(kind, pinned field) → how its value is read (``field_reader``, resolved once)."""
         self._by_name: dict[str, dict[str, list[Watcher]]] = {}
         self._by_node: dict[str, dict[str, list[Watcher]]] = {}
         """kind → indexed value → the watchers of ``_indexed[(kind, field, value)]`` as a list
-        (``metadata.name``; ``spec.nodeName`` for pods): what ``_candidates`` looks up, rebuilt
+        (``metadata.name``; ``spec.nodeName`` for pods): what ``publish`` looks up, rebuilt
         (never mutated) on add/remove."""
         self._pins: dict[str, list[tuple[Callable[[Any], str | None], dict[str | None, list[Watcher]]]]] = {}
         """kind → (read the pinned field, value → the watchers of ``_pinned[(kind, field, value)]``)
@@ -358,7 +182,7 @@ class WatchHub:
         for field in self._pinned_fields.get(kind, {}):
             get = self._getters.get((kind, field))
             if get is None:
-                get = self._getters[(kind, field)] = _getter(kind, field)
+                get = self._getters[(kind, field)] = field_reader(kind, field)
             groups: dict[str | None, list[Watcher]] = {
                 value: list(group.values())
                 for (k, f, value), group in self._pinned.items()
@@ -424,73 +248,13 @@ class WatchHub:
         out += [w for g in self._indexed.values() for w in g.values()]
         return sorted(out, key=_watcher_id)
 
-    def _candidates(self, kind: str, old: Any, new: Any) -> list[Watcher]:
-        """The watchers a write may concern: the unindexed ones of ``kind`` (the pinned ones
-        among them in watcher order), then those indexed under ``old``'s name and node, then
-        under ``new``'s (each group once). The result may be the cached list itself: read it,
-        never change it."""
-        route = self._routes.get(kind)
-        if route is None:
-            return _NONE
-        plain, pins, names, nodes = route
-        if pins is not None:  # the pinned watchers concerned, merged in watcher order
-            pinned: list[Watcher] | None = None
-            merged: list[Watcher] | None = None  # made in advance when one group is concerned
-            for get, groups in pins:
-                was = None if old is None else get(old)
-                if was is not None:
-                    hit = groups.get(was)
-                    if hit is not None:
-                        if pinned is None:
-                            pinned, merged = hit
-                        else:
-                            pinned, merged = pinned + hit[0], None
-                if new is not None:
-                    now = get(new)
-                    if now is not None and now != was:
-                        hit = groups.get(now)
-                        if hit is not None:
-                            if pinned is None:
-                                pinned, merged = hit
-                            else:
-                                pinned, merged = pinned + hit[0], None
-            if pinned is not None:
-                plain = merged if merged is not None else sorted(plain + pinned, key=_watcher_id)
-        if names is None and nodes is None:
-            return plain
-        extra: list[Watcher] | None = None
-        old_name = old_node = None
-        if old is not None:
-            if names is not None:
-                old_name = old.metadata.name
-                group = names.get(old_name)
-                if group:
-                    extra = group
-            if nodes is not None:
-                old_node = old.spec.node_name
-                group = nodes.get(old_node)
-                if group:
-                    extra = group if extra is None else extra + group
-        if new is not None:
-            if names is not None:
-                name = new.metadata.name
-                if old is None or name != old_name:
-                    group = names.get(name)
-                    if group:
-                        extra = group if extra is None else extra + group
-            if nodes is not None:
-                node = new.spec.node_name
-                if old is None or node != old_node:
-                    group = nodes.get(node)
-                    if group:
-                        extra = group if extra is None else extra + group
-        return plain + extra if extra is not None else plain
-
     def publish(self, kind: str, old: Any, new: Any, revision: int, time: float) -> None:
         """Deliver one write: ``old`` is None for a create, ``new`` None for a removal.
 
-        The watchers are ``_candidates``' (its steps written out here: one frame a write, the
-        tests compare this with ``publish_reference``, which asks ``_candidates``). Every
+        The watchers offered the write, in order: the unindexed ones of ``kind`` (the pinned
+        ones concerned among them in watcher order), then those indexed under ``old``'s name
+        and node, then under ``new``'s (each group once); the tests' ``candidates_reference``
+        finds the same ones by filtering every watcher (``tests/references.py``). Every
         unfiltered watcher gets the same event (``transition`` for a watcher matching
         everything: MODIFIED, ADDED, or DELETED with ``old`` as it was), made once per write
         and shared (events are frozen), and so does a watcher with a field selector
@@ -500,7 +264,7 @@ class WatchHub:
         route = self._routes.get(kind)
         if route is None:
             return
-        # --- ``_candidates``' steps
+        # --- the watchers the write may concern (the cached lists themselves: never changed)
         plain, pins, names, nodes = route
         if pins is not None:  # the pinned watchers concerned, merged in watcher order
             pinned: list[Watcher] | None = None
@@ -661,23 +425,3 @@ def _one_namespace(writes: list[tuple[Any, Any, int]]) -> str | None:
 
 def _first_event(entry: tuple[int, int, Watcher, list[WatchEvent]]) -> tuple[int, int]:
     return entry[0], entry[1]
-
-
-def transition(w: Watcher, old: Any, new: Any, revision: int, time: float) -> WatchEvent | None:
-    """The event watcher ``w`` sees for a write from ``old`` to ``new`` (or None)."""
-    node = w.node_only
-    if node is not None:  # ``matches`` of a kubelet's watcher, read directly
-        was = old is not None and old.spec.node_name == node
-        now = new is not None and new.spec.node_name == node
-    else:
-        was = old is not None and w.matches(old)
-        now = new is not None and w.matches(new)
-    if was and now:
-        return WatchEvent("MODIFIED", new, revision, time)
-    if now:
-        return WatchEvent("ADDED", new, revision, time)
-    if was:
-        # Leaving the view (or removed): the previous content, stamped with this revision.
-        gone = old if new is None else replace(old, metadata=replace(old.metadata, resource_version=str(revision)))
-        return WatchEvent("DELETED", gone, revision, time)
-    return None

@@ -56,9 +56,10 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from emulator.base.api.errors import ApiError, Gone
-from emulator.base.apiserver.watch import WatchEvent
-from emulator.base.client.client import Client, WatchStream
+from emulator.base.apiserver.watcher import WatchEvent
+from emulator.base.client.client import Client
 from emulator.base.client.indexer import IndexFunc, Indices
+from emulator.base.client.watchstream import WatchStream
 from emulator.base.runtime.channel import ChannelClosed, Overflow
 
 __all__ = ["Handler", "Informer"]

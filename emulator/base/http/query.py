@@ -2,7 +2,7 @@
 
 Owns the pure parsing and checking of ``labelSelector``, ``fieldSelector`` (parsed by
 ``emulator.base.api.fields``, ``=``/``==``/``!=``, checked against the store's selectable fields
-per kind, ``emulator.base.apiserver.watch.field_getter``), ``limit``/``continue`` tokens,
+per kind, ``emulator.base.apiserver.watcher.field_getter``), ``limit``/``continue`` tokens,
 ``resourceVersion``/``resourceVersionMatch``, ``watch``, ``timeoutSeconds``,
 ``allowWatchBookmarks`` and ``sendInitialEvents``. It does not read the store or write
 anything: the server turns a ``ListOptions`` into an ``ApiServer.list``/``watch`` call.
@@ -29,7 +29,7 @@ from emulator.base.api.fields import parse_field_requirements
 from emulator.base.api.labelparse import compares, parse_label_query
 from emulator.base.api.labels import parse_int64
 from emulator.base.api.labelselector import SelectorError, compile_selector
-from emulator.base.apiserver.watch import field_getter
+from emulator.base.apiserver.watcher import field_getter
 
 __all__ = [
     "FieldRequirement",

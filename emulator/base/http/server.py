@@ -64,7 +64,7 @@ from emulator.base.api.meta import ObjectMeta
 from emulator.base.api.services import Service, ServicePort, ServiceSpec
 from emulator.base.apiserver.server import ApiServer
 from emulator.base.apiserver.serviceips import SERVICE_CIDR
-from emulator.base.apiserver.watch import Watcher
+from emulator.base.apiserver.watcher import Watcher
 from emulator.base.http import anonymous, budget, discovery, metricsapi, reviews
 from emulator.base.http.apply import FieldManagers
 from emulator.base.http.calls import METHOD_NOT_ALLOWED, Call, check_verb, verb_of

@@ -5,14 +5,17 @@ store): the dispatch of a ``Call`` (``calls``) to its verb, get, list (selectors
 resourceVersion, Tables), create (201, ``generateName``, ``dryRun``), update (PUT), patch
 (the three patch types through ``patch.apply_patch``; server-side apply through
 ``apply.FieldManagers``, which creates an absent object), delete (DeleteOptions from the
-body or the query; the object or a success ``Status`` as upstream's registries answer),
-deletecollection, and the ``status`` and ``log`` subresources; ``binding``, ``eviction``
-and ``scale`` are ``subresources``'. Every write runs with
+body or the query, all checked before the object is read; the object or a success
+``Status`` as upstream's registries answer), deletecollection (the items as listed), and
+the ``status`` and ``log`` subresources; ``binding``, ``eviction`` and ``scale`` are
+``subresources``'. Every write runs with
 ``ApiServer.agent`` set to the caller's User-Agent product, so the trace names it. It is
 synchronous, as the store is: it does not own sockets, watch streams or auth (``server``).
 
 ``dryRun=All`` never reaches the store's write path: the object is decoded, defaulted where
-the store would default it and validated, and answered without a revision.
+the store would default it and validated, and answered without a revision; a dry-run
+delete makes the real delete's checks (``propagationPolicy``, the preconditions, NotFound)
+and gives upstream's answer (``ApiServer.plan_delete``, ``ApiServer.dry_run_removal``).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from emulator.base.api.podresize import resize_candidate
 from emulator.base.api.resourcedefaults import dropped_fields
 from emulator.base.api.unknownfields import prune_unknown, warning_texts
 from emulator.base.api.validation import validate
+from emulator.base.apiserver.deletion import check_delete_options
 from emulator.base.apiserver.registry.leases import check_lease_times
 from emulator.base.apiserver.server import ApiServer
 from emulator.base.http import logs, tables
@@ -398,10 +402,15 @@ class Verbs:
                 opts["gracePeriodSeconds"] = int(q["gracePeriodSeconds"])
             except ValueError:
                 raise BadRequest(f'invalid gracePeriodSeconds "{q["gracePeriodSeconds"]}"') from None
+        grace = opts.get("gracePeriodSeconds")
+        if grace is not None and not isinstance(grace, int):
+            raise BadRequest("gracePeriodSeconds must be an integer")
         if "propagationPolicy" in q and "propagationPolicy" not in opts:
             opts["propagationPolicy"] = q["propagationPolicy"]
-        if opts.get("orphanDependents") is not None and "propagationPolicy" not in opts:
-            opts["propagationPolicy"] = "Orphan" if opts["orphanDependents"] else "Background"
+        orphan = opts.get("orphanDependents")
+        check_delete_options(opts.get("propagationPolicy"), orphan_dependents=orphan)
+        if orphan is not None and opts.get("propagationPolicy") is None:
+            opts["propagationPolicy"] = "Orphan" if orphan else "Background"
         if "dryRun" in q and "dryRun" not in opts:
             opts["dryRun"] = [q["dryRun"]]
         if opts.get("dryRun") is not None:
@@ -413,11 +422,18 @@ class Verbs:
         """Delete ``obj``; (the answer object, removed at once)."""
         pre = opts.get("preconditions") or {}
         grace = opts.get("gracePeriodSeconds")
-        if grace is not None and not isinstance(grace, int):
-            raise BadRequest("gracePeriodSeconds must be an integer")
-        if opts.get("dryRun"):
-            return obj, False
         meta = obj.metadata
+        if opts.get("dryRun"):  # the real delete's checks and answer, nothing written
+            current, left = self.api.plan_delete(
+                res.kind,
+                meta.name,
+                meta.namespace,
+                grace_period_seconds=grace,
+                uid=pre.get("uid") or "",
+                propagation_policy=opts.get("propagationPolicy"),
+                resource_version=pre.get("resourceVersion") or "",
+            )
+            return (self.api.dry_run_removal(res.kind, current), True) if left is None else (left, False)
         with self.api.acting_as(call.agent):
             result = self.api.delete(
                 res.kind,
@@ -456,6 +472,14 @@ class Verbs:
         res = t.resource
         lopts = parse_list_options(res.kind, call.query)
         opts = self._delete_options(call)
-        items, _ = self.list_objects(t, lopts)
-        out = [self._delete_one(res, obj, opts, call)[0] for obj in items]
-        return Answer(200, encode_list(res, out, resource_version=self.api.revision))
+        items, rev = self.list_objects(t, lopts)
+        # upstream's Store.DeleteCollection answers the list as listed (before the deletes, which
+        # forget the managed fields), for a dry run and a real delete alike; an item gone
+        # meanwhile (NotFound) is skipped
+        body = encode_list(res, items, resource_version=rev, managed=self.managers.managed_fields, extras=self.extras)
+        for obj in items:
+            try:
+                self._delete_one(res, obj, opts, call)
+            except NotFound:
+                continue
+        return Answer(200, body)

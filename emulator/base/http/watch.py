@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from emulator.base.api.errors import ApiError, Gone, InternalError
-from emulator.base.apiserver.watch import WatchEvent
+from emulator.base.apiserver.watcher import WatchEvent
 from emulator.base.http import tables
 from emulator.base.http.codec import encode, encode_object
 from emulator.base.http.extras import UnmodelledFields
