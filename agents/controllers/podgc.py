@@ -60,7 +60,7 @@ from typing import Any, Final
 
 from msgspec.structs import replace
 
-from agents.controllers.common import TAINT_NODE_OUT_OF_SERVICE, NodePodWatches, node_condition, update_pod_condition
+from agents.controllers.common import TAINT_NODE_OUT_OF_SERVICE, NodePodWatches, node_condition
 from emulator.base.api.core import Node, Pod, PodCondition
 from emulator.base.api.errors import ApiError, Conflict, NotFound
 from emulator.base.client.client import Client
@@ -335,9 +335,14 @@ def failed_patch(pod: Pod, condition: PodCondition | None, now: str) -> Callable
     observed = generation if pod.status.observed_generation != generation else None
     entry: PodCondition | None = None
     if condition is not None:
-        marked = update_pod_condition(pod.status, replace(condition, observed_generation=generation), now)
-        if marked is not None:  # the listed status lacks it: the patch carries the condition
-            entry = next(c for c in marked.conditions if c.type == condition.type)
+        # ``UpdatePodCondition`` puts the condition in the new status whether or not it counts
+        # as a change (its answer, which leaves ``observedGeneration`` out, is ignored here):
+        # the patch carries it when it differs from the listed one in any field
+        listed = next((c for c in pod.status.conditions if c.type == condition.type), None)
+        since = listed.last_transition_time if listed is not None and listed.status == condition.status else now
+        marked = replace(condition, observed_generation=generation, last_transition_time=since)
+        if marked != listed:
+            entry = marked
 
     def apply(current: Pod) -> Pod:
         held = current.metadata.uid
