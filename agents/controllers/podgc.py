@@ -347,7 +347,7 @@ def failed_patch(pod: Pod, condition: PodCondition | None, now: str) -> Callable
     def apply(current: Pod) -> Pod:
         held = current.metadata.uid
         if held != uid:
-            raise Conflict(f"Precondition failed: UID in precondition: {uid}, UID in object meta: {held}")
+            raise Conflict.uid_precondition(uid, held)
         status = replace(current.status, phase="Failed")
         if observed is not None:
             status = replace(status, observed_generation=observed)

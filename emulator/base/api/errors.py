@@ -128,6 +128,12 @@ class Conflict(ApiError):
             "been modified; please apply your changes to the latest version and try again"
         )
 
+    @classmethod
+    def uid_precondition(cls, wanted: str, held: str) -> Conflict:
+        """The storage layer's answer to a UID precondition that does not hold (upstream's
+        ``Preconditions.Check``): ``wanted`` the precondition's UID, ``held`` the object's."""
+        return cls(f"Precondition failed: UID in precondition: {wanted}, UID in object meta: {held}")
+
 
 class Forbidden(ApiError):
     code = 403

@@ -121,7 +121,7 @@ def check_preconditions(kind: str, current: Any, *, uid: str, resource_version: 
     ``BeforeDelete``'s."""
     meta: ObjectMeta = current.metadata
     if uid and uid != meta.uid:
-        raise Conflict(f"Precondition failed: UID in precondition: {uid}, UID in object meta: {meta.uid}")
+        raise Conflict.uid_precondition(uid, meta.uid)
     if resource_version and resource_version != meta.resource_version:
         raise Conflict(
             f'Operation cannot be fulfilled on {_qualified_kind(kind)} "{meta.name}": the ResourceVersion in the '

@@ -228,9 +228,7 @@ class ApiServer(LeaseStore):
         if meta.resource_version and meta.resource_version != current.metadata.resource_version:
             raise Conflict.stale(kind, meta.name)
         if meta.uid and meta.uid != current.metadata.uid:
-            raise Conflict(
-                f"Precondition failed: UID in precondition: {meta.uid}, UID in object meta: {current.metadata.uid}"
-            )
+            raise Conflict.uid_precondition(meta.uid, current.metadata.uid)
         return kind, current
 
     def update(self, obj_in: T) -> T:
@@ -287,7 +285,7 @@ class ApiServer(LeaseStore):
         if meta.resource_version and meta.resource_version != stored.resource_version:
             raise Conflict.stale(kind, name)
         if meta.uid and meta.uid != stored.uid:
-            raise Conflict(f"Precondition failed: UID in precondition: {meta.uid}, UID in object meta: {stored.uid}")
+            raise Conflict.uid_precondition(meta.uid, stored.uid)
         status = obj.status
         if status == current.status:
             unchanged: T = self._unchanged("updateStatus", kind, current)
@@ -411,7 +409,7 @@ class ApiServer(LeaseStore):
         (429, 403, 500) changes nothing. Returns the pod as the delete left it."""
         pod: Pod = self.get("Pod", name, namespace)
         if uid and uid != pod.metadata.uid:
-            raise Conflict(f"Precondition failed: UID in precondition: {uid}, UID in object meta: {pod.metadata.uid}")
+            raise Conflict.uid_precondition(uid, pod.metadata.uid)
         now = self.clock.timestamp()
         try:
             decided = eviction.plan(pod, self.list("PodDisruptionBudget", namespace=pod.metadata.namespace)[0], now)

@@ -114,7 +114,7 @@ def bind_pod(pod: Pod, binding: Binding, now: str, resource_version: str | None 
     revision the commit will give it, set in the same copy of the metadata (None: kept)."""
     meta = binding.metadata
     if meta.uid and meta.uid != pod.metadata.uid:
-        raise Conflict(f"Precondition failed: UID in precondition: {meta.uid}, UID in object meta: {pod.metadata.uid}")
+        raise Conflict.uid_precondition(meta.uid, pod.metadata.uid)
     if not binding.target.name:
         raise Invalid.at("Binding", meta.name, "target.name", "Required value")
     if binding.target.kind not in ("", "Node"):
